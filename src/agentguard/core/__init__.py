@@ -1,0 +1,24 @@
+"""Core vocabulary: types, the Guard protocol and composition, enforcement, errors."""
+
+from .enforcement import Enforcement, Outcome
+from .errors import (
+    AgentGuardError,
+    DependencyError,
+    GuaranteeError,
+    GuardError,
+    GuardTimeout,
+    InputError,
+    LifecycleError,
+    ModelError,
+    ParseError,
+    PolicyError,
+)
+from .guard import BaseGuard, Guard, GuardStack, fail_closed
+from .types import Context, Decision, Step, ToolCall, Trace, Verdict, read_traces, write_traces
+
+__all__ = sorted([
+    "AgentGuardError", "BaseGuard", "Context", "Decision", "DependencyError", "Enforcement",
+    "GuaranteeError", "Guard", "GuardError", "GuardStack", "GuardTimeout", "InputError",
+    "LifecycleError", "ModelError", "Outcome", "ParseError", "PolicyError", "Step", "ToolCall",
+    "Trace", "Verdict", "fail_closed", "read_traces", "write_traces",
+])

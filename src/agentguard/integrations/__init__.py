@@ -1,0 +1,1 @@
+"""agentguard.integrations"""

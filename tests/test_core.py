@@ -1,0 +1,94 @@
+import asyncio
+import importlib
+
+import pytest
+
+import agentguard
+from agentguard import (
+    BaseGuard, Context, Decision, GuardStack, InputError, Step, ToolCall, Trace, Verdict, read_traces, write_traces,
+)
+
+
+def test_all_is_sorted_and_complete():
+    assert agentguard.__all__ == sorted(agentguard.__all__)
+    for name in agentguard.__all__:
+        assert hasattr(agentguard, name), name
+    core = importlib.import_module("agentguard.core")
+    assert core.__all__ == sorted(core.__all__)
+    public = {n for n in dir(core) if not n.startswith("_") and n[0].isupper()}
+    assert public <= set(core.__all__) | {"Proposal", "Seq"}
+
+
+def test_decision_order_and_parse():
+    assert Decision.ALLOW < Decision.MODIFY < Decision.RECOVER < Decision.REJECT < Decision.ESCALATE < Decision.HALT
+    assert Decision.parse("halt") is Decision.HALT
+    with pytest.raises(InputError, match="unknown decision"):
+        Decision.parse("maybe")
+
+
+class Fixed(BaseGuard):
+    def __init__(self, name, decision):
+        self.name, self.decision = name, decision
+
+    def check(self, context, proposal):
+        return Verdict(self.decision, f"{self.name} says {self.decision.name}")
+
+
+class Boom(BaseGuard):
+    name = "boom"
+
+    def check(self, context, proposal):
+        raise RuntimeError("kaput")
+
+
+def test_stack_strictest_wins_and_names_guard():
+    s = GuardStack([Fixed("a", Decision.ALLOW), Fixed("b", Decision.REJECT), Fixed("c", Decision.MODIFY)])
+    v = s.check(Context(), ToolCall("x"))
+    assert v.decision is Decision.REJECT and v.guard == "b"
+    assert [d["guard"] for d in v.details["verdicts"]] == ["a", "b", "c"]
+
+
+def test_stack_fails_closed():
+    s = GuardStack([Fixed("a", Decision.ALLOW), Boom()])
+    v = s.check(Context(), ToolCall("x"))
+    assert v.decision is Decision.HALT and v.guard == "boom" and "kaput" in v.reason
+    v2 = asyncio.run(GuardStack([Boom()], on_error="reject").acheck(Context(), ToolCall("x")))
+    assert v2.decision is Decision.REJECT
+    with pytest.raises(InputError):
+        GuardStack([Boom()], on_error="allow").check(Context(), None)
+
+
+def test_stack_async_timeout_fails_closed():
+    class Slow(BaseGuard):
+        name = "slow"
+
+        async def acheck(self, context, proposal):
+            await asyncio.sleep(1)
+            return Verdict.allow()
+
+    v = asyncio.run(GuardStack([Slow()], timeout_s=0.01).acheck(Context(), None))
+    assert v.decision is Decision.HALT and "timed out" in v.reason
+
+
+def test_toolcall_validation():
+    with pytest.raises(InputError):
+        ToolCall("")
+    with pytest.raises(InputError):
+        ToolCall("x", arguments=[1, 2])
+
+
+def test_trace_roundtrip(tmp_path):
+    t = Trace([Step(state={"a": 1}, action=ToolCall("f", {"x": 1})), Step(state={"a": 2})], {"unsafe": True})
+    p = tmp_path / "t.jsonl"
+    write_traces(str(p), [t])
+    (back,) = read_traces(str(p))
+    assert back.states == [{"a": 1}, {"a": 2}] and back.labels == {"unsafe": True}
+    assert back.steps[0].action == ToolCall("f", {"x": 1})
+    empty = tmp_path / "e.jsonl"
+    empty.write_text("")
+    with pytest.raises(InputError, match="empty"):
+        read_traces(str(empty))
+    bad = tmp_path / "b.jsonl"
+    bad.write_text("{not json\n")
+    with pytest.raises(InputError, match="b.jsonl:1"):
+        read_traces(str(bad))
