@@ -14,10 +14,14 @@ from .errors import (
     PolicyError,
 )
 from .guard import BaseGuard, Guard, GuardStack, fail_closed
+from .strategies import (
+    Block, Fallback, HaltTool, HumanInTheLoop, PendingApproval, Reflect, Replan, Stop, default_outcome,
+)
 from .types import Context, Decision, Step, ToolCall, Trace, Verdict, read_traces, write_traces
 
 __all__ = sorted([
-    "AgentGuardError", "BaseGuard", "Context", "Decision", "DependencyError", "Enforcement",
+    "AgentGuardError", "BaseGuard", "Block", "Fallback", "HaltTool", "HumanInTheLoop", "PendingApproval",
+    "Reflect", "Replan", "Stop", "default_outcome", "Context", "Decision", "DependencyError", "Enforcement",
     "GuaranteeError", "Guard", "GuardError", "GuardStack", "GuardTimeout", "InputError",
     "LifecycleError", "ModelError", "Outcome", "ParseError", "PolicyError", "Step", "ToolCall",
     "Trace", "Verdict", "fail_closed", "read_traces", "write_traces",

@@ -1,1 +1,6 @@
-"""agentguard.llm"""
+"""LLM clients: OpenAI-compatible HTTP, local GGUF model, scripted replay for tests."""
+
+from .base import LLMClient, Message, ScriptedClient, check_messages
+from .openai_compat import OpenAICompatClient
+
+__all__ = ["LLMClient", "Message", "OpenAICompatClient", "ScriptedClient", "check_messages"]

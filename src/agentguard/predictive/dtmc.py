@@ -1,0 +1,162 @@
+"""The DTMC container shared by learning, model checking, PRISM import/export and the runtime guard.
+
+A :class:`DTMC` is ``M = (S, P)`` (Definition 3 of the Pro2Guard paper) plus what the rest of the
+package needs around it: an initial state, named Boolean labels (atomic propositions), integer state
+variables (for PRISM models, e.g. ``s``), human-readable state names (abstract bit-vectors), and the
+transition counts it was learned from (kept so a saved model can be re-learned or audited).
+
+Guarantee: a DTMC that passed :meth:`DTMC.validate` has a square CSR matrix with entries in [0, 1],
+every row summing to 1 within ``tol``, an initial state in range, and labels/variables of length n.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..core.errors import InputError, ModelError
+
+__all__ = ["DTMC"]
+
+
+@dataclass
+class DTMC:
+    """A finite discrete-time Markov chain with labels.
+
+    Attributes:
+        matrix: n x n transition matrix (``scipy.sparse.csr_matrix``, float64), rows sum to 1.
+        initial: index of the initial state.
+        labels: atomic propositions, name -> boolean array of length n.
+        variables: integer state variables, name -> int array of length n (PRISM ``s``).
+        state_names: optional names of the states (abstract bit-vectors such as ``"01001000"``).
+        counts: optional n x n transition counts the matrix was estimated from.
+        exact: optional exact rational rows (``{i: {j: "151/184"}}``) when read from PRISM.
+        meta: free-form metadata (predicates, smoothing alpha, PAC report, source file).
+    """
+
+    matrix: sp.csr_matrix
+    initial: int = 0
+    labels: dict[str, np.ndarray] = field(default_factory=dict)
+    variables: dict[str, np.ndarray] = field(default_factory=dict)
+    state_names: list[str] | None = None
+    counts: sp.csr_matrix | None = None
+    exact: dict[int, dict[int, str]] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.matrix = sp.csr_matrix(self.matrix, dtype=np.float64)
+        self.labels = {k: np.asarray(v, dtype=bool) for k, v in self.labels.items()}
+        self.variables = {k: np.asarray(v, dtype=np.int64) for k, v in self.variables.items()}
+        if self.counts is not None:
+            self.counts = sp.csr_matrix(self.counts, dtype=np.float64)
+
+    @property
+    def n(self) -> int:
+        """Number of states."""
+        return int(self.matrix.shape[0])
+
+    def validate(self, tol: float = 1e-9) -> "DTMC":
+        """Check the contract stated in the module docstring; raise ModelError naming the problem."""
+        m = self.matrix
+        if m.shape[0] != m.shape[1]:
+            raise ModelError(f"transition matrix is not square: {m.shape}")
+        if m.nnz and (m.data.min() < -tol or m.data.max() > 1 + tol or not np.all(np.isfinite(m.data))):
+            raise ModelError("transition probabilities must be finite numbers in [0, 1]")
+        sums = np.asarray(m.sum(axis=1)).ravel()
+        bad = np.flatnonzero(np.abs(sums - 1.0) > tol)
+        if bad.size:
+            i = int(bad[0])
+            name = self.state_names[i] if self.state_names else str(i)
+            raise ModelError(f"row of state {name} sums to {sums[i]:.12g}, not 1 ({bad.size} bad rows)")
+        if not 0 <= self.initial < self.n:
+            raise ModelError(f"initial state {self.initial} out of range 0..{self.n - 1}")
+        for kind, d in (("label", self.labels), ("variable", self.variables)):
+            for k, v in d.items():
+                if v.shape != (self.n,):
+                    raise ModelError(f"{kind} {k!r} has length {v.shape[0] if v.ndim else 0}, expected {self.n}")
+        if self.state_names is not None and len(self.state_names) != self.n:
+            raise ModelError(f"{len(self.state_names)} state names for {self.n} states")
+        return self
+
+    def label(self, name: str) -> np.ndarray:
+        """The boolean vector of label ``name``; ModelError listing the known labels otherwise."""
+        try:
+            return self.labels[name]
+        except KeyError:
+            known = ", ".join(sorted(self.labels)) or "none"
+            raise ModelError(f"unknown label {name!r} (known labels: {known})") from None
+
+    def index_of(self, state_name: str) -> int:
+        """Index of a named state; ModelError if the model has no such state."""
+        if self.state_names is None:
+            raise ModelError("this model has no state names")
+        try:
+            return self.state_names.index(state_name)
+        except ValueError:
+            raise ModelError(f"unknown state {state_name!r}") from None
+
+    # --- persistence (JSON; counts kept) -------------------------------------------------------
+    def to_json_dict(self) -> dict[str, Any]:
+        m = self.matrix.tocoo()
+        d: dict[str, Any] = {
+            "format": "agentguard-dtmc/1",
+            "n": self.n,
+            "initial": self.initial,
+            "transitions": [[int(i), int(j), float(p)] for i, j, p in zip(m.row, m.col, m.data)],
+            "labels": {k: np.flatnonzero(v).tolist() for k, v in self.labels.items()},
+            "variables": {k: v.tolist() for k, v in self.variables.items()},
+            "state_names": self.state_names,
+            "meta": self.meta,
+        }
+        if self.counts is not None:
+            c = self.counts.tocoo()
+            d["counts"] = [[int(i), int(j), float(x)] for i, j, x in zip(c.row, c.col, c.data)]
+        if self.exact is not None:
+            d["exact"] = {str(i): {str(j): s for j, s in row.items()} for i, row in self.exact.items()}
+        return d
+
+    @classmethod
+    def from_json_dict(cls, d: Mapping[str, Any]) -> "DTMC":
+        if d.get("format") != "agentguard-dtmc/1":
+            raise ModelError("not an agentguard model file (missing format 'agentguard-dtmc/1')")
+        try:
+            n = int(d["n"])
+            tr = np.asarray(d["transitions"], dtype=float).reshape(-1, 3)
+            mat = sp.csr_matrix((tr[:, 2], (tr[:, 0].astype(int), tr[:, 1].astype(int))), shape=(n, n))
+            labels = {}
+            for k, idx in d.get("labels", {}).items():
+                v = np.zeros(n, bool)
+                v[np.asarray(idx, dtype=int)] = True
+                labels[k] = v
+            counts = None
+            if d.get("counts") is not None:
+                c = np.asarray(d["counts"], dtype=float).reshape(-1, 3)
+                counts = sp.csr_matrix((c[:, 2], (c[:, 0].astype(int), c[:, 1].astype(int))), shape=(n, n))
+            exact = None
+            if d.get("exact") is not None:
+                exact = {int(i): {int(j): s for j, s in row.items()} for i, row in d["exact"].items()}
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise ModelError(f"malformed model file: {exc}") from None
+        return cls(mat, int(d.get("initial", 0)), labels,
+                   {k: np.asarray(v) for k, v in d.get("variables", {}).items()},
+                   d.get("state_names"), counts, exact, dict(d.get("meta") or {})).validate()
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json_dict()))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "DTMC":
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise InputError(f"cannot read model {path}: {exc.strerror}") from None
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ModelError(f"{path} is not JSON ({exc.msg})") from None
+        return cls.from_json_dict(d)
