@@ -30,6 +30,7 @@ app.add_typer(bench, name="bench")
 COMMAND_MODULES = (
     "agentguard.demo",
     "agentguard.predictive.commands",
+    "agentguard.predictive.learn_commands",
     "agentguard.calibration.commands",
     "agentguard.policies.commands",
     "agentguard.control.commands",
