@@ -1,0 +1,169 @@
+"""The control-theoretic safety filter of section 3.3 of the ReGuard paper, as an agentguard Guard.
+
+A safety filter is the tuple (fallback policy pi, monitor Delta, intervention scheme phi). From a
+Q-function over latent states and actions (:class:`QFunction`) all three follow:
+
+- monitor ``Delta(z, a) = Q(z, a)``;
+- fallback policy ``pi(z) = argmax_a Q(z, a)``;
+- least-restrictive switching ``phi(z, a_task) = a_task if Q(z, a_task) > epsilon else pi(z)``.
+
+:meth:`SafetyFilter.certify` returns a core :class:`~agentguard.core.types.Verdict`: ALLOW with the
+Q-values, or RECOVER with the fallback action in ``verdict.action`` (enforce it with
+:class:`~agentguard.core.strategies.Fallback`). With ``intervention="stop"`` the filter is a
+LlamaGuard-style monitor without a recovery policy and answers HALT instead.
+
+Bad input has a defined behaviour, never an exception and never ALLOW:
+- an observation the encoder cannot read (``ParseError`` or anything else it raises) -> RECOVER with
+  this run's last fallback action (or ``default_action`` if the run has none), reason says why;
+- a proposed action the parser does not know (``"D"``, free text) -> RECOVER with ``pi(z)``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from ..core.errors import InputError
+from ..core.guard import BaseGuard
+from ..core.types import Context, Decision, Step, Verdict
+
+__all__ = ["QFunction", "SafetyFilter", "observation_of"]
+
+
+@runtime_checkable
+class QFunction(Protocol):
+    """``q_values(z) -> (n, n_actions)`` for a batch of latents ``z``."""
+
+    def q_values(self, z: np.ndarray) -> np.ndarray: ...
+
+
+def observation_of(context: Context | Any) -> Any:
+    """The current observation: ``context.state``, else the last step's observation/state."""
+    if not isinstance(context, Context):
+        return context
+    if context.state is not None:
+        return context.state
+    if context.trace.steps:
+        last = context.trace.steps[-1]
+        return last.observation if last.observation is not None else last.state
+    return None
+
+
+class SafetyFilter(BaseGuard):
+    """Least-restrictive safety filter: ``certify(context, proposed_action) -> Verdict``.
+
+    ``encoder.encode([observation]) -> z``; ``q.q_values(z) -> Q``; ``actions`` names the actions
+    (the verdict's fallback action is one of these names); ``parse_action(proposal) -> index`` raises
+    InputError on unknown actions. ``epsilon`` is the switching threshold (intervene when
+    ``Q(z, a) <= epsilon``). ``intervention`` is ``"fallback"`` (RECOVER) or ``"stop"`` (HALT).
+    """
+
+    def __init__(self, q: QFunction, encoder: Any, actions: Sequence[str],
+                 parse_action: Callable[[Any], int] | None = None, epsilon: float = 0.0,
+                 default_action: int | None = None, intervention: str = "fallback", name: str = "reguard",
+                 max_runs: int = 10_000):
+        if intervention not in ("fallback", "stop"):
+            raise InputError("intervention must be 'fallback' or 'stop'")
+        self.q, self.encoder, self.actions = q, encoder, list(actions)
+        self._parse = parse_action or self._default_parse
+        self.epsilon = float(epsilon)
+        self.default_action = default_action
+        self.intervention = intervention
+        self.name = name
+        self._last: "OrderedDict[str, int]" = OrderedDict()
+        self._max_runs = max_runs
+
+    def __repr__(self) -> str:
+        return (f"<SafetyFilter name={self.name!r} encoder={getattr(self.encoder, 'name', '?')} "
+                f"epsilon={self.epsilon} intervention={self.intervention}>")
+
+    def _default_parse(self, proposal: Any) -> int:
+        if isinstance(proposal, (int, np.integer)) and 0 <= int(proposal) < len(self.actions):
+            return int(proposal)
+        if isinstance(proposal, str) and proposal.strip() in self.actions:
+            return self.actions.index(proposal.strip())
+        raise InputError(f"unknown action {str(proposal)[:60]!r}; expected one of {', '.join(self.actions)}")
+
+    # ------------------------------------------------------------------ batch path (benchmarks)
+    def q_batch(self, observations: Sequence[Any]) -> np.ndarray:
+        """Q-values for a batch of observations: (n, n_actions)."""
+        return np.asarray(self.q.q_values(self.encoder.encode(list(observations))), dtype=float)
+
+    def decide_batch(self, q: np.ndarray, proposed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Vectorised switching: (intervene mask, executed action indices) given Q and proposals."""
+        q = np.atleast_2d(q)
+        proposed = np.asarray(proposed, dtype=int)
+        intervene = q[np.arange(len(q)), proposed] <= self.epsilon
+        return intervene, np.where(intervene, q.argmax(axis=1), proposed)
+
+    # ------------------------------------------------------------------ single decisions (the Guard)
+    def _numbers(self, q: np.ndarray) -> dict[str, float]:
+        nums = {f"q_{a}": float(v) for a, v in zip(self.actions, q)}
+        nums["v"] = float(q.max())
+        nums["epsilon"] = self.epsilon
+        return nums
+
+    def _remember(self, run_id: str, action: int) -> None:
+        self._last[run_id] = action
+        self._last.move_to_end(run_id)
+        while len(self._last) > self._max_runs:
+            self._last.popitem(last=False)
+
+    def _blocked(self, reason: str, action: int | None, numbers: dict, details: dict) -> Verdict:
+        if self.intervention == "stop":
+            return Verdict(Decision.HALT, reason, self.name, numbers, None, details)
+        if action is None:
+            return Verdict(Decision.HALT, reason + "; no fallback action is known, so the run stops",
+                           self.name, numbers, None, details)
+        return Verdict(Decision.RECOVER, reason, self.name, numbers, self.actions[action],
+                       {**details, "fallback_index": int(action)})
+
+    def certify(self, context: Context | Any, proposed_action: Any) -> Verdict:
+        """ALLOW when ``Q(z, a_task) > epsilon``; otherwise RECOVER with ``argmax_a Q(z, a)``."""
+        t0 = time.perf_counter()
+        run_id = context.run_id if isinstance(context, Context) else ""
+        if isinstance(proposed_action, Step):
+            proposed_action = proposed_action.action
+        obs = observation_of(context)
+        try:
+            if obs is None:
+                raise InputError("the context has no observation (context.state or a step's observation)")
+            q = self.q_batch([obs])[0]
+            if not np.all(np.isfinite(q)):
+                raise InputError("the Q-function returned non-finite values")
+        except Exception as exc:  # unreadable observation: fail to the last known fallback
+            fb = self._last.get(run_id, self.default_action)
+            return self._blocked(f"observation could not be evaluated ({type(exc).__name__}: {exc}); "
+                                 f"using the fallback action", fb, {"epsilon": self.epsilon},
+                                 {"error": type(exc).__name__, "latency_ms": 1e3 * (time.perf_counter() - t0)})
+        fallback = int(np.argmax(q))
+        self._remember(run_id, fallback)
+        nums = self._numbers(q)
+        try:
+            a = self._parse(proposed_action)
+        except Exception as exc:
+            return self._blocked(f"unknown action ({exc}); replaced by the fallback action "
+                                 f"{self.actions[fallback]}", fallback, nums,
+                                 {"error": type(exc).__name__, "latency_ms": 1e3 * (time.perf_counter() - t0)})
+        nums["q_proposed"] = float(q[a])
+        details = {"proposed_index": a, "latency_ms": 1e3 * (time.perf_counter() - t0)}
+        if q[a] > self.epsilon:
+            return Verdict(Decision.ALLOW, f"Q(z, {self.actions[a]}) = {q[a]:.3g} > epsilon = {self.epsilon:g}",
+                           self.name, nums, None, details)
+        if q[fallback] <= self.epsilon:
+            why = (f"Q(z, {self.actions[a]}) = {q[a]:.3g} <= epsilon; no action is certified safe "
+                   f"(max Q = {q[fallback]:.3g}), best-effort fallback {self.actions[fallback]}")
+        else:
+            why = (f"Q(z, {self.actions[a]}) = {q[a]:.3g} <= epsilon = {self.epsilon:g}; fallback "
+                   f"{self.actions[fallback]} (Q = {q[fallback]:.3g})")
+        return self._blocked(why, fallback, nums, details)
+
+    def check(self, context: Context, proposal: Any) -> Verdict:
+        return self.certify(context, proposal)
+
+    def fallback_action(self, observation: Any) -> str:
+        """pi(z) = argmax_a Q(z, a) for one observation."""
+        return self.actions[int(np.argmax(self.q_batch([observation])[0]))]
