@@ -82,7 +82,7 @@ class DDQNConfig:
     gamma_end: float = 0.99
     gamma_period: int = 2_000
     seed: int = 0
-    threads: int = 2
+    threads: int = 1  # more threads only spin on a shared, busy machine
 
     def lr(self, t: int) -> float:
         return max(self.lr_end, self.lr_start * self.lr_decay ** (t // self.lr_period))
@@ -192,7 +192,8 @@ def train_ddqn(sampler: TransitionSampler, in_dim: int, n_actions: int, config: 
         with torch.no_grad():
             for p, pt in zip(net.parameters(), target.parameters()):
                 pt.mul_(1 - cfg.tau).add_(p, alpha=cfg.tau)
-        running = 0.98 * running + 0.02 * float(loss) if it > 1 else float(loss)
+        lv = float(loss.detach())
+        running = 0.98 * running + 0.02 * lv if it > 1 else lv
         if it % log_every == 0 or it == cfg.iterations:
             rec = {"iteration": it, "loss": running, "gamma": gamma, "lr": cfg.lr(it),
                    "seconds": time.perf_counter() - t0}

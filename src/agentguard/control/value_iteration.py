@@ -2,9 +2,9 @@
 
 Eq. 3 of the ReGuard paper with the true state (the *Privileged* ideal)::
 
-    V(s) = min{ l(s), max_a V(f(s, a)) }        (the fixed point; V <= l everywhere)
+    V(s) = min{ l(s), max_a min{ l(f(s, a)), V(f(s, a)) } }     (the fixed point; V <= l everywhere)
 
-computed by iterating ``V_{n+1} = min(l, max_a V_n o f(., a))`` from ``V_0 = l`` until it stops
+computed by iterating ``V_{n+1} = min(l, max_a min(l, V_n) o f(., a))`` from ``V_0 = l`` until it stops
 changing (the iterates decrease monotonically). The grid covers p_x in [-0.5, 6.5], p_y in
 [-0.5, 3.5] (beyond the walls, so states that leave the road are represented with their negative
 margin) and 64 headings. The steering step ``DT * U_MAX = 2 pi / 16`` is exactly 4 heading cells,
@@ -139,6 +139,9 @@ def solve_driving(resolution: float = 0.05, n_theta: int = 64, x_range=(-0.5, 6.
     shift = n_theta // 16
     dx, dy = xs[1] - xs[0], ys[1] - ys[0]
     offsets = [(D.DT * D.V * math.cos(t) / dx, D.DT * D.V * math.sin(t) / dy) for t in thetas]
+    # l(s+) is exact at the off-grid successor (it depends on the heading only through the position)
+    step_xy = D.DT * D.V * np.stack([np.cos(T), np.sin(T), np.zeros_like(T)], axis=-1)
+    ell_next = D.margin(np.stack([X, Y, T], axis=-1) + step_xy)
     Vv = ell.copy()
     it = 0
     for it in range(1, max_iter + 1):
@@ -146,7 +149,7 @@ def solve_driving(resolution: float = 0.05, n_theta: int = 64, x_range=(-0.5, 6.
         for k in range(n_theta):
             src = Vv[:, :, [(k - shift) % n_theta, k, (k + shift) % n_theta]]
             best[:, :, k] = _shift_bilinear(src, *offsets[k]).max(axis=-1)
-        new = np.minimum(ell, best)
+        new = np.minimum(ell, np.minimum(ell_next, best))  # min{ l(s), max_a min{ l(s+), V(s+) } }
         delta = float(np.max(np.abs(new - Vv)))
         Vv = new
         if progress and it % 25 == 0:

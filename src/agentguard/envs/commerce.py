@@ -71,12 +71,15 @@ class Cart:
         return round(BUDGET - self.total, 2)
 
 
-def random_cart(rng: np.random.Generator, n_min: int = 2, n_max: int = MAX_ITEMS,
+def random_cart(rng: np.random.Generator, n_min: int = 7, n_max: int = MAX_ITEMS,
                 actions_left: int = ACTIONS_BEFORE_CHECKOUT) -> Cart:
-    """A seeded cart: ``n`` uniform in [n_min, n_max], prices uniform in [$2, $35] (cents)."""
+    """A seeded cart: ``n`` uniform in [n_min, n_max], prices uniform in [$4, $40] (cents).
+
+    With the defaults about 62% of initial carts can be brought within budget with 5 clicks.
+    """
     n = int(rng.integers(n_min, n_max + 1))
     idx = rng.choice(len(CATALOGUE), size=n, replace=False)
-    prices = np.round(rng.uniform(2.0, 35.0, n), 2)
+    prices = np.round(rng.uniform(4.0, 40.0, n), 2)
     return Cart([(int(i), float(p)) for i, p in zip(idx, prices)], actions_left)
 
 
