@@ -24,6 +24,7 @@ import os
 import shutil
 import tempfile
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -77,7 +78,7 @@ def _build_cache(root: Path) -> Path:
     return final
 
 
-def load_gemma(*, threads: int | None = None) -> tuple[Any, Any]:
+def load_gemma() -> tuple[Any, Any]:
     """Return ``(model, tokenizer)`` of gemma-3-270m on CPU in eval mode, cached per process.
 
     The first call on a machine builds the on-disk cache (about two minutes); later calls read it.
@@ -90,8 +91,6 @@ def load_gemma(*, threads: int | None = None) -> tuple[Any, Any]:
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         transformers = require("transformers", "llm")
         torch = require("torch", "llm")
-        if threads:
-            torch.set_num_threads(int(threads))
         hf = cache_dir() / "hf"
         if not (hf / "config.json").exists():
             hf = _build_cache(cache_dir())
@@ -119,6 +118,31 @@ def render_prompt(messages: Sequence[Message]) -> str:
     return "\n".join(lines) + "\nAssistant:"
 
 
+def _default_threads() -> int:
+    try:
+        return max(1, int(os.environ.get("AGENTGUARD_TORCH_THREADS", "1")))
+    except ValueError:
+        raise InputError("AGENTGUARD_TORCH_THREADS must be a positive integer") from None
+
+
+@contextmanager
+def _torch_threads(n: int):
+    """Run torch with ``n`` intra-op threads, restoring the previous setting afterwards.
+
+    One thread is the default: on a shared CPU, torch's OpenMP threads spin while waiting and a
+    270M-parameter forward pass measured 10x slower with 2 threads than with 1 under contention.
+    """
+    torch = require("torch", "llm")
+    old = torch.get_num_threads()
+    if n != old:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if n != old:
+            torch.set_num_threads(old)
+
+
 @dataclass
 class LocalGemmaClient:
     """The LLMClient protocol on the local gemma-3-270m base model (CPU, offline).
@@ -126,11 +150,14 @@ class LocalGemmaClient:
     ``complete`` generates text (greedy at ``temperature=0``, else seeded sampling), ``score`` returns
     the total log-likelihood of each continuation given a prompt (one batched forward pass), and
     ``token_logprobs`` streams ``(token_text, logprob)`` pairs as the model generates.
+    ``threads``: torch intra-op threads during this client's forward passes (default
+    ``$AGENTGUARD_TORCH_THREADS`` or 1; restored afterwards).
     """
 
     name: str = "gemma-3-270m"
     max_context: int = 4096
     batch_size: int = 16
+    threads: int = field(default_factory=_default_threads)
     _model: Any = field(default=None, repr=False)
     _tok: Any = field(default=None, repr=False)
 
@@ -204,7 +231,7 @@ class LocalGemmaClient:
             for r, s in enumerate(seqs):
                 ids[r, :len(s)] = torch.tensor(s)
                 mask[r, :len(s)] = 1
-            with torch.inference_mode():
+            with torch.inference_mode(), _torch_threads(self.threads):
                 logits = model(input_ids=ids, attention_mask=mask).logits.float()
             logp = torch.log_softmax(logits[:, :-1], dim=-1)
             tgt = logp.gather(-1, ids[:, 1:, None])[..., 0]          # log p(ids[t] | ids[<t])
@@ -245,7 +272,7 @@ class LocalGemmaClient:
             produced: list[int] = []
             text_so_far = ""
             for _ in range(int(max_tokens)):
-                with torch.inference_mode():
+                with torch.inference_mode(), _torch_threads(self.threads):
                     out = model(input_ids=x, past_key_values=past, use_cache=True)
                 past = out.past_key_values
                 logits = out.logits[0, -1].float()
