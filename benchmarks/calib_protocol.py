@@ -27,8 +27,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from agentguard.calibration.data import load_signals  # noqa: E402
-from agentguard.calibration.experiment import ALL_METHODS, run_protocol  # noqa: E402
+from agentguard.calibration.data import load_signals
+from agentguard.calibration.experiment import ALL_METHODS, run_protocol
 
 DATASETS = {"math": "math_w_scores_compressed.csv.gz", "gsm8k": "gsm8k_w_scores_compressed.csv.gz",
             "hotpotqa": "hotpotqa_w_scores_compressed.csv.gz"}

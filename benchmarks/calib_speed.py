@@ -31,8 +31,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from agentguard.calibration import Sequences, calibrate_threshold  # noqa: E402
-from agentguard.calibration.bounds import hb_pvalue, max_losses  # noqa: E402
+from agentguard.calibration import Sequences, calibrate_threshold
+from agentguard.calibration.bounds import hb_pvalue, max_losses
 
 GRID = np.linspace(0.0, 1.0, 10001)
 
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     for method in ("crc", "ucb"):
         r = res[method]
         r["closed_form_ge_grid"] = bool(r["threshold_closed_form"] >= r["threshold_notebook_grid"] - 1e-12)
-    payload = {"command": command, "n_sequences": args.n, "n_safe": n_safe, "n_scores": int(len(scores)),
+    payload = {"command": command, "n_sequences": args.n, "n_safe": n_safe, "n_scores": len(scores),
                "alpha": alpha, "delta": delta, "grid_points": len(GRID), "repeats": args.repeats,
                "under_one_second": {m: res[m]["closed_form_from_flat_scores_s"] < 1.0 for m in res},
                "results": res}

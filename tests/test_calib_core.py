@@ -64,9 +64,9 @@ def test_closed_form_equals_brute_force_with_ties(risk, method):
         m = np.round(rng.beta(4, 2, n), 1 if trial % 2 else 3)   # heavy ties on odd trials
         a = float(rng.choice([0.05, 0.1, 0.2, 0.3]))
         if method == "crc":
-            adm = lambda k: (k + 1) / (n + 1) <= a  # noqa: E731
+            adm = lambda k: (k + 1) / (n + 1) <= a
         else:
-            adm = lambda k: hb_pvalue(k, n, a) <= 0.1  # noqa: E731
+            adm = lambda k: hb_pvalue(k, n, a) <= 0.1
         if not adm(0):
             continue
         c = calibrate_threshold(m, risk=risk, method=method, alpha=a, delta=0.1)

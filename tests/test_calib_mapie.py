@@ -18,15 +18,15 @@ import numpy as np
 import pytest
 
 pytest.importorskip("mapie")
-from mapie.risk_control._base_controller import ltt_procedure  # noqa: E402
-from mapie.risk_control.methods import (  # noqa: E402
+from mapie.risk_control._base_controller import ltt_procedure
+from mapie.risk_control.methods import (
     compute_hoeffding_bentkus_p_value,
     find_best_predict_param,
     get_r_hat_plus,
 )
 
-from agentguard.calibration import calibrate_threshold, hb_pvalue  # noqa: E402
-from agentguard.calibration.bounds import binomial_pvalue  # noqa: E402
+from agentguard.calibration import calibrate_threshold, hb_pvalue
+from agentguard.calibration.bounds import binomial_pvalue
 
 
 def test_hb_pvalues_equal_mapie():

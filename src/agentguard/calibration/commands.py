@@ -31,9 +31,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Calibrate a monitor on random splits of SIGNALS and report test metrics (means over splits)."""
+        from ..core.errors import InputError
         from .data import load_signals
         from .experiment import ALL_METHODS, run_protocol
-        from ..core.errors import InputError
 
         if method not in ALL_METHODS:
             raise InputError(f"unknown method {method!r}; expected one of {', '.join(ALL_METHODS)}")

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable, Sequence as Seq
+from collections.abc import Callable
+from collections.abc import Sequence as Seq
+from typing import Any
 
 import numpy as np
 

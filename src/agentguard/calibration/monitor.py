@@ -15,8 +15,8 @@ Vectorised counterparts for evaluation (all sequences at once) are :func:`first_
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 

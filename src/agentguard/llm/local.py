@@ -24,10 +24,11 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from ..core.errors import InputError, ModelError, require
 from .base import Message, check_messages
