@@ -178,13 +178,13 @@ def _rollout(filt: SafetyFilter | None, policy: Callable, carts: list[C.Cart], s
 def run_commerce_bench(quick: bool = False, episodes: int = 200, base: str = "random", seed: int = 0,
                        retrain: bool = False, iterations: int | None = None, quiet: bool = True) -> dict:
     from .baselines import OneStepClassifier, train_one_step_classifier
-    from .driving_bench import CACHE, RESULTS, _cached, _log
+    from .driving_bench import RESULTS, _cached, _log, cache_root
 
     t_all = time.perf_counter()
     tag = "quick" if quick else "full"
-    its = iterations or (1500 if quick else 20_000)
-    n = 4000 if quick else 60_000
-    model_dir = (CACHE / "control") if quick else RESULTS
+    its = iterations or (400 if quick else 12_000)
+    n = 3000 if quick else 40_000
+    model_dir = (cache_root() / "control") if quick else RESULTS
     if base == "random":
         policy = C.random_policy
     elif base == "cheapest":
@@ -204,7 +204,7 @@ def run_commerce_bench(quick: bool = False, episodes: int = 200, base: str = "ra
     def build_cls():
         rng = np.random.default_rng(seed + 3)
         zs, acts, labels = [], [], []
-        for _ in range(800 if quick else 6000):
+        for _ in range(200 if quick else 6000):
             c = C.random_cart(rng)
             while True:
                 a = int(policy(c, rng))
@@ -237,7 +237,7 @@ def run_commerce_bench(quick: bool = False, episodes: int = 200, base: str = "ra
     rng = np.random.default_rng(seed)
     carts = [C.random_cart(rng) for _ in range(episodes)]
     ev_rng = np.random.default_rng(seed + 11)
-    ev = _random_states(500 if quick else 3000, ev_rng)
+    ev = _random_states(300 if quick else 3000, ev_rng)
     truth = np.array([C.exact_value(c.prices, c.actions_left) >= 0 for c in ev])
     ev_text = [C.render_tree(c) for c in ev]
     out: dict[str, Any] = {}

@@ -35,7 +35,11 @@ from .filter import SafetyFilter
 
 __all__ = ["evaluate_driving", "run_driving_bench"]
 
-CACHE = Path(os.environ.get("AGENTGUARD_CACHE", Path.home() / ".cache" / "agentguard"))
+def cache_root() -> Path:
+    """``$AGENTGUARD_CACHE`` or ``~/.cache/agentguard`` (read at call time)."""
+    return Path(os.environ.get("AGENTGUARD_CACHE") or Path.home() / ".cache" / "agentguard")
+
+
 RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results"
 
 
@@ -213,6 +217,11 @@ def base_policy(kind: str, client=None) -> Callable:
     raise InputError(f"unknown base policy {kind!r}; use random, weak or llm")
 
 
+#: DDQN schedule of the full runs (see benchmarks/control_driving.py for the measured curves)
+FULL_ITERATIONS = 16_000
+FULL_CONFIG = {"gamma_end": 0.999, "gamma_period": 4000, "lr_period": 3000, "tau": 0.05, "lr_start": 2e-3}
+
+
 def _cached(path: Path, build: Callable, load: Callable, retrain: bool, quiet: bool, what: str):
     if path.exists() and not retrain:
         _log(f"loading {what} from {path}", quiet)
@@ -236,28 +245,28 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
 
     t_all = time.perf_counter()
     res, nth = (0.1, 32) if quick else (0.05, 64)
-    it_priv = iterations or (1500 if quick else 30_000)
-    it_text = iterations or (1500 if quick else 30_000)
-    n_text = 3000 if quick else 40_000
+    it_priv = iterations or (400 if quick else FULL_ITERATIONS)
+    it_text = iterations or (400 if quick else FULL_ITERATIONS)
+    n_text = 1500 if quick else 30_000
     tag = "quick" if quick else "full"
-    model_dir = (CACHE / "control") if quick else RESULTS
-    grid_path = CACHE / "control" / f"driving_vi_r{res}_t{nth}.npz"
+    model_dir = (cache_root() / "control") if quick else RESULTS
+    grid_path = cache_root() / "control" / f"driving_vi_r{res}_t{nth}.npz"
     grid, grid_cached = _cached(grid_path, lambda: solve_driving(res, nth), DrivingValueGrid.load, False,
                                 quiet, f"exact value grid ({res}, {nth} headings)")
     report: dict[str, Any] = {"mode": tag, "base_policy": base, "seed": seed, "episodes": episodes}
     report["exact"] = {"resolution": res, "n_theta": nth, "iterations": grid.iterations,
                        "seconds": grid.seconds, "cached": grid_cached, "tol": grid.tol}
     _log("validating the exact safe set ...", quiet)
-    report["exact"]["validation"] = validate(grid, n=30 if quick else 300, seed=seed, steps=60 if quick else 200,
-                                             depth=10 if quick else 14)
+    report["exact"]["validation"] = validate(grid, n=10 if quick else 300, seed=seed, steps=40 if quick else 200,
+                                             depth=8 if quick else 14)
 
     priv, priv_cached = _cached(model_dir / f"control_driving_privileged_{tag}.pt",
-                                lambda: train_privileged(it_priv, seed=seed, progress=not quiet),
+                                lambda: train_privileged(it_priv, seed=seed, progress=not quiet, **FULL_CONFIG),
                                 QModel.load, retrain, quiet, "Privileged DDQN")
     encoder = make_text_encoder(encoder_kind)
     text, text_cached = _cached(model_dir / f"control_driving_reguard_{tag}.pt",
                                 lambda: train_text_latent(encoder, it_text, n_states=n_text, seed=seed,
-                                                          progress=not quiet),
+                                                          progress=not quiet, batch_size=1536, **FULL_CONFIG),
                                 QModel.load, retrain, quiet, f"ReGuard text-latent DDQN ({encoder.name})")
     if text.meta.get("encoder") != encoder.name:
         from ..core.errors import InputError
@@ -269,7 +278,7 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
     def build_cls():
         # dataset: (z, a) pairs from rollouts of the base policy, label = next state not failed
         rng = np.random.default_rng(seed + 5)
-        starts = D.sample_initial_states(400 if quick else 3000, seed=seed + 5)
+        starts = D.sample_initial_states(100 if quick else 3000, seed=seed + 5)
         zs, acts, labels = [], [], []
         s = starts.copy()
         for _ in range(D.HORIZON):
@@ -300,18 +309,16 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
     }
     starts = D.sample_initial_states(episodes, seed=seed)
     _log(f"evaluating {len(filters)} guards on {episodes} episodes ...", quiet)
-    metrics = evaluate_driving(filters, grid, policy, starts, seed=seed, eval_n=3000 if quick else 20_000,
-                               max_pairs=300 if quick else 2000, quiet=quiet)
+    metrics = evaluate_driving(filters, grid, policy, starts, seed=seed, eval_n=1000 if quick else 20_000,
+                               max_pairs=100 if quick else 2000, fallback_steps=20 if quick else 40, quiet=quiet)
     trajs = {k: v.pop("_traj") for k, v in metrics.items()}
     for name, model, cached in (("privileged", priv, priv_cached), ("reguard", text, text_cached),
                                 ("classifier_stop", cls, cls_cached)):
         metrics[name]["train_seconds"] = float(model.seconds)
         metrics[name]["loaded_from_cache"] = cached
         metrics[name]["train_meta"] = {k: v for k, v in model.meta.items() if isinstance(v, (int, float, str))}
-    lat = time_decisions(filters["reguard"], n=50 if quick else 300, seed=seed)
-    metrics["reguard"]["decision_latency_ms"] = lat
-    metrics["privileged"]["decision_latency_ms"] = time_decisions(filters["privileged"], n=50 if quick else 300,
-                                                                  seed=seed)
+    for name in ("reguard", "privileged", "exact"):
+        metrics[name]["decision_latency_ms"] = time_decisions(filters[name], n=20 if quick else 300, seed=seed)
     report["guards"] = metrics
     report["encoder"] = encoder.name
     if plots:

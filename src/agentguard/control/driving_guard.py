@@ -39,14 +39,20 @@ def _uniform_states(n: int, rng: np.random.Generator, box=TRAIN_BOX) -> np.ndarr
 
 @dataclass
 class DrivingStateSampler:
-    """Exploring-starts transitions on the true state: s uniform on the road, a uniform."""
+    """Exploring-starts transitions on the true state: s uniform on the road; every action of each
+    sampled state (``all_actions``, 3 transitions per state) or one uniform action."""
 
     box: tuple = TRAIN_BOX
+    all_actions: bool = True
 
     def sample(self, batch_size: int, rng: np.random.Generator) -> Transitions:
         enc = StateEncoder()
-        s = _uniform_states(batch_size, rng, self.box)
-        a = rng.integers(0, 3, batch_size)
+        if self.all_actions:
+            s = np.repeat(_uniform_states(batch_size, rng, self.box), 3, axis=0)
+            a = np.tile(np.arange(3), batch_size)
+        else:
+            s = _uniform_states(batch_size, rng, self.box)
+            a = rng.integers(0, 3, batch_size)
         nxt = D.step(s, a)
         ln = D.margin(nxt)
         return Transitions(enc.encode(s), a, ln.astype(np.float32), enc.encode(nxt), ln < 0)

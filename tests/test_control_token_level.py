@@ -1,0 +1,78 @@
+"""Token-level variant (section 4): top-p vocabulary, Eq. 4 blending, token targets, gemma-3-270m."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agentguard.control.token_level import (  # noqa: E402
+    TokenQ, blend_distribution, top_p_indices, token_target,
+)
+from agentguard.core import InputError  # noqa: E402
+
+
+def test_top_p_is_minimal_set():
+    logits = torch.log(torch.tensor([0.5, 0.3, 0.15, 0.05]))
+    assert sorted(top_p_indices(logits, 0.5).tolist()) == [0]
+    assert sorted(top_p_indices(logits, 0.79).tolist()) == [0, 1]
+    assert sorted(top_p_indices(logits, 0.9).tolist()) == [0, 1, 2]
+    assert len(top_p_indices(logits, 1.0)) == 4
+    with pytest.raises(InputError):
+        top_p_indices(logits, 0.0)
+
+
+def test_blending_hand_worked():
+    qb = torch.tensor([1.0, 0.0, -1.0])
+    q = torch.tensor([0.0, 1.0, 0.0])
+    p = blend_distribution(qb, q, beta=2.0, temperature=0.5)
+    expect = torch.softmax((qb + 2.0 * q) / 0.5, dim=0)
+    assert torch.allclose(p, expect)
+    # beta = 0, T = 1, p = 1: the base distribution
+    assert torch.allclose(blend_distribution(qb, q, beta=0.0), torch.softmax(qb, 0))
+    # restricted to top-p: zero outside, renormalised inside
+    p9 = blend_distribution(qb, None, top_p=0.7)
+    assert p9[2] == 0 and torch.isclose(p9.sum(), torch.tensor(1.0))
+
+
+def test_token_target():
+    # non-EOS: min(l(s_t), Q');  EOS: (1-g) l(s+) + g min(l(s+), Q');  failed EOS: l(s+)
+    y = token_target([0.4, 0.4, 0.4], [0.2, 0.2, -0.1], [0.3, 0.3, 0.3], [False, True, True], [False, False, True], 0.9)
+    assert torch.allclose(y, torch.tensor([0.3, 0.1 * 0.2 + 0.9 * 0.2, -0.1]))
+
+
+@pytest.fixture(scope="module")
+def gemma():
+    pytest.importorskip("transformers")
+    try:
+        from agentguard.llm.local import load_gemma
+
+        return load_gemma()
+    except Exception as exc:  # the llm extra or its cached weights are not installed here
+        pytest.skip(f"gemma-3-270m not available: {exc}")
+
+
+@pytest.mark.slow
+def test_beta_zero_reproduces_gemma(gemma):
+    model, tok = gemma
+    from agentguard.envs import driving as D
+
+    prompt = D.observation_text([0.5, 1.5, 0.0]) + "\n" + D.question_text() + "\nAnswer:"
+    tq = TokenQ(model, tok)
+    q, base = tq.q_and_base(prompt)
+    ids = tok(prompt, return_tensors="pt")
+    with torch.no_grad():
+        ref = torch.softmax(model(**ids).logits[0, -1].float(), dim=-1)
+    # an untrained TokenQ (LoRA B = 0) reads exactly the base logits
+    assert torch.allclose(q.detach(), base)
+    # Eq. 4 with beta = 0, T = 1, p = 1 is the base model's next-token distribution
+    assert torch.allclose(blend_distribution(base, q.detach(), beta=0.0), ref, atol=1e-6)
+    # beta = 0 with top-p = 0.9: the base distribution restricted to V' and renormalised
+    keep, qv = tq.q_values_top_p(prompt, 0.9)
+    p9 = blend_distribution(base, q.detach(), beta=0.0, top_p=0.9)
+    assert torch.allclose(p9[keep], ref[keep] / ref[keep].sum(), atol=1e-6)
+    assert float(ref[keep].sum()) >= 0.9 and len(qv) == len(keep)
+    # a non-zero beta with a Q that prefers one allowed token moves mass towards it
+    bonus = torch.zeros_like(base)
+    bonus[keep[-1]] = 1.0
+    assert blend_distribution(base, bonus, beta=5.0, top_p=0.9)[keep[-1]] > p9[keep[-1]]
