@@ -39,7 +39,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         retrain: bool = typer.Option(False, help="train even when weights are cached"),
         plots: Optional[str] = typer.Option(None, help="folder for the safe-set and rollout PNGs"),
         encoder: str = typer.Option("wordllama+numbers", help="text encoder of ReGuard"),
-        iterations: Optional[int] = typer.Option(None, help="DDQN iterations (default 30000; quick 1500)"),
+        iterations: Optional[int] = typer.Option(None, help="DDQN iterations (default 24000; quick 400)"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress on stderr"),
     ) -> None:
         """Agentic Driving: Table 1 / Figure 4 metrics for Privileged, ReGuard, Myopic, classifier+stop, none."""

@@ -169,6 +169,7 @@ def train_ddqn(sampler: TransitionSampler, in_dim: int, n_actions: int, config: 
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr_start, eps=1e-5, weight_decay=0.0)
     model = QModel(net, in_dim, n_actions, cfg)
     t0 = time.perf_counter()
+    c0 = time.process_time()
     running = 0.0
     for it in range(1, cfg.iterations + 1):
         b = sampler.sample(cfg.batch_size, rng)
@@ -208,6 +209,8 @@ def train_ddqn(sampler: TransitionSampler, in_dim: int, n_actions: int, config: 
                 print(f"  ddqn {it}/{cfg.iterations} {extra}", flush=True)
     net.eval()
     model.seconds = time.perf_counter() - t0
+    model.meta["cpu_seconds"] = time.process_time() - c0
+    model.meta["wall_seconds"] = model.seconds
     return model
 
 

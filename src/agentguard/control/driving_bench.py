@@ -218,7 +218,7 @@ def base_policy(kind: str, client=None) -> Callable:
 
 
 #: DDQN schedule of the full runs (see benchmarks/control_driving.py for the measured curves)
-FULL_ITERATIONS = 16_000
+FULL_ITERATIONS = 24_000
 FULL_CONFIG = {"gamma_end": 0.999, "gamma_period": 4000, "lr_period": 3000, "tau": 0.05, "lr_start": 2e-3}
 
 

@@ -110,16 +110,18 @@ def build_text_buffer(encoder: TextEncoder, n_states: int = 40_000, seed: int = 
 
 def train_text_latent(encoder: TextEncoder, iterations: int = 20_000, n_states: int = 40_000, seed: int = 0,
                       progress: bool = False, callback=None, **config: Any) -> QModel:
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     buf = build_text_buffer(encoder, n_states, seed)
-    t_enc = time.perf_counter() - t0
+    t_enc, c_enc = time.perf_counter() - t0, time.process_time() - c0
     if progress:
         print(f"  encoded {4 * n_states} observations with {encoder.name} in {t_enc:.1f}s", flush=True)
     cfg = DDQNConfig(iterations=iterations, seed=seed, **config)
     m = train_ddqn(buf, encoder.dim, 3, cfg, progress=progress, callback=callback)
     m.meta.update({"kind": "text-latent", "encoder": encoder.name, "n_states": n_states,
-                   "encode_seconds": t_enc})
+                   "encode_seconds": t_enc, "encode_cpu_seconds": c_enc})
     m.seconds += t_enc
+    m.meta["cpu_seconds"] += c_enc
+    m.meta["wall_seconds"] = m.seconds
     return m
 
 

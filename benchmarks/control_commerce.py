@@ -1,0 +1,35 @@
+"""Agentic Commerce evaluation (Table 2 plus monitor metrics) -> benchmarks/results/control_commerce_<base>.json.
+
+    nice python benchmarks/control_commerce.py [--base random|cheapest] [--episodes 200]
+
+Trains (seeded) or loads benchmarks/results/control_commerce_*_full.pt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from agentguard.control.commerce_bench import run_commerce_bench  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base", default="random")
+    ap.add_argument("--episodes", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    rep = run_commerce_bench(quick=False, episodes=a.episodes, base=a.base, seed=a.seed, quiet=False)
+    rep["command"] = "nice python benchmarks/control_commerce.py " + " ".join(sys.argv[1:])
+    out = ROOT / "benchmarks" / "results" / f"control_commerce_{a.base}.json"
+    out.write_text(json.dumps(rep, indent=1, default=float))
+    print(json.dumps(rep, indent=1, default=float))
+
+
+if __name__ == "__main__":
+    main()
