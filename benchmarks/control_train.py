@@ -6,6 +6,8 @@ curve against exact value iteration, the wall-clock and CPU time, and the comman
 
     nice python benchmarks/control_train.py privileged
     nice python benchmarks/control_train.py reguard
+    nice python benchmarks/control_train.py reguard --encoder wordllama --iterations 8000 --n-states 20000 \
+        --tag embedding_only      # ablation: the sentence embedding without the parsed numbers
 
 Training is single-threaded (torch.set_num_threads(1)); CPU seconds are what a dedicated core needs,
 wall seconds include waiting for a shared machine.
@@ -78,7 +80,8 @@ def main() -> None:
         "curve": m.history, "weights": str(out_pt.relative_to(ROOT)),
         "machine": f"{platform.machine()}, shared 2-core machine (other jobs running; wall > CPU)",
     }
-    (RESULTS / f"control_train_{a.kind}.json").write_text(json.dumps(rep, indent=1, default=float))
+    name = f"control_train_{a.kind}.json" if a.tag == "full" else f"control_train_{a.kind}_{a.tag}.json"
+    (RESULTS / name).write_text(json.dumps(rep, indent=1, default=float))
     print(json.dumps({k: v for k, v in rep.items() if k != "curve"}, indent=1, default=float))
 
 

@@ -184,3 +184,15 @@ def test_exact_filter_shields_random_driver(grid):
     assert shielded.failure.mean() == 0.0  # safe starts + exact filter: never fails
     assert base.failure.mean() > 0.2
     assert 0 < shielded.interventions < shielded.decisions
+
+
+def test_llm_driver_base_policy_with_scripted_client():
+    from agentguard.control.llm_driver import LLMDriver
+    from agentguard.llm import ScriptedClient
+
+    client = ScriptedClient(["C", "Answer: A", "I refuse to drive"], cycle=True)
+    drv = LLMDriver(client)
+    acts = drv(D.sample_initial_states(3, seed=0), np.random.default_rng(0))
+    assert acts[0] == 2 and acts[1] == 0 and acts[2] in (0, 1, 2)
+    assert drv.unknown == 1 and drv.calls == 3
+    assert "Answer with a single letter." in client.prompts[0][1]["content"]

@@ -308,6 +308,8 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
         "exact": make_filter("exact", grid=grid),
     }
     starts = D.sample_initial_states(episodes, seed=seed)
+    # starts with l > 0 but V <= tol are doomed: even the exact filter fails from them
+    report["starts_in_exact_safe_set"] = float(grid.safe(starts).mean())
     _log(f"evaluating {len(filters)} guards on {episodes} episodes ...", quiet)
     metrics = evaluate_driving(filters, grid, policy, starts, seed=seed, eval_n=1000 if quick else 20_000,
                                max_pairs=100 if quick else 2000, fallback_steps=20 if quick else 40, quiet=quiet)

@@ -95,8 +95,9 @@ class ScriptedHuman:
         if self.persona not in PERSONAS:
             raise InputError(f"unknown persona {self.persona!r}; expected none or urgent")
 
-    def act(self, state, advice: str | None, rng: np.random.Generator) -> int:
-        own = int(self.intention(np.atleast_2d(state), rng)[0])
+    def act(self, state, advice: str | None, rng: np.random.Generator, own: int | None = None) -> int:
+        """The human's action; ``own`` is its intended action (drawn from ``intention`` if None)."""
+        own = int(self.intention(np.atleast_2d(state), rng)[0]) if own is None else int(own)
         if not advice:
             return own
         rec = advised_action(advice)
@@ -116,15 +117,16 @@ class LLMHuman:
     intention: Callable = D.weak_driver_policy
     unparsed: int = 0
 
-    def act(self, state, advice: str | None, rng: np.random.Generator) -> int:
+    def act(self, state, advice: str | None, rng: np.random.Generator, own: int | None = None) -> int:
+        own = int(self.intention(np.atleast_2d(state), rng)[0]) if own is None else int(own)
         if not advice:
-            return int(self.intention(np.atleast_2d(state), rng)[0])
+            return own
         reply = self.client.complete(human_prompt(state, advice, self.persona), temperature=0.0, max_tokens=4)
         try:
             return D.parse_action(reply)
         except InputError:
             self.unparsed += 1
-            return int(self.intention(np.atleast_2d(state), rng)[0])
+            return own
 
 
 @dataclass
@@ -162,13 +164,13 @@ def run_backseat(human, adviser: Callable[[np.ndarray, int], str] | None, recomm
         for _ in range(horizon):
             steps += 1
             advice = None
+            intend = int(human.intention(s[None], rng)[0])  # a^H, what the human would do unadvised
             if adviser is not None:
-                intend = int(human.intention(s[None], np.random.default_rng(rng.integers(1 << 30)))[0])
                 speak = True if shield is None else bool(shield(s, intend))
                 if speak:
                     interventions += shield is not None
                     advice = adviser(s, recommend(s))
-            a = human.act(s, advice, rng)
+            a = human.act(s, advice, rng, own=intend)
             s = D.step(s[None], a)[0]
             if D.margin(s) < 0:
                 fail += 1
