@@ -196,3 +196,11 @@ def test_llm_driver_base_policy_with_scripted_client():
     assert acts[0] == 2 and acts[1] == 0 and acts[2] in (0, 1, 2)
     assert drv.unknown == 1 and drv.calls == 3
     assert "Answer with a single letter." in client.prompts[0][1]["content"]
+
+
+def test_docs_example_runs():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "control.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "docs/control.md", "exec"), {})
