@@ -25,8 +25,9 @@ def main() -> None:
     ap.add_argument("--base", default="weak")
     ap.add_argument("--episodes", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--epsilon", type=float, default=0.1)
     a = ap.parse_args()
-    rep = run_driving_bench(quick=False, episodes=a.episodes, base=a.base, seed=a.seed,
+    rep = run_driving_bench(quick=False, episodes=a.episodes, base=a.base, seed=a.seed, epsilon=a.epsilon,
                             plots=str(ROOT / "benchmarks" / "results"), quiet=False)
     rep["command"] = "nice python benchmarks/control_driving.py " + " ".join(sys.argv[1:])
     rep["plots"] = [str(Path(p).relative_to(ROOT)) for p in rep.get("plots", [])]

@@ -41,6 +41,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         encoder: str = typer.Option("wordllama+numbers", help="text encoder of ReGuard"),
         iterations: Optional[int] = typer.Option(None, help="DDQN iterations (default 24000; quick 400)"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress on stderr"),
+        epsilon: float = typer.Option(0.1, help="switching threshold of the learned and myopic filters"),
     ) -> None:
         """Agentic Driving: Table 1 / Figure 4 metrics for Privileged, ReGuard, Myopic, classifier+stop, none."""
         from ..core.errors import InputError
@@ -49,9 +50,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if episodes < 1:
             raise InputError("--episodes must be at least 1")
         rep = run_driving_bench(quick=quick, episodes=episodes, base=base, seed=seed, retrain=retrain,
-                                plots=plots, quiet=quiet, encoder_kind=encoder, iterations=iterations)
+                                plots=plots, quiet=quiet, encoder_kind=encoder, iterations=iterations,
+                                epsilon=epsilon)
         rep["command"] = (f"agentguard bench driving --episodes {episodes} --base {base} --seed {seed} "
-                          f"--encoder {encoder}" + (" --quick" if quick else "") + (" --retrain" if retrain else "")
+                          f"--encoder {encoder} --epsilon {epsilon}" + (" --quick" if quick else "") + (" --retrain" if retrain else "")
                           + (f" --iterations {iterations}" if iterations else "") + (" --json" if as_json else ""))
         _emit(rep, as_json)
 

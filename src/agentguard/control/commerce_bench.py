@@ -261,6 +261,7 @@ def run_commerce_bench(quick: bool = False, episodes: int = 200, base: str = "ra
         _log(f"  {name}: {m}", quiet)
     for name, model, cached in (("privileged", priv, pc), ("reguard", text, tc), ("classifier_stop", cls, cc)):
         out[name]["train_seconds"] = float(model.seconds)
+        out[name]["train_cpu_seconds"] = model.meta.get("cpu_seconds")
         out[name]["loaded_from_cache"] = cached
     exact_success = float(np.mean([C.exact_value(c.prices, c.actions_left) >= 0 for c in carts]))
     return {"mode": tag, "base_policy": base, "seed": seed, "episodes": episodes, "budget": C.BUDGET,

@@ -187,7 +187,9 @@ def make_filter(kind: str, model: QModel | None = None, encoder: TextEncoder | N
     if kind == "exact":
         if grid is None:
             raise InputError("an exact filter needs the value grid")
-        return SafetyFilter(ExactQ(grid), state_enc, D.ACTIONS, D.parse_action, max(epsilon, grid.tol), name="exact")
+        f = SafetyFilter(ExactQ(grid), state_enc, D.ACTIONS, D.parse_action, max(epsilon, grid.tol), name="exact")
+        f.value_threshold = grid.tol  # safe means V > tol
+        return f
     if kind == "myopic":
         return SafetyFilter(MyopicQ(), state_enc, D.ACTIONS, D.parse_action, epsilon, name="myopic")
     raise InputError(f"unknown driving filter {kind!r}")
