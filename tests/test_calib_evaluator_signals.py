@@ -275,6 +275,17 @@ def test_monitor_eval_cli_errors(tmp_path, capsys):
     with pytest.raises(SystemExit) as ei:
         main(["monitor-eval", str(tmp_path / "missing.csv.gz")])
     assert ei.value.code == 2
+    # 20 % of 60 sequences -> about 7 safe calibration sequences: too few for alpha = 0.05 (CRC needs 19)
+    small = _toy_file(tmp_path, n=60, seed=1)
+    with pytest.raises(SystemExit) as ei:
+        main(["monitor-eval", str(small), "--alpha", "0.05"])
+    assert ei.value.code == 2 and "too few calibration sequences" in capsys.readouterr().err
+    try:
+        main(["monitor-eval", str(small), "--alpha", "0.05", "--on-infeasible", "trivial", "--json"])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    out = json.loads(capsys.readouterr().out)
+    assert out["trivial_splits"] == 10 and out["false_alarm_rate"] == 0.0
 
 
 # ------------------------------------------------- a real OpenAICompatClient against a local server
