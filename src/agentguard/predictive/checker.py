@@ -315,12 +315,16 @@ def error_bound(P, phi1, phi2, x: np.ndarray) -> float:
     rows = P[idx]
     A = rows[:, idx].tocsr()
     b = np.asarray(rows[:, yes].sum(axis=1)).ravel()
-    M = (sp.identity(idx.size, format="csr") - A).tocsr()
-    r = float(np.abs(M @ x[idx] - b).max())
+    amv = _matvec_fn(A)
+
+    def mv(v):
+        return v - amv(v)
+
+    r = float(np.abs(mv(x[idx]) - b).max())
     ones = np.ones(idx.size)
-    z, _ = spla.bicgstab(M, ones, rtol=1e-10, atol=0.0, maxiter=ITER_MAX)
-    if not (np.all(np.isfinite(z)) and float(np.abs(M @ z - ones).max()) < 1e-6):
-        z = spla.splu(M.tocsc()).solve(ones)
+    z, ok = _bicgstab(mv, ones, ones.copy(), 1e-10, ITER_MAX)
+    if not (ok and np.all(np.isfinite(z)) and float(np.abs(mv(z) - ones).max()) < 1e-6):
+        z = spla.splu((sp.identity(idx.size, format="csc") - A).tocsc()).solve(ones)
     return 1.1 * r * float(np.abs(z).max())
 
 

@@ -80,6 +80,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         out["model"] = str(model)
         out["states"] = dtmc.n
         out["initial_state"] = int(dtmc.initial)
+        if dtmc.variables:  # values[i] is the state whose variable(s) have these values (PRISM: s = lo + i)
+            out["variables"] = {k: v.tolist() for k, v in dtmc.variables.items()}
         if as_json:
             typer.echo(json.dumps(out))
             return

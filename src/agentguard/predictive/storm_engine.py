@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..core.errors import DependencyError, InputError, ModelError, require
+from ..core.errors import AgentGuardError, DependencyError, InputError, ModelError, require
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..spec.pctl import Property
@@ -203,15 +203,21 @@ def check_storm(model: "DTMC", prop: "Property | str", mode: str = "default",
         p.path.left.evaluate(model)
     t0 = time.perf_counter()
     info: dict[str, Any] = {"mode": mode}
-    if prism is not None:
-        values = prism_values(prism, [p], mode, int(model.meta.get("range", [0])[0]))[0]
-        info["route"] = "prism"
-        if values.shape[0] < model.n:
-            values = np.concatenate([values, np.full(model.n - values.shape[0], np.nan)])
-        values = values[: model.n]
-    else:
-        values = storm_values(model, p, mode)
-        info["route"] = "explicit"
+    try:
+        if prism is not None:
+            values = prism_values(prism, [p], mode, int(model.meta.get("range", [0])[0]))[0]
+            info["route"] = "prism"
+            if values.shape[0] < model.n:
+                values = np.concatenate([values, np.full(model.n - values.shape[0], np.nan)])
+            values = values[: model.n]
+        else:
+            values = storm_values(model, p, mode)
+            info["route"] = "explicit"
+    except AgentGuardError:
+        raise
+    except Exception as exc:  # Storm's own exceptions: one line, our exception tree
+        msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise ModelError(f"Storm failed on {p}: {msg}") from None
     seconds = time.perf_counter() - t0
     sat = _compare(values, p.comparison, p.threshold) if not p.is_query else None  # type: ignore[arg-type]
     res = CheckResult(values, float(values[model.initial]), seconds, str(p), "storm", sat, info)
