@@ -42,8 +42,8 @@ from scipy.sparse import linalg as spla
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from agentguard.predictive import checker as C  # noqa: E402
-from agentguard.predictive.dtmc import DTMC  # noqa: E402
+from agentguard.predictive import checker as C
+from agentguard.predictive.dtmc import DTMC
 
 
 def random_dtmc(n: int, seed: int, succ: int = 4) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -133,12 +133,12 @@ def run(sizes: list[int], repeats: int, seed: int) -> dict:
         ref = reference(P, target)
         row["reference_certified_error_bound"] = C.error_bound(P, None, target, ref)
 
-        def native():
+        def native(P=P, target=target):
             return C.reach(P, target)
 
         fns = {"native": native}
         for name, env in storm_envs(stormpy).items():
-            def storm(env=env):
+            def storm(env=env, model=model):
                 r = stormpy.model_checking(model, formula, only_initial_states=False, environment=env)
                 return np.asarray(r.get_value_vector(), dtype=np.float64)
 

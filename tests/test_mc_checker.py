@@ -134,7 +134,7 @@ def test_bounded_until_matches_path_enumeration(seed):
     P, rows = random_chain(n, 50 + seed, k=3, absorbing=1)
     phi1 = rng.random(n) < 0.7
     phi2 = rng.random(n) < 0.3
-    for k in range(0, 6):
+    for k in range(6):
         ex = brute_bounded(rows, phi1, phi2, k)
         got = C.bounded_until(P, phi1, phi2, k)
         assert np.max(np.abs(got - np.array([float(v) for v in ex]))) < 1e-12
@@ -143,7 +143,7 @@ def test_bounded_until_matches_path_enumeration(seed):
 
 
 def test_bounded_converges_to_unbounded():
-    P, rows = random_chain(8, 7, k=3, absorbing=2)
+    P, _ = random_chain(8, 7, k=3, absorbing=2)
     t = np.zeros(8, bool)
     t[0] = True
     np.testing.assert_allclose(C.bounded_until(P, None, t, 3000), C.reach(P, t), atol=1e-9)

@@ -453,8 +453,8 @@ class CheckResult:
         d: dict[str, Any] = {
             "property": self.property,
             "engine": self.engine,
-            "initial": float(self.initial),
-            "values": [float(v) for v in self.values],
+            "initial": float(self.initial) if np.isfinite(self.initial) else None,
+            "values": [float(v) if np.isfinite(v) else None for v in self.values],
             "seconds": self.seconds,
         }
         if self.satisfied is not None:
@@ -472,7 +472,7 @@ def _compare(values: np.ndarray, comparison: str, threshold: float) -> np.ndarra
             ">": values > threshold, ">=": values >= threshold}[comparison]
 
 
-def check(model: "DTMC", prop: "str | Property", engine: str = "native", method: str = "auto") -> CheckResult:
+def check(model: DTMC, prop: str | Property, engine: str = "native", method: str = "auto") -> CheckResult:
     """Check a PCTL property on every state of ``model``; ``engine`` is 'native' or 'storm'."""
     from ..spec.pctl import Property, parse_property
 
