@@ -57,8 +57,10 @@ __all__ = [
 DIRECT_MAX = 300
 #: relative residual (max-norm) the iterative path must reach, otherwise the direct solve is used
 ITER_TOL = 1e-12
-#: iteration cap of the Krylov solvers before falling back to LU
-ITER_MAX = 1000
+#: iteration cap of BiCGSTAB (random graphs need ~30) and of GMRES before falling back to LU
+ITER_MAX = 300
+#: after a Krylov failure, systems whose banded LU costs at most this many flops go straight to LU
+BAND_FLOPS = 1e8
 
 
 @dataclass
@@ -300,7 +302,8 @@ def _solve(A: sp.csr_matrix, b: np.ndarray, method: str) -> tuple[np.ndarray, st
     ``direct``: sparse LU (SuperLU, COLAMD ordering) plus one step of iterative refinement.
     ``iterative``: BiCGSTAB (Krylov, no preconditioner), accepted only if the *true* residual
     ``max|b - (I-A)x| / max|b|`` is at most ``ITER_TOL``; otherwise restarted GMRES, and if that
-    fails too, the direct solve. ``auto``: direct up to ``DIRECT_MAX`` unknowns, iterative above.
+    fails too, the direct solve; systems with a narrow band after reordering skip GMRES (see
+    :func:`_band_cost`). ``auto``: direct up to ``DIRECT_MAX`` unknowns, iterative above.
     Why not always LU: on random-graph DTMCs the LU factors fill in (10^4 states took ~100 s),
     while Krylov methods converge in ~30 iterations there; on chain-like models where Krylov
     stalls, LU has little fill, so the fallback is cheap exactly when it is needed.
@@ -320,6 +323,8 @@ def _solve(A: sp.csr_matrix, b: np.ndarray, method: str) -> tuple[np.ndarray, st
         if ok and np.all(np.isfinite(x)) and (r := resid(x)) <= ITER_TOL:
             return np.clip(x, 0.0, 1.0), "bicgstab", r
         method = "fallback"
+    if method == "fallback" and _band_cost(M) <= BAND_FLOPS:
+        method = "direct"  # narrow band after reordering (chains, countdowns): LU is cheap and exact
     if method == "fallback":
         x0 = b.copy()
         x, info = spla.gmres(M, b, x0=x0, rtol=ITER_TOL / 10, atol=0.0, restart=50, maxiter=ITER_MAX // 50)
@@ -332,6 +337,18 @@ def _solve(A: sp.csr_matrix, b: np.ndarray, method: str) -> tuple[np.ndarray, st
         x = x + lu.solve(b - M @ x)  # one step of iterative refinement
         return np.clip(x, 0.0, 1.0), "splu", resid(x)
     raise InputError(f"unknown solver method {method!r} (use auto, direct or iterative)")
+
+
+def _band_cost(M: sp.csr_matrix) -> float:
+    """``m * bandwidth^2`` after reverse Cuthill-McKee reordering: the flop count of a banded LU,
+    an upper bound for SuperLU on such matrices (used only after the Krylov solver failed)."""
+    m = M.shape[0]
+    perm = csgraph.reverse_cuthill_mckee(M.tocsr(), symmetric_mode=False)
+    pos = np.empty(m, dtype=np.int64)
+    pos[perm] = np.arange(m)
+    coo = M.tocoo()
+    bw = int(np.abs(pos[coo.row] - pos[coo.col]).max(initial=0))
+    return float(m) * float(bw + 1) ** 2
 
 
 def error_bound(P, phi1, phi2, x: np.ndarray) -> float:
