@@ -43,7 +43,7 @@ from ..spec.predicates import Abstraction
 from .dtmc import DTMC
 from .pac import PAC_VARIANTS, PACReport, pac_report
 
-__all__ = ["DTMCLearner", "count_transitions", "learn_dtmc", "smoothed_matrix"]
+__all__ = ["DTMCLearner", "count_transitions", "learn_dtmc", "sample_paths", "smoothed_matrix"]
 
 
 def count_transitions(flat: np.ndarray, lengths: np.ndarray, n: int) -> sp.csr_matrix:
@@ -434,3 +434,41 @@ class DTMCLearner:
 def learn_dtmc(traces: Iterable[Trace | Sequence[Any]], abstraction: Abstraction, **kwargs: Any) -> DTMC:
     """One-shot convenience: learn a DTMC from concrete-state traces with ``abstraction``."""
     return DTMCLearner(abstraction, **kwargs).add(traces).model()
+
+
+def sample_paths(
+    P: sp.csr_matrix | np.ndarray,
+    start: int,
+    n_paths: int,
+    rng: np.random.Generator,
+    stop: np.ndarray | None = None,
+    max_len: int = 10_000,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sample ``n_paths`` paths of the DTMC ``P`` from ``start`` (vectorised over paths).
+
+    A path ends when it enters a ``stop`` state (default: absorbing states, i.e. ``P[i, i] == 1``)
+    or after ``max_len`` states. Returns ``(flat, lengths)`` as :func:`count_transitions` expects.
+    """
+    A = P.toarray() if sp.issparse(P) else np.asarray(P, dtype=float)
+    n = A.shape[0]
+    if stop is None:
+        stop = np.isclose(np.diag(A), 1.0)
+    cum = np.cumsum(A, axis=1)
+    cum[:, -1] = 1.0
+    cur = np.full(n_paths, start, dtype=np.int64)
+    alive = ~stop[cur]
+    cols = [cur.copy()]
+    lengths = np.ones(n_paths, dtype=np.int64)
+    for _ in range(max_len - 1):
+        if not alive.any():
+            break
+        u = rng.random(n_paths)
+        nxt = (u[:, None] >= cum[cur]).sum(axis=1)
+        nxt = np.minimum(nxt, n - 1)
+        cur = np.where(alive, nxt, cur)
+        lengths += alive
+        cols.append(np.where(alive, cur, -1))
+        alive &= ~stop[cur]
+    grid = np.stack(cols, axis=1)  # (n_paths, T) with -1 after the end
+    flat = grid[grid >= 0]  # row-major: paths back to back
+    return flat, lengths
