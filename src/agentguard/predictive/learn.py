@@ -25,7 +25,8 @@ it keeps the transition counts ``n_ij``, and
 
 Counting is vectorised: a batch's transitions become integer pairs ``src * n + dst`` counted by
 ``np.bincount`` (or ``np.unique`` for large ``n``) and added to a sparse count matrix; there is no
-Python loop per transition (only per distinct abstract state, to name it).
+Python loop per transition. (Turning state *names* into indices is one C-level ``map`` over a
+dict; abstracting *concrete* states evaluates the user's predicates once per state.)
 """
 
 from __future__ import annotations
@@ -281,11 +282,12 @@ class DTMCLearner:
             lengths.append(len(p))
         if not lengths:
             return self
-        uniq, first, inv = np.unique(np.asarray(names, dtype=str), return_index=True, return_inverse=True)
-        lut = np.zeros(uniq.size, dtype=np.int64)
-        for u in np.argsort(first, kind="stable"):  # register in order of first appearance
-            lut[u] = self._register(str(uniq[u]))
-        flat = lut[inv]
+        for u in dict.fromkeys(names):  # distinct names in order of first appearance (C-level)
+            if u not in self.index:
+                if not isinstance(u, str):
+                    raise InputError(f"state names must be strings, got {u!r}")
+                self._register(u)
+        flat = np.fromiter(map(self.index.__getitem__, names), dtype=np.int64, count=len(names))
         return self.add_index_paths(flat, np.asarray(lengths))
 
     def add_index_paths(self, flat: np.ndarray, lengths: np.ndarray) -> "DTMCLearner":
