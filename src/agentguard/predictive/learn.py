@@ -157,6 +157,9 @@ class DTMCLearner:
         on_invalid: ``"error"`` or ``"drop"`` for observed transitions ``valid`` forbids.
         empty_row: ``"uniform"`` or ``"absorbing"`` (see the module docstring).
         pac_variant: ``"conservative"`` (default), ``"appendix"`` or ``"line11"`` (see pac.py).
+
+    Scale: counts are sparse; the valid-successor mask is a dense n x n boolean matrix over the
+    learned abstract states (fine for thousands of states; abstractions are usually far smaller).
     """
 
     def __init__(
