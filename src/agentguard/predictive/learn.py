@@ -211,6 +211,8 @@ class DTMCLearner:
             if states is None or valid.shape != (len(states), len(states)):
                 raise InputError("a valid-transition matrix needs 'states' of matching size")
         for s in states or []:
+            if abstraction is not None:
+                abstraction.check_state(s)
             self._register(s)
 
     # --- state registry ---------------------------------------------------------------------
