@@ -75,7 +75,7 @@ def test_bad_traces_give_one_line_errors(case, tmp_path, capsys):
     text, msg = BAD_TRACES[case]
     p = tmp_path / "t.jsonl"
     p.write_text(text)
-    code, stdout, err = run(["learn", str(p), "--spec", str(SPEC), "--out", str(tmp_path / "m.json")], capsys)
+    code, _, err = run(["learn", str(p), "--spec", str(SPEC), "--out", str(tmp_path / "m.json")], capsys)
     assert code == 2
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
     assert msg in err, err
