@@ -242,6 +242,15 @@ class Abstraction:
         b = self.bits(state)
         return resolve_state(b, known, self.unseen, risk), b
 
+    def state_space(self, limit: int = 1 << 16) -> list[str]:
+        """All feasible abstract states: the 2^n valuations minus the infeasible ones (and, when the
+        spec lists ``states``, only those). InputError when 2^n exceeds ``limit``."""
+        if self._state_set is not None:
+            return [s for s in self.states or [] if self.feasible(s)]
+        if 2**self.width > limit:
+            raise InputError(f"{2 ** self.width} valuations exceed the limit {limit}")
+        return [b for b in (format(i, f"0{self.width}b") for i in range(2**self.width)) if self.feasible(b)]
+
     def valuation(self, b: str) -> dict[str, bool]:
         """Predicate name -> truth value of abstract state ``b``."""
         return {n: c == "1" for n, c in zip(self.names, b)}
