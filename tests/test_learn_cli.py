@@ -137,3 +137,10 @@ def test_demo_command(tmp_path, capsys):
         assert (tmp_path / f).stat().st_size > 0
     assert 0 < d["risk_initial"] < 1 and d["unsafe_states"] == ["1101"]
     assert d["risk"]["1101"] == pytest.approx(1.0) and d["risk"]["finish"] == 0.0
+
+
+def test_usage_errors_are_not_tracebacks(capsys):
+    code, _, err = run(["learn"], capsys)
+    assert code == 2 and "Missing argument" in err and "Traceback" not in err
+    code, _, err = run(["learn", str(TRACES), "--out", "x.json"], capsys)
+    assert code == 2 and "--spec" in err and "Traceback" not in err
