@@ -79,13 +79,20 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo("aborted", err=True)
         sys.exit(130)
     except Exception as exc:  # click usage errors and the like
-        try:
-            from click import ClickException
-        except ImportError:  # typer >= 0.29 vendors click as typer._click
-            from typer._click.exceptions import ClickException
-
-        if isinstance(exc, ClickException):
+        if isinstance(exc, _click_exceptions()):
             exc.show()
             sys.exit(exc.exit_code)
         typer.echo(f"error: unexpected {type(exc).__name__}: {exc}", err=True)
         sys.exit(3)
+
+
+def _click_exceptions() -> tuple[type, ...]:
+    """ClickException classes that may reach us: typer >= 0.29 vendors click as ``typer._click``, and
+    a separately installed click may also be present; usage errors come from the vendored copy."""
+    classes: list[type] = []
+    for mod in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            classes.append(__import__(mod, fromlist=["ClickException"]).ClickException)
+        except ImportError:
+            pass
+    return tuple(classes)
