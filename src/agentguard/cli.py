@@ -67,7 +67,10 @@ _register_all()
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning agentguard errors into one line and exit status 2."""
     try:
-        app(args=argv, standalone_mode=False)
+        # with standalone_mode=False, click returns the code of a ``typer.Exit`` instead of exiting
+        rc = app(args=argv, standalone_mode=False)
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
     except AgentGuardError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
