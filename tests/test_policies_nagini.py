@@ -91,3 +91,37 @@ def test_synthesis_feeds_nagini_counterexample_back(verifier):
     round2_prompt = client.prompts[1][-1]["content"]
     assert "amount=777777" in round2_prompt and "Counterexample" in round2_prompt
     assert res.policy(amount=777777).allow is False
+
+
+class _Shared:
+    """Hands the module's warm verifier to the CLI without letting the CLI close it."""
+
+    def __init__(self, v):
+        self.v = v
+        self.startup_seconds = v.startup_seconds
+
+    def __enter__(self):
+        return self.v
+
+    def __exit__(self, *exc):
+        return None
+
+
+def test_cli_verify_exit_codes_with_real_nagini(verifier, monkeypatch, tmp_path, capsys):
+    import agentguard.policies.nagini as nagini_mod
+    from agentguard.cli import main
+
+    monkeypatch.setattr(nagini_mod, "NaginiVerifier", lambda *a, **k: _Shared(verifier))
+    ok = tmp_path / "payment_ok.py"
+    ok.write_text(ROUND2.strip("`").removeprefix("python\n"))
+    with pytest.raises(SystemExit) as ei:
+        main(["verify", str(ok)])
+    assert ei.value.code == 0, capsys.readouterr()
+    assert "verified by Nagini" in capsys.readouterr().out
+    wrong = tmp_path / "hotel_wrong.py"
+    wrong.write_text(WRONG_HOTEL)
+    with pytest.raises(SystemExit) as ei:
+        main(["verify", "--no-tests", str(wrong)])
+    assert ei.value.code == 1
+    out = capsys.readouterr().out
+    assert "counterexample: " in out and "age=17" in out

@@ -76,7 +76,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                         worst = max(worst, 1)
         if as_json:
             typer.echo(json.dumps(out, indent=2, default=str))
-        raise typer.Exit(worst)
+        sys.exit(worst)  # not typer.Exit: agentguard.cli.main(standalone_mode=False) drops its code
 
     @app.command()
     def synthesize(
@@ -112,7 +112,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             typer.echo(f"round {r.index}: {r.stage}" + (f"\n{r.feedback}" if r.feedback else ""), err=True)
         if not res.ok or res.source is None:
             typer.echo(f"no policy passed after {len(res.rounds)} rounds", err=True)
-            raise typer.Exit(1)
+            sys.exit(1)
         out.write_text(res.source, encoding="utf-8")
         typer.echo(f"wrote {out} ({'verified by Nagini' if res.verified else 'tested, NOT verified'})")
 
@@ -128,7 +128,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         d = Path(data or _default_data())
         target = d / "mind2web_sc" if (d / "mind2web_sc").is_dir() else d
         res = evaluate(load_items(target))
-        res["command"] = "agentguard " + " ".join(sys.argv[1:]) if sys.argv else ""
         _emit(res, as_json, out, ["n", "accuracy", "precision", "recall", "violation_accuracy"])
 
     @bench.command("asb")
