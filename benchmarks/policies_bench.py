@@ -53,6 +53,8 @@ def verify_bench() -> dict:
         r = v.verify_source(WRONG_HOTEL, "hotel_age_wrong")
         out["wrong_policy"] = {"status": r.status, "seconds": r.seconds,
                                "counterexample": r.counterexample.to_dict() if r.counterexample else None}
+        again = v.verify(files[0])  # steady state: the first file again, JVM and prelude warm
+        out["warm_second_pass"] = {"file": files[0].stem, "seconds": again.seconds, "status": again.status}
     out["warm_total_seconds"] = time.perf_counter() - t0
     secs = [p["seconds"] for p in out["policies"].values()]
     out["warm_seconds_per_policy_mean"] = sum(secs) / len(secs)
@@ -61,7 +63,7 @@ def verify_bench() -> dict:
     cp = subprocess.run([str(venv / "bin" / "nagini"), str(files[0])], capture_output=True, text=True)
     cold = time.perf_counter() - t1
     out["cold_cli"] = {"file": files[0].stem, "wall_seconds": cold, "verified": "Verification successful" in cp.stdout}
-    out["cold_over_warm_ratio"] = cold / out["policies"][files[0].stem]["seconds"]
+    out["cold_over_warm_steady_ratio"] = cold / out["warm_second_pass"]["seconds"]
     return out
 
 

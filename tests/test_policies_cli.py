@@ -35,3 +35,35 @@ def test_synthesize_without_endpoint_is_a_clear_error(tmp_path, capsys, monkeypa
     spec.write_text("Deny users under 18.")
     assert run(["synthesize", str(spec), "--out", str(tmp_path / "p.py")]) == 2
     assert "no LLM endpoint configured" in capsys.readouterr().err
+
+
+def test_verify_exit_codes_follow_the_verifier(tmp_path, capsys, monkeypatch):
+    """Exit 0 verified / 1 counterexample / 2 Nagini refused the file, with a stand-in for the worker."""
+    import agentguard.policies.nagini as nagini_mod
+    from agentguard.policies import VerificationError, VerificationResult
+
+    outcomes = {}
+
+    class Fake:
+        startup_seconds = 0.0
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def verify(self, path):
+            return outcomes[str(path)]
+
+    monkeypatch.setattr(nagini_mod, "NaginiVerifier", lambda *a, **k: Fake())
+    f = tmp_path / "p.py"
+    f.write_text(library_path("asb_declared_tools").read_text())
+    outcomes[str(f)] = VerificationResult(str(f), "verified", seconds=1.5)
+    assert run(["verify", str(f)]) == 0
+    assert "verified by Nagini" in capsys.readouterr().out
+    outcomes[str(f)] = VerificationResult(str(f), "failed", (VerificationError("Postcondition", 9, {"tool": 4}, 0),))
+    assert run(["verify", str(f)]) == 1
+    assert "counterexample: tool=4 -> returns 0" in capsys.readouterr().out
+    outcomes[str(f)] = VerificationResult(str(f), "invalid", (VerificationError("Type error"),))
+    assert run(["verify", str(f)]) == 2

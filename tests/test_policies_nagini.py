@@ -72,16 +72,6 @@ def test_every_shipped_policy_verifies(verifier):
         load_policy(r.path)  # and the sandbox accepts it
 
 
-def test_wrong_policy_rejected_with_counterexample(verifier):
-    r = verifier.verify_source(WRONG_HOTEL, "hotel_age_wrong")
-    assert r.status == "failed", r.output
-    ce = r.counterexample
-    assert ce is not None, r.output
-    assert ce.inputs == {"category": 3, "age": 17} or (ce.inputs["category"] == 3 and ce.inputs["age"] == 17)
-    assert ce.result == 0
-    assert ce.line == 11
-
-
 def test_synthesis_feeds_nagini_counterexample_back(verifier):
     client = ScriptedClient([ROUND1, ROUND2])
     res = synthesize(SPEC, client, verifier=verifier, max_rounds=3)
@@ -107,21 +97,22 @@ class _Shared:
         return None
 
 
-def test_cli_verify_exit_codes_with_real_nagini(verifier, monkeypatch, tmp_path, capsys):
+def test_wrong_policy_rejected_with_counterexample_through_the_cli(verifier, monkeypatch, tmp_path, capsys):
+    """`agentguard verify` on a deliberately wrong policy: exit 1 and Nagini's counterexample, structured."""
+    import json
+
     import agentguard.policies.nagini as nagini_mod
     from agentguard.cli import main
 
     monkeypatch.setattr(nagini_mod, "NaginiVerifier", lambda *a, **k: _Shared(verifier))
-    ok = tmp_path / "payment_ok.py"
-    ok.write_text(ROUND2.strip("`").removeprefix("python\n"))
-    with pytest.raises(SystemExit) as ei:
-        main(["verify", str(ok)])
-    assert ei.value.code == 0, capsys.readouterr()
-    assert "verified by Nagini" in capsys.readouterr().out
     wrong = tmp_path / "hotel_wrong.py"
     wrong.write_text(WRONG_HOTEL)
     with pytest.raises(SystemExit) as ei:
-        main(["verify", "--no-tests", str(wrong)])
+        main(["verify", "--no-tests", "--json", str(wrong)])
     assert ei.value.code == 1
-    out = capsys.readouterr().out
-    assert "counterexample: " in out and "age=17" in out
+    (r,) = json.loads(capsys.readouterr().out)
+    assert r["status"] == "failed"
+    (err,) = [e for e in r["errors"] if e["inputs"]]
+    assert err["inputs"] == {"category": 3, "age": 17}  # the only counterexample: hotel, 17 years old
+    assert err["result"] == 0 and err["line"] == 11
+    assert "Postcondition of check might not hold" in err["message"]
