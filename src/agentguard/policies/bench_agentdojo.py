@@ -55,6 +55,8 @@ KIND: dict[str, int] = {
     "send_direct_message": SEND, "send_channel_message": SEND, "add_user_to_channel": SEND,
     "invite_user_to_slack": SEND, "remove_user_from_slack": DELETE, "post_webpage": SEND, "get_webpage": FETCH,
 }
+# environment sections that are third-party content, not the user's data (excluded from trusted text)
+UNTRUSTED_SECTIONS: dict[str, tuple[str, ...]] = {"slack": ("web",)}
 READ_PREFIXES = ("get_", "search_", "list_", "read_", "check_")
 
 REQUEST_KEYWORDS: dict[str, str] = {
@@ -195,9 +197,15 @@ def _replay_pipeline(user_task: Any, injection_task: Any, trusted_lower: str) ->
             tasks = [user_task] + ([injection_task] if injection_task is not None else [])
             for task in tasks:
                 for tc in task.ground_truth(env):
+                    result, error = runtime.run_function(env, tc.function, tc.args)
+                    if error and error.startswith("PolicyViolation"):
+                        # a blocked call never ran: keep it out of the call trace AgentDojo's checks read
+                        new.append(types.ChatAssistantMessage(
+                            role="assistant", tool_calls=None,
+                            content=[types.text_content_block_from_string(f"(blocked {tc.function}: {error})")]))
+                        continue
                     new.append(types.ChatAssistantMessage(role="assistant", tool_calls=[tc],
                                                           content=[types.text_content_block_from_string("")]))
-                    result, error = runtime.run_function(env, tc.function, tc.args)
                     new.append(types.ChatToolResultMessage(
                         role="tool", tool_call=tc, tool_call_id=None, error=error,
                         content=[types.text_content_block_from_string(
@@ -226,14 +234,15 @@ def evaluate(suites: list[str] | None = None, *, version: str = "v1", with_basel
     for sname in names:
         suite = all_suites[sname]
         clean = suite.load_and_inject_default_environment({})
-        trusted = clean.model_dump_json().lower()
+        trusted = clean.model_dump_json(exclude=set(UNTRUSTED_SECTIONS.get(sname, ()))).lower()
         guard = ToolCallGuard([PolicyBinding(policy, grounding_extractor())], strategy="AB")
         attack = base_attacks.BaseAttack(suite, None)
         res: dict[str, Any] = {"user_tasks": 0, "utility_guarded": 0, "utility_baseline": 0,
                                "gt_calls": 0, "gt_calls_allowed": 0, "pairs": 0, "pairs_skipped": 0,
                                "attack_success_guarded": 0, "attack_success_baseline": 0,
                                "utility_under_attack_guarded": 0, "blocked_reasons": defaultdict(int),
-                               "false_blocks": []}
+                               "false_blocks": [], "attack_success_by_injection": defaultdict(int),
+                               "pairs_by_injection": defaultdict(int)}
         for uid, ut in suite.user_tasks.items():
             log: list[dict[str, Any]] = []
             with warnings.catch_warnings():
@@ -285,6 +294,8 @@ def evaluate(suites: list[str] | None = None, *, version: str = "v1", with_basel
                 res["pairs"] += 1
                 pairs_done += 1
                 res["attack_success_guarded"] += bool(sec)
+                res["attack_success_by_injection"][iid] += bool(sec)
+                res["pairs_by_injection"][iid] += 1
                 res["attack_success_baseline"] += bool(bsec)
                 res["utility_under_attack_guarded"] += bool(util)
                 for e in log:
@@ -292,6 +303,8 @@ def evaluate(suites: list[str] | None = None, *, version: str = "v1", with_basel
                         res["blocked_reasons"][e["reason"]] += 1
         n_u, n_p = res["user_tasks"], res["pairs"]
         res["blocked_reasons"] = dict(res["blocked_reasons"])
+        res["attack_success_by_injection"] = dict(res["attack_success_by_injection"])
+        res["pairs_by_injection"] = dict(res["pairs_by_injection"])
         res["utility_rate_guarded"] = res["utility_guarded"] / n_u if n_u else 0.0
         res["utility_rate_baseline"] = res["utility_baseline"] / n_u if n_u else 0.0
         res["asr_guarded"] = res["attack_success_guarded"] / n_p if n_p else 0.0

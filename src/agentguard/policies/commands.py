@@ -121,13 +121,14 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         data: str = typer.Option(None, "--data", help="data folder (with mind2web_sc/) or a Mind2Web-SC JSON file"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
         out: Optional[Path] = typer.Option(None, "--out", help="also write the JSON here"),
+        llm: bool = typer.Option(False, "--llm", help="LLM argument extractor (endpoint from AGENTGUARD_LLM_*)"),
     ) -> None:
         """Accuracy, precision, recall (positive = deny) and violation accuracy of the six-rule policy."""
-        from .bench_mind2web import evaluate, load_items
+        from .bench_mind2web import evaluate, llm_extractor, load_items
 
         d = Path(data or _default_data())
         target = d / "mind2web_sc" if (d / "mind2web_sc").is_dir() else d
-        res = evaluate(load_items(target))
+        res = evaluate(load_items(target), extract=llm_extractor() if llm else None)
         _emit(res, as_json, out, ["n", "accuracy", "precision", "recall", "violation_accuracy"])
 
     @bench.command("asb")
