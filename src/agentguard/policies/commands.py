@@ -153,7 +153,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         """Utility and attack success per AgentDojo suite, replaying ground-truth calls through a guarded runtime."""
         from .bench_agentdojo import evaluate
 
-        res = evaluate(list(suite) or None, with_baseline=baseline, progress=lambda m: typer.echo(m, err=True))
+        res = evaluate(list(suite or []) or None, with_baseline=baseline, progress=lambda m: typer.echo(m, err=True))
         _emit(res, as_json, out, [])
 
     @bench.command("policy-latency")
