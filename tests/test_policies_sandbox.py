@@ -36,6 +36,9 @@ def make(body: str, params: str = "x: int", ret: str = "int") -> str:
     (make("    return getattr(x, 'y')\n"), "'getattr' is not allowed"),
     (make("    return 0\n").replace("def check", "@staticmethod\ndef check"), "only the @Pure decorator"),
     ("def check(:\n", "syntax error"),
+    (make("    y = [0] * 1000000000\n    return 0\n"), "multiplication needs an int literal"),
+    (make("    y = x * x\n    return 0\n"), "multiplication needs an int literal"),
+    (make("    return max(range(1000000000))\n"), "range() is allowed only"),
 ])
 def test_malicious_code_is_refused(source, needle):
     with pytest.raises(PolicyError) as ei:
@@ -105,3 +108,12 @@ def test_shipped_policies_pass_the_sandbox():
         validate(path.read_text(), str(path))
         pol = load_policy(path)
         assert pol.id and pol.version and len(pol.digest) == 12
+
+
+def test_long_for_loop_is_stopped_by_the_time_limit():
+    src = make("    for i in range(1000000000):\n        x = x + 1\n    return 0\n")
+    p = policy_from_source(src, timeout_s=0.02)
+    t0 = time.perf_counter()
+    with pytest.raises(GuardTimeout):
+        p.evaluate({"x": 1})
+    assert time.perf_counter() - t0 < 2.0

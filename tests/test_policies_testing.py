@@ -25,16 +25,16 @@ def test_correct_policy_passes_and_wrong_policy_fails_at_the_boundary():
 
 
 def test_property_tests_find_a_bug_boundaries_miss():
-    # wrong only for 40 <= x <= 60: no compared constant points there, hypothesis finds it
+    # wrong only where x - y > 20 (and x + y > 150): no boundary case lies there, hypothesis finds it
     src = ("from nagini_contracts.contracts import *\n\n"
            "def check(x: int, y: int) -> bool:\n"
            "    Requires(0 <= x and x <= 100)\n    Requires(0 <= y and y <= 100)\n"
            "    Ensures(Implies(x + y > 150, not Result()))\n"
-           "    if x + y > 150 and (x - 40) * (60 - x) < 0:\n        return False\n    return True\n")
+           "    if x + y > 150 and x - y <= 20:\n        return False\n    return True\n")
     rep = run_tests(policy_from_source(src), examples=300)
     assert not rep.passed
     f = rep.failures[0]
-    assert 40 <= f.args["x"] <= 60 and f.args["x"] + f.args["y"] > 150
+    assert f.args["x"] - f.args["y"] > 20 and f.args["x"] + f.args["y"] > 150
 
 
 def test_outside_domain_must_be_refused():
