@@ -176,3 +176,11 @@ def test_llm_extractor_is_validated_and_fails_closed():
         g = ToolCallGuard([PolicyBinding(M2W, LLMExtractor(ScriptedClient([bad]), M2W))])
         v = g.check(m2w_ctx("Book a hotel", age=30), ToolCall("click"))
         assert v.blocks and "LLM extractor" in v.reason
+
+
+def test_public_names_are_sorted_and_exist():
+    import agentguard.policies as pol
+
+    assert pol.__all__ == sorted(pol.__all__)
+    for name in pol.__all__:
+        assert hasattr(pol, name), name
