@@ -275,3 +275,74 @@ def test_monitor_eval_cli_errors(tmp_path, capsys):
     with pytest.raises(SystemExit) as ei:
         main(["monitor-eval", str(tmp_path / "missing.csv.gz")])
     assert ei.value.code == 2
+    # 20 % of 60 sequences -> about 7 safe calibration sequences: too few for alpha = 0.05 (CRC needs 19)
+    small = _toy_file(tmp_path, n=60, seed=1)
+    with pytest.raises(SystemExit) as ei:
+        main(["monitor-eval", str(small), "--alpha", "0.05"])
+    assert ei.value.code == 2 and "too few calibration sequences" in capsys.readouterr().err
+    try:
+        main(["monitor-eval", str(small), "--alpha", "0.05", "--on-infeasible", "trivial", "--json"])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    out = json.loads(capsys.readouterr().out)
+    assert out["trivial_splits"] == 10 and out["false_alarm_rate"] == 0.0
+
+
+# ------------------------------------------------- a real OpenAICompatClient against a local server
+@pytest.fixture()
+def logprob_server():
+    """A tiny OpenAI-compatible endpoint (stdlib http.server) that returns token logprobs."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    pairs = [("Step", -0.1), (" one\n", -0.3), ("Step", -0.2), (" two", -4.5), ("\n", -0.1), ("Done", -0.1)]
+    seen: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # keep test output quiet
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(body)
+            self.send_response(200)
+            if body.get("stream"):
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                try:
+                    for tok, lp in pairs:
+                        chunk = {"choices": [{"index": 0, "delta": {"content": tok},
+                                              "logprobs": {"content": [{"token": tok, "logprob": lp}]}}]}
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.flush()
+                    self.wfile.write(b"data: [DONE]\n\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+            else:
+                resp = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "".join(t for t, _ in pairs)},
+                                     "logprobs": {"content": [{"token": t, "logprob": lp} for t, lp in pairs]}}]}
+                data = json.dumps(resp).encode()
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}/v1", seen
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_openai_compat_client_logprob_signal(logprob_server):
+    from agentguard.llm import OpenAICompatClient
+    url, seen = logprob_server
+    client = OpenAICompatClient(base_url=url, model="m", timeout_s=10)
+    msgs = [{"role": "user", "content": "solve"}]
+    watched = monitor_tokens(openai_tokens(client, msgs), ThresholdMonitor(-2.0))
+    assert "".join(watched) == "Step one\nStep two" == watched.text and watched.stopped
+    assert watched.verdict.numbers["step"] == 2 and watched.verdict.numbers["score"] == -4.5
+    assert seen[-1]["logprobs"] is True and seen[-1]["stream"] is True
+    steps = list(TokenLogprobSignal(openai_response_tokens(client.chat(msgs, logprobs=True))))
+    assert [s.score for s in steps] == [-0.3, -4.5, -0.1]

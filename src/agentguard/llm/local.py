@@ -52,7 +52,10 @@ def _build_cache(root: Path) -> Path:
     transformers = require("transformers", "llm")
     torch = require("torch", "llm")
     root.mkdir(parents=True, exist_ok=True)
-    gguf_path = pkg.assemble(root / pkg.MODEL_NAME)
+    gguf_path = root / pkg.MODEL_NAME
+    if not gguf_path.exists():  # assemble (sha256-checked) under a private name, then move atomically
+        part = pkg.assemble(root / f".{pkg.MODEL_NAME}.{os.getpid()}.part", overwrite=True)
+        os.replace(part, gguf_path)
     tok = transformers.AutoTokenizer.from_pretrained(str(root), gguf_file=gguf_path.name)
     model = transformers.AutoModelForCausalLM.from_pretrained(
         str(root), gguf_file=gguf_path.name, dtype=torch.float32)
@@ -79,6 +82,20 @@ def _build_cache(root: Path) -> Path:
     return final
 
 
+def _load_tokenizer(transformers: Any, hf: Path) -> Any:
+    """The fast tokenizer straight from ``tokenizer.json`` (4x quicker than AutoTokenizer's GemmaTokenizer
+    wrapper in transformers 5, same ids), with the special tokens of ``tokenizer_config.json``."""
+    import json
+
+    try:
+        cfg = json.loads((hf / "tokenizer_config.json").read_text())
+        special = {k: cfg[k] for k in ("bos_token", "eos_token", "pad_token", "unk_token", "mask_token")
+                   if isinstance(cfg.get(k), str)}
+        return transformers.PreTrainedTokenizerFast(tokenizer_file=str(hf / "tokenizer.json"), **special)
+    except (OSError, ValueError, TypeError):
+        return transformers.AutoTokenizer.from_pretrained(str(hf))
+
+
 def load_gemma() -> tuple[Any, Any]:
     """Return ``(model, tokenizer)`` of gemma-3-270m on CPU in eval mode, cached per process.
 
@@ -96,7 +113,7 @@ def load_gemma() -> tuple[Any, Any]:
         if not (hf / "config.json").exists():
             hf = _build_cache(cache_dir())
         try:
-            tok = transformers.AutoTokenizer.from_pretrained(str(hf))
+            tok = _load_tokenizer(transformers, hf)
             model = transformers.AutoModelForCausalLM.from_pretrained(str(hf), dtype=torch.float32)
         except OSError as exc:  # a damaged cache: say where it is so the user can delete it
             raise ModelError(f"cannot load the cached gemma model at {hf} ({exc}); delete that folder") from None
