@@ -76,3 +76,24 @@ def test_beta_zero_reproduces_gemma(gemma):
     bonus = torch.zeros_like(base)
     bonus[keep[-1]] = 1.0
     assert blend_distribution(base, bonus, beta=5.0, top_p=0.9)[keep[-1]] > p9[keep[-1]]
+
+
+@pytest.mark.slow
+def test_blending_with_action_q_steers_gemma_to_the_safe_letter(gemma):
+    """Eq. 4 with a safety Q over the answer letters: beta = 0 keeps gemma's choice, a large beta moves
+    the mass to the letter with the highest Q (the fallback)."""
+    from agentguard.control.token_level import action_token_q
+    from agentguard.envs import driving as D
+
+    model, tok = gemma
+    prompt = D.observation_text([0.2, 1.0, 0.0]) + "\n" + D.question_text() + "\nAnswer:"
+    ids = tok(prompt, return_tensors="pt")
+    with torch.no_grad():
+        base = model(**ids).logits[0, -1].float()
+    q = action_token_q(tok, [0.16, -0.02, 0.20], D.ACTIONS, base.numel())  # C is the safest choice
+    letter = {a: tok.encode(" " + a, add_special_tokens=False)[0] for a in D.ACTIONS}
+    p0 = blend_distribution(base, q, beta=0.0)
+    p1 = blend_distribution(base, q, beta=200.0)
+    assert torch.allclose(p0, torch.softmax(base, 0), atol=1e-6)
+    assert p0[letter["C"]] < 0.5 < 0.9 < p1[letter["C"]]  # gemma alone prefers " A" (measured: 0.31 vs 0.08)
+    assert p1[letter["B"]] < 0.01 < p0[letter["B"]]

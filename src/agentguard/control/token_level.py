@@ -137,3 +137,26 @@ class TokenQ:
 
     def token_texts(self, ids: Sequence[int]) -> list[str]:
         return [self.tokenizer.decode([int(i)]) for i in ids]
+
+
+def action_token_q(tokenizer: Any, q_actions: Sequence[float], actions: Sequence[str], vocab_size: int,
+                   other: float | None = None) -> Any:
+    """Spread action-level Q-values onto the vocabulary: every token that decodes to an action's name
+    (e.g. ``"A"`` or ``" A"``) gets that action's Q; every other token gets ``other`` (default: the
+    smallest action Q minus 1, so blending never prefers text that is not an action).
+
+    With a learned safety Q (for example ReGuard's), ``blend_distribution(base, q, beta, T, p)`` is
+    Eq. 4 for a single-token (K = 1) answer: the base model's choice distribution tilted towards the
+    actions the safety value prefers.
+    """
+    torch = require("torch", "control")
+    q = torch.as_tensor(list(q_actions), dtype=torch.float32)
+    fill = float(q.min()) - 1.0 if other is None else float(other)
+    out = torch.full((vocab_size,), fill)
+    names = [a.strip() for a in actions]
+    for i, name in enumerate(names):
+        for variant in (name, " " + name):
+            ids = tokenizer.encode(variant, add_special_tokens=False)
+            if len(ids) == 1:
+                out[ids[0]] = q[i]
+    return out
