@@ -16,15 +16,13 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from agentguard.control.driving_bench import cache_root  # noqa: E402
-from agentguard.control.value_iteration import DrivingValueGrid, solve_driving  # noqa: E402
-from agentguard.envs import backseat as B  # noqa: E402
-from agentguard.envs import driving as D  # noqa: E402
+from agentguard.control.driving_bench import cache_root
+from agentguard.control.value_iteration import DrivingValueGrid, solve_driving
+from agentguard.envs import backseat as B
+from agentguard.envs import driving as D
 
 
 def main() -> None:
@@ -36,8 +34,8 @@ def main() -> None:
     gpath = cache_root() / "control" / "driving_vi_r0.05_t64.npz"
     grid = DrivingValueGrid.load(str(gpath)) if gpath.exists() else solve_driving(0.05, 64)
     starts = D.sample_initial_states(a.episodes, seed=a.seed)
-    rec = lambda s: int(grid.fallback(s[None])[0])  # noqa: E731
-    shield = lambda s, ah: bool(grid.q_values(s[None])[0, ah] <= grid.tol)  # noqa: E731
+    rec = lambda s: int(grid.fallback(s[None])[0])
+    shield = lambda s, ah: bool(grid.q_values(s[None])[0, ah] <= grid.tol)
     rows = []
     for persona in B.PERSONAS:
         human = B.ScriptedHuman(persona)

@@ -14,15 +14,13 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from agentguard.control.ddqn import QModel  # noqa: E402
-from agentguard.control.driving_bench import RESULTS, rollout  # noqa: E402
-from agentguard.control.driving_guard import make_filter, make_text_encoder  # noqa: E402
-from agentguard.envs import driving as D  # noqa: E402
+from agentguard.control.ddqn import QModel
+from agentguard.control.driving_bench import RESULTS, rollout
+from agentguard.control.driving_guard import make_filter, make_text_encoder
+from agentguard.envs import driving as D
 
 
 def main() -> None:

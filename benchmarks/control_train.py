@@ -22,17 +22,15 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from agentguard.control.ddqn import f1_score  # noqa: E402
-from agentguard.control.driving_bench import FULL_CONFIG, FULL_ITERATIONS, RESULTS, cache_root, eval_states  # noqa: E402
-from agentguard.control.driving_guard import make_text_encoder, train_privileged, train_text_latent  # noqa: E402
-from agentguard.control.encoders import StateEncoder  # noqa: E402
-from agentguard.control.value_iteration import DrivingValueGrid, solve_driving  # noqa: E402
-from agentguard.envs import driving as D  # noqa: E402
+from agentguard.control.ddqn import f1_score
+from agentguard.control.driving_bench import FULL_CONFIG, FULL_ITERATIONS, RESULTS, cache_root, eval_states
+from agentguard.control.driving_guard import make_text_encoder, train_privileged, train_text_latent
+from agentguard.control.encoders import StateEncoder
+from agentguard.control.value_iteration import DrivingValueGrid, solve_driving
+from agentguard.envs import driving as D
 
 
 def main() -> None:

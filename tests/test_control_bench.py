@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("wordllama")
 
-from agentguard.cli import main  # noqa: E402
+from agentguard.cli import main
 
 KEYS = {"value_f1", "tp_rate", "tn_rate", "fn_rate", "success_rate", "failure_rate", "intervention_rate"}
 

@@ -17,7 +17,7 @@ from agentguard.llm import ScriptedClient
 def brute_force_value(prices, k):
     """Independent oracle: try every set of at most k rows to remove."""
     best = -np.inf
-    for r in range(0, min(k, len(prices)) + 1):
+    for r in range(min(k, len(prices)) + 1):
         for rm in itertools.combinations(range(len(prices)), r):
             best = max(best, C.BUDGET - sum(p for i, p in enumerate(prices) if i not in rm))
     return best
@@ -132,7 +132,7 @@ def test_backseat_urgency_matters():
     from agentguard.control.driving_guard import MyopicQ
 
     starts = D.sample_initial_states(30, seed=2)
-    rec = lambda s: int(np.argmax(MyopicQ().q_values(s[None])[0]))  # noqa: E731
+    rec = lambda s: int(np.argmax(MyopicQ().q_values(s[None])[0]))
     res = {}
     for persona in B.PERSONAS:
         for urgent in (False, True):

@@ -9,9 +9,14 @@ import numpy as np
 import pytest
 
 from agentguard.control.bellman import discounted_safety_target, safety_backup
-from agentguard.control.driving_guard import ExactQ, MyopicQ, TextStateAdapter, make_filter
+from agentguard.control.driving_guard import MyopicQ, TextStateAdapter, make_filter
 from agentguard.control.filter import SafetyFilter
-from agentguard.control.value_iteration import exhaustive_can_survive, rollout_fallback, solve_driving, validate
+from agentguard.control.value_iteration import (
+    exhaustive_can_survive,
+    rollout_fallback,
+    solve_driving,
+    validate,
+)
 from agentguard.core import Context, Decision, Fallback, GuardStack, InputError, ParseError
 from agentguard.envs import driving as D
 
@@ -116,7 +121,6 @@ def test_filter_allows_safe_and_recovers_unsafe(grid):
     ok = np.flatnonzero((q_line[:, 1] <= f.epsilon) & (q_line.max(1) > f.epsilon))
     assert len(ok), "no state on the line where only a turn is safe"
     s = line[ok[0]]
-    q = q_line[ok[0]]
     v = f.certify(Context(state=D.observation_text(s)), "B")
     assert v.decision is Decision.RECOVER and v.action in ("A", "C")
     assert set(v.numbers) >= {"q_A", "q_B", "q_C", "q_proposed", "epsilon"}

@@ -7,12 +7,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agentguard.control.baselines import train_one_step_classifier  # noqa: E402
-from agentguard.control.ddqn import DDQNConfig, QModel, Transitions, f1_score, train_ddqn  # noqa: E402
-from agentguard.control.encoders import ConcatEncoder, DrivingNumbersEncoder, StateEncoder  # noqa: E402
-from agentguard.control.filter import SafetyFilter  # noqa: E402
-from agentguard.core import Context, Decision, InputError, ParseError  # noqa: E402
-from agentguard.envs import driving as D  # noqa: E402
+from agentguard.control.baselines import train_one_step_classifier
+from agentguard.control.ddqn import DDQNConfig, QModel, Transitions, f1_score, train_ddqn
+from agentguard.control.encoders import ConcatEncoder, DrivingNumbersEncoder, StateEncoder
+from agentguard.control.filter import SafetyFilter
+from agentguard.core import Context, Decision, InputError, ParseError
+from agentguard.envs import driving as D
 
 
 class Chain:

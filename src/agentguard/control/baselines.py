@@ -50,7 +50,7 @@ class OneStepClassifier:
                     "seconds": self.seconds, "meta": self.meta}, path)
 
     @classmethod
-    def load(cls, path: str) -> "OneStepClassifier":
+    def load(cls, path: str) -> OneStepClassifier:
         torch = require("torch", "control")
         d = torch.load(path, map_location="cpu", weights_only=False)
         net = _net(d["in_dim"] + d["n_actions"])
@@ -95,4 +95,4 @@ def train_one_step_classifier(z: np.ndarray, a: np.ndarray, safe_next: np.ndarra
             opt.step()
     net.eval()
     return OneStepClassifier(net, z.shape[1], n_actions, time.perf_counter() - t0,
-                             {"n": int(len(x)), "positive_fraction": float(y.mean())})
+                             {"n": len(x), "positive_fraction": float(y.mean())})

@@ -11,8 +11,6 @@ the given seed (``--retrain`` forces it). Progress goes to stderr; ``--json`` pr
 from __future__ import annotations
 
 import json
-import sys
-from typing import Optional
 
 import typer
 
@@ -37,9 +35,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         base: str = typer.Option("weak", help="base policy: weak (scripted driver), random, llm"),
         seed: int = typer.Option(0, help="seed of training and evaluation"),
         retrain: bool = typer.Option(False, help="train even when weights are cached"),
-        plots: Optional[str] = typer.Option(None, help="folder for the safe-set and rollout PNGs"),
+        plots: str | None = typer.Option(None, help="folder for the safe-set and rollout PNGs"),
         encoder: str = typer.Option("wordllama+numbers", help="text encoder of ReGuard"),
-        iterations: Optional[int] = typer.Option(None, help="DDQN iterations (default 24000; quick 400)"),
+        iterations: int | None = typer.Option(None, help="DDQN iterations (default 24000; quick 400)"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress on stderr"),
         epsilon: float = typer.Option(0.1, help="switching threshold of the learned and myopic filters"),
     ) -> None:
@@ -65,7 +63,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         base: str = typer.Option("random", help="base policy: random, cheapest, llm"),
         seed: int = typer.Option(0, help="seed of training and evaluation"),
         retrain: bool = typer.Option(False, help="train even when weights are cached"),
-        iterations: Optional[int] = typer.Option(None, help="DDQN iterations"),
+        iterations: int | None = typer.Option(None, help="DDQN iterations"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress on stderr"),
     ) -> None:
         """Agentic Commerce: success (cart within the $50 budget at checkout), failure, interventions, value F1."""

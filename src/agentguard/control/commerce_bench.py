@@ -18,8 +18,8 @@ counts as neither.
 from __future__ import annotations
 
 import time
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -19,15 +19,16 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..core.errors import InputError, require
 from .bellman import discounted_safety_target
 
-__all__ = ["DDQNConfig", "QModel", "ReplayBuffer", "Transitions", "TransitionSampler", "train_ddqn"]
+__all__ = ["DDQNConfig", "QModel", "ReplayBuffer", "TransitionSampler", "Transitions", "train_ddqn"]
 
 
 @dataclass
@@ -135,7 +136,7 @@ class QModel:
                     "meta": self.meta}, path)
 
     @classmethod
-    def load(cls, path: str) -> "QModel":
+    def load(cls, path: str) -> QModel:
         torch = require("torch", "control")
         try:
             d = torch.load(path, map_location="cpu", weights_only=False)
@@ -150,7 +151,7 @@ class QModel:
 
 
 def train_ddqn(sampler: TransitionSampler, in_dim: int, n_actions: int, config: DDQNConfig | None = None,
-               progress: bool = False, callback: Callable[[int, "QModel"], dict] | None = None,
+               progress: bool = False, callback: Callable[[int, QModel], dict] | None = None,
                log_every: int = 1000) -> QModel:
     """Train a Q-network by DDQN on the discounted safety Bellman target (Eq. 5).
 

@@ -25,9 +25,10 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -179,7 +180,7 @@ def evaluate_driving(filters: dict[str, SafetyFilter | None], grid, base: Callab
             m["tp_rate"] = float(said_safe[own].mean()) if own.any() else None
             m["tn_rate"] = float((~said_safe[~own]).mean()) if (~own).any() else None
             m["fn_rate"] = float((~said_safe[best]).mean()) if best.any() else None
-            m["monitor_pairs"] = int(len(sel))
+            m["monitor_pairs"] = len(sel)
         m["eval_seconds"] = time.perf_counter() - t0
         out[name] = m
         _log(f"  {name}: success {m['success_rate']:.3f} failure {m['failure_rate']:.3f} "

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -179,7 +180,7 @@ class HiddenStateEncoder:
         self.model, self.tokenizer, self.layer, self.pool = model, tokenizer, layer, pool
         cfg = getattr(model, "config", None)
         cfg = getattr(cfg, "text_config", cfg)
-        self.dim = int(getattr(cfg, "hidden_size"))
+        self.dim = int(cfg.hidden_size)
         self.name = name
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -73,7 +74,7 @@ class SafetyFilter(BaseGuard):
         self.default_action = default_action
         self.intervention = intervention
         self.name = name
-        self._last: "OrderedDict[str, int]" = OrderedDict()
+        self._last: OrderedDict[str, int] = OrderedDict()
         self._max_runs = max_runs
 
     def __repr__(self) -> str:

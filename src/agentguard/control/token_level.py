@@ -24,8 +24,9 @@ transition, which is hours on a 2-core CPU; only the mechanics are exercised her
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..core.errors import InputError, require
 

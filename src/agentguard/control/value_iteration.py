@@ -102,7 +102,7 @@ class DrivingValueGrid:
                             iterations=self.iterations, seconds=self.seconds, tol=self.tol)
 
     @classmethod
-    def load(cls, path: str) -> "DrivingValueGrid":
+    def load(cls, path: str) -> DrivingValueGrid:
         z = np.load(path)
         return cls(z["xs"], z["ys"], z["thetas"], z["values"].astype(float), int(z["iterations"]),
                    float(z["seconds"]), float(z["tol"]))
@@ -214,7 +214,7 @@ def validate(grid: DrivingValueGrid, n: int = 300, seed: int = 0, steps: int = 2
     certified = sum(v is False for v in verdicts)
     undecided = sum(v is None for v in verdicts)
     return {
-        "n_safe": int(len(safe_s)), "n_unsafe": int(len(unsafe_s)),
+        "n_safe": len(safe_s), "n_unsafe": len(unsafe_s),
         "safe_rollout_ok": float(roll.mean()) if len(roll) else float("nan"),
         "unsafe_certified": certified / max(1, len(unsafe_s)),
         "unsafe_undecided": undecided / max(1, len(unsafe_s)),

@@ -23,8 +23,9 @@ correct answer as the paper does.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +33,16 @@ from ..core.errors import InputError
 from . import driving as D
 
 __all__ = [
-    "LLMAdviser", "LLMHuman", "OPPOSITE", "PERSONAS", "ScriptedHuman", "advice_text", "advised_action",
-    "human_prompt", "is_urgent", "run_backseat",
+    "OPPOSITE",
+    "PERSONAS",
+    "LLMAdviser",
+    "LLMHuman",
+    "ScriptedHuman",
+    "advice_text",
+    "advised_action",
+    "human_prompt",
+    "is_urgent",
+    "run_backseat",
 ]
 
 PERSONAS = ("none", "urgent")

@@ -19,9 +19,9 @@ item's row disappears and later rows shift up (ids are positions, as on a real p
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 

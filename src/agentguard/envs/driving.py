@@ -39,18 +39,37 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
 from ..core.errors import InputError, ParseError
 
 __all__ = [
-    "ACTIONS", "ACTION_TEXT", "DT", "GOAL_X", "HORIZON", "METERS_PER_UNIT", "OBSTACLES", "RADIUS",
-    "ROAD_WIDTH", "U_MAX", "V", "DrivingEnv", "START_BOX", "goal_reached", "margin", "observation_text",
-    "parse_action", "parse_observation", "prompt_messages", "random_policy", "sample_initial_states",
-    "step", "weak_driver_policy",
+    "ACTIONS",
+    "ACTION_TEXT",
+    "DT",
+    "GOAL_X",
+    "HORIZON",
+    "METERS_PER_UNIT",
+    "OBSTACLES",
+    "RADIUS",
+    "ROAD_WIDTH",
+    "START_BOX",
+    "U_MAX",
+    "DrivingEnv",
+    "V",
+    "goal_reached",
+    "margin",
+    "observation_text",
+    "parse_action",
+    "parse_observation",
+    "prompt_messages",
+    "random_policy",
+    "sample_initial_states",
+    "step",
+    "weak_driver_policy",
 ]
 
 V = 0.5
@@ -120,12 +139,12 @@ SYSTEM_PROMPT = (
     "You are an expert AI driving a car. You are designed to answer multiple-choice questions accurately. "
     "When given a question and answer choices, you must select the correct answer. Always respond with the "
     "letter corresponding to the correct answer and do not provide any additional text unless explicitly "
-    "asked. The car is moving at a constant speed of {speed:.2f} m/s and you can steer the car. The car has a "
-    "turning radius of {radius:.2f} m. Your goal is for the car to reach the end of the obstacle course track "
+    f"asked. The car is moving at a constant speed of {V * METERS_PER_UNIT:.2f} m/s and you can steer the car. The car has a "
+    f"turning radius of {V / U_MAX * METERS_PER_UNIT:.2f} m. Your goal is for the car to reach the end of the obstacle course track "
     "without crashing into any obstacles on the track or driving off the track. You will have access to the "
     "car's location, the goal location, the obstacles' locations, the track boundaries, and the speed of the "
     "car. You will be asked to choose how to steer the car."
-).format(speed=V * METERS_PER_UNIT, radius=V / U_MAX * METERS_PER_UNIT)
+)
 
 _ORD = ("first", "second", "third", "fourth")
 
@@ -136,10 +155,10 @@ def observation_text(state: Sequence[float]) -> str:
     m = METERS_PER_UNIT
     parts = [
         f"The goal is currently {(GOAL_X - x) * m:.2f} m down the track.",
-        f"The car is {(ROAD_WIDTH - y) * m:.2f} m away from the left edge of the track and {y * m:.2f} m "
-        f"away from the right edge of the track.",
-        f"The car's heading is {-math.degrees(float(wrap_angle(th))):.1f} degrees clockwise from the "
-        f"centerline of the track.",
+        (f"The car is {(ROAD_WIDTH - y) * m:.2f} m away from the left edge of the track and {y * m:.2f} m "
+         f"away from the right edge of the track."),
+        (f"The car's heading is {-math.degrees(float(wrap_angle(th))):.1f} degrees clockwise from the "
+         f"centerline of the track."),
     ]
     for i, (c, d) in enumerate(zip(OBSTACLES, obstacle_distances(np.array([x, y, th])))):
         bearing = math.degrees(float(wrap_angle(math.atan2(c[1] - y, c[0] - x) - th)))
