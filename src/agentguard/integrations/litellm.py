@@ -141,6 +141,8 @@ class GuardrailEndpoint:
 class _Handler(BaseHTTPRequestHandler):
     endpoint: GuardrailEndpoint
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # one small JSON answer per request: do not wait for delayed ACKs
+    wbufsize = 1 << 16  # headers and body leave in one write (flushed after each request)
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return None

@@ -1,0 +1,281 @@
+"""Guard overhead per tool call through each adapter, excluding the model.
+
+For every adapter the same scripted workload runs three ways: without agentguard (``none``), with
+an always-allow guard (``allow``: the adapter's own machinery), and with the example policy stack
+(``stack``: GuardStack of two ToolRuleGuards, examples/integrations/agentguard.toml). The scripted
+model and the tools are identical in all three, so ``per_call_us[x] - per_call_us['none']`` is the
+guard's overhead per tool call, the model excluded. Each figure is the median over ``--repeats`` runs.
+Also timed: the adapter's hook alone (``hook_us``: one guarded decision, no framework around it).
+
+    python benchmarks/integrations_overhead.py [--calls 40] [--repeats 7] [--out benchmarks/results/integrations_overhead.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from agentguard import BaseGuard, Context, ToolCall, Verdict  # noqa: E402
+from agentguard.config import load_stack  # noqa: E402
+
+EX = REPO / "examples" / "integrations"
+
+
+class AllowAll(BaseGuard):
+    name = "allow-all"
+
+    def check(self, context, proposal):
+        return Verdict.allow(self.name)
+
+
+def guards():
+    return {"none": None, "allow": AllowAll(), "stack": load_stack(EX / "agentguard.toml")}
+
+
+def median_time(fn, repeats):
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def interleaved(runs, repeats):
+    """Median seconds per run of each labelled function, the labels alternated within every repeat so
+    that load changes on a shared machine hit all of them alike."""
+    for fn in runs.values():
+        fn()  # warm-up
+    ts = {k: [] for k in runs}
+    for _ in range(repeats):
+        for k, fn in runs.items():
+            t0 = time.perf_counter()
+            fn()
+            ts[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in ts.items()}
+
+
+def micro(fn, n=2000):
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - t0) / n * 1e6
+
+
+def bench_langchain(calls, repeats):
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+
+    from agentguard.integrations.langchain import AgentGuardMiddleware, scripted_chat_model
+
+    @tool
+    def send_email(to: str, body: str) -> str:
+        """Send."""
+        return "ok"
+
+    def script():
+        return [AIMessage("", tool_calls=[{"name": "send_email", "args": {"to": "a@example.com", "body": "x"},
+                                           "id": f"c{i}"}]) for i in range(calls)] + [AIMessage("done")]
+
+    def runner(g):
+        mw = [] if g is None else [AgentGuardMiddleware(g)]
+
+        def run():
+            agent = create_agent(scripted_chat_model(script()), [send_email], middleware=mw)
+            agent.invoke({"messages": [{"role": "user", "content": "go"}]},
+                         {"configurable": {"thread_id": "b"}, "recursion_limit": 10 * calls + 10})
+        return run
+    out = {k: v / calls * 1e6 for k, v in interleaved({k: runner(g) for k, g in guards().items()}, repeats).items()}
+    g = load_stack(EX / "agentguard.toml")
+    mw = AgentGuardMiddleware(g)
+    req = ToolCallRequest(tool_call={"name": "send_email", "args": {"to": "a@example.com", "body": "x"}, "id": "c"},
+                          tool=None, state={"messages": []},
+                          runtime=SimpleNamespace(config={"configurable": {"thread_id": "b"}}))
+    hook = micro(lambda: mw.wrap_tool_call(req, lambda r: None))
+    return out, hook
+
+
+def bench_openai_agents(calls, repeats):
+    from agents import Agent, Runner, function_tool, set_trace_processors
+    from agents.testing import ScriptedModel, assistant_message, function_call
+    from agents.tool_context import ToolContext
+    from agents.tool_guardrails import ToolInputGuardrailData
+
+    from agentguard.integrations.openai_agents import AgentsGuard
+
+    set_trace_processors([])
+
+    def make_tool():
+        @function_tool
+        def send_email(to: str, body: str) -> str:
+            """Send."""
+            return "ok"
+        return send_email
+
+    def steps():
+        return [[function_call("send_email", {"to": "a@example.com", "body": "x"}, call_id=f"c{i}")]
+                for i in range(calls)] + [[assistant_message("done")]]
+
+    def runner(g):
+        def run():
+            tools = [make_tool()] if g is None else AgentsGuard(g).guard_tools([make_tool()])
+            agent = Agent(name="a", model=ScriptedModel(steps()), tools=tools)
+            asyncio.run(Runner.run(agent, "go", max_turns=calls + 5))
+        return run
+    out = {k: v / calls * 1e6 for k, v in interleaved({k: runner(g) for k, g in guards().items()}, repeats).items()}
+    ag = AgentsGuard(load_stack(EX / "agentguard.toml"))
+    agent = Agent(name="a")
+    data = ToolInputGuardrailData(context=ToolContext(context=None, tool_name="send_email", tool_call_id="c",
+                                                      tool_arguments='{"to":"a@example.com","body":"x"}'), agent=agent)
+
+    async def many(n=2000):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            await ag._input(data)
+        return (time.perf_counter() - t0) / n * 1e6
+    hook = asyncio.run(many())
+    ag.forget("default")
+    return out, hook
+
+
+def bench_mcp(calls, repeats):
+    from mcp import Client, StdioServerParameters
+
+    from agentguard.integrations.mcp_proxy import GuardProxy, Upstream
+
+    work = tempfile.mkdtemp(prefix="agentguard-bench-")
+    up = Upstream("notes", command=sys.executable, args=[str(EX / "mcp_upstream_server.py"), work])
+    out = {}
+
+    async def timed(client):
+        await client.call_tool("list_notes", {})  # warm-up
+        ts = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                await client.call_tool("list_notes", {})
+            ts.append((time.perf_counter() - t0) / calls * 1e6)
+        return statistics.median(ts)
+
+    async def direct():
+        async with Client(up.target()) as c:
+            return await timed(c)
+
+    async def proxied(g):
+        async with GuardProxy(g, [up]) as proxy:
+            async with Client(proxy.server) as c:
+                return await timed(c)
+
+    out["none"] = asyncio.run(direct())
+    for label, g in guards().items():
+        if g is not None:
+            out[label] = asyncio.run(proxied(g))
+    return out, None
+
+
+def bench_litellm(calls, repeats):
+    import http.client
+
+    from agentguard.integrations.litellm import GUARDRAIL_PATH, GuardrailEndpoint, serve_in_thread
+
+    body = json.dumps({"input_type": "response", "litellm_trace_id": "t", "texts": [], "request_data": {},
+                       "tool_calls": [{"id": "1", "type": "function", "function": {
+                           "name": "send_email", "arguments": '{"to": "a@example.com", "body": "x"}'}}]})
+    out = {}
+    for label, g in guards().items():
+        if g is None:
+            continue
+        srv = serve_in_thread(GuardrailEndpoint(g))
+        conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1])
+
+        def run():
+            for _ in range(calls):
+                conn.request("POST", GUARDRAIL_PATH, body, {"Content-Type": "application/json"})
+                conn.getresponse().read()
+        run()
+        out[label] = median_time(run, repeats) / calls * 1e6
+        conn.close()
+        srv.shutdown()
+        srv.server_close()
+    ep = GuardrailEndpoint(load_stack(EX / "agentguard.toml"))
+    payload = json.loads(body)
+    hook = micro(lambda: ep.handle(payload))
+    return out, hook
+
+
+def bench_streaming(calls, repeats):
+    from agentguard.integrations.streaming import GuardedStream, ScoreMonitor
+
+    chunks = [{"choices": [{"index": 0, "delta": {"content": f"step {i} text\n"}}]} for i in range(calls)]
+    out = {}
+
+    def raw():
+        for c in chunks:
+            _ = c["choices"][0]["delta"]["content"]
+    out["none"] = median_time(raw, repeats * 5) / calls * 1e6
+    for label, g in {"allow": AllowAll(), "stack": ScoreMonitor(0.5, lambda t, c: 0.9)}.items():
+        out[label] = median_time(lambda: list(GuardedStream(chunks, g)), repeats * 5) / calls * 1e6
+    return out, None
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=40)
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "integrations_overhead.json"))
+    a = ap.parse_args(argv)
+    benches = {"langchain": bench_langchain, "openai_agents": bench_openai_agents, "mcp": bench_mcp,
+               "litellm": bench_litellm, "streaming": bench_streaming}
+    import os
+
+    results = {}
+    load_before = os.getloadavg()
+    for name, fn in benches.items():
+        if a.only and name not in a.only:
+            continue
+        print(f"[{name}] running ...", file=sys.stderr, flush=True)
+        per_call, hook = fn(a.calls, a.repeats)
+        base = per_call.get("none")
+        results[name] = {
+            "per_call_us": {k: round(v, 1) for k, v in per_call.items()},
+            "overhead_us": {k: round(v - base, 1) for k, v in per_call.items() if base is not None and k != "none"},
+            "overhead_ratio": {k: round(v / base, 3) for k, v in per_call.items() if base and k != "none"},
+            "hook_us": round(hook, 2) if hook is not None else None,
+        }
+        print(f"[{name}] {json.dumps(results[name])}", file=sys.stderr, flush=True)
+    notes = {
+        "langchain": "create_agent + scripted GenericFakeChatModel, one tool call per model turn; hook_us = AgentGuardMiddleware.wrap_tool_call alone",
+        "openai_agents": "Runner.run + agents.testing.ScriptedModel; hook_us = the input guardrail function alone",
+        "mcp": "mcp.Client -> GuardProxy (in-process) -> stdio upstream vs mcp.Client -> stdio upstream directly; "
+               "overhead includes the proxy's extra MCP hop, not only the guard",
+        "litellm": "HTTP POST per guardrail request on loopback (keep-alive); 'none' has no equivalent (LiteLLM without the "
+                   "guardrail makes no request); hook_us = GuardrailEndpoint.handle alone",
+        "streaming": "per stream step (one chunk per step), in-memory chunks; 'stack' = ScoreMonitor with a constant scorer",
+    }
+    doc = {"command": "python " + " ".join([str(Path(sys.argv[0]).relative_to(REPO)) if Path(sys.argv[0]).is_absolute()
+                                              else sys.argv[0], *sys.argv[1:]]),
+           "calls_per_run": a.calls, "repeats": a.repeats, "python": platform.python_version(),
+           "machine": platform.machine(), "cpus": os.cpu_count(),
+           "load_average_before_after": [round(x, 2) for x in (*load_before, *os.getloadavg())],
+           "results": results, "notes": notes}
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(doc, indent=2) + "\n")
+    print(json.dumps(doc, indent=2))
+
+
+if __name__ == "__main__":
+    main()
