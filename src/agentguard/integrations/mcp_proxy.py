@@ -34,6 +34,7 @@ streamed progress notifications of upstream tools are not relayed.
 from __future__ import annotations
 
 import inspect
+import os
 import shlex
 import sys
 from contextlib import AsyncExitStack
@@ -49,7 +50,7 @@ from .runtime import GuardRuntime, refusal_message
 require("mcp", "integrations")
 
 import mcp_types as types  # noqa: E402
-from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.server import Server  # noqa: E402
 
 __all__ = ["GuardProxy", "Upstream", "parse_upstream", "session_key"]
@@ -76,9 +77,11 @@ class Upstream:
             raise InputError(f"upstream {self.name}: give exactly one of a command or a url")
 
     def target(self) -> Any:
+        """What ``mcp.Client`` connects to: the URL, or a stdio transport whose stderr goes to ours."""
         if self.url is not None:
             return self.url
-        return StdioServerParameters(command=self.command, args=list(self.args), env=self.env, cwd=self.cwd)
+        params = StdioServerParameters(command=self.command, args=list(self.args), env=self.env, cwd=self.cwd)
+        return stdio_client(params, errlog=_errlog())
 
 
 def parse_upstream(spec: str) -> Upstream:
@@ -120,6 +123,19 @@ def session_key(ctx: Any) -> str:
         except ImportError:  # pragma: no cover
             return f"connection:{id(conn)}"
     return "stdio"
+
+
+def _errlog() -> Any:
+    """The upstream's stderr sink: our current stderr if it is a real file, else the process's original
+    one (``stdio_client``'s default is bound when ``mcp`` is imported and may be closed by now)."""
+    for f in (sys.stderr, sys.__stderr__):
+        try:
+            if f is not None:
+                f.fileno()
+                return f
+        except (OSError, ValueError, AttributeError):
+            continue
+    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
 
 
 def _error_result(text: str) -> types.CallToolResult:
