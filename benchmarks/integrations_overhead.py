@@ -4,7 +4,9 @@ For every adapter the same scripted workload runs three ways: without agentguard
 an always-allow guard (``allow``: the adapter's own machinery), and with the example policy stack
 (``stack``: GuardStack of two ToolRuleGuards, examples/integrations/agentguard.toml). The scripted
 model and the tools are identical in all three, so ``per_call_us[x] - per_call_us['none']`` is the
-guard's overhead per tool call, the model excluded. Each figure is the median over ``--repeats`` runs.
+guard's overhead per tool call, the model excluded. Labels are interleaved within each repeat; the
+median and the minimum over ``--repeats`` runs are reported (on a loaded machine the minimum is the
+steadier estimate of intrinsic cost).
 Also timed: the adapter's hook alone (``hook_us``: one guarded decision, no framework around it).
 
     python benchmarks/integrations_overhead.py [--calls 40] [--repeats 7] [--out benchmarks/results/integrations_overhead.json]
@@ -43,13 +45,6 @@ def guards():
     return {"none": None, "allow": AllowAll(), "stack": load_stack(EX / "agentguard.toml")}
 
 
-def median_time(fn, repeats):
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
 
 
 def interleaved(runs, repeats):
@@ -63,7 +58,7 @@ def interleaved(runs, repeats):
             t0 = time.perf_counter()
             fn()
             ts[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in ts.items()}
+    return {k: statistics.median(v) for k, v in ts.items()}, {k: min(v) for k, v in ts.items()}
 
 
 def micro(fn, n=2000):
@@ -98,14 +93,16 @@ def bench_langchain(calls, repeats):
             agent.invoke({"messages": [{"role": "user", "content": "go"}]},
                          {"configurable": {"thread_id": "b"}, "recursion_limit": 10 * calls + 10})
         return run
-    out = {k: v / calls * 1e6 for k, v in interleaved({k: runner(g) for k, g in guards().items()}, repeats).items()}
+    med, mn = interleaved({k: runner(g) for k, g in guards().items()}, repeats)
+    out = {k: v / calls * 1e6 for k, v in med.items()}
+    out_min = {k: v / calls * 1e6 for k, v in mn.items()}
     g = load_stack(EX / "agentguard.toml")
     mw = AgentGuardMiddleware(g)
     req = ToolCallRequest(tool_call={"name": "send_email", "args": {"to": "a@example.com", "body": "x"}, "id": "c"},
                           tool=None, state={"messages": []},
                           runtime=SimpleNamespace(config={"configurable": {"thread_id": "b"}}))
     hook = micro(lambda: mw.wrap_tool_call(req, lambda r: None))
-    return out, hook
+    return out, out_min, hook
 
 
 def bench_openai_agents(calls, repeats):
@@ -135,7 +132,9 @@ def bench_openai_agents(calls, repeats):
             agent = Agent(name="a", model=ScriptedModel(steps()), tools=tools)
             asyncio.run(Runner.run(agent, "go", max_turns=calls + 5))
         return run
-    out = {k: v / calls * 1e6 for k, v in interleaved({k: runner(g) for k, g in guards().items()}, repeats).items()}
+    med, mn = interleaved({k: runner(g) for k, g in guards().items()}, repeats)
+    out = {k: v / calls * 1e6 for k, v in med.items()}
+    out_min = {k: v / calls * 1e6 for k, v in mn.items()}
     ag = AgentsGuard(load_stack(EX / "agentguard.toml"))
     agent = Agent(name="a")
     data = ToolInputGuardrailData(context=ToolContext(context=None, tool_name="send_email", tool_call_id="c",
@@ -148,7 +147,7 @@ def bench_openai_agents(calls, repeats):
         return (time.perf_counter() - t0) / n * 1e6
     hook = asyncio.run(many())
     ag.forget("default")
-    return out, hook
+    return out, out_min, hook
 
 
 def bench_mcp(calls, repeats):
@@ -160,30 +159,28 @@ def bench_mcp(calls, repeats):
     up = Upstream("notes", command=sys.executable, args=[str(EX / "mcp_upstream_server.py"), work])
     out = {}
 
-    async def timed(client):
-        await client.call_tool("list_notes", {})  # warm-up
-        ts = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                await client.call_tool("list_notes", {})
-            ts.append((time.perf_counter() - t0) / calls * 1e6)
-        return statistics.median(ts)
+    async def all_labels():
+        from contextlib import AsyncExitStack
 
-    async def direct():
-        async with Client(up.target()) as c:
-            return await timed(c)
+        async with AsyncExitStack() as st:
+            clients = {"none": await st.enter_async_context(Client(up.target()))}
+            for label, g in guards().items():
+                if g is not None:
+                    proxy = await st.enter_async_context(GuardProxy(g, [up]))
+                    clients[label] = await st.enter_async_context(Client(proxy.server))
+            for c in clients.values():
+                await c.call_tool("list_notes", {})  # warm-up
+            ts = {k: [] for k in clients}
+            for _ in range(repeats):  # labels interleaved within each repeat
+                for k, c in clients.items():
+                    t0 = time.perf_counter()
+                    for _ in range(calls):
+                        await c.call_tool("list_notes", {})
+                    ts[k].append((time.perf_counter() - t0) / calls * 1e6)
+            return {k: statistics.median(v) for k, v in ts.items()}, {k: min(v) for k, v in ts.items()}
 
-    async def proxied(g):
-        async with GuardProxy(g, [up]) as proxy:
-            async with Client(proxy.server) as c:
-                return await timed(c)
-
-    out["none"] = asyncio.run(direct())
-    for label, g in guards().items():
-        if g is not None:
-            out[label] = asyncio.run(proxied(g))
-    return out, None
+    med, mn = asyncio.run(all_labels())
+    return med, mn, None
 
 
 def bench_litellm(calls, repeats):
@@ -194,41 +191,42 @@ def bench_litellm(calls, repeats):
     body = json.dumps({"input_type": "response", "litellm_trace_id": "t", "texts": [], "request_data": {},
                        "tool_calls": [{"id": "1", "type": "function", "function": {
                            "name": "send_email", "arguments": '{"to": "a@example.com", "body": "x"}'}}]})
-    out = {}
+    servers, runs = [], {}
     for label, g in guards().items():
         if g is None:
             continue
         srv = serve_in_thread(GuardrailEndpoint(g))
         conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1])
+        servers.append((srv, conn))
 
-        def run():
+        def run(conn=conn):
             for _ in range(calls):
                 conn.request("POST", GUARDRAIL_PATH, body, {"Content-Type": "application/json"})
                 conn.getresponse().read()
-        run()
-        out[label] = median_time(run, repeats) / calls * 1e6
+        runs[label] = run
+    med, mn = interleaved(runs, repeats)
+    for srv, conn in servers:
         conn.close()
         srv.shutdown()
         srv.server_close()
     ep = GuardrailEndpoint(load_stack(EX / "agentguard.toml"))
     payload = json.loads(body)
     hook = micro(lambda: ep.handle(payload))
-    return out, hook
+    return ({k: v / calls * 1e6 for k, v in med.items()}, {k: v / calls * 1e6 for k, v in mn.items()}, hook)
 
 
 def bench_streaming(calls, repeats):
     from agentguard.integrations.streaming import GuardedStream, ScoreMonitor
 
     chunks = [{"choices": [{"index": 0, "delta": {"content": f"step {i} text\n"}}]} for i in range(calls)]
-    out = {}
-
     def raw():
         for c in chunks:
             _ = c["choices"][0]["delta"]["content"]
-    out["none"] = median_time(raw, repeats * 5) / calls * 1e6
+    runs = {"none": raw}
     for label, g in {"allow": AllowAll(), "stack": ScoreMonitor(0.5, lambda t, c: 0.9)}.items():
-        out[label] = median_time(lambda: list(GuardedStream(chunks, g)), repeats * 5) / calls * 1e6
-    return out, None
+        runs[label] = lambda g=g: list(GuardedStream(chunks, g))
+    med, mn = interleaved(runs, repeats * 5)
+    return ({k: v / calls * 1e6 for k, v in med.items()}, {k: v / calls * 1e6 for k, v in mn.items()}, None)
 
 
 def main(argv=None):
@@ -248,12 +246,15 @@ def main(argv=None):
         if a.only and name not in a.only:
             continue
         print(f"[{name}] running ...", file=sys.stderr, flush=True)
-        per_call, hook = fn(a.calls, a.repeats)
-        base = per_call.get("none")
+        per_call, per_call_min, hook = fn(a.calls, a.repeats)
+        base, base_min = per_call.get("none"), per_call_min.get("none")
         results[name] = {
-            "per_call_us": {k: round(v, 1) for k, v in per_call.items()},
-            "overhead_us": {k: round(v - base, 1) for k, v in per_call.items() if base is not None and k != "none"},
-            "overhead_ratio": {k: round(v / base, 3) for k, v in per_call.items() if base and k != "none"},
+            "per_call_us_median": {k: round(v, 1) for k, v in per_call.items()},
+            "per_call_us_min": {k: round(v, 1) for k, v in per_call_min.items()},
+            "overhead_us_median": {k: round(v - base, 1) for k, v in per_call.items() if base is not None and k != "none"},
+            "overhead_us_min": {k: round(v - base_min, 1) for k, v in per_call_min.items()
+                                if base_min is not None and k != "none"},
+            "overhead_ratio_median": {k: round(v / base, 3) for k, v in per_call.items() if base and k != "none"},
             "hook_us": round(hook, 2) if hook is not None else None,
         }
         print(f"[{name}] {json.dumps(results[name])}", file=sys.stderr, flush=True)
