@@ -113,12 +113,13 @@ class GuardrailEndpoint:
             decided.append((self.runtime.check(ctx, c), c))
         if self.text_runtime is not None:
             tctx = self.text_runtime.context(key)
-            for t in texts:
+            for i, t in enumerate(texts):
                 step = Step(output=t) if input_type == "response" else Step(observation=t)
-                decided.append((self.text_runtime.check(tctx, step), t))
+                decided.append((self.text_runtime.check(tctx, step), i))
         return self._respond(ctx, texts, decided)
 
     def _respond(self, ctx: Context, texts: list[str], decided: list[tuple[Verdict, Any]]) -> dict[str, Any]:
+        """``decided``: (verdict, ToolCall) for tool calls, (verdict, index into texts) for texts."""
         worst = max(decided, key=lambda vp: vp[0].decision, default=None)
         for v, p in decided:
             if isinstance(p, ToolCall):
@@ -130,9 +131,9 @@ class GuardrailEndpoint:
         if v.decision is Decision.MODIFY:
             new_texts = list(texts)
             rewrites = [(vv, pp) for vv, pp in decided if vv.decision is Decision.MODIFY]
-            if all(isinstance(pp, str) and isinstance(vv.action, str) for vv, pp in rewrites):
-                for vv, pp in rewrites:
-                    new_texts[new_texts.index(pp)] = vv.action
+            if all(isinstance(pp, int) and isinstance(vv.action, str) for vv, pp in rewrites):
+                for vv, pp in rewrites:  # pp: the index of the rewritten text
+                    new_texts[pp] = vv.action
                 return {"action": "GUARDRAIL_INTERVENED", "texts": new_texts}
         return {"action": "BLOCKED",
                 "blocked_reason": refusal_message(v, p if isinstance(p, ToolCall) else None)}
