@@ -4,9 +4,11 @@ For every adapter the same scripted workload runs three ways: without agentguard
 an always-allow guard (``allow``: the adapter's own machinery), and with the example policy stack
 (``stack``: GuardStack of two ToolRuleGuards, examples/integrations/agentguard.toml). The scripted
 model and the tools are identical in all three, so ``per_call_us[x] - per_call_us['none']`` is the
-guard's overhead per tool call, the model excluded. Labels are interleaved within each repeat; the
-median and the minimum over ``--repeats`` runs are reported (on a loaded machine the minimum is the
-steadier estimate of intrinsic cost).
+guard's overhead per tool call, the model excluded. Labels are interleaved within each repeat. Both
+the CPU time of this process (``time.process_time``, all its threads: steady on a shared, loaded
+machine) and the wall time are reported, as medians over ``--repeats`` runs; ``cpu_overhead_us_per_call``
+is the headline figure. For MCP the upstream server is another process (identical work in every
+label), so its CPU is not counted; the proxy runs in this process, so its CPU is.
 Also timed: the adapter's hook alone (``hook_us``: one guarded decision, no framework around it).
 
     python benchmarks/integrations_overhead.py [--calls 40] [--repeats 7] [--out benchmarks/results/integrations_overhead.json]
@@ -47,18 +49,18 @@ def guards():
 
 
 
-def interleaved(runs, repeats):
-    """Median seconds per run of each labelled function, the labels alternated within every repeat so
-    that load changes on a shared machine hit all of them alike."""
+def interleaved(runs, repeats, per=1):
+    """Samples (wall s, CPU s of this process) per call for each labelled run, labels alternated within
+    every repeat so that load changes on a shared machine hit all of them alike. ``per``: calls per run."""
     for fn in runs.values():
         fn()  # warm-up
     ts = {k: [] for k in runs}
     for _ in range(repeats):
         for k, fn in runs.items():
-            t0 = time.perf_counter()
+            w0, c0 = time.perf_counter(), time.process_time()
             fn()
-            ts[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in ts.items()}, {k: min(v) for k, v in ts.items()}
+            ts[k].append(((time.perf_counter() - w0) / per, (time.process_time() - c0) / per))
+    return ts
 
 
 def micro(fn, n=2000):
@@ -93,16 +95,14 @@ def bench_langchain(calls, repeats):
             agent.invoke({"messages": [{"role": "user", "content": "go"}]},
                          {"configurable": {"thread_id": "b"}, "recursion_limit": 10 * calls + 10})
         return run
-    med, mn = interleaved({k: runner(g) for k, g in guards().items()}, repeats)
-    out = {k: v / calls * 1e6 for k, v in med.items()}
-    out_min = {k: v / calls * 1e6 for k, v in mn.items()}
+    samples = interleaved({k: runner(g) for k, g in guards().items()}, repeats, calls)
     g = load_stack(EX / "agentguard.toml")
     mw = AgentGuardMiddleware(g)
     req = ToolCallRequest(tool_call={"name": "send_email", "args": {"to": "a@example.com", "body": "x"}, "id": "c"},
                           tool=None, state={"messages": []},
                           runtime=SimpleNamespace(config={"configurable": {"thread_id": "b"}}))
     hook = micro(lambda: mw.wrap_tool_call(req, lambda r: None))
-    return out, out_min, hook
+    return samples, hook
 
 
 def bench_openai_agents(calls, repeats):
@@ -132,9 +132,7 @@ def bench_openai_agents(calls, repeats):
             agent = Agent(name="a", model=ScriptedModel(steps()), tools=tools)
             asyncio.run(Runner.run(agent, "go", max_turns=calls + 5))
         return run
-    med, mn = interleaved({k: runner(g) for k, g in guards().items()}, repeats)
-    out = {k: v / calls * 1e6 for k, v in med.items()}
-    out_min = {k: v / calls * 1e6 for k, v in mn.items()}
+    samples = interleaved({k: runner(g) for k, g in guards().items()}, repeats, calls)
     ag = AgentsGuard(load_stack(EX / "agentguard.toml"))
     agent = Agent(name="a")
     data = ToolInputGuardrailData(context=ToolContext(context=None, tool_name="send_email", tool_call_id="c",
@@ -147,7 +145,7 @@ def bench_openai_agents(calls, repeats):
         return (time.perf_counter() - t0) / n * 1e6
     hook = asyncio.run(many())
     ag.forget("default")
-    return out, out_min, hook
+    return samples, hook
 
 
 def bench_mcp(calls, repeats):
@@ -173,14 +171,13 @@ def bench_mcp(calls, repeats):
             ts = {k: [] for k in clients}
             for _ in range(repeats):  # labels interleaved within each repeat
                 for k, c in clients.items():
-                    t0 = time.perf_counter()
+                    w0, c0 = time.perf_counter(), time.process_time()
                     for _ in range(calls):
                         await c.call_tool("list_notes", {})
-                    ts[k].append((time.perf_counter() - t0) / calls * 1e6)
-            return {k: statistics.median(v) for k, v in ts.items()}, {k: min(v) for k, v in ts.items()}
+                    ts[k].append(((time.perf_counter() - w0) / calls, (time.process_time() - c0) / calls))
+            return ts
 
-    med, mn = asyncio.run(all_labels())
-    return med, mn, None
+    return asyncio.run(all_labels()), None
 
 
 def bench_litellm(calls, repeats):
@@ -204,7 +201,7 @@ def bench_litellm(calls, repeats):
                 conn.request("POST", GUARDRAIL_PATH, body, {"Content-Type": "application/json"})
                 conn.getresponse().read()
         runs[label] = run
-    med, mn = interleaved(runs, repeats)
+    samples = interleaved(runs, repeats, calls)
     for srv, conn in servers:
         conn.close()
         srv.shutdown()
@@ -212,7 +209,7 @@ def bench_litellm(calls, repeats):
     ep = GuardrailEndpoint(load_stack(EX / "agentguard.toml"))
     payload = json.loads(body)
     hook = micro(lambda: ep.handle(payload))
-    return ({k: v / calls * 1e6 for k, v in med.items()}, {k: v / calls * 1e6 for k, v in mn.items()}, hook)
+    return samples, hook
 
 
 def bench_streaming(calls, repeats):
@@ -225,8 +222,7 @@ def bench_streaming(calls, repeats):
     runs = {"none": raw}
     for label, g in {"allow": AllowAll(), "stack": ScoreMonitor(0.5, lambda t, c: 0.9)}.items():
         runs[label] = lambda g=g: list(GuardedStream(chunks, g))
-    med, mn = interleaved(runs, repeats * 5)
-    return ({k: v / calls * 1e6 for k, v in med.items()}, {k: v / calls * 1e6 for k, v in mn.items()}, None)
+    return interleaved(runs, repeats * 5, calls), None
 
 
 def main(argv=None):
@@ -246,15 +242,18 @@ def main(argv=None):
         if a.only and name not in a.only:
             continue
         print(f"[{name}] running ...", file=sys.stderr, flush=True)
-        per_call, per_call_min, hook = fn(a.calls, a.repeats)
-        base, base_min = per_call.get("none"), per_call_min.get("none")
+        samples, hook = fn(a.calls, a.repeats)
+        cpu = {k: statistics.median(c for _, c in v) * 1e6 for k, v in samples.items()}
+        wall = {k: statistics.median(w for w, _ in v) * 1e6 for k, v in samples.items()}
+        wall_min = {k: min(w for w, _ in v) * 1e6 for k, v in samples.items()}
+        cb, wb = cpu.get("none"), wall.get("none")
         results[name] = {
-            "per_call_us_median": {k: round(v, 1) for k, v in per_call.items()},
-            "per_call_us_min": {k: round(v, 1) for k, v in per_call_min.items()},
-            "overhead_us_median": {k: round(v - base, 1) for k, v in per_call.items() if base is not None and k != "none"},
-            "overhead_us_min": {k: round(v - base_min, 1) for k, v in per_call_min.items()
-                                if base_min is not None and k != "none"},
-            "overhead_ratio_median": {k: round(v / base, 3) for k, v in per_call.items() if base and k != "none"},
+            "cpu_us_per_call_median": {k: round(v, 1) for k, v in cpu.items()},
+            "cpu_overhead_us_per_call": {k: round(v - cb, 1) for k, v in cpu.items() if cb is not None and k != "none"},
+            "wall_us_per_call_median": {k: round(v, 1) for k, v in wall.items()},
+            "wall_us_per_call_min": {k: round(v, 1) for k, v in wall_min.items()},
+            "wall_overhead_us_per_call_median": {k: round(v - wb, 1) for k, v in wall.items()
+                                                 if wb is not None and k != "none"},
             "hook_us": round(hook, 2) if hook is not None else None,
         }
         print(f"[{name}] {json.dumps(results[name])}", file=sys.stderr, flush=True)
