@@ -120,11 +120,12 @@ def test_python_factory_and_registry():
 
 
 def test_policy_guard_type_is_lazy():
-    """'policy' maps to agentguard.policies.ToolCallGuard, imported only when a file uses it."""
-    assert GUARD_TYPES["policy"] == "agentguard.policies:ToolCallGuard"
-    code = "import agentguard.config, sys; print('langchain' in sys.modules, 'mcp' in sys.modules)"
+    """Mechanism guards (and framework SDKs) are imported only when a configuration uses them."""
+    assert GUARD_TYPES["policy"] == "agentguard.config:policy_guard"
+    code = ("import agentguard.config, sys; "
+            "print(*[m in sys.modules for m in ('langchain', 'mcp', 'agents', 'agentguard.policies')])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "False False"
+    assert out.strip() == "False False False False"
 
 
 def test_cli_check_config(tmp_path):

@@ -22,7 +22,8 @@ A stack in code is just ``GuardStack([guard, ...])``. The same stack from a file
     threshold = 0.9              # every other key is passed to the factory as a keyword
 
 Every key except ``type`` (and ``factory`` for ``python``) is passed to the guard's factory as a
-keyword argument. A factory that is a class with a ``from_config(params)`` classmethod gets the
+keyword argument; a relative file path among them (a policy file, a model) is resolved against the
+configuration file's folder when that file exists. A factory that is a class with a ``from_config(params)`` classmethod gets the
 params through it instead (mechanisms use this to load models from paths).
 
 The registry maps type names to factories. Mechanism guards are registered by import path and
@@ -44,15 +45,16 @@ from .core.types import Decision
 
 __all__ = [
     "GUARD_TYPES", "SCHEMA", "GuardSpec", "StackConfig", "build_guard", "build_stack", "load_config",
-    "load_stack", "parse_config", "register_guard",
+    "load_stack", "parse_config", "policy_guard", "register_guard",
 ]
 
 Factory = Callable[..., Guard]
+_FILE_SUFFIXES = (".py", ".json", ".jsonl", ".prism", ".toml", ".yaml", ".yml", ".pt", ".npz")
 
 #: guard type name -> factory, or "module:attribute" imported lazily on first use.
 GUARD_TYPES: dict[str, Factory | str] = {
     "tool-rules": "agentguard.integrations.rules:ToolRuleGuard",
-    "policy": "agentguard.policies:ToolCallGuard",
+    "policy": "agentguard.config:policy_guard",
     "proactive": "agentguard.predictive:ProactiveGuard",
     "threshold-monitor": "agentguard.calibration:ThresholdMonitor",
     "safety-filter": "agentguard.control:SafetyFilter",
@@ -93,6 +95,40 @@ SCHEMA: dict[str, Any] = {
         },
     },
 }
+
+
+def policy_guard(
+    policy: str,
+    *,
+    arguments: Mapping[str, str] | None = None,
+    constants: Mapping[str, Any] | None = None,
+    tools: list[str] | None = None,
+    strategy: str = "AB",
+    unknown_tool: str = "allow",
+    deny: str = "reject",
+    name: str = "verified-policy",
+) -> Guard:
+    """A verified-policy ``ToolCallGuard`` (agentguard.policies) from plain configuration values.
+
+    ``policy``: a shipped policy name (``mind2web_sc``) or a path to a policy file; ``arguments``: policy
+    parameter -> tool-call argument name (a deterministic ``MappingExtractor``); ``constants``: fixed
+    parameter values; ``tools``: the tools it governs (default every tool); ``unknown_tool``: what a tool
+    no policy covers gets (``allow`` here, since other guards in the stack may cover it; ``deny`` to refuse).
+    A policy parameter missing from the call is passed as None, which the policy's precondition refuses:
+    the guard fails closed.
+    """
+    pol = _import("agentguard.policies:load_policy", "policy")
+    lib = _import("agentguard.policies:library_path", "policy")
+    mapping_extractor = _import("agentguard.policies:MappingExtractor", "policy")
+    binding = _import("agentguard.policies:PolicyBinding", "policy")
+    tool_call_guard = _import("agentguard.policies:ToolCallGuard", "policy")
+    path = policy if (os.sep in policy or policy.endswith(".py")) else str(lib(policy))
+    loaded = pol(path)
+    fields = {param: (lambda arg: (lambda call, ctx: call.arguments.get(arg)))(arg)
+              for param, arg in dict(arguments or {}).items()}
+    extractor = mapping_extractor(fields, dict(constants or {}))
+    return tool_call_guard([binding(loaded, extractor, tuple(tools or ["*"]))], strategy=strategy, name=name,
+                           deny=deny, unknown_tool=unknown_tool)
 
 
 def register_guard(type_name: str, factory: Factory | str, *, replace: bool = False) -> None:
@@ -274,8 +310,15 @@ def load_config(path: str | os.PathLike[str]) -> StackConfig:
         except UnicodeDecodeError:
             raise InputError(f"{path}: not UTF-8 text") from None
     cfg = parse_config(data, path)
+    base = os.path.dirname(os.path.abspath(path))
     if cfg.recording_path and not os.path.isabs(cfg.recording_path):
-        cfg.recording_path = os.path.join(os.path.dirname(os.path.abspath(path)), cfg.recording_path)
+        cfg.recording_path = os.path.join(base, cfg.recording_path)
+    for spec in cfg.guards:  # relative file paths in guard parameters are relative to this file
+        for k, v in spec.params.items():
+            if isinstance(v, str) and not os.path.isabs(v) and ("/" in v or v.endswith(_FILE_SUFFIXES)):
+                candidate = os.path.join(base, v)
+                if os.path.exists(candidate):
+                    spec.params[k] = candidate
     return cfg
 
 
