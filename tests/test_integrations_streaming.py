@@ -162,3 +162,44 @@ def test_async_stream_with_openai_sdk_objects():
 
     out, st = asyncio.run(main())
     assert out == STEPS[:3] and st.cut
+
+
+def test_calibrated_threshold_monitor_cuts_the_stream(server):
+    """The calibration mechanism's ThresholdMonitor, calibrated by CRC on synthetic safe/unsafe
+    sequences, cuts the live stream; the verifier score reaches it as signals['score']."""
+    calibration = pytest.importorskip("agentguard.calibration")
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    safe = [list(rng.uniform(0.6, 1.0, 6)) for _ in range(200)]
+    unsafe = [list(np.r_[rng.uniform(0.6, 1.0, 3), rng.uniform(0.0, 0.3, 3)]) for _ in range(200)]
+    cal = calibration.ThresholdCalibrator("false_alarm", "crc", alpha=0.1).calibrate(safe + unsafe,
+                                                                                    [1] * 200 + [0] * 200)
+    assert 0.3 < cal.threshold_ <= 0.7
+    client = OpenAICompatClient(base_url=server.url, model="m")
+    mon = cal.monitor()
+    stream = guarded_completion(client, [{"role": "user", "content": "x"}], mon,
+                                scorer=lambda text, ctx: 0.1 if "UNSAFE" in text else 0.95)
+    assert "".join(stream) == "".join(STEPS[:3]) and stream.cut
+    assert stream.verdict.guard == "risk-controlled-monitor" and stream.verdict.numbers["score"] == 0.1
+    # the same monitor object is reset for the next stream (a new sequence)
+    ok = GuardedStream([{"choices": [{"index": 0, "delta": {"content": "fine\n"}}]}], mon, scorer=lambda t, c: 0.9)
+    assert list(ok) == ["fine\n"] and not ok.cut
+
+
+def test_threshold_monitor_on_stream_logprobs(server):
+    calibration = pytest.importorskip("agentguard.calibration")
+    client = OpenAICompatClient(base_url=server.url, model="m")
+    stream = guarded_completion(client, [{"role": "user", "content": "x"}],
+                                calibration.ThresholdMonitor(-1.0, signal="min_logprob"))
+    assert "".join(stream) == "".join(STEPS[:3]) and stream.verdict.numbers["score"] == -5.0
+
+
+def test_failing_scorer_fails_closed():
+    chunks = [{"choices": [{"index": 0, "delta": {"content": "a\n"}}]}]
+
+    def bad(text, ctx):
+        raise RuntimeError("PRM offline")
+
+    st = GuardedStream(chunks, ScoreMonitor(0.5, signal="score"), scorer=bad)
+    assert list(st) == [] and st.cut and "PRM offline" in st.verdict.reason

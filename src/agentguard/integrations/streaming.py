@@ -14,8 +14,10 @@ generation is halted there. :class:`GuardedStream` applies exactly that to a liv
 - the first blocking verdict is the alarm: the step is withheld, iteration ends, and the upstream
   stream is closed (the HTTP response is closed, so the server stops generating).
 
-Any Guard works (the calibration branch's ``ThresholdMonitor``, a GuardStack); :class:`ScoreMonitor`
-turns any per-step scorer plus a threshold into one. Guarantee: no text of an alarmed step, nor of
+Any Guard works. The calibrated ``agentguard.calibration.ThresholdMonitor`` reads ``signals['score']``
+(set by ``scorer=``, a per-step verifier such as a PRM or a safety classifier) or, with
+``signal="min_logprob"``, the stream's own log-probabilities; it is ``reset()`` at the start of each
+stream. :class:`ScoreMonitor` is the same rule with the scorer inside the guard. Guarantee: no text of an alarmed step, nor of
 any later step, is ever yielded; a guard error fails closed (the stream is cut).
 
 What it can see: the text (and log-probabilities when sent) of one choice (``index=choice``) of a
@@ -29,7 +31,7 @@ import math
 from typing import Any, AsyncIterator, Callable, Iterable, Iterator
 
 from ..core.errors import InputError
-from ..core.guard import BaseGuard, Guard
+from ..core.guard import BaseGuard, Guard, fail_closed
 from ..core.types import Context, Decision, Step, Verdict
 from .recording import TraceRecorder
 from .runtime import GuardRuntime
@@ -143,7 +145,13 @@ class _Splitter:
 
 class _Base:
     def __init__(self, guard: Guard, *, step: str, choice: int, recorder: TraceRecorder | None,
-                 run_id: str | None, on_error: Decision | str) -> None:
+                 run_id: str | None, on_error: Decision | str, scorer: Scorer | None = None) -> None:
+        if scorer is not None and not callable(scorer):
+            raise InputError("scorer must be callable: scorer(step_text, context) -> float")
+        reset = getattr(guard, "reset", None)
+        if callable(reset):  # a stateful per-sequence monitor (ThresholdMonitor) starts a new sequence
+            reset()
+        self.scorer = scorer
         self.runtime = GuardRuntime(guard, recorder=recorder, adapter="streaming", on_error=on_error)
         self.splitter = _Splitter(step)
         self.choice = choice
@@ -157,7 +165,23 @@ class _Base:
     def _step(self, piece: str, lps: list[float]) -> Step:
         signals = {"min_logprob": min(lps)} if lps else {}
         self.context.metadata["text"] = self.text + piece  # the text so far, for scorers that want it
+        self._score_error: Exception | None = None
+        if self.scorer is not None:
+            try:
+                signals["score"] = float(self.scorer(piece, self.context))
+            except Exception as exc:  # a failing verifier is a failing guard: the stream is cut
+                self._score_error = exc
         return Step(output=piece, signals=signals)
+
+    def _verdict(self, st: Step) -> Verdict:
+        if self._score_error is not None:
+            return fail_closed("scorer", self._score_error, self.runtime.on_error)
+        return self.runtime.check(self.context, st)
+
+    async def _averdict(self, st: Step) -> Verdict:
+        if self._score_error is not None:
+            return fail_closed("scorer", self._score_error, self.runtime.on_error)
+        return await self.runtime.acheck(self.context, st)
 
     def _after(self, st: Step, v: Verdict) -> bool:
         self.runtime.record(self.context, None, v, output=st.output)
@@ -184,8 +208,9 @@ class GuardedStream(_Base):
 
     def __init__(self, chunks: Iterable[Any], guard: Guard, *, step: str = "line", choice: int = 0,
                  recorder: TraceRecorder | None = None, run_id: str | None = None,
-                 on_error: Decision | str = Decision.HALT) -> None:
-        super().__init__(guard, step=step, choice=choice, recorder=recorder, run_id=run_id, on_error=on_error)
+                 on_error: Decision | str = Decision.HALT, scorer: Scorer | None = None) -> None:
+        super().__init__(guard, step=step, choice=choice, recorder=recorder, run_id=run_id, on_error=on_error,
+                         scorer=scorer)
         self._chunks = chunks
 
     def __iter__(self) -> Iterator[str]:
@@ -195,12 +220,12 @@ class GuardedStream(_Base):
                 text, lps = _delta(chunk, self.choice)
                 for piece, plps in self.splitter.feed(text, lps):
                     st = self._step(piece, plps)
-                    if not self._after(st, self.runtime.check(self.context, st)):
+                    if not self._after(st, self._verdict(st)):
                         return
                     yield piece
             for piece, plps in self.splitter.flush():
                 st = self._step(piece, plps)
-                if not self._after(st, self.runtime.check(self.context, st)):
+                if not self._after(st, self._verdict(st)):
                     return
                 yield piece
             self._done()
@@ -215,8 +240,9 @@ class AsyncGuardedStream(_Base):
 
     def __init__(self, chunks: AsyncIterator[Any], guard: Guard, *, step: str = "line", choice: int = 0,
                  recorder: TraceRecorder | None = None, run_id: str | None = None,
-                 on_error: Decision | str = Decision.HALT) -> None:
-        super().__init__(guard, step=step, choice=choice, recorder=recorder, run_id=run_id, on_error=on_error)
+                 on_error: Decision | str = Decision.HALT, scorer: Scorer | None = None) -> None:
+        super().__init__(guard, step=step, choice=choice, recorder=recorder, run_id=run_id, on_error=on_error,
+                         scorer=scorer)
         self._chunks = chunks
 
     async def __aiter__(self) -> AsyncIterator[str]:
@@ -226,12 +252,12 @@ class AsyncGuardedStream(_Base):
                 text, lps = _delta(chunk, self.choice)
                 for piece, plps in self.splitter.feed(text, lps):
                     st = self._step(piece, plps)
-                    if not self._after(st, await self.runtime.acheck(self.context, st)):
+                    if not self._after(st, await self._averdict(st)):
                         return
                     yield piece
             for piece, plps in self.splitter.flush():
                 st = self._step(piece, plps)
-                if not self._after(st, await self.runtime.acheck(self.context, st)):
+                if not self._after(st, await self._averdict(st)):
                     return
                 yield piece
             self._done()
@@ -246,9 +272,11 @@ class AsyncGuardedStream(_Base):
 
 
 def guarded_completion(client: Any, messages: list[dict[str, str]], guard: Guard, *, step: str = "line",
-                       recorder: TraceRecorder | None = None, **options: Any) -> GuardedStream:
-    """Stream a chat completion from an :class:`~agentguard.llm.OpenAICompatClient` through ``guard``."""
-    if "logprobs" not in options and isinstance(guard, ScoreMonitor) and guard.scorer is None \
-            and guard.signal == "min_logprob":
+                       recorder: TraceRecorder | None = None, scorer: Scorer | None = None,
+                       **options: Any) -> GuardedStream:
+    """Stream a chat completion from an :class:`~agentguard.llm.OpenAICompatClient` through ``guard``
+    (``logprobs`` are requested when the guard watches the ``min_logprob`` signal)."""
+    if "logprobs" not in options and getattr(guard, "signal", None) == "min_logprob" \
+            and getattr(guard, "scorer", None) is None:
         options["logprobs"] = True
-    return GuardedStream(client.stream(messages, **options), guard, step=step, recorder=recorder)
+    return GuardedStream(client.stream(messages, **options), guard, step=step, recorder=recorder, scorer=scorer)
