@@ -54,10 +54,9 @@ _FILE_SUFFIXES = (".py", ".json", ".jsonl", ".prism", ".toml", ".yaml", ".yml", 
 #: guard type name -> factory, or "module:attribute" imported lazily on first use.
 GUARD_TYPES: dict[str, Factory | str] = {
     "tool-rules": "agentguard.integrations.rules:ToolRuleGuard",
-    "policy": "agentguard.config:policy_guard",
-    "proactive": "agentguard.predictive:ProactiveGuard",
-    "threshold-monitor": "agentguard.calibration:ThresholdMonitor",
-    "safety-filter": "agentguard.control:SafetyFilter",
+    "policy": "agentguard.config:policy_guard",  # verified policies: agentguard.policies.ToolCallGuard
+    "proactive": "agentguard.server.factories:proactive_guard",  # Pro2Guard ProactiveGuard over a DTMC file
+    "threshold-monitor": "agentguard.calibration:ThresholdMonitor",  # calibrated Eq. 1 monitor
     "score-monitor": "agentguard.integrations.streaming:ScoreMonitor",
 }
 
