@@ -9,7 +9,8 @@ the CPU time of this process (``time.process_time``, all its threads: steady on 
 machine) and the wall time are reported, as medians over ``--repeats`` runs; ``cpu_overhead_us_per_call``
 is the headline figure. For MCP the upstream server is another process (identical work in every
 label), so its CPU is not counted; the proxy runs in this process, so its CPU is.
-Also timed: the adapter's hook alone (``hook_us``: one guarded decision, no framework around it).
+Also timed: the adapter's hook alone (``hook_us``: CPU microseconds of one guarded decision through the
+adapter's hook, no framework around it).
 
     python benchmarks/integrations_overhead.py [--calls 40] [--repeats 7] [--out benchmarks/results/integrations_overhead.json]
 """
@@ -64,10 +65,11 @@ def interleaved(runs, repeats, per=1):
 
 
 def micro(fn, n=2000):
-    t0 = time.perf_counter()
+    """CPU microseconds per call of ``fn`` (single-threaded hook code: CPU time is its cost)."""
+    c0 = time.process_time()
     for _ in range(n):
         fn()
-    return (time.perf_counter() - t0) / n * 1e6
+    return (time.process_time() - c0) / n * 1e6
 
 
 def bench_langchain(calls, repeats):
@@ -139,10 +141,10 @@ def bench_openai_agents(calls, repeats):
                                                       tool_arguments='{"to":"a@example.com","body":"x"}'), agent=agent)
 
     async def many(n=2000):
-        t0 = time.perf_counter()
+        c0 = time.process_time()
         for _ in range(n):
             await ag._input(data)
-        return (time.perf_counter() - t0) / n * 1e6
+        return (time.process_time() - c0) / n * 1e6
     hook = asyncio.run(many())
     ag.forget("default")
     return samples, hook

@@ -125,9 +125,15 @@ class AgentsGuard:
         return tools
 
     def trace_processor(self, recorder: TraceRecorder) -> "AgentGuardTraceProcessor":
+        """A trace processor that records runs, with this guard's decisions joined to the tool spans."""
+        self._joined = True
         return AgentGuardTraceProcessor(recorder, guard=self)
 
+    _joined = False  # verdicts are kept for a processor to join only once one exists (no unbounded growth)
+
     def _remember(self, key: str, name: str, raw: str, v: Verdict) -> None:
+        if not self._joined:
+            return
         with self._lock:
             self._verdicts[(key, name, raw)].append(v)
 
