@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-BLOCKS = re.findall(r"```python\n(.*?)```", (REPO / "docs" / "integrations.md").read_text(), re.S)
+# top-level ```python blocks are complete programs; indented ones (inside lists) are fragments
+BLOCKS = re.findall(r"^```python\n(.*?)^```", (REPO / "docs" / "integrations.md").read_text(), re.S | re.M)
 
 
 @pytest.mark.parametrize("i", range(len(BLOCKS)))

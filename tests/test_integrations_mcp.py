@@ -47,7 +47,7 @@ def test_forbidden_call_never_reaches_upstream_allowed_call_runs(tmp_path):
         async with GuardProxy(policy(), [upstream(tmp_path)], recorder=rec) as proxy:
             async with Client(proxy.server) as client:
                 names = sorted(t.name for t in (await client.list_tools()).tools)
-                assert names == ["delete_note", "list_notes", "write_note"]  # forwarded unchanged
+                assert names == ["delete_note", "list_notes", "transfer_funds", "write_note"]  # forwarded unchanged
                 denied = await client.call_tool("delete_note", {"name": "keep.txt"})
                 bad_arg = await client.call_tool("write_note", {"name": "run.sh", "text": "rm -rf /"})
                 ok = await client.call_tool("write_note", {"name": "hello.txt", "text": "hi"})
@@ -133,7 +133,8 @@ def test_two_upstreams_are_prefixed_and_routed(tmp_path):
                 return names, denied
 
     names, denied = asyncio.run(main())
-    assert names == sorted(f"{u}__{t}" for u in ("one", "two") for t in ("delete_note", "list_notes", "write_note"))
+    assert names == sorted(f"{u}__{t}" for u in ("one", "two")
+                           for t in ("delete_note", "list_notes", "transfer_funds", "write_note"))
     assert (d2 / "n.txt").read_text() == "2" and not (d1 / "n.txt").exists() and denied.is_error
 
 
