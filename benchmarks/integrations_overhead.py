@@ -78,7 +78,7 @@ def bench_langchain(calls, repeats):
     from langchain_core.tools import tool
     from langgraph.prebuilt.tool_node import ToolCallRequest
 
-    from agentguard.integrations.langchain import AgentGuardMiddleware, scripted_chat_model
+    from agentguard.integrations.langchain import AgentGuardMiddleware, AgentGuardToolGate, scripted_chat_model
 
     @tool
     def send_email(to: str, body: str) -> str:
@@ -89,15 +89,17 @@ def bench_langchain(calls, repeats):
         return [AIMessage("", tool_calls=[{"name": "send_email", "args": {"to": "a@example.com", "body": "x"},
                                            "id": f"c{i}"}]) for i in range(calls)] + [AIMessage("done")]
 
-    def runner(g):
-        mw = [] if g is None else [AgentGuardMiddleware(g)]
+    def runner(g, cls=AgentGuardMiddleware):
+        mw = [] if g is None else [cls(g)]
 
         def run():
             agent = create_agent(scripted_chat_model(script()), [send_email], middleware=mw)
             agent.invoke({"messages": [{"role": "user", "content": "go"}]},
                          {"configurable": {"thread_id": "b"}, "recursion_limit": 10 * calls + 10})
         return run
-    samples = interleaved({k: runner(g) for k, g in guards().items()}, repeats, calls)
+    runs = {k: runner(g) for k, g in guards().items()}
+    runs["stack_gate_only"] = runner(load_stack(EX / "agentguard.toml"), AgentGuardToolGate)
+    samples = interleaved(runs, repeats, calls)
     g = load_stack(EX / "agentguard.toml")
     mw = AgentGuardMiddleware(g)
     req = ToolCallRequest(tool_call={"name": "send_email", "args": {"to": "a@example.com", "body": "x"}, "id": "c"},
@@ -260,7 +262,8 @@ def main(argv=None):
         }
         print(f"[{name}] {json.dumps(results[name])}", file=sys.stderr, flush=True)
     notes = {
-        "langchain": "create_agent + scripted GenericFakeChatModel, one tool call per model turn; hook_us = AgentGuardMiddleware.wrap_tool_call alone",
+        "langchain": "create_agent + scripted GenericFakeChatModel, one tool call per model turn; stack_gate_only = "
+                     "AgentGuardToolGate (no after_model node); hook_us = AgentGuardMiddleware.wrap_tool_call alone",
         "openai_agents": "Runner.run + agents.testing.ScriptedModel; hook_us = the input guardrail function alone",
         "mcp": "mcp.Client -> GuardProxy (in-process) -> stdio upstream vs mcp.Client -> stdio upstream directly; "
                "overhead includes the proxy's extra MCP hop, not only the guard",

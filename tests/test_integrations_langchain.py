@@ -220,3 +220,17 @@ def test_escalate_uses_langgraph_interrupt(approve):
     out = agent.invoke(Command(resume={"approved": approve}), cfg)
     assert effects == ([("delete", "/tmp/a")] if approve else [])
     assert out["messages"][-1].content == "finished"
+
+
+def test_tool_gate_variant_has_no_after_model_node_and_still_gates():
+    from agentguard.integrations.langchain import AgentGuardToolGate
+
+    effects = []
+    model = scripted_chat_model([
+        AIMessage("", tool_calls=[call("delete_file", {"path": "/tmp/a"}, "c1"), call("read_file", {"path": "/x"}, "c2")]),
+        AIMessage("done"),
+    ])
+    agent = create_agent(model, make_tools(effects), middleware=[AgentGuardToolGate(stack())])
+    assert not any("after_model" in n for n in agent.get_graph().nodes)
+    run(agent)
+    assert effects == [("read", "/x")]

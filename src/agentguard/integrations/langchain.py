@@ -286,3 +286,20 @@ def scripted_chat_model(messages: list[Any]) -> Any:
 
 
 __all__ += ["scripted_chat_model"]
+
+
+class AgentGuardToolGate(AgentGuardMiddleware):
+    """The gate alone: ``wrap_tool_call``/``awrap_tool_call`` (plus the halt hooks), without the
+    ``after_model`` proposal check. One LangGraph node fewer per model turn (cheaper), at the price of
+    deciding each call only when it reaches the tool node: a HALT then stops the run after the calls
+    that ran before it in the same turn, rather than before any of them."""
+
+    after_model = AgentMiddleware.after_model
+    aafter_model = AgentMiddleware.aafter_model
+
+    @property
+    def name(self) -> str:
+        return "AgentGuardToolGate"
+
+
+__all__ += ["AgentGuardToolGate"]
