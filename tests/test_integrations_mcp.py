@@ -171,3 +171,51 @@ def test_cli_proxy_over_stdio_end_to_end(tmp_path):
     assert texts(ok) == "keep.txt"
     lines = (tmp_path / "traces.jsonl").read_text().splitlines()
     assert len(lines) == 1 and len(json.loads(lines[0])["steps"]) == 2
+
+
+def test_cli_proxy_over_streamable_http_per_session(tmp_path):
+    """`agentguard mcp-proxy --http`: real Streamable HTTP on loopback; guard state per MCP session
+    (Mcp-Session-Id for handshake-era clients, the agentguard/session _meta key for stateless ones)."""
+    import socket
+    import subprocess
+    import time
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    cfg = tmp_path / "agentguard.toml"
+    cfg.write_text('[[guards]]\ntype = "tool-rules"\nhalt = ["delete_*"]\n')
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "agentguard", "mcp-proxy", "--config", str(cfg),
+                             "--http", f"127.0.0.1:{port}", "--upstream", f"notes={sys.executable} {UPSTREAM} {notes}"],
+                            cwd=str(REPO), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        async def main():
+            out = {}
+            async with Client(url, mode="legacy") as a, Client(url, mode="legacy") as b:
+                await a.call_tool("delete_note", {"name": "x.txt"})
+                out["a"] = await a.call_tool("list_notes", {})
+                out["b"] = await b.call_tool("list_notes", {})
+            async with Client(url) as c:  # stateless protocol: sessions named by the client
+                await c.call_tool("delete_note", {"name": "x.txt"}, meta={"agentguard/session": "alice"})
+                out["alice"] = await c.call_tool("list_notes", {}, meta={"agentguard/session": "alice"})
+                out["bob"] = await c.call_tool("list_notes", {}, meta={"agentguard/session": "bob"})
+            return out
+
+        out = asyncio.run(main())
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert out["a"].is_error and "session halted" in texts(out["a"])
+    assert not out["b"].is_error and texts(out["b"]) == "(none)"
+    assert out["alice"].is_error and not out["bob"].is_error

@@ -20,10 +20,11 @@ The proxy connects to each upstream (a command run over stdio, or a Streamable H
 
 Per-session guard state: one :class:`~agentguard.core.Context` (and one recorded trace) per MCP
 session. The key is, in order: the client's ``_meta["agentguard/session"]`` if it sends one; the
-transport session id (Streamable HTTP ``Mcp-Session-Id``); the connection object of a handshake-era
-(initialize) connection; otherwise ``"stdio"`` - a stdio proxy serves exactly one client. On a
-*stateless* HTTP deployment with several clients, clients must send ``agentguard/session`` or their
-calls share one context.
+transport session id (Streamable HTTP ``Mcp-Session-Id``, handshake-era clients); the connection
+object of a handshake-era stdio/in-process connection; otherwise ``"stdio"`` - a stdio proxy serves
+exactly one client - or, for a *stateless* (2026-07-28 protocol) HTTP request, ``"http-shared"``: such
+requests carry nothing that tells clients apart, so they share one context (conservative: a HALT
+stops them all) unless each client sends ``_meta["agentguard/session"]``.
 
 What it can see: tool names, arguments and results of ``tools/call``. It forwards only tools; it does
 not proxy resources, prompts, sampling or elicitation (a client needing those should talk to the
@@ -122,6 +123,8 @@ def session_key(ctx: Any) -> str:
                 return f"connection:{id(conn)}"
         except ImportError:  # pragma: no cover
             return f"connection:{id(conn)}"
+    if getattr(getattr(ctx, "request", None), "headers", None) is not None:
+        return "http-shared"  # stateless HTTP request without a session: nothing tells clients apart
     return "stdio"
 
 
