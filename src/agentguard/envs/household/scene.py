@@ -111,4 +111,5 @@ def build_scene(task: Mapping[str, Any], *, data_dir: str | None = None, extra: 
             uniq.append(n)
     # receptacles first so objects can be placed in them; the floor last among fixtures is fine
     sim = HouseholdSim.from_types(uniq, scene_name=scene_name, data_dir=data_dir, placements=inside)
+    sim.instruction = str(task.get("instruction") or "")
     return sim

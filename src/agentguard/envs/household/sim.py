@@ -95,6 +95,7 @@ class HouseholdSim:
     floor_liquid: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
     scene_name: str = ""
+    instruction: str = ""
     types: dict[str, TypeInfo] = field(default_factory=dict, repr=False)
 
     # --- construction ---------------------------------------------------------------------------
@@ -404,7 +405,7 @@ class HouseholdSim:
             "at": at.id if at else None, "atType": at.type if at else None,
             "floorWet": self.floor_wet, "floorLiquid": self.floor_liquid,
             "heatOn": sorted(o.id for o in self.objects.values() if self.heat_on(o)),
-            "scene": self.scene_name,
+            "scene": self.scene_name, "instruction": self.instruction,
         }
 
     def valid_actions(self) -> list[str]:
