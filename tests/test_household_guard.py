@@ -180,3 +180,12 @@ def test_guard_flags_before_hazard_on_held_out_runs(data_dir):
     assert out["timing"]["decision_ms_mean"] < 1.0
     names = [r["name"] for r in out["rows"]]
     assert "unguarded" in names and any(n.startswith("reactive") for n in names)
+
+
+def test_cli_bad_data_dir_is_one_line_error(tmp_path):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "agentguard", "bench", "household", "--json", "--data", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.startswith("error:") and "Traceback" not in r.stderr
