@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from ..core.errors import InputError, ModelError, ParseError
 from .dtmc import DTMC
 
-__all__ = ["read_prism", "write_prism", "to_prism"]
+__all__ = ["read_pro2guard", "read_prism", "to_prism", "write_prism"]
 
 _IDENT = r"[A-Za-z_][A-Za-z_0-9]*"
 _FAST_GUARD = re.compile(rf"^\s*({_IDENT})\s*=\s*(\d+)\s*$")
@@ -421,3 +421,112 @@ def _exact_matches(ex: Mapping[int, str], cols: np.ndarray, vals: np.ndarray) ->
 def write_prism(model: DTMC, path: str | Path) -> None:
     """Write ``model`` as a PRISM DTMC that PRISM and Storm read back (see :func:`to_prism`)."""
     Path(path).write_text(to_prism(model))
+
+
+# --- the Pro2Guard release's model folders ----------------------------------------------------
+def _spec_holds(interp, specs: list[dict]) -> bool:
+    """An unsafe spec of ``spec_state.jsonl`` (a conjunction of object clauses) in one abstract state:
+    every clause needs an object of its ``objectType`` whose listed attributes have the given values
+    (``parentReceptacles``: the listed receptacles are among the object's)."""
+    if not isinstance(interp, list):
+        return False  # the 'finish' state and non-object interpretations are never unsafe
+    for clause in specs:
+        ok = False
+        for obj in interp:
+            if not isinstance(obj, dict) or obj.get("objectType") != clause.get("objectType"):
+                continue
+            good = True
+            for k, v in clause.items():
+                if k == "objectType":
+                    continue
+                if k == "parentReceptacles":
+                    good = set(v) <= set(obj.get(k) or [])
+                else:
+                    good = obj.get(k) == v
+                if not good:
+                    break
+            if good:
+                ok = True
+                break
+        if not ok:
+            return False
+    return True
+
+
+def _spec_applies(abstraction: dict, specs: list[dict]) -> bool:
+    """The spec speaks only of object types, attributes and receptacles this abstraction tracks."""
+    for clause in specs:
+        if clause.get("objectType") not in abstraction.get("objectTypes", []):
+            return False
+        for k, v in clause.items():
+            if k == "objectType":
+                continue
+            if k == "parentReceptacles":
+                if not set(v) <= set(abstraction.get("parentReceptacles", [])):
+                    return False
+            elif k not in abstraction.get("keys", []):
+                return False
+    return True
+
+
+def read_pro2guard(folder: str | Path, spec_state: str | Path | None = None) -> DTMC:
+    """A model folder of the Pro2Guard release (``dtmc.prism`` + ``model.json`` + ``abstraction.json``)
+    as a DTMC with state names and the labels the safety property needs.
+
+    Unsafe set (label ``"unsafe"``), decided from the data, not from the indices of
+    ``spec_state.jsonl``: those indices do not match these models (the file has no model key; for
+    163 of the 193 household models no applicable spec lists exactly the states whose objects
+    satisfy it, e.g. for ``log_raw_t108`` "ScrubBrush in Toilet" lists state 0, whose name ``10``
+    means the brush is *not* in the toilet), so we recompute the sets from the specs themselves:
+
+    * driving models (``abstraction.json`` has ``collision``): state names are
+      ``collision | reach | law-flag | predicate bits``; ``"collision"`` = first bit, ``"reach"`` =
+      second, ``"violation"`` = third (the traffic law of ``abstraction.json['rule']`` is broken),
+      and ``"unsafe"`` = collision or violation.
+    * household models: ``"unsafe"`` = the states whose objects (``model.json['state_interpret']``)
+      satisfy some unsafe spec of ``spec_state.jsonl`` that this abstraction can express (its object
+      types, attributes and receptacles all appear in ``abstraction.json``); ``"finish"`` = the
+      terminal state. ``spec_state`` defaults to the ``spec_state.jsonl`` found in a parent folder.
+    """
+    import json
+
+    folder = Path(folder)
+    model = read_prism(folder / "dtmc.prism")
+    try:
+        info = json.loads((folder / "model.json").read_text())
+        abstraction = json.loads((folder / "abstraction.json").read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read the release files in {folder}: {exc}") from None
+    names = [""] * model.n
+    for name, idx in info.get("state_index", {}).items():
+        if not 0 <= int(idx) < model.n:
+            raise ModelError(f"{folder}/model.json: state {name!r} has index {idx} outside 0..{model.n - 1}")
+        names[int(idx)] = name
+    model.state_names = names
+    if isinstance(abstraction, dict) and "collision" in abstraction:
+        bits = np.array([[c == "1" for c in name[:3]] for name in names], dtype=bool)
+        model.labels.update({"collision": bits[:, 0], "reach": bits[:, 1], "violation": bits[:, 2],
+                             "unsafe": bits[:, 0] | bits[:, 2]})
+        model.meta["unsafe_rule"] = "collision bit or law-violation bit (driving)"
+        model.meta["law"] = abstraction.get("rule")
+    else:
+        if spec_state is None:
+            for parent in folder.resolve().parents:
+                if (parent / "spec_state.jsonl").exists():
+                    spec_state = parent / "spec_state.jsonl"
+                    break
+        if spec_state is None:
+            raise InputError(f"no spec_state.jsonl above {folder}; pass spec_state=")
+        specs = [json.loads(line)["specs"] for line in Path(spec_state).read_text().splitlines() if line.strip()]
+        interp = info.get("state_interpret", {})
+        unsafe = np.zeros(model.n, dtype=bool)
+        used = 0
+        for spec in specs:
+            if isinstance(abstraction, dict) and _spec_applies(abstraction, spec):
+                used += 1
+                unsafe |= np.array([_spec_holds(interp.get(nm), spec) for nm in names], dtype=bool)
+        model.labels["unsafe"] = unsafe
+        model.labels["finish"] = np.array([nm == "finish" for nm in names], dtype=bool)
+        model.meta["unsafe_rule"] = f"states satisfying one of the {used} applicable specs of spec_state.jsonl"
+    model.meta["folder"] = str(folder)
+    return model.validate()

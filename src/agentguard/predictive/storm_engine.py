@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..spec.pctl import Property
     from .dtmc import DTMC
 
-__all__ = ["available", "check_storm", "storm_values", "to_storm"]
+__all__ = ["available", "check_storm", "prism_values", "storm_values", "to_storm"]
 
 MODES = ("default", "sound", "exact")
 
@@ -132,10 +132,15 @@ def _all_initial(text: str) -> str:
     return text.rstrip() + "\n\ninit true endinit\n"
 
 
-def _prism_values(prism: str | Path, prop: "Property", mode: str, lo: int = 0) -> np.ndarray:
-    """Values in our index order via Storm's own PRISM parser and its state valuations.
+def prism_values(prism: str | Path, props: "list[Property | str]", mode: str = "default",
+                 lo: int = 0) -> list[np.ndarray]:
+    """``P=?`` values of each property, in our index order, via Storm's own PRISM parser.
 
-    ``lo`` is the variable's declared lower bound (state index = value - lo)."""
+    The model is parsed and built once (every state made initial, see :func:`_all_initial`) and
+    Storm's results are mapped back through its state valuations: index = value - ``lo`` (the
+    variable's declared lower bound). Properties may use the file's labels and variables."""
+    from ..spec.pctl import parse_property
+
     sp = _stormpy()
     if "\n" in str(prism):
         text = str(prism)
@@ -148,33 +153,37 @@ def _prism_values(prism: str | Path, prop: "Property", mode: str, lo: int = 0) -
     try:
         tmp.write(_all_initial(text))
         tmp.close()
-        path_obj = Path(tmp.name)
         try:
-            prog = sp.parse_prism_program(str(path_obj))
+            prog = sp.parse_prism_program(tmp.name)
         except Exception as exc:  # Storm's parser errors are not AgentGuardErrors
-            raise ModelError(f"Storm could not parse {path_obj}: {str(exc).strip().splitlines()[-1]}") from None
+            raise ModelError(f"Storm could not parse {prism}: {str(exc).strip().splitlines()[-1]}") from None
     finally:
         Path(tmp.name).unlink(missing_ok=True)
-    text = f"P=? [{prop.path}]"
-    try:
-        formula = sp.parse_property(text, prog)
-    except Exception as exc:
-        raise ModelError(f"Storm rejected property {text!r}: {str(exc).strip().splitlines()[-1]}") from None
-    opts = sp.BuilderOptions([formula])
+    formulas = []
+    for prop in props:
+        p = parse_property(prop) if isinstance(prop, str) else prop
+        text_p = f"P=? [{p.path}]"
+        try:
+            formulas.append(sp.parse_property(text_p, prog))
+        except Exception as exc:
+            raise ModelError(f"Storm rejected property {text_p!r}: {str(exc).strip().splitlines()[-1]}") from None
+    opts = sp.BuilderOptions(formulas)
     opts.set_build_state_valuations()
     exact = mode == "exact"
     model = sp.build_model[sp.Rational](prog, options=opts) if exact else sp.build_model(prog, options=opts)
-    res = sp.model_checking(model, formula, only_initial_states=False, environment=_environment(sp, mode))
-    v = _vector(res, exact)
     sv = model.state_valuations
     variables = list(sv.get_all_variables())
     if len(variables) != 1:
         raise ModelError(f"Storm route needs exactly one state variable, model has {len(variables)}")
-    var = variables[0]
-    values = np.asarray(sv.get_int64_values(var), dtype=np.int64)
-    out = np.full(int(values.max()) - lo + 1, np.nan)
-    out[values - lo] = v
-    return out
+    index = np.asarray(sv.get_int64_values(variables[0]), dtype=np.int64) - lo
+    env = _environment(sp, mode)
+    outs = []
+    for f in formulas:
+        res = sp.model_checking(model, f, only_initial_states=False, environment=env)
+        out = np.full(int(index.max()) + 1, np.nan)
+        out[index] = _vector(res, exact)
+        outs.append(out)
+    return outs
 
 
 def check_storm(model: "DTMC", prop: "Property | str", mode: str = "default",
@@ -195,7 +204,7 @@ def check_storm(model: "DTMC", prop: "Property | str", mode: str = "default",
     t0 = time.perf_counter()
     info: dict[str, Any] = {"mode": mode}
     if prism is not None:
-        values = _prism_values(prism, p, mode, int(model.meta.get("range", [0])[0]))
+        values = prism_values(prism, [p], mode, int(model.meta.get("range", [0])[0]))[0]
         info["route"] = "prism"
         if values.shape[0] < model.n:
             values = np.concatenate([values, np.full(model.n - values.shape[0], np.nan)])

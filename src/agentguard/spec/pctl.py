@@ -59,13 +59,14 @@ class StateFormula:
     def evaluate_env(self, n: int, labels: Mapping[str, np.ndarray],
                      variables: Mapping[str, np.ndarray]) -> np.ndarray:
         """Evaluate against explicit label and variable vectors of length ``n``."""
-        unknown = sorted({name for kind, name in self.names()
-                          if not (name in variables or (kind != "var" and name in labels))})
+        unknown = sorted({(kind, name) for kind, name in self.names()
+                          if not ((kind != "label" and name in variables) or (kind != "var" and name in labels))})
         if unknown:
+            what = {"label": "label", "var": "variable", "ident": "variable or label"}
+            names = ", ".join(f'{what[k]} "{n}"' if k == "label" else f"{what[k]} {n}" for k, n in unknown)
             known_l = ", ".join(f'"{k}"' for k in sorted(labels)) or "none"
             known_v = ", ".join(sorted(variables)) or "none"
-            raise ModelError(f"unknown label/variable {', '.join(unknown)} "
-                             f"(labels: {known_l}; variables: {known_v})")
+            raise ModelError(f"unknown {names} (model labels: {known_l}; variables: {known_v})")
         return np.asarray(self._eval(n, labels, variables), dtype=bool)
 
     def names(self) -> set[tuple[str, str]]:
