@@ -154,3 +154,32 @@ def test_unknown_label_is_an_input_error():
     m = DTMC(sp.csr_matrix(np.eye(2)), 0, {"a": np.array([1, 0], bool)}).validate()
     with pytest.raises(InputError, match="unknown label"):
         product(m, BoundedResponse("a", "nope_label_x", 1))
+
+
+def test_text_formulas_use_the_pctl_state_formula_syntax():
+    A = np.array([[0.0, 1.0, 0.0], [0.0, 0.5, 0.5], [0.0, 0.0, 1.0]])
+    m = DTMC(sp.csr_matrix(A), 0, {"a": np.array([1, 0, 0], bool)}, {"s": np.arange(3)}).validate()
+    p1 = product(m, BoundedResponse('"a"', "s=2", 2))
+    p2 = product(m, BoundedResponse(np.array([1, 0, 0], bool), lambda mm: mm.variables["s"] == 2, 2))
+    np.testing.assert_array_equal(p1.model.matrix.toarray(), p2.model.matrix.toarray())
+    safe = p1.safe_probability()  # the model checker's globally
+    assert safe[p1.model.initial] == pytest.approx(0.5)
+
+
+@pytest.mark.data
+def test_products_of_all_driving_dtmcs_are_complete(data_dir):
+    from agentguard.predictive.prism import read_prism
+
+    folders = sorted((data_dir / "pro2guard" / "av_dtmcs").iterdir())
+    assert folders
+    for folder in folders:
+        m = read_prism(folder / "dtmc.prism")
+        n = m.n
+        rule = BoundedResponse(np.arange(n) % 3 == 0, np.arange(n) % 5 == 1, 10)
+        prod = product(m, rule)
+        P = prod.model.matrix
+        assert np.all(np.diff(P.indptr) > 0), folder.name
+        np.testing.assert_allclose(np.asarray(P.sum(axis=1)).ravel(), 1.0, atol=1e-9)
+        safe = prod.safe_probability()
+        assert np.all((safe >= -1e-12) & (safe <= 1 + 1e-12))
+        assert np.all(safe[prod.model.labels["viol"]] == 0)

@@ -115,7 +115,7 @@ def test_sample_paths_shape_and_absorption():
 def test_pac_guarantee_holds_in_simulation():
     """Small version of benchmarks/learn_pac_validation.py: failures <= delta * repetitions."""
     eps, delta, reps = 0.2, 0.2, 30
-    res = simulate_guarantee(TRUTH, 0, UNSAFE, VALID, eps, delta, reps, seed=11, reach=dense_reach)
+    res = simulate_guarantee(TRUTH, 0, UNSAFE, VALID, eps, delta, reps, seed=11)  # checker.reach
     assert res["max_traces_hit"] == 0
     assert res["failure_rate_start"] <= delta
     assert res["failure_rate_all_states"] <= delta

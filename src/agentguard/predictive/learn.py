@@ -208,8 +208,6 @@ class DTMCLearner:
                 raise InputError("a valid-transition matrix needs 'states' of matching size")
         for s in states or []:
             self._register(s)
-        if self.terminal is not None:
-            self._register(self.terminal)
 
     # --- state registry ---------------------------------------------------------------------
     @property

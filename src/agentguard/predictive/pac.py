@@ -60,34 +60,13 @@ PAC_VARIANTS = ("conservative", "appendix", "line11")
 def prob01(P: sp.csr_matrix, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Graph precomputation for ``F target``: (states with probability 0, states with probability 1).
 
-    prob0 = states with no path to ``target``; prob1 = states with no path that avoids ``target``
-    and reaches a prob0 state (standard, e.g. Baier & Katoen Alg. 46/47 for DTMCs).
+    Delegates to the model checker's Prob0/Prob1 (Baier & Katoen 10.1).
     """
+    from .checker import prob0, prob1
+
     target = np.asarray(target, dtype=bool)
-    n = P.shape[0]
-    G = sp.csr_matrix(P, copy=True)
-    G.data = (G.data > 0).astype(np.int8)
-    G.eliminate_zeros()
-    GT = G.T.tocsr()  # predecessor lists
-    can_reach = _backward(GT, target, blocked=np.zeros(n, bool))
-    prob0 = ~can_reach
-    reach_bad = _backward(GT, prob0, blocked=target)
-    prob1 = ~reach_bad
-    return prob0, prob1
-
-
-def _backward(GT: sp.csr_matrix, seeds: np.ndarray, blocked: np.ndarray) -> np.ndarray:
-    """States that reach ``seeds`` along edges whose source is not ``blocked`` (seeds included)."""
-    seen = seeds.copy()
-    frontier = np.flatnonzero(seeds)
-    indptr, indices = GT.indptr, GT.indices
-    while frontier.size:
-        preds = np.concatenate([indices[indptr[i]:indptr[i + 1]] for i in frontier]) if frontier.size else frontier
-        preds = np.unique(preds)
-        preds = preds[~seen[preds] & ~blocked[preds]]
-        seen[preds] = True
-        frontier = preds
-    return seen
+    no = prob0(P, None, target)
+    return no, prob1(P, None, target, no)
 
 
 def amplification_factor(P: sp.csr_matrix, target: np.ndarray, max_steps: int = 100_000) -> tuple[float, dict[str, Any]]:

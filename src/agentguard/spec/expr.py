@@ -232,7 +232,10 @@ def _eval(node: ast.AST, sc: _Scope) -> Any:  # noqa: C901 - a flat dispatcher r
             vals.append(x)
         if any(_is_array(v) for v in vals):
             fn = np.logical_and if is_and else np.logical_or
-            return fn.reduce([np.asarray(v, dtype=bool) for v in vals])
+            out = np.asarray(vals[0], dtype=bool)
+            for v in vals[1:]:
+                out = fn(out, np.asarray(v, dtype=bool))
+            return out
         return bool(vals[-1]) if vals else is_and
     if isinstance(node, ast.UnaryOp):
         x = _eval(node.operand, sc)
