@@ -12,7 +12,8 @@ At run time the guard checks every family and the lowest P_safe speaks (:class:`
 
 Learning (Pro2Guard Algorithm 1, line 10, as in its code release): abstract states observed in the
 traces; counts n_ij of consecutive pairs; the end of a trace goes to an absorbing ``END`` state; hazard
-states are absorbing (reaching one is the violation); Laplace smoothing over observed successors,
+states are absorbing (reaching one is the violation); Laplace smoothing (Eq. 1, via
+:func:`agentguard.predictive.learn.smoothed_matrix`) over the observed successors,
 ``P(i, j) = (n_ij + alpha) / (n_i + alpha k_i)`` where k_i is the number of distinct successors of i.
 
 Split: by task (instruction text), so no held-out task was seen in training; test runs are the
@@ -62,9 +63,9 @@ def learn_dtmc(sequences: Iterable[Sequence[str]], unsafe: Callable[[str], bool]
         n_seq += 1
         a = ix(seq[0])
         first[a] = first.get(a, 0) + 1
+        if unsafe(seq[0]):  # a trace that starts in a hazard teaches nothing about reaching one
+            continue
         for s in seq[1:]:
-            if unsafe(seq[0]) and False:
-                break
             b = ix(s)
             counts[(a, b)] = counts.get((a, b), 0) + 1
             if unsafe(s):
@@ -81,26 +82,19 @@ def learn_dtmc(sequences: Iterable[Sequence[str]], unsafe: Callable[[str], bool]
     names = [None] * n
     for s, i in idx.items():
         names[i] = s
-    rows: dict[int, dict[int, int]] = {}
-    for (a, b), c in counts.items():
-        rows.setdefault(a, {})[b] = c
+    from ...predictive.learn import smoothed_matrix  # Eq. 1 (learn branch)
+
     unsafe_v = np.array([s != END and unsafe(s) for s in names])
-    r_, c_, v_ = [], [], []
-    C_r, C_c, C_v = [], [], []
-    for i in range(n):
-        if unsafe_v[i] or names[i] == END or i not in rows:
-            r_.append(i), c_.append(i), v_.append(1.0)
-            continue
-        row = rows[i]
-        tot = sum(row.values())
-        k = len(row)
-        for j, c in row.items():
-            r_.append(i), c_.append(j), v_.append((c + alpha) / (tot + alpha * k))
-            C_r.append(i), C_c.append(j), C_v.append(c)
-    P = sp.csr_matrix((v_, (r_, c_)), shape=(n, n))
+    if counts:
+        ab = np.array(list(counts.keys()))
+        C = sp.csr_matrix((np.array(list(counts.values()), float), (ab[:, 0], ab[:, 1])), shape=(n, n))
+    else:
+        C = sp.csr_matrix((n, n))
+    valid = C.toarray() > 0  # valid successors = the observed ones (as in the Pro2Guard release)
+    # hazard and END rows have no counts: absorbing
+    P = smoothed_matrix(C, valid, alpha, empty_row="absorbing")
     init = max(first, key=first.get)
-    return DTMC(P, init, {"unsafe": unsafe_v, "end": np.array([s == END for s in names])}, {}, names,
-                sp.csr_matrix((C_v, (C_r, C_c)), shape=(n, n)),
+    return DTMC(P, init, {"unsafe": unsafe_v, "end": np.array([s == END for s in names])}, {}, names, C,
                 meta={"smoothing": f"(n_ij + {alpha}) / (n_i + {alpha} k_i), observed successors",
                       "traces": n_seq}).validate()
 
