@@ -189,3 +189,36 @@ def test_cli_bad_data_dir_is_one_line_error(tmp_path):
     r = subprocess.run([sys.executable, "-m", "agentguard", "bench", "household", "--json", "--data", str(tmp_path)],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.startswith("error:") and "Traceback" not in r.stderr
+
+
+def test_product_guard_bounded_response_by_hand():
+    """G(on -> F[0,1] off) over idle -> on (1); on -> off .5 | on .3 | done .2; off -> done; done absorbing.
+
+    By hand: the trigger is met only if the very next state is 'off', so P_safe = 0.5 at idle and right
+    after the trigger, 1 once 'off' or 'done' was reached safely, 0 after 'on', 'on' (violated).
+    """
+    from agentguard.predictive.guard import ProductGuard
+    from agentguard.predictive.monitor import BoundedResponse, product
+
+    P = sp.csr_matrix(np.array([[0, 1, 0, 0], [0, .3, .5, .2], [0, 0, 0, 1], [0, 0, 0, 1]]))
+    m = DTMC(P, 0, {"on": np.array([0, 1, 0, 0], bool), "off": np.array([0, 0, 1, 0], bool)},
+             state_names=["idle", "on", "off", "done"]).validate()
+    prod = product(m, BoundedResponse("on", "off", 1))
+    g = ProductGuard(prod, 0.9).bind_names(m.state_names)
+
+    def run(trace):
+        ctx = Context(metadata={})
+        out = []
+        for s in trace:
+            ctx.state = s
+            out.append(g.check(ctx))
+        return out, ctx
+
+    vs, _ = run(["idle", "on", "off", "done"])
+    assert [v.numbers["probability"] for v in vs] == pytest.approx([0.5, 0.5, 1.0, 1.0])
+    assert vs[0].blocks and vs[1].blocks and vs[2].allowed  # flagged before any violation
+    vs, ctx = run(["idle", "on", "on"])
+    assert vs[-1].numbers["probability"] == 0.0 and ctx.metadata["monitor_q"][g.name] == prod.monitor.viol
+    assert "monitor" in vs[-1].details["state_text"]
+    ctx2 = Context(metadata={}, state="nowhere")
+    assert g.check(ctx2).numbers["probability"] == 0.0  # unseen abstract state: fail closed

@@ -27,7 +27,7 @@ from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, Verdict
 from .dtmc import DTMC
 
-__all__ = ["ProactiveGuard", "MinProbabilityGuard", "reach_probability", "safety_values"]
+__all__ = ["MinProbabilityGuard", "ProactiveGuard", "ProductGuard", "reach_probability", "safety_values"]
 
 
 def reach_probability(model: DTMC, target: np.ndarray) -> np.ndarray:
@@ -239,3 +239,66 @@ class MinProbabilityGuard(BaseGuard):
             return Verdict(g.decision, f"predicted probability of staying safe {wp:.3f} is below {g.threshold:g}",
                            g.name, nums, details={"state": wk, "state_text": text, "property": g.property})
         return Verdict(Decision.ALLOW, "predicted safe", g.name, nums, details={"state": wk})
+
+
+class ProductGuard(BaseGuard):
+    """The guard over a DTMC x monitor product (bounded-response rules, Definitions 5-6 of Pro2Guard).
+
+    A rule ``G(trigger -> F[0,K] response)`` is not a state property of the DTMC: whether the run is
+    safe depends on how long ago the trigger fired. The product ``M x A`` (``agentguard.predictive.
+    monitor.product``) tracks that in the monitor state q, and ``P_safe((s, q)) = P[G !viol]`` is
+    precomputed per product state. At run time the guard keeps q per run (``context.metadata
+    ['monitor_q'][name]``, or :meth:`reset` / the ``run_state`` argument of :meth:`probability`), advances
+    it with the label of each new abstract state, and looks up ``(s, q)``: still one lookup per
+    decision. An abstract state the DTMC never saw, or a pair outside the built product, fails closed
+    (P_safe = 0).
+    """
+
+    def __init__(self, prod: Any, threshold: float = 0.5, *, abstraction: Callable[[Any], str] | None = None,
+                 state_text: Callable[[str], str] | None = None, decision: Decision | str = Decision.REJECT,
+                 name: str = "proactive-product") -> None:
+        if not 0.0 <= float(threshold) <= 1.0:
+            raise InputError(f"threshold must be in [0, 1], got {threshold}")
+        base = prod.model
+        names = base.meta.get("base_state_names")
+        self.prod = prod
+        self.threshold = float(threshold)
+        self.abstraction = abstraction
+        self.state_text = state_text
+        self.decision = Decision.parse(decision)
+        self.name = name
+        self.property = str(base.meta.get("rule", "G !viol"))
+        self.values_ = np.asarray(prod.safe_probability(), dtype=float)
+        self._pair = {(int(s), int(q)): float(self.values_[i]) for i, (s, q) in enumerate(prod.pairs)}
+        self._base_index: dict[str, int] = {}
+        self._names = names
+
+    def bind_names(self, base_state_names: Sequence[str]) -> "ProductGuard":
+        """Tell the guard the names of the base DTMC's states (abstract bit-vectors)."""
+        self._base_index = {s: i for i, s in enumerate(base_state_names)}
+        return self
+
+    def step_probability(self, state: Any, q: int | None) -> tuple[float, str, int | None]:
+        """``(P_safe, abstract state, new monitor state)`` after entering ``state`` with monitor in q."""
+        key = state if (self.abstraction is None or isinstance(state, str)) else self.abstraction(state)
+        s = self._base_index.get(key)
+        if s is None:
+            return 0.0, key, q
+        q2 = self.prod.start(s)[1] if q is None else self.prod.advance(q, s)
+        return self._pair.get((s, q2), 0.0), key, q2
+
+    def check(self, context: Context, proposal: Any = None) -> Verdict:
+        state = context.state
+        if state is None:
+            raise InputError("ProductGuard needs the current state in context.state")
+        qs = context.metadata.setdefault("monitor_q", {})
+        p, key, q = self.step_probability(state, qs.get(self.name))
+        qs[self.name] = q
+        qname = self.prod.monitor.name(q) if q is not None else "?"
+        nums = {"probability": p, "threshold": self.threshold}
+        det = {"state": f"({key},{qname})", "property": self.property}
+        if p < self.threshold:
+            text = (self.state_text(key) if self.state_text else key) + f"; monitor {qname}"
+            return Verdict(self.decision, f"predicted probability of satisfying {self.property} {p:.3f} "
+                           f"is below {self.threshold:g}", self.name, nums, details={**det, "state_text": text})
+        return Verdict(Decision.ALLOW, "predicted safe", self.name, nums, details=det)
