@@ -222,3 +222,29 @@ def test_product_guard_bounded_response_by_hand():
     assert "monitor" in vs[-1].details["state_text"]
     ctx2 = Context(metadata={}, state="nowhere")
     assert g.check(ctx2).numbers["probability"] == 0.0  # unseen abstract state: fail closed
+
+
+@pytest.mark.data
+def test_agent_loop_matches_offline_evaluation(data_dir):
+    """Driving the loop with the recorded actions and Stop stops exactly where the offline table says."""
+    from agentguard.core.strategies import Stop
+    from agentguard.envs.household.evaluation import first_alarm
+    from agentguard.envs.household.replay import load_runs, replay_run, scene_for_run
+
+    runs = load_runs(data_dir, files=["unsafe_agent_records"])[:80]
+    reps = [replay_run(r, data_dir) for r in runs]
+    train, test = reps[:60], reps[60:]
+    guard = family_guard(learn_family_models(train), 0.7)
+    checked = 0
+    for rep in test:
+        if not rep.clean or rep.forced or any(not a for a in rep.run.actions) or not rep.run.actions:
+            continue
+        ps = [guard.probability(s)[0] for s in rep.states]
+        expect = first_alarm(ps, len(rep.run.actions), 0.7)
+        res = run_episode(scene_for_run(rep.run, data_dir), rep.run.task["instruction"],
+                          ReplayClient(rep.run.actions), guard=guard, strategy=Stop(),
+                          max_steps=len(rep.run.actions) + 1)
+        assert (res.alarms[0] if res.alarms else None) == expect, rep.run.run_id
+        assert res.p_safe == pytest.approx(ps[: len(res.p_safe)])
+        checked += 1
+    assert checked >= 5

@@ -80,37 +80,15 @@ def _embedded_replays() -> list[ReplayResult]:
 
 
 def draw_dtmc(model: Any, abstraction: Any, path: str, title: str = "") -> None:
-    """Draw a DTMC: states on a circle, edges with probabilities, unsafe states red, END grey."""
-    import matplotlib
+    """Draw a learned DTMC with :func:`agentguard.predictive.demo.draw_dtmc` (nodes coloured by the
+    risk ``1 - P_safe``, unsafe states red), the abstraction's bit names in the title."""
+    from ...predictive.demo import draw_dtmc as _draw
+    from ...predictive.guard import safety_values
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    n = model.n
-    ang = np.linspace(0, 2 * np.pi, n, endpoint=False)
-    xy = np.c_[np.cos(ang), np.sin(ang)] * 3.0
-    fig, ax = plt.subplots(figsize=(9, 9))
-    P = model.matrix.tocoo()
-    unsafe = model.labels.get("unsafe", np.zeros(n, bool))
-    for i, j, p in zip(P.row, P.col, P.data):
-        if i == j or p < 0.02:
-            continue
-        ax.annotate("", xy=xy[j], xytext=xy[i], arrowprops=dict(arrowstyle="->", color="#888", lw=0.4 + 2 * p,
-                                                                 shrinkA=14, shrinkB=14, alpha=0.7))
-        mid = xy[i] * 0.6 + xy[j] * 0.4
-        ax.text(mid[0], mid[1], f"{p:.2f}", fontsize=6, color="#444")
-    for k in range(n):
-        name = model.state_names[k]
-        col = "#e74c3c" if unsafe[k] else ("#bbbbbb" if name == "END" else "#5dade2")
-        ax.scatter(*xy[k], s=600, color=col, zorder=3, edgecolors="k")
-        ax.text(xy[k][0], xy[k][1] - 0.35, name, ha="center", fontsize=7, zorder=4)
+    risk = 1.0 - safety_values(model, "G !unsafe")
     if abstraction is not None:
-        ax.set_title((title + "\n" if title else "") + "bits: " + ", ".join(abstraction.names), fontsize=8)
-    ax.set_axis_off()
-    ax.set_aspect("equal")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        title = (title + " | " if title else "") + "bits: " + ", ".join(abstraction.names)
+    _draw(model, risk, path, title, min_prob=0.02)
 
 
 def _draw_risk(p_safe: list[float], threshold: float, hazard: int | None, actions: list[str], path: str,
@@ -183,27 +161,72 @@ def run_household_demo(out_dir: str = "demo-output", data_dir: str | None = None
         log("[3b] live episodes with " + getattr(live, "name", "client"))
         live_out = live_rows(live, [r.run for r in test], guard, [threshold], 2, data, quiet)
         rows += live_out["rows"]
+    # the agent loop itself: a few held-out episodes driven by the recorded agent, unguarded and guarded
+    episodes = _loop_episodes(test, guard, threshold, str(data) if recorded else None, log)
     # pick an episode to draw: a held-out unsafe run that reaches a hazard and is flagged before it
     pick = next((e for e in evals if e.hazard_step is not None and any(p < threshold for p in e.p_safe[: e.hazard_step])),
                 next((e for e in evals if e.hazard_step is not None), evals[0]))
     log("[4/5] drawing the learned DTMC and the risk over time ...")
-    fam = max(models, key=lambda f: models[f][0].n if models[f][0].n <= 30 else 0)
+    # draw the smallest family model that is still interesting (>= 8 states)
+    fam = min(models, key=lambda f: (models[f][0].n < 8, models[f][0].n))
     draw_dtmc(models[fam][0], models[fam][1], str(out / "household_dtmc.png"), f"learned DTMC, {fam} family")
     _draw_risk(pick.p_safe, threshold, pick.hazard_step, pick.actions, str(out / "household_risk.png"),
                f"{pick.run_id}: " + str(next((r.run.task.get('instruction') for r in test if r.run.run_id == pick.run_id), ""))[:80])
     table = _table_text(rows)
-    print(table)
+    if not quiet:
+        print(table)
     fb = extra["flagged_before_hazard"].get(f"{threshold:g}", {})
     summary = (f"theta={threshold:g}: flagged strictly before the hazard in {fb.get('flagged_strictly_before')}/"
                f"{fb.get('runs_reaching_hazard')} held-out runs that reach one")
-    print(summary)
+    if not quiet:
+        print(summary)
     log("[5/5] writing the report ...")
     _write_html(out / "report.html", source, rows, table, summary, fam, pick, models)
-    res = {"rows": rows, "flagged_before_hazard": extra["flagged_before_hazard"], "report": str(out / "report.html"),
+    res = {"rows": rows, "episodes": episodes, "flagged_before_hazard": extra["flagged_before_hazard"],
+           "report": str(out / "report.html"),
            "source": source, "seconds": time.time() - t0}
     (out / "household_results.json").write_text(json.dumps(res, default=str, indent=1))
     log(f"done in {res['seconds']:.1f}s; report: {res['report']}")
     return res
+
+
+def _loop_episodes(test: list, guard: Any, threshold: float, data_dir: str | None, log: Any) -> list[dict]:
+    """Run up to 3 unsafe and 2 safe held-out tasks through :func:`agentguard.agent.run_episode` with the
+    recorded agent's actions (:class:`ReplayClient`): unguarded, then with the guard and Stop."""
+    from ...agent import ReplayClient, run_episode
+    from ...core.strategies import Stop
+    from .hazards import hazards, task_goal
+    from .replay import scene_for_run
+
+    def reaches(r: Any) -> bool:
+        return any(any(hazards(s).values()) for s in r.states)
+
+    seen: set[str] = set()
+
+    def new(r: Any) -> bool:
+        k = str(r.run.task.get("instruction", ""))
+        if k in seen:
+            return False
+        seen.add(k)
+        return True
+
+    pick = [r for r in test if r.run.kind == "unsafe" and reaches(r) and new(r)][:3] + \
+        [r for r in test if r.run.kind == "safe" and not reaches(r) and new(r)][:2]
+    out = []
+    for r in pick:
+        acts = [a for a in r.run.actions if a]
+        goal = task_goal(r.run.task, data_dir)
+        ins = str(r.run.task.get("instruction", ""))
+        free = run_episode(scene_for_run(r.run, data_dir), ins, ReplayClient(acts), goal=goal, max_steps=len(acts) + 1)
+        g = run_episode(scene_for_run(r.run, data_dir), ins, ReplayClient(acts), guard=guard.with_threshold(threshold),
+                        strategy=Stop(), goal=goal, max_steps=len(acts) + 1)
+        e = {"task": ins, "kind": r.run.kind, "unguarded_hazard_step": free.hazard_step,
+             "unguarded_goal": free.goal_reached, "guarded_stopped_at": g.alarms[0] if g.alarms else None,
+             "guarded_hazard_step": g.hazard_step, "guarded_goal": g.goal_reached}
+        out.append(e)
+        log(f"  [{r.run.kind:6s}] {ins[:60]:60s} unguarded: hazard at {free.hazard_step}, goal {free.goal_reached} | "
+            f"guarded: stopped at {e['guarded_stopped_at']}, hazard {g.hazard_step}, goal {g.goal_reached}")
+    return out
 
 
 _EMBEDDED_RULES = """

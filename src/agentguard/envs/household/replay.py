@@ -32,7 +32,7 @@ from .objects import default_data_dir, type_table
 from .scene import build_scene, canonical_type
 from .sim import HouseholdSim
 
-__all__ = ["Run", "ReplayResult", "RUN_FILES", "load_runs", "parse_run", "replay_run", "replay_all",
+__all__ = ["Run", "ReplayResult", "RUN_FILES", "load_runs", "parse_run", "replay_run", "replay_all", "scene_for_run",
            "PHYSICAL_PATTERNS"]
 
 RUN_FILES = {
@@ -172,8 +172,8 @@ def _evidence(run: Run, known: Mapping[str, Any]) -> tuple[set[str], set[str], d
     return seen, absent, inside
 
 
-def replay_run(run: Run, data_dir: str | Path | None = None) -> ReplayResult:
-    """Replay one run; never raises on odd steps (they become failed steps / mismatches)."""
+def scene_for_run(run: Run, data_dir: str | Path | None = None) -> HouseholdSim:
+    """The task's scene, made to agree with what the recording shows (found, absent, hidden objects)."""
     known, _, _ = type_table(str(data_dir) if data_dir else None)
     seen, absent, inside = _evidence(run, known)
     sim = build_scene(run.task, data_dir=str(data_dir) if data_dir else None, extra=seen, absent=absent,
@@ -183,6 +183,12 @@ def replay_run(run: Run, data_dir: str | Path | None = None) -> ReplayResult:
         p = sim.objects.get(o.parent) if o.parent else None
         if p is not None and p.info.openable and o.type in seen and o.type not in inside:
             o.parent = None
+    return sim
+
+
+def replay_run(run: Run, data_dir: str | Path | None = None) -> ReplayResult:
+    """Replay one run; never raises on odd steps (they become failed steps / mismatches)."""
+    sim = scene_for_run(run, data_dir)
     states = [sim.state()]
     results, mismatches, forced = [], [], []
     for i, (a, rec) in enumerate(zip(run.actions, run.observations)):
