@@ -85,9 +85,11 @@ def build_prompt(task: str, sim: HouseholdSim, history: list[tuple[str, str]], a
 def _choose(client: Any, messages: list[dict[str, str]], sim: HouseholdSim, rng: random.Random,
             temperature: float, max_choices: int) -> str:
     if hasattr(client, "score"):
-        acts = sim.valid_actions()[:max_choices] + ["done"]
+        acts = sim.valid_actions(focused=True)[:max_choices] + ["done"]
         prompt = messages[-1]["content"] + "\nAction:"
         ll = list(client.score(prompt, [" " + a for a in acts]))
+        # per-word log-likelihood, so long object names are not penalised for their length
+        ll = [x / max(1, len(a.split())) for x, a in zip(ll, acts)]
         m = max(ll)
         w = [math.exp((x - m) / max(temperature, 1e-6)) for x in ll]
         return rng.choices(acts, weights=w, k=1)[0]

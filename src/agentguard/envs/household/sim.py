@@ -408,15 +408,25 @@ class HouseholdSim:
             "scene": self.scene_name, "instruction": self.instruction,
         }
 
-    def valid_actions(self) -> list[str]:
-        """Instructions that would be understood here (not necessarily succeed), for scoring policies."""
+    def valid_actions(self, focused: bool = False) -> list[str]:
+        """Instructions that would be understood here (not necessarily succeed), for scoring policies.
+
+        ``focused=True`` keeps the list short for a scoring policy: ``find`` any object, interact only
+        with the object the robot is at (and what is in/on it) or holds, ``put`` into any receptacle.
+        """
         acts: list[str] = []
         seen: set[str] = set()
+        near = {self.at, self.held} | {o.id for o in self.objects.values() if self.at and o.parent == self.at}
         for o in self.objects.values():
             if o.inherited or o.type in seen:
                 continue
             seen.add(o.type)
             i, t = o.info, o.type
+            if focused and o.id not in near:
+                acts.append(f"find {t}")
+                if i.receptacle and self.held is not None:
+                    acts.append(f"put {t}")
+                continue
             acts.append(f"find {t}")
             if i.pickupable and self.held is None:
                 acts.append(f"pick {t}")
