@@ -119,3 +119,21 @@ def test_replay_agrees_with_recorded_observations(data_dir):
             assert res["success"] == rec["success"]
             if not rec["success"]:
                 assert res["message"] == rec["message"]
+
+
+def test_embedded_metadata_fallback(tmp_path):
+    from agentguard.envs.household.objects import type_table
+
+    types, scenes, source = type_table(tmp_path)  # no data here
+    assert source == "embedded" and types["Microwave"].openable and types["Egg"].default_parent == "Fridge"
+    sim = HouseholdSim.from_types(["Fridge", "Egg"], data_dir=str(tmp_path))
+    assert sim.step("find Egg")["message"] == "Cannot find Egg"
+
+
+@pytest.mark.data
+def test_metadata_from_data(data_dir):
+    from agentguard.envs.household.objects import type_table
+
+    types, scenes, source = type_table(data_dir)
+    assert source.endswith("ai2thor_object_meta.json") and len(types) >= 116 and "FloorPlan1" in scenes
+    assert types["StoveKnob"].toggleable and not types["StoveBurner"].toggleable
