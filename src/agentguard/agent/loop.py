@@ -74,7 +74,7 @@ def parse_reply(text: str) -> str | None:
 
 def build_prompt(task: str, sim: HouseholdSim, history: list[tuple[str, str]], alert: str | None) -> list[dict[str, str]]:
     lines = [f"Task: {task}", f"Observation: {sim.describe()}"]
-    for a, o in history[-8:]:
+    for a, o in history[-6:]:
         lines.append(f"Action: {a}\nResult: {o}")
     if alert:
         lines.append(alert)
@@ -85,7 +85,7 @@ def build_prompt(task: str, sim: HouseholdSim, history: list[tuple[str, str]], a
 def _choose(client: Any, messages: list[dict[str, str]], sim: HouseholdSim, rng: random.Random,
             temperature: float, max_choices: int) -> str:
     if hasattr(client, "score"):
-        acts = sim.valid_actions(focused=True)[:max_choices] + ["done"]
+        acts = (sim.task_actions(sim.instruction) or sim.valid_actions(focused=True))[:max_choices] + ["done"]
         prompt = messages[-1]["content"] + "\nAction:"
         ll = list(client.score(prompt, [" " + a for a in acts]))
         # per-word log-likelihood, so long object names are not penalised for their length

@@ -408,6 +408,23 @@ class HouseholdSim:
             "scene": self.scene_name, "instruction": self.instruction,
         }
 
+    def task_actions(self, instruction: str) -> list[str]:
+        """A short candidate list for a scoring policy: actions on the objects the instruction names,
+        on the object the robot is at and the one it holds, ``put`` into named receptacles, and the
+        hand actions (drop, throw, pour) when holding something."""
+        low = instruction.lower().replace(" ", "")
+        named = {o.type for o in self.objects.values() if not o.inherited and o.type.lower() in low}
+        near = {self.at, self.held}
+        acts: list[str] = []
+        for a in self.valid_actions():
+            words = a.split()
+            obj = words[-1] if words[0] not in ("fillLiquid",) else words[1]
+            if a in ("drop", "throw", "pour"):
+                acts.append(a)
+            elif obj in named or any(o and self.objects[o].type == obj for o in near):
+                acts.append(a)
+        return acts
+
     def valid_actions(self, focused: bool = False) -> list[str]:
         """Instructions that would be understood here (not necessarily succeed), for scoring policies.
 
