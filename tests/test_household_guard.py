@@ -265,3 +265,20 @@ def test_agent_loop_human_in_the_loop_override():
                       strategy=HumanInTheLoop(human))
     assert asked and not res.unsafe
     assert any(s.get("action") == "find Desk" for s in res.steps)
+
+
+@pytest.mark.data
+def test_cli_bench_household_json(data_dir, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    png = tmp_path / "t.png"
+    r = subprocess.run([sys.executable, "-m", "agentguard", "bench", "household", "--json", "--data", str(data_dir),
+                        "--png", str(png)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-500:]
+    out = json.loads(r.stdout)
+    keys = {"name", "unsafe_rate", "completion_rate", "false_alarm_rate", "mean_warning_steps", "decision_ms"}
+    assert out["rows"] and all(keys <= set(row) for row in out["rows"])
+    assert png.stat().st_size > 1000
+    assert out["replay"]["runs"] == 1111
