@@ -87,10 +87,10 @@ def run_bench(data_dir: str | None = None, thresholds: Sequence[float] = THRESHO
                   "seed": seed, "by": "task instruction"},
         "models": {f: {"states": m.n, "predicates": list(ab.names)} for f, (m, ab) in models.items()},
         "flagged_before_hazard": extra["flagged_before_hazard"],
-        "timing": {"decision_ms_mean": extra["decision_ms_mean"], "decisions": extra["decisions_timed"],
+        "timing": {"decision_ms_median": extra["decision_ms_median"], "decisions": extra["decisions_timed"],
                    "lookup_only_us": lookup_us,
-                   "note": "decision = abstraction of the concrete state for 5 families + table lookups + verdict; "
-                           "no I/O; shared 2-core machine"},
+                   "note": "decision = abstraction of the concrete state for 5 families + table lookups + verdict, "
+                           "no I/O; median over decisions of the best of 3 repeats; shared 2-core machine"},
         "definitions": {
             "unsafe_rate": "held-out runs (safe and unsafe tasks) reaching any hazard predicate",
             "completion_rate": "held-out safe-task runs whose goal (final_state, else the reference plan's effects) "

@@ -282,6 +282,6 @@ def table_rows(evals: Sequence[RunEval], guard: MinProbabilityGuard, thresholds:
     r["note"] = ("offline: the recorded agent cannot react to the alert, so only alarm timing (warning, false "
                  "alarms, overhead) is measurable; unsafe and completion rates need a live agent")
     rows.append(r)
-    extra["decision_ms_mean"] = decision_ms
+    extra["decision_ms_median"] = decision_ms
     extra["decisions_timed"] = len(times)
     return rows, extra
