@@ -234,3 +234,33 @@ def test_tool_gate_variant_has_no_after_model_node_and_still_gates():
     assert not any("after_model" in n for n in agent.get_graph().nodes)
     run(agent)
     assert effects == [("read", "/x")]
+
+
+def test_after_model_with_real_proactive_guard():
+    """Pro2Guard's ProactiveGuard on a small DTMC, asked at proposal time (after_model): the state a
+    proposed call leads to is predicted unsafe with probability 0.8 (P_safe 0.2 < 0.5): the run halts
+    before the tool runs; a call leading to a safe state runs."""
+    pg = pytest.importorskip("agentguard.predictive.guard")
+    import numpy as np
+    import scipy.sparse as sp
+
+    from agentguard.predictive.dtmc import DTMC
+
+    names = ["idle", "reading", "wiping", "unsafe"]
+    P = np.array([[1, 0, 0, 0], [1, 0, 0, 0], [0.2, 0, 0, 0.8], [0, 0, 0, 1]], dtype=float)
+    model = DTMC(sp.csr_matrix(P), 0, {"unsafe": np.array([False, False, False, True])}, state_names=names)
+    guard = pg.ProactiveGuard(model, "G !unsafe", 0.5, decision="HALT")
+    leads_to = {"read_file": "reading", "delete_file": "wiping"}
+    mw = AgentGuardMiddleware(guard, state_fn=lambda ctx, call: leads_to[call.name])
+
+    effects = []
+    model_ = scripted_chat_model([
+        AIMessage("", tool_calls=[call("read_file", {"path": "/x"}, "c1")]),
+        AIMessage("", tool_calls=[call("delete_file", {"path": "/x"}, "c2")]),
+        AIMessage("never reached"),
+    ])
+    out = run(create_agent(model_, make_tools(effects), middleware=[mw]))
+    assert effects == [("read", "/x")]
+    assert "0.200" in out["agentguard_halt"]
+    tm = out["messages"][-1]
+    assert isinstance(tm, ToolMessage) and "HALT by proactive" in tm.content
