@@ -128,14 +128,19 @@ def test_policy_guard_type_is_lazy():
     assert out.strip() == "False False False False"
 
 
-def test_cli_check_config(tmp_path):
+def test_cli_check_config(tmp_path, capsys):
+    from agentguard.cli import main
+
     p = tmp_path / "agentguard.toml"
     p.write_text(TOML)
-    r = subprocess.run([sys.executable, "-m", "agentguard", "check-config", str(p)], capture_output=True, text=True)
-    assert r.returncode == 0 and "2 guard(s)" in r.stdout and "no-deletes" in r.stdout
+    main(["check-config", str(p)])
+    out = capsys.readouterr().out
+    assert "2 guard(s)" in out and "no-deletes" in out
     p.write_text("[[guards]]\ntype='nope'\n")
-    r = subprocess.run([sys.executable, "-m", "agentguard", "check-config", str(p)], capture_output=True, text=True)
-    assert r.returncode == 2 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr
+    with pytest.raises(SystemExit) as ei:
+        main(["check-config", str(p)])
+    err = capsys.readouterr().err
+    assert ei.value.code == 2 and err.startswith("error: ") and "unknown guard type 'nope'" in err
 
 
 def test_rule_guard_ignores_non_tool_proposals_and_validates():

@@ -129,3 +129,27 @@ def test_real_litellm_generic_guardrail_client(endpoint):
         return ok
 
     assert asyncio.run(main())["texts"] == ["hi"]
+
+
+def test_cli_litellm_guardrail_server(tmp_path):
+    """`agentguard litellm-guardrail --config ... --port 0` serves the endpoint; traces land in [recording]."""
+    import re
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "agentguard.toml"
+    cfg.write_text('[recording]\npath = "t.jsonl"\n[[guards]]\ntype = "tool-rules"\ndeny = ["delete_*"]\n')
+    proc = subprocess.Popen([sys.executable, "-m", "agentguard", "litellm-guardrail", "--config", str(cfg), "--port", "0"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)(/beta/litellm_basic_guardrail_api)", line)
+        assert m, line
+        url = f"http://127.0.0.1:{m.group(1)}{m.group(2)}"
+        r = httpx.post(url, json=litellm_body([("delete_file", {"path": "/"})]), timeout=10)
+        assert r.json()["action"] == "BLOCKED"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    [trace] = read_traces(str(tmp_path / "t.jsonl"))
+    assert trace.run_id == "trace-1" and trace.steps[0].signals["decision"] == Decision.REJECT

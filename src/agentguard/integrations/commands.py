@@ -93,6 +93,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         server = serve(GuardrailEndpoint(stack, recorder=recorder), host, port)
         typer.echo(f"agentguard LiteLLM guardrail on http://{host}:{server.server_address[1]}"
                    "/beta/litellm_basic_guardrail_api", err=True)
+        import signal
+
+        def _stop(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, _stop)  # a service manager's stop still writes the open traces
         try:
             server.serve_forever()
         except KeyboardInterrupt:
