@@ -47,16 +47,33 @@ def test_stack_from_toml_behaves_like_the_same_stack_in_code(tmp_path):
     cfg = load_config(p)
     assert cfg.recording_path == str(tmp_path / "traces.jsonl") and cfg.on_error is Decision.REJECT
     from_file = build_stack(cfg)
-    in_code = GuardStack([ToolRuleGuard(deny=["delete_*"], escalate=["transfer_*"], name="no-deletes"),
-                          ToolRuleGuard(arguments=[ArgumentRule("send_email", "to", match=r".+@example\.com")],
-                                        name="mail")], on_error="reject", timeout_s=0.5)
-    cases = [("delete_file", {"path": "/"}), ("transfer_funds", {"amount": 5}),
-             ("send_email", {"to": "x@evil.org"}), ("send_email", {"to": "x@example.com"}), ("read", {})]
+    in_code = GuardStack(
+        [
+            ToolRuleGuard(deny=["delete_*"], escalate=["transfer_*"], name="no-deletes"),
+            ToolRuleGuard(
+                arguments=[ArgumentRule("send_email", "to", match=r".+@example\.com")], name="mail"
+            ),
+        ],
+        on_error="reject",
+        timeout_s=0.5,
+    )
+    cases = [
+        ("delete_file", {"path": "/"}),
+        ("transfer_funds", {"amount": 5}),
+        ("send_email", {"to": "x@evil.org"}),
+        ("send_email", {"to": "x@example.com"}),
+        ("read", {}),
+    ]
     for name, args in cases:
         a, b = decide(from_file, name, **args), decide(in_code, name, **args)
         assert (a.decision, a.guard, a.reason) == (b.decision, b.guard, b.reason)
     assert [decide(from_file, n, **a).decision for n, a in cases] == [
-        Decision.REJECT, Decision.ESCALATE, Decision.REJECT, Decision.ALLOW, Decision.ALLOW]
+        Decision.REJECT,
+        Decision.ESCALATE,
+        Decision.REJECT,
+        Decision.ALLOW,
+        Decision.ALLOW,
+    ]
     v = decide(from_file, "delete_file")
     assert v.guard == "no-deletes" and len(v.details["verdicts"]) == 2  # says which guard decided
 
@@ -67,19 +84,34 @@ def test_yaml_equivalent(tmp_path):
     assert decide(load_stack(p), "delete_x").decision is Decision.REJECT
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[[guards]]\ntype = 'polcy'\n", "guards[0].type: unknown guard type 'polcy'"),
-    ("[stack]\non_error = 'allow'\n[[guards]]\ntype='tool-rules'\n", "on_error must be reject, escalate or halt"),
-    ("[stack]\ntimeout_s = -1\n[[guards]]\ntype='tool-rules'\n", "stack.timeout_s: expected a positive number"),
-    ("[stak]\nname='x'\n", "unknown top-level key(s) stak"),
-    ("[stack]\nname='x'\n", "no guards"),
-    ("[[guards]]\nname='x'\n", "guards[0]: missing 'type'"),
-    ("[[guards]]\ntype='tool-rules'\ndeny=['a']\nbogus=1\n", "guards[0]: bad parameters for 'tool-rules'"),
-    ("[[guards]]\ntype='tool-rules'\n[[guards.arguments]]\ntool='a'\narg='b'\nmatch='('\n", "bad regular expression"),
-    ("[[guards]]\ntype='tool-rules'\n[[guards]]\ntype='tool-rules'\n", "guard names must be unique"),
-    ("[[guards]]\ntype='python'\n", "needs factory"),
-    ("guards = [\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[[guards]]\ntype = 'polcy'\n", "guards[0].type: unknown guard type 'polcy'"),
+        (
+            "[stack]\non_error = 'allow'\n[[guards]]\ntype='tool-rules'\n",
+            "on_error must be reject, escalate or halt",
+        ),
+        (
+            "[stack]\ntimeout_s = -1\n[[guards]]\ntype='tool-rules'\n",
+            "stack.timeout_s: expected a positive number",
+        ),
+        ("[stak]\nname='x'\n", "unknown top-level key(s) stak"),
+        ("[stack]\nname='x'\n", "no guards"),
+        ("[[guards]]\nname='x'\n", "guards[0]: missing 'type'"),
+        (
+            "[[guards]]\ntype='tool-rules'\ndeny=['a']\nbogus=1\n",
+            "guards[0]: bad parameters for 'tool-rules'",
+        ),
+        (
+            "[[guards]]\ntype='tool-rules'\n[[guards.arguments]]\ntool='a'\narg='b'\nmatch='('\n",
+            "bad regular expression",
+        ),
+        ("[[guards]]\ntype='tool-rules'\n[[guards]]\ntype='tool-rules'\n", "guard names must be unique"),
+        ("[[guards]]\ntype='python'\n", "needs factory"),
+        ("guards = [\n", "not valid TOML"),
+    ],
+)
 def test_bad_files_give_one_line_errors(tmp_path, text, message):
     p = tmp_path / "agentguard.toml"
     p.write_text(text)
@@ -122,8 +154,10 @@ def test_python_factory_and_registry():
 def test_policy_guard_type_is_lazy():
     """Mechanism guards (and framework SDKs) are imported only when a configuration uses them."""
     assert GUARD_TYPES["policy"] == "agentguard.config:policy_guard"
-    code = ("import agentguard.config, sys; "
-            "print(*[m in sys.modules for m in ('langchain', 'mcp', 'agents', 'agentguard.policies')])")
+    code = (
+        "import agentguard.config, sys; "
+        "print(*[m in sys.modules for m in ('langchain', 'mcp', 'agents', 'agentguard.policies')])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False False False False"
 

@@ -15,21 +15,35 @@ from agentguard.integrations.rules import ToolRuleGuard
 
 
 def policy():
-    return GuardStack([ToolRuleGuard(deny=["delete_*"], name="no-deletes"),
-                       ToolRuleGuard(arguments=[{"tool": "send_email", "arg": "to", "match": r".+@example\.com"}],
-                                     name="internal-mail")])
+    return GuardStack(
+        [
+            ToolRuleGuard(deny=["delete_*"], name="no-deletes"),
+            ToolRuleGuard(
+                arguments=[{"tool": "send_email", "arg": "to", "match": r".+@example\.com"}],
+                name="internal-mail",
+            ),
+        ]
+    )
 
 
 def litellm_body(tool_calls=(), texts=(), input_type="response", trace="trace-1"):
     """A body with every field of LiteLLM's GenericGuardrailAPIRequest (model_dump of its pydantic model)."""
     return {
-        "input_type": input_type, "litellm_call_id": "call-1", "litellm_trace_id": trace,
-        "structured_messages": None, "images": None, "tools": None, "texts": list(texts),
+        "input_type": input_type,
+        "litellm_call_id": "call-1",
+        "litellm_trace_id": trace,
+        "structured_messages": None,
+        "images": None,
+        "tools": None,
+        "texts": list(texts),
         "request_data": {"user_api_key_hash": "h", "user_api_key_team_id": "t"},
-        "request_headers": None, "litellm_version": "1.106.2",
+        "request_headers": None,
+        "litellm_version": "1.106.2",
         "additional_provider_specific_params": {},
-        "tool_calls": [{"id": f"tc{i}", "type": "function",
-                        "function": {"name": n, "arguments": json.dumps(a)}} for i, (n, a) in enumerate(tool_calls)],
+        "tool_calls": [
+            {"id": f"tc{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, (n, a) in enumerate(tool_calls)
+        ],
     }
 
 
@@ -58,14 +72,24 @@ def test_blocked_and_none_over_http(endpoint):
         assert r.json() == {"action": "NONE"}
         assert http.get(url.rsplit("/beta", 1)[0] + "/health").json()["status"] == "ok"
     ctx = ep.runtime.context("trace-1")
-    assert [s.signals["decision"] for s in ctx.trace.steps] == [Decision.REJECT, Decision.REJECT, Decision.ALLOW]
+    assert [s.signals["decision"] for s in ctx.trace.steps] == [
+        Decision.REJECT,
+        Decision.REJECT,
+        Decision.ALLOW,
+    ]
 
 
 def test_malformed_body_is_400_never_none(endpoint):
     url, _, _ = endpoint
     with httpx.Client() as http:
         assert http.post(url, content=b"{not json").status_code == 400
-        r = http.post(url, json={**litellm_body(), "tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "{oops"}}]})
+        r = http.post(
+            url,
+            json={
+                **litellm_body(),
+                "tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "{oops"}}],
+            },
+        )
         assert r.status_code == 400 and "not valid JSON" in r.json()["error"]
         assert http.post(url, json={**litellm_body(), "input_type": "sideways"}).status_code == 400
 
@@ -75,9 +99,14 @@ def test_agent_loop_behind_guardrail_never_runs_forbidden_tool(endpoint, tmp_pat
     and the client runs a tool only when the guardrail answers NONE (LiteLLM raises on BLOCKED)."""
     url, ep, rec = endpoint
     effects = []
-    tools = {"delete_file": lambda path: effects.append(("delete", path)),
-             "send_email": lambda to, body: effects.append(("mail", to))}
-    scripted = [[("send_email", {"to": "ann@example.com", "body": "report"})], [("delete_file", {"path": "/srv"})]]
+    tools = {
+        "delete_file": lambda path: effects.append(("delete", path)),
+        "send_email": lambda to, body: effects.append(("mail", to)),
+    }
+    scripted = [
+        [("send_email", {"to": "ann@example.com", "body": "report"})],
+        [("delete_file", {"path": "/srv"})],
+    ]
     with httpx.Client() as http:
         for turn in scripted:
             verdict = http.post(url, json=litellm_body(turn, trace="run-7")).json()
@@ -96,7 +125,11 @@ def test_text_guard_intervenes_and_guard_error_blocks():
 
         def check(self, context, proposal):
             t = proposal.output or ""
-            return Verdict(Decision.MODIFY, "redacted", action=t.replace("4111", "****")) if "4111" in t else Verdict.allow()
+            return (
+                Verdict(Decision.MODIFY, "redacted", action=t.replace("4111", "****"))
+                if "4111" in t
+                else Verdict.allow()
+            )
 
     class Boom(BaseGuard):
         name = "boom"
@@ -105,8 +138,10 @@ def test_text_guard_intervenes_and_guard_error_blocks():
             raise RuntimeError("down")
 
     ep = GuardrailEndpoint(ToolRuleGuard(deny=["x"]), text_guard=Redact())
-    assert ep.handle(litellm_body(texts=["card 4111", "ok"])) == {"action": "GUARDRAIL_INTERVENED",
-                                                                  "texts": ["card ****", "ok"]}
+    assert ep.handle(litellm_body(texts=["card 4111", "ok"])) == {
+        "action": "GUARDRAIL_INTERVENED",
+        "texts": ["card ****", "ok"],
+    }
     out = GuardrailEndpoint(Boom()).handle(litellm_body([("send_email", {"to": "a@example.com"})]))
     assert out["action"] == "BLOCKED" and "down" in out["blocked_reason"]
 
@@ -121,26 +156,35 @@ def test_real_litellm_generic_guardrail_client(endpoint):
         return [{"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]
 
     async def main():
-        ok = await g.apply_guardrail(inputs={"texts": ["hi"], "tool_calls": tc("send_email", {"to": "a@example.com"})},
-                                     request_data={}, input_type="response")
+        ok = await g.apply_guardrail(
+            inputs={"texts": ["hi"], "tool_calls": tc("send_email", {"to": "a@example.com"})},
+            request_data={},
+            input_type="response",
+        )
         with pytest.raises(Exception, match="no-deletes"):
-            await g.apply_guardrail(inputs={"texts": [], "tool_calls": tc("delete_file", {"path": "/"})},
-                                    request_data={}, input_type="response")
+            await g.apply_guardrail(
+                inputs={"texts": [], "tool_calls": tc("delete_file", {"path": "/"})},
+                request_data={},
+                input_type="response",
+            )
         return ok
 
     assert asyncio.run(main())["texts"] == ["hi"]
 
 
 def test_cli_litellm_guardrail_server(tmp_path):
-    """`agentguard litellm-guardrail --config ... --port 0` serves the endpoint; traces land in [recording]."""
+    """`agentguard litellm-guardrail --config ... --port 0` serves; traces land in [recording]."""
     import re
     import subprocess
     import sys
 
     cfg = tmp_path / "agentguard.toml"
     cfg.write_text('[recording]\npath = "t.jsonl"\n[[guards]]\ntype = "tool-rules"\ndeny = ["delete_*"]\n')
-    proc = subprocess.Popen([sys.executable, "-m", "agentguard", "litellm-guardrail", "--config", str(cfg), "--port", "0"],
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentguard", "litellm-guardrail", "--config", str(cfg), "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stderr.readline()
         m = re.search(r"http://127\.0\.0\.1:(\d+)(/beta/litellm_basic_guardrail_api)", line)

@@ -23,8 +23,12 @@ EX = REPO / "examples" / "integrations"
 
 
 def guard():
-    return policy_guard(str(EX / "policies" / "transfer_limit.py"), arguments={"amount": "amount"},
-                        constants={"limit": 100}, tools=["transfer_funds"])
+    return policy_guard(
+        str(EX / "policies" / "transfer_limit.py"),
+        arguments={"amount": "amount"},
+        constants={"limit": 100},
+        tools=["transfer_funds"],
+    )
 
 
 def test_policy_guard_is_the_real_tool_call_guard():
@@ -53,13 +57,21 @@ def test_langchain_with_verified_policy():
         ledger.append((amount, to))
         return f"transferred {amount} to {to}"
 
-    model = scripted_chat_model([
-        AIMessage("", tool_calls=[{"name": "transfer_funds", "args": {"amount": 5000, "to": "eve"}, "id": "1"}]),
-        AIMessage("", tool_calls=[{"name": "transfer_funds", "args": {"amount": 40, "to": "ann"}, "id": "2"}]),
-        AIMessage("done"),
-    ])
+    model = scripted_chat_model(
+        [
+            AIMessage(
+                "", tool_calls=[{"name": "transfer_funds", "args": {"amount": 5000, "to": "eve"}, "id": "1"}]
+            ),
+            AIMessage(
+                "", tool_calls=[{"name": "transfer_funds", "args": {"amount": 40, "to": "ann"}, "id": "2"}]
+            ),
+            AIMessage("done"),
+        ]
+    )
     agent = create_agent(model, [transfer_funds], middleware=[AgentGuardMiddleware(GuardStack([guard()]))])
-    out = agent.invoke({"messages": [{"role": "user", "content": "pay"}]}, {"configurable": {"thread_id": "p"}})
+    out = agent.invoke(
+        {"messages": [{"role": "user", "content": "pay"}]}, {"configurable": {"thread_id": "p"}}
+    )
     assert ledger == [(40, "ann")]
     assert "exceeds the transfer limit" in out["messages"][2].content
 
@@ -80,9 +92,13 @@ def test_openai_agents_with_verified_policy():
         return f"transferred {amount} to {to}"
 
     set_trace_processors([])
-    model = ScriptedModel([[function_call("transfer_funds", {"amount": 5000, "to": "eve"}, call_id="1")],
-                           [function_call("transfer_funds", {"amount": 40, "to": "ann"}, call_id="2")],
-                           [assistant_message("done")]])
+    model = ScriptedModel(
+        [
+            [function_call("transfer_funds", {"amount": 5000, "to": "eve"}, call_id="1")],
+            [function_call("transfer_funds", {"amount": 40, "to": "ann"}, call_id="2")],
+            [assistant_message("done")],
+        ]
+    )
     agent = Agent(name="a", model=model, tools=AgentsGuard(guard()).guard_tools([transfer_funds]))
     res = asyncio.run(Runner.run(agent, "pay"))
     assert ledger == [(40, "ann")]
@@ -116,10 +132,25 @@ def test_litellm_with_verified_policy():
     ep = GuardrailEndpoint(guard())
 
     def body(amount):
-        return {"input_type": "response", "litellm_trace_id": "t", "texts": [],
-                "tool_calls": [{"id": "1", "type": "function", "function": {
-                    "name": "transfer_funds", "arguments": json.dumps({"amount": amount, "to": "x"})}}]}
+        return {
+            "input_type": "response",
+            "litellm_trace_id": "t",
+            "texts": [],
+            "tool_calls": [
+                {
+                    "id": "1",
+                    "type": "function",
+                    "function": {
+                        "name": "transfer_funds",
+                        "arguments": json.dumps({"amount": amount, "to": "x"}),
+                    },
+                }
+            ],
+        }
 
     assert ep.handle(body(5000))["action"] == "BLOCKED"
     assert ep.handle(body(40)) == {"action": "NONE"}
-    assert [s.signals["decision"] for s in ep.runtime.context("t").trace.steps] == [Decision.REJECT, Decision.ALLOW]
+    assert [s.signals["decision"] for s in ep.runtime.context("t").trace.steps] == [
+        Decision.REJECT,
+        Decision.ALLOW,
+    ]

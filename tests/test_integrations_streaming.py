@@ -13,14 +13,19 @@ import pytest
 from agentguard import BaseGuard, Decision, Verdict, read_traces
 from agentguard.core.errors import InputError
 from agentguard.integrations.recording import TraceRecorder
-from agentguard.integrations.streaming import AsyncGuardedStream, GuardedStream, ScoreMonitor, guarded_completion
+from agentguard.integrations.streaming import (
+    AsyncGuardedStream,
+    GuardedStream,
+    ScoreMonitor,
+    guarded_completion,
+)
 from agentguard.llm import OpenAICompatClient
 
 STEPS = [f"Step {i}: {'UNSAFE plan' if i == 3 else 'fine reasoning'}\n" for i in range(8)]
 
 
 def chunks_of(text, size=7):
-    return [text[i:i + size] for i in range(0, len(text), size)]
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 class SSEServer:
@@ -47,9 +52,17 @@ class SSEServer:
                 try:
                     for i, p in enumerate(pieces):
                         lp = -5.0 if "UNSAFE" in p else -0.1
-                        ev = {"id": "c", "object": "chat.completion.chunk", "choices": [
-                            {"index": 0, "delta": {"content": p},
-                             "logprobs": {"content": [{"token": p, "logprob": lp}]}}]}
+                        ev = {
+                            "id": "c",
+                            "object": "chat.completion.chunk",
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "delta": {"content": p},
+                                    "logprobs": {"content": [{"token": p, "logprob": lp}]},
+                                }
+                            ],
+                        }
                         self.wfile.write(f"data: {json.dumps(ev)}\n\n".encode())
                         self.wfile.flush()
                         outer.sent = i + 1
@@ -82,8 +95,9 @@ def unsafe_scorer(text, context):
 def test_monitor_cuts_stream_at_alarm_and_stops_reading(server, tmp_path):
     client = OpenAICompatClient(base_url=server.url, model="m")
     rec = TraceRecorder(tmp_path / "s.jsonl")
-    stream = guarded_completion(client, [{"role": "user", "content": "solve"}], ScoreMonitor(0.5, unsafe_scorer),
-                                recorder=rec)
+    stream = guarded_completion(
+        client, [{"role": "user", "content": "solve"}], ScoreMonitor(0.5, unsafe_scorer), recorder=rec
+    )
     released = list(stream)
     assert "".join(released) == "".join(STEPS[:3])  # steps 0..2 released, step 3 withheld
     assert stream.cut and stream.alarm_step == 3 and stream.verdict.decision is Decision.HALT
@@ -129,7 +143,11 @@ def test_chunk_mode_and_trailing_step_and_error_fails_closed():
             seen.append(proposal.output)
             return Verdict.allow()
 
-    assert list(GuardedStream(chunks, Rec(), step="chunk")) == ["ab", "cd", "ef"] and seen == ["ab", "cd", "ef"]
+    assert list(GuardedStream(chunks, Rec(), step="chunk")) == ["ab", "cd", "ef"] and seen == [
+        "ab",
+        "cd",
+        "ef",
+    ]
     assert list(GuardedStream(chunks, Rec())) == ["abcdef"]  # no newline: one trailing step
 
     class Boom(BaseGuard):
@@ -149,8 +167,15 @@ def test_async_stream_with_openai_sdk_objects():
     from openai.types.chat import ChatCompletionChunk
 
     def mk(i, text):
-        return ChatCompletionChunk.model_validate({"id": "c", "object": "chat.completion.chunk", "created": 0,
-                                                   "model": "m", "choices": [{"index": 0, "delta": {"content": text}}]})
+        return ChatCompletionChunk.model_validate(
+            {
+                "id": "c",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "m",
+                "choices": [{"index": 0, "delta": {"content": text}}],
+            }
+        )
 
     async def gen():
         for i, s in enumerate(STEPS):
@@ -173,25 +198,33 @@ def test_calibrated_threshold_monitor_cuts_the_stream(server):
     rng = np.random.default_rng(0)
     safe = [list(rng.uniform(0.6, 1.0, 6)) for _ in range(200)]
     unsafe = [list(np.r_[rng.uniform(0.6, 1.0, 3), rng.uniform(0.0, 0.3, 3)]) for _ in range(200)]
-    cal = calibration.ThresholdCalibrator("false_alarm", "crc", alpha=0.1).calibrate(safe + unsafe,
-                                                                                    [1] * 200 + [0] * 200)
+    cal = calibration.ThresholdCalibrator("false_alarm", "crc", alpha=0.1).calibrate(
+        safe + unsafe, [1] * 200 + [0] * 200
+    )
     assert 0.3 < cal.threshold_ <= 0.7
     client = OpenAICompatClient(base_url=server.url, model="m")
     mon = cal.monitor()
-    stream = guarded_completion(client, [{"role": "user", "content": "x"}], mon,
-                                scorer=lambda text, ctx: 0.1 if "UNSAFE" in text else 0.95)
+    stream = guarded_completion(
+        client,
+        [{"role": "user", "content": "x"}],
+        mon,
+        scorer=lambda text, ctx: 0.1 if "UNSAFE" in text else 0.95,
+    )
     assert "".join(stream) == "".join(STEPS[:3]) and stream.cut
     assert stream.verdict.guard == "risk-controlled-monitor" and stream.verdict.numbers["score"] == 0.1
     # the same monitor object is reset for the next stream (a new sequence)
-    ok = GuardedStream([{"choices": [{"index": 0, "delta": {"content": "fine\n"}}]}], mon, scorer=lambda t, c: 0.9)
+    ok = GuardedStream(
+        [{"choices": [{"index": 0, "delta": {"content": "fine\n"}}]}], mon, scorer=lambda t, c: 0.9
+    )
     assert list(ok) == ["fine\n"] and not ok.cut
 
 
 def test_threshold_monitor_on_stream_logprobs(server):
     calibration = pytest.importorskip("agentguard.calibration")
     client = OpenAICompatClient(base_url=server.url, model="m")
-    stream = guarded_completion(client, [{"role": "user", "content": "x"}],
-                                calibration.ThresholdMonitor(-1.0, signal="min_logprob"))
+    stream = guarded_completion(
+        client, [{"role": "user", "content": "x"}], calibration.ThresholdMonitor(-1.0, signal="min_logprob")
+    )
     assert "".join(stream) == "".join(STEPS[:3]) and stream.verdict.numbers["score"] == -5.0
 
 

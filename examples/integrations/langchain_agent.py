@@ -1,6 +1,6 @@
 """LangChain v1 agent behind agentguard (scripted model; no network).
 
-    python examples/integrations/langchain_agent.py
+python examples/integrations/langchain_agent.py
 """
 
 from __future__ import annotations
@@ -32,15 +32,27 @@ def main() -> dict:
         deleted.append(path)
         return f"deleted {path}"
 
-    model = scripted_chat_model([
-        AIMessage("", tool_calls=[{"name": "delete_file", "args": {"path": "/srv/db"}, "id": "1"}]),
-        AIMessage("", tool_calls=[{"name": "send_email", "args": {"to": "ann@example.com", "body": "hi"}, "id": "2"}]),
-        AIMessage("Sent the report; I was not allowed to delete the database."),
-    ])
-    agent = create_agent(model, [send_email, delete_file],
-                         middleware=[AgentGuardMiddleware(load_stack(HERE / "agentguard.toml"))])
-    out = agent.invoke({"messages": [{"role": "user", "content": "clean up and report"}]},
-                       {"configurable": {"thread_id": "example"}})
+    model = scripted_chat_model(
+        [
+            AIMessage("", tool_calls=[{"name": "delete_file", "args": {"path": "/srv/db"}, "id": "1"}]),
+            AIMessage(
+                "",
+                tool_calls=[
+                    {"name": "send_email", "args": {"to": "ann@example.com", "body": "hi"}, "id": "2"}
+                ],
+            ),
+            AIMessage("Sent the report; I was not allowed to delete the database."),
+        ]
+    )
+    agent = create_agent(
+        model,
+        [send_email, delete_file],
+        middleware=[AgentGuardMiddleware(load_stack(HERE / "agentguard.toml"))],
+    )
+    out = agent.invoke(
+        {"messages": [{"role": "user", "content": "clean up and report"}]},
+        {"configurable": {"thread_id": "example"}},
+    )
     for m in out["messages"]:
         if isinstance(m, ToolMessage):
             print(f"tool {m.name}: {m.content}")

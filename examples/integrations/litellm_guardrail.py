@@ -26,9 +26,17 @@ HERE = Path(__file__).resolve().parent
 
 
 def ask(url: str, tool: str, args: dict) -> dict:
-    body = {"input_type": "response", "litellm_call_id": "c1", "litellm_trace_id": "conversation-1",
-            "texts": [], "request_data": {}, "additional_provider_specific_params": {},
-            "tool_calls": [{"id": "t1", "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}]}
+    body = {
+        "input_type": "response",
+        "litellm_call_id": "c1",
+        "litellm_trace_id": "conversation-1",
+        "texts": [],
+        "request_data": {},
+        "additional_provider_specific_params": {},
+        "tool_calls": [
+            {"id": "t1", "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}
+        ],
+    }
     req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=10) as r:
         return json.loads(r.read())
@@ -38,8 +46,10 @@ def main() -> dict:
     server = serve_in_thread(GuardrailEndpoint(load_stack(HERE / "agentguard.toml")))
     url = f"http://127.0.0.1:{server.server_address[1]}{GUARDRAIL_PATH}"
     try:
-        answers = {"delete": ask(url, "delete_file", {"path": "/"}),
-                   "mail": ask(url, "send_email", {"to": "ann@example.com", "body": "hi"})}
+        answers = {
+            "delete": ask(url, "delete_file", {"path": "/"}),
+            "mail": ask(url, "send_email", {"to": "ann@example.com", "body": "hi"}),
+        }
     finally:
         server.shutdown()
         server.server_close()

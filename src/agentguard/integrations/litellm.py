@@ -79,9 +79,12 @@ class GuardrailEndpoint:
         on_error: Decision | str = Decision.HALT,
         state_fn: Callable[[Context, Any], Any] | None = None,
     ) -> None:
-        self.runtime = GuardRuntime(guard, recorder=recorder, adapter="litellm", on_error=on_error, state_fn=state_fn)
-        self.text_runtime = (GuardRuntime(text_guard, adapter="litellm", on_error=on_error)
-                             if text_guard is not None else None)
+        self.runtime = GuardRuntime(
+            guard, recorder=recorder, adapter="litellm", on_error=on_error, state_fn=state_fn
+        )
+        self.text_runtime = (
+            GuardRuntime(text_guard, adapter="litellm", on_error=on_error) if text_guard is not None else None
+        )
 
     def __repr__(self) -> str:
         return f"GuardrailEndpoint({self.runtime.guard!r})"
@@ -135,8 +138,10 @@ class GuardrailEndpoint:
                 for vv, pp in rewrites:  # pp: the index of the rewritten text
                     new_texts[pp] = vv.action
                 return {"action": "GUARDRAIL_INTERVENED", "texts": new_texts}
-        return {"action": "BLOCKED",
-                "blocked_reason": refusal_message(v, p if isinstance(p, ToolCall) else None)}
+        return {
+            "action": "BLOCKED",
+            "blocked_reason": refusal_message(v, p if isinstance(p, ToolCall) else None),
+        }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -177,7 +182,10 @@ class _Handler(BaseHTTPRequestHandler):
         except InputError as exc:
             self._send(400, {"error": str(exc)})
         except Exception as exc:  # fail closed: never NONE because something broke
-            self._send(200, {"action": "BLOCKED", "blocked_reason": f"agentguard failed: {type(exc).__name__}: {exc}"})
+            self._send(
+                200,
+                {"action": "BLOCKED", "blocked_reason": f"agentguard failed: {type(exc).__name__}: {exc}"},
+            )
 
 
 def serve(endpoint: GuardrailEndpoint, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
@@ -188,7 +196,9 @@ def serve(endpoint: GuardrailEndpoint, host: str = "127.0.0.1", port: int = 0) -
     return server
 
 
-def serve_in_thread(endpoint: GuardrailEndpoint, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+def serve_in_thread(
+    endpoint: GuardrailEndpoint, host: str = "127.0.0.1", port: int = 0
+) -> ThreadingHTTPServer:
     """Start :func:`serve` on a daemon thread (tests, embedding); ``server.shutdown()`` stops it."""
     server = serve(endpoint, host, port)
     threading.Thread(target=server.serve_forever, daemon=True, name="agentguard-litellm").start()

@@ -106,7 +106,9 @@ def session_key(ctx: Any) -> str:
     meta = getattr(ctx, "meta", None)
     if meta:
         try:
-            explicit = meta.get(SESSION_META_KEY) if hasattr(meta, "get") else getattr(meta, SESSION_META_KEY, None)
+            explicit = (
+                meta.get(SESSION_META_KEY) if hasattr(meta, "get") else getattr(meta, SESSION_META_KEY, None)
+            )
         except Exception:
             explicit = None
         if explicit:
@@ -155,7 +157,8 @@ def _result_text(result: Any) -> str:
 
 class GuardProxy:
     """The guard proxy. Use ``async with GuardProxy(guard, upstreams) as proxy:`` then serve ``proxy.server``
-    (``await proxy.serve_stdio()``, ``proxy.server.streamable_http_app()``, or ``mcp.Client(proxy.server)`` in tests).
+    (``await proxy.serve_stdio()``, ``proxy.server.streamable_http_app()``, or
+    ``mcp.Client(proxy.server)`` in tests).
     """
 
     def __init__(
@@ -177,7 +180,9 @@ class GuardProxy:
             raise InputError(f"upstream names must be unique: {names}")
         self.upstreams = list(upstreams)
         self.prefix = len(upstreams) > 1 if prefix is None else bool(prefix)
-        self.runtime = GuardRuntime(guard, recorder=recorder, adapter="mcp", on_error=on_error, state_fn=state_fn)
+        self.runtime = GuardRuntime(
+            guard, recorder=recorder, adapter="mcp", on_error=on_error, state_fn=state_fn
+        )
         self.approve = approve
         self.clients: dict[str, Any] = {}
         self._routes: dict[str, tuple[str, str]] = {}
@@ -230,8 +235,10 @@ class GuardProxy:
             for t in await self._upstream_tools(u.name):
                 exposed = f"{u.name}__{t.name}" if self.prefix else t.name
                 if exposed in routes:
-                    raise InputError(f"tool {exposed!r} is offered by upstreams {routes[exposed][0]} and {u.name}; "
-                                     "use prefixed names")
+                    raise InputError(
+                        f"tool {exposed!r} is offered by upstreams {routes[exposed][0]} and {u.name}; "
+                        "use prefixed names"
+                    )
                 routes[exposed] = (u.name, t.name)
                 out.append(t.model_copy(update={"name": exposed}) if exposed != t.name else t)
         self._routes = routes
@@ -254,9 +261,15 @@ class GuardProxy:
                     if inspect.isawaitable(ok):
                         ok = await ok
                 except Exception as exc:
-                    return Verdict(Decision.REJECT, f"approval failed ({exc}): {v.reason}", v.guard, v.numbers)
-            v = Verdict(Decision.ALLOW if ok is True else Decision.REJECT,
-                        f"{'approved' if ok is True else 'not approved'} by a human: {v.reason}", v.guard, v.numbers)
+                    return Verdict(
+                        Decision.REJECT, f"approval failed ({exc}): {v.reason}", v.guard, v.numbers
+                    )
+            v = Verdict(
+                Decision.ALLOW if ok is True else Decision.REJECT,
+                f"{'approved' if ok is True else 'not approved'} by a human: {v.reason}",
+                v.guard,
+                v.numbers,
+            )
         return v
 
     async def _on_call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -272,7 +285,9 @@ class GuardProxy:
             elif v.decision is Decision.MODIFY and isinstance(act, dict):
                 args = dict(act)
             else:
-                v = Verdict(Decision.REJECT, f"{v.reason} (no applicable replacement call)", v.guard, v.numbers)
+                v = Verdict(
+                    Decision.REJECT, f"{v.reason} (no applicable replacement call)", v.guard, v.numbers
+                )
         if v.blocks:
             text = refusal_message(v, call)
             if v.decision is Decision.HALT:
@@ -295,5 +310,7 @@ class GuardProxy:
             return _error_result(text)
         self.runtime.record(gctx, call, v, observation=_result_text(result))
         if not isinstance(result, types.CallToolResult):  # e.g. an input-required round: not proxied
-            return _error_result(f"upstream {upstream} answered {type(result).__name__}, which the proxy does not relay")
+            return _error_result(
+                f"upstream {upstream} answered {type(result).__name__}, which the proxy does not relay"
+            )
         return result

@@ -120,7 +120,9 @@ class ToolRuleGuard(BaseGuard):
         self.name = name
         self.decision = Decision.parse(decision)
         if self.decision < Decision.REJECT:
-            raise InputError(f"{name}: decision must block (REJECT, ESCALATE or HALT), not {self.decision.name}")
+            raise InputError(
+                f"{name}: decision must block (REJECT, ESCALATE or HALT), not {self.decision.name}"
+            )
         self._deny = _globs(deny, f"{name}.deny")
         self._allow = _globs(allow, f"{name}.allow") if allow is not None else None
         self._allow_given = allow is not None

@@ -17,8 +17,10 @@ generation is halted there. :class:`GuardedStream` applies exactly that to a liv
 Any Guard works. The calibrated ``agentguard.calibration.ThresholdMonitor`` reads ``signals['score']``
 (set by ``scorer=``, a per-step verifier such as a PRM or a safety classifier) or, with
 ``signal="min_logprob"``, the stream's own log-probabilities; it is ``reset()`` at the start of each
-stream. :class:`ScoreMonitor` is the same rule with the scorer inside the guard. Guarantee: no text of an alarmed step, nor of
-any later step, is ever yielded; a guard error fails closed (the stream is cut).
+stream. :class:`ScoreMonitor` is the same rule with the scorer inside the guard.
+
+Guarantee: no text of an alarmed step, nor of any later step, is ever yielded; a guard or scorer
+error fails closed (the stream is cut).
 
 What it can see: the text (and log-probabilities when sent) of one choice (``index=choice``) of a
 chat-completions stream; not tool-call deltas (gate those with the other adapters when they execute).
@@ -85,9 +87,15 @@ class ScoreMonitor(BaseGuard):
         if math.isnan(s):
             raise ValueError("the scorer returned NaN")
         if s < self.threshold:
-            return Verdict(self.decision, f"score {s:.4g} fell below the threshold {self.threshold:.4g}",
-                           self.name, {"score": s, "threshold": self.threshold})
-        return Verdict(Decision.ALLOW, "score above threshold", self.name, {"score": s, "threshold": self.threshold})
+            return Verdict(
+                self.decision,
+                f"score {s:.4g} fell below the threshold {self.threshold:.4g}",
+                self.name,
+                {"score": s, "threshold": self.threshold},
+            )
+        return Verdict(
+            Decision.ALLOW, "score above threshold", self.name, {"score": s, "threshold": self.threshold}
+        )
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -131,7 +139,7 @@ class _Splitter:
             i = self.buf.find(self.delim)
             if i < 0:
                 break
-            piece, self.buf = self.buf[: i + len(self.delim)], self.buf[i + len(self.delim):]
+            piece, self.buf = self.buf[: i + len(self.delim)], self.buf[i + len(self.delim) :]
             out.append((piece, self.lps))  # log-probs of a chunk are attributed to the step it completes
             self.lps = []
         return out
@@ -144,8 +152,17 @@ class _Splitter:
 
 
 class _Base:
-    def __init__(self, guard: Guard, *, step: str, choice: int, recorder: TraceRecorder | None,
-                 run_id: str | None, on_error: Decision | str, scorer: Scorer | None = None) -> None:
+    def __init__(
+        self,
+        guard: Guard,
+        *,
+        step: str,
+        choice: int,
+        recorder: TraceRecorder | None,
+        run_id: str | None,
+        on_error: Decision | str,
+        scorer: Scorer | None = None,
+    ) -> None:
         if scorer is not None and not callable(scorer):
             raise InputError("scorer must be callable: scorer(step_text, context) -> float")
         reset = getattr(guard, "reset", None)
@@ -206,11 +223,27 @@ class GuardedStream(_Base):
     ``alarm_step`` (0-based index of the withheld step), ``steps`` (released steps).
     """
 
-    def __init__(self, chunks: Iterable[Any], guard: Guard, *, step: str = "line", choice: int = 0,
-                 recorder: TraceRecorder | None = None, run_id: str | None = None,
-                 on_error: Decision | str = Decision.HALT, scorer: Scorer | None = None) -> None:
-        super().__init__(guard, step=step, choice=choice, recorder=recorder, run_id=run_id, on_error=on_error,
-                         scorer=scorer)
+    def __init__(
+        self,
+        chunks: Iterable[Any],
+        guard: Guard,
+        *,
+        step: str = "line",
+        choice: int = 0,
+        recorder: TraceRecorder | None = None,
+        run_id: str | None = None,
+        on_error: Decision | str = Decision.HALT,
+        scorer: Scorer | None = None,
+    ) -> None:
+        super().__init__(
+            guard,
+            step=step,
+            choice=choice,
+            recorder=recorder,
+            run_id=run_id,
+            on_error=on_error,
+            scorer=scorer,
+        )
         self._chunks = chunks
 
     def __iter__(self) -> Iterator[str]:
@@ -236,13 +269,29 @@ class GuardedStream(_Base):
 
 
 class AsyncGuardedStream(_Base):
-    """The async twin of :class:`GuardedStream` (``async for``), for async clients such as ``openai.AsyncOpenAI``."""
+    """The async twin of :class:`GuardedStream` (``async for``), for async clients (``AsyncOpenAI``)."""
 
-    def __init__(self, chunks: AsyncIterator[Any], guard: Guard, *, step: str = "line", choice: int = 0,
-                 recorder: TraceRecorder | None = None, run_id: str | None = None,
-                 on_error: Decision | str = Decision.HALT, scorer: Scorer | None = None) -> None:
-        super().__init__(guard, step=step, choice=choice, recorder=recorder, run_id=run_id, on_error=on_error,
-                         scorer=scorer)
+    def __init__(
+        self,
+        chunks: AsyncIterator[Any],
+        guard: Guard,
+        *,
+        step: str = "line",
+        choice: int = 0,
+        recorder: TraceRecorder | None = None,
+        run_id: str | None = None,
+        on_error: Decision | str = Decision.HALT,
+        scorer: Scorer | None = None,
+    ) -> None:
+        super().__init__(
+            guard,
+            step=step,
+            choice=choice,
+            recorder=recorder,
+            run_id=run_id,
+            on_error=on_error,
+            scorer=scorer,
+        )
         self._chunks = chunks
 
     async def __aiter__(self) -> AsyncIterator[str]:
@@ -271,12 +320,24 @@ class AsyncGuardedStream(_Base):
                     break
 
 
-def guarded_completion(client: Any, messages: list[dict[str, str]], guard: Guard, *, step: str = "line",
-                       recorder: TraceRecorder | None = None, scorer: Scorer | None = None,
-                       **options: Any) -> GuardedStream:
+def guarded_completion(
+    client: Any,
+    messages: list[dict[str, str]],
+    guard: Guard,
+    *,
+    step: str = "line",
+    recorder: TraceRecorder | None = None,
+    scorer: Scorer | None = None,
+    **options: Any,
+) -> GuardedStream:
     """Stream a chat completion from an :class:`~agentguard.llm.OpenAICompatClient` through ``guard``
     (``logprobs`` are requested when the guard watches the ``min_logprob`` signal)."""
-    if "logprobs" not in options and getattr(guard, "signal", None) == "min_logprob" \
-            and getattr(guard, "scorer", None) is None:
+    if (
+        "logprobs" not in options
+        and getattr(guard, "signal", None) == "min_logprob"
+        and getattr(guard, "scorer", None) is None
+    ):
         options["logprobs"] = True
-    return GuardedStream(client.stream(messages, **options), guard, step=step, recorder=recorder, scorer=scorer)
+    return GuardedStream(
+        client.stream(messages, **options), guard, step=step, recorder=recorder, scorer=scorer
+    )
