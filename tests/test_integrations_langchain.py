@@ -313,3 +313,23 @@ def test_after_model_with_real_proactive_guard():
     assert "0.200" in out["agentguard_halt"]
     tm = out["messages"][-1]
     assert isinstance(tm, ToolMessage) and "HALT by proactive" in tm.content
+
+
+def test_stream_mode_is_gated_the_same():
+    effects = []
+    model = scripted_chat_model(
+        [
+            AIMessage("", tool_calls=[call("delete_file", {"path": "/tmp/a"}, "c1")]),
+            AIMessage("", tool_calls=[call("read_file", {"path": "/tmp/b"}, "c2")]),
+            AIMessage("done"),
+        ]
+    )
+    agent = create_agent(model, make_tools(effects), middleware=[AgentGuardMiddleware(stack())])
+    chunks = list(
+        agent.stream(
+            {"messages": [{"role": "user", "content": "go"}]},
+            {"configurable": {"thread_id": "s"}},
+            stream_mode="updates",
+        )
+    )
+    assert effects == [("read", "/tmp/b")] and len(chunks) > 3

@@ -264,3 +264,22 @@ def test_cli_proxy_over_streamable_http_per_session(tmp_path):
     assert out["a"].is_error and "session halted" in texts(out["a"])
     assert not out["b"].is_error and texts(out["b"]) == "(none)"
     assert out["alice"].is_error and not out["bob"].is_error
+
+
+@pytest.mark.parametrize("answer", [True, False])
+def test_escalate_asks_the_approver(tmp_path, answer):
+    asked = []
+
+    async def approve(verdict, call):
+        asked.append((verdict.decision, call.name, dict(call.arguments)))
+        return answer
+
+    async def main():
+        guard = ToolRuleGuard(escalate=["write_note"])
+        async with GuardProxy(guard, [upstream(tmp_path)], approve=approve) as proxy:
+            async with Client(proxy.server) as client:
+                return await client.call_tool("write_note", {"name": "n.txt", "text": "t"})
+
+    r = asyncio.run(main())
+    assert asked == [(Decision.ESCALATE, "write_note", {"name": "n.txt", "text": "t"})]
+    assert (tmp_path / "n.txt").exists() is answer and r.is_error is (not answer)

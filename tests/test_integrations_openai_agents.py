@@ -193,3 +193,26 @@ def test_trace_processor_records_unguarded_runs(tmp_path):
     asyncio.run(Runner.run(agent, "go"))
     [trace] = read_traces(str(tmp_path / "t.jsonl"))
     assert [s.action.name for s in trace.steps] == ["read_file"] and "decision" not in trace.steps[0].signals
+
+
+def test_streamed_run_is_gated_the_same():
+    effects = []
+    ag = AgentsGuard(stack())
+    set_trace_processors([])
+    model = ScriptedModel(
+        [
+            [function_call("delete_file", {"path": "/tmp/a"}, call_id="c1")],
+            [function_call("read_file", {"path": "/tmp/b"}, call_id="c2")],
+            [assistant_message("done")],
+        ]
+    )
+    agent = Agent(name="a", model=model, tools=ag.guard_tools(make_tools(effects)))
+
+    async def main():
+        result = Runner.run_streamed(agent, "go")
+        kinds = [ev.type async for ev in result.stream_events()]
+        return result, kinds
+
+    result, kinds = asyncio.run(main())
+    assert effects == [("read", "/tmp/b")] and result.final_output == "done"
+    assert "run_item_stream_event" in kinds
