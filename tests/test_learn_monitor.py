@@ -97,7 +97,7 @@ def _brute_force_violation(A, trig, resp, K, start, L):
     for tail in itertools.product(range(n), repeat=L - 1):
         path = (start, *tail)
         p = 1.0
-        for a, b in zip(path, path[1:]):
+        for a, b in itertools.pairwise(path):
             p *= A[a, b]
             if p == 0:
                 break
@@ -152,7 +152,7 @@ def test_product_reachable_part_and_lookup_errors():
 
 def test_unknown_label_is_an_input_error():
     m = DTMC(sp.csr_matrix(np.eye(2)), 0, {"a": np.array([1, 0], bool)}).validate()
-    with pytest.raises(InputError, match="unknown label"):
+    with pytest.raises(InputError, match="unknown (variable or )?label"):
         product(m, BoundedResponse("a", "nope_label_x", 1))
 
 

@@ -181,3 +181,26 @@ def test_example_traces_file_is_what_the_generator_writes(tmp_path):
     repo = Path(__file__).resolve().parents[1]
     write_example_files(tmp_path)
     assert (tmp_path / "microwave_traces.jsonl").read_text() == (repo / "examples" / "microwave_traces.jsonl").read_text()
+
+
+def test_locate_applies_the_unseen_policy_and_python_infeasible_hooks():
+    ab = Abstraction([Predicate.of("a", "x > 0"), Predicate.of("b", "y")], unseen="pessimistic",
+                     infeasible=[lambda bits: bits == "11"])
+    with pytest.raises(InputError, match="infeasible"):
+        ab.abstract({"x": 1, "y": True})
+    known = ["00", "10"]
+    assert ab.locate({"x": 1, "y": False}, known, np.array([0.2, 0.9])) == (1, "10")
+    assert ab.locate({"x": 0, "y": True}, known, np.array([0.2, 0.9])) == (1, "01")  # unseen: riskiest
+    ab.unseen = "error"
+    with pytest.raises(InputError, match="never seen"):
+        ab.locate({"x": 0, "y": True}, known)
+
+
+def test_state_space_prunes_infeasible_valuations():
+    ab = Abstraction.from_dict(EXAMPLE_SPEC)
+    space = ab.state_space()
+    assert len(space) == 16 - 4  # microwave open and on: 4 of the 16 valuations are infeasible
+    assert all(not (b[2] == "1" and b[3] == "1") for b in space)
+    wide = Abstraction([Predicate.of(f"p{i}", "True") for i in range(20)])
+    with pytest.raises(InputError, match="exceed"):
+        wide.state_space()

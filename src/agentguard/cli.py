@@ -79,9 +79,12 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo("aborted", err=True)
         sys.exit(130)
     except Exception as exc:  # click usage errors and the like
-        import click
+        try:
+            from click import ClickException
+        except ImportError:  # typer >= 0.29 vendors click as typer._click
+            from typer._click.exceptions import ClickException
 
-        if isinstance(exc, click.ClickException):
+        if isinstance(exc, ClickException):
             exc.show()
             sys.exit(exc.exit_code)
         typer.echo(f"error: unexpected {type(exc).__name__}: {exc}", err=True)

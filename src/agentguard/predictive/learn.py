@@ -25,14 +25,16 @@ it keeps the transition counts ``n_ij``, and
 
 Counting is vectorised: a batch's transitions become integer pairs ``src * n + dst`` counted by
 ``np.bincount`` (or ``np.unique`` for large ``n``) and added to a sparse count matrix; there is no
-Python loop per transition (only per distinct abstract state, to name it).
+Python loop per transition. (Turning state *names* into indices is one C-level ``map`` over a
+dict; abstracting *concrete* states evaluates the user's predicates once per state.)
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -156,6 +158,9 @@ class DTMCLearner:
         on_invalid: ``"error"`` or ``"drop"`` for observed transitions ``valid`` forbids.
         empty_row: ``"uniform"`` or ``"absorbing"`` (see the module docstring).
         pac_variant: ``"conservative"`` (default), ``"appendix"`` or ``"line11"`` (see pac.py).
+
+    Scale: counts are sparse; the valid-successor mask is a dense n x n boolean matrix over the
+    learned abstract states (fine for thousands of states; abstractions are usually far smaller).
     """
 
     def __init__(
@@ -203,10 +208,11 @@ class DTMCLearner:
         self.initial_counts = np.zeros(0, dtype=np.int64)
         self.n_traces = 0
         self._cache: dict[str, Any] = {}
-        if isinstance(valid, np.ndarray):
-            if states is None or valid.shape != (len(states), len(states)):
-                raise InputError("a valid-transition matrix needs 'states' of matching size")
+        if isinstance(valid, np.ndarray) and (states is None or valid.shape != (len(states), len(states))):
+            raise InputError("a valid-transition matrix needs 'states' of matching size")
         for s in states or []:
+            if abstraction is not None:
+                abstraction.check_state(s)
             self._register(s)
 
     # --- state registry ---------------------------------------------------------------------
@@ -233,11 +239,11 @@ class DTMCLearner:
             self.initial_counts = ic
 
     # --- feeding data --------------------------------------------------------------------------
-    def add_trace(self, trace: Trace | Sequence[Any]) -> "DTMCLearner":
+    def add_trace(self, trace: Trace | Sequence[Any]) -> DTMCLearner:
         """Add one trace (Algorithm 1, lines 4-9); see :meth:`add`."""
         return self.add([trace])
 
-    def add(self, traces: Iterable[Trace | Sequence[Any]]) -> "DTMCLearner":
+    def add(self, traces: Iterable[Trace | Sequence[Any]]) -> DTMCLearner:
         """Add traces of concrete states: :class:`Trace` objects (each step's ``state``) or lists.
 
         Each concrete state is abstracted; errors name the trace and step.
@@ -261,7 +267,7 @@ class DTMCLearner:
             paths.append(path)
         return self.add_paths(paths)
 
-    def add_paths(self, paths: Iterable[Sequence[str]]) -> "DTMCLearner":
+    def add_paths(self, paths: Iterable[Sequence[str]]) -> DTMCLearner:
         """Add abstract paths (sequences of state names); counting is vectorised over the batch."""
         names: list[str] = []
         lengths: list[int] = []
@@ -281,14 +287,15 @@ class DTMCLearner:
             lengths.append(len(p))
         if not lengths:
             return self
-        uniq, first, inv = np.unique(np.asarray(names, dtype=str), return_index=True, return_inverse=True)
-        lut = np.zeros(uniq.size, dtype=np.int64)
-        for u in np.argsort(first, kind="stable"):  # register in order of first appearance
-            lut[u] = self._register(str(uniq[u]))
-        flat = lut[inv]
+        for u in dict.fromkeys(names):  # distinct names in order of first appearance (C-level)
+            if u not in self.index:
+                if not isinstance(u, str):
+                    raise InputError(f"state names must be strings, got {u!r}")
+                self._register(u)
+        flat = np.fromiter(map(self.index.__getitem__, names), dtype=np.int64, count=len(names))
         return self.add_index_paths(flat, np.asarray(lengths))
 
-    def add_index_paths(self, flat: np.ndarray, lengths: np.ndarray) -> "DTMCLearner":
+    def add_index_paths(self, flat: np.ndarray, lengths: np.ndarray) -> DTMCLearner:
         """Add paths already given as state indices (flat array + lengths); fully vectorised."""
         self._grow()
         flat = np.asarray(flat, dtype=np.int64)
