@@ -1,0 +1,326 @@
+"""The audit store: every decision the service answers is written durably *before* it is answered.
+
+Guarantee (durability): :meth:`AuditStore.record` returns only after the transaction holding the
+record has committed. On SQLite the store runs in WAL mode with ``synchronous=FULL`` by default, so
+a commit has fsynced the write-ahead log: the record survives a killed process and a power loss.
+(``synchronous=NORMAL`` in WAL mode survives a killed process, since the WAL pages are in the
+operating system's cache once written, but not an OS crash; it is offered as a documented option.)
+On PostgreSQL a commit is durable by PostgreSQL's own contract (``synchronous_commit=on``, the
+default).
+
+Group commit: concurrent requests are written by one writer thread per process in batches: it takes
+every record waiting in its queue (up to ``max_batch``), inserts them in one transaction, commits
+(one fsync for the whole batch) and only then wakes the requests whose records were in it. A request
+is therefore never answered before its own record is durable, while the fsync cost is shared. If a
+write fails, every request in the batch gets the error and the service answers 503 without a
+verdict (fail closed).
+
+Schema and migrations: :mod:`agentguard.server.schema`; Alembic migrations ship inside the package
+and run at start-up (:func:`migrate`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import sqlalchemy as sa
+
+from ..core.errors import AgentGuardError, InputError
+from . import schema
+from .jsonutil import dumps, loads
+
+__all__ = ["AuditStore", "DecisionRecord", "input_digest", "migrate", "MIGRATIONS_DIR"]
+
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+
+
+def input_digest(obj: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``obj`` (sorted keys, compact): the audit's input digest."""
+    return hashlib.sha256(dumps(obj, sort_keys=True)).hexdigest()
+
+
+@dataclass
+class DecisionRecord:
+    """One audit row (see :data:`agentguard.server.schema.decisions`)."""
+
+    decision_id: str
+    ts: float
+    run_id: str
+    kind: str
+    guard: str
+    input_digest: str
+    decision: str
+    reason: str
+    numbers: Mapping[str, float]
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "decision_id": self.decision_id, "ts": self.ts, "run_id": self.run_id, "kind": self.kind,
+            "guard": self.guard[:128], "input_digest": self.input_digest, "decision": self.decision,
+            "reason": self.reason, "numbers": dumps(dict(self.numbers)).decode(),
+        }
+
+    @staticmethod
+    def new_id() -> str:
+        return uuid.uuid4().hex
+
+
+def _sqlite_pragmas(synchronous: str) -> Callable[..., None]:
+    def on_connect(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute(f"PRAGMA synchronous={synchronous}")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.close()
+
+    return on_connect
+
+
+def make_engine(url: str, *, sqlite_synchronous: str = "FULL") -> sa.Engine:
+    """An engine for ``url``; SQLite gets WAL + the chosen ``synchronous`` level on every connection."""
+    try:
+        u = sa.engine.make_url(url)
+    except Exception as exc:  # sqlalchemy.exc.ArgumentError
+        raise InputError(f"bad database URL: {exc}") from None
+    if u.get_backend_name() == "sqlite":
+        if u.database and u.database != ":memory:":
+            Path(u.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(u, connect_args={"check_same_thread": False, "timeout": 30})
+        sa.event.listen(engine, "connect", _sqlite_pragmas(sqlite_synchronous.upper()))
+        return engine
+    if u.get_backend_name() == "postgresql":
+        return sa.create_engine(u, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    raise InputError(f"unsupported audit database {u.get_backend_name()!r}: use sqlite:/// or postgresql+psycopg://")
+
+
+def migrate(engine: sa.Engine) -> None:
+    """Bring the database to the newest schema with the packaged Alembic migrations (idempotent)."""
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    # Concurrent starts (several workers or replicas) serialise on the migration transaction.
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(727274)"))
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+
+class _Writer(threading.Thread):
+    """The group-commit writer: batches queued inserts into one durable transaction."""
+
+    def __init__(self, engine: sa.Engine, max_batch: int) -> None:
+        super().__init__(name="agentguard-audit-writer", daemon=True)
+        self.engine = engine
+        self.max_batch = max_batch
+        self.q: queue.SimpleQueue = queue.SimpleQueue()
+        self.batches = 0
+        self.records = 0
+        self.last_batch = 0
+
+    def run(self) -> None:
+        while True:
+            item = self.q.get()
+            if item is None:
+                return
+            batch = [item]
+            while len(batch) < self.max_batch:
+                try:
+                    nxt = self.q.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self.q.put(None)
+                    break
+                batch.append(nxt)
+            rows: dict[str, list[dict[str, Any]]] = {"decisions": [], "steps": []}
+            for table_rows, _done in batch:
+                for table, row in table_rows:
+                    rows[table].append(row)
+            error: BaseException | None = None
+            for attempt in range(3):
+                try:
+                    with self.engine.begin() as conn:
+                        if rows["decisions"]:
+                            conn.execute(schema.decisions.insert(), rows["decisions"])
+                        if rows["steps"]:
+                            conn.execute(schema.steps.insert(), rows["steps"])
+                    error = None
+                    break
+                except sa.exc.IntegrityError as exc:  # not transient
+                    error = exc
+                    break
+                except Exception as exc:  # busy database, dropped connection: retry briefly
+                    error = exc
+                    time.sleep(0.05 * (attempt + 1))
+            self.batches += 1
+            self.records += len(batch)
+            self.last_batch = len(batch)
+            for _rows, done in batch:
+                try:
+                    done(error)
+                except Exception:  # a callback must never kill the writer
+                    pass
+
+
+class AuditStore:
+    """Durable decision log over SQLAlchemy Core (SQLite WAL by default, PostgreSQL by URL).
+
+    ``record``/``arecord`` return only once the record is committed (see the module docstring).
+    Reads (``recent_runs``, ``decisions``, ``run_steps``) are ordinary queries.
+    """
+
+    def __init__(self, url: str, *, sqlite_synchronous: str = "FULL", max_batch: int = 1024,
+                 run_migrations: bool = True) -> None:
+        self.url = url
+        self.engine = make_engine(url, sqlite_synchronous=sqlite_synchronous)
+        self.dialect = self.engine.dialect.name
+        if run_migrations:
+            try:
+                migrate(self.engine)
+            except AgentGuardError:
+                raise
+            except Exception as exc:
+                raise AgentGuardError(f"cannot open audit store {self.safe_url}: {type(exc).__name__}: "
+                                      f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        self._writer = _Writer(self.engine, max_batch)
+        self._writer.start()
+        self._closed = False
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with any password masked (for logs and errors)."""
+        return sa.engine.make_url(self.url).render_as_string(hide_password=True)
+
+    @property
+    def stats(self) -> dict[str, int]:
+        return {"batches": self._writer.batches, "records": self._writer.records,
+                "last_batch": self._writer.last_batch}
+
+    # -- writes ---------------------------------------------------------------------------------
+    @staticmethod
+    def _rows(record: DecisionRecord, step: Mapping[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
+        rows = [("decisions", record.row())]
+        if step is not None:
+            rows.append(("steps", {"run_id": record.run_id, "idx": int(step["idx"]), "ts": record.ts,
+                                   "decision_id": record.decision_id, "payload": dumps(step["payload"]).decode()}))
+        return rows
+
+    async def arecord(self, record: DecisionRecord, step: Mapping[str, Any] | None = None) -> None:
+        """Write ``record`` (and a step row) durably; returns after the commit. Raises on failure."""
+        if self._closed:
+            raise AgentGuardError("audit store is closed")
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+
+        def done(err: BaseException | None) -> None:
+            loop.call_soon_threadsafe(_resolve, fut, err)
+
+        self._writer.q.put((self._rows(record, step), done))
+        await fut
+
+    def record(self, record: DecisionRecord, step: Mapping[str, Any] | None = None) -> None:
+        """Blocking variant of :meth:`arecord`."""
+        if self._closed:
+            raise AgentGuardError("audit store is closed")
+        ev = threading.Event()
+        box: list[BaseException | None] = [None]
+
+        def done(err: BaseException | None) -> None:
+            box[0] = err
+            ev.set()
+
+        self._writer.q.put((self._rows(record, step), done))
+        ev.wait()
+        if box[0] is not None:
+            raise box[0]
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._writer.q.put(None)
+            self._writer.join(timeout=10)
+            self.engine.dispose()
+
+    # -- reads ----------------------------------------------------------------------------------
+    def count(self) -> int:
+        with self.engine.connect() as c:
+            return int(c.execute(sa.select(sa.func.count()).select_from(schema.decisions)).scalar_one())
+
+    def decision_ids(self) -> set[str]:
+        with self.engine.connect() as c:
+            return {r[0] for r in c.execute(sa.select(schema.decisions.c.decision_id))}
+
+    def decisions(self, run_id: str | None = None, limit: int = 200, kind: str | None = None,
+                  since_id: int = 0) -> list[dict[str, Any]]:
+        d = schema.decisions
+        q = sa.select(d).where(d.c.id > since_id)
+        if run_id is not None:
+            q = q.where(d.c.run_id == run_id)
+        if kind is not None:
+            q = q.where(d.c.kind == kind)
+        q = q.order_by(d.c.id.desc()).limit(limit)
+        with self.engine.connect() as c:
+            rows = [dict(r._mapping) for r in c.execute(q)]
+        for r in rows:
+            r["numbers"] = loads(r["numbers"])
+        rows.reverse()
+        return rows
+
+    def recent_runs(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Runs by most recent activity: id, first/last time, number of decisions, strictest decision."""
+        d = schema.decisions
+        q = (
+            sa.select(d.c.run_id, sa.func.min(d.c.ts).label("first_ts"), sa.func.max(d.c.ts).label("last_ts"),
+                      sa.func.count().label("n_decisions"))
+            .group_by(d.c.run_id).order_by(sa.func.max(d.c.ts).desc()).limit(limit)
+        )
+        with self.engine.connect() as c:
+            runs = [dict(r._mapping) for r in c.execute(q)]
+            if runs:
+                ids = [r["run_id"] for r in runs]
+                counts = c.execute(
+                    sa.select(d.c.run_id, d.c.decision, sa.func.count()).where(d.c.run_id.in_(ids))
+                    .group_by(d.c.run_id, d.c.decision)
+                ).all()
+        by_run: dict[str, dict[str, int]] = {}
+        for run_id, decision, n in (counts if runs else []):
+            by_run.setdefault(run_id, {})[decision] = int(n)
+        for r in runs:
+            r["decisions"] = by_run.get(r["run_id"], {})
+        return runs
+
+    def run_steps(self, run_id: str) -> list[dict[str, Any]]:
+        """The steps of a run in order: ``[{"idx", "ts", "decision_id", "payload"}]``."""
+        s = schema.steps
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(s.c.idx, s.c.ts, s.c.decision_id, s.c.payload)
+                             .where(s.c.run_id == run_id).order_by(s.c.idx)).all()
+        return [{"idx": r[0], "ts": r[1], "decision_id": r[2], "payload": loads(r[3])} for r in rows]
+
+    def run_step_count(self, run_id: str) -> tuple[int, float | None]:
+        """(number of steps recorded for the run, time of the last one)."""
+        s = schema.steps
+        with self.engine.connect() as c:
+            n, last = c.execute(sa.select(sa.func.count(), sa.func.max(s.c.ts)).where(s.c.run_id == run_id)).one()
+        return int(n), last
+
+
+def _resolve(fut: asyncio.Future, err: BaseException | None) -> None:
+    if fut.done():
+        return
+    if err is None:
+        fut.set_result(None)
+    else:
+        fut.set_exception(err)
+
