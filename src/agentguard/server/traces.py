@@ -179,7 +179,8 @@ class TraceStore:
         """Write one batch; returns (file name, rows)."""
         if not traces:
             raise InputError("no traces to store")
-        name = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:12]}.parquet"
+        # Nanosecond time first, so file-name order is ingest order (what load_traces returns).
+        name = f"{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
         rows = write_parquet(self.directory / name, traces)
         return name, rows
 
