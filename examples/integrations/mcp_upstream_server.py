@@ -1,0 +1,48 @@
+"""A small upstream MCP server (mcp 2.x ``MCPServer``) with side effects the tests can observe.
+
+    python examples/integrations/mcp_upstream_server.py WORKDIR
+
+Tools: ``write_note(name, text)`` writes WORKDIR/name; ``delete_note(name)`` deletes it;
+``list_notes()`` lists WORKDIR. Served over stdio.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from mcp.server.mcpserver import MCPServer
+
+WORKDIR = sys.argv[1] if len(sys.argv) > 1 else os.getcwd()
+server = MCPServer("notes")
+
+
+def _path(name: str) -> str:
+    if "/" in name or name.startswith("."):
+        raise ValueError(f"bad note name {name!r}")
+    return os.path.join(WORKDIR, name)
+
+
+@server.tool()
+def write_note(name: str, text: str) -> str:
+    """Write a note."""
+    with open(_path(name), "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return f"wrote {len(text)} characters to {name}"
+
+
+@server.tool()
+def delete_note(name: str) -> str:
+    """Delete a note."""
+    os.remove(_path(name))
+    return f"deleted {name}"
+
+
+@server.tool()
+def list_notes() -> str:
+    """List the notes."""
+    return ", ".join(sorted(os.listdir(WORKDIR))) or "(none)"
+
+
+if __name__ == "__main__":
+    server.run("stdio")

@@ -1,0 +1,284 @@
+"""Guard-stack configuration: in code, or from one ``agentguard.toml`` (or YAML) file.
+
+A stack in code is just ``GuardStack([guard, ...])``. The same stack from a file::
+
+    [stack]                      # optional
+    name = "prod"
+    on_error = "halt"            # what a guard that raises yields: reject | escalate | halt
+    timeout_s = 0.5              # per-guard time limit (optional)
+    short_circuit = true
+
+    [recording]                  # optional: where adapters append the traces they see
+    path = "traces.jsonl"
+
+    [[guards]]
+    type = "tool-rules"          # a registered guard type (see GUARD_TYPES)
+    name = "no-deletes"
+    deny = ["delete_*"]
+
+    [[guards]]
+    type = "python"              # any factory by import path
+    factory = "mypkg.guards:make_guard"
+    threshold = 0.9              # every other key is passed to the factory as a keyword
+
+Every key except ``type`` (and ``factory`` for ``python``) is passed to the guard's factory as a
+keyword argument. A factory that is a class with a ``from_config(params)`` classmethod gets the
+params through it instead (mechanisms use this to load models from paths).
+
+The registry maps type names to factories. Mechanism guards are registered by import path and
+imported only when a file uses them, so ``import agentguard.config`` stays light. Errors in a file
+are one line naming the file and the offending key (``agentguard.toml: guards[1].type: unknown
+guard type 'polcy' (known: ...)``) and are :class:`~agentguard.core.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from .core.errors import AgentGuardError, DependencyError, InputError
+from .core.guard import Guard, GuardStack
+from .core.types import Decision
+
+__all__ = [
+    "GUARD_TYPES", "SCHEMA", "GuardSpec", "StackConfig", "build_guard", "build_stack", "load_config",
+    "load_stack", "parse_config", "register_guard",
+]
+
+Factory = Callable[..., Guard]
+
+#: guard type name -> factory, or "module:attribute" imported lazily on first use.
+GUARD_TYPES: dict[str, Factory | str] = {
+    "tool-rules": "agentguard.integrations.rules:ToolRuleGuard",
+    "policy": "agentguard.policies:ToolCallGuard",
+    "proactive": "agentguard.predictive:ProactiveGuard",
+    "threshold-monitor": "agentguard.calibration:ThresholdMonitor",
+    "safety-filter": "agentguard.control:SafetyFilter",
+    "score-monitor": "agentguard.integrations.streaming:ScoreMonitor",
+}
+
+#: The file schema (JSON-Schema style, documented in docs/integrations.md and enforced by parse_config).
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["guards"],
+    "properties": {
+        "stack": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "name": {"type": "string"},
+                "on_error": {"enum": ["reject", "escalate", "halt"]},
+                "timeout_s": {"type": "number", "exclusiveMinimum": 0},
+                "short_circuit": {"type": "boolean"},
+            },
+        },
+        "recording": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"path": {"type": "string"}},
+        },
+        "guards": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["type"],
+                "properties": {"type": {"type": "string"}, "name": {"type": "string"},
+                               "factory": {"type": "string"}},
+                "additionalProperties": True,
+            },
+        },
+    },
+}
+
+
+def register_guard(type_name: str, factory: Factory | str, *, replace: bool = False) -> None:
+    """Register a guard type: a factory (callable returning a Guard) or a lazy "module:attr" path."""
+    if not isinstance(type_name, str) or not type_name:
+        raise InputError("a guard type name must be a non-empty string")
+    if type_name in GUARD_TYPES and not replace:
+        raise InputError(f"guard type '{type_name}' is already registered (pass replace=True)")
+    if not (callable(factory) or (isinstance(factory, str) and ":" in factory)):
+        raise InputError(f"factory for '{type_name}' must be callable or 'module:attribute'")
+    GUARD_TYPES[type_name] = factory
+
+
+def _import(path: str, what: str) -> Any:
+    mod_name, _, attr = path.partition(":")
+    try:
+        mod = importlib.import_module(mod_name)
+    except ImportError as exc:
+        raise DependencyError(f"{what}: cannot import {mod_name} ({exc})") from None
+    try:
+        return getattr(mod, attr)
+    except AttributeError:
+        raise DependencyError(f"{what}: {mod_name} has no '{attr}' (not available in this installation)") from None
+
+
+@dataclass
+class GuardSpec:
+    """One ``[[guards]]`` entry: its type, its name (optional) and the factory's keyword arguments."""
+
+    type: str
+    params: dict[str, Any] = field(default_factory=dict)
+    where: str = "guards[0]"
+
+
+@dataclass
+class StackConfig:
+    """A parsed configuration: the guard specs, the stack options and the recording path."""
+
+    guards: list[GuardSpec]
+    name: str = "stack"
+    on_error: Decision = Decision.HALT
+    timeout_s: float | None = None
+    short_circuit: bool = True
+    recording_path: str | None = None
+    source: str = "<dict>"
+
+    def build(self) -> GuardStack:
+        return build_stack(self)
+
+
+def _type_error(where: str, expected: str, value: Any) -> InputError:
+    return InputError(f"{where}: expected {expected}, got {type(value).__name__} {value!r}")
+
+
+def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig:
+    """Validate a configuration mapping against :data:`SCHEMA`; one-line InputError on the first problem."""
+    if not isinstance(data, Mapping):
+        raise InputError(f"{source}: the configuration must be a table/mapping, got {type(data).__name__}")
+    known = set(SCHEMA["properties"])
+    unknown = set(data) - known
+    if unknown:
+        raise InputError(f"{source}: unknown top-level key(s) {', '.join(sorted(map(str, unknown)))} "
+                         f"(expected {', '.join(sorted(known))})")
+    stack = data.get("stack", {})
+    if not isinstance(stack, Mapping):
+        raise _type_error(f"{source}: stack", "a table", stack)
+    unknown = set(stack) - set(SCHEMA["properties"]["stack"]["properties"])
+    if unknown:
+        raise InputError(f"{source}: stack: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+    name = stack.get("name", "stack")
+    if not isinstance(name, str) or not name:
+        raise _type_error(f"{source}: stack.name", "a non-empty string", name)
+    try:
+        on_error = Decision.parse(stack.get("on_error", "halt"))
+    except InputError as exc:
+        raise InputError(f"{source}: stack.on_error: {exc}") from None
+    if on_error < Decision.REJECT:
+        raise InputError(f"{source}: stack.on_error must be reject, escalate or halt (fail closed), not {on_error.name.lower()}")
+    timeout = stack.get("timeout_s")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise _type_error(f"{source}: stack.timeout_s", "a positive number", timeout)
+    sc = stack.get("short_circuit", True)
+    if not isinstance(sc, bool):
+        raise _type_error(f"{source}: stack.short_circuit", "true or false", sc)
+    rec = data.get("recording", {})
+    if not isinstance(rec, Mapping):
+        raise _type_error(f"{source}: recording", "a table", rec)
+    unknown = set(rec) - {"path"}
+    if unknown:
+        raise InputError(f"{source}: recording: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+    rec_path = rec.get("path")
+    if rec_path is not None and (not isinstance(rec_path, str) or not rec_path):
+        raise _type_error(f"{source}: recording.path", "a non-empty string", rec_path)
+    if "guards" not in data:
+        raise InputError(f"{source}: no guards: add at least one [[guards]] table with a 'type'")
+    guards = data["guards"]
+    if not isinstance(guards, list) or not guards:
+        raise InputError(f"{source}: 'guards' must be a non-empty array of tables ([[guards]])")
+    specs = []
+    for i, g in enumerate(guards):
+        where = f"guards[{i}]"
+        if not isinstance(g, Mapping):
+            raise _type_error(f"{source}: {where}", "a table", g)
+        t = g.get("type")
+        if not isinstance(t, str) or not t:
+            raise InputError(f"{source}: {where}: missing 'type' (one of {', '.join(sorted(GUARD_TYPES))}, or python)")
+        if t != "python" and t not in GUARD_TYPES:
+            raise InputError(f"{source}: {where}.type: unknown guard type {t!r} "
+                             f"(known: {', '.join(sorted(GUARD_TYPES))}, python)")
+        if t == "python" and not (isinstance(g.get("factory"), str) and ":" in g["factory"]):
+            raise InputError(f"{source}: {where}: type 'python' needs factory = \"module:attribute\"")
+        if "name" in g and (not isinstance(g["name"], str) or not g["name"]):
+            raise _type_error(f"{source}: {where}.name", "a non-empty string", g["name"])
+        specs.append(GuardSpec(t, {k: v for k, v in g.items() if k != "type"}, f"{source}: {where}"))
+    return StackConfig(specs, name, on_error, float(timeout) if timeout is not None else None, sc, rec_path, source)
+
+
+def build_guard(spec: GuardSpec) -> Guard:
+    """Instantiate one guard from its spec (lazy import of its class); clear errors on bad params."""
+    params = dict(spec.params)
+    if spec.type == "python":
+        factory: Any = _import(params.pop("factory"), spec.where)
+    else:
+        f = GUARD_TYPES[spec.type]
+        factory = _import(f, f"{spec.where} (type {spec.type!r})") if isinstance(f, str) else f
+    try:
+        if isinstance(factory, type) and hasattr(factory, "from_config"):
+            guard = factory.from_config(params)
+        else:
+            guard = factory(**params)
+    except AgentGuardError as exc:
+        raise InputError(f"{spec.where}: {exc}") from None
+    except TypeError as exc:
+        raise InputError(f"{spec.where}: bad parameters for {spec.type!r}: {exc}") from None
+    if not isinstance(guard, Guard):
+        raise InputError(f"{spec.where}: factory returned {type(guard).__name__}, not a Guard (needs name, check, acheck)")
+    return guard
+
+
+def build_stack(config: StackConfig | Mapping[str, Any]) -> GuardStack:
+    """The GuardStack a configuration describes (guards asked in file order, strictest verdict wins)."""
+    if not isinstance(config, StackConfig):
+        config = parse_config(config)
+    guards = [build_guard(s) for s in config.guards]
+    names = [g.name for g in guards]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise InputError(f"{config.source}: guard names must be unique, repeated: {', '.join(sorted(dup))} "
+                         "(set 'name' on each)")
+    return GuardStack(guards, name=config.name, on_error=config.on_error, timeout_s=config.timeout_s,
+                      short_circuit=config.short_circuit)
+
+
+def load_config(path: str | os.PathLike[str]) -> StackConfig:
+    """Read and validate ``agentguard.toml`` (tomllib) or a ``.yaml``/``.yml`` file."""
+    path = os.fspath(path)
+    try:
+        raw = open(path, "rb").read()
+    except OSError as exc:
+        raise InputError(f"cannot read configuration {path}: {exc.strerror}") from None
+    if path.endswith((".yaml", ".yml")):
+        import yaml
+
+        try:
+            data = yaml.safe_load(raw.decode("utf-8"))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            at = f" at line {mark.line + 1}" if mark is not None else ""
+            raise InputError(f"{path}: not valid YAML{at} ({getattr(exc, 'problem', exc)})") from None
+        if data is None:
+            data = {}
+    else:
+        import tomllib
+
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"{path}: not valid TOML ({exc})") from None
+        except UnicodeDecodeError:
+            raise InputError(f"{path}: not UTF-8 text") from None
+    cfg = parse_config(data, path)
+    if cfg.recording_path and not os.path.isabs(cfg.recording_path):
+        cfg.recording_path = os.path.join(os.path.dirname(os.path.abspath(path)), cfg.recording_path)
+    return cfg
+
+
+def load_stack(path: str | os.PathLike[str]) -> GuardStack:
+    """``build_stack(load_config(path))``."""
+    return build_stack(load_config(path))

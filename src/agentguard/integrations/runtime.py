@@ -1,0 +1,143 @@
+"""What every adapter shares: per-run contexts, fail-closed checking, and recording.
+
+An adapter turns a framework's tool call into a :class:`~agentguard.core.ToolCall`, asks
+:class:`GuardRuntime` for a verdict, enforces it in the framework's own terms, and reports what
+happened (:meth:`GuardRuntime.record`). The runtime keeps one :class:`~agentguard.core.Context` per
+run key (thread id, trace id, MCP session), so stateful guards (a proactive guard tracking the
+abstract state, a monitor accumulating a score) see the run's history in ``context.trace``.
+
+Guarantee: :meth:`check` and :meth:`acheck` never let an exception or a non-Verdict through as an
+ALLOW: any error in the guard becomes ``fail_closed(...)`` with ``on_error`` (HALT by default).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, Callable
+
+from ..core.guard import Guard, fail_closed
+from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
+from .recording import TraceRecorder
+
+__all__ = ["GuardRuntime", "refusal_message"]
+
+
+def refusal_message(verdict: Verdict, call: ToolCall | None = None) -> str:
+    """The text an agent sees when its call is refused (names the guard, the decision and the reason)."""
+    what = f"tool call {call.name}" if call is not None else "action"
+    return f"agentguard refused {what} ({verdict.decision.name} by {verdict.guard or 'guard'}): {verdict.reason}"
+
+
+class GuardRuntime:
+    """Per-run contexts around one guard (usually a GuardStack), plus optional trace recording.
+
+    ``state_fn(context, call) -> state`` (optional) sets ``context.state`` before each check, for
+    guards that decide on a concrete state (the proactive guard's abstraction); ``max_runs`` bounds
+    the number of runs kept (least recently used are dropped and their traces finished).
+    """
+
+    def __init__(
+        self,
+        guard: Guard,
+        *,
+        recorder: TraceRecorder | None = None,
+        adapter: str = "",
+        on_error: Decision | str = Decision.HALT,
+        state_fn: Callable[[Context, Any], Any] | None = None,
+        max_runs: int = 10_000,
+    ) -> None:
+        if not isinstance(guard, Guard):
+            from ..core.errors import InputError
+
+            raise InputError(f"{guard!r} is not a Guard (needs name, check and acheck)")
+        self.guard = guard
+        self.recorder = recorder
+        self.adapter = adapter
+        self.on_error = Decision.parse(on_error)
+        self.state_fn = state_fn
+        self.max_runs = int(max_runs)
+        self._contexts: OrderedDict[str, Context] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"GuardRuntime({self.guard!r}, adapter={self.adapter!r}, runs={len(self._contexts)})"
+
+    # -- contexts -------------------------------------------------------------------------------
+    def context(self, run_key: str, **metadata: Any) -> Context:
+        """The context of a run (created on first use; shares its trace with the recorder)."""
+        run_key = str(run_key)
+        with self._lock:
+            ctx = self._contexts.get(run_key)
+            if ctx is not None:
+                self._contexts.move_to_end(run_key)
+                if metadata:
+                    ctx.metadata.update(metadata)
+                return ctx
+            trace = (self.recorder.trace(run_key, adapter=self.adapter) if self.recorder is not None
+                     else Trace(labels={"adapter": self.adapter}, run_id=run_key))
+            ctx = Context(run_id=run_key, trace=trace, metadata={"adapter": self.adapter, **metadata})
+            self._contexts[run_key] = ctx
+            evicted = None
+            if len(self._contexts) > self.max_runs:
+                evicted, _ = self._contexts.popitem(last=False)
+        if evicted is not None and self.recorder is not None:
+            self.recorder.finish(evicted)
+        return ctx
+
+    def finish(self, run_key: str, **labels: Any) -> Trace | None:
+        """End a run: forget its context and finish its recorded trace."""
+        with self._lock:
+            ctx = self._contexts.pop(str(run_key), None)
+        if ctx is None:
+            return None
+        ctx.trace.labels.update(labels)
+        if self.recorder is not None:
+            return self.recorder.finish(str(run_key))
+        return ctx.trace
+
+    # -- checking -------------------------------------------------------------------------------
+    def _prepare(self, ctx: Context, proposal: Any) -> None:
+        if self.state_fn is not None:
+            ctx.state = self.state_fn(ctx, proposal)
+
+    def _validate(self, v: Any) -> Verdict:
+        if not isinstance(v, Verdict):
+            raise TypeError(f"guard returned {type(v).__name__}, not a Verdict")
+        return v if v.guard else v.with_guard(self.guard.name)
+
+    def check(self, ctx: Context, proposal: Any) -> Verdict:
+        """The guard's verdict on ``proposal`` in ``ctx``; fail closed on any error."""
+        try:
+            self._prepare(ctx, proposal)
+            return self._validate(self.guard.check(ctx, proposal))
+        except Exception as exc:
+            return fail_closed(self.guard.name, exc, self.on_error)
+
+    async def acheck(self, ctx: Context, proposal: Any) -> Verdict:
+        """Async :meth:`check` (awaits the guard's ``acheck``); fail closed on any error."""
+        try:
+            self._prepare(ctx, proposal)
+            return self._validate(await self.guard.acheck(ctx, proposal))
+        except Exception as exc:
+            return fail_closed(self.guard.name, exc, self.on_error)
+
+    # -- recording ------------------------------------------------------------------------------
+    def record(self, ctx: Context, proposal: Any, verdict: Verdict, observation: Any = None,
+               output: str | None = None) -> Step:
+        """Append what happened to the run's trace (and so to the recorder)."""
+        signals = {"decision": float(int(verdict.decision))}
+        for k, v in verdict.numbers.items():
+            try:
+                signals[k] = float(v)
+            except (TypeError, ValueError):
+                pass
+        step = Step(state=ctx.state, action=proposal, observation=observation, output=output, signals=signals)
+        ctx.trace.append(step)
+        labels = ctx.trace.labels
+        if verdict.blocks:
+            labels["blocked"] = int(labels.get("blocked", 0)) + 1
+        if verdict.decision is Decision.HALT:
+            labels["halted"] = True
+            labels["halt_reason"] = verdict.reason
+        return step

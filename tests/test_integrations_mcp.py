@@ -1,0 +1,172 @@
+"""MCP guard proxy end to end: a real upstream MCP server (stdio subprocess), a real mcp.Client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+from agentguard import BaseGuard, Decision, GuardStack, Verdict, read_traces  # noqa: E402
+from agentguard.core.errors import InputError  # noqa: E402
+from agentguard.integrations.mcp_proxy import GuardProxy, Upstream, parse_upstream  # noqa: E402
+from agentguard.integrations.recording import TraceRecorder  # noqa: E402
+from agentguard.integrations.rules import ToolRuleGuard  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+UPSTREAM = str(REPO / "examples" / "integrations" / "mcp_upstream_server.py")
+
+
+def upstream(workdir, name="notes"):
+    return Upstream(name, command=sys.executable, args=[UPSTREAM, str(workdir)])
+
+
+def policy():
+    return GuardStack([
+        ToolRuleGuard(deny=["delete_note", "*__delete_note"], name="no-deletes"),
+        ToolRuleGuard(arguments=[{"tool": "*write_note", "arg": "name", "match": r"[a-z0-9_]+\.txt"}], name="txt-only"),
+    ])
+
+
+def texts(result):
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+def test_forbidden_call_never_reaches_upstream_allowed_call_runs(tmp_path):
+    (tmp_path / "keep.txt").write_text("important")
+    rec = TraceRecorder(tmp_path / "traces.jsonl")
+
+    async def main():
+        async with GuardProxy(policy(), [upstream(tmp_path)], recorder=rec) as proxy:
+            async with Client(proxy.server) as client:
+                names = sorted(t.name for t in (await client.list_tools()).tools)
+                assert names == ["delete_note", "list_notes", "write_note"]  # forwarded unchanged
+                denied = await client.call_tool("delete_note", {"name": "keep.txt"})
+                bad_arg = await client.call_tool("write_note", {"name": "run.sh", "text": "rm -rf /"})
+                ok = await client.call_tool("write_note", {"name": "hello.txt", "text": "hi"})
+                return denied, bad_arg, ok
+
+    denied, bad_arg, ok = asyncio.run(main())
+    assert denied.is_error and "no-deletes" in texts(denied)
+    assert bad_arg.is_error and "txt-only" in texts(bad_arg)
+    assert (tmp_path / "keep.txt").read_text() == "important"  # the delete never executed
+    assert not (tmp_path / "run.sh").exists()
+    assert not ok.is_error and texts(ok) == "wrote 2 characters to hello.txt"  # the upstream's own answer
+    assert (tmp_path / "hello.txt").read_text() == "hi"
+    [trace] = read_traces(str(tmp_path / "traces.jsonl"))
+    assert [s.signals["decision"] for s in trace.steps] == [Decision.REJECT, Decision.REJECT, Decision.ALLOW]
+    assert trace.labels["adapter"] == "mcp" and trace.labels["blocked"] == 2
+
+
+class Broken(BaseGuard):
+    name = "broken"
+
+    def check(self, context, proposal):
+        raise RuntimeError("policy store unreachable")
+
+
+def test_guard_error_fails_closed_and_halt_sticks_to_session(tmp_path):
+    async def main():
+        async with GuardProxy(Broken(), [upstream(tmp_path)]) as proxy:
+            async with Client(proxy.server) as client:
+                r1 = await client.call_tool("write_note", {"name": "a.txt", "text": "x"})
+                return r1
+
+    r1 = asyncio.run(main())
+    assert r1.is_error and "policy store unreachable" in texts(r1)
+    assert not (tmp_path / "a.txt").exists()
+
+
+class HaltOnDelete(BaseGuard):
+    name = "halter"
+
+    def check(self, context, proposal):
+        return Verdict.halt("deleting predicted unsafe") if proposal.name.endswith("delete_note") else Verdict.allow()
+
+
+def test_per_session_state_halt_is_per_session(tmp_path):
+    """Two legacy (initialize-handshake) client sessions: a halt in one does not halt the other."""
+
+    async def main():
+        async with GuardProxy(HaltOnDelete(), [upstream(tmp_path)]) as proxy:
+            async with Client(proxy.server, mode="legacy") as a, Client(proxy.server, mode="legacy") as b:
+                await a.call_tool("delete_note", {"name": "x.txt"})
+                a2 = await a.call_tool("write_note", {"name": "a.txt", "text": "x"})
+                b1 = await b.call_tool("write_note", {"name": "b.txt", "text": "y"})
+                return a2, b1, proxy
+
+    a2, b1, proxy = asyncio.run(main())
+    assert a2.is_error and "session halted earlier" in texts(a2)
+    assert not b1.is_error and (tmp_path / "b.txt").exists() and not (tmp_path / "a.txt").exists()
+
+
+def test_explicit_session_meta_keys_state(tmp_path):
+    async def main():
+        async with GuardProxy(HaltOnDelete(), [upstream(tmp_path)]) as proxy:
+            async with Client(proxy.server) as c:
+                await c.call_tool("delete_note", {"name": "x.txt"}, meta={"agentguard/session": "alice"})
+                r_alice = await c.call_tool("write_note", {"name": "a.txt", "text": "x"}, meta={"agentguard/session": "alice"})
+                r_bob = await c.call_tool("write_note", {"name": "b.txt", "text": "x"}, meta={"agentguard/session": "bob"})
+                return r_alice, r_bob
+
+    r_alice, r_bob = asyncio.run(main())
+    assert r_alice.is_error and not r_bob.is_error
+
+
+def test_two_upstreams_are_prefixed_and_routed(tmp_path):
+    d1, d2 = tmp_path / "one", tmp_path / "two"
+    d1.mkdir(), d2.mkdir()
+
+    async def main():
+        async with GuardProxy(policy(), [upstream(d1, "one"), upstream(d2, "two")]) as proxy:
+            async with Client(proxy.server) as client:
+                names = sorted(t.name for t in (await client.list_tools()).tools)
+                await client.call_tool("two__write_note", {"name": "n.txt", "text": "2"})
+                denied = await client.call_tool("one__delete_note", {"name": "n.txt"})
+                return names, denied
+
+    names, denied = asyncio.run(main())
+    assert names == sorted(f"{u}__{t}" for u in ("one", "two") for t in ("delete_note", "list_notes", "write_note"))
+    assert (d2 / "n.txt").read_text() == "2" and not (d1 / "n.txt").exists() and denied.is_error
+
+
+def test_parse_upstream():
+    u = parse_upstream("notes=python server.py /tmp")
+    assert u.command == sys.executable and u.args == ["server.py", "/tmp"]
+    assert parse_upstream("web=http://127.0.0.1:9/mcp").url == "http://127.0.0.1:9/mcp"
+    with pytest.raises(InputError):
+        parse_upstream("no-equals-sign")
+
+
+def test_cli_proxy_over_stdio_end_to_end(tmp_path):
+    """The `agentguard mcp-proxy` command as a subprocess: client -> proxy (stdio) -> upstream (stdio)."""
+    cfg = tmp_path / "agentguard.toml"
+    cfg.write_text('[recording]\npath = "traces.jsonl"\n\n[[guards]]\ntype = "tool-rules"\ndeny = ["delete_*"]\n')
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "keep.txt").write_text("k")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "agentguard", "mcp-proxy", "--config", str(cfg),
+              "--upstream", f"notes={sys.executable} {UPSTREAM} {notes}"],
+        env={**os.environ}, cwd=str(REPO),
+    )
+
+    async def main():
+        async with Client(params) as client:
+            denied = await client.call_tool("delete_note", {"name": "keep.txt"})
+            ok = await client.call_tool("list_notes", {})
+            return denied, ok
+
+    denied, ok = asyncio.run(main())
+    assert denied.is_error and (notes / "keep.txt").exists()
+    assert texts(ok) == "keep.txt"
+    lines = (tmp_path / "traces.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and len(json.loads(lines[0])["steps"]) == 2
