@@ -131,9 +131,9 @@ def test_nothing_a_client_sends_is_executed(client, tmp_path):
         {"state": payloads[0], "action": {"name": payloads[0]}}]}]})
     assert r.status_code == 200
     assert not marker.exists()
-    # Reason strings echo the data back as data (repr), never as evaluated results.
-    d = client.store.decisions(run_id="evil")
-    assert any("__import__" in x["reason"] for x in d)
+    # Everything was kept verbatim, as data: the stored steps hold the exact strings sent.
+    assert len(client.store.decisions(run_id="evil")) == 2 * len(payloads)
+    assert [s["payload"]["state"] for s in client.store.run_steps("evil")] == payloads
 
 
 def test_server_code_has_no_eval_exec_or_unpickling():
@@ -332,4 +332,36 @@ def test_dashboard_shell_is_public_but_data_is_not(client):
     assert client.get("/static/dashboard.js").status_code == 200
     assert client.get("/v1/model").status_code == 401
     m = client.get("/v1/model", headers=AUTH).json()
-    assert m == {"model": None}
+    assert m["model"] is None and m["guards_version"] == "builtin"
+
+
+def test_guard_files_are_versioned_and_hot_reloaded(tmp_path):
+    pytest.importorskip("agentguard.config")
+    rules = tmp_path / "tools.toml"
+    rules.write_text('[[guards]]\ntype = "tool-rules"\nname = "deploy-rules"\ndeny = ["delete_*"]\n')
+    s = ServerSettings(token=TOKEN, data_dir=str(tmp_path / "d"), tool_guards=str(rules), reload_s=0.01)
+    app = create_app(s)
+    src = app.state.guard_source
+
+    def decide(c, name):
+        return c.post("/v1/check", headers=AUTH, json={"tool_call": {"name": name}}).json()["decision"]
+
+    with TestClient(app) as c:
+        v1 = c.get("/health").json()["guards_version"]
+        assert len(v1) == 16
+        assert decide(c, "delete_db") == "REJECT" and decide(c, "send_mail") == "ALLOW"
+        rules.write_text('[[guards]]\ntype = "tool-rules"\nname = "deploy-rules"\ndeny = ["send_*"]\n')
+        import time as _t
+
+        _t.sleep(0.05)
+        assert decide(c, "delete_db") == "ALLOW" and decide(c, "send_mail") == "REJECT"
+        v2 = c.get("/health").json()["guards_version"]
+        assert v2 != v1 and src.reloads == 1
+        versions = [d["guard_version"] for d in app.state.store.decisions()]
+        assert versions == [v1, v1, v2, v2]
+        # A broken file keeps the previous guards (never fails open) and is reported.
+        rules.write_text('[[guards]]\ntype = "no-such-guard"\n')
+        _t.sleep(0.05)
+        assert decide(c, "send_mail") == "REJECT"
+        h = c.get("/health").json()
+        assert h["guards_version"] == v2 and "no-such-guard" in h["guards_error"]

@@ -100,7 +100,7 @@ def test_migrations_match_the_schema(tmp_path):
         with store.engine.connect() as c:
             diff = compare_metadata(MigrationContext.configure(c), metadata)
             assert diff == []
-            assert c.exec_driver_sql("select version_num from alembic_version").scalar() == "0001"
+            assert c.exec_driver_sql("select version_num from alembic_version").scalar() == "0002"
     finally:
         store.close()
     # Opening again is a no-op (idempotent migration).
@@ -176,3 +176,30 @@ def test_postgres_service_end_to_end(pg_url, tmp_path):
         assert c.get("/health").json()["audit"] == "postgresql"
         ids = app.state.store.decision_ids()
         assert r.json()["decision_id"] in ids and len(ids) == 4
+
+
+def test_upgrade_from_the_first_schema_keeps_rows(tmp_path):
+    """A database at revision 0001 with rows is upgraded in place to the newest schema."""
+    from alembic import command
+    from alembic.config import Config
+
+    from agentguard.server.audit import MIGRATIONS_DIR, make_engine
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    eng = make_engine(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    with eng.begin() as c:
+        cfg.attributes["connection"] = c
+        command.upgrade(cfg, "0001")
+        c.exec_driver_sql("insert into decisions (decision_id, ts, run_id, kind, guard, input_digest, decision, "
+                          "reason, numbers) values ('old1', 1.0, 'r', 'check', 'g', 'd', 'ALLOW', 'ok', '{}')")
+    eng.dispose()
+    store = AuditStore(url)
+    try:
+        rows = store.decisions()
+        assert [r["decision_id"] for r in rows] == ["old1"] and rows[0]["guard_version"] is None
+        store.record(_rec(1))
+        assert store.count() == 2
+    finally:
+        store.close()

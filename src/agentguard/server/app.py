@@ -48,7 +48,7 @@ from ..core.errors import AgentGuardError, InputError
 from ..core.guard import fail_closed
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, DecisionRecord, input_digest
-from .guards import ServiceGuards, default_guards, valid_run_id
+from .guards import GuardSource, ServiceGuards, valid_run_id
 from .jsonutil import dumps
 from .metrics import Metrics
 from .models import (
@@ -204,7 +204,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
     """Build the application. ``guards`` defaults to :func:`default_guards`; ``store`` to the audit
     store at ``settings.database_url`` (opened, and migrated, here)."""
     settings = settings or ServerSettings()
-    guards = guards or default_guards(settings)
+    source = GuardSource(settings, guards)
     own_store = store is None
     store = store or AuditStore(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous)
     traces = TraceStore(settings.traces_dir)
@@ -214,6 +214,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
     metrics.gauges["agentguard_runs_expired_total"] = lambda: runs.expired_total
     metrics.gauges["agentguard_audit_batches_total"] = lambda: store.stats["batches"]
     metrics.gauges["agentguard_audit_records_total"] = lambda: store.stats["records"]
+    metrics.gauges["agentguard_guard_reloads_total"] = lambda: source.reloads
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI):
@@ -231,7 +232,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
         default_response_class=JSONResponse,
     )
     app.state.settings = settings
-    app.state.guards = guards
+    app.state.guard_source = source
     app.state.store = store
     app.state.traces = traces
     app.state.runs = runs
@@ -291,7 +292,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
             except (TypeError, ValueError):
                 continue
         rec = DecisionRecord(DecisionRecord.new_id(), time.time(), run_id, kind, v.guard or "?",
-                             input_digest(digest_input), v.decision.name, v.reason, numbers)
+                             input_digest(digest_input), v.decision.name, v.reason, numbers, source.version)
         try:
             await store.arecord(rec, step)
         except Exception as exc:
@@ -314,7 +315,8 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
     # -- public ---------------------------------------------------------------------------------
     @app.get("/health", tags=["service"], summary="Liveness (no token needed)")
     async def health() -> Response:
-        return JSONResponse({"status": "ok", "audit": store.dialect, "version": app.version})
+        return JSONResponse({"status": "ok", "audit": store.dialect, "version": app.version,
+                             "guards_version": source.version, "guards_error": source.last_error})
 
     @app.get("/", include_in_schema=False)
     async def root() -> Response:
@@ -341,7 +343,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
         tc = req.tool_call
         call = ToolCall(tc.name, tc.arguments, tc.call_id)
         ctx = Context(run_id=req.run_id, trace=Trace(run_id=req.run_id), metadata=req.metadata)
-        v = await decide(guards.tool, ctx, call)
+        v = await decide(source.get().tool, ctx, call)
         resp, _ = await audit_and_answer(req.run_id, "check", {"run_id": req.run_id, "tool_call": call.to_dict()}, v)
         return resp
 
@@ -383,7 +385,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
         async with lock:
             s = _to_step(req)
             idx = len(st.trace)
-            v = await decide(guards.step, Context(run_id=run_id, trace=st.trace, state=s.state), s)
+            v = await decide(source.get().step, Context(run_id=run_id, trace=st.trace, state=s.state), s)
             payload = req.model_dump(mode="json")
             payload["time"] = s.time
             resp, did = await audit_and_answer(run_id, "step", {"run_id": run_id, "idx": idx, "step": payload}, v,
@@ -404,7 +406,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
         st = runs.get(run_id)
         strace: Trace = st.extra.setdefault("signal_trace", Trace(run_id=run_id))
         s = Step(signals=dict(req.signals), time=req.time if req.time is not None else time.time())
-        v = await decide(guards.signal, Context(run_id=run_id, trace=strace), s)
+        v = await decide(source.get().signal, Context(run_id=run_id, trace=strace), s)
         resp, did = await audit_and_answer(run_id, "signal", {"run_id": run_id, "t": len(strace.steps),
                                                               "signals": req.signals}, v)
         if did:
@@ -462,13 +464,14 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
 
     @app.get("/v1/model", tags=["dashboard"], summary="The DTMC the proactive guard uses")
     def model() -> Response:
-        return JSONResponse({"model": dtmc_json(guards.model)})
+        return JSONResponse({"model": dtmc_json(source.get().model), "guards_version": source.version})
 
     @app.get("/v1/calibration", tags=["dashboard"], summary="Calibration curves of the monitors")
     def calibration() -> Response:
-        return JSONResponse({"curves": guards.calibration, "guards": {
-            "tool": repr(guards.tool), "step": repr(guards.step), "signal": repr(guards.signal)},
-            "description": guards.description})
+        g = source.get()
+        return JSONResponse({"curves": g.calibration, "guards": {
+            "tool": repr(g.tool), "step": repr(g.step), "signal": repr(g.signal)},
+            "description": g.description, "guards_version": source.version})
 
     @app.get("/v1/traces/summary", tags=["learning"], summary="How many traces are stored")
     def traces_summary() -> Response:

@@ -75,9 +75,10 @@ class DecisionRecord:
     decision: str
     reason: str
     numbers: Mapping[str, float]
+    guard_version: str | None = None
 
     def row(self) -> dict[str, Any]:
-        return {
+        return {"guard_version": self.guard_version,
             "decision_id": self.decision_id, "ts": self.ts, "run_id": self.run_id, "kind": self.kind,
             "guard": self.guard[:128], "input_digest": self.input_digest, "decision": self.decision,
             "reason": self.reason, "numbers": dumps(dict(self.numbers)).decode(),

@@ -19,42 +19,23 @@ installed; :func:`default_guards` prefers the real mechanisms when they are impo
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from pathlib import Path
+
+from ..core.errors import InputError
 from ..core.guard import BaseGuard, Guard, GuardStack
 from ..core.types import Context, Step, ToolCall, Verdict
 
-__all__ = ["ServiceGuards", "ToolRulesGuard", "SignalThresholdGuard", "StepToolGuard", "default_guards", "load_guards"]
-
-
-class ToolRulesGuard(BaseGuard):
-    """A deterministic tool-call rule list: denied tool names, an optional allow-list, and argument
-    values that must not contain given substrings (case-insensitive). Same input, same verdict."""
-
-    def __init__(self, *, denied_tools: Iterable[str] = (), allowed_tools: Iterable[str] | None = None,
-                 denied_substrings: Mapping[str, Iterable[str]] | None = None, name: str = "tool-rules") -> None:
-        self.name = name
-        self.denied = frozenset(denied_tools)
-        self.allowed = frozenset(allowed_tools) if allowed_tools is not None else None
-        self.denied_substrings = {k: tuple(s.lower() for s in v) for k, v in (denied_substrings or {}).items()}
-
-    def check(self, context: Context, proposal: Any) -> Verdict:
-        if not isinstance(proposal, ToolCall):
-            return Verdict.reject(f"expected a tool call, got {type(proposal).__name__}", self.name)
-        if proposal.name in self.denied:
-            return Verdict.reject(f"tool {proposal.name!r} is denied", self.name)
-        if self.allowed is not None and proposal.name not in self.allowed:
-            return Verdict.reject(f"tool {proposal.name!r} is not in the allow-list", self.name)
-        for arg, bad in self.denied_substrings.items():
-            val = proposal.arguments.get(arg)
-            if isinstance(val, str):
-                low = val.lower()
-                for b in bad:
-                    if b in low:
-                        return Verdict.reject(f"argument {arg!r} contains {b!r}", self.name)
-        return Verdict.allow(self.name, f"tool {proposal.name!r} allowed by the rules")
+__all__ = ["ServiceGuards", "SignalThresholdGuard", "StepToolGuard", "GuardSource", "default_guards",
+           "load_guards"]
 
 
 class StepToolGuard(BaseGuard):
@@ -119,25 +100,147 @@ class ServiceGuards:
 
 
 def default_guards(settings: Any = None) -> ServiceGuards:
-    """The service's default guards: a deterministic rule guard for tool calls (denying shell and
-    code execution tools and destructive shell arguments), the same rules applied to steps, and a
-    fixed-threshold signal monitor."""
+    """The service's built-in guards, used when no guard files are configured: a deterministic
+    tool-rule guard (:class:`agentguard.integrations.rules.ToolRuleGuard`) denying shell and code
+    execution tools, destructive shell commands and path traversal, the same rules applied to the
+    tool calls inside steps, and a fixed-threshold signal monitor."""
+    from ..integrations.rules import ToolRuleGuard
+
     threshold = float(getattr(settings, "monitor_threshold", 0.5))
-    tool = ToolRulesGuard(
-        denied_tools=("exec", "eval", "run_shell", "shell"),
-        denied_substrings={"command": ("rm -rf", "mkfs", ":(){"), "path": ("/etc/shadow", "../")},
+    tool = ToolRuleGuard(
+        deny=["exec", "eval", "run_shell", "shell", "python"],
+        arguments=[{"tool": "*", "arg": "command", "forbid": r"rm\s+-rf|mkfs|:\(\)\s*\{"},
+                   {"tool": "*", "arg": "path", "forbid": r"(^|/)\.\.(/|$)|^/etc/shadow"}],
+        name="tool-rules",
     )
     return ServiceGuards(
-        tool=GuardStack([tool], name="tool-stack"),
+        tool=tool,
         step=StepToolGuard(tool),
         signal=SignalThresholdGuard(threshold),
-        description="built-in rules (no verified policy configured)",
+        description="built-in rules (no guard files configured)",
     )
 
 
 def load_guards(settings: Any = None) -> ServiceGuards:
-    """The guards a service process runs for ``settings`` (every worker builds the same ones)."""
-    return default_guards(settings)
+    """The guards a service process runs for ``settings`` (every worker builds the same ones).
+
+    Guard-stack files are read with :func:`agentguard.config.load_stack` (the ``agentguard.toml``
+    format); a missing setting keeps the built-in default for that endpoint.
+    """
+    base = default_guards(settings)
+    if settings is None:
+        return base
+    tool, step, signal = base.tool, base.step, base.signal
+    desc = []
+    if getattr(settings, "tool_guards", None) or getattr(settings, "step_guards", None) or \
+            getattr(settings, "signal_guards", None):
+        from ..config import load_stack
+
+        if settings.tool_guards:
+            tool = load_stack(settings.tool_guards)
+            step = StepToolGuard(tool)
+            desc.append(f"tool: {Path(settings.tool_guards).name}")
+        if settings.step_guards:
+            step = load_stack(settings.step_guards)
+            desc.append(f"step: {Path(settings.step_guards).name}")
+        if settings.signal_guards:
+            signal = load_stack(settings.signal_guards)
+            desc.append(f"signal: {Path(settings.signal_guards).name}")
+    model = None
+    if getattr(settings, "dtmc", None):
+        from ..predictive.dtmc import DTMC
+
+        model = DTMC.load(settings.dtmc)
+        desc.append(f"dtmc: {Path(settings.dtmc).name}")
+    calibration: dict[str, Any] = {}
+    if getattr(settings, "calibration", None):
+        try:
+            calibration = json.loads(Path(settings.calibration).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read calibration curves {settings.calibration}: {exc}") from None
+        if not isinstance(calibration, dict):
+            raise InputError(f"{settings.calibration}: expected an object of curves")
+        desc.append(f"calibration: {Path(settings.calibration).name}")
+    return ServiceGuards(tool=tool, step=step, signal=signal, model=model, calibration=calibration,
+                         description="; ".join(desc) if desc else base.description)
+
+
+def guard_files(settings: Any) -> list[str]:
+    return [p for p in (getattr(settings, k, None) for k in
+                        ("tool_guards", "step_guards", "signal_guards", "dtmc", "calibration")) if p]
+
+
+class GuardSource:
+    """The guards in force, versioned by the content of their files, hot-reloaded when they change.
+
+    ``get()`` is called on every request; at most every ``reload_s`` seconds it stats the files
+    (cheap) and, when one changed, builds the new guards and swaps them in atomically. A change that
+    fails to load keeps the previous guards (a broken deploy never silently disables checking) and
+    is reported in ``last_error``. ``version`` is a SHA-256 prefix over the files' contents (or
+    ``builtin``), recorded with every audited decision.
+    """
+
+    def __init__(self, settings: Any = None, guards: ServiceGuards | None = None,
+                 clock: Any = time.monotonic) -> None:
+        self.settings = settings
+        self.files = guard_files(settings) if (settings is not None and guards is None) else []
+        self.reload_s = float(getattr(settings, "reload_s", 0) or 0)
+        self.clock = clock
+        self.current = guards if guards is not None else load_guards(settings)
+        self.version = self._version() if self.files else ("custom" if guards is not None else "builtin")
+        self._stamp = self._stamps()
+        self._next = self.clock() + self.reload_s
+        self.reloads = 0
+        self.last_error: str | None = None
+        self._lock = threading.Lock()
+
+    def _stamps(self) -> tuple:
+        out = []
+        for f in self.files:
+            try:
+                st = os.stat(f)
+                out.append((f, st.st_mtime_ns, st.st_size))
+            except OSError:
+                out.append((f, None, None))
+        return tuple(out)
+
+    def _version(self) -> str:
+        h = hashlib.sha256()
+        for f in self.files:
+            h.update(f.encode() + b"\0")
+            try:
+                h.update(Path(f).read_bytes())
+            except OSError:
+                h.update(b"<missing>")
+        return h.hexdigest()[:16]
+
+    def get(self) -> ServiceGuards:
+        if self.reload_s > 0 and self.files and self.clock() >= self._next:
+            self.maybe_reload()
+        return self.current
+
+    def maybe_reload(self) -> bool:
+        """Reload if a file changed; True when new guards were swapped in."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            self._next = self.clock() + self.reload_s
+            stamp = self._stamps()
+            if stamp == self._stamp:
+                return False
+            self._stamp = stamp
+            try:
+                new = load_guards(self.settings)
+            except Exception as exc:  # keep serving with the previous guards
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                return False
+            self.current = new
+            self.version = self._version()
+            self.reloads += 1
+            self.last_error = None
+            return True
+        finally:
+            self._lock.release()
 
 
 _NAME = re.compile(r"^[A-Za-z0-9_.:\-]{1,128}$")

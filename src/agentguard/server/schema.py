@@ -4,7 +4,8 @@ The Alembic migrations in ``agentguard/server/migrations`` create exactly these 
 compares the migrated database against this metadata so the two cannot drift apart.
 
 ``decisions``: one row per verdict the service returned (time, run id, endpoint kind, guard, SHA-256
-digest of the canonical input, decision, reason, numbers as JSON). ``steps``: the steps fed to
+digest of the canonical input, decision, reason, numbers as JSON, version of the guard files in
+force). ``steps``: the steps fed to
 ``/v1/runs/{run_id}/steps`` (their JSON), so any replica can rebuild a run's state and the
 dashboard can draw it.
 """
@@ -30,6 +31,7 @@ decisions = sa.Table(
     sa.Column("decision", sa.String(16), nullable=False),
     sa.Column("reason", sa.Text(), nullable=False),
     sa.Column("numbers", sa.Text(), nullable=False),
+    sa.Column("guard_version", sa.String(64), nullable=True),  # migration 0002
     sa.Index("ix_decisions_run_ts", "run_id", "ts"),
     sa.Index("ix_decisions_ts", "ts"),
 )

@@ -40,7 +40,13 @@ class ServerSettings:
             refused with 410.
         max_body_bytes: requests with larger bodies get 413.
         workers: uvicorn worker processes.
-        policy: optional path of a policy/guard file (see docs/server.md); None = built-in default.
+        tool_guards, step_guards, signal_guards: guard-stack files (the ``agentguard.toml`` format of
+            :mod:`agentguard.config`) for ``/v1/check``, ``/v1/runs/{id}/steps`` and
+            ``/v1/runs/{id}/signals``; None = the built-in defaults (:func:`.guards.default_guards`).
+        dtmc: a DTMC JSON file (``DTMC.save``) shown on the dashboard.
+        calibration: a JSON file of calibration curves ``{name: {x, y, xlabel, ylabel, target}}``.
+        reload_s: check the files above for changes every this many seconds and hot-reload them
+            (0 = never). A file that fails to load keeps the previous guards (fail safe) and is reported.
         monitor_threshold: threshold of the built-in signal monitor when no calibrated one is given.
     """
 
@@ -53,7 +59,12 @@ class ServerSettings:
     run_ttl_s: float = 3600.0
     max_body_bytes: int = 1_048_576
     workers: int = 1
-    policy: str | None = None
+    tool_guards: str | None = None
+    step_guards: str | None = None
+    signal_guards: str | None = None
+    dtmc: str | None = None
+    calibration: str | None = None
+    reload_s: float = 2.0
     monitor_threshold: float = 0.5
     log_level: str = "warning"
 
@@ -111,6 +122,9 @@ def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     if unknown:
         raise InputError(f"config file {path}: unknown [server] keys: {', '.join(unknown)}")
     table = dict(table)
+    for key in ("tool_guards", "step_guards", "signal_guards", "dtmc", "calibration", "data_dir"):
+        if isinstance(table.get(key), str) and not Path(table[key]).is_absolute():
+            table[key] = str((Path(path).parent / table[key]).resolve())
     token_file = table.pop("token_file", None)
     if token_file and "token" not in table:
         tf = Path(token_file)
