@@ -1,0 +1,296 @@
+"""Test generation from a policy's schema, run before verification (the "Testing" stage of VeriGuard).
+
+Two kinds of cases, both checked against the policy's own contracts evaluated at run time:
+
+- boundary values: for every ``int`` parameter, the ends of its ``Requires`` domain and their neighbours,
+  plus ``c - 1, c, c + 1`` for every constant ``c`` the code compares that parameter with (``age < 18``
+  gives 17, 18, 19); both values of every ``bool``; ``[]`` and short lists for ``List[int]``. The
+  cartesian product is used when it is small, otherwise one-factor-at-a-time around a base case.
+  Values just outside the domain must be refused (the run-time ``Requires`` check fails closed).
+- property-based cases with hypothesis: random arguments drawn from the schema's domain.
+
+A case passes when the policy returns a bool/int without error and every ``Ensures`` clause holds with
+``Result()`` bound to the returned value (quantifiers and permissions are left to Nagini).
+:func:`write_pytest` emits the same cases as a pytest file.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..core.errors import PolicyError
+from .model import Param, Policy
+from .sandbox import PreconditionViolation
+
+__all__ = ["TestFailure", "TestReport", "boundary_cases", "check_case", "run_tests", "write_pytest"]
+
+DEFAULT_INT_RANGE = (-1000, 1000)
+MAX_PRODUCT = 4096
+
+
+@dataclass(frozen=True)
+class TestFailure:
+    """A failing case: the arguments, what went wrong, and which kind of test found it."""
+
+    args: dict[str, Any]
+    message: str
+    kind: str  # boundary | outside-domain | property
+
+    def describe(self) -> str:
+        a = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
+        return f"[{self.kind}] {a}: {self.message}"
+
+
+@dataclass
+class TestReport:
+    cases: int = 0
+    failures: list[TestFailure] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+class _ResultToName(ast.NodeTransformer):
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "Result" and not node.args:
+            return ast.copy_location(ast.Name("agres", ast.Load()), node)
+        return node
+
+
+def _postcondition(policy: Policy) -> Callable[..., list[bool]]:
+    """Compile the Ensures clauses into ``post(*args, agres) -> [bool per clause]`` in the policy namespace."""
+    cached = getattr(policy, "_post", None)
+    if cached is not None:
+        return cached
+    exprs = [_ResultToName().visit(ast.parse(e, mode="eval").body) for e in policy.ensures]
+    fn = ast.FunctionDef(
+        name="agpost",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in (*policy.param_names, "agres")],
+                           vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=[ast.Return(ast.List([ast.Call(ast.Name("bool", ast.Load()), [e], []) for e in exprs], ast.Load()))],
+        decorator_list=[], returns=None, type_params=[],
+    )
+    mod = ast.fix_missing_locations(ast.Module([fn], []))
+    assert policy.code is not None
+    ns = dict(policy.code.namespace)
+    exec(compile(mod, f"<ensures of {policy.id}>", "exec"), ns)  # noqa: S102 - built from validated AST
+    post = ns["agpost"]
+    object.__setattr__(policy, "_post", post)
+    return post
+
+
+def check_case(policy: Policy, args: dict[str, Any]) -> None:
+    """Run one case; raise AssertionError naming the broken clause (or the error) if it fails."""
+    try:
+        res = policy.evaluate(args)
+    except PreconditionViolation as exc:
+        raise AssertionError(f"in-domain arguments refused: {exc}") from None
+    except PolicyError as exc:
+        raise AssertionError(f"policy failed: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - any crash is a failed test
+        raise AssertionError(f"policy raised {type(exc).__name__}: {exc}") from None
+    raw = (res.allow if policy.returns == "bool" else res.code)
+    try:
+        ok = _postcondition(policy)(*(args[n] for n in policy.param_names), raw)
+    except Exception as exc:  # noqa: BLE001
+        raise AssertionError(f"could not evaluate the contracts: {type(exc).__name__}: {exc}") from None
+    for good, text in zip(ok, policy.ensures):
+        if not good:
+            raise AssertionError(f"postcondition {text} does not hold (policy returned {raw!r})")
+
+
+def _constants_compared(policy: Policy) -> dict[str, set[int]]:
+    """Int constants each parameter is compared with anywhere in the policy code."""
+    tree = ast.parse(policy.source)
+    consts = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            try:
+                v = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+            if isinstance(v, int) and not isinstance(v, bool):
+                consts[node.targets[0].id] = v
+    out: dict[str, set[int]] = {p.name: set() for p in policy.params}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            items = [node.left, *node.comparators]
+            for a, b in zip(items, items[1:]):
+                for x, y in ((a, b), (b, a)):
+                    if isinstance(x, ast.Name) and x.id in out:
+                        if isinstance(y, ast.Constant) and isinstance(y.value, int) and not isinstance(y.value, bool):
+                            out[x.id].add(y.value)
+                        elif isinstance(y, ast.Name) and y.id in consts:
+                            out[x.id].add(consts[y.id])
+    return out
+
+
+def _int_range(p: Param) -> tuple[int, int]:
+    lo = p.lo if p.lo is not None else DEFAULT_INT_RANGE[0]
+    hi = p.hi if p.hi is not None else DEFAULT_INT_RANGE[1]
+    return lo, hi
+
+
+def _values(p: Param, compared: set[int]) -> list[Any]:
+    if p.type == "bool":
+        return [False, True]
+    if p.type == "List[int]":
+        return [[], [0], [0, 1], [-1, 5, 7]]
+    lo, hi = _int_range(p)
+    vals = {lo, min(lo + 1, hi), max(hi - 1, lo), hi}
+    if p.lo is None or p.hi is None:
+        vals |= {-1, 0, 1}
+    for c in compared:
+        vals |= {v for v in (c - 1, c, c + 1) if lo <= v <= hi}
+    return sorted(vals)
+
+
+def boundary_cases(policy: Policy) -> list[dict[str, Any]]:
+    """Boundary-value cases inside the domain (product when small, else one factor at a time)."""
+    compared = _constants_compared(policy)
+    axes = [_values(p, compared[p.name]) for p in policy.params]
+    names = policy.param_names
+    size = 1
+    for a in axes:
+        size *= len(a)
+    if size <= MAX_PRODUCT:
+        return [dict(zip(names, combo)) for combo in itertools.product(*axes)]
+    base = [a[len(a) // 2] for a in axes]
+    cases = []
+    for i, a in enumerate(axes):
+        for v in a:
+            c = list(base)
+            c[i] = v
+            cases.append(dict(zip(names, c)))
+    return cases
+
+
+def outside_domain_cases(policy: Policy) -> list[dict[str, Any]]:
+    """One case per bounded int parameter just below / above its domain (must be refused)."""
+    base = boundary_cases(policy)[0] if policy.params else {}
+    out = []
+    for p in policy.params:
+        if p.type == "int":
+            if p.lo is not None:
+                out.append({**base, p.name: p.lo - 1})
+            if p.hi is not None:
+                out.append({**base, p.name: p.hi + 1})
+    return out
+
+
+def strategies(policy: Policy) -> dict[str, Any]:
+    """hypothesis strategies per schema field."""
+    from ..core.errors import require
+
+    st = require("hypothesis.strategies", "policies")
+    out = {}
+    for p in policy.params:
+        if p.type == "bool":
+            out[p.name] = st.booleans()
+        elif p.type == "List[int]":
+            out[p.name] = st.lists(st.integers(*DEFAULT_INT_RANGE), max_size=6)
+        else:
+            out[p.name] = st.integers(*_int_range(p))
+    return out
+
+
+def run_tests(policy: Policy, *, examples: int = 200, seed: int = 0) -> TestReport:
+    """Run boundary, outside-domain and hypothesis cases in process; collect the failures."""
+    report = TestReport()
+    for args in boundary_cases(policy):
+        report.cases += 1
+        try:
+            check_case(policy, args)
+        except AssertionError as exc:
+            report.failures.append(TestFailure(args, str(exc), "boundary"))
+            if len(report.failures) >= 5:
+                return report
+    for args in outside_domain_cases(policy):
+        report.cases += 1
+        try:
+            policy.evaluate(args)
+        except PreconditionViolation:
+            continue
+        except Exception as exc:  # noqa: BLE001
+            report.failures.append(TestFailure(args, f"raised {type(exc).__name__} instead of refusing", "outside-domain"))
+            continue
+        report.failures.append(TestFailure(args, "arguments outside the Requires domain were not refused",
+                                           "outside-domain"))
+    if report.failures or not policy.params or examples <= 0:
+        return report
+    from ..core.errors import require
+
+    hyp = require("hypothesis", "policies")
+    last: dict[str, Any] = {}
+
+    @hyp.settings(max_examples=examples, deadline=None, database=None, derandomize=True,
+                  suppress_health_check=list(hyp.HealthCheck), phases=[hyp.Phase.generate, hyp.Phase.shrink])
+    @hyp.given(**strategies(policy))
+    def prop(**args: Any) -> None:
+        report.cases += 1
+        try:
+            check_case(policy, args)
+        except AssertionError:
+            last.clear()
+            last.update(args)
+            raise
+
+    try:
+        prop()
+    except AssertionError:
+        try:
+            check_case(policy, dict(last))
+        except AssertionError as exc:
+            report.failures.append(TestFailure(dict(last), str(exc), "property"))
+    return report
+
+
+def write_pytest(policy: Policy, policy_path: str, *, examples: int = 200) -> str:
+    """The generated cases as a pytest module (text) that loads the policy file and checks each case."""
+    names = policy.param_names
+    strat = []
+    for p in policy.params:
+        if p.type == "bool":
+            strat.append(f"{p.name}=st.booleans()")
+        elif p.type == "List[int]":
+            strat.append(f"{p.name}=st.lists(st.integers({DEFAULT_INT_RANGE[0]}, {DEFAULT_INT_RANGE[1]}), max_size=6)")
+        else:
+            lo, hi = _int_range(p)
+            strat.append(f"{p.name}=st.integers({lo}, {hi})")
+    cases = boundary_cases(policy)
+    lines = [
+        f'"""Generated by agentguard from {policy_path} (policy {policy.id} v{policy.version}, {policy.digest})."""',
+        "import pytest",
+        "from hypothesis import given, settings, strategies as st",
+        "from agentguard.policies.model import load_policy",
+        "from agentguard.policies.sandbox import PreconditionViolation",
+        "from agentguard.policies.testing import check_case",
+        "",
+        f"POLICY = load_policy({policy_path!r})",
+        f"BOUNDARY = {cases!r}",
+        f"OUTSIDE = {outside_domain_cases(policy)!r}",
+        "",
+        "",
+        '@pytest.mark.parametrize("args", BOUNDARY)',
+        "def test_boundary(args):",
+        "    check_case(POLICY, args)",
+        "",
+        "",
+        '@pytest.mark.parametrize("args", OUTSIDE)',
+        "def test_outside_domain_refused(args):",
+        "    with pytest.raises(PreconditionViolation):",
+        "        POLICY.evaluate(args)",
+        "",
+        "",
+        f"@settings(max_examples={examples}, deadline=None)",
+        f"@given({', '.join(strat)})",
+        f"def test_property({', '.join(names)}):",
+        f"    check_case(POLICY, dict({', '.join(f'{n}={n}' for n in names)}))",
+        "",
+    ]
+    return "\n".join(lines)
