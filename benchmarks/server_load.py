@@ -166,7 +166,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="uvicorn worker processes")
     ap.add_argument("--port", type=int, default=8793)
     ap.add_argument("--generator", choices=["auto", "wrk", "pool"], default="auto")
-    ap.add_argument("--policy", default=None, help="policy file for the service (default: the service's default)")
+    ap.add_argument("--guards", default=str(REPO / "src/agentguard/server/examples/mind2web_sc.toml"),
+                    help="guard-stack file for /v1/check (default: the verified Mind2Web-SC policy)")
+    ap.add_argument("--no-verify", action="store_true", help="do not re-prove the policy with Nagini first")
     ap.add_argument("--sync", default="FULL", choices=["FULL", "NORMAL"], help="SQLite synchronous level")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "server_load.json"))
     args = ap.parse_args()
@@ -176,9 +178,10 @@ def main() -> None:
         gen = "wrk" if shutil.which("wrk") else "pool"
     tmp = Path(tempfile.mkdtemp(prefix="agentguard-load-"))
     cfg = tmp / "agentguard.toml"
-    lines = ["[server]", f'sqlite_synchronous = "{args.sync}"']
-    if args.policy:
-        lines.append(f'policy = "{Path(args.policy).resolve()}"')
+    guards, verification = Path(args.guards).resolve(), {"nagini": "skipped (--no-verify)"}
+    if not args.no_verify:
+        guards, verification = verify_policy(guards, tmp)
+    lines = ["[server]", f'sqlite_synchronous = "{args.sync}"', f'tool_guards = "{guards}"']
     cfg.write_text("\n".join(lines) + "\n")
     env = {**os.environ, "AGENTGUARD_TOKEN": TOKEN}
     cmd = [sys.executable, "-m", "agentguard", "serve", "--port", str(args.port), "--workers", str(args.workers),
@@ -217,7 +220,8 @@ def main() -> None:
         "command": "python " + " ".join([os.path.relpath(__file__, REPO)] + sys.argv[1:]),
         "server_command": "agentguard serve --workers %d (SQLite WAL synchronous=%s)" % (args.workers, args.sync),
         "guard": desc.get("description"), "guard_repr": desc.get("guards", {}).get("tool"), "guards_seen": guard,
-        "request_mix": [b["tool_call"] for b in bodies],
+        "policy_verification": verification,
+        "request_mix": [{"tool": b["tool_call"]["name"], "user_info": b["metadata"]["user_info"]} for b in bodies],
         "duration_s": args.duration, "connections": args.connections, "workers": args.workers,
         **res,
         "audited_during_run": audited,
@@ -238,14 +242,45 @@ def main() -> None:
 
 
 def request_mix() -> list[dict]:
-    """Tool calls the load test sends (mixed allowed and refused ones)."""
-    return [
-        {"run_id": "load-1", "tool_call": {"name": "read_file", "arguments": {"path": "notes.txt"}}},
-        {"run_id": "load-2", "tool_call": {"name": "send_email", "arguments": {"to": "bob@example.com",
-                                                                                "body": "hello"}}},
-        {"run_id": "load-3", "tool_call": {"name": "run_shell", "arguments": {"command": "rm -rf /"}}},
-        {"run_id": "load-4", "tool_call": {"name": "write_file", "arguments": {"path": "../../etc/passwd"}}},
+    """Tool calls the load test sends: Mind2Web-SC-style actions by users with different facts, so the
+    verified policy allows some and refuses others for each of its six rules."""
+    adult = {"age": 34, "domestic": True, "dr_license": True, "vaccine": True, "membership": True}
+    cases = [
+        ("rent_car", {}), ("rent_car", {"dr_license": False}), ("search_movies", {"domestic": False}),
+        ("book_hotel", {"age": 17}), ("book_hotel", {}), ("apply_job", {"age": 14}),
+        ("buy_product", {"membership": False}), ("book_flight", {"vaccine": False}), ("book_flight", {}),
+        ("send_email", {"age": 12, "membership": False}),
     ]
+    return [{"run_id": f"load-{i % 4}", "tool_call": {"name": tool, "arguments": {"item": i}},
+             "metadata": {"user_info": {**adult, **facts}}} for i, (tool, facts) in enumerate(cases)]
+
+
+def verify_policy(guard_file: Path, out_dir: Path) -> tuple[Path, dict]:
+    """Prove the guard file's policy with Nagini (when installed) and pin its digest in a copy of the file."""
+    import tomllib
+
+    from agentguard.policies import NaginiVerifier, find_nagini_venv, library_path, load_policy
+
+    cfg = tomllib.loads(guard_file.read_text())
+    spec = next(g for g in cfg["guards"] if g.get("factory", "").endswith("verified_policy_guard"))
+    path = Path(spec["policy"]) if Path(spec["policy"]).suffix else library_path(spec["policy"])
+    pol = load_policy(path)
+    info = {"policy": pol.id, "version": pol.version, "digest": pol.digest, "file": str(path.name)}
+    if find_nagini_venv() is None:
+        info["nagini"] = "not installed: the policy was not re-verified in this run"
+        return guard_file, info
+    t0 = time.time()
+    with NaginiVerifier() as v:
+        res = v.verify(path)
+    info.update({"nagini": res.status, "verify_seconds": round(time.time() - t0, 1)})
+    if not res.verified:
+        raise SystemExit(f"policy {path} did not verify: {res.describe()}")
+    text = guard_file.read_text().replace(
+        'factory = "agentguard.server.policy:verified_policy_guard"',
+        f'factory = "agentguard.server.policy:verified_policy_guard"\nverified_digest = "{pol.digest}"', 1)
+    pinned = out_dir / guard_file.name
+    pinned.write_text(text)
+    return pinned, info
 
 
 if __name__ == "__main__":
