@@ -1,4 +1,12 @@
-"""``agentguard demo``: the main job, on embedded defaults (no network, no API key)."""
+"""``agentguard demo``: the main job, on embedded defaults (no network, no API key).
+
+Runs the household end-to-end demo (:mod:`agentguard.envs.household.demo`): learn DTMCs from the
+recorded runs (or an embedded sample), run held-out episodes unguarded and guarded, print the table
+and write ``<out>/report.html`` with a learned DTMC drawn (unsafe states highlighted) and the risk over
+time of one episode. ``--dtmc-example`` runs the smaller issue-2 demo instead
+(:func:`agentguard.predictive.demo.run_dtmc_demo`: learn a DTMC from the example traces, check
+``P=? [F "unsafe"]`` for every state, print the risk table with the PAC report, draw it).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +15,29 @@ import typer
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     @app.command()
-    def demo(out: str = typer.Option("demo-output", help="folder for the report files")) -> None:
+    def demo(
+        out: str = typer.Option("demo-output", "--out", help="folder for the report files"),
+        json_out: bool = typer.Option(False, "--json", help="print the summary as one JSON object"),
+        data: str = typer.Option("", help="data folder (default ../shared/data; embedded sample if absent)"),
+        threshold: float = typer.Option(0.7, help="household: alarm when P_safe < threshold"),
+        gemma: bool = typer.Option(False, help="household: also run live episodes with the local gemma-3-270m"),
+        dtmc_example: bool = typer.Option(False, "--dtmc-example", help="run the small DTMC example demo instead"),
+    ) -> None:
         """Run the end-to-end demo on embedded defaults."""
-        typer.echo("agentguard demo: nothing to show yet")
+        import json
+
+        if dtmc_example:
+            from .predictive.demo import run_dtmc_demo
+
+            summary = run_dtmc_demo(out, quiet=json_out)
+        else:
+            from .envs.household.demo import run_household_demo
+
+            live = None
+            if gemma:
+                from .llm.local import LocalGemmaClient
+
+                live = LocalGemmaClient()
+            summary = run_household_demo(out, data or None, live=live, threshold=threshold, quiet=json_out)
+        if json_out:
+            typer.echo(json.dumps(summary, default=str))

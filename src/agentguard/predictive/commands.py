@@ -1,10 +1,118 @@
-"""Command-line commands of agentguard.predictive (registered by agentguard.cli)."""
+"""Command-line commands of agentguard.predictive (registered by agentguard.cli).
+
+``agentguard check MODEL --property 'P=? [F s=3|s=7]' [--json] [--engine native|storm]``
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Optional
+
 import typer
+
+MAX_TABLE_ROWS = 60
+
+
+def load_model(path: str | Path):
+    """A PRISM file or a saved agentguard JSON model (:meth:`DTMC.load`), by content."""
+    from ..core.errors import InputError
+    from .dtmc import DTMC
+    from .prism import read_prism
+
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"model file not found: {p}")
+    if p.is_dir():
+        raise InputError(f"model path is a directory, not a file: {p}")
+    try:
+        head = p.read_text(errors="replace")[:4096].lstrip()
+    except OSError as exc:
+        raise InputError(f"cannot read model {p}: {exc.strerror or exc}") from None
+    if p.suffix == ".json" or head.startswith("{"):
+        return DTMC.load(p)
+    return read_prism(p)
+
+
+def _is_prism(path: Path) -> bool:
+    try:
+        return not path.read_text(errors="replace")[:4096].lstrip().startswith("{") and path.suffix != ".json"
+    except OSError:
+        return False
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     """Add this mechanism's commands to the main app and to the `bench` group."""
-    return None
+
+    @app.command("check")
+    def check_cmd(
+        model: Optional[str] = typer.Argument(None, help="PRISM file (dtmc) or saved agentguard model (.json)."),
+        prop: Optional[str] = typer.Option(None, "--property", "-p",
+                                           help="PCTL property, e.g. 'P=? [F s=3|s=7]' or 'P=? [G !\"unsafe\"]'."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object (values, initial, seconds, ...)."),
+        engine: str = typer.Option("native", "--engine", "-e", help="native (own sparse solver) or storm (stormpy)."),
+        storm_mode: str = typer.Option("default", "--storm-mode", help="Storm solver: default, sound or exact."),
+        method: str = typer.Option("auto", "--method", help="Native linear solver: auto, direct or iterative."),
+    ) -> None:
+        """Check a PCTL property on every state of a DTMC and print the probability of each state."""
+        from ..core.errors import InputError
+        from ..spec.pctl import parse_property
+        from .checker import check
+
+        if model is None:
+            raise InputError("missing MODEL (a PRISM file or a saved agentguard model)")
+        if prop is None:
+            raise InputError("missing --property, e.g. --property 'P=? [F s=3]'")
+        if engine not in ("native", "storm"):
+            raise InputError(f"unknown engine {engine!r} (use native or storm)")
+        if method not in ("auto", "direct", "iterative"):
+            raise InputError(f"unknown method {method!r} (use auto, direct or iterative)")
+        p = parse_property(prop)
+        dtmc = load_model(model)
+        if engine == "storm":
+            from .storm_engine import check_storm
+
+            path = Path(model)
+            res = check_storm(dtmc, p, mode=storm_mode, prism=path if _is_prism(path) else None)
+        else:
+            res = check(dtmc, p, engine="native", method=method)
+        out = res.to_json_dict()
+        out["model"] = str(model)
+        out["states"] = dtmc.n
+        out["initial_state"] = int(dtmc.initial)
+        if as_json:
+            typer.echo(json.dumps(out))
+            return
+        _print_table(dtmc, res, out)
+
+
+def _print_table(dtmc, res, out) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    var = next(iter(dtmc.variables), None)
+    table = Table(title=escape(f"{res.property}  [{res.engine}]"))
+    table.add_column("state", justify="right")
+    if var is not None:
+        table.add_column(var, justify="right")
+    if dtmc.state_names:
+        table.add_column("name")
+    table.add_column("probability", justify="right")
+    if res.satisfied is not None:
+        table.add_column("satisfied")
+    for i in range(min(dtmc.n, MAX_TABLE_ROWS)):
+        row = [str(i) + (" (init)" if i == dtmc.initial else "")]
+        if var is not None:
+            row.append(str(int(dtmc.variables[var][i])))
+        if dtmc.state_names:
+            row.append(escape(str(dtmc.state_names[i])))
+        row.append(f"{res.values[i]:.10g}")
+        if res.satisfied is not None:
+            row.append("yes" if res.satisfied[i] else "no")
+        table.add_row(*row)
+    console.print(table)
+    if dtmc.n > MAX_TABLE_ROWS:
+        console.print(f"... {dtmc.n - MAX_TABLE_ROWS} more states (use --json for all)")
+    console.print(f"initial state {dtmc.initial}: {res.initial:.10g}   ({res.seconds * 1e3:.2f} ms, {dtmc.n} states)")

@@ -1,0 +1,42 @@
+"""Pro2Guard Table 3 on the household: writes benchmarks/results/household_table3.json (+ PNG).
+
+Usage: python benchmarks/household_table3.py [--data ../shared/data] [--live gemma|openai]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--live", default="")
+    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "household_table3.json"))
+    a = ap.parse_args()
+    from agentguard.envs.household.bench import run_bench
+
+    client = None
+    if a.live == "gemma":
+        from agentguard.llm.local import LocalGemmaClient
+
+        client = LocalGemmaClient()
+    elif a.live == "openai":
+        from agentguard.llm import OpenAICompatClient
+
+        client = OpenAICompatClient()
+    png = str(Path(a.out).with_name("household_tradeoff.png"))
+    out = run_bench(a.data, seed=a.seed, png=png, live=client)
+    out["command"] = "python " + " ".join(sys.argv)
+    Path(a.out).write_text(json.dumps(out, indent=1, default=str))
+    print(f"wrote {a.out} and {png}")
+
+
+if __name__ == "__main__":
+    main()

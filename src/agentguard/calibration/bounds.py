@@ -1,0 +1,94 @@
+"""Upper confidence bounds (as p-values) for a mean of 0/1 losses, and their closed-form inversion.
+
+The UCB monitor (Eq. 5-6 of the online-safety-monitoring paper) needs, for each candidate threshold,
+a valid p-value for the null hypothesis ``H0: R(lambda) > alpha`` from ``k`` losses among ``n``
+calibration sequences. Two are provided:
+
+* ``"hb"``, Hoeffding-Bentkus as in Bates et al. (2021, "Distribution-free, risk-controlling
+  prediction sets", Prop. 3 / Learn-then-Test Eq. 9), with ``r = k / n``::
+
+      p_HB = min( exp(-n h(min(r, alpha), alpha)),  e * P(Bin(n, alpha) <= ceil(n r)) )
+      h(a, b) = a log(a / b) + (1 - a) log((1 - a) / (1 - b))
+
+  (the binomial has ``n`` trials and success probability ``alpha``: the authors' notebook uses
+  ``P(Bin(n, r) >= ceil(n alpha))``, with the arguments swapped, which is not the Bentkus bound).
+* ``"binomial"``, the exact binomial tail ``P(Bin(n, alpha) <= k)``, valid because each 0/1 loss is
+  Bernoulli; it is never larger than either term of HB, so it is the tightest valid choice here.
+
+Both p-values are non-decreasing in ``k``, so the largest admissible loss count
+``k* = max{k : p(k) <= delta}`` is found by bisection (``max_losses``) and the threshold follows by
+sorting, with no grid.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.stats import binom
+
+from ..core.errors import InputError
+
+__all__ = ["BOUNDS", "binomial_pvalue", "h1", "hb_pvalue", "max_losses", "min_n_for_guarantee", "pvalue"]
+
+BOUNDS = ("hb", "binomial")
+
+
+def h1(a: np.ndarray | float, b: float) -> np.ndarray:
+    """``h(a, b) = a log(a/b) + (1-a) log((1-a)/(1-b))`` (the Bernoulli KL divergence), with 0 log 0 = 0."""
+    a = np.asarray(a, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t1 = np.where(a > 0, a * np.log(np.where(a > 0, a, 1.0) / b), 0.0)
+        t2 = np.where(a < 1, (1 - a) * np.log(np.where(a < 1, 1 - a, 1.0) / (1 - b)), 0.0)
+    return t1 + t2
+
+
+def hb_pvalue(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """Hoeffding-Bentkus p-value of ``H0: R > alpha`` after ``k`` losses in ``n`` draws (Bates et al. 2021)."""
+    k = np.asarray(k, dtype=float)
+    r = k / n
+    hoeffding = np.exp(-n * h1(np.minimum(r, alpha), alpha))
+    bentkus = math.e * binom.cdf(np.ceil(n * r - 1e-9), n, alpha)
+    return np.minimum(hoeffding, bentkus)
+
+
+def binomial_pvalue(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """Exact p-value ``P(Bin(n, alpha) <= k)`` of ``H0: R > alpha`` for 0/1 losses."""
+    return binom.cdf(np.asarray(k, dtype=float), n, alpha)
+
+
+def pvalue(k: np.ndarray | int, n: int, alpha: float, bound: str = "hb") -> np.ndarray:
+    if bound == "hb":
+        return hb_pvalue(k, n, alpha)
+    if bound == "binomial":
+        return binomial_pvalue(k, n, alpha)
+    raise InputError(f"unknown bound {bound!r}; expected one of {', '.join(BOUNDS)}")
+
+
+def max_losses(n: int, alpha: float, delta: float, bound: str = "hb") -> int:
+    """``k* = max{k in 0..n : p(k) <= delta}``, or -1 when even ``k = 0`` is not significant.
+
+    Exact: bisection on the non-decreasing p-value (about ``log2 n`` evaluations).
+    """
+    if n <= 0 or float(pvalue(0, n, alpha, bound)) > delta:
+        return -1
+    lo, hi = 0, n  # invariant: p(lo) <= delta; answer in [lo, hi]
+    if float(pvalue(n, n, alpha, bound)) <= delta:
+        return n
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if float(pvalue(mid, n, alpha, bound)) <= delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def min_n_for_guarantee(alpha: float, delta: float | None, method: str) -> int:
+    """The fewest calibration sequences (of the relevant class) for which any threshold is certified.
+
+    CRC: ``1/(n+1) <= alpha``. UCB: ``p(0) = (1 - alpha)^n <= delta`` (the same for HB and binomial).
+    """
+    if method == "crc":
+        return max(1, math.ceil(1.0 / alpha - 1.0 - 1e-12))
+    return math.ceil(math.log(delta) / math.log(1.0 - alpha) - 1e-12)

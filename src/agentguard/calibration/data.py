@@ -1,0 +1,197 @@
+"""Score sequences with sequence-level labels, stored flat for vectorised work.
+
+A :class:`Sequences` holds ``n`` variable-length score sequences concatenated into one float array
+``scores`` with ``starts`` (offset of each sequence) and ``lengths``; ``labels[i]`` is 1 for a safe
+(correct) sequence and 0 for an unsafe one, the convention of the online-safety-monitoring paper
+(Y = 1 safe). Per-sequence reductions use ``np.minimum.reduceat`` over ``starts``.
+
+:func:`load_signals` reads the e-valuator CSVs (columns ``uq_problem_idx, num_steps,
+judge_probability, solved``) or any file with those columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence as Seq
+
+import numpy as np
+
+from ..core.errors import InputError
+
+__all__ = ["Sequences", "check_alpha", "check_delta", "load_signals"]
+
+REQUIRED_COLUMNS = ("uq_problem_idx", "num_steps", "judge_probability", "solved")
+
+
+def check_alpha(alpha: float, name: str = "alpha") -> float:
+    """``alpha`` as a float in the open interval (0, 1), or InputError."""
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number in (0, 1), got {alpha!r}") from None
+    if not (0.0 < a < 1.0):
+        raise InputError(f"{name} must be in (0, 1), got {alpha!r}")
+    return a
+
+
+def check_delta(delta: float) -> float:
+    return check_alpha(delta, "delta")
+
+
+def _labels(y: np.ndarray) -> np.ndarray:
+    y = np.asarray(y)
+    if y.dtype == bool:
+        return y.astype(np.int8)
+    try:
+        yf = y.astype(float)
+    except (TypeError, ValueError):
+        raise InputError("labels must be 0/1 (1 = safe), got non-numeric values") from None
+    bad = ~((yf == 0) | (yf == 1))
+    if bad.any():
+        raise InputError(f"labels must be 0 or 1 (1 = safe); got {y[bad][:3].tolist()} ...")
+    return yf.astype(np.int8)
+
+
+@dataclass(frozen=True)
+class Sequences:
+    """``n`` score sequences, flat: ``scores[starts[i]:starts[i]+lengths[i]]`` is sequence ``i``."""
+
+    scores: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+    labels: np.ndarray
+    ids: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        s, st, ln, y = self.scores, self.starts, self.lengths, self.labels
+        if s.ndim != 1 or st.ndim != 1 or ln.ndim != 1 or y.ndim != 1:
+            raise InputError("scores, starts, lengths and labels must be 1-d arrays")
+        if not (len(st) == len(ln) == len(y)):
+            raise InputError("starts, lengths and labels must have one entry per sequence")
+        if len(st) == 0:
+            raise InputError("no sequences given")
+        if (ln <= 0).any():
+            i = int(np.flatnonzero(ln <= 0)[0])
+            raise InputError(f"sequence {self._name(i)} is empty: every sequence needs at least one score")
+        if np.isnan(s).any():
+            i = int(np.searchsorted(st, int(np.flatnonzero(np.isnan(s))[0]), side="right") - 1)
+            raise InputError(f"sequence {self._name(i)} has a NaN score")
+        if int(ln.sum()) != len(s) or st[0] != 0 or (len(st) > 1 and (np.diff(st) != ln[:-1]).any()):
+            raise InputError("starts/lengths do not tile the score array")
+
+    def _name(self, i: int) -> str:
+        return repr(self.ids[i]) if self.ids is not None else f"#{i}"
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_lists(cls, scores: Seq[Seq[float]], labels: Seq[int], ids: Seq | None = None) -> "Sequences":
+        """Build from a list of per-sequence score lists and one 0/1 label per sequence."""
+        seqs = [np.asarray(x, dtype=float).ravel() for x in scores]
+        if len(seqs) != len(labels):
+            raise InputError(f"{len(seqs)} score sequences but {len(labels)} labels")
+        lengths = np.array([len(x) for x in seqs], dtype=np.int64)
+        starts = np.zeros(len(seqs), dtype=np.int64)
+        if len(seqs) > 1:
+            starts[1:] = np.cumsum(lengths)[:-1]
+        flat = np.concatenate(seqs) if seqs else np.zeros(0)
+        return cls(flat, starts, lengths, _labels(np.asarray(labels)),
+                   None if ids is None else np.asarray(ids))
+
+    @classmethod
+    def from_flat(cls, seq_ids: np.ndarray, steps: np.ndarray, scores: np.ndarray,
+                  labels: np.ndarray) -> "Sequences":
+        """Build from long-format rows (one row per step): sequence id, step index, score, label.
+
+        Rows are sorted by (sequence id, step). The label must be constant within a sequence.
+        """
+        seq_ids = np.asarray(seq_ids)
+        steps = np.asarray(steps)
+        scores = np.asarray(scores, dtype=float)
+        y = _labels(np.asarray(labels))
+        if not (len(seq_ids) == len(steps) == len(scores) == len(y)):
+            raise InputError("columns have different lengths")
+        if len(seq_ids) == 0:
+            raise InputError("no rows")
+        uniq, inv = np.unique(seq_ids, return_inverse=True)
+        order = np.lexsort((steps, inv))
+        inv, scores, y = inv[order], scores[order], y[order]
+        lengths = np.bincount(inv, minlength=len(uniq)).astype(np.int64)
+        starts = np.zeros(len(uniq), dtype=np.int64)
+        starts[1:] = np.cumsum(lengths)[:-1]
+        ymin, ymax = np.minimum.reduceat(y, starts), np.maximum.reduceat(y, starts)
+        if (ymin != ymax).any():
+            i = int(np.flatnonzero(ymin != ymax)[0])
+            raise InputError(f"sequence {uniq[i]!r} has different labels on different steps")
+        return cls(scores, starts, lengths, ymin.astype(np.int8), uniq)
+
+    # ------------------------------------------------------------------ views
+    @property
+    def n(self) -> int:
+        return len(self.lengths)
+
+    def minima(self) -> np.ndarray:
+        """Per-sequence minimum score ``min_t s_t`` (Eq. 1 alarms iff this is below the threshold)."""
+        return np.minimum.reduceat(self.scores, self.starts)
+
+    def seq_index(self) -> np.ndarray:
+        """For each flat score, the index of its sequence."""
+        return np.repeat(np.arange(self.n), self.lengths)
+
+    def step_index(self) -> np.ndarray:
+        """For each flat score, its 1-based step number within its sequence."""
+        return np.arange(len(self.scores)) - np.repeat(self.starts, self.lengths) + 1
+
+    def sequence(self, i: int) -> np.ndarray:
+        return self.scores[self.starts[i]:self.starts[i] + self.lengths[i]]
+
+    def subset(self, idx: np.ndarray) -> "Sequences":
+        """The sequences at positions ``idx`` (in that order)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        lengths = self.lengths[idx]
+        starts = np.zeros(len(idx), dtype=np.int64)
+        if len(idx) > 1:
+            starts[1:] = np.cumsum(lengths)[:-1]
+        # gather the flat scores of the chosen sequences
+        src = np.repeat(self.starts[idx] - starts, lengths) + np.arange(int(lengths.sum()))
+        return Sequences(self.scores[src], starts, lengths, self.labels[idx],
+                         None if self.ids is None else self.ids[idx])
+
+    def split(self, n_cal: int, rng: np.random.Generator) -> tuple["Sequences", "Sequences"]:
+        """A random (calibration, test) split with ``n_cal`` calibration sequences."""
+        perm = rng.permutation(self.n)
+        return self.subset(np.sort(perm[:n_cal])), self.subset(np.sort(perm[n_cal:]))
+
+
+def load_signals(path: str | Path, *, id_col: str = "uq_problem_idx", step_col: str = "num_steps",
+                 score_col: str = "judge_probability", label_col: str = "solved") -> Sequences:
+    """Read a long-format CSV (optionally .gz) of per-step scores into :class:`Sequences`.
+
+    Defaults match the e-valuator release: ``uq_problem_idx, num_steps (1-based), judge_probability,
+    solved (1 = correct/safe)``. Raises InputError naming a missing column, a NaN score or a bad label.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"signals file not found: {p}")
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover
+        from ..core.errors import DependencyError
+        raise DependencyError("reading signal files needs pandas: pip install 'agentguard[calibration]'") from None
+    cols = [id_col, step_col, score_col, label_col]
+    try:
+        df = pd.read_csv(p, usecols=lambda c: c in cols)
+    except Exception as exc:  # noqa: BLE001 - any parse failure becomes one clear line
+        raise InputError(f"cannot read {p}: {exc}") from None
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise InputError(f"{p.name} lacks column(s) {', '.join(missing)} (needs {', '.join(cols)})")
+    if df[score_col].isna().any():
+        bad = df.loc[df[score_col].isna(), id_col].iloc[0]
+        raise InputError(f"{p.name}: sequence {bad!r} has a missing/NaN score")
+    scores = pd.to_numeric(df[score_col], errors="coerce")
+    if scores.isna().any():
+        bad = df.loc[scores.isna(), id_col].iloc[0]
+        raise InputError(f"{p.name}: sequence {bad!r} has a non-numeric score")
+    return Sequences.from_flat(df[id_col].to_numpy(), df[step_col].to_numpy(),
+                               scores.to_numpy(dtype=float), df[label_col].to_numpy())

@@ -1,0 +1,304 @@
+"""The proactive runtime guard (Algorithm 2 and section 3.3 of the Pro2Guard paper).
+
+At each step the guard abstracts the current concrete state ``v_i`` to ``s_i = s_P(v_i)``, looks up
+``P_safe(s_i) = P[psi | pi]`` and raises an alarm when ``P_safe < theta`` (Algorithm 2, lines 3-5).
+For a safety property ``psi = G !unsafe`` over a DTMC the conditioned probability depends on the trace
+``pi`` only through its last state (Markov property), so ``P_safe`` is precomputed once per state,
+``P_safe(s) = 1 - P_s[F unsafe]``, and a decision is one abstraction plus one dictionary lookup (the
+paper's "caching mechanism", section 5.2 RQ3). States the model never saw are handled by the
+``unseen`` policy: ``"nearest"`` (the closest known state in Hamming distance, the lower probability
+on ties), ``"alarm"`` (P_safe = 0, fail closed) or ``"allow"`` (P_safe = 1).
+
+The verdict carries what the enforcement strategies need (:class:`~agentguard.core.strategies.Reflect`
+builds its alert from it): ``numbers = {probability: P_safe, threshold: theta}``,
+``details = {state, state_text, property}``. A blocking decision is REJECT by default, so any strategy
+applies: Stop ends the run, Reflect re-prompts, HumanInTheLoop asks.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..core.errors import InputError, ModelError
+from ..core.guard import BaseGuard
+from ..core.types import Context, Decision, Step, Verdict
+from .dtmc import DTMC
+
+__all__ = ["MinProbabilityGuard", "ProactiveGuard", "ProductGuard", "reach_probability", "safety_values"]
+
+
+def reach_probability(model: DTMC, target: np.ndarray) -> np.ndarray:
+    """``x_s = P_s[F target]`` for every state (unbounded reachability in a DTMC).
+
+    Uses :func:`agentguard.predictive.checker.reach` when that module is installed; otherwise solves
+    the standard linear system: x = 1 on target, x = 0 on states that cannot reach the target
+    (graph search), and ``(I - P_QQ) x_Q = P_Q,target 1`` on the rest (Baier & Katoen, Thm. 10.19).
+    """
+    target = np.asarray(target, dtype=bool)
+    try:  # the model-checking engine of the project, when merged
+        from .checker import reach  # type: ignore[attr-defined]
+
+        return np.asarray(reach(model.matrix, target), dtype=float)
+    except Exception:  # not merged yet, or another signature: use the direct solve below
+        pass
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import breadth_first_order
+    from scipy.sparse.linalg import spsolve
+
+    P = sp.csr_matrix(model.matrix)
+    n = P.shape[0]
+    # states that can reach the target: backward search on the transposed graph
+    can = np.zeros(n, bool)
+    rev = P.T.tocsr()
+    for t in np.flatnonzero(target):
+        if not can[t]:
+            order = breadth_first_order(rev, t, directed=True, return_predecessors=False)
+            can[order] = True
+    x = np.zeros(n)
+    x[target] = 1.0
+    q = np.flatnonzero(can & ~target)
+    if q.size:
+        A = sp.identity(q.size, format="csc") - P[q][:, q].tocsc()
+        b = np.asarray(P[q][:, np.flatnonzero(target)].sum(axis=1)).ravel()
+        x[q] = np.atleast_1d(spsolve(A, b))
+    return np.clip(x, 0.0, 1.0)
+
+
+def _label_of(prop: str) -> str:
+    """The unsafe label of ``psi = G !label``: accepts ``unsafe``, ``G !unsafe``, ``P=? [ G !"unsafe" ]``,
+    ``AG !unsafe`` and ``F unsafe`` (its complement)."""
+    s = re.sub(r"\s*\([^)]*\)\s*$", "", prop.strip())  # a trailing "(comment)" is allowed
+    m = re.fullmatch(r'(?:P\s*=\s*\?\s*\[\s*)?(?:A?G\s*!\s*|F\s*)?"?([A-Za-z_][\w]*)"?\s*\]?', s)
+    if not m:
+        raise InputError(f"unsupported property {prop!r}: expected a label name or 'G !label'")
+    return m.group(1)
+
+
+def safety_values(model: DTMC, prop: str = "unsafe") -> np.ndarray:
+    """``P_safe(s) = P_s[G !label] = 1 - P_s[F label]`` for every state of ``model``."""
+    label = _label_of(prop)
+    return 1.0 - reach_probability(model, model.label(label))
+
+
+class ProactiveGuard(BaseGuard):
+    """``ProactiveGuard(model, property, threshold)``: alarm when the predicted P_safe < threshold.
+
+    Args:
+        model: the learned DTMC (its ``state_names`` are the abstract states, e.g. bit-vectors).
+        property: the safety property, ``"G !unsafe"`` (or just the label name).
+        threshold: theta in [0, 1]; the alarm fires when ``P_safe < theta``.
+        abstraction: concrete state -> abstract state name; None when states are given abstract.
+        state_text: abstract state -> words (for the reflection prompt); defaults to the name.
+        unseen: ``"nearest"``, ``"alarm"`` or ``"allow"`` (see the module docstring).
+        decision: what a blocking verdict says (REJECT by default; HALT to stop whatever the strategy).
+        values: precomputed P_safe per state (else computed with :func:`safety_values`).
+    """
+
+    def __init__(self, model: DTMC, property: str = "G !unsafe", threshold: float = 0.5, *,
+                 abstraction: Callable[[Any], str] | None = None,
+                 state_text: Callable[[str], str] | None = None, unseen: str = "nearest",
+                 decision: Decision | str = Decision.REJECT, values: Sequence[float] | None = None,
+                 name: str = "proactive") -> None:
+        if not isinstance(model, DTMC):
+            raise InputError(f"model must be a DTMC, got {type(model).__name__}")
+        if model.state_names is None:
+            raise ModelError("the guard needs a model with state names (abstract states)")
+        if not 0.0 <= float(threshold) <= 1.0:
+            raise InputError(f"threshold must be in [0, 1], got {threshold}")
+        if unseen not in ("nearest", "alarm", "allow"):
+            raise InputError(f"unseen must be 'nearest', 'alarm' or 'allow', got {unseen!r}")
+        self.model = model
+        self.property = property
+        self.threshold = float(threshold)
+        self.abstraction = abstraction
+        self.state_text = state_text
+        self.unseen = unseen
+        self.decision = Decision.parse(decision)
+        self.name = name
+        vals = np.asarray(values if values is not None else safety_values(model, property), dtype=float)
+        if vals.shape != (model.n,):
+            raise ModelError(f"{vals.shape[0] if vals.ndim else 0} values for {model.n} states")
+        self.values_ = vals
+        self.table_: dict[str, float] = {s: float(v) for s, v in zip(model.state_names, vals)}
+        self._unseen_cache: dict[str, float] = {}
+        bitnames = [s for s in model.state_names if re.fullmatch(r"[01]+", s)]
+        self._bit_keys = bitnames
+        self._bits = np.array([[c == "1" for c in s] for s in bitnames], dtype=bool) if bitnames else None
+        self._bit_vals = np.array([self.table_[s] for s in bitnames]) if bitnames else None
+
+    def __repr__(self) -> str:
+        return (f"ProactiveGuard(states={self.model.n}, property={self.property!r}, threshold={self.threshold}, "
+                f"unseen={self.unseen!r})")
+
+    def with_threshold(self, threshold: float) -> "ProactiveGuard":
+        """The same guard (shared tables) at another threshold."""
+        g = object.__new__(ProactiveGuard)
+        g.__dict__.update(self.__dict__)
+        if not 0.0 <= float(threshold) <= 1.0:
+            raise InputError(f"threshold must be in [0, 1], got {threshold}")
+        g.threshold = float(threshold)
+        return g
+
+    # --- the hot path ---------------------------------------------------------------------------
+    def _lookup_unseen(self, key: str) -> float:
+        hit = self._unseen_cache.get(key)
+        if hit is not None:
+            return hit
+        p = 0.0
+        if self.unseen == "allow":
+            p = 1.0
+        elif self.unseen == "nearest" and self._bits is not None and re.fullmatch(r"[01]+", key) \
+                and len(key) == self._bits.shape[1]:
+            v = np.array([c == "1" for c in key])
+            d = (self._bits != v).sum(axis=1)
+            # a state with the unsafe bit set is unsafe whatever its neighbours say
+            same_last = self._bits[:, -1] == v[-1]
+            d = np.where(same_last, d, d + 10 ** 6)
+            best = d == d.min()
+            p = float(self._bit_vals[best].min()) if not v[-1] else 0.0
+        self._unseen_cache[key] = p
+        return p
+
+    def probability(self, state: Any) -> tuple[float, str]:
+        """``(P_safe, abstract state)`` for a concrete state (or an abstract state name)."""
+        key = state if (self.abstraction is None or isinstance(state, str)) else self.abstraction(state)
+        p = self.table_.get(key)
+        if p is None:
+            p = self._lookup_unseen(key)
+        return p, key
+
+    def check(self, context: Context, proposal: Any = None) -> Verdict:
+        """Verdict for the current state: ``context.state``, or ``proposal.state`` for a Step."""
+        state = context.state
+        if state is None and isinstance(proposal, Step):
+            state = proposal.state
+        if state is None:
+            raise InputError("ProactiveGuard needs the current state in context.state")
+        p, key = self.probability(state)
+        nums = {"probability": p, "threshold": self.threshold}
+        if p < self.threshold:
+            text = self.state_text(key) if self.state_text else key
+            return Verdict(self.decision, f"predicted probability of staying safe {p:.3f} is below {self.threshold:g}",
+                           self.name, nums, details={"state": key, "state_text": text, "property": self.property})
+        return Verdict(Decision.ALLOW, "predicted safe", self.name, nums, details={"state": key})
+
+
+class MinProbabilityGuard(BaseGuard):
+    """Several proactive guards (one per property / hazard family); the lowest P_safe speaks.
+
+    ``prepare`` (optional) turns the concrete state into whatever the guards' abstractions accept,
+    once per decision (the household guard parses the object list once for all families). The verdict
+    is that of the guard with the smallest margin ``P_safe - threshold``, so the alert names the
+    property most at risk.
+    """
+
+    def __init__(self, guards: Iterable[ProactiveGuard], name: str = "proactive",
+                 prepare: Callable[[Any], Any] | None = None) -> None:
+        self.guards = list(guards)
+        if not self.guards:
+            raise InputError("MinProbabilityGuard needs at least one guard")
+        self.name = name
+        self.prepare = prepare
+
+    def __repr__(self) -> str:
+        return f"MinProbabilityGuard({self.guards!r})"
+
+    def with_threshold(self, threshold: float) -> "MinProbabilityGuard":
+        return MinProbabilityGuard([g.with_threshold(threshold) for g in self.guards], self.name, self.prepare)
+
+    def probability(self, state: Any) -> tuple[float, str]:
+        """Lowest ``(P_safe, "guard:abstract state")`` over the guards."""
+        s = self.prepare(state) if self.prepare is not None else state
+        best_p, best_k = 2.0, ""
+        for g in self.guards:
+            p, key = g.probability(s)
+            if p < best_p:
+                best_p, best_k = p, f"{g.name}:{key}"
+        return best_p, best_k
+
+    def check(self, context: Context, proposal: Any = None) -> Verdict:
+        state = context.state
+        if state is None and isinstance(proposal, Step):
+            state = proposal.state
+        if state is None:
+            raise InputError("the proactive guard needs the current state in context.state")
+        s = self.prepare(state) if self.prepare is not None else state
+        worst, margin, wp, wk = None, 2.0, 1.0, ""
+        for g in self.guards:
+            p, key = g.probability(s)
+            m = p - g.threshold
+            if m < margin:
+                worst, margin, wp, wk = g, m, p, key
+        g = worst
+        nums = {"probability": wp, "threshold": g.threshold}
+        if wp < g.threshold:
+            text = g.state_text(wk) if g.state_text else wk
+            return Verdict(g.decision, f"predicted probability of staying safe {wp:.3f} is below {g.threshold:g}",
+                           g.name, nums, details={"state": wk, "state_text": text, "property": g.property})
+        return Verdict(Decision.ALLOW, "predicted safe", g.name, nums, details={"state": wk})
+
+
+class ProductGuard(BaseGuard):
+    """The guard over a DTMC x monitor product (bounded-response rules, Definitions 5-6 of Pro2Guard).
+
+    A rule ``G(trigger -> F[0,K] response)`` is not a state property of the DTMC: whether the run is
+    safe depends on how long ago the trigger fired. The product ``M x A`` (``agentguard.predictive.
+    monitor.product``) tracks that in the monitor state q, and ``P_safe((s, q)) = P[G !viol]`` is
+    precomputed per product state. At run time the guard keeps q per run (``context.metadata
+    ['monitor_q'][name]``, or :meth:`reset` / the ``run_state`` argument of :meth:`probability`), advances
+    it with the label of each new abstract state, and looks up ``(s, q)``: still one lookup per
+    decision. An abstract state the DTMC never saw, or a pair outside the built product, fails closed
+    (P_safe = 0).
+    """
+
+    def __init__(self, prod: Any, threshold: float = 0.5, *, abstraction: Callable[[Any], str] | None = None,
+                 state_text: Callable[[str], str] | None = None, decision: Decision | str = Decision.REJECT,
+                 name: str = "proactive-product") -> None:
+        if not 0.0 <= float(threshold) <= 1.0:
+            raise InputError(f"threshold must be in [0, 1], got {threshold}")
+        base = prod.model
+        names = base.meta.get("base_state_names")
+        self.prod = prod
+        self.threshold = float(threshold)
+        self.abstraction = abstraction
+        self.state_text = state_text
+        self.decision = Decision.parse(decision)
+        self.name = name
+        self.property = str(base.meta.get("rule", "G !viol"))
+        self.values_ = np.asarray(prod.safe_probability(), dtype=float)
+        self._pair = {(int(s), int(q)): float(self.values_[i]) for i, (s, q) in enumerate(prod.pairs)}
+        self._base_index: dict[str, int] = {}
+        self._names = names
+
+    def bind_names(self, base_state_names: Sequence[str]) -> "ProductGuard":
+        """Tell the guard the names of the base DTMC's states (abstract bit-vectors)."""
+        self._base_index = {s: i for i, s in enumerate(base_state_names)}
+        return self
+
+    def step_probability(self, state: Any, q: int | None) -> tuple[float, str, int | None]:
+        """``(P_safe, abstract state, new monitor state)`` after entering ``state`` with monitor in q."""
+        key = state if (self.abstraction is None or isinstance(state, str)) else self.abstraction(state)
+        s = self._base_index.get(key)
+        if s is None:
+            return 0.0, key, q
+        q2 = self.prod.start(s)[1] if q is None else self.prod.advance(q, s)
+        return self._pair.get((s, q2), 0.0), key, q2
+
+    def check(self, context: Context, proposal: Any = None) -> Verdict:
+        state = context.state
+        if state is None:
+            raise InputError("ProductGuard needs the current state in context.state")
+        qs = context.metadata.setdefault("monitor_q", {})
+        p, key, q = self.step_probability(state, qs.get(self.name))
+        qs[self.name] = q
+        qname = self.prod.monitor.name(q) if q is not None else "?"
+        nums = {"probability": p, "threshold": self.threshold}
+        det = {"state": f"({key},{qname})", "property": self.property}
+        if p < self.threshold:
+            text = (self.state_text(key) if self.state_text else key) + f"; monitor {qname}"
+            return Verdict(self.decision, f"predicted probability of satisfying {self.property} {p:.3f} "
+                           f"is below {self.threshold:g}", self.name, nums, details={**det, "state_text": text})
+        return Verdict(Decision.ALLOW, "predicted safe", self.name, nums, details=det)

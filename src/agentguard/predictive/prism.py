@@ -1,0 +1,532 @@
+"""PRISM import and export of DTMCs (the ``dtmc`` modules of the Pro2Guard release).
+
+Supported input (the subset learned models use, plus what a hand-written model usually needs)::
+
+    dtmc                                   // or 'probabilistic'
+    const int K = 4;  const double p = 1/3; // constants (int, double, untyped); all must have values
+    module NAME
+        s : [0..K] init 2;                 // exactly ONE bounded integer variable
+        [] s=0 -> 385/393 : (s'=0) + 8/393 : (s'=1);
+        [] s>=1 & s<K -> p : (s'=s+1) + 1-p : (s'=0);   // any guard over s, updates may use s
+        [] s=K -> (s'=K);                  // probability 1 may be omitted
+    endmodule
+    label "unsafe" = s=3 | s=4;            // labels, exported as DTMC.labels
+
+State index = value of the variable minus its lower bound (for ``[0..K]`` it is the value itself);
+``DTMC.variables`` keeps the values so ``s=3`` always means the value 3. Probabilities are evaluated in
+exact rational arithmetic (``fractions.Fraction``; decimals such as ``0.1`` are read as 1/10) and
+kept as strings in ``DTMC.exact``.
+
+Semantics follow PRISM and Storm: a state that no guard enables is a deadlock and gets a self-loop
+(recorded in ``meta['deadlocks_fixed']``). Unlike PRISM we refuse overlapping guards (two commands
+enabled in one state) instead of silently choosing uniformly among them, and we require every row to
+sum to 1 within ``tol`` (default 1e-9, evaluated exactly).
+
+Errors: text that does not parse -> :class:`ParseError` with the line number; a row that does not sum
+to 1, a successor outside the range, overlapping guards -> :class:`ModelError` naming the state.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from fractions import Fraction
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..core.errors import InputError, ModelError, ParseError
+from .dtmc import DTMC
+
+__all__ = ["read_pro2guard", "read_prism", "to_prism", "write_prism"]
+
+_IDENT = r"[A-Za-z_][A-Za-z_0-9]*"
+_FAST_GUARD = re.compile(rf"^\s*({_IDENT})\s*=\s*(\d+)\s*$")
+
+
+# --- exact arithmetic on PRISM expressions ----------------------------------------------------
+def _eval_num(expr: str, env: Mapping[str, Fraction], line: int) -> Fraction:
+    """Evaluate an arithmetic PRISM expression exactly (numbers, names in env, + - * /, parentheses)."""
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError:
+        raise ParseError(f"line {line}: cannot parse expression {expr.strip()!r}") from None
+
+    def ev(node) -> Fraction:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+                and not isinstance(node.value, bool):
+            seg = ast.get_source_segment(expr.strip(), node)
+            return Fraction(seg if seg is not None else str(node.value))
+        if isinstance(node, ast.Name):
+            if node.id not in env:
+                raise ParseError(f"line {line}: unknown constant or variable {node.id!r} in {expr.strip()!r}")
+            return Fraction(env[node.id])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = ev(node.operand)
+            return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            a, b = ev(node.left), ev(node.right)
+            if isinstance(node.op, ast.Add):
+                return a + b
+            if isinstance(node.op, ast.Sub):
+                return a - b
+            if isinstance(node.op, ast.Mult):
+                return a * b
+            if b == 0:
+                raise ParseError(f"line {line}: division by zero in {expr.strip()!r}")
+            return a / b
+        raise ParseError(f"line {line}: unsupported expression {expr.strip()!r}")
+
+    return ev(tree)
+
+
+def _subst_consts(expr: str, consts: Mapping[str, Fraction]) -> str:
+    """Replace integer-valued constants in a guard/label expression by their values."""
+    if not consts:
+        return expr
+    return re.sub(rf"\b({_IDENT})\b(?!\s*')",
+                  lambda m: str(consts[m.group(1)].numerator)
+                  if m.group(1) in consts and consts[m.group(1)].denominator == 1 else m.group(1), expr)
+
+
+def _fraction_str(f: Fraction) -> str:
+    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+
+
+# --- splitting the text into statements with line numbers --------------------------------------
+def _statements(text: str) -> list[tuple[int, str]]:
+    """Split on ';' and on the keywords that end without one; return (line, statement) pairs."""
+    out: list[tuple[int, str]] = []
+    buf: list[str] = []
+    start = 0
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("//", 1)[0]
+        for part in re.split(r"(;)", line):
+            if part == ";":
+                stmt = " ".join(buf).strip()
+                if not stmt:
+                    raise ParseError(f"line {lineno}: empty statement")
+                out.append((start, stmt))
+                buf = []
+                continue
+            for tok in re.split(r"(\bdtmc\b|\bprobabilistic\b|\bmdp\b|\bctmc\b|\bpta\b|\bmodule\s+"
+                                rf"{_IDENT}|\bendmodule\b)", part):
+                if not tok.strip():
+                    continue
+                if re.fullmatch(r"dtmc|probabilistic|mdp|ctmc|pta|endmodule|module\s+" + _IDENT, tok.strip()):
+                    if " ".join(buf).strip():
+                        raise ParseError(f"line {start}: statement not terminated by ';' (before {tok.strip()!r} "
+                                         f"on line {lineno})")
+                    buf = []
+                    out.append((lineno, tok.strip()))
+                    continue
+                if not " ".join(buf).strip():
+                    start = lineno
+                buf.append(tok)
+    if " ".join(buf).strip():
+        raise ParseError(f"line {start}: statement not terminated by ';': {' '.join(buf).strip()[:60]!r}")
+    return out
+
+
+# --- reading --------------------------------------------------------------------------------------
+def read_prism(path_or_text: str | Path, tol: float = 1e-9) -> DTMC:
+    """Read a PRISM DTMC into a validated :class:`DTMC`.
+
+    ``path_or_text`` is a path (a :class:`~pathlib.Path`, or a string without a newline) or the model
+    text itself (a string with at least one newline).
+    """
+    from ..spec.pctl import parse_state_formula
+
+    source = "<text>"
+    if isinstance(path_or_text, Path) or "\n" not in str(path_or_text):
+        p = Path(path_or_text)
+        try:
+            text = p.read_text()
+        except OSError as exc:
+            raise InputError(f"cannot read PRISM model {p}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise ParseError(f"{p} is not a text file") from None
+        source = str(p)
+    else:
+        text = str(path_or_text)
+
+    consts: dict[str, Fraction] = {}
+    var: str | None = None
+    lo = hi = init = 0
+    header_seen = in_module = module_done = False
+    commands: list[tuple[int, str, str]] = []  # (line, guard, updates)
+    labels_src: list[tuple[int, str, str]] = []
+
+    for line, stmt in _statements(text):
+        if stmt in ("dtmc", "probabilistic"):
+            header_seen = True
+            continue
+        if stmt in ("mdp", "ctmc", "pta"):
+            raise ParseError(f"line {line}: model type {stmt!r} is not supported (only dtmc)")
+        m = re.fullmatch(r"module\s+(" + _IDENT + ")", stmt)
+        if m:
+            if module_done or in_module:
+                raise ParseError(f"line {line}: only one module is supported (found module {m.group(1)!r})")
+            in_module = True
+            continue
+        if stmt == "endmodule":
+            if not in_module:
+                raise ParseError(f"line {line}: 'endmodule' without 'module'")
+            in_module, module_done = False, True
+            continue
+        m = re.fullmatch(rf"const\s+(?:(int|double|bool)\s+)?({_IDENT})\s*(?:=\s*(.+))?", stmt, re.S)
+        if m:
+            if m.group(3) is None:
+                raise ParseError(f"line {line}: constant {m.group(2)!r} has no value")
+            val = _eval_num(m.group(3), consts, line)
+            if m.group(1) == "int" and val.denominator != 1:
+                raise ParseError(f"line {line}: int constant {m.group(2)!r} is not an integer")
+            consts[m.group(2)] = val
+            continue
+        m = re.fullmatch(rf'label\s+"({_IDENT})"\s*=\s*(.+)', stmt, re.S)
+        if m:
+            labels_src.append((line, m.group(1), m.group(2)))
+            continue
+        if re.match(r"(formula|rewards|init\b|global|system)", stmt):
+            raise ParseError(f"line {line}: {stmt.split()[0]!r} blocks are not supported")
+        if not in_module:
+            raise ParseError(f"line {line}: unexpected statement outside a module: {stmt[:60]!r}")
+        m = re.fullmatch(rf"({_IDENT})\s*:\s*\[(.+?)\.\.(.+?)\]\s*(?:init\s+(.+))?", stmt, re.S)
+        if m:
+            if var is not None:
+                raise ParseError(f"line {line}: only one state variable is supported "
+                                 f"(found {var!r} and {m.group(1)!r})")
+            var = m.group(1)
+            vals = [_eval_num(g, consts, line) for g in (m.group(2), m.group(3))]
+            if any(v.denominator != 1 for v in vals):
+                raise ParseError(f"line {line}: range of {var!r} must be integers")
+            lo, hi = int(vals[0]), int(vals[1])
+            if hi < lo:
+                raise ParseError(f"line {line}: empty range [{lo}..{hi}] for {var!r}")
+            init = lo
+            if m.group(4) is not None:
+                iv = _eval_num(m.group(4), consts, line)
+                if iv.denominator != 1 or not lo <= int(iv) <= hi:
+                    raise ModelError(f"line {line}: initial value {iv} of {var!r} outside [{lo}..{hi}]")
+                init = int(iv)
+            continue
+        m = re.fullmatch(r"\[\s*(" + _IDENT + r")?\s*\]\s*(.+?)\s*->\s*(.+)", stmt, re.S)
+        if m:
+            if m.group(1):
+                raise ParseError(f"line {line}: synchronising action [{m.group(1)}] is not supported")
+            commands.append((line, m.group(2), m.group(3)))
+            continue
+        raise ParseError(f"line {line}: cannot parse {stmt[:60]!r}")
+
+    if not header_seen:
+        raise ParseError(f"{source}: not a PRISM DTMC (missing 'dtmc' keyword)")
+    if in_module:
+        raise ParseError(f"{source}: module not closed by 'endmodule'")
+    if var is None:
+        raise ParseError(f"{source}: no state variable declared (expected 's : [0..K] init i;')")
+
+    n = hi - lo + 1
+    values = np.arange(lo, hi + 1, dtype=np.int64)
+    rows: dict[int, dict[int, tuple[int, int]]] = {}
+    owner: dict[int, int] = {}
+    env_vars = {var: values}
+    for line, guard, upd in commands:
+        fm = _FAST_GUARD.match(guard)
+        if fm and fm.group(1) == var:
+            g = int(fm.group(2))
+            if not lo <= g <= hi:
+                continue  # a guard no state satisfies, as in PRISM
+            states = [g - lo]
+        else:
+            try:
+                gf = parse_state_formula(_subst_consts(guard, consts))
+            except ParseError as exc:
+                raise ParseError(f"line {line}: bad guard {guard!r}: {exc}") from None
+            try:
+                states = np.flatnonzero(gf.evaluate_env(n, {}, env_vars)).tolist()
+            except ModelError as exc:
+                raise ParseError(f"line {line}: {exc}") from None
+        fast = _fast_row(upd, var, lo, hi, states[0] + lo, line) if len(states) == 1 else None
+        parts = _split_updates(upd, line) if fast is None else []
+        for i in states:
+            if i in owner:
+                raise ModelError(f"state {var}={i + lo} is enabled by two commands (lines {owner[i]} and "
+                                 f"{line}); overlapping guards are not supported")
+            owner[i] = line
+            rows[i] = fast if fast is not None else _row(parts, var, lo, hi, i + lo, consts, line)
+
+    exact: dict[int, dict[int, str]] = {}
+    deadlocks = []
+    r_idx, c_idx, data = [], [], []
+    for i in range(n):
+        row = rows.get(i)
+        if row is None:
+            deadlocks.append(i + lo)
+            row = {i: (1, 1)}
+        # exact row sum with integers only: sum a_k/b_k = S/L with L = lcm(b_k)
+        L = math.lcm(*(d for _, d in row.values()))
+        S = sum(a * (L // d) for a, d in row.values())
+        if abs(S - L) > tol * L:
+            total = Fraction(S, L)
+            raise ModelError(f"row of state {var}={i + lo} sums to {float(total):.12g} "
+                             f"(exactly {_fraction_str(total)}), not 1 (line {owner.get(i, '?')})")
+        exact[i] = {}
+        for j, (a, d) in sorted(row.items()):
+            if a == 0:
+                continue
+            r_idx.append(i)
+            c_idx.append(j)
+            data.append(a / d)
+            exact[i][j] = str(a) if d == 1 else f"{a}/{d}"
+    mat = sp.csr_matrix((np.asarray(data, dtype=np.float64), (r_idx, c_idx)), shape=(n, n))
+
+    labels: dict[str, np.ndarray] = {}
+    for line, name, expr in labels_src:
+        try:
+            labels[name] = parse_state_formula(_subst_consts(expr, consts)).evaluate_env(n, labels, env_vars)
+        except (ParseError, ModelError) as exc:
+            raise ParseError(f"line {line}: label {name!r}: {exc}") from None
+    meta = {"source": source, "variable": var, "range": [lo, hi]}
+    if deadlocks:
+        meta["deadlocks_fixed"] = deadlocks
+    return DTMC(mat, init - lo, labels, {var: values}, None, None, exact, meta).validate(tol=max(tol, 1e-12))
+
+
+def _split_updates(upd: str, line: int) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in upd:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "+" and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    if depth != 0:
+        raise ParseError(f"line {line}: unbalanced parentheses in {upd.strip()!r}")
+    return parts
+
+
+def _row(parts: list[str], var: str, lo: int, hi: int, value: int, consts: Mapping[str, Fraction],
+         line: int) -> dict[int, tuple[int, int]]:
+    """One command's distribution from state ``var=value``: successor index -> (numerator, denominator)."""
+    row: dict[int, Fraction] = {}
+    env = dict(consts)
+    env[var] = Fraction(value)
+    for part in parts:
+        m = re.fullmatch(rf"\s*(?:(.+?)\s*:\s*)?\(\s*({_IDENT})\s*'\s*=\s*(.+?)\s*\)\s*", part, re.S)
+        if m is None:
+            if part.strip() != "true":
+                raise ParseError(f"line {line}: cannot parse update {part.strip()!r}")
+            pr, tgt = Fraction(1), Fraction(value)  # 'true': stay where you are
+        else:
+            if m.group(2) != var:
+                raise ParseError(f"line {line}: update of unknown variable {m.group(2)!r}")
+            pr = _eval_num(m.group(1), env, line) if m.group(1) else Fraction(1)
+            tgt = _eval_num(m.group(3), env, line)
+        if pr < 0 or pr > 1:
+            raise ModelError(f"state {var}={value}: probability {_fraction_str(pr)} outside [0, 1] (line {line})")
+        if tgt.denominator != 1 or not lo <= int(tgt) <= hi:
+            raise ModelError(f"state {var}={value}: successor {var}={tgt} outside [{lo}..{hi}] (line {line})")
+        j = int(tgt) - lo
+        row[j] = row.get(j, Fraction(0)) + pr
+    return {j: (f.numerator, f.denominator) for j, f in row.items()}
+
+
+def _fast_row(upd: str, var: str, lo: int, hi: int, value: int, line: int) -> dict[int, tuple[int, int]] | None:
+    """The common learned-model form ``a/b : (s'=j) + ...`` with integers only, parsed by one regex
+    (pure integer arithmetic, no Fraction objects); None when the text has any other form."""
+    item = rf"\s*(\d+)(?:\s*/\s*(\d+))?\s*:\s*\(\s*{re.escape(var)}\s*'\s*=\s*(\d+)\s*\)\s*"
+    if not re.fullmatch(rf"(?:{item}\+)*{item}", upd):
+        return None
+    row: dict[int, tuple[int, int]] = {}
+    for a, b, t in re.findall(item, upd):
+        num, den = int(a), int(b) if b else 1
+        if den == 0:
+            raise ParseError(f"line {line}: division by zero in {a}/{b}")
+        tgt = int(t)
+        if not lo <= tgt <= hi:
+            raise ModelError(f"state {var}={value}: successor {var}={tgt} outside [{lo}..{hi}] (line {line})")
+        if num > den:
+            raise ModelError(f"state {var}={value}: probability {a}/{b} outside [0, 1] (line {line})")
+        g = math.gcd(num, den)
+        num, den = num // g, den // g
+        j = tgt - lo
+        if j in row:  # the same successor twice: add exactly
+            f = Fraction(*row[j]) + Fraction(num, den)
+            num, den = f.numerator, f.denominator
+        row[j] = (num, den)
+    return row
+
+
+# --- writing ----------------------------------------------------------------------------------
+def to_prism(model: DTMC, module: str = "dtmc_model") -> str:
+    """PRISM text of ``model``: one variable (the model's own variable when it numbers the states
+    0..n-1, else ``s``), exact rationals where ``model.exact`` has them (checked against the matrix),
+    shortest round-tripping decimals otherwise, and one ``label`` per model label."""
+    model.validate()
+    n = model.n
+    var = "s"
+    if len(model.variables) == 1:
+        name, vals = next(iter(model.variables.items()))
+        if np.array_equal(vals, np.arange(n)):
+            var = name
+    lines = ["dtmc", "", f"module {module}", "", f"    {var} : [0..{n - 1}] init {model.initial};", ""]
+    P = model.matrix.tocsr()
+    P.sort_indices()
+    for i in range(n):
+        lo_, hi_ = P.indptr[i], P.indptr[i + 1]
+        cols, vals_ = P.indices[lo_:hi_], P.data[lo_:hi_]
+        keep = vals_ > 0
+        cols, vals_ = cols[keep], vals_[keep]
+        ex = (model.exact or {}).get(i)
+        probs: list[str]
+        if ex is not None and _exact_matches(ex, cols, vals_):
+            probs = [ex[int(j)] for j in cols]
+        else:
+            probs = [repr(float(v)) for v in vals_]
+        name = f"  // {model.state_names[i]}" if model.state_names else ""
+        body = " + ".join(f"{p} : ({var}'={int(j)})" for p, j in zip(probs, cols))
+        lines.append(f"    [] {var}={i} -> {body};{name}")
+    lines += ["", "endmodule", ""]
+    for lname, vec in model.labels.items():
+        if not re.fullmatch(_IDENT, lname):
+            raise ModelError(f"label name {lname!r} is not a PRISM identifier")
+        idx = np.flatnonzero(vec)
+        expr = " | ".join(f"{var}={int(i)}" for i in idx) if idx.size else "false"
+        lines.append(f'label "{lname}" = {expr};')
+    return "\n".join(lines) + "\n"
+
+
+def _exact_matches(ex: Mapping[int, str], cols: np.ndarray, vals: np.ndarray) -> bool:
+    if set(int(c) for c in cols) != set(int(k) for k in ex):
+        return False
+    try:
+        fr = {int(k): Fraction(v) for k, v in ex.items()}
+    except (ValueError, ZeroDivisionError):
+        return False
+    if sum(fr.values(), Fraction(0)) != 1:
+        return False
+    return all(abs(float(fr[int(j)]) - v) <= 1e-12 for j, v in zip(cols, vals))
+
+
+def write_prism(model: DTMC, path: str | Path) -> None:
+    """Write ``model`` as a PRISM DTMC that PRISM and Storm read back (see :func:`to_prism`)."""
+    Path(path).write_text(to_prism(model))
+
+
+# --- the Pro2Guard release's model folders ----------------------------------------------------
+def _spec_holds(interp, specs: list[dict]) -> bool:
+    """An unsafe spec of ``spec_state.jsonl`` (a conjunction of object clauses) in one abstract state:
+    every clause needs an object of its ``objectType`` whose listed attributes have the given values
+    (``parentReceptacles``: the listed receptacles are among the object's)."""
+    if not isinstance(interp, list):
+        return False  # the 'finish' state and non-object interpretations are never unsafe
+    for clause in specs:
+        ok = False
+        for obj in interp:
+            if not isinstance(obj, dict) or obj.get("objectType") != clause.get("objectType"):
+                continue
+            good = True
+            for k, v in clause.items():
+                if k == "objectType":
+                    continue
+                if k == "parentReceptacles":
+                    good = set(v) <= set(obj.get(k) or [])
+                else:
+                    good = obj.get(k) == v
+                if not good:
+                    break
+            if good:
+                ok = True
+                break
+        if not ok:
+            return False
+    return True
+
+
+def _spec_applies(abstraction: dict, specs: list[dict]) -> bool:
+    """The spec speaks only of object types, attributes and receptacles this abstraction tracks."""
+    for clause in specs:
+        if clause.get("objectType") not in abstraction.get("objectTypes", []):
+            return False
+        for k, v in clause.items():
+            if k == "objectType":
+                continue
+            if k == "parentReceptacles":
+                if not set(v) <= set(abstraction.get("parentReceptacles", [])):
+                    return False
+            elif k not in abstraction.get("keys", []):
+                return False
+    return True
+
+
+def read_pro2guard(folder: str | Path, spec_state: str | Path | None = None) -> DTMC:
+    """A model folder of the Pro2Guard release (``dtmc.prism`` + ``model.json`` + ``abstraction.json``)
+    as a DTMC with state names and the labels the safety property needs.
+
+    Unsafe set (label ``"unsafe"``), decided from the data, not from the indices of
+    ``spec_state.jsonl``: those indices do not match these models (the file has no model key; for
+    163 of the 193 household models no applicable spec lists exactly the states whose objects
+    satisfy it, e.g. for ``log_raw_t108`` "ScrubBrush in Toilet" lists state 0, whose name ``10``
+    means the brush is *not* in the toilet), so we recompute the sets from the specs themselves:
+
+    * driving models (``abstraction.json`` has ``collision``): state names are
+      ``collision | reach | law-flag | predicate bits``; ``"collision"`` = first bit, ``"reach"`` =
+      second, ``"violation"`` = third (the traffic law of ``abstraction.json['rule']`` is broken),
+      and ``"unsafe"`` = collision or violation.
+    * household models: ``"unsafe"`` = the states whose objects (``model.json['state_interpret']``)
+      satisfy some unsafe spec of ``spec_state.jsonl`` that this abstraction can express (its object
+      types, attributes and receptacles all appear in ``abstraction.json``); ``"finish"`` = the
+      terminal state. ``spec_state`` defaults to the ``spec_state.jsonl`` found in a parent folder.
+    """
+    import json
+
+    folder = Path(folder)
+    model = read_prism(folder / "dtmc.prism")
+    try:
+        info = json.loads((folder / "model.json").read_text())
+        abstraction = json.loads((folder / "abstraction.json").read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read the release files in {folder}: {exc}") from None
+    names = [""] * model.n
+    for name, idx in info.get("state_index", {}).items():
+        if not 0 <= int(idx) < model.n:
+            raise ModelError(f"{folder}/model.json: state {name!r} has index {idx} outside 0..{model.n - 1}")
+        names[int(idx)] = name
+    model.state_names = names
+    if isinstance(abstraction, dict) and "collision" in abstraction:
+        bits = np.array([[c == "1" for c in name[:3]] for name in names], dtype=bool)
+        model.labels.update({"collision": bits[:, 0], "reach": bits[:, 1], "violation": bits[:, 2],
+                             "unsafe": bits[:, 0] | bits[:, 2]})
+        model.meta["unsafe_rule"] = "collision bit or law-violation bit (driving)"
+        model.meta["law"] = abstraction.get("rule")
+    else:
+        if spec_state is None:
+            for parent in folder.resolve().parents:
+                if (parent / "spec_state.jsonl").exists():
+                    spec_state = parent / "spec_state.jsonl"
+                    break
+        if spec_state is None:
+            raise InputError(f"no spec_state.jsonl above {folder}; pass spec_state=")
+        specs = [json.loads(line)["specs"] for line in Path(spec_state).read_text().splitlines() if line.strip()]
+        interp = info.get("state_interpret", {})
+        unsafe = np.zeros(model.n, dtype=bool)
+        used = 0
+        for spec in specs:
+            if isinstance(abstraction, dict) and _spec_applies(abstraction, spec):
+                used += 1
+                unsafe |= np.array([_spec_holds(interp.get(nm), spec) for nm in names], dtype=bool)
+        model.labels["unsafe"] = unsafe
+        model.labels["finish"] = np.array([nm == "finish" for nm in names], dtype=bool)
+        model.meta["unsafe_rule"] = f"states satisfying one of the {used} applicable specs of spec_state.jsonl"
+    model.meta["folder"] = str(folder)
+    return model.validate()

@@ -1,0 +1,219 @@
+"""Storm (stormpy >= 2.0) as a second, independent model-checking engine (the oracle of the tests).
+
+Two routes, both returning values in *our* state-index order:
+
+* :func:`check_storm` with ``prism=`` a PRISM file or text: Storm parses and builds the model itself
+  (its own parser, its own deadlock handling); values are mapped back through Storm's **state
+  valuations** (index = value of the variable minus its lower bound), never through Storm's
+  exploration order, which differs (Storm numbers the initial state 0).
+* :func:`check_storm` without ``prism``: the DTMC's matrix is handed to Storm explicitly
+  (``SparseMatrixBuilder`` + ``StateLabeling``); the property's state formulas are evaluated by our
+  parser into fresh labels, so any saved agentguard model can be checked.
+
+``mode`` selects Storm's solver environment: ``"default"`` (Storm's defaults: an approximate
+iterative method, relative precision 1e-6), ``"sound"`` (sound value iteration with guaranteed
+bounds) or ``"exact"`` (rational arithmetic, exact results; the PRISM route builds a rational
+model, the explicit route uses the model's exact rationals when it has them).
+stormpy is imported lazily; a missing install raises DependencyError naming the ``storm`` extra.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..core.errors import DependencyError, InputError, ModelError, require
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..spec.pctl import Property
+    from .dtmc import DTMC
+
+__all__ = ["available", "check_storm", "prism_values", "storm_values", "to_storm"]
+
+MODES = ("default", "sound", "exact")
+
+
+def _stormpy():
+    return require("stormpy", "storm")
+
+
+def available() -> bool:
+    """True when stormpy can be imported."""
+    try:
+        _stormpy()
+    except DependencyError:
+        return False
+    return True
+
+
+def _environment(sp, mode: str):
+    if mode not in MODES:
+        raise InputError(f"unknown Storm mode {mode!r} (use {', '.join(MODES)})")
+    if mode == "default":
+        return sp.Environment()
+    return sp.environments.sound() if mode == "sound" else sp.environments.exact()
+
+
+def _vector(result, exact: bool) -> np.ndarray:
+    vals = result.get_value_vector()
+    if exact:
+        return np.array([float(Fraction(str(v))) for v in vals], dtype=np.float64)
+    return np.asarray(vals, dtype=np.float64)
+
+
+def to_storm(model: "DTMC", labels: dict[str, np.ndarray] | None = None, exact: bool = False):
+    """An explicit Storm ``SparseDtmc`` of ``model`` with the given Boolean vectors as labels
+    (plus ``init``); states keep our indices. ``exact`` builds it over Storm's rationals."""
+    sp = _stormpy()
+    from stormpy import datastructures as D, models as M
+
+    P = model.matrix.tocsr()
+    P.sort_indices()
+    n = model.n
+    counts = np.diff(P.indptr)
+    rows = np.repeat(np.arange(n), counts)
+    if exact:
+        B = D.SparseMatrixBuilder[sp.Rational](n, n, P.nnz, True, False, 0)
+        ex = model.exact or {}
+        for i, j, v in zip(rows.tolist(), P.indices.tolist(), P.data.tolist()):
+            s = ex.get(i, {}).get(j)
+            B.add_next_value(i, j, sp.Rational(s) if s is not None else sp.Rational(Fraction(v).limit_denominator(10**12).__str__()))
+        comp_cls, dtmc_cls = M.SparseModelComponents[sp.Rational], M.SparseDtmc[sp.Rational]
+    else:
+        B = D.SparseMatrixBuilder[float](n, n, P.nnz, True, False, 0)
+        B.add_next_values(rows.tolist(), P.indices.tolist(), P.data.tolist())
+        comp_cls, dtmc_cls = M.SparseModelComponents[float], M.SparseDtmc[float]
+    mat = B.build()
+    lab = M.StateLabeling(n)
+    lab.add_label("init")
+    lab.add_label_to_state("init", int(model.initial))
+    for name, vec in (labels or {}).items():
+        lab.add_label(name)
+        for i in np.flatnonzero(vec).tolist():
+            lab.add_label_to_state(name, i)
+    return dtmc_cls(comp_cls(transition_matrix=mat, state_labeling=lab))
+
+
+def storm_values(model: "DTMC", prop: "Property", mode: str = "default") -> np.ndarray:
+    """``P=?`` values of ``prop`` on ``model`` via the explicit route (see module docstring)."""
+    sp = _stormpy()
+    path = prop.path
+    rhs = path.right.evaluate(model)
+    labels = {"__r": rhs}
+    negate = False
+    b = f"<={path.bound}" if path.bound is not None else ""
+    if path.op == "U":
+        labels["__l"] = path.left.evaluate(model)  # type: ignore[union-attr]
+        text = f'P=? ["__l" U{b} "__r"]'
+    elif path.op == "G":  # P[G phi] = 1 - P[F !phi]
+        labels["__r"] = ~rhs
+        negate = True
+        text = f'P=? [F{b} "__r"]'
+    else:
+        text = f'P=? [{path.op}{b} "__r"]'
+    exact = mode == "exact"
+    dtmc = to_storm(model, labels, exact=exact)
+    formula = sp.parse_property(text)
+    res = sp.model_checking(dtmc, formula, only_initial_states=False, environment=_environment(sp, mode))
+    v = _vector(res, exact)
+    return 1.0 - v if negate else v
+
+
+def _all_initial(text: str) -> str:
+    """The same PRISM program with every state initial (``init true endinit``), so that Storm builds
+    and solves the whole state space rather than only the part reachable from ``init``."""
+    text = re.sub(r"(:\s*\[[^\]]*\.\.[^\]]*\])\s*init\s+[^;]+;", r"\1;", text)
+    return text.rstrip() + "\n\ninit true endinit\n"
+
+
+def prism_values(prism: str | Path, props: "list[Property | str]", mode: str = "default",
+                 lo: int = 0) -> list[np.ndarray]:
+    """``P=?`` values of each property, in our index order, via Storm's own PRISM parser.
+
+    The model is parsed and built once (every state made initial, see :func:`_all_initial`) and
+    Storm's results are mapped back through its state valuations: index = value - ``lo`` (the
+    variable's declared lower bound). Properties may use the file's labels and variables."""
+    from ..spec.pctl import parse_property
+
+    sp = _stormpy()
+    if "\n" in str(prism):
+        text = str(prism)
+    else:
+        try:
+            text = Path(prism).read_text()
+        except OSError as exc:
+            raise InputError(f"cannot read PRISM model {prism}: {exc.strerror or exc}") from None
+    tmp = tempfile.NamedTemporaryFile("w", suffix=".prism", delete=False)
+    try:
+        tmp.write(_all_initial(text))
+        tmp.close()
+        try:
+            prog = sp.parse_prism_program(tmp.name)
+        except Exception as exc:  # Storm's parser errors are not AgentGuardErrors
+            raise ModelError(f"Storm could not parse {prism}: {str(exc).strip().splitlines()[-1]}") from None
+    finally:
+        Path(tmp.name).unlink(missing_ok=True)
+    formulas = []
+    for prop in props:
+        p = parse_property(prop) if isinstance(prop, str) else prop
+        text_p = f"P=? [{p.path}]"
+        try:
+            formulas.append(sp.parse_property(text_p, prog))
+        except Exception as exc:
+            raise ModelError(f"Storm rejected property {text_p!r}: {str(exc).strip().splitlines()[-1]}") from None
+    opts = sp.BuilderOptions(formulas)
+    opts.set_build_state_valuations()
+    exact = mode == "exact"
+    model = sp.build_model[sp.Rational](prog, options=opts) if exact else sp.build_model(prog, options=opts)
+    sv = model.state_valuations
+    variables = list(sv.get_all_variables())
+    if len(variables) != 1:
+        raise ModelError(f"Storm route needs exactly one state variable, model has {len(variables)}")
+    index = np.asarray(sv.get_int64_values(variables[0]), dtype=np.int64) - lo
+    env = _environment(sp, mode)
+    outs = []
+    for f in formulas:
+        res = sp.model_checking(model, f, only_initial_states=False, environment=env)
+        out = np.full(int(index.max()) + 1, np.nan)
+        out[index] = _vector(res, exact)
+        outs.append(out)
+    return outs
+
+
+def check_storm(model: "DTMC", prop: "Property | str", mode: str = "default",
+                prism: str | Path | None = None):
+    """Check ``prop`` with Storm; returns a :class:`~agentguard.predictive.checker.CheckResult`.
+
+    With ``prism`` (a PRISM path or text) Storm parses the model itself, with every state made
+    initial so that it builds and solves all of them. Without it the explicit route is used.
+    """
+    from ..spec.pctl import parse_property
+    from .checker import CheckResult, _compare
+
+    p = parse_property(prop) if isinstance(prop, str) else prop
+    # evaluate our formulas first: unknown labels/variables give our one-line ModelError
+    p.path.right.evaluate(model)
+    if p.path.left is not None:
+        p.path.left.evaluate(model)
+    t0 = time.perf_counter()
+    info: dict[str, Any] = {"mode": mode}
+    if prism is not None:
+        values = prism_values(prism, [p], mode, int(model.meta.get("range", [0])[0]))[0]
+        info["route"] = "prism"
+        if values.shape[0] < model.n:
+            values = np.concatenate([values, np.full(model.n - values.shape[0], np.nan)])
+        values = values[: model.n]
+    else:
+        values = storm_values(model, p, mode)
+        info["route"] = "explicit"
+    seconds = time.perf_counter() - t0
+    sat = _compare(values, p.comparison, p.threshold) if not p.is_query else None  # type: ignore[arg-type]
+    res = CheckResult(values, float(values[model.initial]), seconds, str(p), "storm", sat, info)
+    res._initial_index = model.initial
+    return res

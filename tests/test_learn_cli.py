@@ -1,0 +1,139 @@
+"""`agentguard learn` and `agentguard demo` from the command line: results and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentguard.cli import main
+from agentguard.predictive.dtmc import DTMC
+
+REPO = Path(__file__).resolve().parents[1]
+TRACES = REPO / "examples" / "microwave_traces.jsonl"
+SPEC = REPO / "examples" / "microwave_spec.yaml"
+
+
+def run(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+        raise SystemExit(0)
+    cap = capsys.readouterr()
+    return exc.value.code, cap.out, cap.err
+
+
+def test_learn_example_json(tmp_path, capsys):
+    out = tmp_path / "model.json"
+    code, stdout, err = run(["learn", str(TRACES), "--spec", str(SPEC), "--out", str(out), "--json",
+                             "--epsilon", "0.3", "--delta", "0.1"], capsys)
+    assert code == 0, err
+    d = json.loads(stdout)
+    assert d["traces"] == 40 and d["pac"]["epsilon"] == 0.3 and d["pac"]["delta"] == 0.1
+    rows = d["pac"]["states"]
+    assert {r["state"] for r in rows} == set(d["state_names"])
+    assert all(set(r) >= {"count", "required", "holds"} for r in rows)
+    assert d["pac"]["done"] is all(r["holds"] for r in rows)
+    m = DTMC.load(out)
+    assert m.counts is not None and int(m.counts.sum()) == d["pac"]["transitions"]
+    assert m.labels["unsafe"].any() and "fork_in_microwave" in m.labels
+
+
+def test_learn_table_and_prism(tmp_path, capsys):
+    code, stdout, err = run(["learn", str(TRACES), "--spec", str(SPEC), "--out", str(tmp_path / "m.json"),
+                             "--alpha", "0.5", "--prism", str(tmp_path / "m.prism")], capsys)
+    assert code == 0, err
+    assert "PAC report" in stdout and "stopping rule holds" in stdout and "required" in stdout
+    from agentguard.predictive.prism import read_prism
+
+    back = read_prism(tmp_path / "m.prism")
+    assert back.n == DTMC.load(tmp_path / "m.json").n
+
+
+def _state(open_=False, on=False, fork="CounterTop"):
+    return {"objects": [{"objectType": "Microwave", "isOpen": open_, "isToggled": on},
+                        {"objectType": "Fork", "parentReceptacles": [fork]},
+                        {"objectType": "Potato", "parentReceptacles": ["CounterTop"]}]}
+
+
+BAD_TRACES = {
+    "empty": ("", "is empty"),
+    "malformed": ('{"steps": [\n', "not valid JSON"),
+    "no_steps_key": ('{"run": 1}\n', "'steps'"),
+    "no_steps": ('{"steps": []}\n', "has no steps"),
+    "infeasible_state": (json.dumps({"steps": [{"state": _state()}, {"state": _state(open_=True, on=True)}]}) + "\n",
+                         "infeasible"),
+    "predicate_error": (json.dumps({"steps": [{"state": {"objects": 3}}]}) + "\n", "predicate"),
+    "no_state": (json.dumps({"steps": [{"action": "x"}]}) + "\n", "no 'state'"),
+    "invalid_transition": (json.dumps({"steps": [{"state": _state()}, {"state": _state(open_=True, fork="Microwave")}]})
+                           + "\n", "not a valid transition"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TRACES))
+def test_bad_traces_give_one_line_errors(case, tmp_path, capsys):
+    text, msg = BAD_TRACES[case]
+    p = tmp_path / "t.jsonl"
+    p.write_text(text)
+    code, stdout, err = run(["learn", str(p), "--spec", str(SPEC), "--out", str(tmp_path / "m.json")], capsys)
+    assert code == 2
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert msg in err, err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_trace_outside_the_specs_state_list(tmp_path, capsys):
+    spec = tmp_path / "s.json"
+    spec.write_text(json.dumps({"predicates": {"hot": "temp > 50", "door": "door_open"}, "states": ["00", "10"]}))
+    p = tmp_path / "t.jsonl"
+    p.write_text(json.dumps({"steps": [{"state": {"temp": 20, "door_open": False}},
+                                       {"state": {"temp": 20, "door_open": True}}]}) + "\n")
+    code, _, err = run(["learn", str(p), "--spec", str(spec), "--out", str(tmp_path / "m.json")], capsys)
+    assert code == 2 and "unknown state '01'" in err and "step 1" in err
+
+
+BAD_SPECS = {
+    "yaml": ("predicates: [unclosed\n", "not valid YAML"),
+    "json": ('{"predicates": ', "not valid JSON"),
+    "unknown_key": ('{"predicates": {"a": "x > 1"}, "colour": 1}', "unknown key"),
+    "call": ('{"predicates": {"a": "__import__(\'os\').system(\'true\')"}}', "not allowed"),
+    "dunder": ('{"predicates": {"a": "x.__class__"}}', "not allowed"),
+    "lambda": ('{"predicates": {"a": "(lambda: 1)()"}}', "not allowed"),
+    "syntax": ('{"predicates": {"a": "x >"}}', "does not parse"),
+    "unknown_pred_in_unsafe": ('{"predicates": {"a": "x > 1"}, "unsafe": "a and b"}', "unknown predicate"),
+    "no_predicates": ('{"unsafe": "a"}', "'predicates'"),
+    "bad_unseen": ('{"predicates": {"a": "x > 1"}, "unseen": "guess"}', "unseen policy"),
+    "bad_alpha": ('{"predicates": {"a": "x > 1"}, "alpha": "one"}', "'alpha' must be a number"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SPECS))
+def test_bad_specs_give_one_line_errors(case, tmp_path, capsys):
+    text, msg = BAD_SPECS[case]
+    spec = tmp_path / ("s.yaml" if case == "yaml" else "s.json")
+    spec.write_text(text)
+    code, _, err = run(["learn", str(TRACES), "--spec", str(spec), "--out", str(tmp_path / "m.json")], capsys)
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert msg in err, err
+
+
+def test_bad_numbers_and_missing_files(tmp_path, capsys):
+    for extra, msg in ((["--alpha", "-1"], "alpha"), (["--epsilon", "2"], "epsilon"), (["--variant", "x"], "pac_variant")):
+        code, _, err = run(["learn", str(TRACES), "--spec", str(SPEC), "--out", str(tmp_path / "m.json"), *extra], capsys)
+        assert code == 2 and msg in err, err
+    code, _, err = run(["learn", str(tmp_path / "none.jsonl"), "--spec", str(SPEC), "--out", str(tmp_path / "m.json")],
+                       capsys)
+    assert code == 2 and "cannot read trace file" in err
+    code, _, err = run(["learn", str(TRACES), "--spec", str(tmp_path / "none.yaml"), "--out", str(tmp_path / "m.json")],
+                       capsys)
+    assert code == 2 and "cannot read spec" in err
+
+
+def test_demo_command(tmp_path, capsys):
+    code, stdout, err = run(["demo", "--out", str(tmp_path), "--json"], capsys)
+    assert code == 0, err
+    d = json.loads(stdout)
+    for f in ("model.json", "model.prism", "dtmc.png", "summary.json"):
+        assert (tmp_path / f).stat().st_size > 0
+    assert 0 < d["risk_initial"] < 1 and d["unsafe_states"] == ["1101"]
+    assert d["risk"]["1101"] == pytest.approx(1.0) and d["risk"]["finish"] == 0.0

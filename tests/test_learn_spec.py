@@ -1,0 +1,183 @@
+"""Predicate abstraction: the safe expression language, Python combinators, specs, unseen states."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agentguard import InputError, ParseError
+from agentguard.predictive.demo import EXAMPLE_SPEC
+from agentguard.spec.expr import Expr
+from agentguard.spec.predicates import (
+    Abstraction,
+    Predicate,
+    exists,
+    forall,
+    hamming1,
+    load_spec,
+    resolve_state,
+    where,
+)
+
+KITCHEN = {
+    "objects": [
+        {"objectType": "Microwave", "isToggled": True, "isOpen": False, "receptacleObjectIds": ["Fork|1"]},
+        {"objectType": "Fork", "isPickedUp": False, "parentReceptacles": ["Microwave"]},
+        {"objectType": "Apple", "isPickedUp": True, "parentReceptacles": None, "temperature": 21.5},
+    ],
+    "agent": {"holding": "Apple"},
+    "step": 4,
+}
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('exists(objects, objectType == "Microwave" and isToggled)', True),
+        ('exists(objects, objectType == "Microwave" and isOpen)', False),
+        ('exists(objects, objectType == "Fork" and "Microwave" in parentReceptacles)', True),
+        ('forall(objects, objectType != "Knife")', True),
+        ("forall(objects, isPickedUp)", False),  # the microwave has no isPickedUp: a counterexample
+        ("count(objects, has(it, 'parentReceptacles')) == 2", True),
+        ('exists(o.objectType == "Apple" and o.temperature > 20 for o in objects)', True),
+        ('any_of(get(objects[1], "parentReceptacles", []), ["Sink", "Microwave"])', True),
+        ('"Fork|1" in objects[0].receptacleObjectIds and not objects[0].isOpen', True),
+        ('agent.holding == "Apple" and step >= 4', True),
+        ("len(objects) == 3 and -step < 0 and step % 2 == 0", True),
+        ('agent["holding"] in ("Apple", "Pear")', True),
+        ("1 < step <= 4", True),
+        ("objects[2].parentReceptacles is None", True),
+        ('lower("ABC") == "abc" if step > 0 else false', True),
+        ('count(o for o in objects if o.objectType == "Fork") == 1', True),
+    ],
+)
+def test_expression_language(text, expected):
+    assert Expr(text).evaluate(KITCHEN) is expected or Expr(text).evaluate(KITCHEN) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "__import__('os')",
+        "open('/etc/passwd')",
+        "objects.__class__",
+        "().__class__.__bases__",
+        "[x for x in ().__class__.__mro__]",
+        "(lambda: 1)()",
+        "exec('1')",
+        "x := 1",
+        "a.b()",
+        "get(x, key='y')",
+        "f'{x}'",
+        "__builtins__",
+    ],
+)
+def test_expression_language_refuses_code(text):
+    with pytest.raises(ParseError):
+        Expr(text)
+
+
+def test_expression_runtime_errors_name_the_problem():
+    with pytest.raises(InputError, match="unknown name 'nope'"):
+        Expr("nope > 1").evaluate({})
+    with pytest.raises(InputError, match="missing field 'speed'"):
+        Expr("car.speed > 1").evaluate({"car": {}})
+    with pytest.raises(InputError, match="cannot compare"):
+        Expr("x < 1").evaluate({"x": "a"})
+
+
+def test_boolean_operators_work_elementwise_on_arrays():
+    a, b = np.array([True, False, True]), np.array([True, True, False])
+    np.testing.assert_array_equal(Expr("a and not b or False").evaluate({"a": a, "b": b}), [False, False, True])
+
+
+def test_python_combinators_match_text_predicates():
+    py = Predicate.of("mw_on", exists(where(objectType="Microwave", isToggled=True)))
+    txt = Predicate.of("mw_on", 'exists(objects, objectType == "Microwave" and isToggled)')
+    assert py(KITCHEN) is txt(KITCHEN) is True
+    nothing_held = forall(where(isPickedUp=lambda v: not v))
+    assert nothing_held(KITCHEN) is False
+    assert Predicate.of("fast", lambda s: s["step"] > 3)(KITCHEN) is True
+    bad = Predicate.of("boom", lambda s: 1 / 0)
+    with pytest.raises(InputError, match="predicate 'boom' failed: ZeroDivisionError"):
+        bad(KITCHEN)
+    with pytest.raises(InputError, match="not a Boolean"):
+        Predicate.of("s", lambda s: "yes")(KITCHEN)
+
+
+def test_abstraction_bits_valid_transitions_and_infeasible_states():
+    ab = Abstraction.from_dict({
+        "predicates": {"a": "x > 0", "b": "y", "c": "z == 'on'"},
+        "infeasible": ["a and b and c"],
+        "valid_transition": "changed <= 1 or (not src.a and dst.a)",
+        "unsafe": "a and c",
+        "labels": {"quiet": "not b"},
+        "terminal": "end",
+    })
+    assert ab.abstract({"x": 1, "y": False, "z": "on"}) == "101"
+    with pytest.raises(InputError, match="infeasible"):
+        ab.abstract({"x": 1, "y": True, "z": "on"})
+    assert ab.is_valid("000", "100") and ab.is_valid("000", "111")  # a switches on: anything may change
+    assert not ab.is_valid("100", "011")
+    assert ab.is_valid("011", "end") and not ab.is_valid("end", "000") and ab.is_valid("end", "end")
+    names = ["000", "100", "011", "end"]
+    V = ab.valid_matrix(names)
+    for i, x in enumerate(names):
+        for j, y in enumerate(names):
+            assert V[i, j] == ab.is_valid(x, y)
+    labels = ab.all_labels(["101", "001", "end"])
+    assert labels["unsafe"].tolist() == [True, False, False]
+    assert labels["quiet"].tolist() == [True, True, False] and labels["end"].tolist() == [False, False, True]
+    assert labels["a"].tolist() == [True, False, False]
+
+
+def test_hamming1_matrix_matches_the_function():
+    ab = Abstraction([Predicate.of(f"p{i}", "True") for i in range(3)], valid_transition="hamming1", terminal="finish")
+    names = ["000", "001", "011", "111", "finish"]
+    V = ab.valid_matrix(names)
+    for i, x in enumerate(names):
+        for j, y in enumerate(names):
+            assert V[i, j] == ab.is_valid(x, y), (x, y)
+    assert hamming1("000", "001") and not hamming1("000", "011")
+
+
+def test_unseen_state_policies():
+    known = ["0000", "0011", "1100", "finish"]
+    risk = np.array([0.1, 0.7, 0.4, 0.0])
+    assert resolve_state("0011", known, "error") == 1
+    assert resolve_state("0001", known, "nearest", risk) == 1  # distance 1 to 0011 vs 1 to 0000: ties to riskier
+    assert resolve_state("0001", known, "nearest") == 0  # no risks: lowest index
+    assert resolve_state("1000", known, "nearest", risk) == 2
+    assert resolve_state("1000", known, "pessimistic", risk) == 1
+    with pytest.raises(InputError, match="unknown state '1000'"):
+        resolve_state("1000", known, "error")
+    with pytest.raises(InputError, match="needs per-state risks"):
+        resolve_state("1000", known, "pessimistic")
+    with pytest.raises(InputError, match="unseen policy"):
+        resolve_state("1000", known, "magic")
+
+
+def test_example_spec_file_is_the_embedded_spec(tmp_path):
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    import yaml
+
+    assert yaml.safe_load((repo / "examples" / "microwave_spec.yaml").read_text()) == EXAMPLE_SPEC
+    ab = load_spec(repo / "examples" / "microwave_spec.yaml")
+    assert ab.names == list(EXAMPLE_SPEC["predicates"]) and ab.options["epsilon"] == 0.1
+    p = tmp_path / "spec.json"
+    p.write_text(json.dumps(EXAMPLE_SPEC))
+    assert load_spec(p).describe() == ab.describe()
+
+
+def test_example_traces_file_is_what_the_generator_writes(tmp_path):
+    from pathlib import Path
+
+    from agentguard.predictive.demo import write_example_files
+
+    repo = Path(__file__).resolve().parents[1]
+    write_example_files(tmp_path)
+    assert (tmp_path / "microwave_traces.jsonl").read_text() == (repo / "examples" / "microwave_traces.jsonl").read_text()
