@@ -152,7 +152,7 @@ def test_product_reachable_part_and_lookup_errors():
 
 def test_unknown_label_is_an_input_error():
     m = DTMC(sp.csr_matrix(np.eye(2)), 0, {"a": np.array([1, 0], bool)}).validate()
-    with pytest.raises(InputError, match="unknown label"):
+    with pytest.raises(InputError, match="unknown (variable or )?label"):
         product(m, BoundedResponse("a", "nope_label_x", 1))
 
 

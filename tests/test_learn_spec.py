@@ -181,3 +181,16 @@ def test_example_traces_file_is_what_the_generator_writes(tmp_path):
     repo = Path(__file__).resolve().parents[1]
     write_example_files(tmp_path)
     assert (tmp_path / "microwave_traces.jsonl").read_text() == (repo / "examples" / "microwave_traces.jsonl").read_text()
+
+
+def test_locate_applies_the_unseen_policy_and_python_infeasible_hooks():
+    ab = Abstraction([Predicate.of("a", "x > 0"), Predicate.of("b", "y")], unseen="pessimistic",
+                     infeasible=[lambda bits: bits == "11"])
+    with pytest.raises(InputError, match="infeasible"):
+        ab.abstract({"x": 1, "y": True})
+    known = ["00", "10"]
+    assert ab.locate({"x": 1, "y": False}, known, np.array([0.2, 0.9])) == (1, "10")
+    assert ab.locate({"x": 0, "y": True}, known, np.array([0.2, 0.9])) == (1, "01")  # unseen: riskiest
+    ab.unseen = "error"
+    with pytest.raises(InputError, match="never seen"):
+        ab.locate({"x": 0, "y": True}, known)

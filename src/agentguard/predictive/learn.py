@@ -25,7 +25,8 @@ it keeps the transition counts ``n_ij``, and
 
 Counting is vectorised: a batch's transitions become integer pairs ``src * n + dst`` counted by
 ``np.bincount`` (or ``np.unique`` for large ``n``) and added to a sparse count matrix; there is no
-Python loop per transition (only per distinct abstract state, to name it).
+Python loop per transition. (Turning state *names* into indices is one C-level ``map`` over a
+dict; abstracting *concrete* states evaluates the user's predicates once per state.)
 """
 
 from __future__ import annotations
@@ -156,6 +157,9 @@ class DTMCLearner:
         on_invalid: ``"error"`` or ``"drop"`` for observed transitions ``valid`` forbids.
         empty_row: ``"uniform"`` or ``"absorbing"`` (see the module docstring).
         pac_variant: ``"conservative"`` (default), ``"appendix"`` or ``"line11"`` (see pac.py).
+
+    Scale: counts are sparse; the valid-successor mask is a dense n x n boolean matrix over the
+    learned abstract states (fine for thousands of states; abstractions are usually far smaller).
     """
 
     def __init__(
@@ -207,6 +211,8 @@ class DTMCLearner:
             if states is None or valid.shape != (len(states), len(states)):
                 raise InputError("a valid-transition matrix needs 'states' of matching size")
         for s in states or []:
+            if abstraction is not None:
+                abstraction.check_state(s)
             self._register(s)
 
     # --- state registry ---------------------------------------------------------------------
@@ -281,11 +287,12 @@ class DTMCLearner:
             lengths.append(len(p))
         if not lengths:
             return self
-        uniq, first, inv = np.unique(np.asarray(names, dtype=str), return_index=True, return_inverse=True)
-        lut = np.zeros(uniq.size, dtype=np.int64)
-        for u in np.argsort(first, kind="stable"):  # register in order of first appearance
-            lut[u] = self._register(str(uniq[u]))
-        flat = lut[inv]
+        for u in dict.fromkeys(names):  # distinct names in order of first appearance (C-level)
+            if u not in self.index:
+                if not isinstance(u, str):
+                    raise InputError(f"state names must be strings, got {u!r}")
+                self._register(u)
+        flat = np.fromiter(map(self.index.__getitem__, names), dtype=np.int64, count=len(names))
         return self.add_index_paths(flat, np.asarray(lengths))
 
     def add_index_paths(self, flat: np.ndarray, lengths: np.ndarray) -> "DTMCLearner":

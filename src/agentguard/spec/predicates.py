@@ -232,6 +232,15 @@ class Abstraction:
         if not self.feasible(b):
             raise InputError(f"state {b!r} is infeasible by the spec's constraints")
 
+    def locate(self, state: Any, known: Sequence[str], risk: np.ndarray | None = None) -> tuple[int, str]:
+        """Model state index for a concrete ``state`` at run time, applying the ``unseen`` policy.
+
+        Returns ``(index, bits)``. A state the model never saw (or an infeasible one) is resolved by
+        :func:`resolve_state` with this abstraction's ``unseen`` policy; ``"error"`` raises InputError.
+        """
+        b = self.bits(state)
+        return resolve_state(b, known, self.unseen, risk), b
+
     def valuation(self, b: str) -> dict[str, bool]:
         """Predicate name -> truth value of abstract state ``b``."""
         return {n: c == "1" for n, c in zip(self.names, b)}

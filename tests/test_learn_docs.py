@@ -1,0 +1,16 @@
+"""The Python examples in docs/learning.md run as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "learning.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+
+
+@pytest.mark.parametrize("i", range(len(BLOCKS)))
+def test_doc_example_runs(i, capsys):
+    exec(compile(BLOCKS[i], f"{DOC.name}[python block {i}]", "exec"), {})
