@@ -16,12 +16,15 @@ from agentguard.server.app import create_app  # noqa: E402
 from agentguard.server.settings import ServerSettings  # noqa: E402
 
 TOKEN = "test-token-123456"
+RULES = Path(__file__).resolve().parents[1] / "src" / "agentguard" / "server" / "examples" / "rules.toml"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @pytest.fixture()
 def settings(tmp_path: Path) -> ServerSettings:
-    return ServerSettings(token=TOKEN, data_dir=str(tmp_path / "data"), max_body_bytes=4096, run_ttl_s=60)
+    # The deterministic rule stack (examples/rules.toml); the verified policy is tested in test_server_policy.
+    return ServerSettings(token=TOKEN, data_dir=str(tmp_path / "data"), max_body_bytes=4096, run_ttl_s=60,
+                          tool_guards=str(RULES))
 
 
 @pytest.fixture()
@@ -202,14 +205,21 @@ def test_steps_keep_per_run_state_and_signals_alarm(client):
     r = client.post("/v1/runs/run-s/signals", headers=AUTH, json={"signals": {"score": 0.9}})
     assert r.json()["decision"] == "ALLOW" and r.json()["numbers"]["threshold"] == 0.5
     r = client.post("/v1/runs/run-s/signals", headers=AUTH, json={"signals": {"score": 0.2}})
+    assert r.json()["decision"] == "HALT" and "calibrated threshold" in r.json()["reason"]
+    # The monitor is per run: another run is not alarmed; this one stays alarmed (Eq. 1 latches).
+    r = client.post("/v1/runs/other/signals", headers=AUTH, json={"signals": {"score": 0.9}})
+    assert r.json()["decision"] == "ALLOW"
+    r = client.post("/v1/runs/run-s/signals", headers=AUTH, json={"signals": {"score": 0.95}})
     assert r.json()["decision"] == "HALT"
+    r = client.post("/v1/runs/other/signals", headers=AUTH, json={"signals": {"verifier": 0.95}})
+    assert r.json()["decision"] == "HALT" and "no signal 'score'" in r.json()["reason"]  # fail closed
     r = client.post("/v1/runs/run-s/signals", headers={**AUTH, "Content-Type": "application/json"},
                     content=b'{"signals": {"score": NaN}}')
     assert r.status_code in (400, 422)
     run = client.get("/v1/runs/run-s", headers=AUTH).json()
-    assert len(run["risk"]) == 3 and [s["value"] for s in run["signals"]] == [0.9, 0.2]
-    runs = client.get("/v1/runs", headers=AUTH).json()["runs"]
-    assert runs[0]["run_id"] == "run-s" and runs[0]["active"] and runs[0]["steps"] == 3
+    assert len(run["risk"]) == 3 and [s["value"] for s in run["signals"]] == [0.9, 0.2, 0.2]
+    runs = {r["run_id"]: r for r in client.get("/v1/runs", headers=AUTH).json()["runs"]}
+    assert runs["run-s"]["active"] and runs["run-s"]["steps"] == 3 and runs["run-s"]["n_decisions"] == 6
 
 
 def test_run_state_is_rebuilt_from_the_store_by_another_process(settings):
@@ -226,6 +236,15 @@ def test_run_state_is_rebuilt_from_the_store_by_another_process(settings):
         # a's cache is stale (2 steps, store has 3): it notices and rebuilds
         r = ca.post("/v1/runs/shared/steps", headers=AUTH, json={"state": 3})
         assert r.json()["step"] == 3
+        # A latched monitor alarm survives the move to another process (replayed from the store).
+        assert ca.post("/v1/runs/shared/signals", headers=AUTH, json={"signals": {"score": 0.1}}
+                       ).json()["decision"] == "HALT"
+        c = create_app(settings, store=a.state.store)
+        with TestClient(c) as cc:
+            r = cc.post("/v1/runs/shared/signals", headers=AUTH, json={"signals": {"score": 0.99}})
+            assert r.json()["decision"] == "HALT"
+            assert cc.post("/v1/runs/fresh-run/signals", headers=AUTH, json={"signals": {"score": 0.99}}
+                           ).json()["decision"] == "ALLOW"
 
 
 def test_runs_expire(settings):
@@ -332,7 +351,7 @@ def test_dashboard_shell_is_public_but_data_is_not(client):
     assert client.get("/static/dashboard.js").status_code == 200
     assert client.get("/v1/model").status_code == 401
     m = client.get("/v1/model", headers=AUTH).json()
-    assert m["model"] is None and m["guards_version"] == "builtin"
+    assert m["model"] is None and len(m["guards_version"]) == 16
 
 
 def test_guard_files_are_versioned_and_hot_reloaded(tmp_path):

@@ -12,7 +12,6 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
-from agentguard.core import BaseGuard, Context, Step, Verdict  # noqa: E402
 from agentguard.predictive.dtmc import DTMC  # noqa: E402
 
 TOKEN = "dashboard-token-0123"
@@ -33,31 +32,6 @@ def _need_browser():
         pytest.skip(f"headless Chromium unavailable: {exc}")
 
 
-class ReachRiskGuard(BaseGuard):
-    """Test guard: risk = P(reach the unsafe state) from the step's state in a small DTMC (exact solve)."""
-
-    name = "reach-risk"
-
-    def __init__(self, m: DTMC, unsafe: int, threshold: float) -> None:
-        self.threshold = threshold
-        P = m.matrix.toarray()
-        n = m.n
-        # Transient states: neither unsafe nor absorbing (absorbing safe states have risk 0).
-        T = [i for i in range(n) if i != unsafe and P[i, i] < 1.0]
-        x = np.linalg.solve(np.eye(len(T)) - P[np.ix_(T, T)], P[T, unsafe])
-        self.risk = np.zeros(n)
-        self.risk[T] = x
-        self.risk[unsafe] = 1.0
-
-    def check(self, context: Context, proposal: Step) -> Verdict:
-        p = float(self.risk[int(proposal.state)])
-        if p >= self.threshold:
-            return Verdict.halt(f"P(reach unsafe) = {p:.3f} >= {self.threshold}", self.name,
-                                probability=p, threshold=self.threshold)
-        return Verdict.allow(self.name, f"P(reach unsafe) = {p:.3f} < {self.threshold}", probability=p,
-                             threshold=self.threshold)
-
-
 def _model() -> DTMC:
     P = np.array([
         [0.6, 0.3, 0.1, 0.0, 0.0],
@@ -72,11 +46,11 @@ def _model() -> DTMC:
 def populate(base: str) -> str:
     """Feed the service a few runs (checks, steps, signals); returns the run to look at."""
     with httpx.Client(base_url=base, headers=H, timeout=10) as c:
-        for name, args in [("read_file", {"path": "notes.txt"}), ("run_shell", {"command": "ls"}),
-                           ("write_file", {"path": "../../etc/passwd"}), ("send_email", {"to": "a@b.c"})]:
-            assert c.post("/v1/check", json={"run_id": "agent-7", "tool_call": {"name": name, "arguments": args}}
-                          ).status_code == 200
-        for s in [0, 0, 1, 1, 2, 1, 2]:
+        user = {"age": 16, "domestic": True, "dr_license": False, "vaccine": True, "membership": True}
+        for name in ["search_movies", "rent_car", "book_hotel", "book_flight"]:
+            assert c.post("/v1/check", json={"run_id": "agent-7", "tool_call": {"name": name},
+                                             "metadata": {"user_info": user}}).status_code == 200
+        for s in ["000", "000", "001", "001", "011", "001", "011"]:
             assert c.post("/v1/runs/household-42/steps", json={"state": s, "action": "find Pot"}).status_code == 200
         for v in [0.92, 0.88, 0.81, 0.7, 0.62, 0.55, 0.41]:
             assert c.post("/v1/runs/household-42/signals", json={"signals": {"verifier": v}}).status_code == 200
@@ -84,20 +58,23 @@ def populate(base: str) -> str:
 
 
 def make_app(tmp_path: Path):
+    """The service with Pro2Guard's ProactiveGuard on a 5-state DTMC and a threshold monitor."""
+    from agentguard.predictive.guard import ProactiveGuard
     from agentguard.server.app import create_app
-    from agentguard.server.guards import SignalThresholdGuard, default_guards
+    from agentguard.server.factories import threshold_monitor
+    from agentguard.server.guards import default_guards
     from agentguard.server.settings import ServerSettings
 
     s = ServerSettings(token=TOKEN, data_dir=str(tmp_path / "data"))
     g = default_guards(s)
     m = _model()
-    g.step = ReachRiskGuard(m, unsafe=4, threshold=0.5)
-    g.signal = SignalThresholdGuard(0.5, name="verifier-threshold")
+    g.step = ProactiveGuard(m, "G !unsafe", threshold=0.5)
+    g.signal = threshold_monitor(threshold=0.5, signal="verifier", name="verifier-monitor")
     g.model = m
     lam = np.linspace(0, 1, 21)
     g.calibration = {"false-alarm rate": {"x": lam.tolist(), "y": (lam ** 2).tolist(), "xlabel": "threshold",
                                           "ylabel": "false-alarm rate", "target": 0.1}}
-    g.description = "test guards (rules; exact reach probability on a 5-state DTMC; fixed threshold)"
+    g.description = "test guards (verified policy; ProactiveGuard on a 5-state DTMC; threshold monitor)"
     return create_app(s, g)
 
 
@@ -119,7 +96,7 @@ def test_dashboard_in_headless_chromium(tmp_path):
     assert info["dtmcStates"] == 5 and info["dtmcUnsafe"] == 1
     assert info["calibCharts"] == 1
     reasons = [row[5] for row in info["decisions"]]
-    assert any("is denied" in r for r in reasons) and any("P(reach unsafe)" in r for r in reasons)
+    assert any("driver's license" in r for r in reasons) and any("staying safe" in r for r in reasons)
     assert shot.exists() and shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     if os.environ.get("AGENTGUARD_SCREENSHOT"):  # keep a copy for the docs, with how it was made
         import json

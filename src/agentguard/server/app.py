@@ -48,7 +48,7 @@ from ..core.errors import AgentGuardError, InputError
 from ..core.guard import fail_closed
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, DecisionRecord, input_digest
-from .guards import GuardSource, ServiceGuards, valid_run_id
+from .guards import GuardSource, ServiceGuards, fresh_copy, valid_run_id
 from .jsonutil import dumps
 from .metrics import Metrics
 from .models import (
@@ -284,15 +284,17 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
             return fail_closed(getattr(guard, "name", "guard"), exc)
 
     async def audit_and_answer(run_id: str, kind: str, digest_input: Any, v: Verdict,
-                               step: dict[str, Any] | None = None) -> tuple[Response | None, str]:
-        numbers = {}
+                               step: dict[str, Any] | None = None,
+                               extra_numbers: dict[str, float] | None = None) -> tuple[Response | None, str]:
+        numbers: dict[str, float] = {}
         for k, x in v.numbers.items():
             try:
                 numbers[str(k)] = float(x)
             except (TypeError, ValueError):
                 continue
+        stored = {**numbers, **extra_numbers} if extra_numbers else numbers
         rec = DecisionRecord(DecisionRecord.new_id(), time.time(), run_id, kind, v.guard or "?",
-                             input_digest(digest_input), v.decision.name, v.reason, numbers, source.version)
+                             input_digest(digest_input), v.decision.name, v.reason, stored, source.version)
         try:
             await store.arecord(rec, step)
         except Exception as exc:
@@ -363,6 +365,47 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
             trace.append(_to_step(StepIn.model_validate(r["payload"])))
         return trace, float(rows[-1]["ts"])
 
+    def run_guard(st: Any, kind: str, base: Any, replay: Callable[[Any, Any], None]) -> Any:
+        """The run's own copy of a stateful guard (e.g. a latching monitor), brought up to date by
+        replaying the run's earlier inputs; stateless guards are shared. A hot-reloaded guard gets a
+        fresh copy, replayed the same way."""
+        key = f"{kind}_guard"
+        held = st.extra.get(key)
+        if held is not None and held[0] is base:
+            return held[1]
+        g = fresh_copy(base)
+        if g is not base:
+            replay(st, g)
+        st.extra[key] = (base, g)
+        return g
+
+    def _replay_steps(st: Any, g: Any) -> None:
+        prefix = Trace(run_id=st.run_id)
+        for s in st.trace.steps:
+            try:
+                g.check(Context(run_id=st.run_id, trace=prefix, state=s.state), s)
+            except Exception:
+                pass
+            prefix.append(s)
+
+    def _replay_signals(st: Any, g: Any) -> None:
+        prefix = Trace(run_id=st.run_id)
+        for s in st.extra.get("signal_trace", Trace()).steps:
+            try:
+                g.check(Context(run_id=st.run_id, trace=prefix), s)
+            except Exception:
+                pass
+            prefix.append(s)
+
+    def _signal_trace(run_id: str) -> Trace:
+        """The signals a run streamed so far, from the audit store (``signal:<name>`` numbers)."""
+        t = Trace(run_id=run_id)
+        for d in store.decisions(run_id=run_id, kind="signal", limit=1_000_000):
+            sig = {k[7:]: float(x) for k, x in d["numbers"].items() if k.startswith("signal:")}
+            if sig:
+                t.append(Step(signals=sig, time=d["ts"]))
+        return t
+
     async def run_state(run_id: str):
         if not valid_run_id(run_id):
             raise InputError(f"invalid run id {run_id[:40]!r}: use 1-128 characters from A-Z a-z 0-9 _ . : -")
@@ -385,7 +428,8 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
         async with lock:
             s = _to_step(req)
             idx = len(st.trace)
-            v = await decide(source.get().step, Context(run_id=run_id, trace=st.trace, state=s.state), s)
+            guard = run_guard(st, "step", source.get().step, _replay_steps)
+            v = await decide(guard, Context(run_id=run_id, trace=st.trace, state=s.state), s)
             payload = req.model_dump(mode="json")
             payload["time"] = s.time
             resp, did = await audit_and_answer(run_id, "step", {"run_id": run_id, "idx": idx, "step": payload}, v,
@@ -404,14 +448,23 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
         if not valid_run_id(run_id):
             raise InputError(f"invalid run id {run_id[:40]!r}: use 1-128 characters from A-Z a-z 0-9 _ . : -")
         st = runs.get(run_id)
-        strace: Trace = st.extra.setdefault("signal_trace", Trace(run_id=run_id))
-        s = Step(signals=dict(req.signals), time=req.time if req.time is not None else time.time())
-        v = await decide(source.get().signal, Context(run_id=run_id, trace=strace), s)
-        resp, did = await audit_and_answer(run_id, "signal", {"run_id": run_id, "t": len(strace.steps),
-                                                              "signals": req.signals}, v)
-        if did:
-            strace.append(s)
-        return resp
+        lock = st.extra.setdefault("slock", asyncio.Lock())
+        async with lock:
+            n = await run_in_threadpool(store.count_decisions, run_id, "signal")
+            if "signal_trace" not in st.extra or len(st.extra["signal_trace"].steps) != n:
+                # first signal in this process, or another worker/replica streamed some: rebuild
+                st.extra["signal_trace"] = await run_in_threadpool(_signal_trace, run_id)
+                st.extra.pop("signal_guard", None)
+            strace: Trace = st.extra["signal_trace"]
+            s = Step(signals=dict(req.signals), time=req.time if req.time is not None else time.time())
+            guard = run_guard(st, "signal", source.get().signal, _replay_signals)
+            v = await decide(guard, Context(run_id=run_id, trace=strace), s)
+            extra = {f"signal:{k}": float(x) for k, x in req.signals.items()}
+            resp, did = await audit_and_answer(run_id, "signal", {"run_id": run_id, "t": len(strace.steps),
+                                                                  "signals": req.signals}, v, extra_numbers=extra)
+            if did:
+                strace.append(s)
+            return resp
 
     @app.post("/v1/traces", tags=["learning"], response_model=IngestResponse, responses=_err_responses(),
               summary="Ingest finished traces (Parquet, for learning)", openapi_extra=_body(IngestRequest))
@@ -453,8 +506,11 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
                              "risk": nums.get("probability", nums.get("risk")), "threshold": nums.get("threshold")})
                 n_step += 1
             elif d["kind"] == "signal":
+                val = nums.get("score", nums.get("value"))
+                if val is None:
+                    val = next((x for k, x in nums.items() if k.startswith("signal:")), None)
                 sig.append({"t": len(sig), "ts": d["ts"], "decision": d["decision"],
-                            "value": nums.get("value", nums.get("score")), "threshold": nums.get("threshold")})
+                            "value": val, "threshold": nums.get("threshold")})
         return JSONResponse({"run_id": run_id, "decisions": ds, "risk": risk, "signals": sig})
 
     @app.get("/v1/decisions", tags=["dashboard"], summary="Recent decisions with reasons")

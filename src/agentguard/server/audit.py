@@ -342,6 +342,15 @@ class AuditStore:
                              .where(s.c.run_id == run_id).order_by(s.c.idx)).all()
         return [{"idx": r[0], "ts": r[1], "decision_id": r[2], "payload": loads(r[3])} for r in rows]
 
+    def count_decisions(self, run_id: str, kind: str | None = None) -> int:
+        """Number of decisions recorded for a run (of one kind)."""
+        d = schema.decisions
+        q = sa.select(sa.func.count()).select_from(d).where(d.c.run_id == run_id)
+        if kind is not None:
+            q = q.where(d.c.kind == kind)
+        with self.engine.connect() as c:
+            return int(c.execute(q).scalar_one())
+
     def run_step_count(self, run_id: str) -> tuple[int, float | None]:
         """(number of steps recorded for the run, time of the last one)."""
         s = schema.steps

@@ -34,7 +34,7 @@ from ..core.errors import InputError
 from ..core.guard import BaseGuard, Guard, GuardStack
 from ..core.types import Context, Step, ToolCall, Verdict
 
-__all__ = ["ServiceGuards", "SignalThresholdGuard", "StepToolGuard", "GuardSource", "default_guards",
+__all__ = ["ServiceGuards", "StepToolGuard", "GuardSource", "default_guards",
            "load_guards"]
 
 
@@ -50,33 +50,6 @@ class StepToolGuard(BaseGuard):
         if isinstance(action, ToolCall):
             return self.tool_guard.check(context, action)
         return Verdict.allow(self.name, "no tool call in this step")
-
-
-class SignalThresholdGuard(BaseGuard):
-    """Alarm (HALT) when a streamed signal value falls below a fixed threshold.
-
-    A stand-in for a calibrated threshold monitor (whose threshold comes with a false-alarm
-    guarantee); the threshold here is whatever the operator sets.
-    """
-
-    def __init__(self, threshold: float = 0.5, signal: str | None = None, name: str = "signal-threshold") -> None:
-        self.threshold = float(threshold)
-        self.signal = signal
-        self.name = name
-
-    def check(self, context: Context, proposal: Any) -> Verdict:
-        sig = proposal.signals if isinstance(proposal, Step) else dict(proposal)
-        if not sig:
-            return Verdict.reject("no signal value given", self.name)
-        key = self.signal if self.signal is not None else next(iter(sig))
-        if key not in sig:
-            return Verdict.reject(f"signal {key!r} missing", self.name)
-        v = float(sig[key])
-        if v < self.threshold:
-            return Verdict.halt(f"signal {key} = {v:.4g} fell below the threshold {self.threshold:.4g}",
-                                self.name, value=v, threshold=self.threshold)
-        return Verdict.allow(self.name, f"signal {key} = {v:.4g} at or above the threshold", value=v,
-                             threshold=self.threshold)
 
 
 @dataclass
@@ -99,26 +72,70 @@ class ServiceGuards:
                 raise InputError(f"ServiceGuards.{name} is not a Guard: {g!r}")
 
 
-def default_guards(settings: Any = None) -> ServiceGuards:
-    """The service's built-in guards, used when no guard files are configured: a deterministic
-    tool-rule guard (:class:`agentguard.integrations.rules.ToolRuleGuard`) denying shell and code
-    execution tools, destructive shell commands and path traversal, the same rules applied to the
-    tool calls inside steps, and a fixed-threshold signal monitor."""
-    from ..integrations.rules import ToolRuleGuard
+EXAMPLES = Path(__file__).with_name("examples")
 
+
+def default_guards(settings: Any = None) -> ServiceGuards:
+    """The service's guards when no guard files are configured.
+
+    - tool calls: the verified Mind2Web-SC access policy (``examples/mind2web_sc.toml``: the
+      Nagini-proved ``agentguard/policies/library/mind2web_sc.py`` through a
+      :class:`~agentguard.policies.ToolCallGuard`; user facts from ``metadata.user_info``);
+    - steps: the same policy on the step's tool call (no DTMC configured, so no prediction);
+    - signals: the Eq. 1 :class:`~agentguard.calibration.ThresholdMonitor` on signal ``score`` at
+      ``settings.monitor_threshold`` (one copy per run).
+    """
+    from ..config import load_stack
+    from .factories import threshold_monitor
+
+    tool = load_stack(EXAMPLES / "mind2web_sc.toml")
     threshold = float(getattr(settings, "monitor_threshold", 0.5))
-    tool = ToolRuleGuard(
-        deny=["exec", "eval", "run_shell", "shell", "python"],
-        arguments=[{"tool": "*", "arg": "command", "forbid": r"rm\s+-rf|mkfs|:\(\)\s*\{"},
-                   {"tool": "*", "arg": "path", "forbid": r"(^|/)\.\.(/|$)|^/etc/shadow"}],
-        name="tool-rules",
-    )
     return ServiceGuards(
         tool=tool,
         step=StepToolGuard(tool),
-        signal=SignalThresholdGuard(threshold),
-        description="built-in rules (no guard files configured)",
+        signal=threshold_monitor(threshold=threshold),
+        description="default: verified Mind2Web-SC policy; threshold monitor on 'score'",
     )
+
+
+def find_attr(guard: Any, attr: str) -> Any:
+    """``attr`` of ``guard`` or of the first guard inside it (stacks, wrappers) that has it."""
+    seen = 0
+    todo = [guard]
+    while todo and seen < 100:
+        g = todo.pop(0)
+        seen += 1
+        v = getattr(g, attr, None)
+        if v is not None and not callable(v):
+            return v
+        todo.extend(getattr(g, "guards", None) or [])
+        for inner in ("guard", "tool_guard"):
+            if getattr(g, inner, None) is not None:
+                todo.append(getattr(g, inner))
+    return None
+
+
+def is_stateful(guard: Any) -> bool:
+    """True when the guard (or one inside it) keeps per-sequence state (has a ``reset()`` method)."""
+    if callable(getattr(guard, "reset", None)):
+        return True
+    return any(is_stateful(g) for g in (getattr(guard, "guards", None) or []))
+
+
+def fresh_copy(guard: Any) -> Any:
+    """A per-run copy of a stateful guard, reset; a stateless guard is shared as is."""
+    if not is_stateful(guard):
+        return guard
+    import copy
+
+    c = copy.deepcopy(guard)
+    todo = [c]
+    while todo:
+        g = todo.pop()
+        if callable(getattr(g, "reset", None)):
+            g.reset()
+        todo.extend(getattr(g, "guards", None) or [])
+    return c
 
 
 def load_guards(settings: Any = None) -> ServiceGuards:
@@ -148,9 +165,9 @@ def load_guards(settings: Any = None) -> ServiceGuards:
             desc.append(f"signal: {Path(settings.signal_guards).name}")
     model = None
     if getattr(settings, "dtmc", None):
-        from ..predictive.dtmc import DTMC
+        from .factories import load_dtmc
 
-        model = DTMC.load(settings.dtmc)
+        model = load_dtmc(settings.dtmc)
         desc.append(f"dtmc: {Path(settings.dtmc).name}")
     calibration: dict[str, Any] = {}
     if getattr(settings, "calibration", None):
@@ -161,6 +178,10 @@ def load_guards(settings: Any = None) -> ServiceGuards:
         if not isinstance(calibration, dict):
             raise InputError(f"{settings.calibration}: expected an object of curves")
         desc.append(f"calibration: {Path(settings.calibration).name}")
+    if model is None:
+        model = find_attr(step, "model")
+    if not calibration:
+        calibration = find_attr(signal, "curves") or {}
     return ServiceGuards(tool=tool, step=step, signal=signal, model=model, calibration=calibration,
                          description="; ".join(desc) if desc else base.description)
 

@@ -81,7 +81,7 @@ function drawRuns(runs) {
 function drawRun(run) {
   $("#run-title").textContent = run.run_id;
   lineChart($("#risk-chart"), [
-    { points: run.risk.map((r) => [r.step, r.risk, r.decision !== "ALLOW"]), color: "#1f6feb", label: "P(reach unsafe)", marks: true },
+    { points: run.risk.map((r) => [r.step, r.risk, r.decision !== "ALLOW"]), color: "#1f6feb", label: "probability (guard)", marks: true },
     { points: run.risk.map((r) => [r.step, r.threshold]), color: "#c62828", dash: "6 4", label: "threshold" },
   ], { y: [0, 1], empty: "no steps with a risk estimate" });
   lineChart($("#signal-chart"), [
