@@ -169,7 +169,10 @@ class Gate:
                 body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
                 handler = self.fast.get(path) if scope["method"] == "POST" else None
                 if handler is not None:  # lean hot path: same handler as the routed endpoint
-                    resp = await handler(body)
+                    try:
+                        resp = await handler(body)
+                    except Exception as exc:  # never a verdict without its audit record
+                        resp = _error(500, f"internal error, no verdict given: {type(exc).__name__}")
                     await resp(scope, receive, send_wrapped)
                     return
                 sent = False
