@@ -19,7 +19,6 @@ import platform
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -51,6 +50,10 @@ done = function(summary, latency, requests)
     latency:percentile(99.9)))
 end
 """
+
+
+def progress(msg: str) -> None:
+    print(f"[server_load {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
 def conditions() -> dict:
@@ -170,6 +173,8 @@ def main() -> None:
                     help="guard-stack file for /v1/check (default: the verified Mind2Web-SC policy)")
     ap.add_argument("--no-verify", action="store_true", help="do not re-prove the policy with Nagini first")
     ap.add_argument("--sync", default="FULL", choices=["FULL", "NORMAL"], help="SQLite synchronous level")
+    ap.add_argument("--db-url", default=None, help="audit store URL (default: a fresh SQLite file); for "
+                    "PostgreSQL, e.g. $(cat .cache/pg_url); its decisions table is emptied first")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "server_load.json"))
     args = ap.parse_args()
 
@@ -180,8 +185,20 @@ def main() -> None:
     cfg = tmp / "agentguard.toml"
     guards, verification = Path(args.guards).resolve(), {"nagini": "skipped (--no-verify)"}
     if not args.no_verify:
+        progress("proving the policy with Nagini (JVM start-up takes a minute or two) ...")
         guards, verification = verify_policy(guards, tmp)
+        progress(f"policy {verification.get('policy')}: {verification.get('nagini')}")
     lines = ["[server]", f'sqlite_synchronous = "{args.sync}"', f'tool_guards = "{guards}"']
+    if args.db_url:
+        lines.append(f'db_url = "{args.db_url}"')
+        import sqlalchemy as sa
+
+        eng = sa.create_engine(args.db_url)
+        with eng.begin() as c:
+            c.execute(sa.text("DROP TABLE IF EXISTS steps"))
+            c.execute(sa.text("DROP TABLE IF EXISTS decisions"))
+            c.execute(sa.text("DROP TABLE IF EXISTS alembic_version"))
+        eng.dispose()
     cfg.write_text("\n".join(lines) + "\n")
     env = {**os.environ, "AGENTGUARD_TOKEN": TOKEN}
     cmd = [sys.executable, "-m", "agentguard", "serve", "--port", str(args.port), "--workers", str(args.workers),
@@ -190,20 +207,33 @@ def main() -> None:
     server = subprocess.Popen(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               start_new_session=True)
     try:
+        progress(f"starting agentguard serve --workers {args.workers} ...")
         wait_health(args.port)
         bodies = request_mix()
+        progress(f"warm-up {args.warmup}s, then {args.duration}s of load with {gen} c={args.connections} ...")
         if args.warmup:
             (run_wrk(args.port, args.warmup, args.connections, args.threads, bodies, tmp) if gen == "wrk"
              else run_pool(args.port, args.warmup, args.connections, bodies))
-        db = sqlite3.connect(tmp / "data" / "audit.sqlite")
-        n0 = db.execute("select count(*) from decisions").fetchone()[0]
+        import sqlalchemy as sa
+
+        url = args.db_url or f"sqlite:///{tmp / 'data' / 'audit.sqlite'}"
+        eng = sa.create_engine(url)
+        db = eng.connect()
+
+        def sql(q: str) -> list:
+            return db.execute(sa.text(q)).fetchall()
+
+        n0 = sql("select count(*) from decisions")[0][0]
         res = (run_wrk(args.port, args.duration, args.connections, args.threads, bodies, tmp) if gen == "wrk"
                else run_pool(args.port, args.duration, args.connections, bodies))
         time.sleep(0.5)
-        n1 = db.execute("select count(*) from decisions").fetchone()[0]
-        mix = dict(db.execute("select decision, count(*) from decisions group by decision").fetchall())
-        guard = [r[0] for r in db.execute("select distinct guard from decisions").fetchall()]
+        db.commit()
+        n1 = sql("select count(*) from decisions")[0][0]
+        mix = {r[0]: r[1] for r in sql("select decision, count(*) from decisions group by decision")}
+        guard = [r[0] for r in sql("select distinct guard from decisions")]
+        versions = [r[0] for r in sql("select distinct guard_version from decisions")]
         db.close()
+        eng.dispose()
         with urllib.request.urlopen(urllib.request.Request(
                 f"http://127.0.0.1:{args.port}/v1/calibration", headers={"Authorization": f"Bearer {TOKEN}"})) as r:
             desc = json.loads(r.read())
@@ -218,7 +248,9 @@ def main() -> None:
     result = {
         "benchmark": "server_load: sustained POST /v1/check on loopback",
         "command": "python " + " ".join([os.path.relpath(__file__, REPO)] + sys.argv[1:]),
-        "server_command": "agentguard serve --workers %d (SQLite WAL synchronous=%s)" % (args.workers, args.sync),
+        "server_command": "agentguard serve --workers %d (%s)" % (
+            args.workers, "PostgreSQL" if args.db_url else f"SQLite WAL synchronous={args.sync}"),
+        "guard_versions_recorded": versions,
         "guard": desc.get("description"), "guard_repr": desc.get("guards", {}).get("tool"), "guards_seen": guard,
         "policy_verification": verification,
         "request_mix": [{"tool": b["tool_call"]["name"], "user_info": b["metadata"]["user_info"]} for b in bodies],
