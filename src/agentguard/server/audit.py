@@ -311,12 +311,14 @@ class AuditStore:
         rows.reverse()
         return rows
 
-    def recent_runs(self, limit: int = 50) -> list[dict[str, Any]]:
-        """Runs by most recent activity: id, first/last time, number of decisions, strictest decision."""
+    def recent_runs(self, limit: int = 50, window_s: float = 7 * 86400.0) -> list[dict[str, Any]]:
+        """Runs active in the last ``window_s`` seconds, most recent first: id, first/last time, number
+        of decisions and counts by decision (the time window keeps the query on the ``ts`` index)."""
         d = schema.decisions
         q = (
             sa.select(d.c.run_id, sa.func.min(d.c.ts).label("first_ts"), sa.func.max(d.c.ts).label("last_ts"),
                       sa.func.count().label("n_decisions"))
+            .where(d.c.ts >= time.time() - window_s)
             .group_by(d.c.run_id).order_by(sa.func.max(d.c.ts).desc()).limit(limit)
         )
         with self.engine.connect() as c:
