@@ -26,12 +26,12 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from pathlib import Path
 
 from ..core.errors import InputError
-from ..core.guard import BaseGuard, Guard, GuardStack
+from ..core.guard import BaseGuard, Guard
 from ..core.types import Context, Step, ToolCall, Verdict
 
 __all__ = ["ServiceGuards", "StepToolGuard", "GuardSource", "default_guards",
