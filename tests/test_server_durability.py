@@ -33,7 +33,7 @@ def _start(data: Path, port: int, workers: int) -> subprocess.Popen:
                           "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          start_new_session=True)
     t0 = time.time()
-    while time.time() - t0 < 60:
+    while time.time() - t0 < 120:
         if p.poll() is not None:
             raise AssertionError("server exited: " + p.stderr.read().decode()[-2000:])
         try:
