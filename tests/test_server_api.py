@@ -384,3 +384,32 @@ def test_guard_files_are_versioned_and_hot_reloaded(tmp_path):
         assert decide(c, "send_mail") == "REJECT"
         h = c.get("/health").json()
         assert h["guards_version"] == v2 and "no-such-guard" in h["guards_error"]
+
+
+def test_a_changed_model_file_is_a_new_version(tmp_path):
+    """Files referenced by guard files (models, calibration) are versioned and reloaded too."""
+    cal = tmp_path / "cal.json"
+    cal.write_text('{"threshold": 0.4}')
+    sig = tmp_path / "signals.toml"
+    sig.write_text('[[guards]]\ntype = "python"\nfactory = "agentguard.server.factories:threshold_monitor"\n'
+                   'calibration = "cal.json"\n')
+    s = ServerSettings(token=TOKEN, data_dir=str(tmp_path / "d"), signal_guards=str(sig), reload_s=0.01)
+    import os as _os
+
+    cwd = _os.getcwd()
+    _os.chdir(tmp_path)  # the factory reads the relative path from the working directory
+    try:
+        app = create_app(s)
+        with TestClient(app) as c:
+            v1 = c.get("/health").json()["guards_version"]
+            assert c.post("/v1/runs/a/signals", headers=AUTH, json={"signals": {"score": 0.45}}
+                          ).json()["decision"] == "ALLOW"
+            cal.write_text('{"threshold": 0.5}')
+            import time as _t
+
+            _t.sleep(0.05)
+            r = c.post("/v1/runs/b/signals", headers=AUTH, json={"signals": {"score": 0.45}})
+            assert r.json()["decision"] == "HALT" and r.json()["numbers"]["threshold"] == 0.5
+            assert c.get("/health").json()["guards_version"] != v1
+    finally:
+        _os.chdir(cwd)

@@ -186,9 +186,58 @@ def load_guards(settings: Any = None) -> ServiceGuards:
                          description="; ".join(desc) if desc else base.description)
 
 
+def _referenced(toml_path: str) -> list[str]:
+    """Files a guard file points at (policy sources, model files and folders, calibration files), so a
+    change to any of them is a new guard version and triggers a reload."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(Path(toml_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    out: list[str] = []
+
+    def visit(key: str, v: Any) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                visit(k, x)
+        elif isinstance(v, list):
+            for x in v:
+                visit(key, x)
+        elif isinstance(v, str) and v:
+            cands = [Path(v), Path(toml_path).parent / v]
+            if key == "policy" and not Path(v).suffix:
+                try:
+                    from ..policies import library_path
+
+                    cands.append(library_path(v))
+                except Exception:
+                    pass
+            for c in cands:
+                try:
+                    if c.is_file():
+                        out.append(str(c.resolve()))
+                        break
+                    if c.is_dir() and key in ("model", "policy", "calibration"):
+                        out.extend(str(f.resolve()) for f in sorted(c.iterdir()) if f.is_file())
+                        break
+                except OSError:
+                    continue
+
+    visit("", data)
+    return out
+
+
 def guard_files(settings: Any) -> list[str]:
-    return [p for p in (getattr(settings, k, None) for k in
-                        ("tool_guards", "step_guards", "signal_guards", "dtmc", "calibration")) if p]
+    """Every file the guards in force are built from: the configured files and what they reference."""
+    files = [p for p in (getattr(settings, k, None) for k in
+                         ("tool_guards", "step_guards", "signal_guards", "dtmc", "calibration")) if p]
+    out: list[str] = []
+    for f in files:
+        out.append(f)
+        if str(f).endswith((".toml", ".yaml", ".yml")):
+            out.extend(_referenced(f))
+    return list(dict.fromkeys(out))
 
 
 class GuardSource:
@@ -256,6 +305,8 @@ class GuardSource:
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 return False
             self.current = new
+            self.files = guard_files(self.settings)
+            self._stamp = self._stamps()
             self.version = self._version()
             self.reloads += 1
             self.last_error = None
