@@ -107,40 +107,17 @@ def test_migrations_match_the_schema(tmp_path):
     AuditStore(f"sqlite:///{tmp_path / 'm.sqlite'}").close()
 
 
-def _pg_url() -> str | None:
-    url = os.environ.get("AGENTGUARD_TEST_PG_URL")
-    f = REPO / ".cache" / "pg_url"
-    if not url and f.exists():
-        url = f.read_text().strip()
-    return url or None
-
-
 @pytest.fixture()
 def pg_url():
     """The PostgreSQL server scripts/setup_postgres.sh started. Missing: FAIL in CI, skip elsewhere."""
-    url = _pg_url()
-    problem = None
-    if url is None:
-        problem = "no PostgreSQL URL (.cache/pg_url is written by scripts/setup_postgres.sh)"
-    else:
-        try:
-            eng = sa.create_engine(url, connect_args={"connect_timeout": 5})
-            with eng.connect() as c:
-                c.execute(sa.text("select 1"))
-            eng.dispose()
-        except Exception as exc:
-            problem = f"PostgreSQL at {sa.engine.make_url(url).render_as_string(hide_password=True)} unreachable: " \
-                      f"{type(exc).__name__}"
+    from agentguard.server.testing import postgres_test_url, reset_postgres
+
+    url, problem = postgres_test_url(str(REPO))
     if problem:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail(problem + " (CI is set: scripts/setup_postgres.sh must provide it)")
         pytest.skip(problem)
-    # A fresh schema for this test: drop our tables and the Alembic version table.
-    eng = sa.create_engine(url)
-    with eng.begin() as c:
-        for t in ("steps", "decisions", "alembic_version"):
-            c.execute(sa.text(f"DROP TABLE IF EXISTS {t}"))
-    eng.dispose()
+    reset_postgres(url)
     return url
 
 

@@ -6,7 +6,6 @@ import asyncio
 import os
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -27,8 +26,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(data: Path, port: int, workers: int) -> subprocess.Popen:
+def _start(data: Path, port: int, workers: int, db_url: str | None = None) -> subprocess.Popen:
     env = {**os.environ, "AGENTGUARD_TOKEN": TOKEN}
+    if db_url:
+        env["AGENTGUARD_DB_URL"] = db_url
     p = subprocess.Popen([sys.executable, "-m", "agentguard", "serve", "--port", str(port), "--data-dir", str(data),
                           "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          start_new_session=True)
@@ -45,11 +46,26 @@ def _start(data: Path, port: int, workers: int) -> subprocess.Popen:
     raise AssertionError("server did not start")
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request):
+    if request.param == "sqlite":
+        return None
+    from agentguard.server.testing import postgres_test_url, reset_postgres
+
+    url, problem = postgres_test_url()
+    if problem:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(problem + " (CI is set: scripts/setup_postgres.sh must provide it)")
+        pytest.skip(problem)
+    reset_postgres(url)
+    return url
+
+
 @pytest.mark.slow
-def test_kill_9_mid_burst_loses_no_answered_decision(tmp_path):
+def test_kill_9_mid_burst_loses_no_answered_decision(tmp_path, backend):
     port = _free_port()
     data = tmp_path / "data"
-    server = _start(data, port, workers=2)
+    server = _start(data, port, workers=2, db_url=backend)
     answered: dict[str, str] = {}  # decision_id -> call_id
     failures = 0
     killed_at: list[float] = []
@@ -96,16 +112,18 @@ def test_kill_9_mid_burst_loses_no_answered_decision(tmp_path):
     assert failures > 0, "the kill did not interrupt requests in flight; the burst was not cut mid-way"
 
     # Restart on the same store; every answered decision must be there.
-    server = _start(data, port, workers=1)
+    server = _start(data, port, workers=1, db_url=backend)
     try:
         r = httpx.get(f"http://127.0.0.1:{port}/v1/decisions", params={"limit": 5000}, headers=H, timeout=10)
         via_api = {d["decision_id"] for d in r.json()["decisions"]}
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=20)
-    db = sqlite3.connect(data / "audit.sqlite")
-    stored = {row[0] for row in db.execute("select decision_id from decisions")}
-    db.close()
+    from agentguard.server.audit import AuditStore
+
+    store = AuditStore(backend or f"sqlite:///{data / 'audit.sqlite'}")
+    stored = store.decision_ids()
+    store.close()
     missing = set(answered) - stored
     assert not missing, f"{len(missing)} answered decisions lost"
     assert set(answered) <= via_api or len(stored) > 5000
