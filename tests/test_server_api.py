@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 import pytest
@@ -413,3 +414,14 @@ def test_a_changed_model_file_is_a_new_version(tmp_path):
             assert c.get("/health").json()["guards_version"] != v1
     finally:
         _os.chdir(cwd)
+
+
+def test_published_openapi_file_is_current(client):
+    """docs/server_openapi.json (for clients in other languages) matches the running service's schema.
+
+    Regenerate: python -c "from agentguard.server.app import write_openapi; write_openapi()"."""
+    published = json.loads((Path(__file__).resolve().parents[1] / "docs" / "server_openapi.json").read_text())
+    live = client.get("/openapi.json").json()
+    for spec in (published, live):
+        spec["info"].pop("version", None)  # the package version may move on
+    assert live == published

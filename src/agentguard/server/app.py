@@ -604,3 +604,13 @@ def app_from_env() -> Any:
         raise AgentGuardError(f"{SETTINGS_ENV} is not set")
     settings = ServerSettings.from_json(raw)
     return create_app(settings, load_guards(settings))
+
+
+def write_openapi(path: str = "docs/server_openapi.json") -> None:
+    """Write the service's OpenAPI schema (what ``GET /openapi.json`` serves) to ``path``."""
+    import json
+    import tempfile
+
+    app = create_app(ServerSettings(token="openapi-only", data_dir=tempfile.mkdtemp()))
+    spec = app.fastapi.openapi()  # type: ignore[attr-defined]
+    Path(path).write_text(json.dumps(spec, indent=1, sort_keys=True) + "\n")
