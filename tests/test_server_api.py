@@ -425,3 +425,16 @@ def test_published_openapi_file_is_current(client):
     for spec in (published, live):
         spec["info"].pop("version", None)  # the package version may move on
     assert live == published
+
+
+def test_serve_with_a_broken_guard_file_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    from agentguard.cli import main
+
+    bad = tmp_path / "g.toml"
+    bad.write_text('[[guards]]\ntype = "polcy"\n')
+    monkeypatch.setenv("AGENTGUARD_TOKEN", TOKEN)
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "--data-dir", str(tmp_path), "--port", "8798", "--tool-guards", str(bad)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "polcy" in err and len(err.strip().splitlines()) == 1

@@ -21,6 +21,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         run_ttl: Optional[float] = typer.Option(None, help="Seconds of inactivity after which a run expires."),
         max_body: Optional[int] = typer.Option(None, help="Largest accepted request body in bytes."),
         log_level: Optional[str] = typer.Option(None, help="uvicorn log level (default warning)."),
+        tool_guards: Optional[str] = typer.Option(None, help="Guard-stack file for /v1/check."),
+        step_guards: Optional[str] = typer.Option(None, help="Guard-stack file for /v1/runs/{id}/steps."),
+        signal_guards: Optional[str] = typer.Option(None, help="Guard-stack file for /v1/runs/{id}/signals."),
     ) -> None:
         """Run the guard service (FastAPI + uvicorn). The bearer token comes from AGENTGUARD_TOKEN or
         the config file's [server] token / token_file; GET /health needs none."""
@@ -30,7 +33,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from .settings import SETTINGS_ENV, load_settings
 
         settings = load_settings(config, host=host, port=port, db_url=db_url, data_dir=data_dir, workers=workers,
-                                 run_ttl_s=run_ttl, max_body_bytes=max_body, log_level=log_level)
+                                 run_ttl_s=run_ttl, max_body_bytes=max_body, log_level=log_level,
+                                 tool_guards=_abs(tool_guards), step_guards=_abs(step_guards),
+                                 signal_guards=_abs(signal_guards))
+        from .guards import load_guards
+
+        load_guards(settings)  # a broken guard file fails here, with one line, before anything starts
         if not settings.token:
             raise InputError("no bearer token: set AGENTGUARD_TOKEN or `token`/`token_file` in the config "
                              "file's [server] table")
@@ -58,6 +66,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         uvicorn.run("agentguard.server.app:app_from_env", factory=True, host=settings.host, port=settings.port,
                     workers=settings.workers, log_level=settings.log_level, access_log=False,
                     proxy_headers=False, server_header=False, date_header=False, **kwargs)
+
+
+def _abs(path: Optional[str]) -> Optional[str]:
+    import os
+
+    return os.path.abspath(path) if path else None
 
 
 def _safe(url: str) -> str:
