@@ -247,7 +247,9 @@ def main() -> None:
     audited = n1 - n0
     result = {
         "benchmark": "server_load: sustained POST /v1/check on loopback",
-        "command": "python " + " ".join([os.path.relpath(__file__, REPO)] + sys.argv[1:]),
+        "command": ("AGENTGUARD_NAGINI_VENV=%s " % os.environ["AGENTGUARD_NAGINI_VENV"]
+                    if os.environ.get("AGENTGUARD_NAGINI_VENV") else "")
+                   + "python " + " ".join([os.path.relpath(__file__, REPO)] + sys.argv[1:]),
         "server_command": "agentguard serve --workers %d (%s)" % (
             args.workers, "PostgreSQL" if args.db_url else f"SQLite WAL synchronous={args.sync}"),
         "guard_versions_recorded": versions,
