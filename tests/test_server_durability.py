@@ -116,6 +116,9 @@ def test_kill_9_mid_burst_loses_no_answered_decision(tmp_path, backend):
     try:
         r = httpx.get(f"http://127.0.0.1:{port}/v1/decisions", params={"limit": 5000}, headers=H, timeout=10)
         via_api = {d["decision_id"] for d in r.json()["decisions"]}
+        # every decision names the version of the guard files that made it (same files, same version)
+        version = httpx.get(f"http://127.0.0.1:{port}/health", timeout=10).json()["guards_version"]
+        assert len(version) == 16 and {d["guard_version"] for d in r.json()["decisions"]} == {version}
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=20)

@@ -596,14 +596,12 @@ def app_from_env() -> Any:
     """uvicorn factory for worker processes: settings come as JSON in ``AGENTGUARD_SERVER_SETTINGS``."""
     import os
 
-    from .guards import load_guards
     from .settings import SETTINGS_ENV
 
     raw = os.environ.get(SETTINGS_ENV)
     if not raw:
         raise AgentGuardError(f"{SETTINGS_ENV} is not set")
-    settings = ServerSettings.from_json(raw)
-    return create_app(settings, load_guards(settings))
+    return create_app(ServerSettings.from_json(raw))  # guards from the settings' files: versioned, reloaded
 
 
 def write_openapi(path: str = "docs/server_openapi.json") -> None:

@@ -232,6 +232,8 @@ def guard_files(settings: Any) -> list[str]:
     """Every file the guards in force are built from: the configured files and what they reference."""
     files = [p for p in (getattr(settings, k, None) for k in
                          ("tool_guards", "step_guards", "signal_guards", "dtmc", "calibration")) if p]
+    if not getattr(settings, "tool_guards", None):
+        files.insert(0, str(EXAMPLES / "mind2web_sc.toml"))  # the default tool guard's file
     out: list[str] = []
     for f in files:
         out.append(f)
@@ -246,14 +248,14 @@ class GuardSource:
     ``get()`` is called on every request; at most every ``reload_s`` seconds it stats the files
     (cheap) and, when one changed, builds the new guards and swaps them in atomically. A change that
     fails to load keeps the previous guards (a broken deploy never silently disables checking) and
-    is reported in ``last_error``. ``version`` is a SHA-256 prefix over the files' contents (or
-    ``builtin``), recorded with every audited decision.
+    is reported in ``last_error``. ``version`` is a SHA-256 prefix over the files' contents (``custom``
+    for guards handed in as objects), recorded with every audited decision.
     """
 
     def __init__(self, settings: Any = None, guards: ServiceGuards | None = None,
                  clock: Any = time.monotonic) -> None:
         self.settings = settings
-        self.files = guard_files(settings) if (settings is not None and guards is None) else []
+        self.files = guard_files(settings) if guards is None else []
         self.reload_s = float(getattr(settings, "reload_s", 0) or 0)
         self.clock = clock
         self.current = guards if guards is not None else load_guards(settings)
