@@ -180,3 +180,26 @@ def test_upgrade_from_the_first_schema_keeps_rows(tmp_path):
         assert store.count() == 2
     finally:
         store.close()
+
+
+def test_sqlite_wal_is_checkpointed_in_the_background(tmp_path):
+    store = AuditStore(f"sqlite:///{tmp_path / 'c.sqlite'}")
+    try:
+        with store.engine.connect() as c:
+            assert c.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 0
+        for i in range(50):
+            store.record(_rec(i))
+        import time as _t
+
+        t0 = _t.time()
+        while store._checkpointer.runs < 1 and _t.time() - t0 < 10:
+            _t.sleep(0.05)
+        assert store._checkpointer.runs >= 1
+    finally:
+        store.close()
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "c.sqlite")
+    assert db.execute("select count(*) from decisions").fetchone()[0] == 50
+    db.close()
+    assert not (tmp_path / "c.sqlite-wal").exists() or (tmp_path / "c.sqlite-wal").stat().st_size == 0

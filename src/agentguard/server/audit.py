@@ -22,6 +22,7 @@ and run at start-up (:func:`migrate`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import itertools
 import os
@@ -99,9 +100,36 @@ def _sqlite_pragmas(synchronous: str) -> Callable[..., None]:
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute(f"PRAGMA synchronous={synchronous}")
         cur.execute("PRAGMA busy_timeout=30000")
+        # Commits only append to (and fsync) the WAL; copying it back into the database file is done by
+        # the store's background checkpointer, so no answered request waits for a checkpoint.
+        cur.execute("PRAGMA wal_autocheckpoint=0")
         cur.close()
 
     return on_connect
+
+
+class _Checkpointer(threading.Thread):
+    """SQLite only: checkpoint the WAL in the background (PASSIVE: never blocks writers or readers).
+
+    Durability does not depend on it: a committed transaction is already durable in the WAL (fsynced
+    with synchronous=FULL); the checkpoint only moves pages into the main file and lets the WAL be reused.
+    """
+
+    def __init__(self, engine: sa.Engine, interval_s: float = 1.0) -> None:
+        super().__init__(name="agentguard-audit-checkpoint", daemon=True)
+        self.engine = engine
+        self.interval_s = interval_s
+        self.stop = threading.Event()
+        self.runs = 0
+
+    def run(self) -> None:
+        while not self.stop.wait(self.interval_s):
+            try:
+                with self.engine.connect() as c:
+                    c.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                self.runs += 1
+            except Exception:  # busy or closed: try again next time
+                pass
 
 
 def make_engine(url: str, *, sqlite_synchronous: str = "FULL") -> sa.Engine:
@@ -145,6 +173,12 @@ class _Writer(threading.Thread):
         # On SQLite the batch goes straight to the driver's executemany (same statement the Core insert
         # compiles to, without per-row Core bookkeeping: ~35% less CPU per row under the GIL).
         self._raw: dict[str, tuple[str, list[str]]] = {}
+        self._lockfile: Any = None
+        if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:") \
+                and os.environ.get("AGENTGUARD_SQLITE_FLOCK", "1") != "0":  # "0": diagnostics only
+            # Writers of several processes queue on a kernel file lock (woken at once on release)
+            # instead of SQLite's busy handler, which polls with sleeps of up to 100 ms: tail latency.
+            self._lockfile = open(f"{engine.url.database}.writelock", "a+b")  # noqa: SIM115 - held for life
         if engine.dialect.name == "sqlite":
             for t in (schema.decisions, schema.steps):
                 cols = [c.name for c in t.columns if c.name != "id"]
@@ -155,6 +189,19 @@ class _Writer(threading.Thread):
         self.batches = 0
         self.records = 0
         self.last_batch = 0
+
+    @contextlib.contextmanager
+    def _write_lock(self):
+        if self._lockfile is None:
+            yield
+            return
+        import fcntl
+
+        fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_UN)
 
     def run(self) -> None:
         while True:
@@ -178,7 +225,7 @@ class _Writer(threading.Thread):
             error: BaseException | None = None
             for attempt in range(3):
                 try:
-                    with self.engine.begin() as conn:
+                    with self._write_lock(), self.engine.begin() as conn:
                         for table in (schema.decisions, schema.steps):
                             batch_rows = rows[table.name]
                             if not batch_rows:
@@ -229,6 +276,9 @@ class AuditStore:
                                       f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
         self._writer = _Writer(self.engine, max_batch)
         self._writer.start()
+        self._checkpointer = _Checkpointer(self.engine) if self.dialect == "sqlite" else None
+        if self._checkpointer is not None:
+            self._checkpointer.start()
         self._closed = False
 
     @property
@@ -284,6 +334,14 @@ class AuditStore:
             self._closed = True
             self._writer.q.put(None)
             self._writer.join(timeout=10)
+            if self._checkpointer is not None:
+                self._checkpointer.stop.set()
+                self._checkpointer.join(timeout=10)
+                try:  # leave a compact file behind
+                    with self.engine.connect() as c:
+                        c.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                except Exception:
+                    pass
             self.engine.dispose()
 
     # -- reads ----------------------------------------------------------------------------------
