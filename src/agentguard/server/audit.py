@@ -334,6 +334,8 @@ class AuditStore:
             self._closed = True
             self._writer.q.put(None)
             self._writer.join(timeout=10)
+            if self._writer._lockfile is not None:
+                self._writer._lockfile.close()
             if self._checkpointer is not None:
                 self._checkpointer.stop.set()
                 self._checkpointer.join(timeout=10)
