@@ -108,8 +108,8 @@ function drawModel(m) {
     if (n <= 12) svg.appendChild(el("text", { x: (a[0] * 0.4 + b[0] * 0.6), y: (a[1] * 0.4 + b[1] * 0.6) - 3, "font-size": 10, fill: "#1d2330" }, p.toFixed(2)));
   }
   m.states.forEach((name, i) => {
-    svg.appendChild(el("circle", { cx: pos[i][0], cy: pos[i][1], r: 13, fill: unsafe.has(i) ? "#c62828" : (i === m.initial ? "#1f6feb" : "#8fb3ff"), stroke: "#1d2330" }));
-    svg.appendChild(el("text", { x: pos[i][0], y: pos[i][1] + 26, "text-anchor": "middle", "font-size": 10, class: "mono" }, name));
+    svg.appendChild(el("circle", { cx: pos[i][0], cy: pos[i][1], r: n <= 24 ? 13 : 6, fill: unsafe.has(i) ? "#c62828" : (i === m.initial ? "#1f6feb" : "#8fb3ff"), stroke: "#1d2330" }));
+    if (n <= 24 || unsafe.has(i) || i === m.initial) svg.appendChild(el("text", { x: pos[i][0], y: pos[i][1] + 26, "text-anchor": "middle", "font-size": 10, class: "mono" }, name));
   });
   div.appendChild(svg);
   const edges = [...m.edges].sort((a, b) => b[2] - a[2]).slice(0, 30);
