@@ -62,20 +62,27 @@ def main() -> None:
     ap.add_argument("--alpha", type=float, default=1.0)
     ap.add_argument("--variants", default="conservative,line11")
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--control-traces", type=int, default=20,
+                    help="negative control: also stop after this many traces regardless of the rule")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "learn_pac_validation.json"))
     a = ap.parse_args()
     results = []
     t_all = time.perf_counter()
     for name, (P, valid, target) in truths().items():
-        for variant in a.variants.split(","):
+        for variant in [*(v for v in a.variants.split(",") if v), "control"]:
             t0 = time.perf_counter()
 
             def progress(i, n, name=name, variant=variant):
                 if i % 20 == 0 or i == n:
                     print(f"  {name}/{variant}: {i}/{n} repetitions", file=sys.stderr, flush=True)
 
+            control = variant == "control"
             r = simulate_guarantee(P, 0, target, valid, a.epsilon, a.delta, a.repetitions, alpha=a.alpha,
-                                   variant=variant, seed=a.seed, progress=progress)
+                                   variant="line11" if control else variant, seed=a.seed, progress=progress,
+                                   first_batch=a.control_traces if control else 10,
+                                   max_traces=a.control_traces if control else 2_000_000)
+            if control:
+                r["variant"] = f"control: stop after {a.control_traces} traces"
             r["truth"] = name
             r["seconds"] = time.perf_counter() - t0
             r["guarantee_holds_start"] = r["failure_rate_start"] <= a.delta

@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(compare(d, singles=not args.no_singles))
         if k % 20 == 0 or k == len(dirs):
             print(f"[{k}/{len(dirs)}] {time.perf_counter() - t0:.1f}s", file=sys.stderr)
-    worst = lambda key: max(r[key] for r in rows)  # noqa: E731
+    worst = lambda key: max(r[key] for r in rows)
     summary = {
         "models": len(rows),
         "embodied": sum("embodied" in r["model"] for r in rows),

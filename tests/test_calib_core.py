@@ -64,9 +64,9 @@ def test_closed_form_equals_brute_force_with_ties(risk, method):
         m = np.round(rng.beta(4, 2, n), 1 if trial % 2 else 3)   # heavy ties on odd trials
         a = float(rng.choice([0.05, 0.1, 0.2, 0.3]))
         if method == "crc":
-            adm = lambda k: (k + 1) / (n + 1) <= a  # noqa: E731
+            adm = lambda k: (k + 1) / (n + 1) <= a
         else:
-            adm = lambda k: hb_pvalue(k, n, a) <= 0.1  # noqa: E731
+            adm = lambda k: hb_pvalue(k, n, a) <= 0.1
         if not adm(0):
             continue
         c = calibrate_threshold(m, risk=risk, method=method, alpha=a, delta=0.1)
@@ -228,8 +228,17 @@ def test_threshold_monitor_streaming_verdicts():
 
 def test_threshold_monitor_as_guard():
     mon = ThresholdMonitor(0.5, signal="p_safe")
-    assert mon.check(Context(), Step(signals={"p_safe": 0.8})).allowed
-    assert mon.check(Context(), {"p_safe": 0.2}).decision is Decision.HALT
+    a, b = Context(run_id="a"), Context(run_id="b")
+    assert mon.check(a, Step(signals={"p_safe": 0.8})).allowed
+    assert mon.check(b, {"p_safe": 0.9}).allowed
+    v = mon.check(a, {"p_safe": 0.2})
+    assert v.decision is Decision.HALT and v.numbers["step"] == 2
+    assert mon.check(a, {"p_safe": 0.99}).decision is Decision.HALT      # run a stays halted
+    assert mon.check(b, {"p_safe": 0.7}).allowed                          # run b is independent
+    mon.end_run("a")
+    assert mon.check(a, {"p_safe": 0.99}).allowed
+    from agentguard.core import GuardStack
+    assert GuardStack([mon]).check(b, {"p_safe": 0.1}).decision is Decision.HALT
     with pytest.raises(InputError):
         ThresholdMonitor(0.5, signal="p_safe").check(Context(), Step(signals={}))
 

@@ -75,7 +75,7 @@ def test_bad_traces_give_one_line_errors(case, tmp_path, capsys):
     text, msg = BAD_TRACES[case]
     p = tmp_path / "t.jsonl"
     p.write_text(text)
-    code, stdout, err = run(["learn", str(p), "--spec", str(SPEC), "--out", str(tmp_path / "m.json")], capsys)
+    code, _, err = run(["learn", str(p), "--spec", str(SPEC), "--out", str(tmp_path / "m.json")], capsys)
     assert code == 2
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
     assert msg in err, err
@@ -137,3 +137,10 @@ def test_demo_command(tmp_path, capsys):
         assert (tmp_path / f).stat().st_size > 0
     assert 0 < d["risk_initial"] < 1 and d["unsafe_states"] == ["1101"]
     assert d["risk"]["1101"] == pytest.approx(1.0) and d["risk"]["finish"] == 0.0
+
+
+def test_usage_errors_are_not_tracebacks(capsys):
+    code, _, err = run(["learn"], capsys)
+    assert code == 2 and "Missing argument" in err and "Traceback" not in err
+    code, _, err = run(["learn", str(TRACES), "--out", "x.json"], capsys)
+    assert code == 2 and "--spec" in err and "Traceback" not in err

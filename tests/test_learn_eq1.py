@@ -150,7 +150,7 @@ def test_eq1_by_hand_with_fractional_alpha():
 
 
 def test_invalid_observed_transition_is_an_error_or_dropped():
-    valid = lambda a, b: not (a == "a" and b == "c")  # noqa: E731
+    valid = lambda a, b: not (a == "a" and b == "c")
     learner = DTMCLearner(alpha=1, valid=valid)
     learner.add_paths([["a", "c"], ["a", "b"]])
     with pytest.raises(InputError, match="a -> c"):

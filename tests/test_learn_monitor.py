@@ -97,7 +97,7 @@ def _brute_force_violation(A, trig, resp, K, start, L):
     for tail in itertools.product(range(n), repeat=L - 1):
         path = (start, *tail)
         p = 1.0
-        for a, b in zip(path, path[1:]):
+        for a, b in itertools.pairwise(path):
             p *= A[a, b]
             if p == 0:
                 break

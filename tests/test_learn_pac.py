@@ -119,3 +119,7 @@ def test_pac_guarantee_holds_in_simulation():
     assert res["max_traces_hit"] == 0
     assert res["failure_rate_start"] <= delta
     assert res["failure_rate_all_states"] <= delta
+    # control: the same experiment stopped after 10 traces regardless of the rule fails far more often,
+    # so the check above has the power to catch a rule that stops too early
+    ctrl = simulate_guarantee(TRUTH, 0, UNSAFE, VALID, eps, delta, reps, seed=12, max_traces=10)
+    assert ctrl["max_traces_hit"] == reps and ctrl["failure_rate_all_states"] > delta

@@ -194,3 +194,13 @@ def test_locate_applies_the_unseen_policy_and_python_infeasible_hooks():
     ab.unseen = "error"
     with pytest.raises(InputError, match="never seen"):
         ab.locate({"x": 0, "y": True}, known)
+
+
+def test_state_space_prunes_infeasible_valuations():
+    ab = Abstraction.from_dict(EXAMPLE_SPEC)
+    space = ab.state_space()
+    assert len(space) == 16 - 4  # microwave open and on: 4 of the 16 valuations are infeasible
+    assert all(not (b[2] == "1" and b[3] == "1") for b in space)
+    wide = Abstraction([Predicate.of(f"p{i}", "True") for i in range(20)])
+    with pytest.raises(InputError, match="exceed"):
+        wide.state_space()

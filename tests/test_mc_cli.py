@@ -117,7 +117,7 @@ MALFORMED = MODEL.replace("[] s=3 -> 1/3 : (s'=1)", "[] s=3 -> 1/3 (s'=1)")
 def test_bad_input_one_line_error(capsys, tmp_path, content, args, needle):
     path = tmp_path / ("m.json" if content.startswith("{") else "m.prism")
     path.write_text(content)
-    code, out, err = run(capsys, "check", str(path), *args)
+    code, _, err = run(capsys, "check", str(path), *args)
     assert code != 0
     assert err.startswith("error: ") and needle in err, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -129,7 +129,7 @@ def test_missing_file_and_model(capsys, tmp_path):
     code, _, err = run(capsys, "check")
     assert code != 0 and err.startswith("error: missing MODEL")
     code, _, err = run(capsys, "check", str(tmp_path), "-p", "P=? [F s=0]")
-    assert code != 0 and "directory" in err
+    assert code != 0 and "directory without dtmc.prism" in err
 
 
 def test_subprocess_no_traceback(tmp_path):
@@ -140,6 +140,25 @@ def test_subprocess_no_traceback(tmp_path):
     p = tmp_path / "bad.prism"
     p.write_text(BAD_ROWS)
     r = subprocess.run([sys.executable, "-m", "agentguard", "check", str(p), "-p", "P=? [F s=0]", "--json"],
-                       capture_output=True, text=True, timeout=120)
+                       check=False, capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and r.stdout == ""
     assert r.stderr.startswith("error: ") and "Traceback" not in r.stderr
+
+
+def test_release_folder_with_unsafe_label(capsys, data_dir):
+    """A Pro2Guard model folder: the documented "unsafe" label works with both engines."""
+    folder = data_dir / "pro2guard/embodied_dtmcs/log_raw_t103"
+    code, out, err = run(capsys, "check", str(folder), "-p", 'P=? [F "unsafe"]', "--json")
+    assert code == 0, err
+    native = json.loads(out)
+    _, out3, _ = run(capsys, "check", str(folder / "dtmc.prism"), "-p", "P=? [F s=3]", "--json")
+    assert native["values"] == json.loads(out3)["values"]
+    pytest.importorskip("stormpy")
+    code, out, err = run(capsys, "check", str(folder), "-p", 'P=? [F "unsafe"]', "-e", "storm", "--json")
+    assert code == 0, err
+    np.testing.assert_allclose(json.loads(out)["values"], native["values"], atol=1e-6)
+    code, out, err = run(capsys, "check", str(data_dir / "pro2guard/av_dtmcs/s2"), "-p",
+                         'P=? [F "collision"]', "-e", "storm", "--storm-mode", "exact", "--json")
+    assert code == 0, err
+    _, out2, _ = run(capsys, "check", str(data_dir / "pro2guard/av_dtmcs/s2"), "-p", 'P=? [F "collision"]', "--json")
+    np.testing.assert_allclose(json.loads(out)["values"], json.loads(out2)["values"], atol=1e-12)

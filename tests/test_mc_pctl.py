@@ -90,3 +90,29 @@ def test_bare_identifier_is_variable_or_label():
              {"s": np.arange(n), "viol": np.array([0, 0, 1])})
     assert parse_state_formula("viol").evaluate(m).tolist() == [False, False, True]
     assert parse_state_formula("unsafe").evaluate(m).tolist() == [True, False, False]
+
+
+def test_printed_formulas_parse_back_to_the_same_semantics(model):
+    """Property-based: any formula tree prints to PRISM text that parses back to the same truth
+    values on every state (the text is also what the Storm engine receives)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from agentguard.spec.pctl import And, Compare, Const, Implies, Label, Not, Or
+
+    atoms = st.one_of(
+        st.builds(Const, st.booleans()),
+        st.builds(Label, st.sampled_from(["unsafe", "goal"])),
+        st.builds(Compare, st.just("s"), st.sampled_from(["=", "!=", "<", "<=", ">", ">="]), st.integers(-1, 6)),
+    )
+    formulas = st.recursive(atoms, lambda sub: st.one_of(
+        st.builds(Not, sub), st.builds(And, sub, sub), st.builds(Or, sub, sub), st.builds(Implies, sub, sub)),
+        max_leaves=12)
+
+    @settings(max_examples=150, deadline=None)
+    @given(formulas)
+    def check(f):
+        again = parse_state_formula(str(f))
+        assert again.evaluate(model).tolist() == f.evaluate(model).tolist()
+
+    check()

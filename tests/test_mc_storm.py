@@ -11,7 +11,7 @@ from agentguard.predictive.dtmc import DTMC
 
 stormpy = pytest.importorskip("stormpy")
 
-from agentguard.predictive.storm_engine import check_storm, prism_values  # noqa: E402
+from agentguard.predictive.storm_engine import check_storm, prism_values
 
 
 def random_dtmc(n: int, seed: int) -> DTMC:
@@ -80,3 +80,26 @@ def test_read_pro2guard_labels(data_dir):
     assert hh.state_names[0] == "01001000" and hh.labels["finish"][4]
     r = check(hh, 'P=? [F "unsafe"]')
     assert r.initial == pytest.approx(check(hh, "P=? [F s=3]").initial)
+
+
+def test_prism_route_with_lower_bound_and_extra_labels():
+    """Variable range [1..4]: Storm's valuations are mapped to index = value - 1; labels computed
+    outside the file reach Storm as appended PRISM labels."""
+    from agentguard.predictive.prism import read_prism
+
+    text = """dtmc
+const double p = 1/4;
+module walk
+    x : [1..4] init 3;
+    [] x=1 | x=4 -> true;
+    [] x>1 & x<4 -> p : (x'=x-1) + 1-p : (x'=x+1);
+endmodule
+"""
+    m = read_prism(text)
+    m.labels["top"] = m.variables["x"] == 4
+    for prop in ("P=? [F x=4]", 'P=? [F "top"]', "P=? [F<=3 x=1]"):
+        ours = check(m, prop).values
+        for mode in ("default", "exact"):
+            theirs = check_storm(m, prop, mode=mode, prism=text).values
+            assert np.max(np.abs(ours - theirs)) < 1e-9, (prop, mode)
+    np.testing.assert_allclose(check(m, "P=? [F x=4]").values, [0, 9 / 13, 12 / 13, 1], atol=1e-14)

@@ -67,7 +67,10 @@ _register_all()
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning agentguard errors into one line and exit status 2."""
     try:
-        app(args=argv, standalone_mode=False)
+        # with standalone_mode=False, click returns the code of a ``typer.Exit`` instead of exiting
+        rc = app(args=argv, standalone_mode=False)
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
     except AgentGuardError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -79,10 +82,20 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo("aborted", err=True)
         sys.exit(130)
     except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.ClickException):
+        if isinstance(exc, _click_exceptions()):
             exc.show()
             sys.exit(exc.exit_code)
         typer.echo(f"error: unexpected {type(exc).__name__}: {exc}", err=True)
         sys.exit(3)
+
+
+def _click_exceptions() -> tuple[type, ...]:
+    """ClickException classes that may reach us: typer >= 0.29 vendors click as ``typer._click``, and
+    a separately installed click may also be present; usage errors come from the vendored copy."""
+    classes: list[type] = []
+    for mod in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            classes.append(__import__(mod, fromlist=["ClickException"]).ClickException)
+        except ImportError:
+            pass
+    return tuple(classes)

@@ -23,6 +23,7 @@ sorting, with no grid.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from scipy.stats import binom
@@ -65,10 +66,12 @@ def pvalue(k: np.ndarray | int, n: int, alpha: float, bound: str = "hb") -> np.n
     raise InputError(f"unknown bound {bound!r}; expected one of {', '.join(BOUNDS)}")
 
 
+@lru_cache(maxsize=4096)
 def max_losses(n: int, alpha: float, delta: float, bound: str = "hb") -> int:
     """``k* = max{k in 0..n : p(k) <= delta}``, or -1 when even ``k = 0`` is not significant.
 
-    Exact: bisection on the non-decreasing p-value (about ``log2 n`` evaluations).
+    Exact: bisection on the non-decreasing p-value (about ``log2 n`` evaluations); memoised, since
+    it depends only on ``(n, alpha, delta, bound)``.
     """
     if n <= 0 or float(pvalue(0, n, alpha, bound)) > delta:
         return -1

@@ -23,8 +23,9 @@ When no ``k >= 0`` is admissible (too few calibration sequences), no threshold i
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence as Seq
 from dataclasses import dataclass
-from typing import Any, Sequence as Seq
+from typing import Any
 
 import numpy as np
 
@@ -161,7 +162,7 @@ class ThresholdCalibrator:
     def is_calibrated(self) -> bool:
         return getattr(self, "calibration_", None) is not None
 
-    def calibrate(self, scores: Sequences | Seq[Seq[float]], labels: Seq[int] | None = None) -> "ThresholdCalibrator":
+    def calibrate(self, scores: Sequences | Seq[Seq[float]], labels: Seq[int] | None = None) -> ThresholdCalibrator:
         """Fit the threshold on calibration sequences (a :class:`Sequences`, or score lists + 0/1 labels)."""
         data = _as_sequences(scores, labels)
         rel = data.labels == relevant_label(self.risk)

@@ -28,18 +28,20 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         seed: int = typer.Option(0, help="seed of the splits"),
         cal_frac: float = typer.Option(0.2, help="fraction of sequences used for calibration"),
         bound: str = typer.Option("hb", help="ucb bound: hb (Hoeffding-Bentkus) | binomial (exact)"),
+        on_infeasible: str = typer.Option("raise", help="too few calibration sequences: raise (error) | trivial "
+                                                         "(evaluate the trivially safe monitor, as the paper's notebook)"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Calibrate a monitor on random splits of SIGNALS and report test metrics (means over splits)."""
+        from ..core.errors import InputError
         from .data import load_signals
         from .experiment import ALL_METHODS, run_protocol
-        from ..core.errors import InputError
 
         if method not in ALL_METHODS:
             raise InputError(f"unknown method {method!r}; expected one of {', '.join(ALL_METHODS)}")
         data = load_signals(signals)
         out = run_protocol(data, methods=[method], risk=risk, alphas=[alpha], delta=delta, splits=splits,
-                           seed=seed, cal_frac=cal_frac, bound=bound)
+                           seed=seed, cal_frac=cal_frac, bound=bound, on_infeasible=on_infeasible)
         res = out["results"][method]
         summary = {k: res["mean"][k][0] for k in res["mean"]}
         summary.update({

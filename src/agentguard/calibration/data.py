@@ -11,9 +11,9 @@ judge_probability, solved``) or any file with those columns.
 
 from __future__ import annotations
 
+from collections.abc import Sequence as Seq
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence as Seq
 
 import numpy as np
 
@@ -85,7 +85,7 @@ class Sequences:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_lists(cls, scores: Seq[Seq[float]], labels: Seq[int], ids: Seq | None = None) -> "Sequences":
+    def from_lists(cls, scores: Seq[Seq[float]], labels: Seq[int], ids: Seq | None = None) -> Sequences:
         """Build from a list of per-sequence score lists and one 0/1 label per sequence."""
         seqs = [np.asarray(x, dtype=float).ravel() for x in scores]
         if len(seqs) != len(labels):
@@ -100,7 +100,7 @@ class Sequences:
 
     @classmethod
     def from_flat(cls, seq_ids: np.ndarray, steps: np.ndarray, scores: np.ndarray,
-                  labels: np.ndarray) -> "Sequences":
+                  labels: np.ndarray) -> Sequences:
         """Build from long-format rows (one row per step): sequence id, step index, score, label.
 
         Rows are sorted by (sequence id, step). The label must be constant within a sequence.
@@ -145,7 +145,7 @@ class Sequences:
     def sequence(self, i: int) -> np.ndarray:
         return self.scores[self.starts[i]:self.starts[i] + self.lengths[i]]
 
-    def subset(self, idx: np.ndarray) -> "Sequences":
+    def subset(self, idx: np.ndarray) -> Sequences:
         """The sequences at positions ``idx`` (in that order)."""
         idx = np.asarray(idx, dtype=np.int64)
         lengths = self.lengths[idx]
@@ -157,7 +157,7 @@ class Sequences:
         return Sequences(self.scores[src], starts, lengths, self.labels[idx],
                          None if self.ids is None else self.ids[idx])
 
-    def split(self, n_cal: int, rng: np.random.Generator) -> tuple["Sequences", "Sequences"]:
+    def split(self, n_cal: int, rng: np.random.Generator) -> tuple[Sequences, Sequences]:
         """A random (calibration, test) split with ``n_cal`` calibration sequences."""
         perm = rng.permutation(self.n)
         return self.subset(np.sort(perm[:n_cal])), self.subset(np.sort(perm[n_cal:]))

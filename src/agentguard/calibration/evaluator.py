@@ -186,7 +186,7 @@ class EValuator:
         st = f"threshold_={self.threshold_:.4g}" if self.models_ is not None else "not calibrated"
         return f"EValuator(variant={self.variant!r}, alpha={self.alpha:g}, delta={self.delta:g}; {st})"
 
-    def calibrate(self, data: Sequences) -> "EValuator":
+    def calibrate(self, data: Sequences) -> EValuator:
         if self.variant == "anytime":
             self.models_ = fit_step_models(data, min_per_class=self.min_per_class)
             self.cal_maxima_ = None
@@ -219,7 +219,7 @@ class EValuator:
             self.trivial_ = True
         self.threshold_ = thr
 
-    def with_alpha(self, alpha: float) -> "EValuator":
+    def with_alpha(self, alpha: float) -> EValuator:
         """A copy at another alpha sharing the fitted models (the threshold is recomputed)."""
         self._need()
         other = EValuator(self.variant, alpha, self.delta, split_fraction=self.split_fraction,
@@ -244,7 +244,7 @@ class EValuator:
         # M_t > thr  <=>  -M_t < -thr : reuse the "below threshold" kernel
         return first_alarm_steps(-ev, data.starts, data.lengths, -self.threshold_)
 
-    def monitor(self, name: str | None = None) -> "EValuatorMonitor":
+    def monitor(self, name: str | None = None) -> EValuatorMonitor:
         self._need()
         return EValuatorMonitor(self.models_, self.threshold_, decision=self.decision,
                                 name=name or f"e-valuator-{self.variant}")

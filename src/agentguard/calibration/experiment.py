@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable, Sequence as Seq
+from collections.abc import Callable
+from collections.abc import Sequence as Seq
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +34,15 @@ ALL_METHODS = ("crc", "ucb", "evaluator-anytime", "evaluator-pac")
 def run_protocol(data: Sequences, *, methods: Seq[str] = ALL_METHODS, risk: str = "false_alarm",
                  alphas: Seq[float] = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3), delta: float = 0.1,
                  splits: int = 10, seed: int = 0, cal_frac: float = 0.2, bound: str = "hb",
+                 on_infeasible: str = "trivial",
                  progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Run the protocol; returns ``{"config", "results": {method: {...per split and summary...}}}``."""
+    """Run the protocol; returns ``{"config", "results": {method: {...per split and summary...}}}``.
+
+    ``on_infeasible="trivial"`` (default, as the authors' notebook) evaluates the trivially safe monitor
+    when a split's calibration set is too small for the guarantee; ``"raise"`` raises GuaranteeError.
+    """
+    if on_infeasible not in ("raise", "trivial"):
+        raise InputError("on_infeasible must be 'raise' or 'trivial'")
     check_risk(risk)
     alphas = [check_alpha(a) for a in alphas]
     delta = check_delta(delta)
@@ -56,7 +65,7 @@ def run_protocol(data: Sequences, *, methods: Seq[str] = ALL_METHODS, risk: str 
         cal, test = data.split(n_cal, rng)
         for m in methods:
             t0 = time.perf_counter()
-            rows = _one_method(m, cal, test, risk, alphas, delta, bound, seed + s)
+            rows = _one_method(m, cal, test, risk, alphas, delta, bound, seed + s, on_infeasible)
             dt = time.perf_counter() - t0
             for k in per[m]:
                 if k == "seconds":
@@ -68,16 +77,17 @@ def run_protocol(data: Sequences, *, methods: Seq[str] = ALL_METHODS, risk: str 
     results = {m: summarise(per[m], alphas, risk, delta) for m in methods}
     return {"config": {"risk": risk, "alphas": alphas, "delta": delta, "splits": int(splits), "seed": seed,
                        "cal_frac": cal_frac, "bound": bound, "n_sequences": data.n,
-                       "n_safe": int((data.labels == 1).sum()), "n_unsafe": int((data.labels == 0).sum())},
+                       "n_safe": int((data.labels == 1).sum()), "n_unsafe": int((data.labels == 0).sum()),
+                       "on_infeasible": on_infeasible},
             "results": results}
 
 
 def _one_method(m: str, cal: Sequences, test: Sequences, risk: str, alphas: list[float], delta: float,
-                bound: str, seed: int) -> list[dict[str, Any]]:
+                bound: str, seed: int, on_infeasible: str) -> list[dict[str, Any]]:
     rows = []
     if m in ("crc", "ucb"):
         for a in alphas:
-            c = ThresholdCalibrator(risk, m, a, delta, bound=bound, on_infeasible="trivial").calibrate(cal)
+            c = ThresholdCalibrator(risk, m, a, delta, bound=bound, on_infeasible=on_infeasible).calibrate(cal)
             steps = first_alarm_steps(test.scores, test.starts, test.lengths, c.threshold_)
             r = monitor_metrics(steps, test.lengths, test.labels)
             r["threshold"], r["trivial"] = float(c.threshold_), bool(c.trivial_)
@@ -88,6 +98,11 @@ def _one_method(m: str, cal: Sequences, test: Sequences, risk: str, alphas: list
     ev = base.e_values(test)
     for a in alphas:
         e = base.with_alpha(a)
+        if e.trivial_ and on_infeasible == "raise":
+            need = math.ceil(math.log(delta) / math.log(1.0 - a))
+            from ..core.errors import GuaranteeError
+            raise GuaranteeError(f"too few held-out safe sequences for the e-valuator PAC threshold at "
+                                 f"alpha={a:g}, delta={delta:g}: need at least {need}")
         steps = e.alarm_steps(test, ev)
         r = monitor_metrics(steps, test.lengths, test.labels)
         r["threshold"], r["trivial"] = float(e.threshold_), bool(e.trivial_)

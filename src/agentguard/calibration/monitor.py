@@ -15,8 +15,8 @@ Vectorised counterparts for evaluation (all sequences at once) are :func:`first_
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -100,16 +100,31 @@ class ThresholdMonitor(BaseGuard):
         return v
 
     def check(self, context: Context, proposal: Any) -> Verdict:
-        """Guard protocol: the proposal is a score, a Step with ``signals[self.signal]``, or a mapping."""
+        """Guard protocol: the proposal is a score, a Step with ``signals[self.signal]``, or a mapping.
+
+        Each run (``context.run_id``) has its own step count and latched alarm, so one guard can watch
+        many concurrent runs; ``end_run(run_id)`` forgets a finished run.
+        """
         if isinstance(proposal, Step):
             if self.signal not in proposal.signals:
                 raise InputError(f"step has no signal {self.signal!r} (has {sorted(proposal.signals)})")
-            return self.update(proposal.signals[self.signal])
-        if isinstance(proposal, Mapping):
+            score = proposal.signals[self.signal]
+        elif isinstance(proposal, Mapping):
             if self.signal not in proposal:
                 raise InputError(f"proposal has no {self.signal!r} value")
-            return self.update(proposal[self.signal])
-        return self.update(proposal)
+            score = proposal[self.signal]
+        else:
+            score = proposal
+        runs = self.__dict__.setdefault("_runs", {})
+        run = runs.get(context.run_id)
+        if run is None:
+            run = runs[context.run_id] = ThresholdMonitor(self.threshold, decision=self.decision, name=self.name,
+                                                          signal=self.signal, info=self.info)
+        return run.update(score)
+
+    def end_run(self, run_id: str) -> None:
+        """Forget the per-run state of a finished run (see ``check``)."""
+        self.__dict__.get("_runs", {}).pop(run_id, None)
 
 
 class MonitoredStream(Generic[T]):

@@ -25,8 +25,9 @@ decision as waiting for the step to end, fewer tokens generated).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
+from typing import Any, Protocol
 
 from ..core.errors import AgentGuardError, InputError
 from ..core.types import Decision, Verdict

@@ -1,6 +1,7 @@
 """LLM clients: OpenAI-compatible HTTP, local GGUF model, scripted replay for tests."""
 
 from .base import LLMClient, Message, ScriptedClient, check_messages
+from .local import LocalGemmaClient, load_gemma
 from .openai_compat import OpenAICompatClient
 
-__all__ = ["LLMClient", "Message", "OpenAICompatClient", "ScriptedClient", "check_messages"]
+__all__ = ["LLMClient", "LocalGemmaClient", "Message", "OpenAICompatClient", "ScriptedClient", "check_messages", "load_gemma"]

@@ -10,6 +10,9 @@ everything outside a small subset:
 - expressions: literals, names, arithmetic without ``**``/shifts, comparisons (``in`` included), boolean
   operators, conditional expressions, indexing, list/tuple literals, calls of the contract functions,
   of ``len/min/max/abs/range`` and of functions defined in the same file;
+- arithmetic that cannot blow up inside one C-level operation: ``*`` needs an int literal factor of at most
+  10**6 (no ``[0] * 10**9``, no repeated squaring), ``range`` only as a ``for`` iterable (so every
+  iteration passes the time check);
 - never: attribute access (so no dunder access), names that start with ``_``, ``exec``/``eval``/``open``/
   ``__import__``/``getattr`` and friends, lambdas, comprehensions, classes, ``global``, ``try``, ``with``,
   ``del``, ``yield``, ``await``, decorators other than ``@Pure``.
@@ -120,6 +123,13 @@ def _is_literal(node: ast.AST) -> bool:
     return False
 
 
+def _small_int(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return (isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool)
+            and abs(node.value) <= 10**6)
+
+
 def _check_names(node: ast.AST, filename: str) -> None:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name):
@@ -140,6 +150,7 @@ def _check_function(fn: ast.FunctionDef, functions: set[str], filename: str) -> 
         raise _err(fn, f"function {fn.name}: only plain positional parameters are allowed", filename)
     if fn.name.startswith("_"):
         raise _err(fn, f"function name {fn.name!r} may not start with '_'", filename)
+    loop_ranges = {id(n.iter) for n in ast.walk(fn) if isinstance(n, ast.For)}
     for node in ast.walk(fn):
         if node is fn:
             continue
@@ -150,6 +161,13 @@ def _check_function(fn: ast.FunctionDef, functions: set[str], filename: str) -> 
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Pow, ast.LShift, ast.RShift, ast.MatMult,
                                                                  ast.BitOr, ast.BitAnd, ast.BitXor)):
             raise _err(node, f"operator {type(node.op).__name__} is not allowed", filename)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and not (
+                _small_int(node.left) or _small_int(node.right)):
+            raise _err(node, "multiplication needs an int literal factor of at most 10**6 "
+                             "(no list/str repetition, no unbounded growth)", filename)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
+                and id(node) not in loop_ranges):
+            raise _err(node, "range() is allowed only as the iterable of a for loop", filename)
         if isinstance(node, ast.Constant) and isinstance(node.value, (bytes, complex)):
             raise _err(node, "bytes/complex literals are not allowed", filename)
         if isinstance(node, ast.Call):

@@ -35,6 +35,7 @@ MAX_PRODUCT = 4096
 class TestFailure:
     """A failing case: the arguments, what went wrong, and which kind of test found it."""
 
+    __test__ = False  # not a pytest class
     args: dict[str, Any]
     message: str
     kind: str  # boundary | outside-domain | property
@@ -46,6 +47,7 @@ class TestFailure:
 
 @dataclass
 class TestReport:
+    __test__ = False  # not a pytest class
     cases: int = 0
     failures: list[TestFailure] = field(default_factory=list)
 

@@ -7,24 +7,31 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 MAX_TABLE_ROWS = 60
 
 
+def _release_folder(p: Path) -> bool:
+    return p.is_dir() and all((p / f).is_file() for f in ("dtmc.prism", "model.json", "abstraction.json"))
+
+
 def load_model(path: str | Path):
-    """A PRISM file or a saved agentguard JSON model (:meth:`DTMC.load`), by content."""
+    """A PRISM file, a saved agentguard JSON model (:meth:`DTMC.load`), or a model folder of the
+    Pro2Guard release (``dtmc.prism`` + ``model.json`` + ``abstraction.json``: read with state
+    names and the ``"unsafe"`` label, see :func:`~agentguard.predictive.prism.read_pro2guard`)."""
     from ..core.errors import InputError
     from .dtmc import DTMC
-    from .prism import read_prism
+    from .prism import read_prism, read_pro2guard
 
     p = Path(path)
     if not p.exists():
         raise InputError(f"model file not found: {p}")
+    if _release_folder(p):
+        return read_pro2guard(p)
     if p.is_dir():
-        raise InputError(f"model path is a directory, not a file: {p}")
+        raise InputError(f"model path is a directory without dtmc.prism, model.json and abstraction.json: {p}")
     try:
         head = p.read_text(errors="replace")[:4096].lstrip()
     except OSError as exc:
@@ -34,7 +41,16 @@ def load_model(path: str | Path):
     return read_prism(p)
 
 
+def _prism_source(path: Path) -> Path | None:
+    """The PRISM file Storm should parse itself, if the model came from one."""
+    if _release_folder(path):
+        return path / "dtmc.prism"
+    return path if _is_prism(path) else None
+
+
 def _is_prism(path: Path) -> bool:
+    if not path.is_file():
+        return False
     try:
         return not path.read_text(errors="replace")[:4096].lstrip().startswith("{") and path.suffix != ".json"
     except OSError:
@@ -46,8 +62,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
     @app.command("check")
     def check_cmd(
-        model: Optional[str] = typer.Argument(None, help="PRISM file (dtmc) or saved agentguard model (.json)."),
-        prop: Optional[str] = typer.Option(None, "--property", "-p",
+        model: str | None = typer.Argument(
+            None, help="PRISM file (dtmc), saved agentguard model (.json), or a Pro2Guard release model folder."),
+        prop: str | None = typer.Option(None, "--property", "-p",
                                            help="PCTL property, e.g. 'P=? [F s=3|s=7]' or 'P=? [G !\"unsafe\"]'."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (values, initial, seconds, ...)."),
         engine: str = typer.Option("native", "--engine", "-e", help="native (own sparse solver) or storm (stormpy)."),
@@ -72,14 +89,15 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if engine == "storm":
             from .storm_engine import check_storm
 
-            path = Path(model)
-            res = check_storm(dtmc, p, mode=storm_mode, prism=path if _is_prism(path) else None)
+            res = check_storm(dtmc, p, mode=storm_mode, prism=_prism_source(Path(model)))
         else:
             res = check(dtmc, p, engine="native", method=method)
         out = res.to_json_dict()
         out["model"] = str(model)
         out["states"] = dtmc.n
         out["initial_state"] = int(dtmc.initial)
+        if dtmc.variables:  # values[i] is the state whose variable(s) have these values (PRISM: s = lo + i)
+            out["variables"] = {k: v.tolist() for k, v in dtmc.variables.items()}
         if as_json:
             typer.echo(json.dumps(out))
             return

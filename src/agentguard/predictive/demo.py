@@ -224,7 +224,7 @@ def draw_dtmc(model: Any, risk: np.ndarray, path: str | Path, title: str = "", m
             normal = np.array([d[1], -d[0]]) / (np.hypot(*d) + 1e-9)
             lx, ly = mid + normal * rad * np.hypot(*d) * 0.5
             ax.text(lx, ly, f"{p:.2f}", fontsize=7, ha="center", va="center",
-                    bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
+                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
     for i in range(model.n):
         x, y = pos[i]
         ax.add_patch(Circle((x, y), R, color=cmap(float(risk[i])), ec="red" if unsafe[i] else "black",

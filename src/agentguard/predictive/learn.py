@@ -32,8 +32,9 @@ dict; abstracting *concrete* states evaluates the user's predicates once per sta
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -207,9 +208,8 @@ class DTMCLearner:
         self.initial_counts = np.zeros(0, dtype=np.int64)
         self.n_traces = 0
         self._cache: dict[str, Any] = {}
-        if isinstance(valid, np.ndarray):
-            if states is None or valid.shape != (len(states), len(states)):
-                raise InputError("a valid-transition matrix needs 'states' of matching size")
+        if isinstance(valid, np.ndarray) and (states is None or valid.shape != (len(states), len(states))):
+            raise InputError("a valid-transition matrix needs 'states' of matching size")
         for s in states or []:
             if abstraction is not None:
                 abstraction.check_state(s)
@@ -239,11 +239,11 @@ class DTMCLearner:
             self.initial_counts = ic
 
     # --- feeding data --------------------------------------------------------------------------
-    def add_trace(self, trace: Trace | Sequence[Any]) -> "DTMCLearner":
+    def add_trace(self, trace: Trace | Sequence[Any]) -> DTMCLearner:
         """Add one trace (Algorithm 1, lines 4-9); see :meth:`add`."""
         return self.add([trace])
 
-    def add(self, traces: Iterable[Trace | Sequence[Any]]) -> "DTMCLearner":
+    def add(self, traces: Iterable[Trace | Sequence[Any]]) -> DTMCLearner:
         """Add traces of concrete states: :class:`Trace` objects (each step's ``state``) or lists.
 
         Each concrete state is abstracted; errors name the trace and step.
@@ -267,7 +267,7 @@ class DTMCLearner:
             paths.append(path)
         return self.add_paths(paths)
 
-    def add_paths(self, paths: Iterable[Sequence[str]]) -> "DTMCLearner":
+    def add_paths(self, paths: Iterable[Sequence[str]]) -> DTMCLearner:
         """Add abstract paths (sequences of state names); counting is vectorised over the batch."""
         names: list[str] = []
         lengths: list[int] = []
@@ -295,7 +295,7 @@ class DTMCLearner:
         flat = np.fromiter(map(self.index.__getitem__, names), dtype=np.int64, count=len(names))
         return self.add_index_paths(flat, np.asarray(lengths))
 
-    def add_index_paths(self, flat: np.ndarray, lengths: np.ndarray) -> "DTMCLearner":
+    def add_index_paths(self, flat: np.ndarray, lengths: np.ndarray) -> DTMCLearner:
         """Add paths already given as state indices (flat array + lengths); fully vectorised."""
         self._grow()
         flat = np.asarray(flat, dtype=np.int64)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 
@@ -13,11 +11,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         traces: str = typer.Argument(..., help="JSON Lines file, one trace a line: {\"steps\": [{\"state\": {...}}, ...]}"),
         spec: str = typer.Option(..., "--spec", help="abstraction spec (YAML or JSON): predicates, unsafe, ..."),
         out: str = typer.Option(..., "--out", help="where to write the learned model (JSON, with counts)"),
-        alpha: Optional[float] = typer.Option(None, "--alpha", help="Laplace constant of Eq. 1 (0 = frequency); default: spec or 1"),
-        epsilon: Optional[float] = typer.Option(None, "--epsilon", help="PAC error; default: spec or 0.05"),
-        delta: Optional[float] = typer.Option(None, "--delta", help="PAC confidence; default: spec or 0.05"),
+        alpha: float | None = typer.Option(None, "--alpha", help="Laplace constant of Eq. 1 (0 = frequency); default: spec or 1"),
+        epsilon: float | None = typer.Option(None, "--epsilon", help="PAC error; default: spec or 0.05"),
+        delta: float | None = typer.Option(None, "--delta", help="PAC confidence; default: spec or 0.05"),
         variant: str = typer.Option("conservative", "--variant", help="PAC rule: conservative, appendix or line11"),
-        prism: Optional[str] = typer.Option(None, "--prism", help="also write the model as a PRISM file"),
+        prism: str | None = typer.Option(None, "--prism", help="also write the model as a PRISM file"),
         json_out: bool = typer.Option(False, "--json", help="print one JSON object instead of a table"),
     ) -> None:
         """Learn a DTMC (Eq. 1 of Pro2Guard) from TRACES and print the PAC report (Algorithm 1, line 11)."""

@@ -27,8 +27,9 @@ the part reachable from the chosen start states is built; ``viol`` is a label; a
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -86,7 +87,7 @@ class BoundedResponse:
         if self.semantics not in ("exact", "definition6"):
             raise InputError(f"semantics must be 'exact' or 'definition6', got {self.semantics!r}")
 
-    def monitor(self) -> "MonitorAutomaton":
+    def monitor(self) -> MonitorAutomaton:
         return MonitorAutomaton(self.K - 1 if self.semantics == "exact" else self.K)
 
     def __str__(self) -> str:

@@ -45,11 +45,11 @@ import scipy.sparse as sp
 from ..core.errors import InputError
 
 __all__ = [
-    "PACReport",
     "PAC_VARIANTS",
+    "PACReport",
     "amplification_factor",
-    "prob01",
     "pac_report",
+    "prob01",
     "required_count",
     "simulate_guarantee",
 ]
@@ -250,7 +250,7 @@ def simulate_guarantee(
     from .learn import DTMCLearner, sample_paths
 
     if reach is None:
-        from .checker import reach as reach  # noqa: PLW0127 - the model checker's engine
+        from .checker import reach
 
     P_true = np.asarray(P_true, dtype=float)
     n = P_true.shape[0]

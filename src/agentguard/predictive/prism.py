@@ -31,9 +31,9 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from ..core.errors import InputError, ModelError, ParseError
 from .dtmc import DTMC
 
-__all__ = ["read_pro2guard", "read_prism", "to_prism", "write_prism"]
+__all__ = ["read_prism", "read_pro2guard", "to_prism", "write_prism"]
 
 _IDENT = r"[A-Za-z_][A-Za-z_0-9]*"
 _FAST_GUARD = re.compile(rf"^\s*({_IDENT})\s*=\s*(\d+)\s*$")
@@ -179,7 +179,7 @@ def read_prism(path_or_text: str | Path, tol: float = 1e-9) -> DTMC:
                 raise ParseError(f"line {line}: 'endmodule' without 'module'")
             in_module, module_done = False, True
             continue
-        m = re.fullmatch(rf"const\s+(?:(int|double|bool)\s+)?({_IDENT})\s*(?:=\s*(.+))?", stmt, re.S)
+        m = re.fullmatch(rf"const\s+(?:(int|double|bool)\s+)?({_IDENT})\s*(?:=\s*(.+))?", stmt, re.DOTALL)
         if m:
             if m.group(3) is None:
                 raise ParseError(f"line {line}: constant {m.group(2)!r} has no value")
@@ -188,7 +188,7 @@ def read_prism(path_or_text: str | Path, tol: float = 1e-9) -> DTMC:
                 raise ParseError(f"line {line}: int constant {m.group(2)!r} is not an integer")
             consts[m.group(2)] = val
             continue
-        m = re.fullmatch(rf'label\s+"({_IDENT})"\s*=\s*(.+)', stmt, re.S)
+        m = re.fullmatch(rf'label\s+"({_IDENT})"\s*=\s*(.+)', stmt, re.DOTALL)
         if m:
             labels_src.append((line, m.group(1), m.group(2)))
             continue
@@ -196,7 +196,7 @@ def read_prism(path_or_text: str | Path, tol: float = 1e-9) -> DTMC:
             raise ParseError(f"line {line}: {stmt.split()[0]!r} blocks are not supported")
         if not in_module:
             raise ParseError(f"line {line}: unexpected statement outside a module: {stmt[:60]!r}")
-        m = re.fullmatch(rf"({_IDENT})\s*:\s*\[(.+?)\.\.(.+?)\]\s*(?:init\s+(.+))?", stmt, re.S)
+        m = re.fullmatch(rf"({_IDENT})\s*:\s*\[(.+?)\.\.(.+?)\]\s*(?:init\s+(.+))?", stmt, re.DOTALL)
         if m:
             if var is not None:
                 raise ParseError(f"line {line}: only one state variable is supported "
@@ -215,7 +215,7 @@ def read_prism(path_or_text: str | Path, tol: float = 1e-9) -> DTMC:
                     raise ModelError(f"line {line}: initial value {iv} of {var!r} outside [{lo}..{hi}]")
                 init = int(iv)
             continue
-        m = re.fullmatch(r"\[\s*(" + _IDENT + r")?\s*\]\s*(.+?)\s*->\s*(.+)", stmt, re.S)
+        m = re.fullmatch(r"\[\s*(" + _IDENT + r")?\s*\]\s*(.+?)\s*->\s*(.+)", stmt, re.DOTALL)
         if m:
             if m.group(1):
                 raise ParseError(f"line {line}: synchronising action [{m.group(1)}] is not supported")
@@ -322,7 +322,7 @@ def _row(parts: list[str], var: str, lo: int, hi: int, value: int, consts: Mappi
     env = dict(consts)
     env[var] = Fraction(value)
     for part in parts:
-        m = re.fullmatch(rf"\s*(?:(.+?)\s*:\s*)?\(\s*({_IDENT})\s*'\s*=\s*(.+?)\s*\)\s*", part, re.S)
+        m = re.fullmatch(rf"\s*(?:(.+?)\s*:\s*)?\(\s*({_IDENT})\s*'\s*=\s*(.+?)\s*\)\s*", part, re.DOTALL)
         if m is None:
             if part.strip() != "true":
                 raise ParseError(f"line {line}: cannot parse update {part.strip()!r}")
@@ -407,7 +407,7 @@ def to_prism(model: DTMC, module: str = "dtmc_model") -> str:
 
 
 def _exact_matches(ex: Mapping[int, str], cols: np.ndarray, vals: np.ndarray) -> bool:
-    if set(int(c) for c in cols) != set(int(k) for k in ex):
+    if {int(c) for c in cols} != {int(k) for k in ex}:
         return False
     try:
         fr = {int(k): Fraction(v) for k, v in ex.items()}

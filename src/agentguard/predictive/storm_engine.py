@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..core.errors import DependencyError, InputError, ModelError, require
+from ..core.errors import AgentGuardError, DependencyError, InputError, ModelError, require
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..spec.pctl import Property
@@ -60,6 +60,11 @@ def _environment(sp, mode: str):
     return sp.environments.sound() if mode == "sound" else sp.environments.exact()
 
 
+def _last_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[-1] if text else type(exc).__name__
+
+
 def _vector(result, exact: bool) -> np.ndarray:
     vals = result.get_value_vector()
     if exact:
@@ -67,11 +72,12 @@ def _vector(result, exact: bool) -> np.ndarray:
     return np.asarray(vals, dtype=np.float64)
 
 
-def to_storm(model: "DTMC", labels: dict[str, np.ndarray] | None = None, exact: bool = False):
+def to_storm(model: DTMC, labels: dict[str, np.ndarray] | None = None, exact: bool = False):
     """An explicit Storm ``SparseDtmc`` of ``model`` with the given Boolean vectors as labels
     (plus ``init``); states keep our indices. ``exact`` builds it over Storm's rationals."""
     sp = _stormpy()
-    from stormpy import datastructures as D, models as M
+    from stormpy import datastructures as D
+    from stormpy import models as M
 
     P = model.matrix.tocsr()
     P.sort_indices()
@@ -100,7 +106,7 @@ def to_storm(model: "DTMC", labels: dict[str, np.ndarray] | None = None, exact: 
     return dtmc_cls(comp_cls(transition_matrix=mat, state_labeling=lab))
 
 
-def storm_values(model: "DTMC", prop: "Property", mode: str = "default") -> np.ndarray:
+def storm_values(model: DTMC, prop: Property, mode: str = "default") -> np.ndarray:
     """``P=?`` values of ``prop`` on ``model`` via the explicit route (see module docstring)."""
     sp = _stormpy()
     path = prop.path
@@ -132,16 +138,20 @@ def _all_initial(text: str) -> str:
     return text.rstrip() + "\n\ninit true endinit\n"
 
 
-def prism_values(prism: str | Path, props: "list[Property | str]", mode: str = "default",
-                 lo: int = 0) -> list[np.ndarray]:
+def prism_values(prism: str | Path, props: list[Property | str], mode: str = "default",
+                 lo: int = 0, extra_labels: dict[str, np.ndarray] | None = None,
+                 variable: str = "s", source: str | None = None) -> list[np.ndarray]:
     """``P=?`` values of each property, in our index order, via Storm's own PRISM parser.
 
     The model is parsed and built once (every state made initial, see :func:`_all_initial`) and
     Storm's results are mapped back through its state valuations: index = value - ``lo`` (the
-    variable's declared lower bound). Properties may use the file's labels and variables."""
+    variable's declared lower bound). Properties may use the file's labels and variables, and the
+    ``extra_labels`` (boolean vectors over our indices) that are appended to the program as
+    ``label "name" = s=i | ...;`` (how labels computed outside the file reach Storm)."""
     from ..spec.pctl import parse_property
 
     sp = _stormpy()
+    source = source or (str(prism) if "\n" not in str(prism) else "<PRISM text>")
     if "\n" in str(prism):
         text = str(prism)
     else:
@@ -149,24 +159,25 @@ def prism_values(prism: str | Path, props: "list[Property | str]", mode: str = "
             text = Path(prism).read_text()
         except OSError as exc:
             raise InputError(f"cannot read PRISM model {prism}: {exc.strerror or exc}") from None
-    tmp = tempfile.NamedTemporaryFile("w", suffix=".prism", delete=False)
-    try:
-        tmp.write(_all_initial(text))
-        tmp.close()
+    for name, vec in (extra_labels or {}).items():
+        idx = np.flatnonzero(vec)
+        expr = " | ".join(f"{variable}={int(i) + lo}" for i in idx) if idx.size else "false"
+        text = text.rstrip() + f'\nlabel "{name}" = {expr};\n'
+    with tempfile.TemporaryDirectory() as tmpdir:
+        path = Path(tmpdir) / "model.prism"
+        path.write_text(_all_initial(text))
         try:
-            prog = sp.parse_prism_program(tmp.name)
-        except Exception as exc:  # Storm's parser errors are not AgentGuardErrors
-            raise ModelError(f"Storm could not parse {prism}: {str(exc).strip().splitlines()[-1]}") from None
-    finally:
-        Path(tmp.name).unlink(missing_ok=True)
+            prog = sp.parse_prism_program(str(path))
+        except Exception as exc:  # noqa: BLE001 - Storm's parser errors become our one-line ModelError
+            raise ModelError(f"Storm could not parse {source}: {_last_line(exc)}") from None
     formulas = []
     for prop in props:
         p = parse_property(prop) if isinstance(prop, str) else prop
         text_p = f"P=? [{p.path}]"
         try:
             formulas.append(sp.parse_property(text_p, prog))
-        except Exception as exc:
-            raise ModelError(f"Storm rejected property {text_p!r}: {str(exc).strip().splitlines()[-1]}") from None
+        except Exception as exc:  # noqa: BLE001 - as above
+            raise ModelError(f"Storm rejected property {text_p!r}: {_last_line(exc)}") from None
     opts = sp.BuilderOptions(formulas)
     opts.set_build_state_valuations()
     exact = mode == "exact"
@@ -186,7 +197,7 @@ def prism_values(prism: str | Path, props: "list[Property | str]", mode: str = "
     return outs
 
 
-def check_storm(model: "DTMC", prop: "Property | str", mode: str = "default",
+def check_storm(model: DTMC, prop: Property | str, mode: str = "default",
                 prism: str | Path | None = None):
     """Check ``prop`` with Storm; returns a :class:`~agentguard.predictive.checker.CheckResult`.
 
@@ -203,15 +214,25 @@ def check_storm(model: "DTMC", prop: "Property | str", mode: str = "default",
         p.path.left.evaluate(model)
     t0 = time.perf_counter()
     info: dict[str, Any] = {"mode": mode}
-    if prism is not None:
-        values = prism_values(prism, [p], mode, int(model.meta.get("range", [0])[0]))[0]
-        info["route"] = "prism"
-        if values.shape[0] < model.n:
-            values = np.concatenate([values, np.full(model.n - values.shape[0], np.nan)])
-        values = values[: model.n]
-    else:
-        values = storm_values(model, p, mode)
-        info["route"] = "explicit"
+    try:
+        if prism is not None:
+            text = Path(prism).read_text() if "\n" not in str(prism) else str(prism)
+            extra = {k: v for k, v in model.labels.items()
+                     if not re.search(rf'label\s+"{re.escape(k)}"', text) and re.fullmatch(r"[A-Za-z_]\w*", k)}
+            values = prism_values(text, [p], mode, int(model.meta.get("range", [0])[0]), extra,
+                                  str(model.meta.get("variable", "s")),
+                                  source=str(prism) if "\n" not in str(prism) else None)[0]
+            info["route"] = "prism"
+            if values.shape[0] < model.n:
+                values = np.concatenate([values, np.full(model.n - values.shape[0], np.nan)])
+            values = values[: model.n]
+        else:
+            values = storm_values(model, p, mode)
+            info["route"] = "explicit"
+    except AgentGuardError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Storm's own exceptions: one line, our exception tree
+        raise ModelError(f"Storm failed on {p}: {_last_line(exc)}") from None
     seconds = time.perf_counter() - t0
     sat = _compare(values, p.comparison, p.threshold) if not p.is_query else None  # type: ignore[arg-type]
     res = CheckResult(values, float(values[model.initial]), seconds, str(p), "storm", sat, info)

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import ast
 import operator
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..core.errors import InputError, ParseError
 
-__all__ = ["Expr", "HELPERS", "compile_expr"]
+__all__ = ["HELPERS", "Expr", "compile_expr"]
 
 _MISSING = object()
 
@@ -52,7 +53,7 @@ class _Scope:
     def __init__(self, frames: list[Any]):
         self.frames = frames
 
-    def push(self, frame: Any) -> "_Scope":
+    def push(self, frame: Any) -> _Scope:
         return _Scope([frame, *self.frames])
 
     def lookup(self, name: str) -> Any:
@@ -179,7 +180,7 @@ def _check(node: ast.AST, text: str) -> None:
 class Expr:
     """A compiled, whitelisted expression; call ``expr.evaluate(scope_mapping)``."""
 
-    __slots__ = ("text", "tree", "names")
+    __slots__ = ("names", "text", "tree")
 
     def __init__(self, text: str):
         if not isinstance(text, str) or not text.strip():
@@ -212,7 +213,7 @@ def _is_array(v: Any) -> bool:
     return isinstance(v, np.ndarray)
 
 
-def _eval(node: ast.AST, sc: _Scope) -> Any:  # noqa: C901 - a flat dispatcher reads best
+def _eval(node: ast.AST, sc: _Scope) -> Any:
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):

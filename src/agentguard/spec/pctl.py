@@ -20,8 +20,9 @@ model raises :class:`~agentguard.core.errors.ModelError` naming *every* unknown 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,13 +35,13 @@ __all__ = [
     "And",
     "Compare",
     "Const",
+    "Implies",
     "Label",
     "Not",
     "Or",
     "PathFormula",
     "Property",
     "StateFormula",
-    "Var",
     "parse_property",
     "parse_state_formula",
 ]
@@ -52,7 +53,7 @@ _CMP_OPS = ("<=", ">=", "!=", "=", "<", ">")
 class StateFormula:
     """A Boolean combination of labels and integer-variable comparisons, evaluated on every state."""
 
-    def evaluate(self, model: "DTMC") -> np.ndarray:
+    def evaluate(self, model: DTMC) -> np.ndarray:
         """Boolean vector over the model's states; ModelError names every unknown label/variable."""
         return self.evaluate_env(model.n, model.labels, model.variables)
 
@@ -184,9 +185,6 @@ class Implies(StateFormula):
 
     def __str__(self) -> str:
         return f"{_paren(self.left)} => {_paren(self.right)}"
-
-
-Var = Label  # a bare identifier: Boolean variable or label (kept as a public alias)
 
 
 def _paren(f: StateFormula) -> str:

@@ -34,9 +34,10 @@ needs:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -44,9 +45,9 @@ from ..core.errors import InputError, ParseError
 from .expr import Expr
 
 __all__ = [
+    "UNSEEN_POLICIES",
     "Abstraction",
     "Predicate",
-    "UNSEEN_POLICIES",
     "attr",
     "exists",
     "forall",
@@ -116,7 +117,7 @@ class Predicate:
     fn: Callable[[Any], Any] | Expr
 
     @classmethod
-    def of(cls, name: str, spec: "str | Callable[[Any], Any] | Expr") -> "Predicate":
+    def of(cls, name: str, spec: str | Callable[[Any], Any] | Expr) -> Predicate:
         if not isinstance(name, str) or not name.isidentifier():
             raise ParseError(f"predicate name {name!r} must be an identifier")
         if isinstance(spec, str):
@@ -130,7 +131,7 @@ class Predicate:
             v = self.fn.evaluate(state) if isinstance(self.fn, Expr) else self.fn(state)
         except InputError as exc:
             raise InputError(f"predicate {self.name!r}: {exc}") from None
-        except Exception as exc:  # a user's callable failed: name it, never crash the caller
+        except Exception as exc:  # noqa: BLE001 - a user's callable failed: name it, never crash the caller
             raise InputError(f"predicate {self.name!r} failed: {type(exc).__name__}: {exc}") from None
         if isinstance(v, np.ndarray) or not isinstance(v, (bool, int, np.bool_, np.integer)) and v is not None:
             raise InputError(f"predicate {self.name!r} returned {type(v).__name__}, not a Boolean")
@@ -241,6 +242,15 @@ class Abstraction:
         b = self.bits(state)
         return resolve_state(b, known, self.unseen, risk), b
 
+    def state_space(self, limit: int = 1 << 16) -> list[str]:
+        """All feasible abstract states: the 2^n valuations minus the infeasible ones (and, when the
+        spec lists ``states``, only those). InputError when 2^n exceeds ``limit``."""
+        if self._state_set is not None:
+            return [s for s in self.states or [] if self.feasible(s)]
+        if 2**self.width > limit:
+            raise InputError(f"{2 ** self.width} valuations exceed the limit {limit}")
+        return [b for b in (format(i, f"0{self.width}b") for i in range(2**self.width)) if self.feasible(b)]
+
     def valuation(self, b: str) -> dict[str, bool]:
         """Predicate name -> truth value of abstract state ``b``."""
         return {n: c == "1" for n, c in zip(self.names, b)}
@@ -338,7 +348,7 @@ class Abstraction:
 
     # --- construction from a spec file ------------------------------------------------------------
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], source: str = "spec") -> "Abstraction":
+    def from_dict(cls, d: Mapping[str, Any], source: str = "spec") -> Abstraction:
         if not isinstance(d, Mapping):
             raise ParseError(f"{source}: a spec must be a mapping (YAML/JSON object)")
         known = {"name", "predicates", "valid_transition", "infeasible", "unsafe", "labels", "terminal",

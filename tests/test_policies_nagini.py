@@ -1,0 +1,118 @@
+"""Runs the REAL Nagini verifier (one warm worker for the whole module, one batch).
+
+Needs .nagini-venv (scripts/setup_nagini.sh, which `make test` runs first). Skipped with a message on a
+machine without it, but FAILS under CI=true: CI must prove every shipped policy.
+"""
+
+import os
+
+import pytest
+
+from agentguard.llm import ScriptedClient
+from agentguard.policies import NaginiVerifier, find_nagini_venv, load_policy, shipped_policies, synthesize
+
+pytestmark = pytest.mark.slow
+
+WRONG_HOTEL = '''from nagini_contracts.contracts import *
+
+POLICY_ID = "hotel-age-wrong"
+HOTEL = 3
+REASONS = ["allowed", "User aged under 18 cannot book a hotel"]
+
+
+def check(category: int, age: int) -> int:
+    Requires(0 <= category and category <= 6)
+    Requires(0 <= age and age <= 150)
+    Ensures(Implies(category == HOTEL and age < 18, Result() == 1))
+    if category == HOTEL and age < 17:
+        return 1
+    return 0
+'''
+
+# Round 1 of the synthesis test: wrong only at amount == 777777, which the generated tests do not hit,
+# so it reaches Nagini, whose counterexample must then appear in the round-2 prompt.
+SPEC = "Deny (return 1) every payment whose amount exceeds 500000; allow (return 0) every other payment."
+ROUND1 = '''```python
+from nagini_contracts.contracts import *
+
+POLICY_ID = "payment-limit"
+REASONS = ["allowed", "payment above the limit"]
+
+
+def check(amount: int) -> int:
+    Requires(0 <= amount and amount <= 1000000)
+    Ensures(Implies(amount > 500000, Result() == 1))
+    Ensures(Implies(amount <= 500000, Result() == 0))
+    if amount * 3 == 2333331:
+        return 0
+    if amount > 500000:
+        return 1
+    return 0
+```'''
+ROUND2 = ROUND1.replace("    if amount * 3 == 2333331:\n        return 0\n", "")
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    if find_nagini_venv() is None:
+        msg = "Nagini venv missing: run scripts/setup_nagini.sh"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg + " (CI must verify the shipped policies)")
+        pytest.skip(msg)
+    with NaginiVerifier() as v:
+        yield v
+
+
+def test_every_shipped_policy_verifies(verifier):
+    paths = shipped_policies()
+    assert len(paths) >= 3
+    results = verifier.verify_many(paths)
+    for r in results:
+        assert r.verified, r.describe()
+        load_policy(r.path)  # and the sandbox accepts it
+
+
+def test_synthesis_feeds_nagini_counterexample_back(verifier):
+    client = ScriptedClient([ROUND1, ROUND2])
+    res = synthesize(SPEC, client, verifier=verifier, max_rounds=3)
+    assert [r.stage for r in res.rounds] == ["verification", "verified"]
+    assert res.ok and res.verified
+    assert res.rounds[0].verification.counterexample.inputs == {"amount": 777777}
+    round2_prompt = client.prompts[1][-1]["content"]
+    assert "amount=777777" in round2_prompt and "Counterexample" in round2_prompt
+    assert res.policy(amount=777777).allow is False
+
+
+class _Shared:
+    """Hands the module's warm verifier to the CLI without letting the CLI close it."""
+
+    def __init__(self, v):
+        self.v = v
+        self.startup_seconds = v.startup_seconds
+
+    def __enter__(self):
+        return self.v
+
+    def __exit__(self, *exc):
+        return None
+
+
+def test_wrong_policy_rejected_with_counterexample_through_the_cli(verifier, monkeypatch, tmp_path, capsys):
+    """`agentguard verify` on a deliberately wrong policy: exit 1 and Nagini's counterexample, structured."""
+    import json
+
+    import agentguard.policies.nagini as nagini_mod
+    from agentguard.cli import main
+
+    monkeypatch.setattr(nagini_mod, "NaginiVerifier", lambda *a, **k: _Shared(verifier))
+    wrong = tmp_path / "hotel_wrong.py"
+    wrong.write_text(WRONG_HOTEL)
+    with pytest.raises(SystemExit) as ei:
+        main(["verify", "--no-tests", "--json", str(wrong)])
+    assert ei.value.code == 1
+    (r,) = json.loads(capsys.readouterr().out)
+    assert r["status"] == "failed"
+    (err,) = [e for e in r["errors"] if e["inputs"]]
+    assert err["inputs"] == {"category": 3, "age": 17}  # the only counterexample: hotel, 17 years old
+    assert err["result"] == 0 and err["line"] == 11
+    assert "Postcondition of check might not hold" in err["message"]
