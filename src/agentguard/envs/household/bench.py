@@ -50,6 +50,12 @@ def run_bench(data_dir: str | None = None, thresholds: Sequence[float] = THRESHO
         "steps": sum(len(r.results) for r in reps), "mismatched_steps": sum(len(r.mismatches) for r in reps),
         "injected_physical_failures": sum(len(r.forced) for r in reps),
     }
+    from collections import Counter
+
+    kinds = Counter((m["action"].split()[0] if m["action"].split() else "", m["recorded"][:50], m["simulated"][:50])
+                    for r in reps for m in r.mismatches)
+    replay_summary["mismatch_kinds"] = [{"verb": k[0], "recorded": k[1], "simulated": k[2], "count": c}
+                                        for k, c in kinds.most_common()]
     train, test = split_by_task(reps, key=lambda r: str(r.run.task.get("instruction", "")),
                                 test_fraction=test_fraction, seed=seed)
     test_unc = [r for r in test if not r.run.controlled]
