@@ -282,3 +282,40 @@ def test_cli_bench_household_json(data_dir, tmp_path):
     assert out["rows"] and all(keys <= set(row) for row in out["rows"])
     assert png.stat().st_size > 1000
     assert out["replay"]["runs"] == 1111
+
+
+def test_agent_loop_with_openai_compatible_endpoint():
+    """The loop drives the simulator through OpenAICompatClient against a local fake endpoint."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from agentguard.llm import OpenAICompatClient
+
+    replies = iter(["Thought: go.\nAction: find Mug", "Action: pick Mug", "Action: done"])
+    prompts = []
+
+    class H(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            prompts.append(body["messages"][-1]["content"])
+            out = json.dumps({"choices": [{"message": {"content": next(replies)}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+        def log_message(self, *a):
+            pass
+
+    srv = HTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        client = OpenAICompatClient(base_url=f"http://127.0.0.1:{srv.server_port}/v1", model="fake")
+        task = {"scene_name": "FloorPlan1", "instruction": "Pick up the mug.", "objects": ["Mug"]}
+        res = run_episode(build_scene(task), task["instruction"], client, max_steps=5)
+    finally:
+        srv.shutdown()
+    assert [s.get("action") for s in res.steps] == ["find Mug", "pick Mug", "done"]
+    assert res.states[-1]["heldType"] == "Mug" and "Task: Pick up the mug." in prompts[0]
