@@ -319,3 +319,15 @@ def test_agent_loop_with_openai_compatible_endpoint():
         srv.shutdown()
     assert [s.get("action") for s in res.steps] == ["find Mug", "pick Mug", "done"]
     assert res.states[-1]["heldType"] == "Mug" and "Task: Pick up the mug." in prompts[0]
+
+
+def test_family_learner_equals_learn_module_dtmclearner():
+    """Independent oracle: learn's DTMCLearner (Eq. 1, observed successors valid) gives the same matrix."""
+    from agentguard.envs.household.demo import _embedded_replays
+    from agentguard.envs.household.evaluation import abstract_paths, pac_learner
+
+    reps = _embedded_replays()
+    for fam, (m, ab) in learn_family_models(reps).items():
+        L = pac_learner(m, abstract_paths(reps, ab))
+        assert abs(L.matrix() - m.matrix).max() < 1e-12, fam
+        assert L.pac_report().traces == len(abstract_paths(reps, ab))

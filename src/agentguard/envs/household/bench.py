@@ -79,6 +79,9 @@ def run_bench(data_dir: str | None = None, thresholds: Sequence[float] = THRESHO
         row["false_alarm_rate"] = None
         rows.insert(2, row)
     # lookup-only timing (abstract state given): the paper's "cached inference"
+    from .evaluation import pac_summary
+
+    pac = pac_summary(models, train)
     g0 = guard.guards[0]
     keys = list(g0.table_)
     t1 = time.perf_counter()
@@ -91,7 +94,7 @@ def run_bench(data_dir: str | None = None, thresholds: Sequence[float] = THRESHO
         "replay": replay_summary,
         "split": {"train_runs": len(train), "test_runs_uncontrolled": len(test_unc), "test_fraction": test_fraction,
                   "seed": seed, "by": "task instruction"},
-        "models": {f: {"states": m.n, "predicates": list(ab.names)} for f, (m, ab) in models.items()},
+        "models": {f: {"states": m.n, "predicates": list(ab.names), "pac": pac[f]} for f, (m, ab) in models.items()},
         "flagged_before_hazard": extra["flagged_before_hazard"],
         "timing": {"decision_ms_median": extra["decision_ms_median"], "decisions": extra["decisions_timed"],
                    "lookup_only_us": lookup_us,
