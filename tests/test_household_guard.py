@@ -331,3 +331,15 @@ def test_family_learner_equals_learn_module_dtmclearner():
         L = pac_learner(m, abstract_paths(reps, ab))
         assert abs(L.matrix() - m.matrix).max() < 1e-12, fam
         assert L.pac_report().traces == len(abstract_paths(reps, ab))
+
+
+def test_demo_runs_without_data(tmp_path):
+    """The demo falls back to the embedded sample and writes the report with both drawings."""
+    from agentguard.envs.household.demo import run_household_demo
+
+    res = run_household_demo(str(tmp_path / "out"), data_dir=str(tmp_path / "no-data"), quiet=True)
+    out = tmp_path / "out"
+    assert (out / "report.html").stat().st_size > 500
+    assert (out / "household_dtmc.png").stat().st_size > 1000 and (out / "household_risk.png").stat().st_size > 1000
+    assert res["source"].startswith("embedded") and res["rows"][0]["name"] == "unguarded"
+    assert res["episodes"] and all("guarded_stopped_at" in e for e in res["episodes"])
