@@ -107,6 +107,7 @@ def _draw_risk(p_safe: list[float], threshold: float, hazard: int | None, action
     ax.set_xticklabels(["start"] + [a[:14] for a in actions][: len(p_safe) - 1], rotation=35, fontsize=7, ha="right")
     ax.set_ylim(-0.02, 1.05)
     ax.set_ylabel("probability of staying safe")
+    ax.set_xlabel("state after each action (the guard decides before the next action)", fontsize=8)
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -164,8 +165,11 @@ def run_household_demo(out_dir: str = "demo-output", data_dir: str | None = None
     # the agent loop itself: a few held-out episodes driven by the recorded agent, unguarded and guarded
     episodes = _loop_episodes(test, guard, threshold, str(data) if recorded else None, log)
     # pick an episode to draw: a held-out unsafe run that reaches a hazard and is flagged before it
-    pick = next((e for e in evals if e.hazard_step is not None and any(p < threshold for p in e.p_safe[: e.hazard_step])),
-                next((e for e in evals if e.hazard_step is not None), evals[0]))
+    def flagged(e: Any) -> bool:
+        return e.hazard_step is not None and any(p < threshold for p in e.p_safe[: e.hazard_step])
+
+    pick = next((e for e in evals if e.kind == "unsafe" and flagged(e) and len(e.actions) >= 4),
+                next((e for e in evals if flagged(e)), next((e for e in evals if e.hazard_step is not None), evals[0])))
     log("[4/5] drawing the learned DTMC and the risk over time ...")
     # draw the smallest family model that is still interesting (>= 8 states)
     fam = min(models, key=lambda f: (models[f][0].n < 8, models[f][0].n))
