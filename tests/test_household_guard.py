@@ -343,3 +343,22 @@ def test_demo_runs_without_data(tmp_path):
     assert (out / "household_dtmc.png").stat().st_size > 1000 and (out / "household_risk.png").stat().st_size > 1000
     assert res["source"].startswith("embedded") and res["rows"][0]["name"] == "unguarded"
     assert res["episodes"] and all("guarded_stopped_at" in e for e in res["episodes"])
+
+
+def test_live_rows_with_a_scoring_client(tmp_path):
+    """The live evaluation path (unguarded / stop / reflect) with a deterministic scoring client."""
+    from agentguard.envs.household.bench import live_rows
+    from agentguard.envs.household.demo import _embedded_replays
+
+    class Greedy:
+        name = "greedy"
+
+        def score(self, prompt, conts):  # prefers pouring and throwing: a reckless agent
+            return [5.0 if c.strip() in ("pour", "throw") else (1.0 if c.strip().startswith(("find", "pick", "fill"))
+                                                                 else -5.0) for c in conts]
+
+    reps = _embedded_replays()
+    guard = family_guard(learn_family_models(reps), 0.9)
+    out = live_rows(Greedy(), reps, guard, 0.9, 2, tmp_path, max_steps=4, log_path=tmp_path / "live.jsonl")
+    assert [r["name"].split()[2] for r in out["rows"]] == ["unguarded", "stop", "reflect"]
+    assert len((tmp_path / "live.jsonl").read_text().splitlines()) == len(out["episodes"]) > 0

@@ -160,7 +160,7 @@ def run_household_demo(out_dir: str = "demo-output", data_dir: str | None = None
         from .bench import live_rows
 
         log("[3b] live episodes with " + getattr(live, "name", "client"))
-        live_out = live_rows(live, [r.run for r in test], guard, [threshold], 2, data, quiet)
+        live_out = live_rows(live, test, guard, threshold, 1, data, quiet)
         rows += live_out["rows"]
     # the agent loop itself: a few held-out episodes driven by the recorded agent, unguarded and guarded
     episodes = _loop_episodes(test, guard, threshold, str(data) if recorded else None, log)
