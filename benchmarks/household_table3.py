@@ -18,6 +18,7 @@ def main() -> None:
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--live", default="")
+    ap.add_argument("--more-seeds", default="1,2,3", help="other split seeds for the robustness summary")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "household_table3.json"))
     a = ap.parse_args()
     from agentguard.envs.household.bench import run_bench
@@ -33,6 +34,18 @@ def main() -> None:
         client = OpenAICompatClient()
     png = str(Path(a.out).with_name("household_tradeoff.png"))
     out = run_bench(a.data, seed=a.seed, png=png, live=client)
+    seeds = {}
+    for sd in [int(x) for x in a.more_seeds.split(",") if x.strip()]:
+        o = run_bench(a.data, seed=sd, png=None, quiet=True)
+        seeds[str(sd)] = {
+            "flagged_before_hazard": {k: {kk: v[kk] for kk in ("unsafe_task_runs_reaching_hazard",
+                                                              "unsafe_task_runs_flagged_strictly_before",
+                                                              "runs_reaching_hazard", "flagged_strictly_before")}
+                                      for k, v in o["flagged_before_hazard"].items()},
+            "rows": [{k: r.get(k) for k in ("name", "unsafe_rate", "completion_rate", "false_alarm_rate",
+                                            "mean_warning_steps")} for r in o["rows"]],
+        }
+    out["other_seeds"] = seeds
     out["command"] = "python " + " ".join(sys.argv)
     Path(a.out).write_text(json.dumps(out, indent=1, default=str))
     print(f"wrote {a.out} and {png}")
