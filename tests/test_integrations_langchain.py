@@ -41,9 +41,14 @@ def make_tools(effects):
 
 
 def stack():
-    return GuardStack([ToolRuleGuard(deny=["delete_*"], name="no-deletes"),
-                       ToolRuleGuard(arguments=[{"tool": "read_file", "arg": "path", "forbid": r"^/etc"}],
-                                     name="no-etc")])
+    return GuardStack(
+        [
+            ToolRuleGuard(deny=["delete_*"], name="no-deletes"),
+            ToolRuleGuard(
+                arguments=[{"tool": "read_file", "arg": "path", "forbid": r"^/etc"}], name="no-etc"
+            ),
+        ]
+    )
 
 
 def run(agent, thread="t1", aio=False, payload=None):
@@ -57,10 +62,12 @@ def run(agent, thread="t1", aio=False, payload=None):
 @pytest.mark.parametrize("aio", [False, True])
 def test_forbidden_call_never_executes_and_model_sees_refusal(aio, tmp_path):
     effects = []
-    model = scripted_chat_model([
-        AIMessage("", tool_calls=[call("delete_file", {"path": "/tmp/a"}, "c1")]),
-        AIMessage("ok, I will not delete it"),
-    ])
+    model = scripted_chat_model(
+        [
+            AIMessage("", tool_calls=[call("delete_file", {"path": "/tmp/a"}, "c1")]),
+            AIMessage("ok, I will not delete it"),
+        ]
+    )
     rec = TraceRecorder(tmp_path / "t.jsonl")
     agent = create_agent(model, make_tools(effects), middleware=[AgentGuardMiddleware(stack(), recorder=rec)])
     out = run(agent, aio=aio)
@@ -78,10 +85,12 @@ def test_forbidden_call_never_executes_and_model_sees_refusal(aio, tmp_path):
 @pytest.mark.parametrize("aio", [False, True])
 def test_allowed_call_executes_unchanged(aio):
     effects = []
-    model = scripted_chat_model([
-        AIMessage("", tool_calls=[call("read_file", {"path": "/tmp/notes.txt"}, "c1")]),
-        AIMessage("done"),
-    ])
+    model = scripted_chat_model(
+        [
+            AIMessage("", tool_calls=[call("read_file", {"path": "/tmp/notes.txt"}, "c1")]),
+            AIMessage("done"),
+        ]
+    )
     agent = create_agent(model, make_tools(effects), middleware=[AgentGuardMiddleware(stack())])
     out = run(agent, aio=aio)
     assert effects == [("read", "/tmp/notes.txt")]
@@ -91,11 +100,18 @@ def test_allowed_call_executes_unchanged(aio):
 
 def test_argument_rule_blocks_only_bad_argument():
     effects = []
-    model = scripted_chat_model([
-        AIMessage("", tool_calls=[call("read_file", {"path": "/etc/shadow"}, "c1"),
-                                  call("read_file", {"path": "/tmp/x"}, "c2")]),
-        AIMessage("done"),
-    ])
+    model = scripted_chat_model(
+        [
+            AIMessage(
+                "",
+                tool_calls=[
+                    call("read_file", {"path": "/etc/shadow"}, "c1"),
+                    call("read_file", {"path": "/tmp/x"}, "c2"),
+                ],
+            ),
+            AIMessage("done"),
+        ]
+    )
     agent = create_agent(model, make_tools(effects), middleware=[AgentGuardMiddleware(stack())])
     run(agent)
     assert effects == [("read", "/tmp/x")]
@@ -119,11 +135,18 @@ class CountingHalt(BaseGuard):
 def test_after_model_halt_ends_run_before_any_tool_runs():
     effects = []
     guard = CountingHalt("delete_file")
-    model = scripted_chat_model([
-        AIMessage("", tool_calls=[call("read_file", {"path": "/tmp/x"}, "c1"),
-                                  call("delete_file", {"path": "/tmp/x"}, "c2")]),
-        AIMessage("never reached"),
-    ])
+    model = scripted_chat_model(
+        [
+            AIMessage(
+                "",
+                tool_calls=[
+                    call("read_file", {"path": "/tmp/x"}, "c1"),
+                    call("delete_file", {"path": "/tmp/x"}, "c2"),
+                ],
+            ),
+            AIMessage("never reached"),
+        ]
+    )
     agent = create_agent(model, make_tools(effects), middleware=[AgentGuardMiddleware(guard)])
     out = run(agent)
     assert effects == []  # even the allowed sibling call did not run: the run was halted first
@@ -135,13 +158,16 @@ def test_after_model_halt_ends_run_before_any_tool_runs():
 def test_halt_at_tool_time_ends_run():
     effects = []
     guard = CountingHalt("delete_file")
-    model = scripted_chat_model([
-        AIMessage("", tool_calls=[call("read_file", {"path": "/tmp/x"}, "c1")]),
-        AIMessage("", tool_calls=[call("delete_file", {"path": "/tmp/x"}, "c2")]),
-        AIMessage("never reached"),
-    ])
-    agent = create_agent(model, make_tools(effects),
-                         middleware=[AgentGuardMiddleware(guard, check_proposals=False)])
+    model = scripted_chat_model(
+        [
+            AIMessage("", tool_calls=[call("read_file", {"path": "/tmp/x"}, "c1")]),
+            AIMessage("", tool_calls=[call("delete_file", {"path": "/tmp/x"}, "c2")]),
+            AIMessage("never reached"),
+        ]
+    )
+    agent = create_agent(
+        model, make_tools(effects), middleware=[AgentGuardMiddleware(guard, check_proposals=False)]
+    )
     out = run(agent)
     assert effects == [("read", "/tmp/x")]
     assert out["agentguard_halt"] and out["messages"][-1].status == "error"
@@ -153,11 +179,15 @@ def test_halt_at_tool_time_ends_run():
 
 def test_on_reject_end_stops_the_run():
     effects = []
-    model = scripted_chat_model([
-        AIMessage("", tool_calls=[call("delete_file", {"path": "/tmp/a"}, "c1")]),
-        AIMessage("never reached"),
-    ])
-    agent = create_agent(model, make_tools(effects), middleware=[AgentGuardMiddleware(stack(), on_reject="end")])
+    model = scripted_chat_model(
+        [
+            AIMessage("", tool_calls=[call("delete_file", {"path": "/tmp/a"}, "c1")]),
+            AIMessage("never reached"),
+        ]
+    )
+    agent = create_agent(
+        model, make_tools(effects), middleware=[AgentGuardMiddleware(stack(), on_reject="end")]
+    )
     out = run(agent)
     assert effects == [] and all(m.content != "never reached" for m in out["messages"])
 
@@ -171,10 +201,12 @@ class Raises(BaseGuard):
 
 def test_guard_error_fails_closed():
     effects = []
-    model = scripted_chat_model([
-        AIMessage("", tool_calls=[call("read_file", {"path": "/tmp/x"}, "c1")]),
-        AIMessage("never reached"),
-    ])
+    model = scripted_chat_model(
+        [
+            AIMessage("", tool_calls=[call("read_file", {"path": "/tmp/x"}, "c1")]),
+            AIMessage("never reached"),
+        ]
+    )
     agent = create_agent(model, make_tools(effects), middleware=[AgentGuardMiddleware(Raises())])
     out = run(agent)
     assert effects == []
@@ -187,14 +219,18 @@ def test_modify_runs_with_changed_arguments():
 
         def check(self, context, proposal):
             if proposal.arguments.get("path", "").startswith("/home"):
-                return Verdict(Decision.MODIFY, "sandboxed", action=ToolCall(proposal.name, {"path": "/sandbox/x"}))
+                return Verdict(
+                    Decision.MODIFY, "sandboxed", action=ToolCall(proposal.name, {"path": "/sandbox/x"})
+                )
             return Verdict.allow()
 
     effects = []
-    model = scripted_chat_model([
-        AIMessage("", tool_calls=[call("read_file", {"path": "/home/u/x"}, "c1")]),
-        AIMessage("done"),
-    ])
+    model = scripted_chat_model(
+        [
+            AIMessage("", tool_calls=[call("read_file", {"path": "/home/u/x"}, "c1")]),
+            AIMessage("done"),
+        ]
+    )
     agent = create_agent(model, make_tools(effects), middleware=[AgentGuardMiddleware(Redirect())])
     run(agent)
     assert effects == [("read", "/sandbox/x")]
@@ -204,12 +240,15 @@ def test_modify_runs_with_changed_arguments():
 def test_escalate_uses_langgraph_interrupt(approve):
     effects = []
     guard = ToolRuleGuard(escalate=["delete_*"])
-    model = scripted_chat_model([
-        AIMessage("", tool_calls=[call("delete_file", {"path": "/tmp/a"}, "c1")]),
-        AIMessage("finished"),
-    ])
-    agent = create_agent(model, make_tools(effects), middleware=[AgentGuardMiddleware(guard)],
-                         checkpointer=InMemorySaver())
+    model = scripted_chat_model(
+        [
+            AIMessage("", tool_calls=[call("delete_file", {"path": "/tmp/a"}, "c1")]),
+            AIMessage("finished"),
+        ]
+    )
+    agent = create_agent(
+        model, make_tools(effects), middleware=[AgentGuardMiddleware(guard)], checkpointer=InMemorySaver()
+    )
     cfg = {"configurable": {"thread_id": "h1"}}
     out = agent.invoke({"messages": [{"role": "user", "content": "go"}]}, cfg)
     assert effects == []  # paused before running
@@ -220,3 +259,77 @@ def test_escalate_uses_langgraph_interrupt(approve):
     out = agent.invoke(Command(resume={"approved": approve}), cfg)
     assert effects == ([("delete", "/tmp/a")] if approve else [])
     assert out["messages"][-1].content == "finished"
+
+
+def test_tool_gate_variant_has_no_after_model_node_and_still_gates():
+    from agentguard.integrations.langchain import AgentGuardToolGate
+
+    effects = []
+    model = scripted_chat_model(
+        [
+            AIMessage(
+                "",
+                tool_calls=[
+                    call("delete_file", {"path": "/tmp/a"}, "c1"),
+                    call("read_file", {"path": "/x"}, "c2"),
+                ],
+            ),
+            AIMessage("done"),
+        ]
+    )
+    agent = create_agent(model, make_tools(effects), middleware=[AgentGuardToolGate(stack())])
+    assert not any("after_model" in n for n in agent.get_graph().nodes)
+    run(agent)
+    assert effects == [("read", "/x")]
+
+
+def test_after_model_with_real_proactive_guard():
+    """Pro2Guard's ProactiveGuard on a small DTMC, asked at proposal time (after_model): the state a
+    proposed call leads to is predicted unsafe with probability 0.8 (P_safe 0.2 < 0.5): the run halts
+    before the tool runs; a call leading to a safe state runs."""
+    pg = pytest.importorskip("agentguard.predictive.guard")
+    import numpy as np
+    import scipy.sparse as sp
+
+    from agentguard.predictive.dtmc import DTMC
+
+    names = ["idle", "reading", "wiping", "unsafe"]
+    P = np.array([[1, 0, 0, 0], [1, 0, 0, 0], [0.2, 0, 0, 0.8], [0, 0, 0, 1]], dtype=float)
+    model = DTMC(sp.csr_matrix(P), 0, {"unsafe": np.array([False, False, False, True])}, state_names=names)
+    guard = pg.ProactiveGuard(model, "G !unsafe", 0.5, decision="HALT")
+    leads_to = {"read_file": "reading", "delete_file": "wiping"}
+    mw = AgentGuardMiddleware(guard, state_fn=lambda ctx, call: leads_to[call.name])
+
+    effects = []
+    model_ = scripted_chat_model(
+        [
+            AIMessage("", tool_calls=[call("read_file", {"path": "/x"}, "c1")]),
+            AIMessage("", tool_calls=[call("delete_file", {"path": "/x"}, "c2")]),
+            AIMessage("never reached"),
+        ]
+    )
+    out = run(create_agent(model_, make_tools(effects), middleware=[mw]))
+    assert effects == [("read", "/x")]
+    assert "0.200" in out["agentguard_halt"]
+    tm = out["messages"][-1]
+    assert isinstance(tm, ToolMessage) and "HALT by proactive" in tm.content
+
+
+def test_stream_mode_is_gated_the_same():
+    effects = []
+    model = scripted_chat_model(
+        [
+            AIMessage("", tool_calls=[call("delete_file", {"path": "/tmp/a"}, "c1")]),
+            AIMessage("", tool_calls=[call("read_file", {"path": "/tmp/b"}, "c2")]),
+            AIMessage("done"),
+        ]
+    )
+    agent = create_agent(model, make_tools(effects), middleware=[AgentGuardMiddleware(stack())])
+    chunks = list(
+        agent.stream(
+            {"messages": [{"role": "user", "content": "go"}]},
+            {"configurable": {"thread_id": "s"}},
+            stream_mode="updates",
+        )
+    )
+    assert effects == [("read", "/tmp/b")] and len(chunks) > 3

@@ -29,10 +29,15 @@ def upstream(workdir, name="notes"):
 
 
 def policy():
-    return GuardStack([
-        ToolRuleGuard(deny=["delete_note", "*__delete_note"], name="no-deletes"),
-        ToolRuleGuard(arguments=[{"tool": "*write_note", "arg": "name", "match": r"[a-z0-9_]+\.txt"}], name="txt-only"),
-    ])
+    return GuardStack(
+        [
+            ToolRuleGuard(deny=["delete_note", "*__delete_note"], name="no-deletes"),
+            ToolRuleGuard(
+                arguments=[{"tool": "*write_note", "arg": "name", "match": r"[a-z0-9_]+\.txt"}],
+                name="txt-only",
+            ),
+        ]
+    )
 
 
 def texts(result):
@@ -47,7 +52,12 @@ def test_forbidden_call_never_reaches_upstream_allowed_call_runs(tmp_path):
         async with GuardProxy(policy(), [upstream(tmp_path)], recorder=rec) as proxy:
             async with Client(proxy.server) as client:
                 names = sorted(t.name for t in (await client.list_tools()).tools)
-                assert names == ["delete_note", "list_notes", "write_note"]  # forwarded unchanged
+                assert names == [
+                    "delete_note",
+                    "list_notes",
+                    "transfer_funds",
+                    "write_note",
+                ]  # forwarded unchanged
                 denied = await client.call_tool("delete_note", {"name": "keep.txt"})
                 bad_arg = await client.call_tool("write_note", {"name": "run.sh", "text": "rm -rf /"})
                 ok = await client.call_tool("write_note", {"name": "hello.txt", "text": "hi"})
@@ -88,7 +98,11 @@ class HaltOnDelete(BaseGuard):
     name = "halter"
 
     def check(self, context, proposal):
-        return Verdict.halt("deleting predicted unsafe") if proposal.name.endswith("delete_note") else Verdict.allow()
+        return (
+            Verdict.halt("deleting predicted unsafe")
+            if proposal.name.endswith("delete_note")
+            else Verdict.allow()
+        )
 
 
 def test_per_session_state_halt_is_per_session(tmp_path):
@@ -112,8 +126,12 @@ def test_explicit_session_meta_keys_state(tmp_path):
         async with GuardProxy(HaltOnDelete(), [upstream(tmp_path)]) as proxy:
             async with Client(proxy.server) as c:
                 await c.call_tool("delete_note", {"name": "x.txt"}, meta={"agentguard/session": "alice"})
-                r_alice = await c.call_tool("write_note", {"name": "a.txt", "text": "x"}, meta={"agentguard/session": "alice"})
-                r_bob = await c.call_tool("write_note", {"name": "b.txt", "text": "x"}, meta={"agentguard/session": "bob"})
+                r_alice = await c.call_tool(
+                    "write_note", {"name": "a.txt", "text": "x"}, meta={"agentguard/session": "alice"}
+                )
+                r_bob = await c.call_tool(
+                    "write_note", {"name": "b.txt", "text": "x"}, meta={"agentguard/session": "bob"}
+                )
                 return r_alice, r_bob
 
     r_alice, r_bob = asyncio.run(main())
@@ -133,7 +151,11 @@ def test_two_upstreams_are_prefixed_and_routed(tmp_path):
                 return names, denied
 
     names, denied = asyncio.run(main())
-    assert names == sorted(f"{u}__{t}" for u in ("one", "two") for t in ("delete_note", "list_notes", "write_note"))
+    assert names == sorted(
+        f"{u}__{t}"
+        for u in ("one", "two")
+        for t in ("delete_note", "list_notes", "transfer_funds", "write_note")
+    )
     assert (d2 / "n.txt").read_text() == "2" and not (d1 / "n.txt").exists() and denied.is_error
 
 
@@ -148,15 +170,25 @@ def test_parse_upstream():
 def test_cli_proxy_over_stdio_end_to_end(tmp_path):
     """The `agentguard mcp-proxy` command as a subprocess: client -> proxy (stdio) -> upstream (stdio)."""
     cfg = tmp_path / "agentguard.toml"
-    cfg.write_text('[recording]\npath = "traces.jsonl"\n\n[[guards]]\ntype = "tool-rules"\ndeny = ["delete_*"]\n')
+    cfg.write_text(
+        '[recording]\npath = "traces.jsonl"\n\n[[guards]]\ntype = "tool-rules"\ndeny = ["delete_*"]\n'
+    )
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "keep.txt").write_text("k")
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "agentguard", "mcp-proxy", "--config", str(cfg),
-              "--upstream", f"notes={sys.executable} {UPSTREAM} {notes}"],
-        env={**os.environ}, cwd=str(REPO),
+        args=[
+            "-m",
+            "agentguard",
+            "mcp-proxy",
+            "--config",
+            str(cfg),
+            "--upstream",
+            f"notes={sys.executable} {UPSTREAM} {notes}",
+        ],
+        env={**os.environ},
+        cwd=str(REPO),
     )
 
     async def main():
@@ -170,3 +202,84 @@ def test_cli_proxy_over_stdio_end_to_end(tmp_path):
     assert texts(ok) == "keep.txt"
     lines = (tmp_path / "traces.jsonl").read_text().splitlines()
     assert len(lines) == 1 and len(json.loads(lines[0])["steps"]) == 2
+
+
+def test_cli_proxy_over_streamable_http_per_session(tmp_path):
+    """`agentguard mcp-proxy --http`: real Streamable HTTP on loopback; guard state per MCP session
+    (Mcp-Session-Id for handshake-era clients, the agentguard/session _meta key for stateless ones)."""
+    import socket
+    import subprocess
+    import time
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    cfg = tmp_path / "agentguard.toml"
+    cfg.write_text('[[guards]]\ntype = "tool-rules"\nhalt = ["delete_*"]\n')
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agentguard",
+            "mcp-proxy",
+            "--config",
+            str(cfg),
+            "--http",
+            f"127.0.0.1:{port}",
+            "--upstream",
+            f"notes={sys.executable} {UPSTREAM} {notes}",
+        ],
+        cwd=str(REPO),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        async def main():
+            out = {}
+            async with Client(url, mode="legacy") as a, Client(url, mode="legacy") as b:
+                await a.call_tool("delete_note", {"name": "x.txt"})
+                out["a"] = await a.call_tool("list_notes", {})
+                out["b"] = await b.call_tool("list_notes", {})
+            async with Client(url) as c:  # stateless protocol: sessions named by the client
+                await c.call_tool("delete_note", {"name": "x.txt"}, meta={"agentguard/session": "alice"})
+                out["alice"] = await c.call_tool("list_notes", {}, meta={"agentguard/session": "alice"})
+                out["bob"] = await c.call_tool("list_notes", {}, meta={"agentguard/session": "bob"})
+            return out
+
+        out = asyncio.run(main())
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert out["a"].is_error and "session halted" in texts(out["a"])
+    assert not out["b"].is_error and texts(out["b"]) == "(none)"
+    assert out["alice"].is_error and not out["bob"].is_error
+
+
+@pytest.mark.parametrize("answer", [True, False])
+def test_escalate_asks_the_approver(tmp_path, answer):
+    asked = []
+
+    async def approve(verdict, call):
+        asked.append((verdict.decision, call.name, dict(call.arguments)))
+        return answer
+
+    async def main():
+        guard = ToolRuleGuard(escalate=["write_note"])
+        async with GuardProxy(guard, [upstream(tmp_path)], approve=approve) as proxy:
+            async with Client(proxy.server) as client:
+                return await client.call_tool("write_note", {"name": "n.txt", "text": "t"})
+
+    r = asyncio.run(main())
+    assert asked == [(Decision.ESCALATE, "write_note", {"name": "n.txt", "text": "t"})]
+    assert (tmp_path / "n.txt").exists() is answer and r.is_error is (not answer)

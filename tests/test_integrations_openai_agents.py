@@ -39,9 +39,14 @@ def make_tools(effects):
 
 
 def stack():
-    return GuardStack([ToolRuleGuard(deny=["delete_*"], name="no-deletes"),
-                       ToolRuleGuard(arguments=[{"tool": "read_file", "arg": "path", "forbid": r"^/etc"}],
-                                     name="no-etc")])
+    return GuardStack(
+        [
+            ToolRuleGuard(deny=["delete_*"], name="no-deletes"),
+            ToolRuleGuard(
+                arguments=[{"tool": "read_file", "arg": "path", "forbid": r"^/etc"}], name="no-etc"
+            ),
+        ]
+    )
 
 
 def run_agent(ag, effects, steps, recorder=None):
@@ -49,7 +54,12 @@ def run_agent(ag, effects, steps, recorder=None):
         set_trace_processors([ag.trace_processor(recorder)])
     else:
         set_trace_processors([])
-    agent = Agent(name="a", instructions="be safe", model=ScriptedModel(steps), tools=ag.guard_tools(make_tools(effects)))
+    agent = Agent(
+        name="a",
+        instructions="be safe",
+        model=ScriptedModel(steps),
+        tools=ag.guard_tools(make_tools(effects)),
+    )
     return asyncio.run(Runner.run(agent, "go"))
 
 
@@ -57,15 +67,21 @@ def test_forbidden_call_never_executes_model_gets_refusal(tmp_path):
     effects = []
     rec = TraceRecorder(tmp_path / "t.jsonl")
     ag = AgentsGuard(stack())
-    res = run_agent(ag, effects, [[function_call("delete_file", {"path": "/tmp/a"}, call_id="c1")],
-                                  [assistant_message("understood")]], rec)
+    res = run_agent(
+        ag,
+        effects,
+        [[function_call("delete_file", {"path": "/tmp/a"}, call_id="c1")], [assistant_message("understood")]],
+        rec,
+    )
     assert effects == []
     outs = [it.output for it in res.new_items if type(it).__name__ == "ToolCallOutputItem"]
     assert len(outs) == 1 and "REJECT by no-deletes" in outs[0]
     assert res.final_output == "understood"
     [trace] = read_traces(str(tmp_path / "t.jsonl"))
     assert trace.labels["adapter"] == "openai-agents" and trace.labels["blocked"] == 1
-    assert trace.steps[0].action.name == "delete_file" and trace.steps[0].action.arguments == {"path": "/tmp/a"}
+    assert trace.steps[0].action.name == "delete_file" and trace.steps[0].action.arguments == {
+        "path": "/tmp/a"
+    }
     assert trace.steps[0].signals["decision"] == Decision.REJECT
 
 
@@ -73,8 +89,12 @@ def test_allowed_call_executes_unchanged(tmp_path):
     effects = []
     rec = TraceRecorder(tmp_path / "t.jsonl")
     ag = AgentsGuard(stack())
-    res = run_agent(ag, effects, [[function_call("read_file", {"path": "/tmp/n"}, call_id="c1")],
-                                  [assistant_message("done")]], rec)
+    res = run_agent(
+        ag,
+        effects,
+        [[function_call("read_file", {"path": "/tmp/n"}, call_id="c1")], [assistant_message("done")]],
+        rec,
+    )
     assert effects == [("read", "/tmp/n")]
     outs = [it.output for it in res.new_items if type(it).__name__ == "ToolCallOutputItem"]
     assert outs == ["contents of /tmp/n"]
@@ -86,8 +106,11 @@ def test_halt_raises_tripwire_and_stops_run():
     effects = []
     ag = AgentsGuard(ToolRuleGuard(halt=["delete_*"]))
     with pytest.raises(ToolInputGuardrailTripwireTriggered):
-        run_agent(ag, effects, [[function_call("delete_file", {"path": "/"}, call_id="c1")],
-                                [assistant_message("never")]])
+        run_agent(
+            ag,
+            effects,
+            [[function_call("delete_file", {"path": "/"}, call_id="c1")], [assistant_message("never")]],
+        )
     assert effects == []
 
 
@@ -100,8 +123,11 @@ def test_guard_error_fails_closed():
 
     effects = []
     with pytest.raises(ToolInputGuardrailTripwireTriggered):
-        run_agent(AgentsGuard(Broken()), effects, [[function_call("read_file", {"path": "/tmp/n"}, call_id="c1")],
-                                                   [assistant_message("never")]])
+        run_agent(
+            AgentsGuard(Broken()),
+            effects,
+            [[function_call("read_file", {"path": "/tmp/n"}, call_id="c1")], [assistant_message("never")]],
+        )
     assert effects == []
 
 
@@ -114,8 +140,11 @@ def test_escalate_goes_to_approver(answer):
         return answer
 
     ag = AgentsGuard(ToolRuleGuard(escalate=["delete_*"]), approve=approve)
-    run_agent(ag, effects, [[function_call("delete_file", {"path": "/tmp/a"}, call_id="c1")],
-                            [assistant_message("ok")]])
+    run_agent(
+        ag,
+        effects,
+        [[function_call("delete_file", {"path": "/tmp/a"}, call_id="c1")], [assistant_message("ok")]],
+    )
     assert asked == [(Decision.ESCALATE, "delete_file")]
     assert effects == ([("delete", "/tmp/a")] if answer else [])
 
@@ -125,7 +154,11 @@ def test_output_guard_replaces_result():
         name = "no-secrets"
 
         def check(self, context, proposal):
-            return Verdict.reject("output leaks a secret") if "SECRET" in (proposal.output or "") else Verdict.allow()
+            return (
+                Verdict.reject("output leaks a secret")
+                if "SECRET" in (proposal.output or "")
+                else Verdict.allow()
+            )
 
     @function_tool
     def read_secret() -> str:
@@ -134,8 +167,11 @@ def test_output_guard_replaces_result():
 
     ag = AgentsGuard(ToolRuleGuard(deny=["nothing"]), output_guard=NoSecrets())
     set_trace_processors([])
-    agent = Agent(name="a", model=ScriptedModel([[function_call("read_secret", {}, call_id="c1")],
-                                                 [assistant_message("ok")]]), tools=ag.guard_tools([read_secret]))
+    agent = Agent(
+        name="a",
+        model=ScriptedModel([[function_call("read_secret", {}, call_id="c1")], [assistant_message("ok")]]),
+        tools=ag.guard_tools([read_secret]),
+    )
     res = asyncio.run(Runner.run(agent, "go"))
     outs = [it.output for it in res.new_items if type(it).__name__ == "ToolCallOutputItem"]
     assert len(outs) == 1 and "SECRET" not in outs[0] and "no-secrets" in outs[0]
@@ -147,8 +183,36 @@ def test_trace_processor_records_unguarded_runs(tmp_path):
     effects = []
     rec = TraceRecorder(tmp_path / "t.jsonl")
     set_trace_processors([AgentGuardTraceProcessor(rec)])
-    agent = Agent(name="a", model=ScriptedModel([[function_call("read_file", {"path": "/x"}, call_id="c1")],
-                                                 [assistant_message("done")]]), tools=make_tools(effects))
+    agent = Agent(
+        name="a",
+        model=ScriptedModel(
+            [[function_call("read_file", {"path": "/x"}, call_id="c1")], [assistant_message("done")]]
+        ),
+        tools=make_tools(effects),
+    )
     asyncio.run(Runner.run(agent, "go"))
     [trace] = read_traces(str(tmp_path / "t.jsonl"))
     assert [s.action.name for s in trace.steps] == ["read_file"] and "decision" not in trace.steps[0].signals
+
+
+def test_streamed_run_is_gated_the_same():
+    effects = []
+    ag = AgentsGuard(stack())
+    set_trace_processors([])
+    model = ScriptedModel(
+        [
+            [function_call("delete_file", {"path": "/tmp/a"}, call_id="c1")],
+            [function_call("read_file", {"path": "/tmp/b"}, call_id="c2")],
+            [assistant_message("done")],
+        ]
+    )
+    agent = Agent(name="a", model=model, tools=ag.guard_tools(make_tools(effects)))
+
+    async def main():
+        result = Runner.run_streamed(agent, "go")
+        kinds = [ev.type async for ev in result.stream_events()]
+        return result, kinds
+
+    result, kinds = asyncio.run(main())
+    assert effects == [("read", "/tmp/b")] and result.final_output == "done"
+    assert "run_item_stream_event" in kinds

@@ -3,7 +3,8 @@
     python examples/integrations/mcp_upstream_server.py WORKDIR
 
 Tools: ``write_note(name, text)`` writes WORKDIR/name; ``delete_note(name)`` deletes it;
-``list_notes()`` lists WORKDIR. Served over stdio.
+``transfer_funds(amount, to)`` appends to WORKDIR/ledger.txt; ``list_notes()`` lists WORKDIR. Served
+over stdio.
 """
 
 from __future__ import annotations
@@ -36,6 +37,14 @@ def delete_note(name: str) -> str:
     """Delete a note."""
     os.remove(_path(name))
     return f"deleted {name}"
+
+
+@server.tool()
+def transfer_funds(amount: int, to: str) -> str:
+    """Record a transfer in WORKDIR/ledger.txt."""
+    with open(os.path.join(WORKDIR, "ledger.txt"), "a", encoding="utf-8") as fh:
+        fh.write(f"{amount} {to}\n")
+    return f"transferred {amount} to {to}"
 
 
 @server.tool()

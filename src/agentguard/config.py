@@ -22,7 +22,9 @@ A stack in code is just ``GuardStack([guard, ...])``. The same stack from a file
     threshold = 0.9              # every other key is passed to the factory as a keyword
 
 Every key except ``type`` (and ``factory`` for ``python``) is passed to the guard's factory as a
-keyword argument. A factory that is a class with a ``from_config(params)`` classmethod gets the
+keyword argument; a relative file path among them (a policy file, a model) is resolved against the
+configuration file's folder when that file exists. A factory that is a class with a
+``from_config(params)`` classmethod gets the
 params through it instead (mechanisms use this to load models from paths).
 
 The registry maps type names to factories. Mechanism guards are registered by import path and
@@ -43,19 +45,28 @@ from .core.guard import Guard, GuardStack
 from .core.types import Decision
 
 __all__ = [
-    "GUARD_TYPES", "SCHEMA", "GuardSpec", "StackConfig", "build_guard", "build_stack", "load_config",
-    "load_stack", "parse_config", "register_guard",
+    "GUARD_TYPES",
+    "SCHEMA",
+    "GuardSpec",
+    "StackConfig",
+    "build_guard",
+    "build_stack",
+    "load_config",
+    "load_stack",
+    "parse_config",
+    "policy_guard",
+    "register_guard",
 ]
 
 Factory = Callable[..., Guard]
+_FILE_SUFFIXES = (".py", ".json", ".jsonl", ".prism", ".toml", ".yaml", ".yml", ".pt", ".npz")
 
 #: guard type name -> factory, or "module:attribute" imported lazily on first use.
 GUARD_TYPES: dict[str, Factory | str] = {
     "tool-rules": "agentguard.integrations.rules:ToolRuleGuard",
-    "policy": "agentguard.policies:ToolCallGuard",
-    "proactive": "agentguard.predictive:ProactiveGuard",
-    "threshold-monitor": "agentguard.calibration:ThresholdMonitor",
-    "safety-filter": "agentguard.control:SafetyFilter",
+    "policy": "agentguard.config:policy_guard",  # verified policies: agentguard.policies.ToolCallGuard
+    "proactive": "agentguard.server.factories:proactive_guard",  # Pro2Guard ProactiveGuard over a DTMC file
+    "threshold-monitor": "agentguard.calibration:ThresholdMonitor",  # calibrated Eq. 1 monitor
     "score-monitor": "agentguard.integrations.streaming:ScoreMonitor",
 }
 
@@ -86,13 +97,57 @@ SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "required": ["type"],
-                "properties": {"type": {"type": "string"}, "name": {"type": "string"},
-                               "factory": {"type": "string"}},
+                "properties": {
+                    "type": {"type": "string"},
+                    "name": {"type": "string"},
+                    "factory": {"type": "string"},
+                },
                 "additionalProperties": True,
             },
         },
     },
 }
+
+
+def policy_guard(
+    policy: str,
+    *,
+    arguments: Mapping[str, str] | None = None,
+    constants: Mapping[str, Any] | None = None,
+    tools: list[str] | None = None,
+    strategy: str = "AB",
+    unknown_tool: str = "allow",
+    deny: str = "reject",
+    name: str = "verified-policy",
+) -> Guard:
+    """A verified-policy ``ToolCallGuard`` (agentguard.policies) from plain configuration values.
+
+    ``policy``: a shipped policy name (``mind2web_sc``) or a path to a policy file; ``arguments``: policy
+    parameter -> tool-call argument name (a deterministic ``MappingExtractor``); ``constants``: fixed
+    parameter values; ``tools``: the tools it governs (default every tool); ``unknown_tool``: what a tool
+    no policy covers gets (``allow`` here, since other guards in the stack may cover it; ``deny`` to refuse).
+    A policy parameter missing from the call is passed as None, which the policy's precondition refuses:
+    the guard fails closed.
+    """
+    pol = _import("agentguard.policies:load_policy", "policy")
+    lib = _import("agentguard.policies:library_path", "policy")
+    mapping_extractor = _import("agentguard.policies:MappingExtractor", "policy")
+    binding = _import("agentguard.policies:PolicyBinding", "policy")
+    tool_call_guard = _import("agentguard.policies:ToolCallGuard", "policy")
+    path = policy if (os.sep in policy or policy.endswith(".py")) else str(lib(policy))
+    loaded = pol(path)
+    fields = {
+        param: (lambda arg: lambda call, ctx: call.arguments.get(arg))(arg)
+        for param, arg in dict(arguments or {}).items()
+    }
+    extractor = mapping_extractor(fields, dict(constants or {}))
+    return tool_call_guard(
+        [binding(loaded, extractor, tuple(tools or ["*"]))],
+        strategy=strategy,
+        name=name,
+        deny=deny,
+        unknown_tool=unknown_tool,
+    )
 
 
 def register_guard(type_name: str, factory: Factory | str, *, replace: bool = False) -> None:
@@ -115,7 +170,9 @@ def _import(path: str, what: str) -> Any:
     try:
         return getattr(mod, attr)
     except AttributeError:
-        raise DependencyError(f"{what}: {mod_name} has no '{attr}' (not available in this installation)") from None
+        raise DependencyError(
+            f"{what}: {mod_name} has no '{attr}' (not available in this installation)"
+        ) from None
 
 
 @dataclass
@@ -154,8 +211,10 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
     known = set(SCHEMA["properties"])
     unknown = set(data) - known
     if unknown:
-        raise InputError(f"{source}: unknown top-level key(s) {', '.join(sorted(map(str, unknown)))} "
-                         f"(expected {', '.join(sorted(known))})")
+        raise InputError(
+            f"{source}: unknown top-level key(s) {', '.join(sorted(map(str, unknown)))} "
+            f"(expected {', '.join(sorted(known))})"
+        )
     stack = data.get("stack", {})
     if not isinstance(stack, Mapping):
         raise _type_error(f"{source}: stack", "a table", stack)
@@ -170,9 +229,14 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
     except InputError as exc:
         raise InputError(f"{source}: stack.on_error: {exc}") from None
     if on_error < Decision.REJECT:
-        raise InputError(f"{source}: stack.on_error must be reject, escalate or halt (fail closed), not {on_error.name.lower()}")
+        raise InputError(
+            f"{source}: stack.on_error must be reject, escalate or halt (fail closed), "
+            f"not {on_error.name.lower()}"
+        )
     timeout = stack.get("timeout_s")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
+    ):
         raise _type_error(f"{source}: stack.timeout_s", "a positive number", timeout)
     sc = stack.get("short_circuit", True)
     if not isinstance(sc, bool):
@@ -198,16 +262,22 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
             raise _type_error(f"{source}: {where}", "a table", g)
         t = g.get("type")
         if not isinstance(t, str) or not t:
-            raise InputError(f"{source}: {where}: missing 'type' (one of {', '.join(sorted(GUARD_TYPES))}, or python)")
+            raise InputError(
+                f"{source}: {where}: missing 'type' (one of {', '.join(sorted(GUARD_TYPES))}, or python)"
+            )
         if t != "python" and t not in GUARD_TYPES:
-            raise InputError(f"{source}: {where}.type: unknown guard type {t!r} "
-                             f"(known: {', '.join(sorted(GUARD_TYPES))}, python)")
+            raise InputError(
+                f"{source}: {where}.type: unknown guard type {t!r} "
+                f"(known: {', '.join(sorted(GUARD_TYPES))}, python)"
+            )
         if t == "python" and not (isinstance(g.get("factory"), str) and ":" in g["factory"]):
             raise InputError(f"{source}: {where}: type 'python' needs factory = \"module:attribute\"")
         if "name" in g and (not isinstance(g["name"], str) or not g["name"]):
             raise _type_error(f"{source}: {where}.name", "a non-empty string", g["name"])
         specs.append(GuardSpec(t, {k: v for k, v in g.items() if k != "type"}, f"{source}: {where}"))
-    return StackConfig(specs, name, on_error, float(timeout) if timeout is not None else None, sc, rec_path, source)
+    return StackConfig(
+        specs, name, on_error, float(timeout) if timeout is not None else None, sc, rec_path, source
+    )
 
 
 def build_guard(spec: GuardSpec) -> Guard:
@@ -228,7 +298,9 @@ def build_guard(spec: GuardSpec) -> Guard:
     except TypeError as exc:
         raise InputError(f"{spec.where}: bad parameters for {spec.type!r}: {exc}") from None
     if not isinstance(guard, Guard):
-        raise InputError(f"{spec.where}: factory returned {type(guard).__name__}, not a Guard (needs name, check, acheck)")
+        raise InputError(
+            f"{spec.where}: factory returned {type(guard).__name__}, not a Guard (needs name, check, acheck)"
+        )
     return guard
 
 
@@ -240,10 +312,17 @@ def build_stack(config: StackConfig | Mapping[str, Any]) -> GuardStack:
     names = [g.name for g in guards]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
-        raise InputError(f"{config.source}: guard names must be unique, repeated: {', '.join(sorted(dup))} "
-                         "(set 'name' on each)")
-    return GuardStack(guards, name=config.name, on_error=config.on_error, timeout_s=config.timeout_s,
-                      short_circuit=config.short_circuit)
+        raise InputError(
+            f"{config.source}: guard names must be unique, repeated: {', '.join(sorted(dup))} "
+            "(set 'name' on each)"
+        )
+    return GuardStack(
+        guards,
+        name=config.name,
+        on_error=config.on_error,
+        timeout_s=config.timeout_s,
+        short_circuit=config.short_circuit,
+    )
 
 
 def load_config(path: str | os.PathLike[str]) -> StackConfig:
@@ -274,8 +353,15 @@ def load_config(path: str | os.PathLike[str]) -> StackConfig:
         except UnicodeDecodeError:
             raise InputError(f"{path}: not UTF-8 text") from None
     cfg = parse_config(data, path)
+    base = os.path.dirname(os.path.abspath(path))
     if cfg.recording_path and not os.path.isabs(cfg.recording_path):
-        cfg.recording_path = os.path.join(os.path.dirname(os.path.abspath(path)), cfg.recording_path)
+        cfg.recording_path = os.path.join(base, cfg.recording_path)
+    for spec in cfg.guards:  # relative file paths in guard parameters are relative to this file
+        for k, v in spec.params.items():
+            if isinstance(v, str) and not os.path.isabs(v) and ("/" in v or v.endswith(_FILE_SUFFIXES)):
+                candidate = os.path.join(base, v)
+                if os.path.exists(candidate):
+                    spec.params[k] = candidate
     return cfg
 
 

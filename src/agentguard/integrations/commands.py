@@ -43,20 +43,31 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         cfg = load_config(path)
         stack = build_stack(cfg)
-        typer.echo(f"ok: {path}: {len(stack.guards)} guard(s), on_error={stack.on_error.name.lower()}"
-                   + (f", recording to {cfg.recording_path}" if cfg.recording_path else ""))
+        typer.echo(
+            f"ok: {path}: {len(stack.guards)} guard(s), on_error={stack.on_error.name.lower()}"
+            + (f", recording to {cfg.recording_path}" if cfg.recording_path else "")
+        )
         for spec, g in zip(cfg.guards, stack.guards):
             typer.echo(f"  {g.name}  ({spec.type})")
 
     @app.command("mcp-proxy")
     def mcp_proxy(
         config: str = typer.Option(..., "--config", "-c", help="agentguard.toml describing the guard stack"),
-        upstream: List[str] = typer.Option(..., "--upstream", "-u",
-                                           help="NAME=COMMAND [ARGS...] (stdio) or NAME=URL (streamable HTTP); repeatable"),
-        http: Optional[str] = typer.Option(None, "--http", help="serve Streamable HTTP on HOST:PORT instead of stdio"),
+        upstream: List[str] = typer.Option(
+            ...,
+            "--upstream",
+            "-u",
+            help="NAME=COMMAND [ARGS...] (stdio) or NAME=URL (streamable HTTP); repeatable",
+        ),
+        http: Optional[str] = typer.Option(
+            None, "--http", help="serve Streamable HTTP on HOST:PORT instead of stdio"
+        ),
         record: Optional[str] = typer.Option(None, "--record", help="append traces to this JSONL file"),
-        prefix: Optional[bool] = typer.Option(None, "--prefix/--no-prefix",
-                                              help="prefix tool names with the upstream name (default: when >1 upstream)"),
+        prefix: Optional[bool] = typer.Option(
+            None,
+            "--prefix/--no-prefix",
+            help="prefix tool names with the upstream name (default: when >1 upstream)",
+        ),
     ) -> None:
         """Serve an MCP proxy that gates every tools/call of the upstream servers with the guard stack."""
         import anyio
@@ -75,7 +86,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
                     host, port = _host_port(http)
                     app_ = proxy.server.streamable_http_app(host=host)
-                    await uvicorn.Server(uvicorn.Config(app_, host=host, port=port, log_level="warning")).serve()
+                    await uvicorn.Server(
+                        uvicorn.Config(app_, host=host, port=port, log_level="warning")
+                    ).serve()
 
         anyio.run(main)
 
@@ -91,8 +104,17 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         stack, recorder = _stack_and_recorder(config, record)
         server = serve(GuardrailEndpoint(stack, recorder=recorder), host, port)
-        typer.echo(f"agentguard LiteLLM guardrail on http://{host}:{server.server_address[1]}"
-                   "/beta/litellm_basic_guardrail_api", err=True)
+        typer.echo(
+            f"agentguard LiteLLM guardrail on http://{host}:{server.server_address[1]}"
+            "/beta/litellm_basic_guardrail_api",
+            err=True,
+        )
+        import signal
+
+        def _stop(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, _stop)  # a service manager's stop still writes the open traces
         try:
             server.serve_forever()
         except KeyboardInterrupt:

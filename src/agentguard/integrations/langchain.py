@@ -123,8 +123,9 @@ class AgentGuardMiddleware(AgentMiddleware):
             from ..core.errors import InputError
 
             raise InputError(f"escalate must be 'interrupt' or 'reject', not {escalate!r}")
-        self.runtime = GuardRuntime(guard, recorder=recorder, adapter="langchain", on_error=on_error,
-                                    state_fn=state_fn)
+        self.runtime = GuardRuntime(
+            guard, recorder=recorder, adapter="langchain", on_error=on_error, state_fn=state_fn
+        )
         self.on_reject = on_reject
         self.escalate = escalate
         self.check_proposals = check_proposals
@@ -164,8 +165,9 @@ class AgentGuardMiddleware(AgentMiddleware):
         last = msgs[-1] if msgs else None
         return list(last.tool_calls) if isinstance(last, AIMessage) and last.tool_calls else []
 
-    def _after_model_result(self, key: str, ctx: Context, calls: list[dict[str, Any]],
-                            verdicts: list[Verdict]) -> dict[str, Any] | None:
+    def _after_model_result(
+        self, key: str, ctx: Context, calls: list[dict[str, Any]], verdicts: list[Verdict]
+    ) -> dict[str, Any] | None:
         halting = next((v for v in verdicts if v.decision is Decision.HALT), None)
         if halting is None:
             for tc, v in zip(calls, verdicts):
@@ -174,8 +176,11 @@ class AgentGuardMiddleware(AgentMiddleware):
         msgs = []
         for tc, v in zip(calls, verdicts):
             call = _to_call(tc)
-            text = refusal_message(halting if v is halting else v, call) if v.blocks else (
-                f"not run: the run was halted by {halting.guard}: {halting.reason}")
+            text = (
+                refusal_message(halting if v is halting else v, call)
+                if v.blocks
+                else (f"not run: the run was halted by {halting.guard}: {halting.reason}")
+            )
             self.runtime.record(ctx, call, v, observation=text)
             msgs.append(ToolMessage(text, tool_call_id=call.call_id, name=call.name, status="error"))
         return {"jump_to": "end", HALT_KEY: halting.reason, "messages": msgs}
@@ -230,7 +235,9 @@ class AgentGuardMiddleware(AgentMiddleware):
         return "refuse", self.on_reject == "end"
 
     def _ask(self, call: ToolCall, verdict: Verdict) -> bool:
-        answer = interrupt({"type": "agentguard_approval", "tool_call": call.to_dict(), "verdict": verdict.to_dict()})
+        answer = interrupt(
+            {"type": "agentguard_approval", "tool_call": call.to_dict(), "verdict": verdict.to_dict()}
+        )
         return _approved(answer)
 
     def _begin(self, request: Any) -> tuple[str, Context, ToolCall]:
@@ -244,9 +251,12 @@ class AgentGuardMiddleware(AgentMiddleware):
         if what == "ask":
             ok = self._ask(call, verdict)  # raises GraphInterrupt the first time; returns on resume
             what, arg = ("run", request) if ok else ("refuse", self.on_reject == "end")
-            verdict = Verdict(Decision.ALLOW if ok else Decision.REJECT,
-                              f"{'approved' if ok else 'refused'} by a human: {verdict.reason}", verdict.guard,
-                              verdict.numbers)
+            verdict = Verdict(
+                Decision.ALLOW if ok else Decision.REJECT,
+                f"{'approved' if ok else 'refused'} by a human: {verdict.reason}",
+                verdict.guard,
+                verdict.numbers,
+            )
         self._pending.pop((key, call.call_id), None)
         if what == "refuse":
             return self._refuse(ctx, call, verdict, bool(arg))
@@ -261,9 +271,12 @@ class AgentGuardMiddleware(AgentMiddleware):
         if what == "ask":
             ok = self._ask(call, verdict)
             what, arg = ("run", request) if ok else ("refuse", self.on_reject == "end")
-            verdict = Verdict(Decision.ALLOW if ok else Decision.REJECT,
-                              f"{'approved' if ok else 'refused'} by a human: {verdict.reason}", verdict.guard,
-                              verdict.numbers)
+            verdict = Verdict(
+                Decision.ALLOW if ok else Decision.REJECT,
+                f"{'approved' if ok else 'refused'} by a human: {verdict.reason}",
+                verdict.guard,
+                verdict.numbers,
+            )
         self._pending.pop((key, call.call_id), None)
         if what == "refuse":
             return self._refuse(ctx, call, verdict, bool(arg))
@@ -286,3 +299,20 @@ def scripted_chat_model(messages: list[Any]) -> Any:
 
 
 __all__ += ["scripted_chat_model"]
+
+
+class AgentGuardToolGate(AgentGuardMiddleware):
+    """The gate alone: ``wrap_tool_call``/``awrap_tool_call`` (plus the halt hooks), without the
+    ``after_model`` proposal check. One LangGraph node fewer per model turn (cheaper), at the price of
+    deciding each call only when it reaches the tool node: a HALT then stops the run after the calls
+    that ran before it in the same turn, rather than before any of them."""
+
+    after_model = AgentMiddleware.after_model
+    aafter_model = AgentMiddleware.aafter_model
+
+    @property
+    def name(self) -> str:
+        return "AgentGuardToolGate"
+
+
+__all__ += ["AgentGuardToolGate"]

@@ -20,10 +20,11 @@ The proxy connects to each upstream (a command run over stdio, or a Streamable H
 
 Per-session guard state: one :class:`~agentguard.core.Context` (and one recorded trace) per MCP
 session. The key is, in order: the client's ``_meta["agentguard/session"]`` if it sends one; the
-transport session id (Streamable HTTP ``Mcp-Session-Id``); the connection object of a handshake-era
-(initialize) connection; otherwise ``"stdio"`` - a stdio proxy serves exactly one client. On a
-*stateless* HTTP deployment with several clients, clients must send ``agentguard/session`` or their
-calls share one context.
+transport session id (Streamable HTTP ``Mcp-Session-Id``, handshake-era clients); the connection
+object of a handshake-era stdio/in-process connection; otherwise ``"stdio"`` - a stdio proxy serves
+exactly one client - or, for a *stateless* (2026-07-28 protocol) HTTP request, ``"http-shared"``: such
+requests carry nothing that tells clients apart, so they share one context (conservative: a HALT
+stops them all) unless each client sends ``_meta["agentguard/session"]``.
 
 What it can see: tool names, arguments and results of ``tools/call``. It forwards only tools; it does
 not proxy resources, prompts, sampling or elicitation (a client needing those should talk to the
@@ -34,6 +35,7 @@ streamed progress notifications of upstream tools are not relayed.
 from __future__ import annotations
 
 import inspect
+import os
 import shlex
 import sys
 from contextlib import AsyncExitStack
@@ -49,7 +51,7 @@ from .runtime import GuardRuntime, refusal_message
 require("mcp", "integrations")
 
 import mcp_types as types  # noqa: E402
-from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.server import Server  # noqa: E402
 
 __all__ = ["GuardProxy", "Upstream", "parse_upstream", "session_key"]
@@ -76,9 +78,11 @@ class Upstream:
             raise InputError(f"upstream {self.name}: give exactly one of a command or a url")
 
     def target(self) -> Any:
+        """What ``mcp.Client`` connects to: the URL, or a stdio transport whose stderr goes to ours."""
         if self.url is not None:
             return self.url
-        return StdioServerParameters(command=self.command, args=list(self.args), env=self.env, cwd=self.cwd)
+        params = StdioServerParameters(command=self.command, args=list(self.args), env=self.env, cwd=self.cwd)
+        return stdio_client(params, errlog=_errlog())
 
 
 def parse_upstream(spec: str) -> Upstream:
@@ -102,7 +106,9 @@ def session_key(ctx: Any) -> str:
     meta = getattr(ctx, "meta", None)
     if meta:
         try:
-            explicit = meta.get(SESSION_META_KEY) if hasattr(meta, "get") else getattr(meta, SESSION_META_KEY, None)
+            explicit = (
+                meta.get(SESSION_META_KEY) if hasattr(meta, "get") else getattr(meta, SESSION_META_KEY, None)
+            )
         except Exception:
             explicit = None
         if explicit:
@@ -119,7 +125,22 @@ def session_key(ctx: Any) -> str:
                 return f"connection:{id(conn)}"
         except ImportError:  # pragma: no cover
             return f"connection:{id(conn)}"
+    if getattr(getattr(ctx, "request", None), "headers", None) is not None:
+        return "http-shared"  # stateless HTTP request without a session: nothing tells clients apart
     return "stdio"
+
+
+def _errlog() -> Any:
+    """The upstream's stderr sink: our current stderr if it is a real file, else the process's original
+    one (``stdio_client``'s default is bound when ``mcp`` is imported and may be closed by now)."""
+    for f in (sys.stderr, sys.__stderr__):
+        try:
+            if f is not None:
+                f.fileno()
+                return f
+        except (OSError, ValueError, AttributeError):
+            continue
+    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
 
 
 def _error_result(text: str) -> types.CallToolResult:
@@ -136,7 +157,8 @@ def _result_text(result: Any) -> str:
 
 class GuardProxy:
     """The guard proxy. Use ``async with GuardProxy(guard, upstreams) as proxy:`` then serve ``proxy.server``
-    (``await proxy.serve_stdio()``, ``proxy.server.streamable_http_app()``, or ``mcp.Client(proxy.server)`` in tests).
+    (``await proxy.serve_stdio()``, ``proxy.server.streamable_http_app()``, or
+    ``mcp.Client(proxy.server)`` in tests).
     """
 
     def __init__(
@@ -158,7 +180,9 @@ class GuardProxy:
             raise InputError(f"upstream names must be unique: {names}")
         self.upstreams = list(upstreams)
         self.prefix = len(upstreams) > 1 if prefix is None else bool(prefix)
-        self.runtime = GuardRuntime(guard, recorder=recorder, adapter="mcp", on_error=on_error, state_fn=state_fn)
+        self.runtime = GuardRuntime(
+            guard, recorder=recorder, adapter="mcp", on_error=on_error, state_fn=state_fn
+        )
         self.approve = approve
         self.clients: dict[str, Any] = {}
         self._routes: dict[str, tuple[str, str]] = {}
@@ -211,8 +235,10 @@ class GuardProxy:
             for t in await self._upstream_tools(u.name):
                 exposed = f"{u.name}__{t.name}" if self.prefix else t.name
                 if exposed in routes:
-                    raise InputError(f"tool {exposed!r} is offered by upstreams {routes[exposed][0]} and {u.name}; "
-                                     "use prefixed names")
+                    raise InputError(
+                        f"tool {exposed!r} is offered by upstreams {routes[exposed][0]} and {u.name}; "
+                        "use prefixed names"
+                    )
                 routes[exposed] = (u.name, t.name)
                 out.append(t.model_copy(update={"name": exposed}) if exposed != t.name else t)
         self._routes = routes
@@ -235,9 +261,15 @@ class GuardProxy:
                     if inspect.isawaitable(ok):
                         ok = await ok
                 except Exception as exc:
-                    return Verdict(Decision.REJECT, f"approval failed ({exc}): {v.reason}", v.guard, v.numbers)
-            v = Verdict(Decision.ALLOW if ok is True else Decision.REJECT,
-                        f"{'approved' if ok is True else 'not approved'} by a human: {v.reason}", v.guard, v.numbers)
+                    return Verdict(
+                        Decision.REJECT, f"approval failed ({exc}): {v.reason}", v.guard, v.numbers
+                    )
+            v = Verdict(
+                Decision.ALLOW if ok is True else Decision.REJECT,
+                f"{'approved' if ok is True else 'not approved'} by a human: {v.reason}",
+                v.guard,
+                v.numbers,
+            )
         return v
 
     async def _on_call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -253,7 +285,9 @@ class GuardProxy:
             elif v.decision is Decision.MODIFY and isinstance(act, dict):
                 args = dict(act)
             else:
-                v = Verdict(Decision.REJECT, f"{v.reason} (no applicable replacement call)", v.guard, v.numbers)
+                v = Verdict(
+                    Decision.REJECT, f"{v.reason} (no applicable replacement call)", v.guard, v.numbers
+                )
         if v.blocks:
             text = refusal_message(v, call)
             if v.decision is Decision.HALT:
@@ -276,5 +310,7 @@ class GuardProxy:
             return _error_result(text)
         self.runtime.record(gctx, call, v, observation=_result_text(result))
         if not isinstance(result, types.CallToolResult):  # e.g. an input-required round: not proxied
-            return _error_result(f"upstream {upstream} answered {type(result).__name__}, which the proxy does not relay")
+            return _error_result(
+                f"upstream {upstream} answered {type(result).__name__}, which the proxy does not relay"
+            )
         return result

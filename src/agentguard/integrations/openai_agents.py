@@ -15,7 +15,7 @@ Verdicts become the SDK's tool-guardrail behaviours (``@tool_input_guardrail``):
 |---|---|
 | ALLOW | ``ToolGuardrailFunctionOutput.allow`` - the tool runs unchanged |
 | REJECT, RECOVER | ``reject_content(message)`` - the tool does not run; the model receives the refusal |
-| MODIFY | ``reject_content`` naming the corrected arguments: SDK guardrails cannot rewrite arguments, so the model is asked to call again |
+| MODIFY | ``reject_content`` naming the corrected arguments (guardrails cannot rewrite them) |
 | ESCALATE | ``approve(verdict, call)`` decides (may be async); without a callback the call is refused |
 | HALT | ``raise_exception`` - the SDK raises ``ToolInputGuardrailTripwireTriggered`` and the run stops |
 
@@ -101,8 +101,11 @@ class AgentsGuard:
         state_fn: Callable[[Context, Any], Any] | None = None,
     ) -> None:
         self.runtime = GuardRuntime(guard, adapter="openai-agents", on_error=on_error, state_fn=state_fn)
-        self.output_runtime = (GuardRuntime(output_guard, adapter="openai-agents", on_error=on_error)
-                               if output_guard is not None else None)
+        self.output_runtime = (
+            GuardRuntime(output_guard, adapter="openai-agents", on_error=on_error)
+            if output_guard is not None
+            else None
+        )
         self.approve = approve
         # verdicts by (trace id, tool name, raw arguments), read by the trace processor
         self._verdicts: dict[tuple[str, str, str], deque[Verdict]] = defaultdict(deque)
@@ -125,9 +128,15 @@ class AgentsGuard:
         return tools
 
     def trace_processor(self, recorder: TraceRecorder) -> "AgentGuardTraceProcessor":
+        """A trace processor that records runs, with this guard's decisions joined to the tool spans."""
+        self._joined = True
         return AgentGuardTraceProcessor(recorder, guard=self)
 
+    _joined = False  # verdicts are kept for a processor to join only once one exists (no unbounded growth)
+
     def _remember(self, key: str, name: str, raw: str, v: Verdict) -> None:
+        if not self._joined:
+            return
         with self._lock:
             self._verdicts[(key, name, raw)].append(v)
 
@@ -186,7 +195,9 @@ class AgentsGuard:
         call = ToolCall(tc.tool_name, _parse_args(tc.tool_arguments or ""), tc.tool_call_id or "")
         key = _run_key()
         ctx = self.runtime.context(key)
-        v_in = ctx.metadata.get("allowed", {}).pop(call.call_id, None) or Verdict.allow(self.runtime.guard.name)
+        v_in = ctx.metadata.get("allowed", {}).pop(call.call_id, None) or Verdict.allow(
+            self.runtime.guard.name
+        )
         text = data.output if isinstance(data.output, str) else str(data.output)
         if self.output_runtime is None:
             self.runtime.record(ctx, call, v_in, observation=text)
@@ -197,7 +208,9 @@ class AgentsGuard:
         if v.decision is Decision.HALT:
             return ToolGuardrailFunctionOutput.raise_exception(output_info=v.to_dict())
         if v.blocks:
-            return ToolGuardrailFunctionOutput.reject_content(refusal_message(v, call), output_info=v.to_dict())
+            return ToolGuardrailFunctionOutput.reject_content(
+                refusal_message(v, call), output_info=v.to_dict()
+            )
         return ToolGuardrailFunctionOutput.allow(output_info=v.to_dict())
 
 
@@ -247,8 +260,13 @@ class AgentGuardTraceProcessor(TracingProcessor):
             if err:
                 t.labels["error"] = err.get("message") if isinstance(err, dict) else str(err)
             out = data.output
-            t.append(Step(action=call, observation=out if out is None or isinstance(out, str) else str(out),
-                          signals=signals))
+            t.append(
+                Step(
+                    action=call,
+                    observation=out if out is None or isinstance(out, str) else str(out),
+                    signals=signals,
+                )
+            )
         except Exception:  # a recorder must never break the agent run
             return
 

@@ -120,7 +120,9 @@ class ToolRuleGuard(BaseGuard):
         self.name = name
         self.decision = Decision.parse(decision)
         if self.decision < Decision.REJECT:
-            raise InputError(f"{name}: decision must block (REJECT, ESCALATE or HALT), not {self.decision.name}")
+            raise InputError(
+                f"{name}: decision must block (REJECT, ESCALATE or HALT), not {self.decision.name}"
+            )
         self._deny = _globs(deny, f"{name}.deny")
         self._allow = _globs(allow, f"{name}.allow") if allow is not None else None
         self._allow_given = allow is not None
@@ -138,11 +140,13 @@ class ToolRuleGuard(BaseGuard):
             else:
                 raise InputError(f"{name}.arguments[{i}] must be a table/dict or ArgumentRule")
         self.arguments = rules
+        self._allowed = Verdict.allow(self.name)  # verdicts are immutable: one ALLOW serves every call
+        self._not_a_call = Verdict.allow(self.name, "not a tool call")
 
     def check(self, context: Context, proposal: Any) -> Verdict:
         call = as_tool_call(proposal)
         if call is None:
-            return Verdict.allow(self.name, "not a tool call")
+            return self._not_a_call
         found: list[tuple[Decision, str]] = []
         if self._halt is not None and self._halt.match(call.name):
             found.append((Decision.HALT, f"tool {call.name} stops the run"))
@@ -157,6 +161,6 @@ class ToolRuleGuard(BaseGuard):
             if why:
                 found.append((rule.decision, why))  # type: ignore[arg-type]
         if not found:
-            return Verdict.allow(self.name)
+            return self._allowed
         decision, reason = max(found, key=lambda x: x[0])
         return Verdict(decision, reason, self.name, details={"violations": [r for _, r in found]})

@@ -26,7 +26,9 @@ __all__ = ["GuardRuntime", "refusal_message"]
 def refusal_message(verdict: Verdict, call: ToolCall | None = None) -> str:
     """The text an agent sees when its call is refused (names the guard, the decision and the reason)."""
     what = f"tool call {call.name}" if call is not None else "action"
-    return f"agentguard refused {what} ({verdict.decision.name} by {verdict.guard or 'guard'}): {verdict.reason}"
+    return (
+        f"agentguard refused {what} ({verdict.decision.name} by {verdict.guard or 'guard'}): {verdict.reason}"
+    )
 
 
 class GuardRuntime:
@@ -74,8 +76,11 @@ class GuardRuntime:
                 if metadata:
                     ctx.metadata.update(metadata)
                 return ctx
-            trace = (self.recorder.trace(run_key, adapter=self.adapter) if self.recorder is not None
-                     else Trace(labels={"adapter": self.adapter}, run_id=run_key))
+            trace = (
+                self.recorder.trace(run_key, adapter=self.adapter)
+                if self.recorder is not None
+                else Trace(labels={"adapter": self.adapter}, run_id=run_key)
+            )
             ctx = Context(run_id=run_key, trace=trace, metadata={"adapter": self.adapter, **metadata})
             self._contexts[run_key] = ctx
             evicted = None
@@ -123,8 +128,14 @@ class GuardRuntime:
             return fail_closed(self.guard.name, exc, self.on_error)
 
     # -- recording ------------------------------------------------------------------------------
-    def record(self, ctx: Context, proposal: Any, verdict: Verdict, observation: Any = None,
-               output: str | None = None) -> Step:
+    def record(
+        self,
+        ctx: Context,
+        proposal: Any,
+        verdict: Verdict,
+        observation: Any = None,
+        output: str | None = None,
+    ) -> Step:
         """Append what happened to the run's trace (and so to the recorder)."""
         signals = {"decision": float(int(verdict.decision))}
         for k, v in verdict.numbers.items():

@@ -1,0 +1,208 @@
+"""LiteLLM adapter: the *Generic Guardrail API* endpoint that LiteLLM's proxy calls.
+
+LiteLLM (``guardrail: generic_guardrail_api`` in its ``config.yaml``, ``api_base`` pointing here) POSTs
+to ``/beta/litellm_basic_guardrail_api`` a JSON body with (schema of LiteLLM's
+``GenericGuardrailAPIRequest``): ``texts`` (list of strings), ``tool_calls`` (OpenAI chat tool calls
+``{"id", "type": "function", "function": {"name", "arguments": "<json>"}}``), ``tools`` (tool
+definitions), ``images``, ``structured_messages``, ``input_type`` (``"request"`` before the model,
+``"response"`` after), ``litellm_call_id``, ``litellm_trace_id``, ``request_data`` (key/team/user
+metadata) and ``additional_provider_specific_params``. It expects
+``{"action": "BLOCKED" | "NONE" | "GUARDRAIL_INTERVENED", "blocked_reason": ..., "texts": [...]}``;
+on BLOCKED LiteLLM raises and the request/response never reaches the caller.
+
+Mapping: each tool call is checked by the guard as a :class:`~agentguard.core.ToolCall`; each text is
+checked by ``text_guard`` (optional) as ``Step(output=text)`` for responses or ``Step(observation=text)``
+for requests. The strictest verdict decides: ALLOW -> ``NONE``; a MODIFY of a text whose ``action``
+is a string -> ``GUARDRAIL_INTERVENED`` with the rewritten texts; anything that blocks (REJECT,
+RECOVER, ESCALATE, HALT, and a MODIFY of a tool call, which this API cannot rewrite) -> ``BLOCKED``
+with the refusal as ``blocked_reason``. A guard error fails closed (BLOCKED). A malformed body is
+answered HTTP 400, which LiteLLM also treats as a failure (it does not let the call through).
+
+Per-run state is keyed on ``litellm_trace_id`` (one conversation), else ``litellm_call_id``.
+
+What it can see: only what LiteLLM sends - texts and the model's proposed tool calls (in
+``response`` mode) - not the tool results, which the client executes outside LiteLLM. It is a
+synchronous endpoint (the stdlib server runs the guard's ``check`` in a thread per request); for
+``during_call`` streaming LiteLLM sends the assembled text, not individual tokens (see
+:mod:`agentguard.integrations.streaming` for cutting a stream).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Mapping
+
+from ..core.errors import InputError
+from ..core.guard import Guard
+from ..core.types import Context, Decision, Step, ToolCall, Verdict
+from .recording import TraceRecorder
+from .runtime import GuardRuntime, refusal_message
+
+__all__ = ["GUARDRAIL_PATH", "GuardrailEndpoint", "serve"]
+
+GUARDRAIL_PATH = "/beta/litellm_basic_guardrail_api"
+
+
+def _tool_call(tc: Any, i: int) -> ToolCall:
+    if not isinstance(tc, Mapping):
+        raise InputError(f"tool_calls[{i}] must be an object")
+    fn = tc.get("function") if isinstance(tc.get("function"), Mapping) else tc
+    name = fn.get("name")
+    if not isinstance(name, str) or not name:
+        raise InputError(f"tool_calls[{i}] has no function name")
+    raw = fn.get("arguments")
+    if isinstance(raw, Mapping):
+        args = dict(raw)
+    elif raw in (None, ""):
+        args = {}
+    else:
+        try:
+            args = json.loads(raw)
+        except (TypeError, ValueError):
+            raise InputError(f"tool_calls[{i}] ({name}): arguments are not valid JSON") from None
+        if not isinstance(args, dict):
+            raise InputError(f"tool_calls[{i}] ({name}): arguments must be a JSON object")
+    return ToolCall(name, args, str(tc.get("id") or ""))
+
+
+class GuardrailEndpoint:
+    """The request -> response logic of LiteLLM's generic guardrail API, around any Guard."""
+
+    def __init__(
+        self,
+        guard: Guard,
+        *,
+        text_guard: Guard | None = None,
+        recorder: TraceRecorder | None = None,
+        on_error: Decision | str = Decision.HALT,
+        state_fn: Callable[[Context, Any], Any] | None = None,
+    ) -> None:
+        self.runtime = GuardRuntime(
+            guard, recorder=recorder, adapter="litellm", on_error=on_error, state_fn=state_fn
+        )
+        self.text_runtime = (
+            GuardRuntime(text_guard, adapter="litellm", on_error=on_error) if text_guard is not None else None
+        )
+
+    def __repr__(self) -> str:
+        return f"GuardrailEndpoint({self.runtime.guard!r})"
+
+    @staticmethod
+    def parse(payload: Any) -> tuple[str, str, list[str], list[ToolCall]]:
+        """Validate a request body: (run key, input_type, texts, tool calls); InputError if malformed."""
+        if not isinstance(payload, Mapping):
+            raise InputError("the request body must be a JSON object")
+        input_type = payload.get("input_type", "request")
+        if input_type not in ("request", "response"):
+            raise InputError(f"input_type must be 'request' or 'response', not {input_type!r}")
+        texts = payload.get("texts") or []
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            raise InputError("texts must be a list of strings")
+        raw_calls = payload.get("tool_calls") or []
+        if not isinstance(raw_calls, list):
+            raise InputError("tool_calls must be a list")
+        calls = [_tool_call(tc, i) for i, tc in enumerate(raw_calls)]
+        key = payload.get("litellm_trace_id") or payload.get("litellm_call_id") or "default"
+        return str(key), input_type, list(texts), calls
+
+    def handle(self, payload: Any) -> dict[str, Any]:
+        """Answer one guardrail request (synchronous; uses the guards' ``check``)."""
+        key, input_type, texts, calls = self.parse(payload)
+        ctx = self.runtime.context(key, input_type=input_type)
+        decided: list[tuple[Verdict, Any]] = []
+        for c in calls:
+            decided.append((self.runtime.check(ctx, c), c))
+        if self.text_runtime is not None:
+            tctx = self.text_runtime.context(key)
+            for i, t in enumerate(texts):
+                step = Step(output=t) if input_type == "response" else Step(observation=t)
+                decided.append((self.text_runtime.check(tctx, step), i))
+        return self._respond(ctx, texts, decided)
+
+    def _respond(self, ctx: Context, texts: list[str], decided: list[tuple[Verdict, Any]]) -> dict[str, Any]:
+        """``decided``: (verdict, ToolCall) for tool calls, (verdict, index into texts) for texts."""
+        worst = max(decided, key=lambda vp: vp[0].decision, default=None)
+        for v, p in decided:
+            if isinstance(p, ToolCall):
+                blocked = v.blocks or v.decision is Decision.MODIFY
+                self.runtime.record(ctx, p, v, observation=refusal_message(v, p) if blocked else None)
+        if worst is None or worst[0].decision is Decision.ALLOW:
+            return {"action": "NONE"}
+        v, p = worst
+        if v.decision is Decision.MODIFY:
+            new_texts = list(texts)
+            rewrites = [(vv, pp) for vv, pp in decided if vv.decision is Decision.MODIFY]
+            if all(isinstance(pp, int) and isinstance(vv.action, str) for vv, pp in rewrites):
+                for vv, pp in rewrites:  # pp: the index of the rewritten text
+                    new_texts[pp] = vv.action
+                return {"action": "GUARDRAIL_INTERVENED", "texts": new_texts}
+        return {
+            "action": "BLOCKED",
+            "blocked_reason": refusal_message(v, p if isinstance(p, ToolCall) else None),
+        }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    endpoint: GuardrailEndpoint
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # one small JSON answer per request: do not wait for delayed ACKs
+    wbufsize = 1 << 16  # headers and body leave in one write (flushed after each request)
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return None
+
+    def _send(self, code: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") in ("/health", ""):
+            self._send(200, {"status": "ok", "guard": self.endpoint.runtime.guard.name})
+        else:
+            self._send(404, {"error": f"no route {self.path}"})
+
+    def do_POST(self) -> None:
+        if self.path.split("?")[0].rstrip("/") != GUARDRAIL_PATH:
+            self._send(404, {"error": f"no route {self.path}; POST {GUARDRAIL_PATH}"})
+            return
+        try:
+            n = int(self.headers.get("Content-Length") or 0)
+            payload = json.loads(self.rfile.read(n) or b"null")
+        except (ValueError, TypeError):
+            self._send(400, {"error": "body is not valid JSON"})
+            return
+        try:
+            self._send(200, self.endpoint.handle(payload))
+        except InputError as exc:
+            self._send(400, {"error": str(exc)})
+        except Exception as exc:  # fail closed: never NONE because something broke
+            self._send(
+                200,
+                {"action": "BLOCKED", "blocked_reason": f"agentguard failed: {type(exc).__name__}: {exc}"},
+            )
+
+
+def serve(endpoint: GuardrailEndpoint, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+    """A stdlib HTTP server for the endpoint (not started: call ``serve_forever``; port 0 picks one)."""
+    handler = type("AgentGuardLiteLLMHandler", (_Handler,), {"endpoint": endpoint})
+    server = ThreadingHTTPServer((host, port), handler)
+    server.daemon_threads = True
+    return server
+
+
+def serve_in_thread(
+    endpoint: GuardrailEndpoint, host: str = "127.0.0.1", port: int = 0
+) -> ThreadingHTTPServer:
+    """Start :func:`serve` on a daemon thread (tests, embedding); ``server.shutdown()`` stops it."""
+    server = serve(endpoint, host, port)
+    threading.Thread(target=server.serve_forever, daemon=True, name="agentguard-litellm").start()
+    return server
+
+
+__all__ += ["serve_in_thread"]
