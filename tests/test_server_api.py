@@ -442,3 +442,19 @@ def test_serve_with_a_broken_guard_file_is_a_clear_error(tmp_path, monkeypatch, 
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "polcy" in err and len(err.strip().splitlines()) == 1
+
+
+def test_package_exports_are_lazy_and_sorted():
+    import subprocess
+    import sys
+
+    import agentguard.server as srv
+
+    assert srv.__all__ == sorted(srv.__all__)
+    for name in srv.__all__:
+        assert getattr(srv, name) is not None
+    # The command line imports agentguard.server.commands without FastAPI/SQLAlchemy/pyarrow.
+    code = ("import sys, agentguard.cli; bad = [m for m in ('fastapi', 'sqlalchemy', 'pyarrow', 'duckdb') "
+            "if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
