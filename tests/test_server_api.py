@@ -315,7 +315,10 @@ def test_guard_that_raises_fails_closed(settings):
 
 
 def test_audit_failure_gives_503_and_no_verdict(client):
+    assert client.get("/health").json()["audit_error"] is None
     client.store.close()  # writes now fail
+    h = client.get("/health")
+    assert h.status_code == 503 and h.json()["audit_error"] == "audit writer not running"
     r = client.post("/v1/check", headers=AUTH, json={"tool_call": {"name": "read_file"}})
     assert r.status_code == 503 and "decision" not in r.json()
     assert "no verdict" in r.json()["error"]

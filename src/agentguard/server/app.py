@@ -318,10 +318,13 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
         return JSONResponse(body), rec.decision_id
 
     # -- public ---------------------------------------------------------------------------------
-    @app.get("/health", tags=["service"], summary="Liveness (no token needed)")
+    @app.get("/health", tags=["service"], summary="Liveness and readiness (no token needed)")
     async def health() -> Response:
-        return JSONResponse({"status": "ok", "audit": store.dialect, "version": app.version,
-                             "guards_version": source.version, "guards_error": source.last_error})
+        """200 when the audit store answers and its writer runs; 503 otherwise (take the replica out)."""
+        ok, why = await run_in_threadpool(store.healthy)
+        return JSONResponse({"status": "ok" if ok else "unavailable", "audit": store.dialect,
+                             "audit_error": why, "version": app.version, "guards_version": source.version,
+                             "guards_error": source.last_error}, status_code=200 if ok else 503)
 
     @app.get("/", include_in_schema=False)
     async def root() -> Response:

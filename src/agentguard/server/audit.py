@@ -346,6 +346,17 @@ class AuditStore:
                     pass
             self.engine.dispose()
 
+    def healthy(self) -> tuple[bool, str | None]:
+        """(True, None) when the writer thread runs and the database answers a trivial query."""
+        if self._closed or not self._writer.is_alive():
+            return False, "audit writer not running"
+        try:
+            with self.engine.connect() as c:
+                c.exec_driver_sql("SELECT 1").scalar()
+        except Exception as exc:
+            return False, f"{type(exc).__name__}"
+        return True, None
+
     # -- reads ----------------------------------------------------------------------------------
     def count(self) -> int:
         with self.engine.connect() as c:
