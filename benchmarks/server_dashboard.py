@@ -65,6 +65,10 @@ def main() -> None:
                  "detection rate (held-out unsafe runs)": {"x": lam.tolist(), "y": det, "xlabel": "threshold",
                                                            "ylabel": "detection rate"}}}
     (tmp / "calibration.json").write_text(json.dumps(calib))
+    # Also kept as a result: a calibration file the threshold_monitor factory reads (docs/server.md).
+    calib_out = Path(args.out).with_name("server_monitor_calibration.json")
+    calib_out.write_text(json.dumps({**calib, "signals": args.signals, "command": "python " + " ".join(
+        [str(Path(__file__).relative_to(REPO))] + sys.argv[1:])}, indent=1) + "\n")
     model_dir = data / "pro2guard" / "embodied_dtmcs" / args.task
     (tmp / "steps.toml").write_text(
         '[[guards]]\ntype = "python"\nfactory = "agentguard.server.factories:proactive_guard"\n'
