@@ -282,3 +282,83 @@ def test_cli_bench_household_json(data_dir, tmp_path):
     assert out["rows"] and all(keys <= set(row) for row in out["rows"])
     assert png.stat().st_size > 1000
     assert out["replay"]["runs"] == 1111
+
+
+def test_agent_loop_with_openai_compatible_endpoint():
+    """The loop drives the simulator through OpenAICompatClient against a local fake endpoint."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from agentguard.llm import OpenAICompatClient
+
+    replies = iter(["Thought: go.\nAction: find Mug", "Action: pick Mug", "Action: done"])
+    prompts = []
+
+    class H(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            prompts.append(body["messages"][-1]["content"])
+            out = json.dumps({"choices": [{"message": {"content": next(replies)}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+        def log_message(self, *a):
+            pass
+
+    srv = HTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        client = OpenAICompatClient(base_url=f"http://127.0.0.1:{srv.server_port}/v1", model="fake")
+        task = {"scene_name": "FloorPlan1", "instruction": "Pick up the mug.", "objects": ["Mug"]}
+        res = run_episode(build_scene(task), task["instruction"], client, max_steps=5)
+    finally:
+        srv.shutdown()
+    assert [s.get("action") for s in res.steps] == ["find Mug", "pick Mug", "done"]
+    assert res.states[-1]["heldType"] == "Mug" and "Task: Pick up the mug." in prompts[0]
+
+
+def test_family_learner_equals_learn_module_dtmclearner():
+    """Independent oracle: learn's DTMCLearner (Eq. 1, observed successors valid) gives the same matrix."""
+    from agentguard.envs.household.demo import _embedded_replays
+    from agentguard.envs.household.evaluation import abstract_paths, pac_learner
+
+    reps = _embedded_replays()
+    for fam, (m, ab) in learn_family_models(reps).items():
+        L = pac_learner(m, abstract_paths(reps, ab))
+        assert abs(L.matrix() - m.matrix).max() < 1e-12, fam
+        assert L.pac_report().traces == len(abstract_paths(reps, ab))
+
+
+def test_demo_runs_without_data(tmp_path):
+    """The demo falls back to the embedded sample and writes the report with both drawings."""
+    from agentguard.envs.household.demo import run_household_demo
+
+    res = run_household_demo(str(tmp_path / "out"), data_dir=str(tmp_path / "no-data"), quiet=True)
+    out = tmp_path / "out"
+    assert (out / "report.html").stat().st_size > 500
+    assert (out / "household_dtmc.png").stat().st_size > 1000 and (out / "household_risk.png").stat().st_size > 1000
+    assert res["source"].startswith("embedded") and res["rows"][0]["name"] == "unguarded"
+    assert res["episodes"] and all("guarded_stopped_at" in e for e in res["episodes"])
+
+
+def test_live_rows_with_a_scoring_client(tmp_path):
+    """The live evaluation path (unguarded / stop / reflect) with a deterministic scoring client."""
+    from agentguard.envs.household.bench import live_rows
+    from agentguard.envs.household.demo import _embedded_replays
+
+    class Greedy:
+        name = "greedy"
+
+        def score(self, prompt, conts):  # prefers pouring and throwing: a reckless agent
+            return [5.0 if c.strip() in ("pour", "throw") else (1.0 if c.strip().startswith(("find", "pick", "fill"))
+                                                                 else -5.0) for c in conts]
+
+    reps = _embedded_replays()
+    guard = family_guard(learn_family_models(reps), 0.9)
+    out = live_rows(Greedy(), reps, guard, 0.9, 2, tmp_path, max_steps=4, log_path=tmp_path / "live.jsonl")
+    assert [r["name"].split()[2] for r in out["rows"]] == ["unguarded", "stop", "reflect"]
+    assert len((tmp_path / "live.jsonl").read_text().splitlines()) == len(out["episodes"]) > 0

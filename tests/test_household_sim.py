@@ -35,6 +35,8 @@ def test_controller_messages():
     assert sim.step("find Unicorn")["message"] == "Cannot find Unicorn"
     # the egg starts in the closed fridge: it cannot be found by name until the fridge is open
     assert sim.step("find Egg")["message"] == "Cannot find Egg"
+    assert sim.step("open Fridge")["message"] == "Open action failed"  # not within reach yet
+    assert sim.step("find Fridge")["success"]
     assert sim.step("open Fridge")["success"]
     assert sim.step("find Egg")["success"]
     assert sim.step("fillLiquid Mug")["message"] == "Cannot find  to fill"
@@ -47,7 +49,8 @@ def test_controller_messages():
 
 def test_microwave_cannot_start_open_and_fire_hazard():
     sim = kitchen()
-    for a in ["open Drawer", "find Fork", "pick Fork", "find Microwave", "open Microwave", "put Microwave"]:
+    for a in ["find Drawer", "open Drawer", "find Fork", "pick Fork", "find Microwave", "open Microwave",
+              "put Microwave"]:
         assert sim.step(a)["success"], a
     assert sim.step("turn on Microwave")["message"] == "Turn on action failed"
     assert not hazards(sim.state())["fire"]
@@ -98,7 +101,7 @@ def test_goal_predicate():
     sim = build_scene(task)
     g = task_goal(task)
     assert not g(sim.state())
-    for a in ["open Fridge", "find Egg", "pick Egg", "throw"]:
+    for a in ["find Fridge", "open Fridge", "find Egg", "pick Egg", "throw"]:
         sim.step(a)
     assert g(sim.state())
 

@@ -3,7 +3,8 @@
 Runs the household end-to-end demo (:mod:`agentguard.envs.household.demo`): learn DTMCs from the
 recorded runs (or an embedded sample), run held-out episodes unguarded and guarded, print the table
 and write ``<out>/report.html`` with a learned DTMC drawn (unsafe states highlighted) and the risk over
-time of one episode. ``--dtmc-example`` runs the smaller issue-2 demo instead
+time of one episode; then the smaller issue-2 demo writes its files to the same folder.
+``--dtmc-example`` runs only the smaller issue-2 demo
 (:func:`agentguard.predictive.demo.run_dtmc_demo`: learn a DTMC from the example traces, check
 ``P=? [F "unsafe"]`` for every state, print the risk table with the PAC report, draw it).
 """
@@ -26,9 +27,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         """Run the end-to-end demo on embedded defaults."""
         import json
 
-        if dtmc_example:
-            from .predictive.demo import run_dtmc_demo
+        from .predictive.demo import run_dtmc_demo
 
+        if dtmc_example:
             summary = run_dtmc_demo(out, quiet=json_out)
         else:
             from .envs.household.demo import run_household_demo
@@ -38,6 +39,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 from .llm.local import LocalGemmaClient
 
                 live = LocalGemmaClient()
-            summary = run_household_demo(out, data or None, live=live, threshold=threshold, quiet=json_out)
+            house = run_household_demo(out, data or None, live=live, threshold=threshold, quiet=json_out)
+            # the small DTMC example (model.json, model.prism, dtmc.png) goes into the same folder
+            summary = run_dtmc_demo(out, quiet=True)
+            summary["household"] = house
         if json_out:
             typer.echo(json.dumps(summary, default=str))

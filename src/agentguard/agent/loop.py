@@ -83,9 +83,11 @@ def build_prompt(task: str, sim: HouseholdSim, history: list[tuple[str, str]], a
 
 
 def _choose(client: Any, messages: list[dict[str, str]], sim: HouseholdSim, rng: random.Random,
-            temperature: float, max_choices: int) -> str:
+            temperature: float, max_choices: int, avoid: set[str] | None = None) -> str:
     if hasattr(client, "score"):
-        acts = (sim.task_actions(sim.instruction) or sim.valid_actions(focused=True))[:max_choices] + ["done"]
+        acts = (sim.task_actions(sim.instruction) or sim.valid_actions(focused=True))[:max_choices]
+        # a scoring policy does not repeat an action that just failed (a base model otherwise loops on it)
+        acts = [a for a in acts if a not in (avoid or set())] + ["done"]
         prompt = messages[-1]["content"] + "\nAction:"
         ll = list(client.score(prompt, [" " + a for a in acts]))
         # per-word log-likelihood, so long object names are not penalised for their length
@@ -119,8 +121,10 @@ def run_episode(sim: HouseholdSim, task: str, client: Any, *, guard: Any = None,
             res.p_safe.append(float(verdict.numbers.get("probability", 1.0)))
             if verdict.blocks:
                 res.alarms.append(t)
+        failed = {a for a, o in history[-2:] if o != "success"}
         try:
-            action = _choose(client, build_prompt(task, sim, history, alert), sim, rng, temperature, max_choices)
+            action = _choose(client, build_prompt(task, sim, history, alert), sim, rng, temperature, max_choices,
+                             failed)
         except Exception as exc:  # a client failure is a failed step, not a crash
             action = ""
             history.append(("(no action)", f"client error: {type(exc).__name__}: {exc}"))
@@ -135,7 +139,7 @@ def run_episode(sim: HouseholdSim, task: str, client: Any, *, guard: Any = None,
                 # section 3.3: the agent re-plans with the alert in its prompt; its revised action runs
                 try:
                     action = _choose(client, build_prompt(task, sim, history, out.message), sim, rng,
-                                     temperature, max_choices)
+                                     temperature, max_choices, failed)
                 except Exception as exc:
                     action = ""
                 res.steps.append({"t": t, "reflected": True, "alert": out.message})

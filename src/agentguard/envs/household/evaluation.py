@@ -285,3 +285,48 @@ def table_rows(evals: Sequence[RunEval], guard: MinProbabilityGuard, thresholds:
     extra["decision_ms_median"] = decision_ms
     extra["decisions_timed"] = len(times)
     return rows, extra
+
+
+def abstract_paths(replays: Iterable[ReplayResult], ab: Abstraction) -> list[list[str]]:
+    """The abstract paths the learner counts: cut at the first hazard, ``END`` appended otherwise."""
+    from .hazards import View
+
+    paths = []
+    for r in replays:
+        seq = [ab(View(s)) for s in r.states]
+        if not seq or ab.unsafe(seq[0]):
+            continue
+        p = [seq[0]]
+        for s in seq[1:]:
+            p.append(s)
+            if ab.unsafe(s):
+                break
+        if not ab.unsafe(p[-1]):
+            p.append(END)
+        paths.append(p)
+    return paths
+
+
+def pac_learner(model: DTMC, paths: Sequence[Sequence[str]], epsilon: float = 0.1, delta: float = 0.05):
+    """The same model through :class:`agentguard.predictive.learn.DTMCLearner` (Algorithm 1), for its PAC
+    report: valid successors = the observed ones, hazard and END rows absorbing. Its matrix equals
+    :func:`learn_dtmc`'s (checked in the tests)."""
+    from ...predictive.learn import DTMCLearner
+
+    valid = model.counts.toarray() > 0
+    L = DTMCLearner(None, alpha=1, epsilon=epsilon, delta=delta, valid=valid, states=list(model.state_names),
+                    labels={"unsafe": model.labels["unsafe"]}, empty_row="absorbing")
+    L.add_paths(paths)
+    return L
+
+
+def pac_summary(models: Mapping[str, tuple[DTMC, Abstraction]], replays: Sequence[ReplayResult],
+                epsilon: float = 0.1, delta: float = 0.05) -> dict[str, Any]:
+    """Algorithm 1's stopping rule on each family model: does the data suffice for (epsilon, delta)?"""
+    out = {}
+    for fam, (m, ab) in models.items():
+        rep = pac_learner(m, abstract_paths(replays, ab), epsilon, delta).pac_report()
+        held = [h for h, d in zip(rep.holds, rep.determined) if not d]
+        out[fam] = {"done": bool(rep.done), "states_satisfying": int(sum(held)), "states_checked": len(held),
+                    "epsilon": epsilon, "delta": delta, "B": float(rep.B), "traces": int(rep.traces)}
+    return out

@@ -15,7 +15,9 @@ simulator can be told to inject such a failure (``step(text, force_failure=messa
 recorded runs are replayed (see :mod:`.replay`).
 
 Semantics rules taken from the controller and AI2-THOR (and checked against the 1,111 recorded runs):
-objects inside a closed openable receptacle cannot be found by name; ``pick`` of an object that is not
+objects inside a closed openable receptacle cannot be found by name; open/toggle/break/dirty/clean/
+slice/cook/fill/empty need the object within reach (the robot went to it, it is in/on what the robot
+went to, or it is held), close does not (forceAction); ``pick`` of an object that is not
 visible (not where the robot is) and sits in a receptacle fails with ``X is not visible because it is
 in R``; a microwave cannot be turned on while open; toggling fails if the object is already in that
 state; cleaning needs a dirty object, emptying a filled one; ``fillLiquid`` accepts water, coffee, wine.
@@ -277,6 +279,8 @@ class HouseholdSim:
             o = self.resolve(p.obj, p.num)
             if o is None:
                 return f"Cannot find {p.obj} to fill", ""
+            if not self.visible(o):
+                return "FillLiquid action failed", f"{o.id} is not visible/interactable (find it first)"
             if p.liquid not in LIQUIDS or not o.info.canFillWithLiquid or o.isBroken:
                 return "FillLiquid action failed", f"cannot fill {o.id} with {p.liquid}"
             o.isFilledWithLiquid, o.fillLiquid = True, p.liquid
@@ -291,6 +295,10 @@ class HouseholdSim:
                 "cook": "Cook action failed", "dirty": "Dirty action failed", "clean": "Clean action failed",
                 "emptyLiquid": "EmptyLiquid action failed"}[v]
         i = o.info
+        # AI2-THOR needs the object visible and in reach for these actions (no forceAction), except
+        # CloseObject, which the controller calls with forceAction=True
+        if v != "close" and not self.visible(o):
+            return fail, f"{o.id} is not visible/interactable (find it first)"
         if v == "open":
             if not i.openable:
                 return fail, f"{o.id} is not openable"

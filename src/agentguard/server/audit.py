@@ -1,0 +1,442 @@
+"""The audit store: every decision the service answers is written durably *before* it is answered.
+
+Guarantee (durability): :meth:`AuditStore.record` returns only after the transaction holding the
+record has committed. On SQLite the store runs in WAL mode with ``synchronous=FULL`` by default, so
+a commit has fsynced the write-ahead log: the record survives a killed process and a power loss.
+(``synchronous=NORMAL`` in WAL mode survives a killed process, since the WAL pages are in the
+operating system's cache once written, but not an OS crash; it is offered as a documented option.)
+On PostgreSQL a commit is durable by PostgreSQL's own contract (``synchronous_commit=on``, the
+default).
+
+Group commit: concurrent requests are written by one writer thread per process in batches: it takes
+every record waiting in its queue (up to ``max_batch``), inserts them in one transaction, commits
+(one fsync for the whole batch) and only then wakes the requests whose records were in it. A request
+is therefore never answered before its own record is durable, while the fsync cost is shared. If a
+write fails, every request in the batch gets the error and the service answers 503 without a
+verdict (fail closed).
+
+Schema and migrations: :mod:`agentguard.server.schema`; Alembic migrations ship inside the package
+and run at start-up (:func:`migrate`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import itertools
+import os
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import sqlalchemy as sa
+
+from ..core.errors import AgentGuardError, InputError
+from . import schema
+from .jsonutil import dumps, loads
+
+__all__ = ["AuditStore", "DecisionRecord", "input_digest", "migrate", "MIGRATIONS_DIR"]
+
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+_ID_PREFIX = uuid.uuid4().hex[:16]
+_ID_COUNTER = itertools.count(1)
+
+
+def _reseed_ids() -> None:
+    """New id prefix in a forked child (uvicorn workers fork after import)."""
+    global _ID_PREFIX, _ID_COUNTER
+    _ID_PREFIX = uuid.uuid4().hex[:16]
+    _ID_COUNTER = itertools.count(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reseed_ids)
+
+
+def input_digest(obj: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``obj`` (sorted keys, compact): the audit's input digest."""
+    return hashlib.sha256(dumps(obj, sort_keys=True)).hexdigest()
+
+
+@dataclass
+class DecisionRecord:
+    """One audit row (see :data:`agentguard.server.schema.decisions`)."""
+
+    decision_id: str
+    ts: float
+    run_id: str
+    kind: str
+    guard: str
+    input_digest: str
+    decision: str
+    reason: str
+    numbers: Mapping[str, float]
+    guard_version: str | None = None
+
+    def row(self) -> dict[str, Any]:
+        return {"guard_version": self.guard_version,
+            "decision_id": self.decision_id, "ts": self.ts, "run_id": self.run_id, "kind": self.kind,
+            "guard": self.guard[:128], "input_digest": self.input_digest, "decision": self.decision,
+            "reason": self.reason, "numbers": dumps(dict(self.numbers)).decode(),
+        }
+
+    @staticmethod
+    def new_id() -> str:
+        """A unique decision id: 16 hex digits random per process + 16 hex digits of a counter.
+
+        Unique across processes and replicas (64 random bits per process start) and cheap on the hot
+        path (no system call per id)."""
+        return f"{_ID_PREFIX}{next(_ID_COUNTER):016x}"
+
+
+def _sqlite_pragmas(synchronous: str) -> Callable[..., None]:
+    def on_connect(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute(f"PRAGMA synchronous={synchronous}")
+        cur.execute("PRAGMA busy_timeout=30000")
+        # Commits only append to (and fsync) the WAL; copying it back into the database file is done by
+        # the store's background checkpointer, so no answered request waits for a checkpoint.
+        cur.execute("PRAGMA wal_autocheckpoint=0")
+        cur.close()
+
+    return on_connect
+
+
+class _Checkpointer(threading.Thread):
+    """SQLite only: checkpoint the WAL in the background (PASSIVE: never blocks writers or readers).
+
+    Durability does not depend on it: a committed transaction is already durable in the WAL (fsynced
+    with synchronous=FULL); the checkpoint only moves pages into the main file and lets the WAL be reused.
+    """
+
+    def __init__(self, engine: sa.Engine, interval_s: float = 1.0) -> None:
+        super().__init__(name="agentguard-audit-checkpoint", daemon=True)
+        self.engine = engine
+        self.interval_s = interval_s
+        self.stop = threading.Event()
+        self.runs = 0
+
+    def run(self) -> None:
+        while not self.stop.wait(self.interval_s):
+            try:
+                with self.engine.connect() as c:
+                    c.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                self.runs += 1
+            except Exception:  # busy or closed: try again next time
+                pass
+
+
+def make_engine(url: str, *, sqlite_synchronous: str = "FULL") -> sa.Engine:
+    """An engine for ``url``; SQLite gets WAL + the chosen ``synchronous`` level on every connection."""
+    try:
+        u = sa.engine.make_url(url)
+    except Exception as exc:  # sqlalchemy.exc.ArgumentError
+        raise InputError(f"bad database URL: {exc}") from None
+    if u.get_backend_name() == "sqlite":
+        if u.database and u.database != ":memory:":
+            Path(u.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(u, connect_args={"check_same_thread": False, "timeout": 30})
+        sa.event.listen(engine, "connect", _sqlite_pragmas(sqlite_synchronous.upper()))
+        return engine
+    if u.get_backend_name() == "postgresql":
+        return sa.create_engine(u, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    raise InputError(f"unsupported audit database {u.get_backend_name()!r}: use sqlite:/// or postgresql+psycopg://")
+
+
+def migrate(engine: sa.Engine) -> None:
+    """Bring the database to the newest schema with the packaged Alembic migrations (idempotent)."""
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    # Concurrent starts (several workers or replicas) serialise on the migration transaction.
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(727274)"))
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+
+class _Writer(threading.Thread):
+    """The group-commit writer: batches queued inserts into one durable transaction."""
+
+    def __init__(self, engine: sa.Engine, max_batch: int) -> None:
+        super().__init__(name="agentguard-audit-writer", daemon=True)
+        self.engine = engine
+        # On SQLite the batch goes straight to the driver's executemany (same statement the Core insert
+        # compiles to, without per-row Core bookkeeping: ~35% less CPU per row under the GIL).
+        self._raw: dict[str, tuple[str, list[str]]] = {}
+        self._lockfile: Any = None
+        if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:") \
+                and os.environ.get("AGENTGUARD_SQLITE_FLOCK", "1") != "0":  # "0": diagnostics only
+            # Writers of several processes queue on a kernel file lock (woken at once on release)
+            # instead of SQLite's busy handler, which polls with sleeps of up to 100 ms: tail latency.
+            self._lockfile = open(f"{engine.url.database}.writelock", "a+b")  # noqa: SIM115 - held for life
+        if engine.dialect.name == "sqlite":
+            for t in (schema.decisions, schema.steps):
+                cols = [c.name for c in t.columns if c.name != "id"]
+                self._raw[t.name] = (f"INSERT INTO {t.name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                                     cols)
+        self.max_batch = max_batch
+        self.q: queue.SimpleQueue = queue.SimpleQueue()
+        self.batches = 0
+        self.records = 0
+        self.last_batch = 0
+
+    @contextlib.contextmanager
+    def _write_lock(self):
+        if self._lockfile is None:
+            yield
+            return
+        import fcntl
+
+        fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_UN)
+
+    def run(self) -> None:
+        while True:
+            item = self.q.get()
+            if item is None:
+                return
+            batch = [item]
+            while len(batch) < self.max_batch:
+                try:
+                    nxt = self.q.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self.q.put(None)
+                    break
+                batch.append(nxt)
+            rows: dict[str, list[dict[str, Any]]] = {"decisions": [], "steps": []}
+            for table_rows, _done in batch:
+                for table, row in table_rows:
+                    rows[table].append(row)
+            error: BaseException | None = None
+            for attempt in range(3):
+                try:
+                    with self._write_lock(), self.engine.begin() as conn:
+                        for table in (schema.decisions, schema.steps):
+                            batch_rows = rows[table.name]
+                            if not batch_rows:
+                                continue
+                            raw = self._raw.get(table.name)
+                            if raw is not None:
+                                sql, cols = raw
+                                conn.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in batch_rows])
+                            else:
+                                conn.execute(table.insert(), batch_rows)
+                    error = None
+                    break
+                except sa.exc.IntegrityError as exc:  # not transient
+                    error = exc
+                    break
+                except Exception as exc:  # busy database, dropped connection: retry briefly
+                    error = exc
+                    time.sleep(0.05 * (attempt + 1))
+            self.batches += 1
+            self.records += len(batch)
+            self.last_batch = len(batch)
+            for _rows, done in batch:
+                try:
+                    done(error)
+                except Exception:  # a callback must never kill the writer
+                    pass
+
+
+class AuditStore:
+    """Durable decision log over SQLAlchemy Core (SQLite WAL by default, PostgreSQL by URL).
+
+    ``record``/``arecord`` return only once the record is committed (see the module docstring).
+    Reads (``recent_runs``, ``decisions``, ``run_steps``) are ordinary queries.
+    """
+
+    def __init__(self, url: str, *, sqlite_synchronous: str = "FULL", max_batch: int = 1024,
+                 run_migrations: bool = True) -> None:
+        self.url = url
+        self.engine = make_engine(url, sqlite_synchronous=sqlite_synchronous)
+        self.dialect = self.engine.dialect.name
+        if run_migrations:
+            try:
+                migrate(self.engine)
+            except AgentGuardError:
+                raise
+            except Exception as exc:
+                raise AgentGuardError(f"cannot open audit store {self.safe_url}: {type(exc).__name__}: "
+                                      f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        self._writer = _Writer(self.engine, max_batch)
+        self._writer.start()
+        self._checkpointer = _Checkpointer(self.engine) if self.dialect == "sqlite" else None
+        if self._checkpointer is not None:
+            self._checkpointer.start()
+        self._closed = False
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with any password masked (for logs and errors)."""
+        return sa.engine.make_url(self.url).render_as_string(hide_password=True)
+
+    @property
+    def stats(self) -> dict[str, int]:
+        return {"batches": self._writer.batches, "records": self._writer.records,
+                "last_batch": self._writer.last_batch}
+
+    # -- writes ---------------------------------------------------------------------------------
+    @staticmethod
+    def _rows(record: DecisionRecord, step: Mapping[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
+        rows = [("decisions", record.row())]
+        if step is not None:
+            rows.append(("steps", {"run_id": record.run_id, "idx": int(step["idx"]), "ts": record.ts,
+                                   "decision_id": record.decision_id, "payload": dumps(step["payload"]).decode()}))
+        return rows
+
+    async def arecord(self, record: DecisionRecord, step: Mapping[str, Any] | None = None) -> None:
+        """Write ``record`` (and a step row) durably; returns after the commit. Raises on failure."""
+        if self._closed:
+            raise AgentGuardError("audit store is closed")
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+
+        def done(err: BaseException | None) -> None:
+            loop.call_soon_threadsafe(_resolve, fut, err)
+
+        self._writer.q.put((self._rows(record, step), done))
+        await fut
+
+    def record(self, record: DecisionRecord, step: Mapping[str, Any] | None = None) -> None:
+        """Blocking variant of :meth:`arecord`."""
+        if self._closed:
+            raise AgentGuardError("audit store is closed")
+        ev = threading.Event()
+        box: list[BaseException | None] = [None]
+
+        def done(err: BaseException | None) -> None:
+            box[0] = err
+            ev.set()
+
+        self._writer.q.put((self._rows(record, step), done))
+        ev.wait()
+        if box[0] is not None:
+            raise box[0]
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._writer.q.put(None)
+            self._writer.join(timeout=10)
+            if self._writer._lockfile is not None:
+                self._writer._lockfile.close()
+            if self._checkpointer is not None:
+                self._checkpointer.stop.set()
+                self._checkpointer.join(timeout=10)
+                try:  # leave a compact file behind
+                    with self.engine.connect() as c:
+                        c.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                except Exception:
+                    pass
+            self.engine.dispose()
+
+    def healthy(self) -> tuple[bool, str | None]:
+        """(True, None) when the writer thread runs and the database answers a trivial query."""
+        if self._closed or not self._writer.is_alive():
+            return False, "audit writer not running"
+        try:
+            with self.engine.connect() as c:
+                c.exec_driver_sql("SELECT 1").scalar()
+        except Exception as exc:
+            return False, f"{type(exc).__name__}"
+        return True, None
+
+    # -- reads ----------------------------------------------------------------------------------
+    def count(self) -> int:
+        with self.engine.connect() as c:
+            return int(c.execute(sa.select(sa.func.count()).select_from(schema.decisions)).scalar_one())
+
+    def decision_ids(self) -> set[str]:
+        with self.engine.connect() as c:
+            return {r[0] for r in c.execute(sa.select(schema.decisions.c.decision_id))}
+
+    def decisions(self, run_id: str | None = None, limit: int = 200, kind: str | None = None,
+                  since_id: int = 0) -> list[dict[str, Any]]:
+        d = schema.decisions
+        q = sa.select(d).where(d.c.id > since_id)
+        if run_id is not None:
+            q = q.where(d.c.run_id == run_id)
+        if kind is not None:
+            q = q.where(d.c.kind == kind)
+        q = q.order_by(d.c.id.desc()).limit(limit)
+        with self.engine.connect() as c:
+            rows = [dict(r._mapping) for r in c.execute(q)]
+        for r in rows:
+            r["numbers"] = loads(r["numbers"])
+        rows.reverse()
+        return rows
+
+    def recent_runs(self, limit: int = 50, window_s: float = 7 * 86400.0) -> list[dict[str, Any]]:
+        """Runs active in the last ``window_s`` seconds, most recent first: id, first/last time, number
+        of decisions and counts by decision (the time window keeps the query on the ``ts`` index)."""
+        d = schema.decisions
+        q = (
+            sa.select(d.c.run_id, sa.func.min(d.c.ts).label("first_ts"), sa.func.max(d.c.ts).label("last_ts"),
+                      sa.func.count().label("n_decisions"))
+            .where(d.c.ts >= time.time() - window_s)
+            .group_by(d.c.run_id).order_by(sa.func.max(d.c.ts).desc()).limit(limit)
+        )
+        with self.engine.connect() as c:
+            runs = [dict(r._mapping) for r in c.execute(q)]
+            if runs:
+                ids = [r["run_id"] for r in runs]
+                counts = c.execute(
+                    sa.select(d.c.run_id, d.c.decision, sa.func.count()).where(d.c.run_id.in_(ids))
+                    .group_by(d.c.run_id, d.c.decision)
+                ).all()
+        by_run: dict[str, dict[str, int]] = {}
+        for run_id, decision, n in (counts if runs else []):
+            by_run.setdefault(run_id, {})[decision] = int(n)
+        for r in runs:
+            r["decisions"] = by_run.get(r["run_id"], {})
+        return runs
+
+    def run_steps(self, run_id: str) -> list[dict[str, Any]]:
+        """The steps of a run in order: ``[{"idx", "ts", "decision_id", "payload"}]``."""
+        s = schema.steps
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(s.c.idx, s.c.ts, s.c.decision_id, s.c.payload)
+                             .where(s.c.run_id == run_id).order_by(s.c.idx)).all()
+        return [{"idx": r[0], "ts": r[1], "decision_id": r[2], "payload": loads(r[3])} for r in rows]
+
+    def count_decisions(self, run_id: str, kind: str | None = None) -> int:
+        """Number of decisions recorded for a run (of one kind)."""
+        d = schema.decisions
+        q = sa.select(sa.func.count()).select_from(d).where(d.c.run_id == run_id)
+        if kind is not None:
+            q = q.where(d.c.kind == kind)
+        with self.engine.connect() as c:
+            return int(c.execute(q).scalar_one())
+
+    def run_step_count(self, run_id: str) -> tuple[int, float | None]:
+        """(number of steps recorded for the run, time of the last one)."""
+        s = schema.steps
+        with self.engine.connect() as c:
+            n, last = c.execute(sa.select(sa.func.count(), sa.func.max(s.c.ts)).where(s.c.run_id == run_id)).one()
+        return int(n), last
+
+
+def _resolve(fut: asyncio.Future, err: BaseException | None) -> None:
+    if fut.done():
+        return
+    if err is None:
+        fut.set_result(None)
+    else:
+        fut.set_exception(err)
+

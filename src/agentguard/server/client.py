@@ -1,0 +1,179 @@
+"""A Python client of the guard service, and :class:`RemoteGuard`: the service as an agentguard Guard.
+
+``RemoteGuard`` plugs the service into anything that takes a Guard (a GuardStack, the framework
+adapters): a ToolCall goes to ``POST /v1/check``, a Step to ``POST /v1/runs/{run_id}/steps`` (the run id
+is the context's), signal values to ``/signals``. It fails closed: a network error, a timeout, a
+non-200 answer or an unreadable body yields a blocking verdict (HALT by default), never ALLOW.
+
+    client = GuardServiceClient("http://127.0.0.1:8787", token)
+    v = client.check(ToolCall("rent_car", {}), run_id="r1", metadata={"user_info": {...}})
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..core.errors import AgentGuardError, InputError, require
+from ..core.guard import BaseGuard, fail_closed
+from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
+
+__all__ = ["GuardServiceClient", "GuardServiceError", "RemoteGuard"]
+
+
+class GuardServiceError(AgentGuardError):
+    """The service refused a request or could not be reached; the message says which and why."""
+
+
+def _verdict(body: Mapping[str, Any]) -> Verdict:
+    try:
+        return Verdict(Decision.parse(body["decision"]), str(body.get("reason", "")), str(body.get("guard", "")),
+                       {k: float(v) for k, v in (body.get("numbers") or {}).items()}, body.get("action"),
+                       {"decision_id": body.get("decision_id"), "run_id": body.get("run_id")})
+    except (KeyError, TypeError, ValueError, InputError) as exc:
+        raise GuardServiceError(f"unreadable verdict from the service: {exc}") from None
+
+
+def _step_json(step: Step | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(step, Mapping):
+        return dict(step)
+    d = step.to_dict()
+    if not isinstance(step.action, (ToolCall, str, type(None))):
+        d["action"] = str(step.action)
+    return {k: d[k] for k in ("state", "action", "observation", "output", "signals", "time")}
+
+
+class GuardServiceClient:
+    """Synchronous and asynchronous calls to one service (``httpx``; keep-alive connections)."""
+
+    def __init__(self, base_url: str, token: str, *, timeout: float = 5.0) -> None:
+        self.httpx = require("httpx", "server")
+        self.base_url = base_url.rstrip("/")
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.timeout = timeout
+        self._client = None
+        self._aclient = None
+
+    # -- plumbing ---------------------------------------------------------------------------------
+    def _sync(self):
+        if self._client is None:
+            self._client = self.httpx.Client(base_url=self.base_url, headers=self.headers, timeout=self.timeout)
+        return self._client
+
+    def _async(self):
+        if self._aclient is None:
+            self._aclient = self.httpx.AsyncClient(base_url=self.base_url, headers=self.headers,
+                                                   timeout=self.timeout)
+        return self._aclient
+
+    def _answer(self, r: Any) -> dict[str, Any]:
+        try:
+            body = r.json()
+        except ValueError:
+            body = {}
+        if r.status_code != 200:
+            raise GuardServiceError(f"service answered {r.status_code}: {body.get('error', r.text[:200])}")
+        return body
+
+    def _post(self, path: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            r = self._sync().post(path, json=payload)
+        except self.httpx.HTTPError as exc:
+            raise GuardServiceError(f"cannot reach the guard service at {self.base_url}: "
+                                    f"{type(exc).__name__}: {exc}") from None
+        return self._answer(r)
+
+    async def _apost(self, path: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            r = await self._async().post(path, json=payload)
+        except self.httpx.HTTPError as exc:
+            raise GuardServiceError(f"cannot reach the guard service at {self.base_url}: "
+                                    f"{type(exc).__name__}: {exc}") from None
+        return self._answer(r)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    # -- API --------------------------------------------------------------------------------------
+    @staticmethod
+    def _check_payload(call: ToolCall | Mapping[str, Any], run_id: str, metadata: Mapping[str, Any] | None):
+        tc = call.to_dict() if isinstance(call, ToolCall) else dict(call)
+        return {"run_id": run_id, "tool_call": tc, "metadata": dict(metadata or {})}
+
+    def check(self, call: ToolCall | Mapping[str, Any], run_id: str = "default",
+              metadata: Mapping[str, Any] | None = None) -> Verdict:
+        return _verdict(self._post("/v1/check", self._check_payload(call, run_id, metadata)))
+
+    async def acheck(self, call: ToolCall | Mapping[str, Any], run_id: str = "default",
+                     metadata: Mapping[str, Any] | None = None) -> Verdict:
+        return _verdict(await self._apost("/v1/check", self._check_payload(call, run_id, metadata)))
+
+    def step(self, run_id: str, step: Step | Mapping[str, Any]) -> Verdict:
+        return _verdict(self._post(f"/v1/runs/{run_id}/steps", _step_json(step)))
+
+    async def astep(self, run_id: str, step: Step | Mapping[str, Any]) -> Verdict:
+        return _verdict(await self._apost(f"/v1/runs/{run_id}/steps", _step_json(step)))
+
+    def signals(self, run_id: str, values: Mapping[str, float]) -> Verdict:
+        return _verdict(self._post(f"/v1/runs/{run_id}/signals", {"signals": dict(values)}))
+
+    async def asignals(self, run_id: str, values: Mapping[str, float]) -> Verdict:
+        return _verdict(await self._apost(f"/v1/runs/{run_id}/signals", {"signals": dict(values)}))
+
+    def ingest(self, traces: Sequence[Trace]) -> dict[str, Any]:
+        payload = {"traces": [{"run_id": t.run_id, "labels": dict(t.labels), "steps": [_step_json(s) for s in t]}
+                              for t in traces]}
+        return self._post("/v1/traces", payload)
+
+
+class RemoteGuard(BaseGuard):
+    """The guard service as a :class:`~agentguard.core.Guard` (fails closed with ``on_error``).
+
+    ``mode``: ``"auto"`` (ToolCall -> check, Step -> steps endpoint, mapping of numbers -> signals),
+    or force ``"check"``, ``"step"`` or ``"signal"``. ``context.metadata`` is sent with tool calls.
+    """
+
+    def __init__(self, client: GuardServiceClient, *, mode: str = "auto", name: str = "remote",
+                 on_error: Decision | str = Decision.HALT) -> None:
+        if mode not in ("auto", "check", "step", "signal"):
+            raise InputError(f"mode must be auto, check, step or signal, not {mode!r}")
+        self.client = client
+        self.mode = mode
+        self.name = name
+        self.on_error = Decision.parse(on_error)
+
+    def _route(self, proposal: Any) -> str:
+        if self.mode != "auto":
+            return self.mode
+        if isinstance(proposal, ToolCall):
+            return "check"
+        if isinstance(proposal, Step):
+            return "step"
+        if isinstance(proposal, Mapping) and proposal and all(isinstance(v, (int, float)) for v in proposal.values()):
+            return "signal"
+        raise InputError(f"RemoteGuard cannot send a {type(proposal).__name__}")
+
+    def check(self, context: Context, proposal: Any) -> Verdict:
+        try:
+            route = self._route(proposal)
+            if route == "check":
+                call = proposal.action if isinstance(proposal, Step) else proposal
+                return self.client.check(call, context.run_id, context.metadata)
+            if route == "step":
+                return self.client.step(context.run_id, proposal)
+            return self.client.signals(context.run_id, proposal.signals if isinstance(proposal, Step) else proposal)
+        except Exception as exc:  # fail closed
+            return fail_closed(self.name, exc, self.on_error)
+
+    async def acheck(self, context: Context, proposal: Any) -> Verdict:
+        try:
+            route = self._route(proposal)
+            if route == "check":
+                call = proposal.action if isinstance(proposal, Step) else proposal
+                return await self.client.acheck(call, context.run_id, context.metadata)
+            if route == "step":
+                return await self.client.astep(context.run_id, proposal)
+            sig = proposal.signals if isinstance(proposal, Step) else proposal
+            return await self.client.asignals(context.run_id, sig)
+        except Exception as exc:
+            return fail_closed(self.name, exc, self.on_error)

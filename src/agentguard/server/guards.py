@@ -1,0 +1,325 @@
+"""Which guards the service runs, behind the common :class:`agentguard.core.Guard` interface.
+
+The service needs three guards, one per endpoint, and accepts any :class:`~agentguard.core.Guard`
+for each (a :class:`~agentguard.core.GuardStack` included):
+
+- ``tool``: ``check(context, ToolCall)`` for ``POST /v1/check`` (a verified-policy guard);
+- ``step``: ``check(context, Step)`` for ``POST /v1/runs/{id}/steps`` (the proactive guard); the
+  context's trace holds the run's previous steps;
+- ``signal``: ``check(context, Step(signals=...))`` for ``POST /v1/runs/{id}/signals`` (a calibrated
+  monitor).
+
+Numbers a verdict carries (``probability``/``risk``, ``score``/``value``, ``threshold``) are what the
+dashboard draws. ``model`` (a DTMC) and ``calibration`` (curves) are optional extras the dashboard
+shows when present.
+
+The built-in defaults here are small deterministic guards so the service runs with nothing else
+installed; :func:`default_guards` prefers the real mechanisms when they are importable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pathlib import Path
+
+from ..core.errors import InputError
+from ..core.guard import BaseGuard, Guard
+from ..core.types import Context, Step, ToolCall, Verdict
+
+__all__ = ["ServiceGuards", "StepToolGuard", "GuardSource", "default_guards",
+           "load_guards"]
+
+
+class StepToolGuard(BaseGuard):
+    """Step guard that applies a tool-call guard to the step's action when it is a tool call."""
+
+    def __init__(self, tool_guard: Guard, name: str = "step-tool") -> None:
+        self.tool_guard = tool_guard
+        self.name = name
+
+    def check(self, context: Context, proposal: Any) -> Verdict:
+        action = proposal.action if isinstance(proposal, Step) else proposal
+        if isinstance(action, ToolCall):
+            return self.tool_guard.check(context, action)
+        return Verdict.allow(self.name, "no tool call in this step")
+
+
+@dataclass
+class ServiceGuards:
+    """The guards the service runs plus optional things for the dashboard."""
+
+    tool: Guard
+    step: Guard
+    signal: Guard
+    model: Any = None  # a agentguard.predictive.DTMC, shown on the dashboard
+    calibration: dict[str, Any] = field(default_factory=dict)  # curves for the dashboard
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("tool", "step", "signal"):
+            g = getattr(self, name)
+            if not isinstance(g, Guard):
+                from ..core.errors import InputError
+
+                raise InputError(f"ServiceGuards.{name} is not a Guard: {g!r}")
+
+
+EXAMPLES = Path(__file__).with_name("examples")
+
+
+def default_guards(settings: Any = None) -> ServiceGuards:
+    """The service's guards when no guard files are configured.
+
+    - tool calls: the verified Mind2Web-SC access policy (``examples/mind2web_sc.toml``: the
+      Nagini-proved ``agentguard/policies/library/mind2web_sc.py`` through a
+      :class:`~agentguard.policies.ToolCallGuard`; user facts from ``metadata.user_info``);
+    - steps: the same policy on the step's tool call (no DTMC configured, so no prediction);
+    - signals: the Eq. 1 :class:`~agentguard.calibration.ThresholdMonitor` on signal ``score`` at
+      ``settings.monitor_threshold`` (one copy per run).
+    """
+    from ..config import load_stack
+    from .factories import threshold_monitor
+
+    tool = load_stack(EXAMPLES / "mind2web_sc.toml")
+    threshold = float(getattr(settings, "monitor_threshold", 0.5))
+    return ServiceGuards(
+        tool=tool,
+        step=StepToolGuard(tool),
+        signal=threshold_monitor(threshold=threshold),
+        description="default: verified Mind2Web-SC policy; threshold monitor on 'score'",
+    )
+
+
+def find_attr(guard: Any, attr: str) -> Any:
+    """``attr`` of ``guard`` or of the first guard inside it (stacks, wrappers) that has it."""
+    seen = 0
+    todo = [guard]
+    while todo and seen < 100:
+        g = todo.pop(0)
+        seen += 1
+        v = getattr(g, attr, None)
+        if v is not None and not callable(v):
+            return v
+        todo.extend(getattr(g, "guards", None) or [])
+        for inner in ("guard", "tool_guard"):
+            if getattr(g, inner, None) is not None:
+                todo.append(getattr(g, inner))
+    return None
+
+
+def is_stateful(guard: Any) -> bool:
+    """True when the guard (or one inside it) keeps per-sequence state (has a ``reset()`` method)."""
+    if callable(getattr(guard, "reset", None)):
+        return True
+    return any(is_stateful(g) for g in (getattr(guard, "guards", None) or []))
+
+
+def fresh_copy(guard: Any) -> Any:
+    """A per-run copy of a stateful guard, reset; a stateless guard is shared as is."""
+    if not is_stateful(guard):
+        return guard
+    import copy
+
+    c = copy.deepcopy(guard)
+    todo = [c]
+    while todo:
+        g = todo.pop()
+        if callable(getattr(g, "reset", None)):
+            g.reset()
+        todo.extend(getattr(g, "guards", None) or [])
+    return c
+
+
+def load_guards(settings: Any = None) -> ServiceGuards:
+    """The guards a service process runs for ``settings`` (every worker builds the same ones).
+
+    Guard-stack files are read with :func:`agentguard.config.load_stack` (the ``agentguard.toml``
+    format); a missing setting keeps the built-in default for that endpoint.
+    """
+    base = default_guards(settings)
+    if settings is None:
+        return base
+    tool, step, signal = base.tool, base.step, base.signal
+    desc = []
+    if getattr(settings, "tool_guards", None) or getattr(settings, "step_guards", None) or \
+            getattr(settings, "signal_guards", None):
+        from ..config import load_stack
+
+        if settings.tool_guards:
+            tool = load_stack(settings.tool_guards)
+            step = StepToolGuard(tool)
+            desc.append(f"tool: {Path(settings.tool_guards).name}")
+        if settings.step_guards:
+            step = load_stack(settings.step_guards)
+            desc.append(f"step: {Path(settings.step_guards).name}")
+        if settings.signal_guards:
+            signal = load_stack(settings.signal_guards)
+            desc.append(f"signal: {Path(settings.signal_guards).name}")
+    model = None
+    if getattr(settings, "dtmc", None):
+        from .factories import load_dtmc
+
+        model = load_dtmc(settings.dtmc)
+        desc.append(f"dtmc: {Path(settings.dtmc).name}")
+    calibration: dict[str, Any] = {}
+    if getattr(settings, "calibration", None):
+        try:
+            calibration = json.loads(Path(settings.calibration).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read calibration curves {settings.calibration}: {exc}") from None
+        if not isinstance(calibration, dict):
+            raise InputError(f"{settings.calibration}: expected an object of curves")
+        desc.append(f"calibration: {Path(settings.calibration).name}")
+    if model is None:
+        model = find_attr(step, "model")
+    if not calibration:
+        calibration = find_attr(signal, "curves") or {}
+    return ServiceGuards(tool=tool, step=step, signal=signal, model=model, calibration=calibration,
+                         description="; ".join(desc) if desc else base.description)
+
+
+def _referenced(toml_path: str) -> list[str]:
+    """Files a guard file points at (policy sources, model files and folders, calibration files), so a
+    change to any of them is a new guard version and triggers a reload."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(Path(toml_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    out: list[str] = []
+
+    def visit(key: str, v: Any) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                visit(k, x)
+        elif isinstance(v, list):
+            for x in v:
+                visit(key, x)
+        elif isinstance(v, str) and v:
+            cands = [Path(v), Path(toml_path).parent / v]
+            if key == "policy" and not Path(v).suffix:
+                try:
+                    from ..policies import library_path
+
+                    cands.append(library_path(v))
+                except Exception:
+                    pass
+            for c in cands:
+                try:
+                    if c.is_file():
+                        out.append(str(c.resolve()))
+                        break
+                    if c.is_dir() and key in ("model", "policy", "calibration"):
+                        out.extend(str(f.resolve()) for f in sorted(c.iterdir()) if f.is_file())
+                        break
+                except OSError:
+                    continue
+
+    visit("", data)
+    return out
+
+
+def guard_files(settings: Any) -> list[str]:
+    """Every file the guards in force are built from: the configured files and what they reference."""
+    files = [p for p in (getattr(settings, k, None) for k in
+                         ("tool_guards", "step_guards", "signal_guards", "dtmc", "calibration")) if p]
+    if not getattr(settings, "tool_guards", None):
+        files.insert(0, str(EXAMPLES / "mind2web_sc.toml"))  # the default tool guard's file
+    out: list[str] = []
+    for f in files:
+        out.append(f)
+        if str(f).endswith((".toml", ".yaml", ".yml")):
+            out.extend(_referenced(f))
+    return list(dict.fromkeys(out))
+
+
+class GuardSource:
+    """The guards in force, versioned by the content of their files, hot-reloaded when they change.
+
+    ``get()`` is called on every request; at most every ``reload_s`` seconds it stats the files
+    (cheap) and, when one changed, builds the new guards and swaps them in atomically. A change that
+    fails to load keeps the previous guards (a broken deploy never silently disables checking) and
+    is reported in ``last_error``. ``version`` is a SHA-256 prefix over the files' contents (``custom``
+    for guards handed in as objects), recorded with every audited decision.
+    """
+
+    def __init__(self, settings: Any = None, guards: ServiceGuards | None = None,
+                 clock: Any = time.monotonic) -> None:
+        self.settings = settings
+        self.files = guard_files(settings) if guards is None else []
+        self.reload_s = float(getattr(settings, "reload_s", 0) or 0)
+        self.clock = clock
+        self.current = guards if guards is not None else load_guards(settings)
+        self.version = self._version() if self.files else ("custom" if guards is not None else "builtin")
+        self._stamp = self._stamps()
+        self._next = self.clock() + self.reload_s
+        self.reloads = 0
+        self.last_error: str | None = None
+        self._lock = threading.Lock()
+
+    def _stamps(self) -> tuple:
+        out = []
+        for f in self.files:
+            try:
+                st = os.stat(f)
+                out.append((f, st.st_mtime_ns, st.st_size))
+            except OSError:
+                out.append((f, None, None))
+        return tuple(out)
+
+    def _version(self) -> str:
+        h = hashlib.sha256()
+        for f in self.files:
+            h.update(f.encode() + b"\0")
+            try:
+                h.update(Path(f).read_bytes())
+            except OSError:
+                h.update(b"<missing>")
+        return h.hexdigest()[:16]
+
+    def get(self) -> ServiceGuards:
+        if self.reload_s > 0 and self.files and self.clock() >= self._next:
+            self.maybe_reload()
+        return self.current
+
+    def maybe_reload(self) -> bool:
+        """Reload if a file changed; True when new guards were swapped in."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            self._next = self.clock() + self.reload_s
+            stamp = self._stamps()
+            if stamp == self._stamp:
+                return False
+            self._stamp = stamp
+            try:
+                new = load_guards(self.settings)
+            except Exception as exc:  # keep serving with the previous guards
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                return False
+            self.current = new
+            self.files = guard_files(self.settings)
+            self._stamp = self._stamps()
+            self.version = self._version()
+            self.reloads += 1
+            self.last_error = None
+            return True
+        finally:
+            self._lock.release()
+
+
+_NAME = re.compile(r"^[A-Za-z0-9_.:\-]{1,128}$")
+
+
+def valid_run_id(run_id: str) -> bool:
+    """Run ids are 1..128 characters from ``[A-Za-z0-9_.:-]``."""
+    return bool(_NAME.match(run_id))

@@ -1,0 +1,110 @@
+"""Request and response bodies of the HTTP API (pydantic v2; unknown fields are refused).
+
+Every body is JSON validated against these models before anything else happens; values are plain
+data (strings, numbers, lists, objects) and are never evaluated.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "CheckRequest", "IngestRequest", "IngestResponse", "SignalRequest", "StepIn", "StepRequest", "ToolCallIn",
+    "TraceIn", "VerdictOut", "ErrorOut", "RUN_ID_PATTERN",
+]
+
+RUN_ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolCallIn(_Strict):
+    """A tool call: name, JSON arguments, optional call id."""
+
+    name: str = Field(min_length=1, max_length=256)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    call_id: str = Field(default="", max_length=256)
+
+
+class CheckRequest(_Strict):
+    """``POST /v1/check``: is this tool call allowed?"""
+
+    run_id: str = Field(default="default", pattern=RUN_ID_PATTERN)
+    tool_call: ToolCallIn
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+def _finite(d: dict[str, float]) -> dict[str, float]:
+    for k, v in d.items():
+        if not math.isfinite(v):
+            raise ValueError(f"signal {k!r} must be a finite number")
+    return d
+
+
+class StepIn(_Strict):
+    """One step of a run: state (abstract or concrete), the action (a tool call or a string such as
+    ``"find Pot"``), observation, output chunk, named signal values."""
+
+    state: Any = None
+    action: Optional[ToolCallIn | str] = None
+    observation: Any = None
+    output: Optional[str] = None
+    signals: dict[str, float] = Field(default_factory=dict)
+    time: Optional[float] = None
+
+    _check_signals = field_validator("signals")(classmethod(lambda cls, v: _finite(v)))
+
+
+class StepRequest(StepIn):
+    """``POST /v1/runs/{run_id}/steps``: feed one step, get the proactive verdict."""
+
+
+class SignalRequest(_Strict):
+    """``POST /v1/runs/{run_id}/signals``: stream signal values (e.g. a verifier score) to the monitor."""
+
+    signals: dict[str, float] = Field(min_length=1, max_length=64)
+    time: Optional[float] = None
+
+    _check_signals = field_validator("signals")(classmethod(lambda cls, v: _finite(v)))
+
+
+class TraceIn(_Strict):
+    run_id: Optional[str] = Field(default=None, pattern=RUN_ID_PATTERN)
+    labels: dict[str, Any] = Field(default_factory=dict)
+    steps: list[StepIn] = Field(default_factory=list, max_length=10_000)
+
+
+class IngestRequest(_Strict):
+    """``POST /v1/traces``: finished traces to keep for learning."""
+
+    traces: list[TraceIn] = Field(min_length=1, max_length=10_000)
+
+
+class VerdictOut(BaseModel):
+    """A verdict as answered; it is already in the audit store under ``decision_id``."""
+
+    decision_id: str
+    run_id: str
+    decision: str = Field(description="ALLOW, MODIFY, RECOVER, REJECT, ESCALATE or HALT")
+    allowed: bool
+    reason: str
+    guard: str
+    numbers: dict[str, float] = Field(default_factory=dict)
+    action: Any = None
+    step: Optional[int] = None
+
+
+class IngestResponse(BaseModel):
+    stored_runs: int
+    rows: int
+    file: str
+
+
+class ErrorOut(BaseModel):
+    error: str
+    detail: Any = None

@@ -1,0 +1,49 @@
+"""The audit-store schema (SQLAlchemy Core), the same on SQLite and PostgreSQL.
+
+The Alembic migrations in ``agentguard/server/migrations`` create exactly these tables; a test
+compares the migrated database against this metadata so the two cannot drift apart.
+
+``decisions``: one row per verdict the service returned (time, run id, endpoint kind, guard, SHA-256
+digest of the canonical input, decision, reason, numbers as JSON, version of the guard files in
+force). ``steps``: the steps fed to
+``/v1/runs/{run_id}/steps`` (their JSON), so any replica can rebuild a run's state and the
+dashboard can draw it.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+__all__ = ["metadata", "decisions", "steps"]
+
+metadata = sa.MetaData()
+
+decisions = sa.Table(
+    "decisions",
+    metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("decision_id", sa.String(32), nullable=False, unique=True),
+    sa.Column("ts", sa.Float(), nullable=False),
+    sa.Column("run_id", sa.String(128), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("guard", sa.String(128), nullable=False),
+    sa.Column("input_digest", sa.String(64), nullable=False),
+    sa.Column("decision", sa.String(16), nullable=False),
+    sa.Column("reason", sa.Text(), nullable=False),
+    sa.Column("numbers", sa.Text(), nullable=False),
+    sa.Column("guard_version", sa.String(64), nullable=True),  # migration 0002
+    sa.Index("ix_decisions_run_ts", "run_id", "ts"),
+    sa.Index("ix_decisions_ts", "ts"),
+)
+
+steps = sa.Table(
+    "steps",
+    metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(128), nullable=False),
+    sa.Column("idx", sa.Integer(), nullable=False),
+    sa.Column("ts", sa.Float(), nullable=False),
+    sa.Column("decision_id", sa.String(32), nullable=False),
+    sa.Column("payload", sa.Text(), nullable=False),
+    sa.UniqueConstraint("run_id", "idx", name="uq_steps_run_idx"),
+)

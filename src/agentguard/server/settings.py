@@ -1,0 +1,159 @@
+"""The service's own settings: where to listen, the bearer token, the audit database, limits.
+
+This is deliberately small: it configures the *service* (host, port, token, database URL, trace
+directory, per-run expiry, body limit, workers). Which guards run is the guard stack's business
+(``agentguard.config`` / ``agentguard.toml``), not this object's.
+
+Sources, later ones win: defaults < the ``[server]`` table of a TOML config file < environment
+variables (``AGENTGUARD_TOKEN``, ``AGENTGUARD_DB_URL``, ``AGENTGUARD_DATA_DIR``) < explicit arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import InputError
+
+__all__ = ["ServerSettings", "load_settings", "SETTINGS_ENV"]
+
+SETTINGS_ENV = "AGENTGUARD_SERVER_SETTINGS"  # JSON of the settings, handed to uvicorn worker processes
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """Settings of one service process (all replicas of a deployment share the same values).
+
+    Attributes:
+        host, port: where to listen.
+        token: the bearer token every request except ``GET /health`` (and the public schema and
+            dashboard shell, which hold no data) must carry. Never logged, never in ``repr``.
+        db_url: SQLAlchemy URL of the audit store. Default: SQLite file ``<data_dir>/audit.sqlite``
+            (WAL). ``postgresql+psycopg://user:pw@host/db`` for a shared PostgreSQL.
+        data_dir: where the SQLite file and the Parquet traces live.
+        sqlite_synchronous: ``FULL`` (default: every commit fsynced; durable across power loss) or
+            ``NORMAL`` (WAL: durable across a process crash, not across an OS crash).
+        run_ttl_s: per-run state is dropped after this many idle seconds; a later step of that run is
+            refused with 410.
+        max_body_bytes: requests with larger bodies get 413.
+        workers: uvicorn worker processes.
+        tool_guards, step_guards, signal_guards: guard-stack files (the ``agentguard.toml`` format of
+            :mod:`agentguard.config`) for ``/v1/check``, ``/v1/runs/{id}/steps`` and
+            ``/v1/runs/{id}/signals``; None = the built-in defaults (:func:`.guards.default_guards`).
+        dtmc: a DTMC JSON file (``DTMC.save``) shown on the dashboard.
+        calibration: a JSON file of calibration curves ``{name: {x, y, xlabel, ylabel, target}}``.
+        reload_s: check the files above for changes every this many seconds and hot-reload them
+            (0 = never). A file that fails to load keeps the previous guards (fail safe) and is reported.
+        monitor_threshold: threshold of the built-in signal monitor when no calibrated one is given.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8787
+    token: str | None = field(default=None, repr=False)
+    db_url: str | None = None
+    data_dir: str = "agentguard-data"
+    sqlite_synchronous: str = "FULL"
+    run_ttl_s: float = 3600.0
+    max_body_bytes: int = 1_048_576
+    workers: int = 1
+    tool_guards: str | None = None
+    step_guards: str | None = None
+    signal_guards: str | None = None
+    dtmc: str | None = None
+    calibration: str | None = None
+    reload_s: float = 2.0
+    monitor_threshold: float = 0.5
+    log_level: str = "warning"
+
+    def __post_init__(self) -> None:
+        if not (0 < int(self.port) < 65536):
+            raise InputError(f"port must be in 1..65535, got {self.port}")
+        if self.sqlite_synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
+            raise InputError(f"sqlite_synchronous must be FULL, NORMAL or EXTRA, got {self.sqlite_synchronous!r}")
+        if self.run_ttl_s <= 0:
+            raise InputError(f"run_ttl_s must be positive, got {self.run_ttl_s}")
+        if self.max_body_bytes < 1024:
+            raise InputError(f"max_body_bytes must be at least 1024, got {self.max_body_bytes}")
+        if self.workers < 1:
+            raise InputError(f"workers must be >= 1, got {self.workers}")
+        if self.token is not None and len(self.token) < 8:
+            raise InputError("the bearer token must be at least 8 characters long")
+
+    @property
+    def database_url(self) -> str:
+        """The audit-store URL (the SQLite default under ``data_dir`` when none was given)."""
+        if self.db_url:
+            return self.db_url
+        return f"sqlite:///{Path(self.data_dir).resolve() / 'audit.sqlite'}"
+
+    @property
+    def traces_dir(self) -> Path:
+        return Path(self.data_dir) / "traces"
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> "ServerSettings":
+        return cls(**json.loads(text))
+
+    def with_(self, **changes: Any) -> "ServerSettings":
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise InputError(f"cannot read config file {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"config file {path} is not valid TOML: {exc}") from None
+    table = data.get("server", {})
+    if not isinstance(table, dict):
+        raise InputError(f"config file {path}: [server] must be a table")
+    known = {f.name for f in fields(ServerSettings)} | {"token_file"}
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise InputError(f"config file {path}: unknown [server] keys: {', '.join(unknown)}")
+    table = dict(table)
+    for key in ("tool_guards", "step_guards", "signal_guards", "dtmc", "calibration", "data_dir"):
+        if isinstance(table.get(key), str) and not Path(table[key]).is_absolute():
+            table[key] = str((Path(path).parent / table[key]).resolve())
+    token_file = table.pop("token_file", None)
+    if token_file and "token" not in table:
+        tf = Path(token_file)
+        if not tf.is_absolute():
+            tf = Path(path).parent / tf
+        try:
+            table["token"] = tf.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise InputError(f"cannot read token_file {tf}: {exc.strerror}") from None
+    return table
+
+
+def load_settings(config: str | os.PathLike[str] | None = None, **overrides: Any) -> ServerSettings:
+    """Build settings from defaults, a TOML file's ``[server]`` table, the environment and ``overrides``.
+
+    ``overrides`` whose value is None are ignored (so CLI options left unset do not clobber the file).
+    """
+    values: dict[str, Any] = {}
+    if config is not None:
+        values.update(_read_toml(config))
+    env = os.environ
+    if env.get("AGENTGUARD_TOKEN"):
+        values["token"] = env["AGENTGUARD_TOKEN"]
+    if env.get("AGENTGUARD_DB_URL"):
+        values["db_url"] = env["AGENTGUARD_DB_URL"]
+    if env.get("AGENTGUARD_DATA_DIR"):
+        values["data_dir"] = env["AGENTGUARD_DATA_DIR"]
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return ServerSettings(**values)
+    except TypeError as exc:
+        raise InputError(f"bad server settings: {exc}") from None

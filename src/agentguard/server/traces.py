@@ -1,0 +1,217 @@
+"""Finished traces kept for learning, in Parquet (pyarrow), queried with DuckDB.
+
+Layout: one Parquet file per ingest batch under ``<dir>``, written to a temporary name and renamed
+into place (atomic on POSIX), so a reader never sees half a file. One row per step:
+
+    run_id, labels (JSON), step (int), time (float), state, action, observation (JSON), output (str),
+    signals (JSON), unsafe (bool: labels["unsafe"] when given)
+
+A run with no steps is kept as one row with ``step = -1`` so its labels are not lost.
+
+:func:`load_traces` gives the rows back as a list of :class:`agentguard.core.Trace` (the DTMC
+learner and the calibrator read them directly); :func:`query` runs any DuckDB SQL over them with
+the view ``traces``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ..core.errors import InputError, require
+from ..core.types import Step, ToolCall, Trace
+from .jsonutil import dumps, loads
+
+__all__ = ["TraceStore", "load_traces", "query", "signal_sequences", "write_parquet"]
+
+COLUMNS = ("run_id", "labels", "step", "time", "state", "action", "observation", "output", "signals", "unsafe")
+
+
+def _schema():
+    pa = require("pyarrow", "server")
+    return pa.schema([
+        ("run_id", pa.string()), ("labels", pa.string()), ("step", pa.int32()), ("time", pa.float64()),
+        ("state", pa.string()), ("action", pa.string()), ("observation", pa.string()),
+        ("output", pa.string()), ("signals", pa.string()), ("unsafe", pa.bool_()),
+    ])
+
+
+def _j(v: Any) -> str | None:
+    return None if v is None else dumps(v).decode()
+
+
+def write_parquet(path: str | os.PathLike[str], traces: Iterable[Trace]) -> int:
+    """Write traces to one Parquet file at ``path`` (atomically); returns the number of rows."""
+    pa = require("pyarrow", "server")
+    pq = require("pyarrow.parquet", "server")
+    cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
+    for t in traces:
+        labels = _j(dict(t.labels))
+        unsafe = t.labels.get("unsafe")
+        unsafe = None if unsafe is None else bool(unsafe)
+        rows = list(enumerate(t.steps)) or [(-1, None)]
+        for i, s in rows:
+            cols["run_id"].append(t.run_id)
+            cols["labels"].append(labels)
+            cols["step"].append(i)
+            cols["unsafe"].append(unsafe)
+            if s is None:
+                for c in ("time", "state", "action", "observation", "output", "signals"):
+                    cols[c].append(None)
+                continue
+            action = s.action.to_dict() if isinstance(s.action, ToolCall) else s.action
+            cols["time"].append(float(s.time))
+            cols["state"].append(_j(s.state))
+            cols["action"].append(_j(action))
+            cols["observation"].append(_j(s.observation))
+            cols["output"].append(s.output)
+            cols["signals"].append(_j({k: float(v) for k, v in s.signals.items()}))
+    table = pa.Table.from_pydict(cols, schema=_schema())
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex}")
+    pq.write_table(table, tmp, compression="zstd")
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return table.num_rows
+
+
+def _glob(directory: str | os.PathLike[str]) -> str:
+    return str(Path(directory) / "*.parquet")
+
+
+def _connect(directory: str | os.PathLike[str]):
+    duckdb = require("duckdb", "server")
+    con = duckdb.connect(":memory:")
+    d = Path(directory)
+    if any(d.glob("*.parquet")):
+        # DuckDB does not take parameters in DDL; the path is ours (not client input), quotes escaped.
+        con.execute("CREATE VIEW traces AS SELECT * FROM read_parquet('"
+                    + _glob(d).replace("'", "''") + "', union_by_name=true)")
+    else:
+        cols = ", ".join(
+            f"CAST(NULL AS {t}) AS {c}" for c, t in zip(
+                COLUMNS, ("VARCHAR", "VARCHAR", "INTEGER", "DOUBLE", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR",
+                          "VARCHAR", "BOOLEAN")))
+        con.execute(f"CREATE VIEW traces AS SELECT {cols} WHERE false")
+    return con
+
+
+def query(directory: str | os.PathLike[str], sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+    """Run DuckDB ``sql`` over the traces in ``directory`` (as the view ``traces``); rows as dicts.
+
+    Only for operators and the learner: the HTTP service never passes client text to this function.
+    """
+    con = _connect(directory)
+    try:
+        cur = con.execute(sql, list(params or []))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
+    finally:
+        con.close()
+
+
+def _load_json(v: str | None) -> Any:
+    return None if v is None else loads(v)
+
+
+def load_traces(directory: str | os.PathLike[str], *, run_ids: Sequence[str] | None = None,
+                unsafe: bool | None = None, limit: int | None = None) -> list[Trace]:
+    """Read the stored traces back as :class:`~agentguard.core.Trace` objects, in ingest order.
+
+    Filters: ``run_ids`` (only those runs), ``unsafe`` (only runs with that label), ``limit`` (first n
+    runs). Tool-call actions come back as :class:`~agentguard.core.ToolCall`.
+    """
+    where, params = [], []
+    if run_ids is not None:
+        if not run_ids:
+            return []
+        where.append("run_id IN (" + ", ".join("?" * len(run_ids)) + ")")
+        params += list(run_ids)
+    if unsafe is not None:
+        where.append("unsafe = ?")
+        params.append(bool(unsafe))
+    sql = ("SELECT run_id, labels, step, time, state, action, observation, output, signals, filename "
+           "FROM read_parquet('{glob}', union_by_name=true, filename=true, file_row_number=true)")
+    d = Path(directory)
+    if not any(d.glob("*.parquet")):
+        return []
+    sql = sql.format(glob=_glob(d).replace("'", "''"))
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY filename, file_row_number"
+    duckdb = require("duckdb", "server")
+    con = duckdb.connect(":memory:")
+    try:
+        rows = con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+    traces: dict[str, Trace] = {}
+    order: list[str] = []
+    for run_id, labels, step, t, state, action, obs, output, signals, _fn in rows:
+        tr = traces.get(run_id)
+        if tr is None:
+            tr = traces[run_id] = Trace(run_id=run_id, labels=_load_json(labels) or {})
+            order.append(run_id)
+        if step is None or step < 0:
+            continue
+        a = _load_json(action)
+        if isinstance(a, dict) and "name" in a and isinstance(a.get("arguments", {}), dict):
+            a = ToolCall.from_dict(a)
+        tr.steps.append(Step(state=_load_json(state), action=a, observation=_load_json(obs), output=output,
+                             signals=_load_json(signals) or {}, time=float(t or 0.0)))
+    out = [traces[r] for r in order]
+    return out[:limit] if limit is not None else out
+
+
+def signal_sequences(directory: str | os.PathLike[str], signal: str = "score", *,
+                     safe_label: str = "unsafe") -> tuple[list[list[float]], list[int]]:
+    """Per-run signal sequences and outcome labels for the calibrator (``ThresholdCalibrator.calibrate``).
+
+    Each run with ``signal`` in its steps gives its values in step order; its label is 1 (safe) or 0
+    (unsafe) from ``labels[safe_label]`` (``unsafe`` by default: True -> 0). Runs without the label or
+    without the signal are skipped (they cannot calibrate anything).
+    """
+    scores: list[list[float]] = []
+    labels: list[int] = []
+    for t in load_traces(directory):
+        if safe_label not in t.labels:
+            continue
+        seq = [float(s.signals[signal]) for s in t.steps if signal in s.signals]
+        if not seq:
+            continue
+        scores.append(seq)
+        labels.append(0 if bool(t.labels[safe_label]) else 1)
+    return scores, labels
+
+
+class TraceStore:
+    """Append-only Parquet trace store in one directory (several processes may write at once)."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    def add(self, traces: Sequence[Trace]) -> tuple[str, int]:
+        """Write one batch; returns (file name, rows)."""
+        if not traces:
+            raise InputError("no traces to store")
+        # Nanosecond time first, so file-name order is ingest order (what load_traces returns).
+        name = f"{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
+        rows = write_parquet(self.directory / name, traces)
+        return name, rows
+
+    def load(self, **kw: Any) -> list[Trace]:
+        return load_traces(self.directory, **kw)
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        return query(self.directory, sql, params)
+
+    def summary(self) -> dict[str, Any]:
+        rows = self.query("SELECT count(DISTINCT run_id) AS runs, count(*) FILTER (WHERE step >= 0) AS steps, "
+                          "count(DISTINCT run_id) FILTER (WHERE unsafe) AS unsafe_runs FROM traces")
+        return {k: int(v or 0) for k, v in rows[0].items()}

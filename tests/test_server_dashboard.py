@@ -1,0 +1,135 @@
+"""The dashboard in headless Chromium (Debian's, via Playwright): it loads, draws and is screenshotted."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+httpx = pytest.importorskip("httpx")
+
+from agentguard.predictive.dtmc import DTMC  # noqa: E402
+
+TOKEN = "dashboard-token-0123"
+H = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def _need_browser():
+    in_ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+    try:
+        import playwright.sync_api  # noqa: F401
+
+        from agentguard.server.browser import chromium_path
+
+        chromium_path()
+    except Exception as exc:
+        if in_ci:
+            pytest.fail(f"headless Chromium unavailable in CI: {exc}")
+        pytest.skip(f"headless Chromium unavailable: {exc}")
+
+
+def _model() -> DTMC:
+    P = np.array([
+        [0.6, 0.3, 0.1, 0.0, 0.0],
+        [0.1, 0.5, 0.2, 0.2, 0.0],
+        [0.0, 0.1, 0.4, 0.2, 0.3],
+        [0.0, 0.0, 0.0, 1.0, 0.0],
+        [0.0, 0.0, 0.0, 0.0, 1.0],
+    ])
+    return DTMC(P, 0, labels={"unsafe": [0, 0, 0, 0, 1]}, state_names=["000", "001", "011", "done", "fire"]).validate()
+
+
+def populate(base: str) -> str:
+    """Feed the service a few runs (checks, steps, signals); returns the run to look at."""
+    with httpx.Client(base_url=base, headers=H, timeout=10) as c:
+        user = {"age": 16, "domestic": True, "dr_license": False, "vaccine": True, "membership": True}
+        for name in ["search_movies", "rent_car", "book_hotel", "book_flight"]:
+            assert c.post("/v1/check", json={"run_id": "agent-7", "tool_call": {"name": name},
+                                             "metadata": {"user_info": user}}).status_code == 200
+        for s in ["000", "000", "001", "001", "011", "001", "011"]:
+            assert c.post("/v1/runs/household-42/steps", json={"state": s, "action": "find Pot"}).status_code == 200
+        for v in [0.92, 0.88, 0.81, 0.7, 0.62, 0.55, 0.41]:
+            assert c.post("/v1/runs/household-42/signals", json={"signals": {"verifier": v}}).status_code == 200
+    return "household-42"
+
+
+def make_app(tmp_path: Path):
+    """The service with Pro2Guard's ProactiveGuard on a 5-state DTMC and a threshold monitor."""
+    from agentguard.predictive.guard import ProactiveGuard
+    from agentguard.server.app import create_app
+    from agentguard.server.factories import threshold_monitor
+    from agentguard.server.guards import default_guards
+    from agentguard.server.settings import ServerSettings
+
+    s = ServerSettings(token=TOKEN, data_dir=str(tmp_path / "data"))
+    g = default_guards(s)
+    m = _model()
+    g.step = ProactiveGuard(m, "G !unsafe", threshold=0.5)
+    g.signal = threshold_monitor(threshold=0.5, signal="verifier", name="verifier-monitor")
+    g.model = m
+    lam = np.linspace(0, 1, 21)
+    g.calibration = {"false-alarm rate": {"x": lam.tolist(), "y": (lam ** 2).tolist(), "xlabel": "threshold",
+                                          "ylabel": "false-alarm rate", "target": 0.1}}
+    g.description = "test guards (verified policy; ProactiveGuard on a 5-state DTMC; threshold monitor)"
+    return create_app(s, g)
+
+
+def test_dashboard_in_headless_chromium(tmp_path):
+    _need_browser()
+    from agentguard.server.browser import screenshot_dashboard
+    from agentguard.server.testing import serve_in_thread
+
+    app = make_app(tmp_path)
+    with serve_in_thread(app) as base:
+        run = populate(base)
+        shot = tmp_path / "dashboard.png"
+        info = screenshot_dashboard(base, TOKEN, shot, run_id=run)
+    assert info["page_errors"] == []
+    assert info["title"] == "agentguard dashboard" and info["status"].startswith("updated")
+    assert set(info["runs"]) == {"agent-7", "household-42"}
+    assert info["run"] == run
+    assert info["riskPaths"] >= 2 and info["signalPaths"] >= 2  # series + threshold lines
+    assert info["dtmcStates"] == 5 and info["dtmcUnsafe"] == 1
+    assert info["calibCharts"] == 1
+    reasons = [row[5] for row in info["decisions"]]
+    assert any("driver's license" in r for r in reasons) and any("staying safe" in r for r in reasons)
+    assert shot.exists() and shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if os.environ.get("AGENTGUARD_SCREENSHOT"):  # keep a copy for the docs, with how it was made
+        import json
+        import shutil
+
+        dest = Path(os.environ["AGENTGUARD_SCREENSHOT"])
+        shutil.copy(shot, dest)
+        dest.with_suffix(".json").write_text(json.dumps({
+            "command": f"AGENTGUARD_SCREENSHOT={os.environ['AGENTGUARD_SCREENSHOT']} python -m pytest "
+                       "tests/test_server_dashboard.py -k headless",
+            "screenshot": dest.name, "page": {k: v for k, v in info.items() if k != "decisions"},
+            "decisions_shown": len(info["decisions"])}, indent=2) + "\n")
+
+
+def test_dashboard_asks_for_a_token_without_one(tmp_path):
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    from agentguard.server.browser import CHROMIUM_FLAGS, chromium_path
+    from agentguard.server.testing import serve_in_thread
+
+    with serve_in_thread(make_app(tmp_path)) as base, sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            page = b.new_page()
+            page.goto(f"{base}/dashboard")
+            page.wait_for_selector("#tokenform:not([hidden])", timeout=15_000)
+            assert page.locator("#status").text_content() == "token needed"
+            page.fill("#token", "wrong-token-xyz")
+            page.click("#tokenform button")
+            page.wait_for_function("document.querySelector('#status').textContent === 'token needed'")
+            page.fill("#token", TOKEN)
+            page.click("#tokenform button")
+            page.wait_for_selector("body[data-loaded='1']", timeout=15_000)
+        finally:
+            b.close()

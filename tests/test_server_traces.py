@@ -1,0 +1,76 @@
+"""Traces ingested by the service, read back by the DTMC learner and the calibrator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyarrow")
+pytest.importorskip("duckdb")
+
+from agentguard.core import Step, ToolCall, Trace  # noqa: E402
+from agentguard.server.traces import TraceStore, load_traces, query, signal_sequences  # noqa: E402
+
+
+def _runs(n: int, seed: int = 0) -> list[Trace]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        states, s = [], "00"
+        for _ in range(int(rng.integers(2, 6))):
+            states.append(s)
+            s = ["00", "01", "11"][int(rng.integers(0, 3))]
+        unsafe = states[-1] == "11"
+        score = np.clip(0.9 - 0.2 * np.arange(len(states)) * unsafe + rng.normal(0, 0.05, len(states)), 0, 1)
+        out.append(Trace([Step(state=st, action=ToolCall("move", {"k": k}), signals={"score": float(x)},
+                               time=float(k)) for k, (st, x) in enumerate(zip(states, score))],
+                         {"unsafe": bool(unsafe)}, run_id=f"r{i}"))
+    return out
+
+
+def test_roundtrip_is_exact(tmp_path):
+    store = TraceStore(tmp_path)
+    runs = _runs(30)
+    store.add(runs[:10])
+    store.add(runs[10:])
+    back = load_traces(tmp_path)
+    assert [t.to_dict() for t in back] == [t.to_dict() for t in runs]
+    assert store.summary() == {"runs": 30, "steps": sum(len(t) for t in runs),
+                               "unsafe_runs": sum(t.labels["unsafe"] for t in runs)}
+    # DuckDB sees the files as one table
+    n = query(tmp_path, "SELECT count(*) AS n FROM traces WHERE json_extract_string(action, '$.name') = ?", ["move"])
+    assert n == [{"n": sum(len(t) for t in runs)}]
+    assert load_traces(tmp_path / "nothing-here") == []
+    assert query(tmp_path / "nothing-here", "SELECT count(*) AS n FROM traces") == [{"n": 0}]
+
+
+def test_the_learner_reads_stored_traces(tmp_path):
+    from agentguard.predictive.learn import DTMCLearner
+
+    runs = _runs(200, seed=1)
+    TraceStore(tmp_path).add(runs)
+    paths = [[s.state for s in t.steps] for t in load_traces(tmp_path)]
+    m = DTMCLearner(alpha=0, labels={"unsafe": {"11"}}).add_paths(paths).model()
+    # Plain frequencies (alpha = 0) equal the transition counts of the original runs.
+    counts: dict[tuple[str, str], int] = {}
+    for t in runs:
+        for a, b in zip(t.states, t.states[1:]):
+            counts[(a, b)] = counts.get((a, b), 0) + 1
+    P = m.matrix.toarray()
+    for a in ("00", "01"):
+        tot = sum(v for (x, _), v in counts.items() if x == a)
+        for b in ("00", "01", "11"):
+            i, j = m.state_names.index(a), m.state_names.index(b)
+            assert P[i, j] == pytest.approx(counts.get((a, b), 0) / tot)
+
+
+def test_the_calibrator_reads_stored_signals(tmp_path):
+    from agentguard.calibration import ThresholdCalibrator
+
+    runs = _runs(300, seed=2)
+    TraceStore(tmp_path).add(runs)
+    scores, labels = signal_sequences(tmp_path, "score")
+    assert len(scores) == 300 and labels == [0 if t.labels["unsafe"] else 1 for t in runs]
+    assert scores[5] == [s.signals["score"] for s in runs[5].steps]
+    cal = ThresholdCalibrator(risk="false_alarm", method="crc", alpha=0.2).calibrate(scores, labels)
+    assert 0.0 < cal.threshold_ < 1.0
