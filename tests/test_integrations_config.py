@@ -186,3 +186,10 @@ def test_rule_guard_ignores_non_tool_proposals_and_validates():
         ArgumentRule("t", "a")
     assert ToolRuleGuard(allow=["read_*"]).check(Context(), ToolCall("write", {})).decision is Decision.REJECT
     assert ToolRuleGuard(allow=["read_*"]).check(Context(), ToolCall("read_x", {})).decision is Decision.ALLOW
+
+
+def test_server_table_may_share_the_file():
+    from agentguard.config import parse_config
+
+    cfg = parse_config({"server": {"token": "x"}, "guards": [{"type": "tool-rules", "deny": ["rm"]}]})
+    assert cfg is not None

@@ -200,6 +200,10 @@ class StackConfig:
         return build_stack(self)
 
 
+#: top-level tables of agentguard.toml that belong to other components and are ignored here
+SHARED_TABLES = frozenset({"server"})
+
+
 def _type_error(where: str, expected: str, value: Any) -> InputError:
     return InputError(f"{where}: expected {expected}, got {type(value).__name__} {value!r}")
 
@@ -209,7 +213,8 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
     if not isinstance(data, Mapping):
         raise InputError(f"{source}: the configuration must be a table/mapping, got {type(data).__name__}")
     known = set(SCHEMA["properties"])
-    unknown = set(data) - known
+    # tables read by other parts of agentguard (the service's [server] settings) may share the file
+    unknown = set(data) - known - SHARED_TABLES
     if unknown:
         raise InputError(
             f"{source}: unknown top-level key(s) {', '.join(sorted(map(str, unknown)))} "
