@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import os
 import sys
 import time
 from pathlib import Path
@@ -71,7 +72,7 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     m.save(str(out_pt))
     rep = {
-        "command": "nice python benchmarks/control_train.py " + " ".join(sys.argv[1:]),
+        "command": ("nice " if os.nice(0) > 0 else "") + "python benchmarks/control_train.py " + " ".join(sys.argv[1:]),
         "kind": a.kind, "iterations": a.iterations, "seed": a.seed, "config": {**FULL_CONFIG},
         "meta": m.meta, "wall_seconds_total": time.perf_counter() - t0,
         "final_value_f1": m.history[-1]["value_f1"], "final_value_f1_unsafe": m.history[-1]["value_f1_unsafe"],
