@@ -41,7 +41,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 live = LocalGemmaClient()
             house = run_household_demo(out, data or None, live=live, threshold=threshold, quiet=json_out)
             # the small DTMC example (model.json, model.prism, dtmc.png) goes into the same folder
-            summary = run_dtmc_demo(out, quiet=True)
+            summary = run_dtmc_demo(out, quiet=json_out)
             summary["household"] = house
         if json_out:
             typer.echo(json.dumps(summary, default=str))
