@@ -152,17 +152,21 @@ class _Splitter:
 
 
 class _Base:
+    """What the sync and async streams share: construction, scoring, the verdict and the cut."""
+
     def __init__(
         self,
+        chunks: Iterable[Any] | AsyncIterator[Any],
         guard: Guard,
         *,
-        step: str,
-        choice: int,
-        recorder: TraceRecorder | None,
-        run_id: str | None,
-        on_error: Decision | str,
+        step: str = "line",
+        choice: int = 0,
+        recorder: TraceRecorder | None = None,
+        run_id: str | None = None,
+        on_error: Decision | str = Decision.HALT,
         scorer: Scorer | None = None,
     ) -> None:
+        self._chunks = chunks
         if scorer is not None and not callable(scorer):
             raise InputError("scorer must be callable: scorer(step_text, context) -> float")
         reset = getattr(guard, "reset", None)
@@ -223,29 +227,6 @@ class GuardedStream(_Base):
     ``alarm_step`` (0-based index of the withheld step), ``steps`` (released steps).
     """
 
-    def __init__(
-        self,
-        chunks: Iterable[Any],
-        guard: Guard,
-        *,
-        step: str = "line",
-        choice: int = 0,
-        recorder: TraceRecorder | None = None,
-        run_id: str | None = None,
-        on_error: Decision | str = Decision.HALT,
-        scorer: Scorer | None = None,
-    ) -> None:
-        super().__init__(
-            guard,
-            step=step,
-            choice=choice,
-            recorder=recorder,
-            run_id=run_id,
-            on_error=on_error,
-            scorer=scorer,
-        )
-        self._chunks = chunks
-
     def __iter__(self) -> Iterator[str]:
         it = iter(self._chunks)
         try:
@@ -270,29 +251,6 @@ class GuardedStream(_Base):
 
 class AsyncGuardedStream(_Base):
     """The async twin of :class:`GuardedStream` (``async for``), for async clients (``AsyncOpenAI``)."""
-
-    def __init__(
-        self,
-        chunks: AsyncIterator[Any],
-        guard: Guard,
-        *,
-        step: str = "line",
-        choice: int = 0,
-        recorder: TraceRecorder | None = None,
-        run_id: str | None = None,
-        on_error: Decision | str = Decision.HALT,
-        scorer: Scorer | None = None,
-    ) -> None:
-        super().__init__(
-            guard,
-            step=step,
-            choice=choice,
-            recorder=recorder,
-            run_id=run_id,
-            on_error=on_error,
-            scorer=scorer,
-        )
-        self._chunks = chunks
 
     async def __aiter__(self) -> AsyncIterator[str]:
         it = self._chunks.__aiter__()

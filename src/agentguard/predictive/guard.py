@@ -83,6 +83,17 @@ def safety_values(model: DTMC, prop: str = "unsafe") -> np.ndarray:
     return 1.0 - reach_probability(model, model.label(label))
 
 
+def current_state(context: Context, proposal: Any, who: str) -> Any:
+    """The state a proactive guard decides on: ``context.state``, else ``proposal.state`` for a Step;
+    InputError naming the guard ``who`` when neither is given."""
+    state = context.state
+    if state is None and isinstance(proposal, Step):
+        state = proposal.state
+    if state is None:
+        raise InputError(f"{who} needs the current state in context.state")
+    return state
+
+
 class ProactiveGuard(BaseGuard):
     """``ProactiveGuard(model, property, threshold)``: alarm when the predicted P_safe < threshold.
 
@@ -172,12 +183,7 @@ class ProactiveGuard(BaseGuard):
 
     def check(self, context: Context, proposal: Any = None) -> Verdict:
         """Verdict for the current state: ``context.state``, or ``proposal.state`` for a Step."""
-        state = context.state
-        if state is None and isinstance(proposal, Step):
-            state = proposal.state
-        if state is None:
-            raise InputError("ProactiveGuard needs the current state in context.state")
-        p, key = self.probability(state)
+        p, key = self.probability(current_state(context, proposal, "ProactiveGuard"))
         nums = {"probability": p, "threshold": self.threshold}
         if p < self.threshold:
             text = self.state_text(key) if self.state_text else key
@@ -220,11 +226,7 @@ class MinProbabilityGuard(BaseGuard):
         return best_p, best_k
 
     def check(self, context: Context, proposal: Any = None) -> Verdict:
-        state = context.state
-        if state is None and isinstance(proposal, Step):
-            state = proposal.state
-        if state is None:
-            raise InputError("the proactive guard needs the current state in context.state")
+        state = current_state(context, proposal, "the proactive guard")
         s = self.prepare(state) if self.prepare is not None else state
         worst, margin, wp, wk = None, 2.0, 1.0, ""
         for g in self.guards:
