@@ -12,7 +12,7 @@ import json
 import time
 import uuid
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping
 
 from .errors import InputError
 
@@ -248,6 +248,3 @@ class Context:
     def step_index(self) -> int:
         return len(self.trace.steps)
 
-
-Proposal = ToolCall | Step | str | Any
-Seq = Sequence
