@@ -260,6 +260,11 @@ def test_monitor_eval_cli_json(tmp_path, capsys, method):
     for k in ("false_alarm_rate", "power", "detection_delay", "missed_detection_rate"):
         assert k in out
     assert 0 <= out["false_alarm_rate"] <= 1 and out["missed_detection_rate"] == pytest.approx(1 - out["power"])
+    if method in ("crc", "ucb"):   # the exact all-split mean of the controlled risk comes with it
+        exact = out["exact_mean_over_all_splits"]["false_alarm_rate"]
+        assert 0 <= exact <= (0.2 if method == "crc" else 1)
+    else:
+        assert "exact_mean_over_all_splits" not in out
 
 
 def test_monitor_eval_cli_errors(tmp_path, capsys):

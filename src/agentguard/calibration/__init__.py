@@ -15,6 +15,7 @@ from .bounds import binomial_pvalue, hb_pvalue, max_losses, min_n_for_guarantee
 from .calibrate import Calibration, ThresholdCalibrator, calibrate_threshold, threshold_from_minima
 from .data import Sequences, load_signals
 from .evaluator import EValuator, EValuatorMonitor
+from .exact import split_expected_risk
 from .experiment import run_protocol
 from .metrics import monitor_metrics
 from .monitor import MonitoredStream, ThresholdMonitor, first_alarm_steps, stop_at_alarm
@@ -58,6 +59,7 @@ __all__ = [
     "openai_response_tokens",
     "openai_tokens",
     "run_protocol",
+    "split_expected_risk",
     "stop_at_alarm",
     "threshold_from_minima",
 ]

@@ -51,6 +51,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             "std": {k: res["std"][k][0] for k in res["std"]},
             "thresholds": [row[0] for row in res["per_split"]["threshold"]],
         })
+        if method in ("crc", "ucb"):
+            # the split-average's limit (Eq. 3's left side for this data set), computed exactly
+            from .exact import split_expected_risk
+            key = "false_alarm_rate" if risk == "false_alarm" else "missed_detection_rate"
+            exact = split_expected_risk(data, risk=risk, method=method, alpha=alpha, delta=delta, bound=bound,
+                                        cal_frac=cal_frac)
+            summary["exact_mean_over_all_splits"] = {key: exact["mean"]}
         if as_json:
             typer.echo(json.dumps(summary, indent=2))
             return
@@ -60,3 +67,5 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             v = summary[k]
             typer.echo(f"  {k:<22} {'n/a' if v is None else f'{v:.4f}'}")
         typer.echo(f"  splits violating the controlled risk: {summary['violating_splits']}/{splits}")
+        for k, v in summary.get("exact_mean_over_all_splits", {}).items():
+            typer.echo(f"  {k} averaged over every possible split (exact): {v:.4f}")
