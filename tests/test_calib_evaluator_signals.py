@@ -280,6 +280,13 @@ def test_monitor_eval_cli_errors(tmp_path, capsys):
     with pytest.raises(SystemExit) as ei:
         main(["monitor-eval", str(tmp_path / "missing.csv.gz")])
     assert ei.value.code == 2
+    capsys.readouterr()
+    empty = tmp_path / "empty.csv"
+    empty.write_text("uq_problem_idx,num_steps,judge_probability,solved\n")
+    with pytest.raises(SystemExit) as ei:
+        main(["monitor-eval", str(empty)])
+    err = capsys.readouterr().err
+    assert ei.value.code == 2 and "empty.csv" in err and "no rows" in err and err.count("\n") == 1
     # 20 % of 60 sequences -> about 7 safe calibration sequences: too few for alpha = 0.05 (CRC needs 19)
     small = _toy_file(tmp_path, n=60, seed=1)
     with pytest.raises(SystemExit) as ei:

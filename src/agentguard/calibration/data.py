@@ -112,7 +112,7 @@ class Sequences:
         if not (len(seq_ids) == len(steps) == len(scores) == len(y)):
             raise InputError("columns have different lengths")
         if len(seq_ids) == 0:
-            raise InputError("no rows")
+            raise InputError("no rows: no sequences to calibrate on")
         uniq, inv = np.unique(seq_ids, return_inverse=True)
         order = np.lexsort((steps, inv))
         inv, scores, y = inv[order], scores[order], y[order]
@@ -193,5 +193,7 @@ def load_signals(path: str | Path, *, id_col: str = "uq_problem_idx", step_col: 
     if scores.isna().any():
         bad = df.loc[scores.isna(), id_col].iloc[0]
         raise InputError(f"{p.name}: sequence {bad!r} has a non-numeric score")
+    if len(df) == 0:
+        raise InputError(f"{p.name} has a header but no rows: no sequences to calibrate on")
     return Sequences.from_flat(df[id_col].to_numpy(), df[step_col].to_numpy(),
                                scores.to_numpy(dtype=float), df[label_col].to_numpy())
