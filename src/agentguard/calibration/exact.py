@@ -90,19 +90,17 @@ def _lcomb(a: np.ndarray | int, b: int) -> np.ndarray:
     return gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1)
 
 
-def split_expected_risk(data: Sequences, *, risk: str = "false_alarm", method: str = "crc",
-                        alpha: float = 0.1, delta: float = 0.1, bound: str = "hb",
-                        cal_frac: float = 0.2, tol: float = 1e-15) -> dict[str, float]:
-    """The exact mean test risk of ``method`` over all splits of ``data`` (the limit of many splits).
+def _split_sizes(data: Sequences, risk: str, method: str, alpha: float, delta: float, bound: str,
+                 cal_frac: float, tol: float) -> tuple[np.ndarray, float, list[tuple[int, float, int]], float, float]:
+    """Validate, then ``(relevant minima, alpha, [(n_s, P(n_s), k(n_s))...], kept mass, P(test has none))``.
 
-    Returns ``{"mean": ..., "p_relevant_test_empty": ...}``; ``mean`` is what the protocol's
-    split-average converges to. For CRC, Eq. 3 guarantees ``mean <= alpha``. Split sizes with
-    hypergeometric probability below ``tol`` are skipped (their total mass is reported as ``skipped``).
+    ``n_s`` runs over the hypergeometric support with probability >= ``tol`` and a non-empty relevant test part.
     """
     check_risk(risk)
     a = check_alpha(alpha)
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+    d = None
     if method == "ucb":
         d = check_delta(delta)
         if bound not in BOUNDS:
@@ -111,28 +109,37 @@ def split_expected_risk(data: Sequences, *, risk: str = "false_alarm", method: s
         raise InputError("cal_frac must be in (0, 1)")
     rel = data.labels == relevant_label(risk)
     z = data.minima()[rel]
-    if risk == "missed_detection":
-        z = -z
     n, n1 = int(data.n), int(rel.sum())
-    n_cal = int(cal_frac * n)
     if n1 == 0:
         raise InputError(f"no sequences of the relevant class for the {risk} risk")
+    n_cal = int(cal_frac * n)
     ns = np.arange(max(0, n_cal - (n - n1)), min(n_cal, n1) + 1)
     pmf = hypergeom.pmf(ns, n, n1, n_cal)
     keep = (pmf >= tol) & (ns < n1)
+    rows = [(int(n_s), float(p), crc_max_losses(int(n_s), a) if method == "crc" else max_losses(int(n_s), a, d, bound))
+            for n_s, p in zip(ns[keep], pmf[keep])]
+    mass = float(pmf[keep].sum())
+    if mass <= 0:
+        raise InputError("no split leaves a relevant sequence in the test part")
+    return z, a, rows, mass, float(pmf[ns == n1].sum())
+
+
+def split_expected_risk(data: Sequences, *, risk: str = "false_alarm", method: str = "crc",
+                        alpha: float = 0.1, delta: float = 0.1, bound: str = "hb",
+                        cal_frac: float = 0.2, tol: float = 1e-15) -> dict[str, float]:
+    """The exact mean test risk of ``method`` over all splits of ``data`` (the limit of many splits).
+
+    Returns ``{"mean", "p_relevant_test_empty", "skipped"}``; ``mean`` is what the protocol's
+    split-average converges to. For CRC, Eq. 3 guarantees ``mean <= alpha``. Split sizes with
+    hypergeometric probability below ``tol`` are skipped (their total mass is reported as ``skipped``).
+    """
+    z, _, rows, mass, empty = _split_sizes(data, risk, method, alpha, delta, bound, cal_frac, tol)
+    if risk == "missed_detection":
+        z = -z
     _, counts = np.unique(z, return_counts=True)
     c = np.cumsum(counts)
-    total = 0.0
-    for n_s, p in zip(ns[keep], pmf[keep]):
-        n_s = int(n_s)
-        k = crc_max_losses(n_s, a) if method == "crc" else max_losses(n_s, a, d, bound)
-        total += p * _conditional(counts, c, n1, n_s, k)
-    mass = float(pmf[keep].sum())
-    empty = float(pmf[ns == n1].sum())
-    skipped = max(0.0, 1.0 - mass - empty)
-    if mass <= 0 or not math.isfinite(total):
-        raise InputError("no split leaves a relevant sequence in the test part")
-    return {"mean": float(total / mass), "p_relevant_test_empty": empty, "skipped": skipped}
+    total = sum(p * _conditional(counts, c, z.size, n_s, k) for n_s, p, k in rows)
+    return {"mean": float(total / mass), "p_relevant_test_empty": empty, "skipped": max(0.0, 1.0 - mass - empty)}
 
 
 def split_violation_probability(data: Sequences, *, risk: str = "false_alarm", method: str = "ucb",
@@ -145,36 +152,16 @@ def split_violation_probability(data: Sequences, *, risk: str = "false_alarm", m
     alpha by delta; a finite test set's risk scatters around the true risk, so this share can exceed
     delta slightly when the true risk sits just below alpha.)
     """
-    check_risk(risk)
-    a = check_alpha(alpha)
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
-    if method == "ucb":
-        d = check_delta(delta)
-        if bound not in BOUNDS:
-            raise InputError(f"unknown bound {bound!r}; expected one of {', '.join(BOUNDS)}")
-    if not 0 < cal_frac < 1:
-        raise InputError("cal_frac must be in (0, 1)")
-    rel = data.labels == relevant_label(risk)
-    z = data.minima()[rel]
-    n, n1 = int(data.n), int(rel.sum())
-    if n1 == 0:
-        raise InputError(f"no sequences of the relevant class for the {risk} risk")
-    n_cal = int(cal_frac * n)
-    ns = np.arange(max(0, n_cal - (n - n1)), min(n_cal, n1) + 1)
-    pmf = hypergeom.pmf(ns, n, n1, n_cal)
-    keep = (pmf >= tol) & (ns < n1)
+    z, a, rows, mass, _ = _split_sizes(data, risk, method, alpha, delta, bound, cal_frac, tol)
+    n1 = z.size
     total = 0.0
-    for n_s, p in zip(ns[keep], pmf[keep]):
-        n_s = int(n_s)
-        k = crc_max_losses(n_s, a) if method == "crc" else max_losses(n_s, a, d, bound)
+    for n_s, p, k in rows:
         if k < 0:
             continue                                  # trivial monitor: risk 0
         if k >= n_s:
             total += p                                # flags (or misses) everything: risk 1 > alpha
             continue
         m = math.floor(a * (n1 - n_s) * (1 + 1e-12)) + 1
-        if k + m > n1:
-            continue
-        total += p * float(hypergeom.cdf(k, n1, k + m, n_s))
-    return {"p": float(total / pmf[keep].sum()), "exact": bool(np.unique(z).size == z.size)}
+        if k + m <= n1:
+            total += p * float(hypergeom.cdf(k, n1, k + m, n_s))
+    return {"p": float(total / mass), "exact": bool(np.unique(z).size == z.size)}
