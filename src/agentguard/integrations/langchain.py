@@ -244,9 +244,8 @@ class AgentGuardMiddleware(AgentMiddleware):
         key = _run_key(request.state, getattr(request.runtime, "config", None))
         return key, self.runtime.context(key), _to_call(request.tool_call)
 
-    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        key, ctx, call = self._begin(request)
-        verdict = self._pending.get((key, call.call_id)) or self.runtime.check(ctx, call)
+    def _decide(self, request: Any, verdict: Verdict, call: ToolCall) -> tuple[str, Any, Verdict]:
+        """``(what, arg, verdict)``: run / refuse / modify, after asking a human where the verdict says so."""
         what, arg = self._plan(request, verdict, call)
         if what == "ask":
             ok = self._ask(call, verdict)  # raises GraphInterrupt the first time; returns on resume
@@ -257,6 +256,12 @@ class AgentGuardMiddleware(AgentMiddleware):
                 verdict.guard,
                 verdict.numbers,
             )
+        return what, arg, verdict
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        key, ctx, call = self._begin(request)
+        verdict = self._pending.get((key, call.call_id)) or self.runtime.check(ctx, call)
+        what, arg, verdict = self._decide(request, verdict, call)
         self._pending.pop((key, call.call_id), None)
         if what == "refuse":
             return self._refuse(ctx, call, verdict, bool(arg))
@@ -267,16 +272,7 @@ class AgentGuardMiddleware(AgentMiddleware):
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         key, ctx, call = self._begin(request)
         verdict = self._pending.get((key, call.call_id)) or await self.runtime.acheck(ctx, call)
-        what, arg = self._plan(request, verdict, call)
-        if what == "ask":
-            ok = self._ask(call, verdict)
-            what, arg = ("run", request) if ok else ("refuse", self.on_reject == "end")
-            verdict = Verdict(
-                Decision.ALLOW if ok else Decision.REJECT,
-                f"{'approved' if ok else 'refused'} by a human: {verdict.reason}",
-                verdict.guard,
-                verdict.numbers,
-            )
+        what, arg, verdict = self._decide(request, verdict, call)
         self._pending.pop((key, call.call_id), None)
         if what == "refuse":
             return self._refuse(ctx, call, verdict, bool(arg))
