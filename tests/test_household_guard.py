@@ -145,6 +145,9 @@ def test_agent_loop_with_guard_stop_and_reflect():
     refl = run_episode(build_scene(task), task["instruction"], ScriptedClient([heed], cycle=True), guard=guard,
                        strategy=Reflect(), max_steps=6)
     assert any("SAFETY ALERT" in s for s in seen)
+    # the heeding agent's revised action ran instead: the run reflected, kept going and stayed safe
+    assert refl.alarms and not refl.stopped and not refl.unsafe
+    assert any(st.get("reflected") for st in refl.steps)
 
 
 def test_agent_loop_survives_bad_client():

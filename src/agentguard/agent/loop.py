@@ -140,8 +140,9 @@ def run_episode(sim: HouseholdSim, task: str, client: Any, *, guard: Any = None,
                 try:
                     action = _choose(client, build_prompt(task, sim, history, out.message), sim, rng,
                                      temperature, max_choices, failed)
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - a failed re-plan is recorded; the empty action is a no-op
                     action = ""
+                    res.steps.append({"t": t, "reflect_error": f"{type(exc).__name__}: {exc}"})
                 res.steps.append({"t": t, "reflected": True, "alert": out.message})
             elif not out.execute:
                 history.append((action, out.message))
