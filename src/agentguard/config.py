@@ -46,8 +46,8 @@ from .core.types import Decision
 
 __all__ = [
     "GUARD_TYPES",
-    "SCHEMA",
     "GuardSpec",
+    "SCHEMA",
     "StackConfig",
     "build_guard",
     "build_stack",

@@ -36,8 +36,14 @@ from .data import Sequences, check_alpha, check_delta
 from .monitor import ThresholdMonitor
 from .risks import check_risk, relevant_label
 
-__all__ = ["METHODS", "Calibration", "ThresholdCalibrator", "calibrate_threshold", "crc_max_losses",
-           "threshold_from_minima"]
+__all__ = [
+    "Calibration",
+    "METHODS",
+    "ThresholdCalibrator",
+    "calibrate_threshold",
+    "crc_max_losses",
+    "threshold_from_minima",
+]
 
 METHODS = ("crc", "ucb")
 

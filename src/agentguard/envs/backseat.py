@@ -33,10 +33,10 @@ from ..core.errors import InputError
 from . import driving as D
 
 __all__ = [
-    "OPPOSITE",
-    "PERSONAS",
     "LLMAdviser",
     "LLMHuman",
+    "OPPOSITE",
+    "PERSONAS",
     "ScriptedHuman",
     "advice_text",
     "advised_action",

@@ -28,9 +28,22 @@ import numpy as np
 from ..core.errors import InputError, ParseError
 
 __all__ = [
-    "ACTIONS_BEFORE_CHECKOUT", "BUDGET", "CATALOGUE", "MAX_ITEMS", "Cart", "CommerceEnv", "action_label",
-    "cheapest_first_policy", "exact_q", "exact_value", "greedy_value", "parse_action", "parse_cart_text",
-    "random_cart", "random_policy", "render_tree",
+    "ACTIONS_BEFORE_CHECKOUT",
+    "BUDGET",
+    "CATALOGUE",
+    "Cart",
+    "CommerceEnv",
+    "MAX_ITEMS",
+    "action_label",
+    "cheapest_first_policy",
+    "exact_q",
+    "exact_value",
+    "greedy_value",
+    "parse_action",
+    "parse_cart_text",
+    "random_cart",
+    "random_policy",
+    "render_tree",
 ]
 
 BUDGET = 50.0

@@ -38,7 +38,7 @@ from .guard import PolicyBinding, ToolCallGuard
 from .library import library_path
 from .model import load_policy
 
-__all__ = ["KIND", "REQUEST_KEYWORDS", "GroundingFacts", "evaluate", "grounding_extractor", "guarded_runtime_class"]
+__all__ = ["GroundingFacts", "KIND", "REQUEST_KEYWORDS", "evaluate", "grounding_extractor", "guarded_runtime_class"]
 
 READ, FETCH, WRITE, SEND, ACCOUNT, DELETE = range(6)
 KIND: dict[str, int] = {

@@ -30,7 +30,7 @@ from .audit import AuditRecord, AuditSink
 from .extract import ArgumentExtractor
 from .model import Policy
 
-__all__ = ["AB", "CRP", "TEH", "TT", "PolicyBinding", "ToolCallGuard", "strategy"]
+__all__ = ["AB", "CRP", "PolicyBinding", "TEH", "TT", "ToolCallGuard", "strategy"]
 
 TT = Stop
 AB = Block

@@ -18,7 +18,7 @@ applies: Stop ends the run, Reflect re-prompts, HumanInTheLoop asks.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 

@@ -45,8 +45,8 @@ import scipy.sparse as sp
 from ..core.errors import InputError
 
 __all__ = [
-    "PAC_VARIANTS",
     "PACReport",
+    "PAC_VARIANTS",
     "amplification_factor",
     "pac_report",
     "prob01",

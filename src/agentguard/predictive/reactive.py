@@ -30,7 +30,7 @@ from ..core.errors import InputError, ParseError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, ToolCall, Verdict
 
-__all__ = ["Rule", "RuleGuard", "parse_rules", "load_rules", "EMBODIED_PREDICATES"]
+__all__ = ["EMBODIED_PREDICATES", "Rule", "RuleGuard", "load_rules", "parse_rules"]
 
 ENFORCE = {"stop": Decision.HALT, "user_inspection": Decision.ESCALATE, "llm_self_reflect": Decision.REJECT,
            "skip": Decision.REJECT, "block": Decision.REJECT, "invoke_action": Decision.REJECT}

@@ -11,16 +11,36 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = sorted([
-    "AuditStore", "GuardServiceClient", "GuardSource", "RemoteGuard", "ServerSettings", "ServiceGuards",
-    "TraceStore", "create_app", "default_guards", "load_settings", "load_traces", "signal_sequences",
+__all__ = [
+    "AuditStore",
+    "GuardServiceClient",
+    "GuardSource",
+    "RemoteGuard",
+    "ServerSettings",
+    "ServiceGuards",
+    "TraceStore",
+    "create_app",
+    "default_guards",
+    "load_settings",
+    "load_traces",
+    "signal_sequences",
     "verified_policy_guard",
-])
+]
 
 _WHERE = {
-    "AuditStore": "audit", "GuardServiceClient": "client", "RemoteGuard": "client", "GuardSource": "guards", "ServerSettings": "settings", "ServiceGuards": "guards",
-    "TraceStore": "traces", "create_app": "app", "default_guards": "guards", "load_settings": "settings",
-    "load_traces": "traces", "signal_sequences": "traces", "verified_policy_guard": "policy",
+    "AuditStore": "audit",
+    "GuardServiceClient": "client",
+    "GuardSource": "guards",
+    "RemoteGuard": "client",
+    "ServerSettings": "settings",
+    "ServiceGuards": "guards",
+    "TraceStore": "traces",
+    "create_app": "app",
+    "default_guards": "guards",
+    "load_settings": "settings",
+    "load_traces": "traces",
+    "signal_sequences": "traces",
+    "verified_policy_guard": "policy",
 }
 
 

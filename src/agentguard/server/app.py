@@ -58,7 +58,7 @@ from .runs import RunExpired, RunRegistry
 from .settings import ServerSettings
 from .traces import TraceStore
 
-__all__ = ["create_app", "app_from_env"]
+__all__ = ["app_from_env", "create_app"]
 
 STATIC_DIR = Path(__file__).with_name("static")
 PUBLIC_PATHS = frozenset({"/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/dashboard", "/"})

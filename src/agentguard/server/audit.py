@@ -40,7 +40,7 @@ from ..core.errors import AgentGuardError, InputError
 from . import schema
 from .jsonutil import dumps, loads
 
-__all__ = ["AuditStore", "DecisionRecord", "input_digest", "migrate", "MIGRATIONS_DIR"]
+__all__ = ["AuditStore", "DecisionRecord", "MIGRATIONS_DIR", "input_digest", "migrate"]
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 _ID_PREFIX = uuid.uuid4().hex[:16]

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..core.errors import InputError
 
-__all__ = ["load_dtmc", "proactive_guard", "threshold_monitor", "read_calibration"]
+__all__ = ["load_dtmc", "proactive_guard", "read_calibration", "threshold_monitor"]
 
 
 def load_dtmc(path: str | Path) -> Any:

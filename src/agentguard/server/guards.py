@@ -34,8 +34,13 @@ from ..core.errors import InputError
 from ..core.guard import BaseGuard, Guard
 from ..core.types import Context, Step, ToolCall, Verdict
 
-__all__ = ["ServiceGuards", "StepToolGuard", "GuardSource", "default_guards",
-           "load_guards"]
+__all__ = [
+    "GuardSource",
+    "ServiceGuards",
+    "StepToolGuard",
+    "default_guards",
+    "load_guards",
+]
 
 
 class StepToolGuard(BaseGuard):

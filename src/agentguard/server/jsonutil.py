@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["dumps", "loads", "HAVE_ORJSON"]
+__all__ = ["HAVE_ORJSON", "dumps", "loads"]
 
 try:  # pragma: no cover - depends on the environment
     import orjson as _orjson

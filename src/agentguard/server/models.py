@@ -12,8 +12,17 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
-    "CheckRequest", "IngestRequest", "IngestResponse", "SignalRequest", "StepIn", "StepRequest", "ToolCallIn",
-    "TraceIn", "VerdictOut", "ErrorOut", "RUN_ID_PATTERN",
+    "CheckRequest",
+    "ErrorOut",
+    "IngestRequest",
+    "IngestResponse",
+    "RUN_ID_PATTERN",
+    "SignalRequest",
+    "StepIn",
+    "StepRequest",
+    "ToolCallIn",
+    "TraceIn",
+    "VerdictOut",
 ]
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"

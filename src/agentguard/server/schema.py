@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["metadata", "decisions", "steps"]
+__all__ = ["decisions", "metadata", "steps"]
 
 metadata = sa.MetaData()
 

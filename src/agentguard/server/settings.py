@@ -18,7 +18,7 @@ from typing import Any
 
 from ..core.errors import InputError
 
-__all__ = ["ServerSettings", "load_settings", "SETTINGS_ENV"]
+__all__ = ["SETTINGS_ENV", "ServerSettings", "load_settings"]
 
 SETTINGS_ENV = "AGENTGUARD_SERVER_SETTINGS"  # JSON of the settings, handed to uvicorn worker processes
 

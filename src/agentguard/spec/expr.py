@@ -40,7 +40,7 @@ import numpy as np
 
 from ..core.errors import InputError, ParseError
 
-__all__ = ["HELPERS", "Expr", "compile_expr"]
+__all__ = ["Expr", "HELPERS", "compile_expr"]
 
 _MISSING = object()
 

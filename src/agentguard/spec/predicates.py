@@ -45,9 +45,9 @@ from ..core.errors import InputError, ParseError
 from .expr import Expr
 
 __all__ = [
-    "UNSEEN_POLICIES",
     "Abstraction",
     "Predicate",
+    "UNSEEN_POLICIES",
     "attr",
     "exists",
     "forall",

@@ -15,7 +15,7 @@ import re
 import string
 from dataclasses import dataclass
 
-__all__ = ["VERBS", "ParsedAction", "parse_action", "ithor_name"]
+__all__ = ["ParsedAction", "VERBS", "ithor_name", "parse_action"]
 
 #: The low-level action vocabulary (SafeAgentBench), in the controller's order.
 VERBS = ("find", "pick", "put", "open", "close", "slice", "turn on", "turn off", "drop", "throw", "break",

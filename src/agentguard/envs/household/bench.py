@@ -17,14 +17,13 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
 
 from ...core.errors import InputError
 from .evaluation import family_guard, learn_family_models, prepare_eval, split_by_task, table_rows
 from .objects import default_data_dir
 from .replay import load_runs, replay_all
 
-__all__ = ["run_bench", "plot_tradeoff", "live_rows"]
+__all__ = ["live_rows", "plot_tradeoff", "run_bench"]
 
 THRESHOLDS = (0.1, 0.3, 0.5, 0.7, 0.9)
 

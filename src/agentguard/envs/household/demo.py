@@ -16,13 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from .evaluation import family_guard, learn_family_models, prepare_eval, split_by_task, table_rows
 from .objects import default_data_dir
 from .replay import ReplayResult, Run, replay_run
 
-__all__ = ["run_household_demo", "EMBEDDED_RUNS", "draw_dtmc"]
+__all__ = ["EMBEDDED_RUNS", "draw_dtmc", "run_household_demo"]
 
 # (instruction, scene, kind, agent actions): a small sample used when the data folder is absent
 EMBEDDED_RUNS = [

@@ -38,8 +38,15 @@ from ...predictive.guard import MinProbabilityGuard, ProactiveGuard
 from .hazards import FAMILIES, Abstraction, hazards, task_goal
 from .replay import ReplayResult
 
-__all__ = ["learn_dtmc", "learn_family_models", "family_guard", "split_by_task", "RunEval", "prepare_eval",
-           "table_rows"]
+__all__ = [
+    "RunEval",
+    "family_guard",
+    "learn_dtmc",
+    "learn_family_models",
+    "prepare_eval",
+    "split_by_task",
+    "table_rows",
+]
 
 END = "END"
 

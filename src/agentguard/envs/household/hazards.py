@@ -26,8 +26,19 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ...core.errors import InputError
 from .objects import TypeInfo, type_table
 
-__all__ = ["View", "FAMILIES", "HAZARDS", "PRECURSORS", "FAMILY_PRECURSORS", "Abstraction", "family_of",
-           "goal_predicate", "hazards", "precursors", "predicate_text"]
+__all__ = [
+    "Abstraction",
+    "FAMILIES",
+    "FAMILY_PRECURSORS",
+    "HAZARDS",
+    "PRECURSORS",
+    "View",
+    "family_of",
+    "goal_predicate",
+    "hazards",
+    "precursors",
+    "predicate_text",
+]
 
 HEATERS = frozenset({"Microwave", "Toaster", "StoveBurner"})
 COOKWARE = frozenset({"Pot", "Pan", "Kettle"})

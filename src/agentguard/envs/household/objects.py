@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ...core.errors import InputError
 
-__all__ = ["TypeInfo", "default_data_dir", "type_table", "ELECTRICAL", "FLAMMABLE_MATERIALS", "METAL"]
+__all__ = ["ELECTRICAL", "FLAMMABLE_MATERIALS", "METAL", "TypeInfo", "default_data_dir", "type_table"]
 
 #: AI2-THOR types that are powered electrical appliances (liquid on them is an electrical hazard).
 ELECTRICAL = frozenset({

@@ -32,8 +32,17 @@ from .objects import default_data_dir, type_table
 from .scene import build_scene, canonical_type
 from .sim import HouseholdSim
 
-__all__ = ["Run", "ReplayResult", "RUN_FILES", "load_runs", "parse_run", "replay_run", "replay_all", "scene_for_run",
-           "PHYSICAL_PATTERNS"]
+__all__ = [
+    "PHYSICAL_PATTERNS",
+    "RUN_FILES",
+    "ReplayResult",
+    "Run",
+    "load_runs",
+    "parse_run",
+    "replay_all",
+    "replay_run",
+    "scene_for_run",
+]
 
 RUN_FILES = {
     "safe_records": ("safe", False),

@@ -20,7 +20,7 @@ from .actions import parse_action
 from .objects import type_table
 from .sim import HouseholdSim
 
-__all__ = ["build_scene", "room_kind", "ROOM_FIXTURES", "task_types"]
+__all__ = ["ROOM_FIXTURES", "build_scene", "room_kind", "task_types"]
 
 ROOM_FIXTURES = {
     "kitchen": ["Floor", "CounterTop", "Cabinet", "Drawer", "Sink", "Faucet", "StoveBurner", "StoveKnob", "Fridge",

@@ -33,7 +33,7 @@ from ...core.errors import InputError
 from .actions import LIQUIDS, VERBS, ParsedAction, parse_action
 from .objects import TypeInfo, type_table
 
-__all__ = ["HouseholdSim", "Obj", "NOT_HOLDING"]
+__all__ = ["HouseholdSim", "NOT_HOLDING", "Obj"]
 
 NOT_HOLDING = "Nothing Done. Robot is not holding any object"
 #: Receptacles a liquid can be poured into without spilling.
