@@ -50,6 +50,20 @@ def test_guard_is_a_guard_and_decides_with_reason_and_audit():
     assert asyncio.run(g.acheck(m2w_ctx("Book a hotel room", age=16), ToolCall("x"))).blocks
 
 
+def test_a_failing_audit_sink_keeps_the_decision_and_counts_the_lost_record(caplog):
+    class Broken:
+        def write(self, record):
+            raise OSError("disk full")
+
+    g = ToolCallGuard([PolicyBinding(M2W, m2w_extractor())], audit=Broken())
+    with caplog.at_level("WARNING", logger="agentguard.policies"):
+        v = g.check(m2w_ctx("Book a hotel room in Rome", age=16), ToolCall("click", {"el": "book"}))
+        ok = g.check(m2w_ctx("Book a hotel room in Rome", age=30), ToolCall("click", {"el": "book"}))
+    assert v.decision is Decision.REJECT and ok.allowed
+    assert g.audit_errors == 2
+    assert sum("disk full" in r.getMessage() for r in caplog.records) == 2
+
+
 def test_jsonl_audit_sink(tmp_path):
     sink = JsonlAuditSink(tmp_path / "audit" / "a.jsonl")
     g = ToolCallGuard([PolicyBinding(M2W, m2w_extractor())], audit=sink)

@@ -17,6 +17,7 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -29,6 +30,8 @@ from ..core.types import Context, Decision, ToolCall, Verdict
 from .audit import AuditRecord, AuditSink
 from .extract import ArgumentExtractor
 from .model import Policy
+
+_log = logging.getLogger("agentguard.policies")
 
 __all__ = ["AB", "CRP", "PolicyBinding", "TEH", "TT", "ToolCallGuard", "strategy"]
 
@@ -97,6 +100,7 @@ class ToolCallGuard(BaseGuard):
             raise InputError("ToolCallGuard needs at least one PolicyBinding")
         self.strategy = globals()["strategy"](strategy) if isinstance(strategy, str) else strategy
         self.audit = audit
+        self.audit_errors = 0      # audit records that could not be written (each also logged)
         self.name = name
         self.deny = Decision.parse(deny)
         self.on_error = Decision.parse(on_error)
@@ -122,8 +126,10 @@ class ToolCallGuard(BaseGuard):
                 policy_digest=policy.digest if policy else "", decision=verdict.decision.name,
                 reason=verdict.reason, code=code, seconds=seconds, guard=self.name,
             ))
-        except Exception:  # noqa: BLE001 - a failing audit sink must not turn into an ALLOW or a crash
-            pass
+        except Exception as exc:  # noqa: BLE001 - a failing audit sink must not turn into an ALLOW or a crash
+            self.audit_errors += 1   # the decision stands; the lost record is counted and logged
+            _log.warning("audit sink %s failed for %s (%s): %s: %s", type(self.audit).__name__, call.name,
+                         verdict.decision.name, type(exc).__name__, exc)
 
     def check(self, context: Context, proposal: Any) -> Verdict:
         call = _as_call(proposal)

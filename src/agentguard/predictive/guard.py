@@ -31,40 +31,12 @@ __all__ = ["MinProbabilityGuard", "ProactiveGuard", "ProductGuard", "reach_proba
 
 
 def reach_probability(model: DTMC, target: np.ndarray) -> np.ndarray:
-    """``x_s = P_s[F target]`` for every state (unbounded reachability in a DTMC).
+    """``x_s = P_s[F target]`` for every state (unbounded reachability in a DTMC), by the project's
+    model checker (:func:`agentguard.predictive.checker.reach`: graph pre-computation, then the linear
+    system of Baier & Katoen, Thm. 10.19). Errors propagate, so a guard built on it fails closed."""
+    from .checker import reach
 
-    Uses :func:`agentguard.predictive.checker.reach` when that module is installed; otherwise solves
-    the standard linear system: x = 1 on target, x = 0 on states that cannot reach the target
-    (graph search), and ``(I - P_QQ) x_Q = P_Q,target 1`` on the rest (Baier & Katoen, Thm. 10.19).
-    """
-    target = np.asarray(target, dtype=bool)
-    try:  # the model-checking engine of the project, when merged
-        from .checker import reach  # type: ignore[attr-defined]
-
-        return np.asarray(reach(model.matrix, target), dtype=float)
-    except Exception:  # not merged yet, or another signature: use the direct solve below
-        pass
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import breadth_first_order
-    from scipy.sparse.linalg import spsolve
-
-    P = sp.csr_matrix(model.matrix)
-    n = P.shape[0]
-    # states that can reach the target: backward search on the transposed graph
-    can = np.zeros(n, bool)
-    rev = P.T.tocsr()
-    for t in np.flatnonzero(target):
-        if not can[t]:
-            order = breadth_first_order(rev, t, directed=True, return_predecessors=False)
-            can[order] = True
-    x = np.zeros(n)
-    x[target] = 1.0
-    q = np.flatnonzero(can & ~target)
-    if q.size:
-        A = sp.identity(q.size, format="csc") - P[q][:, q].tocsc()
-        b = np.asarray(P[q][:, np.flatnonzero(target)].sum(axis=1)).ravel()
-        x[q] = np.atleast_1d(spsolve(A, b))
-    return np.clip(x, 0.0, 1.0)
+    return np.asarray(reach(model.matrix, np.asarray(target, dtype=bool)), dtype=float)
 
 
 def _label_of(prop: str) -> str:

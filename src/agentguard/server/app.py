@@ -390,7 +390,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
         for s in st.trace.steps:
             try:
                 g.check(Context(run_id=st.run_id, trace=prefix, state=s.state), s)
-            except Exception:
+            except Exception:  # noqa: BLE001 - it failed (closed) when first checked; replay only rebuilds state
                 pass
             prefix.append(s)
 
@@ -399,7 +399,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
         for s in st.extra.get("signal_trace", Trace()).steps:
             try:
                 g.check(Context(run_id=st.run_id, trace=prefix), s)
-            except Exception:
+            except Exception:  # noqa: BLE001 - it failed (closed) when first checked; replay only rebuilds state
                 pass
             prefix.append(s)
 
