@@ -103,3 +103,43 @@ def test_release_laws_and_scenario_s3(data_dir):
     assert prod.model.labels["viol"][prod.index(*prod.start(s))]
     s = model.state_names.index("0001111")
     assert not prod.model.labels["viol"][prod.index(*prod.start(s))]
+
+
+def _cli(args, capsys):
+    from agentguard.cli import main
+
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code or 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_laws_command_lists_rules_and_refuses_what_is_outside(tmp_path, capsys):
+    f = tmp_path / "laws.txt"
+    f.write_text(LAW38 + "law51_sub6 = G((direction == right & NPCAhead(2) & (F[0, 2](NPCAhead.speed < 0.5))) "
+                         "-> F[0, 3] (speed < 0.5));\n")
+    code, out, _ = _cli(["laws", str(f), "--json"], capsys)
+    got = json.loads(out)["laws"]
+    assert code == 0 and got["law38_sub1_1"] == {"component": show(parse_laws(LAW38)["law38_sub1_1"])}
+    assert [r["K"] for r in got["law38"]] == [2, 2]
+    assert "inside the trigger" in got["law51_sub6"]["outside_stl_lb"]
+    code, _, err = _cli(["laws", str(f), "--law", "law99"], capsys)
+    assert code == 2 and "no law 'law99'" in err
+    code, _, err = _cli(["laws", str(tmp_path / "missing.txt")], capsys)
+    assert code == 2 and "laws file not found" in err
+
+
+def test_laws_command_on_a_driving_model(data_dir, capsys):
+    laws = str(data_dir / "pro2guard" / "av_laws.txt")
+    s3 = str(data_dir / "pro2guard" / "av_dtmcs" / "s3")
+    code, _, err = _cli(["laws", laws, "--model", s3], capsys)
+    assert code == 2 and "does not observe" in err and "--unknown" in err
+    code, out, _ = _cli(["laws", laws, "--model", s3, "--unknown", "true", "--json"], capsys)
+    res = json.loads(out)["results"][0]
+    assert code == 0 and res["K_steps"] == 100 and res["assumed"] == ["junctionAhead <= 2", "stoplineAhead <= 2"]
+    p = dict(zip(res["states"], res["P_F_viol"]))
+    assert p["1000000"] == 0.0 and p["0100000"] == 0.0            # absorbing collision / destination
+    assert all(0.0 <= v <= 1.0 for v in p.values()) and 0.0 < res["initial"] < 1.0

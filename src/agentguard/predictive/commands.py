@@ -1,6 +1,7 @@
 """Command-line commands of agentguard.predictive (registered by agentguard.cli).
 
 ``agentguard check MODEL --property 'P=? [F s=3|s=7]' [--json] [--engine native|storm]``
+``agentguard laws LAWS.txt [--law NAME] [--model DRIVING_FOLDER] [--json]``
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def _is_prism(path: Path) -> bool:
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     """Add this mechanism's commands to the main app and to the `bench` group."""
+    _laws_command(app)
 
     @app.command("check")
     def check_cmd(
@@ -102,6 +104,90 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             typer.echo(json.dumps(out))
             return
         _print_table(dtmc, res, out)
+
+
+def _laws_command(app: typer.Typer) -> None:
+    @app.command("laws")
+    def laws_cmd(
+        laws_file: Path = typer.Argument(..., help="LawBreaker STL file (e.g. ../shared/data/pro2guard/av_laws.txt)."),
+        law: str | None = typer.Option(None, "--law", help="One law (default: all; with --model: the model's rule)."),
+        model: Path | None = typer.Option(None, "--model", help="A driving model folder of the Pro2Guard release: "
+                                                                "compose the law's monitor with it and print P[F viol]."),
+        unknown: str = typer.Option("error", help="an atom the abstraction does not observe: error | true | false"),
+        steps_per_unit: int = typer.Option(50, help="DTMC steps per LawBreaker time unit (Example 2: F[0,2] = F[0,100])"),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Reduce LawBreaker STL traffic laws to Pro2Guard's bounded-response rules (Definition 5), and
+        with --model compute the probability of violating one from every state (Definition 6 product)."""
+        import json as _json
+
+        from ..core.errors import InputError, ParseError
+        from ..spec.stl import bounded_response, law_of_rule, parse_laws, rule_vectors, show
+
+        if not laws_file.is_file():
+            raise InputError(f"laws file not found: {laws_file}")
+        laws = parse_laws(laws_file.read_text())
+        out: dict = {"file": str(laws_file), "laws": {}}
+        if model is not None:
+            if not _release_folder(model):
+                raise InputError(f"--model needs a driving model folder (dtmc.prism, model.json, abstraction.json): {model}")
+            ab = _json.loads((model / "abstraction.json").read_text())
+            if "collision" not in ab:
+                raise InputError(f"{model} is not a driving model (its abstraction.json has no collision predicate)")
+            law = law or law_of_rule(ab["rule"])
+        names = [law] if law else list(laws)
+        for name in names:
+            if name not in laws:
+                raise InputError(f"no law {name!r} in {laws_file} (has {', '.join(laws)})")
+            if law is None and not _has_always(laws[name]):   # a building block of a law (no G), not a law
+                out["laws"][name] = {"component": show(laws[name])}
+                continue
+            try:
+                out["laws"][name] = [{"rule": str(r), "K": r.K} for r in bounded_response(laws[name], name)]
+            except ParseError as exc:
+                out["laws"][name] = {"outside_stl_lb": str(exc)}
+        if model is not None:
+            from .monitor import BoundedResponse, product
+
+            rules = out["laws"][law]
+            if isinstance(rules, dict):
+                raise InputError(rules["outside_stl_lb"])
+            dtmc = read_pro2guard_folder(model)
+            out["model"] = str(model)
+            out["results"] = []
+            for r in bounded_response(laws[law], law):
+                trig, resp, unobserved = rule_vectors(r, dtmc.state_names, ab["predicates"], unknown=unknown)
+                prod = product(dtmc, BoundedResponse(trig, resp, r.K * steps_per_unit))
+                safe = prod.safe_probability()
+                p_viol = [1.0 - float(safe[prod.index(*prod.start(s))]) for s in range(dtmc.n)]
+                out["results"].append({"rule": str(r), "K_steps": r.K * steps_per_unit, "assumed": unobserved,
+                                       "unknown": unknown, "states": dtmc.state_names, "P_F_viol": p_viol,
+                                       "initial": p_viol[dtmc.initial]})
+        if as_json:
+            typer.echo(_json.dumps(out))
+            return
+        for name, rules in out["laws"].items():
+            if isinstance(rules, dict):
+                if "outside_stl_lb" in rules:
+                    typer.echo(f"{name}: {rules['outside_stl_lb']}")
+            else:
+                for r in rules:
+                    typer.echo(f"{name}: {r['rule']}")
+        for res in out.get("results", []):
+            typer.echo(f"{res['rule']}  (K = {res['K_steps']} steps; assumed {res['unknown']}: {res['assumed'] or '-'})")
+            for st, pv in zip(res["states"], res["P_F_viol"]):
+                typer.echo(f"  {st}  P[F viol] = {pv:.4f}")
+            typer.echo(f"  initial state: {res['initial']:.4f}")
+
+
+def _has_always(n: tuple) -> bool:
+    return n[0] == "G" or any(_has_always(c) for c in n[1:] if isinstance(c, tuple))
+
+
+def read_pro2guard_folder(folder: Path):
+    from .prism import read_pro2guard
+
+    return read_pro2guard(folder)
 
 
 def _print_table(dtmc, res, out) -> None:

@@ -334,7 +334,7 @@ def rule_vectors(rule: Rule, state_names: Sequence[str], predicates: Sequence[Se
                 if unknown == "error":
                     raise InputError(f"{rule.law}: the abstraction does not observe {show(n)} "
                                      f"(predicates: {[' '.join(p) for p in predicates]}); pass unknown='true' "
-                                     f"or 'false' to assume it")
+                                     f"or 'false' (command line: --unknown true|false) to assume it")
                 return np.full(len(state_names), unknown == "true")
             j, neg = hit
             return ~bits[:, j] if neg else bits[:, j].copy()
