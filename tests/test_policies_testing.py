@@ -52,6 +52,7 @@ def test_write_pytest_emits_a_runnable_module(tmp_path):
     f.write_text(text)
     ns = {}
     exec(compile(text, str(f), "exec"), ns)
+    assert ns["BOUNDARY"] and ns["OUTSIDE"], "the generated module must carry cases to run"
     for args in ns["BOUNDARY"][:50]:
         ns["test_boundary"](args)
     for args in ns["OUTSIDE"]:
