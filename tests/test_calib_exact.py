@@ -99,3 +99,36 @@ def test_bad_input_is_named():
         split_expected_risk(data, method="grid")
     with pytest.raises(InputError, match="n_s"):
         conditional_expected_risk(np.arange(5.0), 5, 1)
+
+
+def test_crc_exact_mean_never_exceeds_alpha_on_random_data_sets():
+    """Eq. 3 for the finite protocol, on 40 random data sets (ties, class balance and sizes vary)."""
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        n = int(rng.integers(20, 400))
+        labels = (rng.random(n) < rng.uniform(0.2, 0.8)).astype(int)
+        decimals = int(rng.integers(1, 4))
+        scores = [np.round(rng.beta(3, 2, int(rng.integers(1, 5))), decimals).tolist() for _ in range(n)]
+        data = Sequences.from_lists(scores, labels.tolist())
+        for risk in ("false_alarm", "missed_detection"):
+            if not (labels == (1 if risk == "false_alarm" else 0)).any():
+                continue
+            for a in (0.05, 0.1, 0.2, 0.3):
+                got = split_expected_risk(data, risk=risk, method="crc", alpha=a, cal_frac=0.3)["mean"]
+                assert got <= a + 1e-12, (trial, risk, a, got)
+
+
+@pytest.mark.parametrize("name", ["math", "gsm8k", "hotpotqa"])
+def test_issue4_exact_mean_false_alarm_at_most_alpha_on_the_evaluator_data(data_dir, name):
+    """The must-show of issue 4, measured without split noise: over all calibration/test splits of the
+    protocol (20 % calibration), the mean test false alarm (and missed detection) rate of CRC and UCB
+    is at most alpha for alpha = 0.05 ... 0.3."""
+    from agentguard.calibration.data import load_signals
+
+    data = load_signals(data_dir / "evaluator" / f"{name}_w_scores_compressed.csv.gz")
+    for risk in ("false_alarm", "missed_detection"):
+        for method in ("crc", "ucb"):
+            for a in (0.05, 0.1, 0.15, 0.2, 0.25, 0.3):
+                got = split_expected_risk(data, risk=risk, method=method, alpha=a, delta=0.1, cal_frac=0.2)
+                assert got["mean"] <= a, (risk, method, a, got)
+                assert got["skipped"] < 1e-12
