@@ -59,13 +59,14 @@ __all__ = [
 ]
 
 Factory = Callable[..., Guard]
-_FILE_SUFFIXES = (".py", ".json", ".jsonl", ".prism", ".toml", ".yaml", ".yml", ".pt", ".npz")
+_FILE_SUFFIXES = (".py", ".json", ".jsonl", ".prism", ".toml", ".yaml", ".yml", ".pt", ".npz", ".txt")
 
 #: guard type name -> factory, or "module:attribute" imported lazily on first use.
 GUARD_TYPES: dict[str, Factory | str] = {
     "tool-rules": "agentguard.integrations.rules:ToolRuleGuard",
     "policy": "agentguard.config:policy_guard",  # verified policies: agentguard.policies.ToolCallGuard
     "proactive": "agentguard.server.factories:proactive_guard",  # Pro2Guard ProactiveGuard over a DTMC file
+    "traffic-law": "agentguard.predictive.traffic:traffic_law_guard",  # LawBreaker STL law x driving DTMC
     "threshold-monitor": "agentguard.calibration:ThresholdMonitor",  # calibrated Eq. 1 monitor
     "score-monitor": "agentguard.integrations.streaming:ScoreMonitor",
 }

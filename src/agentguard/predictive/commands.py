@@ -122,7 +122,7 @@ def _laws_command(app: typer.Typer) -> None:
         import json as _json
 
         from ..core.errors import InputError, ParseError
-        from ..spec.stl import bounded_response, law_of_rule, parse_laws, rule_vectors, show
+        from ..spec.stl import bounded_response, law_of_rule, parse_laws, show
 
         if not laws_file.is_file():
             raise InputError(f"laws file not found: {laws_file}")
@@ -147,7 +147,7 @@ def _laws_command(app: typer.Typer) -> None:
             except ParseError as exc:
                 out["laws"][name] = {"outside_stl_lb": str(exc)}
         if model is not None:
-            from .monitor import BoundedResponse, product
+            from .traffic import law_products
 
             rules = out["laws"][law]
             if isinstance(rules, dict):
@@ -155,9 +155,8 @@ def _laws_command(app: typer.Typer) -> None:
             dtmc = read_pro2guard_folder(model)
             out["model"] = str(model)
             out["results"] = []
-            for r in bounded_response(laws[law], law):
-                trig, resp, unobserved = rule_vectors(r, dtmc.state_names, ab["predicates"], unknown=unknown)
-                prod = product(dtmc, BoundedResponse(trig, resp, r.K * steps_per_unit))
+            for r, prod, unobserved in law_products(dtmc, ab, laws_file.read_text(), law, unknown=unknown,
+                                                    steps_per_unit=steps_per_unit):
                 safe = prod.safe_probability()
                 p_viol = [1.0 - float(safe[prod.index(*prod.start(s))]) for s in range(dtmc.n)]
                 out["results"].append({"rule": str(r), "K_steps": r.K * steps_per_unit, "assumed": unobserved,

@@ -221,12 +221,15 @@ class ProductGuard(BaseGuard):
     A rule ``G(trigger -> F[0,K] response)`` is not a state property of the DTMC: whether the run is
     safe depends on how long ago the trigger fired. The product ``M x A`` (``agentguard.predictive.
     monitor.product``) tracks that in the monitor state q, and ``P_safe((s, q)) = P[G !viol]`` is
-    precomputed per product state. At run time the guard keeps q per run (``context.metadata
-    ['monitor_q'][name]``, or :meth:`reset` / the ``run_state`` argument of :meth:`probability`), advances
-    it with the label of each new abstract state, and looks up ``(s, q)``: still one lookup per
-    decision. An abstract state the DTMC never saw, or a pair outside the built product, fails closed
-    (P_safe = 0).
+    precomputed per product state. At run time the guard keeps q per run, keyed by ``context.run_id``
+    (the vocabulary's key for per-run state; mirrored into ``context.metadata['monitor_q'][name]`` for
+    inspection), advances it with the label of each new abstract state, and looks up ``(s, q)``: still
+    one lookup per decision. :meth:`reset` forgets every run (the service then keeps one copy per run
+    and replays the run's earlier steps into it). An abstract state the DTMC never saw, or a pair
+    outside the built product, fails closed (P_safe = 0).
     """
+
+    MAX_RUNS = 100_000   # per-run monitor states kept; the oldest is dropped beyond this
 
     def __init__(self, prod: Any, threshold: float = 0.5, *, abstraction: Callable[[Any], str] | None = None,
                  state_text: Callable[[str], str] | None = None, decision: Decision | str = Decision.REJECT,
@@ -246,6 +249,11 @@ class ProductGuard(BaseGuard):
         self._pair = {(int(s), int(q)): float(self.values_[i]) for i, (s, q) in enumerate(prod.pairs)}
         self._base_index: dict[str, int] = {}
         self._names = names
+        self._runs: dict[str, int | None] = {}
+
+    def reset(self) -> None:
+        """Forget the monitor state of every run."""
+        self._runs.clear()
 
     def bind_names(self, base_state_names: Sequence[str]) -> "ProductGuard":
         """Tell the guard the names of the base DTMC's states (abstract bit-vectors)."""
@@ -265,9 +273,12 @@ class ProductGuard(BaseGuard):
         state = context.state
         if state is None:
             raise InputError("ProductGuard needs the current state in context.state")
-        qs = context.metadata.setdefault("monitor_q", {})
-        p, key, q = self.step_probability(state, qs.get(self.name))
-        qs[self.name] = q
+        p, key, q = self.step_probability(state, self._runs.get(context.run_id))
+        self._runs.pop(context.run_id, None)
+        self._runs[context.run_id] = q                 # re-insert: insertion order = recency
+        if len(self._runs) > self.MAX_RUNS:
+            del self._runs[next(iter(self._runs))]
+        context.metadata.setdefault("monitor_q", {})[self.name] = q
         qname = self.prod.monitor.name(q) if q is not None else "?"
         nums = {"probability": p, "threshold": self.threshold}
         det = {"state": f"({key},{qname})", "property": self.property}
