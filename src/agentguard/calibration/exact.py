@@ -26,9 +26,8 @@ selected one is ``>= C_i``. ``T`` does not depend on ``i``:
 
 (``k < 0``: no certified threshold, the trivial monitor has risk 0; ``k >= n_s``: risk 1). With
 distinct minima this is ``E[T] / N1 = (k + 1) / (n_s + 1)``, the familiar CRC value. Cost: O(N1)
-per calibration size, vectorised. Splits whose test
-part holds no relevant sequence (risk undefined, skipped by the protocol's ``nanmean``) are left out
-and the rest renormalised. :func:`split_expected_risk` is checked against brute-force enumeration of
+per calibration size, vectorised. Splits whose test part holds no relevant sequence (risk undefined,
+skipped by the protocol's ``nanmean``) are left out and the rest renormalised. :func:`split_expected_risk` is checked against brute-force enumeration of
 every split (tests/test_calib_exact.py).
 
 :func:`split_violation_probability` gives the share of splits whose *test* risk exceeds alpha (what

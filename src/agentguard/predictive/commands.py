@@ -119,10 +119,9 @@ def _laws_command(app: typer.Typer) -> None:
     ) -> None:
         """Reduce LawBreaker STL traffic laws to Pro2Guard's bounded-response rules (Definition 5), and
         with --model compute the probability of violating one from every state (Definition 6 product)."""
-        import json as _json
-
         from ..core.errors import InputError, ParseError
-        from ..spec.stl import bounded_response, law_of_rule, parse_laws, show
+        from ..spec.stl import bounded_response, is_law, law_of_rule, parse_laws, show
+        from .traffic import law_products, read_driving_model
 
         if not laws_file.is_file():
             raise InputError(f"laws file not found: {laws_file}")
@@ -131,15 +130,13 @@ def _laws_command(app: typer.Typer) -> None:
         if model is not None:
             if not _release_folder(model):
                 raise InputError(f"--model needs a driving model folder (dtmc.prism, model.json, abstraction.json): {model}")
-            ab = _json.loads((model / "abstraction.json").read_text())
-            if "collision" not in ab:
-                raise InputError(f"{model} is not a driving model (its abstraction.json has no collision predicate)")
+            dtmc, ab = read_driving_model(model)
             law = law or law_of_rule(ab["rule"])
         names = [law] if law else list(laws)
         for name in names:
             if name not in laws:
                 raise InputError(f"no law {name!r} in {laws_file} (has {', '.join(laws)})")
-            if law is None and not _has_always(laws[name]):   # a building block of a law (no G), not a law
+            if law is None and not is_law(laws[name]):   # a building block of a law (no G), not a law
                 out["laws"][name] = {"component": show(laws[name])}
                 continue
             try:
@@ -147,15 +144,9 @@ def _laws_command(app: typer.Typer) -> None:
             except ParseError as exc:
                 out["laws"][name] = {"outside_stl_lb": str(exc)}
         if model is not None:
-            from .traffic import law_products
-
-            rules = out["laws"][law]
-            if isinstance(rules, dict):
-                raise InputError(rules["outside_stl_lb"])
-            dtmc = read_pro2guard_folder(model)
             out["model"] = str(model)
             out["results"] = []
-            for r, prod, unobserved in law_products(dtmc, ab, laws_file.read_text(), law, unknown=unknown,
+            for r, prod, unobserved in law_products(dtmc, ab, laws, law, unknown=unknown,
                                                     steps_per_unit=steps_per_unit):
                 safe = prod.safe_probability()
                 p_viol = [1.0 - float(safe[prod.index(*prod.start(s))]) for s in range(dtmc.n)]
@@ -163,7 +154,7 @@ def _laws_command(app: typer.Typer) -> None:
                                        "unknown": unknown, "states": dtmc.state_names, "P_F_viol": p_viol,
                                        "initial": p_viol[dtmc.initial]})
         if as_json:
-            typer.echo(_json.dumps(out))
+            typer.echo(json.dumps(out))
             return
         for name, rules in out["laws"].items():
             if isinstance(rules, dict):
@@ -177,16 +168,6 @@ def _laws_command(app: typer.Typer) -> None:
             for st, pv in zip(res["states"], res["P_F_viol"]):
                 typer.echo(f"  {st}  P[F viol] = {pv:.4f}")
             typer.echo(f"  initial state: {res['initial']:.4f}")
-
-
-def _has_always(n: tuple) -> bool:
-    return n[0] == "G" or any(_has_always(c) for c in n[1:] if isinstance(c, tuple))
-
-
-def read_pro2guard_folder(folder: Path):
-    from .prism import read_pro2guard
-
-    return read_pro2guard(folder)
 
 
 def _print_table(dtmc, res, out) -> None:

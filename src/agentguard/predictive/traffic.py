@@ -73,19 +73,19 @@ def driving_abstraction(predicates: Sequence[Sequence[str]]) -> Callable[[Mappin
     return abstract
 
 
-def law_products(model: DTMC, abstraction: Mapping[str, Any], laws_text: str, law: str | None = None, *,
+def law_products(model: DTMC, abstraction: Mapping[str, Any], laws: Mapping[str, Any], law: str | None = None, *,
                  unknown: str = "error", steps_per_unit: int = 50) -> list[tuple[Any, Any, list[str]]]:
-    """``[(rule, product, unobserved atoms), ...]`` for the law (default: the model's own rule).
+    """``[(rule, product, unobserved atoms), ...]`` for the law (default: the model's own rule) among
+    ``laws`` (as :func:`agentguard.spec.stl.parse_laws` returns them).
 
     ``steps_per_unit``: DTMC steps per LawBreaker time unit (50: Example 2 writes law 38's ``F[0,2]``
     as ``F[0,100]``).
     """
-    from ..spec.stl import bounded_response, law_of_rule, parse_laws, rule_vectors
+    from ..spec.stl import bounded_response, law_of_rule, rule_vectors
     from .monitor import BoundedResponse, product
 
     if int(steps_per_unit) < 1:
         raise InputError("steps_per_unit must be >= 1")
-    laws = parse_laws(laws_text)
     name = law or law_of_rule(str(abstraction.get("rule", "")))
     if name not in laws:
         raise InputError(f"no law {name!r} among {', '.join(laws)}")
@@ -108,6 +108,7 @@ def traffic_law_guard(*, model: str, laws: str, law: str | None = None, threshol
     The guard reads ``context.state`` as a signal dict (or an abstract state name) and alarms when
     the predicted probability of never violating the rule is below ``threshold``.
     """
+    from ..spec.stl import parse_laws
     from .guard import ProductGuard
 
     dtmc, ab = read_driving_model(model)
@@ -115,7 +116,7 @@ def traffic_law_guard(*, model: str, laws: str, law: str | None = None, threshol
         text = Path(laws).read_text()
     except OSError as exc:
         raise InputError(f"cannot read laws file {laws}: {exc.strerror or exc}") from None
-    made = law_products(dtmc, ab, text, law, unknown=unknown, steps_per_unit=steps_per_unit)
+    made = law_products(dtmc, ab, parse_laws(text), law, unknown=unknown, steps_per_unit=steps_per_unit)
     if len(made) != 1:
         raise InputError(f"law {law or ab.get('rule')!r} reduces to {len(made)} rules; give each sub-law its own guard")
     rule, prod, _ = made[0]

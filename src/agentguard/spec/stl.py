@@ -44,7 +44,7 @@ import numpy as np
 
 from ..core.errors import InputError, ParseError
 
-__all__ = ["CONSTANTS", "Node", "Rule", "bounded_response", "law_of_rule", "parse_formula", "parse_laws", "rule_vectors"]
+__all__ = ["CONSTANTS", "Node", "Rule", "bounded_response", "is_law", "law_of_rule", "parse_formula", "parse_laws", "rule_vectors"]
 
 #: Named values of Apollo's messages as LawBreaker uses them.
 CONSTANTS = {"red": 1.0, "yellow": 2.0, "green": 3.0, "black": 4.0, "unknown": 0.0,
@@ -237,6 +237,12 @@ def parse_laws(text: str, prefix: str = "law") -> dict[str, Node]:
 
 def _temporal(n: Node) -> bool:
     return n[0] in ("G", "F") or any(_temporal(c) for c in n[1:] if isinstance(c, tuple))
+
+
+def is_law(n: Node) -> bool:
+    """True when a definition contains ``G`` (a law); False for a building block (a state formula or
+    an ``F[a,b]`` response) that only other laws use."""
+    return n[0] == "G" or any(is_law(c) for c in n[1:] if isinstance(c, tuple))
 
 
 def _conjuncts(n: Node) -> list[Node]:
