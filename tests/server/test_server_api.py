@@ -17,7 +17,7 @@ from agentguard.server.app import create_app  # noqa: E402
 from agentguard.server.settings import ServerSettings  # noqa: E402
 
 TOKEN = "test-token-123456"
-RULES = Path(__file__).resolve().parents[1] / "src" / "agentguard" / "server" / "examples" / "rules.toml"
+RULES = Path(__file__).resolve().parents[2] / "src" / "agentguard" / "server" / "examples" / "rules.toml"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
@@ -146,7 +146,7 @@ def test_nothing_a_client_sends_is_executed(client, tmp_path):
 
 def test_server_code_has_no_eval_exec_or_unpickling():
     """A static check over the service's source: no eval/exec/compile, pickle, marshal or yaml.load."""
-    root = Path(__file__).resolve().parents[1] / "src" / "agentguard" / "server"
+    root = Path(__file__).resolve().parents[2] / "src" / "agentguard" / "server"
     banned_calls = {"eval", "exec", "compile", "__import__"}
     banned_modules = {"pickle", "marshal", "shelve", "dill", "cloudpickle"}
     found = []
@@ -427,7 +427,7 @@ def test_published_openapi_file_is_current(client):
     """docs/server_openapi.json (for clients in other languages) matches the running service's schema.
 
     Regenerate: python -c "from agentguard.server.app import write_openapi; write_openapi()"."""
-    published = json.loads((Path(__file__).resolve().parents[1] / "docs" / "server_openapi.json").read_text())
+    published = json.loads((Path(__file__).resolve().parents[2] / "docs" / "server_openapi.json").read_text())
     live = client.get("/openapi.json").json()
     for spec in (published, live):
         spec["info"].pop("version", None)  # the package version may move on

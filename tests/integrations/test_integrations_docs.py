@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # top-level ```python blocks are complete programs; indented ones (inside lists) are fragments
 BLOCKS = re.findall(r"^```python\n(.*?)^```", (REPO / "docs" / "integrations.md").read_text(), re.S | re.M)
 

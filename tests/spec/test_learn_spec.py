@@ -162,7 +162,7 @@ def test_unseen_state_policies():
 def test_example_spec_file_is_the_embedded_spec(tmp_path):
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     import yaml
 
     assert yaml.safe_load((repo / "examples" / "microwave_spec.yaml").read_text()) == EXAMPLE_SPEC
@@ -178,7 +178,7 @@ def test_example_traces_file_is_what_the_generator_writes(tmp_path):
 
     from agentguard.predictive.demo import write_example_files
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     write_example_files(tmp_path)
     assert (tmp_path / "microwave_traces.jsonl").read_text() == (repo / "examples" / "microwave_traces.jsonl").read_text()
 

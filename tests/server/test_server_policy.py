@@ -13,7 +13,7 @@ from agentguard.config import load_stack  # noqa: E402
 from agentguard.core import Context, Decision, ToolCall  # noqa: E402
 from agentguard.core.errors import InputError, PolicyError  # noqa: E402
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "agentguard" / "server" / "examples" / "mind2web_sc.toml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "src" / "agentguard" / "server" / "examples" / "mind2web_sc.toml"
 ADULT = {"age": 30, "domestic": True, "dr_license": True, "vaccine": True, "membership": True}
 
 

@@ -20,7 +20,7 @@ from agentguard.integrations.mcp_proxy import GuardProxy, Upstream, parse_upstre
 from agentguard.integrations.recording import TraceRecorder  # noqa: E402
 from agentguard.integrations.rules import ToolRuleGuard  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 UPSTREAM = str(REPO / "examples" / "integrations" / "mcp_upstream_server.py")
 
 

@@ -18,7 +18,7 @@ pytest.importorskip("agentguard.policies")
 from agentguard import Decision, GuardStack  # noqa: E402
 from agentguard.config import load_stack, policy_guard  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EX = REPO / "examples" / "integrations"
 
 

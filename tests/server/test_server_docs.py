@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "server.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "server.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
 
 

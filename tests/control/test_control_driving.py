@@ -205,6 +205,6 @@ def test_llm_driver_base_policy_with_scripted_client():
 def test_docs_example_runs():
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "control.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "control.md").read_text()
     code = text.split("```python\n", 1)[1].split("```", 1)[0]
     exec(compile(code, "docs/control.md", "exec"), {})

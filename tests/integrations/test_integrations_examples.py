@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-EX = Path(__file__).resolve().parents[1] / "examples" / "integrations"
+EX = Path(__file__).resolve().parents[2] / "examples" / "integrations"
 
 
 def load(name):

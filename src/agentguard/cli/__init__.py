@@ -1,6 +1,6 @@
 """The ``agentguard`` command line.
 
-Each mechanism registers its own commands from ``agentguard/<mechanism>/commands.py`` through a
+Each area registers its own commands from ``agentguard/cli/<area>.py`` through a
 ``register(app, bench)`` function (``bench`` is the ``agentguard bench ...`` group), importing its
 heavy dependencies inside the commands so ``agentguard --help`` stays fast.
 
@@ -15,7 +15,7 @@ import sys
 
 import typer
 
-from .core.errors import AgentGuardError
+from ..core.errors import AgentGuardError
 
 app = typer.Typer(
     name="agentguard",
@@ -28,6 +28,15 @@ bench = typer.Typer(help="Reproduce the papers' evaluations (prints JSON with --
 app.add_typer(bench, name="bench")
 
 COMMAND_MODULES = (
+    "agentguard.cli.demo",
+    "agentguard.cli.predictive",
+    "agentguard.cli.calibration",
+    "agentguard.cli.policies",
+    "agentguard.cli.control",
+    "agentguard.cli.envs",
+    "agentguard.cli.integrations",
+    "agentguard.cli.server",
+    # transitional: the old per-package command modules (removed once moved into agentguard.cli)
     "agentguard.demo",
     "agentguard.predictive.commands",
     "agentguard.predictive.learn_commands",
@@ -43,7 +52,7 @@ COMMAND_MODULES = (
 @app.command()
 def version() -> None:
     """Print the installed version."""
-    from . import __version__
+    from .. import __version__
 
     typer.echo(__version__)
 

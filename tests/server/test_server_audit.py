@@ -15,7 +15,7 @@ pytest.importorskip("alembic")
 from agentguard.server.audit import AuditStore, DecisionRecord, input_digest  # noqa: E402
 from agentguard.server.schema import metadata  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _rec(i: int, run: str = "r") -> DecisionRecord:

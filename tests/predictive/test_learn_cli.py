@@ -10,7 +10,7 @@ import pytest
 from agentguard.cli import main
 from agentguard.predictive.dtmc import DTMC
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO / "examples" / "microwave_traces.jsonl"
 SPEC = REPO / "examples" / "microwave_spec.yaml"
 

@@ -1,0 +1,51 @@
+"""The flags every command shares, under one name each, and the one resolver of the data folder.
+
+Commands declare ``as_json: bool = JSON``, ``data: str = DATA`` and so on, so ``--json`` means the
+same thing everywhere and the parameter is always called ``as_json``. :func:`data_dir` is the only
+place that decides where the benchmark data live: ``--data`` if given, else ``$AGENTGUARD_DATA``,
+else ``../shared/data`` next to the repository (the one environment variable for it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import typer
+
+__all__ = ["DATA", "JSON", "OUT", "SEED", "data_dir", "echo_json"]
+
+#: ``--json``: print one JSON object instead of a table (parameter name: ``as_json``).
+JSON = typer.Option(False, "--json", help="Print one JSON object instead of a table.")
+#: ``--data``: the benchmark data folder (parameter name: ``data``); see :func:`data_dir`.
+DATA = typer.Option("", "--data", help="Data folder (default $AGENTGUARD_DATA, else ../shared/data).")
+#: ``--out``: where a command writes its result files (parameter name: ``out``).
+OUT = typer.Option(None, "--out", help="Write the results (JSON) to this file.")
+#: ``--seed``: the random seed (parameter name: ``seed``).
+SEED = typer.Option(0, "--seed", help="Random seed.")
+
+DATA_ENV = "AGENTGUARD_DATA"
+
+
+def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The benchmark data folder: ``explicit`` if given, else ``$AGENTGUARD_DATA``, else
+    ``../shared/data`` beside the repository. The folder may not exist; callers check."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get(DATA_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path(__file__).resolve().parents[4] / "shared" / "data"
+
+
+def echo_json(obj: Any) -> None:
+    """Print ``obj`` as one line of JSON (numpy values and paths become plain JSON)."""
+    typer.echo(json.dumps(obj, default=_plain))
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return str(value)
