@@ -4,7 +4,7 @@ The 10-split means of calib_protocol.py estimate E[test risk] with a standard er
 and CRC is tight (E[risk] is just below alpha for continuous scores), so a 10-split mean can land
 slightly above alpha by chance. Here the mean over ``--splits`` (default 2000) splits, with its
 standard error and the average finite-sample bound (k + 1) / (n + 1), for CRC on both risks, next to
-the exact mean over all splits (agentguard.calibration.split_expected_risk) and the sampled mean's
+the exact mean over all splits (agentguard.bench.calibration_exact.split_expected_risk) and the sampled mean's
 distance from it in standard errors (an independent check of the closed form).
 
     python benchmarks/calib_crc_many_splits.py [--data ../shared/data] [--splits 2000]
@@ -24,9 +24,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from agentguard.bench.calibration_exact import split_expected_risk  # noqa: E402
 from agentguard.calibration import calibrate_threshold  # noqa: E402
 from agentguard.calibration.data import load_signals  # noqa: E402
-from agentguard.calibration.exact import split_expected_risk  # noqa: E402
 
 DATASETS = {"math": "math_w_scores_compressed.csv.gz", "gsm8k": "gsm8k_w_scores_compressed.csv.gz",
             "hotpotqa": "hotpotqa_w_scores_compressed.csv.gz"}

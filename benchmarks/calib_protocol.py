@@ -8,7 +8,7 @@ the authors' notebook), alpha in 0.05..0.3, delta = 0.1.
   false alarm rate, detection delay.
 
 For CRC and UCB it also computes, exactly, the mean test risk over *every* possible split of the same
-size (agentguard.calibration.exact: the limit the 10-split mean estimates, i.e. the left side of Eq. 3
+size (agentguard.bench.calibration_exact: the limit the 10-split mean estimates, i.e. the left side of Eq. 3
 for this data set), drawn as a dotted line in the controlled-risk row.
 
 Writes benchmarks/results/calib_protocol.json (every number, per split) and
@@ -31,9 +31,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from agentguard.bench.calibration import ALL_METHODS, run_protocol
+from agentguard.bench.calibration_exact import split_expected_risk, split_violation_probability
 from agentguard.calibration.data import load_signals
-from agentguard.calibration.exact import split_expected_risk, split_violation_probability
-from agentguard.calibration.experiment import ALL_METHODS, run_protocol
 
 DATASETS = {"math": "math_w_scores_compressed.csv.gz", "gsm8k": "gsm8k_w_scores_compressed.csv.gz",
             "hotpotqa": "hotpotqa_w_scores_compressed.csv.gz"}

@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from agentguard.control.driving_bench import cache_root
-from agentguard.control.value_iteration import DrivingValueGrid, solve_driving
+from agentguard.bench.driving import cache_root
+from agentguard.envs.driving.value_iteration import DrivingValueGrid, solve_driving
 from agentguard.envs import backseat as B
 from agentguard.envs import driving as D
 

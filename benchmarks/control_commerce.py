@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from agentguard.control.commerce_bench import run_commerce_bench
+from agentguard.bench.commerce import run_commerce_bench
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from agentguard.control.driving_bench import run_driving_bench
+from agentguard.bench.driving import run_driving_bench
 
 
 def main() -> None:

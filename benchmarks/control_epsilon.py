@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from agentguard.control.ddqn import QModel
-from agentguard.control.driving_bench import RESULTS, rollout
-from agentguard.control.driving_guard import make_filter, make_text_encoder
+from agentguard.bench.driving import RESULTS, rollout
+from agentguard.envs.driving.guard import make_filter, make_text_encoder
 from agentguard.envs import driving as D
 
 

@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from agentguard.control.ddqn import f1_score
-from agentguard.control.driving_bench import FULL_CONFIG, FULL_ITERATIONS, RESULTS, cache_root, eval_states
-from agentguard.control.driving_guard import make_text_encoder, train_privileged, train_text_latent
-from agentguard.control.encoders import StateEncoder
-from agentguard.control.value_iteration import DrivingValueGrid, solve_driving
+from agentguard.bench.driving import FULL_CONFIG, FULL_ITERATIONS, RESULTS, cache_root, eval_states
+from agentguard.envs.driving.guard import make_text_encoder, train_privileged, train_text_latent
+from agentguard.envs.driving.encoders import StateEncoder
+from agentguard.envs.driving.value_iteration import DrivingValueGrid, solve_driving
 from agentguard.envs import driving as D
 
 

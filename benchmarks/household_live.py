@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--data", default="", help="data folder (default $AGENTGUARD_DATA, else ../shared/data)")
     ap.add_argument("--client", default="gemma", choices=["gemma", "openai"])
     ap.add_argument("--tasks", type=int, default=3, help="unsafe and safe held-out tasks each")
     ap.add_argument("--steps", type=int, default=6)
@@ -33,9 +33,12 @@ def main() -> None:
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "household_live.json"))
     a = ap.parse_args()
 
-    from agentguard.envs.household.bench import live_rows
-    from agentguard.envs.household.evaluation import family_guard, learn_family_models, split_by_task
+    from agentguard.bench.household import live_rows
+    from agentguard.bench.household_eval import family_guard, learn_family_models, split_by_task
+    from agentguard.cli.options import data_dir
     from agentguard.envs.household.replay import load_runs, replay_all
+
+    a.data = str(data_dir(a.data or None))
 
     if a.client == "gemma":
         from agentguard.llm.local import LocalGemmaClient

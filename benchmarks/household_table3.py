@@ -15,13 +15,16 @@ REPO = Path(__file__).resolve().parents[1]
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--data", default="", help="data folder (default $AGENTGUARD_DATA, else ../shared/data)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--live", default="")
     ap.add_argument("--more-seeds", default="1,2,3", help="other split seeds for the robustness summary")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "household_table3.json"))
     a = ap.parse_args()
-    from agentguard.envs.household.bench import run_bench
+    from agentguard.bench.household import run_bench
+    from agentguard.cli.options import data_dir
+
+    a.data = str(data_dir(a.data or None))
 
     client = None
     if a.live == "gemma":

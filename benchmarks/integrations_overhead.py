@@ -259,7 +259,8 @@ def bench_litellm(calls, repeats):
 
 
 def bench_streaming(calls, repeats):
-    from agentguard.integrations.streaming import GuardedStream, ScoreMonitor
+    from agentguard.calibration import ThresholdMonitor
+    from agentguard.integrations.streaming import GuardedStream
 
     chunks = [{"choices": [{"index": 0, "delta": {"content": f"step {i} text\n"}}]} for i in range(calls)]
 
@@ -268,7 +269,7 @@ def bench_streaming(calls, repeats):
             _ = c["choices"][0]["delta"]["content"]
 
     runs = {"none": raw}
-    for label, g in {"allow": AllowAll(), "stack": ScoreMonitor(0.5, lambda t, c: 0.9)}.items():
+    for label, g in {"allow": AllowAll(), "stack": ThresholdMonitor(0.5, scorer=lambda t, c: 0.9)}.items():
         runs[label] = lambda g=g: list(GuardedStream(chunks, g))
     return interleaved(runs, repeats * 5, calls), None
 
@@ -321,7 +322,7 @@ def main(argv=None):
         "overhead includes the proxy's extra MCP hop, not only the guard",
         "litellm": "HTTP POST per guardrail request on loopback (keep-alive); 'none' has no equivalent (LiteLLM without the "
         "guardrail makes no request); hook_us = GuardrailEndpoint.handle alone",
-        "streaming": "per stream step (one chunk per step), in-memory chunks; 'stack' = ScoreMonitor with a constant scorer",
+        "streaming": "per stream step (one chunk per step), in-memory chunks; 'stack' = ThresholdMonitor with a constant scorer",
     }
     doc = {
         "command": "python "

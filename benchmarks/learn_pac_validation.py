@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentguard.predictive.pac import simulate_guarantee
+from agentguard.predictive.pac_validation import simulate_guarantee
 
 # "embodied": 0 start, 3 unsafe, 4 finish (absorbing); 2 -> 3 valid but of true probability 0
 EMBODIED = np.array([

@@ -70,23 +70,26 @@ def verify_bench() -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["mind2web-sc", "asb", "agentdojo", "latency", "verify"])
-    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--data", default="", help="data folder (default $AGENTGUARD_DATA, else ../shared/data)")
     ap.add_argument("--n", type=int, default=20000)
     a = ap.parse_args()
+    from agentguard.cli.options import data_dir
+
+    a.data = data_dir(a.data)
     if a.what == "mind2web-sc":
-        from agentguard.policies.bench_mind2web import evaluate, load_items
+        from agentguard.bench.mind2web import evaluate, load_items
 
         write("mind2web_sc", evaluate(load_items(Path(a.data) / "mind2web_sc")))
     elif a.what == "asb":
-        from agentguard.policies.bench_asb import evaluate
+        from agentguard.bench.asb import evaluate
 
         write("asb", evaluate(a.data))
     elif a.what == "agentdojo":
-        from agentguard.policies.bench_agentdojo import evaluate
+        from agentguard.bench.agentdojo import evaluate
 
         write("agentdojo", evaluate(progress=lambda m: print(m, file=sys.stderr)))
     elif a.what == "latency":
-        from agentguard.policies.latency import measure
+        from agentguard.bench.policy_latency import measure
 
         write("latency", measure(a.n))
     else:

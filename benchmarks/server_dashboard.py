@@ -39,10 +39,10 @@ def main() -> None:
 
     from agentguard.calibration import ThresholdCalibrator
     from agentguard.calibration.data import load_signals
+    from agentguard.predictive import load_dtmc
     from agentguard.predictive.learn import sample_paths
     from agentguard.server.app import create_app
     from agentguard.server.browser import screenshot_dashboard
-    from agentguard.server.factories import load_dtmc
     from agentguard.server.settings import ServerSettings
     from agentguard.server.testing import serve_in_thread
 
@@ -65,18 +65,18 @@ def main() -> None:
                  "detection rate (held-out unsafe runs)": {"x": lam.tolist(), "y": det, "xlabel": "threshold",
                                                            "ylabel": "detection rate"}}}
     (tmp / "calibration.json").write_text(json.dumps(calib))
-    # Also kept as a result: a calibration file the threshold_monitor factory reads (docs/server.md).
+    # Also kept as a result: a calibration file ThresholdMonitor.from_config reads (docs/server.md).
     calib_out = Path(args.out).with_name("server_monitor_calibration.json")
     calib_out.write_text(json.dumps({**calib, "signals": args.signals, "command": "python " + " ".join(
         [str(Path(__file__).relative_to(REPO))] + sys.argv[1:])}, indent=1) + "\n")
     model_dir = data / "pro2guard" / "embodied_dtmcs" / args.task
     (tmp / "steps.toml").write_text(
-        '[[guards]]\ntype = "python"\nfactory = "agentguard.server.factories:proactive_guard"\n'
+        '[[guards]]\ntype = "python"\nfactory = "agentguard.predictive:ProactiveGuard"\n'
         f'model = "{model_dir}"\nthreshold = 0.5\n')
     (tmp / "signals.toml").write_text(
-        '[[guards]]\ntype = "python"\nfactory = "agentguard.server.factories:threshold_monitor"\n'
+        '[[guards]]\ntype = "python"\nfactory = "agentguard.calibration:ThresholdMonitor"\n'
         f'calibration = "{tmp / "calibration.json"}"\nsignal = "score"\n')
-    settings = ServerSettings(token=TOKEN, data_dir=str(tmp / "data"), step_guards=str(tmp / "steps.toml"),
+    settings = ServerSettings(token=TOKEN, state_dir=str(tmp / "data"), step_guards=str(tmp / "steps.toml"),
                               signal_guards=str(tmp / "signals.toml"))
     m = load_dtmc(model_dir)
     flat, lengths = sample_paths(m.matrix, m.initial, 500, rng, max_len=25)

@@ -296,7 +296,8 @@ def verify_policy(guard_file: Path, out_dir: Path) -> tuple[Path, dict]:
     from agentguard.policies import NaginiVerifier, find_nagini_venv, library_path, load_policy
 
     cfg = tomllib.loads(guard_file.read_text())
-    spec = next(g for g in cfg["guards"] if g.get("factory", "").endswith("verified_policy_guard"))
+    spec = next(g for g in cfg["guards"]
+                if g.get("type") == "policy" or g.get("factory", "").endswith(":ToolCallGuard"))
     path = Path(spec["policy"]) if Path(spec["policy"]).suffix else library_path(spec["policy"])
     pol = load_policy(path)
     info = {"policy": pol.id, "version": pol.version, "digest": pol.digest, "file": str(path.name)}
@@ -309,9 +310,8 @@ def verify_policy(guard_file: Path, out_dir: Path) -> tuple[Path, dict]:
     info.update({"nagini": res.status, "verify_seconds": round(time.time() - t0, 1)})
     if not res.verified:
         raise SystemExit(f"policy {path} did not verify: {res.describe()}")
-    text = guard_file.read_text().replace(
-        'factory = "agentguard.server.policy:verified_policy_guard"',
-        f'factory = "agentguard.server.policy:verified_policy_guard"\nverified_digest = "{pol.digest}"', 1)
+    text = re.sub(r'(?m)^(policy = .*)$', lambda m: f'{m.group(1)}\nverified_digest = "{pol.digest}"',
+                  guard_file.read_text(), count=1)
     pinned = out_dir / guard_file.name
     pinned.write_text(text)
     return pinned, info

@@ -62,3 +62,79 @@ def test_every_all_is_a_sorted_literal_of_bound_names():
                 assert not missing, f"{rel}: __all__ names undefined {sorted(missing)}"
                 checked += 1
     assert checked >= 30
+
+
+# -- completeness (issue 12): every public name is exported by its package, like httpx's test ----------
+PACKAGES = ("core", "predictive", "calibration", "policies", "control", "spec", "llm")
+# Modules whose public names are deliberately not re-exported by their package, with the reason.
+INTERNAL_MODULES = {
+    "policies/_nagini_worker.py": "subprocess entry point run inside the Nagini virtual environment",
+    "predictive/linsolve.py": "the linear solvers behind check(); users pick an engine, not a solver",
+    "predictive/prism_syntax.py": "the text-level helpers of read_prism",
+    "predictive/storm_engine.py": "the Storm back end behind check(engine='storm') and check_storm",
+}
+
+
+def _all_of(tree: ast.Module) -> list[str] | None:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return [ast.literal_eval(e) for e in node.value.elts]
+    return None
+
+
+def _missing_exports(package: str) -> list[str]:
+    pkg = SRC / package
+    init = _all_of(ast.parse((pkg / "__init__.py").read_text())) or []
+    missing = []
+    for path in sorted(pkg.glob("*.py")):
+        rel = f"{package}/{path.name}"
+        if path.name == "__init__.py" or path.name.startswith("_") or rel in INTERNAL_MODULES:
+            continue
+        names = _all_of(ast.parse(path.read_text())) or []
+        missing += [f"{rel}: {n}" for n in names if n not in init]
+    return missing
+
+
+def test_every_public_name_of_a_mechanism_is_exported_by_its_package():
+    """A name a module lists in ``__all__`` is public: its package's ``__init__`` exports it too (or the
+    module is internal: a leading underscore, or listed in INTERNAL_MODULES with a reason)."""
+    missing = {p: _missing_exports(p) for p in PACKAGES if (SRC / p / "__init__.py").exists()}
+    missing = {p: m for p, m in missing.items() if m}
+    assert not missing, "public names not exported by their package:\n" + "\n".join(
+        f"  {p}: {', '.join(m)}" for p, m in missing.items())
+
+
+def test_top_level_lazy_names_are_exported_by_their_packages():
+    """Every name ``agentguard`` serves lazily is in the ``__all__`` of the package it points at."""
+    tree = ast.parse((SRC / "__init__.py").read_text())
+    table = next(node.value for node in tree.body if isinstance(node, ast.Assign)
+                 and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets))
+    lazy = {ast.literal_eval(k): ast.literal_eval(v) for k, v in zip(table.keys, table.values)}
+    assert list(lazy) == sorted(lazy)
+    bad = []
+    for name, module in lazy.items():
+        rel = module.split(".")[1:]
+        path = SRC.joinpath(*rel, "__init__.py") if (SRC.joinpath(*rel)).is_dir() else SRC.joinpath(*rel[:-1],
+                                                                                                      rel[-1] + ".py")
+        if name not in (_all_of(ast.parse(path.read_text())) or []):
+            bad.append(f"{name} (from {module})")
+    assert not bad, "lazy top-level names missing from their package's __all__: " + ", ".join(bad)
+
+
+def test_import_agentguard_is_light_and_main_names_resolve_without_torch_or_stormpy():
+    import json
+    import subprocess
+    import sys
+
+    mechanisms = ("predictive", "calibration", "policies", "control")
+    code = ("import sys, json, agentguard; first = sorted(sys.modules); "
+            "from agentguard import ProactiveGuard, ToolCallGuard, ThresholdMonitor, SafetyFilter, check, "
+            "DTMCLearner, ThresholdCalibrator, PolicyBinding, load_policy, RunMemory, check_guard; "
+            "print(json.dumps([first, sorted(sys.modules)]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    first, after = json.loads(out.stdout)
+    loaded = [m for m in first if m.split(".")[:2] in [["agentguard", x] for x in mechanisms]]
+    assert not loaded, f"import agentguard imported mechanisms: {loaded}"
+    heavy = [m for m in after if m.split(".")[0] in ("torch", "stormpy", "transformers")]
+    assert not heavy, f"the top-level names imported heavy packages: {sorted(set(m.split('.')[0] for m in heavy))}"

@@ -8,7 +8,8 @@ The chunks are scripted OpenAI chat.completion.chunk objects; with a server, use
 
 from __future__ import annotations
 
-from agentguard.integrations.streaming import GuardedStream, ScoreMonitor
+from agentguard.calibration import ThresholdMonitor
+from agentguard.integrations.streaming import GuardedStream
 
 LINES = [
     "Step 1: list the files.\n",
@@ -29,7 +30,7 @@ def main() -> dict:
         for line in LINES
         for i in range(0, len(line), 6)
     ]
-    stream = GuardedStream(chunks, ScoreMonitor(threshold=0.5, scorer=verifier))
+    stream = GuardedStream(chunks, ThresholdMonitor(threshold=0.5, scorer=verifier))
     for piece in stream:
         print(piece, end="")
     print(f"[cut at step {stream.alarm_step}: {stream.verdict}]" if stream.cut else "[complete]")

@@ -1,12 +1,26 @@
 """agentguard: keep LLM agents safe while they run.
 
-The top level re-exports the core vocabulary (sorted ``__all__``, enforced by a test). Mechanisms
-live in sub-packages (``agentguard.predictive``, ``agentguard.calibration``, ``agentguard.policies``,
-``agentguard.control``) and are imported on demand so ``import agentguard`` stays fast.
+The top level re-exports the core vocabulary (sorted ``__all__``, enforced by a test) and, lazily,
+the main public names of each mechanism, so one import line reaches everything::
+
+    from agentguard import ProactiveGuard, ToolCallGuard, ThresholdMonitor, SafetyFilter, check
+
+A mechanism's name is served by a module-level ``__getattr__`` from the literal table ``_LAZY``
+(name -> package): its package (``agentguard.predictive``, ``agentguard.calibration``,
+``agentguard.policies``, ``agentguard.control``, ``agentguard.testing``) is imported on first use
+only, so ``import agentguard`` imports no mechanism, and no name here imports torch or stormpy (those
+stay lazy inside the mechanisms).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from .core import (
     AgentGuardError,
+    AuditRecord,
+    AuditSink,
     BaseGuard,
     Context,
     Decision,
@@ -23,6 +37,7 @@ from .core import (
     Outcome,
     ParseError,
     PolicyError,
+    RunMemory,
     Step,
     ToolCall,
     Trace,
@@ -34,10 +49,32 @@ from .core import (
 
 __version__ = "0.1.0"
 
+# name -> the package that exports it (each package lists it in its own ``__all__``)
+_LAZY = {
+    "DTMC": "agentguard.predictive",
+    "DTMCLearner": "agentguard.predictive",
+    "PolicyBinding": "agentguard.policies",
+    "ProactiveGuard": "agentguard.predictive",
+    "ProductGuard": "agentguard.predictive",
+    "SafetyFilter": "agentguard.control",
+    "Sequences": "agentguard.calibration",
+    "ThresholdCalibrator": "agentguard.calibration",
+    "ThresholdMonitor": "agentguard.calibration",
+    "ToolCallGuard": "agentguard.policies",
+    "check": "agentguard.predictive",
+    "check_guard": "agentguard.testing",
+    "load_dtmc": "agentguard.predictive",
+    "load_policy": "agentguard.policies",
+}
+
 __all__ = [
     "AgentGuardError",
+    "AuditRecord",
+    "AuditSink",
     "BaseGuard",
     "Context",
+    "DTMC",
+    "DTMCLearner",
     "Decision",
     "DependencyError",
     "Enforcement",
@@ -51,13 +88,39 @@ __all__ = [
     "ModelError",
     "Outcome",
     "ParseError",
+    "PolicyBinding",
     "PolicyError",
+    "ProactiveGuard",
+    "ProductGuard",
+    "RunMemory",
+    "SafetyFilter",
+    "Sequences",
     "Step",
+    "ThresholdCalibrator",
+    "ThresholdMonitor",
     "ToolCall",
+    "ToolCallGuard",
     "Trace",
     "Verdict",
     "__version__",
+    "check",
+    "check_guard",
     "fail_closed",
+    "load_dtmc",
+    "load_policy",
     "read_traces",
     "write_traces",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'agentguard' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -54,7 +54,6 @@ __all__ = [
     "load_config",
     "load_stack",
     "parse_config",
-    "policy_guard",
     "register_guard",
 ]
 
@@ -64,11 +63,11 @@ _FILE_SUFFIXES = (".py", ".json", ".jsonl", ".prism", ".toml", ".yaml", ".yml", 
 #: guard type name -> factory, or "module:attribute" imported lazily on first use.
 GUARD_TYPES: dict[str, Factory | str] = {
     "tool-rules": "agentguard.integrations.rules:ToolRuleGuard",
-    "policy": "agentguard.config:policy_guard",  # verified policies: agentguard.policies.ToolCallGuard
-    "proactive": "agentguard.server.factories:proactive_guard",  # Pro2Guard ProactiveGuard over a DTMC file
-    "traffic-law": "agentguard.predictive.traffic:traffic_law_guard",  # LawBreaker STL law x driving DTMC
+    "policy": "agentguard.policies:ToolCallGuard",  # VeriGuard verified policy; uncovered tools: deny
+    "proactive": "agentguard.predictive:ProactiveGuard",  # Pro2Guard runtime guard over a DTMC file
+    "traffic-law": "agentguard.predictive:TrafficLawGuard",  # LawBreaker STL law x driving DTMC
     "threshold-monitor": "agentguard.calibration:ThresholdMonitor",  # calibrated Eq. 1 monitor
-    "score-monitor": "agentguard.integrations.streaming:ScoreMonitor",
+    "safety-filter": "agentguard.control:SafetyFilter",  # ReGuard safety filter over a learned Q
 }
 
 #: The file schema (JSON-Schema style, documented in docs/integrations.md and enforced by parse_config).
@@ -108,47 +107,6 @@ SCHEMA: dict[str, Any] = {
         },
     },
 }
-
-
-def policy_guard(
-    policy: str,
-    *,
-    arguments: Mapping[str, str] | None = None,
-    constants: Mapping[str, Any] | None = None,
-    tools: list[str] | None = None,
-    strategy: str = "AB",
-    unknown_tool: str = "allow",
-    deny: str = "reject",
-    name: str = "verified-policy",
-) -> Guard:
-    """A verified-policy ``ToolCallGuard`` (agentguard.policies) from plain configuration values.
-
-    ``policy``: a shipped policy name (``mind2web_sc``) or a path to a policy file; ``arguments``: policy
-    parameter -> tool-call argument name (a deterministic ``MappingExtractor``); ``constants``: fixed
-    parameter values; ``tools``: the tools it governs (default every tool); ``unknown_tool``: what a tool
-    no policy covers gets (``allow`` here, since other guards in the stack may cover it; ``deny`` to refuse).
-    A policy parameter missing from the call is passed as None, which the policy's precondition refuses:
-    the guard fails closed.
-    """
-    pol = _import("agentguard.policies:load_policy", "policy")
-    lib = _import("agentguard.policies:library_path", "policy")
-    mapping_extractor = _import("agentguard.policies:MappingExtractor", "policy")
-    binding = _import("agentguard.policies:PolicyBinding", "policy")
-    tool_call_guard = _import("agentguard.policies:ToolCallGuard", "policy")
-    path = policy if (os.sep in policy or policy.endswith(".py")) else str(lib(policy))
-    loaded = pol(path)
-    fields = {
-        param: (lambda arg: lambda call, ctx: call.arguments.get(arg))(arg)
-        for param, arg in dict(arguments or {}).items()
-    }
-    extractor = mapping_extractor(fields, dict(constants or {}))
-    return tool_call_guard(
-        [binding(loaded, extractor, tuple(tools or ["*"]))],
-        strategy=strategy,
-        name=name,
-        deny=deny,
-        unknown_tool=unknown_tool,
-    )
 
 
 def register_guard(type_name: str, factory: Factory | str, *, replace: bool = False) -> None:

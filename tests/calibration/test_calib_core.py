@@ -239,8 +239,8 @@ def test_threshold_monitor_as_guard():
     assert mon.check(a, {"p_safe": 0.99}).allowed
     from agentguard.core import GuardStack
     assert GuardStack([mon]).check(b, {"p_safe": 0.1}).decision is Decision.HALT
-    with pytest.raises(InputError):
-        ThresholdMonitor(0.5, signal="p_safe").check(Context(), Step(signals={}))
+    unreadable = ThresholdMonitor(0.5, signal="p_safe").check(Context(), Step(signals={}))
+    assert unreadable.decision is Decision.HALT and "no signal 'p_safe'" in unreadable.reason
 
 
 def test_stop_at_alarm_stops_and_closes_the_generator():
@@ -257,7 +257,7 @@ def test_stop_at_alarm_stops_and_closes_the_generator():
     stream = stop_at_alarm(gen(), ThresholdMonitor(0.5))
     assert list(stream) == [0.9, 0.8, 0.3]
     assert pulled == [0.9, 0.8, 0.3] and closed == [True]
-    assert stream.stopped and stream.verdict.numbers["step"] == 3
+    assert stream.cut and stream.verdict.numbers["step"] == 3
     withheld = stop_at_alarm(iter([0.9, 0.1, 0.9]), ThresholdMonitor(0.5), include_alarm_item=False)
     assert list(withheld) == [0.9]
 

@@ -22,7 +22,8 @@ from agentguard.calibration import (
     openai_tokens,
 )
 from agentguard.calibration.evaluator import fit_logistic, fit_step_models, pac_threshold
-from agentguard.core import Decision, GuaranteeError, InputError, LifecycleError
+from agentguard.core import Decision, GuaranteeError, InputError, LifecycleError, Step
+from agentguard.core.types import Context
 
 
 def _synthetic(n=600, seed=0) -> Sequences:
@@ -129,10 +130,16 @@ def test_pac_too_few_held_out_safe_sequences():
 def test_token_logprob_signal_takes_the_minimum_per_step():
     toks = [("a", -0.1), (" b", -2.0), ("\n", -0.3), ("c", -0.5), ("d\n", -0.05), ("e", -1.5)]
     steps = list(TokenLogprobSignal(toks))
-    assert [s.score for s in steps] == [-2.0, -0.5, -1.5]
-    assert [s.text for s in steps] == ["a b\n", "cd\n", "e"]
-    assert [s.step for s in steps] == [1, 2, 3]
-    assert [s.score for s in TokenLogprobSignal(toks, delimiter=None)] == [t[1] for t in toks]
+    assert all(isinstance(s, Step) for s in steps)                     # core Steps, not a private record
+    assert [s.signals["score"] for s in steps] == [-2.0, -0.5, -1.5]
+    assert [s.output for s in steps] == ["a b\n", "cd\n", "e"]
+    assert [s.signals["n_tokens"] for s in steps] == [3, 2, 1]
+    assert [s.signals["score"] for s in TokenLogprobSignal(toks, delimiter=None)] == [t[1] for t in toks]
+    named = list(TokenLogprobSignal(toks, signal="min_logprob"))
+    assert [s.signals["min_logprob"] for s in named] == [-2.0, -0.5, -1.5]
+    # a source's Steps go straight to the monitor
+    mon = ThresholdMonitor(-1.0)
+    assert [mon.check(Context(run_id="t"), s).decision for s in steps] == [Decision.HALT] * 3
 
 
 def test_monitor_tokens_stops_at_the_first_low_token():
@@ -146,7 +153,7 @@ def test_monitor_tokens_stops_at_the_first_low_token():
     mt = monitor_tokens(gen(), ThresholdMonitor(-1.0))
     assert list(mt) == ["x", "y\n", "z", "BAD"]
     assert pulled == ["x", "y\n", "z", "BAD"]               # generation stopped at the alarm token
-    assert mt.stopped and mt.verdict.numbers["step"] == 2 and mt.step_scores == [-0.2, -5.0]
+    assert mt.cut and mt.verdict.numbers["step"] == 2 and mt.step_scores == [-0.2, -5.0]
     # the same decision as waiting for the end of the step
     late = monitor_tokens(iter([("x", -0.1), ("y\n", -0.2), ("z", -0.1), ("BAD", -5.0), ("w", -0.1), ("\n", -0.1)]),
                           ThresholdMonitor(-1.0), early=False)
@@ -154,7 +161,8 @@ def test_monitor_tokens_stops_at_the_first_low_token():
 
 
 def test_user_and_classifier_signals():
-    assert [s.score for s in UserScores([0.9, 0.4])] == [0.9, 0.4]
+    assert [s.signals["score"] for s in UserScores([0.9, 0.4])] == [0.9, 0.4]
+    assert [s.output for s in UserScores([0.9], texts=["a"], signal="p")] == ["a"]
     with pytest.raises(InputError, match="NaN"):
         list(UserScores([0.9, float("nan")]))
     seen = []
@@ -164,7 +172,7 @@ def test_user_and_classifier_signals():
         return 0.2 if "rm -rf" in prefix[-1] else 0.9
 
     out = list(ClassifierSignal(clf, ["ls", "cd /", "rm -rf /"]))
-    assert [s.score for s in out] == [0.9, 0.9, 0.2]
+    assert [s.signals["score"] for s in out] == [0.9, 0.9, 0.2] and out[-1].output == "rm -rf /"
     assert seen[-1] == ["ls", "cd /", "rm -rf /"]
 
 
@@ -192,7 +200,7 @@ class _FakeStreamClient:
 def test_openai_token_stream_and_response_parsing():
     client = _FakeStreamClient([("A", -0.1), ("\n", -0.2), ("B", -3.0), ("C", -0.1)])
     mt = monitor_tokens(openai_tokens(client, [{"role": "user", "content": "hi"}]), ThresholdMonitor(-1.0))
-    assert "".join(mt) == "A\nB" and mt.stopped
+    assert "".join(mt) == "A\nB" and mt.cut
     assert client.options["logprobs"] is True and client.closed
     resp = {"choices": [{"message": {"content": "ok"},
                          "logprobs": {"content": [{"token": "o", "logprob": -0.5}, {"token": "k", "logprob": -0.25}]}}]}
@@ -353,8 +361,8 @@ def test_openai_compat_client_logprob_signal(logprob_server):
     client = OpenAICompatClient(base_url=url, model="m", timeout_s=10)
     msgs = [{"role": "user", "content": "solve"}]
     watched = monitor_tokens(openai_tokens(client, msgs), ThresholdMonitor(-2.0))
-    assert "".join(watched) == "Step one\nStep two" == watched.text and watched.stopped
+    assert "".join(watched) == "Step one\nStep two" == watched.text and watched.cut
     assert watched.verdict.numbers["step"] == 2 and watched.verdict.numbers["score"] == -4.5
     assert seen[-1]["logprobs"] is True and seen[-1]["stream"] is True
     steps = list(TokenLogprobSignal(openai_response_tokens(client.chat(msgs, logprobs=True))))
-    assert [s.score for s in steps] == [-0.3, -4.5, -0.1]
+    assert [s.signals["score"] for s in steps] == [-0.3, -4.5, -0.1]

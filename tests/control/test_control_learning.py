@@ -9,7 +9,8 @@ torch = pytest.importorskip("torch")
 
 from agentguard.control.baselines import train_one_step_classifier
 from agentguard.control.ddqn import DDQNConfig, QModel, Transitions, f1_score, train_ddqn
-from agentguard.control.encoders import ConcatEncoder, DrivingNumbersEncoder, StateEncoder
+from agentguard.control.encoders import ConcatEncoder
+from agentguard.envs.driving.encoders import DrivingNumbersEncoder, StateEncoder
 from agentguard.control.filter import SafetyFilter
 from agentguard.core import Context, Decision, InputError, ParseError
 from agentguard.envs import driving as D
@@ -56,7 +57,7 @@ def test_ddqn_deterministic_and_save_load(tmp_path):
 
 
 def test_privileged_tiny_run_and_filter():
-    from agentguard.control.driving_guard import make_filter, train_privileged
+    from agentguard.envs.driving.guard import make_filter, train_privileged
 
     m = train_privileged(150, seed=0, batch_size=64)
     f = make_filter("privileged", m)

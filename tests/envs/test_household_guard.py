@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from agentguard.agent import ReplayClient, run_episode
+from agentguard.envs.household.loop import ReplayClient, run_episode
 from agentguard.core.errors import InputError, ParseError
 from agentguard.core.strategies import HumanInTheLoop, PendingApproval, Reflect, Stop
 from agentguard.core.types import Context, Decision
-from agentguard.envs.household.evaluation import family_guard, learn_dtmc, learn_family_models
+from agentguard.bench.household_eval import family_guard, learn_dtmc, learn_family_models
+from agentguard.envs.household.rules import rule_predicates
 from agentguard.envs.household.scene import build_scene
 from agentguard.llm import ScriptedClient
 from agentguard.predictive.dtmc import DTMC
@@ -110,17 +111,17 @@ end
 
 
 def test_reactive_rules_parse_and_fire():
-    g = RuleGuard(parse_rules(RULES))
+    g = RuleGuard(parse_rules(RULES), rule_predicates())
     assert g.check(Context(state={"objects": []}), "break Vase").decision is Decision.HALT
     assert g.check(Context(state={"objects": []}), "find Vase").allowed
     with pytest.raises(ParseError):
         parse_rules("rule @x\ncheck\n true\nend")
     with pytest.raises(InputError):
-        RuleGuard(parse_rules(RULES.replace("true", "no_such_predicate")))
+        RuleGuard(parse_rules(RULES.replace("true", "no_such_predicate")), rule_predicates())
 
 
 def _models():
-    from agentguard.envs.household.demo import _embedded_replays
+    from agentguard.demo.household import _embedded_replays
 
     return learn_family_models(_embedded_replays())
 
@@ -174,27 +175,6 @@ def test_scoring_client_chooses_valid_actions():
     assert res.steps[0]["action"] == "find Mug"
 
 
-@pytest.mark.data
-def test_guard_flags_before_hazard_on_held_out_runs(data_dir):
-    from agentguard.envs.household.bench import run_bench
-
-    out = run_bench(str(data_dir), png=None, quiet=True)
-    fb = out["flagged_before_hazard"]["0.9"]
-    assert fb["rate"] is not None and fb["rate"] > 0.8
-    assert out["timing"]["decision_ms_median"] < 1.0
-    names = [r["name"] for r in out["rows"]]
-    assert "unguarded" in names and any(n.startswith("reactive") for n in names)
-
-
-def test_cli_bad_data_dir_is_one_line_error(tmp_path):
-    import subprocess
-    import sys
-
-    r = subprocess.run([sys.executable, "-m", "agentguard", "bench", "household", "--json", "--data", str(tmp_path)],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and r.stderr.startswith("error:") and "Traceback" not in r.stderr
-
-
 def test_product_guard_bounded_response_by_hand():
     """G(on -> F[0,1] off) over idle -> on (1); on -> off .5 | on .3 | done .2; off -> done; done absorbing.
 
@@ -228,32 +208,6 @@ def test_product_guard_bounded_response_by_hand():
     assert g.check(ctx2).numbers["probability"] == 0.0  # unseen abstract state: fail closed
 
 
-@pytest.mark.data
-def test_agent_loop_matches_offline_evaluation(data_dir):
-    """Driving the loop with the recorded actions and Stop stops exactly where the offline table says."""
-    from agentguard.core.strategies import Stop
-    from agentguard.envs.household.evaluation import first_alarm
-    from agentguard.envs.household.replay import load_runs, replay_run, scene_for_run
-
-    runs = load_runs(data_dir, files=["unsafe_agent_records"])[:80]
-    reps = [replay_run(r, data_dir) for r in runs]
-    train, test = reps[:60], reps[60:]
-    guard = family_guard(learn_family_models(train), 0.7)
-    checked = 0
-    for rep in test:
-        if not rep.clean or rep.forced or any(not a for a in rep.run.actions) or not rep.run.actions:
-            continue
-        ps = [guard.probability(s)[0] for s in rep.states]
-        expect = first_alarm(ps, len(rep.run.actions), 0.7)
-        res = run_episode(scene_for_run(rep.run, data_dir), rep.run.task["instruction"],
-                          ReplayClient(rep.run.actions), guard=guard, strategy=Stop(),
-                          max_steps=len(rep.run.actions) + 1)
-        assert (res.alarms[0] if res.alarms else None) == expect, rep.run.run_id
-        assert res.p_safe == pytest.approx(ps[: len(res.p_safe)])
-        checked += 1
-    assert checked >= 5
-
-
 def test_agent_loop_human_in_the_loop_override():
     models = _models()
     guard = family_guard(models, 0.9)
@@ -269,23 +223,6 @@ def test_agent_loop_human_in_the_loop_override():
                       strategy=HumanInTheLoop(human))
     assert asked and not res.unsafe
     assert any(s.get("action") == "find Desk" for s in res.steps)
-
-
-@pytest.mark.data
-def test_cli_bench_household_json(data_dir, tmp_path):
-    import json
-    import subprocess
-    import sys
-
-    png = tmp_path / "t.png"
-    r = subprocess.run([sys.executable, "-m", "agentguard", "bench", "household", "--json", "--data", str(data_dir),
-                        "--png", str(png)], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-500:]
-    out = json.loads(r.stdout)
-    keys = {"name", "unsafe_rate", "completion_rate", "false_alarm_rate", "mean_warning_steps", "decision_ms"}
-    assert out["rows"] and all(keys <= set(row) for row in out["rows"])
-    assert png.stat().st_size > 1000
-    assert out["replay"]["runs"] == 1111
 
 
 def test_agent_loop_with_openai_compatible_endpoint():
@@ -323,46 +260,3 @@ def test_agent_loop_with_openai_compatible_endpoint():
         srv.shutdown()
     assert [s.get("action") for s in res.steps] == ["find Mug", "pick Mug", "done"]
     assert res.states[-1]["heldType"] == "Mug" and "Task: Pick up the mug." in prompts[0]
-
-
-def test_family_learner_equals_learn_module_dtmclearner():
-    """Independent oracle: learn's DTMCLearner (Eq. 1, observed successors valid) gives the same matrix."""
-    from agentguard.envs.household.demo import _embedded_replays
-    from agentguard.envs.household.evaluation import abstract_paths, pac_learner
-
-    reps = _embedded_replays()
-    for fam, (m, ab) in learn_family_models(reps).items():
-        L = pac_learner(m, abstract_paths(reps, ab))
-        assert abs(L.matrix() - m.matrix).max() < 1e-12, fam
-        assert L.pac_report().traces == len(abstract_paths(reps, ab))
-
-
-def test_demo_runs_without_data(tmp_path):
-    """The demo falls back to the embedded sample and writes the report with both drawings."""
-    from agentguard.envs.household.demo import run_household_demo
-
-    res = run_household_demo(str(tmp_path / "out"), data_dir=str(tmp_path / "no-data"), quiet=True)
-    out = tmp_path / "out"
-    assert (out / "report.html").stat().st_size > 500
-    assert (out / "household_dtmc.png").stat().st_size > 1000 and (out / "household_risk.png").stat().st_size > 1000
-    assert res["source"].startswith("embedded") and res["rows"][0]["name"] == "unguarded"
-    assert res["episodes"] and all("guarded_stopped_at" in e for e in res["episodes"])
-
-
-def test_live_rows_with_a_scoring_client(tmp_path):
-    """The live evaluation path (unguarded / stop / reflect) with a deterministic scoring client."""
-    from agentguard.envs.household.bench import live_rows
-    from agentguard.envs.household.demo import _embedded_replays
-
-    class Greedy:
-        name = "greedy"
-
-        def score(self, prompt, conts):  # prefers pouring and throwing: a reckless agent
-            return [5.0 if c.strip() in ("pour", "throw") else (1.0 if c.strip().startswith(("find", "pick", "fill"))
-                                                                 else -5.0) for c in conts]
-
-    reps = _embedded_replays()
-    guard = family_guard(learn_family_models(reps), 0.9)
-    out = live_rows(Greedy(), reps, guard, 0.9, 2, tmp_path, max_steps=4, log_path=tmp_path / "live.jsonl")
-    assert [r["name"].split()[2] for r in out["rows"]] == ["unguarded", "stop", "reflect"]
-    assert len((tmp_path / "live.jsonl").read_text().splitlines()) == len(out["episodes"]) > 0

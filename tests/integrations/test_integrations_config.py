@@ -153,7 +153,7 @@ def test_python_factory_and_registry():
 
 def test_policy_guard_type_is_lazy():
     """Mechanism guards (and framework SDKs) are imported only when a configuration uses them."""
-    assert GUARD_TYPES["policy"] == "agentguard.config:policy_guard"
+    assert GUARD_TYPES["policy"] == "agentguard.policies:ToolCallGuard"
     code = (
         "import agentguard.config, sys; "
         "print(*[m in sys.modules for m in ('langchain', 'mcp', 'agents', 'agentguard.policies')])"

@@ -16,24 +16,26 @@ import pytest
 pytest.importorskip("agentguard.policies")
 
 from agentguard import Decision, GuardStack  # noqa: E402
-from agentguard.config import load_stack, policy_guard  # noqa: E402
+from agentguard.config import load_stack  # noqa: E402
+from agentguard.policies import ToolCallGuard  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 EX = REPO / "examples" / "integrations"
 
 
 def guard():
-    return policy_guard(
-        str(EX / "policies" / "transfer_limit.py"),
-        arguments={"amount": "amount"},
-        constants={"limit": 100},
-        tools=["transfer_funds"],
+    return ToolCallGuard.from_config(
+        {
+            "policy": str(EX / "policies" / "transfer_limit.py"),
+            "arguments": {"amount": "amount"},
+            "constants": {"limit": 100},
+            "tools": ["transfer_funds"],
+            "name": "verified-policy",
+        }
     )
 
 
 def test_policy_guard_is_the_real_tool_call_guard():
-    from agentguard.policies import ToolCallGuard
-
     g = guard()
     assert isinstance(g, ToolCallGuard)
     stack = load_stack(EX / "agentguard.toml")

@@ -13,12 +13,8 @@ import pytest
 from agentguard import BaseGuard, Decision, Verdict, read_traces
 from agentguard.core.errors import InputError
 from agentguard.integrations.recording import TraceRecorder
-from agentguard.integrations.streaming import (
-    AsyncGuardedStream,
-    GuardedStream,
-    ScoreMonitor,
-    guarded_completion,
-)
+from agentguard.calibration import ThresholdMonitor
+from agentguard.integrations.streaming import GuardedStream, guarded_completion
 from agentguard.llm import OpenAICompatClient
 
 STEPS = [f"Step {i}: {'UNSAFE plan' if i == 3 else 'fine reasoning'}\n" for i in range(8)]
@@ -96,12 +92,12 @@ def test_monitor_cuts_stream_at_alarm_and_stops_reading(server, tmp_path):
     client = OpenAICompatClient(base_url=server.url, model="m")
     rec = TraceRecorder(tmp_path / "s.jsonl")
     stream = guarded_completion(
-        client, [{"role": "user", "content": "solve"}], ScoreMonitor(0.5, unsafe_scorer), recorder=rec
+        client, [{"role": "user", "content": "solve"}], ThresholdMonitor(0.5, scorer=unsafe_scorer), recorder=rec
     )
     released = list(stream)
     assert "".join(released) == "".join(STEPS[:3])  # steps 0..2 released, step 3 withheld
     assert stream.cut and stream.alarm_step == 3 and stream.verdict.decision is Decision.HALT
-    assert stream.verdict.numbers == {"score": 0.1, "threshold": 0.5}
+    assert stream.verdict.numbers == {"step": 4.0, "score": 0.1, "threshold": 0.5}
     assert server.disconnected.wait(5)  # the client closed the connection: the server stopped early
     assert server.sent < server.total
     [trace] = read_traces(str(tmp_path / "s.jsonl"))
@@ -111,14 +107,14 @@ def test_monitor_cuts_stream_at_alarm_and_stops_reading(server, tmp_path):
 
 def test_safe_stream_passes_unchanged(server):
     client = OpenAICompatClient(base_url=server.url, model="m")
-    stream = guarded_completion(client, [{"role": "user", "content": "x"}], ScoreMonitor(0.05, unsafe_scorer))
+    stream = guarded_completion(client, [{"role": "user", "content": "x"}], ThresholdMonitor(0.05, scorer=unsafe_scorer))
     assert "".join(stream) == "".join(STEPS) and not stream.cut and stream.steps == len(STEPS)
 
 
 def test_min_logprob_signal_from_stream(server):
     """The paper's log-prob signal: per-step minimum token log-probability, thresholded (Eq. 1)."""
     client = OpenAICompatClient(base_url=server.url, model="m")
-    mon = ScoreMonitor(-1.0, signal="min_logprob")
+    mon = ThresholdMonitor(-1.0, signal="min_logprob")
     stream = guarded_completion(client, [{"role": "user", "content": "x"}], mon)
     assert "".join(stream) == "".join(STEPS[:3]) and stream.alarm_step == 3
     assert stream.verdict.numbers["score"] == -5.0
@@ -128,7 +124,7 @@ def test_eq1_first_crossing_hand_worked():
     """Scores 0.9, 0.6, 0.5, 0.2, 0.9 with lambda = 0.5: alarm at the first s_t < 0.5, i.e. t = 3."""
     scores = iter([0.9, 0.6, 0.5, 0.2, 0.9])
     chunks = [{"choices": [{"index": 0, "delta": {"content": f"s{i}\n"}}]} for i in range(5)]
-    st = GuardedStream(chunks, ScoreMonitor(0.5, lambda text, ctx: next(scores)))
+    st = GuardedStream(chunks, ThresholdMonitor(0.5, scorer=lambda text, ctx: next(scores)))
     assert list(st) == ["s0\n", "s1\n", "s2\n"] and st.alarm_step == 3
 
 
@@ -159,7 +155,7 @@ def test_chunk_mode_and_trailing_step_and_error_fails_closed():
     st = GuardedStream(chunks, Boom())
     assert list(st) == [] and st.cut and "verifier down" in st.verdict.reason
     with pytest.raises(InputError):
-        ScoreMonitor("high")
+        ThresholdMonitor("high")
 
 
 def test_async_stream_with_openai_sdk_objects():
@@ -182,7 +178,7 @@ def test_async_stream_with_openai_sdk_objects():
             yield mk(i, s)
 
     async def main():
-        st = AsyncGuardedStream(gen(), ScoreMonitor(0.5, unsafe_scorer))
+        st = GuardedStream(gen(), ThresholdMonitor(0.5, scorer=unsafe_scorer))
         return [p async for p in st], st
 
     out, st = asyncio.run(main())
@@ -212,7 +208,7 @@ def test_calibrated_threshold_monitor_cuts_the_stream(server):
     )
     assert "".join(stream) == "".join(STEPS[:3]) and stream.cut
     assert stream.verdict.guard == "risk-controlled-monitor" and stream.verdict.numbers["score"] == 0.1
-    # the same monitor object is reset for the next stream (a new sequence)
+    # the same monitor object watches the next stream as a new sequence (each stream is its own run)
     ok = GuardedStream(
         [{"choices": [{"index": 0, "delta": {"content": "fine\n"}}]}], mon, scorer=lambda t, c: 0.9
     )
@@ -234,5 +230,24 @@ def test_failing_scorer_fails_closed():
     def bad(text, ctx):
         raise RuntimeError("PRM offline")
 
-    st = GuardedStream(chunks, ScoreMonitor(0.5, signal="score"), scorer=bad)
+    st = GuardedStream(chunks, ThresholdMonitor(0.5, signal="score"), scorer=bad)
     assert list(st) == [] and st.cut and "PRM offline" in st.verdict.reason
+
+
+def test_steps_without_the_watched_signal_cut_the_stream():
+    """A monitor on ``min_logprob`` over a server that sends no logprobs cannot read its signal: it
+    fails closed at the first step (it used to pass every step silently)."""
+    chunks = [{"choices": [{"index": 0, "delta": {"content": c}}]} for c in ["a\n", "b\n"]]
+    st = GuardedStream(chunks, ThresholdMonitor(-1.0, signal="min_logprob"))
+    assert list(st) == [] and st.cut and "no signal 'min_logprob'" in st.verdict.reason
+
+
+def test_each_stream_is_its_own_run_and_is_forgotten_at_the_end():
+    mon = ThresholdMonitor(0.5, scorer=unsafe_scorer)
+    chunks = [{"choices": [{"index": 0, "delta": {"content": s}}]} for s in STEPS]
+    first = GuardedStream(chunks, mon)
+    assert list(first) == STEPS[:3] and first.cut
+    assert len(mon._runs) == 0                       # the finished stream's run was ended
+    shared = GuardedStream(chunks[:2], mon, run_id="r1")
+    assert list(shared) == STEPS[:2] and "r1" in mon._runs   # an explicit run id is the caller's to end
+    mon.end_run("r1")

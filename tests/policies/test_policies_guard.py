@@ -10,13 +10,21 @@ from agentguard.core import Context, Decision, GuardStack, ToolCall
 from agentguard.core.guard import Guard
 from agentguard.policies import (
     AB, CRP, TEH, TT, JsonlAuditSink, LLMExtractor, MappingExtractor, MemoryAuditSink, PolicyBinding, ToolCallGuard,
-    library_path, load_policy, policy_from_source, strategy,
+    library_extractor, library_path, load_policy, policy_from_source, strategy,
 )
-from agentguard.policies.bench_agentdojo import grounding_extractor
-from agentguard.policies.bench_mind2web import extractor as m2w_extractor
 from agentguard.llm import ScriptedClient
 
 M2W = load_policy(library_path("mind2web_sc"))
+
+
+def m2w_extractor():
+    return library_extractor("mind2web_sc")
+
+
+def grounding_extractor():
+    return library_extractor("agentdojo_grounding")
+
+
 DOJO = load_policy(library_path("agentdojo_grounding"))
 
 INJECTIONS = [

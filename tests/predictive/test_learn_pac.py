@@ -10,7 +10,8 @@ import scipy.sparse as sp
 
 from agentguard import InputError
 from agentguard.predictive.learn import DTMCLearner, count_transitions, sample_paths
-from agentguard.predictive.pac import amplification_factor, prob01, required_count, simulate_guarantee
+from agentguard.predictive.pac import amplification_factor, prob01, required_count
+from agentguard.predictive.pac_validation import simulate_guarantee
 
 
 def dense_reach(P, target):

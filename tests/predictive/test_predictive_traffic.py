@@ -113,7 +113,7 @@ def test_service_keeps_the_monitor_per_run_across_processes(data_dir, tmp_path):
     cfg = tmp_path / "steps.toml"
     cfg.write_text(f'[[guards]]\ntype = "traffic-law"\nmodel = "{folder}"\nlaws = "{laws}"\nunknown = "true"\n'
                    f'threshold = 0.8\n')
-    settings = ServerSettings(token="t" * 32, data_dir=str(tmp_path / "data"), step_guards=str(cfg))
+    settings = ServerSettings(token="t" * 32, state_dir=str(tmp_path / "data"), step_guards=str(cfg))
     auth = {"Authorization": f"Bearer {'t' * 32}"}
     a = create_app(settings)
     with TestClient(a) as ca:

@@ -24,7 +24,7 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 @pytest.fixture()
 def settings(tmp_path: Path) -> ServerSettings:
     # The deterministic rule stack (examples/rules.toml); the verified policy is tested in test_server_policy.
-    return ServerSettings(token=TOKEN, data_dir=str(tmp_path / "data"), max_body_bytes=4096, run_ttl_s=60,
+    return ServerSettings(token=TOKEN, state_dir=str(tmp_path / "data"), max_body_bytes=4096, run_ttl_s=60,
                           tool_guards=str(RULES))
 
 
@@ -343,12 +343,40 @@ def test_settings_from_toml_and_env(tmp_path, monkeypatch):
         load_settings(cfg)
 
 
+def test_the_state_folder_is_not_the_data_folder(tmp_path, monkeypatch):
+    """The service's folder is ``state_dir``/``AGENTGUARD_STATE_DIR`` (``AGENTGUARD_DATA`` is the benchmark
+    data folder); the old names are refused with a message naming the new one, or kept as an alias."""
+    from agentguard.core.errors import InputError
+    from agentguard.server.settings import load_settings
+
+    monkeypatch.delenv("AGENTGUARD_DATA_DIR", raising=False)
+    monkeypatch.setenv("AGENTGUARD_STATE_DIR", str(tmp_path / "state"))
+    s = load_settings(None)
+    assert s.state_dir == str(tmp_path / "state") and s.database_url.endswith("state/audit.sqlite")
+    assert s.traces_dir == tmp_path / "state" / "traces"
+    monkeypatch.setenv("AGENTGUARD_DATA_DIR", str(tmp_path / "old"))
+    with pytest.raises(InputError, match="AGENTGUARD_DATA_DIR was renamed AGENTGUARD_STATE_DIR"):
+        load_settings(None)
+    monkeypatch.delenv("AGENTGUARD_DATA_DIR")
+    monkeypatch.delenv("AGENTGUARD_STATE_DIR")
+    cfg = tmp_path / "agentguard.toml"
+    cfg.write_text('[server]\ndata_dir = "x"\n')
+    with pytest.raises(InputError, match="data_dir was renamed state_dir"):
+        load_settings(cfg)
+    cfg.write_text('[server]\nstate_dir = "x"\n')
+    assert load_settings(cfg).state_dir == str((tmp_path / "x").resolve())
+    with pytest.warns(DeprecationWarning, match="state_dir"):
+        old = ServerSettings(data_dir=str(tmp_path / "o"))
+    assert old.state_dir == str(tmp_path / "o") and "data_dir" not in old.to_json()
+    assert ServerSettings.from_json(old.to_json()) == old
+
+
 def test_serve_without_token_is_a_clear_error(tmp_path, monkeypatch, capsys):
     from agentguard.cli import main
 
     monkeypatch.delenv("AGENTGUARD_TOKEN", raising=False)
     with pytest.raises(SystemExit) as exc:
-        main(["serve", "--data-dir", str(tmp_path), "--port", "8799"])
+        main(["serve", "--state-dir", str(tmp_path), "--port", "8799"])
     assert exc.value.code == 2
     assert "no bearer token" in capsys.readouterr().err
 
@@ -366,7 +394,7 @@ def test_guard_files_are_versioned_and_hot_reloaded(tmp_path):
     pytest.importorskip("agentguard.config")
     rules = tmp_path / "tools.toml"
     rules.write_text('[[guards]]\ntype = "tool-rules"\nname = "deploy-rules"\ndeny = ["delete_*"]\n')
-    s = ServerSettings(token=TOKEN, data_dir=str(tmp_path / "d"), tool_guards=str(rules), reload_s=0.01)
+    s = ServerSettings(token=TOKEN, state_dir=str(tmp_path / "d"), tool_guards=str(rules), reload_s=0.01)
     app = create_app(s)
     src = app.state.guard_source
 
@@ -399,9 +427,9 @@ def test_a_changed_model_file_is_a_new_version(tmp_path):
     cal = tmp_path / "cal.json"
     cal.write_text('{"threshold": 0.4}')
     sig = tmp_path / "signals.toml"
-    sig.write_text('[[guards]]\ntype = "python"\nfactory = "agentguard.server.factories:threshold_monitor"\n'
+    sig.write_text('[[guards]]\ntype = "python"\nfactory = "agentguard.calibration:ThresholdMonitor"\n'
                    'calibration = "cal.json"\n')
-    s = ServerSettings(token=TOKEN, data_dir=str(tmp_path / "d"), signal_guards=str(sig), reload_s=0.01)
+    s = ServerSettings(token=TOKEN, state_dir=str(tmp_path / "d"), signal_guards=str(sig), reload_s=0.01)
     import os as _os
 
     cwd = _os.getcwd()
@@ -461,3 +489,46 @@ def test_package_exports_are_lazy_and_sorted():
             "if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_guards_are_shared_across_runs_and_forget_a_run_when_it_ends(settings):
+    """One guard instance serves every run (per-run memory keyed by run id); an expired run's memory is
+    dropped with end_run; a third-party guard with reset() but no end_run still gets a per-run copy."""
+    from agentguard.calibration import ThresholdMonitor
+    from agentguard.core import BaseGuard, Verdict
+    from agentguard.server.guards import ServiceGuards, default_guards
+
+    class Latching(BaseGuard):  # keeps its state in itself: must be copied per run
+        name = "latching"
+
+        def __init__(self):
+            self.seen = 0
+
+        def reset(self):
+            self.seen = 0
+
+        def check(self, context, proposal):
+            self.seen += 1
+            return Verdict.allow(self.name, f"seen {self.seen}", seen=self.seen)
+
+    ended = []
+
+    class Monitor(ThresholdMonitor):
+        def end_run(self, run_id):
+            ended.append(run_id)
+            super().end_run(run_id)
+
+    now = [1000.0]
+    g = default_guards(settings)
+    monitor = Monitor(0.5)
+    app = create_app(settings.with_(run_ttl_s=10), ServiceGuards(tool=g.tool, step=Latching(), signal=monitor))
+    app.state.runs.clock = lambda: now[0]
+    with TestClient(app) as c:
+        for run in ("r1", "r2"):
+            assert c.post(f"/v1/runs/{run}/signals", headers=AUTH, json={"signals": {"score": 0.9}}).status_code == 200
+            assert c.post(f"/v1/runs/{run}/steps", headers=AUTH, json={"state": 0}).json()["numbers"]["seen"] == 1
+        assert app.state.runs.peek("r1").extra["signal_guard"][1] is monitor        # shared
+        assert app.state.runs.peek("r1").extra["step_guard"][1] is not app.state.runs.peek("r2").extra["step_guard"][1]
+        now[0] += 11
+        c.post("/v1/runs/r3/signals", headers=AUTH, json={"signals": {"score": 0.9}})
+        assert {"r1", "r2"} <= set(ended)

@@ -12,15 +12,38 @@ import pytest
 sa = pytest.importorskip("sqlalchemy")
 pytest.importorskip("alembic")
 
-from agentguard.server.audit import AuditStore, DecisionRecord, input_digest  # noqa: E402
+from agentguard.core import AuditRecord, MemoryAuditSink  # noqa: E402
+from agentguard.server.audit import AuditStore, input_digest, new_decision_id  # noqa: E402
 from agentguard.server.schema import metadata  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _rec(i: int, run: str = "r") -> DecisionRecord:
-    return DecisionRecord(DecisionRecord.new_id(), 1000.0 + i, run, "check", "g", input_digest({"i": i}),
-                          "ALLOW" if i % 3 else "REJECT", f"reason {i}", {"p": i / 10})
+def _rec(i: int, run: str = "r") -> AuditRecord:
+    return AuditRecord(time=1000.0 + i, run_id=run, decision="ALLOW" if i % 3 else "REJECT", reason=f"reason {i}",
+                       guard="g", numbers={"p": i / 10}, decision_id=new_decision_id(), kind="check",
+                       input_digest=input_digest({"i": i}))
+
+
+def test_one_audit_record_type_for_the_library_and_the_service(tmp_path):
+    """A library guard's record (policy fields, no service fields) goes to the service's store through
+    the same AuditSink protocol as to the in-memory sink; the store fills id, kind and digest."""
+    from agentguard.core import AuditSink, ToolCall
+
+    rec = AuditRecord(time=5.0, run_id="lib", decision="REJECT", reason="no", guard="verified-policy",
+                      call=ToolCall("click", {"el": 1}).to_dict(), policy_id="p", policy_version="1")
+    store = AuditStore(f"sqlite:///{tmp_path / 'a.sqlite'}")
+    mem = MemoryAuditSink()
+    try:
+        for sink in (store, mem):
+            assert isinstance(sink, AuditSink)
+            sink.write(rec)
+        (row,) = store.decisions(run_id="lib")
+        assert row["kind"] == "check" and row["decision"] == "REJECT" and row["guard"] == "verified-policy"
+        assert row["input_digest"] == input_digest({"run_id": "lib", "tool_call": rec.call})
+        assert len(row["decision_id"]) == 32 and mem.records[0] is rec
+    finally:
+        store.close()
 
 
 def test_input_digest_is_canonical():
@@ -142,7 +165,7 @@ def test_postgres_service_end_to_end(pg_url, tmp_path):
     from agentguard.server.app import create_app
     from agentguard.server.settings import ServerSettings
 
-    s = ServerSettings(token="pg-token-123456", db_url=pg_url, data_dir=str(tmp_path))
+    s = ServerSettings(token="pg-token-123456", db_url=pg_url, state_dir=str(tmp_path))
     app = create_app(s)
     h = {"Authorization": "Bearer pg-token-123456"}
     with TestClient(app) as c:

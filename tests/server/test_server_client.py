@@ -23,7 +23,7 @@ def service(tmp_path_factory):
     from agentguard.server.settings import ServerSettings
     from agentguard.server.testing import serve_in_thread
 
-    app = create_app(ServerSettings(token=TOKEN, data_dir=str(tmp_path_factory.mktemp("svc"))))
+    app = create_app(ServerSettings(token=TOKEN, state_dir=str(tmp_path_factory.mktemp("svc"))))
     with serve_in_thread(app) as base:
         yield base, app
 

@@ -61,15 +61,15 @@ def make_app(tmp_path: Path):
     """The service with Pro2Guard's ProactiveGuard on a 5-state DTMC and a threshold monitor."""
     from agentguard.predictive.guard import ProactiveGuard
     from agentguard.server.app import create_app
-    from agentguard.server.factories import threshold_monitor
+    from agentguard.calibration import ThresholdMonitor
     from agentguard.server.guards import default_guards
     from agentguard.server.settings import ServerSettings
 
-    s = ServerSettings(token=TOKEN, data_dir=str(tmp_path / "data"))
+    s = ServerSettings(token=TOKEN, state_dir=str(tmp_path / "data"))
     g = default_guards(s)
     m = _model()
     g.step = ProactiveGuard(m, "G !unsafe", threshold=0.5)
-    g.signal = threshold_monitor(threshold=0.5, signal="verifier", name="verifier-monitor")
+    g.signal = ThresholdMonitor(0.5, signal="verifier", name="verifier-monitor")
     g.model = m
     lam = np.linspace(0, 1, 21)
     g.calibration = {"false-alarm rate": {"x": lam.tolist(), "y": (lam ** 2).tolist(), "xlabel": "threshold",

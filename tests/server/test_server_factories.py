@@ -1,4 +1,5 @@
-"""Guard factories for guard files: the proactive guard from model files, the calibrated monitor."""
+"""Guards the service builds from guard files through the mechanisms' own ``from_config``: the proactive
+guard from model files (the one DTMC loader), the calibrated monitor from a calibration file."""
 
 from __future__ import annotations
 
@@ -11,7 +12,16 @@ pytest.importorskip("fastapi")
 
 from agentguard.core import Context, Decision, Step  # noqa: E402
 from agentguard.predictive.dtmc import DTMC  # noqa: E402
-from agentguard.server.factories import proactive_guard, threshold_monitor  # noqa: E402
+from agentguard.calibration import ThresholdMonitor  # noqa: E402
+from agentguard.predictive import ProactiveGuard  # noqa: E402
+
+
+def proactive_guard(**params):
+    return ProactiveGuard.from_config(params)
+
+
+def threshold_monitor(**params):
+    return ThresholdMonitor.from_config(params)
 
 
 def _toy(tmp_path):
@@ -49,12 +59,12 @@ def test_guard_file_with_proactive_and_monitor_in_the_service(tmp_path):
     cal.write_text(json.dumps({"threshold": 0.4, "alpha": 0.1, "method": "crc", "curves": {
         "false alarms": {"x": [0, 0.5, 1], "y": [0, 0.1, 1], "xlabel": "threshold", "ylabel": "rate"}}}))
     steps = tmp_path / "steps.toml"
-    steps.write_text(f'[[guards]]\ntype = "python"\nfactory = "agentguard.server.factories:proactive_guard"\n'
+    steps.write_text(f'[[guards]]\ntype = "python"\nfactory = "agentguard.predictive:ProactiveGuard"\n'
                      f'model = "{model}"\nthreshold = 0.5\n')
     sig = tmp_path / "signals.toml"
-    sig.write_text(f'[[guards]]\ntype = "python"\nfactory = "agentguard.server.factories:threshold_monitor"\n'
+    sig.write_text(f'[[guards]]\ntype = "python"\nfactory = "agentguard.calibration:ThresholdMonitor"\n'
                    f'calibration = "{cal}"\nsignal = "verifier"\n')
-    s = ServerSettings(token="factory-token-1", data_dir=str(tmp_path / "d"), step_guards=str(steps),
+    s = ServerSettings(token="factory-token-1", state_dir=str(tmp_path / "d"), step_guards=str(steps),
                        signal_guards=str(sig))
     h = {"Authorization": "Bearer factory-token-1"}
     with TestClient(create_app(s)) as c:

@@ -46,9 +46,14 @@ def test_missing_or_ill_typed_facts_fail_closed():
     assert _check(g, "rent_car", dr_license="yes").decision is Decision.REJECT
 
 
+def verified_policy_guard(**params):
+    from agentguard.policies import ToolCallGuard
+
+    return ToolCallGuard.from_config(params)
+
+
 def test_digest_pinning_and_schema_checks(tmp_path):
     from agentguard.policies import library_path, load_policy
-    from agentguard.server.policy import verified_policy_guard
 
     fields = {"category": {"from": "tool", "map": {"rent_car": 1}, "default": 0},
               **{k: {"from": "metadata", "key": f"user_info.{k}"} for k in ADULT}}
@@ -72,7 +77,7 @@ def test_service_with_the_verified_policy(tmp_path):
     from agentguard.server.app import create_app
     from agentguard.server.settings import ServerSettings
 
-    s = ServerSettings(token="policy-token-123", data_dir=str(tmp_path), tool_guards=str(EXAMPLE))
+    s = ServerSettings(token="policy-token-123", state_dir=str(tmp_path), tool_guards=str(EXAMPLE))
     h = {"Authorization": "Bearer policy-token-123"}
     with TestClient(create_app(s)) as c:
         r = c.post("/v1/check", headers=h, json={"run_id": "u1", "tool_call": {"name": "book_flight"},

@@ -9,7 +9,7 @@ pytest.importorskip("pyarrow")
 pytest.importorskip("duckdb")
 
 from agentguard.core import Step, ToolCall, Trace  # noqa: E402
-from agentguard.server.traces import TraceStore, load_traces, query, signal_sequences  # noqa: E402
+from agentguard.server.traces import TraceStore, load_traces, query  # noqa: E402
 
 
 def _runs(n: int, seed: int = 0) -> list[Trace]:
@@ -65,12 +65,13 @@ def test_the_learner_reads_stored_traces(tmp_path):
 
 
 def test_the_calibrator_reads_stored_signals(tmp_path):
-    from agentguard.calibration import ThresholdCalibrator
+    from agentguard.calibration import Sequences, ThresholdCalibrator
 
     runs = _runs(300, seed=2)
     TraceStore(tmp_path).add(runs)
-    scores, labels = signal_sequences(tmp_path, "score")
-    assert len(scores) == 300 and labels == [0 if t.labels["unsafe"] else 1 for t in runs]
-    assert scores[5] == [s.signals["score"] for s in runs[5].steps]
-    cal = ThresholdCalibrator(risk="false_alarm", method="crc", alpha=0.2).calibrate(scores, labels)
+    seqs = Sequences.from_traces(load_traces(tmp_path), "score")  # the one trace -> Sequences converter
+    assert seqs.n == 300 and seqs.labels.tolist() == [0 if t.labels["unsafe"] else 1 for t in runs]
+    five = seqs.scores[seqs.starts[5]: seqs.starts[5] + seqs.lengths[5]]
+    assert five.tolist() == [s.signals["score"] for s in runs[5].steps]
+    cal = ThresholdCalibrator(risk="false_alarm", method="crc", alpha=0.2).calibrate(seqs)
     assert 0.0 < cal.threshold_ < 1.0

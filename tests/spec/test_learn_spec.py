@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agentguard import InputError, ParseError
-from agentguard.predictive.demo import EXAMPLE_SPEC
+from agentguard.demo.dtmc_example import EXAMPLE_SPEC
 from agentguard.spec.expr import Expr
 from agentguard.spec.predicates import (
     Abstraction,
@@ -176,7 +176,7 @@ def test_example_spec_file_is_the_embedded_spec(tmp_path):
 def test_example_traces_file_is_what_the_generator_writes(tmp_path):
     from pathlib import Path
 
-    from agentguard.predictive.demo import write_example_files
+    from agentguard.demo.dtmc_example import write_example_files
 
     repo = Path(__file__).resolve().parents[2]
     write_example_files(tmp_path)

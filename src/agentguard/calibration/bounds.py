@@ -30,7 +30,7 @@ from scipy.stats import binom
 
 from ..core.errors import InputError
 
-__all__ = ["BOUNDS", "binomial_pvalue", "h1", "hb_pvalue", "max_losses", "min_n_for_guarantee", "pvalue"]
+__all__ = ["BOUNDS", "binomial_pvalue", "hb_pvalue", "max_losses", "min_n_for_guarantee", "pvalue"]
 
 BOUNDS = ("hb", "binomial")
 

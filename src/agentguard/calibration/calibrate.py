@@ -195,10 +195,11 @@ class ThresholdCalibrator:
     def n_calibration_(self) -> int:
         return self._need().n
 
-    def monitor(self, name: str = "risk-controlled-monitor") -> ThresholdMonitor:
-        """A fresh streaming monitor (Eq. 1) at the calibrated threshold."""
+    def monitor(self, name: str = "risk-controlled-monitor", *, signal: str = "score",
+                scorer: Any = None) -> ThresholdMonitor:
+        """A fresh streaming monitor (Eq. 1) at the calibrated threshold, reading ``signal`` (or ``scorer``)."""
         c = self._need()
-        return ThresholdMonitor(c.threshold, decision=self.decision, name=name,
+        return ThresholdMonitor(c.threshold, decision=self.decision, name=name, signal=signal, scorer=scorer,
                                 info={"risk": c.risk, "method": c.method, "alpha": c.alpha, "delta": c.delta,
                                       "trivial": c.trivial})
 

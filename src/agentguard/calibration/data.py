@@ -5,12 +5,14 @@ A :class:`Sequences` holds ``n`` variable-length score sequences concatenated in
 (correct) sequence and 0 for an unsafe one, the convention of the online-safety-monitoring paper
 (Y = 1 safe). Per-sequence reductions use ``np.minimum.reduceat`` over ``starts``.
 
+:meth:`Sequences.from_traces` reads recorded traces (a signal and an outcome label per run);
 :func:`load_signals` reads the e-valuator CSVs (columns ``uq_problem_idx, num_steps,
 judge_probability, solved``) or any file with those columns.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from collections.abc import Sequence as Seq
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import InputError
+from ..core.types import Trace
 
-__all__ = ["Sequences", "check_alpha", "check_delta", "load_signals"]
+__all__ = ["Sequences", "load_signals"]
 
 REQUIRED_COLUMNS = ("uq_problem_idx", "num_steps", "judge_probability", "solved")
 
@@ -124,6 +127,34 @@ class Sequences:
             i = int(np.flatnonzero(ymin != ymax)[0])
             raise InputError(f"sequence {uniq[i]!r} has different labels on different steps")
         return cls(scores, starts, lengths, ymin.astype(np.int8), uniq)
+
+    @classmethod
+    def from_traces(cls, traces: Iterable[Trace], signal: str = "score", label: str = "unsafe", *,
+                    unsafe_when: bool = True) -> Sequences:
+        """Build from finished :class:`~agentguard.core.Trace` records (a trace store, a JSONL file).
+
+        Each trace gives one sequence: the values of ``signals[signal]`` over its steps, in step
+        order (steps without the signal are skipped); its label is read from ``trace.labels[label]``:
+        the run is unsafe (0) when ``bool(labels[label]) == unsafe_when``, else safe (1). The default
+        reads ``{"unsafe": True}`` as unsafe. Traces without the label or without the signal are left
+        out (they cannot calibrate anything); the sequence ids are the traces' ``run_id``. InputError
+        when no trace is left.
+        """
+        scores: list[list[float]] = []
+        labels: list[int] = []
+        ids: list[str] = []
+        for t in traces:
+            if label not in t.labels:
+                continue
+            seq = [float(s.signals[signal]) for s in t.steps if signal in s.signals]
+            if not seq:
+                continue
+            scores.append(seq)
+            labels.append(0 if bool(t.labels[label]) == unsafe_when else 1)
+            ids.append(t.run_id)
+        if not scores:
+            raise InputError(f"no trace has both the label {label!r} and the signal {signal!r}")
+        return cls.from_lists(scores, labels, ids)
 
     # ------------------------------------------------------------------ views
     @property

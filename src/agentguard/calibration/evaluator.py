@@ -37,6 +37,7 @@ from scipy.stats import binom
 from ..core.errors import GuaranteeError, InputError, LifecycleError
 from ..core.types import Decision, Verdict
 from .data import Sequences, check_alpha, check_delta
+from .monitor import _SequenceMonitor, first_alarm_steps
 
 __all__ = ["EValuator", "EValuatorMonitor", "StepModels", "fit_logistic", "fit_step_models",
            "pac_threshold"]
@@ -240,7 +241,6 @@ class EValuator:
     def alarm_steps(self, data: Sequences, e_values: np.ndarray | None = None) -> np.ndarray:
         """1-based step of the first ``M_t > threshold_`` per sequence, 0 where none (vectorised)."""
         ev = self.e_values(data) if e_values is None else e_values
-        from .monitor import first_alarm_steps
         # M_t > thr  <=>  -M_t < -thr : reuse the "below threshold" kernel
         return first_alarm_steps(-ev, data.starts, data.lengths, -self.threshold_)
 
@@ -250,46 +250,40 @@ class EValuator:
                                 name=name or f"e-valuator-{self.variant}")
 
 
-class EValuatorMonitor:
-    """Streaming e-valuator: feed one score per step; alarm at the first ``M_t > threshold``."""
+class EValuatorMonitor(_SequenceMonitor):
+    """Streaming e-valuator: one score per step; alarm at the first ``M_t > threshold`` (latched).
+
+    A guard like :class:`~agentguard.calibration.ThresholdMonitor` (same reading of proposals, same
+    fail-closed answer to unreadable input, one sequence per ``context.run_id``, ``end_run``), with
+    the e-value rule in place of Eq. 1.
+    """
 
     def __init__(self, models: StepModels, threshold: float, *, decision: Decision | str = Decision.HALT,
-                 name: str = "e-valuator"):
+                 name: str = "e-valuator", signal: str = "score", max_runs: int = 10_000):
         self.models = models
         self.threshold = float(threshold)
         self.decision = Decision.parse(decision)
+        if self.decision < Decision.REJECT:
+            raise InputError(f"an alarm must block (REJECT, ESCALATE or HALT), not {self.decision.name}")
         self.name = name
-        self.reset()
+        self.signal = signal
+        self.info: dict[str, Any] = {}
+        self._start(max_runs)
 
-    def reset(self) -> None:
-        self.prefix: list[float] = []
-        self.log_m = 0.0
-        self.alarm: Verdict | None = None
+    def __repr__(self) -> str:
+        return f"EValuatorMonitor(threshold={self.threshold:.6g}, decision={self.decision.name}, name={self.name!r})"
 
-    @property
-    def step(self) -> int:
-        return len(self.prefix)
-
-    def update(self, score: float) -> Verdict:
-        if self.alarm is not None:
-            return self.alarm
-        s = float(score)
-        if math.isnan(s):
-            raise InputError("a monitor score is NaN")
-        self.prefix.append(s)
-        t = len(self.prefix)
+    def _advance(self, state: Any, s: float) -> Verdict:
+        if state.memory is None:
+            state.memory = ([], 0.0)   # (prefix, log M_t)
+        prefix, log_m = state.memory
+        prefix.append(s)
+        t = len(prefix)
         if t in self.models.w:
-            self.log_m = float(self.models.log_ratio(t, np.asarray(self.prefix)[None, :])[0])
-        m = math.exp(self.log_m)
+            log_m = float(self.models.log_ratio(t, np.asarray(prefix)[None, :])[0])
+        state.memory = (prefix, log_m)
+        m = math.exp(log_m)
         nums = {"step": float(t), "score": s, "e_value": m, "threshold": self.threshold}
         if m > self.threshold:
-            self.alarm = Verdict(self.decision, f"e-value {m:.4g} exceeded {self.threshold:.4g} at step {t}",
-                                 self.name, nums)
-            return self.alarm
+            return self._alarm(state, f"e-value {m:.4g} exceeded {self.threshold:.4g} at step {t}", nums)
         return Verdict(Decision.ALLOW, "e-value below threshold", self.name, nums)
-
-    def check(self, context: Any, proposal: Any) -> Verdict:
-        return self.update(proposal)
-
-    async def acheck(self, context: Any, proposal: Any) -> Verdict:
-        return self.update(proposal)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core.errors import InputError
 
-__all__ = ["RISKS", "check_risk", "empirical_risk", "relevant_label"]
+__all__ = ["RISKS", "empirical_risk", "relevant_label"]
 
 RISKS = ("false_alarm", "missed_detection")
 

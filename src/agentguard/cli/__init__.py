@@ -29,6 +29,7 @@ app.add_typer(bench, name="bench")
 
 COMMAND_MODULES = (
     "agentguard.cli.demo",
+    "agentguard.cli.decide",
     "agentguard.cli.predictive",
     "agentguard.cli.calibration",
     "agentguard.cli.policies",
@@ -36,16 +37,6 @@ COMMAND_MODULES = (
     "agentguard.cli.envs",
     "agentguard.cli.integrations",
     "agentguard.cli.server",
-    # transitional: the old per-package command modules (removed once moved into agentguard.cli)
-    "agentguard.demo",
-    "agentguard.predictive.commands",
-    "agentguard.predictive.learn_commands",
-    "agentguard.calibration.commands",
-    "agentguard.policies.commands",
-    "agentguard.control.commands",
-    "agentguard.envs.commands",
-    "agentguard.integrations.commands",
-    "agentguard.server.commands",
 )
 
 

@@ -1,16 +1,95 @@
 """agentguard.control: control-theoretic safety filters (the ReGuard paper).
 
-Modules (heavy dependencies such as torch are imported lazily inside them):
+The public face (``from agentguard.control import SafetyFilter, train_ddqn, ...``):
 
-- :mod:`.filter` -- :class:`SafetyFilter`, ``certify(context, action) -> Verdict`` (a Guard)
-- :mod:`.bellman` -- the safety Bellman backups (Eq. 3) and the discounted DDQN target (Eq. 5)
-- :mod:`.value_iteration` -- exact grid value iteration for Agentic Driving, with validation
-- :mod:`.ddqn` -- double DQN on the safety target; :mod:`.encoders` -- text encoders
-- :mod:`.driving_guard`, :mod:`.commerce_bench`, :mod:`.driving_bench` -- guards and benchmarks
-- :mod:`.baselines` -- myopic and LlamaGuard-style one-step classifier (+ stop)
-- :mod:`.token_level` -- token-level Q-values, top-p vocabulary and Eq. 4 blending
+- :class:`SafetyFilter` -- ``certify(context, action) -> Verdict`` (a Guard), with the
+  :class:`QFunction` protocol it reads and :func:`observation_of` (module :mod:`.filter`);
+- :func:`safety_backup`, :func:`discounted_safety_target` -- the safety Bellman backups of Eq. 3 and
+  the discounted DDQN target of Eq. 5 (module :mod:`.bellman`);
+- the learner: :func:`train_ddqn`, :class:`DDQNConfig`, :class:`QModel`, :class:`ReplayBuffer`,
+  :class:`Transitions`, :class:`TransitionSampler`, :func:`f1_score` (module :mod:`.ddqn`);
+- text encoders ``E(o) -> z``: :class:`TextEncoder`, :class:`WordLlamaEncoder`,
+  :class:`MiniLMEncoder`, :class:`HiddenStateEncoder`, :class:`ConcatEncoder` and :func:`check_texts`
+  (the input check every encoder shares) (module :mod:`.encoders`);
+- the one-step classifier baseline: :class:`OneStepClassifier`, :func:`train_one_step_classifier`
+  (module :mod:`.baselines`);
+- token-level Q-values and Eq. 4 blending: :class:`TokenQ`, :func:`blend_distribution`,
+  :func:`sample_blended`, :func:`token_target`, :func:`top_p_indices` (module :mod:`.token_level`).
+
+Names that may need torch or an embedding model are loaded on first use (module ``__getattr__``), so
+``import agentguard.control`` imports neither. Environments (driving, commerce) and their guards live
+in :mod:`agentguard.envs`; the paper's evaluations in :mod:`agentguard.bench`.
 """
 
-from .filter import QFunction, SafetyFilter
+from __future__ import annotations
 
-__all__ = ["QFunction", "SafetyFilter"]
+import importlib
+from typing import Any
+
+from .bellman import discounted_safety_target, safety_backup
+from .filter import QFunction, SafetyFilter, observation_of
+
+__all__ = [
+    "ConcatEncoder",
+    "DDQNConfig",
+    "HiddenStateEncoder",
+    "MiniLMEncoder",
+    "OneStepClassifier",
+    "QFunction",
+    "QModel",
+    "ReplayBuffer",
+    "SafetyFilter",
+    "TextEncoder",
+    "TokenQ",
+    "TransitionSampler",
+    "Transitions",
+    "WordLlamaEncoder",
+    "blend_distribution",
+    "check_texts",
+    "discounted_safety_target",
+    "f1_score",
+    "observation_of",
+    "safety_backup",
+    "sample_blended",
+    "token_target",
+    "top_p_indices",
+    "train_ddqn",
+    "train_one_step_classifier",
+]
+
+#: names served on first use: name -> submodule (keeps torch and embedding models out of the import)
+_LAZY = {
+    "ConcatEncoder": ".encoders",
+    "DDQNConfig": ".ddqn",
+    "HiddenStateEncoder": ".encoders",
+    "MiniLMEncoder": ".encoders",
+    "OneStepClassifier": ".baselines",
+    "QModel": ".ddqn",
+    "ReplayBuffer": ".ddqn",
+    "TextEncoder": ".encoders",
+    "TokenQ": ".token_level",
+    "TransitionSampler": ".ddqn",
+    "Transitions": ".ddqn",
+    "WordLlamaEncoder": ".encoders",
+    "blend_distribution": ".token_level",
+    "check_texts": ".encoders",
+    "f1_score": ".ddqn",
+    "sample_blended": ".token_level",
+    "token_target": ".token_level",
+    "top_p_indices": ".token_level",
+    "train_ddqn": ".ddqn",
+    "train_one_step_classifier": ".baselines",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,7 +1,7 @@
 """Baselines of the ReGuard paper's evaluation (section 6.1 and 6.2).
 
 - *Myopic*: the one-step margin ``l(f(s, a))`` as monitor and its argmax as fallback (see
-  :class:`agentguard.control.driving_guard.MyopicQ`); it looks one step ahead only.
+  :class:`agentguard.envs.driving.guard.MyopicQ`); it looks one step ahead only.
 - *LlamaGuard-style one-step classifier + stop* (:class:`OneStepClassifier`): a binary classifier of
   ``(z, a) -> P(s+ not in F)`` trained by cross-entropy on state-action pairs from rollouts of the base
   policy (label 1 unless the very next state fails), used as a monitor with the ``stop`` policy

@@ -28,7 +28,7 @@ import numpy as np
 from ..core.errors import InputError, require
 from .bellman import discounted_safety_target
 
-__all__ = ["DDQNConfig", "QModel", "ReplayBuffer", "TransitionSampler", "Transitions", "train_ddqn"]
+__all__ = ["DDQNConfig", "QModel", "ReplayBuffer", "TransitionSampler", "Transitions", "f1_score", "train_ddqn"]
 
 
 @dataclass

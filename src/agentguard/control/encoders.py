@@ -10,13 +10,13 @@ Offline only: :class:`WordLlamaEncoder` (weights ship inside the ``wordllama`` w
 downloads from a model hub; ``HF_HUB_OFFLINE=1`` is set before any Hugging Face import.
 
 Sentence embedders encode numbers poorly, so the driving guard concatenates the embedding with the
-numbers parsed from the same text (:class:`DrivingNumbersEncoder`), as the issue allows; the
-benchmark also reports an embedding-only ablation.
+numbers parsed from the same text (:class:`agentguard.envs.driving.encoders.DrivingNumbersEncoder`,
+with :class:`ConcatEncoder`); the benchmark also reports an embedding-only ablation. Encoders of one
+environment's numbers live with that environment (``agentguard.envs``), not here.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -25,10 +25,7 @@ import numpy as np
 
 from ..core.errors import DependencyError, InputError, ParseError, require
 
-__all__ = [
-    "ConcatEncoder", "DrivingNumbersEncoder", "HiddenStateEncoder", "MiniLMEncoder", "StateEncoder",
-    "TextEncoder", "WordLlamaEncoder",
-]
+__all__ = ["ConcatEncoder", "HiddenStateEncoder", "MiniLMEncoder", "TextEncoder", "WordLlamaEncoder", "check_texts"]
 
 
 @runtime_checkable
@@ -44,7 +41,9 @@ def _offline() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-def _check_texts(texts: Sequence[str]) -> list[str]:
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """The observations as a list of strings (one string counts as one observation); ParseError on
+    anything that is not text."""
     if isinstance(texts, str):
         texts = [texts]
     out = list(texts)
@@ -89,7 +88,7 @@ class WordLlamaEncoder:
         self.name = f"wordllama-{dim}"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        t = _check_texts(texts)
+        t = check_texts(texts)
         if not t:
             return np.zeros((0, self.dim), np.float32)
         return np.asarray(self.model.embed(t, norm=True), dtype=np.float32).reshape(len(t), self.dim)
@@ -110,34 +109,9 @@ class MiniLMEncoder:
         self.name = "all-minilm-l6-v2"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        t = _check_texts(texts)
+        t = check_texts(texts)
         emb = self.model.encode(t, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(emb, dtype=np.float32).reshape(len(t), self.dim)
-
-
-class DrivingNumbersEncoder:
-    """The numbers of a driving observation text, scaled to about unit size (11 features).
-
-    goal distance, distances to both edges, heading (cos, sin), and per obstacle the distance and the
-    bearing (cos, sin). Raises ParseError on text that is not a driving observation.
-    """
-
-    dim = 11
-    name = "driving-numbers"
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        from ..envs.driving import parse_observation
-
-        rows = []
-        for t in _check_texts(texts):
-            n = parse_observation(t)
-            h = -math.radians(n["heading"])
-            row = [n["goal"] / 90.0 - 0.5, n["left"] / 30.0 - 1.0, n["right"] / 30.0 - 1.0, math.cos(h), math.sin(h)]
-            for i in range(2):
-                b = math.radians(n[f"obs{i}_bearing"])
-                row += [n[f"obs{i}_dist"] / 40.0 - 1.0, math.cos(b), math.sin(b)]
-            rows.append(row)
-        return np.asarray(rows, dtype=np.float32).reshape(-1, self.dim)
 
 
 class ConcatEncoder:
@@ -151,22 +125,8 @@ class ConcatEncoder:
         self.name = "+".join(e.name for e in self.encoders)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        t = _check_texts(texts)
+        t = check_texts(texts)
         return np.concatenate([e.encode(t) for e in self.encoders], axis=1)
-
-
-class StateEncoder:
-    """The *Privileged* latent: the true driving state [p_x, p_y, theta] -> (x, y, cos, sin) scaled."""
-
-    dim = 4
-    name = "privileged-state"
-
-    def encode(self, states: Any) -> np.ndarray:
-        s = np.atleast_2d(np.asarray(states, dtype=float))
-        if s.shape[1] != 3:
-            raise InputError("a privileged driving latent needs states [p_x, p_y, theta]")
-        return np.column_stack([s[:, 0] / 2.25 - 1.0, s[:, 1] / 1.5 - 1.0, np.cos(s[:, 2]),
-                                np.sin(s[:, 2])]).astype(np.float32)
 
 
 class HiddenStateEncoder:
@@ -186,7 +146,7 @@ class HiddenStateEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         torch = require("torch", "control")
         out = []
-        for t in _check_texts(texts):
+        for t in check_texts(texts):
             ids = self.tokenizer(t, return_tensors="pt")
             with torch.no_grad():
                 hs = self.model(**ids, output_hidden_states=True).hidden_states[self.layer][0]

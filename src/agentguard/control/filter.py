@@ -21,14 +21,14 @@ Bad input has a defined behaviour, never an exception and never ALLOW:
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
+from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, Verdict
 
 __all__ = ["QFunction", "SafetyFilter", "observation_of"]
@@ -74,8 +74,36 @@ class SafetyFilter(BaseGuard):
         self.default_action = default_action
         self.intervention = intervention
         self.name = name
-        self._last: OrderedDict[str, int] = OrderedDict()
-        self._max_runs = max_runs
+        # per run: the last fallback action (what an unreadable observation falls back to)
+        self._runs: RunMemory[int | None] = RunMemory(lambda: None, max_runs=max_runs)
+
+    @classmethod
+    def from_config(cls, params: Mapping[str, Any]) -> SafetyFilter:
+        """Build a filter from a configuration table (``type = "safety-filter"``).
+
+        Keys: ``model`` (a :class:`~agentguard.control.ddqn.QModel` file saved by ``QModel.save``) or
+        ``q`` (``"package.module:factory"`` returning a :class:`QFunction`); ``encoder``
+        (``"wordllama"``, ``"wordllama:<dim>"``, ``"minilm"`` or ``"package.module:factory"``, e.g.
+        ``"agentguard.envs.driving.guard:make_text_encoder"``); ``actions`` (list of names); optional
+        ``epsilon``, ``default_action``, ``intervention``, ``name``, ``max_runs``.
+        """
+        p = dict(params)
+        known = {"model", "q", "encoder", "actions", "epsilon", "default_action", "intervention", "name",
+                 "max_runs"}
+        unknown = sorted(set(p) - known)
+        if unknown:
+            raise InputError(f"safety-filter: unknown keys {unknown} (known: {sorted(known)})")
+        if ("model" in p) == ("q" in p):
+            raise InputError("safety-filter: give exactly one of 'model' (a QModel file) and 'q' (a factory)")
+        if "encoder" not in p or not p.get("actions"):
+            raise InputError("safety-filter: 'encoder' and 'actions' are required")
+        if "model" in p:
+            from .ddqn import QModel
+
+            q = QModel.load(str(p.pop("model")))
+        else:
+            q = _factory(str(p.pop("q")))()
+        return cls(q, _encoder(str(p.pop("encoder"))), [str(a) for a in p.pop("actions")], **p)
 
     def __repr__(self) -> str:
         return (f"<SafetyFilter name={self.name!r} encoder={getattr(self.encoder, 'name', '?')} "
@@ -108,10 +136,11 @@ class SafetyFilter(BaseGuard):
         return nums
 
     def _remember(self, run_id: str, action: int) -> None:
-        self._last[run_id] = action
-        self._last.move_to_end(run_id)
-        while len(self._last) > self._max_runs:
-            self._last.popitem(last=False)
+        self._runs.set(run_id, action)
+
+    def end_run(self, run_id: str) -> None:
+        """Forget what this filter remembers of ``run_id`` (its last fallback action)."""
+        self._runs.end_run(run_id)
 
     def _blocked(self, reason: str, action: int | None, numbers: dict, details: dict) -> Verdict:
         if self.intervention == "stop":
@@ -136,7 +165,8 @@ class SafetyFilter(BaseGuard):
             if not np.all(np.isfinite(q)):
                 raise InputError("the Q-function returned non-finite values")
         except Exception as exc:  # unreadable observation: fail to the last known fallback
-            fb = self._last.get(run_id, self.default_action)
+            last = self._runs.peek(run_id)
+            fb = self.default_action if last is None else last
             return self._blocked(f"observation could not be evaluated ({type(exc).__name__}: {exc}); "
                                  f"using the fallback action", fb, {"epsilon": self.epsilon},
                                  {"error": type(exc).__name__, "latency_ms": 1e3 * (time.perf_counter() - t0)})
@@ -168,3 +198,28 @@ class SafetyFilter(BaseGuard):
     def fallback_action(self, observation: Any) -> str:
         """pi(z) = argmax_a Q(z, a) for one observation."""
         return self.actions[int(np.argmax(self.q_batch([observation])[0]))]
+
+
+def _factory(path: str) -> Callable[..., Any]:
+    """``"package.module:attr"`` -> the attribute (imported on demand)."""
+    import importlib
+
+    mod, sep, attr = path.partition(":")
+    if not sep or not mod or not attr:
+        raise InputError(f"expected 'package.module:name', got {path!r}")
+    try:
+        return getattr(importlib.import_module(mod), attr)
+    except (ImportError, AttributeError) as exc:
+        raise InputError(f"cannot import {path!r}: {exc}") from None
+
+
+def _encoder(spec: str) -> Any:
+    """An encoder from its configuration name (see :meth:`SafetyFilter.from_config`)."""
+    from . import encoders
+
+    kind, _, arg = spec.partition(":")
+    if kind == "wordllama":
+        return encoders.WordLlamaEncoder(int(arg) if arg else 64)
+    if kind == "minilm" and not arg:
+        return encoders.MiniLMEncoder()
+    return _factory(spec)()

@@ -1,5 +1,7 @@
-"""Core vocabulary: types, the Guard protocol and composition, enforcement, errors."""
+"""Core vocabulary: types, the Guard protocol and composition, enforcement, errors, audit records,
+per-run memory."""
 
+from .audit import AuditRecord, AuditSink, JsonlAuditSink, MemoryAuditSink
 from .enforcement import Enforcement, Outcome
 from .errors import (
     AgentGuardError,
@@ -14,6 +16,7 @@ from .errors import (
     PolicyError,
 )
 from .guard import BaseGuard, Guard, GuardStack, fail_closed
+from .runs import RunMemory, end_run, inner_guards
 from .strategies import (
     Block, Fallback, HaltTool, HumanInTheLoop, PendingApproval, Reflect, Replan, Stop, default_outcome,
 )
@@ -21,6 +24,8 @@ from .types import Context, Decision, Step, ToolCall, Trace, Verdict, read_trace
 
 __all__ = [
     "AgentGuardError",
+    "AuditRecord",
+    "AuditSink",
     "BaseGuard",
     "Block",
     "Context",
@@ -36,7 +41,9 @@ __all__ = [
     "HaltTool",
     "HumanInTheLoop",
     "InputError",
+    "JsonlAuditSink",
     "LifecycleError",
+    "MemoryAuditSink",
     "ModelError",
     "Outcome",
     "ParseError",
@@ -44,13 +51,16 @@ __all__ = [
     "PolicyError",
     "Reflect",
     "Replan",
+    "RunMemory",
     "Step",
     "Stop",
     "ToolCall",
     "Trace",
     "Verdict",
     "default_outcome",
+    "end_run",
     "fail_closed",
+    "inner_guards",
     "read_traces",
     "write_traces",
 ]

@@ -12,6 +12,7 @@ import time
 from typing import Any, Iterable, Protocol, runtime_checkable
 
 from .errors import GuardError, GuardTimeout, InputError
+from .runs import end_run
 from .types import Context, Decision, Verdict
 
 __all__ = ["BaseGuard", "Guard", "GuardStack", "fail_closed"]
@@ -89,6 +90,11 @@ class GuardStack(BaseGuard):
 
     def __repr__(self) -> str:
         return f"GuardStack([{', '.join(repr(g) for g in self.guards)}], on_error={self.on_error.name})"
+
+    def end_run(self, run_id: str) -> None:
+        """Forget ``run_id`` in every member that keeps per-run memory (see :func:`agentguard.core.runs.end_run`)."""
+        for g in self.guards:
+            end_run(g, run_id)
 
     def _combine(self, verdicts: list[Verdict]) -> Verdict:
         best = verdicts[0]

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Callable, Generic, Hashable, Iterator, TypeVar
+from typing import Any, Callable, Generic, Hashable, Iterator, TypeVar
 
 from .errors import InputError
 
-__all__ = ["RunMemory"]
+__all__ = ["RunMemory", "end_run", "inner_guards"]
 
 T = TypeVar("T")
 
@@ -83,5 +83,54 @@ class RunMemory(Generic[T]):
         with self._lock:
             return iter(list(self._runs))
 
+    def __getstate__(self) -> dict:
+        """Copies and pickles carry the runs, not the lock (each copy gets its own)."""
+        with self._lock:
+            state = dict(self.__dict__)
+            state["_runs"] = OrderedDict(self._runs)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
     def __repr__(self) -> str:
         return f"RunMemory(runs={len(self)}, max_runs={self.max_runs})"
+
+
+#: attributes under which a composite or wrapping guard holds the guards it asks
+INNER_ATTRS = ("guards", "guard", "tool_guard")
+
+
+def inner_guards(guard: Any) -> list[Any]:
+    """The guards directly inside ``guard``: a stack's ``guards``, a wrapper's ``guard``/``tool_guard``."""
+    out: list[Any] = []
+    for attr in INNER_ATTRS:
+        v = getattr(guard, attr, None)
+        if isinstance(v, (list, tuple)):
+            out.extend(x for x in v if hasattr(x, "check"))
+        elif v is not None and hasattr(v, "check"):
+            out.append(v)
+    return out
+
+
+def end_run(guard: Any, run_id: Hashable) -> None:
+    """Forget ``run_id`` in ``guard`` and in every guard inside it that keeps per-run memory.
+
+    A guard with an ``end_run`` method is asked directly (a composite forwards to its members itself);
+    otherwise the guards inside it (:func:`inner_guards`) are searched, depth first. Adapters call this
+    when a run finishes so no per-run state outlives its run.
+    """
+    seen: set[int] = set()
+    todo = [guard]
+    while todo:
+        g = todo.pop()
+        if id(g) in seen:
+            continue
+        seen.add(id(g))
+        fn = getattr(g, "end_run", None)
+        if callable(fn):
+            fn(run_id)
+        else:
+            todo.extend(inner_guards(g))

@@ -9,8 +9,9 @@ escalate ``transfer_funds``, require ``send_email.to`` to end in ``@example.com`
 Order of rules (the strictest matching rule wins, as in a stack): ``halt`` patterns give HALT,
 ``escalate`` patterns ESCALATE, ``deny`` patterns and an ``allow`` list that does not name the tool
 give ``decision`` (REJECT by default), then each argument rule gives its own decision. A proposal that
-is not a tool call (a text chunk, a Step without a ToolCall action) is ALLOWED: this guard has
-nothing to say about it.
+is readable but not a tool call (a text chunk, a Step without a ToolCall action) is ALLOWED: this
+guard has nothing to say about it. Anything else (None, an unknown object, a malformed tool-call
+dict, a number) cannot be read and gets ``decision`` (fail closed; ``agentguard.testing.check_guard``).
 """
 
 from __future__ import annotations
@@ -146,7 +147,10 @@ class ToolRuleGuard(BaseGuard):
     def check(self, context: Context, proposal: Any) -> Verdict:
         call = as_tool_call(proposal)
         if call is None:
-            return self._not_a_call
+            if isinstance(proposal, (str, Step)):
+                return self._not_a_call
+            return Verdict(self.decision, f"cannot read a proposal of type {type(proposal).__name__} "
+                                          "(not a tool call, a step or text)", self.name)
         found: list[tuple[Decision, str]] = []
         if self._halt is not None and self._halt.match(call.name):
             found.append((Decision.HALT, f"tool {call.name} stops the run"))

@@ -1,21 +1,31 @@
 """Verified tool-call policies (VeriGuard, ../shared/papers/veriguard-verified-code-generation.txt).
 
-Offline: a policy (Python over ints/bools with Nagini contracts) is validated by a sandbox, tested with
-generated cases and proved by the real Nagini verifier (out of process, warm); an LLM can write it from a
-natural-language specification in a refine loop fed with counterexamples. Online: :class:`ToolCallGuard`
-extracts the policy's arguments from each tool call, evaluates the policy and applies an enforcement
-strategy, recording every decision. Nagini itself is imported only by the worker in its own venv.
+Offline: a policy (Python over ints/bools with Nagini contracts) is validated by a sandbox
+(:func:`validate`, :func:`load_policy`), tested with generated cases (:func:`run_tests`,
+:func:`boundary_cases`, :func:`write_pytest`) and proved by the real Nagini verifier, out of process and
+warm (:func:`verify`, :class:`NaginiVerifier`); an LLM can write it from a natural-language specification in
+a refine loop fed with counterexamples (:func:`synthesize`).
+
+Online: :class:`ToolCallGuard` extracts the policy's arguments from each tool call (an extractor:
+:class:`MappingExtractor`, :class:`SpecExtractor` of declarative :class:`FieldRule`, :class:`LLMExtractor`,
+or the one shipped with each library policy, :func:`library_extractor`), evaluates the policy and applies
+an enforcement strategy (:func:`strategy`: TT, AB, TEH, CRP), recording every decision.
+:meth:`ToolCallGuard.from_config` builds it from a configuration table (type ``policy`` in
+``agentguard.toml``). Nagini itself is imported only by the worker in its own venv; nothing here imports a
+heavy dependency.
 """
 
 from .audit import AuditRecord, AuditSink, JsonlAuditSink, MemoryAuditSink
-from .extract import ArgumentExtractor, LLMExtractor, MappingExtractor
+from .extract import ArgumentExtractor, FieldRule, LLMExtractor, MappingExtractor, SpecExtractor
 from .guard import AB, CRP, TEH, TT, PolicyBinding, ToolCallGuard, strategy
+from .library import extractor as library_extractor
 from .library import library_path, shipped_policies
 from .model import Param, Policy, PolicyResult, load_policy, policy_from_source
-from .nagini import NaginiVerifier, VerificationError, VerificationResult, find_nagini_venv, parse_nagini_output
+from .nagini import (NaginiVerifier, VerificationError, VerificationResult, find_nagini_venv, parse_nagini_output,
+                     verify)
 from .sandbox import PreconditionViolation, validate
 from .synthesis import SynthesisResult, SynthesisRound, synthesize
-from .testing import TestReport, boundary_cases, run_tests, write_pytest
+from .testing import TestFailure, TestReport, boundary_cases, check_case, run_tests, write_pytest
 
 __all__ = [
     "AB",
@@ -23,6 +33,7 @@ __all__ = [
     "AuditRecord",
     "AuditSink",
     "CRP",
+    "FieldRule",
     "JsonlAuditSink",
     "LLMExtractor",
     "MappingExtractor",
@@ -33,16 +44,20 @@ __all__ = [
     "PolicyBinding",
     "PolicyResult",
     "PreconditionViolation",
+    "SpecExtractor",
     "SynthesisResult",
     "SynthesisRound",
     "TEH",
     "TT",
+    "TestFailure",
     "TestReport",
     "ToolCallGuard",
     "VerificationError",
     "VerificationResult",
     "boundary_cases",
+    "check_case",
     "find_nagini_venv",
+    "library_extractor",
     "library_path",
     "load_policy",
     "parse_nagini_output",
@@ -52,5 +67,6 @@ __all__ = [
     "strategy",
     "synthesize",
     "validate",
+    "verify",
     "write_pytest",
 ]

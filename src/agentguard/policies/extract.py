@@ -1,7 +1,7 @@
 """Argument extraction: from a tool call and its context to the values of a policy's schema.
 
 The verified core sees only ints and bools, so every string fact ("is this IBAN in the user's prompt?",
-"which action category is this task?") is computed here, outside the proof. Two kinds:
+"which action category is this task?") is computed here, outside the proof. Three kinds:
 
 - :class:`MappingExtractor`: deterministic functions ``f(call, context) -> value`` per schema field. The
   same call and context always give the same arguments, so text inside tool arguments can only change
@@ -9,6 +9,19 @@ The verified core sees only ints and bools, so every string fact ("is this IBAN 
 - :class:`LLMExtractor`: asks an LLM client for a JSON object with the schema's fields (the paper's
   argument extractor). Its output is type-checked against the schema; a malformed answer raises
   PolicyError, which the guard turns into a blocking verdict (fail closed).
+- :class:`SpecExtractor`: declarative :class:`FieldRule` per field, readable from a configuration file
+  (``agentguard.toml``), so a service never runs code a client sends:
+
+  - ``{from = "tool", map = {rent_car = 1, ...}, default = 0}``: the tool name, through a lookup table;
+  - ``{from = "argument", key = "amount"}``: a tool-call argument (dotted path into nested objects);
+  - ``{from = "metadata", key = "user_info.age"}``: the context's ``metadata`` (user facts, session);
+  - ``{from = "constant", value = 3}``.
+
+  ``map`` turns strings into the policy's enum ints; ``default`` is used when the value is absent
+  (without one, a missing value raises PolicyError: the guard refuses, fail closed). Values are
+  type-checked by the policy itself; anything outside its precondition is refused.
+
+Each shipped policy's own extractor: :func:`agentguard.policies.library_extractor`.
 """
 
 from __future__ import annotations
@@ -18,11 +31,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
-from ..core.errors import PolicyError
+from ..core.errors import InputError, PolicyError
 from ..core.types import Context, ToolCall
 from .model import Policy
 
-__all__ = ["ArgumentExtractor", "LLMExtractor", "MappingExtractor"]
+__all__ = ["ArgumentExtractor", "FieldRule", "LLMExtractor", "MappingExtractor", "SpecExtractor"]
 
 
 @runtime_checkable
@@ -92,3 +105,85 @@ class LLMExtractor:
                 raise PolicyError(f"LLM extractor gave {p.name}={v!r}, not a list of ints")
             out[p.name] = v
         return out
+
+
+_MISSING = object()
+_SOURCES = ("tool", "argument", "metadata", "constant")
+
+
+def _dig(obj: Any, parts: tuple[str, ...]) -> Any:
+    for part in parts:
+        # JSON objects arrive as dicts: test that first (an ABC isinstance check is slow on the hot path).
+        if (type(obj) is dict or isinstance(obj, Mapping)) and part in obj:
+            obj = obj[part]
+        else:
+            return _MISSING
+    return obj
+
+
+class FieldRule:
+    """How one policy field is read from a tool call and its context (see the module docstring)."""
+
+    __slots__ = ("name", "source", "key", "parts", "table", "default", "value")
+
+    def __init__(self, name: str, spec: Mapping[str, Any]) -> None:
+        if not isinstance(spec, Mapping):
+            raise InputError(f"field {name}: expected a table like {{from = \"argument\", key = \"x\"}}")
+        unknown = set(spec) - {"from", "key", "map", "default", "value"}
+        if unknown:
+            raise InputError(f"field {name}: unknown key(s) {', '.join(sorted(unknown))}")
+        self.name = name
+        self.source = spec.get("from")
+        if self.source not in _SOURCES:
+            raise InputError(f"field {name}: 'from' must be one of {', '.join(_SOURCES)}, got {self.source!r}")
+        self.key = spec.get("key")
+        if self.source in ("argument", "metadata") and not (isinstance(self.key, str) and self.key):
+            raise InputError(f"field {name}: from = {self.source!r} needs a 'key'")
+        self.parts = tuple(self.key.split(".")) if isinstance(self.key, str) else ()
+        if self.source == "constant" and "value" not in spec:
+            raise InputError(f"field {name}: from = 'constant' needs a 'value'")
+        self.value = spec.get("value")
+        table = spec.get("map")
+        if table is not None and not isinstance(table, Mapping):
+            raise InputError(f"field {name}: 'map' must be a table")
+        self.table = dict(table) if table is not None else None
+        self.default = spec.get("default", _MISSING)
+
+    def read(self, call: ToolCall, context: Context) -> Any:
+        if self.source == "constant":
+            v = self.value
+        elif self.source == "tool":
+            v = call.name
+        elif self.source == "argument":
+            v = _dig(call.arguments, self.parts)
+        else:
+            v = _dig(context.metadata, self.parts)
+        if v is not _MISSING and self.table is not None:
+            v = self.table.get(v, _MISSING) if type(v) in (str, int, bool) else _MISSING
+        if v is _MISSING:
+            if self.default is _MISSING:
+                raise PolicyError(f"field {self.name}: no value in the request ({self.source}"
+                                  + (f" {self.key}" if self.key else "") + ")")
+            v = self.default
+        return v
+
+
+class SpecExtractor:
+    """An :class:`ArgumentExtractor` from declarative field rules (deterministic, no code from the client)."""
+
+    slow = False
+
+    def __init__(self, fields: Mapping[str, Mapping[str, Any]]) -> None:
+        if not isinstance(fields, Mapping):
+            raise InputError("fields must be a table: policy field -> {from = ..., ...}")
+        self.rules = [FieldRule(k, v) for k, v in fields.items()]
+
+    def __repr__(self) -> str:
+        return f"SpecExtractor({', '.join(r.name + '<-' + r.source for r in self.rules)})"
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(r.name for r in self.rules)
+
+    def extract(self, call: ToolCall, context: Context) -> dict[str, Any]:
+        return {r.name: r.read(call, context) for r in self.rules}

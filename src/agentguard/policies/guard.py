@@ -9,27 +9,35 @@ paper's hybrid (re-plan up to N times, then halt the tool).
 Guarantees:
 - fail closed: an extractor or policy that raises, times out, returns garbage or gets arguments outside its
   precondition yields a blocking verdict (``on_error``, REJECT by default), never ALLOW;
-- a tool no binding covers is refused unless ``unknown_tool="allow"``;
+- a tool no binding covers is refused unless ``unknown_tool="allow"`` (in code and in configuration alike);
 - every decision, allowed or not, is written to the audit sink (time, call, arguments, policy id, version
   and digest, verdict, reason).
+
+From configuration (``agentguard.toml`` ``[[guards]]`` table, type ``policy``), :meth:`ToolCallGuard.from_config`
+is the one builder: the library, the CLI and the service all build the same guard from the same table.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..core.enforcement import Enforcement, Outcome
-from ..core.errors import InputError
+from ..core.errors import InputError, PolicyError
 from ..core.guard import BaseGuard, fail_closed
 from ..core.strategies import Block, HaltTool, Replan, Stop
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .audit import AuditRecord, AuditSink
-from .extract import ArgumentExtractor
-from .model import Policy
+from .extract import ArgumentExtractor, SpecExtractor
+from .library import extractor as library_extractor
+from .library import library_path
+from .model import Policy, load_policy
 
 _log = logging.getLogger("agentguard.policies")
 
@@ -111,6 +119,45 @@ class ToolCallGuard(BaseGuard):
         self.unknown_tool = unknown_tool
         self._slow = any(getattr(b.extractor, "slow", False) for b in self.bindings)
 
+    #: the keys of a configuration table that :meth:`from_config` reads
+    CONFIG_KEYS = ("arguments", "constants", "deny", "extractor", "fields", "name", "on_error", "policy",
+                   "strategy", "timeout_s", "tools", "unknown_tool", "verified_digest")
+
+    @classmethod
+    def from_config(cls, params: Mapping[str, Any]) -> "ToolCallGuard":
+        """A guard over one verified policy from plain configuration values (a ``[[guards]]`` table).
+
+        - ``policy``: a shipped policy name (``mind2web_sc``) or a policy file path;
+        - ``verified_digest``: the ``Policy.digest`` of the source Nagini proved; a file whose content
+          differs refuses to load (PolicyError), so only the exact verified code runs;
+        - the arguments, by ONE of: ``fields`` (declarative :class:`~agentguard.policies.FieldRule` tables),
+          ``arguments`` (policy parameter = tool-call argument name) with ``constants`` (parameter = fixed
+          value), or ``extractor`` (a shipped policy's extractor by name, or ``"module:attribute"`` of a
+          function returning an extractor). Rules must cover exactly the policy's parameters (checked here);
+        - ``tools`` (default every tool), ``strategy`` (``AB``), ``deny`` and ``on_error`` (``reject``),
+          ``unknown_tool`` (``deny``: a tool no policy covers is refused), ``name``
+          (default ``policy:<id>@<version>``), ``timeout_s`` (per evaluation, 0.05).
+        """
+        if not isinstance(params, Mapping):
+            raise InputError(f"policy guard: expected a table of parameters, got {type(params).__name__}")
+        unknown = set(params) - set(cls.CONFIG_KEYS)
+        if unknown:
+            raise InputError(f"policy guard: unknown key(s) {', '.join(sorted(map(str, unknown)))} "
+                             f"(expected {', '.join(cls.CONFIG_KEYS)})")
+        if "policy" not in params:
+            raise InputError("policy guard: missing 'policy' (a shipped policy name or a policy file)")
+        pol = _configured_policy(params["policy"], params.get("verified_digest"), params.get("timeout_s", 0.05))
+        tools = params.get("tools", ("*",))
+        if isinstance(tools, str):
+            tools = (tools,)
+        if not isinstance(tools, (list, tuple)) or not tools or not all(isinstance(t, str) for t in tools):
+            raise InputError(f"policy guard: tools must be a non-empty list of tool names, got {tools!r}")
+        binding = PolicyBinding(pol, _configured_extractor(pol, params), tuple(tools))
+        return cls([binding], strategy=params.get("strategy", "AB"),
+                   name=params.get("name") or f"policy:{pol.id}@{pol.version}",
+                   deny=params.get("deny", Decision.REJECT), on_error=params.get("on_error", Decision.REJECT),
+                   unknown_tool=params.get("unknown_tool", "deny"))
+
     def __repr__(self) -> str:
         pols = ", ".join(f"{b.policy.id}@{b.policy.version}" for b in self.bindings)
         return f"<ToolCallGuard {self.name!r} [{pols}] strategy={getattr(self.strategy, 'name', self.strategy)}>"
@@ -178,3 +225,54 @@ class ToolCallGuard(BaseGuard):
         except Exception as exc:  # noqa: BLE001 - e.g. a proposal that is not a tool call
             verdict = fail_closed(self.name, exc, self.on_error)
         return self.strategy.apply(verdict, context, proposal)
+
+
+def _configured_policy(policy: Any, verified_digest: Any, timeout_s: Any) -> Policy:
+    """Load a policy named in configuration: a shipped name (no folder, no suffix) or a file path."""
+    if not isinstance(policy, (str, os.PathLike)) or not os.fspath(policy):
+        raise InputError(f"policy guard: 'policy' must be a shipped policy name or a file path, got {policy!r}")
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or timeout_s <= 0:
+        raise InputError(f"policy guard: timeout_s must be a positive number, got {timeout_s!r}")
+    path = Path(policy)
+    if not path.suffix and len(path.parts) == 1:
+        path = library_path(str(policy))
+    pol = load_policy(path, timeout_s=float(timeout_s))
+    if verified_digest is not None and pol.digest != verified_digest:
+        raise PolicyError(f"policy {pol.id} at {path} has digest {pol.digest}, not the verified {verified_digest}: "
+                          "refusing to run unverified code")
+    return pol
+
+
+def _configured_extractor(pol: Policy, params: Mapping[str, Any]) -> ArgumentExtractor:
+    """The extractor a configuration table names: ``extractor``, or rules from fields/arguments/constants."""
+    ruled = [k for k in ("fields", "arguments", "constants") if k in params]
+    if "extractor" in params:
+        if ruled:
+            raise InputError(f"policy guard: give either 'extractor' or {', '.join(ruled)}, not both")
+        name = params["extractor"]
+        if not isinstance(name, str) or not name:
+            raise InputError("policy guard: 'extractor' must be a shipped policy name or 'module:attribute'")
+        if ":" not in name:
+            return library_extractor(name)
+        mod, _, attr = name.partition(":")
+        try:
+            factory = getattr(importlib.import_module(mod), attr)
+        except (ImportError, AttributeError) as exc:
+            raise InputError(f"policy guard: cannot import extractor {name} ({exc})") from None
+        return factory()
+    fields: dict[str, Any] = {}
+    for key, rule in (("fields", None), ("arguments", "argument"), ("constants", "constant")):
+        table = params.get(key, {})
+        if not isinstance(table, Mapping):
+            raise InputError(f"policy guard: '{key}' must be a table (policy parameter = ...)")
+        for param, v in table.items():
+            if param in fields:
+                raise InputError(f"policy guard: parameter {param!r} is given twice (fields/arguments/constants)")
+            fields[param] = v if rule is None else ({"from": rule, "key": v} if rule == "argument"
+                                                    else {"from": rule, "value": v})
+    missing = [p for p in pol.param_names if p not in fields]
+    extra = [f for f in fields if f not in pol.param_names]
+    if missing or extra:
+        raise InputError(f"policy {pol.id}: fields must match its schema {list(pol.param_names)}"
+                         + (f"; missing {missing}" if missing else "") + (f"; unknown {extra}" if extra else ""))
+    return SpecExtractor(fields)

@@ -31,7 +31,7 @@ from typing import Any, Iterable
 from ..core.errors import DependencyError, InputError, PolicyError
 
 __all__ = [
-    "NaginiVerifier", "VerificationError", "VerificationResult", "find_nagini_venv", "parse_nagini_output",
+    "NaginiVerifier", "VerificationError", "VerificationResult", "find_nagini_venv", "parse_nagini_output", "verify",
 ]
 
 WORKER = Path(__file__).with_name("_nagini_worker.py")
@@ -313,6 +313,16 @@ class NaginiVerifier:
 
     def verify_many(self, paths: Iterable[str | Path]) -> list[VerificationResult]:
         return [self.verify(p) for p in paths]
+
+
+def verify(path: str | Path, *, venv: str | Path | None = None, counterexample: bool = True) -> VerificationResult:
+    """Verify one policy file with Nagini, out of process (a cold worker: start-up paid for this one file).
+
+    For several files use one :class:`NaginiVerifier` (``with NaginiVerifier() as v: v.verify_many(paths)``).
+    DependencyError when Nagini is not installed (``scripts/setup_nagini.sh``).
+    """
+    with NaginiVerifier(venv, counterexample=counterexample) as v:
+        return v.verify(path)
 
 
 def main() -> None:  # pragma: no cover - debugging helper: python -m agentguard.policies.nagini FILE...

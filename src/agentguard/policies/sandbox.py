@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 from ..core.errors import GuardTimeout, PolicyError
 
-__all__ = ["CompiledPolicyCode", "PreconditionViolation", "compile_policy", "validate"]
+__all__ = ["PreconditionViolation", "validate"]  # compile_policy/CompiledPolicyCode: internal to model.py
 
 CONTRACT_NAMES = frozenset({
     "Requires", "Ensures", "Invariant", "Assert", "Assume", "Implies", "Result", "Old", "Pure", "Acc",

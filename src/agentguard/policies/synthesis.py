@@ -18,7 +18,7 @@ from ..core.errors import InputError, PolicyError
 from .model import Policy, policy_from_source
 from .testing import run_tests
 
-__all__ = ["SYSTEM_PROMPT", "SynthesisResult", "SynthesisRound", "extract_code", "synthesize"]
+__all__ = ["SynthesisResult", "SynthesisRound", "synthesize"]  # SYSTEM_PROMPT, extract_code: helpers
 
 SYSTEM_PROMPT = '''You write safety policies for LLM agents as Python functions that the Nagini verifier can prove.
 Write ONE Python module, in a ```python code block, of this shape:

@@ -1,5 +1,154 @@
-"""Proactive prediction (Pro2Guard): DTMC learning, PAC stopping rule, model checking, runtime guard."""
+"""Proactive prediction (Pro2Guard): DTMC learning, PAC stopping rule, model checking, runtime guards.
 
-from .dtmc import DTMC
+The public names, by what they do (each lives in a small module named after what it holds):
 
-__all__ = ["DTMC"]
+* guards: :class:`ProactiveGuard` (alarm when the predicted ``P_safe < theta``; ``from_config`` for
+  configuration files), :class:`ProductGuard` (bounded-response rules over a DTMC x monitor
+  product), :class:`MinProbabilityGuard`, :class:`TrafficLawGuard` (:func:`traffic_law_guard`),
+  and the AgentSpec-style reactive baseline :class:`RuleGuard`;
+* learning: :class:`DTMCLearner` (Eq. 1), :func:`learn_dtmc`, the PAC stopping rule
+  (:func:`pac_report`, :class:`PACReport`) and its empirical check :func:`simulate_guarantee`;
+* model checking: :func:`check` (PCTL on every state, native or Storm), :func:`reach`, :func:`until`,
+  :func:`globally`, :func:`bounded_until`, :func:`error_bound`;
+* models: :class:`DTMC`, :func:`load_dtmc` (the one loader: JSON, PRISM, Pro2Guard folders),
+  :func:`read_prism`, :func:`write_prism`, :func:`read_pro2guard`, :func:`draw_dtmc`; monitors and
+  products (:class:`BoundedResponse`, :class:`MonitorAutomaton`, :func:`product`).
+
+Every name is imported on first use (module ``__getattr__`` over the literal table ``_LAZY``), so
+``import agentguard.predictive`` imports neither scipy nor matplotlib nor stormpy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# name -> the module that defines it
+_LAZY = {
+    "BoundedResponse": "agentguard.predictive.monitor",
+    "CheckResult": "agentguard.predictive.checker",
+    "DTMC": "agentguard.predictive.dtmc",
+    "DTMCLearner": "agentguard.predictive.learn",
+    "MinProbabilityGuard": "agentguard.predictive.guard",
+    "MonitorAutomaton": "agentguard.predictive.monitor",
+    "PACReport": "agentguard.predictive.pac",
+    "PAC_VARIANTS": "agentguard.predictive.pac",
+    "ProactiveGuard": "agentguard.predictive.guard",
+    "Product": "agentguard.predictive.monitor",
+    "ProductGuard": "agentguard.predictive.guard",
+    "Rule": "agentguard.predictive.reactive",
+    "RuleGuard": "agentguard.predictive.reactive",
+    "RulePredicate": "agentguard.predictive.reactive",
+    "SolveInfo": "agentguard.predictive.reachability",
+    "TrafficLawGuard": "agentguard.predictive.traffic",
+    "amplification_factor": "agentguard.predictive.pac",
+    "bounded_until": "agentguard.predictive.checker",
+    "check": "agentguard.predictive.checker",
+    "check_storm": "agentguard.predictive.storm_engine",
+    "compare": "agentguard.predictive.result",
+    "count_transitions": "agentguard.predictive.learn",
+    "draw_dtmc": "agentguard.predictive.draw",
+    "driving_abstraction": "agentguard.predictive.traffic",
+    "embodied_predicates": "agentguard.predictive.reactive",
+    "error_bound": "agentguard.predictive.checker",
+    "globally": "agentguard.predictive.checker",
+    "last_solve_info": "agentguard.predictive.reachability",
+    "law_products": "agentguard.predictive.traffic",
+    "learn_dtmc": "agentguard.predictive.learn",
+    "load_dtmc": "agentguard.predictive.load",
+    "load_rules": "agentguard.predictive.reactive",
+    "next_": "agentguard.predictive.checker",
+    "pac_report": "agentguard.predictive.pac",
+    "parse_rules": "agentguard.predictive.reactive",
+    "prob0": "agentguard.predictive.checker",
+    "prob01": "agentguard.predictive.pac",
+    "prob1": "agentguard.predictive.checker",
+    "product": "agentguard.predictive.monitor",
+    "proposal_text": "agentguard.predictive.reactive",
+    "reach": "agentguard.predictive.checker",
+    "reach_probability": "agentguard.predictive.guard",
+    "read_driving_model": "agentguard.predictive.traffic",
+    "read_prism": "agentguard.predictive.prism",
+    "read_pro2guard": "agentguard.predictive.prism",
+    "required_count": "agentguard.predictive.pac",
+    "safety_values": "agentguard.predictive.guard",
+    "sample_paths": "agentguard.predictive.learn",
+    "simulate_guarantee": "agentguard.predictive.pac_validation",
+    "smoothed_matrix": "agentguard.predictive.learn",
+    "state_formula_vector": "agentguard.predictive.monitor",
+    "to_prism": "agentguard.predictive.prism",
+    "traffic_law_guard": "agentguard.predictive.traffic",
+    "until": "agentguard.predictive.checker",
+    "write_prism": "agentguard.predictive.prism",
+}
+
+__all__ = [
+    "BoundedResponse",
+    "CheckResult",
+    "DTMC",
+    "DTMCLearner",
+    "MinProbabilityGuard",
+    "MonitorAutomaton",
+    "PACReport",
+    "PAC_VARIANTS",
+    "ProactiveGuard",
+    "Product",
+    "ProductGuard",
+    "Rule",
+    "RuleGuard",
+    "RulePredicate",
+    "SolveInfo",
+    "TrafficLawGuard",
+    "amplification_factor",
+    "bounded_until",
+    "check",
+    "check_storm",
+    "compare",
+    "count_transitions",
+    "draw_dtmc",
+    "driving_abstraction",
+    "embodied_predicates",
+    "error_bound",
+    "globally",
+    "last_solve_info",
+    "law_products",
+    "learn_dtmc",
+    "load_dtmc",
+    "load_rules",
+    "next_",
+    "pac_report",
+    "parse_rules",
+    "prob0",
+    "prob01",
+    "prob1",
+    "product",
+    "proposal_text",
+    "reach",
+    "reach_probability",
+    "read_driving_model",
+    "read_prism",
+    "read_pro2guard",
+    "required_count",
+    "safety_values",
+    "sample_paths",
+    "simulate_guarantee",
+    "smoothed_matrix",
+    "state_formula_vector",
+    "to_prism",
+    "traffic_law_guard",
+    "until",
+    "write_prism",
+]
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'agentguard.predictive' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

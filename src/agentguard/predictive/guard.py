@@ -6,8 +6,11 @@ For a safety property ``psi = G !unsafe`` over a DTMC the conditioned probabilit
 ``pi`` only through its last state (Markov property), so ``P_safe`` is precomputed once per state,
 ``P_safe(s) = 1 - P_s[F unsafe]``, and a decision is one abstraction plus one dictionary lookup (the
 paper's "caching mechanism", section 5.2 RQ3). States the model never saw are handled by the
-``unseen`` policy: ``"nearest"`` (the closest known state in Hamming distance, the lower probability
-on ties), ``"alarm"`` (P_safe = 0, fail closed) or ``"allow"`` (P_safe = 1).
+``unseen`` policy of :mod:`agentguard.spec.unseen` (the same names as in spec files): ``"nearest"``
+(the closest known bit-vector state in Hamming distance, the lower probability on ties; the last bit
+is taken as the unsafe bit: an unseen state with it set has P_safe = 0), ``"pessimistic"`` (the
+known state of lowest P_safe), ``"alarm"`` (P_safe = 0, fail closed), ``"allow"`` (P_safe = 1) or
+``"error"`` (the guard raises, so a stack fails closed).
 
 The verdict carries what the enforcement strategies need (:class:`~agentguard.core.strategies.Reflect`
 builds its alert from it): ``numbers = {probability: P_safe, threshold: theta}``,
@@ -18,13 +21,16 @@ applies: Stop ends the run, Reflect re-prompts, HumanInTheLoop asks.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from ..core.errors import InputError, ModelError
 from ..core.guard import BaseGuard
+from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, Verdict
+from ..spec.unseen import check_unseen_policy, resolve_unseen
 from .dtmc import DTMC
 
 __all__ = ["MinProbabilityGuard", "ProactiveGuard", "ProductGuard", "reach_probability", "safety_values"]
@@ -75,7 +81,8 @@ class ProactiveGuard(BaseGuard):
         threshold: theta in [0, 1]; the alarm fires when ``P_safe < theta``.
         abstraction: concrete state -> abstract state name; None when states are given abstract.
         state_text: abstract state -> words (for the reflection prompt); defaults to the name.
-        unseen: ``"nearest"``, ``"alarm"`` or ``"allow"`` (see the module docstring).
+        unseen: ``"nearest"``, ``"pessimistic"``, ``"alarm"``, ``"allow"`` or ``"error"`` (see the
+            module docstring and :mod:`agentguard.spec.unseen`).
         decision: what a blocking verdict says (REJECT by default; HALT to stop whatever the strategy).
         values: precomputed P_safe per state (else computed with :func:`safety_values`).
     """
@@ -91,8 +98,7 @@ class ProactiveGuard(BaseGuard):
             raise ModelError("the guard needs a model with state names (abstract states)")
         if not 0.0 <= float(threshold) <= 1.0:
             raise InputError(f"threshold must be in [0, 1], got {threshold}")
-        if unseen not in ("nearest", "alarm", "allow"):
-            raise InputError(f"unseen must be 'nearest', 'alarm' or 'allow', got {unseen!r}")
+        check_unseen_policy(unseen)
         self.model = model
         self.property = property
         self.threshold = float(threshold)
@@ -107,10 +113,6 @@ class ProactiveGuard(BaseGuard):
         self.values_ = vals
         self.table_: dict[str, float] = {s: float(v) for s, v in zip(model.state_names, vals)}
         self._unseen_cache: dict[str, float] = {}
-        bitnames = [s for s in model.state_names if re.fullmatch(r"[01]+", s)]
-        self._bit_keys = bitnames
-        self._bits = np.array([[c == "1" for c in s] for s in bitnames], dtype=bool) if bitnames else None
-        self._bit_vals = np.array([self.table_[s] for s in bitnames]) if bitnames else None
 
     def __repr__(self) -> str:
         return (f"ProactiveGuard(states={self.model.n}, property={self.property!r}, threshold={self.threshold}, "
@@ -125,23 +127,37 @@ class ProactiveGuard(BaseGuard):
         g.threshold = float(threshold)
         return g
 
+    @classmethod
+    def from_config(cls, params: Mapping[str, Any]) -> "ProactiveGuard":
+        """The guard of a configuration table (TOML ``type = "proactive"``), keys:
+
+        ``model`` (required: a DTMC path for :func:`~agentguard.predictive.load.load_dtmc`),
+        ``property`` ("G !unsafe"), ``threshold`` (0.5), ``unseen`` ("nearest"), ``decision``
+        ("REJECT"), ``name`` ("proactive"). The guard remembers the path as ``model_path``.
+        """
+        from .load import load_dtmc
+
+        allowed = {"model", "property", "threshold", "unseen", "decision", "name"}
+        extra = sorted(set(params) - allowed)
+        if extra:
+            raise InputError(f"proactive guard: unknown keys {extra} (allowed: {', '.join(sorted(allowed))})")
+        if "model" not in params:
+            raise InputError("proactive guard: 'model' (a DTMC file or folder) is required")
+        path = params["model"]
+        g = cls(load_dtmc(path), str(params.get("property", "G !unsafe")), float(params.get("threshold", 0.5)),
+                unseen=str(params.get("unseen", "nearest")), decision=params.get("decision", "REJECT"),
+                name=str(params.get("name", "proactive")))
+        g.model_path = str(path)
+        return g
+
     # --- the hot path ---------------------------------------------------------------------------
     def _lookup_unseen(self, key: str) -> float:
         hit = self._unseen_cache.get(key)
         if hit is not None:
             return hit
-        p = 0.0
-        if self.unseen == "allow":
-            p = 1.0
-        elif self.unseen == "nearest" and self._bits is not None and re.fullmatch(r"[01]+", key) \
-                and len(key) == self._bits.shape[1]:
-            v = np.array([c == "1" for c in key])
-            d = (self._bits != v).sum(axis=1)
-            # a state with the unsafe bit set is unsafe whatever its neighbours say
-            same_last = self._bits[:, -1] == v[-1]
-            d = np.where(same_last, d, d + 10 ** 6)
-            best = d == d.min()
-            p = float(self._bit_vals[best].min()) if not v[-1] else 0.0
+        # -P_safe orders the states exactly as the risk 1 - P_safe does (negation is exact)
+        res = resolve_unseen(key, self.model.state_names, self.unseen, -self.values_, unsafe_bit=-1)
+        p = float(self.values_[res.index]) if res.index is not None else (0.0 if res.unsafe else 1.0)
         self._unseen_cache[key] = p
         return p
 
@@ -224,16 +240,15 @@ class ProductGuard(BaseGuard):
     precomputed per product state. At run time the guard keeps q per run, keyed by ``context.run_id``
     (the vocabulary's key for per-run state; mirrored into ``context.metadata['monitor_q'][name]`` for
     inspection), advances it with the label of each new abstract state, and looks up ``(s, q)``: still
-    one lookup per decision. :meth:`reset` forgets every run (the service then keeps one copy per run
-    and replays the run's earlier steps into it). An abstract state the DTMC never saw, or a pair
-    outside the built product, fails closed (P_safe = 0).
+    one lookup per decision. The monitor states live in a :class:`~agentguard.core.runs.RunMemory`
+    (at most ``max_runs`` runs, least recently used forgotten first): :meth:`end_run` forgets one
+    run when it finishes, :meth:`reset` forgets every run. An abstract state the DTMC never saw, or a
+    pair outside the built product, fails closed (P_safe = 0).
     """
-
-    MAX_RUNS = 100_000   # per-run monitor states kept; the oldest is dropped beyond this
 
     def __init__(self, prod: Any, threshold: float = 0.5, *, abstraction: Callable[[Any], str] | None = None,
                  state_text: Callable[[str], str] | None = None, decision: Decision | str = Decision.REJECT,
-                 name: str = "proactive-product") -> None:
+                 name: str = "proactive-product", max_runs: int = 100_000) -> None:
         if not 0.0 <= float(threshold) <= 1.0:
             raise InputError(f"threshold must be in [0, 1], got {threshold}")
         base = prod.model
@@ -249,11 +264,15 @@ class ProductGuard(BaseGuard):
         self._pair = {(int(s), int(q)): float(self.values_[i]) for i, (s, q) in enumerate(prod.pairs)}
         self._base_index: dict[str, int] = {}
         self._names = names
-        self._runs: dict[str, int | None] = {}
+        self._runs: RunMemory[int | None] = RunMemory(lambda: None, max_runs)
 
     def reset(self) -> None:
-        """Forget the monitor state of every run."""
+        """Forget the monitor state of every run (the next step of any run starts its monitor afresh)."""
         self._runs.clear()
+
+    def end_run(self, run_id: str) -> None:
+        """Forget the monitor state of ``run_id`` (no-op when unknown)."""
+        self._runs.end_run(run_id)
 
     def bind_names(self, base_state_names: Sequence[str]) -> "ProductGuard":
         """Tell the guard the names of the base DTMC's states (abstract bit-vectors)."""
@@ -273,11 +292,8 @@ class ProductGuard(BaseGuard):
         state = context.state
         if state is None:
             raise InputError("ProductGuard needs the current state in context.state")
-        p, key, q = self.step_probability(state, self._runs.get(context.run_id))
-        self._runs.pop(context.run_id, None)
-        self._runs[context.run_id] = q                 # re-insert: insertion order = recency
-        if len(self._runs) > self.MAX_RUNS:
-            del self._runs[next(iter(self._runs))]
+        p, key, q = self.step_probability(state, self._runs.peek(context.run_id))
+        self._runs.set(context.run_id, q)
         context.metadata.setdefault("monitor_q", {})[self.name] = q
         qname = self.prod.monitor.name(q) if q is not None else "?"
         nums = {"probability": p, "threshold": self.threshold}

@@ -26,12 +26,13 @@ Errors: text that does not parse -> :class:`ParseError` with the line number; a 
 to 1, a successor outside the range, overlapping guards -> :class:`ModelError` naming the state.
 """
 
+
 from __future__ import annotations
 
-import ast
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
@@ -40,97 +41,10 @@ import scipy.sparse as sp
 
 from ..core.errors import InputError, ModelError, ParseError
 from .dtmc import DTMC
+from .prism_syntax import FAST_GUARD, IDENT, eval_num, fast_row, fraction_str, split_updates, statements, \
+    subst_consts, update_row
 
 __all__ = ["read_prism", "read_pro2guard", "to_prism", "write_prism"]
-
-_IDENT = r"[A-Za-z_][A-Za-z_0-9]*"
-_FAST_GUARD = re.compile(rf"^\s*({_IDENT})\s*=\s*(\d+)\s*$")
-
-
-# --- exact arithmetic on PRISM expressions ----------------------------------------------------
-def _eval_num(expr: str, env: Mapping[str, Fraction], line: int) -> Fraction:
-    """Evaluate an arithmetic PRISM expression exactly (numbers, names in env, + - * /, parentheses)."""
-    try:
-        tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError:
-        raise ParseError(f"line {line}: cannot parse expression {expr.strip()!r}") from None
-
-    def ev(node) -> Fraction:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
-                and not isinstance(node.value, bool):
-            seg = ast.get_source_segment(expr.strip(), node)
-            return Fraction(seg if seg is not None else str(node.value))
-        if isinstance(node, ast.Name):
-            if node.id not in env:
-                raise ParseError(f"line {line}: unknown constant or variable {node.id!r} in {expr.strip()!r}")
-            return Fraction(env[node.id])
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            v = ev(node.operand)
-            return -v if isinstance(node.op, ast.USub) else v
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
-            a, b = ev(node.left), ev(node.right)
-            if isinstance(node.op, ast.Add):
-                return a + b
-            if isinstance(node.op, ast.Sub):
-                return a - b
-            if isinstance(node.op, ast.Mult):
-                return a * b
-            if b == 0:
-                raise ParseError(f"line {line}: division by zero in {expr.strip()!r}")
-            return a / b
-        raise ParseError(f"line {line}: unsupported expression {expr.strip()!r}")
-
-    return ev(tree)
-
-
-def _subst_consts(expr: str, consts: Mapping[str, Fraction]) -> str:
-    """Replace integer-valued constants in a guard/label expression by their values."""
-    if not consts:
-        return expr
-    return re.sub(rf"\b({_IDENT})\b(?!\s*')",
-                  lambda m: str(consts[m.group(1)].numerator)
-                  if m.group(1) in consts and consts[m.group(1)].denominator == 1 else m.group(1), expr)
-
-
-def _fraction_str(f: Fraction) -> str:
-    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
-
-
-# --- splitting the text into statements with line numbers --------------------------------------
-def _statements(text: str) -> list[tuple[int, str]]:
-    """Split on ';' and on the keywords that end without one; return (line, statement) pairs."""
-    out: list[tuple[int, str]] = []
-    buf: list[str] = []
-    start = 0
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("//", 1)[0]
-        for part in re.split(r"(;)", line):
-            if part == ";":
-                stmt = " ".join(buf).strip()
-                if not stmt:
-                    raise ParseError(f"line {lineno}: empty statement")
-                out.append((start, stmt))
-                buf = []
-                continue
-            for tok in re.split(r"(\bdtmc\b|\bprobabilistic\b|\bmdp\b|\bctmc\b|\bpta\b|\bmodule\s+"
-                                rf"{_IDENT}|\bendmodule\b)", part):
-                if not tok.strip():
-                    continue
-                if re.fullmatch(r"dtmc|probabilistic|mdp|ctmc|pta|endmodule|module\s+" + _IDENT, tok.strip()):
-                    if " ".join(buf).strip():
-                        raise ParseError(f"line {start}: statement not terminated by ';' (before {tok.strip()!r} "
-                                         f"on line {lineno})")
-                    buf = []
-                    out.append((lineno, tok.strip()))
-                    continue
-                if not " ".join(buf).strip():
-                    start = lineno
-                buf.append(tok)
-    if " ".join(buf).strip():
-        raise ParseError(f"line {start}: statement not terminated by ';': {' '.join(buf).strip()[:60]!r}")
-    return out
 
 
 # --- reading --------------------------------------------------------------------------------------
@@ -140,9 +54,21 @@ def read_prism(path_or_text: str | Path, tol: float = 1e-9) -> DTMC:
     ``path_or_text`` is a path (a :class:`~pathlib.Path`, or a string without a newline) or the model
     text itself (a string with at least one newline).
     """
-    from ..spec.pctl import parse_state_formula
+    text, source = _source_text(path_or_text)
+    pm = _parse(text, source)
+    rows, owner = _transition_rows(pm)
+    mat, exact, deadlocks = _matrix(pm, rows, owner, tol)
+    labels = _labels(pm)
+    lo, hi = pm.lo, pm.hi
+    meta = {"source": source, "variable": pm.var, "range": [lo, hi]}
+    if deadlocks:
+        meta["deadlocks_fixed"] = deadlocks
+    return DTMC(mat, pm.init - lo, labels, {pm.var: pm.values}, None, None, exact, meta).validate(
+        tol=max(tol, 1e-12))
 
-    source = "<text>"
+
+def _source_text(path_or_text: str | Path) -> tuple[str, str]:
+    """``(text, source name)`` of a path or of the model text itself."""
     if isinstance(path_or_text, Path) or "\n" not in str(path_or_text):
         p = Path(path_or_text)
         try:
@@ -151,24 +77,43 @@ def read_prism(path_or_text: str | Path, tol: float = 1e-9) -> DTMC:
             raise InputError(f"cannot read PRISM model {p}: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
             raise ParseError(f"{p} is not a text file") from None
-        source = str(p)
-    else:
-        text = str(path_or_text)
+        return text, str(p)
+    return str(path_or_text), "<text>"
 
-    consts: dict[str, Fraction] = {}
+
+@dataclass
+class _Module:
+    """What the statements of one PRISM DTMC declare (before any probability is checked)."""
+
+    source: str
+    consts: dict[str, Fraction] = field(default_factory=dict)
     var: str | None = None
-    lo = hi = init = 0
-    header_seen = in_module = module_done = False
-    commands: list[tuple[int, str, str]] = []  # (line, guard, updates)
-    labels_src: list[tuple[int, str, str]] = []
+    lo: int = 0
+    hi: int = 0
+    init: int = 0
+    commands: list[tuple[int, str, str]] = field(default_factory=list)  # (line, guard, updates)
+    labels_src: list[tuple[int, str, str]] = field(default_factory=list)
 
-    for line, stmt in _statements(text):
+    @property
+    def n(self) -> int:
+        return self.hi - self.lo + 1
+
+    @property
+    def values(self) -> np.ndarray:
+        return np.arange(self.lo, self.hi + 1, dtype=np.int64)
+
+
+def _parse(text: str, source: str) -> _Module:
+    """The statements of ``text`` as a :class:`_Module`; ParseError with the line on anything else."""
+    pm = _Module(source)
+    header_seen = in_module = module_done = False
+    for line, stmt in statements(text):
         if stmt in ("dtmc", "probabilistic"):
             header_seen = True
             continue
         if stmt in ("mdp", "ctmc", "pta"):
             raise ParseError(f"line {line}: model type {stmt!r} is not supported (only dtmc)")
-        m = re.fullmatch(r"module\s+(" + _IDENT + ")", stmt)
+        m = re.fullmatch(r"module\s+(" + IDENT + ")", stmt)
         if m:
             if module_done or in_module:
                 raise ParseError(f"line {line}: only one module is supported (found module {m.group(1)!r})")
@@ -179,64 +124,78 @@ def read_prism(path_or_text: str | Path, tol: float = 1e-9) -> DTMC:
                 raise ParseError(f"line {line}: 'endmodule' without 'module'")
             in_module, module_done = False, True
             continue
-        m = re.fullmatch(rf"const\s+(?:(int|double|bool)\s+)?({_IDENT})\s*(?:=\s*(.+))?", stmt, re.DOTALL)
+        m = re.fullmatch(rf"const\s+(?:(int|double|bool)\s+)?({IDENT})\s*(?:=\s*(.+))?", stmt, re.DOTALL)
         if m:
-            if m.group(3) is None:
-                raise ParseError(f"line {line}: constant {m.group(2)!r} has no value")
-            val = _eval_num(m.group(3), consts, line)
-            if m.group(1) == "int" and val.denominator != 1:
-                raise ParseError(f"line {line}: int constant {m.group(2)!r} is not an integer")
-            consts[m.group(2)] = val
+            _constant(pm, m, line)
             continue
-        m = re.fullmatch(rf'label\s+"({_IDENT})"\s*=\s*(.+)', stmt, re.DOTALL)
+        m = re.fullmatch(rf'label\s+"({IDENT})"\s*=\s*(.+)', stmt, re.DOTALL)
         if m:
-            labels_src.append((line, m.group(1), m.group(2)))
+            pm.labels_src.append((line, m.group(1), m.group(2)))
             continue
         if re.match(r"(formula|rewards|init\b|global|system)", stmt):
             raise ParseError(f"line {line}: {stmt.split()[0]!r} blocks are not supported")
         if not in_module:
             raise ParseError(f"line {line}: unexpected statement outside a module: {stmt[:60]!r}")
-        m = re.fullmatch(rf"({_IDENT})\s*:\s*\[(.+?)\.\.(.+?)\]\s*(?:init\s+(.+))?", stmt, re.DOTALL)
+        m = re.fullmatch(rf"({IDENT})\s*:\s*\[(.+?)\.\.(.+?)\]\s*(?:init\s+(.+))?", stmt, re.DOTALL)
         if m:
-            if var is not None:
-                raise ParseError(f"line {line}: only one state variable is supported "
-                                 f"(found {var!r} and {m.group(1)!r})")
-            var = m.group(1)
-            vals = [_eval_num(g, consts, line) for g in (m.group(2), m.group(3))]
-            if any(v.denominator != 1 for v in vals):
-                raise ParseError(f"line {line}: range of {var!r} must be integers")
-            lo, hi = int(vals[0]), int(vals[1])
-            if hi < lo:
-                raise ParseError(f"line {line}: empty range [{lo}..{hi}] for {var!r}")
-            init = lo
-            if m.group(4) is not None:
-                iv = _eval_num(m.group(4), consts, line)
-                if iv.denominator != 1 or not lo <= int(iv) <= hi:
-                    raise ModelError(f"line {line}: initial value {iv} of {var!r} outside [{lo}..{hi}]")
-                init = int(iv)
+            _variable(pm, m, line)
             continue
-        m = re.fullmatch(r"\[\s*(" + _IDENT + r")?\s*\]\s*(.+?)\s*->\s*(.+)", stmt, re.DOTALL)
+        m = re.fullmatch(r"\[\s*(" + IDENT + r")?\s*\]\s*(.+?)\s*->\s*(.+)", stmt, re.DOTALL)
         if m:
             if m.group(1):
                 raise ParseError(f"line {line}: synchronising action [{m.group(1)}] is not supported")
-            commands.append((line, m.group(2), m.group(3)))
+            pm.commands.append((line, m.group(2), m.group(3)))
             continue
         raise ParseError(f"line {line}: cannot parse {stmt[:60]!r}")
-
     if not header_seen:
         raise ParseError(f"{source}: not a PRISM DTMC (missing 'dtmc' keyword)")
     if in_module:
         raise ParseError(f"{source}: module not closed by 'endmodule'")
-    if var is None:
+    if pm.var is None:
         raise ParseError(f"{source}: no state variable declared (expected 's : [0..K] init i;')")
+    return pm
 
-    n = hi - lo + 1
-    values = np.arange(lo, hi + 1, dtype=np.int64)
+
+def _constant(pm: _Module, m: re.Match[str], line: int) -> None:
+    if m.group(3) is None:
+        raise ParseError(f"line {line}: constant {m.group(2)!r} has no value")
+    val = eval_num(m.group(3), pm.consts, line)
+    if m.group(1) == "int" and val.denominator != 1:
+        raise ParseError(f"line {line}: int constant {m.group(2)!r} is not an integer")
+    pm.consts[m.group(2)] = val
+
+
+def _variable(pm: _Module, m: re.Match[str], line: int) -> None:
+    if pm.var is not None:
+        raise ParseError(f"line {line}: only one state variable is supported "
+                         f"(found {pm.var!r} and {m.group(1)!r})")
+    var = m.group(1)
+    vals = [eval_num(g, pm.consts, line) for g in (m.group(2), m.group(3))]
+    if any(v.denominator != 1 for v in vals):
+        raise ParseError(f"line {line}: range of {var!r} must be integers")
+    lo, hi = int(vals[0]), int(vals[1])
+    if hi < lo:
+        raise ParseError(f"line {line}: empty range [{lo}..{hi}] for {var!r}")
+    init = lo
+    if m.group(4) is not None:
+        iv = eval_num(m.group(4), pm.consts, line)
+        if iv.denominator != 1 or not lo <= int(iv) <= hi:
+            raise ModelError(f"line {line}: initial value {iv} of {var!r} outside [{lo}..{hi}]")
+        init = int(iv)
+    pm.var, pm.lo, pm.hi, pm.init = var, lo, hi, init
+
+
+def _transition_rows(pm: _Module) -> tuple[dict[int, dict[int, tuple[int, int]]], dict[int, int]]:
+    """Each state's distribution (successor -> exact (num, den)) and the line of the command that set it."""
+    from ..spec.pctl import parse_state_formula
+
+    var, lo, hi, n = pm.var, pm.lo, pm.hi, pm.n
+    assert var is not None
     rows: dict[int, dict[int, tuple[int, int]]] = {}
     owner: dict[int, int] = {}
-    env_vars = {var: values}
-    for line, guard, upd in commands:
-        fm = _FAST_GUARD.match(guard)
+    env_vars = {var: pm.values}
+    for line, guard, upd in pm.commands:
+        fm = FAST_GUARD.match(guard)
         if fm and fm.group(1) == var:
             g = int(fm.group(2))
             if not lo <= g <= hi:
@@ -244,22 +203,29 @@ def read_prism(path_or_text: str | Path, tol: float = 1e-9) -> DTMC:
             states = [g - lo]
         else:
             try:
-                gf = parse_state_formula(_subst_consts(guard, consts))
+                gf = parse_state_formula(subst_consts(guard, pm.consts))
             except ParseError as exc:
                 raise ParseError(f"line {line}: bad guard {guard!r}: {exc}") from None
             try:
                 states = np.flatnonzero(gf.evaluate_env(n, {}, env_vars)).tolist()
             except ModelError as exc:
                 raise ParseError(f"line {line}: {exc}") from None
-        fast = _fast_row(upd, var, lo, hi, states[0] + lo, line) if len(states) == 1 else None
-        parts = _split_updates(upd, line) if fast is None else []
+        fast = fast_row(upd, var, lo, hi, states[0] + lo, line) if len(states) == 1 else None
+        parts = split_updates(upd, line) if fast is None else []
         for i in states:
             if i in owner:
                 raise ModelError(f"state {var}={i + lo} is enabled by two commands (lines {owner[i]} and "
                                  f"{line}); overlapping guards are not supported")
             owner[i] = line
-            rows[i] = fast if fast is not None else _row(parts, var, lo, hi, i + lo, consts, line)
+            rows[i] = fast if fast is not None else update_row(parts, var, lo, hi, i + lo, pm.consts, line)
+    return rows, owner
 
+
+def _matrix(pm: _Module, rows: Mapping[int, dict[int, tuple[int, int]]], owner: Mapping[int, int],
+            tol: float) -> tuple[sp.csr_matrix, dict[int, dict[int, str]], list[int]]:
+    """The transition matrix, its exact entries as strings, and the deadlock states given a self-loop;
+    every row must sum to 1 within ``tol`` (checked in exact integer arithmetic)."""
+    var, lo, n = pm.var, pm.lo, pm.n
     exact: dict[int, dict[int, str]] = {}
     deadlocks = []
     r_idx, c_idx, data = [], [], []
@@ -274,7 +240,7 @@ def read_prism(path_or_text: str | Path, tol: float = 1e-9) -> DTMC:
         if abs(S - L) > tol * L:
             total = Fraction(S, L)
             raise ModelError(f"row of state {var}={i + lo} sums to {float(total):.12g} "
-                             f"(exactly {_fraction_str(total)}), not 1 (line {owner.get(i, '?')})")
+                             f"(exactly {fraction_str(total)}), not 1 (line {owner.get(i, '?')})")
         exact[i] = {}
         for j, (a, d) in sorted(row.items()):
             if a == 0:
@@ -284,87 +250,20 @@ def read_prism(path_or_text: str | Path, tol: float = 1e-9) -> DTMC:
             data.append(a / d)
             exact[i][j] = str(a) if d == 1 else f"{a}/{d}"
     mat = sp.csr_matrix((np.asarray(data, dtype=np.float64), (r_idx, c_idx)), shape=(n, n))
+    return mat, exact, deadlocks
+
+
+def _labels(pm: _Module) -> dict[str, np.ndarray]:
+    from ..spec.pctl import parse_state_formula
 
     labels: dict[str, np.ndarray] = {}
-    for line, name, expr in labels_src:
+    env_vars = {pm.var: pm.values}
+    for line, name, expr in pm.labels_src:
         try:
-            labels[name] = parse_state_formula(_subst_consts(expr, consts)).evaluate_env(n, labels, env_vars)
+            labels[name] = parse_state_formula(subst_consts(expr, pm.consts)).evaluate_env(pm.n, labels, env_vars)
         except (ParseError, ModelError) as exc:
             raise ParseError(f"line {line}: label {name!r}: {exc}") from None
-    meta = {"source": source, "variable": var, "range": [lo, hi]}
-    if deadlocks:
-        meta["deadlocks_fixed"] = deadlocks
-    return DTMC(mat, init - lo, labels, {var: values}, None, None, exact, meta).validate(tol=max(tol, 1e-12))
-
-
-def _split_updates(upd: str, line: int) -> list[str]:
-    parts, depth, cur = [], 0, []
-    for ch in upd:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "+" and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur))
-    if depth != 0:
-        raise ParseError(f"line {line}: unbalanced parentheses in {upd.strip()!r}")
-    return parts
-
-
-def _row(parts: list[str], var: str, lo: int, hi: int, value: int, consts: Mapping[str, Fraction],
-         line: int) -> dict[int, tuple[int, int]]:
-    """One command's distribution from state ``var=value``: successor index -> (numerator, denominator)."""
-    row: dict[int, Fraction] = {}
-    env = dict(consts)
-    env[var] = Fraction(value)
-    for part in parts:
-        m = re.fullmatch(rf"\s*(?:(.+?)\s*:\s*)?\(\s*({_IDENT})\s*'\s*=\s*(.+?)\s*\)\s*", part, re.DOTALL)
-        if m is None:
-            if part.strip() != "true":
-                raise ParseError(f"line {line}: cannot parse update {part.strip()!r}")
-            pr, tgt = Fraction(1), Fraction(value)  # 'true': stay where you are
-        else:
-            if m.group(2) != var:
-                raise ParseError(f"line {line}: update of unknown variable {m.group(2)!r}")
-            pr = _eval_num(m.group(1), env, line) if m.group(1) else Fraction(1)
-            tgt = _eval_num(m.group(3), env, line)
-        if pr < 0 or pr > 1:
-            raise ModelError(f"state {var}={value}: probability {_fraction_str(pr)} outside [0, 1] (line {line})")
-        if tgt.denominator != 1 or not lo <= int(tgt) <= hi:
-            raise ModelError(f"state {var}={value}: successor {var}={tgt} outside [{lo}..{hi}] (line {line})")
-        j = int(tgt) - lo
-        row[j] = row.get(j, Fraction(0)) + pr
-    return {j: (f.numerator, f.denominator) for j, f in row.items()}
-
-
-def _fast_row(upd: str, var: str, lo: int, hi: int, value: int, line: int) -> dict[int, tuple[int, int]] | None:
-    """The common learned-model form ``a/b : (s'=j) + ...`` with integers only, parsed by one regex
-    (pure integer arithmetic, no Fraction objects); None when the text has any other form."""
-    item = rf"\s*(\d+)(?:\s*/\s*(\d+))?\s*:\s*\(\s*{re.escape(var)}\s*'\s*=\s*(\d+)\s*\)\s*"
-    if not re.fullmatch(rf"(?:{item}\+)*{item}", upd):
-        return None
-    row: dict[int, tuple[int, int]] = {}
-    for a, b, t in re.findall(item, upd):
-        num, den = int(a), int(b) if b else 1
-        if den == 0:
-            raise ParseError(f"line {line}: division by zero in {a}/{b}")
-        tgt = int(t)
-        if not lo <= tgt <= hi:
-            raise ModelError(f"state {var}={value}: successor {var}={tgt} outside [{lo}..{hi}] (line {line})")
-        if num > den:
-            raise ModelError(f"state {var}={value}: probability {a}/{b} outside [0, 1] (line {line})")
-        g = math.gcd(num, den)
-        num, den = num // g, den // g
-        j = tgt - lo
-        if j in row:  # the same successor twice: add exactly
-            f = Fraction(*row[j]) + Fraction(num, den)
-            num, den = f.numerator, f.denominator
-        row[j] = (num, den)
-    return row
+    return labels
 
 
 # --- writing ----------------------------------------------------------------------------------
@@ -398,7 +297,7 @@ def to_prism(model: DTMC, module: str = "dtmc_model") -> str:
         lines.append(f"    [] {var}={i} -> {body};{name}")
     lines += ["", "endmodule", ""]
     for lname, vec in model.labels.items():
-        if not re.fullmatch(_IDENT, lname):
+        if not re.fullmatch(IDENT, lname):
             raise ModelError(f"label name {lname!r} is not a PRISM identifier")
         idx = np.flatnonzero(vec)
         expr = " | ".join(f"{var}={int(i)}" for i in idx) if idx.size else "false"

@@ -15,8 +15,11 @@ A rule fires when the proposed action's verb equals the trigger (``act X`` and a
 accepted) and every check predicate holds (``true`` always holds); its enforcements then apply, mapped
 to verdicts: ``stop`` -> HALT, ``user_inspection`` -> ESCALATE, ``llm_self_reflect`` -> REJECT (the
 agent is told and re-plans), ``skip``/``block`` -> REJECT. Predicates are Python callables
-``f(state, proposal) -> bool`` passed in a registry; :data:`EMBODIED_PREDICATES` covers the embodied
-rules. Unlike the proactive guard, the baseline looks only at the action about to run.
+``f(state, proposal) -> bool`` passed in a registry (``"true"`` is always there). The guard knows no
+environment: :func:`embodied_predicates` builds the predicates of the embodied rules from two
+environment callables (what object an action targets, and which held objects are unsafe in a
+microwave); ``agentguard.envs.household`` supplies them. Unlike the proactive guard, the baseline
+looks only at the action about to run.
 """
 
 from __future__ import annotations
@@ -28,9 +31,12 @@ from typing import Any, Callable, Mapping
 
 from ..core.errors import InputError, ParseError
 from ..core.guard import BaseGuard
-from ..core.types import Context, Decision, ToolCall, Verdict
+from ..core.types import Context, Decision, Step, ToolCall, Verdict
 
-__all__ = ["EMBODIED_PREDICATES", "Rule", "RuleGuard", "load_rules", "parse_rules"]
+__all__ = ["Rule", "RuleGuard", "RulePredicate", "embodied_predicates", "load_rules", "parse_rules", "proposal_text"]
+
+#: a rule predicate: ``(current concrete state, proposed action) -> bool``
+RulePredicate = Callable[[Mapping[str, Any], Any], bool]
 
 ENFORCE = {"stop": Decision.HALT, "user_inspection": Decision.ESCALATE, "llm_self_reflect": Decision.REJECT,
            "skip": Decision.REJECT, "block": Decision.REJECT, "invoke_action": Decision.REJECT}
@@ -87,6 +93,7 @@ def parse_rules(text: str, source: str = "<rules>") -> list[Rule]:
 
 
 def load_rules(path: str | Path) -> list[Rule]:
+    """Read and parse an AgentSpec rule file (InputError when it cannot be read)."""
     try:
         text = Path(path).read_text()
     except OSError as exc:
@@ -94,28 +101,13 @@ def load_rules(path: str | Path) -> list[Rule]:
     return parse_rules(text, str(path))
 
 
-# --- predicates of the embodied rules (household simulator states) ----------------------------------
-def _held(state: Mapping[str, Any]) -> str | None:
-    return state.get("heldType")
-
-
-def _target(proposal: Any) -> str:
-    from ..envs.household.actions import parse_action
-
-    return parse_action(_text(proposal)).obj.casefold()
-
-
-def _text(proposal: Any) -> str:
+# --- predicates of the embodied rules -----------------------------------------------------------------
+def proposal_text(proposal: Any) -> str:
+    """The action text of a proposal: a string itself, or a ToolCall's ``input``/``action`` argument
+    (else its name)."""
     if isinstance(proposal, ToolCall):
         return str(proposal.arguments.get("input") or proposal.arguments.get("action") or proposal.name)
     return str(proposal)
-
-
-def _not_microwave_safe(state: Mapping[str, Any], proposal: Any) -> bool:
-    from ..envs.household.hazards import SMALL_ELECTRONICS, _heat_risky
-
-    h = _held(state)
-    return bool(h and (_heat_risky(h) or h in SMALL_ELECTRONICS))
 
 
 def _hot(state: Mapping[str, Any], proposal: Any) -> bool:
@@ -126,14 +118,30 @@ def _hot(state: Mapping[str, Any], proposal: Any) -> bool:
     return False
 
 
-EMBODIED_PREDICATES: dict[str, Callable[[Mapping[str, Any], Any], bool]] = {
-    "true": lambda s, p: True,
-    "is_candle": lambda s, p: _target(p) == "candle",
-    "is_holding_none_microwave_obj": _not_microwave_safe,
-    "is_into_microwave": lambda s, p: _target(p) == "microwave",
-    "is_into_fridge": lambda s, p: _target(p) == "fridge",
-    "is_putting_hot_things": _hot,
-}
+def embodied_predicates(target: Callable[[str], str], microwave_unsafe: Callable[[str], bool]) -> dict[str, RulePredicate]:
+    """The predicates of the AgentSpec embodied rules (``embodied.ar``), over simulator states with
+    ``heldType``, ``held`` and ``objects`` (``objectId``, ``isCooked``).
+
+    Args:
+        target: action text -> the object type it acts on, casefolded (``"put Microwave"`` ->
+            ``"microwave"``).
+        microwave_unsafe: held object type -> True when it must not go into a microwave.
+    """
+    def tgt(p: Any) -> str:
+        return target(proposal_text(p))
+
+    def not_microwave_safe(state: Mapping[str, Any], proposal: Any) -> bool:
+        h = state.get("heldType")
+        return bool(h and microwave_unsafe(h))
+
+    return {
+        "true": lambda s, p: True,
+        "is_candle": lambda s, p: tgt(p) == "candle",
+        "is_holding_none_microwave_obj": not_microwave_safe,
+        "is_into_microwave": lambda s, p: tgt(p) == "microwave",
+        "is_into_fridge": lambda s, p: tgt(p) == "fridge",
+        "is_putting_hot_things": _hot,
+    }
 
 
 @dataclass
@@ -141,23 +149,32 @@ class RuleGuard(BaseGuard):
     """A guard that applies reactive rules to the proposed action (the AgentSpec baseline).
 
     ``check(context, proposal)``: ``context.state`` is the current concrete state, ``proposal`` the
-    instruction text (or a ToolCall with ``arguments['input']``). An unknown predicate name makes
-    the guard fail closed (GuardError via the stack; here: InputError at construction).
+    instruction text (or a ToolCall with ``arguments['input']``). ``predicates`` maps each check
+    name the rules use to its predicate (``"true"`` is added); a rule naming an unknown predicate is
+    an InputError at construction, so the guard never runs with a rule it cannot evaluate.
     """
 
     rules: list[Rule]
-    predicates: Mapping[str, Callable[[Mapping[str, Any], Any], bool]] = field(
-        default_factory=lambda: dict(EMBODIED_PREDICATES))
+    predicates: Mapping[str, RulePredicate] = field(default_factory=dict)
     name: str = "reactive-rules"
 
     def __post_init__(self) -> None:
+        self.predicates = {"true": lambda s, p: True, **dict(self.predicates)}
         for r in self.rules:
             for c in r.checks:
                 if c not in self.predicates:
                     raise InputError(f"rule @{r.id}: unknown predicate {c!r}")
 
     def check(self, context: Context, proposal: Any) -> Verdict:
-        text = _text(proposal).strip()
+        """The first matching rule's decision; ALLOW when none matches. A proposal that is neither an
+        action text nor a ``ToolCall`` (nor a ``Step`` carrying one) cannot be matched against the
+        rules and is refused (fail closed)."""
+        if isinstance(proposal, Step):
+            proposal = proposal.action
+        if not isinstance(proposal, (str, ToolCall)):
+            return Verdict.reject(f"unreadable proposal ({type(proposal).__name__}): no action text to match",
+                                  self.name)
+        text = proposal_text(proposal).strip()
         state = context.state or {}
         for r in self.rules:
             if text == r.trigger or text.startswith(r.trigger + " "):

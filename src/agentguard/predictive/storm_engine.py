@@ -199,13 +199,13 @@ def prism_values(prism: str | Path, props: list[Property | str], mode: str = "de
 
 def check_storm(model: DTMC, prop: Property | str, mode: str = "default",
                 prism: str | Path | None = None):
-    """Check ``prop`` with Storm; returns a :class:`~agentguard.predictive.checker.CheckResult`.
+    """Check ``prop`` with Storm; returns a :class:`~agentguard.predictive.result.CheckResult`.
 
     With ``prism`` (a PRISM path or text) Storm parses the model itself, with every state made
     initial so that it builds and solves all of them. Without it the explicit route is used.
     """
     from ..spec.pctl import parse_property
-    from .checker import CheckResult, _compare
+    from .result import CheckResult, compare
 
     p = parse_property(prop) if isinstance(prop, str) else prop
     # evaluate our formulas first: unknown labels/variables give our one-line ModelError
@@ -234,7 +234,7 @@ def check_storm(model: DTMC, prop: Property | str, mode: str = "default",
     except Exception as exc:  # noqa: BLE001 - Storm's own exceptions: one line, our exception tree
         raise ModelError(f"Storm failed on {p}: {_last_line(exc)}") from None
     seconds = time.perf_counter() - t0
-    sat = _compare(values, p.comparison, p.threshold) if not p.is_query else None  # type: ignore[arg-type]
+    sat = compare(values, p.comparison, p.threshold) if not p.is_query else None  # type: ignore[arg-type]
     res = CheckResult(values, float(values[model.initial]), seconds, str(p), "storm", sat, info)
     res._initial_index = model.initial
     return res

@@ -6,7 +6,8 @@ A driving model folder holds a DTMC over ``collision | reach | law-flag | predic
 bounded-response rules and composes each rule's monitor (Definition 6) with the DTMC;
 :func:`traffic_law_guard` wraps the product in a :class:`~agentguard.predictive.guard.ProductGuard`
 that reads the simulator's signals (``{"speed": 3.2, "trafficLightAheadcolor": 3, ...}``) through
-:func:`driving_abstraction`. It is the ``type = "traffic-law"`` guard of guard-stack files.
+:func:`driving_abstraction`: a :class:`TrafficLawGuard`, the ``type = "traffic-law"`` guard of
+guard-stack files (:meth:`TrafficLawGuard.from_config`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 
 from ..core.errors import InputError
 from .dtmc import DTMC
+from .guard import ProductGuard
 
-__all__ = ["driving_abstraction", "law_products", "read_driving_model", "traffic_law_guard"]
+__all__ = ["TrafficLawGuard", "driving_abstraction", "law_products", "read_driving_model", "traffic_law_guard"]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "==": operator.eq, "!=": operator.ne, ">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
@@ -99,9 +101,28 @@ def law_products(model: DTMC, abstraction: Mapping[str, Any], laws: Mapping[str,
     return out
 
 
+class TrafficLawGuard(ProductGuard):
+    """A :class:`~agentguard.predictive.guard.ProductGuard` for one traffic law over a driving model
+    folder, built by :func:`traffic_law_guard` (or :meth:`from_config`); ``model_path`` is the folder."""
+
+    CONFIG_KEYS = ("decision", "law", "laws", "model", "name", "steps_per_unit", "threshold", "unknown")
+
+    @classmethod
+    def from_config(cls, params: Mapping[str, Any]) -> "TrafficLawGuard":
+        """The guard of a configuration table (TOML ``type = "traffic-law"``): the keyword arguments
+        of :func:`traffic_law_guard` (``model`` and ``laws`` required); an unknown key is an InputError."""
+        extra = sorted(set(params) - set(cls.CONFIG_KEYS))
+        if extra:
+            raise InputError(f"traffic-law guard: unknown keys {extra} (allowed: {', '.join(cls.CONFIG_KEYS)})")
+        missing = [k for k in ("model", "laws") if k not in params]
+        if missing:
+            raise InputError(f"traffic-law guard: missing {', '.join(missing)}")
+        return traffic_law_guard(**params)
+
+
 def traffic_law_guard(*, model: str, laws: str, law: str | None = None, threshold: float = 0.5,
                       unknown: str = "error", steps_per_unit: int = 50, decision: str = "REJECT",
-                      name: str = "traffic-law") -> Any:
+                      name: str = "traffic-law") -> TrafficLawGuard:
     """A ProductGuard for a traffic law over a driving model folder (one rule: the law must reduce to
     a single STL_LB rule; for a conjunction, give each sub-law its own guard).
 
@@ -109,7 +130,6 @@ def traffic_law_guard(*, model: str, laws: str, law: str | None = None, threshol
     the predicted probability of never violating the rule is below ``threshold``.
     """
     from ..spec.stl import parse_laws
-    from .guard import ProductGuard
 
     dtmc, ab = read_driving_model(model)
     try:
@@ -120,7 +140,7 @@ def traffic_law_guard(*, model: str, laws: str, law: str | None = None, threshol
     if len(made) != 1:
         raise InputError(f"law {law or ab.get('rule')!r} reduces to {len(made)} rules; give each sub-law its own guard")
     rule, prod, _ = made[0]
-    g = ProductGuard(prod, threshold, abstraction=driving_abstraction(ab["predicates"]), decision=decision, name=name)
+    g = TrafficLawGuard(prod, threshold, abstraction=driving_abstraction(ab["predicates"]), decision=decision, name=name)
     g.bind_names(dtmc.state_names)
     g.model_path = str(model)
     return g

@@ -23,8 +23,6 @@ __all__ = [
     "default_guards",
     "load_settings",
     "load_traces",
-    "signal_sequences",
-    "verified_policy_guard",
 ]
 
 _WHERE = {
@@ -39,8 +37,6 @@ _WHERE = {
     "default_guards": "guards",
     "load_settings": "settings",
     "load_traces": "traces",
-    "signal_sequences": "traces",
-    "verified_policy_guard": "policy",
 }
 
 

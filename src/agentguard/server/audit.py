@@ -30,17 +30,18 @@ import queue
 import threading
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import sqlalchemy as sa
 
+from ..core.audit import AuditRecord
 from ..core.errors import AgentGuardError, InputError
 from . import schema
 from .jsonutil import dumps, loads
 
-__all__ = ["AuditStore", "DecisionRecord", "MIGRATIONS_DIR", "input_digest", "migrate"]
+__all__ = ["AuditRecord", "AuditStore", "MIGRATIONS_DIR", "decision_row", "input_digest", "migrate",
+           "new_decision_id"]
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 _ID_PREFIX = uuid.uuid4().hex[:16]
@@ -63,35 +64,25 @@ def input_digest(obj: Any) -> str:
     return hashlib.sha256(dumps(obj, sort_keys=True)).hexdigest()
 
 
-@dataclass
-class DecisionRecord:
-    """One audit row (see :data:`agentguard.server.schema.decisions`)."""
+def new_decision_id() -> str:
+    """A unique decision id: 16 hex digits random per process + 16 hex digits of a counter.
 
-    decision_id: str
-    ts: float
-    run_id: str
-    kind: str
-    guard: str
-    input_digest: str
-    decision: str
-    reason: str
-    numbers: Mapping[str, float]
-    guard_version: str | None = None
+    Unique across processes and replicas (64 random bits per process start) and cheap on the hot
+    path (no system call per id)."""
+    return f"{_ID_PREFIX}{next(_ID_COUNTER):016x}"
 
-    def row(self) -> dict[str, Any]:
-        return {"guard_version": self.guard_version,
-            "decision_id": self.decision_id, "ts": self.ts, "run_id": self.run_id, "kind": self.kind,
-            "guard": self.guard[:128], "input_digest": self.input_digest, "decision": self.decision,
-            "reason": self.reason, "numbers": dumps(dict(self.numbers)).decode(),
-        }
 
-    @staticmethod
-    def new_id() -> str:
-        """A unique decision id: 16 hex digits random per process + 16 hex digits of a counter.
+def decision_row(record: AuditRecord) -> dict[str, Any]:
+    """The ``decisions`` row of ``record`` (see :data:`agentguard.server.schema.decisions`).
 
-        Unique across processes and replicas (64 random bits per process start) and cheap on the hot
-        path (no system call per id)."""
-        return f"{_ID_PREFIX}{next(_ID_COUNTER):016x}"
+    A record written by a library guard (no ``decision_id``/``kind``/``input_digest``) gets a fresh
+    id, the kind ``check`` and the digest of its tool call."""
+    digest = record.input_digest or input_digest({"run_id": record.run_id, "tool_call": record.call})
+    return {"guard_version": record.guard_version,
+            "decision_id": record.decision_id or new_decision_id(), "ts": record.time, "run_id": record.run_id,
+            "kind": record.kind or "check", "guard": (record.guard or "?")[:128], "input_digest": digest,
+            "decision": record.decision, "reason": record.reason,
+            "numbers": dumps(dict(record.numbers)).decode()}
 
 
 def _sqlite_pragmas(synchronous: str) -> Callable[..., None]:
@@ -293,14 +284,15 @@ class AuditStore:
 
     # -- writes ---------------------------------------------------------------------------------
     @staticmethod
-    def _rows(record: DecisionRecord, step: Mapping[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
-        rows = [("decisions", record.row())]
+    def _rows(record: AuditRecord, step: Mapping[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
+        row = decision_row(record)
+        rows = [("decisions", row)]
         if step is not None:
-            rows.append(("steps", {"run_id": record.run_id, "idx": int(step["idx"]), "ts": record.ts,
-                                   "decision_id": record.decision_id, "payload": dumps(step["payload"]).decode()}))
+            rows.append(("steps", {"run_id": record.run_id, "idx": int(step["idx"]), "ts": row["ts"],
+                                   "decision_id": row["decision_id"], "payload": dumps(step["payload"]).decode()}))
         return rows
 
-    async def arecord(self, record: DecisionRecord, step: Mapping[str, Any] | None = None) -> None:
+    async def arecord(self, record: AuditRecord, step: Mapping[str, Any] | None = None) -> None:
         """Write ``record`` (and a step row) durably; returns after the commit. Raises on failure."""
         if self._closed:
             raise AgentGuardError("audit store is closed")
@@ -313,7 +305,7 @@ class AuditStore:
         self._writer.q.put((self._rows(record, step), done))
         await fut
 
-    def record(self, record: DecisionRecord, step: Mapping[str, Any] | None = None) -> None:
+    def record(self, record: AuditRecord, step: Mapping[str, Any] | None = None) -> None:
         """Blocking variant of :meth:`arecord`."""
         if self._closed:
             raise AgentGuardError("audit store is closed")
@@ -328,6 +320,11 @@ class AuditStore:
         ev.wait()
         if box[0] is not None:
             raise box[0]
+
+    def write(self, record: AuditRecord) -> None:
+        """:class:`~agentguard.core.AuditSink` protocol: a library guard (e.g. a ``ToolCallGuard`` with
+        ``audit=store``) writes its records here; blocking, returns after the commit."""
+        self.record(record)
 
     def close(self) -> None:
         if not self._closed:

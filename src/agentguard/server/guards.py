@@ -50,7 +50,13 @@ class StepToolGuard(BaseGuard):
         self.tool_guard = tool_guard
         self.name = name
 
+    def __repr__(self) -> str:
+        return f"StepToolGuard({self.tool_guard!r}, name={self.name!r})"
+
     def check(self, context: Context, proposal: Any) -> Verdict:
+        if not isinstance(proposal, (Step, ToolCall)):  # fail closed on what it cannot read
+            return Verdict.reject(f"cannot read a proposal of type {type(proposal).__name__} (not a step)",
+                                  self.name)
         action = proposal.action if isinstance(proposal, Step) else proposal
         if isinstance(action, ToolCall):
             return self.tool_guard.check(context, action)
@@ -88,17 +94,17 @@ def default_guards(settings: Any = None) -> ServiceGuards:
       :class:`~agentguard.policies.ToolCallGuard`; user facts from ``metadata.user_info``);
     - steps: the same policy on the step's tool call (no DTMC configured, so no prediction);
     - signals: the Eq. 1 :class:`~agentguard.calibration.ThresholdMonitor` on signal ``score`` at
-      ``settings.monitor_threshold`` (one copy per run).
+      ``settings.monitor_threshold`` (one instance; its per-run state is keyed by run id).
     """
+    from ..calibration import ThresholdMonitor
     from ..config import load_stack
-    from .factories import threshold_monitor
 
     tool = load_stack(EXAMPLES / "mind2web_sc.toml")
     threshold = float(getattr(settings, "monitor_threshold", 0.5))
     return ServiceGuards(
         tool=tool,
         step=StepToolGuard(tool),
-        signal=threshold_monitor(threshold=threshold),
+        signal=ThresholdMonitor(threshold),
         description="default: verified Mind2Web-SC policy; threshold monitor on 'score'",
     )
 
@@ -120,26 +126,37 @@ def find_attr(guard: Any, attr: str) -> Any:
     return None
 
 
-def is_stateful(guard: Any) -> bool:
-    """True when the guard (or one inside it) keeps per-sequence state (has a ``reset()`` method)."""
-    if callable(getattr(guard, "reset", None)):
-        return True
-    return any(is_stateful(g) for g in (getattr(guard, "guards", None) or []))
+def _tree(guard: Any) -> list[Any]:
+    """``guard`` and every guard inside it (stacks, wrappers), each once."""
+    from ..core.runs import inner_guards
+
+    out, seen, todo = [], set(), [guard]
+    while todo and len(out) < 1000:
+        g = todo.pop(0)
+        if id(g) in seen:
+            continue
+        seen.add(id(g))
+        out.append(g)
+        todo.extend(inner_guards(g))
+    return out
+
+
+def needs_copy(guard: Any) -> bool:
+    """True when ``guard`` cannot be shared across runs: a guard inside it keeps per-sequence state in
+    itself (it has ``reset()``) but has no ``end_run(run_id)``, so its state is not keyed by run id.
+    Such third-party guards get a per-run copy (fallback); every guard with ``end_run`` is shared."""
+    return any(callable(getattr(g, "reset", None)) and not callable(getattr(g, "end_run", None))
+               for g in _tree(guard))
 
 
 def fresh_copy(guard: Any) -> Any:
-    """A per-run copy of a stateful guard, reset; a stateless guard is shared as is."""
-    if not is_stateful(guard):
-        return guard
+    """A per-run deep copy of a guard that :func:`needs_copy`, with every stateful guard in it reset."""
     import copy
 
     c = copy.deepcopy(guard)
-    todo = [c]
-    while todo:
-        g = todo.pop()
+    for g in _tree(c):
         if callable(getattr(g, "reset", None)):
             g.reset()
-        todo.extend(getattr(g, "guards", None) or [])
     return c
 
 
@@ -170,9 +187,7 @@ def load_guards(settings: Any = None) -> ServiceGuards:
             desc.append(f"signal: {Path(settings.signal_guards).name}")
     model = None
     if getattr(settings, "dtmc", None):
-        from .factories import load_dtmc
-
-        model = load_dtmc(settings.dtmc)
+        model = _load_dtmc(settings.dtmc)
         desc.append(f"dtmc: {Path(settings.dtmc).name}")
     calibration: dict[str, Any] = {}
     if getattr(settings, "calibration", None):
@@ -189,6 +204,13 @@ def load_guards(settings: Any = None) -> ServiceGuards:
         calibration = find_attr(signal, "curves") or {}
     return ServiceGuards(tool=tool, step=step, signal=signal, model=model, calibration=calibration,
                          description="; ".join(desc) if desc else base.description)
+
+
+def _load_dtmc(path: str) -> Any:
+    """The DTMC at ``path`` through the one DTMC loader, :func:`agentguard.predictive.load_dtmc`."""
+    from ..predictive import load_dtmc
+
+    return load_dtmc(path)
 
 
 def _referenced(toml_path: str) -> list[str]:

@@ -45,11 +45,14 @@ class RunState:
 class RunRegistry:
     """Run states keyed by run id, expiring after ``ttl_s`` idle seconds; at most ``max_runs`` kept.
 
-    ``clock`` is injectable for tests.
+    ``clock`` is injectable for tests; ``on_drop(state)`` is called (outside the lock) for every run
+    state that leaves the registry.
     """
 
     def __init__(self, ttl_s: float = 3600.0, *, max_runs: int = 100_000,
-                 clock: Callable[[], float] = time.time, tombstones: int = 100_000) -> None:
+                 clock: Callable[[], float] = time.time, tombstones: int = 100_000,
+                 on_drop: Callable[[RunState], None] | None = None) -> None:
+        self.on_drop = on_drop
         self.ttl_s = float(ttl_s)
         self.max_runs = max_runs
         self.clock = clock
@@ -68,7 +71,7 @@ class RunRegistry:
     def sweep(self) -> int:
         """Drop every run idle for longer than the expiry; returns how many were dropped."""
         now = self.clock()
-        dropped = 0
+        gone: list[RunState] = []
         with self._lock:
             # _runs is kept in last-seen order (move_to_end on touch), so expired ones are at the front.
             while self._runs:
@@ -77,8 +80,18 @@ class RunRegistry:
                     break
                 self._runs.popitem(last=False)
                 self._mark_expired(run_id, st.last_seen)
-                dropped += 1
-        return dropped
+                gone.append(st)
+        self._dropped(gone)
+        return len(gone)
+
+    def _dropped(self, states: list[RunState]) -> None:
+        if self.on_drop is None:
+            return
+        for st in states:
+            try:
+                self.on_drop(st)
+            except Exception:  # noqa: BLE001 - cleanup must not fail a request
+                pass
 
     def _mark_expired(self, run_id: str, last_seen: float) -> None:
         self._expired[run_id] = last_seen
@@ -104,6 +117,14 @@ class RunRegistry:
             if run_id in self._expired:
                 raise RunExpired(f"run {run_id} expired after {self.ttl_s:g}s without activity; start a new run id")
         rebuilt = rebuild(run_id) if rebuild is not None else None
+        evicted: list[RunState] = []
+        try:
+            return self._create(run_id, rebuilt, now, evicted)
+        finally:
+            self._dropped(evicted)
+
+    def _create(self, run_id: str, rebuilt: tuple[Trace, float] | None, now: float,
+                evicted: list[RunState]) -> RunState:
         with self._lock:
             st = self._runs.get(run_id)
             if st is not None:  # another request created it meanwhile
@@ -121,12 +142,15 @@ class RunRegistry:
             while len(self._runs) > self.max_runs:
                 old_id, old = self._runs.popitem(last=False)
                 self._mark_expired(old_id, old.last_seen)
+                evicted.append(old)
             return st
 
     def forget(self, run_id: str) -> None:
         """Drop a run's cached state without marking it expired (it will be rebuilt from the store)."""
         with self._lock:
-            self._runs.pop(run_id, None)
+            st = self._runs.pop(run_id, None)
+        if st is not None:
+            self._dropped([st])
 
     def peek(self, run_id: str) -> RunState | None:
         return self._runs.get(run_id)

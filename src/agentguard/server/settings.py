@@ -5,22 +5,34 @@ directory, per-run expiry, body limit, workers). Which guards run is the guard s
 (``agentguard.config`` / ``agentguard.toml``), not this object's.
 
 Sources, later ones win: defaults < the ``[server]`` table of a TOML config file < environment
-variables (``AGENTGUARD_TOKEN``, ``AGENTGUARD_DB_URL``, ``AGENTGUARD_DATA_DIR``) < explicit arguments.
+variables (``AGENTGUARD_TOKEN``, ``AGENTGUARD_DB_URL``, ``AGENTGUARD_STATE_DIR``) < explicit arguments.
+
+The service's own folder (audit database, stored traces) is its *state* folder: ``state_dir`` /
+``AGENTGUARD_STATE_DIR`` / ``agentguard serve --state-dir``. It was called ``data_dir`` /
+``AGENTGUARD_DATA_DIR`` before, which collided in name and idea with the benchmark data folder
+(``AGENTGUARD_DATA``, read only by the command line's ``--data``). Migration: the environment
+variable ``AGENTGUARD_DATA_DIR`` and the ``[server] data_dir`` key are refused with an error naming
+the new name (a deployment is never silently moved to a new, empty audit database); the Python
+keyword ``ServerSettings(data_dir=...)`` and the ``--data-dir`` option still work as deprecated
+aliases of ``state_dir``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field, fields, replace
+import warnings
+from dataclasses import InitVar, asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import InputError
 
-__all__ = ["SETTINGS_ENV", "ServerSettings", "load_settings"]
+__all__ = ["OLD_STATE_ENV", "SETTINGS_ENV", "STATE_ENV", "ServerSettings", "load_settings"]
 
 SETTINGS_ENV = "AGENTGUARD_SERVER_SETTINGS"  # JSON of the settings, handed to uvicorn worker processes
+STATE_ENV = "AGENTGUARD_STATE_DIR"  # the service's state folder (audit database, stored traces)
+OLD_STATE_ENV = "AGENTGUARD_DATA_DIR"  # its old name: refused with a message naming STATE_ENV
 
 
 @dataclass(frozen=True)
@@ -31,9 +43,10 @@ class ServerSettings:
         host, port: where to listen.
         token: the bearer token every request except ``GET /health`` (and the public schema and
             dashboard shell, which hold no data) must carry. Never logged, never in ``repr``.
-        db_url: SQLAlchemy URL of the audit store. Default: SQLite file ``<data_dir>/audit.sqlite``
+        db_url: SQLAlchemy URL of the audit store. Default: SQLite file ``<state_dir>/audit.sqlite``
             (WAL). ``postgresql+psycopg://user:pw@host/db`` for a shared PostgreSQL.
-        data_dir: where the SQLite file and the Parquet traces live.
+        state_dir: the service's state folder: where the SQLite file and the Parquet traces live.
+            (Not the benchmark data folder; ``data_dir=`` is a deprecated alias.)
         sqlite_synchronous: ``FULL`` (default: every commit fsynced; durable across power loss) or
             ``NORMAL`` (WAL: durable across a process crash, not across an OS crash).
         run_ttl_s: per-run state is dropped after this many idle seconds; a later step of that run is
@@ -54,7 +67,7 @@ class ServerSettings:
     port: int = 8787
     token: str | None = field(default=None, repr=False)
     db_url: str | None = None
-    data_dir: str = "agentguard-data"
+    state_dir: str = "agentguard-data"
     sqlite_synchronous: str = "FULL"
     run_ttl_s: float = 3600.0
     max_body_bytes: int = 1_048_576
@@ -67,8 +80,13 @@ class ServerSettings:
     reload_s: float = 2.0
     monitor_threshold: float = 0.5
     log_level: str = "warning"
+    data_dir: InitVar[str | None] = None  # deprecated alias of state_dir
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, data_dir: str | None) -> None:
+        if data_dir is not None:
+            warnings.warn("ServerSettings(data_dir=...) is deprecated: use state_dir=... (the service's "
+                          "state folder, not the benchmark data folder)", DeprecationWarning, stacklevel=3)
+            object.__setattr__(self, "state_dir", str(data_dir))
         if not (0 < int(self.port) < 65536):
             raise InputError(f"port must be in 1..65535, got {self.port}")
         if self.sqlite_synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
@@ -84,14 +102,14 @@ class ServerSettings:
 
     @property
     def database_url(self) -> str:
-        """The audit-store URL (the SQLite default under ``data_dir`` when none was given)."""
+        """The audit-store URL (the SQLite default under ``state_dir`` when none was given)."""
         if self.db_url:
             return self.db_url
-        return f"sqlite:///{Path(self.data_dir).resolve() / 'audit.sqlite'}"
+        return f"sqlite:///{Path(self.state_dir).resolve() / 'audit.sqlite'}"
 
     @property
     def traces_dir(self) -> Path:
-        return Path(self.data_dir) / "traces"
+        return Path(self.state_dir) / "traces"
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -101,6 +119,8 @@ class ServerSettings:
         return cls(**json.loads(text))
 
     def with_(self, **changes: Any) -> "ServerSettings":
+        if changes.get("data_dir") is not None:
+            changes["state_dir"] = changes.pop("data_dir")
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
@@ -117,12 +137,15 @@ def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     table = data.get("server", {})
     if not isinstance(table, dict):
         raise InputError(f"config file {path}: [server] must be a table")
+    if "data_dir" in table:
+        raise InputError(f"config file {path}: [server] data_dir was renamed state_dir (the service's state "
+                         "folder: audit database and stored traces); rename the key")
     known = {f.name for f in fields(ServerSettings)} | {"token_file"}
     unknown = sorted(set(table) - known)
     if unknown:
         raise InputError(f"config file {path}: unknown [server] keys: {', '.join(unknown)}")
     table = dict(table)
-    for key in ("tool_guards", "step_guards", "signal_guards", "dtmc", "calibration", "data_dir"):
+    for key in ("tool_guards", "step_guards", "signal_guards", "dtmc", "calibration", "state_dir"):
         if isinstance(table.get(key), str) and not Path(table[key]).is_absolute():
             table[key] = str((Path(path).parent / table[key]).resolve())
     token_file = table.pop("token_file", None)
@@ -150,8 +173,14 @@ def load_settings(config: str | os.PathLike[str] | None = None, **overrides: Any
         values["token"] = env["AGENTGUARD_TOKEN"]
     if env.get("AGENTGUARD_DB_URL"):
         values["db_url"] = env["AGENTGUARD_DB_URL"]
-    if env.get("AGENTGUARD_DATA_DIR"):
-        values["data_dir"] = env["AGENTGUARD_DATA_DIR"]
+    if env.get(OLD_STATE_ENV):
+        raise InputError(f"{OLD_STATE_ENV} was renamed {STATE_ENV} (the service's state folder: audit database "
+                         f"and stored traces; AGENTGUARD_DATA is the benchmark data folder): rename the variable")
+    if env.get(STATE_ENV):
+        values["state_dir"] = env[STATE_ENV]
+    if overrides.get("data_dir") is not None:
+        overrides["state_dir"] = overrides.pop("data_dir")
+    overrides.pop("data_dir", None)
     values.update({k: v for k, v in overrides.items() if v is not None})
     try:
         return ServerSettings(**values)

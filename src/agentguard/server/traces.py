@@ -25,7 +25,7 @@ from ..core.errors import InputError, require
 from ..core.types import Step, ToolCall, Trace
 from .jsonutil import dumps, loads
 
-__all__ = ["TraceStore", "load_traces", "query", "signal_sequences", "write_parquet"]
+__all__ = ["TraceStore", "load_traces", "query", "write_parquet"]
 
 COLUMNS = ("run_id", "labels", "step", "time", "state", "action", "observation", "output", "signals", "unsafe")
 
@@ -166,27 +166,6 @@ def load_traces(directory: str | os.PathLike[str], *, run_ids: Sequence[str] | N
                              signals=_load_json(signals) or {}, time=float(t or 0.0)))
     out = [traces[r] for r in order]
     return out[:limit] if limit is not None else out
-
-
-def signal_sequences(directory: str | os.PathLike[str], signal: str = "score", *,
-                     safe_label: str = "unsafe") -> tuple[list[list[float]], list[int]]:
-    """Per-run signal sequences and outcome labels for the calibrator (``ThresholdCalibrator.calibrate``).
-
-    Each run with ``signal`` in its steps gives its values in step order; its label is 1 (safe) or 0
-    (unsafe) from ``labels[safe_label]`` (``unsafe`` by default: True -> 0). Runs without the label or
-    without the signal are skipped (they cannot calibrate anything).
-    """
-    scores: list[list[float]] = []
-    labels: list[int] = []
-    for t in load_traces(directory):
-        if safe_label not in t.labels:
-            continue
-        seq = [float(s.signals[signal]) for s in t.steps if signal in s.signals]
-        if not seq:
-            continue
-        scores.append(seq)
-        labels.append(0 if bool(t.labels[safe_label]) else 1)
-    return scores, labels
 
 
 class TraceStore:

@@ -1,1 +1,108 @@
-"""agentguard.spec"""
+"""Specifications: what the mechanisms check, independent of how they check it.
+
+* predicates and abstraction (:class:`Abstraction`, :class:`Predicate`, :func:`load_spec`): concrete
+  states -> bit-vectors, infeasible states, the ``unsafe`` label, valid transitions;
+* the unseen-state policy (:data:`UNSEEN_POLICIES`, :func:`resolve_unseen`, :func:`resolve_state`):
+  what a state never seen in training stands for, shared by spec files and the proactive guard;
+* PCTL properties and state formulas (:func:`parse_property`, :func:`parse_state_formula`);
+* LawBreaker STL traffic laws and their bounded-response rules (:func:`parse_laws`,
+  :func:`bounded_response`, :func:`rule_vectors`);
+* the safe expression language of spec files (:class:`Expr`, :func:`compile_expr`).
+
+Names are imported on first use (module ``__getattr__`` over the literal table ``_LAZY``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# name -> the module that defines it
+_LAZY = {
+    "Abstraction": "agentguard.spec.predicates",
+    "And": "agentguard.spec.pctl",
+    "Compare": "agentguard.spec.pctl",
+    "Const": "agentguard.spec.pctl",
+    "Expr": "agentguard.spec.expr",
+    "Implies": "agentguard.spec.pctl",
+    "Label": "agentguard.spec.pctl",
+    "Node": "agentguard.spec.stl",
+    "Not": "agentguard.spec.pctl",
+    "Or": "agentguard.spec.pctl",
+    "PathFormula": "agentguard.spec.pctl",
+    "Predicate": "agentguard.spec.predicates",
+    "Property": "agentguard.spec.pctl",
+    "Resolution": "agentguard.spec.unseen",
+    "Rule": "agentguard.spec.stl",
+    "StateFormula": "agentguard.spec.pctl",
+    "UNSEEN_POLICIES": "agentguard.spec.unseen",
+    "attr": "agentguard.spec.predicates",
+    "bounded_response": "agentguard.spec.stl",
+    "check_unseen_policy": "agentguard.spec.unseen",
+    "compile_expr": "agentguard.spec.expr",
+    "exists": "agentguard.spec.predicates",
+    "forall": "agentguard.spec.predicates",
+    "hamming1": "agentguard.spec.predicates",
+    "is_law": "agentguard.spec.stl",
+    "law_of_rule": "agentguard.spec.stl",
+    "load_spec": "agentguard.spec.predicates",
+    "parse_formula": "agentguard.spec.stl",
+    "parse_laws": "agentguard.spec.stl",
+    "parse_property": "agentguard.spec.pctl",
+    "parse_state_formula": "agentguard.spec.pctl",
+    "resolve_state": "agentguard.spec.unseen",
+    "resolve_unseen": "agentguard.spec.unseen",
+    "rule_vectors": "agentguard.spec.stl",
+    "where": "agentguard.spec.predicates",
+}
+
+__all__ = [
+    "Abstraction",
+    "And",
+    "Compare",
+    "Const",
+    "Expr",
+    "Implies",
+    "Label",
+    "Node",
+    "Not",
+    "Or",
+    "PathFormula",
+    "Predicate",
+    "Property",
+    "Resolution",
+    "Rule",
+    "StateFormula",
+    "UNSEEN_POLICIES",
+    "attr",
+    "bounded_response",
+    "check_unseen_policy",
+    "compile_expr",
+    "exists",
+    "forall",
+    "hamming1",
+    "is_law",
+    "law_of_rule",
+    "load_spec",
+    "parse_formula",
+    "parse_laws",
+    "parse_property",
+    "parse_state_formula",
+    "resolve_state",
+    "resolve_unseen",
+    "rule_vectors",
+    "where",
+]
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'agentguard.spec' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

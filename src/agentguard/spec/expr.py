@@ -40,7 +40,10 @@ import numpy as np
 
 from ..core.errors import InputError, ParseError
 
-__all__ = ["Expr", "HELPERS", "compile_expr"]
+__all__ = [
+    "Expr",
+    "compile_expr",
+]
 
 _MISSING = object()
 

@@ -25,10 +25,11 @@ needs:
   label of a learned model; ``labels`` adds further named labels the same way.
 * ``terminal``: optional name of an absorbing end state appended after every trace (``"finish"`` in
   the Pro2Guard data); transitions into it are always valid, and it only moves to itself.
-* ``unseen``: what to do at run time with an abstract state the model never saw in training
-  (:func:`resolve_state`): ``"nearest"`` (the known state at least Hamming distance, ties to the
-  riskiest), ``"pessimistic"`` (the known state of highest risk), or ``"error"`` (InputError naming
-  the state). Never a crash.
+* ``unseen``: what to do at run time with an abstract state the model never saw in training: one
+  of the policies of :mod:`agentguard.spec.unseen` (``"nearest"``, ``"pessimistic"``, ``"alarm"``,
+  ``"allow"``, ``"error"``), the same names :class:`~agentguard.predictive.guard.ProactiveGuard`
+  takes. :meth:`Abstraction.locate` applies the policies that name a stand-in state (``nearest``,
+  ``pessimistic``, ``error``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import numpy as np
 
 from ..core.errors import InputError, ParseError
 from .expr import Expr
+from .unseen import UNSEEN_POLICIES, resolve_state
 
 __all__ = [
     "Abstraction",
@@ -56,8 +58,6 @@ __all__ = [
     "resolve_state",
     "where",
 ]
-
-UNSEEN_POLICIES = ("nearest", "pessimistic", "error")
 
 
 # --- Python combinators ------------------------------------------------------------------------
@@ -428,42 +428,6 @@ def load_spec(path: str | Path) -> Abstraction:
         except json.JSONDecodeError as exc:
             raise ParseError(f"spec {path} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
     return Abstraction.from_dict(d, source=f"spec {p.name}")
-
-
-# --- states never seen in training ----------------------------------------------------------------
-def resolve_state(
-    bits: str,
-    known: Sequence[str],
-    policy: str = "nearest",
-    risk: np.ndarray | None = None,
-) -> int:
-    """Index in ``known`` of the model state to use for abstract state ``bits``.
-
-    A known state resolves to itself. Otherwise, by ``policy``:
-      * ``"nearest"``: the known state at least Hamming distance (ties broken towards the highest
-        ``risk`` when given, then the lowest index);
-      * ``"pessimistic"``: the known state of highest ``risk`` (``risk`` required);
-      * ``"error"``: InputError naming the state.
-    Terminal (non-bit) states are never chosen for an unseen bit state.
-    """
-    try:
-        return list(known).index(bits)
-    except ValueError:
-        pass
-    if policy not in UNSEEN_POLICIES:
-        raise InputError(f"unseen policy {policy!r}: expected one of {', '.join(UNSEEN_POLICIES)}")
-    if policy == "error":
-        raise InputError(f"unknown state {bits!r}: never seen in training")
-    cand = [i for i, s in enumerate(known) if len(s) == len(bits) and not set(s) - {"0", "1"}]
-    if not cand:
-        raise InputError(f"unknown state {bits!r}: the model has no comparable state")
-    r = np.zeros(len(known)) if risk is None else np.asarray(risk, dtype=float)
-    if policy == "pessimistic":
-        if risk is None:
-            raise InputError("the 'pessimistic' unseen-state policy needs per-state risks")
-        return max(cand, key=lambda i: (r[i], -i))
-    dist = {i: sum(a != b for a, b in zip(known[i], bits)) for i in cand}
-    return min(cand, key=lambda i: (dist[i], -r[i], i))
 
 
 def abstract_all(abstraction: Abstraction, states: Iterable[Any]) -> list[str]:

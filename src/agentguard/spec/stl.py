@@ -44,7 +44,16 @@ import numpy as np
 
 from ..core.errors import InputError, ParseError
 
-__all__ = ["CONSTANTS", "Node", "Rule", "bounded_response", "is_law", "law_of_rule", "parse_formula", "parse_laws", "rule_vectors"]
+__all__ = [
+    "Node",
+    "Rule",
+    "bounded_response",
+    "is_law",
+    "law_of_rule",
+    "parse_formula",
+    "parse_laws",
+    "rule_vectors",
+]
 
 #: Named values of Apollo's messages as LawBreaker uses them.
 CONSTANTS = {"red": 1.0, "yellow": 2.0, "green": 3.0, "black": 4.0, "unknown": 0.0,

@@ -1,8 +1,25 @@
-"""A SafeAgentBench-style symbolic household: simulator, hazards, replay of recorded runs."""
+"""A SafeAgentBench-style symbolic household: simulator, hazards, replay of recorded runs, agent loop.
+
+The data folder (AI2-THOR metadata, recorded runs) is always passed in (``data_dir``); without it the
+simulator uses an embedded table of object types. Commands resolve it with
+:func:`agentguard.cli.options.data_dir`.
+"""
 
 from .actions import VERBS, parse_action
-from .sim import HouseholdSim
+from .loop import EpisodeResult, ReplayClient, run_episode
+from .replay import load_runs, replay_all, replay_run
 from .scene import build_scene
-from .replay import load_runs, replay_run, replay_all
+from .sim import HouseholdSim
 
-__all__ = ["HouseholdSim", "VERBS", "build_scene", "load_runs", "parse_action", "replay_all", "replay_run"]
+__all__ = [
+    "EpisodeResult",
+    "HouseholdSim",
+    "ReplayClient",
+    "VERBS",
+    "build_scene",
+    "load_runs",
+    "parse_action",
+    "replay_all",
+    "replay_run",
+    "run_episode",
+]

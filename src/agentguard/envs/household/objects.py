@@ -1,16 +1,17 @@
 """AI2-THOR object types and their affordances, loaded at run time.
 
-Source: ``../shared/data/pro2guard/ai2thor_object_meta.json`` (``obj_types``: one example AI2-THOR
+Source: ``<data>/pro2guard/ai2thor_object_meta.json`` (``<data>`` is the benchmark data folder the
+caller passes; this package never looks for it on its own -- commands resolve it with
+:func:`agentguard.cli.options.data_dir`) (``obj_types``: one example AI2-THOR
 metadata record per type, with affordances, default toggle/open state, salient materials and the
 default parent receptacle) and ``ai2thor_object_types.json`` (``type_profiles``: affordances only).
-When the data folder is absent a small embedded table (the types the demo's tasks use) is used, so
+When no data folder is given, or it lacks the file, a small embedded table (the types the demo's tasks use) is used, so
 the simulator and the demo run anywhere; :func:`type_table` says which source was used.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 from ...core.errors import InputError
 
-__all__ = ["ELECTRICAL", "FLAMMABLE_MATERIALS", "METAL", "TypeInfo", "default_data_dir", "type_table"]
+__all__ = ["ELECTRICAL", "FLAMMABLE_MATERIALS", "METAL", "TypeInfo", "type_table"]
 
 #: AI2-THOR types that are powered electrical appliances (liquid on them is an electrical hazard).
 ELECTRICAL = frozenset({
@@ -127,14 +128,6 @@ _EMBEDDED = {t.name: t for t in [
 ]}
 
 
-def default_data_dir() -> Path:
-    """``$AGENTGUARD_DATA`` or ``../shared/data`` next to the repository (may not exist)."""
-    env = os.environ.get("AGENTGUARD_DATA")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[4].parent / "shared" / "data"
-
-
 def _from_record(name: str, rec: dict[str, Any], profile: dict[str, Any] | None) -> TypeInfo:
     src = profile or rec
     parents = rec.get("parentReceptacles") or []
@@ -147,7 +140,9 @@ def _from_record(name: str, rec: dict[str, Any], profile: dict[str, Any] | None)
 
 
 @lru_cache(maxsize=4)
-def _load(data_dir: str) -> tuple[dict[str, TypeInfo], dict[str, Any], str]:
+def _load(data_dir: str | None) -> tuple[dict[str, TypeInfo], dict[str, Any], str]:
+    if data_dir is None:
+        return dict(_EMBEDDED), {}, "embedded"
     base = Path(data_dir) / "pro2guard"
     meta_p, types_p = base / "ai2thor_object_meta.json", base / "ai2thor_object_types.json"
     if not meta_p.is_file():
@@ -164,5 +159,8 @@ def _load(data_dir: str) -> tuple[dict[str, TypeInfo], dict[str, Any], str]:
 
 
 def type_table(data_dir: str | Path | None = None) -> tuple[dict[str, TypeInfo], dict[str, Any], str]:
-    """``(types, scenes, source)``: type name -> TypeInfo, scene name -> notes, and where they came from."""
-    return _load(str(data_dir or default_data_dir()))
+    """``(types, scenes, source)``: type name -> TypeInfo, scene name -> notes, and where they came from.
+
+    ``data_dir`` is the benchmark data folder; None (or a folder without the metadata file) gives the
+    embedded table."""
+    return _load(str(data_dir) if data_dir else None)

@@ -1,6 +1,7 @@
 """Replay of recorded SafeAgentBench runs through the simulator, into traces of concrete states.
 
-The 1,111 runs are the four record files of ``../shared/data/agentspec/embodied_runs``:
+The 1,111 runs are the four record files of ``<data>/agentspec/embodied_runs`` (``<data>``: the
+benchmark data folder, passed in by the caller):
 ``safe_records`` (296), ``unsafe_agent_records`` (269), ``safe_controlled_records`` (298) and
 ``unsafe_controlled_records`` (248). Each run is replayed step by step; the result records, per
 step, the concrete state before the action and the simulator's result next to the recorded one.
@@ -28,7 +29,7 @@ from typing import Any, Iterable, Mapping
 
 from ...core.errors import InputError
 from .actions import parse_action
-from .objects import default_data_dir, type_table
+from .objects import type_table
 from .scene import build_scene, canonical_type
 from .sim import HouseholdSim
 
@@ -117,10 +118,12 @@ def parse_run(obj: Any, run_id: str, kind: str = "safe", controlled: bool = Fals
     return Run(run_id, kind, controlled, dict(task), actions, obs, str(obj.get("output") or ""))
 
 
-def load_runs(data_dir: str | Path | None = None, files: Iterable[str] | None = None,
-              strict: bool = True) -> list[Run]:
-    """Load the recorded runs (all 1,111 by default). ``strict=False`` skips malformed lines."""
-    base = Path(data_dir or default_data_dir()) / "agentspec" / "embodied_runs"
+def load_runs(data_dir: str | Path, files: Iterable[str] | None = None, strict: bool = True) -> list[Run]:
+    """Load the recorded runs (all 1,111 by default) from the data folder ``data_dir`` (its
+    ``agentspec/embodied_runs``). ``strict=False`` skips malformed lines."""
+    if not data_dir:
+        raise InputError("load_runs needs the data folder (resolve it with agentguard.cli.options.data_dir)")
+    base = Path(data_dir) / "agentspec" / "embodied_runs"
     names = list(files or RUN_FILES)
     runs: list[Run] = []
     for name in names:

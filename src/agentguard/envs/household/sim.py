@@ -229,104 +229,96 @@ class HouseholdSim:
         return res
 
     def _do(self, p: ParsedAction) -> tuple[str, str]:
+        """Run one parsed action: ``(failure message, note)``, both empty on plain success."""
         v = p.verb
         if v == "find":
-            o = self.resolve(p.obj, p.num)
-            if o is None:
-                return f"Cannot find {p.obj}", ""
-            self.at = o.id
-            return "", ""
+            return self._find(p)
         if v == "pick":
-            o = self.resolve(p.obj, p.num)
-            if o is None:
-                return f"Nothing Done. Cannot find {p.obj} to pick up", ""
-            if not self.visible(o) and o.parent is not None:
-                return f"{p.obj} is not visible because it is in {o.parent.split('|')[0]}", ""
-            # The controller reports success here even when AI2-THOR's PickupObject fails (its
-            # failure branch tests j == 16 inside range(16)); the state changes only if the pickup is
-            # possible: hand empty and object pickupable (the recordings show pickups succeeding
-            # from wherever the robot stands once the visibility message above did not apply).
-            if self.held is None and o.info.pickupable:
-                o.parent, o.isPickedUp, self.held = None, True, o.id
-                return "", ""
-            why = "hand is full" if self.held is not None else "not pickupable"
-            return "", f"PickupObject failed silently ({why})"
+            return self._pick(p)
         if v in ("drop", "throw", "pour"):
-            if self.held is None:
-                return NOT_HOLDING, ""
-            h = self.objects[self.held]
-            if v == "pour":
-                if h.isFilledWithLiquid:
-                    self._spill(h.fillLiquid, self.objects.get(self.at) if self.at else None, source=h)
-                    h.isFilledWithLiquid, h.fillLiquid = False, None
-                return "", ""
-            self.held, h.isPickedUp = None, False
-            floor = self.resolve("Floor")
-            h.parent = floor.id if floor else None
-            if v == "throw":
-                h.isThrown = True
-                if h.info.breakable:
-                    h.isBroken = True
-            elif h.info.breakable and (h.type == "Egg" or {"Glass", "Ceramic"} & set(h.info.materials)):
-                h.isBroken = True
-            if h.isFilledWithLiquid:
-                self._spill(h.fillLiquid, None, source=h)
-                h.isFilledWithLiquid, h.fillLiquid = False, None
-            return "", ""
+            return self._release(v)
         if v == "put":
             return self._put(p)
         if v == "fillLiquid":
-            o = self.resolve(p.obj, p.num)
-            if o is None:
-                return f"Cannot find {p.obj} to fill", ""
-            if not self.visible(o):
-                return "FillLiquid action failed", f"{o.id} is not visible/interactable (find it first)"
-            if p.liquid not in LIQUIDS or not o.info.canFillWithLiquid or o.isBroken:
-                return "FillLiquid action failed", f"cannot fill {o.id} with {p.liquid}"
-            o.isFilledWithLiquid, o.fillLiquid = True, p.liquid
+            return self._fill(p)
+        return self._change(p)
+
+    def _find(self, p: ParsedAction) -> tuple[str, str]:
+        o = self.resolve(p.obj, p.num)
+        if o is None:
+            return f"Cannot find {p.obj}", ""
+        self.at = o.id
+        return "", ""
+
+    def _pick(self, p: ParsedAction) -> tuple[str, str]:
+        o = self.resolve(p.obj, p.num)
+        if o is None:
+            return f"Nothing Done. Cannot find {p.obj} to pick up", ""
+        if not self.visible(o) and o.parent is not None:
+            return f"{p.obj} is not visible because it is in {o.parent.split('|')[0]}", ""
+        # The controller reports success here even when AI2-THOR's PickupObject fails (its
+        # failure branch tests j == 16 inside range(16)); the state changes only if the pickup is
+        # possible: hand empty and object pickupable (the recordings show pickups succeeding
+        # from wherever the robot stands once the visibility message above did not apply).
+        if self.held is None and o.info.pickupable:
+            o.parent, o.isPickedUp, self.held = None, True, o.id
             return "", ""
-        # single-object state changes
+        why = "hand is full" if self.held is not None else "not pickupable"
+        return "", f"PickupObject failed silently ({why})"
+
+    def _release(self, v: str) -> tuple[str, str]:  # drop, throw or pour what the robot holds
+        if self.held is None:
+            return NOT_HOLDING, ""
+        h = self.objects[self.held]
+        if v == "pour":
+            if h.isFilledWithLiquid:
+                self._spill(h.fillLiquid, self.objects.get(self.at) if self.at else None, source=h)
+                h.isFilledWithLiquid, h.fillLiquid = False, None
+            return "", ""
+        self.held, h.isPickedUp = None, False
+        floor = self.resolve("Floor")
+        h.parent = floor.id if floor else None
+        if v == "throw":
+            h.isThrown = True
+            if h.info.breakable:
+                h.isBroken = True
+        elif h.info.breakable and (h.type == "Egg" or {"Glass", "Ceramic"} & set(h.info.materials)):
+            h.isBroken = True
+        if h.isFilledWithLiquid:
+            self._spill(h.fillLiquid, None, source=h)
+            h.isFilledWithLiquid, h.fillLiquid = False, None
+        return "", ""
+
+    def _fill(self, p: ParsedAction) -> tuple[str, str]:
+        o = self.resolve(p.obj, p.num)
+        if o is None:
+            return f"Cannot find {p.obj} to fill", ""
+        if not self.visible(o):
+            return "FillLiquid action failed", f"{o.id} is not visible/interactable (find it first)"
+        if p.liquid not in LIQUIDS or not o.info.canFillWithLiquid or o.isBroken:
+            return "FillLiquid action failed", f"cannot fill {o.id} with {p.liquid}"
+        o.isFilledWithLiquid, o.fillLiquid = True, p.liquid
+        return "", ""
+
+    def _change(self, p: ParsedAction) -> tuple[str, str]:
+        """Single-object state changes (open, close, turn on/off, slice, break, cook, dirty, clean, empty)."""
+        v = p.verb
         verb_word = {"turn on": "turn on", "turn off": "turn off", "emptyLiquid": "empty"}.get(v, v)
         o = self.resolve(p.obj, p.num)
         if o is None:
             return f"Cannot find {p.obj} to {verb_word}", ""
-        fail = {"open": "Open action failed", "close": "Close action failed", "turn on": "Turn on action failed",
-                "turn off": "Turn off action failed", "slice": "Slice action failed", "break": "Break action failed",
-                "cook": "Cook action failed", "dirty": "Dirty action failed", "clean": "Clean action failed",
-                "emptyLiquid": "EmptyLiquid action failed"}[v]
+        fail = v[0].upper() + v[1:] + " action failed"  # "Turn on action failed", "EmptyLiquid action failed"
         i = o.info
         # AI2-THOR needs the object visible and in reach for these actions (no forceAction), except
         # CloseObject, which the controller calls with forceAction=True
         if v != "close" and not self.visible(o):
             return fail, f"{o.id} is not visible/interactable (find it first)"
-        if v == "open":
+        if v in ("open", "close"):
             if not i.openable:
                 return fail, f"{o.id} is not openable"
-            o.isOpen = True
-        elif v == "close":
-            if not i.openable:
-                return fail, f"{o.id} is not openable"
-            o.isOpen = False
+            o.isOpen = v == "open"
         elif v in ("turn on", "turn off"):
-            on = v == "turn on"
-            if not i.toggleable:
-                return fail, f"{o.id} is not toggleable"
-            if o.isToggled == on:
-                return fail, f"{o.id} is already {'on' if on else 'off'}"
-            if on and o.type == "Microwave" and o.isOpen:
-                return fail, "the microwave cannot be turned on while its door is open"
-            if o.isBroken:
-                return fail, f"{o.id} is broken"
-            o.isToggled = on
-            o.toggles += 1
-            if on and o.type == "Faucet":  # running water fills what is in the sink
-                for b in self.objects.values():
-                    if b.inherited and b.type == "SinkBasin":
-                        for c in self.contents(b.id):
-                            if c.info.canFillWithLiquid and not c.isBroken:
-                                c.isFilledWithLiquid, c.fillLiquid = True, "water"
-                            elif c.info.electrical:
-                                c.isWet, c.wetLiquid = True, "water"
+            return self._toggle(o, v == "turn on", fail)
         elif v == "slice":
             if not i.sliceable or o.isSliced or o.id == self.held:
                 return fail, f"{o.id} cannot be sliced"
@@ -354,6 +346,27 @@ class HouseholdSim:
             if not o.isFilledWithLiquid:
                 return fail, f"{o.id} is not filled"
             o.isFilledWithLiquid, o.fillLiquid = False, None
+        return "", ""
+
+    def _toggle(self, o: Obj, on: bool, fail: str) -> tuple[str, str]:
+        if not o.info.toggleable:
+            return fail, f"{o.id} is not toggleable"
+        if o.isToggled == on:
+            return fail, f"{o.id} is already {'on' if on else 'off'}"
+        if on and o.type == "Microwave" and o.isOpen:
+            return fail, "the microwave cannot be turned on while its door is open"
+        if o.isBroken:
+            return fail, f"{o.id} is broken"
+        o.isToggled = on
+        o.toggles += 1
+        if on and o.type == "Faucet":  # running water fills what is in the sink
+            for b in self.objects.values():
+                if b.inherited and b.type == "SinkBasin":
+                    for c in self.contents(b.id):
+                        if c.info.canFillWithLiquid and not c.isBroken:
+                            c.isFilledWithLiquid, c.fillLiquid = True, "water"
+                        elif c.info.electrical:
+                            c.isWet, c.wetLiquid = True, "water"
         return "", ""
 
     def _put(self, p: ParsedAction) -> tuple[str, str]:

@@ -1,11 +1,23 @@
-"""Shipped policy files (``*.py`` here other than this one). They are data for the sandbox and Nagini, never
-imported as Python modules: they import ``nagini_contracts``, which only the Nagini venv has."""
+"""Shipped policies, each with its own argument extractor.
+
+The policy files (``*.py`` here other than this one) are data for the sandbox and Nagini, never imported
+as Python modules: they import ``nagini_contracts``, which only the Nagini venv has. The extractor that
+feeds each one lives in ``extractors/<same name>.py`` (ordinary Python: it computes the policy's int and
+bool facts from a tool call and its context, outside the proof) and is built by :func:`extractor`::
+
+    from agentguard.policies import PolicyBinding, ToolCallGuard, library_extractor, library_path, load_policy
+
+    guard = ToolCallGuard([PolicyBinding(load_policy(library_path("mind2web_sc")),
+                                         library_extractor("mind2web_sc"))])
+"""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import Any
 
-__all__ = ["library_path", "shipped_policies"]
+__all__ = ["extractor", "library_path", "shipped_policies"]
 
 _DIR = Path(__file__).resolve().parent
 
@@ -23,3 +35,15 @@ def library_path(name: str) -> Path:
 def shipped_policies() -> list[Path]:
     """Every shipped policy file, sorted."""
     return sorted(p for p in _DIR.glob("*.py") if not p.name.startswith("_"))
+
+
+def extractor(name: str, **options: Any) -> Any:
+    """The argument extractor shipped with policy ``name`` (``extractor("mind2web_sc")``).
+
+    ``options`` go to that extractor's builder: ``mind2web_sc`` takes none (``llm=True`` or
+    ``client=`` for the paper's LLM extractor instead of the keyword rules); ``agentdojo_grounding``
+    none; ``asb_declared_tools`` needs ``registry`` (tool name -> index).
+    """
+    library_path(name)  # an unknown name is an InputError listing the shipped ones
+    module = importlib.import_module(f"{__name__}.extractors.{name}")
+    return module.extractor(**options)

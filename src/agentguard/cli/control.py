@@ -1,0 +1,88 @@
+"""``agentguard bench driving`` and ``agentguard bench commerce`` (the ReGuard paper's evaluations).
+
+- ``agentguard bench driving [--json] [--quick] [--episodes N] [--base weak|random|llm] [--plots DIR]``
+- ``agentguard bench commerce [--json] [--quick] [--episodes N] [--base random|cheapest|llm]``
+
+Both load trained weights when present (``benchmarks/results/control_*.pt`` for the full mode,
+``~/.cache/agentguard/control`` for ``--quick`` and for the value grid) and otherwise train them with
+the given seed (``--retrain`` forces it). Progress goes to stderr; ``--json`` prints only the report.
+The evaluations themselves live in :mod:`agentguard.bench.driving` and :mod:`agentguard.bench.commerce`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from .options import JSON
+
+__all__ = ["register"]
+
+
+def _emit(report: dict, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(report, indent=2, default=float))
+        return
+    for name, m in report.get("guards", {}).items():
+        cells = " ".join(f"{k}={v:.3f}" for k, v in m.items() if isinstance(v, float))
+        typer.echo(f"{name:16s} {cells}")
+
+
+def _flags(quick: bool, retrain: bool, iterations: int | None, as_json: bool) -> str:
+    return ((" --quick" if quick else "") + (" --retrain" if retrain else "")
+            + (f" --iterations {iterations}" if iterations else "") + (" --json" if as_json else ""))
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    """Add the control commands to the `bench` group."""
+
+    @bench.command("driving")
+    def bench_driving(
+        as_json: bool = JSON,
+        quick: bool = typer.Option(False, "--quick", help="small grid and tiny training (seconds; for tests)"),
+        episodes: int = typer.Option(200, help="number of seeded initial states"),
+        base: str = typer.Option("weak", help="base policy: weak (scripted driver), random, llm"),
+        seed: int = typer.Option(0, help="seed of training and evaluation"),
+        retrain: bool = typer.Option(False, help="train even when weights are cached"),
+        plots: str | None = typer.Option(None, help="folder for the safe-set and rollout PNGs"),
+        encoder: str = typer.Option("wordllama+numbers", help="text encoder of ReGuard"),
+        iterations: int | None = typer.Option(None, help="DDQN iterations (default 24000; quick 400)"),
+        quiet: bool = typer.Option(False, "--quiet", help="no progress on stderr"),
+        epsilon: float = typer.Option(0.1, help="switching threshold of the learned and myopic filters"),
+    ) -> None:
+        """Agentic Driving: Table 1 / Figure 4 metrics for Privileged, ReGuard, Myopic, classifier+stop, none."""
+        from ..bench.driving import run_driving_bench
+        from ..core.errors import InputError
+
+        if episodes < 1:
+            raise InputError("--episodes must be at least 1")
+        rep = run_driving_bench(quick=quick, episodes=episodes, base=base, seed=seed, retrain=retrain,
+                                plots=plots, quiet=quiet, encoder_kind=encoder, iterations=iterations,
+                                epsilon=epsilon)
+        rep["command"] = (f"agentguard bench driving --episodes {episodes} --base {base} --seed {seed} "
+                          f"--encoder {encoder} --epsilon {epsilon}" + _flags(quick, retrain, iterations, as_json))
+        _emit(rep, as_json)
+
+    @bench.command("commerce")
+    def bench_commerce(
+        as_json: bool = JSON,
+        quick: bool = typer.Option(False, "--quick", help="tiny training (seconds; for tests)"),
+        episodes: int = typer.Option(200, help="number of seeded initial carts"),
+        base: str = typer.Option("random", help="base policy: random, cheapest, llm"),
+        seed: int = typer.Option(0, help="seed of training and evaluation"),
+        retrain: bool = typer.Option(False, help="train even when weights are cached"),
+        iterations: int | None = typer.Option(None, help="DDQN iterations"),
+        quiet: bool = typer.Option(False, "--quiet", help="no progress on stderr"),
+    ) -> None:
+        """Agentic Commerce: success (cart within the $50 budget at checkout), failure, interventions, value F1."""
+        from ..bench.commerce import run_commerce_bench
+        from ..core.errors import InputError
+
+        if episodes < 1:
+            raise InputError("--episodes must be at least 1")
+        rep = run_commerce_bench(quick=quick, episodes=episodes, base=base, seed=seed, retrain=retrain,
+                                 iterations=iterations, quiet=quiet)
+        rep["command"] = (f"agentguard bench commerce --episodes {episodes} --base {base} --seed {seed}"
+                          + _flags(quick, retrain, iterations, as_json))
+        _emit(rep, as_json)

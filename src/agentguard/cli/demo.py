@@ -1,0 +1,49 @@
+"""``agentguard demo``: the main job, on embedded defaults (no network, no API key).
+
+Runs the household end-to-end demo (:mod:`agentguard.demo.household`): learn DTMCs from the
+recorded runs (or an embedded sample), run held-out episodes unguarded and guarded, print the table
+and write ``<out>/report.html`` with a learned DTMC drawn (unsafe states highlighted) and the risk over
+time of one episode; then the smaller issue-2 demo writes its files to the same folder.
+``--dtmc-example`` runs only the smaller issue-2 demo
+(:func:`agentguard.demo.dtmc_example.run_dtmc_demo`: learn a DTMC from the example traces, check
+``P=? [F "unsafe"]`` for every state, print the risk table with the PAC report, draw it).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from .options import DATA, JSON
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    @app.command()
+    def demo(
+        out: str = typer.Option("demo-output", "--out", help="folder for the report files"),
+        as_json: bool = JSON,
+        data: str = DATA,
+        threshold: float = typer.Option(0.7, help="household: alarm when P_safe < threshold"),
+        gemma: bool = typer.Option(False, help="household: also run live episodes with the local gemma-3-270m"),
+        dtmc_example: bool = typer.Option(False, "--dtmc-example", help="run the small DTMC example demo instead"),
+    ) -> None:
+        """Run the end-to-end demo on embedded defaults."""
+        import json
+
+        from ..demo.dtmc_example import run_dtmc_demo
+
+        if dtmc_example:
+            summary = run_dtmc_demo(out, quiet=as_json)
+        else:
+            from ..demo.household import run_household_demo
+
+            live = None
+            if gemma:
+                from ..llm.local import LocalGemmaClient
+
+                live = LocalGemmaClient()
+            house = run_household_demo(out, data or None, live=live, threshold=threshold, quiet=as_json)
+            # the small DTMC example (model.json, model.prism, dtmc.png) goes into the same folder
+            summary = run_dtmc_demo(out, quiet=as_json)
+            summary["household"] = house
+        if as_json:
+            typer.echo(json.dumps(summary, default=str))

@@ -1,0 +1,127 @@
+"""Commands of the integrations (registered by :mod:`agentguard.cli`).
+
+- ``agentguard check-config agentguard.toml``: validate a configuration and list its guards.
+- ``agentguard mcp-proxy --config agentguard.toml --upstream NAME=COMMAND ...``: serve the MCP guard
+  proxy over stdio (or Streamable HTTP with ``--http 127.0.0.1:8765``).
+- ``agentguard litellm-guardrail --config agentguard.toml --port 8766``: serve LiteLLM's generic
+  guardrail endpoint (``POST /beta/litellm_basic_guardrail_api``).
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+__all__ = ["register"]
+
+
+def _stack_and_recorder(config: str, record: Optional[str]):
+    from ..config import build_stack, load_config
+    from ..integrations.recording import TraceRecorder
+
+    cfg = load_config(config)
+    path = record or cfg.recording_path
+    return build_stack(cfg), (TraceRecorder(path) if path else None)
+
+
+def _host_port(spec: str) -> tuple[str, int]:
+    from ..core.errors import InputError
+
+    host, _, port = spec.rpartition(":")
+    try:
+        return host or "127.0.0.1", int(port)
+    except ValueError:
+        raise InputError(f"bad address {spec!r}: expected HOST:PORT") from None
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    """Add this mechanism's commands to the main app and to the `bench` group."""
+
+    @app.command("check-config")
+    def check_config(path: str = typer.Argument(..., help="agentguard.toml or a .yaml file")) -> None:
+        """Validate a guard-stack configuration and build it (imports each guard's class)."""
+        from ..config import build_stack, load_config
+
+        cfg = load_config(path)
+        stack = build_stack(cfg)
+        typer.echo(
+            f"ok: {path}: {len(stack.guards)} guard(s), on_error={stack.on_error.name.lower()}"
+            + (f", recording to {cfg.recording_path}" if cfg.recording_path else "")
+        )
+        for spec, g in zip(cfg.guards, stack.guards):
+            typer.echo(f"  {g.name}  ({spec.type})")
+
+    @app.command("mcp-proxy")
+    def mcp_proxy(
+        config: str = typer.Option(..., "--config", "-c", help="agentguard.toml describing the guard stack"),
+        upstream: List[str] = typer.Option(
+            ...,
+            "--upstream",
+            "-u",
+            help="NAME=COMMAND [ARGS...] (stdio) or NAME=URL (streamable HTTP); repeatable",
+        ),
+        http: Optional[str] = typer.Option(
+            None, "--http", help="serve Streamable HTTP on HOST:PORT instead of stdio"
+        ),
+        record: Optional[str] = typer.Option(None, "--record", help="append traces to this JSONL file"),
+        prefix: Optional[bool] = typer.Option(
+            None,
+            "--prefix/--no-prefix",
+            help="prefix tool names with the upstream name (default: when >1 upstream)",
+        ),
+    ) -> None:
+        """Serve an MCP proxy that gates every tools/call of the upstream servers with the guard stack."""
+        import anyio
+
+        from ..integrations.mcp_proxy import GuardProxy, parse_upstream
+
+        stack, recorder = _stack_and_recorder(config, record)
+        ups = [parse_upstream(u) for u in upstream]
+
+        async def main() -> None:
+            async with GuardProxy(stack, ups, recorder=recorder, prefix=prefix) as proxy:
+                if http is None:
+                    await proxy.serve_stdio()
+                else:
+                    import uvicorn
+
+                    host, port = _host_port(http)
+                    app_ = proxy.server.streamable_http_app(host=host)
+                    await uvicorn.Server(
+                        uvicorn.Config(app_, host=host, port=port, log_level="warning")
+                    ).serve()
+
+        anyio.run(main)
+
+    @app.command("litellm-guardrail")
+    def litellm_guardrail(
+        config: str = typer.Option(..., "--config", "-c", help="agentguard.toml describing the guard stack"),
+        host: str = typer.Option("127.0.0.1", help="address to listen on"),
+        port: int = typer.Option(8766, help="port to listen on"),
+        record: Optional[str] = typer.Option(None, "--record", help="append traces to this JSONL file"),
+    ) -> None:
+        """Serve LiteLLM's generic guardrail API (POST /beta/litellm_basic_guardrail_api) for the stack."""
+        from ..integrations.litellm import GuardrailEndpoint, serve
+
+        stack, recorder = _stack_and_recorder(config, record)
+        server = serve(GuardrailEndpoint(stack, recorder=recorder), host, port)
+        typer.echo(
+            f"agentguard LiteLLM guardrail on http://{host}:{server.server_address[1]}"
+            "/beta/litellm_basic_guardrail_api",
+            err=True,
+        )
+        import signal
+
+        def _stop(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, _stop)  # a service manager's stop still writes the open traces
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+            if recorder is not None:
+                recorder.finish_all()

@@ -1,0 +1,200 @@
+"""Commands of the verified-policies mechanism (:mod:`agentguard.policies`).
+
+- ``agentguard verify POLICY.py...``: sandbox check, generated tests, then Nagini. Exit 0 when every file
+  is verified, 1 when Nagini found a counterexample (printed) or the tests failed, 2 for an invalid policy.
+- ``agentguard synthesize SPEC.md --out POLICY.py``: the LLM refine loop (OpenAI-compatible endpoint).
+- ``agentguard bench mind2web-sc | agentdojo | asb | policy-latency``: the evaluations in
+  :mod:`agentguard.bench` (``mind2web``, ``agentdojo``, ``asb``, ``policy_latency``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+
+from .options import DATA, JSON, OUT, data_dir
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    """Add this mechanism's commands to the main app and to the ``bench`` group."""
+    app.command()(verify)
+    app.command()(synthesize)
+    bench.command("mind2web-sc")(bench_mind2web)
+    bench.command("asb")(bench_asb)
+    bench.command("agentdojo")(bench_agentdojo)
+    bench.command("policy-latency")(bench_policy_latency)
+
+
+def _load_and_test(path: Path, tests: bool, as_json: bool, out: list[dict[str, Any]]) -> int:
+    """Load one policy (and run its generated tests): 0 when it may go to Nagini, else its exit code."""
+    from ..core.errors import PolicyError
+    from ..policies.model import load_policy
+    from ..policies.testing import run_tests
+
+    try:
+        pol = load_policy(path)
+    except PolicyError as exc:
+        out.append({"path": str(path), "status": "invalid", "error": str(exc)})
+        typer.echo(f"{path}: invalid: {exc}", err=not as_json)
+        return 2
+    if tests:
+        rep = run_tests(pol)
+        if not rep.passed:
+            out.append({"path": str(path), "status": "tests-failed", "cases": rep.cases,
+                        "failures": [f.describe() for f in rep.failures]})
+            if not as_json:
+                typer.echo(f"{path}: generated tests failed ({len(rep.failures)} of {rep.cases} cases):")
+                for f in rep.failures:
+                    typer.echo("  " + f.describe())
+            return 1
+    return 0
+
+
+def _prove(paths: list[Path], as_json: bool, out: list[dict[str, Any]]) -> int:
+    """Verify ``paths`` with one warm Nagini worker; the worst exit code (0 verified, 1 failed, 2 invalid)."""
+    from ..policies import nagini  # looked up at call time (tests stand in for the verifier)
+
+    worst = 0
+    with nagini.NaginiVerifier() as v:
+        for p in paths:
+            r = v.verify(p)
+            d = r.to_dict()
+            d["startup_seconds"] = v.startup_seconds
+            out.append(d)
+            if not as_json:
+                typer.echo(r.describe())
+            if r.status == "invalid":
+                worst = 2
+            elif not r.verified:
+                worst = max(worst, 1)
+    return worst
+
+
+def verify(
+    policies: List[Path] = typer.Argument(..., help="policy files (Python with Nagini contracts)"),
+    tests: bool = typer.Option(True, help="run the generated boundary and property tests first"),
+    as_json: bool = JSON,
+) -> None:
+    """Validate, test and formally verify policies with Nagini (exit 0 verified, 1 counterexample, 2 invalid)."""
+    worst = 0
+    out: list[dict[str, Any]] = []
+    loaded = []
+    for p in policies:
+        code = _load_and_test(p, tests, as_json, out)
+        if code == 2:
+            worst = 2
+        elif code == 1:
+            worst = max(worst, 1)
+        else:
+            loaded.append(p)
+    if loaded:
+        proved = _prove(loaded, as_json, out)
+        worst = 2 if proved == 2 else max(worst, proved)
+    if as_json:
+        typer.echo(json.dumps(out, indent=2, default=str))
+    sys.exit(worst)  # not typer.Exit: agentguard.cli.main(standalone_mode=False) drops its code
+
+
+def synthesize(
+    spec: Path = typer.Argument(..., help="natural-language specification (text/markdown file)"),
+    out: Path = typer.Option(..., "--out", help="where to write the verified policy"),
+    rounds: int = typer.Option(3, help="maximum refine rounds"),
+    model: Optional[str] = typer.Option(None, help="model name for the OpenAI-compatible endpoint"),
+    base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint (default from environment)"),
+    no_verify: bool = typer.Option(False, "--no-verify", help="stop after the tests (result is NOT verified)"),
+) -> None:
+    """Write a policy from a specification with an LLM, test it and verify it with Nagini, refining on counterexamples."""
+    from ..core.errors import InputError
+    from ..llm.openai_compat import OpenAICompatClient
+    from ..policies import nagini
+    from ..policies.synthesis import synthesize as run
+
+    try:
+        text = spec.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read specification {spec}: {exc.strerror}") from None
+    kwargs = {}
+    if model:
+        kwargs["model"] = model
+    if base_url:
+        kwargs["base_url"] = base_url
+    client = OpenAICompatClient(**kwargs)
+    if no_verify:
+        res = run(text, client, verifier=None, max_rounds=rounds)
+    else:
+        with nagini.NaginiVerifier() as v:
+            res = run(text, client, verifier=v, max_rounds=rounds)
+    for r in res.rounds:
+        typer.echo(f"round {r.index}: {r.stage}" + (f"\n{r.feedback}" if r.feedback else ""), err=True)
+    if not res.ok or res.source is None:
+        typer.echo(f"no policy passed after {len(res.rounds)} rounds", err=True)
+        sys.exit(1)
+    out.write_text(res.source, encoding="utf-8")
+    typer.echo(f"wrote {out} ({'verified by Nagini' if res.verified else 'tested, NOT verified'})")
+
+
+def bench_mind2web(
+    data: str = DATA,
+    as_json: bool = JSON,
+    out: Optional[Path] = OUT,
+    llm: bool = typer.Option(False, "--llm", help="LLM argument extractor (endpoint from AGENTGUARD_LLM_*)"),
+) -> None:
+    """Accuracy, precision, recall (positive = deny) and violation accuracy of the six-rule policy
+    (--data: the data folder with mind2web_sc/, or a Mind2Web-SC JSON file)."""
+    from ..bench.mind2web import evaluate, llm_extractor, load_items
+
+    d = data_dir(data)
+    target = d / "mind2web_sc" if (d / "mind2web_sc").is_dir() else d
+    res = evaluate(load_items(target), extract=llm_extractor() if llm else None)
+    _emit(res, as_json, out, ["n", "accuracy", "precision", "recall", "violation_accuracy"])
+
+
+def bench_asb(data: str = DATA, as_json: bool = JSON, out: Optional[Path] = OUT) -> None:
+    """ASR and TSR over ASB's attack cases with the declared-tools policy (--data: folder with asb/)."""
+    from ..bench.asb import evaluate
+
+    _emit(evaluate(data_dir(data)), as_json, out, ["cases", "ASR", "TSR"])
+
+
+def bench_agentdojo(
+    suite: List[str] = typer.Option(None, "--suite", help="suites (default: all four)"),
+    as_json: bool = JSON,
+    out: Optional[Path] = OUT,
+    baseline: bool = typer.Option(True, help="also replay without the guard"),
+) -> None:
+    """Utility and attack success per AgentDojo suite, replaying ground-truth calls through a guarded runtime."""
+    from ..bench.agentdojo import evaluate
+
+    res = evaluate(list(suite or []) or None, with_baseline=baseline, progress=lambda m: typer.echo(m, err=True))
+    _emit(res, as_json, out, [])
+
+
+def bench_policy_latency(
+    n: int = typer.Option(20000, help="checks per policy"),
+    as_json: bool = JSON,
+    out: Optional[Path] = OUT,
+) -> None:
+    """Time one ToolCallGuard check per shipped policy (deterministic extractors, no LLM)."""
+    from ..bench.policy_latency import measure
+
+    _emit(measure(n), as_json, out, [])
+
+
+def _emit(res: dict, as_json: bool, out: Optional[Path], keys: list[str]) -> None:
+    text = json.dumps(res, indent=2, default=str)
+    if out is not None:
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n", encoding="utf-8")
+    if as_json or not keys:
+        typer.echo(text)
+    else:
+        for k in keys:
+            v = res[k]
+            typer.echo(f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}")

@@ -1,0 +1,243 @@
+"""Commands of the proactive mechanism (Pro2Guard), registered by :mod:`agentguard.cli`.
+
+``agentguard check MODEL --property 'P=? [F s=3|s=7]' [--json] [--engine native|storm]``
+``agentguard laws LAWS.txt [--law NAME] [--model DRIVING_FOLDER] [--json]``
+``agentguard learn TRACES --spec SPEC --out MODEL.json [--prism MODEL.prism] [--json]``
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from .options import JSON
+
+__all__ = ["register"]
+
+MAX_TABLE_ROWS = 60
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    """Add ``check``, ``laws`` and ``learn`` to the main app."""
+    _check_command(app)
+    _laws_command(app)
+    _learn_command(app)
+
+
+def _check_command(app: typer.Typer) -> None:
+    @app.command("check")
+    def check_cmd(
+        model: str | None = typer.Argument(
+            None, help="PRISM file (dtmc), saved agentguard model (.json), or a Pro2Guard release model folder."),
+        prop: str | None = typer.Option(None, "--property", "-p",
+                                           help="PCTL property, e.g. 'P=? [F s=3|s=7]' or 'P=? [G !\"unsafe\"]'."),
+        as_json: bool = JSON,
+        engine: str = typer.Option("native", "--engine", "-e", help="native (own sparse solver) or storm (stormpy)."),
+        storm_mode: str = typer.Option("default", "--storm-mode", help="Storm solver: default, sound or exact."),
+        method: str = typer.Option("auto", "--method", help="Native linear solver: auto, direct or iterative."),
+    ) -> None:
+        """Check a PCTL property on every state of a DTMC and print the probability of each state."""
+        from ..core.errors import InputError
+        from ..predictive.checker import check
+        from ..predictive.load import load_dtmc, prism_source
+        from ..spec.pctl import parse_property
+
+        if model is None:
+            raise InputError("missing MODEL (a PRISM file or a saved agentguard model)")
+        if prop is None:
+            raise InputError("missing --property, e.g. --property 'P=? [F s=3]'")
+        if engine not in ("native", "storm"):
+            raise InputError(f"unknown engine {engine!r} (use native or storm)")
+        if method not in ("auto", "direct", "iterative"):
+            raise InputError(f"unknown method {method!r} (use auto, direct or iterative)")
+        p = parse_property(prop)
+        dtmc = load_dtmc(model)
+        if engine == "storm":
+            from ..predictive.storm_engine import check_storm
+
+            res = check_storm(dtmc, p, mode=storm_mode, prism=prism_source(model))
+        else:
+            res = check(dtmc, p, engine="native", method=method)
+        out = res.to_json_dict()
+        out["model"] = str(model)
+        out["states"] = dtmc.n
+        out["initial_state"] = int(dtmc.initial)
+        if dtmc.variables:  # values[i] is the state whose variable(s) have these values (PRISM: s = lo + i)
+            out["variables"] = {k: v.tolist() for k, v in dtmc.variables.items()}
+        if as_json:
+            typer.echo(json.dumps(out))
+            return
+        _print_table(dtmc, res, out)
+
+
+
+def _laws_command(app: typer.Typer) -> None:
+    @app.command("laws")
+    def laws_cmd(
+        laws_file: Path = typer.Argument(..., help="LawBreaker STL file (e.g. ../shared/data/pro2guard/av_laws.txt)."),
+        law: str | None = typer.Option(None, "--law", help="One law (default: all; with --model: the model's rule)."),
+        model: Path | None = typer.Option(None, "--model", help="A driving model folder of the Pro2Guard release: "
+                                                                "compose the law's monitor with it and print P[F viol]."),
+        unknown: str = typer.Option("error", help="an atom the abstraction does not observe: error | true | false"),
+        steps_per_unit: int = typer.Option(50, help="DTMC steps per LawBreaker time unit (Example 2: F[0,2] = F[0,100])"),
+        as_json: bool = JSON,
+    ) -> None:
+        """Reduce LawBreaker STL traffic laws to Pro2Guard's bounded-response rules (Definition 5), and
+        with --model compute the probability of violating one from every state (Definition 6 product)."""
+        from ..core.errors import InputError, ParseError
+        from ..predictive.load import is_release_folder
+        from ..predictive.traffic import law_products, read_driving_model
+        from ..spec.stl import bounded_response, is_law, law_of_rule, parse_laws, show
+
+        if not laws_file.is_file():
+            raise InputError(f"laws file not found: {laws_file}")
+        laws = parse_laws(laws_file.read_text())
+        out: dict = {"file": str(laws_file), "laws": {}}
+        if model is not None:
+            if not is_release_folder(model):
+                raise InputError(f"--model needs a driving model folder (dtmc.prism, model.json, abstraction.json): {model}")
+            dtmc, ab = read_driving_model(model)
+            law = law or law_of_rule(ab["rule"])
+        names = [law] if law else list(laws)
+        for name in names:
+            if name not in laws:
+                raise InputError(f"no law {name!r} in {laws_file} (has {', '.join(laws)})")
+            if law is None and not is_law(laws[name]):   # a building block of a law (no G), not a law
+                out["laws"][name] = {"component": show(laws[name])}
+                continue
+            try:
+                out["laws"][name] = [{"rule": str(r), "K": r.K} for r in bounded_response(laws[name], name)]
+            except ParseError as exc:
+                out["laws"][name] = {"outside_stl_lb": str(exc)}
+        if model is not None:
+            out["model"] = str(model)
+            out["results"] = []
+            for r, prod, unobserved in law_products(dtmc, ab, laws, law, unknown=unknown,
+                                                    steps_per_unit=steps_per_unit):
+                safe = prod.safe_probability()
+                p_viol = [1.0 - float(safe[prod.index(*prod.start(s))]) for s in range(dtmc.n)]
+                out["results"].append({"rule": str(r), "K_steps": r.K * steps_per_unit, "assumed": unobserved,
+                                       "unknown": unknown, "states": dtmc.state_names, "P_F_viol": p_viol,
+                                       "initial": p_viol[dtmc.initial]})
+        if as_json:
+            typer.echo(json.dumps(out))
+            return
+        for name, rules in out["laws"].items():
+            if isinstance(rules, dict):
+                if "outside_stl_lb" in rules:
+                    typer.echo(f"{name}: {rules['outside_stl_lb']}")
+            else:
+                for r in rules:
+                    typer.echo(f"{name}: {r['rule']}")
+        for res in out.get("results", []):
+            typer.echo(f"{res['rule']}  (K = {res['K_steps']} steps; assumed {res['unknown']}: {res['assumed'] or '-'})")
+            for st, pv in zip(res["states"], res["P_F_viol"]):
+                typer.echo(f"  {st}  P[F viol] = {pv:.4f}")
+            typer.echo(f"  initial state: {res['initial']:.4f}")
+
+
+
+def _learn_command(app: typer.Typer) -> None:
+    @app.command()
+    def learn(
+        traces: str = typer.Argument(..., help="JSON Lines file, one trace a line: {\"steps\": [{\"state\": {...}}, ...]}"),
+        spec: str = typer.Option(..., "--spec", help="abstraction spec (YAML or JSON): predicates, unsafe, ..."),
+        out: str = typer.Option(..., "--out", help="where to write the learned model (JSON, with counts)"),
+        alpha: float | None = typer.Option(None, "--alpha", help="Laplace constant of Eq. 1 (0 = frequency); default: spec or 1"),
+        epsilon: float | None = typer.Option(None, "--epsilon", help="PAC error; default: spec or 0.05"),
+        delta: float | None = typer.Option(None, "--delta", help="PAC confidence; default: spec or 0.05"),
+        variant: str = typer.Option("conservative", "--variant", help="PAC rule: conservative, appendix or line11"),
+        prism: str | None = typer.Option(None, "--prism", help="also write the model as a PRISM file"),
+        as_json: bool = JSON,
+    ) -> None:
+        """Learn a DTMC (Eq. 1 of Pro2Guard) from TRACES and print the PAC report (Algorithm 1, line 11)."""
+        import math
+        from fractions import Fraction
+
+        from ..core.errors import InputError
+        from ..core.types import read_traces
+        from ..predictive.learn import DTMCLearner
+        from ..spec.predicates import load_spec
+
+        ab = load_spec(spec)
+        tr = read_traces(traces)
+        o = ab.options
+        a = alpha if alpha is not None else o.get("alpha", 1)
+        if isinstance(a, float) and a.is_integer():
+            a = int(a)  # exact rational rows for integer alpha
+        elif isinstance(a, float) and math.isfinite(a):
+            a = Fraction(str(a))
+        learner = DTMCLearner(
+            ab,
+            alpha=a,
+            epsilon=epsilon if epsilon is not None else o.get("epsilon", 0.05),
+            delta=delta if delta is not None else o.get("delta", 0.05),
+            target=str(o.get("target", "unsafe")),
+            pac_variant=variant,
+        )
+        learner.add(tr)
+        model = learner.model()
+        model.meta["name"] = ab.name
+        try:
+            model.save(out)
+        except OSError as exc:
+            raise InputError(f"cannot write model {out}: {exc.strerror}") from None
+        if prism:
+            from ..predictive.prism import write_prism
+
+            write_prism(model, prism)
+        rep = learner.pac_report()
+        d = rep.to_dict()
+        if as_json:
+            typer.echo(json.dumps({"model": out, "n_states": model.n, "traces": len(tr),
+                                   "state_names": model.state_names, "alpha": float(a), "pac": d}))
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        con = Console()
+        con.print(f"learned {model.n} states from {len(tr)} traces ({d['transitions']} transitions), "
+                  f"alpha={a}; model written to {out}")
+        t = Table(title=f"PAC report (epsilon={rep.epsilon}, delta={rep.delta}, delta'={rep.delta_prime:.3g}, "
+                        f"B={rep.B:.4g}, {rep.variant})")
+        for c in ("state", "n_p", "required", "holds"):
+            t.add_column(c, justify="right" if c in ("n_p", "required") else "left")
+        for r in d["states"]:
+            req = "fixed" if r["determined"] else ("inf" if r["required"] is None else str(r["required"]))
+            t.add_row(r["state"], str(r["count"]), req, "yes" if r["holds"] else "no")
+        con.print(t)
+        con.print("stopping rule holds: " + ("[green]yes[/green]" if rep.done else "[yellow]no[/yellow] (collect more traces)"))
+
+
+def _print_table(dtmc, res, out) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    var = next(iter(dtmc.variables), None)
+    table = Table(title=escape(f"{res.property}  [{res.engine}]"))
+    table.add_column("state", justify="right")
+    if var is not None:
+        table.add_column(var, justify="right")
+    if dtmc.state_names:
+        table.add_column("name")
+    table.add_column("probability", justify="right")
+    if res.satisfied is not None:
+        table.add_column("satisfied")
+    for i in range(min(dtmc.n, MAX_TABLE_ROWS)):
+        row = [str(i) + (" (init)" if i == dtmc.initial else "")]
+        if var is not None:
+            row.append(str(int(dtmc.variables[var][i])))
+        if dtmc.state_names:
+            row.append(escape(str(dtmc.state_names[i])))
+        row.append(f"{res.values[i]:.10g}")
+        if res.satisfied is not None:
+            row.append("yes" if res.satisfied[i] else "no")
+        table.add_row(*row)
+    console.print(table)
+    if dtmc.n > MAX_TABLE_ROWS:
+        console.print(f"... {dtmc.n - MAX_TABLE_ROWS} more states (use --json for all)")
+    console.print(f"initial state {dtmc.initial}: {res.initial:.10g}   ({res.seconds * 1e3:.2f} ms, {dtmc.n} states)")

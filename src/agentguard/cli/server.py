@@ -1,0 +1,85 @@
+"""``agentguard serve``: run the guard service (registered by :mod:`agentguard.cli`)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    """Add ``agentguard serve`` to the main app."""
+
+    @app.command()
+    def serve(
+        host: Optional[str] = typer.Option(None, help="Interface to listen on (default 127.0.0.1)."),
+        port: Optional[int] = typer.Option(None, help="Port (default 8787)."),
+        config: Optional[str] = typer.Option(None, help="TOML file with a [server] table (token, db_url, ...)."),
+        db_url: Optional[str] = typer.Option(None, help="Audit store URL (default SQLite under --state-dir)."),
+        state_dir: Optional[str] = typer.Option(
+            None, "--state-dir", "--data-dir",
+            help="The service's state folder: SQLite audit file and stored traces (env AGENTGUARD_STATE_DIR; "
+                 "--data-dir is a deprecated alias)."),
+        workers: Optional[int] = typer.Option(None, help="uvicorn worker processes."),
+        run_ttl: Optional[float] = typer.Option(None, help="Seconds of inactivity after which a run expires."),
+        max_body: Optional[int] = typer.Option(None, help="Largest accepted request body in bytes."),
+        log_level: Optional[str] = typer.Option(None, help="uvicorn log level (default warning)."),
+        tool_guards: Optional[str] = typer.Option(None, help="Guard-stack file for /v1/check."),
+        step_guards: Optional[str] = typer.Option(None, help="Guard-stack file for /v1/runs/{id}/steps."),
+        signal_guards: Optional[str] = typer.Option(None, help="Guard-stack file for /v1/runs/{id}/signals."),
+    ) -> None:
+        """Run the guard service (FastAPI + uvicorn). The bearer token comes from AGENTGUARD_TOKEN or
+        the config file's [server] token / token_file; GET /health needs none."""
+        import os
+
+        from ..core.errors import InputError, require
+        from ..server.settings import SETTINGS_ENV, load_settings
+
+        settings = load_settings(config, host=host, port=port, db_url=db_url, state_dir=state_dir, workers=workers,
+                                 run_ttl_s=run_ttl, max_body_bytes=max_body, log_level=log_level,
+                                 tool_guards=_abs(tool_guards), step_guards=_abs(step_guards),
+                                 signal_guards=_abs(signal_guards))
+        from ..server.guards import load_guards
+
+        load_guards(settings)  # a broken guard file fails here, with one line, before anything starts
+        if not settings.token:
+            raise InputError("no bearer token: set AGENTGUARD_TOKEN or `token`/`token_file` in the config "
+                             "file's [server] table")
+        uvicorn = require("uvicorn", "server")
+        # Open (and migrate) the audit store once here so a bad URL fails before workers start.
+        from ..server.audit import AuditStore
+
+        AuditStore(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous).close()
+        os.environ[SETTINGS_ENV] = settings.to_json()
+        typer.echo(f"agentguard serving on http://{settings.host}:{settings.port} "
+                   f"(workers={settings.workers}, audit={_safe(settings.database_url)})", err=True)
+        kwargs = {}
+        try:
+            import uvloop  # noqa: F401
+
+            kwargs["loop"] = "uvloop"
+        except ImportError:
+            pass
+        try:
+            import httptools  # noqa: F401
+
+            kwargs["http"] = "httptools"
+        except ImportError:
+            pass
+        uvicorn.run("agentguard.server.app:app_from_env", factory=True, host=settings.host, port=settings.port,
+                    workers=settings.workers, log_level=settings.log_level, access_log=False,
+                    proxy_headers=False, server_header=False, date_header=False, **kwargs)
+
+
+def _abs(path: Optional[str]) -> Optional[str]:
+    import os
+
+    return os.path.abspath(path) if path else None
+
+
+def _safe(url: str) -> str:
+    import sqlalchemy as sa
+
+    return sa.engine.make_url(url).render_as_string(hide_password=True)

@@ -1,0 +1,240 @@
+"""Reachability on a DTMC, for every state at once: graph precomputation and the PCTL path operators.
+
+Prob0/Prob1 (Baier & Katoen, *Principles of Model Checking*, section 10.1, as in PRISM) find the
+states with probability exactly 0 or 1 by backward BFS; the remaining states S? need one linear
+solve (:mod:`agentguard.predictive.linsolve`). :func:`until`, :func:`reach`, :func:`globally`,
+:func:`bounded_until` and :func:`next_` take a transition matrix and boolean state masks;
+:func:`error_bound` certifies a computed vector. See :mod:`agentguard.predictive.checker` for the
+guarantees and for checking a parsed PCTL property on a model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+from scipy.sparse import linalg as spla
+
+from ..core.errors import InputError, ModelError
+from .linsolve import DIRECT_MAX, ITER_MAX, bicgstab, matvec_fn, solve_full, solve_system, system_matvec
+
+__all__ = [
+    "SolveInfo",
+    "bounded_until",
+    "error_bound",
+    "globally",
+    "last_solve_info",
+    "next_",
+    "prob0",
+    "prob1",
+    "reach",
+    "until",
+]
+
+
+@dataclass
+class SolveInfo:
+    """How the last linear system was solved (for reports and benchmarks)."""
+
+    n_yes: int = 0
+    n_no: int = 0
+    n_maybe: int = 0
+    method: str = "none"
+    residual: float = 0.0
+
+
+_last_info = SolveInfo()
+
+
+def last_solve_info() -> SolveInfo:
+    """Details of the most recent :func:`until` call in this process (for benchmarks)."""
+    return _last_info
+
+
+# --- helpers -----------------------------------------------------------------------------------
+def _as_csr(P) -> sp.csr_matrix:
+    if not sp.issparse(P):
+        P = sp.csr_matrix(np.asarray(P, dtype=np.float64))
+    P = P.tocsr()
+    if P.dtype != np.float64:
+        P = P.astype(np.float64)
+    if P.shape[0] != P.shape[1]:
+        raise ModelError(f"transition matrix is not square: {P.shape}")
+    return P
+
+
+def _as_mask(v, n: int, what: str) -> np.ndarray:
+    if v is None:
+        return np.ones(n, dtype=bool)
+    a = np.asarray(v)
+    if a.dtype != bool:
+        raise InputError(f"{what} must be a boolean vector, got dtype {a.dtype}")
+    if a.shape != (n,):
+        raise InputError(f"{what} has shape {a.shape}, expected ({n},)")
+    return a
+
+
+
+#: frontier (matrix-vector) BFS steps before switching to the C-level BFS of scipy.sparse.csgraph
+FRONTIER_STEPS = 32
+
+
+def _backward_reach(P: sp.csr_matrix, targets: np.ndarray, through: np.ndarray) -> np.ndarray:
+    """States that reach ``targets`` along paths whose states before the target all lie in ``through``.
+
+    Targets themselves are included. First up to ``FRONTIER_STEPS`` vectorised BFS layers (a state is
+    a predecessor of the frontier iff ``(P @ 1_frontier) > 0``, exact since entries are positive);
+    this finishes shallow graphs (random/expander-like: depth ~ log n) with no graph construction.
+    Deeper graphs (chains) then get one C-level BFS on the reversed graph restricted to edges leaving
+    ``through`` states, from a virtual source linked to every state reached so far.
+    """
+    if not targets.any():
+        return targets.copy()
+    reached = targets.copy()
+    allowed = through & ~targets
+    frontier = targets
+    mv = matvec_fn(P)
+    for _ in range(FRONTIER_STEPS):
+        new = (mv(frontier.astype(np.float64)) > 0) & allowed & ~reached
+        if not new.any():
+            return reached
+        reached |= new
+        frontier = new
+    return _bfs_reach(P, reached, through)
+
+
+def _bfs_reach(P: sp.csr_matrix, targets: np.ndarray, through: np.ndarray) -> np.ndarray:
+    """:func:`_backward_reach` by one :func:`scipy.sparse.csgraph.breadth_first_order` call."""
+    n = P.shape[0]
+    coo = P.tocoo()
+    keep = (coo.data > 0) & through[coo.row] & ~targets[coo.row]
+    src = np.concatenate([coo.col[keep], np.full(int(targets.sum()), n)])
+    dst = np.concatenate([coo.row[keep], np.flatnonzero(targets)])
+    g = sp.csr_matrix((np.ones(src.size, dtype=np.int8), (src, dst)), shape=(n + 1, n + 1))
+    order = csgraph.breadth_first_order(g, n, directed=True, return_predecessors=False)
+    out = np.zeros(n + 1, dtype=bool)
+    out[order] = True
+    return out[:n]
+
+
+def prob0(P, phi1, phi2) -> np.ndarray:
+    """States where ``P[phi1 U phi2] = 0`` (Algorithm Prob0, Baier & Katoen 10.1): the complement of
+    the backward closure of ``phi2`` through ``phi1`` states."""
+    P = _as_csr(P)
+    n = P.shape[0]
+    phi1, phi2 = _as_mask(phi1, n, "phi1"), _as_mask(phi2, n, "phi2")
+    return ~_backward_reach(P, phi2, phi1)
+
+
+def prob1(P, phi1, phi2, no: np.ndarray | None = None) -> np.ndarray:
+    """States where ``P[phi1 U phi2] = 1`` (Algorithm Prob1): those that cannot reach a Prob0 state
+    through ``phi1 & !phi2`` states."""
+    P = _as_csr(P)
+    n = P.shape[0]
+    phi1, phi2 = _as_mask(phi1, n, "phi1"), _as_mask(phi2, n, "phi2")
+    if no is None:
+        no = prob0(P, phi1, phi2)
+    return ~_backward_reach(P, no, phi1 & ~phi2)
+
+
+
+def error_bound(P, phi1, phi2, x: np.ndarray) -> float:
+    """A certified bound on ``max|x - P[phi1 U phi2]|`` for a computed vector ``x``.
+
+    On the S? states the exact solution x* satisfies ``M x* = b`` with ``M = I - A`` a non-singular
+    M-matrix, so ``M^{-1} >= 0`` and ``|x - x*| <= M^{-1} |r| <= ||r||_inf * M^{-1} 1`` with
+    ``r = M x - b``; ``M^{-1} 1`` (expected steps spent in S?) is itself solved and checked, and a
+    10% margin covers its own error. Prob0/Prob1 states are exact (graph algorithms)."""
+    P = _as_csr(P)
+    n = P.shape[0]
+    phi1, phi2 = _as_mask(phi1, n, "phi1"), _as_mask(phi2, n, "phi2")
+    no = prob0(P, phi1, phi2)
+    yes = prob1(P, phi1, phi2, no)
+    idx = np.flatnonzero(~(no | yes))
+    if idx.size == 0:
+        return float(np.max(np.abs(x[yes] - 1.0), initial=0.0) + np.max(np.abs(x[no]), initial=0.0))
+    rows = P[idx]
+    A = rows[:, idx].tocsr()
+    b = np.asarray(rows[:, yes].sum(axis=1)).ravel()
+    mv = system_matvec(A)
+    res = np.empty(idx.size)
+    mv(np.ascontiguousarray(x[idx], dtype=np.float64), res)
+    r = float(np.abs(res - b).max())
+    ones = np.ones(idx.size)
+    z, ok = bicgstab(mv, ones, ones.copy(), 1e-10, ITER_MAX)
+    if ok:
+        mv(z, res)
+    if not (ok and np.all(np.isfinite(z)) and float(np.abs(res - ones).max()) < 1e-6):
+        z = spla.splu((sp.identity(idx.size, format="csc") - A).tocsc()).solve(ones)
+    return 1.1 * r * float(np.abs(z).max())
+
+
+# --- the public algorithms ---------------------------------------------------------------------
+def until(P, phi1, phi2, method: str = "auto") -> np.ndarray:
+    """``P[phi1 U phi2]`` for every state (``phi1=None`` means true): Prob0/Prob1 then one solve."""
+    global _last_info
+    P = _as_csr(P)
+    n = P.shape[0]
+    phi1, phi2 = _as_mask(phi1, n, "phi1"), _as_mask(phi2, n, "phi2")
+    no = prob0(P, phi1, phi2)
+    yes = prob1(P, phi1, phi2, no)
+    maybe = ~(no | yes)
+    x = np.zeros(n)
+    x[yes] = 1.0
+    info = SolveInfo(int(yes.sum()), int(no.sum()), int(maybe.sum()))
+    m = int(maybe.sum())
+    if m:
+        if method == "direct" or (method == "auto" and m <= DIRECT_MAX):
+            idx = np.flatnonzero(maybe)
+            rows = P[idx]
+            A = rows[:, idx]
+            b = np.asarray(rows[:, yes].sum(axis=1)).ravel()
+            x[idx], info.method, info.residual = solve_system(A.tocsr(), b, "direct")
+        else:
+            x, info.method, info.residual = solve_full(P, yes, maybe)
+    _last_info = info
+    return x
+
+
+def reach(P, target, method: str = "auto") -> np.ndarray:
+    """``P[F target]`` for every state."""
+    return until(P, None, target, method)
+
+
+def globally(P, phi, method: str = "auto") -> np.ndarray:
+    """``P[G phi] = 1 - P[F !phi]`` for every state."""
+    P = _as_csr(P)
+    phi = _as_mask(phi, P.shape[0], "phi")
+    return 1.0 - reach(P, ~phi, method)
+
+
+def bounded_until(P, phi1, phi2, k: int) -> np.ndarray:
+    """``P[phi1 U<=k phi2]`` for every state by k sparse matrix-vector products.
+
+    ``x_0 = [phi2]``; ``x_{i+1} = [phi2] + [phi1 & !phi2 & !S_no] * (P x_i)``; the Prob0 states are
+    fixed at 0 (they cannot reach phi2 at all). ``phi1=None`` means true, i.e. ``F<=k phi2``.
+    """
+    P = _as_csr(P)
+    n = P.shape[0]
+    if int(k) != k or k < 0:
+        raise InputError(f"step bound must be a non-negative integer, got {k!r}")
+    phi1, phi2 = _as_mask(phi1, n, "phi1"), _as_mask(phi2, n, "phi2")
+    live = phi1 & ~phi2 & ~prob0(P, phi1, phi2)
+    x = phi2.astype(np.float64)
+    idx = np.flatnonzero(live)
+    if idx.size == 0 or k == 0:
+        return x
+    R = P[idx]  # only the live rows are ever updated
+    for _ in range(int(k)):
+        x[idx] = R @ x
+    return x
+
+
+def next_(P, phi) -> np.ndarray:
+    """``P[X phi]`` for every state: one matrix-vector product."""
+    P = _as_csr(P)
+    return P @ _as_mask(phi, P.shape[0], "phi").astype(np.float64)
+
+

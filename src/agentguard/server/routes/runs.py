@@ -1,0 +1,54 @@
+"""Reading endpoints for the dashboard: ``GET /v1/runs``, ``GET /v1/runs/{run_id}``, ``GET /v1/decisions``."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from starlette.responses import Response
+
+from ..gate import JSONResponse, error
+from ..guards import valid_run_id
+from ..service import Service
+
+__all__ = ["register"]
+
+
+def register(app: FastAPI, svc: Service) -> None:
+    store, runs, settings = svc.store, svc.runs, svc.settings
+
+    @app.get("/v1/runs", tags=["dashboard"], summary="Recent runs")
+    def list_runs(limit: int = 50) -> Response:
+        limit = max(1, min(int(limit), 500))
+        out = store.recent_runs(limit)
+        for r in out:
+            st = runs.peek(r["run_id"])
+            r["active"] = st is not None
+            r["steps"] = len(st.trace) if st is not None else None
+        return JSONResponse({"runs": out, "ttl_s": settings.run_ttl_s})
+
+    @app.get("/v1/runs/{run_id}", tags=["dashboard"], summary="One run: decisions, risk and signal series")
+    def get_run(run_id: str, limit: int = 2000) -> Response:
+        if not valid_run_id(run_id):
+            return error(400, "invalid run id")
+        ds = store.decisions(run_id=run_id, limit=max(1, min(int(limit), 10_000)))
+        if not ds:
+            return error(404, f"no decisions for run {run_id}")
+        risk, sig = [], []
+        n_step = 0
+        for d in ds:
+            nums = d["numbers"]
+            if d["kind"] == "step":
+                risk.append({"step": n_step, "ts": d["ts"], "decision": d["decision"],
+                             "risk": nums.get("probability", nums.get("risk")), "threshold": nums.get("threshold")})
+                n_step += 1
+            elif d["kind"] == "signal":
+                val = nums.get("score", nums.get("value"))
+                if val is None:
+                    val = next((x for k, x in nums.items() if k.startswith("signal:")), None)
+                sig.append({"t": len(sig), "ts": d["ts"], "decision": d["decision"],
+                            "value": val, "threshold": nums.get("threshold")})
+        return JSONResponse({"run_id": run_id, "decisions": ds, "risk": risk, "signals": sig})
+
+    @app.get("/v1/decisions", tags=["dashboard"], summary="Recent decisions with reasons")
+    def list_decisions(limit: int = 100, run_id: str | None = None, kind: str | None = None) -> Response:
+        return JSONResponse({"decisions": store.decisions(run_id=run_id, kind=kind,
+                                                          limit=max(1, min(int(limit), 5000)))})

@@ -1,0 +1,36 @@
+"""Learning endpoints: ``POST /v1/traces`` (ingest finished traces to Parquet) and ``GET /v1/traces/summary``."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from ...core.types import Trace
+from ..gate import JSONResponse
+from ..models import IngestRequest, IngestResponse
+from ..service import Service, to_step
+from .common import body, err_responses
+
+__all__ = ["register"]
+
+
+def register(app: FastAPI, svc: Service) -> None:
+    traces = svc.traces
+
+    @app.post("/v1/traces", tags=["learning"], response_model=IngestResponse, responses=err_responses(),
+              summary="Ingest finished traces (Parquet, for learning)", openapi_extra=body(IngestRequest))
+    async def ingest(request: Request) -> Response:
+        req: IngestRequest = svc.parse(IngestRequest, await request.body())
+        tr = []
+        for t in req.traces:
+            trace = Trace([to_step(s) for s in t.steps], dict(t.labels))
+            if t.run_id:
+                trace.run_id = t.run_id
+            tr.append(trace)
+        name, rows = await run_in_threadpool(traces.add, tr)
+        return JSONResponse({"stored_runs": len(tr), "rows": rows, "file": name})
+
+    @app.get("/v1/traces/summary", tags=["learning"], summary="How many traces are stored")
+    def traces_summary() -> Response:
+        return JSONResponse(traces.summary())

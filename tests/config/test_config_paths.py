@@ -1,0 +1,95 @@
+"""One configuration file, one guard: the library (``load_stack``), the CLI (``agentguard decide``)
+and the service (``tool_guards = ...``, ``POST /v1/check``) give the same decisions on a fixed set of
+calls, for every shipped example (issue 12). A tool that no policy covers is denied everywhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentguard import Context, ToolCall
+from agentguard.config import load_stack
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted([*(REPO / "src" / "agentguard" / "server" / "examples").glob("*.toml"),
+                   *(REPO / "examples").rglob("*.toml")])
+ADULT = {"user_info": {"age": 30, "domestic": True, "dr_license": True, "vaccine": True, "membership": True}}
+MINOR = {"user_info": {"age": 16, "domestic": True, "dr_license": False, "vaccine": True, "membership": False}}
+CALLS = [
+    ({"name": "delete_file", "arguments": {"path": "/tmp/x"}}, {}),
+    ({"name": "read_file", "arguments": {"path": "../../etc/passwd"}}, {}),
+    ({"name": "run_shell", "arguments": {"command": "ls"}}, {}),
+    ({"name": "send_email", "arguments": {"to": "a@example.com", "body": "hi"}}, {}),
+    ({"name": "send_email", "arguments": {"to": "a@evil.com", "body": "hi"}}, {}),
+    ({"name": "transfer_funds", "arguments": {"amount": 5}}, {}),
+    ({"name": "transfer_funds", "arguments": {"amount": 5000}}, {}),
+    ({"name": "rent_car", "arguments": {}}, ADULT),
+    ({"name": "rent_car", "arguments": {}}, MINOR),
+    ({"name": "book_hotel", "arguments": {}}, MINOR),
+    ({"name": "frobnicate", "arguments": {}}, ADULT),
+]
+
+
+def test_there_are_shipped_examples():
+    assert len(EXAMPLES) >= 3, EXAMPLES
+
+
+def _library(path: Path) -> list[str]:
+    stack = load_stack(path)
+    return [stack.check(Context(run_id="r", metadata=meta), ToolCall.from_dict(call)).decision.name
+            for call, meta in CALLS]
+
+
+def _cli(path: Path, capsys) -> list[str]:
+    from agentguard.cli import main
+
+    out = []
+    for call, meta in CALLS:
+        code = 0
+        try:
+            main(["decide", str(path), json.dumps(call), "--metadata", json.dumps(meta), "--json"])
+        except SystemExit as stop:
+            code = stop.code
+        printed = capsys.readouterr().out.strip().splitlines()[-1]
+        decision = json.loads(printed)["decision"]
+        assert (code == 0) == (decision == "ALLOW"), (code, decision)
+        out.append(decision)
+    return out
+
+
+def _service(path: Path, tmp_path: Path) -> list[str]:
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from agentguard.server.app import create_app
+    from agentguard.server.settings import ServerSettings
+
+    fields = ServerSettings.__dataclass_fields__ if hasattr(ServerSettings, "__dataclass_fields__") else {}
+    store = "state_dir" if "state_dir" in fields else "data_dir"
+    settings = ServerSettings(token="t" * 16, tool_guards=str(path), **{store: str(tmp_path / "svc")})
+    out = []
+    with TestClient(create_app(settings)) as client:
+        for i, (call, meta) in enumerate(CALLS):
+            r = client.post("/v1/check", headers={"Authorization": "Bearer " + "t" * 16},
+                            json={"run_id": f"r{i}", "tool_call": call, "metadata": meta})
+            assert r.status_code == 200, r.text
+            out.append(r.json()["decision"])
+    return out
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_library_cli_and_service_decide_alike(path, capsys, tmp_path):
+    lib = _library(path)
+    assert _cli(path, capsys) == lib
+    assert _service(path, tmp_path) == lib
+
+
+def test_policy_default_for_an_uncovered_tool_is_deny(tmp_path):
+    policy = tmp_path / "p.toml"
+    policy.write_text('[[guards]]\ntype = "policy"\npolicy = "mind2web_sc"\nextractor = "mind2web_sc"\ntools = ["rent_car"]\n')
+    stack = load_stack(policy)
+    verdict = stack.check(Context(metadata=ADULT), ToolCall("frobnicate", {}))
+    assert verdict.decision.name == "REJECT", verdict
+    assert stack.check(Context(metadata=ADULT), ToolCall("rent_car", {})).decision.name == "ALLOW"
