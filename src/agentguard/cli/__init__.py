@@ -5,7 +5,11 @@ Each area registers its own commands from ``agentguard/cli/<area>.py`` through a
 heavy dependencies inside the commands so ``agentguard --help`` stays fast.
 
 Errors: any :class:`~agentguard.AgentGuardError` is printed as one line ``error: <message>`` on
-stderr with exit status 2; no traceback reaches the user.
+stderr with exit status 2; no traceback reaches the user. So is bad input that a reader did not name
+itself (:func:`input_failure`): a file that is not UTF-8 (``UnicodeDecodeError``), a structure nested
+too deeply (``RecursionError``), a number out of range (``OverflowError``, e.g. ``1e-400`` where an
+exact value is needed), an input too large to hold (``MemoryError``). Exit status 3 is left for a
+genuine bug (``error: unexpected ...``, still one line).
 """
 
 from __future__ import annotations
@@ -72,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(rc, int) and rc:
             sys.exit(rc)
     except AgentGuardError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {one_line(str(exc))}", err=True)
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
@@ -81,12 +85,46 @@ def main(argv: list[str] | None = None) -> None:
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("aborted", err=True)
         sys.exit(130)
-    except Exception as exc:  # click usage errors and the like
+    except Exception as exc:  # click usage errors, bad input (see input_failure), bugs
         if isinstance(exc, _click_exceptions()):
             exc.show()
             sys.exit(exc.exit_code)
-        typer.echo(f"error: unexpected {type(exc).__name__}: {exc}", err=True)
+        why = input_failure(exc)
+        if why is not None:
+            typer.echo(f"error: {why}", err=True)
+            sys.exit(2)
+        typer.echo(f"error: unexpected {type(exc).__name__}: {one_line(str(exc))}", err=True)
         sys.exit(3)
+
+
+def one_line(text: str, limit: int = 2000) -> str:
+    """``text`` on one line (line breaks and runs of blanks become one space), cut at ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def input_failure(exc: BaseException) -> str | None:
+    """The one-line message for an exception that bad input causes in a reader, or None for a bug.
+
+    - ``UnicodeDecodeError``: a trace, spec, policy or model file that is not UTF-8 text;
+    - ``RecursionError``: a property, spec or JSON/YAML document nested too deeply to parse;
+    - ``OverflowError``: a number too large or too small for the value it must become (``1e-400``
+      read as an exact probability, ``1e400`` as an integer);
+    - ``MemoryError``: an input that asks for more memory than there is (readers check sizes first
+      where they can; this is the backstop).
+    """
+    if isinstance(exc, UnicodeDecodeError):
+        return (f"input is not UTF-8 text ({exc.encoding} cannot decode byte 0x{exc.object[exc.start]:02x} "
+                f"at position {exc.start}): {one_line(exc.reason, 200)}")
+    if isinstance(exc, UnicodeError):
+        return f"input is not valid text: {one_line(str(exc), 200)}"
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply (a property, spec or document deeper than the parser's limit)"
+    if isinstance(exc, OverflowError):
+        return f"number out of range in the input: {one_line(str(exc), 200)}"
+    if isinstance(exc, MemoryError):
+        return "input too large: it needs more memory than is available"
+    return None
 
 
 def _click_exceptions() -> tuple[type, ...]:
