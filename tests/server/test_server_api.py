@@ -107,7 +107,7 @@ def test_oversized_bodies_get_413(client):
     (b'{"tool_call": {"name": "x"}, "run_id": "a b/../c"}', 422, "run_id"),
     (b'{"tool_call": {"name": "x"}, "surprise": 1}', 422, "surprise: Extra inputs are not permitted"),
     (b'{"tool_call": {"name": "x", "arguments": {"a": ' + b"[" * 1500 + b"]" * 1500 + b"}}}", 400,
-     "recursion limit exceeded"),
+     "nested deeper than 64"),
     ('{"tool_call": {"name": "\ud800"}}'.encode("utf-8", "surrogatepass"), 400, "malformed JSON"),
     (b"\xff\xfe{}", 400, "malformed JSON"),
 ])

@@ -32,45 +32,29 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     ) -> None:
         """Run the guard service (FastAPI + uvicorn). The bearer token comes from AGENTGUARD_TOKEN or
         the config file's [server] token / token_file; GET /health needs none."""
-        import os
-
         from ..core.errors import InputError, require
-        from ..server.settings import SETTINGS_ENV, load_settings
+        from ..server.settings import load_settings
 
-        settings = load_settings(config, host=host, port=port, db_url=db_url, state_dir=state_dir, workers=workers,
-                                 run_ttl_s=run_ttl, max_body_bytes=max_body, log_level=log_level,
-                                 tool_guards=_abs(tool_guards), step_guards=_abs(step_guards),
-                                 signal_guards=_abs(signal_guards))
+        overrides = dict(host=host, port=port, db_url=db_url, state_dir=_abs(state_dir), workers=workers,
+                         run_ttl_s=run_ttl, max_body_bytes=max_body, log_level=log_level,
+                         tool_guards=_abs(tool_guards), step_guards=_abs(step_guards),
+                         signal_guards=_abs(signal_guards))
+        settings = load_settings(config, **overrides)
         from ..server.guards import load_guards
 
         load_guards(settings)  # a broken guard file fails here, with one line, before anything starts
         if not settings.token:
             raise InputError("no bearer token: set AGENTGUARD_TOKEN or `token`/`token_file` in the config "
                              "file's [server] table")
-        uvicorn = require("uvicorn", "server")
+        require("uvicorn", "server")
         # Open (and migrate) the audit store once here so a bad URL fails before workers start.
         from ..server.audit import AuditStore
+        from ..server.runner import serve as run_service
 
         AuditStore(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous).close()
-        os.environ[SETTINGS_ENV] = settings.to_json()
         typer.echo(f"agentguard serving on http://{settings.host}:{settings.port} "
                    f"(workers={settings.workers}, audit={_safe(settings.database_url)})", err=True)
-        kwargs = {}
-        try:
-            import uvloop  # noqa: F401
-
-            kwargs["loop"] = "uvloop"
-        except ImportError:
-            pass
-        try:
-            import httptools  # noqa: F401
-
-            kwargs["http"] = "httptools"
-        except ImportError:
-            pass
-        uvicorn.run("agentguard.server.app:app_from_env", factory=True, host=settings.host, port=settings.port,
-                    workers=settings.workers, log_level=settings.log_level, access_log=False,
-                    proxy_headers=False, server_header=False, date_header=False, **kwargs)
+        run_service(settings, config, overrides)
 
 
 def _abs(path: Optional[str]) -> Optional[str]:

@@ -94,7 +94,8 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
     app.openapi = _openapi(app)  # type: ignore[method-assign]
 
     gated = Gate(app, token=settings.token, max_body=settings.max_body_bytes, metrics=svc.metrics,
-                 fast={"/v1/check": check_raw})
+                 fast={"/v1/check": check_raw}, max_concurrency=settings.max_concurrency,
+                 body_timeout_s=settings.body_timeout_s)
     # Expose the FastAPI object for tests/introspection while serving through the gate.
     gated.fastapi = app  # type: ignore[attr-defined]
     gated.state = app.state  # type: ignore[attr-defined]
@@ -140,15 +141,13 @@ def _openapi(app: FastAPI) -> Any:
 
 
 def app_from_env() -> Any:
-    """uvicorn factory for worker processes: settings come as JSON in ``AGENTGUARD_SERVER_SETTINGS``."""
-    import os
+    """uvicorn factory for worker processes (:func:`.runner.worker_settings`): the settings are rebuilt
+    from the recipe ``agentguard serve`` left in the environment (config file path and options, no
+    secrets), then the secrets are dropped from this process's environment and, under ``--workers N``,
+    the worker starts watching its master so it dies with it."""
+    from .runner import worker_settings
 
-    from .settings import SETTINGS_ENV
-
-    raw = os.environ.get(SETTINGS_ENV)
-    if not raw:
-        raise AgentGuardError(f"{SETTINGS_ENV} is not set")
-    return create_app(ServerSettings.from_json(raw))  # guards from the settings' files: versioned, reloaded
+    return create_app(worker_settings())  # guards from the settings' files: versioned, reloaded
 
 
 def write_openapi(path: str = "docs/server_openapi.json") -> None:

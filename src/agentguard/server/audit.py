@@ -365,6 +365,7 @@ class AuditStore:
 
     def decisions(self, run_id: str | None = None, limit: int = 200, kind: str | None = None,
                   since_id: int = 0) -> list[dict[str, Any]]:
+        _check_limit(limit)
         d = schema.decisions
         q = sa.select(d).where(d.c.id > since_id)
         if run_id is not None:
@@ -382,6 +383,7 @@ class AuditStore:
     def recent_runs(self, limit: int = 50, window_s: float = 7 * 86400.0) -> list[dict[str, Any]]:
         """Runs active in the last ``window_s`` seconds, most recent first: id, first/last time, number
         of decisions and counts by decision (the time window keeps the query on the ``ts`` index)."""
+        _check_limit(limit)
         d = schema.decisions
         q = (
             sa.select(d.c.run_id, sa.func.min(d.c.ts).label("first_ts"), sa.func.max(d.c.ts).label("last_ts"),
@@ -437,3 +439,8 @@ def _resolve(fut: asyncio.Future, err: BaseException | None) -> None:
     else:
         fut.set_exception(err)
 
+
+def _check_limit(limit: Any) -> None:
+    """A listing's row limit must be a positive integer (SQLite reads ``LIMIT -1`` as no limit at all)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InputError(f"limit must be a positive integer, got {limit!r}")

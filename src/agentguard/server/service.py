@@ -36,6 +36,7 @@ from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, input_digest, new_decision_id
 from .gate import JSONResponse, error
 from .guards import GuardSource, fresh_copy, needs_copy, valid_run_id
+from .jsonutil import RequestJSONError, loads_request
 from .metrics import Metrics
 from .models import StepIn
 from .runs import RunRegistry, RunState
@@ -99,7 +100,12 @@ class Service:
             raise RequestValidationError([{"type": "json_invalid", "loc": ("body",), "msg": "empty body",
                                            "ctx": {"error": "empty body"}}])
         try:
-            return model.model_validate_json(raw)
+            data = loads_request(raw)
+        except RequestJSONError as exc:
+            raise RequestValidationError([{"type": "json_invalid", "loc": ("body",), "msg": str(exc),
+                                           "ctx": {"error": str(exc)}}]) from None
+        try:
+            return model.model_validate(data)
         except ValidationError as exc:
             raise RequestValidationError(exc.errors(include_url=False, include_input=False)) from None
 

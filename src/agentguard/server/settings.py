@@ -61,6 +61,20 @@ class ServerSettings:
         reload_s: check the files above for changes every this many seconds and hot-reload them
             (0 = never). A file that fails to load keeps the previous guards (fail safe) and is reported.
         monitor_threshold: threshold of the built-in signal monitor when no calibrated one is given.
+
+    Connection limits (per worker process; see :mod:`.protocol` and docs/server.md "Limits"):
+        keep_alive_s: an idle keep-alive connection (no byte since its last response) is closed
+            after this many seconds (uvicorn ``timeout_keep_alive``).
+        header_timeout_s: a connection must complete a request's headers within this many seconds
+            of opening (or of its previous response), however slowly the bytes come; else it is closed.
+        body_timeout_s: a request body must arrive completely within this many seconds of its
+            headers; else 408 and the connection is closed.
+        max_header_bytes: headers longer than this close the connection (h11 answers 400).
+        max_connections: open connections per worker (clamped below the open-file limit); a new
+            connection over it closes the longest-idle one.
+        max_concurrency: requests in flight per worker; more get 503 with ``Retry-After: 1``
+            (``GET /health`` is never refused by it).
+        graceful_shutdown_s: on SIGTERM, requests in flight get this long to finish.
     """
 
     host: str = "127.0.0.1"
@@ -80,6 +94,13 @@ class ServerSettings:
     reload_s: float = 2.0
     monitor_threshold: float = 0.5
     log_level: str = "warning"
+    keep_alive_s: float = 5.0
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+    max_header_bytes: int = 16_384
+    max_connections: int = 4096
+    max_concurrency: int = 512
+    graceful_shutdown_s: float = 10.0
     data_dir: InitVar[str | None] = None  # deprecated alias of state_dir
 
     def __post_init__(self, data_dir: str | None) -> None:
@@ -97,6 +118,14 @@ class ServerSettings:
             raise InputError(f"max_body_bytes must be at least 1024, got {self.max_body_bytes}")
         if self.workers < 1:
             raise InputError(f"workers must be >= 1, got {self.workers}")
+        for name in ("keep_alive_s", "header_timeout_s", "body_timeout_s", "graceful_shutdown_s"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and 0 < v <= 3600):
+                raise InputError(f"{name} must be a number of seconds in (0, 3600], got {v!r}")
+        for name, lo in (("max_header_bytes", 1024), ("max_connections", 16), ("max_concurrency", 1)):
+            v = getattr(self, name)
+            if not (isinstance(v, int) and lo <= v <= 10_000_000):
+                raise InputError(f"{name} must be an integer of at least {lo}, got {v!r}")
         if self.token is not None and len(self.token) < 8:
             raise InputError("the bearer token must be at least 8 characters long")
 

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Query
 from starlette.responses import Response
 
 from ..gate import JSONResponse, error
 from ..guards import valid_run_id
 from ..service import Service
 
-__all__ = ["register"]
+__all__ = ["MAX_DECISIONS", "MAX_RUN_DECISIONS", "MAX_RUNS", "register"]
+
+#: The largest ``limit`` each listing accepts; a larger, zero or negative one is refused with 422.
+MAX_RUNS = 500
+MAX_RUN_DECISIONS = 10_000
+MAX_DECISIONS = 5_000
 
 
 def register(app: FastAPI, svc: Service) -> None:
     store, runs, settings = svc.store, svc.runs, svc.settings
 
     @app.get("/v1/runs", tags=["dashboard"], summary="Recent runs")
-    def list_runs(limit: int = 50) -> Response:
-        limit = max(1, min(int(limit), 500))
+    def list_runs(limit: int = Query(50, ge=1, le=MAX_RUNS)) -> Response:
         out = store.recent_runs(limit)
         for r in out:
             st = runs.peek(r["run_id"])
@@ -26,10 +30,10 @@ def register(app: FastAPI, svc: Service) -> None:
         return JSONResponse({"runs": out, "ttl_s": settings.run_ttl_s})
 
     @app.get("/v1/runs/{run_id}", tags=["dashboard"], summary="One run: decisions, risk and signal series")
-    def get_run(run_id: str, limit: int = 2000) -> Response:
+    def get_run(run_id: str, limit: int = Query(2000, ge=1, le=MAX_RUN_DECISIONS)) -> Response:
         if not valid_run_id(run_id):
             return error(400, "invalid run id")
-        ds = store.decisions(run_id=run_id, limit=max(1, min(int(limit), 10_000)))
+        ds = store.decisions(run_id=run_id, limit=limit)
         if not ds:
             return error(404, f"no decisions for run {run_id}")
         risk, sig = [], []
@@ -49,6 +53,6 @@ def register(app: FastAPI, svc: Service) -> None:
         return JSONResponse({"run_id": run_id, "decisions": ds, "risk": risk, "signals": sig})
 
     @app.get("/v1/decisions", tags=["dashboard"], summary="Recent decisions with reasons")
-    def list_decisions(limit: int = 100, run_id: str | None = None, kind: str | None = None) -> Response:
-        return JSONResponse({"decisions": store.decisions(run_id=run_id, kind=kind,
-                                                          limit=max(1, min(int(limit), 5000)))})
+    def list_decisions(limit: int = Query(100, ge=1, le=MAX_DECISIONS), run_id: str | None = None,
+                       kind: str | None = None) -> Response:
+        return JSONResponse({"decisions": store.decisions(run_id=run_id, kind=kind, limit=limit)})
