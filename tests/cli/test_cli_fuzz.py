@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import signal
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from hypothesis import strategies as st  # noqa: E402
 from agentguard import cli  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-MAX_EXAMPLES = 25
+MAX_EXAMPLES = int(os.environ.get("AGENTGUARD_FUZZ_EXAMPLES", "25"))  # raise for a longer hunt
 HANG_S = 8  # one example that runs longer than this is a hang
 
 PRISM = """dtmc
@@ -132,7 +133,8 @@ def assert_clean(code: int, err: str, data: bytes) -> None:
     assert len(errors) <= 1, err[-600:]
 
 
-FUZZ = settings(max_examples=MAX_EXAMPLES, deadline=None, database=None, derandomize=True,
+FUZZ = settings(max_examples=MAX_EXAMPLES, deadline=None, database=None,
+                derandomize=not os.environ.get("AGENTGUARD_FUZZ_EXAMPLES"),
                 suppress_health_check=list(HealthCheck))
 
 

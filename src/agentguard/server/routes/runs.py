@@ -9,7 +9,7 @@ from ..gate import JSONResponse, error
 from ..guards import valid_run_id
 from ..service import Service
 
-__all__ = ["MAX_DECISIONS", "MAX_RUN_DECISIONS", "MAX_RUNS", "register"]
+__all__ = ["MAX_DECISIONS", "MAX_RUNS", "MAX_RUN_DECISIONS", "register"]
 
 #: The largest ``limit`` each listing accepts; a larger, zero or negative one is refused with 422.
 MAX_RUNS = 500
