@@ -29,7 +29,7 @@ from agentguard import cli  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 MAX_EXAMPLES = int(os.environ.get("AGENTGUARD_FUZZ_EXAMPLES", "25"))  # raise for a longer hunt
-HANG_S = 8  # one example that runs longer than this is a hang
+HANG_S = 20  # one example that runs longer than this is a hang (generous: CI shares its cores)
 
 PRISM = """dtmc
 const int N = 4;
@@ -120,6 +120,8 @@ def run_cli(argv: list[str]) -> tuple[int, str]:
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            except Hang as exc:  # reported as a failed assertion with the input, not as a crash
+                code, err = -1, io.StringIO(f"HANG: {exc}")
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
