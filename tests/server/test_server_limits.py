@@ -103,3 +103,54 @@ def test_worker_settings_come_from_the_recipe_and_secrets_leave_the_environment(
     s = runner.worker_settings()
     assert s.token == "file-token-123456" and s.port == 9999 and "env-db" in s.db_url
     assert "AGENTGUARD_DB_URL" not in os.environ and "file-token" not in json.dumps(dict(os.environ))
+
+
+@pytest.mark.parametrize("proto", ["H11Limited", "HttpToolsLimited"])
+def test_both_protocols_close_a_silent_connection_and_still_serve(tmp_path, proto):
+    """In-process uvicorn with each limited protocol: a connection that sends nothing (or only part of
+    its headers) is closed after header_timeout_s; a whole request is answered."""
+    pytest.importorskip("uvicorn")
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from agentguard.server import protocol
+    from agentguard.server.app import create_app
+    from agentguard.server.runner import uvicorn_config
+    from agentguard.server.testing import free_port
+
+    if getattr(protocol, proto) is None:
+        pytest.skip(f"{proto} needs httptools")
+    port = free_port()
+    s = ServerSettings(token="t" * 12, state_dir=str(tmp_path), port=port, header_timeout_s=1, keep_alive_s=1)
+    cfg = uvicorn_config(s, app=create_app(s))
+    cfg.http = getattr(protocol, proto)
+    server = uvicorn.Server(cfg)
+    th = threading.Thread(target=server.run, daemon=True)
+    th.start()
+    t0 = time.time()
+    while not server.started and time.time() - t0 < 30:
+        time.sleep(0.02)
+    try:
+        silent = socket.create_connection(("127.0.0.1", port))
+        partial = socket.create_connection(("127.0.0.1", port))
+        partial.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        whole = socket.create_connection(("127.0.0.1", port))
+        whole.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        whole.settimeout(5)
+        assert whole.recv(100).startswith(b"HTTP/1.1 200")
+        t0 = time.monotonic()
+        for c in (silent, partial):
+            c.settimeout(5)
+            try:
+                assert c.recv(100) == b""
+            except ConnectionResetError:
+                pass
+        assert time.monotonic() - t0 < 2.5
+        for c in (silent, partial, whole):
+            c.close()
+    finally:
+        server.should_exit = True
+        th.join(10)
