@@ -112,7 +112,7 @@ def _batches(path: str | os.PathLike[str], columns: list[str], batch_rows: int) 
 
 
 def iter_parquet_runs(path: str | os.PathLike[str], abstract: Callable[[Any], str] | None = None,
-                      batch_rows: int = 65_536) -> Iterator[Run]:
+                      batch_rows: int = 16_384) -> Iterator[Run]:
     """Yield ``(run_id, states)`` per run from Parquet traces (see the module docstring).
 
     With ``abstract`` (a state -> bit string function such as ``Abstraction.abstractor()``), the
@@ -158,7 +158,7 @@ def iter_parquet_runs(path: str | os.PathLike[str], abstract: Callable[[Any], st
 
 
 def abstract_parquet(src: str | os.PathLike[str], dst: str | os.PathLike[str],
-                     abstract: Callable[[Any], str], batch_rows: int = 65_536) -> int:
+                     abstract: Callable[[Any], str], batch_rows: int = 16_384) -> int:
     """The map step: write ``run_id, step, state`` (the abstract state) for every step in ``src``.
 
     ``dst`` is a Parquet file; run it per input file (on as many processes or machines as you like)
