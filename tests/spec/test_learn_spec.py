@@ -204,3 +204,88 @@ def test_state_space_prunes_infeasible_valuations():
     wide = Abstraction([Predicate.of(f"p{i}", "True") for i in range(20)])
     with pytest.raises(InputError, match="exceed"):
         wide.state_space()
+
+
+# --- issue 14: the closure compiler equals the reference tree interpreter -------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["Fork", "Microwave", "a", ""]))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3),
+    st.dictionaries(st.sampled_from(["objectType", "isOpen", "x", "it", "items"]), inner, max_size=3)), max_leaves=8)
+_STATES = st.fixed_dictionaries({
+    "objects": st.lists(st.dictionaries(st.sampled_from(["objectType", "isOpen", "x", "parentReceptacles", "it"]),
+                                        _VALUES, max_size=4), max_size=4),
+    "x": _VALUES, "y": _VALUES})
+_ATOMS = st.sampled_from(["x", "y", "objectType", "isOpen", "it", "objects", "1", "0", "-2", "True", "None", "true",
+                          "'Fork'", "\"Microwave\"", "[1, 'a']", "{1, 2}", "parentReceptacles", "x.isOpen",
+                          "x['items']", "x[0]", "objects[0]"])
+
+
+def _expr_text(depth: int):
+    if depth == 0:
+        return _ATOMS
+    sub = _expr_text(depth - 1)
+    return st.one_of(
+        _ATOMS,
+        st.tuples(sub, st.sampled_from(["and", "or"]), sub).map(" ".join),
+        st.tuples(sub, st.sampled_from(["and", "or"]), sub, sub).map(lambda t: f"{t[0]} {t[1]} {t[2]} {t[1]} {t[3]}"),
+        sub.map(lambda e: f"not ({e})"),
+        sub.map(lambda e: f"-({e})"),
+        st.tuples(sub, st.sampled_from(["==", "!=", "<", ">=", "in", "not in", "is", "is not", "+", "*", "//",
+                                        "%", "-"]), sub).map(lambda t: f"({t[0]}) {t[1]} ({t[2]})"),
+        st.tuples(sub, sub, sub).map(lambda t: f"({t[0]}) < ({t[1]}) <= ({t[2]})"),
+        st.tuples(sub, sub, sub).map(lambda t: f"({t[0]}) if ({t[1]}) else ({t[2]})"),
+        st.tuples(st.sampled_from(["exists", "forall", "count"]), sub).map(lambda t: f"{t[0]}(objects, {t[1]})"),
+        st.tuples(st.sampled_from(["exists", "forall", "count"]), sub).map(lambda t: f"{t[0]}(x, {t[1]})"),
+        sub.map(lambda e: f"exists(({e}) for o in objects)"),
+        sub.map(lambda e: f"[({e}) for o in objects if o]"),
+        st.tuples(st.sampled_from(["len", "abs", "lower", "has", "get", "any_of", "all_of", "min", "max"]), sub, sub)
+          .map(lambda t: f"{t[0]}({t[1]})" if t[0] in ("len", "abs", "lower") else f"{t[0]}({t[1]}, {t[2]})"),
+    )
+
+
+def _outcome(fn, state):
+    try:
+        return ("value", fn(state))
+    except InputError as exc:
+        return ("InputError", str(exc))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_expr_text(3), states=st.lists(_STATES, min_size=1, max_size=3))
+def test_compiled_expressions_equal_the_tree_interpreter(text, states):
+    """Every generated expression gives the same value, or the same InputError, compiled and interpreted."""
+    e = Expr(text)
+    for s in states:
+        assert _outcome(e.evaluate, s) == _outcome(e.interpret, s), text
+
+
+def test_compiled_and_interpreted_agree_on_arrays_and_the_spec_examples():
+    labels = {"a": np.array([True, False, True]), "b": np.array([False, False, True])}
+    for text in ("a and b", "a or b", "not a", "a and True", "False or b", "a == b", "a and b and True"):
+        e = Expr(text)
+        assert np.array_equal(e.evaluate(labels), e.interpret(labels)), text
+    for text in EXAMPLE_SPEC["predicates"].values():
+        e = Expr(text)
+        assert e.evaluate(KITCHEN) == e.interpret(KITCHEN), text
+
+
+def test_compiled_expression_survives_pickling():
+    import pickle
+
+    e = pickle.loads(pickle.dumps(Expr('exists(objects, objectType == "Fork")')))
+    assert e.evaluate(KITCHEN) is True
+
+
+def test_abstractor_equals_abstract_including_errors():
+    from agentguard.demo.dtmc_example import generate_example_traces
+
+    spec = Abstraction.from_dict(EXAMPLE_SPEC)
+    fast = spec.abstractor()
+    for tr in generate_example_traces(20, seed=3):
+        for s in tr.states:
+            assert fast(s) == spec.abstract(s)
+    for bad in ({"objects": "no list"}, {}, {"objects": [{"objectType": "Microwave", "isOpen": True, "isToggled": True}]}):
+        assert _outcome(fast, bad) == _outcome(spec.abstract, bad)

@@ -142,7 +142,8 @@ def _laws_command(app: typer.Typer) -> None:
 def _learn_command(app: typer.Typer) -> None:
     @app.command()
     def learn(
-        traces: str = typer.Argument(..., help="JSON Lines file, one trace a line: {\"steps\": [{\"state\": {...}}, ...]}"),
+        traces: str = typer.Argument(..., help="JSON Lines file, one trace a line: {\"steps\": [{\"state\": {...}}, ...]}; "
+                                               "or Parquet traces (a .parquet file or a folder, the service's store)"),
         spec: str = typer.Option(..., "--spec", help="abstraction spec (YAML or JSON): predicates, unsafe, ..."),
         out: str = typer.Option(..., "--out", help="where to write the learned model (JSON, with counts)"),
         alpha: float | None = typer.Option(None, "--alpha", help="Laplace constant of Eq. 1 (0 = frequency); default: spec or 1"),
@@ -157,12 +158,10 @@ def _learn_command(app: typer.Typer) -> None:
         from fractions import Fraction
 
         from ..core.errors import InputError
-        from ..core.types import read_traces
         from ..predictive.learn import DTMCLearner
         from ..spec.predicates import load_spec
 
         ab = load_spec(spec)
-        tr = read_traces(traces)
         o = ab.options
         a = alpha if alpha is not None else o.get("alpha", 1)
         if isinstance(a, float) and a.is_integer():
@@ -177,7 +176,7 @@ def _learn_command(app: typer.Typer) -> None:
             target=str(o.get("target", "unsafe")),
             pac_variant=variant,
         )
-        learner.add(tr)
+        learner.add_file(traces)  # streamed: memory independent of the file size
         model = learner.model()
         model.meta["name"] = ab.name
         try:
@@ -191,14 +190,14 @@ def _learn_command(app: typer.Typer) -> None:
         rep = learner.pac_report()
         d = rep.to_dict()
         if as_json:
-            typer.echo(json.dumps({"model": out, "n_states": model.n, "traces": len(tr),
+            typer.echo(json.dumps({"model": out, "n_states": model.n, "traces": learner.n_traces,
                                    "state_names": model.state_names, "alpha": float(a), "pac": d}))
             return
         from rich.console import Console
         from rich.table import Table
 
         con = Console()
-        con.print(f"learned {model.n} states from {len(tr)} traces ({d['transitions']} transitions), "
+        con.print(f"learned {model.n} states from {learner.n_traces} traces ({d['transitions']} transitions), "
                   f"alpha={a}; model written to {out}")
         t = Table(title=f"PAC report (epsilon={rep.epsilon}, delta={rep.delta}, delta'={rep.delta_prime:.3g}, "
                         f"B={rep.B:.4g}, {rep.variant})")

@@ -6,7 +6,9 @@ The public names, by what they do (each lives in a small module named after what
   configuration files), :class:`ProductGuard` (bounded-response rules over a DTMC x monitor
   product), :class:`MinProbabilityGuard`, :class:`TrafficLawGuard` (:func:`traffic_law_guard`),
   and the AgentSpec-style reactive baseline :class:`RuleGuard`;
-* learning: :class:`DTMCLearner` (Eq. 1), :func:`learn_dtmc`, the PAC stopping rule
+* learning: :class:`DTMCLearner` (Eq. 1; ``add_file`` streams JSONL or Parquet), :func:`learn_dtmc`,
+  streamed readers and DuckDB counting (:func:`iter_jsonl_runs`, :func:`iter_parquet_runs`,
+  :func:`abstract_parquet`, :func:`duckdb_counts`, :func:`parquet_files`), the PAC stopping rule
   (:func:`pac_report`, :class:`PACReport`) and its empirical check :func:`simulate_guarantee`;
 * model checking: :func:`check` (PCTL on every state, native or Storm), :func:`reach`, :func:`until`,
   :func:`globally`, :func:`bounded_until`, :func:`error_bound`;
@@ -41,6 +43,7 @@ _LAZY = {
     "RulePredicate": "agentguard.predictive.reactive",
     "SolveInfo": "agentguard.predictive.reachability",
     "TrafficLawGuard": "agentguard.predictive.traffic",
+    "abstract_parquet": "agentguard.predictive.trace_stream",
     "amplification_factor": "agentguard.predictive.pac",
     "bounded_until": "agentguard.predictive.checker",
     "check": "agentguard.predictive.checker",
@@ -49,9 +52,12 @@ _LAZY = {
     "count_transitions": "agentguard.predictive.learn",
     "draw_dtmc": "agentguard.predictive.draw",
     "driving_abstraction": "agentguard.predictive.traffic",
+    "duckdb_counts": "agentguard.predictive.trace_stream",
     "embodied_predicates": "agentguard.predictive.reactive",
     "error_bound": "agentguard.predictive.checker",
     "globally": "agentguard.predictive.checker",
+    "iter_jsonl_runs": "agentguard.predictive.trace_stream",
+    "iter_parquet_runs": "agentguard.predictive.trace_stream",
     "last_solve_info": "agentguard.predictive.reachability",
     "law_products": "agentguard.predictive.traffic",
     "learn_dtmc": "agentguard.predictive.learn",
@@ -59,6 +65,7 @@ _LAZY = {
     "load_rules": "agentguard.predictive.reactive",
     "next_": "agentguard.predictive.checker",
     "pac_report": "agentguard.predictive.pac",
+    "parquet_files": "agentguard.predictive.trace_stream",
     "parse_rules": "agentguard.predictive.reactive",
     "prob0": "agentguard.predictive.checker",
     "prob01": "agentguard.predictive.pac",
@@ -99,6 +106,7 @@ __all__ = [
     "RulePredicate",
     "SolveInfo",
     "TrafficLawGuard",
+    "abstract_parquet",
     "amplification_factor",
     "bounded_until",
     "check",
@@ -107,9 +115,12 @@ __all__ = [
     "count_transitions",
     "draw_dtmc",
     "driving_abstraction",
+    "duckdb_counts",
     "embodied_predicates",
     "error_bound",
     "globally",
+    "iter_jsonl_runs",
+    "iter_parquet_runs",
     "last_solve_info",
     "law_products",
     "learn_dtmc",
@@ -117,6 +128,7 @@ __all__ = [
     "load_rules",
     "next_",
     "pac_report",
+    "parquet_files",
     "parse_rules",
     "prob0",
     "prob01",

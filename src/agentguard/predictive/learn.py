@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from ..core.errors import InputError
 from ..core.types import Trace
 from ..spec.predicates import Abstraction
+from ._learn_rows import _exact_rows, sample_paths
 from .dtmc import DTMC
 from .pac import PAC_VARIANTS, PACReport, pac_report
 
@@ -116,27 +117,6 @@ def smoothed_matrix(
     P.sum_duplicates()
     P.eliminate_zeros()
     return P
-
-
-def _exact_rows(C: sp.csr_matrix, P: sp.csr_matrix, valid: np.ndarray, alpha: Fraction,
-                empty_row: str) -> dict[int, dict[int, str]]:
-    """The rows of Eq. 1 as exact rationals (strings "151/184")."""
-    out: dict[int, dict[int, str]] = {}
-    n_i = np.asarray(C.sum(axis=1)).ravel()
-    Cd = C.todok()
-    k = valid.sum(axis=1)
-    for i in range(P.shape[0]):
-        denom = Fraction(int(n_i[i])) + int(k[i]) * alpha
-        row: dict[int, str] = {}
-        cols = P.indices[P.indptr[i]:P.indptr[i + 1]]
-        for j in cols:
-            if denom == 0:
-                v = Fraction(1, int(k[i])) if (k[i] > 0 and empty_row == "uniform") else Fraction(1)
-            else:
-                v = (Fraction(int(Cd.get((i, int(j)), 0))) + alpha) / denom
-            row[int(j)] = str(v)
-        out[i] = row
-    return out
 
 
 class DTMCLearner:
@@ -248,24 +228,85 @@ class DTMCLearner:
 
         Each concrete state is abstracted; errors name the trace and step.
         """
+        runs = ((tr.run_id, tr.states) if isinstance(tr, Trace) else (str(t_no), list(tr))
+                for t_no, tr in enumerate(traces))
+        return self.add_runs(runs, batch_states=None)
+
+    def add_runs(self, runs: Iterable[tuple[str, Sequence[Any]]], batch_states: int | None = 200_000,
+                 abstracted: bool = False) -> DTMCLearner:
+        """Add ``(run_id, concrete states)`` pairs, abstracting each run as it comes.
+
+        Paths are counted every ``batch_states`` states (None: once at the end), so memory stays
+        bounded by one batch whatever the number of runs. ``abstracted``: the states are already
+        bit strings from this learner's abstraction (as :func:`iter_parquet_runs` gives them).
+        """
         if self.abstraction is None:
             raise InputError("add() needs an abstraction for concrete states; use add_paths() for abstract ones")
+        abstract = self.abstraction.abstractor()
         paths: list[list[str]] = []
-        for t_no, tr in enumerate(traces):
-            states = tr.states if isinstance(tr, Trace) else list(tr)
-            rid = tr.run_id if isinstance(tr, Trace) else str(t_no)
+        pending = 0
+        for rid, states in runs:
             if not states:
                 raise InputError(f"trace {rid} has no steps")
             path = []
             for s_no, st in enumerate(states):
                 if st is None:
                     raise InputError(f"trace {rid} step {s_no} has no 'state'")
+                if abstracted:
+                    path.append(st)
+                    continue
                 try:
-                    path.append(self.abstraction.abstract(st))
+                    path.append(abstract(st))
                 except InputError as exc:
                     raise InputError(f"trace {rid} step {s_no}: {exc}") from None
             paths.append(path)
-        return self.add_paths(paths)
+            pending += len(path)
+            if batch_states is not None and pending >= batch_states:
+                self.add_paths(paths)
+                paths, pending = [], 0
+        return self.add_paths(paths) if paths else self
+
+    def add_file(self, path: str, batch_states: int = 200_000) -> DTMCLearner:
+        """Learn from a trace file, streamed: JSON Lines, or Parquet (a ``.parquet`` file or a folder
+        of them, the service's trace store). Memory is bounded by one batch, not the file size; see
+        :mod:`agentguard.predictive.trace_stream`."""
+        from pathlib import Path
+
+        from .trace_stream import iter_jsonl_runs, iter_parquet_runs
+
+        if self.abstraction is None:
+            raise InputError("add_file() needs an abstraction")
+        p = Path(path)
+        if p.is_dir() or p.suffix.lower() in (".parquet", ".pq"):
+            runs = iter_parquet_runs(p, self.abstraction.abstractor())
+            return self.add_runs(runs, batch_states, abstracted=True)
+        return self.add_runs(iter_jsonl_runs(p), batch_states)
+
+    def add_counts(self, src: Sequence[str], dst: Sequence[str], counts: Sequence[int],
+                   initial: dict[str, int], runs: int) -> DTMCLearner:
+        """Add transition counts computed elsewhere (e.g. :func:`duckdb_counts` over Parquet):
+        ``counts[k]`` transitions ``src[k] -> dst[k]``, ``initial[s]`` runs starting in ``s``,
+        ``runs`` runs in all. The terminal state must already be in the pairs."""
+        names = list(dict.fromkeys([*src, *dst, *initial]))
+        for u in names:
+            if not isinstance(u, str):
+                raise InputError(f"state names must be strings, got {u!r}")
+            if self.abstraction is not None:
+                self.abstraction.check_state(u)
+            self._register(u)
+        self._grow()
+        n = self.n
+        c = np.asarray(counts, dtype=np.float64)
+        if c.size != len(src) or c.size != len(dst) or (c.size and c.min() < 0):
+            raise InputError("add_counts needs src, dst and non-negative counts of the same length")
+        rows = np.fromiter(map(self.index.__getitem__, src), np.int64, len(src))
+        cols = np.fromiter(map(self.index.__getitem__, dst), np.int64, len(dst))
+        self.counts = (self.counts + sp.csr_matrix((c, (rows, cols)), shape=(n, n))).tocsr()
+        for s, k in initial.items():
+            self.initial_counts[self.index[s]] += int(k)
+        self.n_traces += int(runs)
+        self._cache.clear()
+        return self
 
     def add_paths(self, paths: Iterable[Sequence[str]]) -> DTMCLearner:
         """Add abstract paths (sequences of state names); counting is vectorised over the batch."""
@@ -439,41 +480,3 @@ class DTMCLearner:
 def learn_dtmc(traces: Iterable[Trace | Sequence[Any]], abstraction: Abstraction, **kwargs: Any) -> DTMC:
     """One-shot convenience: learn a DTMC from concrete-state traces with ``abstraction``."""
     return DTMCLearner(abstraction, **kwargs).add(traces).model()
-
-
-def sample_paths(
-    P: sp.csr_matrix | np.ndarray,
-    start: int,
-    n_paths: int,
-    rng: np.random.Generator,
-    stop: np.ndarray | None = None,
-    max_len: int = 10_000,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Sample ``n_paths`` paths of the DTMC ``P`` from ``start`` (vectorised over paths).
-
-    A path ends when it enters a ``stop`` state (default: absorbing states, i.e. ``P[i, i] == 1``)
-    or after ``max_len`` states. Returns ``(flat, lengths)`` as :func:`count_transitions` expects.
-    """
-    A = P.toarray() if sp.issparse(P) else np.asarray(P, dtype=float)
-    n = A.shape[0]
-    if stop is None:
-        stop = np.isclose(np.diag(A), 1.0)
-    cum = np.cumsum(A, axis=1)
-    cum[:, -1] = 1.0
-    cur = np.full(n_paths, start, dtype=np.int64)
-    alive = ~stop[cur]
-    cols = [cur.copy()]
-    lengths = np.ones(n_paths, dtype=np.int64)
-    for _ in range(max_len - 1):
-        if not alive.any():
-            break
-        u = rng.random(n_paths)
-        nxt = (u[:, None] >= cum[cur]).sum(axis=1)
-        nxt = np.minimum(nxt, n - 1)
-        cur = np.where(alive, nxt, cur)
-        lengths += alive
-        cols.append(np.where(alive, cur, -1))
-        alive &= ~stop[cur]
-    grid = np.stack(cols, axis=1)  # (n_paths, T) with -1 after the end
-    flat = grid[grid >= 0]  # row-major: paths back to back
-    return flat, lengths

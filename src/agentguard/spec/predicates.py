@@ -222,6 +222,43 @@ class Abstraction:
         self.check_state(b)
         return b
 
+    def abstractor(self) -> Callable[[Any], str]:
+        """A function equal to :meth:`abstract` (same bits, same errors), built for volume.
+
+        Expression predicates call their compiled closures directly (no per-call dispatch through
+        :class:`Predicate`); bit strings already checked are remembered, so ``check_state`` runs
+        once per distinct abstract state.
+        """
+        steps = [(p, p.fn._fn if isinstance(p.fn, Expr) else None) for p in self.predicates]
+        checked: set[str] = set()
+        ok_types = (bool, int, np.bool_, np.integer)
+
+        def run(state: Any) -> str:
+            out = []
+            for p, fn in steps:
+                if fn is None:
+                    out.append("1" if p(state) else "0")
+                    continue
+                try:
+                    v = fn((state,))
+                except InputError as exc:
+                    raise InputError(f"predicate {p.name!r}: {exc}") from None
+                except Exception as exc:  # noqa: BLE001 - as Predicate.__call__
+                    raise InputError(f"predicate {p.name!r} failed: {type(exc).__name__}: {exc}") from None
+                if v is True or v is False:
+                    out.append("1" if v else "0")
+                elif isinstance(v, np.ndarray) or not isinstance(v, ok_types) and v is not None:
+                    raise InputError(f"predicate {p.name!r} returned {type(v).__name__}, not a Boolean")
+                else:
+                    out.append("1" if v else "0")
+            b = "".join(out)
+            if b not in checked:
+                self.check_state(b)
+                checked.add(b)
+            return b
+
+        return run
+
     def check_state(self, b: str) -> None:
         """InputError naming ``b`` when it is not a known-feasible abstract state."""
         if self.terminal is not None and b == self.terminal:

@@ -1,0 +1,222 @@
+"""Reading traces at volume for the DTMC learner: streamed JSONL and Parquet, DuckDB counting.
+
+Memory does not grow with the file: each reader yields one run at a time (JSONL: one line; Parquet:
+one record batch of at most ``batch_rows`` rows, runs cut at batch boundaries are carried over),
+and :meth:`~agentguard.predictive.learn.DTMCLearner.add_file` abstracts each run as it comes and
+counts transitions in vectorised batches. No list of :class:`~agentguard.core.types.Trace` objects
+is ever built.
+
+* :func:`iter_jsonl_runs`: the documented trace format (README "Trace format": one object a line,
+  ``{"run_id", "labels", "steps": [{"state": ...}, ...]}``), parsed with orjson when installed;
+  errors name the file and line, as :func:`~agentguard.core.types.read_traces` does.
+* :func:`iter_parquet_runs`: the service's trace store (``agentguard.server.traces``: one row per
+  step, ``run_id``, ``step``, ``state`` as JSON text; ``step = -1`` marks a run without steps), a
+  file or a folder of ``*.parquet`` files read in name order (= ingest order), with PyArrow. Within
+  a batch, identical state texts are parsed and abstracted once (dictionary encoding), so the cost
+  follows the distinct states, not the rows. Rows of one run must be contiguous (the store writes
+  each finished run as one block); the same ``run_id`` in two separate blocks is two traces.
+* :func:`abstract_parquet` and :func:`duckdb_counts`: when the data outgrows one process. The
+  abstraction is a per-row map (any engine can run it per file: Spark ``mapInPandas``, Ray Data
+  ``map_batches``, or this function per file on several machines), writing ``run_id, step, state``
+  with the abstract state; the transition counts are then one SQL aggregation with a window
+  (``lead(state) OVER (PARTITION BY run_id ORDER BY step)``) that DuckDB runs out of core over a
+  Parquet folder on one machine, and that runs unchanged as Spark SQL over a distributed folder.
+  The counts go into the learner with :meth:`~agentguard.predictive.learn.DTMCLearner.add_counts`.
+
+PyArrow and DuckDB are imported on first use (the ``server`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import InputError, require
+
+__all__ = ["abstract_parquet", "duckdb_counts", "iter_jsonl_runs", "iter_parquet_runs", "parquet_files"]
+
+Run = tuple[str, list[Any]]
+
+
+def _loads() -> Callable[[bytes], Any]:
+    try:
+        import orjson
+
+        return orjson.loads
+    except ImportError:  # pragma: no cover - orjson is in the server extra
+        return json.loads
+
+
+def iter_jsonl_runs(path: str | os.PathLike[str]) -> Iterator[Run]:
+    """Yield ``(run_id, states)`` for each line of a JSONL trace file, one line in memory at a time.
+
+    Same checks and messages as :func:`agentguard.core.types.read_traces` and ``Trace.from_dict``
+    (``run_id`` defaults to the line number here, not a random id, so errors are reproducible).
+    """
+    loads = _loads()
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read trace file {path}: {exc.strerror}") from None
+    seen = False
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                d = loads(line)
+            except ValueError as exc:
+                msg = getattr(exc, "msg", None) or str(exc).split(":")[0]
+                raise InputError(f"{path}:{lineno}: not valid JSON ({msg})") from None
+            if not isinstance(d, dict) or "steps" not in d:
+                raise InputError("a trace must be an object with a 'steps' list")
+            rid = str(d.get("run_id") or f"line-{lineno}")
+            states = []
+            for i, s in enumerate(d["steps"]):
+                if not isinstance(s, dict):
+                    raise InputError(f"step {i} of trace {d.get('run_id', '?')} is not an object")
+                states.append(s.get("state"))
+            seen = True
+            yield rid, states
+    if not seen:
+        raise InputError(f"trace file {path} is empty")
+
+
+def parquet_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The Parquet files at ``path`` (a file, or a folder's ``*.parquet`` in name order)."""
+    p = Path(path)
+    if p.is_dir():
+        files = sorted(p.glob("*.parquet"))
+        if not files:
+            raise InputError(f"no *.parquet files in {path}")
+        return files
+    if not p.is_file():
+        raise InputError(f"cannot read trace file {path}: not found")
+    return [p]
+
+
+def _batches(path: str | os.PathLike[str], columns: list[str], batch_rows: int) -> Iterator[Any]:
+    pq = require("pyarrow.parquet", "server")
+    for f in parquet_files(path):
+        try:
+            pf = pq.ParquetFile(f)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
+            raise InputError(f"{f}: not a readable Parquet file ({type(exc).__name__})") from None
+        missing = [c for c in columns if c not in pf.schema_arrow.names]
+        if missing:
+            raise InputError(f"{f}: Parquet traces need columns {columns}; missing {missing}")
+        yield from pf.iter_batches(batch_size=batch_rows, columns=columns)
+
+
+def iter_parquet_runs(path: str | os.PathLike[str], abstract: Callable[[Any], str] | None = None,
+                      batch_rows: int = 16_384) -> Iterator[Run]:
+    """Yield ``(run_id, states)`` per run from Parquet traces (see the module docstring).
+
+    With ``abstract`` (a state -> bit string function such as ``Abstraction.abstractor()``), the
+    states come back already abstracted, each distinct state text of a batch parsed and abstracted
+    once; errors name the run and step.
+    """
+    pc = require("pyarrow.compute", "server")
+    loads = _loads()
+    cur_id: str | None = None
+    cur: list[Any] = []
+    for batch in _batches(path, ["run_id", "step", "state"], batch_rows):
+        ids = batch.column(0).to_pylist()
+        steps = batch.column(1).to_pylist()
+        enc = pc.dictionary_encode(batch.column(2))
+        texts = enc.dictionary.to_pylist()
+        codes = enc.indices.to_pylist()
+        values: list[Any] = [None] * len(texts)
+        done = [False] * len(texts)
+        for rid, step, code in zip(ids, steps, codes):
+            if rid != cur_id:
+                if cur_id is not None:
+                    yield cur_id, cur
+                cur_id, cur = rid, []
+            if step is None or step < 0:
+                continue
+            if code is None:
+                cur.append(None)
+                continue
+            if not done[code]:
+                try:
+                    state = loads(texts[code])
+                except ValueError:
+                    raise InputError(f"trace {rid} step {step}: state is not valid JSON") from None
+                if abstract is not None and state is not None:
+                    try:
+                        state = abstract(state)
+                    except InputError as exc:
+                        raise InputError(f"trace {rid} step {step}: {exc}") from None
+                values[code], done[code] = state, True
+            cur.append(values[code])
+    if cur_id is not None:
+        yield cur_id, cur
+
+
+def abstract_parquet(src: str | os.PathLike[str], dst: str | os.PathLike[str],
+                     abstract: Callable[[Any], str], batch_rows: int = 16_384) -> int:
+    """The map step: write ``run_id, step, state`` (the abstract state) for every step in ``src``.
+
+    ``dst`` is a Parquet file; run it per input file (on as many processes or machines as you like)
+    to fill a folder for :func:`duckdb_counts`. Returns the number of rows written.
+    """
+    pa = require("pyarrow", "server")
+    pq = require("pyarrow.parquet", "server")
+    schema = pa.schema([("run_id", pa.string()), ("step", pa.int64()), ("state", pa.string())])
+    rows = 0
+    with pq.ParquetWriter(str(dst), schema, compression="zstd") as w:
+        ids: list[str] = []
+        steps: list[int] = []
+        states: list[str] = []
+        for rid, bits in iter_parquet_runs(src, abstract, batch_rows):
+            for k, b in enumerate(bits):
+                if b is None:
+                    raise InputError(f"trace {rid} step {k} has no 'state'")
+                ids.append(rid)
+                steps.append(k)
+                states.append(b)
+            if len(ids) >= batch_rows:
+                w.write_table(pa.table([ids, steps, states], schema=schema))
+                rows += len(ids)
+                ids, steps, states = [], [], []
+        if ids:
+            w.write_table(pa.table([ids, steps, states], schema=schema))
+            rows += len(ids)
+    return rows
+
+
+def duckdb_counts(path: str | os.PathLike[str], terminal: str | None = None,
+                  memory_limit: str = "512MB") -> dict[str, Any]:
+    """Transition and initial-state counts of abstract paths stored as Parquet, computed by DuckDB.
+
+    ``path``: a Parquet file or folder with columns ``run_id, step, state`` (abstract states, as
+    :func:`abstract_parquet` writes). ``terminal``: a state appended after each run's last step (as
+    the learner does). DuckDB runs with ``memory_limit`` and spills to disk beyond it. Returns
+    ``{"src": [...], "dst": [...], "count": [...], "initial": {state: n}, "runs": n}``.
+    """
+    duckdb = require("duckdb", "server")
+    files = [str(f).replace("'", "''") for f in parquet_files(path)]
+    src = "read_parquet([" + ", ".join(f"'{f}'" for f in files) + "])"
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(f"SET memory_limit = '{memory_limit}'")
+        con.execute("SET preserve_insertion_order = false")
+        # the last step of a run goes to the terminal state, unless it is the terminal state
+        dst = "nxt" if terminal is None else "coalesce(nxt, CASE WHEN state <> $t THEN $t END)"
+        params = {} if terminal is None else {"t": terminal}
+        sql = (f"SELECT src, dst, count(*) AS n FROM (SELECT state AS src, {dst} AS dst FROM (SELECT state, "
+               f"lead(state) OVER (PARTITION BY run_id ORDER BY step) AS nxt FROM {src})) "
+               "WHERE dst IS NOT NULL GROUP BY ALL")
+        pairs = con.execute(sql, params).fetchall()
+        first = con.execute(f"SELECT state, count(*) FROM (SELECT arg_min(state, step) AS state FROM {src} "
+                            "GROUP BY run_id) GROUP BY ALL").fetchall()
+    except duckdb.Error as exc:
+        raise InputError(f"DuckDB could not count transitions in {path}: {exc}") from None
+    finally:
+        con.close()
+    return {"src": [p[0] for p in pairs], "dst": [p[1] for p in pairs], "count": [int(p[2]) for p in pairs],
+            "initial": {s: int(n) for s, n in first}, "runs": int(sum(n for _, n in first))}

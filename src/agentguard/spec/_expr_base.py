@@ -1,0 +1,135 @@
+"""The building blocks of the expression language shared by the compiler and the reference interpreter.
+
+Field access, the helper functions, the operator tables and the whitelist check of
+:mod:`agentguard.spec.expr` (internal: users import :class:`~agentguard.spec.expr.Expr`).
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..core.errors import InputError, ParseError
+
+__all__: list[str] = []
+
+_MISSING = object()
+
+
+def _field(obj: Any, name: Any, default: Any = _MISSING) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    if isinstance(name, str) and not name.startswith("_") and not isinstance(obj, (str, bytes)):
+        return getattr(obj, name, default)
+    return default
+
+
+def _items(coll: Any) -> list[Any]:
+    if type(coll) is list:  # the common case (JSON arrays): no copy, nothing mutates it
+        return coll
+    if coll is None:
+        return []
+    if isinstance(coll, Mapping):
+        return list(coll.values())
+    if isinstance(coll, (str, bytes)):
+        raise InputError("exists/forall/count need a list of items, got a string")
+    try:
+        return list(coll)
+    except TypeError:
+        raise InputError(f"exists/forall/count need a list of items, got {type(coll).__name__}") from None
+
+
+def _as_list(x: Any) -> list[Any]:
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return list(x)
+    return [x]
+
+
+def _any_of(x: Any, values: Any) -> bool:
+    vals = _as_list(values)
+    return any(v in vals for v in _as_list(x))
+
+
+def _all_of(xs: Any, values: Any) -> bool:
+    have = _as_list(xs)
+    return all(v in have for v in _as_list(values))
+
+
+def _has(x: Any, key: Any) -> bool:
+    return _field(x, key) is not _MISSING
+
+
+def _get(x: Any, key: Any, default: Any = None) -> Any:
+    v = _field(x, key)
+    return default if v is _MISSING else v
+
+
+def _lower(s: Any) -> Any:
+    return s.lower() if isinstance(s, str) else s
+
+
+#: plain helpers (arguments evaluated normally); exists/forall/count are special forms.
+HELPERS: dict[str, Callable[..., Any]] = {
+    "any_of": _any_of,
+    "all_of": _all_of,
+    "has": _has,
+    "get": _get,
+    "len": len,
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "lower": _lower,
+}
+_QUANTIFIERS = ("exists", "forall", "count")
+
+_BINOPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+}
+_CMPOPS = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.In: lambda a, b: _contains(b, a), ast.NotIn: lambda a, b: not _contains(b, a),
+    ast.Is: operator.is_, ast.IsNot: operator.is_not,
+}
+
+
+def _contains(container: Any, item: Any) -> bool:
+    if container is None:
+        return False
+    try:
+        return item in container
+    except TypeError:
+        raise InputError(f"'in' needs a list or string on its right, got {type(container).__name__}") from None
+
+
+def _check(node: ast.AST, text: str) -> None:
+    """Reject any syntax outside the whitelist (ParseError naming the construct)."""
+    allowed = (
+        ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
+        ast.BinOp, ast.Compare, ast.Name, ast.Load, ast.Store, ast.Constant, ast.List, ast.Tuple, ast.Set,
+        ast.Attribute, ast.Subscript, ast.Call, ast.GeneratorExp, ast.ListComp, ast.comprehension,
+        ast.IfExp, *(_BINOPS), *(_CMPOPS),
+    )
+    for sub in ast.walk(node):
+        if not isinstance(sub, allowed):
+            raise ParseError(f"expression {text!r}: {type(sub).__name__} is not allowed")
+        if isinstance(sub, ast.Attribute) and sub.attr.startswith("_"):
+            raise ParseError(f"expression {text!r}: attribute {sub.attr!r} is not allowed")
+        if isinstance(sub, ast.Name) and sub.id.startswith("__"):
+            raise ParseError(f"expression {text!r}: name {sub.id!r} is not allowed")
+        if isinstance(sub, ast.Call):
+            if not isinstance(sub.func, ast.Name) or sub.func.id not in (*HELPERS, *_QUANTIFIERS):
+                fn = ast.unparse(sub.func)
+                raise ParseError(
+                    f"expression {text!r}: call of {fn!r} is not allowed "
+                    f"(helpers: {', '.join(sorted((*HELPERS, *_QUANTIFIERS)))})"
+                )
+            if sub.keywords:
+                raise ParseError(f"expression {text!r}: keyword arguments are not allowed")
+        if isinstance(sub, ast.comprehension) and (sub.is_async or not isinstance(sub.target, ast.Name)):
+            raise ParseError(f"expression {text!r}: only 'for NAME in ...' comprehensions are allowed")
+
+
