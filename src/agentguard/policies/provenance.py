@@ -15,8 +15,11 @@ e-mail case, IBAN spacing. Structured values (e-mail addresses, URLs, IBANs) are
 entities by set membership; other values (names, channels, file ids) as whole words of the source's
 word form, so ``bob`` is not found inside ``bobby`` and ``13`` not inside ``2013``.
 
-Guarantee (property-tested): a value is labelled :data:`USER` or :data:`TRUSTED` only if its canonical
-form occurs, as an entity or as whole words, in the prompt or in a trusted field; values seen only in
+Trusted fields vouch for whole values only (:func:`atoms`: the string, its lines, the sides of a
+``key: value`` line); the prompt and third-party text are searched for entities and whole words.
+
+Guarantee (property-tested): a value is labelled :data:`USER` only if its canonical form occurs, as an
+entity or as whole words, in the prompt, and :data:`TRUSTED` only if it equals a whole trusted value; values seen only in
 third-party fields carry :data:`UNTRUSTED` alone, whatever their spacing, case or encoding.
 """
 
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import unquote
 
-__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "canonical", "entities",
+__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "entities",
            "strings_of", "trust_level", "word_form"]
 
 USER = "user"
@@ -150,6 +153,19 @@ class SourceDeclaration:
 class _Source:
     entities: set[tuple[str, str]] = field(default_factory=set)
     words: list[str] = field(default_factory=list)
+    atoms: set[tuple[str, str]] = field(default_factory=set)
+
+
+def atoms(text: str) -> set[tuple[str, str]]:
+    """Whole values a trusted string vouches for: the string, each of its lines, and each side of a
+    ``key: value`` line, canonical. A trusted field vouches for its values as wholes, never for words or
+    addresses written inside them (a third party may name a channel after a phishing URL)."""
+    out = {canonical(text)}
+    for line in text.splitlines():
+        out.add(canonical(line))
+        for piece in line.split(": "):
+            out.add(canonical(piece))
+    return {a for a in out if a[1]}
 
 
 @dataclass
@@ -166,6 +182,9 @@ class ProvenanceLedger:
 
     def _add(self, label: str, text: str) -> None:
         src = self.sources[label]
+        if label == TRUSTED:
+            src.atoms.update(atoms(text))
+            return
         src.entities.update(entities(text))
         src.words.append(word_form(text))
         self._joined.pop(label, None)
@@ -192,10 +211,14 @@ class ProvenanceLedger:
         kind, form = canonical(value)
         if not form:
             return frozenset()
-        if kind != "text":
-            return frozenset(lb for lb, src in self.sources.items() if (kind, form) in src.entities)
-        needle = f" {form} "
-        return frozenset(lb for lb in self.sources if needle in self._text(lb))
+        out = {TRUSTED} if (kind, form) in self.sources[TRUSTED].atoms else set()
+        for lb in (USER, UNTRUSTED):
+            if kind != "text":
+                if (kind, form) in self.sources[lb].entities:
+                    out.add(lb)
+            elif f" {form} " in self._text(lb):
+                out.add(lb)
+        return frozenset(out)
 
     def targets_labels(self, values: Iterable[str]) -> list[frozenset[str]]:
         """:meth:`labels` of each value."""
