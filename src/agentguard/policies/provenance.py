@@ -39,8 +39,8 @@ TRUSTED = "trusted"
 UNTRUSTED = "untrusted"
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-# an IBAN as agents write it: country, check digits, then groups possibly separated by single spaces
-_IBAN = re.compile(r"\b[A-Za-z]{2}\d{2}(?:[ ]?[A-Za-z0-9]){10,30}\b")
+# an IBAN as agents write it (case-folded): country, check digits, then groups of four, spaced or not
+_IBAN = re.compile(r"\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,3})?\b")
 _URL = re.compile(r"(?:https?://)?(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|ch|de|uk|edu|gov|info|co)"
                   r"(?::\d+)?(?:/[^\s'\"<>)]*)?", re.I)
 _WORD_SPLIT = re.compile(r"[^\w@.+/-]+|(?<!\w)[.+/-]|[.+/-](?!\w)")
