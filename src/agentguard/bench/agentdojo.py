@@ -40,8 +40,7 @@ from ..core.types import Context, ToolCall
 from ..policies import PolicyBinding, ToolCallGuard, library_extractor, library_path, load_policy
 from ..policies.provenance_guard import ProvenanceGuard
 
-__all__ = ["ANCHORS", "GUARDS", "SPLIT_SEED", "UNTRUSTED_SECTIONS", "evaluate", "fit_intent_lexicon",
-           "guarded_runtime_class", "split", "versions"]
+__all__ = ["ANCHORS", "GUARDS", "SPLIT_SEED", "UNTRUSTED_SECTIONS", "evaluate", "fit_intent_lexicon", "guarded_runtime_class", "split", "versions"]
 
 GUARDS = ("none", "grounded", "provenance")
 SPLIT_SEED = 15

@@ -31,8 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import unquote
 
-__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "entities",
-           "strings_of", "trust_level", "word_form"]
+__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "entities", "strings_of", "trust_level", "word_form"]
 
 USER = "user"
 TRUSTED = "trusted"

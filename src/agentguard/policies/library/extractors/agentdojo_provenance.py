@@ -33,8 +33,7 @@ from ...extract import MappingExtractor
 from ...provenance import ProvenanceLedger, SourceDeclaration, entities, strings_of, trust_level
 from .agentdojo_grounding import ACCOUNT, KIND, READ, READ_PREFIXES, SEND
 
-__all__ = ["AGENTDOJO_SOURCES", "INTENT", "INTENT_FILE", "STOPWORDS", "TARGET_KEYS", "ProvenanceFacts",
-           "extractor", "fit_intent", "stems"]
+__all__ = ["AGENTDOJO_SOURCES", "INTENT", "INTENT_FILE", "ProvenanceFacts", "STOPWORDS", "TARGET_KEYS", "extractor", "fit_intent", "stems"]
 
 TARGET_KEYS = frozenset({"recipient", "recipients", "cc", "bcc", "user_email", "email", "url", "participants",
                          "iban", "user", "channel", "hotel", "restaurant", "company", "file_id", "event_id",
