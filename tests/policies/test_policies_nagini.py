@@ -116,3 +116,23 @@ def test_wrong_policy_rejected_with_counterexample_through_the_cli(verifier, mon
     assert err["inputs"] == {"category": 3, "age": 17}  # the only counterexample: hotel, 17 years old
     assert err["result"] == 0 and err["line"] == 11
     assert "Postcondition of check might not hold" in err["message"]
+
+
+# One deliberately wrong twin per shipped policy: the shipped source with ONE line changed (so the twin
+# stays in step with the policy), each of which Nagini must reject with a counterexample.
+TWINS = {
+    "mind2web_sc": ("    if category == HOTEL and age < 18:\n", "    if category == HOTEL and age < 17:\n"),
+    "asb_declared_tools": ("    if tool in declared:\n", "    if tool in declared or tool == -1:\n"),
+    "agentdojo_grounding": ("    if not targets_trusted:\n", "    if not targets_trusted and kind == SEND:\n"),
+    "agentdojo_provenance": ("    return kind >= FETCH\n", "    return kind >= WRITE\n"),
+}
+
+
+def test_every_shipped_policy_has_a_wrong_twin_that_fails_with_a_counterexample(verifier):
+    assert set(TWINS) == {p.stem for p in shipped_policies()}
+    for name, (old, new) in sorted(TWINS.items()):
+        src = next(p for p in shipped_policies() if p.stem == name).read_text()
+        assert src.count(old) == 1, name
+        r = verifier.verify_source(src.replace(old, new), f"{name}_wrong_twin")
+        assert not r.verified, name
+        assert r.counterexample is not None, (name, r.describe())

@@ -164,14 +164,17 @@ def bench_asb(data: str = DATA, as_json: bool = JSON, out: Optional[Path] = OUT)
 
 def bench_agentdojo(
     suite: List[str] = typer.Option(None, "--suite", help="suites (default: all four)"),
+    version: str = typer.Option("v1", "--version", help="AgentDojo benchmark version (v1, v1.1, ..., v1.2.2)"),
+    guard: List[str] = typer.Option(None, "--guard", help="none, grounded, provenance (default: all three)"),
     as_json: bool = JSON,
     out: Optional[Path] = OUT,
-    baseline: bool = typer.Option(True, help="also replay without the guard"),
 ) -> None:
-    """Utility and attack success per AgentDojo suite, replaying ground-truth calls through a guarded runtime."""
-    from ..bench.agentdojo import evaluate
+    """Utility and attack success per AgentDojo suite, guard and design/held-out half, replaying ground-truth
+    calls through a guarded runtime (no LLM)."""
+    from ..bench.agentdojo import GUARDS, evaluate
 
-    res = evaluate(list(suite or []) or None, with_baseline=baseline, progress=lambda m: typer.echo(m, err=True))
+    res = evaluate(list(suite or []) or None, version=version, guards=tuple(guard or GUARDS),
+                   progress=lambda m: typer.echo(m, err=True))
     _emit(res, as_json, out, [])
 
 

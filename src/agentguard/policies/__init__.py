@@ -23,6 +23,9 @@ from .library import library_path, shipped_policies
 from .model import Param, Policy, PolicyResult, load_policy, policy_from_source
 from .nagini import (NaginiVerifier, VerificationError, VerificationResult, find_nagini_venv, parse_nagini_output,
                      verify)
+from .provenance import (TRUSTED, UNTRUSTED, USER, ProvenanceLedger, SourceDeclaration, atoms, canonical, entities,
+                         strings_of, trust_level, word_form)
+from .provenance_guard import ProvenanceGuard
 from .sandbox import PreconditionViolation, validate
 from .synthesis import SynthesisResult, SynthesisRound, synthesize
 from .testing import TestFailure, TestReport, boundary_cases, check_case, run_tests, write_pytest
@@ -44,18 +47,27 @@ __all__ = [
     "PolicyBinding",
     "PolicyResult",
     "PreconditionViolation",
+    "ProvenanceGuard",
+    "ProvenanceLedger",
+    "SourceDeclaration",
     "SpecExtractor",
     "SynthesisResult",
     "SynthesisRound",
     "TEH",
+    "TRUSTED",
     "TT",
     "TestFailure",
     "TestReport",
     "ToolCallGuard",
+    "UNTRUSTED",
+    "USER",
     "VerificationError",
     "VerificationResult",
+    "atoms",
     "boundary_cases",
+    "canonical",
     "check_case",
+    "entities",
     "find_nagini_venv",
     "library_extractor",
     "library_path",
@@ -65,8 +77,11 @@ __all__ = [
     "run_tests",
     "shipped_policies",
     "strategy",
+    "strings_of",
     "synthesize",
+    "trust_level",
     "validate",
     "verify",
+    "word_form",
     "write_pytest",
 ]

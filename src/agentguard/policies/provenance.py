@@ -1,0 +1,224 @@
+"""Provenance a deployed guard can observe: which sources each value of a run was seen in.
+
+A guard in front of an agent sees three things as they flow through a run, and nothing else: the user's
+prompt, the tool calls the agent proposes and the results those calls return. Each tool's results are
+declared (:class:`SourceDeclaration`) as *trusted* (the user's own records, system metadata such as an
+e-mail's sender or a bank ledger's IBANs) or *third-party* content (e-mail bodies, web pages, files,
+reviews, messages), per field where results are structured. :class:`ProvenanceLedger` records, for one
+run, the canonical values each source contained; :meth:`ProvenanceLedger.labels` answers, for a value
+in a proposed call's arguments, the set of labels among :data:`USER` (the prompt), :data:`TRUSTED` and
+:data:`UNTRUSTED` it was seen under. An unseen value has no label.
+
+Canonical matching (:func:`canonical`) survives the formats agents use: case, surrounding whitespace and
+punctuation, inner runs of whitespace, URL scheme / ``www.`` / trailing slash / default port / fragment,
+e-mail case, IBAN spacing. Structured values (e-mail addresses, URLs, IBANs) are matched as whole
+entities by set membership; other values (names, channels, file ids) as whole words of the source's
+word form, so ``bob`` is not found inside ``bobby`` and ``13`` not inside ``2013``.
+
+Trusted fields vouch for whole values only (:func:`atoms`: the string, its lines, the sides of a
+``key: value`` line); the prompt and third-party text are searched for entities and whole words.
+
+Guarantee (property-tested): a value is labelled :data:`USER` only if its canonical form occurs, as an
+entity or as whole words, in the prompt, and :data:`TRUSTED` only if it equals a whole trusted value; values seen only in
+third-party fields carry :data:`UNTRUSTED` alone, whatever their spacing, case or encoding.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping
+from urllib.parse import unquote
+
+__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "entities", "strings_of", "trust_level", "word_form"]
+
+USER = "user"
+TRUSTED = "trusted"
+UNTRUSTED = "untrusted"
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# an IBAN as agents write it (case-folded): country, check digits, then groups of four, spaced or not
+_IBAN = re.compile(r"\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,3})?\b")
+_URL = re.compile(r"(?:https?://)?(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|ch|de|uk|edu|gov|info|co)"
+                  r"(?::\d+)?(?:/[^\s'\"<>)]*)?", re.I)
+_WORD_SPLIT = re.compile(r"[^\w@.+/-]+|(?<!\w)[.+/-]|[.+/-](?!\w)")
+
+
+def _nfkc(s: str) -> str:
+    return unicodedata.normalize("NFKC", unquote(s)).casefold()
+
+
+def _canon_url(s: str) -> str:
+    s = re.sub(r"^https?://", "", s.strip())
+    s = re.sub(r"^www\.", "", s)
+    s = s.split("#", 1)[0]
+    host, _, path = s.partition("/")
+    host = re.sub(r":(80|443)$", "", host)
+    return (host + ("/" + path if path else "")).rstrip("/")
+
+
+def canonical(value: str) -> tuple[str, str]:
+    """``(kind, canonical form)`` of one value: kind ``email``, ``iban``, ``url`` or ``text``.
+
+    ``text`` forms are the value's :func:`word_form`. Equal canonical forms are the same value.
+    """
+    s = _nfkc(value).strip().strip(".,;:!?\"'()[]<>")
+    compact = re.sub(r"\s+", "", s)
+    if _EMAIL.fullmatch(s):
+        return "email", s
+    if re.fullmatch(r"[a-z]{2}\d{2}[a-z0-9]{10,30}", compact):
+        return "iban", compact
+    if " " not in s and _URL.fullmatch(s):
+        return "url", _canon_url(s)
+    return "text", word_form(s)
+
+
+def trust_level(labels: Iterable[str]) -> int:
+    """2 when seen in the user's prompt, 1 when in a trusted source, 0 otherwise (third-party only, unseen)."""
+    lab = set(labels)
+    return 2 if USER in lab else 1 if TRUSTED in lab else 0
+
+
+def word_form(text: str) -> str:
+    """Case-folded, NFKC, words separated by single spaces (punctuation between words dropped)."""
+    return " ".join(w for w in _WORD_SPLIT.split(_nfkc(text)) if w)
+
+
+def entities(text: str) -> Iterator[tuple[str, str]]:
+    """Every e-mail address, URL and IBAN written in ``text``, canonical (see :func:`canonical`)."""
+    t = _nfkc(text)
+    emails = _EMAIL.findall(t)
+    for e in emails:
+        yield "email", e.strip(".")
+    for m in _IBAN.findall(t):
+        yield "iban", re.sub(r"\s+", "", m)
+    stripped = _EMAIL.sub(" ", t)
+    for u in _URL.findall(stripped):
+        yield "url", _canon_url(u.rstrip(".,;:!?"))
+
+
+def strings_of(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """``(field name, string)`` for every string leaf (and mapping key) of a tool result or argument.
+
+    Pydantic models are read through ``model_dump()``; the field name is the innermost key.
+    """
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield path, str(k)
+            yield from strings_of(v, str(k))
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from strings_of(v, path)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield path, str(value)
+    elif value is not None and not isinstance(value, bool):
+        yield path, str(value)
+
+
+@dataclass(frozen=True)
+class SourceDeclaration:
+    """Which tool results are trusted: per tool a default, and per field name an override.
+
+    ``trusted_tools``: tools whose whole result is trusted, except the fields in ``untrusted_fields``.
+    ``trusted_fields``: field names trusted in any other tool's structured result (``sender``, ``iban``).
+    Everything else, and every tool not declared, is third-party content (fail closed).
+    """
+
+    trusted_tools: frozenset[str] = frozenset()
+    trusted_fields: frozenset[str] = frozenset()
+    untrusted_fields: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_config(cls, params: Mapping[str, Any]) -> "SourceDeclaration":
+        """From plain lists: ``{"trusted_tools": [...], "trusted_fields": [...], "untrusted_fields": [...]}``."""
+        return cls(*(frozenset(str(x) for x in params.get(k, ()))
+                     for k in ("trusted_tools", "trusted_fields", "untrusted_fields")))
+
+    def label(self, tool: str, field_name: str) -> str:
+        """The label of the string at ``field_name`` (innermost key; ``""`` for a bare string) of ``tool``'s result."""
+        if field_name in self.untrusted_fields:
+            return UNTRUSTED
+        if tool in self.trusted_tools or (field_name and field_name in self.trusted_fields):
+            return TRUSTED
+        return UNTRUSTED
+
+
+@dataclass
+class _Source:
+    entities: set[tuple[str, str]] = field(default_factory=set)
+    words: list[str] = field(default_factory=list)
+    atoms: set[tuple[str, str]] = field(default_factory=set)
+
+
+def atoms(text: str) -> set[tuple[str, str]]:
+    """Whole values a trusted string vouches for: the string, each of its lines, and each side of a
+    ``key: value`` line, canonical. A trusted field vouches for its values as wholes, never for words or
+    addresses written inside them (a third party may name a channel after a phishing URL)."""
+    out = {canonical(text)}
+    for line in text.splitlines():
+        out.add(canonical(line))
+        for piece in line.split(": "):
+            out.add(canonical(piece))
+    return {a for a in out if a[1]}
+
+
+@dataclass
+class ProvenanceLedger:
+    """One run's record of where values were seen (see the module docstring). Not thread-safe per run."""
+
+    declaration: SourceDeclaration
+    sources: dict[str, _Source] = field(default_factory=lambda: {USER: _Source(), TRUSTED: _Source(),
+                                                                    UNTRUSTED: _Source()})
+    calls: list[str] = field(default_factory=list)
+    prompt: str = ""
+    cache: dict[str, Any] = field(default_factory=dict)   # for extractors: facts derived from the prompt
+    _joined: dict[str, str] = field(default_factory=dict)
+
+    def _add(self, label: str, text: str) -> None:
+        src = self.sources[label]
+        if label == TRUSTED:
+            src.atoms.update(atoms(text))
+            return
+        src.entities.update(entities(text))
+        src.words.append(word_form(text))
+        self._joined.pop(label, None)
+
+    def observe_prompt(self, prompt: str) -> None:
+        """Record the user's prompt (label :data:`USER`)."""
+        self.prompt = (self.prompt + "\n" + prompt).strip()
+        self.cache.clear()
+        self._add(USER, prompt)
+
+    def observe_result(self, tool: str, result: Any) -> None:
+        """Record one tool result, each string under the label its tool and field are declared with."""
+        self.calls.append(tool)
+        for fname, s in strings_of(result):
+            self._add(self.declaration.label(tool, fname), s)
+
+    def _text(self, label: str) -> str:
+        if label not in self._joined:
+            self._joined[label] = " " + " \n ".join(self.sources[label].words) + " "
+        return self._joined[label]
+
+    def labels(self, value: str) -> frozenset[str]:
+        """The labels ``value`` was seen under (empty when never seen; see the module docstring)."""
+        kind, form = canonical(value)
+        if not form:
+            return frozenset()
+        out = {TRUSTED} if (kind, form) in self.sources[TRUSTED].atoms else set()
+        for lb in (USER, UNTRUSTED):
+            if kind != "text":
+                if (kind, form) in self.sources[lb].entities:
+                    out.add(lb)
+            elif f" {form} " in self._text(lb):
+                out.add(lb)
+        return frozenset(out)
+
+    def targets_labels(self, values: Iterable[str]) -> list[frozenset[str]]:
+        """:meth:`labels` of each value."""
+        return [self.labels(v) for v in values]
