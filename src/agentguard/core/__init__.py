@@ -15,7 +15,7 @@ from .errors import (
     ParseError,
     PolicyError,
 )
-from .guard import BaseGuard, Guard, GuardStack, fail_closed
+from .guard import BaseGuard, Guard, GuardStack, arun_guard, fail_closed, run_guard
 from .runs import RunMemory, end_run, inner_guards
 from .strategies import (
     Block, Fallback, HaltTool, HumanInTheLoop, PendingApproval, Reflect, Replan, Stop, default_outcome,
@@ -57,10 +57,12 @@ __all__ = [
     "ToolCall",
     "Trace",
     "Verdict",
+    "arun_guard",
     "default_outcome",
     "end_run",
     "fail_closed",
     "inner_guards",
     "read_traces",
+    "run_guard",
     "write_traces",
 ]

@@ -19,7 +19,6 @@ is the one builder: the library, the CLI and the service all build the same guar
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import logging
 import os
@@ -212,11 +211,6 @@ class ToolCallGuard(BaseGuard):
             self._record(context, call, args, b.policy, verdict, res.code, dt)
         assert verdict is not None
         return verdict
-
-    async def acheck(self, context: Context, proposal: Any) -> Verdict:
-        if self._slow:  # an LLM extractor blocks on I/O: keep the event loop free
-            return await asyncio.to_thread(self.check, context, proposal)
-        return self.check(context, proposal)
 
     def enforce(self, context: Context, proposal: Any) -> Outcome:
         """Decide and apply the enforcement strategy (what happens to the agent)."""
