@@ -1,7 +1,8 @@
 """Core vocabulary: types, the Guard protocol and composition, enforcement, errors, audit records,
-per-run memory."""
+per-run memory, canonical names, commands and paths."""
 
 from .audit import AuditRecord, AuditSink, JsonlAuditSink, MemoryAuditSink
+from .canonical import ShellCommand, canonical_name, canonical_path, shell_commands, strip_invisible
 from .enforcement import Enforcement, Outcome
 from .errors import (
     AgentGuardError,
@@ -52,17 +53,22 @@ __all__ = [
     "Reflect",
     "Replan",
     "RunMemory",
+    "ShellCommand",
     "Step",
     "Stop",
     "ToolCall",
     "Trace",
     "Verdict",
     "arun_guard",
+    "canonical_name",
+    "canonical_path",
     "default_outcome",
     "end_run",
     "fail_closed",
     "inner_guards",
     "read_traces",
     "run_guard",
+    "shell_commands",
+    "strip_invisible",
     "write_traces",
 ]
