@@ -25,6 +25,7 @@ An attacker (or a confused model) writes ``Book_Hotel``, ``book_hotel `` (traili
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
@@ -53,8 +54,14 @@ def strip_invisible(text: str) -> str:
 
 def canonical_name(name: Any) -> str:
     """The canonical form of a tool name (see the module docstring): ``" Book-Hotel\\u200b"`` -> ``book_hotel``."""
-    text = strip_invisible(str(name)).casefold().strip()
-    return _SEP.sub("_", text)
+    return _canonical_name(name) if type(name) is str and len(name) <= 256 else _canonical_text(str(name))
+
+
+def _canonical_text(text: str) -> str:
+    return _SEP.sub("_", strip_invisible(text).casefold().strip())
+
+
+_canonical_name = functools.lru_cache(maxsize=4096)(_canonical_text)  # tool names repeat: cache the short ones
 
 
 def canonical_path(path: Any) -> str:

@@ -70,10 +70,13 @@ class PolicyBinding:
     extractor: ArgumentExtractor
     tools: tuple[str, ...] = ("*",)
 
+    def __post_init__(self) -> None:
+        self._canonical_tools = frozenset(canonical_name(t) for t in self.tools)
+
     def covers(self, tool: str) -> bool:
         """Whether this binding governs ``tool`` (names compared in canonical form, see
         :func:`agentguard.core.canonical.canonical_name`)."""
-        return "*" in self.tools or canonical_name(tool) in {canonical_name(t) for t in self.tools}
+        return "*" in self.tools or canonical_name(tool) in self._canonical_tools
 
 
 def _as_call(proposal: Any) -> ToolCall:
@@ -183,7 +186,8 @@ class ToolCallGuard(BaseGuard):
     def check(self, context: Context, proposal: Any) -> Verdict:
         raw = _as_call(proposal)
         # rules see the canonical tool name (Book_Hotel, "book_hotel ", rent-car -> book_hotel, rent_car)
-        call = ToolCall(canonical_name(raw.name), raw.arguments, raw.call_id)
+        name = canonical_name(raw.name)
+        call = raw if name == raw.name else ToolCall(name, raw.arguments, raw.call_id)
         matched = [b for b in self.bindings if b.covers(call.name)]
         if not matched:
             if self.unknown_tool == "allow":

@@ -45,6 +45,7 @@ __all__ = ["Param", "Policy", "PolicyResult", "load_policy", "policy_from_source
 _TYPES = {"int": int, "bool": bool, "List[int]": list, "list[int]": list}
 #: the widest int argument a policy accepts (bits); wider ones are refused before the policy runs
 MAX_ARG_BITS = 64
+_ARG_LIMIT = 2**MAX_ARG_BITS - 1
 
 
 def _within_bounds(v: Any) -> bool:
@@ -123,7 +124,7 @@ class Policy:
             t = _TYPES[p.type]
             if not isinstance(v, t) or (t is list and not all(isinstance(x, int) for x in v)):
                 raise PolicyError(f"policy {self.id}: argument {p.name!r} must be {p.type}, got {type(v).__name__}")
-            if not _within_bounds(v):
+            if (t is list or not -_ARG_LIMIT <= v <= _ARG_LIMIT) and not _within_bounds(v):
                 raise PolicyError(f"policy {self.id}: argument {p.name!r} is too large (ints of at most "
                                   f"{MAX_ARG_BITS} bits, lists of at most {MAX_SEQ} elements)")
             values.append(list(v) if t is list else v)  # a private copy: the caller cannot change it mid-call

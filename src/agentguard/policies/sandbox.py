@@ -307,26 +307,39 @@ def _check_call_graph(tree: ast.Module, functions: set[str], filename: str) -> N
 
 # ---------------------------------------------------------------- run-time compilation
 
-class _Tick:
-    """Per-call, per-thread deadline checked before every statement, loop iteration and function entry."""
+class _Deadline(threading.local):
+    deadline = float("inf")  # per thread: no call in progress
 
-    __slots__ = ("_local", "timeout_s")
+
+class _Tick:
+    """Per-call, per-thread deadline checked before every statement, loop iteration and function entry.
+
+    ``check`` is the function the compiled policy calls (a plain closure: the cheapest check there is)."""
+
+    __slots__ = ("_local", "timeout_s", "check")
 
     def __init__(self, timeout_s: float) -> None:
         self.timeout_s = timeout_s
-        self._local = threading.local()
+        local = self._local = _Deadline()
+        clock = time.perf_counter
+        message = f"policy exceeded its time limit of {timeout_s * 1000:.0f} ms"
+
+        def check() -> None:
+            if clock() > local.deadline:
+                raise GuardTimeout(message)
+
+        self.check = check
 
     @property
     def deadline(self) -> float:
-        return getattr(self._local, "deadline", float("inf"))
+        return self._local.deadline
 
     @deadline.setter
     def deadline(self, value: float) -> None:
         self._local.deadline = value
 
     def __call__(self) -> None:
-        if time.perf_counter() > getattr(self._local, "deadline", _INF):
-            raise GuardTimeout(f"policy exceeded its time limit of {self.timeout_s * 1000:.0f} ms")
+        self.check()
 
 
 _INF = float("inf")
@@ -463,7 +476,7 @@ def compile_policy(source: str, filename: str = "<policy>", timeout_s: float = 0
     tree = _RuntimeRewriter().visit(tree)
     ast.fix_missing_locations(tree)
     tick = _Tick(timeout_s)
-    ns: dict[str, Any] = {"__builtins__": dict(SAFE_BUILTINS), "_ag_tick": tick, "_ag_pre_failed": _pre_failed,
+    ns: dict[str, Any] = {"__builtins__": dict(SAFE_BUILTINS), "_ag_tick": tick.check, "_ag_pre_failed": _pre_failed,
                           "_ag_add": add, "_ag_sub": sub, "_ag_mul": mul, "_ag_mod": mod, "_ag_flat": flat}
     ns.update(RUNTIME_CONTRACTS)
     for name in TYPING_NAMES:
