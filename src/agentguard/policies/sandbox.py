@@ -16,6 +16,7 @@ subset in which every construct is bounded by the size of its input (issue 13):
   of ``len/min/max/abs/range/bool/int`` and of functions of the same file; ``*`` needs an int literal
   factor of at most 10**6; ``%`` never has a string literal on its left (no ``'%0500000000d' % x``);
   at most :data:`MAX_EXPR_NODES` nodes per statement and :data:`MAX_NAMES` distinct variable names;
+  no item or slice assignment (``a[0:0] = a`` would double a list in one C-level operation);
 - never: attribute access (so no dunder access), names that start with ``_``, ``exec``/``eval``/``open``/
   ``__import__``/``getattr`` and friends, lambdas, comprehensions, f-strings, classes, ``global``, ``try``,
   ``with``, ``del``, ``yield``, ``await``, decorators other than ``@Pure``, default values.
@@ -244,6 +245,9 @@ def _check_all_nodes(tree: ast.Module, functions: set[str], filename: str) -> No
             if node.arg.startswith("_"):
                 raise _err(node, f"parameter {node.arg!r} is not allowed (names may not start with '_')", filename)
             names.add(node.arg)
+        if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+            raise _err(node, "item/slice assignment is not allowed (data is immutable: a[0:0] = a doubles a list "
+                             "in one C-level operation)", filename)
         if isinstance(node, ast.BinOp):
             _check_binop(node, filename)
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
