@@ -98,7 +98,7 @@ def test_fail_closed_on_raising_extractor_bad_arguments_and_timeout():
     v = ToolCallGuard([PolicyBinding(M2W, ext)]).check(Context(), ToolCall("x"))
     assert v.blocks and "precondition" in v.reason
     loop = policy_from_source("from nagini_contracts.contracts import *\n\ndef check(x: int) -> int:\n"
-                              "    Ensures(Result() == 0)\n    while x >= 0:\n        x = x + 1\n    return 0\n",
+                              "    Ensures(Result() == 0)\n    for i in range(1000000):\n        x = x + 1\n    return 0\n",
                               timeout_s=0.01)
     v = ToolCallGuard([PolicyBinding(loop, MappingExtractor({"x": lambda c, x: 1}))], on_error="HALT").check(
         Context(), ToolCall("x"))

@@ -56,21 +56,14 @@ def test_refusal_happens_before_any_execution(tmp_path):
     assert not marker.exists()
 
 
-def test_infinite_loop_is_stopped_by_the_time_limit():
-    src = make("    while True:\n        x = x + 1\n    return 0\n")
-    p = policy_from_source(src, timeout_s=0.02)
-    t0 = time.perf_counter()
-    with pytest.raises(GuardTimeout):
-        p.evaluate({"x": 1})
-    assert time.perf_counter() - t0 < 2.0
-
-
-def test_runaway_recursion_is_stopped():
+def test_while_and_recursion_are_refused_at_load():
+    # the bounded language has no while and no recursion (issue 13): refused before anything runs
+    with pytest.raises(PolicyError, match="While is not allowed"):
+        policy_from_source(make("    while True:\n        x = x + 1\n    return 0\n"), timeout_s=0.02)
     src = HEADER + ("def loop(x: int) -> int:\n    return loop(x + 1)\n\n"
                     "def check(x: int) -> int:\n    Ensures(Result() >= 0)\n    return loop(x)\n")
-    p = policy_from_source(src, timeout_s=0.05)
-    with pytest.raises((GuardTimeout, RecursionError)):
-        p.evaluate({"x": 0})
+    with pytest.raises(PolicyError, match="recursion is not allowed"):
+        policy_from_source(src, timeout_s=0.05)
 
 
 def test_no_builtins_leak_even_if_name_is_built_at_runtime():
@@ -111,9 +104,9 @@ def test_shipped_policies_pass_the_sandbox():
 
 
 def test_long_for_loop_is_stopped_by_the_time_limit():
-    src = make("    for i in range(1000000000):\n        x = x + 1\n    return 0\n")
+    src = make("    for i in range(x):\n        x = x + 1\n    return 0\n")
     p = policy_from_source(src, timeout_s=0.02)
     t0 = time.perf_counter()
     with pytest.raises(GuardTimeout):
-        p.evaluate({"x": 1})
+        p.evaluate({"x": 10**9})
     assert time.perf_counter() - t0 < 2.0

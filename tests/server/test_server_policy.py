@@ -33,8 +33,9 @@ def test_mind2web_rules_through_the_verified_policy():
     assert _check(g, "buy_product", membership=False).decision is Decision.REJECT
     assert _check(g, "book_flight", vaccine=False).decision is Decision.REJECT
     assert _check(g, "search_movies", domestic=False).decision is Decision.REJECT
-    # A tool outside the six categories maps to OTHER, which the policy allows.
-    assert _check(g, "send_email", dr_license=False, vaccine=False, membership=False).decision is Decision.ALLOW
+    # A tool the map does not name is refused (default deny, issue 13); one listed as OTHER is allowed.
+    assert _check(g, "send_email", dr_license=False, vaccine=False, membership=False).decision is Decision.REJECT
+    assert _check(g, "search", dr_license=False, vaccine=False, membership=False).decision is Decision.ALLOW
 
 
 def test_missing_or_ill_typed_facts_fail_closed():

@@ -1,7 +1,8 @@
 """Core vocabulary: types, the Guard protocol and composition, enforcement, errors, audit records,
-per-run memory."""
+per-run memory, canonical names, commands and paths."""
 
 from .audit import AuditRecord, AuditSink, JsonlAuditSink, MemoryAuditSink
+from .canonical import ShellCommand, canonical_name, canonical_path, shell_commands, strip_invisible
 from .enforcement import Enforcement, Outcome
 from .errors import (
     AgentGuardError,
@@ -15,7 +16,7 @@ from .errors import (
     ParseError,
     PolicyError,
 )
-from .guard import BaseGuard, Guard, GuardStack, fail_closed
+from .guard import BaseGuard, Guard, GuardStack, arun_guard, fail_closed, run_guard
 from .runs import RunMemory, end_run, inner_guards
 from .strategies import (
     Block, Fallback, HaltTool, HumanInTheLoop, PendingApproval, Reflect, Replan, Stop, default_outcome,
@@ -52,15 +53,22 @@ __all__ = [
     "Reflect",
     "Replan",
     "RunMemory",
+    "ShellCommand",
     "Step",
     "Stop",
     "ToolCall",
     "Trace",
     "Verdict",
+    "arun_guard",
+    "canonical_name",
+    "canonical_path",
     "default_outcome",
     "end_run",
     "fail_closed",
     "inner_guards",
     "read_traces",
+    "run_guard",
+    "shell_commands",
+    "strip_invisible",
     "write_traces",
 ]

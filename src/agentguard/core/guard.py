@@ -1,13 +1,25 @@
 """The Guard protocol, a base class, fail-closed wrapping and composition (GuardStack).
 
 Contract of a guard: ``check(context, proposal) -> Verdict`` never returns ALLOW because it failed.
-Any exception inside a guard is turned, by :class:`GuardStack` and :func:`fail_closed`, into the
-configured fail-closed decision (HALT by default) with the error as the reason.
+
+The one fail-closed rule (every path, sync and async, goes through :func:`run_guard` /
+:func:`arun_guard`, which :class:`GuardStack`, the service and the adapters use):
+
+- anything a guard raises, any ``BaseException`` included (``SystemExit``, ``KeyboardInterrupt``,
+  ``asyncio.CancelledError`` raised *by the guard*), becomes the configured fail-closed verdict
+  (HALT by default) with the error as the reason; only the cancellation of the *caller's own* task is
+  passed on (the caller is going away; nothing is allowed either way);
+- a verdict that arrives after the deadline (``timeout_s``) never allows: it is replaced by the
+  fail-closed verdict, on the synchronous and the asynchronous path alike;
+- on the asynchronous path a synchronous guard (one whose ``acheck`` is :meth:`BaseGuard.acheck`) runs in
+  a worker thread, never on the event loop, and is *abandoned* (not awaited) at its deadline: the
+  caller gets the fail-closed verdict on time while the thread finishes on its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import time
 from typing import Any, Iterable, Protocol, runtime_checkable
 
@@ -15,7 +27,19 @@ from .errors import GuardError, GuardTimeout, InputError
 from .runs import end_run
 from .types import Context, Decision, Verdict
 
-__all__ = ["BaseGuard", "Guard", "GuardStack", "fail_closed"]
+__all__ = ["BaseGuard", "Guard", "GuardStack", "arun_guard", "fail_closed", "run_guard"]
+
+#: worker threads for synchronous guards on the async path (a guard stuck past its deadline keeps its
+#: thread; when all are stuck, later calls queue, miss their deadline and fail closed)
+_POOL_SIZE = 32
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _executor() -> concurrent.futures.ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = concurrent.futures.ThreadPoolExecutor(_POOL_SIZE, thread_name_prefix="agentguard-guard")
+    return _pool
 
 
 @runtime_checkable
@@ -30,7 +54,11 @@ class Guard(Protocol):
 
 
 class BaseGuard:
-    """Convenience base: subclasses implement ``check``; ``acheck`` runs it (cheap guards need no thread)."""
+    """Convenience base: subclasses implement ``check``; ``acheck`` runs it in a worker thread.
+
+    Inside a :class:`GuardStack` the stack runs all its synchronous members in one worker-thread hop
+    (see :func:`arun_guard`), so a stack of cheap guards costs one thread switch per request.
+    """
 
     name: str = "guard"
 
@@ -38,7 +66,8 @@ class BaseGuard:
         raise NotImplementedError
 
     async def acheck(self, context: Context, proposal: Any) -> Verdict:
-        return self.check(context, proposal)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(_executor(), self.check, context, proposal)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name!r}>"
@@ -57,14 +86,140 @@ def fail_closed(guard_name: str, error: BaseException, decision: Decision = Deci
     )
 
 
+def _name(guard: Any) -> str:
+    return str(getattr(guard, "name", None) or type(guard).__name__)
+
+
+def _accept(guard: Any, v: Any, t0: float, timeout_s: float | None) -> Verdict:
+    """The guard's verdict if it is one and came in time; raises otherwise (the caller fails closed)."""
+    if not isinstance(v, Verdict):
+        raise GuardError(f"returned {type(v).__name__}, not a Verdict")
+    if timeout_s is not None and time.perf_counter() - t0 > timeout_s:
+        raise GuardTimeout(f"took longer than {timeout_s}s (its {v.decision.name} came too late)")
+    return v if v.guard else v.with_guard(_name(guard))
+
+
+def run_guard(guard: Any, context: Context, proposal: Any, *, timeout_s: float | None = None,
+              on_error: Decision = Decision.HALT) -> Verdict:
+    """``guard.check`` under the fail-closed rule (synchronous path; see the module docstring).
+
+    A synchronous call cannot be interrupted without a thread, so a guard that *returns* after
+    ``timeout_s`` gets the fail-closed verdict instead of its answer.
+    """
+    t0 = time.perf_counter()
+    try:
+        return _accept(guard, guard.check(context, proposal), t0, timeout_s)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt... from a guard: fail closed
+        return fail_closed(_name(guard), exc, on_error)
+
+
+def _is_sync(guard: Any) -> bool:
+    """True when the guard's ``acheck`` is BaseGuard's (its real work is the synchronous ``check``)."""
+    return getattr(type(guard), "acheck", None) is BaseGuard.acheck
+
+
+def _own_cancellation() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+async def _await_deadline(fut: Any, timeout_s: float | None) -> Any:
+    """Await ``fut``; at the deadline abandon it (cancel, do not wait for it) and raise GuardTimeout."""
+    if timeout_s is None:
+        return await fut
+    done, _ = await asyncio.wait({fut}, timeout=timeout_s)
+    if not done:
+        fut.cancel()
+        raise GuardTimeout(f"no verdict within {timeout_s}s (abandoned)")
+    return fut.result()
+
+
+async def arun_guard(guard: Any, context: Context, proposal: Any, *, timeout_s: float | None = None,
+                     on_error: Decision = Decision.HALT) -> Verdict:
+    """``guard.acheck`` under the fail-closed rule (asynchronous path; see the module docstring).
+
+    A synchronous guard runs in a worker thread (never on the event loop) and is abandoned at its
+    deadline; an asynchronous guard runs as a task cancelled at its deadline; either way a late verdict
+    never allows.
+    """
+    results = await _arun_many([guard], context, proposal, timeout_s, on_error, short_circuit=False)
+    return results[0]
+
+
+def _sync_batch(guards: list[Any], context: Context, proposal: Any, timeout_s: float | None,
+                on_error: Decision, short_circuit: bool, out: list[Verdict]) -> None:
+    for g in guards:  # runs in a worker thread; ``out`` is read by the caller when this returns in time
+        v = run_guard(g, context, proposal, timeout_s=timeout_s, on_error=on_error)
+        out.append(v)
+        if short_circuit and v.decision is Decision.HALT:
+            return
+
+
+async def _arun_many(guards: list[Any], context: Context, proposal: Any, timeout_s: float | None,
+                     on_error: Decision, short_circuit: bool) -> list[Verdict]:
+    """Verdicts of ``guards`` in order; consecutive synchronous guards share one worker-thread hop."""
+    verdicts: list[Verdict] = []
+    loop = asyncio.get_running_loop()
+    i = 0
+    while i < len(guards):
+        j = i
+        while j < len(guards) and _is_sync(guards[j]):
+            j += 1
+        if j > i:  # guards[i:j] are synchronous: one hop, a deadline of timeout_s per guard
+            batch, out = guards[i:j], []
+            fut = loop.run_in_executor(_executor(), _sync_batch, batch, context, proposal, timeout_s,
+                                       on_error, short_circuit, out)
+            budget = None if timeout_s is None else timeout_s * len(batch)
+            try:
+                await _await_deadline(fut, budget)
+                got = list(out)
+            except BaseException as exc:  # noqa: BLE001 - fail closed on anything
+                if isinstance(exc, asyncio.CancelledError) and _own_cancellation():
+                    raise
+                got = list(out)[: len(batch)]  # verdicts finished before the deadline still count
+                got += [fail_closed(_name(g), exc, on_error) for g in batch[len(got):]]
+            verdicts += got
+            i = j
+        else:
+            verdicts.append(await _arun_async(guards[i], context, proposal, timeout_s, on_error))
+            i += 1
+        if short_circuit and verdicts and verdicts[-1].decision is Decision.HALT:
+            break
+    return verdicts
+
+
+async def _captured(coro: Any) -> tuple[bool, Any]:
+    """Run ``coro`` and return ``(True, result)`` or ``(False, exception)``: a task that let SystemExit or
+    KeyboardInterrupt escape would have asyncio re-raise it out of the event loop itself."""
+    try:
+        return True, await coro
+    except BaseException as exc:  # noqa: BLE001 - handed to the caller, which fails closed
+        return False, exc
+
+
+async def _arun_async(guard: Any, context: Context, proposal: Any, timeout_s: float | None,
+                      on_error: Decision) -> Verdict:
+    t0 = time.perf_counter()
+    try:
+        coro = _captured(guard.acheck(context, proposal))
+        ok, v = await (_await_deadline(asyncio.ensure_future(coro), timeout_s) if timeout_s is not None else coro)
+        if not ok:
+            raise v
+        return _accept(guard, v, t0, timeout_s)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit, CancelledError... from a guard: fail closed
+        if isinstance(exc, asyncio.CancelledError) and _own_cancellation():
+            raise
+        return fail_closed(_name(guard), exc, on_error)
+
+
 class GuardStack(BaseGuard):
     """Ask guards in order; the strictest verdict wins and says which guard decided.
 
     - ``short_circuit``: stop asking once a verdict reaches HALT (nothing can be stricter).
-    - ``on_error``: the decision for a guard that raises (fail closed; HALT by default).
-    - ``timeout_s``: per-guard time limit. ``acheck`` enforces it with ``asyncio.wait_for``;
-      ``check`` (synchronous, no threads on the hot path) treats a guard that *returned* after the
-      limit as timed out and fails closed.
+    - ``on_error``: the decision for a guard that raises anything (fail closed; HALT by default).
+    - ``timeout_s``: per-guard time limit. ``check`` (synchronous) fails closed on a verdict that
+      *returned* after the limit; ``acheck`` runs synchronous members in a worker thread and abandons
+      them at the limit (see :func:`arun_guard`).
     The returned verdict's ``details['verdicts']`` lists every guard's verdict in order.
     """
 
@@ -85,6 +240,8 @@ class GuardStack(BaseGuard):
                 raise InputError(f"{g!r} is not a Guard (needs name, check and acheck)")
         self.name = name
         self.on_error = Decision.parse(on_error)
+        if self.on_error < Decision.REJECT:
+            raise InputError(f"on_error must block (REJECT, ESCALATE or HALT), not {self.on_error.name}")
         self.timeout_s = timeout_s
         self.short_circuit = short_circuit
 
@@ -108,35 +265,15 @@ class GuardStack(BaseGuard):
     def check(self, context: Context, proposal: Any) -> Verdict:
         verdicts: list[Verdict] = []
         for g in self.guards:
-            t0 = time.perf_counter()
-            try:
-                v = g.check(context, proposal)
-                if not isinstance(v, Verdict):
-                    raise GuardError(f"returned {type(v).__name__}, not a Verdict")
-                if self.timeout_s is not None and time.perf_counter() - t0 > self.timeout_s:
-                    raise GuardTimeout(f"took longer than {self.timeout_s}s")
-                if not v.guard:
-                    v = v.with_guard(g.name)
-            except Exception as exc:  # fail closed on anything a guard raises
-                v = fail_closed(g.name, exc, self.on_error)
+            v = run_guard(g, context, proposal, timeout_s=self.timeout_s, on_error=self.on_error)
             verdicts.append(v)
             if self.short_circuit and v.decision is Decision.HALT:
                 break
         return self._combine(verdicts)
 
     async def acheck(self, context: Context, proposal: Any) -> Verdict:
-        verdicts: list[Verdict] = []
-        for g in self.guards:
-            try:
-                coro = g.acheck(context, proposal)
-                v = await (asyncio.wait_for(coro, self.timeout_s) if self.timeout_s else coro)
-                if not isinstance(v, Verdict):
-                    raise GuardError(f"returned {type(v).__name__}, not a Verdict")
-                if not v.guard:
-                    v = v.with_guard(g.name)
-            except Exception as exc:
-                v = fail_closed(g.name, exc, self.on_error)
-            verdicts.append(v)
-            if self.short_circuit and v.decision is Decision.HALT:
-                break
+        verdicts = await _arun_many(self.guards, context, proposal, self.timeout_s, self.on_error,
+                                    self.short_circuit)
         return self._combine(verdicts)
+
+

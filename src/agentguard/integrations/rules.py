@@ -12,6 +12,25 @@ give ``decision`` (REJECT by default), then each argument rule gives its own dec
 is readable but not a tool call (a text chunk, a Step without a ToolCall action) is ALLOWED: this
 guard has nothing to say about it. Anything else (None, an unknown object, a malformed tool-call
 dict, a number) cannot be read and gets ``decision`` (fail closed; ``agentguard.testing.check_guard``).
+
+Canonical forms (:mod:`agentguard.core.canonical`, issue 13): tool names and name patterns are compared
+in canonical form (NFKC, case folded, zero-width characters and surrounding whitespace removed, ``-``,
+``_`` and spaces alike), so ``Book-Hotel `` matches a rule for ``book_hotel``; argument names are looked up
+the same way. Two structured rules decide on what the arguments *mean*, not on their spelling:
+
+- ``deny_commands``: entries like ``"rm -rf"`` (program ``rm`` with flags ``r`` and ``f`` in any
+  spelling: ``-rf``, ``-fr``, ``-Rf``, ``-r -f``, ``--recursive --force``), ``"mkfs*"`` (any call of a
+  program matching the glob) or ``"bash"``. Every command argument (``command``, ``cmd``, ``argv``,
+  ``args``, ``script``, ``code``, ... see :data:`COMMAND_ARGS`; every string argument of a tool whose name
+  is a shell or interpreter) is split like a shell (:func:`~agentguard.core.canonical.shell_commands`:
+  ``;``/``&&``/pipes, argv lists, ``sudo``/``env`` wrappers, ``bash -c``/``python -c`` payloads);
+- ``deny_paths``: globs matched against the canonical path (percent-decoded, backslashes as ``/``, ``.``,
+  ``..`` and repeated slashes resolved) of every path argument (:data:`PATH_ARGS`) and of every operand of
+  a command: ``"/etc/shadow"`` also refuses ``//etc/shadow``, ``/etc/./shadow``, ``/tmp/%2e%2e/etc/shadow``;
+  ``"../*"`` refuses a relative path that climbs out (``..\\x``, ``%2e%2e/x``, ``a/../../x``).
+
+An ``allow`` list makes the guard default-deny (a tool it does not name gets ``decision``): the shipped
+examples use one, so an uncovered tool is refused.
 """
 
 from __future__ import annotations
@@ -21,11 +40,24 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..core.canonical import ShellCommand, canonical_name, canonical_path, shell_commands
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 
-__all__ = ["ArgumentRule", "ToolRuleGuard", "as_tool_call"]
+__all__ = ["ArgumentRule", "COMMAND_ARGS", "PATH_ARGS", "ToolRuleGuard", "as_tool_call"]
+
+#: argument names (canonical) whose values are shell commands (a string or an argv list)
+COMMAND_ARGS = frozenset({"command", "cmd", "commands", "argv", "args", "arguments", "script", "code", "shell",
+                          "command_line", "commandline", "cmdline", "shell_command", "exec", "run", "program"})
+#: argument names (canonical) whose values are file system paths
+PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
+                       "directory", "folder", "target", "source", "src", "dst", "dest", "destination", "cwd",
+                       "output", "input", "location", "uri", "url"})
+_SHELL_TOOLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "shell", "terminal", "run_shell", "exec",
+                          "execute", "run_command", "bash_command", "shell_command", "python", "run_python",
+                          "execute_command", "subprocess", "system", "powershell", "cmd"})
+_LONG_FLAGS = {"--recursive": "r", "--force": "f", "--no-preserve-root": "no-preserve-root"}
 
 
 def as_tool_call(proposal: Any) -> ToolCall | None:
@@ -50,7 +82,7 @@ def _globs(patterns: Iterable[str] | str | None, what: str) -> re.Pattern[str] |
             raise InputError(f"{what}: tool patterns must be non-empty strings, got {p!r}")
     if not pats:
         return None
-    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in pats))
+    return re.compile("|".join(f"(?:{fnmatch.translate(canonical_name(p))})" for p in pats))
 
 
 def _regex(pattern: str | None, what: str) -> re.Pattern[str] | None:
@@ -60,6 +92,52 @@ def _regex(pattern: str | None, what: str) -> re.Pattern[str] | None:
         return re.compile(pattern)
     except re.error as exc:
         raise InputError(f"{what}: bad regular expression {pattern!r}: {exc}") from None
+
+
+def _find_arg(arguments: Mapping[str, Any], arg: str) -> str | None:
+    """The key of ``arguments`` whose canonical form is ``arg``'s (``Path``, ``path `` -> ``path``)."""
+    if arg in arguments:
+        return arg
+    want = canonical_name(arg)
+    for k in arguments:
+        if canonical_name(k) == want:
+            return k
+    return None
+
+
+def _command_rule(entry: Any, what: str) -> tuple[re.Pattern[str], frozenset[str]]:
+    """``"rm -rf"`` -> (program glob, required canonical flags {r, f})."""
+    if not isinstance(entry, str) or not entry.strip():
+        raise InputError(f"{what}: command rules must be non-empty strings like 'rm -rf', got {entry!r}")
+    words = entry.split()
+    flags: set[str] = set()
+    for w in words[1:]:
+        if w.startswith("--"):
+            flags.add(_LONG_FLAGS.get(w.casefold(), w.casefold()))
+        elif w.startswith("-"):
+            flags.update(w[1:].casefold())
+        else:
+            raise InputError(f"{what}: {entry!r}: only a program and its flags, not operands")
+    return re.compile(fnmatch.translate(canonical_name(words[0]))), frozenset(flags)
+
+
+def _strings(value: Any, depth: int = 0) -> list[Any]:
+    """The strings (and argv lists) inside an argument value (nested lists/dicts, bounded depth)."""
+    if isinstance(value, str):
+        return [value]
+    if depth > 8:
+        return []
+    if isinstance(value, (list, tuple)):
+        if value and all(isinstance(v, str) for v in value):
+            return [list(value)]
+        return [s for v in value for s in _strings(v, depth + 1)]
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _strings(v, depth + 1)]
+    return []
+
+
+def _flags_of(cmd: ShellCommand) -> frozenset[str]:
+    return frozenset(_LONG_FLAGS.get(f, f) for f in cmd.flags)
 
 
 @dataclass
@@ -91,11 +169,12 @@ class ArgumentRule:
 
     def violation(self, call: ToolCall) -> str | None:
         """Why ``call`` violates this rule, or None."""
-        if not self._tool.match(call.name):  # type: ignore[union-attr]
+        if not self._tool.match(canonical_name(call.name)):  # type: ignore[union-attr]
             return None
-        if self.arg not in call.arguments:
+        key = _find_arg(call.arguments, self.arg)
+        if key is None:
             return f"argument '{self.arg}' of {call.name} is required" if self.required else None
-        value = call.arguments[self.arg]
+        value = call.arguments[key]
         text = value if isinstance(value, str) else str(value)
         if self._match is not None and not self._match.fullmatch(text):
             return f"argument '{self.arg}' of {call.name} = {text!r} does not match {self.match!r}"
@@ -117,6 +196,8 @@ class ToolRuleGuard(BaseGuard):
         arguments: Sequence[ArgumentRule | Mapping[str, Any]] = (),
         decision: Decision | str = Decision.REJECT,
         name: str = "tool-rules",
+        deny_commands: Sequence[str] | str = (),
+        deny_paths: Sequence[str] | str = (),
     ) -> None:
         self.name = name
         self.decision = Decision.parse(decision)
@@ -141,6 +222,17 @@ class ToolRuleGuard(BaseGuard):
             else:
                 raise InputError(f"{name}.arguments[{i}] must be a table/dict or ArgumentRule")
         self.arguments = rules
+        if isinstance(deny_commands, str):
+            deny_commands = [deny_commands]
+        if isinstance(deny_paths, str):
+            deny_paths = [deny_paths]
+        self._commands = [_command_rule(c, f"{name}.deny_commands") for c in deny_commands]
+        self._command_text = list(deny_commands)
+        for p in deny_paths:
+            if not isinstance(p, str) or not p:
+                raise InputError(f"{name}.deny_paths: paths must be non-empty strings, got {p!r}")
+        self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(canonical_path(p))})" for p in deny_paths))
+                       if deny_paths else None)
         self._allowed = Verdict.allow(self.name)  # verdicts are immutable: one ALLOW serves every call
         self._not_a_call = Verdict.allow(self.name, "not a tool call")
 
@@ -152,19 +244,48 @@ class ToolRuleGuard(BaseGuard):
             return Verdict(self.decision, f"cannot read a proposal of type {type(proposal).__name__} "
                                           "(not a tool call, a step or text)", self.name)
         found: list[tuple[Decision, str]] = []
-        if self._halt is not None and self._halt.match(call.name):
+        name = canonical_name(call.name)
+        if self._halt is not None and self._halt.match(name):
             found.append((Decision.HALT, f"tool {call.name} stops the run"))
-        if self._escalate is not None and self._escalate.match(call.name):
+        if self._escalate is not None and self._escalate.match(name):
             found.append((Decision.ESCALATE, f"tool {call.name} needs human approval"))
-        if self._deny is not None and self._deny.match(call.name):
+        if self._deny is not None and self._deny.match(name):
             found.append((self.decision, f"tool {call.name} is denied"))
-        if self._allow_given and (self._allow is None or not self._allow.match(call.name)):
+        if self._allow_given and (self._allow is None or not self._allow.match(name)):
             found.append((self.decision, f"tool {call.name} is not in the allow list"))
+        if self._commands or self._paths is not None:
+            found += [(self.decision, why) for why in self._structured(name, call)]
         for rule in self.arguments:
             why = rule.violation(call)
             if why:
                 found.append((rule.decision, why))  # type: ignore[arg-type]
         if not found:
             return self._allowed
-        decision, reason = max(found, key=lambda x: x[0])
+        decision, reason = max(found, key=lambda x: x[0])  # first of the strictest
         return Verdict(decision, reason, self.name, details={"violations": [r for _, r in found]})
+
+    def _structured(self, name: str, call: ToolCall) -> list[str]:
+        """Violations of ``deny_commands`` and ``deny_paths`` (see the module docstring)."""
+        out: list[str] = []
+        shell_tool = name in _SHELL_TOOLS
+        paths: list[str] = []
+        for key, value in call.arguments.items():
+            k = canonical_name(key)
+            is_cmd = shell_tool or k in COMMAND_ARGS
+            for text in _strings(value):
+                if k in PATH_ARGS:
+                    paths += text if isinstance(text, list) else [text]
+                if not is_cmd:
+                    continue
+                for cmd in shell_commands(text):
+                    paths += list(cmd.operands)
+                    flags = _flags_of(cmd)
+                    for (prog, need), entry in zip(self._commands, self._command_text):
+                        if prog.fullmatch(cmd.program) and need <= flags:
+                            out.append(f"argument '{key}' of {call.name} runs {entry!r}")
+        if self._paths is not None:
+            for p in paths:
+                c = canonical_path(p)
+                if c and self._paths.fullmatch(c):
+                    out.append(f"path {p!r} of {call.name} (canonical {c!r}) is denied")
+        return out

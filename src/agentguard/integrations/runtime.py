@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable
 
-from ..core.guard import Guard, fail_closed
+from ..core.guard import Guard, arun_guard, fail_closed, run_guard
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .recording import TraceRecorder
 
@@ -36,7 +36,8 @@ class GuardRuntime:
 
     ``state_fn(context, call) -> state`` (optional) sets ``context.state`` before each check, for
     guards that decide on a concrete state (the proactive guard's abstraction); ``max_runs`` bounds
-    the number of runs kept (least recently used are dropped and their traces finished).
+    the number of runs kept (least recently used are dropped and their traces finished); ``timeout_s``
+    (optional) is a deadline per check after which the verdict is the fail-closed one.
     """
 
     def __init__(
@@ -48,6 +49,7 @@ class GuardRuntime:
         on_error: Decision | str = Decision.HALT,
         state_fn: Callable[[Context, Any], Any] | None = None,
         max_runs: int = 10_000,
+        timeout_s: float | None = None,
     ) -> None:
         if not isinstance(guard, Guard):
             from ..core.errors import InputError
@@ -59,6 +61,7 @@ class GuardRuntime:
         self.on_error = Decision.parse(on_error)
         self.state_fn = state_fn
         self.max_runs = int(max_runs)
+        self.timeout_s = timeout_s  # deadline per check (a GuardStack's own timeout_s applies inside it)
         self._contexts: OrderedDict[str, Context] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -106,26 +109,23 @@ class GuardRuntime:
         if self.state_fn is not None:
             ctx.state = self.state_fn(ctx, proposal)
 
-    def _validate(self, v: Any) -> Verdict:
-        if not isinstance(v, Verdict):
-            raise TypeError(f"guard returned {type(v).__name__}, not a Verdict")
-        return v if v.guard else v.with_guard(self.guard.name)
-
     def check(self, ctx: Context, proposal: Any) -> Verdict:
-        """The guard's verdict on ``proposal`` in ``ctx``; fail closed on any error."""
+        """The guard's verdict on ``proposal`` in ``ctx`` under the core's fail-closed rule
+        (:func:`agentguard.core.guard.run_guard`: any BaseException or a late verdict never allows)."""
         try:
             self._prepare(ctx, proposal)
-            return self._validate(self.guard.check(ctx, proposal))
-        except Exception as exc:
+        except BaseException as exc:  # noqa: BLE001 - a failing state function fails closed too
             return fail_closed(self.guard.name, exc, self.on_error)
+        return run_guard(self.guard, ctx, proposal, timeout_s=self.timeout_s, on_error=self.on_error)
 
     async def acheck(self, ctx: Context, proposal: Any) -> Verdict:
-        """Async :meth:`check` (awaits the guard's ``acheck``); fail closed on any error."""
+        """Async :meth:`check` (:func:`agentguard.core.guard.arun_guard`: a synchronous guard runs in a
+        worker thread, off the event loop, and is abandoned at ``timeout_s``)."""
         try:
             self._prepare(ctx, proposal)
-            return self._validate(await self.guard.acheck(ctx, proposal))
-        except Exception as exc:
+        except BaseException as exc:  # noqa: BLE001
             return fail_closed(self.guard.name, exc, self.on_error)
+        return await arun_guard(self.guard, ctx, proposal, timeout_s=self.timeout_s, on_error=self.on_error)
 
     # -- recording ------------------------------------------------------------------------------
     def record(

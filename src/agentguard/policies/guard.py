@@ -19,7 +19,6 @@ is the one builder: the library, the CLI and the service all build the same guar
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import logging
 import os
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from ..core.canonical import canonical_name
 from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError, PolicyError
 from ..core.guard import BaseGuard, fail_closed
@@ -70,8 +70,13 @@ class PolicyBinding:
     extractor: ArgumentExtractor
     tools: tuple[str, ...] = ("*",)
 
+    def __post_init__(self) -> None:
+        self._canonical_tools = frozenset(canonical_name(t) for t in self.tools)
+
     def covers(self, tool: str) -> bool:
-        return "*" in self.tools or tool in self.tools
+        """Whether this binding governs ``tool`` (names compared in canonical form, see
+        :func:`agentguard.core.canonical.canonical_name`)."""
+        return "*" in self.tools or canonical_name(tool) in self._canonical_tools
 
 
 def _as_call(proposal: Any) -> ToolCall:
@@ -179,14 +184,17 @@ class ToolCallGuard(BaseGuard):
                          verdict.decision.name, type(exc).__name__, exc)
 
     def check(self, context: Context, proposal: Any) -> Verdict:
-        call = _as_call(proposal)
+        raw = _as_call(proposal)
+        # rules see the canonical tool name (Book_Hotel, "book_hotel ", rent-car -> book_hotel, rent_car)
+        name = canonical_name(raw.name)
+        call = raw if name == raw.name else ToolCall(name, raw.arguments, raw.call_id)
         matched = [b for b in self.bindings if b.covers(call.name)]
         if not matched:
             if self.unknown_tool == "allow":
                 v = Verdict.allow(self.name, f"no policy covers tool {call.name}")
             else:
                 v = Verdict(self.deny, f"no policy covers tool {call.name} (unknown tools are refused)", self.name)
-            self._record(context, call, {}, None, v, None, 0.0)
+            self._record(context, raw, {}, None, v, None, 0.0)
             return v
         verdict = None
         for b in matched:
@@ -200,23 +208,18 @@ class ToolCallGuard(BaseGuard):
                 v = Verdict(v.decision, f"policy {b.policy.id} could not decide: {type(exc).__name__}: {exc}",
                             self.name, details={"policy": b.policy.id, "version": b.policy.version,
                                                 "error": type(exc).__name__, "arguments": args})
-                self._record(context, call, args, b.policy, v, None, time.perf_counter() - t0)
+                self._record(context, raw, args, b.policy, v, None, time.perf_counter() - t0)
                 return v
             dt = time.perf_counter() - t0
             details = {"policy": b.policy.id, "version": b.policy.version, "code": res.code, "arguments": args}
             if not res.allow:
                 v = Verdict(self.deny, res.reason, self.name, {"seconds": dt}, details=details)
-                self._record(context, call, args, b.policy, v, res.code, dt)
+                self._record(context, raw, args, b.policy, v, res.code, dt)
                 return v
             verdict = Verdict(Decision.ALLOW, res.reason, self.name, {"seconds": dt}, details=details)
-            self._record(context, call, args, b.policy, verdict, res.code, dt)
+            self._record(context, raw, args, b.policy, verdict, res.code, dt)
         assert verdict is not None
         return verdict
-
-    async def acheck(self, context: Context, proposal: Any) -> Verdict:
-        if self._slow:  # an LLM extractor blocks on I/O: keep the event loop free
-            return await asyncio.to_thread(self.check, context, proposal)
-        return self.check(context, proposal)
 
     def enforce(self, context: Context, proposal: Any) -> Outcome:
         """Decide and apply the enforcement strategy (what happens to the agent)."""
@@ -268,6 +271,8 @@ def _configured_extractor(pol: Policy, params: Mapping[str, Any]) -> ArgumentExt
         for param, v in table.items():
             if param in fields:
                 raise InputError(f"policy guard: parameter {param!r} is given twice (fields/arguments/constants)")
+            if rule is None and isinstance(v, Mapping) and v.get("from") == "tool" and isinstance(v.get("map"), Mapping):
+                v = {**v, "map": _canonical_map(v["map"], param)}  # map keys compared as canonical tool names
             fields[param] = v if rule is None else ({"from": rule, "key": v} if rule == "argument"
                                                     else {"from": rule, "value": v})
     missing = [p for p in pol.param_names if p not in fields]
@@ -276,3 +281,14 @@ def _configured_extractor(pol: Policy, params: Mapping[str, Any]) -> ArgumentExt
         raise InputError(f"policy {pol.id}: fields must match its schema {list(pol.param_names)}"
                          + (f"; missing {missing}" if missing else "") + (f"; unknown {extra}" if extra else ""))
     return SpecExtractor(fields)
+
+
+def _canonical_map(table: Mapping[str, Any], param: str) -> dict[str, Any]:
+    """A tool-name map with canonical keys; two spellings of one name with different values are refused."""
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        c = canonical_name(k)
+        if c in out and out[c] != v:
+            raise InputError(f"policy guard: field {param!r}: map names {k!r} twice (as {c!r}) with different values")
+        out[c] = v
+    return out

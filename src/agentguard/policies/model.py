@@ -37,11 +37,21 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..core.errors import GuardTimeout, PolicyError
+from ._bounded_ops import MAX_SEQ
 from .sandbox import CompiledPolicyCode, compile_policy, validate
 
 __all__ = ["Param", "Policy", "PolicyResult", "load_policy", "policy_from_source"]
 
 _TYPES = {"int": int, "bool": bool, "List[int]": list, "list[int]": list}
+#: the widest int argument a policy accepts (bits); wider ones are refused before the policy runs
+MAX_ARG_BITS = 64
+_ARG_LIMIT = 2**MAX_ARG_BITS - 1
+
+
+def _within_bounds(v: Any) -> bool:
+    if isinstance(v, list):
+        return len(v) <= MAX_SEQ and all(x.bit_length() <= MAX_ARG_BITS for x in v)
+    return not isinstance(v, int) or v.bit_length() <= MAX_ARG_BITS
 
 
 @dataclass(frozen=True)
@@ -114,7 +124,10 @@ class Policy:
             t = _TYPES[p.type]
             if not isinstance(v, t) or (t is list and not all(isinstance(x, int) for x in v)):
                 raise PolicyError(f"policy {self.id}: argument {p.name!r} must be {p.type}, got {type(v).__name__}")
-            values.append(v)
+            if (t is list or not -_ARG_LIMIT <= v <= _ARG_LIMIT) and not _within_bounds(v):
+                raise PolicyError(f"policy {self.id}: argument {p.name!r} is too large (ints of at most "
+                                  f"{MAX_ARG_BITS} bits, lists of at most {MAX_SEQ} elements)")
+            values.append(list(v) if t is list else v)  # a private copy: the caller cannot change it mid-call
         tick = self.code.tick
         t0 = time.perf_counter()
         tick.deadline = t0 + self.timeout_s

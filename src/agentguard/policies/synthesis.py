@@ -39,7 +39,8 @@ def check(param: int, other: bool) -> int:   # returns 0 to allow, k > 0 to deny
 Rules: parameters are int, bool or List[int] only (string facts are computed by the caller and passed in as
 bools); no imports other than nagini_contracts.contracts and typing; no attribute access, no I/O, no
 exec/eval, no names starting with "_"; only if/return/assignments/loops; every loop needs Invariant(...);
-multiply only by int literals; range() only in for loops.'''
+multiply only by int literals; no while loops and no recursion: for loops only over a parameter, a constant
+or range(...) of literals, names and len(name); no % on strings.'''
 
 
 @dataclass

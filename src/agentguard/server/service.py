@@ -29,8 +29,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from ..core.audit import AuditRecord
-from ..core.errors import AgentGuardError, InputError
-from ..core.guard import fail_closed
+from ..core.errors import InputError
+from ..core.guard import arun_guard
 from ..core.runs import end_run
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, input_digest, new_decision_id
@@ -111,13 +111,9 @@ class Service:
 
     @staticmethod
     async def decide(guard: Any, context: Context, proposal: Any) -> Verdict:
-        try:
-            v = await guard.acheck(context, proposal)
-            if not isinstance(v, Verdict):
-                raise AgentGuardError(f"guard returned {type(v).__name__}, not a Verdict")
-            return v if v.guard else v.with_guard(getattr(guard, "name", "guard"))
-        except Exception as exc:  # fail closed, like GuardStack
-            return fail_closed(getattr(guard, "name", "guard"), exc)
+        """The guard's verdict under the one fail-closed rule (:func:`agentguard.core.guard.arun_guard`):
+        anything it raises, SystemExit included, is a HALT and the service keeps answering."""
+        return await arun_guard(guard, context, proposal)
 
     async def audit_and_answer(self, run_id: str, kind: str, digest_input: Any, v: Verdict,
                                step: dict[str, Any] | None = None,

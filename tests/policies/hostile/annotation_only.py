@@ -1,0 +1,9 @@
+# hostile: bare module-level annotation with a call
+# args: {"x": 7, "xs": "LIST10000"}
+from nagini_contracts.contracts import *
+from typing import List
+
+X: open('MARKER_PATH', 'w')
+def check(x: int, xs: List[int]) -> int:
+    Ensures(Result() >= 0)
+    return 0

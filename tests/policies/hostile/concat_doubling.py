@@ -1,0 +1,39 @@
+# hostile: straight-line doubling by concatenation
+# args: {"x": 7, "xs": "LIST10000"}
+from nagini_contracts.contracts import *
+from typing import List
+
+def check(x: int, xs: List[int]) -> int:
+    Ensures(Result() >= 0)
+    s = 'ab'
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    s = s + s
+    return 0

@@ -1,0 +1,9 @@
+# hostile: decorator that runs code at load
+# args: {"x": 7, "xs": "LIST10000"}
+from nagini_contracts.contracts import *
+from typing import List
+
+@open('MARKER_PATH', 'w')
+def check(x: int, xs: List[int]) -> int:
+    Ensures(Result() >= 0)
+    return 0

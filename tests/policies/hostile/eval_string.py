@@ -1,0 +1,9 @@
+# hostile: eval of a string
+# args: {"x": 7, "xs": "LIST10000"}
+from nagini_contracts.contracts import *
+from typing import List
+
+def check(x: int, xs: List[int]) -> int:
+    Ensures(Result() >= 0)
+    eval("__import__('os').system('touch MARKER_PATH')")
+    return 0

@@ -1,0 +1,9 @@
+# hostile: full-width identifier normalised to open
+# args: {"x": 7, "xs": "LIST10000"}
+from nagini_contracts.contracts import *
+from typing import List
+
+def check(x: int, xs: List[int]) -> int:
+    Ensures(Result() >= 0)
+    ｏｐｅｎ('MARKER_PATH', 'w')
+    return 0

@@ -1,0 +1,10 @@
+# hostile: for over a computed expression
+# args: {"x": 7, "xs": "LIST10000"}
+from nagini_contracts.contracts import *
+from typing import List
+
+def check(x: int, xs: List[int]) -> int:
+    Ensures(Result() >= 0)
+    for i in xs + xs:
+        x = x + 1
+    return 0

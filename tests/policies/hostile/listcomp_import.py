@@ -1,0 +1,9 @@
+# hostile: comprehension running __import__
+# args: {"x": 7, "xs": "LIST10000"}
+from nagini_contracts.contracts import *
+from typing import List
+
+def check(x: int, xs: List[int]) -> int:
+    Ensures(Result() >= 0)
+    y = [__import__('os') for i in xs]
+    return 0

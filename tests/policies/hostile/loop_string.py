@@ -1,0 +1,11 @@
+# hostile: a loop growing a string
+# args: {"x": 7, "xs": "LIST10000"}
+from nagini_contracts.contracts import *
+from typing import List
+
+def check(x: int, xs: List[int]) -> int:
+    Ensures(Result() >= 0)
+    s = 'a'
+    for a in xs:
+        s = s + 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'
+    return 0

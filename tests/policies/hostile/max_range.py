@@ -1,0 +1,8 @@
+# hostile: range() outside a for
+# args: {"x": 7, "xs": "LIST10000"}
+from nagini_contracts.contracts import *
+from typing import List
+
+def check(x: int, xs: List[int]) -> int:
+    Ensures(Result() >= 0)
+    return max(range(1000000000))

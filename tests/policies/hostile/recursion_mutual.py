@@ -1,0 +1,14 @@
+# hostile: mutual recursion
+# args: {"x": 7, "xs": "LIST10000"}
+from nagini_contracts.contracts import *
+from typing import List
+
+def f(x: int) -> int:
+    return g(x)
+
+def g(x: int) -> int:
+    return f(x)
+
+def check(x: int, xs: List[int]) -> int:
+    Ensures(Result() >= 0)
+    return f(x)

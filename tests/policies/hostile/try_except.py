@@ -1,0 +1,11 @@
+# hostile: try/except swallowing the time limit
+# args: {"x": 7, "xs": "LIST10000"}
+from nagini_contracts.contracts import *
+from typing import List
+
+def check(x: int, xs: List[int]) -> int:
+    Ensures(Result() >= 0)
+    try:
+        return 0
+    except BaseException:
+        return 0

@@ -1,0 +1,10 @@
+# hostile: while True loop
+# args: {"x": 7, "xs": "LIST10000"}
+from nagini_contracts.contracts import *
+from typing import List
+
+def check(x: int, xs: List[int]) -> int:
+    Ensures(Result() >= 0)
+    while True:
+        x = x + 1
+    return 0
