@@ -225,7 +225,7 @@ def test_cli_proxy_over_streamable_http_per_session(tmp_path):
             "-m",
             "agentguard",
             "mcp-proxy",
-            "--config",
+            "--guards",
             str(cfg),
             "--http",
             f"127.0.0.1:{port}",
@@ -234,16 +234,19 @@ def test_cli_proxy_over_streamable_http_per_session(tmp_path):
         ],
         cwd=str(REPO),
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
+        line = proc.stderr.readline()  # the proxy prints where it serves, path included
+        url = f"http://127.0.0.1:{port}/mcp"
+        assert line.strip() == f"agentguard MCP proxy on {url} (Streamable HTTP)"
         for _ in range(300):
             try:
                 socket.create_connection(("127.0.0.1", port), 0.2).close()
                 break
             except OSError:
                 time.sleep(0.1)
-        url = f"http://127.0.0.1:{port}/mcp"
 
         async def main():
             out = {}

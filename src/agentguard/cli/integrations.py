@@ -1,10 +1,13 @@
 """Commands of the integrations (registered by :mod:`agentguard.cli`).
 
 - ``agentguard check-config agentguard.toml``: validate a configuration and list its guards.
-- ``agentguard mcp-proxy --config agentguard.toml --upstream NAME=COMMAND ...``: serve the MCP guard
-  proxy over stdio (or Streamable HTTP with ``--http 127.0.0.1:8765``).
-- ``agentguard litellm-guardrail --config agentguard.toml --port 8766``: serve LiteLLM's generic
+- ``agentguard mcp-proxy --guards agentguard.toml --upstream NAME=COMMAND ...``: serve the MCP guard
+  proxy over stdio (or Streamable HTTP with ``--http 127.0.0.1:8765``: it prints its URL, path ``/mcp``).
+- ``agentguard litellm-guardrail --guards agentguard.toml --port 8766``: serve LiteLLM's generic
   guardrail endpoint (``POST /beta/litellm_basic_guardrail_api``).
+
+``--guards`` names the guard-stack file; ``--config``/``-c`` is kept as an alias. Prefer ``--guards``
+behind the MCP Inspector, whose own ``--config`` option would otherwise take the proxy's argument.
 """
 
 from __future__ import annotations
@@ -54,7 +57,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
     @app.command("mcp-proxy")
     def mcp_proxy(
-        config: str = typer.Option(..., "--config", "-c", help="agentguard.toml describing the guard stack"),
+        config: str = typer.Option(
+            ..., "--guards", "--config", "-c", help="agentguard.toml describing the guard stack (--config: alias)"
+        ),
         upstream: List[str] = typer.Option(
             ...,
             "--upstream",
@@ -88,15 +93,17 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
                     host, port = _host_port(http)
                     app_ = proxy.server.streamable_http_app(host=host)
-                    await uvicorn.Server(
-                        uvicorn.Config(app_, host=host, port=port, log_level="warning")
-                    ).serve()
+                    server = uvicorn.Server(uvicorn.Config(app_, host=host, port=port, log_level="warning"))
+                    typer.echo(f"agentguard MCP proxy on http://{host}:{port}/mcp (Streamable HTTP)", err=True)
+                    await server.serve()
 
         anyio.run(main)
 
     @app.command("litellm-guardrail")
     def litellm_guardrail(
-        config: str = typer.Option(..., "--config", "-c", help="agentguard.toml describing the guard stack"),
+        config: str = typer.Option(
+            ..., "--guards", "--config", "-c", help="agentguard.toml describing the guard stack (--config: alias)"
+        ),
         host: str = typer.Option("127.0.0.1", help="address to listen on"),
         port: int = typer.Option(8766, help="port to listen on"),
         record: Optional[str] = typer.Option(None, "--record", help="append traces to this JSONL file"),

@@ -13,8 +13,20 @@ The proxy connects to each upstream (a command run over stdio, or a Streamable H
 - ``tools/call`` is gated: the guard sees ``ToolCall(name, arguments, request id)`` with the name the
   client used. ALLOW forwards unchanged; MODIFY (and a same-tool RECOVER) forwards the verdict's
   arguments; REJECT/RECOVER answer with a ``CallToolResult(is_error=True)`` the model can read, and the
-  upstream is never called; ESCALATE asks ``approve(verdict, call)`` (may be async; refused without
-  one); HALT refuses and marks the session halted: every later call in that session is refused.
+  upstream is never called; ESCALATE asks ``approve(verdict, call)`` when one is given (may be async),
+  else the human behind the client through MCP *elicitation* (a form with one boolean ``approve``; only
+  ``accept`` with ``approve: true`` runs the call), else - a client without elicitation - refuses with a
+  message naming the approval needed; HALT refuses and marks the session halted: every later call in
+  that session is refused.
+- ``prompts/list``, ``prompts/get``, ``resources/list``, ``resources/templates/list`` and
+  ``resources/read`` are passed through (prompt names prefixed like tools; resource URIs kept, routed
+  to the upstream that listed them). ``prompts/get`` and ``resources/read`` are guarded like calls:
+  the guard sees ``ToolCall("prompts/get", {"name", "arguments"})`` and
+  ``ToolCall("resources/read", {"uri"})``, so a policy naming those tools governs them (and a stack
+  that refuses unknown tools refuses them: fail closed).
+- Per-run facts: a client (the host application, not the model) may send
+  ``_meta["agentguard/facts"]`` (an object) with a request; it is merged into the session's
+  ``Context.metadata``, where a policy reads it with ``{from = "metadata", key = ...}``.
 - Fail closed: a guard that raises or returns garbage yields ``on_error`` (HALT by default); an
   upstream that fails yields an error result, never a silent success.
 
@@ -26,16 +38,21 @@ exactly one client - or, for a *stateless* (2026-07-28 protocol) HTTP request, `
 requests carry nothing that tells clients apart, so they share one context (conservative: a HALT
 stops them all) unless each client sends ``_meta["agentguard/session"]``.
 
-What it can see: tool names, arguments and results of ``tools/call``. It forwards only tools; it does
-not proxy resources, prompts, sampling or elicitation (a client needing those should talk to the
-upstream directly for them). It is asynchronous throughout (the guard's ``acheck`` is used);
-streamed progress notifications of upstream tools are not relayed.
+What it can see: tool names, arguments and results of ``tools/call``, prompt gets and resource reads.
+It does not relay the upstreams' own server-to-client requests (sampling, elicitation) or their
+notifications (progress, logging, list-changed); ``tools/list`` is re-read on every listing, so a
+changed tool list is seen at the client's next listing. It is asynchronous throughout (the guard's
+``acheck`` is used).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import inspect
+import json
 import os
+import secrets
 import shlex
 import sys
 from contextlib import AsyncExitStack
@@ -57,6 +74,17 @@ from mcp.server import Server  # noqa: E402
 __all__ = ["GuardProxy", "Upstream", "parse_upstream", "session_key"]
 
 SESSION_META_KEY = "agentguard/session"
+FACTS_META_KEY = "agentguard/facts"
+APPROVAL_KEY = "agentguard-approval"
+
+
+def _modern_versions() -> Any:
+    try:
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        return MODERN_PROTOCOL_VERSIONS
+    except ImportError:  # pragma: no cover
+        return ()
 Approve = Callable[[Verdict, ToolCall], "bool | Awaitable[bool]"]
 
 
@@ -101,16 +129,20 @@ def parse_upstream(spec: str) -> Upstream:
     return Upstream(name.strip(), command=cmd, args=parts[1:])
 
 
+def _meta_get(meta: Any, key: str) -> Any:
+    if not meta:
+        return None
+    try:
+        return meta.get(key) if hasattr(meta, "get") else getattr(meta, key, None)
+    except Exception:
+        return None
+
+
 def session_key(ctx: Any) -> str:
     """The guard-state key of the MCP session a request belongs to (see the module doc)."""
     meta = getattr(ctx, "meta", None)
     if meta:
-        try:
-            explicit = (
-                meta.get(SESSION_META_KEY) if hasattr(meta, "get") else getattr(meta, SESSION_META_KEY, None)
-            )
-        except Exception:
-            explicit = None
+        explicit = _meta_get(meta, SESSION_META_KEY)
         if explicit:
             return f"client:{explicit}"
     conn = getattr(getattr(ctx, "session", None), "_connection", None)
@@ -187,7 +219,19 @@ class GuardProxy:
         self.clients: dict[str, Any] = {}
         self._routes: dict[str, tuple[str, str]] = {}
         self._stack: AsyncExitStack | None = None
-        self.server = Server(name, on_list_tools=self._on_list_tools, on_call_tool=self._on_call_tool)
+        self._secret = secrets.token_bytes(32)
+        self._prompt_routes: dict[str, tuple[str, str]] = {}
+        self._resource_routes: dict[str, str] = {}
+        self.server = Server(
+            name,
+            on_list_tools=self._on_list_tools,
+            on_call_tool=self._on_call_tool,
+            on_list_prompts=self._on_list_prompts,
+            on_get_prompt=self._on_get_prompt,
+            on_list_resources=self._on_list_resources,
+            on_list_resource_templates=self._on_list_resource_templates,
+            on_read_resource=self._on_read_resource,
+        )
 
     def __repr__(self) -> str:
         return f"GuardProxy({self.runtime.guard!r}, upstreams={[u.name for u in self.upstreams]})"
@@ -247,12 +291,152 @@ class GuardProxy:
     async def _on_list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=await self._collect_tools())
 
+    # -- prompts and resources (passed through; gets and reads guarded) ------------------------------
+    async def _each(self, what: str) -> list[tuple[str, Any]]:
+        """``(upstream, result)`` of ``client.<what>()`` for every upstream that answers it."""
+        out = []
+        for u in self.upstreams:
+            try:
+                out.append((u.name, await getattr(self.clients[u.name], what)()))
+            except Exception:  # the upstream does not offer prompts / resources
+                continue
+        return out
+
+    async def _on_list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
+        prompts, routes = [], {}
+        for up, res in await self._each("list_prompts"):
+            for p in res.prompts:
+                exposed = f"{up}__{p.name}" if self.prefix else p.name
+                routes.setdefault(exposed, (up, p.name))
+                prompts.append(p.model_copy(update={"name": exposed}) if exposed != p.name else p)
+        self._prompt_routes = routes
+        return types.ListPromptsResult(prompts=prompts)
+
+    async def _on_list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        resources, routes = [], {}
+        for up, res in await self._each("list_resources"):
+            for r in res.resources:
+                routes.setdefault(str(r.uri), up)
+                resources.append(r)
+        self._resource_routes = routes
+        return types.ListResourcesResult(resources=resources)
+
+    async def _on_list_resource_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        templates = [t for _, res in await self._each("list_resource_templates") for t in res.resource_templates]
+        return types.ListResourceTemplatesResult(resource_templates=templates)
+
+    async def _gate(self, ctx: Any, call: ToolCall, params: Any) -> tuple[Context, Any]:
+        """Guard a non-tool request like a call (ALLOW runs it; anything else refuses)."""
+        gctx = self._context(ctx)
+        v = await self._decide(gctx, call, ctx, params)
+        if isinstance(v, types.InputRequiredResult):
+            return gctx, v
+        if v.decision is Decision.HALT:
+            gctx.metadata.setdefault("halted", v.reason)
+        self.runtime.record(gctx, call, v, observation=None if not v.blocks else refusal_message(v, call))
+        return gctx, v
+
+    def _refused(self, v: Verdict, call: ToolCall) -> Exception:
+        from mcp.shared.exceptions import MCPError
+
+        return MCPError(code=-32003, message=refusal_message(v, call))
+
+    async def _on_get_prompt(self, ctx: Any, params: Any) -> Any:
+        call = ToolCall("prompts/get", {"name": params.name, "arguments": dict(params.arguments or {})})
+        _, v = await self._gate(ctx, call, params)
+        if isinstance(v, types.InputRequiredResult):
+            return v
+        if v.decision is not Decision.ALLOW:
+            raise self._refused(v, call)
+        if params.name not in self._prompt_routes:
+            await self._on_list_prompts(ctx, None)
+        route = self._prompt_routes.get(params.name)
+        if route is None:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(code=-32602, message=f"unknown prompt {params.name!r}")
+        return await self.clients[route[0]].get_prompt(route[1], dict(params.arguments or {}) or None)
+
+    async def _on_read_resource(self, ctx: Any, params: Any) -> Any:
+        uri = str(params.uri)
+        call = ToolCall("resources/read", {"uri": uri})
+        _, v = await self._gate(ctx, call, params)
+        if isinstance(v, types.InputRequiredResult):
+            return v
+        if v.decision is not Decision.ALLOW:
+            raise self._refused(v, call)
+        if uri not in self._resource_routes:
+            await self._on_list_resources(ctx, None)
+        up = self._resource_routes.get(uri) or (self.upstreams[0].name if len(self.upstreams) == 1 else None)
+        if up is None:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(code=-32602, message=f"no upstream lists resource {uri!r}")
+        return await self.clients[up].read_resource(uri)
+
     # -- tools/call -------------------------------------------------------------------------------
-    async def _decide(self, gctx: Context, call: ToolCall) -> Verdict:
+    def _context(self, ctx: Any) -> Context:
+        key = session_key(ctx)
+        facts = _meta_get(getattr(ctx, "meta", None), FACTS_META_KEY)
+        gctx = self.runtime.context(key, mcp_session=key)
+        if isinstance(facts, dict):
+            gctx.metadata.update({str(k): v for k, v in facts.items() if k not in ("halted", "adapter")})
+        return gctx
+
+    def _can_elicit(self, ctx: Any) -> bool:
+        session = getattr(ctx, "session", None)
+        try:
+            return session is not None and bool(session.check_client_capability(
+                types.ClientCapabilities(elicitation=types.ElicitationCapability())))
+        except Exception:
+            return False
+
+    async def _elicit(self, ctx: Any, v: Verdict, call: ToolCall, params: Any) -> Any:
+        """Ask the human behind the client (MCP elicitation): True / False, None when the client cannot
+        be asked, or (2026-07-28 protocol) the ``InputRequiredResult`` asking it; the client's retry
+        carries the answer, accepted only with this proxy's ``request_state`` for this exact call."""
+        if not self._can_elicit(ctx):
+            return None
+        schema = {"type": "object", "required": ["approve"],
+                  "properties": {"approve": {"type": "boolean", "title": f"Run {call.name}?"}}}
+        msg = (f"agentguard asks before running {call.name}({json.dumps(dict(call.arguments), default=str)[:500]})"
+               f": {v.reason}")
+        session = ctx.session
+        if getattr(ctx, "protocol_version", None) in _modern_versions():
+            state = hmac.new(self._secret, (session_key(ctx) + "\x00" + call.name + "\x00" + json.dumps(
+                dict(call.arguments), sort_keys=True, default=str)).encode(), hashlib.sha256).hexdigest()
+            answers = getattr(params, "input_responses", None) or {}
+            if getattr(params, "request_state", None) == state and APPROVAL_KEY in answers:
+                res = answers[APPROVAL_KEY]
+            else:
+                ask = types.ElicitRequest(params=types.ElicitRequestFormParams(message=msg, requested_schema=schema))
+                return types.InputRequiredResult(input_requests={APPROVAL_KEY: ask}, request_state=state)
+        elif session.can_send_request:
+            res = await session.elicit_form(msg, schema, related_request_id=getattr(ctx, "request_id", None))
+        else:
+            return None
+        content = getattr(res, "content", None) or {}
+        return getattr(res, "action", None) == "accept" and content.get("approve") is True
+
+    async def _decide(self, gctx: Context, call: ToolCall, ctx: Any = None, params: Any = None) -> Any:
         halted = gctx.metadata.get("halted")
         if halted:
             return Verdict(Decision.HALT, f"session halted earlier: {halted}", self.runtime.guard.name)
         v = await self.runtime.acheck(gctx, call)
+        if v.decision is Decision.ESCALATE and self.approve is None:
+            try:
+                ok = await self._elicit(ctx, v, call, params)
+            except Exception as exc:
+                return Verdict(Decision.REJECT, f"approval failed ({type(exc).__name__}): {v.reason}", v.guard)
+            if isinstance(ok, types.InputRequiredResult):
+                return ok
+            if ok is None:
+                return Verdict(Decision.REJECT, f"needs a human's approval ({v.reason}), and this MCP client "
+                               "cannot ask one (no elicitation support); ask the operator to approve "
+                               f"{call.name} or to run the proxy with an approver", v.guard, v.numbers)
+            return Verdict(Decision.ALLOW if ok else Decision.REJECT,
+                           f"{'approved' if ok else 'not approved'} by a human (MCP elicitation): {v.reason}",
+                           v.guard, v.numbers)
         if v.decision is Decision.ESCALATE:
             ok = False
             if self.approve is not None:
@@ -272,11 +456,12 @@ class GuardProxy:
             )
         return v
 
-    async def _on_call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        key = session_key(ctx)
-        gctx = self.runtime.context(key, mcp_session=key)
+    async def _on_call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
+        gctx = self._context(ctx)
         call = ToolCall(params.name, dict(params.arguments or {}), str(getattr(ctx, "request_id", "") or ""))
-        v = await self._decide(gctx, call)
+        v = await self._decide(gctx, call, ctx, params)
+        if isinstance(v, types.InputRequiredResult):
+            return v
         args = call.arguments
         if v.decision in (Decision.MODIFY, Decision.RECOVER):
             act = v.action
