@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ EX = Path(__file__).resolve().parents[2] / "examples" / "integrations"
 def load(name):
     spec = importlib.util.spec_from_file_location(f"example_{name}", EX / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses in an example look their module up
     spec.loader.exec_module(mod)
     return mod
 
