@@ -107,12 +107,32 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         host: str = typer.Option("127.0.0.1", help="address to listen on"),
         port: int = typer.Option(8766, help="port to listen on"),
         record: Optional[str] = typer.Option(None, "--record", help="append traces to this JSONL file"),
+        token_file: Optional[str] = typer.Option(
+            None, "--token-file", help="file holding the bearer token (default: $AGENTGUARD_TOKEN)"
+        ),
+        max_body: int = typer.Option(1 << 20, help="largest request body in bytes (413 above)"),
+        max_concurrency: int = typer.Option(32, help="requests checked at once (503 beyond)"),
     ) -> None:
-        """Serve LiteLLM's generic guardrail API (POST /beta/litellm_basic_guardrail_api) for the stack."""
+        """Serve LiteLLM's generic guardrail API (POST /beta/litellm_basic_guardrail_api) for the stack.
+        Requests need ``Authorization: Bearer <token>`` (AGENTGUARD_TOKEN or --token-file), like the service."""
+        import os
+
+        from ..core.errors import InputError
         from ..integrations.litellm import GuardrailEndpoint, serve
 
+        if token_file:
+            try:
+                token = open(token_file, encoding="utf-8").read().strip()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError(f"cannot read the token file {token_file}: {exc}") from None
+        else:
+            token = os.environ.get("AGENTGUARD_TOKEN", "").strip()
+        if not token:
+            raise InputError("no bearer token: set AGENTGUARD_TOKEN or pass --token-file (LiteLLM sends it "
+                             "as api_key in the guardrail's litellm_params)")
         stack, recorder = _stack_and_recorder(config, record)
-        server = serve(GuardrailEndpoint(stack, recorder=recorder), host, port)
+        server = serve(GuardrailEndpoint(stack, recorder=recorder), host, port, token=token,
+                       max_body=max_body, max_concurrency=max_concurrency)
         typer.echo(
             f"agentguard LiteLLM guardrail on http://{host}:{server.server_address[1]}"
             "/beta/litellm_basic_guardrail_api",
