@@ -77,12 +77,21 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         ),
     ) -> None:
         """Serve an MCP proxy that gates every tools/call of the upstream servers with the guard stack."""
+        from ..integrations.mcp_upstream import parse_upstream
+
+        ups = [parse_upstream(u) for u in upstream]
+        for u in ups:  # start the servers first: their start-up overlaps ours (imports, the stack)
+            u.spawn()
+        try:
+            stack, recorder = _stack_and_recorder(config, record)
+        except BaseException:
+            for u in ups:
+                if u.process is not None:
+                    u.process.kill()
+            raise
         import anyio
 
-        from ..integrations.mcp_proxy import GuardProxy, parse_upstream
-
-        stack, recorder = _stack_and_recorder(config, record)
-        ups = [parse_upstream(u) for u in upstream]
+        from ..integrations.mcp_proxy import GuardProxy
 
         async def main() -> None:
             async with GuardProxy(stack, ups, recorder=recorder, prefix=prefix) as proxy:

@@ -51,12 +51,9 @@ import hashlib
 import hmac
 import inspect
 import json
-import os
 import secrets
-import shlex
 import sys
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from ..core.errors import InputError, require
@@ -64,12 +61,13 @@ from ..core.guard import Guard
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .recording import TraceRecorder
 from .mcp_passthrough import PassThrough
+from .mcp_upstream import Upstream, parse_upstream
 from .runtime import GuardRuntime, refusal_message
 
 require("mcp", "integrations")
 
 import mcp_types as types  # noqa: E402
-from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402
+from mcp import Client  # noqa: E402
 from mcp.server import Server  # noqa: E402
 
 __all__ = ["GuardProxy", "Upstream", "parse_upstream", "session_key"]
@@ -87,47 +85,6 @@ def _modern_versions() -> Any:
     except ImportError:  # pragma: no cover
         return ()
 Approve = Callable[[Verdict, ToolCall], "bool | Awaitable[bool]"]
-
-
-@dataclass
-class Upstream:
-    """An upstream MCP server: ``command`` + ``args`` (stdio) or ``url`` (Streamable HTTP)."""
-
-    name: str
-    command: str | None = None
-    args: list[str] = field(default_factory=list)
-    url: str | None = None
-    env: dict[str, str] | None = None
-    cwd: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.name or "__" in self.name:
-            raise InputError(f"upstream name {self.name!r} must be non-empty and contain no '__'")
-        if (self.command is None) == (self.url is None):
-            raise InputError(f"upstream {self.name}: give exactly one of a command or a url")
-
-    def target(self) -> Any:
-        """What ``mcp.Client`` connects to: the URL, or a stdio transport whose stderr goes to ours."""
-        if self.url is not None:
-            return self.url
-        params = StdioServerParameters(command=self.command, args=list(self.args), env=self.env, cwd=self.cwd)
-        return stdio_client(params, errlog=_errlog())
-
-
-def parse_upstream(spec: str) -> Upstream:
-    """``NAME=COMMAND ARGS...`` or ``NAME=http(s)://...`` (the CLI's ``--upstream`` syntax)."""
-    name, sep, rest = spec.partition("=")
-    if not sep or not name.strip() or not rest.strip():
-        raise InputError(f"bad upstream {spec!r}: expected NAME=COMMAND [ARGS...] or NAME=URL")
-    rest = rest.strip()
-    if rest.startswith(("http://", "https://")):
-        return Upstream(name.strip(), url=rest)
-    try:
-        parts = shlex.split(rest)
-    except ValueError as exc:
-        raise InputError(f"bad upstream {spec!r}: {exc}") from None
-    cmd = sys.executable if parts[0] in ("python", "python3") else parts[0]
-    return Upstream(name.strip(), command=cmd, args=parts[1:])
 
 
 def _meta_get(meta: Any, key: str) -> Any:
@@ -161,19 +118,6 @@ def session_key(ctx: Any) -> str:
     if getattr(getattr(ctx, "request", None), "headers", None) is not None:
         return "http-shared"  # stateless HTTP request without a session: nothing tells clients apart
     return "stdio"
-
-
-def _errlog() -> Any:
-    """The upstream's stderr sink: our current stderr if it is a real file, else the process's original
-    one (``stdio_client``'s default is bound when ``mcp`` is imported and may be closed by now)."""
-    for f in (sys.stderr, sys.__stderr__):
-        try:
-            if f is not None:
-                f.fileno()
-                return f
-        except (OSError, ValueError, AttributeError):
-            continue
-    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
 
 
 def _error_result(text: str) -> types.CallToolResult:
