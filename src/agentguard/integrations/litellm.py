@@ -8,7 +8,12 @@ definitions), ``images``, ``structured_messages``, ``input_type`` (``"request"``
 ``"response"`` after), ``litellm_call_id``, ``litellm_trace_id``, ``request_data`` (key/team/user
 metadata) and ``additional_provider_specific_params``. It expects
 ``{"action": "BLOCKED" | "NONE" | "GUARDRAIL_INTERVENED", "blocked_reason": ..., "texts": [...]}``;
-on BLOCKED LiteLLM raises and the request/response never reaches the caller.
+on BLOCKED LiteLLM raises and the request/response never reaches the caller: the caller gets HTTP 400
+whose error message is agentguard's refusal (``blocked_reason``), which an agent loop can read and hand
+back to the model. That is the most this API allows for a tool call: LiteLLM (1.106) takes back only
+``texts``, ``images``, ``tools`` and ``structured_messages`` from a guardrail, never rewritten or
+dropped ``tool_calls``, so rewriting the text of a response while its forbidden tool call stays in it
+would let the client run the call; agentguard therefore blocks.
 
 Mapping: each tool call is checked by the guard as a :class:`~agentguard.core.ToolCall`; each text is
 checked by ``text_guard`` (optional) as ``Step(output=text)`` for responses or ``Step(observation=text)``
@@ -24,8 +29,10 @@ id contract: LiteLLM gives every request a fresh ``litellm_trace_id`` unless the
 stateful guards see a conversation as one run only when the client sends the same trace id on each of
 its requests; without one, every request is a one-step run.
 
-Hardening of the HTTP endpoint (:func:`serve`): a bearer token like the service (``token=``; the CLI
-requires ``AGENTGUARD_TOKEN`` or ``--token-file``; compared in constant time; 401 otherwise), a body
+Hardening of the HTTP endpoint (:func:`serve`): a token like the service's (``token=``; the CLI
+requires ``AGENTGUARD_TOKEN`` or ``--token-file``), as ``Authorization: Bearer <token>`` or as
+``x-api-key: <token>`` - the header LiteLLM sends for the guardrail's ``api_key`` - compared in
+constant time, 401 otherwise; a body
 limit (``max_body``, 1 MiB: 413 above it, 400 for a missing, negative or malformed Content-Length),
 a JSON nesting limit (``max_depth``, 64: 400), duplicate object keys refused (400: ``{"command": "rm
 -rf /", "command": "ls"}`` is not "last one wins"), at most ``max_concurrency`` requests checked at
@@ -245,8 +252,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _authorised(self) -> bool:
         if self.token is None:
             return True
-        got = self.headers.get("Authorization") or ""
-        return hmac.compare_digest(got.encode(), f"Bearer {self.token}".encode())
+        want = self.token.encode()
+        bearer = (self.headers.get("Authorization") or "").encode()
+        key = (self.headers.get("x-api-key") or "").encode()  # what LiteLLM sends for litellm_params.api_key
+        return hmac.compare_digest(bearer, b"Bearer " + want) | hmac.compare_digest(key, want)
 
     def _body(self) -> Any:
         raw = self.headers.get("Content-Length")
