@@ -28,6 +28,26 @@ def _stack_and_recorder(config: str, record: Optional[str]):
     return build_stack(cfg), (TraceRecorder(path) if path else None)
 
 
+def _read_token(token_file: Optional[str]) -> str:
+    """The endpoint's token: the file's content, else ``$AGENTGUARD_TOKEN``; InputError when neither."""
+    import os
+
+    from ..core.errors import InputError
+
+    if token_file:
+        try:
+            with open(token_file, encoding="utf-8") as fh:
+                token = fh.read().strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the token file {token_file}: {exc}") from None
+    else:
+        token = os.environ.get("AGENTGUARD_TOKEN", "").strip()
+    if not token:
+        raise InputError("no bearer token: set AGENTGUARD_TOKEN or pass --token-file (LiteLLM sends it "
+                         "as api_key in the guardrail's litellm_params)")
+    return token
+
+
 def _host_port(spec: str) -> tuple[str, int]:
     from ..core.errors import InputError
 
@@ -124,21 +144,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     ) -> None:
         """Serve LiteLLM's generic guardrail API (POST /beta/litellm_basic_guardrail_api) for the stack.
         Requests need ``Authorization: Bearer <token>`` (AGENTGUARD_TOKEN or --token-file), like the service."""
-        import os
-
-        from ..core.errors import InputError
         from ..integrations.litellm import GuardrailEndpoint, serve
 
-        if token_file:
-            try:
-                token = open(token_file, encoding="utf-8").read().strip()
-            except (OSError, UnicodeDecodeError) as exc:
-                raise InputError(f"cannot read the token file {token_file}: {exc}") from None
-        else:
-            token = os.environ.get("AGENTGUARD_TOKEN", "").strip()
-        if not token:
-            raise InputError("no bearer token: set AGENTGUARD_TOKEN or pass --token-file (LiteLLM sends it "
-                             "as api_key in the guardrail's litellm_params)")
+        token = _read_token(token_file)
         stack, recorder = _stack_and_recorder(config, record)
         server = serve(GuardrailEndpoint(stack, recorder=recorder), host, port, token=token,
                        max_body=max_body, max_concurrency=max_concurrency)
