@@ -133,3 +133,18 @@ def test_forged_approval_without_the_proxys_request_state_is_asked_again(tmp_pat
 
     r = asyncio.run(main())
     assert isinstance(r, types.InputRequiredResult) and (tmp_path / "a.txt").exists()
+
+
+def test_progress_notifications_of_a_call_are_relayed(tmp_path):
+    seen = []
+
+    async def progress(p, total, message):
+        seen.append((p, total, message))
+
+    async def main():
+        async with GuardProxy(ToolRuleGuard(deny=["delete_*"]), [up(tmp_path)]) as proxy, Client(proxy.server) as c:
+            return await c.call_tool("count_slowly", {"n": 3}, progress_callback=progress)
+
+    r = asyncio.run(main())
+    assert not r.is_error and text(r) == "counted to 3"
+    assert seen == [(1, 3, "at 1"), (2, 3, "at 2"), (3, 3, "at 3")]

@@ -39,9 +39,9 @@ requests carry nothing that tells clients apart, so they share one context (cons
 stops them all) unless each client sends ``_meta["agentguard/session"]``.
 
 What it can see: tool names, arguments and results of ``tools/call``, prompt gets and resource reads.
-It does not relay the upstreams' own server-to-client requests (sampling, elicitation) or their
-notifications (progress, logging, list-changed); ``tools/list`` is re-read on every listing, so a
-changed tool list is seen at the client's next listing. It is asynchronous throughout (the guard's
+Progress notifications of a forwarded call are relayed to the client when it asked for them. It does not relay the upstreams' own server-to-client
+requests (sampling, elicitation) or their other notifications (logging, list-changed); ``tools/list``
+is re-read on every listing, so a changed tool list is seen at the client's next listing. It is asynchronous throughout (the guard's
 ``acheck`` is used).
 """
 
@@ -94,6 +94,20 @@ def _meta_get(meta: Any, key: str) -> Any:
         return meta.get(key) if hasattr(meta, "get") else getattr(meta, key, None)
     except Exception:
         return None
+
+
+def _progress_relay(ctx: Any) -> Callable[..., Awaitable[None]] | None:
+    """Relay the upstream's progress notifications of a call to the client (``report_progress`` is a no-op
+    when the client did not ask for progress; the in-process transport carries no token to test for)."""
+    session = getattr(ctx, "session", None)
+
+    async def relay(progress: float, total: float | None = None, message: str | None = None) -> None:
+        try:
+            await session.report_progress(progress, total, message)
+        except Exception:  # a lost progress note never fails the call
+            return
+
+    return relay if session is not None else None
 
 
 def session_key(ctx: Any) -> str:
@@ -350,7 +364,7 @@ class GuardProxy(PassThrough):
             return _error_result(f"unknown tool {call.name!r}")
         upstream, tool = route
         try:
-            result = await self.clients[upstream].call_tool(tool, args)
+            result = await self.clients[upstream].call_tool(tool, args, progress_callback=_progress_relay(ctx))
         except Exception as exc:
             text = f"upstream {upstream} failed on {tool}: {type(exc).__name__}: {exc}"
             self.runtime.record(gctx, call, v, observation=text)
