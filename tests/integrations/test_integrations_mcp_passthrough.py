@@ -148,3 +148,32 @@ def test_progress_notifications_of_a_call_are_relayed(tmp_path):
     r = asyncio.run(main())
     assert not r.is_error and text(r) == "counted to 3"
     assert seen == [(1, 3, "at 1"), (2, 3, "at 2"), (3, 3, "at 3")]
+
+
+def test_mcp_inspector_cli_drives_the_proxy_with_guards_option(tmp_path):
+    """The MCP Inspector's CLI (npm) in front of `agentguard mcp-proxy --guards ...`: its own --config no
+    longer collides; a denied call comes back as the refusal. Skips unless the Inspector is already in
+    the npm cache (``npm_config_offline=true``: the test never downloads)."""
+    import json
+    import os
+    import shutil
+    import subprocess
+
+    if shutil.which("npx") is None:
+        pytest.skip("npx not installed")
+    cfg = tmp_path / "agentguard.toml"
+    cfg.write_text('[[guards]]\ntype = "tool-rules"\ndeny = ["delete_*"]\n')
+    proxy = [sys.executable, "-m", "agentguard", "mcp-proxy", "--guards", str(cfg),
+             "--upstream", f"notes={sys.executable} {UPSTREAM} {tmp_path}"]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "npm_config_offline": "true"}
+    cmd = ["npx", "-y", "@modelcontextprotocol/inspector", "--cli", *proxy,
+           "--method", "tools/call", "--tool-name", "delete_note", "--tool-arg", "name=x.txt"]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env, cwd=tmp_path)
+    except subprocess.TimeoutExpired:
+        pytest.skip("the Inspector did not answer in time")
+    if out.returncode != 0 and "npm error" in out.stderr:
+        pytest.skip("MCP Inspector not in the npm cache: npx @modelcontextprotocol/inspector --help once")
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout[out.stdout.index("{"):])
+    assert result["isError"] is True and "agentguard refused tool call delete_note" in result["content"][0]["text"]
