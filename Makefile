@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test venv nagini postgres bench clean
+.PHONY: demo test venv nagini postgres litellm bench clean
 
 venv: $(VENV)/.stamp
 
@@ -20,11 +20,14 @@ nagini:
 postgres:
 	./scripts/setup_postgres.sh
 
+litellm:
+	./scripts/setup_litellm.sh
+
 demo: venv
 	$(BIN)/agentguard demo
 
-test: venv nagini postgres
+test: venv nagini postgres litellm
 	$(BIN)/python -m pytest -q
 
 clean:
-	rm -rf $(VENV) .nagini-venv demo-output
+	rm -rf $(VENV) .nagini-venv .litellm-venv demo-output

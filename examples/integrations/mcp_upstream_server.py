@@ -3,8 +3,10 @@
     python examples/integrations/mcp_upstream_server.py WORKDIR
 
 Tools: ``write_note(name, text)`` writes WORKDIR/name; ``delete_note(name)`` deletes it;
-``transfer_funds(amount, to)`` appends to WORKDIR/ledger.txt; ``list_notes()`` lists WORKDIR. Served
-over stdio.
+``transfer_funds(amount, to)`` appends to WORKDIR/ledger.txt; ``list_notes()`` lists WORKDIR;
+``count_slowly(n)`` reports progress n times.
+A prompt ``summarize_notes(style)``, a resource ``notes://index`` and a template ``notes://note/{name}``
+(so the proxy's prompt and resource pass-through can be shown). Served over stdio.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 WORKDIR = sys.argv[1] if len(sys.argv) > 1 else os.getcwd()
 server = MCPServer("notes")
@@ -51,6 +53,33 @@ def transfer_funds(amount: int, to: str) -> str:
 def list_notes() -> str:
     """List the notes."""
     return ", ".join(sorted(os.listdir(WORKDIR))) or "(none)"
+
+
+@server.tool()
+async def count_slowly(n: int, ctx: Context) -> str:
+    """Count to n, reporting progress at each number."""
+    for i in range(1, n + 1):
+        await ctx.report_progress(i, n, f"at {i}")
+    return f"counted to {n}"
+
+
+@server.prompt()
+def summarize_notes(style: str = "short") -> str:
+    """Ask the model to summarise the notes."""
+    return f"Summarise the notes in a {style} paragraph."
+
+
+@server.resource("notes://index", mime_type="text/plain")
+def notes_index() -> str:
+    """The list of notes."""
+    return ", ".join(sorted(os.listdir(WORKDIR))) or "(none)"
+
+
+@server.resource("notes://note/{name}", mime_type="text/plain")
+def read_note(name: str) -> str:
+    """One note's text."""
+    with open(_path(name), encoding="utf-8") as fh:
+        return fh.read()
 
 
 if __name__ == "__main__":

@@ -31,6 +31,10 @@ def test_doc_example_runs(i, tmp_path, monkeypatch, capfd):
         assert "REJECT by internal-mail" in out
     if "GuardedStream(" in code:
         assert out.strip().endswith("True 1")
+    if "ThresholdCalibrator(" in code:
+        assert out.split()[1:] == ["look", "True", "1"]
+    if "context_schema=Facts" in code:
+        assert "exceeds the transfer limit" in out
     if "BLOCKED" in code:
         assert "'action': 'BLOCKED'" in out
     if "delete_note" in code:

@@ -253,10 +253,9 @@ def test_escalate_uses_langgraph_interrupt(approve):
     out = agent.invoke({"messages": [{"role": "user", "content": "go"}]}, cfg)
     assert effects == []  # paused before running
     [intr] = out["__interrupt__"]
-    assert intr.value["type"] == "agentguard_approval"
-    assert intr.value["tool_call"]["name"] == "delete_file"
-    assert intr.value["verdict"]["decision"] == "ESCALATE"
-    out = agent.invoke(Command(resume={"approved": approve}), cfg)
+    assert intr.value["action_requests"][0]["name"] == "delete_file"
+    assert intr.value["agentguard"]["verdict"]["decision"] == "ESCALATE"
+    out = agent.invoke(Command(resume={"approved": approve}), cfg)  # the legacy resume value still works
     assert effects == ([("delete", "/tmp/a")] if approve else [])
     assert out["messages"][-1].content == "finished"
 

@@ -180,17 +180,28 @@ def test_cli_litellm_guardrail_server(tmp_path):
 
     cfg = tmp_path / "agentguard.toml"
     cfg.write_text('[recording]\npath = "t.jsonl"\n[[guards]]\ntype = "tool-rules"\ndeny = ["delete_*"]\n')
+    import os
+
+    (tmp_path / "token").write_text("s3cret\n")
+    env = {k: v for k, v in os.environ.items() if k != "AGENTGUARD_TOKEN"}
+    no_token = subprocess.run([sys.executable, "-m", "agentguard", "litellm-guardrail", "--guards", str(cfg)],
+                              capture_output=True, text=True, env=env, timeout=120)
+    assert no_token.returncode == 2 and no_token.stderr.startswith("error: no bearer token")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agentguard", "litellm-guardrail", "--config", str(cfg), "--port", "0"],
+        [sys.executable, "-m", "agentguard", "litellm-guardrail", "--guards", str(cfg), "--port", "0",
+         "--token-file", str(tmp_path / "token")],
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
     try:
         line = proc.stderr.readline()
         m = re.search(r"http://127\.0\.0\.1:(\d+)(/beta/litellm_basic_guardrail_api)", line)
         assert m, line
         url = f"http://127.0.0.1:{m.group(1)}{m.group(2)}"
-        r = httpx.post(url, json=litellm_body([("delete_file", {"path": "/"})]), timeout=10)
+        body = litellm_body([("delete_file", {"path": "/"})])
+        assert httpx.post(url, json=body, timeout=10).status_code == 401
+        r = httpx.post(url, json=body, timeout=10, headers={"Authorization": "Bearer s3cret"})
         assert r.json()["action"] == "BLOCKED"
     finally:
         proc.terminate()

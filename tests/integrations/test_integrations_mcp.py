@@ -53,6 +53,7 @@ def test_forbidden_call_never_reaches_upstream_allowed_call_runs(tmp_path):
             async with Client(proxy.server) as client:
                 names = sorted(t.name for t in (await client.list_tools()).tools)
                 assert names == [
+                    "count_slowly",
                     "delete_note",
                     "list_notes",
                     "transfer_funds",
@@ -154,7 +155,7 @@ def test_two_upstreams_are_prefixed_and_routed(tmp_path):
     assert names == sorted(
         f"{u}__{t}"
         for u in ("one", "two")
-        for t in ("delete_note", "list_notes", "transfer_funds", "write_note")
+        for t in ("count_slowly", "delete_note", "list_notes", "transfer_funds", "write_note")
     )
     assert (d2 / "n.txt").read_text() == "2" and not (d1 / "n.txt").exists() and denied.is_error
 
@@ -225,7 +226,7 @@ def test_cli_proxy_over_streamable_http_per_session(tmp_path):
             "-m",
             "agentguard",
             "mcp-proxy",
-            "--config",
+            "--guards",
             str(cfg),
             "--http",
             f"127.0.0.1:{port}",
@@ -234,16 +235,19 @@ def test_cli_proxy_over_streamable_http_per_session(tmp_path):
         ],
         cwd=str(REPO),
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
+        line = proc.stderr.readline()  # the proxy prints where it serves, path included
+        url = f"http://127.0.0.1:{port}/mcp"
+        assert line.strip() == f"agentguard MCP proxy on {url} (Streamable HTTP)"
         for _ in range(300):
             try:
                 socket.create_connection(("127.0.0.1", port), 0.2).close()
                 break
             except OSError:
                 time.sleep(0.1)
-        url = f"http://127.0.0.1:{port}/mcp"
 
         async def main():
             out = {}

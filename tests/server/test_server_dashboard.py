@@ -57,7 +57,7 @@ def populate(base: str) -> str:
     return "household-42"
 
 
-def make_app(tmp_path: Path):
+def make_app(tmp_path: Path, step_decision: str = "REJECT"):
     """The service with Pro2Guard's ProactiveGuard on a 5-state DTMC and a threshold monitor."""
     from agentguard.predictive.guard import ProactiveGuard
     from agentguard.server.app import create_app
@@ -68,7 +68,7 @@ def make_app(tmp_path: Path):
     s = ServerSettings(token=TOKEN, state_dir=str(tmp_path / "data"))
     g = default_guards(s)
     m = _model()
-    g.step = ProactiveGuard(m, "G !unsafe", threshold=0.5)
+    g.step = ProactiveGuard(m, "G !unsafe", threshold=0.5, decision=step_decision)
     g.signal = ThresholdMonitor(0.5, signal="verifier", name="verifier-monitor")
     g.model = m
     lam = np.linspace(0, 1, 21)
@@ -95,8 +95,10 @@ def test_dashboard_in_headless_chromium(tmp_path):
     assert info["riskPaths"] >= 2 and info["signalPaths"] >= 2  # series + threshold lines
     assert info["dtmcStates"] == 5 and info["dtmcUnsafe"] == 1
     assert info["calibCharts"] == 1
-    reasons = [row[5] for row in info["decisions"]]
-    assert any("driver's license" in r for r in reasons) and any("staying safe" in r for r in reasons)
+    # the decision table is the selected run's story: its own decisions only, each with its step's action
+    assert info["decisions"] and all("find Pot" in row[3] for row in info["decisions"] if row[2] == "step")
+    reasons = [row[6] for row in info["decisions"]]
+    assert any("staying safe" in r for r in reasons) and not any("driver's license" in r for r in reasons)
     assert shot.exists() and shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     if os.environ.get("AGENTGUARD_SCREENSHOT"):  # keep a copy for the docs, with how it was made
         import json
@@ -133,3 +135,67 @@ def test_dashboard_asks_for_a_token_without_one(tmp_path):
             page.wait_for_selector("body[data-loaded='1']", timeout=15_000)
         finally:
             b.close()
+
+
+def test_dashboard_tells_the_story_of_a_run(tmp_path):
+    """Pick a run, see its steps in order with the proposed action, each guard's verdict and reason;
+    filter by decision and guard; the run's DTMC state is marked, states have meanings; the guard stack
+    is described in words; a halted run is shown as halted. Screenshots saved."""
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    from agentguard.server.browser import CHROMIUM_FLAGS, chromium_path
+    from agentguard.server.testing import serve_in_thread
+
+    shots = Path(os.environ.get("AGENTGUARD_SCREENSHOT_DIR") or tmp_path)
+    with serve_in_thread(make_app(tmp_path, step_decision="HALT")) as base, sync_playwright() as p:
+        populate(base)
+        with httpx.Client(base_url=base, headers=H, timeout=10) as c:  # a run the proactive guard halts
+            for s in ["000", "011", "011", "011"]:
+                c.post("/v1/runs/halting-run/steps", json={"state": s, "action": {"name": "light_fire", "arguments": {}}})
+            story = c.get("/v1/runs/halting-run/story").json()
+        b = p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            page = b.new_page(viewport={"width": 1400, "height": 1600})
+            errors = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(f"{base}/dashboard#token={TOKEN}")
+            page.wait_for_selector("body[data-loaded='1']", timeout=30_000)
+            page.locator("#runs tbody tr", has_text="household-42").first.click()
+            page.wait_for_function("document.querySelector('#run-title').textContent === 'household-42'")
+            page.wait_for_function("document.querySelectorAll('#decisions tbody tr').length > 0")
+            page.wait_for_timeout(300)
+            rows = page.eval_on_selector_all("#decisions tbody tr", "rs => rs.map(r => [...r.children].map(c => c.textContent))")
+            steps = [r for r in rows if r[2] == "step"]
+            assert [int(r[0]) for r in rows] == sorted(int(r[0]) for r in rows)  # in order
+            assert steps and all(r[3].startswith("find Pot") and "[state" in r[3] for r in steps)
+            assert page.locator("#dtmc-current").count() == 1  # the run's current state is ringed
+            legend = page.locator("#dtmc-legend").text_content()
+            assert "fire: unsafe" in legend and "this run is in state" in legend
+            words = page.locator("#stack-words").text_content()
+            assert "verified policy" in words and "unsafe state" in words and "falls below" in words
+            page.screenshot(path=str(shots / "dashboard-story.png"), full_page=True)
+            # filters: by decision, then by guard
+            decisions = page.eval_on_selector_all("#f-decision option", "os => os.map(o => o.value)")
+            pick = next(d for d in decisions if d and d != "ALLOW") if len(decisions) > 2 else decisions[-1]
+            page.select_option("#f-decision", pick)
+            shown = page.eval_on_selector_all("#decisions tbody tr td:nth-child(6)", "cs => cs.map(c => c.textContent)")
+            assert shown and set(shown) == {pick} and len(shown) < len(rows)
+            page.select_option("#f-decision", "")
+            guards = [g for g in page.eval_on_selector_all("#f-guard option", "os => os.map(o => o.value)") if g]
+            page.select_option("#f-guard", guards[0])
+            shown = page.eval_on_selector_all("#decisions tbody tr td:nth-child(5)", "cs => cs.map(c => c.textContent)")
+            assert shown and set(shown) == {guards[0]}
+            # the halted run: labelled halted in the list and in its header, with the reason
+            assert story["halted"]
+            if story["halted"]:
+                assert page.locator("#runs tbody tr", has_text="halting-run").locator("td").nth(4).text_content() == "halted"
+                page.locator("#runs tbody tr", has_text="halting-run").first.click()
+                page.wait_for_function("document.querySelector('#run-state').textContent === 'halted'")
+                assert page.locator("#halt-reason").text_content().startswith("Halted: ")
+                page.screenshot(path=str(shots / "dashboard-halted.png"), full_page=True)
+            assert errors == []
+        finally:
+            b.close()
+    assert (shots / "dashboard-story.png").stat().st_size > 10_000
+    assert [e["action"]["name"] for e in story["events"]] == ["light_fire"] * len(story["events"])

@@ -1,10 +1,13 @@
 """Commands of the integrations (registered by :mod:`agentguard.cli`).
 
 - ``agentguard check-config agentguard.toml``: validate a configuration and list its guards.
-- ``agentguard mcp-proxy --config agentguard.toml --upstream NAME=COMMAND ...``: serve the MCP guard
-  proxy over stdio (or Streamable HTTP with ``--http 127.0.0.1:8765``).
-- ``agentguard litellm-guardrail --config agentguard.toml --port 8766``: serve LiteLLM's generic
+- ``agentguard mcp-proxy --guards agentguard.toml --upstream NAME=COMMAND ...``: serve the MCP guard
+  proxy over stdio (or Streamable HTTP with ``--http 127.0.0.1:8765``: it prints its URL, path ``/mcp``).
+- ``agentguard litellm-guardrail --guards agentguard.toml --port 8766``: serve LiteLLM's generic
   guardrail endpoint (``POST /beta/litellm_basic_guardrail_api``).
+
+``--guards`` names the guard-stack file; ``--config``/``-c`` is kept as an alias. Prefer ``--guards``
+behind the MCP Inspector, whose own ``--config`` option would otherwise take the proxy's argument.
 """
 
 from __future__ import annotations
@@ -23,6 +26,26 @@ def _stack_and_recorder(config: str, record: Optional[str]):
     cfg = load_config(config)
     path = record or cfg.recording_path
     return build_stack(cfg), (TraceRecorder(path) if path else None)
+
+
+def _read_token(token_file: Optional[str]) -> str:
+    """The endpoint's token: the file's content, else ``$AGENTGUARD_TOKEN``; InputError when neither."""
+    import os
+
+    from ..core.errors import InputError
+
+    if token_file:
+        try:
+            with open(token_file, encoding="utf-8") as fh:
+                token = fh.read().strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the token file {token_file}: {exc}") from None
+    else:
+        token = os.environ.get("AGENTGUARD_TOKEN", "").strip()
+    if not token:
+        raise InputError("no bearer token: set AGENTGUARD_TOKEN or pass --token-file (LiteLLM sends it "
+                         "as api_key in the guardrail's litellm_params)")
+    return token
 
 
 def _host_port(spec: str) -> tuple[str, int]:
@@ -54,7 +77,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
     @app.command("mcp-proxy")
     def mcp_proxy(
-        config: str = typer.Option(..., "--config", "-c", help="agentguard.toml describing the guard stack"),
+        config: str = typer.Option(
+            ..., "--guards", "--config", "-c", help="agentguard.toml describing the guard stack (--config: alias)"
+        ),
         upstream: List[str] = typer.Option(
             ...,
             "--upstream",
@@ -72,12 +97,21 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         ),
     ) -> None:
         """Serve an MCP proxy that gates every tools/call of the upstream servers with the guard stack."""
+        from ..integrations.mcp_upstream import parse_upstream
+
+        ups = [parse_upstream(u) for u in upstream]
+        for u in ups:  # start the servers first: their start-up overlaps ours (imports, the stack)
+            u.spawn()
+        try:
+            stack, recorder = _stack_and_recorder(config, record)
+        except BaseException:
+            for u in ups:
+                if u.process is not None:
+                    u.process.kill()
+            raise
         import anyio
 
-        from ..integrations.mcp_proxy import GuardProxy, parse_upstream
-
-        stack, recorder = _stack_and_recorder(config, record)
-        ups = [parse_upstream(u) for u in upstream]
+        from ..integrations.mcp_proxy import GuardProxy
 
         async def main() -> None:
             async with GuardProxy(stack, ups, recorder=recorder, prefix=prefix) as proxy:
@@ -88,24 +122,34 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
                     host, port = _host_port(http)
                     app_ = proxy.server.streamable_http_app(host=host)
-                    await uvicorn.Server(
-                        uvicorn.Config(app_, host=host, port=port, log_level="warning")
-                    ).serve()
+                    server = uvicorn.Server(uvicorn.Config(app_, host=host, port=port, log_level="warning"))
+                    typer.echo(f"agentguard MCP proxy on http://{host}:{port}/mcp (Streamable HTTP)", err=True)
+                    await server.serve()
 
         anyio.run(main)
 
     @app.command("litellm-guardrail")
     def litellm_guardrail(
-        config: str = typer.Option(..., "--config", "-c", help="agentguard.toml describing the guard stack"),
+        config: str = typer.Option(
+            ..., "--guards", "--config", "-c", help="agentguard.toml describing the guard stack (--config: alias)"
+        ),
         host: str = typer.Option("127.0.0.1", help="address to listen on"),
         port: int = typer.Option(8766, help="port to listen on"),
         record: Optional[str] = typer.Option(None, "--record", help="append traces to this JSONL file"),
+        token_file: Optional[str] = typer.Option(
+            None, "--token-file", help="file holding the bearer token (default: $AGENTGUARD_TOKEN)"
+        ),
+        max_body: int = typer.Option(1 << 20, help="largest request body in bytes (413 above)"),
+        max_concurrency: int = typer.Option(32, help="requests checked at once (503 beyond)"),
     ) -> None:
-        """Serve LiteLLM's generic guardrail API (POST /beta/litellm_basic_guardrail_api) for the stack."""
+        """Serve LiteLLM's generic guardrail API (POST /beta/litellm_basic_guardrail_api) for the stack.
+        Requests need ``Authorization: Bearer <token>`` (AGENTGUARD_TOKEN or --token-file), like the service."""
         from ..integrations.litellm import GuardrailEndpoint, serve
 
+        token = _read_token(token_file)
         stack, recorder = _stack_and_recorder(config, record)
-        server = serve(GuardrailEndpoint(stack, recorder=recorder), host, port)
+        server = serve(GuardrailEndpoint(stack, recorder=recorder), host, port, token=token,
+                       max_body=max_body, max_concurrency=max_concurrency)
         typer.echo(
             f"agentguard LiteLLM guardrail on http://{host}:{server.server_address[1]}"
             "/beta/litellm_basic_guardrail_api",

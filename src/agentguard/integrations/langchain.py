@@ -19,12 +19,22 @@ What it hooks, and what each verdict does:
   RECOVER whose fallback is a call of the same tool) runs it with the verdict's arguments; REJECT
   and other RECOVERs answer with a ``ToolMessage(status="error")`` the model sees, and the run goes
   on (``on_reject="end"`` ends the run instead); ESCALATE asks a human through a LangGraph
-  ``interrupt`` (resume with ``Command(resume=True)`` / ``{"approved": True}`` to run the call, anything
-  else refuses it; ``escalate="reject"`` refuses without asking); HALT answers with a refusal and
-  ends the run (the middleware's ``before_model`` jumps to the end).
+  ``interrupt`` whose value is LangChain's own ``HITLRequest`` (``action_requests`` /
+  ``review_configs``, what Agent Chat UI and ``HumanInTheLoopMiddleware`` use), resumed with
+  LangChain's ``HITLResponse``: ``Command(resume={"decisions": [{"type": "approve"}]})`` runs the
+  call; ``edit`` (``edited_action={"name", "args"}``, same tool) runs the edited call if the guard,
+  asked again, does not block it; ``reject`` (optional ``message``) refuses it; ``respond``
+  (``message``) answers in the tool's place without running it. Anything else refuses (fail
+  closed); ``True`` / ``{"approved": True}`` are still read as approve. ``escalate="reject"`` refuses
+  without asking. HALT answers with a refusal and ends the run (``before_model`` jumps to the end).
 - ``before_agent`` clears a previous halt of the thread; ``after_agent`` finishes the run's trace.
 
 What it can see: the tool name, arguments and call id, the agent state (messages) and the thread id.
+Per-run facts for the policies (the user's age, the task, trusted data): pass them as LangGraph's
+runtime context (``create_agent(..., context_schema=Facts)`` and ``agent.invoke(..., context=Facts(...))``;
+a dict, dataclass or pydantic model) and/or in the state key ``agentguard_facts`` (a dict given in the
+input); both are merged into ``Context.metadata`` before each check (runtime context wins), where a
+policy reads them with ``{from = "metadata", key = "..."}``.
 Sync (``invoke``/``stream``) uses the guard's ``check``, async (``ainvoke``/``astream``) its ``acheck``.
 It gates tool *calls*; it does not see streamed model tokens (use
 :mod:`agentguard.integrations.streaming` for that) and it cannot see tools run outside the agent's
@@ -40,7 +50,7 @@ from ..core.errors import require
 from ..core.guard import Guard
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .recording import TraceRecorder
-from .runtime import GuardRuntime, refusal_message
+from .runtime import GuardRuntime, as_facts, refusal_message
 
 require("langchain.agents.middleware", "integrations")
 
@@ -49,15 +59,66 @@ from langchain_core.messages import AIMessage, ToolMessage  # noqa: E402
 from langgraph.types import Command, interrupt  # noqa: E402
 from typing_extensions import NotRequired  # noqa: E402
 
-__all__ = ["AgentGuardMiddleware", "AgentGuardState"]
+__all__ = [
+    "AgentGuardMiddleware",
+    "AgentGuardState",
+    "AgentGuardToolGate",
+    "hitl_decision",
+    "hitl_request",
+    "scripted_chat_model",
+]
 
 HALT_KEY = "agentguard_halt"
+FACTS_KEY = "agentguard_facts"
+DECISIONS = ["approve", "edit", "reject", "respond"]
 
 
 class AgentGuardState(AgentState):
-    """The agent state plus ``agentguard_halt`` (the reason, once a guard has halted the run)."""
+    """The agent state plus ``agentguard_halt`` (the reason, once a guard has halted the run) and
+    ``agentguard_facts`` (per-run facts for the policies, given in the input)."""
 
     agentguard_halt: NotRequired[str | None]
+    agentguard_facts: NotRequired[dict[str, Any] | None]
+
+
+def _facts(state: Any, runtime: Any) -> dict[str, Any]:
+    """The run's facts: the state's ``agentguard_facts`` overlaid with the runtime context."""
+    out: dict[str, Any] = {}
+    st = state.get(FACTS_KEY) if isinstance(state, dict) else getattr(state, FACTS_KEY, None)
+    if isinstance(st, dict):
+        out.update(st)
+    out.update(as_facts(getattr(runtime, "context", None)))
+    return out
+
+
+def hitl_request(call: ToolCall, verdict: Verdict) -> dict[str, Any]:
+    """LangChain's ``HITLRequest`` for one escalated call (plus the verdict under ``agentguard``)."""
+    return {
+        "action_requests": [
+            {
+                "name": call.name,
+                "args": dict(call.arguments),
+                "description": f"agentguard ({verdict.guard or 'guard'}) asks a human: {verdict.reason}",
+            }
+        ],
+        "review_configs": [{"action_name": call.name, "allowed_decisions": list(DECISIONS)}],
+        "agentguard": {"tool_call_id": call.call_id, "verdict": verdict.to_dict()},
+    }
+
+
+def hitl_decision(answer: Any) -> dict[str, Any]:
+    """The human's decision from a resume value: LangChain's ``{"decisions": [d]}`` (or a bare
+    decision), legacy ``True`` / ``{"approved": True}`` / ``"approve"``; anything else is a reject."""
+    if isinstance(answer, dict) and isinstance(answer.get("decisions"), list):
+        ds = answer["decisions"]
+        answer = ds[0] if len(ds) == 1 else None
+    if isinstance(answer, list):
+        answer = answer[0] if len(answer) == 1 else None
+    if _approved(answer):
+        return {"type": "approve"}
+    if isinstance(answer, dict) and answer.get("type") in ("edit", "reject", "respond"):
+        return dict(answer)
+    return {"type": "reject", "message": f"no valid decision in the resume value {str(answer)[:200]!r}"}
 
 
 def _config_thread(config: Any) -> str | None:
@@ -94,7 +155,7 @@ def _approved(answer: Any) -> bool:
     if answer is True:
         return True
     if isinstance(answer, dict):
-        return answer.get("approved") is True or answer.get("type") in ("approve", "accept")
+        return answer.get("approved") is True or answer.get("type") == "approve"
     return isinstance(answer, str) and answer.strip().lower() in ("approve", "approved", "yes", "y")
 
 
@@ -191,7 +252,7 @@ class AgentGuardMiddleware(AgentMiddleware):
         if not calls:
             return None
         key = _run_key(state)
-        ctx = self.runtime.context(key)
+        ctx = self.runtime.context(key, **_facts(state, runtime))
         verdicts = [self.runtime.check(ctx, _to_call(tc)) for tc in calls]
         return self._after_model_result(key, ctx, calls, verdicts)
 
@@ -201,7 +262,7 @@ class AgentGuardMiddleware(AgentMiddleware):
         if not calls:
             return None
         key = _run_key(state)
-        ctx = self.runtime.context(key)
+        ctx = self.runtime.context(key, **_facts(state, runtime))
         verdicts = [await self.runtime.acheck(ctx, _to_call(tc)) for tc in calls]
         return self._after_model_result(key, ctx, calls, verdicts)
 
@@ -234,37 +295,59 @@ class AgentGuardMiddleware(AgentMiddleware):
             return "refuse", True
         return "refuse", self.on_reject == "end"
 
-    def _ask(self, call: ToolCall, verdict: Verdict) -> bool:
-        answer = interrupt(
-            {"type": "agentguard_approval", "tool_call": call.to_dict(), "verdict": verdict.to_dict()}
-        )
-        return _approved(answer)
-
     def _begin(self, request: Any) -> tuple[str, Context, ToolCall]:
         key = _run_key(request.state, getattr(request.runtime, "config", None))
-        return key, self.runtime.context(key), _to_call(request.tool_call)
+        ctx = self.runtime.context(key, **_facts(request.state, request.runtime))
+        return key, ctx, _to_call(request.tool_call)
 
-    def _decide(self, request: Any, verdict: Verdict, call: ToolCall) -> tuple[str, Any, Verdict]:
-        """``(what, arg, verdict)``: run / refuse / modify, after asking a human where the verdict says so."""
+    def _decide(self, key: str, request: Any, verdict: Verdict, call: ToolCall) -> tuple[str, Any, Verdict]:
+        """``(what, arg, verdict)`` with what in run / refuse / respond / recheck, after asking a human
+        (LangChain's HITL request and decisions) where the verdict says so."""
         what, arg = self._plan(request, verdict, call)
-        if what == "ask":
-            ok = self._ask(call, verdict)  # raises GraphInterrupt the first time; returns on resume
-            what, arg = ("run", request) if ok else ("refuse", self.on_reject == "end")
-            verdict = Verdict(
-                Decision.ALLOW if ok else Decision.REJECT,
-                f"{'approved' if ok else 'refused'} by a human: {verdict.reason}",
-                verdict.guard,
-                verdict.numbers,
-            )
-        return what, arg, verdict
+        if what != "ask":
+            return what, arg, verdict
+        self._pending[(key, call.call_id)] = verdict  # the resumed node reuses it (one check per call)
+        d = hitl_decision(interrupt(hitl_request(call, verdict)))  # GraphInterrupt first; the answer on resume
+        kind, why = d["type"], verdict.reason
+        if kind == "approve":
+            return "run", request, Verdict(Decision.ALLOW, f"approved by a human: {why}", verdict.guard, verdict.numbers)
+        if kind == "respond" and isinstance(d.get("message"), str):
+            text = d["message"]
+            return "respond", text, Verdict(Decision.REJECT, f"answered by a human instead: {why}", verdict.guard)
+        if kind == "edit":
+            ea = d.get("edited_action")
+            if isinstance(ea, dict) and ea.get("name") == call.name and isinstance(ea.get("args"), dict):
+                return "recheck", ToolCall(call.name, dict(ea["args"]), call.call_id), verdict
+            why = f"an edit must name the same tool {call.name} and give args: {why}"
+        note = d.get("message") if kind == "reject" and isinstance(d.get("message"), str) else ""
+        refused = Verdict(Decision.REJECT, f"refused by a human{': ' + note if note else ''} ({why})", verdict.guard)
+        return "refuse", self.on_reject == "end", refused
+
+    def _after_edit(self, request: Any, edited: ToolCall, v: Verdict) -> tuple[str, Any, Verdict]:
+        """The human's edited call, checked again: run unless the guard blocks it (ESCALATE is the
+        human's own approval of exactly this edit)."""
+        if v.decision in (Decision.ALLOW, Decision.ESCALATE):
+            req = request.override(tool_call={**request.tool_call, "args": dict(edited.arguments)})
+            return "run", req, Verdict(Decision.ALLOW, f"edited and approved by a human: {v.reason}", v.guard)
+        end = v.decision is Decision.HALT or self.on_reject == "end"
+        return "refuse", end, Verdict(v.decision if v.blocks else Decision.REJECT,
+                                      f"the human's edit was refused: {v.reason}", v.guard, v.numbers)
+
+    def _finish(self, ctx: Context, call: ToolCall, what: str, arg: Any, verdict: Verdict) -> Any:
+        if what == "refuse":
+            return self._refuse(ctx, call, verdict, bool(arg))
+        self.runtime.record(ctx, call, verdict, observation=arg)
+        return ToolMessage(arg, tool_call_id=call.call_id, name=call.name, status="success")
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         key, ctx, call = self._begin(request)
         verdict = self._pending.get((key, call.call_id)) or self.runtime.check(ctx, call)
-        what, arg, verdict = self._decide(request, verdict, call)
+        what, arg, verdict = self._decide(key, request, verdict, call)
         self._pending.pop((key, call.call_id), None)
-        if what == "refuse":
-            return self._refuse(ctx, call, verdict, bool(arg))
+        if what == "recheck":
+            what, arg, verdict = self._after_edit(request, arg, self.runtime.check(ctx, arg))
+        if what != "run":
+            return self._finish(ctx, call, what, arg, verdict)
         result = handler(arg)
         self.runtime.record(ctx, call, verdict, observation=getattr(result, "content", result))
         return result
@@ -272,10 +355,12 @@ class AgentGuardMiddleware(AgentMiddleware):
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         key, ctx, call = self._begin(request)
         verdict = self._pending.get((key, call.call_id)) or await self.runtime.acheck(ctx, call)
-        what, arg, verdict = self._decide(request, verdict, call)
+        what, arg, verdict = self._decide(key, request, verdict, call)
         self._pending.pop((key, call.call_id), None)
-        if what == "refuse":
-            return self._refuse(ctx, call, verdict, bool(arg))
+        if what == "recheck":
+            what, arg, verdict = self._after_edit(request, arg, await self.runtime.acheck(ctx, arg))
+        if what != "run":
+            return self._finish(ctx, call, what, arg, verdict)
         result = await handler(arg)
         self.runtime.record(ctx, call, verdict, observation=getattr(result, "content", result))
         return result
@@ -294,8 +379,6 @@ def scripted_chat_model(messages: list[Any]) -> Any:
     return ScriptedChatModel(messages=iter(messages))
 
 
-__all__ += ["scripted_chat_model"]
-
 
 class AgentGuardToolGate(AgentGuardMiddleware):
     """The gate alone: ``wrap_tool_call``/``awrap_tool_call`` (plus the halt hooks), without the
@@ -310,5 +393,3 @@ class AgentGuardToolGate(AgentGuardMiddleware):
     def name(self) -> str:
         return "AgentGuardToolGate"
 
-
-__all__ += ["AgentGuardToolGate"]

@@ -8,7 +8,12 @@ definitions), ``images``, ``structured_messages``, ``input_type`` (``"request"``
 ``"response"`` after), ``litellm_call_id``, ``litellm_trace_id``, ``request_data`` (key/team/user
 metadata) and ``additional_provider_specific_params``. It expects
 ``{"action": "BLOCKED" | "NONE" | "GUARDRAIL_INTERVENED", "blocked_reason": ..., "texts": [...]}``;
-on BLOCKED LiteLLM raises and the request/response never reaches the caller.
+on BLOCKED LiteLLM raises and the request/response never reaches the caller: the caller gets HTTP 400
+whose error message is agentguard's refusal (``blocked_reason``), which an agent loop can read and hand
+back to the model. That is the most this API allows for a tool call: LiteLLM (1.106) takes back only
+``texts``, ``images``, ``tools`` and ``structured_messages`` from a guardrail, never rewritten or
+dropped ``tool_calls``, so rewriting the text of a response while its forbidden tool call stays in it
+would let the client run the call; agentguard therefore blocks.
 
 Mapping: each tool call is checked by the guard as a :class:`~agentguard.core.ToolCall`; each text is
 checked by ``text_guard`` (optional) as ``Step(output=text)`` for responses or ``Step(observation=text)``
@@ -18,7 +23,20 @@ RECOVER, ESCALATE, HALT, and a MODIFY of a tool call, which this API cannot rewr
 with the refusal as ``blocked_reason``. A guard error fails closed (BLOCKED). A malformed body is
 answered HTTP 400, which LiteLLM also treats as a failure (it does not let the call through).
 
-Per-run state is keyed on ``litellm_trace_id`` (one conversation), else ``litellm_call_id``.
+Per-run state is keyed on ``litellm_trace_id`` (one conversation), else ``litellm_call_id``. The trace
+id contract: LiteLLM gives every request a fresh ``litellm_trace_id`` unless the *client* names one
+(``"litellm_trace_id": "<conversation id>"`` in the chat-completion body, or its ``metadata``), so
+stateful guards see a conversation as one run only when the client sends the same trace id on each of
+its requests; without one, every request is a one-step run.
+
+Hardening of the HTTP endpoint (:func:`serve`): a token like the service's (``token=``; the CLI
+requires ``AGENTGUARD_TOKEN`` or ``--token-file``), as ``Authorization: Bearer <token>`` or as
+``x-api-key: <token>`` - the header LiteLLM sends for the guardrail's ``api_key`` - compared in
+constant time, 401 otherwise; a body
+limit (``max_body``, 1 MiB: 413 above it, 400 for a missing, negative or malformed Content-Length),
+a JSON nesting limit (``max_depth``, 64: 400), duplicate object keys refused (400: ``{"command": "rm
+-rf /", "command": "ls"}`` is not "last one wins"), at most ``max_concurrency`` requests checked at
+once (503 beyond, with ``Retry-After``), and a socket timeout (``timeout_s``) that closes slow clients.
 
 What it can see: only what LiteLLM sends - texts and the model's proposed tool calls (in
 ``response`` mode) - not the tool results, which the client executes outside LiteLLM. It is a
@@ -29,6 +47,7 @@ synchronous endpoint (the stdlib server runs the guard's ``check`` in a thread p
 
 from __future__ import annotations
 
+import hmac
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,9 +59,26 @@ from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
 from .runtime import GuardRuntime, refusal_message
 
-__all__ = ["GUARDRAIL_PATH", "GuardrailEndpoint", "serve"]
+__all__ = ["BodyError", "GUARDRAIL_PATH", "GuardrailEndpoint", "parse_body", "serve", "serve_in_thread"]
 
 GUARDRAIL_PATH = "/beta/litellm_basic_guardrail_api"
+
+
+class BodyError(InputError):
+    """A request body the endpoint refuses, with its HTTP status (400 or 413)."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise BodyError(f"duplicate key {k!r} in a JSON object")
+        out[k] = v
+    return out
 
 
 def _tool_call(tc: Any, i: int) -> ToolCall:
@@ -58,9 +94,11 @@ def _tool_call(tc: Any, i: int) -> ToolCall:
     elif raw in (None, ""):
         args = {}
     else:
-        try:
-            args = json.loads(raw)
-        except (TypeError, ValueError):
+        try:  # duplicate keys refused here too: '{"command": "rm -rf /", "command": "ls"}' is not "ls"
+            args = json.loads(raw, object_pairs_hook=_no_duplicates)
+        except BodyError as exc:
+            raise InputError(f"tool_calls[{i}] ({name}): arguments: {exc}") from None
+        except (TypeError, ValueError, RecursionError):
             raise InputError(f"tool_calls[{i}] ({name}): arguments are not valid JSON") from None
         if not isinstance(args, dict):
             raise InputError(f"tool_calls[{i}] ({name}): arguments must be a JSON object")
@@ -144,38 +182,104 @@ class GuardrailEndpoint:
         }
 
 
+def _depth(data: bytes) -> int:
+    """The deepest nesting of ``[``/``{`` outside strings (linear scan, no recursion)."""
+    depth = best = 0
+    in_str = esc = False
+    for b in data:
+        if in_str:
+            if esc:
+                esc = False
+            elif b == 0x5C:  # backslash
+                esc = True
+            elif b == 0x22:
+                in_str = False
+        elif b == 0x22:
+            in_str = True
+        elif b in (0x5B, 0x7B):
+            depth += 1
+            best = max(best, depth)
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+    return best
+
+
+def parse_body(data: bytes, max_depth: int = 64) -> Any:
+    """Decode a request body: strict JSON, no duplicate keys, nesting at most ``max_depth``."""
+    if _depth(data) > max_depth:
+        raise BodyError(f"JSON nested deeper than {max_depth}")
+    try:
+        return json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except BodyError:
+        raise
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise BodyError("body is not valid JSON") from None
+
+
 class _Handler(BaseHTTPRequestHandler):
     endpoint: GuardrailEndpoint
+    token: str | None = None
+    max_body: int = 1 << 20
+    max_depth: int = 64
+    slots: threading.BoundedSemaphore
     protocol_version = "HTTP/1.1"
+    timeout = 30.0  # socket timeout: a client that stalls is disconnected
     disable_nagle_algorithm = True  # one small JSON answer per request: do not wait for delayed ACKs
     wbufsize = 1 << 16  # headers and body leave in one write (flushed after each request)
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return None
 
-    def _send(self, code: int, body: dict[str, Any]) -> None:
+    def _send(self, code: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        if code >= 400 and code != 401:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
         self.wfile.write(data)
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/health", ""):
-            self._send(200, {"status": "ok", "guard": self.endpoint.runtime.guard.name})
+            self._send(200, {"status": "ok"})
         else:
             self._send(404, {"error": f"no route {self.path}"})
+
+    def _authorised(self) -> bool:
+        if self.token is None:
+            return True
+        want = self.token.encode()
+        bearer = (self.headers.get("Authorization") or "").encode()
+        key = (self.headers.get("x-api-key") or "").encode()  # what LiteLLM sends for litellm_params.api_key
+        return hmac.compare_digest(bearer, b"Bearer " + want) | hmac.compare_digest(key, want)
+
+    def _body(self) -> Any:
+        raw = self.headers.get("Content-Length")
+        if raw is None or not raw.strip().isdigit():
+            raise BodyError("a Content-Length (a non-negative integer) is required")
+        n = int(raw)
+        if n > self.max_body:
+            raise BodyError(f"body of {n} bytes is over the limit of {self.max_body}", 413)
+        return parse_body(self.rfile.read(n), self.max_depth)
 
     def do_POST(self) -> None:
         if self.path.split("?")[0].rstrip("/") != GUARDRAIL_PATH:
             self._send(404, {"error": f"no route {self.path}; POST {GUARDRAIL_PATH}"})
             return
+        if not self._authorised():
+            self._send(401, {"error": "missing or wrong bearer token"}, {"WWW-Authenticate": "Bearer"})
+            return
         try:
-            n = int(self.headers.get("Content-Length") or 0)
-            payload = json.loads(self.rfile.read(n) or b"null")
-        except (ValueError, TypeError):
-            self._send(400, {"error": "body is not valid JSON"})
+            payload = self._body()
+        except BodyError as exc:
+            self._send(exc.status, {"error": str(exc)})
+            return
+        if not self.slots.acquire(timeout=5.0):
+            self._send(503, {"error": "too many guardrail requests at once"}, {"Retry-After": "1"})
             return
         try:
             self._send(200, self.endpoint.handle(payload))
@@ -186,23 +290,37 @@ class _Handler(BaseHTTPRequestHandler):
                 200,
                 {"action": "BLOCKED", "blocked_reason": f"agentguard failed: {type(exc).__name__}: {exc}"},
             )
+        finally:
+            self.slots.release()
 
 
-def serve(endpoint: GuardrailEndpoint, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
-    """A stdlib HTTP server for the endpoint (not started: call ``serve_forever``; port 0 picks one)."""
-    handler = type("AgentGuardLiteLLMHandler", (_Handler,), {"endpoint": endpoint})
+def serve(
+    endpoint: GuardrailEndpoint,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    token: str | None = None,
+    max_body: int = 1 << 20,
+    max_depth: int = 64,
+    max_concurrency: int = 32,
+    timeout_s: float = 30.0,
+) -> ThreadingHTTPServer:
+    """A stdlib HTTP server for the endpoint (not started: call ``serve_forever``; port 0 picks one).
+    ``token=None`` serves without authentication (tests, a loopback sidecar); see the module doc."""
+    handler = type("AgentGuardLiteLLMHandler", (_Handler,), {
+        "endpoint": endpoint, "token": token, "max_body": int(max_body), "max_depth": int(max_depth),
+        "slots": threading.BoundedSemaphore(max(1, int(max_concurrency))), "timeout": float(timeout_s),
+    })
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     return server
 
 
 def serve_in_thread(
-    endpoint: GuardrailEndpoint, host: str = "127.0.0.1", port: int = 0
+    endpoint: GuardrailEndpoint, host: str = "127.0.0.1", port: int = 0, **options: Any
 ) -> ThreadingHTTPServer:
     """Start :func:`serve` on a daemon thread (tests, embedding); ``server.shutdown()`` stops it."""
-    server = serve(endpoint, host, port)
+    server = serve(endpoint, host, port, **options)
     threading.Thread(target=server.serve_forever, daemon=True, name="agentguard-litellm").start()
     return server
 
-
-__all__ += ["serve_in_thread"]

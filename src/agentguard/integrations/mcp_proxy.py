@@ -13,8 +13,20 @@ The proxy connects to each upstream (a command run over stdio, or a Streamable H
 - ``tools/call`` is gated: the guard sees ``ToolCall(name, arguments, request id)`` with the name the
   client used. ALLOW forwards unchanged; MODIFY (and a same-tool RECOVER) forwards the verdict's
   arguments; REJECT/RECOVER answer with a ``CallToolResult(is_error=True)`` the model can read, and the
-  upstream is never called; ESCALATE asks ``approve(verdict, call)`` (may be async; refused without
-  one); HALT refuses and marks the session halted: every later call in that session is refused.
+  upstream is never called; ESCALATE asks ``approve(verdict, call)`` when one is given (may be async),
+  else the human behind the client through MCP *elicitation* (a form with one boolean ``approve``; only
+  ``accept`` with ``approve: true`` runs the call), else - a client without elicitation - refuses with a
+  message naming the approval needed; HALT refuses and marks the session halted: every later call in
+  that session is refused.
+- ``prompts/list``, ``prompts/get``, ``resources/list``, ``resources/templates/list`` and
+  ``resources/read`` are passed through (prompt names prefixed like tools; resource URIs kept, routed
+  to the upstream that listed them). ``prompts/get`` and ``resources/read`` are guarded like calls:
+  the guard sees ``ToolCall("prompts/get", {"name", "arguments"})`` and
+  ``ToolCall("resources/read", {"uri"})``, so a policy naming those tools governs them (and a stack
+  that refuses unknown tools refuses them: fail closed).
+- Per-run facts: a client (the host application, not the model) may send
+  ``_meta["agentguard/facts"]`` (an object) with a request; it is merged into the session's
+  ``Context.metadata``, where a policy reads it with ``{from = "metadata", key = ...}``.
 - Fail closed: a guard that raises or returns garbage yields ``on_error`` (HALT by default); an
   upstream that fails yields an error result, never a silent success.
 
@@ -26,91 +38,83 @@ exactly one client - or, for a *stateless* (2026-07-28 protocol) HTTP request, `
 requests carry nothing that tells clients apart, so they share one context (conservative: a HALT
 stops them all) unless each client sends ``_meta["agentguard/session"]``.
 
-What it can see: tool names, arguments and results of ``tools/call``. It forwards only tools; it does
-not proxy resources, prompts, sampling or elicitation (a client needing those should talk to the
-upstream directly for them). It is asynchronous throughout (the guard's ``acheck`` is used);
-streamed progress notifications of upstream tools are not relayed.
+What it can see: tool names, arguments and results of ``tools/call``, prompt gets and resource reads.
+Progress notifications of a forwarded call are relayed to the client when it asked for them. It does not relay the upstreams' own server-to-client
+requests (sampling, elicitation) or their other notifications (logging, list-changed); ``tools/list``
+is re-read on every listing, so a changed tool list is seen at the client's next listing. It is asynchronous throughout (the guard's
+``acheck`` is used).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import inspect
-import os
-import shlex
+import json
+import secrets
 import sys
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from ..core.errors import InputError, require
 from ..core.guard import Guard
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .recording import TraceRecorder
+from .mcp_passthrough import PassThrough
+from .mcp_upstream import Upstream, parse_upstream
 from .runtime import GuardRuntime, refusal_message
 
 require("mcp", "integrations")
 
 import mcp_types as types  # noqa: E402
-from mcp import Client, StdioServerParameters, stdio_client  # noqa: E402
+from mcp import Client  # noqa: E402
 from mcp.server import Server  # noqa: E402
 
 __all__ = ["GuardProxy", "Upstream", "parse_upstream", "session_key"]
 
 SESSION_META_KEY = "agentguard/session"
+FACTS_META_KEY = "agentguard/facts"
+APPROVAL_KEY = "agentguard-approval"
+
+
+def _modern_versions() -> Any:
+    try:
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        return MODERN_PROTOCOL_VERSIONS
+    except ImportError:  # pragma: no cover
+        return ()
 Approve = Callable[[Verdict, ToolCall], "bool | Awaitable[bool]"]
 
 
-@dataclass
-class Upstream:
-    """An upstream MCP server: ``command`` + ``args`` (stdio) or ``url`` (Streamable HTTP)."""
-
-    name: str
-    command: str | None = None
-    args: list[str] = field(default_factory=list)
-    url: str | None = None
-    env: dict[str, str] | None = None
-    cwd: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.name or "__" in self.name:
-            raise InputError(f"upstream name {self.name!r} must be non-empty and contain no '__'")
-        if (self.command is None) == (self.url is None):
-            raise InputError(f"upstream {self.name}: give exactly one of a command or a url")
-
-    def target(self) -> Any:
-        """What ``mcp.Client`` connects to: the URL, or a stdio transport whose stderr goes to ours."""
-        if self.url is not None:
-            return self.url
-        params = StdioServerParameters(command=self.command, args=list(self.args), env=self.env, cwd=self.cwd)
-        return stdio_client(params, errlog=_errlog())
-
-
-def parse_upstream(spec: str) -> Upstream:
-    """``NAME=COMMAND ARGS...`` or ``NAME=http(s)://...`` (the CLI's ``--upstream`` syntax)."""
-    name, sep, rest = spec.partition("=")
-    if not sep or not name.strip() or not rest.strip():
-        raise InputError(f"bad upstream {spec!r}: expected NAME=COMMAND [ARGS...] or NAME=URL")
-    rest = rest.strip()
-    if rest.startswith(("http://", "https://")):
-        return Upstream(name.strip(), url=rest)
+def _meta_get(meta: Any, key: str) -> Any:
+    if not meta:
+        return None
     try:
-        parts = shlex.split(rest)
-    except ValueError as exc:
-        raise InputError(f"bad upstream {spec!r}: {exc}") from None
-    cmd = sys.executable if parts[0] in ("python", "python3") else parts[0]
-    return Upstream(name.strip(), command=cmd, args=parts[1:])
+        return meta.get(key) if hasattr(meta, "get") else getattr(meta, key, None)
+    except Exception:
+        return None
+
+
+def _progress_relay(ctx: Any) -> Callable[..., Awaitable[None]] | None:
+    """Relay the upstream's progress notifications of a call to the client (``report_progress`` is a no-op
+    when the client did not ask for progress; the in-process transport carries no token to test for)."""
+    session = getattr(ctx, "session", None)
+
+    async def relay(progress: float, total: float | None = None, message: str | None = None) -> None:
+        try:
+            await session.report_progress(progress, total, message)
+        except Exception:  # a lost progress note never fails the call
+            return
+
+    return relay if session is not None else None
 
 
 def session_key(ctx: Any) -> str:
     """The guard-state key of the MCP session a request belongs to (see the module doc)."""
     meta = getattr(ctx, "meta", None)
     if meta:
-        try:
-            explicit = (
-                meta.get(SESSION_META_KEY) if hasattr(meta, "get") else getattr(meta, SESSION_META_KEY, None)
-            )
-        except Exception:
-            explicit = None
+        explicit = _meta_get(meta, SESSION_META_KEY)
         if explicit:
             return f"client:{explicit}"
     conn = getattr(getattr(ctx, "session", None), "_connection", None)
@@ -130,19 +134,6 @@ def session_key(ctx: Any) -> str:
     return "stdio"
 
 
-def _errlog() -> Any:
-    """The upstream's stderr sink: our current stderr if it is a real file, else the process's original
-    one (``stdio_client``'s default is bound when ``mcp`` is imported and may be closed by now)."""
-    for f in (sys.stderr, sys.__stderr__):
-        try:
-            if f is not None:
-                f.fileno()
-                return f
-        except (OSError, ValueError, AttributeError):
-            continue
-    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
-
-
 def _error_result(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
@@ -155,7 +146,7 @@ def _result_text(result: Any) -> str:
     return "\n".join(parts)
 
 
-class GuardProxy:
+class GuardProxy(PassThrough):
     """The guard proxy. Use ``async with GuardProxy(guard, upstreams) as proxy:`` then serve ``proxy.server``
     (``await proxy.serve_stdio()``, ``proxy.server.streamable_http_app()``, or
     ``mcp.Client(proxy.server)`` in tests).
@@ -187,7 +178,19 @@ class GuardProxy:
         self.clients: dict[str, Any] = {}
         self._routes: dict[str, tuple[str, str]] = {}
         self._stack: AsyncExitStack | None = None
-        self.server = Server(name, on_list_tools=self._on_list_tools, on_call_tool=self._on_call_tool)
+        self._secret = secrets.token_bytes(32)
+        self._prompt_routes: dict[str, tuple[str, str]] = {}
+        self._resource_routes: dict[str, str] = {}
+        self.server = Server(
+            name,
+            on_list_tools=self._on_list_tools,
+            on_call_tool=self._on_call_tool,
+            on_list_prompts=self._on_list_prompts,
+            on_get_prompt=self._on_get_prompt,
+            on_list_resources=self._on_list_resources,
+            on_list_resource_templates=self._on_list_resource_templates,
+            on_read_resource=self._on_read_resource,
+        )
 
     def __repr__(self) -> str:
         return f"GuardProxy({self.runtime.guard!r}, upstreams={[u.name for u in self.upstreams]})"
@@ -248,11 +251,68 @@ class GuardProxy:
         return types.ListToolsResult(tools=await self._collect_tools())
 
     # -- tools/call -------------------------------------------------------------------------------
-    async def _decide(self, gctx: Context, call: ToolCall) -> Verdict:
+    def _context(self, ctx: Any) -> Context:
+        key = session_key(ctx)
+        facts = _meta_get(getattr(ctx, "meta", None), FACTS_META_KEY)
+        gctx = self.runtime.context(key, mcp_session=key)
+        if isinstance(facts, dict):
+            gctx.metadata.update({str(k): v for k, v in facts.items() if k not in ("halted", "adapter")})
+        return gctx
+
+    def _can_elicit(self, ctx: Any) -> bool:
+        session = getattr(ctx, "session", None)
+        try:
+            return session is not None and bool(session.check_client_capability(
+                types.ClientCapabilities(elicitation=types.ElicitationCapability())))
+        except Exception:
+            return False
+
+    async def _elicit(self, ctx: Any, v: Verdict, call: ToolCall, params: Any) -> Any:
+        """Ask the human behind the client (MCP elicitation): True / False, None when the client cannot
+        be asked, or (2026-07-28 protocol) the ``InputRequiredResult`` asking it; the client's retry
+        carries the answer, accepted only with this proxy's ``request_state`` for this exact call."""
+        if not self._can_elicit(ctx):
+            return None
+        schema = {"type": "object", "required": ["approve"],
+                  "properties": {"approve": {"type": "boolean", "title": f"Run {call.name}?"}}}
+        msg = (f"agentguard asks before running {call.name}({json.dumps(dict(call.arguments), default=str)[:500]})"
+               f": {v.reason}")
+        session = ctx.session
+        if getattr(ctx, "protocol_version", None) in _modern_versions():
+            state = hmac.new(self._secret, (session_key(ctx) + "\x00" + call.name + "\x00" + json.dumps(
+                dict(call.arguments), sort_keys=True, default=str)).encode(), hashlib.sha256).hexdigest()
+            answers = getattr(params, "input_responses", None) or {}
+            if getattr(params, "request_state", None) == state and APPROVAL_KEY in answers:
+                res = answers[APPROVAL_KEY]
+            else:
+                ask = types.ElicitRequest(params=types.ElicitRequestFormParams(message=msg, requested_schema=schema))
+                return types.InputRequiredResult(input_requests={APPROVAL_KEY: ask}, request_state=state)
+        elif session.can_send_request:
+            res = await session.elicit_form(msg, schema, related_request_id=getattr(ctx, "request_id", None))
+        else:
+            return None
+        content = getattr(res, "content", None) or {}
+        return getattr(res, "action", None) == "accept" and content.get("approve") is True
+
+    async def _decide(self, gctx: Context, call: ToolCall, ctx: Any = None, params: Any = None) -> Any:
         halted = gctx.metadata.get("halted")
         if halted:
             return Verdict(Decision.HALT, f"session halted earlier: {halted}", self.runtime.guard.name)
         v = await self.runtime.acheck(gctx, call)
+        if v.decision is Decision.ESCALATE and self.approve is None:
+            try:
+                ok = await self._elicit(ctx, v, call, params)
+            except Exception as exc:
+                return Verdict(Decision.REJECT, f"approval failed ({type(exc).__name__}): {v.reason}", v.guard)
+            if isinstance(ok, types.InputRequiredResult):
+                return ok
+            if ok is None:
+                return Verdict(Decision.REJECT, f"needs a human's approval ({v.reason}), and this MCP client "
+                               "cannot ask one (no elicitation support); ask the operator to approve "
+                               f"{call.name} or to run the proxy with an approver", v.guard, v.numbers)
+            return Verdict(Decision.ALLOW if ok else Decision.REJECT,
+                           f"{'approved' if ok else 'not approved'} by a human (MCP elicitation): {v.reason}",
+                           v.guard, v.numbers)
         if v.decision is Decision.ESCALATE:
             ok = False
             if self.approve is not None:
@@ -272,11 +332,12 @@ class GuardProxy:
             )
         return v
 
-    async def _on_call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        key = session_key(ctx)
-        gctx = self.runtime.context(key, mcp_session=key)
+    async def _on_call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
+        gctx = self._context(ctx)
         call = ToolCall(params.name, dict(params.arguments or {}), str(getattr(ctx, "request_id", "") or ""))
-        v = await self._decide(gctx, call)
+        v = await self._decide(gctx, call, ctx, params)
+        if isinstance(v, types.InputRequiredResult):
+            return v
         args = call.arguments
         if v.decision in (Decision.MODIFY, Decision.RECOVER):
             act = v.action
@@ -303,7 +364,7 @@ class GuardProxy:
             return _error_result(f"unknown tool {call.name!r}")
         upstream, tool = route
         try:
-            result = await self.clients[upstream].call_tool(tool, args)
+            result = await self.clients[upstream].call_tool(tool, args, progress_callback=_progress_relay(ctx))
         except Exception as exc:
             text = f"upstream {upstream} failed on {tool}: {type(exc).__name__}: {exc}"
             self.runtime.record(gctx, call, v, observation=text)

@@ -16,8 +16,21 @@ Verdicts become the SDK's tool-guardrail behaviours (``@tool_input_guardrail``):
 | ALLOW | ``ToolGuardrailFunctionOutput.allow`` - the tool runs unchanged |
 | REJECT, RECOVER | ``reject_content(message)`` - the tool does not run; the model receives the refusal |
 | MODIFY | ``reject_content`` naming the corrected arguments (guardrails cannot rewrite them) |
-| ESCALATE | ``approve(verdict, call)`` decides (may be async); without a callback the call is refused |
+| ESCALATE | the SDK's own human approval: the run stops with an interruption (``result.interruptions``); ``state = result.to_state(); state.approve(item)`` (or ``reject``) and ``Runner.run(agent, state)`` resumes; the approved call runs, exactly once. With an ``approve(verdict, call)`` callback, it decides instead |
 | HALT | ``raise_exception`` - the SDK raises ``ToolInputGuardrailTripwireTriggered`` and the run stops |
+
+How ESCALATE reaches the SDK: :meth:`AgentsGuard.guard_tools` sets each tool's ``needs_approval`` to a
+function that asks the guard (the tool's own ``needs_approval=True`` still asks every time); when the
+guard answers ESCALATE the SDK interrupts the run, exactly as for ``needs_approval=True``. The verdict is
+kept for the call id, so the guard checks each call once. On the resumed run the input guardrail reads
+the SDK's approval record (``RunContextWrapper.is_tool_approved``): approved -> ALLOW ("approved by a
+human"), rejected -> the SDK's own rejection. An ESCALATE for a call the SDK was never asked about is
+refused (fail closed).
+
+Per-run facts: the ``context`` given to ``Runner.run(agent, input, context=...)`` (a dict, dataclass or
+pydantic model) is merged into ``Context.metadata`` before each check; a policy reads it with
+``{from = "metadata", key = "user_info.age"}``. A ``run_id`` in those facts names the guard's run (so a
+resumed run, which has a new SDK trace, keeps its guard state); otherwise the SDK trace id does.
 
 The optional output guardrail (``output_guard=``) checks a tool's result as
 ``Step(action=call, output=text)`` before the model sees it (REJECT replaces the result by the
@@ -42,14 +55,14 @@ from __future__ import annotations
 import inspect
 import json
 import threading
-from collections import defaultdict, deque
+from collections import OrderedDict, defaultdict, deque
 from typing import Any, Awaitable, Callable
 
 from ..core.errors import require
 from ..core.guard import Guard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
-from .runtime import GuardRuntime, refusal_message
+from .runtime import GuardRuntime, as_facts, refusal_message
 
 require("agents", "integrations")
 
@@ -88,6 +101,10 @@ def _parse_args(raw: Any) -> dict[str, Any]:
     return val if isinstance(val, dict) else {"_value": val}
 
 
+def _fingerprint(call: ToolCall) -> str:
+    return call.name + "\x00" + json.dumps(dict(call.arguments), sort_keys=True, default=str)
+
+
 class AgentsGuard:
     """Build Agents SDK tool guardrails (and a trace processor) around any agentguard Guard."""
 
@@ -107,6 +124,8 @@ class AgentsGuard:
             else None
         )
         self.approve = approve
+        # ESCALATE verdicts handed to the SDK's approval flow, by call id (bounded)
+        self._asked: OrderedDict[str, tuple[str, Verdict]] = OrderedDict()
         # verdicts by (trace id, tool name, raw arguments), read by the trace processor
         self._verdicts: dict[tuple[str, str, str], deque[Verdict]] = defaultdict(deque)
         self._lock = threading.Lock()
@@ -124,6 +143,7 @@ class AgentsGuard:
 
                 raise InputError(f"{t!r} is not a function tool (only function tools take tool guardrails)")
             t.tool_input_guardrails = [*(t.tool_input_guardrails or []), self.input_guardrail]
+            t.needs_approval = self._approval_check(getattr(t, "needs_approval", False), t.name)
             t.tool_output_guardrails = [*(t.tool_output_guardrails or []), self.output_guardrail]
         return tools
 
@@ -158,13 +178,68 @@ class AgentsGuard:
         if self.output_runtime is not None:
             self.output_runtime.finish(key)
 
+    def _context(self, wrapper: Any) -> tuple[str, Context]:
+        facts = as_facts(getattr(wrapper, "context", None))
+        key = str(facts.get("run_id") or _run_key())
+        return key, self.runtime.context(key, **facts)
+
+    def _approval_check(self, own: Any, tool: str) -> Callable[[Any, dict[str, Any], str], Awaitable[bool]]:
+        """A ``needs_approval`` function: the tool's own setting, or the guard's ESCALATE."""
+
+        async def needs_approval(wrapper: Any, params: dict[str, Any], call_id: str) -> bool:
+            if own is True:
+                return True
+            if callable(own):
+                mine = own(wrapper, params, call_id)
+                if (await mine if inspect.isawaitable(mine) else mine) is True:
+                    return True
+            if self.approve is not None:
+                return False  # the callback decides ESCALATE in the input guardrail
+            call = ToolCall(tool, dict(params or {}), str(call_id))
+            _, ctx = self._context(wrapper)
+            v = await self.runtime.acheck(ctx, call)
+            with self._lock:
+                self._asked[call.call_id] = (_fingerprint(call), v)
+                while len(self._asked) > 10_000:
+                    self._asked.popitem(last=False)
+            return v.decision is Decision.ESCALATE
+
+        return needs_approval
+
+    def _sdk_approval(self, tc: Any, call: ToolCall, v: Verdict) -> Verdict | None:
+        """The SDK's approval record for an ESCALATE it was asked about: ALLOW / REJECT, or None while
+        the human has not answered yet (the SDK interrupts the run before the tool runs)."""
+        try:
+            status = tc.is_tool_approved(call.name, call.call_id)
+        except Exception:
+            status = False
+        if status is None:
+            return None
+        if status is True:
+            return Verdict(Decision.ALLOW, f"approved by a human (SDK approval): {v.reason}", v.guard, v.numbers)
+        return Verdict(Decision.REJECT, f"refused by a human (SDK approval): {v.reason}", v.guard, v.numbers)
+
     async def _input(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         tc = data.context
         raw = tc.tool_arguments or ""
         call = ToolCall(tc.tool_name, _parse_args(raw), tc.tool_call_id or "")
-        key = _run_key()
-        ctx = self.runtime.context(key)
-        v = await self.runtime.acheck(ctx, call)
+        key, ctx = self._context(tc)
+        with self._lock:
+            kept = self._asked.get(call.call_id)
+        # the verdict needs_approval got, only for exactly this call (same name and arguments)
+        v = kept[1] if kept is not None and kept[0] == _fingerprint(call) else None
+        asked = v is not None
+        if v is None:
+            v = await self.runtime.acheck(ctx, call)
+        if v.decision is Decision.ESCALATE and self.approve is None:
+            answered = self._sdk_approval(tc, call, v) if asked else Verdict(
+                Decision.REJECT, f"needs a human's approval, which this tool cannot ask for "
+                "(attach it with AgentsGuard.guard_tools): " + v.reason, v.guard, v.numbers)
+            if answered is None:  # pre-approval guardrail pass: the SDK asks the human next
+                return ToolGuardrailFunctionOutput.allow(output_info=v.to_dict())
+            v = answered
+        with self._lock:
+            self._asked.pop(call.call_id, None)
         if v.decision is Decision.ESCALATE and self.approve is not None:
             try:
                 ok = self.approve(v, call)
@@ -193,8 +268,7 @@ class AgentsGuard:
     async def _output(self, data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
         tc = data.context
         call = ToolCall(tc.tool_name, _parse_args(tc.tool_arguments or ""), tc.tool_call_id or "")
-        key = _run_key()
-        ctx = self.runtime.context(key)
+        key, ctx = self._context(tc)
         v_in = ctx.metadata.get("allowed", {}).pop(call.call_id, None) or Verdict.allow(
             self.runtime.guard.name
         )

@@ -20,7 +20,39 @@ from ..core.guard import Guard, arun_guard, fail_closed, run_guard
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .recording import TraceRecorder
 
-__all__ = ["GuardRuntime", "refusal_message"]
+__all__ = ["GuardRuntime", "as_facts", "refusal_message"]
+
+
+def as_facts(obj: Any) -> dict[str, Any]:
+    """Per-run facts as a plain dict for ``Context.metadata``: a mapping, a dataclass, a pydantic model
+    or any object with public attributes (the framework's run context: LangChain's runtime
+    ``context``, the Agents SDK's ``RunContextWrapper.context``); ``None`` and scalars give ``{}``.
+
+    These facts are what policies read with ``{from = "metadata", key = "user_info.age"}``: the
+    application sets them (trusted), the model never writes them.
+    """
+    if obj is None or isinstance(obj, (str, bytes, int, float, bool)):
+        return {}
+    if isinstance(obj, dict):
+        return dict(obj)
+    try:
+        import dataclasses
+
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    except Exception:  # pragma: no cover - defensive
+        pass
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        try:
+            out = dump()
+            return dict(out) if isinstance(out, dict) else {}
+        except Exception:
+            return {}
+    attrs = getattr(obj, "__dict__", None)
+    if isinstance(attrs, dict):
+        return {k: v for k, v in attrs.items() if not k.startswith("_")}
+    return {}
 
 
 def refusal_message(verdict: Verdict, call: ToolCall | None = None) -> str:

@@ -1,8 +1,11 @@
 """The dashboard: its shell (``GET /dashboard``, ``/static/*``, ``/`` redirects there) and what it
-draws besides runs: ``GET /v1/model`` (the DTMC) and ``GET /v1/calibration`` (the curves)."""
+draws besides runs: ``GET /v1/model`` (the DTMC), ``GET /v1/calibration`` (the curves), and
+``GET /v1/runs/{run_id}/story`` (one run told in order: each decision with the step's proposed action
+and state, halted or not, the DTMC state it is in, and the guard stack described in words)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +13,10 @@ from fastapi import FastAPI
 from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.staticfiles import StaticFiles
 
-from ..gate import JSONResponse
+from ..gate import JSONResponse, error
 from ..service import Service
 
-__all__ = ["STATIC_DIR", "dtmc_json", "register"]
+__all__ = ["STATIC_DIR", "describe_guard", "dtmc_json", "register", "run_story"]
 
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 
@@ -40,6 +43,101 @@ def dtmc_json(m: Any) -> dict[str, Any] | None:
             "labels": {k: [int(i) for i in np.flatnonzero(v)] for k, v in m.labels.items()}}
 
 
+def _names(xs: Any) -> str:
+    xs = [str(x) for x in (xs or [])]
+    return ", ".join(xs) if xs else "none"
+
+
+def _one_line(g: Any) -> str:
+    """One guard in words (what it refuses, asks about or watches)."""
+    kind, name = type(g).__name__, getattr(g, "name", "guard")
+    if kind == "GuardStack":
+        on_error = getattr(getattr(g, "on_error", None), "name", "HALT")
+        return (f"{name}: asks {len(g.guards)} guard(s) in order; the strictest verdict wins; a guard that "
+                f"fails or times out counts as {on_error}")
+    if kind == "ToolRuleGuard":
+        parts = []
+        for attr, verb in (("deny", "refuses tools"), ("escalate", "asks a human before"), ("halt", "stops the run on"),
+                           ("allow", "allows only")):
+            pats = getattr(g, attr, None)
+            if pats:
+                parts.append(f"{verb} {_names(getattr(p, 'pattern', p) for p in pats)}")
+        rules = getattr(g, "arguments", None) or []
+        if rules:
+            parts.append(f"checks {len(rules)} argument rule(s)")
+        return f"{name}: " + ("; ".join(parts) or "tool-name and argument rules")
+    if kind == "ToolCallGuard":
+        pols = [f"{b.policy.id} (tools {_names(b.tools)})" for b in getattr(g, "bindings", [])]
+        unknown = "allowed" if getattr(g, "unknown_tool", "deny") == "allow" else "refused"
+        return f"{name}: verified policy {_names(pols)}; a tool no policy covers is {unknown}"
+    if kind == "ThresholdMonitor":
+        return (f"{name}: raises an alarm when the signal '{getattr(g, 'signal', 'score')}' falls below "
+                f"{getattr(g, 'threshold', '?')} (calibrated monitor, Eq. 1)")
+    if kind in ("ProactiveGuard", "ProductGuard"):
+        return (f"{name}: predicts the probability of reaching an unsafe state of its DTMC and intervenes when it "
+                f"crosses {getattr(g, 'threshold', '?')} (Pro2Guard)")
+    if kind == "StepToolGuard":
+        return f"{name}: applies the tool-call guard to the tool call of each step"
+    if kind == "SafetyFilter":
+        return f"{name}: certifies each action with a learned safety value or substitutes a safe fallback (ReGuard)"
+    return f"{name} ({kind})"
+
+
+def describe_guard(guard: Any, depth: int = 0, out: list[str] | None = None) -> list[str]:
+    """The guard and the guards inside it, one sentence each, indented by nesting (at most 50 lines)."""
+    out = [] if out is None else out
+    if len(out) >= 50 or depth > 6:
+        return out
+    out.append("  " * depth + _one_line(guard))
+    for inner in list(getattr(guard, "guards", None) or []) + [
+            getattr(guard, a) for a in ("tool_guard",) if getattr(guard, a, None) is not None]:
+        describe_guard(inner, depth + 1, out)
+    return out
+
+
+def _state_index(model: Any, state: Any) -> int | None:
+    if model is None or state is None:
+        return None
+    names = [str(x) for x in (model.state_names or range(model.n))]
+    key = state if isinstance(state, str) else json.dumps(state) if not isinstance(state, (int, float)) else str(state)
+    return names.index(key) if key in names else None
+
+
+def run_story(svc: Service, run_id: str, limit: int = 2000) -> dict[str, Any]:
+    """One run in order: each decision with the step (action, state) it judged, whether the run halted,
+    the DTMC state it is in, and the guard stack in words."""
+    ds = svc.store.decisions(run_id=run_id, limit=max(1, min(int(limit), 10_000)))
+    steps = {s["decision_id"]: s for s in svc.store.run_steps(run_id)}
+    g = svc.source.get()
+    events, current = [], None
+    for i, d in enumerate(ds):
+        st = steps.get(d.get("decision_id"))
+        payload = st["payload"] if st else {}
+        action = payload.get("action") if isinstance(payload, dict) else None
+        state = payload.get("state") if isinstance(payload, dict) else None
+        idx = _state_index(g.model, state)
+        if idx is not None:
+            current = idx
+        events.append({"i": i, "ts": d["ts"], "kind": d["kind"], "guard": d["guard"], "decision": d["decision"],
+                       "reason": d["reason"], "numbers": d["numbers"], "action": action, "state": state,
+                       "state_index": idx, "step": st["idx"] if st else None})
+    halt = next((e for e in events if e["decision"] == "HALT"), None)
+    meanings: dict[int, list[str]] = {}
+    if g.model is not None:
+        import numpy as np
+
+        for lab, mask in g.model.labels.items():
+            for j in np.flatnonzero(mask):
+                meanings.setdefault(int(j), []).append(str(lab))
+    return {
+        "run_id": run_id, "events": events, "halted": halt is not None,
+        "halt_reason": halt["reason"] if halt else None, "current_state": current,
+        "state_meanings": {str(k): v for k, v in meanings.items()},
+        "guards": {k: describe_guard(getattr(g, k)) for k in ("tool", "step", "signal")},
+        "decisions": sorted({e["decision"] for e in events}), "guard_names": sorted({e["guard"] for e in events}),
+    }
+
+
 def register(app: FastAPI, svc: Service) -> None:
     source = svc.source
 
@@ -56,6 +154,17 @@ def register(app: FastAPI, svc: Service) -> None:
     @app.get("/v1/model", tags=["dashboard"], summary="The DTMC the proactive guard uses")
     def model() -> Response:
         return JSONResponse({"model": dtmc_json(source.get().model), "guards_version": source.version})
+
+    @app.get("/v1/runs/{run_id}/story", tags=["dashboard"], summary="One run told in order, for the dashboard")
+    def story(run_id: str, limit: int = 2000) -> Response:
+        from ..guards import valid_run_id
+
+        if not valid_run_id(run_id):
+            return error(400, "invalid run id")
+        out = run_story(svc, run_id, limit)
+        if not out["events"]:
+            return error(404, f"no decisions for run {run_id}")
+        return JSONResponse(out)
 
     @app.get("/v1/calibration", tags=["dashboard"], summary="Calibration curves of the monitors")
     def calibration() -> Response:

@@ -5,6 +5,7 @@ const $ = (s) => document.querySelector(s);
 const NS = "http://www.w3.org/2000/svg";
 let token = sessionStorage.getItem("agentguard-token") || "";
 let selectedRun = null;
+let story = null;  // the selected run told in order (GET /v1/runs/{id}/story)
 if (location.hash.startsWith("#token=")) {
   token = decodeURIComponent(location.hash.slice(7));
   sessionStorage.setItem("agentguard-token", token);
@@ -71,8 +72,9 @@ function drawRuns(runs) {
     tr.appendChild(td(fmtTime(r.last_ts)));
     tr.appendChild(td(String(r.n_decisions)));
     tr.appendChild(td(Object.entries(r.decisions).map(([k, v]) => k + " " + v).join(", ")));
-    tr.appendChild(td(r.active ? "active" : "idle"));
-    tr.addEventListener("click", () => { selectedRun = r.run_id; refresh(); });
+    const halted = (r.decisions.HALT || 0) > 0;
+    tr.appendChild(td(halted ? "halted" : (r.active ? "active" : "idle"), halted ? "d-HALT" : ""));
+    tr.addEventListener("click", () => { selectedRun = r.run_id; story = null; $("#f-decision").value = ""; $("#f-guard").value = ""; refresh(); });
     tb.appendChild(tr);
   }
   if (!selectedRun && runs.length) selectedRun = runs[0].run_id;
@@ -80,6 +82,12 @@ function drawRuns(runs) {
 
 function drawRun(run) {
   $("#run-title").textContent = run.run_id;
+  const badge = $("#run-state");
+  const halted = story && story.halted;
+  badge.textContent = halted ? "halted" : "running or finished";
+  badge.className = "badge" + (halted ? " halted" : "");
+  $("#halt-reason").hidden = !halted;
+  $("#halt-reason").textContent = halted ? "Halted: " + story.halt_reason : "";
   lineChart($("#risk-chart"), [
     { points: run.risk.map((r) => [r.step, r.risk, r.decision !== "ALLOW"]), color: "#1f6feb", label: "probability (guard)", marks: true },
     { points: run.risk.map((r) => [r.step, r.threshold]), color: "#c62828", dash: "6 4", label: "threshold" },
@@ -107,11 +115,23 @@ function drawModel(m) {
     svg.appendChild(el("line", { x1: a[0], y1: a[1], x2: b[0], y2: b[1], stroke: "#7a8294", "stroke-width": 0.5 + 3 * p, "marker-end": "url(#arr)", opacity: 0.35 + 0.65 * p }));
     if (n <= 12) svg.appendChild(el("text", { x: (a[0] * 0.4 + b[0] * 0.6), y: (a[1] * 0.4 + b[1] * 0.6) - 3, "font-size": 10, fill: "#1d2330" }, p.toFixed(2)));
   }
+  const cur = story ? story.current_state : null;
   m.states.forEach((name, i) => {
     svg.appendChild(el("circle", { cx: pos[i][0], cy: pos[i][1], r: n <= 24 ? 13 : 6, fill: unsafe.has(i) ? "#c62828" : (i === m.initial ? "#1f6feb" : "#8fb3ff"), stroke: "#1d2330" }));
-    if (n <= 24 || unsafe.has(i) || i === m.initial) svg.appendChild(el("text", { x: pos[i][0], y: pos[i][1] + 26, "text-anchor": "middle", "font-size": 10, class: "mono" }, name));
+    if (i === cur) svg.appendChild(el("ellipse", { id: "dtmc-current", cx: pos[i][0], cy: pos[i][1], rx: 20, ry: 20, fill: "none", stroke: "#b26a00", "stroke-width": 4 }));
+    // labels outside the ring, along the radius, so neighbours do not overlap
+    const a = 2 * Math.PI * i / n - Math.PI / 2, lx = cx + (rad + 26) * Math.cos(a), ly = cy + (rad + 26) * Math.sin(a) + 4;
+    if (n <= 24 || unsafe.has(i) || i === m.initial || i === cur) svg.appendChild(el("text", { x: lx, y: ly, "text-anchor": Math.cos(a) > 0.3 ? "start" : (Math.cos(a) < -0.3 ? "end" : "middle"), "font-size": 10, class: "mono" }, name));
   });
   div.appendChild(svg);
+  const lg = $("#dtmc-legend"); lg.textContent = "";
+  const item = (color, text, ring) => { const li = document.createElement("li"); const sw = document.createElement("span"); sw.className = "swatch"; sw.style.background = ring ? "transparent" : color; if (ring) sw.style.border = "3px solid " + color; li.appendChild(sw); li.appendChild(document.createTextNode(text)); lg.appendChild(li); };
+  item("#1f6feb", "initial state (" + m.states[m.initial] + ")");
+  item("#c62828", "unsafe: the property the guard keeps the run away from");
+  item("#8fb3ff", "other states");
+  if (cur !== null && cur !== undefined) item("#b26a00", "this run is in state " + m.states[cur] + " now", true);
+  const meanings = (story && story.state_meanings) || Object.fromEntries(Object.entries(m.labels || {}).flatMap(([k, v]) => v.map((i) => [i, [k]])));
+  m.states.forEach((name, i) => { const labs = meanings[String(i)] || []; if (labs.length) { const li = document.createElement("li"); li.className = "mono"; li.textContent = name + ": " + labs.join(", "); lg.appendChild(li); } });
   const edges = [...m.edges].sort((a, b) => b[2] - a[2]).slice(0, 30);
   for (const [i, j, p] of edges) {
     const tr = document.createElement("tr");
@@ -134,26 +154,59 @@ function drawCalibration(c) {
     if (cv.diagonal) series.push({ points: cv.x.map((x) => [x, x]), color: "#7a8294", dash: "3 3", label: "y = x" });
     lineChart(d, series, { xlabel: cv.xlabel || "x", y: cv.y_range });
   }
-  $("#guards-desc").textContent = "guards: " + (c.description || "") + " · tool: " + c.guards.tool;
+  $("#guards-desc").textContent = c.description || "";
 }
 
-function drawDecisions(ds) {
+function fillSelect(sel, values) {
+  const keep = sel.value; const opts = ["", ...values];
+  if ([...sel.options].map((o) => o.value).join("|") !== opts.join("|")) {
+    sel.textContent = "";
+    for (const v of opts) { const o = document.createElement("option"); o.value = v; o.textContent = v || "all"; sel.appendChild(o); }
+  }
+  sel.value = opts.includes(keep) ? keep : "";
+}
+function actionText(a) {
+  if (a === null || a === undefined) return "—";
+  if (typeof a === "string") return a;
+  if (a.name) return a.name + "(" + JSON.stringify(a.arguments || a.args || {}) + ")";
+  return JSON.stringify(a);
+}
+function drawStory() {
   const tb = $("#decisions tbody"); tb.textContent = "";
-  for (const d of ds.slice().reverse()) {
+  if (!story) return;
+  fillSelect($("#f-decision"), story.decisions); fillSelect($("#f-guard"), story.guard_names);
+  const fd = $("#f-decision").value, fg = $("#f-guard").value;
+  const rows = story.events.filter((e) => (!fd || e.decision === fd) && (!fg || e.guard === fg));
+  $("#story-count").textContent = rows.length + " of " + story.events.length + " decisions";
+  for (const e of rows) {
     const tr = document.createElement("tr");
-    tr.appendChild(td(fmtTime(d.ts))); tr.appendChild(td(d.run_id, "mono")); tr.appendChild(td(d.kind));
-    tr.appendChild(td(d.guard)); tr.appendChild(td(d.decision, "d-" + d.decision)); tr.appendChild(td(d.reason));
-    tr.appendChild(td(Object.entries(d.numbers).map(([k, v]) => k + "=" + Number(v).toPrecision(3)).join(" ")));
-    tr.addEventListener("click", () => { selectedRun = d.run_id; refresh(); });
+    tr.appendChild(td(String(e.i + 1))); tr.appendChild(td(fmtTime(e.ts))); tr.appendChild(td(e.kind));
+    tr.appendChild(td(actionText(e.action) + (e.state !== null && e.state !== undefined ? "  [state " + JSON.stringify(e.state) + "]" : ""), "action"));
+    tr.appendChild(td(e.guard)); tr.appendChild(td(e.decision, "d-" + e.decision)); tr.appendChild(td(e.reason));
+    tr.appendChild(td(Object.entries(e.numbers).map(([k, v]) => k + "=" + Number(v).toPrecision(3)).join(" ")));
     tb.appendChild(tr);
   }
+  const box = $("#stack-words"); box.textContent = "";
+  for (const [kind, lines] of Object.entries(story.guards)) {
+    const h = document.createElement("p"); h.className = "muted"; h.textContent = { tool: "tool calls (/v1/check):", step: "steps (/v1/runs/{id}/steps):", signal: "signals (/v1/runs/{id}/signals):" }[kind] || kind; box.appendChild(h);
+    for (const l of lines) { const p = document.createElement("p"); p.textContent = l; box.appendChild(p); }
+  }
 }
+$("#f-decision").addEventListener("change", drawStory);
+$("#f-guard").addEventListener("change", drawStory);
 
 async function refresh() {
   try {
-    const [runs, decisions, model, calib] = await Promise.all([api("/v1/runs?limit=20"), api("/v1/decisions?limit=40"), api("/v1/model"), api("/v1/calibration")]);
-    drawRuns(runs.runs); drawDecisions(decisions.decisions); drawModel(model.model); drawCalibration(calib);
-    if (selectedRun) drawRun(await api("/v1/runs/" + encodeURIComponent(selectedRun)));
+    const [runs, model, calib] = await Promise.all([api("/v1/runs?limit=20"), api("/v1/model"), api("/v1/calibration")]);
+    drawRuns(runs.runs);
+    if (selectedRun) {
+      const id = encodeURIComponent(selectedRun);
+      const [run, st] = await Promise.all([api("/v1/runs/" + id), api("/v1/runs/" + id + "/story")]);
+      story = st; drawRun(run); drawStory();
+    }
+    // panels with nothing to show are hidden rather than drawn empty
+    $("#model-section").hidden = !model.model; if (model.model) drawModel(model.model);
+    $("#calib-section").hidden = !Object.keys(calib.curves || {}).length; drawCalibration(calib);
     drawRuns(runs.runs);
     $("#status").textContent = "updated " + new Date().toLocaleTimeString();
     document.body.dataset.loaded = "1";

@@ -1,0 +1,108 @@
+"""MCP guard proxy: per-call latency and start-up against a direct connection, side by side in one run.
+
+The upstream is the PyPI server ``mcp-server-time`` (``python -m mcp_server_time``) over stdio. Two real
+``mcp.Client`` connections are open at once: one straight to the server, one to ``agentguard
+mcp-proxy --guards examples/integrations/agentguard.toml --upstream time=...`` (a subprocess, which
+starts its own copy of the server). Calls of ``get_current_time {"timezone": "UTC"}`` alternate between
+the two (direct, proxy, direct, ...), so both see the same machine load; reported: the median, p10 and
+p90 of each, and ``ratio_median = proxy / direct``. Start-up: the time from spawning the client's
+connection to the end of the first ``tools/list``, alternating direct and proxy ``--startups`` times.
+
+    python benchmarks/mcp_proxy_latency.py [--calls 300] [--startups 5]
+        [--out benchmarks/results/mcp_proxy_latency.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = REPO / "examples" / "integrations" / "agentguard.toml"
+
+
+def _targets():
+    from mcp import StdioServerParameters, stdio_client
+
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    server = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+    direct = StdioServerParameters(command=server[0], args=server[1:], env=env)
+    proxy = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "agentguard", "mcp-proxy", "--guards", str(CONFIG), "--upstream", "time=" + " ".join(server)],
+        env=env,
+        cwd=str(REPO),
+    )
+    return (lambda: stdio_client(direct)), (lambda: stdio_client(proxy))
+
+
+def _stats(xs: list[float]) -> dict:
+    q = statistics.quantiles(xs, n=10)
+    return {"median_ms": statistics.median(xs), "p10_ms": q[0], "p90_ms": q[-1], "n": len(xs)}
+
+
+async def _startup(make) -> float:
+    from mcp import Client
+
+    t0 = time.perf_counter()
+    async with Client(make()) as c:
+        await c.list_tools()
+        return (time.perf_counter() - t0) * 1000
+
+
+async def run(calls: int, startups: int) -> dict:
+    from mcp import Client
+
+    direct, proxy = _targets()
+    starts = {"direct": [], "proxy": []}
+    for _ in range(startups):
+        starts["direct"].append(await _startup(direct))
+        starts["proxy"].append(await _startup(proxy))
+    lat = {"direct": [], "proxy": []}
+    args = {"timezone": "UTC"}
+    async with Client(direct()) as d, Client(proxy()) as p:
+        for c in (d, p):  # warm-up
+            for _ in range(10):
+                await c.call_tool("get_current_time", args)
+        for _ in range(calls):
+            for name, c in (("direct", d), ("proxy", p)):
+                t0 = time.perf_counter()
+                r = await c.call_tool("get_current_time", args)
+                lat[name].append((time.perf_counter() - t0) * 1000)
+                assert not r.is_error, r
+    per_call = {k: _stats(v) for k, v in lat.items()}
+    start = {k: {"median_ms": statistics.median(v), "all_ms": v} for k, v in starts.items()}
+    return {
+        "per_call": per_call,
+        "ratio_median": per_call["proxy"]["median_ms"] / per_call["direct"]["median_ms"],
+        "target_ratio_median": 1.3,
+        "startup": start,
+        "startup_added_ms": start["proxy"]["median_ms"] - start["direct"]["median_ms"],
+        "target_startup_added_ms": 1000,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--startups", type=int, default=5)
+    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "mcp_proxy_latency.json"))
+    a = ap.parse_args()
+    out = asyncio.run(run(a.calls, a.startups))
+    out["command"] = "python benchmarks/mcp_proxy_latency.py " + " ".join(sys.argv[1:])
+    out["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(), "load1": os.getloadavg()[0]}
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(out, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in out.items() if k != "startup"}, indent=2))
+    print("startup medians (ms):", {k: round(v["median_ms"]) for k, v in out["startup"].items()})
+
+
+if __name__ == "__main__":
+    main()

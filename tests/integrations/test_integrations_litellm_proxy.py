@@ -1,0 +1,154 @@
+"""End to end against the real LiteLLM proxy (from PyPI, in its own venv made by scripts/setup_litellm.sh,
+which `make test` runs): the docs recipe (guardrail `default_on: true`, `api_key` = agentguard's token,
+`LITELLM_MASTER_KEY`) protects by default: a forbidden tool call proposed by the model never reaches the
+client, which gets agentguard's refusal as the error message instead; an allowed one passes; the trace id
+the client sends is the run agentguard keys its state on. The model behind LiteLLM is a local
+OpenAI-compatible stub (stdlib HTTP) that proposes the tool calls; nothing leaves the machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+httpx = pytest.importorskip("httpx")
+
+from agentguard import BaseGuard, Decision, GuardStack, Verdict  # noqa: E402
+from agentguard.integrations.litellm import GuardrailEndpoint, serve_in_thread  # noqa: E402
+from agentguard.integrations.rules import ToolRuleGuard  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+LITELLM = REPO / ".litellm-venv" / "bin" / "litellm"
+if not LITELLM.exists():
+    pytest.skip("the LiteLLM venv is absent: run scripts/setup_litellm.sh (make test does)", allow_module_level=True)
+
+TOKEN, MASTER = "agentguard-tok", "sk-master-1234"
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Model(BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat endpoint proposing the tool call named in the last user message."""
+
+    def log_message(self, *a):
+        return None
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        name, _, arg = body["messages"][-1]["content"].partition(" ")
+        out = {"id": "c1", "object": "chat.completion", "created": 0, "model": "stub",
+               "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                   "role": "assistant", "content": None,
+                   "tool_calls": [{"id": "call_1", "type": "function",
+                                   "function": {"name": name, "arguments": json.dumps({"path": arg})}}]}}],
+               "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        data = json.dumps(out).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture(scope="module")
+def proxy(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("litellm")
+    seen = []
+
+    class Spy(BaseGuard):
+        name = "spy"
+
+        def check(self, context, proposal):
+            seen.append((context.run_id, len(context.trace.steps)))
+            return Verdict.allow(self.name)
+
+    guard = GuardStack([Spy(), ToolRuleGuard(deny=["delete_*"], name="no-deletes")])
+    gsrv = serve_in_thread(GuardrailEndpoint(guard), token=TOKEN)
+    model = ThreadingHTTPServer(("127.0.0.1", 0), Model)
+    threading.Thread(target=model.serve_forever, daemon=True).start()
+    port = free_port()
+    cfg = tmp / "config.yaml"
+    cfg.write_text(f"""
+model_list:
+  - model_name: stub
+    litellm_params:
+      model: openai/stub
+      api_base: http://127.0.0.1:{model.server_address[1]}/v1
+      api_key: unused
+guardrails:
+  - guardrail_name: agentguard
+    litellm_params:
+      guardrail: generic_guardrail_api
+      mode: post_call
+      default_on: true
+      api_base: http://127.0.0.1:{gsrv.server_address[1]}
+      api_key: {TOKEN}
+""")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))},
+           "LITELLM_MASTER_KEY": MASTER, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "NO_DOCS": "True"}
+    proc = subprocess.Popen([str(LITELLM), "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=open(tmp / "litellm.log", "w"), env=env, cwd=tmp)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            if proc.poll() is not None:
+                pytest.fail("litellm exited: " + (tmp / "litellm.log").read_text()[-2000:])
+            try:
+                if httpx.get(base + "/health/liveliness", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.25)
+        else:
+            pytest.fail("litellm did not start: " + (tmp / "litellm.log").read_text()[-2000:])
+        yield base, seen
+    finally:
+        proc.terminate()
+        proc.wait(20)
+        gsrv.shutdown()
+        model.shutdown()
+
+
+def chat(base, text, trace=None):
+    body = {"model": "stub", "messages": [{"role": "user", "content": text}]}
+    if trace:
+        body["litellm_trace_id"] = trace
+    return httpx.post(base + "/v1/chat/completions", json=body, timeout=60,
+                      headers={"Authorization": f"Bearer {MASTER}"})
+
+
+def test_forbidden_tool_call_never_reaches_the_client_and_the_refusal_does(proxy):
+    base, _ = proxy
+    r = chat(base, "delete_file /srv/db")
+    assert r.status_code == 400, r.text
+    assert "agentguard refused tool call delete_file (REJECT by no-deletes)" in r.text
+    assert "choices" not in r.json()  # an error body: the proposed call is not handed to the client
+
+
+def test_allowed_tool_call_passes(proxy):
+    base, _ = proxy
+    r = chat(base, "read_file /srv/notes")
+    assert r.status_code == 200, r.text
+    assert r.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "read_file"
+
+
+def test_trace_id_sent_by_the_client_is_one_run(proxy):
+    base, seen = proxy
+    seen.clear()
+    for _ in range(2):
+        assert chat(base, "read_file /a", trace="conversation-7").status_code == 200
+    assert chat(base, "read_file /b").status_code == 200
+    assert seen[0] == ("conversation-7", 0) and seen[1] == ("conversation-7", 1)
+    assert seen[2][0] != "conversation-7" and seen[2][1] == 0  # no trace id: LiteLLM makes a fresh one
