@@ -115,7 +115,7 @@ def test_dashboard_in_headless_chromium(tmp_path):
 
 def test_dashboard_asks_for_a_token_without_one(tmp_path):
     _need_browser()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     from agentguard.server.browser import CHROMIUM_FLAGS, chromium_path
     from agentguard.server.testing import serve_in_thread
@@ -129,7 +129,7 @@ def test_dashboard_asks_for_a_token_without_one(tmp_path):
             assert page.locator("#status").text_content() == "token needed"
             page.fill("#token", "wrong-token-xyz")
             page.click("#tokenform button")
-            page.wait_for_function("document.querySelector('#status').textContent === 'token needed'")
+            expect(page.locator("#status")).to_have_text("token needed")
             page.fill("#token", TOKEN)
             page.click("#tokenform button")
             page.wait_for_selector("body[data-loaded='1']", timeout=15_000)
@@ -142,7 +142,7 @@ def test_dashboard_tells_the_story_of_a_run(tmp_path):
     filter by decision and guard; the run's DTMC state is marked, states have meanings; the guard stack
     is described in words; a halted run is shown as halted. Screenshots saved."""
     _need_browser()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     from agentguard.server.browser import CHROMIUM_FLAGS, chromium_path
     from agentguard.server.testing import serve_in_thread
@@ -162,8 +162,8 @@ def test_dashboard_tells_the_story_of_a_run(tmp_path):
             page.goto(f"{base}/dashboard#token={TOKEN}")
             page.wait_for_selector("body[data-loaded='1']", timeout=30_000)
             page.locator("#runs tbody tr", has_text="household-42").first.click()
-            page.wait_for_function("document.querySelector('#run-title').textContent === 'household-42'")
-            page.wait_for_function("document.querySelectorAll('#decisions tbody tr').length > 0")
+            expect(page.locator("#run-title")).to_have_text("household-42")
+            expect(page.locator("#decisions tbody tr").first).to_be_attached()
             page.wait_for_timeout(300)
             rows = page.eval_on_selector_all("#decisions tbody tr", "rs => rs.map(r => [...r.children].map(c => c.textContent))")
             steps = [r for r in rows if r[2] == "step"]
@@ -191,7 +191,7 @@ def test_dashboard_tells_the_story_of_a_run(tmp_path):
             if story["halted"]:
                 assert page.locator("#runs tbody tr", has_text="halting-run").locator("td").nth(4).text_content() == "halted"
                 page.locator("#runs tbody tr", has_text="halting-run").first.click()
-                page.wait_for_function("document.querySelector('#run-state').textContent === 'halted'")
+                expect(page.locator("#run-state")).to_have_text("halted")
                 assert page.locator("#halt-reason").text_content().startswith("Halted: ")
                 page.screenshot(path=str(shots / "dashboard-halted.png"), full_page=True)
             assert errors == []
