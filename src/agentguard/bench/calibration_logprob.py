@@ -1,8 +1,8 @@
 """The token-log-probability ablation of section 4.3 (Figure 3) of the online-safety-monitoring paper,
 on a problem set with exact labels (a paper evaluation: it uses :mod:`agentguard.calibration`).
 
-* :func:`make_problems`: seeded multi-step arithmetic word problems (2-3 operations on small numbers)
-  whose answers are computed exactly;
+* :func:`make_problems`: seeded arithmetic word problems (1-2 operations on small numbers) whose
+  answers are computed exactly;
 * the generator (the local gemma-3-270m) writes a step-by-step solution, one step a line, ending in
   ``Answer: N`` (few-shot prompt :func:`prompt_for`);
 * :func:`step_signals`: the paper's internal signal, the per-step minimum token log-probability
@@ -28,29 +28,28 @@ _ITEMS = ["apples", "pens", "stickers", "marbles", "cards", "books", "coins", "s
 
 FEW_SHOT = (
     "Solve the problem step by step, one calculation per line, then give the answer.\n\n"
-    "Problem: Lily has 4 cups. She buys 3 more. Then Lily gives away 2. How many cups does Lily have now?\n"
-    "Step 1: 4 + 3 = 7\nStep 2: 7 - 2 = 5\nAnswer: 5\n\n"
-    "Problem: Max has 2 boxes with 6 toys each. He gets 5 more toys. How many toys does Max have now?\n"
-    "Step 1: 2 * 6 = 12\nStep 2: 12 + 5 = 17\nAnswer: 17\n\n"
+    "Problem: Lily has 4 cups. Lily buys 3 more. How many cups does Lily have now?\n"
+    "Step 1: 4 + 3 = 7\nAnswer: 7\n\n"
+    "Problem: Max has 9 toys. Max buys 2 more. Then Max gives away 5. How many toys does Max have now?\n"
+    "Step 1: 9 + 2 = 11\nStep 2: 11 - 5 = 6\nAnswer: 6\n\n"
+    "Problem: Ivy has 8 pens. Then Ivy gives away 3. How many pens does Ivy have now?\n"
+    "Step 1: 8 - 3 = 5\nAnswer: 5\n\n"
 )
 
 
 def make_problems(n: int, seed: int = 0) -> list[dict[str, Any]]:
-    """``n`` problems ``{"id", "text", "answer", "ops"}``; answers exact and non-negative."""
+    """``n`` problems ``{"id", "text", "answer", "ops"}`` with 1-2 operations (+, -) on small numbers;
+    answers exact and non-negative (sized so that the 270M base model solves a fair share)."""
     rng = np.random.default_rng(seed)
     out = []
     for i in range(int(n)):
         who, what = _NAMES[rng.integers(len(_NAMES))], _ITEMS[rng.integers(len(_ITEMS))]
-        if rng.random() < 0.4:
-            a, b = int(rng.integers(2, 6)), int(rng.integers(2, 7))
-            v, text, ops = a * b, f"{who} has {a} bags with {b} {what} each.", ["*"]
-        else:
-            v = int(rng.integers(3, 15))
-            text, ops = f"{who} has {v} {what}.", []
+        v = int(rng.integers(3, 10))
+        text, ops = f"{who} has {v} {what}.", []
         for _ in range(int(rng.integers(1, 3))):
             if rng.random() < 0.5 or v < 3:
-                c = int(rng.integers(2, 10))
-                text += f" Then {who} gets {c} more." if ops else f" {who} buys {c} more."
+                c = int(rng.integers(1, 6))
+                text += f" {who} buys {c} more." if not ops else f" Then {who} buys {c} more."
                 v += c
                 ops.append("+")
             else:
