@@ -166,3 +166,25 @@ def test_live_rows_with_a_scoring_client(tmp_path):
     out = live_rows(Greedy(), reps, guard, 0.9, 2, tmp_path, max_steps=4, log_path=tmp_path / "live.jsonl")
     assert [r["name"].split()[2] for r in out["rows"]] == ["unguarded", "stop", "reflect"]
     assert len((tmp_path / "live.jsonl").read_text().splitlines()) == len(out["episodes"]) > 0
+
+
+def test_committed_table3_json_has_both_validities_conventions_and_the_agentspec_row():
+    """Issue 17's must-show, on the committed result: both validity choices, both threshold conventions,
+    the AgentSpec-recorded row, the paper's figures, the stop protocol and the command."""
+    import json
+    from pathlib import Path
+
+    d = json.loads((Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "household_table3.json").read_text())
+    assert d["valid_transitions"] == "release" and d["valid_observed"]["valid_transitions"] == "observed"
+    assert d["command"].startswith("python benchmarks/household_table3.py") and "cut" in d["stop_protocol"]
+    for rows in (d["rows"], d["valid_observed"]["rows"]):
+        names = [r["name"] for r in rows]
+        assert any(n.startswith("AgentSpec (recorded") for n in names) and any(n.startswith("reactive") for n in names)
+        for r in rows:
+            assert r["completion_rate"] is not None or "reflect" in r["name"]
+            if r["name"].startswith("proactive"):
+                assert r["theta_violation"] == pytest.approx(1 - r["theta_p_safe"])
+                assert "false_alarm_rate" in r and r["false_alarm_rate"] is not None
+    assert sum(r["paper_table3"] is not None for r in d["rows"]) >= 6
+    for fam, m in d["models"].items():
+        assert "more_traces_needed" in m["pac"] and m["pac"]["states_checked"] >= m["pac"]["states_satisfying"], fam
