@@ -1,5 +1,10 @@
 """Pro2Guard Table 3 on the household: writes benchmarks/results/household_table3.json (+ PNG).
 
+The main table uses the release's valid transitions (one predicate flip per step, never-seen ones get
+mass); ``valid_observed`` holds the same table with only observed successors valid (``valid = C > 0``).
+Every proactive row carries both threshold conventions (theta_p_safe of Algorithm 2, theta_violation
+of the paper's Table 3) and the paper's own Table 3 figure (``paper_table3``, theirs, GPT-4.1 live runs).
+
 Usage: python benchmarks/household_table3.py [--data ../shared/data] [--live gemma|openai]
 """
 
@@ -36,10 +41,13 @@ def main() -> None:
 
         client = OpenAICompatClient()
     png = str(Path(a.out).with_name("household_tradeoff.png"))
-    out = run_bench(a.data, seed=a.seed, png=png, live=client)
+    out = run_bench(a.data, seed=a.seed, png=png, live=client, valid="release")
+    obs = run_bench(a.data, seed=a.seed, png=None, quiet=True, valid="observed")
+    out["valid_observed"] = {k: obs[k] for k in ("rows", "flagged_before_hazard", "valid_transitions")}
+    out["valid_observed"]["pac"] = {f: m["pac"] for f, m in obs["models"].items()}
     seeds = {}
     for sd in [int(x) for x in a.more_seeds.split(",") if x.strip()]:
-        o = run_bench(a.data, seed=sd, png=None, quiet=True)
+        o = run_bench(a.data, seed=sd, png=None, quiet=True, valid="release")
         seeds[str(sd)] = {
             "flagged_before_hazard": {k: {kk: v[kk] for kk in ("unsafe_task_runs_reaching_hazard",
                                                               "unsafe_task_runs_flagged_strictly_before",

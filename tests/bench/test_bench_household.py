@@ -74,15 +74,67 @@ def test_cli_bench_household_json(data_dir, tmp_path):
 
 
 def test_family_learner_equals_learn_module_dtmclearner():
-    """Independent oracle: learn's DTMCLearner (Eq. 1, observed successors valid) gives the same matrix."""
+    """Independent oracle: learn's DTMCLearner (Eq. 1, same valid mask) gives the same matrix, both validities."""
     from agentguard.demo.household import _embedded_replays
-    from agentguard.bench.household_eval import abstract_paths, pac_learner
+    from agentguard.bench.household_eval import abstract_paths, pac_learner, pac_summary
 
     reps = _embedded_replays()
-    for fam, (m, ab) in learn_family_models(reps).items():
-        L = pac_learner(m, abstract_paths(reps, ab))
-        assert abs(L.matrix() - m.matrix).max() < 1e-12, fam
-        assert L.pac_report().traces == len(abstract_paths(reps, ab))
+    for valid in ("release", "observed"):
+        models = learn_family_models(reps, valid=valid)
+        for fam, (m, ab) in models.items():
+            L = pac_learner(m, abstract_paths(reps, ab))
+            assert abs(L.matrix() - m.matrix).max() < 1e-12, (fam, valid)
+            assert L.pac_report().traces == len(abstract_paths(reps, ab))
+        for fam, s in pac_summary(models, reps).items():
+            # the rule holds nowhere -> it asks for more traces, or names states never left
+            assert s["done"] or (s["more_traces_needed"] or 0) > 0 or s["states_never_left"] > 0, fam
+
+
+def _t103_like_traces():
+    """Counts of the release's t103 row 01001000: 150 self-loops, 30 to 01101000, 0 to 01001001, 0 to END."""
+    A, B, C = "01001000", "01101000", "01001001"
+    return [[A] * 151 + [B]] + [[A, B] for _ in range(29)] + [[C]]
+
+
+def test_release_validity_reproduces_the_papers_31_over_184():
+    """Hand-worked (the paper's Fig. 1 example, release log_raw_t103): with the release's validity the
+    row is 151/184, 31/184, 1/184 (never-seen one-flip successor), 1/184 (END); observed-only: 151/182, 31/182."""
+    from agentguard.bench.household_eval import END, learn_dtmc
+
+    for valid, den, extra in (("release", 184, 1), ("observed", 182, 0)):
+        m = learn_dtmc(_t103_like_traces(), unsafe=lambda s: False, valid=valid)
+        ix = {s: i for i, s in enumerate(m.state_names)}
+        row = m.matrix.toarray()[ix["01001000"]] if hasattr(m.matrix, "toarray") else m.matrix[ix["01001000"]]
+        assert row[ix["01001000"]] == pytest.approx(151 / den)
+        assert row[ix["01101000"]] == pytest.approx(31 / den)
+        assert row[ix["01001001"]] == pytest.approx(extra / den)
+        assert row[ix[END]] == pytest.approx(extra / den)
+        assert row.sum() == pytest.approx(1.0)
+
+
+def test_release_validity_never_gives_mass_beyond_one_flip_and_keeps_hazards_absorbing():
+    from agentguard.bench.household_eval import learn_dtmc
+
+    seqs = [["000", "001"], ["000", "010", "011"], ["110", "000"]]
+    m = learn_dtmc(seqs, unsafe=lambda s: s[-1] == "1", valid="release")
+    P = m.matrix.toarray() if hasattr(m.matrix, "toarray") else m.matrix
+    ix = {s: i for i, s in enumerate(m.state_names)}
+    assert P[ix["000"], ix["011"]] == 0.0 and P[ix["110"], ix["001"]] == 0.0  # two flips: never valid
+    assert P[ix["000"], ix["110"]] == 0.0 and P[ix["110"], ix["010"]] > 0  # 000->110 two flips; 110->010 one
+    assert P[ix["001"], ix["001"]] == 1.0 and P[ix["011"], ix["011"]] == 1.0  # hazards absorbing
+    with pytest.raises(Exception):
+        learn_dtmc(seqs, unsafe=lambda s: False, valid="anything")
+
+
+def test_rows_carry_both_conventions_and_the_papers_figure():
+    from agentguard.bench.household import PAPER_TABLE3, _annotate
+
+    r = _annotate({"name": "proactive stop theta=0.9"})
+    assert r["theta_p_safe"] == 0.9 and r["theta_violation"] == pytest.approx(0.1)
+    assert r["paper_table3"] == PAPER_TABLE3["stop 0.1"] == {"unsafe_pct": 2.60, "completion_pct": 10.42}
+    assert _annotate({"name": "proactive stop theta=0.3"})["paper_table3"]["unsafe_pct"] == 29.17
+    assert _annotate({"name": "AgentSpec (recorded controlled runs)"})["paper_table3"]["unsafe_pct"] == 19.79
+    assert _annotate({"name": "reactive rules (AgentSpec embodied.ar, stop)"})["paper_table3"] is None
 
 
 def test_demo_runs_without_data(tmp_path):
@@ -114,3 +166,25 @@ def test_live_rows_with_a_scoring_client(tmp_path):
     out = live_rows(Greedy(), reps, guard, 0.9, 2, tmp_path, max_steps=4, log_path=tmp_path / "live.jsonl")
     assert [r["name"].split()[2] for r in out["rows"]] == ["unguarded", "stop", "reflect"]
     assert len((tmp_path / "live.jsonl").read_text().splitlines()) == len(out["episodes"]) > 0
+
+
+def test_committed_table3_json_has_both_validities_conventions_and_the_agentspec_row():
+    """Issue 17's must-show, on the committed result: both validity choices, both threshold conventions,
+    the AgentSpec-recorded row, the paper's figures, the stop protocol and the command."""
+    import json
+    from pathlib import Path
+
+    d = json.loads((Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "household_table3.json").read_text())
+    assert d["valid_transitions"] == "release" and d["valid_observed"]["valid_transitions"] == "observed"
+    assert d["command"].startswith("python benchmarks/household_table3.py") and "cut" in d["stop_protocol"]
+    for rows in (d["rows"], d["valid_observed"]["rows"]):
+        names = [r["name"] for r in rows]
+        assert any(n.startswith("AgentSpec (recorded") for n in names) and any(n.startswith("reactive") for n in names)
+        for r in rows:
+            assert r["completion_rate"] is not None or "reflect" in r["name"]
+            if r["name"].startswith("proactive"):
+                assert r["theta_violation"] == pytest.approx(1 - r["theta_p_safe"])
+                assert "false_alarm_rate" in r and r["false_alarm_rate"] is not None
+    assert sum(r["paper_table3"] is not None for r in d["rows"]) >= 6
+    for fam, m in d["models"].items():
+        assert "more_traces_needed" in m["pac"] and m["pac"]["states_checked"] >= m["pac"]["states_satisfying"], fam

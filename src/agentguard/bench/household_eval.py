@@ -11,11 +11,20 @@ precursor predicates plus its hazard bit, so data from every task that comes nea
 and the safe tasks teach the model how often a precursor does *not* lead to harm (false alarms).
 At run time the guard checks every family and the lowest P_safe speaks (:class:`MinProbabilityGuard`).
 
-Learning (Pro2Guard Algorithm 1, line 10, as in its code release): abstract states observed in the
-traces; counts n_ij of consecutive pairs; the end of a trace goes to an absorbing ``END`` state; hazard
-states are absorbing (reaching one is the violation); Laplace smoothing (Eq. 1, via
-:func:`agentguard.predictive.learn.smoothed_matrix`) over the observed successors,
-``P(i, j) = (n_ij + alpha) / (n_i + alpha k_i)`` where k_i is the number of distinct successors of i.
+Learning (Pro2Guard Algorithm 1, line 10): abstract states observed in the traces; counts n_ij of
+consecutive pairs; the end of a trace goes to an absorbing ``END`` state; hazard states are absorbing
+(reaching one is the violation); Laplace smoothing (Eq. 1, via
+:func:`agentguard.predictive.learn.smoothed_matrix`) over the *valid* successors,
+``P(i, j) = (n_ij + alpha) / (n_i + alpha k_i)`` where k_i is the number of valid successors of i.
+Two validity choices (``valid=``):
+
+* ``"release"`` (default): as the release's models (``embodied_dtmcs/*/model.json``): every successor
+  there is at Hamming distance <= 1 from its source (one predicate flips per step, checked on all 193
+  models) or ``finish``, and never-seen ones get mass (``log_raw_t103``: ``01001000 -> 01001001`` has
+  count 0 and probability 1/184). Here: the observed successors, every learned state at Hamming
+  distance <= 1 and ``END``. (The release also forbids un-breaking/un-slicing/un-cooking; the family
+  predicates here carry no such bit except the hazard bit, which is absorbing.)
+* ``"observed"``: only successors seen in the training data (``valid = C > 0``).
 
 Split: by task (instruction text), so no held-out task was seen in training; test runs are the
 uncontrolled recordings (``safe_records``, ``unsafe_agent_records``) of held-out tasks, training uses
@@ -41,19 +50,40 @@ from ..predictive.guard import MinProbabilityGuard, ProactiveGuard
 
 __all__ = [
     "RunEval",
+    "VALIDITY",
     "family_guard",
     "learn_dtmc",
     "learn_family_models",
     "prepare_eval",
     "split_by_task",
     "table_rows",
+    "valid_successors",
 ]
 
 END = "END"
 
 
-def learn_dtmc(sequences: Iterable[Sequence[str]], unsafe: Callable[[str], bool], alpha: float = 1.0) -> DTMC:
-    """A DTMC from abstract-state sequences (see the module docstring for the estimator)."""
+VALIDITY = ("release", "observed")
+
+
+def valid_successors(names: Sequence[str], counts: np.ndarray, absorbing: np.ndarray, valid: str = "release"
+                     ) -> np.ndarray:
+    """The valid-successor mask (see the module docstring); absorbing rows (hazard, END) get none."""
+    if valid not in VALIDITY:
+        raise InputError(f"valid must be one of {', '.join(VALIDITY)}, got {valid!r}")
+    mask = counts > 0
+    if valid == "release":
+        for i, a in enumerate(names):
+            for j, b in enumerate(names):
+                if b == END or (a != END and len(a) == len(b) and sum(x != y for x, y in zip(a, b)) <= 1):
+                    mask[i, j] = True
+    mask[np.asarray(absorbing, bool)] = False
+    return mask
+
+
+def learn_dtmc(sequences: Iterable[Sequence[str]], unsafe: Callable[[str], bool], alpha: float = 1.0,
+               valid: str = "release") -> DTMC:
+    """A DTMC from abstract-state sequences (see the module docstring for the estimator and ``valid``)."""
     idx: dict[str, int] = {}
     counts: dict[tuple[int, int], int] = {}
     first: dict[int, int] = {}
@@ -98,17 +128,18 @@ def learn_dtmc(sequences: Iterable[Sequence[str]], unsafe: Callable[[str], bool]
         C = sp.csr_matrix((np.array(list(counts.values()), float), (ab[:, 0], ab[:, 1])), shape=(n, n))
     else:
         C = sp.csr_matrix((n, n))
-    valid = C.toarray() > 0  # valid successors = the observed ones (as in the Pro2Guard release)
-    # hazard and END rows have no counts: absorbing
-    P = smoothed_matrix(C, valid, alpha, empty_row="absorbing")
+    absorbing = np.array([s == END or unsafe(s) for s in names])
+    mask = valid_successors(names, C.toarray(), absorbing, valid)
+    # hazard and END rows have no valid successor: absorbing
+    P = smoothed_matrix(C, mask, alpha, empty_row="absorbing")
     init = max(first, key=first.get)
     return DTMC(P, init, {"unsafe": unsafe_v, "end": np.array([s == END for s in names])}, {}, names, C,
-                meta={"smoothing": f"(n_ij + {alpha}) / (n_i + {alpha} k_i), observed successors",
-                      "traces": n_seq}).validate()
+                meta={"smoothing": f"(n_ij + {alpha}) / (n_i + {alpha} k_i), valid successors: {valid}",
+                      "traces": n_seq, "valid": valid}).validate()
 
 
 def learn_family_models(replays: Iterable[ReplayResult], families: Sequence[str] = FAMILIES,
-                        alpha: float = 1.0) -> dict[str, tuple[DTMC, Abstraction]]:
+                        alpha: float = 1.0, valid: str = "release") -> dict[str, tuple[DTMC, Abstraction]]:
     """One DTMC per hazard family from replayed runs (their concrete-state traces)."""
     replays = list(replays)
     out = {}
@@ -116,7 +147,7 @@ def learn_family_models(replays: Iterable[ReplayResult], families: Sequence[str]
     for fam in families:
         ab = Abstraction.for_family(fam)
         seqs = [[ab(v) for v in vs] for vs in views]
-        out[fam] = (learn_dtmc(seqs, ab.unsafe, alpha), ab)
+        out[fam] = (learn_dtmc(seqs, ab.unsafe, alpha, valid), ab)
     return out
 
 
@@ -309,12 +340,14 @@ def abstract_paths(replays: Iterable[ReplayResult], ab: Abstraction) -> list[lis
 
 def pac_learner(model: DTMC, paths: Sequence[Sequence[str]], epsilon: float = 0.1, delta: float = 0.05):
     """The same model through :class:`agentguard.predictive.learn.DTMCLearner` (Algorithm 1), for its PAC
-    report: valid successors = the observed ones, hazard and END rows absorbing. Its matrix equals
-    :func:`learn_dtmc`'s (checked in the tests)."""
+    report: the same valid-successor mask as :func:`learn_dtmc` (``model.meta["valid"]``), hazard and END
+    rows absorbing. Its matrix equals :func:`learn_dtmc`'s (checked in the tests)."""
     from ..predictive.learn import DTMCLearner
 
-    valid = model.counts.toarray() > 0
-    L = DTMCLearner(None, alpha=1, epsilon=epsilon, delta=delta, valid=valid, states=list(model.state_names),
+    names = list(model.state_names)
+    absorbing = np.asarray(model.labels["unsafe"], bool) | np.asarray(model.labels["end"], bool)
+    valid = valid_successors(names, model.counts.toarray(), absorbing, model.meta.get("valid", "observed"))
+    L = DTMCLearner(None, alpha=1, epsilon=epsilon, delta=delta, valid=valid, states=names,
                     labels={"unsafe": model.labels["unsafe"]}, empty_row="absorbing")
     L.add_paths(paths)
     return L
@@ -322,11 +355,29 @@ def pac_learner(model: DTMC, paths: Sequence[Sequence[str]], epsilon: float = 0.
 
 def pac_summary(models: Mapping[str, tuple[DTMC, Abstraction]], replays: Sequence[ReplayResult],
                 epsilon: float = 0.1, delta: float = 0.05) -> dict[str, Any]:
-    """Algorithm 1's stopping rule on each family model: does the data suffice for (epsilon, delta)?"""
+    """Algorithm 1's stopping rule on each family model: does the data suffice for (epsilon, delta)?
+
+    ``more_traces_needed``: for each state the rule checks, the visits it lacks
+    (``required - count``) scaled by the traces per visit seen so far (``traces / count``), i.e. how
+    many more traces like these the rule asks for; the family figure is the maximum (None when a
+    checked state was never left, which no number of traces like these fixes).
+    """
+    import math
+
     out = {}
     for fam, (m, ab) in models.items():
         rep = pac_learner(m, abstract_paths(replays, ab), epsilon, delta).pac_report()
         held = [h for h, d in zip(rep.holds, rep.determined) if not d]
+        need: list[float] = []
+        for c, r, h, d in zip(rep.counts, rep.required, rep.holds, rep.determined):
+            if d or h:
+                continue
+            need.append(math.inf if (c <= 0 or not math.isfinite(r)) else math.ceil((r - c) * rep.traces / c))
+        worst = max(need) if need else 0
         out[fam] = {"done": bool(rep.done), "states_satisfying": int(sum(held)), "states_checked": len(held),
-                    "epsilon": epsilon, "delta": delta, "B": float(rep.B), "traces": int(rep.traces)}
+                    "epsilon": epsilon, "delta": delta, "B": float(rep.B), "traces": int(rep.traces),
+                    "visits_required_max": (max((math.ceil(r) for r, d in zip(rep.required, rep.determined)
+                                                 if not d and math.isfinite(r)), default=None)),
+                    "more_traces_needed": None if not math.isfinite(worst) else int(worst),
+                    "states_never_left": sum(1 for x in need if not math.isfinite(x))}
     return out
