@@ -51,21 +51,31 @@ MAX_RANGE = 10**7
 
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
-    """Silence Storm's C++ log output (written straight to file descriptor 2) for the block."""
+    """Silence Storm's C++ log output (written straight to file descriptors 1 and 2) for the block."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, ValueError, OSError):  # pragma: no cover - closed or odd streams
+            pass
     try:
-        fd = os.dup(2)
-    except OSError:  # pragma: no cover - no stderr at all
+        saved = [os.dup(1), os.dup(2)]
+    except OSError:  # pragma: no cover - no standard streams at all
         yield
         return
     try:
         with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
             os.dup2(null.fileno(), 2)
             try:
                 yield
             finally:
-                os.dup2(fd, 2)
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
     finally:
-        os.close(fd)
+        for fd in saved:
+            os.close(fd)
 
 
 def storm_error(exc: BaseException) -> str:
