@@ -210,6 +210,8 @@ def _check_ranges(prog, source: str) -> None:
     for mod in prog.modules:
         variables += list(mod.integer_variables)
     for v in variables:
+        if "notinitialized" in str(v.lower_bound_expression) + str(v.upper_bound_expression):
+            continue  # unbounded int (evaluating its missing bounds crashes Storm): bounded by reachability
         try:
             lo = v.lower_bound_expression.evaluate_as_int()
             hi = v.upper_bound_expression.evaluate_as_int()
