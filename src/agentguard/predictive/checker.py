@@ -49,7 +49,7 @@ from .reachability import (
     reach,
     until,
 )
-from .result import CheckResult, compare
+from .result import CheckResult, compare, filter_value
 from .rewards import cumulative_reward, expected_reward, long_run
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -166,10 +166,4 @@ def _filter(model: DTMC, p, values: np.ndarray, sat: np.ndarray | None, method: 
     sel = sat_states(model, states, method) if states is not None else np.ones(model.n, dtype=bool)
     if not sel.any():
         raise ModelError(f"the filter states of {p} are empty")
-    v = values[sel]
-    if op in ("count", "forall", "exists"):
-        if sat is None:
-            raise InputError(f"filter {op} needs a P~p property (a Boolean result)")
-        b = sat[sel]
-        return float(b.sum()) if op == "count" else float(b.all() if op == "forall" else b.any())
-    return float({"min": np.min, "max": np.max, "avg": np.mean, "sum": np.sum}.get(op, lambda a: a[0])(v))
+    return filter_value(op, values, sat, sel, str(p))

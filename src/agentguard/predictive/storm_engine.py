@@ -248,7 +248,7 @@ def check_program(path_or_text: str | Path, props: list[Property], constants=Non
     :class:`~agentguard.predictive.result.CheckResult` per property (``P``, ``R``, ``S``, ``filter``
     and nested formulas as Storm reads them; the file's labels, variables and constants)."""
     from .prism_storm import quiet, storm_error, storm_program, storm_to_dtmc
-    from .result import CheckResult, compare
+    from .result import CheckResult, compare, filter_value
 
     sp = _stormpy()
     prog = storm_program(path_or_text, constants, source)
@@ -292,9 +292,9 @@ def check_program(path_or_text: str | Path, props: list[Property], constants=Non
         sat = compare(values, p.comparison, p.threshold) if not p.is_query else None
         initial = float(values[dtmc.initial])
         if p.filter is not None:
-            from .checker import _filter
-
-            initial = _filter(dtmc, p, values, sat, "auto")
+            op, states = p.filter
+            sel = states.evaluate(dtmc) if states is not None else np.ones(dtmc.n, dtype=bool)
+            initial = filter_value(op, values, sat, sel, str(p))
             info["filter"] = p.filter[0]
         r = CheckResult(values, initial, seconds, str(p), "storm", sat, info)
         r._initial_index = dtmc.initial
