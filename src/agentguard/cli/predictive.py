@@ -30,46 +30,105 @@ def _check_command(app: typer.Typer) -> None:
     @app.command("check")
     def check_cmd(
         model: str | None = typer.Argument(
-            None, help="PRISM file (dtmc), saved agentguard model (.json), or a Pro2Guard release model folder."),
-        prop: str | None = typer.Option(None, "--property", "-p",
-                                           help="PCTL property, e.g. 'P=? [F s=3|s=7]' or 'P=? [G !\"unsafe\"]'."),
+            None, help="PRISM file (dtmc), Storm DRN file, saved agentguard model (.json), or a Pro2Guard "
+                       "release model folder."),
+        prop: list[str] | None = typer.Option(None, "--property", "-p",
+                                              help="PCTL property, e.g. 'P=? [F s=3|s=7]' or 'R=? [F \"done\"]' "
+                                                   "(repeatable)."),
+        props_file: str | None = typer.Option(None, "--props", help="a properties file (one property a line or "
+                                                                    "';'-separated, // comments, const lines)."),
+        const: str | None = typer.Option(None, "--const", help="values of undefined constants, e.g. N=5,p=0.3"),
         as_json: bool = JSON,
         engine: str = typer.Option("native", "--engine", "-e", help="native (own sparse solver) or storm (stormpy)."),
         storm_mode: str = typer.Option("default", "--storm-mode", help="Storm solver: default, sound or exact."),
         method: str = typer.Option("auto", "--method", help="Native linear solver: auto, direct or iterative."),
     ) -> None:
-        """Check a PCTL property on every state of a DTMC and print the probability of each state."""
+        """Check PCTL properties on every state of a DTMC and print the value of each state."""
         from ..core.errors import InputError
-        from ..predictive.checker import check
-        from ..predictive.load import load_dtmc, prism_source
-        from ..spec.pctl import parse_property
 
         if model is None:
             raise InputError("missing MODEL (a PRISM file or a saved agentguard model)")
-        if prop is None:
-            raise InputError("missing --property, e.g. --property 'P=? [F s=3]'")
+        if not prop and props_file is None:
+            raise InputError("missing --property, e.g. --property 'P=? [F s=3]' (or --props FILE)")
         if engine not in ("native", "storm"):
             raise InputError(f"unknown engine {engine!r} (use native or storm)")
         if method not in ("auto", "direct", "iterative"):
             raise InputError(f"unknown method {method!r} (use auto, direct or iterative)")
-        p = parse_property(prop)
-        dtmc = load_dtmc(model)
-        if engine == "storm":
-            from ..predictive.storm_engine import check_storm
-
-            res = check_storm(dtmc, p, mode=storm_mode, prism=prism_source(model))
-        else:
-            res = check(dtmc, p, engine="native", method=method)
-        out = res.to_json_dict()
-        out["model"] = str(model)
-        out["states"] = dtmc.n
-        out["initial_state"] = int(dtmc.initial)
-        if dtmc.variables:  # values[i] is the state whose variable(s) have these values (PRISM: s = lo + i)
-            out["variables"] = {k: v.tolist() for k, v in dtmc.variables.items()}
+        dtmc, results = _run_check(model, list(prop or []), props_file, const, engine, storm_mode, method)
+        outs = []
+        for res in results:
+            out = res.to_json_dict()
+            out["model"] = str(model)
+            out["states"] = dtmc.n
+            out["initial_state"] = int(dtmc.initial)
+            if dtmc.variables:  # values[i] is the state whose variables have these values (PRISM: s = lo + i)
+                out["variables"] = {k: v.tolist() for k, v in dtmc.variables.items()}
+            outs.append(out)
         if as_json:
-            typer.echo(json.dumps(out))
+            typer.echo(json.dumps(outs[0] if len(outs) == 1 else {"model": str(model), "results": outs}))
             return
-        _print_table(dtmc, res, out)
+        for res, out in zip(results, outs):
+            _print_table(dtmc, res, out)
+
+
+def _run_check(model: str, props: list[str], props_file: str | None, const: str | None, engine: str,
+               storm_mode: str, method: str):
+    """Read the model and check every property: ``(dtmc, [CheckResult, ...])``. With ``--engine storm``
+    a general PRISM file goes to Storm end to end (its parser, builder and checker), never through the
+    native reader."""
+    from ..core.errors import InputError
+    from ..predictive.checker import check
+    from ..predictive.load import is_drn, load_dtmc, prism_source
+    from ..predictive.prism_storm import parse_constants
+    from ..spec.pctl import parse_properties, parse_property
+
+    consts = parse_constants(const)
+    texts = list(props)
+    if props_file is not None:
+        try:
+            texts.append(Path(props_file).read_text())
+        except OSError as exc:
+            raise InputError(f"cannot read properties file {props_file}: {exc.strerror or exc}") from None
+    path = Path(model)
+    general = engine == "storm" and path.is_file() and prism_source(path) == path and not is_drn(path)
+    if general:
+        from ..predictive.prism import native_form
+
+        general = not native_form(path.read_text(errors="replace"), consts)
+    if general:
+        from ..predictive.storm_engine import check_program
+
+        model_consts = dict(consts)
+        parsed = _parse_all(texts, props, props_file, model_consts, parse_properties, parse_property)
+        return check_program(path, parsed, consts, storm_mode)
+    dtmc = load_dtmc(model, consts or None)
+    known = dict(dtmc.meta.get("constants") or {})
+    known.update({k: _num(v) for k, v in consts.items()})
+    parsed = _parse_all(texts, props, props_file, known, parse_properties, parse_property)
+    if engine == "storm":
+        from ..predictive.storm_engine import check_storm
+
+        src = prism_source(model) if dtmc.meta.get("reader") != "storm-drn" else None
+        return dtmc, [check_storm(dtmc, p, mode=storm_mode, prism=src) for p in parsed]
+    return dtmc, [check(dtmc, p, engine="native", method=method) for p in parsed]
+
+
+def _num(v: str):
+    if v in ("true", "false"):
+        return v == "true"
+    try:
+        return int(v)
+    except ValueError:
+        from fractions import Fraction
+
+        return float(Fraction(v))
+
+
+def _parse_all(texts, props, props_file, consts, parse_properties, parse_property):
+    out = [parse_property(t, consts) for t in props]
+    if props_file is not None:
+        out += parse_properties(texts[-1], consts)
+    return out
 
 
 

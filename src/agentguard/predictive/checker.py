@@ -32,13 +32,16 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import InputError
+import numpy as np
+
+from ..core.errors import InputError, ModelError
 from .linsolve import BAND_FLOPS, DIRECT_MAX, ITER_MAX, ITER_TOL
 from .reachability import (
     SolveInfo,
     bounded_until,
     error_bound,
     globally,
+    interval_until,
     last_solve_info,
     next_,
     prob0,
@@ -46,7 +49,8 @@ from .reachability import (
     reach,
     until,
 )
-from .result import CheckResult, compare
+from .result import CheckResult, compare, filter_value
+from .rewards import cumulative_reward, expected_reward, long_run
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..spec.pctl import Property
@@ -62,15 +66,20 @@ __all__ = [
     "prob0",
     "prob1",
     "reach",
+    "sat_states",
     "until",
 ]
 
 
 def check(model: DTMC, prop: str | Property, engine: str = "native", method: str = "auto") -> CheckResult:
-    """Check a PCTL property on every state of ``model``; ``engine`` is 'native' or 'storm'."""
+    """Check a PCTL property on every state of ``model``; ``engine`` is 'native' or 'storm'.
+
+    ``P`` (all path operators, bounds ``<=k``, ``[a,b]``, ``>=a``), ``R=? [F phi]`` / ``R=? [C<=k]``
+    (the model's reward structures), ``S=? [phi]`` (long-run), nested ``P~p`` in state formulas and
+    ``filter(op, prop, states)``; constants of the model (``meta['constants']``) may be used."""
     from ..spec.pctl import Property, parse_property
 
-    p = parse_property(prop) if isinstance(prop, str) else prop
+    p = parse_property(prop, model.meta.get("constants")) if isinstance(prop, str) else prop
     if not isinstance(p, Property):
         raise InputError(f"expected a property or its text, got {type(prop).__name__}")
     if engine == "storm":
@@ -80,28 +89,81 @@ def check(model: DTMC, prop: str | Property, engine: str = "native", method: str
     if engine != "native":
         raise InputError(f"unknown engine {engine!r} (use native or storm)")
     t0 = time.perf_counter()
-    path = p.path
-    rhs = path.right.evaluate(model)
-    lhs = path.left.evaluate(model) if path.left is not None else None
-    P = model.matrix
-    info: dict[str, Any] = {}
-    if path.op == "X":
-        values = next_(P, rhs)
-    elif path.op == "G":
-        if path.bound is None:
-            values = globally(P, rhs, method)
-        else:
-            values = 1.0 - bounded_until(P, None, ~rhs, path.bound)
-    else:  # F or U
-        if path.bound is None:
-            values = until(P, lhs, rhs, method)
-            li = last_solve_info()
-            info = {"yes": li.n_yes, "no": li.n_no, "maybe": li.n_maybe, "solver": li.method,
-                    "residual": li.residual}
-        else:
-            values = bounded_until(P, lhs, rhs, path.bound)
-    seconds = time.perf_counter() - t0
+    values, info = _values(model, p, method)
     sat = compare(values, p.comparison, p.threshold) if not p.is_query else None  # type: ignore[arg-type]
-    res = CheckResult(values, float(values[model.initial]), seconds, str(p), "native", sat, info)
+    initial = float(values[model.initial])
+    if p.filter is not None:
+        initial = _filter(model, p, values, sat, method)
+        info["filter"] = p.filter[0]
+    seconds = time.perf_counter() - t0
+    res = CheckResult(values, initial, seconds, str(p), "native", sat, info)
     res._initial_index = model.initial
     return res
+
+
+def sat_states(model: DTMC, f, method: str = "auto") -> np.ndarray:
+    """The states satisfying state formula ``f``, nested ``P~p``/``R~r`` atoms checked first."""
+    from ..spec.pctl_state import nested_atoms
+
+    extra = {}
+    for atom in nested_atoms(f):
+        vals, _ = _values(model, atom.prop, method)
+        extra[atom.key] = compare(vals, atom.prop.comparison, atom.prop.threshold)
+    return f.evaluate(model, extra)
+
+
+def _values(model: DTMC, p, method: str) -> tuple[np.ndarray, dict[str, Any]]:
+    P = model.matrix
+    info: dict[str, Any] = {}
+    if p.kind == "S":
+        return long_run(P, sat_states(model, p.state, method)), info
+    path = p.path
+    if p.kind == "R":
+        r = _reward(model, p.reward)
+        if path.op == "C":
+            return cumulative_reward(P, r, path.bound), info
+        return expected_reward(P, sat_states(model, path.right, method), r, method), info
+    rhs = sat_states(model, path.right, method)
+    lhs = sat_states(model, path.left, method) if path.left is not None else None
+    if path.op == "X":
+        return next_(P, rhs), info
+    if path.op == "G":
+        if path.lower:
+            return 1.0 - interval_until(P, None, ~rhs, path.lower, path.bound, method), info
+        if path.bound is None:
+            return globally(P, rhs, method), info
+        return 1.0 - bounded_until(P, None, ~rhs, path.bound), info
+    if path.lower:
+        return interval_until(P, lhs, rhs, path.lower, path.bound, method), info
+    if path.bound is not None:
+        return bounded_until(P, lhs, rhs, path.bound), info
+    values = until(P, lhs, rhs, method)
+    li = last_solve_info()
+    return values, {"yes": li.n_yes, "no": li.n_no, "maybe": li.n_maybe, "solver": li.method,
+                    "residual": li.residual}
+
+
+def _reward(model: DTMC, name: str | None) -> np.ndarray:
+    rw = model.rewards
+    if name is not None:
+        if name not in rw:
+            raise ModelError(f"unknown reward structure {name!r} (model has: "
+                             f"{', '.join(repr(k) for k in rw) or 'none'})")
+        return rw[name]
+    if "" in rw:
+        return rw[""]
+    if len(rw) == 1:
+        return next(iter(rw.values()))
+    if not rw:
+        raise ModelError("the model has no reward structure (add a rewards block to the PRISM file)")
+    raise ModelError(f"the model has several reward structures ({', '.join(repr(k) for k in rw)}): "
+                     'name one, R{"name"}=? [...]')
+
+
+def _filter(model: DTMC, p, values: np.ndarray, sat: np.ndarray | None, method: str) -> float:
+    """PRISM's ``filter(op, prop, states)`` over the selected states (all states if none given)."""
+    op, states = p.filter
+    sel = sat_states(model, states, method) if states is not None else np.ones(model.n, dtype=bool)
+    if not sel.any():
+        raise ModelError(f"the filter states of {p} are empty")
+    return filter_value(op, values, sat, sel, str(p))

@@ -37,6 +37,8 @@ class DTMC:
         counts: optional n x n transition counts the matrix was estimated from.
         exact: optional exact rational rows (``{i: {j: "151/184"}}``) when read from PRISM.
         meta: free-form metadata (predicates, smoothing alpha, PAC report, source file).
+        rewards: reward structures, name -> expected reward per state and step (``""`` is PRISM's
+            unnamed structure); what ``R=? [F phi]`` accumulates.
     """
 
     matrix: sp.csr_matrix
@@ -47,8 +49,10 @@ class DTMC:
     counts: sp.csr_matrix | None = None
     exact: dict[int, dict[int, str]] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    rewards: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.rewards = {k: np.asarray(v, dtype=np.float64) for k, v in self.rewards.items()}
         self.matrix = sp.csr_matrix(self.matrix, dtype=np.float64)
         self.labels = {k: np.asarray(v, dtype=bool) for k, v in self.labels.items()}
         self.variables = {k: np.asarray(v, dtype=np.int64) for k, v in self.variables.items()}
@@ -75,13 +79,25 @@ class DTMC:
             raise ModelError(f"row of state {name} sums to {sums[i]:.12g}, not 1 ({bad.size} bad rows)")
         if not 0 <= self.initial < self.n:
             raise ModelError(f"initial state {self.initial} out of range 0..{self.n - 1}")
-        for kind, d in (("label", self.labels), ("variable", self.variables)):
+        for kind, d in (("label", self.labels), ("variable", self.variables), ("reward structure", self.rewards)):
             for k, v in d.items():
                 if v.shape != (self.n,):
                     raise ModelError(f"{kind} {k!r} has length {v.shape[0] if v.ndim else 0}, expected {self.n}")
         if self.state_names is not None and len(self.state_names) != self.n:
             raise ModelError(f"{len(self.state_names)} state names for {self.n} states")
         return self
+
+    def builtin_labels(self) -> dict[str, np.ndarray]:
+        """The labels every PRISM model has: ``"init"`` (the initial state(s): ``meta['initial_states']``
+        or ``initial``) and ``"deadlock"`` (states without a successor in the source, given a self-loop:
+        ``meta['deadlock_states']``), unless the model defines labels of these names itself."""
+        init = np.zeros(self.n, dtype=bool)
+        init[np.asarray(self.meta.get("initial_states", [self.initial]), dtype=np.int64)] = True
+        dead = np.zeros(self.n, dtype=bool)
+        dead[np.asarray(self.meta.get("deadlock_states", []), dtype=np.int64)] = True
+        out = {"init": init, "deadlock": dead}
+        out.update(self.labels)
+        return out
 
     def label(self, name: str) -> np.ndarray:
         """The boolean vector of label ``name``; ModelError listing the known labels otherwise."""
@@ -113,6 +129,8 @@ class DTMC:
             "state_names": self.state_names,
             "meta": self.meta,
         }
+        if self.rewards:
+            d["rewards"] = {k: v.tolist() for k, v in self.rewards.items()}
         if self.counts is not None:
             c = self.counts.tocoo()
             d["counts"] = [[int(i), int(j), float(x)] for i, j, x in zip(c.row, c.col, c.data)]
@@ -144,7 +162,8 @@ class DTMC:
             raise ModelError(f"malformed model file: {exc}") from None
         return cls(mat, int(d.get("initial", 0)), labels,
                    {k: np.asarray(v) for k, v in d.get("variables", {}).items()},
-                   d.get("state_names"), counts, exact, dict(d.get("meta") or {})).validate()
+                   d.get("state_names"), counts, exact, dict(d.get("meta") or {}),
+                   {k: np.asarray(v, dtype=float) for k, v in (d.get("rewards") or {}).items()}).validate()
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json_dict()))

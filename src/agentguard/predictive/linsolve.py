@@ -25,6 +25,7 @@ __all__ = [
     "bicgstab",
     "matvec_fn",
     "solve_full",
+    "solve_reordered",
     "solve_system",
     "system_matvec",
 ]
@@ -35,8 +36,8 @@ DIRECT_MAX = 300
 ITER_TOL = 1e-12
 #: iteration cap of BiCGSTAB (random graphs need ~30) and of GMRES before falling back to LU
 ITER_MAX = 300
-#: after a Krylov failure, systems whose banded LU costs at most this many flops go straight to LU
-BAND_FLOPS = 1e8
+#: systems whose banded LU costs at most this many flops (n (bandwidth+1)^2) are solved banded
+BAND_FLOPS = 3e8
 
 
 try:  # the C kernel behind ``csr @ vector``, called directly to skip ~80 us of Python dispatch per call
@@ -139,19 +140,55 @@ def system_matvec(A: sp.csr_matrix):
     return mv
 
 
-def solve_full(P: sp.csr_matrix, yes: np.ndarray, maybe: np.ndarray) -> tuple[np.ndarray, str, float]:
+def solve_full(P: sp.csr_matrix, yes: np.ndarray, maybe: np.ndarray,
+               deep: bool = False) -> tuple[np.ndarray, str, float]:
     """The S? system written over all n states, with no index remapping (cheaper than extracting the
     submatrix): ``x_i - sum_{j in S?} P_ij x_j = sum_{j in S_yes} P_ij`` for i in S?, ``x_i = 1`` on
-    S_yes and ``x_i = 0`` on S_no (identity rows). Same unknowns, same solution; see :func:`solve_system`.
-    The matrix ``I - A`` is never formed: ``(I - A) v = v - A v``."""
+    S_yes and ``x_i = 0`` on S_no (identity rows). Same unknowns, same solution.
+
+    The solver is chosen from the structure, not by trial and error:
+
+    * **banded** -- if the system's bandwidth ``w`` in the given state order has ``n (w+1)^2 <=
+      BAND_FLOPS`` (chains, birth-death models, counters): LAPACK's banded LU (``gbsv``), exact up
+      to rounding, O(n w^2);
+    * **Krylov** -- if the graph is *shallow* (``deep=False``: the backward search of Prob0 finished
+      within a few vectorised layers, as on random/expander-like graphs, where LU fills in and
+      BiCGSTAB converges in ~30 iterations): BiCGSTAB over all states, accepted only with a true
+      residual <= ``ITER_TOL``, else the extracted system (GMRES, then LU);
+    * **reordered direct** -- *deep* graphs (long paths: chains in another order, grids): reverse
+      Cuthill-McKee, then the banded LU if the band is narrow, else SuperLU with the
+      minimum-degree ordering of ``A^T + A`` (nested-dissection-like fill on grid-like graphs).
+    """
     n = P.shape[0]
     row_of = np.repeat(np.arange(n, dtype=P.indices.dtype), np.diff(P.indptr))
-    keep = maybe[row_of] & maybe[P.indices]
+    keep = maybe[row_of] & maybe[P.indices] & (P.data != 0)
     A = sp.csr_matrix((np.where(keep, P.data, 0.0), P.indices, P.indptr), shape=(n, n))
     b = P @ yes.astype(np.float64)
     b[~maybe] = 0.0
     b[yes] = 1.0
+    d = P.indices[keep].astype(np.int64) - row_of[keep]
+    lower, upper = (int(max(-d.min(), 0)), int(max(d.max(), 0))) if d.size else (0, 0)
+    if n * float(lower + upper + 1) ** 2 <= BAND_FLOPS:
+        x = _banded(A, b, lower, upper, None)
+        return x, "banded", _resid(A, b, x)
+    if not deep:
+        x, ok, r = _krylov(A, b)
+        if ok:
+            x[~maybe] = b[~maybe]
+            return np.clip(x, 0.0, 1.0), "bicgstab", r
+    idx = np.flatnonzero(maybe)
+    rows = P[idx]
+    sub = rows[:, idx].tocsr()
+    bs = np.asarray(rows[:, yes].sum(axis=1)).ravel()
+    out = yes.astype(np.float64)
+    if deep:
+        out[idx], method, r = solve_reordered(sub, bs)
+    else:
+        out[idx], method, r = solve_system(sub, bs, "fallback")
+    return out, method, r
 
+
+def _krylov(A: sp.csr_matrix, b: np.ndarray) -> tuple[np.ndarray, bool, float]:
     matvec = system_matvec(A)
     bnorm = max(float(np.abs(b).max()), 1e-300)
     x, ok = bicgstab(matvec, b, b.copy(), ITER_TOL, ITER_MAX)
@@ -159,17 +196,72 @@ def solve_full(P: sp.csr_matrix, yes: np.ndarray, maybe: np.ndarray) -> tuple[np
         res = np.empty_like(x)
         matvec(x, res)
         r = float(np.abs(res - b).max()) / bnorm
-        if r <= ITER_TOL:
-            x[~maybe] = b[~maybe]
-            return np.clip(x, 0.0, 1.0), "bicgstab", r
-    idx = np.flatnonzero(maybe)  # fall back to the extracted system (GMRES, then LU)
-    rows = P[idx]
-    out = yes.astype(np.float64)
-    out[idx], method, r = solve_system(rows[:, idx].tocsr(), np.asarray(rows[:, yes].sum(axis=1)).ravel(), "fallback")
-    return out, method, r
+        return x, r <= ITER_TOL, r
+    return x, False, float("inf")
 
 
-def solve_system(A: sp.csr_matrix, b: np.ndarray, method: str) -> tuple[np.ndarray, str, float]:
+def _resid(A: sp.csr_matrix, b: np.ndarray, x: np.ndarray) -> float:
+    """Relative max-norm residual of ``(I - A) x = b``."""
+    return float(np.abs(x - A @ x - b).max()) / max(float(np.abs(b).max()), 1e-300)
+
+
+def _banded(A: sp.csr_matrix, b: np.ndarray, lower: int, upper: int, perm: np.ndarray | None,
+            clip: bool = True) -> np.ndarray:
+    """Solve ``(I - A) x = b`` by LAPACK's banded LU (with one refinement step when it helps)."""
+    from scipy.linalg import solve_banded
+
+    m = A.shape[0]
+    M = (sp.identity(m, format="csr") - A).tocoo()
+    rows, cols, vals = M.row, M.col, M.data
+    if perm is not None:
+        pos = np.empty(m, dtype=np.int64)
+        pos[perm] = np.arange(m)
+        rows, cols, b = pos[rows], pos[cols], b[perm]
+    ab = np.zeros((lower + upper + 1, m))
+    ab[upper + rows - cols, cols] = vals  # (I - A) has no duplicate entries
+    x = solve_banded((lower, upper), ab, b, check_finite=False)
+    if perm is not None:
+        y = np.empty(m)
+        y[perm] = x
+        x = y
+        b_orig = np.empty(m)
+        b_orig[perm] = b
+        b = b_orig
+    # one step of refinement with the residual in extended precision: long chains are ill-conditioned
+    # (condition ~ n^2) and their double-precision residual is mostly cancellation noise
+    AL = A.astype(np.longdouble)
+    xl = x.astype(np.longdouble)
+    r = (b.astype(np.longdouble) - (xl - AL @ xl)).astype(np.float64)
+    d = solve_banded((lower, upper), ab, r[perm] if perm is not None else r, check_finite=False)
+    if perm is not None:
+        dd = np.empty(m)
+        dd[perm] = d
+        d = dd
+    x = (xl + d.astype(np.longdouble)).astype(np.float64)
+    return np.clip(x, 0.0, 1.0) if clip else x
+
+
+def solve_reordered(A: sp.csr_matrix, b: np.ndarray, clip: bool = True) -> tuple[np.ndarray, str, float]:
+    """``(I - A) x = b`` on a deep graph: RCM, then banded LU if narrow, else SuperLU (MMD on A^T+A)."""
+    m = A.shape[0]
+    M = (sp.identity(m, format="csr") - A).tocsr()
+    perm = csgraph.reverse_cuthill_mckee(M, symmetric_mode=False)
+    pos = np.empty(m, dtype=np.int64)
+    pos[perm] = np.arange(m)
+    coo = M.tocoo()
+    d = pos[coo.col] - pos[coo.row]
+    lower, upper = (int(max(-d.min(), 0)), int(max(d.max(), 0))) if d.size else (0, 0)
+    if m * float(lower + upper + 1) ** 2 <= BAND_FLOPS:
+        x = _banded(A, b, lower, upper, perm, clip)
+        return x, "banded-rcm", _resid(A, b, x)
+    lu = spla.splu(M.tocsc(), permc_spec="MMD_AT_PLUS_A")
+    x = lu.solve(b)
+    x = x + lu.solve(b - M @ x)
+    x = np.clip(x, 0.0, 1.0) if clip else x
+    return x, "splu-mmd", _resid(A, b, x)
+
+
+def solve_system(A: sp.csr_matrix, b: np.ndarray, method: str, clip: bool = True) -> tuple[np.ndarray, str, float]:
     """Solve ``(I - A) x = b`` for the S? states; return x, method used, relative residual.
 
     ``direct``: sparse LU (SuperLU, COLAMD ordering) plus one step of iterative refinement.
@@ -188,13 +280,16 @@ def solve_system(A: sp.csr_matrix, b: np.ndarray, method: str) -> tuple[np.ndarr
     def resid(x):
         return float(np.abs(M @ x - b).max()) / bnorm
 
+    def fin(x: np.ndarray) -> np.ndarray:
+        return np.clip(x, 0.0, 1.0) if clip else x
+
     if method == "auto":
         method = "direct" if m <= DIRECT_MAX else "iterative"
     if method == "iterative":
         x0 = b.copy()  # A x + b with x = 0: one Jacobi step, a good start on transient-heavy chains
         x, ok = bicgstab(system_matvec(A.tocsr()), b, x0, ITER_TOL, ITER_MAX)
         if ok and np.all(np.isfinite(x)) and (r := resid(x)) <= ITER_TOL:
-            return np.clip(x, 0.0, 1.0), "bicgstab", r
+            return fin(x), "bicgstab", r
         method = "fallback"
     if method == "fallback" and band_cost(M) <= BAND_FLOPS:
         method = "direct"  # narrow band after reordering (chains, countdowns): LU is cheap and exact
@@ -202,13 +297,13 @@ def solve_system(A: sp.csr_matrix, b: np.ndarray, method: str) -> tuple[np.ndarr
         x0 = b.copy()
         x, info = spla.gmres(M, b, x0=x0, rtol=ITER_TOL / 10, atol=0.0, restart=50, maxiter=ITER_MAX // 50)
         if info == 0 and np.all(np.isfinite(x)) and (r := resid(x)) <= ITER_TOL:
-            return np.clip(x, 0.0, 1.0), "gmres", r
+            return fin(x), "gmres", r
         method = "direct"
     if method == "direct":
         lu = spla.splu(M.tocsc(), permc_spec="COLAMD")
         x = lu.solve(b)
         x = x + lu.solve(b - M @ x)  # one step of iterative refinement
-        return np.clip(x, 0.0, 1.0), "splu", resid(x)
+        return fin(x), "splu", resid(x)
     raise InputError(f"unknown solver method {method!r} (use auto, direct or iterative)")
 
 

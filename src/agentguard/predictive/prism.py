@@ -44,25 +44,35 @@ from .dtmc import DTMC
 from .prism_syntax import FAST_GUARD, IDENT, eval_num, fast_row, fraction_str, split_updates, statements, \
     subst_consts, update_row
 
-__all__ = ["read_prism", "read_pro2guard", "to_prism", "write_prism"]
+__all__ = ["native_form", "read_prism", "read_pro2guard", "to_prism", "write_prism"]
 
 
 # --- reading --------------------------------------------------------------------------------------
-def read_prism(path_or_text: str | Path, tol: float = 1e-9) -> DTMC:
+#: the native reader handles general guards (evaluated state by state) up to this many states;
+#: larger ranges go to Storm unless every command is one ``s=K`` state (learned/written models)
+NATIVE_GENERAL_MAX = 10**4
+#: largest variable range the native reader allocates (a range like [0..2000000000] is refused)
+NATIVE_MAX_RANGE = 10**7
+
+
+def read_prism(path_or_text: str | Path, tol: float = 1e-9, constants: Mapping | str | None = None) -> DTMC:
     """Read a PRISM DTMC into a validated :class:`DTMC`.
 
     ``path_or_text`` is a path (a :class:`~pathlib.Path`, or a string without a newline) or the model
-    text itself (a string with at least one newline).
+    text itself (a string with at least one newline). ``constants`` (``"N=5,p=0.3"`` or a mapping)
+    give values to constants declared without one.
     """
     text, source = _source_text(path_or_text)
-    pm = _parse(text, source)
+    pm = _parse(text, source, _consts_arg(constants))
     rows, owner = _transition_rows(pm)
     mat, exact, deadlocks = _matrix(pm, rows, owner, tol)
     labels = _labels(pm)
     lo, hi = pm.lo, pm.hi
-    meta = {"source": source, "variable": pm.var, "range": [lo, hi]}
+    meta = {"source": source, "variable": pm.var, "range": [lo, hi], "reader": "native",
+            "constants": {k: (int(v) if v.denominator == 1 else float(v)) for k, v in pm.consts.items()}}
     if deadlocks:
         meta["deadlocks_fixed"] = deadlocks
+        meta["deadlock_states"] = [v - lo for v in deadlocks]
     return DTMC(mat, pm.init - lo, labels, {pm.var: pm.values}, None, None, exact, meta).validate(
         tol=max(tol, 1e-12))
 
@@ -93,6 +103,7 @@ class _Module:
     init: int = 0
     commands: list[tuple[int, str, str]] = field(default_factory=list)  # (line, guard, updates)
     labels_src: list[tuple[int, str, str]] = field(default_factory=list)
+    given: dict[str, Fraction] = field(default_factory=dict)  # --const values
 
     @property
     def n(self) -> int:
@@ -103,9 +114,39 @@ class _Module:
         return np.arange(self.lo, self.hi + 1, dtype=np.int64)
 
 
-def _parse(text: str, source: str) -> _Module:
+def _consts_arg(constants: Mapping | str | None) -> dict[str, Fraction]:
+    if constants is None:
+        return {}
+    if isinstance(constants, str):
+        from .prism_storm import parse_constants
+
+        constants = parse_constants(constants)
+    out = {}
+    for k, v in constants.items():
+        try:
+            out[str(k)] = Fraction(str(v))
+        except (ValueError, ZeroDivisionError):
+            raise InputError(f"--const {k}={v}: not a number") from None
+    return out
+
+
+def native_form(text: str, constants: Mapping | str | None = None) -> bool:
+    """True if the native reader reads ``text`` and should (it is fast there): one module with one
+    bounded integer variable and no other construct, and either one ``s=K`` command per state (the
+    learned/written form) or at most ``NATIVE_GENERAL_MAX`` states."""
+    try:
+        pm = _parse(text, "<text>", _consts_arg(constants))
+    except (ParseError, ModelError, InputError):
+        return False
+    if pm.n <= NATIVE_GENERAL_MAX:
+        return True
+    return all(FAST_GUARD.match(g) for _, g, _ in pm.commands)
+
+
+def _parse(text: str, source: str, given: Mapping[str, Fraction] | None = None) -> _Module:
     """The statements of ``text`` as a :class:`_Module`; ParseError with the line on anything else."""
     pm = _Module(source)
+    pm.given = dict(given or {})
     header_seen = in_module = module_done = False
     for line, stmt in statements(text):
         if stmt in ("dtmc", "probabilistic"):
@@ -130,6 +171,9 @@ def _parse(text: str, source: str) -> _Module:
             continue
         m = re.fullmatch(rf'label\s+"({IDENT})"\s*=\s*(.+)', stmt, re.DOTALL)
         if m:
+            dup = [ln for ln, name, _ in pm.labels_src if name == m.group(1)]
+            if dup:
+                raise ParseError(f"line {line}: duplicate label {m.group(1)!r} (first on line {dup[0]})")
             pm.labels_src.append((line, m.group(1), m.group(2)))
             continue
         if re.match(r"(formula|rewards|init\b|global|system)", stmt):
@@ -157,9 +201,16 @@ def _parse(text: str, source: str) -> _Module:
 
 
 def _constant(pm: _Module, m: re.Match[str], line: int) -> None:
+    if m.group(2) in pm.consts:
+        raise ParseError(f"line {line}: duplicate constant {m.group(2)!r}")
     if m.group(3) is None:
-        raise ParseError(f"line {line}: constant {m.group(2)!r} has no value")
-    val = eval_num(m.group(3), pm.consts, line)
+        if m.group(2) not in pm.given:
+            raise ParseError(f"line {line}: constant {m.group(2)!r} has no value (pass --const {m.group(2)}=...)")
+        val = pm.given[m.group(2)]
+    else:
+        if m.group(2) in pm.given:
+            raise InputError(f"--const {m.group(2)}: constant {m.group(2)!r} already has a value (line {line})")
+        val = eval_num(m.group(3), pm.consts, line)
     if m.group(1) == "int" and val.denominator != 1:
         raise ParseError(f"line {line}: int constant {m.group(2)!r} is not an integer")
     pm.consts[m.group(2)] = val
@@ -176,6 +227,9 @@ def _variable(pm: _Module, m: re.Match[str], line: int) -> None:
     lo, hi = int(vals[0]), int(vals[1])
     if hi < lo:
         raise ParseError(f"line {line}: empty range [{lo}..{hi}] for {var!r}")
+    if hi - lo + 1 > NATIVE_MAX_RANGE:
+        raise ModelError(f"line {line}: variable {var!r} has range [{lo}..{hi}] ({hi - lo + 1} values); "
+                         f"at most {NATIVE_MAX_RANGE} values are supported")
     init = lo
     if m.group(4) is not None:
         iv = eval_num(m.group(4), pm.consts, line)

@@ -25,6 +25,7 @@ __all__ = [
     "bounded_until",
     "error_bound",
     "globally",
+    "interval_until",
     "last_solve_info",
     "next_",
     "prob0",
@@ -90,19 +91,34 @@ def _backward_reach(P: sp.csr_matrix, targets: np.ndarray, through: np.ndarray) 
     Deeper graphs (chains) then get one C-level BFS on the reversed graph restricted to edges leaving
     ``through`` states, from a virtual source linked to every state reached so far.
     """
+    global _last_deep
+    _last_deep = False
     if not targets.any():
         return targets.copy()
     reached = targets.copy()
     allowed = through & ~targets
-    frontier = targets
-    mv = matvec_fn(P)
+    T = P.tocsc()  # column j lists the predecessors of j: each layer touches only the frontier's edges
+    indptr, indices, data = T.indptr, T.indices, T.data
+    frontier = np.flatnonzero(targets)
     for _ in range(FRONTIER_STEPS):
-        new = (mv(frontier.astype(np.float64)) > 0) & allowed & ~reached
-        if not new.any():
+        starts, lens = indptr[frontier], indptr[frontier + 1] - indptr[frontier]
+        total = int(lens.sum())
+        if total == 0:
             return reached
-        reached |= new
-        frontier = new
+        offs = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(total)
+        pred = indices[offs[data[offs] > 0]]
+        pred = pred[allowed[pred] & ~reached[pred]]
+        if pred.size == 0:
+            return reached
+        frontier = np.unique(pred)
+        reached[frontier] = True
+    _last_deep = True  # more than FRONTIER_STEPS layers: a long-path graph (chain, grid), see solve_full
     return _bfs_reach(P, reached, through)
+
+
+#: whether the last backward search needed more than FRONTIER_STEPS layers (the structure signal the
+#: linear solve uses to choose its method)
+_last_deep = False
 
 
 def _bfs_reach(P: sp.csr_matrix, targets: np.ndarray, through: np.ndarray) -> np.ndarray:
@@ -179,6 +195,7 @@ def until(P, phi1, phi2, method: str = "auto") -> np.ndarray:
     n = P.shape[0]
     phi1, phi2 = _as_mask(phi1, n, "phi1"), _as_mask(phi2, n, "phi2")
     no = prob0(P, phi1, phi2)
+    deep = _last_deep
     yes = prob1(P, phi1, phi2, no)
     maybe = ~(no | yes)
     x = np.zeros(n)
@@ -192,8 +209,10 @@ def until(P, phi1, phi2, method: str = "auto") -> np.ndarray:
             A = rows[:, idx]
             b = np.asarray(rows[:, yes].sum(axis=1)).ravel()
             x[idx], info.method, info.residual = solve_system(A.tocsr(), b, "direct")
+        elif method == "iterative":
+            x, info.method, info.residual = solve_full(P, yes, maybe, False)
         else:
-            x, info.method, info.residual = solve_full(P, yes, maybe)
+            x, info.method, info.residual = solve_full(P, yes, maybe, deep)
     _last_info = info
     return x
 
@@ -210,16 +229,27 @@ def globally(P, phi, method: str = "auto") -> np.ndarray:
     return 1.0 - reach(P, ~phi, method)
 
 
+#: bounds above this many steps are computed by squaring (small live sets) or stop at a fixed point
+SQUARING_MIN_STEPS = 64
+#: live sets up to this many states may use dense repeated squaring for huge bounds
+SQUARING_MAX_STATES = 1500
+
+
 def bounded_until(P, phi1, phi2, k: int) -> np.ndarray:
-    """``P[phi1 U<=k phi2]`` for every state by k sparse matrix-vector products.
+    """``P[phi1 U<=k phi2]`` for every state.
 
     ``x_0 = [phi2]``; ``x_{i+1} = [phi2] + [phi1 & !phi2 & !S_no] * (P x_i)``; the Prob0 states are
     fixed at 0 (they cannot reach phi2 at all). ``phi1=None`` means true, i.e. ``F<=k phi2``.
+    Time does not grow with huge ``k``: the iteration stops at an exact fixed point
+    (``x_{i+1} == x_i`` bit for bit: every later iterate is the same), and for a live set of at most
+    ``SQUARING_MAX_STATES`` states and ``k`` above the live count, the step is an affine map
+    ``x -> A x + c`` raised to the ``k``-th power by repeated squaring (O(m^3 log k)).
     """
     P = _as_csr(P)
     n = P.shape[0]
     if int(k) != k or k < 0:
         raise InputError(f"step bound must be a non-negative integer, got {k!r}")
+    k = int(k)
     phi1, phi2 = _as_mask(phi1, n, "phi1"), _as_mask(phi2, n, "phi2")
     live = phi1 & ~phi2 & ~prob0(P, phi1, phi2)
     x = phi2.astype(np.float64)
@@ -227,9 +257,56 @@ def bounded_until(P, phi1, phi2, k: int) -> np.ndarray:
     if idx.size == 0 or k == 0:
         return x
     R = P[idx]  # only the live rows are ever updated
-    for _ in range(int(k)):
-        x[idx] = R @ x
+    if k >= SQUARING_MIN_STEPS and idx.size <= SQUARING_MAX_STATES and k > idx.size:
+        x[idx] = _affine_power(R[:, idx].toarray(), R @ x - R[:, idx] @ x[idx], x[idx], k)
+        return x
+    mv = matvec_fn(R)
+    for _ in range(k):
+        new = mv(x)
+        if np.array_equal(new, x[idx]):
+            break  # exact fixed point: all further iterates are identical
+        x[idx] = new
     return x
+
+
+def _affine_power(A: np.ndarray, c: np.ndarray, x0: np.ndarray, k: int) -> np.ndarray:
+    """``f^k(x0)`` for ``f(x) = A x + c`` by squaring the augmented matrix ``[[A, c], [0, 1]]``."""
+    m = A.shape[0]
+    M = np.zeros((m + 1, m + 1))
+    M[:m, :m] = A
+    M[:m, m] = c
+    M[m, m] = 1.0
+    result = np.eye(m + 1)
+    while k:
+        if k & 1:
+            result = M @ result
+        k >>= 1
+        if k:
+            M = M @ M
+    return np.clip(result[:m, :m] @ x0 + result[:m, m], 0.0, 1.0)
+
+
+def interval_until(P, phi1, phi2, lo: int, hi: int | None, method: str = "auto") -> np.ndarray:
+    """``P[phi1 U[lo,hi] phi2]``: phi2 at some step i with lo <= i <= hi (``hi=None``: unbounded) and
+    phi1 at every step before i. ``y = P[phi1 U<=hi-lo phi2]`` (or unbounded until), then ``lo``
+    steps that need phi1: ``y <- [phi1] * (P y)`` (phi2 does not count before step lo)."""
+    P = _as_csr(P)
+    n = P.shape[0]
+    phi1 = _as_mask(phi1, n, "phi1")
+    y = until(P, phi1, phi2, method) if hi is None else bounded_until(P, phi1, phi2, hi - lo)
+    if lo <= 0:
+        return y
+    w = phi1.astype(np.float64)
+    mv = matvec_fn(P)
+    if lo >= SQUARING_MIN_STEPS and n <= SQUARING_MAX_STATES:
+        A = P.multiply(w[:, None]).toarray()
+        return _affine_power(A, np.zeros(n), y, lo)
+    for _ in range(lo):
+        new = w * mv(y)
+        if np.array_equal(new, y):
+            break
+        y = new
+    return y
 
 
 def next_(P, phi) -> np.ndarray:

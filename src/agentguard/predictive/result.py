@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CheckResult", "compare"]
+__all__ = ["CheckResult", "compare", "filter_value"]
 
 
 @dataclass
@@ -49,3 +49,18 @@ def compare(values: np.ndarray, comparison: str, threshold: float) -> np.ndarray
     """The Boolean verdict per state of a ``P~p`` property: ``values ~ threshold``."""
     return {"<": values < threshold, "<=": values <= threshold,
             ">": values > threshold, ">=": values >= threshold}[comparison]
+
+
+def filter_value(op: str, values: np.ndarray, sat: np.ndarray | None, sel: np.ndarray, what: str) -> float:
+    """PRISM's ``filter(op, prop, states)`` over the selected states ``sel`` (Boolean vector)."""
+    from ..core.errors import InputError, ModelError
+
+    if not sel.any():
+        raise ModelError(f"the filter states of {what} are empty")
+    v = values[sel]
+    if op in ("count", "forall", "exists"):
+        if sat is None:
+            raise InputError(f"filter {op} needs a P~p property (a Boolean result)")
+        b = sat[sel]
+        return float(b.sum()) if op == "count" else float(b.all() if op == "forall" else b.any())
+    return float({"min": np.min, "max": np.max, "avg": np.mean, "sum": np.sum}.get(op, lambda a: a[0])(v))

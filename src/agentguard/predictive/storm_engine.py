@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..spec.pctl import Property
     from .dtmc import DTMC
 
-__all__ = ["available", "check_storm", "prism_values", "storm_values", "to_storm"]
+__all__ = ["available", "check_program", "check_storm", "prism_values", "storm_values", "to_storm"]
 
 MODES = ("default", "sound", "exact")
 
@@ -238,3 +238,65 @@ def check_storm(model: DTMC, prop: Property | str, mode: str = "default",
     res = CheckResult(values, float(values[model.initial]), seconds, str(p), "storm", sat, info)
     res._initial_index = model.initial
     return res
+
+
+def check_program(path_or_text: str | Path, props: list[Property], constants=None, mode: str = "default",
+                  source: str | None = None) -> tuple[DTMC, list]:
+    """Storm end to end on any PRISM DTMC: its parser, its builder, its model checker (no native
+    parsing). Returns the built model as a :class:`DTMC` (same state order, see
+    :func:`~agentguard.predictive.prism_storm.storm_to_dtmc`) and one
+    :class:`~agentguard.predictive.result.CheckResult` per property (``P``, ``R``, ``S``, ``filter``
+    and nested formulas as Storm reads them; the file's labels, variables and constants)."""
+    from .prism_storm import quiet, storm_error, storm_program, storm_to_dtmc
+    from .result import CheckResult, compare, filter_value
+
+    sp = _stormpy()
+    prog = storm_program(path_or_text, constants, source)
+    src = source or (str(path_or_text) if "\n" not in str(path_or_text) else "<text>")
+    from ..spec.pctl import Property as Prop
+
+    formulas = []
+    for p in props:  # Storm answers the query; thresholds and filters are applied to its values
+        text = str(Prop(p.path, None, None, p.kind, p.reward, p.state))
+        try:
+            with quiet():
+                formulas.append(sp.parse_property(text, prog))
+        except RuntimeError as exc:
+            raise ModelError(f"Storm rejected property {text!r}: {storm_error(exc)}") from None
+    opts = sp.BuilderOptions(formulas)  # the labels its formulas need
+    opts.set_build_all_reward_models()
+    opts.set_build_all_labels()
+    opts.set_build_state_valuations()
+    exact = mode == "exact"
+    try:
+        with quiet():
+            t0 = time.perf_counter()
+            fmodel = sp.build_model(prog, options=opts)
+            build = time.perf_counter() - t0
+            smodel = sp.build_model[sp.Rational](prog, options=opts) if exact else fmodel
+    except RuntimeError as exc:
+        raise ModelError(f"{src}: Storm cannot build the model: {storm_error(exc)}") from None
+    dtmc = storm_to_dtmc(fmodel, src)
+    env = _environment(sp, mode)
+    results = []
+    for p, f in zip(props, formulas):
+        t0 = time.perf_counter()
+        try:
+            with quiet():
+                res = sp.model_checking(smodel, f, only_initial_states=False, environment=env)
+        except RuntimeError as exc:
+            raise ModelError(f"Storm failed on {p}: {storm_error(exc)}") from None
+        seconds = time.perf_counter() - t0
+        info: dict[str, Any] = {"mode": mode, "route": "storm-program", "build_seconds": build}
+        values = _vector(res, exact)
+        sat = compare(values, p.comparison, p.threshold) if not p.is_query else None
+        initial = float(values[dtmc.initial])
+        if p.filter is not None:
+            op, states = p.filter
+            sel = states.evaluate(dtmc) if states is not None else np.ones(dtmc.n, dtype=bool)
+            initial = filter_value(op, values, sat, sel, str(p))
+            info["filter"] = p.filter[0]
+        r = CheckResult(values, initial, seconds, str(p), "storm", sat, info)
+        r._initial_index = dtmc.initial
+        results.append(r)
+    return dtmc, results

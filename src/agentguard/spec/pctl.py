@@ -22,207 +22,54 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-import numpy as np
+from typing import Any
 
 from ..core.errors import ModelError, ParseError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..predictive.dtmc import DTMC
+from .pctl_state import (
+    FUNC_ARITY,
+    And,
+    BinOp,
+    Compare,
+    Const,
+    ExprCompare,
+    Func,
+    Implies,
+    Label,
+    Not,
+    Num,
+    Or,
+    PathFormula,
+    ProbAtom,
+    Property,
+    StateFormula,
+    Term,
+    Var,
+    fold,
+)
 
 __all__ = [
     "And",
     "Compare",
     "Const",
+    "ExprCompare",
     "Implies",
     "Label",
     "Not",
     "Or",
     "PathFormula",
+    "ProbAtom",
     "Property",
     "StateFormula",
+    "parse_properties",
     "parse_property",
     "parse_state_formula",
 ]
 
 _CMP_OPS = ("<=", ">=", "!=", "=", "<", ">")
-
-
-# --- state formulas ---------------------------------------------------------------------------
-class StateFormula:
-    """A Boolean combination of labels and integer-variable comparisons, evaluated on every state."""
-
-    def evaluate(self, model: DTMC) -> np.ndarray:
-        """Boolean vector over the model's states; ModelError names every unknown label/variable."""
-        return self.evaluate_env(model.n, model.labels, model.variables)
-
-    def evaluate_env(self, n: int, labels: Mapping[str, np.ndarray],
-                     variables: Mapping[str, np.ndarray]) -> np.ndarray:
-        """Evaluate against explicit label and variable vectors of length ``n``."""
-        unknown = sorted({(kind, name) for kind, name in self.names()
-                          if not ((kind != "label" and name in variables) or (kind != "var" and name in labels))})
-        if unknown:
-            what = {"label": "label", "var": "variable", "ident": "variable or label"}
-            names = ", ".join(f'{what[k]} "{n}"' if k == "label" else f"{what[k]} {n}" for k, n in unknown)
-            known_l = ", ".join(f'"{k}"' for k in sorted(labels)) or "none"
-            known_v = ", ".join(sorted(variables)) or "none"
-            raise ModelError(f"unknown {names} (model labels: {known_l}; variables: {known_v})")
-        return np.asarray(self._eval(n, labels, variables), dtype=bool)
-
-    def names(self) -> set[tuple[str, str]]:
-        """The (kind, name) pairs the formula refers to; kind is 'label', 'var' or 'ident'."""
-        raise NotImplementedError
-
-    def _eval(self, n, labels, variables) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-
-@dataclass(frozen=True)
-class Const(StateFormula):
-    value: bool
-
-    def names(self):
-        return set()
-
-    def _eval(self, n, labels, variables):
-        return np.full(n, self.value, dtype=bool)
-
-    def __str__(self) -> str:
-        return "true" if self.value else "false"
-
-
-@dataclass(frozen=True)
-class Label(StateFormula):
-    name: str
-    quoted: bool = True
-
-    def names(self):
-        return {("label" if self.quoted else "ident", self.name)}
-
-    def _eval(self, n, labels, variables):
-        if not self.quoted and self.name in variables:
-            return np.asarray(variables[self.name]) != 0
-        return np.asarray(labels[self.name], dtype=bool)
-
-    def __str__(self) -> str:
-        return f'"{self.name}"' if self.quoted else self.name
-
-
-@dataclass(frozen=True)
-class Compare(StateFormula):
-    var: str
-    op: str
-    value: int
-
-    def names(self):
-        return {("var", self.var)}
-
-    def _eval(self, n, labels, variables):
-        v = np.asarray(variables[self.var])
-        return {"=": v == self.value, "!=": v != self.value, "<": v < self.value,
-                "<=": v <= self.value, ">": v > self.value, ">=": v >= self.value}[self.op]
-
-    def __str__(self) -> str:
-        return f"{self.var}{self.op}{self.value}"
-
-
-@dataclass(frozen=True)
-class Not(StateFormula):
-    arg: StateFormula
-
-    def names(self):
-        return self.arg.names()
-
-    def _eval(self, n, labels, variables):
-        return ~self.arg._eval(n, labels, variables)
-
-    def __str__(self) -> str:
-        a = self.arg
-        return f"!{a}" if isinstance(a, (Const, Label, Not)) else f"!({a})"
-
-
-@dataclass(frozen=True)
-class And(StateFormula):
-    left: StateFormula
-    right: StateFormula
-
-    def names(self):
-        return self.left.names() | self.right.names()
-
-    def _eval(self, n, labels, variables):
-        return self.left._eval(n, labels, variables) & self.right._eval(n, labels, variables)
-
-    def __str__(self) -> str:
-        return f"{_paren(self.left)} & {_paren(self.right)}"
-
-
-@dataclass(frozen=True)
-class Or(StateFormula):
-    left: StateFormula
-    right: StateFormula
-
-    def names(self):
-        return self.left.names() | self.right.names()
-
-    def _eval(self, n, labels, variables):
-        return self.left._eval(n, labels, variables) | self.right._eval(n, labels, variables)
-
-    def __str__(self) -> str:
-        return f"{_paren(self.left)} | {_paren(self.right)}"
-
-
-@dataclass(frozen=True)
-class Implies(StateFormula):
-    left: StateFormula
-    right: StateFormula
-
-    def names(self):
-        return self.left.names() | self.right.names()
-
-    def _eval(self, n, labels, variables):
-        return ~self.left._eval(n, labels, variables) | self.right._eval(n, labels, variables)
-
-    def __str__(self) -> str:
-        return f"{_paren(self.left)} => {_paren(self.right)}"
-
-
-def _paren(f: StateFormula) -> str:
-    return str(f) if isinstance(f, (Const, Label, Compare, Not)) else f"({f})"
-
-
-# --- path formulas and properties -------------------------------------------------------------
-@dataclass(frozen=True)
-class PathFormula:
-    """``op`` is 'F', 'G', 'X' or 'U'; ``left`` is set only for 'U'; ``bound`` is a step bound or None."""
-
-    op: str
-    right: StateFormula
-    left: StateFormula | None = None
-    bound: int | None = None
-
-    def __str__(self) -> str:
-        b = f"<={self.bound}" if self.bound is not None else ""
-        if self.op == "U":
-            return f"{_paren(self.left)} U{b} {_paren(self.right)}"  # type: ignore[arg-type]
-        return f"{self.op}{b} {_paren(self.right)}"
-
-
-@dataclass(frozen=True)
-class Property:
-    """``P=? [path]`` (query) or ``P~p [path]`` (threshold: ``comparison`` in <,<=,>,>= and ``threshold``)."""
-
-    path: PathFormula
-    comparison: str | None = None
-    threshold: float | None = None
-
-    @property
-    def is_query(self) -> bool:
-        return self.comparison is None
-
-    def __str__(self) -> str:
-        head = "P=?" if self.is_query else f"P{self.comparison}{self.threshold:g}"
-        return f"{head} [{self.path}]"
+#: deepest nesting of parentheses/operators a formula may have (deeper: ParseError, not a crash)
+MAX_DEPTH = 100
+#: filter operators (PRISM's ``filter(op, prop, states)``)
+FILTER_OPS = ("avg", "count", "exists", "first", "forall", "max", "min", "print", "state", "sum")
 
 
 # --- tokenizer and recursive-descent parser ---------------------------------------------------
@@ -231,7 +78,7 @@ _TOKEN = re.compile(r"""
   | (?P<label>"[^"]*")
   | (?P<num>\d+\.\d*(?:[eE][-+]?\d+)?|\d*\.\d+(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?)
   | (?P<ident>[A-Za-z_][A-Za-z_0-9]*)
-  | (?P<op>=\?|=>|<=|>=|!=|[=<>!&|()\[\]\-])
+  | (?P<op>=\?|=>|<=|>=|!=|[=<>!&|()\[\]\-+*/,{}:;])
 """, re.VERBOSE)
 
 
@@ -250,10 +97,12 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
 
 
 class _Parser:
-    def __init__(self, text: str):
+    def __init__(self, text: str, constants: Mapping[str, Any] | None = None):
         self.text = text
         self.toks = _tokenize(text)
         self.i = 0
+        self.depth = 0
+        self.consts = dict(constants or {})
 
     # helpers
     def peek(self, k: int = 0) -> tuple[str, str, int]:
@@ -279,33 +128,92 @@ class _Parser:
         return v == val and k in ("op", "ident")
 
     def done(self) -> None:
+        if self.at(";"):
+            self.take()
         if self.peek()[0] != "end":
             raise self.error("unexpected trailing input")
 
-    # grammar
-    def int_(self) -> int:
-        neg = False
-        if self.at("-"):
-            self.take()
-            neg = True
-        kind, val, _ = self.peek()
-        if kind != "num" or not val.isdigit():
-            raise self.error("expected an integer")
-        self.take()
-        return -int(val) if neg else int(val)
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ParseError(f"formula nested more than {MAX_DEPTH} levels deep in {self.text[:60]!r}...")
 
+    # arithmetic terms
     def number(self) -> float:
         kind, val, _ = self.peek()
         if kind != "num":
-            raise self.error("expected a probability")
+            raise self.error("expected a number")
         self.take()
         return float(val)
 
+    def arith(self) -> Term:
+        self.enter()
+        t = self.term()
+        while self.at("+") or self.at("-"):
+            op = self.take()[1]
+            t = BinOp(op, t, self.term())
+        self.depth -= 1
+        return t
+
+    def term(self) -> Term:
+        t = self.factor()
+        while self.at("*") or self.at("/"):
+            op = self.take()[1]
+            t = BinOp(op, t, self.factor())
+        return t
+
+    def factor(self) -> Term:
+        kind, val, _ = self.peek()
+        if self.at("-"):
+            self.take()
+            self.enter()
+            f = BinOp("-", Num(0), self.factor())
+            self.depth -= 1
+            return f
+        if kind == "num":
+            self.take()
+            return Num(int(val) if val.isdigit() else float(val))
+        if self.at("("):
+            self.take()
+            t = self.arith()
+            self.expect(")")
+            return t
+        if kind == "ident" and val in FUNC_ARITY and self.peek(1)[1] == "(":
+            self.take()
+            self.take()
+            args = [self.arith()]
+            while self.at(","):
+                self.take()
+                args.append(self.arith())
+            self.expect(")")
+            if len(args) != FUNC_ARITY[val]:
+                raise ParseError(f"{val} takes {FUNC_ARITY[val]} argument(s), got {len(args)} in {self.text!r}")
+            return Func(val, tuple(args))
+        if kind == "ident" and val not in ("true", "false"):
+            self.take()
+            if val in self.consts:
+                c = self.consts[val]
+                return Num(int(c) if isinstance(c, bool) else c)
+            return Var(val)
+        raise self.error("expected a number, variable or constant")
+
+    def int_expr(self, what: str = "step bound") -> int:
+        t = self.arith()
+        if t.vars():
+            raise ParseError(f"{what} {t} names unknown constant(s) {', '.join(sorted(t.vars()))} in {self.text!r}")
+        v = fold(t)
+        if not isinstance(v, Num) or float(v.v) != int(v.v):
+            raise ParseError(f"{what} {t} is not an integer in {self.text!r}")
+        return int(v.v)
+
+    # state formulas
     def state(self) -> StateFormula:
+        self.enter()
         left = self.or_()
         if self.at("=>"):
             self.take()
-            return Implies(left, self.state())
+            left = Implies(left, self.state())
+        self.depth -= 1
         return left
 
     def or_(self) -> StateFormula:
@@ -325,8 +233,31 @@ class _Parser:
     def not_(self) -> StateFormula:
         if self.at("!"):
             self.take()
-            return Not(self.not_())
+            self.enter()
+            f = Not(self.not_())
+            self.depth -= 1
+            return f
         return self.atom()
+
+    def compare(self) -> StateFormula | None:
+        """``term CMP term`` if one starts here (else None, position unchanged)."""
+        start, depth = self.i, self.depth
+        try:
+            left = self.arith()
+            k, op, _ = self.peek()
+            if k != "op" or op not in _CMP_OPS:
+                raise ParseError("not a comparison")
+        except ParseError as exc:
+            if "nested more than" in str(exc):
+                raise
+            self.i, self.depth = start, depth
+            return None
+        self.take()  # committed: an error on the right-hand side is reported where it is
+        right = self.arith()
+        left, right = fold(left), fold(right)
+        if isinstance(left, Var) and isinstance(right, Num) and isinstance(right.v, int):
+            return Compare(left.name, op, right.v)
+        return ExprCompare(left, op, right)
 
     def atom(self) -> StateFormula:
         kind, val, _ = self.peek()
@@ -336,84 +267,195 @@ class _Parser:
             if not name:
                 raise ParseError(f"empty label name \"\" in {self.text!r}")
             return Label(name)
+        if kind == "ident" and val in ("P", "R") and self.peek(1)[1] in ("<", "<=", ">", ">=", "{"):
+            return ProbAtom(self.prop_body(nested=True))
+        if kind == "ident" and val in ("U", "F", "G", "X"):
+            raise self.error("expected a state formula")
+        if kind != "label" and not (kind == "ident" and val in ("true", "false")):
+            cmp = self.compare()
+            if cmp is not None:
+                return cmp
         if self.at("("):
             self.take()
             f = self.state()
             self.expect(")")
             return f
         if kind == "ident":
-            if val in ("true", "false"):
-                self.take()
-                return Const(val == "true")
-            if val in ("U", "F", "G", "X"):
-                raise self.error("expected a state formula")
             self.take()
-            nk, nv, _ = self.peek()
-            if nk == "op" and nv in _CMP_OPS:
-                self.take()
-                return Compare(val, nv, self.int_())
+            if val in ("true", "false"):
+                return Const(val == "true")
+            if val in self.consts and isinstance(self.consts[val], bool):
+                return Const(bool(self.consts[val]))
             return Label(val, quoted=False)
         raise self.error("expected a state formula")
 
-    def bound(self) -> int | None:
+    # paths and properties
+    def bound(self) -> tuple[int | None, int | None]:
+        """``(lower, upper)`` of ``<=k``, ``<k`` (``<=k-1``), ``[a,b]``, ``>=a`` or nothing."""
+        lo: int | None = None
         if self.at("<="):
             self.take()
-            k = self.int_()
+            k = self.int_expr()
         elif self.at("<"):
             self.take()
-            k = self.int_() - 1
-        else:
-            return None
-        if k < 0:
-            raise ParseError(f"step bound must be >= 0 in {self.text!r}")
-        return k
-
-    def path(self) -> PathFormula:
-        kind, val, _ = self.peek()
-        if kind == "ident" and val in ("F", "G", "X"):
+            k = self.int_expr() - 1
+        elif self.at(">=") or self.at(">"):
+            strict = self.take()[1] == ">"
+            lo, k = self.int_expr() + strict, None  # type: ignore[assignment]
+        elif self.at("["):
             self.take()
-            b = self.bound() if val != "X" else None
-            return PathFormula(val, self.state(), None, b)
+            lo = self.int_expr()
+            self.expect(",")
+            k = self.int_expr()
+            self.expect("]")
+            if lo > k:
+                raise ParseError(f"empty step interval [{lo},{k}] in {self.text!r}")
+        else:
+            return None, None
+        if (k is not None and k < 0) or (lo is not None and lo < 0):
+            raise ParseError(f"step bound must be >= 0 in {self.text!r}")
+        return (lo or None), k
+
+    def path(self, kind: str) -> PathFormula:
+        k, val, _ = self.peek()
+        if kind == "R" and k == "ident" and val == "C":
+            self.take()
+            lo, hi = self.bound()
+            if hi is None or lo:
+                raise self.error("cumulative reward needs a bound C<=k")
+            return PathFormula("C", None, None, hi)
+        if k == "ident" and val in ("F", "G", "X"):
+            self.take()
+            lo, hi = self.bound() if val != "X" else (None, None)
+            if kind == "R" and (val != "F" or hi is not None or lo):
+                raise self.error("reward properties support 'F phi' and 'C<=k'")
+            return PathFormula(val, self.state(), None, hi, lo)
         left = self.state()
-        if not self.at("U"):
+        if not self.at("U") or kind == "R":
             raise self.error("expected 'F', 'G', 'X' or 'U'")
         self.take()
-        b = self.bound()
-        return PathFormula("U", self.state(), left, b)
+        lo, hi = self.bound()
+        return PathFormula("U", self.state(), left, hi, lo)
 
-    def prop(self) -> Property:
-        if not self.at("P"):
-            raise self.error("a property starts with 'P=?' or 'P<=p'")
+    def prop_body(self, nested: bool = False) -> Property:
+        kind = self.peek()[1] if self.peek()[0] == "ident" else ""
+        if kind not in ("P", "R", "S"):
+            raise self.error("a property starts with 'P', 'R' or 'S' (e.g. 'P=?' or 'P<=0.1')")
         self.take()
+        reward = None
+        if kind == "R" and self.at("{"):
+            self.take()
+            k, v, _ = self.take()
+            if k != "label":
+                raise self.error('expected a reward structure name in quotes, R{"name"}')
+            reward = v[1:-1]
+            self.expect("}")
         comparison = threshold = None
-        if self.at("=?"):
+        if self.at("=?") and not nested:
             self.take()
         elif self.peek()[1] in ("<", "<=", ">", ">="):
             comparison = self.take()[1]
             threshold = self.number()
-            if not 0.0 <= threshold <= 1.0:
+            if kind != "R" and not 0.0 <= threshold <= 1.0:
                 raise ParseError(f"probability bound {threshold} outside [0, 1] in {self.text!r}")
         else:
-            raise self.error("expected '=?' or a comparison after 'P'")
+            want = "a comparison" if nested else "'=?' or a comparison"
+            raise self.error(f"expected {want} after {kind!r}")
         self.expect("[")
-        p = self.path()
+        if kind == "S":
+            st = self.state()
+            self.expect("]")
+            return Property(None, comparison, threshold, "S", None, st)
+        p = self.path(kind)
         self.expect("]")
+        return Property(p, comparison, threshold, kind, reward)
+
+    def prop(self) -> Property:
+        name = None
+        if self.peek()[0] == "label" and self.peek(1)[1] == ":":
+            name = self.take()[1][1:-1]
+            self.take()
+        if self.peek() == ("ident", "filter", self.peek()[2]):
+            self.take()
+            self.expect("(")
+            op = self.take()[1]
+            if op not in FILTER_OPS:
+                raise ParseError(f"unknown filter operator {op!r} (use {', '.join(FILTER_OPS)})")
+            self.expect(",")
+            inner = self.prop_body()
+            states = None
+            if self.at(","):
+                self.take()
+                states = self.state()
+            self.expect(")")
+            p = Property(inner.path, inner.comparison, inner.threshold, inner.kind, inner.reward, inner.state,
+                         (op, states), name)
+        else:
+            b = self.prop_body()
+            p = Property(b.path, b.comparison, b.threshold, b.kind, b.reward, b.state, None, name)
         self.done()
-        return Property(p, comparison, threshold)
+        return p
 
 
-def parse_property(text: str) -> Property:
-    """Parse ``P=? [F phi]``, ``P=? [G phi]``, ``P=? [F<=k phi]``, ``P=? [phi1 U phi2]``, ``U<=k``, ``X``."""
+def parse_property(text: str, constants: Mapping[str, Any] | None = None) -> Property:
+    """Parse one property: ``P=? [F phi]``, ``P>=0.9 [G phi]``, ``F<=k``/``F[a,b]``, ``U``, ``X``,
+    ``R{"r"}=? [F phi]``, ``R=? [C<=k]``, ``S=? [phi]``, ``filter(op, prop, phi)``, an optional
+    ``"name":`` prefix and a trailing ``;``. ``constants`` (name -> value) are folded into bounds
+    and comparisons (``F<=K``, ``s=N-1``)."""
     if not isinstance(text, str) or not text.strip():
         raise ParseError("empty property")
-    return _Parser(text).prop()
+    try:
+        return _Parser(text, constants).prop()
+    except RecursionError:
+        raise ParseError(f"property nested too deeply: {text[:60]!r}...") from None
 
 
-def parse_state_formula(text: str) -> StateFormula:
-    """Parse a state formula such as ``s=3|s=7`` or ``"unsafe" & !(s>=2)``."""
+def parse_properties(text: str, constants: Mapping[str, Any] | None = None) -> list[Property]:
+    """A properties file (PRISM ``.props``/``.pctl``): properties separated by ``;`` or new lines,
+    ``//`` comments, ``const`` definitions (used by the later properties), optional ``"name":``."""
+    consts = dict(constants or {})
+    out: list[Property] = []
+    clean = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+    for stmt in (s.strip() for s in re.split(r"[;\n]", clean)):
+        if not stmt:
+            continue
+        m = re.fullmatch(r"const\s+(?:(int|double|bool)\s+)?([A-Za-z_]\w*)\s*=\s*(.+)", stmt)
+        if m:
+            if m.group(2) in consts:
+                raise ParseError(f"duplicate constant {m.group(2)!r} in the properties")
+            consts[m.group(2)] = _const_value(m.group(3), m.group(1), consts)
+            continue
+        out.append(parse_property(stmt, consts))
+    if not out:
+        raise ParseError("no property found")
+    return out
+
+
+def _const_value(expr: str, typ: str | None, consts: Mapping[str, Any]) -> Any:
+    e = expr.strip()
+    if e in ("true", "false"):
+        return e == "true"
+    p = _Parser(e, consts)
+    t = p.arith()
+    p.done()
+    if t.vars():
+        raise ParseError(f"constant definition {e!r} names unknown constant(s) {', '.join(sorted(t.vars()))}")
+    v = fold(t)
+    val = v.v if isinstance(v, Num) else float("nan")
+    return int(val) if typ == "int" else val
+
+
+def parse_state_formula(text: str, constants: Mapping[str, Any] | None = None) -> StateFormula:
+    """Parse a state formula such as ``s=3|s=7``, ``"unsafe" & !(s>=2)`` or ``x+y<=N``."""
     if not isinstance(text, str) or not text.strip():
         raise ParseError("empty state formula")
-    p = _Parser(text)
-    f = p.state()
-    p.done()
+    try:
+        p = _Parser(text, constants)
+        f = p.state()
+        p.done()
+    except RecursionError:
+        raise ParseError(f"state formula nested too deeply: {text[:60]!r}...") from None
     return f
+
+
+_ = ModelError  # evaluation errors are ModelError (raised in pctl_state)
