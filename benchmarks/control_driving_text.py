@@ -43,7 +43,8 @@ def load_grid():
 
 def merge(section: str, data: dict) -> None:
     rep = json.loads(OUT.read_text()) if OUT.exists() else {}
-    data["command"] = "nice -n 15 python benchmarks/control_driving_text.py " + " ".join(sys.argv[1:])
+    cmd = "nice -n 15 python benchmarks/control_driving_text.py " + " ".join(sys.argv[1:])
+    data["commands"] = list(dict.fromkeys(rep.get(section, {}).get("commands", []) + [cmd]))
     rep[section] = data
     OUT.write_text(json.dumps(rep, indent=1, default=float) + "\n")
     print(f"wrote {section} to {OUT}", flush=True)
@@ -114,17 +115,158 @@ def stage_sweep(args) -> None:
                     "rule": "highest held-out ridge-probe F1 (rounded to 0.01), ties to the shallower layer"})
 
 
+#: the privileged guard's schedule (bench/driving.py FULL_CONFIG); only the iteration count is budgeted
+CONFIG = {"gamma_end": 0.999, "gamma_period": 4000, "lr_period": 3000, "tau": 0.05, "lr_start": 2e-3}
+
+
+def _enc(name: str):
+    from agentguard.envs.driving.encoders import StateEncoder
+
+    if name == "privileged":
+        return StateEncoder()
+    return latent_encoder(name, cache=cache_root() / "control" / "encodings")
+
+
+def _value_f1(model, enc, ev_s, ev_truth) -> float:
+    from agentguard.envs.driving.encoders import StateEncoder
+    from agentguard.envs.driving.text_latent import text_only_filter
+
+    if isinstance(enc, StateEncoder):
+        q = model.q_values(enc.encode(ev_s))
+    else:
+        q = text_only_filter(model, enc).q_batch([D.observation_text(x) for x in ev_s])
+    return f1_score(q.max(1) > 0, ev_truth)
+
+
+def stage_curve(args) -> None:
+    from agentguard.envs.driving.text_latent import train_on_states, training_states
+
+    grid = load_grid()
+    ev_s, ev_truth = eval_states(grid, EVAL_N, 0)
+    rep = json.loads(OUT.read_text()).get("curve", {}) if OUT.exists() else {}
+    runs = rep.get("runs", {})
+    for name in args.encoders.split(","):
+        enc = _enc(name)
+        for n in [int(x) for x in args.sizes.split(",")]:
+            key = f"{name}@{n}"
+            if key in runs and not args.redo:
+                continue
+            t0 = time.perf_counter()
+            if name != "privileged":  # encode the scored nodes first (cached), so the callback is cheap
+                _ = enc.encode([D.observation_text(x) for x in ev_s])
+            t_ev = time.perf_counter() - t0
+            model, _std = train_on_states(
+                enc, training_states(n, seed=0), args.iterations, seed=0, batch_size=args.batch,
+                callback=lambda it, m: {"value_f1": _value_f1(m, enc, ev_s, ev_truth)}, log_every=args.every,
+                **CONFIG)
+            f1 = model.history[-1]["value_f1"]
+            runs[key] = {"encoder": name, "n_states": n, "iterations": args.iterations, "batch": args.batch,
+                         "value_f1": f1, "f1_by_iteration": [(h["iteration"], h["value_f1"]) for h in model.history],
+                         "encode_seconds": model.meta["encode_seconds"], "eval_encode_seconds": t_ev,
+                         "ddqn_seconds": model.meta["train_seconds"], "cpu_seconds": model.meta["cpu_seconds"]}
+            print(f"{key}: value F1 {f1:.3f} encode {model.meta['encode_seconds']:.0f}s "
+                  f"ddqn {model.meta['train_seconds']:.0f}s", flush=True)
+            (cache_root() / "control" / "text_models").mkdir(parents=True, exist_ok=True)
+            model.save(str(cache_root() / "control" / "text_models" / f"{name}_n{n}.pt"))
+            if args.save == n:
+                model.save(str(RESULTS / f"control_driving_text_{name}.pt"))
+            merge("curve", {"eval_nodes": EVAL_N, "eval_safe_fraction": float(ev_truth.mean()), "config": CONFIG,
+                            "runs": runs})
+            if hasattr(enc, "flush"):
+                enc.flush()
+
+
+def _filters(args, epsilon: float):
+    from agentguard.control.baselines import OneStepClassifier
+    from agentguard.control.ddqn import QModel
+    from agentguard.control.filter import SafetyFilter
+    from agentguard.envs.driving.guard import make_filter, make_text_encoder
+    from agentguard.envs.driving.text_latent import text_only_filter
+
+    f = {"privileged": make_filter("privileged", QModel.load(str(RESULTS / "control_driving_privileged_full.pt")),
+                                   epsilon=epsilon)}
+    p_same = RESULTS / "control_driving_text_privileged.pt"
+    if p_same.exists():
+        f["privileged_same_states"] = make_filter("privileged", QModel.load(str(p_same)), epsilon=epsilon)
+    for i, name in enumerate(args.encoders.split(",")):
+        m = QModel.load(str(RESULTS / f"control_driving_text_{name}.pt"))
+        row = "reguard" if i == 0 else f"reguard_{name}"
+        f[row] = text_only_filter(m, _enc(name), epsilon, name=row)
+    numbers = make_text_encoder("wordllama+numbers")
+    f["text_plus_parsed_numbers"] = make_filter(
+        "reguard", QModel.load(str(RESULTS / "control_driving_reguard_full.pt")), numbers, epsilon=epsilon)
+    f["myopic"] = make_filter("myopic", epsilon=epsilon)
+    f["classifier_stop_text_plus_parsed_numbers"] = SafetyFilter(
+        OneStepClassifier.load(str(RESULTS / "control_driving_classifier_full_weak.pt")), numbers, D.ACTIONS,
+        D.parse_action, 0.0, intervention="stop", name="classifier_stop")
+    f["no_guard"] = None
+    return f
+
+
+def stage_eval(args) -> None:
+    from agentguard.bench.driving import evaluate_driving, time_decisions
+    from agentguard.control.ddqn import QModel
+    from agentguard.envs.driving.guard import make_filter
+    from agentguard.envs.driving.text_latent import latent_encoder as raw_encoder
+    from agentguard.envs.driving.text_latent import text_only_filter
+
+    grid = load_grid()
+    filters = _filters(args, args.epsilon)
+    filters["exact"] = make_filter("exact", grid=grid)
+    starts = D.sample_initial_states(args.episodes, seed=0)
+    t0 = time.perf_counter()
+    metrics = evaluate_driving(filters, grid, D.weak_driver_policy, starts, seed=0, eval_n=EVAL_N,
+                               max_pairs=args.pairs, fallback_steps=args.fsteps, quiet=False)
+    for m in metrics.values():
+        m.pop("_traj", None)
+    first = args.encoders.split(",")[0]
+    lat_filters = {"privileged": filters["privileged"], "text_plus_parsed_numbers": filters["text_plus_parsed_numbers"],
+                   "exact": filters["exact"],
+                   # the text-only latency is measured without the disk cache: every text is new
+                   "reguard": text_only_filter(QModel.load(str(RESULTS / f"control_driving_text_{first}.pt")),
+                                               raw_encoder(first), args.epsilon)}
+    for name, filt in lat_filters.items():
+        metrics[name]["decision_latency_ms"] = time_decisions(filt, n=args.latency_n, seed=0)
+    priv = metrics["privileged"]["failure_rate"]
+    targets = {"value_f1_target": 0.85, "reguard_value_f1": metrics["reguard"]["value_f1"],
+               "failure_ratio_vs_privileged": (metrics["reguard"]["failure_rate"] / priv) if priv else None,
+               "reached": bool(metrics["reguard"]["value_f1"] >= 0.85
+                               and metrics["reguard"]["failure_rate"] <= 2 * priv)}
+    merge("eval", {"base_policy": "weak", "episodes": args.episodes, "seed": 0, "epsilon": args.epsilon,
+                   "eval_nodes": EVAL_N, "monitor_pairs": args.pairs, "fallback_steps": args.fsteps,
+                   "reguard_encoder": first, "threads": 1, "cores": 2, "seconds": time.perf_counter() - t0,
+                   "guards": metrics, "targets": targets,
+                   "rows": {"privileged": "DDQN on the true state, 24k iterations on fresh states (committed model)",
+                            "privileged_same_states": "DDQN on the true state of the same training states and "
+                                                      "schedule as the text-only rows",
+                            "reguard": f"text-only latent {first} (no parsed number on the path)",
+                            "text_plus_parsed_numbers": "wordllama-64 + DrivingNumbersEncoder (privileged numbers "
+                                                        "parsed from the text; the old README row)"}})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("stage", choices=["sweep", "curve", "eval"])
     ap.add_argument("--n", type=int, default=480)
+    ap.add_argument("--encoders", default="privileged,wordllama-256")
+    ap.add_argument("--sizes", default="250,500,1000")
+    ap.add_argument("--iterations", type=int, default=3000)
+    ap.add_argument("--batch", type=int, default=512)
+    ap.add_argument("--every", type=int, default=500)
+    ap.add_argument("--redo", action="store_true")
+    ap.add_argument("--save", type=int, default=0, help="copy the model of this state count to results/")
+    ap.add_argument("--episodes", type=int, default=100)
+    ap.add_argument("--pairs", type=int, default=60)
+    ap.add_argument("--fsteps", type=int, default=15)
+    ap.add_argument("--epsilon", type=float, default=0.1)
+    ap.add_argument("--latency-n", type=int, default=30)
     args, _ = ap.parse_known_args()
     if args.stage == "sweep":
         stage_sweep(args)
+    elif args.stage == "curve":
+        stage_curve(args)
     else:
-        from control_driving_text_stages import run_stage
-
-        run_stage(args.stage, sys.argv[2:])
+        stage_eval(args)
 
 
 if __name__ == "__main__":

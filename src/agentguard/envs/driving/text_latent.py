@@ -114,7 +114,7 @@ def standardized(t: Transitions, encoder: Any) -> tuple[Transitions, Standardize
 
 
 def train_on_states(encoder: Any, states: np.ndarray, iterations: int, seed: int = 0,
-                    progress: bool = False, callback=None, **config: Any) -> tuple[QModel, Any]:
+                    progress: bool = False, callback=None, log_every: int = 1000, **config: Any) -> tuple[QModel, Any]:
     """Encode the transitions of ``states`` and train the Eq. 5 DDQN on them (same target, network and
     schedule as the privileged guard). Returns the model and the (standardised) encoder of its input.
     ``encoder`` is a text encoder or :class:`StateEncoder` (privileged latent of the same states)."""
@@ -126,7 +126,8 @@ def train_on_states(encoder: Any, states: np.ndarray, iterations: int, seed: int
     else:
         data, enc = standardized(raw, encoder)
     cfg = DDQNConfig(iterations=iterations, seed=seed, **config)
-    m = train_ddqn(ReplayBuffer(data), encoder.dim, 3, cfg, progress=progress, callback=callback)
+    m = train_ddqn(ReplayBuffer(data), encoder.dim, 3, cfg, progress=progress, callback=callback,
+                   log_every=log_every)
     m.meta.update({"kind": "privileged-fixed-states" if isinstance(encoder, StateEncoder) else "text-only",
                    "encoder": encoder.name, "n_states": len(states),
                    "encode_seconds": t_enc, "encode_cpu_seconds": c_enc, "train_seconds": m.seconds})
