@@ -32,7 +32,12 @@ from agentguard.envs.driving.text_latent import latent_encoder, probe_sweep
 
 OUT = RESULTS / "control_driving_text.json"
 GRID = ("driving_vi_r0.05_t64.npz",)
-EVAL_N = 1000  # scored value nodes (seed 0); every row is scored on the same nodes
+EVAL_N = 500  # scored value nodes: the first 500 of eval_states(grid, 1000, 0); every row uses the same nodes
+
+
+def scored_nodes(grid):
+    s, y = eval_states(grid, 1000, 0)
+    return s[:EVAL_N], y[:EVAL_N]
 
 
 def load_grid():
@@ -45,6 +50,8 @@ def merge(section: str, data: dict) -> None:
     rep = json.loads(OUT.read_text()) if OUT.exists() else {}
     cmd = "nice -n 15 python benchmarks/control_driving_text.py " + " ".join(sys.argv[1:])
     data["commands"] = list(dict.fromkeys(rep.get(section, {}).get("commands", []) + [cmd]))
+    if "runs" in data:  # concurrent curve processes: keep the runs the others wrote meanwhile
+        data["runs"] = {**rep.get(section, {}).get("runs", {}), **data["runs"]}
     rep[section] = data
     OUT.write_text(json.dumps(rep, indent=1, default=float) + "\n")
     print(f"wrote {section} to {OUT}", flush=True)
@@ -52,7 +59,7 @@ def merge(section: str, data: dict) -> None:
 
 def sweep_nodes(grid, n: int, seed: int = 123):
     """Road grid nodes with exact labels, disjoint from the scored evaluation nodes."""
-    ev, _ = eval_states(grid, EVAL_N, 0)
+    ev, _ = eval_states(grid, 1000, 0)
     nodes = grid.node_states().reshape(-1, 3)
     vals = grid.values.reshape(-1)
     road = np.flatnonzero((D.margin(nodes) > 0) & (nodes[:, 0] <= D.GOAL_X))
@@ -127,7 +134,7 @@ def _enc(name: str):
     return latent_encoder(name, cache=cache_root() / "control" / "encodings")
 
 
-def _value_f1(model, enc, ev_s, ev_truth) -> float:
+def _value_f1(model, enc, ev_s, ev_truth) -> dict:
     from agentguard.envs.driving.encoders import StateEncoder
     from agentguard.envs.driving.text_latent import text_only_filter
 
@@ -135,14 +142,16 @@ def _value_f1(model, enc, ev_s, ev_truth) -> float:
         q = model.q_values(enc.encode(ev_s))
     else:
         q = text_only_filter(model, enc).q_batch([D.observation_text(x) for x in ev_s])
-    return f1_score(q.max(1) > 0, ev_truth)
+    pred = q.max(1) > 0
+    return {"value_f1": f1_score(pred, ev_truth), "value_f1_unsafe": f1_score(~pred, ~ev_truth),
+            "balanced_accuracy": 0.5 * (float(pred[ev_truth].mean()) + float((~pred[~ev_truth]).mean()))}
 
 
 def stage_curve(args) -> None:
     from agentguard.envs.driving.text_latent import train_on_states, training_states
 
     grid = load_grid()
-    ev_s, ev_truth = eval_states(grid, EVAL_N, 0)
+    ev_s, ev_truth = scored_nodes(grid)
     rep = json.loads(OUT.read_text()).get("curve", {}) if OUT.exists() else {}
     runs = rep.get("runs", {})
     for name in args.encoders.split(","):
@@ -157,11 +166,15 @@ def stage_curve(args) -> None:
             t_ev = time.perf_counter() - t0
             model, _std = train_on_states(
                 enc, training_states(n, seed=0), args.iterations, seed=0, batch_size=args.batch,
-                callback=lambda it, m: {"value_f1": _value_f1(m, enc, ev_s, ev_truth)}, log_every=args.every,
+                callback=lambda it, m: _value_f1(m, enc, ev_s, ev_truth), log_every=args.every,
                 **CONFIG)
-            f1 = model.history[-1]["value_f1"]
+            last = model.history[-1]
+            f1 = last["value_f1"]
             runs[key] = {"encoder": name, "n_states": n, "iterations": args.iterations, "batch": args.batch,
-                         "value_f1": f1, "f1_by_iteration": [(h["iteration"], h["value_f1"]) for h in model.history],
+                         "value_f1": f1, "value_f1_unsafe": last["value_f1_unsafe"],
+                         "balanced_accuracy": last["balanced_accuracy"],
+                         "by_iteration": [(h["iteration"], h["value_f1"], h["value_f1_unsafe"], h["balanced_accuracy"])
+                                          for h in model.history],
                          "encode_seconds": model.meta["encode_seconds"], "eval_encode_seconds": t_ev,
                          "ddqn_seconds": model.meta["train_seconds"], "cpu_seconds": model.meta["cpu_seconds"]}
             print(f"{key}: value F1 {f1:.3f} encode {model.meta['encode_seconds']:.0f}s "
@@ -170,7 +183,11 @@ def stage_curve(args) -> None:
             model.save(str(cache_root() / "control" / "text_models" / f"{name}_n{n}.pt"))
             if args.save == n:
                 model.save(str(RESULTS / f"control_driving_text_{name}.pt"))
-            merge("curve", {"eval_nodes": EVAL_N, "eval_safe_fraction": float(ev_truth.mean()), "config": CONFIG,
+            p = float(ev_truth.mean())
+            merge("curve", {"eval_nodes": EVAL_N, "eval_safe_fraction": p, "config": CONFIG,
+                            "trivial_all_safe": {"value_f1": 2 * p / (1 + p), "value_f1_unsafe": 0.0,
+                                                 "balanced_accuracy": 0.5},
+                            "by_iteration_columns": ["iteration", "value_f1", "value_f1_unsafe", "balanced_accuracy"],
                             "runs": runs})
             if hasattr(enc, "flush"):
                 enc.flush()
@@ -215,7 +232,7 @@ def stage_eval(args) -> None:
     filters["exact"] = make_filter("exact", grid=grid)
     starts = D.sample_initial_states(args.episodes, seed=0)
     t0 = time.perf_counter()
-    metrics = evaluate_driving(filters, grid, D.weak_driver_policy, starts, seed=0, eval_n=EVAL_N,
+    metrics = evaluate_driving(filters, grid, D.weak_driver_policy, starts, seed=0, nodes=scored_nodes(grid),
                                max_pairs=args.pairs, fallback_steps=args.fsteps, quiet=False)
     for m in metrics.values():
         m.pop("_traj", None)

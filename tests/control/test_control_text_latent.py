@@ -168,3 +168,23 @@ def test_ridge_probe_separates_a_linear_label():
     y = z[:, 0] + 0.5 * z[:, 1] > 0
     assert _ridge_f1(z[:200], y[:200], z[200:], y[200:])["probe_f1"] > 0.9
     assert _ridge_f1(z[:200], rng.random(200) > 0.5, z[200:], y[200:])["probe_f1"] < 0.8
+
+
+@pytest.mark.slow
+def test_gemma_choice_driver_and_eq4_blend(gemma):
+    from agentguard.bench.llm_driver import GemmaChoiceDriver
+
+    model, tok = gemma
+    drv = GemmaChoiceDriver(model, tok)
+    s = np.array([[1.0, 2.2, 0.3]])
+    lp = drv.letter_logprobs(s[0])
+    assert lp.shape == (3,) and np.all(lp < 0) and np.exp(lp).sum() <= 1.0 + 1e-6
+    a = drv(s, None)
+    assert a.tolist() == [int(np.argmax(lp))] and drv.calls == 1
+    drv(s, None)
+    assert drv.calls == 1  # cached by the prompt text
+    q = np.zeros((1, 3))
+    assert drv.blend(s, q, 0.0).tolist() == a.tolist()  # beta = 0: the LM's own choice
+    other = (int(a[0]) + 1) % 3
+    q[0, other] = 1.0
+    assert drv.blend(s, q, 1e3).tolist() == [other]  # a large beta follows the safety critic

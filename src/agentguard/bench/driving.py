@@ -154,9 +154,10 @@ def rollout(filt: SafetyFilter | None, base: Callable, starts: np.ndarray, seed:
 
 def evaluate_driving(filters: dict[str, SafetyFilter | None], grid, base: Callable, starts: np.ndarray,
                      seed: int = 0, eval_n: int = 20_000, max_pairs: int = 2000, fallback_steps: int = 40,
-                     quiet: bool = True) -> dict[str, dict]:
-    """All metrics for each named filter (``None`` = no guard)."""
-    ev_s, ev_truth = eval_states(grid, eval_n, seed)
+                     quiet: bool = True, nodes: tuple | None = None) -> dict[str, dict]:
+    """All metrics for each named filter (``None`` = no guard); ``nodes`` = (states, exact labels) scored
+    for value F1 (default: :func:`eval_states` with ``eval_n`` and ``seed``)."""
+    ev_s, ev_truth = nodes if nodes is not None else eval_states(grid, eval_n, seed)
     ev_texts = _texts(ev_s)
     out: dict[str, dict] = {}
     for name, filt in filters.items():
