@@ -61,7 +61,7 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=8)
     ap.add_argument("--epsilon", type=float, default=0.1)
     ap.add_argument("--beta", type=float, default=10.0)
-    ap.add_argument("--encoders", default="gemma-L6-last")
+    ap.add_argument("--encoders", default="gemma-L4-last")
     ap.add_argument("--critics", default="privileged,reguard,text_plus_parsed_numbers,exact")
     args = ap.parse_args()
     grid = load_grid()

@@ -227,10 +227,10 @@ def base_policy(kind: str, client=None) -> Callable:
 FULL_ITERATIONS = 24_000
 #: the text-only ReGuard latent (chosen by benchmarks/control_driving_text.py sweep), its state count and
 #: iterations (the measured budget of that benchmark); quick mode uses the cheap WordLlama embedding
-TEXT_ENCODER = "gemma-L6-last"
+TEXT_ENCODER = "gemma-L4-last"
 QUICK_TEXT_ENCODER = "wordllama-64"
-TEXT_STATES = 1000
-TEXT_ITERATIONS = 3000
+TEXT_STATES = 150
+TEXT_ITERATIONS = 6000
 FULL_CONFIG = {"gamma_end": 0.999, "gamma_period": 4000, "lr_period": 3000, "tau": 0.05, "lr_start": 2e-3}
 
 
@@ -245,12 +245,38 @@ def _cached(path: Path, build: Callable, load: Callable, retrain: bool, quiet: b
     return obj, False
 
 
+def _train_classifier(policy, encoder, quick: bool, seed: int, base: str):
+    """The one-step classifier baseline: (z, a) pairs from rollouts of the base policy, label = next
+    state not failed."""
+    from ..control.baselines import train_one_step_classifier
+
+    # dataset: (z, a) pairs from rollouts of the base policy, label = next state not failed
+    rng = np.random.default_rng(seed + 5)
+    starts = D.sample_initial_states(100 if quick else 3000, seed=seed + 5)
+    zs, acts, labels = [], [], []
+    s = starts.copy()
+    for _ in range(D.HORIZON):
+        a = np.asarray(policy(s, rng), int)
+        zs.append(encoder.encode(_texts(s)))
+        nxt = D.step(s, a)
+        acts.append(a)
+        labels.append(D.margin(nxt) >= 0)
+        # restart runs that failed or finished so the data keep covering the road
+        bad = (D.margin(nxt) < 0) | D.goal_reached(nxt)
+        nxt[bad] = D.sample_initial_states(int(bad.sum()), seed=int(rng.integers(1 << 30)))
+        s = nxt
+    c = train_one_step_classifier(np.concatenate(zs), np.concatenate(acts), np.concatenate(labels), 3,
+                                  epochs=3 if quick else 8, seed=seed)
+    c.meta.update({"encoder": encoder.name, "base_policy": base})
+    return c
+
+
 def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "weak", seed: int = 0,
                       retrain: bool = False, plots: str | None = None, quiet: bool = True,
                       encoder_kind: str = "wordllama+numbers", client=None,
                       iterations: int | None = None, epsilon: float = 0.1, text_encoder: str | None = None) -> dict:
     """Train or load every guard, evaluate them, optionally plot; returns the JSON-able report."""
-    from ..control.baselines import OneStepClassifier, train_one_step_classifier
+    from ..control.baselines import OneStepClassifier
     from ..control.ddqn import QModel
     from ..envs.driving.guard import make_filter, make_text_encoder, train_privileged, train_text_latent
     from ..envs.driving.text_latent import latent_encoder, text_only_filter, train_on_states, training_states
@@ -302,28 +328,8 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
             raise InputError(f"cached model used encoder {m.meta.get('encoder')}, not {e}; pass --retrain")
     policy = base_policy(base, client)
 
-    def build_cls():
-        # dataset: (z, a) pairs from rollouts of the base policy, label = next state not failed
-        rng = np.random.default_rng(seed + 5)
-        starts = D.sample_initial_states(100 if quick else 3000, seed=seed + 5)
-        zs, acts, labels = [], [], []
-        s = starts.copy()
-        for _ in range(D.HORIZON):
-            a = np.asarray(policy(s, rng), int)
-            zs.append(encoder.encode(_texts(s)))
-            nxt = D.step(s, a)
-            acts.append(a)
-            labels.append(D.margin(nxt) >= 0)
-            # restart runs that failed or finished so the data keep covering the road
-            bad = (D.margin(nxt) < 0) | D.goal_reached(nxt)
-            nxt[bad] = D.sample_initial_states(int(bad.sum()), seed=int(rng.integers(1 << 30)))
-            s = nxt
-        c = train_one_step_classifier(np.concatenate(zs), np.concatenate(acts), np.concatenate(labels), 3,
-                                      epochs=3 if quick else 8, seed=seed)
-        c.meta.update({"encoder": encoder.name, "base_policy": base})
-        return c
-
-    cls, cls_cached = _cached(model_dir / f"control_driving_classifier_{tag}_{base}.pt", build_cls,
+    cls, cls_cached = _cached(model_dir / f"control_driving_classifier_{tag}_{base}.pt",
+                              lambda: _train_classifier(policy, encoder, quick, seed, base),
                               OneStepClassifier.load, retrain, quiet, "one-step classifier")
     filters = {
         "privileged": make_filter("privileged", priv, epsilon=epsilon),
@@ -339,8 +345,14 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
     # starts with l > 0 but V <= tol are doomed: even the exact filter fails from them
     report["starts_in_exact_safe_set"] = float(grid.safe(starts).mean())
     _log(f"evaluating {len(filters)} guards on {episodes} episodes ...", quiet)
+    llm = text_kind.startswith("gemma")  # one LM pass per observation: the reduced protocol of
+    # benchmarks/control_driving_text.py (500 scored nodes, 60 monitor pairs x 15 fallback steps)
+    nodes = eval_states(grid, 1000, seed) if llm else None
     metrics = evaluate_driving(filters, grid, policy, starts, seed=seed, eval_n=1000 if quick else 20_000,
-                               max_pairs=100 if quick else 2000, fallback_steps=20 if quick else 40, quiet=quiet)
+                               max_pairs=100 if quick else (60 if llm else 2000),
+                               fallback_steps=20 if quick else (15 if llm else 40), quiet=quiet,
+                               nodes=(nodes[0][:500], nodes[1][:500]) if llm else None)
+    report["protocol"] = "reduced (LLM latent)" if llm else ("quick" if quick else "full")
     trajs = {k: v.pop("_traj") for k, v in metrics.items()}
     for name, model, cached in (("privileged", priv, priv_cached), ("reguard", text, text_cached),
                                 ("text_plus_parsed_numbers", nums, nums_cached), ("classifier_stop", cls, cls_cached)):
