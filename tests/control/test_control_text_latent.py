@@ -188,3 +188,20 @@ def test_gemma_choice_driver_and_eq4_blend(gemma):
     other = (int(a[0]) + 1) % 3
     q[0, other] = 1.0
     assert drv.blend(s, q, 1e3).tolist() == [other]  # a large beta follows the safety critic
+
+
+def test_train_on_states_callback_sees_the_input_scaling():
+    """Value F1 measured during training must go through the same standardisation as the final filter."""
+    from agentguard.envs.driving.text_latent import train_on_states
+
+    seen = []
+
+    def cb(it, m):
+        seen.append("input_mean" in m.meta)
+        q_filter = text_only_filter(m, Counting()).q_batch([D.observation_text(np.array([1.0, 1.5, 0.0]))])
+        return {"q": float(q_filter.max())}
+
+    m, enc = train_on_states(Counting(), training_states(20, seed=4), 4, batch_size=8, hidden=(4,), callback=cb,
+                             log_every=2)
+    assert seen == [True, True] and isinstance(enc, StandardizedEncoder)
+    assert np.allclose(m.meta["input_mean"], enc.mean) and m.meta["kind"] == "text-only"

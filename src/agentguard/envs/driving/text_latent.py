@@ -125,14 +125,19 @@ def train_on_states(encoder: Any, states: np.ndarray, iterations: int, seed: int
         data, enc = raw, encoder
     else:
         data, enc = standardized(raw, encoder)
+    stats = ({"input_mean": enc.mean.tolist(), "input_std": enc.std.tolist()}
+             if isinstance(enc, StandardizedEncoder) else {})
+
+    def cb(it: int, model: QModel) -> dict:  # the model's input scaling is known before the first callback
+        model.meta.update(stats)
+        return callback(it, model) if callback is not None else {}
+
     cfg = DDQNConfig(iterations=iterations, seed=seed, **config)
-    m = train_ddqn(ReplayBuffer(data), encoder.dim, 3, cfg, progress=progress, callback=callback,
-                   log_every=log_every)
+    m = train_ddqn(ReplayBuffer(data), encoder.dim, 3, cfg, progress=progress, callback=cb, log_every=log_every)
     m.meta.update({"kind": "privileged-fixed-states" if isinstance(encoder, StateEncoder) else "text-only",
                    "encoder": encoder.name, "n_states": len(states),
                    "encode_seconds": t_enc, "encode_cpu_seconds": c_enc, "train_seconds": m.seconds})
-    if isinstance(enc, StandardizedEncoder):
-        m.meta["input_mean"], m.meta["input_std"] = enc.mean.tolist(), enc.std.tolist()
+    m.meta.update(stats)
     return m, enc
 
 
