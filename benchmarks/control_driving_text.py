@@ -234,8 +234,11 @@ def stage_eval(args) -> None:
     t0 = time.perf_counter()
     metrics = evaluate_driving(filters, grid, D.weak_driver_policy, starts, seed=0, nodes=scored_nodes(grid),
                                max_pairs=args.pairs, fallback_steps=args.fsteps, quiet=False)
-    for m in metrics.values():
+    for name, m in metrics.items():
         m.pop("_traj", None)
+        q = getattr(filters[name], "q", None) if filters[name] is not None else None
+        meta = getattr(q, "meta", None) or getattr(getattr(q, "model", None), "meta", None) or {}
+        m["train"] = {k: v for k, v in meta.items() if isinstance(v, (int, float, str))}
     first = args.encoders.split(",")[0]
     lat_filters = {"privileged": filters["privileged"], "text_plus_parsed_numbers": filters["text_plus_parsed_numbers"],
                    "exact": filters["exact"],
