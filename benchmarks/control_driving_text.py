@@ -153,12 +153,13 @@ def stage_curve(args) -> None:
     grid = load_grid()
     ev_s, ev_truth = scored_nodes(grid)
     rep = json.loads(OUT.read_text()).get("curve", {}) if OUT.exists() else {}
-    runs = rep.get("runs", {})
+    done = set(rep.get("runs", {}))
+    runs: dict = {}  # only this process's runs: merge() keeps what other processes wrote meanwhile
     for name in args.encoders.split(","):
         enc = _enc(name)
         for n in [int(x) for x in args.sizes.split(",")]:
             key = f"{name}@{n}"
-            if key in runs and not args.redo:
+            if key in done and not args.redo:
                 continue
             t0 = time.perf_counter()
             if name != "privileged":  # encode the scored nodes first (cached), so the callback is cheap
