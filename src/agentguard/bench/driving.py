@@ -229,7 +229,7 @@ FULL_ITERATIONS = 24_000
 #: iterations (the measured budget of that benchmark); quick mode uses the cheap WordLlama embedding
 TEXT_ENCODER = "gemma-L4-last"
 QUICK_TEXT_ENCODER = "wordllama-64"
-TEXT_STATES = 150
+TEXT_STATES = 1000
 TEXT_ITERATIONS = 6000
 FULL_CONFIG = {"gamma_end": 0.999, "gamma_period": 4000, "lr_period": 3000, "tau": 0.05, "lr_start": 2e-3}
 
