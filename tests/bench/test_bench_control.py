@@ -31,7 +31,10 @@ def test_bench_driving_quick(tmp_path, monkeypatch, capsys):
         assert exc.code in (0, None)
     rep = json.loads(capsys.readouterr().out)
     g = rep["guards"]
-    assert set(g) == {"privileged", "reguard", "myopic", "classifier_stop", "no_guard", "exact"}
+    assert set(g) == {"privileged", "reguard", "text_plus_parsed_numbers", "myopic", "classifier_stop", "no_guard",
+                      "exact"}
+    assert g["reguard"]["encoder"] == rep["encoder"] == "wordllama-64"  # text-only: no parsed numbers
+    assert "driving-numbers" in g["text_plus_parsed_numbers"]["encoder"]
     for name, m in g.items():
         assert KEYS <= set(m), name
         for k in ("success_rate", "failure_rate", "intervention_rate"):

@@ -3,9 +3,11 @@
 The learned and myopic filters switch at ``Q(z, a_task) <= epsilon`` with ``epsilon = 0.1`` by default,
 chosen on validation starts (seed 1, ``benchmarks/control_epsilon.py``), disjoint from the evaluation
 starts (seed 0). Guards compared, each shielding the same base policy from the same seeded initial states:
-Privileged (DDQN on the true state), ReGuard (DDQN on the text-latent encoding), Myopic (one-step
-margin with its argmax fallback), one-step classifier + stop (LlamaGuard-style), no guard; the exact
-grid filter is reported too as the reference.
+Privileged (DDQN on the true state), ReGuard (DDQN on a text-only latent: gemma-3-270m hidden states of the
+observation text, no parsed number on the path; WordLlama in ``--quick``), "text + parsed numbers" (the
+embedding concatenated with DrivingNumbersEncoder's numbers parsed from the text, i.e. the privileged state
+in another form; named as such), Myopic (one-step margin with its argmax fallback), one-step classifier +
+stop (LlamaGuard-style, on text + parsed numbers), no guard; the exact grid filter is the reference.
 
 Metrics (definitions follow section 6.1.1 of the paper):
 
@@ -152,9 +154,10 @@ def rollout(filt: SafetyFilter | None, base: Callable, starts: np.ndarray, seed:
 
 def evaluate_driving(filters: dict[str, SafetyFilter | None], grid, base: Callable, starts: np.ndarray,
                      seed: int = 0, eval_n: int = 20_000, max_pairs: int = 2000, fallback_steps: int = 40,
-                     quiet: bool = True) -> dict[str, dict]:
-    """All metrics for each named filter (``None`` = no guard)."""
-    ev_s, ev_truth = eval_states(grid, eval_n, seed)
+                     quiet: bool = True, nodes: tuple | None = None) -> dict[str, dict]:
+    """All metrics for each named filter (``None`` = no guard); ``nodes`` = (states, exact labels) scored
+    for value F1 (default: :func:`eval_states` with ``eval_n`` and ``seed``)."""
+    ev_s, ev_truth = nodes if nodes is not None else eval_states(grid, eval_n, seed)
     ev_texts = _texts(ev_s)
     out: dict[str, dict] = {}
     for name, filt in filters.items():
@@ -222,6 +225,12 @@ def base_policy(kind: str, client=None) -> Callable:
 
 #: DDQN schedule of the full runs (see benchmarks/control_driving.py for the measured curves)
 FULL_ITERATIONS = 24_000
+#: the text-only ReGuard latent (chosen by benchmarks/control_driving_text.py sweep), its state count and
+#: iterations (the measured budget of that benchmark); quick mode uses the cheap WordLlama embedding
+TEXT_ENCODER = "gemma-L4-last"
+QUICK_TEXT_ENCODER = "wordllama-64"
+TEXT_STATES = 1000
+TEXT_ITERATIONS = 6000
 FULL_CONFIG = {"gamma_end": 0.999, "gamma_period": 4000, "lr_period": 3000, "tau": 0.05, "lr_start": 2e-3}
 
 
@@ -236,14 +245,41 @@ def _cached(path: Path, build: Callable, load: Callable, retrain: bool, quiet: b
     return obj, False
 
 
+def _train_classifier(policy, encoder, quick: bool, seed: int, base: str):
+    """The one-step classifier baseline: (z, a) pairs from rollouts of the base policy, label = next
+    state not failed."""
+    from ..control.baselines import train_one_step_classifier
+
+    # dataset: (z, a) pairs from rollouts of the base policy, label = next state not failed
+    rng = np.random.default_rng(seed + 5)
+    starts = D.sample_initial_states(100 if quick else 3000, seed=seed + 5)
+    zs, acts, labels = [], [], []
+    s = starts.copy()
+    for _ in range(D.HORIZON):
+        a = np.asarray(policy(s, rng), int)
+        zs.append(encoder.encode(_texts(s)))
+        nxt = D.step(s, a)
+        acts.append(a)
+        labels.append(D.margin(nxt) >= 0)
+        # restart runs that failed or finished so the data keep covering the road
+        bad = (D.margin(nxt) < 0) | D.goal_reached(nxt)
+        nxt[bad] = D.sample_initial_states(int(bad.sum()), seed=int(rng.integers(1 << 30)))
+        s = nxt
+    c = train_one_step_classifier(np.concatenate(zs), np.concatenate(acts), np.concatenate(labels), 3,
+                                  epochs=3 if quick else 8, seed=seed)
+    c.meta.update({"encoder": encoder.name, "base_policy": base})
+    return c
+
+
 def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "weak", seed: int = 0,
                       retrain: bool = False, plots: str | None = None, quiet: bool = True,
                       encoder_kind: str = "wordllama+numbers", client=None,
-                      iterations: int | None = None, epsilon: float = 0.1) -> dict:
+                      iterations: int | None = None, epsilon: float = 0.1, text_encoder: str | None = None) -> dict:
     """Train or load every guard, evaluate them, optionally plot; returns the JSON-able report."""
-    from ..control.baselines import OneStepClassifier, train_one_step_classifier
+    from ..control.baselines import OneStepClassifier
     from ..control.ddqn import QModel
     from ..envs.driving.guard import make_filter, make_text_encoder, train_privileged, train_text_latent
+    from ..envs.driving.text_latent import latent_encoder, text_only_filter, train_on_states, training_states
     from ..envs.driving.value_iteration import DrivingValueGrid, solve_driving, validate
 
     t_all = time.perf_counter()
@@ -267,44 +303,38 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
     priv, priv_cached = _cached(model_dir / f"control_driving_privileged_{tag}.pt",
                                 lambda: train_privileged(it_priv, seed=seed, progress=not quiet, **FULL_CONFIG),
                                 QModel.load, retrain, quiet, "Privileged DDQN")
+    # the ReGuard row: a text-only latent (no parsed number anywhere on its input path)
+    text_kind = text_encoder or (QUICK_TEXT_ENCODER if quick else TEXT_ENCODER)
+    latent = latent_encoder(text_kind, cache=cache_root() / "control" / "encodings")
+    n_only = n_text if quick else TEXT_STATES
+
+    def build_text_only():
+        m, _ = train_on_states(latent, training_states(n_only, seed=seed), iterations or (400 if quick else TEXT_ITERATIONS),
+                               seed=seed, progress=not quiet, batch_size=512, **FULL_CONFIG)
+        return m
+
+    text, text_cached = _cached(model_dir / f"control_driving_text_{text_kind}{'_quick' if quick else ''}.pt",
+                                build_text_only, QModel.load, retrain, quiet, f"ReGuard text-only DDQN ({text_kind})")
+    # the "text + parsed numbers" row (DrivingNumbersEncoder hands the guard the privileged numbers)
     encoder = make_text_encoder(encoder_kind)
-    text, text_cached = _cached(model_dir / f"control_driving_reguard_{tag}.pt",
+    nums, nums_cached = _cached(model_dir / f"control_driving_reguard_{tag}.pt",
                                 lambda: train_text_latent(encoder, it_text, n_states=n_text, seed=seed,
                                                           progress=not quiet, batch_size=1536, **FULL_CONFIG),
-                                QModel.load, retrain, quiet, f"ReGuard text-latent DDQN ({encoder.name})")
-    if text.meta.get("encoder") != encoder.name:
-        from ..core.errors import InputError
+                                QModel.load, retrain, quiet, f"text + parsed numbers DDQN ({encoder.name})")
+    for m, e in ((text, text_kind), (nums, encoder.name)):
+        if m.meta.get("encoder") != e:
+            from ..core.errors import InputError
 
-        raise InputError(f"cached ReGuard model used encoder {text.meta.get('encoder')}, not {encoder.name}; "
-                         f"pass --retrain")
+            raise InputError(f"cached model used encoder {m.meta.get('encoder')}, not {e}; pass --retrain")
     policy = base_policy(base, client)
 
-    def build_cls():
-        # dataset: (z, a) pairs from rollouts of the base policy, label = next state not failed
-        rng = np.random.default_rng(seed + 5)
-        starts = D.sample_initial_states(100 if quick else 3000, seed=seed + 5)
-        zs, acts, labels = [], [], []
-        s = starts.copy()
-        for _ in range(D.HORIZON):
-            a = np.asarray(policy(s, rng), int)
-            zs.append(encoder.encode(_texts(s)))
-            nxt = D.step(s, a)
-            acts.append(a)
-            labels.append(D.margin(nxt) >= 0)
-            # restart runs that failed or finished so the data keep covering the road
-            bad = (D.margin(nxt) < 0) | D.goal_reached(nxt)
-            nxt[bad] = D.sample_initial_states(int(bad.sum()), seed=int(rng.integers(1 << 30)))
-            s = nxt
-        c = train_one_step_classifier(np.concatenate(zs), np.concatenate(acts), np.concatenate(labels), 3,
-                                      epochs=3 if quick else 8, seed=seed)
-        c.meta.update({"encoder": encoder.name, "base_policy": base})
-        return c
-
-    cls, cls_cached = _cached(model_dir / f"control_driving_classifier_{tag}_{base}.pt", build_cls,
+    cls, cls_cached = _cached(model_dir / f"control_driving_classifier_{tag}_{base}.pt",
+                              lambda: _train_classifier(policy, encoder, quick, seed, base),
                               OneStepClassifier.load, retrain, quiet, "one-step classifier")
     filters = {
         "privileged": make_filter("privileged", priv, epsilon=epsilon),
-        "reguard": make_filter("reguard", text, encoder, epsilon=epsilon),
+        "reguard": text_only_filter(text, latent, epsilon=epsilon),
+        "text_plus_parsed_numbers": make_filter("reguard", nums, encoder, epsilon=epsilon),
         "myopic": make_filter("myopic", epsilon=epsilon),
         "classifier_stop": SafetyFilter(cls, encoder, D.ACTIONS, D.parse_action, 0.0, intervention="stop",
                                         name="classifier_stop"),
@@ -315,18 +345,26 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
     # starts with l > 0 but V <= tol are doomed: even the exact filter fails from them
     report["starts_in_exact_safe_set"] = float(grid.safe(starts).mean())
     _log(f"evaluating {len(filters)} guards on {episodes} episodes ...", quiet)
+    llm = text_kind.startswith("gemma")  # one LM pass per observation: the reduced protocol of
+    # benchmarks/control_driving_text.py (500 scored nodes, 60 monitor pairs x 15 fallback steps)
+    nodes = eval_states(grid, 1000, seed) if llm else None
     metrics = evaluate_driving(filters, grid, policy, starts, seed=seed, eval_n=1000 if quick else 20_000,
-                               max_pairs=100 if quick else 2000, fallback_steps=20 if quick else 40, quiet=quiet)
+                               max_pairs=100 if quick else (60 if llm else 2000),
+                               fallback_steps=20 if quick else (15 if llm else 40), quiet=quiet,
+                               nodes=(nodes[0][:500], nodes[1][:500]) if llm else None)
+    report["protocol"] = "reduced (LLM latent)" if llm else ("quick" if quick else "full")
     trajs = {k: v.pop("_traj") for k, v in metrics.items()}
     for name, model, cached in (("privileged", priv, priv_cached), ("reguard", text, text_cached),
-                                ("classifier_stop", cls, cls_cached)):
+                                ("text_plus_parsed_numbers", nums, nums_cached), ("classifier_stop", cls, cls_cached)):
         metrics[name]["train_seconds"] = float(model.seconds)
         metrics[name]["loaded_from_cache"] = cached
         metrics[name]["train_meta"] = {k: v for k, v in model.meta.items() if isinstance(v, (int, float, str))}
+        metrics[name]["encoder"] = model.meta.get("encoder")
     for name in ("reguard", "privileged", "exact"):
         metrics[name]["decision_latency_ms"] = time_decisions(filters[name], n=20 if quick else 300, seed=seed)
     report["guards"] = metrics
-    report["encoder"] = encoder.name
+    report["encoder"] = text_kind
+    report["text_plus_parsed_numbers_encoder"] = encoder.name
     if plots:
         report["plots"] = plot_driving(grid, {"privileged": filters["privileged"], "reguard": filters["reguard"]},
                                        trajs, plots, tag)

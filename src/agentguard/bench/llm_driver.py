@@ -16,7 +16,7 @@ import numpy as np
 from ..core.errors import InputError
 from ..envs import driving as D
 
-__all__ = ["LLMDriver"]
+__all__ = ["GemmaChoiceDriver", "LLMDriver"]
 
 
 @dataclass
@@ -44,3 +44,58 @@ class LLMDriver:
                 self.unknown += 1
                 out.append(int(rng.integers(0, 3)))
         return np.asarray(out, dtype=int)
+
+
+@dataclass
+class GemmaChoiceDriver:
+    """gemma-3-270m as the base driving policy: it reads the Appendix C chat (rendered for a base model by
+    :func:`agentguard.llm.local.render_prompt`) and picks the answer letter of highest log-likelihood as
+    the next token (``" A"``, ``" B"``, ``" C"``: single tokens, so this is the full-option likelihood).
+
+    Deterministic (argmax); the letter log-probabilities of every observation are cached by its text, so
+    unguarded and shielded runs that meet the same observation pay one forward pass. ``blend(q, beta)``
+    gives the Eq. 4 choice ``argmax_a log pi_LM(a) + beta Q(z, a)`` (temperature 1, top-p over the letters)
+    with an action-level safety critic's Q-values.
+    """
+
+    model: Any = None
+    tokenizer: Any = None
+    threads: int = 1
+    calls: int = 0
+    cache: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.model is None:
+            from ..llm.local import load_gemma
+
+            self.model, self.tokenizer = load_gemma()
+        ids = [self.tokenizer.encode(f" {a}", add_special_tokens=False) for a in D.ACTIONS]
+        if any(len(i) != 1 for i in ids):
+            raise InputError("the answer letters must be single tokens for a one-pass likelihood")
+        self.letter_ids = [i[0] for i in ids]
+
+    def letter_logprobs(self, state: Any) -> np.ndarray:
+        """log pi_LM(letter | prompt) for A, B, C (normalised over the whole vocabulary)."""
+        from ..core.errors import require
+        from ..llm.local import render_prompt
+
+        prompt = render_prompt(D.prompt_messages(state))
+        if prompt in self.cache:
+            return self.cache[prompt]
+        torch = require("torch", "llm")
+        torch.set_num_threads(self.threads)
+        enc = self.tokenizer(prompt, return_tensors="pt")
+        with torch.no_grad():
+            logits = self.model(**enc).logits[0, -1].float()
+        lp = torch.log_softmax(logits, -1)[self.letter_ids].numpy().astype(float)
+        self.calls += 1
+        self.cache[prompt] = lp
+        return lp
+
+    def __call__(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return np.asarray([int(np.argmax(self.letter_logprobs(s))) for s in np.atleast_2d(states)], dtype=int)
+
+    def blend(self, states: np.ndarray, q: np.ndarray, beta: float) -> np.ndarray:
+        """Eq. 4 at temperature 1 over the answer letters, greedy: argmax_a log pi_LM(a) + beta Q(z, a)."""
+        lp = np.asarray([self.letter_logprobs(s) for s in np.atleast_2d(states)])
+        return np.argmax(lp + beta * np.atleast_2d(q), axis=1).astype(int)

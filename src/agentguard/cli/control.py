@@ -46,7 +46,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         seed: int = typer.Option(0, help="seed of training and evaluation"),
         retrain: bool = typer.Option(False, help="train even when weights are cached"),
         plots: str | None = typer.Option(None, help="folder for the safe-set and rollout PNGs"),
-        encoder: str = typer.Option("wordllama+numbers", help="text encoder of ReGuard"),
+        encoder: str = typer.Option("wordllama+numbers", help="encoder of the 'text + parsed numbers' row"),
+        text_encoder: str | None = typer.Option(None, help="text-only ReGuard latent (gemma-L<k>-<last|mean>, "
+                                                 "wordllama-<dim>, minilm; default gemma in full, wordllama-64 quick)"),
         iterations: int | None = typer.Option(None, help="DDQN iterations (default 24000; quick 400)"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress on stderr"),
         epsilon: float = typer.Option(0.1, help="switching threshold of the learned and myopic filters"),
@@ -59,9 +61,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             raise InputError("--episodes must be at least 1")
         rep = run_driving_bench(quick=quick, episodes=episodes, base=base, seed=seed, retrain=retrain,
                                 plots=plots, quiet=quiet, encoder_kind=encoder, iterations=iterations,
-                                epsilon=epsilon)
+                                epsilon=epsilon, text_encoder=text_encoder)
         rep["command"] = (f"agentguard bench driving --episodes {episodes} --base {base} --seed {seed} "
-                          f"--encoder {encoder} --epsilon {epsilon}" + _flags(quick, retrain, iterations, as_json))
+                          f"--encoder {encoder} --epsilon {epsilon}" + (f" --text-encoder {text_encoder}" if text_encoder else "")
+                          + _flags(quick, retrain, iterations, as_json))
         _emit(rep, as_json)
 
     @bench.command("commerce")

@@ -9,7 +9,8 @@ The public face (``from agentguard.control import SafetyFilter, train_ddqn, ...`
 - the learner: :func:`train_ddqn`, :class:`DDQNConfig`, :class:`QModel`, :class:`ReplayBuffer`,
   :class:`Transitions`, :class:`TransitionSampler`, :func:`f1_score` (module :mod:`.ddqn`);
 - text encoders ``E(o) -> z``: :class:`TextEncoder`, :class:`WordLlamaEncoder`,
-  :class:`MiniLMEncoder`, :class:`HiddenStateEncoder`, :class:`ConcatEncoder` and :func:`check_texts`
+  :class:`MiniLMEncoder`, :class:`HiddenStateEncoder`, :class:`ConcatEncoder`, :class:`StandardizedEncoder`,
+  :class:`CachedEncoder` and :func:`check_texts`
   (the input check every encoder shares) (module :mod:`.encoders`);
 - the one-step classifier baseline: :class:`OneStepClassifier`, :func:`train_one_step_classifier`
   (module :mod:`.baselines`);
@@ -30,6 +31,7 @@ from .bellman import discounted_safety_target, safety_backup
 from .filter import QFunction, SafetyFilter, observation_of
 
 __all__ = [
+    "CachedEncoder",
     "ConcatEncoder",
     "DDQNConfig",
     "HiddenStateEncoder",
@@ -39,6 +41,7 @@ __all__ = [
     "QModel",
     "ReplayBuffer",
     "SafetyFilter",
+    "StandardizedEncoder",
     "TextEncoder",
     "TokenQ",
     "TransitionSampler",
@@ -59,6 +62,7 @@ __all__ = [
 
 #: names served on first use: name -> submodule (keeps torch and embedding models out of the import)
 _LAZY = {
+    "CachedEncoder": ".encoders",
     "ConcatEncoder": ".encoders",
     "DDQNConfig": ".ddqn",
     "HiddenStateEncoder": ".encoders",
@@ -66,6 +70,7 @@ _LAZY = {
     "OneStepClassifier": ".baselines",
     "QModel": ".ddqn",
     "ReplayBuffer": ".ddqn",
+    "StandardizedEncoder": ".encoders",
     "TextEncoder": ".encoders",
     "TokenQ": ".token_level",
     "TransitionSampler": ".ddqn",

