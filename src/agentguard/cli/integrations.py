@@ -112,6 +112,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         import anyio
 
         from ..integrations.mcp_proxy import GuardProxy
+        from ..integrations.mcp_strict import strict_http_app
 
         async def main() -> None:
             async with GuardProxy(stack, ups, recorder=recorder, prefix=prefix) as proxy:
@@ -121,7 +122,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     import uvicorn
 
                     host, port = _host_port(http)
-                    app_ = proxy.server.streamable_http_app(host=host)
+                    app_ = strict_http_app(proxy.server.streamable_http_app(host=host))
                     server = uvicorn.Server(uvicorn.Config(app_, host=host, port=port, log_level="warning"))
                     typer.echo(f"agentguard MCP proxy on http://{host}:{port}/mcp (Streamable HTTP)", err=True)
                     await server.serve()

@@ -21,6 +21,7 @@ from .runs import RunMemory, end_run, inner_guards
 from .strategies import (
     Block, Fallback, HaltTool, HumanInTheLoop, PendingApproval, Reflect, Replan, Stop, default_outcome,
 )
+from .strict_json import StrictJSONError, loads_strict
 from .types import Context, Decision, Step, ToolCall, Trace, Verdict, read_traces, write_traces
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "ShellCommand",
     "Step",
     "Stop",
+    "StrictJSONError",
     "ToolCall",
     "Trace",
     "Verdict",
@@ -66,6 +68,7 @@ __all__ = [
     "end_run",
     "fail_closed",
     "inner_guards",
+    "loads_strict",
     "read_traces",
     "run_guard",
     "shell_commands",

@@ -54,6 +54,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Mapping
 
 from ..core.errors import InputError
+from ..core.strict_json import StrictJSONError, loads_strict
 from ..core.guard import Guard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
@@ -72,15 +73,6 @@ class BodyError(InputError):
         self.status = status
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise BodyError(f"duplicate key {k!r} in a JSON object")
-        out[k] = v
-    return out
-
-
 def _tool_call(tc: Any, i: int) -> ToolCall:
     if not isinstance(tc, Mapping):
         raise InputError(f"tool_calls[{i}] must be an object")
@@ -95,10 +87,12 @@ def _tool_call(tc: Any, i: int) -> ToolCall:
         args = {}
     else:
         try:  # duplicate keys refused here too: '{"command": "rm -rf /", "command": "ls"}' is not "ls"
-            args = json.loads(raw, object_pairs_hook=_no_duplicates)
-        except BodyError as exc:
-            raise InputError(f"tool_calls[{i}] ({name}): arguments: {exc}") from None
-        except (TypeError, ValueError, RecursionError):
+            args = loads_strict(raw)
+        except StrictJSONError as exc:
+            msg = str(exc)
+            raise InputError(f"tool_calls[{i}] ({name}): arguments: {msg}" if "duplicate" in msg else
+                             f"tool_calls[{i}] ({name}): arguments are not valid JSON") from None
+        except TypeError:
             raise InputError(f"tool_calls[{i}] ({name}): arguments are not valid JSON") from None
         if not isinstance(args, dict):
             raise InputError(f"tool_calls[{i}] ({name}): arguments must be a JSON object")
@@ -182,38 +176,13 @@ class GuardrailEndpoint:
         }
 
 
-def _depth(data: bytes) -> int:
-    """The deepest nesting of ``[``/``{`` outside strings (linear scan, no recursion)."""
-    depth = best = 0
-    in_str = esc = False
-    for b in data:
-        if in_str:
-            if esc:
-                esc = False
-            elif b == 0x5C:  # backslash
-                esc = True
-            elif b == 0x22:
-                in_str = False
-        elif b == 0x22:
-            in_str = True
-        elif b in (0x5B, 0x7B):
-            depth += 1
-            best = max(best, depth)
-        elif b in (0x5D, 0x7D):
-            depth -= 1
-    return best
-
-
 def parse_body(data: bytes, max_depth: int = 64) -> Any:
     """Decode a request body: strict JSON, no duplicate keys, nesting at most ``max_depth``."""
-    if _depth(data) > max_depth:
-        raise BodyError(f"JSON nested deeper than {max_depth}")
     try:
-        return json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates)
-    except BodyError:
-        raise
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        raise BodyError("body is not valid JSON") from None
+        return loads_strict(data, max_depth)
+    except StrictJSONError as exc:
+        msg = str(exc)
+        raise BodyError(msg if ("duplicate" in msg or "nested" in msg) else "body is not valid JSON") from None
 
 
 class _Handler(BaseHTTPRequestHandler):

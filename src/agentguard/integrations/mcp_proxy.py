@@ -216,9 +216,17 @@ class GuardProxy(PassThrough):
 
     async def serve_stdio(self) -> None:
         """Serve the proxy over this process's stdin/stdout (one client)."""
+        import sys
+        from io import TextIOWrapper
+
+        import anyio
         from mcp.server.stdio import stdio_server
 
-        async with stdio_server() as (read, write):
+        from .mcp_strict import StrictLines
+
+        # every line is read strictly (duplicate keys refused) before the SDK parses it; stdout stays the SDK's
+        stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        async with stdio_server(stdin=StrictLines(stdin)) as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
     # -- tools/list -------------------------------------------------------------------------------

@@ -11,8 +11,9 @@ that is not UTF-8, and nesting deeper than :data:`MAX_DEPTH`.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
+
+from ..core.strict_json import StrictJSONError, loads_strict
 
 __all__ = ["HAVE_ORJSON", "MAX_DEPTH", "RequestJSONError", "dumps", "loads", "loads_request"]
 
@@ -56,53 +57,12 @@ class RequestJSONError(ValueError):
     """A request body that is not acceptable JSON (the message says why, in one line)."""
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    d = dict(pairs)
-    if len(d) != len(pairs):
-        seen: set[str] = set()
-        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise RequestJSONError(f"duplicate key {dup[:60]!r} in a JSON object")
-    return d
-
-
-def _no_constant(name: str) -> Any:
-    raise RequestJSONError(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
-
-
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
-_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
-
-
-def _depth_ok(text: str) -> bool:
-    """False when objects and arrays (outside strings) nest deeper than MAX_DEPTH."""
-    depth = 0
-    for ch in _NOT_BRACKETS.sub("", _STRINGS.sub("", text)):
-        if ch in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return False
-        else:
-            depth -= 1
-    return True
-
-
 def loads_request(raw: bytes) -> Any:
-    """Parse a request body strictly; :class:`RequestJSONError` (one-line message) when it is not
-    UTF-8 JSON, repeats a key in an object, uses ``NaN``/``Infinity`` or nests deeper than MAX_DEPTH."""
+    """Parse a request body strictly (:func:`agentguard.core.strict_json.loads_strict`, the one strict
+    reader); :class:`RequestJSONError` (one-line message) when it is not UTF-8 JSON, repeats a key in an
+    object, uses ``NaN``/``Infinity`` or nests deeper than MAX_DEPTH."""
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RequestJSONError(f"body is not UTF-8 (byte {exc.start})") from None
-    if text.count("[") + text.count("{") > MAX_DEPTH and not _depth_ok(text):
-        raise RequestJSONError(f"JSON nested deeper than {MAX_DEPTH} levels")
-    try:
-        return _DECODER.decode(text)
-    except RequestJSONError:
-        raise
-    except RecursionError:
-        raise RequestJSONError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
-    except ValueError as exc:
-        raise RequestJSONError(str(exc).split("\n")[0]) from None
+        return loads_strict(raw, MAX_DEPTH)
+    except StrictJSONError as exc:
+        msg = str(exc)
+        raise RequestJSONError("body is " + msg if msg.startswith("not UTF-8") else msg) from None

@@ -1,0 +1,76 @@
+"""One strict JSON reader for every place JSON enters agentguard (the service, the LiteLLM endpoint,
+the MCP proxy, tool-call argument strings).
+
+Python's ``json`` keeps the *last* of two equal keys, so ``{"command": "rm -rf /", "command": "ls"}``
+reads as ``ls`` to a guard while another parser downstream may run ``rm -rf /``. :func:`loads_strict`
+refuses such input outright, together with ``NaN``/``Infinity`` (not JSON), text that is not UTF-8,
+and nesting deeper than ``max_depth`` (checked before parsing, so deep input cannot exhaust the stack).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .errors import InputError
+
+__all__ = ["StrictJSONError", "loads_strict"]
+
+#: default limit on nested objects/arrays
+MAX_DEPTH = 64
+
+
+class StrictJSONError(InputError):
+    """Input that :func:`loads_strict` refuses (the message says why, in one line)."""
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise StrictJSONError(f"duplicate key {key[:60]!r} in a JSON object")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise StrictJSONError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+
+
+def _too_deep(text: str, max_depth: int) -> bool:
+    if text.count("[") + text.count("{") <= max_depth:
+        return False
+    depth = 0
+    for ch in _NOT_BRACKETS.sub("", _STRINGS.sub("", text)):
+        depth += 1 if ch in "[{" else -1
+        if depth > max_depth:
+            return True
+    return False
+
+
+def loads_strict(data: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse ``data`` as JSON, refusing duplicate keys, ``NaN``/``Infinity``, non-UTF-8 bytes and
+    nesting deeper than ``max_depth``; every refusal is a :class:`StrictJSONError` (an InputError)."""
+    if isinstance(data, (bytes, bytearray)):
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise StrictJSONError(f"not UTF-8 (byte {exc.start})") from None
+    else:
+        text = data
+    if _too_deep(text, max_depth):
+        raise StrictJSONError(f"JSON nested deeper than {max_depth} levels")
+    try:
+        return _DECODER.decode(text)
+    except StrictJSONError:
+        raise
+    except RecursionError:
+        raise StrictJSONError(f"JSON nested deeper than {max_depth} levels") from None
+    except ValueError as exc:
+        raise StrictJSONError(str(exc).split("\n")[0]) from None
