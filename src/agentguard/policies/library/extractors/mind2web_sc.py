@@ -19,7 +19,7 @@ from typing import Any
 from ....core.types import Context, ToolCall
 from ...extract import LLMExtractor, MappingExtractor
 
-__all__ = ["CAR_SITES", "CATEGORIES", "MEDIA_SITES", "RULES", "KeywordTable", "categorize", "extractor", "fit_keywords",
+__all__ = ["CAR_SITES", "CATEGORIES", "KeywordTable", "MEDIA_SITES", "RULES", "categorize", "extractor", "fit_keywords",
            "llm_extractor", "tokens"]
 
 CATEGORIES = {"other": 0, "car": 1, "media": 2, "hotel": 3, "job": 4, "shopping": 5, "flight": 6}
