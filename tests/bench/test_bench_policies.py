@@ -159,3 +159,20 @@ def test_asb_on_a_small_folder_with_the_shipped_extractor(tmp_path):
     r = bench_asb.evaluate(tmp_path)
     assert r["cases"] == 1 and r["ASR"] == 0.0 and r["TSR"] == 1.0
     assert set(r) == {"cases", "ASR", "TSR", "no_guard", "name_collisions", "per_agent", "policy", "setting"}
+
+
+def test_provenance_latency_times_every_guarded_call():
+    """Every ground-truth call of the replay is timed once (check), each allowed call's result labelling too
+    (observe); the timed guard decides exactly as the shipped one (same blocked-call count)."""
+    pytest.importorskip("agentdojo")
+    from agentguard.bench import agentdojo as bench_agentdojo
+    from agentguard.bench.provenance_latency import measure
+
+    r = measure(["banking"], max_pairs=0)
+    s = r["suites"]["banking"]
+    ref = bench_agentdojo.evaluate(["banking"], guards=("provenance",), max_pairs=0)["suites"]["banking"]
+    assert s["full"]["n"] == s["check"]["n"] == ref["provenance"]["all"]["gt_calls"]
+    blocked = ref["provenance"]["all"]["gt_calls"] - ref["provenance"]["all"]["gt_calls_allowed"]
+    assert 0 < s["observe"]["n"] <= s["check"]["n"] - blocked
+    assert s["prompt_once_per_run"]["n"] == 16
+    assert s["full"]["median_us"] >= s["check"]["median_us"] > 0 and s["full"]["p99_us"] >= s["full"]["median_us"]
