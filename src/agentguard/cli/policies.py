@@ -162,10 +162,10 @@ def bench_mind2web(
         return
     res = evaluate_split(items, seed=seed)
     view = {f"{half}_{k}": res[half][k] for half in ("design", "held_out") for k in keys}
-    if out is not None or as_json:
-        _emit(res, as_json, out, list(view) if not as_json else [])
-    if not as_json:
-        _emit(view, False, None, list(view))
+    if out is not None:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps(res, indent=2, default=str) + "\n", encoding="utf-8")
+    _emit(res if as_json else view, as_json, None, list(view))
 
 
 def bench_asb(data: str = DATA, as_json: bool = JSON, out: Optional[Path] = OUT) -> None:
