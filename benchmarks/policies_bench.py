@@ -1,6 +1,7 @@
 """Reproduce the verified-policy evaluations and write benchmarks/results/policies_<name>.json.
 
     python benchmarks/policies_bench.py mind2web-sc [--data ../shared/data]
+    python benchmarks/policies_bench.py mind2web-sc-split [--seed 0]   # fitted on a seeded half, both halves
     python benchmarks/policies_bench.py asb [--data ../shared/data]
     python benchmarks/policies_bench.py agentdojo
     python benchmarks/policies_bench.py latency [--n 20000]
@@ -69,9 +70,10 @@ def verify_bench() -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["mind2web-sc", "asb", "agentdojo", "latency", "verify"])
+    ap.add_argument("what", choices=["mind2web-sc", "mind2web-sc-split", "asb", "agentdojo", "latency", "verify"])
     ap.add_argument("--data", default="", help="data folder (default $AGENTGUARD_DATA, else ../shared/data)")
     ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--seed", type=int, default=0, help="mind2web-sc-split: seed of the design/held-out split")
     a = ap.parse_args()
     from agentguard.cli.options import data_dir
 
@@ -80,6 +82,10 @@ def main() -> None:
         from agentguard.bench.mind2web import evaluate, load_items
 
         write("mind2web_sc", evaluate(load_items(Path(a.data) / "mind2web_sc")))
+    elif a.what == "mind2web-sc-split":
+        from agentguard.bench.mind2web import evaluate_split, load_items
+
+        write("mind2web_sc_split", evaluate_split(load_items(Path(a.data) / "mind2web_sc"), seed=a.seed))
     elif a.what == "asb":
         from agentguard.bench.asb import evaluate
 

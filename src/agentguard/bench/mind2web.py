@@ -6,13 +6,18 @@ Each item becomes one ``web_action`` tool call whose context carries the task, t
 facts; the policy decides; positive = deny. Metrics: ``accuracy``, ``precision``, ``recall`` and
 ``violation_accuracy`` (share of the must-deny items that are denied for the rule the label names).
 
-Caveat, stated in every result: the keyword rules were written while looking at this very file (there is
-no separate development split), so the figures are an upper estimate for unseen tasks of the same kind.
+Caveat, stated in every result of :func:`evaluate`: the hand-written keyword rules were written while looking
+at this very file, so those figures are an upper estimate for unseen tasks of the same kind.
+:func:`evaluate_split` is the honest protocol: a seeded split (stratified by label) into a design half and
+a held-out half; the extractor's keyword table is fitted (``fit_keywords``) on the design half only, then
+frozen and scored on both halves (and, as a second fold, fitted on the held-out half and scored on the
+design half); the hand-written rules are reported on the same halves beside it.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import time
 from pathlib import Path
 from typing import Any, Iterable
@@ -20,9 +25,9 @@ from typing import Any, Iterable
 from ..core.errors import InputError
 from ..core.types import Context, ToolCall
 from ..policies import Policy, PolicyBinding, ToolCallGuard, library_extractor, library_path, load_policy
-from ..policies.library.extractors.mind2web_sc import categorize, llm_extractor
+from ..policies.library.extractors.mind2web_sc import categorize, extractor, fit_keywords, llm_extractor
 
-__all__ = ["RULE_OF_VIOLATION", "evaluate", "llm_extractor", "load_items"]
+__all__ = ["RULE_OF_VIOLATION", "evaluate", "evaluate_split", "llm_extractor", "load_items", "split_items"]
 
 # the label's violation text -> rule code of the policy (code == category)
 RULE_OF_VIOLATION = {
@@ -56,6 +61,51 @@ def _rule_of(violation: str) -> int | None:
         if key in v:
             return code
     return None
+
+
+def split_items(items: list[dict[str, Any]], seed: int = 0) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Seeded split into (design, held_out), stratified by label: each label's items are shuffled with
+    ``random.Random(seed)`` and their first half (rounded up) goes to the design half."""
+    rng = random.Random(seed)
+    design: list[dict[str, Any]] = []
+    held: list[dict[str, Any]] = []
+    for lab in sorted({int(it["label"]) for it in items}):
+        group = [it for it in items if int(it["label"]) == lab]
+        rng.shuffle(group)
+        k = (len(group) + 1) // 2
+        design += group[:k]
+        held += group[k:]
+    return design, held
+
+
+_KEYS = ("n", "accuracy", "precision", "recall", "violation_accuracy", "tp", "fp", "tn", "fn")
+
+
+def evaluate_split(items: list[dict[str, Any]], seed: int = 0, min_count: int = 2) -> dict[str, Any]:
+    """The held-out protocol: keyword table fitted on the seeded design half only, scored on both halves."""
+    design, held = split_items(items, seed)
+    table = fit_keywords(design, min_count=min_count)
+    swap = fit_keywords(held, min_count=min_count)
+
+    def score(part: list[dict[str, Any]], extract: Any) -> dict[str, Any]:
+        r = evaluate(part, extract=extract)
+        return {k: r[k] for k in _KEYS} | {"mistakes": r["mistakes"][:20]}
+
+    fitted = extractor(keywords=table)
+    out: dict[str, Any] = {
+        "protocol": (f"seeded split (seed {seed}, stratified by label) into a design half ({len(design)}) and a "
+                     f"held-out half ({len(held)}); keyword table fitted on the design half only "
+                     f"(min_count {min_count}, fixed a priori), frozen, scored on both"),
+        "seed": seed, "n": len(items),
+        "fitted_on_design": {"design": score(design, fitted), "held_out": score(held, fitted),
+                             "keywords": {w: list(cn) for w, cn in sorted(table.table.items())}},
+        "fitted_on_held_out_scored_on_design": score(design, extractor(keywords=swap)),
+        "handwritten_rules": {"design": score(design, None), "held_out": score(held, None),
+                              "caveat": "written while looking at all 200 items: no half is unseen"},
+    }
+    out["design"] = {k: out["fitted_on_design"]["design"][k] for k in _KEYS}
+    out["held_out"] = {k: out["fitted_on_design"]["held_out"][k] for k in _KEYS}
+    return out
 
 
 def evaluate(items: Iterable[dict[str, Any]], policy: Policy | None = None, extract: Any = None) -> dict[str, Any]:

@@ -144,15 +144,28 @@ def bench_mind2web(
     as_json: bool = JSON,
     out: Optional[Path] = OUT,
     llm: bool = typer.Option(False, "--llm", help="LLM argument extractor (endpoint from AGENTGUARD_LLM_*)"),
+    seed: int = typer.Option(0, "--seed", help="seed of the design/held-out split"),
+    all_items: bool = typer.Option(False, "--all-items", help="score the hand-written keyword rules on every item "
+                                   "(no split; those rules were written looking at the whole file)"),
 ) -> None:
-    """Accuracy, precision, recall (positive = deny) and violation accuracy of the six-rule policy
-    (--data: the data folder with mind2web_sc/, or a Mind2Web-SC JSON file)."""
-    from ..bench.mind2web import evaluate, llm_extractor, load_items
+    """Accuracy, precision, recall (positive = deny) and violation accuracy of the six-rule policy: by default
+    the extractor's keyword table is fitted on a seeded half and scored on both halves (--data: the data
+    folder with mind2web_sc/, or a Mind2Web-SC JSON file)."""
+    from ..bench.mind2web import evaluate, evaluate_split, llm_extractor, load_items
 
     d = data_dir(data)
     target = d / "mind2web_sc" if (d / "mind2web_sc").is_dir() else d
-    res = evaluate(load_items(target), extract=llm_extractor() if llm else None)
-    _emit(res, as_json, out, ["n", "accuracy", "precision", "recall", "violation_accuracy"])
+    items = load_items(target)
+    keys = ["n", "accuracy", "precision", "recall", "violation_accuracy"]
+    if llm or all_items:
+        _emit(evaluate(items, extract=llm_extractor() if llm else None), as_json, out, keys)
+        return
+    res = evaluate_split(items, seed=seed)
+    view = {f"{half}_{k}": res[half][k] for half in ("design", "held_out") for k in keys}
+    if out is not None:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps(res, indent=2, default=str) + "\n", encoding="utf-8")
+    _emit(res if as_json else view, as_json, None, list(view))
 
 
 def bench_asb(data: str = DATA, as_json: bool = JSON, out: Optional[Path] = OUT) -> None:
