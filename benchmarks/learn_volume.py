@@ -211,6 +211,14 @@ def _plot(results: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def _kept(path: Path, modes: list[str]) -> tuple[list[dict], dict]:
+    """Rows of ``modes`` from an earlier run's JSON (kept, not re-measured), and that JSON."""
+    if not modes or not path.exists():
+        return [], {}
+    earlier = json.loads(path.read_text())
+    return [r for r in earlier["results"] if r["mode"] in modes], earlier
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jsonl", default="100000,1000000")
@@ -218,6 +226,8 @@ def main() -> None:
     ap.add_argument("--parquet", default="100000,1000000,2000000")
     ap.add_argument("--duckdb", default="1000000")
     ap.add_argument("--out", default=str(RESULTS / "learn_volume.json"))
+    ap.add_argument("--keep", default="", help="modes whose rows are kept from the existing --out JSON "
+                    "(not re-run), e.g. jsonl,jsonl_before,duckdb")
     ap.add_argument("--child", nargs=2, metavar=("MODE", "PATH"))
     args = ap.parse_args()
     if args.child:
@@ -242,6 +252,7 @@ def main() -> None:
                 r = _measure(mode, str(d))
                 results.append({**r, "steps": n, "file": files[f"parquet-{n}"]})
                 print(mode, n, {k: r[k] for k in ("wall_s", "cpu_s", "peak_rss_mb")}, flush=True)
+    kept, earlier = _kept(Path(args.out), [m for m in args.keep.split(",") if m])
     # every run of one size learned the same counts (and the JSONL and Parquet copies agree)
     same = {}
     for n in {r["steps"] for r in results}:
@@ -249,7 +260,13 @@ def main() -> None:
         same[str(n)] = all(r["counts"] == rs[0]["counts"] and r["initial"] == rs[0]["initial"] for r in rs)
     for r in results:
         r.pop("counts")
+    for n, ok in earlier.get("same_model_per_size", {}).items():
+        same.setdefault(n, ok)
+    results = kept + results
+    files = {**{k: v for k, v in earlier.get("files", {}).items() if any(r["file"] == v for r in kept)}, **files}
     out = {"command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
+           **({"kept_rows_from": {"modes": args.keep, "command": earlier.get("command"),
+                                  "machine": earlier.get("machine")}} if kept else {}),
            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                        "loadavg_before": load0, "loadavg_after": os.getloadavg()},
            "spec": str(SPEC.relative_to(ROOT)), "files": files, "same_model_per_size": same, "results": results,
