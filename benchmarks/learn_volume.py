@@ -8,7 +8,7 @@ states are byte-identical), each step with its tool-call action: about 600 bytes
 the issue's 612 MB / 10^6-step file.
 
 Each measurement runs in a fresh subprocess (``--child``) and reports wall time, CPU time (user +
-system) and peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) of that process alone:
+system) and peak RSS (Linux ``VmHWM`` of that process image; ``ru_maxrss`` beside it) of that process alone:
 
 * ``jsonl``: ``DTMCLearner.add_file`` (streaming, compiled predicates) on 10^5 and 10^6 steps;
 * ``jsonl_before``: today's path before issue 14 (``read_traces`` -> list of Trace, ``learner.add``
@@ -168,12 +168,29 @@ def _child(mode: str, path: str) -> dict:
     model = learner.model()
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     ru = resource.getrusage(resource.RUSAGE_SELF)
+    hwm = _vm_hwm_mb()
     C = model.counts.tocoo()
     counts = sorted((model.state_names[i], model.state_names[j], int(v)) for i, j, v in zip(C.row, C.col, C.data))
     return {"mode": mode, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
-            "peak_rss_mb": round(ru.ru_maxrss / 1024, 1), "traces": learner.n_traces,
+            "peak_rss_mb": hwm if hwm is not None else round(ru.ru_maxrss / 1024, 1),
+            "ru_maxrss_mb": round(ru.ru_maxrss / 1024, 1), "traces": learner.n_traces,
             "transitions": int(model.counts.sum()), "states": model.n, "counts": counts,
             "initial": model.meta["initial_distribution"], **{k: round(v, 3) for k, v in extra.items()}}
+
+
+def _vm_hwm_mb() -> float | None:
+    """Peak RSS of this process image (Linux ``VmHWM``). ``ru_maxrss`` is not used for the figure: on
+    Linux it keeps the high-water mark of the forked parent across ``exec`` (the mark is carried
+    into the new image), so a child started by a parent that just generated a large file reported
+    the parent's memory (that made Parquet learning look like 446 MB at 10^5 and 777 MB at
+    2x10^5 steps)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    return None
 
 
 def _measure(mode: str, path: str) -> dict:
@@ -211,6 +228,14 @@ def _plot(results: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def _kept(path: Path, modes: list[str]) -> tuple[list[dict], dict]:
+    """Rows of ``modes`` from an earlier run's JSON (kept, not re-measured), and that JSON."""
+    if not modes or not path.exists():
+        return [], {}
+    earlier = json.loads(path.read_text())
+    return [r for r in earlier["results"] if r["mode"] in modes], earlier
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jsonl", default="100000,1000000")
@@ -218,6 +243,8 @@ def main() -> None:
     ap.add_argument("--parquet", default="100000,1000000,2000000")
     ap.add_argument("--duckdb", default="1000000")
     ap.add_argument("--out", default=str(RESULTS / "learn_volume.json"))
+    ap.add_argument("--keep", default="", help="modes whose rows are kept from the existing --out JSON "
+                    "(not re-run), e.g. jsonl,jsonl_before,duckdb")
     ap.add_argument("--child", nargs=2, metavar=("MODE", "PATH"))
     args = ap.parse_args()
     if args.child:
@@ -242,6 +269,7 @@ def main() -> None:
                 r = _measure(mode, str(d))
                 results.append({**r, "steps": n, "file": files[f"parquet-{n}"]})
                 print(mode, n, {k: r[k] for k in ("wall_s", "cpu_s", "peak_rss_mb")}, flush=True)
+    kept, earlier = _kept(Path(args.out), [m for m in args.keep.split(",") if m])
     # every run of one size learned the same counts (and the JSONL and Parquet copies agree)
     same = {}
     for n in {r["steps"] for r in results}:
@@ -249,11 +277,24 @@ def main() -> None:
         same[str(n)] = all(r["counts"] == rs[0]["counts"] and r["initial"] == rs[0]["initial"] for r in rs)
     for r in results:
         r.pop("counts")
+    for n, ok in earlier.get("same_model_per_size", {}).items():
+        same.setdefault(n, ok)
+    for r in results:  # kept rows have no counts left: compare their totals with the new rows
+        for k in kept:
+            if k["steps"] == r["steps"]:
+                same[str(r["steps"])] = same[str(r["steps"])] and all(
+                    k[f] == r[f] for f in ("traces", "transitions", "states", "initial"))
+    results = kept + results
+    files = {**{k: v for k, v in earlier.get("files", {}).items() if any(r["file"] == v for r in kept)}, **files}
     out = {"command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
+           **({"kept_rows_from": {"modes": args.keep, "command": earlier.get("command"),
+                                  "machine": earlier.get("machine")}} if kept else {}),
            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                        "loadavg_before": load0, "loadavg_after": os.getloadavg()},
            "spec": str(SPEC.relative_to(ROOT)), "files": files, "same_model_per_size": same, "results": results,
-           "note": "each row is a fresh subprocess; peak_rss_mb is its ru_maxrss; cpu_s = user+system of "
+           "note": "each row is a fresh subprocess; peak_rss_mb is its VmHWM (ru_maxrss_mb beside it inherits "
+                   "the forked parent's high-water mark across exec; kept rows from earlier runs measured "
+                   "peak_rss_mb as ru_maxrss); cpu_s = user+system of "
                    "that process. The machine is shared: wall time > CPU time means waiting for a core."}
     Path(args.out).write_text(json.dumps(out, indent=1))
     _plot(results, Path(args.out).with_suffix(".png"))

@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--random", type=int, nargs="*", default=[1000, 10000, 100000, 1000000])
     ap.add_argument("--gambler", type=int, nargs="*", default=[10000, 100000, 1000000])
     ap.add_argument("--grid", type=int, nargs="*", default=[100, 316])
+    ap.add_argument("--note", default="", help="a remark stored in the JSON (e.g. why sizes were left out)")
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "mc_families.json")
     args = ap.parse_args(argv)
     cases = [("random", n, *random_dtmc(n, 0), None) for n in args.random]
@@ -167,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['engines']['native'].get('max_abs_error')} storm {r['engines']['storm default'].get('max_abs_error')}",
               file=sys.stderr, flush=True)
     result = {"command": "nice .venv/bin/python benchmarks/mc_families.py " + " ".join(argv or sys.argv[1:]),
-              "machine": {"platform": platform.platform(), "cpus": os.cpu_count()}, "rows": rows}
+              "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                                                                                  "loadavg": os.getloadavg()},
+              **({"note": args.note} if args.note else {}), "rows": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
     return 0

@@ -125,3 +125,30 @@ def test_streaming_memory_does_not_hold_the_file(tmp_path):
     assert next(it) == ("a", [{"objects": []}])  # the first run arrives before the bad line is read
     with pytest.raises(InputError, match=":2: not valid JSON"):
         next(it)
+
+
+def test_parquet_read_row_group_by_row_group_learns_the_same_model(monkeypatch, tmp_path):
+    """Small row groups (5 rows) and batches (3 rows): runs cut across row groups and files are carried
+    over, each batch comes from one row group, and the model is the JSONL learner's exactly."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from agentguard.predictive import trace_stream
+
+    traces = read_traces(str(TRACES))
+    _write_parquet(tmp_path / "one.parquet", traces)
+    table = pq.read_table(tmp_path / "one.parquet")
+    folder = tmp_path / "small-groups"
+    folder.mkdir()
+    half = table.num_rows // 2 + 1  # a run cut between the two files
+    pq.write_table(table.slice(0, half), folder / "a.parquet", row_group_size=5)
+    pq.write_table(table.slice(half), folder / "b.parquet", row_group_size=5)
+    assert pq.ParquetFile(folder / "a.parquet").metadata.num_row_groups > 10
+    sizes = [b.num_rows for b in trace_stream._batches(folder, ["run_id", "step", "state"], 3)]
+    assert max(sizes) <= 3 and sum(sizes) == table.num_rows and sizes.count(2) > 0  # 5 = 3 + 2 per group
+    ref = DTMCLearner(load_spec(SPEC), alpha=1).add_file(str(TRACES)).model()
+    _same(ref, _reference(monkeypatch))
+    learner = DTMCLearner(load_spec(SPEC), alpha=1)
+    runs = trace_stream.iter_parquet_runs(folder, learner.abstraction.abstractor(), batch_rows=3)
+    _same(learner.add_runs(runs, batch_states=11, abstracted=True).model(), ref)
+    assert pa.default_memory_pool().bytes_allocated() < 1 << 20  # every batch released

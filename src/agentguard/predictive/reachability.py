@@ -56,6 +56,8 @@ def last_solve_info() -> SolveInfo:
 
 # --- helpers -----------------------------------------------------------------------------------
 def _as_csr(P) -> sp.csr_matrix:
+    if type(P) is sp.csr_matrix and P.dtype == np.float64 and P.shape[0] == P.shape[1]:
+        return P  # already in shape: no copy, no conversion
     if not sp.issparse(P):
         P = sp.csr_matrix(np.asarray(P, dtype=np.float64))
     P = P.tocsr()
@@ -82,25 +84,48 @@ def _as_mask(v, n: int, what: str) -> np.ndarray:
 FRONTIER_STEPS = 32
 
 
-def _backward_reach(P: sp.csr_matrix, targets: np.ndarray, through: np.ndarray) -> np.ndarray:
+class _Graph:
+    """The transposed structure of ``P`` (CSC: column j lists the predecessors of j) and its COO
+    edge list, built at most once per :func:`until` call and shared by Prob0 and Prob1."""
+
+    __slots__ = ("P", "_csc", "_coo", "deep")
+
+    def __init__(self, P: sp.csr_matrix) -> None:
+        self.P, self._csc, self._coo, self.deep = P, None, None, False
+
+    def csc(self):
+        if self._csc is None:
+            T = self.P.tocsc()
+            self._csc = (T.indptr, T.indices, T.data)
+        return self._csc
+
+    def coo(self):
+        if self._coo is None:
+            c = self.P.tocoo()
+            pos = c.data > 0
+            self._coo = (c.row[pos], c.col[pos])
+        return self._coo
+
+
+def _backward_reach(g: _Graph, targets: np.ndarray, through: np.ndarray, frontier_steps: int = FRONTIER_STEPS
+                    ) -> np.ndarray:
     """States that reach ``targets`` along paths whose states before the target all lie in ``through``.
 
-    Targets themselves are included. First up to ``FRONTIER_STEPS`` vectorised BFS layers (a state is
-    a predecessor of the frontier iff ``(P @ 1_frontier) > 0``, exact since entries are positive);
-    this finishes shallow graphs (random/expander-like: depth ~ log n) with no graph construction.
-    Deeper graphs (chains) then get one C-level BFS on the reversed graph restricted to edges leaving
-    ``through`` states, from a virtual source linked to every state reached so far.
+    Targets themselves are included. First up to ``frontier_steps`` vectorised BFS layers (a state is
+    a predecessor of the frontier iff it has a positive entry in a frontier column); this finishes
+    shallow graphs (random/expander-like: depth ~ log n) with no graph construction. Deeper graphs
+    (chains) then get one C-level BFS on the reversed graph restricted to edges leaving ``through``
+    states, from a virtual source linked to every state reached so far; ``g.deep`` records that.
     """
-    global _last_deep
-    _last_deep = False
     if not targets.any():
         return targets.copy()
+    n = targets.size
     reached = targets.copy()
     allowed = through & ~targets
-    T = P.tocsc()  # column j lists the predecessors of j: each layer touches only the frontier's edges
-    indptr, indices, data = T.indptr, T.indices, T.data
-    frontier = np.flatnonzero(targets)
-    for _ in range(FRONTIER_STEPS):
+    if frontier_steps:
+        indptr, indices, data = g.csc()
+        frontier = np.flatnonzero(targets)
+    for _ in range(frontier_steps):
         starts, lens = indptr[frontier], indptr[frontier + 1] - indptr[frontier]
         total = int(lens.sum())
         if total == 0:
@@ -110,29 +135,40 @@ def _backward_reach(P: sp.csr_matrix, targets: np.ndarray, through: np.ndarray) 
         pred = pred[allowed[pred] & ~reached[pred]]
         if pred.size == 0:
             return reached
-        frontier = np.unique(pred)
-        reached[frontier] = True
-    _last_deep = True  # more than FRONTIER_STEPS layers: a long-path graph (chain, grid), see solve_full
-    return _bfs_reach(P, reached, through)
+        if pred.size * 16 < n:  # few new states: sort them; many: one pass over a mask is cheaper
+            frontier = np.unique(pred)
+            reached[frontier] = True
+        else:
+            new = np.zeros(n, dtype=bool)
+            new[pred] = True
+            frontier = np.flatnonzero(new)
+            reached |= new
+    g.deep = True  # more than frontier_steps layers: a long-path graph (chain, grid), see solve_full
+    return _bfs_reach(g, reached, through)
 
 
-#: whether the last backward search needed more than FRONTIER_STEPS layers (the structure signal the
-#: linear solve uses to choose its method)
-_last_deep = False
-
-
-def _bfs_reach(P: sp.csr_matrix, targets: np.ndarray, through: np.ndarray) -> np.ndarray:
+def _bfs_reach(g: _Graph, targets: np.ndarray, through: np.ndarray) -> np.ndarray:
     """:func:`_backward_reach` by one :func:`scipy.sparse.csgraph.breadth_first_order` call."""
-    n = P.shape[0]
-    coo = P.tocoo()
-    keep = (coo.data > 0) & through[coo.row] & ~targets[coo.row]
-    src = np.concatenate([coo.col[keep], np.full(int(targets.sum()), n)])
-    dst = np.concatenate([coo.row[keep], np.flatnonzero(targets)])
-    g = sp.csr_matrix((np.ones(src.size, dtype=np.int8), (src, dst)), shape=(n + 1, n + 1))
-    order = csgraph.breadth_first_order(g, n, directed=True, return_predecessors=False)
+    n = targets.size
+    row, col = g.coo()
+    keep = through[row] & ~targets[row]
+    src = np.concatenate([col[keep], np.full(int(targets.sum()), n)])
+    dst = np.concatenate([row[keep], np.flatnonzero(targets)])
+    graph = sp.csr_matrix((np.ones(src.size, dtype=np.int8), (src, dst)), shape=(n + 1, n + 1))
+    order = csgraph.breadth_first_order(graph, n, directed=True, return_predecessors=False)
     out = np.zeros(n + 1, dtype=bool)
     out[order] = True
     return out[:n]
+
+
+def _prob01(P: sp.csr_matrix, phi1: np.ndarray, phi2: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Prob0 and Prob1 on validated input sharing one graph; the third value says whether the graph
+    is deep (Prob0 needed more than ``FRONTIER_STEPS`` layers; Prob1 then goes straight to the C BFS)."""
+    g = _Graph(P)
+    no = ~_backward_reach(g, phi2, phi1)
+    deep = g.deep
+    yes = ~_backward_reach(g, no, phi1 & ~phi2, 0 if deep else FRONTIER_STEPS)
+    return no, yes, deep
 
 
 def prob0(P, phi1, phi2) -> np.ndarray:
@@ -141,7 +177,7 @@ def prob0(P, phi1, phi2) -> np.ndarray:
     P = _as_csr(P)
     n = P.shape[0]
     phi1, phi2 = _as_mask(phi1, n, "phi1"), _as_mask(phi2, n, "phi2")
-    return ~_backward_reach(P, phi2, phi1)
+    return ~_backward_reach(_Graph(P), phi2, phi1)
 
 
 def prob1(P, phi1, phi2, no: np.ndarray | None = None) -> np.ndarray:
@@ -151,9 +187,8 @@ def prob1(P, phi1, phi2, no: np.ndarray | None = None) -> np.ndarray:
     n = P.shape[0]
     phi1, phi2 = _as_mask(phi1, n, "phi1"), _as_mask(phi2, n, "phi2")
     if no is None:
-        no = prob0(P, phi1, phi2)
-    return ~_backward_reach(P, no, phi1 & ~phi2)
-
+        return _prob01(P, phi1, phi2)[1]
+    return ~_backward_reach(_Graph(P), _as_mask(no, n, "no"), phi1 & ~phi2)
 
 
 def error_bound(P, phi1, phi2, x: np.ndarray) -> float:
@@ -166,8 +201,7 @@ def error_bound(P, phi1, phi2, x: np.ndarray) -> float:
     P = _as_csr(P)
     n = P.shape[0]
     phi1, phi2 = _as_mask(phi1, n, "phi1"), _as_mask(phi2, n, "phi2")
-    no = prob0(P, phi1, phi2)
-    yes = prob1(P, phi1, phi2, no)
+    no, yes, _ = _prob01(P, phi1, phi2)
     idx = np.flatnonzero(~(no | yes))
     if idx.size == 0:
         return float(np.max(np.abs(x[yes] - 1.0), initial=0.0) + np.max(np.abs(x[no]), initial=0.0))
@@ -194,9 +228,7 @@ def until(P, phi1, phi2, method: str = "auto") -> np.ndarray:
     P = _as_csr(P)
     n = P.shape[0]
     phi1, phi2 = _as_mask(phi1, n, "phi1"), _as_mask(phi2, n, "phi2")
-    no = prob0(P, phi1, phi2)
-    deep = _last_deep
-    yes = prob1(P, phi1, phi2, no)
+    no, yes, deep = _prob01(P, phi1, phi2)
     maybe = ~(no | yes)
     x = np.zeros(n)
     x[yes] = 1.0
