@@ -66,7 +66,7 @@ def matvec_fn(A: sp.csr_matrix):
 DOT_SMALL = 8192
 
 
-def _dot(a: np.ndarray, b: np.ndarray) -> float:
+def _dot_any(a: np.ndarray, b: np.ndarray) -> float:
     # small: np.dot (einsum's Python dispatcher costs ~3 us a call, 9 dots per BiCGSTAB iteration);
     # large: einsum, single-threaded and allocation-free (BLAS ddot may go multi-threaded there and
     # was 5x slower on a busy 2-core machine)
@@ -82,6 +82,8 @@ def bicgstab(matvec, b: np.ndarray, x0: np.ndarray, tol: float, maxiter: int):
     ``matvec(v, out)`` writes the system matrix times ``v`` into ``out``. Stops when the recurrence
     residual satisfies ``||r||_2 <= tol * max|b|`` (which implies ``max|r| <= tol * max|b|``);
     returns (x, converged). Callers re-check the true residual."""
+    # the dot product bound once: ndarray.dot on small vectors (no Python dispatch), _dot otherwise
+    _dot = np.ndarray.dot if b.size <= DOT_SMALL else _dot_any
     x = x0.copy()
     r = np.empty_like(b)
     matvec(x, r)

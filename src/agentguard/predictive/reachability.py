@@ -125,7 +125,13 @@ def _backward_reach(g: _Graph, targets: np.ndarray, through: np.ndarray, frontie
     if frontier_steps:
         indptr, indices, data = g.csc()
         frontier = np.flatnonzero(targets)
+    flat, count = 0, int(frontier.size) if frontier_steps else 0
     for _ in range(frontier_steps):
+        # a frontier that stops growing while little is reached is a long path (chain, grid): the C BFS
+        # below finishes it at once, where more vectorised layers would cost one numpy pass per state
+        flat = flat + 1 if frontier.size <= 2 else 0
+        if flat >= 3 and count * 8 < n:
+            break
         starts, lens = indptr[frontier], indptr[frontier + 1] - indptr[frontier]
         total = int(lens.sum())
         if total == 0:
@@ -143,6 +149,7 @@ def _backward_reach(g: _Graph, targets: np.ndarray, through: np.ndarray, frontie
             new[pred] = True
             frontier = np.flatnonzero(new)
             reached |= new
+        count += int(frontier.size)
     g.deep = True  # more than frontier_steps layers: a long-path graph (chain, grid), see solve_full
     return _bfs_reach(g, reached, through)
 
