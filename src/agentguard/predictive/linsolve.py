@@ -97,6 +97,8 @@ def bicgstab(matvec, b: np.ndarray, x0: np.ndarray, tol: float, maxiter: int):
     s_ = np.empty_like(b)
     t = np.empty_like(b)
     tmp = np.empty_like(b)
+    if b.size <= DOT_SMALL and b.dtype == np.float64:
+        return _bicgstab_small(matvec, b, x, r, rhat, limit, maxiter)
     for _ in range(maxiter):
         rho_new = _dot(rhat, r)
         if rho_new == 0.0 or omega == 0.0:
@@ -129,6 +131,48 @@ def bicgstab(matvec, b: np.ndarray, x0: np.ndarray, tol: float, maxiter: int):
         np.multiply(t, omega, out=tmp)  # r = s - omega t
         np.subtract(s_, tmp, out=r)
         if _dot(r, r) <= limit:
+            return x, True
+        rho = rho_new
+    return x, False
+
+
+def _bicgstab_small(matvec, b, x, r, rhat, limit, maxiter):
+    """The same iteration for small vectors, with BLAS ``daxpy`` fusing each ``y += a x`` into one call
+    (per-call overhead is what a small system's iteration costs; single-threaded at these sizes)."""
+    from scipy.linalg.blas import daxpy
+
+    dot = np.ndarray.dot
+    rho = alpha = omega = 1.0
+    v = np.zeros_like(b)
+    p = np.zeros_like(b)
+    s_ = np.empty_like(b)
+    t = np.empty_like(b)
+    for _ in range(maxiter):
+        rho_new = dot(rhat, r)
+        if rho_new == 0.0 or omega == 0.0:
+            return x, False
+        p = daxpy(v, p, a=-omega)  # p = r + beta (p - omega v)
+        p *= (rho_new / rho) * (alpha / omega)
+        p = daxpy(r, p)
+        matvec(p, v)
+        denom = dot(rhat, v)
+        if denom == 0.0:
+            return x, False
+        alpha = rho_new / denom
+        np.copyto(s_, r)  # s = r - alpha v
+        s_ = daxpy(v, s_, a=-alpha)
+        if dot(s_, s_) <= limit:
+            return daxpy(p, x, a=alpha), True
+        matvec(s_, t)
+        tt = dot(t, t)
+        if tt == 0.0:
+            return x, False
+        omega = dot(t, s_) / tt
+        x = daxpy(p, x, a=alpha)  # x += alpha p + omega s
+        x = daxpy(s_, x, a=omega)
+        np.copyto(r, s_)  # r = s - omega t
+        r = daxpy(t, r, a=-omega)
+        if dot(r, r) <= limit:
             return x, True
         rho = rho_new
     return x, False
