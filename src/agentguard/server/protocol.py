@@ -74,6 +74,30 @@ class _Guarded:
     server_state: Any
     config: Any
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._ag_setup()
+
+    # -- the protocol hooks both subclasses share (cooperative: the uvicorn protocol comes next in the MRO)
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)  # type: ignore[misc]
+        self._ag_wait()
+        self._ag_admit()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._ag_stop()
+        super().connection_lost(exc)  # type: ignore[misc]
+
+    def data_received(self, data: bytes) -> None:
+        self._ag_data(data)
+        if not self.transport.is_closing():
+            super().data_received(data)  # type: ignore[misc]
+
+    def on_response_complete(self) -> None:
+        if not self.transport.is_closing():
+            self._ag_wait()
+        super().on_response_complete()  # type: ignore[misc]
+
     def _ag_setup(self) -> None:
         limits = getattr(self.config, "agentguard_limits", None) or Limits()
         self._ag_limits: Limits = limits
@@ -139,33 +163,13 @@ class H11Limited(_Guarded, H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._ag_setup()
         self._ag_cycle: Any = None
-
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._ag_wait()
-        self._ag_admit()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._ag_stop()
-        super().connection_lost(exc)
-
-    def data_received(self, data: bytes) -> None:
-        self._ag_data(data)
-        if not self.transport.is_closing():
-            super().data_received(data)
 
     def handle_events(self) -> None:
         super().handle_events()
         if self.cycle is not None and self.cycle is not self._ag_cycle:  # a request's headers arrived
             self._ag_cycle = self.cycle
             self._ag_stop()
-
-    def on_response_complete(self) -> None:
-        if not self.transport.is_closing():
-            self._ag_wait()
-        super().on_response_complete()
 
 
 try:
@@ -178,32 +182,9 @@ if HttpToolsProtocol is not None:
     class HttpToolsLimited(_Guarded, HttpToolsProtocol):  # type: ignore[valid-type,misc]
         """uvicorn's httptools protocol with the header timeout, header size limit and connection cap."""
 
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self._ag_setup()
-
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._ag_wait()
-            self._ag_admit()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._ag_stop()
-            super().connection_lost(exc)
-
-        def data_received(self, data: bytes) -> None:
-            self._ag_data(data)
-            if not self.transport.is_closing():
-                super().data_received(data)
-
         def on_headers_complete(self) -> None:
             self._ag_stop()
             super().on_headers_complete()
-
-        def on_response_complete(self) -> None:
-            if not self.transport.is_closing():
-                self._ag_wait()
-            super().on_response_complete()
 
 else:  # pragma: no cover
     HttpToolsLimited = None  # type: ignore[assignment,misc]
