@@ -14,7 +14,6 @@ stay lazy inside the mechanisms).
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from .core import (
@@ -46,6 +45,7 @@ from .core import (
     read_traces,
     write_traces,
 )
+from .core.lazy import LazyExports
 
 __version__ = "0.1.0"
 
@@ -113,14 +113,12 @@ __all__ = [
 ]
 
 
+_exports = LazyExports(__name__, _LAZY, globals())
+
+
 def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'agentguard' has no attribute {name!r}")
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
+    return _exports.attr(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return _exports.dir()

@@ -24,8 +24,9 @@ in :mod:`agentguard.envs`; the paper's evaluations in :mod:`agentguard.bench`.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from ..core.lazy import LazyExports
 
 from .bellman import discounted_safety_target, safety_backup
 from .filter import QFunction, SafetyFilter, observation_of
@@ -87,14 +88,12 @@ _LAZY = {
 }
 
 
+_exports = LazyExports(__name__, _LAZY, globals())
+
+
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    return _exports.attr(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return _exports.dir()

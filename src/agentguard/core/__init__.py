@@ -17,6 +17,7 @@ from .errors import (
     PolicyError,
 )
 from .guard import BaseGuard, Guard, GuardStack, arun_guard, fail_closed, run_guard
+from .lazy import LazyExports
 from .runs import RunMemory, end_run, inner_guards
 from .strategies import (
     Block, Fallback, HaltTool, HumanInTheLoop, PendingApproval, Reflect, Replan, Stop, default_outcome,
@@ -44,6 +45,7 @@ __all__ = [
     "HumanInTheLoop",
     "InputError",
     "JsonlAuditSink",
+    "LazyExports",
     "LifecycleError",
     "MemoryAuditSink",
     "ModelError",

@@ -8,8 +8,9 @@ agentguard`` and the command line stay fast::
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from ..core.lazy import LazyExports
 
 __all__ = [
     "AuditStore",
@@ -26,22 +27,26 @@ __all__ = [
 ]
 
 _WHERE = {
-    "AuditStore": "audit",
-    "GuardServiceClient": "client",
-    "GuardSource": "guards",
-    "RemoteGuard": "client",
-    "ServerSettings": "settings",
-    "ServiceGuards": "guards",
-    "TraceStore": "traces",
-    "create_app": "app",
-    "default_guards": "guards",
-    "load_settings": "settings",
-    "load_traces": "traces",
+    "AuditStore": ".audit",
+    "GuardServiceClient": ".client",
+    "GuardSource": ".guards",
+    "RemoteGuard": ".client",
+    "ServerSettings": ".settings",
+    "ServiceGuards": ".guards",
+    "TraceStore": ".traces",
+    "create_app": ".app",
+    "default_guards": ".guards",
+    "load_settings": ".settings",
+    "load_traces": ".traces",
 }
 
 
+_exports = LazyExports(__name__, _WHERE, globals())
+
+
 def __getattr__(name: str) -> Any:
-    mod = _WHERE.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'agentguard.server' has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{mod}", __name__), name)
+    return _exports.attr(name)
+
+
+def __dir__() -> list[str]:
+    return _exports.dir()

@@ -14,8 +14,9 @@ Names are imported on first use (module ``__getattr__`` over the literal table `
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from ..core.lazy import LazyExports
 
 # name -> the module that defines it
 _LAZY = {
@@ -117,14 +118,12 @@ __all__ = [
 ]
 
 
+_exports = LazyExports(__name__, _LAZY, globals())
+
+
 def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'agentguard.spec' has no attribute {name!r}")
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
+    return _exports.attr(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return _exports.dir()
