@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import inspect
 import json
 import secrets
 import sys
@@ -60,6 +59,7 @@ from ..core.errors import InputError, require
 from ..core.guard import Guard
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .recording import TraceRecorder
+from .mcp_decide import Approve, applied_arguments, decide
 from .mcp_passthrough import PassThrough
 from .mcp_upstream import Upstream, parse_upstream
 from .runtime import GuardRuntime, refusal_message
@@ -84,7 +84,6 @@ def _modern_versions() -> Any:
         return MODERN_PROTOCOL_VERSIONS
     except ImportError:  # pragma: no cover
         return ()
-Approve = Callable[[Verdict, ToolCall], "bool | Awaitable[bool]"]
 
 
 def _meta_get(meta: Any, key: str) -> Any:
@@ -303,42 +302,8 @@ class GuardProxy(PassThrough):
         return getattr(res, "action", None) == "accept" and content.get("approve") is True
 
     async def _decide(self, gctx: Context, call: ToolCall, ctx: Any = None, params: Any = None) -> Any:
-        halted = gctx.metadata.get("halted")
-        if halted:
-            return Verdict(Decision.HALT, f"session halted earlier: {halted}", self.runtime.guard.name)
-        v = await self.runtime.acheck(gctx, call)
-        if v.decision is Decision.ESCALATE and self.approve is None:
-            try:
-                ok = await self._elicit(ctx, v, call, params)
-            except Exception as exc:
-                return Verdict(Decision.REJECT, f"approval failed ({type(exc).__name__}): {v.reason}", v.guard)
-            if isinstance(ok, types.InputRequiredResult):
-                return ok
-            if ok is None:
-                return Verdict(Decision.REJECT, f"needs a human's approval ({v.reason}), and this MCP client "
-                               "cannot ask one (no elicitation support); ask the operator to approve "
-                               f"{call.name} or to run the proxy with an approver", v.guard, v.numbers)
-            return Verdict(Decision.ALLOW if ok else Decision.REJECT,
-                           f"{'approved' if ok else 'not approved'} by a human (MCP elicitation): {v.reason}",
-                           v.guard, v.numbers)
-        if v.decision is Decision.ESCALATE:
-            ok = False
-            if self.approve is not None:
-                try:
-                    ok = self.approve(v, call)
-                    if inspect.isawaitable(ok):
-                        ok = await ok
-                except Exception as exc:
-                    return Verdict(
-                        Decision.REJECT, f"approval failed ({exc}): {v.reason}", v.guard, v.numbers
-                    )
-            v = Verdict(
-                Decision.ALLOW if ok is True else Decision.REJECT,
-                f"{'approved' if ok is True else 'not approved'} by a human: {v.reason}",
-                v.guard,
-                v.numbers,
-            )
-        return v
+        return await decide(self.runtime, gctx, call, approve=self.approve,
+                            ask=lambda v, c: self._elicit(ctx, v, c, params))
 
     async def _on_call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
         gctx = self._context(ctx)
@@ -346,17 +311,7 @@ class GuardProxy(PassThrough):
         v = await self._decide(gctx, call, ctx, params)
         if isinstance(v, types.InputRequiredResult):
             return v
-        args = call.arguments
-        if v.decision in (Decision.MODIFY, Decision.RECOVER):
-            act = v.action
-            if isinstance(act, ToolCall) and act.name == call.name:
-                args = dict(act.arguments)
-            elif v.decision is Decision.MODIFY and isinstance(act, dict):
-                args = dict(act)
-            else:
-                v = Verdict(
-                    Decision.REJECT, f"{v.reason} (no applicable replacement call)", v.guard, v.numbers
-                )
+        v, args = applied_arguments(v, call)
         if v.blocks:
             text = refusal_message(v, call)
             if v.decision is Decision.HALT:
