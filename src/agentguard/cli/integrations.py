@@ -12,7 +12,7 @@ behind the MCP Inspector, whose own ``--config`` option would otherwise take the
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -56,6 +56,21 @@ def _host_port(spec: str) -> tuple[str, int]:
         return host or "127.0.0.1", int(port)
     except ValueError:
         raise InputError(f"bad address {spec!r}: expected HOST:PORT") from None
+
+
+def _relay(stack: Any, recorder: Any, upstream: Any) -> None:
+    """Serve the MCP stdio relay (agentguard.integrations.mcp_relay) in front of one started upstream."""
+    import asyncio
+
+    from ..integrations.mcp_relay import serve_stdio_relay
+    from ..integrations.runtime import GuardRuntime
+
+    runtime = GuardRuntime(stack, recorder=recorder, adapter="mcp")
+    try:
+        asyncio.run(serve_stdio_relay(runtime, upstream.process))
+    finally:
+        if recorder is not None:
+            recorder.finish_all()
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -109,6 +124,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 if u.process is not None:
                     u.process.kill()
             raise
+        if http is None and len(ups) == 1 and ups[0].process is not None and not prefix:
+            _relay(stack, recorder, ups[0])  # the fast path: one stdio upstream served over stdio
+            return
         import anyio
 
         from ..integrations.mcp_proxy import GuardProxy

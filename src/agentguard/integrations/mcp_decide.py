@@ -27,7 +27,7 @@ from ..core.types import Context, Decision, ToolCall, Verdict
 from .rules import ToolRuleGuard
 from .runtime import GuardRuntime
 
-__all__ = ["Approve", "Ask", "applied_arguments", "decide", "inline_safe"]
+__all__ = ["Approve", "Ask", "applied_arguments", "decide", "inline_safe", "resolve"]
 
 Approve = Callable[[Verdict, ToolCall], "bool | Awaitable[bool]"]
 Ask = Callable[[Verdict, ToolCall], Awaitable[Any]]
@@ -57,6 +57,11 @@ async def decide(runtime: GuardRuntime, gctx: Context, call: ToolCall, *, inline
     if halted:
         return Verdict(Decision.HALT, f"session halted earlier: {halted}", runtime.guard.name)
     v = runtime.check(gctx, call) if inline else await runtime.acheck(gctx, call)
+    return await resolve(v, call, approve=approve, ask=ask)
+
+
+async def resolve(v: Verdict, call: ToolCall, *, approve: Approve | None = None, ask: Ask | None = None) -> Any:
+    """``v`` itself unless it is an ESCALATE; an ESCALATE resolved as :func:`decide` says."""
     if v.decision is not Decision.ESCALATE:
         return v
     if approve is not None:
