@@ -4,7 +4,8 @@
 
 Tools: ``write_note(name, text)`` writes WORKDIR/name; ``delete_note(name)`` deletes it;
 ``transfer_funds(amount, to)`` appends to WORKDIR/ledger.txt; ``list_notes()`` lists WORKDIR;
-``count_slowly(n)`` reports progress n times.
+``count_slowly(n)`` reports progress n times; ``announce(text)`` sends a logging message and the
+tools / prompts / resources ``list_changed`` notifications (so the proxy's relay of notifications can be shown).
 A prompt ``summarize_notes(style)``, a resource ``notes://index`` and a template ``notes://note/{name}``
 (so the proxy's prompt and resource pass-through can be shown). Served over stdio.
 """
@@ -61,6 +62,21 @@ async def count_slowly(n: int, ctx: Context) -> str:
     for i in range(1, n + 1):
         await ctx.report_progress(i, n, f"at {i}")
     return f"counted to {n}"
+
+
+@server.tool()
+async def announce(text: str, ctx: Context) -> str:
+    """Send ``text`` as a logging message (handshake-era clients), then the list_changed notifications."""
+    await ctx.info(text, logger_name="notes")
+    if ctx.protocol_version == "2026-07-28":  # to the client's subscriptions/listen stream
+        await ctx.notify_tools_changed()
+        await ctx.notify_prompts_changed()
+        await ctx.notify_resources_changed()
+    else:  # handshake-era session: plain notifications
+        await ctx.session.send_tool_list_changed()
+        await ctx.session.send_prompt_list_changed()
+        await ctx.session.send_resource_list_changed()
+    return f"announced {text}"
 
 
 @server.prompt()

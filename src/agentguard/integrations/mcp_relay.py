@@ -85,6 +85,17 @@ def _result_text(result: Any) -> str:
     return "\n".join(parts)
 
 
+def _meta(msg: dict) -> dict:
+    params = msg.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _modern(msg: dict) -> bool:
+    """A request of the 2026-07-28 (stateless) protocol: its version rides in ``_meta``."""
+    return _meta(msg).get(VERSION_META_KEY) in MODERN_VERSIONS
+
+
 def _as_call(method: str, params: dict, rid: Any) -> ToolCall | None:
     """The guarded request as the call the guard sees (as GuardProxy builds it), or None if malformed."""
     if method == "tools/call":
@@ -226,22 +237,34 @@ class StdioRelay:
         if v.blocks:
             text = refusal_message(v, call)
             self.runtime.record(gctx, call, v, observation=text)
-            self._to_client(_dump({"jsonrpc": "2.0", "id": rid, "result": {
-                "content": [{"type": "text", "text": text}], "isError": True}}))
+            result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": True}
+            if _modern(msg):
+                result["resultType"] = "complete"
+            self._to_client(_dump({"jsonrpc": "2.0", "id": rid, "result": result}))
             return
-        if args != call.arguments:
-            msg = {**msg, "params": {**msg["params"], "arguments": args}}
+        params = msg["params"]
+        if params.get("requestState") == self._state(gctx, call):  # our approval round: not the upstream's
+            answers = {k: a for k, a in (params.get("inputResponses") or {}).items() if k != APPROVAL_KEY}
+            params = {k: p for k, p in params.items() if k not in ("requestState", "inputResponses")}
+            if answers:
+                params["inputResponses"] = answers
+        if args != call.arguments or params is not msg["params"]:
+            msg = {**msg, "params": {**params, "arguments": args}}
             line = _dump(msg)
         self._pending[_key(rid)] = (gctx, call, v)
         self._to_upstream(line)
+
+    def _state(self, gctx: Context, call: ToolCall) -> str:
+        """The ``requestState`` of this proxy's approval round for exactly this call in this session."""
+        return hmac.new(self._secret, (gctx.run_id + "\x00" + call.name + "\x00" + json.dumps(
+            dict(call.arguments), sort_keys=True, default=str)).encode(), hashlib.sha256).hexdigest()
 
     async def _ask(self, v: Verdict, call: ToolCall, msg: dict, gctx: Context) -> Any:
         """The human's answer through MCP elicitation (see the module doc): True / False, None when the
         client cannot be asked, or the ``input_required`` result to answer with."""
         params = msg.get("params") or {}
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        modern = meta.get(VERSION_META_KEY) in MODERN_VERSIONS
-        caps = meta.get(CAPABILITIES_META_KEY) if modern else self._client_caps
+        modern = _modern(msg)
+        caps = _meta(msg).get(CAPABILITIES_META_KEY) if modern else self._client_caps
         if not isinstance(caps, dict) or not isinstance(caps.get("elicitation"), dict):
             return None
         ask = {"mode": "form", "message": (
@@ -250,8 +273,7 @@ class StdioRelay:
             "requestedSchema": {"type": "object", "required": ["approve"], "properties": {
                 "approve": {"type": "boolean", "title": f"Run {call.name}?"}}}}
         if modern:
-            state = hmac.new(self._secret, (gctx.run_id + "\x00" + call.name + "\x00" + json.dumps(
-                dict(call.arguments), sort_keys=True, default=str)).encode(), hashlib.sha256).hexdigest()
+            state = self._state(gctx, call)
             answers = params.get("inputResponses")
             if params.get("requestState") != state or not isinstance(answers, dict) or APPROVAL_KEY not in answers:
                 return {"resultType": "input_required", "requestState": state,

@@ -1,0 +1,331 @@
+"""The MCP proxy's stdio relay (agentguard.integrations.mcp_relay): unit tests on lines (fail closed on
+the inline fast path and on the task path, strict reading, MODIFY, HALT, elicitation in both protocol
+eras), and the real `agentguard mcp-proxy` with real `mcp` clients (notifications, approval)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from agentguard.core import BaseGuard, Decision, GuardStack, ToolCall, Verdict  # noqa: E402
+from agentguard.integrations.mcp_decide import inline_safe  # noqa: E402
+from agentguard.integrations.mcp_relay import StdioRelay  # noqa: E402
+from agentguard.integrations.rules import ToolRuleGuard  # noqa: E402
+from agentguard.integrations.runtime import GuardRuntime  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+UPSTREAM = REPO / "examples" / "integrations" / "mcp_upstream_server.py"
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+
+
+def line(msg: dict) -> bytes:
+    return json.dumps(msg).encode() + b"\n"
+
+
+def call(rid, name, args=None, meta=None) -> dict:
+    params = {"name": name, "arguments": args or {}}
+    if meta:
+        params["_meta"] = meta
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+
+
+class Wire:
+    """A relay with both sides captured as parsed messages (and raw upstream bytes)."""
+
+    def __init__(self, guard, **kw):
+        self.client, self.upstream = [], []
+        self.runtime = GuardRuntime(guard, adapter="mcp", **kw)
+        self.relay = StdioRelay(self.runtime, lambda b: self.client.append(json.loads(b)), self.upstream.append)
+
+    def send(self, msg) -> None:
+        self.relay.client_line(line(msg) if isinstance(msg, (dict, list)) else msg)
+
+    async def settle(self) -> None:
+        """Until the relay's decision tasks are done (at most 0.3 s: one waiting on a human stays)."""
+        for _ in range(60):
+            await asyncio.sleep(0.005)
+            if not self.relay._tasks:
+                return
+
+
+def rules(**kw) -> ToolRuleGuard:
+    return ToolRuleGuard(**kw)
+
+
+def test_allowed_call_is_forwarded_byte_for_byte_and_its_answer_recorded():
+    w = Wire(rules(allow=["read_*"]))
+    assert w.relay.inline
+    raw = b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{"p":"a"}}}\n'
+    w.send(raw)
+    assert w.upstream == [raw] and w.client == []
+    answer = b'{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"data"}]}}\n'
+    note = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n'
+    w.relay.upstream_line(note)
+    w.relay.upstream_line(answer)
+    assert w.client == [json.loads(note), json.loads(answer)]  # relayed unchanged, in order
+    steps = w.runtime.context("stdio").trace.steps
+    assert [s.observation for s in steps] == ["data"] and steps[0].action.name == "read_file"
+
+
+def test_refused_call_never_reaches_the_upstream_and_halt_stops_the_session():
+    w = Wire(rules(allow=["read_*"], halt=["rm_*"]))
+    w.send(call(1, "delete_all"))
+    w.send(call(2, "rm_rf", {"path": "/"}))
+    w.send(call(3, "read_file"))  # allowed by the rules, but the session is halted
+    assert w.upstream == []
+    assert [m["id"] for m in w.client] == [1, 2, 3]
+    assert all(m["result"]["isError"] for m in w.client)
+    assert "REJECT" in w.client[0]["result"]["content"][0]["text"]
+    assert "session halted earlier" in w.client[2]["result"]["content"][0]["text"]
+    assert "resultType" not in w.client[0]["result"]  # a handshake-era request gets a handshake-era result
+
+
+@pytest.mark.parametrize("bad", ["raise", "garbage", "late"])
+def test_inline_fast_path_fails_closed(bad):
+    guard = rules(allow=["*"])
+
+    def broken(context, proposal):
+        if bad == "raise":
+            raise RuntimeError("boom")
+        if bad == "garbage":
+            return "ALLOW"
+        time.sleep(0.05)
+        return Verdict.allow("late")
+
+    guard.check = broken  # still the exact ToolRuleGuard class: evaluated inline
+    w = Wire(guard, timeout_s=0.01)
+    assert w.relay.inline
+    w.send(call(1, "read_file"))
+    assert w.upstream == [] and w.client[0]["result"]["isError"]
+    assert "HALT" in w.client[0]["result"]["content"][0]["text"]
+
+
+class Slow(BaseGuard):
+    """Not inline-safe (any user class): decided through acheck in a task."""
+
+    name = "slow"
+
+    def __init__(self, verdict=None, error=None):
+        self.verdict, self.error = verdict, error
+
+    def check(self, context, proposal):
+        if self.error:
+            raise self.error
+        return self.verdict
+
+
+def test_task_path_fails_closed_and_applies_modify():
+    w = Wire(GuardStack([Slow(error=ValueError("nope"))]))
+    assert not w.relay.inline and not inline_safe(w.runtime)
+
+    async def go():
+        w.send(call(1, "read_file"))
+        await w.settle()
+    asyncio.run(go())
+    assert w.upstream == [] and w.client[0]["result"]["isError"]
+
+    mod = Verdict(Decision.MODIFY, "redacted", "slow", action=ToolCall("send", {"to": "me@example.com"}))
+    w = Wire(Slow(mod))
+
+    async def go2():
+        w.send(call(2, "send", {"to": "evil@x.org"}))
+        await w.settle()
+    asyncio.run(go2())
+    sent = json.loads(w.upstream[0])
+    assert sent["params"]["arguments"] == {"to": "me@example.com"} and sent["id"] == 2
+
+
+def test_strict_reading_batches_and_unknown_methods():
+    w = Wire(rules(allow=["*"]))
+    w.send(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a","name":"b","arguments":{}}}\n')
+    w.send([call(8, "read_file")])                                   # a batch would carry calls past the guard
+    w.send({"jsonrpc": "2.0", "id": 9, "method": "tools/execute", "params": {}})
+    w.send({"jsonrpc": "2.0", "id": True, "method": "tools/call", "params": {"name": "a"}})
+    w.send({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": 5}})
+    w.send({"jsonrpc": "2.0", "id": 11, "method": "tools/list"})
+    w.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert [json.loads(b).get("id") for b in w.upstream] == [11, None]
+    assert [(m["id"], m["error"]["code"]) for m in w.client] == [
+        (7, -32700), (None, -32600), (9, -32601), (None, -32600), (10, -32602)]
+
+
+def test_facts_and_session_from_meta_reach_the_context():
+    seen = []
+
+    class Spy(BaseGuard):
+        name = "spy"
+
+        def check(self, context, proposal):
+            seen.append((context.run_id, dict(context.metadata)))
+            return Verdict.allow("spy")
+
+    w = Wire(Spy())
+
+    async def go():
+        w.send(call(1, "x", meta={"agentguard/session": "alice", "agentguard/facts": {"age": 30, "halted": "no"}}))
+        await w.settle()
+    asyncio.run(go())
+    run_id, meta = seen[0]
+    assert run_id == "client:alice" and meta["age"] == 30 and "halted" not in meta
+
+
+def test_prompts_and_resources_are_guarded():
+    w = Wire(rules(allow=["prompts/get"]))
+    w.send({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "p"}})
+    w.send({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "file:///etc/shadow"}})
+    assert [json.loads(b)["id"] for b in w.upstream] == [1]
+    assert w.client[0]["id"] == 2 and w.client[0]["error"]["code"] == -32003
+
+
+@pytest.mark.parametrize("answer,runs", [({"action": "accept", "content": {"approve": True}}, True),
+                                         ({"action": "accept", "content": {"approve": "yes"}}, False),
+                                         ({"action": "decline"}, False)])
+def test_escalation_by_elicitation_handshake_era(answer, runs):
+    w = Wire(rules(allow=["*"], escalate=["transfer_*"]))
+
+    async def go():
+        w.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}}})
+        w.send(call(1, "transfer_funds", {"amount": 5}))
+        await w.settle()
+        ask = w.client[-1]
+        assert ask["method"] == "elicitation/create" and "transfer_funds" in ask["params"]["message"]
+        w.send({"jsonrpc": "2.0", "id": ask["id"], "result": answer})
+        await w.settle()
+    asyncio.run(go())
+    forwarded = [json.loads(b).get("id") for b in w.upstream]
+    assert forwarded == ([0, 1] if runs else [0])
+    if not runs:
+        assert w.client[-1]["id"] == 1 and w.client[-1]["result"]["isError"]
+
+
+def test_escalation_without_elicitation_is_refused_naming_the_approval():
+    w = Wire(rules(allow=["*"], escalate=["transfer_*"]))
+
+    async def go():
+        w.send(call(1, "transfer_funds"))
+        await w.settle()
+    asyncio.run(go())
+    assert w.upstream == [] and "needs a human's approval" in w.client[0]["result"]["content"][0]["text"]
+
+
+def test_escalation_by_input_required_modern_protocol():
+    w = Wire(rules(allow=["*"], escalate=["transfer_*"]))
+
+    async def go():
+        w.send(call(1, "transfer_funds", {"amount": 5}, meta=MODERN_META))
+        await w.settle()
+        asked = w.client[-1]["result"]
+        assert asked["resultType"] == "input_required" and w.upstream == []
+        retry = call(2, "transfer_funds", {"amount": 5}, meta=MODERN_META)
+        yes = {"agentguard-approval": {"action": "accept", "content": {"approve": True}}}
+        forged = {**retry, "params": {**retry["params"], "requestState": "forged", "inputResponses": yes}}
+        w.send(forged)                       # an answer without this proxy's state asks again
+        await w.settle()
+        assert w.client[-1]["result"]["resultType"] == "input_required" and w.upstream == []
+        other = call(3, "transfer_funds", {"amount": 5000}, meta=MODERN_META)  # the state binds the arguments
+        other["params"].update(requestState=asked["requestState"], inputResponses=yes)
+        w.send(other)
+        await w.settle()
+        assert w.client[-1]["result"]["resultType"] == "input_required" and w.upstream == []
+        retry["params"].update(requestState=asked["requestState"], inputResponses=yes)
+        w.send(retry)
+        await w.settle()
+    asyncio.run(go())
+    assert [json.loads(b)["id"] for b in w.upstream] == [2]
+    forwarded = json.loads(w.upstream[0])["params"]  # our approval round is not the upstream's
+    assert "requestState" not in forwarded and "inputResponses" not in forwarded
+
+
+# -- the real command with real mcp clients ----------------------------------------------------------
+def _proxy(tmp_path, toml: str):
+    from mcp import StdioServerParameters
+
+    cfg = tmp_path / "agentguard.toml"
+    cfg.write_text(toml)
+    notes = tmp_path / "notes"
+    notes.mkdir(exist_ok=True)
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "agentguard", "mcp-proxy", "--guards", str(cfg),
+              "--upstream", f"notes={sys.executable} -W ignore {UPSTREAM} {notes}"],
+        env={**os.environ}, cwd=str(REPO)), notes
+
+
+def test_cli_relay_passes_logging_and_list_changed_notifications(tmp_path):
+    """A real MCPServer upstream sends a logging message and the three list_changed notifications
+    (handshake era) or change events (2026-07-28 subscriptions/listen); a real client gets them through
+    `agentguard mcp-proxy`."""
+    from mcp import Client
+
+    params, _ = _proxy(tmp_path, '[[guards]]\ntype = "tool-rules"\nallow = ["announce"]\n')
+
+    async def legacy():
+        got = []
+
+        async def handler(m):
+            got.append(getattr(m, "method", type(m).__name__))
+
+        async with Client(params, message_handler=handler, mode="legacy") as c:
+            res = await c.call_tool("announce", {"text": "hello"})
+            for _ in range(100):
+                if len(got) >= 4:
+                    break
+                await asyncio.sleep(0.02)
+        return res, got
+
+    async def modern():
+        got = []
+        async with Client(params) as c:
+            async with c.listen(tools_list_changed=True, prompts_list_changed=True,
+                                resources_list_changed=True) as sub:
+                await c.call_tool("announce", {"text": "hello"})
+
+                async def take():
+                    async for ev in sub:
+                        got.append(type(ev).__name__)
+                        if len(got) == 3:
+                            return
+                await asyncio.wait_for(take(), 20)
+        return got
+
+    res, got = asyncio.run(legacy())
+    assert not res.is_error
+    assert got == ["notifications/message", "notifications/tools/list_changed",
+                   "notifications/prompts/list_changed", "notifications/resources/list_changed"]
+    assert asyncio.run(modern()) == ["ToolsListChanged", "PromptsListChanged", "ResourcesListChanged"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_cli_relay_asks_the_human_through_the_client(tmp_path, mode):
+    """ESCALATE through `agentguard mcp-proxy`: the real client's elicitation callback is the human;
+    approving runs exactly that call, declining refuses it (both protocol eras)."""
+    import mcp_types as types
+    from mcp import Client
+
+    params, notes = _proxy(tmp_path, '[[guards]]\ntype = "tool-rules"\nallow = ["*"]\nescalate = ["transfer_*"]\n')
+    asked = []
+
+    async def human(context, request):
+        asked.append(request.message)
+        approve = '"to": "bob"' in request.message
+        return types.ElicitResult(action="accept", content={"approve": approve})
+
+    async def main():
+        async with Client(params, elicitation_callback=human, mode=mode) as c:
+            yes = await c.call_tool("transfer_funds", {"amount": 5, "to": "bob"})
+            no = await c.call_tool("transfer_funds", {"amount": 900, "to": "eve"})
+        return yes, no
+
+    yes, no = asyncio.run(main())
+    assert len(asked) == 2 and not yes.is_error and no.is_error
+    assert (notes / "ledger.txt").read_text() == "5 bob\n"
