@@ -1,12 +1,16 @@
 """MCP guard proxy: per-call latency and start-up against a direct connection, side by side in one run.
 
-The upstream is the PyPI server ``mcp-server-time`` (``python -m mcp_server_time``) over stdio. Two real
-``mcp.Client`` connections are open at once: one straight to the server, one to ``agentguard
-mcp-proxy --guards examples/integrations/agentguard.toml --upstream time=...`` (a subprocess, which
-starts its own copy of the server). Calls of ``get_current_time {"timezone": "UTC"}`` alternate between
-the two (direct, proxy, direct, ...), so both see the same machine load; reported: the median, p10 and
-p90 of each, and ``ratio_median = proxy / direct``. Start-up: the time from spawning the client's
-connection to the end of the first ``tools/list``, alternating direct and proxy ``--startups`` times.
+The upstream is the PyPI server ``mcp-server-time`` (``python -m mcp_server_time``) over stdio. Three real
+``mcp.Client`` connections are open at once: one straight to the server; one to ``agentguard mcp-proxy
+--guards examples/integrations/agentguard.toml --upstream time=...`` (a subprocess, which starts its own
+copy of the server; one stdio upstream served over stdio: the line relay,
+``agentguard.integrations.mcp_relay``); and one to the same command with ``--prefix`` (the SDK server
+path, ``GuardProxy``, which multi-upstream and ``--http`` proxies use; its tool is
+``time__get_current_time``). Calls of ``get_current_time {"timezone": "UTC"}`` rotate between the three
+(direct, proxy, proxy_sdk, direct, ...), so all see the same machine load; reported: the median, p10 and
+p90 of each, ``ratio_median = proxy / direct`` and ``ratio_median_sdk = proxy_sdk / direct``, and the
+1-minute load average before and after. Start-up: the time from spawning the client's connection to the
+end of the first ``tools/list``, alternating direct and proxy ``--startups`` times.
 
     python benchmarks/mcp_proxy_latency.py [--calls 300] [--startups 5]
         [--out benchmarks/results/mcp_proxy_latency.json]
@@ -34,13 +38,10 @@ def _targets():
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     server = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
     direct = StdioServerParameters(command=server[0], args=server[1:], env=env)
-    proxy = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "agentguard", "mcp-proxy", "--guards", str(CONFIG), "--upstream", "time=" + " ".join(server)],
-        env=env,
-        cwd=str(REPO),
-    )
-    return (lambda: stdio_client(direct)), (lambda: stdio_client(proxy))
+    cmd = ["-m", "agentguard", "mcp-proxy", "--guards", str(CONFIG), "--upstream", "time=" + " ".join(server)]
+    proxy = StdioServerParameters(command=sys.executable, args=cmd, env=env, cwd=str(REPO))
+    sdk = StdioServerParameters(command=sys.executable, args=[*cmd, "--prefix"], env=env, cwd=str(REPO))
+    return (lambda: stdio_client(direct)), (lambda: stdio_client(proxy)), (lambda: stdio_client(sdk))
 
 
 def _stats(xs: list[float]) -> dict:
@@ -60,21 +61,23 @@ async def _startup(make) -> float:
 async def run(calls: int, startups: int) -> dict:
     from mcp import Client
 
-    direct, proxy = _targets()
+    direct, proxy, sdk = _targets()
     starts = {"direct": [], "proxy": []}
     for _ in range(startups):
         starts["direct"].append(await _startup(direct))
         starts["proxy"].append(await _startup(proxy))
-    lat = {"direct": [], "proxy": []}
+    lat: dict[str, list[float]] = {"direct": [], "proxy": [], "proxy_sdk": []}
     args = {"timezone": "UTC"}
-    async with Client(direct()) as d, Client(proxy()) as p:
-        for c in (d, p):  # warm-up
+    async with Client(direct()) as d, Client(proxy()) as p, Client(sdk()) as s:
+        clients = (("direct", d, "get_current_time"), ("proxy", p, "get_current_time"),
+                   ("proxy_sdk", s, "time__get_current_time"))
+        for _, c, tool in clients:  # warm-up
             for _ in range(10):
-                await c.call_tool("get_current_time", args)
+                await c.call_tool(tool, args)
         for _ in range(calls):
-            for name, c in (("direct", d), ("proxy", p)):
+            for name, c, tool in clients:
                 t0 = time.perf_counter()
-                r = await c.call_tool("get_current_time", args)
+                r = await c.call_tool(tool, args)
                 lat[name].append((time.perf_counter() - t0) * 1000)
                 assert not r.is_error, r
     per_call = {k: _stats(v) for k, v in lat.items()}
@@ -82,6 +85,7 @@ async def run(calls: int, startups: int) -> dict:
     return {
         "per_call": per_call,
         "ratio_median": per_call["proxy"]["median_ms"] / per_call["direct"]["median_ms"],
+        "ratio_median_sdk": per_call["proxy_sdk"]["median_ms"] / per_call["direct"]["median_ms"],
         "target_ratio_median": 1.3,
         "startup": start,
         "startup_added_ms": start["proxy"]["median_ms"] - start["direct"]["median_ms"],
@@ -95,9 +99,11 @@ def main() -> None:
     ap.add_argument("--startups", type=int, default=5)
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "mcp_proxy_latency.json"))
     a = ap.parse_args()
+    load_before, t0 = os.getloadavg()[0], time.perf_counter()
     out = asyncio.run(run(a.calls, a.startups))
     out["command"] = "python benchmarks/mcp_proxy_latency.py " + " ".join(sys.argv[1:])
-    out["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(), "load1": os.getloadavg()[0]}
+    out["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(), "load1": load_before,
+                      "load1_after": os.getloadavg()[0], "wall_s": time.perf_counter() - t0}
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps({k: v for k, v in out.items() if k != "startup"}, indent=2))

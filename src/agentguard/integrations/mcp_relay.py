@@ -68,7 +68,8 @@ Sink = Callable[[bytes], None]
 
 
 def _key(rid: Any) -> str:
-    return json.dumps(rid)
+    """A request id as a dict key (1 and "1" are different ids)."""
+    return f"{type(rid).__name__}:{rid}"
 
 
 def _dump(msg: Any) -> bytes:
@@ -243,7 +244,7 @@ class StdioRelay:
             self._to_client(_dump({"jsonrpc": "2.0", "id": rid, "result": result}))
             return
         params = msg["params"]
-        if params.get("requestState") == self._state(gctx, call):  # our approval round: not the upstream's
+        if params.get("requestState") and params["requestState"] == self._state(gctx, call):  # our approval round: not the upstream's
             answers = {k: a for k, a in (params.get("inputResponses") or {}).items() if k != APPROVAL_KEY}
             params = {k: p for k, p in params.items() if k not in ("requestState", "inputResponses")}
             if answers:
