@@ -53,6 +53,7 @@ def test_forbidden_call_never_reaches_upstream_allowed_call_runs(tmp_path):
             async with Client(proxy.server) as client:
                 names = sorted(t.name for t in (await client.list_tools()).tools)
                 assert names == [
+                    "announce",
                     "count_slowly",
                     "delete_note",
                     "list_notes",
@@ -155,7 +156,7 @@ def test_two_upstreams_are_prefixed_and_routed(tmp_path):
     assert names == sorted(
         f"{u}__{t}"
         for u in ("one", "two")
-        for t in ("count_slowly", "delete_note", "list_notes", "transfer_funds", "write_note")
+        for t in ("announce", "count_slowly", "delete_note", "list_notes", "transfer_funds", "write_note")
     )
     assert (d2 / "n.txt").read_text() == "2" and not (d1 / "n.txt").exists() and denied.is_error
 
