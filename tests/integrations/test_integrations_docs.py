@@ -37,5 +37,7 @@ def test_doc_example_runs(i, tmp_path, monkeypatch, capfd):
         assert "exceeds the transfer limit" in out
     if "BLOCKED" in code:
         assert "'action': 'BLOCKED'" in out
-    if "delete_note" in code:
+    if "logging_callback" in code:
+        assert out.split("\n")[:3] == ["log: hello", "announced hello", "True"], out
+    elif "delete_note" in code:
         assert out.startswith("True agentguard refused tool call delete_note")
