@@ -10,7 +10,9 @@ path, ``GuardProxy``, which multi-upstream and ``--http`` proxies use; its tool 
 (direct, proxy, proxy_sdk, direct, ...), so all see the same machine load; reported: the median, p10 and
 p90 of each, ``ratio_median = proxy / direct`` and ``ratio_median_sdk = proxy_sdk / direct``, and the
 1-minute load average before and after. Start-up: the time from spawning the client's connection to the
-end of the first ``tools/list``, alternating direct and proxy ``--startups`` times.
+end of the first ``tools/list``, alternating direct and proxy ``--startups`` times. ``relay_us_per_call``:
+the relay's own work per call in this process (a ``tools/call`` line of the shape the client sends and the
+upstream's answer line fed to ``StdioRelay`` with the same stack, 2,000 calls, no pipes), median of 5.
 
     python benchmarks/mcp_proxy_latency.py [--calls 300] [--startups 5]
         [--out benchmarks/results/mcp_proxy_latency.json]
@@ -42,6 +44,32 @@ def _targets():
     proxy = StdioServerParameters(command=sys.executable, args=cmd, env=env, cwd=str(REPO))
     sdk = StdioServerParameters(command=sys.executable, args=[*cmd, "--prefix"], env=env, cwd=str(REPO))
     return (lambda: stdio_client(direct)), (lambda: stdio_client(proxy)), (lambda: stdio_client(sdk))
+
+
+def _relay_us_per_call(n: int = 2000) -> float:
+    from agentguard.config import build_stack, load_config
+    from agentguard.integrations.mcp_relay import StdioRelay
+    from agentguard.integrations.runtime import GuardRuntime
+
+    sink: list[bytes] = []
+    relay = StdioRelay(GuardRuntime(build_stack(load_config(str(CONFIG))), adapter="mcp"), sink.append, sink.append)
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    text = json.dumps({"timezone": "UTC", "datetime": "2026-11-24T02:19:02+00:00", "day_of_week": "Tuesday"})
+    calls = [json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
+        "name": "get_current_time", "arguments": {"timezone": "UTC"}, "_meta": meta}}).encode() + b"\n"
+        for i in range(n)]
+    answers = [json.dumps({"jsonrpc": "2.0", "id": i, "result": {
+        "content": [{"type": "text", "text": text}], "isError": False}}).encode() + b"\n" for i in range(n)]
+    runs = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for c, a in zip(calls, answers):
+            relay.client_line(c)
+            relay.upstream_line(a)
+        runs.append((time.perf_counter() - t0) / n * 1e6)
+        assert len(sink) == 2 * n and sink[0] == calls[0]  # forwarded byte for byte, not refused
+        sink.clear()
+    return statistics.median(runs)
 
 
 def _stats(xs: list[float]) -> dict:
@@ -90,6 +118,7 @@ async def run(calls: int, startups: int) -> dict:
         "startup": start,
         "startup_added_ms": start["proxy"]["median_ms"] - start["direct"]["median_ms"],
         "target_startup_added_ms": 1000,
+        "relay_us_per_call": _relay_us_per_call(),
     }
 
 
