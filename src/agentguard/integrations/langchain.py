@@ -71,6 +71,8 @@ __all__ = [
 HALT_KEY = "agentguard_halt"
 FACTS_KEY = "agentguard_facts"
 DECISIONS = ["approve", "edit", "reject", "respond"]
+#: who answered, as the guard service's audit log records it (RemoteGuard escalations)
+APPROVER = "human via LangChain HITL"
 
 
 class AgentGuardState(AgentState):
@@ -309,8 +311,8 @@ class AgentGuardMiddleware(AgentMiddleware):
         self._pending[(key, call.call_id)] = verdict  # the resumed node reuses it (one check per call)
         d = hitl_decision(interrupt(hitl_request(call, verdict)))  # GraphInterrupt first; the answer on resume
         kind, why = d["type"], verdict.reason
-        if kind == "approve":
-            return "run", request, Verdict(Decision.ALLOW, f"approved by a human: {why}", verdict.guard, verdict.numbers)
+        if kind == "approve":  # the wrap path confirms it with the escalating guard (the service's RemoteGuard)
+            return "approve", request, verdict
         if kind == "respond" and isinstance(d.get("message"), str):
             text = d["message"]
             return "respond", text, Verdict(Decision.REJECT, f"answered by a human instead: {why}", verdict.guard)
@@ -322,6 +324,16 @@ class AgentGuardMiddleware(AgentMiddleware):
         note = d.get("message") if kind == "reject" and isinstance(d.get("message"), str) else ""
         refused = Verdict(Decision.REJECT, f"refused by a human{': ' + note if note else ''} ({why})", verdict.guard)
         return "refuse", self.on_reject == "end", refused
+
+    @staticmethod
+    def _approval(v: Verdict, edited: bool = False) -> Verdict:
+        return Verdict(Decision.ALLOW, f"{'edited and ' if edited else ''}approved by a human: {v.reason}",
+                       v.guard, v.numbers)
+
+    def _approved(self, request: Any, confirmed: Verdict) -> tuple[str, Any, Verdict]:
+        if confirmed.decision is Decision.ALLOW:
+            return "run", request, confirmed
+        return "refuse", self.on_reject == "end", confirmed
 
     def _after_edit(self, request: Any, edited: ToolCall, v: Verdict) -> tuple[str, Any, Verdict]:
         """The human's edited call, checked again: run unless the guard blocks it (ESCALATE is the
@@ -344,8 +356,14 @@ class AgentGuardMiddleware(AgentMiddleware):
         verdict = self._pending.get((key, call.call_id)) or self.runtime.check(ctx, call)
         what, arg, verdict = self._decide(key, request, verdict, call)
         self._pending.pop((key, call.call_id), None)
+        if what == "approve":
+            what, arg, verdict = self._approved(arg, self.runtime.confirm(verdict, call, self._approval(verdict),
+                                                                          APPROVER))
         if what == "recheck":
-            what, arg, verdict = self._after_edit(request, arg, self.runtime.check(ctx, arg))
+            v = self.runtime.check(ctx, arg)
+            if v.decision is Decision.ESCALATE:  # the edit is the human's approval of exactly this call
+                v = self.runtime.confirm(v, arg, self._approval(v, True), APPROVER)
+            what, arg, verdict = self._after_edit(request, arg, v)
         if what != "run":
             return self._finish(ctx, call, what, arg, verdict)
         result = handler(arg)
@@ -357,8 +375,14 @@ class AgentGuardMiddleware(AgentMiddleware):
         verdict = self._pending.get((key, call.call_id)) or await self.runtime.acheck(ctx, call)
         what, arg, verdict = self._decide(key, request, verdict, call)
         self._pending.pop((key, call.call_id), None)
+        if what == "approve":
+            what, arg, verdict = self._approved(arg, await self.runtime.aconfirm(
+                verdict, call, self._approval(verdict), APPROVER))
         if what == "recheck":
-            what, arg, verdict = self._after_edit(request, arg, await self.runtime.acheck(ctx, arg))
+            v = await self.runtime.acheck(ctx, arg)
+            if v.decision is Decision.ESCALATE:  # the edit is the human's approval of exactly this call
+                v = await self.runtime.aconfirm(v, arg, self._approval(v, True), APPROVER)
+            what, arg, verdict = self._after_edit(request, arg, v)
         if what != "run":
             return self._finish(ctx, call, what, arg, verdict)
         result = await handler(arg)

@@ -57,11 +57,14 @@ async def decide(runtime: GuardRuntime, gctx: Context, call: ToolCall, *, inline
     if halted:
         return Verdict(Decision.HALT, f"session halted earlier: {halted}", runtime.guard.name)
     v = runtime.check(gctx, call) if inline else await runtime.acheck(gctx, call)
-    return await resolve(v, call, approve=approve, ask=ask)
+    return await resolve(v, call, approve=approve, ask=ask, runtime=runtime)
 
 
-async def resolve(v: Verdict, call: ToolCall, *, approve: Approve | None = None, ask: Ask | None = None) -> Any:
-    """``v`` itself unless it is an ESCALATE; an ESCALATE resolved as :func:`decide` says."""
+async def resolve(v: Verdict, call: ToolCall, *, approve: Approve | None = None, ask: Ask | None = None,
+                  runtime: GuardRuntime | None = None) -> Any:
+    """``v`` itself unless it is an ESCALATE; an ESCALATE resolved as :func:`decide` says. The human's
+    answer is reported to the guard that escalated when it keeps its own record (the service's
+    ``RemoteGuard``: :meth:`GuardRuntime.asettle_approval`); an approval it does not confirm refuses."""
     if v.decision is not Decision.ESCALATE:
         return v
     if approve is not None:
@@ -71,8 +74,9 @@ async def resolve(v: Verdict, call: ToolCall, *, approve: Approve | None = None,
                 ok = await ok
         except Exception as exc:
             return Verdict(Decision.REJECT, f"approval failed ({exc}): {v.reason}", v.guard, v.numbers)
-        return Verdict(Decision.ALLOW if ok is True else Decision.REJECT,
-                       f"{'approved' if ok is True else 'not approved'} by a human: {v.reason}", v.guard, v.numbers)
+        out = Verdict(Decision.ALLOW if ok is True else Decision.REJECT,
+                      f"{'approved' if ok is True else 'not approved'} by a human: {v.reason}", v.guard, v.numbers)
+        return await _settle(runtime, v, call, ok is True, "operator (mcp-proxy approver)", out)
     try:
         ok = await ask(v, call) if ask is not None else None
     except Exception as exc:
@@ -83,9 +87,15 @@ async def resolve(v: Verdict, call: ToolCall, *, approve: Approve | None = None,
                        f"{call.name} or to run the proxy with an approver", v.guard, v.numbers)
     if not isinstance(ok, bool):
         return ok
-    return Verdict(Decision.ALLOW if ok else Decision.REJECT,
-                   f"{'approved' if ok else 'not approved'} by a human (MCP elicitation): {v.reason}",
-                   v.guard, v.numbers)
+    out = Verdict(Decision.ALLOW if ok else Decision.REJECT,
+                  f"{'approved' if ok else 'not approved'} by a human (MCP elicitation): {v.reason}",
+                  v.guard, v.numbers)
+    return await _settle(runtime, v, call, ok, "human via MCP elicitation", out)
+
+
+async def _settle(runtime: GuardRuntime | None, v: Verdict, call: ToolCall, approved: bool, approver: str,
+                  out: Verdict) -> Verdict:
+    return await runtime.aconfirm(v, call, out, approver) if runtime is not None else out
 
 
 def applied_arguments(v: Verdict, call: ToolCall) -> tuple[Verdict, dict[str, Any]]:

@@ -213,7 +213,7 @@ class StdioRelay:
         try:
             if v is None:
                 v = await self.runtime.acheck(gctx, call)
-            answer = await resolve(v, call, approve=self.approve,
+            answer = await resolve(v, call, approve=self.approve, runtime=self.runtime,
                                    ask=lambda vv, cc: self._ask(vv, cc, msg, gctx))
         except Exception as exc:  # noqa: BLE001 - fail closed
             answer = Verdict(Decision.REJECT, f"approval failed ({type(exc).__name__})", self.runtime.guard.name)

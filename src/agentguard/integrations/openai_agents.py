@@ -78,6 +78,8 @@ from agents.tracing import TracingProcessor, get_current_trace  # noqa: E402
 __all__ = ["AgentGuardTraceProcessor", "AgentsGuard"]
 
 Approve = Callable[[Verdict, ToolCall], "bool | Awaitable[bool]"]
+#: who answered, as the guard service's audit log records it (RemoteGuard escalations)
+APPROVER = "human via the Agents SDK approval"
 
 
 def _run_key() -> str:
@@ -237,7 +239,8 @@ class AgentsGuard:
                 "(attach it with AgentsGuard.guard_tools): " + v.reason, v.guard, v.numbers)
             if answered is None:  # pre-approval guardrail pass: the SDK asks the human next
                 return ToolGuardrailFunctionOutput.allow(output_info=v.to_dict())
-            v = answered
+            # reported to the guard service when it escalated (its audit log records the approval)
+            v = await self.runtime.aconfirm(v, call, answered, APPROVER) if asked else answered
         with self._lock:
             self._asked.pop(call.call_id, None)
         if v.decision is Decision.ESCALATE and self.approve is not None:
@@ -249,9 +252,11 @@ class AgentsGuard:
                 ok = False
                 v = Verdict(Decision.REJECT, f"approval failed ({exc}): {v.reason}", v.guard, v.numbers)
             if ok is True:
-                v = Verdict(Decision.ALLOW, f"approved by a human: {v.reason}", v.guard, v.numbers)
+                v = await self.runtime.aconfirm(v, call, Verdict(
+                    Decision.ALLOW, f"approved by a human: {v.reason}", v.guard, v.numbers), "operator (approve callback)")
             elif v.decision is Decision.ESCALATE:
-                v = Verdict(Decision.REJECT, f"refused by a human: {v.reason}", v.guard, v.numbers)
+                v = await self.runtime.aconfirm(v, call, Verdict(
+                    Decision.REJECT, f"refused by a human: {v.reason}", v.guard, v.numbers), "operator (approve callback)")
         self._remember(key, call.name, raw, v)
         info = v.to_dict()
         if v.decision is Decision.ALLOW:

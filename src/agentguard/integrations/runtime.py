@@ -159,6 +159,60 @@ class GuardRuntime:
             return fail_closed(self.guard.name, exc, self.on_error)
         return await arun_guard(self.guard, ctx, proposal, timeout_s=self.timeout_s, on_error=self.on_error)
 
+    # -- a human's answer to an ESCALATE --------------------------------------------------------------
+    def _settlers(self) -> list[Any]:
+        out, todo = [], [self.guard]
+        while todo:
+            g = todo.pop(0)
+            if callable(getattr(g, "settle_approval", None)):
+                out.append(g)
+            todo.extend(getattr(g, "guards", None) or [])
+        return out
+
+    def settle_approval(self, verdict: Verdict, call: Any, approved: bool, approver: str) -> Verdict | None:
+        """Report a human's answer to the ESCALATE ``verdict`` to the guard that keeps its own record of
+        it (the service's ``RemoteGuard``: ``POST /v1/approvals``, the audit log records ``approver``).
+        Returns that guard's verdict (ALLOW only when it confirms an approval; fail closed otherwise), or
+        None when no guard answers for ``verdict`` (the adapter's own approval then stands)."""
+        for g in self._settlers():
+            try:
+                v = g.settle_approval(verdict, call, approved, approver)
+            except Exception as exc:  # noqa: BLE001 - fail closed
+                return Verdict(Decision.REJECT, f"approval not recorded ({type(exc).__name__}: {exc})", g.name)
+            if v is not None:
+                return v if isinstance(v, Verdict) else Verdict(Decision.REJECT, "approval not recorded", g.name)
+        return None
+
+    async def asettle_approval(self, verdict: Verdict, call: Any, approved: bool, approver: str) -> Verdict | None:
+        """Async :meth:`settle_approval` (``asettle_approval`` of the guard when it has one)."""
+        for g in self._settlers():
+            try:
+                fn = getattr(g, "asettle_approval", None)
+                v = await fn(verdict, call, approved, approver) if callable(fn) else \
+                    g.settle_approval(verdict, call, approved, approver)
+            except Exception as exc:  # noqa: BLE001 - fail closed
+                return Verdict(Decision.REJECT, f"approval not recorded ({type(exc).__name__}: {exc})", g.name)
+            if v is not None:
+                return v if isinstance(v, Verdict) else Verdict(Decision.REJECT, "approval not recorded", g.name)
+        return None
+
+    @staticmethod
+    def _confirmed(answer: Verdict, settled: Verdict | None) -> Verdict:
+        if settled is None or answer.decision is not Decision.ALLOW or settled.decision is Decision.ALLOW:
+            return answer
+        return Verdict(Decision.REJECT, settled.reason, settled.guard or answer.guard)
+
+    def confirm(self, escalation: Verdict, call: Any, answer: Verdict, approver: str) -> Verdict:
+        """The adapter's ``answer`` (ALLOW: the human approved; anything else: refused) to ``escalation``
+        after :meth:`settle_approval`: an approval the escalating guard does not confirm becomes REJECT."""
+        return self._confirmed(answer, self.settle_approval(escalation, call, answer.decision is Decision.ALLOW,
+                                                            approver))
+
+    async def aconfirm(self, escalation: Verdict, call: Any, answer: Verdict, approver: str) -> Verdict:
+        """Async :meth:`confirm`."""
+        return self._confirmed(answer, await self.asettle_approval(
+            escalation, call, answer.decision is Decision.ALLOW, approver))
+
     # -- recording ------------------------------------------------------------------------------
     def record(
         self,

@@ -42,8 +42,8 @@ from ..core.errors import AgentGuardError, InputError
 from .audit import AuditStore
 from .gate import Gate, JSONResponse, error
 from .guards import GuardSource, ServiceGuards
-from .models import CheckRequest, IngestRequest, SignalRequest, StepRequest
-from .routes import dashboard, decisions, health, runs, traces
+from .models import ApprovalRequest, CheckRequest, IngestRequest, SignalRequest, StepRequest
+from .routes import approvals, dashboard, decisions, health, runs, traces
 from .runs import RunExpired
 from .service import Service, validation_response
 from .settings import ServerSettings
@@ -89,6 +89,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
     health.register(app, svc)
     dashboard.register(app, svc)
     check_raw = decisions.register(app, svc)
+    approvals.register(app, svc)
     traces.register(app, svc)
     runs.register(app, svc)
     app.openapi = _openapi(app)  # type: ignore[method-assign]
@@ -127,7 +128,7 @@ def _openapi(app: FastAPI) -> Any:
 
         schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
         _, defs = models_json_schema([(m, "validation") for m in (CheckRequest, StepRequest, SignalRequest,
-                                                                  IngestRequest)],
+                                                                  IngestRequest, ApprovalRequest)],
                                      ref_template="#/components/schemas/{model}")
         comps = schema.setdefault("components", {})
         comps.setdefault("schemas", {}).update(defs.get("$defs", {}))

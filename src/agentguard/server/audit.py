@@ -380,6 +380,17 @@ class AuditStore:
         rows.reverse()
         return rows
 
+    def decision(self, decision_id: str) -> dict[str, Any] | None:
+        """The decision row with this id (numbers decoded), or None."""
+        d = schema.decisions
+        with self.engine.connect() as c:
+            row = c.execute(sa.select(d).where(d.c.decision_id == decision_id)).first()
+        if row is None:
+            return None
+        out = dict(row._mapping)
+        out["numbers"] = loads(out["numbers"])
+        return out
+
     def recent_runs(self, limit: int = 50, window_s: float = 7 * 86400.0) -> list[dict[str, Any]]:
         """Runs active in the last ``window_s`` seconds, most recent first: id, first/last time, number
         of decisions and counts by decision (the time window keeps the query on the ``ts`` index)."""

@@ -108,6 +108,25 @@ class GuardServiceClient:
                      metadata: Mapping[str, Any] | None = None) -> Verdict:
         return _verdict(await self._apost("/v1/check", self._check_payload(call, run_id, metadata)))
 
+    @staticmethod
+    def _approval_payload(decision_id: str, run_id: str, call: ToolCall | Mapping[str, Any], approved: bool,
+                          approver: str) -> dict[str, Any]:
+        tc = call.to_dict() if isinstance(call, ToolCall) else dict(call)
+        return {"decision_id": decision_id, "run_id": run_id, "tool_call": tc, "approved": approved is True,
+                "approver": approver}
+
+    def approve(self, decision_id: str, run_id: str, call: ToolCall | Mapping[str, Any], approved: bool,
+                approver: str) -> Verdict:
+        """Answer the service's ESCALATE ``decision_id`` of exactly ``call`` (``POST /v1/approvals``):
+        ALLOW when approved and recorded, REJECT when refused; a second answer raises (409)."""
+        return _verdict(self._post("/v1/approvals", self._approval_payload(decision_id, run_id, call, approved,
+                                                                          approver)))
+
+    async def aapprove(self, decision_id: str, run_id: str, call: ToolCall | Mapping[str, Any], approved: bool,
+                       approver: str) -> Verdict:
+        return _verdict(await self._apost("/v1/approvals", self._approval_payload(decision_id, run_id, call,
+                                                                                 approved, approver)))
+
     def step(self, run_id: str, step: Step | Mapping[str, Any]) -> Verdict:
         return _verdict(self._post(f"/v1/runs/{run_id}/steps", _step_json(step)))
 
@@ -177,3 +196,43 @@ class RemoteGuard(BaseGuard):
             return await self.client.asignals(context.run_id, sig)
         except Exception as exc:
             return fail_closed(self.name, exc, self.on_error)
+
+    # -- a human's answer to the service's ESCALATE --------------------------------------------------
+    @staticmethod
+    def _escalation(verdict: Verdict) -> tuple[str, str] | None:
+        d = verdict.details or {}
+        did, run = d.get("decision_id"), d.get("run_id")
+        if verdict.decision is not Decision.ESCALATE or not isinstance(did, str) or not isinstance(run, str):
+            return None
+        return did, run
+
+    def _settled(self, v: Verdict, approved: bool) -> Verdict:
+        if approved is True and v.decision is Decision.ALLOW:
+            return v
+        if approved is True:  # the service did not agree: never run
+            return Verdict(Decision.REJECT, f"the guard service did not confirm the approval: {v.reason}", v.guard)
+        return Verdict(Decision.REJECT, v.reason, v.guard)
+
+    def settle_approval(self, verdict: Verdict, call: ToolCall, approved: bool, approver: str) -> Verdict | None:
+        """Report a human's answer to this service's ESCALATE ``verdict`` of ``call`` (``POST
+        /v1/approvals``; the audit log records ``approver``): ALLOW only when approved and recorded,
+        REJECT otherwise (an unreachable service or a refused answer included: fail closed); None when
+        ``verdict`` is not an escalation of this service."""
+        esc = self._escalation(verdict)
+        if esc is None:
+            return None
+        try:
+            return self._settled(self.client.approve(esc[0], esc[1], call, approved is True, approver), approved)
+        except Exception as exc:  # fail closed
+            return Verdict(Decision.REJECT, f"the guard service did not record the answer ({exc})", self.name)
+
+    async def asettle_approval(self, verdict: Verdict, call: ToolCall, approved: bool,
+                               approver: str) -> Verdict | None:
+        esc = self._escalation(verdict)
+        if esc is None:
+            return None
+        try:
+            v = await self.client.aapprove(esc[0], esc[1], call, approved is True, approver)
+            return self._settled(v, approved)
+        except Exception as exc:  # fail closed
+            return Verdict(Decision.REJECT, f"the guard service did not record the answer ({exc})", self.name)

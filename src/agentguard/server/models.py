@@ -12,6 +12,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
+    "ApprovalRequest",
     "CheckRequest",
     "ErrorOut",
     "IngestRequest",
@@ -46,6 +47,17 @@ class CheckRequest(_Strict):
     run_id: str = Field(default="default", pattern=RUN_ID_PATTERN)
     tool_call: ToolCallIn
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ApprovalRequest(_Strict):
+    """``POST /v1/approvals``: a human's answer to an ESCALATE of ``/v1/check`` (the escalated decision's
+    id, its run and exactly the tool call it checked; who answered)."""
+
+    decision_id: str = Field(min_length=1, max_length=32)
+    run_id: str = Field(pattern=RUN_ID_PATTERN)
+    tool_call: ToolCallIn
+    approved: bool = Field(strict=True)
+    approver: str = Field(min_length=1, max_length=100)
 
 
 def _finite(d: dict[str, float]) -> dict[str, float]:
