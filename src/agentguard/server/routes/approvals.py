@@ -21,6 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from ...core.audit import AuditRecord
+from ...core.types import ToolCall
 from ..audit import input_digest
 from ..gate import JSONResponse, error
 from ..models import ApprovalRequest, VerdictOut
@@ -47,7 +48,8 @@ def register(app: FastAPI, svc: Service) -> None:
         row = await run_in_threadpool(svc.store.decision, req.decision_id)
         if row is None:
             return error(404, f"no decision {req.decision_id!r}")
-        call = req.tool_call.model_dump()
+        tc = req.tool_call
+        call = ToolCall(tc.name, tc.arguments, tc.call_id).to_dict()  # as /v1/check digested it
         digest = input_digest({"run_id": req.run_id, "tool_call": call})
         if row["kind"] != "check" or row["decision"] != "ESCALATE" or row["run_id"] != req.run_id:
             return error(409, f"decision {req.decision_id} is not an ESCALATE of a tool call in run {req.run_id}")

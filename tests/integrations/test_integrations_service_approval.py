@@ -1,0 +1,182 @@
+"""The guard service's ESCALATE answered through each framework's own approval flow: the service (real
+``create_app`` on loopback) behind ``RemoteGuard``; LangChain's HITL decision, the Agents SDK's
+``RunState.approve()`` / ``reject()`` and MCP elicitation are reported to ``POST /v1/approvals``, whose
+audit record names who answered; approve runs exactly that call, reject (or an approval the service does
+not confirm) refuses it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+pytest.importorskip("httpx")
+
+from agentguard.core import Decision, ToolCall  # noqa: E402
+from agentguard.server.client import GuardServiceClient, GuardServiceError, RemoteGuard  # noqa: E402
+
+TOKEN = "approval-token-12345"
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    from agentguard.server.app import create_app
+    from agentguard.server.settings import ServerSettings
+    from agentguard.server.testing import serve_in_thread
+
+    d = tmp_path_factory.mktemp("svc")
+    (d / "tools.toml").write_text('[[guards]]\ntype = "tool-rules"\nallow = ["*"]\n'
+                                  'escalate = ["delete_*", "transfer_*"]\ndeny = ["format_*"]\n')
+    app = create_app(ServerSettings(token=TOKEN, state_dir=str(d), tool_guards=str(d / "tools.toml")))
+    with serve_in_thread(app) as base:
+        yield base, app.fastapi.state.store if hasattr(app, "fastapi") else app.state.store
+
+
+def approvals(store, run_id):
+    return [r for r in store.decisions(run_id=run_id, kind="approval")]
+
+
+def test_approvals_endpoint_binds_the_call_and_answers_once(service):
+    base, store = service
+    c = GuardServiceClient(base, TOKEN)
+    call = ToolCall("delete_file", {"path": "/tmp/a"}, "k1")
+    v = c.check(call, "ap1")
+    assert v.decision is Decision.ESCALATE
+    did = v.details["decision_id"]
+    with pytest.raises(GuardServiceError, match="409"):  # another call cannot use this escalation
+        c.approve(did, "ap1", ToolCall("delete_file", {"path": "/etc"}, "k1"), True, "mallory")
+    with pytest.raises(GuardServiceError, match="409"):  # nor another run
+        c.approve(did, "other", call, True, "mallory")
+    with pytest.raises(GuardServiceError, match="404"):
+        c.approve("0" * 32, "ap1", call, True, "mallory")
+    ok = c.approve(did, "ap1", call, True, "alice")
+    assert ok.decision is Decision.ALLOW and "alice" in ok.reason
+    with pytest.raises(GuardServiceError, match="409"):  # answered once: no replay, no change of mind
+        c.approve(did, "ap1", call, False, "bob")
+    refused = c.check(ToolCall("format_disk", {}, "k2"), "ap1")
+    with pytest.raises(GuardServiceError, match="409"):  # only an ESCALATE can be approved
+        c.approve(refused.details["decision_id"], "ap1", ToolCall("format_disk", {}, "k2"), True, "alice")
+    [row] = approvals(store, "ap1")
+    assert row["guard"] == "human:alice" and row["decision"] == "ALLOW" and did in row["reason"]
+    c.close()
+
+
+def test_langchain_hitl_approve_reaches_the_service(service):
+    pytest.importorskip("langchain.agents.middleware")
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from agentguard.integrations.langchain import AgentGuardMiddleware, scripted_chat_model
+
+    base, store = service
+    effects = []
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        effects.append(path)
+        return f"deleted {path}"
+
+    def run(thread, decision):
+        effects.clear()
+        model = scripted_chat_model([AIMessage("", tool_calls=[{"name": "delete_file", "args": {"path": "/tmp/x"},
+                                                               "id": "c1"}]), AIMessage("finished")])
+        agent = create_agent(model, [delete_file], checkpointer=InMemorySaver(),
+                             middleware=[AgentGuardMiddleware(RemoteGuard(GuardServiceClient(base, TOKEN)))])
+        cfg = {"configurable": {"thread_id": thread}}
+        first = agent.invoke({"messages": [{"role": "user", "content": "go"}]}, cfg)
+        assert "__interrupt__" in first and effects == []
+        return agent.invoke(Command(resume={"decisions": [decision]}), cfg)
+
+    out = run("lc-approve", {"type": "approve"})
+    assert effects == ["/tmp/x"] and out["messages"][-1].content == "finished"
+    [row] = approvals(store, "lc-approve")
+    assert row["decision"] == "ALLOW" and row["guard"] == "human:human via LangChain HITL"
+    run("lc-reject", {"type": "reject", "message": "no"})
+    assert effects == []  # the rejected call never ran
+
+
+@pytest.mark.parametrize("approve", [True, False])
+def test_agents_sdk_runstate_approve_reaches_the_service(service, approve):
+    pytest.importorskip("agents")
+    from agents import Agent, Runner, function_tool, set_trace_processors
+    from agents.testing import ScriptedModel, assistant_message, function_call
+
+    from agentguard.integrations.openai_agents import AgentsGuard
+
+    base, store = service
+    set_trace_processors([])
+    effects = []
+
+    @function_tool
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        effects.append(path)
+        return f"deleted {path}"
+
+    ag = AgentsGuard(RemoteGuard(GuardServiceClient(base, TOKEN)))
+    agent = Agent(name="a", instructions="x", tools=ag.guard_tools([delete_file]), model=ScriptedModel([
+        [function_call("delete_file", {"path": "/tmp/y"}, call_id="c1")], [assistant_message("done")]]))
+
+    async def go():
+        first = await Runner.run(agent, "clean")
+        [item] = first.interruptions
+        state = first.to_state()
+        state.approve(item) if approve else state.reject(item)
+        return await Runner.run(agent, state)
+
+    def rows():
+        return [r["decision"] for r in store.decisions(kind="approval")
+                if r["guard"] == "human:human via the Agents SDK approval"]
+
+    before = rows()
+    out = asyncio.run(go())
+    assert out.final_output == "done" and effects == (["/tmp/y"] if approve else [])
+    # approved: recorded with who approved; rejected: the SDK refuses the call itself (no new approval)
+    assert rows() == before + (["ALLOW"] if approve else [])
+
+
+@pytest.mark.parametrize("case", ["approve", "decline", "service-refuses"])
+def test_mcp_elicitation_reaches_the_service(service, tmp_path, case):
+    pytest.importorskip("mcp")
+    import sys
+    from pathlib import Path
+
+    import mcp_types as types
+    from mcp import Client
+
+    from agentguard.integrations.mcp_proxy import GuardProxy, Upstream
+
+    base, store = service
+    up = Path(__file__).resolve().parents[2] / "examples" / "integrations" / "mcp_upstream_server.py"
+    guard = RemoteGuard(GuardServiceClient(base, TOKEN))
+    if case == "service-refuses":
+        async def broken(*a, **k):
+            raise GuardServiceError("409: already answered")
+        guard.client.aapprove = broken
+
+    async def human(context, request):
+        return types.ElicitResult(action="accept", content={"approve": case != "decline"})
+
+    async def main():
+        upstream = Upstream("notes", command=sys.executable, args=["-W", "ignore", str(up), str(tmp_path)])
+        async with GuardProxy(guard, [upstream]) as proxy:
+            async with Client(proxy.server, elicitation_callback=human, mode="legacy") as c:
+                return await c.call_tool("transfer_funds", {"amount": 5, "to": "bob"},
+                                         meta={"agentguard/session": f"mcp-{case}"})
+
+    res = asyncio.run(main())
+    ran = (tmp_path / "ledger.txt").exists()
+    assert ran == (case == "approve") and res.is_error == (case != "approve")
+    rows = approvals(store, "client:mcp-" + case)
+    if case == "service-refuses":
+        assert rows == [] and "did not record" in res.content[0].text
+    else:
+        [row] = rows
+        assert row["guard"] == "human:human via MCP elicitation"
+        assert row["decision"] == ("ALLOW" if case == "approve" else "REJECT")
