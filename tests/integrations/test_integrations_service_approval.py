@@ -51,6 +51,8 @@ def test_approvals_endpoint_binds_the_call_and_answers_once(service):
         c.approve(did, "other", call, True, "mallory")
     with pytest.raises(GuardServiceError, match="404"):
         c.approve("0" * 32, "ap1", call, True, "mallory")
+    with pytest.raises(GuardServiceError, match="401"):  # the service's token guards approvals too
+        GuardServiceClient(base, "wrong-token-000").approve(did, "ap1", call, True, "mallory")
     ok = c.approve(did, "ap1", call, True, "alice")
     assert ok.decision is Decision.ALLOW and "alice" in ok.reason
     with pytest.raises(GuardServiceError, match="409"):  # answered once: no replay, no change of mind
