@@ -37,6 +37,8 @@ def test_doc_example_runs(i, tmp_path, monkeypatch, capfd):
         assert "exceeds the transfer limit" in out
     if "BLOCKED" in code:
         assert "'action': 'BLOCKED'" in out
+    if "client.approve(" in code:
+        assert out.strip() == "ESCALATE ALLOW human:alice", out
     if "logging_callback" in code:
         assert out.split("\n")[:3] == ["log: hello", "announced hello", "True"], out
     elif "delete_note" in code:

@@ -39,10 +39,12 @@ requests carry nothing that tells clients apart, so they share one context (cons
 stops them all) unless each client sends ``_meta["agentguard/session"]``.
 
 What it can see: tool names, arguments and results of ``tools/call``, prompt gets and resource reads.
-Progress notifications of a forwarded call are relayed to the client when it asked for them. It does not relay the upstreams' own server-to-client
-requests (sampling, elicitation) or their other notifications (logging, list-changed); ``tools/list``
-is re-read on every listing, so a changed tool list is seen at the client's next listing. It is asynchronous throughout (the guard's
-``acheck`` is used).
+Progress notifications of a forwarded call are relayed to the client when it asked for them. This SDK
+path does not relay the upstreams' own server-to-client requests (sampling, elicitation) or their other
+notifications (logging, list-changed); ``tools/list`` is re-read on every listing, so a changed tool
+list is seen at the client's next listing. It is asynchronous throughout (the guard's ``acheck`` is
+used). ``agentguard mcp-proxy`` with one stdio upstream served over stdio uses the line relay of
+:mod:`agentguard.integrations.mcp_relay` instead (same decisions, everything else relayed as is).
 """
 
 from __future__ import annotations
