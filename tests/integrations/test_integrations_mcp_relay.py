@@ -153,6 +153,7 @@ def test_strict_reading_batches_and_unknown_methods():
     w.send({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": 5}})
     w.send({"jsonrpc": "2.0", "id": 11, "method": "tools/list"})
     w.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    w.send({"jsonrpc": "2.0", "method": "notifications/run_this", "params": {}})  # not MCP's: dropped
     assert [json.loads(b).get("id") for b in w.upstream] == [11, None]
     assert [(m["id"], m["error"]["code"]) for m in w.client] == [
         (7, -32700), (None, -32600), (9, -32601), (None, -32600), (10, -32602)]
@@ -240,8 +241,13 @@ def test_escalation_by_input_required_modern_protocol():
         retry["params"].update(requestState=asked["requestState"], inputResponses=yes)
         w.send(retry)
         await w.settle()
+        replay = call(4, "transfer_funds", {"amount": 5}, meta=MODERN_META)  # the same answer again
+        replay["params"].update(requestState=asked["requestState"], inputResponses=yes)
+        w.send(replay)
+        await w.settle()
+        assert w.client[-1]["result"]["resultType"] == "input_required"
     asyncio.run(go())
-    assert [json.loads(b)["id"] for b in w.upstream] == [2]
+    assert [json.loads(b)["id"] for b in w.upstream] == [2]  # one approval, one call
     forwarded = json.loads(w.upstream[0])["params"]  # our approval round is not the upstream's
     assert "requestState" not in forwarded and "inputResponses" not in forwarded
 
@@ -329,3 +335,19 @@ def test_cli_relay_asks_the_human_through_the_client(tmp_path, mode):
     yes, no = asyncio.run(main())
     assert len(asked) == 2 and not yes.is_error and no.is_error
     assert (notes / "ledger.txt").read_text() == "5 bob\n"
+
+
+def test_approval_rounds_bind_the_call_expire_and_are_spent_once(monkeypatch):
+    from agentguard.integrations import mcp_decide
+    from agentguard.integrations.mcp_decide import ApprovalRounds
+
+    rounds, c = ApprovalRounds(ttl_s=60), ToolCall("pay", {"amount": 5})
+    s1, s2 = rounds.issue("alice", c), rounds.issue("alice", c)
+    assert s1 != s2                                            # each round its own nonce
+    assert not rounds.redeem(s1, "bob", c)                     # another session
+    assert not rounds.redeem(s1, "alice", ToolCall("pay", {"amount": 6}))  # another call
+    assert not rounds.redeem(s1.replace(".", ".0", 1), "alice", c)         # a forged mac
+    assert rounds.redeem(s1, "alice", c) and not rounds.redeem(s1, "alice", c)  # once
+    now = mcp_decide.time.time()
+    monkeypatch.setattr(mcp_decide.time, "time", lambda: now + 61)
+    assert not rounds.redeem(s2, "alice", c)                   # expired

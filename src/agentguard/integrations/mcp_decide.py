@@ -18,8 +18,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import inspect
+import json
+import secrets
 import sys
+import time
 from typing import Any, Awaitable, Callable
 
 from ..core.guard import GuardStack
@@ -27,7 +32,7 @@ from ..core.types import Context, Decision, ToolCall, Verdict
 from .rules import ToolRuleGuard
 from .runtime import GuardRuntime
 
-__all__ = ["Approve", "Ask", "applied_arguments", "decide", "inline_safe", "resolve"]
+__all__ = ["ApprovalRounds", "Approve", "Ask", "applied_arguments", "decide", "inline_safe", "resolve"]
 
 Approve = Callable[[Verdict, ToolCall], "bool | Awaitable[bool]"]
 Ask = Callable[[Verdict, ToolCall], Awaitable[Any]]
@@ -109,3 +114,47 @@ def applied_arguments(v: Verdict, call: ToolCall) -> tuple[Verdict, dict[str, An
     if v.decision is Decision.MODIFY and isinstance(act, dict):
         return v, dict(act)
     return Verdict(Decision.REJECT, f"{v.reason} (no applicable replacement call)", v.guard, v.numbers), {}
+
+
+class ApprovalRounds:
+    """The ``requestState`` of the proxy's approval rounds on the 2026-07-28 protocol (an
+    ``input_required`` result asks the human; the client's retry carries the answer and the state).
+
+    A state is ``<unix time>-<random>.<HMAC(secret, nonce, session, tool, arguments)>``: it is accepted
+    only for exactly the call and session it was issued for, within ``ttl_s``, and once (a replayed
+    answer is asked again), so one approval lets one call run."""
+
+    def __init__(self, ttl_s: float = 600.0) -> None:
+        self._secret = secrets.token_bytes(32)
+        self.ttl_s = ttl_s
+        self._spent: dict[str, float] = {}
+
+    def _mac(self, nonce: str, session: str, call: ToolCall) -> str:
+        text = "\x00".join((nonce, session, call.name, json.dumps(dict(call.arguments), sort_keys=True, default=str)))
+        return f"{nonce}.{hmac.new(self._secret, text.encode(), hashlib.sha256).hexdigest()}"
+
+    def issue(self, session: str, call: ToolCall) -> str:
+        """A fresh state for asking about ``call`` in ``session``."""
+        now = time.time()
+        if len(self._spent) > 10_000:  # forget answered rounds that have expired anyway
+            self._spent = {k: t for k, t in self._spent.items() if now - t < self.ttl_s}
+        return self._mac(f"{int(now)}-{secrets.token_hex(8)}", session, call)
+
+    def ours(self, state: Any, session: str, call: ToolCall) -> bool:
+        """True when ``state`` was issued here for exactly this call and session (spent or not)."""
+        if not isinstance(state, str) or "." not in state:
+            return False
+        return hmac.compare_digest(state, self._mac(state.split(".", 1)[0], session, call))
+
+    def redeem(self, state: Any, session: str, call: ToolCall) -> bool:
+        """True (once) for an unexpired, unspent state issued for exactly this call and session."""
+        if not self.ours(state, session, call) or state in self._spent:
+            return False
+        try:
+            issued = float(state.split("-", 1)[0])
+        except ValueError:
+            return False
+        if not 0 <= time.time() - issued < self.ttl_s:
+            return False
+        self._spent[state] = issued
+        return True

@@ -49,10 +49,7 @@ used). ``agentguard mcp-proxy`` with one stdio upstream served over stdio uses t
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-import secrets
 import sys
 from contextlib import AsyncExitStack
 from typing import Any, Awaitable, Callable
@@ -61,7 +58,7 @@ from ..core.errors import InputError, require
 from ..core.guard import Guard
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .recording import TraceRecorder
-from .mcp_decide import Approve, applied_arguments, decide
+from .mcp_decide import ApprovalRounds, Approve, applied_arguments, decide
 from .mcp_passthrough import PassThrough
 from .mcp_upstream import Upstream, parse_upstream
 from .runtime import GuardRuntime, refusal_message
@@ -179,7 +176,7 @@ class GuardProxy(PassThrough):
         self.clients: dict[str, Any] = {}
         self._routes: dict[str, tuple[str, str]] = {}
         self._stack: AsyncExitStack | None = None
-        self._secret = secrets.token_bytes(32)
+        self._rounds = ApprovalRounds()  # approval rounds of the 2026-07-28 protocol
         self._prompt_routes: dict[str, tuple[str, str]] = {}
         self._resource_routes: dict[str, str] = {}
         self.server = Server(
@@ -288,14 +285,14 @@ class GuardProxy(PassThrough):
                f": {v.reason}")
         session = ctx.session
         if getattr(ctx, "protocol_version", None) in _modern_versions():
-            state = hmac.new(self._secret, (session_key(ctx) + "\x00" + call.name + "\x00" + json.dumps(
-                dict(call.arguments), sort_keys=True, default=str)).encode(), hashlib.sha256).hexdigest()
+            key = session_key(ctx)
             answers = getattr(params, "input_responses", None) or {}
-            if getattr(params, "request_state", None) == state and APPROVAL_KEY in answers:
+            if APPROVAL_KEY in answers and self._rounds.redeem(getattr(params, "request_state", None), key, call):
                 res = answers[APPROVAL_KEY]
             else:
                 ask = types.ElicitRequest(params=types.ElicitRequestFormParams(message=msg, requested_schema=schema))
-                return types.InputRequiredResult(input_requests={APPROVAL_KEY: ask}, request_state=state)
+                return types.InputRequiredResult(input_requests={APPROVAL_KEY: ask},
+                                                 request_state=self._rounds.issue(key, call))
         elif session.can_send_request:
             res = await session.elicit_form(msg, schema, related_request_id=getattr(ctx, "request_id", None))
         else:

@@ -34,8 +34,6 @@ the approval needed. Session key and per-run facts: ``_meta["agentguard/session"
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import json
 import secrets
 import threading
@@ -43,11 +41,11 @@ from typing import Any, Callable
 
 from ..core.strict_json import StrictJSONError, loads_strict
 from ..core.types import Context, Decision, ToolCall, Verdict
-from .mcp_decide import Approve, applied_arguments, inline_safe, resolve
+from .mcp_decide import ApprovalRounds, Approve, applied_arguments, inline_safe, resolve
 from .mcp_strict import refusal_for
 from .runtime import GuardRuntime, refusal_message
 
-__all__ = ["FORWARDED_METHODS", "GUARDED_METHODS", "StdioRelay", "pipe_reader", "serve_stdio_relay"]
+__all__ = ["CLIENT_NOTIFICATIONS", "FORWARDED_METHODS", "GUARDED_METHODS", "StdioRelay", "pipe_reader", "serve_stdio_relay"]
 
 GUARDED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 #: client requests relayed unguarded (they read, list, subscribe or configure; none acts)
@@ -55,6 +53,11 @@ FORWARDED_METHODS = frozenset({
     "completion/complete", "initialize", "logging/setLevel", "ping", "prompts/list", "resources/list",
     "resources/subscribe", "resources/templates/list", "resources/unsubscribe", "server/discover",
     "subscriptions/listen", "tasks/cancel", "tasks/get", "tasks/list", "tasks/result", "tools/list",
+})
+#: client notifications relayed (the MCP set); any other is dropped
+CLIENT_NOTIFICATIONS = frozenset({
+    "notifications/cancelled", "notifications/initialized", "notifications/progress",
+    "notifications/roots/list_changed",
 })
 SESSION_META_KEY = "agentguard/session"
 FACTS_META_KEY = "agentguard/facts"
@@ -129,7 +132,7 @@ class StdioRelay:
         self._asks: dict[str, asyncio.Future] = {}                          # our elicitations, by id
         self._tasks: set[asyncio.Task] = set()
         self._client_caps: Any = None        # the capabilities of a handshake-era client's initialize
-        self._secret = secrets.token_bytes(32)
+        self._rounds = ApprovalRounds()     # approval rounds of the 2026-07-28 protocol
 
     # -- client -> upstream ------------------------------------------------------------------------
     def client_line(self, line: bytes) -> None:
@@ -156,7 +159,7 @@ class StdioRelay:
                 self._to_upstream(line)
             return
         if "id" not in msg:
-            if isinstance(method, str) and method.startswith("notifications/"):
+            if method in CLIENT_NOTIFICATIONS:  # any other notification is dropped (fail closed)
                 self._to_upstream(line)
             return
         if not isinstance(rid, (str, int)) or isinstance(rid, bool):
@@ -244,7 +247,7 @@ class StdioRelay:
             self._to_client(_dump({"jsonrpc": "2.0", "id": rid, "result": result}))
             return
         params = msg["params"]
-        if params.get("requestState") and params["requestState"] == self._state(gctx, call):  # our approval round: not the upstream's
+        if params.get("requestState") and self._rounds.ours(params["requestState"], gctx.run_id, call):  # our approval round: not the upstream's
             answers = {k: a for k, a in (params.get("inputResponses") or {}).items() if k != APPROVAL_KEY}
             params = {k: p for k, p in params.items() if k not in ("requestState", "inputResponses")}
             if answers:
@@ -254,11 +257,6 @@ class StdioRelay:
             line = _dump(msg)
         self._pending[_key(rid)] = (gctx, call, v)
         self._to_upstream(line)
-
-    def _state(self, gctx: Context, call: ToolCall) -> str:
-        """The ``requestState`` of this proxy's approval round for exactly this call in this session."""
-        return hmac.new(self._secret, (gctx.run_id + "\x00" + call.name + "\x00" + json.dumps(
-            dict(call.arguments), sort_keys=True, default=str)).encode(), hashlib.sha256).hexdigest()
 
     async def _ask(self, v: Verdict, call: ToolCall, msg: dict, gctx: Context) -> Any:
         """The human's answer through MCP elicitation (see the module doc): True / False, None when the
@@ -274,10 +272,10 @@ class StdioRelay:
             "requestedSchema": {"type": "object", "required": ["approve"], "properties": {
                 "approve": {"type": "boolean", "title": f"Run {call.name}?"}}}}
         if modern:
-            state = self._state(gctx, call)
-            answers = params.get("inputResponses")
-            if params.get("requestState") != state or not isinstance(answers, dict) or APPROVAL_KEY not in answers:
-                return {"resultType": "input_required", "requestState": state,
+            state, answers = params.get("requestState"), params.get("inputResponses")
+            if not (isinstance(answers, dict) and APPROVAL_KEY in answers
+                    and self._rounds.redeem(state, gctx.run_id, call)):
+                return {"resultType": "input_required", "requestState": self._rounds.issue(gctx.run_id, call),
                         "inputRequests": {APPROVAL_KEY: {"method": "elicitation/create", "params": ask}}}
             res = answers[APPROVAL_KEY]
         else:
