@@ -351,3 +351,33 @@ def test_approval_rounds_bind_the_call_expire_and_are_spent_once(monkeypatch):
     now = mcp_decide.time.time()
     monkeypatch.setattr(mcp_decide.time, "time", lambda: now + 61)
     assert not rounds.redeem(s2, "alice", c)                   # expired
+
+
+def test_cli_relay_on_sigterm_exits_cleanly_and_writes_the_traces(tmp_path):
+    import signal
+    import subprocess
+
+    cfg = tmp_path / "agentguard.toml"
+    cfg.write_text('[recording]\npath = "traces.jsonl"\n\n[[guards]]\ntype = "tool-rules"\nallow = ["list_*"]\n')
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "agentguard", "mcp-proxy", "--guards", str(cfg),
+                             "--upstream", f"n={sys.executable} -W ignore {UPSTREAM} {notes}"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=tmp_path, env={**os.environ})
+
+    def ask(msg):
+        proc.stdin.write(line(msg))
+        proc.stdin.flush()
+        while True:
+            got = json.loads(proc.stdout.readline())
+            if got.get("id") == msg["id"]:
+                return got
+
+    ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    assert not ask(call(2, "list_notes"))["result"]["isError"]
+    assert ask(call(3, "delete_note", {"name": "x"}))["result"]["isError"]
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0
+    [trace] = [json.loads(t) for t in (tmp_path / "traces.jsonl").read_text().splitlines()]
+    assert [s["action"]["name"] for s in trace["steps"]] == ["list_notes", "delete_note"]

@@ -68,6 +68,8 @@ def _relay(stack: Any, recorder: Any, upstream: Any) -> None:
     runtime = GuardRuntime(stack, recorder=recorder, adapter="mcp")
     try:
         asyncio.run(serve_stdio_relay(runtime, upstream.process))
+    except (asyncio.CancelledError, KeyboardInterrupt):  # SIGTERM / Ctrl-C: the upstream is stopped already
+        pass
     finally:
         if recorder is not None:
             recorder.finish_all()

@@ -34,7 +34,9 @@ the approval needed. Session key and per-run facts: ``_meta["agentguard/session"
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 import secrets
 import threading
 from typing import Any, Callable
@@ -366,6 +368,8 @@ async def serve_stdio_relay(runtime: GuardRuntime, process: Any, *, approve: App
             up_write.write(data)
 
     relay = StdioRelay(runtime, to_client, to_upstream, approve=approve)
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # SIGTERM: clean up the upstream too
+        loop.add_signal_handler(signal.SIGTERM, asyncio.current_task().cancel)  # type: ignore[union-attr]
     try:
         await relay.run(await pipe_reader(stdin), await pipe_reader(process.stdout), up_write.close)
     finally:
