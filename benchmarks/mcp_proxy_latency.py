@@ -9,12 +9,14 @@ path, ``GuardProxy``, which multi-upstream and ``--http`` proxies use; its tool 
 ``time__get_current_time``). Calls of ``get_current_time {"timezone": "UTC"}`` rotate between the three
 (direct, proxy, proxy_sdk, direct, ...), so all see the same machine load; reported: the median, p10 and
 p90 of each, ``ratio_median = proxy / direct`` and ``ratio_median_sdk = proxy_sdk / direct``, and the
-1-minute load average before and after. Start-up: the time from spawning the client's connection to the
+1-minute load average before and after. ``--rounds`` repeats the per-call measurement over fresh
+connections (``calls`` per connection each round): the figures above pool all rounds; ``rounds`` lists
+each round's medians, ratios and load. Start-up: the time from spawning the client's connection to the
 end of the first ``tools/list``, alternating direct and proxy ``--startups`` times. ``relay_us_per_call``:
 the relay's own work per call in this process (a ``tools/call`` line of the shape the client sends and the
 upstream's answer line fed to ``StdioRelay`` with the same stack, 2,000 calls, no pipes), median of 5.
 
-    python benchmarks/mcp_proxy_latency.py [--calls 300] [--startups 5]
+    python benchmarks/mcp_proxy_latency.py [--calls 300] [--startups 5] [--rounds 3]
         [--out benchmarks/results/mcp_proxy_latency.json]
 """
 
@@ -86,14 +88,10 @@ async def _startup(make) -> float:
         return (time.perf_counter() - t0) * 1000
 
 
-async def run(calls: int, startups: int) -> dict:
+async def _round(direct, proxy, sdk, calls: int) -> dict[str, list[float]]:
+    """``calls`` calls per connection over three fresh connections, rotating, after 10 warm-up calls each."""
     from mcp import Client
 
-    direct, proxy, sdk = _targets()
-    starts = {"direct": [], "proxy": []}
-    for _ in range(startups):
-        starts["direct"].append(await _startup(direct))
-        starts["proxy"].append(await _startup(proxy))
     lat: dict[str, list[float]] = {"direct": [], "proxy": [], "proxy_sdk": []}
     args = {"timezone": "UTC"}
     async with Client(direct()) as d, Client(proxy()) as p, Client(sdk()) as s:
@@ -108,12 +106,32 @@ async def run(calls: int, startups: int) -> dict:
                 r = await c.call_tool(tool, args)
                 lat[name].append((time.perf_counter() - t0) * 1000)
                 assert not r.is_error, r
+    return lat
+
+
+async def run(calls: int, startups: int, rounds: int = 3) -> dict:
+    direct, proxy, sdk = _targets()
+    starts = {"direct": [], "proxy": []}
+    for _ in range(startups):
+        starts["direct"].append(await _startup(direct))
+        starts["proxy"].append(await _startup(proxy))
+    lat: dict[str, list[float]] = {"direct": [], "proxy": [], "proxy_sdk": []}
+    by_round = []
+    for _ in range(rounds):  # fresh connections (and processes) each round
+        got = await _round(direct, proxy, sdk, calls)
+        for k, v in got.items():
+            lat[k].extend(v)
+        med = {k: statistics.median(v) for k, v in got.items()}
+        by_round.append({"direct_ms": med["direct"], "proxy_ms": med["proxy"], "proxy_sdk_ms": med["proxy_sdk"],
+                         "ratio": med["proxy"] / med["direct"], "ratio_sdk": med["proxy_sdk"] / med["direct"],
+                         "load1": os.getloadavg()[0]})
     per_call = {k: _stats(v) for k, v in lat.items()}
     start = {k: {"median_ms": statistics.median(v), "all_ms": v} for k, v in starts.items()}
     return {
         "per_call": per_call,
         "ratio_median": per_call["proxy"]["median_ms"] / per_call["direct"]["median_ms"],
         "ratio_median_sdk": per_call["proxy_sdk"]["median_ms"] / per_call["direct"]["median_ms"],
+        "rounds": by_round,
         "target_ratio_median": 1.3,
         "startup": start,
         "startup_added_ms": start["proxy"]["median_ms"] - start["direct"]["median_ms"],
@@ -126,10 +144,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--startups", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "mcp_proxy_latency.json"))
     a = ap.parse_args()
     load_before, t0 = os.getloadavg()[0], time.perf_counter()
-    out = asyncio.run(run(a.calls, a.startups))
+    out = asyncio.run(run(a.calls, a.startups, a.rounds))
     out["command"] = "python benchmarks/mcp_proxy_latency.py " + " ".join(sys.argv[1:])
     out["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(), "load1": load_before,
                       "load1_after": os.getloadavg()[0], "wall_s": time.perf_counter() - t0}
