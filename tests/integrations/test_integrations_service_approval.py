@@ -101,6 +101,8 @@ def test_langchain_hitl_approve_reaches_the_service(service):
     assert row["decision"] == "ALLOW" and row["guard"] == "human:human via LangChain HITL"
     run("lc-reject", {"type": "reject", "message": "no"})
     assert effects == []  # the rejected call never ran
+    [row] = approvals(store, "lc-reject")
+    assert row["decision"] == "REJECT" and row["guard"] == "human:human via LangChain HITL"
 
 
 @pytest.mark.parametrize("approve", [True, False])

@@ -303,8 +303,9 @@ class AgentGuardMiddleware(AgentMiddleware):
         return key, ctx, _to_call(request.tool_call)
 
     def _decide(self, key: str, request: Any, verdict: Verdict, call: ToolCall) -> tuple[str, Any, Verdict]:
-        """``(what, arg, verdict)`` with what in run / refuse / respond / recheck, after asking a human
-        (LangChain's HITL request and decisions) where the verdict says so."""
+        """``(what, arg, verdict)`` with what in run / refuse / respond / recheck / approve (the wrap path
+        confirms an approval), after asking a human (LangChain's HITL request and decisions) where the
+        verdict says so."""
         what, arg = self._plan(request, verdict, call)
         if what != "ask":
             return what, arg, verdict
@@ -324,6 +325,14 @@ class AgentGuardMiddleware(AgentMiddleware):
         note = d.get("message") if kind == "reject" and isinstance(d.get("message"), str) else ""
         refused = Verdict(Decision.REJECT, f"refused by a human{': ' + note if note else ''} ({why})", verdict.guard)
         return "refuse", self.on_reject == "end", refused
+
+    def _asked(self, v: Verdict) -> Verdict | None:
+        """The escalation a human answers (reported to the escalating guard whatever the answer)."""
+        return v if v.decision is Decision.ESCALATE and self.escalate == "interrupt" else None
+
+    @staticmethod
+    def _declined(v: Verdict) -> Verdict:
+        return Verdict(Decision.REJECT, f"not approved by a human: {v.reason}", v.guard, v.numbers)
 
     @staticmethod
     def _approval(v: Verdict, edited: bool = False) -> Verdict:
@@ -354,8 +363,11 @@ class AgentGuardMiddleware(AgentMiddleware):
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         key, ctx, call = self._begin(request)
         verdict = self._pending.get((key, call.call_id)) or self.runtime.check(ctx, call)
+        asked = self._asked(verdict)
         what, arg, verdict = self._decide(key, request, verdict, call)
         self._pending.pop((key, call.call_id), None)
+        if asked is not None and what in ("refuse", "respond", "recheck"):  # the human did not approve it
+            self.runtime.confirm(asked, call, self._declined(asked), APPROVER)
         if what == "approve":
             what, arg, verdict = self._approved(arg, self.runtime.confirm(verdict, call, self._approval(verdict),
                                                                           APPROVER))
@@ -373,8 +385,11 @@ class AgentGuardMiddleware(AgentMiddleware):
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         key, ctx, call = self._begin(request)
         verdict = self._pending.get((key, call.call_id)) or await self.runtime.acheck(ctx, call)
+        asked = self._asked(verdict)
         what, arg, verdict = self._decide(key, request, verdict, call)
         self._pending.pop((key, call.call_id), None)
+        if asked is not None and what in ("refuse", "respond", "recheck"):  # the human did not approve it
+            await self.runtime.aconfirm(asked, call, self._declined(asked), APPROVER)
         if what == "approve":
             what, arg, verdict = self._approved(arg, await self.runtime.aconfirm(
                 verdict, call, self._approval(verdict), APPROVER))
