@@ -11,7 +11,8 @@ in a proposed call's arguments, the set of labels among :data:`USER` (the prompt
 
 Canonical matching (:func:`canonical`) survives the formats agents use: case, surrounding whitespace and
 punctuation, inner runs of whitespace, URL scheme / ``www.`` / trailing slash / default port / fragment,
-e-mail case, IBAN spacing. Structured values (e-mail addresses, URLs, IBANs) are matched as whole
+e-mail case, IBAN spacing, invisible characters (:func:`~agentguard.core.canonical.strip_invisible`), number
+formats (currency sign, thousands commas, trailing zeros). Structured values (e-mail addresses, URLs, IBANs, numbers) are matched as whole
 entities by set membership; other values (names, channels, file ids) as whole words of the source's
 word form, so ``bob`` is not found inside ``bobby`` and ``13`` not inside ``2013``.
 
@@ -19,17 +20,18 @@ Trusted fields vouch for whole values only (:func:`atoms`: the string, its lines
 ``key: value`` line); the prompt and third-party text are searched for entities and whole words.
 
 Guarantee (property-tested): a value is labelled :data:`USER` only if its canonical form occurs, as an
-entity or as whole words, in the prompt, and :data:`TRUSTED` only if it equals a whole trusted value; values seen only in
+entity or as whole words, in the prompt (numbers: as a stand-alone number of equal value), and :data:`TRUSTED` only if it equals a whole trusted value; values seen only in
 third-party fields carry :data:`UNTRUSTED` alone, whatever their spacing, case or encoding.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import unquote
+
+from ..core.canonical import strip_invisible
 
 __all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "entities", "strings_of", "trust_level", "word_form"]
 
@@ -42,11 +44,27 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _IBAN = re.compile(r"\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,3})?\b")
 _URL = re.compile(r"(?:https?://)?(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|ch|de|uk|edu|gov|info|co)"
                   r"(?::\d+)?(?:/[^\s'\"<>)]*)?", re.I)
+# a number as agents and people write it: optional sign and currency, thousands commas, decimals
+_NUMBER = re.compile(r"[-+]?[$€£]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+# a number standing alone in text (not inside a word, date, id, version or IBAN)
+_NUMBER_IN_TEXT = re.compile(r"(?<![\w.,/:-])[$€£]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/:-]|[.,]\d)")
 _WORD_SPLIT = re.compile(r"[^\w@.+/-]+|(?<!\w)[.+/-]|[.+/-](?!\w)")
 
 
 def _nfkc(s: str) -> str:
-    return unicodedata.normalize("NFKC", unquote(s)).casefold()
+    """Percent-decoded, NFKC, format characters (zero-width, bidi) removed, case-folded."""
+    return strip_invisible(unquote(s)).casefold()
+
+
+def _canon_number(s: str) -> str:
+    """``"$10,000.00"`` -> ``"10000"``, ``"98.70"`` -> ``"98.7"``: one form per numeric value."""
+    neg = s.startswith("-")
+    digits = re.sub(r"[^\d.]", "", s)
+    whole, _, frac = digits.partition(".")
+    frac = frac.rstrip("0")
+    whole = whole.lstrip("0") or "0"
+    out = whole + ("." + frac if frac else "")
+    return "-" + out if neg and out != "0" else out
 
 
 def _canon_url(s: str) -> str:
@@ -59,12 +77,15 @@ def _canon_url(s: str) -> str:
 
 
 def canonical(value: str) -> tuple[str, str]:
-    """``(kind, canonical form)`` of one value: kind ``email``, ``iban``, ``url`` or ``text``.
+    """``(kind, canonical form)`` of one value: kind ``email``, ``iban``, ``url``, ``number`` or ``text``.
 
-    ``text`` forms are the value's :func:`word_form`. Equal canonical forms are the same value.
+    ``text`` forms are the value's :func:`word_form`; ``number`` forms drop currency signs, thousands commas
+    and trailing decimal zeros (``$2,200.00`` = ``2200``). Equal canonical forms are the same value.
     """
     s = _nfkc(value).strip().strip(".,;:!?\"'()[]<>")
     compact = re.sub(r"\s+", "", s)
+    if _NUMBER.fullmatch(s):
+        return "number", _canon_number(s)
     if _EMAIL.fullmatch(s):
         return "email", s
     if re.fullmatch(r"[a-z]{2}\d{2}[a-z0-9]{10,30}", compact):
@@ -86,7 +107,8 @@ def word_form(text: str) -> str:
 
 
 def entities(text: str) -> Iterator[tuple[str, str]]:
-    """Every e-mail address, URL and IBAN written in ``text``, canonical (see :func:`canonical`)."""
+    """Every e-mail address, URL, IBAN and stand-alone number written in ``text``, canonical (see
+    :func:`canonical`)."""
     t = _nfkc(text)
     emails = _EMAIL.findall(t)
     for e in emails:
@@ -96,6 +118,8 @@ def entities(text: str) -> Iterator[tuple[str, str]]:
     stripped = _EMAIL.sub(" ", t)
     for u in _URL.findall(stripped):
         yield "url", _canon_url(u.rstrip(".,;:!?"))
+    for n in _NUMBER_IN_TEXT.findall(t):
+        yield "number", _canon_number(n)
 
 
 def strings_of(value: Any, path: str = "") -> Iterator[tuple[str, str]]:

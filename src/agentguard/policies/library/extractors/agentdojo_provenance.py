@@ -11,7 +11,9 @@ results). Nothing else is read: no environment, no injection slots, no task.
   string argument;
 - ``requested``: the prompt contains a stem of the tool's intent lexicon (:data:`INTENT`, fitted on the
   design half of the user tasks only, see :func:`fit_intent`; a tool without a lexicon is never requested);
-- ``value_trust``: for ACCOUNT changes, the lowest trust level over every string argument.
+- ``value_trust``: for ACCOUNT changes, the lowest trust level over every string argument; for SENDs, over
+  the arguments named in :data:`AMOUNT_KEYS` (the money a payment moves: it must come from the user's prompt
+  or a trusted record, see docs/policies.md); 2 otherwise.
 
 :data:`AGENTDOJO_SOURCES` declares AgentDojo's tool results: free text a third party writes (e-mail
 subjects and bodies, event titles, descriptions and locations, file contents, web pages, messages,
@@ -33,7 +35,7 @@ from ...extract import MappingExtractor
 from ...provenance import ProvenanceLedger, SourceDeclaration, entities, strings_of, trust_level
 from .agentdojo_grounding import ACCOUNT, KIND, READ, READ_PREFIXES, SEND
 
-__all__ = ["AGENTDOJO_SOURCES", "INTENT", "INTENT_FILE", "ProvenanceFacts", "STOPWORDS", "TARGET_KEYS", "extractor", "fit_intent", "stems"]
+__all__ = ["AGENTDOJO_SOURCES", "AMOUNT_KEYS", "INTENT", "INTENT_FILE", "ProvenanceFacts", "STOPWORDS", "TARGET_KEYS", "extractor", "fit_intent", "stems"]
 
 TARGET_KEYS = frozenset({"recipient", "recipients", "cc", "bcc", "user_email", "email", "url", "participants",
                          "iban", "user", "channel", "hotel", "restaurant", "company", "file_id", "event_id",
@@ -56,6 +58,9 @@ AGENTDOJO_SOURCES = SourceDeclaration(
     untrusted_fields=frozenset({"subject", "body", "content", "description", "title", "location", "text",
                                 "reviews", "rating_reviews"}),
 )
+
+# arguments whose value a SEND moves (not a target): a payment's amount
+AMOUNT_KEYS = frozenset({"amount"})
 
 INTENT_FILE = Path(__file__).with_name("agentdojo_intent.json")
 STOPWORDS = frozenset(("the a an and or to of in on for my me i you your it is are be at with from this that "
@@ -139,7 +144,7 @@ class ProvenanceFacts:
             for _, s in strings_of(v):
                 if k in TARGET_KEYS and s.strip():
                     out.append(s)
-                out += [form for _, form in entities(s)]
+                out += [form for kind, form in entities(s) if kind != "number"]  # numbers are not targets
         return out
 
     def target_trust(self, call: ToolCall, ctx: Context) -> int:
@@ -154,11 +159,12 @@ class ProvenanceFacts:
         return bool(words and words & led.cache["stems"])
 
     def value_trust(self, call: ToolCall, ctx: Context) -> int:
-        if self.kind(call) != ACCOUNT:
+        kind = self.kind(call)
+        if kind not in (ACCOUNT, SEND):
             return 2
         led = _ledger(ctx)
-        return min((trust_level(led.labels(s)) for v in call.arguments.values() for _, s in strings_of(v)
-                    if s.strip()), default=2)
+        return min((trust_level(led.labels(s)) for k, v in call.arguments.items()
+                    if kind == ACCOUNT or k in AMOUNT_KEYS for _, s in strings_of(v) if s.strip()), default=2)
 
 
 def extractor(intent: Mapping[str, list[str]] | None = None) -> MappingExtractor:
