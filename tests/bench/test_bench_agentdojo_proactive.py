@@ -35,7 +35,6 @@ def _eq1_p_safe(paths, states, alpha=1.0):
     P[end, end] = 1
     unsafe = np.array([s != "end" and s.endswith("1") for s in states])
     P[unsafe] = 0
-    P[unsafe, unsafe.nonzero()[0]] = 0
     for i in unsafe.nonzero()[0]:
         P[i, i] = 1
     # x = P x on transient states, x = 1 on unsafe, 0 on end
@@ -54,8 +53,8 @@ def test_learned_guard_warns_before_the_injected_call_and_threshold_is_chosen_on
     guard = ProactiveGuard(model, "G !unsafe", 0.5)
     p = {s: guard.probability(s)[0] for s in ("00000", "10100", "11100")}
     assert p["11100"] < p["10100"]
-    # the model's unsafe state is absorbing in the learner; the oracle makes it so as well
-    learned_states = [s for s in model.state_names]
+    # P[F unsafe] does not depend on the unsafe rows; the oracle makes them absorbing
+    learned_states = list(model.state_names)
     oracle = _eq1_p_safe(benign + injected, learned_states)
     for s, v in p.items():
         assert v == pytest.approx(oracle[s], abs=1e-9), s

@@ -34,12 +34,12 @@ import time
 from typing import Any, Callable
 
 from ..core.errors import require
-from ..core.types import Context, Decision, ToolCall, Verdict
+from ..core.types import Context, Decision, Verdict
 from ..policies.library.extractors.agentdojo_grounding import KIND, SEND
 from ..policies.provenance import UNTRUSTED, ProvenanceLedger, trust_level
 from ..policies.provenance_guard import ProvenanceGuard
 
-__all__ = ["PREDICATES", "SENSITIVE_WORDS", "HistoryRecorder", "choose_threshold", "evaluate", "history_bits",
+__all__ = ["HistoryRecorder", "PREDICATES", "SENSITIVE_WORDS", "choose_threshold", "evaluate", "history_bits",
            "learn_model", "replay_paths", "score"]
 
 PREDICATES = ("untrusted_read", "new_target", "sensitive_read", "send_proposed")
