@@ -52,7 +52,8 @@ def history_bits(ledger: ProvenanceLedger, proposed: list[str], unsafe: bool = F
     """The abstract state of a run: one bit per :data:`PREDICATES`, then the unsafe bit."""
     src = ledger.sources[UNTRUSTED]
     untrusted = any(w.strip() for w in src.words)
-    new_target = any(kind != "number" and trust_level(ledger.labels(form)) == 0 for kind, form in src.entities)
+    new_target = any(kind in ("email", "url", "iban") and trust_level(ledger.labels(form)) == 0
+                     for kind, form in src.entities)
     sensitive = any(any(w in c for w in SENSITIVE_WORDS) for c in ledger.calls)
     send = any(KIND.get(c) == SEND for c in proposed)
     return "".join("1" if b else "0" for b in (untrusted, new_target, sensitive, send, unsafe))
