@@ -22,7 +22,8 @@ Trusted fields vouch for whole values only (:func:`atoms`: the string, its lines
 ``key: value`` line); the prompt and third-party text are searched for entities and whole words.
 
 Guarantee (property-tested): a value is labelled :data:`USER` only if its canonical form occurs, as an
-entity or as whole words, in the prompt (numbers: as a stand-alone number of equal value), and :data:`TRUSTED` only if it equals a whole trusted value; values seen only in
+entity or as whole words, in the prompt (numbers: as a stand-alone number of equal value; dates: the same
+day in one of the forms of :func:`dates`), and :data:`TRUSTED` only if it equals a whole trusted value; values seen only in
 third-party fields carry :data:`UNTRUSTED` alone, whatever their spacing, case or encoding.
 """
 
