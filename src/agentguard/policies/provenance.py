@@ -69,7 +69,9 @@ _WORD_SPLIT = re.compile(r"[^\w@.+/-]+|(?<!\w)[.+/-]|[.+/-](?!\w)")
 
 def _nfkc(s: str) -> str:
     """Percent-decoded, NFKC, format characters (zero-width, bidi) removed, case-folded."""
-    return strip_invisible(unquote(s)).casefold()
+    s = unquote(s)
+    # ASCII is its own NFKC form and holds no format character: skip the per-character scan
+    return s.casefold() if s.isascii() else strip_invisible(s).casefold()
 
 
 def _canon_number(s: str) -> str:
@@ -98,7 +100,12 @@ def dates(text: str) -> set[str]:
     """Every date written in ``text`` (case-folded): ISO ``2024-05-13[ 10:00]``, ``May 13th[, 2024]``,
     ``13 May 2024``, ``the 13th of May``, and ranges ``13th to the 17th of May 2024`` / ``May 13-17``
     (both ends). A date without a year gets year ``*``."""
-    t = _nfkc(text)
+    return _dates(_nfkc(text))
+
+
+def _dates(t: str) -> set[str]:
+    if not re.search(r"\d", t):
+        return set()
     out = {f"{y}-{m}-{d}" for y, m, d in _ISO_DATE.findall(t)
            if _date(y, int(m), d) is not None}
     for rx, order in ((_DATE_MD, "md"), (_DATE_DM, "dm")):
@@ -164,7 +171,7 @@ def entities(text: str) -> Iterator[tuple[str, str]]:
         yield "url", _canon_url(u.rstrip(".,;:!?"))
     for n in _NUMBER_IN_TEXT.findall(t):
         yield "number", _canon_number(n)
-    for d in dates(t):
+    for d in _dates(t):
         yield "date", d
 
 
