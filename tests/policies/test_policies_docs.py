@@ -36,3 +36,11 @@ def test_configuration_table_builds_the_documented_guard():
     assert g.check(Context(), ToolCall("transfer_funds", {"amount": 50})).decision is Decision.ALLOW
     assert g.check(Context(), ToolCall("send_email", {})).decision is Decision.ALLOW   # unknown_tool = "allow"
     assert ToolCallGuard.from_config({"policy": "mind2web_sc", "extractor": "mind2web_sc"}).unknown_tool == "deny"
+
+
+def test_agentdojo_proactive_example_runs(capsys):
+    block = next(b for b in _blocks("python") if "agentdojo_proactive" in b)
+    exec(compile(block, "docs/policies.md", "exec"), {})
+    lines = capsys.readouterr().out.split("\n")
+    p_new, p_seen = map(float, lines[0].split())
+    assert p_new < p_seen and lines[1] == "1.0"

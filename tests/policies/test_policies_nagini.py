@@ -124,7 +124,9 @@ TWINS = {
     "mind2web_sc": ("    if category == HOTEL and age < 18:\n", "    if category == HOTEL and age < 17:\n"),
     "asb_declared_tools": ("    if tool in declared:\n", "    if tool in declared or tool == -1:\n"),
     "agentdojo_grounding": ("    if not targets_trusted:\n", "    if not targets_trusted and kind == SEND:\n"),
-    "agentdojo_provenance": ("    return kind >= FETCH\n", "    return kind >= WRITE\n"),
+    # the twin is policy version 2: a booking's dates not checked (the rule now says they are)
+    "agentdojo_provenance": ("    return kind == WRITE or kind == SEND or kind == ACCOUNT\n",
+                             "    return kind == SEND or kind == ACCOUNT\n"),
 }
 
 

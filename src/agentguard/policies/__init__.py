@@ -23,8 +23,8 @@ from .library import library_path, shipped_policies
 from .model import Param, Policy, PolicyResult, load_policy, policy_from_source
 from .nagini import (NaginiVerifier, VerificationError, VerificationResult, find_nagini_venv, parse_nagini_output,
                      verify)
-from .provenance import (TRUSTED, UNTRUSTED, USER, ProvenanceLedger, SourceDeclaration, atoms, canonical, entities,
-                         strings_of, trust_level, word_form)
+from .provenance import (TRUSTED, UNTRUSTED, USER, ProvenanceLedger, SourceDeclaration, atoms, canonical, dates,
+                         entities, strings_of, trust_level, word_form)
 from .provenance_guard import ProvenanceGuard
 from .sandbox import PreconditionViolation, validate
 from .synthesis import SynthesisResult, SynthesisRound, synthesize
@@ -67,6 +67,7 @@ __all__ = [
     "boundary_cases",
     "canonical",
     "check_case",
+    "dates",
     "entities",
     "find_nagini_venv",
     "library_extractor",

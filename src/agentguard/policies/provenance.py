@@ -11,7 +11,10 @@ in a proposed call's arguments, the set of labels among :data:`USER` (the prompt
 
 Canonical matching (:func:`canonical`) survives the formats agents use: case, surrounding whitespace and
 punctuation, inner runs of whitespace, URL scheme / ``www.`` / trailing slash / default port / fragment,
-e-mail case, IBAN spacing. Structured values (e-mail addresses, URLs, IBANs) are matched as whole
+e-mail case, IBAN spacing, invisible characters (:func:`~agentguard.core.canonical.strip_invisible`), number
+formats (currency sign, thousands commas, trailing zeros), dates (an ISO date in a call matches the same
+day written in words in the prompt: ``January 11th 2025``, ``the 1st to the 5th of May``; a date written
+without a year matches that day in any year). Structured values (e-mail addresses, URLs, IBANs, numbers, dates) are matched as whole
 entities by set membership; other values (names, channels, file ids) as whole words of the source's
 word form, so ``bob`` is not found inside ``bobby`` and ``13`` not inside ``2013``.
 
@@ -19,19 +22,22 @@ Trusted fields vouch for whole values only (:func:`atoms`: the string, its lines
 ``key: value`` line); the prompt and third-party text are searched for entities and whole words.
 
 Guarantee (property-tested): a value is labelled :data:`USER` only if its canonical form occurs, as an
-entity or as whole words, in the prompt, and :data:`TRUSTED` only if it equals a whole trusted value; values seen only in
+entity or as whole words, in the prompt (numbers: as a stand-alone number of equal value; dates: the same
+day in one of the forms of :func:`dates`), and :data:`TRUSTED` only if it equals a whole trusted value; values seen only in
 third-party fields carry :data:`UNTRUSTED` alone, whatever their spacing, case or encoding.
 """
 
 from __future__ import annotations
 
+import datetime
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import unquote
 
-__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "entities", "strings_of", "trust_level", "word_form"]
+from ..core.canonical import strip_invisible
+
+__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "dates", "entities", "strings_of", "trust_level", "word_form"]
 
 USER = "user"
 TRUSTED = "trusted"
@@ -42,11 +48,71 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _IBAN = re.compile(r"\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,3})?\b")
 _URL = re.compile(r"(?:https?://)?(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|ch|de|uk|edu|gov|info|co)"
                   r"(?::\d+)?(?:/[^\s'\"<>)]*)?", re.I)
+# a number as agents and people write it: optional sign and currency, thousands commas, decimals
+_NUMBER = re.compile(r"[-+]?[$€£]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+# a number standing alone in text (not inside a word, date, id, version or IBAN)
+_NUMBER_IN_TEXT = re.compile(r"(?<![\w.,/:-])[$€£]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/:-]|[.,]\d)")
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[ t]\d{1,2}:\d{2}(?::\d{2})?)?")
+_MONTHS = {m: i + 1 for i, ms in enumerate(("january jan", "february feb", "march mar", "april apr", "may",
+                                             "june jun", "july jul", "august aug", "september sep sept",
+                                             "october oct", "november nov", "december dec"))
+           for m in ms.split()}
+_MON = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?:,?\s+(\d{4}))?"
+_TO = r"\s*(?:-|–|to|until|till|through|and)\s*(?:the\s+)?"
+# "May 13th[ to 17th][, 2024]" and "[the] 13th [to the 17th] [of] May[ 2024]" (one or two days)
+_DATE_MD = re.compile(rf"\b{_MON}\s+{_DAY}(?:{_TO}{_DAY})?{_YEAR}\b")
+_DATE_DM = re.compile(rf"\b{_DAY}(?:{_TO}{_DAY})?(?:\s+of)?\s+{_MON}{_YEAR}\b")
 _WORD_SPLIT = re.compile(r"[^\w@.+/-]+|(?<!\w)[.+/-]|[.+/-](?!\w)")
 
 
 def _nfkc(s: str) -> str:
-    return unicodedata.normalize("NFKC", unquote(s)).casefold()
+    """Percent-decoded, NFKC, format characters (zero-width, bidi) removed, case-folded."""
+    s = unquote(s)
+    # ASCII is its own NFKC form and holds no format character: skip the per-character scan
+    return s.casefold() if s.isascii() else strip_invisible(s).casefold()
+
+
+def _canon_number(s: str) -> str:
+    """``"$10,000.00"`` -> ``"10000"``, ``"98.70"`` -> ``"98.7"``: one form per numeric value."""
+    neg = s.startswith("-")
+    digits = re.sub(r"[^\d.]", "", s)
+    whole, _, frac = digits.partition(".")
+    frac = frac.rstrip("0")
+    whole = whole.lstrip("0") or "0"
+    out = whole + ("." + frac if frac else "")
+    return "-" + out if neg and out != "0" else out
+
+
+def _date(y: str | None, m: int, d: str | None) -> str | None:
+    """``YYYY-MM-DD`` (``*`` for a year not written), or None when no such day exists."""
+    if d is None:
+        return None
+    try:
+        datetime.date(int(y) if y else 2000, m, int(d))
+    except ValueError:
+        return None
+    return f"{y or '*'}-{m:02d}-{int(d):02d}"
+
+
+def dates(text: str) -> set[str]:
+    """Every date written in ``text`` (case-folded): ISO ``2024-05-13[ 10:00]``, ``May 13th[, 2024]``,
+    ``13 May 2024``, ``the 13th of May``, and ranges ``13th to the 17th of May 2024`` / ``May 13-17``
+    (both ends). A date without a year gets year ``*``."""
+    return _dates(_nfkc(text))
+
+
+def _dates(t: str) -> set[str]:
+    if not re.search(r"\d", t):
+        return set()
+    out = {f"{y}-{m}-{d}" for y, m, d in _ISO_DATE.findall(t)
+           if _date(y, int(m), d) is not None}
+    for rx, order in ((_DATE_MD, "md"), (_DATE_DM, "dm")):
+        for g in rx.findall(t):
+            mon, d1, d2, y = (g[0], g[1], g[2], g[3]) if order == "md" else (g[2], g[0], g[1], g[3])
+            out |= {x for x in (_date(y, _MONTHS[mon], d1), _date(y, _MONTHS[mon], d2 or None)) if x}
+    return out
 
 
 def _canon_url(s: str) -> str:
@@ -59,12 +125,18 @@ def _canon_url(s: str) -> str:
 
 
 def canonical(value: str) -> tuple[str, str]:
-    """``(kind, canonical form)`` of one value: kind ``email``, ``iban``, ``url`` or ``text``.
+    """``(kind, canonical form)`` of one value: kind ``email``, ``iban``, ``url``, ``number``, ``date`` (an ISO
+    date, with or without a time of day: the day) or ``text``.
 
-    ``text`` forms are the value's :func:`word_form`. Equal canonical forms are the same value.
+    ``text`` forms are the value's :func:`word_form`; ``number`` forms drop currency signs, thousands commas
+    and trailing decimal zeros (``$2,200.00`` = ``2200``). Equal canonical forms are the same value.
     """
     s = _nfkc(value).strip().strip(".,;:!?\"'()[]<>")
     compact = re.sub(r"\s+", "", s)
+    if _NUMBER.fullmatch(s):
+        return "number", _canon_number(s)
+    if (iso := _ISO_DATE.fullmatch(s)) and _date(*iso.groups()[:1], int(iso.group(2)), iso.group(3)):
+        return "date", "-".join(iso.groups())
     if _EMAIL.fullmatch(s):
         return "email", s
     if re.fullmatch(r"[a-z]{2}\d{2}[a-z0-9]{10,30}", compact):
@@ -86,7 +158,8 @@ def word_form(text: str) -> str:
 
 
 def entities(text: str) -> Iterator[tuple[str, str]]:
-    """Every e-mail address, URL and IBAN written in ``text``, canonical (see :func:`canonical`)."""
+    """Every e-mail address, URL, IBAN, stand-alone number and date (:func:`dates`) written in ``text``,
+    canonical (see :func:`canonical`)."""
     t = _nfkc(text)
     emails = _EMAIL.findall(t)
     for e in emails:
@@ -96,6 +169,10 @@ def entities(text: str) -> Iterator[tuple[str, str]]:
     stripped = _EMAIL.sub(" ", t)
     for u in _URL.findall(stripped):
         yield "url", _canon_url(u.rstrip(".,;:!?"))
+    for n in _NUMBER_IN_TEXT.findall(t):
+        yield "number", _canon_number(n)
+    for d in _dates(t):
+        yield "date", d
 
 
 def strings_of(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
@@ -213,7 +290,8 @@ class ProvenanceLedger:
         out = {TRUSTED} if (kind, form) in self.sources[TRUSTED].atoms else set()
         for lb in (USER, UNTRUSTED):
             if kind != "text":
-                if (kind, form) in self.sources[lb].entities:
+                ents = self.sources[lb].entities
+                if (kind, form) in ents or (kind == "date" and ("date", "*" + form[4:]) in ents):
                     out.add(lb)
             elif f" {form} " in self._text(lb):
                 out.add(lb)

@@ -9,17 +9,20 @@ labels of each value (:mod:`agentguard.policies.provenance`) to a trust level: 2
 - ``target_trust``: the lowest trust level over the call's targets (recipients, IBANs, URLs, e-mail
   addresses, user names, ids, and every URL / e-mail / IBAN written in any argument); 2 without targets;
 - ``requested``: the user's prompt asks for this tool (intent lexicon fixed on the design half);
-- ``value_trust``: for ACCOUNT changes, the lowest trust level over the new values; 2 otherwise.
+- ``value_trust``: for ACCOUNT changes, the lowest trust level over the new values; for SENDs and WRITEs,
+  over the values the call commits the user to (a payment's amount, a booking's dates); 2 otherwise.
 
 The contract states the rule, independently of the code below (which decides rule by rule through per-kind tables):
 a non-read call whose target was seen only in third-party content (or never) is never allowed; a write,
 send, account change or delete the user did not ask for is never allowed; an account change with a
-third-party value is never allowed; reads are always allowed; and nothing else is denied.
+third-party value is never allowed; a send or write committing the user to a value (an amount, a booking's
+dates) that neither the user nor a trusted record gave is never allowed (an attacker who reuses a target
+the user named, or a hotel in a trusted catalogue, still has to pick the amount or the dates); reads are always allowed; and nothing else is denied.
 """
 from nagini_contracts.contracts import *
 
 POLICY_ID = "agentdojo-provenance"
-POLICY_VERSION = "1"
+POLICY_VERSION = "3"
 
 READ = 0
 FETCH = 1
@@ -37,7 +40,7 @@ REASONS = [
     "allowed",
     "a target of the call (recipient, IBAN, URL, address, user, id) was seen only in third-party content",
     "the user did not ask for this action",
-    "the new value was seen only in third-party content",
+    "the new value, the amount sent or the dates booked were seen only in third-party content (or never)",
 ]
 
 
@@ -55,8 +58,8 @@ def needs_request(kind: int) -> bool:
 
 def needs_trusted_value(kind: int) -> bool:
     Requires(READ <= kind and kind <= DELETE)
-    Ensures(Result() == (kind == ACCOUNT))
-    return kind == ACCOUNT
+    Ensures(Result() == (kind == ACCOUNT or kind == SEND or kind == WRITE))
+    return kind == WRITE or kind == SEND or kind == ACCOUNT
 
 
 def check(kind: int, target_trust: int, requested: bool, value_trust: int) -> int:
@@ -67,11 +70,11 @@ def check(kind: int, target_trust: int, requested: bool, value_trust: int) -> in
     Ensures(Implies(kind != READ and target_trust == 0, Result() == UNTRUSTED_TARGET))
     Ensures(Implies(kind != READ and kind != FETCH and target_trust > 0 and not requested,
                     Result() == NOT_REQUESTED))
-    Ensures(Implies(kind == ACCOUNT and target_trust > 0 and requested and value_trust == 0,
+    Ensures(Implies(WRITE <= kind and kind <= ACCOUNT and target_trust > 0 and requested and value_trust == 0,
                     Result() == UNTRUSTED_VALUE))
     Ensures(Implies(kind == FETCH and target_trust > 0, Result() == ALLOW))
     Ensures(Implies(kind != READ and kind != FETCH and target_trust > 0 and requested
-                    and (kind != ACCOUNT or value_trust > 0), Result() == ALLOW))
+                    and (kind == DELETE or value_trust > 0), Result() == ALLOW))
     if needs_trusted_target(kind) and target_trust < 1:
         return UNTRUSTED_TARGET
     if needs_request(kind) and not requested:

@@ -11,7 +11,10 @@ results). Nothing else is read: no environment, no injection slots, no task.
   string argument;
 - ``requested``: the prompt contains a stem of the tool's intent lexicon (:data:`INTENT`, fitted on the
   design half of the user tasks only, see :func:`fit_intent`; a tool without a lexicon is never requested);
-- ``value_trust``: for ACCOUNT changes, the lowest trust level over every string argument.
+- ``value_trust``: for ACCOUNT changes, the lowest trust level over every string argument; for SENDs and
+  WRITEs, over the values the call commits the user to (:func:`committed_values`: a payment's amount, a
+  booking's dates; they must come from the user's prompt or a trusted record, see docs/policies.md); 2
+  otherwise (and for a call that commits to none).
 
 :data:`AGENTDOJO_SOURCES` declares AgentDojo's tool results: free text a third party writes (e-mail
 subjects and bodies, event titles, descriptions and locations, file contents, web pages, messages,
@@ -31,9 +34,9 @@ from typing import Any, Iterable, Mapping
 from ....core.types import Context, ToolCall
 from ...extract import MappingExtractor
 from ...provenance import ProvenanceLedger, SourceDeclaration, entities, strings_of, trust_level
-from .agentdojo_grounding import ACCOUNT, KIND, READ, READ_PREFIXES, SEND
+from .agentdojo_grounding import ACCOUNT, KIND, READ, READ_PREFIXES, SEND, WRITE
 
-__all__ = ["AGENTDOJO_SOURCES", "INTENT", "INTENT_FILE", "ProvenanceFacts", "STOPWORDS", "TARGET_KEYS", "extractor", "fit_intent", "stems"]
+__all__ = ["AGENTDOJO_SOURCES", "AMOUNT_KEYS", "BOOKING_DATE_KEYS", "INTENT", "INTENT_FILE", "ProvenanceFacts", "STOPWORDS", "TARGET_KEYS", "committed_values", "extractor", "fit_intent", "stems"]
 
 TARGET_KEYS = frozenset({"recipient", "recipients", "cc", "bcc", "user_email", "email", "url", "participants",
                          "iban", "user", "channel", "hotel", "restaurant", "company", "file_id", "event_id",
@@ -56,6 +59,11 @@ AGENTDOJO_SOURCES = SourceDeclaration(
     untrusted_fields=frozenset({"subject", "body", "content", "description", "title", "location", "text",
                                 "reviews", "rating_reviews"}),
 )
+
+# arguments whose value a SEND moves (not a target): a payment's amount
+AMOUNT_KEYS = frozenset({"amount"})
+# the dates a booking (a tool named reserve_*) commits the user to (the day; a time of day is not checked)
+BOOKING_DATE_KEYS = frozenset({"start_day", "end_day", "start_time", "end_time"})
 
 INTENT_FILE = Path(__file__).with_name("agentdojo_intent.json")
 STOPWORDS = frozenset(("the a an and or to of in on for my me i you your it is are be at with from this that "
@@ -139,7 +147,7 @@ class ProvenanceFacts:
             for _, s in strings_of(v):
                 if k in TARGET_KEYS and s.strip():
                     out.append(s)
-                out += [form for _, form in entities(s)]
+                out += [form for kind, form in entities(s) if kind in ("email", "url", "iban")]  # addresses only
         return out
 
     def target_trust(self, call: ToolCall, ctx: Context) -> int:
@@ -154,11 +162,22 @@ class ProvenanceFacts:
         return bool(words and words & led.cache["stems"])
 
     def value_trust(self, call: ToolCall, ctx: Context) -> int:
-        if self.kind(call) != ACCOUNT:
-            return 2
         led = _ledger(ctx)
-        return min((trust_level(led.labels(s)) for v in call.arguments.values() for _, s in strings_of(v)
-                    if s.strip()), default=2)
+        return min((trust_level(led.labels(s)) for s in committed_values(call, self.kind(call))), default=2)
+
+
+def committed_values(call: ToolCall, kind: int) -> list[str]:
+    """The values ``value_trust`` ranges over: every string argument of an ACCOUNT change, the amounts of a
+    SEND, the dates of a booking (a WRITE by a ``reserve_*`` tool); none otherwise."""
+    if kind == ACCOUNT:
+        keys = None
+    elif kind == SEND:
+        keys = AMOUNT_KEYS
+    elif kind == WRITE and call.name.startswith("reserve_"):
+        keys = BOOKING_DATE_KEYS
+    else:
+        return []
+    return [s for k, v in call.arguments.items() if keys is None or k in keys for _, s in strings_of(v) if s.strip()]
 
 
 def extractor(intent: Mapping[str, list[str]] | None = None) -> MappingExtractor:
