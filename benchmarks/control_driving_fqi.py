@@ -1,0 +1,137 @@
+"""ReGuard from text alone, trained by fitted Q-iteration on the Eq. 5 target (issue 16, second pass).
+
+Stages (each merges its section into benchmarks/results/control_driving_fqi.json with its command):
+
+- ``throughput``: gemma-3-270m first-4-layer (``gemma-L4-last``) encoding rate on fresh texts (never
+  cached), batch size x torch threads, on this machine's 2 shared cores.
+- ``encode``: encode the transitions of the prefix-stable training states
+  (:func:`agentguard.envs.driving.text_latent.training_states`) chunk by chunk into the disk cache
+  (``$AGENTGUARD_CACHE/control/encodings``) until a wall-clock budget is spent; records texts/s and the
+  number of states whose transitions are fully encoded.
+- ``curve``: fitted Q-iteration (:func:`agentguard.control.fqi.fitted_q_iteration`, Eq. 5 target, the same
+  network, schedule and states for both inputs) on the text-only latent and on the privileged state, for a
+  grid of state counts; value F1 (safe class), unsafe-class F1 and balanced accuracy against exact value
+  iteration on the 500 scored nodes of ``control_driving_text.py``.
+
+Usage: ``nice -n 10 python benchmarks/control_driving_fqi.py throughput|encode|curve [options]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from agentguard.bench.driving import RESULTS, cache_root
+from agentguard.envs import driving as D
+from agentguard.envs.driving.text_latent import latent_encoder, training_states
+
+OUT = RESULTS / "control_driving_fqi.json"
+ENCODER = "gemma-L4-last"
+
+
+def merge(section: str, data: dict) -> None:
+    rep = json.loads(OUT.read_text()) if OUT.exists() else {}
+    cmd = "nice -n 10 python benchmarks/control_driving_fqi.py " + " ".join(sys.argv[1:])
+    data["commands"] = list(dict.fromkeys(rep.get(section, {}).get("commands", []) + [cmd]))
+    if "runs" in data:
+        data["runs"] = {**rep.get(section, {}).get("runs", {}), **data["runs"]}
+    rep[section] = data
+    OUT.write_text(json.dumps(rep, indent=1, default=float) + "\n")
+    print(f"wrote {section} to {OUT}", flush=True)
+
+
+def _load1() -> float:
+    try:
+        return float(open("/proc/loadavg").read().split()[0])
+    except OSError:
+        return float("nan")
+
+
+def stage_throughput(args) -> None:
+    """Fresh texts (seed 777 states, never in the cache), one encoder without the disk cache."""
+    import torch
+
+    states = training_states(args.n, seed=777)
+    texts = [D.observation_text(s) for s in states]
+    enc = latent_encoder(ENCODER, cache=None)
+    enc.encode(texts[:2])  # warm-up
+    rows = []
+    for threads in (1, 2):
+        for batch in (1, 16, 64):
+            enc.threads, enc.batch_size = threads, batch
+            torch.set_num_threads(threads)
+            t0, c0 = time.perf_counter(), time.process_time()
+            enc.encode(texts)
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            rows.append({"threads": threads, "batch": batch, "texts": len(texts), "seconds": wall,
+                         "cpu_seconds": cpu, "texts_per_s": len(texts) / wall, "load1": _load1()})
+            print(rows[-1], flush=True)
+    merge("throughput", {"encoder": ENCODER, "rows": rows,
+                         "note": "wall-clock on 2 cores shared with other jobs (load1 recorded per row)"})
+
+
+def _transition_texts(states: np.ndarray) -> list[str]:
+    """The texts :func:`transitions_for` encodes: o(s) and o(f(s, a)) for successors that did not fail."""
+    out = [D.observation_text(s) for s in states]
+    for a in range(3):
+        nxt = D.step(states, a)
+        out += [D.observation_text(s) for s in nxt[D.margin(nxt) >= 0]]
+    return out
+
+
+def stage_encode(args) -> None:
+    enc = latent_encoder(ENCODER, cache=cache_root() / "control" / "encodings", threads=args.threads,
+                         batch_size=args.batch)
+    states = training_states(args.max_states, seed=0)
+    t_start = time.perf_counter()
+    done, new_texts, chunks = 0, 0, []
+    for i in range(0, len(states), args.chunk):
+        if time.perf_counter() - t_start > args.budget:
+            break
+        texts = _transition_texts(states[i:i + args.chunk])
+        m0 = enc.misses
+        t0 = time.perf_counter()
+        enc.encode(texts)
+        dt = time.perf_counter() - t0
+        fresh = enc.misses - m0
+        new_texts += fresh
+        done = i + len(states[i:i + args.chunk])
+        chunks.append({"states_done": done, "fresh_texts": fresh, "seconds": dt,
+                       "texts_per_s": fresh / dt if fresh and dt > 0 else None, "load1": _load1()})
+        print(chunks[-1], flush=True)
+    secs = time.perf_counter() - t_start
+    rep = json.loads(OUT.read_text()).get("encode", {}) if OUT.exists() else {}
+    merge("encode", {"encoder": ENCODER, "states_fully_encoded": max(done, rep.get("states_fully_encoded", 0)),
+                     "runs": {f"run{len(rep.get('runs', {}))}": {
+                         "budget_s": args.budget, "seconds": secs, "fresh_texts": new_texts,
+                         "threads": args.threads, "batch": args.batch, "states_done": done,
+                         "texts_per_s": new_texts / secs if secs else None, "chunks": chunks}}})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("stage", choices=["throughput", "encode", "curve"])
+    ap.add_argument("--n", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--chunk", type=int, default=100)
+    ap.add_argument("--budget", type=float, default=600.0)
+    ap.add_argument("--max-states", type=int, default=8000)
+    ap.add_argument("--sizes", default="250,1000,4000")
+    args, _ = ap.parse_known_args()
+    if args.stage == "throughput":
+        stage_throughput(args)
+    elif args.stage == "encode":
+        stage_encode(args)
+    else:
+        from control_driving_fqi_curve import stage_curve  # noqa: PLC0415 (kept apart: one script per concern)
+
+        stage_curve(args)
+
+
+if __name__ == "__main__":
+    main()
