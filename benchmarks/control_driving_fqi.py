@@ -25,6 +25,8 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+
 from agentguard.bench.driving import RESULTS, cache_root
 from agentguard.envs import driving as D
 from agentguard.envs.driving.text_latent import latent_encoder, training_states
@@ -84,10 +86,15 @@ def _transition_texts(states: np.ndarray) -> list[str]:
 
 
 def stage_encode(args) -> None:
-    enc = latent_encoder(ENCODER, cache=cache_root() / "control" / "encodings", threads=args.threads,
+    """The scored evaluation nodes first, then the training states' transitions in prefix order."""
+    from control_driving_text import load_grid, scored_nodes
+
+    enc = latent_encoder(args.encoder, cache=cache_root() / "control" / "encodings", threads=args.threads,
                          batch_size=args.batch)
     states = training_states(args.max_states, seed=0)
     t_start = time.perf_counter()
+    enc.encode([D.observation_text(s) for s in scored_nodes(load_grid())[0]])
+    print(f"eval nodes: {time.perf_counter() - t_start:.0f}s", flush=True)
     done, new_texts, chunks = 0, 0, []
     for i in range(0, len(states), args.chunk):
         if time.perf_counter() - t_start > args.budget:
@@ -105,11 +112,76 @@ def stage_encode(args) -> None:
         print(chunks[-1], flush=True)
     secs = time.perf_counter() - t_start
     rep = json.loads(OUT.read_text()).get("encode", {}) if OUT.exists() else {}
-    merge("encode", {"encoder": ENCODER, "states_fully_encoded": max(done, rep.get("states_fully_encoded", 0)),
-                     "runs": {f"run{len(rep.get('runs', {}))}": {
+    full = {**rep.get("states_fully_encoded", {}), args.encoder: done} if isinstance(
+        rep.get("states_fully_encoded"), dict) else {args.encoder: done}
+    merge("encode", {"states_fully_encoded": full,
+                     "runs": {f"run{len(rep.get('runs', {}))}": {"encoder": args.encoder,
                          "budget_s": args.budget, "seconds": secs, "fresh_texts": new_texts,
                          "threads": args.threads, "batch": args.batch, "states_done": done,
                          "texts_per_s": new_texts / secs if secs else None, "chunks": chunks}}})
+
+
+def _fqi_config(args):
+    from agentguard.control.fqi import FQIConfig
+
+    return FQIConfig(hidden=tuple(int(h) for h in args.hidden.split(",")), iterations=args.iterations,
+                     epochs=args.epochs, lr=args.lr, weight_decay=args.wd, threads=args.threads)
+
+
+def stage_curve(args) -> None:
+    """Same states, same FQI (Eq. 5), same network and schedule for the privileged and text-only inputs."""
+    from control_driving_text import _enc, _value_f1, load_grid, scored_nodes
+
+    from agentguard.control.fqi import fitted_q_iteration
+    from agentguard.envs.driving.encoders import StateEncoder
+    from agentguard.envs.driving.text_latent import input_map_state, standardized, transitions_for
+
+    grid = load_grid()
+    ev_s, ev_truth = scored_nodes(grid)
+    cfg = _fqi_config(args)
+    p = float(ev_truth.mean())
+    for name in args.encoders.split(","):
+        enc = _enc(name)
+        for n in [int(x) for x in args.sizes.split(",")]:
+            t0 = time.perf_counter()
+            raw = transitions_for(enc, training_states(n, seed=0))
+            t_enc = time.perf_counter() - t0
+            data, stats = raw, {}
+            if not isinstance(enc, StateEncoder):
+                data, std = standardized(raw, enc, pca=args.pca)
+                stats = input_map_state(std)
+            def cb(k, m, stats=stats):
+                m.meta.update(stats)
+                return _value_f1(m, enc, ev_s, ev_truth)
+
+            model = fitted_q_iteration(data, data.z.shape[1], 3, cfg, callback=cb, log_every=args.every)
+            model.meta.update({"kind": "text-only" if stats else "privileged-fixed-states", "encoder": enc.name,
+                               "n_states": n, "encode_seconds": t_enc, **stats})
+            last = model.history[-1]
+            key = f"{name}@{n}{args.tag}"
+            run = {"encoder": name, "n_states": n, "transitions": len(data.a), "config": dict(cfg.__dict__),
+                   "input_map": (f"pca-{args.pca} (whitened, fitted on the training latents)" if stats and args.pca
+                                 else "standardised" if stats else "state"), "critic_input_dim": data.z.shape[1],
+                   "value_f1": last["value_f1"], "value_f1_unsafe": last["value_f1_unsafe"],
+                   "balanced_accuracy": last["balanced_accuracy"],
+                   "by_iteration": [(h["iteration"], h["value_f1"], h["value_f1_unsafe"], h["balanced_accuracy"])
+                                    for h in model.history],
+                   "encode_or_cache_seconds": t_enc, "fqi_seconds": model.seconds,
+                   "fqi_cpu_seconds": model.meta["cpu_seconds"], "load1": _load1()}
+            print(f"{key}: F1 {run['value_f1']:.3f} unsafe {run['value_f1_unsafe']:.3f} "
+                  f"bacc {run['balanced_accuracy']:.3f} fqi {model.seconds:.0f}s", flush=True)
+            folder = cache_root() / "control" / "text_models"
+            folder.mkdir(parents=True, exist_ok=True)
+            model.save(str(folder / f"fqi_{name}_n{n}{args.tag}.pt"))
+            if args.save == n:
+                model.save(str(RESULTS / f"control_driving_fqi_{name}.pt"))
+                run["saved_as"] = f"benchmarks/results/control_driving_fqi_{name}.pt"
+            merge("curve", {"eval_nodes": len(ev_s), "eval_safe_fraction": p,
+                            "trivial_all_safe": {"value_f1": 2 * p / (1 + p), "value_f1_unsafe": 0.0,
+                                                 "balanced_accuracy": 0.5},
+                            "by_iteration_columns": ["fqi_iteration", "value_f1", "value_f1_unsafe",
+                                                     "balanced_accuracy"],
+                            "runs": {key: run}})
 
 
 def main() -> None:
@@ -122,14 +194,23 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=600.0)
     ap.add_argument("--max-states", type=int, default=8000)
     ap.add_argument("--sizes", default="250,1000,4000")
+    ap.add_argument("--encoder", default=ENCODER)
+    ap.add_argument("--encoders", default="privileged," + ENCODER)
+    ap.add_argument("--iterations", type=int, default=60)
+    ap.add_argument("--epochs", type=int, default=40)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--wd", type=float, default=0.0)
+    ap.add_argument("--hidden", default="100,100")
+    ap.add_argument("--every", type=int, default=10)
+    ap.add_argument("--tag", default="")
+    ap.add_argument("--pca", type=int, default=0, help="text latents: project on the first k principal components")
+    ap.add_argument("--save", type=int, default=0, help="copy the models of this state count to results/")
     args, _ = ap.parse_known_args()
     if args.stage == "throughput":
         stage_throughput(args)
     elif args.stage == "encode":
         stage_encode(args)
     else:
-        from control_driving_fqi_curve import stage_curve  # noqa: PLC0415 (kept apart: one script per concern)
-
         stage_curve(args)
 
 
