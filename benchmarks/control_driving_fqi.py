@@ -136,8 +136,11 @@ def stage_curve(args) -> None:
     from agentguard.envs.driving.encoders import StateEncoder
     from agentguard.envs.driving.text_latent import input_map_state, standardized, transitions_for
 
+    from control_driving_text import sweep_nodes
+
     grid = load_grid()
     ev_s, ev_truth = scored_nodes(grid)
+    val = sweep_nodes(grid, args.val) if args.val else None
     cfg = _fqi_config(args)
     p = float(ev_truth.mean())
     for name in args.encoders.split(","):
@@ -152,7 +155,10 @@ def stage_curve(args) -> None:
                 stats = input_map_state(std)
             def cb(k, m, stats=stats):
                 m.meta.update(stats)
-                return _value_f1(m, enc, ev_s, ev_truth)
+                out = _value_f1(m, enc, ev_s, ev_truth)
+                if val is not None:  # validation nodes (disjoint from the scored ones): used for choices
+                    out.update({f"val_{a}": b for a, b in _value_f1(m, enc, *val).items()})
+                return out
 
             model = fitted_q_iteration(data, data.z.shape[1], 3, cfg, callback=cb, log_every=args.every)
             model.meta.update({"kind": "text-only" if stats else "privileged-fixed-states", "encoder": enc.name,
@@ -164,6 +170,8 @@ def stage_curve(args) -> None:
                                  else "standardised" if stats else "state"), "critic_input_dim": data.z.shape[1],
                    "value_f1": last["value_f1"], "value_f1_unsafe": last["value_f1_unsafe"],
                    "balanced_accuracy": last["balanced_accuracy"],
+                   "validation": {k: v for k, v in last.items() if k.startswith("val_")} or None,
+                   "pca": args.pca if stats else None,
                    "by_iteration": [(h["iteration"], h["value_f1"], h["value_f1_unsafe"], h["balanced_accuracy"])
                                     for h in model.history],
                    "encode_or_cache_seconds": t_enc, "fqi_seconds": model.seconds,
@@ -203,6 +211,7 @@ def main() -> None:
     ap.add_argument("--hidden", default="100,100")
     ap.add_argument("--every", type=int, default=10)
     ap.add_argument("--tag", default="")
+    ap.add_argument("--val", type=int, default=0, help="also score n validation nodes (control_driving_text.sweep_nodes)")
     ap.add_argument("--pca", type=int, default=0, help="text latents: project on the first k principal components")
     ap.add_argument("--save", type=int, default=0, help="copy the models of this state count to results/")
     args, _ = ap.parse_known_args()

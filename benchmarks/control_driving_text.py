@@ -126,12 +126,15 @@ def stage_sweep(args) -> None:
 CONFIG = {"gamma_end": 0.999, "gamma_period": 4000, "lr_period": 3000, "tau": 0.05, "lr_start": 2e-3}
 
 
-def _enc(name: str):
+def _enc(name: str, autosave: bool = True):
+    """``autosave=False`` (closed-loop rows): the cache is read, never rewritten per decision."""
     from agentguard.envs.driving.encoders import StateEncoder
 
     if name == "privileged":
         return StateEncoder()
-    return latent_encoder(name, cache=cache_root() / "control" / "encodings")
+    enc = latent_encoder(name, cache=cache_root() / "control" / "encodings")
+    enc.autosave = autosave
+    return enc
 
 
 def _value_f1(model, enc, ev_s, ev_truth) -> dict:
@@ -214,7 +217,7 @@ def _filters(args, epsilon: float):
             path = RESULTS / f"control_driving_text_{name}.pt"
         m = QModel.load(str(path))
         row = "reguard" if i == 0 else f"reguard_{name}"
-        f[row] = text_only_filter(m, _enc(name), epsilon, name=row)
+        f[row] = text_only_filter(m, _enc(name, autosave=False), epsilon, name=row)
     numbers = make_text_encoder("wordllama+numbers")
     f["text_plus_parsed_numbers"] = make_filter(
         "reguard", QModel.load(str(RESULTS / "control_driving_reguard_full.pt")), numbers, epsilon=epsilon)
