@@ -94,10 +94,11 @@ def main() -> None:
         m = out["conditions"][name]
         print(f"{name:36s} success {m['success_rate']:.2f} failure {m['failure_rate']:.2f} "
               f"interventions {m['intervention_rate']:.2f} (gemma calls so far {driver.calls})", flush=True)
-    out["gemma_forward_passes"] = driver.calls
-    out["seconds"] = time.perf_counter() - t0
-    out["command"] = "nice -n 15 python benchmarks/control_driving_gemma_shield.py " + " ".join(sys.argv[1:])
-    (RESULTS / args.out).write_text(json.dumps(out, indent=1) + "\n")
+        out["gemma_forward_passes"] = driver.calls
+        out["seconds"] = time.perf_counter() - t0
+        out["complete"] = len(out["conditions"]) == len(conds)  # written after every condition
+        out["command"] = "nice -n 10 python benchmarks/control_driving_gemma_shield.py " + " ".join(sys.argv[1:])
+        (RESULTS / args.out).write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":
