@@ -192,9 +192,37 @@ def stage_curve(args) -> None:
                             "runs": {key: run}})
 
 
+def stage_summary(args) -> None:
+    """The learning curve of the chosen configuration: text-only (PCA k chosen on the validation nodes at
+    the largest n) vs privileged, same states and FQI, per state count."""
+    rep = json.loads(OUT.read_text())
+    runs = rep["curve"]["runs"]
+    big = max(r["n_states"] for r in runs.values() if r["encoder"] == args.encoder)
+    cands = {k: r for k, r in runs.items() if r["encoder"] == args.encoder and r["n_states"] == big
+             and r.get("validation") and r.get("pca")}
+    best = max(cands, key=lambda k: cands[k]["validation"]["val_balanced_accuracy"])
+    k_best = cands[best]["pca"]
+    cols = ("value_f1", "value_f1_unsafe", "balanced_accuracy")
+    curve = {}
+    for key, r in runs.items():
+        n = r["n_states"]
+        if r["encoder"] == "privileged" and "_" not in key.split("@")[1]:  # untagged: the default FQI config
+            curve.setdefault(n, {})["privileged"] = {c: r[c] for c in cols}
+        if r["encoder"] == args.encoder and r.get("pca") == k_best:
+            curve.setdefault(n, {})["text_only"] = {c: r[c] for c in cols}
+    merge("curve_summary", {
+        "text_only_encoder": args.encoder, "pca_k": k_best,
+        "selection": {k: {"pca": r["pca"], "val_balanced_accuracy": r["validation"]["val_balanced_accuracy"]}
+                      for k, r in cands.items()},
+        "rule": f"PCA k with the highest balanced accuracy on 300 validation nodes (disjoint from the 500 "
+                f"scored ones) at {big} states",
+        "by_states": {str(n): curve[n] for n in sorted(curve) if len(curve[n]) == 2},
+        "constant_all_safe": rep["curve"]["trivial_all_safe"]})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("stage", choices=["throughput", "encode", "curve"])
+    ap.add_argument("stage", choices=["throughput", "encode", "curve", "summary"])
     ap.add_argument("--n", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=16)
@@ -202,7 +230,7 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=600.0)
     ap.add_argument("--max-states", type=int, default=8000)
     ap.add_argument("--sizes", default="250,1000,4000")
-    ap.add_argument("--encoder", default=ENCODER)
+    ap.add_argument("--encoder", default="gemma-L4-w16")
     ap.add_argument("--encoders", default="privileged," + ENCODER)
     ap.add_argument("--iterations", type=int, default=60)
     ap.add_argument("--epochs", type=int, default=40)
@@ -219,6 +247,8 @@ def main() -> None:
         stage_throughput(args)
     elif args.stage == "encode":
         stage_encode(args)
+    elif args.stage == "summary":
+        stage_summary(args)
     else:
         stage_curve(args)
 

@@ -139,7 +139,8 @@ def test_hidden_state_encoder_batches_truncates_and_pools(gemma):
     # windows: the means of 4 equal contiguous position windows of the same states, concatenated
     win = HiddenStateEncoder(model, tok, layer=3, pool="w4", batch_size=4)
     assert win.dim == 4 * 640
-    full = model.model.norm(h)[0].float().numpy()
+    with torch.no_grad():
+        full = model.model.norm(h)[0].float().numpy()
     n = full.shape[0]
     edges = [round(i * n / 4) for i in range(5)]
     ref_w = np.concatenate([full[a:b].mean(0) for a, b in zip(edges, edges[1:])])
