@@ -234,6 +234,11 @@ def test_gemma_choice_driver_and_eq4_blend(gemma):
     other = (int(a[0]) + 1) % 3
     q[0, other] = 1.0
     assert drv.blend(s, q, 1e3).tolist() == [other]  # a large beta follows the safety critic
+    fast = GemmaChoiceDriver(model, tok, reuse_prefix=True)  # the system prompt's key/values computed once
+    for st in (s[0], np.array([30.0, 40.0, -1.0])):
+        np.testing.assert_allclose(fast.letter_logprobs(st), GemmaChoiceDriver(model, tok).letter_logprobs(st),
+                                   atol=1e-4)
+    assert fast.prefix_hits == 2
 
 
 def test_train_on_states_callback_sees_the_input_scaling():

@@ -41,8 +41,17 @@ from ...core.errors import InputError
 from . import dynamics as D
 from .encoders import StateEncoder
 
-__all__ = ["input_map_state", "latent_encoder", "probe_sweep", "standardized", "text_only_filter", "train_on_states",
-           "training_states", "transitions_for"]
+__all__ = [
+    "input_map_state",
+    "latent_encoder",
+    "probe_sweep",
+    "standardized",
+    "text_only_filter",
+    "train_fqi_on_states",
+    "train_on_states",
+    "training_states",
+    "transitions_for",
+]
 
 _BOX = ((0.0, D.GOAL_X + 1.0), (0.0, D.ROAD_WIDTH), (-np.pi, np.pi))
 
@@ -154,6 +163,34 @@ def train_on_states(encoder: Any, states: np.ndarray, iterations: int, seed: int
                    "encode_seconds": t_enc, "encode_cpu_seconds": c_enc, "train_seconds": m.seconds})
     m.meta.update(stats)
     return m, enc
+
+
+def train_fqi_on_states(encoder: Any, states: np.ndarray, pca: int = 128, config: Any = None,
+                        callback=None) -> QModel:
+    """The text-only critic of ``benchmarks/control_driving_fqi.py``: encode the transitions of ``states``,
+    project the latents on their first ``pca`` whitened principal components (fitted on the training
+    latents, no labels; ``pca=0``: per-feature standardisation) and run fitted Q-iteration on the Eq. 5
+    target (:func:`agentguard.control.fqi.fitted_q_iteration`). The input map is stored in the model's meta
+    so :func:`text_only_filter` rebuilds it. A :class:`StateEncoder` gives the privileged critic of the
+    same states (no input map)."""
+    from ...control.fqi import FQIConfig, fitted_q_iteration
+
+    t0 = time.perf_counter()
+    raw = transitions_for(encoder, states)
+    t_enc = time.perf_counter() - t0
+    data, stats = raw, {}
+    if not isinstance(encoder, StateEncoder):
+        data, std = standardized(raw, encoder, pca=pca)
+        stats = input_map_state(std)
+
+    def cb(k: int, m: QModel) -> dict:
+        m.meta.update(stats)
+        return callback(k, m) if callback is not None else {}
+
+    m = fitted_q_iteration(data, data.z.shape[1], 3, config or FQIConfig(), callback=cb)
+    m.meta.update({"kind": "text-only" if stats else "privileged-fixed-states", "encoder": encoder.name,
+                   "n_states": len(states), "encode_seconds": t_enc, "train_seconds": m.seconds, **stats})
+    return m
 
 
 def text_only_filter(model: QModel, encoder: TextEncoder, epsilon: float = 0.1, name: str = "reguard") -> SafetyFilter:
