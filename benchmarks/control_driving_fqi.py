@@ -220,9 +220,37 @@ def stage_summary(args) -> None:
         "constant_all_safe": rep["curve"]["trivial_all_safe"]})
 
 
+def stage_epsilon(args) -> None:
+    """Switching threshold of the FQI critics on *validation* starts (seed 1; the scored eval uses seed 0)."""
+    from control_driving_text import _enc
+
+    from agentguard.bench.driving import rollout
+    from agentguard.control.ddqn import QModel
+    from agentguard.envs.driving.guard import make_filter
+    from agentguard.envs.driving.text_latent import text_only_filter
+
+    starts = D.sample_initial_states(args.episodes, seed=1)
+    rows: dict = {}
+    for eps in [float(e) for e in args.epsilons.split(",")]:
+        filters = {"reguard": text_only_filter(QModel.load(str(RESULTS / f"control_driving_fqi_{args.encoder}.pt")),
+                                               _enc(args.encoder, autosave=False), eps),
+                   "privileged_same_states": make_filter(
+                       "privileged", QModel.load(str(RESULTS / "control_driving_fqi_privileged.pt")), epsilon=eps)}
+        for name, filt in filters.items():
+            r = rollout(filt, D.weak_driver_policy, starts, 1)
+            rows.setdefault(name, {})[str(eps)] = {
+                "success_rate": float(r.success.mean()), "failure_rate": float(r.failure.mean()),
+                "intervention_rate": r.interventions / max(1, r.decisions)}
+            print(name, eps, rows[name][str(eps)], flush=True)
+    merge("epsilon_validation", {"starts_seed": 1, "episodes": args.episodes, "base_policy": "weak",
+                                 "text_only_encoder": args.encoder, "rows": rows})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("stage", choices=["throughput", "encode", "curve", "summary"])
+    ap.add_argument("stage", choices=["throughput", "encode", "curve", "summary", "epsilon"])
+    ap.add_argument("--episodes", type=int, default=20)
+    ap.add_argument("--epsilons", default="0.1,0.5,1,2,4")
     ap.add_argument("--n", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=16)
@@ -247,6 +275,8 @@ def main() -> None:
         stage_throughput(args)
     elif args.stage == "encode":
         stage_encode(args)
+    elif args.stage == "epsilon":
+        stage_epsilon(args)
     elif args.stage == "summary":
         stage_summary(args)
     else:

@@ -3,8 +3,9 @@
 The learned and myopic filters switch at ``Q(z, a_task) <= epsilon`` with ``epsilon = 0.1`` by default,
 chosen on validation starts (seed 1, ``benchmarks/control_epsilon.py``), disjoint from the evaluation
 starts (seed 0). Guards compared, each shielding the same base policy from the same seeded initial states:
-Privileged (DDQN on the true state), ReGuard (DDQN on a text-only latent: gemma-3-270m hidden states of the
-observation text, no parsed number on the path; WordLlama in ``--quick``), "text + parsed numbers" (the
+Privileged (DDQN on the true state), ReGuard (fitted Q-iteration on the Eq. 5 target over a text-only latent:
+gemma-3-270m layer-4 hidden states of the observation text pooled over 16 position windows, whitened PCA 128,
+1250 encoded states; no parsed number on the path; DDQN on WordLlama in ``--quick``), "text + parsed numbers" (the
 embedding concatenated with DrivingNumbersEncoder's numbers parsed from the text, i.e. the privileged state
 in another form; named as such), Myopic (one-step margin with its argmax fallback), one-step classifier +
 stop (LlamaGuard-style, on text + parsed numbers), no guard; the exact grid filter is the reference.
