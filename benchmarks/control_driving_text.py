@@ -126,12 +126,15 @@ def stage_sweep(args) -> None:
 CONFIG = {"gamma_end": 0.999, "gamma_period": 4000, "lr_period": 3000, "tau": 0.05, "lr_start": 2e-3}
 
 
-def _enc(name: str):
+def _enc(name: str, autosave: bool = True):
+    """``autosave=False`` (closed-loop rows): the cache is read, never rewritten per decision."""
     from agentguard.envs.driving.encoders import StateEncoder
 
     if name == "privileged":
         return StateEncoder()
-    return latent_encoder(name, cache=cache_root() / "control" / "encodings")
+    enc = latent_encoder(name, cache=cache_root() / "control" / "encodings")
+    enc.autosave = autosave
+    return enc
 
 
 def _value_f1(model, enc, ev_s, ev_truth) -> dict:
@@ -203,13 +206,18 @@ def _filters(args, epsilon: float):
 
     f = {"privileged": make_filter("privileged", QModel.load(str(RESULTS / "control_driving_privileged_full.pt")),
                                    epsilon=epsilon)}
-    p_same = RESULTS / "control_driving_text_privileged.pt"
+    # --models fqi: the fitted-Q-iteration critics of control_driving_fqi.py (same states, same algorithm)
+    stem = "control_driving_fqi" if getattr(args, "models", "ddqn") == "fqi" else "control_driving_text"
+    p_same = RESULTS / f"{stem}_privileged.pt"
     if p_same.exists():
         f["privileged_same_states"] = make_filter("privileged", QModel.load(str(p_same)), epsilon=epsilon)
     for i, name in enumerate(args.encoders.split(",")):
-        m = QModel.load(str(RESULTS / f"control_driving_text_{name}.pt"))
+        path = RESULTS / f"{stem}_{name}.pt"
+        if not path.exists() and i > 0:  # secondary rows: the earlier DDQN critics
+            path = RESULTS / f"control_driving_text_{name}.pt"
+        m = QModel.load(str(path))
         row = "reguard" if i == 0 else f"reguard_{name}"
-        f[row] = text_only_filter(m, _enc(name), epsilon, name=row)
+        f[row] = text_only_filter(m, _enc(name, autosave=False), epsilon, name=row)
     numbers = make_text_encoder("wordllama+numbers")
     f["text_plus_parsed_numbers"] = make_filter(
         "reguard", QModel.load(str(RESULTS / "control_driving_reguard_full.pt")), numbers, epsilon=epsilon)
@@ -244,22 +252,34 @@ def stage_eval(args) -> None:
     lat_filters = {"privileged": filters["privileged"], "text_plus_parsed_numbers": filters["text_plus_parsed_numbers"],
                    "exact": filters["exact"],
                    # the text-only latency is measured without the disk cache: every text is new
-                   "reguard": text_only_filter(QModel.load(str(RESULTS / f"control_driving_text_{first}.pt")),
-                                               raw_encoder(first), args.epsilon)}
+                   "reguard": text_only_filter(filters["reguard"].q, raw_encoder(first), args.epsilon)}
     for name, filt in lat_filters.items():
         metrics[name]["decision_latency_ms"] = time_decisions(filt, n=args.latency_n, seed=0)
+    ev_s, ev_truth = scored_nodes(grid)
+    for name, filt in filters.items():  # balanced accuracy of the value sign (the constant predictor: 0.5)
+        if filt is not None and name != "exact":
+            pred = filt.q_batch([D.observation_text(x) for x in ev_s]).max(1) > 0
+            metrics[name]["value_balanced_accuracy"] = 0.5 * (float(pred[ev_truth].mean())
+                                                              + float((~pred[~ev_truth]).mean()))
     priv = metrics["privileged"]["failure_rate"]
-    targets = {"value_f1_target": 0.85, "reguard_value_f1": metrics["reguard"]["value_f1"],
-               "failure_ratio_vs_privileged": (metrics["reguard"]["failure_rate"] / priv) if priv else None,
-               "reached": bool(metrics["reguard"]["value_f1"] >= 0.85
-                               and metrics["reguard"]["failure_rate"] <= 2 * priv)}
+    rg = metrics["reguard"]
+    p = float(ev_truth.mean())
+    targets = {"value_f1_target": 0.85, "reguard_value_f1": rg["value_f1"],
+               "reguard_value_f1_unsafe": rg["value_f1_unsafe"],
+               "reguard_value_balanced_accuracy": rg["value_balanced_accuracy"],
+               "constant_all_safe_value_f1": 2 * p / (1 + p),
+               "failure_ratio_vs_privileged": (rg["failure_rate"] / priv) if priv else None,
+               "reached": bool(rg["value_f1"] >= 0.85 and rg["failure_rate"] <= 2 * priv
+                               and rg["value_balanced_accuracy"] > 0.6)}
     merge("eval", {"base_policy": "weak", "episodes": args.episodes, "seed": 0, "epsilon": args.epsilon,
                    "eval_nodes": EVAL_N, "monitor_pairs": args.pairs, "fallback_steps": args.fsteps,
                    "reguard_encoder": first, "threads": 1, "cores": 2, "seconds": time.perf_counter() - t0,
                    "guards": metrics, "targets": targets,
+                   "models": args.models,
                    "rows": {"privileged": "DDQN on the true state, 24k iterations on fresh states (committed model)",
-                            "privileged_same_states": "DDQN on the true state of the same training states and "
-                                                      "schedule as the text-only rows",
+                            "privileged_same_states": ("fitted Q-iteration (Eq. 5)" if args.models == "fqi" else "DDQN")
+                                                      + " on the true state of the same training states, same "
+                                                      "algorithm and schedule as the text-only row",
                             "reguard": f"text-only latent {first} (no parsed number on the path)",
                             "text_plus_parsed_numbers": "wordllama-64 + DrivingNumbersEncoder (privileged numbers "
                                                         "parsed from the text; the old README row)"}})
@@ -281,6 +301,8 @@ def main() -> None:
     ap.add_argument("--fsteps", type=int, default=15)
     ap.add_argument("--epsilon", type=float, default=0.1)
     ap.add_argument("--latency-n", type=int, default=30)
+    ap.add_argument("--models", choices=["ddqn", "fqi"], default="ddqn",
+                    help="fqi: critics of benchmarks/control_driving_fqi.py (fitted Q-iteration, Eq. 5)")
     args, _ = ap.parse_known_args()
     if args.stage == "sweep":
         stage_sweep(args)

@@ -10,7 +10,14 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agentguard.control.ddqn import DDQNConfig, train_ddqn
-from agentguard.control.encoders import CachedEncoder, ConcatEncoder, HiddenStateEncoder, StandardizedEncoder
+from agentguard.control.encoders import (
+    CachedEncoder,
+    ConcatEncoder,
+    HiddenStateEncoder,
+    ProjectedEncoder,
+    StandardizedEncoder,
+)
+from agentguard.core.errors import InputError
 from agentguard.core import Context, Decision
 from agentguard.envs import driving as D
 from agentguard.envs.driving import dynamics
@@ -63,19 +70,29 @@ def _perturb_numbers(text: str) -> str:
 
 
 @pytest.mark.slow
-def test_reguard_input_path_has_no_numeric_side_channel(gemma, tmp_path, monkeypatch):
+@pytest.mark.parametrize("pool,learner", [("last", "ddqn"), ("w4", "fqi-pca")])
+def test_reguard_input_path_has_no_numeric_side_channel(gemma, tmp_path, monkeypatch, pool, learner):
     """The guard's input is the token ids of the text and nothing else: the parsers are disabled and the
     decision still works; the tokenizer saw exactly the observation; changing only the numbers in the text
-    changes the latent; no numbers encoder or state parser sits on the path."""
+    changes the latent; no numbers encoder or state parser sits on the path. Checked for the DDQN critic on
+    the last-token state and for the fitted-Q critic on windowed states behind a PCA projection."""
+    from agentguard.control.fqi import FQIConfig, fitted_q_iteration
+    from agentguard.envs.driving.text_latent import input_map_state, standardized
+
     model, tok = gemma
     rec = Recording(tok)
-    enc = CachedEncoder(HiddenStateEncoder(model, rec, layer=2, pool="last", name="gemma-L2-last"), tmp_path)
+    enc = CachedEncoder(HiddenStateEncoder(model, rec, layer=2, pool=pool, name=f"gemma-L2-{pool}"), tmp_path)
     states = training_states(10, seed=5)
     t = transitions_for(enc, states)
-    data, std = _standardize(t, enc)
-    m = train_ddqn(data, enc.dim, 3, DDQNConfig(hidden=(16,), iterations=20, batch_size=32, seed=0))
-    m.meta["input_mean"], m.meta["input_std"] = std.mean.tolist(), std.std.tolist()
+    if learner == "ddqn":
+        data, std = _standardize(t, enc)
+        m = train_ddqn(data, enc.dim, 3, DDQNConfig(hidden=(16,), iterations=20, batch_size=32, seed=0))
+    else:
+        data, std = standardized(t, enc, pca=4)
+        m = fitted_q_iteration(data, 4, 3, FQIConfig(hidden=(16,), iterations=3, epochs=5))
+    m.meta.update(input_map_state(std))
     filt = text_only_filter(m, enc, epsilon=0.1)
+    assert filt.encoder.dim == (4 if learner != "ddqn" else enc.dim)
     path = _encoders_on_path(filt.encoder)
     assert not any(isinstance(e, (DrivingNumbersEncoder, TextStateAdapter, StateEncoder, ConcatEncoder)) for e in path)
 
@@ -119,6 +136,19 @@ def test_hidden_state_encoder_batches_truncates_and_pools(gemma):
         ref = model.model.norm(h)[0, -1].float().numpy()
     got = HiddenStateEncoder(model, tok, layer=3, pool="last").encode(texts[:1])[0]
     np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-3)
+    # windows: the means of 4 equal contiguous position windows of the same states, concatenated
+    win = HiddenStateEncoder(model, tok, layer=3, pool="w4", batch_size=4)
+    assert win.dim == 4 * 640
+    with torch.no_grad():
+        full = model.model.norm(h)[0].float().numpy()
+    n = full.shape[0]
+    edges = [round(i * n / 4) for i in range(5)]
+    ref_w = np.concatenate([full[a:b].mean(0) for a, b in zip(edges, edges[1:])])
+    np.testing.assert_allclose(win.encode(texts[:1])[0], ref_w, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(win.encode(texts), np.concatenate([win.encode([x]) for x in texts]),
+                               rtol=1e-3, atol=1e-3)  # padding never leaks into a window
+    with pytest.raises(InputError):
+        HiddenStateEncoder(model, tok, layer=3, pool="w0")
     assert len(model.model.layers) == 18  # truncation never touches the shared model
 
 
@@ -162,6 +192,22 @@ def test_standardized_encoder_and_transitions():
     np.testing.assert_allclose(std.transform(np.array([[2.0, 0.0], [3.0, 5.0]]))[:, 0], [0.0, 1.0])
 
 
+def test_projected_encoder_whitens_principal_components():
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(400, 2)) @ np.array([[3.0, 0.0], [0.0, 0.5]]) + np.array([10.0, -2.0])
+    inner = Counting()
+    p = ProjectedEncoder.fit(inner, z, 1)
+    assert p.dim == 1 and p.encoder is inner
+    x = p.transform(z)
+    assert abs(x.mean()) < 1e-5 and abs(x.std(ddof=1) - 1) < 1e-3  # whitened
+    # the first component of standardised data with independent features is one of the axes; rebuilt from
+    # its stored state it gives the same map
+    q = ProjectedEncoder(inner, **{k[len("proj_"):]: v for k, v in p.state().items()})
+    np.testing.assert_allclose(q.transform(z[:5]), x[:5], rtol=1e-6)
+    with pytest.raises(InputError):
+        ProjectedEncoder.fit(inner, z, 3)
+
+
 def test_ridge_probe_separates_a_linear_label():
     rng = np.random.default_rng(0)
     z = rng.normal(size=(300, 5))
@@ -188,6 +234,11 @@ def test_gemma_choice_driver_and_eq4_blend(gemma):
     other = (int(a[0]) + 1) % 3
     q[0, other] = 1.0
     assert drv.blend(s, q, 1e3).tolist() == [other]  # a large beta follows the safety critic
+    fast = GemmaChoiceDriver(model, tok, reuse_prefix=True)  # the system prompt's key/values computed once
+    for st in (s[0], np.array([30.0, 40.0, -1.0])):
+        np.testing.assert_allclose(fast.letter_logprobs(st), GemmaChoiceDriver(model, tok).letter_logprobs(st),
+                                   atol=1e-4)
+    assert fast.prefix_hits == 2
 
 
 def test_train_on_states_callback_sees_the_input_scaling():

@@ -16,7 +16,15 @@ import numpy as np
 from ..core.errors import InputError
 from ..envs import driving as D
 
-__all__ = ["GemmaChoiceDriver", "LLMDriver"]
+__all__ = ["GemmaChoiceDriver", "LLMDriver", "render_prompt_prefix"]
+
+
+def render_prompt_prefix() -> str:
+    """The part every rendered driving prompt starts with: the system message and ``"User:"``."""
+    from ..llm.local import render_prompt
+
+    full = render_prompt(D.prompt_messages(np.array([1.0, 2.2, 0.3])))
+    return full[: full.index("\nUser:") + len("\nUser:")]
 
 
 @dataclass
@@ -63,6 +71,9 @@ class GemmaChoiceDriver:
     threads: int = 1
     calls: int = 0
     cache: dict = field(default_factory=dict)
+    reuse_prefix: bool = False
+    prefix_hits: int = 0
+    _prefix: Any = None
 
     def __post_init__(self) -> None:
         if self.model is None:
@@ -86,11 +97,32 @@ class GemmaChoiceDriver:
         torch.set_num_threads(self.threads)
         enc = self.tokenizer(prompt, return_tensors="pt")
         with torch.no_grad():
-            logits = self.model(**enc).logits[0, -1].float()
+            logits = self._last_logits(torch, enc["input_ids"])
         lp = torch.log_softmax(logits, -1)[self.letter_ids].numpy().astype(float)
         self.calls += 1
         self.cache[prompt] = lp
         return lp
+
+    def _last_logits(self, torch: Any, ids: Any) -> Any:
+        """Next-token logits after ``ids``. With ``reuse_prefix`` the key/value cache of the prompt's fixed
+        system part (the tokens every driving prompt shares) is computed once and copied for each prompt,
+        so only the observation's tokens are run; used only when the prompt's tokens start with exactly
+        those tokens (else the full forward)."""
+        import copy
+
+        if self.reuse_prefix and self._prefix is None:
+            sys_text = render_prompt_prefix()
+            pid = self.tokenizer(sys_text, return_tensors="pt")["input_ids"]
+            self._prefix = (pid, self.model(input_ids=pid, use_cache=True, logits_to_keep=1).past_key_values)
+        if self.reuse_prefix and self._prefix is not None:
+            pid, cache = self._prefix
+            n = pid.shape[1]
+            if ids.shape[1] > n and torch.equal(ids[:, :n], pid):
+                out = self.model(input_ids=ids[:, n:], past_key_values=copy.deepcopy(cache), use_cache=True,
+                                 logits_to_keep=1)
+                self.prefix_hits += 1
+                return out.logits[0, -1].float()
+        return self.model(input_ids=ids, logits_to_keep=1).logits[0, -1].float()
 
     def __call__(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return np.asarray([int(np.argmax(self.letter_logprobs(s))) for s in np.atleast_2d(states)], dtype=int)

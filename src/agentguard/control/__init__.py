@@ -8,9 +8,11 @@ The public face (``from agentguard.control import SafetyFilter, train_ddqn, ...`
   the discounted DDQN target of Eq. 5 (module :mod:`.bellman`);
 - the learner: :func:`train_ddqn`, :class:`DDQNConfig`, :class:`QModel`, :class:`ReplayBuffer`,
   :class:`Transitions`, :class:`TransitionSampler`, :func:`f1_score` (module :mod:`.ddqn`);
+- fitted Q-iteration on the Eq. 5 target over a fixed transition set: :func:`fitted_q_iteration`,
+  :class:`FQIConfig`, :func:`fqi_targets` (module :mod:`.fqi`);
 - text encoders ``E(o) -> z``: :class:`TextEncoder`, :class:`WordLlamaEncoder`,
   :class:`MiniLMEncoder`, :class:`HiddenStateEncoder`, :class:`ConcatEncoder`, :class:`StandardizedEncoder`,
-  :class:`CachedEncoder` and :func:`check_texts`
+  :class:`ProjectedEncoder`, :class:`CachedEncoder` and :func:`check_texts`
   (the input check every encoder shares) (module :mod:`.encoders`);
 - the one-step classifier baseline: :class:`OneStepClassifier`, :func:`train_one_step_classifier`
   (module :mod:`.baselines`);
@@ -35,9 +37,11 @@ __all__ = [
     "CachedEncoder",
     "ConcatEncoder",
     "DDQNConfig",
+    "FQIConfig",
     "HiddenStateEncoder",
     "MiniLMEncoder",
     "OneStepClassifier",
+    "ProjectedEncoder",
     "QFunction",
     "QModel",
     "ReplayBuffer",
@@ -52,6 +56,8 @@ __all__ = [
     "check_texts",
     "discounted_safety_target",
     "f1_score",
+    "fitted_q_iteration",
+    "fqi_targets",
     "observation_of",
     "safety_backup",
     "sample_blended",
@@ -66,9 +72,11 @@ _LAZY = {
     "CachedEncoder": ".encoders",
     "ConcatEncoder": ".encoders",
     "DDQNConfig": ".ddqn",
+    "FQIConfig": ".fqi",
     "HiddenStateEncoder": ".encoders",
     "MiniLMEncoder": ".encoders",
     "OneStepClassifier": ".baselines",
+    "ProjectedEncoder": ".encoders",
     "QModel": ".ddqn",
     "ReplayBuffer": ".ddqn",
     "StandardizedEncoder": ".encoders",
@@ -80,6 +88,8 @@ _LAZY = {
     "blend_distribution": ".token_level",
     "check_texts": ".encoders",
     "f1_score": ".ddqn",
+    "fitted_q_iteration": ".fqi",
+    "fqi_targets": ".fqi",
     "sample_blended": ".token_level",
     "token_target": ".token_level",
     "top_p_indices": ".token_level",

@@ -28,7 +28,8 @@ import numpy as np
 from ..core.errors import DependencyError, InputError, ParseError, require
 
 __all__ = [
-    "CachedEncoder", "ConcatEncoder", "HiddenStateEncoder", "MiniLMEncoder", "StandardizedEncoder", "TextEncoder",
+    "CachedEncoder", "ConcatEncoder", "HiddenStateEncoder", "MiniLMEncoder", "ProjectedEncoder", "StandardizedEncoder",
+    "TextEncoder",
     "WordLlamaEncoder", "check_texts",
 ]
 
@@ -139,7 +140,10 @@ class HiddenStateEncoder:
     of a transformers causal LM (the layers above are never run, so truncation saves their cost), the
     model's final RMSNorm is applied, and the token states are pooled: the last token (``pool='last'``,
     which in a causal model has attended to the whole text) or the mean over the tokens
-    (``pool='mean'``). ``layer=None`` (or the model's depth) keeps every layer.
+    (``pool='mean'``), or the means over ``K`` equal, contiguous windows of token positions concatenated
+    (``pool='w<K>'``, dimension ``K * hidden``: the positional layout of a fixed-template text survives the
+    pooling; the windows depend only on the token count, never on the token values). ``layer=None`` (or
+    the model's depth) keeps every layer.
 
     The encoder sees only the token ids of the text: no number is parsed anywhere on the path. Texts are
     batched with right padding (causal attention: real tokens never see the pads) and pooled with the
@@ -148,8 +152,7 @@ class HiddenStateEncoder:
 
     def __init__(self, model: Any, tokenizer: Any, layer: int | None = None, pool: str = "last",
                  name: str | None = None, batch_size: int = 16, threads: int | None = None):
-        if pool not in ("last", "mean"):
-            raise InputError("pool must be 'last' or 'mean'")
+        self.windows = _windows(pool)
         base = getattr(model, "model", model)  # the decoder stack of a *ForCausalLM
         base = getattr(base, "language_model", base)
         depth = len(base.layers)
@@ -160,7 +163,7 @@ class HiddenStateEncoder:
         self.tokenizer, self.layer, self.pool = tokenizer, layer, pool
         self.batch_size, self.threads = max(1, int(batch_size)), threads
         cfg = getattr(base, "config", None)
-        self.dim = int(getattr(cfg, "text_config", cfg).hidden_size)
+        self.dim = int(getattr(cfg, "text_config", cfg).hidden_size) * max(1, self.windows)
         self.name = name or f"llm-hidden-L{layer}-{pool}"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -176,13 +179,35 @@ class HiddenStateEncoder:
                 raise InputError("HiddenStateEncoder needs a right-padding tokenizer")
             with torch.no_grad():
                 h = self.base(input_ids=enc["input_ids"], attention_mask=mask).last_hidden_state.float()
-            if self.pool == "last":
+            if self.windows:
+                v = torch.stack([_window_means(h[j, : int(mask[j].sum())], self.windows)
+                                 for j in range(h.shape[0])])
+            elif self.pool == "last":
                 v = h[torch.arange(h.shape[0]), mask.sum(1) - 1]
             else:
                 m = mask[..., None].to(h.dtype)
                 v = (h * m).sum(1) / m.sum(1)
             out.append(v.numpy())
         return np.concatenate(out).astype(np.float32) if out else np.zeros((0, self.dim), np.float32)
+
+
+def _windows(pool: str) -> int:
+    """0 for 'last'/'mean', K for 'w<K>' (1 <= K <= 64); InputError otherwise."""
+    if pool in ("last", "mean"):
+        return 0
+    if pool.startswith("w") and pool[1:].isdigit() and 1 <= int(pool[1:]) <= 64:
+        return int(pool[1:])
+    raise InputError("pool must be 'last', 'mean' or 'w<K>' (K windows, 1..64)")
+
+
+def _window_means(h: Any, k: int) -> Any:
+    """Means of ``k`` equal contiguous windows of the rows of ``h`` (n_tokens, d), flattened to k*d (a
+    window past a short text repeats its last token)."""
+    import torch
+
+    n = h.shape[0]
+    edges = [round(i * n / k) for i in range(k + 1)]
+    return torch.cat([h[min(a, n - 1): max(b, min(a, n - 1) + 1)].mean(0) for a, b in zip(edges, edges[1:])])
 
 
 def _truncated(base: Any, layer: int) -> Any:
@@ -221,6 +246,45 @@ class StandardizedEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         return self.transform(self.encoder.encode(texts))
+
+
+class ProjectedEncoder:
+    """A fixed linear map of standardised latents onto their first ``k`` principal components, whitened:
+    ``z = ((E(o) - mean) / std) @ components.T / scale``. :meth:`fit` estimates it from unlabelled
+    training latents (no label, no number parsed from the text); the map is then frozen and stored with
+    the Q-network, so a wide pooled hidden state (e.g. ``K`` windows x 640) becomes a small critic input."""
+
+    def __init__(self, encoder: TextEncoder, mean: Any, std: Any, components: Any, scale: Any):
+        self.encoder, self.name = encoder, encoder.name
+        self.mean, self.std = np.asarray(mean, np.float32), np.asarray(std, np.float32)
+        self.components, self.scale = np.asarray(components, np.float32), np.asarray(scale, np.float32)
+        if self.components.ndim != 2 or self.components.shape[1] != encoder.dim:
+            raise InputError(f"projection must be (k, {encoder.dim}), got {self.components.shape}")
+        self.dim = int(self.components.shape[0])
+
+    @classmethod
+    def fit(cls, encoder: TextEncoder, z: np.ndarray, k: int) -> ProjectedEncoder:
+        z = np.asarray(z, np.float64)
+        if not 1 <= k <= min(z.shape):
+            raise InputError(f"k must be in 1..{min(z.shape)}")
+        mean = z.mean(0)
+        std = np.maximum(z.std(0), 1e-6 * max(1.0, float(np.abs(z).max())))
+        x = (z - mean) / std
+        _, sv, vt = np.linalg.svd(x, full_matrices=False)
+        scale = np.maximum(sv[:k] / np.sqrt(max(1, len(x) - 1)), 1e-6)
+        return cls(encoder, mean, std, vt[:k], scale)
+
+    def transform(self, z: np.ndarray) -> np.ndarray:
+        x = (np.asarray(z, np.float32) - self.mean) / self.std
+        return (x @ self.components.T / self.scale).astype(np.float32)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self.transform(self.encoder.encode(texts))
+
+    def state(self) -> dict:
+        """The frozen map (stored in the Q-network's meta)."""
+        return {"proj_mean": self.mean, "proj_std": self.std, "proj_components": self.components,
+                "proj_scale": self.scale}
 
 
 class CachedEncoder:

@@ -29,14 +29,29 @@ from typing import Any
 import numpy as np
 
 from ...control.ddqn import DDQNConfig, QModel, ReplayBuffer, Transitions, f1_score, train_ddqn
-from ...control.encoders import CachedEncoder, StandardizedEncoder, TextEncoder, WordLlamaEncoder
+from ...control.encoders import (
+    CachedEncoder,
+    ProjectedEncoder,
+    StandardizedEncoder,
+    TextEncoder,
+    WordLlamaEncoder,
+)
 from ...control.filter import SafetyFilter
 from ...core.errors import InputError
 from . import dynamics as D
 from .encoders import StateEncoder
 
-__all__ = ["latent_encoder", "probe_sweep", "standardized", "text_only_filter", "train_on_states",
-           "training_states", "transitions_for"]
+__all__ = [
+    "input_map_state",
+    "latent_encoder",
+    "probe_sweep",
+    "standardized",
+    "text_only_filter",
+    "train_fqi_on_states",
+    "train_on_states",
+    "training_states",
+    "transitions_for",
+]
 
 _BOX = ((0.0, D.GOAL_X + 1.0), (0.0, D.ROAD_WIDTH), (-np.pi, np.pi))
 
@@ -106,11 +121,20 @@ def transitions_for(encoder: Any, states: np.ndarray) -> Transitions:
                        np.concatenate(dones))
 
 
-def standardized(t: Transitions, encoder: Any) -> tuple[Transitions, StandardizedEncoder]:
-    """Fit the per-feature standardisation on the training latents and apply it to z and z+."""
-    std = StandardizedEncoder(encoder).fit(t.z)
+def standardized(t: Transitions, encoder: Any, pca: int = 0) -> tuple[Transitions, Any]:
+    """Fit the per-feature standardisation (or, with ``pca=k``, the whitened projection on the first k
+    principal components, :class:`ProjectedEncoder`) on the training latents (no labels) and apply it to
+    z and z+."""
+    std: Any = ProjectedEncoder.fit(encoder, t.z[: len(t.z) // 3], pca) if pca else StandardizedEncoder(encoder).fit(t.z)
     zn = np.where(t.done[:, None], 0.0, std.transform(t.z_next)).astype(np.float32)
     return Transitions(std.transform(t.z), t.a, t.l_next, zn, t.done), std
+
+
+def input_map_state(enc: Any) -> dict:
+    """What :func:`text_only_filter` needs to rebuild the critic's input map from a model's meta."""
+    if isinstance(enc, ProjectedEncoder):
+        return enc.state()
+    return {"input_mean": enc.mean.tolist(), "input_std": enc.std.tolist()}
 
 
 def train_on_states(encoder: Any, states: np.ndarray, iterations: int, seed: int = 0,
@@ -141,9 +165,40 @@ def train_on_states(encoder: Any, states: np.ndarray, iterations: int, seed: int
     return m, enc
 
 
+def train_fqi_on_states(encoder: Any, states: np.ndarray, pca: int = 128, config: Any = None,
+                        callback=None) -> QModel:
+    """The text-only critic of ``benchmarks/control_driving_fqi.py``: encode the transitions of ``states``,
+    project the latents on their first ``pca`` whitened principal components (fitted on the training
+    latents, no labels; ``pca=0``: per-feature standardisation) and run fitted Q-iteration on the Eq. 5
+    target (:func:`agentguard.control.fqi.fitted_q_iteration`). The input map is stored in the model's meta
+    so :func:`text_only_filter` rebuilds it. A :class:`StateEncoder` gives the privileged critic of the
+    same states (no input map)."""
+    from ...control.fqi import FQIConfig, fitted_q_iteration
+
+    t0 = time.perf_counter()
+    raw = transitions_for(encoder, states)
+    t_enc = time.perf_counter() - t0
+    data, stats = raw, {}
+    if not isinstance(encoder, StateEncoder):
+        data, std = standardized(raw, encoder, pca=pca)
+        stats = input_map_state(std)
+
+    def cb(k: int, m: QModel) -> dict:
+        m.meta.update(stats)
+        return callback(k, m) if callback is not None else {}
+
+    m = fitted_q_iteration(data, data.z.shape[1], 3, config or FQIConfig(), callback=cb)
+    m.meta.update({"kind": "text-only" if stats else "privileged-fixed-states", "encoder": encoder.name,
+                   "n_states": len(states), "encode_seconds": t_enc, "train_seconds": m.seconds, **stats})
+    return m
+
+
 def text_only_filter(model: QModel, encoder: TextEncoder, epsilon: float = 0.1, name: str = "reguard") -> SafetyFilter:
-    """The ReGuard filter over a text-only latent (re-applies the model's stored standardisation)."""
-    if "input_mean" in model.meta:
+    """The ReGuard filter over a text-only latent (re-applies the model's stored input map)."""
+    if "proj_components" in model.meta:
+        m = model.meta
+        encoder = ProjectedEncoder(encoder, m["proj_mean"], m["proj_std"], m["proj_components"], m["proj_scale"])
+    elif "input_mean" in model.meta:
         encoder = StandardizedEncoder(encoder, model.meta["input_mean"], model.meta["input_std"])
     return SafetyFilter(model, encoder, D.ACTIONS, D.parse_action, epsilon, name=name)
 
