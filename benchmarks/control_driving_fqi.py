@@ -13,7 +13,7 @@ Stages (each merges its section into benchmarks/results/control_driving_fqi.json
   grid of state counts; value F1 (safe class), unsafe-class F1 and balanced accuracy against exact value
   iteration on the 500 scored nodes of ``control_driving_text.py``.
 
-Usage: ``nice -n 10 python benchmarks/control_driving_fqi.py throughput|encode|curve [options]``.
+Usage: ``nice -n 10 python benchmarks/control_driving_fqi.py throughput|encode|curve|summary|plot|epsilon [options]``.
 """
 
 from __future__ import annotations
@@ -197,7 +197,10 @@ def stage_summary(args) -> None:
     the largest n) vs privileged, same states and FQI, per state count."""
     rep = json.loads(OUT.read_text())
     runs = rep["curve"]["runs"]
-    big = max(r["n_states"] for r in runs.values() if r["encoder"] == args.encoder)
+    with_val = [r for r in runs.values() if r["encoder"] == args.encoder and r.get("validation") and r.get("pca")]
+    # k is chosen where several k were compared on the validation nodes (default: the largest such n)
+    sizes = [n for n in {r["n_states"] for r in with_val} if sum(r["n_states"] == n for r in with_val) > 1]
+    big = args.select_n or max(sizes)
     cands = {k: r for k, r in runs.items() if r["encoder"] == args.encoder and r["n_states"] == big
              and r.get("validation") and r.get("pca")}
     best = max(cands, key=lambda k: cands[k]["validation"]["val_balanced_accuracy"])
@@ -218,6 +221,32 @@ def stage_summary(args) -> None:
                 f"scored ones) at {big} states",
         "by_states": {str(n): curve[n] for n in sorted(curve) if len(curve[n]) == 2},
         "constant_all_safe": rep["curve"]["trivial_all_safe"]})
+
+
+def stage_plot(args) -> None:
+    """PNG of the learning curve in ``curve_summary``: value F1 and balanced accuracy vs training states."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    summ = json.loads(OUT.read_text())["curve_summary"]
+    ns = sorted(int(n) for n in summ["by_states"])
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    for ax, col, title in zip(axes, ("value_f1", "balanced_accuracy"), ("value F1 (safe class)", "balanced accuracy")):
+        for critic, style in (("privileged", "o-"), ("text_only", "s-")):
+            ax.plot(ns, [summ["by_states"][str(n)][critic][col] for n in ns], style, label=critic.replace("_", "-"))
+        ax.axhline(summ["constant_all_safe"][col], color="grey", ls=":", label="constant all-safe")
+        ax.set_xlabel("training states (FQI, Eq. 5)")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"driving: text-only {summ['text_only_encoder']} (PCA {summ['pca_k']}) vs privileged, "
+                 "500 scored grid nodes", fontsize=9)
+    fig.tight_layout()
+    png = RESULTS / "control_driving_fqi_curve.png"
+    fig.savefig(png, dpi=110)
+    print(f"wrote {png}", flush=True)
 
 
 def stage_epsilon(args) -> None:
@@ -248,7 +277,7 @@ def stage_epsilon(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("stage", choices=["throughput", "encode", "curve", "summary", "epsilon"])
+    ap.add_argument("stage", choices=["throughput", "encode", "curve", "summary", "epsilon", "plot"])
     ap.add_argument("--episodes", type=int, default=20)
     ap.add_argument("--epsilons", default="0.1,0.5,1,2,4")
     ap.add_argument("--n", type=int, default=32)
@@ -269,6 +298,7 @@ def main() -> None:
     ap.add_argument("--tag", default="")
     ap.add_argument("--val", type=int, default=0, help="also score n validation nodes (control_driving_text.sweep_nodes)")
     ap.add_argument("--pca", type=int, default=0, help="text latents: project on the first k principal components")
+    ap.add_argument("--select-n", type=int, default=0, help="summary: state count at which PCA k is chosen")
     ap.add_argument("--save", type=int, default=0, help="copy the models of this state count to results/")
     args, _ = ap.parse_known_args()
     if args.stage == "throughput":
@@ -279,6 +309,8 @@ def main() -> None:
         stage_epsilon(args)
     elif args.stage == "summary":
         stage_summary(args)
+    elif args.stage == "plot":
+        stage_plot(args)
     else:
         stage_curve(args)
 
