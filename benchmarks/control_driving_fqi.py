@@ -13,7 +13,7 @@ Stages (each merges its section into benchmarks/results/control_driving_fqi.json
   grid of state counts; value F1 (safe class), unsafe-class F1 and balanced accuracy against exact value
   iteration on the 500 scored nodes of ``control_driving_text.py``.
 
-Usage: ``nice -n 10 python benchmarks/control_driving_fqi.py throughput|encode|curve|summary|plot|epsilon [options]``.
+Usage: ``nice -n 10 python benchmarks/control_driving_fqi.py throughput|encode|curve|summary|plot|probe|epsilon [options]``.
 """
 
 from __future__ import annotations
@@ -199,20 +199,28 @@ def stage_summary(args) -> None:
     runs = rep["curve"]["runs"]
     with_val = [r for r in runs.values() if r["encoder"] == args.encoder and r.get("validation") and r.get("pca")]
     # k is chosen where several k were compared on the validation nodes (default: the largest such n)
-    sizes = [n for n in {r["n_states"] for r in with_val} if sum(r["n_states"] == n for r in with_val) > 1]
+    sizes = [n for n in {r["n_states"] for r in with_val}
+             if len({r["pca"] for r in with_val if r["n_states"] == n}) > 1]
     big = args.select_n or max(sizes)
     cands = {k: r for k, r in runs.items() if r["encoder"] == args.encoder and r["n_states"] == big
              and r.get("validation") and r.get("pca")}
     best = max(cands, key=lambda k: cands[k]["validation"]["val_balanced_accuracy"])
     k_best = cands[best]["pca"]
     cols = ("value_f1", "value_f1_unsafe", "balanced_accuracy")
+
+    def point(r):  # scored nodes, plus the validation nodes' balanced accuracy where that run had them
+        return {**{c: r[c] for c in cols}, "val_balanced_accuracy": (r.get("validation") or {}).get(
+            "val_balanced_accuracy")}
+
     curve = {}
     for key, r in runs.items():
         n = r["n_states"]
         if r["encoder"] == "privileged" and "_" not in key.split("@")[1]:  # untagged: the default FQI config
-            curve.setdefault(n, {})["privileged"] = {c: r[c] for c in cols}
-        if r["encoder"] == args.encoder and r.get("pca") == k_best:
-            curve.setdefault(n, {})["text_only"] = {c: r[c] for c in cols}
+            curve.setdefault(n, {})["privileged"] = point(r)
+        # the default schedule only (tags name variants, e.g. _pca128_e120 = 3x the epochs)
+        if r["encoder"] == args.encoder and r.get("pca") == k_best and key.split("@")[1] in (
+                f"{n}", f"{n}_pca{k_best}"):
+            curve.setdefault(n, {})["text_only"] = point(r)
     merge("curve_summary", {
         "text_only_encoder": args.encoder, "pca_k": k_best,
         "selection": {k: {"pca": r["pca"], "val_balanced_accuracy": r["validation"]["val_balanced_accuracy"]}
@@ -221,6 +229,49 @@ def stage_summary(args) -> None:
                 f"scored ones) at {big} states",
         "by_states": {str(n): curve[n] for n in sorted(curve) if len(curve[n]) == 2},
         "constant_all_safe": rep["curve"]["trivial_all_safe"]})
+
+
+def stage_probe(args) -> None:
+    """Diagnostic, not a guard: a supervised classifier given the *exact* safe label of each training state
+    (``grid.safe``), on the same inputs as the critics (whitened PCA-k of the text latent, fitted on the
+    training latents, or the true state), scored on the same 500 nodes. It separates what the latent
+    carries from what FQI's bootstrapped Eq. 5 target recovers from it."""
+    from control_driving_text import _enc, f1_score, load_grid, scored_nodes
+    from sklearn.neural_network import MLPClassifier
+
+    from agentguard.control.encoders import ProjectedEncoder
+    from agentguard.envs.driving.encoders import StateEncoder
+
+    grid = load_grid()
+    ev_s, ev_truth = scored_nodes(grid)
+    rows = {}
+    for name in args.encoders.split(","):
+        enc = _enc(name, autosave=False)
+        for n in [int(x) for x in args.sizes.split(",")]:
+            states = training_states(n, seed=0)
+            y = grid.safe(states)
+            if isinstance(enc, StateEncoder):
+                x, xe = enc.encode(states), enc.encode(ev_s)
+            else:
+                z = enc.encode([D.observation_text(s) for s in states])
+                proj = ProjectedEncoder.fit(enc, z, args.pca)
+                x, xe = proj.transform(z), proj.transform(enc.encode([D.observation_text(s) for s in ev_s]))
+            t0 = time.perf_counter()
+            clf = MLPClassifier(hidden_layer_sizes=(100, 100), activation="tanh", max_iter=500, random_state=0)
+            clf.fit(x, y)
+            pred = clf.predict(xe).astype(bool)
+            rows[f"{name}@{n}"] = {"encoder": name, "n_states": n, "train_safe_fraction": float(y.mean()),
+                                   "pca": args.pca if not isinstance(enc, StateEncoder) else None,
+                                   "value_f1": f1_score(pred, ev_truth), "value_f1_unsafe": f1_score(~pred, ~ev_truth),
+                                   "balanced_accuracy": 0.5 * (float(pred[ev_truth].mean())
+                                                               + float((~pred[~ev_truth]).mean())),
+                                   "train_accuracy": float((clf.predict(x).astype(bool) == y).mean()),
+                                   "seconds": time.perf_counter() - t0}
+            print(f"{name}@{n}", rows[f"{name}@{n}"], flush=True)
+    merge("probe_exact_labels", {"runs": rows, "classifier": "sklearn MLPClassifier (100, 100) tanh, 500 epochs",
+                                 "labels": "exact safe set (value iteration, grid.safe) of each training state",
+                                 "note": "diagnostic upper reference for the input, not a deployable guard: it is "
+                                         "given the exact labels the critics must learn from the Eq. 5 target"})
 
 
 def stage_plot(args) -> None:
@@ -277,7 +328,7 @@ def stage_epsilon(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("stage", choices=["throughput", "encode", "curve", "summary", "epsilon", "plot"])
+    ap.add_argument("stage", choices=["throughput", "encode", "curve", "summary", "epsilon", "plot", "probe"])
     ap.add_argument("--episodes", type=int, default=20)
     ap.add_argument("--epsilons", default="0.1,0.5,1,2,4")
     ap.add_argument("--n", type=int, default=32)
@@ -311,6 +362,8 @@ def main() -> None:
         stage_summary(args)
     elif args.stage == "plot":
         stage_plot(args)
+    elif args.stage == "probe":
+        stage_probe(args)
     else:
         stage_curve(args)
 
