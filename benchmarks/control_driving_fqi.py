@@ -281,12 +281,17 @@ def stage_plot(args) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    summ = json.loads(OUT.read_text())["curve_summary"]
+    rep = json.loads(OUT.read_text())
+    summ, probe = rep["curve_summary"], rep.get("probe_exact_labels", {}).get("runs", {})
     ns = sorted(int(n) for n in summ["by_states"])
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     for ax, col, title in zip(axes, ("value_f1", "balanced_accuracy"), ("value F1 (safe class)", "balanced accuracy")):
         for critic, style in (("privileged", "o-"), ("text_only", "s-")):
             ax.plot(ns, [summ["by_states"][str(n)][critic][col] for n in ns], style, label=critic.replace("_", "-"))
+        for critic, enc, style in (("privileged", "privileged", "o--"), ("text-only", summ["text_only_encoder"], "s--")):
+            pts = sorted((r["n_states"], r[col]) for r in probe.values() if r["encoder"] == enc)
+            if pts:  # diagnostic: a classifier given the exact labels (not a guard)
+                ax.plot(*zip(*pts), style, alpha=0.5, label=f"{critic}, exact-label probe")
         ax.axhline(summ["constant_all_safe"][col], color="grey", ls=":", label="constant all-safe")
         ax.set_xlabel("training states (FQI, Eq. 5)")
         ax.set_title(title)
