@@ -12,6 +12,11 @@ Stages (each merges its section into benchmarks/results/control_driving_fqi.json
   network, schedule and states for both inputs) on the text-only latent and on the privileged state, for a
   grid of state counts; value F1 (safe class), unsafe-class F1 and balanced accuracy against exact value
   iteration on the 500 scored nodes of ``control_driving_text.py``.
+- ``summary`` / ``plot``: the learning curve of the chosen PCA k (``curve_summary``) and its PNG
+  (``control_driving_fqi_curve.png``).
+- ``probe``: diagnostic only, a classifier given the exact labels on the same inputs
+  (``probe_exact_labels``): what the input carries, apart from what FQI recovers from it.
+- ``epsilon``: the switching threshold on validation starts.
 
 Usage: ``nice -n 10 python benchmarks/control_driving_fqi.py throughput|encode|curve|summary|plot|probe|epsilon [options]``.
 """
