@@ -66,6 +66,13 @@ class ReplayBuffer:
         return Transitions(d.z[i], d.a[i], d.l_next[i], d.z_next[i], d.done[i])
 
 
+def _annealed_gamma(start: float, end: float, period: int, t: int) -> float:
+    """The discount at step ``t``, annealed towards ``end``: 1 - gamma halves every ``period`` steps."""
+    if end <= start:
+        return start
+    return min(end, 1 - (1 - start) * 0.5 ** (t // period))
+
+
 @dataclass
 class DDQNConfig:
     """Hyperparameters (Table 6 of the paper for the architecture; shorter schedules for CPU)."""
@@ -89,11 +96,7 @@ class DDQNConfig:
         return max(self.lr_end, self.lr_start * self.lr_decay ** (t // self.lr_period))
 
     def gamma(self, t: int) -> float:
-        """Annealed towards ``gamma_end``: 1 - gamma shrinks by half every ``gamma_period`` steps."""
-        if self.gamma_end <= self.gamma_start:
-            return self.gamma_start
-        g = 1 - (1 - self.gamma_start) * 0.5 ** (t // self.gamma_period)
-        return min(g, self.gamma_end)
+        return _annealed_gamma(self.gamma_start, self.gamma_end, self.gamma_period, t)
 
 
 def _mlp(in_dim: int, n_actions: int, hidden: tuple[int, ...], activation: str):

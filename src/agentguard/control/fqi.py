@@ -25,7 +25,7 @@ import numpy as np
 
 from ..core.errors import InputError, require
 from .bellman import discounted_safety_target
-from .ddqn import DDQNConfig, QModel, Transitions, _mlp
+from .ddqn import DDQNConfig, QModel, Transitions, _annealed_gamma, _mlp
 
 __all__ = ["FQIConfig", "fitted_q_iteration", "fqi_targets"]
 
@@ -47,9 +47,7 @@ class FQIConfig:
     threads: int = 1
 
     def gamma(self, k: int) -> float:
-        if self.gamma_end <= self.gamma_start:
-            return self.gamma_start
-        return min(self.gamma_end, 1 - (1 - self.gamma_start) * 0.5 ** (k // self.gamma_period))
+        return _annealed_gamma(self.gamma_start, self.gamma_end, self.gamma_period, k)
 
 
 def fqi_targets(q_next: np.ndarray, data: Transitions, gamma: float) -> np.ndarray:

@@ -34,6 +34,12 @@ from .runtime import GuardRuntime
 
 __all__ = ["ApprovalRounds", "Approve", "Ask", "applied_arguments", "decide", "inline_safe", "resolve"]
 
+#: ``_meta`` keys a client may send (session key, per-run facts) and the input-request key of our
+#: approval round (2026-07-28 protocol), the same on both proxy paths
+SESSION_META_KEY = "agentguard/session"
+FACTS_META_KEY = "agentguard/facts"
+APPROVAL_KEY = "agentguard-approval"
+
 Approve = Callable[[Verdict, ToolCall], "bool | Awaitable[bool]"]
 Ask = Callable[[Verdict, ToolCall], Awaitable[Any]]
 

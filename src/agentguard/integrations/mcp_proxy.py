@@ -58,7 +58,7 @@ from ..core.errors import InputError, require
 from ..core.guard import Guard
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .recording import TraceRecorder
-from .mcp_decide import ApprovalRounds, Approve, applied_arguments, decide
+from .mcp_decide import APPROVAL_KEY, FACTS_META_KEY, SESSION_META_KEY, ApprovalRounds, Approve, applied_arguments, decide
 from .mcp_passthrough import PassThrough
 from .mcp_upstream import Upstream, parse_upstream
 from .runtime import GuardRuntime, refusal_message
@@ -70,10 +70,6 @@ from mcp import Client  # noqa: E402
 from mcp.server import Server  # noqa: E402
 
 __all__ = ["GuardProxy", "Upstream", "parse_upstream", "session_key"]
-
-SESSION_META_KEY = "agentguard/session"
-FACTS_META_KEY = "agentguard/facts"
-APPROVAL_KEY = "agentguard-approval"
 
 
 def _modern_versions() -> Any:

@@ -43,7 +43,8 @@ from typing import Any, Callable
 
 from ..core.strict_json import StrictJSONError, loads_strict
 from ..core.types import Context, Decision, ToolCall, Verdict
-from .mcp_decide import ApprovalRounds, Approve, applied_arguments, inline_safe, resolve
+from .mcp_decide import (APPROVAL_KEY, FACTS_META_KEY, SESSION_META_KEY, ApprovalRounds, Approve, applied_arguments,
+                         inline_safe, resolve)
 from .mcp_strict import refusal_for
 from .runtime import GuardRuntime, refusal_message
 
@@ -61,9 +62,6 @@ CLIENT_NOTIFICATIONS = frozenset({
     "notifications/cancelled", "notifications/initialized", "notifications/progress",
     "notifications/roots/list_changed",
 })
-SESSION_META_KEY = "agentguard/session"
-FACTS_META_KEY = "agentguard/facts"
-APPROVAL_KEY = "agentguard-approval"
 VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"
 MODERN_VERSIONS = ("2026-07-28",)

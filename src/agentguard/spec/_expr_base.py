@@ -26,6 +26,18 @@ def _field(obj: Any, name: Any, default: Any = _MISSING) -> Any:
     return default
 
 
+def _item(obj: Any, key: Any, where: str) -> Any:
+    """``obj[key]`` for a mapping, or an int index into a list, tuple or string; else InputError."""
+    try:
+        if isinstance(obj, Mapping):
+            return obj[key]
+        if isinstance(obj, (list, tuple, str)) and isinstance(key, int):
+            return obj[key]
+    except (KeyError, IndexError, TypeError):
+        pass
+    raise InputError(f"missing item {key!r} in {where}")
+
+
 def _items(coll: Any) -> list[Any]:
     if type(coll) is list:  # the common case (JSON arrays): no copy, nothing mutates it
         return coll

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InputError, ParseError
-from ._expr_base import _BINOPS, _CMPOPS, _MISSING, _QUANTIFIERS, HELPERS, _field, _items
+from ._expr_base import _BINOPS, _CMPOPS, _MISSING, _QUANTIFIERS, HELPERS, _field, _item, _items
 
 __all__: list[str] = []
 
@@ -116,16 +116,7 @@ def _eval(node: ast.AST, sc: _Scope) -> Any:
             raise InputError(f"missing field {node.attr!r} in {ast.unparse(node.value)}")
         return v
     if isinstance(node, ast.Subscript):
-        obj = _eval(node.value, sc)
-        key = _eval(node.slice, sc)
-        try:
-            if isinstance(obj, Mapping):
-                return obj[key]
-            if isinstance(obj, (list, tuple, str)) and isinstance(key, int):
-                return obj[key]
-        except (KeyError, IndexError, TypeError):
-            pass
-        raise InputError(f"missing item {key!r} in {ast.unparse(node.value)}")
+        return _item(_eval(node.value, sc), _eval(node.slice, sc), ast.unparse(node.value))
     if isinstance(node, (ast.GeneratorExp, ast.ListComp)):
         return list(_comprehend(node, sc))
     if isinstance(node, ast.Call):

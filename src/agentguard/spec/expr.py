@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InputError, ParseError
-from ._expr_base import _BINOPS, _CMPOPS, _MISSING, _QUANTIFIERS, HELPERS, _check, _field, _items
+from ._expr_base import _BINOPS, _CMPOPS, _MISSING, _QUANTIFIERS, HELPERS, _check, _field, _item, _items
 
 __all__ = [
     "Expr",
@@ -332,16 +332,7 @@ def _c_subscript(node: ast.Subscript) -> Fn:
     obj_fn, key_fn, where = _compile(node.value), _compile(node.slice), ast.unparse(node.value)
 
     def run(fr: tuple[Any, ...]) -> Any:
-        obj = obj_fn(fr)
-        key = key_fn(fr)
-        try:
-            if isinstance(obj, Mapping):
-                return obj[key]
-            if isinstance(obj, (list, tuple, str)) and isinstance(key, int):
-                return obj[key]
-        except (KeyError, IndexError, TypeError):
-            pass
-        raise InputError(f"missing item {key!r} in {where}")
+        return _item(obj_fn(fr), key_fn(fr), where)
 
     return run
 
