@@ -70,7 +70,7 @@ def _perturb_numbers(text: str) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pool,learner", [("last", "ddqn"), ("w4", "fqi-pca")])
+@pytest.mark.parametrize("pool,learner", [("last", "ddqn"), ("w4", "fqi-pca"), ("w4", "kernel-pca")])
 def test_reguard_input_path_has_no_numeric_side_channel(gemma, tmp_path, monkeypatch, pool, learner):
     """The guard's input is the token ids of the text and nothing else: the parsers are disabled and the
     decision still works; the tokenizer saw exactly the observation; changing only the numbers in the text
@@ -87,6 +87,14 @@ def test_reguard_input_path_has_no_numeric_side_channel(gemma, tmp_path, monkeyp
     if learner == "ddqn":
         data, std = _standardize(t, enc)
         m = train_ddqn(data, enc.dim, 3, DDQNConfig(hidden=(16,), iterations=20, batch_size=32, seed=0))
+    elif learner == "kernel-pca":  # the kernel critic, saved and reloaded (its input map is stored as arrays)
+        from agentguard.control.kernel_fqi import KernelFQIConfig, KernelQ, kernel_fitted_q_iteration
+
+        data, std = standardized(t, enc, pca=4)
+        m = kernel_fitted_q_iteration(data.z[:10], np.tile(np.arange(10), 3), data, 3, KernelFQIConfig(k=2))
+        m.meta.update(input_map_state(std))
+        m.save(str(tmp_path / "kq.npz"))
+        m = KernelQ.load(str(tmp_path / "kq.npz"))
     else:
         data, std = standardized(t, enc, pca=4)
         m = fitted_q_iteration(data, 4, 3, FQIConfig(hidden=(16,), iterations=3, epochs=5))

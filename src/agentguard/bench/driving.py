@@ -230,9 +230,11 @@ FULL_ITERATIONS = 24_000
 #: iterations (the measured budget of that benchmark); quick mode uses the cheap WordLlama embedding
 TEXT_ENCODER = "gemma-L4-w16"  # 16 position windows of layer-4 states (benchmarks/control_driving_fqi.py)
 QUICK_TEXT_ENCODER = "wordllama-64"
-TEXT_STATES = 1250  # the encoding budget of 2 shared cores (1,032 s)
-TEXT_PCA = 128  # chosen on validation nodes (control_driving_fqi.json#curve_summary)
-TEXT_ITERATIONS = 6000  # quick mode's DDQN (WordLlama); the full mode trains by fitted Q-iteration
+TEXT_STATES = 5000  # 17,495 texts with successors: ~12 min of encoding on 2 quiet cores, then cached
+#: the kernel-averager critic's PCA size, neighbours and discount, chosen on validation nodes
+#: (benchmarks/results/control_driving_kernel.json#sweep.chosen)
+TEXT_PCA, TEXT_K, TEXT_GAMMA = 128, 10, 0.999
+TEXT_ITERATIONS = 6000  # quick mode's DDQN (WordLlama); the full mode trains kernel fitted Q-iteration
 FULL_CONFIG = {"gamma_end": 0.999, "gamma_period": 4000, "lr_period": 3000, "tau": 0.05, "lr_start": 2e-3}
 
 
@@ -280,11 +282,12 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
     """Train or load every guard, evaluate them, optionally plot; returns the JSON-able report."""
     from ..control.baselines import OneStepClassifier
     from ..control.ddqn import QModel
+    from ..control.kernel_fqi import KernelFQIConfig, KernelQ
     from ..envs.driving.guard import make_filter, make_text_encoder, train_privileged, train_text_latent
     from ..envs.driving.text_latent import (
         latent_encoder,
         text_only_filter,
-        train_fqi_on_states,
+        train_kernel_fqi_on_states,
         train_on_states,
         training_states,
     )
@@ -317,15 +320,17 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
     n_only = n_text if quick else TEXT_STATES
 
     def build_text_only():
-        if not quick:  # fitted Q-iteration on the Eq. 5 target over the fixed, encoded state set
-            return train_fqi_on_states(latent, training_states(n_only, seed=seed), pca=TEXT_PCA)
+        if not quick:  # kernel fitted Q-iteration on the Eq. 5 target over the fixed, encoded state set
+            return train_kernel_fqi_on_states(latent, training_states(n_only, seed=seed), pca=TEXT_PCA,
+                                              config=KernelFQIConfig(k=TEXT_K, gamma_end=TEXT_GAMMA))
         m, _ = train_on_states(latent, training_states(n_only, seed=seed), iterations or TEXT_ITERATIONS,
                                seed=seed, progress=not quiet, batch_size=512, **FULL_CONFIG)
         return m
 
+    # the full critic (7 MB: its PCA map of gemma's 10,240 numbers) is not committed: built once, then cached
     text_path = (cache_root() / "control" / f"control_driving_text_{text_kind}_quick.pt" if quick
-                 else RESULTS / f"control_driving_fqi_{text_kind}.pt")
-    text, text_cached = _cached(text_path, build_text_only, QModel.load, retrain, quiet,
+                 else cache_root() / "control" / "text_models" / f"kernel_{text_kind}_n{n_only}.npz")
+    text, text_cached = _cached(text_path, build_text_only, QModel.load if quick else KernelQ.load, retrain, quiet,
                                 f"ReGuard text-only critic ({text_kind})")
     latent.flush()
     latent.autosave = False  # evaluation: read the cache, never rewrite it per decision

@@ -9,7 +9,9 @@ The public face (``from agentguard.control import SafetyFilter, train_ddqn, ...`
 - the learner: :func:`train_ddqn`, :class:`DDQNConfig`, :class:`QModel`, :class:`ReplayBuffer`,
   :class:`Transitions`, :class:`TransitionSampler`, :func:`f1_score` (module :mod:`.ddqn`);
 - fitted Q-iteration on the Eq. 5 target over a fixed transition set: :func:`fitted_q_iteration`,
-  :class:`FQIConfig`, :func:`fqi_targets` (module :mod:`.fqi`);
+  :class:`FQIConfig`, :func:`fqi_targets` (module :mod:`.fqi`); the same Eq. 5 iteration on a k-NN
+  averager over the encoded states (a contraction): :func:`kernel_fitted_q_iteration`,
+  :class:`KernelFQIConfig`, :class:`KernelQ`, :func:`nearest_anchors` (module :mod:`.kernel_fqi`);
 - text encoders ``E(o) -> z``: :class:`TextEncoder`, :class:`WordLlamaEncoder`,
   :class:`MiniLMEncoder`, :class:`HiddenStateEncoder`, :class:`ConcatEncoder`, :class:`StandardizedEncoder`,
   :class:`ProjectedEncoder`, :class:`CachedEncoder` and :func:`check_texts`
@@ -39,6 +41,8 @@ __all__ = [
     "DDQNConfig",
     "FQIConfig",
     "HiddenStateEncoder",
+    "KernelFQIConfig",
+    "KernelQ",
     "MiniLMEncoder",
     "OneStepClassifier",
     "ProjectedEncoder",
@@ -58,6 +62,8 @@ __all__ = [
     "f1_score",
     "fitted_q_iteration",
     "fqi_targets",
+    "kernel_fitted_q_iteration",
+    "nearest_anchors",
     "observation_of",
     "safety_backup",
     "sample_blended",
@@ -74,6 +80,8 @@ _LAZY = {
     "DDQNConfig": ".ddqn",
     "FQIConfig": ".fqi",
     "HiddenStateEncoder": ".encoders",
+    "KernelFQIConfig": ".kernel_fqi",
+    "KernelQ": ".kernel_fqi",
     "MiniLMEncoder": ".encoders",
     "OneStepClassifier": ".baselines",
     "ProjectedEncoder": ".encoders",
@@ -90,6 +98,8 @@ _LAZY = {
     "f1_score": ".ddqn",
     "fitted_q_iteration": ".fqi",
     "fqi_targets": ".fqi",
+    "kernel_fitted_q_iteration": ".kernel_fqi",
+    "nearest_anchors": ".kernel_fqi",
     "sample_blended": ".token_level",
     "token_target": ".token_level",
     "top_p_indices": ".token_level",

@@ -48,6 +48,7 @@ __all__ = [
     "standardized",
     "text_only_filter",
     "train_fqi_on_states",
+    "train_kernel_fqi_on_states",
     "train_on_states",
     "training_states",
     "transitions_for",
@@ -190,6 +191,29 @@ def train_fqi_on_states(encoder: Any, states: np.ndarray, pca: int = 128, config
     m = fitted_q_iteration(data, data.z.shape[1], 3, config or FQIConfig(), callback=cb)
     m.meta.update({"kind": "text-only" if stats else "privileged-fixed-states", "encoder": encoder.name,
                    "n_states": len(states), "encode_seconds": t_enc, "train_seconds": m.seconds, **stats})
+    return m
+
+
+def train_kernel_fqi_on_states(encoder: Any, states: np.ndarray, pca: int = 128, config: Any = None) -> Any:
+    """The kernel-averager critic (:func:`agentguard.control.kernel_fqi.kernel_fitted_q_iteration`, Eq. 5)
+    over the encoded ``states``: anchors are the training latents (whitened PCA ``pca`` of a text latent,
+    fitted on the training latents without labels; the true state for a :class:`StateEncoder`), one
+    transition per state and action (:func:`transitions_for`). The input map is stored in the model's meta
+    so :func:`text_only_filter` rebuilds it."""
+    from ...control.kernel_fqi import KernelFQIConfig, kernel_fitted_q_iteration
+
+    t0 = time.perf_counter()
+    raw = transitions_for(encoder, states)
+    t_enc = time.perf_counter() - t0
+    data, stats = raw, {}
+    if not isinstance(encoder, StateEncoder):
+        data, std = standardized(raw, encoder, pca=pca)
+        stats = input_map_state(std)
+    n = len(states)
+    m = kernel_fitted_q_iteration(data.z[:n], np.tile(np.arange(n), 3), data, 3, config or KernelFQIConfig())
+    m.meta.update({"kind": "text-only" if stats else "privileged-fixed-states", "encoder": encoder.name,
+                   "n_states": n, "encode_seconds": t_enc, "train_seconds": m.seconds, "pca": pca if stats else 0,
+                   **stats})
     return m
 
 

@@ -1,0 +1,312 @@
+"""ReGuard from text alone with a kernel-averager critic (issue 16, third pass).
+
+The neural fitted Q-iteration of ``control_driving_fqi.py`` loses most of what the gemma latent carries
+(balanced accuracy 0.85 with exact labels, 0.59-0.73 through the Eq. 5 bootstrap). Here the same Eq. 5
+target is iterated on a k-nearest-neighbour averager over the encoded training states
+(:func:`agentguard.control.kernel_fqi.kernel_fitted_q_iteration`: a gamma-contraction, so it cannot drift),
+for the text-only latent and the privileged state on the *same* states.
+
+Stages (each merges its section into benchmarks/results/control_driving_kernel.json with its command):
+
+- ``sweep``: for each state count and latent, PCA size x k x gamma_end; value F1 / unsafe F1 / balanced
+  accuracy on the 300 *validation* nodes (used for every choice) and on the 500 scored nodes; the chosen
+  configuration per (latent, state count) and the learning curve of the chosen ones (``curve``).
+- ``eval``: closed loop, weak scripted driver, the chosen 5000-state critics saved under
+  ``$AGENTGUARD_CACHE/control/text_models`` (text-only) and ``benchmarks/results`` (privileged, small);
+  epsilon chosen on validation starts (seed 1), scored on seed 0, the same protocol and rows as
+  ``control_driving_text.py eval``.
+
+Usage: ``nice -n 10 python benchmarks/control_driving_kernel.py sweep|eval [options]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+
+from control_driving_text import _enc, load_grid, scored_nodes, sweep_nodes
+
+from agentguard.bench.driving import RESULTS, cache_root
+from agentguard.control.ddqn import Transitions, f1_score
+from agentguard.control.encoders import ProjectedEncoder
+from agentguard.control.kernel_fqi import KernelFQIConfig, KernelQ, kernel_fitted_q_iteration
+from agentguard.envs import driving as D
+from agentguard.envs.driving.encoders import StateEncoder
+from agentguard.envs.driving.text_latent import input_map_state, text_only_filter, training_states, transitions_for
+
+OUT = RESULTS / "control_driving_kernel.json"
+
+
+def merge(section: str, data: dict) -> None:
+    rep = json.loads(OUT.read_text()) if OUT.exists() else {}
+    cmd = "nice -n 10 python benchmarks/control_driving_kernel.py " + " ".join(sys.argv[1:])
+    data["commands"] = list(dict.fromkeys(rep.get(section, {}).get("commands", []) + [cmd]))
+    rep[section] = data
+    OUT.write_text(json.dumps(rep, indent=1, default=float) + "\n")
+    print(f"wrote {section} to {OUT}", flush=True)
+
+
+def scores(q: np.ndarray, truth: np.ndarray) -> dict:
+    pred = q.max(1) > 0
+    return {"value_f1": f1_score(pred, truth), "value_f1_unsafe": f1_score(~pred, ~truth),
+            "balanced_accuracy": 0.5 * (float(pred[truth].mean()) + float((~pred[~truth]).mean()))}
+
+
+_ENCODERS: dict = {}
+
+
+def _encoder(name: str):
+    """One cache-backed encoder per name per process (loading the encoding cache takes a while)."""
+    if name not in _ENCODERS:
+        _ENCODERS[name] = _enc(name, autosave=False)
+    return _ENCODERS[name]
+
+
+def _inputs(name: str, n: int, pca: int, val_s, ev_s):
+    """Transitions of the first n training states, with the latent map fitted on them (no labels)."""
+    enc = _encoder(name)
+    raw = transitions_for(enc, training_states(n, seed=0))
+    if isinstance(enc, StateEncoder):
+        return raw, enc.encode(val_s), enc.encode(ev_s), None
+    proj = ProjectedEncoder.fit(enc, raw.z[:n], pca)
+    zn = np.where(raw.done[:, None], 0.0, proj.transform(raw.z_next)).astype(np.float32)
+    data = Transitions(proj.transform(raw.z), raw.a, raw.l_next, zn, raw.done)
+    enc_eval = lambda s: proj.transform(enc.encode([D.observation_text(x) for x in s]))  # noqa: E731
+    return data, enc_eval(val_s), enc_eval(ev_s), proj
+
+
+def _fit(data: Transitions, n: int, dims: int, cfg: KernelFQIConfig) -> KernelQ:
+    t = Transitions(data.z[:, :dims], data.a, data.l_next, data.z_next[:, :dims], data.done)
+    return kernel_fitted_q_iteration(data.z[:n, :dims], np.tile(np.arange(n), 3), t, 3, cfg)
+
+
+def _save_chosen(name: str, n: int, best: dict, data: Transitions, proj) -> str:
+    """Refit the chosen configuration, store the input map in its meta and save it."""
+    dims = best["pca"] or data.z.shape[1]
+    model = _fit(data, n, dims, KernelFQIConfig(k=best["k"], gamma_end=best["gamma_end"]))
+    model.meta.update({"encoder": name, "n_states": n, "pca": best["pca"],
+                       "kind": "text-only" if proj is not None else "privileged-fixed-states"})
+    if proj is not None:
+        sub = ProjectedEncoder(proj.encoder, proj.mean, proj.std, proj.components[:dims], proj.scale[:dims])
+        model.meta.update(input_map_state(sub))
+        path = cache_root() / "control" / "text_models" / f"kernel_{name}_n{n}.npz"
+    else:
+        path = RESULTS / f"control_driving_kernel_{name}_n{n}.npz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model.save(str(path))
+    return str(path)
+
+
+def stage_sweep(args) -> None:
+    grid = load_grid()
+    ev_s, ev_y = scored_nodes(grid)
+    val_s, val_y = sweep_nodes(grid, 300)
+    rep = json.loads(OUT.read_text()).get("sweep", {}) if OUT.exists() else {}
+    runs, chosen = rep.get("runs", {}), rep.get("chosen", {})
+    for name in args.encoders.split(","):
+        priv = name == "privileged"
+        for n in [int(x) for x in args.sizes.split(",")]:
+            t0 = time.perf_counter()
+            data, zv, ze, proj = _inputs(name, n, max(int(x) for x in args.pcas.split(",")), val_s, ev_s)
+            t_load = time.perf_counter() - t0
+            best = None
+            for dims in ([0] if priv else [int(x) for x in args.pcas.split(",")]):
+                for k in [int(x) for x in args.ks.split(",")]:
+                    for g in [float(x) for x in args.gammas.split(",")]:
+                        d = dims or data.z.shape[1]
+                        m = _fit(data, n, d, KernelFQIConfig(k=k, gamma_end=g))
+                        row = {"encoder": name, "n_states": n, "pca": dims or None, "k": k, "gamma_end": g,
+                               "iterations": m.meta["iterations"], "converged": m.meta["converged"],
+                               "fit_seconds": m.seconds,
+                               "validation": scores(m.q_values(zv[:, :d]), val_y),
+                               "scored": scores(m.q_values(ze[:, :d]), ev_y)}
+                        key = f"{name}@{n}_pca{dims}_k{k}_g{g}"
+                        runs[key] = row
+                        print(key, row["validation"]["balanced_accuracy"], row["scored"], flush=True)
+                        if best is None or (row["validation"]["balanced_accuracy"]
+                                            > best["validation"]["balanced_accuracy"]):
+                            best = {**row, "key": key}
+            chosen[f"{name}@{n}"] = {**best, "load_seconds": t_load}
+            if n == args.save:
+                chosen[f"{name}@{n}"]["saved_as"] = _save_chosen(name, n, best, data, proj)
+    curve: dict = {}
+    for key, b in chosen.items():
+        curve.setdefault(str(b["n_states"]), {})[b["encoder"]] = {
+            **b["scored"], "val_balanced_accuracy": b["validation"]["balanced_accuracy"], "pca": b["pca"], "k": b["k"],
+            "gamma_end": b["gamma_end"]}
+    merge("sweep", {"rule": "per (latent, state count): the PCA size, k and gamma_end with the highest balanced "
+                            "accuracy on 300 validation nodes (disjoint from the 500 scored ones)",
+                    "eval_nodes": len(ev_s), "validation_nodes": len(val_s), "runs": runs, "chosen": chosen,
+                    "curve": {n: curve[n] for n in sorted(curve, key=int)}})
+
+
+def _baseline_filters(epsilon: float) -> dict:
+    """The rows of ``control_driving_text.py eval`` that do not depend on the text-only critic."""
+    from agentguard.control.baselines import OneStepClassifier
+    from agentguard.control.ddqn import QModel
+    from agentguard.control.filter import SafetyFilter
+    from agentguard.envs.driving.guard import make_filter, make_text_encoder
+
+    numbers = make_text_encoder("wordllama+numbers")
+    return {"privileged": make_filter("privileged", QModel.load(str(RESULTS / "control_driving_privileged_full.pt")),
+                                      epsilon=epsilon),
+            "text_plus_parsed_numbers": make_filter(
+                "reguard", QModel.load(str(RESULTS / "control_driving_reguard_full.pt")), numbers, epsilon=epsilon),
+            "myopic": make_filter("myopic", epsilon=epsilon),
+            "classifier_stop_text_plus_parsed_numbers": SafetyFilter(
+                OneStepClassifier.load(str(RESULTS / "control_driving_classifier_full_weak.pt")), numbers,
+                D.ACTIONS, D.parse_action, 0.0, intervention="stop", name="classifier_stop"),
+            "no_guard": None}
+
+
+def stage_eval(args) -> None:
+    from agentguard.bench.driving import evaluate_driving, rollout, time_decisions
+    from agentguard.envs.driving.guard import make_filter
+    from agentguard.envs.driving.text_latent import latent_encoder as raw_encoder
+
+    grid = load_grid()
+    chosen = json.loads(OUT.read_text())["sweep"]["chosen"]
+    text = KernelQ.load(chosen[f"{args.encoder}@{args.n}"]["saved_as"])
+    same = KernelQ.load(chosen[f"privileged@{args.n}"]["saved_as"])
+
+    def kernel_filters(eps: float) -> dict:
+        return {"reguard": text_only_filter(text, _encoder(args.encoder), eps),
+                "privileged_same_states": make_filter("privileged", same, epsilon=eps)}
+
+    val_starts = D.sample_initial_states(args.episodes, seed=1)
+    eps_rows: dict = {}
+    for eps in [float(e) for e in args.epsilons.split(",")]:
+        for name, filt in kernel_filters(eps).items():
+            r = rollout(filt, D.weak_driver_policy, val_starts, 1)
+            eps_rows.setdefault(name, {})[str(eps)] = {"failure_rate": float(r.failure.mean()),
+                                                      "success_rate": float(r.success.mean()),
+                                                      "intervention_rate": r.interventions / max(1, r.decisions)}
+            print("validation", name, eps, eps_rows[name][str(eps)], flush=True)
+    pick = {name: min(rows, key=lambda e: (rows[e]["failure_rate"], -rows[e]["success_rate"], float(e)))
+            for name, rows in eps_rows.items()}
+    filters = _baseline_filters(0.1)
+    filters.update({name: kernel_filters(float(pick[name]))[name] for name in pick})
+    filters["exact"] = make_filter("exact", grid=grid)
+    starts = D.sample_initial_states(args.episodes, seed=0)
+    t0 = time.perf_counter()
+    metrics = evaluate_driving(filters, grid, D.weak_driver_policy, starts, seed=0, nodes=scored_nodes(grid),
+                               max_pairs=args.pairs, fallback_steps=args.fsteps, quiet=False)
+    for m in metrics.values():
+        m.pop("_traj", None)
+    raw = text_only_filter(text, raw_encoder(args.encoder), float(pick["reguard"]))  # latency without the cache
+    metrics["reguard"]["decision_latency_ms"] = time_decisions(raw, n=args.latency_n, seed=0)
+    metrics["privileged_same_states"]["decision_latency_ms"] = time_decisions(filters["privileged_same_states"],
+                                                                             n=args.latency_n, seed=0)
+    priv = metrics["privileged"]["failure_rate"]
+    rg = metrics["reguard"]
+    merge("eval", {"base_policy": "weak", "episodes": args.episodes, "seed": 0, "validation_seed": 1,
+                   "epsilon_validation": eps_rows, "epsilon_chosen": pick, "monitor_pairs": args.pairs,
+                   "fallback_steps": args.fsteps, "seconds": time.perf_counter() - t0, "guards": metrics,
+                   "starts_in_exact_safe_set": float(grid.safe(starts).mean()),
+                   "targets": {"value_f1_target": 0.85, "reguard_value_f1": rg["value_f1"],
+                               "failure_ratio_vs_privileged": rg["failure_rate"] / priv if priv else None,
+                               "failure_ratio_vs_privileged_same_states":
+                                   rg["failure_rate"] / metrics["privileged_same_states"]["failure_rate"]
+                                   if metrics["privileged_same_states"]["failure_rate"] else None,
+                               "reached": bool(rg["value_f1"] >= 0.85 and rg["failure_rate"] <= 2 * priv)},
+                   "rows": {"privileged": "DDQN on the true state, 24k iterations on fresh states (committed model)",
+                            "privileged_same_states": f"kernel FQI (Eq. 5) on the true state of the same "
+                                                      f"{args.n} training states, configuration chosen on validation",
+                            "reguard": f"kernel FQI (Eq. 5) on the text-only latent {args.encoder} of the same "
+                                       f"{args.n} states (no parsed number on the path)",
+                            "text_plus_parsed_numbers": "wordllama-64 + DrivingNumbersEncoder (privileged numbers "
+                                                        "parsed from the text)"}})
+
+
+def stage_privileged_curve(args) -> None:
+    """Closed-loop failure of the *privileged* kernel critic vs the number of training states (no encoding
+    cost: the true state): how many states the closed loop needs, which the text-only critic would have to
+    encode (~3.5 texts per state)."""
+    from agentguard.bench.driving import rollout
+    from agentguard.envs.driving.guard import make_filter
+
+    grid = load_grid()
+    ev_s, ev_y = scored_nodes(grid)
+    val_s, val_y = sweep_nodes(grid, 300)
+    val_starts, starts = D.sample_initial_states(args.episodes, seed=1), D.sample_initial_states(args.episodes, seed=0)
+    enc = StateEncoder()
+    rows = {}
+    for n in [int(x) for x in args.sizes.split(",")]:
+        data = transitions_for(enc, training_states(n, seed=0))
+        fits = []
+        for k in [int(x) for x in args.ks.split(",")]:
+            for g in [float(x) for x in args.gammas.split(",")]:
+                m = _fit(data, n, data.z.shape[1], KernelFQIConfig(k=k, gamma_end=g))
+                fits.append((scores(m.q_values(enc.encode(val_s)), val_y)["balanced_accuracy"], k, g, m))
+        vb, k, g, m = max(fits, key=lambda f: f[0])
+
+        def run(eps: float, st, seed: int, m=m) -> dict:
+            r = rollout(make_filter("privileged", m, epsilon=eps), D.weak_driver_policy, st, seed)
+            return {"failure_rate": float(r.failure.mean()), "success_rate": float(r.success.mean()),
+                    "intervention_rate": r.interventions / max(1, r.decisions)}
+
+        val = {str(e): run(float(e), val_starts, 1) for e in args.epsilons.split(",")}
+        eps = min(val, key=lambda e: (val[e]["failure_rate"], -val[e]["success_rate"], float(e)))
+        rows[str(n)] = {"k": k, "gamma_end": g, "val_balanced_accuracy": vb, "scored": scores(m.q_values(enc.encode(ev_s)), ev_y),
+                        "epsilon_validation": val, "epsilon": float(eps), "closed_loop": run(float(eps), starts, 0),
+                        "fit_seconds": m.seconds}
+        print(n, rows[str(n)]["scored"], rows[str(n)]["closed_loop"], flush=True)
+    merge("privileged_curve", {"episodes": args.episodes, "seed": 0, "validation_seed": 1, "rows": rows,
+                               "rule": "k, gamma_end on the 300 validation nodes; epsilon on validation starts"})
+
+
+def stage_actions(args) -> None:
+    """Diagnostic: does each critic's fallback ``argmax_a Q`` pick an exactly safe action (``Q*(s, a) > tol``)
+    on the scored nodes, in particular on safe nodes where some action is unsafe; and the scale of its
+    value on safe nodes (the switching threshold epsilon is on that scale)."""
+    grid = load_grid()
+    ev_s, ev_y = scored_nodes(grid)
+    chosen = json.loads(OUT.read_text())["sweep"]["chosen"]
+    good = grid.q_values(ev_s) > grid.tol
+    hard = ev_y & ~good.all(1)
+    rows = {}
+    for name, key in (("text_only", f"{args.encoder}@{args.n}"), ("privileged_same_states", f"privileged@{args.n}")):
+        model = KernelQ.load(chosen[key]["saved_as"])
+        if name == "text_only":
+            q = text_only_filter(model, _encoder(args.encoder)).q_batch([D.observation_text(x) for x in ev_s])
+        else:
+            q = model.q_values(StateEncoder().encode(ev_s))
+        ok = good[np.arange(len(ev_s)), q.argmax(1)]
+        rows[name] = {"fallback_safe_on_safe_nodes": float(ok[ev_y].mean()),
+                      "fallback_safe_on_safe_nodes_with_an_unsafe_action": float(ok[hard].mean()),
+                      "nodes_with_an_unsafe_action": int(hard.sum()),
+                      "mean_max_q_on_safe_nodes": float(q.max(1)[ev_y].mean()),
+                      "median_max_q_on_safe_nodes": float(np.median(q.max(1)[ev_y]))}
+        print(name, rows[name], flush=True)
+    merge("actions", {"nodes": len(ev_s), "rows": rows})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("stage", choices=["sweep", "eval", "privileged_curve", "actions"])
+    ap.add_argument("--encoders", default="privileged,gemma-L4-w16")
+    ap.add_argument("--encoder", default="gemma-L4-w16")
+    ap.add_argument("--sizes", default="1250,2500,3750,5000")
+    ap.add_argument("--pcas", default="16,32,64,128")
+    ap.add_argument("--ks", default="5,10,20")
+    ap.add_argument("--gammas", default="0.99,0.999")
+    ap.add_argument("--save", type=int, default=5000, help="save the chosen critics of this state count")
+    ap.add_argument("--n", type=int, default=5000)
+    ap.add_argument("--episodes", type=int, default=20)
+    ap.add_argument("--epsilons", default="0,0.05,0.1,0.2")
+    ap.add_argument("--pairs", type=int, default=20)
+    ap.add_argument("--fsteps", type=int, default=10)
+    ap.add_argument("--latency-n", type=int, default=30)
+    args, _ = ap.parse_known_args()
+    {"sweep": stage_sweep, "eval": stage_eval, "privileged_curve": stage_privileged_curve,
+     "actions": stage_actions}[args.stage](args)
+
+
+if __name__ == "__main__":
+    main()
