@@ -172,26 +172,55 @@ def stage_eval(args) -> None:
 
     grid = load_grid()
     chosen = json.loads(OUT.read_text())["sweep"]["chosen"]
-    text = KernelQ.load(chosen[f"{args.encoder}@{args.n}"]["saved_as"])
     same = KernelQ.load(chosen[f"privileged@{args.n}"]["saved_as"])
+    value_pick = chosen[f"{args.encoder}@{args.n}"]
+    texts = {f"pca{value_pick['pca']}_k{value_pick['k']}_g{value_pick['gamma_end']}": KernelQ.load(value_pick["saved_as"])}
+    if args.candidates:  # more text-only configurations, compared in closed loop on the validation starts
+        data, _, _, proj = _inputs(args.encoder, args.n, 128, sweep_nodes(grid, 1)[0], scored_nodes(grid)[0][:1])
+        for c in args.candidates.split(","):
+            dims, k, g = c.split(":")
+            m = _fit(data, args.n, int(dims), KernelFQIConfig(k=int(k), gamma_end=float(g)))
+            sub = ProjectedEncoder(proj.encoder, proj.mean, proj.std, proj.components[:int(dims)], proj.scale[:int(dims)])
+            m.meta.update({"encoder": args.encoder, "n_states": args.n, "pca": int(dims), "kind": "text-only",
+                           **input_map_state(sub)})
+            texts[f"pca{dims}_k{k}_g{float(g)}"] = m
 
-    def kernel_filters(eps: float) -> dict:
-        return {"reguard": text_only_filter(text, _encoder(args.encoder), eps),
+    def kernel_filters(eps: float, text_key: str) -> dict:
+        """The text-only critic ``texts[text_key]`` and the privileged critic of the same states."""
+        return {"reguard": text_only_filter(texts[text_key], _encoder(args.encoder), eps),
                 "privileged_same_states": make_filter("privileged", same, epsilon=eps)}
 
     val_starts = D.sample_initial_states(args.episodes, seed=1)
     eps_rows: dict = {}
     for eps in [float(e) for e in args.epsilons.split(",")]:
-        for name, filt in kernel_filters(eps).items():
-            r = rollout(filt, D.weak_driver_policy, val_starts, 1)
-            eps_rows.setdefault(name, {})[str(eps)] = {"failure_rate": float(r.failure.mean()),
-                                                      "success_rate": float(r.success.mean()),
-                                                      "intervention_rate": r.interventions / max(1, r.decisions)}
-            print("validation", name, eps, eps_rows[name][str(eps)], flush=True)
-    pick = {name: min(rows, key=lambda e: (rows[e]["failure_rate"], -rows[e]["success_rate"], float(e)))
-            for name, rows in eps_rows.items()}
+        for i, key in enumerate(texts):
+            for name, filt in kernel_filters(eps, key).items():
+                if name != "reguard" and i > 0:
+                    continue
+                label = f"reguard[{key}]" if name == "reguard" else name
+                r = rollout(filt, D.weak_driver_policy, val_starts, 1)
+                eps_rows.setdefault(label, {})[str(eps)] = {"failure_rate": float(r.failure.mean()),
+                                                           "success_rate": float(r.success.mean()),
+                                                           "intervention_rate": r.interventions / max(1, r.decisions)}
+                print("validation", label, eps, eps_rows[label][str(eps)], flush=True)
+
+    def best(rows: dict) -> tuple:
+        return min(((rows[e]["failure_rate"], -rows[e]["success_rate"], rows[e]["intervention_rate"]), e)
+                   for e in rows)
+
+    text_key = min(texts, key=lambda k: best(eps_rows[f"reguard[{k}]"])[0])
+    pick = {"reguard": best(eps_rows[f"reguard[{text_key}]"])[1],
+            "privileged_same_states": best(eps_rows["privileged_same_states"])[1]}
+    text = texts[text_key]
+    if args.candidates:
+        saved = cache_root() / "control" / "text_models" / f"kernel_{args.encoder}_n{args.n}_closed_loop.npz"
+        text.save(str(saved))
+        text_key_note = {"text_critic": text_key, "saved_as": str(saved)}
+    else:
+        text_key_note = {"text_critic": text_key, "saved_as": value_pick["saved_as"]}
+
     filters = _baseline_filters(0.1)
-    filters.update({name: kernel_filters(float(pick[name]))[name] for name in pick})
+    filters.update({name: kernel_filters(float(pick[name]), text_key)[name] for name in pick})
     filters["exact"] = make_filter("exact", grid=grid)
     starts = D.sample_initial_states(args.episodes, seed=0)
     t0 = time.perf_counter()
@@ -207,6 +236,9 @@ def stage_eval(args) -> None:
     rg = metrics["reguard"]
     merge("eval", {"base_policy": "weak", "episodes": args.episodes, "seed": 0, "validation_seed": 1,
                    "epsilon_validation": eps_rows, "epsilon_chosen": pick, "monitor_pairs": args.pairs,
+                   "text_critic_selection": {**text_key_note, "rule": "the text-only configuration (value-chosen "
+                                             "one plus --candidates) and epsilon with the lowest closed-loop "
+                                             "failure on the validation starts (then success, interventions)"},
                    "fallback_steps": args.fsteps, "seconds": time.perf_counter() - t0, "guards": metrics,
                    "starts_in_exact_safe_set": float(grid.safe(starts).mean()),
                    "targets": {"value_f1_target": 0.85, "reguard_value_f1": rg["value_f1"],
@@ -303,6 +335,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=20)
     ap.add_argument("--fsteps", type=int, default=10)
     ap.add_argument("--latency-n", type=int, default=30)
+    ap.add_argument("--candidates", default="", help="eval: more text-only configs pca:k:gamma, e.g. 16:10:0.999")
     args, _ = ap.parse_known_args()
     {"sweep": stage_sweep, "eval": stage_eval, "privileged_curve": stage_privileged_curve,
      "actions": stage_actions}[args.stage](args)
