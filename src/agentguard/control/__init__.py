@@ -10,6 +10,9 @@ The public face (``from agentguard.control import SafetyFilter, train_ddqn, ...`
   :class:`Transitions`, :class:`TransitionSampler`, :func:`f1_score` (module :mod:`.ddqn`);
 - fitted Q-iteration on the Eq. 5 target over a fixed transition set: :func:`fitted_q_iteration`,
   :class:`FQIConfig`, :func:`fqi_targets` (module :mod:`.fqi`);
+- a critic over open-vocabulary text actions (the backseat advice), ``Q(x, E(advice))`` by fitted
+  Q-iteration with the next max over a candidate sentence set: :class:`AdviceCritic`,
+  :class:`AdviceTransitions`, :func:`fit_advice_critic` (module :mod:`.advice`);
 - text encoders ``E(o) -> z``: :class:`TextEncoder`, :class:`WordLlamaEncoder`,
   :class:`MiniLMEncoder`, :class:`HiddenStateEncoder`, :class:`ConcatEncoder`, :class:`StandardizedEncoder`,
   :class:`ProjectedEncoder`, :class:`CachedEncoder` and :func:`check_texts`
@@ -34,6 +37,8 @@ from .bellman import discounted_safety_target, safety_backup
 from .filter import QFunction, SafetyFilter, observation_of
 
 __all__ = [
+    "AdviceCritic",
+    "AdviceTransitions",
     "CachedEncoder",
     "ConcatEncoder",
     "DDQNConfig",
@@ -56,6 +61,7 @@ __all__ = [
     "check_texts",
     "discounted_safety_target",
     "f1_score",
+    "fit_advice_critic",
     "fitted_q_iteration",
     "fqi_targets",
     "observation_of",
@@ -69,6 +75,8 @@ __all__ = [
 
 #: names served on first use: name -> submodule (keeps torch and embedding models out of the import)
 _LAZY = {
+    "AdviceCritic": ".advice",
+    "AdviceTransitions": ".advice",
     "CachedEncoder": ".encoders",
     "ConcatEncoder": ".encoders",
     "DDQNConfig": ".ddqn",
@@ -88,6 +96,7 @@ _LAZY = {
     "blend_distribution": ".token_level",
     "check_texts": ".encoders",
     "f1_score": ".ddqn",
+    "fit_advice_critic": ".advice",
     "fitted_q_iteration": ".fqi",
     "fqi_targets": ".fqi",
     "sample_blended": ".token_level",

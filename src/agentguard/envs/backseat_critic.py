@@ -219,9 +219,12 @@ def exact_guard(grid, persona: str, texts: Sequence[str], shielded: bool) -> Gua
 def run_episodes(persona: str, guard: Guard | None, starts: np.ndarray, seed: int = 0,
                  horizon: int = D.HORIZON) -> dict:
     """Closed loop with the scripted human; ``guard(s, a^H) -> advice or None`` (None = silent).
-    Returns the rates and one record per episode (start, outcome, steps, interventions)."""
+    Returns the rates, how often each style of sentence was said (by :data:`CANDIDATES` label, else
+    ``other``) and one record per episode ``[outcome, steps, interventions]`` in the order of ``starts``."""
     human = ScriptedHuman(persona)
     rng = np.random.default_rng(seed)
+    styles = {c.text: c.style for c in CANDIDATES}
+    said: dict[str, int] = {}
     episodes, steps_all, spoken_all = [], 0, 0
     for s0 in np.atleast_2d(starts):
         s = np.asarray(s0, float)
@@ -230,6 +233,8 @@ def run_episodes(persona: str, guard: Guard | None, starts: np.ndarray, seed: in
             own = int(human.intention(s[None], rng)[0])
             advice = guard(s, own) if guard is not None else None
             spoken += advice is not None
+            if advice is not None:
+                said[styles.get(advice, "other")] = said.get(styles.get(advice, "other"), 0) + 1
             a = human.act(s, None if advice in (None, SILENCE) else advice, rng, own=own)
             s = D.step(s[None], a)[0]
             if D.margin(s) < 0:
@@ -238,11 +243,11 @@ def run_episodes(persona: str, guard: Guard | None, starts: np.ndarray, seed: in
             if D.goal_reached(s):
                 outcome = "success"
                 break
-        episodes.append({"start": [round(float(v), 4) for v in s0], "outcome": outcome, "steps": t,
-                         "interventions": spoken})
+        episodes.append([outcome, t, spoken])
         steps_all += t
         spoken_all += spoken
     n = len(episodes)
-    return {"success_rate": sum(e["outcome"] == "success" for e in episodes) / n,
-            "failure_rate": sum(e["outcome"] == "failure" for e in episodes) / n,
-            "intervention_rate": spoken_all / max(1, steps_all), "episodes": episodes}
+    return {"success_rate": sum(e[0] == "success" for e in episodes) / n,
+            "failure_rate": sum(e[0] == "failure" for e in episodes) / n,
+            "intervention_rate": spoken_all / max(1, steps_all), "said": dict(sorted(said.items())),
+            "episodes": episodes}
