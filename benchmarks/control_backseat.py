@@ -1,6 +1,7 @@
 """Backseat AI Driver (Tables 3 and 4 shape) with a learned critic over the advice text -> results/control_backseat.json.
 
-    nice -n 10 python benchmarks/control_backseat.py [--episodes 200] [--states 5000] [--encoder wordllama]
+    nice -n 10 python benchmarks/control_backseat.py [--episodes 200] [--states 5000] [--encoder minilm]
+    nice -n 10 python benchmarks/control_backseat.py --encoder wordllama --no-pooled --out benchmarks/results/control_backseat_wordllama.json
 
 Scripted human proxies (personas none and urgent; the urgent human does the opposite of calm advice).
 Rows per persona, on the same seeded test starts (seed 0):
@@ -84,7 +85,9 @@ def _learned_rows(persona, name, critic, enc, grid, texts, val, starts, seed) ->
         _row(persona, f"{name} + privileged answer, full",
              BC.run_episodes(persona, BC.learned_guard(critic, enc, texts, None, allowed), starts, seed)),
     ]
-    return rows, {"epsilon": eps, "validation_sweep": sweep}
+    full_val = BC.run_episodes(persona, BC.learned_guard(critic, enc, texts, None), val, seed)
+    return rows, {"epsilon": eps, "validation_sweep": sweep,
+                  "validation_full": {k: full_val[k] for k in ("success_rate", "failure_rate")}}
 
 
 def _value(critic, grid, persona, enc, probe, own) -> dict:
@@ -101,7 +104,7 @@ def main() -> None:
     ap.add_argument("--states", type=int, default=5000)
     ap.add_argument("--iterations", type=int, default=80)
     ap.add_argument("--epochs", type=int, default=50)
-    ap.add_argument("--encoder", choices=("wordllama", "minilm"), default="wordllama")
+    ap.add_argument("--encoder", choices=("wordllama", "minilm"), default="minilm")
     ap.add_argument("--no-pooled", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "control_backseat.json"))
