@@ -1,6 +1,6 @@
 """Backseat AI Driver (Tables 3 and 4 shape) with a learned critic over the advice text -> results/control_backseat.json.
 
-    nice -n 10 python benchmarks/control_backseat.py [--episodes 200] [--states 5000] [--encoder minilm]
+    nice -n 10 python benchmarks/control_backseat.py --save-models [--episodes 200] [--states 5000] [--encoder minilm]
     nice -n 10 python benchmarks/control_backseat.py --encoder wordllama --no-pooled --out benchmarks/results/control_backseat_wordllama.json
 
 Scripted human proxies (personas none and urgent; the urgent human does the opposite of calm advice).
@@ -46,7 +46,7 @@ from agentguard.envs import backseat_critic as BC
 from agentguard.envs import driving as D
 from agentguard.envs.driving.value_iteration import DrivingValueGrid, solve_driving
 
-EPSILONS = (-0.1, -0.05, 0.0, 0.05, 0.1, 0.2, 0.3)
+EPSILONS = (-0.1, -0.05, 0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 
 def _scripted(grid, urgent: bool, shielded: bool):
@@ -106,6 +106,7 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=50)
     ap.add_argument("--encoder", choices=("wordllama", "minilm"), default="minilm")
     ap.add_argument("--no-pooled", action="store_true")
+    ap.add_argument("--save-models", action="store_true", help="results/control_backseat_critic_<persona>.pt")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "control_backseat.json"))
     a = ap.parse_args()
@@ -133,6 +134,8 @@ def main() -> None:
                              BC.run_episodes(persona, BC.exact_guard(grid, persona, test_texts, shielded),
                                              starts, a.seed)))
         critic = BC.train_advice_critic(persona, enc, a.states, cfg, seed=a.seed)
+        if a.save_models:
+            critic.save(str(ROOT / "benchmarks" / "results" / f"control_backseat_critic_{persona}.pt"))
         lrows, info = _learned_rows(persona, "learned critic", critic, enc, grid, test_texts, val, starts, a.seed)
         rows += lrows
         critics[persona] = {**info, **_value(critic, grid, persona, enc, probe, own), "meta": critic.meta}

@@ -41,3 +41,13 @@ def test_transitions_are_checked():
         fit_advice_critic(d, FQIConfig(iterations=0))
     with pytest.raises(InputError):
         fit_advice_critic(d, FQIConfig(iterations=1, epochs=1), architecture="attention")
+
+
+def test_save_and_load_round_trip(tmp_path):
+    from agentguard.control.advice import AdviceCritic
+
+    critic = fit_advice_critic(_chain(), FQIConfig(hidden=(8,), iterations=2, epochs=2), temperature=0.5)
+    critic.save(str(tmp_path / "c.pt"))
+    back = AdviceCritic.load(str(tmp_path / "c.pt"))
+    assert np.array_equal(back.q_all(_chain().x, _chain().bank), critic.q_all(_chain().x, _chain().bank))
+    assert back.meta["temperature"] == 0.5

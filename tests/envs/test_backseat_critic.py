@@ -93,11 +93,16 @@ def test_critic_input_is_the_sentence_text_only(monkeypatch):
 
 
 def test_trained_critic_prefers_urgent_phrasing_for_the_urgent_human(grid):
-    from agentguard.control.encoders import WordLlamaEncoder
+    """On the committed critic of the benchmark (benchmarks/control_backseat.py --save-models, MiniLM)."""
+    from pathlib import Path
 
-    enc = WordLlamaEncoder(64)
-    cfg = FQIConfig(hidden=(64, 64), iterations=30, epochs=30, seed=0)
-    critic = BC.train_advice_critic("urgent", enc, n_states=600, config=cfg)
+    from agentguard.control.advice import AdviceCritic
+    from agentguard.control.encoders import MiniLMEncoder
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "control_backseat_critic_urgent.pt"
+    critic = AdviceCritic.load(str(path))
+    assert critic.meta["encoder"] == "all-minilm-l6-v2" and critic.meta["personas"] == ["urgent"]
+    enc = MiniLMEncoder()
     rng = np.random.default_rng(3)
     s = np.column_stack([rng.uniform(0.3, 4.0, 1000), rng.uniform(0.3, 2.7, 1000), rng.uniform(-1.2, 1.2, 1000)])
     own = D.weak_driver_policy(s, rng)

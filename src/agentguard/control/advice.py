@@ -6,9 +6,12 @@ part of the latent and ``E`` a text embedder (:class:`~agentguard.control.encode
 the advice sentence *only*. One scalar ``Q(x, E(a^AI))`` per pair, from one of two networks:
 
 - ``factored`` (default): ``Q(x, e) = softmax(g(e)) . h(x)`` with MLPs ``h: x -> R^m`` (the value of ``m``
-  possible effects of advice in state ``x``) and ``g: e -> R^m`` (which effect a sentence has). This is the
+  possible effects of advice in state ``x``) and ``g: e -> R^m`` (which effect a sentence has; linear by
+  default, ``gate_hidden`` adds hidden layers). This is the
   structure of the problem (the advice acts only through what the human does), and it makes every
   (state, candidate) pair cost one pass per state plus one per sentence;
+- ``bilinear``: ``Q(x, e) = g(e) . h(x)`` without the softmax (a sentence's value is not confined to a
+  convex combination of the effects' values, so no action can be stuck between two others);
 - ``concat``: one MLP on ``[x, e]``.
 
 Training is fitted Q-iteration (as :mod:`agentguard.control.fqi`) on the reach-avoid target of Eq. 5 with
@@ -61,24 +64,27 @@ class AdviceTransitions:
             raise InputError("nxt must index x_next")
 
 
-def _network(x_dim: int, e_dim: int, cfg: Any, architecture: str, effects: int):
+def _network(x_dim: int, e_dim: int, cfg: Any, architecture: str, effects: int, gate_hidden: tuple[int, ...],
+             temperature: float = 1.0):
     torch = require("torch", "control")
 
     class _Net(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.architecture = architecture
-            if architecture == "factored":
+            if architecture in ("factored", "bilinear"):
                 self.h = _mlp(x_dim, effects, cfg.hidden, cfg.activation)
-                self.g = _mlp(e_dim, effects, cfg.hidden[:1], cfg.activation)
+                self.g = _mlp(e_dim, effects, tuple(gate_hidden), cfg.activation)
             elif architecture == "concat":
                 self.f = _mlp(x_dim + e_dim, 1, cfg.hidden, cfg.activation)
             else:
-                raise InputError("architecture must be factored or concat")
+                raise InputError("architecture must be factored, bilinear or concat")
 
         def forward(self, x, e):  # (n, dx), (K, de) -> (n, K)
             if self.architecture == "factored":
-                return self.h(x) @ torch.softmax(self.g(e), dim=1).T
+                return self.h(x) @ torch.softmax(self.g(e) / temperature, dim=1).T
+            if self.architecture == "bilinear":
+                return self.h(x) @ self.g(e).T
             n, k = len(x), len(e)
             z = torch.cat([x.repeat_interleave(k, 0), e.repeat(n, 1)], dim=1)
             return self.f(z).reshape(n, k)
@@ -110,6 +116,24 @@ class AdviceCritic:
         with torch.no_grad():
             return self.net(*self._tensors(x, bank)).numpy().astype(float)
 
+    def save(self, path: str) -> None:
+        """Weights and everything needed to rebuild the network (torch.save)."""
+        torch = require("torch", "control")
+        torch.save({"state_dict": self.net.state_dict(), "x_dim": self.x_dim, "e_dim": self.e_dim,
+                    "e_mean": self.e_mean, "e_scale": self.e_scale, "meta": self.meta}, path)
+
+    @classmethod
+    def load(cls, path: str) -> AdviceCritic:
+        torch = require("torch", "control")
+        d = torch.load(path, weights_only=False)
+        m = d["meta"]
+        cfg = FQIConfig(**m["fqi_config"])
+        net = _network(d["x_dim"], d["e_dim"], cfg, m["architecture"], m["effects"] or 1,
+                       tuple(m["gate_hidden"] or ()), m["temperature"] or 1.0)
+        net.load_state_dict(d["state_dict"])
+        net.eval()
+        return cls(net, d["x_dim"], d["e_dim"], d["e_mean"], d["e_scale"], m)
+
     def q(self, x: np.ndarray, emb: np.ndarray) -> np.ndarray:
         """Q of each pair (x_i, emb_i): (n,)."""
         x = np.asarray(x, np.float32).reshape(-1, self.x_dim)
@@ -126,7 +150,8 @@ def _bank_stats(bank: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def fit_advice_critic(data: AdviceTransitions, config: FQIConfig | None = None, architecture: str = "factored",
-                      effects: int = 8, callback: Callable[[int, AdviceCritic], dict] | None = None,
+                      effects: int = 8, gate_hidden: tuple[int, ...] = (), temperature: float = 1.0,
+                      callback: Callable[[int, AdviceCritic], dict] | None = None,
                       log_every: int = 10) -> AdviceCritic:
     """Fitted Q-iteration of ``Q(x, E(advice))`` on the Eq. 5 target, the next max over ``data.bank``.
 
@@ -144,10 +169,12 @@ def fit_advice_critic(data: AdviceTransitions, config: FQIConfig | None = None, 
     bank = np.asarray(data.bank, np.float32)
     x_dim, e_dim = np.asarray(data.x).shape[1], bank.shape[1]
     mean, scale = _bank_stats(bank)
-    net = _network(x_dim, e_dim, cfg, architecture, effects)
+    net = _network(x_dim, e_dim, cfg, architecture, effects, gate_hidden, temperature)
     critic = AdviceCritic(net, x_dim, e_dim, mean, scale,
                           meta={"algorithm": "fitted-q-iteration over text actions", "architecture": architecture,
-                                "effects": effects if architecture == "factored" else None,
+                                "effects": effects if architecture != "concat" else None,
+                                "gate_hidden": list(gate_hidden) if architecture != "concat" else None,
+                                "temperature": temperature if architecture == "factored" else None,
                                 "fqi_config": dict(cfg.__dict__), "sentences": len(bank)})
     x, e = critic._tensors(data.x, bank)
     xn, _ = critic._tensors(data.x_next, bank[:1])

@@ -160,8 +160,12 @@ def build_advice_data(persona: str, encoder: TextEncoder, n_states: int, seed: i
 
 def train_advice_critic(persona: str | Sequence[str], encoder: TextEncoder, n_states: int = 1500,
                         config: FQIConfig | None = None, seed: int = 0, architecture: str = "factored",
-                        effects: int = 8) -> AdviceCritic:
-    """One critic on the transitions of one persona, or of several pooled (the persona then unobserved)."""
+                        effects: int = 8, gate_hidden: tuple[int, ...] = (), temperature: float = 0.1) -> AdviceCritic:
+    """One critic on the transitions of one persona, or of several pooled (the persona then unobserved).
+
+    Defaults (factored network, linear gate, softmax temperature 0.1) were chosen on validation starts: at
+    temperature 1 the gate blended 'straight' sentences from the 'right' and 'left' effects, so no
+    'straight' sentence could ever be the argmax (docs/control.md, Backseat)."""
     personas = [persona] if isinstance(persona, str) else list(persona)
     parts = [build_advice_data(p, encoder, n_states, seed + i)[0] for i, p in enumerate(personas)]
     offsets = np.cumsum([0] + [len(d.x_next) for d in parts])
@@ -170,7 +174,8 @@ def train_advice_critic(persona: str | Sequence[str], encoder: TextEncoder, n_st
                              x_next=np.concatenate([d.x_next for d in parts]),
                              l_next=np.concatenate([d.l_next for d in parts]),
                              done=np.concatenate([d.done for d in parts]))
-    critic = fit_advice_critic(data, config, architecture=architecture, effects=effects)
+    critic = fit_advice_critic(data, config, architecture=architecture, effects=effects, gate_hidden=gate_hidden,
+                               temperature=temperature)
     critic.meta.update({"personas": personas, "n_states": n_states, "encoder": getattr(encoder, "name", "?"),
                         "pairs": int(data.l_next.size), "state_part": "privileged state + human's intended action"})
     return critic
