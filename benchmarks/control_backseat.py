@@ -1,7 +1,8 @@
-"""Backseat AI Driver (Tables 3 and 4 shape) with a learned critic over the advice text -> results/control_backseat.json.
+"""Backseat AI Driver (Tables 3 and 4 shape), a learned critic over the advice text -> results/control_backseat.json.
 
     nice -n 10 python benchmarks/control_backseat.py --save-models [--episodes 200] [--states 5000] [--encoder minilm]
-    nice -n 10 python benchmarks/control_backseat.py --encoder wordllama --no-pooled --out benchmarks/results/control_backseat_wordllama.json
+    nice -n 10 python benchmarks/control_backseat.py --encoder wordllama --no-pooled \
+        --out benchmarks/results/control_backseat_wordllama.json
 
 Scripted human proxies (personas none and urgent; the urgent human does the opposite of calm advice).
 Rows per persona, on the same seeded test starts (seed 0):

@@ -21,9 +21,10 @@ def _chain() -> AdviceTransitions:
                              done=np.array([[False, False], [True, False]]))
 
 
-@pytest.mark.parametrize("architecture", ["factored", "concat"])
+@pytest.mark.parametrize("architecture", ["factored", "bilinear", "concat"])
 def test_fixed_point_of_eq5_on_a_chain(architecture):
-    # hand-worked fixed point (the same for every gamma < 1 here): Q(x1, fail) = -1, Q(x1, stay) = 1, Q(x0, .) = min(0.5, 1) = 0.5
+    # hand-worked fixed point (the same for every gamma < 1 here):
+    # Q(x1, fail) = -1, Q(x1, stay) = 1, Q(x0, .) = min(0.5, 1) = 0.5
     cfg = FQIConfig(hidden=(32,), iterations=30, epochs=30, lr=1e-2, gamma_start=0.5, gamma_end=0.9)
     critic = fit_advice_critic(_chain(), cfg, architecture=architecture, effects=4)
     q = critic.q_all(_chain().x, _chain().bank)
