@@ -1,8 +1,7 @@
 """Backseat AI Driver (Tables 3 and 4 shape), a learned critic over the advice text -> results/control_backseat.json.
 
     nice -n 10 python benchmarks/control_backseat.py --save-models [--episodes 200] [--states 5000] [--encoder minilm]
-    nice -n 10 python benchmarks/control_backseat.py --encoder wordllama --no-pooled \
-        --out benchmarks/results/control_backseat_wordllama.json
+    nice -n 10 python benchmarks/control_backseat.py --encoder wordllama --no-pooled --out /tmp/backseat_wl.json
 
 Scripted human proxies (personas none and urgent; the urgent human does the opposite of calm advice).
 Rows per persona, on the same seeded test starts (seed 0):
