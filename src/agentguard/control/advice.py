@@ -26,6 +26,7 @@ the critic and applied unchanged to sentences never seen in training).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -120,19 +121,20 @@ class AdviceCritic:
         """Weights and everything needed to rebuild the network (torch.save)."""
         torch = require("torch", "control")
         torch.save({"state_dict": self.net.state_dict(), "x_dim": self.x_dim, "e_dim": self.e_dim,
-                    "e_mean": self.e_mean, "e_scale": self.e_scale, "meta": self.meta}, path)
+                    "e_mean": torch.from_numpy(np.asarray(self.e_mean, np.float32)), "e_scale": float(self.e_scale),
+                    "meta": json.loads(json.dumps(self.meta))}, path)
 
     @classmethod
     def load(cls, path: str) -> AdviceCritic:
         torch = require("torch", "control")
-        d = torch.load(path, weights_only=False)
+        d = torch.load(path, weights_only=True)  # tensors and plain data only: no pickled code
         m = d["meta"]
         cfg = FQIConfig(**m["fqi_config"])
         net = _network(d["x_dim"], d["e_dim"], cfg, m["architecture"], m["effects"] or 1,
                        tuple(m["gate_hidden"] or ()), m["temperature"] or 1.0)
         net.load_state_dict(d["state_dict"])
         net.eval()
-        return cls(net, d["x_dim"], d["e_dim"], d["e_mean"], d["e_scale"], m)
+        return cls(net, d["x_dim"], d["e_dim"], d["e_mean"].numpy(), float(d["e_scale"]), m)
 
     def q(self, x: np.ndarray, emb: np.ndarray) -> np.ndarray:
         """Q of each pair (x_i, emb_i): (n,)."""
