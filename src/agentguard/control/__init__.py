@@ -12,6 +12,9 @@ The public face (``from agentguard.control import SafetyFilter, train_ddqn, ...`
   :class:`FQIConfig`, :func:`fqi_targets` (module :mod:`.fqi`); the same Eq. 5 iteration on a k-NN
   averager over the encoded states (a contraction): :func:`kernel_fitted_q_iteration`,
   :class:`KernelFQIConfig`, :class:`KernelQ`, :func:`nearest_anchors` (module :mod:`.kernel_fqi`);
+- a critic over open-vocabulary text actions (the backseat advice), ``Q(x, E(advice))`` by fitted
+  Q-iteration with the next max over a candidate sentence set: :class:`AdviceCritic`,
+  :class:`AdviceTransitions`, :func:`fit_advice_critic` (module :mod:`.advice`);
 - text encoders ``E(o) -> z``: :class:`TextEncoder`, :class:`WordLlamaEncoder`,
   :class:`MiniLMEncoder`, :class:`HiddenStateEncoder`, :class:`ConcatEncoder`, :class:`StandardizedEncoder`,
   :class:`ProjectedEncoder`, :class:`CachedEncoder` and :func:`check_texts`
@@ -36,6 +39,8 @@ from .bellman import discounted_safety_target, safety_backup
 from .filter import QFunction, SafetyFilter, observation_of
 
 __all__ = [
+    "AdviceCritic",
+    "AdviceTransitions",
     "CachedEncoder",
     "ConcatEncoder",
     "DDQNConfig",
@@ -60,6 +65,7 @@ __all__ = [
     "check_texts",
     "discounted_safety_target",
     "f1_score",
+    "fit_advice_critic",
     "fitted_q_iteration",
     "fqi_targets",
     "kernel_fitted_q_iteration",
@@ -75,6 +81,8 @@ __all__ = [
 
 #: names served on first use: name -> submodule (keeps torch and embedding models out of the import)
 _LAZY = {
+    "AdviceCritic": ".advice",
+    "AdviceTransitions": ".advice",
     "CachedEncoder": ".encoders",
     "ConcatEncoder": ".encoders",
     "DDQNConfig": ".ddqn",
@@ -96,6 +104,7 @@ _LAZY = {
     "blend_distribution": ".token_level",
     "check_texts": ".encoders",
     "f1_score": ".ddqn",
+    "fit_advice_critic": ".advice",
     "fitted_q_iteration": ".fqi",
     "fqi_targets": ".fqi",
     "kernel_fitted_q_iteration": ".kernel_fqi",
