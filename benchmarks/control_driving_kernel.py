@@ -299,12 +299,14 @@ def stage_actions(args) -> None:
     value on safe nodes (the switching threshold epsilon is on that scale)."""
     grid = load_grid()
     ev_s, ev_y = scored_nodes(grid)
-    chosen = json.loads(OUT.read_text())["sweep"]["chosen"]
+    rep = json.loads(OUT.read_text())
+    chosen = rep["sweep"]["chosen"]
+    text_path = rep.get("eval", {}).get("text_critic_selection", {}).get("saved_as")  # the closed-loop choice
     good = grid.q_values(ev_s) > grid.tol
     hard = ev_y & ~good.all(1)
     rows = {}
     for name, key in (("text_only", f"{args.encoder}@{args.n}"), ("privileged_same_states", f"privileged@{args.n}")):
-        model = KernelQ.load(chosen[key]["saved_as"])
+        model = KernelQ.load(text_path if name == "text_only" and text_path else chosen[key]["saved_as"])
         if name == "text_only":
             q = text_only_filter(model, _encoder(args.encoder)).q_batch([D.observation_text(x) for x in ev_s])
         else:
@@ -316,7 +318,7 @@ def stage_actions(args) -> None:
                       "mean_max_q_on_safe_nodes": float(q.max(1)[ev_y].mean()),
                       "median_max_q_on_safe_nodes": float(np.median(q.max(1)[ev_y]))}
         print(name, rows[name], flush=True)
-    merge("actions", {"nodes": len(ev_s), "rows": rows})
+    merge("actions", {"nodes": len(ev_s), "rows": rows, "text_only_critic": text_path or chosen[f"{args.encoder}@{args.n}"]["saved_as"]})
 
 
 def main() -> None:

@@ -231,9 +231,9 @@ FULL_ITERATIONS = 24_000
 TEXT_ENCODER = "gemma-L4-w16"  # 16 position windows of layer-4 states (benchmarks/control_driving_fqi.py)
 QUICK_TEXT_ENCODER = "wordllama-64"
 TEXT_STATES = 5000  # 17,495 texts with successors: ~12 min of encoding on 2 quiet cores, then cached
-#: the kernel-averager critic's PCA size, neighbours and discount, chosen on validation nodes
-#: (benchmarks/results/control_driving_kernel.json#sweep.chosen)
-TEXT_PCA, TEXT_K, TEXT_GAMMA = 128, 10, 0.999
+#: the kernel-averager critic's PCA size, neighbours, discount and switching threshold, chosen by closed-loop
+#: failure on validation starts (benchmarks/results/control_driving_kernel.json#eval.text_critic_selection)
+TEXT_PCA, TEXT_K, TEXT_GAMMA, TEXT_EPSILON = 16, 10, 0.999, 0.2
 TEXT_ITERATIONS = 6000  # quick mode's DDQN (WordLlama); the full mode trains kernel fitted Q-iteration
 FULL_CONFIG = {"gamma_end": 0.999, "gamma_period": 4000, "lr_period": 3000, "tau": 0.05, "lr_start": 2e-3}
 
@@ -304,7 +304,7 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
     grid, grid_cached = _cached(grid_path, lambda: solve_driving(res, nth), DrivingValueGrid.load, False,
                                 quiet, f"exact value grid ({res}, {nth} headings)")
     report: dict[str, Any] = {"mode": tag, "base_policy": base, "seed": seed, "episodes": episodes,
-                              "epsilon": epsilon}
+                              "epsilon": epsilon, "reguard_epsilon": epsilon if quick else TEXT_EPSILON}
     report["exact"] = {"resolution": res, "n_theta": nth, "iterations": grid.iterations,
                        "seconds": grid.seconds, "cached": grid_cached, "tol": grid.tol}
     _log("validating the exact safe set ...", quiet)
@@ -327,9 +327,9 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
                                seed=seed, progress=not quiet, batch_size=512, **FULL_CONFIG)
         return m
 
-    # the full critic (7 MB: its PCA map of gemma's 10,240 numbers) is not committed: built once, then cached
+    # the full critic (1 MB: 5000 anchors x 16 and the PCA map of gemma's 10,240 numbers) is committed
     text_path = (cache_root() / "control" / f"control_driving_text_{text_kind}_quick.pt" if quick
-                 else cache_root() / "control" / "text_models" / f"kernel_{text_kind}_n{n_only}.npz")
+                 else RESULTS / f"control_driving_kernel_{text_kind}_n{n_only}.npz")
     text, text_cached = _cached(text_path, build_text_only, QModel.load if quick else KernelQ.load, retrain, quiet,
                                 f"ReGuard text-only critic ({text_kind})")
     latent.flush()
@@ -352,7 +352,7 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
                               OneStepClassifier.load, retrain, quiet, "one-step classifier")
     filters = {
         "privileged": make_filter("privileged", priv, epsilon=epsilon),
-        "reguard": text_only_filter(text, latent, epsilon=epsilon),
+        "reguard": text_only_filter(text, latent, epsilon=epsilon if quick else TEXT_EPSILON),
         "text_plus_parsed_numbers": make_filter("reguard", nums, encoder, epsilon=epsilon),
         "myopic": make_filter("myopic", epsilon=epsilon),
         "classifier_stop": SafetyFilter(cls, encoder, D.ACTIONS, D.parse_action, 0.0, intervention="stop",
