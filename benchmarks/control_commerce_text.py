@@ -1,0 +1,143 @@
+"""Text-only ReGuard for Agentic Commerce (issue 16) -> benchmarks/results/control_commerce_text.json.
+
+Stages (each merges its section, keyed by task, into the JSON with its command):
+
+- ``encode``: gemma-L4-w16 encodings of the validation carts, the scored carts and the transitions of
+  the prefix-stable training states (:func:`agentguard.bench.commerce_text.training_states`), chunk by
+  chunk into the disk cache (``$AGENTGUARD_CACHE/control/encodings/commerce``) until a wall-clock budget
+  is spent; records texts/s and how many training states are fully encoded (this sets the state count).
+- ``train``: fitted Q-iteration (Eq. 5, gamma = 1, commerce convention) of three critics on the *same*
+  states and actions: privileged (true cart numbers), text-only (gemma-L4-w16 + PCA k, k chosen on the
+  validation carts), text + parsed numbers; value F1 / unsafe F1 / balanced accuracy against the exact
+  value on the scored carts; the models are saved to benchmarks/results/control_commerce_text_<task>_*.pt
+  for ``agentguard bench commerce``.
+
+Usage: ``nice -n 10 python benchmarks/control_commerce_text.py encode|train [--task plain|bundles] [...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from agentguard.bench import commerce_text as T
+from agentguard.bench.driving import RESULTS
+from agentguard.envs import commerce as C
+
+OUT = RESULTS / "control_commerce_text.json"
+
+
+def merge(section: str, data: dict) -> None:
+    rep = json.loads(OUT.read_text()) if OUT.exists() else {}
+    cmd = "nice -n 10 python benchmarks/control_commerce_text.py " + " ".join(sys.argv[1:])
+    data["commands"] = list(dict.fromkeys(rep.get(section, {}).get("commands", []) + [cmd]))
+    rep[section] = data
+    OUT.write_text(json.dumps(rep, indent=1, default=float) + "\n")
+    print(f"wrote {section} to {OUT}", flush=True)
+
+
+def _succ_texts(carts, acts) -> list[str]:
+    out = [C.render_tree(c) for c in carts]
+    for c, row in zip(carts, acts):
+        for a in row:
+            c2, d = C.step(c, int(a))
+            if not d:
+                out.append(C.render_tree(c2))
+    return out
+
+
+def stage_encode(a) -> None:
+    b = a.task == "bundles"
+    enc = T.text_encoder(threads=a.threads, batch_size=a.batch)
+    t0, runs = time.perf_counter(), []
+
+    def run(label, texts):
+        s, m0 = time.perf_counter(), enc.misses
+        T.encode_sorted(enc, texts)
+        dt, fresh = time.perf_counter() - s, enc.misses - m0
+        runs.append({"what": label, "texts": len(texts), "fresh": fresh, "seconds": dt,
+                     "texts_per_s": fresh / dt if fresh else None, "load1": os.getloadavg()[0]})
+        print(runs[-1], flush=True)
+
+    run("validation", [C.render_tree(c) for c in T.eval_states(a.val, a.seed + 1, b)])
+    run("scored", [C.render_tree(c) for c in T.eval_states(a.scored, a.seed, b)])
+    carts, acts = T.training_states(a.max_states, a.seed, b)
+    done = 0
+    while done < len(carts) and time.perf_counter() - t0 < a.budget:
+        run(f"train[{done}:{done + a.chunk}]", _succ_texts(carts[done:done + a.chunk], acts[done:done + a.chunk]))
+        done = min(len(carts), done + a.chunk)
+    merge(f"encode_{a.task}", {"encoder": T.ENCODER, "threads": a.threads, "batch": a.batch,
+                               "states_encoded": done, "validation": a.val, "scored": a.scored,
+                               "seconds": time.perf_counter() - t0, "runs": runs,
+                               "cache": str(T.cache_folder())})
+
+
+def _scores(model, page, carts, bundles) -> dict:
+    f = T.text_filter(model, page, "x")
+    q = f.q_batch([C.render_tree(c) for c in carts])
+    return T.value_scores(q.max(1), carts)
+
+
+def stage_train(a) -> None:
+    from agentguard.control.fqi import FQIConfig
+
+    b = a.task == "bundles"
+    text = T.text_encoder(threads=a.threads, batch_size=a.batch)
+    carts, acts = T.training_states(a.n, a.seed, b)
+    val, scored = T.eval_states(a.val, a.seed + 1, b), T.eval_states(a.scored, a.seed, b)
+    cfg = FQIConfig(gamma_start=1.0, gamma_end=1.0, iterations=a.iterations, epochs=a.epochs,
+                    hidden=tuple(int(x) for x in a.hidden.split(",")), seed=a.seed, threads=a.threads)
+    runs: dict = {}
+    models: dict = {}
+    for kind in ("privileged", "text", "text+numbers"):
+        ks = [0] if kind == "privileged" else [int(k) for k in a.pcas.split(",")]
+        for k in ks:
+            m = T.train_critic(kind, carts, acts, pca=k, config=cfg, bundles=b, text=text)
+            page = T.cart_encoder(kind, b, text)[1]
+            rec = {"pca": k, "validation": _scores(m, page, val, b), "train_seconds": m.seconds,
+                   "encode_seconds": m.meta["encode_seconds"], "encoder": m.meta["encoder"]}
+            runs[f"{kind}_pca{k}"] = rec
+            print(kind, k, rec["validation"], flush=True)
+            models[(kind, k)] = m
+        best = max(ks, key=lambda k: runs[f"{kind}_pca{k}"]["validation"]["balanced_accuracy"])
+        m, page = models[(kind, best)], T.cart_encoder(kind, b, text)[1]
+        runs[f"{kind}_pca{best}"]["scored"] = _scores(m, page, scored, b)
+        runs[f"{kind}_pca{best}"]["chosen"] = True
+        print(kind, "chosen", best, runs[f"{kind}_pca{best}"]["scored"], flush=True)
+        m.save(str(RESULTS / f"control_commerce_text_{a.task}_{kind.replace('+', '_')}.pt"))
+    merge(f"train_{a.task}", {"n_states": a.n, "fqi_config": dict(cfg.__dict__), "validation_carts": a.val,
+                              "scored_carts": a.scored, "runs": runs,
+                              "note": "same states, actions, FQI schedule and network for the three critics; "
+                                      "PCA k chosen by validation balanced accuracy, scored carts unseen"})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("stage", choices=["encode", "train"])
+    ap.add_argument("--task", choices=["plain", "bundles"], default="plain")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--chunk", type=int, default=100)
+    ap.add_argument("--budget", type=float, default=900.0)
+    ap.add_argument("--max-states", type=int, default=2000)
+    ap.add_argument("--val", type=int, default=100)
+    ap.add_argument("--scored", type=int, default=200)
+    ap.add_argument("--n", type=int, default=400)
+    ap.add_argument("--pcas", default="16,32,64")
+    ap.add_argument("--iterations", type=int, default=60)
+    ap.add_argument("--epochs", type=int, default=40)
+    ap.add_argument("--hidden", default="100,100")
+    a = ap.parse_args()
+    {"encode": stage_encode, "train": stage_train}[a.stage](a)
+
+
+if __name__ == "__main__":
+    main()

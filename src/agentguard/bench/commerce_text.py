@@ -1,0 +1,182 @@
+"""Text-only ReGuard for Agentic Commerce (issue 16): a critic over gemma-3-270m's view of the cart page.
+
+The guard's input is ``E(o)`` for the accessibility-tree text ``o`` of the cart page
+(:func:`agentguard.envs.commerce.render_tree`), where ``E`` is the first 4 decoder layers of gemma-3-270m
+with the token states averaged over 16 equal windows of token positions (``gemma-L4-w16``, the driving
+recipe, :class:`~agentguard.control.encoders.HiddenStateEncoder`), then a whitened PCA fitted on the
+unlabelled training latents (:class:`~agentguard.control.encoders.ProjectedEncoder`, k chosen on
+validation carts). No number is parsed from the page anywhere on this path (compare
+:class:`~agentguard.bench.commerce.CommerceNumbersEncoder`, used only in the rows named "privileged" and
+"text + parsed numbers").
+
+Training (:func:`train_critic`): fitted Q-iteration (:func:`agentguard.control.fqi.fitted_q_iteration`) on
+the Eq. 5 target with the commerce convention of :mod:`agentguard.bench.commerce`: the margin
+``(BUDGET - total) / BUDGET`` is observed only at checkout (``l+ = NON_TERMINAL_L`` on other clicks) and
+``gamma = 1``, so the target is ``l+`` at checkout and ``max_a+ Q(z+, a+)`` otherwise. The privileged
+critic (the true cart's numbers) and the text + parsed numbers critic are trained by the same function,
+schedule and network on the *same* states and actions.
+
+States (:func:`training_states`): chains of random clicks from seeded carts (prefix-stable in ``n``); each
+state carries three actions: checkout (terminal, nothing to encode), the chain's next click (its successor
+is the next state of the chain) and one other random click (one more page to encode), so a state costs
+about two gemma encodings instead of twelve.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..control.ddqn import QModel, Transitions, f1_score
+from ..control.encoders import ConcatEncoder, ProjectedEncoder
+from ..control.filter import SafetyFilter
+from ..envs import commerce as C
+from .commerce import NON_TERMINAL_L, CommerceNumbersEncoder, CommerceStateEncoder, _Scaled
+
+__all__ = ["ENCODER", "encode_sorted", "eval_states", "text_encoder", "text_filter", "train_critic",
+           "training_states", "transitions", "value_scores"]
+
+ENCODER = "gemma-L4-w16"
+
+
+def cache_folder() -> Path:
+    from .driving import cache_root
+
+    return cache_root() / "control" / "encodings" / "commerce"
+
+
+def text_encoder(threads: int | None = 2, batch_size: int = 8, cache: bool = True) -> Any:
+    """gemma-L4-w16 over the page text, cached on disk keyed by the text (its own folder: the driving
+    cache of the same encoder is large)."""
+    from ..envs.driving.text_latent import latent_encoder
+
+    return latent_encoder(ENCODER, cache=cache_folder() if cache else None, threads=threads, batch_size=batch_size)
+
+
+def encode_sorted(encoder: Any, texts: Sequence[str], chunk: int = 64) -> np.ndarray:
+    """Encode in chunks of texts sorted by length (less right padding per batch), in the input order."""
+    texts = list(texts)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out = np.zeros((len(texts), encoder.dim), np.float32)
+    for s in range(0, len(order), chunk):
+        idx = order[s:s + chunk]
+        out[idx] = encoder.encode([texts[i] for i in idx])
+    return out
+
+
+def training_states(n: int, seed: int = 0, bundles: bool = False) -> tuple[list[C.Cart], np.ndarray]:
+    """``n`` cart states on chains of random row clicks from seeded carts (1-10 items, 5 clicks), and for
+    each the actions (checkout, the chain's next click, one other click in 1..10). Prefix-stable in n."""
+    rng = np.random.default_rng(seed + 4000)
+    carts: list[C.Cart] = []
+    acts: list[tuple[int, int, int]] = []
+    while len(carts) < n:
+        c = C.random_cart(rng, 1, C.MAX_ITEMS, C.ACTIONS_BEFORE_CHECKOUT, bundles=bundles)
+        done = False
+        while not done and len(carts) < n:
+            a = int(rng.integers(1, max(1, len(c.items)) + 1))
+            b = int(rng.choice([x for x in range(1, C.N_ACTIONS) if x != a]))
+            carts.append(c)
+            acts.append((0, a, b))
+            c, done = C.step(c, a)
+    return carts, np.asarray(acts, int)
+
+
+def eval_states(n: int, seed: int = 0, bundles: bool = False) -> list[C.Cart]:
+    """Scored states: the first ``n`` of the bench's value-F1 draw (1-10 items, 1-5 clicks left); seed+1
+    gives the validation draw (k of the PCA is chosen there, never on the scored states)."""
+    rng = np.random.default_rng(seed + 11)
+    return [C.random_cart(rng, 1, C.MAX_ITEMS, int(rng.integers(1, C.ACTIONS_BEFORE_CHECKOUT + 1)),
+                          bundles=bundles) for _ in range(n)]
+
+
+def transitions(encode: Callable[[list[C.Cart]], np.ndarray], carts: list[C.Cart], acts: np.ndarray) -> Transitions:
+    """``(z, a, l+, z+, done)`` for every state and its actions (laid out action column by column, so
+    ``z[:len(carts)]`` are the states once); ``l+`` is the scaled margin at checkout and NON_TERMINAL_L
+    otherwise; successors that end the episode are never encoded (the target is ``l+`` there)."""
+    z = encode(carts)
+    zs, aa, ls, zns, ds = [], [], [], [], []
+    for j in range(acts.shape[1]):
+        nxt, ln, dn = [], [], []
+        for c, a in zip(carts, acts[:, j]):
+            c2, d = C.step(c, int(a))
+            nxt.append(c2)
+            dn.append(d)
+            ln.append(c2.margin / C.BUDGET if d else NON_TERMINAL_L)
+        done = np.asarray(dn, bool)
+        zn = np.zeros_like(z)
+        live = [c2 for c2, d in zip(nxt, dn) if not d]
+        if live:
+            zn[~done] = encode(live)
+        zs.append(z)
+        aa.append(acts[:, j])
+        ls.append(np.asarray(ln, np.float32))
+        zns.append(zn)
+        ds.append(done)
+    return Transitions(np.concatenate(zs), np.concatenate(aa), np.concatenate(ls), np.concatenate(zns),
+                       np.concatenate(ds))
+
+
+def _numbers(bundles: bool) -> CommerceStateEncoder:
+    return CommerceStateEncoder(bundles=bundles)
+
+
+def cart_encoder(kind: str, bundles: bool = False, text: Any = None) -> tuple[Callable, Any]:
+    """(encode carts, the encoder of page texts the deployed filter uses) for ``kind`` in ``privileged``
+    (the true cart), ``text`` (gemma only) or ``text+numbers`` (gemma + numbers parsed from the page)."""
+    if kind == "privileged":
+        enc = _numbers(bundles)
+        return enc.encode, CommerceNumbersEncoder(bundles)
+    text = text if text is not None else text_encoder()
+    page = text if kind == "text" else ConcatEncoder([text, CommerceNumbersEncoder(bundles)])
+    if kind not in ("text", "text+numbers"):
+        raise ValueError(f"unknown commerce critic input {kind!r}")
+    return (lambda cs: encode_sorted(page, [C.render_tree(c) for c in cs])), page
+
+
+def train_critic(kind: str, carts: list[C.Cart], acts: np.ndarray, pca: int = 64, config: Any = None,
+                 bundles: bool = False, text: Any = None) -> QModel:
+    """FQI on the Eq. 5 target (gamma = 1, see the module docstring) over ``kind``'s latent of the given
+    states. Text latents are projected on ``pca`` whitened principal components fitted on the training
+    states' latents (no labels); the map is stored in the model's meta (``pca=0``: none)."""
+    from ..control.fqi import FQIConfig, fitted_q_iteration
+
+    encode, page = cart_encoder(kind, bundles, text)
+    t0 = time.perf_counter()
+    data = transitions(encode, carts, acts)
+    t_enc = time.perf_counter() - t0
+    stats: dict = {}
+    if kind != "privileged" and pca:
+        n = len(carts)
+        proj = ProjectedEncoder.fit(page, data.z[:n], pca)
+        zn = np.where(data.done[:, None], 0.0, proj.transform(data.z_next)).astype(np.float32)
+        data = Transitions(proj.transform(data.z), data.a, data.l_next, zn, data.done)
+        stats = proj.state()
+    cfg = config or FQIConfig(gamma_start=1.0, gamma_end=1.0)
+    m = fitted_q_iteration(data, data.z.shape[1], C.N_ACTIONS, cfg)
+    m.meta.update({"kind": kind, "encoder": page.name, "n_states": len(carts), "bundles": bundles,
+                   "n_transitions": len(data.a), "encode_seconds": t_enc, "train_seconds": m.seconds, **stats})
+    return m
+
+
+def text_filter(model: QModel, page: Any, name: str) -> SafetyFilter:
+    """The commerce filter over page texts (re-applies a stored PCA map), Q in dollars, epsilon 0."""
+    m = model.meta
+    if "proj_components" in m:
+        page = ProjectedEncoder(page, m["proj_mean"], m["proj_std"], m["proj_components"], m["proj_scale"])
+    return SafetyFilter(_Scaled(model), page, [str(i) for i in range(C.N_ACTIONS)], C.parse_action, 0.0, name=name)
+
+
+def value_scores(q_max: np.ndarray, carts: list[C.Cart], epsilon: float = 0.0) -> dict:
+    """Value F1 (safe class), unsafe-class F1 and balanced accuracy of ``max_a Q > epsilon`` against the
+    exact value (backward induction, bundles included) of the carts."""
+    truth = np.array([C.exact_value(c, c.actions_left) >= 0 for c in carts])
+    pred = np.asarray(q_max) > epsilon
+    bal = 0.5 * (float(pred[truth].mean()) if truth.any() else 0.0) + 0.5 * (
+        float((~pred[~truth]).mean()) if (~truth).any() else 0.0)
+    return {"value_f1": f1_score(pred, truth), "value_f1_unsafe": f1_score(~pred, ~truth),
+            "balanced_accuracy": bal, "safe_fraction": float(truth.mean()), "n": len(carts)}
