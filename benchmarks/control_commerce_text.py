@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from agentguard.bench import commerce_text as T
+from agentguard.bench import commerce_latent as T
 from agentguard.bench.driving import RESULTS
 from agentguard.envs import commerce as C
 

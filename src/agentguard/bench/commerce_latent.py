@@ -34,11 +34,92 @@ import numpy as np
 from ..control.ddqn import QModel, Transitions, f1_score
 from ..control.encoders import ConcatEncoder, ProjectedEncoder
 from ..control.filter import SafetyFilter
+from ..core.errors import InputError
 from ..envs import commerce as C
-from .commerce import NON_TERMINAL_L, CommerceNumbersEncoder, CommerceStateEncoder, _Scaled
 
-__all__ = ["ENCODER", "encode_sorted", "eval_states", "text_encoder", "text_filter", "train_critic",
-           "training_states", "transitions", "value_scores"]
+__all__ = [
+    "CommerceNumbersEncoder",
+    "CommerceStateEncoder",
+    "ENCODER",
+    "NON_TERMINAL_L",
+    "cache_folder",
+    "cart_encoder",
+    "encode_sorted",
+    "eval_states",
+    "text_encoder",
+    "text_filter",
+    "train_critic",
+    "training_states",
+    "transitions",
+    "value_scores",
+]
+
+NON_TERMINAL_L = 10.0  # stands for "no margin observed yet": min(10, Q) = Q since |Q| <= ~1
+
+
+def _features(prices: Sequence[float], k: int, bundles: Sequence[tuple[int, int, float]] | None = None) -> list[float]:
+    """22 numbers; with ``bundles`` (active (row i, row j, discount) triples) 42: per row also the
+    discount of its bundle / $50 and its partner's row number / 10, and the total includes the discounts."""
+    row = [0.0] * C.MAX_ITEMS
+    mask = [0.0] * C.MAX_ITEMS
+    for i, p in enumerate(prices):
+        row[i] = p / C.BUDGET
+        mask[i] = 1.0
+    if bundles is None:
+        return row + mask + [k / C.ACTIONS_BEFORE_CHECKOUT, sum(prices) / (2 * C.BUDGET)]
+    disc = [0.0] * C.MAX_ITEMS
+    partner = [0.0] * C.MAX_ITEMS
+    for i, j, d in bundles:
+        disc[i] = disc[j] = d / C.BUDGET
+        partner[i], partner[j] = (j + 1) / C.MAX_ITEMS, (i + 1) / C.MAX_ITEMS
+    total = sum(prices) - sum(d for _, _, d in bundles)
+    return row + mask + disc + partner + [k / C.ACTIONS_BEFORE_CHECKOUT, total / (2 * C.BUDGET)]
+
+
+class CommerceNumbersEncoder:
+    """The 22 numbers of a cart page text (42 with ``bundles``: bundle rows parsed too; ParseError on text
+    that is not a cart page). Parsed numbers: only the rows named "privileged" or "text + parsed numbers"."""
+
+    def __init__(self, bundles: bool = False):
+        self.bundles = bundles
+        self.dim = (4 if bundles else 2) * C.MAX_ITEMS + 2
+        self.name = "commerce-numbers" + ("-bundles" if bundles else "")
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        rows = [_features(*C.parse_cart_text(t), C.parse_bundle_rows(t) if self.bundles else None)
+                for t in ([texts] if isinstance(texts, str) else texts)]
+        return np.asarray(rows, np.float32).reshape(-1, self.dim)
+
+
+class CommerceStateEncoder:
+    """Privileged latent: the same numbers from :class:`~agentguard.envs.commerce.Cart` objects."""
+
+    def __init__(self, bundles: bool = False):
+        self.bundles = bundles
+        self.dim = (4 if bundles else 2) * C.MAX_ITEMS + 2
+        self.name = "commerce-state" + ("-bundles" if bundles else "")
+
+    def encode(self, carts: Sequence[Any]) -> np.ndarray:
+        rows = []
+        for c in carts:
+            if isinstance(c, str):
+                rows.append(_features(*C.parse_cart_text(c), C.parse_bundle_rows(c) if self.bundles else None))
+            elif isinstance(c, C.Cart):
+                rows.append(_features(c.prices, c.actions_left, C.bundle_rows(c) if self.bundles else None))
+            else:
+                raise InputError(f"a commerce latent needs a Cart or a cart page, got {type(c).__name__}")
+        return np.asarray(rows, np.float32).reshape(-1, self.dim)
+
+
+class _Scaled:
+    """Q-values in dollars of margin (the network learns margin / BUDGET)."""
+
+    def __init__(self, q):
+        self.q = q
+
+    def q_values(self, z):
+        return self.q.q_values(z) * C.BUDGET
+
 
 ENCODER = "gemma-L4-w16"
 
@@ -131,10 +212,10 @@ def cart_encoder(kind: str, bundles: bool = False, text: Any = None) -> tuple[Ca
     if kind == "privileged":
         enc = _numbers(bundles)
         return enc.encode, CommerceNumbersEncoder(bundles)
+    if kind not in ("text", "text+numbers"):
+        raise InputError(f"unknown commerce critic input {kind!r}; use privileged, text or text+numbers")
     text = text if text is not None else text_encoder()
     page = text if kind == "text" else ConcatEncoder([text, CommerceNumbersEncoder(bundles)])
-    if kind not in ("text", "text+numbers"):
-        raise ValueError(f"unknown commerce critic input {kind!r}")
     return (lambda cs: encode_sorted(page, [C.render_tree(c) for c in cs])), page
 
 
