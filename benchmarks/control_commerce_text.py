@@ -46,7 +46,7 @@ def merge(section: str, data: dict) -> None:
 def _succ_texts(carts, acts) -> list[str]:
     out = [C.render_tree(c) for c in carts]
     for c, row in zip(carts, acts):
-        for a in row:
+        for a in row[row >= 0]:
             c2, d = C.step(c, int(a))
             if not d:
                 out.append(C.render_tree(c2))
@@ -55,7 +55,7 @@ def _succ_texts(carts, acts) -> list[str]:
 
 def stage_encode(a) -> None:
     b = a.task == "bundles"
-    enc = T.text_encoder(threads=a.threads, batch_size=a.batch)
+    enc = T.text_encoder(threads=a.threads, batch_size=a.batch, bundles=b)
     t0, runs = time.perf_counter(), []
 
     def run(label, texts):
@@ -68,15 +68,24 @@ def stage_encode(a) -> None:
 
     run("validation", [C.render_tree(c) for c in T.eval_states(a.val, a.seed + 1, b)])
     run("scored", [C.render_tree(c) for c in T.eval_states(a.scored, a.seed, b)])
-    carts, acts = T.training_states(a.max_states, a.seed, b)
+    carts, acts = T.training_states(a.max_states, a.seed, b, a.noop)
     done = 0
     while done < len(carts) and time.perf_counter() - t0 < a.budget:
         run(f"train[{done}:{done + a.chunk}]", _succ_texts(carts[done:done + a.chunk], acts[done:done + a.chunk]))
         done = min(len(carts), done + a.chunk)
-    merge(f"encode_{a.task}", {"encoder": T.ENCODER, "threads": a.threads, "batch": a.batch,
-                               "states_encoded": done, "validation": a.val, "scored": a.scored,
-                               "seconds": time.perf_counter() - t0, "runs": runs,
-                               "cache": str(T.cache_folder())})
+    prev = json.loads(OUT.read_text()).get(f"encode_{a.task}", {}) if OUT.exists() else {}
+    session = {"threads": a.threads, "batch": a.batch, "seconds": time.perf_counter() - t0, "runs": runs,
+               "fresh_texts": sum(r["fresh"] for r in runs)}
+    if "runs" in prev and "sessions" not in prev:  # a section written before sessions were recorded
+        prev["sessions"] = [{k: prev[k] for k in ("threads", "batch", "seconds", "runs")}]
+        prev["sessions"][0]["fresh_texts"] = sum(r["fresh"] for r in prev["runs"])
+    sessions = prev.get("sessions", []) + [session]
+    fresh = sum(s["fresh_texts"] for s in sessions)
+    secs = sum(r["seconds"] for s in sessions for r in s["runs"] if r["fresh"])
+    merge(f"encode_{a.task}", {"encoder": T.ENCODER, "states_encoded": max(done, prev.get("states_encoded", 0)),
+                               "noop": a.noop, "validation": a.val, "scored": a.scored,
+                               "fresh_texts": fresh, "encode_seconds": secs, "texts_per_s": fresh / max(secs, 1e-9),
+                               "sessions": sessions, "cache": str(T.cache_folder(b))})
 
 
 def _scores(model, page, carts, bundles) -> dict:
@@ -89,8 +98,8 @@ def stage_train(a) -> None:
     from agentguard.control.fqi import FQIConfig
 
     b = a.task == "bundles"
-    text = T.text_encoder(threads=a.threads, batch_size=a.batch)
-    carts, acts = T.training_states(a.n, a.seed, b)
+    text = T.text_encoder(threads=a.threads, batch_size=a.batch, bundles=b)
+    carts, acts = T.training_states(a.n, a.seed, b, a.noop)
     val, scored = T.eval_states(a.val, a.seed + 1, b), T.eval_states(a.scored, a.seed, b)
     cfg = FQIConfig(gamma_start=1.0, gamma_end=1.0, iterations=a.iterations, epochs=a.epochs,
                     hidden=tuple(int(x) for x in a.hidden.split(",")), seed=a.seed, threads=a.threads)
@@ -112,7 +121,7 @@ def stage_train(a) -> None:
         runs[f"{kind}_pca{best}"]["chosen"] = True
         print(kind, "chosen", best, runs[f"{kind}_pca{best}"]["scored"], flush=True)
         m.save(str(RESULTS / f"control_commerce_text_{a.task}_{kind.replace('+', '_')}.pt"))
-    merge(f"train_{a.task}", {"n_states": a.n, "fqi_config": dict(cfg.__dict__), "validation_carts": a.val,
+    merge(f"train_{a.task}", {"n_states": a.n, "noop": a.noop, "n_transitions": int((acts >= 0).sum()), "fqi_config": dict(cfg.__dict__), "validation_carts": a.val,
                               "scored_carts": a.scored, "runs": runs,
                               "note": "same states, actions, FQI schedule and network for the three critics; "
                                       "PCA k chosen by validation balanced accuracy, scored carts unseen"})
@@ -135,6 +144,7 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=60)
     ap.add_argument("--epochs", type=int, default=40)
     ap.add_argument("--hidden", default="100,100")
+    ap.add_argument("--noop", action="store_true", help="also the clicks on empty rows (one more page per state)")
     a = ap.parse_args()
     {"encode": stage_encode, "train": stage_train}[a.stage](a)
 

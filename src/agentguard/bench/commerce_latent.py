@@ -124,18 +124,21 @@ class _Scaled:
 ENCODER = "gemma-L4-w16"
 
 
-def cache_folder() -> Path:
+def cache_folder(bundles: bool = False) -> Path:
+    """``$AGENTGUARD_CACHE/control/encodings/commerce[-bundles]`` (one file per task, so two tasks can be
+    encoded by two processes without overwriting each other's cache)."""
     from .driving import cache_root
 
-    return cache_root() / "control" / "encodings" / "commerce"
+    return cache_root() / "control" / "encodings" / ("commerce-bundles" if bundles else "commerce")
 
 
-def text_encoder(threads: int | None = 2, batch_size: int = 8, cache: bool = True) -> Any:
+def text_encoder(threads: int | None = 2, batch_size: int = 8, cache: bool = True, bundles: bool = False) -> Any:
     """gemma-L4-w16 over the page text, cached on disk keyed by the text (its own folder: the driving
     cache of the same encoder is large)."""
     from ..envs.driving.text_latent import latent_encoder
 
-    return latent_encoder(ENCODER, cache=cache_folder() if cache else None, threads=threads, batch_size=batch_size)
+    return latent_encoder(ENCODER, cache=cache_folder(bundles) if cache else None, threads=threads,
+                          batch_size=batch_size)
 
 
 def encode_sorted(encoder: Any, texts: Sequence[str], chunk: int = 64) -> np.ndarray:
@@ -149,20 +152,28 @@ def encode_sorted(encoder: Any, texts: Sequence[str], chunk: int = 64) -> np.nda
     return out
 
 
-def training_states(n: int, seed: int = 0, bundles: bool = False) -> tuple[list[C.Cart], np.ndarray]:
+def training_states(n: int, seed: int = 0, bundles: bool = False, noop: bool = False) -> tuple[list[C.Cart], np.ndarray]:
     """``n`` cart states on chains of random row clicks from seeded carts (1-10 items, 5 clicks), and for
-    each the actions (checkout, the chain's next click, one other click in 1..10). Prefix-stable in n."""
+    each its actions as a row of ``acts`` (n, 11), -1 = not taken: checkout, the chain's next click, one
+    other click in 1..10, and, where they cost no encoding, every other click: all of them at the last
+    click (every successor is terminal) and, with ``noop``, the clicks on empty rows (they share one
+    successor page). Prefix-stable in n."""
     rng = np.random.default_rng(seed + 4000)
     carts: list[C.Cart] = []
-    acts: list[tuple[int, int, int]] = []
+    acts: list[list[int]] = []
     while len(carts) < n:
         c = C.random_cart(rng, 1, C.MAX_ITEMS, C.ACTIONS_BEFORE_CHECKOUT, bundles=bundles)
         done = False
         while not done and len(carts) < n:
             a = int(rng.integers(1, max(1, len(c.items)) + 1))
             b = int(rng.choice([x for x in range(1, C.N_ACTIONS) if x != a]))
+            row = [0, a, b]
+            if c.actions_left == 1:
+                rest = [x for x in range(1, C.N_ACTIONS) if x not in row]
+            else:
+                rest = [x for x in range(len(c.items) + 1, C.N_ACTIONS) if x not in row] if noop else []
             carts.append(c)
-            acts.append((0, a, b))
+            acts.append(row + rest + [-1] * (C.N_ACTIONS - len(row) - len(rest)))
             c, done = C.step(c, a)
     return carts, np.asarray(acts, int)
 
@@ -176,25 +187,29 @@ def eval_states(n: int, seed: int = 0, bundles: bool = False) -> list[C.Cart]:
 
 
 def transitions(encode: Callable[[list[C.Cart]], np.ndarray], carts: list[C.Cart], acts: np.ndarray) -> Transitions:
-    """``(z, a, l+, z+, done)`` for every state and its actions (laid out action column by column, so
-    ``z[:len(carts)]`` are the states once); ``l+`` is the scaled margin at checkout and NON_TERMINAL_L
-    otherwise; successors that end the episode are never encoded (the target is ``l+`` there)."""
+    """``(z, a, l+, z+, done)`` for every state and its actions (``acts[i, j]``, -1 = none; laid out
+    action column by column and column 0 present for every state, so ``z[:len(carts)]`` are the states
+    once); ``l+`` is the scaled margin when the order is placed and NON_TERMINAL_L otherwise; successors
+    that end the episode are never encoded (the target is ``l+`` there)."""
     z = encode(carts)
+    if (acts[:, 0] < 0).any():
+        raise InputError("every state needs its first action")
     zs, aa, ls, zns, ds = [], [], [], [], []
     for j in range(acts.shape[1]):
+        rows = np.flatnonzero(acts[:, j] >= 0)
         nxt, ln, dn = [], [], []
-        for c, a in zip(carts, acts[:, j]):
-            c2, d = C.step(c, int(a))
+        for i in rows:
+            c2, d = C.step(carts[i], int(acts[i, j]))
             nxt.append(c2)
             dn.append(d)
             ln.append(c2.margin / C.BUDGET if d else NON_TERMINAL_L)
         done = np.asarray(dn, bool)
-        zn = np.zeros_like(z)
+        zn = np.zeros((len(rows), z.shape[1]), np.float32)
         live = [c2 for c2, d in zip(nxt, dn) if not d]
         if live:
             zn[~done] = encode(live)
-        zs.append(z)
-        aa.append(acts[:, j])
+        zs.append(z[rows])
+        aa.append(acts[rows, j])
         ls.append(np.asarray(ln, np.float32))
         zns.append(zn)
         ds.append(done)
@@ -214,7 +229,7 @@ def cart_encoder(kind: str, bundles: bool = False, text: Any = None) -> tuple[Ca
         return enc.encode, CommerceNumbersEncoder(bundles)
     if kind not in ("text", "text+numbers"):
         raise InputError(f"unknown commerce critic input {kind!r}; use privileged, text or text+numbers")
-    text = text if text is not None else text_encoder()
+    text = text if text is not None else text_encoder(bundles=bundles)
     page = text if kind == "text" else ConcatEncoder([text, CommerceNumbersEncoder(bundles)])
     return (lambda cs: encode_sorted(page, [C.render_tree(c) for c in cs])), page
 
@@ -233,7 +248,7 @@ def train_critic(kind: str, carts: list[C.Cart], acts: np.ndarray, pca: int = 64
     stats: dict = {}
     if kind != "privileged" and pca:
         n = len(carts)
-        proj = ProjectedEncoder.fit(page, data.z[:n], pca)
+        proj = ProjectedEncoder.fit(page, data.z[:n], pca)  # the states once (column 0), no labels
         zn = np.where(data.done[:, None], 0.0, proj.transform(data.z_next)).astype(np.float32)
         data = Transitions(proj.transform(data.z), data.a, data.l_next, zn, data.done)
         stats = proj.state()
