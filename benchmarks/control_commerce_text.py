@@ -121,6 +121,14 @@ def stage_train(a) -> None:
         runs[f"{kind}_pca{best}"]["chosen"] = True
         print(kind, "chosen", best, runs[f"{kind}_pca{best}"]["scored"], flush=True)
         m.save(str(RESULTS / f"control_commerce_text_{a.task}_{kind.replace('+', '_')}.pt"))
+    if a.large:  # the privileged critic with more states (no encoding cost): what the state count does
+        cl, al = T.training_states(a.large, a.seed, b, a.noop)
+        m = T.train_critic("privileged", cl, al, config=cfg, bundles=b)
+        page = T.CommerceNumbersEncoder(b)
+        runs[f"privileged_{a.large}_states"] = {"validation": _scores(m, page, val, b), "scored": _scores(m, page, scored, b),
+                                               "train_seconds": m.seconds, "n_states": a.large}
+        print("privileged large", runs[f"privileged_{a.large}_states"], flush=True)
+        m.save(str(RESULTS / f"control_commerce_text_{a.task}_privileged_large.pt"))
     merge(f"train_{a.task}", {"n_states": a.n, "noop": a.noop, "n_transitions": int((acts >= 0).sum()), "fqi_config": dict(cfg.__dict__), "validation_carts": a.val,
                               "scored_carts": a.scored, "runs": runs,
                               "note": "same states, actions, FQI schedule and network for the three critics; "
@@ -144,6 +152,7 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=60)
     ap.add_argument("--epochs", type=int, default=40)
     ap.add_argument("--hidden", default="100,100")
+    ap.add_argument("--large", type=int, default=0, help="also the privileged critic on this many states")
     ap.add_argument("--noop", action="store_true", help="also the clicks on empty rows (one more page per state)")
     a = ap.parse_args()
     {"encode": stage_encode, "train": stage_train}[a.stage](a)

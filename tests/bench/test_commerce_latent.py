@@ -21,7 +21,13 @@ def test_training_states_are_chains_with_three_actions_and_prefix_stable():
     carts, acts = T.training_states(40, seed=2, bundles=True)
     c2, a2 = T.training_states(25, seed=2, bundles=True)
     assert [C.render_tree(c) for c in carts[:25]] == [C.render_tree(c) for c in c2] and (acts[:25] == a2).all()
-    assert (acts[:, 0] == 0).all() and (acts[:, 1] != acts[:, 2]).all() and ((acts[:, 1:] >= 1).all())
+    assert (acts[:, 0] == 0).all() and (acts[:, 1] != acts[:, 2]).all() and ((acts[:, 1:3] >= 1).all())
+    for c, row in zip(carts, acts):  # at the last click every action is free (terminal): all are taken
+        taken = sorted(row[row >= 0])
+        assert taken == (list(range(C.N_ACTIONS)) if c.actions_left == 1 else sorted(row[:3]))
+    _, with_noop = T.training_states(40, seed=2, bundles=True, noop=True)
+    for c, row in zip(carts, with_noop):
+        assert set(range(len(c.items) + 1, C.N_ACTIONS)) <= set(row)
     for i in range(len(carts) - 1):  # the chain's click leads to the next state unless the order was placed
         nxt, done = C.step(carts[i], int(acts[i, 1]))
         if not done:
@@ -41,16 +47,20 @@ def test_transitions_follow_the_commerce_eq5_convention():
 
     t = T.transitions(enc, carts, acts)
     n = len(carts)
-    assert t.z.shape == (3 * n, 22) and np.allclose(t.z[:n], T.CommerceStateEncoder().encode(carts))
+    assert t.z.shape == (int((acts >= 0).sum()), 22) and np.allclose(t.z[:n], T.CommerceStateEncoder().encode(carts))
     assert t.done[:n].all() and np.allclose(t.l_next[:n], [c.margin / C.BUDGET for c in carts])
-    for j in range(1, 3):
+    r = n
+    for j in range(1, acts.shape[1]):
         for i, c in enumerate(carts):
+            if acts[i, j] < 0:
+                continue
             nxt, done = C.step(c, int(acts[i, j]))
-            r = j * n + i
+            assert t.a[r] == acts[i, j] and np.allclose(t.z[r], t.z[i])
             assert t.done[r] == done == (c.actions_left == 1)
             assert t.l_next[r] == pytest.approx(nxt.margin / C.BUDGET if done else T.NON_TERMINAL_L)
             assert done == (not t.z_next[r].any())
-    assert len(seen) == n + int((~t.done).sum())
+            r += 1
+    assert r == len(t.a) and len(seen) == n + int((~t.done).sum())
 
 
 def test_fqi_privileged_critic_learns_the_exact_value_sign():

@@ -182,6 +182,7 @@ TEXT_ONLY_SKIPPED = ("the text-only critic reads gemma-3-270m hidden states of ~
 INPUTS = {
     "privileged": "true cart numbers (DDQN, fresh states)",
     "privileged_fqi": "true cart numbers (FQI, the text-only critic's states)",
+    "privileged_fqi_large": "true cart numbers (FQI, more states of the same draw: no encoding cost)",
     "reguard": "text only: gemma-3-270m L4 w16 hidden states of the page + PCA (FQI); no parsed number",
     "text_numbers": "text + parsed numbers: WordLlama-64 + the numbers parsed from the page (DDQN, fresh states)",
     "text_numbers_fqi": "text + parsed numbers: gemma L4 w16 + the numbers parsed from the page (FQI, same states)",
@@ -212,6 +213,10 @@ def _fqi_rows(quick: bool, task: str, seed: int, retrain: bool, quiet: bool) -> 
     priv, _ = _cached(model_dir / f"control_commerce_text_{task}_privileged{'_quick' if quick else ''}.pt", build,
                       QModel.load, retrain and quick, quiet, "commerce privileged FQI")
     rows["privileged_fqi"] = text_filter(priv, CommerceNumbersEncoder(bundles), "privileged_fqi")
+    large = RESULTS / f"control_commerce_text_{task}_privileged_large.pt"
+    if not quick and large.exists():
+        m = QModel.load(str(large))
+        rows["privileged_fqi_large"] = text_filter(m, CommerceNumbersEncoder(bundles), "privileged_fqi_large")
     for name, kind in (("reguard", "text"), ("text_numbers_fqi", "text_numbers")):
         path = RESULTS / f"control_commerce_text_{task}_{kind}.pt"
         if quick:
@@ -322,6 +327,9 @@ def run_commerce_bench(quick: bool = False, episodes: int = 200, base: str = "ra
         gemma = name in GEMMA_ROWS
         m = _score(f, policy, red_carts, red_ev, seed) if gemma else _score(f, policy, carts, ev, seed)
         m.update({"input": INPUTS[name], "protocol": "reduced" if gemma else "standard"})
+        meta = getattr(getattr(getattr(f, "q", None), "q", None), "meta", {})
+        if "n_states" in meta:
+            m["training_states"] = meta["n_states"]
         if any_gemma:
             m["reduced"] = {k: v for k, v in m.items() if k not in ("input", "protocol")} if gemma else \
                 _score(f, policy, red_carts, red_ev, seed)
