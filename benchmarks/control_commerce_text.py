@@ -98,14 +98,14 @@ def stage_train(a) -> None:
     from agentguard.control.fqi import FQIConfig
 
     b = a.task == "bundles"
-    text = T.text_encoder(threads=a.threads, batch_size=a.batch, bundles=b)
+    text = T.text_encoder(threads=a.threads, batch_size=a.batch, bundles=b) if a.kinds != "privileged" else None
     carts, acts = T.training_states(a.n, a.seed, b, a.noop)
     val, scored = T.eval_states(a.val, a.seed + 1, b), T.eval_states(a.scored, a.seed, b)
     cfg = FQIConfig(gamma_start=1.0, gamma_end=1.0, iterations=a.iterations, epochs=a.epochs,
                     hidden=tuple(int(x) for x in a.hidden.split(",")), seed=a.seed, threads=a.threads)
     runs: dict = {}
     models: dict = {}
-    for kind in ("privileged", "text", "text+numbers"):
+    for kind in a.kinds.split(","):
         ks = [0] if kind == "privileged" else [int(k) for k in a.pcas.split(",")]
         for k in ks:
             m = T.train_critic(kind, carts, acts, pca=k, config=cfg, bundles=b, text=text)
@@ -152,6 +152,7 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=60)
     ap.add_argument("--epochs", type=int, default=40)
     ap.add_argument("--hidden", default="100,100")
+    ap.add_argument("--kinds", default="privileged,text,text+numbers")
     ap.add_argument("--large", type=int, default=0, help="also the privileged critic on this many states")
     ap.add_argument("--noop", action="store_true", help="also the clicks on empty rows (one more page per state)")
     a = ap.parse_args()

@@ -144,3 +144,26 @@ def test_commerce_reguard_path_has_no_numeric_side_channel(gemma, tmp_path, monk
     assert other != page
     z = enc.encode([page, other])
     assert np.linalg.norm(z[0] - z[1]) > 1e-4 * np.linalg.norm(z[0])
+
+
+def test_text_plus_numbers_projects_only_the_text_part():
+    """The "text + parsed numbers" critic: PCA on the text encoder's part, the 22 parsed numbers appended
+    unchanged; the deployed filter rebuilds the same map (its input equals the training input)."""
+    pytest.importorskip("wordllama")
+    from agentguard.control.encoders import WordLlamaEncoder
+    from agentguard.control.fqi import FQIConfig
+
+    wl = WordLlamaEncoder(64)
+    carts, acts = T.training_states(30, seed=4)
+    m = T.train_critic("text+numbers", carts, acts, pca=5, text=wl,
+                       config=FQIConfig(gamma_start=1.0, gamma_end=1.0, hidden=(8,), iterations=2, epochs=2))
+    f = T.text_filter(m, T.cart_encoder("text+numbers", False, wl)[1], "tn")
+    assert f.encoder.dim == 5 + 22 == m.in_dim
+    pages = [C.render_tree(c) for c in carts[:3]]
+    z = f.encoder.encode(pages)
+    assert np.allclose(z[:, 5:], T.CommerceNumbersEncoder().encode(pages))
+    mm = m.meta
+    want = ((wl.encode(pages) - np.asarray(mm["proj_mean"])) / np.asarray(mm["proj_std"])) @ np.asarray(
+        mm["proj_components"]).T / np.asarray(mm["proj_scale"])
+    assert np.allclose(z[:, :5], want, atol=1e-4)
+    assert f.q_batch(pages).shape == (3, C.N_ACTIONS)

@@ -238,7 +238,9 @@ def train_critic(kind: str, carts: list[C.Cart], acts: np.ndarray, pca: int = 64
                  bundles: bool = False, text: Any = None) -> QModel:
     """FQI on the Eq. 5 target (gamma = 1, see the module docstring) over ``kind``'s latent of the given
     states. Text latents are projected on ``pca`` whitened principal components fitted on the training
-    states' latents (no labels); the map is stored in the model's meta (``pca=0``: none)."""
+    states' latents (no labels); the map is stored in the model's meta (``pca=0``: none). For
+    ``text+numbers`` only the gemma part is projected and the parsed numbers are appended as they are (a
+    PCA of the concatenation would drown 22 numbers among 10,240 hidden features)."""
     from ..control.fqi import FQIConfig, fitted_q_iteration
 
     encode, page = cart_encoder(kind, bundles, text)
@@ -248,9 +250,15 @@ def train_critic(kind: str, carts: list[C.Cart], acts: np.ndarray, pca: int = 64
     stats: dict = {}
     if kind != "privileged" and pca:
         n = len(carts)
-        proj = ProjectedEncoder.fit(page, data.z[:n], pca)  # the states once (column 0), no labels
-        zn = np.where(data.done[:, None], 0.0, proj.transform(data.z_next)).astype(np.float32)
-        data = Transitions(proj.transform(data.z), data.a, data.l_next, zn, data.done)
+        gem = page.encoders[0] if isinstance(page, ConcatEncoder) else page
+        d = gem.dim
+        proj = ProjectedEncoder.fit(gem, data.z[:n, :d], pca)  # the states once (column 0), no labels
+
+        def tf(z):
+            return np.concatenate([proj.transform(z[:, :d]), z[:, d:]], axis=1).astype(np.float32)
+
+        zn = np.where(data.done[:, None], 0.0, tf(data.z_next)).astype(np.float32)
+        data = Transitions(tf(data.z), data.a, data.l_next, zn, data.done)
         stats = proj.state()
     cfg = config or FQIConfig(gamma_start=1.0, gamma_end=1.0)
     m = fitted_q_iteration(data, data.z.shape[1], C.N_ACTIONS, cfg)
@@ -263,7 +271,11 @@ def text_filter(model: QModel, page: Any, name: str) -> SafetyFilter:
     """The commerce filter over page texts (re-applies a stored PCA map), Q in dollars, epsilon 0."""
     m = model.meta
     if "proj_components" in m:
-        page = ProjectedEncoder(page, m["proj_mean"], m["proj_std"], m["proj_components"], m["proj_scale"])
+        def proj(e):
+            return ProjectedEncoder(e, m["proj_mean"], m["proj_std"], m["proj_components"], m["proj_scale"])
+
+        page = ConcatEncoder([proj(page.encoders[0]), *page.encoders[1:]]) if isinstance(page, ConcatEncoder) \
+            else proj(page)
     return SafetyFilter(_Scaled(model), page, [str(i) for i in range(C.N_ACTIONS)], C.parse_action, 0.0, name=name)
 
 
