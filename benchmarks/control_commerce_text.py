@@ -12,7 +12,10 @@ Stages (each merges its section, keyed by task, into the JSON with its command):
   value on the scored carts; the models are saved to benchmarks/results/control_commerce_text_<task>_*.pt
   for ``agentguard bench commerce``.
 
-Usage: ``nice -n 10 python benchmarks/control_commerce_text.py encode|train [--task plain|bundles] [...]``.
+- ``probe``: diagnostic only: ridge read-outs of the exact safe label and the cart total from the text
+  latent (given the labels), and the trained text-only critic's checkout head vs its other heads.
+
+Usage: ``nice -n 10 python benchmarks/control_commerce_text.py encode|train|probe [--task plain|bundles] [...]``.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ import json
 import os
 import sys
 import time
-
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
@@ -135,9 +139,58 @@ def stage_train(a) -> None:
                                       "PCA k chosen by validation balanced accuracy, scored carts unseen"})
 
 
+def _pca(a, b, k):
+    mu, sd = a.mean(0), a.std(0) + 1e-6
+    _, _, vt = np.linalg.svd((a - mu) / sd, full_matrices=False)
+    return ((a - mu) / sd) @ vt[:k].T, ((b - mu) / sd) @ vt[:k].T
+
+
+def _ridge_r2(a, b, t, s, alpha=10.0):
+    mu, sd = a.mean(0), a.std(0) + 1e-6
+    xa, xb = np.c_[(a - mu) / sd, np.ones(len(a))], np.c_[(b - mu) / sd, np.ones(len(b))]
+    w = np.linalg.solve(xa.T @ xa + alpha * np.eye(xa.shape[1]), xa.T @ t)
+    return float(1 - ((xb @ w - s) ** 2).mean() / s.var())
+
+
+def stage_probe(a) -> None:
+    """Diagnostic, not a guard: what the text latent carries (ridge read-outs fitted on the training
+    states' latents with their *exact* labels / totals, scored on the scored carts) and where the trained
+    text-only critic goes wrong (its checkout head vs the other heads)."""
+    from agentguard.control.ddqn import QModel
+    from agentguard.envs.driving.text_latent import _ridge_f1
+
+    b = a.task == "bundles"
+    enc = T.text_encoder(threads=a.threads, batch_size=a.batch, bundles=b)
+    carts, _ = T.training_states(a.n, a.seed, b, a.noop)
+    sc = T.eval_states(a.scored, a.seed, b)
+    ztr = T.encode_sorted(enc, [C.render_tree(c) for c in carts])
+    zsc = T.encode_sorted(enc, [C.render_tree(c) for c in sc])
+    ytr = np.array([C.exact_value(c, c.actions_left) >= 0 for c in carts])
+    ysc = np.array([C.exact_value(c, c.actions_left) >= 0 for c in sc])
+    ttr, tsc = np.array([c.total for c in carts]), np.array([c.total for c in sc])
+    probes = {}
+    for name, sl in (("all_windows", slice(None)), ("last_window", slice(enc.dim - enc.dim // 16, None))):
+        for k in (16, 32, 64):
+            x, y = _pca(ztr[:, sl], zsc[:, sl], k)
+            probes[f"{name}_pca{k}"] = {**_ridge_f1(x, ytr, y, ysc), "total_r2": _ridge_r2(x, y, ttr, tsc)}
+            print(name, k, probes[f"{name}_pca{k}"], flush=True)
+    m = QModel.load(str(RESULTS / f"control_commerce_text_{a.task}_text.pt"))
+    q = T.text_filter(m, enc, "reguard").q_batch([C.render_tree(c) for c in sc])
+    margin = np.array([c.margin for c in sc])
+    critic = {"corr_q_checkout_vs_margin": float(np.corrcoef(q[:, 0], margin)[0, 1]),
+              "frac_q_checkout_positive": float((q[:, 0] > 0).mean()), "frac_margin_positive": float((margin > 0).mean()),
+              "frac_max_q_positive": float((q.max(1) > 0).mean()), "frac_exact_safe": float(ysc.mean()),
+              "argmax_counts": np.bincount(q.argmax(1), minlength=C.N_ACTIONS).tolist()}
+    print(critic, flush=True)
+    merge(f"probe_{a.task}", {"n_states": a.n, "scored_carts": a.scored, "probes": probes, "text_critic": critic,
+                              "constant_safe_f1": float(2 * ysc.mean() / (1 + ysc.mean())),
+                              "note": "ridge read-outs get the exact labels / totals of the training states: a "
+                                      "diagnostic of the latent, not a guard"})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("stage", choices=["encode", "train"])
+    ap.add_argument("stage", choices=["encode", "train", "probe"])
     ap.add_argument("--task", choices=["plain", "bundles"], default="plain")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
@@ -156,7 +209,7 @@ def main() -> None:
     ap.add_argument("--large", type=int, default=0, help="also the privileged critic on this many states")
     ap.add_argument("--noop", action="store_true", help="also the clicks on empty rows (one more page per state)")
     a = ap.parse_args()
-    {"encode": stage_encode, "train": stage_train}[a.stage](a)
+    {"encode": stage_encode, "train": stage_train, "probe": stage_probe}[a.stage](a)
 
 
 if __name__ == "__main__":
