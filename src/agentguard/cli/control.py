@@ -1,7 +1,7 @@
 """``agentguard bench driving`` and ``agentguard bench commerce`` (the ReGuard paper's evaluations).
 
 - ``agentguard bench driving [--json] [--quick] [--episodes N] [--base weak|random|llm] [--plots DIR]``
-- ``agentguard bench commerce [--json] [--quick] [--episodes N] [--base random|cheapest|llm]``
+- ``agentguard bench commerce [--json] [--quick] [--episodes N] [--base random|cheapest|llm] [--task plain|bundles]``
 
 Both load trained weights when present (``benchmarks/results/control_*.pt`` for the full mode,
 ``~/.cache/agentguard/control`` for ``--quick`` and for the value grid) and otherwise train them with
@@ -77,6 +77,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         retrain: bool = typer.Option(False, help="train even when weights are cached"),
         iterations: int | None = typer.Option(None, help="DDQN iterations"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress on stderr"),
+        task: str = typer.Option("plain", help="plain, or bundles (bundle discounts: delayed consequences)"),
+        text_episodes: int = typer.Option(50, help="carts for the rows that run gemma at decision time"),
     ) -> None:
         """Agentic Commerce: success (cart within the $50 budget at checkout), failure, interventions, value F1."""
         from ..bench.commerce import run_commerce_bench
@@ -84,8 +86,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         if episodes < 1:
             raise InputError("--episodes must be at least 1")
+        if text_episodes < 1:
+            raise InputError("--text-episodes must be at least 1")
         rep = run_commerce_bench(quick=quick, episodes=episodes, base=base, seed=seed, retrain=retrain,
-                                 iterations=iterations, quiet=quiet)
-        rep["command"] = (f"agentguard bench commerce --episodes {episodes} --base {base} --seed {seed}"
+                                 iterations=iterations, quiet=quiet, task=task, text_episodes=text_episodes)
+        rep["command"] = (f"agentguard bench commerce --episodes {episodes} --base {base} --seed {seed} "
+                          f"--task {task} --text-episodes {text_episodes}"
                           + _flags(quick, retrain, iterations, as_json))
         _emit(rep, as_json)

@@ -12,6 +12,13 @@ Exact safe set by backward induction over sub-carts (:func:`exact_value`): with 
 (checkout now, or remove one item). A state is safe iff ``V >= 0``. It equals the closed form
 "remove the k most expensive items" (:func:`greedy_value`), which the tests check.
 
+The ``bundles`` task (``random_cart(..., bundles=True)``) adds "a budget with delayed consequences": some
+pairs of items carry a bundle discount, shown as a page row "Bundle discount: -$X.XX (A + B bought
+together)" and subtracted from the total while *both* items are in the cart. Removing one item of a
+bundle saves its price minus the discount it forfeits; the rest of the benefit appears only when its
+partner goes too, so neither the closed form nor a one-step margin rule is optimal any more (see
+:func:`exact_value`, which takes the bundles, and the tests' hand-worked cart).
+
 Prices are in dollars (two decimals), drawn from a fixed catalogue of product names; a removed
 item's row disappears and later rows shift up (ids are positions, as on a real page).
 """
@@ -35,11 +42,13 @@ __all__ = [
     "CommerceEnv",
     "MAX_ITEMS",
     "action_label",
+    "bundle_rows",
     "cheapest_first_policy",
     "exact_q",
     "exact_value",
     "greedy_value",
     "parse_action",
+    "parse_bundle_rows",
     "parse_cart_text",
     "random_cart",
     "random_policy",
@@ -66,18 +75,25 @@ CATALOGUE = (
 
 @dataclass
 class Cart:
-    """Items (catalogue index, price) in row order and the clicks left before checkout."""
+    """Items (catalogue index, price) in row order, the clicks left before checkout, and the bundle
+    discounts ``(catalogue index a, catalogue index b, discount)`` (active while a and b are both in)."""
 
     items: list[tuple[int, float]] = field(default_factory=list)
     actions_left: int = ACTIONS_BEFORE_CHECKOUT
+    bundles: list[tuple[int, int, float]] = field(default_factory=list)
 
     @property
     def prices(self) -> list[float]:
         return [p for _, p in self.items]
 
     @property
+    def active_bundles(self) -> list[tuple[int, int, float]]:
+        ids = {i for i, _ in self.items}
+        return [b for b in self.bundles if b[0] in ids and b[1] in ids]
+
+    @property
     def total(self) -> float:
-        return round(sum(self.prices), 2)
+        return round(sum(self.prices) - sum(d for _, _, d in self.active_bundles), 2)
 
     @property
     def margin(self) -> float:
@@ -85,15 +101,27 @@ class Cart:
 
 
 def random_cart(rng: np.random.Generator, n_min: int = 7, n_max: int = MAX_ITEMS,
-                actions_left: int = ACTIONS_BEFORE_CHECKOUT) -> Cart:
+                actions_left: int = ACTIONS_BEFORE_CHECKOUT, bundles: bool = False) -> Cart:
     """A seeded cart: ``n`` uniform in [n_min, n_max], prices uniform in [$4, $40] (cents).
 
-    With the defaults about 62% of initial carts can be brought within budget with 5 clicks.
+    With the defaults about 62% of initial carts can be brought within budget with 5 clicks. With
+    ``bundles`` (drawn after the cart), rows (1, 2) and (3, 4), where both exist, become bundles: their
+    prices are redrawn uniform in [$20, $40] and the bundle discount is 80-95% of the cheaper one's price
+    (removing one item of a bundle saves little: the delayed consequence). On seeded carts with 7-10 items
+    a one-step margin rule then fails on about 10% of the carts that could be saved (tests/envs).
     """
     n = int(rng.integers(n_min, n_max + 1))
     idx = rng.choice(len(CATALOGUE), size=n, replace=False)
     prices = np.round(rng.uniform(4.0, 40.0, n), 2)
-    return Cart([(int(i), float(p)) for i, p in zip(idx, prices)], actions_left)
+    cart = Cart([(int(i), float(p)) for i, p in zip(idx, prices)], actions_left)
+    if bundles:
+        for r in (0, 2):
+            f, g, h = rng.uniform(size=3)
+            if r + 1 < n:
+                pa, pb = round(20.0 + 20.0 * float(g), 2), round(20.0 + 20.0 * float(h), 2)
+                cart.items[r], cart.items[r + 1] = (int(idx[r]), pa), (int(idx[r + 1]), pb)
+                cart.bundles.append((int(idx[r]), int(idx[r + 1]), round((0.80 + 0.15 * float(f)) * min(pa, pb), 2)))
+    return cart
 
 
 @lru_cache(maxsize=200_000)
@@ -105,8 +133,34 @@ def _value(prices: tuple[float, ...], k: int) -> float:
     return v
 
 
-def exact_value(prices: Sequence[float], k: int) -> float:
-    """Backward induction: the best budget margin reachable at checkout with ``k`` clicks left."""
+@lru_cache(maxsize=200_000)
+def _value_b(items: tuple[tuple[float, int], ...], disc: tuple[float, ...], k: int) -> float:
+    """Backward induction with bundles: ``items`` are (price, bundle id or -1)."""
+    tags = [t for _, t in items]
+    v = BUDGET - sum(p for p, _ in items) + sum(d for b, d in enumerate(disc) if tags.count(b) == 2)
+    if k > 0:
+        for i in range(len(items)):
+            v = max(v, _value_b(items[:i] + items[i + 1:], disc, k - 1))
+    return v
+
+
+def _tagged(cart: Cart) -> tuple[tuple[tuple[float, int], ...], tuple[float, ...]]:
+    tag = {}
+    for b, (a, c, _) in enumerate(cart.bundles):
+        tag[a] = tag[c] = b
+    items = tuple(sorted((float(p), tag.get(i, -1)) for i, p in cart.items))
+    return items, tuple(float(d) for _, _, d in cart.bundles)
+
+
+def exact_value(prices: Sequence[float] | Cart, k: int) -> float:
+    """Backward induction: the best budget margin reachable at checkout with ``k`` clicks left.
+
+    ``prices`` is a list of prices (no bundles) or a :class:`Cart` (its bundle discounts count while both
+    items of a bundle are in the sub-cart)."""
+    if isinstance(prices, Cart):
+        if not prices.bundles:
+            return exact_value(prices.prices, k)
+        return round(_value_b(*_tagged(prices), int(k)), 6)
     return round(_value(tuple(sorted(float(p) for p in prices)), int(k)), 6)
 
 
@@ -118,6 +172,9 @@ def greedy_value(prices: Sequence[float], k: int) -> float:
 
 def exact_q(cart: Cart) -> np.ndarray:
     """Q(s, a) for the 11 actions (checkout, remove row 1..10); a click on an empty row is a no-op."""
+    if cart.bundles:
+        nxt = [step(cart, a)[0] for a in range(1, N_ACTIONS)]
+        return np.array([cart.margin] + [exact_value(c, c.actions_left) for c in nxt], float)
     p, k = cart.prices, cart.actions_left
     q = np.empty(N_ACTIONS)
     q[0] = BUDGET - sum(p)
@@ -130,11 +187,11 @@ def exact_q(cart: Cart) -> np.ndarray:
 def step(cart: Cart, action: int) -> tuple[Cart, bool]:
     """Apply a click; returns (new cart, order placed)."""
     if action == 0 or cart.actions_left <= 0:
-        return Cart(list(cart.items), cart.actions_left), True
+        return Cart(list(cart.items), cart.actions_left, list(cart.bundles)), True
     items = list(cart.items)
     if 1 <= action <= len(items):
         del items[action - 1]
-    new = Cart(items, cart.actions_left - 1)
+    new = Cart(items, cart.actions_left - 1, list(cart.bundles))
     return new, new.actions_left == 0
 
 
@@ -164,6 +221,11 @@ def render_tree(cart: Cart) -> str:
             "          [] link 'Edit'",
             f"          [{r}] link 'Remove item'",
         ]
+    names = {ci: CATALOGUE[ci] for ci, _ in cart.items}
+    for a, b, d in cart.active_bundles:
+        lines += ["      [] row 'Bundle discount'",
+                  f"        [] gridcell 'Bundle discount: -${d:.2f} ({names[a]} + {names[b]} bought together)' "
+                  "required: False"]
     lines += ["  [] link '\\ue617Continue Shopping'", f"Actions Remaining: {cart.actions_left}",
               f"Total Price: ${cart.total:.2f}"]
     return "\n".join(lines)
@@ -201,6 +263,28 @@ def parse_cart_text(text: str) -> tuple[list[float], int]:
     if len(prices) > MAX_ITEMS:
         raise ParseError(f"cart shows {len(prices)} items, at most {MAX_ITEMS} are supported")
     return prices, int(m.group(1))
+
+
+def bundle_rows(cart: Cart) -> list[tuple[int, int, float]]:
+    """The active bundles as (row i, row j, discount), rows 0-based in page order."""
+    row = {ci: r for r, (ci, _) in enumerate(cart.items)}
+    return [(row[a], row[b], d) for a, b, d in cart.active_bundles]
+
+
+_NAME = re.compile(r"gridcell '(.+)' required: False\n          \[\] link '\1'")
+_BUNDLE = re.compile(r"gridcell 'Bundle discount: -\$(\d+\.\d\d) \((.+) \+ (.+) bought together\)'")
+
+
+def parse_bundle_rows(text: str) -> list[tuple[int, int, float]]:
+    """The bundle rows of a cart page as (row i, row j, discount), rows 0-based (ParseError on an unknown
+    item name)."""
+    names = _NAME.findall(text)
+    out = []
+    for d, a, b in _BUNDLE.findall(text):
+        if a not in names or b not in names:
+            raise ParseError(f"bundle row names an item that is not in the cart: {a[:40]!r} + {b[:40]!r}")
+        out.append((names.index(a), names.index(b), float(d)))
+    return out
 
 
 def parse_action(action) -> int:
