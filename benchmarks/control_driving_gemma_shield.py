@@ -40,7 +40,8 @@ def kernel_filters(args) -> tuple[dict, dict]:
     chosen, eps = rep["sweep"]["chosen"], rep["eval"]["epsilon_chosen"]
     name = args.encoders.split(",")[0]
     f = _baseline_filters(args.epsilon)
-    f["reguard"] = text_only_filter(KernelQ.load(chosen[f"{name}@5000"]["saved_as"]), _encoder(name), float(eps["reguard"]))
+    text_path = rep["eval"].get("text_critic_selection", {}).get("saved_as") or chosen[f"{name}@5000"]["saved_as"]
+    f["reguard"] = text_only_filter(KernelQ.load(text_path), _encoder(name), float(eps["reguard"]))
     f["privileged_same_states"] = make_filter("privileged", KernelQ.load(chosen["privileged@5000"]["saved_as"]),
                                               epsilon=float(eps["privileged_same_states"]))
     return f, {k: float(v) for k, v in eps.items()}
