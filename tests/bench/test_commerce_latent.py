@@ -86,36 +86,15 @@ def test_value_scores_against_hand_counts():
     assert s["safe_fraction"] == 1.0 and s["value_f1"] == pytest.approx(0.8)  # precision 1, recall 2/3
 
 
-@pytest.fixture(scope="module")
-def gemma():
-    pytest.importorskip("transformers")
-    try:
-        from agentguard.llm.local import load_gemma
-
-        return load_gemma()
-    except Exception as exc:  # the llm extra or its cached weights are not installed here
-        pytest.skip(f"gemma-3-270m not available: {exc}")
-
-
-class Recording:
-    def __init__(self, tok):
-        self.tok, self.seen = tok, []
-        self.padding_side = getattr(tok, "padding_side", "right")
-
-    def __call__(self, texts, **kw):
-        self.seen.append(list(texts))
-        return self.tok(texts, **kw)
-
-
 @pytest.mark.slow
-def test_commerce_reguard_path_has_no_numeric_side_channel(gemma, tmp_path, monkeypatch):
+def test_commerce_reguard_path_has_no_numeric_side_channel(gemma, recording, tmp_path, monkeypatch):
     """The text-only commerce critic reads the page's token ids and nothing else: the page parsers are
     disabled and the decision still works; the tokenizer saw exactly the page; changing one price in the
     text changes the latent; no numbers encoder sits on the path."""
     from agentguard.control.fqi import FQIConfig
 
     model, tok = gemma
-    rec = Recording(tok)
+    rec = recording(tok)
     enc = CachedEncoder(HiddenStateEncoder(model, rec, layer=1, pool="w4", name="gemma-L1-w4"), tmp_path)
     carts, acts = T.training_states(4, seed=3, bundles=True)
     m = T.train_critic("text", carts, acts, pca=3, bundles=True, text=enc,

@@ -31,29 +31,6 @@ from agentguard.envs.driving.text_latent import (
 )
 
 
-@pytest.fixture(scope="module")
-def gemma():
-    pytest.importorskip("transformers")
-    try:
-        from agentguard.llm.local import load_gemma
-
-        return load_gemma()
-    except Exception as exc:  # the llm extra or its cached weights are not installed here
-        pytest.skip(f"gemma-3-270m not available: {exc}")
-
-
-class Recording:
-    """A tokenizer proxy that records every input it is given."""
-
-    def __init__(self, tok):
-        self.tok, self.seen = tok, []
-        self.padding_side = getattr(tok, "padding_side", "right")
-
-    def __call__(self, texts, **kw):
-        self.seen.append(list(texts))
-        return self.tok(texts, **kw)
-
-
 def _encoders_on_path(enc):
     """Every encoder object reachable from a filter's encoder (wrappers and concatenations)."""
     out, todo = [], [enc]
@@ -71,7 +48,7 @@ def _perturb_numbers(text: str) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pool,learner", [("last", "ddqn"), ("w4", "fqi-pca"), ("w4", "kernel-pca")])
-def test_reguard_input_path_has_no_numeric_side_channel(gemma, tmp_path, monkeypatch, pool, learner):
+def test_reguard_input_path_has_no_numeric_side_channel(gemma, recording, tmp_path, monkeypatch, pool, learner):
     """The guard's input is the token ids of the text and nothing else: the parsers are disabled and the
     decision still works; the tokenizer saw exactly the observation; changing only the numbers in the text
     changes the latent; no numbers encoder or state parser sits on the path. Checked for the DDQN critic on
@@ -80,7 +57,7 @@ def test_reguard_input_path_has_no_numeric_side_channel(gemma, tmp_path, monkeyp
     from agentguard.envs.driving.text_latent import input_map_state, standardized
 
     model, tok = gemma
-    rec = Recording(tok)
+    rec = recording(tok)
     enc = CachedEncoder(HiddenStateEncoder(model, rec, layer=2, pool=pool, name=f"gemma-L2-{pool}"), tmp_path)
     states = training_states(10, seed=5)
     t = transitions_for(enc, states)

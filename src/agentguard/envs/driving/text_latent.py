@@ -166,6 +166,18 @@ def train_on_states(encoder: Any, states: np.ndarray, iterations: int, seed: int
     return m, enc
 
 
+def _critic_inputs(encoder: Any, states: np.ndarray, pca: int) -> tuple[Transitions, dict, float]:
+    """The transitions of ``states`` on the critic's input (the true state, or the text latent through its
+    PCA map fitted on the training latents), the input map to store in the model's meta, encoding seconds."""
+    t0 = time.perf_counter()
+    raw = transitions_for(encoder, states)
+    t_enc = time.perf_counter() - t0
+    if isinstance(encoder, StateEncoder):
+        return raw, {}, t_enc
+    data, std = standardized(raw, encoder, pca=pca)
+    return data, input_map_state(std), t_enc
+
+
 def train_fqi_on_states(encoder: Any, states: np.ndarray, pca: int = 128, config: Any = None,
                         callback=None) -> QModel:
     """The text-only critic of ``benchmarks/control_driving_fqi.py``: encode the transitions of ``states``,
@@ -176,13 +188,7 @@ def train_fqi_on_states(encoder: Any, states: np.ndarray, pca: int = 128, config
     same states (no input map)."""
     from ...control.fqi import FQIConfig, fitted_q_iteration
 
-    t0 = time.perf_counter()
-    raw = transitions_for(encoder, states)
-    t_enc = time.perf_counter() - t0
-    data, stats = raw, {}
-    if not isinstance(encoder, StateEncoder):
-        data, std = standardized(raw, encoder, pca=pca)
-        stats = input_map_state(std)
+    data, stats, t_enc = _critic_inputs(encoder, states, pca)
 
     def cb(k: int, m: QModel) -> dict:
         m.meta.update(stats)
@@ -202,13 +208,7 @@ def train_kernel_fqi_on_states(encoder: Any, states: np.ndarray, pca: int = 128,
     so :func:`text_only_filter` rebuilds it."""
     from ...control.kernel_fqi import KernelFQIConfig, kernel_fitted_q_iteration
 
-    t0 = time.perf_counter()
-    raw = transitions_for(encoder, states)
-    t_enc = time.perf_counter() - t0
-    data, stats = raw, {}
-    if not isinstance(encoder, StateEncoder):
-        data, std = standardized(raw, encoder, pca=pca)
-        stats = input_map_state(std)
+    data, stats, t_enc = _critic_inputs(encoder, states, pca)
     n = len(states)
     m = kernel_fitted_q_iteration(data.z[:n], np.tile(np.arange(n), 3), data, 3, config or KernelFQIConfig())
     m.meta.update({"kind": "text-only" if stats else "privileged-fixed-states", "encoder": encoder.name,
