@@ -44,17 +44,6 @@ def test_token_target():
     assert torch.allclose(y, torch.tensor([0.3, 0.1 * 0.2 + 0.9 * 0.2, -0.1]))
 
 
-@pytest.fixture(scope="module")
-def gemma():
-    pytest.importorskip("transformers")
-    try:
-        from agentguard.llm.local import load_gemma
-
-        return load_gemma()
-    except Exception as exc:  # the llm extra or its cached weights are not installed here
-        pytest.skip(f"gemma-3-270m not available: {exc}")
-
-
 @pytest.mark.slow
 def test_beta_zero_reproduces_gemma(gemma):
     model, tok = gemma

@@ -37,7 +37,7 @@ import numpy as np
 from ..core.errors import InputError, require
 from .bellman import discounted_safety_target
 from .ddqn import _mlp
-from .fqi import FQIConfig
+from .fqi import FQIConfig, _seeded_torch
 
 __all__ = ["AdviceCritic", "AdviceTransitions", "fit_advice_critic"]
 
@@ -161,13 +161,8 @@ def fit_advice_critic(data: AdviceTransitions, config: FQIConfig | None = None, 
     iteration, ``gamma_k`` annealed as in :class:`~agentguard.control.fqi.FQIConfig`. ``callback(iteration,
     critic)`` results go to ``history``. Deterministic for a given seed and thread count.
     """
-    torch = require("torch", "control")
     cfg = config or FQIConfig()
-    if cfg.iterations < 1 or cfg.epochs < 1:
-        raise InputError("iterations and epochs must be >= 1")
-    torch.manual_seed(cfg.seed)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+    torch = _seeded_torch(cfg)
     bank = np.asarray(data.bank, np.float32)
     x_dim, e_dim = np.asarray(data.x).shape[1], bank.shape[1]
     mean, scale = _bank_stats(bank)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,6 +51,17 @@ class FQIConfig:
         return _annealed_gamma(self.gamma_start, self.gamma_end, self.gamma_period, k)
 
 
+def _seeded_torch(cfg: FQIConfig) -> Any:
+    """torch, after checking ``cfg``'s schedule and fixing its seed and thread count (every FQI learner)."""
+    torch = require("torch", "control")
+    if cfg.iterations < 1 or cfg.epochs < 1:
+        raise InputError("iterations and epochs must be >= 1")
+    torch.manual_seed(cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    return torch
+
+
 def fqi_targets(q_next: np.ndarray, data: Transitions, gamma: float) -> np.ndarray:
     """Eq. 5 targets of one iteration: ``q_next`` is ``Q_{k-1}(z+, .)`` (n, n_actions) for every transition."""
     q_next = np.asarray(q_next, float)
@@ -66,13 +78,8 @@ def fitted_q_iteration(data: Transitions, in_dim: int, n_actions: int, config: F
     ``callback(iteration, model)`` runs every ``log_every`` iterations (and at the end); what it returns is
     stored in ``model.history``. Deterministic for a given seed and thread count.
     """
-    torch = require("torch", "control")
     cfg = config or FQIConfig()
-    if cfg.iterations < 1 or cfg.epochs < 1:
-        raise InputError("iterations and epochs must be >= 1")
-    torch.manual_seed(cfg.seed)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+    torch = _seeded_torch(cfg)
     net = _mlp(in_dim, n_actions, cfg.hidden, cfg.activation)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, eps=1e-5, weight_decay=cfg.weight_decay)
     z = torch.from_numpy(np.asarray(data.z, np.float32))
