@@ -29,7 +29,8 @@ from control_driving_text import _filters, load_grid  # noqa: E402
 
 def kernel_filters(args) -> tuple[dict, dict]:
     """``--models kernel``: the critics of control_driving_kernel.py (kernel FQI on 5000 states) with the
-    epsilon each chose on validation starts, plus the committed privileged DDQN and the parsed-numbers row."""
+    epsilon each chose on validation starts (the eval section ``--section``), plus the committed privileged
+    DDQN and the parsed-numbers row."""
     from control_driving_kernel import OUT, _baseline_filters, _encoder
 
     from agentguard.control.kernel_fqi import KernelQ
@@ -37,10 +38,11 @@ def kernel_filters(args) -> tuple[dict, dict]:
     from agentguard.envs.driving.text_latent import text_only_filter
 
     rep = json.loads(OUT.read_text())
-    chosen, eps = rep["sweep"]["chosen"], rep["eval"]["epsilon_chosen"]
+    ev = rep[args.section]
+    chosen, eps = rep["sweep"]["chosen"], ev["epsilon_chosen"]
     name = args.encoders.split(",")[0]
     f = _baseline_filters(args.epsilon)
-    text_path = rep["eval"].get("text_critic_selection", {}).get("saved_as") or chosen[f"{name}@5000"]["saved_as"]
+    text_path = ev.get("text_critic_selection", {}).get("saved_as") or chosen[f"{name}@5000"]["saved_as"]
     f["reguard"] = text_only_filter(KernelQ.load(text_path), _encoder(name), float(eps["reguard"]))
     f["privileged_same_states"] = make_filter("privileged", KernelQ.load(chosen["privileged@5000"]["saved_as"]),
                                               epsilon=float(eps["privileged_same_states"]))
@@ -87,6 +89,8 @@ def main() -> None:
     ap.add_argument("--models", choices=["ddqn", "fqi", "kernel"], default="ddqn")
     ap.add_argument("--betas", default="", help="Eq. 4 blend: several beta values (default: --beta)")
     ap.add_argument("--out", default="control_driving_gemma_shield.json")
+    ap.add_argument("--section", default="eval", help="--models kernel: the control_driving_kernel.json eval "
+                    "section whose text-only critic and epsilons to use")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     grid = load_grid()
@@ -104,6 +108,7 @@ def main() -> None:
     out = {"episodes": args.episodes, "seed": 0, "epsilon": args.epsilon, "beta": args.beta,
            "base_policy": "gemma-3-270m argmax letter log-likelihood (Appendix C chat)",
            "starts_in_exact_safe_set": float(grid.safe(starts).mean()), "models": args.models,
+           "kernel_eval_section": args.section if args.models == "kernel" else None,
            "reguard_encoder": args.encoders.split(",")[0], "gemma_threads": args.threads,
            "gemma_prefix_kv_reuse": True, "conditions": {}}
     t0 = time.perf_counter()

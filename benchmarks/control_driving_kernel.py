@@ -68,13 +68,26 @@ def _encoder(name: str):
     return _ENCODERS[name]
 
 
-def _inputs(name: str, n: int, pca: int, val_s, ev_s):
-    """Transitions of the first n training states, with the latent map fitted on them (no labels)."""
+_RAW: dict = {}
+
+
+def _raw(name: str, n: int) -> Transitions:
+    """The encoded transitions of the first n training states (once per process)."""
+    if (name, n) not in _RAW:
+        _RAW[(name, n)] = transitions_for(_encoder(name), training_states(n, seed=0))
+    return _RAW[(name, n)]
+
+
+def _inputs(name: str, n: int, pca: int, val_s, ev_s, slow: int = 0):
+    """Transitions of the first n training states, with the latent map fitted on them (no labels): the
+    whitened PCA ``pca``, or with ``slow=m`` its m slow features over the transitions
+    (:meth:`ProjectedEncoder.fit_slow`)."""
     enc = _encoder(name)
-    raw = transitions_for(enc, training_states(n, seed=0))
+    raw = _raw(name, n)
     if isinstance(enc, StateEncoder):
         return raw, enc.encode(val_s), enc.encode(ev_s), None
-    proj = ProjectedEncoder.fit(enc, raw.z[:n], pca)
+    proj = (ProjectedEncoder.fit_slow(enc, raw.z[:n], (raw.z[~raw.done], raw.z_next[~raw.done]), pca, slow) if slow
+            else ProjectedEncoder.fit(enc, raw.z[:n], pca))
     zn = np.where(raw.done[:, None], 0.0, proj.transform(raw.z_next)).astype(np.float32)
     data = Transitions(proj.transform(raw.z), raw.a, raw.l_next, zn, raw.done)
     enc_eval = lambda s: proj.transform(enc.encode([D.observation_text(x) for x in s]))  # noqa: E731
@@ -146,6 +159,31 @@ def stage_sweep(args) -> None:
                     "curve": {n: curve[n] for n in sorted(curve, key=int)}})
 
 
+def stage_slow_sweep(args) -> None:
+    """Value metrics of kernel critics on the slow features of the text-only latent
+    (:meth:`ProjectedEncoder.fit_slow`: PCA size x slow features x k x gamma_end), on the 300 validation
+    nodes (used for choices) and the 500 scored nodes; ``top`` lists the best by validation balanced
+    accuracy (the candidates passed on to ``eval --candidates``)."""
+    grid = load_grid()
+    ev_s, ev_y = scored_nodes(grid)
+    val_s, val_y = sweep_nodes(grid, 300)
+    runs = {}
+    for pca in [int(x) for x in args.pcas.split(",")]:
+        for slow in [int(x) for x in args.slows.split(",") if int(x) <= pca]:
+            data, zv, ze, _ = _inputs(args.encoder, args.n, pca, val_s, ev_s, slow=slow)
+            for k in [int(x) for x in args.ks.split(",")]:
+                for g in [float(x) for x in args.gammas.split(",")]:
+                    m = _fit(data, args.n, slow, KernelFQIConfig(k=k, gamma_end=g))
+                    key = f"sfa{pca}:{slow}:{k}:{g}"
+                    runs[key] = {"pca": pca, "slow": slow, "k": k, "gamma_end": g,
+                                 "iterations": m.meta["iterations"], "fit_seconds": m.seconds,
+                                 "validation": scores(m.q_values(zv), val_y), "scored": scores(m.q_values(ze), ev_y)}
+                    print(key, runs[key]["validation"]["balanced_accuracy"], runs[key]["scored"], flush=True)
+    top = sorted(runs, key=lambda r: -runs[r]["validation"]["balanced_accuracy"])[: args.top]
+    merge("slow_sweep", {"encoder": args.encoder, "n_states": args.n, "runs": runs, "top": top,
+                         "rule": "top by balanced accuracy on the 300 validation nodes (disjoint from the scored)"})
+
+
 def _baseline_filters(epsilon: float) -> dict:
     """The rows of ``control_driving_text.py eval`` that do not depend on the text-only critic."""
     from agentguard.control.baselines import OneStepClassifier
@@ -175,22 +213,30 @@ def stage_eval(args) -> None:
     same = KernelQ.load(chosen[f"privileged@{args.n}"]["saved_as"])
     value_pick = chosen[f"{args.encoder}@{args.n}"]
     texts = {f"pca{value_pick['pca']}_k{value_pick['k']}_g{value_pick['gamma_end']}": KernelQ.load(value_pick["saved_as"])}
-    if args.candidates:  # more text-only configurations, compared in closed loop on the validation starts
-        data, _, _, proj = _inputs(args.encoder, args.n, 128, sweep_nodes(grid, 1)[0], scored_nodes(grid)[0][:1])
-        for c in args.candidates.split(","):
-            dims, k, g = c.split(":")
-            m = _fit(data, args.n, int(dims), KernelFQIConfig(k=int(k), gamma_end=float(g)))
-            sub = ProjectedEncoder(proj.encoder, proj.mean, proj.std, proj.components[:int(dims)], proj.scale[:int(dims)])
-            m.meta.update({"encoder": args.encoder, "n_states": args.n, "pca": int(dims), "kind": "text-only",
-                           **input_map_state(sub)})
-            texts[f"pca{dims}_k{k}_g{float(g)}"] = m
+    one = sweep_nodes(grid, 1)[0], scored_nodes(grid)[0][:1]
+    for c in filter(None, args.candidates.split(",")):  # more text-only configurations, compared in closed
+        if c.startswith("sfa"):  # loop on the validation starts: sfa<pca>:<slow>:<k>:<gamma> or <pca>:<k>:<gamma>
+            pca_s, slow_s, k, g = c[3:].split(":")
+            data, _, _, proj = _inputs(args.encoder, args.n, int(pca_s), *one, slow=int(slow_s))
+            m = _fit(data, args.n, data.z.shape[1], KernelFQIConfig(k=int(k), gamma_end=float(g)))
+            m.meta.update({"encoder": args.encoder, "n_states": args.n, "pca": int(pca_s), "slow": int(slow_s),
+                           "kind": "text-only", **input_map_state(proj)})
+            texts[f"sfa{pca_s}-{slow_s}_k{k}_g{float(g)}"] = m
+            continue
+        dims, k, g = c.split(":")
+        data, _, _, proj = _inputs(args.encoder, args.n, 128, *one)
+        m = _fit(data, args.n, int(dims), KernelFQIConfig(k=int(k), gamma_end=float(g)))
+        sub = ProjectedEncoder(proj.encoder, proj.mean, proj.std, proj.components[:int(dims)], proj.scale[:int(dims)])
+        m.meta.update({"encoder": args.encoder, "n_states": args.n, "pca": int(dims), "kind": "text-only",
+                       **input_map_state(sub)})
+        texts[f"pca{dims}_k{k}_g{float(g)}"] = m
 
     def kernel_filters(eps: float, text_key: str) -> dict:
         """The text-only critic ``texts[text_key]`` and the privileged critic of the same states."""
         return {"reguard": text_only_filter(texts[text_key], _encoder(args.encoder), eps),
                 "privileged_same_states": make_filter("privileged", same, epsilon=eps)}
 
-    val_starts = D.sample_initial_states(args.episodes, seed=1)
+    val_starts = D.sample_initial_states(args.val_episodes or args.episodes, seed=1)
     eps_rows: dict = {}
     for eps in [float(e) for e in args.epsilons.split(",")]:
         for i, key in enumerate(texts):
@@ -204,16 +250,26 @@ def stage_eval(args) -> None:
                                                            "intervention_rate": r.interventions / max(1, r.decisions)}
                 print("validation", label, eps, eps_rows[label][str(eps)], flush=True)
 
-    def best(rows: dict) -> tuple:
-        return min(((rows[e]["failure_rate"], -rows[e]["success_rate"], rows[e]["intervention_rate"]), e)
-                   for e in rows)
+    tie = args.tie_episodes / len(val_starts)  # failures within this many episodes of the lowest tie
 
-    text_key = min(texts, key=lambda k: best(eps_rows[f"reguard[{k}]"])[0])
-    pick = {"reguard": best(eps_rows[f"reguard[{text_key}]"])[1],
-            "privileged_same_states": best(eps_rows["privileged_same_states"])[1]}
+    def choose(rows: dict[str, dict]) -> str:
+        """The key of the lowest validation failure (then success, interventions); with ties allowed, the
+        fewest interventions among those within ``tie`` of the lowest failure."""
+        lo = min(r["failure_rate"] for r in rows.values())
+        ok = [k for k, r in rows.items() if r["failure_rate"] <= lo + tie + 1e-9]
+
+        def rank(k: str) -> tuple:
+            r = rows[k]
+            return ((r["intervention_rate"],) if tie else ()) + (r["failure_rate"], -r["success_rate"],
+                                                                  r["intervention_rate"])
+        return min(ok, key=rank)
+
+    eps_of = {k: choose(eps_rows[f"reguard[{k}]"]) for k in texts}
+    text_key = choose({k: eps_rows[f"reguard[{k}]"][eps_of[k]] for k in texts})
+    pick = {"reguard": eps_of[text_key], "privileged_same_states": choose(eps_rows["privileged_same_states"])}
     text = texts[text_key]
     if args.candidates:
-        saved = cache_root() / "control" / "text_models" / f"kernel_{args.encoder}_n{args.n}_closed_loop.npz"
+        saved = cache_root() / "control" / "text_models" / f"kernel_{args.encoder}_n{args.n}_{args.section}.npz"
         text.save(str(saved))
         text_key_note = {"text_critic": text_key, "saved_as": str(saved)}
     else:
@@ -234,11 +290,15 @@ def stage_eval(args) -> None:
                                                                              n=args.latency_n, seed=0)
     priv = metrics["privileged"]["failure_rate"]
     rg = metrics["reguard"]
-    merge("eval", {"base_policy": "weak", "episodes": args.episodes, "seed": 0, "validation_seed": 1,
+    merge(args.section, {"base_policy": "weak", "episodes": args.episodes, "seed": 0, "validation_seed": 1,
+                   "validation_episodes": len(val_starts), "tie_episodes": args.tie_episodes,
                    "epsilon_validation": eps_rows, "epsilon_chosen": pick, "monitor_pairs": args.pairs,
                    "text_critic_selection": {**text_key_note, "rule": "the text-only configuration (value-chosen "
                                              "one plus --candidates) and epsilon with the lowest closed-loop "
-                                             "failure on the validation starts (then success, interventions)"},
+                                             "failure on the validation starts (then success, interventions); "
+                                             "with tie_episodes > 0, failures within that many validation "
+                                             "episodes of the lowest count as tied and the fewest "
+                                             "interventions wins"},
                    "fallback_steps": args.fsteps, "seconds": time.perf_counter() - t0, "guards": metrics,
                    "starts_in_exact_safe_set": float(grid.safe(starts).mean()),
                    "targets": {"value_f1_target": 0.85, "reguard_value_f1": rg["value_f1"],
@@ -323,7 +383,7 @@ def stage_actions(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("stage", choices=["sweep", "eval", "privileged_curve", "actions"])
+    ap.add_argument("stage", choices=["sweep", "slow_sweep", "eval", "privileged_curve", "actions"])
     ap.add_argument("--encoders", default="privileged,gemma-L4-w16")
     ap.add_argument("--encoder", default="gemma-L4-w16")
     ap.add_argument("--sizes", default="1250,2500,3750,5000")
@@ -337,9 +397,16 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=20)
     ap.add_argument("--fsteps", type=int, default=10)
     ap.add_argument("--latency-n", type=int, default=30)
-    ap.add_argument("--candidates", default="", help="eval: more text-only configs pca:k:gamma, e.g. 16:10:0.999")
+    ap.add_argument("--candidates", default="", help="eval: more text-only configs pca:k:gamma (e.g. 16:10:0.999) "
+                    "or sfa<pca>:<slow features>:k:gamma (e.g. sfa64:6:10:0.999)")
+    ap.add_argument("--val-episodes", type=int, default=0, help="eval: validation starts (default --episodes)")
+    ap.add_argument("--tie-episodes", type=int, default=0, help="eval: validation failures within this many "
+                    "episodes of the best count as tied (then fewest interventions)")
+    ap.add_argument("--section", default="eval", help="eval: the JSON section to write")
+    ap.add_argument("--slows", default="4,6,8,12,16", help="slow_sweep: numbers of slow features")
+    ap.add_argument("--top", type=int, default=4, help="slow_sweep: how many to list as candidates")
     args, _ = ap.parse_known_args()
-    {"sweep": stage_sweep, "eval": stage_eval, "privileged_curve": stage_privileged_curve,
+    {"sweep": stage_sweep, "slow_sweep": stage_slow_sweep, "eval": stage_eval, "privileged_curve": stage_privileged_curve,
      "actions": stage_actions}[args.stage](args)
 
 

@@ -47,12 +47,14 @@ def _perturb_numbers(text: str) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pool,learner", [("last", "ddqn"), ("w4", "fqi-pca"), ("w4", "kernel-pca")])
+@pytest.mark.parametrize("pool,learner", [("last", "ddqn"), ("w4", "fqi-pca"), ("w4", "kernel-pca"),
+                                         ("w4", "kernel-slow")])
 def test_reguard_input_path_has_no_numeric_side_channel(gemma, recording, tmp_path, monkeypatch, pool, learner):
     """The guard's input is the token ids of the text and nothing else: the parsers are disabled and the
     decision still works; the tokenizer saw exactly the observation; changing only the numbers in the text
     changes the latent; no numbers encoder or state parser sits on the path. Checked for the DDQN critic on
-    the last-token state and for the fitted-Q critic on windowed states behind a PCA projection."""
+    the last-token state and for the fitted-Q and kernel critics on windowed states behind a PCA projection
+    (and behind its slow features)."""
     from agentguard.control.fqi import FQIConfig, fitted_q_iteration
     from agentguard.envs.driving.text_latent import input_map_state, standardized
 
@@ -64,10 +66,10 @@ def test_reguard_input_path_has_no_numeric_side_channel(gemma, recording, tmp_pa
     if learner == "ddqn":
         data, std = _standardize(t, enc)
         m = train_ddqn(data, enc.dim, 3, DDQNConfig(hidden=(16,), iterations=20, batch_size=32, seed=0))
-    elif learner == "kernel-pca":  # the kernel critic, saved and reloaded (its input map is stored as arrays)
-        from agentguard.control.kernel_fqi import KernelFQIConfig, KernelQ, kernel_fitted_q_iteration
+    elif learner.startswith("kernel"):  # the kernel critic, saved and reloaded (its input map is stored as
+        from agentguard.control.kernel_fqi import KernelFQIConfig, KernelQ, kernel_fitted_q_iteration  # arrays)
 
-        data, std = standardized(t, enc, pca=4)
+        data, std = standardized(t, enc, pca=4, slow=2 if learner == "kernel-slow" else 0)
         m = kernel_fitted_q_iteration(data.z[:10], np.tile(np.arange(10), 3), data, 3, KernelFQIConfig(k=2))
         m.meta.update(input_map_state(std))
         m.save(str(tmp_path / "kq.npz"))
@@ -77,7 +79,7 @@ def test_reguard_input_path_has_no_numeric_side_channel(gemma, recording, tmp_pa
         m = fitted_q_iteration(data, 4, 3, FQIConfig(hidden=(16,), iterations=3, epochs=5))
     m.meta.update(input_map_state(std))
     filt = text_only_filter(m, enc, epsilon=0.1)
-    assert filt.encoder.dim == (4 if learner != "ddqn" else enc.dim)
+    assert filt.encoder.dim == {"ddqn": enc.dim, "kernel-slow": 2}.get(learner, 4)
     path = _encoders_on_path(filt.encoder)
     assert not any(isinstance(e, (DrivingNumbersEncoder, TextStateAdapter, StateEncoder, ConcatEncoder)) for e in path)
 
@@ -241,3 +243,29 @@ def test_train_on_states_callback_sees_the_input_scaling():
                              log_every=2)
     assert seen == [True, True] and isinstance(enc, StandardizedEncoder)
     assert np.allclose(m.meta["input_mean"], enc.mean) and m.meta["kind"] == "text-only"
+
+
+def test_slow_features_recover_the_slowly_changing_variable():
+    """Slow-feature analysis on transition pairs: a latent that mixes a slow random walk with a larger,
+    independent noise is projected onto the walk, where PCA keeps the noise."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    slow = np.cumsum(rng.normal(scale=0.05, size=n + 1))
+    fast = rng.normal(scale=3.0, size=(n + 1, 2))
+    mix = np.array([[1.0, 0.3, -0.2], [0.2, 1.0, 0.5], [-0.4, 0.1, 1.0]])
+    lat = np.column_stack([slow, fast]) @ mix
+    z, zn = lat[:-1], lat[1:]
+    inner = Counting()
+    inner.dim = 3
+    p = ProjectedEncoder.fit_slow(inner, z, (z, zn), pca=3, k=1)
+    y = p.transform(z)[:, 0]
+    assert abs(np.corrcoef(y, slow[:-1])[0, 1]) > 0.99
+    assert abs(np.corrcoef(ProjectedEncoder.fit(inner, z, 1).transform(z)[:, 0], slow[:-1])[0, 1]) < 0.5
+    assert abs(y.std() - 1) < 1e-2  # unit variance over the fitting states
+    # one fixed linear map, rebuilt from its stored state
+    q = ProjectedEncoder(inner, **{k[len("proj_"):]: v for k, v in p.state().items()})
+    np.testing.assert_allclose(q.transform(z[:5]), p.transform(z[:5]), rtol=1e-5)
+    with pytest.raises(InputError):
+        ProjectedEncoder.fit_slow(inner, z, (z, zn), pca=2, k=3)
+    with pytest.raises(InputError):
+        ProjectedEncoder.fit_slow(inner, z, (z, zn[:-1]), pca=2, k=1)

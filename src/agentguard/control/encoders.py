@@ -274,6 +274,35 @@ class ProjectedEncoder:
         scale = np.maximum(sv[:k] / np.sqrt(max(1, len(x) - 1)), 1e-6)
         return cls(encoder, mean, std, vt[:k], scale)
 
+    @classmethod
+    def fit_slow(cls, encoder: TextEncoder, z: np.ndarray, pairs: tuple[np.ndarray, np.ndarray], pca: int,
+                 k: int) -> ProjectedEncoder:
+        """Slow-feature analysis (Wiskott & Sejnowski, Neural Computation 2002) on transition pairs.
+
+        After the whitened PCA map of :meth:`fit` (``pca`` components, fitted on the encoded states ``z``),
+        keep the ``k`` orthonormal directions ``w`` that minimise the mean squared change between
+        consecutive latents, ``E[(w . (x+ - x))^2]`` over ``pairs = (z_from, z_to)``: the eigenvectors of
+        the ``k`` smallest eigenvalues of the second-moment matrix of the differences. On whitened inputs
+        the features have unit variance over ``z``. The composite map is one fixed linear map
+        (``scale = 1``), stored like any projection.
+
+        Uses no label, only which latent follows which (the environment's transitions, which the Bellman
+        target reads anyway): features that change little from one step to the next (position, heading)
+        are kept; features that jump between consecutive observations are dropped.
+        """
+        a, b = (np.asarray(p, np.float64) for p in pairs)
+        if a.shape != b.shape or a.ndim != 2 or len(a) == 0:
+            raise InputError(f"pairs must be two non-empty (n, d) arrays of one shape, got {a.shape} and {b.shape}")
+        if not 1 <= k <= pca:
+            raise InputError(f"k must be in 1..{pca} (the PCA size)")
+        proj = cls.fit(encoder, z, pca)
+        d = proj.transform(b).astype(np.float64) - proj.transform(a)
+        if not np.isfinite(d).all():
+            raise InputError("latents contain NaN or infinity")
+        _, vecs = np.linalg.eigh(d.T @ d / len(d))  # ascending eigenvalues
+        comp = ((proj.components.T / proj.scale[None, :].astype(np.float64)) @ vecs[:, :k]).T
+        return cls(encoder, proj.mean, proj.std, comp, np.ones(k, np.float32))
+
     def transform(self, z: np.ndarray) -> np.ndarray:
         x = (np.asarray(z, np.float32) - self.mean) / self.std
         return (x @ self.components.T / self.scale).astype(np.float32)

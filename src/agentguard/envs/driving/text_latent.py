@@ -122,11 +122,19 @@ def transitions_for(encoder: Any, states: np.ndarray) -> Transitions:
                        np.concatenate(dones))
 
 
-def standardized(t: Transitions, encoder: Any, pca: int = 0) -> tuple[Transitions, Any]:
+def standardized(t: Transitions, encoder: Any, pca: int = 0, slow: int = 0) -> tuple[Transitions, Any]:
     """Fit the per-feature standardisation (or, with ``pca=k``, the whitened projection on the first k
-    principal components, :class:`ProjectedEncoder`) on the training latents (no labels) and apply it to
-    z and z+."""
-    std: Any = ProjectedEncoder.fit(encoder, t.z[: len(t.z) // 3], pca) if pca else StandardizedEncoder(encoder).fit(t.z)
+    principal components, :class:`ProjectedEncoder`; with ``slow=m`` as well, the ``m`` slow features of
+    that projection over the non-terminal transitions, :meth:`ProjectedEncoder.fit_slow`) on the training
+    latents (no labels) and apply it to z and z+."""
+    states = t.z[: len(t.z) // 3]
+    std: Any
+    if slow:
+        std = ProjectedEncoder.fit_slow(encoder, states, (t.z[~t.done], t.z_next[~t.done]), pca, slow)
+    elif pca:
+        std = ProjectedEncoder.fit(encoder, states, pca)
+    else:
+        std = StandardizedEncoder(encoder).fit(t.z)
     zn = np.where(t.done[:, None], 0.0, std.transform(t.z_next)).astype(np.float32)
     return Transitions(std.transform(t.z), t.a, t.l_next, zn, t.done), std
 
@@ -166,7 +174,7 @@ def train_on_states(encoder: Any, states: np.ndarray, iterations: int, seed: int
     return m, enc
 
 
-def _critic_inputs(encoder: Any, states: np.ndarray, pca: int) -> tuple[Transitions, dict, float]:
+def _critic_inputs(encoder: Any, states: np.ndarray, pca: int, slow: int = 0) -> tuple[Transitions, dict, float]:
     """The transitions of ``states`` on the critic's input (the true state, or the text latent through its
     PCA map fitted on the training latents), the input map to store in the model's meta, encoding seconds."""
     t0 = time.perf_counter()
@@ -174,7 +182,7 @@ def _critic_inputs(encoder: Any, states: np.ndarray, pca: int) -> tuple[Transiti
     t_enc = time.perf_counter() - t0
     if isinstance(encoder, StateEncoder):
         return raw, {}, t_enc
-    data, std = standardized(raw, encoder, pca=pca)
+    data, std = standardized(raw, encoder, pca=pca, slow=slow)
     return data, input_map_state(std), t_enc
 
 
@@ -200,20 +208,22 @@ def train_fqi_on_states(encoder: Any, states: np.ndarray, pca: int = 128, config
     return m
 
 
-def train_kernel_fqi_on_states(encoder: Any, states: np.ndarray, pca: int = 128, config: Any = None) -> Any:
+def train_kernel_fqi_on_states(encoder: Any, states: np.ndarray, pca: int = 128, config: Any = None,
+                               slow: int = 0) -> Any:
     """The kernel-averager critic (:func:`agentguard.control.kernel_fqi.kernel_fitted_q_iteration`, Eq. 5)
     over the encoded ``states``: anchors are the training latents (whitened PCA ``pca`` of a text latent,
-    fitted on the training latents without labels; the true state for a :class:`StateEncoder`), one
-    transition per state and action (:func:`transitions_for`). The input map is stored in the model's meta
-    so :func:`text_only_filter` rebuilds it."""
+    fitted on the training latents without labels, then with ``slow=m`` its ``m`` slow features over the
+    transitions, :func:`standardized`; the true state for a :class:`StateEncoder`), one transition per state
+    and action (:func:`transitions_for`). The input map is stored in the model's meta so
+    :func:`text_only_filter` rebuilds it."""
     from ...control.kernel_fqi import KernelFQIConfig, kernel_fitted_q_iteration
 
-    data, stats, t_enc = _critic_inputs(encoder, states, pca)
+    data, stats, t_enc = _critic_inputs(encoder, states, pca, slow)
     n = len(states)
     m = kernel_fitted_q_iteration(data.z[:n], np.tile(np.arange(n), 3), data, 3, config or KernelFQIConfig())
     m.meta.update({"kind": "text-only" if stats else "privileged-fixed-states", "encoder": encoder.name,
                    "n_states": n, "encode_seconds": t_enc, "train_seconds": m.seconds, "pca": pca if stats else 0,
-                   **stats})
+                   "slow": slow if stats else 0, **stats})
     return m
 
 
