@@ -14,9 +14,17 @@ Stages (each merges its section into benchmarks/results/control_driving_kernel.j
 - ``eval``: closed loop, weak scripted driver, the chosen 5000-state critics saved under
   ``$AGENTGUARD_CACHE/control/text_models`` (text-only) and ``benchmarks/results`` (privileged, small);
   epsilon chosen on validation starts (seed 1), scored on seed 0, the same protocol and rows as
-  ``control_driving_text.py eval``.
+  ``control_driving_text.py eval``. ``--section eval_slow --candidates sfa128:6:10:0.999,...`` writes the
+  fourth pass: candidates on the slow features of the latent, 40 validation starts, ties within one
+  validation episode broken by fewer interventions.
+- ``slow_sweep``: value metrics of kernel critics on the slow features (``ProjectedEncoder.fit_slow``: no
+  label, only which observation follows which) of the whitened PCA of the text latent; ``top`` lists the
+  candidates for ``eval``.
+- ``privileged_curve``: closed-loop failure of the privileged kernel critic against the state count.
+- ``actions``: does each critic's fallback pick an exactly safe action (``--section``: whose text critic).
+- ``wide``: 100 more scored starts (seed 2, used for no choice) for the critics of ``--sections``.
 
-Usage: ``nice -n 10 python benchmarks/control_driving_kernel.py sweep|eval [options]``.
+Usage: ``nice -n 10 python benchmarks/control_driving_kernel.py sweep|slow_sweep|eval|... [options]``.
 """
 
 from __future__ import annotations
@@ -361,7 +369,7 @@ def stage_actions(args) -> None:
     ev_s, ev_y = scored_nodes(grid)
     rep = json.loads(OUT.read_text())
     chosen = rep["sweep"]["chosen"]
-    text_path = rep.get("eval", {}).get("text_critic_selection", {}).get("saved_as")  # the closed-loop choice
+    text_path = rep.get(args.section, {}).get("text_critic_selection", {}).get("saved_as")  # closed-loop choice
     good = grid.q_values(ev_s) > grid.tol
     hard = ev_y & ~good.all(1)
     rows = {}
@@ -378,12 +386,46 @@ def stage_actions(args) -> None:
                       "mean_max_q_on_safe_nodes": float(q.max(1)[ev_y].mean()),
                       "median_max_q_on_safe_nodes": float(np.median(q.max(1)[ev_y]))}
         print(name, rows[name], flush=True)
-    merge("actions", {"nodes": len(ev_s), "rows": rows, "text_only_critic": text_path or chosen[f"{args.encoder}@{args.n}"]["saved_as"]})
+    merge("actions" if args.section == "eval" else f"actions_{args.section}",
+          {"nodes": len(ev_s), "rows": rows,
+           "text_only_critic": text_path or chosen[f"{args.encoder}@{args.n}"]["saved_as"]})
+
+
+def stage_wide(args) -> None:
+    """More scored starts (seed 2, never used for a choice): closed-loop failure / success / interventions
+    of the text-only critics chosen by the ``--sections`` eval stages, each with the epsilon it chose there,
+    beside the privileged rows, the exact filter and no guard."""
+    from agentguard.bench.driving import rollout
+    from agentguard.envs.driving.guard import make_filter
+
+    grid = load_grid()
+    rep = json.loads(OUT.read_text())
+    filters = {k: v for k, v in _baseline_filters(0.1).items() if k != "classifier_stop_text_plus_parsed_numbers"}
+    same = rep["sweep"]["chosen"][f"privileged@{args.n}"]["saved_as"]
+    for sec in args.sections.split(","):
+        ev = rep[sec]
+        eps = ev["epsilon_chosen"]
+        filters[f"reguard[{sec}:{ev['text_critic_selection']['text_critic']}]"] = text_only_filter(
+            KernelQ.load(ev["text_critic_selection"]["saved_as"]), _encoder(args.encoder), float(eps["reguard"]))
+        filters[f"privileged_same_states[{sec}]"] = make_filter("privileged", KernelQ.load(same),
+                                                                 epsilon=float(eps["privileged_same_states"]))
+    filters["exact"] = make_filter("exact", grid=grid)
+    starts = D.sample_initial_states(args.episodes, seed=2)
+    rows = {}
+    for name, filt in filters.items():
+        t0 = time.perf_counter()
+        r = rollout(filt, D.weak_driver_policy, starts, 2)
+        rows[name] = {"failure_rate": float(r.failure.mean()), "success_rate": float(r.success.mean()),
+                      "intervention_rate": r.interventions / max(1, r.decisions), "failures": int(r.failure.sum()),
+                      "seconds": time.perf_counter() - t0}
+        print(name, rows[name], flush=True)
+    merge("wide", {"episodes": args.episodes, "seed": 2, "starts_in_exact_safe_set": float(grid.safe(starts).mean()),
+                   "rows": rows, "note": "starts and rollout noise of seed 2, used for no choice"})
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("stage", choices=["sweep", "slow_sweep", "eval", "privileged_curve", "actions"])
+    ap.add_argument("stage", choices=["sweep", "slow_sweep", "eval", "privileged_curve", "actions", "wide"])
     ap.add_argument("--encoders", default="privileged,gemma-L4-w16")
     ap.add_argument("--encoder", default="gemma-L4-w16")
     ap.add_argument("--sizes", default="1250,2500,3750,5000")
@@ -402,12 +444,14 @@ def main() -> None:
     ap.add_argument("--val-episodes", type=int, default=0, help="eval: validation starts (default --episodes)")
     ap.add_argument("--tie-episodes", type=int, default=0, help="eval: validation failures within this many "
                     "episodes of the best count as tied (then fewest interventions)")
-    ap.add_argument("--section", default="eval", help="eval: the JSON section to write")
+    ap.add_argument("--section", default="eval", help="eval: the JSON section to write; actions: the eval "
+                    "section whose text-only critic to diagnose")
     ap.add_argument("--slows", default="4,6,8,12,16", help="slow_sweep: numbers of slow features")
     ap.add_argument("--top", type=int, default=4, help="slow_sweep: how many to list as candidates")
+    ap.add_argument("--sections", default="eval,eval_slow", help="wide: the eval sections whose critics to run")
     args, _ = ap.parse_known_args()
-    {"sweep": stage_sweep, "slow_sweep": stage_slow_sweep, "eval": stage_eval, "privileged_curve": stage_privileged_curve,
-     "actions": stage_actions}[args.stage](args)
+    {"sweep": stage_sweep, "slow_sweep": stage_slow_sweep, "eval": stage_eval,
+     "privileged_curve": stage_privileged_curve, "actions": stage_actions, "wide": stage_wide}[args.stage](args)
 
 
 if __name__ == "__main__":

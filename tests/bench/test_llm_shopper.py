@@ -33,3 +33,11 @@ def test_option_scores_equal_the_full_pass_and_cover_every_clickable_id(gemma):
     calls = chooser.calls
     chooser(cart, None)  # the same page is scored once
     assert chooser.calls == calls
+    # Eq. 4 blend: beta = 0 is the model's choice; a large beta follows the critic among the page's ids only
+    q = np.full(C.N_ACTIONS, -1.0)
+    q[3], q[10] = 2.0, 50.0  # id 10 is not on this page (6 rows)
+    assert chooser.blend(cart, q, 0.0) == int(np.argmax(lp))
+    assert chooser.blend(cart, q, 1e3) == 3
+    assert chooser.calls == calls
+    with pytest.raises(Exception, match="clickable ids"):
+        chooser.blend(cart, q[:3], 1.0)

@@ -231,9 +231,10 @@ FULL_ITERATIONS = 24_000
 TEXT_ENCODER = "gemma-L4-w16"  # 16 position windows of layer-4 states (benchmarks/control_driving_fqi.py)
 QUICK_TEXT_ENCODER = "wordllama-64"
 TEXT_STATES = 5000  # 17,495 texts with successors: ~12 min of encoding on 2 quiet cores, then cached
-#: the kernel-averager critic's PCA size, neighbours, discount and switching threshold, chosen by closed-loop
-#: failure on validation starts (benchmarks/results/control_driving_kernel.json#eval.text_critic_selection)
-TEXT_PCA, TEXT_K, TEXT_GAMMA, TEXT_EPSILON = 16, 10, 0.999, 0.2
+#: the kernel-averager critic's input map (whitened PCA size, then that many slow features of it over the
+#: training transitions), neighbours, discount and switching threshold, chosen by closed-loop failure on
+#: validation starts (benchmarks/results/control_driving_kernel.json#eval_slow.text_critic_selection)
+TEXT_PCA, TEXT_SLOW, TEXT_K, TEXT_GAMMA, TEXT_EPSILON = 128, 8, 10, 0.999, 0.2
 TEXT_ITERATIONS = 6000  # quick mode's DDQN (WordLlama); the full mode trains kernel fitted Q-iteration
 FULL_CONFIG = {"gamma_end": 0.999, "gamma_period": 4000, "lr_period": 3000, "tau": 0.05, "lr_start": 2e-3}
 
@@ -322,12 +323,12 @@ def run_driving_bench(quick: bool = False, episodes: int = 200, base: str = "wea
     def build_text_only():
         if not quick:  # kernel fitted Q-iteration on the Eq. 5 target over the fixed, encoded state set
             return train_kernel_fqi_on_states(latent, training_states(n_only, seed=seed), pca=TEXT_PCA,
-                                              config=KernelFQIConfig(k=TEXT_K, gamma_end=TEXT_GAMMA))
+                                              slow=TEXT_SLOW, config=KernelFQIConfig(k=TEXT_K, gamma_end=TEXT_GAMMA))
         m, _ = train_on_states(latent, training_states(n_only, seed=seed), iterations or TEXT_ITERATIONS,
                                seed=seed, progress=not quiet, batch_size=512, **FULL_CONFIG)
         return m
 
-    # the full critic (1 MB: 5000 anchors x 16 and the PCA map of gemma's 10,240 numbers) is committed
+    # the full critic (5000 anchors x 8 and the linear map of gemma's 10,240 numbers) is committed
     text_path = (cache_root() / "control" / f"control_driving_text_{text_kind}_quick.pt" if quick
                  else RESULTS / f"control_driving_kernel_{text_kind}_n{n_only}.npz")
     text, text_cached = _cached(text_path, build_text_only, QModel.load if quick else KernelQ.load, retrain, quiet,

@@ -60,3 +60,14 @@ class GemmaCartChooser:
 
     def __call__(self, cart: C.Cart, rng: np.random.Generator | None = None) -> int:
         return int(np.argmax(self.option_logprobs(cart)))
+
+    def blend(self, cart: C.Cart, q: np.ndarray, beta: float) -> int:
+        """Eq. 4 at temperature 1, greedy, over the clickable ids: ``argmax_i log pi_LM(i) + beta Q(z, i)``
+        (``q`` holds the critic's values of every element id; ids past the cart's rows are never chosen)."""
+        lp = self.option_logprobs(cart)
+        q = np.asarray(q, float).reshape(-1)
+        if len(q) < len(lp):
+            from ..core.errors import InputError
+
+            raise InputError(f"the critic gives {len(q)} values, the page has {len(lp)} clickable ids")
+        return int(np.argmax(lp + beta * q[: len(lp)]))
