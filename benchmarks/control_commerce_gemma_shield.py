@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 
@@ -94,7 +95,7 @@ def main() -> None:
               f"interventions {m['intervention_rate']:.2f} (gemma prompts {chooser.calls})", flush=True)
         out.update({"gemma_prompt_passes": chooser.calls, "seconds": time.perf_counter() - t0,
                     "complete": len(out["conditions"]) == len(conds),
-                    "command": "nice -n 10 python benchmarks/control_commerce_gemma_shield.py " + " ".join(sys.argv[1:])})
+                    "command": "nice -n 10 python benchmarks/control_commerce_gemma_shield.py " + shlex.join(sys.argv[1:])})
         (RESULTS / args.out).write_text(json.dumps(out, indent=1) + "\n")
 
 
