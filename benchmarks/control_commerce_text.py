@@ -31,6 +31,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from _sections import merge_section
+
 from agentguard.bench import commerce_latent as T
 from agentguard.bench.driving import RESULTS
 from agentguard.envs import commerce as C
@@ -39,12 +41,7 @@ OUT = RESULTS / "control_commerce_text.json"
 
 
 def merge(section: str, data: dict) -> None:
-    rep = json.loads(OUT.read_text()) if OUT.exists() else {}
-    cmd = "nice -n 10 python benchmarks/control_commerce_text.py " + " ".join(sys.argv[1:])
-    data["commands"] = list(dict.fromkeys(rep.get(section, {}).get("commands", []) + [cmd]))
-    rep[section] = data
-    OUT.write_text(json.dumps(rep, indent=1, default=float) + "\n")
-    print(f"wrote {section} to {OUT}", flush=True)
+    merge_section(OUT, section, data, nice=10)
 
 
 def _succ_texts(carts, acts) -> list[str]:

@@ -32,6 +32,8 @@ import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 
+from _sections import merge_section
+
 from agentguard.bench.driving import RESULTS, cache_root
 from agentguard.envs import driving as D
 from agentguard.envs.driving.text_latent import latent_encoder, training_states
@@ -41,14 +43,7 @@ ENCODER = "gemma-L4-last"
 
 
 def merge(section: str, data: dict) -> None:
-    rep = json.loads(OUT.read_text()) if OUT.exists() else {}
-    cmd = "nice -n 10 python benchmarks/control_driving_fqi.py " + " ".join(sys.argv[1:])
-    data["commands"] = list(dict.fromkeys(rep.get(section, {}).get("commands", []) + [cmd]))
-    if "runs" in data:
-        data["runs"] = {**rep.get(section, {}).get("runs", {}), **data["runs"]}
-    rep[section] = data
-    OUT.write_text(json.dumps(rep, indent=1, default=float) + "\n")
-    print(f"wrote {section} to {OUT}", flush=True)
+    merge_section(OUT, section, data, nice=10, keep_runs=True)
 
 
 def _load1() -> float:

@@ -40,24 +40,27 @@ sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 
 from control_driving_text import _enc, load_grid, scored_nodes, sweep_nodes
 
+from _sections import merge_section
+
 from agentguard.bench.driving import RESULTS, cache_root
 from agentguard.control.ddqn import Transitions, f1_score
 from agentguard.control.encoders import ProjectedEncoder
 from agentguard.control.kernel_fqi import KernelFQIConfig, KernelQ, kernel_fitted_q_iteration
 from agentguard.envs import driving as D
 from agentguard.envs.driving.encoders import StateEncoder
-from agentguard.envs.driving.text_latent import input_map_state, text_only_filter, training_states, transitions_for
+from agentguard.envs.driving.text_latent import (
+    input_map_state,
+    standardized,
+    text_only_filter,
+    training_states,
+    transitions_for,
+)
 
 OUT = RESULTS / "control_driving_kernel.json"
 
 
 def merge(section: str, data: dict) -> None:
-    rep = json.loads(OUT.read_text()) if OUT.exists() else {}
-    cmd = "nice -n 10 python benchmarks/control_driving_kernel.py " + " ".join(sys.argv[1:])
-    data["commands"] = list(dict.fromkeys(rep.get(section, {}).get("commands", []) + [cmd]))
-    rep[section] = data
-    OUT.write_text(json.dumps(rep, indent=1, default=float) + "\n")
-    print(f"wrote {section} to {OUT}", flush=True)
+    merge_section(OUT, section, data, nice=10)
 
 
 def scores(q: np.ndarray, truth: np.ndarray) -> dict:
@@ -89,15 +92,12 @@ def _raw(name: str, n: int) -> Transitions:
 def _inputs(name: str, n: int, pca: int, val_s, ev_s, slow: int = 0):
     """Transitions of the first n training states, with the latent map fitted on them (no labels): the
     whitened PCA ``pca``, or with ``slow=m`` its m slow features over the transitions
-    (:meth:`ProjectedEncoder.fit_slow`)."""
+    (:func:`standardized`, as the bench's critic)."""
     enc = _encoder(name)
     raw = _raw(name, n)
     if isinstance(enc, StateEncoder):
         return raw, enc.encode(val_s), enc.encode(ev_s), None
-    proj = (ProjectedEncoder.fit_slow(enc, raw.z[:n], (raw.z[~raw.done], raw.z_next[~raw.done]), pca, slow) if slow
-            else ProjectedEncoder.fit(enc, raw.z[:n], pca))
-    zn = np.where(raw.done[:, None], 0.0, proj.transform(raw.z_next)).astype(np.float32)
-    data = Transitions(proj.transform(raw.z), raw.a, raw.l_next, zn, raw.done)
+    data, proj = standardized(raw, enc, pca=pca, slow=slow)
     enc_eval = lambda s: proj.transform(enc.encode([D.observation_text(x) for x in s]))  # noqa: E731
     return data, enc_eval(val_s), enc_eval(ev_s), proj
 
@@ -222,6 +222,7 @@ def stage_eval(args) -> None:
     value_pick = chosen[f"{args.encoder}@{args.n}"]
     texts = {f"pca{value_pick['pca']}_k{value_pick['k']}_g{value_pick['gamma_end']}": KernelQ.load(value_pick["saved_as"])}
     one = sweep_nodes(grid, 1)[0], scored_nodes(grid)[0][:1]
+    pca_inputs = None
     for c in filter(None, args.candidates.split(",")):  # more text-only configurations, compared in closed
         if c.startswith("sfa"):  # loop on the validation starts: sfa<pca>:<slow>:<k>:<gamma> or <pca>:<k>:<gamma>
             pca_s, slow_s, k, g = c[3:].split(":")
@@ -232,7 +233,9 @@ def stage_eval(args) -> None:
             texts[f"sfa{pca_s}-{slow_s}_k{k}_g{float(g)}"] = m
             continue
         dims, k, g = c.split(":")
-        data, _, _, proj = _inputs(args.encoder, args.n, 128, *one)
+        if pca_inputs is None:  # one PCA (an SVD of the training latents) serves every plain candidate
+            pca_inputs = _inputs(args.encoder, args.n, 128, *one)
+        data, _, _, proj = pca_inputs
         m = _fit(data, args.n, int(dims), KernelFQIConfig(k=int(k), gamma_end=float(g)))
         sub = ProjectedEncoder(proj.encoder, proj.mean, proj.std, proj.components[:int(dims)], proj.scale[:int(dims)])
         m.meta.update({"encoder": args.encoder, "n_states": args.n, "pca": int(dims), "kind": "text-only",

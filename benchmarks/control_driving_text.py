@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
+
+from _sections import merge_section
 
 from agentguard.bench.driving import RESULTS, cache_root, eval_states
 from agentguard.control.ddqn import f1_score
@@ -47,14 +47,7 @@ def load_grid():
 
 
 def merge(section: str, data: dict) -> None:
-    rep = json.loads(OUT.read_text()) if OUT.exists() else {}
-    cmd = "nice -n 15 python benchmarks/control_driving_text.py " + " ".join(sys.argv[1:])
-    data["commands"] = list(dict.fromkeys(rep.get(section, {}).get("commands", []) + [cmd]))
-    if "runs" in data:  # concurrent curve processes: keep the runs the others wrote meanwhile
-        data["runs"] = {**rep.get(section, {}).get("runs", {}), **data["runs"]}
-    rep[section] = data
-    OUT.write_text(json.dumps(rep, indent=1, default=float) + "\n")
-    print(f"wrote {section} to {OUT}", flush=True)
+    merge_section(OUT, section, data, nice=15, keep_runs=True)
 
 
 def sweep_nodes(grid, n: int, seed: int = 123):

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import require
+from ..core.errors import InputError, require
 from ..envs import commerce as C
 
 __all__ = ["GemmaCartChooser"]
@@ -67,7 +67,5 @@ class GemmaCartChooser:
         lp = self.option_logprobs(cart)
         q = np.asarray(q, float).reshape(-1)
         if len(q) < len(lp):
-            from ..core.errors import InputError
-
             raise InputError(f"the critic gives {len(q)} values, the page has {len(lp)} clickable ids")
         return int(np.argmax(lp + beta * q[: len(lp)]))
