@@ -192,7 +192,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
         on_error = Decision.parse(stack.get("on_error", "halt"))
     except InputError as exc:
         raise InputError(f"{source}: stack.on_error: {exc}") from None
-    if on_error < Decision.REJECT:
+    if not on_error.refuses:
         raise InputError(
             f"{source}: stack.on_error must be reject, escalate or halt (fail closed), "
             f"not {on_error.name.lower()}"

@@ -263,7 +263,7 @@ class EValuatorMonitor(_SequenceMonitor):
         self.models = models
         self.threshold = float(threshold)
         self.decision = Decision.parse(decision)
-        if self.decision < Decision.REJECT:
+        if not self.decision.refuses:
             raise InputError(f"an alarm must block (REJECT, ESCALATE or HALT), not {self.decision.name}")
         self.name = name
         self.signal = signal

@@ -246,7 +246,7 @@ class ThresholdMonitor(_SequenceMonitor):
             raise InputError(f"{name}: threshold must be a number, got {threshold!r}")
         self.threshold = float(threshold)
         self.decision = Decision.parse(decision)
-        if self.decision < Decision.REJECT:
+        if not self.decision.refuses:
             raise InputError(f"an alarm must block (REJECT, ESCALATE or HALT), not {self.decision.name}")
         if not isinstance(signal, str) or not signal:
             raise InputError(f"{name}: signal must be a non-empty name")

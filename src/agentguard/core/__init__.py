@@ -18,9 +18,12 @@ from .errors import (
 )
 from .guard import BaseGuard, Guard, GuardStack, arun_guard, fail_closed, run_guard
 from .lazy import LazyExports
-from .runs import RunMemory, end_run, inner_guards
+from .loading import load_attr
+from .pipeline import Pipeline, RunState, approval_request, call_key, to_proposal
+from .runs import RunEvicted, RunMemory, end_run, inner_guards, walk_guards
 from .strategies import (
-    Block, Fallback, HaltTool, HumanInTheLoop, PendingApproval, Reflect, Replan, Stop, default_outcome,
+    Block, Default, Fallback, HaltTool, HumanInTheLoop, PendingApproval, Reflect, Replan, Stop, default_outcome,
+    strategy,
 )
 from .strict_json import StrictJSONError, loads_strict
 from .types import Context, Decision, Step, ToolCall, Trace, Verdict, read_traces, write_traces
@@ -33,6 +36,7 @@ __all__ = [
     "Block",
     "Context",
     "Decision",
+    "Default",
     "DependencyError",
     "Enforcement",
     "Fallback",
@@ -52,10 +56,13 @@ __all__ = [
     "Outcome",
     "ParseError",
     "PendingApproval",
+    "Pipeline",
     "PolicyError",
     "Reflect",
     "Replan",
+    "RunEvicted",
     "RunMemory",
+    "RunState",
     "ShellCommand",
     "Step",
     "Stop",
@@ -63,17 +70,23 @@ __all__ = [
     "ToolCall",
     "Trace",
     "Verdict",
+    "approval_request",
     "arun_guard",
+    "call_key",
     "canonical_name",
     "canonical_path",
     "default_outcome",
     "end_run",
     "fail_closed",
     "inner_guards",
+    "load_attr",
     "loads_strict",
     "read_traces",
     "run_guard",
     "shell_commands",
+    "strategy",
     "strip_invisible",
+    "to_proposal",
+    "walk_guards",
     "write_traces",
 ]

@@ -75,7 +75,7 @@ class BaseGuard:
 
 def fail_closed(guard_name: str, error: BaseException, decision: Decision = Decision.HALT) -> Verdict:
     """The verdict a guard that errored yields: never ALLOW. ``decision`` must block."""
-    if decision < Decision.REJECT:
+    if not decision.refuses:
         raise InputError(f"fail-closed decision must be REJECT, ESCALATE or HALT, not {decision.name}")
     kind = "timed out" if isinstance(error, (TimeoutError, GuardTimeout)) else "failed"
     return Verdict(
@@ -99,6 +99,14 @@ def _accept(guard: Any, v: Any, t0: float, timeout_s: float | None) -> Verdict:
     return v if v.guard else v.with_guard(_name(guard))
 
 
+def _readable(guard: Any, proposal: Any) -> None:
+    """Raise GuardError when the guard declares what it accepts (``accepts``: a type or a tuple of
+    types) and ``proposal`` is not one of them (the caller fails closed)."""
+    accepts = getattr(guard, "accepts", None)
+    if accepts and not isinstance(proposal, accepts):
+        raise GuardError(f"cannot read a proposal of type {type(proposal).__name__}")
+
+
 def run_guard(guard: Any, context: Context, proposal: Any, *, timeout_s: float | None = None,
               on_error: Decision = Decision.HALT) -> Verdict:
     """``guard.check`` under the fail-closed rule (synchronous path; see the module docstring).
@@ -108,6 +116,7 @@ def run_guard(guard: Any, context: Context, proposal: Any, *, timeout_s: float |
     """
     t0 = time.perf_counter()
     try:
+        _readable(guard, proposal)
         return _accept(guard, guard.check(context, proposal), t0, timeout_s)
     except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt... from a guard: fail closed
         return fail_closed(_name(guard), exc, on_error)
@@ -201,6 +210,7 @@ async def _arun_async(guard: Any, context: Context, proposal: Any, timeout_s: fl
                       on_error: Decision) -> Verdict:
     t0 = time.perf_counter()
     try:
+        _readable(guard, proposal)
         coro = _captured(guard.acheck(context, proposal))
         ok, v = await (_await_deadline(asyncio.ensure_future(coro), timeout_s) if timeout_s is not None else coro)
         if not ok:
@@ -240,7 +250,7 @@ class GuardStack(BaseGuard):
                 raise InputError(f"{g!r} is not a Guard (needs name, check and acheck)")
         self.name = name
         self.on_error = Decision.parse(on_error)
-        if self.on_error < Decision.REJECT:
+        if not self.on_error.refuses:
             raise InputError(f"on_error must block (REJECT, ESCALATE or HALT), not {self.on_error.name}")
         self.timeout_s = timeout_s
         self.short_circuit = short_circuit
@@ -256,7 +266,7 @@ class GuardStack(BaseGuard):
     def _combine(self, verdicts: list[Verdict]) -> Verdict:
         best = verdicts[0]
         for v in verdicts[1:]:
-            if v.decision > best.decision:
+            if v.stricter_than(best):
                 best = v
         trail = [v.to_dict() for v in verdicts]
         return Verdict(best.decision, best.reason, best.guard, best.numbers, best.action,

@@ -2,74 +2,183 @@
 
 A guard that remembers something between steps of one run (the last safe action, a monitor's
 running minimum, a product automaton's state) keeps it in a :class:`RunMemory` keyed by
-``Context.run_id``. The memory is bounded: when more than ``max_runs`` runs are live, the run that
-was touched least recently is forgotten (its state restarts if it comes back). ``end_run`` forgets a
-run at once; adapters call it when a run finishes. All methods are thread-safe.
+``Context.run_id``. The memory is bounded, but a run it had to let go is never silently treated as
+new when it comes back: it is rebuilt or refused (:class:`RunEvicted`, which a guard's caller turns
+into HALT under the fail-closed rule). ``end_run`` forgets a run on purpose; adapters call it when a
+run finishes. All methods are thread-safe.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from typing import Any, Callable, Generic, Hashable, Iterator, TypeVar
 
-from .errors import InputError
+from .errors import AgentGuardError, InputError
 
-__all__ = ["RunMemory", "end_run", "inner_guards"]
+__all__ = ["RunEvicted", "RunMemory", "end_run", "inner_guards", "walk_guards"]
 
 T = TypeVar("T")
 
 
-class RunMemory(Generic[T]):
-    """A bounded, least-recently-used map ``run_id -> state``, with a factory for new runs.
+class RunEvicted(AgentGuardError):
+    """A run's state left a bounded memory (capacity or expiry) while the run was still live.
 
-    Guarantees: at most ``max_runs`` entries are held; ``get`` of an unknown run creates its state
-    with ``factory()``; ``end_run`` of an unknown run is a no-op.
+    Raised instead of silently starting the run over: the caller rebuilds the state (replay from a
+    trace or audit store) or answers HALT. Never means ALLOW."""
+
+
+class RunMemory(Generic[T]):
+    """The one bounded map ``run_id -> state`` of the package, with a factory for new runs.
+
+    Guarantees:
+
+    - at most ``max_runs`` entries are held (least recently used leave first); with ``ttl_s`` an entry
+      idle longer than that leaves too;
+    - a run that left because of capacity or expiry is *never treated as new*: its id is remembered
+      (a tombstone; at most ``tombstones`` ids, default ``10 * max_runs``) and :meth:`get` rebuilds it
+      with ``rebuild(run_id)`` when one is given, else raises :class:`RunEvicted` (callers fail closed);
+    - :meth:`end_run` forgets a run on purpose (the run finished, or its state is about to be rebuilt by
+      replay): its id may start over;
+    - ``on_drop(run_id, state)`` is called, outside the lock, for every entry that leaves;
+    - every method is thread-safe.
     """
 
-    def __init__(self, factory: Callable[[], T], max_runs: int = 10_000) -> None:
-        if not isinstance(max_runs, int) or max_runs < 1:
+    def __init__(self, factory: Callable[[], T], max_runs: int = 10_000, *, ttl_s: float | None = None,
+                 tombstones: int | None = None, rebuild: Callable[[Hashable], T | None] | None = None,
+                 on_drop: Callable[[Hashable, T], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if not isinstance(max_runs, int) or isinstance(max_runs, bool) or max_runs < 1:
             raise InputError(f"max_runs must be a positive integer, got {max_runs!r}")
+        if ttl_s is not None and not ttl_s > 0:
+            raise InputError(f"ttl_s must be positive, got {ttl_s!r}")
         self._factory = factory
         self.max_runs = max_runs
+        self.ttl_s = ttl_s
+        self.max_tombstones = 10 * max_runs if tombstones is None else int(tombstones)
+        self.rebuild = rebuild
+        self.on_drop = on_drop
+        self.clock = clock
         self._runs: OrderedDict[Hashable, T] = OrderedDict()
+        self._seen: dict[Hashable, float] = {}
+        self._gone: OrderedDict[Hashable, str] = OrderedDict()
         self._lock = threading.RLock()
+        self.evicted_total = 0
 
+    # -- reading ----------------------------------------------------------------------------------
     def get(self, run_id: Hashable) -> T:
-        """The state of ``run_id``, created by the factory when the run is new."""
-        with self._lock:
-            if run_id in self._runs:
-                self._runs.move_to_end(run_id)
-                return self._runs[run_id]
-            state = self._factory()
-            self._store(run_id, state)
-            return state
+        """The state of ``run_id``: held, rebuilt (an evicted run with ``rebuild``), or new from the
+        factory. Raises :class:`RunEvicted` for an evicted run that cannot be rebuilt."""
+        dropped: list[tuple[Hashable, T]] = []
+        try:
+            with self._lock:
+                self._expire(dropped)
+                if run_id in self._runs:
+                    self._touch(run_id)
+                    return self._runs[run_id]
+                why = self._gone.get(run_id)
+                if why is None:
+                    state = self._factory()
+                    self._store(run_id, state, dropped)
+                    return state
+            state = self.rebuild(run_id) if self.rebuild is not None else None  # outside the lock
+            if state is None:
+                raise RunEvicted(f"run {run_id} was {why} from memory while live; its state cannot be rebuilt")
+            with self._lock:
+                if run_id in self._runs:  # another thread rebuilt it meanwhile
+                    return self._runs[run_id]
+                self._gone.pop(run_id, None)
+                self._store(run_id, state, dropped)
+                return state
+        finally:
+            self._dropped(dropped)
 
     def peek(self, run_id: Hashable) -> T | None:
         """The state of ``run_id`` if held, without creating or touching it."""
         with self._lock:
             return self._runs.get(run_id)
 
+    def evicted(self, run_id: Hashable) -> bool:
+        """True when ``run_id`` left because of capacity or expiry (and was not rebuilt or ended since)."""
+        with self._lock:
+            return run_id in self._gone
+
+    # -- writing ----------------------------------------------------------------------------------
     def set(self, run_id: Hashable, state: T) -> None:
         """Replace the state of ``run_id``."""
+        dropped: list[tuple[Hashable, T]] = []
         with self._lock:
-            self._store(run_id, state)
+            self._gone.pop(run_id, None)
+            self._store(run_id, state, dropped)
+        self._dropped(dropped)
 
     def end_run(self, run_id: Hashable) -> None:
-        """Forget ``run_id`` (no-op when unknown)."""
+        """Forget ``run_id`` on purpose (no-op when unknown); the id may start over."""
         with self._lock:
-            self._runs.pop(run_id, None)
+            state = self._runs.pop(run_id, None)
+            self._seen.pop(run_id, None)
+            self._gone.pop(run_id, None)
+        if state is not None:
+            self._dropped([(run_id, state)])
 
     def clear(self) -> None:
-        """Forget every run."""
+        """Forget every run (and every tombstone)."""
         with self._lock:
             self._runs.clear()
+            self._seen.clear()
+            self._gone.clear()
 
-    def _store(self, run_id: Hashable, state: T) -> None:
-        self._runs[run_id] = state
+    def sweep(self) -> int:
+        """Expire idle runs now; returns how many left."""
+        dropped: list[tuple[Hashable, T]] = []
+        with self._lock:
+            self._expire(dropped)
+        self._dropped(dropped)
+        return len(dropped)
+
+    # -- internals --------------------------------------------------------------------------------
+    def _touch(self, run_id: Hashable) -> None:
         self._runs.move_to_end(run_id)
+        if self.ttl_s is not None:
+            self._seen[run_id] = self.clock()
+
+    def _store(self, run_id: Hashable, state: T, dropped: list[tuple[Hashable, T]]) -> None:
+        self._runs[run_id] = state
+        self._touch(run_id)
         while len(self._runs) > self.max_runs:
-            self._runs.popitem(last=False)
+            old, st = self._runs.popitem(last=False)
+            self._bury(old, "evicted (capacity)")
+            dropped.append((old, st))
+
+    def _expire(self, dropped: list[tuple[Hashable, T]]) -> None:
+        if self.ttl_s is None:
+            return
+        now = self.clock()
+        while self._runs:
+            old = next(iter(self._runs))
+            if now - self._seen.get(old, now) <= self.ttl_s:
+                break
+            st = self._runs.pop(old)
+            self._bury(old, f"expired (idle over {self.ttl_s:g}s)")
+            dropped.append((old, st))
+
+    def _bury(self, run_id: Hashable, why: str) -> None:
+        self._seen.pop(run_id, None)
+        self._gone[run_id] = why
+        self._gone.move_to_end(run_id)
+        self.evicted_total += 1
+        while len(self._gone) > self.max_tombstones:
+            self._gone.popitem(last=False)
+
+    def _dropped(self, dropped: list[tuple[Hashable, T]]) -> None:
+        if self.on_drop is None:
+            return
+        for run_id, st in dropped:
+            try:
+                self.on_drop(run_id, st)
+            except Exception:  # noqa: BLE001 - cleanup must not fail the caller
+                pass
 
     def __contains__(self, run_id: object) -> bool:
         with self._lock:
@@ -83,15 +192,21 @@ class RunMemory(Generic[T]):
         with self._lock:
             return iter(list(self._runs))
 
-    def __getstate__(self) -> dict:
+    def values(self) -> list[T]:
+        with self._lock:
+            return list(self._runs.values())
+
+    def __getstate__(self) -> dict[str, Any]:
         """Copies and pickles carry the runs, not the lock (each copy gets its own)."""
         with self._lock:
             state = dict(self.__dict__)
             state["_runs"] = OrderedDict(self._runs)
+            state["_gone"] = OrderedDict(self._gone)
+            state["_seen"] = dict(self._seen)
         del state["_lock"]
         return state
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.RLock()
 
@@ -112,6 +227,23 @@ def inner_guards(guard: Any) -> list[Any]:
             out.extend(x for x in v if hasattr(x, "check"))
         elif v is not None and hasattr(v, "check"):
             out.append(v)
+    return out
+
+
+def walk_guards(guard: Any, *, limit: int = 10_000) -> list[Any]:
+    """``guard`` and every guard inside it (stacks, wrappers: :data:`INNER_ATTRS`), each once, breadth
+    first. The one walk of a guard tree in the package (settling approvals, per-run copies, the
+    dashboard's attributes, per-guard strategies all use it)."""
+    out: list[Any] = []
+    seen: set[int] = set()
+    todo = [guard]
+    while todo and len(out) < limit:
+        g = todo.pop(0)
+        if id(g) in seen:
+            continue
+        seen.add(id(g))
+        out.append(g)
+        todo.extend(inner_guards(g))
     return out
 
 

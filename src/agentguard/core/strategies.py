@@ -26,8 +26,8 @@ from .enforcement import Outcome
 from .types import Context, Decision, Verdict
 
 __all__ = [
-    "Block", "Fallback", "HaltTool", "HumanInTheLoop", "PendingApproval", "Reflect", "Replan", "Stop",
-    "default_outcome",
+    "Block", "Default", "Fallback", "HaltTool", "HumanInTheLoop", "PendingApproval", "Reflect", "Replan", "Stop",
+    "default_outcome", "strategy",
 ]
 
 
@@ -160,6 +160,24 @@ class Reflect:
 
 
 @dataclass
+class Default:
+    """What happens when no strategy is configured: run ALLOW unchanged and MODIFY with its arguments;
+    a RECOVER runs its fallback action (ReGuard) when it has one and is refused otherwise; REJECT (and an
+    ESCALATE nobody approved) is refused and the run goes on; HALT stops the run."""
+
+    name: str = "default"
+
+    def apply(self, verdict: Verdict, context: Context, proposal: Any) -> Outcome:
+        out = default_outcome(verdict, proposal)
+        if out is not None:
+            return out
+        if verdict.decision is Decision.RECOVER and verdict.action is not None:
+            return Outcome(True, verdict.action, message=f"action replaced: {verdict.reason}", verdict=verdict)
+        return Outcome(False, None, message=f"action refused by {verdict.guard or 'guard'}: {verdict.reason}",
+                       verdict=verdict)
+
+
+@dataclass
 class Fallback:
     """Replace the proposal by the verdict's fallback action (ReGuard least-restrictive filter).
 
@@ -237,3 +255,26 @@ class HumanInTheLoop:
             return Outcome(False, None, stop=verdict.decision is Decision.HALT,
                            message=f"refused by a human: {verdict.reason}", verdict=verdict, extra={"human": "refused"})
         return Outcome(True, answer, message="overridden by a human", verdict=verdict, extra={"human": "override"})
+
+
+_SIMPLE: dict[str, Callable[[], Any]] = {
+    "TT": Stop, "STOP": Stop, "AB": Block, "BLOCK": Block, "TEH": HaltTool, "HALT-TOOL": HaltTool,
+    "FALLBACK": Fallback, "REFLECT": Reflect, "DEFAULT": Default,
+}
+
+
+def strategy(name: str, *, max_rounds: int = 3) -> Any:
+    """A strategy by name: the VeriGuard paper's TT, AB, TEH, CRP and the hybrids CRP+TEH / CRP+AB /
+    CRP+TT, or ``stop``, ``block``, ``halt-tool``, ``fallback``, ``reflect``, ``default``
+    (case-insensitive). Raises InputError naming the known ones."""
+    from .errors import InputError
+
+    key = str(name).strip().upper()
+    if key in _SIMPLE:
+        return _SIMPLE[key]()
+    if key in ("CRP", "REPLAN"):
+        return Replan(max_rounds=max_rounds)
+    if key.startswith("CRP+") and key[4:] in _SIMPLE:
+        return Replan(max_rounds=max_rounds, then=_SIMPLE[key[4:]]())
+    raise InputError(f"unknown enforcement strategy {name!r}; expected TT, AB, TEH, CRP, CRP+TEH, CRP+AB, CRP+TT, "
+                     "stop, block, halt-tool, fallback, reflect or default")

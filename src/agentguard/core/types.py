@@ -46,8 +46,9 @@ class ToolCall:
 class Decision(enum.IntEnum):
     """What a guard decides, ordered from most permissive to strictest.
 
-    The integer order is the strictness used when guards compose: a stack returns the strictest
-    verdict. ``ALLOW < MODIFY < RECOVER < REJECT < ESCALATE < HALT``.
+    The integer values are stable (stored in traces). When guards compose, a stack returns the
+    strictest verdict by :attr:`strictness`: ``ALLOW < MODIFY < RECOVER < ESCALATE < REJECT < HALT``
+    (a refusal is never turned into something a human can approve).
     """
 
     ALLOW = 0  # go on unchanged
@@ -56,6 +57,20 @@ class Decision(enum.IntEnum):
     REJECT = 3  # do not execute; tell the agent why; the run goes on
     ESCALATE = 4  # ask a human
     HALT = 5  # stop the run
+
+    @property
+    def strictness(self) -> int:
+        """Rank used when verdicts combine: ``ALLOW < MODIFY < RECOVER < ESCALATE < REJECT < HALT``.
+
+        A refusal (REJECT, HALT) dominates a request for approval (ESCALATE), so a human is only ever
+        asked about a call that no guard refused (the integer order of the enum is kept for stored
+        traces; composition uses this rank)."""
+        return _STRICTNESS[self]
+
+    @property
+    def refuses(self) -> bool:
+        """True for the decisions that may be a fail-closed answer: REJECT, ESCALATE, HALT."""
+        return self in (Decision.REJECT, Decision.ESCALATE, Decision.HALT)
 
     @classmethod
     def parse(cls, value: "Decision | str | int") -> "Decision":
@@ -69,6 +84,10 @@ class Decision(enum.IntEnum):
             raise InputError(
                 f"unknown decision {value!r}; expected one of {', '.join(d.name for d in cls)}"
             ) from None
+
+
+_STRICTNESS = {Decision.ALLOW: 0, Decision.MODIFY: 1, Decision.RECOVER: 2, Decision.ESCALATE: 3,
+               Decision.REJECT: 4, Decision.HALT: 5}
 
 
 @dataclass(frozen=True)
@@ -97,7 +116,8 @@ class Verdict:
         return self.decision >= Decision.RECOVER
 
     def stricter_than(self, other: "Verdict") -> bool:
-        return self.decision > other.decision
+        """True when this verdict wins over ``other`` in a combination (:attr:`Decision.strictness`)."""
+        return self.decision.strictness > other.decision.strictness
 
     @classmethod
     def allow(cls, guard: str = "", reason: str = "allowed", **numbers: float) -> "Verdict":

@@ -201,7 +201,7 @@ class ToolRuleGuard(BaseGuard):
     ) -> None:
         self.name = name
         self.decision = Decision.parse(decision)
-        if self.decision < Decision.REJECT:
+        if not self.decision.refuses:
             raise InputError(
                 f"{name}: decision must block (REJECT, ESCALATE or HALT), not {self.decision.name}"
             )

@@ -31,7 +31,7 @@ from ..core.canonical import canonical_name
 from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError, PolicyError
 from ..core.guard import BaseGuard, fail_closed
-from ..core.strategies import Block, HaltTool, Replan, Stop
+from ..core.strategies import Block, HaltTool, Replan, Stop, strategy
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .audit import AuditRecord, AuditSink
 from .extract import ArgumentExtractor, SpecExtractor
@@ -47,19 +47,6 @@ TT = Stop
 AB = Block
 TEH = HaltTool
 CRP = Replan
-
-
-def strategy(name: str, *, max_rounds: int = 3) -> Enforcement:
-    """A strategy by the paper's name: TT, AB, TEH, CRP, or CRP+TEH / CRP+AB / CRP+TT (hybrids)."""
-    key = name.strip().upper()
-    simple = {"TT": Stop, "AB": Block, "TEH": HaltTool}
-    if key in simple:
-        return simple[key]()
-    if key == "CRP":
-        return Replan(max_rounds=max_rounds)
-    if key.startswith("CRP+") and key[4:] in simple:
-        return Replan(max_rounds=max_rounds, then=simple[key[4:]]())
-    raise InputError(f"unknown enforcement strategy {name!r}; expected TT, AB, TEH, CRP or CRP+TEH")
 
 
 @dataclass
@@ -117,7 +104,7 @@ class ToolCallGuard(BaseGuard):
         self.name = name
         self.deny = Decision.parse(deny)
         self.on_error = Decision.parse(on_error)
-        if self.deny < Decision.REJECT or self.on_error < Decision.REJECT:
+        if not self.deny.refuses or not self.on_error.refuses:
             raise InputError("deny and on_error must be blocking decisions (REJECT, ESCALATE or HALT)")
         if unknown_tool not in ("deny", "allow"):
             raise InputError("unknown_tool must be 'deny' or 'allow'")

@@ -1,0 +1,538 @@
+"""One decision path for every entry point: :class:`Pipeline`.
+
+Every adapter (LangChain, OpenAI Agents, MCP, LiteLLM, streaming), the service and ``agentguard decide``
+call :meth:`Pipeline.decide` / :meth:`Pipeline.adecide`; an adapter only translates its framework's
+objects into a proposal and an :class:`~agentguard.core.enforcement.Outcome` back into the framework's
+own shapes. One call of ``decide``:
+
+1. **converts** the proposal once (:func:`to_proposal`: a ``ToolCall``, a ``Step``, or a mapping with a
+   ``name`` read as a tool call; anything else fails closed);
+2. finds the run's state in its **one home** (:class:`RunState` in a :class:`~.runs.RunMemory`): a run the
+   memory had to let go is rebuilt (``rebuild``) or answered HALT, never started over; a run already
+   halted stays halted (the latch lives here, not in an adapter or a field the client writes);
+3. **decides fail-closed** (:func:`~.guard.run_guard` / :func:`~.guard.arun_guard`: an exception, a
+   cancellation by the guard, a non-Verdict or a late verdict never allows), the stack combining by
+   :attr:`~.types.Decision.strictness` (REJECT and HALT dominate ESCALATE, so a refused call is never
+   offered to a human);
+4. **enforces**: an ESCALATE becomes ``Outcome(ask=True)`` (the adapter asks a human in its framework's
+   own way and calls :meth:`Pipeline.resolve`); every other verdict goes through the enforcement
+   strategy (:mod:`~.strategies`): the one given, else the ``strategy`` of the guard that decided (a
+   policy table's ``strategy = "CRP+TEH"`` takes effect through every adapter), else
+   :class:`~.strategies.Default`;
+5. **audits** (one :class:`~.audit.AuditRecord` per decision and per human answer; a sink that fails
+   turns the outcome into the fail-closed refusal, with ``extra['audit_error']``);
+6. **remembers**: a stopping outcome latches HALT for the run; :meth:`Pipeline.record` appends what
+   happened to the run's trace (and recorder).
+
+Calls decided together (one model turn) are matched to their outcomes by what they are
+(:func:`call_key`: the tool name and canonical arguments), never by a call id the client chose: see
+:meth:`Pipeline.decide_turn` and :meth:`Pipeline.take`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
+
+from .audit import AuditRecord, AuditSink
+from .enforcement import Enforcement, Outcome
+from .errors import InputError
+from .guard import Guard, arun_guard, fail_closed, run_guard
+from .runs import RunEvicted, RunMemory, end_run, walk_guards
+from .strategies import Default, strategy as strategy_by_name
+from .types import Context, Decision, Step, ToolCall, Trace, Verdict
+
+__all__ = ["Pipeline", "RunState", "approval_request", "call_key", "to_proposal"]
+
+#: ``Context.metadata`` keys the pipeline and the strategies own; facts from a request never set them
+RESERVED_KEYS = frozenset({"adapter", "halted", "halted_tools", "replan_rounds"})
+
+
+def to_proposal(proposal: Any) -> ToolCall | Step:
+    """The typed proposal: a :class:`ToolCall` or :class:`Step` as is; a mapping with ``name`` (and a
+    mapping ``arguments``) as a ToolCall; anything else raises InputError (the caller fails closed)."""
+    if isinstance(proposal, (ToolCall, Step)):
+        return proposal
+    if isinstance(proposal, Mapping) and isinstance(proposal.get("name"), str):
+        args = proposal.get("arguments", proposal.get("args", {}))
+        if args is None:
+            args = {}
+        if not isinstance(args, Mapping):
+            raise InputError(f"tool call {proposal['name']!r}: arguments must be an object, got {type(args).__name__}")
+        return ToolCall(proposal["name"], dict(args), str(proposal.get("call_id") or proposal.get("id") or ""))
+    raise InputError(f"cannot read a proposal of type {type(proposal).__name__} (expected a tool call or a step)")
+
+
+def _canonical(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _canonical(v) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(obj, (list, tuple)):
+        return [_canonical(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return {"$float": repr(obj)}
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    return {"$repr": f"{type(obj).__name__}:{obj!r}"}
+
+
+def call_key(call: Any) -> str:
+    """The identity of a proposed call: SHA-256 of its tool name and canonical arguments (keys sorted,
+    non-finite floats and non-JSON values spelled out, so ``inf`` and ``null`` differ). Two calls with
+    the same key are the same call whatever id the client gave them."""
+    if isinstance(call, ToolCall):
+        body: Any = {"name": call.name, "arguments": _canonical(call.arguments)}
+    elif isinstance(call, Step):
+        a = call.action
+        body = {"step": _canonical(a.to_dict() if isinstance(a, ToolCall) else a), "state": _canonical(call.state),
+                "output": call.output}
+    else:
+        body = _canonical(call)
+    raw = json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def approval_request(outcome: Outcome) -> dict[str, Any]:
+    """What an approver is shown for an ``ask`` outcome: the call, the reason, and every guard's verdict
+    (so a human sees what each guard said, not only the one that asked)."""
+    v = outcome.verdict
+    trail = list((v.details or {}).get("verdicts") or [v.to_dict()]) if v is not None else []
+    call = outcome.proposal
+    lines = [f"- {t.get('guard') or '?'}: {t.get('decision')} ({t.get('reason', '')})" for t in trail]
+    return {
+        "call": call.to_dict() if hasattr(call, "to_dict") else call,
+        "reason": v.reason if v is not None else "",
+        "verdicts": trail,
+        "text": (f"agentguard asks a human about {getattr(call, 'name', 'this action')}: "
+                 f"{v.reason if v is not None else ''}\n" + "\n".join(lines)),
+    }
+
+
+@dataclass
+class RunState:
+    """The one home of a run's state: its context (trace, facts, strategy counters), the latched HALT,
+    the outcomes of calls decided but not yet executed, and the locks that serialise its decisions."""
+
+    context: Context
+    halted: Verdict | None = None
+    pending: dict[str, list[Outcome]] = field(default_factory=dict)
+    decisions: int = 0
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    _alocks: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
+
+    @property
+    def run_id(self) -> str:
+        return self.context.run_id
+
+    def alock(self) -> asyncio.Lock:
+        """The run's asyncio lock for the running event loop."""
+        loop = id(asyncio.get_running_loop())
+        with self.lock:
+            lk = self._alocks.get(loop)
+            if lk is None:
+                lk = self._alocks[loop] = asyncio.Lock()
+            return lk
+
+
+class Pipeline:
+    """Convert, decide fail-closed, enforce, audit, remember: see the module docstring.
+
+    ``guard``: any :class:`~.guard.Guard` (usually a :class:`~.guard.GuardStack`). ``enforcement``: an
+    :class:`~.enforcement.Enforcement` or a strategy name (``"CRP+TEH"``); None uses each deciding
+    guard's own ``strategy`` or :class:`~.strategies.Default`. ``audit``: a sink (``write`` or ``awrite``).
+    ``runs``: the run memory (``max_runs`` runs; ``rebuild(run_id) -> RunState | None`` restores an
+    evicted run). ``state_fn(context, proposal)`` sets ``context.state`` before each decision.
+    ``recorder``: a trace recorder (``trace(run_id, adapter=...)`` / ``finish(run_id)``).
+    ``escalate``: ``"ask"`` (an ESCALATE asks a human) or ``"reject"`` (refused without asking).
+    """
+
+    def __init__(self, guard: Guard, *, enforcement: Enforcement | str | None = None,
+                 audit: AuditSink | None = None, runs: RunMemory[RunState] | None = None,
+                 max_runs: int = 10_000, rebuild: Callable[[Hashable], RunState | None] | None = None,
+                 on_error: Decision | str = Decision.HALT, timeout_s: float | None = None,
+                 state_fn: Callable[[Context, Any], Any] | None = None, adapter: str = "",
+                 recorder: Any = None, escalate: str = "ask") -> None:
+        if not isinstance(guard, Guard):
+            raise InputError(f"{guard!r} is not a Guard (needs name, check and acheck)")
+        if escalate not in ("ask", "reject"):
+            raise InputError(f"escalate must be 'ask' or 'reject', not {escalate!r}")
+        self.guard = guard
+        self.enforcement: Enforcement | None = (strategy_by_name(enforcement) if isinstance(enforcement, str)
+                                                else enforcement)
+        self.audit = audit
+        self.runs: RunMemory[RunState] = runs if runs is not None else RunMemory(
+            self._no_factory, max_runs, rebuild=rebuild, on_drop=self._dropped)
+        self.on_error = Decision.parse(on_error)
+        if not self.on_error.refuses:
+            raise InputError(f"on_error must block (REJECT, ESCALATE or HALT), not {self.on_error.name}")
+        self.timeout_s = timeout_s
+        self.state_fn = state_fn
+        self.adapter = adapter
+        self.recorder = recorder
+        self.escalate = escalate
+        tree = walk_guards(guard)
+        self._strategies: dict[str, Enforcement] = {
+            str(g.name): g.strategy for g in tree
+            if isinstance(getattr(g, "strategy", None), Enforcement) and getattr(g, "name", None)}
+        self._settlers = [g for g in tree if callable(getattr(g, "settle_approval", None))]
+        self._default = Default()
+
+    def __repr__(self) -> str:
+        strat = getattr(self.enforcement, "name", "per-guard")
+        return f"Pipeline({self.guard!r}, enforcement={strat}, adapter={self.adapter!r}, runs={len(self.runs)})"
+
+    # -- runs -------------------------------------------------------------------------------------
+    @staticmethod
+    def _no_factory() -> RunState:  # pragma: no cover - RunMemory.get is never called without a run
+        raise AssertionError("runs are created by Pipeline.run")
+
+    def _dropped(self, run_id: Hashable, st: RunState) -> None:
+        end_run(self.guard, run_id)
+
+    def _new_run(self, run_id: str) -> RunState:
+        trace = (self.recorder.trace(run_id, adapter=self.adapter) if self.recorder is not None
+                 else Trace(labels={"adapter": self.adapter}, run_id=run_id))
+        return RunState(Context(run_id=run_id, trace=trace, metadata={"adapter": self.adapter}))
+
+    def run(self, run_id: str, **facts: Any) -> RunState:
+        """The state of ``run_id`` (created on first use). ``facts`` (trusted per-run facts the
+        application sets) are merged into ``context.metadata``, except :data:`RESERVED_KEYS`.
+        Raises :class:`~.runs.RunEvicted` for a run that was evicted and cannot be rebuilt."""
+        run_id = str(run_id)
+        with self.runs._lock:  # one creation per id (RunMemory's lock is re-entrant)
+            if run_id not in self.runs and not self.runs.evicted(run_id):
+                self.runs.set(run_id, self._new_run(run_id))
+        st = self.runs.get(run_id)
+        for k, v in facts.items():
+            if k not in RESERVED_KEYS:
+                st.context.metadata[k] = v
+        return st
+
+    def finish(self, run_id: str, **labels: Any) -> Trace | None:
+        """End a run on purpose: its state and every guard's memory of it are forgotten, its trace is
+        labelled and finished (returned)."""
+        st = self.runs.peek(str(run_id))
+        self.runs.end_run(str(run_id))
+        if st is None:
+            return None
+        st.context.trace.labels.update(labels)
+        if self.recorder is not None:
+            return self.recorder.finish(str(run_id))
+        return st.context.trace
+
+    def halted(self, run_id: str) -> Verdict | None:
+        """The latched HALT of a run (None while it runs; a HALT for a run evicted beyond rebuilding)."""
+        st = self.runs.peek(str(run_id))
+        if st is not None:
+            return st.halted
+        if self.runs.evicted(str(run_id)):
+            return Verdict.halt(f"run {run_id} was evicted and cannot be rebuilt", self.guard.name)
+        return None
+
+    # -- deciding ---------------------------------------------------------------------------------
+    def _state(self, run: str | Context | RunState, facts: Mapping[str, Any]) -> RunState:
+        if isinstance(run, RunState):
+            return run
+        if isinstance(run, Context):
+            st = self.run(run.run_id, **facts)
+            if run is not st.context:  # a caller's own context: its facts and trace are what it says
+                for k, v in run.metadata.items():
+                    if k not in RESERVED_KEYS:
+                        st.context.metadata[k] = v
+                if run.trace.steps and not st.context.trace.steps:
+                    st.context.trace.steps.extend(run.trace.steps)
+                if run.state is not None:
+                    st.context.state = run.state
+            return st
+        return self.run(str(run), **facts)
+
+    def _prepare(self, st: RunState, proposal: Any) -> tuple[Any, Verdict | None]:
+        """The typed proposal, or the verdict that answers without asking the guards."""
+        if st.halted is not None:
+            return proposal, Verdict(Decision.HALT, f"run halted earlier: {st.halted.reason}",
+                                     st.halted.guard or self.guard.name)
+        try:
+            typed = to_proposal(proposal)
+            if self.state_fn is not None:
+                st.context.state = self.state_fn(st.context, typed)
+        except BaseException as exc:  # noqa: BLE001 - unreadable input or a failing state function: fail closed
+            return proposal, fail_closed(self.guard.name, exc, self.on_error)
+        return typed, None
+
+    def _strategy(self, verdict: Verdict) -> Enforcement:
+        if self.enforcement is not None:
+            return self.enforcement
+        return self._strategies.get(verdict.guard, self._default)
+
+    def _enforce(self, st: RunState, verdict: Verdict, proposal: Any) -> Outcome:
+        if verdict.decision is Decision.ESCALATE and self.escalate == "ask":
+            out = Outcome(False, None, message=f"waiting for human approval: {verdict.reason}", verdict=verdict,
+                          ask=True)
+        else:
+            if verdict.decision is Decision.ESCALATE:  # escalate="reject": refused without asking
+                verdict = Verdict(Decision.REJECT, f"needs human approval (not asked): {verdict.reason}",
+                                  verdict.guard, verdict.numbers, details=verdict.details)
+            try:
+                out = self._strategy(verdict).apply(verdict, st.context, proposal)
+            except BaseException as exc:  # noqa: BLE001 - a failing strategy fails closed
+                v = fail_closed(getattr(self._strategy(verdict), "name", "strategy"), exc, self.on_error)
+                out = Outcome(False, None, stop=v.decision is Decision.HALT, message=v.reason, verdict=v)
+            if not isinstance(out, Outcome) or (out.execute and verdict.decision.refuses):
+                out = Outcome(False, None, stop=True, message=f"enforcement gave no valid outcome: {verdict.reason}",
+                              verdict=verdict)
+            if out.verdict is None:
+                out.verdict = verdict
+        out.proposal = proposal
+        out.run_id = st.run_id
+        out.key = call_key(proposal) if isinstance(proposal, (ToolCall, Step)) else ""
+        if out.stop:
+            st.halted = out.verdict if out.verdict is not None and out.verdict.decision is Decision.HALT else \
+                Verdict(Decision.HALT, out.message or "run stopped", getattr(out.verdict, "guard", "") or "")
+            st.context.metadata["halted"] = st.halted.reason
+        return out
+
+    def _audit_record(self, st: RunState, out: Outcome, kind: str) -> AuditRecord:
+        v = out.verdict or Verdict(Decision.HALT, "no verdict")
+        numbers: dict[str, float] = {}
+        for k, x in v.numbers.items():
+            try:
+                numbers[str(k)] = float(x)
+            except (TypeError, ValueError):
+                continue
+        call = out.proposal.to_dict() if isinstance(out.proposal, ToolCall) else {}
+        extra: dict[str, Any] = {"adapter": self.adapter, "execute": out.execute, "stop": out.stop, "ask": out.ask}
+        if v.details.get("verdicts"):
+            extra["verdicts"] = v.details["verdicts"]
+        for k in ("approver", "human"):
+            if k in out.extra:
+                extra[k] = out.extra[k]
+        return AuditRecord(time=time.time(), run_id=st.run_id, decision=v.decision.name, reason=v.reason,
+                           guard=v.guard, numbers=numbers, kind=kind, call=call, extra=extra)
+
+    def _audit_failed(self, out: Outcome, exc: BaseException) -> Outcome:
+        v = fail_closed("audit", exc, self.on_error)
+        return Outcome(False, None, stop=v.decision is Decision.HALT, message=f"no decision without an audit record: "
+                       f"{v.reason}", verdict=v, proposal=out.proposal, run_id=out.run_id, key=out.key,
+                       extra={"audit_error": f"{type(exc).__name__}: {exc}"})
+
+    def _write(self, st: RunState, out: Outcome, kind: str) -> Outcome:
+        if self.audit is None:
+            return out
+        try:
+            self.audit.write(self._audit_record(st, out, kind))
+        except BaseException as exc:  # noqa: BLE001 - no audit record, no permission
+            return self._audit_failed(out, exc)
+        return out
+
+    async def _awrite(self, st: RunState, out: Outcome, kind: str) -> Outcome:
+        if self.audit is None:
+            return out
+        try:
+            rec = self._audit_record(st, out, kind)
+            awrite = getattr(self.audit, "awrite", None)
+            if callable(awrite):
+                await awrite(rec)
+            else:
+                self.audit.write(rec)
+        except BaseException as exc:  # noqa: BLE001
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            return self._audit_failed(out, exc)
+        return out
+
+    def _start(self, run: str | Context | RunState, facts: Mapping[str, Any]) -> RunState | Outcome:
+        try:
+            return self._state(run, facts)
+        except RunEvicted as exc:
+            v = Verdict(Decision.HALT, str(exc), self.guard.name, details={"error": "RunEvicted"})
+            rid = run.run_id if isinstance(run, (Context, RunState)) else str(run)
+            return Outcome(False, None, stop=True, message=v.reason, verdict=v, run_id=rid)
+
+    def decide(self, run: str | Context | RunState, proposal: Any, *, kind: str = "check",
+               **facts: Any) -> Outcome:
+        """The outcome for ``proposal`` in ``run`` (a run id, a Context or a RunState); see the module doc."""
+        st = self._start(run, facts)
+        if isinstance(st, Outcome):
+            return st
+        with st.lock:
+            typed, early = self._prepare(st, proposal)
+            v = early or run_guard(self.guard, st.context, typed, timeout_s=self.timeout_s, on_error=self.on_error)
+            st.decisions += 1
+            out = self._enforce(st, v, typed)
+            return self._write(st, out, kind)
+
+    async def adecide(self, run: str | Context | RunState, proposal: Any, *, kind: str = "check",
+                      **facts: Any) -> Outcome:
+        """Async :meth:`decide`: synchronous guards run in worker threads, abandoned at ``timeout_s``."""
+        st = self._start(run, facts)
+        if isinstance(st, Outcome):
+            return st
+        async with st.alock():
+            typed, early = self._prepare(st, proposal)
+            v = early or await arun_guard(self.guard, st.context, typed, timeout_s=self.timeout_s,
+                                          on_error=self.on_error)
+            st.decisions += 1
+            out = self._enforce(st, v, typed)
+            return await self._awrite(st, out, kind)
+
+    # -- a model turn: several calls decided together, matched by identity -------------------------
+    def _hold(self, st: RunState, outs: Sequence[Outcome]) -> None:
+        for o in outs:
+            st.pending.setdefault(o.key, []).append(o)
+
+    def decide_turn(self, run: str | Context | RunState, calls: Iterable[Any], **facts: Any) -> list[Outcome]:
+        """Decide every call of one model turn before any runs; each outcome is held until :meth:`take`.
+        A stopping outcome stops the whole turn (the calls after it are answered with the HALT)."""
+        outs = [self.decide(run, c, **facts) for c in calls]
+        st = self._start(run, {})
+        if not isinstance(st, Outcome):
+            self._hold(st, outs)
+        return outs
+
+    async def adecide_turn(self, run: str | Context | RunState, calls: Iterable[Any], **facts: Any) -> list[Outcome]:
+        """Async :meth:`decide_turn`."""
+        outs = [await self.adecide(run, c, **facts) for c in calls]
+        st = self._start(run, {})
+        if not isinstance(st, Outcome):
+            self._hold(st, outs)
+        return outs
+
+    def take(self, run: str | Context | RunState, call: Any) -> Outcome | None:
+        """The held outcome of ``call`` (matched by :func:`call_key`, never by call id), removed; when
+        several identical calls are held, the strictest outcome goes first. None when none is held."""
+        st = self._start(run, {})
+        if isinstance(st, Outcome):
+            return st
+        try:
+            key = call_key(to_proposal(call))
+        except InputError:
+            return None
+        with st.lock:
+            held = st.pending.get(key)
+            if not held:
+                return None
+            i = max(range(len(held)), key=lambda j: _rank(held[j]))
+            out = held.pop(i)
+            if not held:
+                del st.pending[key]
+            return out
+
+    def drop_pending(self, run: str | Context | RunState) -> None:
+        """Forget the held outcomes of a run (its turn ended)."""
+        st = self.runs.peek(run.run_id if isinstance(run, (Context, RunState)) else str(run))
+        if st is not None:
+            with st.lock:
+                st.pending.clear()
+
+    # -- a human's answer to an ask ----------------------------------------------------------------
+    def _answer(self, st: RunState, asked: Outcome, approved: bool, approver: str,
+                settled: Verdict | None) -> Outcome:
+        v = asked.verdict or Verdict(Decision.ESCALATE, "approval")
+        if approved and (settled is None or settled.decision is Decision.ALLOW):
+            ok = Verdict(Decision.ALLOW, f"approved by {approver}: {v.reason}", v.guard, v.numbers, details=v.details)
+            out = Outcome(True, asked.proposal, message=ok.reason, verdict=ok,
+                          extra={"human": "approved", "approver": approver})
+        else:
+            why = (f"approval not confirmed by {settled.guard}: {settled.reason}" if approved and settled is not None
+                   else f"not approved by {approver}: {v.reason}")
+            refused = Verdict(Decision.REJECT, why, v.guard, v.numbers, details=v.details)
+            out = self._enforce(st, refused, asked.proposal)
+            out.extra.update({"human": "refused", "approver": approver})
+        out.proposal, out.run_id, out.key = asked.proposal, st.run_id, asked.key
+        return out
+
+    def _settle(self, asked: Outcome, approved: bool, approver: str) -> Verdict | None:
+        for g in self._settlers:
+            try:
+                v = g.settle_approval(asked.verdict, asked.proposal, approved, approver)
+            except Exception as exc:  # noqa: BLE001 - fail closed
+                return Verdict(Decision.REJECT, f"approval not recorded ({type(exc).__name__}: {exc})", g.name)
+            if v is not None:
+                return v if isinstance(v, Verdict) else Verdict(Decision.REJECT, "approval not recorded", g.name)
+        return None
+
+    async def _asettle(self, asked: Outcome, approved: bool, approver: str) -> Verdict | None:
+        for g in self._settlers:
+            try:
+                fn = getattr(g, "asettle_approval", None)
+                v = (await fn(asked.verdict, asked.proposal, approved, approver) if callable(fn)
+                     else g.settle_approval(asked.verdict, asked.proposal, approved, approver))
+            except Exception as exc:  # noqa: BLE001 - fail closed
+                return Verdict(Decision.REJECT, f"approval not recorded ({type(exc).__name__}: {exc})", g.name)
+            if v is not None:
+                return v if isinstance(v, Verdict) else Verdict(Decision.REJECT, "approval not recorded", g.name)
+        return None
+
+    def _check_asked(self, asked: Outcome) -> None:
+        if not asked.ask or asked.verdict is None or asked.verdict.decision is not Decision.ESCALATE:
+            raise InputError("resolve() answers an outcome with ask=True (an ESCALATE), nothing else")
+
+    def resolve(self, asked: Outcome, approved: bool, *, approver: str = "human") -> Outcome:
+        """A human's answer to an ``ask`` outcome: only ``approved is True`` runs the call, and then only
+        exactly the proposal that was asked about, after the escalating guard (the service's
+        RemoteGuard) confirms it. A refusal goes through the enforcement strategy like any REJECT.
+        For an edited call, decide the edited call again (:meth:`decide`) and resolve that outcome."""
+        self._check_asked(asked)
+        st = self._start(asked.run_id, {})
+        if isinstance(st, Outcome):
+            return st
+        with st.lock:
+            if st.halted is not None:
+                return self._enforce(st, Verdict(Decision.HALT, f"run halted earlier: {st.halted.reason}",
+                                                 st.halted.guard), asked.proposal)
+            out = self._answer(st, asked, approved is True, approver, self._settle(asked, approved is True, approver))
+            return self._write(st, out, "approval")
+
+    async def aresolve(self, asked: Outcome, approved: bool, *, approver: str = "human") -> Outcome:
+        """Async :meth:`resolve`."""
+        self._check_asked(asked)
+        st = self._start(asked.run_id, {})
+        if isinstance(st, Outcome):
+            return st
+        async with st.alock():
+            if st.halted is not None:
+                return self._enforce(st, Verdict(Decision.HALT, f"run halted earlier: {st.halted.reason}",
+                                                 st.halted.guard), asked.proposal)
+            settled = await self._asettle(asked, approved is True, approver)
+            out = self._answer(st, asked, approved is True, approver, settled)
+            return await self._awrite(st, out, "approval")
+
+    # -- recording ----------------------------------------------------------------------------------
+    def record(self, outcome: Outcome, observation: Any = None, output: str | None = None) -> Step | None:
+        """Append what happened (the outcome, and what the tool returned) to the run's trace."""
+        st = self.runs.peek(outcome.run_id)
+        if st is None:
+            return None
+        v = outcome.verdict or Verdict(Decision.HALT, "no verdict")
+        signals = {"decision": float(int(v.decision))}
+        for k, x in v.numbers.items():
+            try:
+                signals[k] = float(x)
+            except (TypeError, ValueError):
+                pass
+        with st.lock:
+            step = Step(state=st.context.state, action=outcome.proposal, observation=observation, output=output,
+                        signals=signals)
+            st.context.trace.append(step)
+            labels = st.context.trace.labels
+            if not outcome.execute:
+                labels["blocked"] = int(labels.get("blocked", 0)) + 1
+            if outcome.stop or v.decision is Decision.HALT:
+                labels["halted"] = True
+                labels["halt_reason"] = v.reason
+        return step
+
+
+def _rank(o: Outcome) -> tuple[int, int]:
+    v = o.verdict
+    return (int(o.stop), v.decision.strictness if v is not None else 99)
+
+
+def replace_outcome(out: Outcome, **changes: Any) -> Outcome:
+    """A copy of ``out`` with ``changes`` (dataclasses.replace)."""
+    return replace(out, **changes)
