@@ -118,7 +118,7 @@ def test_check_guard_works_inside_a_running_event_loop():
 
 # -- every shipped guard ----------------------------------------------------------------------------------
 def _tool_rules():
-    from agentguard.integrations.rules import ToolRuleGuard
+    from agentguard.policies.rules import ToolRuleGuard
 
     return ToolRuleGuard(deny=["delete_*"], name="no-deletes")
 

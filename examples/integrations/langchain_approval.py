@@ -22,7 +22,7 @@ from langgraph.types import Command
 from agentguard import GuardStack
 from agentguard.config import load_stack
 from agentguard.integrations.langchain import AgentGuardMiddleware, scripted_chat_model
-from agentguard.integrations.rules import ToolRuleGuard
+from agentguard.policies.rules import ToolRuleGuard
 from agentguard.policies import ToolCallGuard
 
 HERE = Path(__file__).resolve().parent

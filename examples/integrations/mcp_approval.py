@@ -21,7 +21,7 @@ from mcp import Client
 from agentguard import GuardStack
 from agentguard.config import load_stack
 from agentguard.integrations.mcp_proxy import GuardProxy, Upstream
-from agentguard.integrations.rules import ToolRuleGuard
+from agentguard.policies.rules import ToolRuleGuard
 from agentguard.policies import ToolCallGuard
 
 HERE = Path(__file__).resolve().parent

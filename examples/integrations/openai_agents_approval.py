@@ -21,7 +21,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from agentguard import GuardStack
 from agentguard.config import load_stack
 from agentguard.integrations.openai_agents import AgentsGuard
-from agentguard.integrations.rules import ToolRuleGuard
+from agentguard.policies.rules import ToolRuleGuard
 from agentguard.policies import ToolCallGuard
 
 HERE = Path(__file__).resolve().parent

@@ -10,7 +10,7 @@ import pytest
 from agentguard import BaseGuard, Context, Decision, GuardStack, ToolCall, Verdict
 from agentguard.config import GUARD_TYPES, build_stack, load_config, load_stack, parse_config, register_guard
 from agentguard.core.errors import DependencyError, InputError
-from agentguard.integrations.rules import ArgumentRule, ToolRuleGuard
+from agentguard.policies.rules import ArgumentRule, ToolRuleGuard
 
 TOML = """
 [stack]

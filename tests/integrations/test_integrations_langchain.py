@@ -17,7 +17,7 @@ from langgraph.types import Command  # noqa: E402
 from agentguard import BaseGuard, Decision, GuardStack, ToolCall, Verdict, read_traces  # noqa: E402
 from agentguard.integrations.langchain import AgentGuardMiddleware, scripted_chat_model  # noqa: E402
 from agentguard.integrations.recording import TraceRecorder  # noqa: E402
-from agentguard.integrations.rules import ToolRuleGuard  # noqa: E402
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
 
 def call(name, args, cid):

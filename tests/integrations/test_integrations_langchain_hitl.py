@@ -23,7 +23,7 @@ from agentguard.integrations.langchain import (  # noqa: E402
     hitl_decision,
     scripted_chat_model,
 )
-from agentguard.integrations.rules import ToolRuleGuard  # noqa: E402
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
 
 class CountingEscalate(BaseGuard):

@@ -11,7 +11,7 @@ import pytest
 from agentguard import BaseGuard, Decision, GuardStack, Verdict, read_traces
 from agentguard.integrations.litellm import GUARDRAIL_PATH, GuardrailEndpoint, serve_in_thread
 from agentguard.integrations.recording import TraceRecorder
-from agentguard.integrations.rules import ToolRuleGuard
+from agentguard.policies.rules import ToolRuleGuard
 
 
 def policy():

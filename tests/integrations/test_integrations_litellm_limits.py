@@ -20,7 +20,7 @@ from agentguard.integrations.litellm import (  # noqa: E402
     parse_body,
     serve_in_thread,
 )
-from agentguard.integrations.rules import ToolRuleGuard  # noqa: E402
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
 
 def body(calls, trace="t1"):

@@ -22,7 +22,7 @@ httpx = pytest.importorskip("httpx")
 
 from agentguard import BaseGuard, Decision, GuardStack, Verdict  # noqa: E402
 from agentguard.integrations.litellm import GuardrailEndpoint, serve_in_thread  # noqa: E402
-from agentguard.integrations.rules import ToolRuleGuard  # noqa: E402
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 LITELLM = REPO / ".litellm-venv" / "bin" / "litellm"

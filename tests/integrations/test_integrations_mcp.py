@@ -18,7 +18,7 @@ from agentguard import BaseGuard, Decision, GuardStack, Verdict, read_traces  # 
 from agentguard.core.errors import InputError  # noqa: E402
 from agentguard.integrations.mcp_proxy import GuardProxy, Upstream, parse_upstream  # noqa: E402
 from agentguard.integrations.recording import TraceRecorder  # noqa: E402
-from agentguard.integrations.rules import ToolRuleGuard  # noqa: E402
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 UPSTREAM = str(REPO / "examples" / "integrations" / "mcp_upstream_server.py")

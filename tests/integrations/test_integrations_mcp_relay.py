@@ -18,7 +18,7 @@ pytest.importorskip("mcp")
 from agentguard.core import BaseGuard, Decision, GuardStack, ToolCall, Verdict  # noqa: E402
 from agentguard.integrations.mcp_decide import inline_safe  # noqa: E402
 from agentguard.integrations.mcp_relay import StdioRelay  # noqa: E402
-from agentguard.integrations.rules import ToolRuleGuard  # noqa: E402
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 from agentguard.integrations.runtime import GuardRuntime  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]

@@ -19,7 +19,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call  # no
 from agentguard import BaseGuard, Decision, GuardStack, Verdict, read_traces  # noqa: E402
 from agentguard.integrations.openai_agents import AgentsGuard  # noqa: E402
 from agentguard.integrations.recording import TraceRecorder  # noqa: E402
-from agentguard.integrations.rules import ToolRuleGuard  # noqa: E402
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
 
 def make_tools(effects):

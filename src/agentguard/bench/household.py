@@ -72,7 +72,7 @@ def _log(msg: str, quiet: bool) -> None:
 def run_bench(data_dir: str | None = None, thresholds: Sequence[float] = THRESHOLDS, seed: int = 0,
               test_fraction: float = 0.3, png: str | None = None, live: Any = None, live_tasks: int = 6,
               quiet: bool = False, valid: str = "release", reflect_threshold: float = 0.9) -> dict[str, Any]:
-    from ..cli.options import data_dir as resolve_data_dir
+    from ..envs.data import data_dir as resolve_data_dir
 
     data = resolve_data_dir(data_dir)
     if not (data / "agentspec" / "embodied_runs").is_dir():

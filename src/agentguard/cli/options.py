@@ -9,11 +9,11 @@ else ``../shared/data`` next to the repository (the one environment variable for
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import typer
+
+from ..envs.data import DATA_ENV, data_dir
 
 __all__ = ["DATA", "JSON", "OUT", "SEED", "data_dir", "echo_json"]
 
@@ -25,20 +25,6 @@ DATA = typer.Option("", "--data", help="Data folder (default $AGENTGUARD_DATA, e
 OUT = typer.Option(None, "--out", help="Write the results (JSON) to this file.")
 #: ``--seed``: the random seed (parameter name: ``seed``).
 SEED = typer.Option(0, "--seed", help="Random seed.")
-
-DATA_ENV = "AGENTGUARD_DATA"
-
-
-def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The benchmark data folder: ``explicit`` if given, else ``$AGENTGUARD_DATA``, else
-    ``../shared/data`` beside the repository. The folder may not exist; callers check."""
-    if explicit:
-        return Path(explicit).expanduser()
-    env = os.environ.get(DATA_ENV)
-    if env:
-        return Path(env).expanduser()
-    return Path(__file__).resolve().parents[4] / "shared" / "data"
-
 
 def echo_json(obj: Any) -> None:
     """Print ``obj`` as one line of JSON (numpy values and paths become plain JSON)."""

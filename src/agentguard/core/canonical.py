@@ -108,7 +108,8 @@ def _split(text: str) -> list[str]:
 
 
 def _segments(words: list[str]) -> list[list[str]]:
-    out, cur = [], []
+    out: list[list[str]] = []
+    cur: list[str] = []
     for w in words:
         if w in _OPERATORS or set(w) <= set(";&|()"):
             if cur:

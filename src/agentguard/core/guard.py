@@ -175,7 +175,8 @@ async def _arun_many(guards: list[Any], context: Context, proposal: Any, timeout
         while j < len(guards) and _is_sync(guards[j]):
             j += 1
         if j > i:  # guards[i:j] are synchronous: one hop, a deadline of timeout_s per guard
-            batch, out = guards[i:j], []
+            batch = guards[i:j]
+            out: list[Verdict] = []
             fut = loop.run_in_executor(_executor(), _sync_batch, batch, context, proposal, timeout_s,
                                        on_error, short_circuit, out)
             budget = None if timeout_s is None else timeout_s * len(batch)

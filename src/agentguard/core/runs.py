@@ -82,9 +82,10 @@ class RunMemory(Generic[T]):
                     state = self._factory()
                     self._store(run_id, state, dropped)
                     return state
-            state = self.rebuild(run_id) if self.rebuild is not None else None  # outside the lock
-            if state is None:
+            rebuilt = self.rebuild(run_id) if self.rebuild is not None else None  # outside the lock
+            if rebuilt is None:
                 raise RunEvicted(f"run {run_id} was {why} from memory while live; its state cannot be rebuilt")
+            state = rebuilt
             with self._lock:
                 if run_id in self._runs:  # another thread rebuilt it meanwhile
                     return self._runs[run_id]

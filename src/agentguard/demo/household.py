@@ -1,7 +1,7 @@
 """The household end-to-end demo: learn, guard, run episodes, print the table, write an HTML report.
 
 With the benchmark data folder present (``data``, else ``$AGENTGUARD_DATA``, else ``../shared/data``,
-resolved by :func:`agentguard.cli.options.data_dir`) it learns from the 1,111 recorded GPT-4o runs and replays held-out
+resolved by :func:`agentguard.envs.data.data_dir`) it learns from the 1,111 recorded GPT-4o runs and replays held-out
 runs guarded and unguarded (the recorded agent); without it, it learns from a small embedded sample of
 scripted runs generated in the simulator. ``live=client`` adds live episodes (e.g. the local gemma).
 The report (``report.html`` + PNGs) shows the table, a learned DTMC drawn with unsafe states in red,
@@ -118,7 +118,7 @@ def run_household_demo(out: str = "demo-output", data: str | None = None, live: 
     """The household demo (see the module docstring); writes ``<out>/report.html`` and
     ``<out>/household_results.json`` and returns the summary (rows, episodes, flagged_before_hazard,
     report, source, seconds)."""
-    from ..cli.options import data_dir as resolve_data_dir
+    from ..envs.data import data_dir as resolve_data_dir
 
     def log(msg: str) -> None:
         if not quiet:

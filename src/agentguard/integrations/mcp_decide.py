@@ -29,7 +29,7 @@ from typing import Any, Awaitable, Callable
 
 from ..core.guard import GuardStack
 from ..core.types import Context, Decision, ToolCall, Verdict
-from .rules import ToolRuleGuard
+from ..policies.rules import ToolRuleGuard
 from .runtime import GuardRuntime
 
 __all__ = ["ApprovalRounds", "Approve", "Ask", "applied_arguments", "decide", "inline_safe", "resolve"]

@@ -2,7 +2,7 @@
 
 The data folder (AI2-THOR metadata, recorded runs) is always passed in (``data_dir``); without it the
 simulator uses an embedded table of object types. Commands resolve it with
-:func:`agentguard.cli.options.data_dir`.
+:func:`agentguard.envs.data.data_dir`.
 """
 
 from .actions import VERBS, parse_action

@@ -2,7 +2,7 @@
 
 Source: ``<data>/pro2guard/ai2thor_object_meta.json`` (``<data>`` is the benchmark data folder the
 caller passes; this package never looks for it on its own -- commands resolve it with
-:func:`agentguard.cli.options.data_dir`) (``obj_types``: one example AI2-THOR
+:func:`agentguard.envs.data.data_dir`) (``obj_types``: one example AI2-THOR
 metadata record per type, with affordances, default toggle/open state, salient materials and the
 default parent receptacle) and ``ai2thor_object_types.json`` (``type_profiles``: affordances only).
 When no data folder is given, or it lacks the file, a small embedded table (the types the demo's tasks use) is used, so

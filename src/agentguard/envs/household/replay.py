@@ -122,7 +122,7 @@ def load_runs(data_dir: str | Path, files: Iterable[str] | None = None, strict: 
     """Load the recorded runs (all 1,111 by default) from the data folder ``data_dir`` (its
     ``agentspec/embodied_runs``). ``strict=False`` skips malformed lines."""
     if not data_dir:
-        raise InputError("load_runs needs the data folder (resolve it with agentguard.cli.options.data_dir)")
+        raise InputError("load_runs needs the data folder (resolve it with agentguard.envs.data.data_dir)")
     base = Path(data_dir) / "agentspec" / "embodied_runs"
     names = list(files or RUN_FILES)
     runs: list[Run] = []
