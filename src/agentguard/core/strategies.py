@@ -107,6 +107,9 @@ class Replan:
     name: str = "replan"
 
     def apply(self, verdict: Verdict, context: Context, proposal: Any) -> Outcome:
+        if isinstance(self.then, HaltTool) and getattr(proposal, "name", None) in context.metadata.get(
+                "halted_tools", ()):
+            return self.then.apply(verdict, context, proposal)  # CRP+TEH: a tool halted earlier stays halted
         out = default_outcome(verdict, proposal)
         if out is not None:
             if out.execute:
