@@ -32,9 +32,6 @@ Calls decided together (one model turn) are matched to their outcomes by what th
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
-import math
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -44,73 +41,15 @@ from .audit import AuditRecord, AuditSink
 from .enforcement import Enforcement, Outcome
 from .errors import InputError
 from .guard import Guard, arun_guard, fail_closed, run_guard
+from .proposal import approval_request, call_key, to_proposal
 from .runs import RunEvicted, RunMemory, end_run, walk_guards
 from .strategies import Default, strategy as strategy_by_name
 from .types import Context, Decision, Step, ToolCall, Trace, Verdict
 
-__all__ = ["Pipeline", "RunState", "approval_request", "call_key", "to_proposal"]
+__all__ = ["Pipeline", "RunState", "approval_request", "call_key", "to_proposal"]  # the last three from .proposal
 
 #: ``Context.metadata`` keys the pipeline and the strategies own; facts from a request never set them
 RESERVED_KEYS = frozenset({"adapter", "halted", "halted_tools", "replan_rounds"})
-
-
-def to_proposal(proposal: Any) -> ToolCall | Step:
-    """The typed proposal: a :class:`ToolCall` or :class:`Step` as is; a mapping with ``name`` (and a
-    mapping ``arguments``) as a ToolCall; anything else raises InputError (the caller fails closed)."""
-    if isinstance(proposal, (ToolCall, Step)):
-        return proposal
-    if isinstance(proposal, Mapping) and isinstance(proposal.get("name"), str):
-        args = proposal.get("arguments", proposal.get("args", {}))
-        if args is None:
-            args = {}
-        if not isinstance(args, Mapping):
-            raise InputError(f"tool call {proposal['name']!r}: arguments must be an object, got {type(args).__name__}")
-        return ToolCall(proposal["name"], dict(args), str(proposal.get("call_id") or proposal.get("id") or ""))
-    raise InputError(f"cannot read a proposal of type {type(proposal).__name__} (expected a tool call or a step)")
-
-
-def _canonical(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {str(k): _canonical(v) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
-    if isinstance(obj, (list, tuple)):
-        return [_canonical(v) for v in obj]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return {"$float": repr(obj)}
-    if obj is None or isinstance(obj, (str, int, float, bool)):
-        return obj
-    return {"$repr": f"{type(obj).__name__}:{obj!r}"}
-
-
-def call_key(call: Any) -> str:
-    """The identity of a proposed call: SHA-256 of its tool name and canonical arguments (keys sorted,
-    non-finite floats and non-JSON values spelled out, so ``inf`` and ``null`` differ). Two calls with
-    the same key are the same call whatever id the client gave them."""
-    if isinstance(call, ToolCall):
-        body: Any = {"name": call.name, "arguments": _canonical(call.arguments)}
-    elif isinstance(call, Step):
-        a = call.action
-        body = {"step": _canonical(a.to_dict() if isinstance(a, ToolCall) else a), "state": _canonical(call.state),
-                "output": call.output}
-    else:
-        body = _canonical(call)
-    raw = json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(raw.encode()).hexdigest()
-
-
-def approval_request(outcome: Outcome) -> dict[str, Any]:
-    """What an approver is shown for an ``ask`` outcome: the call, the reason, and every guard's verdict
-    (so a human sees what each guard said, not only the one that asked)."""
-    v = outcome.verdict
-    trail = list((v.details or {}).get("verdicts") or [v.to_dict()]) if v is not None else []
-    call = outcome.proposal
-    lines = [f"- {t.get('guard') or '?'}: {t.get('decision')} ({t.get('reason', '')})" for t in trail]
-    return {
-        "call": call.to_dict() if hasattr(call, "to_dict") else call,
-        "reason": v.reason if v is not None else "",
-        "verdicts": trail,
-        "text": (f"agentguard asks a human about {getattr(call, 'name', 'this action')}: "
-                 f"{v.reason if v is not None else ''}\n" + "\n".join(lines)),
-    }
 
 
 @dataclass
@@ -289,7 +228,6 @@ class Pipeline:
                 out.verdict = verdict
         out.proposal = proposal
         out.run_id = st.run_id
-        out.key = call_key(proposal) if isinstance(proposal, (ToolCall, Step)) else ""
         if out.stop:
             st.halted = out.verdict if out.verdict is not None and out.verdict.decision is Decision.HALT else \
                 Verdict(Decision.HALT, out.message or "run stopped", getattr(out.verdict, "guard", "") or "")
@@ -382,8 +320,11 @@ class Pipeline:
 
     # -- a model turn: several calls decided together, matched by identity -------------------------
     def _hold(self, st: RunState, outs: Sequence[Outcome]) -> None:
-        for o in outs:
-            st.pending.setdefault(o.key, []).append(o)
+        with st.lock:
+            for o in outs:
+                if not o.key and isinstance(o.proposal, (ToolCall, Step)):
+                    o.key = call_key(o.proposal)  # computed only for held outcomes (a turn), not per decision
+                st.pending.setdefault(o.key, []).append(o)
 
     def decide_turn(self, run: str | Context | RunState, calls: Iterable[Any], **facts: Any) -> list[Outcome]:
         """Decide every call of one model turn before any runs; each outcome is held until :meth:`take`.
