@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
-from ..core.errors import InputError
+from ...core.errors import InputError
 
 __all__ = ["Upstream", "parse_upstream", "popen_transport"]
 
@@ -67,7 +67,7 @@ class Upstream:
             return popen_transport(self.process)
         from mcp import StdioServerParameters, stdio_client
 
-        params = StdioServerParameters(command=self.command, args=list(self.args), env=self.env, cwd=self.cwd)
+        params = StdioServerParameters(command=str(self.command), args=list(self.args), env=self.env, cwd=self.cwd)
         return stdio_client(params, errlog=_errlog())
 
 
@@ -114,8 +114,8 @@ async def popen_transport(proc: subprocess.Popen) -> AsyncIterator[tuple[Any, An
     reader = asyncio.StreamReader(limit=1 << 26, loop=loop)
     rtrans, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), proc.stdout)
     wtrans, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
-    read_send, read_recv = anyio.create_memory_object_stream(0)
-    write_send, write_recv = anyio.create_memory_object_stream(0)
+    read_send, read_recv = anyio.create_memory_object_stream[Any](0)
+    write_send, write_recv = anyio.create_memory_object_stream[Any](0)
 
     async def pump_out() -> None:
         async with read_send:
