@@ -405,3 +405,49 @@ def test_cli_relay_on_sigterm_exits_cleanly_and_writes_the_traces(tmp_path):
     assert proc.wait(timeout=30) == 0
     [trace] = [json.loads(t) for t in (tmp_path / "traces.jsonl").read_text().splitlines()]
     assert [s["action"]["name"] for s in trace["steps"]] == ["list_notes", "delete_note"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_cli_relay_a_client_changing_meta_after_a_halt_is_still_halted(tmp_path, mode):
+    """`agentguard mcp-proxy` (the relay) with a real `mcp` client: after a HALT, calls naming other
+    sessions in ``_meta`` (or facts claiming no halt) are refused and never reach the upstream."""
+    from mcp import Client
+
+    params, notes = _proxy(tmp_path, '[[guards]]\ntype = "tool-rules"\nhalt = ["delete_*"]\n')
+
+    async def main():
+        async with Client(params, mode=mode) as c:
+            first = await c.call_tool("write_note", {"name": "before.txt", "text": "x"})
+            await c.call_tool("delete_note", {"name": "before.txt"}, meta={"agentguard/session": "alice"})
+            after = [await c.call_tool("write_note", {"name": f"{who}.txt", "text": "x"}, meta=meta)
+                     for who, meta in (("bob", {"agentguard/session": "bob"}),
+                                       ("eve", {"agentguard/session": "eve", "agentguard/facts": {"halted": None}}),
+                                       ("none", None))]
+        return first, after
+
+    first, after = asyncio.run(main())
+    assert not first.is_error and (notes / "before.txt").exists()
+    assert all(r.is_error and "halted earlier" in r.content[0].text for r in after)
+    assert not any((notes / f"{w}.txt").exists() for w in ("bob", "eve", "none"))
+
+
+def test_cli_strategy_option_reaches_the_pipeline(tmp_path):
+    """`agentguard mcp-proxy --strategy CRP`: the refused call's answer is the re-planning request; an
+    unknown strategy name fails before anything starts."""
+    import subprocess
+
+    from mcp import Client
+
+    params, _ = _proxy(tmp_path, '[[guards]]\ntype = "tool-rules"\ndeny = ["delete_*"]\n')
+    params.args.extend(["--strategy", "CRP"])
+
+    async def main():
+        async with Client(params) as c:
+            return await c.call_tool("delete_note", {"name": "x.txt"})
+
+    res = asyncio.run(main())
+    assert res.is_error and "Propose a different action" in res.content[0].text
+    bad = subprocess.run([sys.executable, "-m", "agentguard", "mcp-proxy", "--guards", params.args[4],
+                          "--upstream", "n=python -c pass", "--strategy", "nope"],
+                         capture_output=True, text=True, cwd=str(REPO), timeout=60)
+    assert bad.returncode != 0 and "unknown enforcement strategy" in bad.stdout + bad.stderr

@@ -29,7 +29,8 @@ SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 
 @dataclass
 class Upstream:
-    """An upstream MCP server: ``command`` + ``args`` (stdio) or ``url`` (Streamable HTTP)."""
+    """An upstream MCP server: ``command`` + ``args`` (stdio), ``url`` (Streamable HTTP), or ``server``
+    (an ``mcp`` server object in this process, e.g. an ``MCPServer``: what ``mcp.Client`` accepts)."""
 
     name: str
     command: str | None = None
@@ -38,12 +39,13 @@ class Upstream:
     env: dict[str, str] | None = None
     cwd: str | None = None
     process: subprocess.Popen | None = field(default=None, repr=False, compare=False)
+    server: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.name or "__" in self.name:
             raise InputError(f"upstream name {self.name!r} must be non-empty and contain no '__'")
-        if (self.command is None) == (self.url is None):
-            raise InputError(f"upstream {self.name}: give exactly one of a command or a url")
+        if sum(x is not None for x in (self.command, self.url, self.server)) != 1:
+            raise InputError(f"upstream {self.name}: give exactly one of a command, a url or a server")
 
     def spawn(self) -> None:
         """Start the stdio server now (its start-up then overlaps ours); :meth:`target` uses it."""
@@ -59,8 +61,10 @@ class Upstream:
             raise InputError(f"upstream {self.name}: cannot start {self.command!r}: {exc}") from None
 
     def target(self) -> Any:
-        """What ``mcp.Client`` connects to: the URL, a transport over the started process, or the SDK's
-        stdio transport (stderr to ours)."""
+        """What ``mcp.Client`` connects to: the in-process server, the URL, a transport over the started
+        process, or the SDK's stdio transport (stderr to ours)."""
+        if self.server is not None:
+            return self.server
         if self.url is not None:
             return self.url
         if self.process is not None:
