@@ -74,6 +74,30 @@ def _relay(stack: Any, recorder: Any, upstream: Any, strategy: Optional[str]) ->
             recorder.finish_all()
 
 
+def _sdk_proxy(stack: Any, recorder: Any, ups: list, *, http: Optional[str], prefix: Optional[bool],
+               strategy: Optional[str]) -> None:
+    """Serve the MCP SDK server (agentguard.integrations.mcp.proxy.GuardProxy) over stdio or Streamable HTTP."""
+    import anyio
+
+    from ..integrations.mcp.proxy import GuardProxy
+    from ..integrations.mcp.strict import strict_http_app
+
+    async def main() -> None:
+        async with GuardProxy(stack, ups, recorder=recorder, prefix=prefix, strategy=strategy) as proxy:
+            if http is None:
+                await proxy.serve_stdio()
+            else:
+                import uvicorn
+
+                host, port = _host_port(http)
+                app_ = strict_http_app(proxy.server.streamable_http_app(host=host))
+                server = uvicorn.Server(uvicorn.Config(app_, host=host, port=port, log_level="warning"))
+                typer.echo(f"agentguard MCP proxy on http://{host}:{port}/mcp (Streamable HTTP)", err=True)
+                await server.serve()
+
+    anyio.run(main)
+
+
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     """Add this mechanism's commands to the main app and to the `bench` group."""
 
@@ -136,26 +160,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             raise
         if http is None and len(ups) == 1 and ups[0].process is not None and not prefix:
             _relay(stack, recorder, ups[0], strategy)  # the fast path: one stdio upstream served over stdio
-            return
-        import anyio
-
-        from ..integrations.mcp.proxy import GuardProxy
-        from ..integrations.mcp.strict import strict_http_app
-
-        async def main() -> None:
-            async with GuardProxy(stack, ups, recorder=recorder, prefix=prefix, strategy=strategy) as proxy:
-                if http is None:
-                    await proxy.serve_stdio()
-                else:
-                    import uvicorn
-
-                    host, port = _host_port(http)
-                    app_ = strict_http_app(proxy.server.streamable_http_app(host=host))
-                    server = uvicorn.Server(uvicorn.Config(app_, host=host, port=port, log_level="warning"))
-                    typer.echo(f"agentguard MCP proxy on http://{host}:{port}/mcp (Streamable HTTP)", err=True)
-                    await server.serve()
-
-        anyio.run(main)
+        else:
+            _sdk_proxy(stack, recorder, ups, http=http, prefix=prefix, strategy=strategy)
 
     @app.command("litellm-guardrail")
     def litellm_guardrail(
