@@ -52,7 +52,6 @@ list is seen at the client's next listing. It is asynchronous throughout (:meth:
 
 from __future__ import annotations
 
-import json
 import secrets
 import sys
 import weakref
