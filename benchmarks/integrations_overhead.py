@@ -185,7 +185,7 @@ def bench_openai_agents(calls, repeats):
 def bench_mcp(calls, repeats):
     from mcp import Client
 
-    from agentguard.integrations.mcp_proxy import GuardProxy, Upstream
+    from agentguard.integrations.mcp.proxy import GuardProxy, Upstream
 
     work = tempfile.mkdtemp(prefix="agentguard-bench-")
     up = Upstream("notes", command=sys.executable, args=[str(EX / "mcp_upstream_server.py"), work])

@@ -4,7 +4,7 @@ The upstream is the PyPI server ``mcp-server-time`` (``python -m mcp_server_time
 ``mcp.Client`` connections are open at once: one straight to the server; one to ``agentguard mcp-proxy
 --guards examples/integrations/agentguard.toml --upstream time=...`` (a subprocess, which starts its own
 copy of the server; one stdio upstream served over stdio: the line relay,
-``agentguard.integrations.mcp_relay``); and one to the same command with ``--prefix`` (the SDK server
+``agentguard.integrations.mcp.relay``); and one to the same command with ``--prefix`` (the SDK server
 path, ``GuardProxy``, which multi-upstream and ``--http`` proxies use; its tool is
 ``time__get_current_time``). Calls of ``get_current_time {"timezone": "UTC"}`` rotate between the three
 (direct, proxy, proxy_sdk, direct, ...), so all see the same machine load; reported: the median, p10 and
@@ -50,11 +50,10 @@ def _targets():
 
 def _relay_us_per_call(n: int = 2000) -> float:
     from agentguard.config import build_stack, load_config
-    from agentguard.integrations.mcp_relay import StdioRelay
-    from agentguard.integrations.runtime import GuardRuntime
+    from agentguard.integrations.mcp.relay import StdioRelay
 
     sink: list[bytes] = []
-    relay = StdioRelay(GuardRuntime(build_stack(load_config(str(CONFIG))), adapter="mcp"), sink.append, sink.append)
+    relay = StdioRelay(build_stack(load_config(str(CONFIG))), sink.append, sink.append)
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
     text = json.dumps({"timezone": "UTC", "datetime": "2026-11-24T02:19:02+00:00", "day_of_week": "Tuesday"})
     calls = [json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {

@@ -20,7 +20,7 @@ from mcp import Client
 
 from agentguard import GuardStack
 from agentguard.config import load_stack
-from agentguard.integrations.mcp_proxy import GuardProxy, Upstream
+from agentguard.integrations.mcp import GuardProxy, Upstream
 from agentguard.policies.rules import ToolRuleGuard
 from agentguard.policies import ToolCallGuard
 

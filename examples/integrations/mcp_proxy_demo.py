@@ -18,7 +18,7 @@ from pathlib import Path
 from mcp import Client
 
 from agentguard.config import load_stack
-from agentguard.integrations.mcp_proxy import GuardProxy, Upstream
+from agentguard.integrations.mcp import GuardProxy, Upstream
 
 HERE = Path(__file__).resolve().parent
 

@@ -26,6 +26,6 @@ def test_help_imports_no_heavy_package():
 
 def test_mcp_upstream_parsing_needs_no_mcp_sdk():
     """The proxy command parses and starts its upstreams before importing the MCP SDK."""
-    got = loaded_after("from agentguard.integrations.mcp_upstream import parse_upstream\n"
+    got = loaded_after("from agentguard.integrations.mcp.upstream import parse_upstream\n"
                        "parse_upstream('time=python -m mcp_server_time')")
     assert "mcp" not in got and "mcp_types" not in got

@@ -65,7 +65,7 @@ def test_mcp_proxy_upstream_tool_never_runs(tmp_path, guard):
     pytest.importorskip("mcp")
     from mcp import Client
 
-    from agentguard.integrations.mcp_proxy import GuardProxy, Upstream
+    from agentguard.integrations.mcp.proxy import GuardProxy, Upstream
 
     async def main():
         up = Upstream("notes", command=sys.executable, args=[UPSTREAM, str(tmp_path)])

@@ -112,7 +112,7 @@ def test_mcp_proxy_with_verified_policy(tmp_path):
     pytest.importorskip("mcp")
     from mcp import Client
 
-    from agentguard.integrations.mcp_proxy import GuardProxy, Upstream
+    from agentguard.integrations.mcp.proxy import GuardProxy, Upstream
 
     up = Upstream("bank", command=sys.executable, args=[str(EX / "mcp_upstream_server.py"), str(tmp_path)])
 

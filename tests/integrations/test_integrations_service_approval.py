@@ -154,7 +154,7 @@ def test_mcp_elicitation_reaches_the_service(service, tmp_path, case):
     import mcp_types as types
     from mcp import Client
 
-    from agentguard.integrations.mcp_proxy import GuardProxy, Upstream
+    from agentguard.integrations.mcp.proxy import GuardProxy, Upstream
 
     base, store = service
     up = Path(__file__).resolve().parents[2] / "examples" / "integrations" / "mcp_upstream_server.py"
@@ -171,13 +171,14 @@ def test_mcp_elicitation_reaches_the_service(service, tmp_path, case):
         upstream = Upstream("notes", command=sys.executable, args=["-W", "ignore", str(up), str(tmp_path)])
         async with GuardProxy(guard, [upstream]) as proxy:
             async with Client(proxy.server, elicitation_callback=human, mode="legacy") as c:
-                return await c.call_tool("transfer_funds", {"amount": 5, "to": "bob"},
-                                         meta={"agentguard/session": f"mcp-{case}"})
+                res = await c.call_tool("transfer_funds", {"amount": 5, "to": "bob"})
+                [run] = list(proxy.pipeline.runs)  # the connection's run (the proxy names it, not the client)
+                return res, run
 
-    res = asyncio.run(main())
+    res, run = asyncio.run(main())
     ran = (tmp_path / "ledger.txt").exists()
     assert ran == (case == "approve") and res.is_error == (case != "approve")
-    rows = approvals(store, "client:mcp-" + case)
+    rows = approvals(store, run)
     if case == "service-refuses":
         assert rows == [] and "did not record" in res.content[0].text
     else:

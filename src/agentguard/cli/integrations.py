@@ -2,7 +2,8 @@
 
 - ``agentguard check-config agentguard.toml``: validate a configuration and list its guards.
 - ``agentguard mcp-proxy --guards agentguard.toml --upstream NAME=COMMAND ...``: serve the MCP guard
-  proxy over stdio (or Streamable HTTP with ``--http 127.0.0.1:8765``: it prints its URL, path ``/mcp``).
+  proxy over stdio (or Streamable HTTP with ``--http 127.0.0.1:8765``: it prints its URL, path ``/mcp``);
+  ``--strategy CRP+TEH`` sets the enforcement strategy.
 - ``agentguard litellm-guardrail --guards agentguard.toml --port 8766``: serve LiteLLM's generic
   guardrail endpoint (``POST /beta/litellm_basic_guardrail_api``).
 
@@ -58,21 +59,43 @@ def _host_port(spec: str) -> tuple[str, int]:
         raise InputError(f"bad address {spec!r}: expected HOST:PORT") from None
 
 
-def _relay(stack: Any, recorder: Any, upstream: Any) -> None:
-    """Serve the MCP stdio relay (agentguard.integrations.mcp_relay) in front of one started upstream."""
+def _relay(stack: Any, recorder: Any, upstream: Any, strategy: Optional[str]) -> None:
+    """Serve the MCP stdio relay (agentguard.integrations.mcp.relay) in front of one started upstream."""
     import asyncio
 
-    from ..integrations.mcp_relay import serve_stdio_relay
-    from ..integrations.runtime import GuardRuntime
+    from ..integrations.mcp.relay import serve_stdio_relay
 
-    runtime = GuardRuntime(stack, recorder=recorder, adapter="mcp")
     try:
-        asyncio.run(serve_stdio_relay(runtime, upstream.process))
+        asyncio.run(serve_stdio_relay(stack, upstream.process, strategy=strategy, recorder=recorder))
     except (asyncio.CancelledError, KeyboardInterrupt):  # SIGTERM / Ctrl-C: the upstream is stopped already
         pass
     finally:
         if recorder is not None:
             recorder.finish_all()
+
+
+def _sdk_proxy(stack: Any, recorder: Any, ups: list, *, http: Optional[str], prefix: Optional[bool],
+               strategy: Optional[str]) -> None:
+    """Serve the MCP SDK server (agentguard.integrations.mcp.proxy.GuardProxy) over stdio or Streamable HTTP."""
+    import anyio
+
+    from ..integrations.mcp.proxy import GuardProxy
+    from ..integrations.mcp.strict import strict_http_app
+
+    async def main() -> None:
+        async with GuardProxy(stack, ups, recorder=recorder, prefix=prefix, strategy=strategy) as proxy:
+            if http is None:
+                await proxy.serve_stdio()
+            else:
+                import uvicorn
+
+                host, port = _host_port(http)
+                app_ = strict_http_app(proxy.server.streamable_http_app(host=host))
+                server = uvicorn.Server(uvicorn.Config(app_, host=host, port=port, log_level="warning"))
+                typer.echo(f"agentguard MCP proxy on http://{host}:{port}/mcp (Streamable HTTP)", err=True)
+                await server.serve()
+
+    anyio.run(main)
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -112,10 +135,19 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             "--prefix/--no-prefix",
             help="prefix tool names with the upstream name (default: when >1 upstream)",
         ),
+        strategy: Optional[str] = typer.Option(
+            None, "--strategy",
+            help="enforcement strategy for refused calls: TT, AB, TEH, CRP, CRP+TEH, CRP+AB, CRP+TT, stop, block, "
+                 "halt-tool, fallback, reflect, default (default: each guard's own, e.g. a policy's strategy)",
+        ),
     ) -> None:
         """Serve an MCP proxy that gates every tools/call of the upstream servers with the guard stack."""
-        from ..integrations.mcp_upstream import parse_upstream
+        from ..integrations.mcp.upstream import parse_upstream
 
+        if strategy is not None:  # a bad name fails before any upstream starts
+            from ..core.strategies import strategy as strategy_by_name
+
+            strategy_by_name(strategy)
         ups = [parse_upstream(u) for u in upstream]
         for u in ups:  # start the servers first: their start-up overlaps ours (imports, the stack)
             u.spawn()
@@ -127,27 +159,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     u.process.kill()
             raise
         if http is None and len(ups) == 1 and ups[0].process is not None and not prefix:
-            _relay(stack, recorder, ups[0])  # the fast path: one stdio upstream served over stdio
-            return
-        import anyio
-
-        from ..integrations.mcp_proxy import GuardProxy
-        from ..integrations.mcp_strict import strict_http_app
-
-        async def main() -> None:
-            async with GuardProxy(stack, ups, recorder=recorder, prefix=prefix) as proxy:
-                if http is None:
-                    await proxy.serve_stdio()
-                else:
-                    import uvicorn
-
-                    host, port = _host_port(http)
-                    app_ = strict_http_app(proxy.server.streamable_http_app(host=host))
-                    server = uvicorn.Server(uvicorn.Config(app_, host=host, port=port, log_level="warning"))
-                    typer.echo(f"agentguard MCP proxy on http://{host}:{port}/mcp (Streamable HTTP)", err=True)
-                    await server.serve()
-
-        anyio.run(main)
+            _relay(stack, recorder, ups[0], strategy)  # the fast path: one stdio upstream served over stdio
+        else:
+            _sdk_proxy(stack, recorder, ups, http=http, prefix=prefix, strategy=strategy)
 
     @app.command("litellm-guardrail")
     def litellm_guardrail(

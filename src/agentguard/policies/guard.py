@@ -84,6 +84,8 @@ class ToolCallGuard(BaseGuard):
     strategy. Every binding that covers the tool must allow; the first denial decides.
     """
 
+    inline_safe = property(lambda self: not self._slow)  # no slow (LLM) extractor: fine on an event loop
+
     def __init__(
         self,
         bindings: Iterable[PolicyBinding],

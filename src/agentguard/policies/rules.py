@@ -186,6 +186,8 @@ class ArgumentRule:
 class ToolRuleGuard(BaseGuard):
     """Deterministic rules on tool names (globs) and argument values (regexes). See the module doc."""
 
+    inline_safe = True  # fast and pure: an adapter may evaluate it on its event loop (the MCP relay does)
+
     def __init__(
         self,
         *,

@@ -15,9 +15,9 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from agentguard.integrations.mcp_strict import StrictLines, refusal_for, strict_http_app  # noqa: E402
+from agentguard.integrations.mcp.strict import StrictLines, refusal_for, strict_http_app  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 UPSTREAM = REPO / "examples" / "integrations" / "mcp_upstream_server.py"
 DUP_CALL = ('{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "write_note", '
             '"arguments": {"name": "evil.txt", "text": "x", "name": "dup.txt"}}}')

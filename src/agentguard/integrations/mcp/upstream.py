@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
-from ..core.errors import InputError
+from ...core.errors import InputError
 
 __all__ = ["Upstream", "parse_upstream", "popen_transport"]
 
@@ -29,7 +29,8 @@ SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 
 @dataclass
 class Upstream:
-    """An upstream MCP server: ``command`` + ``args`` (stdio) or ``url`` (Streamable HTTP)."""
+    """An upstream MCP server: ``command`` + ``args`` (stdio), ``url`` (Streamable HTTP), or ``server``
+    (an ``mcp`` server object in this process, e.g. an ``MCPServer``: what ``mcp.Client`` accepts)."""
 
     name: str
     command: str | None = None
@@ -38,12 +39,13 @@ class Upstream:
     env: dict[str, str] | None = None
     cwd: str | None = None
     process: subprocess.Popen | None = field(default=None, repr=False, compare=False)
+    server: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.name or "__" in self.name:
             raise InputError(f"upstream name {self.name!r} must be non-empty and contain no '__'")
-        if (self.command is None) == (self.url is None):
-            raise InputError(f"upstream {self.name}: give exactly one of a command or a url")
+        if sum(x is not None for x in (self.command, self.url, self.server)) != 1:
+            raise InputError(f"upstream {self.name}: give exactly one of a command, a url or a server")
 
     def spawn(self) -> None:
         """Start the stdio server now (its start-up then overlaps ours); :meth:`target` uses it."""
@@ -59,15 +61,17 @@ class Upstream:
             raise InputError(f"upstream {self.name}: cannot start {self.command!r}: {exc}") from None
 
     def target(self) -> Any:
-        """What ``mcp.Client`` connects to: the URL, a transport over the started process, or the SDK's
-        stdio transport (stderr to ours)."""
+        """What ``mcp.Client`` connects to: the in-process server, the URL, a transport over the started
+        process, or the SDK's stdio transport (stderr to ours)."""
+        if self.server is not None:
+            return self.server
         if self.url is not None:
             return self.url
         if self.process is not None:
             return popen_transport(self.process)
         from mcp import StdioServerParameters, stdio_client
 
-        params = StdioServerParameters(command=self.command, args=list(self.args), env=self.env, cwd=self.cwd)
+        params = StdioServerParameters(command=str(self.command), args=list(self.args), env=self.env, cwd=self.cwd)
         return stdio_client(params, errlog=_errlog())
 
 
@@ -114,8 +118,8 @@ async def popen_transport(proc: subprocess.Popen) -> AsyncIterator[tuple[Any, An
     reader = asyncio.StreamReader(limit=1 << 26, loop=loop)
     rtrans, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), proc.stdout)
     wtrans, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
-    read_send, read_recv = anyio.create_memory_object_stream(0)
-    write_send, write_recv = anyio.create_memory_object_stream(0)
+    read_send, read_recv = anyio.create_memory_object_stream[Any](0)
+    write_send, write_recv = anyio.create_memory_object_stream[Any](0)
 
     async def pump_out() -> None:
         async with read_send:

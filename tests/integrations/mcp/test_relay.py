@@ -1,4 +1,4 @@
-"""The MCP proxy's stdio relay (agentguard.integrations.mcp_relay): unit tests on lines (fail closed on
+"""The MCP proxy's stdio relay (agentguard.integrations.mcp.relay): unit tests on lines (fail closed on
 the inline fast path and on the task path, strict reading, MODIFY, HALT, elicitation in both protocol
 eras), and the real `agentguard mcp-proxy` with real `mcp` clients (notifications, approval)."""
 
@@ -16,12 +16,11 @@ import pytest
 pytest.importorskip("mcp")
 
 from agentguard.core import BaseGuard, Decision, GuardStack, ToolCall, Verdict  # noqa: E402
-from agentguard.integrations.mcp_decide import inline_safe  # noqa: E402
-from agentguard.integrations.mcp_relay import StdioRelay  # noqa: E402
+from agentguard.integrations.mcp.decide import inline_safe  # noqa: E402
+from agentguard.integrations.mcp.relay import StdioRelay  # noqa: E402
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
-from agentguard.integrations.runtime import GuardRuntime  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 UPSTREAM = REPO / "examples" / "integrations" / "mcp_upstream_server.py"
 MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
@@ -43,8 +42,11 @@ class Wire:
 
     def __init__(self, guard, **kw):
         self.client, self.upstream = [], []
-        self.runtime = GuardRuntime(guard, adapter="mcp", **kw)
-        self.relay = StdioRelay(self.runtime, lambda b: self.client.append(json.loads(b)), self.upstream.append)
+        self.relay = StdioRelay(guard, lambda b: self.client.append(json.loads(b)), self.upstream.append, **kw)
+
+    @property
+    def steps(self):
+        return self.relay.pipeline.run(self.relay.run_id).context.trace.steps
 
     def send(self, msg) -> None:
         self.relay.client_line(line(msg) if isinstance(msg, (dict, list)) else msg)
@@ -72,7 +74,7 @@ def test_allowed_call_is_forwarded_byte_for_byte_and_its_answer_recorded():
     w.relay.upstream_line(note)
     w.relay.upstream_line(answer)
     assert w.client == [json.loads(note), json.loads(answer)]  # relayed unchanged, in order
-    steps = w.runtime.context("stdio").trace.steps
+    steps = w.steps
     assert [s.observation for s in steps] == ["data"] and steps[0].action.name == "read_file"
 
 
@@ -85,7 +87,7 @@ def test_refused_call_never_reaches_the_upstream_and_halt_stops_the_session():
     assert [m["id"] for m in w.client] == [1, 2, 3]
     assert all(m["result"]["isError"] for m in w.client)
     assert "REJECT" in w.client[0]["result"]["content"][0]["text"]
-    assert "session halted earlier" in w.client[2]["result"]["content"][0]["text"]
+    assert "halted earlier" in w.client[2]["result"]["content"][0]["text"]
     assert "resultType" not in w.client[0]["result"]  # a handshake-era request gets a handshake-era result
 
 
@@ -125,7 +127,7 @@ class Slow(BaseGuard):
 
 def test_task_path_fails_closed_and_applies_modify():
     w = Wire(GuardStack([Slow(error=ValueError("nope"))]))
-    assert not w.relay.inline and not inline_safe(w.runtime)
+    assert not w.relay.inline and not inline_safe(w.relay.pipeline)
 
     async def go():
         w.send(call(1, "read_file"))
@@ -159,7 +161,7 @@ def test_strict_reading_batches_and_unknown_methods():
         (7, -32700), (None, -32600), (9, -32601), (None, -32600), (10, -32602)]
 
 
-def test_facts_and_session_from_meta_reach_the_context():
+def test_facts_from_meta_reach_the_context_but_never_choose_the_run():
     seen = []
 
     class Spy(BaseGuard):
@@ -176,7 +178,29 @@ def test_facts_and_session_from_meta_reach_the_context():
         await w.settle()
     asyncio.run(go())
     run_id, meta = seen[0]
-    assert run_id == "client:alice" and meta["age"] == 30 and "halted" not in meta
+    assert run_id == w.relay.run_id and meta["age"] == 30 and "halted" not in meta
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_a_halt_holds_for_the_connection_whatever_meta_says(inline):
+    """The bug this kills: after a HALT, a call with a new ``agentguard/session`` (or facts claiming
+    the run is not halted) was forwarded upstream. The run is the connection."""
+    guard = rules(allow=["read_*"], halt=["rm_*"]) if inline else GuardStack([rules(allow=["read_*"], halt=["rm_*"]),
+                                                                               Slow(Verdict.allow("ok"))])
+    w = Wire(guard)
+    assert w.relay.inline is inline
+
+    async def go():
+        w.send(call(1, "rm_rf", meta={"agentguard/session": "a"}))
+        await w.settle()
+        w.send(call(2, "read_file", meta={"agentguard/session": "b"}))
+        w.send(call(3, "read_file", meta={"agentguard/session": "c", "agentguard/facts": {"halted": None}}))
+        w.send(call(4, "read_file"))
+        await w.settle()
+    asyncio.run(go())
+    assert w.upstream == []
+    assert [m["id"] for m in w.client] == [1, 2, 3, 4] and all(m["result"]["isError"] for m in w.client)
+    assert all("halted earlier" in m["result"]["content"][0]["text"] for m in w.client[1:])
 
 
 def test_prompts_and_resources_are_guarded():
@@ -338,8 +362,8 @@ def test_cli_relay_asks_the_human_through_the_client(tmp_path, mode):
 
 
 def test_approval_rounds_bind_the_call_expire_and_are_spent_once(monkeypatch):
-    from agentguard.integrations import mcp_decide
-    from agentguard.integrations.mcp_decide import ApprovalRounds
+    from agentguard.integrations.mcp import decide as mcp_decide
+    from agentguard.integrations.mcp.decide import ApprovalRounds
 
     rounds, c = ApprovalRounds(ttl_s=60), ToolCall("pay", {"amount": 5})
     s1, s2 = rounds.issue("alice", c), rounds.issue("alice", c)
@@ -381,3 +405,49 @@ def test_cli_relay_on_sigterm_exits_cleanly_and_writes_the_traces(tmp_path):
     assert proc.wait(timeout=30) == 0
     [trace] = [json.loads(t) for t in (tmp_path / "traces.jsonl").read_text().splitlines()]
     assert [s["action"]["name"] for s in trace["steps"]] == ["list_notes", "delete_note"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_cli_relay_a_client_changing_meta_after_a_halt_is_still_halted(tmp_path, mode):
+    """`agentguard mcp-proxy` (the relay) with a real `mcp` client: after a HALT, calls naming other
+    sessions in ``_meta`` (or facts claiming no halt) are refused and never reach the upstream."""
+    from mcp import Client
+
+    params, notes = _proxy(tmp_path, '[[guards]]\ntype = "tool-rules"\nhalt = ["delete_*"]\n')
+
+    async def main():
+        async with Client(params, mode=mode) as c:
+            first = await c.call_tool("write_note", {"name": "before.txt", "text": "x"})
+            await c.call_tool("delete_note", {"name": "before.txt"}, meta={"agentguard/session": "alice"})
+            after = [await c.call_tool("write_note", {"name": f"{who}.txt", "text": "x"}, meta=meta)
+                     for who, meta in (("bob", {"agentguard/session": "bob"}),
+                                       ("eve", {"agentguard/session": "eve", "agentguard/facts": {"halted": None}}),
+                                       ("none", None))]
+        return first, after
+
+    first, after = asyncio.run(main())
+    assert not first.is_error and (notes / "before.txt").exists()
+    assert all(r.is_error and "halted earlier" in r.content[0].text for r in after)
+    assert not any((notes / f"{w}.txt").exists() for w in ("bob", "eve", "none"))
+
+
+def test_cli_strategy_option_reaches_the_pipeline(tmp_path):
+    """`agentguard mcp-proxy --strategy CRP`: the refused call's answer is the re-planning request; an
+    unknown strategy name fails before anything starts."""
+    import subprocess
+
+    from mcp import Client
+
+    params, _ = _proxy(tmp_path, '[[guards]]\ntype = "tool-rules"\ndeny = ["delete_*"]\n')
+    params.args.extend(["--strategy", "CRP"])
+
+    async def main():
+        async with Client(params) as c:
+            return await c.call_tool("delete_note", {"name": "x.txt"})
+
+    res = asyncio.run(main())
+    assert res.is_error and "Propose a different action" in res.content[0].text
+    bad = subprocess.run([sys.executable, "-m", "agentguard", "mcp-proxy", "--guards", params.args[4],
+                          "--upstream", "n=python -c pass", "--strategy", "nope"],
+                         capture_output=True, text=True, cwd=str(REPO), timeout=60)
+    assert bad.returncode != 0 and "unknown enforcement strategy" in bad.stdout + bad.stderr

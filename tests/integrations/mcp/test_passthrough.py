@@ -16,10 +16,10 @@ import mcp_types as types  # noqa: E402
 from mcp import Client  # noqa: E402
 
 from agentguard import BaseGuard, Decision, GuardStack, Verdict  # noqa: E402
-from agentguard.integrations.mcp_proxy import GuardProxy, Upstream  # noqa: E402
+from agentguard.integrations.mcp.proxy import GuardProxy, Upstream  # noqa: E402
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 UPSTREAM = str(REPO / "examples" / "integrations" / "mcp_upstream_server.py")
 
 

@@ -14,10 +14,11 @@ The proxy connects to each upstream (a command run over stdio, or a Streamable H
   client used. ALLOW forwards unchanged; MODIFY (and a same-tool RECOVER) forwards the verdict's
   arguments; REJECT/RECOVER answer with a ``CallToolResult(is_error=True)`` the model can read, and the
   upstream is never called; ESCALATE asks ``approve(verdict, call)`` when one is given (may be async),
-  else the human behind the client through MCP *elicitation* (a form with one boolean ``approve``; only
-  ``accept`` with ``approve: true`` runs the call), else - a client without elicitation - refuses with a
+  else the human behind the client through MCP *elicitation* (a form with one boolean ``approve``, its
+  message and ``_meta["agentguard/approval"]`` showing every guard's verdict; only ``accept`` with
+  ``approve: true`` runs the call), else - a client without elicitation - refuses with a
   message naming the approval needed; HALT refuses and marks the session halted: every later call in
-  that session is refused.
+  that run is refused.
 - ``prompts/list``, ``prompts/get``, ``resources/list``, ``resources/templates/list`` and
   ``resources/read`` are passed through (prompt names prefixed like tools; resource URIs kept, routed
   to the upstream that listed them). ``prompts/get`` and ``resources/read`` are guarded like calls:
@@ -25,43 +26,47 @@ The proxy connects to each upstream (a command run over stdio, or a Streamable H
   ``ToolCall("resources/read", {"uri"})``, so a policy naming those tools governs them (and a stack
   that refuses unknown tools refuses them: fail closed).
 - Per-run facts: a client (the host application, not the model) may send
-  ``_meta["agentguard/facts"]`` (an object) with a request; it is merged into the session's
+  ``_meta["agentguard/facts"]`` (an object) with a request; it is merged into the run's
   ``Context.metadata``, where a policy reads it with ``{from = "metadata", key = ...}``.
 - Fail closed: a guard that raises or returns garbage yields ``on_error`` (HALT by default); an
   upstream that fails yields an error result, never a silent success.
+- Every guarded request is decided by one :class:`~agentguard.core.pipeline.Pipeline` (``adapter="mcp"``,
+  enforcement ``strategy`` as configured, see :mod:`.decide`), the same as on the stdio relay.
 
-Per-session guard state: one :class:`~agentguard.core.Context` (and one recorded trace) per MCP
-session. The key is, in order: the client's ``_meta["agentguard/session"]`` if it sends one; the
-transport session id (Streamable HTTP ``Mcp-Session-Id``, handshake-era clients); the connection
-object of a handshake-era stdio/in-process connection; otherwise ``"stdio"`` - a stdio proxy serves
-exactly one client - or, for a *stateless* (2026-07-28 protocol) HTTP request, ``"http-shared"``: such
-requests carry nothing that tells clients apart, so they share one context (conservative: a HALT
-stops them all) unless each client sends ``_meta["agentguard/session"]``.
+The run a request is decided in belongs to its connection, never to a field the client writes
+(:func:`session_key`): a connection with its own channel (a handshake-era session over stdio, in
+process or Streamable HTTP with ``Mcp-Session-Id``; a 2026-07-28 duplex stream such as stdio) is one
+run, named by the proxy; a request without one (stateless Streamable HTTP, a 2026-07-28 in-process
+client) is decided in the run of its authenticated principal when the HTTP app authenticates
+(``mcp.server.auth``), else in one run the proxy's stateless requests share (nothing tells their
+clients apart: a HALT stops them all). A run ends when its connection closes.
 
 What it can see: tool names, arguments and results of ``tools/call``, prompt gets and resource reads.
 Progress notifications of a forwarded call are relayed to the client when it asked for them. This SDK
 path does not relay the upstreams' own server-to-client requests (sampling, elicitation) or their other
 notifications (logging, list-changed); ``tools/list`` is re-read on every listing, so a changed tool
-list is seen at the client's next listing. It is asynchronous throughout (the guard's ``acheck`` is
-used). ``agentguard mcp-proxy`` with one stdio upstream served over stdio uses the line relay of
-:mod:`agentguard.integrations.mcp_relay` instead (same decisions, everything else relayed as is).
+list is seen at the client's next listing. It is asynchronous throughout (:meth:`Pipeline.adecide`).
+``agentguard mcp-proxy`` with one stdio upstream served over stdio uses the line relay of
+:mod:`agentguard.integrations.mcp.relay` instead (same decisions, everything else relayed as is).
 """
 
 from __future__ import annotations
 
-import json
+import secrets
 import sys
+import weakref
 from contextlib import AsyncExitStack
 from typing import Any, Awaitable, Callable
 
-from ..core.errors import InputError, require
-from ..core.guard import Guard
-from ..core.types import Context, Decision, ToolCall, Verdict
-from .recording import TraceRecorder
-from .mcp_decide import APPROVAL_KEY, FACTS_META_KEY, SESSION_META_KEY, ApprovalRounds, Approve, applied_arguments, decide
-from .mcp_passthrough import PassThrough
-from .mcp_upstream import Upstream, parse_upstream
-from .runtime import GuardRuntime, refusal_message
+from ...core.enforcement import Enforcement, Outcome
+from ...core.errors import InputError, require
+from ...core.guard import Guard
+from ...core.types import Context, Decision, ToolCall
+from ..recording import TraceRecorder
+from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, approval_message, approval_meta,
+                     facts_of, gate, make_pipeline, refusal_text)
+from .passthrough import PassThrough
+from .upstream import Upstream, parse_upstream
 
 require("mcp", "integrations")
 
@@ -81,19 +86,10 @@ def _modern_versions() -> Any:
         return ()
 
 
-def _meta_get(meta: Any, key: str) -> Any:
-    if not meta:
-        return None
-    try:
-        return meta.get(key) if hasattr(meta, "get") else getattr(meta, key, None)
-    except Exception:
-        return None
-
-
 def _progress_relay(ctx: Any) -> Callable[..., Awaitable[None]] | None:
     """Relay the upstream's progress notifications of a call to the client (``report_progress`` is a no-op
     when the client did not ask for progress; the in-process transport carries no token to test for)."""
-    session = getattr(ctx, "session", None)
+    session: Any = getattr(ctx, "session", None)
 
     async def relay(progress: float, total: float | None = None, message: str | None = None) -> None:
         try:
@@ -104,28 +100,47 @@ def _progress_relay(ctx: Any) -> Callable[..., Awaitable[None]] | None:
     return relay if session is not None else None
 
 
-def session_key(ctx: Any) -> str:
-    """The guard-state key of the MCP session a request belongs to (see the module doc)."""
-    meta = getattr(ctx, "meta", None)
-    if meta:
-        explicit = _meta_get(meta, SESSION_META_KEY)
-        if explicit:
-            return f"client:{explicit}"
-    conn = getattr(getattr(ctx, "session", None), "_connection", None)
-    sid = getattr(conn, "session_id", None)
-    if sid:
-        return f"mcp-session:{sid}"
-    if conn is not None:
-        try:
-            from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+#: the run of each connection channel (weakly held: a closed connection's entry goes with it)
+_CHANNEL_RUNS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+_CHANNEL_RUNS_BY_ID: dict[int, str] = {}  # channels that cannot be weakly referenced (never seen so far)
+SHARED_RUN = "mcp-stateless"
 
-            if getattr(conn, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
-                return f"connection:{id(conn)}"
-        except ImportError:  # pragma: no cover
-            return f"connection:{id(conn)}"
-    if getattr(getattr(ctx, "request", None), "headers", None) is not None:
-        return "http-shared"  # stateless HTTP request without a session: nothing tells clients apart
-    return "stdio"
+
+def _connection(ctx: Any) -> Any:
+    return getattr(getattr(ctx, "session", None), "_connection", None)
+
+
+def _principal() -> str | None:
+    try:
+        from mcp.server.auth.middleware.auth_context import get_access_token
+    except ImportError:  # pragma: no cover
+        return None
+    token = get_access_token()
+    if token is None:
+        return None
+    return f"{token.client_id}:{token.subject or ''}"
+
+
+def session_key(ctx: Any) -> str:
+    """The run a request is decided in (see the module doc): the run of its connection's channel,
+    else of its authenticated principal, else the proxy's shared stateless run. Never chosen by the client."""
+    conn = _connection(ctx)
+    channel = getattr(conn, "outbound", None) if conn is not None and getattr(conn, "has_standalone_channel", False) \
+        else None
+    if channel is not None:
+        try:
+            run = _CHANNEL_RUNS.get(channel)
+            if run is None:
+                sid = getattr(conn, "session_id", None)
+                run = _CHANNEL_RUNS[channel] = f"mcp-{'session-' + str(sid) if sid else 'connection'}-" \
+                                               f"{secrets.token_hex(8)}"
+        except TypeError:  # not weakly referenceable: keyed by identity
+            run = _CHANNEL_RUNS_BY_ID.setdefault(id(channel), f"mcp-connection-{secrets.token_hex(8)}")
+        return run
+    principal = _principal()
+    if principal is not None:
+        return f"mcp-auth:{principal}"
+    return SHARED_RUN
 
 
 def _error_result(text: str) -> types.CallToolResult:
@@ -157,6 +172,8 @@ class GuardProxy(PassThrough):
         on_error: Decision | str = Decision.HALT,
         state_fn: Callable[[Context, Any], Any] | None = None,
         name: str = "agentguard-proxy",
+        strategy: Enforcement | str | None = None,
+        timeout_s: float | None = None,
     ) -> None:
         if not upstreams:
             raise InputError("the MCP proxy needs at least one upstream server")
@@ -165,9 +182,9 @@ class GuardProxy(PassThrough):
             raise InputError(f"upstream names must be unique: {names}")
         self.upstreams = list(upstreams)
         self.prefix = len(upstreams) > 1 if prefix is None else bool(prefix)
-        self.runtime = GuardRuntime(
-            guard, recorder=recorder, adapter="mcp", on_error=on_error, state_fn=state_fn
-        )
+        self.pipeline = make_pipeline(guard, strategy=strategy, recorder=recorder, on_error=on_error,
+                                      state_fn=state_fn, timeout_s=timeout_s)
+        self.recorder = recorder
         self.approve = approve
         self.clients: dict[str, Any] = {}
         self._routes: dict[str, tuple[str, str]] = {}
@@ -187,7 +204,7 @@ class GuardProxy(PassThrough):
         )
 
     def __repr__(self) -> str:
-        return f"GuardProxy({self.runtime.guard!r}, upstreams={[u.name for u in self.upstreams]})"
+        return f"GuardProxy({self.pipeline.guard!r}, upstreams={[u.name for u in self.upstreams]})"
 
     async def __aenter__(self) -> "GuardProxy":
         self._stack = AsyncExitStack()
@@ -202,8 +219,8 @@ class GuardProxy(PassThrough):
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        if self.runtime.recorder is not None:
-            self.runtime.recorder.finish_all()
+        if self.recorder is not None:
+            self.recorder.finish_all()
         if self._stack is not None:
             await self._stack.__aexit__(*exc)
             self._stack = None
@@ -216,11 +233,11 @@ class GuardProxy(PassThrough):
         import anyio
         from mcp.server.stdio import stdio_server
 
-        from .mcp_strict import StrictLines
+        from .strict import StrictLines
 
         # every line is read strictly (duplicate keys refused) before the SDK parses it; stdout stays the SDK's
         stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
-        async with stdio_server(stdin=StrictLines(stdin)) as (read, write):
+        async with stdio_server(stdin=StrictLines(stdin)) as (read, write):  # type: ignore[arg-type]
             await self.server.run(read, write, self.server.create_initialization_options())
 
     # -- tools/list -------------------------------------------------------------------------------
@@ -235,7 +252,8 @@ class GuardProxy(PassThrough):
         return tools
 
     async def _collect_tools(self) -> list[types.Tool]:
-        out, routes = [], {}
+        out: list[types.Tool] = []
+        routes: dict[str, tuple[str, str]] = {}
         for u in self.upstreams:
             for t in await self._upstream_tools(u.name):
                 exposed = f"{u.name}__{t.name}" if self.prefix else t.name
@@ -253,13 +271,18 @@ class GuardProxy(PassThrough):
         return types.ListToolsResult(tools=await self._collect_tools())
 
     # -- tools/call -------------------------------------------------------------------------------
-    def _context(self, ctx: Any) -> Context:
-        key = session_key(ctx)
-        facts = _meta_get(getattr(ctx, "meta", None), FACTS_META_KEY)
-        gctx = self.runtime.context(key, mcp_session=key)
-        if isinstance(facts, dict):
-            gctx.metadata.update({str(k): v for k, v in facts.items() if k not in ("halted", "adapter")})
-        return gctx
+    def _run(self, ctx: Any) -> str:
+        """The run of the request's connection (:func:`session_key`); a handshake-era connection's run
+        ends (its state and trace are finished) when the connection closes."""
+        run = session_key(ctx)
+        conn = _connection(ctx)
+        state = getattr(conn, "state", None)
+        if run != SHARED_RUN and isinstance(state, dict) and "agentguard/run" not in state:
+            state["agentguard/run"] = run
+            stack = getattr(conn, "exit_stack", None)
+            if stack is not None and getattr(conn, "protocol_version", None) not in _modern_versions():
+                stack.callback(self.pipeline.finish, run)
+        return run
 
     def _can_elicit(self, ctx: Any) -> bool:
         session = getattr(ctx, "session", None)
@@ -269,65 +292,72 @@ class GuardProxy(PassThrough):
         except Exception:
             return False
 
-    async def _elicit(self, ctx: Any, v: Verdict, call: ToolCall, params: Any) -> Any:
-        """Ask the human behind the client (MCP elicitation): True / False, None when the client cannot
-        be asked, or (2026-07-28 protocol) the ``InputRequiredResult`` asking it; the client's retry
-        carries the answer, accepted only with this proxy's ``request_state`` for this exact call."""
+    async def _elicit(self, ctx: Any, out: Outcome, run: str, params: Any) -> Any:
+        """Ask the human behind the client (MCP elicitation; the form shows every guard's verdict):
+        True / False, None when the client cannot be asked, or (2026-07-28 protocol) the
+        ``InputRequiredResult`` asking it; the client's retry carries the answer, accepted only with this
+        proxy's ``request_state`` for this exact call in this run."""
         if not self._can_elicit(ctx):
             return None
+        call = out.proposal
         schema = {"type": "object", "required": ["approve"],
                   "properties": {"approve": {"type": "boolean", "title": f"Run {call.name}?"}}}
-        msg = (f"agentguard asks before running {call.name}({json.dumps(dict(call.arguments), default=str)[:500]})"
-               f": {v.reason}")
+        form = types.ElicitRequestFormParams.model_validate(
+            {"message": approval_message(out), "requested_schema": schema,
+             "_meta": {APPROVAL_META_KEY: approval_meta(out)}})
         session = ctx.session
         if getattr(ctx, "protocol_version", None) in _modern_versions():
-            key = session_key(ctx)
             answers = getattr(params, "input_responses", None) or {}
-            if APPROVAL_KEY in answers and self._rounds.redeem(getattr(params, "request_state", None), key, call):
+            if APPROVAL_KEY in answers and self._rounds.redeem(getattr(params, "request_state", None), run, call):
                 res = answers[APPROVAL_KEY]
             else:
-                ask = types.ElicitRequest(params=types.ElicitRequestFormParams(message=msg, requested_schema=schema))
-                return types.InputRequiredResult(input_requests={APPROVAL_KEY: ask},
-                                                 request_state=self._rounds.issue(key, call))
+                return types.InputRequiredResult(input_requests={APPROVAL_KEY: types.ElicitRequest(params=form)},
+                                                 request_state=self._rounds.issue(run, call))
         elif session.can_send_request:
-            res = await session.elicit_form(msg, schema, related_request_id=getattr(ctx, "request_id", None))
+            from mcp.shared.message import ServerMessageMetadata
+
+            res = await session.send_request(
+                types.ElicitRequest(params=form), types.ElicitResult,
+                metadata=ServerMessageMetadata(related_request_id=getattr(ctx, "request_id", None)))
         else:
             return None
         content = getattr(res, "content", None) or {}
         return getattr(res, "action", None) == "accept" and content.get("approve") is True
 
-    async def _decide(self, gctx: Context, call: ToolCall, ctx: Any = None, params: Any = None) -> Any:
-        return await decide(self.runtime, gctx, call, approve=self.approve,
-                            ask=lambda v, c: self._elicit(ctx, v, c, params))
+    async def _decide(self, ctx: Any, call: ToolCall, params: Any = None) -> tuple[str, Any]:
+        """``(run, outcome)`` of a guarded request (or the protocol object asking the client)."""
+        run = self._run(ctx)
+        facts = facts_of(getattr(ctx, "meta", None))
+        out = await gate(self.pipeline, run, call, facts, approve=self.approve,
+                         ask=lambda o: self._elicit(ctx, o, run, params))
+        return run, out
 
     async def _on_call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
-        gctx = self._context(ctx)
         call = ToolCall(params.name, dict(params.arguments or {}), str(getattr(ctx, "request_id", "") or ""))
-        v = await self._decide(gctx, call, ctx, params)
-        if isinstance(v, types.InputRequiredResult):
-            return v
-        v, args = applied_arguments(v, call)
-        if v.blocks:
-            text = refusal_message(v, call)
-            if v.decision is Decision.HALT:
-                gctx.metadata.setdefault("halted", v.reason)
-            self.runtime.record(gctx, call, v, observation=text)
+        _, out = await self._decide(ctx, call, params)
+        if not isinstance(out, Outcome):  # the input_required round asking the client
+            return out
+        fwd = out.call
+        if fwd is None:
+            text = refusal_text(out, call)
+            self.pipeline.record(out, observation=text)
             return _error_result(text)
-        route = self._routes.get(call.name)
+        route = self._routes.get(fwd.name)
         if route is None:
             await self._collect_tools()
-            route = self._routes.get(call.name)
+            route = self._routes.get(fwd.name)
         if route is None:
-            self.runtime.record(gctx, call, v, observation="unknown tool")
-            return _error_result(f"unknown tool {call.name!r}")
+            self.pipeline.record(out, observation="unknown tool")
+            return _error_result(f"unknown tool {fwd.name!r}")
         upstream, tool = route
         try:
-            result = await self.clients[upstream].call_tool(tool, args, progress_callback=_progress_relay(ctx))
+            result = await self.clients[upstream].call_tool(tool, dict(fwd.arguments),
+                                                            progress_callback=_progress_relay(ctx))
         except Exception as exc:
             text = f"upstream {upstream} failed on {tool}: {type(exc).__name__}: {exc}"
-            self.runtime.record(gctx, call, v, observation=text)
+            self.pipeline.record(out, observation=text)
             return _error_result(text)
-        self.runtime.record(gctx, call, v, observation=_result_text(result))
+        self.pipeline.record(out, observation=_result_text(result))
         if not isinstance(result, types.CallToolResult):  # e.g. an input-required round: not proxied
             return _error_result(
                 f"upstream {upstream} answered {type(result).__name__}, which the proxy does not relay"

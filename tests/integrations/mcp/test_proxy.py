@@ -16,11 +16,11 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 from agentguard import BaseGuard, Decision, GuardStack, Verdict, read_traces  # noqa: E402
 from agentguard.core.errors import InputError  # noqa: E402
-from agentguard.integrations.mcp_proxy import GuardProxy, Upstream, parse_upstream  # noqa: E402
+from agentguard.integrations.mcp.proxy import GuardProxy, Upstream, parse_upstream  # noqa: E402
 from agentguard.integrations.recording import TraceRecorder  # noqa: E402
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 UPSTREAM = str(REPO / "examples" / "integrations" / "mcp_upstream_server.py")
 
 
@@ -119,25 +119,33 @@ def test_per_session_state_halt_is_per_session(tmp_path):
                 return a2, b1, proxy
 
     a2, b1, proxy = asyncio.run(main())
-    assert a2.is_error and "session halted earlier" in texts(a2)
+    assert a2.is_error and "halted earlier" in texts(a2)
     assert not b1.is_error and (tmp_path / "b.txt").exists() and not (tmp_path / "a.txt").exists()
 
 
-def test_explicit_session_meta_keys_state(tmp_path):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_a_client_changing_meta_after_a_halt_is_still_halted(tmp_path, mode):
+    """The run belongs to the connection, never to ``_meta["agentguard/session"]`` (which the client
+    writes): after a HALT, calls naming another session, or facts claiming no halt, stay refused and
+    nothing reaches the upstream."""
+
     async def main():
         async with GuardProxy(HaltOnDelete(), [upstream(tmp_path)]) as proxy:
-            async with Client(proxy.server) as c:
+            async with Client(proxy.server, mode=mode) as c:
                 await c.call_tool("delete_note", {"name": "x.txt"}, meta={"agentguard/session": "alice"})
                 r_alice = await c.call_tool(
                     "write_note", {"name": "a.txt", "text": "x"}, meta={"agentguard/session": "alice"}
                 )
                 r_bob = await c.call_tool(
-                    "write_note", {"name": "b.txt", "text": "x"}, meta={"agentguard/session": "bob"}
+                    "write_note", {"name": "b.txt", "text": "x"},
+                    meta={"agentguard/session": "bob", "agentguard/facts": {"halted": None}},
                 )
-                return r_alice, r_bob
+                r_none = await c.call_tool("write_note", {"name": "c.txt", "text": "x"})
+                return r_alice, r_bob, r_none
 
-    r_alice, r_bob = asyncio.run(main())
-    assert r_alice.is_error and not r_bob.is_error
+    results = asyncio.run(main())
+    assert all(r.is_error and "halted earlier" in texts(r) for r in results)
+    assert not any((tmp_path / n).exists() for n in ("a.txt", "b.txt", "c.txt"))
 
 
 def test_two_upstreams_are_prefixed_and_routed(tmp_path):
@@ -208,7 +216,8 @@ def test_cli_proxy_over_stdio_end_to_end(tmp_path):
 
 def test_cli_proxy_over_streamable_http_per_session(tmp_path):
     """`agentguard mcp-proxy --http`: real Streamable HTTP on loopback; guard state per MCP session
-    (Mcp-Session-Id for handshake-era clients, the agentguard/session _meta key for stateless ones)."""
+    (Mcp-Session-Id for handshake-era clients); stateless requests share one run, whatever session
+    their ``_meta`` names."""
     import socket
     import subprocess
     import time
@@ -256,7 +265,7 @@ def test_cli_proxy_over_streamable_http_per_session(tmp_path):
                 await a.call_tool("delete_note", {"name": "x.txt"})
                 out["a"] = await a.call_tool("list_notes", {})
                 out["b"] = await b.call_tool("list_notes", {})
-            async with Client(url) as c:  # stateless protocol: sessions named by the client
+            async with Client(url) as c:  # stateless protocol: no session, so one shared run (the client names none)
                 await c.call_tool("delete_note", {"name": "x.txt"}, meta={"agentguard/session": "alice"})
                 out["alice"] = await c.call_tool("list_notes", {}, meta={"agentguard/session": "alice"})
                 out["bob"] = await c.call_tool("list_notes", {}, meta={"agentguard/session": "bob"})
@@ -266,9 +275,9 @@ def test_cli_proxy_over_streamable_http_per_session(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
-    assert out["a"].is_error and "session halted" in texts(out["a"])
+    assert out["a"].is_error and "halted earlier" in texts(out["a"])
     assert not out["b"].is_error and texts(out["b"]) == "(none)"
-    assert out["alice"].is_error and not out["bob"].is_error
+    assert out["alice"].is_error and out["bob"].is_error and "halted earlier" in texts(out["bob"])
 
 
 @pytest.mark.parametrize("answer", [True, False])

@@ -1,10 +1,11 @@
 """The MCP proxy's pass-through of prompts and resources (a mixin of
-:class:`~agentguard.integrations.mcp_proxy.GuardProxy`; see that module's doc).
+:class:`~agentguard.integrations.mcp.proxy.GuardProxy`; see that module's doc).
 
 Listings are merged from every upstream that offers them (prompt names prefixed like tools when the
 proxy prefixes); ``prompts/get`` and ``resources/read`` are guarded as the calls
-``ToolCall("prompts/get", {"name", "arguments"})`` and ``ToolCall("resources/read", {"uri"})``: only
-ALLOW forwards them, anything else answers with an MCP error naming the refusal.
+``ToolCall("prompts/get", {"name", "arguments"})`` and ``ToolCall("resources/read", {"uri"})`` by the
+proxy's Pipeline: only an outcome that runs exactly the request forwards it, anything else answers with
+an MCP error naming the refusal.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from typing import Any
 
 import mcp_types as types
 
-from ..core.types import Context, Decision, ToolCall, Verdict
-from .runtime import refusal_message
+from ...core.enforcement import Outcome
+from ...core.types import ToolCall
+from .decide import refusal_text
 
 __all__ = ["PassThrough"]
 
@@ -25,14 +27,11 @@ class PassThrough:
     upstreams: list[Any]
     clients: dict[str, Any]
     prefix: bool
-    runtime: Any
+    pipeline: Any
     _prompt_routes: dict[str, tuple[str, str]]
     _resource_routes: dict[str, str]
 
-    def _context(self, ctx: Any) -> Context:  # pragma: no cover - provided by GuardProxy
-        raise NotImplementedError
-
-    async def _decide(self, gctx: Context, call: ToolCall, ctx: Any = None, params: Any = None) -> Any:
+    async def _decide(self, ctx: Any, call: ToolCall, params: Any = None) -> tuple[str, Any]:
         raise NotImplementedError  # pragma: no cover - provided by GuardProxy
 
     # -- prompts and resources (passed through; gets and reads guarded) ------------------------------
@@ -47,7 +46,8 @@ class PassThrough:
         return out
 
     async def _on_list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
-        prompts, routes = [], {}
+        prompts: list[Any] = []
+        routes: dict[str, tuple[str, str]] = {}
         for up, res in await self._each("list_prompts"):
             for p in res.prompts:
                 exposed = f"{up}__{p.name}" if self.prefix else p.name
@@ -57,7 +57,8 @@ class PassThrough:
         return types.ListPromptsResult(prompts=prompts)
 
     async def _on_list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
-        resources, routes = [], {}
+        resources: list[Any] = []
+        routes: dict[str, str] = {}
         for up, res in await self._each("list_resources"):
             for r in res.resources:
                 routes.setdefault(str(r.uri), up)
@@ -69,30 +70,28 @@ class PassThrough:
         templates = [t for _, res in await self._each("list_resource_templates") for t in res.resource_templates]
         return types.ListResourceTemplatesResult(resource_templates=templates)
 
-    async def _gate(self, ctx: Any, call: ToolCall, params: Any) -> tuple[Context, Any]:
-        """Guard a non-tool request like a call (ALLOW runs it; anything else refuses)."""
-        gctx = self._context(ctx)
-        v = await self._decide(gctx, call, ctx, params)
-        if isinstance(v, types.InputRequiredResult):
-            return gctx, v
-        if v.decision is Decision.HALT:
-            gctx.metadata.setdefault("halted", v.reason)
-        self.runtime.record(gctx, call, v, observation=None if not v.blocks else refusal_message(v, call))
-        return gctx, v
-
-    @staticmethod
-    def _refused(v: Verdict, call: ToolCall) -> Exception:
+    async def _gate(self, ctx: Any, call: ToolCall, params: Any) -> Any:
+        """Guard a non-tool request like a call: None when exactly it may run; else the MCP error to
+        raise, or the protocol object asking the client (returned as is)."""
+        _, out = await self._decide(ctx, call, params)
+        if not isinstance(out, Outcome):
+            return out
+        if out.call is call:
+            self.pipeline.record(out)
+            return None
+        text = refusal_text(out, call)
+        self.pipeline.record(out, observation=text)
         from mcp.shared.exceptions import MCPError
 
-        return MCPError(code=-32003, message=refusal_message(v, call))
+        return MCPError(code=-32003, message=text)
 
     async def _on_get_prompt(self, ctx: Any, params: Any) -> Any:
         call = ToolCall("prompts/get", {"name": params.name, "arguments": dict(params.arguments or {})})
-        _, v = await self._gate(ctx, call, params)
-        if isinstance(v, types.InputRequiredResult):
-            return v
-        if v.decision is not Decision.ALLOW:
-            raise self._refused(v, call)
+        refused = await self._gate(ctx, call, params)
+        if isinstance(refused, Exception):
+            raise refused
+        if refused is not None:
+            return refused
         if params.name not in self._prompt_routes:
             await self._on_list_prompts(ctx, None)
         route = self._prompt_routes.get(params.name)
@@ -105,11 +104,11 @@ class PassThrough:
     async def _on_read_resource(self, ctx: Any, params: Any) -> Any:
         uri = str(params.uri)
         call = ToolCall("resources/read", {"uri": uri})
-        _, v = await self._gate(ctx, call, params)
-        if isinstance(v, types.InputRequiredResult):
-            return v
-        if v.decision is not Decision.ALLOW:
-            raise self._refused(v, call)
+        refused = await self._gate(ctx, call, params)
+        if isinstance(refused, Exception):
+            raise refused
+        if refused is not None:
+            return refused
         if uri not in self._resource_routes:
             await self._on_list_resources(ctx, None)
         up = self._resource_routes.get(uri) or (self.upstreams[0].name if len(self.upstreams) == 1 else None)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator, Callable
 
-from ..core.strict_json import StrictJSONError, loads_strict
+from ...core.strict_json import StrictJSONError, loads_strict
 
 __all__ = ["REFUSED_METHOD", "StrictLines", "refusal_for", "refused_request", "strict_http_app"]
 

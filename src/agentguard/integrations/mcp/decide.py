@@ -1,0 +1,200 @@
+"""What both MCP proxy paths share: the one :class:`~agentguard.core.pipeline.Pipeline` they decide
+through, the approval round, and the text a refused call answers with.
+
+Both the SDK server (:class:`~agentguard.integrations.mcp.proxy.GuardProxy`) and the stdio relay
+(:class:`~agentguard.integrations.mcp.relay.StdioRelay`) build a ``Pipeline(adapter="mcp")`` with
+:func:`make_pipeline` and decide every guarded request with :func:`gate`:
+
+- the Pipeline converts the request's call, decides fail-closed, applies the enforcement ``strategy``
+  (the one given, else the deciding guard's own, else the default), latches a HALT for the run;
+- an ESCALATE (``outcome.ask``) is answered by ``approve(verdict, call)`` when the operator gave one,
+  else by the human behind the client through the proxy's approval round (``ask(outcome)``: True, False,
+  None when the client cannot be asked, or a protocol object to answer with, e.g. an
+  ``input_required`` result), then :meth:`Pipeline.aresolve` (only an explicit ``True`` approves; a
+  refused call is never offered, since REJECT and HALT dominate ESCALATE in the stack);
+- the forwarded call is ``outcome.call`` (the verdict's arguments for a MODIFY, the fallback for a
+  RECOVER), nothing when ``outcome.execute`` is false.
+
+The run of a request is chosen by the proxy from the connection, never from a field the client writes
+(see each path). ``_meta["agentguard/facts"]`` (an object) may still carry per-run facts, merged into
+the run's ``Context.metadata`` except the keys the Pipeline owns.
+
+:func:`inline_safe`: whether a guard may be evaluated on the event loop itself (no worker-thread hop):
+guards whose own class declares ``inline_safe = True`` (:class:`~agentguard.policies.rules.ToolRuleGuard`,
+a :class:`~agentguard.policies.guard.ToolCallGuard` without a slow extractor) and a plain
+:class:`~agentguard.core.guard.GuardStack` of those. Inline evaluation is still fail-closed
+(:func:`~agentguard.core.guard.run_guard`: a raised error, a non-Verdict or a late verdict never allows).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import inspect
+import json
+import secrets
+import time
+from typing import Any, Awaitable, Callable
+
+from ...core.enforcement import Enforcement, Outcome
+from ...core.guard import Guard, GuardStack
+from ...core.pipeline import RESERVED_KEYS, Pipeline, approval_request
+from ...core.types import Context, Decision, ToolCall, Verdict
+
+__all__ = ["ApprovalRounds", "Approve", "Ask", "gate", "inline_safe", "make_pipeline", "refusal_text"]
+
+#: ``_meta`` key of per-run facts a client may send, and the input-request key of our approval round
+#: (2026-07-28 protocol), the same on both proxy paths
+FACTS_META_KEY = "agentguard/facts"
+APPROVAL_KEY = "agentguard-approval"
+#: ``_meta`` key of an elicitation request that carries the approval request (every guard's verdict)
+APPROVAL_META_KEY = "agentguard/approval"
+
+Approve = Callable[[Verdict, ToolCall], "bool | Awaitable[bool]"]
+Ask = Callable[[Outcome], Awaitable[Any]]
+
+#: facts never taken from a request: the Pipeline's own keys, and ``decide``'s keyword names
+_NOT_FACTS = RESERVED_KEYS | {"kind", "run", "proposal"}
+
+
+def make_pipeline(guard: Guard, *, strategy: Enforcement | str | None = None, recorder: Any = None,
+                  on_error: Decision | str = Decision.HALT, state_fn: Callable[[Context, Any], Any] | None = None,
+                  timeout_s: float | None = None, max_runs: int = 10_000) -> Pipeline:
+    """The proxy's Pipeline (``adapter="mcp"``); ``strategy`` is the enforcement strategy (a name such as
+    ``"CRP+TEH"``, an :class:`~agentguard.core.enforcement.Enforcement`, or None for each guard's own)."""
+    return Pipeline(guard, enforcement=strategy, recorder=recorder, on_error=on_error, state_fn=state_fn,
+                    timeout_s=timeout_s, max_runs=max_runs, adapter="mcp")
+
+
+def facts_of(meta: Any) -> dict[str, Any]:
+    """The per-run facts of a request's ``_meta`` (``agentguard/facts``), minus the keys the Pipeline owns."""
+    facts = meta_get(meta, FACTS_META_KEY)
+    if not isinstance(facts, dict):
+        return {}
+    return {str(k): v for k, v in facts.items() if str(k) not in _NOT_FACTS}
+
+
+def meta_get(meta: Any, key: str) -> Any:
+    """``meta[key]`` of a request's ``_meta`` (a dict or the SDK's model), None when absent or unreadable."""
+    if not meta:
+        return None
+    try:
+        return meta.get(key) if hasattr(meta, "get") else getattr(meta, key, None)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def inline_safe(pipeline: Pipeline) -> bool:
+    """True when the pipeline's guard may run on the event loop (see the module doc); a ``state_fn``
+    (user code) or any guard that does not declare itself inline-safe keeps the worker-thread path."""
+    return pipeline.state_fn is None and _inline_guard(pipeline.guard)
+
+
+def _inline_guard(guard: Any) -> bool:
+    if type(guard) is GuardStack:
+        return all(_inline_guard(g) for g in guard.guards)
+    # declared by the guard's own class (a subclass that may override check does not inherit it)
+    return "inline_safe" in vars(type(guard)) and getattr(guard, "inline_safe", False) is True
+
+
+def refusal_text(out: Outcome, call: ToolCall | None = None) -> str:
+    """The text an agent sees when its call did not run: the guard, the decision and what the
+    enforcement strategy said (a CRP strategy's request to propose another action, a TEH tool halt)."""
+    v = out.verdict
+    what = f"tool call {call.name}" if call is not None else "the request"
+    head = f"agentguard refused {what}"
+    if v is not None and v.blocks:
+        head += f" ({v.decision.name} by {v.guard or 'guard'})"
+    return f"{head}: {out.message or (v.reason if v is not None else 'no decision')}"
+
+
+def approval_message(out: Outcome) -> str:
+    """The elicitation message asking about ``out``: the call, and every guard's verdict."""
+    call = out.proposal
+    args = json.dumps(dict(getattr(call, "arguments", {}) or {}), default=str)[:500]
+    req = approval_request(out)
+    return f"agentguard asks before running {getattr(call, 'name', '?')}({args}).\n{req['text']}"
+
+
+def approval_meta(out: Outcome) -> dict[str, Any]:
+    """The approval request (the call, the reason, every guard's verdict) as JSON for ``_meta``."""
+    return json.loads(json.dumps(approval_request(out), default=str))
+
+
+async def gate(pipeline: Pipeline, run_id: str, call: ToolCall, facts: dict[str, Any], *, inline: bool = False,
+               approve: Approve | None = None, ask: Ask | None = None, decided: Outcome | None = None) -> Any:
+    """The outcome of ``call`` in ``run_id`` with an ESCALATE answered (see the module doc), or what
+    ``ask`` answered with when that is not a bool or None (a protocol object the caller sends back as
+    is). ``decided``: the outcome when the caller already decided (the relay's inline path)."""
+    out = decided
+    if out is None:
+        out = pipeline.decide(run_id, call, **facts) if inline else await pipeline.adecide(run_id, call, **facts)
+    if not out.ask:
+        return out
+    if approve is not None:
+        try:
+            ok: Any = approve(out.verdict, out.proposal)  # type: ignore[arg-type]
+            if inspect.isawaitable(ok):
+                ok = await ok
+        except Exception:  # noqa: BLE001 - a failing approver refuses
+            ok = False
+        return await pipeline.aresolve(out, ok is True, approver="operator (mcp-proxy approver)")
+    try:
+        ok = await ask(out) if ask is not None else None
+    except Exception:  # noqa: BLE001 - fail closed
+        ok = False
+    if ok is None:
+        refused = await pipeline.aresolve(out, False, approver="nobody (the MCP client cannot be asked)")
+        v = out.verdict
+        refused.message = (f"{refused.message}\nThis call needs a human's approval "
+                           f"({v.reason if v is not None else ''}), and this MCP client cannot ask one (no "
+                           f"elicitation support); ask the operator to approve {call.name} or to run the proxy "
+                           "with an approver")
+        return refused
+    if not isinstance(ok, bool):
+        return ok
+    return await pipeline.aresolve(out, ok, approver="human via MCP elicitation")
+
+
+class ApprovalRounds:
+    """The ``requestState`` of the proxy's approval rounds on the 2026-07-28 protocol (an
+    ``input_required`` result asks the human; the client's retry carries the answer and the state).
+
+    A state is ``<unix time>-<random>.<HMAC(secret, nonce, session, tool, arguments)>``: it is accepted
+    only for exactly the call and session it was issued for, within ``ttl_s``, and once (a replayed
+    answer is asked again), so one approval lets one call run."""
+
+    def __init__(self, ttl_s: float = 600.0) -> None:
+        self._secret = secrets.token_bytes(32)
+        self.ttl_s = ttl_s
+        self._spent: dict[str, float] = {}
+
+    def _mac(self, nonce: str, session: str, call: ToolCall) -> str:
+        text = "\x00".join((nonce, session, call.name, json.dumps(dict(call.arguments), sort_keys=True, default=str)))
+        return f"{nonce}.{hmac.new(self._secret, text.encode(), hashlib.sha256).hexdigest()}"
+
+    def issue(self, session: str, call: ToolCall) -> str:
+        """A fresh state for asking about ``call`` in ``session``."""
+        now = time.time()
+        if len(self._spent) > 10_000:  # forget answered rounds that have expired anyway
+            self._spent = {k: t for k, t in self._spent.items() if now - t < self.ttl_s}
+        return self._mac(f"{int(now)}-{secrets.token_hex(8)}", session, call)
+
+    def ours(self, state: Any, session: str, call: ToolCall) -> bool:
+        """True when ``state`` was issued here for exactly this call and session (spent or not)."""
+        if not isinstance(state, str) or "." not in state:
+            return False
+        return hmac.compare_digest(state, self._mac(state.split(".", 1)[0], session, call))
+
+    def redeem(self, state: Any, session: str, call: ToolCall) -> bool:
+        """True (once) for an unexpired, unspent state issued for exactly this call and session."""
+        if not self.ours(state, session, call) or state in self._spent:
+            return False
+        try:
+            issued = float(state.split("-", 1)[0])
+        except ValueError:
+            return False
+        if not 0 <= time.time() - issued < self.ttl_s:
+            return False
+        self._spent[state] = issued
+        return True
