@@ -226,3 +226,7 @@ def drivers() -> list[McpDriver]:
 
 def dump(result: RunResult) -> str:  # pragma: no cover - debugging aid
     return json.dumps({"executed": result.executed, "stopped": result.stopped, "asked": result.asked}, default=str)
+
+
+#: the variants the one-path tests drive (tests/integrations/test_one_path.py)
+DRIVERS = drivers()

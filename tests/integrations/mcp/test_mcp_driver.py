@@ -110,10 +110,7 @@ PAYEES = {"tool": "transfer_funds", "arg": "target", "match": "bob"}  # transfer
     (None, 1, ["transfer_funds", "read_note"], False),        # refused, the run goes on, bob is paid
     ("TEH", 1, ["read_note"], False),                           # the tool is halted: bob is refused too
     ("CRP+TEH", 1, ["transfer_funds", "read_note"], False),     # re-plan: the violation goes back, bob is paid
-    ("CRP+TEH", 4, ["transfer_funds", "read_note"], False),    # 4 in a row > max_rounds 3: TEH halts the tool
-    pytest.param("CRP+TEH", 4, ["read_note"], False, id="CRP+TEH-halt-sticks", marks=pytest.mark.xfail(
-        strict=True, reason="core: Replan answers a later ALLOW itself and never consults the tools its `then` "
-                            "HaltTool halted (core/strategies.py), so bob is paid after the TEH halt")),
+    ("CRP+TEH", 4, ["read_note"], False),                       # 4 in a row > max_rounds 3: TEH halts the tool
     ("CRP", 3, ["transfer_funds", "read_note"], False),         # 3 rounds allowed
     ("CRP", 4, [], True),                                       # then Stop: the run halts
 ])
