@@ -8,49 +8,66 @@ Usage::
     agent = create_agent(model, tools, middleware=[AgentGuardMiddleware(stack)],
                          checkpointer=InMemorySaver())   # a checkpointer is needed for ESCALATE
 
-What it hooks, and what each verdict does:
+Every decision goes through one :class:`~agentguard.core.pipeline.Pipeline` (``adapter="langchain"``):
+it decides fail-closed, applies the enforcement strategy (``strategy=`` here, else the deciding
+guard's own, e.g. a policy table's ``strategy = "CRP+TEH"``, else the default), audits and keeps the
+run's state (its latched HALT included). This module only translates LangChain's objects to proposals
+and the pipeline's :class:`~agentguard.core.enforcement.Outcome` back to LangChain's shapes:
 
 - ``after_model`` / ``aafter_model`` (predictive check): every tool call the model just proposed is
-  checked *before any of them runs*; a HALT on any proposal ends the run there (``jump_to: end``),
-  answering each proposed call with a refusal ToolMessage so the conversation stays well formed.
-  The other verdicts are kept and enforced when the call reaches the tool node (one guard check per
-  call, so stateful guards see each call once).
-- ``wrap_tool_call`` / ``awrap_tool_call`` (gate): ALLOW runs the tool unchanged; MODIFY (and a
-  RECOVER whose fallback is a call of the same tool) runs it with the verdict's arguments; REJECT
-  and other RECOVERs answer with a ``ToolMessage(status="error")`` the model sees, and the run goes
-  on (``on_reject="end"`` ends the run instead); ESCALATE asks a human through a LangGraph
-  ``interrupt`` whose value is LangChain's own ``HITLRequest`` (``action_requests`` /
-  ``review_configs``, what Agent Chat UI and ``HumanInTheLoopMiddleware`` use), resumed with
-  LangChain's ``HITLResponse``: ``Command(resume={"decisions": [{"type": "approve"}]})`` runs the
-  call; ``edit`` (``edited_action={"name", "args"}``, same tool) runs the edited call if the guard,
-  asked again, does not block it; ``reject`` (optional ``message``) refuses it; ``respond``
-  (``message``) answers in the tool's place without running it. Anything else refuses (fail
-  closed); ``True`` / ``{"approved": True}`` are still read as approve. ``escalate="reject"`` refuses
-  without asking. HALT answers with a refusal and ends the run (``before_model`` jumps to the end).
-- ``before_agent`` clears a previous halt of the thread; ``after_agent`` finishes the run's trace.
+  decided *before any of them runs* (:meth:`Pipeline.decide_turn`); an outcome that stops the run ends
+  it there (``jump_to: end``), answering each proposed call with a refusal ToolMessage so the
+  conversation stays well formed. The other outcomes are held and enforced when the call reaches the
+  tool node, matched to it by what the call is (tool name and arguments, :meth:`Pipeline.take`), never
+  by the call id the model gave (ids may be duplicated, empty or missing).
+- ``wrap_tool_call`` / ``awrap_tool_call`` (gate): the held outcome, else a decision now. What runs is
+  exactly ``outcome.call`` (the proposal, or the arguments a MODIFY / same-tool RECOVER gave); a
+  refused call is answered with a ``ToolMessage(status="error")`` the model sees (a RECOVER whose
+  fallback is another tool cannot run in this tool node: refused); an outcome that stops the run also
+  ends it (``before_model`` jumps to the end while the pipeline says the run is halted).
+  ``on_reject="end"`` is shorthand for ``strategy="TT"`` (any refusal ends the run).
+- An ESCALATE (``outcome.ask``) asks a human through a LangGraph ``interrupt`` whose value is
+  LangChain's own ``HITLRequest`` (``action_requests`` / ``review_configs``, what Agent Chat UI and
+  ``HumanInTheLoopMiddleware`` use); its description shows every guard's verdict
+  (:func:`~agentguard.core.pipeline.approval_request`). Resumed with LangChain's ``HITLResponse``:
+  ``Command(resume={"decisions": [{"type": "approve"}]})`` runs exactly the asked call
+  (:meth:`Pipeline.resolve`, which lets the escalating guard, e.g. the service's RemoteGuard, confirm);
+  ``edit`` (``edited_action={"name", "args"}``, same tool) decides the edited call, and an edit that
+  asks again counts as the human's approval of exactly that edit; ``reject`` (optional ``message``)
+  refuses it; ``respond`` (``message``) answers in the tool's place without running it. Anything else
+  refuses (fail closed); ``True`` / ``{"approved": True}`` are still read as approve.
+  ``escalate="reject"`` refuses without asking. A call some guard refuses is never offered to a human
+  (REJECT and HALT dominate ESCALATE in a stack).
+- ``before_agent`` clears a finished run's halt mark in the state; ``after_agent`` finishes the run
+  (:meth:`Pipeline.finish`: its state, trace and every guard's memory of it).
 
 What it can see: the tool name, arguments and call id, the agent state (messages) and the thread id.
 Per-run facts for the policies (the user's age, the task, trusted data): pass them as LangGraph's
 runtime context (``create_agent(..., context_schema=Facts)`` and ``agent.invoke(..., context=Facts(...))``;
 a dict, dataclass or pydantic model) and/or in the state key ``agentguard_facts`` (a dict given in the
-input); both are merged into ``Context.metadata`` before each check (runtime context wins), where a
+input); both are merged into ``Context.metadata`` before each decision (runtime context wins), where a
 policy reads them with ``{from = "metadata", key = "..."}``.
 Sync (``invoke``/``stream``) uses the guard's ``check``, async (``ainvoke``/``astream``) its ``acheck``.
 It gates tool *calls*; it does not see streamed model tokens (use
 :mod:`agentguard.integrations.streaming` for that) and it cannot see tools run outside the agent's
-tool node. Per-run guard state is keyed on the LangGraph ``thread_id`` (or, without one, on the id of
-the run's first message).
+tool node. A run is keyed on the LangGraph ``thread_id`` (or, without one, on the id of the run's
+first message).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
-from ..core.errors import require
+from ..core.audit import AuditSink
+from ..core.enforcement import Enforcement, Outcome
+from ..core.errors import InputError, require
 from ..core.guard import Guard
-from ..core.types import Context, Decision, ToolCall, Verdict
+from ..core.pipeline import RESERVED_KEYS, Pipeline, RunState, approval_request
+from ..core.runs import RunEvicted
+from ..core.types import Context, Decision, ToolCall
 from .recording import TraceRecorder
-from .runtime import GuardRuntime, as_facts, refusal_message
+from .runtime import as_facts, refusal_message
 
 require("langchain.agents.middleware", "integrations")
 
@@ -74,9 +91,11 @@ DECISIONS = ["approve", "edit", "reject", "respond"]
 #: who answered, as the guard service's audit log records it (RemoteGuard escalations)
 APPROVER = "human via LangChain HITL"
 
+Run = RunState | str  # a run's state, or its key when the pipeline could not give one (evicted: decided HALT)
+
 
 class AgentGuardState(AgentState):
-    """The agent state plus ``agentguard_halt`` (the reason, once a guard has halted the run) and
+    """The agent state plus ``agentguard_halt`` (the reason, once the guard has stopped the run) and
     ``agentguard_facts`` (per-run facts for the policies, given in the input)."""
 
     agentguard_halt: NotRequired[str | None]
@@ -93,18 +112,23 @@ def _facts(state: Any, runtime: Any) -> dict[str, Any]:
     return out
 
 
-def hitl_request(call: ToolCall, verdict: Verdict) -> dict[str, Any]:
-    """LangChain's ``HITLRequest`` for one escalated call (plus the verdict under ``agentguard``)."""
+def hitl_request(outcome: Outcome) -> dict[str, Any]:
+    """LangChain's ``HITLRequest`` for one asked outcome; the description is what the approver must see
+    (every guard's verdict), repeated as data under ``agentguard`` (call, reason, ``verdicts``)."""
+    call = outcome.proposal
+    req = approval_request(outcome)
+    name = getattr(call, "name", "?")
     return {
         "action_requests": [
-            {
-                "name": call.name,
-                "args": dict(call.arguments),
-                "description": f"agentguard ({verdict.guard or 'guard'}) asks a human: {verdict.reason}",
-            }
+            {"name": name, "args": dict(getattr(call, "arguments", {}) or {}), "description": req["text"]}
         ],
-        "review_configs": [{"action_name": call.name, "allowed_decisions": list(DECISIONS)}],
-        "agentguard": {"tool_call_id": call.call_id, "verdict": verdict.to_dict()},
+        "review_configs": [{"action_name": name, "allowed_decisions": list(DECISIONS)}],
+        "agentguard": {
+            "tool_call_id": getattr(call, "call_id", ""),
+            "verdict": outcome.verdict.to_dict() if outcome.verdict is not None else None,
+            "verdicts": req["verdicts"],
+            "reason": req["reason"],
+        },
     }
 
 
@@ -149,7 +173,7 @@ def _run_key(state: Any, config: Any = None) -> str:
     return "default"
 
 
-def _to_call(tc: dict[str, Any]) -> ToolCall:
+def _to_call(tc: Any) -> ToolCall:
     return ToolCall(str(tc.get("name") or "?"), dict(tc.get("args") or {}), str(tc.get("id") or ""))
 
 
@@ -161,8 +185,53 @@ def _approved(answer: Any) -> bool:
     return isinstance(answer, str) and answer.strip().lower() in ("approve", "approved", "yes", "y")
 
 
+def _refusal_text(out: Outcome, call: ToolCall) -> str:
+    """What the model reads for a call that does not run: the verdict (decision, guard, reason) and
+    what the strategy adds (re-plan instructions, a halted tool, a fallback that cannot run here)."""
+    v = out.verdict
+    if v is None or not v.blocks:  # e.g. a tool halted earlier (TEH) that a guard would allow now
+        return f"agentguard refused tool call {call.name}: {out.message or 'not allowed'}"
+    text = refusal_message(v, call)
+    if out.message and any(k in out.extra for k in ("replan", "halted_tool", "reflect", "not_here")):
+        text += f". {out.message}"
+    return text
+
+
+class _Human:
+    """A human's answer to an ask, translated: ``kind`` (approve / edit / reject / respond), the edited
+    call, and the text the model reads when the call does not run."""
+
+    __slots__ = ("kind", "edited", "text")
+
+    def __init__(self, decision: dict[str, Any], asked: Outcome, call: ToolCall) -> None:
+        kind, why = decision["type"], asked.verdict.reason if asked.verdict is not None else ""
+        self.edited: ToolCall | None = None
+        self.text = ""
+        if kind == "edit":
+            ea = decision.get("edited_action")
+            if isinstance(ea, dict) and ea.get("name") == call.name and isinstance(ea.get("args"), dict):
+                self.edited = ToolCall(call.name, dict(ea["args"]), call.call_id)
+            else:
+                kind, why = "reject", f"an edit must name the same tool {call.name} and give args: {why}"
+        if kind == "respond" and not isinstance(decision.get("message"), str):
+            kind = "reject"
+        if kind == "respond":
+            self.text = decision["message"]
+        elif kind == "reject":
+            note = decision.get("message") if isinstance(decision.get("message"), str) else ""
+            self.text = f"agentguard: tool call {call.name} refused by a human{': ' + note if note else ''} ({why})"
+        self.kind = kind
+
+
 class AgentGuardMiddleware(AgentMiddleware):
-    """Gate every tool call of a LangChain v1 agent with any agentguard Guard (see the module doc)."""
+    """Gate every tool call of a LangChain v1 agent with any agentguard Guard (see the module doc).
+
+    ``strategy``: the enforcement strategy (an :class:`~agentguard.core.enforcement.Enforcement` or a
+    name such as ``"CRP+TEH"``); None uses the deciding guard's own ``strategy`` (a policy's), else the
+    default. ``audit``: an audit sink (a failing sink refuses, fail closed). ``recorder``: a trace
+    recorder. ``escalate``: ``"interrupt"`` (ask through LangGraph) or ``"reject"``. ``on_error``: the
+    decision for a guard that fails (HALT). ``state_fn(context, call)`` sets ``context.state``.
+    """
 
     state_schema = AgentGuardState
 
@@ -170,238 +239,234 @@ class AgentGuardMiddleware(AgentMiddleware):
         self,
         guard: Guard,
         *,
+        strategy: Enforcement | str | None = None,
         recorder: TraceRecorder | None = None,
+        audit: AuditSink | None = None,
         on_reject: str = "message",
         escalate: str = "interrupt",
         check_proposals: bool = True,
         on_error: Decision | str = Decision.HALT,
         state_fn: Callable[[Context, Any], Any] | None = None,
+        timeout_s: float | None = None,
+        max_runs: int = 10_000,
     ) -> None:
         super().__init__()
         if on_reject not in ("message", "end"):
-            from ..core.errors import InputError
-
             raise InputError(f"on_reject must be 'message' or 'end', not {on_reject!r}")
         if escalate not in ("interrupt", "reject"):
-            from ..core.errors import InputError
-
             raise InputError(f"escalate must be 'interrupt' or 'reject', not {escalate!r}")
-        self.runtime = GuardRuntime(
-            guard, recorder=recorder, adapter="langchain", on_error=on_error, state_fn=state_fn
+        if on_reject == "end":
+            if strategy is not None:
+                raise InputError("give on_reject='end' (the TT strategy) or a strategy, not both")
+            strategy = "TT"
+        self.pipeline = Pipeline(
+            guard, enforcement=strategy, audit=audit, max_runs=max_runs, on_error=on_error, timeout_s=timeout_s,
+            state_fn=state_fn, adapter="langchain", recorder=recorder,
+            escalate="ask" if escalate == "interrupt" else "reject",
         )
         self.on_reject = on_reject
         self.escalate = escalate
         self.check_proposals = check_proposals
-        self._pending: dict[tuple[str, str], Verdict] = {}
 
     @property
     def name(self) -> str:
         return "AgentGuardMiddleware"
 
-    # -- run boundaries ---------------------------------------------------------------------------
+    # -- runs -------------------------------------------------------------------------------------
+    def _state(self, key: str, facts: dict[str, Any]) -> Run:
+        """The run's state with this step's facts merged in (the key alone for a run the pipeline lost:
+        deciding on it answers HALT)."""
+        try:
+            st = self.pipeline.run(key)
+        except RunEvicted:
+            return key
+        if facts:
+            with st.lock:
+                md = st.context.metadata
+                for k, v in facts.items():
+                    if k not in RESERVED_KEYS:
+                        md[k] = v
+        return st
+
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        return {HALT_KEY: None} if state.get(HALT_KEY) else None
+        if state.get(HALT_KEY) and self.pipeline.halted(_run_key(state)) is None:
+            return {HALT_KEY: None}  # a finished run's mark; a run still halted stays halted
+        return None
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
 
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        return {"jump_to": "end"} if state.get(HALT_KEY) else None
+        if state.get(HALT_KEY):
+            return {"jump_to": "end"}
+        halted = self.pipeline.halted(_run_key(state))
+        if halted is not None:
+            return {"jump_to": "end", HALT_KEY: halted.reason or "halted"}
+        return None
 
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.before_model(state, runtime)
 
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        key = _run_key(state)
-        self._pending = {k: v for k, v in self._pending.items() if k[0] != key}
-        self.runtime.finish(key, halted=bool(state.get(HALT_KEY)))
+        self.pipeline.finish(_run_key(state), halted=bool(state.get(HALT_KEY)))
         return None
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.after_agent(state, runtime)
 
-    # -- predictive check on proposals -----------------------------------------------------------
-    def _proposals(self, state: Any) -> list[dict[str, Any]]:
+    # -- a model turn, decided before any call runs ---------------------------------------------------
+    def _proposals(self, state: Any) -> list[ToolCall]:
+        if not self.check_proposals:
+            return []
         msgs = state.get("messages") or []
         last = msgs[-1] if msgs else None
-        return list(last.tool_calls) if isinstance(last, AIMessage) and last.tool_calls else []
+        return [_to_call(tc) for tc in last.tool_calls] if isinstance(last, AIMessage) and last.tool_calls else []
 
-    def _after_model_result(
-        self, key: str, ctx: Context, calls: list[dict[str, Any]], verdicts: list[Verdict]
-    ) -> dict[str, Any] | None:
-        halting = next((v for v in verdicts if v.decision is Decision.HALT), None)
+    def _turn(self, state: Any, runtime: Any) -> tuple[Run, list[ToolCall]]:
+        calls = self._proposals(state)
+        if not calls:
+            return "", calls
+        st = self._state(_run_key(state), _facts(state, runtime))
+        self.pipeline.drop_pending(st)  # outcomes of an earlier turn never answer this one
+        return st, calls
+
+    def _turn_result(self, st: Run, calls: list[ToolCall], outs: list[Outcome]) -> dict[str, Any] | None:
+        halting = next((o for o in outs if o.stop), None)
         if halting is None:
-            for tc, v in zip(calls, verdicts):
-                self._pending[(key, str(tc.get("id") or ""))] = v
             return None
+        self.pipeline.drop_pending(st)
+        hv = halting.verdict
+        reason = (hv.reason if hv is not None else halting.message) or "halted"
         msgs = []
-        for tc, v in zip(calls, verdicts):
-            call = _to_call(tc)
-            text = (
-                refusal_message(halting if v is halting else v, call)
-                if v.blocks
-                else (f"not run: the run was halted by {halting.guard}: {halting.reason}")
-            )
-            self.runtime.record(ctx, call, v, observation=text)
+        for call, o in zip(calls, outs):
+            if o.stop or not (o.execute or o.ask):
+                text = _refusal_text(o, call)
+            else:
+                text = f"not run: the run was halted by {(hv.guard if hv is not None else '') or 'guard'}: {reason}"
+                o = replace(o, execute=False, action=None, ask=False, message=text)
+            self.pipeline.record(o, observation=text)
             msgs.append(ToolMessage(text, tool_call_id=call.call_id, name=call.name, status="error"))
-        return {"jump_to": "end", HALT_KEY: halting.reason, "messages": msgs}
+        return {"jump_to": "end", HALT_KEY: reason, "messages": msgs}
 
     @hook_config(can_jump_to=["end"])
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        calls = self._proposals(state) if self.check_proposals else []
+        st, calls = self._turn(state, runtime)
         if not calls:
             return None
-        key = _run_key(state)
-        ctx = self.runtime.context(key, **_facts(state, runtime))
-        verdicts = [self.runtime.check(ctx, _to_call(tc)) for tc in calls]
-        return self._after_model_result(key, ctx, calls, verdicts)
+        return self._turn_result(st, calls, self.pipeline.decide_turn(st, calls))
 
     @hook_config(can_jump_to=["end"])
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        calls = self._proposals(state) if self.check_proposals else []
+        st, calls = self._turn(state, runtime)
         if not calls:
             return None
-        key = _run_key(state)
-        ctx = self.runtime.context(key, **_facts(state, runtime))
-        verdicts = [await self.runtime.acheck(ctx, _to_call(tc)) for tc in calls]
-        return self._after_model_result(key, ctx, calls, verdicts)
+        return self._turn_result(st, calls, await self.pipeline.adecide_turn(st, calls))
 
     # -- the gate ------------------------------------------------------------------------------------
-    def _refuse(self, ctx: Context, call: ToolCall, verdict: Verdict, end: bool) -> ToolMessage | Command:
-        text = refusal_message(verdict, call)
-        self.runtime.record(ctx, call, verdict, observation=text)
-        msg = ToolMessage(text, tool_call_id=call.call_id, name=call.name, status="error")
-        if end:
-            return Command(update={"messages": [msg], HALT_KEY: verdict.reason})
-        return msg
-
-    def _plan(self, request: Any, verdict: Verdict, call: ToolCall) -> tuple[str, Any]:
-        """('run', request) | ('ask', None) | ('refuse', end?) for a verdict."""
-        d = verdict.decision
-        if d is Decision.ALLOW:
-            return "run", request
-        if d in (Decision.MODIFY, Decision.RECOVER):
-            act = verdict.action
-            if isinstance(act, ToolCall) and act.name == call.name:
-                args = dict(act.arguments)
-            elif d is Decision.MODIFY and isinstance(act, dict):
-                args = dict(act)
-            else:
-                return "refuse", self.on_reject == "end"
-            return "run", request.override(tool_call={**request.tool_call, "args": args})
-        if d is Decision.ESCALATE:
-            return ("ask", None) if self.escalate == "interrupt" else ("refuse", self.on_reject == "end")
-        if d is Decision.HALT:
-            return "refuse", True
-        return "refuse", self.on_reject == "end"
-
-    def _begin(self, request: Any) -> tuple[str, Context, ToolCall]:
-        key = _run_key(request.state, getattr(request.runtime, "config", None))
-        ctx = self.runtime.context(key, **_facts(request.state, request.runtime))
-        return key, ctx, _to_call(request.tool_call)
-
-    def _decide(self, key: str, request: Any, verdict: Verdict, call: ToolCall) -> tuple[str, Any, Verdict]:
-        """``(what, arg, verdict)`` with what in run / refuse / respond / recheck / approve (the wrap path
-        confirms an approval), after asking a human (LangChain's HITL request and decisions) where the
-        verdict says so."""
-        what, arg = self._plan(request, verdict, call)
-        if what != "ask":
-            return what, arg, verdict
-        self._pending[(key, call.call_id)] = verdict  # the resumed node reuses it (one check per call)
-        d = hitl_decision(interrupt(hitl_request(call, verdict)))  # GraphInterrupt first; the answer on resume
-        kind, why = d["type"], verdict.reason
-        if kind == "approve":  # the wrap path confirms it with the escalating guard (the service's RemoteGuard)
-            return "approve", request, verdict
-        if kind == "respond" and isinstance(d.get("message"), str):
-            text = d["message"]
-            return "respond", text, Verdict(Decision.REJECT, f"answered by a human instead: {why}", verdict.guard)
-        if kind == "edit":
-            ea = d.get("edited_action")
-            if isinstance(ea, dict) and ea.get("name") == call.name and isinstance(ea.get("args"), dict):
-                return "recheck", ToolCall(call.name, dict(ea["args"]), call.call_id), verdict
-            why = f"an edit must name the same tool {call.name} and give args: {why}"
-        note = d.get("message") if kind == "reject" and isinstance(d.get("message"), str) else ""
-        refused = Verdict(Decision.REJECT, f"refused by a human{': ' + note if note else ''} ({why})", verdict.guard)
-        return "refuse", self.on_reject == "end", refused
-
-    def _asked(self, v: Verdict) -> Verdict | None:
-        """The escalation a human answers (reported to the escalating guard whatever the answer)."""
-        return v if v.decision is Decision.ESCALATE and self.escalate == "interrupt" else None
+    def _begin(self, request: Any) -> tuple[Run, ToolCall]:
+        state = request.state
+        key = _run_key(state, getattr(request.runtime, "config", None))
+        return self._state(key, _facts(state, request.runtime)), _to_call(request.tool_call)
 
     @staticmethod
-    def _declined(v: Verdict) -> Verdict:
-        return Verdict(Decision.REJECT, f"not approved by a human: {v.reason}", v.guard, v.numbers)
+    def _hold(st: Run, out: Outcome) -> None:
+        """Keep an asked outcome for the resumed tool node (LangGraph re-runs the node on resume: the
+        human's answer goes to the same decision, and the guard is asked once)."""
+        if isinstance(st, RunState):
+            with st.lock:
+                st.pending.setdefault(out.key, []).append(out)
 
     @staticmethod
-    def _approval(v: Verdict, edited: bool = False) -> Verdict:
-        return Verdict(Decision.ALLOW, f"{'edited and ' if edited else ''}approved by a human: {v.reason}",
-                       v.guard, v.numbers)
+    def _unhold(st: Run, out: Outcome) -> None:
+        if isinstance(st, RunState):
+            with st.lock:
+                held = st.pending.get(out.key)
+                if held:
+                    for i, o in enumerate(held):
+                        if o is out:
+                            del held[i]
+                            break
+                    if not held:
+                        del st.pending[out.key]
 
-    def _approved(self, request: Any, confirmed: Verdict) -> tuple[str, Any, Verdict]:
-        if confirmed.decision is Decision.ALLOW:
-            return "run", request, confirmed
-        return "refuse", self.on_reject == "end", confirmed
+    def _ask(self, st: Run, out: Outcome, call: ToolCall) -> _Human:
+        self._hold(st, out)
+        answer = interrupt(hitl_request(out))  # GraphInterrupt now; the human's answer when resumed
+        self._unhold(st, out)
+        return _Human(hitl_decision(answer), out, call)
 
-    def _after_edit(self, request: Any, edited: ToolCall, v: Verdict) -> tuple[str, Any, Verdict]:
-        """The human's edited call, checked again: run unless the guard blocks it (ESCALATE is the
-        human's own approval of exactly this edit)."""
-        if v.decision in (Decision.ALLOW, Decision.ESCALATE):
-            req = request.override(tool_call={**request.tool_call, "args": dict(edited.arguments)})
-            return "run", req, Verdict(Decision.ALLOW, f"edited and approved by a human: {v.reason}", v.guard)
-        end = v.decision is Decision.HALT or self.on_reject == "end"
-        return "refuse", end, Verdict(v.decision if v.blocks else Decision.REJECT,
-                                      f"the human's edit was refused: {v.reason}", v.guard, v.numbers)
-
-    def _finish(self, ctx: Context, call: ToolCall, what: str, arg: Any, verdict: Verdict) -> Any:
-        if what == "refuse":
-            return self._refuse(ctx, call, verdict, bool(arg))
-        self.runtime.record(ctx, call, verdict, observation=arg)
-        return ToolMessage(arg, tool_call_id=call.call_id, name=call.name, status="success")
+    def _apply(self, request: Any, call: ToolCall, out: Outcome, human: _Human | None = None) -> tuple[Any, Any]:
+        """``(request to run, None)`` when the outcome runs a call of this tool, else ``(None, what the
+        tool node answers)``: a ToolMessage, or a Command that also marks the run halted."""
+        c = out.call
+        if c is not None and c.name == call.name:
+            tc = request.tool_call
+            args = c.arguments if isinstance(c.arguments, dict) else dict(c.arguments)
+            if args != tc.get("args") or tc.get("id") is None:  # run exactly outcome.call (a missing id: "")
+                request = request.override(tool_call={**tc, "args": dict(args), "id": tc.get("id") or ""})
+            return request, None
+        if c is not None:  # a RECOVER whose fallback is another tool: it cannot run in this tool node
+            out = replace(out, execute=False, action=None, extra={**out.extra, "not_here": c.name},
+                          message=f"its fallback {c.name} cannot run in place of {call.name}")
+        responded = human is not None and human.kind == "respond"
+        if human is not None and human.kind in ("reject", "respond"):
+            text = human.text
+        elif human is not None and human.kind == "edit":
+            v = out.verdict
+            text = (f"agentguard refused tool call {call.name} ({v.decision.name if v else 'HALT'} by "
+                    f"{(v.guard if v else '') or 'guard'}): the human's edit was refused: "
+                    f"{v.reason if v else out.message}")
+        else:
+            text = _refusal_text(out, call)
+        self.pipeline.record(out, observation=text)
+        msg = ToolMessage(text, tool_call_id=call.call_id, name=call.name, status="success" if responded else "error")
+        if out.stop:
+            v = out.verdict
+            return None, Command(update={"messages": [msg], HALT_KEY: (v.reason if v else out.message) or "halted"})
+        return None, msg
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        key, ctx, call = self._begin(request)
-        verdict = self._pending.get((key, call.call_id)) or self.runtime.check(ctx, call)
-        asked = self._asked(verdict)
-        what, arg, verdict = self._decide(key, request, verdict, call)
-        self._pending.pop((key, call.call_id), None)
-        if asked is not None and what in ("refuse", "respond", "recheck"):  # the human did not approve it
-            self.runtime.confirm(asked, call, self._declined(asked), APPROVER)
-        if what == "approve":
-            what, arg, verdict = self._approved(arg, self.runtime.confirm(verdict, call, self._approval(verdict),
-                                                                          APPROVER))
-        if what == "recheck":
-            v = self.runtime.check(ctx, arg)
-            if v.decision is Decision.ESCALATE:  # the edit is the human's approval of exactly this call
-                v = self.runtime.confirm(v, arg, self._approval(v, True), APPROVER)
-            what, arg, verdict = self._after_edit(request, arg, v)
-        if what != "run":
-            return self._finish(ctx, call, what, arg, verdict)
-        result = handler(arg)
-        self.runtime.record(ctx, call, verdict, observation=getattr(result, "content", result))
+        st, call = self._begin(request)
+        out = self.pipeline.take(st, call) or self.pipeline.decide(st, call)
+        human = None
+        if out.ask:
+            human = self._ask(st, out, call)
+            if human.kind == "approve":
+                out = self.pipeline.resolve(out, True, approver=APPROVER)
+            elif human.edited is not None:
+                out = self.pipeline.decide(st, human.edited)
+                if out.ask:  # the edit is the human's approval of exactly this call
+                    out = self.pipeline.resolve(out, True, approver=APPROVER)
+            else:
+                out = self.pipeline.resolve(out, False, approver=APPROVER)
+        run, answer = self._apply(request, call, out, human)
+        if run is None:
+            return answer
+        result = handler(run)
+        self.pipeline.record(out, observation=getattr(result, "content", result))
         return result
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        key, ctx, call = self._begin(request)
-        verdict = self._pending.get((key, call.call_id)) or await self.runtime.acheck(ctx, call)
-        asked = self._asked(verdict)
-        what, arg, verdict = self._decide(key, request, verdict, call)
-        self._pending.pop((key, call.call_id), None)
-        if asked is not None and what in ("refuse", "respond", "recheck"):  # the human did not approve it
-            await self.runtime.aconfirm(asked, call, self._declined(asked), APPROVER)
-        if what == "approve":
-            what, arg, verdict = self._approved(arg, await self.runtime.aconfirm(
-                verdict, call, self._approval(verdict), APPROVER))
-        if what == "recheck":
-            v = await self.runtime.acheck(ctx, arg)
-            if v.decision is Decision.ESCALATE:  # the edit is the human's approval of exactly this call
-                v = await self.runtime.aconfirm(v, arg, self._approval(v, True), APPROVER)
-            what, arg, verdict = self._after_edit(request, arg, v)
-        if what != "run":
-            return self._finish(ctx, call, what, arg, verdict)
-        result = await handler(arg)
-        self.runtime.record(ctx, call, verdict, observation=getattr(result, "content", result))
+        st, call = self._begin(request)
+        out = self.pipeline.take(st, call) or await self.pipeline.adecide(st, call)
+        human = None
+        if out.ask:
+            human = self._ask(st, out, call)
+            if human.kind == "approve":
+                out = await self.pipeline.aresolve(out, True, approver=APPROVER)
+            elif human.edited is not None:
+                out = await self.pipeline.adecide(st, human.edited)
+                if out.ask:  # the edit is the human's approval of exactly this call
+                    out = await self.pipeline.aresolve(out, True, approver=APPROVER)
+            else:
+                out = await self.pipeline.aresolve(out, False, approver=APPROVER)
+        run, answer = self._apply(request, call, out, human)
+        if run is None:
+            return answer
+        result = await handler(run)
+        self.pipeline.record(out, observation=getattr(result, "content", result))
         return result
 
 
@@ -418,12 +483,12 @@ def scripted_chat_model(messages: list[Any]) -> Any:
     return ScriptedChatModel(messages=iter(messages))
 
 
-
 class AgentGuardToolGate(AgentGuardMiddleware):
     """The gate alone: ``wrap_tool_call``/``awrap_tool_call`` (plus the halt hooks), without the
     ``after_model`` proposal check. One LangGraph node fewer per model turn (cheaper), at the price of
-    deciding each call only when it reaches the tool node: a HALT then stops the run after the calls
-    that ran before it in the same turn, rather than before any of them."""
+    deciding each call only when it reaches the tool node: a stopping outcome then ends the run after
+    the calls that ran before it in the same turn, rather than before any of them. Every call gets the
+    same decision as under :class:`AgentGuardMiddleware` (one Pipeline, the same enforcement)."""
 
     after_model = AgentMiddleware.after_model
     aafter_model = AgentMiddleware.aafter_model
@@ -431,4 +496,3 @@ class AgentGuardToolGate(AgentGuardMiddleware):
     @property
     def name(self) -> str:
         return "AgentGuardToolGate"
-

@@ -71,7 +71,9 @@ def test_interrupt_is_langchains_hitl_request():
     v = intr.value
     assert set(HITLRequest.__annotations__) <= set(v)
     assert v["action_requests"] == [{"name": "delete_file", "args": {"path": "/tmp/a"},
-                                     "description": "agentguard (deletes) asks a human: deleting needs a human"}]
+                                     "description": "agentguard asks a human about delete_file: deleting needs a "
+                                                    "human\n- deletes: ESCALATE (deleting needs a human)"}]
+    assert [(t["guard"], t["decision"]) for t in v["agentguard"]["verdicts"]] == [("deletes", "ESCALATE")]
     assert v["review_configs"] == [{"action_name": "delete_file",
                                     "allowed_decisions": ["approve", "edit", "reject", "respond"]}]
     assert effects == []
