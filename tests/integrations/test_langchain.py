@@ -332,3 +332,279 @@ def test_stream_mode_is_gated_the_same():
         )
     )
     assert effects == [("read", "/tmp/b")] and len(chunks) > 3
+
+
+# -- one decision path: the Pipeline's outcome is what happens, whatever the call ids ------------------
+from collections import Counter  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from drivers import TOOLS  # noqa: E402
+from drivers.langchain import DRIVERS  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from agentguard.integrations.langchain import AgentGuardToolGate  # noqa: E402
+
+POLICY = Path(__file__).resolve().parents[2] / "examples" / "integrations" / "policies" / "transfer_limit.py"
+IDS = st.one_of(st.sampled_from(["x", "", None]), st.uuids().map(str))  # duplicate, empty, missing, unique
+CALL = st.builds(lambda n, t, a, i: ToolCall(n, {"target": t, "amount": a}, i),
+                 st.sampled_from(TOOLS), st.sampled_from(["a", "b"]), st.integers(0, 2), IDS)
+TURNS = st.lists(st.lists(CALL, min_size=1, max_size=4), min_size=1, max_size=3)
+PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def ran(c):
+    return (c.name, {"target": c.arguments["target"], "amount": c.arguments["amount"]})
+
+
+def key(item):
+    return (item[0], tuple(sorted(item[1].items())))
+
+
+def by_turn(executed, expected_turns):
+    """``executed`` split into the turns' lengths (each model turn's calls all finish before the next)."""
+    out, i = [], 0
+    for exp in expected_turns:
+        out.append(Counter(key(x) for x in executed[i:i + len(exp)]))
+        i += len(exp)
+    assert i == len(executed), executed
+    return out
+
+
+class HaltOn(BaseGuard):
+    """HALT on one tool (a stopping verdict), ALLOW the rest."""
+
+    name = "halt-on"
+
+    def __init__(self, tool):
+        self.tool = tool
+
+    def check(self, context, proposal):
+        return Verdict.halt(f"{self.tool} stops the run", self.name) if proposal.name == self.tool else \
+            Verdict.allow(self.name)
+
+
+def limit_policy(limit=500, strategy=None):
+    """The example's verified transfer-limit policy with a fixed limit (its own strategy when given)."""
+    from agentguard.policies import ToolCallGuard
+
+    cfg = {"policy": str(POLICY), "name": "transfer-limit", "tools": ["transfer_funds"], "unknown_tool": "allow",
+           "arguments": {"amount": "amount"}, "constants": {"limit": limit}}
+    return ToolCallGuard.from_config({**cfg, **({"strategy": strategy} if strategy else {})})
+
+
+@pytest.mark.parametrize("driver", DRIVERS, ids=str)
+@PROPERTY
+@given(turns=TURNS, approve=st.booleans())
+def test_property_refused_never_runs_approved_runs_once_with_its_arguments(driver, turns, approve):
+    """(a) Random turns (duplicate, empty, missing and unique call ids; parallel calls in one turn) against
+    a stack that denies delete_* and asks a human about transfer_*: a refused call never runs; every
+    allowed call, and every approved one, runs exactly once with exactly its arguments, in its turn."""
+    guard = GuardStack([ToolRuleGuard(deny=["delete_*"], name="no-deletes"),
+                        ToolRuleGuard(escalate=["transfer_*"], name="ask-transfers")])
+    res = driver.run(guard, turns, approve=approve)
+    expected = [[ran(c) for c in t if not c.name.startswith("delete_")
+                 and (approve or c.name != "transfer_funds")] for t in turns]
+    assert by_turn(res.executed, expected) == [Counter(key(x) for x in t) for t in expected]
+    assert not res.stopped
+    assert len(res.asked) == sum(c.name == "transfer_funds" for t in turns for c in t)
+    for a in res.asked:  # what the human saw: both guards' verdicts, the asked call
+        assert a["call"]["name"] == "transfer_funds"
+        assert [(v["guard"], v["decision"]) for v in a["verdicts"]] == [("no-deletes", "ALLOW"),
+                                                                         ("ask-transfers", "ESCALATE")]
+
+
+@pytest.mark.parametrize("driver", DRIVERS, ids=str)
+@PROPERTY
+@given(turns=TURNS)
+def test_property_after_a_stop_nothing_runs(driver, turns):
+    """(a) with a stopping verdict (HALT on write_file): refused calls never run; turns before the stop run
+    exactly their allowed calls; nothing after it runs. In the stopping turn the middleware runs nothing
+    (all calls are decided after the model, before any runs); the gate decides each call in the tool node,
+    so the turn's other allowed calls may have run (each at most once)."""
+    guard = GuardStack([ToolRuleGuard(deny=["delete_*"], name="no-deletes"), HaltOn("write_file")])
+    res = driver.run(guard, turns)
+    stop = next((i for i, t in enumerate(turns) if any(c.name == "write_file" for c in t)), None)
+    assert all(n not in ("delete_note", "write_file") for n, _ in res.executed)
+    assert res.stopped == (stop is not None)
+    before = [[ran(c) for c in t if c.name != "delete_note"] for t in turns[:stop]]
+    n = sum(map(len, before))
+    assert by_turn(res.executed[:n], before) == [Counter(key(x) for x in t) for t in before]
+    rest = Counter(key(x) for x in res.executed[n:])
+    if stop is None or not driver.gate:
+        assert not rest
+    else:
+        allowed = Counter(key(ran(c)) for c in turns[stop] if c.name not in ("delete_note", "write_file"))
+        assert rest <= allowed
+
+
+@pytest.mark.parametrize("driver", DRIVERS, ids=str)
+@pytest.mark.parametrize("escalator_first", [True, False])
+def test_refusal_is_never_approved_and_the_human_sees_every_verdict(driver, escalator_first):
+    """(b) A verified policy refuses an 800 transfer against a 500 limit and a rule asks a human about
+    every transfer: with approve=True the 800 never runs and is never asked about; the 100 transfer is
+    asked about, the request lists both guards' verdicts, and the approved call runs once as proposed."""
+    ask = ToolRuleGuard(escalate=["transfer_*"], name="ask-transfers")
+    guards = [ask, limit_policy()] if escalator_first else [limit_policy(), ask]
+    turns = [[ToolCall("transfer_funds", {"target": "eve", "amount": 800}, "t")],
+             [ToolCall("transfer_funds", {"target": "bob", "amount": 100}, "t")]]
+    res = driver.run(GuardStack(guards), turns, approve=True)
+    assert res.executed == [("transfer_funds", {"target": "bob", "amount": 100})]
+    [asked] = res.asked
+    assert asked["call"]["args"] == {"target": "bob", "amount": 100}
+    assert {v["guard"]: v["decision"] for v in asked["verdicts"]} == {"ask-transfers": "ESCALATE",
+                                                                     "transfer-limit": "ALLOW"}
+    assert "transfer-limit: ALLOW" in asked["text"] and "ask-transfers: ESCALATE" in asked["text"]
+
+
+def test_refused_800_transfer_never_runs_in_one_turn_with_an_approved_call():
+    """(b) in one turn: [transfer 800 (refused), transfer 100 (asked)] with the same call id; approve."""
+    ask = ToolRuleGuard(escalate=["transfer_*"], name="ask-transfers")
+    for driver in DRIVERS:
+        res = driver.run(GuardStack([ask, limit_policy()]), [[
+            ToolCall("transfer_funds", {"target": "eve", "amount": 800}, "same"),
+            ToolCall("transfer_funds", {"target": "bob", "amount": 100}, "same")]], approve=True)
+        assert res.executed == [("transfer_funds", {"target": "bob", "amount": 100})], driver
+        assert [a["call"]["args"]["amount"] for a in res.asked] == [100], driver
+
+
+def T(amount, tool="transfer_funds"):
+    return [ToolCall(tool, {"target": "x", "amount": amount}, "same-id")]
+
+
+READ = ("read_note", {"target": "x", "amount": 1})
+PAY = ("transfer_funds", {"target": "x", "amount": 100})
+#: (strategy, turns, what runs, stopped): the limit policy refuses amounts over 500
+STRATEGY_TABLE = [
+    (None, [T(800), T(100), T(1, "read_note")], [PAY, READ], False),            # default: refused, goes on
+    ("AB", [T(800), T(100), T(1, "read_note")], [PAY, READ], False),
+    ("TEH", [T(800), T(100), T(1, "read_note")], [READ], False),                # the tool is off for the run
+    ("TT", [T(800), T(100), T(1, "read_note")], [], True),                      # the run ends
+    ("CRP", [T(800), T(100), T(1, "read_note")], [PAY, READ], False),           # violation back, goes on
+    ("CRP", [T(800), T(900), T(700), T(600), T(100)], [], True),                # 4th refusal in a row: then=TT
+    ("CRP+AB", [T(800), T(900), T(700), T(600), T(100)], [PAY], False),
+    ("CRP+TT", [T(800), T(100), T(900), T(700), T(600), T(100)], [PAY, PAY], False),  # an allowed call resets
+]
+
+
+@pytest.mark.parametrize("driver", DRIVERS, ids=str)
+@pytest.mark.parametrize("strategy,turns,runs,stopped", STRATEGY_TABLE)
+@pytest.mark.parametrize("where", ["adapter", "policy"])
+def test_strategy_changes_what_runs(driver, strategy, turns, runs, stopped, where):
+    """(c) The strategy given to the adapter, or the policy's own ``strategy`` when none is given, decides
+    what happens after a refusal, the same way through every LangChain entry point."""
+    if where == "adapter":
+        res = driver.run(GuardStack([limit_policy()]), turns, strategy=strategy)
+    else:
+        res = driver.run(GuardStack([limit_policy(strategy=strategy or "default")]), turns)
+    assert res.executed == runs
+    assert res.stopped is stopped
+
+
+def test_crp_gives_the_violation_back_to_the_model():
+    driver = DRIVERS[0]
+    driver.run(GuardStack([limit_policy()]), [T(800), T(100)], strategy="CRP")
+    refused = [m for m in driver.last["messages"] if isinstance(m, ToolMessage) and m.status == "error"]
+    assert len(refused) == 1 and "exceeds the transfer limit" in refused[0].content
+    assert "Propose a different action" in refused[0].content and "attempt 1 of 3" in refused[0].content
+
+
+@pytest.mark.parametrize("driver", DRIVERS, ids=str)
+@pytest.mark.xfail(strict=True, reason="core.strategies.Replan returns ALLOW outcomes without asking `then`, so "
+                   "CRP+TEH never refuses a later allowed call of the halted tool (core, not this adapter)")
+def test_crp_teh_halts_the_tool_after_max_rounds(driver):
+    res = driver.run(GuardStack([limit_policy()]), [T(800), T(900), T(700), T(600), T(100)], strategy="CRP+TEH")
+    assert res.executed == []
+
+
+@pytest.mark.parametrize("aio", [False, True])
+@pytest.mark.parametrize("ids", [("x", "x"), ("", ""), (None, None), ("a", "b")])
+@pytest.mark.parametrize("gate", [False, True])
+def test_duplicate_empty_or_missing_ids_never_run_the_denied_call(aio, ids, gate):
+    """The issue's bug: one turn [delete_note(id="x"), read_note(id="x")] with duplicate, empty or missing
+    call ids made the denied delete_note run through AgentGuardMiddleware (sync and async)."""
+    effects = []
+
+    @tool
+    def delete_note(id: str) -> str:
+        """Delete a note."""
+        effects.append(("delete", id))
+        return "deleted"
+
+    @tool
+    def read_note(id: str) -> str:
+        """Read a note."""
+        effects.append(("read", id))
+        return "text"
+
+    model = scripted_chat_model([AIMessage("", tool_calls=[
+        {"name": "delete_note", "args": {"id": "x"}, "id": ids[0], "type": "tool_call"},
+        {"name": "read_note", "args": {"id": "x"}, "id": ids[1], "type": "tool_call"}]), AIMessage("done")])
+    mw = (AgentGuardToolGate if gate else AgentGuardMiddleware)(ToolRuleGuard(deny=["delete_*"], name="no-deletes"))
+    out = run(create_agent(model, [delete_note, read_note], middleware=[mw]), aio=aio)
+    assert effects == [("read", "x")]
+    tms = sorted((m.name, m.status) for m in out["messages"] if isinstance(m, ToolMessage))
+    assert tms == [("delete_note", "error"), ("read_note", "success")]
+    assert out["messages"][-1].content == "done"
+
+
+def test_recover_with_another_tools_fallback_is_refused_here():
+    """A RECOVER whose fallback is a call of another tool cannot run in this tool node: refused."""
+
+    class Fallback(BaseGuard):
+        name = "fallback"
+
+        def check(self, context, proposal):
+            if proposal.name == "delete_file":
+                return Verdict(Decision.RECOVER, "archive instead", self.name,
+                               action=ToolCall("archive_file", {"path": "/tmp/a"}))
+            return Verdict.allow(self.name)
+
+    effects = []
+    model = scripted_chat_model([AIMessage("", tool_calls=[call("delete_file", {"path": "/tmp/a"}, "c1")]),
+                                 AIMessage("done")])
+    out = run(create_agent(model, make_tools(effects), middleware=[AgentGuardMiddleware(Fallback())]))
+    assert effects == []
+    [tm] = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert tm.status == "error" and "archive_file cannot run in place of delete_file" in tm.content
+
+
+def test_strategy_and_on_reject_end_conflict():
+    from agentguard.core.errors import InputError
+
+    with pytest.raises(InputError):
+        AgentGuardMiddleware(stack(), on_reject="end", strategy="CRP")
+
+
+def test_middleware_and_gate_share_one_pipeline_with_audit():
+    """Every decision and every human answer is one audit record of the Pipeline (adapter=langchain)."""
+
+    class Sink:
+        def __init__(self):
+            self.records = []
+
+        def write(self, rec):
+            self.records.append(rec)
+
+    for cls in (AgentGuardMiddleware, AgentGuardToolGate):
+        sink, effects = Sink(), []
+        model = scripted_chat_model([AIMessage("", tool_calls=[call("delete_file", {"path": "/a"}, "c"),
+                                                               call("read_file", {"path": "/b"}, "c")]),
+                                     AIMessage("done")])
+        run(create_agent(model, make_tools(effects), middleware=[cls(stack(), audit=sink)]))
+        assert effects == [("read", "/b")]
+        assert sorted((r.call["name"], r.decision) for r in sink.records) == [("delete_file", "REJECT"),
+                                                                               ("read_file", "ALLOW")]
+        assert {r.extra["adapter"] for r in sink.records} == {"langchain"}
+
+
+def test_failing_audit_sink_refuses():
+    class Broken:
+        def write(self, rec):
+            raise OSError("disk full")
+
+    effects = []
+    model = scripted_chat_model([AIMessage("", tool_calls=[call("read_file", {"path": "/b"}, "c")]),
+                                 AIMessage("done")])
+    out = run(create_agent(model, make_tools(effects), middleware=[AgentGuardMiddleware(stack(), audit=Broken())]))
+    assert effects == [] and out.get("agentguard_halt")

@@ -57,7 +57,7 @@ first message).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Awaitable, Callable
+from typing import Annotated, Any, Awaitable, Callable
 
 from ..core.audit import AuditSink
 from ..core.enforcement import Enforcement, Outcome
@@ -94,11 +94,16 @@ APPROVER = "human via LangChain HITL"
 Run = RunState | str  # a run's state, or its key when the pipeline could not give one (evicted: decided HALT)
 
 
+def _latest(old: str | None, new: str | None) -> str | None:
+    """Reducer of ``agentguard_halt``: several calls of one turn may stop the run in the same step."""
+    return new
+
+
 class AgentGuardState(AgentState):
     """The agent state plus ``agentguard_halt`` (the reason, once the guard has stopped the run) and
     ``agentguard_facts`` (per-run facts for the policies, given in the input)."""
 
-    agentguard_halt: NotRequired[str | None]
+    agentguard_halt: NotRequired[Annotated[str | None, _latest]]
     agentguard_facts: NotRequired[dict[str, Any] | None]
 
 
