@@ -278,7 +278,7 @@ class AgentGuardMiddleware(AgentMiddleware):
         return "AgentGuardMiddleware"
 
     # -- runs -------------------------------------------------------------------------------------
-    def _state(self, key: str, facts: dict[str, Any]) -> Run:
+    def _state(self, key: str, facts: dict[str, Any] | None = None) -> Run:
         """The run's state with this step's facts merged in (the key alone for a run the pipeline lost:
         deciding on it answers HALT)."""
         try:
@@ -286,12 +286,17 @@ class AgentGuardMiddleware(AgentMiddleware):
         except RunEvicted:
             return key
         if facts:
+            self._merge(st, facts)
+        return st
+
+    @staticmethod
+    def _merge(st: Run, facts: dict[str, Any]) -> None:
+        if isinstance(st, RunState) and facts:
             with st.lock:
                 md = st.context.metadata
                 for k, v in facts.items():
                     if k not in RESERVED_KEYS:
                         md[k] = v
-        return st
 
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         if state.get(HALT_KEY) and self.pipeline.halted(_run_key(state)) is None:
@@ -370,10 +375,21 @@ class AgentGuardMiddleware(AgentMiddleware):
         return self._turn_result(st, calls, await self.pipeline.adecide_turn(st, calls))
 
     # -- the gate ------------------------------------------------------------------------------------
-    def _begin(self, request: Any) -> tuple[Run, ToolCall]:
-        state = request.state
-        key = _run_key(state, getattr(request.runtime, "config", None))
-        return self._state(key, _facts(state, request.runtime)), _to_call(request.tool_call)
+    def _begin(self, request: Any) -> tuple[Run, ToolCall, Outcome | None]:
+        """The run, the call, and the outcome held for it; the run's facts are merged in only when the
+        call is still to be decided (a held outcome was decided with them)."""
+        key = _run_key(request.state, getattr(request.runtime, "config", None))
+        st, call = self._state(key), _to_call(request.tool_call)
+        out = self._take(st, call)
+        if out is None:
+            self._merge(st, _facts(request.state, request.runtime))
+        return st, call, out
+
+    def _take(self, st: Run, call: ToolCall) -> Outcome | None:
+        """The outcome held for this call (decided after the model, or asked before a resume)."""
+        if isinstance(st, RunState) and not st.pending:  # nothing held (the tool gate, mostly): no lookup
+            return None
+        return self.pipeline.take(st, call)
 
     @staticmethod
     def _hold(st: Run, out: Outcome) -> None:
@@ -433,8 +449,8 @@ class AgentGuardMiddleware(AgentMiddleware):
         return None, msg
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        st, call = self._begin(request)
-        out = self.pipeline.take(st, call) or self.pipeline.decide(st, call)
+        st, call, out = self._begin(request)
+        out = out or self.pipeline.decide(st, call)
         human = None
         if out.ask:
             human = self._ask(st, out, call)
@@ -454,8 +470,8 @@ class AgentGuardMiddleware(AgentMiddleware):
         return result
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        st, call = self._begin(request)
-        out = self.pipeline.take(st, call) or await self.pipeline.adecide(st, call)
+        st, call, out = self._begin(request)
+        out = out or await self.pipeline.adecide(st, call)
         human = None
         if out.ask:
             human = self._ask(st, out, call)
