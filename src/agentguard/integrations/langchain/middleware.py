@@ -1,73 +1,20 @@
-"""LangChain v1 / LangGraph adapter: an ``AgentMiddleware`` that puts a guard in front of every tool call.
-
-Usage::
-
-    from langchain.agents import create_agent
-    from agentguard.integrations.langchain import AgentGuardMiddleware
-
-    agent = create_agent(model, tools, middleware=[AgentGuardMiddleware(stack)],
-                         checkpointer=InMemorySaver())   # a checkpointer is needed for ESCALATE
-
-Every decision goes through one :class:`~agentguard.core.pipeline.Pipeline` (``adapter="langchain"``):
-it decides fail-closed, applies the enforcement strategy (``strategy=`` here, else the deciding
-guard's own, e.g. a policy table's ``strategy = "CRP+TEH"``, else the default), audits and keeps the
-run's state (its latched HALT included). This module only translates LangChain's objects to proposals
-and the pipeline's :class:`~agentguard.core.enforcement.Outcome` back to LangChain's shapes:
-
-- ``after_model`` / ``aafter_model`` (predictive check): every tool call the model just proposed is
-  decided *before any of them runs* (:meth:`Pipeline.decide_turn`); an outcome that stops the run ends
-  it there (``jump_to: end``), answering each proposed call with a refusal ToolMessage so the
-  conversation stays well formed. The other outcomes are held and enforced when the call reaches the
-  tool node, matched to it by what the call is (tool name and arguments, :meth:`Pipeline.take`), never
-  by the call id the model gave (ids may be duplicated, empty or missing).
-- ``wrap_tool_call`` / ``awrap_tool_call`` (gate): the held outcome, else a decision now. What runs is
-  exactly ``outcome.call`` (the proposal, or the arguments a MODIFY / same-tool RECOVER gave); a
-  refused call is answered with a ``ToolMessage(status="error")`` the model sees (a RECOVER whose
-  fallback is another tool cannot run in this tool node: refused); an outcome that stops the run also
-  ends it (``before_model`` jumps to the end while the pipeline says the run is halted).
-  ``on_reject="end"`` is shorthand for ``strategy="TT"`` (any refusal ends the run).
-- An ESCALATE (``outcome.ask``) asks a human through a LangGraph ``interrupt`` whose value is
-  LangChain's own ``HITLRequest`` (``action_requests`` / ``review_configs``, what Agent Chat UI and
-  ``HumanInTheLoopMiddleware`` use); its description shows every guard's verdict
-  (:func:`~agentguard.core.pipeline.approval_request`). Resumed with LangChain's ``HITLResponse``:
-  ``Command(resume={"decisions": [{"type": "approve"}]})`` runs exactly the asked call
-  (:meth:`Pipeline.resolve`, which lets the escalating guard, e.g. the service's RemoteGuard, confirm);
-  ``edit`` (``edited_action={"name", "args"}``, same tool) decides the edited call, and an edit that
-  asks again counts as the human's approval of exactly that edit; ``reject`` (optional ``message``)
-  refuses it; ``respond`` (``message``) answers in the tool's place without running it. Anything else
-  refuses (fail closed); ``True`` / ``{"approved": True}`` are still read as approve.
-  ``escalate="reject"`` refuses without asking. A call some guard refuses is never offered to a human
-  (REJECT and HALT dominate ESCALATE in a stack).
-- ``before_agent`` clears a finished run's halt mark in the state; ``after_agent`` finishes the run
-  (:meth:`Pipeline.finish`: its state, trace and every guard's memory of it).
-
-What it can see: the tool name, arguments and call id, the agent state (messages) and the thread id.
-Per-run facts for the policies (the user's age, the task, trusted data): pass them as LangGraph's
-runtime context (``create_agent(..., context_schema=Facts)`` and ``agent.invoke(..., context=Facts(...))``;
-a dict, dataclass or pydantic model) and/or in the state key ``agentguard_facts`` (a dict given in the
-input); both are merged into ``Context.metadata`` before each decision (runtime context wins), where a
-policy reads them with ``{from = "metadata", key = "..."}``.
-Sync (``invoke``/``stream``) uses the guard's ``check``, async (``ainvoke``/``astream``) its ``acheck``.
-It gates tool *calls*; it does not see streamed model tokens (use
-:mod:`agentguard.integrations.streaming` for that) and it cannot see tools run outside the agent's
-tool node. A run is keyed on the LangGraph ``thread_id`` (or, without one, on the id of the run's
-first message).
-"""
+"""The middleware and the tool gate (see the package doc): LangChain objects in, Pipeline outcomes out."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Annotated, Any, Awaitable, Callable
 
-from ..core.audit import AuditSink
-from ..core.enforcement import Enforcement, Outcome
-from ..core.errors import InputError, require
-from ..core.guard import Guard
-from ..core.pipeline import RESERVED_KEYS, Pipeline, RunState, approval_request
-from ..core.runs import RunEvicted
-from ..core.types import Context, Decision, ToolCall
-from .recording import TraceRecorder
-from .runtime import as_facts, refusal_message
+from ...core.audit import AuditSink
+from ...core.enforcement import Enforcement, Outcome
+from ...core.errors import InputError, require
+from ...core.guard import Guard
+from ...core.pipeline import RESERVED_KEYS, Pipeline, RunState
+from ...core.runs import RunEvicted
+from ...core.types import Context, Decision, ToolCall
+from ..recording import TraceRecorder
+from ..runtime import as_facts, refusal_message
+from .hitl import APPROVER, Human, hitl_decision, hitl_request
 
 require("langchain.agents.middleware", "integrations")
 
@@ -76,20 +23,10 @@ from langchain_core.messages import AIMessage, ToolMessage  # noqa: E402
 from langgraph.types import Command, interrupt  # noqa: E402
 from typing_extensions import NotRequired  # noqa: E402
 
-__all__ = [
-    "AgentGuardMiddleware",
-    "AgentGuardState",
-    "AgentGuardToolGate",
-    "hitl_decision",
-    "hitl_request",
-    "scripted_chat_model",
-]
+__all__ = ["AgentGuardMiddleware", "AgentGuardState", "AgentGuardToolGate"]
 
 HALT_KEY = "agentguard_halt"
 FACTS_KEY = "agentguard_facts"
-DECISIONS = ["approve", "edit", "reject", "respond"]
-#: who answered, as the guard service's audit log records it (RemoteGuard escalations)
-APPROVER = "human via LangChain HITL"
 
 Run = RunState | str  # a run's state, or its key when the pipeline could not give one (evicted: decided HALT)
 
@@ -115,41 +52,6 @@ def _facts(state: Any, runtime: Any) -> dict[str, Any]:
         out.update(st)
     out.update(as_facts(getattr(runtime, "context", None)))
     return out
-
-
-def hitl_request(outcome: Outcome) -> dict[str, Any]:
-    """LangChain's ``HITLRequest`` for one asked outcome; the description is what the approver must see
-    (every guard's verdict), repeated as data under ``agentguard`` (call, reason, ``verdicts``)."""
-    call = outcome.proposal
-    req = approval_request(outcome)
-    name = getattr(call, "name", "?")
-    return {
-        "action_requests": [
-            {"name": name, "args": dict(getattr(call, "arguments", {}) or {}), "description": req["text"]}
-        ],
-        "review_configs": [{"action_name": name, "allowed_decisions": list(DECISIONS)}],
-        "agentguard": {
-            "tool_call_id": getattr(call, "call_id", ""),
-            "verdict": outcome.verdict.to_dict() if outcome.verdict is not None else None,
-            "verdicts": req["verdicts"],
-            "reason": req["reason"],
-        },
-    }
-
-
-def hitl_decision(answer: Any) -> dict[str, Any]:
-    """The human's decision from a resume value: LangChain's ``{"decisions": [d]}`` (or a bare
-    decision), legacy ``True`` / ``{"approved": True}`` / ``"approve"``; anything else is a reject."""
-    if isinstance(answer, dict) and isinstance(answer.get("decisions"), list):
-        ds = answer["decisions"]
-        answer = ds[0] if len(ds) == 1 else None
-    if isinstance(answer, list):
-        answer = answer[0] if len(answer) == 1 else None
-    if _approved(answer):
-        return {"type": "approve"}
-    if isinstance(answer, dict) and answer.get("type") in ("edit", "reject", "respond"):
-        return dict(answer)
-    return {"type": "reject", "message": f"no valid decision in the resume value {str(answer)[:200]!r}"}
 
 
 def _config_thread(config: Any) -> str | None:
@@ -182,14 +84,6 @@ def _to_call(tc: Any) -> ToolCall:
     return ToolCall(str(tc.get("name") or "?"), dict(tc.get("args") or {}), str(tc.get("id") or ""))
 
 
-def _approved(answer: Any) -> bool:
-    if answer is True:
-        return True
-    if isinstance(answer, dict):
-        return answer.get("approved") is True or answer.get("type") == "approve"
-    return isinstance(answer, str) and answer.strip().lower() in ("approve", "approved", "yes", "y")
-
-
 def _refusal_text(out: Outcome, call: ToolCall) -> str:
     """What the model reads for a call that does not run: the verdict (decision, guard, reason) and
     what the strategy adds (re-plan instructions, a halted tool, a fallback that cannot run here)."""
@@ -200,32 +94,6 @@ def _refusal_text(out: Outcome, call: ToolCall) -> str:
     if out.message and any(k in out.extra for k in ("replan", "halted_tool", "reflect", "not_here")):
         text += f". {out.message}"
     return text
-
-
-class _Human:
-    """A human's answer to an ask, translated: ``kind`` (approve / edit / reject / respond), the edited
-    call, and the text the model reads when the call does not run."""
-
-    __slots__ = ("kind", "edited", "text")
-
-    def __init__(self, decision: dict[str, Any], asked: Outcome, call: ToolCall) -> None:
-        kind, why = decision["type"], asked.verdict.reason if asked.verdict is not None else ""
-        self.edited: ToolCall | None = None
-        self.text = ""
-        if kind == "edit":
-            ea = decision.get("edited_action")
-            if isinstance(ea, dict) and ea.get("name") == call.name and isinstance(ea.get("args"), dict):
-                self.edited = ToolCall(call.name, dict(ea["args"]), call.call_id)
-            else:
-                kind, why = "reject", f"an edit must name the same tool {call.name} and give args: {why}"
-        if kind == "respond" and not isinstance(decision.get("message"), str):
-            kind = "reject"
-        if kind == "respond":
-            self.text = decision["message"]
-        elif kind == "reject":
-            note = decision.get("message") if isinstance(decision.get("message"), str) else ""
-            self.text = f"agentguard: tool call {call.name} refused by a human{': ' + note if note else ''} ({why})"
-        self.kind = kind
 
 
 class AgentGuardMiddleware(AgentMiddleware):
@@ -412,13 +280,13 @@ class AgentGuardMiddleware(AgentMiddleware):
                     if not held:
                         del st.pending[out.key]
 
-    def _ask(self, st: Run, out: Outcome, call: ToolCall) -> _Human:
+    def _ask(self, st: Run, out: Outcome, call: ToolCall) -> Human:
         self._hold(st, out)
         answer = interrupt(hitl_request(out))  # GraphInterrupt now; the human's answer when resumed
         self._unhold(st, out)
-        return _Human(hitl_decision(answer), out, call)
+        return Human(hitl_decision(answer), out, call)
 
-    def _apply(self, request: Any, call: ToolCall, out: Outcome, human: _Human | None = None) -> tuple[Any, Any]:
+    def _apply(self, request: Any, call: ToolCall, out: Outcome, human: Human | None = None) -> tuple[Any, Any]:
         """``(request to run, None)`` when the outcome runs a call of this tool, else ``(None, what the
         tool node answers)``: a ToolMessage, or a Command that also marks the run halted."""
         c = out.call
@@ -489,19 +357,6 @@ class AgentGuardMiddleware(AgentMiddleware):
         result = await handler(run)
         self.pipeline.record(out, observation=getattr(result, "content", result))
         return result
-
-
-def scripted_chat_model(messages: list[Any]) -> Any:
-    """A scripted chat model for tests and examples: langchain_core's own ``GenericFakeChatModel``
-    replaying ``messages`` (AIMessages, possibly with ``tool_calls``), with ``bind_tools`` accepted
-    (the fake model ignores the tool schemas, as a scripted model should)."""
-    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-
-    class ScriptedChatModel(GenericFakeChatModel):
-        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:  # noqa: D401 - framework hook
-            return self
-
-    return ScriptedChatModel(messages=iter(messages))
 
 
 class AgentGuardToolGate(AgentGuardMiddleware):
