@@ -608,3 +608,39 @@ def test_failing_audit_sink_refuses():
                                  AIMessage("done")])
     out = run(create_agent(model, make_tools(effects), middleware=[AgentGuardMiddleware(stack(), audit=Broken())]))
     assert effects == [] and out.get("agentguard_halt")
+
+
+@pytest.mark.parametrize("gate", [False, True])
+@pytest.mark.parametrize("aio", [False, True])
+def test_halt_latch_lives_in_the_pipeline_and_a_new_invocation_starts_a_new_run(gate, aio):
+    """While a run is halted the pipeline's latch ends it before the next model call; after_agent finishes
+    the run, so the next invocation on the same thread starts a new run (with the same agent)."""
+    effects = []
+    guard = CountingHalt("delete_file")
+    model = scripted_chat_model([
+        AIMessage("", tool_calls=[call("delete_file", {"path": "/tmp/x"}, "c1")]),
+        AIMessage("", tool_calls=[call("read_file", {"path": "/tmp/y"}, "c2")]),
+        AIMessage("done"),
+    ])
+    mw = (AgentGuardToolGate if gate else AgentGuardMiddleware)(guard)
+    agent = create_agent(model, make_tools(effects), middleware=[mw], checkpointer=InMemorySaver())
+    out = run(agent, thread="same", aio=aio)
+    assert effects == [] and out["agentguard_halt"] == "delete_file predicted unsafe"
+    assert mw.pipeline.halted("same") is None and "same" not in mw.pipeline.runs  # finished, not forgotten silently
+    out = run(agent, thread="same", aio=aio)
+    assert effects == [("read", "/tmp/y")] and out["messages"][-1].content == "done"
+    assert not out.get("agentguard_halt")
+
+
+def test_before_model_ends_a_run_the_pipeline_holds_halted():
+    mw = AgentGuardMiddleware(stack())
+    st = mw.pipeline.run("thread-h")
+    st.halted = Verdict.halt("latched elsewhere", "monitor")
+    state = {"messages": [AIMessage("hi")]}
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    tok = var_child_runnable_config.set({"configurable": {"thread_id": "thread-h"}})
+    try:
+        assert mw.before_model(state, None) == {"jump_to": "end", "agentguard_halt": "latched elsewhere"}
+    finally:
+        var_child_runnable_config.reset(tok)

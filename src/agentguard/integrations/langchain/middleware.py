@@ -207,7 +207,8 @@ class AgentGuardMiddleware(AgentMiddleware):
         if not calls:
             return "", calls
         st = self._state(_run_key(state), _facts(state, runtime))
-        self.pipeline.drop_pending(st)  # outcomes of an earlier turn never answer this one
+        if not isinstance(st, RunState) or st.pending:
+            self.pipeline.drop_pending(st)  # outcomes of an earlier turn never answer this one
         return st, calls
 
     def _turn_result(self, st: Run, calls: list[ToolCall], outs: list[Outcome]) -> dict[str, Any] | None:
