@@ -71,7 +71,9 @@ def test_interrupt_is_langchains_hitl_request():
     v = intr.value
     assert set(HITLRequest.__annotations__) <= set(v)
     assert v["action_requests"] == [{"name": "delete_file", "args": {"path": "/tmp/a"},
-                                     "description": "agentguard (deletes) asks a human: deleting needs a human"}]
+                                     "description": "agentguard asks a human about delete_file: deleting needs a "
+                                                    "human\n- deletes: ESCALATE (deleting needs a human)"}]
+    assert [(t["guard"], t["decision"]) for t in v["agentguard"]["verdicts"]] == [("deletes", "ESCALATE")]
     assert v["review_configs"] == [{"action_name": "delete_file",
                                     "allowed_decisions": ["approve", "edit", "reject", "respond"]}]
     assert effects == []
@@ -196,3 +198,68 @@ def test_rule_guard_escalate_then_approve_via_hitl():
     cfg, _ = start(agent, "rules")
     agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), cfg)
     assert effects == ["/tmp/a"]
+
+
+@pytest.mark.parametrize("decision,expect_effects,checks", [
+    ({"type": "approve"}, ["/tmp/a"], ["/tmp/a"]),
+    ({"type": "reject"}, [], ["/tmp/a"]),
+    ({"type": "edit", "edited_action": {"name": "delete_file", "args": {"path": "/tmp/b"}}}, ["/tmp/b"],
+     ["/tmp/a", "/tmp/b"]),
+])
+def test_async_resume_asks_once_and_runs_exactly_the_answer(decision, expect_effects, checks):
+    """ainvoke: the resumed tool node finds the asked outcome (the guard is asked once); an edit is decided
+    again and, asking again, is the human's approval of exactly the edit."""
+    import asyncio
+
+    effects, guard = [], CountingEscalate()
+    agent = agent_for(guard, effects)
+    cfg = {"configurable": {"thread_id": "async"}}
+    out = asyncio.run(agent.ainvoke({"messages": [{"role": "user", "content": "go"}]}, cfg))
+    assert out["__interrupt__"] and effects == []
+    out = asyncio.run(agent.ainvoke(Command(resume={"decisions": [decision]}), cfg))
+    assert effects == expect_effects
+    assert [a["path"] for _, a in guard.checks] == checks
+    assert out["messages"][-1].content == "finished"
+
+
+def test_human_reject_under_tt_ends_the_run():
+    """A human's refusal goes through the strategy like any refusal: under TT the run ends."""
+    effects = []
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        effects.append(path)
+        return "deleted"
+
+    model = scripted_chat_model([AIMessage("", tool_calls=[{"name": "delete_file", "args": {"path": "/tmp/a"},
+                                                            "id": "c"}]), AIMessage("never reached")])
+    agent = create_agent(model, [delete_file], checkpointer=InMemorySaver(),
+                         middleware=[AgentGuardMiddleware(CountingEscalate(), strategy="TT")])
+    cfg, _ = start(agent, "tt")
+    out = agent.invoke(Command(resume={"decisions": [{"type": "reject", "message": "no"}]}), cfg)
+    assert effects == [] and out["agentguard_halt"]
+    assert all(m.content != "never reached" for m in out["messages"])
+
+
+def test_escalate_reject_refuses_without_asking():
+    effects = []
+    agent = create_agent(
+        scripted_chat_model([AIMessage("", tool_calls=[{"name": "delete_file", "args": {"path": "/tmp/a"},
+                                                        "id": "c"}]), AIMessage("finished")]),
+        [_delete_tool(effects)], checkpointer=InMemorySaver(),
+        middleware=[AgentGuardMiddleware(CountingEscalate(), escalate="reject")])
+    _, out = start(agent, "no-ask")
+    assert "__interrupt__" not in out and effects == []
+    [tm] = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert tm.status == "error" and "needs human approval (not asked)" in tm.content
+
+
+def _delete_tool(effects):
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        effects.append(path)
+        return "deleted"
+
+    return delete_file

@@ -1,0 +1,375 @@
+"""The middleware and the tool gate (see the package doc): LangChain objects in, Pipeline outcomes out."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Annotated, Any, Awaitable, Callable
+
+from ...core.audit import AuditSink
+from ...core.enforcement import Enforcement, Outcome
+from ...core.errors import InputError, require
+from ...core.guard import Guard
+from ...core.pipeline import RESERVED_KEYS, Pipeline, RunState
+from ...core.runs import RunEvicted
+from ...core.types import Context, Decision, ToolCall
+from ..recording import TraceRecorder
+from ..runtime import as_facts, refusal_message
+from .hitl import APPROVER, Human, hitl_decision, hitl_request
+
+require("langchain.agents.middleware", "integrations")
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config  # noqa: E402
+from langchain_core.messages import AIMessage, ToolMessage  # noqa: E402
+from langgraph.types import Command, interrupt  # noqa: E402
+from typing_extensions import NotRequired  # noqa: E402
+
+__all__ = ["AgentGuardMiddleware", "AgentGuardState", "AgentGuardToolGate"]
+
+HALT_KEY = "agentguard_halt"
+FACTS_KEY = "agentguard_facts"
+
+Run = RunState | str  # a run's state, or its key when the pipeline could not give one (evicted: decided HALT)
+
+
+def _latest(old: str | None, new: str | None) -> str | None:
+    """Reducer of ``agentguard_halt``: several calls of one turn may stop the run in the same step."""
+    return new
+
+
+class AgentGuardState(AgentState):
+    """The agent state plus ``agentguard_halt`` (the reason, once the guard has stopped the run) and
+    ``agentguard_facts`` (per-run facts for the policies, given in the input)."""
+
+    agentguard_halt: NotRequired[Annotated[str | None, _latest]]
+    agentguard_facts: NotRequired[dict[str, Any] | None]
+
+
+def _facts(state: Any, runtime: Any) -> dict[str, Any]:
+    """The run's facts: the state's ``agentguard_facts`` overlaid with the runtime context."""
+    out: dict[str, Any] = {}
+    st = state.get(FACTS_KEY) if isinstance(state, dict) else getattr(state, FACTS_KEY, None)
+    if isinstance(st, dict):
+        out.update(st)
+    out.update(as_facts(getattr(runtime, "context", None)))
+    return out
+
+
+def _config_thread(config: Any) -> str | None:
+    try:
+        tid = (config or {}).get("configurable", {}).get("thread_id")
+    except AttributeError:
+        return None
+    return str(tid) if tid is not None else None
+
+
+def _run_key(state: Any, config: Any = None) -> str:
+    tid = _config_thread(config)
+    if tid is None:
+        try:
+            from langgraph.config import get_config
+
+            tid = _config_thread(get_config())
+        except Exception:  # outside a runnable context
+            tid = None
+    if tid is not None:
+        return tid
+    msgs = state.get("messages") if isinstance(state, dict) else getattr(state, "messages", None)
+    if msgs:
+        first = msgs[0]
+        return str(getattr(first, "id", None) or id(first))
+    return "default"
+
+
+def _to_call(tc: Any) -> ToolCall:
+    return ToolCall(str(tc.get("name") or "?"), dict(tc.get("args") or {}), str(tc.get("id") or ""))
+
+
+def _refusal_text(out: Outcome, call: ToolCall) -> str:
+    """What the model reads for a call that does not run: the verdict (decision, guard, reason) and
+    what the strategy adds (re-plan instructions, a halted tool, a fallback that cannot run here)."""
+    v = out.verdict
+    if v is None or not v.blocks:  # e.g. a tool halted earlier (TEH) that a guard would allow now
+        return f"agentguard refused tool call {call.name}: {out.message or 'not allowed'}"
+    text = refusal_message(v, call)
+    if out.message and any(k in out.extra for k in ("replan", "halted_tool", "reflect", "not_here")):
+        text += f". {out.message}"
+    return text
+
+
+class AgentGuardMiddleware(AgentMiddleware):
+    """Gate every tool call of a LangChain v1 agent with any agentguard Guard (see the module doc).
+
+    ``strategy``: the enforcement strategy (an :class:`~agentguard.core.enforcement.Enforcement` or a
+    name such as ``"CRP+TEH"``); None uses the deciding guard's own ``strategy`` (a policy's), else the
+    default. ``audit``: an audit sink (a failing sink refuses, fail closed). ``recorder``: a trace
+    recorder. ``escalate``: ``"interrupt"`` (ask through LangGraph) or ``"reject"``. ``on_error``: the
+    decision for a guard that fails (HALT). ``state_fn(context, call)`` sets ``context.state``.
+    """
+
+    state_schema = AgentGuardState
+
+    def __init__(
+        self,
+        guard: Guard,
+        *,
+        strategy: Enforcement | str | None = None,
+        recorder: TraceRecorder | None = None,
+        audit: AuditSink | None = None,
+        on_reject: str = "message",
+        escalate: str = "interrupt",
+        check_proposals: bool = True,
+        on_error: Decision | str = Decision.HALT,
+        state_fn: Callable[[Context, Any], Any] | None = None,
+        timeout_s: float | None = None,
+        max_runs: int = 10_000,
+    ) -> None:
+        super().__init__()
+        if on_reject not in ("message", "end"):
+            raise InputError(f"on_reject must be 'message' or 'end', not {on_reject!r}")
+        if escalate not in ("interrupt", "reject"):
+            raise InputError(f"escalate must be 'interrupt' or 'reject', not {escalate!r}")
+        if on_reject == "end":
+            if strategy is not None:
+                raise InputError("give on_reject='end' (the TT strategy) or a strategy, not both")
+            strategy = "TT"
+        self.pipeline = Pipeline(
+            guard, enforcement=strategy, audit=audit, max_runs=max_runs, on_error=on_error, timeout_s=timeout_s,
+            state_fn=state_fn, adapter="langchain", recorder=recorder,
+            escalate="ask" if escalate == "interrupt" else "reject",
+        )
+        self.on_reject = on_reject
+        self.escalate = escalate
+        self.check_proposals = check_proposals
+
+    @property
+    def name(self) -> str:
+        return "AgentGuardMiddleware"
+
+    # -- runs -------------------------------------------------------------------------------------
+    def _state(self, key: str, facts: dict[str, Any] | None = None) -> Run:
+        """The run's state with this step's facts merged in (the key alone for a run the pipeline lost:
+        deciding on it answers HALT)."""
+        try:
+            st = self.pipeline.run(key)
+        except RunEvicted:
+            return key
+        if facts:
+            self._merge(st, facts)
+        return st
+
+    @staticmethod
+    def _merge(st: Run, facts: dict[str, Any]) -> None:
+        if isinstance(st, RunState) and facts:
+            with st.lock:
+                md = st.context.metadata
+                for k, v in facts.items():
+                    if k not in RESERVED_KEYS:
+                        md[k] = v
+
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        if state.get(HALT_KEY) and self.pipeline.halted(_run_key(state)) is None:
+            return {HALT_KEY: None}  # a finished run's mark; a run still halted stays halted
+        return None
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        if state.get(HALT_KEY):
+            return {"jump_to": "end"}
+        halted = self.pipeline.halted(_run_key(state))
+        if halted is not None:
+            return {"jump_to": "end", HALT_KEY: halted.reason or "halted"}
+        return None
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.before_model(state, runtime)
+
+    def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        self.pipeline.finish(_run_key(state), halted=bool(state.get(HALT_KEY)))
+        return None
+
+    async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.after_agent(state, runtime)
+
+    # -- a model turn, decided before any call runs ---------------------------------------------------
+    def _proposals(self, state: Any) -> list[ToolCall]:
+        if not self.check_proposals:
+            return []
+        msgs = state.get("messages") or []
+        last = msgs[-1] if msgs else None
+        return [_to_call(tc) for tc in last.tool_calls] if isinstance(last, AIMessage) and last.tool_calls else []
+
+    def _turn(self, state: Any, runtime: Any) -> tuple[Run, list[ToolCall]]:
+        calls = self._proposals(state)
+        if not calls:
+            return "", calls
+        st = self._state(_run_key(state), _facts(state, runtime))
+        if not isinstance(st, RunState) or st.pending:
+            self.pipeline.drop_pending(st)  # outcomes of an earlier turn never answer this one
+        return st, calls
+
+    def _turn_result(self, st: Run, calls: list[ToolCall], outs: list[Outcome]) -> dict[str, Any] | None:
+        halting = next((o for o in outs if o.stop), None)
+        if halting is None:
+            return None
+        self.pipeline.drop_pending(st)
+        hv = halting.verdict
+        reason = (hv.reason if hv is not None else halting.message) or "halted"
+        msgs = []
+        for call, o in zip(calls, outs):
+            if o.stop or not (o.execute or o.ask):
+                text = _refusal_text(o, call)
+            else:
+                text = f"not run: the run was halted by {(hv.guard if hv is not None else '') or 'guard'}: {reason}"
+                o = replace(o, execute=False, action=None, ask=False, message=text)
+            self.pipeline.record(o, observation=text)
+            msgs.append(ToolMessage(text, tool_call_id=call.call_id, name=call.name, status="error"))
+        return {"jump_to": "end", HALT_KEY: reason, "messages": msgs}
+
+    @hook_config(can_jump_to=["end"])
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        st, calls = self._turn(state, runtime)
+        if not calls:
+            return None
+        return self._turn_result(st, calls, self.pipeline.decide_turn(st, calls))
+
+    @hook_config(can_jump_to=["end"])
+    async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        st, calls = self._turn(state, runtime)
+        if not calls:
+            return None
+        return self._turn_result(st, calls, await self.pipeline.adecide_turn(st, calls))
+
+    # -- the gate ------------------------------------------------------------------------------------
+    def _begin(self, request: Any) -> tuple[Run, ToolCall, Outcome | None]:
+        """The run, the call, and the outcome held for it; the run's facts are merged in only when the
+        call is still to be decided (a held outcome was decided with them)."""
+        key = _run_key(request.state, getattr(request.runtime, "config", None))
+        st, call = self._state(key), _to_call(request.tool_call)
+        out = self._take(st, call)
+        if out is None:
+            self._merge(st, _facts(request.state, request.runtime))
+        return st, call, out
+
+    def _take(self, st: Run, call: ToolCall) -> Outcome | None:
+        """The outcome held for this call (decided after the model, or asked before a resume)."""
+        if isinstance(st, RunState) and not st.pending:  # nothing held (the tool gate, mostly): no lookup
+            return None
+        return self.pipeline.take(st, call)
+
+    @staticmethod
+    def _hold(st: Run, out: Outcome) -> None:
+        """Keep an asked outcome for the resumed tool node (LangGraph re-runs the node on resume: the
+        human's answer goes to the same decision, and the guard is asked once)."""
+        if isinstance(st, RunState):
+            with st.lock:
+                st.pending.setdefault(out.key, []).append(out)
+
+    @staticmethod
+    def _unhold(st: Run, out: Outcome) -> None:
+        if isinstance(st, RunState):
+            with st.lock:
+                held = st.pending.get(out.key)
+                if held:
+                    for i, o in enumerate(held):
+                        if o is out:
+                            del held[i]
+                            break
+                    if not held:
+                        del st.pending[out.key]
+
+    def _ask(self, st: Run, out: Outcome, call: ToolCall) -> Human:
+        self._hold(st, out)
+        answer = interrupt(hitl_request(out))  # GraphInterrupt now; the human's answer when resumed
+        self._unhold(st, out)
+        return Human(hitl_decision(answer), out, call)
+
+    def _apply(self, request: Any, call: ToolCall, out: Outcome, human: Human | None = None) -> tuple[Any, Any]:
+        """``(request to run, None)`` when the outcome runs a call of this tool, else ``(None, what the
+        tool node answers)``: a ToolMessage, or a Command that also marks the run halted."""
+        c = out.call
+        if c is not None and c.name == call.name:
+            tc = request.tool_call
+            args = c.arguments if isinstance(c.arguments, dict) else dict(c.arguments)
+            if args != tc.get("args") or tc.get("id") is None:  # run exactly outcome.call (a missing id: "")
+                request = request.override(tool_call={**tc, "args": dict(args), "id": tc.get("id") or ""})
+            return request, None
+        if c is not None:  # a RECOVER whose fallback is another tool: it cannot run in this tool node
+            out = replace(out, execute=False, action=None, extra={**out.extra, "not_here": c.name},
+                          message=f"its fallback {c.name} cannot run in place of {call.name}")
+        responded = human is not None and human.kind == "respond"
+        if human is not None and human.kind in ("reject", "respond"):
+            text = human.text
+        elif human is not None and human.kind == "edit":
+            v = out.verdict
+            text = (f"agentguard refused tool call {call.name} ({v.decision.name if v else 'HALT'} by "
+                    f"{(v.guard if v else '') or 'guard'}): the human's edit was refused: "
+                    f"{v.reason if v else out.message}")
+        else:
+            text = _refusal_text(out, call)
+        self.pipeline.record(out, observation=text)
+        msg = ToolMessage(text, tool_call_id=call.call_id, name=call.name, status="success" if responded else "error")
+        if out.stop:
+            v = out.verdict
+            return None, Command(update={"messages": [msg], HALT_KEY: (v.reason if v else out.message) or "halted"})
+        return None, msg
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        st, call, out = self._begin(request)
+        out = out or self.pipeline.decide(st, call)
+        human = None
+        if out.ask:
+            human = self._ask(st, out, call)
+            if human.kind == "approve":
+                out = self.pipeline.resolve(out, True, approver=APPROVER)
+            elif human.edited is not None:
+                out = self.pipeline.decide(st, human.edited)
+                if out.ask:  # the edit is the human's approval of exactly this call
+                    out = self.pipeline.resolve(out, True, approver=APPROVER)
+            else:
+                out = self.pipeline.resolve(out, False, approver=APPROVER)
+        run, answer = self._apply(request, call, out, human)
+        if run is None:
+            return answer
+        result = handler(run)
+        self.pipeline.record(out, observation=getattr(result, "content", result))
+        return result
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        st, call, out = self._begin(request)
+        out = out or await self.pipeline.adecide(st, call)
+        human = None
+        if out.ask:
+            human = self._ask(st, out, call)
+            if human.kind == "approve":
+                out = await self.pipeline.aresolve(out, True, approver=APPROVER)
+            elif human.edited is not None:
+                out = await self.pipeline.adecide(st, human.edited)
+                if out.ask:  # the edit is the human's approval of exactly this call
+                    out = await self.pipeline.aresolve(out, True, approver=APPROVER)
+            else:
+                out = await self.pipeline.aresolve(out, False, approver=APPROVER)
+        run, answer = self._apply(request, call, out, human)
+        if run is None:
+            return answer
+        result = await handler(run)
+        self.pipeline.record(out, observation=getattr(result, "content", result))
+        return result
+
+
+class AgentGuardToolGate(AgentGuardMiddleware):
+    """The gate alone: ``wrap_tool_call``/``awrap_tool_call`` (plus the halt hooks), without the
+    ``after_model`` proposal check. One LangGraph node fewer per model turn (cheaper), at the price of
+    deciding each call only when it reaches the tool node: a stopping outcome then ends the run after
+    the calls that ran before it in the same turn, rather than before any of them. Every call gets the
+    same decision as under :class:`AgentGuardMiddleware` (one Pipeline, the same enforcement)."""
+
+    after_model = AgentMiddleware.after_model
+    aafter_model = AgentMiddleware.aafter_model
+
+    @property
+    def name(self) -> str:
+        return "AgentGuardToolGate"
