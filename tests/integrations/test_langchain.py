@@ -510,8 +510,6 @@ def test_crp_gives_the_violation_back_to_the_model():
 
 
 @pytest.mark.parametrize("driver", DRIVERS, ids=str)
-@pytest.mark.xfail(strict=True, reason="core.strategies.Replan returns ALLOW outcomes without asking `then`, so "
-                   "CRP+TEH never refuses a later allowed call of the halted tool (core, not this adapter)")
 def test_crp_teh_halts_the_tool_after_max_rounds(driver):
     res = driver.run(GuardStack([limit_policy()]), [T(800), T(900), T(700), T(600), T(100)], strategy="CRP+TEH")
     assert res.executed == []
