@@ -135,8 +135,7 @@ TABLE = [
 
 
 @pytest.mark.parametrize("strategy,script,runs,stopped", TABLE,
-                         ids=[f"{p[0] if isinstance(p, tuple) else p.values[0]}-"
-                              f"{len(p[1] if isinstance(p, tuple) else p.values[1])}" for p in TABLE])
+                         ids=["default", "AB", "TEH", "TT", "CRP-3", "CRP-4", "CRP+AB-4", "CRP+TEH-3", "CRP+TEH-4"])
 def test_c_strategy_changes_what_runs(strategy, script, runs, stopped):
     res = DRIVER.run(Limit(), script, strategy=strategy)
     assert res.executed == runs and res.stopped == stopped
