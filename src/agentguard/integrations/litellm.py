@@ -85,7 +85,8 @@ class BodyError(InputError):
 def _tool_call(tc: Any, i: int) -> ToolCall:
     if not isinstance(tc, Mapping):
         raise InputError(f"tool_calls[{i}] must be an object")
-    fn = tc.get("function") if isinstance(tc.get("function"), Mapping) else tc
+    inner = tc.get("function")
+    fn: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tc
     name = fn.get("name")
     if not isinstance(name, str) or not name:
         raise InputError(f"tool_calls[{i}] has no function name")
@@ -212,8 +213,8 @@ class GuardrailEndpoint:
             elif not (o.execute and (v is None or v.decision is Decision.ALLOW)):
                 blocked.append((o, None))
         if blocked:
-            o, c = max(blocked, key=lambda oc: _strictness(oc[0]))
-            return {"action": "BLOCKED", "blocked_reason": _reason(o, c)}
+            worst, call = max(blocked, key=lambda oc: _strictness(oc[0]))
+            return {"action": "BLOCKED", "blocked_reason": _reason(worst, call)}
         if rewritten:
             return {"action": "GUARDRAIL_INTERVENED", "texts": new_texts}
         return {"action": "NONE"}

@@ -242,10 +242,10 @@ class AgentsGuard:
     def forget(self, key: str) -> None:
         """The run ``key`` ended: forget its held outcomes and state (its trace is finished)."""
         with self._lock:
-            for k in [k for k in self._verdicts if k[0] == key]:
-                del self._verdicts[k]
-            for k in [k for k in self._ran if k[0] == key]:
-                del self._ran[k]
+            for vk in [k for k in self._verdicts if k[0] == key]:
+                del self._verdicts[vk]
+            for rk in [k for k in self._ran if k[0] == key]:
+                del self._ran[rk]
         self.pipeline.finish(key)
         if self.output_pipeline is not None:
             self.output_pipeline.finish(key)
@@ -273,7 +273,7 @@ class AgentsGuard:
         rejected: list[Outcome] = []
         with st.lock:
             for key, held in list(st.pending.items()):
-                keep = []
+                keep: list[Outcome] = []
                 for o in held:
                     call = o.proposal
                     status = None
