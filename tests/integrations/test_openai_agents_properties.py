@@ -76,7 +76,8 @@ def test_b_refused_call_is_never_offered_and_approval_shows_every_verdict():
     script = [[call("delete_note", "x", 800, "c1"), call("transfer_funds", "y", 5, "c2")],
               [call("read_note", "x", 1, "c3")]]
     res = DRIVER.run(refusing_and_escalating(), script, approve=True)
-    assert res.executed == [("transfer_funds", {"target": "y", "amount": 5}), ("read_note", {"target": "x", "amount": 1})]
+    assert res.executed == [("transfer_funds", {"target": "y", "amount": 5}),
+                            ("read_note", {"target": "x", "amount": 1})]
     [asked] = res.asked
     assert asked["call"]["name"] == "transfer_funds"
     assert {v["guard"]: v["decision"] for v in asked["verdicts"]} == {"policy": "ALLOW", "ask-human": "ESCALATE"}
@@ -92,7 +93,8 @@ def test_b_random_turns_with_approvals(script, approve):
     assert not any(name.startswith("delete_") for name, _ in res.executed)
     delivered, _ = sdk_delivered(script)
     flat = [c for turn in delivered for c in turn]
-    expect = [c for c in flat if not c.name.startswith("delete_") and (approve or not c.name.startswith("transfer_"))]
+    expect = [c for c in flat
+              if not c.name.startswith("delete_") and (approve or not c.name.startswith("transfer_"))]
     assert ran(res) == as_run(expect)  # an approved call runs exactly once, with exactly its arguments
     assert len(res.asked) == sum(c.name.startswith("transfer_") for c in flat)
     for a in res.asked:
@@ -163,9 +165,9 @@ def test_c_crp_gives_the_violation_back_to_the_model():
         return "sent"
 
     ag = AgentsGuard(Limit(), strategy="CRP")
-    agent = Agent(name="a", model=ScriptedModel([[function_call("transfer_funds", {"target": "x", "amount": 500},
-                                                                call_id="c1")], [assistant_message("retry later")]]),
-                  tools=ag.guard_tools([transfer_funds]))
+    script = [[function_call("transfer_funds", {"target": "x", "amount": 500}, call_id="c1")],
+              [assistant_message("retry later")]]
+    agent = Agent(name="a", model=ScriptedModel(script), tools=ag.guard_tools([transfer_funds]))
     from agents import RunConfig
 
     out = asyncio.run(Runner.run(agent, "pay", run_config=RunConfig(tracing_disabled=True)))

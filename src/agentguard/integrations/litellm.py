@@ -18,8 +18,8 @@ would let the client run the call; agentguard therefore blocks.
 Mapping: every tool call and every text goes through one :class:`~agentguard.core.pipeline.Pipeline`
 (``adapter="litellm"``; texts through a second one around ``text_guard``, optional): a tool call as a
 :class:`~agentguard.core.ToolCall`, a text as ``Step(output=text)`` for responses or
-``Step(observation=text)`` for requests. The answer is read from the outcomes (:class:`~agentguard.core.enforcement.Outcome`):
-every call runs unchanged and every text passes -> ``NONE``; texts rewritten (a MODIFY whose ``action`` is
+``Step(observation=text)`` for requests. The answer is read from the outcomes
+(:class:`~agentguard.core.enforcement.Outcome`): every call runs unchanged and every text passes -> ``NONE``; texts rewritten (a MODIFY whose ``action`` is
 a string) and nothing else -> ``GUARDRAIL_INTERVENED`` with the rewritten texts; anything else (a refused
 call, one the strategy replaced or modified, which this API cannot rewrite, an ESCALATE, which it cannot
 ask a human about, a stop) -> ``BLOCKED`` with the refusal of the strictest outcome as ``blocked_reason``

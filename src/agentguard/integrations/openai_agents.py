@@ -265,8 +265,8 @@ class AgentsGuard:
                 st.pending.setdefault(out.key, []).append(out)
 
     async def _settle_rejections(self, run: str, wrapper: Any) -> None:
-        """Held outcomes of calls the human rejected in the SDK (no guardrail runs for those): answer them now, so the
-        refusal is audited and goes through the strategy before the run's next decision."""
+        """Held outcomes of calls the human rejected in the SDK (no guardrail runs for those): answer them
+        now, so the refusal is audited and goes through the strategy before the run's next decision."""
         st = self.pipeline.runs.peek(run)
         if st is None or not st.pending:
             return
