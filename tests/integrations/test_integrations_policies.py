@@ -152,7 +152,7 @@ def test_litellm_with_verified_policy():
 
     assert ep.handle(body(5000))["action"] == "BLOCKED"
     assert ep.handle(body(40)) == {"action": "NONE"}
-    assert [s.signals["decision"] for s in ep.runtime.context("t").trace.steps] == [
+    assert [s.signals["decision"] for s in ep.pipeline.run("t").context.trace.steps] == [
         Decision.REJECT,
         Decision.ALLOW,
     ]

@@ -15,13 +15,17 @@ back to the model. That is the most this API allows for a tool call: LiteLLM (1.
 dropped ``tool_calls``, so rewriting the text of a response while its forbidden tool call stays in it
 would let the client run the call; agentguard therefore blocks.
 
-Mapping: each tool call is checked by the guard as a :class:`~agentguard.core.ToolCall`; each text is
-checked by ``text_guard`` (optional) as ``Step(output=text)`` for responses or ``Step(observation=text)``
-for requests. The strictest verdict decides: ALLOW -> ``NONE``; a MODIFY of a text whose ``action``
-is a string -> ``GUARDRAIL_INTERVENED`` with the rewritten texts; anything that blocks (REJECT,
-RECOVER, ESCALATE, HALT, and a MODIFY of a tool call, which this API cannot rewrite) -> ``BLOCKED``
-with the refusal as ``blocked_reason``. A guard error fails closed (BLOCKED). A malformed body is
-answered HTTP 400, which LiteLLM also treats as a failure (it does not let the call through).
+Mapping: every tool call and every text goes through one :class:`~agentguard.core.pipeline.Pipeline`
+(``adapter="litellm"``; texts through a second one around ``text_guard``, optional): a tool call as a
+:class:`~agentguard.core.ToolCall`, a text as ``Step(output=text)`` for responses or
+``Step(observation=text)`` for requests. The answer is read from the outcomes
+(:class:`~agentguard.core.enforcement.Outcome`): every call runs unchanged and every text passes -> ``NONE``; texts rewritten (a MODIFY whose ``action`` is
+a string) and nothing else -> ``GUARDRAIL_INTERVENED`` with the rewritten texts; anything else (a refused
+call, one the strategy replaced or modified, which this API cannot rewrite, an ESCALATE, which it cannot
+ask a human about, a stop) -> ``BLOCKED`` with the refusal of the strictest outcome as ``blocked_reason``
+(with what the strategy adds: a CRP round's instruction). A guard error fails closed (BLOCKED), and a
+stopping outcome latches HALT for the run. A malformed body is answered HTTP 400, which LiteLLM also
+treats as a failure (it does not let the call through).
 
 Per-run state is keyed on ``litellm_trace_id`` (one conversation), else ``litellm_call_id``. The trace
 id contract: LiteLLM gives every request a fresh ``litellm_trace_id`` unless the *client* names one
@@ -29,40 +33,45 @@ id contract: LiteLLM gives every request a fresh ``litellm_trace_id`` unless the
 stateful guards see a conversation as one run only when the client sends the same trace id on each of
 its requests; without one, every request is a one-step run.
 
-Hardening of the HTTP endpoint (:func:`serve`): a token like the service's (``token=``; the CLI
-requires ``AGENTGUARD_TOKEN`` or ``--token-file``), as ``Authorization: Bearer <token>`` or as
-``x-api-key: <token>`` - the header LiteLLM sends for the guardrail's ``api_key`` - compared in
-constant time, 401 otherwise; a body
-limit (``max_body``, 1 MiB: 413 above it, 400 for a missing, negative or malformed Content-Length),
-a JSON nesting limit (``max_depth``, 64: 400), duplicate object keys refused (400: ``{"command": "rm
--rf /", "command": "ls"}`` is not "last one wins"), at most ``max_concurrency`` requests checked at
-once (503 beyond, with ``Retry-After``), and a socket timeout (``timeout_s``) that closes slow clients.
+Hardening of the HTTP endpoint (:func:`serve`, an ASGI app under uvicorn): the shared
+:class:`agentguard.asgi.Hardening` - a token like the service's (``token=``; the CLI requires
+``AGENTGUARD_TOKEN`` or ``--token-file``), as ``Authorization: Bearer <token>`` or as ``x-api-key:
+<token>`` (the header LiteLLM sends for the guardrail's ``api_key``), compared in constant time, 401
+otherwise; a body limit (``max_body``, 1 MiB: 413 above it, declared or streamed; 400 for a negative or
+malformed Content-Length); at most ``max_concurrency`` requests checked at once (a request waits up to 5 s
+for a slot, then 503 with ``Retry-After``); the body must arrive within ``timeout_s`` (408), and an idle
+keep-alive connection is closed after it. Here: a JSON nesting limit (``max_depth``, 64: 400) and
+duplicate object keys refused (400: ``{"command": "rm -rf /", "command": "ls"}`` is not "last one wins").
 
 What it can see: only what LiteLLM sends - texts and the model's proposed tool calls (in
-``response`` mode) - not the tool results, which the client executes outside LiteLLM. It is a
-synchronous endpoint (the stdlib server runs the guard's ``check`` in a thread per request); for
+``response`` mode) - not the tool results, which the client executes outside LiteLLM. For
 ``during_call`` streaming LiteLLM sends the assembled text, not individual tokens (see
 :mod:`agentguard.integrations.streaming` for cutting a stream).
 """
 
 from __future__ import annotations
 
-import hmac
 import json
+import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Mapping
 
+from ..asgi.hardening import Hardening, Receive, Scope, Send
+from ..core.audit import AuditSink
+from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError
-from ..core.strict_json import StrictJSONError, loads_strict
 from ..core.guard import Guard
+from ..core.pipeline import Pipeline, call_key
+from ..core.strict_json import StrictJSONError, loads_strict
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
-from .runtime import GuardRuntime, refusal_message
+from .runtime import refusal_message
 
-__all__ = ["BodyError", "GUARDRAIL_PATH", "GuardrailEndpoint", "parse_body", "serve", "serve_in_thread"]
+__all__ = ["BodyError", "GUARDRAIL_PATH", "GuardrailEndpoint", "GuardrailServer", "asgi_app", "parse_body",
+           "serve", "serve_in_thread"]
 
 GUARDRAIL_PATH = "/beta/litellm_basic_guardrail_api"
+ADAPTER = "litellm"
 
 
 class BodyError(InputError):
@@ -76,7 +85,8 @@ class BodyError(InputError):
 def _tool_call(tc: Any, i: int) -> ToolCall:
     if not isinstance(tc, Mapping):
         raise InputError(f"tool_calls[{i}] must be an object")
-    fn = tc.get("function") if isinstance(tc.get("function"), Mapping) else tc
+    inner = tc.get("function")
+    fn: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tc
     name = fn.get("name")
     if not isinstance(name, str) or not name:
         raise InputError(f"tool_calls[{i}] has no function name")
@@ -99,8 +109,24 @@ def _tool_call(tc: Any, i: int) -> ToolCall:
     return ToolCall(name, args, str(tc.get("id") or ""))
 
 
+def _reason(out: Outcome, call: ToolCall | None) -> str:
+    """The refusal LiteLLM's caller reads: guard, decision, reason, and what the strategy adds."""
+    v = out.verdict or Verdict(Decision.HALT, out.message or "no verdict")
+    if not v.blocks and not out.execute:  # refused by the strategy (a tool halted earlier in the run)
+        return f"agentguard refused {'tool call ' + call.name if call else 'action'}: {out.message or v.reason}"
+    base = refusal_message(v, call)
+    plain = ("", v.reason, f"action refused by {v.guard or 'guard'}: {v.reason}")
+    return base if out.message in plain or out.execute else f"{base}. {out.message}"
+
+
+def _strictness(out: Outcome) -> tuple[int, int]:
+    v = out.verdict
+    return (int(out.stop), v.decision.strictness if v is not None else 99)
+
+
 class GuardrailEndpoint:
-    """The request -> response logic of LiteLLM's generic guardrail API, around any Guard."""
+    """The request -> response logic of LiteLLM's generic guardrail API, around any Guard, through one
+    :class:`~agentguard.core.pipeline.Pipeline` (``strategy``, ``audit``: see the Pipeline)."""
 
     def __init__(
         self,
@@ -110,16 +136,27 @@ class GuardrailEndpoint:
         recorder: TraceRecorder | None = None,
         on_error: Decision | str = Decision.HALT,
         state_fn: Callable[[Context, Any], Any] | None = None,
+        strategy: Enforcement | str | None = None,
+        audit: AuditSink | None = None,
+        timeout_s: float | None = None,
+        max_runs: int = 10_000,
     ) -> None:
-        self.runtime = GuardRuntime(
-            guard, recorder=recorder, adapter="litellm", on_error=on_error, state_fn=state_fn
-        )
-        self.text_runtime = (
-            GuardRuntime(text_guard, adapter="litellm", on_error=on_error) if text_guard is not None else None
+        # no human can be asked through this API: an ESCALATE is refused (escalate="reject")
+        self.pipeline = Pipeline(guard, enforcement=strategy, audit=audit, recorder=recorder, on_error=on_error,
+                                 state_fn=state_fn, adapter=ADAPTER, escalate="reject", timeout_s=timeout_s,
+                                 max_runs=max_runs)
+        self.text_pipeline = (
+            Pipeline(text_guard, audit=audit, on_error=on_error, adapter=ADAPTER, escalate="reject",
+                     timeout_s=timeout_s, max_runs=max_runs)
+            if text_guard is not None else None
         )
 
     def __repr__(self) -> str:
-        return f"GuardrailEndpoint({self.runtime.guard!r})"
+        return f"GuardrailEndpoint({self.pipeline!r})"
+
+    @property
+    def guard(self) -> Guard:
+        return self.pipeline.guard
 
     @staticmethod
     def parse(payload: Any) -> tuple[str, str, list[str], list[ToolCall]]:
@@ -139,41 +176,48 @@ class GuardrailEndpoint:
         key = payload.get("litellm_trace_id") or payload.get("litellm_call_id") or "default"
         return str(key), input_type, list(texts), calls
 
-    def handle(self, payload: Any) -> dict[str, Any]:
-        """Answer one guardrail request (synchronous; uses the guards' ``check``)."""
-        key, input_type, texts, calls = self.parse(payload)
-        ctx = self.runtime.context(key, input_type=input_type)
-        decided: list[tuple[Verdict, Any]] = []
-        for c in calls:
-            decided.append((self.runtime.check(ctx, c), c))
-        if self.text_runtime is not None:
-            tctx = self.text_runtime.context(key)
-            for i, t in enumerate(texts):
-                step = Step(output=t) if input_type == "response" else Step(observation=t)
-                decided.append((self.text_runtime.check(tctx, step), i))
-        return self._respond(ctx, texts, decided)
+    @staticmethod
+    def _step(text: str, input_type: str) -> Step:
+        return Step(output=text) if input_type == "response" else Step(observation=text)
 
-    def _respond(self, ctx: Context, texts: list[str], decided: list[tuple[Verdict, Any]]) -> dict[str, Any]:
-        """``decided``: (verdict, ToolCall) for tool calls, (verdict, index into texts) for texts."""
-        worst = max(decided, key=lambda vp: vp[0].decision, default=None)
-        for v, p in decided:
-            if isinstance(p, ToolCall):
-                blocked = v.blocks or v.decision is Decision.MODIFY
-                self.runtime.record(ctx, p, v, observation=refusal_message(v, p) if blocked else None)
-        if worst is None or worst[0].decision is Decision.ALLOW:
-            return {"action": "NONE"}
-        v, p = worst
-        if v.decision is Decision.MODIFY:
-            new_texts = list(texts)
-            rewrites = [(vv, pp) for vv, pp in decided if vv.decision is Decision.MODIFY]
-            if all(isinstance(pp, int) and isinstance(vv.action, str) for vv, pp in rewrites):
-                for vv, pp in rewrites:  # pp: the index of the rewritten text
-                    new_texts[pp] = vv.action
-                return {"action": "GUARDRAIL_INTERVENED", "texts": new_texts}
-        return {
-            "action": "BLOCKED",
-            "blocked_reason": refusal_message(v, p if isinstance(p, ToolCall) else None),
-        }
+    def handle(self, payload: Any) -> dict[str, Any]:
+        """Answer one guardrail request (synchronous: the guards' ``check``)."""
+        key, input_type, texts, calls = self.parse(payload)
+        outs = [self.pipeline.decide(key, c, input_type=input_type) for c in calls]
+        touts = ([self.text_pipeline.decide(key, self._step(t, input_type)) for t in texts]
+                 if self.text_pipeline is not None else [])
+        return self._respond(calls, outs, texts, touts)
+
+    async def ahandle(self, payload: Any) -> dict[str, Any]:
+        """Async :meth:`handle` (the guards' ``acheck``; synchronous guards run in worker threads)."""
+        key, input_type, texts, calls = self.parse(payload)
+        outs = [await self.pipeline.adecide(key, c, input_type=input_type) for c in calls]
+        touts = ([await self.text_pipeline.adecide(key, self._step(t, input_type)) for t in texts]
+                 if self.text_pipeline is not None else [])
+        return self._respond(calls, outs, texts, touts)
+
+    def _respond(self, calls: list[ToolCall], outs: list[Outcome], texts: list[str],
+                 touts: list[Outcome]) -> dict[str, Any]:
+        blocked: list[tuple[Outcome, ToolCall | None]] = []
+        for c, o in zip(calls, outs):
+            todo = o.call
+            ran = todo is not None and todo.name == c.name and call_key(todo) == call_key(c)
+            if not ran:  # refused, or replaced by another call this API cannot hand back
+                blocked.append((o, c))
+            self.pipeline.record(o, observation=None if ran else _reason(o, c))
+        new_texts, rewritten = list(texts), False
+        for i, o in enumerate(touts):
+            v = o.verdict
+            if o.execute and v is not None and v.decision is Decision.MODIFY and isinstance(o.action, str):
+                new_texts[i], rewritten = o.action, True
+            elif not (o.execute and (v is None or v.decision is Decision.ALLOW)):
+                blocked.append((o, None))
+        if blocked:
+            worst, call = max(blocked, key=lambda oc: _strictness(oc[0]))
+            return {"action": "BLOCKED", "blocked_reason": _reason(worst, call)}
+        if rewritten:
+            return {"action": "GUARDRAIL_INTERVENED", "texts": new_texts}
+        return {"action": "NONE"}
 
 
 def parse_body(data: bytes, max_depth: int = 64) -> Any:
@@ -185,82 +229,89 @@ def parse_body(data: bytes, max_depth: int = 64) -> Any:
         raise BodyError(msg if ("duplicate" in msg or "nested" in msg) else "body is not valid JSON") from None
 
 
-class _Handler(BaseHTTPRequestHandler):
-    endpoint: GuardrailEndpoint
-    token: str | None = None
-    max_body: int = 1 << 20
-    max_depth: int = 64
-    slots: threading.BoundedSemaphore
-    protocol_version = "HTTP/1.1"
-    timeout = 30.0  # socket timeout: a client that stalls is disconnected
-    disable_nagle_algorithm = True  # one small JSON answer per request: do not wait for delayed ACKs
-    wbufsize = 1 << 16  # headers and body leave in one write (flushed after each request)
+async def _json(send: Send, status: int, body: dict[str, Any]) -> None:
+    data = json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
 
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        return None
 
-    def _send(self, code: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        if code >= 400 and code != 401:
-            self.send_header("Connection", "close")
-            self.close_connection = True
-        self.end_headers()
-        self.wfile.write(data)
+def asgi_app(endpoint: GuardrailEndpoint, *, max_depth: int = 64) -> Callable[[Scope, Receive, Send], Any]:
+    """The endpoint as a bare ASGI app (``GET /health``, ``POST`` :data:`GUARDRAIL_PATH`); put it behind
+    :class:`~agentguard.asgi.Hardening` (as :func:`serve` does)."""
 
-    def do_GET(self) -> None:
-        if self.path.rstrip("/") in ("/health", ""):
-            self._send(200, {"status": "ok"})
-        else:
-            self._send(404, {"error": f"no route {self.path}"})
-
-    def _authorised(self) -> bool:
-        if self.token is None:
-            return True
-        want = self.token.encode()
-        bearer = (self.headers.get("Authorization") or "").encode()
-        key = (self.headers.get("x-api-key") or "").encode()  # what LiteLLM sends for litellm_params.api_key
-        return hmac.compare_digest(bearer, b"Bearer " + want) | hmac.compare_digest(key, want)
-
-    def _body(self) -> Any:
-        raw = self.headers.get("Content-Length")
-        if raw is None or not raw.strip().isdigit():
-            raise BodyError("a Content-Length (a non-negative integer) is required")
-        n = int(raw)
-        if n > self.max_body:
-            raise BodyError(f"body of {n} bytes is over the limit of {self.max_body}", 413)
-        return parse_body(self.rfile.read(n), self.max_depth)
-
-    def do_POST(self) -> None:
-        if self.path.split("?")[0].rstrip("/") != GUARDRAIL_PATH:
-            self._send(404, {"error": f"no route {self.path}; POST {GUARDRAIL_PATH}"})
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
             return
-        if not self._authorised():
-            self._send(401, {"error": "missing or wrong bearer token"}, {"WWW-Authenticate": "Bearer"})
+        path = scope["path"].rstrip("/")
+        if scope["method"] in ("GET", "HEAD"):
+            if path in ("/health", ""):
+                await _json(send, 200, {"status": "ok"})
+            else:
+                await _json(send, 404, {"error": f"no route {scope['path']}"})
             return
+        if scope["method"] != "POST" or path != GUARDRAIL_PATH:
+            await _json(send, 404, {"error": f"no route {scope['path']}; POST {GUARDRAIL_PATH}"})
+            return
+        chunks = []
+        while True:
+            msg = await receive()
+            chunks.append(msg.get("body", b""))
+            if msg["type"] != "http.request" or not msg.get("more_body", False):
+                break
         try:
-            payload = self._body()
+            payload = parse_body(b"".join(chunks), max_depth)
         except BodyError as exc:
-            self._send(exc.status, {"error": str(exc)})
-            return
-        if not self.slots.acquire(timeout=5.0):
-            self._send(503, {"error": "too many guardrail requests at once"}, {"Retry-After": "1"})
+            await _json(send, exc.status, {"error": str(exc)})
             return
         try:
-            self._send(200, self.endpoint.handle(payload))
+            answer = await endpoint.ahandle(payload)
         except InputError as exc:
-            self._send(400, {"error": str(exc)})
-        except Exception as exc:  # fail closed: never NONE because something broke
-            self._send(
-                200,
-                {"action": "BLOCKED", "blocked_reason": f"agentguard failed: {type(exc).__name__}: {exc}"},
-            )
+            await _json(send, 400, {"error": str(exc)})
+            return
+        except Exception as exc:  # noqa: BLE001 - fail closed: never NONE because something broke
+            answer = {"action": "BLOCKED", "blocked_reason": f"agentguard failed: {type(exc).__name__}: {exc}"}
+        await _json(send, 200, answer)
+
+    return app
+
+
+class GuardrailServer:
+    """uvicorn serving the hardened endpoint on a socket bound at construction (``server_address`` is
+    known at once; port 0 picks one), with the stdlib server's handle: ``serve_forever`` (blocks; under
+    the main thread uvicorn's SIGINT/SIGTERM handling stops it), ``shutdown`` (from another thread:
+    stops it and waits), ``server_close`` (closes the socket)."""
+
+    def __init__(self, app: Any, host: str, port: int, *, timeout_s: float = 30.0) -> None:
+        import uvicorn
+
+        self.app = app
+        self.socket = socket.create_server((host, port), backlog=512)
+        self.server_address: tuple[Any, ...] = self.socket.getsockname()
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False,
+                                date_header=False, proxy_headers=False, timeout_keep_alive=max(1, int(timeout_s)),
+                                h11_max_incomplete_event_size=16_384)
+        self.server = uvicorn.Server(config)
+        self._done = threading.Event()
+        self._started = threading.Event()
+
+    def __repr__(self) -> str:
+        return f"GuardrailServer({self.server_address!r})"
+
+    def serve_forever(self) -> None:
+        self._started.set()
+        try:
+            self.server.run(sockets=[self.socket])
         finally:
-            self.slots.release()
+            self._done.set()
+
+    def shutdown(self) -> None:
+        self.server.should_exit = True
+        if self._started.is_set():
+            self._done.wait(30)
+
+    def server_close(self) -> None:
+        self.socket.close()
 
 
 def serve(
@@ -273,23 +324,24 @@ def serve(
     max_depth: int = 64,
     max_concurrency: int = 32,
     timeout_s: float = 30.0,
-) -> ThreadingHTTPServer:
-    """A stdlib HTTP server for the endpoint (not started: call ``serve_forever``; port 0 picks one).
-    ``token=None`` serves without authentication (tests, a loopback sidecar); see the module doc."""
-    handler = type("AgentGuardLiteLLMHandler", (_Handler,), {
-        "endpoint": endpoint, "token": token, "max_body": int(max_body), "max_depth": int(max_depth),
-        "slots": threading.BoundedSemaphore(max(1, int(max_concurrency))), "timeout": float(timeout_s),
-    })
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    return server
+) -> GuardrailServer:
+    """A server for the endpoint behind :class:`~agentguard.asgi.Hardening` (not started: call
+    ``serve_forever``). ``token=None`` serves without authentication (tests, a loopback sidecar); see
+    the module doc."""
+    app = Hardening(asgi_app(endpoint, max_depth=max_depth), token=token, api_key_header="x-api-key",
+                    public_paths=("/health", "/"), max_body=max_body, body_timeout_s=timeout_s,
+                    max_concurrency=max_concurrency, queue_timeout_s=5.0, realm="agentguard-litellm")
+    return GuardrailServer(app, host, port, timeout_s=timeout_s)
 
 
 def serve_in_thread(
     endpoint: GuardrailEndpoint, host: str = "127.0.0.1", port: int = 0, **options: Any
-) -> ThreadingHTTPServer:
+) -> GuardrailServer:
     """Start :func:`serve` on a daemon thread (tests, embedding); ``server.shutdown()`` stops it."""
     server = serve(endpoint, host, port, **options)
     threading.Thread(target=server.serve_forever, daemon=True, name="agentguard-litellm").start()
+    for _ in range(500):
+        if server.server.started:
+            break
+        threading.Event().wait(0.01)
     return server
-

@@ -1,48 +1,61 @@
-"""OpenAI Agents SDK adapter: tool input/output guardrails and a trace processor.
+"""OpenAI Agents SDK adapter: tool input/output guardrails, the SDK's own approval flow, a trace processor.
 
 Usage::
 
     from agents import Agent, Runner, add_trace_processor
     from agentguard.integrations.openai_agents import AgentsGuard
 
-    ag = AgentsGuard(stack)                       # any agentguard Guard
+    ag = AgentsGuard(stack, strategy="CRP+TEH")   # any agentguard Guard; strategy optional
     agent = Agent(name="a", model=..., tools=ag.guard_tools([send_email, delete_file]))
     add_trace_processor(ag.trace_processor(TraceRecorder("traces.jsonl")))
 
-Verdicts become the SDK's tool-guardrail behaviours (``@tool_input_guardrail``):
+Every call goes through one :class:`~agentguard.core.pipeline.Pipeline` (``adapter="openai_agents"``):
+it converts, decides fail-closed, applies the enforcement strategy (``strategy=``, else the deciding
+guard's own, e.g. a policy table's ``strategy = "CRP+TEH"``), audits (``audit=``) and keeps the run's
+state. This module only translates: an SDK tool call becomes a :class:`~agentguard.core.ToolCall`, and the
+:class:`~agentguard.core.enforcement.Outcome` becomes the SDK's tool-guardrail behaviour
+(``@tool_input_guardrail``):
 
-| verdict | behaviour |
+| outcome | behaviour |
 |---|---|
-| ALLOW | ``ToolGuardrailFunctionOutput.allow`` - the tool runs unchanged |
-| REJECT, RECOVER | ``reject_content(message)`` - the tool does not run; the model receives the refusal |
-| MODIFY | ``reject_content`` naming the corrected arguments (guardrails cannot rewrite them) |
-| ESCALATE | the SDK's own human approval: the run stops with an interruption (``result.interruptions``); ``state = result.to_state(); state.approve(item)`` (or ``reject``) and ``Runner.run(agent, state)`` resumes; the approved call runs, exactly once. With an ``approve(verdict, call)`` callback, it decides instead |
-| HALT | ``raise_exception`` - the SDK raises ``ToolInputGuardrailTripwireTriggered`` and the run stops |
+| executes the proposed call | ``ToolGuardrailFunctionOutput.allow`` - the tool runs unchanged |
+| executes another call (MODIFY, a RECOVER's fallback) | ``reject_content`` naming the call to make (guardrails cannot rewrite arguments) |
+| refused, run goes on (REJECT, a CRP round, a halted tool) | ``reject_content(message)`` - the tool does not run; the model receives the message |
+| ``ask`` (ESCALATE) | the SDK's own human approval: the run stops with an interruption (``result.interruptions``); ``state = result.to_state(); state.approve(item)`` (or ``reject``) and ``Runner.run(agent, state)`` resumes; the SDK's answer is the human's answer to :meth:`Pipeline.resolve <agentguard.core.pipeline.Pipeline.resolve>`, and only exactly the approved call runs, once. With an ``approve(verdict, call)`` callback, it answers instead |
+| stops the run (HALT, TT) | ``raise_exception`` - the SDK raises ``ToolInputGuardrailTripwireTriggered`` |
 
-How ESCALATE reaches the SDK: :meth:`AgentsGuard.guard_tools` sets each tool's ``needs_approval`` to a
-function that asks the guard (the tool's own ``needs_approval=True`` still asks every time); when the
-guard answers ESCALATE the SDK interrupts the run, exactly as for ``needs_approval=True``. The verdict is
-kept for the call id, so the guard checks each call once. On the resumed run the input guardrail reads
-the SDK's approval record (``RunContextWrapper.is_tool_approved``): approved -> ALLOW ("approved by a
-human"), rejected -> the SDK's own rejection. An ESCALATE for a call the SDK was never asked about is
-refused (fail closed).
+How it reaches the SDK: :meth:`AgentsGuard.guard_tools` sets each tool's ``needs_approval`` to a function
+that decides the call (``Pipeline.adecide_turn``: the outcome is held for that call) and answers the
+SDK "ask a human" exactly when the outcome asks (or the tool's own ``needs_approval`` does). The input
+guardrail, which the SDK runs right before the tool body, takes the held outcome back with
+``Pipeline.take`` - matched by what the call is (tool name and canonical arguments,
+:func:`~agentguard.core.pipeline.call_key`), never by the SDK call id - so the guard decides each call
+once, across an interruption too. An asked outcome is settled with the SDK's approval record for that
+very call (``is_tool_approved``); a human's rejection (for which the SDK runs no guardrail) is settled
+at the run's next call, through the strategy like any refusal. An ``ask`` the SDK was never asked about
+is refused (fail closed). :meth:`AgentsGuard.approval_request` gives what the approver must see for an
+interruption: every guard's verdict.
+
+The SDK (0.24) refuses a model turn with an empty call id, or one id used for two different calls, before
+any tool or guardrail runs (``ModelBehaviorError``), and skips a call re-sent under an id it already
+completed; agentguard adds its own matching on top, so even a framework that let such ids through could
+not run a refused call.
 
 Per-run facts: the ``context`` given to ``Runner.run(agent, input, context=...)`` (a dict, dataclass or
-pydantic model) is merged into ``Context.metadata`` before each check; a policy reads it with
-``{from = "metadata", key = "user_info.age"}``. A ``run_id`` in those facts names the guard's run (so a
-resumed run, which has a new SDK trace, keeps its guard state); otherwise the SDK trace id does.
+pydantic model) is merged into ``Context.metadata`` before each decision; a policy reads it with
+``{from = "metadata", key = "user_info.age"}``. A ``run_id`` in those facts names the guard's run;
+otherwise the SDK trace id does (kept across an interruption: the resumed run reattaches to its trace);
+with tracing disabled every run shares the key ``"default"``.
 
-The optional output guardrail (``output_guard=``) checks a tool's result as
-``Step(action=call, output=text)`` before the model sees it (REJECT replaces the result by the
-refusal, HALT raises ``ToolOutputGuardrailTripwireTriggered``).
+The optional output guardrail (``output_guard=``) checks a tool's result as ``Step(action=call,
+output=text)`` through its own Pipeline before the model sees it (a refusal replaces the result by the
+message, a stop raises ``ToolOutputGuardrailTripwireTriggered``).
 
 What it can see: the tool name, the JSON arguments, the call id and (output guardrail) the result of
 *function tools*; it does not see hosted tools (web search, code interpreter run by OpenAI), handoffs,
-or MCP tools the SDK calls directly (put :mod:`agentguard.integrations.mcp_proxy` in front of those).
-Guardrails run inside the SDK's async loop, so the guard's ``acheck`` is used; sync ``Runner.run_sync``
-works the same way. Streaming runs (``Runner.run_streamed``) are gated identically: tool calls are
-complete before they execute. Per-run state is keyed on the SDK trace id (one per ``Runner.run``);
-with tracing disabled every run shares the key ``"default"``.
+or MCP tools the SDK calls directly (put the MCP proxy in front of those). Guardrails run inside the
+SDK's async loop, so the guard's ``acheck`` is used; ``Runner.run_sync`` and ``Runner.run_streamed``
+are gated identically (tool calls are complete before they execute).
 
 :class:`AgentGuardTraceProcessor` records each SDK trace as a project :class:`~agentguard.core.Trace`:
 one step per function-tool span (``ToolCall`` action, the output as observation, the guard's decision
@@ -58,11 +71,14 @@ import threading
 from collections import OrderedDict, defaultdict, deque
 from typing import Any, Awaitable, Callable
 
-from ..core.errors import require
+from ..core.audit import AuditSink
+from ..core.enforcement import Enforcement, Outcome
+from ..core.errors import InputError, require
 from ..core.guard import Guard
+from ..core.pipeline import Pipeline, approval_request, call_key
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
-from .runtime import GuardRuntime, as_facts, refusal_message
+from .runtime import as_facts, refusal_message
 
 require("agents", "integrations")
 
@@ -78,8 +94,10 @@ from agents.tracing import TracingProcessor, get_current_trace  # noqa: E402
 __all__ = ["AgentGuardTraceProcessor", "AgentsGuard"]
 
 Approve = Callable[[Verdict, ToolCall], "bool | Awaitable[bool]"]
-#: who answered, as the guard service's audit log records it (RemoteGuard escalations)
+#: who answered, as the audit log (and the guard service, for a RemoteGuard's escalation) records it
 APPROVER = "human via the Agents SDK approval"
+CALLBACK_APPROVER = "operator (approve callback)"
+ADAPTER = "openai_agents"
 
 
 def _run_key() -> str:
@@ -103,12 +121,36 @@ def _parse_args(raw: Any) -> dict[str, Any]:
     return val if isinstance(val, dict) else {"_value": val}
 
 
-def _fingerprint(call: ToolCall) -> str:
-    return call.name + "\x00" + json.dumps(dict(call.arguments), sort_keys=True, default=str)
+def _item_call(item: Any) -> ToolCall:
+    """The ToolCall of an SDK ``ToolApprovalItem`` (an interruption)."""
+    raw = getattr(item, "raw_item", None)
+    get = raw.get if isinstance(raw, dict) else (lambda k, d=None: getattr(raw, k, d))
+    name = getattr(item, "tool_name", None) or getattr(item, "name", None) or get("name") or ""
+    return ToolCall(str(name), _parse_args(get("arguments")), str(get("call_id") or ""))
+
+
+def _refusal(out: Outcome, call: ToolCall) -> str:
+    """What the model reads for a call that did not run: the refusal (guard, decision, reason) and what
+    the strategy adds (a CRP round's instruction, a halted tool, a human's answer)."""
+    v = out.verdict
+    if v is None:
+        return f"agentguard refused tool call {call.name}: {out.message or 'no verdict'}"
+    if not v.blocks:  # refused by the strategy, not the verdict (a tool halted earlier in the run)
+        return f"agentguard refused tool call {call.name}: {out.message or v.reason}"
+    base = refusal_message(v, call)
+    plain = ("", v.reason, f"action refused by {v.guard or 'guard'}: {v.reason}")
+    return base if out.message in plain else f"{base}. {out.message}"
 
 
 class AgentsGuard:
-    """Build Agents SDK tool guardrails (and a trace processor) around any agentguard Guard."""
+    """Agents SDK tool guardrails (and a trace processor) around any agentguard Guard, through one
+    :class:`~agentguard.core.pipeline.Pipeline` (see the module doc).
+
+    ``strategy``: the enforcement strategy (an :class:`~agentguard.core.enforcement.Enforcement` or a
+    name such as ``"CRP+TEH"``); None uses the deciding guard's own or the default. ``approve(verdict,
+    call)``: answers ESCALATEs instead of the SDK's interruption flow. ``audit``: an audit sink.
+    ``pipeline``: use this Pipeline (its guard, strategy, audit) instead of building one.
+    """
 
     def __init__(
         self,
@@ -118,16 +160,25 @@ class AgentsGuard:
         approve: Approve | None = None,
         on_error: Decision | str = Decision.HALT,
         state_fn: Callable[[Context, Any], Any] | None = None,
+        strategy: Enforcement | str | None = None,
+        audit: AuditSink | None = None,
+        timeout_s: float | None = None,
+        max_runs: int = 10_000,
+        pipeline: Pipeline | None = None,
     ) -> None:
-        self.runtime = GuardRuntime(guard, adapter="openai-agents", on_error=on_error, state_fn=state_fn)
-        self.output_runtime = (
-            GuardRuntime(output_guard, adapter="openai-agents", on_error=on_error)
-            if output_guard is not None
-            else None
+        self.pipeline = pipeline if pipeline is not None else Pipeline(
+            guard, enforcement=strategy, audit=audit, on_error=on_error, state_fn=state_fn, adapter=ADAPTER,
+            timeout_s=timeout_s, max_runs=max_runs)
+        self.output_pipeline = (
+            Pipeline(output_guard, audit=audit, on_error=on_error, adapter=ADAPTER, timeout_s=timeout_s,
+                     max_runs=max_runs)
+            if output_guard is not None else None
         )
         self.approve = approve
-        # ESCALATE verdicts handed to the SDK's approval flow, by call id (bounded)
-        self._asked: OrderedDict[str, tuple[str, Verdict]] = OrderedDict()
+        # asked outcomes by (SDK call id, call identity), for approval_request(item); bounded
+        self._asks: OrderedDict[tuple[str, str], Outcome] = OrderedDict()
+        # outcomes of calls that ran, waiting for their result (output guardrail / record)
+        self._ran: dict[tuple[str, str], deque[Outcome]] = defaultdict(deque)
         # verdicts by (trace id, tool name, raw arguments), read by the trace processor
         self._verdicts: dict[tuple[str, str, str], deque[Verdict]] = defaultdict(deque)
         self._lock = threading.Lock()
@@ -135,19 +186,35 @@ class AgentsGuard:
         self.output_guardrail = tool_output_guardrail(name="agentguard_output")(self._output)
 
     def __repr__(self) -> str:
-        return f"AgentsGuard({self.runtime.guard!r})"
+        return f"AgentsGuard({self.pipeline!r})"
+
+    @property
+    def guard(self) -> Guard:
+        return self.pipeline.guard
 
     def guard_tools(self, tools: list[Any]) -> list[Any]:
-        """Attach the input (and output) guardrail to each function tool; returns the same list."""
+        """Attach the input (and output) guardrail and the deciding ``needs_approval`` to each function
+        tool; returns the same list."""
         for t in tools:
             if not hasattr(t, "tool_input_guardrails"):
-                from ..core.errors import InputError
-
                 raise InputError(f"{t!r} is not a function tool (only function tools take tool guardrails)")
             t.tool_input_guardrails = [*(t.tool_input_guardrails or []), self.input_guardrail]
             t.needs_approval = self._approval_check(getattr(t, "needs_approval", False), t.name)
             t.tool_output_guardrails = [*(t.tool_output_guardrails or []), self.output_guardrail]
         return tools
+
+    def approval_request(self, item: Any) -> dict[str, Any]:
+        """What the approver of an SDK interruption (a ``ToolApprovalItem`` from ``result.interruptions``)
+        must be shown: the call, the reason and every guard's verdict
+        (:func:`~agentguard.core.pipeline.approval_request`). An item agentguard did not ask about (the
+        tool's own ``needs_approval``) gives the call with no verdicts."""
+        call = _item_call(item)
+        with self._lock:
+            out = self._asks.get((call.call_id, call_key(call)))
+        if out is None:
+            return {"call": call.to_dict(), "reason": "the tool asks for approval", "verdicts": [],
+                    "text": f"{call.name} asks for approval"}
+        return approval_request(out)
 
     def trace_processor(self, recorder: TraceRecorder) -> "AgentGuardTraceProcessor":
         """A trace processor that records runs, with this guard's decisions joined to the tool spans."""
@@ -156,8 +223,8 @@ class AgentsGuard:
 
     _joined = False  # verdicts are kept for a processor to join only once one exists (no unbounded growth)
 
-    def _remember(self, key: str, name: str, raw: str, v: Verdict) -> None:
-        if not self._joined:
+    def _remember(self, key: str, name: str, raw: str, v: Verdict | None) -> None:
+        if not self._joined or v is None:
             return
         with self._lock:
             self._verdicts[(key, name, raw)].append(v)
@@ -173,124 +240,171 @@ class AgentsGuard:
             return v
 
     def forget(self, key: str) -> None:
+        """The run ``key`` ended: forget its held outcomes and state (its trace is finished)."""
         with self._lock:
-            for k in [k for k in self._verdicts if k[0] == key]:
-                del self._verdicts[k]
-        self.runtime.finish(key)
-        if self.output_runtime is not None:
-            self.output_runtime.finish(key)
+            for vk in [k for k in self._verdicts if k[0] == key]:
+                del self._verdicts[vk]
+            for rk in [k for k in self._ran if k[0] == key]:
+                del self._ran[rk]
+        self.pipeline.finish(key)
+        if self.output_pipeline is not None:
+            self.output_pipeline.finish(key)
 
-    def _context(self, wrapper: Any) -> tuple[str, Context]:
+    # -- translation helpers ---------------------------------------------------------------------
+    @staticmethod
+    def _run(wrapper: Any) -> tuple[str, dict[str, Any]]:
         facts = as_facts(getattr(wrapper, "context", None))
-        key = str(facts.get("run_id") or _run_key())
-        return key, self.runtime.context(key, **facts)
+        named = facts.pop("run_id", None)  # names the run; not a fact (Pipeline.run takes it as the id)
+        return str(named or _run_key()), facts
+
+    def _hold(self, run: str, out: Outcome) -> None:
+        """Put an outcome back among the run's held ones (the SDK's pre-approval guardrail pass)."""
+        st = self.pipeline.runs.peek(run)
+        if st is not None:
+            with st.lock:
+                st.pending.setdefault(out.key, []).append(out)
+
+    async def _settle_rejections(self, run: str, wrapper: Any) -> None:
+        """Held outcomes of calls the human rejected in the SDK (no guardrail runs for those): answer them
+        now, so the refusal is audited and goes through the strategy before the run's next decision."""
+        st = self.pipeline.runs.peek(run)
+        if st is None or not st.pending:
+            return
+        rejected: list[Outcome] = []
+        with st.lock:
+            for key, held in list(st.pending.items()):
+                keep: list[Outcome] = []
+                for o in held:
+                    call = o.proposal
+                    status = None
+                    if isinstance(call, ToolCall) and call.call_id:
+                        try:
+                            status = wrapper.is_tool_approved(call.name, call.call_id)
+                        except Exception:  # noqa: BLE001 - unknown: leave it held
+                            status = None
+                    (rejected if status is False else keep).append(o)
+                if keep:
+                    st.pending[key] = keep
+                else:
+                    del st.pending[key]
+        for o in rejected:  # (a held outcome that did not ask was asked by the tool's own setting: dropped)
+            if o.ask:
+                self._forget_ask(o)
+                await self.pipeline.aresolve(o, False, approver=APPROVER)
+
+    def _forget_ask(self, out: Outcome) -> None:
+        call = out.proposal
+        if isinstance(call, ToolCall):
+            with self._lock:
+                self._asks.pop((call.call_id, out.key), None)
 
     def _approval_check(self, own: Any, tool: str) -> Callable[[Any, dict[str, Any], str], Awaitable[bool]]:
-        """A ``needs_approval`` function: the tool's own setting, or the guard's ESCALATE."""
+        """A ``needs_approval`` function: decides the call (held for the input guardrail) and asks a
+        human when the outcome asks, or when the tool's own setting does."""
 
         async def needs_approval(wrapper: Any, params: dict[str, Any], call_id: str) -> bool:
-            if own is True:
-                return True
-            if callable(own):
-                mine = own(wrapper, params, call_id)
-                if (await mine if inspect.isawaitable(mine) else mine) is True:
-                    return True
+            mine = own is True
+            if not mine and callable(own):
+                got = own(wrapper, params, call_id)
+                mine = (await got if inspect.isawaitable(got) else got) is True
             if self.approve is not None:
-                return False  # the callback decides ESCALATE in the input guardrail
-            call = ToolCall(tool, dict(params or {}), str(call_id))
-            _, ctx = self._context(wrapper)
-            v = await self.runtime.acheck(ctx, call)
-            with self._lock:
-                self._asked[call.call_id] = (_fingerprint(call), v)
-                while len(self._asked) > 10_000:
-                    self._asked.popitem(last=False)
-            return v.decision is Decision.ESCALATE
+                return mine  # the callback answers ESCALATEs in the input guardrail
+            run, facts = self._run(wrapper)
+            await self._settle_rejections(run, wrapper)
+            call = ToolCall(tool, dict(params or {}), str(call_id or ""))
+            [out] = await self.pipeline.adecide_turn(run, [call], **facts)
+            if out.ask:
+                with self._lock:
+                    self._asks[(call.call_id, out.key)] = out
+                    while len(self._asks) > 10_000:
+                        self._asks.popitem(last=False)
+            return mine or out.ask
 
         return needs_approval
 
-    def _sdk_approval(self, tc: Any, call: ToolCall, v: Verdict) -> Verdict | None:
-        """The SDK's approval record for an ESCALATE it was asked about: ALLOW / REJECT, or None while
-        the human has not answered yet (the SDK interrupts the run before the tool runs)."""
+    async def _answer(self, tc: Any, run: str, call: ToolCall, out: Outcome, held: bool) -> Outcome | None:
+        """The human's answer to an asked outcome, through the Pipeline; None while the SDK has not asked
+        yet (its optional pre-approval guardrail pass)."""
+        if self.approve is not None:
+            try:
+                ok = self.approve(out.verdict or Verdict(Decision.ESCALATE, "approval"), call)
+                if inspect.isawaitable(ok):
+                    ok = await ok
+            except Exception:  # noqa: BLE001 - a failing approver refuses (fail closed)
+                ok = False
+            return await self.pipeline.aresolve(out, ok is True, approver=CALLBACK_APPROVER)
         try:
-            status = tc.is_tool_approved(call.name, call.call_id)
-        except Exception:
+            status = tc.is_tool_approved(call.name, call.call_id) if held else False
+        except Exception:  # noqa: BLE001 - unknown approval: refused
             status = False
         if status is None:
-            return None
-        if status is True:
-            return Verdict(Decision.ALLOW, f"approved by a human (SDK approval): {v.reason}", v.guard, v.numbers)
-        return Verdict(Decision.REJECT, f"refused by a human (SDK approval): {v.reason}", v.guard, v.numbers)
+            pre = getattr(getattr(getattr(tc, "run_config", None), "tool_execution", None),
+                          "pre_approval_tool_input_guardrails", False)
+            if pre:
+                self._hold(run, out)
+                return None
+            status = False  # the SDK runs the tool without having asked anyone: refused
+        self._forget_ask(out)
+        approver = APPROVER if held else "nobody (the SDK was not asked; attach with AgentsGuard.guard_tools)"
+        return await self.pipeline.aresolve(out, status is True, approver=approver)
 
     async def _input(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         tc = data.context
         raw = tc.tool_arguments or ""
         call = ToolCall(tc.tool_name, _parse_args(raw), tc.tool_call_id or "")
-        key, ctx = self._context(tc)
-        with self._lock:
-            kept = self._asked.get(call.call_id)
-        # the verdict needs_approval got, only for exactly this call (same name and arguments)
-        v = kept[1] if kept is not None and kept[0] == _fingerprint(call) else None
-        asked = v is not None
-        if v is None:
-            v = await self.runtime.acheck(ctx, call)
-        if v.decision is Decision.ESCALATE and self.approve is None:
-            answered = self._sdk_approval(tc, call, v) if asked else Verdict(
-                Decision.REJECT, f"needs a human's approval, which this tool cannot ask for "
-                "(attach it with AgentsGuard.guard_tools): " + v.reason, v.guard, v.numbers)
-            if answered is None:  # pre-approval guardrail pass: the SDK asks the human next
-                return ToolGuardrailFunctionOutput.allow(output_info=v.to_dict())
-            # reported to the guard service when it escalated (its audit log records the approval)
-            v = await self.runtime.aconfirm(v, call, answered, APPROVER) if asked else answered
-        with self._lock:
-            self._asked.pop(call.call_id, None)
-        if v.decision is Decision.ESCALATE and self.approve is not None:
-            try:
-                ok = self.approve(v, call)
-                if inspect.isawaitable(ok):
-                    ok = await ok
-            except Exception as exc:  # a failing approver refuses (fail closed)
-                ok = False
-                v = Verdict(Decision.REJECT, f"approval failed ({exc}): {v.reason}", v.guard, v.numbers)
-            if ok is True:
-                v = await self.runtime.aconfirm(v, call, Verdict(
-                    Decision.ALLOW, f"approved by a human: {v.reason}", v.guard, v.numbers), "operator (approve callback)")
-            elif v.decision is Decision.ESCALATE:
-                v = await self.runtime.aconfirm(v, call, Verdict(
-                    Decision.REJECT, f"refused by a human: {v.reason}", v.guard, v.numbers), "operator (approve callback)")
-        self._remember(key, call.name, raw, v)
-        info = v.to_dict()
-        if v.decision is Decision.ALLOW:
-            ctx.metadata.setdefault("allowed", {})[call.call_id] = v
+        run, facts = self._run(tc)
+        out = self.pipeline.take(run, call)
+        held = out is not None
+        if out is None:  # not decided by needs_approval (callback mode, or a tool not attached): decide now
+            if self.approve is None:
+                await self._settle_rejections(run, tc)
+            out = await self.pipeline.adecide(run, call, **facts)
+        if out.ask:
+            answered = await self._answer(tc, run, call, out, held and self.approve is None)
+            if answered is None:  # pre-approval pass: the SDK asks the human next
+                return ToolGuardrailFunctionOutput.allow(output_info=(out.verdict or Verdict.allow()).to_dict())
+            out = answered
+        info = out.verdict.to_dict() if out.verdict is not None else {}
+        self._remember(run, call.name, raw, out.verdict)
+        todo = out.call
+        if todo is not None and todo.name == call.name and call_key(todo) == call_key(call):
+            with self._lock:
+                self._ran[(run, call_key(call))].append(out)
             return ToolGuardrailFunctionOutput.allow(output_info=info)
-        msg = refusal_message(v, call)
-        if v.decision is Decision.MODIFY and isinstance(v.action, ToolCall):
-            msg += f". Call {v.action.name} again with arguments {json.dumps(dict(v.action.arguments))}"
-        self.runtime.record(ctx, call, v, observation=msg)
-        if v.decision is Decision.HALT:
+        if todo is not None:  # another call runs instead: guardrails cannot rewrite it, so the model is told
+            msg = (f"agentguard did not run {call.name} as proposed: {out.message or 'changed'}. "
+                   f"Call {todo.name} with arguments {json.dumps(dict(todo.arguments), default=str)} instead")
+        else:
+            msg = _refusal(out, call)
+        self.pipeline.record(out, observation=msg)
+        if out.stop:
             return ToolGuardrailFunctionOutput.raise_exception(output_info=info)
         return ToolGuardrailFunctionOutput.reject_content(msg, output_info=info)
 
     async def _output(self, data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
         tc = data.context
         call = ToolCall(tc.tool_name, _parse_args(tc.tool_arguments or ""), tc.tool_call_id or "")
-        key, ctx = self._context(tc)
-        v_in = ctx.metadata.get("allowed", {}).pop(call.call_id, None) or Verdict.allow(
-            self.runtime.guard.name
-        )
+        run, _ = self._run(tc)
+        with self._lock:
+            q = self._ran.get((run, call_key(call)))
+            ran = q.popleft() if q else None
+            if q is not None and not q:
+                del self._ran[(run, call_key(call))]
         text = data.output if isinstance(data.output, str) else str(data.output)
-        if self.output_runtime is None:
-            self.runtime.record(ctx, call, v_in, observation=text)
+        if self.output_pipeline is None:
+            if ran is not None:
+                self.pipeline.record(ran, observation=text)
             return ToolGuardrailFunctionOutput.allow()
-        octx = self.output_runtime.context(key)
-        v = await self.output_runtime.acheck(octx, Step(action=call, output=text))
-        self.runtime.record(ctx, call, v if v.blocks else v_in, observation=text)
-        if v.decision is Decision.HALT:
-            return ToolGuardrailFunctionOutput.raise_exception(output_info=v.to_dict())
-        if v.blocks:
-            return ToolGuardrailFunctionOutput.reject_content(
-                refusal_message(v, call), output_info=v.to_dict()
-            )
-        return ToolGuardrailFunctionOutput.allow(output_info=v.to_dict())
+        out = await self.output_pipeline.adecide(run, Step(action=call, output=text))
+        if ran is not None:
+            self.pipeline.record(ran if out.execute else out, observation=text)
+        info = out.verdict.to_dict() if out.verdict is not None else {}
+        if out.stop:
+            return ToolGuardrailFunctionOutput.raise_exception(output_info=info)
+        if not out.execute:
+            v = out.verdict or Verdict(Decision.HALT, "no verdict")
+            return ToolGuardrailFunctionOutput.reject_content(refusal_message(v, call), output_info=info)
+        return ToolGuardrailFunctionOutput.allow(output_info=info)
 
 
 class AgentGuardTraceProcessor(TracingProcessor):

@@ -14,13 +14,15 @@ library's one stream cutter, :class:`agentguard.calibration.MonitoredStream`, wi
   ``Step(output=step_text, signals=...)`` *before* it is released to the consumer; ``signals``
   carries ``min_logprob`` (the per-step minimum token log-probability, the paper's log-prob signal)
   when the server streams ``logprobs``, and ``score`` when a ``scorer=`` is given;
-- the adapters' :class:`~agentguard.integrations.runtime.GuardRuntime`: fail closed with
-  ``on_error``, and every step's verdict recorded in the run's trace (``recorder=``), labelled
-  ``cut`` and ``alarm_step`` when the stream ends.
+- one :class:`~agentguard.core.pipeline.Pipeline` (``adapter="streaming"``) deciding each step
+  (``decide`` / ``adecide`` on the ``Step``): fail closed with ``on_error``, the enforcement strategy
+  (``strategy=``), the audit sink (``audit=``), and every step's outcome recorded in the run's trace
+  (``recorder=``), labelled ``cut`` and ``alarm_step`` when the stream ends.
 
-The first blocking verdict is the alarm: the step is withheld, iteration ends, and the upstream
-stream is closed (the HTTP response is closed, so the server stops generating). ``for`` and
-``async for`` (async clients such as ``AsyncOpenAI``) both work.
+The first step whose outcome does not release it (a blocking verdict, a step the strategy refuses, a
+stop) is the alarm: the step is withheld, iteration ends, and the upstream stream is closed (the HTTP
+response is closed, so the server stops generating). ``for`` and ``async for`` (async clients such as
+``AsyncOpenAI``) both work.
 
 Any Guard works; the calibrated :class:`agentguard.calibration.ThresholdMonitor` reads
 ``signals['score']`` (set by ``scorer=``, or by its own ``scorer``) or, with
@@ -35,13 +37,16 @@ chat-completions stream; not tool-call deltas (gate those with the other adapter
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, AsyncIterator, Callable, Iterable
 
 from ..calibration.stream import ChunkSteps, MonitoredStream
+from ..core.audit import AuditSink
+from ..core.enforcement import Enforcement, Outcome
 from ..core.guard import Guard
+from ..core.pipeline import Pipeline
 from ..core.types import Context, Decision, Step, Verdict
 from .recording import TraceRecorder
-from .runtime import GuardRuntime
 
 __all__ = ["GuardedStream", "guarded_completion"]
 
@@ -53,7 +58,8 @@ class GuardedStream(MonitoredStream):
     first alarm (see module doc).
 
     After iteration: ``text`` (what was released), ``cut`` (alarm raised), ``verdict`` (the alarm),
-    ``alarm_step`` (0-based index of the withheld step), ``steps`` (released steps).
+    ``outcome`` (the last step's :class:`~agentguard.core.enforcement.Outcome`), ``alarm_step``
+    (0-based index of the withheld step), ``steps`` (released steps).
     """
 
     def __init__(
@@ -67,29 +73,58 @@ class GuardedStream(MonitoredStream):
         run_id: str | None = None,
         on_error: Decision | str = Decision.HALT,
         scorer: Scorer | None = None,
+        strategy: Enforcement | str | None = None,
+        audit: AuditSink | None = None,
+        pipeline: Pipeline | None = None,
     ) -> None:
-        self.runtime = GuardRuntime(guard, recorder=recorder, adapter="streaming", on_error=on_error)
+        self.pipeline = pipeline if pipeline is not None else Pipeline(
+            guard, enforcement=strategy, audit=audit, recorder=recorder, on_error=on_error, adapter="streaming",
+            escalate="reject")  # a stream cannot wait for a human: an ESCALATE cuts it
+        self.outcome: Outcome | None = None
         super().__init__(chunks, guard, ChunkSteps(step, choice), scorer=scorer, run_id=run_id, on_error=on_error)
 
     def _new_context(self, run_id: str) -> Context:
-        return self.runtime.context(run_id)
+        return self.pipeline.run(run_id).context
+
+    def _verdict_of(self, out: Outcome) -> Verdict:
+        """The verdict the cutter acts on: the outcome's, or a refusal when the outcome does not release
+        the step although the verdict would (the strategy refused it)."""
+        self.outcome = out
+        v = out.verdict or Verdict(Decision.HALT, out.message or "no verdict", self.guard.name)
+        if (not out.execute or out.stop) and not v.blocks:
+            return Verdict(Decision.HALT if out.stop else Decision.REJECT, out.message or v.reason, v.guard,
+                           v.numbers, details=v.details)
+        return v
 
     def _check(self, proposal: Any) -> Verdict:
-        return self.runtime.check(self.context, proposal)
+        return self._verdict_of(self.pipeline.decide(self.context.run_id, proposal))
 
     async def _acheck(self, proposal: Any) -> Verdict:
-        return await self.runtime.acheck(self.context, proposal)
+        return self._verdict_of(await self.pipeline.adecide(self.context.run_id, proposal))
 
     def _observe(self, proposal: Any, verdict: Verdict) -> None:
         st = proposal if isinstance(proposal, Step) else Step()
-        self.runtime.record(self.context, None, verdict, output=st.output)
-        self.context.trace.steps[-1].signals.update(st.signals)
+        out = self.outcome
+        if out is None or out.run_id != self.context.run_id:  # answered without deciding (a failed scorer)
+            out = Outcome(False, None, stop=verdict.decision is Decision.HALT, message=verdict.reason,
+                          verdict=verdict, run_id=self.context.run_id)
+        self.outcome = None
+        step = self.pipeline.record(replace(out, proposal=None, verdict=verdict), output=st.output)
+        if step is not None:
+            step.signals.update(st.signals)
 
     def _ended(self) -> None:
-        if self.cut:
-            self.runtime.finish(self.context.run_id, cut=True, alarm_step=self.alarm_step)
-        else:
-            self.runtime.finish(self.context.run_id, cut=False)
+        labels: dict[str, Any] = {"cut": True, "alarm_step": self.alarm_step} if self.cut else {"cut": False}
+        run_id = self.context.run_id
+        if self._own_run:  # the stream's own run ends with it
+            self.pipeline.finish(run_id, **labels)
+            return
+        # an explicit run id is the caller's to end (a latched HALT stays); this stream's trace is written
+        self.context.trace.labels.update(labels)
+        recorder = self.pipeline.recorder
+        if recorder is not None:
+            recorder.finish(run_id)
+            self.context.trace = recorder.trace(run_id, adapter="streaming")
 
 
 def guarded_completion(

@@ -251,3 +251,33 @@ def test_each_stream_is_its_own_run_and_is_forgotten_at_the_end():
     shared = GuardedStream(chunks[:2], mon, run_id="r1")
     assert list(shared) == STEPS[:2] and "r1" in mon._runs   # an explicit run id is the caller's to end
     mon.end_run("r1")
+
+
+def test_each_step_is_decided_through_the_pipeline_with_audit_and_a_latched_halt():
+    """Every step is one Pipeline decision (audited); a HALT on a stream with an explicit run id stays
+    latched: the run's next stream is cut at its first step."""
+    from agentguard.core.audit import MemoryAuditSink
+    from agentguard.core.pipeline import Pipeline
+
+    mon = ThresholdMonitor(0.5, scorer=unsafe_scorer)
+    sink = MemoryAuditSink()
+    pipe = Pipeline(mon, audit=sink, adapter="streaming")
+    chunks = [{"choices": [{"index": 0, "delta": {"content": s}}]} for s in STEPS]
+    first = GuardedStream(chunks, mon, run_id="conv", pipeline=pipe)
+    assert list(first) == STEPS[:3] and first.cut
+    assert [r.decision for r in sink.records] == ["ALLOW", "ALLOW", "ALLOW", "HALT"]
+    again = GuardedStream(chunks[:1], mon, run_id="conv", pipeline=pipe)
+    assert list(again) == [] and again.cut and "halted earlier" in again.verdict.reason
+    mon.end_run("conv")
+
+
+def test_an_escalate_cuts_the_stream():
+    class Ask(BaseGuard):
+        name = "ask"
+
+        def check(self, context, proposal):
+            return Verdict(Decision.ESCALATE, "a human must read this", self.name)
+
+    chunks = [{"choices": [{"index": 0, "delta": {"content": "a\n"}}]}]
+    st = GuardedStream(chunks, Ask())
+    assert list(st) == [] and st.cut

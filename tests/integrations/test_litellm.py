@@ -71,7 +71,7 @@ def test_blocked_and_none_over_http(endpoint):
         r = http.post(url, json=litellm_body(texts=["hello"], input_type="request"))
         assert r.json() == {"action": "NONE"}
         assert http.get(url.rsplit("/beta", 1)[0] + "/health").json()["status"] == "ok"
-    ctx = ep.runtime.context("trace-1")
+    ctx = ep.pipeline.run("trace-1").context
     assert [s.signals["decision"] for s in ctx.trace.steps] == [
         Decision.REJECT,
         Decision.REJECT,

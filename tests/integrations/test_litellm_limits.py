@@ -134,3 +134,32 @@ def test_trace_id_contract_one_run_per_trace_id():
         out = ep.handle(body([("read", {})], trace=trace))
     assert seen == [("conv-1", 0), ("conv-1", 1), ("conv-2", 0), ("conv-1", 2)]
     assert out["action"] == "BLOCKED"
+
+
+def test_api_key_header_and_security_headers(server):
+    srv, url = server
+    r = httpx.post(url, json=body([("shell", {"command": "ls"})]), headers={"x-api-key": "tok"})
+    assert r.json() == {"action": "NONE"}
+    assert r.headers["x-content-type-options"] == "nosniff" and r.headers["x-frame-options"] == "DENY"
+    r = httpx.post(url, json=body([("shell", {"command": "ls"})]), headers={"x-api-key": "nope"})
+    assert r.status_code == 401 and r.headers["x-frame-options"] == "DENY"
+    assert httpx.get(url.rsplit("/beta", 1)[0] + "/health").json() == {"status": "ok"}  # public
+
+
+def test_escalate_is_blocked_and_strategy_applies_through_the_pipeline():
+    """No human can be asked through LiteLLM's API: an ESCALATE is BLOCKED. The configured strategy
+    applies: under TT a refusal stops the run, and the trace's later requests are refused too."""
+    from agentguard.core.audit import MemoryAuditSink
+
+    asking = GuardrailEndpoint(ToolRuleGuard(escalate=["transfer_*"]))
+    out = asking.handle(body([("transfer_funds", {"amount": 5})]))
+    assert out["action"] == "BLOCKED" and "human approval" in out["blocked_reason"]
+    sink = MemoryAuditSink()
+    ep = GuardrailEndpoint(ToolRuleGuard(deny=["delete_*"]), strategy="TT", audit=sink)
+    assert ep.handle(body([("read", {})], trace="t")) == {"action": "NONE"}
+    assert ep.handle(body([("delete_all", {})], trace="t"))["action"] == "BLOCKED"
+    later = ep.handle(body([("read", {})], trace="t"))
+    assert later["action"] == "BLOCKED" and "halted" in later["blocked_reason"]
+    assert ep.handle(body([("read", {})], trace="other")) == {"action": "NONE"}
+    assert [r.decision for r in sink.records] == ["ALLOW", "REJECT", "HALT", "ALLOW"]
+    assert {r.extra["adapter"] for r in sink.records} == {"litellm"}

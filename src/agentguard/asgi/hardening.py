@@ -1,0 +1,248 @@
+"""The one HTTP hardening middleware of every agentguard endpoint: :class:`Hardening`.
+
+The guard service (:mod:`agentguard.server`), the LiteLLM guardrail endpoint
+(:mod:`agentguard.integrations.litellm`) and the MCP proxy over Streamable HTTP all sit behind it. One
+request passes, in this order:
+
+1. **concurrency**: at most ``max_concurrency`` requests in flight (``exempt`` paths such as ``/health``
+   are not counted, so a load balancer's probe answers while the service is saturated); a request over
+   the limit waits up to ``queue_timeout_s`` for a slot, then gets 503 with ``Retry-After: 1``;
+2. **authentication**: unless the path is public (``public_paths``, ``public_prefixes``), the
+   ``Authorization`` header must equal ``Bearer <token>`` - or, where ``api_key_header`` is set (LiteLLM
+   sends its guardrail ``api_key`` as ``x-api-key``), that header must equal the token - compared in
+   constant time (:func:`hmac.compare_digest`, both candidates always compared); 401 with
+   ``WWW-Authenticate`` otherwise;
+3. **body**: for POST, PUT and PATCH a declared ``Content-Length`` that is not a non-negative integer is
+   400 and one over ``max_body`` is 413 before a byte is read; the body is then read here, counting what
+   arrives (a chunked body over the limit is 413 too), within ``body_timeout_s`` (408 and the connection
+   closed otherwise), and replayed to the app, so no framework parses an oversized body;
+4. **headers on every response** (the app's, and the errors above): ``X-Frame-Options: DENY``,
+   ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer``,
+   ``Cross-Origin-Opener-Policy: same-origin`` and a Content-Security-Policy (``csp``; ``csp_for(path)``
+   chooses another per path, e.g. the Swagger page);
+5. ``on_request(path, status, seconds)`` after each request (the service's metrics).
+
+Every error is one JSON object ``{"error": "..."}``. A subclass may serve some requests itself once
+the body is read (:meth:`Hardening.forward`; the service's lean ``/v1/check`` path does).
+
+Why a pure ASGI class and not Starlette's ``BaseHTTPMiddleware`` (or another package): it must sit
+below both the server and the integrations (this package imports only :mod:`agentguard.core`), run
+unchanged in front of FastAPI, a bare Starlette app and the MCP SDK's Streamable HTTP app, and refuse
+a request before any of them reads the body; ``BaseHTTPMiddleware`` reads through the wrapped app's
+request stream and adds a task per request on the hot path. What it does not do is connection-level
+limits (slow headers, idle floods): those belong to the HTTP server's protocol (see
+``agentguard.server.protocol``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import time
+from typing import Any, Awaitable, Callable, Iterable, MutableMapping
+
+__all__ = ["CSP", "DOCS_CSP", "Hardening", "SECURITY_HEADERS", "send_error"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: Content-Security-Policy of every response by default: same-origin scripts, styles and fetches only,
+#: no inline code, never framed.
+CSP = (b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       b"object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+#: For a page that loads its script from a CDN and runs an inline one (the Swagger UI): it keeps its own
+#: sources but may not be framed either.
+DOCS_CSP = b"frame-ancestors 'none'; object-src 'none'; base-uri 'none'"
+#: Sent with every response: no framing, no MIME sniffing, no referrer.
+SECURITY_HEADERS = ((b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"no-referrer"), (b"cross-origin-opener-policy", b"same-origin"))
+
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+async def send_error(send: Send, status: int, message: str,
+                     headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    """Answer ``{"error": message}`` with ``status``."""
+    body = json.dumps({"error": message}).encode()
+    head = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": head})
+    await send({"type": "http.response.body", "body": body})
+
+
+class Hardening:
+    """Pure-ASGI hardening in front of ``app``: see the module docstring.
+
+    ``token=None`` serves without authentication (tests, a loopback sidecar). ``realm`` names the
+    ``WWW-Authenticate`` challenge.
+    """
+
+    def __init__(self, app: ASGIApp, *, token: str | None = None, api_key_header: str | None = None,
+                 public_paths: Iterable[str] = (), public_prefixes: Iterable[str] = (),
+                 max_body: int = 1 << 20, body_timeout_s: float = 30.0, max_concurrency: int = 512,
+                 queue_timeout_s: float = 0.0, exempt: Iterable[str] = ("/health",),
+                 csp: bytes | None = CSP, csp_for: Callable[[str], bytes | None] | None = None,
+                 on_request: Callable[[str, int, float], None] | None = None,
+                 realm: str = "agentguard") -> None:
+        self.app = app
+        self.token = token.encode() if token else None
+        self.expected = b"Bearer " + self.token if self.token else None
+        self.api_key_header = api_key_header.lower().encode() if api_key_header else None
+        self.public_paths = frozenset(public_paths)
+        self.public_prefixes = tuple(public_prefixes)
+        self.max_body = int(max_body)
+        self.body_timeout_s = float(body_timeout_s)
+        self.max_concurrency = max(1, int(max_concurrency))
+        self.queue_timeout_s = max(0.0, float(queue_timeout_s))
+        self.exempt = frozenset(exempt)
+        self.csp = csp
+        self.csp_for = csp_for
+        self.on_request = on_request
+        self.challenge = f'Bearer realm="{realm}"'.encode()
+        self.in_flight = 0
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.app!r}, auth={'on' if self.token else 'off'}, "
+                f"max_body={self.max_body}, max_concurrency={self.max_concurrency})")
+
+    # -- the checks ---------------------------------------------------------------------------------
+    def public(self, path: str) -> bool:
+        return path in self.public_paths or path.startswith(self.public_prefixes)
+
+    def authorised(self, headers: Iterable[tuple[bytes, bytes]]) -> tuple[bool, str]:
+        """(ok, why not): the bearer token, or the API-key header, compared in constant time."""
+        if self.expected is None or self.token is None:
+            return True, ""
+        auth = key = b""
+        for k, v in headers:
+            if k == b"authorization":
+                auth = v
+            elif self.api_key_header is not None and k == self.api_key_header:
+                key = v
+        ok = hmac.compare_digest(auth, self.expected)
+        if self.api_key_header is not None:
+            ok = hmac.compare_digest(key, self.token) | ok
+        if ok:
+            return True, ""
+        return False, ("missing bearer token" if not auth and not key else "invalid bearer token")
+
+    async def _slot(self) -> bool:
+        if self.in_flight < self.max_concurrency:
+            return True
+        deadline = time.monotonic() + self.queue_timeout_s
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+            if self.in_flight < self.max_concurrency:
+                return True
+        return False
+
+    async def read_body(self, receive: Receive, send: Send) -> bytes | None:
+        """The request body, or None once an error was answered (413 over the limit, 408 when it does
+        not arrive within ``body_timeout_s``) or the client left."""
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async with asyncio.timeout(self.body_timeout_s):
+                while True:
+                    msg = await receive()
+                    if msg["type"] == "http.disconnect":
+                        return None
+                    chunk = msg.get("body", b"")
+                    size += len(chunk)
+                    if size > self.max_body:
+                        await send_error(send, 413, f"request body exceeds the limit of {self.max_body} bytes",
+                                         [(b"connection", b"close")])
+                        return None
+                    chunks.append(chunk)
+                    if not msg.get("more_body", False):
+                        break
+        except TimeoutError:
+            await send_error(send, 408, f"request body not received within {self.body_timeout_s:g} s",
+                             [(b"connection", b"close")])
+            return None
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    # -- hooks --------------------------------------------------------------------------------------
+    async def forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
+        """Hand a request whose body was read to the app (the body replayed once, then the real
+        ``receive`` for the disconnect). A subclass may answer some requests itself."""
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def label(self, path: str) -> str:
+        """The path as ``on_request`` reports it."""
+        return path
+
+    # -- the middleware -----------------------------------------------------------------------------
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        t0 = time.perf_counter()
+        path = scope["path"]
+        status_box = [500]
+        csp = self.csp_for(path) if self.csp_for is not None else self.csp
+
+        async def send_wrapped(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_box[0] = message["status"]
+                extra = [*SECURITY_HEADERS, *([(b"content-security-policy", csp)] if csp else [])]
+                message["headers"] = [*message.get("headers", ()), *extra]
+            await send(message)
+
+        counted = path not in self.exempt
+        try:
+            if counted and not await self._slot():
+                await send_error(send_wrapped, 503, f"over the limit of {self.max_concurrency} requests in "
+                                 "flight; retry", [(b"retry-after", b"1")])
+                return
+            if counted:
+                self.in_flight += 1
+            try:
+                await self._gated(scope, receive, send_wrapped, path)
+            finally:
+                if counted:
+                    self.in_flight -= 1
+        finally:
+            if self.on_request is not None:
+                self.on_request(self.label(path), status_box[0], time.perf_counter() - t0)
+
+    async def _gated(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
+        headers = scope["headers"]
+        if not self.public(path):
+            ok, why = self.authorised(headers)
+            if not ok:
+                await send_error(send, 401, why, [(b"www-authenticate", self.challenge)])
+                return
+        if scope["method"] not in BODY_METHODS:
+            await self.app(scope, receive, send)
+            return
+        for k, v in headers:
+            if k == b"content-length":
+                try:
+                    declared = int(v)
+                except ValueError:
+                    declared = -1
+                if declared < 0:
+                    await send_error(send, 400, "invalid Content-Length header", [(b"connection", b"close")])
+                    return
+                if declared > self.max_body:
+                    await send_error(send, 413, f"request body of {declared} bytes exceeds the limit of "
+                                     f"{self.max_body} bytes", [(b"connection", b"close")])
+                    return
+                break
+        body = await self.read_body(receive, send)
+        if body is None:
+            return
+        await self.forward(scope, body, receive, send)
