@@ -138,7 +138,7 @@ class Pipeline:
                  else Trace(labels={"adapter": self.adapter}, run_id=run_id))
         return RunState(Context(run_id=run_id, trace=trace, metadata={"adapter": self.adapter}))
 
-    def run(self, run_id: str, **facts: Any) -> RunState:
+    def run(self, run_id: str, /, **facts: Any) -> RunState:
         """The state of ``run_id`` (created on first use). ``facts`` (trusted per-run facts the
         application sets) are merged into ``context.metadata``, except :data:`RESERVED_KEYS`.
         Raises :class:`~.runs.RunEvicted` for a run that was evicted and cannot be rebuilt."""
@@ -209,6 +209,10 @@ class Pipeline:
         return self._strategies.get(verdict.guard, self._default)
 
     def _enforce(self, st: RunState, verdict: Verdict, proposal: Any) -> Outcome:
+        if (verdict.decision is Decision.ESCALATE
+                and getattr(proposal, "name", None) in st.context.metadata.get("halted_tools", ())):
+            verdict = Verdict(Decision.REJECT, f"tool {proposal.name} was halted earlier in this run (not asked): "
+                              f"{verdict.reason}", verdict.guard, verdict.numbers, details=verdict.details)
         if verdict.decision is Decision.ESCALATE and self.escalate == "ask":
             out = Outcome(False, None, message=f"waiting for human approval: {verdict.reason}", verdict=verdict,
                           ask=True)
@@ -291,7 +295,7 @@ class Pipeline:
             rid = run.run_id if isinstance(run, (Context, RunState)) else str(run)
             return Outcome(False, None, stop=True, message=v.reason, verdict=v, run_id=rid)
 
-    def decide(self, run: str | Context | RunState, proposal: Any, *, kind: str = "check",
+    def decide(self, run: str | Context | RunState, proposal: Any, /, *, audit_kind: str = "check",
                **facts: Any) -> Outcome:
         """The outcome for ``proposal`` in ``run`` (a run id, a Context or a RunState); see the module doc."""
         st = self._start(run, facts)
@@ -302,9 +306,9 @@ class Pipeline:
             v = early or run_guard(self.guard, st.context, typed, timeout_s=self.timeout_s, on_error=self.on_error)
             st.decisions += 1
             out = self._enforce(st, v, typed)
-            return self._write(st, out, kind)
+            return self._write(st, out, audit_kind)
 
-    async def adecide(self, run: str | Context | RunState, proposal: Any, *, kind: str = "check",
+    async def adecide(self, run: str | Context | RunState, proposal: Any, /, *, audit_kind: str = "check",
                       **facts: Any) -> Outcome:
         """Async :meth:`decide`: synchronous guards run in worker threads, abandoned at ``timeout_s``."""
         st = self._start(run, facts)
@@ -316,7 +320,7 @@ class Pipeline:
                                           on_error=self.on_error)
             st.decisions += 1
             out = self._enforce(st, v, typed)
-            return await self._awrite(st, out, kind)
+            return await self._awrite(st, out, audit_kind)
 
     # -- a model turn: several calls decided together, matched by identity -------------------------
     def _hold(self, st: RunState, outs: Sequence[Outcome]) -> None:
@@ -326,7 +330,7 @@ class Pipeline:
                     o.key = call_key(o.proposal)  # computed only for held outcomes (a turn), not per decision
                 st.pending.setdefault(o.key, []).append(o)
 
-    def decide_turn(self, run: str | Context | RunState, calls: Iterable[Any], **facts: Any) -> list[Outcome]:
+    def decide_turn(self, run: str | Context | RunState, calls: Iterable[Any], /, **facts: Any) -> list[Outcome]:
         """Decide every call of one model turn before any runs; each outcome is held until :meth:`take`.
         A stopping outcome stops the whole turn (the calls after it are answered with the HALT)."""
         outs = [self.decide(run, c, **facts) for c in calls]
@@ -335,7 +339,7 @@ class Pipeline:
             self._hold(st, outs)
         return outs
 
-    async def adecide_turn(self, run: str | Context | RunState, calls: Iterable[Any], **facts: Any) -> list[Outcome]:
+    async def adecide_turn(self, run: str | Context | RunState, calls: Iterable[Any], /, **facts: Any) -> list[Outcome]:
         """Async :meth:`decide_turn`."""
         outs = [await self.adecide(run, c, **facts) for c in calls]
         st = self._start(run, {})
