@@ -26,7 +26,7 @@ def register(app: FastAPI, svc: Service) -> None:
         for r in out:
             st = runs.peek(r["run_id"])
             r["active"] = st is not None
-            r["steps"] = len(st.trace) if st is not None else None
+            r["steps"] = len(st.context.trace) if st is not None else None
         return JSONResponse({"runs": out, "ttl_s": settings.run_ttl_s})
 
     @app.get("/v1/runs/{run_id}", tags=["dashboard"], summary="One run: decisions, risk and signal series")
