@@ -201,8 +201,8 @@ class _Writer(threading.Thread):
         """Insert the rows of ``batch`` in one transaction (retried briefly on a transient error)."""
         rows: dict[str, list[dict[str, Any]]] = {t.name: [] for t in _TABLES}
         for table_rows, _done in batch:
-            for table, row in table_rows:
-                rows[table].append(row)
+            for name, row in table_rows:
+                rows[name].append(row)
         error: BaseException | None = None
         for attempt in range(3):
             try:

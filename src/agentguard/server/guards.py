@@ -297,8 +297,8 @@ class GuardSource:
         self.last_error: str | None = None
         self._lock = threading.Lock()
 
-    def _stamps(self) -> tuple:
-        out = []
+    def _stamps(self) -> tuple[tuple[str, int | None, int | None], ...]:
+        out: list[tuple[str, int | None, int | None]] = []
         for f in self.files:
             try:
                 st = os.stat(f)

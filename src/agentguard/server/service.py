@@ -58,6 +58,7 @@ from .gate import JSONResponse, error
 from .guards import GuardSource, PerRunCopy, ServiceGuards, needs_copy, valid_run_id
 from .jsonutil import RequestJSONError, loads_request
 from .metrics import Metrics
+from .outcomes import answered
 from .models import StepIn
 from .runs import RunExpired, RunLocks, ServiceRun, ServiceRuns
 from .settings import ServerSettings
@@ -99,23 +100,6 @@ def to_step(s: StepIn) -> Step:
 def check_run_id(run_id: str) -> None:
     if not valid_run_id(run_id):
         raise InputError(f"invalid run id {run_id[:40]!r}: use 1-128 characters from A-Z a-z 0-9 _ . : -")
-
-
-def answered(out: Outcome) -> tuple[Decision, str]:
-    """The decision and reason the service answers for an outcome: what the client must do. ``ESCALATE``
-    (ask a human), ``HALT`` (the run stops), ``ALLOW``/``MODIFY``/``RECOVER`` (run the call, or
-    ``action`` instead), ``REJECT`` (do not run it; the run goes on): a strategy that refuses an allowed
-    call (TEH after the tool was halted) or stops on a REJECT (TT) is answered as what it does."""
-    v = out.verdict or Verdict(Decision.HALT, "no verdict")
-    if out.ask:
-        return Decision.ESCALATE, v.reason
-    if out.stop:
-        return Decision.HALT, v.reason if v.decision is Decision.HALT else (out.message or v.reason)
-    if out.execute and v.decision in (Decision.ALLOW, Decision.MODIFY, Decision.RECOVER):
-        return v.decision, v.reason
-    if out.execute:
-        return Decision.RECOVER, out.message or v.reason
-    return Decision.REJECT, v.reason if v.decision is Decision.REJECT else (out.message or v.reason)
 
 
 def _evicted(v: Verdict) -> bool:
@@ -291,7 +275,7 @@ class Service:
 
     # -- parsing ----------------------------------------------------------------------------------
     @staticmethod
-    def parse(model: type, raw: bytes) -> Any:
+    def parse(model: Any, raw: bytes) -> Any:
         if not raw:
             raise RequestValidationError([{"type": "json_invalid", "loc": ("body",), "msg": "empty body",
                                            "ctx": {"error": "empty body"}}])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI, Query
 from starlette.responses import Response
 
@@ -36,7 +38,8 @@ def register(app: FastAPI, svc: Service) -> None:
         ds = store.decisions(run_id=run_id, limit=limit)
         if not ds:
             return error(404, f"no decisions for run {run_id}")
-        risk, sig = [], []
+        risk: list[dict[str, Any]] = []
+        sig: list[dict[str, Any]] = []
         n_step = 0
         for d in ds:
             nums = d["numbers"]
