@@ -137,12 +137,20 @@ def _serve(tmp: Path, name: str, gf: Path, db: str) -> tuple[subprocess.Popen, s
     raise RuntimeError("service did not start")
 
 
-@pytest.mark.parametrize("clients", [2, 4, 8])
-def test_concurrent_clients_two_replicas(tmp_path, clients):
+@pytest.mark.parametrize("clients, backend", [(2, "sqlite"), (4, "sqlite"), (8, "sqlite"), (4, "postgresql")])
+def test_concurrent_clients_two_replicas(tmp_path, clients, backend):
     n = clients * STEPS_PER_CLIENT
     halt_at = n // 3
     gf = _guard_file(tmp_path, halt_at)
     db = f"sqlite:///{tmp_path / 'shared.sqlite'}"
+    if backend == "postgresql":
+        from agentguard.server.testing import postgres_test_url, reset_postgres
+
+        url, problem = postgres_test_url(str(HERE.parents[1]))
+        if problem:
+            pytest.skip(problem)
+        reset_postgres(url)
+        db = url
     procs = []
     try:
         a, base_a = _serve(tmp_path, "a", gf, db)
