@@ -155,7 +155,7 @@ def migrate(engine: sa.Engine) -> None:
         command.upgrade(cfg, "head")
 
 
-_TABLES = (schema.decisions, schema.steps, schema.inputs)
+_TABLES = (schema.decisions, schema.steps, schema.inputs)  # written in this order, in one transaction
 
 
 class _Writer(threading.Thread):
@@ -200,17 +200,14 @@ class _Writer(threading.Thread):
     def _write(self, batch: list[tuple[list[tuple[str, dict[str, Any]]], Any]]) -> BaseException | None:
         """Insert the rows of ``batch`` in one transaction (retried briefly on a transient error)."""
         rows: dict[str, list[dict[str, Any]]] = {t.name: [] for t in _TABLES}
-        for table_rows, _done in batch:
-            for name, row in table_rows:
-                rows[name].append(row)
+        for name, row in (r for table_rows, _done in batch for r in table_rows):
+            rows[name].append(row)
         error: BaseException | None = None
         for attempt in range(3):
             try:
                 with self._write_lock(), self.engine.begin() as conn:
-                    for table in _TABLES:
+                    for table in (t for t in _TABLES if rows[t.name]):
                         batch_rows = rows[table.name]
-                        if not batch_rows:
-                            continue
                         raw = self._raw.get(table.name)
                         if raw is not None:
                             sql, cols = raw

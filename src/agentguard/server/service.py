@@ -35,9 +35,7 @@ copy (:class:`~.guards.PerRunCopy`); every guard with ``end_run`` is shared acro
 
 from __future__ import annotations
 
-import contextvars
 import time
-from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from fastapi.exceptions import RequestValidationError
@@ -47,19 +45,20 @@ from starlette.responses import Response
 
 from ..core.audit import AuditRecord
 from ..core.enforcement import Outcome
-from ..core.errors import AgentGuardError, InputError
-from ..core.guard import BaseGuard, Guard, GuardStack, arun_guard, run_guard
-from ..core.pipeline import RESERVED_KEYS, Pipeline, RunState, call_key
-from ..core.runs import end_run, walk_guards
+from ..core.errors import InputError
+from ..core.guard import GuardStack, run_guard
+from ..core.pipeline import RESERVED_KEYS, RunState, call_key
+from ..core.runs import end_run
 from ..core.strategies import strategy as strategy_by_name
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, input_digest, new_decision_id
+from .deciding import (CALL, Call, Pipes, Replaying, ServicePipeline, StoreSink, conflict, proposal_of, restore,
+                       snapshot, state_of, to_step)
 from .gate import JSONResponse, error
-from .guards import GuardSource, PerRunCopy, ServiceGuards, needs_copy, valid_run_id
+from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
 from .jsonutil import RequestJSONError, loads_request
 from .metrics import Metrics
 from .outcomes import answered
-from .models import StepIn
 from .runs import RunExpired, RunLocks, ServiceRun, ServiceRuns
 from .settings import ServerSettings
 from .traces import TraceStore
@@ -88,168 +87,9 @@ def validation_response(errors: list[dict[str, Any]]) -> JSONResponse:
     return error(422, "invalid request: " + "; ".join(parts) + more, clean)
 
 
-def to_step(s: StepIn) -> Step:
-    """A validated step body as a core :class:`~agentguard.core.Step` (tool-call actions as ToolCall)."""
-    action: Any = s.action
-    if action is not None and not isinstance(action, str):
-        action = ToolCall(action.name, action.arguments, action.call_id)
-    return Step(state=s.state, action=action, observation=s.observation, output=s.output,
-                signals=dict(s.signals), time=s.time if s.time is not None else time.time())
-
-
 def check_run_id(run_id: str) -> None:
     if not valid_run_id(run_id):
         raise InputError(f"invalid run id {run_id[:40]!r}: use 1-128 characters from A-Z a-z 0-9 _ . : -")
-
-
-def _evicted(v: Verdict) -> bool:
-    """True when ``v`` is the fail-closed answer of a guard that let the run go (RunEvicted)."""
-    if (v.details or {}).get("error") == "RunEvicted":
-        return True
-    return any(isinstance(t, Mapping) and (t.get("details") or {}).get("error") == "RunEvicted"
-               for t in (v.details or {}).get("verdicts") or [])
-
-
-@dataclass
-class _Call:
-    """One decision in progress (the audit sink and the record builder read it from a context variable)."""
-
-    kind: str
-    st: ServiceRun
-    payload: dict[str, Any]
-    digest_input: Any
-    step: dict[str, Any] | None = None
-    extra_numbers: dict[str, float] | None = None
-    approval: dict[str, Any] | None = None
-    record: AuditRecord | None = None
-    inp: dict[str, Any] | None = None
-    error: BaseException | None = None
-    answer: tuple[Decision, str] = (Decision.HALT, "")
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-_CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("agentguard_service_call", default=None)
-
-
-def _snapshot(st: RunState) -> dict[str, Any]:
-    """The run's enforcement state after a decision (stored with the input; a rebuild restores it)."""
-    md = st.context.metadata
-    return {"halted": [st.halted.reason, st.halted.guard] if st.halted is not None else None,
-            "halted_tools": sorted(str(t) for t in md.get("halted_tools", ()) or ()),
-            "replan_rounds": int(md.get("replan_rounds", 0) or 0)}
-
-
-def _restore(st: RunState, snap: Mapping[str, Any]) -> None:
-    h = snap.get("halted")
-    md = st.context.metadata
-    if h:
-        st.halted = Verdict(Decision.HALT, str(h[0]), str(h[1] or ""))
-        md["halted"] = st.halted.reason
-    tools = snap.get("halted_tools") or []
-    if tools:
-        md["halted_tools"] = set(tools)
-    if snap.get("replan_rounds"):
-        md["replan_rounds"] = int(snap["replan_rounds"])
-
-
-class ServicePipeline(Pipeline):
-    """The core Pipeline with the service's run state (:class:`~.runs.ServiceRun`) and audit records (the
-    service's decision id, kind, input digest, guard version, and the answered decision; the run's
-    input row with its state after the decision goes in the same transaction)."""
-
-    def __init__(self, svc: "Service", guard: Guard, **kw: Any) -> None:
-        super().__init__(guard, **kw)
-        self.svc = svc
-
-    def _new_run(self, run_id: str) -> RunState:
-        return ServiceRun(Context(run_id=run_id, trace=Trace(run_id=run_id), metadata={"adapter": self.adapter}))
-
-    def _audit_record(self, st: RunState, out: Outcome, kind: str) -> AuditRecord:
-        call = _CALL.get()
-        if call is None or call.st is not st:
-            raise AgentGuardError("a service decision is audited only inside its request")
-        return self.svc.audit_record(call, out)
-
-
-class _StoreSink:
-    """The pipelines' audit sink: the audit store, writing the decision, its step row and the run's input
-    row in one transaction; returns after the commit (the error is kept for the request to read)."""
-
-    def __init__(self, store: AuditStore) -> None:
-        self.store = store
-
-    def _rows(self) -> tuple[_Call, dict[str, Any] | None, dict[str, Any] | None]:
-        call = _CALL.get()
-        if call is None:
-            raise AgentGuardError("no service request in progress")
-        return call, call.step, call.inp
-
-    def write(self, record: AuditRecord) -> None:
-        call, step, inp = self._rows()
-        try:
-            self.store.record(record, step, inp)
-        except BaseException as exc:
-            call.error = exc
-            raise
-
-    async def awrite(self, record: AuditRecord) -> None:
-        call, step, inp = self._rows()
-        try:
-            await self.store.arecord(record, step, inp)
-        except BaseException as exc:
-            call.error = exc
-            raise
-
-
-class Replaying(BaseGuard):
-    """``guard`` as the pipeline asks it; when it answers that it let the run go from its own bounded
-    memory (RunEvicted, e.g. the threshold monitor's 10,000 runs), the run's stored inputs of this kind
-    are replayed into it (``replay(kind, run_id)``) and it is asked again. If it still cannot answer,
-    its fail-closed HALT stands: an evicted run is never treated as new."""
-
-    def __init__(self, guard: Guard, kind: str, svc: "Service") -> None:
-        self.guard = guard
-        self.kind = kind
-        self.svc = svc
-        self.name = str(getattr(guard, "name", kind))
-
-    def __repr__(self) -> str:
-        return f"Replaying({self.guard!r})"
-
-    def check(self, context: Context, proposal: Any) -> Verdict:
-        v = run_guard(self.guard, context, proposal)
-        if _evicted(v):
-            self.svc.replay_guard(self.kind, self.guard, context.run_id)
-            v = run_guard(self.guard, context, proposal)
-        return v
-
-    async def acheck(self, context: Context, proposal: Any) -> Verdict:
-        v = await arun_guard(self.guard, context, proposal)
-        if _evicted(v):
-            await run_in_threadpool(self.svc.replay_guard, self.kind, self.guard, context.run_id)
-            v = await arun_guard(self.guard, context, proposal)
-        return v
-
-
-@dataclass
-class _Pipes:
-    """The pipelines of one generation of guards (a hot reload builds the next generation)."""
-
-    guards: ServiceGuards
-    gen: int
-    raw: dict[str, Any]
-    pipes: dict[str, ServicePipeline]
-
-
-def _proposal(kind: str, payload: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The proposal and the facts of a stored input (what a replay feeds the guard)."""
-    if kind == "check":
-        return ToolCall.from_dict(payload["tool_call"]), dict(payload.get("metadata") or {})
-    if kind == "step":
-        return to_step(StepIn.model_validate(payload["step"])), {}
-    if kind == "signal":
-        return Step(signals=dict(payload["signals"]), time=float(payload.get("time") or 0.0)), {}
-    raise InputError(f"not a guard input: {kind}")
 
 
 class Service:
@@ -262,8 +102,8 @@ class Service:
         self.traces = TraceStore(settings.traces_dir)
         self.runs = ServiceRuns(settings.run_ttl_s, max_runs=settings.max_runs, on_drop=self._on_drop)
         self.locks = RunLocks()
-        self.sink = _StoreSink(store)
-        self._pipes: _Pipes | None = None
+        self.sink = StoreSink(store)
+        self._pipes: Pipes | None = None
         self._gen = 0
         self.metrics = Metrics()
         g = self.metrics.gauges
@@ -302,7 +142,7 @@ class Service:
             return strategy_by_name(own)
         return own if own is not None and callable(getattr(own, "apply", None)) else None
 
-    def pipelines(self) -> _Pipes:
+    def pipelines(self) -> Pipes:
         """The pipelines of the guards in force (rebuilt when a hot reload swapped them)."""
         g = self.source.get()
         p = self._pipes
@@ -316,8 +156,8 @@ class Service:
             raw[kind] = guard
             pipes[kind] = ServicePipeline(self, Replaying(guard, kind, self), enforcement=self._enforcement(base),
                                           audit=self.sink, runs=self.runs, adapter="service",
-                                          state_fn=_state_of)
-        self._pipes = _Pipes(g, self._gen, raw, pipes)
+                                          state_fn=state_of)
+        self._pipes = Pipes(g, self._gen, raw, pipes)
         return self._pipes
 
     def _on_drop(self, run_id: Any, st: ServiceRun) -> None:
@@ -328,7 +168,7 @@ class Service:
                 end_run(g, run_id)
 
     # -- runs ---------------------------------------------------------------------------------------
-    def state(self, run_id: str, pipes: _Pipes) -> ServiceRun:
+    def state(self, run_id: str, pipes: Pipes) -> ServiceRun:
         """The run's state, up to date with the store (call under the run's lock, in a worker thread).
         Raises :class:`~.runs.RunExpired` for a run idle longer than the expiry."""
         n, last = self.store.run_input_count(run_id)
@@ -345,7 +185,7 @@ class Service:
                              "start a new run id")
         return self.rebuild(run_id, pipes)
 
-    def rebuild(self, run_id: str, pipes: _Pipes) -> ServiceRun:
+    def rebuild(self, run_id: str, pipes: Pipes) -> ServiceRun:
         """The run rebuilt from the store: every guard forgets it, its stored inputs are replayed into the
         guards in order (their per-run memory), its step trace is rebuilt and its enforcement state
         (latched HALT, halted tools, re-planning rounds) restored from the last stored input."""
@@ -363,7 +203,7 @@ class Service:
         self._replay(pipes.raw, run_id, rows, st.context.trace)
         if rows:
             st.last = float(rows[-1]["ts"])
-            _restore(st, rows[-1]["payload"].get("state") or {})
+            restore(st, rows[-1]["payload"].get("state") or {})
         self.runs.set(run_id, st)
         return st
 
@@ -376,12 +216,12 @@ class Service:
             if kind not in KINDS:
                 continue
             try:
-                proposal, facts = _proposal(kind, r["payload"]["input"])
+                proposal, facts = proposal_of(kind, r["payload"]["input"])
             except Exception:  # noqa: BLE001 - unreadable stored input: nothing to replay
                 continue
             g = guards.get(kind)
             if g is not None:
-                ctx = Context(run_id=run_id, trace=trace, state=_state_of(None, proposal), metadata=facts)
+                ctx = Context(run_id=run_id, trace=trace, state=state_of(None, proposal), metadata=facts)
                 run_guard(g, ctx, proposal)  # fail-closed; only the guard's memory matters here
             if kind == "step":
                 trace.append(proposal)
@@ -393,7 +233,7 @@ class Service:
         self._replay({kind: guard}, run_id, self.store.run_inputs(run_id), Trace(run_id=run_id))
 
     # -- deciding -----------------------------------------------------------------------------------
-    def audit_record(self, call: _Call, out: Outcome) -> AuditRecord:
+    def audit_record(self, call: Call, out: Outcome) -> AuditRecord:
         """The audit record of ``out`` (the answered decision and reason; the guard's numbers) and the
         run's input row with its state after the decision."""
         v = out.verdict or Verdict(Decision.HALT, "no verdict")
@@ -418,7 +258,7 @@ class Service:
             expect = Decision.ALLOW if a["approved"] else Decision.REJECT
             reason = human if decision is expect else f"{human}; {decision.name}: {reason}"
         call.answer = (decision, reason)
-        inp: dict[str, Any] = {"input": call.payload, "state": _snapshot(call.st), "decision": decision.name}
+        inp: dict[str, Any] = {"input": call.payload, "state": snapshot(call.st), "decision": decision.name}
         if out.ask:
             inp["verdict"] = v.to_dict()
         call.inp = {"idx": call.st.stored, "kind": call.kind, "payload": inp}
@@ -443,18 +283,18 @@ class Service:
                 except RunExpired as exc:
                     return error(410, str(exc))
                 row = None if step is None else {"idx": len(st.context.trace), "payload": step}
-                call = _Call(kind, st, payload, digest_input, step=row, extra_numbers=extra_numbers)
+                call = Call(kind, st, payload, digest_input, step=row, extra_numbers=extra_numbers)
                 self._facts(st, facts)
-                token = _CALL.set(call)
+                token = CALL.set(call)
                 try:
                     out = await pipes.pipes[kind].adecide(st, proposal, kind=kind)
                 finally:
-                    _CALL.reset(token)
+                    CALL.reset(token)
                 if call.record is not None and call.error is None and "audit_error" not in out.extra:
                     self._committed(call, proposal)
                     return self.answer(call, out)
                 self.runs.end_run(run_id)  # its state moved on without a stored decision: rebuild next time
-                if not _conflict(call.error):
+                if not conflict(call.error):
                     return self._unavailable(call)
             return error(409, f"run {run_id} is decided concurrently by another replica; retry")
 
@@ -481,21 +321,21 @@ class Service:
                 asked = Outcome(False, None, message=verdict.reason, verdict=verdict, ask=True, proposal=call,
                                 run_id=run_id, key=call_key(call))
                 digest = {"run_id": run_id, "tool_call": call.to_dict()}
-                c = _Call("approval", st, {"decision_id": decision_id, "approved": approved, "approver": approver},
+                c = Call("approval", st, {"decision_id": decision_id, "approved": approved, "approver": approver},
                           digest, approval={"id": approval_id, "decision_id": decision_id, "approved": approved,
                                             "approver": approver, "reason": escalated["reason"]})
-                token = _CALL.set(c)
+                token = CALL.set(c)
                 try:
                     out = await pipes.pipes["check"].aresolve(asked, approved, approver=approver)
                     if c.record is None and c.error is None:  # answered without auditing (a halted run)
                         out = await pipes.pipes["check"]._awrite(st, out, "approval")
                 finally:
-                    _CALL.reset(token)
+                    CALL.reset(token)
                 if c.record is not None and c.error is None and "audit_error" not in out.extra:
                     self._committed(c, None)
                     return self.answer(c, out)
                 self.runs.end_run(run_id)
-                if not _conflict(c.error):
+                if not conflict(c.error):
                     return self._unavailable(c)
                 if await run_in_threadpool(self.store.decision, approval_id) is not None:
                     return error(409, f"decision {decision_id} was already answered")
@@ -512,19 +352,19 @@ class Service:
             if k not in RESERVED_KEYS:
                 md[k] = v
 
-    def _committed(self, call: _Call, proposal: Any) -> None:
+    def _committed(self, call: Call, proposal: Any) -> None:
         st = call.st
         st.stored += 1
         st.last = call.record.time if call.record is not None else time.time()
         if call.kind == "step" and isinstance(proposal, Step):
             st.context.trace.append(proposal)
 
-    def _unavailable(self, call: _Call) -> Response:
+    def _unavailable(self, call: Call) -> Response:
         exc = call.error
         what = type(exc).__name__ if exc is not None else "no audit record"
         return error(503, f"audit store unavailable, no verdict given: {what}")
 
-    def answer(self, call: _Call, out: Outcome) -> JSONResponse:
+    def answer(self, call: Call, out: Outcome) -> JSONResponse:
         rec = call.record
         assert rec is not None
         decision, reason = call.answer
@@ -542,16 +382,3 @@ class Service:
         if call.step is not None:
             body["step"] = call.step["idx"]
         return JSONResponse(body)
-
-
-def _state_of(_context: Any, proposal: Any) -> Any:
-    """The concrete state a guard sees: a step's own state (None for tool calls and signals)."""
-    return proposal.state if isinstance(proposal, Step) else None
-
-
-def _conflict(exc: BaseException | None) -> bool:
-    if exc is None:
-        return False
-    from sqlalchemy.exc import IntegrityError
-
-    return isinstance(exc, IntegrityError)
