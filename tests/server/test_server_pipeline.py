@@ -78,3 +78,21 @@ def test_a_failed_audit_write_leaves_no_state(tmp_path):
         svc.store.arecord = real
         assert _check(c, "f", "read_note")["decision"] == "ALLOW"
         assert [d["decision"] for d in app.state.store.decisions(run_id="f")] == ["ALLOW", "ALLOW"]
+
+
+def test_tool_checks_of_an_idle_run_are_rebuilt_not_refused(tmp_path):
+    """Steps and signals of an expired run are 410; /v1/check (whose run defaults to "default") is decided
+    on the run rebuilt from the store: never new, its latched HALT kept."""
+    now = [1000.0]
+    s = ServerSettings(token=TOKEN, state_dir=str(tmp_path / "s"), run_ttl_s=10)
+    app = create_app(s)
+    app.state.runs.clock = lambda: now[0]
+    with TestClient(app) as c:
+        body = {"tool_call": {"name": "rent_car"}, "metadata": {"user_info": {"age": 30, "domestic": True,
+                                                                            "dr_license": True, "vip": False}}}
+        first = c.post("/v1/check", headers=AUTH, json=body).json()["decision"]
+        now[0] += 11
+        c.post("/v1/check", headers=AUTH, json={"run_id": "other", **body})  # the sweep lets "default" go
+        assert app.state.runs.gone_why("default") is not None
+        r = c.post("/v1/check", headers=AUTH, json=body)
+        assert r.status_code == 200 and r.json()["decision"] == first

@@ -168,19 +168,21 @@ class Service:
                 end_run(g, run_id)
 
     # -- runs ---------------------------------------------------------------------------------------
-    def state(self, run_id: str, pipes: Pipes) -> ServiceRun:
+    def state(self, run_id: str, pipes: Pipes, expire: bool = True) -> ServiceRun:
         """The run's state, up to date with the store (call under the run's lock, in a worker thread).
-        Raises :class:`~.runs.RunExpired` for a run idle longer than the expiry."""
+        Raises :class:`~.runs.RunExpired` for a run idle longer than the expiry (with ``expire``: steps and
+        signals; a tool check of an idle run is decided on the run rebuilt from the store, so a client that
+        never names a run keeps its ``default`` run, latched HALT included)."""
         n, last = self.store.run_input_count(run_id)
         st = self.runs.held(run_id)
         if st is not None and st.stored == n and st.gen == pipes.gen:
             return st
-        if st is None:
+        if st is None and expire:
             why = self.runs.gone_why(run_id)
             if why is not None and why.startswith("expired"):
                 raise RunExpired(f"run {run_id} expired after {self.settings.run_ttl_s:g}s without activity; "
                                  "start a new run id")
-        if n and last is not None and time.time() - float(last) > self.settings.run_ttl_s:
+        if expire and n and last is not None and time.time() - float(last) > self.settings.run_ttl_s:
             raise RunExpired(f"run {run_id} expired after {self.settings.run_ttl_s:g}s without activity; "
                              "start a new run id")
         return self.rebuild(run_id, pipes)
@@ -279,7 +281,7 @@ class Service:
             for _attempt in range(CONFLICT_RETRIES):
                 try:
                     pipes = self.pipelines()
-                    st = await run_in_threadpool(self.state, run_id, pipes)
+                    st = await run_in_threadpool(self.state, run_id, pipes, kind != "check")
                 except RunExpired as exc:
                     return error(410, str(exc))
                 row = None if step is None else {"idx": len(st.context.trace), "payload": step}
@@ -308,7 +310,7 @@ class Service:
             for _attempt in range(CONFLICT_RETRIES):
                 try:
                     pipes = self.pipelines()
-                    st = await run_in_threadpool(self.state, run_id, pipes)
+                    st = await run_in_threadpool(self.state, run_id, pipes, False)
                 except RunExpired as exc:
                     return error(410, str(exc))
                 if await run_in_threadpool(self.store.decision, approval_id) is not None:
