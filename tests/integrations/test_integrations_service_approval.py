@@ -185,3 +185,159 @@ def test_mcp_elicitation_reaches_the_service(service, tmp_path, case):
         [row] = rows
         assert row["guard"] == "human:human via MCP elicitation"
         assert row["decision"] == ("ALLOW" if case == "approve" else "REJECT")
+
+
+# -- the service as a Driver (tests/integrations/drivers/service.py): the one-path properties ----------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from agentguard.core import GuardStack, Pipeline  # noqa: E402
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
+
+from drivers import TOOLS  # noqa: E402
+from drivers.service import ServiceDriver  # noqa: E402
+
+DRIVER = ServiceDriver()
+
+
+def _deny_delete():
+    return GuardStack([ToolRuleGuard(allow=["*"], deny=["delete_*"], name="no-delete")])
+
+
+_calls = st.builds(
+    lambda name, target, amount, cid: ToolCall(name, {"target": target, "amount": amount}, cid),
+    st.sampled_from(TOOLS), st.sampled_from(["a", "b", "x"]), st.integers(0, 3),
+    st.sampled_from(["", "", "c1", "c1", "dup", "c2"]))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(_calls, min_size=1, max_size=4), min_size=1, max_size=4))
+def test_service_driver_refused_never_runs_allowed_runs_once(turns):
+    """(a) random turns, duplicate/empty call ids, parallel calls: no refused call ever runs; every
+    allowed call runs exactly once with exactly its arguments, in order."""
+    res = DRIVER.run(_deny_delete(), turns)
+    expected = [(c.name, dict(c.arguments)) for turn in turns for c in turn if not c.name.startswith("delete_")]
+    assert res.executed == expected and not res.stopped and res.asked == []
+
+
+def test_service_driver_a_refused_call_is_never_approved():
+    """(b) a refusing policy + an escalating guard, approve=True: the refused call never runs (it is never
+    offered to a human; the approval API refuses to approve a REJECT), and the approval request for
+    another, non-refused call lists every guard's verdict."""
+    stack = GuardStack([ToolRuleGuard(allow=["*"], deny=["transfer_*"], name="policy"),
+                        ToolRuleGuard(allow=["*"], escalate=["transfer_*", "write_*"], name="ask-human")])
+    args = {"target": "bob", "amount": 800}
+    res = DRIVER.run(stack, [[ToolCall("transfer_funds", args, "t1")], [ToolCall("write_file", args, "t1")]],
+                     approve=True)
+    assert res.executed == [("write_file", args)]
+    [asked] = res.asked
+    assert asked["call"]["name"] == "write_file"
+    assert [(v["guard"], v["decision"]) for v in asked["verdicts"]] == [("policy", "ALLOW"),
+                                                                      ("ask-human", "ESCALATE")]
+    # and straight at the API: the REJECT of the transfer cannot be approved
+    from fastapi.testclient import TestClient
+
+    from drivers.service import AUTH
+
+    with TestClient(DRIVER.app(stack, None)) as c:
+        tc = {"name": "transfer_funds", "arguments": args}
+        b = c.post("/v1/check", headers=AUTH, json={"run_id": "r", "tool_call": tc}).json()
+        assert b["decision"] == "REJECT" and {v["guard"]: v["decision"] for v in b["verdicts"]} == {
+            "policy": "REJECT", "ask-human": "ESCALATE"}
+        r = c.post("/v1/approvals", headers=AUTH, json={"decision_id": b["decision_id"], "run_id": "r",
+                                                         "tool_call": tc, "approved": True, "approver": "x"})
+        assert r.status_code == 409
+
+
+def test_remote_guard_approval_request_shows_every_guard(tmp_path):
+    """Through RemoteGuard in a client-side Pipeline: the service's stack refuses the transfer (no human
+    is asked, approve never runs it) and the approval request for the write shows both guards."""
+    from agentguard.server.testing import serve_in_thread
+
+    stack = GuardStack([ToolRuleGuard(allow=["*"], deny=["transfer_*"], name="policy"),
+                        ToolRuleGuard(allow=["*"], escalate=["transfer_*", "write_*"], name="ask-human")])
+    with serve_in_thread(DRIVER.app(stack, None)) as base:
+        from drivers.service import TOKEN as DTOKEN
+
+        pipe = Pipeline(RemoteGuard(GuardServiceClient(base, DTOKEN)))
+        out = pipe.decide("rg", ToolCall("transfer_funds", {"amount": 800}))
+        assert not out.execute and not out.ask
+        asked = pipe.decide("rg", ToolCall("write_file", {"path": "x"}))
+        assert asked.ask
+        from agentguard.core.pipeline import approval_request
+
+        req = approval_request(asked)
+        assert [v["guard"] for v in req["verdicts"]] == ["policy", "ask-human"] and "policy" in req["text"]
+        done = pipe.resolve(asked, True, approver="alice")
+        assert done.execute and done.call == ToolCall("write_file", {"path": "x"})
+
+
+def _evil_rule():
+    return GuardStack([ToolRuleGuard(allow=["*"], deny=["delete_*"],
+                                     arguments=[{"tool": "transfer_funds", "arg": "target", "forbid": "evil"}],
+                                     name="rules")])
+
+
+def _t(target):
+    return [ToolCall("transfer_funds", {"target": target, "amount": 1})]
+
+
+@pytest.mark.parametrize("strategy, executed, stopped", [
+    # default: each refusal skips its call, the run goes on, later allowed transfers run
+    (None, ["bob", "read"], False),
+    # TEH: the first refusal halts the tool: the allowed transfer to bob is refused too
+    ("TEH", ["read"], False),
+    # TT: the first refusal ends the run
+    ("TT", [], True),
+    # CRP: three refusals are handed back to re-plan; the fourth in a row ends the run (then = TT)
+    ("CRP", [], True),
+    # CRP+TEH: three refusals are handed back to re-plan; the fourth in a row halts the tool, so the allowed
+    # transfer to bob is refused too
+    pytest.param("CRP+TEH", ["read"], False, marks=pytest.mark.xfail(
+        strict=True, reason="core Replan.apply does not consult halted_tools for a later ALLOW (reported)")),
+])
+def test_service_driver_strategy_changes_what_runs(strategy, executed, stopped):
+    """(c) the service's configured strategy changes what runs."""
+    turns = [_t("evil"), _t("evil"), _t("evil"), _t("evil"), _t("bob"),
+             [ToolCall("read_note", {"target": "n", "amount": 0})]]
+    res = DRIVER.run(_evil_rule(), turns, strategy=strategy)
+    ran = ["read" if n == "read_note" else a["target"] for n, a in res.executed]
+    assert ran == executed and res.stopped is stopped
+
+
+def test_service_crp_hands_the_violation_back_and_counts_rounds():
+    from fastapi.testclient import TestClient
+
+    from drivers.service import AUTH
+
+    with TestClient(DRIVER.app(_evil_rule(), "CRP+TEH")) as c:
+        def check(target):
+            return c.post("/v1/check", headers=AUTH, json={"run_id": "crp", "tool_call": {
+                "name": "transfer_funds", "arguments": {"target": target, "amount": 1}}}).json()
+
+        for k in (1, 2, 3):
+            b = check("evil")
+            assert b["decision"] == "REJECT" and f"attempt {k} of 3" in b["message"]
+        assert check("bob")["decision"] == "ALLOW"  # an allowed call resets the rounds
+        for _ in range(3):
+            check("evil")
+        b = check("evil")
+        assert b["decision"] == "REJECT" and "halted for this run" in b["message"]
+
+
+@pytest.mark.xfail(strict=True, reason="core Replan.apply does not consult halted_tools for a later ALLOW "
+                                       "(reported to the lead; the service passes the strategy through)")
+def test_service_crp_teh_refuses_a_halted_tool_afterwards():
+    from fastapi.testclient import TestClient
+
+    from drivers.service import AUTH
+
+    with TestClient(DRIVER.app(_evil_rule(), "CRP+TEH")) as c:
+        def check(target):
+            return c.post("/v1/check", headers=AUTH, json={"run_id": "crp", "tool_call": {
+                "name": "transfer_funds", "arguments": {"target": target, "amount": 1}}}).json()
+
+        for _ in range(4):
+            check("evil")
+        assert check("bob")["decision"] == "REJECT"

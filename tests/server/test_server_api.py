@@ -222,7 +222,8 @@ def test_steps_keep_per_run_state_and_signals_alarm(client):
                     content=b'{"signals": {"score": NaN}}')
     assert r.status_code in (400, 422)
     run = client.get("/v1/runs/run-s", headers=AUTH).json()
-    assert len(run["risk"]) == 3 and [s["value"] for s in run["signals"]] == [0.9, 0.2, 0.2]
+    # after the latched HALT the monitor is not asked again: the series shows the value streamed (0.95)
+    assert len(run["risk"]) == 3 and [s["value"] for s in run["signals"]] == [0.9, 0.2, 0.95]
     runs = {r["run_id"]: r for r in client.get("/v1/runs", headers=AUTH).json()["runs"]}
     assert runs["run-s"]["active"] and runs["run-s"]["steps"] == 3 and runs["run-s"]["n_decisions"] == 6
 
@@ -527,8 +528,10 @@ def test_guards_are_shared_across_runs_and_forget_a_run_when_it_ends(settings):
         for run in ("r1", "r2"):
             assert c.post(f"/v1/runs/{run}/signals", headers=AUTH, json={"signals": {"score": 0.9}}).status_code == 200
             assert c.post(f"/v1/runs/{run}/steps", headers=AUTH, json={"state": 0}).json()["numbers"]["seen"] == 1
-        assert app.state.runs.peek("r1").extra["signal_guard"][1] is monitor        # shared
-        assert app.state.runs.peek("r1").extra["step_guard"][1] is not app.state.runs.peek("r2").extra["step_guard"][1]
+        pipes = app.state.service.pipelines()
+        assert pipes.raw["signal"] is monitor        # shared
+        copies = pipes.raw["step"]  # a PerRunCopy: one reset copy of Latching per run
+        assert copies.copy_for("r1") is not copies.copy_for("r2") and copies.guard.seen == 0
         now[0] += 11
         c.post("/v1/runs/r3/signals", headers=AUTH, json={"signals": {"score": 0.9}})
         assert {"r1", "r2"} <= set(ended)

@@ -1,18 +1,22 @@
 """``agentguard decide``: ask a configured guard stack about one tool call, from the command line.
 
 The same configuration file gives the same guard here as in the library (:func:`agentguard.config.load_stack`)
-and in the service (``tool_guards = "..."``): all three go through ``load_stack``.
+and in the service (``tool_guards = "..."``): all three go through ``load_stack``, and the decision goes
+through the one decision path, :class:`agentguard.core.pipeline.Pipeline` (fail-closed, and enforced
+by ``--strategy`` or the deciding policy's own ``strategy``).
 
     agentguard decide agentguard.toml '{"name": "delete_file", "arguments": {"path": "/tmp/x"}}'
     agentguard decide mind2web_sc.toml '{"name": "rent_car"}' --metadata '{"user_info": {"age": 16}}' --json
 
-Exit status: 0 when the call is allowed, 1 when any other verdict is given, 2 on bad input.
+Prints the decision (what would happen: ALLOW, MODIFY/RECOVER with the call to run instead, REJECT,
+ESCALATE = a human must approve, HALT) and every guard's verdict with ``--json``.
+Exit status: 0 when the call is allowed, 1 when any other decision is given, 2 on bad input.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Optional
 
 import typer
 
@@ -33,6 +37,24 @@ def _object(text: str, what: str) -> dict[str, Any]:
     return value
 
 
+def outcome_json(out: Any) -> dict[str, Any]:
+    """The outcome as printed by ``--json``: the answered decision (as the service answers it), the
+    deciding guard's verdict fields, and what happens (``execute``, ``stop``, ``ask``, ``message``)."""
+    from ..server.outcomes import answered
+
+    decision, reason = answered(out)
+    v = out.verdict
+    d: dict[str, Any] = v.to_dict() if v is not None else {}
+    d.update({"decision": decision.name, "reason": reason, "guard_decision": v.decision.name if v else None,
+              "execute": out.execute, "stop": out.stop, "ask": out.ask, "message": out.message,
+              "verdicts": list((v.details or {}).get("verdicts") or [v.to_dict()]) if v is not None else []})
+    d.pop("details", None)
+    call = out.call
+    if out.execute and call is not None and call != out.proposal:
+        d["action"] = call.to_dict()
+    return d
+
+
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     @app.command("decide")
     def decide(
@@ -40,14 +62,25 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         call: str = typer.Argument(..., help='the tool call as JSON: {"name": ..., "arguments": {...}}'),
         metadata: str = typer.Option("{}", "--metadata", help="per-run facts as a JSON object (Context.metadata)"),
         run_id: str = typer.Option("cli", "--run-id", help="the run id the guards key per-run state by"),
+        strategy: Optional[str] = typer.Option(None, "--strategy",
+                                               help="enforcement strategy (TT, AB, TEH, CRP, CRP+TEH, ...); "
+                                                    "default: the deciding policy's own"),
         as_json: bool = JSON,
     ) -> None:
-        """Print the stack's verdict on one tool call (exit 0 if allowed, 1 otherwise)."""
+        """Print the decision on one tool call (exit 0 if allowed, 1 otherwise)."""
         from ..config import load_stack
-        from ..core.types import Context, ToolCall
+        from ..core.pipeline import Pipeline
+        from ..core.types import Decision, ToolCall
 
         stack = load_stack(config)
-        verdict = stack.check(Context(run_id=run_id, metadata=_object(metadata, "--metadata")),
-                              ToolCall.from_dict(_object(call, "the call")))
-        typer.echo(json.dumps(verdict.to_dict(), default=str) if as_json else str(verdict))
-        raise typer.Exit(0 if verdict.allowed else 1)
+        facts = _object(metadata, "--metadata")
+        proposal = ToolCall.from_dict(_object(call, "the call"))
+        pipe = Pipeline(stack, enforcement=strategy, adapter="cli")
+        out = pipe.decide(run_id, proposal, **facts)
+        d = outcome_json(out)
+        if as_json:
+            typer.echo(json.dumps(d, default=str))
+        else:
+            nums = ", ".join(f"{k}={float(x):.4g}" for k, x in (d.get("numbers") or {}).items())
+            typer.echo(f"{d['decision']} by {d.get('guard') or '?'}: {d['reason']}" + (f" ({nums})" if nums else ""))
+        raise typer.Exit(0 if d["decision"] == Decision.ALLOW.name else 1)

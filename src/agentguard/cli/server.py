@@ -29,6 +29,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         tool_guards: Optional[str] = typer.Option(None, help="Guard-stack file for /v1/check."),
         step_guards: Optional[str] = typer.Option(None, help="Guard-stack file for /v1/runs/{id}/steps."),
         signal_guards: Optional[str] = typer.Option(None, help="Guard-stack file for /v1/runs/{id}/signals."),
+        strategy: Optional[str] = typer.Option(None, help="Enforcement strategy of every decision (TT, AB, TEH, "
+                                                          "CRP, CRP+TEH, ...); default: the deciding policy's own."),
     ) -> None:
         """Run the guard service (FastAPI + uvicorn). The bearer token comes from AGENTGUARD_TOKEN or
         the config file's [server] token / token_file; GET /health needs none."""
@@ -38,7 +40,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         overrides = dict(host=host, port=port, db_url=db_url, state_dir=_abs(state_dir), workers=workers,
                          run_ttl_s=run_ttl, max_body_bytes=max_body, log_level=log_level,
                          tool_guards=_abs(tool_guards), step_guards=_abs(step_guards),
-                         signal_guards=_abs(signal_guards))
+                         signal_guards=_abs(signal_guards), strategy=strategy)
         settings = load_settings(config, **overrides)
         from ..server.guards import load_guards
 

@@ -155,6 +155,9 @@ def migrate(engine: sa.Engine) -> None:
         command.upgrade(cfg, "head")
 
 
+_TABLES = (schema.decisions, schema.steps, schema.inputs)  # written in this order, in one transaction
+
+
 class _Writer(threading.Thread):
     """The group-commit writer: batches queued inserts into one durable transaction."""
 
@@ -171,7 +174,7 @@ class _Writer(threading.Thread):
             # instead of SQLite's busy handler, which polls with sleeps of up to 100 ms: tail latency.
             self._lockfile = open(f"{engine.url.database}.writelock", "a+b")  # noqa: SIM115 - held for life
         if engine.dialect.name == "sqlite":
-            for t in (schema.decisions, schema.steps):
+            for t in _TABLES:
                 cols = [c.name for c in t.columns if c.name != "id"]
                 self._raw[t.name] = (f"INSERT INTO {t.name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                                      cols)
@@ -194,6 +197,39 @@ class _Writer(threading.Thread):
         finally:
             fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_UN)
 
+    def _write(self, batch: list[tuple[list[tuple[str, dict[str, Any]]], Any]]) -> BaseException | None:
+        """Insert the rows of ``batch`` in one transaction (retried briefly on a transient error)."""
+        rows: dict[str, list[dict[str, Any]]] = {t.name: [] for t in _TABLES}
+        for name, row in (r for table_rows, _done in batch for r in table_rows):
+            rows[name].append(row)
+        error: BaseException | None = None
+        for attempt in range(3):
+            try:
+                with self._write_lock(), self.engine.begin() as conn:
+                    for table in (t for t in _TABLES if rows[t.name]):
+                        batch_rows = rows[table.name]
+                        raw = self._raw.get(table.name)
+                        if raw is not None:
+                            sql, cols = raw
+                            conn.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in batch_rows])
+                        else:
+                            conn.execute(table.insert(), batch_rows)
+                return None
+            except sa.exc.IntegrityError as exc:  # not transient
+                return exc
+            except Exception as exc:  # busy database, dropped connection: retry briefly
+                error = exc
+                time.sleep(0.05 * (attempt + 1))
+        return error
+
+    def _commit(self, batch: list[tuple[list[tuple[str, dict[str, Any]]], Any]]) -> list[BaseException | None]:
+        """One error (or None) per item. A batch refused for a uniqueness conflict is written again item by
+        item, so only the request whose row conflicts (another replica decided that input first) fails."""
+        error = self._write(batch)
+        if isinstance(error, sa.exc.IntegrityError) and len(batch) > 1:
+            return [self._write([item]) for item in batch]
+        return [error] * len(batch)
+
     def run(self) -> None:
         while True:
             item = self.q.get()
@@ -209,36 +245,11 @@ class _Writer(threading.Thread):
                     self.q.put(None)
                     break
                 batch.append(nxt)
-            rows: dict[str, list[dict[str, Any]]] = {"decisions": [], "steps": []}
-            for table_rows, _done in batch:
-                for table, row in table_rows:
-                    rows[table].append(row)
-            error: BaseException | None = None
-            for attempt in range(3):
-                try:
-                    with self._write_lock(), self.engine.begin() as conn:
-                        for table in (schema.decisions, schema.steps):
-                            batch_rows = rows[table.name]
-                            if not batch_rows:
-                                continue
-                            raw = self._raw.get(table.name)
-                            if raw is not None:
-                                sql, cols = raw
-                                conn.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in batch_rows])
-                            else:
-                                conn.execute(table.insert(), batch_rows)
-                    error = None
-                    break
-                except sa.exc.IntegrityError as exc:  # not transient
-                    error = exc
-                    break
-                except Exception as exc:  # busy database, dropped connection: retry briefly
-                    error = exc
-                    time.sleep(0.05 * (attempt + 1))
+            errors = self._commit(batch)
             self.batches += 1
             self.records += len(batch)
             self.last_batch = len(batch)
-            for _rows, done in batch:
+            for (_rows, done), error in zip(batch, errors):
                 try:
                     done(error)
                 except Exception:  # a callback must never kill the writer
@@ -284,16 +295,24 @@ class AuditStore:
 
     # -- writes ---------------------------------------------------------------------------------
     @staticmethod
-    def _rows(record: AuditRecord, step: Mapping[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
+    def _rows(record: AuditRecord, step: Mapping[str, Any] | None,
+              inp: Mapping[str, Any] | None = None) -> list[tuple[str, dict[str, Any]]]:
         row = decision_row(record)
         rows = [("decisions", row)]
         if step is not None:
             rows.append(("steps", {"run_id": record.run_id, "idx": int(step["idx"]), "ts": row["ts"],
                                    "decision_id": row["decision_id"], "payload": dumps(step["payload"]).decode()}))
+        if inp is not None:
+            rows.append(("inputs", {"run_id": record.run_id, "idx": int(inp["idx"]), "kind": str(inp["kind"]),
+                                    "ts": row["ts"], "decision_id": row["decision_id"],
+                                    "payload": dumps(inp["payload"]).decode()}))
         return rows
 
-    async def arecord(self, record: AuditRecord, step: Mapping[str, Any] | None = None) -> None:
-        """Write ``record`` (and a step row) durably; returns after the commit. Raises on failure."""
+    async def arecord(self, record: AuditRecord, step: Mapping[str, Any] | None = None,
+                      inp: Mapping[str, Any] | None = None) -> None:
+        """Write ``record`` (and a step row, and the run's input row ``inp``: ``{idx, kind, payload}``)
+        durably, in one transaction; returns after the commit. Raises on failure (``IntegrityError``
+        when the step or input index of the run is taken)."""
         if self._closed:
             raise AgentGuardError("audit store is closed")
         loop = asyncio.get_running_loop()
@@ -302,10 +321,11 @@ class AuditStore:
         def done(err: BaseException | None) -> None:
             loop.call_soon_threadsafe(_resolve, fut, err)
 
-        self._writer.q.put((self._rows(record, step), done))
+        self._writer.q.put((self._rows(record, step, inp), done))
         await fut
 
-    def record(self, record: AuditRecord, step: Mapping[str, Any] | None = None) -> None:
+    def record(self, record: AuditRecord, step: Mapping[str, Any] | None = None,
+               inp: Mapping[str, Any] | None = None) -> None:
         """Blocking variant of :meth:`arecord`."""
         if self._closed:
             raise AgentGuardError("audit store is closed")
@@ -316,7 +336,7 @@ class AuditStore:
             box[0] = err
             ev.set()
 
-        self._writer.q.put((self._rows(record, step), done))
+        self._writer.q.put((self._rows(record, step, inp), done))
         ev.wait()
         if box[0] is not None:
             raise box[0]
@@ -424,6 +444,29 @@ class AuditStore:
             rows = c.execute(sa.select(s.c.idx, s.c.ts, s.c.decision_id, s.c.payload)
                              .where(s.c.run_id == run_id).order_by(s.c.idx)).all()
         return [{"idx": r[0], "ts": r[1], "decision_id": r[2], "payload": loads(r[3])} for r in rows]
+
+    def run_inputs(self, run_id: str) -> list[dict[str, Any]]:
+        """Every decided input of a run in order: ``[{"idx", "kind", "ts", "decision_id", "payload"}]``."""
+        t = schema.inputs
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(t.c.idx, t.c.kind, t.c.ts, t.c.decision_id, t.c.payload)
+                             .where(t.c.run_id == run_id).order_by(t.c.idx)).all()
+        return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "payload": loads(r[4])} for r in rows]
+
+    def run_input_count(self, run_id: str) -> tuple[int, float | None]:
+        """(number of inputs recorded for the run, time of the last one)."""
+        t = schema.inputs
+        with self.engine.connect() as c:
+            n, last = c.execute(sa.select(sa.func.count(), sa.func.max(t.c.ts)).where(t.c.run_id == run_id)).one()
+        return int(n), last
+
+    def run_input(self, decision_id: str) -> dict[str, Any] | None:
+        """The input row whose decision is ``decision_id`` (payload decoded), or None."""
+        t = schema.inputs
+        with self.engine.connect() as c:
+            r = c.execute(sa.select(t.c.run_id, t.c.idx, t.c.kind, t.c.payload)
+                          .where(t.c.decision_id == decision_id)).first()
+        return None if r is None else {"run_id": r[0], "idx": r[1], "kind": r[2], "payload": loads(r[3])}
 
     def count_decisions(self, run_id: str, kind: str | None = None) -> int:
         """Number of decisions recorded for a run (of one kind)."""

@@ -25,10 +25,18 @@ class GuardServiceError(AgentGuardError):
 
 
 def _verdict(body: Mapping[str, Any]) -> Verdict:
+    """The service's answer as a Verdict: its decision (what the client must do, after the service's
+    enforcement strategy), with ``details`` carrying the decision id and run, every guard's own verdict
+    (``verdicts``: what an approver is shown) and the service's ``message`` for the agent."""
     try:
+        details: dict[str, Any] = {"decision_id": body.get("decision_id"), "run_id": body.get("run_id")}
+        trail = body.get("verdicts")
+        if isinstance(trail, list) and trail:
+            details["verdicts"] = [dict(t) for t in trail if isinstance(t, Mapping)]
+        if body.get("message"):
+            details["message"] = str(body["message"])
         return Verdict(Decision.parse(body["decision"]), str(body.get("reason", "")), str(body.get("guard", "")),
-                       {k: float(v) for k, v in (body.get("numbers") or {}).items()}, body.get("action"),
-                       {"decision_id": body.get("decision_id"), "run_id": body.get("run_id")})
+                       {k: float(v) for k, v in (body.get("numbers") or {}).items()}, body.get("action"), details)
     except (KeyError, TypeError, ValueError, InputError) as exc:
         raise GuardServiceError(f"unreadable verdict from the service: {exc}") from None
 

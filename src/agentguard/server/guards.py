@@ -31,11 +31,13 @@ from typing import Any
 from pathlib import Path
 
 from ..core.errors import InputError
-from ..core.guard import BaseGuard, Guard
+from ..core.guard import BaseGuard, Guard, run_guard
+from ..core.runs import RunMemory, walk_guards
 from ..core.types import Context, Step, ToolCall, Verdict
 
 __all__ = [
     "GuardSource",
+    "PerRunCopy",
     "ServiceGuards",
     "StepToolGuard",
     "default_guards",
@@ -110,43 +112,21 @@ def default_guards(settings: Any = None) -> ServiceGuards:
 
 
 def find_attr(guard: Any, attr: str) -> Any:
-    """``attr`` of ``guard`` or of the first guard inside it (stacks, wrappers) that has it."""
-    seen = 0
-    todo = [guard]
-    while todo and seen < 100:
-        g = todo.pop(0)
-        seen += 1
+    """``attr`` of ``guard`` or of the first guard inside it (:func:`~agentguard.core.runs.walk_guards`)
+    that has it as a non-callable value."""
+    for g in walk_guards(guard):
         v = getattr(g, attr, None)
         if v is not None and not callable(v):
             return v
-        todo.extend(getattr(g, "guards", None) or [])
-        for inner in ("guard", "tool_guard"):
-            if getattr(g, inner, None) is not None:
-                todo.append(getattr(g, inner))
     return None
-
-
-def _tree(guard: Any) -> list[Any]:
-    """``guard`` and every guard inside it (stacks, wrappers), each once."""
-    from ..core.runs import inner_guards
-
-    out, seen, todo = [], set(), [guard]
-    while todo and len(out) < 1000:
-        g = todo.pop(0)
-        if id(g) in seen:
-            continue
-        seen.add(id(g))
-        out.append(g)
-        todo.extend(inner_guards(g))
-    return out
 
 
 def needs_copy(guard: Any) -> bool:
     """True when ``guard`` cannot be shared across runs: a guard inside it keeps per-sequence state in
     itself (it has ``reset()``) but has no ``end_run(run_id)``, so its state is not keyed by run id.
-    Such third-party guards get a per-run copy (fallback); every guard with ``end_run`` is shared."""
+    Such third-party guards get a per-run copy (:class:`PerRunCopy`); every guard with ``end_run`` is shared."""
     return any(callable(getattr(g, "reset", None)) and not callable(getattr(g, "end_run", None))
-               for g in _tree(guard))
+               for g in walk_guards(guard))
 
 
 def fresh_copy(guard: Any) -> Any:
@@ -154,10 +134,34 @@ def fresh_copy(guard: Any) -> Any:
     import copy
 
     c = copy.deepcopy(guard)
-    for g in _tree(c):
+    for g in walk_guards(c):
         if callable(getattr(g, "reset", None)):
             g.reset()
     return c
+
+
+class PerRunCopy(BaseGuard):
+    """A guard that keeps per-sequence state in itself (``reset()``, no ``end_run``), made shareable: each
+    run gets its own reset copy of ``guard``, kept in a :class:`~agentguard.core.runs.RunMemory` keyed by
+    run id (``end_run`` forgets it; a copy evicted for capacity raises RunEvicted: the caller rebuilds
+    the run by replay, or the verdict is HALT)."""
+
+    def __init__(self, guard: Guard, max_runs: int = 10_000) -> None:
+        self.guard = guard
+        self.name = str(getattr(guard, "name", "guard"))
+        self._copies: RunMemory[Any] = RunMemory(lambda: fresh_copy(guard), max_runs)
+
+    def __repr__(self) -> str:
+        return f"PerRunCopy({self.guard!r})"
+
+    def copy_for(self, run_id: str) -> Any:
+        return self._copies.get(run_id)
+
+    def check(self, context: Context, proposal: Any) -> Verdict:
+        return run_guard(self._copies.get(context.run_id), context, proposal)
+
+    def end_run(self, run_id: str) -> None:
+        self._copies.end_run(run_id)
 
 
 def load_guards(settings: Any = None) -> ServiceGuards:
@@ -293,8 +297,8 @@ class GuardSource:
         self.last_error: str | None = None
         self._lock = threading.Lock()
 
-    def _stamps(self) -> tuple:
-        out = []
+    def _stamps(self) -> tuple[tuple[str, int | None, int | None], ...]:
+        out: list[tuple[str, int | None, int | None]] = []
         for f in self.files:
             try:
                 st = os.stat(f)

@@ -25,7 +25,7 @@ try:  # pragma: no cover - depends on the environment
 
     HAVE_ORJSON = True
 except ImportError:  # pragma: no cover
-    _orjson = None
+    _orjson = None  # type: ignore[assignment]
     HAVE_ORJSON = False
 
 

@@ -107,17 +107,24 @@ class IngestRequest(_Strict):
 
 
 class VerdictOut(BaseModel):
-    """A verdict as answered; it is already in the audit store under ``decision_id``."""
+    """A verdict as answered (what the client must do, after the enforcement strategy); it is already in
+    the audit store under ``decision_id``."""
 
     decision_id: str
     run_id: str
-    decision: str = Field(description="ALLOW, MODIFY, RECOVER, REJECT, ESCALATE or HALT")
+    decision: str = Field(description="ALLOW (run the call), MODIFY or RECOVER (run `action` instead), REJECT "
+                                      "(do not run it; the run goes on), ESCALATE (ask a human: POST "
+                                      "/v1/approvals) or HALT (the run stops)")
     allowed: bool
     reason: str
     guard: str
     numbers: dict[str, float] = Field(default_factory=dict)
     action: Any = None
     step: Optional[int] = None
+    execute: Optional[bool] = Field(default=None, description="the call (or `action`) may run")
+    stop: Optional[bool] = Field(default=None, description="the run is halted: every later input is HALT")
+    message: str = Field(default="", description="text for the agent (a refusal to re-plan around, an alert)")
+    verdicts: list[dict[str, Any]] = Field(default_factory=list, description="every guard's own verdict")
 
 
 class IngestResponse(BaseModel):

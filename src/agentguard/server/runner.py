@@ -59,7 +59,7 @@ def uvicorn_config(settings: ServerSettings, app: Any = "agentguard.server.app:a
                          h11_max_incomplete_event_size=settings.max_header_bytes,
                          timeout_graceful_shutdown=max(1, int(settings.graceful_shutdown_s)), backlog=2048,
                          **kwargs)
-    cfg.agentguard_limits = Limits(header_timeout_s=settings.header_timeout_s,
+    cfg.agentguard_limits = Limits(header_timeout_s=settings.header_timeout_s,  # type: ignore[attr-defined]
                                    max_header_bytes=settings.max_header_bytes,
                                    max_connections=settings.max_connections)
     return cfg

@@ -1,29 +1,36 @@
-"""Per-run state kept server-side, with expiry.
+"""Per-run state of the service: the core's :class:`~agentguard.core.pipeline.RunState` in the core's
+:class:`~agentguard.core.runs.RunMemory` (one home), and one lock per run id.
 
-A run's state is the trace so far (the steps fed to ``/v1/runs/{run_id}/steps``), the risk series the
-proactive guard produced and the signal series the monitor saw. It lives in the process's memory as
-a cache; the steps themselves are also in the audit store, so a replica (or worker) that has not
-seen a run rebuilds its trace from the store (the store is the source of truth; replicas stay
-stateless).
+A run's state (its step trace, latched HALT, enforcement-strategy counters) lives in ONE
+:class:`ServiceRuns` memory shared by the service's pipelines (check, step, signal). It is a cache of
+the audit store: every decided input is stored in order (``inputs`` table, with the state after it),
+so a run this process does not hold (new here, moved on by another replica, let go for capacity) is
+rebuilt from the store, never treated as new (:meth:`agentguard.server.service.Service.state`).
 
-Expiry: a run idle for more than ``ttl_s`` seconds is expired: its memory is freed, and a later step
-or signal for it is refused (410 Gone) so a client cannot silently continue a run whose context was
-dropped. The decision is made from the last activity time, which the store also knows, so every
-replica agrees.
+Expiry: a run idle for more than ``ttl_s`` seconds leaves the memory; a later request for it is refused
+(410 Gone, :class:`RunExpired`) so a client cannot silently continue a run whose context was dropped.
+A run that left for capacity is rebuilt from the store.
+
+Locks: :class:`RunLocks` hands out one ``asyncio.Lock`` per run id, held by every request of that run
+from before its state is read until its decision is stored; the lock does not live in the state (which
+a rebuild replaces), so two requests of one run never hold different locks.
 """
 
 from __future__ import annotations
 
-import threading
+import asyncio
+import contextlib
 import time
-from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import Any, Callable
+import weakref
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable, Hashable
 
 from ..core.errors import AgentGuardError
+from ..core.pipeline import RunState
+from ..core.runs import RunMemory
 from ..core.types import Trace
 
-__all__ = ["RunExpired", "RunRegistry", "RunState"]
+__all__ = ["RunExpired", "RunLocks", "ServiceRun", "ServiceRuns"]
 
 
 class RunExpired(AgentGuardError):
@@ -31,129 +38,81 @@ class RunExpired(AgentGuardError):
 
 
 @dataclass
-class RunState:
-    run_id: str
-    trace: Trace
-    created: float = field(default_factory=time.time)
-    last_seen: float = field(default_factory=time.time)
-    risk: list[dict[str, Any]] = field(default_factory=list)
-    signals: list[dict[str, Any]] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    extra: dict[str, Any] = field(default_factory=dict)
+class ServiceRun(RunState):
+    """A run's state in the service: the core RunState plus what ties it to the store.
+
+    ``stored``: how many of the run's inputs (rows of the ``inputs`` table) this state reflects;
+    ``gen``: the generation of the guards whose per-run memory was brought up to date (a hot reload
+    starts a new generation and the run is replayed into the new guards); ``last``: the time of the
+    run's last stored input."""
+
+    stored: int = 0
+    gen: int = -1
+    last: float = 0.0
+
+    @property
+    def trace(self) -> Trace:
+        """The run's steps so far (``context.trace``)."""
+        return self.context.trace
 
 
-class RunRegistry:
-    """Run states keyed by run id, expiring after ``ttl_s`` idle seconds; at most ``max_runs`` kept.
+def _no_factory() -> ServiceRun:  # runs are created by the service (new or rebuilt), never by get()
+    raise AgentGuardError("a service run is created by Service.state, not by the memory")
 
-    ``clock`` is injectable for tests; ``on_drop(state)`` is called (outside the lock) for every run
-    state that leaves the registry.
-    """
 
-    def __init__(self, ttl_s: float = 3600.0, *, max_runs: int = 100_000,
-                 clock: Callable[[], float] = time.time, tombstones: int = 100_000,
-                 on_drop: Callable[[RunState], None] | None = None) -> None:
-        self.on_drop = on_drop
-        self.ttl_s = float(ttl_s)
-        self.max_runs = max_runs
-        self.clock = clock
-        self._runs: "OrderedDict[str, RunState]" = OrderedDict()
-        self._expired: "OrderedDict[str, float]" = OrderedDict()
-        self._tombstones = tombstones
-        self._lock = threading.Lock()
+class ServiceRuns(RunMemory[ServiceRun]):
+    """The service's run memory: a :class:`~agentguard.core.runs.RunMemory` (``max_runs``, ``ttl_s``,
+    tombstones, ``on_drop``) that also says why a run left (expiry or capacity)."""
+
+    def __init__(self, ttl_s: float = 3600.0, *, max_runs: int = 100_000, clock: Callable[[], float] = time.time,
+                 on_drop: Callable[[Hashable, ServiceRun], None] | None = None) -> None:
+        super().__init__(_no_factory, max_runs, ttl_s=ttl_s, on_drop=on_drop, clock=clock)
         self.expired_total = 0
 
-    def __len__(self) -> int:
-        return len(self._runs)
+    def _bury(self, run_id: Hashable, why: str) -> None:
+        super()._bury(run_id, why)
+        if why.startswith("expired"):
+            self.expired_total += 1
 
-    def __contains__(self, run_id: str) -> bool:
-        return run_id in self._runs
-
-    def sweep(self) -> int:
-        """Drop every run idle for longer than the expiry; returns how many were dropped."""
-        now = self.clock()
-        gone: list[RunState] = []
+    def gone_why(self, run_id: Hashable) -> str | None:
+        """Why ``run_id`` left (``"expired ..."`` or ``"evicted (capacity)"``), None if it did not."""
         with self._lock:
-            # _runs is kept in last-seen order (move_to_end on touch), so expired ones are at the front.
-            while self._runs:
-                run_id, st = next(iter(self._runs.items()))
-                if now - st.last_seen <= self.ttl_s:
-                    break
-                self._runs.popitem(last=False)
-                self._mark_expired(run_id, st.last_seen)
-                gone.append(st)
-        self._dropped(gone)
-        return len(gone)
+            return self._gone.get(run_id)
 
-    def _dropped(self, states: list[RunState]) -> None:
-        if self.on_drop is None:
-            return
-        for st in states:
-            try:
-                self.on_drop(st)
-            except Exception:  # noqa: BLE001 - cleanup must not fail a request
-                pass
-
-    def _mark_expired(self, run_id: str, last_seen: float) -> None:
-        self._expired[run_id] = last_seen
-        self._expired.move_to_end(run_id)
-        while len(self._expired) > self._tombstones:
-            self._expired.popitem(last=False)
-        self.expired_total += 1
-
-    def get(self, run_id: str, *, rebuild: Callable[[str], tuple[Trace, float] | None] | None = None) -> RunState:
-        """The state of ``run_id``, created if new, rebuilt with ``rebuild`` if another process saw it.
-
-        ``rebuild(run_id)`` returns ``(trace, last_activity_time)`` from the store, or None.
-        Raises :class:`RunExpired` for a run idle longer than the expiry.
-        """
-        self.sweep()
-        now = self.clock()
-        with self._lock:
-            st = self._runs.get(run_id)
-            if st is not None:
-                st.last_seen = now
-                self._runs.move_to_end(run_id)
-                return st
-            if run_id in self._expired:
-                raise RunExpired(f"run {run_id} expired after {self.ttl_s:g}s without activity; start a new run id")
-        rebuilt = rebuild(run_id) if rebuild is not None else None
-        evicted: list[RunState] = []
+    def held(self, run_id: Hashable) -> ServiceRun | None:
+        """The state of ``run_id`` if held (touched: it counts as used now), else None; expires idle runs."""
+        dropped: list[tuple[Hashable, ServiceRun]] = []
         try:
-            return self._create(run_id, rebuilt, now, evicted)
+            with self._lock:
+                self._expire(dropped)
+                if run_id not in self._runs:
+                    return None
+                self._touch(run_id)
+                return self._runs[run_id]
         finally:
-            self._dropped(evicted)
+            self._dropped(dropped)
 
-    def _create(self, run_id: str, rebuilt: tuple[Trace, float] | None, now: float,
-                evicted: list[RunState]) -> RunState:
-        with self._lock:
-            st = self._runs.get(run_id)
-            if st is not None:  # another request created it meanwhile
-                return st
-            if rebuilt is not None:
-                trace, last = rebuilt
-                if now - last > self.ttl_s:
-                    self._mark_expired(run_id, last)
-                    raise RunExpired(
-                        f"run {run_id} expired after {self.ttl_s:g}s without activity; start a new run id")
-                st = RunState(run_id, trace, created=now, last_seen=now)
-            else:
-                st = RunState(run_id, Trace(run_id=run_id), created=now, last_seen=now)
-            self._runs[run_id] = st
-            while len(self._runs) > self.max_runs:
-                old_id, old = self._runs.popitem(last=False)
-                self._mark_expired(old_id, old.last_seen)
-                evicted.append(old)
-            return st
+    def states(self) -> list[ServiceRun]:
+        return self.values()
 
-    def forget(self, run_id: str) -> None:
-        """Drop a run's cached state without marking it expired (it will be rebuilt from the store)."""
-        with self._lock:
-            st = self._runs.pop(run_id, None)
-        if st is not None:
-            self._dropped([st])
 
-    def peek(self, run_id: str) -> RunState | None:
-        return self._runs.get(run_id)
+class RunLocks:
+    """One ``asyncio.Lock`` per run id: every request of a run holds it from before the run's state is read
+    until its decision is stored. A lock lives as long as a request holds or waits for it (weakly kept
+    otherwise), so concurrent requests of one run always share the same lock object."""
 
-    def states(self) -> list[RunState]:
-        return list(self._runs.values())
+    def __init__(self) -> None:
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def get(self, run_id: str) -> asyncio.Lock:
+        lk = self._locks.get(run_id)
+        if lk is None:
+            lk = asyncio.Lock()
+            self._locks[run_id] = lk
+        return lk
+
+    @contextlib.asynccontextmanager
+    async def hold(self, run_id: str) -> AsyncIterator[Any]:
+        lk = self.get(run_id)  # a strong reference while this request waits and holds it
+        async with lk:
+            yield lk

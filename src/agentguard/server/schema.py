@@ -6,15 +6,18 @@ compares the migrated database against this metadata so the two cannot drift apa
 ``decisions``: one row per verdict the service returned (time, run id, endpoint kind, guard, SHA-256
 digest of the canonical input, decision, reason, numbers as JSON, version of the guard files in
 force). ``steps``: the steps fed to
-``/v1/runs/{run_id}/steps`` (their JSON), so any replica can rebuild a run's state and the
-dashboard can draw it.
+``/v1/runs/{run_id}/steps`` (their JSON), so the dashboard can draw a run. ``inputs`` (migration 0003):
+every decided input of a run in one sequence (``idx`` 0, 1, 2, ... over checks, steps, signals and
+approvals), with the run's enforcement state after it, so any replica (or a process that had to let
+the run go) rebuilds the run exactly; ``(run_id, idx)`` is unique, so two replicas can never both
+decide the run's next input from the same state (the loser's write fails and it rebuilds).
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["decisions", "metadata", "steps"]
+__all__ = ["decisions", "inputs", "metadata", "steps"]
 
 metadata = sa.MetaData()
 
@@ -46,4 +49,17 @@ steps = sa.Table(
     sa.Column("decision_id", sa.String(32), nullable=False),
     sa.Column("payload", sa.Text(), nullable=False),
     sa.UniqueConstraint("run_id", "idx", name="uq_steps_run_idx"),
+)
+
+inputs = sa.Table(
+    "inputs",
+    metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(128), nullable=False),
+    sa.Column("idx", sa.Integer(), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("ts", sa.Float(), nullable=False),
+    sa.Column("decision_id", sa.String(32), nullable=False),
+    sa.Column("payload", sa.Text(), nullable=False),
+    sa.UniqueConstraint("run_id", "idx", name="uq_inputs_run_idx"),
 )

@@ -1,27 +1,42 @@
-"""What every route of the service shares: its stores, its guards, and the decide-audit-answer path.
+"""What every route of the service shares: its stores, its guards, and the one decision path.
 
-:class:`Service` holds the settings, the guard source, the audit and trace stores, the run registry
-and the metrics of one application, plus the steps every decision endpoint takes: parse the body,
-ask the guard (fail closed), write the audit record, and only then answer.
+:class:`Service` holds the settings, the guard source, the audit and trace stores, the run memory and
+the metrics of one application. Every decision endpoint (``/v1/check``, ``/v1/runs/{id}/steps``,
+``/v1/runs/{id}/signals``, ``/v1/approvals``) goes through the core
+:class:`~agentguard.core.pipeline.Pipeline` (one per guard kind, all sharing ONE run memory): it
+converts the input, decides fail-closed, enforces (the ``strategy`` of the service settings, else of
+the stack, else of the policy that decided; :mod:`agentguard.core.strategies`), audits (the audit store
+is the sink: a failed write answers 503 and no verdict) and keeps the run's state (latched HALT,
+strategy counters, step trace).
 
-Per-run memory: the service shares ONE instance of each guard across all runs and passes the run id
-in ``Context.run_id``; a stateful guard keeps its per-run state in an
-:class:`agentguard.core.RunMemory` keyed by it. When a run ends (it expires, is evicted, or its
-cached state is dropped because another replica moved it on) the service calls ``end_run(run_id)``
-on every guard inside the stack that has one (:func:`agentguard.core.runs.end_run`), and when a
-process meets a run it has not seen (or a hot reload swaps the guards) it replays the run's earlier
-inputs into the guard so its state is the same as if it had seen them.
+The order of one request, :meth:`Service.decide`:
 
-Fallback for third-party guards: a guard that keeps per-sequence state in itself (it has a
-``reset()`` method) but has no ``end_run`` cannot be shared across runs. Such a guard gets a per-run
-deep copy, reset and replayed, as before (:func:`.guards.needs_copy`). Guards with ``end_run`` (all
-shipped ones, once converted) are never copied.
+1. take the run's lock (:class:`~.runs.RunLocks`: one lock per run id, not inside the state, so two
+   requests of one run never race however its state is replaced);
+2. under it, bring the run's state up to date with the store (:meth:`Service.state`): a run this
+   process does not hold, or whose stored input count differs (another replica decided some), or whose
+   guards were hot-reloaded, is rebuilt: every guard forgets the run, the stored inputs are replayed
+   into the guards (their per-run memory) and the run's enforcement state is restored from the last
+   stored input (latched HALT, halted tools, re-planning rounds). An idle-expired run is 410; a run let
+   go for capacity is rebuilt, never treated as new;
+3. decide through the pipeline; its audit record and the run's next input row (``inputs`` table,
+   ``(run_id, idx)`` unique) commit in one transaction before the answer;
+4. a failed write leaves no trace in memory (the state is dropped and rebuilt next time); a write that
+   lost the race for the run's next index (another replica decided it first) is decided again on the
+   rebuilt state (a few times, then 409).
+
+A guard that let the run go from its own bounded memory (the threshold monitor holds 10,000 runs)
+raises :class:`~agentguard.core.runs.RunEvicted`: the service replays the run's stored inputs into it
+and asks again (:class:`Replaying`); only if that fails is the answer the fail-closed HALT, never ALLOW.
+
+A third-party guard that keeps per-sequence state in itself (``reset()``, no ``end_run``) gets a per-run
+copy (:class:`~.guards.PerRunCopy`); every guard with ``end_run`` is shared across runs.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any, Mapping
 
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
@@ -29,21 +44,31 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from ..core.audit import AuditRecord
+from ..core.enforcement import Outcome
 from ..core.errors import InputError
-from ..core.guard import arun_guard
+from ..core.guard import GuardStack, run_guard
+from ..core.pipeline import RESERVED_KEYS, RunState, call_key
 from ..core.runs import end_run
+from ..core.strategies import strategy as strategy_by_name
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, input_digest, new_decision_id
+from .deciding import (CALL, Call, Pipes, Replaying, ServicePipeline, StoreSink, conflict, proposal_of, restore,
+                       snapshot, state_of, to_step)
 from .gate import JSONResponse, error
-from .guards import GuardSource, fresh_copy, needs_copy, valid_run_id
+from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
 from .jsonutil import RequestJSONError, loads_request
 from .metrics import Metrics
-from .models import StepIn
-from .runs import RunRegistry, RunState
+from .outcomes import answered
+from .runs import RunExpired, RunLocks, ServiceRun, ServiceRuns
 from .settings import ServerSettings
 from .traces import TraceStore
 
-__all__ = ["Service", "to_step", "validation_response"]
+__all__ = ["KINDS", "Replaying", "Service", "ServicePipeline", "answered", "to_step", "validation_response"]
+
+#: the guard kinds, one pipeline each: ``check`` (POST /v1/check and approvals), ``step``, ``signal``
+KINDS = ("check", "step", "signal")
+#: how many times a decision that lost the race for the run's next stored index is decided again
+CONFLICT_RETRIES = 8
 
 
 def validation_response(errors: list[dict[str, Any]]) -> JSONResponse:
@@ -62,29 +87,24 @@ def validation_response(errors: list[dict[str, Any]]) -> JSONResponse:
     return error(422, "invalid request: " + "; ".join(parts) + more, clean)
 
 
-def to_step(s: StepIn) -> Step:
-    """A validated step body as a core :class:`~agentguard.core.Step` (tool-call actions as ToolCall)."""
-    action: Any = s.action
-    if action is not None and not isinstance(action, str):
-        action = ToolCall(action.name, action.arguments, action.call_id)
-    return Step(state=s.state, action=action, observation=s.observation, output=s.output,
-                signals=dict(s.signals), time=s.time if s.time is not None else time.time())
-
-
 def check_run_id(run_id: str) -> None:
     if not valid_run_id(run_id):
         raise InputError(f"invalid run id {run_id[:40]!r}: use 1-128 characters from A-Z a-z 0-9 _ . : -")
 
 
 class Service:
-    """The state of one application and the decide -> audit -> answer path its routes share."""
+    """The state of one application and the one decision path its routes share."""
 
     def __init__(self, settings: ServerSettings, source: GuardSource, store: AuditStore) -> None:
         self.settings = settings
         self.source = source
         self.store = store
         self.traces = TraceStore(settings.traces_dir)
-        self.runs = RunRegistry(settings.run_ttl_s, on_drop=self._on_drop)
+        self.runs = ServiceRuns(settings.run_ttl_s, max_runs=settings.max_runs, on_drop=self._on_drop)
+        self.locks = RunLocks()
+        self.sink = StoreSink(store)
+        self._pipes: Pipes | None = None
+        self._gen = 0
         self.metrics = Metrics()
         g = self.metrics.gauges
         g["agentguard_active_runs"] = lambda: len(self.runs)
@@ -93,9 +113,9 @@ class Service:
         g["agentguard_audit_records_total"] = lambda: store.stats["records"]
         g["agentguard_guard_reloads_total"] = lambda: source.reloads
 
-    # -- parsing and deciding ---------------------------------------------------------------------
+    # -- parsing ----------------------------------------------------------------------------------
     @staticmethod
-    def parse(model: type, raw: bytes) -> Any:
+    def parse(model: Any, raw: bytes) -> Any:
         if not raw:
             raise RequestValidationError([{"type": "json_invalid", "loc": ("body",), "msg": "empty body",
                                            "ctx": {"error": "empty body"}}])
@@ -109,124 +129,258 @@ class Service:
         except ValidationError as exc:
             raise RequestValidationError(exc.errors(include_url=False, include_input=False)) from None
 
-    @staticmethod
-    async def decide(guard: Any, context: Context, proposal: Any) -> Verdict:
-        """The guard's verdict under the one fail-closed rule (:func:`agentguard.core.guard.arun_guard`):
-        anything it raises, SystemExit included, is a HALT and the service keeps answering."""
-        return await arun_guard(guard, context, proposal)
+    # -- pipelines --------------------------------------------------------------------------------
+    def _enforcement(self, guard: Any) -> Any:
+        """The service-wide strategy (``strategy`` in the settings), else the stack's own ``strategy`` (a
+        name or an Enforcement), else None: the strategy of the guard that decided (a policy table's
+        ``strategy = "CRP+TEH"``), or the Default."""
+        name = getattr(self.settings, "strategy", None)
+        if name:
+            return strategy_by_name(name)
+        own = getattr(guard, "strategy", None) if isinstance(guard, GuardStack) else None
+        if isinstance(own, str) and own:
+            return strategy_by_name(own)
+        return own if own is not None and callable(getattr(own, "apply", None)) else None
 
-    async def audit_and_answer(self, run_id: str, kind: str, digest_input: Any, v: Verdict,
-                               step: dict[str, Any] | None = None,
-                               extra_numbers: dict[str, float] | None = None) -> tuple[Response, str]:
-        """Write the verdict's audit record, then answer; 503 (no verdict) when the write fails."""
+    def pipelines(self) -> Pipes:
+        """The pipelines of the guards in force (rebuilt when a hot reload swapped them)."""
+        g = self.source.get()
+        p = self._pipes
+        if p is not None and p.guards is g:
+            return p
+        self._gen += 1
+        raw: dict[str, Any] = {}
+        pipes: dict[str, ServicePipeline] = {}
+        for kind, base in (("check", g.tool), ("step", g.step), ("signal", g.signal)):
+            guard = PerRunCopy(base) if needs_copy(base) else base
+            raw[kind] = guard
+            pipes[kind] = ServicePipeline(self, Replaying(guard, kind, self), enforcement=self._enforcement(base),
+                                          audit=self.sink, runs=self.runs, adapter="service",
+                                          state_fn=state_of)
+        self._pipes = Pipes(g, self._gen, raw, pipes)
+        return self._pipes
+
+    def _on_drop(self, run_id: Any, st: ServiceRun) -> None:
+        """A run left the memory (expired, evicted, ended): every guard in force forgets it."""
+        p = self._pipes
+        if p is not None:
+            for g in p.raw.values():
+                end_run(g, run_id)
+
+    # -- runs ---------------------------------------------------------------------------------------
+    def state(self, run_id: str, pipes: Pipes, expire: bool = True) -> ServiceRun:
+        """The run's state, up to date with the store (call under the run's lock, in a worker thread).
+        Raises :class:`~.runs.RunExpired` for a run idle longer than the expiry (with ``expire``: steps and
+        signals; a tool check of an idle run is decided on the run rebuilt from the store, so a client that
+        never names a run keeps its ``default`` run, latched HALT included)."""
+        n, last = self.store.run_input_count(run_id)
+        st = self.runs.held(run_id)
+        if st is not None and st.stored == n and st.gen == pipes.gen:
+            return st
+        if st is None and expire:
+            why = self.runs.gone_why(run_id)
+            if why is not None and why.startswith("expired"):
+                raise RunExpired(f"run {run_id} expired after {self.settings.run_ttl_s:g}s without activity; "
+                                 "start a new run id")
+        if expire and n and last is not None and time.time() - float(last) > self.settings.run_ttl_s:
+            raise RunExpired(f"run {run_id} expired after {self.settings.run_ttl_s:g}s without activity; "
+                             "start a new run id")
+        return self.rebuild(run_id, pipes)
+
+    def rebuild(self, run_id: str, pipes: Pipes) -> ServiceRun:
+        """The run rebuilt from the store: every guard forgets it, its stored inputs are replayed into the
+        guards in order (their per-run memory), its step trace is rebuilt and its enforcement state
+        (latched HALT, halted tools, re-planning rounds) restored from the last stored input."""
+        rows = self.store.run_inputs(run_id)
+        for g in pipes.raw.values():
+            end_run(g, run_id)
+        st = ServiceRun(Context(run_id=run_id, trace=Trace(run_id=run_id), metadata={"adapter": "service"}),
+                        gen=pipes.gen)
+        if not rows:  # a run stored before the inputs table existed: its steps
+            rows = [{"kind": "step", "payload": {"input": {"step": r["payload"]}}, "ts": r["ts"]}
+                    for r in self.store.run_steps(run_id)]
+            st.stored = 0
+        else:
+            st.stored = len(rows)
+        self._replay(pipes.raw, run_id, rows, st.context.trace)
+        if rows:
+            st.last = float(rows[-1]["ts"])
+            restore(st, rows[-1]["payload"].get("state") or {})
+        self.runs.set(run_id, st)
+        return st
+
+    @staticmethod
+    def _replay(guards: Mapping[str, Any], run_id: str, rows: list[dict[str, Any]], trace: Trace) -> None:
+        """Feed the stored inputs ``rows`` in order to the guards of their kind (``guards``; an approval
+        has none), growing ``trace`` with the steps."""
+        for r in rows:
+            kind = r["kind"]
+            if kind not in KINDS:
+                continue
+            try:
+                proposal, facts = proposal_of(kind, r["payload"]["input"])
+            except Exception:  # noqa: BLE001 - unreadable stored input: nothing to replay
+                continue
+            g = guards.get(kind)
+            if g is not None:
+                ctx = Context(run_id=run_id, trace=trace, state=state_of(None, proposal), metadata=facts)
+                run_guard(g, ctx, proposal)  # fail-closed; only the guard's memory matters here
+            if kind == "step":
+                trace.append(proposal)
+
+    def replay_guard(self, kind: str, guard: Any, run_id: str) -> None:
+        """Bring one guard's memory of ``run_id`` up to date (it let the run go): forget, then replay the
+        run's stored inputs of that kind (called under the run's lock)."""
+        end_run(guard, run_id)
+        self._replay({kind: guard}, run_id, self.store.run_inputs(run_id), Trace(run_id=run_id))
+
+    # -- deciding -----------------------------------------------------------------------------------
+    def audit_record(self, call: Call, out: Outcome) -> AuditRecord:
+        """The audit record of ``out`` (the answered decision and reason; the guard's numbers) and the
+        run's input row with its state after the decision."""
+        v = out.verdict or Verdict(Decision.HALT, "no verdict")
+        decision, reason = answered(out)
         numbers: dict[str, float] = {}
         for k, x in v.numbers.items():
             try:
                 numbers[str(k)] = float(x)
             except (TypeError, ValueError):
                 continue
-        stored = {**numbers, **extra_numbers} if extra_numbers else numbers
-        rec = AuditRecord(time=time.time(), run_id=run_id, decision=v.decision.name, reason=v.reason,
-                          guard=v.guard or "?", numbers=stored, decision_id=new_decision_id(), kind=kind,
-                          input_digest=input_digest(digest_input), guard_version=self.source.version)
+        call.extra["numbers"] = dict(numbers)
+        if call.extra_numbers:
+            numbers.update(call.extra_numbers)
+        guard = v.guard or "?"
+        did = new_decision_id()
+        if call.approval is not None:
+            a = call.approval
+            said = "approved" if a["approved"] else "refused"
+            guard = f"human:{a['approver']}"
+            did = a["id"]
+            human = f"{said} by {a['approver']} (escalation {a['decision_id']}: {a['reason']})"
+            expect = Decision.ALLOW if a["approved"] else Decision.REJECT
+            reason = human if decision is expect else f"{human}; {decision.name}: {reason}"
+        call.answer = (decision, reason)
+        inp: dict[str, Any] = {"input": call.payload, "state": snapshot(call.st), "decision": decision.name}
+        if out.ask:
+            inp["verdict"] = v.to_dict()
+        call.inp = {"idx": call.st.stored, "kind": call.kind, "payload": inp}
+        call.record = AuditRecord(time=time.time(), run_id=call.st.run_id, decision=decision.name, reason=reason,
+                                  guard=guard, numbers=numbers, decision_id=did, kind=call.kind,
+                                  input_digest=input_digest(call.digest_input), guard_version=self.source.version)
+        return call.record
+
+    async def decide(self, kind: str, run_id: str, proposal: Any, payload: dict[str, Any], digest_input: Any,
+                     *, step: dict[str, Any] | None = None, extra_numbers: dict[str, float] | None = None,
+                     facts: Mapping[str, Any] | None = None) -> Response:
+        """Decide ``proposal`` for ``run_id`` through the ``kind`` pipeline and answer (see the module doc)."""
         try:
-            await self.store.arecord(rec, step)
-        except Exception as exc:
-            from sqlalchemy.exc import IntegrityError
+            check_run_id(run_id)
+        except InputError as exc:
+            return error(400, str(exc))
+        async with self.locks.hold(run_id):
+            for _attempt in range(CONFLICT_RETRIES):
+                try:
+                    pipes = self.pipelines()
+                    st = await run_in_threadpool(self.state, run_id, pipes, kind != "check")
+                except RunExpired as exc:
+                    return error(410, str(exc))
+                row = None if step is None else {"idx": len(st.context.trace), "payload": step}
+                call = Call(kind, st, payload, digest_input, step=row, extra_numbers=extra_numbers)
+                self._facts(st, facts)
+                token = CALL.set(call)
+                try:
+                    out = await pipes.pipes[kind].adecide(st, proposal, kind=kind)
+                finally:
+                    CALL.reset(token)
+                if call.record is not None and call.error is None and "audit_error" not in out.extra:
+                    self._committed(call, proposal)
+                    return self.answer(call, out)
+                self.runs.end_run(run_id)  # its state moved on without a stored decision: rebuild next time
+                if not conflict(call.error):
+                    return self._unavailable(call)
+            return error(409, f"run {run_id} is decided concurrently by another replica; retry")
 
-            if isinstance(exc, IntegrityError) and step is not None:
-                return error(409, f"step {step['idx']} of run {run_id} was recorded concurrently; retry"), ""
-            return error(503, f"audit store unavailable, no verdict given: {type(exc).__name__}"), ""
-        self.metrics.decision(kind, v.decision.name)
+    async def approve(self, run_id: str, decision_id: str, call: ToolCall, approved: bool, approver: str,
+                      escalated: Mapping[str, Any], approval_id: str) -> Response:
+        """A human's answer to the ESCALATE ``decision_id`` of exactly ``call``, through the check
+        pipeline's :meth:`~agentguard.core.pipeline.Pipeline.aresolve`: only an approval runs the call,
+        only an ESCALATE can be approved (a refusal dominates an escalation when guards combine, so a
+        refused call never reaches here), a halted run stays halted, a refusal goes through the strategy."""
+        async with self.locks.hold(run_id):
+            for _attempt in range(CONFLICT_RETRIES):
+                try:
+                    pipes = self.pipelines()
+                    st = await run_in_threadpool(self.state, run_id, pipes, False)
+                except RunExpired as exc:
+                    return error(410, str(exc))
+                if await run_in_threadpool(self.store.decision, approval_id) is not None:
+                    return error(409, f"decision {decision_id} was already answered")
+                inp = await run_in_threadpool(self.store.run_input, decision_id)
+                vd = ((inp or {}).get("payload") or {}).get("verdict") or {}
+                trail = list((vd.get("details") or {}).get("verdicts") or ([vd] if vd else []))
+                verdict = Verdict(Decision.ESCALATE, str(escalated["reason"]), str(escalated["guard"]),
+                                  dict(escalated.get("numbers") or {}), details={"verdicts": trail})
+                asked = Outcome(False, None, message=verdict.reason, verdict=verdict, ask=True, proposal=call,
+                                run_id=run_id, key=call_key(call))
+                digest = {"run_id": run_id, "tool_call": call.to_dict()}
+                c = Call("approval", st, {"decision_id": decision_id, "approved": approved, "approver": approver},
+                          digest, approval={"id": approval_id, "decision_id": decision_id, "approved": approved,
+                                            "approver": approver, "reason": escalated["reason"]})
+                token = CALL.set(c)
+                try:
+                    out = await pipes.pipes["check"].aresolve(asked, approved, approver=approver)
+                    if c.record is None and c.error is None:  # answered without auditing (a halted run)
+                        out = await pipes.pipes["check"]._awrite(st, out, "approval")
+                finally:
+                    CALL.reset(token)
+                if c.record is not None and c.error is None and "audit_error" not in out.extra:
+                    self._committed(c, None)
+                    return self.answer(c, out)
+                self.runs.end_run(run_id)
+                if not conflict(c.error):
+                    return self._unavailable(c)
+                if await run_in_threadpool(self.store.decision, approval_id) is not None:
+                    return error(409, f"decision {decision_id} was already answered")
+            return error(409, f"run {run_id} is decided concurrently by another replica; retry")
+
+    @staticmethod
+    def _facts(st: RunState, facts: Mapping[str, Any] | None) -> None:
+        """This request's facts (``/v1/check``'s metadata) replace the previous request's; the keys the
+        pipeline and the strategies own stay."""
+        md = st.context.metadata
+        for k in [k for k in md if k not in RESERVED_KEYS]:
+            del md[k]
+        for k, v in (facts or {}).items():
+            if k not in RESERVED_KEYS:
+                md[k] = v
+
+    def _committed(self, call: Call, proposal: Any) -> None:
+        st = call.st
+        st.stored += 1
+        st.last = call.record.time if call.record is not None else time.time()
+        if call.kind == "step" and isinstance(proposal, Step):
+            st.context.trace.append(proposal)
+
+    def _unavailable(self, call: Call) -> Response:
+        exc = call.error
+        what = type(exc).__name__ if exc is not None else "no audit record"
+        return error(503, f"audit store unavailable, no verdict given: {what}")
+
+    def answer(self, call: Call, out: Outcome) -> JSONResponse:
+        rec = call.record
+        assert rec is not None
+        decision, reason = call.answer
+        self.metrics.decision(call.kind, decision.name)
+        v = out.verdict
         body: dict[str, Any] = {
-            "decision_id": rec.decision_id, "run_id": run_id, "decision": v.decision.name,
-            "allowed": v.decision is Decision.ALLOW, "reason": v.reason, "guard": rec.guard, "numbers": numbers,
+            "decision_id": rec.decision_id, "run_id": rec.run_id, "decision": decision.name,
+            "allowed": decision is Decision.ALLOW, "reason": reason, "guard": rec.guard,
+            "numbers": call.extra.get("numbers", {}), "execute": out.execute, "stop": out.stop,
+            "message": out.message,
+            "verdicts": list((v.details or {}).get("verdicts") or [v.to_dict()]) if v is not None else [],
         }
-        if v.action is not None:
-            body["action"] = v.action.to_dict() if hasattr(v.action, "to_dict") else v.action
-        if step is not None:
-            body["step"] = step["idx"]
-        return JSONResponse(body), rec.decision_id
-
-    # -- runs ---------------------------------------------------------------------------------------
-    def _rebuild(self, run_id: str) -> tuple[Trace, float] | None:
-        rows = self.store.run_steps(run_id)
-        if not rows:
-            return None
-        trace = Trace(run_id=run_id)
-        for r in rows:
-            trace.append(to_step(StepIn.model_validate(r["payload"])))
-        return trace, float(rows[-1]["ts"])
-
-    async def run_state(self, run_id: str) -> RunState:
-        """The run's state, rebuilt from the audit store when another worker/replica moved it on."""
-        check_run_id(run_id)
-        runs = self.runs
-        st = runs.peek(run_id)
-        n, _last = await run_in_threadpool(self.store.run_step_count, run_id)
-        if st is not None and len(st.trace) != n:
-            runs.forget(run_id)  # another worker/replica appended steps: rebuild from the store
-        if st is None or len(st.trace) != n:
-            if n:
-                rebuilt = await run_in_threadpool(self._rebuild, run_id)
-                return runs.get(run_id, rebuild=lambda _r: rebuilt)
-        return runs.get(run_id)
-
-    def signal_trace(self, run_id: str) -> Trace:
-        """The signals a run streamed so far, from the audit store (``signal:<name>`` numbers)."""
-        t = Trace(run_id=run_id)
-        for d in self.store.decisions(run_id=run_id, kind="signal", limit=1_000_000):
-            sig = {k[7:]: float(x) for k, x in d["numbers"].items() if k.startswith("signal:")}
-            if sig:
-                t.append(Step(signals=sig, time=d["ts"]))
-        return t
-
-    def run_guard(self, st: RunState, kind: str, base: Any, replay: Callable[[RunState, Any], None]) -> Any:
-        """The guard that decides for this run: ``base`` itself (shared; its per-run memory is keyed
-        by the run id), or a per-run copy for a stateful guard without ``end_run`` (fallback). The
-        first time a process uses a guard for a run (a new run, a run rebuilt from the store, a
-        hot-reloaded guard) the guard forgets any stale state of that run id and is brought up to date
-        by replaying the run's earlier inputs."""
-        key = f"{kind}_guard"
-        held = st.extra.get(key)
-        if held is not None and held[0] is base:
-            return held[1]
-        if needs_copy(base):
-            g = fresh_copy(base)
-        else:
-            g = base
-            end_run(g, st.run_id)
-        replay(st, g)
-        st.extra[key] = (base, g)
-        return g
-
-    def drop_guard(self, st: RunState, kind: str) -> None:
-        """Forget the run in the guard of ``kind`` (before its state is rebuilt)."""
-        held = st.extra.pop(f"{kind}_guard", None)
-        if held is not None and held[1] is held[0]:
-            end_run(held[1], st.run_id)
-
-    def _on_drop(self, st: RunState) -> None:
-        """A run left the registry (expired, evicted or forgotten): its guards forget it."""
-        for kind in ("step", "signal"):
-            self.drop_guard(st, kind)
-
-    @staticmethod
-    def replay_steps(st: RunState, g: Any) -> None:
-        prefix = Trace(run_id=st.run_id)
-        for s in st.trace.steps:
-            try:
-                g.check(Context(run_id=st.run_id, trace=prefix, state=s.state), s)
-            except Exception:  # noqa: BLE001 - it failed (closed) when first checked; replay only rebuilds state
-                pass
-            prefix.append(s)
-
-    @staticmethod
-    def replay_signals(st: RunState, g: Any) -> None:
-        prefix = Trace(run_id=st.run_id)
-        for s in st.extra.get("signal_trace", Trace()).steps:
-            try:
-                g.check(Context(run_id=st.run_id, trace=prefix), s)
-            except Exception:  # noqa: BLE001 - it failed (closed) when first checked; replay only rebuilds state
-                pass
-            prefix.append(s)
+        if decision in (Decision.MODIFY, Decision.RECOVER) and out.action is not None:
+            body["action"] = out.action.to_dict() if hasattr(out.action, "to_dict") else out.action
+        if call.step is not None:
+            body["step"] = call.step["idx"]
+        return JSONResponse(body)

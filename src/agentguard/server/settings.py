@@ -61,6 +61,11 @@ class ServerSettings:
         reload_s: check the files above for changes every this many seconds and hot-reload them
             (0 = never). A file that fails to load keeps the previous guards (fail safe) and is reported.
         monitor_threshold: threshold of the built-in signal monitor when no calibrated one is given.
+        strategy: the enforcement strategy of every decision (``TT``, ``AB``, ``TEH``, ``CRP``,
+            ``CRP+TEH``, ...; :func:`agentguard.core.strategies.strategy`); None = the stack's own, else
+            the deciding guard's (a policy's ``strategy``), else the default.
+        max_runs: runs held in memory (least recently used leave first and are rebuilt from the audit
+            store when they come back).
 
     Connection limits (per worker process; see :mod:`.protocol` and docs/server.md "Limits"):
         keep_alive_s: an idle keep-alive connection (no byte since its last response) is closed
@@ -93,6 +98,8 @@ class ServerSettings:
     calibration: str | None = None
     reload_s: float = 2.0
     monitor_threshold: float = 0.5
+    strategy: str | None = None
+    max_runs: int = 100_000
     log_level: str = "warning"
     keep_alive_s: float = 5.0
     header_timeout_s: float = 10.0
@@ -116,6 +123,12 @@ class ServerSettings:
             raise InputError(f"run_ttl_s must be positive, got {self.run_ttl_s}")
         if self.max_body_bytes < 1024:
             raise InputError(f"max_body_bytes must be at least 1024, got {self.max_body_bytes}")
+        if self.strategy is not None:
+            from ..core.strategies import strategy as _strategy
+
+            _strategy(self.strategy)  # an unknown name is an InputError naming the known ones
+        if not (isinstance(self.max_runs, int) and self.max_runs >= 1):
+            raise InputError(f"max_runs must be a positive integer, got {self.max_runs!r}")
         if self.workers < 1:
             raise InputError(f"workers must be >= 1, got {self.workers}")
         for name in ("keep_alive_s", "header_timeout_s", "body_timeout_s", "graceful_shutdown_s"):

@@ -52,7 +52,7 @@ def write_parquet(path: str | os.PathLike[str], traces: Iterable[Trace]) -> int:
         labels = _j(dict(t.labels))
         unsafe = t.labels.get("unsafe")
         unsafe = None if unsafe is None else bool(unsafe)
-        rows = list(enumerate(t.steps)) or [(-1, None)]
+        rows: list[tuple[int, Step | None]] = list(enumerate(t.steps)) or [(-1, None)]
         for i, s in rows:
             cols["run_id"].append(t.run_id)
             cols["labels"].append(labels)
@@ -126,7 +126,8 @@ def load_traces(directory: str | os.PathLike[str], *, run_ids: Sequence[str] | N
     Filters: ``run_ids`` (only those runs), ``unsafe`` (only runs with that label), ``limit`` (first n
     runs). Tool-call actions come back as :class:`~agentguard.core.ToolCall`.
     """
-    where, params = [], []
+    where: list[str] = []
+    params: list[Any] = []
     if run_ids is not None:
         if not run_ids:
             return []

@@ -7,23 +7,25 @@ and the tool call must be the one checked: the same input digest over run id, na
 id (else 409), so an approval cannot be moved to another call. The answer is recorded as a decision of
 kind ``approval`` (guard ``human:<approver>``, the reason naming the approver and the escalated
 decision) whose id is derived from the escalated one: each escalation is answered once, and a second
-answer (approve after reject, or the same approval replayed) is 409. The response is a verdict like
-``/v1/check``'s: ALLOW when approved (the caller runs exactly that call), REJECT otherwise.
+answer (approve after reject, or the same approval replayed) is 409. The answer goes through the check
+pipeline (:meth:`.service.Service.approve`, the core ``Pipeline.aresolve``): the response is a verdict
+like ``/v1/check``'s: ALLOW when approved (the caller runs exactly that call), REJECT (or what the
+enforcement strategy makes of a refusal) otherwise, HALT when the run was halted meanwhile. Only an
+ESCALATE can be approved, and a stack answers ESCALATE only when no guard refused (REJECT and HALT
+dominate ESCALATE), so a refused call can never be approved.
 """
 
 from __future__ import annotations
 
 import hashlib
-import time
 
 from fastapi import FastAPI, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from ...core.audit import AuditRecord
 from ...core.types import ToolCall
 from ..audit import input_digest
-from ..gate import JSONResponse, error
+from ..gate import error
 from ..models import ApprovalRequest, VerdictOut
 from ..service import Service
 from .common import body, err_responses
@@ -55,21 +57,5 @@ def register(app: FastAPI, svc: Service) -> None:
             return error(409, f"decision {req.decision_id} is not an ESCALATE of a tool call in run {req.run_id}")
         if row["input_digest"] != digest:
             return error(409, f"decision {req.decision_id} escalated another tool call than {req.tool_call.name}")
-        decided = "ALLOW" if req.approved else "REJECT"
-        reason = (f"{'approved' if req.approved else 'refused'} by {req.approver} "
-                  f"(escalation {req.decision_id}: {row['reason']})")
-        rec = AuditRecord(time=time.time(), run_id=req.run_id, decision=decided, reason=reason,
-                          guard=f"human:{req.approver}", numbers={}, decision_id=approval_id(req.decision_id),
-                          kind="approval", input_digest=digest, guard_version=svc.source.version)
-        try:
-            await svc.store.arecord(rec)
-        except Exception as exc:
-            from sqlalchemy.exc import IntegrityError
-
-            if isinstance(exc, IntegrityError):
-                return error(409, f"decision {req.decision_id} was already answered")
-            return error(503, f"audit store unavailable, no verdict given: {type(exc).__name__}")
-        svc.metrics.decision("approval", decided)
-
-        return JSONResponse({"decision_id": rec.decision_id, "run_id": req.run_id, "decision": decided,
-                             "allowed": req.approved, "reason": reason, "guard": rec.guard, "numbers": {}})
+        return await svc.approve(req.run_id, req.decision_id, ToolCall(tc.name, tc.arguments, tc.call_id),
+                                 req.approved, req.approver, row, approval_id(req.decision_id))

@@ -1,23 +1,22 @@
 """Decision endpoints: ``POST /v1/check``, ``POST /v1/runs/{run_id}/steps``, ``POST /v1/runs/{run_id}/signals``.
 
-Each parses its body, asks the guard in force (shared across runs; the run id is in the context),
-writes the audit record and only then answers (:meth:`.service.Service.audit_and_answer`).
+Each parses its body and hands the input to :meth:`.service.Service.decide`: under the run's lock, the
+run's state is brought up to date with the store, the core Pipeline of that guard kind decides
+(fail-closed, enforced, audited before the answer) and the answer says what the client must do.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Awaitable, Callable
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from ...core.types import Context, Step, ToolCall, Trace
+from ...core.types import Step, ToolCall
 from ..models import CheckRequest, SignalRequest, StepRequest, VerdictOut
-from ..service import Service, check_run_id, to_step, validation_response
+from ..service import Service, to_step, validation_response
 from .common import body, err_responses
 
 __all__ = ["register"]
@@ -39,56 +38,28 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes], Awaitable[Response
             return validation_response(list(exc.errors()))
         tc = req.tool_call
         call = ToolCall(tc.name, tc.arguments, tc.call_id)
-        ctx = Context(run_id=req.run_id, trace=Trace(run_id=req.run_id), metadata=req.metadata)
-        v = await svc.decide(svc.source.get().tool, ctx, call)
-        resp, _ = await svc.audit_and_answer(req.run_id, "check",
-                                             {"run_id": req.run_id, "tool_call": call.to_dict()}, v)
-        return resp
+        return await svc.decide("check", req.run_id, call, {"tool_call": call.to_dict(), "metadata": req.metadata},
+                                {"run_id": req.run_id, "tool_call": call.to_dict()}, facts=req.metadata)
 
     @app.post("/v1/runs/{run_id}/steps", tags=["guards"], response_model=VerdictOut, responses=err_responses(),
               summary="Feed one step of a run; get the proactive verdict", openapi_extra=body(StepRequest))
     async def step(run_id: str, request: Request) -> Response:
         req: StepRequest = svc.parse(StepRequest, await request.body())
-        st = await svc.run_state(run_id)
-        lock = st.extra.setdefault("alock", asyncio.Lock())
-        async with lock:
-            s = to_step(req)
-            idx = len(st.trace)
-            guard = svc.run_guard(st, "step", svc.source.get().step, svc.replay_steps)
-            v = await svc.decide(guard, Context(run_id=run_id, trace=st.trace, state=s.state), s)
-            payload = req.model_dump(mode="json")
-            payload["time"] = s.time
-            resp, did = await svc.audit_and_answer(run_id, "step", {"run_id": run_id, "idx": idx, "step": payload},
-                                                   v, step={"idx": idx, "payload": payload})
-            if did:
-                st.trace.append(s)
-                st.risk.append({"step": idx, "decision": v.decision.name, **{
-                    k: float(x) for k, x in v.numbers.items() if isinstance(x, (int, float))}})
-            return resp
+        s = to_step(req)
+        payload = req.model_dump(mode="json")
+        payload["time"] = s.time
+        return await svc.decide("step", run_id, s, {"step": payload}, {"run_id": run_id, "step": payload},
+                                step=payload)
 
     @app.post("/v1/runs/{run_id}/signals", tags=["guards"], response_model=VerdictOut,
               responses=err_responses(), summary="Stream signal values to the monitor",
               openapi_extra=body(SignalRequest))
     async def signals(run_id: str, request: Request) -> Response:
         req: SignalRequest = svc.parse(SignalRequest, await request.body())
-        check_run_id(run_id)
-        st = svc.runs.get(run_id)
-        lock = st.extra.setdefault("slock", asyncio.Lock())
-        async with lock:
-            n = await run_in_threadpool(svc.store.count_decisions, run_id, "signal")
-            if "signal_trace" not in st.extra or len(st.extra["signal_trace"].steps) != n:
-                # first signal in this process, or another worker/replica streamed some: rebuild
-                st.extra["signal_trace"] = await run_in_threadpool(svc.signal_trace, run_id)
-                svc.drop_guard(st, "signal")
-            strace: Trace = st.extra["signal_trace"]
-            s = Step(signals=dict(req.signals), time=req.time if req.time is not None else time.time())
-            guard = svc.run_guard(st, "signal", svc.source.get().signal, svc.replay_signals)
-            v = await svc.decide(guard, Context(run_id=run_id, trace=strace), s)
-            extra = {f"signal:{k}": float(x) for k, x in req.signals.items()}
-            resp, did = await svc.audit_and_answer(run_id, "signal", {"run_id": run_id, "t": len(strace.steps),
-                                                                      "signals": req.signals}, v, extra_numbers=extra)
-            if did:
-                strace.append(s)
-            return resp
+        t = req.time if req.time is not None else time.time()
+        s = Step(signals=dict(req.signals), time=t)
+        extra = {f"signal:{k}": float(x) for k, x in req.signals.items()}
+        return await svc.decide("signal", run_id, s, {"signals": dict(req.signals), "time": t},
+                                {"run_id": run_id, "t": t, "signals": req.signals}, extra_numbers=extra)
 
     return check_raw

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI, Query
 from starlette.responses import Response
 
@@ -26,7 +28,7 @@ def register(app: FastAPI, svc: Service) -> None:
         for r in out:
             st = runs.peek(r["run_id"])
             r["active"] = st is not None
-            r["steps"] = len(st.trace) if st is not None else None
+            r["steps"] = len(st.context.trace) if st is not None else None
         return JSONResponse({"runs": out, "ttl_s": settings.run_ttl_s})
 
     @app.get("/v1/runs/{run_id}", tags=["dashboard"], summary="One run: decisions, risk and signal series")
@@ -36,7 +38,8 @@ def register(app: FastAPI, svc: Service) -> None:
         ds = store.decisions(run_id=run_id, limit=limit)
         if not ds:
             return error(404, f"no decisions for run {run_id}")
-        risk, sig = [], []
+        risk: list[dict[str, Any]] = []
+        sig: list[dict[str, Any]] = []
         n_step = 0
         for d in ds:
             nums = d["numbers"]

@@ -1,0 +1,200 @@
+"""The pieces of the service's decision path around the core Pipeline: the request in progress
+(:class:`Call`), the pipeline subclass that writes the service's audit records, the audit-store sink, the
+guard wrapper that replays a run a guard let go (:class:`Replaying`), and the run-state snapshot a rebuild
+restores. :mod:`.service` puts them together."""
+
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from starlette.concurrency import run_in_threadpool
+
+from ..core.audit import AuditRecord
+from ..core.enforcement import Outcome
+from ..core.errors import AgentGuardError, InputError
+from ..core.guard import BaseGuard, Guard, arun_guard, run_guard
+from ..core.pipeline import Pipeline, RunState
+from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
+from .audit import AuditStore
+from .guards import ServiceGuards
+from .models import StepIn
+from .runs import ServiceRun
+
+__all__ = ["CALL", "Call", "Pipes", "Replaying", "ServicePipeline", "StoreSink", "conflict", "evicted", "proposal_of",
+           "restore", "snapshot", "state_of"]
+
+
+def to_step(s: StepIn) -> Step:
+    """A validated step body as a core :class:`~agentguard.core.Step` (tool-call actions as ToolCall)."""
+    import time
+
+    action: Any = s.action
+    if action is not None and not isinstance(action, str):
+        action = ToolCall(action.name, action.arguments, action.call_id)
+    return Step(state=s.state, action=action, observation=s.observation, output=s.output,
+                signals=dict(s.signals), time=s.time if s.time is not None else time.time())
+
+
+def evicted(v: Verdict) -> bool:
+    """True when ``v`` is the fail-closed answer of a guard that let the run go (RunEvicted)."""
+    if (v.details or {}).get("error") == "RunEvicted":
+        return True
+    return any(isinstance(t, Mapping) and (t.get("details") or {}).get("error") == "RunEvicted"
+               for t in (v.details or {}).get("verdicts") or [])
+
+
+@dataclass
+class Call:
+    """One decision in progress (the audit sink and the record builder read it from a context variable)."""
+
+    kind: str
+    st: ServiceRun
+    payload: dict[str, Any]
+    digest_input: Any
+    step: dict[str, Any] | None = None
+    extra_numbers: dict[str, float] | None = None
+    approval: dict[str, Any] | None = None
+    record: AuditRecord | None = None
+    inp: dict[str, Any] | None = None
+    error: BaseException | None = None
+    answer: tuple[Decision, str] = (Decision.HALT, "")
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("agentguard_service_call", default=None)
+
+
+def snapshot(st: RunState) -> dict[str, Any]:
+    """The run's enforcement state after a decision (stored with the input; a rebuild restores it)."""
+    md = st.context.metadata
+    return {"halted": [st.halted.reason, st.halted.guard] if st.halted is not None else None,
+            "halted_tools": sorted(str(t) for t in md.get("halted_tools", ()) or ()),
+            "replan_rounds": int(md.get("replan_rounds", 0) or 0)}
+
+
+def restore(st: RunState, snap: Mapping[str, Any]) -> None:
+    h = snap.get("halted")
+    md = st.context.metadata
+    if h:
+        st.halted = Verdict(Decision.HALT, str(h[0]), str(h[1] or ""))
+        md["halted"] = st.halted.reason
+    tools = snap.get("halted_tools") or []
+    if tools:
+        md["halted_tools"] = set(tools)
+    if snap.get("replan_rounds"):
+        md["replan_rounds"] = int(snap["replan_rounds"])
+
+
+class ServicePipeline(Pipeline):
+    """The core Pipeline with the service's run state (:class:`~.runs.ServiceRun`) and audit records (the
+    service's decision id, kind, input digest, guard version, and the answered decision; the run's
+    input row with its state after the decision goes in the same transaction)."""
+
+    def __init__(self, svc: Any, guard: Guard, **kw: Any) -> None:
+        super().__init__(guard, **kw)
+        self.svc = svc
+
+    def _new_run(self, run_id: str) -> RunState:
+        return ServiceRun(Context(run_id=run_id, trace=Trace(run_id=run_id), metadata={"adapter": self.adapter}))
+
+    def _audit_record(self, st: RunState, out: Outcome, kind: str) -> AuditRecord:
+        call = CALL.get()
+        if call is None or call.st is not st:
+            raise AgentGuardError("a service decision is audited only inside its request")
+        return self.svc.audit_record(call, out)
+
+
+class StoreSink:
+    """The pipelines' audit sink: the audit store, writing the decision, its step row and the run's input
+    row in one transaction; returns after the commit (the error is kept for the request to read)."""
+
+    def __init__(self, store: AuditStore) -> None:
+        self.store = store
+
+    def _rows(self) -> tuple[Call, dict[str, Any] | None, dict[str, Any] | None]:
+        call = CALL.get()
+        if call is None:
+            raise AgentGuardError("no service request in progress")
+        return call, call.step, call.inp
+
+    def write(self, record: AuditRecord) -> None:
+        call, step, inp = self._rows()
+        try:
+            self.store.record(record, step, inp)
+        except BaseException as exc:
+            call.error = exc
+            raise
+
+    async def awrite(self, record: AuditRecord) -> None:
+        call, step, inp = self._rows()
+        try:
+            await self.store.arecord(record, step, inp)
+        except BaseException as exc:
+            call.error = exc
+            raise
+
+
+class Replaying(BaseGuard):
+    """``guard`` as the pipeline asks it; when it answers that it let the run go from its own bounded
+    memory (RunEvicted, e.g. the threshold monitor's 10,000 runs), the run's stored inputs of this kind
+    are replayed into it (``replay(kind, run_id)``) and it is asked again. If it still cannot answer,
+    its fail-closed HALT stands: an evicted run is never treated as new."""
+
+    def __init__(self, guard: Guard, kind: str, svc: Any) -> None:
+        self.guard = guard
+        self.kind = kind
+        self.svc = svc
+        self.name = str(getattr(guard, "name", kind))
+
+    def __repr__(self) -> str:
+        return f"Replaying({self.guard!r})"
+
+    def check(self, context: Context, proposal: Any) -> Verdict:
+        v = run_guard(self.guard, context, proposal)
+        if evicted(v):
+            self.svc.replay_guard(self.kind, self.guard, context.run_id)
+            v = run_guard(self.guard, context, proposal)
+        return v
+
+    async def acheck(self, context: Context, proposal: Any) -> Verdict:
+        v = await arun_guard(self.guard, context, proposal)
+        if evicted(v):
+            await run_in_threadpool(self.svc.replay_guard, self.kind, self.guard, context.run_id)
+            v = await arun_guard(self.guard, context, proposal)
+        return v
+
+
+@dataclass
+class Pipes:
+    """The pipelines of one generation of guards (a hot reload builds the next generation)."""
+
+    guards: ServiceGuards
+    gen: int
+    raw: dict[str, Any]
+    pipes: dict[str, ServicePipeline]
+
+
+def proposal_of(kind: str, payload: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The proposal and the facts of a stored input (what a replay feeds the guard)."""
+    if kind == "check":
+        return ToolCall.from_dict(payload["tool_call"]), dict(payload.get("metadata") or {})
+    if kind == "step":
+        return to_step(StepIn.model_validate(payload["step"])), {}
+    if kind == "signal":
+        return Step(signals=dict(payload["signals"]), time=float(payload.get("time") or 0.0)), {}
+    raise InputError(f"not a guard input: {kind}")
+
+
+def state_of(_context: Any, proposal: Any) -> Any:
+    """The concrete state a guard sees: a step's own state (None for tool calls and signals)."""
+    return proposal.state if isinstance(proposal, Step) else None
+
+
+def conflict(exc: BaseException | None) -> bool:
+    if exc is None:
+        return False
+    from sqlalchemy.exc import IntegrityError
+
+    return isinstance(exc, IntegrityError)
