@@ -294,8 +294,7 @@ def _t(target):
     ("CRP", [], True),
     # CRP+TEH: three refusals are handed back to re-plan; the fourth in a row halts the tool, so the allowed
     # transfer to bob is refused too
-    pytest.param("CRP+TEH", ["read"], False, marks=pytest.mark.xfail(
-        strict=True, reason="core Replan.apply does not consult halted_tools for a later ALLOW (reported)")),
+    ("CRP+TEH", ["read"], False),
 ])
 def test_service_driver_strategy_changes_what_runs(strategy, executed, stopped):
     """(c) the service's configured strategy changes what runs."""
@@ -326,8 +325,6 @@ def test_service_crp_hands_the_violation_back_and_counts_rounds():
         assert b["decision"] == "REJECT" and "halted for this run" in b["message"]
 
 
-@pytest.mark.xfail(strict=True, reason="core Replan.apply does not consult halted_tools for a later ALLOW "
-                                       "(reported to the lead; the service passes the strategy through)")
 def test_service_crp_teh_refuses_a_halted_tool_afterwards():
     from fastapi.testclient import TestClient
 

@@ -53,8 +53,6 @@ def _drivers() -> list[Any]:
         try:
             m = importlib.import_module(f"drivers.{mod}")
         except ModuleNotFoundError as exc:
-            if exc.name == f"drivers.{mod}":
-                continue  # TEMP until every driver lands
             raise
         found.extend(getattr(m, "DRIVERS", []))
     return found
@@ -100,9 +98,11 @@ def test_refused_never_runs_allowed_runs_once_exactly(driver: Driver) -> None:
     @given(turns=TURNS)
     def prop(turns: list[list[ToolCall]]) -> None:
         res = driver.run(GuardStack([Limit()]), turns)
-        want = [(c.name, dict(c.arguments)) for t in turns for c in t if _allowed(c)]
+        delivered = getattr(driver, "delivered", None)  # a framework that refuses some id shapes itself
+        reach, refused_turn = delivered(turns) if delivered is not None else (turns, False)
+        want = [(c.name, dict(c.arguments)) for t in reach for c in t if _allowed(c)]
         assert sorted(res.executed, key=repr) == sorted(want, key=repr), (turns, res)
-        assert not res.stopped
+        assert res.stopped is refused_turn
 
     prop()
 
@@ -120,8 +120,8 @@ def test_refusal_is_never_approved(driver: Driver) -> None:
 
 #: the scenario of the strategy table: one refusal, an allowed call of the same tool, four refusals in a
 #: row, another allowed call of that tool, then another tool
-SCENARIO = [[call("transfer_funds", a, cid="")] for a in (800, 20, 900, 950, 990, 999, 30)] + \
-    [[call("read_note", 0, cid="")]]
+SCENARIO = [[call("transfer_funds", a, cid=f"s{i}")] for i, a in enumerate((800, 20, 900, 950, 990, 999, 30))] + \
+    [[call("read_note", 0, cid="s7")]]
 T = "transfer_funds"
 TABLE = {
     None: ([(T, 20), (T, 30), ("read_note", 0)], False),

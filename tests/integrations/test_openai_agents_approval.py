@@ -191,9 +191,6 @@ def test_sdk_approval_is_resolved_through_the_pipeline_and_audited():
             assert ag.pipeline.run(f"r-{approve}").context.metadata["halted_tools"] == {"delete_file"}
 
 
-@pytest.mark.xfail(strict=True, reason="core Pipeline._enforce asks a human about an ESCALATE before the "
-                   "strategy sees it, so a tool TEH halted is offered for approval again (the same through "
-                   "every adapter)")
 def test_a_halted_tool_is_not_offered_for_approval_again():
     from agents import RunConfig
 

@@ -129,10 +129,7 @@ TABLE = [
     ("CRP", BIG + SMALL + READ, [], True),                              # the fourth: then = stop
     ("CRP+AB", BIG + SMALL + READ, SMALL_RUN + READ_RUN, False),
     ("CRP+TEH", BIG[:3] + SMALL + READ, SMALL_RUN + READ_RUN, False),
-    pytest.param("CRP+TEH", BIG + SMALL + READ, READ_RUN, False,       # the fourth halts the tool
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "core/strategies.py Replan.apply returns an ALLOW before consulting `then`, so the tool "
-                     "HaltTool halted still runs (a core bug, the same through every adapter)"))),
+    ("CRP+TEH", BIG + SMALL + READ, READ_RUN, False),       # the fourth halts the tool
 ]
 
 

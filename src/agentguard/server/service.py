@@ -289,7 +289,7 @@ class Service:
                 self._facts(st, facts)
                 token = CALL.set(call)
                 try:
-                    out = await pipes.pipes[kind].adecide(st, proposal, kind=kind)
+                    out = await pipes.pipes[kind].adecide(st, proposal, audit_kind=kind)
                 finally:
                     CALL.reset(token)
                 if call.record is not None and call.error is None and "audit_error" not in out.extra:

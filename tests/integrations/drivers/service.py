@@ -84,3 +84,7 @@ class ServiceDriver:
                         result.stopped = True
                         return result
         return result
+
+
+#: the driver the one-path tests use (tests/integrations/test_one_path.py)
+DRIVERS = [ServiceDriver()]
