@@ -149,9 +149,8 @@ def test_litellm_endpoint_blocks(guard):
 
 
 def test_decision_of_late_guard_is_never_allow_directly():
-    from agentguard.core import Context
-    from agentguard.integrations.runtime import GuardRuntime
+    from agentguard.core import Pipeline
 
-    rt = GuardRuntime(LateAllow(), timeout_s=0.05)
-    assert rt.check(Context(), {"name": "x"}).decision is Decision.HALT
-    assert asyncio.run(rt.acheck(Context(), {"name": "x"})).decision is Decision.HALT
+    p = Pipeline(LateAllow(), timeout_s=0.05)
+    assert p.decide("r1", {"name": "x"}).verdict.decision is Decision.HALT
+    assert asyncio.run(p.adecide("r2", {"name": "x"})).verdict.decision is Decision.HALT

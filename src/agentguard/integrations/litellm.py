@@ -65,7 +65,7 @@ from ..core.pipeline import Pipeline, call_key
 from ..core.strict_json import StrictJSONError, loads_strict
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
-from .runtime import refusal_message
+from .common import refusal_message
 
 __all__ = ["BodyError", "GUARDRAIL_PATH", "GuardrailEndpoint", "GuardrailServer", "asgi_app", "parse_body",
            "serve", "serve_in_thread"]

@@ -78,7 +78,7 @@ from ..core.guard import Guard
 from ..core.pipeline import Pipeline, approval_request, call_key
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
-from .runtime import as_facts, refusal_message
+from .common import as_facts, refusal_message
 
 require("agents", "integrations")
 

@@ -13,7 +13,7 @@ from ...core.pipeline import RESERVED_KEYS, Pipeline, RunState
 from ...core.runs import RunEvicted
 from ...core.types import Context, Decision, ToolCall
 from ..recording import TraceRecorder
-from ..runtime import as_facts, refusal_message
+from ..common import as_facts, refusal_message
 from .hitl import APPROVER, Human, hitl_decision, hitl_request
 
 require("langchain.agents.middleware", "integrations")
