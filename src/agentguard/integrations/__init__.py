@@ -6,11 +6,14 @@ Each adapter is its own module, imported on demand (the framework SDKs are optio
 
 - :mod:`.langchain`: ``AgentGuardMiddleware`` for LangChain v1 / LangGraph agents.
 - :mod:`.openai_agents`: ``AgentsGuard`` (tool input/output guardrails) and a trace processor.
-- :mod:`.mcp_proxy`: ``GuardProxy``, an MCP server gating the tools of upstream MCP servers.
+- :mod:`.mcp`: ``GuardProxy`` (an MCP server gating the tools of upstream MCP servers) and ``StdioRelay``.
 - :mod:`.litellm`: ``GuardrailEndpoint``, LiteLLM's generic guardrail HTTP API.
 - :mod:`.streaming`: ``GuardedStream``, a per-step monitor cutting a streamed completion at the alarm.
 - :mod:`.recording`: ``TraceRecorder``, what every adapter uses to write project traces.
-- :mod:`.rules`: ``ToolRuleGuard``, deterministic tool-name / argument rules.
+
+Every adapter decides through one :class:`agentguard.core.Pipeline` and only translates between its
+framework's objects and proposals / outcomes. Deterministic tool rules (``ToolRuleGuard``) live in
+:mod:`agentguard.policies.rules`.
 
 See docs/integrations.md for what each adapter can and cannot see.
 """
