@@ -163,7 +163,7 @@ class _SequenceMonitor(BaseGuard):
         return v
 
     # -- the guard protocol -----------------------------------------------------------------------
-    def read_score(self, context: Context | None, proposal: Any) -> float:
+    def read_score(self, context: Context, proposal: Any) -> float:
         """The score ``s_t`` a proposal carries (see the module's table); InputError if unreadable."""
         if self.scorer is not None:
             if isinstance(proposal, Step):
