@@ -95,7 +95,7 @@ def test_trace_roundtrip(tmp_path):
 
 
 def test_strategies():
-    from agentguard.core import Block, Fallback, HaltTool, HumanInTheLoop, Reflect, Replan, Stop
+    from agentguard.core.strategies import Block, Fallback, HaltTool, HumanInTheLoop, Reflect, Replan, Stop
 
     call = ToolCall("rm", {"path": "/"})
     rej = Verdict(Decision.REJECT, "no deleting", "pol", {"probability": 0.2, "threshold": 0.5},
@@ -134,7 +134,8 @@ def test_strategies():
 
 
 def test_end_run_reaches_every_guard_with_per_run_memory_inside_stacks_and_wrappers():
-    from agentguard.core import BaseGuard, GuardStack, RunMemory, Verdict, end_run
+    from agentguard.core import BaseGuard, GuardStack, RunMemory, Verdict
+    from agentguard.core.runs import end_run
 
     class Counting(BaseGuard):
         def __init__(self, name):
