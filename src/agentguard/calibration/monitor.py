@@ -7,7 +7,7 @@ in a :class:`~agentguard.core.runs.RunMemory`, ``end_run``) and as a plain seque
 (``update(score)``, ``run(scores)``, ``reset()`` on one sequence of its own).
 
 What ``check(context, proposal)`` answers (documented contract, tested in
-``tests/calibration/test_calib_monitor.py``):
+``tests/calibration/test_monitor.py``):
 
 ==========================================================  ============================================
 proposal                                                    verdict
