@@ -120,6 +120,13 @@ def test_state_space_prunes_infeasible_valuations():
         wide.state_space()
 
 
+def _outcome(fn, state):
+    try:
+        return ("value", fn(state))
+    except InputError as exc:
+        return ("InputError", str(exc))
+
+
 def test_abstractor_equals_abstract_including_errors():
     from agentguard.demo.dtmc_example import generate_example_traces
 

@@ -9,17 +9,6 @@ from agentguard import InputError
 from agentguard.spec.predicates import resolve_state
 
 
-KITCHEN = {
-    "objects": [
-        {"objectType": "Microwave", "isToggled": True, "isOpen": False, "receptacleObjectIds": ["Fork|1"]},
-        {"objectType": "Fork", "isPickedUp": False, "parentReceptacles": ["Microwave"]},
-        {"objectType": "Apple", "isPickedUp": True, "parentReceptacles": None, "temperature": 21.5},
-    ],
-    "agent": {"holding": "Apple"},
-    "step": 4,
-}
-
-
 def test_unseen_state_policies():
     known = ["0000", "0011", "1100", "finish"]
     risk = np.array([0.1, 0.7, 0.4, 0.0])
