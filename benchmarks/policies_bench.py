@@ -40,7 +40,7 @@ def verify_bench() -> dict:
     from agentguard.policies import NaginiVerifier, find_nagini_venv, shipped_policies
 
     sys.path.insert(0, str(REPO / "tests"))
-    from test_policies_nagini import WRONG_HOTEL  # the deliberately wrong policy of the CI test
+    from policies.test_nagini import WRONG_HOTEL  # the deliberately wrong policy of the CI test
 
     venv = find_nagini_venv()
     files = shipped_policies()

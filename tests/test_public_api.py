@@ -1,5 +1,6 @@
 """Every module's ``__all__`` is a literal, sorted list of names the module defines or imports
-(DESIGN.md: re-exports through a sorted ``__all__`` that a test enforces). Read statically: no import."""
+(DESIGN.md: re-exports through a sorted ``__all__`` that a test enforces), and each package's
+``__all__`` is its curated public face, listed here name by name (issue 24)."""
 
 from __future__ import annotations
 
@@ -64,15 +65,65 @@ def test_every_all_is_a_sorted_literal_of_bound_names():
     assert checked >= 30
 
 
-# -- completeness (issue 12): every public name is exported by its package, like httpx's test ----------
-PACKAGES = ("core", "predictive", "calibration", "policies", "control", "spec", "llm")
-# Modules whose public names are deliberately not re-exported by their package, with the reason.
-INTERNAL_MODULES = {
-    "policies/_nagini_worker.py": "subprocess entry point run inside the Nagini virtual environment",
-    "predictive/linsolve.py": "the linear solvers behind check(); users pick an engine, not a solver",
-    "predictive/prism_syntax.py": "the text-level helpers of read_prism",
-    "predictive/storm_engine.py": "the Storm back end behind check(engine='storm') and check_storm",
+# -- the curated public faces (issue 24) --------------------------------------------------------------
+# Each package's ``__all__`` is exactly what a user imports from it (the README, docs and examples show
+# these); every other public name stays importable from its submodule (``agentguard.core.strategies``,
+# ``agentguard.predictive.trace_stream``, ...) and is listed in that module's own ``__all__``. Changing a
+# face is a deliberate edit here.
+CURATED = {
+    "agentguard": [
+        "AgentGuardError", "BaseGuard", "Context", "DTMC", "DTMCLearner", "Decision", "DependencyError",
+        "GuaranteeError", "Guard", "GuardError", "GuardStack", "GuardTimeout", "InputError", "LifecycleError",
+        "ModelError", "Outcome", "ParseError", "Pipeline", "PolicyBinding", "PolicyError", "ProactiveGuard",
+        "ProductGuard", "RunMemory", "SafetyFilter", "Sequences", "Step", "ThresholdCalibrator", "ThresholdMonitor",
+        "ToolCall", "ToolCallGuard", "Trace", "Verdict", "__version__", "check", "check_guard", "fail_closed",
+        "load_dtmc", "load_policy", "read_traces", "write_traces",
+    ],
+    "agentguard.core": [
+        "AgentGuardError", "AuditRecord", "AuditSink", "BaseGuard", "Context", "Decision", "DependencyError",
+        "Enforcement", "Fallback", "GuaranteeError", "Guard", "GuardError", "GuardStack", "GuardTimeout",
+        "InputError", "JsonlAuditSink", "LifecycleError", "MemoryAuditSink", "ModelError", "Outcome", "ParseError",
+        "Pipeline", "PolicyError", "RunEvicted", "RunMemory", "Step", "ToolCall", "Trace", "Verdict",
+        "approval_request", "call_key", "fail_closed", "read_traces", "strategy", "write_traces",
+    ],
+    "agentguard.spec": [
+        "Abstraction", "Expr", "Predicate", "Property", "StateFormula", "UNSEEN_POLICIES", "attr", "bounded_response",
+        "compile_expr", "exists", "forall", "load_spec", "parse_laws", "parse_property", "parse_state_formula",
+        "resolve_unseen", "rule_vectors", "where",
+    ],
+    "agentguard.predictive": [
+        "BoundedResponse", "CheckResult", "DTMC", "DTMCLearner", "MinProbabilityGuard", "PACReport", "ProactiveGuard",
+        "ProductGuard", "RuleGuard", "TrafficLawGuard", "bounded_until", "check", "draw_dtmc", "globally",
+        "learn_dtmc", "load_dtmc", "pac_report", "product", "reach", "read_prism", "read_pro2guard", "until",
+        "write_prism",
+    ],
+    "agentguard.calibration": [
+        "ChunkSteps", "ClassifierSignal", "EValuator", "EValuatorMonitor", "MonitoredStream", "Sequences",
+        "SignalSource", "ThresholdCalibrator", "ThresholdMonitor", "TokenLogprobSignal", "TokenSteps", "UserScores",
+        "calibrate_threshold", "gemma_tokens", "load_signals", "monitor_metrics", "monitor_tokens",
+        "openai_response_tokens", "openai_tokens", "parse_chunk", "stop_at_alarm",
+    ],
+    "agentguard.policies": [
+        "ArgumentExtractor", "ArgumentRule", "FieldRule", "JsonlAuditSink", "LLMExtractor", "MappingExtractor",
+        "MemoryAuditSink", "NaginiVerifier", "Policy", "PolicyBinding", "PreconditionViolation", "ProvenanceGuard",
+        "SourceDeclaration", "SpecExtractor", "ToolCallGuard", "ToolRuleGuard", "VerificationError",
+        "VerificationResult", "boundary_cases", "find_nagini_venv", "library_extractor", "library_path",
+        "load_policy", "policy_from_source", "run_tests", "shipped_policies", "synthesize", "validate", "verify",
+        "write_pytest",
+    ],
+    "agentguard.control": [
+        "AdviceCritic", "AdviceTransitions", "DDQNConfig", "FQIConfig", "HiddenStateEncoder", "KernelFQIConfig",
+        "KernelQ", "MiniLMEncoder", "QFunction", "QModel", "SafetyFilter", "TextEncoder", "TokenQ",
+        "TransitionSampler", "Transitions", "WordLlamaEncoder", "blend_distribution", "discounted_safety_target",
+        "fit_advice_critic", "fitted_q_iteration", "kernel_fitted_q_iteration", "safety_backup", "train_ddqn",
+    ],
+    "agentguard.llm": [
+        "LLMClient", "LocalGemmaClient", "Message", "OpenAICompatClient", "ScriptedClient", "load_gemma",
+        "render_prompt",
+    ],
 }
+# names a package holds for its own plumbing (``from __future__ import annotations``, the lazy hooks)
+_PLUMBING = {"annotations", "Any", "LazyExports"}
 
 
 def _all_of(tree: ast.Module) -> list[str] | None:
@@ -82,26 +133,51 @@ def _all_of(tree: ast.Module) -> list[str] | None:
     return None
 
 
-def _missing_exports(package: str) -> list[str]:
-    pkg = SRC / package
-    init = _all_of(ast.parse((pkg / "__init__.py").read_text())) or []
-    missing = []
-    for path in sorted(pkg.glob("*.py")):
-        rel = f"{package}/{path.name}"
-        if path.name == "__init__.py" or path.name.startswith("_") or rel in INTERNAL_MODULES:
+def _init_of(package: str) -> Path:
+    return SRC.joinpath(*package.split(".")[1:], "__init__.py")
+
+
+def test_each_package_all_is_its_curated_face():
+    for package, names in CURATED.items():
+        assert names == sorted(names), f"{package}: the curated list here is not sorted"
+        assert _all_of(ast.parse(_init_of(package).read_text())) == names, (
+            f"{package}.__all__ differs from its curated face in tests/test_public_api.py")
+
+
+def test_a_package_serves_its_face_and_nothing_else_public():
+    """Every curated name resolves; what a package holds besides its face is private (``_x``), a
+    submodule, or plumbing: a name that left ``__all__`` is imported from its submodule."""
+    import importlib
+    import types
+
+    for package, names in CURATED.items():
+        mod = importlib.import_module(package)
+        missing = [n for n in names if getattr(mod, n, None) is None]
+        assert not missing, f"{package}: curated names that do not resolve: {missing}"
+        lazy = set(getattr(mod, "_LAZY", {}))
+        held = {n for n, v in vars(mod).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)}
+        extra = sorted((held | lazy) - set(names) - _PLUMBING)
+        assert not extra, f"{package} serves names outside its __all__: {extra}"
+
+
+def test_every_name_a_submodule_lists_is_importable_from_it():
+    """The names that are not on a package's face stay public where they are defined."""
+    import importlib
+
+    bad = []
+    for package in CURATED:
+        if package == "agentguard":
             continue
-        names = _all_of(ast.parse(path.read_text())) or []
-        missing += [f"{rel}: {n}" for n in names if n not in init]
-    return missing
-
-
-def test_every_public_name_of_a_mechanism_is_exported_by_its_package():
-    """A name a module lists in ``__all__`` is public: its package's ``__init__`` exports it too (or the
-    module is internal: a leading underscore, or listed in INTERNAL_MODULES with a reason)."""
-    missing = {p: _missing_exports(p) for p in PACKAGES if (SRC / p / "__init__.py").exists()}
-    missing = {p: m for p, m in missing.items() if m}
-    assert not missing, "public names not exported by their package:\n" + "\n".join(
-        f"  {p}: {', '.join(m)}" for p, m in missing.items())
+        pkg = SRC.joinpath(*package.split(".")[1:])
+        for path in sorted(pkg.glob("*.py")):
+            if path.name.startswith("_"):      # __init__, and entry points such as _nagini_worker
+                continue
+            names = _all_of(ast.parse(path.read_text())) or []
+            if not names:
+                continue
+            mod = importlib.import_module(f"{package}.{path.stem}")
+            bad += [f"{package}.{path.stem}.{n}" for n in names if not hasattr(mod, n)]
+    assert not bad, bad
 
 
 def test_top_level_lazy_names_are_exported_by_their_packages():

@@ -35,13 +35,13 @@ guard type 'polcy' (known: ...)``) and are :class:`~agentguard.core.errors.Input
 
 from __future__ import annotations
 
-import importlib
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from .core.errors import AgentGuardError, DependencyError, InputError
 from .core.guard import Guard, GuardStack
+from .core.loading import load_attr
 from .core.types import Decision
 
 __all__ = [
@@ -121,17 +121,17 @@ def register_guard(type_name: str, factory: Factory | str, *, replace: bool = Fa
 
 
 def _import(path: str, what: str) -> Any:
-    mod_name, _, attr = path.partition(":")
+    """``load_attr`` for guard factories: a path that names a module or attribute this installation lacks
+    is a :class:`DependencyError` (the mechanism is not installed); a malformed path stays an InputError."""
     try:
-        mod = importlib.import_module(mod_name)
-    except ImportError as exc:
-        raise DependencyError(f"{what}: cannot import {mod_name} ({exc})") from None
-    try:
-        return getattr(mod, attr)
-    except AttributeError:
-        raise DependencyError(
-            f"{what}: {mod_name} has no '{attr}' (not available in this installation)"
-        ) from None
+        return load_attr(path, what)
+    except InputError as exc:
+        cause = exc.__context__     # load_attr raises from None; the ImportError/AttributeError is kept here
+        if isinstance(cause, ImportError):
+            raise DependencyError(f"{what}: cannot import {cause.name or path.partition(':')[0]} ({cause})") from None
+        if isinstance(cause, AttributeError):
+            raise DependencyError(f"{what}: {path!r} is not available in this installation ({cause})") from None
+        raise
 
 
 @dataclass

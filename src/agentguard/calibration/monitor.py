@@ -7,7 +7,7 @@ in a :class:`~agentguard.core.runs.RunMemory`, ``end_run``) and as a plain seque
 (``update(score)``, ``run(scores)``, ``reset()`` on one sequence of its own).
 
 What ``check(context, proposal)`` answers (documented contract, tested in
-``tests/calibration/test_calib_monitor.py``):
+``tests/calibration/test_monitor.py``):
 
 ==========================================================  ============================================
 proposal                                                    verdict
@@ -31,7 +31,6 @@ anything else (a programming error, not a stream event).
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import numbers
@@ -43,6 +42,7 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
+from ..core.loading import load_attr
 from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, Verdict
 
@@ -66,13 +66,7 @@ def _score(value: Any) -> float:
 def _resolve_scorer(scorer: Scorer | str | None, name: str) -> Scorer | None:
     """A scorer given as a callable or as a ``"module:function"`` path (configuration files)."""
     if isinstance(scorer, str):
-        mod, sep, attr = scorer.partition(":")
-        if not sep or not mod or not attr:
-            raise InputError(f"{name}: scorer must be 'module:function', got {scorer!r}")
-        try:
-            scorer = getattr(importlib.import_module(mod), attr)
-        except (ImportError, AttributeError) as exc:
-            raise InputError(f"{name}: cannot import scorer {scorer!r}: {exc}") from None
+        scorer = load_attr(scorer, f"{name}: scorer")
     if scorer is not None and not callable(scorer):
         raise InputError(f"{name}: scorer must be callable scorer(step_text, context) -> float, or 'module:function'")
     return scorer
@@ -169,7 +163,7 @@ class _SequenceMonitor(BaseGuard):
         return v
 
     # -- the guard protocol -----------------------------------------------------------------------
-    def read_score(self, context: Context | None, proposal: Any) -> float:
+    def read_score(self, context: Context, proposal: Any) -> float:
         """The score ``s_t`` a proposal carries (see the module's table); InputError if unreadable."""
         if self.scorer is not None:
             if isinstance(proposal, Step):

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
+from ..core.loading import load_attr
 from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, Verdict
 
@@ -102,7 +103,7 @@ class SafetyFilter(BaseGuard):
 
             q = QModel.load(str(p.pop("model")))
         else:
-            q = _factory(str(p.pop("q")))()
+            q = _factory(str(p.pop("q")), "q")()
         return cls(q, _encoder(str(p.pop("encoder"))), [str(a) for a in p.pop("actions")], **p)
 
     def __repr__(self) -> str:
@@ -200,17 +201,12 @@ class SafetyFilter(BaseGuard):
         return self.actions[int(np.argmax(self.q_batch([observation])[0]))]
 
 
-def _factory(path: str) -> Callable[..., Any]:
-    """``"package.module:attr"`` -> the attribute (imported on demand)."""
-    import importlib
-
-    mod, sep, attr = path.partition(":")
-    if not sep or not mod or not attr:
-        raise InputError(f"expected 'package.module:name', got {path!r}")
-    try:
-        return getattr(importlib.import_module(mod), attr)
-    except (ImportError, AttributeError) as exc:
-        raise InputError(f"cannot import {path!r}: {exc}") from None
+def _factory(path: str, what: str) -> Callable[..., Any]:
+    """``"package.module:attr"`` -> the attribute (imported on demand; one-line InputError otherwise)."""
+    factory = load_attr(path, f"safety filter {what}")
+    if not callable(factory):
+        raise InputError(f"safety filter {what} {path!r} is not callable")
+    return factory
 
 
 def _encoder(spec: str) -> Any:
@@ -222,4 +218,4 @@ def _encoder(spec: str) -> Any:
         return encoders.WordLlamaEncoder(int(arg) if arg else 64)
     if kind == "minilm" and not arg:
         return encoders.MiniLMEncoder()
-    return _factory(spec)()
+    return _factory(spec, "encoder")()

@@ -1,8 +1,22 @@
-"""Core vocabulary: types, the Guard protocol and composition, enforcement, errors, audit records,
-per-run memory, canonical names, commands and paths."""
+"""Core vocabulary: what a user of agentguard imports to write, compose and run guards.
+
+* the types (:class:`Context`, :class:`ToolCall`, :class:`Step`, :class:`Trace`, :class:`Decision`,
+  :class:`Verdict`, :func:`read_traces`, :func:`write_traces`);
+* the Guard protocol and its composition (:class:`Guard`, :class:`BaseGuard`, :class:`GuardStack`,
+  :func:`fail_closed`) and per-run memory (:class:`RunMemory`, :class:`RunEvicted`);
+* the one decision path (:class:`Pipeline`, its :class:`Outcome`, :func:`approval_request`, :func:`call_key`)
+  and enforcement strategies (:class:`Enforcement`, :func:`strategy` by name, :class:`Fallback`);
+* audit records and sinks (:class:`AuditRecord`, :class:`AuditSink`, :class:`JsonlAuditSink`,
+  :class:`MemoryAuditSink`) and the exception tree (:class:`AgentGuardError` and its subclasses).
+
+Everything else stays public in its module, not here: the strategy classes
+(:mod:`agentguard.core.strategies`), ``run_guard``/``arun_guard`` (:mod:`.guard`), ``walk_guards``/``end_run``
+(:mod:`.runs`), ``load_attr`` (:mod:`.loading`), ``loads_strict`` (:mod:`.strict_json`), the canonical
+names and commands (:mod:`.canonical`), ``LazyExports`` (:mod:`.lazy`), ``RunState``/``to_proposal``
+(:mod:`.pipeline`).
+"""
 
 from .audit import AuditRecord, AuditSink, JsonlAuditSink, MemoryAuditSink
-from .canonical import ShellCommand, canonical_name, canonical_path, shell_commands, strip_invisible
 from .enforcement import Enforcement, Outcome
 from .errors import (
     AgentGuardError,
@@ -16,16 +30,10 @@ from .errors import (
     ParseError,
     PolicyError,
 )
-from .guard import BaseGuard, Guard, GuardStack, arun_guard, fail_closed, run_guard
-from .lazy import LazyExports
-from .loading import load_attr
-from .pipeline import Pipeline, RunState, approval_request, call_key, to_proposal
-from .runs import RunEvicted, RunMemory, end_run, inner_guards, walk_guards
-from .strategies import (
-    Block, Default, Fallback, HaltTool, HumanInTheLoop, PendingApproval, Reflect, Replan, Stop, default_outcome,
-    strategy,
-)
-from .strict_json import StrictJSONError, loads_strict
+from .guard import BaseGuard, Guard, GuardStack, fail_closed
+from .pipeline import Pipeline, approval_request, call_key
+from .runs import RunEvicted, RunMemory
+from .strategies import Fallback, strategy
 from .types import Context, Decision, Step, ToolCall, Trace, Verdict, read_traces, write_traces
 
 __all__ = [
@@ -33,10 +41,8 @@ __all__ = [
     "AuditRecord",
     "AuditSink",
     "BaseGuard",
-    "Block",
     "Context",
     "Decision",
-    "Default",
     "DependencyError",
     "Enforcement",
     "Fallback",
@@ -45,48 +51,25 @@ __all__ = [
     "GuardError",
     "GuardStack",
     "GuardTimeout",
-    "HaltTool",
-    "HumanInTheLoop",
     "InputError",
     "JsonlAuditSink",
-    "LazyExports",
     "LifecycleError",
     "MemoryAuditSink",
     "ModelError",
     "Outcome",
     "ParseError",
-    "PendingApproval",
     "Pipeline",
     "PolicyError",
-    "Reflect",
-    "Replan",
     "RunEvicted",
     "RunMemory",
-    "RunState",
-    "ShellCommand",
     "Step",
-    "Stop",
-    "StrictJSONError",
     "ToolCall",
     "Trace",
     "Verdict",
     "approval_request",
-    "arun_guard",
     "call_key",
-    "canonical_name",
-    "canonical_path",
-    "default_outcome",
-    "end_run",
     "fail_closed",
-    "inner_guards",
-    "load_attr",
-    "loads_strict",
     "read_traces",
-    "run_guard",
-    "shell_commands",
     "strategy",
-    "strip_invisible",
-    "to_proposal",
-    "walk_guards",
     "write_traces",
 ]

@@ -1,7 +1,10 @@
-"""LLM clients: OpenAI-compatible HTTP, local GGUF model, scripted replay for tests."""
+"""LLM clients: OpenAI-compatible HTTP, local GGUF model, scripted replay for tests.
 
-from .base import LLMClient, Message, ScriptedClient, check_messages
-from .local import LocalGemmaClient, cache_dir, load_gemma, render_prompt
+``check_messages`` (:mod:`.base`) and ``cache_dir`` (:mod:`.local`) stay public in their modules, not here.
+"""
+
+from .base import LLMClient, Message, ScriptedClient
+from .local import LocalGemmaClient, load_gemma, render_prompt
 from .openai_compat import OpenAICompatClient
 
 __all__ = [
@@ -10,8 +13,6 @@ __all__ = [
     "Message",
     "OpenAICompatClient",
     "ScriptedClient",
-    "cache_dir",
-    "check_messages",
     "load_gemma",
     "render_prompt",
 ]

@@ -9,80 +9,62 @@ a refine loop fed with counterexamples (:func:`synthesize`).
 Online: :class:`ToolCallGuard` extracts the policy's arguments from each tool call (an extractor:
 :class:`MappingExtractor`, :class:`SpecExtractor` of declarative :class:`FieldRule`, :class:`LLMExtractor`,
 or the one shipped with each library policy, :func:`library_extractor`), evaluates the policy and applies
-an enforcement strategy (:func:`strategy`: TT, AB, TEH, CRP), recording every decision.
-:meth:`ToolCallGuard.from_config` builds it from a configuration table (type ``policy`` in
-``agentguard.toml``). Nagini itself is imported only by the worker in its own venv; nothing here imports a
+an enforcement strategy (by name: TT, AB, TEH, CRP, ``CRP+TEH``; :func:`agentguard.core.strategy`), recording
+every decision (:class:`JsonlAuditSink`, :class:`MemoryAuditSink`); :meth:`ToolCallGuard.from_config` builds
+it from a configuration table (type ``policy`` in ``agentguard.toml``). :class:`ProvenanceGuard` checks where
+a call's arguments came from (:class:`SourceDeclaration`); :class:`ToolRuleGuard` (:class:`ArgumentRule`) is
+the declarative allow/deny guard of type ``tool-rules``. Nagini itself is imported only by the worker in its own venv; nothing here imports a
 heavy dependency.
+
+The rest stays public in its module, not here: the paper's strategy names ``TT``/``AB``/``TEH``/``CRP``
+(:mod:`.guard`), the provenance ledger and its atoms (:mod:`.provenance`), ``Param``/``PolicyResult``
+(:mod:`.model`), the synthesis and test-report records (:mod:`.synthesis`, :mod:`.testing`), the Nagini
+output parser (:mod:`.nagini`).
 """
 
-from .audit import AuditRecord, AuditSink, JsonlAuditSink, MemoryAuditSink
+from .audit import JsonlAuditSink, MemoryAuditSink
 from .extract import ArgumentExtractor, FieldRule, LLMExtractor, MappingExtractor, SpecExtractor
-from .guard import AB, CRP, TEH, TT, PolicyBinding, ToolCallGuard, strategy
+from .guard import PolicyBinding, ToolCallGuard
 from .library import extractor as library_extractor
 from .library import library_path, shipped_policies
-from .model import Param, Policy, PolicyResult, load_policy, policy_from_source
-from .nagini import (NaginiVerifier, VerificationError, VerificationResult, find_nagini_venv, parse_nagini_output,
-                     verify)
-from .provenance import (TRUSTED, UNTRUSTED, USER, ProvenanceLedger, SourceDeclaration, atoms, canonical, dates,
-                         entities, strings_of, trust_level, word_form)
+from .model import Policy, load_policy, policy_from_source
+from .nagini import NaginiVerifier, VerificationError, VerificationResult, find_nagini_venv, verify
+from .provenance import SourceDeclaration
 from .provenance_guard import ProvenanceGuard
+from .rules import ArgumentRule, ToolRuleGuard
 from .sandbox import PreconditionViolation, validate
-from .synthesis import SynthesisResult, SynthesisRound, synthesize
-from .testing import TestFailure, TestReport, boundary_cases, check_case, run_tests, write_pytest
+from .synthesis import synthesize
+from .testing import boundary_cases, run_tests, write_pytest
 
 __all__ = [
-    "AB",
     "ArgumentExtractor",
-    "AuditRecord",
-    "AuditSink",
-    "CRP",
+    "ArgumentRule",
     "FieldRule",
     "JsonlAuditSink",
     "LLMExtractor",
     "MappingExtractor",
     "MemoryAuditSink",
     "NaginiVerifier",
-    "Param",
     "Policy",
     "PolicyBinding",
-    "PolicyResult",
     "PreconditionViolation",
     "ProvenanceGuard",
-    "ProvenanceLedger",
     "SourceDeclaration",
     "SpecExtractor",
-    "SynthesisResult",
-    "SynthesisRound",
-    "TEH",
-    "TRUSTED",
-    "TT",
-    "TestFailure",
-    "TestReport",
     "ToolCallGuard",
-    "UNTRUSTED",
-    "USER",
+    "ToolRuleGuard",
     "VerificationError",
     "VerificationResult",
-    "atoms",
     "boundary_cases",
-    "canonical",
-    "check_case",
-    "dates",
-    "entities",
     "find_nagini_venv",
     "library_extractor",
     "library_path",
     "load_policy",
-    "parse_nagini_output",
     "policy_from_source",
     "run_tests",
     "shipped_policies",
-    "strategy",
-    "strings_of",
     "synthesize",
-    "trust_level",
     "validate",
     "verify",
-    "word_form",
     "write_pytest",
 ]

@@ -19,7 +19,6 @@ is the one builder: the library, the CLI and the service all build the same guar
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import time
@@ -31,6 +30,7 @@ from ..core.canonical import canonical_name
 from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError, PolicyError
 from ..core.guard import BaseGuard, fail_closed
+from ..core.loading import load_attr
 from ..core.strategies import Block, HaltTool, Replan, Stop, strategy
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .audit import AuditRecord, AuditSink
@@ -246,12 +246,7 @@ def _configured_extractor(pol: Policy, params: Mapping[str, Any]) -> ArgumentExt
             raise InputError("policy guard: 'extractor' must be a shipped policy name or 'module:attribute'")
         if ":" not in name:
             return library_extractor(name)
-        mod, _, attr = name.partition(":")
-        try:
-            factory = getattr(importlib.import_module(mod), attr)
-        except (ImportError, AttributeError) as exc:
-            raise InputError(f"policy guard: cannot import extractor {name} ({exc})") from None
-        return factory()
+        return load_attr(name, "policy guard: extractor")()
     fields: dict[str, Any] = {}
     for key, rule in (("fields", None), ("arguments", "argument"), ("constants", "constant")):
         table = params.get(key, {})

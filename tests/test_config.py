@@ -12,7 +12,7 @@ import pytest
 from agentguard import Context, ToolCall
 from agentguard.config import load_stack
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted([*(REPO / "src" / "agentguard" / "server" / "examples").glob("*.toml"),
                    *(REPO / "examples").rglob("*.toml")])
 ADULT = {"user_info": {"age": 30, "domestic": True, "dr_license": True, "vaccine": True, "membership": True}}

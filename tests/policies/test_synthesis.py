@@ -1,5 +1,5 @@
 """The synthesis loop with a scripted LLM and a stand-in verifier (the real-Nagini loop is in
-test_policies_nagini.py): stages, feedback, and what reaches the next prompt."""
+test_nagini.py): stages, feedback, and what reaches the next prompt."""
 
 import pytest
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentguard.core import InputError, StrictJSONError, loads_strict
+from agentguard.core import InputError
+from agentguard.core.strict_json import StrictJSONError, loads_strict
 
 
 @pytest.mark.parametrize("text, why", [

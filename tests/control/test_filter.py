@@ -58,12 +58,12 @@ def test_safety_filter_from_config(tmp_path):
 
     from agentguard.core import InputError
 
-    f = control.SafetyFilter.from_config({"q": "test_control_public:_Q", "encoder": "test_control_public:_Enc",
+    f = control.SafetyFilter.from_config({"q": f"{__name__}:_Q", "encoder": f"{__name__}:_Enc",
                                           "actions": ["a", "b"], "epsilon": 0.0, "name": "cfg"})
     assert f.name == "cfg" and f.certify(Context(state=1.0), "a").allowed
     assert f.certify(Context(state=-1.0), "a").action == "b"
     with pytest.raises(InputError):
-        control.SafetyFilter.from_config({"q": "test_control_public:_Q", "encoder": "x:y", "actions": ["a"],
+        control.SafetyFilter.from_config({"q": f"{__name__}:_Q", "encoder": "x:y", "actions": ["a"],
                                           "bogus": 1})
     with pytest.raises(InputError):
         control.SafetyFilter.from_config({"encoder": "wordllama", "actions": ["a"]})

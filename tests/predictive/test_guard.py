@@ -19,12 +19,12 @@ from agentguard.predictive import (
     RuleGuard,
     TrafficLawGuard,
     draw_dtmc,
-    embodied_predicates,
     load_dtmc,
-    parse_rules,
-    to_prism,
 )
-from agentguard.spec import UNSEEN_POLICIES, resolve_state, resolve_unseen
+from agentguard.predictive.prism import to_prism
+from agentguard.predictive.reactive import embodied_predicates, parse_rules
+from agentguard.spec import UNSEEN_POLICIES, resolve_unseen
+from agentguard.spec.unseen import resolve_state
 
 NAMES = ["00", "10", "01", "END"]
 

@@ -3,7 +3,8 @@
 import pytest
 
 from agentguard.core.errors import DependencyError
-from agentguard.policies import NaginiVerifier, parse_nagini_output
+from agentguard.policies import NaginiVerifier
+from agentguard.policies.nagini import parse_nagini_output
 
 FAILED = """
 Verification failed

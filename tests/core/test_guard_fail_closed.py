@@ -9,7 +9,8 @@ import time
 import pytest
 
 from agentguard import BaseGuard, Decision, GuardStack, ToolCall, Verdict
-from agentguard.core import Context, arun_guard, run_guard
+from agentguard.core import Context
+from agentguard.core.guard import arun_guard, run_guard
 
 CALL = ToolCall("write_note", {"name": "a.txt"})
 

@@ -14,14 +14,12 @@ from agentguard.calibration import (
     ThresholdCalibrator,
     ThresholdMonitor,
     calibrate_threshold,
-    first_alarm_steps,
-    hb_pvalue,
-    max_losses,
     monitor_metrics,
     stop_at_alarm,
 )
-from agentguard.calibration.bounds import binomial_pvalue, min_n_for_guarantee
+from agentguard.calibration.bounds import binomial_pvalue, hb_pvalue, max_losses, min_n_for_guarantee
 from agentguard.calibration.calibrate import crc_max_losses
+from agentguard.calibration.monitor import first_alarm_steps
 from agentguard.core import Decision, GuaranteeError, InputError, LifecycleError, Step
 from agentguard.core.types import Context
 

@@ -10,7 +10,7 @@ from agentguard.control.ddqn import Transitions
 from agentguard.control.kernel_fqi import KernelFQIConfig, KernelQ, kernel_fitted_q_iteration, nearest_anchors
 from agentguard.core.errors import InputError
 
-# the two-state system of test_control_fqi: A=(1,0), B=(0,1); l(A)=4, l(B)=2, failure l=-1 (terminal)
+# the two-state system of test_fqi: A=(1,0), B=(0,1); l(A)=4, l(B)=2, failure l=-1 (terminal)
 #   A --a0--> B      A --a1--> failure
 #   B --a0--> B      B --a1--> A
 A, B, F = np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.zeros(2)
@@ -25,7 +25,7 @@ def _fixed(gamma: float, **kw) -> KernelFQIConfig:
 
 
 def test_hand_worked_fixed_point_k1():
-    # worked by hand at gamma = 0.5 (see test_control_fqi): Q(A) = (2, -1), Q(B) = (2, 3)
+    # worked by hand at gamma = 0.5 (see test_fqi): Q(A) = (2, -1), Q(B) = (2, 3)
     m = kernel_fitted_q_iteration(np.array([A, B]), IDX, DATA, 2, _fixed(0.5, k=1))
     np.testing.assert_allclose(m.table, [[2.0, -1.0], [2.0, 3.0]], atol=1e-9)
     np.testing.assert_allclose(m.q_values(np.array([A, B])), m.table)

@@ -25,8 +25,8 @@ from mapie.risk_control.methods import (
     get_r_hat_plus,
 )
 
-from agentguard.calibration import calibrate_threshold, hb_pvalue
-from agentguard.calibration.bounds import binomial_pvalue
+from agentguard.calibration import calibrate_threshold
+from agentguard.calibration.bounds import binomial_pvalue, hb_pvalue
 
 
 def test_hb_pvalues_equal_mapie():

@@ -9,9 +9,10 @@ from hypothesis import given, settings, strategies as st
 from agentguard.core import Context, Decision, GuardStack, ToolCall
 from agentguard.core.guard import Guard
 from agentguard.policies import (
-    AB, CRP, TEH, TT, JsonlAuditSink, LLMExtractor, MappingExtractor, MemoryAuditSink, PolicyBinding, ToolCallGuard,
-    library_extractor, library_path, load_policy, policy_from_source, strategy,
+    JsonlAuditSink, LLMExtractor, MappingExtractor, MemoryAuditSink, PolicyBinding, ToolCallGuard, library_extractor,
+    library_path, load_policy, policy_from_source,
 )
+from agentguard.policies.guard import AB, CRP, TEH, TT, strategy
 from agentguard.llm import ScriptedClient
 
 M2W = load_policy(library_path("mind2web_sc"))

@@ -1,0 +1,25 @@
+"""The unseen-state policies (spec.unseen) as a spec file applies them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agentguard import InputError
+from agentguard.spec.predicates import resolve_state
+
+
+def test_unseen_state_policies():
+    known = ["0000", "0011", "1100", "finish"]
+    risk = np.array([0.1, 0.7, 0.4, 0.0])
+    assert resolve_state("0011", known, "error") == 1
+    assert resolve_state("0001", known, "nearest", risk) == 1  # distance 1 to 0011 vs 1 to 0000: ties to riskier
+    assert resolve_state("0001", known, "nearest") == 0  # no risks: lowest index
+    assert resolve_state("1000", known, "nearest", risk) == 2
+    assert resolve_state("1000", known, "pessimistic", risk) == 1
+    with pytest.raises(InputError, match="unknown state '1000'"):
+        resolve_state("1000", known, "error")
+    with pytest.raises(InputError, match="needs per-state risks"):
+        resolve_state("1000", known, "pessimistic")
+    with pytest.raises(InputError, match="unseen policy"):
+        resolve_state("1000", known, "magic")
