@@ -223,10 +223,3 @@ def test_async_path_matches_sync() -> None:
         return [o.execute for o in outs] + [res.execute, halted.stop, after.execute]
 
     assert asyncio.run(go()) == [False, True, False, True, True, False]
-
-
-def test_call_key_is_canonical() -> None:
-    assert call_key(ToolCall("a", {"x": 1, "y": 2}, "i")) == call_key(ToolCall("a", {"y": 2, "x": 1}, "j"))
-    assert call_key(ToolCall("a", {"x": float("inf")})) != call_key(ToolCall("a", {"x": None}))
-    assert call_key(ToolCall("a", {"x": 1})) != call_key(ToolCall("b", {"x": 1}))
-    assert call_key(Step(state={"s": 1})) != call_key(Step(state={"s": 2}))
