@@ -21,6 +21,9 @@ PKG = "src/agentguard"
 PACKAGES_INITS = ("spec", "predictive", "calibration", "policies", "control", "envs", "bench", "demo")
 CHECKED = (
     f"{PKG}/core",
+    f"{PKG}/asgi",
+    f"{PKG}/integrations",
+    f"{PKG}/server",
     f"{PKG}/llm",
     f"{PKG}/__init__.py",
     f"{PKG}/__main__.py",
