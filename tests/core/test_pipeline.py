@@ -151,7 +151,7 @@ def test_strategy_from_the_pipeline_and_from_the_deciding_guard() -> None:
     calls = [ToolCall("delete_a"), ToolCall("delete_a"), ToolCall("read_note")]
     default = [Pipeline(GuardStack([Rule()])).decide("r", c) for c in calls]
     assert [o.execute for o in default] == [False, False, True] and not any(o.stop for o in default)
-    teh = Pipeline(GuardStack([Rule(deny="delete_")]), enforcement="TEH")
+    teh = Pipeline(GuardStack([Rule(deny="delete_")]), strategy="TEH")
     teh.decide("r", ToolCall("delete_a"))
     # TEH: the tool is halted for the run; an allowed tool still runs
     assert teh.decide("r", ToolCall("read_note")).execute
@@ -170,9 +170,9 @@ def test_strategy_from_the_pipeline_and_from_the_deciding_guard() -> None:
 
 
 def test_facts_cannot_reset_strategy_state() -> None:
-    p = Pipeline(GuardStack([Rule(deny="write_")]), enforcement="TEH")
+    p = Pipeline(GuardStack([Rule(deny="write_")]), strategy="TEH")
     p.decide("r", ToolCall("write_file"))
-    p2 = Pipeline(GuardStack([Rule(deny="zzz")]), enforcement="TEH")
+    p2 = Pipeline(GuardStack([Rule(deny="zzz")]), strategy="TEH")
     p2.decide("r", ToolCall("read_note"))
     st_ = p.run("r", halted_tools=set(), replan_rounds=0, halted=None)
     assert "write_file" in st_.context.metadata["halted_tools"]

@@ -29,7 +29,7 @@ class CoreDriver:
 
     def run(self, guard: Any, turns: list[list[ToolCall]], *, approve: bool = False,
             strategy: str | None = None) -> RunResult:
-        p = Pipeline(guard, enforcement=strategy)
+        p = Pipeline(guard, strategy=strategy)
         res = RunResult()
         for turn in turns:
             outs = p.decide_turn("run", turn)

@@ -75,7 +75,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         stack = load_stack(config)
         facts = _object(metadata, "--metadata")
         proposal = ToolCall.from_dict(_object(call, "the call"))
-        pipe = Pipeline(stack, enforcement=strategy, adapter="cli")
+        pipe = Pipeline(stack, strategy=strategy, adapter="cli")
         out = pipe.decide(run_id, proposal, **facts)
         d = outcome_json(out)
         if as_json:

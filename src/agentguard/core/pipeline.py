@@ -81,7 +81,7 @@ class RunState:
 class Pipeline:
     """Convert, decide fail-closed, enforce, audit, remember: see the module docstring.
 
-    ``guard``: any :class:`~.guard.Guard` (usually a :class:`~.guard.GuardStack`). ``enforcement``: an
+    ``guard``: any :class:`~.guard.Guard` (usually a :class:`~.guard.GuardStack`). ``strategy``: an
     :class:`~.enforcement.Enforcement` or a strategy name (``"CRP+TEH"``); None uses each deciding
     guard's own ``strategy`` or :class:`~.strategies.Default`. ``audit``: a sink (``write`` or ``awrite``).
     ``runs``: the run memory (``max_runs`` runs; ``rebuild(run_id) -> RunState | None`` restores an
@@ -90,7 +90,7 @@ class Pipeline:
     ``escalate``: ``"ask"`` (an ESCALATE asks a human) or ``"reject"`` (refused without asking).
     """
 
-    def __init__(self, guard: Guard, *, enforcement: Enforcement | str | None = None,
+    def __init__(self, guard: Guard, *, strategy: Enforcement | str | None = None,
                  audit: AuditSink | None = None, runs: RunMemory[RunState] | None = None,
                  max_runs: int = 10_000, rebuild: Callable[[Hashable], RunState | None] | None = None,
                  on_error: Decision | str = Decision.HALT, timeout_s: float | None = None,
@@ -101,8 +101,8 @@ class Pipeline:
         if escalate not in ("ask", "reject"):
             raise InputError(f"escalate must be 'ask' or 'reject', not {escalate!r}")
         self.guard = guard
-        self.enforcement: Enforcement | None = (strategy_by_name(enforcement) if isinstance(enforcement, str)
-                                                else enforcement)
+        self.enforcement: Enforcement | None = (strategy_by_name(strategy) if isinstance(strategy, str)
+                                                else strategy)
         self.audit = audit
         self.runs: RunMemory[RunState] = runs if runs is not None else RunMemory(
             self._no_factory, max_runs, rebuild=rebuild, on_drop=self._dropped)

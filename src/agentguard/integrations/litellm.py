@@ -142,7 +142,7 @@ class GuardrailEndpoint:
         max_runs: int = 10_000,
     ) -> None:
         # no human can be asked through this API: an ESCALATE is refused (escalate="reject")
-        self.pipeline = Pipeline(guard, enforcement=strategy, audit=audit, recorder=recorder, on_error=on_error,
+        self.pipeline = Pipeline(guard, strategy=strategy, audit=audit, recorder=recorder, on_error=on_error,
                                  state_fn=state_fn, adapter=ADAPTER, escalate="reject", timeout_s=timeout_s,
                                  max_runs=max_runs)
         self.text_pipeline = (

@@ -167,7 +167,7 @@ class AgentsGuard:
         pipeline: Pipeline | None = None,
     ) -> None:
         self.pipeline = pipeline if pipeline is not None else Pipeline(
-            guard, enforcement=strategy, audit=audit, on_error=on_error, state_fn=state_fn, adapter=ADAPTER,
+            guard, strategy=strategy, audit=audit, on_error=on_error, state_fn=state_fn, adapter=ADAPTER,
             timeout_s=timeout_s, max_runs=max_runs)
         self.output_pipeline = (
             Pipeline(output_guard, audit=audit, on_error=on_error, adapter=ADAPTER, timeout_s=timeout_s,

@@ -78,7 +78,7 @@ class GuardedStream(MonitoredStream):
         pipeline: Pipeline | None = None,
     ) -> None:
         self.pipeline = pipeline if pipeline is not None else Pipeline(
-            guard, enforcement=strategy, audit=audit, recorder=recorder, on_error=on_error, adapter="streaming",
+            guard, strategy=strategy, audit=audit, recorder=recorder, on_error=on_error, adapter="streaming",
             escalate="reject")  # a stream cannot wait for a human: an ESCALATE cuts it
         self.outcome: Outcome | None = None
         super().__init__(chunks, guard, ChunkSteps(step, choice), scorer=scorer, run_id=run_id, on_error=on_error)

@@ -154,7 +154,7 @@ class Service:
         for kind, base in (("check", g.tool), ("step", g.step), ("signal", g.signal)):
             guard = PerRunCopy(base) if needs_copy(base) else base
             raw[kind] = guard
-            pipes[kind] = ServicePipeline(self, Replaying(guard, kind, self), enforcement=self._enforcement(base),
+            pipes[kind] = ServicePipeline(self, Replaying(guard, kind, self), strategy=self._enforcement(base),
                                           audit=self.sink, runs=self.runs, adapter="service",
                                           state_fn=state_of)
         self._pipes = Pipes(g, self._gen, raw, pipes)

@@ -133,7 +133,7 @@ class AgentGuardMiddleware(AgentMiddleware):
                 raise InputError("give on_reject='end' (the TT strategy) or a strategy, not both")
             strategy = "TT"
         self.pipeline = Pipeline(
-            guard, enforcement=strategy, audit=audit, max_runs=max_runs, on_error=on_error, timeout_s=timeout_s,
+            guard, strategy=strategy, audit=audit, max_runs=max_runs, on_error=on_error, timeout_s=timeout_s,
             state_fn=state_fn, adapter="langchain", recorder=recorder,
             escalate="ask" if escalate == "interrupt" else "reject",
         )

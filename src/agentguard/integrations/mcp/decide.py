@@ -62,7 +62,7 @@ def make_pipeline(guard: Guard, *, strategy: Enforcement | str | None = None, re
                   timeout_s: float | None = None, max_runs: int = 10_000) -> Pipeline:
     """The proxy's Pipeline (``adapter="mcp"``); ``strategy`` is the enforcement strategy (a name such as
     ``"CRP+TEH"``, an :class:`~agentguard.core.enforcement.Enforcement`, or None for each guard's own)."""
-    return Pipeline(guard, enforcement=strategy, recorder=recorder, on_error=on_error, state_fn=state_fn,
+    return Pipeline(guard, strategy=strategy, recorder=recorder, on_error=on_error, state_fn=state_fn,
                     timeout_s=timeout_s, max_runs=max_runs, adapter="mcp")
 
 
