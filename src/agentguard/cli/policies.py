@@ -31,9 +31,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     bench.command("policy-latency")(bench_policy_latency)
 
 
-def _load_and_test(path: Path, tests: bool, as_json: bool, out: list[dict[str, Any]]) -> int:
-    """Load one policy (and run its generated tests): 0 when it may go to Nagini, else its exit code."""
+def _load_and_test(path: Path, tests: bool, as_json: bool, out: list[dict[str, Any]], spec_arg: str | None = None,
+                   specs: dict[str, Any] | None = None) -> int:
+    """Load one policy, check it carries its specification's contract (and run its generated tests): 0 when it
+    may go to Nagini, else its exit code."""
     from ..core.errors import PolicyError
+    from ..policies.conformance import contract_problems, load_spec, spec_for, spec_problems
     from ..policies.model import load_policy
     from ..policies.testing import run_tests
 
@@ -43,6 +46,21 @@ def _load_and_test(path: Path, tests: bool, as_json: bool, out: list[dict[str, A
         out.append({"path": str(path), "status": "invalid", "error": str(exc)})
         typer.echo(f"{path}: invalid: {exc}", err=not as_json)
         return 2
+    spec = load_spec(spec_arg) if spec_arg else spec_for(pol.id)
+    if specs is not None:
+        specs[str(path)] = spec.name if spec else None
+    if spec is not None:
+        problems = spec_problems(spec) + contract_problems(pol.source, spec)
+        if problems:
+            out.append({"path": str(path), "status": "contract-mismatch", "spec": spec.name, "problems": problems})
+            if not as_json:
+                typer.echo(f"{path}: refused: its contract is not the one fixed by specification {spec.name}:")
+                for pr in problems:
+                    typer.echo("  " + pr)
+            return 1
+    elif not as_json:
+        typer.echo(f"{path}: note: no specification for policy {pol.id!r}: Nagini proves it against its own "
+                   "contract only (pass --spec to tie it to a rule)", err=True)
     if tests:
         rep = run_tests(pol)
         if not rep.passed:
@@ -56,7 +74,7 @@ def _load_and_test(path: Path, tests: bool, as_json: bool, out: list[dict[str, A
     return 0
 
 
-def _prove(paths: list[Path], as_json: bool, out: list[dict[str, Any]]) -> int:
+def _prove(paths: list[Path], as_json: bool, out: list[dict[str, Any]], specs: dict[str, Any] | None = None) -> int:
     """Verify ``paths`` with one warm Nagini worker; the worst exit code (0 verified, 1 failed, 2 invalid)."""
     from ..policies import nagini  # looked up at call time (tests stand in for the verifier)
 
@@ -66,6 +84,7 @@ def _prove(paths: list[Path], as_json: bool, out: list[dict[str, Any]]) -> int:
             r = v.verify(p)
             d = r.to_dict()
             d["startup_seconds"] = v.startup_seconds
+            d["spec"] = (specs or {}).get(str(p))
             out.append(d)
             if not as_json:
                 typer.echo(r.describe())
@@ -79,14 +98,19 @@ def _prove(paths: list[Path], as_json: bool, out: list[dict[str, Any]]) -> int:
 def verify(
     policies: List[Path] = typer.Argument(..., help="policy files (Python with Nagini contracts)"),
     tests: bool = typer.Option(True, help="run the generated boundary and property tests first"),
+    spec: Optional[str] = typer.Option(None, "--spec", help="specification whose contract the policy must carry "
+                                       "(a shipped policy's stem or a spec .py file; default: the shipped "
+                                       "specification with the policy's POLICY_ID, if any)"),
     as_json: bool = JSON,
 ) -> None:
-    """Validate, test and formally verify policies with Nagini (exit 0 verified, 1 counterexample, 2 invalid)."""
+    """Validate, check the contract against the rule's specification, test and formally verify policies with
+    Nagini (exit 0 verified, 1 counterexample / contract not the specification's / tests failed, 2 invalid)."""
     worst = 0
     out: list[dict[str, Any]] = []
     loaded = []
+    specs: dict[str, Any] = {}
     for p in policies:
-        code = _load_and_test(p, tests, as_json, out)
+        code = _load_and_test(p, tests, as_json, out, spec, specs)
         if code == 2:
             worst = 2
         elif code == 1:
@@ -94,7 +118,7 @@ def verify(
         else:
             loaded.append(p)
     if loaded:
-        proved = _prove(loaded, as_json, out)
+        proved = _prove(loaded, as_json, out, specs)
         worst = 2 if proved == 2 else max(worst, proved)
     if as_json:
         typer.echo(json.dumps(out, indent=2, default=str))
