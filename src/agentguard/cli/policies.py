@@ -126,41 +126,59 @@ def verify(
 
 
 def synthesize(
-    spec: Path = typer.Argument(..., help="natural-language specification (text/markdown file)"),
+    spec: str = typer.Argument(..., help="specification: a shipped policy's stem (mind2web_sc), a specification "
+                               ".py module (fixed contract), or a text/markdown file (the LLM writes the contract)"),
     out: Path = typer.Option(..., "--out", help="where to write the verified policy"),
     rounds: int = typer.Option(3, help="maximum refine rounds"),
     model: Optional[str] = typer.Option(None, help="model name for the OpenAI-compatible endpoint"),
     base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint (default from environment)"),
+    timeout: float = typer.Option(600.0, "--timeout", help="seconds to wait for each LLM reply (a local CPU model "
+                                  "needs minutes)"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="cap on each reply's tokens"),
     no_verify: bool = typer.Option(False, "--no-verify", help="stop after the tests (result is NOT verified)"),
 ) -> None:
-    """Write a policy from a specification with an LLM, test it and verify it with Nagini, refining on counterexamples."""
+    """Write a policy from a specification with an LLM, test it and verify it with Nagini, refining on
+    counterexamples. With a specification module the contract is fixed before the LLM writes code, and a
+    candidate that edits it is refused."""
     from ..core.errors import InputError
     from ..llm.openai_compat import OpenAICompatClient
     from ..policies import nagini
+    from ..policies.conformance import load_spec
     from ..policies.synthesis import synthesize as run
 
-    try:
-        text = spec.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read specification {spec}: {exc.strerror}") from None
-    kwargs = {}
+    if timeout <= 0:
+        raise InputError("--timeout must be positive")
+    p = Path(spec)
+    target: Any
+    if p.suffix == ".py" or not p.exists():
+        target = load_spec(spec)  # a shipped stem or a specification module; InputError otherwise
+    else:
+        try:
+            target = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read specification {spec}: {exc.strerror}") from None
+        typer.echo("note: a text specification fixes no contract: the LLM writes it and nothing checks it "
+                   "against the rule (give a specification module to fix it)", err=True)
+    kwargs: dict[str, Any] = {"timeout_s": timeout}
     if model:
         kwargs["model"] = model
     if base_url:
         kwargs["base_url"] = base_url
     client = OpenAICompatClient(**kwargs)
+    opts = {"max_tokens": max_tokens} if max_tokens else None
     if no_verify:
-        res = run(text, client, verifier=None, max_rounds=rounds)
+        res = run(target, client, verifier=None, max_rounds=rounds, complete_options=opts)
     else:
         with nagini.NaginiVerifier() as v:
-            res = run(text, client, verifier=v, max_rounds=rounds)
+            res = run(target, client, verifier=v, max_rounds=rounds, complete_options=opts)
     for r in res.rounds:
         typer.echo(f"round {r.index}: {r.stage}" + (f"\n{r.feedback}" if r.feedback else ""), err=True)
     if not res.ok or res.source is None:
-        typer.echo(f"no policy passed after {len(res.rounds)} rounds", err=True)
+        typer.echo(f"no valid policy in {len(res.rounds)} rounds", err=True)
         sys.exit(1)
     out.write_text(res.source, encoding="utf-8")
-    typer.echo(f"wrote {out} ({'verified by Nagini' if res.verified else 'tested, NOT verified'})")
+    how = "verified by Nagini" if res.verified else "tested, NOT verified"
+    typer.echo(f"wrote {out} ({how}{'' if res.contract_fixed else '; contract written by the LLM, not fixed'})")
 
 
 def bench_mind2web(
