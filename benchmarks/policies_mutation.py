@@ -7,7 +7,8 @@ the contract or both), plus the issue's named mutants. Each goes through the pip
 not the one fixed from the rule), the generated tests, then an exhaustive comparison with the original over
 the whole finite domain of facts (same verdict everywhere = equivalent). Nagini then runs (one warm worker)
 on every mutant that passed the sandbox and the contract check (``--nagini all``, default) or only on the
-ones the tests did not kill and that are not equivalent, plus the named code-only ones (``--nagini needed``).
+ones the tests did not kill and that are not equivalent, plus the named code-only ones and a seeded sample of
+``--sample`` killed and equivalent mutants per policy as a cross-check (``--nagini needed``).
 A *survivor* is a non-equivalent mutant that Nagini verifies: a hole in the contract.
 
     AGENTGUARD_NAGINI_VENV=... python benchmarks/policies_mutation.py [--nagini all|needed|none] [--policy NAME]
@@ -72,6 +73,8 @@ def main() -> None:
     ap.add_argument("--nagini", choices=["all", "needed", "none"], default="all")
     ap.add_argument("--policy", action="append", help="policy stem (default: every shipped policy)")
     ap.add_argument("--examples", type=int, default=100, help="hypothesis examples per mutant")
+    ap.add_argument("--sample", type=int, default=3, help="with --nagini needed: also this many mutants per "
+                    "policy and stage (killed-by-tests, equivalent), seeded, as a cross-check of Nagini")
     ap.add_argument("--out", default=str(REPO / "benchmarks/results/policies_mutation.json"))
     a = ap.parse_args()
     from agentguard.policies.conformance import behaviour, load_spec
@@ -98,6 +101,16 @@ def main() -> None:
             if stage in ("killed-by-tests", "equivalent", "needs-nagini") and (
                     a.nagini == "all" or (a.nagini == "needed" and (stage == "needs-nagini" or m.operator == "named"))):
                 queue.append((stem, row, m.source))
+        if a.nagini == "needed" and a.sample > 0:
+            import random
+
+            rng = random.Random(0)
+            queued = {id(r) for _, r, _ in queue}
+            for st in ("killed-by-tests", "equivalent"):
+                pool = [(r, s) for r, s in rows if r["stage"] == st and id(r) not in queued]
+                for r, s in rng.sample(pool, min(a.sample, len(pool))):
+                    r["nagini_sample"] = True
+                    queue.append((stem, r, s))
         report["policies"][stem] = {"rows": [r for r, _ in rows], "pipeline_seconds": time.perf_counter() - t1}
         print(f"{stem}: {len(rows)} mutants judged in {time.perf_counter() - t1:.1f}s", file=sys.stderr)
     nag: dict = {"mode": a.nagini}
@@ -131,6 +144,8 @@ def main() -> None:
         for st in ("refused-at-load", "refused-contract", "killed-by-tests", "equivalent", "needs-nagini"):
             summ[st] = sum(r["stage"] == st for r in rows)
         checked = [r for r in rows if r["nagini"] is not None]
+        summ["nagini_checked"] = [{k: r.get(k) for k in ("id", "description", "where", "stage", "nagini",
+                                                          "nagini_seconds")} for r in checked]
         summ["nagini_run"] = len(checked)
         summ["rejected_by_nagini"] = sum(r["nagini"] in ("failed", "invalid") for r in checked)
         summ["rejected_by_nagini_among_non_equivalent"] = sum(
