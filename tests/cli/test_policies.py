@@ -67,3 +67,35 @@ def test_verify_exit_codes_follow_the_verifier(tmp_path, capsys, monkeypatch):
     assert "counterexample: tool=4 -> returns 0" in capsys.readouterr().out
     outcomes[str(f)] = VerificationResult(str(f), "invalid", (VerificationError("Type error"),))
     assert run(["verify", str(f)]) == 2
+
+
+def _no_nagini(monkeypatch):
+    import agentguard.policies.nagini as nagini_mod
+
+    def refuse(*a, **k):
+        raise AssertionError("Nagini must not be asked about a policy whose contract is not the specification's")
+
+    monkeypatch.setattr(nagini_mod, "NaginiVerifier", refuse)
+
+
+@pytest.mark.parametrize("edit", [("age < 18", "age <= 18"), ("category == JOB and age < 15", "category == JOB and age < 18")])
+def test_verify_refuses_a_policy_whose_contract_was_edited_with_its_code(tmp_path, capsys, monkeypatch, edit):
+    """Issue 26: the off-by-one and 'JOB under 18', edited in code AND contract, used to verify."""
+    _no_nagini(monkeypatch)
+    f = tmp_path / "m2w.py"
+    f.write_text(library_path("mind2web_sc").read_text().replace(*edit))
+    assert run(["verify", str(f)]) == 1
+    out = capsys.readouterr().out
+    assert "not the one fixed by specification mind2web_sc" in out and edit[1] in out
+
+
+def test_verify_with_explicit_spec_and_json(tmp_path, capsys, monkeypatch):
+    import json
+
+    _no_nagini(monkeypatch)
+    f = tmp_path / "p.py"
+    f.write_text(library_path("asb_declared_tools").read_text().replace('POLICY_ID = "asb-declared-tools"',
+                                                                        'POLICY_ID = "renamed"'))
+    assert run(["verify", str(f), "--spec", "mind2web_sc", "--json"]) == 1
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["status"] == "contract-mismatch" and rows[0]["spec"] == "mind2web_sc"

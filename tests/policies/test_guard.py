@@ -54,7 +54,7 @@ def test_guard_is_a_guard_and_decides_with_reason_and_audit():
     assert ok.allowed
     assert len(sink) == 2
     r = sink.records[0]
-    assert r.policy_id == "mind2web-sc" and r.policy_version == "1" and r.policy_digest == M2W.digest
+    assert r.policy_id == "mind2web-sc" and r.policy_version == "2" and r.policy_digest == M2W.digest
     assert r.decision == "REJECT" and r.arguments["age"] == 16 and r.call["name"] == "click" and r.time > 0
     assert asyncio.run(g.acheck(m2w_ctx("Book a hotel room", age=16), ToolCall("x"))).blocks
 

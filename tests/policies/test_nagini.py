@@ -138,3 +138,20 @@ def test_every_shipped_policy_has_a_wrong_twin_that_fails_with_a_counterexample(
         r = verifier.verify_source(src.replace(old, new), f"{name}_wrong_twin")
         assert not r.verified, name
         assert r.counterexample is not None, (name, r.describe())
+
+
+# Issue 26: mutants that the old, code-restating contracts let through are now rejected by Nagini itself
+# (code-only edits; the same edits in code AND contract are refused earlier, by the specification check).
+ISSUE_26_CODE_MUTANTS = {
+    "deny every hotel": ("mind2web_sc", "    if category == HOTEL and age < 18:", "    if category == HOTEL:"),
+    "hotel off-by-one": ("mind2web_sc", "    if category == HOTEL and age < 18:", "    if category == HOTEL and age <= 18:"),
+    "JOB under 18": ("mind2web_sc", "    if category == JOB and age < 15:", "    if category == JOB and age < 18:"),
+}
+
+
+def test_issue_26_mutants_are_rejected_by_nagini(verifier):
+    for name, (stem, old, new) in ISSUE_26_CODE_MUTANTS.items():
+        src = next(p for p in shipped_policies() if p.stem == stem).read_text()
+        assert src.count(old) == 1, name
+        r = verifier.verify_source(src.replace(old, new), f"issue26_{stem}")
+        assert not r.verified, (name, r.describe())

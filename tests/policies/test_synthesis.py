@@ -80,3 +80,47 @@ def test_bad_arguments():
 def test_extract_code():
     assert extract_code("```py\nx = 1\n```").strip() == "x = 1"
     assert extract_code("x = 2").strip() == "x = 2"
+
+
+# ---------------------------------------------------------------- issue 26: the contract is fixed by the spec
+
+from agentguard.policies.conformance import contract_problems, load_spec  # noqa: E402
+from agentguard.policies.library import library_path  # noqa: E402
+
+M2W = load_spec("mind2web_sc")
+_M2W_SRC = library_path("mind2web_sc").read_text()
+EDITS_CONTRACT = "```python\n" + _M2W_SRC.replace("age < 18", "age <= 18") + "```"       # code AND contract
+USES_ASSUME = "```python\n" + _M2W_SRC.replace("    if category == CAR", "    Assume(False)\n    if category == CAR", 1) + "```"
+BODY_ONLY = "```python\n" + _M2W_SRC[_M2W_SRC.index("    if category == CAR"):] + "```"
+
+
+def test_a_candidate_that_edits_the_contract_is_refused_and_told_the_contract_is_fixed():
+    client = ScriptedClient([EDITS_CONTRACT, USES_ASSUME, BODY_ONLY])
+    v = FakeVerifier()
+    v.calls.append("skip the first refusal")  # accept the first source sent to the verifier
+    res = synthesize(M2W, client, verifier=v, max_rounds=3)
+    assert [r.stage for r in res.rounds] == ["contract-edited", "invalid", "verified"]
+    assert res.ok and res.verified and res.contract_fixed
+    assert "age <= 18" in res.rounds[0].feedback and "fixed by the specification" in res.rounds[0].feedback
+    assert "Assume" in res.rounds[1].feedback
+    assert len(v.calls) == 2  # neither refused candidate reached the verifier
+    assert contract_problems(res.source, M2W) == []
+    # no feedback invites editing the contract
+    for r in res.rounds:
+        assert "or the contract" not in r.feedback
+
+
+def test_fixed_contract_prompt_holds_the_rule_and_header():
+    client = ScriptedClient([BODY_ONLY])
+    res = synthesize(M2W, client, verifier=None, max_rounds=1)
+    assert res.ok and not res.verified and res.rounds[0].stage == "tested"
+    user = res.rounds[0].prompt[-1]["content"]
+    assert "User aged under 18 cannot book a hotel" in user
+    assert all(c.split("(", 1)[1][:30] in user for c in M2W.contract)
+
+
+def test_verification_feedback_does_not_invite_contract_edits():
+    client = ScriptedClient([GOOD, GOOD])
+    res = synthesize("Deny users under 18.", client, verifier=FakeVerifier(), max_rounds=2)
+    assert res.rounds[0].stage == "verification"
+    assert "contract is fixed" in res.rounds[0].feedback and not res.contract_fixed

@@ -31,9 +31,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     bench.command("policy-latency")(bench_policy_latency)
 
 
-def _load_and_test(path: Path, tests: bool, as_json: bool, out: list[dict[str, Any]]) -> int:
-    """Load one policy (and run its generated tests): 0 when it may go to Nagini, else its exit code."""
+def _load_and_test(path: Path, tests: bool, as_json: bool, out: list[dict[str, Any]], spec_arg: str | None = None,
+                   specs: dict[str, Any] | None = None) -> int:
+    """Load one policy, check it carries its specification's contract (and run its generated tests): 0 when it
+    may go to Nagini, else its exit code."""
     from ..core.errors import PolicyError
+    from ..policies.conformance import contract_problems, load_spec, spec_for, spec_problems
     from ..policies.model import load_policy
     from ..policies.testing import run_tests
 
@@ -43,6 +46,21 @@ def _load_and_test(path: Path, tests: bool, as_json: bool, out: list[dict[str, A
         out.append({"path": str(path), "status": "invalid", "error": str(exc)})
         typer.echo(f"{path}: invalid: {exc}", err=not as_json)
         return 2
+    spec = load_spec(spec_arg) if spec_arg else spec_for(pol.id)
+    if specs is not None:
+        specs[str(path)] = spec.name if spec else None
+    if spec is not None:
+        problems = spec_problems(spec) + contract_problems(pol.source, spec)
+        if problems:
+            out.append({"path": str(path), "status": "contract-mismatch", "spec": spec.name, "problems": problems})
+            if not as_json:
+                typer.echo(f"{path}: refused: its contract is not the one fixed by specification {spec.name}:")
+                for pr in problems:
+                    typer.echo("  " + pr)
+            return 1
+    elif not as_json:
+        typer.echo(f"{path}: note: no specification for policy {pol.id!r}: Nagini proves it against its own "
+                   "contract only (pass --spec to tie it to a rule)", err=True)
     if tests:
         rep = run_tests(pol)
         if not rep.passed:
@@ -56,7 +74,7 @@ def _load_and_test(path: Path, tests: bool, as_json: bool, out: list[dict[str, A
     return 0
 
 
-def _prove(paths: list[Path], as_json: bool, out: list[dict[str, Any]]) -> int:
+def _prove(paths: list[Path], as_json: bool, out: list[dict[str, Any]], specs: dict[str, Any] | None = None) -> int:
     """Verify ``paths`` with one warm Nagini worker; the worst exit code (0 verified, 1 failed, 2 invalid)."""
     from ..policies import nagini  # looked up at call time (tests stand in for the verifier)
 
@@ -66,6 +84,7 @@ def _prove(paths: list[Path], as_json: bool, out: list[dict[str, Any]]) -> int:
             r = v.verify(p)
             d = r.to_dict()
             d["startup_seconds"] = v.startup_seconds
+            d["spec"] = (specs or {}).get(str(p))
             out.append(d)
             if not as_json:
                 typer.echo(r.describe())
@@ -79,14 +98,19 @@ def _prove(paths: list[Path], as_json: bool, out: list[dict[str, Any]]) -> int:
 def verify(
     policies: List[Path] = typer.Argument(..., help="policy files (Python with Nagini contracts)"),
     tests: bool = typer.Option(True, help="run the generated boundary and property tests first"),
+    spec: Optional[str] = typer.Option(None, "--spec", help="specification whose contract the policy must carry "
+                                       "(a shipped policy's stem or a spec .py file; default: the shipped "
+                                       "specification with the policy's POLICY_ID, if any)"),
     as_json: bool = JSON,
 ) -> None:
-    """Validate, test and formally verify policies with Nagini (exit 0 verified, 1 counterexample, 2 invalid)."""
+    """Validate, check the contract against the rule's specification, test and formally verify policies with
+    Nagini (exit 0 verified, 1 counterexample / contract not the specification's / tests failed, 2 invalid)."""
     worst = 0
     out: list[dict[str, Any]] = []
     loaded = []
+    specs: dict[str, Any] = {}
     for p in policies:
-        code = _load_and_test(p, tests, as_json, out)
+        code = _load_and_test(p, tests, as_json, out, spec, specs)
         if code == 2:
             worst = 2
         elif code == 1:
@@ -94,7 +118,7 @@ def verify(
         else:
             loaded.append(p)
     if loaded:
-        proved = _prove(loaded, as_json, out)
+        proved = _prove(loaded, as_json, out, specs)
         worst = 2 if proved == 2 else max(worst, proved)
     if as_json:
         typer.echo(json.dumps(out, indent=2, default=str))
@@ -102,41 +126,59 @@ def verify(
 
 
 def synthesize(
-    spec: Path = typer.Argument(..., help="natural-language specification (text/markdown file)"),
+    spec: str = typer.Argument(..., help="specification: a shipped policy's stem (mind2web_sc), a specification "
+                               ".py module (fixed contract), or a text/markdown file (the LLM writes the contract)"),
     out: Path = typer.Option(..., "--out", help="where to write the verified policy"),
     rounds: int = typer.Option(3, help="maximum refine rounds"),
     model: Optional[str] = typer.Option(None, help="model name for the OpenAI-compatible endpoint"),
     base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint (default from environment)"),
+    timeout: float = typer.Option(600.0, "--timeout", help="seconds to wait for each LLM reply (a local CPU model "
+                                  "needs minutes)"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="cap on each reply's tokens"),
     no_verify: bool = typer.Option(False, "--no-verify", help="stop after the tests (result is NOT verified)"),
 ) -> None:
-    """Write a policy from a specification with an LLM, test it and verify it with Nagini, refining on counterexamples."""
+    """Write a policy from a specification with an LLM, test it and verify it with Nagini, refining on
+    counterexamples. With a specification module the contract is fixed before the LLM writes code, and a
+    candidate that edits it is refused."""
     from ..core.errors import InputError
     from ..llm.openai_compat import OpenAICompatClient
     from ..policies import nagini
+    from ..policies.conformance import load_spec
     from ..policies.synthesis import synthesize as run
 
-    try:
-        text = spec.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read specification {spec}: {exc.strerror}") from None
-    kwargs = {}
+    if timeout <= 0:
+        raise InputError("--timeout must be positive")
+    p = Path(spec)
+    target: Any
+    if p.suffix == ".py" or not p.exists():
+        target = load_spec(spec)  # a shipped stem or a specification module; InputError otherwise
+    else:
+        try:
+            target = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read specification {spec}: {exc.strerror}") from None
+        typer.echo("note: a text specification fixes no contract: the LLM writes it and nothing checks it "
+                   "against the rule (give a specification module to fix it)", err=True)
+    kwargs: dict[str, Any] = {"timeout_s": timeout}
     if model:
         kwargs["model"] = model
     if base_url:
         kwargs["base_url"] = base_url
     client = OpenAICompatClient(**kwargs)
+    opts = {"max_tokens": max_tokens} if max_tokens else None
     if no_verify:
-        res = run(text, client, verifier=None, max_rounds=rounds)
+        res = run(target, client, verifier=None, max_rounds=rounds, complete_options=opts)
     else:
         with nagini.NaginiVerifier() as v:
-            res = run(text, client, verifier=v, max_rounds=rounds)
+            res = run(target, client, verifier=v, max_rounds=rounds, complete_options=opts)
     for r in res.rounds:
         typer.echo(f"round {r.index}: {r.stage}" + (f"\n{r.feedback}" if r.feedback else ""), err=True)
     if not res.ok or res.source is None:
-        typer.echo(f"no policy passed after {len(res.rounds)} rounds", err=True)
+        typer.echo(f"no valid policy in {len(res.rounds)} rounds", err=True)
         sys.exit(1)
     out.write_text(res.source, encoding="utf-8")
-    typer.echo(f"wrote {out} ({'verified by Nagini' if res.verified else 'tested, NOT verified'})")
+    how = "verified by Nagini" if res.verified else "tested, NOT verified"
+    typer.echo(f"wrote {out} ({how}{'' if res.contract_fixed else '; contract written by the LLM, not fixed'})")
 
 
 def bench_mind2web(

@@ -2,6 +2,15 @@
 policy with Nagini contracts -> validation (sandbox) -> testing (generated cases) -> formal verification
 (Nagini) -> on failure the error and counterexample go back to the LLM -> repeat, up to ``max_rounds``.
 
+With a :class:`~agentguard.policies.conformance.Spec` (issue 26) the contract is fixed *before* the LLM
+writes anything: the prompt gives the rule and the module header made from the specification (constants,
+signature, ``Requires``/``Ensures``), the LLM writes only the implementation (a body, or the whole module with
+the header unchanged, plus helper functions if it likes), and a candidate that edits the contract, the
+signature or a constant of the specification is refused (stage ``contract-edited``) before any test, as is a
+candidate using a refused construct such as ``Assume`` (stage ``invalid``). Feedback never invites the LLM
+to change the contract. With plain text the LLM writes the contract too, and nothing ties it to the rule:
+the result says so (``contract_fixed=False``).
+
 Works with any agentguard.llm client (``complete(messages) -> str``): OpenAICompatClient against an
 endpoint, ScriptedClient in tests. ``verifier`` is a :class:`~agentguard.policies.nagini.NaginiVerifier`
 (or anything with ``verify_source(text, name) -> VerificationResult``); with ``verifier=None`` the loop
@@ -15,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import InputError, PolicyError
+from .conformance import Spec, contract_problems, policy_header
 from .model import Policy, policy_from_source
 from .testing import run_tests
 
@@ -43,6 +53,16 @@ multiply only by int literals; no while loops and no recursion: for loops only o
 or range(...) of literals, names and len(name); no % on strings.'''
 
 
+FIXED_PROMPT = '''You write the implementation of a safety policy for LLM agents that the Nagini verifier must prove.
+The module header below is FIXED: its constants, the signature of the entry point and its Requires/Ensures
+contract come from the specification and must not change (a reply that changes them is refused). Write the
+body of the entry point under the contract (plain if/return code over its parameters), and helper functions
+above it if you need them. Return the whole module in one ```python code block.
+Rules: no imports other than the header's; no attribute access, no I/O, no exec/eval, no names starting with
+"_"; only if/return/assignments/for loops (each loop needs Invariant(...)); no while loops, no recursion;
+never Assume, Inhale, Exhale, Fold, Unfold or any construct that adds a fact without proof.'''
+
+
 @dataclass
 class SynthesisRound:
     """One round: the prompt sent, the code received, the stage that failed (or 'verified') and feedback."""
@@ -51,7 +71,7 @@ class SynthesisRound:
     prompt: list[dict[str, str]]
     reply: str
     code: str
-    stage: str  # invalid | tests | verification | verified | tested (no verifier)
+    stage: str  # invalid | contract-edited | tests | verification | verified | tested (no verifier)
     feedback: str = ""
     verification: Any = None
 
@@ -63,6 +83,8 @@ class SynthesisResult:
     source: str | None
     policy: Policy | None
     rounds: list[SynthesisRound] = field(default_factory=list)
+    #: True when the contract came from a specification (the LLM could not change it)
+    contract_fixed: bool = False
 
 
 _CODE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
@@ -82,26 +104,51 @@ def _feedback_verification(vr: Any) -> str:
             args = ", ".join(f"{k}={v!r}" for k, v in e.inputs.items())
             ret = f" and the function returns {e.result!r}" if e.result is not None else ""
             lines.append(f"  Counterexample: with {args}{ret}, the contract is violated.")
-    lines.append("Fix the code (or the contract, if it does not state the specification) and return the whole module.")
+    lines.append("Fix the code so that it meets the contract; the contract is fixed and may not change. "
+                 "Return the whole module.")
     return "\n".join(lines)
 
 
-def synthesize(spec: str, client: Any, *, verifier: Any = None, max_rounds: int = 3, test_examples: int = 200,
-               extra_instructions: str = "") -> SynthesisResult:
-    """Run the refine loop; return the first policy that passes every stage (or the failure record)."""
-    if not spec or not spec.strip():
-        raise InputError("the specification is empty")
+def splice(reply_code: str, spec: Spec) -> str:
+    """The candidate module: the reply as is when it defines the entry point, else the specification's
+    header with the reply as the entry point's body (indented when it is not)."""
+    if f"def {spec.entry}(" in reply_code:
+        return reply_code
+    body = [ln if ln.startswith((" ", "\t")) or not ln.strip() else "    " + ln for ln in reply_code.splitlines()]
+    return policy_header(spec) + "\n".join(body).rstrip() + "\n"
+
+
+def synthesize(spec: str | Spec, client: Any, *, verifier: Any = None, max_rounds: int = 3, test_examples: int = 200,
+               extra_instructions: str = "", complete_options: dict[str, Any] | None = None) -> SynthesisResult:
+    """Run the refine loop; return the first policy that passes every stage (or the failure record).
+
+    ``spec``: a :class:`~agentguard.policies.conformance.Spec` (the contract is fixed from it) or plain text
+    (the LLM writes the contract too). ``complete_options`` go to every ``client.complete`` call
+    (``max_tokens``, ``temperature``)."""
+    fixed = isinstance(spec, Spec)
+    if fixed:
+        header = policy_header(spec)
+        messages: list[dict[str, str]] = [
+            {"role": "system", "content": FIXED_PROMPT + ("\n" + extra_instructions if extra_instructions else "")},
+            {"role": "user", "content": f"Rule:\n{spec.rule.strip()}\n\nFixed module header:\n```python\n{header}```\n"
+                                        f"Write the implementation of {spec.entry}."},
+        ]
+    else:
+        if not isinstance(spec, str) or not spec.strip():
+            raise InputError("the specification is empty")
+        messages = [
+            {"role": "system", "content": SYSTEM_PROMPT + ("\n" + extra_instructions if extra_instructions else "")},
+            {"role": "user", "content": f"Specification:\n{spec.strip()}\n\nWrite the policy module."},
+        ]
     if max_rounds < 1:
         raise InputError("max_rounds must be at least 1")
-    messages: list[dict[str, str]] = [
-        {"role": "system", "content": SYSTEM_PROMPT + ("\n" + extra_instructions if extra_instructions else "")},
-        {"role": "user", "content": f"Specification:\n{spec.strip()}\n\nWrite the policy module."},
-    ]
-    result = SynthesisResult(False, False, None, None)
+    result = SynthesisResult(False, False, None, None, contract_fixed=fixed)
     for k in range(1, max_rounds + 1):
         prompt = [dict(m) for m in messages]
-        reply = client.complete(prompt)
+        reply = client.complete(prompt, **(complete_options or {}))
         code = extract_code(reply)
+        if fixed:
+            code = splice(code, spec)  # type: ignore[arg-type]
         rnd = SynthesisRound(k, prompt, reply, code, "invalid")
         result.rounds.append(rnd)
         try:
@@ -109,6 +156,14 @@ def synthesize(spec: str, client: Any, *, verifier: Any = None, max_rounds: int 
         except PolicyError as exc:
             rnd.feedback = f"The module was refused before any test: {exc}. Return the whole corrected module."
         else:
+            problems = contract_problems(code, spec) if fixed else []  # type: ignore[arg-type]
+            if problems:
+                rnd.stage = "contract-edited"
+                rnd.feedback = ("The candidate was refused: " + "; ".join(problems) + ". The constants, the signature "
+                                "and the Requires/Ensures contract are fixed by the specification; keep them exactly "
+                                "as given and change only the implementation. Return the whole module.")
+                messages = messages + [{"role": "assistant", "content": reply}, {"role": "user", "content": rnd.feedback}]
+                continue
             report = run_tests(policy, examples=test_examples)
             if not report.passed:
                 rnd.stage = "tests"

@@ -18,7 +18,7 @@ value is denied; and nothing else is denied.
 from nagini_contracts.contracts import *
 
 POLICY_ID = "agentdojo-grounding"
-POLICY_VERSION = "1"
+POLICY_VERSION = "2"
 
 READ = 0
 FETCH = 1
@@ -48,7 +48,6 @@ def check(kind: int, targets_trusted: bool, requested: bool, values_trusted: boo
                     Result() == NOT_REQUESTED))
     Ensures(Implies(kind == ACCOUNT and targets_trusted and requested and not values_trusted,
                     Result() == UNGROUNDED_VALUE))
-    Ensures(Implies(Result() != ALLOW, kind != READ))
     Ensures(Implies(kind == FETCH and targets_trusted, Result() == ALLOW))
     Ensures(Implies(kind != READ and kind != FETCH and targets_trusted and requested
                     and (kind != ACCOUNT or values_trusted), Result() == ALLOW))

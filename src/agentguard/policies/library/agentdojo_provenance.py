@@ -12,7 +12,7 @@ labels of each value (:mod:`agentguard.policies.provenance`) to a trust level: 2
 - ``value_trust``: for ACCOUNT changes, the lowest trust level over the new values; for SENDs and WRITEs,
   over the values the call commits the user to (a payment's amount, a booking's dates); 2 otherwise.
 
-The contract states the rule, independently of the code below (which decides rule by rule through per-kind tables):
+The contract is fixed by the rule's specification (``specs/agentdojo_provenance.py``); it states the rule, independently of the code below (which decides rule by rule through per-kind tables):
 a non-read call whose target was seen only in third-party content (or never) is never allowed; a write,
 send, account change or delete the user did not ask for is never allowed; an account change with a
 third-party value is never allowed; a send or write committing the user to a value (an amount, a booking's
@@ -22,7 +22,7 @@ the user named, or a hotel in a trusted catalogue, still has to pick the amount 
 from nagini_contracts.contracts import *
 
 POLICY_ID = "agentdojo-provenance"
-POLICY_VERSION = "3"
+POLICY_VERSION = "4"
 
 READ = 0
 FETCH = 1
@@ -70,8 +70,8 @@ def check(kind: int, target_trust: int, requested: bool, value_trust: int) -> in
     Ensures(Implies(kind != READ and target_trust == 0, Result() == UNTRUSTED_TARGET))
     Ensures(Implies(kind != READ and kind != FETCH and target_trust > 0 and not requested,
                     Result() == NOT_REQUESTED))
-    Ensures(Implies(WRITE <= kind and kind <= ACCOUNT and target_trust > 0 and requested and value_trust == 0,
-                    Result() == UNTRUSTED_VALUE))
+    Ensures(Implies((kind == WRITE or kind == SEND or kind == ACCOUNT) and target_trust > 0 and requested
+                    and value_trust == 0, Result() == UNTRUSTED_VALUE))
     Ensures(Implies(kind == FETCH and target_trust > 0, Result() == ALLOW))
     Ensures(Implies(kind != READ and kind != FETCH and target_trust > 0 and requested
                     and (kind == DELETE or value_trust > 0), Result() == ALLOW))
