@@ -19,10 +19,10 @@ subset in which every construct is bounded by the size of its input (issue 13):
   no item or slice assignment (``a[0:0] = a`` would double a list in one C-level operation);
 - contracts (issue 26): only the vocabulary that constrains (``Requires``/``Ensures``/``Invariant``/
   ``Decreases``/``Result``/``Old``/``Implies``/``Acc``/``Pure``, ``Assert`` where Nagini checks it), each in the
-  place where Nagini checks it (:func:`_check_contract_placement`); every construct that adds a fact
+  place where Nagini checks it (:func:`~.contracts.check_contract_placement`); every construct that adds a fact
   without proof or switches a proof off (``Assume``, ``Inhale``, ``Exhale``, ``Fold``/``Unfold``/
   ``Unfolding``, ``@Predicate``, ``@Trusted``, ``@ContractOnly``, ``@Opaque``/``Reveal``, ...: see
-  :data:`ESCAPE_CONSTRUCTS`) is refused wherever it is mentioned, because ``Assume(False)`` makes any
+  :data:`~.contracts.ESCAPE_CONSTRUCTS`) is refused wherever it is mentioned, because ``Assume(False)`` makes any
   contract "verified";
 - never: attribute access (so no dunder access), names that start with ``_``, ``exec``/``eval``/``open``/
   ``__import__``/``getattr`` and friends, lambdas, comprehensions, f-strings, classes, ``global``, ``try``,
@@ -55,53 +55,11 @@ from typing import Any, Callable
 
 from ..core.errors import GuardTimeout, PolicyError
 from ._bounded_ops import MAX_INT_BITS, MAX_SEQ, add, flat, mod, mul, sub
+from .contracts import CONTRACT_NAMES, ESCAPE_CONSTRUCTS, check_contract_placement, check_escapes
+from .contracts import err as _err
 
 __all__ = ["PreconditionViolation", "validate"]  # compile_policy/CompiledPolicyCode: internal to model.py
 
-CONTRACT_NAMES = frozenset({
-    "Requires", "Ensures", "Invariant", "Assert", "Implies", "Result", "Old", "Pure", "Acc",
-    "list_pred", "Forall", "Exists", "Decreases",
-})
-#: contract statements: only as a statement of their own (``Requires``/``Ensures``/``Decreases`` at the top
-#: of a function body, ``Invariant`` at the top of a loop body, ``Assert`` anywhere in a function)
-CONTRACT_STATEMENTS = frozenset({"Requires", "Ensures", "Invariant", "Assert", "Decreases"})
-#: contract terms that mean something only inside a contract (at run time they are stand-ins)
-CONTRACT_ONLY_TERMS = frozenset({"Result", "Old", "Acc", "list_pred", "Forall", "Exists"})
-#: Nagini constructs that add facts without proving them, or switch proof obligations off: one of them in
-#: a policy file would let it be "verified" with a hidden bug (``Assume(False)`` proves anything), so any
-#: mention of one is refused at load, with the reason
-ESCAPE_CONSTRUCTS = {
-    "Assume": "assumes a fact without proof (Assume(False) makes any contract 'verified')",
-    "Inhale": "adds a fact or permission without proof",
-    "Exhale": "removes proof obligations without checking them where they are needed",
-    "Fold": "predicate folding is not part of the policy language (it can hide facts from the proof)",
-    "Unfold": "predicate unfolding is not part of the policy language (it can hide facts from the proof)",
-    "Unfolding": "predicate unfolding is not part of the policy language (it can hide facts from the proof)",
-    "Predicate": "user predicates are not part of the policy language (an abstract predicate is an unproved fact)",
-    "Reveal": "opaque functions are not part of the policy language",
-    "Opaque": "opaque functions hide their body from the proof",
-    "Trusted": "marks code as trusted: Nagini would skip its proof",
-    "ContractOnly": "Nagini would use the contract and never verify the body",
-    "Ghost": "ghost code is not part of the policy language",
-    "GhostReturns": "ghost code is not part of the policy language",
-    "Inline": "inlined functions are not part of the policy language",
-    "Refute": "Refute is not part of the policy language",
-    "Exsures": "exception contracts are not part of the policy language",
-    "Let": "Let is not part of the policy language",
-    "Declassify": "information-flow constructs are not part of the policy language",
-    "Low": "information-flow constructs are not part of the policy language",
-    "LowVal": "information-flow constructs are not part of the policy language",
-    "LowEvent": "information-flow constructs are not part of the policy language",
-    "LowExit": "information-flow constructs are not part of the policy language",
-    "AllLow": "information-flow constructs are not part of the policy language",
-    "PreservesLow": "information-flow constructs are not part of the policy language",
-    "TerminatesSif": "information-flow constructs are not part of the policy language",
-    "Wildcard": "wildcard permissions are not part of the policy language",
-    "Rd": "read permissions other than Acc(list_pred(...)) are not part of the policy language",
-    "ARP": "abstract read permissions are not part of the policy language",
-    "MayCreate": "object permissions are not part of the policy language",
-    "MaySet": "object permissions are not part of the policy language",
-}
 SAFE_BUILTINS = {"len": len, "min": min, "max": max, "abs": abs, "range": range, "bool": bool, "int": int}
 TYPING_NAMES = frozenset({"List", "Tuple", "Optional", "Dict", "Set"})
 TYPE_NAMES = frozenset({"int", "bool", "str", "list", "tuple", "None"}) | TYPING_NAMES
@@ -132,11 +90,6 @@ class PreconditionViolation(PolicyError):
     """The arguments fall outside the policy's ``Requires`` (where its proof says nothing): fail closed."""
 
 
-def _err(node: ast.AST | None, msg: str, filename: str) -> PolicyError:
-    line = getattr(node, "lineno", "?")
-    return PolicyError(f"policy {filename}:{line} refused: {msg}")
-
-
 def validate(source: str, filename: str = "<policy>") -> ast.Module:
     """Parse and check ``source`` against the bounded language; return the AST or raise PolicyError (one line)."""
     if not isinstance(source, str):
@@ -151,11 +104,11 @@ def validate(source: str, filename: str = "<policy>") -> ast.Module:
     except (ValueError, RecursionError, MemoryError) as exc:
         raise PolicyError(f"policy {filename} refused: cannot parse ({type(exc).__name__})") from None
     functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    _check_escapes(tree, filename)  # before anything else names the construct as merely "not allowed"
+    check_escapes(tree, filename)  # before anything else names the construct as merely "not allowed"
     for node in tree.body:
         _check_top(node, functions, filename)
     _check_all_nodes(tree, functions, filename)  # every node, annotations/decorators/defaults included
-    _check_contract_placement(tree, filename)
+    check_contract_placement(tree, filename)
     _check_call_graph(tree, functions, filename)
     return tree
 
@@ -319,94 +272,6 @@ def _check_all_nodes(tree: ast.Module, functions: set[str], filename: str) -> No
             raise _err(node, f"{type(node).__name__} is not allowed", filename)
     if len(names) > MAX_NAMES:
         raise _err(None, f"{len(names)} variable names (at most {MAX_NAMES})", filename)
-
-
-def _check_escapes(tree: ast.Module, filename: str) -> None:
-    """Refuse every mention of a construct that adds facts without proof (a name, an import, a decorator)."""
-    for node in ast.walk(tree):
-        name = None
-        if isinstance(node, ast.Name):
-            name = node.id
-        elif isinstance(node, ast.Attribute):
-            name = node.attr
-        elif isinstance(node, ast.alias):
-            name = node.name
-        if name in ESCAPE_CONSTRUCTS:
-            raise _err(node, f"{name} {ESCAPE_CONSTRUCTS[name]}", filename)
-
-
-def _contract_call(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CONTRACT_NAMES:
-        return node.func.id
-    return None
-
-
-def _check_contract_placement(tree: ast.Module, filename: str) -> None:
-    """Contracts only where Nagini checks them and the run time treats them accordingly.
-
-    ``Requires``/``Ensures``/``Decreases`` are statements at the top of a function body (before any code),
-    ``Invariant`` at the top of a loop body, ``Assert`` a statement of a function; ``Result``/``Old``/
-    ``Acc``/``list_pred``/``Forall``/``Exists`` appear only inside those statements (``Result``/``Old`` only in
-    ``Ensures``/``Invariant``/``Assert``); ``Pure`` only as a decorator. Anywhere else the run time would
-    evaluate a stand-in (``Forall`` is True at run time) where Nagini reasons about the real thing.
-    """
-    allowed_stmt: dict[int, str] = {}  # id(Expr) -> contract name, for contract statements in a legal place
-
-    def scan_body(body: list[ast.stmt], lead: frozenset[str]) -> None:
-        leading = True
-        for stmt in body:
-            name = _contract_call(stmt.value) if isinstance(stmt, ast.Expr) else None
-            if name in lead and leading:
-                allowed_stmt[id(stmt)] = name
-                continue
-            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and leading:
-                continue  # docstring
-            leading = False
-            if name == "Assert":
-                allowed_stmt[id(stmt)] = name
-
-    for fn in tree.body:
-        if not isinstance(fn, ast.FunctionDef):
-            continue
-        scan_body(fn.body, frozenset({"Requires", "Ensures", "Decreases"}))
-        for node in ast.walk(fn):
-            if isinstance(node, ast.For):
-                scan_body(node.body, frozenset({"Invariant"}))
-            elif isinstance(node, ast.If):
-                scan_body(node.body, frozenset())
-                scan_body(node.orelse, frozenset())
-
-    def visit(node: ast.AST, inside: str | None) -> None:
-        if isinstance(node, ast.FunctionDef):
-            for dec in node.decorator_list:
-                if not (isinstance(dec, ast.Name) and dec.id == "Pure"):
-                    raise _err(dec, "only the @Pure decorator is allowed", filename)
-            for child in [*node.args.args, *node.body]:
-                visit(child, None)
-            return
-        if isinstance(node, ast.Expr) and id(node) in allowed_stmt:
-            call = node.value
-            assert isinstance(call, ast.Call)
-            for a in call.args:
-                visit(a, allowed_stmt[id(node)])
-            return
-        name = _contract_call(node)
-        if name in CONTRACT_STATEMENTS:
-            where = ("at the top of a loop body" if name == "Invariant" else "as a statement of a function"
-                     if name == "Assert" else "at the top of a function body, before any code")
-            raise _err(node, f"{name}(...) is allowed only {where}", filename)
-        if name in CONTRACT_ONLY_TERMS:
-            if inside is None:
-                raise _err(node, f"{name}(...) is allowed only inside a contract", filename)
-            if name in ("Result", "Old") and inside not in ("Ensures", "Invariant", "Assert"):
-                raise _err(node, f"{name}() is allowed only in Ensures/Invariant/Assert", filename)
-        if isinstance(node, ast.Name) and node.id == "Pure":
-            raise _err(node, "Pure is allowed only as a decorator", filename)
-        for child in ast.iter_child_nodes(node):
-            visit(child, inside)
-
-    for top in tree.body:
-        visit(top, None)
 
 
 def _check_binop(node: ast.BinOp, filename: str) -> None:

@@ -4,7 +4,7 @@ The rules are GuardAgent's Mind2Web-SC access-control rules, verbatim in :data:`
 extractor's: the action ``category`` (an enum), the user's ``age`` and four yes/no user facts.
 :func:`reference` is the rule as a predicate over those facts; :data:`BOUNDARY` are the rows a reviewer
 reads off the rule text (each age threshold and its neighbours); :data:`CONTRACT` is the Nagini contract
-every implementation must carry verbatim, and ``tests/policies/test_policies_specs.py`` checks, over the
+every implementation must carry verbatim, and ``tests/policies/test_conformance.py`` checks, over the
 whole finite domain, that it admits exactly the verdict :func:`reference` gives ("denied exactly when the
 rule says so", both directions, with the rule's own code).
 """

@@ -12,7 +12,7 @@ import pytest
 
 from agentguard.core.errors import PolicyError
 from agentguard.policies import load_policy, policy_from_source, shipped_policies
-from agentguard.policies.sandbox import ESCAPE_CONSTRUCTS
+from agentguard.policies.contracts import ESCAPE_CONSTRUCTS
 
 HEAD = "from nagini_contracts.contracts import *\n\n"
 
