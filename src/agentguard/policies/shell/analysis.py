@@ -111,6 +111,7 @@ class _Walker:
     def __init__(self) -> None:
         self.out = Analysis()
         self.cwds: list[str] = [""]
+        self.posix_sh = False  # inside a payload for sh/dash/ash: braces may stay unexpanded
 
     # -- reporting -------------------------------------------------------------------------------------
     def refuse(self, why: str) -> None:
@@ -246,10 +247,14 @@ class _Walker:
         unknown: Piece = ("a", "") if quoted else ("A", "")
         raw = src[node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
         if t in ("word", "number"):
+            if re.search(r"(?<!\\)[\s]", raw):
+                self.refuse(f"the parser read {raw[:20]!r} as one word across whitespace (ambiguous)")
             return _unquoted(raw)
         if t == "raw_string":
             return [("q", c) for c in raw[1:-1]]
         if t == "ansi_c_string":
+            if self.posix_sh:  # dash reads $'..' as "$" and a quoted string: not decodable both ways
+                self.refuse("$'...' inside a sh payload (dash and bash read it differently)")
             return [("q", c) for c in decode_ansi_c(raw[2:-1])]
         if t in ("string", "translated_string"):
             out: list[Piece] = []
@@ -273,7 +278,10 @@ class _Walker:
             pos = node.start_byte
             for c in node.children:
                 if c.start_byte > pos:
-                    out += _unquoted(src[pos:c.start_byte].decode("utf-8", "surrogatepass"))
+                    gap = src[pos:c.start_byte].decode("utf-8", "surrogatepass")
+                    if re.search(r"\s", gap):
+                        self.refuse("the parser joined words across whitespace (ambiguous)")
+                    out += _unquoted(gap)
                 out += self.pieces(c, depth, src, quoted) if c.is_named else _unquoted(
                     src[c.start_byte:c.end_byte].decode("utf-8", "surrogatepass"))
                 pos = c.end_byte
@@ -298,7 +306,11 @@ class _Walker:
 
     def words(self, node: Any, depth: int, src: bytes) -> list[Word]:
         try:
-            return make_words(self.pieces(node, depth, src, quoted=False))
+            pieces = self.pieces(node, depth, src, quoted=False)
+            words = make_words(pieces)
+            if self.posix_sh and len(words) > 1:  # dash does no brace expansion, bash-as-sh does: both
+                words += make_words([("q", c) if c in "{}," and k == "u" else (k, c) for k, c in pieces])
+            return words
         except TooManyWords:
             self.refuse("brace expansion makes too many words")
             return [_ANY_WORD]
@@ -334,6 +346,8 @@ class _Walker:
                 op = src[c.start_byte:c.end_byte].decode(errors="replace")
             elif c.type != "file_descriptor" and dest is None:
                 dest = c
+            elif c.type != "file_descriptor":
+                self.refuse("a redirection with two targets (the parser joined lines; ambiguous)")
         if dest is None:
             self.refuse("a redirection without a target")
             return
@@ -397,8 +411,9 @@ class _Walker:
         literal_args = [w.text for w in args]
         flags, operands = flags_of(name, [w.text for w in args if w.literal])
         unknown = stdin_args or any(not w.literal and (w.split or intersects(w.tokens, _DASH_ANY)) for w in args)
-        if stdin_args:
+        if stdin_args:  # xargs: more words come from standard input
             args = args + [_ANY_WORD]
+            argv = argv + [_ANY_WORD]
         self.out.commands.append(Command(name, tuple([head.text] + literal_args), flags,
                                          tuple(w.text for w in args if not (w.literal and w.text in ()) and
                                                not (w.literal and w.text.startswith("-"))),
@@ -608,6 +623,9 @@ class _Walker:
             if text in ("--", "-"):
                 i += 1
                 break
+            if text in ("--login", "-l") or (text.startswith("-") and not text.startswith("--") and "l" in text):
+                self.refuse(f"{name} {text}: a login shell runs profile files that cannot be read here")
+                return
             if text in ("--rcfile", "--init-file"):
                 self.refuse(f"{name} {text} runs an unknown file")
                 return
@@ -642,7 +660,12 @@ class _Walker:
         if not rest[0].literal:
             self.refuse(f"{name} -c: the code to run is not a fixed string")
             return
-        self.text(rest[0].text, depth + 1)
+        saved = self.posix_sh
+        self.posix_sh = saved or name != "bash"
+        try:
+            self.text(rest[0].text, depth + 1)
+        finally:
+            self.posix_sh = saved
 
     def interpreter(self, name: str, code_opts: str, args: list[Word]) -> None:
         for w in args:

@@ -66,6 +66,10 @@ def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] |
     if not base:
         return []
     forms: list[str] = []
+    raw = posixpath.normpath(text) if text.strip() else ""
+    if raw and raw != base:  # the spelling the OS opens as it is (a relative "file:/x", a "%2e%2e" name)
+        forms += [raw] if raw.startswith("/") else [posixpath.normpath(posixpath.join(c, raw)) if c else raw
+                                                   for c in cwds]
     for v in _variants(base):
         v = canonical_path(v)
         if v.startswith("/") or v.startswith("~"):
