@@ -163,7 +163,7 @@ def _allowed_command(entry: Any, what: str) -> _AllowedCommand:
 
 
 class _TooDeep:
-    """Marks a value nested deeper than :data:`MAX_NESTING` (refused, never skipped)."""
+    """Marks a value nested deeper than :data:`MAX_NESTING`, or a string list with objects in it (refused)."""
 
 
 MAX_NESTING = 8
@@ -183,6 +183,9 @@ def _strings(value: Any, depth: int = 0) -> list[Any]:
         if value and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value) \
                 and any(isinstance(v, str) for v in value):
             return [list(value)]
+        if any(isinstance(v, str) for v in value) and any(
+                not isinstance(v, (str, int, float)) or isinstance(v, bool) for v in value):
+            return [_TooDeep()]  # a string list with objects in it: not an argv anyone can read, refused
         return [s for v in value for s in _strings(v, depth + 1)]
     if isinstance(value, Mapping):
         return [s for v in value.values() for s in _strings(v, depth + 1)]
@@ -345,7 +348,8 @@ class ToolRuleGuard(BaseGuard):
             for text in _strings(value):
                 if isinstance(text, _TooDeep):
                     out.append((self.unresolvable, f"argument '{key}' of {call.name} is nested deeper than "
-                                                   f"{MAX_NESTING} levels: refused unread"))
+                                                   f"{MAX_NESTING} levels or mixes strings and objects: refused "
+                                                   "unread"))
                     continue
                 if k in PATH_ARGS:
                     for p in (text if isinstance(text, list) else [text]):
