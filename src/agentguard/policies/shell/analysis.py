@@ -351,6 +351,8 @@ class _Walker:
         if dest is None:
             self.refuse("a redirection without a target")
             return
+        if self.posix_sh and op.startswith("&>"):
+            self.refuse("'&>' inside a sh payload (dash reads it as '&' then '>')")
         for w in self.words(dest, depth, src):
             if op in (">&", "<&") and w.literal and re.fullmatch(r"\d+-?|-", w.text):
                 continue  # duplicating or closing a descriptor, not a path
