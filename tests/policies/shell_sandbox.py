@@ -111,6 +111,8 @@ class Sandbox:
         driver = None
         kind: dict[int, str] = {}   # pid -> "driver" | "harness" | "shell" | "stub" | "real"
         cwd: dict[int, str] = {}
+        idx: dict[int, int] = {}    # pid -> the command it belongs to (by lineage: a backgrounded
+                                    # process that outlives its command is still attributed to it)
         with open(log, encoding="utf-8", errors="surrogateescape") as fh:
             raw_lines = fh.readlines()
         lines: list[str] = []
@@ -141,6 +143,7 @@ class Sandbox:
                 pid, call, args, ret = int(m.group(1)), m.group(2), m.group(3), m.group(4)
                 if pid not in kind and pid in parent:
                     p = parent[pid]
+                    idx[pid] = cur if kind.get(p) == "driver" else idx.get(p, cur)
                     kind[pid] = "harness" if kind.get(p) == "driver" else kind.get(p, "harness")
                     cwd[pid] = cwd.get(p, t + "/work")
                 if driver is None and call == "execve":
@@ -151,6 +154,7 @@ class Sandbox:
                 if call in ("clone", "clone3", "fork", "vfork"):
                     if ret.isdigit() and int(ret) > 0 and int(ret) not in kind:
                         child = int(ret)
+                        idx[child] = cur if kind.get(pid) == "driver" else idx.get(pid, cur)
                         kind[child] = "harness" if kind.get(pid) == "driver" else kind.get(pid, "harness")
                         cwd[child] = cwd.get(pid, t + "/work")
                     continue
@@ -172,8 +176,9 @@ class Sandbox:
                     target = os.path.realpath(path)
                     kind[pid] = "shell" if target in ("/usr/bin/bash", "/usr/bin/dash") else (
                         "stub" if target == "/usr/bin/true" else "real")
-                    if 0 <= cur < n:
-                        events[cur].append(("exec", base, *argv[1:], cwd.get(pid, "/")))
+                    at = idx.get(pid, cur)
+                    if 0 <= at < n:
+                        events[at].append(("exec", base, *argv[1:], cwd.get(pid, "/")))
                     continue
                 if call in ("openat", "open", "creat") and strs:
                     path = strs[0]
@@ -182,12 +187,13 @@ class Sandbox:
                         if mm:
                             cur = int(mm.group(1))
                         continue
-                    if kind.get(pid) != "shell" or not (0 <= cur < n):
+                    at = idx.get(pid, cur)
+                    if kind.get(pid) != "shell" or not (0 <= at < n):
                         continue
                     full = os.path.normpath(os.path.join(cwd.get(pid, "/"), path))
                     if full.startswith(_STARTUP) and not full.startswith("/proc/self/root"):
                         continue
-                    events[cur].append(("opendir" if "O_DIRECTORY" in args else "open", full))
+                    events[at].append(("opendir" if "O_DIRECTORY" in args else "open", full))
         return events
 
     def guard_path(self, full: str) -> str:
