@@ -14,8 +14,13 @@ An attacker (or a confused model) writes ``Book_Hotel``, ``book_hotel `` (traili
   (``%252e`` included), backslashes as ``/``, repeated slashes collapsed, ``.`` and ``..`` resolved
   lexically (``..`` never climbs above the root of an absolute path; a relative path that climbs out
   keeps a leading ``..``): ``"/etc/./shadow"``, ``"//etc//shadow"`` and ``"/tmp/%2e%2e/etc/shadow"``
-  all become ``"/etc/shadow"``; ``"a\\..\\..\\b"`` becomes ``"../b"``.
-- :func:`shell_commands`: every command a shell would run from a string or an argv list, split like
+  all become ``"/etc/shadow"``; ``"a\\..\\..\\b"`` becomes ``"../b"``; a ``file:`` URL becomes the path
+  it names (``file:///etc/shadow``, ``file://localhost/etc/shadow`` -> ``/etc/shadow``).
+- :func:`shell_commands`: the *lexical* splitter of issue 13, kept for callers that want a quick view and
+  as the baseline of ``benchmarks/shell_analysis.py``; it is not a security boundary (it reads ``$(...)``,
+  newlines in some positions, globs and wrapper options the way an attacker chooses). Rules decide on
+  :func:`agentguard.policies.shell.analyse` (a real bash grammar, fail closed; issue 25). It finds
+  every command a shell would run from a string or an argv list, split like
   a shell (:mod:`shlex`, also at ``;``, ``&&``, ``||``, ``|``, ``&`` and newlines), looking through
   wrappers (``sudo``, ``env``, ``nohup``, ``timeout``, ``xargs``, ``command``, ``exec``, ...) and into
   ``bash -c``/``sh -c``/``zsh -c``/``python -c`` style payloads (recursively, a bounded depth).
@@ -37,6 +42,7 @@ from urllib.parse import unquote
 __all__ = ["ShellCommand", "canonical_name", "canonical_path", "shell_commands", "strip_invisible"]
 
 _SEP = re.compile(r"[\s_\-]+")
+_FILE_URL = re.compile(r"file:(?://(?:localhost)?)?(?=/)", re.IGNORECASE)
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "ash", "busybox"})
 INTERPRETERS = frozenset({"python", "python2", "python3", "perl", "ruby", "node", "php", "lua", "pwsh",
                           "powershell"})
@@ -73,6 +79,9 @@ def canonical_path(path: Any) -> str:
             break
         text = strip_invisible(decoded)
     text = text.replace("\\", "/").strip()
+    m = _FILE_URL.match(text)
+    if m:  # file:///etc/shadow, file://localhost/etc/shadow, file:/etc/shadow: the path they name
+        text = "/" + text[m.end():].lstrip("/")
     if not text:
         return ""
     absolute = text.startswith("/")

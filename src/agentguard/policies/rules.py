@@ -40,10 +40,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..core.canonical import ShellCommand, canonical_name, canonical_path, shell_commands
+from ..core.canonical import canonical_name, canonical_path
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
+from .shell import Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, path_forms
+from .shell.programs import flags_of
 
 __all__ = ["ArgumentRule", "COMMAND_ARGS", "PATH_ARGS", "ToolRuleGuard", "as_tool_call"]
 
@@ -110,34 +112,94 @@ def _command_rule(entry: Any, what: str) -> tuple[re.Pattern[str], frozenset[str
     if not isinstance(entry, str) or not entry.strip():
         raise InputError(f"{what}: command rules must be non-empty strings like 'rm -rf', got {entry!r}")
     words = entry.split()
-    flags: set[str] = set()
-    for w in words[1:]:
-        if w.startswith("--"):
-            flags.add(_LONG_FLAGS.get(w.casefold(), w.casefold()))
-        elif w.startswith("-"):
-            flags.update(w[1:].casefold())
-        else:
-            raise InputError(f"{what}: {entry!r}: only a program and its flags, not operands")
-    return re.compile(fnmatch.translate(canonical_name(words[0]))), frozenset(flags)
+    if any(not w.startswith("-") for w in words[1:]):
+        raise InputError(f"{what}: {entry!r}: only a program and its flags, not operands")
+    flags, _ = flags_of(canonical_name(words[0]), words[1:])
+    return re.compile(fnmatch.translate(canonical_name(words[0]))), flags
+
+
+@dataclass(frozen=True)
+class _AllowedCommand:
+    """One ``allow_commands`` entry: a program glob, the argument words that must follow it, denied flags."""
+
+    text: str
+    program: re.Pattern[str]
+    args: tuple[str, ...]
+    deny_flags: frozenset[str]
+
+    def allows(self, cmd: Command) -> bool:
+        if not self.program.fullmatch(cmd.program):
+            return False
+        words = cmd.words[1:] if cmd.words else ()
+        if self.args:
+            if len(words) < len(self.args):
+                return False
+            if any(not w.literal or w.text != a for w, a in zip(words, self.args)):
+                return False
+        if self.deny_flags and (cmd.unknown_args or self.deny_flags & cmd.flags):
+            return False
+        return True
+
+
+def _allowed_command(entry: Any, what: str) -> _AllowedCommand:
+    """``"git status"`` or ``{program = "find", deny_flags = ["-delete"]}`` (see the module docstring)."""
+    if isinstance(entry, str) and entry.strip():
+        words = entry.split()
+        return _AllowedCommand(entry, re.compile(fnmatch.translate(canonical_name(words[0]))), tuple(words[1:]),
+                               frozenset())
+    if isinstance(entry, Mapping) and isinstance(entry.get("program"), str) and entry["program"].strip():
+        unknown = set(entry) - {"program", "args", "deny_flags"}
+        if unknown:
+            raise InputError(f"{what}: unknown key(s) {', '.join(sorted(unknown))} in {dict(entry)!r}")
+        args = entry.get("args", [])
+        deny = entry.get("deny_flags", [])
+        if not all(isinstance(a, str) for a in args) or not all(isinstance(d, str) and d.startswith("-")
+                                                               for d in deny):
+            raise InputError(f"{what}: 'args' must be strings and 'deny_flags' options like '-r', got {dict(entry)!r}")
+        prog = canonical_name(entry["program"])
+        flags, _ = flags_of(prog, list(deny))
+        return _AllowedCommand(str(dict(entry)), re.compile(fnmatch.translate(prog)), tuple(args), flags)
+    raise InputError(f"{what}: entries are strings like 'git status' or tables with 'program', got {entry!r}")
+
+
+class _TooDeep:
+    """Marks a value nested deeper than :data:`MAX_NESTING`, or a string list with objects in it (refused)."""
+
+
+MAX_NESTING = 8
 
 
 def _strings(value: Any, depth: int = 0) -> list[Any]:
-    """The strings (and argv lists) inside an argument value (nested lists/dicts, bounded depth)."""
+    """The strings and argv lists inside an argument value (nested lists/dicts, bounded depth).
+
+    A list of scalars (strings, numbers) is an argv list; deeper nesting than :data:`MAX_NESTING` yields a
+    :class:`_TooDeep` marker, which the guard refuses.
+    """
     if isinstance(value, str):
         return [value]
-    if depth > 8:
-        return []
+    if depth > MAX_NESTING:
+        return [_TooDeep()]
     if isinstance(value, (list, tuple)):
-        if value and all(isinstance(v, str) for v in value):
+        if value and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value) \
+                and any(isinstance(v, str) for v in value):
             return [list(value)]
+        if any(isinstance(v, str) for v in value) and any(
+                not isinstance(v, (str, int, float)) or isinstance(v, bool) for v in value):
+            return [_TooDeep()]  # a string list with objects in it: not an argv anyone can read, refused
         return [s for v in value for s in _strings(v, depth + 1)]
     if isinstance(value, Mapping):
         return [s for v in value.values() for s in _strings(v, depth + 1)]
     return []
 
 
-def _flags_of(cmd: ShellCommand) -> frozenset[str]:
-    return frozenset(_LONG_FLAGS.get(f, f) for f in cmd.flags)
+def _analyse(text: Any) -> Analysis:
+    """A command string, or an argv list read both as argv and as the string a tool may join it into."""
+    if isinstance(text, list):
+        out = analyse_argv(text)
+        joined = analyse(" ".join(str(a) for a in text))
+        return Analysis(out.commands + joined.commands, out.paths + joined.paths,
+                        out.unresolvable + joined.unresolvable)
+    return analyse(text)
 
 
 @dataclass
@@ -200,6 +262,8 @@ class ToolRuleGuard(BaseGuard):
         name: str = "tool-rules",
         deny_commands: Sequence[str] | str = (),
         deny_paths: Sequence[str] | str = (),
+        allow_commands: Sequence[str | Mapping[str, Any]] | None = None,
+        unresolvable: Decision | str = Decision.REJECT,
     ) -> None:
         self.name = name
         self.decision = Decision.parse(decision)
@@ -235,6 +299,15 @@ class ToolRuleGuard(BaseGuard):
                 raise InputError(f"{name}.deny_paths: paths must be non-empty strings, got {p!r}")
         self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(canonical_path(p))})" for p in deny_paths))
                        if deny_paths else None)
+        self._path_tokens = [fnmatch_tokens(canonical_path(p)) for p in deny_paths]
+        if isinstance(allow_commands, str):
+            allow_commands = [allow_commands]
+        self._allow_commands = (None if allow_commands is None else
+                                [_allowed_command(e, f"{name}.allow_commands") for e in allow_commands])
+        self.unresolvable = Decision.parse(unresolvable)
+        if not self.unresolvable.refuses:
+            raise InputError(f"{name}: unresolvable must block (REJECT, ESCALATE or HALT), not "
+                             f"{self.unresolvable.name}: a command that cannot be read is never allowed")
         self._allowed = Verdict.allow(self.name)  # verdicts are immutable: one ALLOW serves every call
         self._not_a_call = Verdict.allow(self.name, "not a tool call")
 
@@ -255,8 +328,8 @@ class ToolRuleGuard(BaseGuard):
             found.append((self.decision, f"tool {call.name} is denied"))
         if self._allow_given and (self._allow is None or not self._allow.match(name)):
             found.append((self.decision, f"tool {call.name} is not in the allow list"))
-        if self._commands or self._paths is not None:
-            found += [(self.decision, why) for why in self._structured(name, call)]
+        if self._commands or self._paths is not None or self._allow_commands is not None:
+            found += self._structured(name, call)
         for rule in self.arguments:
             why = rule.violation(call)
             if why:
@@ -266,28 +339,42 @@ class ToolRuleGuard(BaseGuard):
         decision, reason = max(found, key=lambda x: x[0])  # first of the strictest
         return Verdict(decision, reason, self.name, details={"violations": [r for _, r in found]})
 
-    def _structured(self, name: str, call: ToolCall) -> list[str]:
-        """Violations of ``deny_commands`` and ``deny_paths`` (see the module docstring)."""
-        out: list[str] = []
+    def _structured(self, name: str, call: ToolCall) -> list[tuple[Decision, str]]:
+        """Violations of ``allow_commands``, ``deny_commands``, ``deny_paths`` and unresolvable commands."""
+        out: list[tuple[Decision, str]] = []
         shell_tool = name in _SHELL_TOOLS
-        paths: list[str] = []
+        paths: list[tuple[str, Any]] = []
         for key, value in call.arguments.items():
             k = canonical_name(key)
             is_cmd = shell_tool or k in COMMAND_ARGS
             for text in _strings(value):
+                if isinstance(text, _TooDeep):
+                    out.append((self.unresolvable, f"argument '{key}' of {call.name} is nested deeper than "
+                                                   f"{MAX_NESTING} levels or mixes strings and objects: refused "
+                                                   "unread"))
+                    continue
                 if k in PATH_ARGS:
-                    paths += text if isinstance(text, list) else [text]
+                    for p in (text if isinstance(text, list) else [text]):
+                        paths += path_forms(str(p))
                 if not is_cmd:
                     continue
-                for cmd in shell_commands(text):
-                    paths += list(cmd.operands)
-                    flags = _flags_of(cmd)
+                found = _analyse(text)
+                for why in found.unresolvable:
+                    out.append((self.unresolvable, f"argument '{key}' of {call.name} cannot be resolved: {why}"))
+                paths += found.paths
+                for cmd in found.commands:
+                    via = f" (via {cmd.via})" if cmd.via else ""
                     for (prog, need), entry in zip(self._commands, self._command_text):
-                        if prog.fullmatch(cmd.program) and need <= flags:
-                            out.append(f"argument '{key}' of {call.name} runs {entry!r}")
+                        if prog.fullmatch(cmd.program) and (need <= cmd.flags or (need and cmd.unknown_args)):
+                            out.append((self.decision, f"argument '{key}' of {call.name} runs {entry!r}{via}"))
+                    if self._allow_commands is not None and not any(a.allows(cmd) for a in self._allow_commands):
+                        out.append((self.decision, f"argument '{key}' of {call.name} runs "
+                                                   f"{' '.join(cmd.argv)[:80]!r}{via}, not in allow_commands"))
         if self._paths is not None:
-            for p in paths:
-                c = canonical_path(p)
-                if c and self._paths.fullmatch(c):
-                    out.append(f"path {p!r} of {call.name} (canonical {c!r}) is denied")
+            for text, tokens in paths:
+                if tokens is None:
+                    if self._paths.fullmatch(text):
+                        out.append((self.decision, f"path {text!r} of {call.name} is denied"))
+                elif any(intersects(tokens, d) for d in self._path_tokens):
+                    out.append((self.decision, f"path pattern {text!r} of {call.name} could match a denied path"))
         return out

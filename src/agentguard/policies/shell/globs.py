@@ -1,0 +1,140 @@
+"""Glob patterns as token lists, and whether two patterns can match one common string.
+
+A rule's path glob (``fnmatch`` semantics: ``*`` and ``?`` also match ``/``) and a word of a command
+(shell pathname-expansion semantics: ``*``, ``?`` and ``[...]`` never match ``/``; an unknown part
+such as ``$VAR`` or ``$(cmd)`` matches anything) are both compiled to token lists. :func:`intersects`
+decides exactly whether some string matches both: it explores the product of the two patterns'
+automata (a star is a state with a self-loop), so ``cat /etc/shad*w`` meets ``/etc/shadow*`` and
+``echo {a,b}`` does not. This is how "a pattern that could match a denied path is treated as matching
+it" (issue 25) is decided; the differential harness uses the same function to ask whether a word that
+really reached a program is one the guard saw.
+
+Character sets are ``(negated, chars)``: ``(False, {"a"})`` is the literal ``a``, ``(True, {"/"})`` any
+character but ``/``, ``(True, frozenset())`` any character. POSIX classes (``[[:alpha:]]``) and ranges
+wider than 256 characters are over-approximated by "any character" (sound for a deny rule: the pattern
+is assumed to match more, never less).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+__all__ = ["ANY_CHAR", "NOT_SLASH", "Token", "fnmatch_tokens", "intersects", "literal_tokens"]
+
+CharSet = tuple[bool, frozenset[str]]
+#: a token: ("c", charset) consumes one character; ("*", charset) any number of them
+Token = tuple[str, CharSet]
+
+ANY_CHAR: CharSet = (True, frozenset())
+NOT_SLASH: CharSet = (True, frozenset("/"))
+
+
+def _meet(a: CharSet, b: CharSet) -> bool:
+    """Is there a character in both sets?"""
+    na, sa = a
+    nb, sb = b
+    if not na and not nb:
+        return bool(sa & sb)
+    if not na:
+        return bool(sa - sb)
+    if not nb:
+        return bool(sb - sa)
+    return True  # two complements of finite sets always meet
+
+
+def literal_tokens(text: str) -> list[Token]:
+    return [("c", (False, frozenset(ch))) for ch in text]
+
+
+def parse_set(text: str, i: int, exclude_slash: bool) -> tuple[CharSet, int] | None:
+    """Parse a bracket expression starting at ``text[i] == '['``; None when it is not one (a literal ``[``)."""
+    j = i + 1
+    negated = False
+    if j < len(text) and text[j] in "!^":
+        negated, j = True, j + 1
+    chars: set[str] = set()
+    wide = False
+    first = True
+    while j < len(text):
+        ch = text[j]
+        if ch == "]" and not first:
+            break
+        first = False
+        if ch == "[" and text.startswith("[:", j):
+            end = text.find(":]", j + 2)
+            if end < 0:
+                return None
+            wide, j = True, end + 2
+            continue
+        if j + 2 < len(text) and text[j + 1] == "-" and text[j + 2] != "]":
+            lo, hi = ord(ch), ord(text[j + 2])
+            if hi - lo > 256:
+                wide = True
+            else:
+                chars.update(chr(c) for c in range(lo, hi + 1))
+            j += 3
+            continue
+        chars.add(ch)
+        j += 1
+    else:
+        return None
+    if wide:  # over-approximate: any character (but never "/" in a shell glob)
+        return (NOT_SLASH if exclude_slash else ANY_CHAR), j + 1
+    if negated:
+        return (True, frozenset(chars | ({"/"} if exclude_slash else set()))), j + 1
+    return (False, frozenset(chars - ({"/"} if exclude_slash else set()))), j + 1
+
+
+def fnmatch_tokens(pattern: str) -> list[Token]:
+    """A rule glob in :mod:`fnmatch` semantics (``*`` and ``?`` match ``/`` too; ``[...]`` sets)."""
+    out: list[Token] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "*":
+            if not (out and out[-1] == ("*", ANY_CHAR)):
+                out.append(("*", ANY_CHAR))
+            i += 1
+        elif ch == "?":
+            out.append(("c", ANY_CHAR))
+            i += 1
+        elif ch == "[":
+            parsed = parse_set(pattern, i, exclude_slash=False)
+            if parsed is None:
+                out.append(("c", (False, frozenset("["))))
+                i += 1
+            else:
+                out.append(("c", parsed[0]))
+                i = parsed[1]
+        else:
+            out.append(("c", (False, frozenset(ch))))
+            i += 1
+    return out
+
+
+def intersects(a: Sequence[Token], b: Sequence[Token]) -> bool:
+    """Whether some string matches both token lists (breadth-first search of the product automaton)."""
+    la, lb = len(a), len(b)
+    seen: set[tuple[int, int]] = set()
+    stack = [(0, 0)]
+    while stack:
+        i, j = stack.pop()
+        if (i, j) in seen:
+            continue
+        seen.add((i, j))
+        if i == la and j == lb:
+            return True
+        ta = a[i] if i < la else None
+        tb = b[j] if j < lb else None
+        if ta is not None and ta[0] == "*":
+            stack.append((i + 1, j))
+        if tb is not None and tb[0] == "*":
+            stack.append((i, j + 1))
+        if ta is None or tb is None or not _meet(ta[1], tb[1]):
+            continue
+        stack.append((i if ta[0] == "*" else i + 1, j if tb[0] == "*" else j + 1))
+    return False
+
+
+def any_intersects(word: Sequence[Token], patterns: Iterable[Sequence[Token]]) -> bool:
+    return any(intersects(word, p) for p in patterns)

@@ -1,0 +1,105 @@
+"""Paths as the OS reads them, for words that may be patterns.
+
+:func:`path_forms` turns one word a command names (or one path argument of a tool) into the canonical
+spellings a rule is checked against: :func:`~agentguard.core.canonical.canonical_path` (percent-decoding,
+``\\`` as ``/``, ``.``/``..``/``//`` resolved lexically, ``file://`` URLs read as their path,
+``/proc/self/root``, ``/proc/<pid>/root`` and ``/proc/thread-self/root`` read as ``/``), ``~user``
+also as that user's home directory, and a relative path also joined to each directory a preceding ``cd``
+may have moved to. Glob and unknown parts survive normalisation as placeholder characters, so
+``/etc/./shad*w`` becomes the pattern ``/etc/shad*w`` and is matched against a rule's glob with
+:func:`~.globs.intersects` ("a pattern that could match a denied path is treated as matching it").
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Iterable
+
+from ...core.canonical import canonical_path
+from .globs import ANY_CHAR, Token
+from .words import Word, _homes
+
+__all__ = ["PathForm", "path_forms", "word_paths"]
+
+_PUA = 0xF0000  # supplementary private use area: placeholders for non-literal tokens
+_PROC_ROOT = re.compile(r"^/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/root(?=/|$)")
+_TILDE = re.compile(r"^~([A-Za-z0-9_.][A-Za-z0-9_.-]*)?(?=/|$)")
+
+#: (display text, tokens or None when literal)
+PathForm = tuple[str, "tuple[Token, ...] | None"]
+
+
+def _encode(word: Word) -> tuple[str, dict[str, Token]]:
+    table: dict[str, Token] = {}
+    out = []
+    for tok in word.tokens:
+        kind, (neg, chars) = tok
+        if kind == "c" and not neg and len(chars) == 1:
+            out.append(next(iter(chars)))
+        else:
+            key = chr(_PUA + len(table))
+            table[key] = tok
+            out.append(key)
+    return "".join(out), table
+
+
+def _decode(text: str, table: dict[str, Token]) -> tuple[Token, ...]:
+    return tuple(table[ch] if ch in table else ("c", (False, frozenset(ch))) for ch in text)
+
+
+def _variants(path: str) -> list[str]:
+    out = [path]
+    m = _PROC_ROOT.match(path)
+    if m:
+        out.append("/" + path[m.end():].lstrip("/"))
+    m = _TILDE.match(path)
+    if m:
+        for home in _homes(m.group(1) or ""):
+            out.append(home + path[m.end():])
+    return out
+
+
+def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] | None = None) -> list[PathForm]:
+    """The canonical spellings of one path (see the module docstring); placeholders decoded via ``table``."""
+    base = canonical_path(text)
+    if not base:
+        return []
+    forms: list[str] = []
+    raw = posixpath.normpath(text) if text.strip() else ""
+    if raw and raw != base:  # the spelling the OS opens as it is (a relative "file:/x", a "%2e%2e" name)
+        forms += [raw] if raw.startswith("/") else [posixpath.normpath(posixpath.join(c, raw)) if c else raw
+                                                   for c in cwds]
+    for v in _variants(base):
+        v = canonical_path(v)
+        if v.startswith("/") or v.startswith("~"):
+            forms.append(v)
+            continue
+        for cwd in cwds:
+            forms.append(canonical_path(posixpath.join(cwd, v)) if cwd else v)
+    out: list[PathForm] = []
+    for f in dict.fromkeys(forms):
+        if table and any(ch in table for ch in f):
+            shown = "".join(("*" if table[ch][0] == "*" else "?") if ch in table else ch for ch in f)
+            out.append((shown, _decode(f, table)))
+        else:
+            out.append((f, None))
+    return out
+
+
+def word_paths(word: Word, cwds: Iterable[str] = ("",)) -> list[PathForm]:
+    """Every path spelling one argument may name: the word, its ``=value`` part, an option's attached path."""
+    if word.split:
+        return [("*", (("*", ANY_CHAR),))]
+    text, table = _encode(word)
+    parts = [text]
+    if "=" in text:
+        parts.append(text.split("=", 1)[1])
+    if text.startswith("-"):
+        m = re.search(r"[/~]", text)
+        if m:
+            parts.append(text[m.start():])
+    out: list[PathForm] = []
+    for p in parts:
+        out += path_forms(p, cwds, table)
+    return out

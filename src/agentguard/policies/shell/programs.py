@@ -1,0 +1,167 @@
+"""What programs do with their arguments: wrappers' real option arity, shells, interpreters, flags.
+
+A wrapper runs another command after its own options and positional words; reading ``timeout -k 5s 10
+rm -rf /`` right needs to know that ``-k`` takes a value and that one ``DURATION`` follows. Each
+:class:`Wrapper` states that (from the programs' manuals: coreutils ``timeout``, ``env``, ``nice``,
+``nohup``, ``chroot``, ``stdbuf``; util-linux ``setsid``, ``ionice``, ``taskset``, ``flock``; ``strace``;
+``sudo``; OpenBSD ``doas``; ``su``/``runuser``; findutils ``xargs``; procps ``watch``; bash's ``exec``,
+``command``, ``builtin``, ``time``). An option a table does not know makes the command unresolvable (its
+arity is unknown, so where the wrapped command starts is unknown): fail closed, never a guess.
+GNU long options may be abbreviated to any unambiguous prefix (``--kill`` for ``--kill-after``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["INTERPRETERS", "POSIX_SHELLS", "OTHER_SHELLS", "SINGLE_DASH_LONG", "UNRESOLVABLE_BUILTINS",
+           "UNSAFE_ENV", "WRAPPERS", "Wrapper", "flags_of"]
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """Option grammar of a program that runs another command."""
+
+    short_arg: str = ""                      # short options taking a value (attached or next word)
+    short_flag: str = ""                     # short options without a value
+    long_arg: frozenset[str] = frozenset()   # long options taking a value (``--x=v`` or ``--x v``)
+    long_flag: frozenset[str] = frozenset()  # long options without a value
+    positional: int = 0                      # words between the options and the command (DURATION, NEWROOT)
+    assignments: bool = False                # NAME=VALUE words before the command (env)
+    optional_attached: str = ""              # short options whose value, if any, is attached (xargs -i)
+    numeric_option: bool = False             # ``nice -10``: a dash and digits is an option
+    no_command: str = "nothing"              # what runs without a command: "nothing" or "shell"
+    extra: dict[str, str] = field(default_factory=dict)  # option -> meaning (cwd, payload, split, noexec...)
+
+
+def _fs(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+WRAPPERS: dict[str, Wrapper] = {
+    "timeout": Wrapper("ks", "v", _fs("kill-after", "signal"), _fs("foreground", "preserve-status", "verbose"),
+                       positional=1),
+    "env": Wrapper("uCSP", "i0v", _fs("unset", "chdir", "split-string"),
+                   _fs("ignore-environment", "null", "debug", "list-signal-handling", "default-signal",
+                       "ignore-signal", "block-signal"), assignments=True,
+                   extra={"C": "cwd", "chdir": "cwd", "S": "split", "split-string": "split"}),
+    "nice": Wrapper("n", "", _fs("adjustment"), _fs(), numeric_option=True),
+    "nohup": Wrapper(),
+    "chroot": Wrapper("", "", _fs("userspec", "groups"), _fs("skip-chdir"), positional=1, no_command="shell"),
+    "stdbuf": Wrapper("ioe", "", _fs("input", "output", "error")),
+    "setsid": Wrapper("", "cfw", _fs(), _fs("ctty", "fork", "wait")),
+    "ionice": Wrapper("cnpPu", "t", _fs("class", "classdata", "pid", "pgid", "uid"), _fs("ignore")),
+    "strace": Wrapper("abeEIoOpPsSUuX", "cCdDfFhikqrtTvVwxyzZn",
+                      _fs("output", "attach", "trace", "signal", "abbrev", "verbose", "raw", "read", "write",
+                          "fault", "inject", "trace-path", "string-limit", "summary-sort-by", "user", "env",
+                          "columns", "const-print-style", "argv0", "summary-columns", "status", "quiet",
+                          "decode-fds", "silence", "kvm"),
+                      _fs("follow-forks", "output-separately", "summary", "summary-only", "summary-wall-clock",
+                          "daemonize", "no-abbrev", "debug", "instruction-pointer", "stack-trace",
+                          "absolute-timestamps", "relative-timestamps", "syscall-times", "seccomp-bpf",
+                          "timestamps", "decode-pids", "tips", "syscall-number", "successful-only",
+                          "failed-only"), extra={"E": "assign", "env": "assign"}),
+    "sudo": Wrapper("ugCDprRtTUh", "AbEeHiKklnPSsVv",
+                    _fs("user", "group", "close-from", "chdir", "host", "prompt", "role", "type", "other-user",
+                        "command-timeout", "chroot"),
+                    _fs("askpass", "background", "preserve-env", "edit", "set-home", "login", "remove-timestamp",
+                        "reset-timestamp", "list", "non-interactive", "preserve-groups", "stdin", "shell",
+                        "version", "validate", "help", "bell"),
+                    assignments=True,
+                    extra={"D": "cwd", "chdir": "cwd", "R": "root", "chroot": "root", "e": "edit", "edit": "edit",
+                           "l": "noexec", "list": "noexec", "v": "noexec", "validate": "noexec", "h": "unknown",
+                           "s": "shell", "shell": "shell", "i": "shell", "login": "shell", "V": "noexec",
+                           "version": "noexec", "help": "noexec", "K": "noexec", "k": "noexec"}),
+    "doas": Wrapper("uC", "nsL", extra={"s": "shell", "C": "noexec", "L": "noexec"}),
+    "su": Wrapper("cgGsw", "flmpPhV",
+                  _fs("command", "group", "supp-group", "shell", "whitelist-environment", "session-command"),
+                  _fs("login", "preserve-environment", "pty", "help", "version", "fast"),
+                  positional=-1, no_command="shell",
+                  extra={"c": "payload", "command": "payload", "session-command": "payload"}),
+    "runuser": Wrapper("cgGsuw", "flmpPhV",
+                       _fs("command", "group", "supp-group", "shell", "user", "whitelist-environment",
+                           "session-command"),
+                       _fs("login", "preserve-environment", "pty", "help", "version", "fast"),
+                       positional=-1, no_command="shell",
+                       extra={"c": "payload", "command": "payload", "session-command": "payload"}),
+    "xargs": Wrapper("adEILnPs", "0oprtx",
+                     _fs("arg-file", "delimiter", "max-lines", "max-args", "max-procs", "max-chars",
+                         "process-slot-var"),
+                     _fs("null", "open-tty", "interactive", "no-run-if-empty", "verbose", "exit", "show-limits"),
+                     optional_attached="eil", extra={"stdin_args": "yes"}),
+    "watch": Wrapper("ndq", "bcegptwxrC", _fs("interval", "differences", "equexit", "shotsdir"),
+                     _fs("beep", "color", "no-color", "errexit", "chgexit", "precise", "no-title", "no-wrap",
+                         "exec", "no-rerun", "no-linewrap"), extra={"join": "yes", "x": "exec", "exec": "exec"}),
+    "flock": Wrapper("wEc", "sxunoFh", _fs("timeout", "conflict-exit-code", "command"),
+                     _fs("shared", "exclusive", "unlock", "nonblock", "close", "no-fork", "verbose"),
+                     positional=1, extra={"c": "payload", "command": "payload"}),
+    "taskset": Wrapper("", "acp", _fs(), _fs("all-tasks", "cpu-list", "pid"), positional=1),
+    "exec": Wrapper("a", "cl"),
+    "command": Wrapper("", "pvV", extra={"v": "noexec", "V": "noexec"}),
+    "builtin": Wrapper(),
+    "time": Wrapper("of", "pavqV", _fs("output", "format"), _fs("portability", "append", "verbose", "quiet")),
+    "nocorrect": Wrapper(),
+    "noglob": Wrapper(),
+}
+
+#: shells whose ``-c`` payload is read with the bash grammar (POSIX family)
+POSIX_SHELLS = frozenset({"sh", "bash", "dash", "ash", "ksh", "mksh", "pdksh", "oksh", "lksh", "posh", "yash",
+                          "rbash", "hush", "bash5", "ksh93"})
+#: shells with another grammar: any payload or script is unresolvable
+OTHER_SHELLS = frozenset({"zsh", "csh", "tcsh", "fish", "elvish", "nu", "xonsh", "pwsh", "powershell", "rc",
+                          "es", "scsh", "ion", "oil", "osh", "ysh", "tclsh", "wish", "expect"})
+#: interpreters: option letters introducing inline code; reading code from stdin is unresolvable
+INTERPRETERS: dict[str, str] = {"python": "c", "python2": "c", "python3": "c", "pypy": "c", "pypy3": "c",
+                                "perl": "eE", "ruby": "e", "node": "ep", "nodejs": "ep", "deno": "", "bun": "e",
+                                "php": "rBRFE", "lua": "e", "luajit": "e", "rscript": "e", "julia": "e",
+                                "osascript": "e", "jshell": "", "irb": "", "groovy": "e", "guile": "c",
+                                "racket": "e", "sbcl": "", "ghci": "e", "ocaml": "", "busybox": ""}
+AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+#: bash builtins whose effect is code not in the text (eval, source) or a changed meaning of later words
+UNRESOLVABLE_BUILTINS: dict[str, str | None] = {
+    "eval": "eval runs text built at run time", "source": "source runs an unknown file",
+    ".": "'.' runs an unknown file", "alias": "an alias changes what later words run",
+    "coproc": "coproc (its grammar is misread by parsers; refused)", "enable": "enable can load builtins",
+    "hash": "hash can bind a name to another program", "fc": "fc re-runs history", "bind": "bind runs code",
+    "complete": "complete can run commands", "compgen": "compgen can run commands",
+    "mapfile": "mapfile -C runs a callback", "readarray": "readarray -C runs a callback",
+    "let": "arithmetic on variables can run commands (array subscripts)",
+    "shopt": "shopt changes how later words are parsed (extglob) and expanded",
+    "trap": "trap runs code on a later signal",
+}
+#: environment variables whose value is code or changes what programs load or run
+UNSAFE_ENV = re.compile(r"BASH_ENV|ENV|LD_\w+|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_FUNC_.*|"
+                        r"GIT_\w*(SSH|EDITOR|PAGER|EXEC|DIFF|ASKPASS|CONFIG)\w*|EDITOR|VISUAL|PAGER|"
+                        r"PERL5OPT|PERL5LIB|PYTHONPATH|PYTHONSTARTUP|PYTHONHOME|NODE_OPTIONS|RUBYOPT|"
+                        r"IFS|CDPATH|GLOBIGNORE|BASH_XTRACEFD|HISTFILE|DYLD_\w+")
+#: programs whose single-dash options are words (``find -delete``), not letter clusters
+SINGLE_DASH_LONG = frozenset({"find", "java", "go", "gfind", "bfs"})
+#: ``--recursive`` and ``-r`` are one rule flag
+LONG_FLAG_ALIASES = {"--recursive": "r", "--force": "f"}
+
+
+def flags_of(program: str, words: list[str]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """``(flags, operands)`` of literal argument words (``-rf`` -> ``r``, ``f``; ``--x=v`` -> ``--x``).
+
+    Words after ``--`` are operands. For :data:`SINGLE_DASH_LONG` programs ``-delete`` is one flag.
+    """
+    flags: set[str] = set()
+    operands: list[str] = []
+    ended = False
+    for w in words:
+        if ended:
+            operands.append(w)
+        elif w == "--":
+            ended = True
+        elif w.startswith("--") and len(w) > 2:
+            name = w.split("=", 1)[0].casefold()
+            flags.add(LONG_FLAG_ALIASES.get(name, name))
+        elif w.startswith("-") and len(w) > 1 and not w[1:].isdigit():
+            if program in SINGLE_DASH_LONG:
+                flags.add(w.casefold())
+            else:
+                flags.update(w[1:].casefold() if w[1:].isalpha() else w[1:])
+        else:
+            operands.append(w)
+    return frozenset(flags), tuple(operands)
