@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -210,7 +211,7 @@ def train_ddqn(sampler: TransitionSampler, in_dim: int, n_actions: int, config: 
             if progress:
                 extra = " ".join(f"{k}={v:.4g}" for k, v in rec.items()
                                  if k not in ("iteration",) and isinstance(v, float))
-                print(f"  ddqn {it}/{cfg.iterations} {extra}", flush=True)
+                print(f"  ddqn {it}/{cfg.iterations} {extra}", file=sys.stderr, flush=True)
     net.eval()
     model.seconds = time.perf_counter() - t0
     model.meta["cpu_seconds"] = time.process_time() - c0
