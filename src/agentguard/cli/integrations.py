@@ -13,6 +13,8 @@ behind the MCP Inspector, whose own ``--config`` option would otherwise take the
 
 from __future__ import annotations
 
+import os
+
 from typing import Any, List, Optional
 
 import typer
@@ -80,7 +82,7 @@ def _sdk_proxy(stack: Any, recorder: Any, ups: list, *, http: Optional[str], pre
     import anyio
 
     from ..integrations.mcp.proxy import GuardProxy
-    from ..integrations.mcp.strict import strict_http_app
+    from ..integrations.mcp.strict import hardened_http_app
 
     async def main() -> None:
         async with GuardProxy(stack, ups, recorder=recorder, prefix=prefix, strategy=strategy) as proxy:
@@ -90,7 +92,9 @@ def _sdk_proxy(stack: Any, recorder: Any, ups: list, *, http: Optional[str], pre
                 import uvicorn
 
                 host, port = _host_port(http)
-                app_ = strict_http_app(proxy.server.streamable_http_app(host=host))
+                # AGENTGUARD_TOKEN (when set) is the bearer token clients must send over HTTP
+                app_ = hardened_http_app(proxy.server.streamable_http_app(host=host),
+                                         token=os.environ.pop("AGENTGUARD_TOKEN", None) or None)
                 server = uvicorn.Server(uvicorn.Config(app_, host=host, port=port, log_level="warning"))
                 typer.echo(f"agentguard MCP proxy on http://{host}:{port}/mcp (Streamable HTTP)", err=True)
                 await server.serve()

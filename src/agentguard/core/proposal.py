@@ -42,11 +42,31 @@ def _canonical(obj: Any) -> Any:
     return {"$repr": f"{type(obj).__name__}:{obj!r}"}
 
 
+#: one encoder (json.dumps with options builds a new one per call, which costs more than the encoding)
+_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+
+
+def _plain_keys(obj: Any) -> bool:
+    """True when every dict inside ``obj`` has only string keys (the encoder would stringify others).
+    Concrete types only: the encoder refuses any other mapping, which then takes the slow path."""
+    if isinstance(obj, dict):
+        return all(type(k) is str and _plain_keys(v) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return all(_plain_keys(v) for v in obj)
+    return True
+
+
 def call_key(call: Any) -> str:
     """The identity of a proposed call: SHA-256 of its tool name and canonical arguments (keys sorted,
     non-finite floats and non-JSON values spelled out, so ``inf`` and ``null`` differ). Two calls with
     the same key are the same call whatever id the client gave them."""
     if isinstance(call, ToolCall):
+        try:  # fast path: plain JSON arguments with string keys serialise canonically as they are
+            raw = _ENCODER.encode([call.name, call.arguments])
+            if _plain_keys(call.arguments):
+                return hashlib.sha256(b"t" + raw.encode()).hexdigest()
+        except (TypeError, ValueError):  # a non-JSON value or a non-finite float: spelled out below
+            pass
         body: Any = {"name": call.name, "arguments": _canonical(call.arguments)}
     elif isinstance(call, Step):
         a = call.action

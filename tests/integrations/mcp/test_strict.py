@@ -112,3 +112,29 @@ def test_strict_http_app_answers_400_before_the_app_runs():
     ok = asyncio.run(call(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'))
     assert ok[0]["status"] == 200 and seen[0]["body"].startswith(b'{"jsonrpc"')
     assert refusal_for(b"not json", "x") is None
+
+
+def test_http_front_door_is_the_shared_hardening():
+    """MCP over HTTP gets the same hardening as the service and the LiteLLM endpoint: the bearer token when
+    one is set, the body limit (a body over it never reaches the strict reader or the SDK), headers."""
+    from starlette.testclient import TestClient
+
+    from agentguard.integrations.mcp.strict import hardened_http_app
+
+    seen = []
+
+    async def app(scope, receive, send):
+        seen.append(await receive())
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    ping = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    c = TestClient(hardened_http_app(app, token="s3cret", max_body=1024))
+    assert c.post("/mcp", content=ping).status_code == 401
+    assert c.post("/mcp", content=ping, headers={"Authorization": "Bearer wrong"}).status_code == 401
+    ok = c.post("/mcp", content=ping, headers={"Authorization": "Bearer s3cret"})
+    assert ok.status_code == 200 and ok.headers.get("x-content-type-options") == "nosniff"
+    big = c.post("/mcp", content=b'{"a": "' + b"x" * 4096 + b'"}', headers={"Authorization": "Bearer s3cret"})
+    assert big.status_code == 413 and len(seen) == 1
+    dup = c.post("/mcp", content=DUP_CALL.encode(), headers={"Authorization": "Bearer s3cret"})
+    assert dup.status_code == 400 and len(seen) == 1

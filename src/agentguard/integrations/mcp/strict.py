@@ -20,7 +20,7 @@ from typing import Any, AsyncIterator, Callable
 
 from ...core.strict_json import StrictJSONError, loads_strict
 
-__all__ = ["REFUSED_METHOD", "StrictLines", "refusal_for", "refused_request", "strict_http_app"]
+__all__ = ["REFUSED_METHOD", "StrictLines", "hardened_http_app", "refusal_for", "refused_request", "strict_http_app"]
 
 PARSE_ERROR = -32700
 #: the method a refused stdio request is turned into (no server implements it: the answer is an error)
@@ -114,3 +114,13 @@ def strict_http_app(app: Any) -> Any:
         await app(scope, replay, send)
 
     return strict_app
+
+
+def hardened_http_app(app: Any, *, token: str | None = None, max_body: int = 1 << 20) -> Any:
+    """The Streamable HTTP front door: the project's one hardening middleware
+    (:class:`agentguard.asgi.Hardening`: bearer token when ``token`` is set, body-size limit and slow-body
+    timeout, concurrency cap, security headers) around :func:`strict_http_app`, the same as the service's
+    and the LiteLLM endpoint's."""
+    from ...asgi import Hardening
+
+    return Hardening(strict_http_app(app), token=token, max_body=max_body, realm="agentguard-mcp")
