@@ -133,7 +133,8 @@ class Pipeline:
     def _dropped(self, run_id: Hashable, st: RunState) -> None:
         end_run(self.guard, run_id)
 
-    def _new_run(self, run_id: str) -> RunState:
+    def _new_run(self, run_id: Hashable) -> RunState:
+        run_id = str(run_id)
         trace = (self.recorder.trace(run_id, adapter=self.adapter) if self.recorder is not None
                  else Trace(labels={"adapter": self.adapter}, run_id=run_id))
         return RunState(Context(run_id=run_id, trace=trace, metadata={"adapter": self.adapter}))
@@ -142,11 +143,7 @@ class Pipeline:
         """The state of ``run_id`` (created on first use). ``facts`` (trusted per-run facts the
         application sets) are merged into ``context.metadata``, except :data:`RESERVED_KEYS`.
         Raises :class:`~.runs.RunEvicted` for a run that was evicted and cannot be rebuilt."""
-        run_id = str(run_id)
-        with self.runs._lock:  # one creation per id (RunMemory's lock is re-entrant)
-            if run_id not in self.runs and not self.runs.evicted(run_id):
-                self.runs.set(run_id, self._new_run(run_id))
-        st = self.runs.get(run_id)
+        st = self.runs.get(str(run_id), self._new_run)
         for k, v in facts.items():
             if k not in RESERVED_KEYS:
                 st.context.metadata[k] = v
@@ -333,16 +330,16 @@ class Pipeline:
     def decide_turn(self, run: str | Context | RunState, calls: Iterable[Any], /, **facts: Any) -> list[Outcome]:
         """Decide every call of one model turn before any runs; each outcome is held until :meth:`take`.
         A stopping outcome stops the whole turn (the calls after it are answered with the HALT)."""
-        outs = [self.decide(run, c, **facts) for c in calls]
-        st = self._start(run, {})
+        st = self._start(run, facts)
+        outs = [self.decide(run if isinstance(st, Outcome) else st, c) for c in calls]
         if not isinstance(st, Outcome):
             self._hold(st, outs)
         return outs
 
     async def adecide_turn(self, run: str | Context | RunState, calls: Iterable[Any], /, **facts: Any) -> list[Outcome]:
         """Async :meth:`decide_turn`."""
-        outs = [await self.adecide(run, c, **facts) for c in calls]
-        st = self._start(run, {})
+        st = self._start(run, facts)
+        outs = [await self.adecide(run if isinstance(st, Outcome) else st, c) for c in calls]
         if not isinstance(st, Outcome):
             self._hold(st, outs)
         return outs

@@ -3,7 +3,6 @@ are (:func:`call_key`), and shown to an approver with every guard's verdict (:fu
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from typing import Any, Mapping
@@ -57,14 +56,15 @@ def _plain_keys(obj: Any) -> bool:
 
 
 def call_key(call: Any) -> str:
-    """The identity of a proposed call: SHA-256 of its tool name and canonical arguments (keys sorted,
-    non-finite floats and non-JSON values spelled out, so ``inf`` and ``null`` differ). Two calls with
-    the same key are the same call whatever id the client gave them."""
+    """The identity of a proposed call: the canonical JSON of its tool name and arguments (keys sorted,
+    ASCII, no spaces; non-finite floats and non-JSON values spelled out, so ``inf`` and ``null`` differ),
+    a string used as a dictionary key (no digest: nothing is stored or compared outside the process).
+    Two calls with the same key are the same call whatever id the client gave them."""
     if isinstance(call, ToolCall):
         try:  # fast path: plain JSON arguments with string keys serialise canonically as they are
             raw = _ENCODER.encode([call.name, call.arguments])
             if _plain_keys(call.arguments):
-                return hashlib.sha256(b"t" + raw.encode()).hexdigest()
+                return "t" + raw
         except (TypeError, ValueError):  # a non-JSON value or a non-finite float: spelled out below
             pass
         body: Any = {"name": call.name, "arguments": _canonical(call.arguments)}
@@ -74,8 +74,7 @@ def call_key(call: Any) -> str:
                 "output": call.output}
     else:
         body = _canonical(call)
-    raw = json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(raw.encode()).hexdigest()
+    return "c" + json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
 def approval_request(outcome: Outcome) -> dict[str, Any]:

@@ -67,9 +67,10 @@ class RunMemory(Generic[T]):
         self.evicted_total = 0
 
     # -- reading ----------------------------------------------------------------------------------
-    def get(self, run_id: Hashable) -> T:
-        """The state of ``run_id``: held, rebuilt (an evicted run with ``rebuild``), or new from the
-        factory. Raises :class:`RunEvicted` for an evicted run that cannot be rebuilt."""
+    def get(self, run_id: Hashable, create: Callable[[Hashable], T] | None = None) -> T:
+        """The state of ``run_id``: held, rebuilt (an evicted run with ``rebuild``), or new from
+        ``create(run_id)`` (else the factory). Raises :class:`RunEvicted` for an evicted run that cannot
+        be rebuilt."""
         dropped: list[tuple[Hashable, T]] = []
         try:
             with self._lock:
@@ -79,7 +80,7 @@ class RunMemory(Generic[T]):
                     return self._runs[run_id]
                 why = self._gone.get(run_id)
                 if why is None:
-                    state = self._factory()
+                    state = create(run_id) if create is not None else self._factory()
                     self._store(run_id, state, dropped)
                     return state
             rebuilt = self.rebuild(run_id) if self.rebuild is not None else None  # outside the lock

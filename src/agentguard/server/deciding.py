@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextvars
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Hashable, Any, Mapping
 
 from starlette.concurrency import run_in_threadpool
 
@@ -96,8 +96,9 @@ class ServicePipeline(Pipeline):
         super().__init__(guard, **kw)
         self.svc = svc
 
-    def _new_run(self, run_id: str) -> RunState:
-        return ServiceRun(Context(run_id=run_id, trace=Trace(run_id=run_id), metadata={"adapter": self.adapter}))
+    def _new_run(self, run_id: Hashable) -> RunState:
+        rid = str(run_id)
+        return ServiceRun(Context(run_id=rid, trace=Trace(run_id=rid), metadata={"adapter": self.adapter}))
 
     def _audit_record(self, st: RunState, out: Outcome, kind: str) -> AuditRecord:
         call = CALL.get()
