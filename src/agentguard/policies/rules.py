@@ -130,6 +130,8 @@ class _AllowedCommand:
     def allows(self, cmd: Command) -> bool:
         if not self.program.fullmatch(cmd.program):
             return False
+        if cmd.argv and "/" in cmd.argv[0]:
+            return False  # ./ls, /tmp/x/ls: a file named like an allowed program is not that program
         words = cmd.words[1:] if cmd.words else ()
         if self.args:
             if len(words) < len(self.args):

@@ -40,7 +40,7 @@ from typing import Any, Iterable
 from ...core.canonical import canonical_name, strip_invisible
 from .globs import ANY_CHAR, Token, intersects, literal_tokens
 from .paths import PathForm, word_paths
-from .programs import (AWKS, INTERPRETERS, OTHER_SHELLS, POSIX_SHELLS, UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS,
+from .programs import (AWKS, INFO_OPTIONS, INTERPRETERS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS, UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS,
                        Wrapper, flags_of)
 from .words import Piece, TooManyWords, Word, decode_ansi_c, literal_word, make_words
 
@@ -420,8 +420,13 @@ class _Walker:
                                          tuple(w.text for w in args if not (w.literal and w.text in ()) and
                                                not (w.literal and w.text.startswith("-"))),
                                          unknown, via, tuple(argv)))
-        for w in args:
-            self.add_paths(w)
+        if name == "printf" and args and args[0].text.startswith("-v"):
+            var = args[0].text[2:] or (args[1].text if len(args) > 1 and args[1].literal else "PATH")
+            if not args[0].literal or UNSAFE_ENV.fullmatch(var.split("[", 1)[0]):
+                self.refuse("printf -v sets a variable that changes what runs")
+        if name not in NO_PATH_OPERANDS:
+            for w in args:
+                self.add_paths(w)
         if name in UNRESOLVABLE_BUILTINS:
             why = UNRESOLVABLE_BUILTINS[name]
             if why:
@@ -677,6 +682,8 @@ class _Walker:
             text = w.text
             if text in ("-m",) and name.startswith(("python", "pypy")):
                 return  # runs a named module: the allow list decides on the module's name
+            if text in ("--version", "--help") or text in INFO_OPTIONS.get(name, ()):
+                return  # prints the version or the usage and exits: no code runs
             if text.startswith("--eval") or text.startswith("--print") or text == "--":
                 self.refuse(f"{name}: inline code cannot be resolved")
                 return

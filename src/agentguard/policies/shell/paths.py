@@ -22,6 +22,7 @@ from .words import Word, _homes
 
 __all__ = ["PathForm", "path_forms", "word_paths"]
 
+_SHOWN = {"*": "*", "c": "?", "^": ""}
 _PUA = 0xF0000  # supplementary private use area: placeholders for non-literal tokens
 _PROC_ROOT = re.compile(r"^/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/root(?=/|$)")
 _TILDE = re.compile(r"^~([A-Za-z0-9_.][A-Za-z0-9_.-]*)?(?=/|$)")
@@ -80,7 +81,7 @@ def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] |
     out: list[PathForm] = []
     for f in dict.fromkeys(forms):
         if table and any(ch in table for ch in f):
-            shown = "".join(("*" if table[ch][0] == "*" else "?") if ch in table else ch for ch in f)
+            shown = "".join(_SHOWN[table[ch][0]] if ch in table else ch for ch in f)
             out.append((shown, _decode(f, table)))
         else:
             out.append((f, None))
