@@ -31,6 +31,7 @@ EXPECTED_REFUSALS = {
     "for f in *.py; do wc -l \"$f\"; done": "a variable in a path position is unknown (loop values not tracked)",
     "wc -l $(git ls-files '*.py')": "a command substitution in a path position is unknown",
     "grep -c def $(find src -name '*.py')": "a command substitution in a path position is unknown",
+    "echo $PATH": "an unquoted expansion is split and globbed: its value could list any directory",
     "node --version": "deny_commands 'node': the example refuses the JavaScript interpreter",
 }
 
@@ -65,9 +66,10 @@ def test_only_the_listed_commands_are_refused_and_the_rate_is_low():
 def test_text_arguments_are_not_paths_but_their_substitutions_are_read():
     """``echo "$(date)"``: a substitution in an argument of a program that opens no operand is text (allowed);
     the substitution's own command is still checked, and in a path position it is unknown (refused)."""
-    ok = ["echo \"today is $(date)\"", "echo $HOME", "printf '%s\\n' \"$(git rev-parse HEAD)\""]
+    ok = ["echo \"today is $(date)\"", "echo \"$HOME\"", "printf '%s\\n' \"$(git rev-parse HEAD)\""]
     for cmd in ok:
         assert RULES.check(Context(), ToolCall("run_command", {"command": cmd})).decision == Decision.ALLOW, cmd
     for cmd in ["echo \"$(cat /etc/shadow)\"", "echo \"$(rm -rf /)\"", "cat \"$(echo x)\"", "echo x > \"$(date)\"",
-                "printf -v PATH /tmp", "PATH=. ls", "./ls", "/tmp/x/git status"]:
+                "printf -v PATH /tmp", "PATH=. ls", "./ls", "/tmp/x/git status", "echo $x", "echo /root/*",
+                "rm - 2>x"]:
         assert RULES.check(Context(), ToolCall("run_command", {"command": cmd})).decision >= Decision.REJECT, cmd

@@ -136,6 +136,10 @@ class _Walker:
         data = clean.encode("utf-8", "surrogatepass")
         self.src = data
         tree = _parser().parse(data)
+        skipped = _skipped_text(tree.root_node, data)
+        if skipped is not None:
+            self.refuse(f"the parser skipped text near {skipped!r} (its tree does not cover the command)")
+            return
         self.stmt(tree.root_node, depth, data)
 
     # -- statements ------------------------------------------------------------------------------------
@@ -424,8 +428,8 @@ class _Walker:
             var = args[0].text[2:] or (args[1].text if len(args) > 1 and args[1].literal else "PATH")
             if not args[0].literal or UNSAFE_ENV.fullmatch(var.split("[", 1)[0]):
                 self.refuse("printf -v sets a variable that changes what runs")
-        if name not in NO_PATH_OPERANDS:
-            for w in args:
+        for w in args:  # echo's words are text, but a glob (or an unquoted expansion) makes bash list a directory
+            if name not in NO_PATH_OPERANDS or w.split or not (w.literal or w.unknown):
                 self.add_paths(w)
         if name in UNRESOLVABLE_BUILTINS:
             why = UNRESOLVABLE_BUILTINS[name]
@@ -466,7 +470,7 @@ class _Walker:
             return
         if w.text == "-":
             return  # back to a directory already in the set
-        for form, _ in word_paths(w, self.cwds)[:1]:
+        for form, _ in word_paths(w, self.cwds):
             if form not in self.cwds:
                 self.cwds.append(form)
         if len(self.cwds) > 16:
@@ -612,8 +616,8 @@ class _Walker:
             if not value.literal:
                 self.refuse(f"{name}: the directory {value.text!r} is not fixed")
             elif meaning == "cwd":
-                for form, _ in word_paths(value, self.cwds)[:1]:
-                    self.cwds.append(form)
+                for form, _ in word_paths(value, self.cwds):
+                    self.cwds.append(form) if form not in self.cwds else None
         elif meaning == "assign":
             if UNSAFE_ENV.fullmatch(value.text.split("=", 1)[0]):
                 self.refuse(f"{name}: setting {value.text.split('=', 1)[0]} injects code")
@@ -788,6 +792,41 @@ class _Walker:
                                                  frozenset({"r", "f"}), tuple(t.text for t in targets), True,
                                                  _chain(via, f"{name} -delete"), tuple(targets)))
             i += 1
+
+
+_OPAQUE = frozenset({"heredoc_body", "string", "translated_string"})  # text between their children is content
+_CODE = frozenset({"command_substitution", "process_substitution"})  # code again inside an opaque node
+_GAP = re.compile(rb"(?:[ \t\r\n]|\\\n)*")
+
+
+def _skipped_text(root: Any, src: bytes) -> str | None:
+    """Text no leaf of the tree covers (tree-sitter-bash drops the ``-`` of ``rm - 2>x``), or None.
+
+    Inside a string or a here-document body the text between children is content; inside a command or
+    process substitution (even within a string) it is code again and must be covered.
+    """
+    pos = 0
+
+    def scan(node: Any, lenient: bool) -> str | None:
+        nonlocal pos
+        if node.child_count == 0:
+            if node.start_byte > pos and not lenient and not _GAP.fullmatch(src, pos, node.start_byte):
+                return src[pos:node.start_byte].decode(errors="replace")[:20]
+            pos = max(pos, node.end_byte)
+            return None
+        inner = (lenient or node.type in _OPAQUE) and node.type not in _CODE
+        for child in node.children:
+            bad = scan(child, inner)
+            if bad is not None:
+                return bad
+        if inner:
+            pos = max(pos, node.end_byte)
+        return None
+
+    bad = scan(root, False)
+    if bad is None and pos < len(src) and not _GAP.fullmatch(src, pos, len(src)):
+        bad = src[pos:].decode(errors="replace")[:20]
+    return bad
 
 
 def _chain(via: str, name: str) -> str:

@@ -73,9 +73,11 @@ def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] |
                                                    for c in cwds]
     for v in _variants(base):
         v = canonical_path(v)
-        if v.startswith("/") or v.startswith("~"):
+        if v.startswith("/"):
             forms.append(v)
             continue
+        if v.startswith("~"):  # also a relative directory named "~" (a quoted tilde is not expanded)
+            forms.append(v)
         for cwd in cwds:
             forms.append(canonical_path(posixpath.join(cwd, v)) if cwd else v)
     out: list[PathForm] = []
