@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-__all__ = ["ANY_CHAR", "NO_DOT", "NOT_SLASH", "Token", "fnmatch_tokens", "intersects", "literal_tokens"]
+__all__ = ["ANY_CHAR", "NOT_SLASH", "NO_DOT", "Token", "fnmatch_tokens", "intersects", "literal_tokens"]
 
 CharSet = tuple[bool, frozenset[str]]
 #: a token: ("c", charset) consumes one character; ("*", charset) any number of them

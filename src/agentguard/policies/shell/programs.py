@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["INFO_OPTIONS", "INTERPRETERS", "NO_PATH_OPERANDS", "POSIX_SHELLS", "OTHER_SHELLS", "SINGLE_DASH_LONG", "UNRESOLVABLE_BUILTINS",
-           "UNSAFE_ENV", "WRAPPERS", "Wrapper", "flags_of"]
+__all__ = ["INFO_OPTIONS", "INTERPRETERS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "SINGLE_DASH_LONG",
+           "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "flags_of"]
 
 
 @dataclass(frozen=True)
