@@ -11,6 +11,7 @@ parallel). ``AG_SHELL_DIFF_N`` raises the count for the longer run documented in
 from __future__ import annotations
 
 import os
+import queue
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -171,10 +172,21 @@ def run_many(n: int, seed: int = 25, size: int = 500, workers: int = 2) -> dict:
     """``n`` seeded mixed commands in batches of ``size``, ``workers`` sandboxes side by side."""
     batches = [generate("mixed", size, seed * 1_000_003 + k) for k in range(-(-n // size))]
     boxes = [Sandbox() for _ in range(workers)]
+    free: queue.Queue[Sandbox] = queue.Queue()
+    for b in boxes:
+        free.put(b)
+
+    def one(batch: list[str]):
+        box = free.get()  # a sandbox runs one batch at a time
+        try:
+            return compare(box, batch)
+        finally:
+            free.put(box)
+
     t0 = time.perf_counter()
     try:
         with ThreadPoolExecutor(workers) as pool:
-            results = list(pool.map(lambda kb: compare(boxes[kb[0] % workers], kb[1]), enumerate(batches)))
+            results = list(pool.map(one, batches))
     finally:
         for b in boxes:
             b.close()

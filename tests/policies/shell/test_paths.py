@@ -25,3 +25,11 @@ def test_words_keep_their_glob_tokens_and_option_values():
     [(shown, tokens)] = word_paths(w)
     assert shown == "/etc/shad*w" and tokens is not None
     assert "/etc/shadow" in [f for f, _ in word_paths(literal_word("--file=/etc/shadow"))]
+
+
+def test_a_glob_that_can_expand_to_dot_dot_is_followed():
+    """dash (and bash without globskipdots) expands ``.*`` to ``.`` and ``..`` too (the differential harness)."""
+    [w] = make_words([("u", c) for c in "/etc/.*/shadow"])
+    assert "/shadow" in [f for f, _ in word_paths(w)]
+    [star] = make_words([("u", "*")])
+    assert [f for f, _ in word_paths(star)] == ["*"]

@@ -11,6 +11,7 @@ Each simple command's words go to :meth:`~.model.WalkerBase.resolve`.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 from ...core.canonical import strip_invisible
@@ -30,16 +31,16 @@ _WORD_TYPES = frozenset({"word", "number", "string", "raw_string", "ansi_c_strin
 _REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
 
 
-_PARSER: Any = None
+_LOCAL = threading.local()  # a tree-sitter parser is not safe to share between threads: one per thread
 
 
 def _parser() -> Any:
-    global _PARSER
-    if _PARSER is None:
+    parser = getattr(_LOCAL, "parser", None)
+    if parser is None:
         import tree_sitter_bash
         from tree_sitter import Language, Parser
-        _PARSER = Parser(Language(tree_sitter_bash.language()))
-    return _PARSER
+        parser = _LOCAL.parser = Parser(Language(tree_sitter_bash.language()))
+    return parser
 
 
 class GrammarWalker(WalkerBase):

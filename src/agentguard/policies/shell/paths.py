@@ -17,7 +17,7 @@ import re
 from typing import Iterable
 
 from ...core.canonical import canonical_path
-from .globs import ANY_CHAR, Token
+from .globs import ANY_CHAR, Token, intersects, literal_tokens
 from .words import Word, _homes
 
 __all__ = ["PathForm", "path_forms", "word_paths"]
@@ -102,6 +102,11 @@ def word_paths(word: Word, cwds: Iterable[str] = ("",)) -> list[PathForm]:
         m = re.search(r"[/~]", text)
         if m:
             parts.append(text[m.start():])
+    for p in list(parts):  # ".*" expands to ".." in dash (and in bash without globskipdots): follow it
+        comps = p.split("/")
+        for k, comp in enumerate(comps):
+            if any(ch in table for ch in comp) and intersects(_decode(comp, table), literal_tokens("..")):
+                parts.append("/".join(comps[:k] + [".."] + comps[k + 1:]))
     out: list[PathForm] = []
     for p in parts:
         out += path_forms(p, cwds, table)
