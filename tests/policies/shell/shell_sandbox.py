@@ -98,16 +98,17 @@ class Sandbox:
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def run(self, commands: list[str], timeout: float = 120.0) -> list[list[tuple[str, ...]]]:
+    def run(self, commands: list[str], timeout: float = 600.0) -> list[list[tuple[str, ...]]]:
         """Per command, the events: ("exec", prog, *argv, cwd) and ("open", path)."""
         t = self.root
         with open(os.path.join(t, "cmds"), "wb") as fh:
             for c in commands:
                 fh.write(c.encode("utf-8", "surrogateescape") + b"\0")
         os.chmod(os.path.join(t, "cmds"), 0o666)
-        # the driver runs with only PATH and HOME set (env -i), so each command's bash inherits just those
+        # the driver runs with only PATH and HOME set (env -i), so each command's bash inherits just those;
+        # each command is killed after 10 s (a hung command must not take its batch down)
         driver = (f'cd {t}/work; i=0; while IFS= read -r -d "" c; do : > {t}/mark.$i; '
-                  f'/usr/bin/bash --norc --noprofile -c "$c" '
+                  f'/usr/bin/timeout -s KILL 10 /usr/bin/bash --norc --noprofile -c "$c" '
                   f'</dev/null >/dev/null 2>&1; cd {t}/work; i=$((i+1)); done < {t}/cmds')
         log = os.path.join(t, "trace")
         user = ["-u", "nobody"] if os.geteuid() == 0 else []
