@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test venv nagini postgres litellm bench clean
+.PHONY: demo test venv nagini postgres litellm shelltools bench clean
 
 venv: $(VENV)/.stamp
 
@@ -23,10 +23,13 @@ postgres:
 litellm:
 	./scripts/setup_litellm.sh
 
+shelltools:
+	./scripts/setup_shell_tools.sh
+
 demo: venv
 	$(BIN)/agentguard demo
 
-test: venv nagini postgres litellm
+test: venv nagini postgres litellm shelltools
 	$(BIN)/python -m pytest -q
 
 clean:

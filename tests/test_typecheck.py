@@ -32,6 +32,8 @@ CHECKED = (
     *(f"{PKG}/{p}/__init__.py" for p in PACKAGES_INITS),
     f"{PKG}/calibration/monitor.py",
     f"{PKG}/control/filter.py",
+    f"{PKG}/policies/shell",
+    f"{PKG}/policies/rules.py",
 )
 
 

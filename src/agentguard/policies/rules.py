@@ -18,16 +18,38 @@ in canonical form (NFKC, case folded, zero-width characters and surrounding whit
 ``_`` and spaces alike), so ``Book-Hotel `` matches a rule for ``book_hotel``; argument names are looked up
 the same way. Two structured rules decide on what the arguments *mean*, not on their spelling:
 
+- ``allow_commands`` (the allow list for a shell tool; default deny): every command that a command
+  argument (``command``, ``cmd``, ``argv``, ``args``, ``script``, ``code``, ... see :data:`COMMAND_ARGS`;
+  every string argument of a tool whose name is a shell) runs must match an entry. ``"ls"`` allows ``ls``
+  with any arguments; ``"git status"`` allows ``git`` only with ``status`` as its first argument; a table
+  ``{program = "find", args = [...], deny_flags = ["-delete", "-exec"]}`` names a program glob, leading
+  arguments and flags it must not have (in any spelling, and refused whenever an argument is unknown).
+  The program word must be bare (``./ls`` is not ``ls``). Commands are read with the bash grammar
+  (:mod:`agentguard.policies.shell`): every simple command, pipeline, list, subshell, redirection,
+  here-document and substitution, each program resolved through wrappers with their real option arity
+  (``timeout``, ``env``, ``sudo``, ``xargs``, ``busybox``, ``find -exec``, ``bash -c`` payloads parsed
+  again), and each of those programs must be allowed;
+- ``unresolvable`` (REJECT by default, ESCALATE or HALT; never ALLOW): the decision for a command whose
+  effect cannot be read statically: a parse error or text the parser skipped, a command word that is an
+  expansion, substitution or glob, an unknown redirection or ``cd`` target, ``eval``/``source``/``alias``,
+  a function definition, arithmetic on variables, a shell reading a script or standard input, an
+  interpreter's inline code, a wrapper option of unknown arity, an assignment that changes what runs
+  (``PATH``, ``BASH_ENV``, ``LD_PRELOAD``...), nesting beyond 8 levels, argument values that are neither
+  strings nor argv lists. A substitution in an argument of a program that opens no operand (``echo
+  "$(date)"``) is text; in a path position its value is unknown and meets every ``deny_paths`` glob;
 - ``deny_commands``: entries like ``"rm -rf"`` (program ``rm`` with flags ``r`` and ``f`` in any
-  spelling: ``-rf``, ``-fr``, ``-Rf``, ``-r -f``, ``--recursive --force``), ``"mkfs*"`` (any call of a
-  program matching the glob) or ``"bash"``. Every command argument (``command``, ``cmd``, ``argv``,
-  ``args``, ``script``, ``code``, ... see :data:`COMMAND_ARGS`; every string argument of a tool whose name
-  is a shell or interpreter) is split like a shell (:func:`~agentguard.core.canonical.shell_commands`:
-  ``;``/``&&``/pipes, argv lists, ``sudo``/``env`` wrappers, ``bash -c``/``python -c`` payloads);
+  spelling: ``-rf``, ``-fr``, ``-Rf``, ``-r -f``, ``--recursive --force``, or an unknown argument that
+  could be one), ``"mkfs*"`` (any call of a program matching the glob) or ``"bash"``: a second layer;
 - ``deny_paths``: globs matched against the canonical path (percent-decoded, backslashes as ``/``, ``.``,
-  ``..`` and repeated slashes resolved) of every path argument (:data:`PATH_ARGS`) and of every operand of
-  a command: ``"/etc/shadow"`` also refuses ``//etc/shadow``, ``/etc/./shadow``, ``/tmp/%2e%2e/etc/shadow``;
-  ``"../*"`` refuses a relative path that climbs out (``..\\x``, ``%2e%2e/x``, ``a/../../x``).
+  ``..`` and repeated slashes resolved, ``file://`` URLs, ``/proc/self/root``, ``~user``, relative paths
+  joined to every directory a ``cd`` may have moved to) of every path argument (:data:`PATH_ARGS`), every
+  command argument and every redirection target; a shell glob that could match a denied path matches it:
+  ``"/etc/shadow"`` also refuses ``//etc/shadow``, ``/etc/./shadow``, ``/tmp/%2e%2e/etc/shadow``,
+  ``cat /etc/shad*w``; ``"../*"`` refuses a relative path that climbs out (``..\\x``, ``%2e%2e/x``).
+
+What the guard cannot see: what an allowed program does beyond the option tables it knows (``make`` and
+``pytest`` run project code), the contents of files a command reads or runs, symbolic links and mounts
+(path rules are lexical), the environment and working directory it starts in. Pair it with an OS sandbox.
 
 An ``allow`` list makes the guard default-deny (a tool it does not name gets ``decision``): the shipped
 examples use one, so an uncovered tool is refused.
@@ -130,6 +152,8 @@ class _AllowedCommand:
     def allows(self, cmd: Command) -> bool:
         if not self.program.fullmatch(cmd.program):
             return False
+        if cmd.argv and "/" in cmd.argv[0]:
+            return False  # ./ls, /tmp/x/ls: a file named like an allowed program is not that program
         words = cmd.words[1:] if cmd.words else ()
         if self.args:
             if len(words) < len(self.args):

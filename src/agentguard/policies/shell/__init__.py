@@ -8,5 +8,5 @@ from .analysis import MAX_DEPTH, Analysis, Command, analyse, analyse_argv, progr
 from .globs import fnmatch_tokens, intersects, literal_tokens
 from .paths import path_forms, word_paths
 
-__all__ = ["MAX_DEPTH", "Analysis", "Command", "analyse", "analyse_argv", "fnmatch_tokens", "intersects",
+__all__ = ["Analysis", "Command", "MAX_DEPTH", "analyse", "analyse_argv", "fnmatch_tokens", "intersects",
            "literal_tokens", "path_forms", "program_name", "word_paths"]

@@ -9,6 +9,9 @@ automata (a star is a state with a self-loop), so ``cat /etc/shad*w`` meets ``/e
 it" (issue 25) is decided; the differential harness uses the same function to ask whether a word that
 really reached a program is one the guard saw.
 
+A word's glob at the start of a file name carries a zero-width :data:`NO_DOT` token (bash's globs never
+match a leading ``.``), so ``du -sh *`` does not meet ``.env`` or ``..``.
+
 Character sets are ``(negated, chars)``: ``(False, {"a"})`` is the literal ``a``, ``(True, {"/"})`` any
 character but ``/``, ``(True, frozenset())`` any character. POSIX classes (``[[:alpha:]]``) and ranges
 wider than 256 characters are over-approximated by "any character" (sound for a deny rule: the pattern
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-__all__ = ["ANY_CHAR", "NOT_SLASH", "Token", "fnmatch_tokens", "intersects", "literal_tokens"]
+__all__ = ["ANY_CHAR", "NOT_SLASH", "NO_DOT", "Token", "fnmatch_tokens", "intersects", "literal_tokens"]
 
 CharSet = tuple[bool, frozenset[str]]
 #: a token: ("c", charset) consumes one character; ("*", charset) any number of them
@@ -27,19 +30,30 @@ Token = tuple[str, CharSet]
 
 ANY_CHAR: CharSet = (True, frozenset())
 NOT_SLASH: CharSet = (True, frozenset("/"))
+_DOT_EXCLUDED: CharSet = (True, frozenset("."))
+#: a zero-width token: the next character (if any) is not ``.`` (a shell glob at the start of a file name)
+NO_DOT: Token = ("^", ANY_CHAR)
 
 
-def _meet(a: CharSet, b: CharSet) -> bool:
-    """Is there a character in both sets?"""
+def _and(a: CharSet, b: CharSet) -> CharSet:
+    """The characters in both sets."""
     na, sa = a
     nb, sb = b
     if not na and not nb:
-        return bool(sa & sb)
+        return (False, sa & sb)
     if not na:
-        return bool(sa - sb)
+        return (False, sa - sb)
     if not nb:
-        return bool(sb - sa)
-    return True  # two complements of finite sets always meet
+        return (False, sb - sa)
+    return (True, sa | sb)
+
+
+def _meet(a: CharSet, b: CharSet, no_dot: bool = False) -> bool:
+    """Is there a character in both sets (and, with ``no_dot``, other than ``.``)?"""
+    both = _and(a, b)
+    if no_dot:
+        both = _and(both, _DOT_EXCLUDED)
+    return both[0] or bool(both[1])  # the complement of a finite set is never empty
 
 
 def literal_tokens(text: str) -> list[Token]:
@@ -113,26 +127,37 @@ def fnmatch_tokens(pattern: str) -> list[Token]:
 
 
 def intersects(a: Sequence[Token], b: Sequence[Token]) -> bool:
-    """Whether some string matches both token lists (breadth-first search of the product automaton)."""
+    """Whether some string matches both token lists (search of the product automaton).
+
+    A state is a position in each list and whether a :data:`NO_DOT` constraint is pending (the next
+    character consumed must not be ``.``; consuming any character clears it, skipping a star keeps it).
+    """
     la, lb = len(a), len(b)
-    seen: set[tuple[int, int]] = set()
-    stack = [(0, 0)]
+    seen: set[tuple[int, int, bool]] = set()
+    stack = [(0, 0, False)]
     while stack:
-        i, j = stack.pop()
-        if (i, j) in seen:
+        state = stack.pop()
+        if state in seen:
             continue
-        seen.add((i, j))
+        seen.add(state)
+        i, j, no_dot = state
         if i == la and j == lb:
             return True
         ta = a[i] if i < la else None
         tb = b[j] if j < lb else None
-        if ta is not None and ta[0] == "*":
-            stack.append((i + 1, j))
-        if tb is not None and tb[0] == "*":
-            stack.append((i, j + 1))
-        if ta is None or tb is None or not _meet(ta[1], tb[1]):
+        if ta is not None and ta[0] == "^":
+            stack.append((i + 1, j, True))
             continue
-        stack.append((i if ta[0] == "*" else i + 1, j if tb[0] == "*" else j + 1))
+        if tb is not None and tb[0] == "^":
+            stack.append((i, j + 1, True))
+            continue
+        if ta is not None and ta[0] == "*":
+            stack.append((i + 1, j, no_dot))
+        if tb is not None and tb[0] == "*":
+            stack.append((i, j + 1, no_dot))
+        if ta is None or tb is None or not _meet(ta[1], tb[1], no_dot):
+            continue
+        stack.append((i if ta[0] == "*" else i + 1, j if tb[0] == "*" else j + 1, False))
     return False
 
 

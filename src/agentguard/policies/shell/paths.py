@@ -17,11 +17,12 @@ import re
 from typing import Iterable
 
 from ...core.canonical import canonical_path
-from .globs import ANY_CHAR, Token
+from .globs import ANY_CHAR, Token, intersects, literal_tokens
 from .words import Word, _homes
 
 __all__ = ["PathForm", "path_forms", "word_paths"]
 
+_SHOWN = {"*": "*", "c": "?", "^": ""}
 _PUA = 0xF0000  # supplementary private use area: placeholders for non-literal tokens
 _PROC_ROOT = re.compile(r"^/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/root(?=/|$)")
 _TILDE = re.compile(r"^~([A-Za-z0-9_.][A-Za-z0-9_.-]*)?(?=/|$)")
@@ -72,15 +73,17 @@ def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] |
                                                    for c in cwds]
     for v in _variants(base):
         v = canonical_path(v)
-        if v.startswith("/") or v.startswith("~"):
+        if v.startswith("/"):
             forms.append(v)
             continue
+        if v.startswith("~"):  # also a relative directory named "~" (a quoted tilde is not expanded)
+            forms.append(v)
         for cwd in cwds:
             forms.append(canonical_path(posixpath.join(cwd, v)) if cwd else v)
     out: list[PathForm] = []
     for f in dict.fromkeys(forms):
         if table and any(ch in table for ch in f):
-            shown = "".join(("*" if table[ch][0] == "*" else "?") if ch in table else ch for ch in f)
+            shown = "".join(_SHOWN[table[ch][0]] if ch in table else ch for ch in f)
             out.append((shown, _decode(f, table)))
         else:
             out.append((f, None))
@@ -99,6 +102,11 @@ def word_paths(word: Word, cwds: Iterable[str] = ("",)) -> list[PathForm]:
         m = re.search(r"[/~]", text)
         if m:
             parts.append(text[m.start():])
+    for p in list(parts):  # ".*" expands to ".." in dash (and in bash without globskipdots): follow it
+        comps = p.split("/")
+        for k, comp in enumerate(comps):
+            if any(ch in table for ch in comp) and intersects(_decode(comp, table), literal_tokens("..")):
+                parts.append("/".join(comps[:k] + [".."] + comps[k + 1:]))
     out: list[PathForm] = []
     for p in parts:
         out += path_forms(p, cwds, table)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["INTERPRETERS", "POSIX_SHELLS", "OTHER_SHELLS", "SINGLE_DASH_LONG", "UNRESOLVABLE_BUILTINS",
-           "UNSAFE_ENV", "WRAPPERS", "Wrapper", "flags_of"]
+__all__ = ["INFO_OPTIONS", "INTERPRETERS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "SINGLE_DASH_LONG",
+           "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "flags_of"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,18 @@ INTERPRETERS: dict[str, str] = {"python": "c", "python2": "c", "python3": "c", "
                                 "php": "rBRFE", "lua": "e", "luajit": "e", "rscript": "e", "julia": "e",
                                 "osascript": "e", "jshell": "", "irb": "", "groovy": "e", "guile": "c",
                                 "racket": "e", "sbcl": "", "ghci": "e", "ocaml": "", "busybox": ""}
+#: per interpreter, the options (besides ``--version``/``--help``) that print information and exit
+INFO_OPTIONS: dict[str, tuple[str, ...]] = {
+    "python": ("-V", "-VV", "-h"), "python2": ("-V", "-h"), "python3": ("-V", "-VV", "-h"), "pypy": ("-V", "-h"),
+    "pypy3": ("-V", "-h"), "node": ("-v", "-h"), "nodejs": ("-v", "-h"), "deno": ("-V",), "bun": ("-v", "-h"),
+    "perl": ("-v", "-V"), "php": ("-v", "-h", "-i", "-m"), "lua": ("-v",), "luajit": ("-v",),
+}
+#: programs (bash builtins or coreutils) that never open, write or run their operands: their arguments are
+#: text, not path candidates (``echo "$(date)"`` names no file; the substitution's own command is still
+#: read and checked). Options that would read a file (``date -f``, ``hostname -F``) are why those are
+#: not listed.
+NO_PATH_OPERANDS = frozenset({"echo", "printf", "true", "false", ":", "basename", "dirname", "seq", "sleep",
+                              "expr", "yes"})
 AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 #: bash builtins whose effect is code not in the text (eval, source) or a changed meaning of later words
 UNRESOLVABLE_BUILTINS: dict[str, str | None] = {
@@ -131,7 +143,7 @@ UNRESOLVABLE_BUILTINS: dict[str, str | None] = {
     "trap": "trap runs code on a later signal",
 }
 #: environment variables whose value is code or changes what programs load or run
-UNSAFE_ENV = re.compile(r"BASH_ENV|ENV|LD_\w+|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_FUNC_.*|"
+UNSAFE_ENV = re.compile(r"PATH|BASH_ENV|ENV|LD_\w+|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_FUNC_.*|"
                         r"GIT_\w*(SSH|EDITOR|PAGER|EXEC|DIFF|ASKPASS|CONFIG)\w*|EDITOR|VISUAL|PAGER|"
                         r"PERL5OPT|PERL5LIB|PYTHONPATH|PYTHONSTARTUP|PYTHONHOME|NODE_OPTIONS|RUBYOPT|"
                         r"IFS|CDPATH|GLOBIGNORE|BASH_XTRACEFD|HISTFILE|DYLD_\w+")

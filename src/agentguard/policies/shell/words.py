@@ -4,7 +4,8 @@ A :class:`Word` is what one argument of a command becomes after bash's expansion
 known statically. Quoted and escaped characters are literal; ``$'\\x72\\x6d'`` is decoded (``rm``);
 ``{a,b}`` and ``{1..3}`` are expanded (a word node can become several words); ``~`` and ``~user`` keep
 their spelling and also get the home directory as an alternative; unquoted ``*``, ``?`` and ``[...]``
-are glob tokens (never matching ``/``); a part whose value is unknown statically (``$VAR``, ``${x}``,
+are glob tokens (never matching ``/``, nor a leading ``.`` of a file name: bash's default, ``dotglob``
+and ``GLOBIGNORE`` being refused where they could be set); a part whose value is unknown statically (``$VAR``, ``${x}``,
 ``$(cmd)``, arithmetic) is an *unknown* token that may stand for any text. An unknown part outside
 double quotes is subject to word splitting and globbing, so the whole word becomes unknown (it may turn
 into any number of any words).
@@ -18,7 +19,7 @@ import pwd
 import re
 from dataclasses import dataclass
 
-from .globs import ANY_CHAR, NOT_SLASH, Token, parse_set
+from .globs import ANY_CHAR, NO_DOT, NOT_SLASH, Token, parse_set
 
 __all__ = ["Piece", "TooManyWords", "Word", "brace_expand", "decode_ansi_c", "literal_word", "make_words"]
 
@@ -29,6 +30,7 @@ Piece = tuple[str, str]
 MAX_BRACE_WORDS = 256
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _ANY_TOKEN: Token = ("*", ANY_CHAR)
+_SLASH_TOKEN: Token = ("c", (False, frozenset("/")))
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,10 @@ def _to_word(pieces: list[Piece]) -> Word:
             literal, unknown = False, True
             i += 1
             continue
+        at_start = not tokens or tokens[-1] == _SLASH_TOKEN  # a glob never matches a leading "."
         if kind == "u" and ch in "*?":
+            if at_start:
+                tokens.append(NO_DOT)
             tokens.append(("*", NOT_SLASH) if ch == "*" else ("c", NOT_SLASH))
             text.append(ch)
             literal = False
@@ -223,6 +228,8 @@ def _to_word(pieces: list[Piece]) -> Word:
             if "\\" not in raw:
                 parsed = parse_set(raw, 0, exclude_slash=True)
                 if parsed is not None:
+                    if at_start:
+                        tokens.append(NO_DOT)
                     tokens.append(("c", parsed[0]))
                     text.append(raw[:parsed[1]])
                     literal = False

@@ -3,9 +3,10 @@
 Each batch of commands runs in a throwaway root: ``T/bin`` on ``PATH`` holds stubs (``/usr/bin/true``
 under the program's name: nothing real runs) plus the few real wrappers whose resolution is under test
 (``env``, ``timeout``, ``nice``, ``nohup``, ``stdbuf``, ``setsid``, ``xargs``, ``bash``, ``sh``), each
-command runs as ``env -i PATH=T/bin HOME=T/home bash --norc --noprofile -c CMD`` with stdin from
+command runs as ``bash --norc --noprofile -c CMD`` from a driver started with ``env -i PATH=T/bin HOME=T/home`` with stdin from
 ``/dev/null``, the whole batch under ``strace -f`` (the ground truth: every ``execve`` with its argv, every
-file bash itself opens, i.e. redirections, every ``chdir``), with a hard time limit, as ``nobody`` when
+file bash itself opens, i.e. redirections, every ``chdir``; with ``--seccomp-bpf`` where strace has it, so
+only those calls stop the tracee), with a hard time limit, as ``nobody`` when
 run as root (writes outside ``T`` fail), and in a new network namespace when ``unshare`` allows it.
 
 A discrepancy is a program that ran, an argv word it got, a path a stub was handed (stubs stand for
@@ -65,7 +66,7 @@ class Sandbox:
         for d in ("bin", "work", "home", "home/.ssh"):
             os.makedirs(os.path.join(self.root, d), exist_ok=True)
             os.chmod(os.path.join(self.root, d), 0o777)
-        for f in ("work/a.txt", "work/shadow", "work/-rf", "home/.ssh/id_rsa", "work/notes.md"):
+        for f in ("work/a.txt", "work/shadow", "work/-rf", "home/.ssh/id_rsa", "work/notes.md", "work/.env", "home/.netrc"):
             with open(os.path.join(self.root, f), "w") as fh:
                 fh.write("x\n")
             os.chmod(os.path.join(self.root, f), 0o666)
@@ -74,6 +75,7 @@ class Sandbox:
         for name in STUBS:
             os.symlink("/usr/bin/true", os.path.join(self.root, "bin", name))
         self.unshare = self._probe_unshare()
+        self.seccomp = self._probe_seccomp()
 
     def _probe_unshare(self) -> list[str]:
         flag = ["-n"] if os.geteuid() == 0 else ["-r", "-n"]
@@ -83,23 +85,36 @@ class Sandbox:
             ok = False
         return ["unshare", *flag] if ok else []
 
+    @staticmethod
+    def _probe_seccomp() -> list[str]:
+        """``--seccomp-bpf`` (strace >= 5.3): stop only on the traced calls, several times faster."""
+        try:
+            ok = subprocess.run(["strace", "-f", "--seccomp-bpf", "-qq", "-e", "trace=execve", "-o", "/dev/null",
+                                 "/usr/bin/true"], capture_output=True, timeout=10).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        return ["--seccomp-bpf"] if ok else []
+
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def run(self, commands: list[str], timeout: float = 120.0) -> list[list[tuple[str, ...]]]:
+    def run(self, commands: list[str], timeout: float = 600.0) -> list[list[tuple[str, ...]]]:
         """Per command, the events: ("exec", prog, *argv, cwd) and ("open", path)."""
         t = self.root
         with open(os.path.join(t, "cmds"), "wb") as fh:
             for c in commands:
                 fh.write(c.encode("utf-8", "surrogateescape") + b"\0")
         os.chmod(os.path.join(t, "cmds"), 0o666)
+        # the driver runs with only PATH and HOME set (env -i), so each command's bash inherits just those;
+        # each command is killed after 10 s (a hung command must not take its batch down)
         driver = (f'cd {t}/work; i=0; while IFS= read -r -d "" c; do : > {t}/mark.$i; '
-                  f'/usr/bin/env -i PATH={t}/bin HOME={t}/home /usr/bin/bash --norc --noprofile -c "$c" '
+                  f'/usr/bin/timeout -s KILL 10 /usr/bin/bash --norc --noprofile -c "$c" '
                   f'</dev/null >/dev/null 2>&1; cd {t}/work; i=$((i+1)); done < {t}/cmds')
         log = os.path.join(t, "trace")
         user = ["-u", "nobody"] if os.geteuid() == 0 else []
-        cmd = [*self.unshare, "strace", "-f", "-qq", "-xx", "-v", "-s", "65535", *user, "-o", log,
+        cmd = [*self.unshare, "strace", "-f", *self.seccomp, "-qq", "-xx", "-v", "-s", "65535", *user, "-o", log,
                "-e", "trace=execve,openat,open,creat,chdir,clone,clone3,fork,vfork",
+               "/usr/bin/env", "-i", f"PATH={t}/bin", f"HOME={t}/home",
                "/usr/bin/bash", "--norc", "--noprofile", "-c", driver]
         subprocess.run(cmd, env={"PATH": "/usr/bin:/bin"}, capture_output=True, timeout=timeout, check=False)
         return self._parse(log, len(commands))
@@ -168,6 +183,8 @@ class Sandbox:
                         continue
                     arr = re.search(r"\[([^\]]*)\]", args)
                     path, argv = strs[0], [_hex(x) for x in _STR.findall(arr.group(1))] if arr else []
+                    if kind.get(pid) == "driver":  # env -i exec'ing the driver's bash
+                        continue
                     if kind.get(pid) == "harness":
                         if path == "/usr/bin/bash" and argv[1:3] == ["--norc", "--noprofile"]:
                             kind[pid] = "shell"
@@ -196,15 +213,16 @@ class Sandbox:
                     events[at].append(("opendir" if "O_DIRECTORY" in args else "open", full))
         return events
 
-    def guard_path(self, full: str) -> str:
-        """A path as the guard spells it: relative to the workspace, ``~`` for the home directory."""
+    def guard_paths(self, full: str) -> list[str]:
+        """The spellings the guard may see a path under: relative to the workspace (the guard does not know
+        where that is, so a path outside it reached by climbing is also relative), ``~`` for the home."""
         t = self.root
+        rel = os.path.relpath(full, t + "/work")
         if full == t + "/home" or full.startswith(t + "/home/"):
-            return "~" + full[len(t) + 5:]
+            return ["~" + full[len(t) + 5:], rel]
         if full == t or full.startswith(t + "/"):
-            rel = os.path.relpath(full, t + "/work")
-            return rel
-        return full
+            return [rel]
+        return [full, rel]
 
 
 def compare(box: Sandbox, commands: list[str]) -> tuple[list[Discrepancy], int, int]:
@@ -233,19 +251,23 @@ def compare(box: Sandbox, commands: list[str]) -> tuple[list[Discrepancy], int, 
                     if not any(intersects(lt, w) for w in by_prog[prog]):
                         out.append(Discrepancy(cmd, f"{prog} got {word!r}, not a word the guard saw"))
                     if os.path.realpath(os.path.join(box.root, "bin", ev[1])) == "/usr/bin/true" and word:
-                        _check_path(box, cmd, box.guard_path(os.path.normpath(os.path.join(cwd, word))), paths, out)
+                        rel = os.path.normpath(os.path.join(os.path.relpath(cwd, box.root + "/work"), word))
+                        _check_path(box, cmd, box.guard_paths(os.path.normpath(os.path.join(cwd, word))) + [rel],
+                                    paths, out)
             elif ev[0] == "opendir":  # bash listing a directory to expand a glob the guard saw
-                _check_path(box, cmd, box.guard_path(ev[1]), paths, out, directory=True)
+                _check_path(box, cmd, box.guard_paths(ev[1]), paths, out, directory=True)
             else:
-                _check_path(box, cmd, box.guard_path(ev[1]), paths, out)
+                _check_path(box, cmd, box.guard_paths(ev[1]), paths, out)
     return out, len(commands) - refused, refused
 
 
-def _check_path(box: Sandbox, cmd: str, path: str, paths, out: list[Discrepancy], directory: bool = False) -> None:
-    lt = literal_tokens(path)
-    if directory:
-        lt = literal_tokens("" if path == "." else path.rstrip("/") + "/") + [("*", (True, frozenset()))]
-    for text, tokens in paths:
-        if text == path or intersects(lt, tokens if tokens is not None else literal_tokens(text)):
-            return
-    out.append(Discrepancy(cmd, f"path {path!r} touched, the guard saw {[p for p, _ in paths][:8]}"))
+def _check_path(box: Sandbox, cmd: str, spellings: list[str], paths, out: list[Discrepancy],
+                directory: bool = False) -> None:
+    for path in spellings:
+        lt = literal_tokens(path)
+        if directory:
+            lt = literal_tokens("" if path == "." else path.rstrip("/") + "/") + [("*", (True, frozenset()))]
+        for text, tokens in paths:
+            if text == path or intersects(lt, tokens if tokens is not None else literal_tokens(text)):
+                return
+    out.append(Discrepancy(cmd, f"path {spellings[0]!r} touched, the guard saw {[p for p, _ in paths][:8]}"))

@@ -1,0 +1,398 @@
+"""The bash grammar walk (issue 25): every statement, word, redirection and here-document of a parse.
+
+:class:`GrammarWalker` parses text with tree-sitter-bash and walks every simple command, pipeline, list,
+subshell, compound command, redirection and here-document; command and process substitutions are walked
+too (they run). Words become :class:`~.words.Word` values (quoting, escapes, ``$'...'``, braces, tildes,
+globs). What the parser cannot read is unresolvable: ``ERROR``/``MISSING`` nodes, and any text no leaf of
+the tree covers (:func:`skipped_text`: tree-sitter-bash silently drops the ``-`` of ``rm - 2>x``).
+Each simple command's words go to :meth:`~.model.WalkerBase.resolve`.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+from ...core.canonical import strip_invisible
+from .model import ANY_WORD, MAX_DEPTH, Command, WalkerBase
+from .programs import UNSAFE_ENV
+from .words import Piece, TooManyWords, Word, decode_ansi_c, make_words
+
+__all__ = ["GrammarWalker", "skipped_text"]
+
+MAX_TEXT = 100_000
+_STATEMENTS = frozenset({"program", "list", "pipeline", "compound_statement", "subshell", "do_group",
+                         "negated_command", "redirected_statement", "if_statement", "elif_clause", "else_clause",
+                         "while_statement", "case_item"})
+_WORD_TYPES = frozenset({"word", "number", "string", "raw_string", "ansi_c_string", "concatenation",
+                         "simple_expansion", "expansion", "command_substitution", "process_substitution",
+                         "arithmetic_expansion", "brace_expression", "translated_string"})
+_REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
+
+
+_LOCAL = threading.local()  # a tree-sitter parser is not safe to share between threads: one per thread
+
+
+def _parser() -> Any:
+    parser = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        import tree_sitter_bash
+        from tree_sitter import Language, Parser
+        parser = _LOCAL.parser = Parser(Language(tree_sitter_bash.language()))
+    return parser
+
+
+class GrammarWalker(WalkerBase):
+    """The tree-sitter-bash walk (see the module docstring)."""
+
+    # -- text ------------------------------------------------------------------------------------------
+    def text(self, text: str, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            self.refuse(f"nesting deeper than {MAX_DEPTH} levels")
+            return
+        if len(text) > MAX_TEXT:
+            self.refuse(f"command text longer than {MAX_TEXT} characters")
+            return
+        clean = strip_invisible(text)
+        if "\x00" in clean:
+            self.refuse("a NUL character in the command")
+            return
+        data = clean.encode("utf-8", "surrogatepass")
+        self.src = data
+        tree = _parser().parse(data)
+        skipped = skipped_text(tree.root_node, data)
+        if skipped is not None:
+            self.refuse(f"the parser skipped text near {skipped!r} (its tree does not cover the command)")
+            return
+        self.stmt(tree.root_node, depth, data)
+
+    # -- statements ------------------------------------------------------------------------------------
+    def stmt(self, node: Any, depth: int, src: bytes) -> None:
+        t = node.type
+        if node.is_missing or t == "ERROR":
+            self.refuse(f"parse error near {src[node.start_byte:node.start_byte + 20].decode(errors='replace')!r}")
+            return
+        if not node.is_named or t == "comment":
+            return
+        if depth > MAX_DEPTH:
+            self.refuse(f"nesting deeper than {MAX_DEPTH} levels")
+            return
+        if t in _STATEMENTS:
+            for c in node.children:
+                if c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                    self.redirect(c, depth, src)
+                else:
+                    self.stmt(c, depth, src)
+        elif t == "command":
+            self.command(node, depth, src)
+        elif t in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+            self.redirect(node, depth, src)
+        elif t == "variable_assignment" or t == "variable_assignments":
+            self.assignment(node, depth, src)
+        elif t == "declaration_command" or t == "unset_command":
+            self.declaration(node, depth, src)
+        elif t in ("for_statement", "select_statement"):
+            for c in node.children:
+                if c.type in _WORD_TYPES:
+                    self.words(c, depth, src)
+                elif c.type == "do_group":
+                    self.stmt(c, depth, src)
+        elif t == "case_statement":
+            for c in node.children:
+                if c.type == "case_item":
+                    for cc in c.children:
+                        if cc.type in _WORD_TYPES or cc.type == "extglob_pattern":
+                            self.words(cc, depth, src)
+                        else:
+                            self.stmt(cc, depth, src)
+                elif c.type in _WORD_TYPES:
+                    self.words(c, depth, src)
+        elif t == "test_command":
+            self.test(node, depth, src)
+        elif t == "function_definition":
+            self.refuse("a function definition changes what later words run")
+        elif t in ("c_style_for_statement", "arithmetic_expansion", "compound_assignment"):
+            self.arithmetic(node, depth, src)
+        elif t in _WORD_TYPES:
+            self.words(node, depth, src)
+        else:
+            self.refuse(f"unsupported construct {t!r}")
+
+    def test(self, node: Any, depth: int, src: bytes) -> None:
+        body = src[node.start_byte:node.end_byte].decode(errors="replace")
+        if re.search(r"-(eq|ne|lt|le|gt|ge)\b", body) and re.search(r"[A-Za-z_$]", re.sub(r"-(eq|ne|lt|le|gt|ge)\b|\[\[|\]\]|\(\(|\)\)", "", body)):
+            self.refuse("arithmetic on variables can run commands (array subscripts)")
+        self.descend_words(node, depth, src)
+
+    def arithmetic(self, node: Any, depth: int, src: bytes) -> None:
+        if _has(node, ("variable_name", "simple_expansion", "expansion", "word", "subscript")):
+            self.refuse("arithmetic on variables can run commands (array subscripts)")
+        self.descend_words(node, depth, src)
+
+    def descend_words(self, node: Any, depth: int, src: bytes) -> None:
+        """Walk the substitutions inside any node (they run)."""
+        for c in node.children:
+            if c.type in ("command_substitution", "process_substitution"):
+                self.pieces(c, depth, src, quoted=False)
+            elif c.type == "arithmetic_expansion":
+                self.arithmetic(c, depth, src)
+            elif c.child_count:
+                self.descend_words(c, depth, src)
+
+    def assignment(self, node: Any, depth: int, src: bytes) -> None:
+        name = node.child_by_field_name("name")
+        if name is not None and UNSAFE_ENV.fullmatch(src[name.start_byte:name.end_byte].decode(errors="replace")):
+            self.refuse(f"assigning {src[name.start_byte:name.end_byte].decode()} injects code or changes "
+                        "what runs")
+        for c in node.children:
+            if c.type in _WORD_TYPES:
+                self.words(c, depth, src)
+            elif c.type in ("array", "subscript"):
+                self.arithmetic(c, depth, src) if c.type == "subscript" else self.descend_words(c, depth, src)
+            elif c.type == "variable_assignment":
+                self.assignment(c, depth, src)
+
+    def declaration(self, node: Any, depth: int, src: bytes) -> None:
+        kw = node.children[0].type if node.children else ""
+        for c in node.children[1:]:
+            if c.type == "variable_assignment":
+                self.assignment(c, depth, src)
+            elif c.type in _WORD_TYPES:
+                for w in self.words(c, depth, src):
+                    if not w.literal:
+                        self.refuse(f"{kw} with an unknown word")
+                    elif w.text.startswith("-") and re.search(r"[inaAxf]", w.text[1:]) and kw != "export":
+                        self.refuse(f"{kw} {w.text}: attributes that evaluate text or name other variables")
+            elif c.type == "variable_name":
+                txt = src[c.start_byte:c.end_byte].decode(errors="replace")
+                if UNSAFE_ENV.fullmatch(txt):
+                    self.refuse(f"{kw} {txt} injects code or changes what runs")
+        self.out.commands.append(Command(kw, (kw,), frozenset(), ()))
+
+    # -- words -----------------------------------------------------------------------------------------
+    def pieces(self, node: Any, depth: int, src: bytes, quoted: bool) -> list[Piece]:
+        t = node.type
+        unknown: Piece = ("a", "") if quoted else ("A", "")
+        raw = src[node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+        if t in ("word", "number"):
+            if re.search(r"(?<!\\)[\s]", raw):
+                self.refuse(f"the parser read {raw[:20]!r} as one word across whitespace (ambiguous)")
+            return _unquoted(raw)
+        if t == "raw_string":
+            return [("q", c) for c in raw[1:-1]]
+        if t == "ansi_c_string":
+            if self.posix_sh:  # dash reads $'..' as "$" and a quoted string: not decodable both ways
+                self.refuse("$'...' inside a sh payload (dash and bash read it differently)")
+            return [("q", c) for c in decode_ansi_c(raw[2:-1])]
+        if t in ("string", "translated_string"):
+            out: list[Piece] = []
+            pos = node.start_byte + (2 if t == "translated_string" else 1)
+            end = node.end_byte - 1
+            for c in node.children:
+                if not c.is_named:
+                    continue
+                if c.start_byte > pos:
+                    out += _dquoted(src[pos:c.start_byte].decode("utf-8", "surrogatepass"))
+                if c.type == "string_content":
+                    out += _dquoted(src[c.start_byte:c.end_byte].decode("utf-8", "surrogatepass"))
+                else:
+                    out += self.pieces(c, depth, src, quoted=True)
+                pos = max(pos, c.end_byte)
+            if end > pos:
+                out += _dquoted(src[pos:end].decode("utf-8", "surrogatepass"))
+            return out
+        if t == "concatenation":
+            out = []
+            pos = node.start_byte
+            for c in node.children:
+                if c.start_byte > pos:
+                    gap = src[pos:c.start_byte].decode("utf-8", "surrogatepass")
+                    if re.search(r"\s", gap):
+                        self.refuse("the parser joined words across whitespace (ambiguous)")
+                    out += _unquoted(gap)
+                out += self.pieces(c, depth, src, quoted) if c.is_named else _unquoted(
+                    src[c.start_byte:c.end_byte].decode("utf-8", "surrogatepass"))
+                pos = c.end_byte
+            return out
+        if t == "brace_expression":
+            return _unquoted(raw)
+        if t in ("command_substitution", "process_substitution"):
+            for c in node.children:
+                if c.is_named:
+                    self.stmt(c, depth + 1, src)
+            return [unknown]
+        if t == "arithmetic_expansion":
+            self.arithmetic(node, depth, src)
+            return [unknown]
+        if t in ("simple_expansion", "expansion"):
+            if t == "expansion" and re.search(r"[@*]\s*[QEPAKak]\}$|!", raw):
+                self.refuse(f"indirect or transforming expansion {raw!r}")
+            self.descend_words(node, depth, src)
+            return [unknown]
+        self.descend_words(node, depth, src)
+        return [unknown]
+
+    def words(self, node: Any, depth: int, src: bytes) -> list[Word]:
+        try:
+            pieces = self.pieces(node, depth, src, quoted=False)
+            words = make_words(pieces)
+            if self.posix_sh and len(words) > 1:  # dash does no brace expansion, bash-as-sh does: both
+                words += make_words([("q", c) if c in "{}," and k == "u" else (k, c) for k, c in pieces])
+            return words
+        except TooManyWords:
+            self.refuse("brace expansion makes too many words")
+            return [ANY_WORD]
+
+    # -- redirections ----------------------------------------------------------------------------------
+    def redirect(self, node: Any, depth: int, src: bytes) -> None:
+        t = node.type
+        if t == "herestring_redirect":
+            self.descend_words(node, depth, src)
+            for c in node.children:
+                if c.type in _WORD_TYPES:
+                    self.words(c, depth, src)
+            return
+        if t == "heredoc_redirect":
+            start = next((c for c in node.children if c.type == "heredoc_start"), None)
+            quoted = start is not None and re.search(r"['\"\\]", src[start.start_byte:start.end_byte].decode(
+                errors="replace"))
+            for c in node.children:
+                if c.type == "heredoc_body":
+                    if not quoted:
+                        self.descend_words(c, depth, src)
+                elif c.is_named and c.type not in ("heredoc_start", "heredoc_end", "heredoc_content",
+                                                   "file_descriptor"):
+                    if c.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                        self.redirect(c, depth, src)
+                    else:
+                        self.stmt(c, depth, src)
+            return
+        op = ""
+        dest = None
+        for c in node.children:
+            if not c.is_named:
+                op = src[c.start_byte:c.end_byte].decode(errors="replace")
+            elif c.type != "file_descriptor" and dest is None:
+                dest = c
+            elif c.type != "file_descriptor":
+                self.refuse("a redirection with two targets (the parser joined lines; ambiguous)")
+        if dest is None:
+            self.refuse("a redirection without a target")
+            return
+        if self.posix_sh and op.startswith("&>"):
+            self.refuse("'&>' inside a sh payload (dash reads it as '&' then '>')")
+        for w in self.words(dest, depth, src):
+            if op in (">&", "<&") and w.literal and re.fullmatch(r"\d+-?|-", w.text):
+                continue  # duplicating or closing a descriptor, not a path
+            if w.unknown:
+                self.refuse(f"redirection target {src[dest.start_byte:dest.end_byte].decode(errors='replace')!r}"
+                            " is not a fixed path")
+            self.add_paths(w)
+        if dest.type == "process_substitution":
+            pass
+
+    # -- commands --------------------------------------------------------------------------------------
+    def command(self, node: Any, depth: int, src: bytes) -> None:
+        argv: list[Word] = []
+        groups: list[list[Any]] = []  # adjacent argument nodes are one word for bash
+        last_end = -1
+        for c in node.children:
+            if c.type == "variable_assignment":
+                self.assignment(c, depth, src)
+            elif c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                self.redirect(c, depth, src)
+            elif c.type == "command_name" or c.type in _WORD_TYPES or (not c.is_named and c.type == "$"):
+                inner = c.children[0] if c.type == "command_name" and c.child_count == 1 else c
+                if groups and c.start_byte == last_end:
+                    groups[-1].append(inner)
+                else:
+                    groups.append([inner])
+                last_end = c.end_byte
+            elif c.is_named and c.type not in ("comment",):
+                self.refuse(f"unsupported construct {c.type!r} in a command")
+        for g in groups:
+            if len(g) == 1:
+                argv += self.words(g[0], depth, src) if g[0].is_named else [ANY_WORD]
+            else:
+                pieces: list[Piece] = []
+                for part in g:
+                    pieces += self.pieces(part, depth, src, quoted=False) if part.is_named else [("A", "")]
+                try:
+                    argv += make_words(pieces)
+                except TooManyWords:
+                    self.refuse("brace expansion makes too many words")
+                    argv.append(ANY_WORD)
+        if argv:
+            self.resolve(argv, depth, "")
+
+
+_OPAQUE = frozenset({"heredoc_body", "string", "translated_string"})  # text between their children is content
+_CODE = frozenset({"command_substitution", "process_substitution"})  # code again inside an opaque node
+_GAP = re.compile(rb"(?:[ \t\r\n]|\\\n)*")
+
+
+def skipped_text(root: Any, src: bytes) -> str | None:
+    """Text no leaf of the tree covers (tree-sitter-bash drops the ``-`` of ``rm - 2>x``), or None.
+
+    Inside a string or a here-document body the text between children is content; inside a command or
+    process substitution (even within a string) it is code again and must be covered.
+    """
+    pos = 0
+
+    def scan(node: Any, lenient: bool) -> str | None:
+        nonlocal pos
+        if node.child_count == 0:
+            if node.start_byte > pos and not lenient and not _GAP.fullmatch(src, pos, node.start_byte):
+                return src[pos:node.start_byte].decode(errors="replace")[:20]
+            pos = max(pos, node.end_byte)
+            return None
+        inner = (lenient or node.type in _OPAQUE) and node.type not in _CODE
+        for child in node.children:
+            bad = scan(child, inner)
+            if bad is not None:
+                return bad
+        if inner:
+            pos = max(pos, node.end_byte)
+        return None
+
+    bad = scan(root, False)
+    if bad is None and pos < len(src) and not _GAP.fullmatch(src, pos, len(src)):
+        bad = src[pos:].decode(errors="replace")[:20]
+    return bad
+
+
+def _has(node: Any, types: tuple[str, ...]) -> bool:
+    if node.type in types:
+        return True
+    return any(_has(c, types) for c in node.children)
+
+
+def _unquoted(raw: str) -> list[Piece]:
+    out: list[Piece] = []
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw):
+            if raw[i + 1] != "\n":
+                out.append(("q", raw[i + 1]))
+            i += 2
+            continue
+        out.append(("u", ch))
+        i += 1
+    return out
+
+
+def _dquoted(raw: str) -> list[Piece]:
+    out: list[Piece] = []
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw) and raw[i + 1] in '$`"\\\n':
+            if raw[i + 1] != "\n":
+                out.append(("q", raw[i + 1]))
+            i += 2
+            continue
+        out.append(("q", ch))
+        i += 1
+    return out

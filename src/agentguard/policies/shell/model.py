@@ -1,0 +1,105 @@
+"""The analysis' result types and the walker's shared state (issue 25): :class:`Command`, :class:`Analysis`.
+
+:class:`WalkerBase` holds what every part of the walk shares (the result, the directories a ``cd`` may
+have moved to, whether the text is a ``sh`` payload) and how a part reports: :meth:`WalkerBase.refuse`
+(unresolvable, with a reason) and :meth:`WalkerBase.add_paths`. The grammar walk (:mod:`.grammar`), the
+resolution of programs through wrappers (:mod:`.resolve`) and the payload readers (:mod:`.payloads`)
+are mixins over it, put together in :mod:`.analysis`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from ...core.canonical import canonical_name, strip_invisible
+from .globs import ANY_CHAR, Token
+from .paths import PathForm, word_paths
+from .words import Word
+
+__all__ = ["ANY_WORD", "Analysis", "Command", "MAX_DEPTH", "WalkerBase", "chain", "program_name"]
+
+MAX_DEPTH = 8
+DASH_ANY: tuple[Token, ...] = (("c", (False, frozenset("-"))), ("*", ANY_CHAR))
+#: a word whose value is unknown and split: any number of any words
+ANY_WORD = Word("*", (("*", ANY_CHAR),), literal=False, unknown=True, split=True)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command that runs: canonical program name, its words, flags and operands as rules see them."""
+
+    program: str
+    argv: tuple[str, ...]            # the words as expanded (unknown parts shown as ``*``)
+    flags: frozenset[str]
+    operands: tuple[str, ...]
+    unknown_args: bool = False       # some word is unknown or a glob that could expand to an option
+    via: str = ""                    # the wrapper chain that runs it ("sudo > timeout")
+    words: tuple[Word, ...] = ()
+
+
+@dataclass
+class Analysis:
+    """What a command string does, as far as it can be known statically (see the module docstring)."""
+
+    commands: list[Command] = field(default_factory=list)
+    paths: list[PathForm] = field(default_factory=list)
+    unresolvable: list[str] = field(default_factory=list)
+
+    @property
+    def resolved(self) -> bool:
+        return not self.unresolvable
+
+    @property
+    def programs(self) -> list[str]:
+        return [c.program for c in self.commands]
+
+
+def program_name(word: str) -> str:
+    base = os.path.basename(strip_invisible(word).rstrip("/")) or word
+    base = re.sub(r"\.exe$", "", base, flags=re.IGNORECASE)
+    name = canonical_name(base)
+    return re.sub(r"^(python|perl|ruby|php|lua|pypy)[0-9._]*$", r"\1", name)
+
+
+class WalkerBase:
+    """Shared state and reporting of a walk; the parts call each other through these two entry points."""
+
+    def __init__(self) -> None:
+        self.out = Analysis()
+        self.cwds: list[str] = [""]
+        self.posix_sh = False  # inside a payload for sh/dash/ash: braces may stay unexpanded
+
+    # -- reporting -------------------------------------------------------------------------------------
+    def refuse(self, why: str) -> None:
+        if why not in self.out.unresolvable:
+            self.out.unresolvable.append(why)
+
+    def add_paths(self, word: Word) -> None:
+        self.out.paths.extend(word_paths(word, self.cwds))
+
+    def text(self, text: str, depth: int) -> None:
+        """Read ``text`` as bash code (:mod:`.grammar`)."""
+        raise NotImplementedError
+
+    def resolve(self, argv: list[Word], depth: int, via: str, stdin_args: bool = False) -> None:
+        """Record ``argv`` as a command and resolve what it runs (:mod:`.resolve`)."""
+        raise NotImplementedError
+
+    # the payload readers (:mod:`.payloads`)
+    def interpreter(self, name: str, code_opts: str, args: list[Word]) -> None:
+        raise NotImplementedError
+
+    def awk(self, name: str, args: list[Word]) -> None:
+        raise NotImplementedError
+
+    def sed(self, args: list[Word]) -> None:
+        raise NotImplementedError
+
+    def find(self, name: str, args: list[Word], depth: int, via: str) -> None:
+        raise NotImplementedError
+
+
+def chain(via: str, name: str) -> str:
+    return f"{via} > {name}" if via else name

@@ -1,0 +1,304 @@
+"""What a command runs (issue 25): programs resolved through wrappers, shells' ``-c`` payloads, ``cd``.
+
+:class:`Resolver` records each command (canonical program name, words, flags) and follows what it runs in
+turn: wrappers with their real option arity (:data:`~.programs.WRAPPERS`: ``timeout -k 5s 10 rm`` runs
+``rm``), ``busybox``/``toybox`` applets, POSIX shells' ``-c`` payloads (parsed again, recursively),
+``su -c``/``flock -c``/``env -S``/``watch`` payloads, and the directories ``cd`` may move to. Builtins
+whose effect is not in the text (``eval``, ``source``...) and anything whose arity is unknown are
+unresolvable. Interpreters, ``awk``, ``sed`` and ``find`` are read by :mod:`.payloads`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from .globs import intersects
+from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
+from .paths import word_paths
+from .programs import (AWKS, INTERPRETERS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS, UNRESOLVABLE_BUILTINS,
+                       UNSAFE_ENV, WRAPPERS, Wrapper, flags_of)
+from .words import Word, literal_word
+
+__all__ = ["Resolver"]
+
+
+class Resolver(WalkerBase):
+    """Program resolution (see the module docstring); the payload readers are :class:`~.payloads.PayloadReader`."""
+
+    def resolve(self, argv: list[Word], depth: int, via: str, stdin_args: bool = False) -> None:
+        """Record ``argv`` as a command and resolve what it runs in turn (wrappers, payloads)."""
+        if depth > MAX_DEPTH:
+            self.refuse(f"nesting deeper than {MAX_DEPTH} levels")
+            return
+        if not argv:
+            return
+        head = argv[0]
+        if not head.literal:
+            self.refuse(f"the command word {head.text!r} is not a fixed word (expansion, substitution or glob)")
+            return
+        name = program_name(head.text)
+        args = argv[1:]
+        literal_args = [w.text for w in args]
+        flags, operands = flags_of(name, [w.text for w in args if w.literal])
+        unknown = stdin_args or any(not w.literal and (w.split or intersects(w.tokens, DASH_ANY)) for w in args)
+        if stdin_args:  # xargs: more words come from standard input
+            args = args + [ANY_WORD]
+            argv = argv + [ANY_WORD]
+        self.out.commands.append(Command(name, tuple([head.text] + literal_args), flags,
+                                         tuple(w.text for w in args if not (w.literal and w.text in ()) and
+                                               not (w.literal and w.text.startswith("-"))),
+                                         unknown, via, tuple(argv)))
+        if name == "printf" and args and args[0].text.startswith("-v"):
+            var = args[0].text[2:] or (args[1].text if len(args) > 1 and args[1].literal else "PATH")
+            if not args[0].literal or UNSAFE_ENV.fullmatch(var.split("[", 1)[0]):
+                self.refuse("printf -v sets a variable that changes what runs")
+        for w in args:  # echo's words are text, but a glob (or an unquoted expansion) makes bash list a directory
+            if name not in NO_PATH_OPERANDS or w.split or not (w.literal or w.unknown):
+                self.add_paths(w)
+        if name in UNRESOLVABLE_BUILTINS:
+            why = UNRESOLVABLE_BUILTINS[name]
+            if why:
+                self.refuse(why)
+            return
+        if name in ("cd", "pushd", "popd"):
+            self.chdir(name, args)
+        elif name in WRAPPERS:
+            self.wrapper(name, WRAPPERS[name], args, depth, via)
+        elif name in ("busybox", "toybox"):
+            rest = [w for w in args]
+            while rest and rest[0].literal and rest[0].text.startswith("-"):
+                if rest[0].text == "--":
+                    rest = rest[1:]
+                    break
+                return  # busybox --list / --install: runs no applet
+            if rest:
+                self.resolve(rest, depth + 1, chain(via, name))
+        elif name in POSIX_SHELLS or name in OTHER_SHELLS:
+            self.shell(name, args, depth, via)
+        elif name in INTERPRETERS:
+            self.interpreter(name, INTERPRETERS[name], args)
+        elif name in AWKS:
+            self.awk(name, args)
+        elif name in ("find", "gfind", "bfs"):
+            self.find(name, args, depth, via)
+        elif name == "sed" or name == "gsed":
+            self.sed(args)
+
+    def chdir(self, name: str, args: list[Word]) -> None:
+        targets = [w for w in args if not (w.literal and w.text.startswith("-") and w.text != "-")]
+        if name == "popd" or not targets:
+            return
+        w = targets[0]
+        if not w.literal:
+            self.refuse(f"{name} to {w.text!r}, not a fixed directory")
+            return
+        if w.text == "-":
+            return  # back to a directory already in the set
+        for form, _ in word_paths(w, self.cwds):
+            if form not in self.cwds:
+                self.cwds.append(form)
+        if len(self.cwds) > 16:
+            self.refuse("too many directory changes to follow")
+
+    def wrapper(self, name: str, spec: Wrapper, args: list[Word], depth: int, via: str) -> None:
+        i = 0
+        meaning: set[str] = set()
+        payload: Word | None = None
+        while i < len(args):
+            w = args[i]
+            if not w.literal:
+                self.refuse(f"{name}: the word {w.text!r} is not fixed, so where the command starts is unknown")
+                return
+            text = w.text
+            if text == "--":
+                i += 1
+                break
+            if name == "env" and text == "-":
+                i += 1
+                continue
+            if text.startswith("--") and len(text) > 2:
+                opt, eq, _ = text[2:].partition("=")
+                known = [n for n in spec.long_arg | spec.long_flag if n.startswith(opt)]
+                exact = opt in spec.long_arg or opt in spec.long_flag
+                if not exact and len(known) != 1:
+                    self.refuse(f"{name}: unknown option --{opt}")
+                    return
+                full = opt if exact else known[0]
+                meaning.add(spec.extra.get(full, ""))
+                value: Word | None = None
+                if full in spec.long_arg:
+                    if eq:
+                        value = literal_word(text.split("=", 1)[1])
+                    else:
+                        if i + 1 >= len(args):
+                            self.refuse(f"{name}: --{full} needs a value")
+                            return
+                        value = args[i + 1]
+                        i += 1
+                    self.option_value(name, spec.extra.get(full, ""), value, depth, via)
+                    if spec.extra.get(full) == "payload":
+                        payload = value
+                i += 1
+                continue
+            if spec.numeric_option and re.fullmatch(r"-\d+", text):
+                i += 1
+                continue
+            if text.startswith("-") and len(text) > 1:
+                j = 1
+                while j < len(text):
+                    ch = text[j]
+                    if ch in spec.short_arg:
+                        attached = text[j + 1:]
+                        if attached:
+                            value = literal_word(attached)
+                        else:
+                            if i + 1 >= len(args):
+                                self.refuse(f"{name}: -{ch} needs a value")
+                                return
+                            value = args[i + 1]
+                            i += 1
+                        meaning.add(spec.extra.get(ch, ""))
+                        self.option_value(name, spec.extra.get(ch, ""), value, depth, via)
+                        if spec.extra.get(ch) == "payload":
+                            payload = value
+                        break
+                    if ch in spec.optional_attached:
+                        break
+                    if ch not in spec.short_flag:
+                        self.refuse(f"{name}: unknown option -{ch}")
+                        return
+                    meaning.add(spec.extra.get(ch, ""))
+                    j += 1
+                i += 1
+                continue
+            if spec.assignments and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", text, re.S):
+                if UNSAFE_ENV.fullmatch(text.split("=", 1)[0]):
+                    self.refuse(f"{name} {text.split('=', 1)[0]}=...: injects code or changes what runs")
+                i += 1
+                continue
+            break
+        rest = args[i:]
+        if "unknown" in meaning:
+            self.refuse(f"{name}: an option whose meaning depends on the version")
+            return
+        if "noexec" in meaning or "edit" in meaning:
+            return  # sudo -l / -e (sudoedit: operands are files), command -v: nothing else runs
+        positional = spec.positional
+        if positional == -1:  # su [options] [user [args...]]: args go to the user's shell
+            if payload is None:
+                self.refuse(f"{name} without -c starts a shell")
+            elif len(rest) > 1:
+                self.refuse(f"{name}: extra arguments are passed to the user's shell")
+            return
+        if len(rest) < positional:
+            if spec.no_command == "shell" or (payload is None and positional):
+                self.refuse(f"{name}: incomplete command") if spec.no_command != "shell" else \
+                    self.refuse(f"{name} without a command starts a shell")
+            return
+        for w in rest[:positional]:
+            if not w.literal:
+                self.refuse(f"{name}: the word {w.text!r} is not fixed")
+                return
+        rest = rest[positional:]
+        if payload is not None:
+            if rest and name == "flock":
+                self.refuse("flock: both -c and a command")
+            return
+        if "shell" in meaning and not rest:
+            self.refuse(f"{name} -s/-i without a command starts a shell")
+            return
+        if not rest:
+            if spec.no_command == "shell":
+                self.refuse(f"{name} without a command starts a shell")
+            return
+        if spec.extra.get("join") and "exec" not in meaning:  # watch: the words joined, run by sh -c
+            if any(not w.literal for w in rest):
+                self.refuse(f"{name}: a command with unknown words")
+                return
+            self.text(" ".join(w.text for w in rest), depth + 1)
+            return
+        self.resolve(rest, depth + 1, chain(via, name), stdin_args=bool(spec.extra.get("stdin_args")))
+
+    def option_value(self, name: str, meaning: str, value: Word, depth: int, via: str) -> None:
+        self.add_paths(value)
+        if meaning == "payload":
+            if not value.literal:
+                self.refuse(f"{name}: the code to run is not a fixed string")
+            else:
+                self.text(value.text, depth + 1)
+        elif meaning == "split":  # env -S 'rm -rf /': split like env does (quotes, no expansions)
+            if not value.literal or re.search(r"\$|\\[^\\'\" _tnrfv#]", value.text):
+                self.refuse(f"{name} -S with expansions or escapes")
+                return
+            try:
+                parts = shlex.split(value.text, comments=True)
+            except ValueError:
+                self.refuse(f"{name} -S: unbalanced quotes")
+                return
+            self.resolve([literal_word(p) for p in parts], depth + 1, chain(via, name))
+        elif meaning in ("cwd", "root"):
+            if not value.literal:
+                self.refuse(f"{name}: the directory {value.text!r} is not fixed")
+            elif meaning == "cwd":
+                for form, _ in word_paths(value, self.cwds):
+                    self.cwds.append(form) if form not in self.cwds else None
+        elif meaning == "assign":
+            if UNSAFE_ENV.fullmatch(value.text.split("=", 1)[0]):
+                self.refuse(f"{name}: setting {value.text.split('=', 1)[0]} injects code")
+
+    def shell(self, name: str, args: list[Word], depth: int, via: str) -> None:
+        code = False
+        i = 0
+        while i < len(args):
+            w = args[i]
+            if not w.literal:
+                self.refuse(f"{name}: the word {w.text!r} is not fixed")
+                return
+            text = w.text
+            if text in ("--", "-"):
+                i += 1
+                break
+            if text in ("--login", "-l") or (text.startswith("-") and not text.startswith("--") and "l" in text):
+                self.refuse(f"{name} {text}: a login shell runs profile files that cannot be read here")
+                return
+            if text in ("--rcfile", "--init-file"):
+                self.refuse(f"{name} {text} runs an unknown file")
+                return
+            if text.startswith("--"):
+                i += 1
+                continue
+            if (text.startswith("-") or text.startswith("+")) and len(text) > 1:
+                letters = text[1:]
+                if "c" in letters:
+                    code = True
+                if "s" in letters or "i" in letters:
+                    self.refuse(f"{name} {text} reads commands from standard input")
+                    return
+                if "o" in letters or "O" in letters:
+                    i += 1  # -o option / -O shopt take a value
+                i += 1
+                continue
+            break
+        rest = args[i:]
+        if not code:
+            if rest:
+                self.refuse(f"{name} runs the script {rest[0].text!r}, which cannot be read here")
+            else:
+                self.refuse(f"{name} reads commands from standard input")
+            return
+        if not rest:
+            self.refuse(f"{name} -c without code")
+            return
+        if name in OTHER_SHELLS:
+            self.refuse(f"{name} -c: code in another shell's grammar")
+            return
+        if not rest[0].literal:
+            self.refuse(f"{name} -c: the code to run is not a fixed string")
+            return
+        saved = self.posix_sh
+        self.posix_sh = saved or name != "bash"
+        try:
+            self.text(rest[0].text, depth + 1)
+        finally:
+            self.posix_sh = saved
