@@ -38,7 +38,7 @@ import sqlalchemy as sa
 from ..core.audit import AuditRecord
 from ..core.errors import AgentGuardError, InputError
 from . import schema
-from .jsonutil import dumps, loads
+from .jsonutil import canonical, dumps, loads
 
 __all__ = ["AuditRecord", "AuditStore", "MIGRATIONS_DIR", "decision_row", "input_digest", "migrate",
            "new_decision_id"]
@@ -60,8 +60,11 @@ if hasattr(os, "register_at_fork"):
 
 
 def input_digest(obj: Any) -> str:
-    """SHA-256 (hex) of the canonical JSON of ``obj`` (sorted keys, compact): the audit's input digest."""
-    return hashlib.sha256(dumps(obj, sort_keys=True)).hexdigest()
+    """SHA-256 (hex) of :func:`~.jsonutil.canonical` ``obj``: the audit's input digest (what binds an
+    approval to exactly the call it escalated). Distinct JSON values have distinct encodings, so a
+    digest collision is a SHA-256 collision; a value that has no canonical encoding (``inf``, a lone
+    surrogate) raises :class:`~.jsonutil.RequestJSONError` instead of sharing another value's digest."""
+    return hashlib.sha256(canonical(obj)).hexdigest()
 
 
 def new_decision_id() -> str:

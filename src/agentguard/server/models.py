@@ -30,7 +30,7 @@ RUN_ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class ToolCallIn(_Strict):
