@@ -24,8 +24,9 @@ from hypothesis import strategies as st  # noqa: E402
 from agentguard.server.audit import input_digest  # noqa: E402
 from agentguard.server.jsonutil import RequestJSONError, canonical, loads_request  # noqa: E402
 
-TOKEN = "strict-token-123456"
-AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+from svc_roles import AGENT, APPROVER, credentials_file  # noqa: E402
+
+AUTH = {**AGENT.headers, "Content-Type": "application/json"}
 
 # Arbitrary JSON as the parser produces it: finite doubles, ints of any size, Unicode text, nesting.
 JSON = st.recursive(
@@ -84,8 +85,8 @@ def service(tmp_path, store_url):
     from agentguard.server.testing import serve_in_thread
 
     (tmp_path / "tools.toml").write_text('[[guards]]\ntype = "tool-rules"\nallow = ["*"]\nescalate = ["transfer_*"]\n')
-    app = create_app(ServerSettings(token=TOKEN, db_url=store_url, state_dir=str(tmp_path),
-                                    tool_guards=str(tmp_path / "tools.toml")))
+    app = create_app(ServerSettings(db_url=store_url, state_dir=str(tmp_path), tool_guards=str(tmp_path / "tools.toml"),
+                                    credentials_file=str(credentials_file(tmp_path))))
     with serve_in_thread(app) as base, httpx.Client(base_url=base, headers=AUTH, timeout=30) as c:
         yield c, app.state.store
 
@@ -105,7 +106,7 @@ def test_overflowing_numbers_and_surrogates_are_refused_on_every_endpoint(servic
                   ("/v1/approvals", '{"decision_id": "x", "run_id": "n", "approved": true, "approver": "a", '
                                     '"tool_call": {"name": "transfer_funds", "arguments": {"amount": %s}}}')]
         for path, tmpl in bodies:
-            r = c.post(path, content=(tmpl % lit).encode())
+            r = c.post(path, content=(tmpl % lit).encode(), headers=APPROVER.headers if "approv" in path else {})
             assert r.status_code == 400, (path, lit, r.text)
             assert why in r.json()["error"] and "\n" not in r.json()["error"], r.text
     # pydantic's lax float parsing would read the string "inf" as a float: refused too
@@ -128,7 +129,12 @@ def test_an_approval_for_null_does_not_pass_another_amount(service):
     # the escalation of amount: null cannot be used to approve any other amount
     did = ids["null"]
     for other in (1e308, 0, 2**64, "1e999"):
-        r = c.post("/v1/approvals", json={"decision_id": did, "run_id": "d", "approved": True, "approver": "a",
-                                          "tool_call": {"name": "transfer_funds", "arguments": {"amount": other}}})
-        assert r.status_code in (403, 409), r.text  # 403 when the credential may not approve at all
+        r = c.post("/v1/approvals", headers=APPROVER.headers, json={
+            "decision_id": did, "run_id": "d", "approved": True,
+            "tool_call": {"name": "transfer_funds", "arguments": {"amount": other}}})
+        assert r.status_code == 409 and "another tool call" in r.json()["error"], r.text
     assert store.count_decisions("d", kind="approval") == 0
+    r = c.post("/v1/approvals", headers=APPROVER.headers, json={
+        "decision_id": did, "run_id": "d", "approved": True,
+        "tool_call": {"name": "transfer_funds", "arguments": {"amount": None}}})
+    assert r.status_code == 200 and r.json()["decision"] == "ALLOW", r.text  # the call it escalated: yes

@@ -1,6 +1,7 @@
 """The FastAPI application: endpoints, validation, auth, body limit, audit-before-answer.
 
-Endpoints (all JSON; all but the public ones need ``Authorization: Bearer <token>``):
+Endpoints (all JSON; all but the public ones need ``Authorization: Bearer <token>`` of a credential whose
+role covers them: :mod:`.credentials`; 401 without one, 403 for a path the role does not cover):
 
 =======================================  ==========================================================
 ``GET  /health``                         liveness + audit-store reachability (public)
@@ -40,6 +41,7 @@ from starlette.responses import Response
 from .. import __version__
 from ..core.errors import AgentGuardError, InputError
 from .audit import AuditStore
+from .credentials import CredentialStore
 from .gate import Gate, JSONResponse, error
 from .guards import GuardSource, ServiceGuards
 from .models import ApprovalRequest, CheckRequest, IngestRequest, SignalRequest, StepRequest
@@ -58,10 +60,12 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
     """Build the application. ``guards`` defaults to :func:`default_guards`; ``store`` to the audit
     store at ``settings.database_url`` (opened, and migrated, here)."""
     settings = settings or ServerSettings()
+    credentials = CredentialStore(settings.credentials_file, settings.token)
     source = GuardSource(settings, guards)
     own_store = store is None
     store = store or AuditStore(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous)
     svc = Service(settings, source, store)
+    svc.credentials = credentials
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI):
@@ -96,7 +100,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
 
     gated = Gate(app, token=settings.token, max_body=settings.max_body_bytes, metrics=svc.metrics,
                  fast={"/v1/check": check_raw}, max_concurrency=settings.max_concurrency,
-                 body_timeout_s=settings.body_timeout_s)
+                 body_timeout_s=settings.body_timeout_s, credentials=credentials)
     # Expose the FastAPI object for tests/introspection while serving through the gate.
     gated.fastapi = app  # type: ignore[attr-defined]
     gated.state = app.state  # type: ignore[attr-defined]

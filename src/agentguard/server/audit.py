@@ -85,7 +85,8 @@ def decision_row(record: AuditRecord) -> dict[str, Any]:
             "decision_id": record.decision_id or new_decision_id(), "ts": record.time, "run_id": record.run_id,
             "kind": record.kind or "check", "guard": (record.guard or "?")[:128], "input_digest": digest,
             "decision": record.decision, "reason": record.reason,
-            "numbers": dumps(dict(record.numbers)).decode()}
+            "numbers": dumps(dict(record.numbers)).decode(),
+            "principal": (str(record.extra.get("principal"))[:100] if record.extra.get("principal") else None)}
 
 
 def _sqlite_pragmas(synchronous: str) -> Callable[..., None]:
@@ -455,6 +456,15 @@ class AuditStore:
             rows = c.execute(sa.select(t.c.idx, t.c.kind, t.c.ts, t.c.decision_id, t.c.payload)
                              .where(t.c.run_id == run_id).order_by(t.c.idx)).all()
         return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "payload": loads(r[4])} for r in rows]
+
+    def run_principals(self, run_id: str) -> set[str]:
+        """The identities of every credential that asked for a decision of the run (who started it and
+        who fed it since; answers to its escalations not counted)."""
+        d = schema.decisions
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(d.c.principal).where(d.c.run_id == run_id, d.c.kind != "approval")
+                             .distinct()).all()
+        return {r[0] for r in rows if r[0]}
 
     def run_input_count(self, run_id: str) -> tuple[int, float | None]:
         """(number of inputs recorded for the run, time of the last one)."""

@@ -35,6 +35,7 @@ decisions = sa.Table(
     sa.Column("reason", sa.Text(), nullable=False),
     sa.Column("numbers", sa.Text(), nullable=False),
     sa.Column("guard_version", sa.String(64), nullable=True),  # migration 0002
+    sa.Column("principal", sa.String(100), nullable=True),  # migration 0004: who asked (or answered)
     sa.Index("ix_decisions_run_ts", "run_id", "ts"),
     sa.Index("ix_decisions_ts", "ts"),
 )

@@ -67,6 +67,10 @@ class ServerSettings:
         max_runs: runs held in memory (least recently used leave first and are rebuilt from the audit
             store when they come back).
 
+        credentials_file: the roles' credentials (TOML, hashed tokens; :mod:`.credentials`), re-read when
+            it changes. ``token`` is then optional (the legacy single token: roles agent, reader, admin;
+            never approver).
+
     Connection limits (per worker process; see :mod:`.protocol` and docs/server.md "Limits"):
         keep_alive_s: an idle keep-alive connection (no byte since its last response) is closed
             after this many seconds (uvicorn ``timeout_keep_alive``).
@@ -108,6 +112,7 @@ class ServerSettings:
     max_connections: int = 4096
     max_concurrency: int = 512
     graceful_shutdown_s: float = 10.0
+    credentials_file: str | None = None
     data_dir: InitVar[str | None] = None  # deprecated alias of state_dir
 
     def __post_init__(self, data_dir: str | None) -> None:
@@ -187,7 +192,7 @@ def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     if unknown:
         raise InputError(f"config file {path}: unknown [server] keys: {', '.join(unknown)}")
     table = dict(table)
-    for key in ("tool_guards", "step_guards", "signal_guards", "dtmc", "calibration", "state_dir"):
+    for key in ("tool_guards", "step_guards", "signal_guards", "dtmc", "calibration", "state_dir", "credentials_file"):
         if isinstance(table.get(key), str) and not Path(table[key]).is_absolute():
             table[key] = str((Path(path).parent / table[key]).resolve())
     token_file = table.pop("token_file", None)
@@ -213,6 +218,8 @@ def load_settings(config: str | os.PathLike[str] | None = None, **overrides: Any
     env = os.environ
     if env.get("AGENTGUARD_TOKEN"):
         values["token"] = env["AGENTGUARD_TOKEN"]
+    if env.get("AGENTGUARD_CREDENTIALS_FILE"):
+        values["credentials_file"] = env["AGENTGUARD_CREDENTIALS_FILE"]
     if env.get("AGENTGUARD_DB_URL"):
         values["db_url"] = env["AGENTGUARD_DB_URL"]
     if env.get(OLD_STATE_ENV):
