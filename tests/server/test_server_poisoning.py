@@ -91,3 +91,8 @@ def test_duplicate_answers_never_fail_innocent_requests_and_every_ack_is_stored(
     approvals = [r for r in store.decisions(kind="approval", limit=1000)]
     assert len(approvals) == ESCALATIONS
     assert {r["guard"] for r in approvals} == {f"human:{APPROVER.identity}"}
+    # two replicas wrote concurrently, with per-item retries: still one unbroken chain, nothing unchained
+    from agentguard.server.chain import verify
+
+    rep = verify(store.engine)
+    assert rep.ok and rep.chained == store.count() and rep.unchained == 0, rep.problems[:5]

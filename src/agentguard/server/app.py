@@ -63,7 +63,14 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
     credentials = CredentialStore(settings.credentials_file, settings.token)
     source = GuardSource(settings, guards)
     own_store = store is None
-    store = store or AuditStore(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous)
+    if store is None:
+        signer = None
+        if settings.audit_chain:
+            from .chain import Signer
+
+            signer = Signer.load_or_create(settings.audit_key_file or Path(settings.state_dir) / "audit_ed25519.pem")
+        store = AuditStore(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous,
+                           chain=settings.audit_chain, signer=signer, checkpoint_every=settings.checkpoint_every)
     svc = Service(settings, source, store)
     svc.credentials = credentials
 
