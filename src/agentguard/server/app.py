@@ -73,10 +73,17 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
                            chain=settings.audit_chain, signer=signer, checkpoint_every=settings.checkpoint_every)
     svc = Service(settings, source, store)
     svc.credentials = credentials
+    if settings.webhook_url:
+        from .webhook import WebhookNotifier
+
+        svc.webhook = WebhookNotifier(settings.webhook_url, settings.webhook_secret or "", store.engine,
+                                      retries=settings.webhook_retries, backoff_s=settings.webhook_backoff_s)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI):
         yield
+        if svc.webhook is not None:
+            svc.webhook.close()
         if own_store:
             store.close()
 

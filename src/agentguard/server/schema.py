@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["audit_checkpoints", "decisions", "inputs", "metadata", "steps"]
+__all__ = ["audit_checkpoints", "decisions", "inputs", "metadata", "steps", "webhook_dead_letters"]
 
 metadata = sa.MetaData()
 
@@ -80,4 +80,17 @@ inputs = sa.Table(
     sa.Column("decision_id", sa.String(32), nullable=False),
     sa.Column("payload", sa.Text(), nullable=False),
     sa.UniqueConstraint("run_id", "idx", name="uq_inputs_run_idx"),
+)
+
+webhook_dead_letters = sa.Table(  # migration 0006: escalation notifications given up on (.webhook)
+    "webhook_dead_letters",
+    metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("ts", sa.Float(), nullable=False),
+    sa.Column("delivery", sa.String(64), nullable=False),
+    sa.Column("decision_id", sa.String(32), nullable=False),
+    sa.Column("url", sa.String(500), nullable=False),
+    sa.Column("attempts", sa.Integer(), nullable=False),
+    sa.Column("error", sa.Text(), nullable=False),
+    sa.Column("payload", sa.Text(), nullable=False),
 )

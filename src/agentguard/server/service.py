@@ -104,6 +104,7 @@ class Service:
         self.locks = RunLocks()
         self.sink = StoreSink(store)
         self.credentials: Any = None  # the app's CredentialStore (health reports a failed reload)
+        self.webhook: Any = None  # the app's WebhookNotifier: told of every ESCALATE once it is stored
         self._pipes: Pipes | None = None
         self._gen = 0
         self.metrics = Metrics()
@@ -387,4 +388,8 @@ class Service:
             body["action"] = out.action.to_dict() if hasattr(out.action, "to_dict") else out.action
         if call.step is not None:
             body["step"] = call.step["idx"]
+        if decision is Decision.ESCALATE and self.webhook is not None:
+            from .webhook import escalation_event
+
+            self.webhook.notify(escalation_event(body, (call.payload or {}).get("tool_call")))
         return JSONResponse(body)
