@@ -35,7 +35,7 @@ class Receiver:
         class H(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802
                 body = self.rfile.read(int(self.headers["content-length"]))
-                outer.requests.append((dict(self.headers.items()), body))
+                outer.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
                 code = outer.statuses[min(len(outer.requests) - 1, len(outer.statuses) - 1)]
                 self.send_response(code)
                 self.end_headers()
@@ -93,7 +93,7 @@ def test_an_escalation_arrives_signed(tmp_path, store_url):
         ev = json.loads(body)
         assert ev["decision_id"] == r.json()["decision_id"] and ev["run_id"] == "w"
         assert ev["tool_call"]["arguments"] == {"amount": 10} and "transfer_funds" in ev["text"]
-        assert headers["X-AgentGuard-Event"] == "escalate"
+        assert headers["x-agentguard-event"] == "escalate"
     finally:
         rx.close()
 
@@ -116,7 +116,7 @@ def test_a_failing_receiver_is_retried_then_dead_lettered(tmp_path, store_url):
 
             assert _wait(lambda: len(dead()) == 1), rx.requests
         assert len(rx.requests) == 3  # tried 3 times, the same delivery id each time
-        assert len({h["X-AgentGuard-Delivery"] for h, _ in rx.requests}) == 1
+        assert len({h["x-agentguard-delivery"] for h, _ in rx.requests}) == 1
         [(did, attempts, error, payload)] = dead()
         assert did == r.json()["decision_id"] and attempts == 3 and "HTTP 502" in error
         assert json.loads(payload)["run_id"] == "d"
