@@ -38,7 +38,7 @@ import sqlalchemy as sa
 from ..core.audit import AuditRecord
 from ..core.errors import AgentGuardError, InputError
 from . import schema
-from .jsonutil import dumps, loads
+from .jsonutil import canonical, dumps, loads
 
 __all__ = ["AuditRecord", "AuditStore", "MIGRATIONS_DIR", "decision_row", "input_digest", "migrate",
            "new_decision_id"]
@@ -60,8 +60,11 @@ if hasattr(os, "register_at_fork"):
 
 
 def input_digest(obj: Any) -> str:
-    """SHA-256 (hex) of the canonical JSON of ``obj`` (sorted keys, compact): the audit's input digest."""
-    return hashlib.sha256(dumps(obj, sort_keys=True)).hexdigest()
+    """SHA-256 (hex) of :func:`~.jsonutil.canonical` ``obj``: the audit's input digest (what binds an
+    approval to exactly the call it escalated). Distinct JSON values have distinct encodings, so a
+    digest collision is a SHA-256 collision; a value that has no canonical encoding (``inf``, a lone
+    surrogate) raises :class:`~.jsonutil.RequestJSONError` instead of sharing another value's digest."""
+    return hashlib.sha256(canonical(obj)).hexdigest()
 
 
 def new_decision_id() -> str:
@@ -82,7 +85,9 @@ def decision_row(record: AuditRecord) -> dict[str, Any]:
             "decision_id": record.decision_id or new_decision_id(), "ts": record.time, "run_id": record.run_id,
             "kind": record.kind or "check", "guard": (record.guard or "?")[:128], "input_digest": digest,
             "decision": record.decision, "reason": record.reason,
-            "numbers": dumps(dict(record.numbers)).decode()}
+            "numbers": dumps(dict(record.numbers)).decode(),
+            "principal": (str(record.extra.get("principal"))[:100] if record.extra.get("principal") else None),
+            "seq": None, "chain_hash": None, "run_hash": None}
 
 
 def _sqlite_pragmas(synchronous: str) -> Callable[..., None]:
@@ -155,15 +160,22 @@ def migrate(engine: sa.Engine) -> None:
         command.upgrade(cfg, "head")
 
 
-_TABLES = (schema.decisions, schema.steps, schema.inputs)  # written in this order, in one transaction
+_TABLES = (schema.decisions, schema.steps, schema.inputs, schema.audit_checkpoints)  # in this order, one transaction
+_CHAIN_LOCK = 727276  # PostgreSQL advisory lock: one chain writer at a time across replicas
 
 
 class _Writer(threading.Thread):
     """The group-commit writer: batches queued inserts into one durable transaction."""
 
-    def __init__(self, engine: sa.Engine, max_batch: int) -> None:
+    def __init__(self, engine: sa.Engine, max_batch: int, *, chain: bool = True, signer: Any = None,
+                 checkpoint_every: int = 1000) -> None:
         super().__init__(name="agentguard-audit-writer", daemon=True)
         self.engine = engine
+        self.chain = chain
+        self.signer = signer
+        self.checkpoint_every = max(1, int(checkpoint_every))
+        self._tail: tuple[int, str] | None = None  # (seq, chain_hash) of the last record this writer committed
+        self._heads: dict[str, str] = {}  # run id -> run_hash of its last record (valid while _tail is the tail)
         # On SQLite the batch goes straight to the driver's executemany (same statement the Core insert
         # compiles to, without per-row Core bookkeeping: ~35% less CPU per row under the GIL).
         self._raw: dict[str, tuple[str, list[str]]] = {}
@@ -206,6 +218,7 @@ class _Writer(threading.Thread):
         for attempt in range(3):
             try:
                 with self._write_lock(), self.engine.begin() as conn:
+                    linked = self._link(conn, rows) if self.chain and rows["decisions"] else None
                     for table in (t for t in _TABLES if rows[t.name]):
                         batch_rows = rows[table.name]
                         raw = self._raw.get(table.name)
@@ -214,6 +227,11 @@ class _Writer(threading.Thread):
                             conn.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in batch_rows])
                         else:
                             conn.execute(table.insert(), batch_rows)
+                if linked is not None:  # committed: the chain's tail and the runs' heads move on
+                    self._tail, heads = linked
+                    self._heads.update(heads)
+                    if len(self._heads) > 200_000:
+                        self._heads.clear()
                 return None
             except sa.exc.IntegrityError as exc:  # not transient
                 return exc
@@ -221,6 +239,44 @@ class _Writer(threading.Thread):
                 error = exc
                 time.sleep(0.05 * (attempt + 1))
         return error
+
+    def _link(self, conn: sa.Connection, rows: dict[str, list[dict[str, Any]]]) -> tuple[tuple[int, str], dict[str, str]]:
+        """Give the batch's decision rows their place in the chain (:mod:`.chain`): ``seq``, ``chain_hash``,
+        ``run_hash``, and the signed checkpoints the batch reaches. Runs inside the batch's transaction,
+        after taking the chain lock (PostgreSQL: an advisory transaction lock; SQLite: the write file lock
+        held around every write), so replicas never fork the chain; the tail is read from the database
+        (one indexed query), the runs' heads only when another writer moved the tail."""
+        from .chain import GENESIS, chain_hash, record_hash, run_hash
+
+        d = schema.decisions
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text(f"SELECT pg_advisory_xact_lock({_CHAIN_LOCK})"))
+        tail = conn.execute(sa.select(d.c.seq, d.c.chain_hash).where(d.c.seq.is_not(None))
+                            .order_by(d.c.seq.desc()).limit(1)).first()
+        seq, prev = (int(tail[0]), str(tail[1])) if tail is not None else (0, GENESIS)
+        if self._tail != (seq, prev):
+            self._heads.clear()
+        drows = rows["decisions"]
+        need = sorted({r["run_id"] for r in drows} - set(self._heads))
+        heads: dict[str, str] = {}
+        for i in range(0, len(need), 500):
+            part = need[i:i + 500]
+            last = (sa.select(sa.func.max(d.c.seq)).where(d.c.run_id.in_(part), d.c.seq.is_not(None))
+                    .group_by(d.c.run_id).scalar_subquery())
+            for run, h in conn.execute(sa.select(d.c.run_id, d.c.run_hash).where(d.c.seq.in_(last))):
+                heads[run] = h
+        rows["audit_checkpoints"] = []
+        for r in drows:
+            seq += 1
+            r["seq"] = seq
+            rec = record_hash(r)
+            prev = chain_hash(seq, prev, rec)
+            r["chain_hash"] = prev
+            rh = run_hash(heads.get(r["run_id"], self._heads.get(r["run_id"], GENESIS)), rec)
+            r["run_hash"] = heads[r["run_id"]] = rh
+            if self.signer is not None and seq % self.checkpoint_every == 0:
+                rows["audit_checkpoints"].append(self.signer.sign(seq, prev, time.time()))
+        return (seq, prev), heads
 
     def _commit(self, batch: list[tuple[list[tuple[str, dict[str, Any]]], Any]]) -> list[BaseException | None]:
         """One error (or None) per item. A batch refused for a uniqueness conflict is written again item by
@@ -264,7 +320,8 @@ class AuditStore:
     """
 
     def __init__(self, url: str, *, sqlite_synchronous: str = "FULL", max_batch: int = 1024,
-                 run_migrations: bool = True) -> None:
+                 run_migrations: bool = True, chain: bool = True, signer: Any = None,
+                 checkpoint_every: int = 1000) -> None:
         self.url = url
         self.engine = make_engine(url, sqlite_synchronous=sqlite_synchronous)
         self.dialect = self.engine.dialect.name
@@ -276,7 +333,8 @@ class AuditStore:
             except Exception as exc:
                 raise AgentGuardError(f"cannot open audit store {self.safe_url}: {type(exc).__name__}: "
                                       f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
-        self._writer = _Writer(self.engine, max_batch)
+        self.chain = chain
+        self._writer = _Writer(self.engine, max_batch, chain=chain, signer=signer, checkpoint_every=checkpoint_every)
         self._writer.start()
         self._checkpointer = _Checkpointer(self.engine) if self.dialect == "sqlite" else None
         if self._checkpointer is not None:
@@ -452,6 +510,15 @@ class AuditStore:
             rows = c.execute(sa.select(t.c.idx, t.c.kind, t.c.ts, t.c.decision_id, t.c.payload)
                              .where(t.c.run_id == run_id).order_by(t.c.idx)).all()
         return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "payload": loads(r[4])} for r in rows]
+
+    def run_principals(self, run_id: str) -> set[str]:
+        """The identities of every credential that asked for a decision of the run (who started it and
+        who fed it since; answers to its escalations not counted)."""
+        d = schema.decisions
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(d.c.principal).where(d.c.run_id == run_id, d.c.kind != "approval")
+                             .distinct()).all()
+        return {r[0] for r in rows if r[0]}
 
     def run_input_count(self, run_id: str) -> tuple[int, float | None]:
         """(number of inputs recorded for the run, time of the last one)."""
