@@ -39,6 +39,7 @@ from ..core.audit import AuditRecord
 from ..core.errors import AgentGuardError, InputError
 from . import schema
 from .jsonutil import canonical, dumps, loads
+from .writer import _Checkpointer, _Writer
 
 __all__ = ["AuditRecord", "AuditStore", "MIGRATIONS_DIR", "decision_row", "input_digest", "migrate",
            "new_decision_id"]
@@ -104,30 +105,6 @@ def _sqlite_pragmas(synchronous: str) -> Callable[..., None]:
     return on_connect
 
 
-class _Checkpointer(threading.Thread):
-    """SQLite only: checkpoint the WAL in the background (PASSIVE: never blocks writers or readers).
-
-    Durability does not depend on it: a committed transaction is already durable in the WAL (fsynced
-    with synchronous=FULL); the checkpoint only moves pages into the main file and lets the WAL be reused.
-    """
-
-    def __init__(self, engine: sa.Engine, interval_s: float = 1.0) -> None:
-        super().__init__(name="agentguard-audit-checkpoint", daemon=True)
-        self.engine = engine
-        self.interval_s = interval_s
-        self.stop = threading.Event()
-        self.runs = 0
-
-    def run(self) -> None:
-        while not self.stop.wait(self.interval_s):
-            try:
-                with self.engine.connect() as c:
-                    c.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                self.runs += 1
-            except Exception:  # busy or closed: try again next time
-                pass
-
-
 def make_engine(url: str, *, sqlite_synchronous: str = "FULL") -> sa.Engine:
     """An engine for ``url``; SQLite gets WAL + the chosen ``synchronous`` level on every connection."""
     try:
@@ -158,158 +135,6 @@ def migrate(engine: sa.Engine) -> None:
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(727274)"))
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
-
-
-_TABLES = (schema.decisions, schema.steps, schema.inputs, schema.audit_checkpoints)  # in this order, one transaction
-_CHAIN_LOCK = 727276  # PostgreSQL advisory lock: one chain writer at a time across replicas
-
-
-class _Writer(threading.Thread):
-    """The group-commit writer: batches queued inserts into one durable transaction."""
-
-    def __init__(self, engine: sa.Engine, max_batch: int, *, chain: bool = True, signer: Any = None,
-                 checkpoint_every: int = 1000) -> None:
-        super().__init__(name="agentguard-audit-writer", daemon=True)
-        self.engine = engine
-        self.chain = chain
-        self.signer = signer
-        self.checkpoint_every = max(1, int(checkpoint_every))
-        self._tail: tuple[int, str] | None = None  # (seq, chain_hash) of the last record this writer committed
-        self._heads: dict[str, str] = {}  # run id -> run_hash of its last record (valid while _tail is the tail)
-        # On SQLite the batch goes straight to the driver's executemany (same statement the Core insert
-        # compiles to, without per-row Core bookkeeping: ~35% less CPU per row under the GIL).
-        self._raw: dict[str, tuple[str, list[str]]] = {}
-        self._lockfile: Any = None
-        if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:") \
-                and os.environ.get("AGENTGUARD_SQLITE_FLOCK", "1") != "0":  # "0": diagnostics only
-            # Writers of several processes queue on a kernel file lock (woken at once on release)
-            # instead of SQLite's busy handler, which polls with sleeps of up to 100 ms: tail latency.
-            self._lockfile = open(f"{engine.url.database}.writelock", "a+b")  # noqa: SIM115 - held for life
-        if engine.dialect.name == "sqlite":
-            for t in _TABLES:
-                cols = [c.name for c in t.columns if c.name != "id"]
-                self._raw[t.name] = (f"INSERT INTO {t.name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                                     cols)
-        self.max_batch = max_batch
-        self.q: queue.SimpleQueue = queue.SimpleQueue()
-        self.batches = 0
-        self.records = 0
-        self.last_batch = 0
-
-    @contextlib.contextmanager
-    def _write_lock(self):
-        if self._lockfile is None:
-            yield
-            return
-        import fcntl
-
-        fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_UN)
-
-    def _write(self, batch: list[tuple[list[tuple[str, dict[str, Any]]], Any]]) -> BaseException | None:
-        """Insert the rows of ``batch`` in one transaction (retried briefly on a transient error)."""
-        rows: dict[str, list[dict[str, Any]]] = {t.name: [] for t in _TABLES}
-        for name, row in (r for table_rows, _done in batch for r in table_rows):
-            rows[name].append(row)
-        error: BaseException | None = None
-        for attempt in range(3):
-            try:
-                with self._write_lock(), self.engine.begin() as conn:
-                    linked = self._link(conn, rows) if self.chain and rows["decisions"] else None
-                    for table in (t for t in _TABLES if rows[t.name]):
-                        batch_rows = rows[table.name]
-                        raw = self._raw.get(table.name)
-                        if raw is not None:
-                            sql, cols = raw
-                            conn.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in batch_rows])
-                        else:
-                            conn.execute(table.insert(), batch_rows)
-                if linked is not None:  # committed: the chain's tail and the runs' heads move on
-                    self._tail, heads = linked
-                    self._heads.update(heads)
-                    if len(self._heads) > 200_000:
-                        self._heads.clear()
-                return None
-            except sa.exc.IntegrityError as exc:  # not transient
-                return exc
-            except Exception as exc:  # busy database, dropped connection: retry briefly
-                error = exc
-                time.sleep(0.05 * (attempt + 1))
-        return error
-
-    def _link(self, conn: sa.Connection, rows: dict[str, list[dict[str, Any]]]) -> tuple[tuple[int, str], dict[str, str]]:
-        """Give the batch's decision rows their place in the chain (:mod:`.chain`): ``seq``, ``chain_hash``,
-        ``run_hash``, and the signed checkpoints the batch reaches. Runs inside the batch's transaction,
-        after taking the chain lock (PostgreSQL: an advisory transaction lock; SQLite: the write file lock
-        held around every write), so replicas never fork the chain; the tail is read from the database
-        (one indexed query), the runs' heads only when another writer moved the tail."""
-        from .chain import GENESIS, chain_hash, record_hash, run_hash
-
-        d = schema.decisions
-        if conn.dialect.name == "postgresql":
-            conn.execute(sa.text(f"SELECT pg_advisory_xact_lock({_CHAIN_LOCK})"))
-        tail = conn.execute(sa.select(d.c.seq, d.c.chain_hash).where(d.c.seq.is_not(None))
-                            .order_by(d.c.seq.desc()).limit(1)).first()
-        seq, prev = (int(tail[0]), str(tail[1])) if tail is not None else (0, GENESIS)
-        if self._tail != (seq, prev):
-            self._heads.clear()
-        drows = rows["decisions"]
-        need = sorted({r["run_id"] for r in drows} - set(self._heads))
-        heads: dict[str, str] = {}
-        for i in range(0, len(need), 500):
-            part = need[i:i + 500]
-            last = (sa.select(sa.func.max(d.c.seq)).where(d.c.run_id.in_(part), d.c.seq.is_not(None))
-                    .group_by(d.c.run_id).scalar_subquery())
-            for run, h in conn.execute(sa.select(d.c.run_id, d.c.run_hash).where(d.c.seq.in_(last))):
-                heads[run] = h
-        rows["audit_checkpoints"] = []
-        for r in drows:
-            seq += 1
-            r["seq"] = seq
-            rec = record_hash(r)
-            prev = chain_hash(seq, prev, rec)
-            r["chain_hash"] = prev
-            rh = run_hash(heads.get(r["run_id"], self._heads.get(r["run_id"], GENESIS)), rec)
-            r["run_hash"] = heads[r["run_id"]] = rh
-            if self.signer is not None and seq % self.checkpoint_every == 0:
-                rows["audit_checkpoints"].append(self.signer.sign(seq, prev, time.time()))
-        return (seq, prev), heads
-
-    def _commit(self, batch: list[tuple[list[tuple[str, dict[str, Any]]], Any]]) -> list[BaseException | None]:
-        """One error (or None) per item. A batch refused for a uniqueness conflict is written again item by
-        item, so only the request whose row conflicts (another replica decided that input first) fails."""
-        error = self._write(batch)
-        if isinstance(error, sa.exc.IntegrityError) and len(batch) > 1:
-            return [self._write([item]) for item in batch]
-        return [error] * len(batch)
-
-    def run(self) -> None:
-        while True:
-            item = self.q.get()
-            if item is None:
-                return
-            batch = [item]
-            while len(batch) < self.max_batch:
-                try:
-                    nxt = self.q.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    self.q.put(None)
-                    break
-                batch.append(nxt)
-            errors = self._commit(batch)
-            self.batches += 1
-            self.records += len(batch)
-            self.last_batch = len(batch)
-            for (_rows, done), error in zip(batch, errors):
-                try:
-                    done(error)
-                except Exception:  # a callback must never kill the writer
-                    pass
 
 
 class AuditStore:

@@ -33,6 +33,7 @@ unchained, not as verified.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,8 +54,21 @@ CONTENT = ("decision_id", "ts", "run_id", "kind", "guard", "input_digest", "deci
            "guard_version", "principal", "seq")
 
 
+#: the encoder :func:`.jsonutil.canonical` uses, without its default hook: a record's content is flat
+#: (strings, finite floats, integers, null), for which it writes exactly canonical's bytes
+_FLAT = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def record_hash(row: Mapping[str, Any]) -> str:
-    return hashlib.sha256(canonical({k: row.get(k) for k in CONTENT})).hexdigest()
+    """SHA-256 (hex) of the canonical encoding of the row's :data:`CONTENT`. The writer hashes every record
+    it links, so the flat case skips :func:`.jsonutil.canonical`'s value walk (the encoder refuses a
+    non-finite float and ``encode`` a lone surrogate by itself); anything else goes through canonical."""
+    content = {k: row.get(k) for k in CONTENT}
+    try:
+        data = _FLAT.encode(content).encode("utf-8")
+    except (TypeError, ValueError):  # not flat, a non-finite float, a lone surrogate: canonical says why
+        data = canonical(content)
+    return hashlib.sha256(data).hexdigest()
 
 
 def chain_hash(seq: int, prev: str, rec: str) -> str:
