@@ -61,6 +61,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from ..server.runner import serve as run_service
 
         AuditStore(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous).close()
+        if settings.audit_chain:  # the checkpoint key exists before workers start (each loads it)
+            from pathlib import Path
+
+            from ..server.chain import Signer
+
+            Signer.load_or_create(settings.audit_key_file or Path(settings.state_dir) / "audit_ed25519.pem")
         typer.echo(f"agentguard serving on http://{settings.host}:{settings.port} "
                    f"(workers={settings.workers}, audit={_safe(settings.database_url)})", err=True)
         run_service(settings, config, overrides)

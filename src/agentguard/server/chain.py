@@ -97,30 +97,45 @@ class Signer:
 
     @classmethod
     def load_or_create(cls, path: str | Path) -> "Signer":
+        """The key at ``path``, made first when none exists. Several workers starting at once may race
+        to make it: the file appears whole or not at all (written aside, then hard-linked into place;
+        the loser of the race loads the winner's key)."""
+        import os
+
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
         p = Path(path)
-        if p.exists():
+        if not p.exists():
+            key = Ed25519PrivateKey.generate()
+            p.parent.mkdir(parents=True, exist_ok=True)
+            pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption())
+            tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(pem)
+                fh.flush()
+                os.fsync(fh.fileno())
             try:
-                key = serialization.load_pem_private_key(p.read_bytes(), password=None)
-            except (ValueError, TypeError) as exc:
-                raise InputError(f"audit key {p} is not a PEM private key: {exc}") from None
-            if not isinstance(key, Ed25519PrivateKey):
-                raise InputError(f"audit key {p} is not an Ed25519 key")
-            return cls(key)
-        key = Ed25519PrivateKey.generate()
-        p.parent.mkdir(parents=True, exist_ok=True)
-        pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
-        import os
-
-        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(pem)
-        pub = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        p.with_suffix(".pub.pem").write_bytes(pub)
-        return cls(key)
+                os.link(tmp, p)  # atomic; fails when another process made the key first
+                pub = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                    serialization.PublicFormat.SubjectPublicKeyInfo)
+                pub_tmp = tmp.with_suffix(".pub")
+                pub_tmp.write_bytes(pub)
+                os.replace(pub_tmp, p.with_suffix(".pub.pem"))
+                return cls(key)
+            except FileExistsError:
+                pass
+            finally:
+                tmp.unlink(missing_ok=True)
+        try:
+            loaded = serialization.load_pem_private_key(p.read_bytes(), password=None)
+        except (ValueError, TypeError) as exc:
+            raise InputError(f"audit key {p} is not a PEM private key: {exc}") from None
+        if not isinstance(loaded, Ed25519PrivateKey):
+            raise InputError(f"audit key {p} is not an Ed25519 key")
+        return cls(loaded)
 
     def sign(self, seq: int, chain: str, ts: float) -> dict[str, Any]:
         sig = self.key.sign(checkpoint_message(seq, chain, ts))
