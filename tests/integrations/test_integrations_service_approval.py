@@ -2,7 +2,11 @@
 ``create_app`` on loopback) behind ``RemoteGuard``; LangChain's HITL decision, the Agents SDK's
 ``RunState.approve()`` / ``reject()`` and MCP elicitation are reported to ``POST /v1/approvals``, whose
 audit record names who answered; approve runs exactly that call, reject (or an approval the service does
-not confirm) refuses it."""
+not confirm) refuses it.
+
+Least privilege: the service reads a credentials file; the agent's credential checks (``RemoteGuard``'s
+client) and an approver's credential answers (``RemoteGuard(..., approvals=...)``): the audit record names
+the approver credential's identity, never what the framework or the body says."""
 
 from __future__ import annotations
 
@@ -17,19 +21,33 @@ pytest.importorskip("httpx")
 from agentguard.core import Decision, ToolCall  # noqa: E402
 from agentguard.server.client import GuardServiceClient, GuardServiceError, RemoteGuard  # noqa: E402
 
-TOKEN = "approval-token-12345"
+TOKEN = "approval-agent-token-12345"  # role agent
+#: approver credentials (identity -> token), one per way of answering, so each test finds its own rows
+APPROVERS = {"alice": "approval-alice-token-1", "bob": "approval-bob-token-123", "lc-human": "approval-lc-token-123",
+             "sdk-human": "approval-sdk-token-12", "mcp-human": "approval-mcp-token-12"}
+
+
+def guard_for(base, approver):
+    """``RemoteGuard`` as an application wires it: the agent's client checks, the approver's answers."""
+    return RemoteGuard(GuardServiceClient(base, TOKEN), approvals=GuardServiceClient(base, APPROVERS[approver]))
 
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
     from agentguard.server.app import create_app
+    from agentguard.server.credentials import hash_token
     from agentguard.server.settings import ServerSettings
     from agentguard.server.testing import serve_in_thread
 
     d = tmp_path_factory.mktemp("svc")
     (d / "tools.toml").write_text('[[guards]]\ntype = "tool-rules"\nallow = ["*"]\n'
                                   'escalate = ["delete_*", "transfer_*"]\ndeny = ["format_*"]\n')
-    app = create_app(ServerSettings(token=TOKEN, state_dir=str(d), tool_guards=str(d / "tools.toml")))
+    creds = [("agent-1", "agent", TOKEN), *((who, "approver", tok) for who, tok in APPROVERS.items())]
+    (d / "credentials.toml").write_text("".join(
+        f'[[credentials]]\nidentity = "{who}"\nrole = "{role}"\ntoken_sha256 = "{hash_token(tok)}"\n\n'
+        for who, role, tok in creds))
+    app = create_app(ServerSettings(credentials_file=str(d / "credentials.toml"), state_dir=str(d),
+                                    tool_guards=str(d / "tools.toml")))
     with serve_in_thread(app) as base:
         yield base, app.fastapi.state.store if hasattr(app, "fastapi") else app.state.store
 
@@ -41,28 +59,32 @@ def approvals(store, run_id):
 def test_approvals_endpoint_binds_the_call_and_answers_once(service):
     base, store = service
     c = GuardServiceClient(base, TOKEN)
+    alice, bob = GuardServiceClient(base, APPROVERS["alice"]), GuardServiceClient(base, APPROVERS["bob"])
     call = ToolCall("delete_file", {"path": "/tmp/a"}, "k1")
     v = c.check(call, "ap1")
     assert v.decision is Decision.ESCALATE
     did = v.details["decision_id"]
+    with pytest.raises(GuardServiceError, match="403"):  # the agent's credential cannot answer its escalation
+        c.approve(did, "ap1", call, True, "human:cfo@corp")
     with pytest.raises(GuardServiceError, match="409"):  # another call cannot use this escalation
-        c.approve(did, "ap1", ToolCall("delete_file", {"path": "/etc"}, "k1"), True, "mallory")
+        alice.approve(did, "ap1", ToolCall("delete_file", {"path": "/etc"}, "k1"), True, "mallory")
     with pytest.raises(GuardServiceError, match="409"):  # nor another run
-        c.approve(did, "other", call, True, "mallory")
+        alice.approve(did, "other", call, True, "mallory")
     with pytest.raises(GuardServiceError, match="404"):
-        c.approve("0" * 32, "ap1", call, True, "mallory")
-    with pytest.raises(GuardServiceError, match="401"):  # the service's token guards approvals too
+        alice.approve("0" * 32, "ap1", call, True, "mallory")
+    with pytest.raises(GuardServiceError, match="401"):  # an unknown token answers nothing
         GuardServiceClient(base, "wrong-token-000").approve(did, "ap1", call, True, "mallory")
-    ok = c.approve(did, "ap1", call, True, "alice")
-    assert ok.decision is Decision.ALLOW and "alice" in ok.reason
+    ok = alice.approve(did, "ap1", call, True, "mallory")  # the body's approver is ignored
+    assert ok.decision is Decision.ALLOW and "alice" in ok.reason and "mallory" not in ok.reason
     with pytest.raises(GuardServiceError, match="409"):  # answered once: no replay, no change of mind
-        c.approve(did, "ap1", call, False, "bob")
+        bob.approve(did, "ap1", call, False, "bob")
     refused = c.check(ToolCall("format_disk", {}, "k2"), "ap1")
     with pytest.raises(GuardServiceError, match="409"):  # only an ESCALATE can be approved
-        c.approve(refused.details["decision_id"], "ap1", ToolCall("format_disk", {}, "k2"), True, "alice")
+        alice.approve(refused.details["decision_id"], "ap1", ToolCall("format_disk", {}, "k2"), True, "alice")
     [row] = approvals(store, "ap1")
     assert row["guard"] == "human:alice" and row["decision"] == "ALLOW" and did in row["reason"]
-    c.close()
+    for client in (c, alice, bob):
+        client.close()
 
 
 def test_langchain_hitl_approve_reaches_the_service(service):
@@ -89,7 +111,7 @@ def test_langchain_hitl_approve_reaches_the_service(service):
         model = scripted_chat_model([AIMessage("", tool_calls=[{"name": "delete_file", "args": {"path": "/tmp/x"},
                                                                "id": "c1"}]), AIMessage("finished")])
         agent = create_agent(model, [delete_file], checkpointer=InMemorySaver(),
-                             middleware=[AgentGuardMiddleware(RemoteGuard(GuardServiceClient(base, TOKEN)))])
+                             middleware=[AgentGuardMiddleware(guard_for(base, "lc-human"))])
         cfg = {"configurable": {"thread_id": thread}}
         first = agent.invoke({"messages": [{"role": "user", "content": "go"}]}, cfg)
         assert "__interrupt__" in first and effects == []
@@ -98,11 +120,11 @@ def test_langchain_hitl_approve_reaches_the_service(service):
     out = run("lc-approve", {"type": "approve"})
     assert effects == ["/tmp/x"] and out["messages"][-1].content == "finished"
     [row] = approvals(store, "lc-approve")
-    assert row["decision"] == "ALLOW" and row["guard"] == "human:human via LangChain HITL"
+    assert row["decision"] == "ALLOW" and row["guard"] == "human:lc-human"
     run("lc-reject", {"type": "reject", "message": "no"})
     assert effects == []  # the rejected call never ran
     [row] = approvals(store, "lc-reject")
-    assert row["decision"] == "REJECT" and row["guard"] == "human:human via LangChain HITL"
+    assert row["decision"] == "REJECT" and row["guard"] == "human:lc-human"
 
 
 @pytest.mark.parametrize("approve", [True, False])
@@ -123,7 +145,7 @@ def test_agents_sdk_runstate_approve_reaches_the_service(service, approve):
         effects.append(path)
         return f"deleted {path}"
 
-    ag = AgentsGuard(RemoteGuard(GuardServiceClient(base, TOKEN)))
+    ag = AgentsGuard(guard_for(base, "sdk-human"))
     agent = Agent(name="a", instructions="x", tools=ag.guard_tools([delete_file]), model=ScriptedModel([
         [function_call("delete_file", {"path": "/tmp/y"}, call_id="c1")], [assistant_message("done")]]))
 
@@ -136,7 +158,7 @@ def test_agents_sdk_runstate_approve_reaches_the_service(service, approve):
 
     def rows():
         return [r["decision"] for r in store.decisions(kind="approval")
-                if r["guard"] == "human:human via the Agents SDK approval"]
+                if r["guard"] == "human:sdk-human"]
 
     before = rows()
     out = asyncio.run(go())
@@ -158,11 +180,11 @@ def test_mcp_elicitation_reaches_the_service(service, tmp_path, case):
 
     base, store = service
     up = Path(__file__).resolve().parents[2] / "examples" / "integrations" / "mcp_upstream_server.py"
-    guard = RemoteGuard(GuardServiceClient(base, TOKEN))
+    guard = guard_for(base, "mcp-human")
     if case == "service-refuses":
         async def broken(*a, **k):
             raise GuardServiceError("409: already answered")
-        guard.client.aapprove = broken
+        guard.approvals.aapprove = broken
 
     async def human(context, request):
         return types.ElicitResult(action="accept", content={"approve": case != "decline"})
@@ -183,7 +205,7 @@ def test_mcp_elicitation_reaches_the_service(service, tmp_path, case):
         assert rows == [] and "did not record" in res.content[0].text
     else:
         [row] = rows
-        assert row["guard"] == "human:human via MCP elicitation"
+        assert row["guard"] == "human:mcp-human"
         assert row["decision"] == ("ALLOW" if case == "approve" else "REJECT")
 
 
@@ -238,14 +260,14 @@ def test_service_driver_a_refused_call_is_never_approved():
     # and straight at the API: the REJECT of the transfer cannot be approved
     from fastapi.testclient import TestClient
 
-    from drivers.service import AUTH
+    from drivers.service import APPROVER_AUTH, AUTH
 
     with TestClient(DRIVER.app(stack, None)) as c:
         tc = {"name": "transfer_funds", "arguments": args}
         b = c.post("/v1/check", headers=AUTH, json={"run_id": "r", "tool_call": tc}).json()
         assert b["decision"] == "REJECT" and {v["guard"]: v["decision"] for v in b["verdicts"]} == {
             "policy": "REJECT", "ask-human": "ESCALATE"}
-        r = c.post("/v1/approvals", headers=AUTH, json={"decision_id": b["decision_id"], "run_id": "r",
+        r = c.post("/v1/approvals", headers=APPROVER_AUTH, json={"decision_id": b["decision_id"], "run_id": "r",
                                                          "tool_call": tc, "approved": True, "approver": "x"})
         assert r.status_code == 409
 
@@ -258,9 +280,10 @@ def test_remote_guard_approval_request_shows_every_guard(tmp_path):
     stack = GuardStack([ToolRuleGuard(allow=["*"], deny=["transfer_*"], name="policy"),
                         ToolRuleGuard(allow=["*"], escalate=["transfer_*", "write_*"], name="ask-human")])
     with serve_in_thread(DRIVER.app(stack, None)) as base:
+        from drivers.service import APPROVER_TOKEN
         from drivers.service import TOKEN as DTOKEN
 
-        pipe = Pipeline(RemoteGuard(GuardServiceClient(base, DTOKEN)))
+        pipe = Pipeline(RemoteGuard(GuardServiceClient(base, DTOKEN), approvals=GuardServiceClient(base, APPROVER_TOKEN)))
         out = pipe.decide("rg", ToolCall("transfer_funds", {"amount": 800}))
         assert not out.execute and not out.ask
         asked = pipe.decide("rg", ToolCall("write_file", {"path": "x"}))

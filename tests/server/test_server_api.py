@@ -379,7 +379,8 @@ def test_serve_without_token_is_a_clear_error(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["serve", "--state-dir", str(tmp_path), "--port", "8799"])
     assert exc.value.code == 2
-    assert "no bearer token" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no credentials" in err and "AGENTGUARD_TOKEN" in err and "--credentials" in err
 
 
 def test_dashboard_shell_is_public_but_data_is_not(client):

@@ -43,9 +43,9 @@ def _model() -> DTMC:
     return DTMC(P, 0, labels={"unsafe": [0, 0, 0, 0, 1]}, state_names=["000", "001", "011", "done", "fire"]).validate()
 
 
-def populate(base: str) -> str:
+def populate(base: str, headers: dict | None = None) -> str:
     """Feed the service a few runs (checks, steps, signals); returns the run to look at."""
-    with httpx.Client(base_url=base, headers=H, timeout=10) as c:
+    with httpx.Client(base_url=base, headers=headers or H, timeout=10) as c:
         user = {"age": 16, "domestic": True, "dr_license": False, "vaccine": True, "membership": True}
         for name in ["search_movies", "rent_car", "book_hotel", "book_flight"]:
             assert c.post("/v1/check", json={"run_id": "agent-7", "tool_call": {"name": name},
@@ -57,7 +57,7 @@ def populate(base: str) -> str:
     return "household-42"
 
 
-def make_app(tmp_path: Path, step_decision: str = "REJECT"):
+def make_app(tmp_path: Path, step_decision: str = "REJECT", credentials_file: Path | None = None):
     """The service with Pro2Guard's ProactiveGuard on a 5-state DTMC and a threshold monitor."""
     from agentguard.predictive.guard import ProactiveGuard
     from agentguard.server.app import create_app
@@ -65,7 +65,8 @@ def make_app(tmp_path: Path, step_decision: str = "REJECT"):
     from agentguard.server.guards import default_guards
     from agentguard.server.settings import ServerSettings
 
-    s = ServerSettings(token=TOKEN, state_dir=str(tmp_path / "data"))
+    s = (ServerSettings(token=TOKEN, state_dir=str(tmp_path / "data")) if credentials_file is None else
+         ServerSettings(credentials_file=str(credentials_file), state_dir=str(tmp_path / "data")))
     g = default_guards(s)
     m = _model()
     g.step = ProactiveGuard(m, "G !unsafe", threshold=0.5, decision=step_decision)
@@ -111,6 +112,28 @@ def test_dashboard_in_headless_chromium(tmp_path):
                        "tests/test_server_dashboard.py -k headless",
             "screenshot": dest.name, "page": {k: v for k, v in info.items() if k != "decisions"},
             "decisions_shown": len(info["decisions"])}, indent=2) + "\n")
+
+
+def test_dashboard_works_with_a_reader_credential(tmp_path):
+    """Least privilege: the agent's credential feeds the runs, the dashboard is opened with a reader's,
+    which reads everything the page draws and can decide nothing."""
+    _need_browser()
+    from svc_roles import AGENT, READER, credentials_file
+
+    from agentguard.server.browser import screenshot_dashboard
+    from agentguard.server.testing import serve_in_thread
+
+    app = make_app(tmp_path, credentials_file=credentials_file(tmp_path, (AGENT, READER)))
+    with serve_in_thread(app) as base:
+        run = populate(base, AGENT.headers)
+        info = screenshot_dashboard(base, READER.token, tmp_path / "reader.png", run_id=run)
+        refused = httpx.post(f"{base}/v1/check", headers=READER.headers, timeout=10,
+                             json={"run_id": "r", "tool_call": {"name": "rent_car"}})
+        metrics = httpx.get(f"{base}/metrics", headers=READER.headers, timeout=10)
+    assert info["page_errors"] == [] and info["status"].startswith("updated")
+    assert set(info["runs"]) == {"agent-7", "household-42"} and info["run"] == run
+    assert info["riskPaths"] >= 2 and info["dtmcStates"] == 5 and info["decisions"]
+    assert refused.status_code == 403 and metrics.status_code == 200
 
 
 def test_dashboard_asks_for_a_token_without_one(tmp_path):

@@ -17,6 +17,8 @@ from agentguard.server.app import create_app  # noqa: E402
 from agentguard.server.guards import ServiceGuards, StepToolGuard, default_guards  # noqa: E402
 from agentguard.server.settings import ServerSettings  # noqa: E402
 
+from svc_roles import APPROVER, credentials_file  # noqa: E402
+
 TOKEN = "pipeline-token-12345"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -24,7 +26,8 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 def _app(tmp_path, strategy=None, store=None):
     stack = GuardStack([ToolRuleGuard(allow=["*"], deny=["delete_*"], halt=["format_*"],
                                       escalate=["transfer_*"], name="rules")])
-    s = ServerSettings(token=TOKEN, state_dir=str(tmp_path / "s"), strategy=strategy)
+    s = ServerSettings(token=TOKEN, state_dir=str(tmp_path / "s"), strategy=strategy,
+                       credentials_file=str(credentials_file(tmp_path)))
     g = default_guards(s)
     return create_app(s, ServiceGuards(tool=stack, step=StepToolGuard(stack), signal=g.signal), store=store)
 
@@ -55,8 +58,8 @@ def test_an_escalation_of_a_run_halted_meanwhile_cannot_be_approved(tmp_path):
         esc = _check(c, "h", "transfer_funds", amount=5)
         assert esc["decision"] == "ESCALATE" and [v["guard"] for v in esc["verdicts"]] == ["rules"]
         assert _check(c, "h", "format_disk")["decision"] == "HALT"
-        r = c.post("/v1/approvals", headers=AUTH, json={
-            "decision_id": esc["decision_id"], "run_id": "h", "approved": True, "approver": "alice",
+        r = c.post("/v1/approvals", headers=APPROVER.headers, json={
+            "decision_id": esc["decision_id"], "run_id": "h", "approved": True,
             "tool_call": {"name": "transfer_funds", "arguments": {"amount": 5}}})
         assert r.status_code == 200 and r.json()["decision"] == "HALT" and not r.json()["allowed"]
 

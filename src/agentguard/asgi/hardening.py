@@ -7,7 +7,8 @@ request passes, in this order:
 1. **concurrency**: at most ``max_concurrency`` requests in flight (``exempt`` paths such as ``/health``
    are not counted, so a load balancer's probe answers while the service is saturated); a request over
    the limit waits up to ``queue_timeout_s`` for a slot, then gets 503 with ``Retry-After: 1``;
-2. **authentication**: unless the path is public (``public_paths``, ``public_prefixes``), the
+2. **authentication** (:meth:`Hardening.check_access`, which a subclass may extend with roles: 403 for a
+   caller whose credential does not cover the path): unless the path is public (``public_paths``, ``public_prefixes``), the
    ``Authorization`` header must equal ``Bearer <token>`` - or, where ``api_key_header`` is set (LiteLLM
    sends its guardrail ``api_key`` as ``x-api-key``), that header must equal the token - compared in
    constant time (:func:`hmac.compare_digest`, both candidates always compared); 401 with
@@ -129,6 +130,13 @@ class Hardening:
             return True, ""
         return False, ("missing bearer token" if not auth and not key else "invalid bearer token")
 
+    def check_access(self, scope: Scope, headers: Iterable[tuple[bytes, bytes]]) -> tuple[int, str] | None:
+        """None when the request may go on, else (status, why): 401 without a valid credential. A subclass
+        may identify the caller here (roles, per-caller credentials) and answer 403 for a forbidden path;
+        what it learns goes in ``scope`` for the app."""
+        ok, why = self.authorised(headers)
+        return None if ok else (401, why)
+
     async def _slot(self) -> bool:
         if self.in_flight < self.max_concurrency:
             return True
@@ -221,9 +229,10 @@ class Hardening:
     async def _gated(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
         headers = scope["headers"]
         if not self.public(path):
-            ok, why = self.authorised(headers)
-            if not ok:
-                await send_error(send, 401, why, [(b"www-authenticate", self.challenge)])
+            denied = self.check_access(scope, headers)
+            if denied is not None:
+                status, why = denied
+                await send_error(send, status, why, [(b"www-authenticate", self.challenge)] if status == 401 else [])
                 return
         if scope["method"] not in BODY_METHODS:
             await self.app(scope, receive, send)

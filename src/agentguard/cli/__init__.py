@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "agentguard.cli.envs",
     "agentguard.cli.integrations",
     "agentguard.cli.server",
+    "agentguard.cli.audit",
 )
 
 

@@ -31,6 +31,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         signal_guards: Optional[str] = typer.Option(None, help="Guard-stack file for /v1/runs/{id}/signals."),
         strategy: Optional[str] = typer.Option(None, help="Enforcement strategy of every decision (TT, AB, TEH, "
                                                           "CRP, CRP+TEH, ...); default: the deciding policy's own."),
+        credentials: Optional[str] = typer.Option(None, help="Roles' credentials file (TOML, hashed tokens; env "
+                                                             "AGENTGUARD_CREDENTIALS_FILE); re-read when it changes."),
+        no_chain: bool = typer.Option(False, "--no-chain", help="Do not hash-chain the audit records."),
     ) -> None:
         """Run the guard service (FastAPI + uvicorn). The bearer token comes from AGENTGUARD_TOKEN or
         the config file's [server] token / token_file; GET /health needs none."""
@@ -40,23 +43,47 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         overrides = dict(host=host, port=port, db_url=db_url, state_dir=_abs(state_dir), workers=workers,
                          run_ttl_s=run_ttl, max_body_bytes=max_body, log_level=log_level,
                          tool_guards=_abs(tool_guards), step_guards=_abs(step_guards),
-                         signal_guards=_abs(signal_guards), strategy=strategy)
+                         signal_guards=_abs(signal_guards), strategy=strategy,
+                         credentials_file=_abs(credentials), audit_chain=False if no_chain else None)
         settings = load_settings(config, **overrides)
         from ..server.guards import load_guards
 
         load_guards(settings)  # a broken guard file fails here, with one line, before anything starts
-        if not settings.token:
-            raise InputError("no bearer token: set AGENTGUARD_TOKEN or `token`/`token_file` in the config "
-                             "file's [server] table")
+        if not settings.token and not settings.credentials_file:
+            raise InputError("no credentials: give --credentials (roles' hashed tokens), or set AGENTGUARD_TOKEN or "
+                             "`token`/`token_file` in the config file's [server] table")
+        from ..server.credentials import CredentialStore
+
+        CredentialStore(settings.credentials_file, settings.token)  # a broken credentials file fails here
         require("uvicorn", "server")
         # Open (and migrate) the audit store once here so a bad URL fails before workers start.
         from ..server.audit import AuditStore
         from ..server.runner import serve as run_service
 
         AuditStore(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous).close()
+        if settings.audit_chain:  # the checkpoint key exists before workers start (each loads it)
+            from pathlib import Path
+
+            from ..server.chain import Signer
+
+            Signer.load_or_create(settings.audit_key_file or Path(settings.state_dir) / "audit_ed25519.pem")
         typer.echo(f"agentguard serving on http://{settings.host}:{settings.port} "
                    f"(workers={settings.workers}, audit={_safe(settings.database_url)})", err=True)
         run_service(settings, config, overrides)
+
+
+    @app.command("new-credential")
+    def new_credential(
+        identity: str = typer.Option(..., help="Who holds it (an approver's name is what the audit log records)."),
+        role: list[str] = typer.Option(..., help="agent, approver, reader or admin (repeat for several)."),
+    ) -> None:
+        """Print a fresh bearer token (stdout, first line) and its entry for the credentials file (stderr):
+        only the token's SHA-256 goes in the file."""
+        from ..server.credentials import new_credential as make
+
+        token, entry = make(identity, role)
+        typer.echo(token)
+        typer.echo(entry, err=True)
 
 
 def _abs(path: Optional[str]) -> Optional[str]:

@@ -1,6 +1,7 @@
 """The FastAPI application: endpoints, validation, auth, body limit, audit-before-answer.
 
-Endpoints (all JSON; all but the public ones need ``Authorization: Bearer <token>``):
+Endpoints (all JSON; all but the public ones need ``Authorization: Bearer <token>`` of a credential whose
+role covers them: :mod:`.credentials`; 401 without one, 403 for a path the role does not cover):
 
 =======================================  ==========================================================
 ``GET  /health``                         liveness + audit-store reachability (public)
@@ -40,6 +41,7 @@ from starlette.responses import Response
 from .. import __version__
 from ..core.errors import AgentGuardError, InputError
 from .audit import AuditStore
+from .credentials import CredentialStore
 from .gate import Gate, JSONResponse, error
 from .guards import GuardSource, ServiceGuards
 from .models import ApprovalRequest, CheckRequest, IngestRequest, SignalRequest, StepRequest
@@ -58,14 +60,30 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
     """Build the application. ``guards`` defaults to :func:`default_guards`; ``store`` to the audit
     store at ``settings.database_url`` (opened, and migrated, here)."""
     settings = settings or ServerSettings()
+    credentials = CredentialStore(settings.credentials_file, settings.token)
     source = GuardSource(settings, guards)
     own_store = store is None
-    store = store or AuditStore(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous)
+    if store is None:
+        signer = None
+        if settings.audit_chain:
+            from .chain import Signer
+
+            signer = Signer.load_or_create(settings.audit_key_file or Path(settings.state_dir) / "audit_ed25519.pem")
+        store = AuditStore(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous,
+                           chain=settings.audit_chain, signer=signer, checkpoint_every=settings.checkpoint_every)
     svc = Service(settings, source, store)
+    svc.credentials = credentials
+    if settings.webhook_url:
+        from .webhook import WebhookNotifier
+
+        svc.webhook = WebhookNotifier(settings.webhook_url, settings.webhook_secret or "", store.engine,
+                                      retries=settings.webhook_retries, backoff_s=settings.webhook_backoff_s)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI):
         yield
+        if svc.webhook is not None:
+            svc.webhook.close()
         if own_store:
             store.close()
 
@@ -96,7 +114,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
 
     gated = Gate(app, token=settings.token, max_body=settings.max_body_bytes, metrics=svc.metrics,
                  fast={"/v1/check": check_raw}, max_concurrency=settings.max_concurrency,
-                 body_timeout_s=settings.body_timeout_s)
+                 body_timeout_s=settings.body_timeout_s, credentials=credentials)
     # Expose the FastAPI object for tests/introspection while serving through the gate.
     gated.fastapi = app  # type: ignore[attr-defined]
     gated.state = app.state  # type: ignore[attr-defined]

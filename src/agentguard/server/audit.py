@@ -38,7 +38,8 @@ import sqlalchemy as sa
 from ..core.audit import AuditRecord
 from ..core.errors import AgentGuardError, InputError
 from . import schema
-from .jsonutil import dumps, loads
+from .jsonutil import canonical, dumps, loads
+from .writer import _Checkpointer, _Writer
 
 __all__ = ["AuditRecord", "AuditStore", "MIGRATIONS_DIR", "decision_row", "input_digest", "migrate",
            "new_decision_id"]
@@ -60,8 +61,11 @@ if hasattr(os, "register_at_fork"):
 
 
 def input_digest(obj: Any) -> str:
-    """SHA-256 (hex) of the canonical JSON of ``obj`` (sorted keys, compact): the audit's input digest."""
-    return hashlib.sha256(dumps(obj, sort_keys=True)).hexdigest()
+    """SHA-256 (hex) of :func:`~.jsonutil.canonical` ``obj``: the audit's input digest (what binds an
+    approval to exactly the call it escalated). Distinct JSON values have distinct encodings, so a
+    digest collision is a SHA-256 collision; a value that has no canonical encoding (``inf``, a lone
+    surrogate) raises :class:`~.jsonutil.RequestJSONError` instead of sharing another value's digest."""
+    return hashlib.sha256(canonical(obj)).hexdigest()
 
 
 def new_decision_id() -> str:
@@ -82,7 +86,9 @@ def decision_row(record: AuditRecord) -> dict[str, Any]:
             "decision_id": record.decision_id or new_decision_id(), "ts": record.time, "run_id": record.run_id,
             "kind": record.kind or "check", "guard": (record.guard or "?")[:128], "input_digest": digest,
             "decision": record.decision, "reason": record.reason,
-            "numbers": dumps(dict(record.numbers)).decode()}
+            "numbers": dumps(dict(record.numbers)).decode(),
+            "principal": (str(record.extra.get("principal"))[:100] if record.extra.get("principal") else None),
+            "seq": None, "chain_hash": None, "run_hash": None}
 
 
 def _sqlite_pragmas(synchronous: str) -> Callable[..., None]:
@@ -97,30 +103,6 @@ def _sqlite_pragmas(synchronous: str) -> Callable[..., None]:
         cur.close()
 
     return on_connect
-
-
-class _Checkpointer(threading.Thread):
-    """SQLite only: checkpoint the WAL in the background (PASSIVE: never blocks writers or readers).
-
-    Durability does not depend on it: a committed transaction is already durable in the WAL (fsynced
-    with synchronous=FULL); the checkpoint only moves pages into the main file and lets the WAL be reused.
-    """
-
-    def __init__(self, engine: sa.Engine, interval_s: float = 1.0) -> None:
-        super().__init__(name="agentguard-audit-checkpoint", daemon=True)
-        self.engine = engine
-        self.interval_s = interval_s
-        self.stop = threading.Event()
-        self.runs = 0
-
-    def run(self) -> None:
-        while not self.stop.wait(self.interval_s):
-            try:
-                with self.engine.connect() as c:
-                    c.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                self.runs += 1
-            except Exception:  # busy or closed: try again next time
-                pass
 
 
 def make_engine(url: str, *, sqlite_synchronous: str = "FULL") -> sa.Engine:
@@ -155,107 +137,6 @@ def migrate(engine: sa.Engine) -> None:
         command.upgrade(cfg, "head")
 
 
-_TABLES = (schema.decisions, schema.steps, schema.inputs)  # written in this order, in one transaction
-
-
-class _Writer(threading.Thread):
-    """The group-commit writer: batches queued inserts into one durable transaction."""
-
-    def __init__(self, engine: sa.Engine, max_batch: int) -> None:
-        super().__init__(name="agentguard-audit-writer", daemon=True)
-        self.engine = engine
-        # On SQLite the batch goes straight to the driver's executemany (same statement the Core insert
-        # compiles to, without per-row Core bookkeeping: ~35% less CPU per row under the GIL).
-        self._raw: dict[str, tuple[str, list[str]]] = {}
-        self._lockfile: Any = None
-        if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:") \
-                and os.environ.get("AGENTGUARD_SQLITE_FLOCK", "1") != "0":  # "0": diagnostics only
-            # Writers of several processes queue on a kernel file lock (woken at once on release)
-            # instead of SQLite's busy handler, which polls with sleeps of up to 100 ms: tail latency.
-            self._lockfile = open(f"{engine.url.database}.writelock", "a+b")  # noqa: SIM115 - held for life
-        if engine.dialect.name == "sqlite":
-            for t in _TABLES:
-                cols = [c.name for c in t.columns if c.name != "id"]
-                self._raw[t.name] = (f"INSERT INTO {t.name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                                     cols)
-        self.max_batch = max_batch
-        self.q: queue.SimpleQueue = queue.SimpleQueue()
-        self.batches = 0
-        self.records = 0
-        self.last_batch = 0
-
-    @contextlib.contextmanager
-    def _write_lock(self):
-        if self._lockfile is None:
-            yield
-            return
-        import fcntl
-
-        fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_UN)
-
-    def _write(self, batch: list[tuple[list[tuple[str, dict[str, Any]]], Any]]) -> BaseException | None:
-        """Insert the rows of ``batch`` in one transaction (retried briefly on a transient error)."""
-        rows: dict[str, list[dict[str, Any]]] = {t.name: [] for t in _TABLES}
-        for name, row in (r for table_rows, _done in batch for r in table_rows):
-            rows[name].append(row)
-        error: BaseException | None = None
-        for attempt in range(3):
-            try:
-                with self._write_lock(), self.engine.begin() as conn:
-                    for table in (t for t in _TABLES if rows[t.name]):
-                        batch_rows = rows[table.name]
-                        raw = self._raw.get(table.name)
-                        if raw is not None:
-                            sql, cols = raw
-                            conn.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in batch_rows])
-                        else:
-                            conn.execute(table.insert(), batch_rows)
-                return None
-            except sa.exc.IntegrityError as exc:  # not transient
-                return exc
-            except Exception as exc:  # busy database, dropped connection: retry briefly
-                error = exc
-                time.sleep(0.05 * (attempt + 1))
-        return error
-
-    def _commit(self, batch: list[tuple[list[tuple[str, dict[str, Any]]], Any]]) -> list[BaseException | None]:
-        """One error (or None) per item. A batch refused for a uniqueness conflict is written again item by
-        item, so only the request whose row conflicts (another replica decided that input first) fails."""
-        error = self._write(batch)
-        if isinstance(error, sa.exc.IntegrityError) and len(batch) > 1:
-            return [self._write([item]) for item in batch]
-        return [error] * len(batch)
-
-    def run(self) -> None:
-        while True:
-            item = self.q.get()
-            if item is None:
-                return
-            batch = [item]
-            while len(batch) < self.max_batch:
-                try:
-                    nxt = self.q.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    self.q.put(None)
-                    break
-                batch.append(nxt)
-            errors = self._commit(batch)
-            self.batches += 1
-            self.records += len(batch)
-            self.last_batch = len(batch)
-            for (_rows, done), error in zip(batch, errors):
-                try:
-                    done(error)
-                except Exception:  # a callback must never kill the writer
-                    pass
-
-
 class AuditStore:
     """Durable decision log over SQLAlchemy Core (SQLite WAL by default, PostgreSQL by URL).
 
@@ -264,7 +145,8 @@ class AuditStore:
     """
 
     def __init__(self, url: str, *, sqlite_synchronous: str = "FULL", max_batch: int = 1024,
-                 run_migrations: bool = True) -> None:
+                 run_migrations: bool = True, chain: bool = True, signer: Any = None,
+                 checkpoint_every: int = 1000) -> None:
         self.url = url
         self.engine = make_engine(url, sqlite_synchronous=sqlite_synchronous)
         self.dialect = self.engine.dialect.name
@@ -276,7 +158,8 @@ class AuditStore:
             except Exception as exc:
                 raise AgentGuardError(f"cannot open audit store {self.safe_url}: {type(exc).__name__}: "
                                       f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
-        self._writer = _Writer(self.engine, max_batch)
+        self.chain = chain
+        self._writer = _Writer(self.engine, max_batch, chain=chain, signer=signer, checkpoint_every=checkpoint_every)
         self._writer.start()
         self._checkpointer = _Checkpointer(self.engine) if self.dialect == "sqlite" else None
         if self._checkpointer is not None:
@@ -452,6 +335,15 @@ class AuditStore:
             rows = c.execute(sa.select(t.c.idx, t.c.kind, t.c.ts, t.c.decision_id, t.c.payload)
                              .where(t.c.run_id == run_id).order_by(t.c.idx)).all()
         return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "payload": loads(r[4])} for r in rows]
+
+    def run_principals(self, run_id: str) -> set[str]:
+        """The identities of every credential that asked for a decision of the run (who started it and
+        who fed it since; answers to its escalations not counted)."""
+        d = schema.decisions
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(d.c.principal).where(d.c.run_id == run_id, d.c.kind != "approval")
+                             .distinct()).all()
+        return {r[0] for r in rows if r[0]}
 
     def run_input_count(self, run_id: str) -> tuple[int, float | None]:
         """(number of inputs recorded for the run, time of the last one)."""

@@ -120,18 +120,22 @@ class GuardServiceClient:
     def _approval_payload(decision_id: str, run_id: str, call: ToolCall | Mapping[str, Any], approved: bool,
                           approver: str) -> dict[str, Any]:
         tc = call.to_dict() if isinstance(call, ToolCall) else dict(call)
-        return {"decision_id": decision_id, "run_id": run_id, "tool_call": tc, "approved": approved is True,
-                "approver": approver}
+        body = {"decision_id": decision_id, "run_id": run_id, "tool_call": tc, "approved": approved is True}
+        if approver:
+            body["approver"] = approver
+        return body
 
     def approve(self, decision_id: str, run_id: str, call: ToolCall | Mapping[str, Any], approved: bool,
-                approver: str) -> Verdict:
+                approver: str = "") -> Verdict:
         """Answer the service's ESCALATE ``decision_id`` of exactly ``call`` (``POST /v1/approvals``):
-        ALLOW when approved and recorded, REJECT when refused; a second answer raises (409)."""
+        ALLOW when approved and recorded, REJECT when refused; a second answer raises (409). This client's
+        token must be an approver credential (403 otherwise, and for an identity that asked for the run's
+        decisions itself); the service records that credential's identity, ``approver`` is only sent along."""
         return _verdict(self._post("/v1/approvals", self._approval_payload(decision_id, run_id, call, approved,
                                                                           approver)))
 
     async def aapprove(self, decision_id: str, run_id: str, call: ToolCall | Mapping[str, Any], approved: bool,
-                       approver: str) -> Verdict:
+                       approver: str = "") -> Verdict:
         return _verdict(await self._apost("/v1/approvals", self._approval_payload(decision_id, run_id, call,
                                                                                  approved, approver)))
 
@@ -158,13 +162,19 @@ class RemoteGuard(BaseGuard):
 
     ``mode``: ``"auto"`` (ToolCall -> check, Step -> steps endpoint, mapping of numbers -> signals),
     or force ``"check"``, ``"step"`` or ``"signal"``. ``context.metadata`` is sent with tool calls.
+    ``client`` carries the agent's credential (role ``agent``); ``approvals``, a client with the
+    approver's credential (role ``approver``), reports the human's answers: the service refuses an
+    answer sent with the agent's credential (403), and the adapters then refuse the call (fail closed).
     """
 
     def __init__(self, client: GuardServiceClient, *, mode: str = "auto", name: str = "remote",
-                 on_error: Decision | str = Decision.HALT) -> None:
+                 on_error: Decision | str = Decision.HALT, approvals: GuardServiceClient | None = None) -> None:
         if mode not in ("auto", "check", "step", "signal"):
             raise InputError(f"mode must be auto, check, step or signal, not {mode!r}")
         self.client = client
+        #: the client that reports a human's answers: it must carry an *approver* credential (the
+        #: service records that credential's identity and refuses the agent's own); default ``client``
+        self.approvals = approvals
         self.mode = mode
         self.name = name
         self.on_error = Decision.parse(on_error)
@@ -230,7 +240,8 @@ class RemoteGuard(BaseGuard):
         if esc is None:
             return None
         try:
-            return self._settled(self.client.approve(esc[0], esc[1], call, approved is True, approver), approved)
+            client = self.approvals or self.client
+            return self._settled(client.approve(esc[0], esc[1], call, approved is True, approver), approved)
         except Exception as exc:  # fail closed
             return Verdict(Decision.REJECT, f"the guard service did not record the answer ({exc})", self.name)
 
@@ -240,7 +251,7 @@ class RemoteGuard(BaseGuard):
         if esc is None:
             return None
         try:
-            v = await self.client.aapprove(esc[0], esc[1], call, approved is True, approver)
+            v = await (self.approvals or self.client).aapprove(esc[0], esc[1], call, approved is True, approver)
             return self._settled(v, approved)
         except Exception as exc:  # fail closed
             return Verdict(Decision.REJECT, f"the guard service did not record the answer ({exc})", self.name)

@@ -61,6 +61,7 @@ class Call:
     error: BaseException | None = None
     answer: tuple[Decision, str] = (Decision.HALT, "")
     extra: dict[str, Any] = field(default_factory=dict)
+    principal: str = ""  # the identity of the credential that asked (or answered)
 
 
 CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("agentguard_service_call", default=None)

@@ -5,16 +5,29 @@ route uses."""
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Iterable
 
 from starlette.responses import Response
 
 from ..asgi.hardening import CSP, DOCS_CSP, SECURITY_HEADERS, Hardening, Receive, Scope, Send
+from .credentials import CredentialStore, Principal, permitted, required_role
 from .jsonutil import dumps
 from .metrics import Metrics
 
-__all__ = ["CSP", "Gate", "JSONResponse", "PUBLIC_PATHS", "PUBLIC_PREFIXES", "SECURITY_HEADERS", "error",
-           "route_label"]
+__all__ = ["ANONYMOUS", "CSP", "Gate", "JSONResponse", "PRINCIPAL", "PUBLIC_PATHS", "PUBLIC_PREFIXES",
+           "SECURITY_HEADERS", "error", "principal_of", "route_label"]
+
+#: the ``scope`` key under which the gate leaves the caller's :class:`~.credentials.Principal`
+PRINCIPAL = "agentguard.principal"
+#: the caller of a service that runs without authentication (tests, a loopback sidecar): every role but
+#: ``approver`` (with no credentials there is no identity to record for an answer)
+ANONYMOUS = Principal("anonymous", frozenset({"agent", "reader", "admin"}))
+
+
+def principal_of(scope: Any) -> Principal:
+    """The caller the gate identified (``ANONYMOUS`` when the service runs without authentication)."""
+    p = scope.get(PRINCIPAL) if hasattr(scope, "get") else None
+    return p if isinstance(p, Principal) else ANONYMOUS
 
 PUBLIC_PATHS = frozenset({"/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/dashboard", "/",
                           "/favicon.ico"})
@@ -55,8 +68,10 @@ class Gate(Hardening):
     """
 
     def __init__(self, app: Any, *, token: str | None, max_body: int, metrics: Metrics,
-                 fast: dict[str, Callable[[bytes], Awaitable[Response]]] | None = None,
-                 max_concurrency: int = 512, body_timeout_s: float = 30.0) -> None:
+                 fast: dict[str, Callable[[bytes, Principal], Awaitable[Response]]] | None = None,
+                 max_concurrency: int = 512, body_timeout_s: float = 30.0,
+                 credentials: CredentialStore | None = None) -> None:
+        self.credentials = credentials if credentials is not None else CredentialStore(None, token)
         super().__init__(app, token=token, public_paths=PUBLIC_PATHS, public_prefixes=PUBLIC_PREFIXES,
                          max_body=max_body, body_timeout_s=body_timeout_s, max_concurrency=max_concurrency,
                          csp_for=lambda path: DOCS_CSP if path.startswith("/docs") else CSP,
@@ -67,13 +82,41 @@ class Gate(Hardening):
     def label(self, path: str) -> str:
         return route_label(path)
 
+    def check_access(self, scope: Scope, headers: Iterable[tuple[bytes, bytes]]) -> tuple[int, str] | None:
+        """Identify the caller by its bearer token (:class:`~.credentials.CredentialStore`: the credentials
+        file's hashed tokens and the legacy single token), leave it in ``scope[PRINCIPAL]``, and refuse a
+        path its roles do not cover (403 naming the role needed)."""
+        creds = self.credentials
+        if not creds.enabled:
+            p: Principal | None = ANONYMOUS
+        else:
+            auth = b""
+            for k, v in headers:
+                if k == b"authorization":
+                    auth = v
+                    break
+            if not auth:
+                return 401, "missing bearer token"
+            scheme, _, tok = auth.partition(b" ")
+            p = creds.identify(tok.strip()) if scheme.lower() == b"bearer" and tok.strip() else None
+            if p is None:
+                return 401, "invalid bearer token"
+        assert p is not None
+        method, path = scope["method"], scope["path"]
+        if not permitted(p, method, path):
+            need = required_role(method, path)
+            return 403, (f"the credential of {p.identity!r} ({', '.join(sorted(p.roles))}) may not {method} {path}: "
+                         f"it needs the {need} role")
+        scope[PRINCIPAL] = p
+        return None
+
     async def forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         handler = self.fast.get(scope["path"]) if scope["method"] == "POST" else None
         if handler is None:
             await super().forward(scope, body, receive, send)
             return
         try:  # the lean hot path
-            resp = await handler(body)
+            resp = await handler(body, principal_of(scope))
         except Exception as exc:  # never a verdict without its audit record
             resp = error(500, f"internal error, no verdict given: {type(exc).__name__}")
         await resp(scope, receive, send)

@@ -5,17 +5,24 @@ Only JSON is ever parsed from clients: nothing a client sends is evaluated or un
 Request bodies go through :func:`loads_request`, which refuses what JSON parsers usually let pass:
 a key that appears twice in one object (``{"command": "rm -rf /", "command": "ls"}``: the parser
 would keep the last, a checker upstream may have read the first), ``NaN``/``Infinity`` literals, text
-that is not UTF-8, and nesting deeper than :data:`MAX_DEPTH`.
+that is not UTF-8, nesting deeper than :data:`MAX_DEPTH`, numbers that overflow to infinity (``1e999``:
+Python's ``json`` reads it as ``inf`` and orjson writes ``inf`` back as ``null``, so ``1e999``, ``-1e999`` and
+``null`` would share a digest and a stored payload would lose the value) and strings or keys holding a lone
+UTF-16 surrogate (``"\\ud800"``: not encodable as UTF-8, so two different inputs could be stored alike).
+
+:func:`canonical` is the one encoding digests are taken over (see its docstring for why it cannot collide).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from ..core.strict_json import StrictJSONError, loads_strict
 
-__all__ = ["HAVE_ORJSON", "MAX_DEPTH", "RequestJSONError", "dumps", "loads", "loads_request"]
+__all__ = ["HAVE_ORJSON", "MAX_DEPTH", "RequestJSONError", "canonical", "check_values", "dumps", "loads",
+           "loads_request"]
 
 #: The deepest nesting of objects and arrays a request body may have.
 MAX_DEPTH = 64
@@ -57,12 +64,97 @@ class RequestJSONError(ValueError):
     """A request body that is not acceptable JSON (the message says why, in one line)."""
 
 
+def _where(path: tuple[Any, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{str(p)[:40]}" for p in path).lstrip(".") or "body"
+
+
+def _bad_str(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def check_values(obj: Any, path: tuple[Any, ...] = ()) -> None:
+    """Refuse (:class:`RequestJSONError`, one line naming where) a float that is not finite (``1e999``
+    overflows to ``inf``; NaN/Infinity literals are refused by the parser already) and a string or object
+    key holding a lone surrogate. Walks the parsed value once (a body is at most ``max_body_bytes``)."""
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            raise RequestJSONError(f"number at {_where(path)} is out of range (overflows to {obj!r}): "
+                                   "numbers must be finite doubles")
+    elif isinstance(obj, str):
+        if _bad_str(obj):
+            raise RequestJSONError(f"string at {_where(path)} holds a lone UTF-16 surrogate (not Unicode text)")
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            if isinstance(k, str) and _bad_str(k):
+                raise RequestJSONError(f"a key at {_where(path)} holds a lone UTF-16 surrogate (not Unicode text)")
+            check_values(v, (*path, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            check_values(v, (*path, i))
+
+
+def _canon_default(obj: Any) -> Any:
+    # Only reached for values that are not JSON (a library guard's own record): tagged, so a converted
+    # value can never encode like a JSON string or array of the same text.
+    if hasattr(obj, "to_dict"):
+        return {"$agentguard.object": type(obj).__name__, "value": obj.to_dict()}
+    if hasattr(obj, "tolist"):
+        return {"$agentguard.array": obj.tolist()}
+    if isinstance(obj, (set, frozenset)):
+        return {"$agentguard.set": sorted(repr(x) for x in obj)}
+    return {"$agentguard.repr": repr(obj)}
+
+
+def canonical(obj: Any) -> bytes:
+    """The canonical encoding of a JSON value: UTF-8 JSON with object keys sorted (by code point),
+    no whitespace, strings as themselves (``ensure_ascii=False``), integers in full, floats as Python's
+    shortest round-tripping ``repr`` (always with a ``.`` or an exponent, so ``1`` and ``1.0`` differ),
+    ``true``/``false``/``null``.
+
+    Why it cannot collide: for every JSON value ``v`` the standard parser reads it back exactly,
+    types included (``json.loads(canonical(v))`` is ``v``: an int stays an int of the same value, a
+    float the same double, ``-0.0`` stays ``-0.0``), so two values with one encoding are the same value.
+    That holds only for finite floats and Unicode strings, which is why they are refused here (and at
+    the request boundary by :func:`check_values`) rather than written as ``null`` as orjson would.
+    (A test checks the round trip with hypothesis over arbitrary JSON.)
+
+    Why not RFC 8785 (JCS, the ``rfc8785`` package): JCS reads every number as an IEEE double, so
+    ``2**53 + 1`` and ``2**53`` (or ``1`` and ``1.0``) are one number to it, and it refuses integers
+    beyond 2**53; the guards see the Python values exactly, so the digest that binds an approval to a
+    call must tell them apart. Tuples are encoded as arrays (they never come from JSON)."""
+    check_values(obj)
+    try:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                          default=_canon_default).encode("utf-8")
+    except ValueError as exc:  # a non-finite float (allow_nan=False) inside a non-JSON value
+        raise RequestJSONError(f"not canonical JSON: {exc}") from None
+    except TypeError:  # keys that are not strings (a library record): sorted by their repr
+        return json.dumps(_str_keys(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False, default=_canon_default).encode("utf-8")
+
+
+def _str_keys(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {"$agentguard.map": sorted(([repr(k) if not isinstance(k, str) else k, _str_keys(v)]
+                                           for k, v in obj.items()), key=lambda kv: kv[0])}
+    if isinstance(obj, (list, tuple)):
+        return [_str_keys(v) for v in obj]
+    return obj
+
+
 def loads_request(raw: bytes) -> Any:
     """Parse a request body strictly (:func:`agentguard.core.strict_json.loads_strict`, the one strict
     reader); :class:`RequestJSONError` (one-line message) when it is not UTF-8 JSON, repeats a key in an
-    object, uses ``NaN``/``Infinity`` or nests deeper than MAX_DEPTH."""
+    object, uses ``NaN``/``Infinity``, nests deeper than MAX_DEPTH, or holds a number that overflows
+    (``1e999``) or a lone surrogate (:func:`check_values`)."""
     try:
-        return loads_strict(raw, MAX_DEPTH)
+        data = loads_strict(raw, MAX_DEPTH)
     except StrictJSONError as exc:
         msg = str(exc)
         raise RequestJSONError("body is " + msg if msg.startswith("not UTF-8") else msg) from None
+    check_values(data)
+    return data

@@ -30,7 +30,7 @@ RUN_ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class ToolCallIn(_Strict):
@@ -51,13 +51,15 @@ class CheckRequest(_Strict):
 
 class ApprovalRequest(_Strict):
     """``POST /v1/approvals``: a human's answer to an ESCALATE of ``/v1/check`` (the escalated decision's
-    id, its run and exactly the tool call it checked; who answered)."""
+    id, its run and exactly the tool call it checked). Who answered is the caller's approver credential;
+    ``approver``, if sent, is ignored (kept so that older clients are not refused)."""
 
     decision_id: str = Field(min_length=1, max_length=32)
     run_id: str = Field(pattern=RUN_ID_PATTERN)
     tool_call: ToolCallIn
     approved: bool = Field(strict=True)
-    approver: str = Field(min_length=1, max_length=100)
+    approver: Optional[str] = Field(default=None, max_length=100, description="ignored: the approver is the "
+                                    "identity of the credential that sends the answer")
 
 
 def _finite(d: dict[str, float]) -> dict[str, float]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["decisions", "inputs", "metadata", "steps"]
+__all__ = ["audit_checkpoints", "decisions", "inputs", "metadata", "steps", "webhook_dead_letters"]
 
 metadata = sa.MetaData()
 
@@ -35,8 +35,26 @@ decisions = sa.Table(
     sa.Column("reason", sa.Text(), nullable=False),
     sa.Column("numbers", sa.Text(), nullable=False),
     sa.Column("guard_version", sa.String(64), nullable=True),  # migration 0002
+    sa.Column("principal", sa.String(100), nullable=True),  # migration 0004: who asked (or answered)
+    sa.Column("seq", sa.BigInteger(), nullable=True),  # migration 0005: the hash chain (.chain)
+    sa.Column("chain_hash", sa.String(64), nullable=True),
+    sa.Column("run_hash", sa.String(64), nullable=True),
     sa.Index("ix_decisions_run_ts", "run_id", "ts"),
     sa.Index("ix_decisions_ts", "ts"),
+    sa.Index("ux_decisions_seq", "seq", unique=True),
+    sa.Index("ix_decisions_run_seq", "run_id", "seq"),
+)
+
+audit_checkpoints = sa.Table(  # migration 0005: signed (seq, chain_hash) checkpoints (.chain)
+    "audit_checkpoints",
+    metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("seq", sa.BigInteger(), nullable=False, unique=True),
+    sa.Column("chain_hash", sa.String(64), nullable=False),
+    sa.Column("ts", sa.Float(), nullable=False),
+    sa.Column("key_id", sa.String(32), nullable=False),
+    sa.Column("public_key", sa.String(64), nullable=False),
+    sa.Column("signature", sa.String(128), nullable=False),
 )
 
 steps = sa.Table(
@@ -62,4 +80,17 @@ inputs = sa.Table(
     sa.Column("decision_id", sa.String(32), nullable=False),
     sa.Column("payload", sa.Text(), nullable=False),
     sa.UniqueConstraint("run_id", "idx", name="uq_inputs_run_idx"),
+)
+
+webhook_dead_letters = sa.Table(  # migration 0006: escalation notifications given up on (.webhook)
+    "webhook_dead_letters",
+    metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("ts", sa.Float(), nullable=False),
+    sa.Column("delivery", sa.String(64), nullable=False),
+    sa.Column("decision_id", sa.String(32), nullable=False),
+    sa.Column("url", sa.String(500), nullable=False),
+    sa.Column("attempts", sa.Integer(), nullable=False),
+    sa.Column("error", sa.Text(), nullable=False),
+    sa.Column("payload", sa.Text(), nullable=False),
 )

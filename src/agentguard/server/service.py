@@ -103,6 +103,8 @@ class Service:
         self.runs = ServiceRuns(settings.run_ttl_s, max_runs=settings.max_runs, on_drop=self._on_drop)
         self.locks = RunLocks()
         self.sink = StoreSink(store)
+        self.credentials: Any = None  # the app's CredentialStore (health reports a failed reload)
+        self.webhook: Any = None  # the app's WebhookNotifier: told of every ESCALATE once it is stored
         self._pipes: Pipes | None = None
         self._gen = 0
         self.metrics = Metrics()
@@ -266,12 +268,13 @@ class Service:
         call.inp = {"idx": call.st.stored, "kind": call.kind, "payload": inp}
         call.record = AuditRecord(time=time.time(), run_id=call.st.run_id, decision=decision.name, reason=reason,
                                   guard=guard, numbers=numbers, decision_id=did, kind=call.kind,
-                                  input_digest=input_digest(call.digest_input), guard_version=self.source.version)
+                                  input_digest=input_digest(call.digest_input), guard_version=self.source.version,
+                                  extra={"principal": call.principal} if call.principal else {})
         return call.record
 
     async def decide(self, kind: str, run_id: str, proposal: Any, payload: dict[str, Any], digest_input: Any,
                      *, step: dict[str, Any] | None = None, extra_numbers: dict[str, float] | None = None,
-                     facts: Mapping[str, Any] | None = None) -> Response:
+                     facts: Mapping[str, Any] | None = None, principal: str = "") -> Response:
         """Decide ``proposal`` for ``run_id`` through the ``kind`` pipeline and answer (see the module doc)."""
         try:
             check_run_id(run_id)
@@ -285,7 +288,8 @@ class Service:
                 except RunExpired as exc:
                     return error(410, str(exc))
                 row = None if step is None else {"idx": len(st.context.trace), "payload": step}
-                call = Call(kind, st, payload, digest_input, step=row, extra_numbers=extra_numbers)
+                call = Call(kind, st, payload, digest_input, step=row, extra_numbers=extra_numbers,
+                            principal=principal)
                 self._facts(st, facts)
                 token = CALL.set(call)
                 try:
@@ -302,7 +306,8 @@ class Service:
 
     async def approve(self, run_id: str, decision_id: str, call: ToolCall, approved: bool, approver: str,
                       escalated: Mapping[str, Any], approval_id: str) -> Response:
-        """A human's answer to the ESCALATE ``decision_id`` of exactly ``call``, through the check
+        """A human's answer to the ESCALATE ``decision_id`` of exactly ``call`` (``approver``: the identity of
+        the approver credential that sent it, never a body field), through the check
         pipeline's :meth:`~agentguard.core.pipeline.Pipeline.aresolve`: only an approval runs the call,
         only an ESCALATE can be approved (a refusal dominates an escalation when guards combine, so a
         refused call never reaches here), a halted run stays halted, a refusal goes through the strategy."""
@@ -325,7 +330,7 @@ class Service:
                 digest = {"run_id": run_id, "tool_call": call.to_dict()}
                 c = Call("approval", st, {"decision_id": decision_id, "approved": approved, "approver": approver},
                           digest, approval={"id": approval_id, "decision_id": decision_id, "approved": approved,
-                                            "approver": approver, "reason": escalated["reason"]})
+                                            "approver": approver, "reason": escalated["reason"]}, principal=approver)
                 token = CALL.set(c)
                 try:
                     out = await pipes.pipes["check"].aresolve(asked, approved, approver=approver)
@@ -383,4 +388,8 @@ class Service:
             body["action"] = out.action.to_dict() if hasattr(out.action, "to_dict") else out.action
         if call.step is not None:
             body["step"] = call.step["idx"]
+        if decision is Decision.ESCALATE and self.webhook is not None:
+            from .webhook import escalation_event
+
+            self.webhook.notify(escalation_event(body, (call.payload or {}).get("tool_call")))
         return JSONResponse(body)

@@ -67,6 +67,18 @@ class ServerSettings:
         max_runs: runs held in memory (least recently used leave first and are rebuilt from the audit
             store when they come back).
 
+        credentials_file: the roles' credentials (TOML, hashed tokens; :mod:`.credentials`), re-read when
+            it changes. ``token`` is then optional (the legacy single token: roles agent, reader, admin;
+            never approver).
+        audit_chain: hash-chain every decision record (:mod:`.chain`); ``agentguard audit verify`` checks it.
+        audit_key_file: the Ed25519 private key (PEM) that signs checkpoints; default
+            ``<state_dir>/audit_ed25519.pem``, made on first start (keep a copy of its ``.pub.pem`` away from
+            the database: the verifier trusts that).
+        checkpoint_every: a signed checkpoint every this many records.
+        webhook_url, webhook_secret: POST every ESCALATE to this URL, signed with HMAC-SHA256 of the secret
+            (:mod:`.webhook`); ``webhook_retries`` attempts ``webhook_backoff_s`` apart (doubling), then a
+            dead-letter row.
+
     Connection limits (per worker process; see :mod:`.protocol` and docs/server.md "Limits"):
         keep_alive_s: an idle keep-alive connection (no byte since its last response) is closed
             after this many seconds (uvicorn ``timeout_keep_alive``).
@@ -108,6 +120,14 @@ class ServerSettings:
     max_connections: int = 4096
     max_concurrency: int = 512
     graceful_shutdown_s: float = 10.0
+    credentials_file: str | None = None
+    audit_chain: bool = True
+    audit_key_file: str | None = None
+    checkpoint_every: int = 1000
+    webhook_url: str | None = None
+    webhook_secret: str | None = field(default=None, repr=False)
+    webhook_retries: int = 5
+    webhook_backoff_s: float = 0.5
     data_dir: InitVar[str | None] = None  # deprecated alias of state_dir
 
     def __post_init__(self, data_dir: str | None) -> None:
@@ -139,6 +159,13 @@ class ServerSettings:
             v = getattr(self, name)
             if not (isinstance(v, int) and lo <= v <= 10_000_000):
                 raise InputError(f"{name} must be an integer of at least {lo}, got {v!r}")
+        if not (isinstance(self.checkpoint_every, int) and self.checkpoint_every >= 1):
+            raise InputError(f"checkpoint_every must be a positive integer, got {self.checkpoint_every!r}")
+        if self.webhook_url is not None:
+            if not str(self.webhook_url).startswith(("http://", "https://")):
+                raise InputError("webhook_url must be an http(s) URL")
+            if not self.webhook_secret or len(self.webhook_secret) < 16:
+                raise InputError("webhook_secret of at least 16 characters is needed with webhook_url")
         if self.token is not None and len(self.token) < 8:
             raise InputError("the bearer token must be at least 8 characters long")
 
@@ -187,7 +214,8 @@ def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     if unknown:
         raise InputError(f"config file {path}: unknown [server] keys: {', '.join(unknown)}")
     table = dict(table)
-    for key in ("tool_guards", "step_guards", "signal_guards", "dtmc", "calibration", "state_dir"):
+    for key in ("tool_guards", "step_guards", "signal_guards", "dtmc", "calibration", "state_dir", "credentials_file",
+                "audit_key_file"):
         if isinstance(table.get(key), str) and not Path(table[key]).is_absolute():
             table[key] = str((Path(path).parent / table[key]).resolve())
     token_file = table.pop("token_file", None)
@@ -213,6 +241,10 @@ def load_settings(config: str | os.PathLike[str] | None = None, **overrides: Any
     env = os.environ
     if env.get("AGENTGUARD_TOKEN"):
         values["token"] = env["AGENTGUARD_TOKEN"]
+    if env.get("AGENTGUARD_WEBHOOK_SECRET"):
+        values["webhook_secret"] = env["AGENTGUARD_WEBHOOK_SECRET"]
+    if env.get("AGENTGUARD_CREDENTIALS_FILE"):
+        values["credentials_file"] = env["AGENTGUARD_CREDENTIALS_FILE"]
     if env.get("AGENTGUARD_DB_URL"):
         values["db_url"] = env["AGENTGUARD_DB_URL"]
     if env.get(OLD_STATE_ENV):

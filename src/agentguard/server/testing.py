@@ -72,6 +72,6 @@ def reset_postgres(url: str) -> None:
 
     eng = sa.create_engine(url)
     with eng.begin() as c:
-        for t in ("inputs", "steps", "decisions", "alembic_version"):
+        for t in ("audit_checkpoints", "webhook_dead_letters", "inputs", "steps", "decisions", "alembic_version"):
             c.execute(sa.text(f"DROP TABLE IF EXISTS {t}"))
     eng.dispose()

@@ -8,19 +8,37 @@ ALLOW runs exactly the proposed call, MODIFY/RECOVER run the answer's ``action``
 ``POST /v1/approvals``, running the call only when the service answers that approval with ALLOW. Call
 ids are sent as the model gave them (duplicate, empty or missing) and never used to match answers.
 ``strategy`` is the service's configured enforcement strategy (``ServerSettings.strategy``).
+
+Least privilege, as a deployment would run it: the service reads a credentials file (hashed tokens) with an
+``agent`` credential (checks) and an ``approver`` one (answers escalations; the agent's token cannot).
 """
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from agentguard.core import Guard, ToolCall
 
 from . import TOOLS, RunResult
 
-TOKEN = "service-driver-token"
+TOKEN = "service-driver-agent-token"  # role agent: /v1/check, steps, signals
+APPROVER_TOKEN = "service-driver-approver-token"  # role approver, identity "driver-human": /v1/approvals
+APPROVER = "driver-human"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+APPROVER_AUTH = {"Authorization": f"Bearer {APPROVER_TOKEN}"}
+
+
+def credentials_file(folder: str | Path) -> Path:
+    """A credentials file (only SHA-256 digests of the tokens) with the agent and the approver."""
+    p = Path(folder) / "credentials.toml"
+    p.write_text("".join(f'[[credentials]]\nidentity = "{ident}"\nrole = "{role}"\n'
+                         f'token_sha256 = "{hashlib.sha256(tok.encode()).hexdigest()}"\n\n'
+                         for ident, role, tok in (("driver-agent", "agent", TOKEN),
+                                                  (APPROVER, "approver", APPROVER_TOKEN))))
+    return p
 
 
 class ServiceDriver:
@@ -34,7 +52,8 @@ class ServiceDriver:
         from agentguard.server.guards import ServiceGuards, StepToolGuard, default_guards
         from agentguard.server.settings import ServerSettings
 
-        settings = ServerSettings(token=TOKEN, state_dir=tempfile.mkdtemp(prefix="agentguard-svc-driver-"),
+        state = tempfile.mkdtemp(prefix="agentguard-svc-driver-")
+        settings = ServerSettings(credentials_file=str(credentials_file(state)), state_dir=state,
                                   strategy=strategy, reload_s=0)
         g = default_guards(settings)
         return create_app(settings, ServiceGuards(tool=guard, step=StepToolGuard(guard), signal=g.signal))
@@ -66,7 +85,7 @@ class ServiceDriver:
                     d = body["decision"]
                     if d == "ESCALATE":
                         result.asked.append({"call": tc, "reason": body["reason"], "verdicts": body["verdicts"]})
-                        r = client.post("/v1/approvals", headers=AUTH, json={
+                        r = client.post("/v1/approvals", headers=APPROVER_AUTH, json={
                             "decision_id": body["decision_id"], "run_id": run_id, "tool_call": tc,
                             "approved": approve is True, "approver": "driver"})
                         assert r.status_code == 200, r.text

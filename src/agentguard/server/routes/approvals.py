@@ -1,7 +1,13 @@
 """``POST /v1/approvals``: a human's answer to an ESCALATE of ``/v1/check``, written to the audit store.
 
+Who answered is the caller's credential (:mod:`..credentials`): it must hold the ``approver`` role (403
+otherwise; the gate checks it) and its identity is what the audit log records (``human:<identity>``);
+the body's ``approver`` field, if sent, is ignored. An approver may not answer an escalation of a run its
+own identity asked anything of (it started or fed the run, or asked the escalated call): 403
+(self-approval).
+
 Body (:class:`~agentguard.server.models.ApprovalRequest`): the escalated decision's ``decision_id``, its
-``run_id``, exactly the ``tool_call`` it checked, ``approved`` and ``approver`` (who answered). The
+``run_id``, exactly the ``tool_call`` it checked, and ``approved``. The
 escalated decision must be a ``check`` of that run answered ESCALATE (else 409; an unknown id is 404),
 and the tool call must be the one checked: the same input digest over run id, name, arguments and call
 id (else 409), so an approval cannot be moved to another call. The answer is recorded as a decision of
@@ -25,7 +31,7 @@ from starlette.responses import Response
 
 from ...core.types import ToolCall
 from ..audit import input_digest
-from ..gate import error
+from ..gate import error, principal_of
 from ..models import ApprovalRequest, VerdictOut
 from ..service import Service
 from .common import body, err_responses
@@ -47,6 +53,10 @@ def register(app: FastAPI, svc: Service) -> None:
               summary="Answer an ESCALATE (approve or refuse exactly that call)", openapi_extra=body(ApprovalRequest))
     async def approve(request: Request) -> Response:
         req: ApprovalRequest = svc.parse(ApprovalRequest, await request.body())
+        who = principal_of(request.scope)
+        if not who.has("approver"):  # the gate refuses it already; never answered without an identity
+            return error(403, f"the credential of {who.identity!r} may not answer escalations: it needs the "
+                              "approver role")
         row = await run_in_threadpool(svc.store.decision, req.decision_id)
         if row is None:
             return error(404, f"no decision {req.decision_id!r}")
@@ -57,5 +67,9 @@ def register(app: FastAPI, svc: Service) -> None:
             return error(409, f"decision {req.decision_id} is not an ESCALATE of a tool call in run {req.run_id}")
         if row["input_digest"] != digest:
             return error(409, f"decision {req.decision_id} escalated another tool call than {req.tool_call.name}")
+        askers = await run_in_threadpool(svc.store.run_principals, req.run_id)
+        if who.identity == row.get("principal") or who.identity in askers:
+            return error(403, f"self-approval refused: {who.identity!r} asked for decisions of run {req.run_id}, so it "
+                              "cannot answer its escalations")
         return await svc.approve(req.run_id, req.decision_id, ToolCall(tc.name, tc.arguments, tc.call_id),
-                                 req.approved, req.approver, row, approval_id(req.decision_id))
+                                 req.approved, who.identity, row, approval_id(req.decision_id))

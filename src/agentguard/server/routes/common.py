@@ -18,4 +18,5 @@ def body(model: type) -> dict[str, Any]:
 def err_responses() -> dict[int | str, dict[str, Any]]:
     return {c: {"model": ErrorOut, "description": d} for c, d in (
         (400, "malformed JSON or bad input"), (401, "missing or invalid bearer token"),
+        (403, "the credential's role does not cover this path (or self-approval)"),
         (413, "body too large"), (422, "body fails validation"), (503, "audit store unavailable: no verdict"))}

@@ -15,6 +15,8 @@ from fastapi.exceptions import RequestValidationError
 from starlette.responses import Response
 
 from ...core.types import Step, ToolCall
+from ..credentials import Principal
+from ..gate import principal_of
 from ..models import CheckRequest, SignalRequest, StepRequest, VerdictOut
 from ..service import Service, to_step, validation_response
 from .common import body, err_responses
@@ -22,15 +24,15 @@ from .common import body, err_responses
 __all__ = ["register"]
 
 
-def register(app: FastAPI, svc: Service) -> Callable[[bytes], Awaitable[Response]]:
+def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal], Awaitable[Response]]:
     """Add the decision routes; returns the ``/v1/check`` handler for the gate's lean path."""
 
     @app.post("/v1/check", tags=["guards"], response_model=VerdictOut, responses=err_responses(),
               summary="Check one tool call", openapi_extra=body(CheckRequest))
     async def check(request: Request) -> Response:
-        return await check_raw(await request.body())
+        return await check_raw(await request.body(), principal_of(request.scope))
 
-    async def check_raw(raw: bytes) -> Response:
+    async def check_raw(raw: bytes, principal: Principal) -> Response:
         """The hot path (also reached straight from the gate, skipping routing): parse, decide, audit."""
         try:
             req: CheckRequest = svc.parse(CheckRequest, raw)
@@ -39,7 +41,8 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes], Awaitable[Response
         tc = req.tool_call
         call = ToolCall(tc.name, tc.arguments, tc.call_id)
         return await svc.decide("check", req.run_id, call, {"tool_call": call.to_dict(), "metadata": req.metadata},
-                                {"run_id": req.run_id, "tool_call": call.to_dict()}, facts=req.metadata)
+                                {"run_id": req.run_id, "tool_call": call.to_dict()}, facts=req.metadata,
+                                principal=principal.identity)
 
     @app.post("/v1/runs/{run_id}/steps", tags=["guards"], response_model=VerdictOut, responses=err_responses(),
               summary="Feed one step of a run; get the proactive verdict", openapi_extra=body(StepRequest))
@@ -49,7 +52,7 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes], Awaitable[Response
         payload = req.model_dump(mode="json")
         payload["time"] = s.time
         return await svc.decide("step", run_id, s, {"step": payload}, {"run_id": run_id, "step": payload},
-                                step=payload)
+                                step=payload, principal=principal_of(request.scope).identity)
 
     @app.post("/v1/runs/{run_id}/signals", tags=["guards"], response_model=VerdictOut,
               responses=err_responses(), summary="Stream signal values to the monitor",
@@ -60,6 +63,7 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes], Awaitable[Response
         s = Step(signals=dict(req.signals), time=t)
         extra = {f"signal:{k}": float(x) for k, x in req.signals.items()}
         return await svc.decide("signal", run_id, s, {"signals": dict(req.signals), "time": t},
-                                {"run_id": run_id, "t": t, "signals": req.signals}, extra_numbers=extra)
+                                {"run_id": run_id, "t": t, "signals": req.signals}, extra_numbers=extra,
+                                principal=principal_of(request.scope).identity)
 
     return check_raw

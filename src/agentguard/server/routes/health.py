@@ -33,7 +33,8 @@ def register(app: FastAPI, svc: Service) -> None:
         code = 503 if not ok or (degraded and strict) else 200
         return JSONResponse({"status": status, "audit": store.dialect, "audit_error": why, "version": app.version,
                              "guards_version": source.version, "guards_error": source.last_error,
-                             "guards_reloads": source.reloads}, status_code=code)
+                             "guards_reloads": source.reloads,
+                             "credentials_error": getattr(svc.credentials, "last_error", None)}, status_code=code)
 
     @app.get("/metrics", tags=["service"], summary="Prometheus metrics (text format)",
              response_class=PlainTextResponse)

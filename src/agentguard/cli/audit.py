@@ -1,0 +1,69 @@
+"""``agentguard audit verify`` / ``agentguard audit export``: check the service's tamper-evident audit log
+(:mod:`agentguard.server.chain`) and export one run's records with their proof."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    audit = typer.Typer(help="The service's tamper-evident audit log: verify it, export a run with its proof.",
+                        no_args_is_help=True)
+    app.add_typer(audit, name="audit")
+
+    @audit.command()
+    def verify(
+        db: str = typer.Option(..., "--db", help="Audit store URL (sqlite:///... or postgresql+psycopg://...)."),
+        public_key: list[str] = typer.Option([], "--public-key", help="Trusted Ed25519 public key (PEM) of the "
+                                             "checkpoints; repeat for several. None: signatures are only "
+                                             "checked against the key each checkpoint names."),
+        checkpoint_every: Optional[int] = typer.Option(None, help="The service's checkpoint interval: a missing "
+                                                                  "checkpoint at a multiple is then a problem."),
+        as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    ) -> None:
+        """Recompute the hash chain and check the signed checkpoints. Exit 0: intact; 1: tampered (every
+        problem listed); 2: cannot read the store."""
+        from ..server.audit import make_engine
+        from ..server.chain import load_public_key, verify as run_verify
+
+        keys = dict(load_public_key(p) for p in public_key) if public_key else None
+        engine = make_engine(db)
+        try:
+            rep = run_verify(engine, keys, checkpoint_every=checkpoint_every)
+        except Exception as exc:
+            from ..core.errors import InputError
+
+            raise InputError(f"cannot verify {db.split('@')[-1]}: {type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        finally:
+            engine.dispose()
+        if as_json:
+            typer.echo(json.dumps(rep.to_dict(), indent=1))
+        else:
+            trust = "trusted keys" if keys else "the keys the checkpoints name (give --public-key to trust one)"
+            typer.echo(f"{'OK' if rep.ok else 'TAMPERED'}: {rep.chained} chained records (last seq {rep.last_seq}), "
+                       f"{rep.unchained} unchained, {rep.checkpoints} checkpoints ({rep.signatures_checked} "
+                       f"signatures checked against {trust}); {rep.to_dict()['records_per_s']} records/s")
+            for p in rep.problems:
+                typer.echo(f"  {p}")
+        raise typer.Exit(0 if rep.ok else 1)
+
+    @audit.command()
+    def export(
+        db: str = typer.Option(..., "--db", help="Audit store URL."),
+        run: str = typer.Option(..., "--run", help="The run id."),
+    ) -> None:
+        """Print one run's records (JSON) with their per-run hash chain and the signed checkpoint after them."""
+        from ..server.audit import make_engine
+        from ..server.chain import export_run
+
+        engine = make_engine(db)
+        try:
+            typer.echo(json.dumps(export_run(engine, run), indent=1))
+        finally:
+            engine.dispose()

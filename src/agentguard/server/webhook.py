@@ -1,0 +1,134 @@
+"""Approval notifications: every ESCALATE the service answers is POSTed to a webhook, signed.
+
+The request (one per escalation, after its decision is in the audit store) is generic JSON with a Slack
+``text`` line, so a Slack incoming-webhook URL works as is and any other receiver reads the fields::
+
+    {"event": "escalate", "delivery": "<id>", "decision_id": "...", "run_id": "...",
+     "tool_call": {"name": ..., "arguments": ..., "call_id": ...}, "reason": "...", "guard": "...",
+     "verdicts": [...], "time": 1700000000.0, "answer_with": "POST /v1/approvals",
+     "text": "agentguard: run r1 asks for approval of transfer_funds: ..."}
+
+Headers: ``X-AgentGuard-Event: escalate``, ``X-AgentGuard-Delivery`` (the id, the same on every retry),
+``X-AgentGuard-Timestamp`` (Unix seconds) and ``X-AgentGuard-Signature: sha256=<hex>``, the HMAC-SHA256
+with the shared secret of ``"<timestamp>." + body`` (the GitHub/Stripe scheme: a receiver recomputes it
+over the raw body, compares in constant time, and refuses old timestamps to stop replays;
+:func:`verify_signature` does both).
+
+Delivery: a background thread (the answer to the agent never waits for it) tries ``retries`` times,
+``backoff_s`` apart and doubling, and counts any 2xx as delivered; after the last failure the event is
+written to the ``webhook_dead_letters`` table (payload, last error, attempts) for an operator to replay.
+Limit: an event still queued when the process is killed is lost (the escalation itself is in the audit
+store and on the dashboard; the dead-letter table only holds deliveries that failed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import queue
+import threading
+import time
+import uuid
+from typing import Any, Mapping
+
+import sqlalchemy as sa
+
+from . import schema
+
+__all__ = ["WebhookNotifier", "escalation_event", "sign", "verify_signature"]
+
+
+def sign(secret: str, timestamp: str, body: bytes) -> str:
+    """``sha256=<hex>`` of HMAC-SHA256(secret, timestamp + "." + body)."""
+    mac = hmac.new(secret.encode("utf-8"), timestamp.encode("ascii") + b"." + body, hashlib.sha256)
+    return "sha256=" + mac.hexdigest()
+
+
+def verify_signature(secret: str, headers: Mapping[str, str], body: bytes, *, tolerance_s: float = 300.0,
+                     now: float | None = None) -> bool:
+    """What a receiver does: the signature header matches the raw body and the timestamp is recent."""
+    h = {k.lower(): v for k, v in headers.items()}
+    ts, sig = h.get("x-agentguard-timestamp", ""), h.get("x-agentguard-signature", "")
+    try:
+        age = abs((now if now is not None else time.time()) - int(ts))
+    except ValueError:
+        return False
+    return age <= tolerance_s and hmac.compare_digest(sign(secret, ts, body), sig)
+
+
+def escalation_event(body: Mapping[str, Any], tool_call: Mapping[str, Any] | None) -> dict[str, Any]:
+    name = (tool_call or {}).get("name", "?")
+    return {"event": "escalate", "delivery": uuid.uuid4().hex, "decision_id": body.get("decision_id"),
+            "run_id": body.get("run_id"), "tool_call": dict(tool_call or {}), "reason": body.get("reason", ""),
+            "guard": body.get("guard", ""), "verdicts": body.get("verdicts", []), "time": time.time(),
+            "answer_with": "POST /v1/approvals",
+            "text": f"agentguard: run {body.get('run_id')} asks for approval of {name}: {body.get('reason', '')} "
+                    f"(decision {body.get('decision_id')})"}
+
+
+class WebhookNotifier(threading.Thread):
+    """Delivers events to ``url`` (see the module docstring); ``dead_letters`` counts the given-up ones."""
+
+    def __init__(self, url: str, secret: str, engine: sa.Engine | None, *, retries: int = 5,
+                 backoff_s: float = 0.5, timeout_s: float = 5.0) -> None:
+        super().__init__(name="agentguard-webhook", daemon=True)
+        self.url, self.secret, self.engine = url, secret, engine
+        self.retries, self.backoff_s, self.timeout_s = max(1, int(retries)), float(backoff_s), float(timeout_s)
+        self.q: queue.SimpleQueue = queue.SimpleQueue()
+        self.delivered = 0
+        self.dead_letters = 0
+        self.attempts = 0
+        self.start()
+
+    def notify(self, event: Mapping[str, Any]) -> None:
+        self.q.put(dict(event))
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.join(timeout=10)
+
+    def _post(self, client: Any, body: bytes, event: Mapping[str, Any]) -> str | None:
+        ts = str(int(time.time()))
+        headers = {"content-type": "application/json", "x-agentguard-event": str(event.get("event", "escalate")),
+                   "x-agentguard-delivery": str(event.get("delivery", "")), "x-agentguard-timestamp": ts,
+                   "x-agentguard-signature": sign(self.secret, ts, body)}
+        try:
+            r = client.post(self.url, content=body, headers=headers)
+        except Exception as exc:  # httpx.HTTPError and friends
+            return f"{type(exc).__name__}: {exc}"[:500]
+        return None if 200 <= r.status_code < 300 else f"HTTP {r.status_code}: {r.text[:200]}"
+
+    def run(self) -> None:
+        import httpx
+
+        with httpx.Client(timeout=self.timeout_s, follow_redirects=False) as client:
+            while True:
+                event = self.q.get()
+                if event is None:
+                    return
+                body = json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
+                error: str | None = "not tried"
+                for attempt in range(self.retries):
+                    if attempt:
+                        time.sleep(self.backoff_s * (2 ** (attempt - 1)))
+                    self.attempts += 1
+                    error = self._post(client, body, event)
+                    if error is None:
+                        self.delivered += 1
+                        break
+                if error is not None:
+                    self._dead_letter(event, error)
+
+    def _dead_letter(self, event: Mapping[str, Any], error: str) -> None:
+        self.dead_letters += 1
+        if self.engine is None:
+            return
+        try:
+            with self.engine.begin() as c:
+                c.execute(schema.webhook_dead_letters.insert(), {
+                    "ts": time.time(), "delivery": str(event.get("delivery", ""))[:64],
+                    "decision_id": str(event.get("decision_id", ""))[:32], "url": self.url[:500],
+                    "attempts": self.retries, "error": error, "payload": json.dumps(event, sort_keys=True)})
+        except Exception:  # the store is down: the count above still tells
+            pass

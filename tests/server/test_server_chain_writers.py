@@ -1,0 +1,85 @@
+"""The chain writer's in-memory view (server/writer.py): two writers (replicas) on one database keep one
+chain that verifies, a writer with the store to itself does not read it per batch, and a stale view (a
+writer killed between its commit and its stamp) is caught by the unique ``seq`` and linked again."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("cryptography")
+
+from agentguard.core.audit import AuditRecord  # noqa: E402
+from agentguard.server.audit import AuditStore  # noqa: E402
+from agentguard.server.chain import Signer, verify  # noqa: E402
+
+EVERY = 7
+
+
+def _rec(run: str, i: int) -> AuditRecord:
+    return AuditRecord(time=time.time(), run_id=run, decision="ALLOW", reason=f"r{i}", guard="g",
+                       numbers={"i": float(i)}, kind="check", input_digest=f"{i:064x}")
+
+
+def _stores(url, tmp_path, n=2):
+    signer = Signer.load_or_create(tmp_path / "k.pem")
+    return [AuditStore(url, chain=True, signer=signer, checkpoint_every=EVERY) for _ in range(n)]
+
+
+def test_two_writers_keep_one_chain(store_url, tmp_path):
+    a, b = _stores(store_url, tmp_path)
+    runs = [f"run-{k}" for k in range(6)]  # both replicas write every run
+    errors = []
+
+    def write(store, tag):
+        try:
+            for i in range(60):
+                store.record(_rec(runs[i % len(runs)], i * 10 + tag))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(s, t)) for s, t in ((a, 1), (a, 2), (b, 3), (b, 4))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    a.close(), b.close()
+    s = AuditStore(store_url, chain=True)
+    rep = verify(s.engine, checkpoint_every=EVERY)
+    s.close()
+    assert rep.ok, rep.problems[:5]
+    assert rep.chained == rep.records == 240 and rep.last_seq == 240 and rep.checkpoints == 240 // EVERY
+
+
+def test_a_writer_alone_reads_the_store_once(tmp_path):
+    url = f"sqlite:///{tmp_path / 'a.sqlite'}"
+    [a] = _stores(url, tmp_path, 1)
+    for i in range(50):
+        a.record(_rec(f"run-{i % 3}", i))
+    w = a._writer
+    # one tail read at start, one lookup of the three (new) runs; none per batch after that
+    assert w.batches == 50 and w.store_reads <= 4, w.store_reads
+    a.close()
+
+
+def test_a_stale_view_is_linked_again(tmp_path):
+    url = f"sqlite:///{tmp_path / 'a.sqlite'}"
+    a, b = _stores(url, tmp_path)
+    for i in range(5):
+        a.record(_rec("shared", i))
+    stamp = os.pread(a._writer._lockfile.fileno(), 96, 0)
+    for i in range(5, 9):
+        b.record(_rec("shared", i))
+    # b "was killed" after its commits and before its stamps: the stamp still names a's tail
+    os.pwrite(b._writer._lockfile.fileno(), stamp, 0)
+    a.record(_rec("shared", 9))  # a's view is stale: seq 6 is taken, so it re-reads and links at 10
+    a.close(), b.close()
+    s = AuditStore(url, chain=True)
+    rep = verify(s.engine, checkpoint_every=EVERY)
+    s.close()
+    assert rep.ok, rep.problems[:5]
+    assert rep.chained == 10 and rep.last_seq == 10

@@ -1,0 +1,140 @@
+"""Roles with their own credentials (issue 28), tried as an attacker with the agent's token against the
+real service (uvicorn on loopback), SQLite and PostgreSQL.
+
+The attack: with one bearer token, the ``approver`` field of ``POST /v1/approvals`` was whatever the
+caller wrote, so the agent approved its own ESCALATE as ``human:cfo@corp``. Now the approver is the
+identity of an approver credential, the agent's credential cannot approve, and no identity can answer
+an escalation of a run it asked anything of.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+httpx = pytest.importorskip("httpx")
+
+from svc_roles import ADMIN, AGENT, APPROVER, APPROVER2, READER, Cred, credentials_file, entry  # noqa: E402
+
+LEGACY = "legacy-token-0123456789"
+CAROL_AGENT = Cred("carol", "agent", "carol-agent-token-012345")
+CAROL_APPROVER = Cred("carol", "approver", "carol-approver-token-0123")
+
+
+@pytest.fixture()
+def service(tmp_path, store_url):
+    from agentguard.server.app import create_app
+    from agentguard.server.settings import ServerSettings
+    from agentguard.server.testing import serve_in_thread
+
+    (tmp_path / "tools.toml").write_text('[[guards]]\ntype = "tool-rules"\nallow = ["*"]\nescalate = ["transfer_*"]\n')
+    creds = credentials_file(tmp_path, (AGENT, APPROVER, APPROVER2, READER, ADMIN, CAROL_AGENT, CAROL_APPROVER))
+    app = create_app(ServerSettings(token=LEGACY, db_url=store_url, state_dir=str(tmp_path),
+                                    tool_guards=str(tmp_path / "tools.toml"), credentials_file=str(creds)))
+    with serve_in_thread(app) as base:
+        yield base, app.state.store, creds
+
+
+def _escalate(base, who: Cred | str, run: str, amount: int = 5) -> tuple[str, dict]:
+    h = who.headers if isinstance(who, Cred) else {"Authorization": f"Bearer {who}"}
+    call = {"name": "transfer_funds", "arguments": {"amount": amount}}
+    r = httpx.post(f"{base}/v1/check", headers=h, json={"run_id": run, "tool_call": call})
+    assert r.status_code == 200 and r.json()["decision"] == "ESCALATE", r.text
+    return r.json()["decision_id"], call
+
+
+def _answer(base, who: Cred | str, did: str, run: str, call: dict, approver: str = "human:cfo@corp"):
+    h = who.headers if isinstance(who, Cred) else {"Authorization": f"Bearer {who}"}
+    return httpx.post(f"{base}/v1/approvals", headers=h, json={"decision_id": did, "run_id": run, "tool_call": call,
+                                                                "approved": True, "approver": approver})
+
+
+def test_the_agent_cannot_approve_its_own_escalation(service):
+    base, store, _ = service
+    did, call = _escalate(base, AGENT, "self")
+    for who in (AGENT, LEGACY, READER, ADMIN):  # no credential without the approver role can answer
+        r = _answer(base, who, did, "self", call)
+        assert r.status_code == 403 and "approver role" in r.json()["error"], r.text
+    did2, call2 = _escalate(base, LEGACY, "self-legacy")  # the legacy single token: same
+    assert _answer(base, LEGACY, did2, "self-legacy", call2).status_code == 403
+    assert store.count_decisions("self", kind="approval") == 0
+    assert store.count_decisions("self-legacy", kind="approval") == 0
+    # the run's decision records which credential asked
+    assert store.decision(did)["principal"] == AGENT.identity
+    assert store.decision(did2)["principal"] == "token"
+
+
+def test_an_approver_cannot_answer_a_run_it_started(service):
+    base, store, _ = service
+    did, call = _escalate(base, CAROL_AGENT, "carol-run")
+    r = _answer(base, CAROL_APPROVER, did, "carol-run", call)  # same identity, other credential
+    assert r.status_code == 403 and "self-approval" in r.json()["error"], r.text
+    # an identity that fed the run earlier (not the escalated call) cannot answer either
+    httpx.post(f"{base}/v1/check", headers=AGENT.headers, json={"run_id": "mixed", "tool_call": {"name": "read"}})
+    did2, call2 = _escalate(base, CAROL_AGENT, "mixed")
+    assert _answer(base, CAROL_APPROVER, did2, "mixed", call2).status_code == 403
+    assert store.count_decisions("carol-run", kind="approval") == 0
+
+
+def test_the_recorded_approver_is_the_credential_not_the_body(service):
+    base, store, _ = service
+    did, call = _escalate(base, AGENT, "ok")
+    r = _answer(base, APPROVER, did, "ok", call, approver="human:cfo@corp")
+    assert r.status_code == 200 and r.json()["decision"] == "ALLOW", r.text
+    [row] = store.decisions(run_id="ok", kind="approval")
+    assert row["guard"] == f"human:{APPROVER.identity}" and row["principal"] == APPROVER.identity
+    assert "cfo" not in row["reason"] and APPROVER.identity in row["reason"]
+    # the same approver answers a second escalation of that run (its answers do not make it an asker)
+    did2, call2 = _escalate(base, AGENT, "ok", amount=6)
+    assert _answer(base, APPROVER, did2, "ok", call2).status_code == 200
+
+
+def test_each_role_reaches_only_its_paths(service):
+    base, _store, _ = service
+    ok_check = {"run_id": "r", "tool_call": {"name": "read"}}
+    cases = [  # (credential, method, path, body, allowed)
+        (AGENT, "POST", "/v1/check", ok_check, True), (AGENT, "POST", "/v1/runs/r/steps", {"state": 1}, True),
+        (AGENT, "POST", "/v1/runs/r/signals", {"signals": {"s": 0.9}}, True),
+        (AGENT, "GET", "/v1/decisions", None, False), (AGENT, "GET", "/metrics", None, False),
+        (READER, "GET", "/v1/decisions", None, True), (READER, "GET", "/metrics", None, True),
+        (READER, "GET", "/v1/runs", None, True), (READER, "POST", "/v1/check", ok_check, False),
+        (READER, "POST", "/v1/runs/r/steps", {"state": 1}, False),
+        (APPROVER, "GET", "/v1/decisions", None, True), (APPROVER, "POST", "/v1/check", ok_check, False),
+        (ADMIN, "GET", "/v1/decisions", None, True), (ADMIN, "POST", "/v1/check", ok_check, False),
+        (ADMIN, "POST", "/v1/whatever-admin", {}, True),  # admin passes the gate (then 404/405)
+        (AGENT, "POST", "/v1/whatever-admin", {}, False),
+    ]
+    for who, method, path, body, allowed in cases:
+        r = httpx.request(method, f"{base}{path}", headers=who.headers, json=body)
+        assert (r.status_code != 403) == allowed, (who.identity, method, path, r.status_code, r.text)
+        if not allowed:
+            assert "role" in r.json()["error"]
+    assert httpx.get(f"{base}/health").status_code == 200  # public
+    assert httpx.get(f"{base}/v1/decisions", headers={"Authorization": "Bearer nope-not-a-token"}).status_code == 401
+
+
+def test_credentials_rotate_without_restart(service):
+    base, _store, creds = service
+    new = "alice-rotated-token-987654"
+    assert httpx.get(f"{base}/v1/decisions", headers=APPROVER.headers).status_code == 200
+    text = creds.read_text()
+    creds.write_text(text.replace(entry(APPROVER), entry(APPROVER, new)))
+    deadline = time.time() + 10
+    while time.time() < deadline:  # re-read within about a second
+        if httpx.get(f"{base}/v1/decisions", headers=APPROVER.headers).status_code == 401:
+            break
+        time.sleep(0.2)
+    assert httpx.get(f"{base}/v1/decisions", headers=APPROVER.headers).status_code == 401
+    assert httpx.get(f"{base}/v1/decisions", headers={"Authorization": f"Bearer {new}"}).status_code == 200
+    creds.write_text("this is [not toml")  # a broken file keeps the credentials in force
+    time.sleep(1.3)
+    assert httpx.get(f"{base}/v1/decisions", headers={"Authorization": f"Bearer {new}"}).status_code == 200
+
+
+def test_the_credentials_file_stores_no_token(service):
+    _base, _store, creds = service
+    text = creds.read_text()
+    assert AGENT.token not in text and APPROVER.token not in text and "token_sha256" in text
