@@ -53,7 +53,7 @@ from typing import Any, Iterable
 
 from ..core.errors import InputError
 
-__all__ = ["ROLES", "CredentialStore", "Principal", "hash_token", "new_credential", "new_token", "permitted"]
+__all__ = ["CredentialStore", "Principal", "ROLES", "hash_token", "new_credential", "new_token", "permitted"]
 
 ROLES = ("agent", "approver", "reader", "admin")
 AGENT_PATHS_SUFFIX = ("/steps", "/signals")
