@@ -5,7 +5,7 @@ The full-graph benchmark (``integrations_langchain_overhead.py``) measures the m
 ``create_agent`` run, where LangGraph's own scheduling dominates and a loaded machine makes the difference
 of two medians noisy. This one calls the two hooks a guarded tool call goes through, ``after_model`` (the
 turn's proposals decided before any runs) and ``wrap_tool_call`` (the gate, with a handler that returns at
-once), directly on LangChain's own ``AIMessage`` / ``ToolCallRequest`` objects, in subprocesses that
+once), directly on LangChain's own ``AIMessage`` / ``ToolCallRequest`` objects, 20 calls per run, in subprocesses that
 alternate between the base checkout (A) and this one (B), and reports CPU microseconds per call (process
 time, so other load on the machine counts less). Both run the same stack
 (``examples/integrations/agentguard.toml`` of each checkout: two rule guards and a verified policy).
@@ -30,7 +30,7 @@ CHILD = r"""
 import json, sys, time
 from pathlib import Path
 from langchain.agents.middleware import ToolCallRequest
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from agentguard.config import load_stack
 from agentguard.integrations.langchain import AgentGuardMiddleware
 
@@ -42,9 +42,12 @@ class RT:  # the runtime object LangChain passes: only its config and context ar
     context = None
     config: dict = {}  # no thread id: both hooks key the run on the first message, as after_model does here
 
+FIRST = [HumanMessage("read", id=f"run{r}") for r in range(2000)]
+
 def one(i):
     tc = {"name": "read_file", "args": {"path": f"/x/{i % 50}"}, "id": f"c{i}", "type": "tool_call"}
-    state = {"messages": [AIMessage("", tool_calls=[tc])]}
+    # 20 tool calls per run, as in integrations_langchain_overhead.py (the run is keyed on its first message)
+    state = {"messages": [FIRST[(i // 20) % len(FIRST)], AIMessage("", tool_calls=[tc])]}
     mw.after_model(state, RT())
     req = ToolCallRequest(tool_call=tc, tool=None, state=state, runtime=RT())
     mw.wrap_tool_call(req, lambda r: ToolMessage("ok", tool_call_id=r.tool_call["id"]))
