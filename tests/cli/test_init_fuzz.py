@@ -239,7 +239,7 @@ def monkeypatch_module():
     from agentguard.cli import policies
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(policies, "_prove", lambda paths, as_json, out: 0)
+    mp.setattr(policies, "_prove", lambda paths, as_json, out, specs=None: 0)
     yield mp
     mp.undo()
 

@@ -94,6 +94,8 @@ async def _burst(port: int, server: subprocess.Popen, checks: dict, answers: dic
             except httpx.HTTPError:
                 cut += 1
                 continue
+            if r.status_code == 409 and "concurrently" in r.text:  # the other worker decided the run first:
+                continue  # not acknowledged; a client retries (documented), this one moves on
             assert r.status_code == 200, r.text
             body = r.json()
             checks[body["decision_id"]] = body["decision"]
@@ -112,6 +114,9 @@ async def _burst(port: int, server: subprocess.Popen, checks: dict, answers: dic
                                                             "approved": yes})
             except httpx.HTTPError:
                 cut += 1
+                continue
+            if r.status_code == 409 and "concurrently" in r.text:  # not acknowledged: answer again
+                pending.put_nowait((did, run, tc, yes))
                 continue
             assert r.status_code == 200, r.text
             answers[r.json()["decision_id"]] = (did, r.json()["decision"])

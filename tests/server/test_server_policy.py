@@ -84,7 +84,7 @@ def test_service_with_the_verified_policy(tmp_path):
         r = c.post("/v1/check", headers=h, json={"run_id": "u1", "tool_call": {"name": "book_flight"},
                                                  "metadata": {"user_info": {**ADULT, "vaccine": False}}})
         assert r.json()["decision"] == "REJECT" and "Unvaccinated" in r.json()["reason"]
-        assert r.json()["guard"] == "policy:mind2web-sc@1"
+        assert r.json()["guard"] == "policy:mind2web-sc@2"  # the shipped policy's version (issue 26: v2)
         r = c.post("/v1/check", headers=h, json={"run_id": "u1", "tool_call": {"name": "book_flight"},
                                                  "metadata": {"user_info": ADULT}})
         assert r.json()["decision"] == "ALLOW"
