@@ -89,6 +89,8 @@ def test_kill_9_mid_burst_loses_no_answered_decision(tmp_path, backend):
                         if killed_at:
                             return
                         continue
+                    if r.status_code == 409 and "concurrently" in r.text:
+                        continue  # the documented "decided concurrently; retry": not acknowledged, nothing to keep
                     assert r.status_code == 200, r.text
                     answered[r.json()["decision_id"]] = str(i)
 
