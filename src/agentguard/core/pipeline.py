@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from .audit import AuditRecord, AuditSink
@@ -473,8 +473,3 @@ class Pipeline:
 def _rank(o: Outcome) -> tuple[int, int]:
     v = o.verdict
     return (int(o.stop), v.decision.strictness if v is not None else 99)
-
-
-def replace_outcome(out: Outcome, **changes: Any) -> Outcome:
-    """A copy of ``out`` with ``changes`` (dataclasses.replace)."""
-    return replace(out, **changes)
