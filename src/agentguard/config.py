@@ -63,6 +63,8 @@ _FILE_SUFFIXES = (".py", ".json", ".jsonl", ".prism", ".toml", ".yaml", ".yml", 
 #: guard type name -> factory, or "module:attribute" imported lazily on first use.
 GUARD_TYPES: dict[str, Factory | str] = {
     "tool-rules": "agentguard.policies.rules:ToolRuleGuard",
+    "flow-rules": "agentguard.policies.flow:FlowGuard",  # sequence rules over the run's calls
+    "secret-leak": "agentguard.policies.secret_guard:SecretLeakGuard",  # detect-secrets + PII on outgoing calls
     "policy": "agentguard.policies:ToolCallGuard",  # VeriGuard verified policy; uncovered tools: deny
     "proactive": "agentguard.predictive:ProactiveGuard",  # Pro2Guard runtime guard over a DTMC file
     "traffic-law": "agentguard.predictive:TrafficLawGuard",  # LawBreaker STL law x driving DTMC

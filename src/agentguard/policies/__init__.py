@@ -13,8 +13,10 @@ an enforcement strategy (by name: TT, AB, TEH, CRP, ``CRP+TEH``; :func:`agentgua
 every decision (:class:`JsonlAuditSink`, :class:`MemoryAuditSink`); :meth:`ToolCallGuard.from_config` builds
 it from a configuration table (type ``policy`` in ``agentguard.toml``). :class:`ProvenanceGuard` checks where
 a call's arguments came from (:class:`SourceDeclaration`); :class:`ToolRuleGuard` (:class:`ArgumentRule`) is
-the declarative allow/deny guard of type ``tool-rules``. Nagini itself is imported only by the worker in its own venv; nothing here imports a
-heavy dependency.
+the declarative allow/deny guard of type ``tool-rules``; :class:`FlowGuard` (:class:`FlowRule`) holds the
+sequence rules of type ``flow-rules``; :class:`SecretLeakGuard` (type ``secret-leak``) refuses keys, tokens and
+PII sent to a third party. Nagini itself is imported only by the worker in its own venv; nothing here imports a
+heavy dependency (detect-secrets and the PII libraries are imported when a scanner is built).
 
 The rest stays public in its module, not here: the paper's strategy names ``TT``/``AB``/``TEH``/``CRP``
 (:mod:`.guard`), the provenance ledger and its atoms (:mod:`.provenance`), ``Param``/``PolicyResult``
@@ -24,6 +26,7 @@ output parser (:mod:`.nagini`).
 
 from .audit import JsonlAuditSink, MemoryAuditSink
 from .extract import ArgumentExtractor, FieldRule, LLMExtractor, MappingExtractor, SpecExtractor
+from .flow import FlowGuard, FlowRule
 from .guard import PolicyBinding, ToolCallGuard
 from .library import extractor as library_extractor
 from .library import library_path, shipped_policies
@@ -33,6 +36,7 @@ from .provenance import SourceDeclaration
 from .provenance_guard import ProvenanceGuard
 from .rules import ArgumentRule, ToolRuleGuard
 from .sandbox import PreconditionViolation, validate
+from .secret_guard import SecretLeakGuard
 from .synthesis import synthesize
 from .testing import boundary_cases, run_tests, write_pytest
 
@@ -40,6 +44,8 @@ __all__ = [
     "ArgumentExtractor",
     "ArgumentRule",
     "FieldRule",
+    "FlowGuard",
+    "FlowRule",
     "JsonlAuditSink",
     "LLMExtractor",
     "MappingExtractor",
@@ -49,6 +55,7 @@ __all__ = [
     "PolicyBinding",
     "PreconditionViolation",
     "ProvenanceGuard",
+    "SecretLeakGuard",
     "SourceDeclaration",
     "SpecExtractor",
     "ToolCallGuard",

@@ -69,7 +69,7 @@ from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .shell import Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, path_forms
 from .shell.programs import flags_of
 
-__all__ = ["ArgumentRule", "COMMAND_ARGS", "PATH_ARGS", "ToolRuleGuard", "as_tool_call"]
+__all__ = ["ArgumentRule", "COMMAND_ARGS", "PATH_ARGS", "ToolRuleGuard", "as_tool_call", "tool_patterns"]
 
 #: argument names (canonical) whose values are shell commands (a string or an argv list)
 COMMAND_ARGS = frozenset({"command", "cmd", "commands", "argv", "args", "arguments", "script", "code", "shell",
@@ -107,6 +107,11 @@ def _globs(patterns: Iterable[str] | str | None, what: str) -> re.Pattern[str] |
     if not pats:
         return None
     return re.compile("|".join(f"(?:{fnmatch.translate(canonical_name(p))})" for p in pats))
+
+
+#: the one compiler of tool-name patterns (canonical globs, one regex) for every rule type: the secret-leak
+#: guard's destinations and the flow rules (:mod:`.flow`) use it too
+tool_patterns = _globs
 
 
 def _regex(pattern: str | None, what: str) -> re.Pattern[str] | None:

@@ -1,0 +1,269 @@
+"""Flow rules: a declarative rule over a run's sequence of calls ("read the inbox, then e-mail a stranger").
+
+A :class:`FlowRule` says: a call of a tool matching ``then`` is refused when, among the ``within`` calls
+before it in the same run (all of them when ``within`` is not given), there is a call of a tool matching
+``after`` whose result carries ``label`` (``untrusted``, ``trusted`` or ``any``), and, when
+``recipients`` names argument(s), one recipient of the ``then`` call is outside the user's grant::
+
+    [[guards]]
+    type = "flow-rules"
+    name = "flows"
+    trusted_tools = ["get_user_info", "list_contacts"]   # every other tool's result is untrusted
+
+    [[guards.rules]]
+    name = "inbox-then-external-mail"
+    after = "read_*"
+    label = "untrusted"
+    then = "send_*"
+    recipients = ["to", "cc", "bcc"]
+    grant = ["*@example.com"]        # recipients the user allows; a run fact may add more: grant_fact
+    within = 5
+
+Names are canonical (the one pattern compiler of every rule type, :func:`~.rules.tool_patterns`):
+``Read-Inbox``, ``read_inbox `` and ``READ\\u200bINBOX`` are ``read_inbox``; argument names are found the
+same way (``To`` is ``to``); recipients are compared NFKC, without invisible characters, case folded, a
+``mailto:`` prefix dropped. A ``then`` call with none of the ``recipients`` arguments has an unknown
+recipient: outside the grant (fail closed).
+
+History is the run's own trace (``context.trace``: the :class:`~agentguard.core.pipeline.Pipeline`'s
+per-run state in its RunMemory, filled by ``Pipeline.record``), not a second store: every recorded tool
+call counts, refused ones too (conservative: a refused read may have been retried in another form).
+``within`` is a window: an agent that makes ``within`` other calls in between is past it; leave it out
+where that matters. Labels come from ``trusted_tools`` (an allow-list: an undeclared tool's result is
+untrusted) or from a ``labeler(call, observation) -> "trusted" | "untrusted"`` (a provenance ledger).
+
+The same rules become Pro2Guard predicates (:mod:`.flow_spec`), so a learned DTMC can predict them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from ..core.canonical import canonical_name, strip_invisible
+from ..core.errors import InputError
+from ..core.guard import BaseGuard
+from ..core.types import Context, Decision, Step, ToolCall, Verdict
+from .rules import as_tool_call, tool_patterns
+
+__all__ = ["FlowGuard", "FlowRule", "LABELS", "history", "recipient_form"]
+
+LABELS = ("any", "trusted", "untrusted")
+Labeler = Callable[[ToolCall, Any], str]
+_RULE_KEYS = {"name", "after", "then", "label", "within", "recipients", "grant", "grant_fact", "decision"}
+
+
+def recipient_form(value: Any) -> str:
+    """A recipient as compared with the grant: NFKC, invisible characters removed, case folded, trimmed,
+    ``mailto:`` dropped."""
+    s = strip_invisible(str(value)).casefold().strip()
+    return s[7:].strip() if s.startswith("mailto:") else s
+
+
+_ANGLE = re.compile(r"<([^<>]*)>")
+
+
+def _addresses(text: str) -> list[str]:
+    """The recipients one string names, as a mail system splits it: at ``,`` and ``;``, the address in
+    ``<...>`` of ``Name <addr>``, then at whitespace (each word must be granted)."""
+    out = []
+    for part in re.split(r"[,;]", text):
+        m = _ANGLE.search(part)
+        part = m.group(1) if m else part
+        out += [w.strip("\"'") for w in part.split() if w.strip("\"'")]
+    return out or [text]
+
+
+def _grant_pattern(glob: str) -> re.Pattern[str]:
+    """A grant glob as a regex whose ``*`` and ``?`` never match ``@``, a separator or whitespace: ``*@example.com``
+    does not grant ``eve@evil.com@example.com``."""
+    parts = ["[^@,;\\s]*" if c == "*" else "[^@,;\\s]" if c == "?" else re.escape(c) for c in glob]
+    return re.compile("".join(parts))
+
+
+def _leaves(value: Any, depth: int = 0) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if depth > 8:
+        return ["<nested too deep>"]  # an unreadable recipient is outside every grant
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _leaves(v, depth + 1)]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [s for v in value for s in _leaves(v, depth + 1)]
+    return [] if value is None else [str(value)]
+
+
+@dataclass
+class FlowRule:
+    """One sequence rule (see the module docstring). ``decision`` is what a violation yields."""
+
+    name: str
+    after: Sequence[str] | str
+    then: Sequence[str] | str
+    label: str = "any"
+    within: int | None = None
+    recipients: Sequence[str] = ()
+    grant: Sequence[str] = ()
+    grant_fact: str | None = None
+    decision: Decision | str = Decision.REJECT
+    _after: re.Pattern[str] = field(init=False, repr=False)
+    _then: re.Pattern[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        what = f"flow rule {self.name!r}"
+        if not isinstance(self.name, str) or not self.name:
+            raise InputError("a flow rule needs a non-empty 'name'")
+        if self.label not in LABELS:
+            raise InputError(f"{what}: label must be one of {', '.join(LABELS)}, not {self.label!r}")
+        if self.within is not None and (isinstance(self.within, bool) or not isinstance(self.within, int)
+                                        or self.within < 1):
+            raise InputError(f"{what}: within must be a positive number of calls, not {self.within!r}")
+        after, then = tool_patterns(self.after, f"{what}.after"), tool_patterns(self.then, f"{what}.then")
+        if after is None or then is None:
+            raise InputError(f"{what}: needs 'after' and 'then' tool patterns")
+        self._after, self._then = after, then
+        if isinstance(self.recipients, str):
+            self.recipients = [self.recipients]
+        if isinstance(self.grant, str):
+            self.grant = [self.grant]
+        self._recipients = frozenset(canonical_name(r) for r in self.recipients)
+        self._grant = [_grant_pattern(recipient_form(g)) for g in self.grant]
+        self.decision = Decision.parse(self.decision)
+        if not self.decision.refuses:
+            raise InputError(f"{what}: decision must block (REJECT, ESCALATE or HALT), not {self.decision.name}")
+
+    @classmethod
+    def from_config(cls, d: Mapping[str, Any], where: str = "rules[0]") -> "FlowRule":
+        if not isinstance(d, Mapping):
+            raise InputError(f"{where}: a flow rule is a table with name, after, then")
+        unknown = sorted(set(d) - _RULE_KEYS)
+        if unknown:
+            raise InputError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(_RULE_KEYS))})")
+        try:
+            return cls(**dict(d))
+        except TypeError as exc:
+            raise InputError(f"{where}: {exc}") from None
+
+    # -- the parts of the condition -------------------------------------------------------------------
+    def triggers(self, call: ToolCall, label: str) -> bool:
+        """``call`` (whose result carries ``label``) is an ``after`` call of this rule."""
+        return bool(self._after.match(canonical_name(call.name))) and self.label in ("any", label)
+
+    def armed(self, calls: Sequence[ToolCall], labels: Sequence[str]) -> int | None:
+        """Index of the latest trigger among the last ``within`` calls, or None."""
+        start = 0 if self.within is None else max(0, len(calls) - self.within)
+        for i in range(len(calls) - 1, start - 1, -1):
+            if self.triggers(calls[i], labels[i]):
+                return i
+        return None
+
+    def outside(self, call: ToolCall, facts: Mapping[str, Any]) -> list[str]:
+        """The recipients of ``call`` outside the grant (``["<no recipient argument>"]`` when it has none of
+        the ``recipients`` arguments); empty when the rule names no recipient arguments."""
+        if not self._recipients:
+            return []
+        values = [v for k, v in call.arguments.items() if canonical_name(k) in self._recipients]
+        if not values:
+            return ["<no recipient argument>"]
+        grant = list(self._grant)
+        extra = facts.get(self.grant_fact) if self.grant_fact else None
+        if extra is not None:
+            grant += [_grant_pattern(recipient_form(g)) for g in ([extra] if isinstance(extra, str) else extra)]
+        out = []
+        for v in values:
+            for s in _leaves(v):
+                if any(not any(g.fullmatch(a) for g in grant) for a in _addresses(recipient_form(s))):
+                    out.append(s)
+        return out
+
+    def violation(self, calls: Sequence[ToolCall], labels: Sequence[str], call: ToolCall,
+                  facts: Mapping[str, Any] | None = None) -> str | None:
+        """Why ``call``, proposed after ``calls`` (their results labelled ``labels``), violates this rule."""
+        if not self._then.match(canonical_name(call.name)):
+            return None
+        outside = self.outside(call, facts or {})
+        if self._recipients and not outside:
+            return None
+        i = self.armed(calls, labels)
+        if i is None:
+            return None
+        to = f" to {', '.join(repr(o) for o in outside[:3])} (outside the grant)" if outside else ""
+        lab = f" ({labels[i]})" if self.label != "any" else ""
+        return f"flow rule {self.name!r}: {call.name}{to} after {calls[i].name}{lab}, {len(calls) - i} call(s) ago"
+
+
+def history(trace_steps: Iterable[Any]) -> list[tuple[ToolCall, Any]]:
+    """``(call, observation)`` of every tool call recorded in a run's trace steps, in order."""
+    out = []
+    for s in trace_steps:
+        call = as_tool_call(s.action) if isinstance(s, Step) else as_tool_call(s)
+        if call is not None:
+            out.append((call, s.observation if isinstance(s, Step) else None))
+    return out
+
+
+class FlowGuard(BaseGuard):
+    """Flow rules over the run's recorded calls (see the module docstring); the strictest violation wins."""
+
+    inline_safe = True  # pure and fast: a few glob matches per recorded call
+
+    def __init__(self, rules: Sequence[FlowRule | Mapping[str, Any]], *, name: str = "flow-rules",
+                 trusted_tools: Sequence[str] | str = (), labeler: Labeler | None = None) -> None:
+        self.name = name
+        self.rules = [r if isinstance(r, FlowRule) else FlowRule.from_config(r, f"{name}.rules[{i}]")
+                      for i, r in enumerate(rules)]
+        if not self.rules:
+            raise InputError(f"{name}: give at least one flow rule")
+        names = [r.name for r in self.rules]
+        if len(set(names)) != len(names):
+            raise InputError(f"{name}: flow rule names must be unique, got {names}")
+        self._trusted = tool_patterns(trusted_tools, f"{name}.trusted_tools")
+        self._labeler = labeler
+
+    @classmethod
+    def from_config(cls, params: Mapping[str, Any]) -> "FlowGuard":
+        """``{"rules": [...], "trusted_tools": [...], "name": ...}`` (a ``[[guards]]`` table of type
+        ``flow-rules``)."""
+        unknown = sorted(set(params) - {"rules", "trusted_tools", "name"})
+        if unknown:
+            raise InputError(f"unknown key(s) {', '.join(unknown)} for flow-rules (known: name, rules, trusted_tools)")
+        rules = params.get("rules")
+        if not isinstance(rules, list):
+            raise InputError("flow-rules needs 'rules', a list of [[guards.rules]] tables")
+        return cls(rules, name=str(params.get("name", "flow-rules")), trusted_tools=params.get("trusted_tools", ()))
+
+    def label(self, call: ToolCall, observation: Any = None) -> str:
+        """``trusted`` or ``untrusted``: the label of ``call``'s result."""
+        if self._labeler is not None:
+            lab = self._labeler(call, observation)
+            if lab not in ("trusted", "untrusted"):
+                raise InputError(f"{self.name}: labeler returned {lab!r}, not 'trusted' or 'untrusted'")
+            return str(lab)
+        ok = self._trusted is not None and self._trusted.match(canonical_name(call.name))
+        return "trusted" if ok else "untrusted"
+
+    def violations(self, calls: Sequence[ToolCall], observations: Sequence[Any], call: ToolCall,
+                   facts: Mapping[str, Any] | None = None) -> list[tuple[FlowRule, str]]:
+        """Every rule ``call`` violates after ``calls`` (with their results ``observations``)."""
+        labels = [self.label(c, o) for c, o in zip(calls, observations)]
+        found = []
+        for r in self.rules:
+            why = r.violation(calls, labels, call, facts)
+            if why:
+                found.append((r, why))
+        return found
+
+    def check(self, context: Context, proposal: Any) -> Verdict:
+        call = as_tool_call(proposal)
+        if call is None:
+            if isinstance(proposal, (str, Step)):
+                return Verdict.allow(self.name, "not a tool call")
+            return Verdict(Decision.REJECT, f"cannot read a proposal of type {type(proposal).__name__}", self.name)
+        past = history(context.trace.steps)
+        found = self.violations([c for c, _ in past], [o for _, o in past], call, context.metadata)
+        if not found:
+            return Verdict.allow(self.name)
+        rule, why = max(found, key=lambda x: Decision.parse(x[0].decision).strictness)
+        return Verdict(Decision.parse(rule.decision), why, self.name,
+                       details={"violations": [w for _, w in found], "rules": [r.name for r, _ in found]})

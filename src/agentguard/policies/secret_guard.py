@@ -1,0 +1,145 @@
+"""SecretLeakGuard: no key, token, private key or chosen PII leaves in a call to someone not allowed it.
+
+Each proposal (a tool call's arguments, or a text message the agent writes) is scanned by a
+:class:`~agentguard.policies.secrets.LeakScanner`. Every finding is then judged by where the call sends
+it and where the value came from:
+
+- **destination** (an allow-list; the default for an unknown tool is ``third_party``): ``user`` for
+  the tools in ``user_tools`` and for text messages (``text_destination``), ``internal`` for
+  ``internal_tools``, ``third_party`` for everything else. Tool names are compared in canonical form
+  with the same pattern compiler as every other rule (:func:`agentguard.policies.rules.tool_patterns`).
+  A deployment with its own notion of destination (recipient domains, a connector registry) passes
+  ``destination(context, call) -> "user" | "internal" | "third_party"``;
+- ``allow_to``: which finding kinds each destination may receive; default ``user``: secrets and PII
+  (a secret read from the user's own file may be shown to the user), ``internal``: PII,
+  ``third_party``: nothing;
+- **provenance** (optional; composes with the provenance guard through one small interface): a
+  ``provenance(context, value) -> labels`` callable (by default the ``labels`` method of
+  ``context.metadata["provenance"]`` when there is one, the ledger interface of
+  :class:`~agentguard.policies.provenance.ProvenanceLedger`). A finding of a kind in ``user_supplied``
+  (default: PII) whose value carries the ``user`` label (the user typed it in the prompt) may go to any
+  destination: "pay IBAN X" is the user's decision, an IBAN from an e-mail body is not.
+
+A finding of kind ``unreadable`` (nesting too deep, a string too long) is never allowed. Verdict reasons
+and details name the argument path, the detector and a redacted excerpt, never the secret (the audit
+trail must not become the leak).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from ..core.errors import InputError
+from ..core.guard import BaseGuard
+from ..core.types import Context, Decision, Step, ToolCall, Verdict
+from .rules import as_tool_call, tool_patterns
+from .secrets import DEFAULT_PII, DEFAULT_PLUGINS, Finding, LeakScanner
+
+__all__ = ["DESTINATIONS", "SecretLeakGuard"]
+
+DESTINATIONS = ("user", "internal", "third_party")
+_KINDS = ("secret", "pii")
+_DEFAULT_ALLOW = {"user": ("secret", "pii"), "internal": ("pii",), "third_party": ()}
+
+Destination = Callable[[Context, ToolCall], str]
+Provenance = Callable[[Context, str], Any]
+
+
+def _metadata_provenance(context: Context, value: str) -> frozenset[str]:
+    """Labels from ``context.metadata["provenance"]`` (anything with ``labels(value)``), else none."""
+    led = context.metadata.get("provenance") if isinstance(context.metadata, Mapping) else None
+    fn = getattr(led, "labels", None)
+    return frozenset(fn(value)) if callable(fn) else frozenset()
+
+
+class SecretLeakGuard(BaseGuard):
+    """Refuse calls and messages that carry a secret or PII to a destination not allowed it (see module doc)."""
+
+    def __init__(self, *, name: str = "secret-leak", scanner: LeakScanner | None = None,
+                 plugins: Sequence[str] | str = DEFAULT_PLUGINS, pii: Sequence[str] = DEFAULT_PII,
+                 extra_patterns: Mapping[str, str] | None = None, decode: bool = True,
+                 user_tools: Sequence[str] | str = (), internal_tools: Sequence[str] | str = (),
+                 allow_to: Mapping[str, Sequence[str]] | None = None, user_supplied: Sequence[str] = ("pii",),
+                 text_destination: str = "user", destination: Destination | None = None,
+                 provenance: Provenance | None = _metadata_provenance,
+                 decision: Decision | str = Decision.REJECT) -> None:
+        self.name = name
+        self.scanner = scanner or LeakScanner(plugins=plugins, pii=pii, extra_patterns=extra_patterns, decode=decode)
+        self.decision = Decision.parse(decision)
+        if not self.decision.refuses:
+            raise InputError(f"{name}: decision must block (REJECT, ESCALATE or HALT), not {self.decision.name}")
+        self._user = tool_patterns(user_tools, f"{name}.user_tools")
+        self._internal = tool_patterns(internal_tools, f"{name}.internal_tools")
+        allow = dict(_DEFAULT_ALLOW if allow_to is None else allow_to)
+        bad = [k for k in allow if k not in DESTINATIONS] + [
+            f"{k}:{x}" for k, v in allow.items() for x in ([v] if isinstance(v, str) else v) if x not in _KINDS]
+        if bad:
+            raise InputError(f"{name}.allow_to: unknown destination or kind {', '.join(bad)} "
+                             f"(destinations {', '.join(DESTINATIONS)}; kinds {', '.join(_KINDS)})")
+        self.allow_to = {d: frozenset([allow[d]] if isinstance(allow.get(d), str) else allow.get(d, ()))
+                         for d in DESTINATIONS}
+        if any(k not in _KINDS for k in user_supplied):
+            raise InputError(f"{name}.user_supplied: kinds are {', '.join(_KINDS)}, got {list(user_supplied)}")
+        self.user_supplied = frozenset(user_supplied)
+        if text_destination not in DESTINATIONS:
+            raise InputError(f"{name}.text_destination must be one of {', '.join(DESTINATIONS)}")
+        self.text_destination = text_destination
+        self._destination = destination
+        self._provenance = provenance
+
+    @classmethod
+    def from_config(cls, params: Mapping[str, Any]) -> "SecretLeakGuard":
+        """The keyword arguments from a ``[[guards]]`` table (``type = "secret-leak"``); callables
+        (``destination``, ``provenance``) are code-only."""
+        known = {"name", "plugins", "pii", "extra_patterns", "decode", "user_tools", "internal_tools", "allow_to",
+                 "user_supplied", "text_destination", "decision"}
+        unknown = sorted(set(params) - known)
+        if unknown:
+            raise InputError(f"unknown key(s) {', '.join(unknown)} for a secret-leak guard (known: {', '.join(sorted(known))})")
+        return cls(**dict(params))
+
+    def destination(self, context: Context, call: ToolCall) -> str:
+        """Where ``call`` sends its arguments: ``user``, ``internal`` or ``third_party`` (the default)."""
+        if self._destination is not None:
+            d = self._destination(context, call)
+            if d not in DESTINATIONS:
+                raise InputError(f"{self.name}: destination classifier returned {d!r}, not one of {DESTINATIONS}")
+            return str(d)
+        from ..core.canonical import canonical_name
+
+        n = canonical_name(call.name)
+        if self._user is not None and self._user.match(n):
+            return "user"
+        if self._internal is not None and self._internal.match(n):
+            return "internal"
+        return "third_party"
+
+    def _allowed(self, context: Context, f: Finding, dest: str) -> bool:
+        if f.kind not in _KINDS:
+            return False
+        if f.kind in self.allow_to[dest]:
+            return True
+        if f.kind in self.user_supplied and self._provenance is not None and f.value:
+            return "user" in self._provenance(context, f.value)
+        return False
+
+    def check(self, context: Context, proposal: Any) -> Verdict:
+        call = as_tool_call(proposal)
+        if call is not None:
+            dest, what, found = self.destination(context, call), f"{call.name}", self.scanner.scan(call.arguments)
+        elif isinstance(proposal, str) or (isinstance(proposal, Step) and isinstance(proposal.output, str)):
+            text = proposal if isinstance(proposal, str) else proposal.output
+            dest, what, found = self.text_destination, "message", self.scanner.scan_text(str(text), "text")
+        elif isinstance(proposal, Step) and proposal.action is None:
+            return Verdict.allow(self.name, "nothing outgoing")
+        else:
+            return Verdict(self.decision, f"cannot read a proposal of type {type(proposal).__name__}", self.name)
+        leaks = [f for f in found if not self._allowed(context, f, dest)]
+        if not leaks:
+            return Verdict.allow(self.name, f"{len(found)} finding(s), all allowed to {dest}" if found else "clean")
+        items = [{"kind": f.kind, "type": f.type, "path": f.path, "excerpt": f.redacted()} for f in leaks]
+        f = leaks[0]
+        why = (f"{what} argument '{f.path}' is unreadable ({f.type})" if f.kind == "unreadable" else
+               f"{what} carries a {f.type} ({f.kind}, {f.redacted()}) in '{f.path}' to {dest.replace('_', ' ')}")
+        more = f" and {len(leaks) - 1} more" if len(leaks) > 1 else ""
+        return Verdict(self.decision, why + more, self.name, details={"leaks": items, "destination": dest})

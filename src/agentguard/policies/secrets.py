@@ -1,0 +1,287 @@
+"""Secret and PII detection in what an agent sends: every string of a tool call's arguments, decoded.
+
+Detectors are maintained libraries, each made for its job, called in-process:
+
+- **keys and tokens**: the plugin classes of Yelp's ``detect-secrets`` (AWS, GitHub, GitLab, Slack, Stripe,
+  OpenAI, SendGrid, Twilio, npm, PyPI, Discord, Telegram, Mailchimp, Square, Azure storage, Artifactory,
+  JWTs, PEM/OpenSSH/PGP private keys, basic-auth URLs, ...). Only ``analyze_string`` is called: the regexes
+  and format checks (a JWT's header and payload must be JSON), never ``verify`` (which would send the
+  secret to its issuer over the network). The high-entropy plugins and the keyword plugin are opt-in
+  (``plugins="all"`` or by name): they are what makes a scanner noisy, and
+  ``benchmarks/secret_guard.py`` measures each plugin's false positives separately;
+- **PII**: card numbers (a 13-19 digit run that passes the Luhn check of ``python-stdnum``), US social
+  security numbers written ``ddd-dd-dddd`` (``stdnum.us.ssn``: area, group and serial rules), IBANs
+  (``stdnum.iban``: country format and ISO 7064 check digits), phone numbers (Google's libphonenumber
+  port ``phonenumbers``, leniency VALID) and e-mail addresses (``email-validator``, syntax only).
+  Presidio was measured and not used: its analyzer needs spaCy (the official English models are not
+  on PyPI) and its e-mail recognizer fetches the public-suffix list over the network at first use;
+  its pattern recognizers wrap the same checks as above. Default PII kinds are cards and SSNs: e-mail
+  addresses, IBANs and phone numbers are what benign calls address (``send_email.to``,
+  ``send_money.recipient``), so they are opt-in (see the benchmark's per-kind false-positive rates).
+
+Reading like the receiving system (and an attacker): every string leaf of nested arguments, mapping keys
+included; NFKC with invisible characters removed (``AKIA\\u200b...``); and the decodings a receiver or an
+exfiltration endpoint applies, up to :data:`MAX_LAYERS` deep: percent-encoding (``%41KIA``, ``+``),
+HTML entities, JSON inside a string, base64 / base64url runs that decode to text, and hex runs that
+decode to text. A value nested deeper than :data:`MAX_NESTING`, or a string longer than ``max_chars``,
+is a finding of kind ``unreadable`` (refused: not read is not allowed).
+
+What no content scanner sees: a secret split across arguments or calls, reversed, encrypted or spelled
+out. Pair the guard with provenance and flow rules (a value read from a secret store may not reach a
+third party in any form).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+from urllib.parse import unquote_plus
+
+from ..core.canonical import strip_invisible
+from ..core.errors import InputError, require
+
+__all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "plugin_names"]
+
+#: detect-secrets plugins used by default: format-specific detectors (no entropy, keyword or IP plugins)
+DEFAULT_PLUGINS = (
+    "AWSKeyDetector", "ArtifactoryDetector", "AzureStorageKeyDetector", "BasicAuthDetector",
+    "DiscordBotTokenDetector", "GitHubTokenDetector", "GitLabTokenDetector", "JwtTokenDetector",
+    "MailchimpDetector", "NpmDetector", "OpenAIDetector", "PrivateKeyDetector", "PypiTokenDetector",
+    "SendGridDetector", "SlackDetector", "SquareOAuthDetector", "StripeDetector", "TelegramBotTokenDetector",
+    "TwilioKeyDetector",
+)
+PII_KINDS = ("credit_card", "us_ssn", "iban", "phone", "email")
+DEFAULT_PII = ("credit_card", "us_ssn")
+MAX_NESTING = 8
+MAX_LAYERS = 3
+
+_CARD = re.compile(r"(?<![\w-])(?:\d[ -]?){12,18}\d(?![\w-])")
+_SSN = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w-])")
+# an IBAN as written (upper case): country, check digits, groups of four (spaced or not), a short last group
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
+_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing found: ``kind`` (``secret``, ``pii`` or ``unreadable``), the detector's ``type`` (``GitHub
+    Token``, ``credit_card``), where (``path``: argument path, then the decodings applied, e.g.
+    ``body|base64``) and the matched ``value`` (kept in memory; reasons carry :meth:`redacted` only)."""
+
+    kind: str
+    type: str
+    path: str
+    value: str
+
+    def redacted(self) -> str:
+        """The first four characters and the length: enough to recognise, not to use."""
+        return f"{self.value[:4]}...({len(self.value)} chars)" if self.value else ""
+
+
+def plugin_names() -> list[str]:
+    """Every detect-secrets plugin class name this installation has."""
+    util = require("detect_secrets.core.plugins.util", "secrets")
+    return sorted(c.__name__ for c in util.get_mapping_from_secret_type_to_class().values())
+
+
+def _plugins(names: Sequence[str] | str) -> list[Any]:
+    util = require("detect_secrets.core.plugins.util", "secrets")
+    classes = {c.__name__: c for c in util.get_mapping_from_secret_type_to_class().values()}
+    wanted = sorted(classes) if names == "all" else [names] if isinstance(names, str) else list(names)
+    unknown = [n for n in wanted if n not in classes]
+    if unknown:
+        raise InputError(f"unknown detect-secrets plugin(s) {', '.join(unknown)} (known: {', '.join(sorted(classes))})")
+    return [classes[n]() for n in wanted]
+
+
+def _printable(raw: bytes) -> str | None:
+    """``raw`` as text when it is UTF-8 and at least 90% printable (what a decoded exfiltration looks like)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if len(text) < 8:
+        return None
+    good = sum(ch.isprintable() or ch in "\r\n\t" for ch in text)
+    return text if good >= 0.9 * len(text) else None
+
+
+def decodings(text: str) -> Iterator[tuple[str, str]]:
+    """``(layer, decoded text)`` for each one-step decoding of ``text`` that changes it (see the module doc)."""
+    if "%" in text and _PCT.search(text) or "+" in text and "%" in text:
+        d = unquote_plus(text)
+        if d != text:
+            yield "url", d
+    if "&" in text and ";" in text:
+        d = html.unescape(text)
+        if d != text:
+            yield "html", d
+    for m in _B64.finditer(text):
+        s = m.group(0)
+        alt = s.replace("-", "+").replace("_", "/").rstrip("=")
+        try:
+            raw = base64.b64decode(alt + "=" * (-len(alt) % 4), validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        d = _printable(raw)
+        if d is not None:
+            yield "base64", d
+    for m in _HEX.finditer(text):
+        d = _printable(bytes.fromhex(m.group(0)))
+        if d is not None:
+            yield "hex", d
+
+
+class LeakScanner:
+    """Finds secrets and PII in any value (strings, nested mappings and lists). See the module docstring.
+
+    ``plugins``: detect-secrets plugin class names (default :data:`DEFAULT_PLUGINS`; ``"all"`` for every
+    one); ``pii``: PII kinds among :data:`PII_KINDS` (default :data:`DEFAULT_PII`); ``extra_patterns``:
+    ``{type name: regex}`` for formats detect-secrets lacks; ``decode``: read the decodings too;
+    ``phone_region``: the region a phone number without ``+`` is read in.
+    """
+
+    def __init__(self, *, plugins: Sequence[str] | str = DEFAULT_PLUGINS, pii: Sequence[str] = DEFAULT_PII,
+                 extra_patterns: Mapping[str, str] | None = None, decode: bool = True,
+                 max_chars: int = 1_000_000, phone_region: str = "US") -> None:
+        self.plugins = _plugins(plugins)
+        unknown = sorted(set(pii) - set(PII_KINDS))
+        if unknown:
+            raise InputError(f"unknown PII kind(s) {', '.join(unknown)} (known: {', '.join(PII_KINDS)})")
+        self.pii = tuple(pii)
+        self.extra: list[tuple[str, re.Pattern[str]]] = []
+        for k, rx in (extra_patterns or {}).items():
+            try:
+                self.extra.append((str(k), re.compile(rx)))
+            except re.error as exc:
+                raise InputError(f"extra_patterns.{k}: bad regular expression {rx!r}: {exc}") from None
+        self.decode = decode
+        self.max_chars = max_chars
+        self.phone_region = phone_region
+        self._stdnum = require("stdnum.iban", "secrets") if {"iban", "credit_card", "us_ssn"} & set(self.pii) else None
+        self._entropy = [p for p in self.plugins if hasattr(p, "calculate_shannon_entropy")]
+        self._regex = [p for p in self.plugins if p not in self._entropy]
+        self._entropy_rx = [re.compile("[" + re.escape(p.charset) + "]{20,}") for p in self._entropy]
+
+    # -- one string ---------------------------------------------------------------------------------
+    def scan_text(self, text: str, path: str = "") -> list[Finding]:
+        """Findings in one string (its canonical form and, with ``decode``, its decodings)."""
+        if len(text) > self.max_chars:
+            return [Finding("unreadable", "too long", path, "")]
+        out: list[Finding] = []
+        seen: set[str] = set()
+        todo: list[tuple[str, str, int]] = [(text, path, 0)]
+        while todo:
+            t, where, depth = todo.pop()
+            if t in seen:
+                continue
+            seen.add(t)
+            canon = t if t.isascii() else strip_invisible(t)
+            out += self._detect(canon, where)
+            if not self.decode or depth >= MAX_LAYERS:
+                continue
+            if canon != t:
+                todo.append((canon, where, depth))
+            stripped = canon.strip()
+            if stripped[:1] in "{[" and stripped[-1:] in "}]":
+                try:
+                    parsed = json.loads(stripped)
+                except ValueError:
+                    parsed = None
+                if isinstance(parsed, (dict, list)):
+                    out += self.scan(parsed, f"{where}|json", depth=0)
+            for layer, d in decodings(canon):
+                todo.append((d, f"{where}|{layer}", depth + 1))
+        return _unique(out)
+
+    def _detect(self, text: str, where: str) -> list[Finding]:
+        out: list[Finding] = []
+        for p in self._regex:
+            hits = set(p.analyze_string(text))  # the plugin's own decision (JWT: header and payload are JSON)
+            if hits:  # report the whole token, not the regex group a plugin yields
+                whole = {m.group(0) for rx in p.denylist for m in rx.finditer(text)}
+                out += [Finding("secret", str(p.secret_type), where, w) for w in sorted(whole)
+                        if any(h in w for h in hits)]
+        for p, rx in zip(self._entropy, self._entropy_rx):
+            for m in rx.finditer(text):
+                if p.calculate_shannon_entropy(m.group(0)) > p.entropy_limit:
+                    out.append(Finding("secret", str(p.secret_type), where, m.group(0)))
+        for name, rx in self.extra:
+            out += [Finding("secret", name, where, m.group(0)) for m in rx.finditer(text)]
+        if self.pii:
+            out += self._pii(text, where)
+        return out
+
+    def _pii(self, text: str, where: str) -> list[Finding]:
+        out: list[Finding] = []
+        if not any(ch.isdigit() for ch in text) and "@" not in text:
+            return out
+        if "credit_card" in self.pii:
+            from stdnum import luhn
+
+            for m in _CARD.finditer(text):
+                digits = re.sub(r"[ -]", "", m.group(0))
+                if 13 <= len(digits) <= 19 and digits[0] in "3456" and luhn.is_valid(digits):
+                    out.append(Finding("pii", "credit_card", where, m.group(0)))
+        if "us_ssn" in self.pii:
+            from stdnum.us import ssn
+
+            out += [Finding("pii", "us_ssn", where, m.group(0)) for m in _SSN.finditer(text) if ssn.is_valid(m.group(0))]
+        if "iban" in self.pii:
+            out += [Finding("pii", "iban", where, m.group(0)) for m in _IBAN.finditer(text)
+                    if self._stdnum.is_valid(m.group(0))]  # type: ignore[union-attr]
+        if "email" in self.pii and "@" in text:
+            ev = require("email_validator", "secrets")
+            for m in _EMAIL.finditer(text):
+                try:
+                    ev.validate_email(m.group(0), check_deliverability=False)
+                except ev.EmailNotValidError:
+                    continue
+                out.append(Finding("pii", "email", where, m.group(0)))
+        if "phone" in self.pii:
+            pn = require("phonenumbers", "secrets")
+            for m in pn.PhoneNumberMatcher(text, self.phone_region, leniency=pn.Leniency.VALID):
+                out.append(Finding("pii", "phone", where, m.raw_string))
+        return out
+
+    # -- any value ----------------------------------------------------------------------------------
+    def scan(self, value: Any, path: str = "", *, depth: int = 0) -> list[Finding]:
+        """Findings in every string leaf (and mapping key) of ``value``; deeper than :data:`MAX_NESTING`
+        is a finding of kind ``unreadable``."""
+        if isinstance(value, str):
+            return self.scan_text(value, path)
+        if depth > MAX_NESTING:
+            return [Finding("unreadable", "nested too deep", path, "")]
+        if hasattr(value, "model_dump"):
+            value = value.model_dump()
+        out: list[Finding] = []
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                sub = f"{path}.{k}" if path else str(k)
+                out += self.scan_text(str(k), sub) + self.scan(v, sub, depth=depth + 1)
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            for i, v in enumerate(value):
+                out += self.scan(v, f"{path}[{i}]", depth=depth + 1)
+        elif isinstance(value, (bytes, bytearray)):
+            out += self.scan_text(bytes(value).decode("utf-8", "replace"), path)
+        elif value is not None and not isinstance(value, bool):
+            out += self.scan_text(str(value), path)
+        return _unique(out)
+
+
+def _unique(found: Iterable[Finding]) -> list[Finding]:
+    """Each (kind, type, value) once, at the shortest path it was found under."""
+    best: dict[tuple[str, str, str], Finding] = {}
+    for f in found:
+        key = (f.kind, f.type, f.value)
+        if key not in best or len(f.path) < len(best[key].path):
+            best[key] = f
+    return list(best.values())
