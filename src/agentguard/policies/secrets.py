@@ -207,9 +207,9 @@ class LeakScanner:
         for p in self._regex:
             hits = set(p.analyze_string(text))  # the plugin's own decision (JWT: header and payload are JSON)
             if hits:  # report the whole token, not the regex group a plugin yields
-                whole = {m.group(0) for rx in p.denylist for m in rx.finditer(text)}
-                out += [Finding("secret", str(p.secret_type), where, w) for w in sorted(whole)
-                        if any(h in w for h in hits)]
+                whole = {m.group(0) for rx in getattr(p, "denylist", ()) for m in rx.finditer(text)}
+                vals = [w for w in sorted(whole) if any(h in w for h in hits)] or sorted(hits)
+                out += [Finding("secret", str(p.secret_type), where, str(w)) for w in vals]
         for p, rx in zip(self._entropy, self._entropy_rx):
             for m in rx.finditer(text):
                 if p.calculate_shannon_entropy(m.group(0)) > p.entropy_limit:
@@ -229,7 +229,7 @@ class LeakScanner:
 
             for m in _CARD.finditer(text):
                 digits = re.sub(r"[ -]", "", m.group(0))
-                if 13 <= len(digits) <= 19 and digits[0] in "3456" and luhn.is_valid(digits):
+                if 13 <= len(digits) <= 19 and digits[0] in "23456" and luhn.is_valid(digits):
                     out.append(Finding("pii", "credit_card", where, m.group(0)))
         if "us_ssn" in self.pii:
             from stdnum.us import ssn
