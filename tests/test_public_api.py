@@ -104,9 +104,9 @@ CURATED = {
         "openai_response_tokens", "openai_tokens", "parse_chunk", "stop_at_alarm",
     ],
     "agentguard.policies": [
-        "ArgumentExtractor", "ArgumentRule", "FieldRule", "JsonlAuditSink", "LLMExtractor", "MappingExtractor",
-        "MemoryAuditSink", "NaginiVerifier", "Policy", "PolicyBinding", "PreconditionViolation", "ProvenanceGuard",
-        "SourceDeclaration", "SpecExtractor", "ToolCallGuard", "ToolRuleGuard", "VerificationError",
+        "ArgumentExtractor", "ArgumentRule", "FieldRule", "FlowGuard", "FlowRule", "JsonlAuditSink", "LLMExtractor",
+        "MappingExtractor", "MemoryAuditSink", "NaginiVerifier", "Policy", "PolicyBinding", "PreconditionViolation",
+        "ProvenanceGuard", "SecretLeakGuard", "SourceDeclaration", "SpecExtractor", "ToolCallGuard", "ToolRuleGuard", "VerificationError",
         "VerificationResult", "boundary_cases", "find_nagini_venv", "library_extractor", "library_path",
         "load_policy", "policy_from_source", "run_tests", "shipped_policies", "synthesize", "validate", "verify",
         "write_pytest",

@@ -34,6 +34,10 @@ CHECKED = (
     f"{PKG}/control/filter.py",
     f"{PKG}/policies/shell",
     f"{PKG}/policies/rules.py",
+    f"{PKG}/policies/flow.py",
+    f"{PKG}/policies/flow_spec.py",
+    f"{PKG}/policies/secrets.py",
+    f"{PKG}/policies/secret_guard.py",
 )
 
 

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..core.errors import InputError
 from ..core.types import ToolCall, Trace
+from ..spec.expr import Expr
 from ..spec.predicates import Abstraction, Predicate
 from .flow import FlowGuard, FlowRule, history
 from .rules import as_tool_call
@@ -94,4 +95,4 @@ def flow_abstraction(guard: FlowGuard, *, unseen: str = "pessimistic", terminal:
         names.append(base)
         preds += [Predicate.of(f"{base}_armed", _armed(r)), Predicate.of(f"{base}_violated", _violated(r))]
     unsafe = " or ".join(f"{n}_violated" for n in names)
-    return Abstraction(preds, unsafe=unsafe, unseen=unseen, terminal=terminal, name=f"flow rules of {guard.name}")
+    return Abstraction(preds, unsafe=Expr(unsafe), unseen=unseen, terminal=terminal, name=f"flow rules of {guard.name}")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
+from ..core.canonical import canonical_name
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
@@ -105,8 +106,6 @@ class SecretLeakGuard(BaseGuard):
             if d not in DESTINATIONS:
                 raise InputError(f"{self.name}: destination classifier returned {d!r}, not one of {DESTINATIONS}")
             return str(d)
-        from ..core.canonical import canonical_name
-
         n = canonical_name(call.name)
         if self._user is not None and self._user.match(n):
             return "user"
