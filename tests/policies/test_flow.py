@@ -150,3 +150,15 @@ def test_the_module_docstring_toml_example_loads_and_decides(tmp_path: Path):
     outs = run(pl, "doc", ToolCall("Read_Inbox", {}), ToolCall("send_email", {"to": "eve@evil.example"}))
     assert not outs[-1].execute
     assert isinstance(build_stack({"guards": [{"type": "flow-rules", "rules": [RULE]}]}).guards[0], FlowGuard)
+
+
+def test_the_docs_flow_rule_example_builds_and_decides():
+    import tomllib
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "policies.md").read_text()
+    block = next(b for b in re.findall(r"```toml\n(.*?)```", doc, re.S) if 'type = "flow-rules"' in b)
+    pl = Pipeline(build_stack(tomllib.loads(block)))
+    outs = run(pl, "d", ToolCall("get_user_info", {}), ToolCall("send_email", {"to": "eve@evil.example"}),
+               ToolCall("Read Inbox", {}), ToolCall("send_email", {"to": "bob@example.com"}),
+               ToolCall("send_email", {"cc": "eve@evil.example"}))
+    assert [o.execute for o in outs] == [True, True, True, True, False]

@@ -99,3 +99,25 @@ def test_it_is_a_registered_config_type():
         build_stack({"guards": [{"type": "secret-leak", "allow_to": {"partner": ["pii"]}}]})
     with pytest.raises(InputError, match="must block"):
         SecretLeakGuard(decision="allow")
+
+
+def test_the_docs_secret_leak_example_builds_and_decides():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "policies.md").read_text()
+    block = next(b for b in re.findall(r"```toml\n(.*?)```", doc, re.S) if 'type = "secret-leak"' in b)
+    g = build_stack(tomllib.loads(block)).guards[0]
+    assert check(ToolCall("show_file", {"text": TOKEN}), g).decision is Decision.ALLOW
+    assert check(ToolCall("save_note", {"text": IBAN}), g).decision is Decision.ALLOW
+    assert check(ToolCall("save_note", {"text": TOKEN}), g).decision is Decision.REJECT
+    assert check(ToolCall("http_post", {"body": IBAN}), g).decision is Decision.REJECT
+
+
+def test_steps_are_read_by_their_text_and_unknown_actions_are_refused():
+    pub = SecretLeakGuard(text_destination="third_party")
+    assert pub.check(Context(), Step(action=f"type {TOKEN}")).decision is Decision.REJECT
+    assert pub.check(Context(), Step(action="find Pot", output="ok")).decision is Decision.ALLOW
+    assert pub.check(Context(), Step()).decision is Decision.ALLOW
+    assert pub.check(Context(), Step(action=object())).decision is Decision.REJECT

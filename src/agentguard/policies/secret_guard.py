@@ -126,11 +126,13 @@ class SecretLeakGuard(BaseGuard):
         call = as_tool_call(proposal)
         if call is not None:
             dest, what, found = self.destination(context, call), f"{call.name}", self.scanner.scan(call.arguments)
-        elif isinstance(proposal, str) or (isinstance(proposal, Step) and isinstance(proposal.output, str)):
-            text = proposal if isinstance(proposal, str) else proposal.output
-            dest, what, found = self.text_destination, "message", self.scanner.scan_text(str(text), "text")
-        elif isinstance(proposal, Step) and proposal.action is None:
-            return Verdict.allow(self.name, "nothing outgoing")
+        elif isinstance(proposal, str):
+            dest, what, found = self.text_destination, "message", self.scanner.scan_text(proposal, "text")
+        elif isinstance(proposal, Step) and isinstance(proposal.action, (str, type(None))):
+            # a step's text: its output chunk and a textual action (an embodied agent's "find Pot")
+            texts = {"output": proposal.output, "action": proposal.action}
+            dest, what = self.text_destination, "message"
+            found = self.scanner.scan({k: v for k, v in texts.items() if isinstance(v, str)})
         else:
             return Verdict(self.decision, f"cannot read a proposal of type {type(proposal).__name__}", self.name)
         leaks = [f for f in found if not self._allowed(context, f, dest)]
