@@ -79,6 +79,21 @@ def main() -> None:
         print(f"{name}: FP {total['refused']}/{total['n']} = {total['rate']:.4f}; recall "
               f"{res['configs'][name]['seeded']['recall_all_formats']:.4f}; median "
               f"{total['latency_us']['median']:.1f} us", file=sys.stderr)
+    # composed with provenance: PII the user typed in the task's prompt may go anywhere (ledger of the prompt only)
+    from agentguard.bench.secret_leak import agentdojo_tasks
+    from agentguard.core.types import Context
+    from agentguard.policies.provenance import ProvenanceLedger, SourceDeclaration
+
+    calls, ctxs = [], []
+    for prompt, cs in agentdojo_tasks():
+        led = ProvenanceLedger(SourceDeclaration())
+        led.observe_prompt(prompt)
+        calls += cs
+        ctxs += [Context(metadata={"provenance": led}) for _ in cs]
+    res["all_pii_with_prompt_provenance_agentdojo_calls"] = {
+        "note": "SecretLeakGuard(pii=all kinds) with a provenance ledger holding the task's prompt: PII the user "
+                "typed may go to a third party; compare all_pii's agentdojo calls",
+        **measure(guards["all_pii"], calls, ctxs)}
     base = measure(baseline, all_benign_calls)
     res["baseline_tool_rules_latency_us"] = base["latency_us"]
     d = res["configs"]["default"]["benign_latency_us"]

@@ -35,7 +35,7 @@ from urllib.parse import quote
 from ..core.errors import require
 from ..core.types import Context, ToolCall
 
-__all__ = ["FORMATS", "VARIANTS", "benign_corpus", "github_token", "measure", "seeded_corpus", "seeded_secrets"]
+__all__ = ["FORMATS", "VARIANTS", "agentdojo_tasks", "benign_corpus", "github_token", "measure", "seeded_corpus", "seeded_secrets"]
 
 _B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 _ALNUM = string.ascii_letters + string.digits
@@ -195,16 +195,21 @@ def seeded_corpus(n_per_format: int = 20, seed: int = 0) -> list[dict[str, Any]]
             for f, k, v, cov in seeded_secrets(n_per_format, seed) for vn, make in VARIANTS.items()]
 
 
-def _agentdojo(version: str) -> tuple[list[ToolCall], list[str]]:
+def agentdojo_tasks(version: str = "v1.2") -> list[tuple[str, list[ToolCall]]]:
+    """``(user prompt, ground-truth calls)`` of every AgentDojo user task of ``version`` (four suites)."""
     load_suites = require("agentdojo.task_suite.load_suites", "policies")
-    calls: list[ToolCall] = []
-    prompts: list[str] = []
+    out: list[tuple[str, list[ToolCall]]] = []
     for _, suite in sorted(load_suites.get_suites(version).items()):
         env = suite.load_and_inject_default_environment({})
         for _, ut in sorted(suite.user_tasks.items()):
-            prompts.append(ut.PROMPT)
-            calls += [ToolCall(c.function, dict(c.args)) for c in ut.ground_truth(env.model_copy(deep=True))]
-    return calls, prompts
+            out.append((ut.PROMPT, [ToolCall(c.function, dict(c.args))
+                                    for c in ut.ground_truth(env.model_copy(deep=True))]))
+    return out
+
+
+def _agentdojo(version: str) -> tuple[list[ToolCall], list[str]]:
+    tasks = agentdojo_tasks(version)
+    return [c for _, cs in tasks for c in cs], [p for p, _ in tasks]
 
 
 def _examples(root: Path) -> list[ToolCall]:
@@ -242,14 +247,16 @@ def _pct(xs: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))] if s else float("nan")
 
 
-def measure(guard: Any, proposals: Iterable[Any], *, as_message: bool = False) -> dict[str, Any]:
-    """Refusals and per-call latency (seconds) of ``guard`` over ``proposals`` (a fresh context each)."""
+def measure(guard: Any, proposals: Iterable[Any], contexts: Iterable[Context] | None = None) -> dict[str, Any]:
+    """Refusals and per-call latency of ``guard`` over ``proposals`` (with ``contexts``, one each; else a
+    fresh empty context each)."""
     refused, secs, examples = 0, [], []
     types: dict[str, int] = {}
     n = 0
+    ctxs = iter(contexts) if contexts is not None else None
     for p in proposals:
         n += 1
-        ctx = Context()
+        ctx = next(ctxs) if ctxs is not None else Context()
         t0 = time.perf_counter()
         v = guard.check(ctx, p)
         secs.append(time.perf_counter() - t0)

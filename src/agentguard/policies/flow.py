@@ -28,7 +28,9 @@ recipient: outside the grant (fail closed).
 History is the run's own trace (``context.trace``: the :class:`~agentguard.core.pipeline.Pipeline`'s
 per-run state in its RunMemory, filled by ``Pipeline.record``), not a second store: every recorded tool
 call counts, refused ones too (conservative: a refused read may have been retried in another form).
-``within`` is a window: an agent that makes ``within`` other calls in between is past it; leave it out
+Calls decided together in one model turn (``decide_turn``) see the history before the turn: a read and a send
+proposed side by side are judged as the send's author knew them, before the read returned. ``within`` is a
+window: an agent that makes ``within`` other calls in between is past it; leave it out
 where that matters. Labels come from ``trusted_tools`` (an allow-list: an undeclared tool's result is
 untrusted) or from a ``labeler(call, observation) -> "trusted" | "untrusted"`` (a provenance ledger).
 
