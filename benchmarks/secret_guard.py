@@ -10,6 +10,10 @@ Configurations measured on the same calls:
 - ``no_decode``: default without reading decodings (what the decoding layer buys in recall, and costs);
 - baseline: ToolRuleGuard(deny=["delete_*"]) (the cheapest guard: the cost ratio's denominator).
 
+Latency is reported twice: single pass (``benign_latency_us``: its tail is the scheduler's on a loaded
+machine) and ``latency_min_of_repeats_us`` (every guard and the baseline interleaved call by call, 5
+repeats, each call's minimum: the guard's own cost).
+
 Every destination is a third party (no user_tools): a finding is a refusal. Writes
 benchmarks/results/secret_guard.json with the command that made it and os.getloadavg() (shared machine).
 """
@@ -94,6 +98,12 @@ def main() -> None:
         "note": "SecretLeakGuard(pii=all kinds) with a provenance ledger holding the task's prompt: PII the user "
                 "typed may go to a third party; compare all_pii's agentdojo calls",
         **measure(guards["all_pii"], calls, ctxs)}
+    from agentguard.bench.secret_leak import latency
+
+    res["latency_min_of_repeats_us"] = latency({"tool_rules_baseline": baseline, **guards}, all_benign_calls)
+    lat = res["latency_min_of_repeats_us"]
+    res["cost_ratio_min_of_repeats_default_vs_tool_rules_median"] = (lat["default"]["median"]
+                                                                     / lat["tool_rules_baseline"]["median"])
     base = measure(baseline, all_benign_calls)
     res["baseline_tool_rules_latency_us"] = base["latency_us"]
     d = res["configs"]["default"]["benign_latency_us"]

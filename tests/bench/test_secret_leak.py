@@ -56,3 +56,11 @@ def test_benign_corpus_reads_examples_and_notes_missing_data(tmp_path: Path, mon
     out = secret_leak.benign_corpus(tmp_path / "no-data", ex)
     assert "mind2web_sc_calls" not in out
     assert [c.arguments for c in out["project_examples"]] == [{"to": "ann@example.com", "body": "hi"}]
+
+
+def test_latency_times_every_guard_on_every_call():
+    from agentguard.bench.secret_leak import latency
+    from agentguard.policies import ToolRuleGuard
+
+    out = latency({"a": ToolRuleGuard(deny=["x"]), "b": SecretLeakGuard()}, [ToolCall("post", {"b": "hi"})] * 3, 2)
+    assert set(out) == {"a", "b"} and out["b"]["n"] == 3 and out["b"]["median"] > 0

@@ -35,7 +35,7 @@ from urllib.parse import quote
 from ..core.errors import require
 from ..core.types import Context, ToolCall
 
-__all__ = ["FORMATS", "VARIANTS", "agentdojo_tasks", "benign_corpus", "github_token", "measure", "seeded_corpus", "seeded_secrets"]
+__all__ = ["FORMATS", "VARIANTS", "agentdojo_tasks", "benign_corpus", "github_token", "latency", "measure", "seeded_corpus", "seeded_secrets"]
 
 _B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 _ALNUM = string.ascii_letters + string.digits
@@ -268,3 +268,22 @@ def measure(guard: Any, proposals: Iterable[Any], contexts: Iterable[Context] | 
                 examples.append(v.reason)
     return {"n": n, "refused": refused, "rate": refused / n if n else None, "by_type": dict(sorted(types.items())),
             "examples": examples, "latency_us": {"median": _pct(secs, 0.5) * 1e6, "p99": _pct(secs, 0.99) * 1e6}}
+
+
+def latency(guards: dict[str, Any], proposals: list[Any], repeats: int = 5) -> dict[str, dict[str, float]]:
+    """Per-call latency of each guard, side by side: the calls are timed ``repeats`` times, guards
+    interleaved call by call, and each call's time is its minimum over the repeats (what the guard costs
+    when the process is not preempted: on a shared machine a single pass's tail is the scheduler's).
+    Returns median and p99 (microseconds) of those per-call minima, per guard."""
+    best = {name: [float("inf")] * len(proposals) for name in guards}
+    for _ in range(repeats):
+        for i, p in enumerate(proposals):
+            for name, g in guards.items():
+                ctx = Context()
+                t0 = time.perf_counter()
+                g.check(ctx, p)
+                dt = time.perf_counter() - t0
+                if dt < best[name][i]:
+                    best[name][i] = dt
+    return {name: {"median": _pct(v, 0.5) * 1e6, "p99": _pct(v, 0.99) * 1e6, "n": len(v), "repeats": repeats}
+            for name, v in best.items()}
