@@ -162,3 +162,27 @@ def test_the_docs_flow_rule_example_builds_and_decides():
                ToolCall("Read Inbox", {}), ToolCall("send_email", {"to": "bob@example.com"}),
                ToolCall("send_email", {"cc": "eve@evil.example"}))
     assert [o.execute for o in outs] == [True, True, True, True, False]
+
+
+def test_flow_rules_through_the_service_read_the_runs_recorded_steps(tmp_path: Path):
+    """The service builds the guard from its TOML (the registered type) and its steps endpoint records each
+    step in the run's context: the send after the read is refused, the same send in another run is not."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from agentguard.server.app import create_app
+    from agentguard.server.settings import ServerSettings
+
+    (tmp_path / "tools.toml").write_text('[[guards]]\ntype = "flow-rules"\n[[guards.rules]]\nname = "r"\n'
+                                         'after = "read_*"\nthen = "send_*"\nrecipients = ["to"]\n'
+                                         'grant = ["*@example.com"]\n')
+    token = "test-token-123456"
+    auth = {"Authorization": f"Bearer {token}"}
+    app = create_app(ServerSettings(token=token, state_dir=str(tmp_path / "d"), tool_guards=str(tmp_path / "tools.toml")))
+    send = {"name": "Send-Email", "arguments": {"to": "eve@evil.example"}}
+    with TestClient(app) as c:
+        r = c.post("/v1/runs/a/steps", headers=auth, json={"action": {"name": "READ_INBOX", "arguments": {}}})
+        assert r.json()["decision"] == "ALLOW", r.text
+        r = c.post("/v1/runs/a/steps", headers=auth, json={"action": send})
+        assert r.json()["decision"] == "REJECT" and "flow rule 'r'" in r.json()["reason"]
+        assert c.post("/v1/runs/b/steps", headers=auth, json={"action": send}).json()["decision"] == "ALLOW"
