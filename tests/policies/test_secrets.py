@@ -132,3 +132,7 @@ def test_redaction_never_shows_the_secret():
 def test_decodings_skip_binary_noise():
     assert list(decodings(base64.b64encode(bytes(range(256))).decode())) == []
     assert ("url", "a b") in list(decodings("a%20b"))
+
+
+def test_a_json_bomb_inside_a_string_is_unreadable_not_a_crash():
+    assert {f.kind for f in SCANNER.scan({"x": "[" * 100_000 + "]" * 100_000})} == {"unreadable"}

@@ -217,6 +217,9 @@ class LeakScanner:
                     parsed = json.loads(stripped)
                 except ValueError:
                     parsed = None
+                except RecursionError:  # "[[[[...": deeper than any reader goes; not read, not allowed
+                    out.append(Finding("unreadable", "nested too deep", f"{where}|json", ""))
+                    parsed = None
                 if isinstance(parsed, (dict, list)):
                     out += self.scan(parsed, f"{where}|json", depth=0)
             for layer, d in decodings(canon):
