@@ -136,3 +136,7 @@ def test_decodings_skip_binary_noise():
 
 def test_a_json_bomb_inside_a_string_is_unreadable_not_a_crash():
     assert {f.kind for f in SCANNER.scan({"x": "[" * 100_000 + "]" * 100_000})} == {"unreadable"}
+
+
+def test_an_iban_in_lower_case_is_still_an_iban():
+    assert types(ALL_PII.scan("pay de89 3704 0044 0532 0130 00 now")) == {("pii", "iban")}

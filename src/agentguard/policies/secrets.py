@@ -62,8 +62,8 @@ MAX_LAYERS = 3
 
 _CARD = re.compile(r"(?<![\w-])(?:\d[ -]?){12,18}\d(?![\w-])")
 _SSN = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w-])")
-# an IBAN as written (upper case): country, check digits, groups of four (spaced or not), a short last group
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])")
+# an IBAN as written (any case): country, check digits, groups of four (spaced or not), a short last group
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])", re.I)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
@@ -209,8 +209,6 @@ class LeakScanner:
             out += self._detect(canon, where)
             if not self.decode or depth >= MAX_LAYERS:
                 continue
-            if canon != t:
-                todo.append((canon, where, depth))
             stripped = canon.strip()
             if stripped[:1] in "{[" and stripped[-1:] in "}]":
                 try:
@@ -229,9 +227,8 @@ class LeakScanner:
     def _detect(self, text: str, where: str) -> list[Finding]:
         out: list[Finding] = []
         gate_open = self._gate is None or self._gate.search(text) is not None
+        # a closed gate: no gated plugin's regex matches, so none of them can yield (exact, see _gate)
         for p in (self._regex if gate_open else self._ungated):
-            if not gate_open and id(p) in self._gated:
-                continue  # none of its regexes matches: it cannot yield (exact, see _gate)
             hits = set(p.analyze_string(text))  # the plugin's own decision (JWT: header and payload are JSON)
             if hits:  # report the whole token, not the regex group a plugin yields
                 whole = {m.group(0) for rx in getattr(p, "denylist", ()) for m in rx.finditer(text)}
