@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from agentguard.core.errors import InputError
 from agentguard.core.types import Context, Decision, Step, ToolCall, Trace
 from agentguard.policies import FlowGuard
-from agentguard.policies.flow_spec import flow_abstraction, flow_state, flow_states, predicate_name
+from agentguard.policies.flow_spec import flow_abstraction, flow_state, flow_state_fn, flow_states, predicate_name
 
 TOOLS = ["read_inbox", "read_file", "get_user_info", "send_email", "send_money", "search"]
 TRUSTED = ("get_user_info",)
@@ -106,6 +106,16 @@ def test_a_dtmc_learned_over_the_bridge_predicts_the_flow_violation():
     # the 3 in 10 runs that read the inbox and went on to violate
     assert abs(risk[armed] - 0.3) < 1e-9
     assert risk[model.state_names.index("00")] == 0.0
+    # end to end: a ProactiveGuard over that DTMC, the state from the Pipeline's run, refuses the call made
+    # in the armed state (P_safe 0.7 < 0.8) before any violating send is proposed
+    from agentguard.core.pipeline import Pipeline
+    from agentguard.predictive import ProactiveGuard
+
+    pl = Pipeline(ProactiveGuard(model, "G !unsafe", 0.8, abstraction=ab.abstract), state_fn=flow_state_fn(g))
+    first = pl.decide("p", read)
+    pl.record(first)
+    second = pl.decide("p", good)
+    assert first.execute and not second.execute and "0.700" in second.verdict.reason
 
 
 def test_states_come_from_a_recorded_trace_and_names_become_identifiers():

@@ -24,16 +24,16 @@ Predicate names are the rule names made identifiers (``inbox-then-mail`` -> ``in
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..core.errors import InputError
-from ..core.types import ToolCall, Trace
+from ..core.types import Context, ToolCall, Trace
 from ..spec.expr import Expr
 from ..spec.predicates import Abstraction, Predicate
 from .flow import FlowGuard, FlowRule, history
 from .rules import as_tool_call
 
-__all__ = ["flow_abstraction", "flow_state", "flow_states", "predicate_name"]
+__all__ = ["flow_abstraction", "flow_state", "flow_state_fn", "flow_states", "predicate_name"]
 
 
 def predicate_name(rule: FlowRule) -> str:
@@ -66,6 +66,16 @@ def flow_states(guard: FlowGuard, trace: Trace | Iterable[Any], facts: Mapping[s
     past = history(steps)
     calls, obs = [c for c, _ in past], [o for _, o in past]
     return [flow_state(guard, calls[:i + 1], obs[:i + 1], facts) for i in range(len(calls))]
+
+
+def flow_state_fn(guard: FlowGuard) -> Callable[[Context, Any], dict[str, Any]]:
+    """A ``Pipeline(state_fn=...)``: the flow state of the run so far (its recorded calls and facts), so a
+    :class:`~agentguard.predictive.ProactiveGuard` over a DTMC learned with :func:`flow_abstraction` (its
+    ``abstraction=flow_abstraction(g).abstract``) judges each proposal by the risk of the state it is made in."""
+    def state(context: Context, proposal: Any) -> dict[str, Any]:
+        past = history(context.trace.steps)
+        return flow_state(guard, [c for c, _ in past], [o for _, o in past], context.metadata)
+    return state
 
 
 def _armed(rule: FlowRule) -> Any:
