@@ -1,0 +1,133 @@
+"""Shadow (observe-only) mode: a guard that decides and is audited, but never changes what happens.
+
+A team runs a new guard beside production, sees what it *would* have refused, and only then enforces it.
+:class:`Shadowed` is a stack in two parts:
+
+- the **enforced part** (any guard, usually a :class:`~.guard.GuardStack` of the guards whose ``mode`` is
+  ``"enforce"``): its verdict is the verdict, exactly as that guard alone gives it;
+- the **shadow part** (guards whose ``mode`` is ``"shadow"``, or a whole stack run with ``shadow=True``):
+  each is asked *after* the enforced verdict is final, under the same fail-closed runner, and what it
+  would have done (every non-ALLOW verdict, flattened to the member guards of a shadow stack) is attached
+  to the verdict as ``details["shadow"]``. The Pipeline copies that list into the audit record
+  (``extra["shadow"]``), the service stores it (``decisions.shadow``) and ``agentguard report shadow``
+  lists it by guard and rule.
+
+Why this cannot weaken an enforcing guard (the tests check each point as a property against the stack
+without its shadow guards):
+
+- the enforced verdict is computed before any shadow guard runs and is returned unchanged except for the
+  added ``details["shadow"]`` (a shadow guard's error, timeout, HALT or RunEvicted stays inside that list);
+- a shadow guard sees a copy of ``context.metadata`` (it cannot plant facts an enforcing guard or a
+  strategy reads later) and is invisible to :func:`~.runs.walk_guards` (``shadow_guards`` is not one of
+  :data:`~.runs.INNER_ATTRS`), so it never settles a human approval and its ``strategy`` is never used;
+- the run's HALT latch is set only by the Pipeline from the outcome, so a shadow HALT never halts a run
+  (it is reported as ``would HALT``; later calls keep being decided by the enforced part).
+
+One limit: the shadow part runs inside the guard call, so a *pipeline-wide* ``timeout_s`` covers it too (a
+slow shadow guard can make that deadline fail closed: stricter, never weaker). Use the stack's per-guard
+``timeout_s`` for shadow guards you do not trust to be fast.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from .errors import InputError
+from .guard import BaseGuard, Guard, _arun_many, _run_member, run_guard
+from .runs import end_run
+from .types import Context, Decision, Verdict
+
+__all__ = ["MODES", "Shadowed", "shadow_entries", "would_refuse"]
+
+#: the values of a guard's (or a stack's) ``mode`` key
+MODES = ("enforce", "shadow")
+
+
+def _rule(v: Mapping[str, Any]) -> str:
+    d = v.get("details") or {}
+    for k in ("rule", "policy_id"):
+        if isinstance(d, Mapping) and d.get(k):
+            return str(d[k])
+    return str(v.get("reason", ""))
+
+
+def shadow_entries(v: Verdict, mode_guard: str = "") -> list[dict[str, Any]]:
+    """The would-be entries of one shadow guard's verdict: each non-ALLOW verdict of its members (a stack's
+    ``details['verdicts']`` trail) or of the guard itself, as ``{guard, decision, reason, rule, numbers}``."""
+    trail = v.details.get("verdicts") if isinstance(v.details, Mapping) else None
+    items: list[Mapping[str, Any]] = [t for t in trail if isinstance(t, Mapping)] if trail else [v.to_dict()]
+    out = []
+    for t in items:
+        if t.get("decision") == Decision.ALLOW.name:
+            continue
+        out.append({"guard": str(t.get("guard") or mode_guard), "decision": str(t.get("decision")),
+                    "reason": str(t.get("reason", "")), "rule": _rule(t),
+                    "numbers": dict(t.get("numbers") or {})})
+    return out
+
+
+def would_refuse(entries: Iterable[Mapping[str, Any]]) -> bool:
+    """True when a would-be entry refuses (REJECT, ESCALATE or HALT)."""
+    return any(Decision.parse(e.get("decision", "HALT")).refuses for e in entries)
+
+
+class Shadowed(BaseGuard):
+    """``guard`` enforced, ``shadow_guards`` observed (see the module doc). ``guard=None`` runs the whole
+    stack in shadow: the verdict is ALLOW. ``on_error`` and ``timeout_s`` apply to each shadow guard as in
+    a :class:`~.guard.GuardStack`."""
+
+    def __init__(self, guard: Guard | None, shadow_guards: Iterable[Guard], *, name: str = "stack",
+                 on_error: Decision | str = Decision.HALT, timeout_s: float | None = None) -> None:
+        self.guard = guard
+        self.shadow_guards = list(shadow_guards)
+        if guard is not None and not isinstance(guard, Guard):
+            raise InputError(f"{guard!r} is not a Guard (needs name, check and acheck)")
+        for g in self.shadow_guards:
+            if not isinstance(g, Guard):
+                raise InputError(f"{g!r} is not a Guard (needs name, check and acheck)")
+        if not self.shadow_guards:
+            raise InputError("Shadowed needs at least one shadow guard")
+        self.name = name if guard is None else str(getattr(guard, "name", name))
+        self.on_error = Decision.parse(on_error)
+        if not self.on_error.refuses:
+            raise InputError(f"on_error must block (REJECT, ESCALATE or HALT), not {self.on_error.name}")
+        self.timeout_s = timeout_s
+        self.strategy = getattr(guard, "strategy", None)  # the enforced stack's own strategy stays in force
+        self._allow = Verdict.allow(self.name, "every guard is in shadow mode")
+
+    def __repr__(self) -> str:
+        return f"Shadowed({self.guard!r}, shadow=[{', '.join(repr(g) for g in self.shadow_guards)}])"
+
+    def end_run(self, run_id: str) -> None:
+        """Forget ``run_id`` in the enforced and the shadow guards."""
+        if self.guard is not None:
+            end_run(self.guard, run_id)
+        for g in self.shadow_guards:
+            end_run(g, run_id)
+
+    @staticmethod
+    def _isolated(context: Context) -> Context:
+        return Context(run_id=context.run_id, trace=context.trace, state=context.state,
+                       metadata=dict(context.metadata))
+
+    def _attach(self, enforced: Verdict, observed: list[Verdict]) -> Verdict:
+        entries = [e for g, v in zip(self.shadow_guards, observed) for e in shadow_entries(v, str(g.name))]
+        if not entries:
+            return enforced
+        return Verdict(enforced.decision, enforced.reason, enforced.guard, enforced.numbers, enforced.action,
+                       {**dict(enforced.details), "shadow": entries})
+
+    def check(self, context: Context, proposal: Any) -> Verdict:
+        v = self._allow if self.guard is None else run_guard(self.guard, context, proposal, on_error=self.on_error)
+        ctx = self._isolated(context)
+        observed = [_run_member(g, ctx, proposal, self.timeout_s, self.on_error) for g in self.shadow_guards]
+        return self._attach(v, observed)
+
+    async def acheck(self, context: Context, proposal: Any) -> Verdict:
+        if self.guard is None:
+            v = self._allow
+        else:
+            v = (await _arun_many([self.guard], context, proposal, None, self.on_error, short_circuit=False))[0]
+        observed = await _arun_many(self.shadow_guards, self._isolated(context), proposal, self.timeout_s,
+                                    self.on_error, short_circuit=False, traced=True)
+        return self._attach(v, observed)

@@ -1,0 +1,306 @@
+"""OpenTelemetry spans and metrics for every decision (optional extra ``agentguard[otel]``).
+
+Off by default and free when off (the Pipeline and the guard runner read one module global). Turned on by
+:func:`enable`, by ``AGENTGUARD_OTEL=1`` in the environment (read when the first Pipeline is made), by
+``[telemetry] enabled = true`` in a guard-stack file, by ``agentguard ... --otel`` or by the service's
+``otel`` setting. Nothing here imports ``opentelemetry`` until it is turned on: the core stays light.
+
+What is emitted (names follow the OpenTelemetry GenAI semantic conventions where one applies):
+
+- one span per decision, ``agentguard.decide {tool}``, a child of the host's current span (LangChain's,
+  the MCP request's ``_meta.traceparent``, the service request's ``traceparent`` header), with
+  ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.conversation.id`` (the run id) and
+  ``agentguard.decision`` / ``.guard`` / ``.reason`` / ``.outcome`` / ``.kind`` / ``.adapter``, and
+  ``agentguard.shadow.*`` when a shadow guard would have decided otherwise;
+- one child span per guard inside a stack, ``agentguard.guard {name}``, with ``agentguard.guard`` and
+  ``agentguard.decision`` / ``.reason`` of that guard (run in a worker thread, it keeps its parent:
+  :mod:`.guard` copies the context into the thread);
+- metrics: ``agentguard.decisions`` (counter by ``agentguard.kind``, ``agentguard.decision``,
+  ``agentguard.outcome``, ``agentguard.adapter``) and ``agentguard.decision.duration`` (histogram, seconds).
+
+Exporters: a host that already set a global tracer/meter provider keeps it (its own exporters are used).
+Otherwise :func:`enable` builds SDK providers from the standard variables: ``OTEL_TRACES_EXPORTER`` /
+``OTEL_METRICS_EXPORTER`` (``otlp`` by default, ``console``, ``none``), ``OTEL_EXPORTER_OTLP_ENDPOINT``
+and its per-signal forms, ``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES``, ``OTEL_BSP_*`` (the
+batching span processor), ``OTEL_METRIC_EXPORT_INTERVAL``; OTLP goes over HTTP/protobuf (the exporter
+the extra installs). The SDK is the maintained implementation of the specification: batching, retries,
+environment parsing and the wire format are its job, not this module's.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, MutableMapping
+
+from .errors import DependencyError, InputError
+
+__all__ = ["ENV_FLAG", "Telemetry", "active", "decision_span", "disable", "enable", "enable_from_env", "inject",
+           "use_parent"]
+
+#: the environment variable that turns telemetry on for every Pipeline of the process
+ENV_FLAG = "AGENTGUARD_OTEL"
+_TRUE = ("1", "true", "yes", "on")
+_REASON_MAX = 512
+
+_active: Telemetry | None = None
+_env_read = False
+
+
+def active() -> Telemetry | None:
+    """The telemetry in force (None when off)."""
+    return _active
+
+
+def _import() -> tuple[Any, Any, Any]:
+    try:
+        from opentelemetry import context, metrics, trace
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise DependencyError(f"OpenTelemetry is not installed: pip install 'agentguard[otel]' ({exc})") from None
+    return context, metrics, trace
+
+
+def _exporter_names(var: str) -> list[str]:
+    return [x.strip().lower() for x in os.environ.get(var, "otlp").split(",") if x.strip()]
+
+
+def _sdk_tracer_provider() -> Any:
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+
+    provider = TracerProvider(resource=Resource.create())
+    for name in _exporter_names("OTEL_TRACES_EXPORTER"):
+        if name == "none":
+            continue
+        if name == "otlp":
+            _http_protocol()
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        elif name == "console":
+            provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))
+        else:
+            raise InputError(f"OTEL_TRACES_EXPORTER: unsupported exporter {name!r} (otlp, console or none)")
+    return provider
+
+
+def _sdk_meter_provider() -> Any:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, PeriodicExportingMetricReader
+    from opentelemetry.sdk.resources import Resource
+
+    readers = []
+    for name in _exporter_names("OTEL_METRICS_EXPORTER"):
+        if name == "none":
+            continue
+        if name == "otlp":
+            _http_protocol()
+            from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+            readers.append(PeriodicExportingMetricReader(OTLPMetricExporter()))
+        elif name == "console":
+            readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter()))
+        else:
+            raise InputError(f"OTEL_METRICS_EXPORTER: unsupported exporter {name!r} (otlp, console or none)")
+    return MeterProvider(resource=Resource.create(), metric_readers=readers)
+
+
+def _http_protocol() -> None:
+    proto = os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+    if proto != "http/protobuf":
+        raise InputError(f"OTEL_EXPORTER_OTLP_PROTOCOL={proto!r}: agentguard[otel] ships the http/protobuf "
+                         "exporter only")
+
+
+def _host_has(provider: Any) -> bool:
+    """False for the API's default global (a proxy that forwards to nothing until a provider is set)."""
+    return "Proxy" not in type(provider).__name__
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agentguard")
+    except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+        return "0"
+
+
+def enable(*, tracer_provider: Any = None, meter_provider: Any = None) -> Telemetry:
+    """Turn telemetry on for every Pipeline of the process (idempotent; the latest call's providers win).
+
+    ``tracer_provider`` / ``meter_provider``: given, they are used; else a global one the host already set
+    is used; else SDK providers are built from the ``OTEL_*`` environment (see the module doc) and set as
+    the global ones."""
+    global _active
+    _, metrics, trace = _import()
+    if tracer_provider is None:
+        tracer_provider = trace.get_tracer_provider()
+        if not _host_has(tracer_provider):
+            tracer_provider = _sdk_tracer_provider()
+            trace.set_tracer_provider(tracer_provider)
+    if meter_provider is None:
+        meter_provider = metrics.get_meter_provider()
+        if not _host_has(meter_provider):
+            meter_provider = _sdk_meter_provider()
+            metrics.set_meter_provider(meter_provider)
+    _active = Telemetry(tracer_provider, meter_provider)
+    return _active
+
+
+def disable() -> None:
+    """Turn telemetry off (the providers, and their exporters, are left to whoever owns them)."""
+    global _active
+    _active = None
+
+
+def enable_from_env() -> Telemetry | None:
+    """:func:`enable` once per process when ``AGENTGUARD_OTEL`` is true (called by each new Pipeline)."""
+    global _env_read
+    if not _env_read:
+        _env_read = True
+        if os.environ.get(ENV_FLAG, "").strip().lower() in _TRUE and _active is None:
+            return enable()
+    return _active
+
+
+def inject(headers: MutableMapping[str, str]) -> None:
+    """Add the current trace context (W3C ``traceparent``) to outgoing ``headers`` when telemetry is on."""
+    if _active is not None:
+        from opentelemetry import propagate
+
+        propagate.inject(headers)
+
+
+def use_parent(carrier: Any) -> Any:
+    """Make the trace context in ``carrier`` (a mapping with ``traceparent``: request headers, an MCP
+    ``_meta``) the current one; returns a token for :meth:`Telemetry.detach`, or None (nothing done)."""
+    if _active is None or not carrier:
+        return None
+    try:
+        if not any(str(k).lower() == "traceparent" for k in carrier.keys()):
+            return None
+        from opentelemetry import context, propagate
+
+        return context.attach(propagate.extract({str(k).lower(): str(v) for k, v in carrier.items()}))
+    except Exception:  # noqa: BLE001 - a malformed carrier only loses the parent, never the decision
+        return None
+
+
+class _Noop:
+    """What :meth:`Telemetry.decision` gives when telemetry is off: nothing, at the cost of two calls."""
+
+    def __enter__(self) -> _Noop:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    def done(self, out: Any) -> Any:
+        return out
+
+
+NOOP = _Noop()
+
+
+def decision_span(adapter: str, run_id: str, proposal: Any, kind: str) -> _Noop | _Decision:
+    """The Pipeline's hook: a context manager whose ``done(outcome)`` returns the outcome (a no-op when off)."""
+    tel = _active
+    return NOOP if tel is None else tel.decision(adapter, run_id, proposal, kind)
+
+
+class _Decision:
+    """One decision's span (current while the guards run) and its metrics; :meth:`done` fills them in."""
+
+    __slots__ = ("tel", "span", "token", "t0", "kind", "adapter", "out")
+
+    def __init__(self, tel: Telemetry, name: str, attrs: dict[str, Any], kind: str, adapter: str) -> None:
+        self.tel, self.kind, self.adapter, self.out = tel, kind, adapter, None
+        self.t0 = time.perf_counter()
+        self.span = tel.tracer.start_span(name, attributes=attrs)
+        self.token = tel.context.attach(tel.trace.set_span_in_context(self.span))
+
+    def __enter__(self) -> _Decision:
+        return self
+
+    def done(self, out: Any) -> Any:
+        self.out = out
+        return out
+
+    def __exit__(self, et: Any, ev: Any, tb: Any) -> None:
+        try:
+            self.tel.finish(self, ev)
+        finally:
+            self.tel.context.detach(self.token)
+
+
+class Telemetry:
+    """The tracer, the meter and the instruments; :meth:`decision` and :meth:`guard` are the two hooks."""
+
+    def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
+        self.context, _, self.trace = _import()
+        version = _version()
+        self.tracer = tracer_provider.get_tracer("agentguard", version)
+        meter = meter_provider.get_meter("agentguard", version)
+        self.decisions = meter.create_counter("agentguard.decisions", unit="{decision}",
+                                              description="guard decisions by kind, decision and outcome")
+        self.duration = meter.create_histogram("agentguard.decision.duration", unit="s",
+                                               description="time to decide one proposal (guards, enforcement, audit)")
+        self.error_status = self.trace.Status(self.trace.StatusCode.ERROR)
+
+    def decision(self, adapter: str, run_id: str, proposal: Any, kind: str) -> _Decision:
+        """The span of one decision, current until the ``with`` block ends (call ``done(outcome)`` in it)."""
+        tool = getattr(proposal, "name", None)
+        attrs: dict[str, Any] = {"gen_ai.conversation.id": run_id, "agentguard.kind": kind,
+                                 "agentguard.adapter": adapter}
+        if isinstance(tool, str):
+            attrs["gen_ai.tool.name"] = tool
+            cid = getattr(proposal, "call_id", None)
+            if cid:
+                attrs["gen_ai.tool.call.id"] = str(cid)
+        return _Decision(self, f"agentguard.decide {tool}" if isinstance(tool, str) else f"agentguard.decide {kind}",
+                         attrs, kind, adapter)
+
+    def finish(self, d: _Decision, error: BaseException | None) -> None:
+        span, out = d.span, d.out
+        v = getattr(out, "verdict", None)
+        decision = v.decision.name if v is not None else "HALT"
+        outcome = ("error" if out is None else "ask" if out.ask else "stop" if out.stop
+                   else "execute" if out.execute else "refuse")
+        attrs: dict[str, Any] = {"agentguard.decision": decision, "agentguard.outcome": outcome}
+        if v is not None:
+            attrs["agentguard.guard"] = v.guard
+            attrs["agentguard.reason"] = v.reason[:_REASON_MAX]
+            shadow = v.details.get("shadow") if v.details else None
+            if shadow:
+                attrs["agentguard.shadow.guards"] = sorted({str(e.get("guard", "")) for e in shadow})
+                attrs["agentguard.shadow.decisions"] = [str(e.get("decision", "")) for e in shadow]
+            if v.details and v.details.get("error"):
+                attrs["error.type"] = str(v.details["error"])
+        span.set_attributes(attrs)
+        if error is not None:
+            span.record_exception(error)
+            span.set_status(self.error_status)
+        elif "error.type" in attrs:
+            span.set_status(self.error_status)
+        span.end()
+        labels = {"agentguard.kind": d.kind, "agentguard.decision": decision, "agentguard.outcome": outcome,
+                  "agentguard.adapter": d.adapter}
+        self.decisions.add(1, labels)
+        self.duration.record(time.perf_counter() - d.t0, labels)
+
+    def guard(self, name: str) -> Any:
+        """The span of one guard inside a stack (a child of the current span)."""
+        return self.tracer.start_span(f"agentguard.guard {name}", attributes={"agentguard.guard": name})
+
+    def guard_done(self, span: Any, v: Any) -> None:
+        span.set_attributes({"agentguard.decision": v.decision.name, "agentguard.reason": v.reason[:_REASON_MAX]})
+        if v.details and v.details.get("error"):
+            span.set_attribute("error.type", str(v.details["error"]))
+            span.set_status(self.error_status)
+        span.end()
+
+    @property
+    def detach(self) -> Any:
+        return self.context.detach
