@@ -37,7 +37,7 @@ from .guard import BaseGuard, Guard, _arun_many, _run_member, run_guard
 from .runs import end_run
 from .types import Context, Decision, Verdict
 
-__all__ = ["MODES", "Shadowed", "shadow_entries", "would_refuse"]
+__all__ = ["MODES", "Shadowed", "shadow_entries", "shadow_report", "would_refuse"]
 
 #: the values of a guard's (or a stack's) ``mode`` key
 MODES = ("enforce", "shadow")
@@ -131,3 +131,42 @@ class Shadowed(BaseGuard):
         observed = await _arun_many(self.shadow_guards, self._isolated(context), proposal, self.timeout_s,
                                     self.on_error, short_circuit=False, traced=True)
         return self._attach(v, observed)
+
+
+def _field(rec: Any, key: str, default: Any = None) -> Any:
+    return rec.get(key, default) if isinstance(rec, Mapping) else getattr(rec, key, default)
+
+
+def shadow_report(records: Iterable[Any], *, since: float | None = None, until: float | None = None) -> dict[str, Any]:
+    """What the shadow guards would have done in ``[since, until)`` (seconds since the epoch; None: open),
+    from audit records (:class:`~.audit.AuditRecord`, their ``to_dict()`` lines, or the service's rows with a
+    ``shadow`` field): every would-be entry with the decision that was enforced, and the counts by guard
+    and rule (``would_refuse``: REJECT, ESCALATE or HALT; ``would_change``: MODIFY or RECOVER)."""
+    entries: list[dict[str, Any]] = []
+    decisions = 0
+    for rec in records:
+        t = float(_field(rec, "time", None) or _field(rec, "ts", 0.0) or 0.0)
+        if (since is not None and t < since) or (until is not None and t >= until):
+            continue
+        decisions += 1
+        extra = _field(rec, "extra") or {}
+        found = _field(rec, "shadow") or (extra.get("shadow") if isinstance(extra, Mapping) else None) or []
+        call = _field(rec, "call") or {}
+        for e in found:
+            if not isinstance(e, Mapping):
+                continue
+            entries.append({"time": t, "run_id": str(_field(rec, "run_id", "")),
+                            "decision_id": str(_field(rec, "decision_id", "") or ""),
+                            "tool": str(call.get("name", "")) if isinstance(call, Mapping) else "",
+                            "enforced": str(_field(rec, "decision", "")), "would": str(e.get("decision", "")),
+                            "guard": str(e.get("guard", "")), "rule": str(e.get("rule", "")),
+                            "reason": str(e.get("reason", ""))})
+    by: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in entries:
+        row = by.setdefault((e["guard"], e["rule"]), {"guard": e["guard"], "rule": e["rule"], "would_refuse": 0,
+                                                      "would_change": 0, "decisions": {}})
+        row["would_refuse" if Decision.parse(e["would"]).refuses else "would_change"] += 1
+        row["decisions"][e["would"]] = row["decisions"].get(e["would"], 0) + 1
+    return {"since": since, "until": until, "decisions": decisions, "entries": entries,
+            "would_refuse": sum(1 for e in entries if Decision.parse(e["would"]).refuses),
+            "by_guard_rule": sorted(by.values(), key=lambda r: (-r["would_refuse"], r["guard"], r["rule"]))}
