@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, MutableMapping
+from contextlib import contextmanager
+from typing import Any, Iterator, MutableMapping
 
 from .errors import DependencyError, InputError
 
 __all__ = ["ENV_FLAG", "Telemetry", "active", "decision_span", "disable", "enable", "enable_from_env", "inject",
-           "use_parent"]
+           "parent_from", "use_parent"]
 
 #: the environment variable that turns telemetry on for every Pipeline of the process
 ENV_FLAG = "AGENTGUARD_OTEL"
@@ -179,6 +180,8 @@ def use_parent(carrier: Any) -> Any:
     if _active is None or not carrier:
         return None
     try:
+        if not hasattr(carrier, "keys") and callable(getattr(carrier, "model_dump", None)):
+            carrier = carrier.model_dump()  # an MCP request's ``_meta`` model (extra keys kept)
         if not any(str(k).lower() == "traceparent" for k in carrier.keys()):
             return None
         from opentelemetry import context, propagate
@@ -186,6 +189,17 @@ def use_parent(carrier: Any) -> Any:
         return context.attach(propagate.extract({str(k).lower(): str(v) for k, v in carrier.items()}))
     except Exception:  # noqa: BLE001 - a malformed carrier only loses the parent, never the decision
         return None
+
+
+@contextmanager
+def parent_from(carrier: Any) -> Iterator[None]:
+    """``with parent_from(headers_or_meta):`` decisions inside are children of the carrier's trace context."""
+    token = use_parent(carrier)
+    try:
+        yield
+    finally:
+        if token is not None and _active is not None:
+            _active.detach(token)
 
 
 class _Noop:
