@@ -51,6 +51,7 @@ from typing import Any, Callable, Mapping
 
 from .core.errors import AgentGuardError, DependencyError, InputError
 from .core.guard import Guard, GuardStack
+from .core import telemetry
 from .core.loading import load_attr
 from .core.shadow import MODES, Shadowed
 from .core.types import Decision
@@ -329,6 +330,8 @@ def build_stack(config: StackConfig | Mapping[str, Any]) -> GuardStack | Shadowe
             f"{config.source}: guard names must be unique, repeated: {', '.join(sorted(dup))} "
             "(set 'name' on each)"
         )
+    if config.telemetry and telemetry.active() is None:
+        telemetry.enable()  # [telemetry] enabled = true: OpenTelemetry for every Pipeline of the process
     everything = config.mode == "shadow"
     modes = ["shadow" if everything else s.mode for s in config.guards]
     enforced = [g for g, m in zip(guards, modes) if m == "enforce"]
