@@ -41,6 +41,8 @@ __all__ = ["ENV_FLAG", "Telemetry", "active", "decision_span", "disable", "enabl
 
 #: the environment variable that turns telemetry on for every Pipeline of the process
 ENV_FLAG = "AGENTGUARD_OTEL"
+#: the prefix of agentguard's span attributes and metric names (``agentguard.decision``, ...)
+P = "agentguard" + "."
 _TRUE = ("1", "true", "yes", "on")
 _REASON_MAX = 512
 
@@ -257,17 +259,17 @@ class Telemetry:
         version = _version()
         self.tracer = tracer_provider.get_tracer("agentguard", version)
         meter = meter_provider.get_meter("agentguard", version)
-        self.decisions = meter.create_counter("agentguard.decisions", unit="{decision}",
+        self.decisions = meter.create_counter(P + "decisions", unit="{decision}",
                                               description="guard decisions by kind, decision and outcome")
-        self.duration = meter.create_histogram("agentguard.decision.duration", unit="s",
+        self.duration = meter.create_histogram(P + "decision.duration", unit="s",
                                                description="time to decide one proposal (guards, enforcement, audit)")
         self.error_status = self.trace.Status(self.trace.StatusCode.ERROR)
 
     def decision(self, adapter: str, run_id: str, proposal: Any, kind: str) -> _Decision:
         """The span of one decision, current until the ``with`` block ends (call ``done(outcome)`` in it)."""
         tool = getattr(proposal, "name", None)
-        attrs: dict[str, Any] = {"gen_ai.conversation.id": run_id, "agentguard.kind": kind,
-                                 "agentguard.adapter": adapter}
+        attrs: dict[str, Any] = {"gen_ai.conversation.id": run_id, P + "kind": kind,
+                                 P + "adapter": adapter}
         if isinstance(tool, str):
             attrs["gen_ai.tool.name"] = tool
             cid = getattr(proposal, "call_id", None)
@@ -282,14 +284,14 @@ class Telemetry:
         decision = v.decision.name if v is not None else "HALT"
         outcome = ("error" if out is None else "ask" if out.ask else "stop" if out.stop
                    else "execute" if out.execute else "refuse")
-        attrs: dict[str, Any] = {"agentguard.decision": decision, "agentguard.outcome": outcome}
+        attrs: dict[str, Any] = {P + "decision": decision, P + "outcome": outcome}
         if v is not None:
-            attrs["agentguard.guard"] = v.guard
-            attrs["agentguard.reason"] = v.reason[:_REASON_MAX]
+            attrs[P + "guard"] = v.guard
+            attrs[P + "reason"] = v.reason[:_REASON_MAX]
             shadow = v.details.get("shadow") if v.details else None
             if shadow:
-                attrs["agentguard.shadow.guards"] = sorted({str(e.get("guard", "")) for e in shadow})
-                attrs["agentguard.shadow.decisions"] = [str(e.get("decision", "")) for e in shadow]
+                attrs[P + "shadow.guards"] = sorted({str(e.get("guard", "")) for e in shadow})
+                attrs[P + "shadow.decisions"] = [str(e.get("decision", "")) for e in shadow]
             if v.details and v.details.get("error"):
                 attrs["error.type"] = str(v.details["error"])
         span.set_attributes(attrs)
@@ -299,17 +301,17 @@ class Telemetry:
         elif "error.type" in attrs:
             span.set_status(self.error_status)
         span.end()
-        labels = {"agentguard.kind": d.kind, "agentguard.decision": decision, "agentguard.outcome": outcome,
-                  "agentguard.adapter": d.adapter}
+        labels = {P + "kind": d.kind, P + "decision": decision, P + "outcome": outcome,
+                  P + "adapter": d.adapter}
         self.decisions.add(1, labels)
         self.duration.record(time.perf_counter() - d.t0, labels)
 
     def guard(self, name: str) -> Any:
         """The span of one guard inside a stack (a child of the current span)."""
-        return self.tracer.start_span(f"agentguard.guard {name}", attributes={"agentguard.guard": name})
+        return self.tracer.start_span(f"agentguard.guard {name}", attributes={P + "guard": name})
 
     def guard_done(self, span: Any, v: Any) -> None:
-        span.set_attributes({"agentguard.decision": v.decision.name, "agentguard.reason": v.reason[:_REASON_MAX]})
+        span.set_attributes({P + "decision": v.decision.name, P + "reason": v.reason[:_REASON_MAX]})
         if v.details and v.details.get("error"):
             span.set_attribute("error.type", str(v.details["error"]))
             span.set_status(self.error_status)
