@@ -171,3 +171,17 @@ def test_disabled_decisions_are_unchanged(otel: Otel) -> None:
     off = [Pipeline(stack).decide("b", ToolCall(n, {})) for n in ("read", "send_x")]
     assert [(o.execute, o.verdict.decision) for o in on] == [(o.execute, o.verdict.decision) for o in off]
     assert [o.verdict.decision for o in off] == [Decision.ALLOW, Decision.REJECT]
+
+
+def test_without_guard_spans_the_decision_span_lists_the_guards() -> None:
+    o = Otel()
+    telemetry.enable(tracer_provider=o.tracer_provider, meter_provider=o.meter_provider, guard_spans=False)
+    try:
+        Pipeline(_stack()).decide("r", ToolCall("delete_x", {}))
+    finally:
+        telemetry.disable()
+    spans = o.spans.get_finished_spans()
+    assert [s.name for s in spans] == ["agentguard.decide delete_x"]
+    a = spans[0].attributes
+    assert tuple(a["agentguard.guards"]) == ("no-deletes", "no-sends")
+    assert tuple(a["agentguard.guard_decisions"]) == ("REJECT", "ALLOW")

@@ -128,7 +128,7 @@ def _run_member(guard: Any, context: Context, proposal: Any, timeout_s: float | 
                 on_error: Decision) -> Verdict:
     """:func:`run_guard` for a guard inside a stack: in its own span when telemetry is on."""
     tel = _telemetry.active()
-    if tel is None:
+    if tel is None or not tel.guard_spans:
         return run_guard(guard, context, proposal, timeout_s=timeout_s, on_error=on_error)
     span = tel.guard(_name(guard))
     token = tel.context.attach(tel.trace.set_span_in_context(span))
@@ -143,7 +143,7 @@ def _run_member(guard: Any, context: Context, proposal: Any, timeout_s: float | 
 async def _arun_member(guard: Any, context: Context, proposal: Any, timeout_s: float | None,
                        on_error: Decision) -> Verdict:
     tel = _telemetry.active()
-    if tel is None:
+    if tel is None or not tel.guard_spans:
         return await _arun_async(guard, context, proposal, timeout_s, on_error)
     span = tel.guard(_name(guard))
     token = tel.context.attach(tel.trace.set_span_in_context(span))

@@ -30,17 +30,20 @@ environment parsing and the wire format are its job, not this module's.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Iterator, MutableMapping
 
 from .errors import DependencyError, InputError
 
-__all__ = ["ENV_FLAG", "Telemetry", "active", "decision_span", "disable", "enable", "enable_from_env", "inject",
-           "parent_from", "use_parent"]
+__all__ = ["ENV_FLAG", "GUARD_SPANS_ENV", "Telemetry", "active", "decision_span", "disable", "enable",
+           "enable_from_env", "inject", "parent_from", "use_parent"]
 
 #: the environment variable that turns telemetry on for every Pipeline of the process
 ENV_FLAG = "AGENTGUARD_OTEL"
+#: ``0`` turns the per-guard child spans off (the decision span lists the guards instead)
+GUARD_SPANS_ENV = "AGENTGUARD_OTEL_GUARD_SPANS"
 #: the prefix of agentguard's span attributes and metric names (``agentguard.decision``, ...)
 P = "agentguard" + "."
 _TRUE = ("1", "true", "yes", "on")
@@ -130,12 +133,15 @@ def _version() -> str:
         return "0"
 
 
-def enable(*, tracer_provider: Any = None, meter_provider: Any = None) -> Telemetry:
+def enable(*, tracer_provider: Any = None, meter_provider: Any = None, guard_spans: bool | None = None) -> Telemetry:
     """Turn telemetry on for every Pipeline of the process (idempotent; the latest call's providers win).
 
     ``tracer_provider`` / ``meter_provider``: given, they are used; else a global one the host already set
     is used; else SDK providers are built from the ``OTEL_*`` environment (see the module doc) and set as
-    the global ones."""
+    the global ones. ``guard_spans``: a child span per guard of a stack (default: on, unless
+    ``AGENTGUARD_OTEL_GUARD_SPANS=0``); off, the decision span lists the guards and their decisions in
+    ``agentguard.guards`` / ``agentguard.guard_decisions`` instead (one span per decision: the cheap setting,
+    see benchmarks/results/otel_overhead.json)."""
     global _active
     _, metrics, trace = _import()
     if tracer_provider is None:
@@ -148,7 +154,9 @@ def enable(*, tracer_provider: Any = None, meter_provider: Any = None) -> Teleme
         if not _host_has(meter_provider):
             meter_provider = _sdk_meter_provider()
             metrics.set_meter_provider(meter_provider)
-    _active = Telemetry(tracer_provider, meter_provider)
+    if guard_spans is None:
+        guard_spans = os.environ.get(GUARD_SPANS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    _active = Telemetry(tracer_provider, meter_provider, guard_spans=guard_spans)
     return _active
 
 
@@ -246,24 +254,46 @@ class _Decision:
 
     def __exit__(self, et: Any, ev: Any, tb: Any) -> None:
         try:
-            self.tel.finish(self, ev)
+            labels = self.tel.finish(self, ev)
         finally:
             self.tel.context.detach(self.token)
+        # outside the span: the SDK's trace-based exemplar filter then skips sampling
+        self.tel.count(labels)
+        self.tel.duration.record(time.perf_counter() - self.t0, labels)
 
 
 class Telemetry:
     """The tracer, the meter and the instruments; :meth:`decision` and :meth:`guard` are the two hooks."""
 
-    def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
+    def __init__(self, tracer_provider: Any, meter_provider: Any, *, guard_spans: bool = True) -> None:
+        self.guard_spans = guard_spans
         self.context, _, self.trace = _import()
         version = _version()
         self.tracer = tracer_provider.get_tracer("agentguard", version)
         meter = meter_provider.get_meter("agentguard", version)
-        self.decisions = meter.create_counter(P + "decisions", unit="{decision}",
-                                              description="guard decisions by kind, decision and outcome")
+        # the counter is kept here and read by the SDK at each collection (an asynchronous counter): one dict
+        # update per decision instead of a synchronous ``add`` (benchmarks/otel_overhead.py)
+        self._counts: dict[tuple[tuple[str, str], ...], int] = {}
+        self._lock = threading.Lock()
+        self.decisions = meter.create_observable_counter(P + "decisions", callbacks=[self._observe],
+                                                         unit="{decision}",
+                                                         description="guard decisions by kind, decision and outcome")
         self.duration = meter.create_histogram(P + "decision.duration", unit="s",
                                                description="time to decide one proposal (guards, enforcement, audit)")
         self.error_status = self.trace.Status(self.trace.StatusCode.ERROR)
+
+    def count(self, labels: dict[str, str]) -> None:
+        key = tuple(labels.items())
+        with self._lock:
+            self._counts[key] = self._counts.get(key, 0) + 1
+
+    def _observe(self, options: Any) -> Iterator[Any]:
+        from opentelemetry.metrics import Observation
+
+        with self._lock:
+            counts = list(self._counts.items())
+        for key, n in counts:
+            yield Observation(n, dict(key))
 
     def decision(self, adapter: str, run_id: str, proposal: Any, kind: str) -> _Decision:
         """The span of one decision, current until the ``with`` block ends (call ``done(outcome)`` in it)."""
@@ -278,7 +308,8 @@ class Telemetry:
         return _Decision(self, f"agentguard.decide {tool}" if isinstance(tool, str) else f"agentguard.decide {kind}",
                          attrs, kind, adapter)
 
-    def finish(self, d: _Decision, error: BaseException | None) -> None:
+    def finish(self, d: _Decision, error: BaseException | None) -> dict[str, str]:
+        """End the decision's span with what was decided; the metric labels of the decision."""
         span, out = d.span, d.out
         v = getattr(out, "verdict", None)
         decision = v.decision.name if v is not None else "HALT"
@@ -294,6 +325,10 @@ class Telemetry:
                 attrs[P + "shadow.decisions"] = [str(e.get("decision", "")) for e in shadow]
             if v.details and v.details.get("error"):
                 attrs["error.type"] = str(v.details["error"])
+            trail = v.details.get("verdicts") if v.details and not self.guard_spans else None
+            if trail:
+                attrs[P + "guards"] = [str(t.get("guard", "")) for t in trail]
+                attrs[P + "guard_decisions"] = [str(t.get("decision", "")) for t in trail]
         span.set_attributes(attrs)
         if error is not None:
             span.record_exception(error)
@@ -301,10 +336,7 @@ class Telemetry:
         elif "error.type" in attrs:
             span.set_status(self.error_status)
         span.end()
-        labels = {P + "kind": d.kind, P + "decision": decision, P + "outcome": outcome,
-                  P + "adapter": d.adapter}
-        self.decisions.add(1, labels)
-        self.duration.record(time.perf_counter() - d.t0, labels)
+        return {P + "kind": d.kind, P + "decision": decision, P + "outcome": outcome, P + "adapter": d.adapter}
 
     def guard(self, name: str) -> Any:
         """The span of one guard inside a stack (a child of the current span)."""
