@@ -147,6 +147,22 @@ def test_a_shadow_guard_cannot_plant_facts_or_halt_the_run() -> None:
     assert [e["decision"] for r in audit.records for e in r.extra["shadow"]] == ["HALT"] * 3
 
 
+def test_a_shadow_verdict_that_cannot_be_read_changes_nothing() -> None:
+    """A shadow guard answering with numbers that are not numbers (its verdict cannot be serialised) is
+    reported as unreadable; the decision is the enforcing guard's."""
+
+    class Garbled(BaseGuard):
+        name = "garbled"
+
+        def check(self, context: Context, proposal: Any) -> Verdict:
+            return Verdict(Decision.REJECT, "x", self.name, numbers={"p": "not a number"})  # type: ignore[dict-item]
+
+    audit = MemoryAuditSink()
+    out = Pipeline(Shadowed(GuardStack([Table("ok", {})]), [Garbled()]), audit=audit).decide("r", ToolCall("a", {}))
+    assert out.execute and out.verdict.guard == "ok"
+    assert audit.records[0].extra["shadow"][0]["reason"] == "unreadable shadow verdict (ValueError)"
+
+
 def test_a_shadow_guard_never_settles_an_approval() -> None:
     """A shadow guard with ``settle_approval`` (a remote guard) is not asked when a human approves."""
 

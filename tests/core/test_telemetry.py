@@ -185,3 +185,24 @@ def test_without_guard_spans_the_decision_span_lists_the_guards() -> None:
     a = spans[0].attributes
     assert tuple(a["agentguard.guards"]) == ("no-deletes", "no-sends")
     assert tuple(a["agentguard.guard_decisions"]) == ("REJECT", "ALLOW")
+
+
+def test_a_failing_telemetry_never_changes_or_breaks_a_decision() -> None:
+    """A tracer whose every call raises: the decisions are exactly those made with telemetry off."""
+
+    class Broken:
+        def __getattr__(self, name: str) -> Any:
+            raise RuntimeError("exporter exploded")
+
+    class BrokenProvider:
+        def get_tracer(self, *a: Any, **k: Any) -> Any:
+            return Broken()
+
+    o = Otel()
+    telemetry.enable(tracer_provider=BrokenProvider(), meter_provider=o.meter_provider)
+    try:
+        outs = [Pipeline(_stack()).decide("r", ToolCall(n, {})) for n in ("read", "send_x")]
+        aouts = [asyncio.run(Pipeline(_stack()).adecide("a", ToolCall(n, {}))) for n in ("read", "send_x")]
+    finally:
+        telemetry.disable()
+    assert [(o.execute, o.verdict.decision) for o in outs + aouts] == [(True, Decision.ALLOW), (False, Decision.REJECT)] * 2

@@ -40,6 +40,8 @@ def _answers(tmp_path: Path, name: str, stack: str, **settings: Any) -> tuple[li
                        headers=AUTH)
             assert r.status_code == 200, r.text
             out.append(r.json())
+        story = c.get("/v1/runs/r1/story", headers=AUTH).json()  # what the dashboard draws for a run
+        out[1]["story_shadow"] = [(w["guard"], w["decision"]) for e in story["events"] for w in e["shadow"]]
     return out, s.database_url
 
 
@@ -55,6 +57,7 @@ def test_a_shadow_service_allows_and_reports_every_refusal_of_the_enforced_one(t
     enforced, _ = _answers(tmp_path, "enforced", STACK.format(mode=""))
     shadow, url = _answers(tmp_path, "shadow", STACK.format(mode=""), shadow=True)
     assert all(a["decision"] == "ALLOW" for a in shadow)
+    assert shadow[1]["story_shadow"] == [("no-deletes", "REJECT")] and enforced[1]["story_shadow"] == []
     refused = {(CALLS[i], a["guard"], a["decision"]) for i, a in enumerate(enforced) if a["decision"] != "ALLOW"}
     assert refused == {("delete_note", "no-deletes", "REJECT"), ("format_disk", "no-format", "HALT"),
                        ("delete_all", "no-deletes", "REJECT"), ("pay_bill", "ask-pay", "ESCALATE")}

@@ -130,13 +130,9 @@ def _run_member(guard: Any, context: Context, proposal: Any, timeout_s: float | 
     tel = _telemetry.active()
     if tel is None or not tel.guard_spans:
         return run_guard(guard, context, proposal, timeout_s=timeout_s, on_error=on_error)
-    span = tel.guard(_name(guard))
-    token = tel.context.attach(tel.trace.set_span_in_context(span))
-    try:
-        v = run_guard(guard, context, proposal, timeout_s=timeout_s, on_error=on_error)
-    finally:
-        tel.context.detach(token)
-    tel.guard_done(span, v)
+    entered = tel.guard_enter(_name(guard))
+    v = run_guard(guard, context, proposal, timeout_s=timeout_s, on_error=on_error)  # never raises
+    tel.guard_exit(entered, v)
     return v
 
 
@@ -145,13 +141,13 @@ async def _arun_member(guard: Any, context: Context, proposal: Any, timeout_s: f
     tel = _telemetry.active()
     if tel is None or not tel.guard_spans:
         return await _arun_async(guard, context, proposal, timeout_s, on_error)
-    span = tel.guard(_name(guard))
-    token = tel.context.attach(tel.trace.set_span_in_context(span))
+    entered = tel.guard_enter(_name(guard))
     try:
         v = await _arun_async(guard, context, proposal, timeout_s, on_error)
-    finally:
-        tel.context.detach(token)
-    tel.guard_done(span, v)
+    except BaseException:  # the caller's own cancellation: the span ends with it
+        tel.guard_exit(entered, fail_closed(_name(guard), asyncio.CancelledError("cancelled"), on_error))
+        raise
+    tel.guard_exit(entered, v)
     return v
 
 

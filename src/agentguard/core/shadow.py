@@ -66,6 +66,16 @@ def shadow_entries(v: Verdict, mode_guard: str = "") -> list[dict[str, Any]]:
     return out
 
 
+def _safe_entries(v: Verdict, name: str) -> list[dict[str, Any]]:
+    """:func:`shadow_entries`, never raising: a verdict that cannot be read (numbers that are not numbers)
+    is reported as such instead of failing the decision (a shadow guard must not change the outcome)."""
+    try:
+        return shadow_entries(v, name)
+    except Exception as exc:  # noqa: BLE001
+        return [{"guard": name, "decision": getattr(getattr(v, "decision", None), "name", "HALT"),
+                 "reason": f"unreadable shadow verdict ({type(exc).__name__})", "rule": "", "numbers": {}}]
+
+
 def would_refuse(entries: Iterable[Mapping[str, Any]]) -> bool:
     """True when a would-be entry refuses (REJECT, ESCALATE or HALT)."""
     return any(Decision.parse(e.get("decision", "HALT")).refuses for e in entries)
@@ -111,7 +121,7 @@ class Shadowed(BaseGuard):
                        metadata=dict(context.metadata))
 
     def _attach(self, enforced: Verdict, observed: list[Verdict]) -> Verdict:
-        entries = [e for g, v in zip(self.shadow_guards, observed) for e in shadow_entries(v, str(g.name))]
+        entries = [e for g, v in zip(self.shadow_guards, observed) for e in _safe_entries(v, str(g.name))]
         if not entries:
             return enforced
         return Verdict(enforced.decision, enforced.reason, enforced.guard, enforced.numbers, enforced.action,

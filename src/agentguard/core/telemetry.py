@@ -231,7 +231,12 @@ NOOP = _Noop()
 def decision_span(adapter: str, run_id: str, proposal: Any, kind: str) -> _Noop | _Decision:
     """The Pipeline's hook: a context manager whose ``done(outcome)`` returns the outcome (a no-op when off)."""
     tel = _active
-    return NOOP if tel is None else tel.decision(adapter, run_id, proposal, kind)
+    if tel is None:
+        return NOOP
+    try:
+        return tel.decision(adapter, run_id, proposal, kind)
+    except Exception:  # noqa: BLE001 - telemetry never stands in the way of a decision
+        return NOOP
 
 
 class _Decision:
@@ -253,13 +258,17 @@ class _Decision:
         return out
 
     def __exit__(self, et: Any, ev: Any, tb: Any) -> None:
-        try:
+        try:  # telemetry never changes or breaks a decision: its own errors end here
             labels = self.tel.finish(self, ev)
-        finally:
+        except Exception:  # noqa: BLE001
+            labels = None
+        try:
             self.tel.context.detach(self.token)
-        # outside the span: the SDK's trace-based exemplar filter then skips sampling
-        self.tel.count(labels)
-        self.tel.duration.record(time.perf_counter() - self.t0, labels)
+            if labels is not None:  # outside the span: the SDK's trace-based exemplar filter then skips sampling
+                self.tel.count(labels)
+                self.tel.duration.record(time.perf_counter() - self.t0, labels)
+        except Exception:  # noqa: BLE001
+            pass
 
 
 class Telemetry:
@@ -338,16 +347,27 @@ class Telemetry:
         span.end()
         return {P + "kind": d.kind, P + "decision": decision, P + "outcome": outcome, P + "adapter": d.adapter}
 
-    def guard(self, name: str) -> Any:
-        """The span of one guard inside a stack (a child of the current span)."""
-        return self.tracer.start_span(f"agentguard.guard {name}", attributes={P + "guard": name})
+    def guard_enter(self, name: str) -> tuple[Any, Any] | None:
+        """The span of one guard inside a stack (a child of the current span), made current; None if it fails."""
+        try:
+            span = self.tracer.start_span(f"agentguard.guard {name}", attributes={P + "guard": name})
+            return span, self.context.attach(self.trace.set_span_in_context(span))
+        except Exception:  # noqa: BLE001 - telemetry never stands in the way of a decision
+            return None
 
-    def guard_done(self, span: Any, v: Any) -> None:
-        span.set_attributes({P + "decision": v.decision.name, P + "reason": v.reason[:_REASON_MAX]})
-        if v.details and v.details.get("error"):
-            span.set_attribute("error.type", str(v.details["error"]))
-            span.set_status(self.error_status)
-        span.end()
+    def guard_exit(self, entered: tuple[Any, Any] | None, v: Any) -> None:
+        if entered is None:
+            return
+        span, token = entered
+        try:
+            self.context.detach(token)
+            span.set_attributes({P + "decision": v.decision.name, P + "reason": v.reason[:_REASON_MAX]})
+            if v.details and v.details.get("error"):
+                span.set_attribute("error.type", str(v.details["error"]))
+                span.set_status(self.error_status)
+            span.end()
+        except Exception:  # noqa: BLE001
+            pass
 
     @property
     def detach(self) -> Any:
