@@ -74,3 +74,22 @@ def test_one_line_errors(tmp_path, capsys) -> None:
     assert "not a time: 'yesterday'" in capsys.readouterr().err
     assert run(["report", "shadow"]) != 0
     assert "give one of --audit" in capsys.readouterr().err
+
+
+def test_the_otel_flag_traces_a_cli_decision(tmp_path) -> None:
+    """``agentguard --otel decide``: the decision's span is exported (console exporter from OTEL_TRACES_EXPORTER)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("opentelemetry.sdk")
+    cfg = tmp_path / "agentguard.toml"
+    cfg.write_text('[[guards]]\ntype = "tool-rules"\nname = "no-deletes"\ndeny = ["delete_*"]\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTGUARD_", "OTEL_"))}
+    env.update(OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="none")
+    out = subprocess.run([sys.executable, "-m", "agentguard", "--otel", "decide", str(cfg),
+                          '{"name": "delete_x", "arguments": {}}'], capture_output=True, text=True, env=env)
+    assert '"name": "agentguard.decide delete_x"' in out.stdout and '"agentguard.decision": "REJECT"' in out.stdout
+    plain = subprocess.run([sys.executable, "-m", "agentguard", "decide", str(cfg),
+                            '{"name": "delete_x", "arguments": {}}'], capture_output=True, text=True, env=env)
+    assert "agentguard.decide" not in plain.stdout and plain.returncode == out.returncode
