@@ -7,6 +7,10 @@ A stack in code is just ``GuardStack([guard, ...])``. The same stack from a file
     on_error = "halt"            # what a guard that raises yields: reject | escalate | halt
     timeout_s = 0.5              # per-guard time limit (optional)
     short_circuit = true
+    mode = "enforce"             # or "shadow": every guard observes only (the outcome is always ALLOW)
+
+    [telemetry]                  # optional: OpenTelemetry spans and metrics (docs/observability.md)
+    enabled = true               # exporters from the standard OTEL_* environment variables
 
     [recording]                  # optional: where adapters append the traces they see
     path = "traces.jsonl"
@@ -17,11 +21,17 @@ A stack in code is just ``GuardStack([guard, ...])``. The same stack from a file
     deny = ["delete_*"]
 
     [[guards]]
+    type = "tool-rules"
+    name = "candidate"
+    mode = "shadow"              # decides and is audited, never changes the outcome (agentguard.core.shadow)
+    deny = ["send_*"]
+
+    [[guards]]
     type = "python"              # any factory by import path
     factory = "mypkg.guards:make_guard"
     threshold = 0.9              # every other key is passed to the factory as a keyword
 
-Every key except ``type`` (and ``factory`` for ``python``) is passed to the guard's factory as a
+Every key except ``type``, ``mode`` (and ``factory`` for ``python``) is passed to the guard's factory as a
 keyword argument; a relative file path among them (a policy file, a model) is resolved against the
 configuration file's folder when that file exists. A factory that is a class with a
 ``from_config(params)`` classmethod gets the
@@ -41,7 +51,9 @@ from typing import Any, Callable, Mapping
 
 from .core.errors import AgentGuardError, DependencyError, InputError
 from .core.guard import Guard, GuardStack
+from .core import telemetry
 from .core.loading import load_attr
+from .core.shadow import MODES, Shadowed
 from .core.types import Decision
 
 __all__ = [
@@ -86,7 +98,13 @@ SCHEMA: dict[str, Any] = {
                 "on_error": {"enum": ["reject", "escalate", "halt"]},
                 "timeout_s": {"type": "number", "exclusiveMinimum": 0},
                 "short_circuit": {"type": "boolean"},
+                "mode": {"enum": list(MODES)},
             },
+        },
+        "telemetry": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"enabled": {"type": "boolean"}},
         },
         "recording": {
             "type": "object",
@@ -103,6 +121,7 @@ SCHEMA: dict[str, Any] = {
                     "type": {"type": "string"},
                     "name": {"type": "string"},
                     "factory": {"type": "string"},
+                    "mode": {"enum": list(MODES)},
                 },
                 "additionalProperties": True,
             },
@@ -138,16 +157,19 @@ def _import(path: str, what: str) -> Any:
 
 @dataclass
 class GuardSpec:
-    """One ``[[guards]]`` entry: its type, its name (optional) and the factory's keyword arguments."""
+    """One ``[[guards]]`` entry: its type, its name (optional), the factory's keyword arguments and its
+    ``mode`` (``"enforce"`` or ``"shadow"``)."""
 
     type: str
     params: dict[str, Any] = field(default_factory=dict)
     where: str = "guards[0]"
+    mode: str = "enforce"
 
 
 @dataclass
 class StackConfig:
-    """A parsed configuration: the guard specs, the stack options and the recording path."""
+    """A parsed configuration: the guard specs, the stack options, the recording path and whether
+    OpenTelemetry is on (``[telemetry] enabled``; None: not said, the environment decides)."""
 
     guards: list[GuardSpec]
     name: str = "stack"
@@ -156,13 +178,34 @@ class StackConfig:
     short_circuit: bool = True
     recording_path: str | None = None
     source: str = "<dict>"
+    mode: str = "enforce"
+    telemetry: bool | None = None
 
-    def build(self) -> GuardStack:
+    def build(self) -> GuardStack | Shadowed:
         return build_stack(self)
 
 
 #: top-level tables of agentguard.toml that belong to other components and are ignored here
 SHARED_TABLES = frozenset({"server"})
+
+
+def _mode(where: str, value: Any) -> str:
+    if value not in MODES:
+        raise InputError(f"{where}: mode must be one of {', '.join(MODES)}, not {value!r}")
+    return str(value)
+
+
+def _telemetry(source: str, data: Mapping[str, Any]) -> bool | None:
+    tel = data.get("telemetry", {})
+    if not isinstance(tel, Mapping):
+        raise _type_error(f"{source}: telemetry", "a table", tel)
+    unknown = set(tel) - {"enabled"}
+    if unknown:
+        raise InputError(f"{source}: telemetry: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+    on = tel.get("enabled")
+    if on is not None and not isinstance(on, bool):
+        raise _type_error(f"{source}: telemetry.enabled", "true or false", on)
+    return on
 
 
 def _type_error(where: str, expected: str, value: Any) -> InputError:
@@ -240,9 +283,12 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
             raise InputError(f"{source}: {where}: type 'python' needs factory = \"module:attribute\"")
         if "name" in g and (not isinstance(g["name"], str) or not g["name"]):
             raise _type_error(f"{source}: {where}.name", "a non-empty string", g["name"])
-        specs.append(GuardSpec(t, {k: v for k, v in g.items() if k != "type"}, f"{source}: {where}"))
+        mode = _mode(f"{source}: {where}", g.get("mode", "enforce"))
+        specs.append(GuardSpec(t, {k: v for k, v in g.items() if k not in ("type", "mode")}, f"{source}: {where}",
+                               mode))
     return StackConfig(
-        specs, name, on_error, float(timeout) if timeout is not None else None, sc, rec_path, source
+        specs, name, on_error, float(timeout) if timeout is not None else None, sc, rec_path, source,
+        _mode(f"{source}: stack", stack.get("mode", "enforce")), _telemetry(source, data),
     )
 
 
@@ -270,8 +316,12 @@ def build_guard(spec: GuardSpec) -> Guard:
     return guard
 
 
-def build_stack(config: StackConfig | Mapping[str, Any]) -> GuardStack:
-    """The GuardStack a configuration describes (guards asked in file order, strictest verdict wins)."""
+def build_stack(config: StackConfig | Mapping[str, Any]) -> GuardStack | Shadowed:
+    """The GuardStack a configuration describes (guards asked in file order, strictest verdict wins).
+
+    With guards in ``mode = "shadow"`` (or ``[stack] mode = "shadow"``: all of them) it is a
+    :class:`~agentguard.core.shadow.Shadowed`: the stack of the enforcing guards decides exactly as it would
+    alone, and the shadow guards' would-be verdicts ride along in ``details["shadow"]``."""
     if not isinstance(config, StackConfig):
         config = parse_config(config)
     guards = [build_guard(s) for s in config.guards]
@@ -282,13 +332,22 @@ def build_stack(config: StackConfig | Mapping[str, Any]) -> GuardStack:
             f"{config.source}: guard names must be unique, repeated: {', '.join(sorted(dup))} "
             "(set 'name' on each)"
         )
-    return GuardStack(
-        guards,
+    if config.telemetry and telemetry.active() is None:
+        telemetry.enable()  # [telemetry] enabled = true: OpenTelemetry for every Pipeline of the process
+    everything = config.mode == "shadow"
+    modes = ["shadow" if everything else s.mode for s in config.guards]
+    enforced = [g for g, m in zip(guards, modes) if m == "enforce"]
+    shadow = [g for g, m in zip(guards, modes) if m == "shadow"]
+    stack = GuardStack(
+        enforced,
         name=config.name,
         on_error=config.on_error,
         timeout_s=config.timeout_s,
         short_circuit=config.short_circuit,
-    )
+    ) if enforced else None
+    if not shadow and stack is not None:
+        return stack
+    return Shadowed(stack, shadow, name=config.name, on_error=config.on_error, timeout_s=config.timeout_s)
 
 
 def load_config(path: str | os.PathLike[str]) -> StackConfig:
@@ -331,6 +390,6 @@ def load_config(path: str | os.PathLike[str]) -> StackConfig:
     return cfg
 
 
-def load_stack(path: str | os.PathLike[str]) -> GuardStack:
+def load_stack(path: str | os.PathLike[str]) -> GuardStack | Shadowed:
     """``build_stack(load_config(path))``."""
     return build_stack(load_config(path))

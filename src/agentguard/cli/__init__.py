@@ -42,7 +42,20 @@ COMMAND_MODULES = (
     "agentguard.cli.integrations",
     "agentguard.cli.server",
     "agentguard.cli.audit",
+    "agentguard.cli.report",
 )
+
+
+@app.callback()
+def _root(otel: bool = typer.Option(False, "--otel", help="OpenTelemetry spans and metrics for every decision "
+                                    "(exporters from the standard OTEL_* environment variables).")) -> None:
+    """Keep LLM agents safe while they run."""
+    if otel:
+        import os
+
+        from ..core.telemetry import ENV_FLAG
+
+        os.environ[ENV_FLAG] = "1"  # read by the first Pipeline of this process and of its workers
 
 
 @app.command()

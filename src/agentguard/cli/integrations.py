@@ -22,13 +22,17 @@ import typer
 __all__ = ["register"]
 
 
-def _stack_and_recorder(config: str, record: Optional[str]):
+def _stack_and_recorder(config: str, record: Optional[str], shadow: bool = False):
     from ..config import build_stack, load_config
+    from ..core.shadow import Shadowed
     from ..integrations.recording import TraceRecorder
 
     cfg = load_config(config)
     path = record or cfg.recording_path
-    return build_stack(cfg), (TraceRecorder(path) if path else None)
+    stack = build_stack(cfg)
+    if shadow:  # --shadow: the whole stack observes only
+        stack = Shadowed(None, [stack], name=stack.name, on_error=cfg.on_error)
+    return stack, (TraceRecorder(path) if path else None)
 
 
 def _read_token(token_file: Optional[str]) -> str:
@@ -144,6 +148,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             help="enforcement strategy for refused calls: TT, AB, TEH, CRP, CRP+TEH, CRP+AB, CRP+TT, stop, block, "
                  "halt-tool, fallback, reflect, default (default: each guard's own, e.g. a policy's strategy)",
         ),
+        shadow: bool = typer.Option(False, "--shadow", help="observe only: every call runs, would-be refusals "
+                                    "are recorded (agentguard report shadow)"),
     ) -> None:
         """Serve an MCP proxy that gates every tools/call of the upstream servers with the guard stack."""
         from ..integrations.mcp.upstream import parse_upstream
@@ -156,7 +162,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         for u in ups:  # start the servers first: their start-up overlaps ours (imports, the stack)
             u.spawn()
         try:
-            stack, recorder = _stack_and_recorder(config, record)
+            stack, recorder = _stack_and_recorder(config, record, shadow)
         except BaseException:
             for u in ups:
                 if u.process is not None:

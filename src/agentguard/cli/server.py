@@ -34,6 +34,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         credentials: Optional[str] = typer.Option(None, help="Roles' credentials file (TOML, hashed tokens; env "
                                                              "AGENTGUARD_CREDENTIALS_FILE); re-read when it changes."),
         no_chain: bool = typer.Option(False, "--no-chain", help="Do not hash-chain the audit records."),
+        shadow: bool = typer.Option(False, "--shadow", help="Every guard observes only: decisions are audited "
+                                    "with what they would have been, the answer is ALLOW (agentguard report shadow)."),
+        otel: bool = typer.Option(False, "--otel", help="OpenTelemetry spans and metrics (exporters from OTEL_*)."),
     ) -> None:
         """Run the guard service (FastAPI + uvicorn). The bearer token comes from AGENTGUARD_TOKEN or
         the config file's [server] token / token_file; GET /health needs none."""
@@ -44,7 +47,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                          run_ttl_s=run_ttl, max_body_bytes=max_body, log_level=log_level,
                          tool_guards=_abs(tool_guards), step_guards=_abs(step_guards),
                          signal_guards=_abs(signal_guards), strategy=strategy,
-                         credentials_file=_abs(credentials), audit_chain=False if no_chain else None)
+                         credentials_file=_abs(credentials), audit_chain=False if no_chain else None,
+                         shadow=True if shadow else None, otel=True if otel else None)
         settings = load_settings(config, **overrides)
         from ..server.guards import load_guards
 

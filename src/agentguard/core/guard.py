@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import time
 from typing import Any, Iterable, Protocol, runtime_checkable
 
+from . import telemetry as _telemetry
 from .errors import GuardError, GuardTimeout, InputError
 from .runs import end_run
 from .types import Context, Decision, Verdict
@@ -66,8 +68,8 @@ class BaseGuard:
         raise NotImplementedError
 
     async def acheck(self, context: Context, proposal: Any) -> Verdict:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(_executor(), self.check, context, proposal)
+        loop = asyncio.get_running_loop()  # the thread runs in a copy of the caller's context (its trace span)
+        return await loop.run_in_executor(_executor(), contextvars.copy_context().run, self.check, context, proposal)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name!r}>"
@@ -122,6 +124,33 @@ def run_guard(guard: Any, context: Context, proposal: Any, *, timeout_s: float |
         return fail_closed(_name(guard), exc, on_error)
 
 
+def _run_member(guard: Any, context: Context, proposal: Any, timeout_s: float | None,
+                on_error: Decision) -> Verdict:
+    """:func:`run_guard` for a guard inside a stack: in its own span when telemetry is on."""
+    tel = _telemetry.active()
+    if tel is None or not tel.guard_spans:
+        return run_guard(guard, context, proposal, timeout_s=timeout_s, on_error=on_error)
+    entered = tel.guard_enter(_name(guard))
+    v = run_guard(guard, context, proposal, timeout_s=timeout_s, on_error=on_error)  # never raises
+    tel.guard_exit(entered, v)
+    return v
+
+
+async def _arun_member(guard: Any, context: Context, proposal: Any, timeout_s: float | None,
+                       on_error: Decision) -> Verdict:
+    tel = _telemetry.active()
+    if tel is None or not tel.guard_spans:
+        return await _arun_async(guard, context, proposal, timeout_s, on_error)
+    entered = tel.guard_enter(_name(guard))
+    try:
+        v = await _arun_async(guard, context, proposal, timeout_s, on_error)
+    except BaseException:  # the caller's own cancellation: the span ends with it
+        tel.guard_exit(entered, fail_closed(_name(guard), asyncio.CancelledError("cancelled"), on_error))
+        raise
+    tel.guard_exit(entered, v)
+    return v
+
+
 def _is_sync(guard: Any) -> bool:
     """True when the guard's ``acheck`` is BaseGuard's (its real work is the synchronous ``check``)."""
     return getattr(type(guard), "acheck", None) is BaseGuard.acheck
@@ -156,17 +185,24 @@ async def arun_guard(guard: Any, context: Context, proposal: Any, *, timeout_s: 
 
 
 def _sync_batch(guards: list[Any], context: Context, proposal: Any, timeout_s: float | None,
-                on_error: Decision, short_circuit: bool, out: list[Verdict]) -> None:
+                on_error: Decision, short_circuit: bool, out: list[Verdict], traced: bool = False) -> None:
+    run = _run_member if traced else _run_top
     for g in guards:  # runs in a worker thread; ``out`` is read by the caller when this returns in time
-        v = run_guard(g, context, proposal, timeout_s=timeout_s, on_error=on_error)
+        v = run(g, context, proposal, timeout_s, on_error)
         out.append(v)
         if short_circuit and v.decision is Decision.HALT:
             return
 
 
+def _run_top(guard: Any, context: Context, proposal: Any, timeout_s: float | None, on_error: Decision) -> Verdict:
+    return run_guard(guard, context, proposal, timeout_s=timeout_s, on_error=on_error)
+
+
 async def _arun_many(guards: list[Any], context: Context, proposal: Any, timeout_s: float | None,
-                     on_error: Decision, short_circuit: bool) -> list[Verdict]:
-    """Verdicts of ``guards`` in order; consecutive synchronous guards share one worker-thread hop."""
+                     on_error: Decision, short_circuit: bool, traced: bool = False) -> list[Verdict]:
+    """Verdicts of ``guards`` in order; consecutive synchronous guards share one worker-thread hop (run in
+    a copy of the caller's context, so a guard's span keeps its parent); ``traced``: each guard of a
+    stack in its own span when telemetry is on."""
     verdicts: list[Verdict] = []
     loop = asyncio.get_running_loop()
     i = 0
@@ -177,8 +213,8 @@ async def _arun_many(guards: list[Any], context: Context, proposal: Any, timeout
         if j > i:  # guards[i:j] are synchronous: one hop, a deadline of timeout_s per guard
             batch = guards[i:j]
             out: list[Verdict] = []
-            fut = loop.run_in_executor(_executor(), _sync_batch, batch, context, proposal, timeout_s,
-                                       on_error, short_circuit, out)
+            fut = loop.run_in_executor(_executor(), contextvars.copy_context().run, _sync_batch, batch, context,
+                                       proposal, timeout_s, on_error, short_circuit, out, traced)
             budget = None if timeout_s is None else timeout_s * len(batch)
             try:
                 await _await_deadline(fut, budget)
@@ -191,7 +227,8 @@ async def _arun_many(guards: list[Any], context: Context, proposal: Any, timeout
             verdicts += got
             i = j
         else:
-            verdicts.append(await _arun_async(guards[i], context, proposal, timeout_s, on_error))
+            verdicts.append(await (_arun_member if traced else _arun_async)(guards[i], context, proposal, timeout_s,
+                                                                            on_error))
             i += 1
         if short_circuit and verdicts and verdicts[-1].decision is Decision.HALT:
             break
@@ -276,7 +313,7 @@ class GuardStack(BaseGuard):
     def check(self, context: Context, proposal: Any) -> Verdict:
         verdicts: list[Verdict] = []
         for g in self.guards:
-            v = run_guard(g, context, proposal, timeout_s=self.timeout_s, on_error=self.on_error)
+            v = _run_member(g, context, proposal, self.timeout_s, self.on_error)
             verdicts.append(v)
             if self.short_circuit and v.decision is Decision.HALT:
                 break
@@ -284,7 +321,7 @@ class GuardStack(BaseGuard):
 
     async def acheck(self, context: Context, proposal: Any) -> Verdict:
         verdicts = await _arun_many(self.guards, context, proposal, self.timeout_s, self.on_error,
-                                    self.short_circuit)
+                                    self.short_circuit, traced=True)
         return self._combine(verdicts)
 
 

@@ -43,6 +43,8 @@ from .errors import InputError
 from .guard import Guard, arun_guard, fail_closed, run_guard
 from .proposal import approval_request, call_key, to_proposal
 from .runs import RunEvicted, RunMemory, end_run, walk_guards
+from .shadow import Shadowed
+from .telemetry import decision_span, enable_from_env
 from .strategies import Default, strategy as strategy_by_name
 from .types import Context, Decision, Step, ToolCall, Trace, Verdict
 
@@ -88,6 +90,8 @@ class Pipeline:
     evicted run). ``state_fn(context, proposal)`` sets ``context.state`` before each decision.
     ``recorder``: a trace recorder (``trace(run_id, adapter=...)`` / ``finish(run_id)``).
     ``escalate``: ``"ask"`` (an ESCALATE asks a human) or ``"reject"`` (refused without asking).
+    ``shadow``: the whole guard observes only (:mod:`.shadow`: audited, the outcome is ALLOW). Each
+    decision is an OpenTelemetry span when :mod:`.telemetry` is on.
     """
 
     def __init__(self, guard: Guard, *, strategy: Enforcement | str | None = None,
@@ -95,9 +99,12 @@ class Pipeline:
                  max_runs: int = 10_000, rebuild: Callable[[Hashable], RunState | None] | None = None,
                  on_error: Decision | str = Decision.HALT, timeout_s: float | None = None,
                  state_fn: Callable[[Context, Any], Any] | None = None, adapter: str = "",
-                 recorder: Any = None, escalate: str = "ask") -> None:
+                 recorder: Any = None, escalate: str = "ask", shadow: bool = False) -> None:
         if not isinstance(guard, Guard):
             raise InputError(f"{guard!r} is not a Guard (needs name, check and acheck)")
+        if shadow:
+            guard = Shadowed(None, [guard], name=str(guard.name), on_error=on_error)
+        enable_from_env()
         if escalate not in ("ask", "reject"):
             raise InputError(f"escalate must be 'ask' or 'reject', not {escalate!r}")
         self.guard = guard
@@ -245,8 +252,9 @@ class Pipeline:
                 continue
         call = out.proposal.to_dict() if isinstance(out.proposal, ToolCall) else {}
         extra: dict[str, Any] = {"adapter": self.adapter, "execute": out.execute, "stop": out.stop, "ask": out.ask}
-        if v.details.get("verdicts"):
-            extra["verdicts"] = v.details["verdicts"]
+        for k in ("verdicts", "shadow"):
+            if v.details.get(k):
+                extra[k] = v.details[k]
         for k in ("approver", "human"):
             if k in out.extra:
                 extra[k] = out.extra[k]
@@ -300,10 +308,11 @@ class Pipeline:
             return st
         with st.lock:
             typed, early = self._prepare(st, proposal)
-            v = early or run_guard(self.guard, st.context, typed, timeout_s=self.timeout_s, on_error=self.on_error)
-            st.decisions += 1
-            out = self._enforce(st, v, typed)
-            return self._write(st, out, audit_kind)
+            with decision_span(self.adapter, st.run_id, typed, audit_kind) as span:
+                v = early or run_guard(self.guard, st.context, typed, timeout_s=self.timeout_s, on_error=self.on_error)
+                st.decisions += 1
+                out = span.done(self._write(st, self._enforce(st, v, typed), audit_kind))
+            return out
 
     async def adecide(self, run: str | Context | RunState, proposal: Any, /, *, audit_kind: str = "check",
                       **facts: Any) -> Outcome:
@@ -313,11 +322,12 @@ class Pipeline:
             return st
         async with st.alock():
             typed, early = self._prepare(st, proposal)
-            v = early or await arun_guard(self.guard, st.context, typed, timeout_s=self.timeout_s,
-                                          on_error=self.on_error)
-            st.decisions += 1
-            out = self._enforce(st, v, typed)
-            return await self._awrite(st, out, audit_kind)
+            with decision_span(self.adapter, st.run_id, typed, audit_kind) as span:
+                v = early or await arun_guard(self.guard, st.context, typed, timeout_s=self.timeout_s,
+                                              on_error=self.on_error)
+                st.decisions += 1
+                out = span.done(await self._awrite(st, self._enforce(st, v, typed), audit_kind))
+            return out
 
     # -- a model turn: several calls decided together, matched by identity -------------------------
     def _hold(self, st: RunState, outs: Sequence[Outcome]) -> None:

@@ -140,11 +140,12 @@ class GuardrailEndpoint:
         audit: AuditSink | None = None,
         timeout_s: float | None = None,
         max_runs: int = 10_000,
+        shadow: bool = False,
     ) -> None:
         # no human can be asked through this API: an ESCALATE is refused (escalate="reject")
         self.pipeline = Pipeline(guard, strategy=strategy, audit=audit, recorder=recorder, on_error=on_error,
                                  state_fn=state_fn, adapter=ADAPTER, escalate="reject", timeout_s=timeout_s,
-                                 max_runs=max_runs)
+                                 max_runs=max_runs, shadow=shadow)
         self.text_pipeline = (
             Pipeline(text_guard, audit=audit, on_error=on_error, adapter=ADAPTER, escalate="reject",
                      timeout_s=timeout_s, max_runs=max_runs)

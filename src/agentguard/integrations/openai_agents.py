@@ -165,10 +165,11 @@ class AgentsGuard:
         timeout_s: float | None = None,
         max_runs: int = 10_000,
         pipeline: Pipeline | None = None,
+        shadow: bool = False,
     ) -> None:
         self.pipeline = pipeline if pipeline is not None else Pipeline(
             guard, strategy=strategy, audit=audit, on_error=on_error, state_fn=state_fn, adapter=ADAPTER,
-            timeout_s=timeout_s, max_runs=max_runs)
+            timeout_s=timeout_s, max_runs=max_runs, shadow=shadow)
         self.output_pipeline = (
             Pipeline(output_guard, audit=audit, on_error=on_error, adapter=ADAPTER, timeout_s=timeout_s,
                      max_runs=max_runs)

@@ -41,6 +41,7 @@ from starlette.responses import Response
 from .. import __version__
 from ..core.errors import AgentGuardError, InputError
 from .audit import AuditStore
+from . import otel
 from .credentials import CredentialStore
 from .gate import Gate, JSONResponse, error
 from .guards import GuardSource, ServiceGuards
@@ -71,6 +72,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
             signer = Signer.load_or_create(settings.audit_key_file or Path(settings.state_dir) / "audit_ed25519.pem")
         store = AuditStore(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous,
                            chain=settings.audit_chain, signer=signer, checkpoint_every=settings.checkpoint_every)
+    otel.start(settings)
     svc = Service(settings, source, store)
     svc.credentials = credentials
     if settings.webhook_url:
@@ -118,7 +120,7 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
     # Expose the FastAPI object for tests/introspection while serving through the gate.
     gated.fastapi = app  # type: ignore[attr-defined]
     gated.state = app.state  # type: ignore[attr-defined]
-    return gated  # type: ignore[return-value]
+    return otel.traced(gated)  # type: ignore[return-value]
 
 
 def _error_handlers(app: FastAPI) -> None:

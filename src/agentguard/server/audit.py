@@ -88,6 +88,7 @@ def decision_row(record: AuditRecord) -> dict[str, Any]:
             "decision": record.decision, "reason": record.reason,
             "numbers": dumps(dict(record.numbers)).decode(),
             "principal": (str(record.extra.get("principal"))[:100] if record.extra.get("principal") else None),
+            "shadow": dumps(record.extra["shadow"]).decode() if record.extra.get("shadow") else None,
             "seq": None, "chain_hash": None, "run_hash": None}
 
 
@@ -280,7 +281,27 @@ class AuditStore:
             rows = [dict(r._mapping) for r in c.execute(q)]
         for r in rows:
             r["numbers"] = loads(r["numbers"])
+            r["shadow"] = loads(r["shadow"]) if r.get("shadow") else None
         rows.reverse()
+        return rows
+
+    def shadow_decisions(self, since: float | None = None, until: float | None = None) -> list[dict[str, Any]]:
+        """The decisions in ``[since, until)`` (on the ``ts`` index) with their ``shadow`` entries decoded:
+        what :func:`agentguard.core.shadow.shadow_report` reads for ``agentguard report shadow --db``."""
+        d, i = schema.decisions, schema.inputs
+        q = (sa.select(d.c.decision_id, d.c.ts, d.c.run_id, d.c.kind, d.c.decision, d.c.guard, d.c.shadow,
+                       i.c.payload).select_from(d.outerjoin(i, i.c.decision_id == d.c.decision_id)))
+        if since is not None:
+            q = q.where(d.c.ts >= since)
+        if until is not None:
+            q = q.where(d.c.ts < until)
+        with self.engine.connect() as c:
+            rows = [dict(r._mapping) for r in c.execute(q.order_by(d.c.ts))]
+        for r in rows:
+            r["shadow"] = loads(r["shadow"]) if r["shadow"] else None
+            payload = loads(r.pop("payload")) if r.get("payload") else {}
+            tc = (payload.get("input") or {}).get("tool_call") if isinstance(payload, dict) else None
+            r["call"] = {"name": tc.get("name")} if isinstance(tc, dict) else {}
         return rows
 
     def decision(self, decision_id: str) -> dict[str, Any] | None:

@@ -13,12 +13,22 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ..core import telemetry
 from ..core.errors import AgentGuardError, InputError, require
 from ..core.guard import BaseGuard, fail_closed
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 
 __all__ = ["GuardServiceClient", "GuardServiceError", "RemoteGuard"]
 
+
+
+def _trace_headers() -> dict[str, str] | None:
+    """The current trace context (``traceparent``) when telemetry is on: the service's spans join the trace."""
+    if telemetry.active() is None:
+        return None
+    headers: dict[str, str] = {}
+    telemetry.inject(headers)
+    return headers or None
 
 class GuardServiceError(AgentGuardError):
     """The service refused a request or could not be reached; the message says which and why."""
@@ -82,9 +92,9 @@ class GuardServiceClient:
             raise GuardServiceError(f"service answered {r.status_code}: {body.get('error', r.text[:200])}")
         return body
 
-    def _post(self, path: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    def _post(self, path: str, payload: Mapping[str, Any]) -> dict[str, Any]:  # the trace context goes along
         try:
-            r = self._sync().post(path, json=payload)
+            r = self._sync().post(path, json=payload, headers=_trace_headers())
         except self.httpx.HTTPError as exc:
             raise GuardServiceError(f"cannot reach the guard service at {self.base_url}: "
                                     f"{type(exc).__name__}: {exc}") from None
@@ -92,7 +102,7 @@ class GuardServiceClient:
 
     async def _apost(self, path: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         try:
-            r = await self._async().post(path, json=payload)
+            r = await self._async().post(path, json=payload, headers=_trace_headers())
         except self.httpx.HTTPError as exc:
             raise GuardServiceError(f"cannot reach the guard service at {self.base_url}: "
                                     f"{type(exc).__name__}: {exc}") from None

@@ -39,6 +39,7 @@ decisions = sa.Table(
     sa.Column("seq", sa.BigInteger(), nullable=True),  # migration 0005: the hash chain (.chain)
     sa.Column("chain_hash", sa.String(64), nullable=True),
     sa.Column("run_hash", sa.String(64), nullable=True),
+    sa.Column("shadow", sa.Text(), nullable=True),  # migration 0009: would-be verdicts of shadow guards (JSON)
     sa.Index("ix_decisions_run_ts", "run_id", "ts"),
     sa.Index("ix_decisions_ts", "ts"),
     sa.Index("ux_decisions_seq", "seq", unique=True),

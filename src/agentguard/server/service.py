@@ -54,6 +54,7 @@ from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, input_digest, new_decision_id
 from .deciding import (CALL, Call, Pipes, Replaying, ServicePipeline, StoreSink, conflict, proposal_of, restore,
                        snapshot, state_of, to_step)
+from .otel import shadow_extra
 from .gate import JSONResponse, error
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
 from .jsonutil import RequestJSONError, loads_request
@@ -158,7 +159,7 @@ class Service:
             raw[kind] = guard
             pipes[kind] = ServicePipeline(self, Replaying(guard, kind, self), strategy=self._enforcement(base),
                                           audit=self.sink, runs=self.runs, adapter="service",
-                                          state_fn=state_of)
+                                          state_fn=state_of, shadow=bool(getattr(self.settings, "shadow", False)))
         self._pipes = Pipes(g, self._gen, raw, pipes)
         return self._pipes
 
@@ -269,7 +270,7 @@ class Service:
         call.record = AuditRecord(time=time.time(), run_id=call.st.run_id, decision=decision.name, reason=reason,
                                   guard=guard, numbers=numbers, decision_id=did, kind=call.kind,
                                   input_digest=input_digest(call.digest_input), guard_version=self.source.version,
-                                  extra={"principal": call.principal} if call.principal else {})
+                                  extra=shadow_extra(v, {"principal": call.principal} if call.principal else {}))
         return call.record
 
     async def decide(self, kind: str, run_id: str, proposal: Any, payload: dict[str, Any], digest_input: Any,

@@ -66,6 +66,10 @@ class ServerSettings:
             the deciding guard's (a policy's ``strategy``), else the default.
         max_runs: runs held in memory (least recently used leave first and are rebuilt from the audit
             store when they come back).
+        shadow: every guard of the service observes only (:mod:`agentguard.core.shadow`): each decision is
+            audited with what it would have been (``decisions.shadow``), and the answer is ALLOW.
+        otel: OpenTelemetry spans and metrics for every decision (:mod:`agentguard.core.telemetry`;
+            exporters from the ``OTEL_*`` environment; a request's ``traceparent`` is the parent).
 
         credentials_file: the roles' credentials (TOML, hashed tokens; :mod:`.credentials`), re-read when
             it changes. ``token`` is then optional (the legacy single token: roles agent, reader, admin;
@@ -128,6 +132,8 @@ class ServerSettings:
     webhook_secret: str | None = field(default=None, repr=False)
     webhook_retries: int = 5
     webhook_backoff_s: float = 0.5
+    shadow: bool = False
+    otel: bool = False
     data_dir: InitVar[str | None] = None  # deprecated alias of state_dir
 
     def __post_init__(self, data_dir: str | None) -> None:

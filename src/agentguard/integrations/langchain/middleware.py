@@ -104,6 +104,7 @@ class AgentGuardMiddleware(AgentMiddleware):
     default. ``audit``: an audit sink (a failing sink refuses, fail closed). ``recorder``: a trace
     recorder. ``escalate``: ``"interrupt"`` (ask through LangGraph) or ``"reject"``. ``on_error``: the
     decision for a guard that fails (HALT). ``state_fn(context, call)`` sets ``context.state``.
+    ``shadow``: the guard only observes (every call runs; would-be refusals are audited).
     """
 
     state_schema = AgentGuardState
@@ -122,6 +123,7 @@ class AgentGuardMiddleware(AgentMiddleware):
         state_fn: Callable[[Context, Any], Any] | None = None,
         timeout_s: float | None = None,
         max_runs: int = 10_000,
+        shadow: bool = False,
     ) -> None:
         super().__init__()
         if on_reject not in ("message", "end"):
@@ -135,7 +137,7 @@ class AgentGuardMiddleware(AgentMiddleware):
         self.pipeline = Pipeline(
             guard, strategy=strategy, audit=audit, max_runs=max_runs, on_error=on_error, timeout_s=timeout_s,
             state_fn=state_fn, adapter="langchain", recorder=recorder,
-            escalate="ask" if escalate == "interrupt" else "reject",
+            escalate="ask" if escalate == "interrupt" else "reject", shadow=shadow,
         )
         self.on_reject = on_reject
         self.escalate = escalate

@@ -59,11 +59,12 @@ _NOT_FACTS = RESERVED_KEYS | {"kind", "run", "proposal"}
 
 def make_pipeline(guard: Guard, *, strategy: Enforcement | str | None = None, recorder: Any = None,
                   on_error: Decision | str = Decision.HALT, state_fn: Callable[[Context, Any], Any] | None = None,
-                  timeout_s: float | None = None, max_runs: int = 10_000) -> Pipeline:
+                  timeout_s: float | None = None, max_runs: int = 10_000, shadow: bool = False) -> Pipeline:
     """The proxy's Pipeline (``adapter="mcp"``); ``strategy`` is the enforcement strategy (a name such as
-    ``"CRP+TEH"``, an :class:`~agentguard.core.enforcement.Enforcement`, or None for each guard's own)."""
+    ``"CRP+TEH"``, an :class:`~agentguard.core.enforcement.Enforcement`, or None for each guard's own);
+    ``shadow``: the guard only observes (every call runs; would-be refusals are audited)."""
     return Pipeline(guard, strategy=strategy, recorder=recorder, on_error=on_error, state_fn=state_fn,
-                    timeout_s=timeout_s, max_runs=max_runs, adapter="mcp")
+                    timeout_s=timeout_s, max_runs=max_runs, adapter="mcp", shadow=shadow)
 
 
 def facts_of(meta: Any) -> dict[str, Any]:

@@ -61,6 +61,7 @@ from typing import Any, Awaitable, Callable
 from ...core.enforcement import Enforcement, Outcome
 from ...core.errors import InputError, require
 from ...core.guard import Guard
+from ...core.telemetry import parent_from
 from ...core.types import Context, Decision, ToolCall
 from ..recording import TraceRecorder
 from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, approval_message, approval_meta,
@@ -174,6 +175,7 @@ class GuardProxy(PassThrough):
         name: str = "agentguard-proxy",
         strategy: Enforcement | str | None = None,
         timeout_s: float | None = None,
+        shadow: bool = False,
     ) -> None:
         if not upstreams:
             raise InputError("the MCP proxy needs at least one upstream server")
@@ -183,7 +185,7 @@ class GuardProxy(PassThrough):
         self.upstreams = list(upstreams)
         self.prefix = len(upstreams) > 1 if prefix is None else bool(prefix)
         self.pipeline = make_pipeline(guard, strategy=strategy, recorder=recorder, on_error=on_error,
-                                      state_fn=state_fn, timeout_s=timeout_s)
+                                      state_fn=state_fn, timeout_s=timeout_s, shadow=shadow)
         self.recorder = recorder
         self.approve = approve
         self.clients: dict[str, Any] = {}
@@ -328,8 +330,9 @@ class GuardProxy(PassThrough):
         """``(run, outcome)`` of a guarded request (or the protocol object asking the client)."""
         run = self._run(ctx)
         facts = facts_of(getattr(ctx, "meta", None))
-        out = await gate(self.pipeline, run, call, facts, approve=self.approve,
-                         ask=lambda o: self._elicit(ctx, o, run, params))
+        with parent_from(getattr(ctx, "meta", None)):  # the client's trace context (``_meta.traceparent``)
+            out = await gate(self.pipeline, run, call, facts, approve=self.approve,
+                             ask=lambda o: self._elicit(ctx, o, run, params))
         return run, out
 
     async def _on_call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:

@@ -51,6 +51,7 @@ from ...core.enforcement import Enforcement, Outcome
 from ...core.guard import Guard
 from ...core.pipeline import Pipeline
 from ...core.strict_json import StrictJSONError, loads_strict
+from ...core.telemetry import parent_from
 from ...core.types import Context, Decision, ToolCall, Verdict
 from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, approval_message, approval_meta,
                      facts_of, gate, inline_safe, make_pipeline, refusal_text)
@@ -137,9 +138,11 @@ class StdioRelay:
     def __init__(self, guard: Guard | Pipeline, to_client: Sink, to_upstream: Sink, *,
                  approve: Approve | None = None, strategy: Enforcement | str | None = None,
                  recorder: Any = None, on_error: Decision | str = Decision.HALT, timeout_s: float | None = None,
-                 state_fn: Callable[[Context, Any], Any] | None = None, run_id: str | None = None) -> None:
+                 state_fn: Callable[[Context, Any], Any] | None = None, run_id: str | None = None,
+                 shadow: bool = False) -> None:
         self.pipeline = guard if isinstance(guard, Pipeline) else make_pipeline(
-            guard, strategy=strategy, recorder=recorder, on_error=on_error, timeout_s=timeout_s, state_fn=state_fn)
+            guard, strategy=strategy, recorder=recorder, on_error=on_error, timeout_s=timeout_s, state_fn=state_fn,
+            shadow=shadow)
         self.run_id = run_id or f"mcp-stdio-{secrets.token_hex(8)}"
         self.approve = approve
         self.inline = inline_safe(self.pipeline)
@@ -203,10 +206,11 @@ class StdioRelay:
             return
         meta = params.get("_meta")
         facts = facts_of(meta) if meta else {}
-        if not self.inline:
-            self._spawn(self._decide_later(msg, line, call, facts, None))
-            return
-        out = self.pipeline.decide(self.run_id, call, **facts)
+        with parent_from(meta):  # the client's trace context (``_meta.traceparent``); a task keeps it
+            if not self.inline:
+                self._spawn(self._decide_later(msg, line, call, facts, None))
+                return
+            out = self.pipeline.decide(self.run_id, call, **facts)
         if out.ask:
             self._spawn(self._decide_later(msg, line, call, facts, out))
         else:

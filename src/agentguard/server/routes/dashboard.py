@@ -120,7 +120,8 @@ def run_story(svc: Service, run_id: str, limit: int = 2000) -> dict[str, Any]:
             current = idx
         events.append({"i": i, "ts": d["ts"], "kind": d["kind"], "guard": d["guard"], "decision": d["decision"],
                        "reason": d["reason"], "numbers": d["numbers"], "action": action, "state": state,
-                       "state_index": idx, "step": st["idx"] if st else None})
+                       "state_index": idx, "step": st["idx"] if st else None,
+                       "shadow": d.get("shadow") or []})  # would-be verdicts of guards in shadow mode
     halt = next((e for e in events if e["decision"] == "HALT"), None)
     meanings: dict[int, list[str]] = {}
     if g.model is not None:

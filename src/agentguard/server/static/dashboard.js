@@ -182,7 +182,8 @@ function drawStory() {
     const tr = document.createElement("tr");
     tr.appendChild(td(String(e.i + 1))); tr.appendChild(td(fmtTime(e.ts))); tr.appendChild(td(e.kind));
     tr.appendChild(td(actionText(e.action) + (e.state !== null && e.state !== undefined ? "  [state " + JSON.stringify(e.state) + "]" : ""), "action"));
-    tr.appendChild(td(e.guard)); tr.appendChild(td(e.decision, "d-" + e.decision)); tr.appendChild(td(e.reason));
+    tr.appendChild(td(e.guard)); tr.appendChild(td(e.decision, "d-" + e.decision));
+    tr.appendChild(td(e.reason + (e.shadow || []).map((w) => "\nshadow: " + w.guard + " would " + w.decision + ": " + w.reason).join("")));
     tr.appendChild(td(Object.entries(e.numbers).map(([k, v]) => k + "=" + Number(v).toPrecision(3)).join(" ")));
     tb.appendChild(tr);
   }
