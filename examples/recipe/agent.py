@@ -56,7 +56,7 @@ def main() -> None:
         mw = AgentGuardMiddleware(stack, recorder=recorder, state_fn=state_fn)
         for i in range(args.runs):
             run_episode(episode_kind(i), f"lc-{i}", mw)
-        print(f"recorded {args.runs} runs to {recorder.path if recorder else '-'}")
+        print(f"recorded {args.runs} runs to {os.path.relpath(recorder.path) if recorder and recorder.path else '-'}")
         return
     if args.mode == "deploy":
         from agentguard.config import load_stack
