@@ -481,7 +481,7 @@ class AgentGuardTraceProcessor(TracingProcessor):
             err = span.error
             if err:
                 with self._lock:
-                    self._errors[str(span.trace_id)] = err.get("message") if isinstance(err, dict) else str(err)
+                    self._errors[str(span.trace_id)] = str(err.get("message") if isinstance(err, dict) else err)
             if self.guard is not None:
                 return  # the guard's Pipeline records the call, with its decision and state
             out = data.output

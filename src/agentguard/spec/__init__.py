@@ -36,14 +36,12 @@ _LAZY = {
     "compile_expr": "agentguard.spec.expr",
     "exists": "agentguard.spec.predicates",
     "forall": "agentguard.spec.predicates",
-    "history_state": "agentguard.spec.history",
     "load_spec": "agentguard.spec.predicates",
     "parse_laws": "agentguard.spec.stl",
     "parse_property": "agentguard.spec.pctl",
     "parse_state_formula": "agentguard.spec.pctl",
     "resolve_unseen": "agentguard.spec.unseen",
     "rule_vectors": "agentguard.spec.stl",
-    "state_function": "agentguard.spec.history",
     "where": "agentguard.spec.predicates",
 }
 
@@ -59,14 +57,12 @@ __all__ = [
     "compile_expr",
     "exists",
     "forall",
-    "history_state",
     "load_spec",
     "parse_laws",
     "parse_property",
     "parse_state_formula",
     "resolve_unseen",
     "rule_vectors",
-    "state_function",
     "where",
 ]
 
