@@ -30,6 +30,9 @@ needs:
   ``"allow"``, ``"error"``), the same names :class:`~agentguard.predictive.guard.ProactiveGuard`
   takes. :meth:`Abstraction.locate` applies the policies that name a stand-in state (``nearest``,
   ``pessimistic``, ``error``).
+* ``state`` (``state_fn``): the name of the state function the traces were recorded with
+  (``"history"`` or ``"package.module:attr"``, :mod:`agentguard.spec.history`); a learned model
+  carries it, so a guard can compute the state when a decision brings none.
 """
 
 from __future__ import annotations
