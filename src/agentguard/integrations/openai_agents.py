@@ -57,10 +57,8 @@ or MCP tools the SDK calls directly (put the MCP proxy in front of those). Guard
 SDK's async loop, so the guard's ``acheck`` is used; ``Runner.run_sync`` and ``Runner.run_streamed``
 are gated identically (tool calls are complete before they execute).
 
-:class:`AgentGuardTraceProcessor` records each SDK trace as a project :class:`~agentguard.core.Trace`:
-one step per function-tool span (``ToolCall`` action, the output as observation, the guard's decision
-as the ``decision`` signal when the call was guarded), so runs of unguarded agents can also be
-recorded for DTMC learning and calibration.
+Recording (``recorder=`` or ``trace_processor(recorder)``): the Pipeline records each guarded call with
+its decision and ``state_fn`` state, one line per run across interruptions (:class:`AgentGuardTraceProcessor`).
 """
 
 from __future__ import annotations
