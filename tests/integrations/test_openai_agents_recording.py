@@ -128,3 +128,28 @@ def test_unguarded_runs_are_still_recorded_from_spans_in_start_order(tmp_path):
         set_trace_processors([])
     [t] = read_traces(str(tmp_path / "t.jsonl"))
     assert [s.action.arguments["path"] for s in t.steps] == ["/x", "/y"]
+
+
+def test_a_rejection_with_no_later_call_is_recorded_when_the_run_ends(tmp_path):
+    """The SDK runs no guardrail for a call the human rejected; with no call after it, the run's end
+    settles it: refused, audited, recorded, and the run's line written."""
+    effects = []
+    rec = TraceRecorder(tmp_path / "t.jsonl")
+    ag = AgentsGuard(Deletes(), state_fn=history_state)
+    set_trace_processors([ag.trace_processor(rec)])
+    agent = Agent(name="a", instructions="x", tools=ag.guard_tools(tools(effects)), model=ScriptedModel(
+        [[function_call("delete_file", {"path": "/tmp/a"}, call_id="c1")], [assistant_message("ok")]]))
+
+    async def go():
+        first = await Runner.run(agent, "clean", context={"run_id": "run-10"})
+        state = first.to_state()
+        state.reject(first.interruptions[0])
+        return await Runner.run(agent, state, context={"run_id": "run-10"})
+
+    try:
+        asyncio.run(go())
+        [t] = read_traces(str(tmp_path / "t.jsonl"))  # written at the run's end, not at shutdown
+    finally:
+        set_trace_processors([])
+    assert effects == [] and t.run_id == "run-10"
+    assert [int(s.signals["decision"]) for s in t.steps] == [Decision.REJECT] and t.labels["blocked"] == 1

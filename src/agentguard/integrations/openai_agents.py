@@ -87,7 +87,9 @@ from agents import (  # noqa: E402
     tool_input_guardrail,
     tool_output_guardrail,
 )
-from agents.tracing import TracingProcessor, get_current_trace  # noqa: E402
+from agents.tracing import get_current_trace  # noqa: E402
+
+from .agents_tracing import AgentGuardTraceProcessor, _parse_args  # noqa: E402
 
 __all__ = ["AgentGuardTraceProcessor", "AgentsGuard"]
 
@@ -105,18 +107,6 @@ def _run_key() -> str:
         tr = None
     tid = getattr(tr, "trace_id", None) if tr is not None else None
     return str(tid) if tid and tid != "no-op" else "default"
-
-
-def _parse_args(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    if not raw:
-        return {}
-    try:
-        val = json.loads(raw)
-    except (TypeError, ValueError):
-        return {"_raw": str(raw)}
-    return val if isinstance(val, dict) else {"_value": val}
 
 
 def _item_call(item: Any) -> ToolCall:
@@ -428,70 +418,3 @@ class AgentsGuard:
             v = out.verdict or Verdict(Decision.HALT, "no verdict")
             return ToolGuardrailFunctionOutput.reject_content(refusal_message(v, call), output_info=info)
         return ToolGuardrailFunctionOutput.allow(output_info=info)
-
-
-class AgentGuardTraceProcessor(TracingProcessor):
-    """An Agents SDK ``TracingProcessor`` that writes each run as a project trace.
-
-    With an :class:`AgentsGuard` (``guard.trace_processor(recorder)``) the guard's Pipeline records every
-    guarded call when it is decided and run (``action`` the ToolCall, ``observation`` the result or the
-    refusal, ``signals['decision']``, ``state`` from ``state_fn``; labels ``adapter``, ``blocked``,
-    ``halted``), keyed by the run (the context's ``run_id``, else the SDK trace id); the processor ends
-    those runs when their trace ends (labels ``workflow``, ``error``), keeping a run open across an
-    approval interruption, so a run is one line. Without a guard it records one step per function-tool
-    span (no decision), in the order the spans started. Register it with ``agents.add_trace_processor``
-    (keeps the SDK's exporter) or ``set_trace_processors([...])`` (replaces it; what tests do, offline).
-    """
-
-    def __init__(self, recorder: TraceRecorder, *, guard: AgentsGuard | None = None) -> None:
-        self.recorder = recorder
-        self.guard = guard
-        self._spans: dict[str, list[tuple[str, Step]]] = defaultdict(list)
-        self._errors: dict[str, str] = {}
-        self._lock = threading.Lock()
-
-    def on_trace_start(self, trace: Any) -> None:
-        return None
-
-    def on_trace_end(self, trace: Any) -> None:
-        tid = str(trace.trace_id)
-        labels: dict[str, Any] = {"workflow": getattr(trace, "name", "") or ""}
-        with self._lock:
-            spans = sorted(self._spans.pop(tid, []), key=lambda x: x[0])
-            err = self._errors.pop(tid, None)
-        if err is not None:
-            labels["error"] = err
-        if self.guard is not None:  # its runs are recorded by its Pipeline: end them (unless interrupted)
-            self.guard.trace_ended(tid, **labels)
-            return
-        t = self.recorder.trace(tid, adapter="openai-agents", **labels)
-        t.steps.extend(step for _, step in spans)
-        self.recorder.finish(tid)
-
-    def on_span_start(self, span: Any) -> None:
-        return None
-
-    def on_span_end(self, span: Any) -> None:
-        try:
-            data = span.span_data
-            if getattr(data, "type", None) != "function":
-                return
-            err = span.error
-            if err:
-                with self._lock:
-                    self._errors[str(span.trace_id)] = str(err.get("message") if isinstance(err, dict) else err)
-            if self.guard is not None:
-                return  # the guard's Pipeline records the call, with its decision and state
-            out = data.output
-            step = Step(action=ToolCall(data.name or "?", _parse_args(data.input or "")),
-                        observation=out if out is None or isinstance(out, str) else str(out))
-            with self._lock:
-                self._spans[str(span.trace_id)].append((str(getattr(span, "started_at", "") or ""), step))
-        except Exception:  # a recorder must never break the agent run
-            return
-
-    def shutdown(self) -> None:
-        self.recorder.finish_all()
-
-    def force_flush(self) -> None:
-        return None
