@@ -13,8 +13,10 @@ from agentguard import Context, ToolCall
 from agentguard.config import load_stack
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted([*(REPO / "src" / "agentguard" / "server" / "examples").glob("*.toml"),
-                   *(REPO / "examples").rglob("*.toml")])
+# examples/recipe/deploy.toml points at the model its recipe learns (tests/cli/test_predictive_recipe.py runs it)
+EXAMPLES = sorted(p for p in [*(REPO / "src" / "agentguard" / "server" / "examples").glob("*.toml"),
+                              *(REPO / "examples").rglob("*.toml")]
+                  if p != REPO / "examples" / "recipe" / "deploy.toml")
 ADULT = {"user_info": {"age": 30, "domestic": True, "dr_license": True, "vaccine": True, "membership": True}}
 MINOR = {"user_info": {"age": 16, "domestic": True, "dr_license": False, "vaccine": True, "membership": False}}
 CALLS = [

@@ -14,6 +14,7 @@ A stack in code is just ``GuardStack([guard, ...])``. The same stack from a file
 
     [recording]                  # optional: where adapters append the traces they see
     path = "traces.jsonl"
+    state = "history"            # the recorded state: "history" (the call history) or "pkg.mod:attr"
 
     [[guards]]
     type = "tool-rules"          # a registered guard type (see GUARD_TYPES)
@@ -109,7 +110,7 @@ SCHEMA: dict[str, Any] = {
         "recording": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {"path": {"type": "string"}},
+            "properties": {"path": {"type": "string"}, "state": {"type": "string"}},
         },
         "guards": {
             "type": "array",
@@ -180,6 +181,7 @@ class StackConfig:
     source: str = "<dict>"
     mode: str = "enforce"
     telemetry: bool | None = None
+    recording_state: str | None = None  # a state function name (agentguard.spec.history.state_function)
 
     def build(self) -> GuardStack | Shadowed:
         return build_stack(self)
@@ -253,12 +255,15 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
     rec = data.get("recording", {})
     if not isinstance(rec, Mapping):
         raise _type_error(f"{source}: recording", "a table", rec)
-    unknown = set(rec) - {"path"}
+    unknown = set(rec) - {"path", "state"}
     if unknown:
         raise InputError(f"{source}: recording: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
     rec_path = rec.get("path")
     if rec_path is not None and (not isinstance(rec_path, str) or not rec_path):
         raise _type_error(f"{source}: recording.path", "a non-empty string", rec_path)
+    rec_state = rec.get("state")
+    if rec_state is not None and (not isinstance(rec_state, str) or not rec_state):
+        raise _type_error(f"{source}: recording.state", "'history' or 'package.module:attr'", rec_state)
     if "guards" not in data:
         raise InputError(f"{source}: no guards: add at least one [[guards]] table with a 'type'")
     guards = data["guards"]
@@ -288,7 +293,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
                                mode))
     return StackConfig(
         specs, name, on_error, float(timeout) if timeout is not None else None, sc, rec_path, source,
-        _mode(f"{source}: stack", stack.get("mode", "enforce")), _telemetry(source, data),
+        _mode(f"{source}: stack", stack.get("mode", "enforce")), _telemetry(source, data), rec_state,
     )
 
 

@@ -144,3 +144,26 @@ def test_usage_errors_are_not_tracebacks(capsys):
     assert code == 2 and "Missing argument" in err and "Traceback" not in err
     code, _, err = run(["learn", str(TRACES), "--out", "x.json"], capsys)
     assert code == 2 and "--spec" in err and "Traceback" not in err
+
+
+def test_learn_on_traces_without_states_says_how_to_record_them(tmp_path, capsys):
+    """Adapters record ``state: null`` without a state function; learning from that names the fix."""
+    traces = tmp_path / "t.jsonl"
+    traces.write_text(json.dumps({"run_id": "run-42", "steps": [{"state": None, "action": {"name": "x"}}]}) + "\n")
+    code, stdout, err = run(["learn", str(traces), "--spec", str(SPEC), "--out", str(tmp_path / "m.json")], capsys)
+    assert code == 2
+    line = err.strip()
+    assert "\n" not in line and "trace run-42 step 0 has no 'state'" in line
+    assert "state_fn" in line and 'state = "history"' in line and "--state history" in line
+
+
+def test_learn_writes_a_bundle(tmp_path, capsys):
+    """The learned model carries the spec (the bundle a proactive guard file points at)."""
+    out = tmp_path / "model.json"
+    code, _, err = run(["learn", str(TRACES), "--spec", str(SPEC), "--out", str(out), "--json"], capsys)
+    assert code == 0, err
+    from agentguard.predictive.bundle import load_bundle
+
+    model, ab = load_bundle(out)
+    assert ab is not None and ab.name == "microwave-fork" and ab.unseen == "pessimistic" and ab.terminal == "finish"
+    assert ab.width == len(model.state_names[0])

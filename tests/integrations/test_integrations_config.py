@@ -193,3 +193,24 @@ def test_server_table_may_share_the_file():
 
     cfg = parse_config({"server": {"token": "x"}, "guards": [{"type": "tool-rules", "deny": ["rm"]}]})
     assert cfg is not None
+
+
+def test_recording_state_from_the_guard_file(tmp_path):
+    """``[recording] state`` names the state function adapters record (and guards see): the built-in
+    call history or ``package.module:attr``; ``load_recording`` sets up any adapter from the file."""
+    from agentguard.config import load_config
+    from agentguard.core import InputError as _InputError
+    from agentguard.integrations.recording import load_recording
+    from agentguard.spec.history import history_state
+
+    f = tmp_path / "g.toml"
+    f.write_text('[recording]\npath = "t.jsonl"\nstate = "history"\n\n[[guards]]\ntype = "tool-rules"\n')
+    assert load_config(f).recording_state == "history"
+    stack, rec, state_fn = load_recording(f)
+    assert state_fn is history_state and rec is not None and rec.path == str(tmp_path / "t.jsonl")
+    _, rec2, fn2 = load_recording(f, record=str(tmp_path / "o.jsonl"), state="agentguard.spec.history:history_state")
+    assert rec2.path.endswith("o.jsonl") and fn2 is history_state
+    for bad, words in [("state = 3", "recording.state"), ('state = "nope"', "unknown state function 'nope'")]:
+        f.write_text(f"[recording]\n{bad}\n\n[[guards]]\ntype = \"tool-rules\"\n")
+        with pytest.raises(_InputError, match=words):
+            load_recording(f)

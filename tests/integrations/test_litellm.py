@@ -208,3 +208,19 @@ def test_cli_litellm_guardrail_server(tmp_path):
         proc.wait(10)
     [trace] = read_traces(str(tmp_path / "t.jsonl"))
     assert trace.run_id == "trace-1" and trace.steps[0].signals["decision"] == Decision.REJECT
+
+
+def test_records_the_state_each_call_was_decided_in(tmp_path):
+    """With ``state_fn`` each recorded step has the state its own call was decided in (two calls of one
+    request each get theirs), so the traces can be learned from (docs/recipe.md)."""
+    from agentguard.spec.history import history_state
+
+    rec = TraceRecorder(tmp_path / "t.jsonl")
+    ep = GuardrailEndpoint(policy(), recorder=rec, state_fn=history_state)
+    ep.handle(litellm_body([("send_email", {"to": "a@example.com", "body": "x"}), ("delete_file", {"path": "/"})]))
+    ep.handle(litellm_body([("send_email", {"to": "b@example.com", "body": "y"})]))
+    rec.finish_all()
+    [t] = read_traces(str(tmp_path / "t.jsonl"))
+    assert [s.state["call"]["tool"] for s in t.steps] == ["send_email", "delete_file", "send_email"]
+    assert [s.action.name for s in t.steps] == ["send_email", "delete_file", "send_email"]
+    assert t.steps[2].state["tools"] == ["send_email"] and t.steps[2].state["refused"] == ["delete_file"]

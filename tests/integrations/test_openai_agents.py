@@ -78,7 +78,7 @@ def test_forbidden_call_never_executes_model_gets_refusal(tmp_path):
     assert len(outs) == 1 and "REJECT by no-deletes" in outs[0]
     assert res.final_output == "understood"
     [trace] = read_traces(str(tmp_path / "t.jsonl"))
-    assert trace.labels["adapter"] == "openai-agents" and trace.labels["blocked"] == 1
+    assert trace.labels["adapter"] == "openai_agents" and trace.labels["blocked"] == 1
     assert trace.steps[0].action.name == "delete_file" and trace.steps[0].action.arguments == {
         "path": "/tmp/a"
     }

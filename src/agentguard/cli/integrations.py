@@ -22,17 +22,22 @@ import typer
 __all__ = ["register"]
 
 
-def _stack_and_recorder(config: str, record: Optional[str], shadow: bool = False):
-    from ..config import build_stack, load_config
+def _stack_and_recorder(config: str, record: Optional[str], state: Optional[str] = None, shadow: bool = False):
+    """The stack, the recorder (``--record`` or the file's ``[recording] path``) and the state function
+    (``--state`` or the file's ``[recording] state``: ``history`` or ``package.module:attr``); ``shadow``
+    (``--shadow``) makes the whole stack observe only."""
     from ..core.shadow import Shadowed
-    from ..integrations.recording import TraceRecorder
+    from ..integrations.recording import load_recording
 
-    cfg = load_config(config)
-    path = record or cfg.recording_path
-    stack = build_stack(cfg)
-    if shadow:  # --shadow: the whole stack observes only
-        stack = Shadowed(None, [stack], name=stack.name, on_error=cfg.on_error)
-    return stack, (TraceRecorder(path) if path else None)
+    stack, recorder, state_fn = load_recording(config, record=record, state=state)
+    if shadow:
+        stack = Shadowed(None, [stack], name=stack.name, on_error=stack.on_error)
+    return stack, recorder, state_fn
+
+
+STATE_HELP = ("the state recorded with each step and given to the guards: 'history' (the call history: tools "
+              "called, arguments, result labels) or 'package.module:attr' (a function (context, call) -> "
+              "state); default: the guard file's [recording] state")
 
 
 def _read_token(token_file: Optional[str]) -> str:
@@ -65,14 +70,15 @@ def _host_port(spec: str) -> tuple[str, int]:
         raise InputError(f"bad address {spec!r}: expected HOST:PORT") from None
 
 
-def _relay(stack: Any, recorder: Any, upstream: Any, strategy: Optional[str]) -> None:
+def _relay(stack: Any, recorder: Any, upstream: Any, strategy: Optional[str], state_fn: Any = None) -> None:
     """Serve the MCP stdio relay (agentguard.integrations.mcp.relay) in front of one started upstream."""
     import asyncio
 
     from ..integrations.mcp.relay import serve_stdio_relay
 
     try:
-        asyncio.run(serve_stdio_relay(stack, upstream.process, strategy=strategy, recorder=recorder))
+        asyncio.run(serve_stdio_relay(stack, upstream.process, strategy=strategy, recorder=recorder,
+                                      state_fn=state_fn))
     except (asyncio.CancelledError, KeyboardInterrupt):  # SIGTERM / Ctrl-C: the upstream is stopped already
         pass
     finally:
@@ -81,7 +87,7 @@ def _relay(stack: Any, recorder: Any, upstream: Any, strategy: Optional[str]) ->
 
 
 def _sdk_proxy(stack: Any, recorder: Any, ups: list, *, http: Optional[str], prefix: Optional[bool],
-               strategy: Optional[str]) -> None:
+               strategy: Optional[str], state_fn: Any = None) -> None:
     """Serve the MCP SDK server (agentguard.integrations.mcp.proxy.GuardProxy) over stdio or Streamable HTTP."""
     import anyio
 
@@ -89,7 +95,8 @@ def _sdk_proxy(stack: Any, recorder: Any, ups: list, *, http: Optional[str], pre
     from ..integrations.mcp.strict import hardened_http_app
 
     async def main() -> None:
-        async with GuardProxy(stack, ups, recorder=recorder, prefix=prefix, strategy=strategy) as proxy:
+        async with GuardProxy(stack, ups, recorder=recorder, prefix=prefix, strategy=strategy,
+                              state_fn=state_fn) as proxy:
             if http is None:
                 await proxy.serve_stdio()
             else:
@@ -138,6 +145,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             None, "--http", help="serve Streamable HTTP on HOST:PORT instead of stdio"
         ),
         record: Optional[str] = typer.Option(None, "--record", help="append traces to this JSONL file"),
+        state: Optional[str] = typer.Option(None, "--state", help=STATE_HELP),
         prefix: Optional[bool] = typer.Option(
             None,
             "--prefix/--no-prefix",
@@ -162,16 +170,16 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         for u in ups:  # start the servers first: their start-up overlaps ours (imports, the stack)
             u.spawn()
         try:
-            stack, recorder = _stack_and_recorder(config, record, shadow)
+            stack, recorder, state_fn = _stack_and_recorder(config, record, state, shadow)
         except BaseException:
             for u in ups:
                 if u.process is not None:
                     u.process.kill()
             raise
         if http is None and len(ups) == 1 and ups[0].process is not None and not prefix:
-            _relay(stack, recorder, ups[0], strategy)  # the fast path: one stdio upstream served over stdio
+            _relay(stack, recorder, ups[0], strategy, state_fn)  # the fast path: one stdio upstream over stdio
         else:
-            _sdk_proxy(stack, recorder, ups, http=http, prefix=prefix, strategy=strategy)
+            _sdk_proxy(stack, recorder, ups, http=http, prefix=prefix, strategy=strategy, state_fn=state_fn)
 
     @app.command("litellm-guardrail")
     def litellm_guardrail(
@@ -181,6 +189,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         host: str = typer.Option("127.0.0.1", help="address to listen on"),
         port: int = typer.Option(8766, help="port to listen on"),
         record: Optional[str] = typer.Option(None, "--record", help="append traces to this JSONL file"),
+        state: Optional[str] = typer.Option(None, "--state", help=STATE_HELP),
         token_file: Optional[str] = typer.Option(
             None, "--token-file", help="file holding the bearer token (default: $AGENTGUARD_TOKEN)"
         ),
@@ -192,8 +201,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from ..integrations.litellm import GuardrailEndpoint, serve
 
         token = _read_token(token_file)
-        stack, recorder = _stack_and_recorder(config, record)
-        server = serve(GuardrailEndpoint(stack, recorder=recorder), host, port, token=token,
+        stack, recorder, state_fn = _stack_and_recorder(config, record, state)
+        server = serve(GuardrailEndpoint(stack, recorder=recorder, state_fn=state_fn), host, port, token=token,
                        max_body=max_body, max_concurrency=max_concurrency)
         typer.echo(
             f"agentguard LiteLLM guardrail on http://{host}:{server.server_address[1]}"

@@ -236,6 +236,7 @@ class Pipeline:
                 out.verdict = verdict
         out.proposal = proposal
         out.run_id = st.run_id
+        out.extra.setdefault("state", st.context.state)  # the state it was decided in, for record()
         if out.stop:
             st.halted = out.verdict if out.verdict is not None and out.verdict.decision is Decision.HALT else \
                 Verdict(Decision.HALT, out.message or "run stopped", getattr(out.verdict, "guard", "") or "")
@@ -388,13 +389,13 @@ class Pipeline:
         if approved and (settled is None or settled.decision is Decision.ALLOW):
             ok = Verdict(Decision.ALLOW, f"approved by {approver}: {v.reason}", v.guard, v.numbers, details=v.details)
             out = Outcome(True, asked.proposal, message=ok.reason, verdict=ok,
-                          extra={"human": "approved", "approver": approver})
+                          extra={"human": "approved", "approver": approver, "state": asked.extra.get("state")})
         else:
             why = (f"approval not confirmed by {settled.guard}: {settled.reason}" if approved and settled is not None
                    else f"not approved by {approver}: {v.reason}")
             refused = Verdict(Decision.REJECT, why, v.guard, v.numbers, details=v.details)
             out = self._enforce(st, refused, asked.proposal)
-            out.extra.update({"human": "refused", "approver": approver})
+            out.extra.update({"human": "refused", "approver": approver, "state": asked.extra.get("state")})
         out.proposal, out.run_id, out.key = asked.proposal, st.run_id, asked.key
         return out
 
@@ -468,7 +469,7 @@ class Pipeline:
             except (TypeError, ValueError):
                 pass
         with st.lock:
-            step = Step(state=st.context.state, action=outcome.proposal, observation=observation, output=output,
+            step = Step(state=outcome.extra.get("state", st.context.state), action=outcome.proposal, observation=observation, output=output,
                         signals=signals)
             st.context.trace.append(step)
             labels = st.context.trace.labels

@@ -57,10 +57,8 @@ or MCP tools the SDK calls directly (put the MCP proxy in front of those). Guard
 SDK's async loop, so the guard's ``acheck`` is used; ``Runner.run_sync`` and ``Runner.run_streamed``
 are gated identically (tool calls are complete before they execute).
 
-:class:`AgentGuardTraceProcessor` records each SDK trace as a project :class:`~agentguard.core.Trace`:
-one step per function-tool span (``ToolCall`` action, the output as observation, the guard's decision
-as the ``decision`` signal when the call was guarded), so runs of unguarded agents can also be
-recorded for DTMC learning and calibration.
+Recording (``recorder=`` or ``trace_processor(recorder)``): the Pipeline records each guarded call with
+its decision and ``state_fn`` state, one line per run across interruptions (:class:`AgentGuardTraceProcessor`).
 """
 
 from __future__ import annotations
@@ -89,7 +87,9 @@ from agents import (  # noqa: E402
     tool_input_guardrail,
     tool_output_guardrail,
 )
-from agents.tracing import TracingProcessor, get_current_trace  # noqa: E402
+from agents.tracing import get_current_trace  # noqa: E402
+
+from .agents_tracing import AgentGuardTraceProcessor, _parse_args  # noqa: E402
 
 __all__ = ["AgentGuardTraceProcessor", "AgentsGuard"]
 
@@ -107,18 +107,6 @@ def _run_key() -> str:
         tr = None
     tid = getattr(tr, "trace_id", None) if tr is not None else None
     return str(tid) if tid and tid != "no-op" else "default"
-
-
-def _parse_args(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    if not raw:
-        return {}
-    try:
-        val = json.loads(raw)
-    except (TypeError, ValueError):
-        return {"_raw": str(raw)}
-    return val if isinstance(val, dict) else {"_value": val}
 
 
 def _item_call(item: Any) -> ToolCall:
@@ -166,10 +154,11 @@ class AgentsGuard:
         max_runs: int = 10_000,
         pipeline: Pipeline | None = None,
         shadow: bool = False,
+        recorder: TraceRecorder | None = None,
     ) -> None:
         self.pipeline = pipeline if pipeline is not None else Pipeline(
             guard, strategy=strategy, audit=audit, on_error=on_error, state_fn=state_fn, adapter=ADAPTER,
-            timeout_s=timeout_s, max_runs=max_runs, shadow=shadow)
+            timeout_s=timeout_s, max_runs=max_runs, recorder=recorder, shadow=shadow)
         self.output_pipeline = (
             Pipeline(output_guard, audit=audit, on_error=on_error, adapter=ADAPTER, timeout_s=timeout_s,
                      max_runs=max_runs)
@@ -180,8 +169,10 @@ class AgentsGuard:
         self._asks: OrderedDict[tuple[str, str], Outcome] = OrderedDict()
         # outcomes of calls that ran, waiting for their result (output guardrail / record)
         self._ran: dict[tuple[str, str], deque[Outcome]] = defaultdict(deque)
-        # verdicts by (trace id, tool name, raw arguments), read by the trace processor
-        self._verdicts: dict[tuple[str, str, str], deque[Verdict]] = defaultdict(deque)
+        # SDK trace id -> the run keys decided in it (a context's run_id, else the trace id), for the processor
+        self._trace_runs: dict[str, set[str]] = defaultdict(set)
+        # runs that ended a trace with an unanswered ask (an interruption): finished at their next trace end
+        self._waiting: set[str] = set()
         self._lock = threading.Lock()
         self.input_guardrail = tool_input_guardrail(name="agentguard")(self._input)
         self.output_guardrail = tool_output_guardrail(name="agentguard_output")(self._output)
@@ -218,45 +209,67 @@ class AgentsGuard:
         return approval_request(out)
 
     def trace_processor(self, recorder: TraceRecorder) -> "AgentGuardTraceProcessor":
-        """A trace processor that records runs, with this guard's decisions joined to the tool spans."""
+        """A trace processor that ends this guard's runs with the SDK's traces; the guard's Pipeline
+        records into ``recorder`` (unless it was given one already): one line per run, across
+        interruptions, each step with its decision and state."""
         self._joined = True
+        if self.pipeline.recorder is None:
+            self.pipeline.recorder = recorder
         return AgentGuardTraceProcessor(recorder, guard=self)
 
-    _joined = False  # verdicts are kept for a processor to join only once one exists (no unbounded growth)
+    _joined = False  # trace ids are mapped to runs only once a processor exists (no unbounded growth)
 
-    def _remember(self, key: str, name: str, raw: str, v: Verdict | None) -> None:
-        if not self._joined or v is None:
-            return
-        with self._lock:
-            self._verdicts[(key, name, raw)].append(v)
+    def _interrupted(self, run: str) -> list[Outcome]:
+        """The run's held outcomes that wait for a human (an SDK interruption)."""
+        st = self.pipeline.runs.peek(run)
+        if st is None:
+            return []
+        with st.lock:
+            return [o for held in st.pending.values() for o in held if o.ask]
 
-    def pop_verdict(self, key: str, name: str, raw: str) -> Verdict | None:
+    def trace_ended(self, trace_id: str, **labels: Any) -> list[str]:
+        """The SDK trace ``trace_id`` ended: finish (record) every run decided in it, except a run that
+        stopped at an interruption (a human is asked; the resumed ``Runner.run`` continues the same run).
+        A run still waiting at its next trace end was not resumed with an answer for that call: the call
+        is refused (audited, recorded) and the run finished. Returns the run keys finished."""
         with self._lock:
-            q = self._verdicts.get((key, name, raw))
-            if not q:
-                return None
-            v = q.popleft()
-            if not q:
-                del self._verdicts[(key, name, raw)]
-            return v
+            runs = sorted(self._trace_runs.pop(trace_id, set()))
+        done = []
+        for run in runs:
+            asked = self._interrupted(run)
+            if asked and run not in self._waiting:
+                with self._lock:
+                    self._waiting.add(run)
+                    self._trace_runs[trace_id].add(run)  # the resumed run may make no new decision
+                continue
+            for o in asked:
+                self._forget_ask(o)
+                out = self.pipeline.resolve(o, False, approver="nobody (the run ended before an answer)")
+                self.pipeline.record(out, observation=_refusal(out, o.proposal))
+            self.forget(run, **labels)
+            done.append(run)
+        return done
 
-    def forget(self, key: str) -> None:
-        """The run ``key`` ended: forget its held outcomes and state (its trace is finished)."""
+    def forget(self, key: str, **labels: Any) -> None:
+        """The run ``key`` ended: forget its held outcomes and state; its trace is labelled and finished."""
         with self._lock:
-            for vk in [k for k in self._verdicts if k[0] == key]:
-                del self._verdicts[vk]
             for rk in [k for k in self._ran if k[0] == key]:
                 del self._ran[rk]
-        self.pipeline.finish(key)
+            self._waiting.discard(key)
+        self.pipeline.finish(key, **labels)
         if self.output_pipeline is not None:
             self.output_pipeline.finish(key)
 
     # -- translation helpers ---------------------------------------------------------------------
-    @staticmethod
-    def _run(wrapper: Any) -> tuple[str, dict[str, Any]]:
+    def _run(self, wrapper: Any) -> tuple[str, dict[str, Any]]:
         facts = as_facts(getattr(wrapper, "context", None))
         named = facts.pop("run_id", None)  # names the run; not a fact (Pipeline.run takes it as the id)
-        return str(named or _run_key()), facts
+        tid = _run_key()
+        run = str(named or tid)
+        if self._joined and tid != "default":
+            with self._lock:
+                self._trace_runs[tid].add(run)
+        return run, facts
 
     def _hold(self, run: str, out: Outcome) -> None:
         """Put an outcome back among the run's held ones (the SDK's pre-approval guardrail pass)."""
@@ -291,7 +304,8 @@ class AgentsGuard:
         for o in rejected:  # (a held outcome that did not ask was asked by the tool's own setting: dropped)
             if o.ask:
                 self._forget_ask(o)
-                await self.pipeline.aresolve(o, False, approver=APPROVER)
+                res = await self.pipeline.aresolve(o, False, approver=APPROVER)
+                self.pipeline.record(res, observation=_refusal(res, o.proposal))
 
     def _forget_ask(self, out: Outcome) -> None:
         call = out.proposal
@@ -366,7 +380,6 @@ class AgentsGuard:
                 return ToolGuardrailFunctionOutput.allow(output_info=(out.verdict or Verdict.allow()).to_dict())
             out = answered
         info = out.verdict.to_dict() if out.verdict is not None else {}
-        self._remember(run, call.name, raw, out.verdict)
         todo = out.call
         if todo is not None and todo.name == call.name and call_key(todo) == call_key(call):
             with self._lock:
@@ -406,66 +419,3 @@ class AgentsGuard:
             v = out.verdict or Verdict(Decision.HALT, "no verdict")
             return ToolGuardrailFunctionOutput.reject_content(refusal_message(v, call), output_info=info)
         return ToolGuardrailFunctionOutput.allow(output_info=info)
-
-
-class AgentGuardTraceProcessor(TracingProcessor):
-    """An Agents SDK ``TracingProcessor`` that writes each run as a project trace.
-
-    One step per function-tool span: ``action`` the ToolCall, ``observation`` the output (or the
-    refusal), ``signals['decision']`` the guard's decision when an :class:`AgentsGuard` checked the call
-    (absent for unguarded calls). Labels: ``adapter``, ``workflow``, ``blocked``, ``halted``, ``error``.
-    Register it with ``agents.add_trace_processor`` (keeps the SDK's exporter) or
-    ``set_trace_processors([...])`` (replaces it; what tests do, to stay offline).
-    """
-
-    def __init__(self, recorder: TraceRecorder, *, guard: AgentsGuard | None = None) -> None:
-        self.recorder = recorder
-        self.guard = guard
-
-    def on_trace_start(self, trace: Any) -> None:
-        self.recorder.trace(trace.trace_id, adapter="openai-agents", workflow=getattr(trace, "name", ""))
-
-    def on_trace_end(self, trace: Any) -> None:
-        self.recorder.finish(trace.trace_id)
-        if self.guard is not None:
-            self.guard.forget(trace.trace_id)
-
-    def on_span_start(self, span: Any) -> None:
-        return None
-
-    def on_span_end(self, span: Any) -> None:
-        try:
-            data = span.span_data
-            if getattr(data, "type", None) != "function":
-                return
-            raw = data.input or ""
-            t = self.recorder.trace(span.trace_id)
-            call = ToolCall(data.name or "?", _parse_args(raw))
-            signals: dict[str, float] = {}
-            v = self.guard.pop_verdict(span.trace_id, call.name, raw) if self.guard is not None else None
-            if v is not None:
-                signals["decision"] = float(int(v.decision))
-                signals.update({k: float(x) for k, x in v.numbers.items()})
-                if v.blocks:
-                    t.labels["blocked"] = int(t.labels.get("blocked", 0)) + 1
-                if v.decision is Decision.HALT:
-                    t.labels["halted"] = True
-            err = span.error
-            if err:
-                t.labels["error"] = err.get("message") if isinstance(err, dict) else str(err)
-            out = data.output
-            t.append(
-                Step(
-                    action=call,
-                    observation=out if out is None or isinstance(out, str) else str(out),
-                    signals=signals,
-                )
-            )
-        except Exception:  # a recorder must never break the agent run
-            return
-
-    def shutdown(self) -> None:
-        self.recorder.finish_all()
-
-    def force_flush(self) -> None:
-        return None

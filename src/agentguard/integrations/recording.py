@@ -9,8 +9,17 @@ and, when the run ends, appends the trace as one line to ``path`` (same serialis
 A step records: ``action`` the proposed :class:`~agentguard.core.ToolCall`; ``observation`` what the
 agent got back (the tool's result, or the refusal message); ``output`` a text chunk (streams);
 ``signals`` the numbers the deciding guard reported plus ``decision`` (the verdict's integer,
-0 = ALLOW ... 5 = HALT) so a trace shows which steps were blocked. Trace labels hold the adapter
-name, the count of blocked steps and whether the run was halted.
+0 = ALLOW ... 5 = HALT) so a trace shows which steps were blocked; ``state`` the concrete state the
+call was decided in: what the adapter's ``state_fn`` computed (``agentguard learn`` needs it; see
+:mod:`agentguard.spec.history` for the built-in call-history state, and docs/recipe.md). Trace labels
+hold the adapter name, the count of blocked steps and whether the run was halted.
+
+:func:`load_recording` reads a guard file's stack with its ``[recording]`` table (``path``, ``state``:
+``"history"`` or ``"package.module:attr"``), what ``agentguard mcp-proxy`` and ``litellm-guardrail`` do,
+so a Python adapter is set up from the same file::
+
+    stack, recorder, state_fn = load_recording("record.toml")
+    AgentGuardMiddleware(stack, recorder=recorder, state_fn=state_fn)
 """
 
 from __future__ import annotations
@@ -18,11 +27,25 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
+from ..core.guard import GuardStack
 from ..core.types import Trace, write_traces
 
-__all__ = ["TraceRecorder"]
+__all__ = ["TraceRecorder", "load_recording"]
+
+
+def load_recording(path: str | os.PathLike[str], *, record: str | None = None, state: str | None = None
+                   ) -> tuple[GuardStack, "TraceRecorder | None", Callable[[Any, Any], Any] | None]:
+    """``(stack, recorder, state_fn)`` of a guard file: the recorder appends to ``record`` or the file's
+    ``[recording] path`` (None when neither names one); ``state_fn`` is ``state`` or the file's
+    ``[recording] state`` (:func:`agentguard.spec.history.state_function`; None when neither names one)."""
+    from ..config import build_stack, load_config
+    from ..spec.history import state_function
+
+    cfg = load_config(path)
+    out = record or cfg.recording_path
+    return build_stack(cfg), (TraceRecorder(out) if out else None), state_function(state or cfg.recording_state)
 
 
 class TraceRecorder:

@@ -85,13 +85,21 @@ class ProactiveGuard(BaseGuard):
             module docstring and :mod:`agentguard.spec.unseen`).
         decision: what a blocking verdict says (REJECT by default; HALT to stop whatever the strategy).
         values: precomputed P_safe per state (else computed with :func:`safety_values`).
+        state_fn: ``(context, proposal) -> concrete state`` used when the decision brings no state
+            (``context.state`` and the step's state are None), e.g. :func:`agentguard.spec.history.
+            history_state` for a model learned on call histories.
+        unsafe_fn: abstract state -> whether it is unsafe (the spec's ``unsafe``); an unseen state for
+            which it holds has ``P_safe = 0`` whatever the unseen policy says.
+        unsafe_bit: the bit that marks an unseen state unsafe (the Pro2Guard release's last bit, -1);
+            None when no bit does (a bundle: ``unsafe_fn`` says it).
     """
 
     def __init__(self, model: DTMC, property: str = "G !unsafe", threshold: float = 0.5, *,
                  abstraction: Callable[[Any], str] | None = None,
                  state_text: Callable[[str], str] | None = None, unseen: str = "nearest",
                  decision: Decision | str = Decision.REJECT, values: Sequence[float] | None = None,
-                 name: str = "proactive") -> None:
+                 name: str = "proactive", state_fn: Callable[[Context, Any], Any] | None = None,
+                 unsafe_fn: Callable[[str], bool] | None = None, unsafe_bit: int | None = -1) -> None:
         if not isinstance(model, DTMC):
             raise InputError(f"model must be a DTMC, got {type(model).__name__}")
         if model.state_names is None:
@@ -107,6 +115,9 @@ class ProactiveGuard(BaseGuard):
         self.unseen = unseen
         self.decision = Decision.parse(decision)
         self.name = name
+        self.state_fn = state_fn
+        self.unsafe_fn = unsafe_fn
+        self.unsafe_bit = unsafe_bit
         vals = np.asarray(values if values is not None else safety_values(model, property), dtype=float)
         if vals.shape != (model.n,):
             raise ModelError(f"{vals.shape[0] if vals.ndim else 0} values for {model.n} states")
@@ -131,23 +142,35 @@ class ProactiveGuard(BaseGuard):
     def from_config(cls, params: Mapping[str, Any]) -> "ProactiveGuard":
         """The guard of a configuration table (TOML ``type = "proactive"``), keys:
 
-        ``model`` (required: a DTMC path for :func:`~agentguard.predictive.load.load_dtmc`),
-        ``property`` ("G !unsafe"), ``threshold`` (0.5), ``unseen`` ("nearest"), ``decision``
-        ("REJECT"), ``name`` ("proactive"). The guard remembers the path as ``model_path``.
+        ``model`` (required: a model path for :func:`~agentguard.predictive.load.load_dtmc`; a bundle
+        that ``agentguard learn`` wrote carries its spec, :mod:`agentguard.predictive.bundle`),
+        ``spec`` (a spec file, for a model without one), ``state`` (the state function for decisions
+        that bring no state: ``"history"`` or ``"package.module:attr"``; default: the bundle's),
+        ``property`` ("G !unsafe"), ``threshold`` (0.5), ``unseen`` (the spec's, else "nearest"),
+        ``decision`` ("REJECT"), ``name`` ("proactive"). With a spec the guard abstracts concrete
+        states (dicts) itself. The guard remembers the path as ``model_path``.
         """
-        from .load import load_dtmc
+        from ..spec.history import state_function
+        from .bundle import load_bundle
 
-        allowed = {"model", "property", "threshold", "unseen", "decision", "name"}
+        allowed = {"model", "spec", "state", "property", "threshold", "unseen", "decision", "name"}
         extra = sorted(set(params) - allowed)
         if extra:
             raise InputError(f"proactive guard: unknown keys {extra} (allowed: {', '.join(sorted(allowed))})")
         if "model" not in params:
             raise InputError("proactive guard: 'model' (a DTMC file or folder) is required")
         path = params["model"]
-        g = cls(load_dtmc(path), str(params.get("property", "G !unsafe")), float(params.get("threshold", 0.5)),
-                unseen=str(params.get("unseen", "nearest")), decision=params.get("decision", "REJECT"),
-                name=str(params.get("name", "proactive")))
+        model, ab = load_bundle(path, params.get("spec"))
+        kw: dict[str, Any] = {}
+        if ab is not None:
+            kw = {"abstraction": ab.bits, "unsafe_bit": None,
+                  "unsafe_fn": lambda b: bool(ab.label_vector([b], "unsafe")[0])}
+        unseen = str(params.get("unseen", ab.unseen if ab is not None else "nearest"))
+        g = cls(model, str(params.get("property", "G !unsafe")), float(params.get("threshold", 0.5)),
+                unseen=unseen, decision=params.get("decision", "REJECT"), name=str(params.get("name", "proactive")),
+                state_fn=state_function(params.get("state", ab.state_fn if ab is not None else None)), **kw)
         g.model_path = str(path)
+        g.spec = ab
         return g
 
     # --- the hot path ---------------------------------------------------------------------------
@@ -155,29 +178,52 @@ class ProactiveGuard(BaseGuard):
         hit = self._unseen_cache.get(key)
         if hit is not None:
             return hit
-        # -P_safe orders the states exactly as the risk 1 - P_safe does (negation is exact)
-        res = resolve_unseen(key, self.model.state_names, self.unseen, -self.values_, unsafe_bit=-1)
-        p = float(self.values_[res.index]) if res.index is not None else (0.0 if res.unsafe else 1.0)
+        if self.unsafe_fn is not None and _holds(self.unsafe_fn, key):
+            p = 0.0  # an unseen state the spec itself calls unsafe
+        else:
+            # -P_safe orders the states exactly as the risk 1 - P_safe does (negation is exact)
+            res = resolve_unseen(key, self.model.state_names, self.unseen, -self.values_, unsafe_bit=self.unsafe_bit)
+            p = float(self.values_[res.index]) if res.index is not None else (0.0 if res.unsafe else 1.0)
         self._unseen_cache[key] = p
         return p
 
     def probability(self, state: Any) -> tuple[float, str]:
         """``(P_safe, abstract state)`` for a concrete state (or an abstract state name)."""
-        key = state if (self.abstraction is None or isinstance(state, str)) else self.abstraction(state)
+        if isinstance(state, str):
+            key = state
+        elif self.abstraction is not None:
+            key = self.abstraction(state)
+        else:
+            raise InputError(f"{self.name}: got a concrete state ({type(state).__name__}) but the model has no "
+                             "spec to abstract it; use a bundle from agentguard learn, give spec = \"spec.yaml\", "
+                             "or send abstract states (bit strings)")
         p = self.table_.get(key)
         if p is None:
             p = self._lookup_unseen(key)
         return p, key
 
+    def _state(self, context: Context, proposal: Any) -> Any:
+        if self.state_fn is not None and context.state is None and getattr(proposal, "state", None) is None:
+            return self.state_fn(context, proposal)
+        return current_state(context, proposal, self.name)
+
     def check(self, context: Context, proposal: Any = None) -> Verdict:
-        """Verdict for the current state: ``context.state``, or ``proposal.state`` for a Step."""
-        p, key = self.probability(current_state(context, proposal, "ProactiveGuard"))
+        """Verdict for the current state: ``context.state``, or ``proposal.state`` for a Step, else the
+        state ``state_fn`` computes."""
+        p, key = self.probability(self._state(context, proposal))
         nums = {"probability": p, "threshold": self.threshold}
         if p < self.threshold:
             text = self.state_text(key) if self.state_text else key
             return Verdict(self.decision, f"predicted probability of staying safe {p:.3f} is below {self.threshold:g}",
                            self.name, nums, details={"state": key, "state_text": text, "property": self.property})
         return Verdict(Decision.ALLOW, "predicted safe", self.name, nums, details={"state": key})
+
+
+def _holds(fn: Callable[[str], bool], key: str) -> bool:
+    try:
+        return bool(fn(key))
+    except InputError:
+        return False  # not a state the spec reads (another width): the unseen policy decides
 
 
 class MinProbabilityGuard(BaseGuard):

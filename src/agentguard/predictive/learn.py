@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from ..core.errors import InputError
 from ..core.types import Trace
 from ..spec.predicates import Abstraction
+from ..spec.history import NO_STATE_HINT
 from ._learn_rows import _exact_rows, sample_paths
 from .dtmc import DTMC
 from .pac import PAC_VARIANTS, PACReport, pac_report
@@ -251,7 +252,7 @@ class DTMCLearner:
             path = []
             for s_no, st in enumerate(states):
                 if st is None:
-                    raise InputError(f"trace {rid} step {s_no} has no 'state'")
+                    raise InputError(f"trace {rid} step {s_no} has no 'state'{NO_STATE_HINT}")
                 if abstracted:
                     path.append(st)
                     continue

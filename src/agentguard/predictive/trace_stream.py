@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InputError, require
+from ..spec.history import NO_STATE_HINT
 
 __all__ = ["abstract_parquet", "duckdb_counts", "iter_jsonl_runs", "iter_parquet_runs", "parquet_files"]
 
@@ -191,7 +192,7 @@ def abstract_parquet(src: str | os.PathLike[str], dst: str | os.PathLike[str],
         for rid, bits in iter_parquet_runs(src, abstract, batch_rows):
             for k, b in enumerate(bits):
                 if b is None:
-                    raise InputError(f"trace {rid} step {k} has no 'state'")
+                    raise InputError(f"trace {rid} step {k} has no 'state'{NO_STATE_HINT}")
                 ids.append(rid)
                 steps.append(k)
                 states.append(b)

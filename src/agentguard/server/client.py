@@ -167,11 +167,22 @@ class GuardServiceClient:
         return self._post("/v1/traces", payload)
 
 
+def _as_step(context: Context, proposal: Any) -> Any:
+    """A tool call sent to the steps endpoint (``mode="step"``) goes as ``Step(state=context.state,
+    action=call)``: the concrete state the adapter's ``state_fn`` computed, for the service's proactive
+    guard to abstract."""
+    if isinstance(proposal, ToolCall):
+        return Step(state=context.state, action=proposal)
+    return proposal
+
+
 class RemoteGuard(BaseGuard):
     """The guard service as a :class:`~agentguard.core.Guard` (fails closed with ``on_error``).
 
     ``mode``: ``"auto"`` (ToolCall -> check, Step -> steps endpoint, mapping of numbers -> signals),
-    or force ``"check"``, ``"step"`` or ``"signal"``. ``context.metadata`` is sent with tool calls.
+    or force ``"check"``, ``"step"`` (a tool call then goes to the steps endpoint as a step whose state is
+    ``context.state``, what the adapter's ``state_fn`` computed) or ``"signal"``. ``context.metadata`` is
+    sent with tool calls.
     ``client`` carries the agent's credential (role ``agent``); ``approvals``, a client with the
     approver's credential (role ``approver``), reports the human's answers: the service refuses an
     answer sent with the agent's credential (403), and the adapters then refuse the call (fail closed).
@@ -207,7 +218,7 @@ class RemoteGuard(BaseGuard):
                 call = proposal.action if isinstance(proposal, Step) else proposal
                 return self.client.check(call, context.run_id, context.metadata)
             if route == "step":
-                return self.client.step(context.run_id, proposal)
+                return self.client.step(context.run_id, _as_step(context, proposal))
             return self.client.signals(context.run_id, proposal.signals if isinstance(proposal, Step) else proposal)
         except Exception as exc:  # fail closed
             return fail_closed(self.name, exc, self.on_error)
@@ -219,7 +230,7 @@ class RemoteGuard(BaseGuard):
                 call = proposal.action if isinstance(proposal, Step) else proposal
                 return await self.client.acheck(call, context.run_id, context.metadata)
             if route == "step":
-                return await self.client.astep(context.run_id, proposal)
+                return await self.client.astep(context.run_id, _as_step(context, proposal))
             sig = proposal.signals if isinstance(proposal, Step) else proposal
             return await self.client.asignals(context.run_id, sig)
         except Exception as exc:

@@ -30,6 +30,9 @@ needs:
   ``"allow"``, ``"error"``), the same names :class:`~agentguard.predictive.guard.ProactiveGuard`
   takes. :meth:`Abstraction.locate` applies the policies that name a stand-in state (``nearest``,
   ``pessimistic``, ``error``).
+* ``state`` (``state_fn``): the name of the state function the traces were recorded with
+  (``"history"`` or ``"package.module:attr"``, :mod:`agentguard.spec.history`); a learned model
+  carries it, so a guard can compute the state when a decision brings none.
 """
 
 from __future__ import annotations
@@ -162,6 +165,7 @@ class Abstraction:
     states: list[str] | None = None  # optional whitelist of abstract states (domain expert's list)
     name: str = ""
     options: dict[str, Any] = field(default_factory=dict)  # learner defaults from a spec file
+    state_fn: str | None = None  # the state function traces were recorded with ("history", "module:attr")
 
     def __post_init__(self) -> None:
         names = [p.name for p in self.predicates]
@@ -381,6 +385,8 @@ class Abstraction:
             "labels": {k: txt(v) for k, v in self.labels.items()},
             "terminal": self.terminal,
             "unseen": self.unseen,
+            "states": self.states,
+            "state": self.state_fn,
         }
 
     # --- construction from a spec file ------------------------------------------------------------
@@ -389,7 +395,7 @@ class Abstraction:
         if not isinstance(d, Mapping):
             raise ParseError(f"{source}: a spec must be a mapping (YAML/JSON object)")
         known = {"name", "predicates", "valid_transition", "infeasible", "unsafe", "labels", "terminal",
-                 "unseen", "states", "alpha", "epsilon", "delta", "target", "description"}
+                 "unseen", "states", "alpha", "epsilon", "delta", "target", "description", "state"}
         extra = set(d) - known
         if extra:
             raise ParseError(f"{source}: unknown key(s) {sorted(extra)} (known: {', '.join(sorted(known))})")
@@ -415,6 +421,9 @@ class Abstraction:
             if states is not None and not (isinstance(states, list) and all(isinstance(s, str) for s in states)):
                 raise ParseError(f"{source}: 'states' must be a list of bit strings")
             options = {k: d[k] for k in ("alpha", "epsilon", "delta", "target") if k in d}
+            state_fn = d.get("state")
+            if state_fn is not None and not isinstance(state_fn, str):
+                raise ParseError(f"{source}: 'state' must be 'history' or 'package.module:attr'")
             for k in ("alpha", "epsilon", "delta"):
                 if k in options and (isinstance(options[k], bool) or not isinstance(options[k], (int, float))):
                     raise ParseError(f"{source}: {k!r} must be a number")
@@ -429,6 +438,7 @@ class Abstraction:
                 states=states,
                 name=str(d.get("name", "")),
                 options=options,
+                state_fn=state_fn or None,
             )
         except ParseError as exc:
             msg = str(exc)

@@ -297,3 +297,25 @@ def test_escalate_asks_the_approver(tmp_path, answer):
     r = asyncio.run(main())
     assert asked == [(Decision.ESCALATE, "write_note", {"name": "n.txt", "text": "t"})]
     assert (tmp_path / "n.txt").exists() is answer and r.is_error is (not answer)
+
+
+def test_the_sdk_proxy_records_the_call_history_state(tmp_path):
+    """``GuardProxy(state_fn=history_state)`` (what ``agentguard mcp-proxy --state history`` passes on the
+    SDK path) records each call with the history before it, refusals included."""
+    from agentguard.spec.history import history_state
+
+    rec = TraceRecorder(tmp_path / "traces.jsonl")
+
+    async def main():
+        async with GuardProxy(policy(), [upstream(tmp_path)], recorder=rec, state_fn=history_state) as proxy:
+            async with Client(proxy.server) as client:
+                await client.call_tool("list_notes", {})
+                await client.call_tool("delete_note", {"name": "x.txt"})
+                await client.call_tool("write_note", {"name": "a.txt", "text": "hi"})
+
+    asyncio.run(main())
+    [trace] = read_traces(str(tmp_path / "traces.jsonl"))
+    states = [s.state for s in trace.steps]
+    assert [s["call"]["tool"] for s in states] == ["list_notes", "delete_note", "write_note"]
+    assert states[2]["tools"] == ["list_notes"] and states[2]["refused"] == ["delete_note"]
+    assert states[2]["call"]["args"] == {"name": "a.txt", "text": "hi"}
