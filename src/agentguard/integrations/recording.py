@@ -30,13 +30,14 @@ import threading
 from typing import Any, Callable, Iterable
 
 from ..core.guard import GuardStack
+from ..core.shadow import Shadowed
 from ..core.types import Trace, write_traces
 
 __all__ = ["TraceRecorder", "load_recording"]
 
 
 def load_recording(path: str | os.PathLike[str], *, record: str | None = None, state: str | None = None
-                   ) -> tuple[GuardStack, "TraceRecorder | None", Callable[[Any, Any], Any] | None]:
+                   ) -> tuple[GuardStack | Shadowed, "TraceRecorder | None", Callable[[Any, Any], Any] | None]:
     """``(stack, recorder, state_fn)`` of a guard file: the recorder appends to ``record`` or the file's
     ``[recording] path`` (None when neither names one); ``state_fn`` is ``state`` or the file's
     ``[recording] state`` (:func:`agentguard.spec.history.state_function`; None when neither names one)."""
