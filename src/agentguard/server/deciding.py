@@ -62,6 +62,9 @@ class Call:
     answer: tuple[Decision, str] = (Decision.HALT, "")
     extra: dict[str, Any] = field(default_factory=dict)
     principal: str = ""  # the identity of the credential that asked (or answered)
+    idem: Any = None  # the request's IdemKey (.idempotency), if it was sent with an Idempotency-Key
+    idem_row: dict[str, Any] | None = None  # its idempotency_keys row, written with the decision
+    body: bytes | None = None  # the answer's JSON body, when it was built before the commit (a keyed request)
 
 
 CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("agentguard_service_call", default=None)
@@ -115,24 +118,25 @@ class StoreSink:
     def __init__(self, store: AuditStore) -> None:
         self.store = store
 
-    def _rows(self) -> tuple[Call, dict[str, Any] | None, dict[str, Any] | None]:
+    @staticmethod
+    def _call() -> Call:
         call = CALL.get()
         if call is None:
             raise AgentGuardError("no service request in progress")
-        return call, call.step, call.inp
+        return call
 
     def write(self, record: AuditRecord) -> None:
-        call, step, inp = self._rows()
+        call = self._call()
         try:
-            self.store.record(record, step, inp)
+            self.store.record(record, call.step, call.inp, call.idem_row)
         except BaseException as exc:
             call.error = exc
             raise
 
     async def awrite(self, record: AuditRecord) -> None:
-        call, step, inp = self._rows()
+        call = self._call()
         try:
-            await self.store.arecord(record, step, inp)
+            await self.store.arecord(record, call.step, call.inp, call.idem_row)
         except BaseException as exc:
             call.error = exc
             raise
