@@ -165,6 +165,8 @@ class AuditStore:
         if self._checkpointer is not None:
             self._checkpointer.start()
         self._closed = False
+        self._local = threading.local()
+        self._local_conns: list[Any] = []
 
     @property
     def safe_url(self) -> str:
@@ -237,6 +239,9 @@ class AuditStore:
             self._closed = True
             self._writer.q.put(None)
             self._writer.join(timeout=10)
+            for conn in self._local_conns:
+                with contextlib.suppress(Exception):
+                    conn.close()
             if self._writer._lockfile is not None:
                 self._writer._lockfile.close()
             if self._checkpointer is not None:
@@ -334,6 +339,11 @@ class AuditStore:
     def run_inputs(self, run_id: str, since: int = 0) -> list[dict[str, Any]]:
         """The decided inputs of a run in order, from index ``since`` on:
         ``[{"idx", "kind", "ts", "decision_id", "payload"}]``."""
+        if self.local:
+            rows = self._reader().execute("SELECT idx, kind, ts, decision_id, payload FROM inputs WHERE run_id = ? "
+                                          "AND idx >= ? ORDER BY idx", (run_id, int(since))).fetchall()
+            return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "payload": loads(r[4])}
+                    for r in rows]
         t = schema.inputs
         q = sa.select(t.c.idx, t.c.kind, t.c.ts, t.c.decision_id, t.c.payload).where(t.c.run_id == run_id)
         if since:
@@ -358,11 +368,34 @@ class AuditStore:
             n, last = c.execute(sa.select(sa.func.count(), sa.func.max(t.c.ts)).where(t.c.run_id == run_id)).one()
         return int(n), last
 
+    @property
+    def local(self) -> bool:
+        """True for a SQLite file: a point read costs microseconds (no network), so the hot path may do it
+        on the event loop instead of hopping to a worker thread (:meth:`run_last_input`, :meth:`run_inputs`)."""
+        return self.dialect == "sqlite" and bool(self.engine.url.database) and self.engine.url.database != ":memory:"
+
+    def _reader(self) -> Any:
+        """This thread's own SQLite connection, used only to read (no pool, no SQLAlchemy statement
+        building: a point read costs microseconds). WAL readers do not wait for the writer."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            import sqlite3
+
+            conn = sqlite3.connect(str(self.engine.url.database), timeout=30, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+            self._local_conns.append(conn)
+        return conn
+
     def run_last_input(self, run_id: str) -> tuple[int, float | None]:
         """(number of inputs recorded for the run, time of the last one), from its last row alone: the
         indices of a run are 0, 1, 2, ... without gaps (each is written as the state's stored count, and
         ``(run_id, idx)`` is unique), so the count is the last index + 1. One lookup on the unique index,
         whatever the run's length (a ``count(*)`` reads every row of the run)."""
+        if self.local:
+            r = self._reader().execute("SELECT idx, ts FROM inputs WHERE run_id = ? ORDER BY idx DESC LIMIT 1",
+                                       (run_id,)).fetchone()
+            return (0, None) if r is None else (int(r[0]) + 1, float(r[1]))
         t = schema.inputs
         with self.engine.connect() as c:
             r = c.execute(sa.select(t.c.idx, t.c.ts).where(t.c.run_id == run_id)

@@ -22,8 +22,8 @@ from .guards import ServiceGuards
 from .models import StepIn
 from .runs import ServiceRun
 
-__all__ = ["CALL", "Call", "Pipes", "Replaying", "ServicePipeline", "StoreSink", "conflict", "evicted", "proposal_of",
-           "restore", "snapshot", "state_of"]
+__all__ = ["CALL", "Call", "Pipes", "Replaying", "ServicePipeline", "StoreSink", "conflict", "evicted", "memoryless",
+           "proposal_of", "restore", "snapshot", "state_of"]
 
 
 def to_step(s: StepIn) -> Step:
@@ -180,6 +180,24 @@ class Pipes:
     gen: int
     raw: dict[str, Any]
     pipes: dict[str, ServicePipeline]
+    memoryless: frozenset[str] = frozenset()  # kinds whose guards keep no per-run memory (nothing to replay)
+
+
+def memoryless(guard: Any) -> bool:
+    """True when no guard inside ``guard`` keeps per-run memory, so replaying a run into it changes
+    nothing: every guard in it is a stack or declares itself fast and pure (its own class sets
+    ``inline_safe = True``) and has neither ``end_run`` nor ``reset``."""
+    from ..core.guard import GuardStack
+    from ..core.runs import walk_guards
+
+    for g in walk_guards(guard):
+        if type(g) is GuardStack:
+            continue
+        if not ("inline_safe" in vars(type(g)) and getattr(g, "inline_safe", False) is True):
+            return False
+        if callable(getattr(g, "end_run", None)) or callable(getattr(g, "reset", None)):
+            return False
+    return True
 
 
 def proposal_of(kind: str, payload: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
