@@ -5,8 +5,10 @@ file). One client feeds a run of ``--steps`` steps (and a signal every fifth ste
 two kinds of input) either all to replica A (*routed*: what a load balancer hashing the run id does) or
 to A and B in turn (*alternating*: no routing, every request lands on the replica that did not decide the
 previous one, which must first bring the run up to date from the store). The client waits for each answer
-(one agent, one run), so the latency is the service's. Reported: median and p90 per step, and the median
-of the first and last 50 steps (a cost that grows with the run's length shows as a rising median).
+(one agent, one run), so the latency is the service's. Reported: median and p90 per step, the median
+of the first and last 50 steps, and the CPU time both replicas used per step (from /proc, for the whole
+run and for each third of it: a cost that grows with the run's length shows as a rising CPU per step; the
+CPU time is far less sensitive than the latency to other jobs on a shared machine).
 
 With ``--base DIR`` (a worktree of an earlier commit) the same is measured with that tree's service, in
 the same run, alternating which goes first.
@@ -78,14 +80,30 @@ def _reset(db: str) -> None:
         reset_postgres(db)
 
 
-def _drive(bases: list[str], run: str, steps: int) -> list[float]:
+def _cpu_s(pids: list[int]) -> float:
+    """User + system CPU seconds the server processes used so far (/proc/PID/stat): the replicas' own work,
+    far less sensitive to other jobs on a shared machine than the latency is."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def _drive(bases: list[str], run: str, steps: int, pids: list[int] | None = None,
+           cpu: list[float] | None = None) -> list[float]:
     import httpx
 
     h = {"Authorization": f"Bearer {TOKEN}"}
     clients = [httpx.Client(base_url=b, headers=h, timeout=60) for b in bases]
     lat = []
+    third = max(1, steps // 3)
     try:
         for k in range(steps):
+            if pids and cpu is not None and k % third == 0:
+                cpu.append(_cpu_s(pids))
             c = clients[k % len(clients)]
             t0 = time.perf_counter()
             if k % 5 == 4:
@@ -98,13 +116,19 @@ def _drive(bases: list[str], run: str, steps: int) -> list[float]:
     finally:
         for c in clients:
             c.close()
+    if pids and cpu is not None:
+        cpu.append(_cpu_s(pids))
     return lat
 
 
-def _summary(lat: list[float]) -> dict:
+def _summary(lat: list[float], cpu: list[float]) -> dict:
     q = statistics.quantiles(lat, n=10)
+    n = len(lat)
+    chunks = [n // 3] * 2 + [n - 2 * (n // 3)]
     return {"median_ms": statistics.median(lat), "p90_ms": q[8], "first50_median_ms": statistics.median(lat[:50]),
-            "last50_median_ms": statistics.median(lat[-50:]), "total_s": sum(lat) / 1e3}
+            "last50_median_ms": statistics.median(lat[-50:]), "total_s": sum(lat) / 1e3,
+            "server_cpu_ms_per_step": (cpu[-1] - cpu[0]) * 1e3 / n,
+            "server_cpu_ms_per_step_by_third": [(b - a) * 1e3 / k for a, b, k in zip(cpu, cpu[1:], chunks)]}
 
 
 def measure(src: Path, db: str, steps: int, tmp: Path) -> dict:
@@ -114,13 +138,17 @@ def measure(src: Path, db: str, steps: int, tmp: Path) -> dict:
     try:
         _drive([base_a, base_b], "warm-up", 10)
         load = list(os.getloadavg())
-        routed = _drive([base_a], "routed", steps)
-        alternating = _drive([base_a, base_b], "alternating", steps)
+        cpu_r: list[float] = []
+        cpu_a: list[float] = []
+        routed = _drive([base_a], "routed", steps, [a.pid, b.pid], cpu_r)
+        alternating = _drive([base_a, base_b], "alternating", steps, [a.pid, b.pid], cpu_a)
     finally:
         _stop(a)
         _stop(b)
-    return {"loadavg_before": load, "routed": _summary(routed), "alternating": _summary(alternating),
-            "alternating_over_routed_median": statistics.median(alternating) / statistics.median(routed)}
+    r, al = _summary(routed, cpu_r), _summary(alternating, cpu_a)
+    return {"loadavg_before": load, "routed": r, "alternating": al,
+            "alternating_over_routed_median": statistics.median(alternating) / statistics.median(routed),
+            "alternating_over_routed_cpu": al["server_cpu_ms_per_step"] / r["server_cpu_ms_per_step"]}
 
 
 def main() -> None:
@@ -142,8 +170,11 @@ def main() -> None:
             tmp = Path(tempfile.mkdtemp(prefix=f"agentguard-routing-{name}-"))
             db = args.db_url or f"sqlite:///{tmp / 'shared.sqlite'}"
             r[name] = measure(trees[name], db, args.steps, tmp)
-            print(f"round {i} {name}: routed {r[name]['routed']['median_ms']:.1f} ms, alternating "
-                  f"{r[name]['alternating']['median_ms']:.1f} ms (last 50: {r[name]['alternating']['last50_median_ms']:.1f})",
+            x = r[name]
+            print(f"round {i} {name}: routed {x['routed']['median_ms']:.1f} ms "
+                  f"({x['routed']['server_cpu_ms_per_step']:.2f} ms CPU/step), alternating "
+                  f"{x['alternating']['median_ms']:.1f} ms ({x['alternating']['server_cpu_ms_per_step']:.2f} ms CPU/step, "
+                  f"by third {[round(c, 2) for c in x['alternating']['server_cpu_ms_per_step_by_third']]})",
                   file=sys.stderr, flush=True)
         rounds.append(r)
     result = {
@@ -157,7 +188,8 @@ def main() -> None:
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({n: {k: r[n][k] for k in ("routed", "alternating", "alternating_over_routed_median")}
+    print(json.dumps({n: {k: r[n][k] for k in ("routed", "alternating", "alternating_over_routed_median",
+                                               "alternating_over_routed_cpu")}
                       for r in rounds[-1:] for n in r}, indent=1))
 
 

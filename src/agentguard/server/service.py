@@ -14,11 +14,13 @@ The order of one request, :meth:`Service.decide`:
 1. take the run's lock (:class:`~.runs.RunLocks`: one lock per run id, not inside the state, so two
    requests of one run never race however its state is replaced);
 2. under it, bring the run's state up to date with the store (:meth:`Service.state`): a run this
-   process does not hold, or whose stored input count differs (another replica decided some), or whose
-   guards were hot-reloaded, is rebuilt: every guard forgets the run, the stored inputs are replayed
-   into the guards (their per-run memory) and the run's enforcement state is restored from the last
-   stored input (latched HALT, halted tools, re-planning rounds). An idle-expired run is 410; a run let
-   go for capacity is rebuilt, never treated as new;
+   process does not hold, or whose guards were hot-reloaded, is rebuilt: every guard forgets the run, the
+   stored inputs are replayed into the guards (their per-run memory) and the run's enforcement state is
+   restored from the last stored input (latched HALT, halted tools, re-planning rounds); a held run that
+   other workers or replicas moved on is caught up (only their inputs are replayed). A run whose last
+   stored input is older than ``run_ttl_s`` is 410 (read from the store, the same for every replica); a
+   run let go for capacity is rebuilt, never treated as new. A request sent with an ``Idempotency-Key``
+   that was already decided is answered from the store (:mod:`.idempotency`);
 3. decide through the pipeline; its audit record and the run's next input row (``inputs`` table,
    ``(run_id, idx)`` unique) commit in one transaction before the answer;
 4. a failed write leaves no trace in memory (the state is dropped and rebuilt next time); a write that
