@@ -59,7 +59,10 @@ class BaseGuard:
     """Convenience base: subclasses implement ``check``; ``acheck`` runs it in a worker thread.
 
     Inside a :class:`GuardStack` the stack runs all its synchronous members in one worker-thread hop
-    (see :func:`arun_guard`), so a stack of cheap guards costs one thread switch per request.
+    (see :func:`arun_guard`), so a stack of cheap guards costs one thread switch per request. A guard
+    whose own class sets ``inline_safe = True`` declares itself fast and pure (it decides from its input alone in
+    bounded time: no I/O, no blocking, no lock held by another thread): the async path runs it on the
+    event loop without a thread hop, and a verdict that returns after the deadline still fails closed.
     """
 
     name: str = "guard"
@@ -156,6 +159,12 @@ def _is_sync(guard: Any) -> bool:
     return getattr(type(guard), "acheck", None) is BaseGuard.acheck
 
 
+def _inline_safe(guard: Any) -> bool:
+    """True when the guard's own class declares ``inline_safe = True`` (fast and pure; a subclass that may
+    override ``check`` does not inherit it): the async path decides it on the event loop."""
+    return "inline_safe" in vars(type(guard)) and getattr(guard, "inline_safe", False) is True
+
+
 def _own_cancellation() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
@@ -207,8 +216,16 @@ async def _arun_many(guards: list[Any], context: Context, proposal: Any, timeout
     loop = asyncio.get_running_loop()
     i = 0
     while i < len(guards):
+        if _is_sync(guards[i]) and _inline_safe(guards[i]):
+            # declared fast and pure (no I/O, bounded work): decided on the loop, no thread hop; a verdict
+            # that returns after the deadline still fails closed (run_guard's synchronous rule)
+            verdicts.append(run_guard(guards[i], context, proposal, timeout_s=timeout_s, on_error=on_error))
+            i += 1
+            if short_circuit and verdicts[-1].decision is Decision.HALT:
+                break
+            continue
         j = i
-        while j < len(guards) and _is_sync(guards[j]):
+        while j < len(guards) and _is_sync(guards[j]) and not _inline_safe(guards[j]):
             j += 1
         if j > i:  # guards[i:j] are synchronous: one hop, a deadline of timeout_s per guard
             batch = guards[i:j]

@@ -166,6 +166,8 @@ class AuditStore:
         if self._checkpointer is not None:
             self._checkpointer.start()
         self._closed = False
+        self._local = threading.local()
+        self._local_conns: list[Any] = []
 
     @property
     def safe_url(self) -> str:
@@ -179,8 +181,8 @@ class AuditStore:
 
     # -- writes ---------------------------------------------------------------------------------
     @staticmethod
-    def _rows(record: AuditRecord, step: Mapping[str, Any] | None,
-              inp: Mapping[str, Any] | None = None) -> list[tuple[str, dict[str, Any]]]:
+    def _rows(record: AuditRecord, step: Mapping[str, Any] | None, inp: Mapping[str, Any] | None = None,
+              idem: Mapping[str, Any] | None = None) -> list[tuple[str, dict[str, Any]]]:
         row = decision_row(record)
         rows = [("decisions", row)]
         if step is not None:
@@ -190,13 +192,16 @@ class AuditStore:
             rows.append(("inputs", {"run_id": record.run_id, "idx": int(inp["idx"]), "kind": str(inp["kind"]),
                                     "ts": row["ts"], "decision_id": row["decision_id"],
                                     "payload": dumps(inp["payload"]).decode()}))
+        if idem is not None:
+            rows.append(("idempotency_keys", dict(idem)))
         return rows
 
     async def arecord(self, record: AuditRecord, step: Mapping[str, Any] | None = None,
-                      inp: Mapping[str, Any] | None = None) -> None:
-        """Write ``record`` (and a step row, and the run's input row ``inp``: ``{idx, kind, payload}``)
-        durably, in one transaction; returns after the commit. Raises on failure (``IntegrityError``
-        when the step or input index of the run is taken)."""
+                      inp: Mapping[str, Any] | None = None, idem: Mapping[str, Any] | None = None) -> None:
+        """Write ``record`` (and a step row, the run's input row ``inp``: ``{idx, kind, payload}``, and the
+        ``idempotency_keys`` row ``idem`` of a keyed request) durably, in one transaction; returns after the
+        commit. Raises on failure (``IntegrityError`` when the step or input index of the run, or the
+        idempotency key, is taken)."""
         if self._closed:
             raise AgentGuardError("audit store is closed")
         loop = asyncio.get_running_loop()
@@ -205,11 +210,11 @@ class AuditStore:
         def done(err: BaseException | None) -> None:
             loop.call_soon_threadsafe(_resolve, fut, err)
 
-        self._writer.q.put((self._rows(record, step, inp), done))
+        self._writer.q.put((self._rows(record, step, inp, idem), done))
         await fut
 
     def record(self, record: AuditRecord, step: Mapping[str, Any] | None = None,
-               inp: Mapping[str, Any] | None = None) -> None:
+               inp: Mapping[str, Any] | None = None, idem: Mapping[str, Any] | None = None) -> None:
         """Blocking variant of :meth:`arecord`."""
         if self._closed:
             raise AgentGuardError("audit store is closed")
@@ -220,7 +225,7 @@ class AuditStore:
             box[0] = err
             ev.set()
 
-        self._writer.q.put((self._rows(record, step, inp), done))
+        self._writer.q.put((self._rows(record, step, inp, idem), done))
         ev.wait()
         if box[0] is not None:
             raise box[0]
@@ -235,6 +240,9 @@ class AuditStore:
             self._closed = True
             self._writer.q.put(None)
             self._writer.join(timeout=10)
+            for conn in self._local_conns:
+                with contextlib.suppress(Exception):
+                    conn.close()
             if self._writer._lockfile is not None:
                 self._writer._lockfile.close()
             if self._checkpointer is not None:
@@ -349,12 +357,20 @@ class AuditStore:
                              .where(s.c.run_id == run_id).order_by(s.c.idx)).all()
         return [{"idx": r[0], "ts": r[1], "decision_id": r[2], "payload": loads(r[3])} for r in rows]
 
-    def run_inputs(self, run_id: str) -> list[dict[str, Any]]:
-        """Every decided input of a run in order: ``[{"idx", "kind", "ts", "decision_id", "payload"}]``."""
+    def run_inputs(self, run_id: str, since: int = 0) -> list[dict[str, Any]]:
+        """The decided inputs of a run in order, from index ``since`` on:
+        ``[{"idx", "kind", "ts", "decision_id", "payload"}]``."""
+        if self.local:
+            rows = self._reader().execute("SELECT idx, kind, ts, decision_id, payload FROM inputs WHERE run_id = ? "
+                                          "AND idx >= ? ORDER BY idx", (run_id, int(since))).fetchall()
+            return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "payload": loads(r[4])}
+                    for r in rows]
         t = schema.inputs
+        q = sa.select(t.c.idx, t.c.kind, t.c.ts, t.c.decision_id, t.c.payload).where(t.c.run_id == run_id)
+        if since:
+            q = q.where(t.c.idx >= since)
         with self.engine.connect() as c:
-            rows = c.execute(sa.select(t.c.idx, t.c.kind, t.c.ts, t.c.decision_id, t.c.payload)
-                             .where(t.c.run_id == run_id).order_by(t.c.idx)).all()
+            rows = c.execute(q.order_by(t.c.idx)).all()
         return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "payload": loads(r[4])} for r in rows]
 
     def run_principals(self, run_id: str) -> set[str]:
@@ -372,6 +388,49 @@ class AuditStore:
         with self.engine.connect() as c:
             n, last = c.execute(sa.select(sa.func.count(), sa.func.max(t.c.ts)).where(t.c.run_id == run_id)).one()
         return int(n), last
+
+    @property
+    def local(self) -> bool:
+        """True for a SQLite file: a point read costs microseconds (no network), so the hot path may do it
+        on the event loop instead of hopping to a worker thread (:meth:`run_last_input`, :meth:`run_inputs`)."""
+        return self.dialect == "sqlite" and bool(self.engine.url.database) and self.engine.url.database != ":memory:"
+
+    def _reader(self) -> Any:
+        """This thread's own SQLite connection, used only to read (no pool, no SQLAlchemy statement
+        building: a point read costs microseconds). WAL readers do not wait for the writer."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            import sqlite3
+
+            conn = sqlite3.connect(str(self.engine.url.database), timeout=30, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+            self._local_conns.append(conn)
+        return conn
+
+    def run_last_input(self, run_id: str) -> tuple[int, float | None]:
+        """(number of inputs recorded for the run, time of the last one), from its last row alone: the
+        indices of a run are 0, 1, 2, ... without gaps (each is written as the state's stored count, and
+        ``(run_id, idx)`` is unique), so the count is the last index + 1. One lookup on the unique index,
+        whatever the run's length (a ``count(*)`` reads every row of the run)."""
+        if self.local:
+            r = self._reader().execute("SELECT idx, ts FROM inputs WHERE run_id = ? ORDER BY idx DESC LIMIT 1",
+                                       (run_id,)).fetchone()
+            return (0, None) if r is None else (int(r[0]) + 1, float(r[1]))
+        t = schema.inputs
+        with self.engine.connect() as c:
+            r = c.execute(sa.select(t.c.idx, t.c.ts).where(t.c.run_id == run_id)
+                          .order_by(t.c.idx.desc()).limit(1)).first()
+        return (0, None) if r is None else (int(r[0]) + 1, float(r[1]))
+
+    def idempotent(self, scope: str) -> dict[str, Any] | None:
+        """The stored answer of the request with this idempotency ``scope``
+        (:mod:`.idempotency`): ``{"request_digest", "status", "response", "decision_id", "run_id"}``, or None."""
+        t = schema.idempotency_keys
+        with self.engine.connect() as c:
+            r = c.execute(sa.select(t.c.request_digest, t.c.status, t.c.response, t.c.decision_id, t.c.run_id)
+                          .where(t.c.scope == scope)).first()
+        return None if r is None else dict(r._mapping)
 
     def run_input(self, decision_id: str) -> dict[str, Any] | None:
         """The input row whose decision is ``decision_id`` (payload decoded), or None."""

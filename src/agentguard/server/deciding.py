@@ -22,8 +22,8 @@ from .guards import ServiceGuards
 from .models import StepIn
 from .runs import ServiceRun
 
-__all__ = ["CALL", "Call", "Pipes", "Replaying", "ServicePipeline", "StoreSink", "conflict", "evicted", "proposal_of",
-           "restore", "snapshot", "state_of"]
+__all__ = ["CALL", "Call", "Pipes", "Replaying", "ServicePipeline", "StoreSink", "conflict", "evicted", "memoryless",
+           "proposal_of", "restore", "snapshot", "state_of"]
 
 
 def to_step(s: StepIn) -> Step:
@@ -62,6 +62,9 @@ class Call:
     answer: tuple[Decision, str] = (Decision.HALT, "")
     extra: dict[str, Any] = field(default_factory=dict)
     principal: str = ""  # the identity of the credential that asked (or answered)
+    idem: Any = None  # the request's IdemKey (.idempotency), if it was sent with an Idempotency-Key
+    idem_row: dict[str, Any] | None = None  # its idempotency_keys row, written with the decision
+    body: bytes | None = None  # the answer's JSON body, when it was built before the commit (a keyed request)
 
 
 CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("agentguard_service_call", default=None)
@@ -115,24 +118,25 @@ class StoreSink:
     def __init__(self, store: AuditStore) -> None:
         self.store = store
 
-    def _rows(self) -> tuple[Call, dict[str, Any] | None, dict[str, Any] | None]:
+    @staticmethod
+    def _call() -> Call:
         call = CALL.get()
         if call is None:
             raise AgentGuardError("no service request in progress")
-        return call, call.step, call.inp
+        return call
 
     def write(self, record: AuditRecord) -> None:
-        call, step, inp = self._rows()
+        call = self._call()
         try:
-            self.store.record(record, step, inp)
+            self.store.record(record, call.step, call.inp, call.idem_row)
         except BaseException as exc:
             call.error = exc
             raise
 
     async def awrite(self, record: AuditRecord) -> None:
-        call, step, inp = self._rows()
+        call = self._call()
         try:
-            await self.store.arecord(record, step, inp)
+            await self.store.arecord(record, call.step, call.inp, call.idem_row)
         except BaseException as exc:
             call.error = exc
             raise
@@ -176,6 +180,24 @@ class Pipes:
     gen: int
     raw: dict[str, Any]
     pipes: dict[str, ServicePipeline]
+    memoryless: frozenset[str] = frozenset()  # kinds whose guards keep no per-run memory (nothing to replay)
+
+
+def memoryless(guard: Any) -> bool:
+    """True when no guard inside ``guard`` keeps per-run memory, so replaying a run into it changes
+    nothing: every guard in it is a stack or declares itself fast and pure (its own class sets
+    ``inline_safe = True``) and has neither ``end_run`` nor ``reset``."""
+    from ..core.guard import GuardStack
+    from ..core.runs import walk_guards
+
+    for g in walk_guards(guard):
+        if type(g) is GuardStack:
+            continue
+        if not ("inline_safe" in vars(type(g)) and getattr(g, "inline_safe", False) is True):
+            return False
+        if callable(getattr(g, "end_run", None)) or callable(getattr(g, "reset", None)):
+            return False
+    return True
 
 
 def proposal_of(kind: str, payload: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:

@@ -68,7 +68,7 @@ class Gate(Hardening):
     """
 
     def __init__(self, app: Any, *, token: str | None, max_body: int, metrics: Metrics,
-                 fast: dict[str, Callable[[bytes, Principal], Awaitable[Response]]] | None = None,
+                 fast: dict[str, Callable[[bytes, Principal, Any], Awaitable[Response]]] | None = None,
                  max_concurrency: int = 512, body_timeout_s: float = 30.0,
                  credentials: CredentialStore | None = None) -> None:
         self.credentials = credentials if credentials is not None else CredentialStore(None, token)
@@ -116,7 +116,7 @@ class Gate(Hardening):
             await super().forward(scope, body, receive, send)
             return
         try:  # the lean hot path
-            resp = await handler(body, principal_of(scope))
+            resp = await handler(body, principal_of(scope), scope.get("headers", ()))
         except Exception as exc:  # never a verdict without its audit record
             resp = error(500, f"internal error, no verdict given: {type(exc).__name__}")
         await resp(scope, receive, send)

@@ -125,16 +125,22 @@ def canonical(obj: Any) -> bytes:
     Why not RFC 8785 (JCS, the ``rfc8785`` package): JCS reads every number as an IEEE double, so
     ``2**53 + 1`` and ``2**53`` (or ``1`` and ``1.0``) are one number to it, and it refuses integers
     beyond 2**53; the guards see the Python values exactly, so the digest that binds an approval to a
-    call must tell them apart. Tuples are encoded as arrays (they never come from JSON)."""
-    check_values(obj)
+    call must tell them apart. Tuples are encoded as arrays (they never come from JSON).
+
+    The refusal needs no walk of its own (the hot path digests every decided input): ``allow_nan=False``
+    raises on a non-finite float and the strict UTF-8 encoding raises on a lone surrogate, both as
+    :class:`RequestJSONError`."""
     try:
         return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
                           default=_canon_default).encode("utf-8")
     except ValueError as exc:  # a non-finite float (allow_nan=False) inside a non-JSON value
         raise RequestJSONError(f"not canonical JSON: {exc}") from None
     except TypeError:  # keys that are not strings (a library record): sorted by their repr
-        return json.dumps(_str_keys(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False, default=_canon_default).encode("utf-8")
+        try:
+            return json.dumps(_str_keys(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                              allow_nan=False, default=_canon_default).encode("utf-8")
+        except ValueError as exc:
+            raise RequestJSONError(f"not canonical JSON: {exc}") from None
 
 
 def _str_keys(obj: Any) -> Any:

@@ -7,9 +7,12 @@ the audit store: every decided input is stored in order (``inputs`` table, with 
 so a run this process does not hold (new here, moved on by another replica, let go for capacity) is
 rebuilt from the store, never treated as new (:meth:`agentguard.server.service.Service.state`).
 
-Expiry: a run idle for more than ``ttl_s`` seconds leaves the memory; a later request for it is refused
-(410 Gone, :class:`RunExpired`) so a client cannot silently continue a run whose context was dropped.
-A run that left for capacity is rebuilt from the store.
+Expiry: a run whose last stored input (any kind, decided by any worker or replica) is older than the
+service's ``run_ttl_s`` is refused (410 Gone, :class:`RunExpired`) so a client cannot silently continue a
+run whose context was dropped; the service reads that time from the store
+(:meth:`agentguard.server.service.Service.state`), so every replica answers alike. This memory's own
+``ttl_s`` only lets idle runs go from this process; a run that left (idle here, or for capacity) is
+rebuilt from the store when it is not expired there.
 
 Locks: :class:`RunLocks` hands out one ``asyncio.Lock`` per run id, held by every request of that run
 from before its state is read until its decision is stored; the lock does not live in the state (which

@@ -10,14 +10,19 @@ force). ``steps``: the steps fed to
 every decided input of a run in one sequence (``idx`` 0, 1, 2, ... over checks, steps, signals and
 approvals), with the run's enforcement state after it, so any replica (or a process that had to let
 the run go) rebuilds the run exactly; ``(run_id, idx)`` is unique, so two replicas can never both
-decide the run's next input from the same state (the loser's write fails and it rebuilds).
+decide the run's next input from the same state (the loser's write fails and it rebuilds): signals
+and checks are serialised per run exactly like steps. ``idempotency_keys`` (migration 0007): the
+answer to each write request sent with an ``Idempotency-Key`` header (``scope``: SHA-256 of the
+caller's identity and the key, unique; ``request_digest``: SHA-256 of the path and canonical body),
+written in the decision's own transaction, so a retried request is answered from here, never decided
+twice (:mod:`agentguard.server.idempotency`).
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["audit_checkpoints", "decisions", "inputs", "metadata", "steps", "webhook_dead_letters"]
+__all__ = ["audit_checkpoints", "decisions", "idempotency_keys", "inputs", "metadata", "steps", "webhook_dead_letters"]
 
 metadata = sa.MetaData()
 
@@ -94,4 +99,18 @@ webhook_dead_letters = sa.Table(  # migration 0006: escalation notifications giv
     sa.Column("attempts", sa.Integer(), nullable=False),
     sa.Column("error", sa.Text(), nullable=False),
     sa.Column("payload", sa.Text(), nullable=False),
+)
+
+idempotency_keys = sa.Table(  # migration 0007: answers of requests sent with an Idempotency-Key (.idempotency)
+    "idempotency_keys",
+    metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("scope", sa.String(64), nullable=False),
+    sa.Column("request_digest", sa.String(64), nullable=False),
+    sa.Column("ts", sa.Float(), nullable=False),
+    sa.Column("run_id", sa.String(128), nullable=False),
+    sa.Column("decision_id", sa.String(32), nullable=False),
+    sa.Column("status", sa.Integer(), nullable=False),
+    sa.Column("response", sa.Text(), nullable=False),
+    sa.UniqueConstraint("scope", name="uq_idempotency_scope"),
 )

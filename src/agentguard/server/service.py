@@ -14,11 +14,13 @@ The order of one request, :meth:`Service.decide`:
 1. take the run's lock (:class:`~.runs.RunLocks`: one lock per run id, not inside the state, so two
    requests of one run never race however its state is replaced);
 2. under it, bring the run's state up to date with the store (:meth:`Service.state`): a run this
-   process does not hold, or whose stored input count differs (another replica decided some), or whose
-   guards were hot-reloaded, is rebuilt: every guard forgets the run, the stored inputs are replayed
-   into the guards (their per-run memory) and the run's enforcement state is restored from the last
-   stored input (latched HALT, halted tools, re-planning rounds). An idle-expired run is 410; a run let
-   go for capacity is rebuilt, never treated as new;
+   process does not hold, or whose guards were hot-reloaded, is rebuilt: every guard forgets the run, the
+   stored inputs are replayed into the guards (their per-run memory) and the run's enforcement state is
+   restored from the last stored input (latched HALT, halted tools, re-planning rounds); a held run that
+   other workers or replicas moved on is caught up (only their inputs are replayed). A run whose last
+   stored input is older than ``run_ttl_s`` is 410 (read from the store, the same for every replica); a
+   run let go for capacity is rebuilt, never treated as new. A request sent with an ``Idempotency-Key``
+   that was already decided is answered from the store (:mod:`.idempotency`);
 3. decide through the pipeline; its audit record and the run's next input row (``inputs`` table,
    ``(run_id, idx)`` unique) commit in one transaction before the answer;
 4. a failed write leaves no trace in memory (the state is dropped and rebuilt next time); a write that
@@ -52,12 +54,13 @@ from ..core.runs import end_run
 from ..core.strategies import strategy as strategy_by_name
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, input_digest, new_decision_id
-from .deciding import (CALL, Call, Pipes, Replaying, ServicePipeline, StoreSink, conflict, proposal_of, restore,
-                       snapshot, state_of, to_step)
+from .deciding import (CALL, Call, Pipes, Replaying, ServicePipeline, StoreSink, conflict, memoryless, proposal_of,
+                       restore, snapshot, state_of, to_step)
 from .otel import shadow_extra
 from .gate import JSONResponse, error
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
-from .jsonutil import RequestJSONError, loads_request
+from .idempotency import IdemKey
+from .jsonutil import RequestJSONError, dumps, loads, loads_request
 from .metrics import Metrics
 from .outcomes import answered
 from .runs import RunExpired, RunLocks, ServiceRun, ServiceRuns
@@ -109,6 +112,8 @@ class Service:
         self._pipes: Pipes | None = None
         self._gen = 0
         self.metrics = Metrics()
+        self.catch_ups = 0  # runs brought up to date by replaying only what other replicas decided
+        self.rebuilds = 0  # runs rebuilt from their first input
         g = self.metrics.gauges
         g["agentguard_active_runs"] = lambda: len(self.runs)
         g["agentguard_runs_expired_total"] = lambda: self.runs.expired_total
@@ -160,7 +165,7 @@ class Service:
             pipes[kind] = ServicePipeline(self, Replaying(guard, kind, self), strategy=self._enforcement(base),
                                           audit=self.sink, runs=self.runs, adapter="service",
                                           state_fn=state_of, shadow=bool(getattr(self.settings, "shadow", False)))
-        self._pipes = Pipes(g, self._gen, raw, pipes)
+        self._pipes = Pipes(g, self._gen, raw, pipes, frozenset(k for k, x in raw.items() if memoryless(x)))
         return self._pipes
 
     def _on_drop(self, run_id: Any, st: ServiceRun) -> None:
@@ -171,30 +176,77 @@ class Service:
                 end_run(g, run_id)
 
     # -- runs ---------------------------------------------------------------------------------------
+    def now(self) -> float:
+        """The service's clock (the run memory's): decisions are stamped with it and expiry reads it."""
+        return float(self.runs.clock())
+
     def state(self, run_id: str, pipes: Pipes, expire: bool = True) -> ServiceRun:
         """The run's state, up to date with the store (call under the run's lock, in a worker thread).
-        Raises :class:`~.runs.RunExpired` for a run idle longer than the expiry (with ``expire``: steps and
-        signals; a tool check of an idle run is decided on the run rebuilt from the store, so a client that
-        never names a run keeps its ``default`` run, latched HALT included)."""
-        n, last = self.store.run_input_count(run_id)
-        st = self.runs.held(run_id)
-        if st is not None and st.stored == n and st.gen == pipes.gen:
-            return st
-        if st is None and expire:
-            why = self.runs.gone_why(run_id)
-            if why is not None and why.startswith("expired"):
-                raise RunExpired(f"run {run_id} expired after {self.settings.run_ttl_s:g}s without activity; "
-                                 "start a new run id")
-        if expire and n and last is not None and time.time() - float(last) > self.settings.run_ttl_s:
+
+        Expiry is decided from the store alone: the time of the run's last stored input (step, signal,
+        check or approval, whichever replica decided it), never from this process's own last-seen time, so
+        every replica answers alike. With ``expire`` (steps and signals) a run whose last input is older
+        than ``run_ttl_s`` is :class:`~.runs.RunExpired`; a tool check of an idle run is decided on the run
+        rebuilt from the store, so a client that never names a run keeps its ``default`` run, latched HALT
+        included.
+
+        A held run that other replicas moved on is caught up (only their new inputs are replayed into the
+        guards, in order), not rebuilt: the state this process holds is always exactly its first
+        ``stored`` inputs (a decision that was not stored drops it), so replaying the rest gives the
+        rebuilt state at a cost that does not grow with the run's length."""
+        n, last = self.store.run_last_input(run_id)
+        if expire and n and last is not None and self.now() - last > self.settings.run_ttl_s:
             raise RunExpired(f"run {run_id} expired after {self.settings.run_ttl_s:g}s without activity; "
                              "start a new run id")
+        st = self.runs.held(run_id)
+        if st is not None and st.gen == pipes.gen:
+            if st.stored == n:
+                return st
+            if 0 < st.stored < n and self._catch_up(st, pipes, n):
+                return st
         return self.rebuild(run_id, pipes)
+
+    async def astate(self, run_id: str, pipes: Pipes, expire: bool = True) -> ServiceRun:
+        """:meth:`state` from the event loop. On a SQLite file, a run this process holds costs one indexed
+        read on the loop (microseconds, no thread hop), and so does catching it up when what other
+        processes decided needs no guard replayed (the kinds' guards keep no per-run memory); anything
+        else (a rebuild, a replay into guards with memory, a network database) goes to a worker thread."""
+        st = self.runs.peek(run_id) if self.store.local else None
+        if st is not None and st.gen == pipes.gen and st.stored:
+            n, last = self.store.run_last_input(run_id)
+            if expire and n and last is not None and self.now() - last > self.settings.run_ttl_s:
+                raise RunExpired(f"run {run_id} expired after {self.settings.run_ttl_s:g}s without activity; "
+                                 "start a new run id")
+            if n == st.stored and self.runs.held(run_id) is st:  # touched: counts as used now
+                return st
+            if st.stored < n <= st.stored + 64:
+                rows = self.store.run_inputs(run_id, since=st.stored)
+                if all(r["kind"] in pipes.memoryless or r["kind"] not in KINDS for r in rows) \
+                        and self._catch_up(st, pipes, n, rows) and self.runs.held(run_id) is st:
+                    return st
+        return await run_in_threadpool(self.state, run_id, pipes, expire)
+
+    def _catch_up(self, st: ServiceRun, pipes: Pipes, n: int, rows: list[dict[str, Any]] | None = None) -> bool:
+        """Replay the run's inputs ``st.stored .. n-1`` (decided by other replicas) into the guards and
+        restore the enforcement state after the last; False (rebuild instead) if the store disagrees."""
+        if rows is None:
+            rows = self.store.run_inputs(st.run_id, since=st.stored)
+        if not rows or len(rows) < n - st.stored or [r["idx"] for r in rows] != list(range(st.stored, st.stored + len(rows))):
+            return False
+        self._replay({k: g for k, g in pipes.raw.items() if k not in pipes.memoryless}, st.run_id, rows,
+                     st.context.trace)
+        st.stored += len(rows)
+        st.last = float(rows[-1]["ts"])
+        restore(st, rows[-1]["payload"].get("state") or {})
+        self.catch_ups += 1
+        return True
 
     def rebuild(self, run_id: str, pipes: Pipes) -> ServiceRun:
         """The run rebuilt from the store: every guard forgets it, its stored inputs are replayed into the
         guards in order (their per-run memory), its step trace is rebuilt and its enforcement state
         (latched HALT, halted tools, re-planning rounds) restored from the last stored input."""
         rows = self.store.run_inputs(run_id)
+        self.rebuilds += 1
         for g in pipes.raw.values():
             end_run(g, run_id)
         st = ServiceRun(Context(run_id=run_id, trace=Trace(run_id=run_id), metadata={"adapter": "service"}),
@@ -267,30 +319,37 @@ class Service:
         if out.ask:
             inp["verdict"] = v.to_dict()
         call.inp = {"idx": call.st.stored, "kind": call.kind, "payload": inp}
-        call.record = AuditRecord(time=time.time(), run_id=call.st.run_id, decision=decision.name, reason=reason,
+        call.record = AuditRecord(time=self.now(), run_id=call.st.run_id, decision=decision.name, reason=reason,
                                   guard=guard, numbers=numbers, decision_id=did, kind=call.kind,
                                   input_digest=input_digest(call.digest_input), guard_version=self.source.version,
                                   extra=shadow_extra(v, {"principal": call.principal} if call.principal else {}))
+        if call.idem is not None:  # the answer is stored with the decision: built now, sent as built
+            call.body = dumps(self._body(call, out))
+            call.idem_row = call.idem.row(call.st.run_id, did, call.record.time, call.body)
         return call.record
 
     async def decide(self, kind: str, run_id: str, proposal: Any, payload: dict[str, Any], digest_input: Any,
                      *, step: dict[str, Any] | None = None, extra_numbers: dict[str, float] | None = None,
-                     facts: Mapping[str, Any] | None = None, principal: str = "") -> Response:
-        """Decide ``proposal`` for ``run_id`` through the ``kind`` pipeline and answer (see the module doc)."""
+                     facts: Mapping[str, Any] | None = None, principal: str = "", idem: IdemKey | None = None
+                     ) -> Response:
+        """Decide ``proposal`` for ``run_id`` through the ``kind`` pipeline and answer (see the module doc).
+        A request with an idempotency key (``idem``) already decided is answered from the store."""
         try:
             check_run_id(run_id)
         except InputError as exc:
             return error(400, str(exc))
         async with self.locks.hold(run_id):
             for _attempt in range(CONFLICT_RETRIES):
+                if idem is not None and (done := await self.replayed(idem)) is not None:
+                    return done
                 try:
                     pipes = self.pipelines()
-                    st = await run_in_threadpool(self.state, run_id, pipes, kind != "check")
+                    st = await self.astate(run_id, pipes, kind != "check")
                 except RunExpired as exc:
                     return error(410, str(exc))
                 row = None if step is None else {"idx": len(st.context.trace), "payload": step}
                 call = Call(kind, st, payload, digest_input, step=row, extra_numbers=extra_numbers,
-                            principal=principal)
+                            principal=principal, idem=idem)
                 self._facts(st, facts)
                 token = CALL.set(call)
                 try:
@@ -306,7 +365,7 @@ class Service:
             return error(409, f"run {run_id} is decided concurrently by another replica; retry")
 
     async def approve(self, run_id: str, decision_id: str, call: ToolCall, approved: bool, approver: str,
-                      escalated: Mapping[str, Any], approval_id: str) -> Response:
+                      escalated: Mapping[str, Any], approval_id: str, idem: IdemKey | None = None) -> Response:
         """A human's answer to the ESCALATE ``decision_id`` of exactly ``call`` (``approver``: the identity of
         the approver credential that sent it, never a body field), through the check
         pipeline's :meth:`~agentguard.core.pipeline.Pipeline.aresolve`: only an approval runs the call,
@@ -314,6 +373,8 @@ class Service:
         refused call never reaches here), a halted run stays halted, a refusal goes through the strategy."""
         async with self.locks.hold(run_id):
             for _attempt in range(CONFLICT_RETRIES):
+                if idem is not None and (done := await self.replayed(idem)) is not None:
+                    return done
                 try:
                     pipes = self.pipelines()
                     st = await run_in_threadpool(self.state, run_id, pipes, False)
@@ -331,7 +392,8 @@ class Service:
                 digest = {"run_id": run_id, "tool_call": call.to_dict()}
                 c = Call("approval", st, {"decision_id": decision_id, "approved": approved, "approver": approver},
                           digest, approval={"id": approval_id, "decision_id": decision_id, "approved": approved,
-                                            "approver": approver, "reason": escalated["reason"]}, principal=approver)
+                                            "approver": approver, "reason": escalated["reason"]}, principal=approver,
+                          idem=idem)
                 token = CALL.set(c)
                 try:
                     out = await pipes.pipes["check"].aresolve(asked, approved, approver=approver)
@@ -345,7 +407,7 @@ class Service:
                 self.runs.end_run(run_id)
                 if not conflict(c.error):
                     return self._unavailable(c)
-                if await run_in_threadpool(self.store.decision, approval_id) is not None:
+                if idem is None and await run_in_threadpool(self.store.decision, approval_id) is not None:
                     return error(409, f"decision {decision_id} was already answered")
             return error(409, f"run {run_id} is decided concurrently by another replica; retry")
 
@@ -372,11 +434,21 @@ class Service:
         what = type(exc).__name__ if exc is not None else "no audit record"
         return error(503, f"audit store unavailable, no verdict given: {what}")
 
-    def answer(self, call: Call, out: Outcome) -> JSONResponse:
+    async def replayed(self, idem: IdemKey) -> Response | None:
+        """The stored answer of an already decided keyed request (422 when the key was used for another
+        request), or None when it was not decided yet."""
+        row = await run_in_threadpool(self.store.idempotent, idem.scope)
+        if row is None:
+            return None
+        if row["request_digest"] != idem.digest:
+            return error(422, "this Idempotency-Key was already used for a different request; use a new key")
+        return Response(row["response"].encode(), status_code=int(row["status"]), media_type="application/json",
+                        headers={"Idempotent-Replayed": "true"})
+
+    def _body(self, call: Call, out: Outcome) -> dict[str, Any]:
         rec = call.record
         assert rec is not None
         decision, reason = call.answer
-        self.metrics.decision(call.kind, decision.name)
         v = out.verdict
         body: dict[str, Any] = {
             "decision_id": rec.decision_id, "run_id": rec.run_id, "decision": decision.name,
@@ -389,8 +461,21 @@ class Service:
             body["action"] = out.action.to_dict() if hasattr(out.action, "to_dict") else out.action
         if call.step is not None:
             body["step"] = call.step["idx"]
+        return body
+
+    def answer(self, call: Call, out: Outcome) -> Response:
+        decision = call.answer[0]
+        self.metrics.decision(call.kind, decision.name)
+        if call.body is not None:
+            resp: Response = Response(call.body, media_type="application/json")
+            if decision is not Decision.ESCALATE or self.webhook is None:
+                return resp
+            body = loads(call.body)
+        else:
+            body = self._body(call, out)
+            resp = JSONResponse(body)
         if decision is Decision.ESCALATE and self.webhook is not None:
             from .webhook import escalation_event
 
             self.webhook.notify(escalation_event(body, (call.payload or {}).get("tool_call")))
-        return JSONResponse(body)
+        return resp

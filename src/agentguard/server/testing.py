@@ -70,8 +70,10 @@ def reset_postgres(url: str) -> None:
     """Drop the audit tables (and Alembic's version table) so a test starts from an empty database."""
     import sqlalchemy as sa
 
+    from .schema import metadata
+
     eng = sa.create_engine(url)
     with eng.begin() as c:
-        for t in ("audit_checkpoints", "webhook_dead_letters", "inputs", "steps", "decisions", "alembic_version"):
-            c.execute(sa.text(f"DROP TABLE IF EXISTS {t}"))
+        for t in [*reversed(metadata.sorted_tables), "alembic_version"]:  # every table of the schema
+            c.execute(sa.text(f"DROP TABLE IF EXISTS {getattr(t, 'name', t)}"))
     eng.dispose()

@@ -37,7 +37,8 @@ from . import schema
 
 __all__: list[str] = []
 
-_TABLES = (schema.decisions, schema.steps, schema.inputs, schema.audit_checkpoints)  # in this order, one transaction
+_TABLES = (schema.decisions, schema.steps, schema.inputs, schema.idempotency_keys,
+           schema.audit_checkpoints)  # in this order, one transaction
 _CHAIN_LOCK = 727276  # PostgreSQL advisory lock: one chain writer at a time across replicas
 _CATCH_UP_MAX = 10_000  # more records written by others than this since our tail: forget the heads instead
 _HEADS_MAX = 200_000  # runs whose heads are kept (cleared beyond: they are read again on a miss)

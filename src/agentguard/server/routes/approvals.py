@@ -18,7 +18,8 @@ pipeline (:meth:`.service.Service.approve`, the core ``Pipeline.aresolve``): the
 like ``/v1/check``'s: ALLOW when approved (the caller runs exactly that call), REJECT (or what the
 enforcement strategy makes of a refusal) otherwise, HALT when the run was halted meanwhile. Only an
 ESCALATE can be approved, and a stack answers ESCALATE only when no guard refused (REJECT and HALT
-dominate ESCALATE), so a refused call can never be approved.
+dominate ESCALATE), so a refused call can never be approved. Sent again with the same
+``Idempotency-Key`` header, an answered approval gets its stored answer back (not 409).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from starlette.responses import Response
 from ...core.types import ToolCall
 from ..audit import input_digest
 from ..gate import error, principal_of
+from ..idempotency import IdempotencyError, idem_key, key_from_headers
 from ..models import ApprovalRequest, VerdictOut
 from ..service import Service
 from .common import body, err_responses
@@ -52,8 +54,13 @@ def register(app: FastAPI, svc: Service) -> None:
                          409: {"description": "not an escalation of this call, or already answered"}},
               summary="Answer an ESCALATE (approve or refuse exactly that call)", openapi_extra=body(ApprovalRequest))
     async def approve(request: Request) -> Response:
-        req: ApprovalRequest = svc.parse(ApprovalRequest, await request.body())
+        raw = await request.body()
+        req: ApprovalRequest = svc.parse(ApprovalRequest, raw)
         who = principal_of(request.scope)
+        try:
+            idem = idem_key(key_from_headers(request.scope.get("headers", ())), who.identity, "/v1/approvals", raw)
+        except IdempotencyError as exc:
+            return error(400, str(exc))
         if not who.has("approver"):  # the gate refuses it already; never answered without an identity
             return error(403, f"the credential of {who.identity!r} may not answer escalations: it needs the "
                               "approver role")
@@ -72,4 +79,4 @@ def register(app: FastAPI, svc: Service) -> None:
             return error(403, f"self-approval refused: {who.identity!r} asked for decisions of run {req.run_id}, so it "
                               "cannot answer its escalations")
         return await svc.approve(req.run_id, req.decision_id, ToolCall(tc.name, tc.arguments, tc.call_id),
-                                 req.approved, who.identity, row, approval_id(req.decision_id))
+                                 req.approved, who.identity, row, approval_id(req.decision_id), idem)

@@ -2,13 +2,15 @@
 
 Each parses its body and hands the input to :meth:`.service.Service.decide`: under the run's lock, the
 run's state is brought up to date with the store, the core Pipeline of that guard kind decides
-(fail-closed, enforced, audited before the answer) and the answer says what the client must do.
+(fail-closed, enforced, audited before the answer) and the answer says what the client must do. A
+request sent with an ``Idempotency-Key`` header is answered from the store when it was already decided
+(:mod:`..idempotency`); a malformed key is 400.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -16,7 +18,8 @@ from starlette.responses import Response
 
 from ...core.types import Step, ToolCall
 from ..credentials import Principal
-from ..gate import principal_of
+from ..gate import error, principal_of
+from ..idempotency import IdemKey, IdempotencyError, idem_key, key_from_headers
 from ..models import CheckRequest, SignalRequest, StepRequest, VerdictOut
 from ..service import Service, to_step, validation_response
 from .common import body, err_responses
@@ -24,46 +27,67 @@ from .common import body, err_responses
 __all__ = ["register"]
 
 
-def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal], Awaitable[Response]]:
+def keyed(headers: Any, principal: Principal, path: str, raw: bytes) -> IdemKey | None:
+    """The request's :class:`~..idempotency.IdemKey` (None without an ``Idempotency-Key`` header); raises
+    :class:`~..idempotency.IdempotencyError` for a malformed one."""
+    return idem_key(key_from_headers(headers), principal.identity, path, raw)
+
+
+def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Awaitable[Response]]:
     """Add the decision routes; returns the ``/v1/check`` handler for the gate's lean path."""
 
     @app.post("/v1/check", tags=["guards"], response_model=VerdictOut, responses=err_responses(),
               summary="Check one tool call", openapi_extra=body(CheckRequest))
     async def check(request: Request) -> Response:
-        return await check_raw(await request.body(), principal_of(request.scope))
+        return await check_raw(await request.body(), principal_of(request.scope), request.scope.get("headers", ()))
 
-    async def check_raw(raw: bytes, principal: Principal) -> Response:
+    async def check_raw(raw: bytes, principal: Principal, headers: Any = ()) -> Response:
         """The hot path (also reached straight from the gate, skipping routing): parse, decide, audit."""
         try:
             req: CheckRequest = svc.parse(CheckRequest, raw)
+            idem = keyed(headers, principal, "/v1/check", raw) if headers else None
         except RequestValidationError as exc:
             return validation_response(list(exc.errors()))
+        except IdempotencyError as exc:
+            return error(400, str(exc))
         tc = req.tool_call
         call = ToolCall(tc.name, tc.arguments, tc.call_id)
         return await svc.decide("check", req.run_id, call, {"tool_call": call.to_dict(), "metadata": req.metadata},
                                 {"run_id": req.run_id, "tool_call": call.to_dict()}, facts=req.metadata,
-                                principal=principal.identity)
+                                principal=principal.identity, idem=idem)
 
     @app.post("/v1/runs/{run_id}/steps", tags=["guards"], response_model=VerdictOut, responses=err_responses(),
               summary="Feed one step of a run; get the proactive verdict", openapi_extra=body(StepRequest))
     async def step(run_id: str, request: Request) -> Response:
-        req: StepRequest = svc.parse(StepRequest, await request.body())
+        raw = await request.body()
+        req: StepRequest = svc.parse(StepRequest, raw)
+        who = principal_of(request.scope)
+        try:
+            idem = keyed(request.scope.get("headers", ()), who, request.url.path, raw)
+        except IdempotencyError as exc:
+            return error(400, str(exc))
         s = to_step(req)
         payload = req.model_dump(mode="json")
         payload["time"] = s.time
         return await svc.decide("step", run_id, s, {"step": payload}, {"run_id": run_id, "step": payload},
-                                step=payload, principal=principal_of(request.scope).identity)
+                                step=payload, principal=who.identity, idem=idem)
 
     @app.post("/v1/runs/{run_id}/signals", tags=["guards"], response_model=VerdictOut,
               responses=err_responses(), summary="Stream signal values to the monitor",
               openapi_extra=body(SignalRequest))
     async def signals(run_id: str, request: Request) -> Response:
-        req: SignalRequest = svc.parse(SignalRequest, await request.body())
+        raw = await request.body()
+        req: SignalRequest = svc.parse(SignalRequest, raw)
+        who = principal_of(request.scope)
+        try:
+            idem = keyed(request.scope.get("headers", ()), who, request.url.path, raw)
+        except IdempotencyError as exc:
+            return error(400, str(exc))
         t = req.time if req.time is not None else time.time()
         s = Step(signals=dict(req.signals), time=t)
         extra = {f"signal:{k}": float(x) for k, x in req.signals.items()}
         return await svc.decide("signal", run_id, s, {"signals": dict(req.signals), "time": t},
                                 {"run_id": run_id, "t": t, "signals": req.signals}, extra_numbers=extra,
-                                principal=principal_of(request.scope).identity)
+                                principal=who.identity, idem=idem)
 
     return check_raw

@@ -1,7 +1,7 @@
 """decisions.shadow: what the guards in shadow mode would have decided (JSON list; NULL when nothing)
 
 Revision ID: 0009
-Revises: 0006 (set to the latest revision when branches meet)
+Revises: 0007
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 

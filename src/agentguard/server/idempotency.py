@@ -1,0 +1,90 @@
+"""Idempotency keys for the service's write endpoints (``POST /v1/check``, ``/v1/runs/{id}/steps``,
+``/v1/runs/{id}/signals``, ``/v1/approvals``).
+
+A client that sends a request and loses the answer (a timeout, a dropped connection, a replica killed
+after its commit) cannot know whether the decision was stored. Sent again with the same
+``Idempotency-Key`` header, the request is answered from the store, never decided (and appended to the
+run) a second time:
+
+- the key is scoped to the caller's identity (two tenants may use the same key): ``scope`` is the
+  SHA-256 of the identity and the key, unique in the ``idempotency_keys`` table (migration 0007);
+- the stored row holds the SHA-256 of the request (its path and canonical JSON body): the same key with a
+  different request is refused with 422 (never answered with another request's decision);
+- the row is written in the decision's own transaction (with the decision, its input row and its step),
+  so either both are durable or neither: a key is never stored without its decision, nor a decision of a
+  keyed request without its key. Two replicas that get the same keyed request at once both decide, but
+  only one commits (the scope is unique); the other's write fails, and its retry finds the stored answer;
+- only decided requests are stored (200 with a verdict). A refusal before any decision (400, 401, 410,
+  413, 422, a 503 for an unavailable store) stores nothing, so the retry is decided normally.
+
+The answer of a replayed request carries the header ``Idempotent-Replayed: true``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .jsonutil import RequestJSONError, canonical, loads_request
+
+__all__ = ["HEADER", "IdemKey", "IdempotencyError", "idem_key", "key_from_headers"]
+
+#: the request header (case-insensitive, as HTTP headers are)
+HEADER = "idempotency-key"
+_VALID = re.compile(r"[\x21-\x7e]{1,200}")  # visible ASCII, 1-200 characters (a UUID, a ULID, a hash)
+
+
+class IdempotencyError(ValueError):
+    """An ``Idempotency-Key`` header that is not 1-200 visible ASCII characters."""
+
+
+@dataclass(frozen=True)
+class IdemKey:
+    """A request's idempotency key: ``scope`` (identity and key, hashed) and ``digest`` (the request)."""
+
+    scope: str
+    digest: str
+
+    def row(self, run_id: str, decision_id: str, ts: float, response: bytes) -> dict[str, Any]:
+        """The ``idempotency_keys`` row of this request's decided answer."""
+        return {"scope": self.scope, "request_digest": self.digest, "ts": ts, "run_id": run_id,
+                "decision_id": decision_id, "status": 200, "response": response.decode()}
+
+
+def key_from_headers(headers: Any) -> str | None:
+    """The ``Idempotency-Key`` header of an ASGI header list (``[(name, value), ...]`` bytes) or a
+    mapping; None when absent. Raises :class:`IdempotencyError` for a malformed or repeated key."""
+    found: list[bytes] = []
+    items = headers.items() if isinstance(headers, Mapping) else headers
+    for k, v in items:
+        name = k.lower() if isinstance(k, bytes) else k.lower().encode()
+        if name == HEADER.encode():
+            found.append(v if isinstance(v, bytes) else str(v).encode())
+    if not found:
+        return None
+    if len(found) > 1:
+        raise IdempotencyError("more than one Idempotency-Key header")
+    try:
+        key = found[0].decode("ascii")
+    except UnicodeDecodeError:
+        raise IdempotencyError("Idempotency-Key must be 1-200 visible ASCII characters") from None
+    if not _VALID.fullmatch(key):
+        raise IdempotencyError("Idempotency-Key must be 1-200 visible ASCII characters")
+    return key
+
+
+def idem_key(key: str | None, identity: str, path: str, raw: bytes) -> IdemKey | None:
+    """The :class:`IdemKey` of a request (None without a key). The digest covers the path and the body
+    read as JSON (canonical form, so a retry that re-serialises the same body still matches); a body that
+    is not JSON is digested as its bytes (it is refused later anyway)."""
+    if key is None:
+        return None
+    scope = hashlib.sha256(b"idem\x00" + identity.encode() + b"\x00" + key.encode()).hexdigest()
+    try:
+        body = canonical(loads_request(raw))
+    except (RequestJSONError, ValueError, TypeError):
+        body = b"raw\x00" + raw
+    digest = hashlib.sha256(path.encode() + b"\x00" + body).hexdigest()
+    return IdemKey(scope, digest)
