@@ -149,6 +149,7 @@ def run_tool_call_demo(quiet: bool = False, approve: bool = True) -> dict[str, A
         if out.ask:
             out = pipe.resolve(out, approve, approver="alice")
             row["approver"] = "alice"
+            row["decision"] = f"ESCALATE -> {'approved' if out.execute else 'refused'}"
             verdict = (f"ESCALATE by {row['guard']} ({row['reason']}) -> alice "
                        f"{'approves: it runs' if out.execute else 'refuses'}")
         elif v is not None and v.decision.name != "ALLOW":
