@@ -150,7 +150,7 @@ def run_story(svc: Service, run_id: str, limit: int = 2000) -> dict[str, Any]:
         payload = st["payload"] if st else {}
         action = payload.get("action") if isinstance(payload, dict) else None
         state = payload.get("state") if isinstance(payload, dict) else None
-        inp = inputs.get(d.get("decision_id"))
+        inp = inputs.get(str(d.get("decision_id")))
         call, approver, answers = _call_of(inp, calls)
         if action is None and call is not None:
             action = call
