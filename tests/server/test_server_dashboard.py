@@ -269,3 +269,29 @@ def test_one_run_by_url_shows_each_tool_call_its_arguments_verdicts_and_approver
     assert "rules: ESCALATE" in rows[2][6] and "internal-mail: ALLOW" in rows[2][6]  # every guard's verdict
     assert rows[2][7].startswith("alice@corp (approved)") and rows[3][7] == "alice@corp"
     assert shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_story_api_gives_each_check_decision_its_tool_call_verdicts_and_approver(tmp_path):
+    """Without a browser: ``GET /v1/runs/{id}/story`` of /v1/check decisions (was ``action: null``)."""
+    from fastapi.testclient import TestClient
+    from svc_roles import AGENT, APPROVER, READER, credentials_file
+
+    from agentguard.policies.rules import ToolRuleGuard
+
+    app = make_app(tmp_path, credentials_file=credentials_file(tmp_path, (AGENT, APPROVER, READER)),
+                   tool=ToolRuleGuard(allow=["read_*", "delete_*"], escalate=["delete_*"], name="rules"))
+    call = {"name": "delete_file", "arguments": {"path": "/tmp/x"}, "call_id": "c2"}
+    with TestClient(app) as c:
+        c.post("/v1/check", headers=AGENT.headers, json={"run_id": "r", "tool_call": {
+            "name": "read_file", "arguments": {"path": "a.txt"}}})
+        esc = c.post("/v1/check", headers=AGENT.headers, json={"run_id": "r", "tool_call": call}).json()
+        c.post("/v1/approvals", headers=APPROVER.headers, json={"decision_id": esc["decision_id"], "run_id": "r",
+                                                                "tool_call": call, "approved": False})
+        story = c.get("/v1/runs/r/story", headers=READER.headers).json()
+    ev = story["events"]
+    assert [(e["kind"], e["decision"]) for e in ev] == [("check", "ALLOW"), ("check", "ESCALATE"), ("approval", "REJECT")]
+    assert ev[0]["action"] == {"name": "read_file", "arguments": {"path": "a.txt"}, "call_id": ""}
+    assert ev[1]["action"]["arguments"] == {"path": "/tmp/x"} and ev[2]["action"] == ev[1]["action"]
+    assert ev[1]["verdicts"][0]["guard"] == "rules" and ev[1]["verdicts"][0]["decision"] == "ESCALATE"
+    assert ev[2]["approver"] == "alice@corp" and ev[1]["approver"] == "alice@corp (refused)"
+    assert ev[2]["answers"] == esc["decision_id"]
