@@ -56,3 +56,17 @@ def test_cli_demo_output_shows_tool_calls_and_is_honest_about_the_sample(tmp_pat
                                                           rows["unguarded"]["completion_rate"])]
     for name in inert:  # every threshold at which the guard changes nothing is named in the output
         assert name.rsplit("=", 1)[-1] in next(n for n in res["notes"] if "changes nothing" in n)
+
+
+def test_make_demo_installs_the_plain_package_and_make_test_every_extra():
+    """``make demo`` installs the plain package (a fresh clone's run of it on that install, with its size and time, is
+    benchmarks/results/demo_install.json); ``make test`` keeps the full environment, also after a ``make demo``."""
+    import re
+    from pathlib import Path
+
+    mk = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    rule = lambda target: re.search(rf"^{re.escape(target)}:(.*)\n((?:\t.*\n)*)", mk, re.M)  # noqa: E731
+    demo, plain, full, test = rule("demo"), rule("$(VENV)/.stamp-demo"), rule("$(VENV)/.stamp"), rule("test")
+    assert "$(VENV)/.stamp-demo" in demo.group(1) and "venv" not in demo.group(1).split()
+    assert "pip install -q -e ." in plain.group(2) and "[" not in plain.group(2).split("pip install")[-1]
+    assert "-e '.[all]'" in full.group(2) and "venv" in test.group(1).split()
