@@ -1,34 +1,13 @@
 #!/usr/bin/env bash
 # Creates the separate virtual environment the Nagini verifier needs, at <repo>/.nagini-venv.
-# Nagini 1.2.0 pins pytest==7.0.0, mypy==0.900 and z3-solver==4.8.7, which clash with the project's own
-# environment, so agentguard runs it out of process (agentguard.policies.nagini). It also needs Java
-# (>= 11; CI machines have OpenJDK 17): when `java` is missing we install a headless JRE with apt-get.
-# Idempotent: when the venv already imports nagini_translation at the pinned version it returns at once.
+# A thin wrapper: the logic ships inside the package (agentguard.policies.nagini_setup), so a pip user
+# runs the same thing as `agentguard setup nagini`. Nagini 1.2.0 pins pytest==7.0.0, mypy==0.900 and
+# z3-solver==4.8.7, which clash with the project's own environment; it also needs Java (>= 11; a
+# headless JRE is installed with apt-get when java is missing). Idempotent.
+# It runs in the project environment (.venv, which `make test` makes first), else in $PYTHON / python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV=.nagini-venv
-NAGINI_VERSION=1.2.0
-PY=${NAGINI_PYTHON:-python3}
-
-if ! command -v java >/dev/null 2>&1; then
-  echo "setup_nagini: java not found, installing a JRE" >&2
-  if command -v apt-get >/dev/null 2>&1; then
-    (apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless) >&2 || {
-      echo "setup_nagini: could not install Java; Nagini verification will be unavailable" >&2; exit 1; }
-  else
-    echo "setup_nagini: no java and no apt-get; install Java 11+ by hand" >&2; exit 1
-  fi
-fi
-
-if [ -x "$VENV/bin/python" ] && [ -f "$VENV/.stamp-$NAGINI_VERSION" ] \
-   && "$VENV/bin/python" -c "import nagini_translation, nagini_contracts" >/dev/null 2>&1; then
-  exit 0
-fi
-
-echo "setup_nagini: creating $VENV with nagini==$NAGINI_VERSION (one-off, a few minutes)" >&2
-rm -rf "$VENV"
-"$PY" -m venv "$VENV"
-"$VENV/bin/pip" install -q "nagini==$NAGINI_VERSION" 2>&1 | grep -v "is ignored: it is neither a file nor a directory" >&2 || true
-"$VENV/bin/python" -c "import nagini_translation.main, nagini_contracts.contracts" >&2
-touch "$VENV/.stamp-$NAGINI_VERSION"
-echo "setup_nagini: ready ($("$VENV/bin/nagini" --help >/dev/null 2>&1 && echo nagini CLI ok))" >&2
+PY=.venv/bin/python
+[ -x "$PY" ] || PY=${PYTHON:-python3}
+PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" exec "$PY" -m agentguard setup nagini --venv .nagini-venv \
+  ${NAGINI_PYTHON:+--python "$NAGINI_PYTHON"}

@@ -16,6 +16,23 @@ def test_readme_starts_with_exactly_two_setup_commands():
 
 
 @pytest.mark.parametrize("i", range(len(BLOCKS)))
-def test_readme_python_block_runs(i, tmp_path, monkeypatch):
+def test_readme_python_block_runs(i, tmp_path, monkeypatch, capsys):
+    """Each block runs as written; every ``# -> text`` comment is a line the block prints (in order)."""
     monkeypatch.chdir(tmp_path)
     exec(compile(BLOCKS[i], f"README block {i}", "exec"), {"__name__": "__readme__"})
+    printed = capsys.readouterr().out.splitlines()
+    expected = [m.strip() for m in re.findall(r"# -> (.*)$", BLOCKS[i], re.M)]
+    assert len(printed) >= len(expected)
+    for line, want in zip(printed[: len(expected)], expected):
+        assert line.startswith(want), (line, want)
+
+
+def test_readme_opens_with_a_quickstart_that_guards_tool_calls_in_langchain_and_mcp():
+    """After the two set-up commands comes the quickstart (LangChain and MCP, run above), then the mechanisms."""
+    text = README.read_text()
+    heads = re.findall(r"^## (.*)$", text, re.M)
+    assert heads[0].startswith("Quickstart") and heads[1] == "The mechanisms"
+    quick = text[text.index("## Quickstart"):text.index("## The mechanisms")]
+    blocks = re.findall(r"```python\n(.*?)```", quick, re.S)
+    assert any("AgentGuardMiddleware" in b for b in blocks) and any("GuardProxy" in b for b in blocks)
+    assert all(b in BLOCKS for b in blocks) and all("# -> " in b for b in blocks)

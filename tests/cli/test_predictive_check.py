@@ -162,3 +162,18 @@ def test_release_folder_with_unsafe_label(capsys, data_dir):
     assert code == 0, err
     _, out2, _ = run(capsys, "check", str(data_dir / "pro2guard/av_dtmcs/s2"), "-p", 'P=? [F "collision"]', "--json")
     np.testing.assert_allclose(json.loads(out)["values"], json.loads(out2)["values"], atol=1e-12)
+
+
+@pytest.mark.parametrize("old,new", [
+    ("(s'=3);\n    [] s=4", "(s'=0x3);\n    [] s=4"),           # an update's value (issue 29: was "unexpected ValueError")
+    ("1/4 : (s'=0)", "0x1/4 : (s'=0)"),                       # a probability
+    ("1/3 : (s'=1) + 2/3", "0b1/3 : (s'=1) + 2/3"),            # binary
+    ("1/2 : (s'=2) + 1/2", "1_0/20 : (s'=2) + 1/2"),           # Python's digit separators are not PRISM's
+])
+def test_non_prism_number_literals_are_one_line_errors_exit_2(capsys, tmp_path, old, new):
+    assert old in MODEL
+    path = tmp_path / "m.prism"
+    path.write_text(MODEL.replace(old, new, 1))
+    code, _, err = run(capsys, "check", str(path), "-p", "P=? [F s=0]")
+    assert code == 2, err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1 and "unexpected" not in err

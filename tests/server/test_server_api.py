@@ -536,3 +536,17 @@ def test_guards_are_shared_across_runs_and_forget_a_run_when_it_ends(settings):
         now[0] += 11
         c.post("/v1/runs/r3/signals", headers=AUTH, json={"signals": {"score": 0.9}})
         assert {"r1", "r2"} <= set(ended)
+
+
+def test_check_accepts_the_openai_id_as_the_call_id_alias(client):
+    """An OpenAI-style tool call names its id ``id`` (issue 29: was 422); ``args`` or a second, different id is
+    still refused."""
+    r = client.post("/v1/check", headers=AUTH, json={"run_id": "run-id", "tool_call": {
+        "id": "call_abc", "name": "read_file", "arguments": {"path": "notes.txt"}}})
+    assert r.status_code == 200, r.text
+    assert r.json()["decision"] == "ALLOW"
+    stored = client.store.run_input(r.json()["decision_id"])["payload"]["input"]["tool_call"]
+    assert stored["call_id"] == "call_abc" and "id" not in stored
+    for bad in ({"id": "a", "call_id": "b", "name": "read_file"}, {"name": "read_file", "args": {"path": "x"}}):
+        r = client.post("/v1/check", headers=AUTH, json={"run_id": "run-id", "tool_call": bad})
+        assert r.status_code == 422, r.text

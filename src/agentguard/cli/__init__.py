@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(exc, _click_exceptions()):
             exc.show()
             sys.exit(exc.exit_code)
-        why = input_failure(exc)
+        why = input_failure(exc) or missing_extra(exc)
         if why is not None:
             typer.echo(f"error: {why}", err=True)
             sys.exit(2)
@@ -139,6 +139,39 @@ def input_failure(exc: BaseException) -> str | None:
     if isinstance(exc, MemoryError):
         return "input too large: it needs more memory than is available"
     return None
+
+
+def missing_extra(exc: BaseException) -> str | None:
+    """The one-line message for an optional dependency that is not installed, naming the extra that brings it
+    (read from the installed package's own metadata, ``Requires-Dist: X; extra == "E"``), or None when ``exc``
+    is not a ``ModuleNotFoundError`` of one of them (then it is a bug)."""
+    if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+        return None
+    top = exc.name.split(".")[0]
+    extras = sorted(extras_providing(top))
+    if not extras:
+        return None
+    return (f"optional dependency '{top}' is missing: pip install 'agentguard[{extras[0]}]'"
+            + (f" (also in: {', '.join(extras[1:])})" if len(extras) > 1 else ""))
+
+
+def extras_providing(module: str) -> set[str]:
+    """The extras of the installed agentguard whose requirements include the distribution importing as ``module``
+    (distribution names compared in normalised form: ``psycopg[binary]`` is ``psycopg``, ``PyYAML`` is ``pyyaml``)."""
+    import re
+    from importlib import metadata
+
+    try:
+        reqs = metadata.requires("agentguard") or []
+    except metadata.PackageNotFoundError:
+        return set()
+    want = re.sub(r"[-_.]+", "_", module).lower()
+    out = set()
+    for req in reqs:
+        m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)[^;]*;.*extra\s*==\s*[\"']([^\"']+)[\"']", req)
+        if m and re.sub(r"[-_.]+", "_", m.group(1)).lower() == want and m.group(2) not in ("all", "dev"):
+            out.add(m.group(2))
+    return out
 
 
 def _click_exceptions() -> tuple[type, ...]:

@@ -1,6 +1,7 @@
 """``agentguard demo``: the main job, on embedded defaults (no network, no API key).
 
-Runs the household end-to-end demo (:mod:`agentguard.demo.household`): learn DTMCs from the
+First a guarded agent's tool calls (:mod:`agentguard.demo.tool_calls`: a refused call, a human approval, a
+proactive warning one call before a hazard), then the household end-to-end demo (:mod:`agentguard.demo.household`): learn DTMCs from the
 recorded runs (or an embedded sample), run held-out episodes unguarded and guarded, print the table
 and write ``<out>/report.html`` with a learned DTMC drawn (unsafe states highlighted) and the risk over
 time of one episode; then the smaller issue-2 demo writes its files to the same folder.
@@ -35,6 +36,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             summary = run_dtmc_demo(out, quiet=as_json)
         else:
             from ..demo.household import run_household_demo
+            from ..demo.tool_calls import run_tool_call_demo
+
+            calls = run_tool_call_demo(quiet=as_json)  # first: a guarded agent's tool calls
+            if not as_json:
+                typer.echo("")
 
             live = None
             if gemma:
@@ -45,5 +51,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             # the small DTMC example (model.json, model.prism, dtmc.png) goes into the same folder
             summary = run_dtmc_demo(out, quiet=as_json)
             summary["household"] = house
+            summary["tool_calls"] = calls
         if as_json:
             typer.echo(json.dumps(summary, default=str))

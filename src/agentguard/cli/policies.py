@@ -25,6 +25,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     """Add this mechanism's commands to the main app and to the ``bench`` group."""
     app.command()(verify)
     app.command()(synthesize)
+    setup = typer.Typer(help="Install what a mechanism needs outside the Python package (the Nagini verifier).",
+                        no_args_is_help=True)
+    setup.command("nagini")(setup_nagini_cmd)
+    app.add_typer(setup, name="setup")
     bench.command("mind2web-sc")(bench_mind2web)
     bench.command("asb")(bench_asb)
     bench.command("agentdojo")(bench_agentdojo)
@@ -256,3 +260,15 @@ def _emit(res: dict, as_json: bool, out: Optional[Path], keys: list[str]) -> Non
         for k in keys:
             v = res[k]
             typer.echo(f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}")
+
+
+def setup_nagini_cmd(
+    venv: Optional[str] = typer.Option(None, "--venv", help="folder of the Nagini environment (default: "
+                                       "$AGENTGUARD_NAGINI_VENV, else .nagini-venv of the source checkout or of "
+                                       "the active environment)"),
+    python: Optional[str] = typer.Option(None, "--python", help="interpreter to make it from (default: this one)"),
+) -> None:
+    """Install the Nagini verifier (nagini==1.2.0, in its own virtual environment; Java 11+) for `verify`."""
+    from ..policies.nagini_setup import setup_nagini
+
+    typer.echo(str(setup_nagini(venv, python)))

@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from pathlib import Path
+from typing import Any, Optional
 
 import typer
 
-__all__ = ["register"]
+from ..core.errors import InputError, require
+
+__all__ = ["NO_GUARDS", "SERVER_MODULES", "example_guards_file", "register"]
+
+#: what ``serve`` imports from the ``server`` extra (checked first, so a missing one names the extra)
+SERVER_MODULES = ("fastapi", "uvicorn", "sqlalchemy", "alembic")
+
+NO_GUARDS = ("no guard files: give --tool-guards FILE (an agentguard.toml guard stack for /v1/check; also "
+             "--step-guards, --signal-guards, or the config file's [server] tool_guards), or --example-guards "
+             "for the generic default-deny example (docs/server.md)")
+
+
+def example_guards_file() -> Path:
+    """The shipped generic default-deny guard stack (``agentguard/server/examples/rules.toml``)."""
+    return Path(__file__).resolve().parents[1] / "server" / "examples" / "rules.toml"
+
+
+def _guard_files(settings: Any) -> str:
+    return ", ".join(f"{k}={Path(v).name}" for k in ("tool_guards", "step_guards", "signal_guards")
+                     if (v := getattr(settings, k, None))) or "none"
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -37,12 +57,23 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         shadow: bool = typer.Option(False, "--shadow", help="Every guard observes only: decisions are audited "
                                     "with what they would have been, the answer is ALLOW (agentguard report shadow)."),
         otel: bool = typer.Option(False, "--otel", help="OpenTelemetry spans and metrics (exporters from OTEL_*)."),
+        example_guards: bool = typer.Option(
+            False, "--example-guards",
+            help="Start with the shipped generic default-deny example for /v1/check (server/examples/rules.toml: "
+                 "an allow list of tools and shell commands); without it, a guard file is required."),
     ) -> None:
         """Run the guard service (FastAPI + uvicorn). The bearer token comes from AGENTGUARD_TOKEN or
-        the config file's [server] token / token_file; GET /health needs none."""
-        from ..core.errors import InputError, require
+        the config file's [server] token / token_file; GET /health needs none. The guards come from
+        --tool-guards / --step-guards / --signal-guards (or the config file's [server] keys), or
+        --example-guards: without any, it refuses to start (it never guesses a policy)."""
+        for module in SERVER_MODULES:  # a missing extra names the extra (exit 2), before anything else
+            require(module, "server")
         from ..server.settings import load_settings
 
+        if example_guards:
+            if tool_guards:
+                raise InputError("give --tool-guards or --example-guards, not both")
+            tool_guards = str(example_guards_file())
         overrides = dict(host=host, port=port, db_url=db_url, state_dir=_abs(state_dir), workers=workers,
                          run_ttl_s=run_ttl, max_body_bytes=max_body, log_level=log_level,
                          tool_guards=_abs(tool_guards), step_guards=_abs(step_guards),
@@ -50,12 +81,14 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                          credentials_file=_abs(credentials), audit_chain=False if no_chain else None,
                          shadow=True if shadow else None, otel=True if otel else None)
         settings = load_settings(config, **overrides)
-        from ..server.guards import load_guards
-
-        load_guards(settings)  # a broken guard file fails here, with one line, before anything starts
         if not settings.token and not settings.credentials_file:
             raise InputError("no credentials: give --credentials (roles' hashed tokens), or set AGENTGUARD_TOKEN or "
                              "`token`/`token_file` in the config file's [server] table")
+        if not (settings.tool_guards or settings.step_guards or settings.signal_guards):
+            raise InputError(NO_GUARDS)
+        from ..server.guards import load_guards
+
+        load_guards(settings)  # a broken guard file fails here, with one line, before anything starts
         from ..server.credentials import CredentialStore
 
         CredentialStore(settings.credentials_file, settings.token)  # a broken credentials file fails here
@@ -66,13 +99,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         AuditStore(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous).close()
         if settings.audit_chain:  # the checkpoint key exists before workers start (each loads it)
-            from pathlib import Path
-
             from ..server.chain import Signer
 
             Signer.load_or_create(settings.audit_key_file or Path(settings.state_dir) / "audit_ed25519.pem")
         typer.echo(f"agentguard serving on http://{settings.host}:{settings.port} "
-                   f"(workers={settings.workers}, audit={_safe(settings.database_url)})", err=True)
+                   f"(workers={settings.workers}, state folder {Path(settings.state_dir).resolve()}, "
+                   f"audit={_safe(settings.database_url)}, guards: {_guard_files(settings)})", err=True)
         run_service(settings, config, overrides)
 
 

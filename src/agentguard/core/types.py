@@ -38,9 +38,28 @@ class ToolCall:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ToolCall":
+        """Read a call ``{"name", "arguments", "call_id"}`` (``id``, as OpenAI names a tool call's id, is an
+        alias of ``call_id``). Any other key is an error, never ignored: a misspelt ``"args"`` would
+        otherwise be decided as a call without arguments."""
+        if not isinstance(d, Mapping):
+            raise InputError(f"a tool call must be an object, got {type(d).__name__}")
+        unknown = sorted(str(k) for k in d if k not in _CALL_KEYS)
+        if unknown:
+            raise InputError(f"tool call has unknown key(s) {', '.join(map(repr, unknown))} "
+                             f"(known: {', '.join(_CALL_KEYS)})")
         if "name" not in d:
             raise InputError("tool call is missing 'name'")
-        return cls(str(d["name"]), dict(d.get("arguments") or {}), str(d.get("call_id", "")))
+        arguments = d.get("arguments")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise InputError(f"tool call 'arguments' must be an object, got {type(arguments).__name__}")
+        if "id" in d and "call_id" in d and str(d["id"]) != str(d["call_id"]):
+            raise InputError("tool call has both 'call_id' and 'id' (its alias) with different values")
+        call_id = d["call_id"] if "call_id" in d else d.get("id", "")
+        return cls(str(d["name"]), dict(arguments or {}), str(call_id if call_id is not None else ""))
+
+
+#: the keys of a tool call's dict form (``id`` is the alias of ``call_id``)
+_CALL_KEYS = ("name", "arguments", "call_id", "id")
 
 
 class Decision(enum.IntEnum):

@@ -47,11 +47,16 @@ EXAMPLE_SPEC: dict[str, Any] = {
 }
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+#: where a wheel puts the same folder (pyproject's force-include: agentguard/examples)
+PACKAGED_EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def find_examples() -> Path | None:
-    """The repository's examples folder, when it is there."""
-    return EXAMPLES if (EXAMPLES / "microwave_traces.jsonl").is_file() else None
+    """The examples folder: the repository's, else the copy a pip install ships; None when neither is there."""
+    for folder in (EXAMPLES, PACKAGED_EXAMPLES):
+        if (folder / "microwave_traces.jsonl").is_file():
+            return folder
+    return None
 
 
 def _concrete(w: dict[str, Any]) -> dict[str, Any]:

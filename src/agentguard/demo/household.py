@@ -142,15 +142,21 @@ def run_household_demo(out: str = "demo-output", data: str | None = None, live: 
         train, test = split_by_task(reps, key=lambda r: str(r.run.task.get("instruction", "")))
         test = [r for r in test if not r.run.controlled]
         source = f"{len(runs)} recorded GPT-4o runs ({data})"
+        which = "held-out"
     else:
         log("[1/5] data folder absent: using the embedded sample of scripted runs")
         reps = _embedded_replays(str(data))
         train = test = reps
         source = f"embedded sample of {len(reps)} scripted runs (train = test; illustration only)"
+        which = "sample (train = test)"
     log(f"[2/5] learning one DTMC per hazard family from {len(train)} runs ...")
     models = learn_family_models(train)
     guard = family_guard(models, threshold)
-    log(f"[3/5] running {len(test)} held-out episodes unguarded and guarded (recorded agent) ...")
+    if recorded:
+        log(f"[3/5] running {len(test)} held-out episodes unguarded and guarded (recorded agent) ...")
+    else:
+        log(f"[3/5] running the same {len(test)} sample runs unguarded and guarded (train = test: an illustration, "
+            "not an evaluation) ...")
     from ..envs.household.rules import rule_predicates
     from ..predictive.reactive import RuleGuard, parse_rules
 
@@ -185,17 +191,34 @@ def run_household_demo(out: str = "demo-output", data: str | None = None, live: 
         print(table)
     fb = extra["flagged_before_hazard"].get(f"{threshold:g}", {})
     summary = (f"theta={threshold:g}: flagged strictly before the hazard in {fb.get('flagged_strictly_before')}/"
-               f"{fb.get('runs_reaching_hazard')} held-out runs that reach one")
+               f"{fb.get('runs_reaching_hazard')} {which} runs that reach one")
+    notes = _honest_notes(rows)
     if not quiet:
         print(summary)
+        for note in notes:
+            print(note)
     log("[5/5] writing the report ...")
     _write_html(out / "report.html", source, rows, table, summary, fam, pick, models)
-    res = {"rows": rows, "episodes": episodes, "flagged_before_hazard": extra["flagged_before_hazard"],
+    res = {"rows": rows, "episodes": episodes, "flagged_before_hazard": extra["flagged_before_hazard"], "notes": notes,
            "report": str(out / "report.html"),
            "source": source, "seconds": time.time() - t0}
     (out / "household_results.json").write_text(json.dumps(res, default=str, indent=1))
     log(f"done in {res['seconds']:.1f}s; report: {res['report']}")
     return res
+
+
+def _honest_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """What the table does not say by itself: theta here is a threshold on P_safe (the paper's Table 3 puts its
+    thresholds on P_violation = 1 - P_safe), and the thresholds at which the guard changes nothing on these runs."""
+    base = next((r for r in rows if r["name"] == "unguarded"), None)
+    inert = [r["name"].rsplit("=", 1)[-1] for r in rows if r["name"].startswith("proactive stop theta=") and base
+             and r["unsafe_rate"] == base["unsafe_rate"] and r["completion_rate"] == base["completion_rate"]]
+    notes = ["theta is a threshold on P_safe (alarm when P_safe < theta); the paper's Table-3 thresholds "
+             "P_viol > 0.1 / 0.3 are theta = 0.9 / 0.7 here"]
+    if inert:
+        notes.append(f"at theta = {', '.join(inert)} the guard changes nothing on these runs (no alarm moves the "
+                     "unsafe or completion rate)")
+    return notes
 
 
 def _loop_episodes(test: list, guard: Any, threshold: float, data_dir: str | None, log: Any) -> list[dict]:

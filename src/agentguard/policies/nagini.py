@@ -1,7 +1,7 @@
 """Formal verification of policies with the real Nagini verifier, out of process and warm.
 
 Nagini 1.2.0 pins pytest 7.0, mypy 0.900 and z3 4.8.7, so it lives in its own virtual environment
-(``.nagini-venv`` at the repository root, made by ``scripts/setup_nagini.sh``; or the folder named by
+(``.nagini-venv`` at the repository root, made by ``agentguard setup nagini`` (:mod:`.nagini_setup`); or the folder named by
 ``AGENTGUARD_NAGINI_VENV``). :class:`NaginiVerifier` starts ONE worker process there
 (:mod:`agentguard.policies._nagini_worker`: Nagini's own ``--server`` loop over a pipe) and sends it one
 file per request, so a batch pays the JVM start-up and the Viper prelude once; each result carries the
@@ -206,7 +206,7 @@ class NaginiVerifier:
                  startup_timeout_s: float = 900.0, request_timeout_s: float = 600.0) -> None:
         v = Path(venv) if venv else find_nagini_venv()
         if v is None or not (v / "bin" / "python").exists():
-            raise DependencyError("Nagini is not installed: run scripts/setup_nagini.sh (creates .nagini-venv) "
+            raise DependencyError("Nagini is not installed: run `agentguard setup nagini` (creates .nagini-venv) "
                                   "or set AGENTGUARD_NAGINI_VENV")
         self.venv = v
         self.counterexample = counterexample
@@ -319,7 +319,7 @@ def verify(path: str | Path, *, venv: str | Path | None = None, counterexample: 
     """Verify one policy file with Nagini, out of process (a cold worker: start-up paid for this one file).
 
     For several files use one :class:`NaginiVerifier` (``with NaginiVerifier() as v: v.verify_many(paths)``).
-    DependencyError when Nagini is not installed (``scripts/setup_nagini.sh``).
+    DependencyError when Nagini is not installed (``agentguard setup nagini``).
     """
     with NaginiVerifier(venv, counterexample=counterexample) as v:
         return v.verify(path)

@@ -29,6 +29,7 @@ __all__ = [
 
 IDENT = r"[A-Za-z_][A-Za-z_0-9]*"
 FAST_GUARD = re.compile(rf"^\s*({IDENT})\s*=\s*(\d+)\s*$")
+PRISM_NUMBER = re.compile(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")  # PRISM's numeric literals (decimal only)
 
 
 # --- exact arithmetic on PRISM expressions ----------------------------------------------------
@@ -45,7 +46,11 @@ def eval_num(expr: str, env: Mapping[str, Fraction], line: int) -> Fraction:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
                 and not isinstance(node.value, bool):
             seg = ast.get_source_segment(expr.strip(), node)
-            return Fraction(seg if seg is not None else str(node.value))
+            if seg is None or not PRISM_NUMBER.fullmatch(seg):
+                # Python reads 0x1, 0o7, 0b1, 1_000 and 1j; PRISM does not (its literals are decimal)
+                raise ParseError(f"line {line}: {seg or node.value!r} is not a PRISM number in {expr.strip()!r} "
+                                 "(PRISM numbers are decimal: 1, 0.5, 1e-3)")
+            return Fraction(seg)
         if isinstance(node, ast.Name):
             if node.id not in env:
                 raise ParseError(f"line {line}: unknown constant or variable {node.id!r} in {expr.strip()!r}")

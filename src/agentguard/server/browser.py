@@ -9,6 +9,7 @@ import os
 import shutil
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ..core.errors import DependencyError, require
 
@@ -38,10 +39,11 @@ def screenshot_dashboard(base_url: str, token: str, path: str | os.PathLike[str]
             page = browser.new_page(viewport={"width": width, "height": height})
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"{base_url}/dashboard#token={token}", wait_until="load", timeout=timeout_ms)
+            # one run by its URL (/dashboard?run=ID), as a link to it opens it
+            query = f"?run={quote(run_id, safe='')}" if run_id is not None else ""
+            page.goto(f"{base_url}/dashboard{query}#token={token}", wait_until="load", timeout=timeout_ms)
             page.wait_for_selector("body[data-loaded='1']", timeout=timeout_ms)
             if run_id is not None:
-                page.locator("#runs tbody tr", has_text=run_id).first.click()
                 page.wait_for_function(f"document.querySelector('#run-title').textContent === {run_id!r}",
                                        timeout=timeout_ms)
                 page.wait_for_timeout(300)
@@ -58,6 +60,12 @@ def screenshot_dashboard(base_url: str, token: str, path: str | os.PathLike[str]
                 calibCharts: document.querySelectorAll('#calib-charts svg').length,
                 decisions: [...document.querySelectorAll('#decisions tbody tr')].map(
                     r => [...r.children].map(c => c.textContent)),
+                visibleDecisions: [...document.querySelectorAll('#decisions tbody tr')].map(
+                    r => [...r.children].map(c => c.innerText)),
+                storyAboveModel: (() => {
+                    const a = document.querySelector('#decisions'), b = document.querySelector('#dtmc-table');
+                    return !b || a.getBoundingClientRect().top < b.getBoundingClientRect().top; })(),
+                url: location.pathname + location.search,
             })""")
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(path), full_page=True)

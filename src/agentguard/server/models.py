@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "ApprovalRequest",
@@ -34,11 +34,22 @@ class _Strict(BaseModel):
 
 
 class ToolCallIn(_Strict):
-    """A tool call: name, JSON arguments, optional call id."""
+    """A tool call: name, JSON arguments, optional call id (``id``, as an OpenAI tool call names it, is an
+    alias of ``call_id``; both with different values are refused). Any other key is refused (422)."""
 
     name: str = Field(min_length=1, max_length=256)
     arguments: dict[str, Any] = Field(default_factory=dict)
     call_id: str = Field(default="", max_length=256)
+    id: Optional[str] = Field(default=None, max_length=256, exclude=True,
+                              description="alias of call_id (the id of an OpenAI-style tool call)")
+
+    @model_validator(mode="after")
+    def _id_alias(self) -> "ToolCallIn":
+        if self.id is not None:
+            if self.call_id and self.call_id != self.id:
+                raise ValueError("'call_id' and 'id' (its alias) differ")
+            self.call_id = self.id
+        return self
 
 
 class CheckRequest(_Strict):

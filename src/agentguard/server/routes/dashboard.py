@@ -1,7 +1,8 @@
 """The dashboard: its shell (``GET /dashboard``, ``/static/*``, ``/`` redirects there) and what it
 draws besides runs: ``GET /v1/model`` (the DTMC), ``GET /v1/calibration`` (the curves), and
-``GET /v1/runs/{run_id}/story`` (one run told in order: each decision with the step's proposed action
-and state, halted or not, the DTMC state it is in, and the guard stack described in words)."""
+``GET /v1/runs/{run_id}/story`` (one run told in order: each decision with the tool call and arguments or
+the step's action and state it judged, the guards' verdicts, the approver of an approval, halted or not, the
+DTMC state it is in, and the guard stack described in words). ``/dashboard?run=ID`` opens one run."""
 
 from __future__ import annotations
 
@@ -103,25 +104,72 @@ def _state_index(model: Any, state: Any) -> int | None:
     return names.index(key) if key in names else None
 
 
+def _inputs_by_decision(svc: Service, run_id: str) -> dict[str, dict[str, Any]]:
+    try:
+        rows = svc.store.run_inputs(run_id)
+    except Exception:  # noqa: BLE001 - an older store without inputs: the story shows the steps only
+        return {}
+    return {r["decision_id"]: r for r in rows if isinstance(r.get("payload"), dict)}
+
+
+def _verdicts(payload: dict[str, Any], d: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every guard's verdict where the input row kept them (an escalation keeps the whole stack's), else the
+    deciding guard's own (what the audit row holds)."""
+    v = payload.get("verdict") if isinstance(payload.get("verdict"), dict) else None
+    inner = ((v or {}).get("details") or {}).get("verdicts") if v else None
+    if isinstance(inner, list) and inner:
+        return [{k: x.get(k) for k in ("guard", "decision", "reason")} for x in inner if isinstance(x, dict)]
+    return [{"guard": d["guard"], "decision": d["decision"], "reason": d["reason"]}]
+
+
+def _call_of(inp: dict[str, Any] | None, calls: dict[str, Any]) -> tuple[Any, str | None, str | None]:
+    """(the tool call an input is about, its approver, the escalation it answers) from its stored input row."""
+    if not inp:
+        return None, None, None
+    body = inp["payload"].get("input") if isinstance(inp["payload"].get("input"), dict) else {}
+    if inp.get("kind") == "approval":
+        answered = body.get("decision_id")
+        return calls.get(str(answered)), body.get("approver"), answered
+    return body.get("tool_call"), None, None
+
+
 def run_story(svc: Service, run_id: str, limit: int = 2000) -> dict[str, Any]:
-    """One run in order: each decision with the step (action, state) it judged, whether the run halted,
-    the DTMC state it is in, and the guard stack in words."""
+    """One run in order: each decision with what it judged (the tool call and its arguments for ``/v1/check``
+    and approvals, the step's action and state for steps), every guard's verdict where it was kept, the
+    approver of an approval (and, on the escalation, who answered it), whether the run halted, the DTMC state
+    it is in, and the guard stack in words."""
     ds = svc.store.decisions(run_id=run_id, limit=max(1, min(int(limit), 10_000)))
     steps = {s["decision_id"]: s for s in svc.store.run_steps(run_id)}
+    inputs = _inputs_by_decision(svc, run_id)
     g = svc.source.get()
-    events, current = [], None
+    events: list[dict[str, Any]] = []
+    calls: dict[str, Any] = {}
+    current = None
     for i, d in enumerate(ds):
         st = steps.get(d.get("decision_id"))
         payload = st["payload"] if st else {}
         action = payload.get("action") if isinstance(payload, dict) else None
         state = payload.get("state") if isinstance(payload, dict) else None
+        inp = inputs.get(str(d.get("decision_id")))
+        call, approver, answers = _call_of(inp, calls)
+        if action is None and call is not None:
+            action = call
+        if call is not None and d.get("kind") == "check":
+            calls[str(d["decision_id"])] = call
         idx = _state_index(g.model, state)
         if idx is not None:
             current = idx
-        events.append({"i": i, "ts": d["ts"], "kind": d["kind"], "guard": d["guard"], "decision": d["decision"],
-                       "reason": d["reason"], "numbers": d["numbers"], "action": action, "state": state,
-                       "state_index": idx, "step": st["idx"] if st else None,
+        events.append({"i": i, "ts": d["ts"], "decision_id": d.get("decision_id"), "kind": d["kind"],
+                       "guard": d["guard"], "decision": d["decision"], "reason": d["reason"], "numbers": d["numbers"],
+                       "action": action, "state": state, "state_index": idx, "step": st["idx"] if st else None,
+                       "verdicts": _verdicts(inp["payload"] if inp else {}, d), "approver": approver,
+                       "answers": answers, "principal": d.get("principal"),
                        "shadow": d.get("shadow") or []})  # would-be verdicts of guards in shadow mode
+    answered = {e["answers"]: e for e in events if e["answers"]}
+    for e in events:
+        if e["decision_id"] in answered:
+            a = answered[e["decision_id"]]
+            e["approver"] = f"{a['approver']} ({'approved' if a['decision'] == 'ALLOW' else 'refused'})"
     halt = next((e for e in events if e["decision"] == "HALT"), None)
     meanings: dict[int, list[str]] = {}
     if g.model is not None:

@@ -4,13 +4,20 @@
 const $ = (s) => document.querySelector(s);
 const NS = "http://www.w3.org/2000/svg";
 let token = sessionStorage.getItem("agentguard-token") || "";
-let selectedRun = null;
+// one run by URL: /dashboard?run=ID opens that run (the link is shown next to the run's title)
+let selectedRun = new URLSearchParams(location.search).get("run");
 let story = null;  // the selected run told in order (GET /v1/runs/{id}/story)
 if (location.hash.startsWith("#token=")) {
   token = decodeURIComponent(location.hash.slice(7));
   sessionStorage.setItem("agentguard-token", token);
   history.replaceState(null, "", location.pathname + location.search);
 }
+function runUrl(id) { return location.pathname + "?run=" + encodeURIComponent(id); }
+function selectRun(id) {
+  selectedRun = id; story = null; $("#f-decision").value = ""; $("#f-guard").value = "";
+  history.pushState(null, "", runUrl(id)); refresh();
+}
+window.addEventListener("popstate", () => { selectedRun = new URLSearchParams(location.search).get("run"); story = null; refresh(); });
 
 async function api(path) {
   const r = await fetch(path, { headers: { Authorization: "Bearer " + token } });
@@ -68,26 +75,32 @@ function drawRuns(runs) {
   for (const r of runs) {
     const tr = document.createElement("tr");
     if (r.run_id === selectedRun) tr.className = "sel";
-    tr.appendChild(td(r.run_id, "mono"));
+    const c = document.createElement("td"); c.className = "mono";
+    const a = document.createElement("a"); a.href = runUrl(r.run_id); a.textContent = r.run_id;
+    a.addEventListener("click", (e) => { e.preventDefault(); selectRun(r.run_id); });
+    c.appendChild(a); tr.appendChild(c);
     tr.appendChild(td(fmtTime(r.last_ts)));
     tr.appendChild(td(String(r.n_decisions)));
     tr.appendChild(td(Object.entries(r.decisions).map(([k, v]) => k + " " + v).join(", ")));
     const halted = (r.decisions.HALT || 0) > 0;
     tr.appendChild(td(halted ? "halted" : (r.active ? "active" : "idle"), halted ? "d-HALT" : ""));
-    tr.addEventListener("click", () => { selectedRun = r.run_id; story = null; $("#f-decision").value = ""; $("#f-guard").value = ""; refresh(); });
+    tr.addEventListener("click", () => selectRun(r.run_id));
     tb.appendChild(tr);
   }
   if (!selectedRun && runs.length) selectedRun = runs[0].run_id;
 }
 
 function drawRun(run) {
-  $("#run-title").textContent = run.run_id;
+  $("#run-title").textContent = run.run_id; $("#run-title").href = runUrl(run.run_id);
+  $("#run-link").textContent = location.origin + runUrl(run.run_id);
   const badge = $("#run-state");
   const halted = story && story.halted;
   badge.textContent = halted ? "halted" : "running or finished";
   badge.className = "badge" + (halted ? " halted" : "");
   $("#halt-reason").hidden = !halted;
   $("#halt-reason").textContent = halted ? "Halted: " + story.halt_reason : "";
+  // a run of tool calls only has no risk or signal series: its charts are hidden rather than drawn empty
+  $("#run-section .charts").hidden = !run.risk.length && !run.signals.length;
   lineChart($("#risk-chart"), [
     { points: run.risk.map((r) => [r.step, r.risk, r.decision !== "ALLOW"]), color: "#1f6feb", label: "probability (guard)", marks: true },
     { points: run.risk.map((r) => [r.step, r.threshold]), color: "#c62828", dash: "6 4", label: "threshold" },
@@ -165,11 +178,32 @@ function fillSelect(sel, values) {
   }
   sel.value = opts.includes(keep) ? keep : "";
 }
-function actionText(a) {
+function callName(a) {
   if (a === null || a === undefined) return "—";
   if (typeof a === "string") return a;
-  if (a.name) return a.name + "(" + JSON.stringify(a.arguments || a.args || {}) + ")";
-  return JSON.stringify(a);
+  return a.name || JSON.stringify(a);
+}
+function callArgs(e) {
+  const a = e.action;
+  let text = (a && typeof a === "object" && a.name) ? JSON.stringify(a.arguments || {}) : "";
+  if (e.state !== null && e.state !== undefined) text += (text ? "  " : "") + "[state " + JSON.stringify(e.state) + "]";
+  return text || "—";
+}
+function verdictsCell(e) {
+  const c = document.createElement("td"); c.className = "verdicts";
+  for (const v of e.verdicts || []) {
+    const d = document.createElement("div");
+    const b = document.createElement("span"); b.className = "d-" + v.decision; b.textContent = v.decision;
+    d.appendChild(document.createTextNode(v.guard + ": ")); d.appendChild(b);
+    d.appendChild(document.createTextNode(v.reason && v.reason !== "allowed" ? " — " + v.reason : ""));
+    c.appendChild(d);
+  }
+  for (const w of e.shadow || []) {  // would-be verdicts of guards in shadow mode (they changed nothing)
+    const d = document.createElement("div"); d.className = "shadow";
+    d.textContent = "shadow: " + w.guard + " would " + w.decision + (w.reason ? " — " + w.reason : "");
+    c.appendChild(d);
+  }
+  return c;
 }
 function drawStory() {
   const tb = $("#decisions tbody"); tb.textContent = "";
@@ -179,11 +213,12 @@ function drawStory() {
   const rows = story.events.filter((e) => (!fd || e.decision === fd) && (!fg || e.guard === fg));
   $("#story-count").textContent = rows.length + " of " + story.events.length + " decisions";
   for (const e of rows) {
-    const tr = document.createElement("tr");
+    const tr = document.createElement("tr"); tr.dataset.decision = e.decision_id || "";
     tr.appendChild(td(String(e.i + 1))); tr.appendChild(td(fmtTime(e.ts))); tr.appendChild(td(e.kind));
-    tr.appendChild(td(actionText(e.action) + (e.state !== null && e.state !== undefined ? "  [state " + JSON.stringify(e.state) + "]" : ""), "action"));
-    tr.appendChild(td(e.guard)); tr.appendChild(td(e.decision, "d-" + e.decision));
-    tr.appendChild(td(e.reason + (e.shadow || []).map((w) => "\nshadow: " + w.guard + " would " + w.decision + ": " + w.reason).join("")));
+    tr.appendChild(td(callName(e.action), "action call")); tr.appendChild(td(callArgs(e), "action args"));
+    tr.appendChild(td(e.decision, "d-" + e.decision));
+    tr.appendChild(verdictsCell(e));
+    tr.appendChild(td(e.approver || (e.kind === "approval" ? e.guard : "—"), "approver"));
     tr.appendChild(td(Object.entries(e.numbers).map(([k, v]) => k + "=" + Number(v).toPrecision(3)).join(" ")));
     tb.appendChild(tr);
   }
