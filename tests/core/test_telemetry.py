@@ -91,6 +91,21 @@ def test_a_decision_span_with_guard_children_under_the_hosts_span(otel: Otel, ai
         assert s.parent.span_id == d.context.span_id and s.attributes["agentguard.decision"] == decision
 
 
+class InlineDeny(Deny):
+    inline_safe = True  # decided on the event loop by the async path (no worker-thread hop)
+
+
+def test_a_guard_decided_on_the_loop_still_gets_its_span(otel: Otel) -> None:
+    """Regression: the async path's inline (fast and pure) branch skipped the per-guard span."""
+    p = Pipeline(GuardStack([InlineDeny("inline-deny", "send_"), Deny("threaded", "delete_")]), adapter="test")
+    out = asyncio.run(p.adecide("run-1", ToolCall("send_mail", {}, "c1")))
+    assert not out.execute
+    spans = otel.by_name()
+    d = spans["agentguard.decide send_mail"]
+    for g in ("inline-deny", "threaded"):
+        assert spans[f"agentguard.guard {g}"].parent.span_id == d.context.span_id
+
+
 def test_metrics_count_decisions_by_kind_and_outcome_and_time_them(otel: Otel) -> None:
     p = Pipeline(_stack(), adapter="test")
     for name in ("read_a", "read_b", "delete_c"):

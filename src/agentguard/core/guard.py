@@ -219,7 +219,7 @@ async def _arun_many(guards: list[Any], context: Context, proposal: Any, timeout
         if _is_sync(guards[i]) and _inline_safe(guards[i]):
             # declared fast and pure (no I/O, bounded work): decided on the loop, no thread hop; a verdict
             # that returns after the deadline still fails closed (run_guard's synchronous rule)
-            verdicts.append(run_guard(guards[i], context, proposal, timeout_s=timeout_s, on_error=on_error))
+            verdicts.append((_run_member if traced else _run_top)(guards[i], context, proposal, timeout_s, on_error))
             i += 1
             if short_circuit and verdicts[-1].decision is Decision.HALT:
                 break
