@@ -97,8 +97,8 @@ def _np(a: Any) -> np.ndarray:
     return out
 
 
-def _layout(arr: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(valid, first byte, byte length) of each string of a pyarrow string array, from its buffers."""
+def _layout(arr: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(valid, first byte, byte length, second byte) of each string of a pyarrow string array."""
     if hasattr(arr, "combine_chunks"):
         arr = arr.combine_chunks()
     n, off = len(arr), arr.offset
@@ -109,19 +109,24 @@ def _layout(arr: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[off:off + n].astype(bool)
     d = np.frombuffer(data, np.uint8) if data is not None else np.zeros(1, np.uint8)
     first = np.zeros(n, np.uint8)
-    has = valid & (length > 0)
+    second = np.zeros(n, np.uint8)
+    has = valid & (length > 1)
     first[has] = d[o[:-1][has]]
-    return valid, first, length
+    second[has] = d[o[:-1][has] + 1]
+    one = valid & (length == 1)
+    first[one] = d[o[:-1][one]]
+    return valid, first, length, second
 
 
 def _decode(arr: Any) -> _V:
     """JSON-text leaves as DuckDB writes them (compact; null = the field is missing) -> kinds and values.
 
-    The kind follows from the first byte of valid JSON. No escape can occur: the lexical guard sends
-    every state with a backslash to the row path, and DuckDB escapes only what needed one."""
+    The kind follows from the first byte of valid JSON. No escape can occur but the null sentinel
+    ``"\\u0000"``: the lexical guard sends every state with a backslash to the row path, and DuckDB
+    escapes only what needed one."""
     pc = require("pyarrow.compute", "server")
     pa = require("pyarrow", "server")
-    valid, first, length = _layout(arr)
+    valid, first, length, second = _layout(arr)
     n = len(valid)
     kind = np.full(n, ERR, np.int8)
     num = np.zeros(n, np.float64)
@@ -129,6 +134,7 @@ def _decode(arr: Any) -> _V:
     for ch, k in (('"', STR), ("[", LST), ("{", DCT), ("n", NUL), ("t", BOO), ("f", BOO)):
         kind[valid & (first == ord(ch))] = k
     num[valid & (first == ord("t"))] = 1.0
+    kind[valid & (first == ord('"')) & (second == ord("\\"))] = NUL  # the null sentinel (see ColumnarPlan.sql)
     if number.any():
         kind[number] = INT
         kind[number & _np(pc.match_substring_regex(arr, "[.eE]"))] = FLT
@@ -440,7 +446,13 @@ class ColumnarPlan:
         return sorted(set(self.top_names) | set(self.collections) | {k for v in self.collections.values() for k in v})
 
     def sql(self, state: str = "state") -> str:
-        """SQL select-list items over a column ``state`` (JSON text): ``_odd``, ``_keys``, ``_top``."""
+        """SQL select-list items over a column ``state`` (JSON text): ``_odd`` (the lexical guard),
+        ``_keys`` (occurrences of ``"key":`` for every key read) and ``_top`` (the fields read, as JSON
+        texts). DuckDB reads a JSON ``null`` and a missing field alike (SQL NULL), so every ``:null``
+        is first replaced by the string ``"\\u0000"``, which no certain row can hold otherwise (they
+        have no backslash); inside a string the replacement breaks the JSON, so the row falls back."""
+        if self.nodes is None or not self.keys():
+            return "TRUE AS _odd, 0 AS _keys, NULL AS _top"
         struct: dict[str, Any] = {nm: "JSON" for nm in self.top_names if nm not in self.collections}
         for c, names in self.collections.items():
             struct[c] = [{nm: "JSON" for nm in sorted(names)}] if names else ["JSON"]
@@ -449,15 +461,15 @@ class ColumnarPlan:
             f"((length({state}) - length(replace({state}, '{_q(k)}', ''))) // {len(_q(k))})" for k in self.keys())
         guard = _GUARD.replace("'", "''")
         return (f"({state} IS NULL OR NOT starts_with({state}, '{{') OR regexp_matches({state}, '{guard}')) AS _odd, "
-                f"({keycount or '0'}) AS _keys, try(json_transform({state}, '{spec}')) AS _top")
+                f"({keycount or '0'}) AS _keys, try(json_transform(replace({state}, ':null', ':\"\\u0000\"'), '{spec}')) AS _top")
 
     def evaluate(self, odd: Any, keys: Any, top: Any) -> tuple[np.ndarray, np.ndarray]:
         """Bit codes (int64, bit i of the string = predicate i) and the uncertain mask of a batch."""
         pc = require("pyarrow.compute", "server")
         n = len(top)
-        unc = _np(odd) | _np(top.is_null())
         if self.nodes is None:
             return np.zeros(n, np.int64), np.ones(n, bool)
+        unc = _np(odd) | _np(top.is_null())
         flat = top
         leaves = {nm: flat.field(nm) for nm in self.top_names if nm not in self.collections}
         lv = _Level(leaves, n)

@@ -54,6 +54,22 @@ class BatchAbstractor:
     def select(self, state: str = "state") -> str:
         return self.plan.sql(state)
 
+    def table_codes(self, table: Any) -> np.ndarray:
+        """Codes of an Arrow table (or record batch) with columns ``run_id, step, state``, the
+        projection run by an in-process DuckDB (what a Spark ``mapInArrow`` task runs)."""
+        duckdb = require("duckdb", "server")
+        pa = require("pyarrow", "server")
+        pc = require("pyarrow.compute", "server")
+        if getattr(self, "_con", None) is None:
+            self._con = duckdb.connect(":memory:")
+            self._con.execute("SET enable_progress_bar = false")
+            self._con.execute("SET threads = 1")
+        tbl = pa.Table.from_batches([table]) if isinstance(table, pa.RecordBatch) else table
+        out = self._con.sql(f"SELECT {self.select()} FROM tbl").to_arrow_table()
+        steps = np.asarray(pc.fill_null(tbl.column("step"), -1).to_numpy(zero_copy_only=False), np.int64)
+        return self.codes(tbl.column("run_id").combine_chunks(), steps, tbl.column("state").combine_chunks(),
+                          out.column(0).combine_chunks(), out.column(1).combine_chunks(), out.column(2).combine_chunks())
+
     def codes(self, ids: list[Any] | Any, steps: np.ndarray, states: Any, odd: Any, keys: Any,
               top: Any) -> np.ndarray:
         """Codes of the rows (``states``: the JSON texts, used for the rows that fall back).
