@@ -83,6 +83,7 @@ class BatchAbstractor:
         self.rows += int(live.sum())
         idx = np.flatnonzero(unc)
         self.fallback_rows += idx.size
+        self.last_fallback = idx
         w = self.abstraction.width
         for i in idx.tolist():
             text = states[i].as_py() if hasattr(states, "__getitem__") else None
