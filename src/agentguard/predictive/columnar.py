@@ -48,98 +48,15 @@ import numpy as np
 
 from ..core.errors import require
 from ..spec.expr import Expr
+from .columnar_ops import (BOO, ERR, INT, NUL, UNC, Unsupported, _any_eq, _bool, _combine, _const_in, _decode,
+                           _eq_const, _merge, _np, _order_const, _truth, _V)
 from ..spec.predicates import Abstraction
 
 __all__ = ["ColumnarPlan", "compile_columnar"]
 
-ERR, NUL, BOO, INT, FLT, STR, LST, DCT, UNC = range(9)  # value kinds per row
 _GUARD = r'[\\\x00-\x1f]|NaN|Infinity|,\s*[\]}]|"\s+:|[0-9]{16}|[0-9][eE]'
-_FLAT_LIST = r'^\[[^\[\]{}\\]*\]$'
-Node = Callable[["_Level"], "_V"]
 
-
-class Unsupported(Exception):
-    """Raised by the compiler for syntax outside the vectorised subset."""
-
-
-@dataclass
-class _V:
-    """One value per row: kind, numeric value (bool/int/float) and JSON text (str/list/dict)."""
-
-    kind: np.ndarray
-    num: np.ndarray
-    txt: Any = None  # pyarrow string array or None
-    length: np.ndarray | None = None  # byte length of the JSON text
-
-    def take(self, idx: np.ndarray) -> _V:
-        return _V(self.kind[idx], self.num[idx], None if self.txt is None else self.txt.take(idx),
-                  None if self.length is None else self.length[idx])
-
-
-def _bool(mask: np.ndarray, err: np.ndarray | None = None, unc: np.ndarray | None = None) -> _V:
-    kind = np.full(mask.size, BOO, np.int8)
-    if err is not None:
-        kind[err] = ERR
-    if unc is not None:
-        kind[unc] = UNC
-    return _V(kind, mask.astype(np.float64))
-
-
-def _np(a: Any) -> np.ndarray:
-    """A pyarrow boolean array as a numpy bool array, null -> False (bitmaps unpacked, no copy in Arrow)."""
-    if hasattr(a, "combine_chunks"):
-        a = a.combine_chunks()
-    n, off = len(a), a.offset
-    validity, values = a.buffers()[:2]
-    out = np.unpackbits(np.frombuffer(values, np.uint8), bitorder="little")[off:off + n].astype(bool)
-    if a.null_count:
-        out &= np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[off:off + n].astype(bool)
-    return out
-
-
-def _layout(arr: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(valid, first byte, byte length, second byte) of each string of a pyarrow string array."""
-    if hasattr(arr, "combine_chunks"):
-        arr = arr.combine_chunks()
-    n, off = len(arr), arr.offset
-    validity, offsets, data = arr.buffers()[:3]
-    o = np.frombuffer(offsets, np.int32)[off:off + n + 1]
-    length = np.diff(o)
-    valid = np.ones(n, bool) if not arr.null_count else \
-        np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[off:off + n].astype(bool)
-    d = np.frombuffer(data, np.uint8) if data is not None else np.zeros(1, np.uint8)
-    first = np.zeros(n, np.uint8)
-    second = np.zeros(n, np.uint8)
-    has = valid & (length > 1)
-    first[has] = d[o[:-1][has]]
-    second[has] = d[o[:-1][has] + 1]
-    one = valid & (length == 1)
-    first[one] = d[o[:-1][one]]
-    return valid, first, length, second
-
-
-def _decode(arr: Any) -> _V:
-    """JSON-text leaves as DuckDB writes them (compact; null = the field is missing) -> kinds and values.
-
-    The kind follows from the first byte of valid JSON. No escape can occur but the null sentinel
-    ``"\\u0000"``: the lexical guard sends every state with a backslash to the row path, and DuckDB
-    escapes only what needed one."""
-    pc = require("pyarrow.compute", "server")
-    pa = require("pyarrow", "server")
-    valid, first, length, second = _layout(arr)
-    n = len(valid)
-    kind = np.full(n, ERR, np.int8)
-    num = np.zeros(n, np.float64)
-    number = valid & (((first >= ord("0")) & (first <= ord("9"))) | (first == ord("-")))
-    for ch, k in (('"', STR), ("[", LST), ("{", DCT), ("n", NUL), ("t", BOO), ("f", BOO)):
-        kind[valid & (first == ord(ch))] = k
-    num[valid & (first == ord("t"))] = 1.0
-    kind[valid & (first == ord('"')) & (second == ord("\\"))] = NUL  # the null sentinel (see ColumnarPlan.sql)
-    if number.any():
-        kind[number] = INT
-        kind[number & _np(pc.match_substring_regex(arr, "[.eE]"))] = FLT
-        num[number] = pc.cast(pc.if_else(pa.array(number), arr, "0"), "float64").to_numpy(zero_copy_only=False)[number]
-    return _V(kind, num, arr, length)
+Node = Callable[["_Level"], _V]
 
 
 class _Level:
@@ -162,126 +79,6 @@ class _Level:
                     v = _merge(miss, outer.take(self.parent), v)
             self._cache[nm] = v
         return v
-
-
-def _merge(mask: np.ndarray, a: _V, b: _V) -> _V:
-    """``a`` where ``mask`` else ``b``."""
-    pc = require("pyarrow.compute", "server")
-    txt, length = a.txt, a.length
-    if a.txt is not None and b.txt is not None:
-        txt = pc.if_else(require("pyarrow", "server").array(mask), a.txt, b.txt)
-        length = np.where(mask, a.length, b.length)  # type: ignore[arg-type]
-    elif b.txt is not None:
-        txt, length = b.txt, b.length  # the rows taken from `a` are errors: their text is never read
-    return _V(np.where(mask, a.kind, b.kind).astype(np.int8), np.where(mask, a.num, b.num), txt, length)
-
-
-def _truth(v: _V) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(truthy, error, uncertain) of Python's ``bool(value)``: a str/list/dict is empty when its
-    compact JSON text is two bytes long (``""``, ``[]``, ``{}``)."""
-    t = np.zeros(v.kind.size, bool)
-    num = (v.kind == BOO) | (v.kind == INT) | (v.kind == FLT)
-    t[num] = v.num[num] != 0
-    txt = (v.kind == STR) | (v.kind == LST) | (v.kind == DCT)
-    if txt.any():
-        t[txt] = v.length[txt] > 2  # type: ignore[index]
-    return t, v.kind == ERR, v.kind == UNC
-
-
-def _str_values(v: _V) -> Any:
-    pc = require("pyarrow.compute", "server")
-    return pc.utf8_slice_codeunits(v.txt, 1, -1)
-
-
-def _eq_const(v: _V, c: Any) -> _V:
-    """Python ``value == c`` for a constant ``c`` (no error is possible)."""
-    pc = require("pyarrow.compute", "server")
-    k = v.kind
-    if c is None:
-        r = k == NUL
-    elif isinstance(c, str):
-        r = (k == STR) & _np(pc.equal(v.txt, json.dumps(c, ensure_ascii=False))) if v.txt is not None \
-            else np.zeros(k.size, bool)
-    elif isinstance(c, (bool, int, float)):
-        if isinstance(c, int) and abs(c) > 2**53:
-            raise Unsupported(f"integer constant {c} beyond 2^53")
-        r = ((k == BOO) | (k == INT) | (k == FLT)) & (v.num == float(c))
-    else:
-        raise Unsupported(f"constant {c!r}")
-    return _bool(r, k == ERR, k == UNC)
-
-
-def _order_const(v: _V, op: type, c: Any) -> _V:
-    """Python ``value <op> c`` for < <= > >= and a constant: TypeError (an error) across kinds."""
-    pc = require("pyarrow.compute", "server")
-    k = v.kind
-    fn = {ast.Lt: np.less, ast.LtE: np.less_equal, ast.Gt: np.greater, ast.GtE: np.greater_equal}[op]
-    if isinstance(c, (bool, int, float)) and not (isinstance(c, int) and abs(c) > 2**53):
-        ok = (k == BOO) | (k == INT) | (k == FLT)
-        r = ok & fn(v.num, float(c))
-    elif isinstance(c, str):
-        ok = k == STR
-        r = np.zeros(k.size, bool)
-        if ok.any():
-            name = {ast.Lt: "less", ast.LtE: "less_equal", ast.Gt: "greater", ast.GtE: "greater_equal"}[op]
-            r = ok & _np(getattr(pc, name)(_str_values(v), c))
-    else:
-        raise Unsupported(f"order comparison with {c!r}")
-    return _bool(r, (k == ERR) | (~ok & (k != UNC)), k == UNC)
-
-
-def _const_in(c: Any, v: _V) -> _V:
-    """Python ``c in value`` (the container is the field): list membership, substring, None -> False."""
-    pc = require("pyarrow.compute", "server")
-    k = v.kind
-    r = np.zeros(k.size, bool)
-    unc = (k == UNC) | (k == DCT)
-    err = (k == ERR) | (k == BOO) | (k == INT) | (k == FLT)
-    if isinstance(c, str):
-        if (k == STR).any():
-            r |= (k == STR) & _np(pc.match_substring(_str_values(v), c))
-        # a flat list's compact text holds "c" as an element exactly when [ or , precedes it and , or ]
-        # follows, provided c has none of the characters that delimit elements or need escapes
-        elem = '"' + _re2_literal(c) + '"' if c.isprintable() and not set(c) & set(',[]"\\') else None
-    elif c is None:
-        err |= k == STR  # `None in "text"` is a TypeError
-        elem = None  # a null token is not told from text inside a string lexically
-    else:
-        raise Unsupported(f"membership of {c!r}")
-    lst = k == LST
-    if lst.any():
-        flat = _np(pc.match_substring_regex(v.txt, _FLAT_LIST))
-        unc |= lst & ~flat
-        if elem is None:
-            unc |= lst
-        else:
-            r |= lst & flat & _np(pc.match_substring_regex(v.txt, r"[\[,]" + elem + r"[,\]]"))
-    return _bool(r, err, unc)
-
-
-def _re2_literal(c: str) -> str:
-    return "".join(ch if ch.isalnum() or ord(ch) > 127 else f"\\x{{{ord(ch):02x}}}" for ch in c)
-
-
-def _combine(parts: list[_V], is_and: bool) -> _V:
-    """Python's short-circuit ``and``/``or`` as the compiled closures run it (the result is a bool)."""
-    n = parts[0].kind.size
-    done = np.zeros(n, bool)
-    out = np.full(n, is_and)
-    err = np.zeros(n, bool)
-    unc = np.zeros(n, bool)
-    for i, p in enumerate(parts):
-        t, e, u = _truth(p)
-        live = ~done
-        err |= live & e
-        unc |= live & u
-        done |= e | u
-        stop = live & ~e & ~u & (~t if is_and else t)
-        out[stop] = not is_and
-        done |= stop
-        if i == len(parts) - 1:
-            out[live & ~e & ~u & ~stop] = t[live & ~e & ~u & ~stop]
-    return _bool(out, err, unc)
 
 
 @dataclass
@@ -392,17 +189,6 @@ def _negated(fn: Node, neg: bool) -> Node:
         out = v.num == 0
         return _V(v.kind, out.astype(np.float64))
     return run
-
-
-def _any_eq(v: _V, vals: list[Any]) -> _V:
-    if v.kind.size:
-        unhashable = (v.kind == LST) | (v.kind == DCT)
-        if unhashable.any():  # a list/dict in a list: Python compares element-wise; not vectorised
-            v = _V(np.where(unhashable, UNC, v.kind).astype(np.int8), v.num, v.txt)
-    r = np.zeros(v.kind.size, bool)
-    for c in vals:
-        r |= _eq_const(v, c).num != 0
-    return _bool(r, v.kind == ERR, v.kind == UNC)
 
 
 def _quantify(lv: _Level, coll: str, cond: Node, name: str) -> _V:
