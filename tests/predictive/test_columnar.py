@@ -95,9 +95,7 @@ _BATCH: dict[int, BatchAbstractor] = {}
 def _check(ab: Abstraction, texts: list[str | None]) -> tuple[int, int]:
     b = _BATCH.setdefault(id(ab), BatchAbstractor(ab))
     tbl = pa.table({"run_id": ["r"] * len(texts), "step": list(range(len(texts))), "state": pa.array(texts, pa.string())})
-    b.table_codes(tbl.slice(0, 0))  # opens its DuckDB connection
-    out = b._con.sql(f"SELECT {b.select()} FROM tbl").to_arrow_table()
-    codes, unc = b.plan.evaluate(*(out.column(i).combine_chunks() for i in range(3)))
+    codes, unc = b.project(tbl)
     certain = 0
     for i, text in enumerate(texts):
         want = _row_path(ab, text)

@@ -9,8 +9,8 @@ Why DuckDB (measured on the 600-byte microwave states of ``benchmarks/learn_volu
 rows, on the shared 2-core machine in one run): ``json_transform`` to the used fields 0.6 s, against
 5.0 s for ``pyarrow.json.read_json`` of the same rows and 17.8 s for ``orjson.loads`` per row; the
 Arrow JSON reader also conflates a missing field with ``null`` and refuses a batch whose field
-changes type, and Polars is not installed here. DuckDB reads Parquet in parallel and runs the same
-projection on an Arrow batch (Spark's ``mapInArrow``, :mod:`.spark`).
+changes type, and Polars is not installed here. DuckDB runs the projection on an Arrow batch in
+process (the learner's row groups, Spark's ``mapInArrow`` batches, :mod:`.spark`).
 
 Exactness. The row path reads a state with ``orjson.loads`` and evaluates the expression with
 Python semantics. The columnar path answers a row only where it is certain to agree, and marks
@@ -199,6 +199,7 @@ def _quantify(lv: _Level, coll: str, cond: Node, name: str) -> _V:
     u |= items.odd  # type: ignore[attr-defined]
     n = lv.n
     par = items.parent
+    assert par is not None  # an item level always has its rows
     cnt_t = np.bincount(par, weights=(t & ~u), minlength=n)
     cnt_f = np.bincount(par, weights=(~t & ~u), minlength=n)
     cnt_u = np.bincount(par, weights=u, minlength=n)

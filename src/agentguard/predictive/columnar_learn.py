@@ -1,13 +1,15 @@
 """The columnar learning path: Parquet traces -> abstract paths -> counts, without a Python call per step.
 
-:func:`learn_parquet_columnar` is what ``DTMCLearner.add_file(path, engine="columnar")`` runs. One
-DuckDB query scans the Parquet files in name order (the row path's order) on all cores, parses each
-state once and evaluates the spec's predicates column-wise (:mod:`.columnar`); the batches it
-streams become bit codes, run boundaries (a change of ``run_id`` between adjacent rows, carried
-across batches and files, as :func:`~.trace_stream.iter_parquet_runs` cuts runs) and index paths
-for :meth:`~.learn.DTMCLearner.add_index_paths`. States are registered in the order of their first
+:func:`learn_parquet_columnar` is what ``DTMCLearner.add_file(path, engine="columnar")`` runs. Row
+groups are read one at a time as the row engine reads them (files in name order, flat memory); a
+small thread pool runs the DuckDB projection and the column-wise predicates of :mod:`.columnar` on
+several batches at once (DuckDB and Arrow release the GIL), and the batches are consumed in order:
+bit codes, run boundaries (a change of ``run_id`` between adjacent rows, carried across batches and
+files, as :func:`~.trace_stream.iter_parquet_runs` cuts runs) and index paths for
+:meth:`~.learn.DTMCLearner.add_index_paths`. States are registered in the order of their first
 appearance, as the row path registers them, so the learned DTMC is the same object, not only the
-same counts.
+same counts. (A first version let one DuckDB query scan all files; its streamed result was
+buffered whole, 1 GB of RSS at 10^6 steps.)
 
 Rows the columnar plan is not certain about (see :mod:`.columnar`) go through the row path's
 ``Abstraction.abstractor()`` on ``orjson.loads(state)``, one at a time, and are counted in the
@@ -21,6 +23,9 @@ state`` -> bit codes); the Spark engine (:mod:`.spark`) runs it inside ``mapInAr
 from __future__ import annotations
 
 import os
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +34,7 @@ import numpy as np
 from ..core.errors import InputError, require
 from ..spec.predicates import Abstraction
 from .columnar import ColumnarPlan, compile_columnar
-from .trace_stream import _loads, parquet_files
+from .trace_stream import _batches, _loads
 
 __all__ = ["BatchAbstractor", "learn_parquet_columnar"]
 
@@ -50,34 +55,47 @@ class BatchAbstractor:
         self._row = self.abstraction.abstractor()
         self._loads = _loads()
         self._checked: set[int] = set()
+        self._local = threading.local()
 
     def select(self, state: str = "state") -> str:
         return self.plan.sql(state)
 
-    def table_codes(self, table: Any) -> np.ndarray:
-        """Codes of an Arrow table (or record batch) with columns ``run_id, step, state``, the
-        projection run by an in-process DuckDB (what a Spark ``mapInArrow`` task runs)."""
+    def project(self, table: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, uncertain) of an Arrow table or record batch with a ``state`` column: the DuckDB
+        projection (a connection per thread) and the vectorised predicates; no Python per row, safe
+        to run on several threads at once."""
         duckdb = require("duckdb", "server")
         pa = require("pyarrow", "server")
-        pc = require("pyarrow.compute", "server")
-        if getattr(self, "_con", None) is None:
-            self._con = duckdb.connect(":memory:")
-            self._con.execute("SET enable_progress_bar = false")
-            self._con.execute("SET threads = 1")
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = self._local.con = duckdb.connect(":memory:")
+            con.execute("SET enable_progress_bar = false")
+            con.execute("SET threads = 1")
         tbl = pa.Table.from_batches([table]) if isinstance(table, pa.RecordBatch) else table
-        out = self._con.sql(f"SELECT {self.select()} FROM tbl").to_arrow_table()
-        steps = np.asarray(pc.fill_null(tbl.column("step"), -1).to_numpy(zero_copy_only=False), np.int64)
-        return self.codes(tbl.column("run_id").combine_chunks(), steps, tbl.column("state").combine_chunks(),
-                          out.column(0).combine_chunks(), out.column(1).combine_chunks(), out.column(2).combine_chunks())
+        con.register("batch_in", tbl.select(["state"]))
+        try:
+            out = con.sql(f"SELECT {self.select()} FROM batch_in").to_arrow_table()
+        finally:
+            con.unregister("batch_in")
+        return self.plan.evaluate(*(out.column(i).combine_chunks() for i in range(3)))
 
-    def codes(self, ids: list[Any] | Any, steps: np.ndarray, states: Any, odd: Any, keys: Any,
-              top: Any) -> np.ndarray:
+    def table_codes(self, table: Any) -> np.ndarray:
+        """Codes of an Arrow table (or record batch) with columns ``run_id, step, state``: :meth:`project`
+        then :meth:`finish` (what a Spark ``mapInArrow`` task runs)."""
+        return self.finish(table, *self.project(table))
+
+    def finish(self, table: Any, codes: np.ndarray, unc: np.ndarray) -> np.ndarray:
+        """The row path for the uncertain rows of ``table``, then the feasibility checks (in order)."""
+        pc = require("pyarrow.compute", "server")
+        steps = np.asarray(pc.fill_null(table.column("step"), -1).to_numpy(zero_copy_only=False), np.int64)
+        return self.codes(_col(table, "run_id"), steps, _col(table, "state"), codes, unc)
+
+    def codes(self, ids: Any, steps: np.ndarray, states: Any, codes: np.ndarray, unc: np.ndarray) -> np.ndarray:
         """Codes of the rows (``states``: the JSON texts, used for the rows that fall back).
 
         Rows whose step is negative or null carry no state (code 0, ignored by the caller). Raises
         the row path's InputError for a bad row (invalid JSON, a failing predicate, an infeasible
         state), naming the run and step as the row path does."""
-        codes, unc = self.plan.evaluate(odd, keys, top)
         live = steps >= 0
         unc &= live
         self.rows += int(live.sum())
@@ -111,6 +129,11 @@ class BatchAbstractor:
                     raise InputError(f"trace {_id(ids, i)} step {int(steps[i])}: {exc}") from None
                 self._checked.add(c)
         return codes
+
+
+def _col(table: Any, name: str) -> Any:
+    c = table.column(name)
+    return c.combine_chunks() if hasattr(c, "combine_chunks") else c
 
 
 def _id(ids: Any, i: int) -> Any:
@@ -211,49 +234,41 @@ def learn_parquet_columnar(learner: Any, path: str | os.PathLike[str], batch_row
                            threads: int | None = None) -> dict[str, Any]:
     """Feed ``learner`` (a :class:`~.learn.DTMCLearner` with an abstraction) from Parquet traces.
 
+    Row groups are read one at a time (``trace_stream._batches``: flat memory, files in name order);
+    ``threads`` (default: the CPU count) batches are projected at once, and consumed in order.
     Returns statistics: ``rows`` (steps abstracted), ``fallback_rows`` (steps the row path
     abstracted), ``fallback_predicates`` (predicate -> reason, when the spec cannot be vectorised),
     ``runs``."""
-    duckdb = require("duckdb", "server")
     if learner.abstraction is None:
         raise InputError("the columnar engine needs an abstraction")
     ab = BatchAbstractor(learner.abstraction)
-    files = [str(f).replace("'", "''") for f in parquet_files(path)]
-    src = "read_parquet([" + ", ".join(f"'{f}'" for f in files) + "])"
-    con = duckdb.connect(":memory:")
     runs = _Runs(learner, learner.abstraction.width)
-    try:
-        if threads:
-            con.execute(f"SET threads = {int(threads)}")
-        con.execute("SET preserve_insertion_order = true")
-        con.execute("SET enable_progress_bar = false")
-        try:
-            reader = con.sql(f"SELECT run_id, step, state, {ab.select()} FROM {src}").to_arrow_reader(batch_rows)
-        except duckdb.Error as exc:
-            raise InputError(f"cannot read Parquet traces {path}: {str(exc).splitlines()[0]}") from None
-        pending = None
-        while True:
-            try:
-                batch = reader.read_next_batch()
-            except StopIteration:
-                break
-            except duckdb.Error as exc:
-                raise InputError(f"cannot read Parquet traces {path}: {str(exc).splitlines()[0]}") from None
-            if pending is not None:
-                runs.feed(*pending)
-            pending = _abstract(ab, batch)
+    n = max(1, threads or os.cpu_count() or 1)
+    window: deque[tuple[Any, Any]] = deque()
+    pending = None
+
+    def drain(item: tuple[Any, Any]) -> None:
+        nonlocal pending
+        batch, fut = item
+        codes = ab.finish(batch, *fut.result())
         if pending is not None:
-            runs.feed(*pending, last=True)
-    finally:
-        con.close()
+            runs.feed(*pending)
+        pending = (_col(batch, "run_id"), np.asarray(_steps(batch)), codes)
+
+    with ThreadPoolExecutor(n, thread_name_prefix="agentguard-columnar") as pool:
+        for batch in _batches(path, ["run_id", "step", "state"], batch_rows):
+            window.append((batch, pool.submit(ab.project, batch)))
+            if len(window) > 2 * n:
+                drain(window.popleft())
+        while window:
+            drain(window.popleft())
+    if pending is not None:
+        runs.feed(*pending, last=True)
     learner._cache.clear()
     return {"rows": ab.rows, "fallback_rows": ab.fallback_rows, "runs": runs.runs,
             "fallback_predicates": dict(ab.plan.fallback)}
 
 
-def _abstract(ab: BatchAbstractor, batch: Any) -> tuple[Any, np.ndarray, np.ndarray]:
+def _steps(batch: Any) -> np.ndarray:
     pc = require("pyarrow.compute", "server")
-    ids = batch.column(0)
-    steps = np.asarray(pc.fill_null(batch.column(1), -1).to_numpy(zero_copy_only=False), np.int64)
-    codes = ab.codes(ids, steps, batch.column(2), batch.column(3), batch.column(4), batch.column(5))
-    return ids, steps, codes
+    return np.asarray(pc.fill_null(batch.column(1), -1).to_numpy(zero_copy_only=False), np.int64)

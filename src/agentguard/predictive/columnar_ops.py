@@ -186,7 +186,7 @@ def _eq_const(v: _V, c: Any) -> _V:
     return _bool(r, k == ERR, k == UNC)
 
 
-def _order_const(v: _V, op: type, c: Any) -> _V:
+def _order_const(v: _V, op: Any, c: Any) -> _V:
     """Python ``value <op> c`` for < <= > >= and a constant: TypeError (an error) across kinds."""
     pc = require("pyarrow.compute", "server")
     k = v.kind
