@@ -167,3 +167,23 @@ def test_learn_writes_a_bundle(tmp_path, capsys):
     model, ab = load_bundle(out)
     assert ab is not None and ab.name == "microwave-fork" and ab.unseen == "pessimistic" and ab.terminal == "finish"
     assert ab.width == len(model.state_names[0])
+
+
+def test_learn_engine_columnar_gives_the_row_engines_model(tmp_path, capsys):
+    """`--engine columnar` on the service's Parquet store: the same model as the default engine."""
+    from agentguard.core.types import read_traces
+    from agentguard.server.traces import write_parquet
+
+    write_parquet(tmp_path / "store" / "b.parquet", read_traces(TRACES))
+    models = {}
+    for engine in ("rows", "columnar"):
+        out = tmp_path / f"{engine}.json"
+        code, stdout, err = run(["learn", str(tmp_path / "store"), "--spec", str(SPEC), "--out", str(out), "--json",
+                                 "--engine", engine], capsys)
+        assert code == 0, err
+        models[engine] = DTMC.load(out)
+    a, b = models["rows"], models["columnar"]
+    assert a.state_names == b.state_names and (a.counts != b.counts).nnz == 0
+    code, _, err = run(["learn", str(TRACES), "--spec", str(SPEC), "--out", str(tmp_path / "x.json"),
+                        "--engine", "columnar"], capsys)
+    assert code != 0 and "reads Parquet" in err and "Traceback" not in err

@@ -210,6 +210,10 @@ def _learn_command(app: typer.Typer) -> None:
         delta: float | None = typer.Option(None, "--delta", help="PAC confidence; default: spec or 0.05"),
         variant: str = typer.Option("conservative", "--variant", help="PAC rule: conservative, appendix or line11"),
         prism: str | None = typer.Option(None, "--prism", help="also write the model as a PRISM file"),
+        engine: str = typer.Option("rows", "--engine", help="rows (Python per step), columnar (Parquet: predicates "
+                                   "evaluated column-wise) or spark (Parquet folder or object-store path on Apache "
+                                   "Spark); the same model from each, see docs/learning.md"),
+        spark_master: str = typer.Option("local[2]", "--spark-master", help="Spark master URL for --engine spark"),
         as_json: bool = JSON,
     ) -> None:
         """Learn a DTMC (Eq. 1 of Pro2Guard) from TRACES and print the PAC report (Algorithm 1, line 11)."""
@@ -235,7 +239,12 @@ def _learn_command(app: typer.Typer) -> None:
             target=str(o.get("target", "unsafe")),
             pac_variant=variant,
         )
-        learner.add_file(traces)  # streamed: memory independent of the file size
+        if engine == "spark":
+            from ..predictive.spark import learn_spark
+
+            learner.last_stats = learn_spark(learner, traces, master=spark_master)
+        else:
+            learner.add_file(traces, engine=engine)  # streamed: memory independent of the file size
         model = learner.model()
         model.meta["name"] = ab.name
         try:

@@ -189,6 +189,7 @@ class DTMCLearner:
         self.initial_counts = np.zeros(0, dtype=np.int64)
         self.n_traces = 0
         self._cache: dict[str, Any] = {}
+        self.last_stats: dict[str, Any] = {}
         if isinstance(valid, np.ndarray) and (states is None or valid.shape != (len(states), len(states))):
             raise InputError("a valid-transition matrix needs 'states' of matching size")
         for s in states or []:
@@ -267,18 +268,32 @@ class DTMCLearner:
                 paths, pending = [], 0
         return self.add_paths(paths) if paths else self
 
-    def add_file(self, path: str, batch_states: int = 200_000) -> DTMCLearner:
+    def add_file(self, path: str, batch_states: int = 200_000, engine: str = "rows") -> DTMCLearner:
         """Learn from a trace file, streamed: JSON Lines, or Parquet (a ``.parquet`` file or a folder
         of them, the service's trace store). Memory is bounded by one batch, not the file size; see
-        :mod:`agentguard.predictive.trace_stream`."""
+        :mod:`agentguard.predictive.trace_stream`.
+
+        ``engine``: ``"rows"`` (each state parsed and abstracted in Python) or ``"columnar"``
+        (Parquet only: predicates evaluated column-wise by :mod:`.columnar_learn`, the same model;
+        its statistics, fallback rows included, land in :attr:`last_stats`)."""
         from pathlib import Path
 
         from .trace_stream import iter_jsonl_runs, iter_parquet_runs
 
         if self.abstraction is None:
             raise InputError("add_file() needs an abstraction")
+        if engine not in ("rows", "columnar"):
+            raise InputError(f"engine must be 'rows' or 'columnar', got {engine!r}")
         p = Path(path)
-        if p.is_dir() or p.suffix.lower() in (".parquet", ".pq"):
+        parquet = p.is_dir() or p.suffix.lower() in (".parquet", ".pq")
+        if engine == "columnar":
+            if not parquet:
+                raise InputError("the columnar engine reads Parquet (a .parquet file or a folder of them)")
+            from .columnar_learn import learn_parquet_columnar
+
+            self.last_stats = learn_parquet_columnar(self, p)
+            return self
+        if parquet:
             runs = iter_parquet_runs(p, self.abstraction.abstractor())
             return self.add_runs(runs, batch_states, abstracted=True)
         return self.add_runs(iter_jsonl_runs(p), batch_states)
