@@ -58,28 +58,43 @@ def choice_stats(choice: np.ndarray, safe_next: np.ndarray, best: np.ndarray) ->
             "most_common_agrees_with_exact_best": float(np.mean(best == mode))}
 
 
+def choose_rule(rules: dict) -> dict:
+    """Among rules measured on >= 48 states whose choice differs from their most common one on more than
+    10% of states, the one whose choice is exactly safe most often (None when no rule varies)."""
+    full = {r: v for r, v in rules.items() if v["n"] >= 48 and v["differs_from_most_common"] > 0.1}
+    return {"chosen_rule": max(full, key=lambda r: full[r]["chosen_action_exactly_safe"]) if full else None,
+            "rule_choice": choose_rule.__doc__.strip().replace("\n   ", "")}
+
+
 def stage_measure(args) -> None:
     grid = load_exact_grid()
     states = D.sample_initial_states(args.n, seed=args.seed)
+    cal = D.sample_initial_states(args.cal_n, seed=args.cal_seed)
     safe_next = np.stack([grid.safe(D.step(states, np.full(len(states), a))) for a in range(3)], 1)
     best = np.stack([grid.value_at(D.step(states, np.full(len(states), a))) for a in range(3)], 1).argmax(1)
-    out: dict = {"states_seed": args.seed, "n_states": args.n, "machine": machine(), "rules": {}}
+    prev = json.loads(OUT.read_text()).get("measure", {}) if OUT.exists() else {}
+    out: dict = {"machine": machine(), "rules": prev.get("rules", {})}
     shared = None
-    for rule in RULES:
+    for rule in args.rules.split(","):
+        centred = rule.endswith("_centered")
         t0 = time.perf_counter()
         kw = {"model": shared.model, "tokenizer": shared.tokenizer, "cache": shared.cache} if shared else {}
-        drv = GemmaScoredDriver(rule=rule, **kw)
+        drv = GemmaScoredDriver(rule=rule.removesuffix("_centered"), **kw)
         shared = drv
+        if centred:
+            drv.fit_center(cal)
         k = args.letters_n if rule.startswith("letters") else args.n
         sc = drv.scores(states[:k])
         r = choice_stats(sc.argmax(1), safe_next[:k], best[:k])
-        r.update({"seconds_per_state": (time.perf_counter() - t0) / k, "content_free_logprobs": drv._cf.tolist(),
+        r.update({"states": f"D.sample_initial_states({args.n}, seed={args.seed})[:{k}]",
+                  "seconds_per_state_incl_cache_hits": (time.perf_counter() - t0) / k,
+                  "subtracted": (f"mean over D.sample_initial_states({args.cal_n}, seed={args.cal_seed})" if centred
+                                 else "content-free prompt" if rule.endswith("calibrated") else "nothing"),
+                  "subtracted_logprobs": (drv.center if centred else drv._cf).tolist(),
                   "score_margin_median": float(np.median(np.sort(sc, 1)[:, -1] - np.sort(sc, 1)[:, -2]))})
         out["rules"][rule] = r
-        print(rule, {k2: v for k2, v in r.items() if k2 != "content_free_logprobs"}, flush=True)
-    full = {r: v for r, v in out["rules"].items() if v["n"] == args.n}
-    out["chosen_rule"] = max(full, key=lambda r: full[r]["differs_from_most_common"])
-    out["rule_choice"] = "highest differs_from_most_common among the rules measured on all n states"
+        print(rule, {k2: v for k2, v in r.items() if k2 != "subtracted_logprobs"}, flush=True)
+    out.update(choose_rule(out["rules"]))
     out["machine"]["loadavg_end"] = list(os.getloadavg())
     merge_section(OUT, "measure", out, nice=19)
 
@@ -95,7 +110,9 @@ def stage_closed(args) -> None:
     rule = args.rule or rep["measure"]["chosen_rule"]
     grid = load_exact_grid()
     filt = frozen_filters(grid, names=("reguard",))["reguard"]
-    drv = GemmaScoredDriver(rule=rule)
+    drv = GemmaScoredDriver(rule=rule.removesuffix("_centered"))
+    if rule.endswith("_centered"):
+        drv.fit_center(D.sample_initial_states(args.cal_n, seed=args.cal_seed))
     t0 = time.perf_counter()
     val = D.sample_initial_states(args.val_episodes, seed=args.val_seed)
     betas = [float(b) for b in args.betas.split(",")]
@@ -137,6 +154,9 @@ def main() -> None:
     ap.add_argument("--letters-n", type=int, default=16)
     ap.add_argument("--seed", type=int, default=31003)
     ap.add_argument("--rule", default=None)
+    ap.add_argument("--rules", default=",".join(RULES))
+    ap.add_argument("--cal-n", type=int, default=16)
+    ap.add_argument("--cal-seed", type=int, default=31004)
     ap.add_argument("--betas", default="0.3,3,30")
     ap.add_argument("--val-seed", type=int, default=31002)
     ap.add_argument("--val-episodes", type=int, default=10)

@@ -10,7 +10,9 @@ Stages (each merges its section into benchmarks/results/control_driving_fresh.js
   critic on the fresh nodes and in closed loop on the first K starts of ``main``.
 
 Usage: ``nice -n 19 python benchmarks/control_driving_fresh.py main --eval-seed 31001 --episodes 1000``
-then ``... templates --eval-seed 31001 --starts 100``.
+then ``... templates --eval-seed 31001 --starts 100``. ``--text-budget SECONDS`` bounds the text-only
+closed loop (gemma at every decision; the 2 cores are shared): it is scored on the prefix of starts it
+finished in chunks of 50, every guard is also summarised on that prefix, and the JSON says how many.
 """
 
 from __future__ import annotations
@@ -46,20 +48,31 @@ def main() -> None:
     ap.add_argument("--eval-seed", type=int, default=31001)
     ap.add_argument("--episodes", type=int, default=1000)
     ap.add_argument("--nodes", type=int, default=500)
-    ap.add_argument("--starts", type=int, default=100)
+    ap.add_argument("--starts", type=int, default=0)
+    ap.add_argument("--text-budget", type=float, default=None, help="seconds for the text-only closed loop")
     args = ap.parse_args()
     if args.stage == "main":
-        rep = run_fresh_eval(args.eval_seed, args.episodes, nodes=args.nodes, quiet=False, templates=False)
+        partial = OUT.with_name("control_driving_fresh_partial.json")
+
+        def save(done, n):  # the text-only outcomes so far (a prefix of the starts), in case the run is cut
+            partial.write_text(json.dumps({"eval_seed": args.eval_seed, "starts_done": n,
+                                           "failure": done["failure"].astype(int).tolist()}) + "\n")
+
+        rep = run_fresh_eval(args.eval_seed, args.episodes, nodes=args.nodes, quiet=False, templates=False,
+                             text_budget_s=args.text_budget, on_chunk=save)
         merge_section(OUT, "main", rep, nice=19)
         return
-    prev = json.loads(OUT.read_text())["main"]
-    if prev["eval_seed"] != args.eval_seed:
-        raise SystemExit(f"main was scored on seed {prev['eval_seed']}, not {args.eval_seed}")
     t0 = time.perf_counter()
     grid = load_exact_grid()
-    filt = frozen_filters(grid)["reguard"]
-    starts = D.sample_initial_states(prev["episodes"], seed=args.eval_seed)[: args.starts]
-    canon = np.asarray(prev["outcomes"]["reguard"]["failure"][: args.starts], bool)
+    filt = frozen_filters(grid, names=("reguard",))["reguard"]
+    k, starts, canon = 0, np.zeros((0, 3)), np.zeros(0, bool)
+    if args.starts:  # closed loop on the first starts of main: their canonical outcomes come from main
+        prev = json.loads(OUT.read_text())["main"]
+        if prev["eval_seed"] != args.eval_seed:
+            raise SystemExit(f"main was scored on seed {prev['eval_seed']}, not {args.eval_seed}")
+        k = min(args.starts, len(prev["outcomes"]["reguard"]["failure"]))
+        starts = D.sample_initial_states(prev["episodes"], seed=args.eval_seed)[:k]
+        canon = np.asarray(prev["outcomes"]["reguard"]["failure"][:k], bool)
     nodes = eval_states(grid, args.nodes, seed=args.eval_seed)
     res = template_robustness(filt, grid, nodes, starts, args.eval_seed, canon,
                               lambda m: print(m, file=sys.stderr, flush=True))

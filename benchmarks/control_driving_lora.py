@@ -63,14 +63,14 @@ def main() -> None:
         return h[torch.arange(h.shape[0]), mask.sum(1) - 1].float()
 
     rng = np.random.default_rng(5)
-    times = []
+    times, cpu = [], []
     for step in range(args.steps + 1):
         s = D.sample_initial_states(args.batch, seed=int(rng.integers(1 << 30)))
         a = rng.integers(0, 3, args.batch)
         nxt = D.step(s, a)
         l_next = torch.tensor(D.margin(nxt), dtype=torch.float32)
         done = l_next < 0
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with torch.no_grad():
             z_next = q_of([D.observation_text(x) for x in nxt])  # one LM pass serves both heads' features
             a_star = head(z_next).argmax(1)  # online argmax (DDQN)
@@ -83,15 +83,17 @@ def main() -> None:
         loss.backward()
         opt.step()
         dt = time.perf_counter() - t0
-        print(f"step {step}: {dt:.2f}s loss {float(loss):.4f}", flush=True)
+        print(f"step {step}: {dt:.2f}s loss {loss.item():.4f}", flush=True)
         if step > 0:
             times.append(dt)
+            cpu.append(time.process_time() - c0)
     sec = float(np.median(times))
     trainable = sum(p.numel() for p in params)
     rep = {"command": "nice -n 19 python benchmarks/control_driving_lora.py " + shlex.join(sys.argv[1:]),
            "model": "gemma-3-270m (18 layers), LoRA on q_proj/v_proj", "rank": args.rank, "batch": args.batch,
            "threads": args.threads, "trainable_parameters": trainable, "timed_steps": len(times),
            "seconds_per_step": times, "median_seconds_per_step": sec,
+           "cpu_seconds_per_step": cpu,
            "seconds_per_transition": sec / args.batch,
            "budgets_at_this_rate_hours": {
                "24000 steps (the privileged DDQN's schedule) at this batch": 24000 * sec / 3600,

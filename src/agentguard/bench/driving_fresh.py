@@ -256,7 +256,8 @@ def template_robustness(filt: Any, grid: Any, nodes: tuple, starts: np.ndarray, 
     ns, truth = nodes
     base_scores, q0 = _value_scores(filt, [D.observation_text(x) for x in ns], truth)
     prop = np.zeros(len(ns), int) + 1  # the "straight" proposal: does the switching decision change?
-    out: dict[str, Any] = {"canonical": {**base_scores, "closed_loop_failure": float(canonical_fail.mean())}}
+    out: dict[str, Any] = {"canonical": {**base_scores, "closed_loop_failure": float(canonical_fail.mean())
+                                         if len(canonical_fail) else None}}
     for name, render in TEMPLATES.items():
         t0 = time.perf_counter()
         sc, q = _value_scores(filt, [render(x) for x in ns], truth)
@@ -283,9 +284,34 @@ def machine() -> dict:
             "loadavg_start": list(os.getloadavg())}
 
 
-def run_fresh_eval(eval_seed: int, episodes: int = 1000, nodes: int = 500, template_starts: int = 200,
-                   quiet: bool = True, guards: Sequence[str] = GUARDS, templates: bool = True) -> dict:
-    """The fresh-start protocol for the frozen critics; returns the JSON-able report."""
+def chunked_rollout(filt: Any, starts: np.ndarray, grid: Any, seed: int, chunk: int = 50,
+                    budget_s: float | None = None, log: Callable[[str], None] | None = None,
+                    on_chunk: Callable[[dict, int], None] | None = None) -> dict:
+    """:func:`shield_rollout` of the weak driver over consecutive chunks of ``starts`` (chunk ``i`` seeded
+    ``seed + i``, so every guard sees the same driver noise per chunk); stops after the chunk that passes
+    ``budget_s`` seconds, so the scored starts are always a prefix of ``starts``."""
+    t0 = time.perf_counter()
+    parts: list[dict] = []
+    for i in range(0, len(starts), chunk):
+        parts.append(shield_rollout(filt, D.weak_driver_policy, starts[i:i + chunk], grid, seed + i))
+        done = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        if log:
+            log(f"    {len(done['failure'])} starts, failure {done['failure'].mean():.3f} "
+                f"({time.perf_counter() - t0:.0f}s)")
+        if on_chunk:
+            on_chunk(done, len(done["failure"]))
+        if budget_s is not None and time.perf_counter() - t0 > budget_s:
+            break
+    return done
+
+
+def run_fresh_eval(eval_seed: int, episodes: int = 1000, nodes: int = 500, template_starts: int = 0,
+                   quiet: bool = True, guards: Sequence[str] = GUARDS, templates: bool = True,
+                   text_budget_s: float | None = None, chunk: int = 50,
+                   on_chunk: Callable[[dict, int], None] | None = None) -> dict:
+    """The fresh-start protocol for the frozen critics; returns the JSON-able report. ``text_budget_s``
+    bounds the text-only critic's closed loop (it runs gemma at every decision): it is scored on the
+    prefix of the starts it finished, and every guard is also summarised on that prefix (``on_prefix``)."""
     from ..core.errors import InputError
 
     if episodes < 1:
@@ -304,24 +330,33 @@ def run_fresh_eval(eval_seed: int, episodes: int = 1000, nodes: int = 500, templ
     safe_start = grid.safe(starts)
     rep: dict[str, Any] = {
         "protocol": "frozen critics (committed files, no retraining, no re-selection), weak scripted driver, "
-                    "fresh starts D.sample_initial_states(episodes, seed=eval_seed)",
+                    "fresh starts D.sample_initial_states(episodes, seed=eval_seed), chunks of "
+                    f"{chunk} starts (chunk i seeded eval_seed + i)",
         "eval_seed": eval_seed, "episodes": episodes, "machine": machine(),
         "critics": {"privileged": PRIVILEGED + " (epsilon 0.1)",
                     "reguard": TEXT_CRITIC + f" (text-only, {TEXT_ENCODER}, epsilon {TEXT_EPSILON})",
                     "exact": "value grid r0.05, 64 headings", "no_guard": None},
         "starts_in_exact_safe_set": float(safe_start.mean()), "guards": {}}
     raw: dict[str, dict] = {}
-    for name in guards:
+    for name in sorted(guards, key=lambda g: g == "reguard"):  # the costly text-only critic last
         t0 = time.perf_counter()
-        raw[name] = shield_rollout(filters[name], D.weak_driver_policy, starts, grid, eval_seed)
-        rep["guards"][name] = summarize(raw[name], safe_start, eval_seed)
+        text = name == "reguard"
+        raw[name] = chunked_rollout(filters[name], starts, grid, eval_seed, chunk,
+                                    text_budget_s if text else None, log, on_chunk if text else None)
+        n = len(raw[name]["failure"])
+        rep["guards"][name] = summarize(raw[name], safe_start[:n], eval_seed)
         rep["guards"][name]["seconds"] = time.perf_counter() - t0
-        rep["guards"][name]["seconds_per_start"] = rep["guards"][name]["seconds"] / episodes
+        rep["guards"][name]["seconds_per_start"] = rep["guards"][name]["seconds"] / n
         g = rep["guards"][name]
         log(f"  {name}: failure {g['failure_rate']:.3f} {g['failure_ci95']} crash-from-safe "
             f"{g['crash_from_exactly_safe']['failures']}/{g['crash_from_exactly_safe']['starts']} "
             f"({g['seconds']:.0f}s)")
-    rep["paired"] = {f"{a}_vs_{b}": paired_comparison(raw[a]["failure"], raw[b]["failure"], seed=eval_seed)
+    k = min(len(r["failure"]) for r in raw.values())
+    rep["paired_on_starts"] = k
+    if k < episodes:
+        rep["on_prefix"] = {name: summarize({key: v[:k] for key, v in r.items()}, safe_start[:k], eval_seed)
+                            for name, r in raw.items()}
+    rep["paired"] = {f"{a}_vs_{b}": paired_comparison(raw[a]["failure"][:k], raw[b]["failure"][:k], seed=eval_seed)
                      for a in guards for b in ("privileged", "exact") if a != b and a in raw and b in raw}
     ns, truth = eval_states(grid, nodes, seed=eval_seed)
     for name in guards:
@@ -330,9 +365,9 @@ def run_fresh_eval(eval_seed: int, episodes: int = 1000, nodes: int = 500, templ
             rep["guards"][name].update(sc)
     rep["value_nodes"] = {"n": int(len(ns)), "seed": eval_seed, "safe_fraction": float(truth.mean())}
     if templates and "reguard" in raw:
-        k = min(template_starts, episodes)
-        rep["templates"] = template_robustness(filters["reguard"], grid, (ns, truth), starts[:k], eval_seed,
-                                               raw["reguard"]["failure"][:k], log)
+        kt = min(template_starts, k)
+        rep["templates"] = template_robustness(filters["reguard"], grid, (ns, truth), starts[:kt], eval_seed,
+                                               raw["reguard"]["failure"][:kt], log)
     rep["outcomes"] = {n: {"failure": r["failure"].astype(int).tolist(), "success": r["success"].astype(int).tolist()}
                        for n, r in raw.items()}
     rep["exactly_safe_start"] = safe_start.astype(int).tolist()

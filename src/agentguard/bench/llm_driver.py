@@ -16,7 +16,8 @@ import numpy as np
 from ..core.errors import InputError
 from ..envs import driving as D
 
-__all__ = ["COMPLETION_CUE", "GemmaChoiceDriver", "GemmaScoredDriver", "LLMDriver", "RULES", "render_prompt_prefix"]
+__all__ = ["COMPLETION_CUE", "GemmaChoiceDriver", "GemmaScoredDriver", "LLMDriver", "NEAREST_CUE", "RULES", "nearest_text",
+           "render_prompt_prefix"]
 
 
 def render_prompt_prefix() -> str:
@@ -137,7 +138,24 @@ class GemmaChoiceDriver:
 #: continue (" right", " straight", " left": actions A, B, C)
 COMPLETION_CUE = " To stay on the track and avoid the obstacles, the car should steer"
 COMPLETION_WORDS = (" right", " straight", " left")
-RULES = ("letters", "letters_calibrated", "completion", "completion_calibrated")
+NEAREST_CUE = " To avoid the obstacle and stay on the track, the driver steers"
+RULES = ("letters", "letters_calibrated", "completion", "completion_calibrated", "nearest", "nearest_calibrated")
+
+
+def nearest_text(state: Any) -> str:
+    """A short observation: the nearest obstacle (distance, bearing side) and the edges, as the Appendix C
+    sentences word them (the same numbers, fewer of them)."""
+    import math
+
+    x, y, th = (float(v) for v in np.asarray(state)[:3])
+    d = D.obstacle_distances(np.array([x, y, th]))
+    i = int(np.argmin(d))
+    c = D.OBSTACLES[i]
+    b = math.degrees(float(D.wrap_angle(math.atan2(c[1] - y, c[0] - x) - th)))
+    m = D.METERS_PER_UNIT
+    return (f"The nearest obstacle is {d[i] * m:.2f} m away from the car at {abs(b):.1f} degrees to the "
+            f"{'left' if b >= 0 else 'right'}. The car is {(D.ROAD_WIDTH - y) * m:.2f} m away from the left edge "
+            f"of the track and {y * m:.2f} m away from the right edge of the track.")
 
 
 @dataclass
@@ -147,6 +165,8 @@ class GemmaScoredDriver:
     - ``letters``: the Appendix C chat, the answer letter of highest log-likelihood (as GemmaChoiceDriver);
     - ``completion``: the observation text followed by :data:`COMPLETION_CUE`, scored on the three words
       of :data:`COMPLETION_WORDS` (each one token);
+    - ``nearest``: :func:`nearest_text` (the nearest obstacle and the edges) followed by
+      :data:`NEAREST_CUE`, scored on the same three words;
     - ``*_calibrated``: contextual calibration (Zhao et al. 2021, "Calibrate Before Use", Eq. 1 with a
       diagonal W): the log-likelihoods minus those of the same prompt with the observation replaced by the
       content-free ``"N/A"``, i.e. ``argmax_a log p(a | o) - log p(a | N/A)``.
@@ -172,6 +192,7 @@ class GemmaScoredDriver:
 
             self.model, self.tokenizer = load_gemma()
         words = D.ACTIONS if self.rule.startswith("letters") else COMPLETION_WORDS
+        self.center: np.ndarray | None = None
         ids = [self.tokenizer.encode(f" {w}" if self.rule.startswith("letters") else w, add_special_tokens=False)
                for w in words]
         if any(len(i) != 1 for i in ids):
@@ -187,6 +208,8 @@ class GemmaScoredDriver:
             if state is None:  # the content-free prompt: the observation replaced by "N/A"
                 msgs[1]["content"] = "N/A\n\n" + D.question_text()
             return render_prompt(msgs)
+        if self.rule.startswith("nearest"):
+            return ("N/A" if state is None else nearest_text(state)) + NEAREST_CUE
         return ("N/A" if state is None else D.observation_text(state)) + COMPLETION_CUE
 
     def _raw(self, prompts: list[str]) -> np.ndarray:
@@ -218,8 +241,18 @@ class GemmaScoredDriver:
         todo = sorted({p for p in prompts if p not in self.cache})
         for p, r in zip(todo, self._raw(todo)):
             self.cache[p] = r  # raw: drivers of different rules may share one cache
-        s = np.asarray([self.cache[p] for p in prompts]) - self._cf
+        s = np.asarray([self.cache[p] for p in prompts]) - (self._cf if self.center is None else self.center)
         return s - np.logaddexp.reduce(s, axis=1, keepdims=True)
+
+    def fit_center(self, states: np.ndarray) -> np.ndarray:
+        """Mean-centred scoring: subtract the mean log-likelihoods over ``states`` (calibration states
+        disjoint from the scored ones) instead of the content-free prompt's; returns the centre."""
+        prompts = [self._prompt(s) for s in np.atleast_2d(states)]
+        todo = sorted({p for p in prompts if p not in self.cache})
+        for p, r in zip(todo, self._raw(todo)):
+            self.cache[p] = r
+        self.center = np.mean([self.cache[p] for p in prompts], axis=0)
+        return self.center
 
     def __call__(self, states: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         return self.scores(states).argmax(axis=1).astype(int)
