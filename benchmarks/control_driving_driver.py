@@ -138,8 +138,8 @@ def stage_closed(args) -> None:
         print(name, out["rows"][name]["failure_rate"], out["rows"][name]["failure_ci95"], flush=True)
     out["paired"] = {"shield_vs_unguarded": paired_comparison(rows["shield"]["failure"], rows["unguarded"]["failure"]),
                      "blend_vs_shield": paired_comparison(rows["blend"]["failure"], rows["shield"]["failure"])}
-    fresh = json.loads((RESULTS / "control_driving_fresh.json").read_text())["main"]
-    if fresh["eval_seed"] == args.eval_seed:
+    fresh = json.loads((RESULTS / "control_driving_fresh.json").read_text()).get("main", {})
+    if fresh.get("eval_seed") == args.eval_seed and len(fresh["outcomes"]["reguard"]["failure"]) >= len(starts):
         wd = np.asarray(fresh["outcomes"]["reguard"]["failure"][: len(starts)], bool)
         out["weak_driver_shielded_same_starts"] = {"failure_rate": float(wd.mean()), "failure_ci95": bootstrap_ci(wd)}
     out.update({"driver_calls": drv.calls, "seconds": time.perf_counter() - t0,

@@ -95,6 +95,7 @@ def main() -> None:
            "seconds_per_step": times, "median_seconds_per_step": sec,
            "cpu_seconds_per_step": cpu,
            "seconds_per_transition": sec / args.batch,
+           "text_critic_transitions": 15000, "ddqn_schedule_steps": 24000,
            "budgets_at_this_rate_hours": {
                "24000 steps (the privileged DDQN's schedule) at this batch": 24000 * sec / 3600,
                "one pass over 5000 states x 3 actions (the text critic's data)": 15000 / args.batch * sec / 3600,
