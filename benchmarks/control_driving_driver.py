@@ -110,6 +110,7 @@ def stage_closed(args) -> None:
     rule = args.rule or rep["measure"]["chosen_rule"]
     grid = load_exact_grid()
     filt = frozen_filters(grid, names=("reguard",))["reguard"]
+    mach = machine()
     drv = GemmaScoredDriver(rule=rule.removesuffix("_centered"))
     if rule.endswith("_centered"):
         drv.fit_center(D.sample_initial_states(args.cal_n, seed=args.cal_seed))
@@ -143,7 +144,7 @@ def stage_closed(args) -> None:
         wd = np.asarray(fresh["outcomes"]["reguard"]["failure"][: len(starts)], bool)
         out["weak_driver_shielded_same_starts"] = {"failure_rate": float(wd.mean()), "failure_ci95": bootstrap_ci(wd)}
     out.update({"driver_calls": drv.calls, "seconds": time.perf_counter() - t0,
-                "machine": {**machine(), "loadavg_end": list(os.getloadavg())}})
+                "machine": {**mach, "loadavg_end": list(os.getloadavg())}})
     merge_section(OUT, "closed", out, nice=19)
 
 
