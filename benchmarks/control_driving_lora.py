@@ -11,7 +11,7 @@ texts): one forward + backward + Adam step on the current texts and two no-grad 
 It writes benchmarks/results/control_driving_lora.json with the measured seconds per step and what a
 training budget would cost at that rate (no training run is made beyond the timed steps).
 
-Usage: ``nice -n 19 python benchmarks/control_driving_lora.py --batch 16 --steps 3``.
+Needs the ``lora`` extra (peft). Usage: ``nice -n 19 python benchmarks/control_driving_lora.py --batch 8 --steps 2``.
 """
 
 from __future__ import annotations
