@@ -1,5 +1,5 @@
-"""README "Measured results": every figure in the "ours" and "strongest baseline" columns appears in
-the JSON file(s) the row names (rounded as printed; a percentage, a ms or a us figure may be the JSON's
+"""README "Measured results" (the compact headline table) and docs/results.md (the full table): every
+figure in the "ours" and "strongest baseline" columns appears in the JSON file(s) the row names (rounded as printed; a percentage, a ms or a us figure may be the JSON's
 fraction or seconds scaled), and every row names a JSON file that exists. The "paper" column holds the
 papers' own figures (theirs, in their convention) and is not looked up."""
 
@@ -26,11 +26,15 @@ def _section() -> str:
     return text[start:end]
 
 
-def _rows() -> list[list[str]]:
-    lines = [ln for ln in _section().splitlines() if ln.startswith("|")]
+def _table(text: str) -> list[dict[str, str]]:
+    lines = [ln for ln in text.splitlines() if ln.startswith("|")]
     header = [c.strip() for c in lines[0].strip("|").split("|")]
     rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines[2:]]
     return [dict(zip(header, r)) for r in rows]
+
+
+def _rows() -> list[dict[str, str]]:
+    return _table(_section()) + _table((ROOT / "docs" / "results.md").read_text())
 
 
 def _files(cell: str) -> list[tuple[Path, list[str]]]:
@@ -90,8 +94,41 @@ ROWS = _rows()
 
 def test_the_table_has_the_columns_the_issue_asks_for():
     assert ROWS, "no Measured results table"
-    for col in ("what", "convention", "ours", "strongest baseline on our data", "paper (theirs)", "file"):
-        assert col in ROWS[0], col
+    for table in (_table(_section()), _table((ROOT / "docs" / "results.md").read_text())):
+        for col in ("what", "convention", "ours", "strongest baseline on our data", "paper (theirs)", "file"):
+            assert col in table[0], col
+
+
+def test_the_readme_table_is_compact_and_points_to_the_full_one():
+    assert len(_table(_section())) <= 12
+    assert "docs/results.md" in _section()
+
+
+def _fresh_row() -> dict[str, str]:
+    rows = [r for r in _table(_section()) if "control_driving_fresh.json" in r["file"]]
+    assert len(rows) == 1, "the README quotes the fresh-start protocol in one row"
+    return rows[0]
+
+
+def test_the_fresh_start_row_quotes_its_intervals_and_they_recompute():
+    """The intervals printed for text-only ReGuard and the privileged critic are the JSON's, and the JSON's
+    intervals are what a bootstrap of its own per-start outcomes gives (the oracle: the same function on
+    the same outcomes, same seed)."""
+    from agentguard.bench.driving_fresh import bootstrap_ci
+
+    main = json.loads((RESULTS / "control_driving_fresh.json").read_text())["main"]
+    row = " ".join(_fresh_row().values())
+    k = main["paired_on_starts"]
+    for name in ("reguard", "privileged"):
+        g = main["guards"][name]
+        fail = main["outcomes"][name]["failure"]
+        assert g["failure_ci95"] == pytest.approx(list(bootstrap_ci(fail, seed=main["eval_seed"])))
+        if name == "privileged" and k < main["episodes"]:
+            g = main["on_prefix"][name]
+        lo, hi = g["failure_ci95"]
+        assert f"{lo:.2f}-{hi:.2f}" in row, (name, lo, hi)
+    assert f"{k:,}" in row or str(k) in row  # the number of starts the text-only critic was scored on
+    assert str(main["eval_seed"]) in row
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r["what"][:40] for r in ROWS])

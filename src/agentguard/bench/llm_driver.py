@@ -16,7 +16,8 @@ import numpy as np
 from ..core.errors import InputError
 from ..envs import driving as D
 
-__all__ = ["GemmaChoiceDriver", "LLMDriver", "render_prompt_prefix"]
+__all__ = ["COMPLETION_CUE", "GemmaChoiceDriver", "GemmaScoredDriver", "LLMDriver", "NEAREST_CUE", "RULES", "nearest_text",
+           "render_prompt_prefix"]
 
 
 def render_prompt_prefix() -> str:
@@ -131,3 +132,131 @@ class GemmaChoiceDriver:
         """Eq. 4 at temperature 1 over the answer letters, greedy: argmax_a log pi_LM(a) + beta Q(z, a)."""
         lp = np.asarray([self.letter_logprobs(s) for s in np.atleast_2d(states)])
         return np.argmax(lp + beta * np.atleast_2d(q), axis=1).astype(int)
+
+
+#: the continuation prompt of the ``completion`` rules: the observation, then the words the option names
+#: continue (" right", " straight", " left": actions A, B, C)
+COMPLETION_CUE = " To stay on the track and avoid the obstacles, the car should steer"
+COMPLETION_WORDS = (" right", " straight", " left")
+NEAREST_CUE = " To avoid the obstacle and stay on the track, the driver steers"
+RULES = ("letters", "letters_calibrated", "completion", "completion_calibrated", "nearest", "nearest_calibrated")
+
+
+def nearest_text(state: Any) -> str:
+    """A short observation: the nearest obstacle (distance, bearing side) and the edges, as the Appendix C
+    sentences word them (the same numbers, fewer of them)."""
+    import math
+
+    x, y, th = (float(v) for v in np.asarray(state)[:3])
+    d = D.obstacle_distances(np.array([x, y, th]))
+    i = int(np.argmin(d))
+    c = D.OBSTACLES[i]
+    b = math.degrees(float(D.wrap_angle(math.atan2(c[1] - y, c[0] - x) - th)))
+    m = D.METERS_PER_UNIT
+    return (f"The nearest obstacle is {d[i] * m:.2f} m away from the car at {abs(b):.1f} degrees to the "
+            f"{'left' if b >= 0 else 'right'}. The car is {(D.ROAD_WIDTH - y) * m:.2f} m away from the left edge "
+            f"of the track and {y * m:.2f} m away from the right edge of the track.")
+
+
+@dataclass
+class GemmaScoredDriver:
+    """gemma-3-270m as the base driver under a scoring rule over its next-token log-likelihoods (issue 31).
+
+    - ``letters``: the Appendix C chat, the answer letter of highest log-likelihood (as GemmaChoiceDriver);
+    - ``completion``: the observation text followed by :data:`COMPLETION_CUE`, scored on the three words
+      of :data:`COMPLETION_WORDS` (each one token);
+    - ``nearest``: :func:`nearest_text` (the nearest obstacle and the edges) followed by
+      :data:`NEAREST_CUE`, scored on the same three words;
+    - ``*_calibrated``: contextual calibration (Zhao et al. 2021, "Calibrate Before Use", Eq. 1 with a
+      diagonal W): the log-likelihoods minus those of the same prompt with the observation replaced by the
+      content-free ``"N/A"``, i.e. ``argmax_a log p(a | o) - log p(a | N/A)``.
+
+    :meth:`scores` returns the rule's scores normalised over the three options (a log-softmax), the
+    ``log pi_LM`` of the Eq. 4 blend :meth:`blend`. Prompts are run in right-padded batches (causal
+    attention: real tokens never see the pads) and cached by text.
+    """
+
+    rule: str = "completion_calibrated"
+    model: Any = None
+    tokenizer: Any = None
+    threads: int | None = 1
+    batch_size: int = 16
+    calls: int = 0
+    cache: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.rule not in RULES:
+            raise InputError(f"unknown scoring rule {self.rule!r}; use {', '.join(RULES)}")
+        if self.model is None:
+            from ..llm.local import load_gemma
+
+            self.model, self.tokenizer = load_gemma()
+        words = D.ACTIONS if self.rule.startswith("letters") else COMPLETION_WORDS
+        self.center: np.ndarray | None = None
+        ids = [self.tokenizer.encode(f" {w}" if self.rule.startswith("letters") else w, add_special_tokens=False)
+               for w in words]
+        if any(len(i) != 1 for i in ids):
+            raise InputError("the scored option words must be single tokens for a one-pass likelihood")
+        self.option_ids = [i[0] for i in ids]
+        self._cf = self._raw([self._prompt(None)])[0] if self.rule.endswith("calibrated") else np.zeros(3)
+
+    def _prompt(self, state: Any) -> str:
+        from ..llm.local import render_prompt
+
+        if self.rule.startswith("letters"):
+            msgs = D.prompt_messages(np.array([1.0, 1.5, 0.0]) if state is None else state)
+            if state is None:  # the content-free prompt: the observation replaced by "N/A"
+                msgs[1]["content"] = "N/A\n\n" + D.question_text()
+            return render_prompt(msgs)
+        if self.rule.startswith("nearest"):
+            return ("N/A" if state is None else nearest_text(state)) + NEAREST_CUE
+        return ("N/A" if state is None else D.observation_text(state)) + COMPLETION_CUE
+
+    def _raw(self, prompts: list[str]) -> np.ndarray:
+        """log p(option token | prompt) over the whole vocabulary, one row per prompt."""
+        from ..core.errors import require
+
+        torch = require("torch", "llm")
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        out = []
+        for i in range(0, len(prompts), self.batch_size):
+            enc = self.tokenizer(prompts[i:i + self.batch_size], return_tensors="pt", padding=True)
+            mask = enc["attention_mask"]
+            with torch.no_grad():
+                h = self.model.model(input_ids=enc["input_ids"], attention_mask=mask).last_hidden_state
+                last = h[torch.arange(h.shape[0]), mask.sum(1) - 1]
+                logits = self.model.lm_head(last).float()
+                soft = getattr(self.model.config, "final_logit_softcapping", None)
+                if soft:
+                    logits = torch.tanh(logits / soft) * soft
+                lp = torch.log_softmax(logits, -1)[:, self.option_ids]
+            out.append(lp.numpy().astype(float))
+            self.calls += len(prompts[i:i + self.batch_size])
+        return np.concatenate(out) if out else np.zeros((0, 3))
+
+    def scores(self, states: np.ndarray) -> np.ndarray:
+        """The rule's log pi_LM(a | o) over the three actions (log-softmax of the calibrated scores)."""
+        prompts = [self._prompt(s) for s in np.atleast_2d(states)]
+        todo = sorted({p for p in prompts if p not in self.cache})
+        for p, r in zip(todo, self._raw(todo)):
+            self.cache[p] = r  # raw: drivers of different rules may share one cache
+        s = np.asarray([self.cache[p] for p in prompts]) - (self._cf if self.center is None else self.center)
+        return s - np.logaddexp.reduce(s, axis=1, keepdims=True)
+
+    def fit_center(self, states: np.ndarray) -> np.ndarray:
+        """Mean-centred scoring: subtract the mean log-likelihoods over ``states`` (calibration states
+        disjoint from the scored ones) instead of the content-free prompt's; returns the centre."""
+        prompts = [self._prompt(s) for s in np.atleast_2d(states)]
+        todo = sorted({p for p in prompts if p not in self.cache})
+        for p, r in zip(todo, self._raw(todo)):
+            self.cache[p] = r
+        self.center = np.mean([self.cache[p] for p in prompts], axis=0)
+        return self.center
+
+    def __call__(self, states: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        return self.scores(states).argmax(axis=1).astype(int)
+
+    def blend(self, states: np.ndarray, q: np.ndarray, beta: float) -> np.ndarray:
+        """Eq. 4 at temperature 1, greedy: argmax_a log pi_LM(a | o) + beta Q(z, a)."""
+        return np.argmax(self.scores(states) + beta * np.atleast_2d(q), axis=1).astype(int)

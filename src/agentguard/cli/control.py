@@ -1,6 +1,9 @@
 """``agentguard bench driving`` and ``agentguard bench commerce`` (the ReGuard paper's evaluations).
 
 - ``agentguard bench driving [--json] [--quick] [--episodes N] [--base weak|random|llm] [--plots DIR]``
+- ``agentguard bench driving --eval-seed S --episodes N [--json] [--guards no_guard,exact,privileged,reguard]``:
+  the FROZEN committed critics on N fresh starts from seed S (no training, no selection;
+  :mod:`agentguard.bench.driving_fresh`)
 - ``agentguard bench commerce [--json] [--quick] [--episodes N] [--base random|cheapest|llm] [--task plain|bundles]``
 
 Both load trained weights when present (``benchmarks/results/control_*.pt`` for the full mode,
@@ -52,6 +55,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         iterations: int | None = typer.Option(None, help="DDQN iterations (default 24000; quick 400)"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress on stderr"),
         epsilon: float = typer.Option(0.1, help="switching threshold of the learned and myopic filters"),
+        eval_seed: int | None = typer.Option(None, "--eval-seed", help="score the frozen committed critics on "
+                                             "--episodes fresh starts drawn from this seed (no training)"),
+        guards: str = typer.Option("no_guard,exact,privileged,reguard", help="with --eval-seed: the guards scored"),
+        templates: bool = typer.Option(False, "--templates", help="with --eval-seed: held-out observation texts"),
     ) -> None:
         """Agentic Driving: Table 1 / Figure 4 metrics for Privileged, ReGuard, Myopic, classifier+stop, none."""
         from ..bench.driving import run_driving_bench
@@ -59,6 +66,16 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         if episodes < 1:
             raise InputError("--episodes must be at least 1")
+        if eval_seed is not None:
+            from ..bench.driving_fresh import run_fresh_eval
+
+            names = tuple(g.strip() for g in guards.split(",") if g.strip())
+            rep = run_fresh_eval(eval_seed, episodes, quiet=quiet, guards=names, templates=templates)
+            rep["command"] = (f"agentguard bench driving --eval-seed {eval_seed} --episodes {episodes} "
+                              f"--guards {','.join(names)}" + (" --templates" if templates else "")
+                              + (" --json" if as_json else ""))
+            _emit(rep, as_json)
+            return
         rep = run_driving_bench(quick=quick, episodes=episodes, base=base, seed=seed, retrain=retrain,
                                 plots=plots, quiet=quiet, encoder_kind=encoder, iterations=iterations,
                                 epsilon=epsilon, text_encoder=text_encoder)

@@ -269,3 +269,30 @@ def test_slow_features_recover_the_slowly_changing_variable():
         ProjectedEncoder.fit_slow(inner, z, (z, zn), pca=2, k=3)
     with pytest.raises(InputError):
         ProjectedEncoder.fit_slow(inner, z, (z, zn[:-1]), pca=2, k=1)
+
+
+@pytest.mark.slow
+def test_gemma_scored_driver_rules_against_the_one_prompt_driver(gemma):
+    """The batched, padded scorer gives GemmaChoiceDriver's letter log-likelihoods (normalised over the three
+    letters); calibration subtracts the content-free prompt's scores; centring subtracts a mean; the blend
+    follows a large-beta critic."""
+    from agentguard.bench.llm_driver import GemmaChoiceDriver, GemmaScoredDriver
+    from agentguard.core.errors import InputError
+
+    model, tok = gemma
+    states = np.array([[1.0, 2.2, 0.3], [3.0, 0.4, -1.0], [0.2, 1.5, 2.0]])
+    ref = np.array([GemmaChoiceDriver(model, tok).letter_logprobs(s) for s in states])
+    letters = GemmaScoredDriver("letters", model, tok, batch_size=2)  # a padded batch and a batch of one
+    want = ref - np.logaddexp.reduce(ref, axis=1, keepdims=True)
+    np.testing.assert_allclose(letters.scores(states), want, atol=1e-4)
+    cal = GemmaScoredDriver("completion_calibrated", model, tok)
+    raw = GemmaScoredDriver("completion", model, tok, cache=cal.cache)
+    d = raw.scores(states) - cal.scores(states)  # equal up to the per-row normalisation
+    np.testing.assert_allclose(d - d.mean(1, keepdims=True), np.tile(cal._cf - cal._cf.mean(), (3, 1)), atol=1e-4)
+    centre = raw.fit_center(states)
+    assert np.allclose(centre, np.mean([raw.cache[raw._prompt(s)] for s in states], axis=0))
+    q = np.zeros((3, 3))
+    q[:, 1] = 1.0
+    assert raw.blend(states, q, 1e3).tolist() == [1, 1, 1]
+    with pytest.raises(InputError, match="unknown scoring rule"):
+        GemmaScoredDriver("nope", model, tok)
