@@ -126,7 +126,7 @@ def replay_paths(version: str = "v1", max_pairs: int | None = None,
                     continue
                 env = ut.init_environment(suite.load_and_inject_default_environment(injections))
                 rec.start(len(ut.ground_truth(env)))
-                bench._run(suite, ut, it, injections, rec, "", [])
+                bench._run(suite, ut, it, injections, rec, "", [], iid)
                 out.append({"suite": sname, "user_task": uid, "injection_task": iid, "half": half,
                             "path": rec.path})
         if progress:
@@ -135,9 +135,10 @@ def replay_paths(version: str = "v1", max_pairs: int | None = None,
 
 
 def _intent_file() -> Any:
-    from ..policies.library.extractors.agentdojo_provenance import INTENT_FILE
+    """The seeded design/held-out split of the user tasks (kept in ``agentdojo_intent.json``)."""
+    from ..policies.library import library_path
 
-    return INTENT_FILE
+    return library_path("agentdojo_provenance").parent / "extractors" / "agentdojo_intent.json"
 
 
 def learn_model(paths: list[list[str]]) -> Any:
