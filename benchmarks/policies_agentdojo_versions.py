@@ -45,15 +45,15 @@ def main() -> None:
     ap.add_argument("--version", action="append")
     ap.add_argument("--loso-version", default="v1.2.2")
     ap.add_argument("--no-loso", action="store_true")
+    ap.add_argument("--loso-only", action="store_true", help="only the leave-one-suite-out replays")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--out", default=str(RESULTS))
     a = ap.parse_args()
     versions = a.version or ad.versions()
-    suites = [s for s in SUITES if not ONLY or s in ONLY]
-    jobs = [(v, s, False) for v in versions for s in suites]
-    if not a.no_loso:
-        jobs += [(a.loso_version, s, True) for s in suites]
-    jobs.sort(key=lambda j: j[1] != "workspace")   # longest first
+    suites = [s for s in reversed(SUITES) if not ONLY or s in ONLY]   # longest first
+    jobs = [] if a.loso_only else [(v, s, False) for v in versions for s in suites]
+    if not a.no_loso:   # right after the first version's jobs
+        jobs[len(suites):len(suites)] = [(a.loso_version, s, True) for s in suites]
     head = {"command": "python " + " ".join([os.path.relpath(sys.argv[0], REPO), *sys.argv[1:]]),
             "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "python": platform.python_version(),
             "cpus": os.cpu_count(), "load_average_1m_before": os.getloadavg()[0]}

@@ -153,6 +153,13 @@ def test_private_data_to_a_named_recipient_needs_a_request_that_names_it():
     _allowed(g2, "send_email", recipients=["janeLong@google.com"], subject="Passport", body="HGK137803")
 
 
+def test_a_field_of_an_undeclared_tool_leaves_only_when_the_request_names_it():
+    g = _run("Send the hotel address to my wife at 'janeLong@google.com'.",
+             ("get_traveller_profile", {"Passport Number": "HGK137803", "Hotel Address": "1 Rue de la Paix"}))
+    _escalated(g, "send_email", recipients=["janeLong@google.com"], subject="x", body="Passport HGK137803")
+    _allowed(g, "send_email", recipients=["janeLong@google.com"], subject="x", body="Hotel 1 Rue de la Paix")
+
+
 def test_the_verdict_and_audit_name_the_grant_and_the_failing_value():
     g = _run(f"Please refund {FRIEND_IBAN} 10.00.")
     v = _escalated(g, "send_money", recipient=ATTACKER_IBAN, amount=10, subject="x", date="2022-04-01")

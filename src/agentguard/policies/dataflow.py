@@ -25,7 +25,8 @@ labels it by *every* source it could have come from, and decides fail closed:
 - account values (a password, an address) must be written in the request;
 - outgoing content (bodies, subjects, titles, posts): every link in it (any public suffix, IP literals,
   spelled-out dots: :mod:`agentguard.policies.links`) must be the user's or from a trusted URL source; a
-  private value of the user (passport, card, ...) needs a grant whose sentence names it; eight or more
+  private value of the user (passport, card, ...; any field of an undeclared tool's record) needs a grant
+  whose sentence names it (the declared words, or the undeclared field's name); eight or more
   consecutive words of third-party text may only go to targets the user named.
 
 A call is within a grant when one of the tool's declared actions was granted. :meth:`FlowLedger.facts`
@@ -194,6 +195,9 @@ class FlowLedger:
                         self._private[word_form(s)] = (f"{tool}.{f}", decl.private[f])
                 else:
                     self._third_party(s)
+                    if not decl.declared and len(word_form(s)) >= 4 and word_form(f):
+                        # an undeclared tool's field may be private: it leaves only when the request names it
+                        self._private.setdefault(word_form(s), (f"{tool}.{f} (undeclared tool)", (word_form(f),)))
         if named:   # a directory record the user pointed at by name resolves its other trusted fields
             for f, role in decl.results.items():
                 for s in _leaves(rec.get(f)):
@@ -335,7 +339,8 @@ class FlowLedger:
             return 0, f"link {lk.form!r} in outgoing content is not the user's (site {lk.site})"
         wf = f" {word_form(value)} "
         for secret, (src, words) in self._private.items():
-            if f" {secret} " in wf and not any(w in g.clause.casefold() for g in grants for w in words):
+            if f" {secret} " in wf and not any(f" {word_form(w)} " in f" {word_form(g.clause)} "
+                                               for g in grants for w in words):
                 return 0, f"private {src} sent without a request that names it ({' / '.join(words)})"
         if target_level < 2 and _shingles(wf.split()) & self._tp_shingles:
             return 0, "forwards third-party text to a target the request does not name"
