@@ -52,8 +52,9 @@ ANCHORS = {
     "CaMeL (Debenedetti et al. 2025, their LLM runs, AgentDojo v1)": "77% of tasks solved with provable security "
                                                                      "(67% in an earlier version of the paper)",
     "Progent (Shi et al. 2025, their LLM runs)": "attack success 41.2% -> 2.2% on AgentDojo",
-    "FIDES (Costa et al. 2025, their LLM runs)": "information-flow control blocks all policy-violating "
-                                                 "injections in their AgentDojo runs, at a utility cost",
+    "FIDES (Costa et al. 2025, their LLM runs)": "an information-flow-control planner that, per its abstract, "
+                                                 "completes a broad range of AgentDojo tasks with security "
+                                                 "guarantees (no single figure reproduced here)",
 }
 PROTOCOL = ("replay of ground-truth calls, no LLM: an upper bound for a perfect agent under a literal hijack "
             "(the injection's ground-truth calls, or a simulated literal hijack where none ships, after the user "

@@ -64,8 +64,13 @@ class HistoryRecorder(ProvenanceGuard):
     call with index ``injected_from`` is proposed). Set ``injected_from`` before each replay."""
 
     def __init__(self) -> None:
+        from ..core.runs import RunMemory
+        from ..policies.library.extractors.agentdojo_provenance import AGENTDOJO_SOURCES
+
         base = ProvenanceGuard.agentdojo()
-        super().__init__(base.inner, base.declaration, name="history-recorder")
+        super().__init__(base.inner, base.toolset, base.lexicon, name="history-recorder")
+        # the predicates read a value-set ledger over the same per-tool declaration
+        self.runs = RunMemory(lambda: ProvenanceLedger(AGENTDOJO_SOURCES), 10_000)  # type: ignore[assignment]
         self.injected_from: int | None = None
         self.path: list[str] = []
         self.proposed: list[str] = []
