@@ -316,13 +316,13 @@ NO_OWN_TEST_FILE_YET = {
     "predictive": {"_learn_rows", "draw", "dtmc", "linsolve", "load", "pac_validation", "prism_storm", "prism_syntax",
                    "reachability", "reactive", "result", "rewards"},
     "calibration": {"metrics", "risks"},
-    "policies": {"_bounded_ops", "_nagini_worker", "audit", "model", "provenance_guard"},
+    "policies": {"_bounded_ops", "_nagini_worker", "audit", "model"},
     "control": {"bellman"},
     "llm": {"base", "openai_compat"},
     "envs": {"data"},
     "envs/driving": {"encoders"},
     "envs/household": {"actions", "hazards", "objects", "replay", "rules", "scene"},
-    "bench": {"agentdojo", "asb", "calibration", "commerce", "driving", "household_eval", "llm_driver", "policy_latency",
+    "bench": {"asb", "calibration", "commerce", "driving", "household_eval", "llm_driver", "policy_latency",
               "provenance_latency"},
     "cli": {"audit", "envs", "integrations", "options"},  # audit: tests/server/test_server_chain.py
 }

@@ -161,10 +161,9 @@ PROV = load_spec("agentdojo_provenance").constants
 
 
 def _ledger(prompt: str):
-    from agentguard.policies.library.extractors.agentdojo_provenance import AGENTDOJO_SOURCES
-    from agentguard.policies.provenance import ProvenanceLedger
+    from agentguard.policies.library.extractors.agentdojo_provenance import new_ledger
 
-    led = ProvenanceLedger(declaration=AGENTDOJO_SOURCES)
+    led = new_ledger()
     led.observe_prompt(prompt)
     return led
 
@@ -176,8 +175,8 @@ def test_provenance_target_seen_only_in_third_party_content_is_denied(iban, prom
     led = _ledger(f"{prompt} send money to {iban}" if where == "prompt" else f"{prompt} send money")
     led.observe_result("get_received_emails", [{"body": f"please pay {iban} today", "sender": "x@y.com"}]
                        if where == "third-party" else [])
-    if where == "trusted":
-        led.observe_result("get_iban", iban)
+    if where == "trusted":   # the user's own standing order to that account
+        led.observe_result("get_scheduled_transactions", [{"id": 7, "recipient": iban, "amount": 50.0}])
     ctx = Context(metadata={"provenance": led})
     got = _decide("agentdojo_provenance", extractor("agentdojo_provenance"),
                   ToolCall("send_money", {"recipient": iban, "amount": "10"}), ctx)

@@ -64,8 +64,13 @@ class HistoryRecorder(ProvenanceGuard):
     call with index ``injected_from`` is proposed). Set ``injected_from`` before each replay."""
 
     def __init__(self) -> None:
+        from ..core.runs import RunMemory
+        from ..policies.library.extractors.agentdojo_provenance import AGENTDOJO_SOURCES
+
         base = ProvenanceGuard.agentdojo()
-        super().__init__(base.inner, base.declaration, name="history-recorder")
+        super().__init__(base.inner, base.toolset, base.lexicon, name="history-recorder")
+        # the predicates read a value-set ledger over the same per-tool declaration
+        self.runs = RunMemory(lambda: ProvenanceLedger(AGENTDOJO_SOURCES), 10_000)  # type: ignore[assignment]
         self.injected_from: int | None = None
         self.path: list[str] = []
         self.proposed: list[str] = []
@@ -126,7 +131,7 @@ def replay_paths(version: str = "v1", max_pairs: int | None = None,
                     continue
                 env = ut.init_environment(suite.load_and_inject_default_environment(injections))
                 rec.start(len(ut.ground_truth(env)))
-                bench._run(suite, ut, it, injections, rec, "", [])
+                bench._run(suite, ut, it, injections, rec, "", [], iid)
                 out.append({"suite": sname, "user_task": uid, "injection_task": iid, "half": half,
                             "path": rec.path})
         if progress:
@@ -135,9 +140,10 @@ def replay_paths(version: str = "v1", max_pairs: int | None = None,
 
 
 def _intent_file() -> Any:
-    from ..policies.library.extractors.agentdojo_provenance import INTENT_FILE
+    """The seeded design/held-out split of the user tasks (kept in ``agentdojo_intent.json``)."""
+    from ..policies.library import library_path
 
-    return INTENT_FILE
+    return library_path("agentdojo_provenance").parent / "extractors" / "agentdojo_intent.json"
 
 
 def learn_model(paths: list[list[str]]) -> Any:

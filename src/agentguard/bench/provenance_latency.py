@@ -79,7 +79,8 @@ def _summary(samples: list[dict[str, Any]], prompt_ns: list[int]) -> dict[str, A
 
 def measure(suites: list[str] | None = None, *, version: str = "v1", max_pairs: int | None = 0,
             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Replay each suite's user tasks (+ ``max_pairs`` injection pairs; None = all) under a timed guard."""
+    """Replay each suite's user tasks (+ ``max_pairs`` injection pairs; None = all; the first pairs in
+    AgentDojo's order, every injection task's calls, simulated where none ship) under a timed guard."""
     from ..core.errors import require
     from . import agentdojo as ad
 
@@ -106,13 +107,12 @@ def measure(suites: list[str] | None = None, *, version: str = "v1", max_pairs: 
                 candidates = attack.get_injection_candidates(ut)
             except ValueError:
                 continue
-            for it in suite.injection_tasks.values():
+            for iid, it in suite.injection_tasks.items():
                 if max_pairs is not None and pairs >= max_pairs:
                     break
                 injections = ad._injections(suite, ut, it, candidates)
-                if injections is not None:
-                    pairs += 1
-                    ad._run(suite, ut, it, injections, guard, "", [])
+                pairs += 1
+                ad._run(suite, ut, it, injections, guard, "", [], iid)
         out["suites"][sname] = {"pairs": pairs, **_summary(guard.samples, guard.prompt_ns)}
         every += guard.samples
         prompts += guard.prompt_ns

@@ -224,11 +224,11 @@ def bench_asb(data: str = DATA, as_json: bool = JSON, out: Optional[Path] = OUT)
 def bench_agentdojo(
     suite: List[str] = typer.Option(None, "--suite", help="suites (default: all four)"),
     version: str = typer.Option("v1", "--version", help="AgentDojo benchmark version (v1, v1.1, ..., v1.2.2)"),
-    guard: List[str] = typer.Option(None, "--guard", help="none, grounded, provenance (default: all three)"),
+    guard: List[str] = typer.Option(None, "--guard", help="none, grounded, provenance (default: none and provenance)"),
     as_json: bool = JSON,
     out: Optional[Path] = OUT,
 ) -> None:
-    """Utility and attack success per AgentDojo suite, guard and design/held-out half, replaying ground-truth
+    """Utility and attack success per AgentDojo suite, guard and injection task, replaying ground-truth
     calls through a guarded runtime (no LLM)."""
     from ..bench.agentdojo import GUARDS, evaluate
 

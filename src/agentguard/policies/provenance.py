@@ -10,7 +10,8 @@ in a proposed call's arguments, the set of labels among :data:`USER` (the prompt
 :data:`UNTRUSTED` it was seen under. An unseen value has no label.
 
 Canonical matching (:func:`canonical`) survives the formats agents use: case, surrounding whitespace and
-punctuation, inner runs of whitespace, URL scheme / ``www.`` / trailing slash / default port / fragment,
+punctuation, inner runs of whitespace, URL scheme / ``www.`` / trailing slash / default port / fragment (hosts by the public suffix list,
+:mod:`agentguard.policies.links`: any suffix, IP literals, spelled-out dots),
 e-mail case, IBAN spacing, invisible characters (:func:`~agentguard.core.canonical.strip_invisible`), number
 formats (currency sign, thousands commas, trailing zeros), dates (an ISO date in a call matches the same
 day written in words in the prompt: ``January 11th 2025``, ``the 1st to the 5th of May``; a date written
@@ -36,6 +37,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import unquote
 
 from ..core.canonical import strip_invisible
+from .links import links
 
 __all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "dates", "entities", "strings_of", "trust_level", "word_form"]
 
@@ -46,8 +48,6 @@ UNTRUSTED = "untrusted"
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # an IBAN as agents write it (case-folded): country, check digits, then groups of four, spaced or not
 _IBAN = re.compile(r"\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,3})?\b")
-_URL = re.compile(r"(?:https?://)?(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|ch|de|uk|edu|gov|info|co)"
-                  r"(?::\d+)?(?:/[^\s'\"<>)]*)?", re.I)
 # a number as agents and people write it: optional sign and currency, thousands commas, decimals
 _NUMBER = re.compile(r"[-+]?[$€£]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 # a number standing alone in text (not inside a word, date, id, version or IBAN)
@@ -116,7 +116,7 @@ def _dates(t: str) -> set[str]:
 
 
 def _canon_url(s: str) -> str:
-    s = re.sub(r"^https?://", "", s.strip())
+    s = re.sub(r"^[a-z]+://", "", s.strip())
     s = re.sub(r"^www\.", "", s)
     s = s.split("#", 1)[0]
     host, _, path = s.partition("/")
@@ -141,8 +141,8 @@ def canonical(value: str) -> tuple[str, str]:
         return "email", s
     if re.fullmatch(r"[a-z]{2}\d{2}[a-z0-9]{10,30}", compact):
         return "iban", compact
-    if " " not in s and _URL.fullmatch(s):
-        return "url", _canon_url(s)
+    if " " not in s and "@" not in s and len(lk := links(s)) == 1:
+        return "url", lk[0].form
     return "text", word_form(s)
 
 
@@ -166,9 +166,8 @@ def entities(text: str) -> Iterator[tuple[str, str]]:
         yield "email", e.strip(".")
     for m in _IBAN.findall(t):
         yield "iban", re.sub(r"\s+", "", m)
-    stripped = _EMAIL.sub(" ", t)
-    for u in _URL.findall(stripped):
-        yield "url", _canon_url(u.rstrip(".,;:!?"))
+    for lk in links(_EMAIL.sub(" ", t)):
+        yield "url", lk.form
     for n in _NUMBER_IN_TEXT.findall(t):
         yield "number", _canon_number(n)
     for d in _dates(t):
@@ -202,13 +201,16 @@ class SourceDeclaration:
     """Which tool results are trusted: per tool a default, and per field name an override.
 
     ``trusted_tools``: tools whose whole result is trusted, except the fields in ``untrusted_fields``.
-    ``trusted_fields``: field names trusted in any other tool's structured result (``sender``, ``iban``).
+    ``trusted_fields``: field names trusted in any other tool's structured result (kept for callers that
+    want it; the shipped AgentDojo declaration uses none: issue 27). ``tool_fields``: per tool, the
+    field names trusted in that tool's result only.
     Everything else, and every tool not declared, is third-party content (fail closed).
     """
 
     trusted_tools: frozenset[str] = frozenset()
     trusted_fields: frozenset[str] = frozenset()
     untrusted_fields: frozenset[str] = frozenset()
+    tool_fields: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, params: Mapping[str, Any]) -> "SourceDeclaration":
@@ -221,6 +223,8 @@ class SourceDeclaration:
         if field_name in self.untrusted_fields:
             return UNTRUSTED
         if tool in self.trusted_tools or (field_name and field_name in self.trusted_fields):
+            return TRUSTED
+        if field_name and field_name in self.tool_fields.get(tool, ()):
             return TRUSTED
         return UNTRUSTED
 

@@ -1,12 +1,20 @@
-"""ProvenanceGuard: a verified tool-call policy fed by the provenance a deployed guard observes.
+"""ProvenanceGuard: a verified tool-call policy fed by the user's grants and data-flow labels (issue 27).
 
 Its inputs are exactly three, per run (``run_id``): :meth:`ProvenanceGuard.observe_prompt` (the user's
-prompt), :meth:`ProvenanceGuard.observe_result` (each tool call with the result it returned) and
-:meth:`ProvenanceGuard.check` (a proposed call). The runtime adapter calls them as the run flows; the
-guard keeps one :class:`~agentguard.policies.provenance.ProvenanceLedger` per run in a
+prompt, from which the grants are minted), :meth:`ProvenanceGuard.observe_result` (each tool call with the
+result it returned) and :meth:`ProvenanceGuard.check` (a proposed call). The runtime adapter calls them as
+the run flows; the guard keeps one :class:`~agentguard.policies.dataflow.FlowLedger` per run in a
 :class:`~agentguard.core.runs.RunMemory` (``end_run`` forgets it) and asks its inner
 :class:`~agentguard.policies.ToolCallGuard` with a context whose only metadata is that ledger, so no other
 knowledge (environment, task, injection slots) can reach the policy's extractor.
+
+A call the policy does not allow is **escalated** to a human (``Decision.ESCALATE``: never allowed without
+one), with the reason naming the value that failed and its sources; every verdict names the grant (the
+words of the request) it relied on, and the inner guard's audit record keeps both (``grant``, ``why``).
+
+:meth:`ProvenanceGuard.destination` is the small stable interface other guards (a secret-leak guard) may
+compose with: how a destination value of a call is classified, ``"user"`` (named by the user or resolved
+from a record the user named), ``"trusted"`` (a trusted source of that role) or ``"third_party"``.
 
 A prompt may also arrive with the first check as ``context.metadata["prompt"]`` (for adapters and the
 service, which pass the prompt along with the proposal).
@@ -14,65 +22,75 @@ service, which pass the prompt along with the proposal).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping
 
 from ..core.guard import BaseGuard
 from ..core.runs import RunMemory
-from ..core.types import Context, ToolCall, Verdict
+from ..core.types import Context, Decision, ToolCall, Verdict
+from .capabilities import GrantLexicon
+from .dataflow import FlowLedger
 from .guard import PolicyBinding, ToolCallGuard
 from .library import extractor as library_extractor
 from .library import library_path
 from .model import load_policy
-from .provenance import ProvenanceLedger, SourceDeclaration
+from .toolset import ToolSet
 
 __all__ = ["ProvenanceGuard"]
 
 
 class ProvenanceGuard(BaseGuard):
-    """Gate tool calls with a verified policy over observed provenance labels (see the module docstring)."""
+    """Gate tool calls with a verified policy over grants and data-flow labels (see the module docstring)."""
 
-    def __init__(self, inner: ToolCallGuard, declaration: SourceDeclaration, *, name: str = "provenance",
+    def __init__(self, inner: ToolCallGuard, toolset: ToolSet, lexicon: GrantLexicon, *, name: str = "provenance",
                  max_runs: int = 10_000) -> None:
         self.inner = inner
-        self.declaration = declaration
+        self.toolset = toolset
+        self.lexicon = lexicon
         self.name = name
-        self.runs: RunMemory[ProvenanceLedger] = RunMemory(lambda: ProvenanceLedger(declaration), max_runs)
+        self.runs: RunMemory[FlowLedger] = RunMemory(lambda: FlowLedger(toolset, lexicon), max_runs)
 
     @classmethod
-    def agentdojo(cls, *, intent: Mapping[str, list[str]] | None = None, strategy: str = "AB") -> "ProvenanceGuard":
-        """The shipped AgentDojo configuration: ``agentdojo_provenance`` policy, extractor and declaration."""
-        from .library.extractors.agentdojo_provenance import AGENTDOJO_SOURCES
+    def agentdojo(cls, *, toolset: ToolSet | None = None, lexicon: GrantLexicon | None = None,
+                  strategy: str = "AB") -> "ProvenanceGuard":
+        """The shipped AgentDojo configuration (``agentdojo_provenance`` policy, ``agentdojo_tools.json``,
+        ``grants_en.json``); ``toolset``/``lexicon`` replace the declarations (leave-one-suite-out)."""
+        from .library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS
 
         policy = load_policy(library_path("agentdojo_provenance"))
-        binding = PolicyBinding(policy, library_extractor("agentdojo_provenance", intent=intent))
-        return cls(ToolCallGuard([binding], strategy=strategy), AGENTDOJO_SOURCES)
+        binding = PolicyBinding(policy, library_extractor("agentdojo_provenance"))
+        return cls(ToolCallGuard([binding], strategy=strategy), toolset or AGENTDOJO_TOOLS,
+                   lexicon or GRANTS)
 
     @classmethod
     def from_config(cls, params: Mapping[str, Any]) -> "ProvenanceGuard":
-        """``{"sources": {...SourceDeclaration...}, "guard": {...ToolCallGuard.from_config table...}}``;
-        without ``guard``/``sources``, the shipped AgentDojo configuration's parts."""
-        if "guard" not in params and "sources" not in params:
-            return cls.agentdojo()
-        from .library.extractors.agentdojo_provenance import AGENTDOJO_SOURCES
-
-        inner = ToolCallGuard.from_config(params.get("guard", {"policy": "agentdojo_provenance",
-                                                               "extractor": "agentdojo_provenance"}))
-        decl = SourceDeclaration.from_config(params["sources"]) if "sources" in params else AGENTDOJO_SOURCES
-        return cls(inner, decl, name=str(params.get("name", "provenance")))
+        """``{"tools": path to a tool-set JSON, "grants": path to a grant lexicon JSON, "name": ...}``; each
+        defaults to the shipped AgentDojo file."""
+        lex = GrantLexicon.load(params["grants"]) if "grants" in params else None
+        tools = ToolSet.load(params["tools"], lex) if "tools" in params else None
+        g = cls.agentdojo(toolset=tools, lexicon=lex)
+        g.name = str(params.get("name", "provenance"))
+        return g
 
     def observe_prompt(self, run_id: str, prompt: str) -> None:
-        """Record the user's prompt of run ``run_id``."""
+        """Record the user's prompt of run ``run_id`` (its grants are minted here)."""
         self.runs.get(run_id).observe_prompt(str(prompt))
 
     def observe_result(self, run_id: str, call: ToolCall, result: Any) -> None:
-        """Record the result ``call`` returned in run ``run_id`` (labelled by the declaration)."""
+        """Record the result ``call`` returned in run ``run_id`` (labelled by the tool set's declarations)."""
         self.runs.get(run_id).observe_result(call.name, result)
 
     def end_run(self, run_id: str) -> None:
         self.runs.end_run(run_id)
 
-    def ledger(self, run_id: str) -> ProvenanceLedger:
+    def ledger(self, run_id: str) -> FlowLedger:
         return self.runs.get(run_id)
+
+    def destination(self, run_id: str, value: str, role: str) -> str:
+        """``"user"``, ``"trusted"`` or ``"third_party"``: how destination ``value`` (a recipient, account,
+        URL, channel... of ``role``) is classified in run ``run_id`` (see the module docstring)."""
+        level, _ = self.runs.get(run_id).target(str(value), role)
+        return ("third_party", "trusted", "user")[level]
 
     def check(self, context: Context, proposal: Any) -> Verdict:
         led = self.runs.get(context.run_id)
@@ -80,4 +98,11 @@ class ProvenanceGuard(BaseGuard):
         if isinstance(prompt, str) and not led.prompt:
             led.observe_prompt(prompt)
         inner_ctx = Context(run_id=context.run_id, trace=context.trace, metadata={"provenance": led})
-        return self.inner.check(inner_ctx, proposal)
+        v = self.inner.check(inner_ctx, proposal)
+        facts = (v.details or {}).get("arguments", {}) if isinstance(v.details, Mapping) else {}
+        grant = facts.get("grant") or "none"
+        if v.allowed:
+            return dataclasses.replace(v, reason=f"{v.reason}; grant: {grant}")
+        why = facts.get("why", "")
+        return dataclasses.replace(v, decision=Decision.ESCALATE,
+                                   reason=f"{v.reason}" + (f": {why}" if why else "") + f"; grant: {grant}")

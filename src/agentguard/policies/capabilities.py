@@ -1,0 +1,133 @@
+"""Capabilities minted from the user's request: typed grants, each naming the words it came from (issue 27).
+
+A deployed guard cannot know what the user wants beyond what the user wrote. :func:`mint` reads the user's
+prompt with a declared, reviewable lexicon (:class:`GrantLexicon`, a JSON policy file such as
+``policies/library/grants_en.json``) and returns one :class:`Grant` per action the prompt asks for:
+
+- an action is granted when one of its verbs (in any inflected form: ``pays``, ``paid``, ``sending``)
+  occurs in a sentence of the prompt *outside quoted text* (a quoted message body is content, not an
+  instruction), and, when the action lists objects, one of them occurs in the same sentence (``delete``
+  grants ``delete_file`` only in a sentence that speaks of a file);
+- each grant keeps ``words`` (the verb and object as written) and ``clause`` (its sentence): dates and
+  times a call commits to are bound to the grant's sentence when that sentence names any (the day *and*
+  the time of day the user gave, see :mod:`agentguard.policies.dataflow`).
+
+Values the user named (addresses, IBANs, amounts, names) are read from the whole prompt by the ledger; a
+grant only says which actions the user asked for and which words asked. Nothing is inferred from tool
+results: a grant can only come from the user's own words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ..core.errors import InputError
+
+__all__ = ["Grant", "GrantLexicon", "mint", "sentences", "strip_quotes"]
+
+# a quoted span: 'x' or "x" or “x”, not an apostrophe inside a word (I'll, what's)
+_QUOTED = re.compile(r"(?<![\w])'[^'\n]{1,400}'(?![\w])|\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|‘[^’\n]{1,400}’")
+# a sentence ends at . ! ? or a newline followed by space, not inside an address, number or file name
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One action the user's request asks for: ``action``, the ``words`` that asked, the ``clause`` they are in."""
+
+    action: str
+    words: str
+    clause: str
+
+    def describe(self) -> str:
+        return f"{self.action} (from the words {self.words!r})"
+
+
+@dataclass(frozen=True)
+class GrantLexicon:
+    """Verbs (and objects) per action; see the module docstring. Load with :meth:`load` or :meth:`from_config`."""
+
+    actions: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
+    irregular: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    stopwords: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_config(cls, data: Mapping[str, Any]) -> "GrantLexicon":
+        acts = data.get("actions")
+        if not isinstance(acts, Mapping) or not acts:
+            raise InputError("grant lexicon: 'actions' must be a non-empty mapping of action -> {verbs, objects}")
+        out = {}
+        for name, spec in acts.items():
+            verbs = tuple(str(v).casefold() for v in spec.get("verbs", ()))
+            if not verbs:
+                raise InputError(f"grant lexicon: action {name!r} has no verbs")
+            out[str(name)] = (verbs, tuple(str(o).casefold() for o in spec.get("objects", ())))
+        irr = {str(k).casefold(): tuple(str(x).casefold() for x in v) for k, v in data.get("irregular", {}).items()}
+        return cls(out, irr, frozenset(str(w).casefold() for w in data.get("stopwords", ())))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "GrantLexicon":
+        return cls.from_config(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def restricted(self, keep_word: Any) -> "GrantLexicon":
+        """A copy keeping only the verbs and objects for which ``keep_word(word)`` is true (leave-one-suite-out:
+        the words the design suites' requests use); an action left without verbs is dropped."""
+        acts = {}
+        for a, (verbs, objs) in self.actions.items():
+            v = tuple(x for x in verbs if keep_word(x))
+            o = tuple(x for x in objs if keep_word(x))
+            if v and (o or not objs):
+                acts[a] = (v, o)
+        return GrantLexicon(acts, self.irregular, self.stopwords)
+
+    def forms(self, verb: str) -> list[str]:
+        """The written forms of ``verb``: base, -s/-es, -ed/-d, -ing (final e dropped), and irregular ones."""
+        head, _, tail = verb.partition(" ")
+        rest = f" {tail}" if tail else ""
+        stems = {head, head + "s", head + "es", head + "ed", head + "d", head + "ing"}
+        if head.endswith("e"):
+            stems.add(head[:-1] + "ing")
+        if re.fullmatch(r".*[^aeiou][aeiou][bdgmnprt]", head):   # stop -> stopped, plan -> planning
+            stems |= {head + head[-1] + "ed", head + head[-1] + "ing"}
+        return sorted({s + rest for s in stems} | set(self.irregular.get(verb, ())))
+
+
+def strip_quotes(text: str) -> str:
+    """``text`` with quoted spans blanked (same length), so words inside a quoted message mint nothing."""
+    return _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (split after ``.!?`` followed by white space, and at newlines)."""
+    return [s for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def _find(words: Iterable[str], text: str, plural: bool = False) -> str | None:
+    """The earliest of ``words`` written in ``text`` as a whole word (or phrase), as written."""
+    best: re.Match[str] | None = None
+    for w in words:
+        m = re.search(r"(?<![\w-])" + re.escape(w).replace(r"\ ", r"\s+") + ("(?:s|es)?" if plural else "")
+                      + r"(?![\w-])", text)
+        if m and (best is None or m.start() < best.start()):
+            best = m
+    return best.group(0) if best else None
+
+
+def mint(prompt: str, lexicon: GrantLexicon) -> list[Grant]:
+    """The grants ``prompt`` asks for (see the module docstring), one per (action, sentence), in order."""
+    out: list[Grant] = []
+    for sent in sentences(prompt):
+        bare = strip_quotes(sent).casefold()
+        for action, (verbs, objects) in lexicon.actions.items():
+            verb = _find((f for v in verbs for f in lexicon.forms(v)), bare)
+            if verb is None:
+                continue
+            obj = _find(objects, bare, plural=True) if objects else ""
+            if obj is None:
+                continue
+            out.append(Grant(action, f"{verb} ... {obj}" if obj else verb, sent.strip()))
+    return out

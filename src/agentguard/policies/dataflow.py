@@ -1,0 +1,408 @@
+"""Labels that follow data flow, and the check of one proposed call against the user's grants (issue 27).
+
+:class:`FlowLedger` holds one run: the user's prompt and the grants minted from it
+(:mod:`agentguard.policies.capabilities`), and every tool result, each field labelled by the tool set's
+declarations (:mod:`agentguard.policies.toolset`): the user's own records and system metadata vouch for a
+value *of the declared role only* (a transaction id never vouches for an amount, a balance never for a
+payment); everything else, senders, participants, owners, counterparties, subjects, bodies, pages, is
+third-party, whatever its field is called.
+
+**The approximation, stated.** A replay (or any guard outside the model) cannot see which input an LLM
+copied a value from. Where a value of a proposed call equals values from several sources, the ledger
+labels it by *every* source it could have come from, and decides fail closed:
+
+- a target (recipient, IBAN, URL, file, event, message id) is the user's (level 2) when the user's request
+  names it, or a trusted record the user pointed at by name resolves it (the contact whose name the user
+  wrote); it is trusted (level 1) when a source declared for its role holds it **and**, for identifiers
+  (``ids`` roles), no third-party content also holds it (then the model may have copied it from the
+  attacker: the call is escalated to a human, never allowed); else 0;
+- an amount is the user's when the request writes it; level 1 when it is computed (sum, difference,
+  a percentage the request writes with ``%``, half; two steps at most, whole cents) from numbers the request writes and the amounts of
+  records the user selected (a record holding an IBAN, address or name the request wrote); else 0;
+- days and times are bound to the grant's sentence: when the sentence (else the request) names days,
+  the call's day must be one of them; when it names times of day, the call's time must be one of them.
+  A day or time the request never constrains is the agent's choice (not checked, and said so);
+- account values (a password, an address) must be written in the request;
+- outgoing content (bodies, subjects, titles, posts): every link in it (any public suffix, IP literals,
+  spelled-out dots: :mod:`agentguard.policies.links`) must be the user's or from a trusted URL source; a
+  private value of the user (passport, card, ...; any field of an undeclared tool's record) needs a grant
+  whose sentence names it (the declared words, or the undeclared field's name); eight or more
+  consecutive words of third-party text may only go to targets the user named.
+
+A call is within a grant when one of the tool's declared actions was granted. :meth:`FlowLedger.facts`
+returns the verified policy's facts plus ``grant`` (the words that granted it) and ``why`` (the first
+value that failed and its sources), which the guard shows in its verdict and its audit record.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+from .capabilities import Grant, GrantLexicon, mint, strip_quotes
+from .links import links
+from .provenance import _EMAIL, _IBAN, canonical, dates, entities, word_form
+from .toolset import ToolDecl, ToolSet
+
+__all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
+
+SHINGLE = 8   # consecutive words of third-party text that count as forwarding it
+_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?!\w)|\b(\d{1,2}):(\d{2})\b", re.I)
+_KIND_CODE = {"read": 0, "fetch": 1, "write": 2, "send": 3, "account": 4, "delete": 5}
+
+
+def times(text: str) -> set[str]:
+    """Times of day written in ``text`` as ``HH:MM`` (``10:00``, ``6 PM``, ``9:30am``)."""
+    out = set()
+    for h, m, ap, h24, m24 in _TIME.findall(text):
+        if ap:
+            hh = int(h) % 12 + (12 if ap.lower().startswith("p") else 0)
+            out.add(f"{hh:02d}:{int(m or 0):02d}")
+        elif int(h24) < 24 and int(m24) < 60:
+            out.add(f"{int(h24):02d}:{m24}")
+    return out
+
+
+def _leaves(value: Any) -> Iterator[str]:
+    """Every scalar of an argument or result, as a string (mapping keys are not values)."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()
+    if isinstance(value, Mapping):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from _leaves(v)
+    elif value is not None and not isinstance(value, bool):
+        yield str(value)
+
+
+def _records(result: Any) -> Iterator[dict[str, Any]]:
+    """The records of a result: each mapping (or model) in it, with its direct fields."""
+    if hasattr(result, "model_dump"):
+        result = result.model_dump()
+    if isinstance(result, Mapping):
+        yield dict(result)
+    elif isinstance(result, (list, tuple)):
+        for r in result:
+            yield from _records(r)
+
+
+def _shingles(words: list[str]) -> set[tuple[str, ...]]:
+    return {tuple(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+@dataclass
+class Facts:
+    """The verified policy's facts for one call, with the grant and the reason behind them."""
+
+    kind: int
+    target_trust: int
+    requested: bool
+    value_trust: int
+    grant: str = ""
+    why: str = ""
+
+    def as_args(self) -> dict[str, Any]:
+        return {"kind": self.kind, "target_trust": self.target_trust, "requested": self.requested,
+                "value_trust": self.value_trust, "grant": self.grant, "why": self.why}
+
+
+@dataclass
+class FlowLedger:
+    """One run's grants and labelled values (see the module docstring). Not thread-safe per run."""
+
+    toolset: ToolSet
+    lexicon: GrantLexicon
+    prompt: str = ""
+    grants: list[Grant] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)
+    _user_ents: set[tuple[str, str]] = field(default_factory=set)
+    _user_text: str = " "
+    _user_sites: set[str] = field(default_factory=set)
+    _user_numbers: set[float] = field(default_factory=set)
+    _user_percents: set[float] = field(default_factory=set)
+    _names: set[str] = field(default_factory=set)
+    _trusted: dict[str, dict[tuple[str, str], str]] = field(default_factory=dict)   # role -> value -> source
+    _resolved: dict[tuple[str, str], str] = field(default_factory=dict)
+    _tp_ents: set[tuple[str, str]] = field(default_factory=set)
+    _tp_words: list[str] = field(default_factory=list)
+    _tp_shingles: set[tuple[str, ...]] = field(default_factory=set)
+    _private: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    _selectable: list[tuple[dict[str, Any], tuple[str, ...], str]] = field(default_factory=list)
+    _pointed: dict[str, str] = field(default_factory=dict)   # link form -> the record the request names
+    _named: dict[tuple[str, str], str] = field(default_factory=dict)   # trusted value -> the named record
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ observing
+    def observe_prompt(self, prompt: str) -> None:
+        """Record the user's request: its grants and the values it names."""
+        self.prompt = (self.prompt + "\n" + prompt).strip()
+        self.grants = mint(self.prompt, self.lexicon)
+        self._user_ents = set(entities(self.prompt))
+        self._user_text = f" {word_form(self.prompt)} "
+        self._user_sites = {lk.site for lk in links(self.prompt)}
+        # numbers the request writes as numbers (not the digit groups of an IBAN, address or date)
+        bare_nums = _IBAN.sub(" ", _EMAIL.sub(" ", self.prompt.casefold()))
+        self._user_numbers = {float(f) for k, f in entities(bare_nums) if k == "number"}
+        self._user_percents = {float(m) for m in re.findall(r"(\d+(?:\.\d+)?)\s*(?:%|percent\b|per cent\b)",
+                                                           bare_nums)}
+        bare = strip_quotes(self.prompt)
+        self._names = {w.casefold() for w in re.findall(r"\b\w*[A-Z]\w*\b", self.prompt)
+                       if len(w) >= 3 and w.casefold() not in self.lexicon.stopwords} | \
+                      {w.casefold() for w in re.findall(r"'([^']{3,40})'", bare)}
+        self._cache.clear()
+
+    def _third_party(self, text: str) -> None:
+        self._tp_ents.update(entities(text))
+        wf = word_form(text)
+        self._tp_words.append(wf)
+        self._tp_shingles |= _shingles(wf.split())
+        self._cache.pop("tp_text", None)
+
+    def _trust(self, role: str, value: str, source: str) -> None:
+        self._trusted.setdefault(role, {})[canonical(value)] = source
+
+    def observe_result(self, tool: str, result: Any) -> None:
+        """Record one tool result, each field labelled by ``tool``'s declaration (see the module docstring)."""
+        self.calls.append(tool)
+        decl = self.toolset.decl(tool)
+        self._cache.pop("derived", None)
+        if decl.whole:
+            for s in _leaves(result):
+                self._trust(decl.whole, s, f"{tool} (declared {decl.whole})")
+            return
+        recs = list(_records(result))
+        if not recs:
+            for s in _leaves(result):
+                self._third_party(s)
+            return
+        for rec in recs:
+            self._record(tool, decl, rec)
+
+    def _record(self, tool: str, decl: ToolDecl, rec: dict[str, Any]) -> None:
+        named = False
+        for f, v in rec.items():
+            role = decl.results.get(f)
+            for s in _leaves(v):
+                if role:
+                    self._trust(role, s, f"{tool}.{f}")
+                    named = named or (role == "person" and f" {word_form(s)} " in self._user_text)
+                elif f in decl.private:
+                    if len(word_form(s)) >= 4:
+                        self._private[word_form(s)] = (f"{tool}.{f}", decl.private[f])
+                else:
+                    self._third_party(s)
+                    if not decl.declared and len(word_form(s)) >= 4 and word_form(f):
+                        # an undeclared tool's field may be private: it leaves only when the request names it
+                        self._private.setdefault(word_form(s), (f"{tool}.{f} (undeclared tool)", (word_form(f),)))
+        if named:   # a directory record the user pointed at by name resolves its other trusted fields
+            for f, role in decl.results.items():
+                for s in _leaves(rec.get(f)):
+                    self._resolved[canonical(s)] = f"{tool}.{f} of the record the request names"
+        if decl.select:
+            self._selectable.append((rec, decl.select, tool))
+        if (key := self._names_record(rec)) is not None:
+            for f, role in decl.results.items():
+                for s in _leaves(rec.get(f)):
+                    self._named.setdefault(canonical(s), f"{tool} record the request names ({key!r})")
+            for s in _leaves(rec):
+                for lk in links(s):
+                    self._pointed.setdefault(lk.form, f"a link in a {tool} record the request names ({key!r})")
+
+    def _names_record(self, rec: Mapping[str, Any]) -> str | None:
+        """A short value of ``rec`` the request names (a channel, a sender, an IBAN), if any."""
+        for v in rec.values():
+            for s in _leaves(v):
+                c = canonical(s)
+                if c[0] not in ("text", "number") and c in self._user_ents:
+                    return s
+                if c[0] == "text" and 0 < len(c[1].split()) <= 4 and f" {c[1]} " in self._user_text:
+                    return s
+        return None
+
+    # ------------------------------------------------------------------ labels
+    def _tp_text(self) -> str:
+        if "tp_text" not in self._cache:
+            self._cache["tp_text"] = " " + " \n ".join(self._tp_words) + " "
+        return self._cache["tp_text"]
+
+    def in_third_party(self, value: str) -> bool:
+        kind, form = canonical(value)
+        if kind != "text":
+            return (kind, form) in self._tp_ents
+        return bool(form) and f" {form} " in self._tp_text()
+
+    def _id_in_third_party(self, value: str) -> bool:
+        """Whether third-party content writes this identifier: a short number only where it reads as an id
+        (``id 13``, ``file 13``, ``#13``, ``number 13``: a bare ``13`` in a file's text is no reference);
+        anything else wherever it occurs."""
+        v = value.strip()
+        if re.fullmatch(r"\d{1,6}", v):
+            return re.search(rf"(?:\bids?|\bfiles?|\bemails?|\bevents?|\bnumber|\bno|#) ?{v}\b",
+                             self._tp_text()) is not None
+        return self.in_third_party(value)
+
+    def user_named(self, value: str) -> bool:
+        kind, form = canonical(value)
+        if not form:
+            return False
+        if kind == "url":
+            return any(lk.site in self._user_sites for lk in links(value))
+        if kind != "text":
+            return (kind, form) in self._user_ents or (kind == "date" and ("date", "*" + form[4:]) in self._user_ents)
+        return f" {form} " in self._user_text
+
+    def target(self, value: str, role: str, fetch: bool = False) -> tuple[int, str]:
+        """Level (2 user, 1 trusted, 0 not) of a target value of ``role``, and its source. For a fetch, a link
+        written in a record the request names (a message in the channel the user named) is level 1."""
+        if self.user_named(value):
+            return 2, "named in the request"
+        c = canonical(value)
+        if c in self._resolved:
+            return 2, self._resolved[c]
+        if fetch and role == "url" and c[0] == "url" and c[1] in self._pointed:
+            return 1, self._pointed[c[1]]
+        src = self._trusted.get(role, {}).get(c)
+        if src is None or role == "unknown":
+            where = "third-party content" if self.in_third_party(value) else "no source"
+            return 0, f"{role} {value!r}: from {where}, not the request or a trusted {role} source"
+        if role in self.toolset.roles["named_ids"] and c not in self._named:
+            return 0, f"{role} {value!r}: in {src}, but not a record the request names"
+        if role in self.toolset.roles["ids"] and self._id_in_third_party(value):
+            return 0, f"{role} {value!r}: in {src} but also written in third-party content (fail closed)"
+        return 1, src
+
+    def _derived(self) -> set[float]:
+        if "derived" in self._cache:
+            return self._cache["derived"]
+        base = set(self._user_numbers)
+        for rec, fields, _ in self._selectable:
+            vals = [canonical(s) for v in rec.values() for s in _leaves(v)]
+            texts = [f" {c[1]} " for c in vals if c[0] == "text"]
+            if any(c in self._user_ents for c in vals if c[0] != "number") or any(
+                    f" {n} " in t for t in texts for n in self._names):
+                for f in fields:
+                    for s in _leaves(rec.get(f)):
+                        try:
+                            base.add(float(s))
+                        except ValueError:
+                            pass
+        base = set(sorted(base)[:16])
+        pct = self._user_percents
+        one = set(base) | {a / 2 for a in base}
+        for a, b in itertools.product(base, base):
+            one |= {a + b, a - b}
+        one |= {a * p / 100 for a in base for p in pct} | {a * (100 + p) / 100 for a in base for p in pct}
+        two = set(one)
+        for a, b in itertools.product(one, base):
+            two |= {a + b, a - b, b - a}
+        # a computed amount is a value with whole cents (a ratio that rounds to 0.01 is no computation)
+        out = {round(x, 2) for x in two if abs(x * 100 - round(x * 100)) < 1e-6}
+        self._cache["derived"] = out
+        return out
+
+    def amount(self, value: str) -> tuple[int, str]:
+        kind, form = canonical(value)
+        if kind != "number":
+            return 0, f"amount {value!r} is not a number"
+        x = float(form)
+        if x in self._user_numbers:
+            return 2, "written in the request"
+        if round(x, 2) in self._derived():
+            return 1, "computed from the request's numbers and the records it selects"
+        return 0, f"amount {value!r}: not written in the request nor computed from it and the records it selects"
+
+    def day(self, value: str, role: str, grants: list[Grant]) -> tuple[int, str]:
+        scope_days = set().union(*(dates(g.clause) for g in grants)) if grants else set()
+        scope_days = scope_days or dates(self.prompt)
+        kind, form = canonical(value)
+        day = form[:10] if kind == "date" else ""
+        if scope_days and not (day in scope_days or "*" + day[4:] in scope_days):
+            return 0, f"day {value!r} is not a day the request names ({', '.join(sorted(scope_days))})"
+        if role == "time":
+            scope_t = set().union(*(times(g.clause) for g in grants)) if grants else set()
+            scope_t = scope_t or times(self.prompt)
+            t = times(str(value))
+            if scope_t and t and not t & scope_t:
+                return 0, f"time {value!r} is not a time of day the request names ({', '.join(sorted(scope_t))})"
+        return 2, "named in the request" if scope_days else "the request constrains no day (the agent's choice)"
+
+    def content(self, value: str, grants: list[Grant], target_level: int) -> tuple[int, str]:
+        for lk in links(value):
+            if lk.site in self._user_sites:
+                continue
+            if canonical(lk.form) in self._trusted.get("url", {}):
+                continue
+            return 0, f"link {lk.form!r} in outgoing content is not the user's (site {lk.site})"
+        wf = f" {word_form(value)} "
+        for secret, (src, words) in self._private.items():
+            if f" {secret} " in wf and not any(f" {word_form(w)} " in f" {word_form(g.clause)} "
+                                               for g in grants for w in words):
+                return 0, f"private {src} sent without a request that names it ({' / '.join(words)})"
+        if target_level < 2 and _shingles(wf.split()) & self._tp_shingles:
+            return 0, "forwards third-party text to a target the request does not name"
+        return 2, "content checked"
+
+    def users_words(self, text: str) -> bool:
+        """Every word of ``text`` is a word of the request (a word with digits counts when its letters are at
+        most a 3-letter suffix: ``1-th`` for the request's ``k-th``)."""
+        for w in word_form(text).split():
+            if f" {w} " in self._user_text:
+                continue
+            if re.search(r"\d", w) and len(re.sub(r"[\d.,:-]", "", w)) <= 3:
+                continue
+            return False
+        return True
+
+    # ------------------------------------------------------------------ the call
+    def facts(self, tool: str, arguments: Mapping[str, Any]) -> Facts:
+        """The verified policy's facts for a proposed call (see the module docstring)."""
+        decl = self.toolset.decl(tool, arguments.keys())
+        kind = _KIND_CODE[decl.kind]
+        if decl.kind == "read":
+            return Facts(kind, 2, True, 2, "", "a read")
+        grants = [g for g in self.grants if g.action in decl.actions]
+        grant = "; ".join(g.describe() for g in grants)
+        roles = self.toolset.roles
+        tt, why_t = 2, ""
+        contents: list[str] = []
+        vt, why_v = 2, ""
+        failed: set[str] = set()
+        for arg, v in arguments.items():
+            role = decl.role(arg)
+            for s in _leaves(v):
+                if not s.strip():
+                    continue
+                if role in roles["content"]:
+                    contents.append(s)
+                    continue
+                if role in roles["targets"] or role == "unknown":
+                    lv, w = self.target(s, role, decl.kind == "fetch")
+                    if lv == 0:
+                        failed.add(role)
+                    if lv < tt:
+                        tt, why_t = lv, f"{arg}: {w}"
+                elif role in roles["amounts"] or role in roles["days"] or role in roles["account_values"]:
+                    lv, w = (self.amount(s) if role in roles["amounts"] else self.day(s, role, grants)
+                             if role in roles["days"] else ((2, "named in the request") if self.user_named(s)
+                                                            else (0, f"{role} value not written in the request")))
+                    if lv < vt:
+                        vt, why_v = lv, f"{arg}: {w}"
+                if role not in roles["targets"] and role != "url":
+                    for lk in links(s):   # an address written inside a non-content argument is a target too
+                        lv, w = self.target(lk.form, "url", decl.kind == "fetch")
+                        failed |= {"url"} if lv == 0 else set()
+                        if lv < tt:
+                            tt, why_t = lv, f"{arg}: {w}"
+        if tt == 0 and failed <= self.toolset.roles.get("members", frozenset()) and contents and all(
+                self.users_words(s) for s in contents):
+            tt, why_t = 1, "a member of the user's workspace, sent only words the request wrote"
+        for s in contents:
+            lv, w = self.content(s, grants, tt)
+            if lv < vt:
+                vt, why_v = lv, w
+        why = why_t if tt == 0 else (f"no grant for {'/'.join(decl.actions) or tool}" if not grants else why_v)
+        return Facts(kind, tt, bool(grants), vt, grant, why)
