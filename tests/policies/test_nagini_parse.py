@@ -51,5 +51,5 @@ def test_parse_garbage_is_a_crash_not_a_pass():
 
 
 def test_missing_venv_is_a_clear_dependency_error(tmp_path):
-    with pytest.raises(DependencyError, match="setup_nagini.sh"):
+    with pytest.raises(DependencyError, match="agentguard setup nagini"):
         NaginiVerifier(tmp_path / "nowhere")

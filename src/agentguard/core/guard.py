@@ -160,9 +160,11 @@ def _is_sync(guard: Any) -> bool:
 
 
 def _inline_safe(guard: Any) -> bool:
-    """True when the guard's own class declares ``inline_safe = True`` (fast and pure; a subclass that may
-    override ``check`` does not inherit it): the async path decides it on the event loop."""
-    return "inline_safe" in vars(type(guard)) and getattr(guard, "inline_safe", False) is True
+    """True when the guard's own class declares ``inline_safe = True`` as a plain class attribute (fast and
+    pure; a subclass that may override ``check`` does not inherit it): the async path decides it on the event
+    loop. A per-instance answer (a property, e.g. :class:`~agentguard.policies.ToolCallGuard`'s, whose
+    sandboxed policy may run up to its timeout) does not count: the loop serves every other run meanwhile."""
+    return vars(type(guard)).get("inline_safe", False) is True
 
 
 def _own_cancellation() -> bool:
