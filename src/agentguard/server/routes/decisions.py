@@ -36,6 +36,17 @@ def keyed(headers: Any, principal: Principal, path: str, raw: bytes) -> IdemKey 
 def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Awaitable[Response]]:
     """Add the decision routes; returns the ``/v1/check`` handler for the gate's lean path."""
 
+    async def read(request: Request, model: Any) -> tuple[Any, Principal, IdemKey | None] | Response:
+        """The parsed body (a malformed one raises the 422 validation error), the caller and the request's
+        idempotency key; a 400 response for a malformed key."""
+        raw = await request.body()
+        req = svc.parse(model, raw)
+        who = principal_of(request.scope)
+        try:
+            return req, who, keyed(request.scope.get("headers", ()), who, request.url.path, raw)
+        except IdempotencyError as exc:
+            return error(400, str(exc))
+
     @app.post("/v1/check", tags=["guards"], response_model=VerdictOut, responses=err_responses(),
               summary="Check one tool call", openapi_extra=body(CheckRequest))
     async def check(request: Request) -> Response:
@@ -59,13 +70,10 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Aw
     @app.post("/v1/runs/{run_id}/steps", tags=["guards"], response_model=VerdictOut, responses=err_responses(),
               summary="Feed one step of a run; get the proactive verdict", openapi_extra=body(StepRequest))
     async def step(run_id: str, request: Request) -> Response:
-        raw = await request.body()
-        req: StepRequest = svc.parse(StepRequest, raw)
-        who = principal_of(request.scope)
-        try:
-            idem = keyed(request.scope.get("headers", ()), who, request.url.path, raw)
-        except IdempotencyError as exc:
-            return error(400, str(exc))
+        got = await read(request, StepRequest)
+        if isinstance(got, Response):
+            return got
+        req, who, idem = got
         s = to_step(req)
         payload = req.model_dump(mode="json")
         payload["time"] = s.time
@@ -76,13 +84,10 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Aw
               responses=err_responses(), summary="Stream signal values to the monitor",
               openapi_extra=body(SignalRequest))
     async def signals(run_id: str, request: Request) -> Response:
-        raw = await request.body()
-        req: SignalRequest = svc.parse(SignalRequest, raw)
-        who = principal_of(request.scope)
-        try:
-            idem = keyed(request.scope.get("headers", ()), who, request.url.path, raw)
-        except IdempotencyError as exc:
-            return error(400, str(exc))
+        got = await read(request, SignalRequest)
+        if isinstance(got, Response):
+            return got
+        req, who, idem = got
         t = req.time if req.time is not None else time.time()
         s = Step(signals=dict(req.signals), time=t)
         extra = {f"signal:{k}": float(x) for k, x in req.signals.items()}
