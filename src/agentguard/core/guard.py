@@ -159,6 +159,14 @@ def _is_sync(guard: Any) -> bool:
     return getattr(type(guard), "acheck", None) is BaseGuard.acheck
 
 
+def declares_inline_safe(guard: Any) -> bool:
+    """True when the guard's own class declares ``inline_safe`` (a subclass that may override ``check`` does
+    not inherit it) and the guard answers True: it decides from its input alone, keeps no per-run memory
+    and needs no I/O. The MCP relay's one-client loop and the service's replay shortcut read this; the shared
+    async path of :func:`_arun_many` asks more (:func:`_inline_safe`)."""
+    return "inline_safe" in vars(type(guard)) and getattr(guard, "inline_safe", False) is True
+
+
 def _inline_safe(guard: Any) -> bool:
     """True when the guard's own class declares ``inline_safe = True`` as a plain class attribute (fast and
     pure; a subclass that may override ``check`` does not inherit it): the async path decides it on the event

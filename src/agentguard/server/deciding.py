@@ -187,13 +187,13 @@ def memoryless(guard: Any) -> bool:
     """True when no guard inside ``guard`` keeps per-run memory, so replaying a run into it changes
     nothing: every guard in it is a stack or declares itself fast and pure (its own class sets
     ``inline_safe = True``) and has neither ``end_run`` nor ``reset``."""
-    from ..core.guard import GuardStack
+    from ..core.guard import GuardStack, declares_inline_safe
     from ..core.runs import walk_guards
 
     for g in walk_guards(guard):
         if type(g) is GuardStack:
             continue
-        if not ("inline_safe" in vars(type(g)) and getattr(g, "inline_safe", False) is True):
+        if not declares_inline_safe(g):
             return False
         if callable(getattr(g, "end_run", None)) or callable(getattr(g, "reset", None)):
             return False

@@ -37,7 +37,7 @@ import time
 from typing import Any, Awaitable, Callable
 
 from ...core.enforcement import Enforcement, Outcome
-from ...core.guard import Guard, GuardStack
+from ...core.guard import Guard, GuardStack, declares_inline_safe
 from ...core.pipeline import RESERVED_KEYS, Pipeline, approval_request
 from ...core.types import Context, Decision, ToolCall, Verdict
 
@@ -94,8 +94,7 @@ def inline_safe(pipeline: Pipeline) -> bool:
 def _inline_guard(guard: Any) -> bool:
     if type(guard) is GuardStack:
         return all(_inline_guard(g) for g in guard.guards)
-    # declared by the guard's own class (a subclass that may override check does not inherit it)
-    return "inline_safe" in vars(type(guard)) and getattr(guard, "inline_safe", False) is True
+    return declares_inline_safe(guard)
 
 
 def refusal_text(out: Outcome, call: ToolCall | None = None) -> str:
