@@ -186,3 +186,20 @@ def test_flow_rules_through_the_service_read_the_runs_recorded_steps(tmp_path: P
         r = c.post("/v1/runs/a/steps", headers=auth, json={"action": send})
         assert r.json()["decision"] == "REJECT" and "flow rule 'r'" in r.json()["reason"]
         assert c.post("/v1/runs/b/steps", headers=auth, json={"action": send}).json()["decision"] == "ALLOW"
+
+
+@pytest.mark.parametrize("to", ["alice@example.com.evil.example", "alice@example.com%0a@evil.example",
+                                '"alice@example.com"@evil.example', "alice@example.com\r\nBcc: eve@evil.example"])
+def test_recipient_variants_tried_after_the_fact_stay_outside_the_grant(to: str) -> None:
+    """Variants no other test names (suffix extension, encoded newline, quoted local part, header
+    injection): a send after an untrusted read to any of them is refused; the granted address is not."""
+    from agentguard.config import build_stack
+    from agentguard.core import Pipeline, ToolCall
+
+    g = build_stack({"guards": [{"type": "flow-rules", "trusted_tools": ["get_user_info"], "rules": [
+        {"name": "r", "after": "read_*", "label": "untrusted", "then": "send_*", "recipients": ["to"],
+         "grant": ["*@example.com"]}]}]})
+    for addr, refused in ((to, True), ("alice@example.com", False)):
+        p = Pipeline(g)
+        p.record(p.decide("r", ToolCall("read_inbox", {}, "c1")), "mail")
+        assert p.decide("r", ToolCall("Send-Email", {"to": addr}, "c2")).verdict.decision.refuses is refused
