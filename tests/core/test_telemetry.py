@@ -1,5 +1,5 @@
 """OpenTelemetry (agentguard.core.telemetry) with the SDK's in-memory exporter and metric reader: a span per
-decision with GenAI and agentguard attributes, a child span per guard of the stack (sync and async, the
+decision with GenAI and agentguard attributes (deferred and synchronous spans alike), a child span per guard of the stack (sync and async, the
 async one from a worker thread), the host's current span as parent, metrics by kind and outcome; off, the
 core does not import OpenTelemetry. (Spans arriving at a real OTLP receiver process:
 tests/integrations/test_otel_receiver.py.)"""
@@ -48,6 +48,7 @@ class Otel:
         self.tracer = self.tracer_provider.get_tracer("host")
 
     def by_name(self) -> dict[str, Any]:
+        telemetry.flush()  # deferred spans (the default) are built by a background thread: now, for the test
         return {s.name: s for s in self.spans.get_finished_spans()}
 
     def points(self, metric: str) -> list[Any]:
@@ -56,10 +57,11 @@ class Otel:
                 for p in m.data.data_points]
 
 
-@pytest.fixture
-def otel() -> Iterator[Otel]:
+@pytest.fixture(params=[True, False], ids=["deferred", "sync"])
+def otel(request: pytest.FixtureRequest) -> Iterator[Otel]:
+    """Telemetry on, with deferred spans (the default) and with synchronous ones: the same spans either way."""
     o = Otel()
-    telemetry.enable(tracer_provider=o.tracer_provider, meter_provider=o.meter_provider)
+    telemetry.enable(tracer_provider=o.tracer_provider, meter_provider=o.meter_provider, deferred=request.param)
     try:
         yield o
     finally:
@@ -194,7 +196,7 @@ def test_without_guard_spans_the_decision_span_lists_the_guards() -> None:
     try:
         Pipeline(_stack()).decide("r", ToolCall("delete_x", {}))
     finally:
-        telemetry.disable()
+        telemetry.disable()  # builds what is pending
     spans = o.spans.get_finished_spans()
     assert [s.name for s in spans] == ["agentguard.decide delete_x"]
     a = spans[0].attributes

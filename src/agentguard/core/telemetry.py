@@ -13,10 +13,14 @@ What is emitted (names follow the OpenTelemetry GenAI semantic conventions where
   ``agentguard.decision`` / ``.guard`` / ``.reason`` / ``.outcome`` / ``.kind`` / ``.adapter``, and
   ``agentguard.shadow.*`` when a shadow guard would have decided otherwise;
 - one child span per guard inside a stack, ``agentguard.guard {name}``, with ``agentguard.guard`` and
-  ``agentguard.decision`` / ``.reason`` of that guard (run in a worker thread, it keeps its parent:
-  :mod:`.guard` copies the context into the thread);
+  ``agentguard.decision`` / ``.reason`` of that guard;
 - metrics: ``agentguard.decisions`` (counter by ``agentguard.kind``, ``agentguard.decision``,
   ``agentguard.outcome``, ``agentguard.adapter``) and ``agentguard.decision.duration`` (histogram, seconds).
+
+Deferred spans (the default; ``deferred=False`` or ``AGENTGUARD_OTEL_DEFERRED=0`` for synchronous ones): a
+decision leaves a small record and a background thread builds the spans from it, with the exact parent and
+start/end times, and records the metrics (:mod:`.telemetry_deferred` says how, and what it gives up); a
+host that shuts its own tracer provider down calls :func:`flush` first.
 
 Exporters: a host that already set a global tracer/meter provider keeps it (its own exporters are used).
 Otherwise :func:`enable` builds SDK providers from the standard variables: ``OTEL_TRACES_EXPORTER`` /
@@ -29,6 +33,7 @@ environment parsing and the wire format are its job, not this module's.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import time
@@ -36,18 +41,23 @@ from contextlib import contextmanager
 from typing import Any, Iterator, MutableMapping
 
 from .errors import DependencyError, InputError
+from .telemetry_deferred import PENDING, REASON_MAX, Builder, P, Pending, guard_attrs, start_attrs
 
-__all__ = ["ENV_FLAG", "GUARD_SPANS_ENV", "Telemetry", "active", "decision_span", "disable", "enable",
-           "enable_from_env", "inject", "parent_from", "use_parent"]
+__all__ = ["DEFERRED_ENV", "DURATION_BUCKETS_S", "ENV_FLAG", "GUARD_SPANS_ENV", "Telemetry", "active", "decision_span", "disable",
+           "enable", "enable_from_env", "flush", "inject", "parent_from", "use_parent"]
 
 #: the environment variable that turns telemetry on for every Pipeline of the process
 ENV_FLAG = "AGENTGUARD_OTEL"
 #: ``0`` turns the per-guard child spans off (the decision span lists the guards instead)
 GUARD_SPANS_ENV = "AGENTGUARD_OTEL_GUARD_SPANS"
-#: the prefix of agentguard's span attributes and metric names (``agentguard.decision``, ...)
-P = "agentguard" + "."
+#: ``0`` builds every span synchronously, inside the decision (see the module doc)
+DEFERRED_ENV = "AGENTGUARD_OTEL_DEFERRED"
+#: the decision-duration histogram's bucket bounds in seconds (10 us to 10 s; the SDK's default bounds,
+#: 0, 5, 10, 25 ..., are meant for milliseconds and would put every decision in one bucket)
+DURATION_BUCKETS_S = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.05, 0.1, 0.25,
+                      0.5, 1.0, 2.5, 5.0, 10.0)
 _TRUE = ("1", "true", "yes", "on")
-_REASON_MAX = 512
+_FALSE = ("0", "false", "no", "off")
 
 _active: Telemetry | None = None
 _env_read = False
@@ -76,6 +86,7 @@ def _sdk_tracer_provider() -> Any:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 
     provider = TracerProvider(resource=Resource.create())
+    provider.add_span_processor(_flush_first())  # before the exporters: deferred spans first, then their export
     for name in _exporter_names("OTEL_TRACES_EXPORTER"):
         if name == "none":
             continue
@@ -89,6 +100,21 @@ def _sdk_tracer_provider() -> Any:
         else:
             raise InputError(f"OTEL_TRACES_EXPORTER: unsupported exporter {name!r} (otlp, console or none)")
     return provider
+
+
+def _flush_first() -> Any:
+    """A span processor whose ``force_flush`` / ``shutdown`` build the pending deferred spans (:func:`flush`)."""
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    class FlushFirst(SpanProcessor):
+        def shutdown(self) -> None:
+            flush()
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            flush()
+            return True
+
+    return FlushFirst()
 
 
 def _sdk_meter_provider() -> Any:
@@ -133,15 +159,17 @@ def _version() -> str:
         return "0"
 
 
-def enable(*, tracer_provider: Any = None, meter_provider: Any = None, guard_spans: bool | None = None) -> Telemetry:
+def enable(*, tracer_provider: Any = None, meter_provider: Any = None, guard_spans: bool | None = None,
+           deferred: bool | None = None) -> Telemetry:
     """Turn telemetry on for every Pipeline of the process (idempotent; the latest call's providers win).
 
     ``tracer_provider`` / ``meter_provider``: given, they are used; else a global one the host already set
     is used; else SDK providers are built from the ``OTEL_*`` environment (see the module doc) and set as
     the global ones. ``guard_spans``: a child span per guard of a stack (default: on, unless
     ``AGENTGUARD_OTEL_GUARD_SPANS=0``); off, the decision span lists the guards and their decisions in
-    ``agentguard.guards`` / ``agentguard.guard_decisions`` instead (one span per decision: the cheap setting,
-    see benchmarks/results/otel_overhead.json)."""
+    ``agentguard.guards`` / ``agentguard.guard_decisions`` instead. ``deferred``: spans built off the
+    decision's path (default: on, unless ``AGENTGUARD_OTEL_DEFERRED=0``; see the module doc and
+    benchmarks/results/otel_overhead.json)."""
     global _active
     _, metrics, trace = _import()
     if tracer_provider is None:
@@ -155,15 +183,47 @@ def enable(*, tracer_provider: Any = None, meter_provider: Any = None, guard_spa
             meter_provider = _sdk_meter_provider()
             metrics.set_meter_provider(meter_provider)
     if guard_spans is None:
-        guard_spans = os.environ.get(GUARD_SPANS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
-    _active = Telemetry(tracer_provider, meter_provider, guard_spans=guard_spans)
+        guard_spans = os.environ.get(GUARD_SPANS_ENV, "1").strip().lower() not in _FALSE
+    if deferred is None:
+        deferred = os.environ.get(DEFERRED_ENV, "1").strip().lower() not in _FALSE
+    old, _active = _active, Telemetry(tracer_provider, meter_provider, guard_spans=guard_spans, deferred=deferred)
+    if old is not None:
+        old.close()
+    atexit.unregister(_at_exit)
+    atexit.register(_at_exit)  # after the providers' own exit hooks are registered, so it runs before them
     return _active
 
 
 def disable() -> None:
-    """Turn telemetry off (the providers, and their exporters, are left to whoever owns them)."""
+    """Turn telemetry off, after building what is pending (the providers, and their exporters, are left to
+    whoever owns them)."""
     global _active
-    _active = None
+    old, _active = _active, None
+    if old is not None:
+        old.close()
+
+
+def flush() -> None:
+    """Build every pending deferred span and record its metrics now (the exporters then export as usual)."""
+    tel = _active
+    if tel is not None:
+        tel.flush()
+
+
+def _at_exit() -> None:
+    tel = _active
+    if tel is not None:
+        tel.close()
+
+
+def _after_fork() -> None:  # the child has no builder thread; the next decision starts one
+    tel = _active
+    if tel is not None:
+        tel.reset_after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def enable_from_env() -> Telemetry | None:
@@ -177,13 +237,15 @@ def enable_from_env() -> Telemetry | None:
 
 
 def inject(headers: MutableMapping[str, str]) -> None:
-    """Add the current trace context (W3C ``traceparent``) to outgoing ``headers`` when telemetry is on."""
-    if _active is not None:
+    """Add the current trace context (W3C ``traceparent``) to outgoing ``headers`` when telemetry is on;
+    inside a deferred decision, the decision's (and the running guard's) span, started here for it."""
+    tel = _active
+    if tel is not None:
         from opentelemetry import propagate
 
-        propagate.inject(headers)
-
-
+        rec = PENDING.get()
+        ctx = rec.materialize() if rec is not None and rec.tel is tel else None
+        propagate.inject(headers, context=ctx)
 def use_parent(carrier: Any) -> Any:
     """Make the trace context in ``carrier`` (a mapping with ``traceparent``: request headers, an MCP
     ``_meta``) the current one; returns a token for :meth:`Telemetry.detach`, or None (nothing done)."""
@@ -228,19 +290,20 @@ class _Noop:
 NOOP = _Noop()
 
 
-def decision_span(adapter: str, run_id: str, proposal: Any, kind: str) -> _Noop | _Decision:
+def decision_span(adapter: str, run_id: str, proposal: Any, kind: str) -> _Noop | _Decision | Pending:
     """The Pipeline's hook: a context manager whose ``done(outcome)`` returns the outcome (a no-op when off)."""
     tel = _active
     if tel is None:
         return NOOP
     try:
-        return tel.decision(adapter, run_id, proposal, kind)
+        return Pending(tel, adapter, run_id, proposal, kind) if tel.deferred else tel.decision(adapter, run_id,
+                                                                                                  proposal, kind)
     except Exception:  # noqa: BLE001 - telemetry never stands in the way of a decision
         return NOOP
 
 
 class _Decision:
-    """One decision's span (current while the guards run) and its metrics; :meth:`done` fills them in."""
+    """One decision's synchronous span (current while the guards run) and its metrics."""
 
     __slots__ = ("tel", "span", "token", "t0", "kind", "adapter", "out")
 
@@ -272,23 +335,26 @@ class _Decision:
 
 
 class Telemetry:
-    """The tracer, the meter and the instruments; :meth:`decision` and :meth:`guard` are the two hooks."""
+    """The tracer, the meter and the instruments; :meth:`decision` and :meth:`guard_enter` are the hooks."""
 
-    def __init__(self, tracer_provider: Any, meter_provider: Any, *, guard_spans: bool = True) -> None:
-        self.guard_spans = guard_spans
+    def __init__(self, tracer_provider: Any, meter_provider: Any, *, guard_spans: bool = True,
+                 deferred: bool = False, flush_interval_s: float = 0.05) -> None:
+        self.guard_spans, self.deferred, self.flush_interval_s = guard_spans, deferred, flush_interval_s
         self.context, _, self.trace = _import()
         version = _version()
         self.tracer = tracer_provider.get_tracer("agentguard", version)
         meter = meter_provider.get_meter("agentguard", version)
-        # the counter is kept here and read by the SDK at each collection (an asynchronous counter): one dict
-        # update per decision instead of a synchronous ``add`` (benchmarks/otel_overhead.py)
+        # the counter is kept here and read by the SDK at each collection (an asynchronous counter)
         self._counts: dict[tuple[tuple[str, str], ...], int] = {}
+        self._labels: dict[tuple[str, ...], dict[str, str]] = {}
         self._lock = threading.Lock()
+        self.builder = Builder(self, flush_interval_s) if deferred else None
         self.decisions = meter.create_observable_counter(P + "decisions", callbacks=[self._observe],
                                                          unit="{decision}",
                                                          description="guard decisions by kind, decision and outcome")
         self.duration = meter.create_histogram(P + "decision.duration", unit="s",
-                                               description="time to decide one proposal (guards, enforcement, audit)")
+                                               description="time to decide one proposal (guards, enforcement, audit)",
+                                               explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS_S))
         self.error_status = self.trace.Status(self.trace.StatusCode.ERROR)
 
     def count(self, labels: dict[str, str]) -> None:
@@ -299,27 +365,20 @@ class Telemetry:
     def _observe(self, options: Any) -> Iterator[Any]:
         from opentelemetry.metrics import Observation
 
+        self.flush()  # the pending decisions count (and their durations reach the histogram) before collection
         with self._lock:
             counts = list(self._counts.items())
         for key, n in counts:
             yield Observation(n, dict(key))
 
     def decision(self, adapter: str, run_id: str, proposal: Any, kind: str) -> _Decision:
-        """The span of one decision, current until the ``with`` block ends (call ``done(outcome)`` in it)."""
+        """The synchronous span of one decision, current until the ``with`` block ends."""
         tool = getattr(proposal, "name", None)
-        attrs: dict[str, Any] = {"gen_ai.conversation.id": run_id, P + "kind": kind,
-                                 P + "adapter": adapter}
-        if isinstance(tool, str):
-            attrs["gen_ai.tool.name"] = tool
-            cid = getattr(proposal, "call_id", None)
-            if cid:
-                attrs["gen_ai.tool.call.id"] = str(cid)
-        return _Decision(self, f"agentguard.decide {tool}" if isinstance(tool, str) else f"agentguard.decide {kind}",
-                         attrs, kind, adapter)
+        name, attrs = start_attrs(adapter, run_id, tool, getattr(proposal, "call_id", None), kind)
+        return _Decision(self, name, attrs, kind, adapter)
 
-    def finish(self, d: _Decision, error: BaseException | None) -> dict[str, str]:
-        """End the decision's span with what was decided; the metric labels of the decision."""
-        span, out = d.span, d.out
+    def result(self, out: Any) -> tuple[dict[str, Any], str, str]:
+        """The attributes of a finished decision, its decision and its outcome."""
         v = getattr(out, "verdict", None)
         decision = v.decision.name if v is not None else "HALT"
         outcome = ("error" if out is None else "ask" if out.ask else "stop" if out.stop
@@ -327,7 +386,7 @@ class Telemetry:
         attrs: dict[str, Any] = {P + "decision": decision, P + "outcome": outcome}
         if v is not None:
             attrs[P + "guard"] = v.guard
-            attrs[P + "reason"] = v.reason[:_REASON_MAX]
+            attrs[P + "reason"] = v.reason[:REASON_MAX]
             shadow = v.details.get("shadow") if v.details else None
             if shadow:
                 attrs[P + "shadow.guards"] = sorted({str(e.get("guard", "")) for e in shadow})
@@ -338,34 +397,67 @@ class Telemetry:
             if trail:
                 attrs[P + "guards"] = [str(t.get("guard", "")) for t in trail]
                 attrs[P + "guard_decisions"] = [str(t.get("decision", "")) for t in trail]
-        span.set_attributes(attrs)
-        if error is not None:
-            span.record_exception(error)
-            span.set_status(self.error_status)
-        elif "error.type" in attrs:
-            span.set_status(self.error_status)
-        span.end()
-        return {P + "kind": d.kind, P + "decision": decision, P + "outcome": outcome, P + "adapter": d.adapter}
+        return attrs, decision, outcome
 
-    def guard_enter(self, name: str) -> tuple[Any, Any] | None:
-        """The span of one guard inside a stack (a child of the current span), made current; None if it fails."""
+    def label(self, kind: str, decision: str, outcome: str, adapter: str) -> dict[str, str]:
+        key = (kind, decision, outcome, adapter)
+        labels = self._labels.get(key)
+        if labels is None:
+            labels = self._labels[key] = {P + "kind": kind, P + "decision": decision, P + "outcome": outcome,
+                                          P + "adapter": adapter}
+        return labels
+
+    def end(self, span: Any, attrs: dict[str, Any], error: BaseException | None, end: int | None = None,
+            failed: bool = False) -> None:
+        """Add ``attrs`` (if any) and end the span (at ``end``), in error when ``error``, ``failed`` or the
+        attributes carry ``error.type``."""
+        if attrs:
+            span.set_attributes(attrs)
+        if error is not None:
+            span.record_exception(error, timestamp=end)
+        if error is not None or failed or "error.type" in attrs:
+            span.set_status(self.error_status)
+        span.end(end_time=end)
+
+    def finish(self, d: _Decision, error: BaseException | None) -> dict[str, str]:
+        """End the synchronous decision span with what was decided; the metric labels of the decision."""
+        attrs, decision, outcome = self.result(d.out)
+        self.end(d.span, attrs, error)
+        return self.label(d.kind, decision, outcome, d.adapter)
+
+    def flush(self) -> None:
+        if self.builder is not None:
+            self.builder.flush()
+
+    def close(self) -> None:
+        if self.builder is not None:
+            self.builder.close()
+
+    def reset_after_fork(self) -> None:
+        if self.builder is not None:
+            self.builder.reset()
+
+    def guard_enter(self, name: str) -> Any:
+        """A guard inside a stack starts: its span (synchronous, made current) or its deferred record."""
+        if self.deferred:
+            rec = PENDING.get()
+            return None if rec is None else (rec, rec.guard_enter(name))
         try:
             span = self.tracer.start_span(f"agentguard.guard {name}", attributes={P + "guard": name})
             return span, self.context.attach(self.trace.set_span_in_context(span))
         except Exception:  # noqa: BLE001 - telemetry never stands in the way of a decision
             return None
 
-    def guard_exit(self, entered: tuple[Any, Any] | None, v: Any) -> None:
+    def guard_exit(self, entered: Any, v: Any) -> None:
         if entered is None:
+            return
+        if self.deferred:
+            entered[0].guard_exit(entered[1], v)
             return
         span, token = entered
         try:
             self.context.detach(token)
-            span.set_attributes({P + "decision": v.decision.name, P + "reason": v.reason[:_REASON_MAX]})
-            if v.details and v.details.get("error"):
-                span.set_attribute("error.type", str(v.details["error"]))
-                span.set_status(self.error_status)
-            span.end()
+            self.end(span, guard_attrs(v), None)
         except Exception:  # noqa: BLE001
             pass
 
