@@ -5,6 +5,7 @@ from a guard, a decision nested in a guard); a bounded queue that loses nothing.
 
 from __future__ import annotations
 
+import contextvars
 import time
 from typing import Any, Iterator
 
@@ -204,3 +205,24 @@ def test_the_environment_chooses_synchronous_spans(otel: Otel, monkeypatch: pyte
     with otel.tracer.start_as_current_span("host"):
         Pipeline(_stack()).decide("r", ToolCall("read", {}))
         assert len(otel.spans.get_finished_spans()) == 3  # built inside the decision, before it returned
+
+
+def test_a_decision_left_behind_by_a_finished_one_keeps_the_current_parent(otel: Otel) -> None:
+    """A guard's thread that outlives its decision (abandoned at the deadline) and decides again: the finished
+    decision is not started late; the new decision's parent is the context it runs in."""
+    saved: list[contextvars.Context] = []
+
+    class Keeps(BaseGuard):
+        name = "keeps"
+
+        def check(self, context: Context, proposal: Any) -> Verdict:
+            saved.append(contextvars.copy_context())
+            return Verdict.allow(self.name)
+
+    with otel.tracer.start_as_current_span("host") as host:
+        Pipeline(GuardStack([Keeps()])).decide("r", ToolCall("first", {}))
+    saved[0].run(Pipeline(_stack()).decide, "r", ToolCall("later", {}))
+    telemetry.flush()
+    spans = otel.by_name()
+    assert spans["agentguard.decide later"].parent.span_id == host.get_span_context().span_id
+    assert len([s for s in otel.spans.get_finished_spans() if s.name == "agentguard.decide first"]) == 1

@@ -338,7 +338,7 @@ class Telemetry:
     """The tracer, the meter and the instruments; :meth:`decision` and :meth:`guard_enter` are the hooks."""
 
     def __init__(self, tracer_provider: Any, meter_provider: Any, *, guard_spans: bool = True,
-                 deferred: bool = False, flush_interval_s: float = 0.05) -> None:
+                 deferred: bool = True, flush_interval_s: float = 0.05) -> None:
         self.guard_spans, self.deferred, self.flush_interval_s = guard_spans, deferred, flush_interval_s
         self.context, _, self.trace = _import()
         version = _version()

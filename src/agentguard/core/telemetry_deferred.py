@@ -77,7 +77,8 @@ class Pending:
         self.t1: int = 0  # 0 until the decision ends
         self.guards: list[list[Any]] = []
         outer = PENDING.get()  # nested in another decision's guard: that one's span is the parent, started now
-        self.parent = tel.context.get_current() if outer is None else outer.materialize()
+        parent = outer.materialize() if outer is not None else None
+        self.parent = parent if parent is not None else tel.context.get_current()
         self.token = PENDING.set(self)
         self.t0 = time.time_ns()
 
