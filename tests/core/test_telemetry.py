@@ -1,8 +1,9 @@
-"""OpenTelemetry (agentguard.core.telemetry) with the SDK's in-memory exporter and metric reader: a span per
-decision with GenAI and agentguard attributes (deferred and synchronous spans alike), a child span per guard of the stack (sync and async, the
-async one from a worker thread), the host's current span as parent, metrics by kind and outcome; off, the
-core does not import OpenTelemetry. (Spans arriving at a real OTLP receiver process:
-tests/integrations/test_otel_receiver.py.)"""
+"""OpenTelemetry (agentguard.core.telemetry) with the SDK's in-memory exporter and metric reader, with
+deferred spans (the default) and synchronous ones alike: a span per decision with GenAI and agentguard
+attributes, a child span per guard of the stack (sync and async, the async one from a worker thread), the
+host's current span as parent, metrics by kind and outcome; off, the core does not import OpenTelemetry.
+(Spans arriving at a real OTLP receiver process: tests/integrations/test_otel_receiver.py; deferred spans'
+own properties: tests/core/test_telemetry_deferred.py.)"""
 
 from __future__ import annotations
 

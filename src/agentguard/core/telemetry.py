@@ -43,8 +43,8 @@ from typing import Any, Iterator, MutableMapping
 from .errors import DependencyError, InputError
 from .telemetry_deferred import PENDING, REASON_MAX, Builder, P, Pending, guard_attrs, start_attrs
 
-__all__ = ["DEFERRED_ENV", "DURATION_BUCKETS_S", "ENV_FLAG", "GUARD_SPANS_ENV", "Telemetry", "active", "decision_span", "disable",
-           "enable", "enable_from_env", "flush", "inject", "parent_from", "use_parent"]
+__all__ = ["DEFERRED_ENV", "DURATION_BUCKETS_S", "ENV_FLAG", "GUARD_SPANS_ENV", "Telemetry", "active",
+           "decision_span", "disable", "enable", "enable_from_env", "flush", "inject", "parent_from", "use_parent"]
 
 #: the environment variable that turns telemetry on for every Pipeline of the process
 ENV_FLAG = "AGENTGUARD_OTEL"
@@ -296,8 +296,9 @@ def decision_span(adapter: str, run_id: str, proposal: Any, kind: str) -> _Noop 
     if tel is None:
         return NOOP
     try:
-        return Pending(tel, adapter, run_id, proposal, kind) if tel.deferred else tel.decision(adapter, run_id,
-                                                                                                  proposal, kind)
+        if tel.deferred:
+            return Pending(tel, adapter, run_id, proposal, kind)
+        return tel.decision(adapter, run_id, proposal, kind)
     except Exception:  # noqa: BLE001 - telemetry never stands in the way of a decision
         return NOOP
 
