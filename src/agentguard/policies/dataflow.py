@@ -170,11 +170,11 @@ class FlowLedger:
         self.calls.append(tool)
         decl = self.toolset.decl(tool)
         self._cache.pop("derived", None)
-        if decl.whole:
+        recs = list(_records(result))
+        if decl.whole and not recs:   # a bare value or list of values only: never a record's fields
             for s in _leaves(result):
                 self._trust(decl.whole, s, f"{tool} (declared {decl.whole})")
             return
-        recs = list(_records(result))
         if not recs:
             for s in _leaves(result):
                 self._third_party(s)
