@@ -5,6 +5,10 @@ policies_agentdojo_loso.json.
     python benchmarks/policies_agentdojo_versions.py                    # every version + LOSO on v1.2.2
     python benchmarks/policies_agentdojo_versions.py --version v1.2.2   # one version
     python benchmarks/policies_agentdojo_versions.py --jobs 16 --out DIR
+    python benchmarks/policies_agentdojo_versions.py --loso-only --loso-grants frozen   # -> ..._loso_frozen_grants.json
+
+LOSO folds (agentguard.bench.agentdojo.loso_fold): the left-out suite's tool declarations are removed and inferred
+from its tools' schemas; the grant lexicon is cut to the design suites' request words (default) or kept whole.
 
 Each (version, suite) replay is independent: ``--jobs`` runs them in parallel processes (the figures do not
 depend on it). What the replay is: an upper bound for a perfect agent under a literal hijack

@@ -19,8 +19,8 @@ that file:
   value is a ``profile`` value (written in the request or refused);
 - **actions**: the grant lexicon's actions whose verbs include the tool's verb and whose objects (if any)
   are among the tool's words and, where ``action_needs`` lists roles for the action (``pay`` needs an
-  ``amount``), that have an argument of one of them; a ``send`` or ``delete`` with no recognised target gets **no** action, so no
-  grant authorises it (it escalates);
+  ``amount``), that have an argument of one of them; a ``send`` or ``delete`` with no recognised target
+  gets **no** action, so no grant authorises it (it escalates);
 - **results**: ``whole`` rules (a bare-value result of a listing such as ``get_channels``; the ledger uses
   ``whole`` only for a bare result, never for records) and ``stores`` rules (the system fields of the
   user's own store, e.g. an e-mail's id, a contact's address) vouch for a role; **every other field is
@@ -123,7 +123,8 @@ class InferenceLexicon:
         return cls(tuple(kinds), params, dict(data.get("ids") or {}), tuple(data.get("whole") or ()),
                    tuple(data.get("stores") or ()), frozenset(data.get("public") or ()),
                    frozenset(data.get("private") or ()),
-                   {str(k): tuple(map(str, v)) for k, v in (data.get("action_needs") or {}).items()}, sha256, dict(data))
+                   {str(k): tuple(map(str, v)) for k, v in (data.get("action_needs") or {}).items()},
+                   sha256, dict(data))
 
     @classmethod
     def load(cls, path: str | Path) -> "InferenceLexicon":
