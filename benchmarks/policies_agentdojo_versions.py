@@ -5,6 +5,10 @@ policies_agentdojo_loso.json.
     python benchmarks/policies_agentdojo_versions.py                    # every version + LOSO on v1.2.2
     python benchmarks/policies_agentdojo_versions.py --version v1.2.2   # one version
     python benchmarks/policies_agentdojo_versions.py --jobs 16 --out DIR
+    python benchmarks/policies_agentdojo_versions.py --loso-only --loso-grants frozen   # -> ..._loso_frozen_grants.json
+
+LOSO folds (agentguard.bench.agentdojo.loso_fold): the left-out suite's tool declarations are removed and inferred
+from its tools' schemas; the grant lexicon is cut to the design suites' request words (default) or kept whole.
 
 Each (version, suite) replay is independent: ``--jobs`` runs them in parallel processes (the figures do not
 depend on it). What the replay is: an upper bound for a perfect agent under a literal hijack
@@ -26,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 SUITES = ("banking", "slack", "travel", "workspace")
 ONLY = [s for s in os.environ.get("AGENTDOJO_SUITES", "").split(",") if s]
+GRANTS_MODE = [os.environ.get("AGENTDOJO_LOSO_GRANTS", "design-words")]   # read by the worker processes
 
 
 def _job(args: tuple[str, str, bool]) -> tuple[str, str, bool, dict, float]:
@@ -33,7 +38,7 @@ def _job(args: tuple[str, str, bool]) -> tuple[str, str, bool, dict, float]:
     from agentguard.bench import agentdojo as ad
 
     t0 = time.perf_counter()
-    prov = (lambda n: ad.loso_guard(n, version)) if loso else None
+    prov = (lambda n: ad.loso_guard(n, version, GRANTS_MODE[0])) if loso else None
     r = ad.evaluate([suite], version=version, provenance=prov)
     return version, suite, loso, r["suites"][suite], time.perf_counter() - t0
 
@@ -46,9 +51,12 @@ def main() -> None:
     ap.add_argument("--loso-version", default="v1.2.2")
     ap.add_argument("--no-loso", action="store_true")
     ap.add_argument("--loso-only", action="store_true", help="only the leave-one-suite-out replays")
+    ap.add_argument("--loso-grants", choices=("design-words", "frozen"), default="design-words",
+                    help="LOSO grant lexicon: only the design suites' request words, or the whole frozen file")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--out", default=str(RESULTS))
     a = ap.parse_args()
+    os.environ["AGENTDOJO_LOSO_GRANTS"] = GRANTS_MODE[0] = a.loso_grants
     versions = a.version or ad.versions()
     suites = [s for s in reversed(SUITES) if not ONLY or s in ONLY]   # longest first
     jobs = [] if a.loso_only else [(v, s, False) for v in versions for s in suites]
@@ -83,11 +91,19 @@ def _write(out: Path, head: dict, v: str, loso: bool, suites: dict, seconds: flo
     doc = {**head, "load_average_1m_after": os.getloadavg()[0], "agentdojo_version": v,
            "guards": ["none", "provenance"], "suites": suites, "total": ad._summary(suites, ("none", "provenance")),
            "worker_seconds": seconds, "anchors_published_not_ours": ad.ANCHORS, "protocol": ad.PROTOCOL}
+    name = f"policies_agentdojo_{v.replace('.', '_')}.json"
     if loso:
-        doc["loso"] = ("each suite scored by the guard designed on the other three (agentguard.bench.agentdojo."
-                       "loso_guard): its own tools fall to the generic fail-closed declaration, the grant lexicon "
-                       "keeps only words the other suites' requests use")
-    name = "policies_agentdojo_loso.json" if loso else f"policies_agentdojo_{v.replace('.', '_')}.json"
+        g = GRANTS_MODE[0]
+        doc["loso"] = ("each suite scored by the guard of its fold (agentguard.bench.agentdojo.loso_fold): the "
+                       "left-out suite's own tool declarations are removed and replaced by declarations inferred "
+                       "from the tools' schemas by the frozen hand-written lexicon tool_inference_en.json (sha256 "
+                       "in folds); the grant lexicon " + (
+                           "keeps only words the design suites' requests use" if g == "design-words" else
+                           "is the whole shipped grants_en.json, written while all four suites were in view (this "
+                           "variant isolates the tool declarations' generalisation)"))
+        doc["loso_grants"] = g
+        doc["folds"] = {s: ad.loso_fold(s, v, g)["report"] for s in suites}
+        name = "policies_agentdojo_loso.json" if g == "design-words" else "policies_agentdojo_loso_frozen_grants.json"
     (out / name).write_text(json.dumps(doc, indent=1, default=str) + "\n")
     print(f"wrote {out / name}", file=sys.stderr, flush=True)
 

@@ -5,6 +5,7 @@ import pytest
 pytest.importorskip("agentdojo")
 
 from agentguard.bench import agentdojo as bench  # noqa: E402
+from agentguard.core.errors import InputError  # noqa: E402
 
 
 @pytest.mark.slow
@@ -26,8 +27,27 @@ def test_agentdojo_replay_slice():
 
 def test_loso_guard_drops_the_left_out_suites_declarations():
     g = bench.loso_guard("banking")
-    assert not g.toolset.decl("send_money", ["recipient", "amount"]).declared     # a banking-only tool
+    sm = g.toolset.decl("send_money", ["recipient", "amount"])                     # a banking-only tool
+    assert sm.inferred and sm.role("recipient") == "account" and sm.role("amount") == "amount"
     assert g.toolset.decl("send_email", ["recipients"]).declared                   # travel/workspace have it
+    assert not g.toolset.decl("send_email", ["recipients"]).inferred
     # the lexicon keeps only words the other suites' requests use
     words = {w for verbs, objs in g.lexicon.actions.values() for w in (*verbs, *objs)}
     assert "refund" not in words and "send" in words
+
+
+def test_loso_fold_is_built_from_the_design_suites_only():
+    fold = bench.loso_fold("slack")
+    rep = fold["report"]
+    assert rep["design_suites"] == ["banking", "travel", "workspace"] and "slack" not in rep["design_suites"]
+    # every slack-only tool lost its declaration and got an inferred one; the shared ones stay declared
+    assert set(rep["declarations_removed"]) == set(rep["inferred"]) and "send_channel_message" in rep["inferred"]
+    assert all(fold["toolset"].tools[t].inferred for t in rep["declarations_removed"])
+    from agentguard.policies.library.extractors.agentdojo_provenance import INFERENCE
+
+    assert rep["inference_lexicon_sha256"] == INFERENCE.sha256
+    assert "param:channel:channel" in rep["inference_rules_only_left_out_uses"]
+    frozen = bench.loso_fold("slack", grants="frozen")
+    assert frozen["report"]["grant_words_dropped"] == [] and "post" in rep["grant_words_dropped"]
+    with pytest.raises(InputError):
+        bench.loso_fold("slack", grants="everything")

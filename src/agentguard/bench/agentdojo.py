@@ -42,7 +42,7 @@ from ..policies.provenance_guard import ProvenanceGuard
 from .agentdojo_hijack import SIMULATED, TEXT_ONLY, hijack_calls, hijack_output
 
 __all__ = ["ANCHORS", "GUARDS", "PROTOCOL", "SPLIT_SEED", "UNTRUSTED_SECTIONS", "evaluate", "evaluate_loso",
-           "guarded_runtime_class", "loso_guard", "split", "versions"]
+           "guarded_runtime_class", "loso_fold", "loso_guard", "split", "tool_schemas", "versions"]
 
 GUARDS = ("none", "provenance")
 SPLIT_SEED = 15
@@ -359,16 +359,34 @@ def evaluate(suites: list[str] | None = None, *, version: str = "v1", guards: tu
     return out
 
 
-def loso_guard(left_out: str, version: str = "v1.2.2") -> Any:
-    """The provenance guard designed without suite ``left_out`` (leave-one-suite-out): the tool set keeps
-    only the declarations of tools some other suite has (the left-out suite's own tools fall to the generic
-    fail-closed rule, with the argument roles of the other suites' tools), and the grant lexicon keeps only
-    the verbs and objects the other suites' user requests use."""
-    from ..policies.capabilities import GrantLexicon, strip_quotes
-    from ..policies.library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS
+def tool_schemas(suite: Any) -> list[Any]:
+    """The schema of every tool of an AgentDojo suite, as an agent runtime gets it (name, docstring, JSON
+    schema of the arguments): the only input of declaration inference."""
+    from ..policies.toolinfer import ToolSchema
 
-    load_suites = require("agentdojo.task_suite.load_suites", "policies")
-    others = [s for n, s in load_suites.get_suites(version).items() if n != left_out]
+    return [ToolSchema.from_json_schema(t.name, t.description, t.parameters.model_json_schema())
+            for t in suite.tools]
+
+
+def loso_fold(left_out: str, version: str = "v1.2.2", grants: str = "design-words") -> dict[str, Any]:
+    """The leave-one-suite-out fold for ``left_out``, built explicitly from the three design suites:
+
+    - ``toolset``: the shipped declarations of the tools some design suite has (the left-out suite's own
+      declarations are removed), plus, for every left-out tool no design suite declares, the declaration
+      *inferred* from its schema by the frozen inference lexicon (``tool_inference_en.json``);
+    - ``lexicon``: with ``grants="design-words"``, the grant lexicon keeping only the verbs and objects the
+      design suites' requests use; with ``grants="frozen"``, the whole shipped ``grants_en.json`` (written
+      while all four suites were in view: this variant measures the tool declarations' generalisation only);
+    - ``report``: what was removed, inferred and dropped, the inference lexicon's sha256, and the inference
+      rules that only the left-out suite's tools exercise (none of the design suites' tools uses them)."""
+    from ..policies.capabilities import GrantLexicon, strip_quotes
+    from ..policies.library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS, INFERENCE
+    from ..policies.toolinfer import with_inferred
+
+    suites = require("agentdojo.task_suite.load_suites", "policies").get_suites(version)
+    if left_out not in suites:
+        raise InputError(f"unknown suite {left_out!r}; {version} has {', '.join(sorted(suites))}")
+    others = [s for n, s in suites.items() if n != left_out]
     tools = {t.name for s in others for t in s.tools}
     text = " ".join(strip_quotes(ut.PROMPT).casefold() for s in others for ut in s.user_tasks.values())
 
@@ -376,17 +394,46 @@ def loso_guard(left_out: str, version: str = "v1.2.2") -> Any:
         forms = "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in GRANTS.forms(word))
         return re.search(r"(?<![\w-])(?:" + forms + r")(?![\w-])", text) is not None
 
-    lex: GrantLexicon = GRANTS.restricted(used)
-    return ProvenanceGuard.agentdojo(toolset=AGENTDOJO_TOOLS.restricted(tools, lex), lexicon=lex)
+    if grants not in ("design-words", "frozen"):
+        raise InputError(f"loso grants must be 'design-words' or 'frozen', not {grants!r}")
+    lex: GrantLexicon = GRANTS.restricted(used) if grants == "design-words" else GRANTS
+    left = tool_schemas(suites[left_out])
+    base = AGENTDOJO_TOOLS.restricted(tools, lex)
+    toolset = with_inferred(base, left, INFERENCE)
+    design_rules = INFERENCE.used_rules((s for o in others for s in tool_schemas(o)), lex)
+    inferred = sorted(s.name for s in left if s.name not in base.tools)
+    report = {
+        "left_out": left_out, "grants": grants, "design_suites": sorted(n for n in suites if n != left_out),
+        "declarations_removed": inferred, "declarations_kept_shared": sorted(
+            s.name for s in left if s.name in base.tools),
+        "inferred": {n: {"kind": d.kind, "actions": list(d.actions), "args": dict(d.args),
+                         "results": dict(d.results), "whole": d.whole, "private_fields": not d.declared}
+                     for n, d in sorted(toolset.tools.items()) if d.inferred},
+        "inference_lexicon": "policies/library/tool_inference_en.json (hand-written, frozen before scoring)",
+        "inference_lexicon_sha256": INFERENCE.sha256,
+        "inference_rules_only_left_out_uses": sorted(
+            INFERENCE.used_rules((s for s in left if s.name in inferred), lex) - design_rules),
+        "grant_words_dropped": sorted({w for a, (v, o) in GRANTS.actions.items() for w in (*v, *o)}
+                                      - {w for a, (v, o) in lex.actions.items() for w in (*v, *o)}),
+    }
+    return {"toolset": toolset, "lexicon": lex, "report": report}
 
 
-def evaluate_loso(version: str = "v1.2.2", *, max_pairs: int | None = None,
+def loso_guard(left_out: str, version: str = "v1.2.2", grants: str = "design-words") -> Any:
+    """The provenance guard of the leave-one-suite-out fold for ``left_out`` (:func:`loso_fold`)."""
+    fold = loso_fold(left_out, version, grants)
+    return ProvenanceGuard.agentdojo(toolset=fold["toolset"], lexicon=fold["lexicon"])
+
+
+def evaluate_loso(version: str = "v1.2.2", *, max_pairs: int | None = None, grants: str = "design-words",
                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Leave-one-suite-out: each suite scored by the guard designed on the other three (:func:`loso_guard`)."""
-    out: dict[str, Any] = {"agentdojo_version": version, "suites": {}}
+    """Leave-one-suite-out: each suite scored by the guard of its fold (:func:`loso_fold`), with the fold's
+    report under ``folds``."""
+    out: dict[str, Any] = {"agentdojo_version": version, "grants": grants, "suites": {}, "folds": {}}
     for sname in sorted(require("agentdojo.task_suite.load_suites", "policies").get_suites(version)):
         r = evaluate([sname], version=version, max_pairs=max_pairs, progress=progress,
-                     provenance=lambda n: loso_guard(n, version))
+                     provenance=lambda n: loso_guard(n, version, grants))
         out["suites"][sname] = r["suites"][sname]
+        out["folds"][sname] = loso_fold(sname, version, grants)["report"]
     out["total"] = _summary(out["suites"], ("none", "provenance"))
     return out

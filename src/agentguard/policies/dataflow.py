@@ -19,6 +19,9 @@ labels it by *every* source it could have come from, and decides fail closed:
 - an amount is the user's when the request writes it; level 1 when it is computed (sum, difference,
   a percentage the request writes with ``%``, half; two steps at most, whole cents) from numbers the request writes and the amounts of
   records the user selected (a record holding an IBAN, address or name the request wrote); else 0;
+- a deletion by an inferred declaration (:mod:`agentguard.policies.toolinfer`) needs the record the request
+  names: a trusted id of another record is not enough (the grant "delete the newsletter e-mail" is not a
+  grant to delete any e-mail whose id a listing gave);
 - days and times are bound to the grant's sentence: when the sentence (else the request) names days,
   the call's day must be one of them; when it names times of day, the call's time must be one of them.
   A day or time the request never constrains is the agent's choice (not checked, and said so);
@@ -170,11 +173,11 @@ class FlowLedger:
         self.calls.append(tool)
         decl = self.toolset.decl(tool)
         self._cache.pop("derived", None)
-        if decl.whole:
+        recs = list(_records(result))
+        if decl.whole and not recs:   # a bare value or list of values only: never a record's fields
             for s in _leaves(result):
                 self._trust(decl.whole, s, f"{tool} (declared {decl.whole})")
             return
-        recs = list(_records(result))
         if not recs:
             for s in _leaves(result):
                 self._third_party(s)
@@ -255,9 +258,11 @@ class FlowLedger:
             return (kind, form) in self._user_ents or (kind == "date" and ("date", "*" + form[4:]) in self._user_ents)
         return f" {form} " in self._user_text
 
-    def target(self, value: str, role: str, fetch: bool = False) -> tuple[int, str]:
+    def target(self, value: str, role: str, fetch: bool = False, named: bool = False) -> tuple[int, str]:
         """Level (2 user, 1 trusted, 0 not) of a target value of ``role``, and its source. For a fetch, a link
-        written in a record the request names (a message in the channel the user named) is level 1."""
+        written in a record the request names (a message in the channel the user named) is level 1. With
+        ``named`` (a deletion by an inferred declaration), a trusted identifier counts only when it belongs
+        to a record the request names, as for the tool set's ``named_ids`` roles."""
         if self.user_named(value):
             return 2, "named in the request"
         c = canonical(value)
@@ -269,7 +274,7 @@ class FlowLedger:
         if src is None or role == "unknown":
             where = "third-party content" if self.in_third_party(value) else "no source"
             return 0, f"{role} {value!r}: from {where}, not the request or a trusted {role} source"
-        if role in self.toolset.roles["named_ids"] and c not in self._named:
+        if (role in self.toolset.roles["named_ids"] or named) and c not in self._named:
             return 0, f"{role} {value!r}: in {src}, but not a record the request names"
         if role in self.toolset.roles["ids"] and self._id_in_third_party(value):
             return 0, f"{role} {value!r}: in {src} but also written in third-party content (fail closed)"
@@ -380,7 +385,7 @@ class FlowLedger:
                     contents.append(s)
                     continue
                 if role in roles["targets"] or role == "unknown":
-                    lv, w = self.target(s, role, decl.kind == "fetch")
+                    lv, w = self.target(s, role, decl.kind == "fetch", decl.inferred and decl.kind == "delete")
                     if lv == 0:
                         failed.add(role)
                     if lv < tt:

@@ -55,6 +55,7 @@ class ToolDecl:
     private: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     select: tuple[str, ...] = ()
     declared: bool = True
+    inferred: bool = False
 
     def role(self, arg: str) -> str:
         return self.args.get(arg, "unknown")

@@ -31,16 +31,19 @@ from ...capabilities import GrantLexicon
 from ...dataflow import FlowLedger
 from ...extract import MappingExtractor
 from ...provenance import SourceDeclaration
+from ...toolinfer import InferenceLexicon
 from ...toolset import ToolSet
 
-__all__ = ["AGENTDOJO_SOURCES", "AGENTDOJO_TOOLS", "GRANTS", "GRANTS_FILE", "TOOLS_FILE", "extractor",
-           "new_ledger"]
+__all__ = ["AGENTDOJO_SOURCES", "AGENTDOJO_TOOLS", "GRANTS", "GRANTS_FILE", "INFERENCE", "INFERENCE_FILE",
+           "TOOLS_FILE", "extractor", "new_ledger"]
 
 _LIB = Path(__file__).resolve().parents[1]
 GRANTS_FILE = _LIB / "grants_en.json"
 TOOLS_FILE = _LIB / "agentdojo_tools.json"
 GRANTS = GrantLexicon.load(GRANTS_FILE)
 AGENTDOJO_TOOLS = ToolSet.load(TOOLS_FILE, GRANTS)
+INFERENCE_FILE = _LIB / "tool_inference_en.json"
+INFERENCE = InferenceLexicon.load(INFERENCE_FILE)
 AGENTDOJO_SOURCES = SourceDeclaration(
     trusted_tools=frozenset(n for n, d in AGENTDOJO_TOOLS.tools.items() if d.whole),
     tool_fields={n: frozenset(d.results) for n, d in AGENTDOJO_TOOLS.tools.items() if d.results})

@@ -1,0 +1,247 @@
+"""Tool declarations inferred from a tool's own schema by a declared rule set, for tools nobody declared (issue 27).
+
+A tool set's explicit declarations (:mod:`agentguard.policies.toolset`) are written per tool; a tool the
+agent is given but the file does not name would otherwise fall to the bare generic rule. :func:`infer` reads
+what an agent runtime hands over for every tool (MCP ``tools/list``, an AgentDojo ``Function``): its name,
+description, and each parameter's name, JSON-schema type and description, and applies the rules of an
+:class:`InferenceLexicon` (a JSON file, ``policies/library/tool_inference_en.json``), each rule one line of
+that file:
+
+- **kind**: the first verb of the name, by the ordered ``kinds`` rules (a rule with ``objects`` needs one of
+  them among the name's or first sentence's words); a verb no rule knows is a consequential ``write``;
+  a read verb with a URL argument is a ``fetch``; a read verb with a *destination* argument (a recipient,
+  ``to``, ``cc``) is a ``send``, whatever the description claims ("read-only" in a description is not read);
+- **argument roles**: the ordered ``params`` rules over the parameter name's tokens (``user_email`` ->
+  ``user``, ``email``), the first rule that matches wins; a destination's role is refined by its description
+  (``IBAN of the recipient`` -> ``account``, ``email addresses`` -> ``email``, else ``person``); an ``id``'s
+  role is the id role of its object (``file_id`` -> ``file``, else the tool name's object); a parameter no
+  rule knows is ``unknown`` (only the user's own words ground it); in an ``account`` tool every other
+  value is a ``profile`` value (written in the request or refused);
+- **actions**: the grant lexicon's actions whose verbs include the tool's verb and whose objects (if any)
+  are among the tool's words and, where ``action_needs`` lists roles for the action (``pay`` needs an
+  ``amount``), that have an argument of one of them; a ``send`` or ``delete`` with no recognised target
+  gets **no** action, so no grant authorises it (it escalates);
+- **results**: ``whole`` rules (a bare-value result of a listing such as ``get_channels``; the ledger uses
+  ``whole`` only for a bare result, never for records) and ``stores`` rules (the system fields of the
+  user's own store, e.g. an e-mail's id, a contact's address) vouch for a role; **every other field is
+  third-party**. A tool that is neither a store nor ``public`` has its record fields private as well (a
+  value of it leaves only when the request names the field).
+
+:meth:`InferenceLexicon.sha256` is the hash of the file's bytes; the leave-one-suite-out bench records it
+(the lexicon was frozen before scoring). :func:`with_inferred` adds inferred declarations to a tool set;
+the tool set's own declarations always win.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ..core.errors import InputError
+from .capabilities import GrantLexicon
+from .toolset import KINDS, ToolDecl, ToolSet
+
+__all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "infer", "tokens", "with_inferred"]
+
+
+def tokens(name: str) -> list[str]:
+    """The words of an identifier: ``user_email`` / ``userEmail`` / ``user-email`` -> ``['user', 'email']``."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [w for w in re.split(r"[^a-z0-9]+", spaced.casefold()) if w]
+
+
+@dataclass(frozen=True)
+class ParamSchema:
+    """One parameter: ``name``, its JSON-schema ``types`` and its ``description``."""
+
+    name: str
+    types: tuple[str, ...] = ()
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class ToolSchema:
+    """What the runtime says about a tool: ``name``, ``description`` and ``params``."""
+
+    name: str
+    description: str = ""
+    params: tuple[ParamSchema, ...] = ()
+
+    @classmethod
+    def from_json_schema(cls, name: str, description: str, schema: Mapping[str, Any] | None) -> "ToolSchema":
+        """From a JSON schema of the arguments (MCP ``inputSchema``, pydantic ``model_json_schema()``)."""
+        props = (schema or {}).get("properties") or {}
+        if not isinstance(props, Mapping):
+            raise InputError(f"tool {name!r}: 'properties' of its input schema must be a mapping")
+        params = []
+        for pname, spec in props.items():
+            spec = spec if isinstance(spec, Mapping) else {}
+            types = [spec.get("type")] + [a.get("type") for a in spec.get("anyOf", ()) if isinstance(a, Mapping)]
+            params.append(ParamSchema(str(pname), tuple(str(t) for t in types if t and t != "null"),
+                                      str(spec.get("description") or "")))
+        return cls(str(name), str(description or ""), tuple(params))
+
+    @classmethod
+    def from_mcp(cls, tool: Mapping[str, Any]) -> "ToolSchema":
+        """From one entry of an MCP ``tools/list`` answer (``name``, ``description``, ``inputSchema``)."""
+        return cls.from_json_schema(str(tool.get("name", "")), str(tool.get("description") or ""),
+                                    tool.get("inputSchema"))
+
+
+@dataclass(frozen=True)
+class InferenceLexicon:
+    """The inference rules (see the module docstring). Load with :meth:`load` or :meth:`from_config`."""
+
+    kinds: tuple[tuple[str, frozenset[str], frozenset[str]], ...]
+    params: tuple[Mapping[str, Any], ...]
+    ids: Mapping[str, str]
+    whole: tuple[Mapping[str, Any], ...]
+    stores: tuple[Mapping[str, Any], ...]
+    public: frozenset[str]
+    private: frozenset[str]
+    action_needs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    sha256: str = ""
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_config(cls, data: Mapping[str, Any], sha256: str = "") -> "InferenceLexicon":
+        kinds = []
+        for r in data.get("kinds") or ():
+            if r.get("kind") not in KINDS or not r.get("verbs"):
+                raise InputError(f"inference lexicon: kind rule {r!r} needs a kind in {KINDS} and verbs")
+            kinds.append((str(r["kind"]), frozenset(map(str, r["verbs"])), frozenset(map(str, r.get("objects", ())))))
+        params = tuple(data.get("params") or ())
+        for p in params:
+            if not p.get("role") or not p.get("tokens"):
+                raise InputError(f"inference lexicon: parameter rule {p!r} needs a role and tokens")
+        if not kinds:
+            raise InputError("inference lexicon: 'kinds' must list at least one rule")
+        return cls(tuple(kinds), params, dict(data.get("ids") or {}), tuple(data.get("whole") or ()),
+                   tuple(data.get("stores") or ()), frozenset(data.get("public") or ()),
+                   frozenset(data.get("private") or ()),
+                   {str(k): tuple(map(str, v)) for k, v in (data.get("action_needs") or {}).items()},
+                   sha256, dict(data))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "InferenceLexicon":
+        raw = Path(path).read_bytes()
+        return cls.from_config(json.loads(raw.decode("utf-8")), hashlib.sha256(raw).hexdigest())
+
+    def used_rules(self, schemas: Iterable[ToolSchema], grants: GrantLexicon | None = None) -> set[str]:
+        """Names of the rules (``kind:<verb>``, ``param:<role>:<token>``, ``store:<i>``, ``whole:<i>``) that
+        ``schemas`` exercise: the fold report of the leave-one-suite-out bench lists the rules only the
+        left-out suite exercised."""
+        used: set[str] = set()
+        for s in schemas:
+            infer(s, self, grants, trace=used)
+        return used
+
+
+def _words(schema: ToolSchema) -> set[str]:
+    first = re.split(r"(?<=[.!?])\s", schema.description.strip(), maxsplit=1)[0] if schema.description else ""
+    out = set(tokens(schema.name)) | set(re.findall(r"[a-z]+", first.casefold()))
+    return out | {w[:-1] for w in out if w.endswith("s") and len(w) > 3}
+
+
+def _param_role(p: ParamSchema, lex: InferenceLexicon, name_words: list[str],
+                trace: set[str]) -> tuple[str, bool]:
+    """The role of parameter ``p`` and whether it is a destination (see the module docstring)."""
+    toks = tokens(p.name)
+    for rule in lex.params:
+        hit = next((t for t in toks if t in rule["tokens"]), None)
+        if hit is None or (rule.get("types") and not set(p.types) & set(rule["types"])):
+            continue
+        if rule.get("with") and not set(toks) & set(rule["with"]):
+            continue
+        role = str(rule["role"])
+        trace.add(f"param:{role}:{hit}")
+        if role == "recipient":
+            desc = p.description.casefold()
+            role = next((r for w, r in rule.get("described", {}).items() if w in desc or w in toks),
+                        str(rule.get("default", "unknown")))
+            return role, bool(rule.get("destination"))
+        if role == "id":
+            obj = next((lex.ids[t] for t in toks if t in lex.ids), None) or next(
+                (lex.ids[t] for t in reversed(name_words) if t in lex.ids), None)
+            return obj or "unknown", False
+        return role, bool(rule.get("destination"))
+    if set(p.types) == {"boolean"}:
+        return "flag", False
+    trace.add(f"param:unknown:{p.name}")
+    return "unknown", False
+
+
+def _kind(verb: str, words: set[str], lex: InferenceLexicon, trace: set[str]) -> str:
+    for kind, verbs, objects in lex.kinds:
+        if verb in verbs and (not objects or words & objects):
+            trace.add(f"kind:{kind}:{verb}")
+            return kind
+    trace.add(f"kind:unknown:{verb}")
+    return "write"
+
+
+def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None = None, *,
+          trace: set[str] | None = None) -> ToolDecl:
+    """The declaration of ``schema`` by the rules of ``lex`` (see the module docstring); ``grants`` gives the
+    actions. ``trace`` collects the names of the rules used."""
+    trace = trace if trace is not None else set()
+    name_words = tokens(schema.name)
+    words = _words(schema)
+    verb = name_words[0] if name_words else ""
+    kind = _kind(verb, words, lex, trace)
+    args: dict[str, str] = {}
+    destination = False
+    for p in schema.params:
+        role, dest = _param_role(p, lex, name_words, trace)
+        args[p.name] = role
+        destination = destination or dest
+    if kind == "account":
+        args = {a: (r if r in ("secret", "person", "email", "account", "flag", "url") else "profile")
+                for a, r in args.items()}
+    if kind == "read" and destination:
+        kind = "send"
+        trace.add("kind:send:read-with-destination")
+    elif kind == "read" and "url" in args.values():
+        kind = "fetch"
+    actions: list[str] = []
+    if grants is not None and kind != "read":
+        for act, (verbs, objects) in grants.actions.items():
+            need = lex.action_needs.get(act)
+            if verb in verbs and (not objects or words & set(objects)) and (
+                    not need or set(need) & set(args.values())):
+                actions.append(act)
+    targets = {"account", "email", "person", "channel", "url", "venue", "file", "event", "message", "scheduled",
+               "unknown"}
+    if kind in ("send", "delete") and not set(args.values()) & targets:
+        actions = []   # consequential, no recognised target: nothing can grant it
+        trace.add("fail:no-target")
+    whole = ""
+    for i, rule in enumerate(lex.whole):
+        if set(rule["objects"]) & set(name_words) and kind == "read" and (
+                (rule.get("no_args") and not schema.params)
+                or set(rule.get("args", ())) & set(args) or not (rule.get("no_args") or rule.get("args"))):
+            whole = str(rule["role"])
+            trace.add(f"whole:{i}")
+            break
+    results: dict[str, str] = {}
+    select: tuple[str, ...] = ()
+    store = False
+    for i, rule in enumerate(lex.stores):
+        if set(rule["objects"]) & set(name_words):
+            results, select, store = dict(rule["fields"]), tuple(rule.get("select", ())), True
+            trace.add(f"store:{i}")
+            break
+    own = set(name_words)
+    public = store or bool(whole) or bool(own & lex.public) or (bool(words & lex.public) and not own & lex.private)
+    return ToolDecl(kind, tuple(actions), args, results, whole, {}, select, declared=public, inferred=True)
+
+
+def with_inferred(toolset: ToolSet, schemas: Iterable[ToolSchema], lex: InferenceLexicon) -> ToolSet:
+    """``toolset`` plus an inferred declaration for every schema it does not declare (its own win)."""
+    tools = {s.name: infer(s, lex, toolset.lexicon) for s in schemas if s.name not in toolset.tools}
+    tools.update(toolset.tools)
+    return replace(toolset, tools=tools)
