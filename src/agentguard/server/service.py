@@ -57,7 +57,7 @@ from .audit import AuditStore, input_digest, new_decision_id
 from .deciding import (CALL, Call, Pipes, Replaying, ServicePipeline, StoreSink, conflict, memoryless, proposal_of,
                        restore, snapshot, state_of, to_step)
 from .otel import shadow_extra
-from .gate import JSONResponse, error
+from .gate import BytesJSON, JSONResponse, error
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
 from .idempotency import IdemKey
 from .jsonutil import RequestJSONError, dumps, loads, loads_request
@@ -162,7 +162,9 @@ class Service:
         for kind, base in (("check", g.tool), ("step", g.step), ("signal", g.signal)):
             guard = PerRunCopy(base) if needs_copy(base) else base
             raw[kind] = guard
-            pipes[kind] = ServicePipeline(self, Replaying(guard, kind, self), strategy=self._enforcement(base),
+            # a guard without per-run memory never lets a run go (RunEvicted): nothing to replay, no wrapper
+            asked = guard if memoryless(guard) else Replaying(guard, kind, self)
+            pipes[kind] = ServicePipeline(self, asked, strategy=self._enforcement(base),
                                           audit=self.sink, runs=self.runs, adapter="service",
                                           state_fn=state_of, shadow=bool(getattr(self.settings, "shadow", False)))
         self._pipes = Pipes(g, self._gen, raw, pipes, frozenset(k for k, x in raw.items() if memoryless(x)))
@@ -467,13 +469,13 @@ class Service:
         decision = call.answer[0]
         self.metrics.decision(call.kind, decision.name)
         if call.body is not None:
-            resp: Response = Response(call.body, media_type="application/json")
+            resp: Response = BytesJSON(call.body)
             if decision is not Decision.ESCALATE or self.webhook is None:
                 return resp
             body = loads(call.body)
         else:
             body = self._body(call, out)
-            resp = JSONResponse(body)
+            resp = BytesJSON(dumps(body))
         if decision is Decision.ESCALATE and self.webhook is not None:
             from .webhook import escalation_event
 
