@@ -137,7 +137,8 @@ def one(kind: str, args: argparse.Namespace, bodies: list[dict]) -> dict:
         stop(p)
     shutil.rmtree(tmp, ignore_errors=True)
     out = {"kind": kind, "rps": res["rps"], "p50_ms": res["latency_ms"]["p50"], "p99_ms": res["latency_ms"]["p99"],
-           "requests": res["requests"], "errors": sum(res["errors"].values()), "loadavg_before": load,
+           "requests": res["requests"], "errors": sum(res["errors"].values()), "error_kinds": {k: v for k, v in res["errors"].items() if v},
+           "loadavg_before": load,
            "server_cpu_us_per_request": cpu * 1e6 / max(1, res["requests"])}
     if audited is not None:
         out["audited"] = audited
