@@ -9,7 +9,11 @@ grammar) with the durable SQLite audit store (WAL, ``synchronous=FULL``: every a
 is sent) and the hash chain on; the bare endpoint reads the body and answers a constant JSON object.
 
 The ratio of each pair (service rps / bare rps) is reported with its median and spread, with the load
-average before each run (the machine is shared by other jobs). After each service run every answered
+average before each run (the machine is shared by other jobs), and the CPU time the server's processes
+(master and workers: user + system, from /proc) spent per answered request during the measured run: on a
+machine whose cores other jobs share, throughput swings with their load, while CPU per request is what
+this code costs (``cpu_ratio``: bare CPU per request / service CPU per request, the ratio the throughputs
+would have where both are CPU-bound on the same cores). After each service run every answered
 request is checked to be in the audit store.
 
 With ``--base DIR`` (a worktree of an earlier commit) the service from that tree is measured too, in the
@@ -124,18 +128,39 @@ def one(kind: str, args: argparse.Namespace, bodies: list[dict]) -> dict:
     try:
         server_load.run_wrk(args.port, args.warmup, args.connections, 1, bodies, tmp)
         n0 = _count(tmp) if kind != "bare" else 0
+        cpu0 = _group_cpu_s(p.pid)
         res = server_load.run_wrk(args.port, args.duration, args.connections, 1, bodies, tmp)
+        cpu = _group_cpu_s(p.pid) - cpu0
         time.sleep(0.3)
         audited = _count(tmp) - n0 if kind != "bare" else None
     finally:
         stop(p)
     shutil.rmtree(tmp, ignore_errors=True)
     out = {"kind": kind, "rps": res["rps"], "p50_ms": res["latency_ms"]["p50"], "p99_ms": res["latency_ms"]["p99"],
-           "requests": res["requests"], "errors": sum(res["errors"].values()), "loadavg_before": load}
+           "requests": res["requests"], "errors": sum(res["errors"].values()), "error_kinds": {k: v for k, v in res["errors"].items() if v},
+           "loadavg_before": load,
+           "server_cpu_us_per_request": cpu * 1e6 / max(1, res["requests"])}
     if audited is not None:
         out["audited"] = audited
         out["every_answer_audited"] = audited >= res["requests"]
     return out
+
+
+def _group_cpu_s(pgid: int) -> float:
+    """CPU seconds (user + system) used so far by the server's processes (its session: master and workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # field 5 of stat: the process group
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
 
 
 def _count(tmp: Path) -> int:
@@ -169,11 +194,15 @@ def main() -> None:
         order = kinds[i % len(kinds):] + kinds[:i % len(kinds)]  # rotate who goes first
         r = {k: one(k, args, bodies) for k in order}
         r["ratio"] = r["service"]["rps"] / r["bare"]["rps"]
+        r["cpu_ratio"] = r["bare"]["server_cpu_us_per_request"] / r["service"]["server_cpu_us_per_request"]
         if args.base:
             r["ratio_base"] = r["base"]["rps"] / r["bare"]["rps"]
         pairs.append(r)
         print(f"round {i}: service {r['service']['rps']:.0f} rps, bare {r['bare']['rps']:.0f} rps, "
               f"ratio {r['ratio']:.2f}" + (f", base ratio {r['ratio_base']:.2f}" if args.base else "")
+              + f", CPU/request service {r['service']['server_cpu_us_per_request']:.0f} us bare "
+              f"{r['bare']['server_cpu_us_per_request']:.0f} us"
+              + (f" base {r['base']['server_cpu_us_per_request']:.0f} us" if args.base else "")
               + f", load {r['service']['loadavg_before'][0]:.2f}", file=sys.stderr, flush=True)
     ratios = [p["ratio"] for p in pairs]
     result = {
@@ -183,20 +212,26 @@ def main() -> None:
         "generator": "wrk -t1 (benchmarks/server_load.py Lua script), same bodies for both",
         "ratio_median": statistics.median(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios),
         "ratios": ratios, "target": 0.7, "meets_target": statistics.median(ratios) >= 0.7,
+        "cpu_ratio_median": statistics.median(p["cpu_ratio"] for p in pairs),
+        "service_cpu_us_per_request_median": statistics.median(p["service"]["server_cpu_us_per_request"] for p in pairs),
+        "bare_cpu_us_per_request_median": statistics.median(p["bare"]["server_cpu_us_per_request"] for p in pairs),
         "service_rps_median": statistics.median(p["service"]["rps"] for p in pairs),
         "bare_rps_median": statistics.median(p["bare"]["rps"] for p in pairs),
         "every_answer_audited": all(p[k]["every_answer_audited"] for p in pairs for k in kinds if k != "bare"),
         "no_errors": all(p[k]["errors"] == 0 for p in pairs for k in kinds),
         **({"base": str(args.base), "ratio_base_median": statistics.median(p["ratio_base"] for p in pairs),
             "ratio_base_min": min(p["ratio_base"] for p in pairs), "ratio_base_max": max(p["ratio_base"] for p in pairs),
-            "base_rps_median": statistics.median(p["base"]["rps"] for p in pairs)} if args.base else {}),
+            "base_rps_median": statistics.median(p["base"]["rps"] for p in pairs),
+            "base_cpu_us_per_request_median": statistics.median(p["base"]["server_cpu_us_per_request"]
+                                                               for p in pairs)} if args.base else {}),
         "pairs": pairs, "conditions": server_load.conditions(),
         "note": "server and wrk share the machine's 2 cores with other engineers' jobs; load averages recorded",
         "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("ratio_median", "ratio_min", "ratio_max", "service_rps_median",
+    print(json.dumps({k: result[k] for k in ("ratio_median", "ratio_min", "ratio_max", "cpu_ratio_median",
+                                            "service_cpu_us_per_request_median", "service_rps_median",
                                             "bare_rps_median", "every_answer_audited", "no_errors")}, indent=2))
 
 

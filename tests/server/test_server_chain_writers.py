@@ -83,3 +83,33 @@ def test_a_stale_view_is_linked_again(tmp_path):
     s.close()
     assert rep.ok, rep.problems[:5]
     assert rep.chained == 10 and rep.last_seq == 10
+
+
+def test_a_batch_spread_over_several_insert_statements_lands_whole(tmp_path, monkeypatch):
+    """On SQLite a batch's rows of one table go in multi-row INSERTs of at most ``_SQLITE_VARS`` parameters:
+    with a limit of a few rows per statement, a batch of many records lands whole, each row with its own
+    values, in one chain that verifies."""
+    import asyncio
+
+    from agentguard.server import writer
+
+    monkeypatch.setattr(writer, "_SQLITE_VARS", 40)  # two or three rows of a table per statement
+    url = f"sqlite:///{tmp_path / 'm.sqlite'}"
+    [a] = _stores(url, tmp_path, 1)
+    recs = [_rec(f"run-{i % 5}", i) for i in range(90)]
+
+    async def burst():
+        await asyncio.gather(*(a.arecord(r, inp={"idx": i // 5, "kind": "check", "payload": {"i": i}})
+                               for i, r in enumerate(recs)))
+
+    asyncio.run(burst())
+    assert a.stats["batches"] < len(recs)  # records did share batches (and so statements)
+    got = {d["reason"]: d for d in a.decisions(limit=1000)}
+    assert len(got) == 90 and all(got[r.reason]["run_id"] == r.run_id and got[r.reason]["numbers"] == r.numbers
+                                  for r in recs)
+    assert [x["payload"] for x in a.run_inputs("run-3")] == [{"i": i} for i in range(3, 90, 5)]
+    a.close()
+    s = AuditStore(url, chain=True)
+    rep = verify(s.engine, checkpoint_every=EVERY)
+    s.close()
+    assert rep.ok and rep.chained == 90, rep.problems[:5]

@@ -160,3 +160,23 @@ def test_expiry_is_read_from_the_store_and_runs_are_caught_up(settings, tmp_path
         for c in (ca, cb):
             assert c.post("/v1/runs/e/signals", headers=AGENT.headers, json={"signals": {"score": .9}}).status_code == 410
             assert c.post("/v1/runs/e/steps", headers=AGENT.headers, json={"state": 9}).status_code == 410
+
+
+def test_checks_alternating_between_two_processes_are_caught_up_in_one_read(settings):
+    """/v1/check of one run alternating between two applications on one SQLite file: each catches the run up
+    from one read of its tail (no rebuild after its first sight of the run), the run's inputs stay one
+    dense sequence, and a process that missed more than the on-loop bound (64 inputs) still answers, in
+    order, by the worker-thread path."""
+    a, b = create_app(settings), create_app(settings)
+    call = {"run_id": "k", "tool_call": {"name": "read_file", "arguments": {"path": "a"}}}
+    with TestClient(a) as ca, TestClient(b) as cb:
+        for i in range(10):
+            r = (ca if i % 2 == 0 else cb).post("/v1/check", headers=AGENT.headers, json=call)
+            assert r.status_code == 200 and r.json()["decision"] == "ALLOW"
+        sa_, sb = a.state.service, b.state.service
+        assert (sa_.rebuilds, sb.rebuilds) == (1, 1) and sa_.catch_ups == sb.catch_ups == 4
+        for _ in range(70):  # B alone: A's view falls more than 64 inputs behind
+            assert cb.post("/v1/check", headers=AGENT.headers, json=call).status_code == 200
+        assert ca.post("/v1/check", headers=AGENT.headers, json=call).status_code == 200
+        assert [r["idx"] for r in a.state.store.run_inputs("k")] == list(range(81))
+        assert sa_.catch_ups + sa_.rebuilds == 4 + 1 + 1  # the far-behind run: caught up or rebuilt off the loop

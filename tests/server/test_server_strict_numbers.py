@@ -138,3 +138,43 @@ def test_an_approval_for_null_does_not_pass_another_amount(service):
         "decision_id": did, "run_id": "d", "approved": True,
         "tool_call": {"name": "transfer_funds", "arguments": {"amount": None}}})
     assert r.status_code == 200 and r.json()["decision"] == "ALLOW", r.text  # the call it escalated: yes
+
+
+# Bodies that may hold what the value walk refuses: lone surrogates (as \u escapes), overflowing numbers
+# (an exponent, or hundreds of digits), next to ordinary values.
+_HOSTILE = st.recursive(
+    st.none() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+    | st.sampled_from(["\ud800", "a\udfffb", "\udbff", "ok\U0001f600"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.text(max_size=4) | st.sampled_from(["\ud83d", "k\udc00"]), inner, max_size=4),
+    max_leaves=20)
+_NUMBER_TEXT = st.sampled_from(["1e999", "-1e999", "1E400", "2e308", "1e308", "1.5e-400", "9" * 400 + ".0",
+                                "-" + "9" * 320 + ".5", "9" * 400, "1e2", "0.1"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_HOSTILE, _NUMBER_TEXT, st.booleans())
+def test_the_walk_is_skipped_only_where_it_cannot_refuse(value, number, ascii_only):
+    """loads_request walks the parsed value only when the text could hold what the walk refuses: every body
+    gets exactly the answer of the full walk (refused or the same value)."""
+    from agentguard.core.strict_json import loads_strict
+    from agentguard.server.jsonutil import check_values
+
+    text = json.dumps({"v": value, "n": "@"}, ensure_ascii=ascii_only, allow_nan=False).replace('"@"', number)
+    raw = text.encode("utf-8", "surrogatepass")
+    try:
+        full = loads_strict(raw)
+        check_values(full)
+        want: object = full
+    except Exception as exc:  # noqa: BLE001 - compared below
+        want = type(exc)
+    try:
+        got: object = loads_request(raw)
+    except RequestJSONError:
+        got = RequestJSONError if want is not type(None) else None
+    except Exception as exc:  # noqa: BLE001
+        got = type(exc)
+    if isinstance(want, type):
+        assert isinstance(got, type) and issubclass(want, ValueError) and issubclass(got, ValueError), (text, got)
+    else:
+        assert not isinstance(got, type) and same(got, want), text

@@ -423,6 +423,17 @@ class AuditStore:
                           .order_by(t.c.idx.desc()).limit(1)).first()
         return (0, None) if r is None else (int(r[0]) + 1, float(r[1]))
 
+    def run_tail(self, run_id: str, since: int, limit: int = 66) -> list[dict[str, Any]] | None:
+        """SQLite files only (None elsewhere): the run's first ``limit`` inputs from index ``since`` on, in one
+        indexed read, payloads as stored (``raw``, JSON text: decoded by the caller where it needs one). What
+        the service's hot path reads instead of :meth:`run_last_input` then :meth:`run_inputs`: its last known
+        input and what other processes stored after it."""
+        if not self.local:
+            return None
+        rows = self._reader().execute("SELECT idx, kind, ts, decision_id, payload FROM inputs WHERE run_id = ? "
+                                      "AND idx >= ? ORDER BY idx LIMIT ?", (run_id, int(since), int(limit))).fetchall()
+        return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "raw": r[4]} for r in rows]
+
     def idempotent(self, scope: str) -> dict[str, Any] | None:
         """The stored answer of the request with this idempotency ``scope``
         (:mod:`.idempotency`): ``{"request_digest", "status", "response", "decision_id", "run_id"}``, or None."""

@@ -6,6 +6,7 @@ restores. :mod:`.service` puts them together."""
 from __future__ import annotations
 
 import contextvars
+from collections import abc
 from dataclasses import dataclass, field
 from typing import Hashable, Any, Mapping
 
@@ -41,7 +42,7 @@ def evicted(v: Verdict) -> bool:
     """True when ``v`` is the fail-closed answer of a guard that let the run go (RunEvicted)."""
     if (v.details or {}).get("error") == "RunEvicted":
         return True
-    return any(isinstance(t, Mapping) and (t.get("details") or {}).get("error") == "RunEvicted"
+    return any(isinstance(t, abc.Mapping) and (t.get("details") or {}).get("error") == "RunEvicted"
                for t in (v.details or {}).get("verdicts") or [])
 
 

@@ -14,7 +14,7 @@ from .credentials import CredentialStore, Principal, permitted, required_role
 from .jsonutil import dumps
 from .metrics import Metrics
 
-__all__ = ["ANONYMOUS", "CSP", "Gate", "JSONResponse", "PRINCIPAL", "PUBLIC_PATHS", "PUBLIC_PREFIXES",
+__all__ = ["ANONYMOUS", "BytesJSON", "CSP", "Gate", "JSONResponse", "PRINCIPAL", "PUBLIC_PATHS", "PUBLIC_PREFIXES",
            "SECURITY_HEADERS", "error", "principal_of", "route_label"]
 
 #: the ``scope`` key under which the gate leaves the caller's :class:`~.credentials.Principal`
@@ -39,6 +39,19 @@ class JSONResponse(Response):
 
     def render(self, content: Any) -> bytes:
         return dumps(content)
+
+
+class BytesJSON(Response):
+    """A 200 answer whose JSON body is already encoded: the two headers set directly (what
+    ``Response.init_headers`` computes for it, without its general case on the decision path)."""
+
+    media_type = "application/json"
+
+    def __init__(self, body: bytes) -> None:  # noqa: D107 - no super().__init__: nothing else to set up
+        self.status_code = 200
+        self.body = body
+        self.background = None
+        self.raw_headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]
 
 
 def error(status: int, message: str, detail: Any = None, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -33,6 +33,7 @@ __all__ = ["HEADER", "IdemKey", "IdempotencyError", "idem_key", "key_from_header
 
 #: the request header (case-insensitive, as HTTP headers are)
 HEADER = "idempotency-key"
+_HEADER_B = HEADER.encode()
 _VALID = re.compile(r"[\x21-\x7e]{1,200}")  # visible ASCII, 1-200 characters (a UUID, a ULID, a hash)
 
 
@@ -57,11 +58,14 @@ def key_from_headers(headers: Any) -> str | None:
     """The ``Idempotency-Key`` header of an ASGI header list (``[(name, value), ...]`` bytes) or a
     mapping; None when absent. Raises :class:`IdempotencyError` for a malformed or repeated key."""
     found: list[bytes] = []
-    items = headers.items() if isinstance(headers, Mapping) else headers
-    for k, v in items:
-        name = k.lower() if isinstance(k, bytes) else k.lower().encode()
-        if name == HEADER.encode():
-            found.append(v if isinstance(v, bytes) else str(v).encode())
+    if type(headers) is list and all(type(k) is bytes for k, _v in headers):  # ASGI: names are lower case
+        found = [v for k, v in headers if k == _HEADER_B or (len(k) == len(_HEADER_B) and k.lower() == _HEADER_B)]
+    else:
+        items = headers.items() if isinstance(headers, Mapping) else headers
+        for k, v in items:
+            name = k.lower() if isinstance(k, bytes) else k.lower().encode()
+            if name == _HEADER_B:
+                found.append(v if isinstance(v, bytes) else str(v).encode())
     if not found:
         return None
     if len(found) > 1:

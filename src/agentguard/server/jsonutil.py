@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from ..core.strict_json import StrictJSONError, loads_strict
@@ -162,5 +163,13 @@ def loads_request(raw: bytes) -> Any:
     except StrictJSONError as exc:
         msg = str(exc)
         raise RequestJSONError("body is " + msg if msg.startswith("not UTF-8") else msg) from None
-    check_values(data)
+    if _MAY_NEED_WALK.search(raw):
+        check_values(data)
     return data
+
+
+#: What the value walk of :func:`check_values` refuses can only come from text this matches (so a body it
+#: does not match needs no walk; a match, e.g. inside a string, only costs the walk): a lone surrogate only
+#: from a ``\uD800``-``\uDFFF`` escape (the body is strict UTF-8, which has no surrogates), a number that
+#: overflows only from one with an exponent or more than 300 digits (a double's largest is about 1.8e308).
+_MAY_NEED_WALK = re.compile(rb"\\u[dD][89a-fA-F]|[0-9][eE]|[0-9]{300}")

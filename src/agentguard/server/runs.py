@@ -22,11 +22,10 @@ a rebuild replaces), so two requests of one run never hold different locks.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Hashable
+from typing import Any, Callable, Hashable
 
 from ..core.errors import AgentGuardError
 from ..core.pipeline import RunState
@@ -114,8 +113,21 @@ class RunLocks:
             self._locks[run_id] = lk
         return lk
 
-    @contextlib.asynccontextmanager
-    async def hold(self, run_id: str) -> AsyncIterator[Any]:
-        lk = self.get(run_id)  # a strong reference while this request waits and holds it
-        async with lk:
-            yield lk
+    def hold(self, run_id: str) -> "_Held":
+        """``async with locks.hold(run_id):`` the run's lock, held for the block (a plain class, not a
+        generator-based context manager: every decision takes it)."""
+        return _Held(self.get(run_id))  # a strong reference while this request waits and holds it
+
+
+class _Held:
+    __slots__ = ("lock",)
+
+    def __init__(self, lock: asyncio.Lock) -> None:
+        self.lock = lock
+
+    async def __aenter__(self) -> asyncio.Lock:
+        await self.lock.acquire()
+        return self.lock
+
+    async def __aexit__(self, *_exc: Any) -> None:
+        self.lock.release()

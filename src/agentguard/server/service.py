@@ -57,7 +57,7 @@ from .audit import AuditStore, input_digest, new_decision_id
 from .deciding import (CALL, Call, Pipes, Replaying, ServicePipeline, StoreSink, conflict, memoryless, proposal_of,
                        restore, snapshot, state_of, to_step)
 from .otel import shadow_extra
-from .gate import JSONResponse, error
+from .gate import BytesJSON, JSONResponse, error
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
 from .idempotency import IdemKey
 from .jsonutil import RequestJSONError, dumps, loads, loads_request
@@ -162,7 +162,9 @@ class Service:
         for kind, base in (("check", g.tool), ("step", g.step), ("signal", g.signal)):
             guard = PerRunCopy(base) if needs_copy(base) else base
             raw[kind] = guard
-            pipes[kind] = ServicePipeline(self, Replaying(guard, kind, self), strategy=self._enforcement(base),
+            # a guard without per-run memory never lets a run go (RunEvicted): nothing to replay, no wrapper
+            asked = guard if memoryless(guard) else Replaying(guard, kind, self)
+            pipes[kind] = ServicePipeline(self, asked, strategy=self._enforcement(base),
                                           audit=self.sink, runs=self.runs, adapter="service",
                                           state_fn=state_of, shadow=bool(getattr(self.settings, "shadow", False)))
         self._pipes = Pipes(g, self._gen, raw, pipes, frozenset(k for k, x in raw.items() if memoryless(x)))
@@ -213,17 +215,21 @@ class Service:
         else (a rebuild, a replay into guards with memory, a network database) goes to a worker thread."""
         st = self.runs.peek(run_id) if self.store.local else None
         if st is not None and st.gen == pipes.gen and st.stored:
-            n, last = self.store.run_last_input(run_id)
-            if expire and n and last is not None and self.now() - last > self.settings.run_ttl_s:
-                raise RunExpired(f"run {run_id} expired after {self.settings.run_ttl_s:g}s without activity; "
-                                 "start a new run id")
-            if n == st.stored and self.runs.held(run_id) is st:  # touched: counts as used now
-                return st
-            if st.stored < n <= st.stored + 64:
-                rows = self.store.run_inputs(run_id, since=st.stored)
-                if all(r["kind"] in pipes.memoryless or r["kind"] not in KINDS for r in rows) \
-                        and self._catch_up(st, pipes, n, rows) and self.runs.held(run_id) is st:
+            # one read: the run's last input this process knows of and any stored after it by others
+            tail = self.store.run_tail(run_id, st.stored - 1) or []
+            if tail and tail[0]["idx"] == st.stored - 1 and tail[-1]["idx"] == st.stored - 2 + len(tail):
+                n, last = st.stored - 1 + len(tail), float(tail[-1]["ts"])
+                if expire and self.now() - last > self.settings.run_ttl_s:
+                    raise RunExpired(f"run {run_id} expired after {self.settings.run_ttl_s:g}s without activity; "
+                                     "start a new run id")
+                if n == st.stored and self.runs.held(run_id) is st:  # touched: counts as used now
                     return st
+                rows = tail[1:]
+                if n <= st.stored + 64 and all(r["kind"] in pipes.memoryless or r["kind"] not in KINDS for r in rows):
+                    for r in rows:
+                        r["payload"] = loads(r.pop("raw"))
+                    if self._catch_up(st, pipes, n, rows) and self.runs.held(run_id) is st:
+                        return st
         return await run_in_threadpool(self.state, run_id, pipes, expire)
 
     def _catch_up(self, st: ServiceRun, pipes: Pipes, n: int, rows: list[dict[str, Any]] | None = None) -> bool:
@@ -270,7 +276,7 @@ class Service:
         has none), growing ``trace`` with the steps."""
         for r in rows:
             kind = r["kind"]
-            if kind not in KINDS:
+            if kind not in KINDS or (kind != "step" and kind not in guards):
                 continue
             try:
                 proposal, facts = proposal_of(kind, r["payload"]["input"])
@@ -467,13 +473,13 @@ class Service:
         decision = call.answer[0]
         self.metrics.decision(call.kind, decision.name)
         if call.body is not None:
-            resp: Response = Response(call.body, media_type="application/json")
+            resp: Response = BytesJSON(call.body)
             if decision is not Decision.ESCALATE or self.webhook is None:
                 return resp
             body = loads(call.body)
         else:
             body = self._body(call, out)
-            resp = JSONResponse(body)
+            resp = BytesJSON(dumps(body))
         if decision is Decision.ESCALATE and self.webhook is not None:
             from .webhook import escalation_event
 

@@ -63,8 +63,9 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Aw
             return error(400, str(exc))
         tc = req.tool_call
         call = ToolCall(tc.name, tc.arguments, tc.call_id)
-        return await svc.decide("check", req.run_id, call, {"tool_call": call.to_dict(), "metadata": req.metadata},
-                                {"run_id": req.run_id, "tool_call": call.to_dict()}, facts=req.metadata,
+        as_dict = call.to_dict()  # read only from here on: stored with the input and digested
+        return await svc.decide("check", req.run_id, call, {"tool_call": as_dict, "metadata": req.metadata},
+                                {"run_id": req.run_id, "tool_call": as_dict}, facts=req.metadata,
                                 principal=principal.identity, idem=idem)
 
     @app.post("/v1/runs/{run_id}/steps", tags=["guards"], response_model=VerdictOut, responses=err_responses(),
