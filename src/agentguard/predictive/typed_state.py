@@ -38,36 +38,36 @@ _INT64 = 2**63
 
 
 class _Shape:
-    """A JSON value's inferred type during inference: kind, list element, object members in order."""
+    """What the sample holds at one place: how often each JSON kind, list elements, object members
+    (and the keys seen after each one, for the field order)."""
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
+    def __init__(self) -> None:
+        self.kinds: dict[str, int] = {}
         self.elem: _Shape | None = None
         self.members: dict[str, _Shape] = {}
-        self.after: dict[str, set[str]] = {}  # key -> keys seen after it (for the field order)
+        self.after: dict[str, set[str]] = {}
         self.seen: list[str] = []
+
+    def kind(self) -> str:
+        """The most frequent kind (the first seen on a tie): states holding another stay text."""
+        return max(self.kinds, key=lambda k: self.kinds[k]) if self.kinds else "null"
 
 
 def _kind(v: Any) -> str:
-    if v is None:
-        return "null"
     t = type(v)
-    return {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict"}.get(t, "bad")
+    k = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict"}.get(t, "bad")
+    return "bad" if k == "int" and not -_INT64 <= v < _INT64 else k
 
 
 def _merge(shape: _Shape | None, v: Any) -> _Shape:
+    shape = shape or _Shape()
     k = _kind(v)
-    if k == "int" and not -_INT64 <= v < _INT64:
-        k = "bad"
-    if shape is None:
-        shape = _Shape(k)
-    elif shape.kind != k:
-        shape.kind = "bad"
-    if shape.kind == "list":
+    shape.kinds[k] = shape.kinds.get(k, 0) + 1
+    if k == "list":
         for x in v:
             if x is not None:
                 shape.elem = _merge(shape.elem, x)
-    elif shape.kind == "dict":
+    elif k == "dict":
         keys = [key for key, x in v.items() if x is not None]
         for i, key in enumerate(keys):
             if key not in shape.members:
@@ -101,13 +101,14 @@ def _arrow(shape: _Shape | None) -> Any:
     pa = require("pyarrow", "server")
     if shape is None:
         return pa.null()
+    kind = shape.kind()
     simple = {"bool": pa.bool_(), "int": pa.int64(), "float": pa.float64(), "str": pa.string()}
-    if shape.kind in simple:
-        return simple[shape.kind]
-    if shape.kind == "list":
+    if kind in simple:
+        return simple[kind]
+    if kind == "list":
         elem = _arrow(shape.elem)
         return None if elem is None else pa.list_(elem)
-    if shape.kind == "dict":
+    if kind == "dict":
         order = _order(shape)
         if order is None:
             return None
@@ -119,12 +120,13 @@ def _arrow(shape: _Shape | None) -> Any:
 
 def infer_state_type(states: Iterable[Any]) -> Any:
     """The Arrow struct type of ``states`` (parsed JSON objects), or None when there is none: the
-    union of their members (types that disagree drop the member, so states holding it stay text)."""
+    union of their members, each with its most frequent JSON type in the sample (states holding
+    another type there stay text); members whose keys come in no common order are left out."""
     shape: _Shape | None = None
     for s in states:
         if isinstance(s, dict):
-            shape = _merge(shape, s) if shape is None or shape.kind == "dict" else shape
-    if shape is None or shape.kind != "dict":
+            shape = _merge(shape, s)
+    if shape is None:
         return None
     return _arrow(shape)
 
@@ -177,7 +179,8 @@ def write_typed_parquet(src: str | os.PathLike[str], dst: str | os.PathLike[str]
 
     The struct type is inferred from the first ``sample`` parseable states; ``dst`` is a folder that
     gets one file per input file, every column kept and ``state_typed`` added (``state`` is null
-    where the state is typed). Returns ``{"rows", "typed", "text"}``."""
+    where the state is typed; no typed column when no state gives a type). Returns
+    ``{"rows", "typed", "text"}``."""
     pa = require("pyarrow", "server")
     pq = require("pyarrow.parquet", "server")
     from .trace_stream import _loads, parquet_files
@@ -192,12 +195,11 @@ def write_typed_parquet(src: str | os.PathLike[str], dst: str | os.PathLike[str]
                     seen.append(loads(text) if text is not None else None)
                 except ValueError:
                     continue
-            break
+            if len(seen) >= sample:
+                break
         if len(seen) >= sample:
             break
     typ = infer_state_type(seen[:sample])
-    if typ is None:
-        raise InputError(f"{src}: no state to infer a typed column from")
     out = Path(dst)
     out.mkdir(parents=True, exist_ok=True)
     stats = {"rows": 0, "typed": 0, "text": 0}
@@ -211,14 +213,15 @@ def write_typed_parquet(src: str | os.PathLike[str], dst: str | os.PathLike[str]
                 v = loads(text) if text is not None else None
             except ValueError:
                 v = None
-            ok = v is not None and fits(v, typ)
+            ok = v is not None and typ is not None and fits(v, typ)
             typed.append(v if ok else None)
             keep.append(None if ok else text)
         stats["rows"] += len(texts)
         stats["typed"] += sum(x is not None for x in typed)
         i = table.schema.get_field_index("state")
         table = table.set_column(i, "state", pa.array(keep, pa.string()))
-        table = table.append_column(STATE_TYPED, pa.array(typed, typ))
+        if typ is not None:  # else no state to infer a type from: all text, as before
+            table = table.append_column(STATE_TYPED, pa.array(typed, typ))
         pq.write_table(table, out / f.name, compression="zstd", row_group_size=row_group)
     stats["text"] = stats["rows"] - stats["typed"]
     return stats
