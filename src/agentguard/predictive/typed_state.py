@@ -29,9 +29,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import InputError, require
+from ..core.errors import require
 
-__all__ = ["STATE_TYPED", "fits", "infer_state_type", "typed_values", "write_typed_parquet"]
+__all__ = ["STATE_TYPED", "fits", "infer_state_type", "type_table", "typed_values", "write_typed_parquet"]
 
 STATE_TYPED = "state_typed"
 _INT64 = 2**63
@@ -173,6 +173,34 @@ def typed_values(arr: Any) -> list[Any]:
     return [None if v is None else _strip(v) for v in arr.to_pylist()]
 
 
+def type_table(table: Any, typ: Any = None, sample: int = 10_000) -> tuple[Any, int]:
+    """``table`` (with a JSON-text ``state`` column) with ``state_typed`` added and ``state`` kept
+    only where the state does not fit; ``typ``: the struct type (default: inferred from the first
+    ``sample`` states). Returns the table and the number of typed rows (0: the table as it was)."""
+    pa = require("pyarrow", "server")
+    from .trace_stream import _loads
+
+    loads = _loads()
+    texts = table.column("state").to_pylist()
+    parsed: list[Any] = []
+    for text in texts:
+        try:
+            parsed.append(loads(text) if text is not None else None)
+        except ValueError:
+            parsed.append(_BAD)
+    if typ is None:
+        typ = infer_state_type(v for v in parsed[:sample] if v is not _BAD)
+    if typ is None:
+        return table, 0
+    typed = [v if v is not None and v is not _BAD and fits(v, typ) else None for v in parsed]
+    keep = [None if v is not None else t for v, t in zip(typed, texts)]
+    table = table.set_column(table.schema.get_field_index("state"), "state", pa.array(keep, pa.string()))
+    return table.append_column(STATE_TYPED, pa.array(typed, typ)), sum(v is not None for v in typed)
+
+
+_BAD = object()
+
+
 def write_typed_parquet(src: str | os.PathLike[str], dst: str | os.PathLike[str], sample: int = 10_000,
                         row_group: int = 20_000) -> dict[str, Any]:
     """Convert JSON-text Parquet traces (a file or a folder, the service's schema) to typed ones.
@@ -181,7 +209,6 @@ def write_typed_parquet(src: str | os.PathLike[str], dst: str | os.PathLike[str]
     gets one file per input file, every column kept and ``state_typed`` added (``state`` is null
     where the state is typed; no typed column when no state gives a type). Returns
     ``{"rows", "typed", "text"}``."""
-    pa = require("pyarrow", "server")
     pq = require("pyarrow.parquet", "server")
     from .trace_stream import _loads, parquet_files
 
@@ -205,23 +232,11 @@ def write_typed_parquet(src: str | os.PathLike[str], dst: str | os.PathLike[str]
     stats = {"rows": 0, "typed": 0, "text": 0}
     for f in files:
         table = pq.read_table(f)
-        texts = table.column("state").to_pylist()
-        typed: list[Any] = []
-        keep: list[Any] = []
-        for text in texts:
-            try:
-                v = loads(text) if text is not None else None
-            except ValueError:
-                v = None
-            ok = v is not None and typ is not None and fits(v, typ)
-            typed.append(v if ok else None)
-            keep.append(None if ok else text)
-        stats["rows"] += len(texts)
-        stats["typed"] += sum(x is not None for x in typed)
-        i = table.schema.get_field_index("state")
-        table = table.set_column(i, "state", pa.array(keep, pa.string()))
+        n = table.num_rows
         if typ is not None:  # else no state to infer a type from: all text, as before
-            table = table.append_column(STATE_TYPED, pa.array(typed, typ))
+            table, typed = type_table(table, typ)
+            stats["typed"] += typed
+        stats["rows"] += n
         pq.write_table(table, out / f.name, compression="zstd", row_group_size=row_group)
     stats["text"] = stats["rows"] - stats["typed"]
     return stats
