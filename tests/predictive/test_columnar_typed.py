@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from agentguard.predictive.columnar import compile_columnar
 from agentguard.predictive.columnar_typed import encode, typed_columns
-from agentguard.predictive.typed_state import write_typed_parquet
+from agentguard.predictive.trace_stream import write_typed_parquet
 from agentguard.spec.predicates import Abstraction, load_spec
 
 from .test_columnar_learn import ODD_ERR, ROW, SPEC, _learn, _obj, _write, assert_same

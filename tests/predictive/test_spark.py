@@ -57,7 +57,7 @@ def test_spark_learns_the_same_dtmc(tmp_path: Path) -> None:
     assert np.array_equal(got.initial_counts, ref.initial_counts) and (got.counts != ref.counts).nnz == 0
     assert (got.model().matrix != ref.model().matrix).nnz == 0
     # typed traces (state_typed, a struct column): the same model
-    from agentguard.predictive.typed_state import write_typed_parquet
+    from agentguard.predictive.trace_stream import write_typed_parquet
 
     assert write_typed_parquet(tmp_path, tmp_path / "typed")["text"] == 0
     typed = DTMCLearner(ab, alpha=1)

@@ -11,7 +11,8 @@ import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentguard.predictive.typed_state import STATE_TYPED, fits, infer_state_type, typed_values, write_typed_parquet
+from agentguard.predictive.trace_stream import write_typed_parquet
+from agentguard.predictive.typed_state import STATE_TYPED, fits, infer_state_type, typed_values
 
 KEYS = st.sampled_from(["a", "b", "objectType", "isOpen", "x y", "é"])
 SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False, allow_infinity=False),

@@ -36,7 +36,7 @@ def _typed_command(app: typer.Typer) -> None:
     ) -> None:
         """Store the states of Parquet traces as a typed struct column (``state_typed``), which
         ``learn --engine columnar|spark`` reads without parsing JSON; states that do not fit stay text."""
-        from ..predictive.typed_state import write_typed_parquet
+        from ..predictive.trace_stream import write_typed_parquet
 
         stats = write_typed_parquet(src, dst)
         if as_json:

@@ -19,19 +19,18 @@ rebuilds the Python objects ``orjson.loads`` gives for the original text, key or
 (property-tested byte for byte); duplicate keys were resolved at write time by the same
 ``orjson.loads`` the row learner uses (the last one wins).
 
-:func:`write_typed_parquet` converts JSON-text Parquet traces (the service's schema) to this form.
+:func:`~.trace_stream.write_typed_parquet` converts JSON-text Parquet traces (the service's schema)
+to this form; ``agentguard.server.traces.write_parquet(..., typed=True)`` writes it directly.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from ..core.errors import require
 
-__all__ = ["STATE_TYPED", "fits", "infer_state_type", "type_table", "typed_values", "write_typed_parquet"]
+__all__ = ["STATE_TYPED", "fits", "infer_state_type", "type_table", "typed_values"]
 
 STATE_TYPED = "state_typed"
 _INT64 = 2**63
@@ -178,8 +177,6 @@ def type_table(table: Any, typ: Any = None, sample: int = 10_000) -> tuple[Any, 
     only where the state does not fit; ``typ``: the struct type (default: inferred from the first
     ``sample`` states). Returns the table and the number of typed rows (0: the table as it was)."""
     pa = require("pyarrow", "server")
-    from .trace_stream import _loads
-
     loads = _loads()
     texts = table.column("state").to_pylist()
     parsed: list[Any] = []
@@ -201,42 +198,13 @@ def type_table(table: Any, typ: Any = None, sample: int = 10_000) -> tuple[Any, 
 _BAD = object()
 
 
-def write_typed_parquet(src: str | os.PathLike[str], dst: str | os.PathLike[str], sample: int = 10_000,
-                        row_group: int = 20_000) -> dict[str, Any]:
-    """Convert JSON-text Parquet traces (a file or a folder, the service's schema) to typed ones.
+def _loads() -> Any:
+    """The row learner's JSON reader (``trace_stream._loads``: orjson, else json)."""
+    try:
+        import orjson
 
-    The struct type is inferred from the first ``sample`` parseable states; ``dst`` is a folder that
-    gets one file per input file, every column kept and ``state_typed`` added (``state`` is null
-    where the state is typed; no typed column when no state gives a type). Returns
-    ``{"rows", "typed", "text"}``."""
-    pq = require("pyarrow.parquet", "server")
-    from .trace_stream import _loads, parquet_files
+        return orjson.loads
+    except ImportError:  # pragma: no cover - orjson is in the server extra
+        import json
 
-    loads = _loads()
-    files = parquet_files(src)
-    seen: list[Any] = []
-    for f in files:
-        for b in pq.ParquetFile(f).iter_batches(columns=["state"], batch_size=sample):
-            for text in b.column(0).to_pylist():
-                try:
-                    seen.append(loads(text) if text is not None else None)
-                except ValueError:
-                    continue
-            if len(seen) >= sample:
-                break
-        if len(seen) >= sample:
-            break
-    typ = infer_state_type(seen[:sample])
-    out = Path(dst)
-    out.mkdir(parents=True, exist_ok=True)
-    stats = {"rows": 0, "typed": 0, "text": 0}
-    for f in files:
-        table = pq.read_table(f)
-        n = table.num_rows
-        if typ is not None:  # else no state to infer a type from: all text, as before
-            table, typed = type_table(table, typ)
-            stats["typed"] += typed
-        stats["rows"] += n
-        pq.write_table(table, out / f.name, compression="zstd", row_group_size=row_group)
-    stats["text"] = stats["rows"] - stats["typed"]
-    return stats
+        return json.loads
