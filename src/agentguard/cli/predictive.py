@@ -230,8 +230,9 @@ def _learn_command(app: typer.Typer) -> None:
         variant: str = typer.Option("conservative", "--variant", help="PAC rule: conservative, appendix or line11"),
         prism: str | None = typer.Option(None, "--prism", help="also write the model as a PRISM file"),
         engine: str = typer.Option("rows", "--engine", help="rows (Python per step), columnar (Parquet: predicates "
-                                   "evaluated column-wise) or spark (Parquet folder or object-store path on Apache "
-                                   "Spark); the same model from each, see docs/learning.md"),
+                                   "evaluated column-wise; fastest on typed traces, see type-traces) or spark (Parquet "
+                                   "folder or object-store path on Apache Spark); the same model from each, see "
+                                   "docs/learning.md"),
         spark_master: str = typer.Option("local[2]", "--spark-master", help="Spark master URL for --engine spark"),
         as_json: bool = JSON,
     ) -> None:

@@ -1,15 +1,20 @@
 """The columnar learning path: Parquet traces -> abstract paths -> counts, without a Python call per step.
 
-:func:`learn_parquet_columnar` is what ``DTMCLearner.add_file(path, engine="columnar")`` runs. Row
-groups are read one at a time as the row engine reads them (files in name order, flat memory); a
-small thread pool runs the DuckDB projection and the column-wise predicates of :mod:`.columnar` on
-several batches at once (DuckDB and Arrow release the GIL), and the batches are consumed in order:
+:func:`learn_parquet_columnar` is what ``DTMCLearner.add_file(path, engine="columnar")`` runs. A
+small thread pool reads each row group (files in name order) and runs the DuckDB projection and
+the column-wise predicates of :mod:`.columnar` on it, several row groups at once (Parquet, DuckDB
+and Arrow release the GIL; at most twice as many row groups as threads in flight, so memory stays
+flat), and the batches are consumed in order:
 bit codes, run boundaries (a change of ``run_id`` between adjacent rows, carried across batches and
 files, as :func:`~.trace_stream.iter_parquet_runs` cuts runs) and index paths for
 :meth:`~.learn.DTMCLearner.add_index_paths`. States are registered in the order of their first
 appearance, as the row path registers them, so the learned DTMC is the same object, not only the
 same counts. (A first version let one DuckDB query scan all files; its streamed result was
 buffered whole, 1 GB of RSS at 10^6 steps.)
+
+Files with a typed state column (:mod:`.typed_state`) are read through :mod:`.columnar_typed`:
+only the leaves the predicates name, each distinct projected state abstracted once by the row
+path's abstractor; their rows stored as text (states that did not fit) take the DuckDB path below.
 
 Rows the columnar plan is not certain about (see :mod:`.columnar`) go through the row path's
 ``Abstraction.abstractor()`` on ``orjson.loads(state)``, one at a time, and are counted in the
