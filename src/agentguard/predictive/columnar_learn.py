@@ -316,10 +316,13 @@ def learn_parquet_columnar(learner: Any, path: str | os.PathLike[str], batch_row
 
     with ThreadPoolExecutor(n, thread_name_prefix="agentguard-columnar") as pool:
         extra = lambda schema: typed_columns(ab.plan, schema)  # noqa: E731 - typed leaves, per file
-        for read in _row_groups(path, ["run_id", "step", "state"], batch_rows, extra):
-            window.append(pool.submit(task, read))
-            if len(window) > 2 * n:
-                drain(window.popleft())
+        for read, rows in _row_groups(path, ["run_id", "step", "state"], batch_rows, extra):
+            # a small row group is read on the pool; a large one here, a batch at a time (memory)
+            parts = iter([read]) if rows <= 2 * batch_rows else ((lambda b=b: iter([b])) for b in read())
+            for part in parts:
+                window.append(pool.submit(task, part))
+                if len(window) > 2 * n:
+                    drain(window.popleft())
         while window:
             drain(window.popleft())
     if pending is not None:

@@ -115,16 +115,17 @@ def _batches(path: str | os.PathLike[str], columns: list[str], batch_rows: int,
     file's Parquet schema (the typed state leaves of :mod:`.columnar_typed`)."""
     pa = require("pyarrow", "server")
     pool = pa.default_memory_pool()
-    for read in _row_groups(path, columns, batch_rows, extra):
+    for read, _ in _row_groups(path, columns, batch_rows, extra):
         yield from read()
         pool.release_unused()
 
 
 def _row_groups(path: str | os.PathLike[str], columns: list[str], batch_rows: int,
-                extra: Callable[[Any], list[str]] | None = None) -> Iterator[Callable[[], list[Any]]]:
-    """One reader per row group (files in name order): a callable giving that row group's record
-    batches, safe to call on another thread (each opens its file). String leaves of ``extra`` are
-    read dictionary-encoded (Parquet stores them so; half the decoding time of the typed leaves)."""
+                extra: Callable[[Any], list[str]] | None = None) -> Iterator[tuple[Callable[[], Iterator[Any]], int]]:
+    """``(reader, rows)`` per row group (files in name order): a callable iterating over that row
+    group's record batches, safe to call on another thread (each opens its file), and the group's
+    row count. String leaves of ``extra`` are read dictionary-encoded (Parquet stores them so; half
+    the decoding time of the typed leaves)."""
     pq = require("pyarrow.parquet", "server")
     for f in parquet_files(path):
         try:
@@ -137,18 +138,18 @@ def _row_groups(path: str | os.PathLike[str], columns: list[str], batch_rows: in
         more = extra(pf.schema) if extra is not None else []
         kinds = {pf.schema.column(i).path: pf.schema.column(i).physical_type for i in range(len(pf.schema))}
         dict_cols = [c for c in more if kinds.get(c) == "BYTE_ARRAY"]
-        groups = pf.metadata.num_row_groups
+        sizes = [pf.metadata.row_group(g).num_rows for g in range(pf.metadata.num_row_groups)]
         pf.close()
-        for g in range(groups):
-            yield _reader(f, columns + more, dict_cols, g, batch_rows)
+        for g, rows in enumerate(sizes):
+            yield _reader(f, columns + more, dict_cols, g, batch_rows), rows
 
 
-def _reader(f: Path, cols: list[str], dict_cols: list[str], g: int, batch_rows: int) -> Callable[[], list[Any]]:
-    def read() -> list[Any]:
+def _reader(f: Path, cols: list[str], dict_cols: list[str], g: int, batch_rows: int) -> Callable[[], Iterator[Any]]:
+    def read() -> Iterator[Any]:
         pq = require("pyarrow.parquet", "server")
         pf = pq.ParquetFile(f, pre_buffer=False, read_dictionary=dict_cols or None)
         try:
-            return list(pf.iter_batches(batch_size=batch_rows, columns=cols, row_groups=[g], use_threads=False))
+            yield from pf.iter_batches(batch_size=batch_rows, columns=cols, row_groups=[g], use_threads=False)
         finally:
             pf.close()
     return read
