@@ -149,6 +149,11 @@ def load_traces(directory: str | os.PathLike[str], *, run_ids: Sequence[str] | N
     d = Path(directory)
     if not any(d.glob("*.parquet")):
         return []
+    pq = require("pyarrow.parquet", "server")
+    typed = [f.name for f in sorted(d.glob("*.parquet")) if "state_typed" in pq.read_schema(f).names]
+    if typed:  # their states are not in the JSON column: refuse rather than give steps without a state
+        raise InputError(f"{typed[0]} holds typed states (write_parquet(typed=True)); load_traces reads "
+                         "JSON-text stores only: learn from it with 'agentguard learn --engine columnar'")
     sql = sql.format(glob=_glob(d).replace("'", "''"))
     if where:
         sql += " WHERE " + " AND ".join(where)
