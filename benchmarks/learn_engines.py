@@ -12,10 +12,15 @@ threads; peak RSS = VmHWM of that process):
 
 * ``rows``: ``DTMCLearner.add_file(path)`` (today's learner: PyArrow batches, ``orjson`` per state,
   the compiled predicate closures per state);
-* ``columnar``: ``add_file(path, engine="columnar")`` (DuckDB projection + vectorised predicates);
+* ``columnar``: ``add_file(path, engine="columnar")`` on the JSON-text files (DuckDB projection +
+  vectorised predicates);
+* ``columnar_typed``: ``add_file(path, engine="columnar")`` on typed copies of the same files
+  (``state_typed``, :mod:`agentguard.predictive.typed_state`: the base converted once with
+  ``write_typed_parquet``, timed in ``files.base_typed``, then replicated as the text files are);
+  only the leaves the predicates name are read, each distinct projected state abstracted once;
 * ``spark1``/``spark2``: :func:`agentguard.predictive.spark.learn_spark` with ``local[1]`` and
-  ``local[2]`` (the session start is timed apart; Spark's JVM and Python workers are other
-  processes, so the CPU and RSS columns are the driver's only).
+  ``local[2]`` on the typed copies (the session start is timed apart; Spark's JVM and Python
+  workers are other processes, so the CPU and RSS columns are the driver's only).
 
 Every mode of a size must learn the same model (states in the same order, counts, initial
 distribution, traces). A mode whose estimated time exceeds ``--budget`` seconds (from its rate at
@@ -39,7 +44,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "examples" / "microwave_spec.yaml"
 RESULTS = ROOT / "benchmarks" / "results"
-MODES = ("rows", "columnar", "spark1", "spark2")
+MODES = ("rows", "columnar", "columnar_typed", "spark1", "spark2")
+TYPED_MODES = ("columnar_typed", "spark1", "spark2")  # read the typed copies (state_typed)
 
 
 def replicate(base: Path, folder: Path, n_steps: int, rows_per_file: int = 500_000) -> dict:
@@ -94,7 +100,7 @@ def _child(mode: str, path: str) -> dict:
     if mode.startswith("spark"):
         stats = learn_spark(learner, path, spark)
     else:
-        learner.add_file(path, engine=mode)
+        learner.add_file(path, engine="columnar" if mode == "columnar_typed" else mode)
         stats = learner.last_stats
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     C = learner.counts.tocoo()
@@ -138,9 +144,10 @@ def _write(args: argparse.Namespace, sizes: list[int], results: list[dict], file
         r.pop("state_order", None)
     for n in sizes:
         by = {r["mode"]: r for r in results if r["steps"] == n and "wall_s" in r}
-        if "rows" in by and "columnar" in by:
-            same[str(n)]["columnar_speedup_wall"] = round(by["rows"]["wall_s"] / by["columnar"]["wall_s"], 2)
-            same[str(n)]["columnar_speedup_cpu"] = round(by["rows"]["cpu_s"] / by["columnar"]["cpu_s"], 2)
+        for m in ("columnar", "columnar_typed"):
+            if "rows" in by and m in by:
+                same[str(n)][f"{m}_speedup_wall"] = round(by["rows"]["wall_s"] / by[m]["wall_s"], 2)
+                same[str(n)][f"{m}_speedup_cpu"] = round(by["rows"]["cpu_s"] / by[m]["cpu_s"], 2)
         if "spark1" in by and "spark2" in by:
             same[str(n)]["spark_2_vs_1_workers"] = round(by["spark1"]["wall_s"] / by["spark2"]["wall_s"], 2)
     out = {"command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
@@ -174,6 +181,8 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from learn_volume import generate_parquet
 
+    from agentguard.predictive.trace_stream import write_typed_parquet
+
     sizes = [int(x) for x in args.sizes.split(",") if x]
     modes = [m for m in args.modes.split(",") if m]
     plan = {int(k): [m for m in v.split(",") if m] for k, v in (x.split("=") for x in args.plan.split(";") if x)}
@@ -184,9 +193,13 @@ def main() -> None:
         base = Path(tmp) / "base"
         t0 = time.perf_counter()
         files["base"] = {**generate_parquet(base, args.base), "generate_s": round(time.perf_counter() - t0, 1)}
+        t0 = time.perf_counter()
+        files["base_typed"] = {**write_typed_parquet(base, Path(tmp) / "base_typed"),
+                               "convert_s": round(time.perf_counter() - t0, 1)}
         for n in sizes:
             folder = Path(tmp) / f"n{n}"
             files[str(n)] = replicate(base, folder, n)
+            files[f"{n}_typed"] = replicate(Path(tmp) / "base_typed", Path(tmp) / f"n{n}_typed", n)
             for mode in plan.get(n, modes):
                 est = n / rate[mode] if mode in rate else None
                 if est is not None and est > args.budget:
@@ -194,7 +207,9 @@ def main() -> None:
                                     f"smaller size ({rate[mode]:.3g} steps/s) exceeds the {args.budget:.0f} s budget"})
                     print(mode, n, results[-1]["skipped"], flush=True)
                     continue
-                r = {**_measure(mode, folder, max(args.budget * 1.25, 120)), "steps": n}
+                src = Path(tmp) / f"n{n}_typed" if mode in TYPED_MODES else folder
+                r = {**_measure(mode, src, max(args.budget * 1.25, 120)), "steps": n,
+                     "files": "typed" if mode in TYPED_MODES else "json_text"}
                 if "wall_s" in r:
                     r["steps_per_s"] = round(n / r["wall_s"])
                     r["steps_per_cpu_s"] = round(n / max(r["cpu_s"], 1e-9))
@@ -206,6 +221,7 @@ def main() -> None:
             import shutil
 
             shutil.rmtree(folder)
+            shutil.rmtree(Path(tmp) / f"n{n}_typed")
     same = _write(args, sizes, results, files, load0, t_start, done=True)
     print(json.dumps(same))
 

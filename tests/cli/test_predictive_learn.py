@@ -187,3 +187,27 @@ def test_learn_engine_columnar_gives_the_row_engines_model(tmp_path, capsys):
     code, _, err = run(["learn", str(TRACES), "--spec", str(SPEC), "--out", str(tmp_path / "x.json"),
                         "--engine", "columnar"], capsys)
     assert code != 0 and "reads Parquet" in err and "Traceback" not in err
+
+
+def test_type_traces_then_columnar_gives_the_row_engines_model(tmp_path, capsys):
+    """`agentguard type-traces` (typed state column), then `learn --engine columnar`: the same model
+    as the row engine on the JSON-text store; the service's writer can write the typed form itself."""
+    from agentguard.core.types import read_traces
+    from agentguard.server.traces import write_parquet
+
+    write_parquet(tmp_path / "store" / "b.parquet", read_traces(TRACES))
+    write_parquet(tmp_path / "direct" / "b.parquet", read_traces(TRACES), typed=True)
+    code, stdout, err = run(["type-traces", str(tmp_path / "store"), str(tmp_path / "typed"), "--json"], capsys)
+    assert code == 0, err
+    stats = json.loads(stdout)
+    assert stats["typed"] == stats["rows"] > 0 and stats["text"] == 0
+    models = {}
+    for name, folder, engine in (("rows", "store", "rows"), ("typed", "typed", "columnar"), ("direct", "direct", "columnar")):
+        out = tmp_path / f"{name}.json"
+        code, _, err = run(["learn", str(tmp_path / folder), "--spec", str(SPEC), "--out", str(out), "--json",
+                            "--engine", engine], capsys)
+        assert code == 0, err
+        models[name] = DTMC.load(out)
+    for name in ("typed", "direct"):
+        assert models[name].state_names == models["rows"].state_names
+        assert (models[name].counts != models["rows"].counts).nnz == 0

@@ -56,5 +56,13 @@ def test_spark_learns_the_same_dtmc(tmp_path: Path) -> None:
     assert got.states == ref.states and got.n_traces == ref.n_traces
     assert np.array_equal(got.initial_counts, ref.initial_counts) and (got.counts != ref.counts).nnz == 0
     assert (got.model().matrix != ref.model().matrix).nnz == 0
+    # typed traces (state_typed, a struct column): the same model
+    from agentguard.predictive.trace_stream import write_typed_parquet
+
+    assert write_typed_parquet(tmp_path, tmp_path / "typed")["text"] == 0
+    typed = DTMCLearner(ab, alpha=1)
+    assert learn_spark(typed, tmp_path / "typed", spark)["rows"] == len(rows)
+    assert typed.states == ref.states and (typed.counts != ref.counts).nnz == 0
+    assert np.array_equal(typed.initial_counts, ref.initial_counts)
     with pytest.raises(InputError, match="Spark could not learn"):
         learn_spark(DTMCLearner(ab), tmp_path / "missing", spark)

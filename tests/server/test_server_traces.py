@@ -75,3 +75,15 @@ def test_the_calibrator_reads_stored_signals(tmp_path):
     assert five.tolist() == [s.signals["score"] for s in runs[5].steps]
     cal = ThresholdCalibrator(risk="false_alarm", method="crc", alpha=0.2).calibrate(seqs)
     assert 0.0 < cal.threshold_ < 1.0
+
+
+def test_typed_store_is_refused_by_load_traces_not_read_without_states(tmp_path):
+    """write_parquet(typed=True) keeps the states in ``state_typed`` (for the learners): load_traces,
+    which reads the JSON column, refuses such a file instead of giving steps without a state."""
+    from agentguard.core.errors import InputError
+    from agentguard.core.types import Step, Trace
+    from agentguard.server.traces import load_traces, write_parquet
+
+    write_parquet(tmp_path / "a.parquet", [Trace(run_id="r", steps=[Step(state={"x": 1})])], typed=True)
+    with pytest.raises(InputError, match="typed states"):
+        load_traces(tmp_path)

@@ -17,6 +17,10 @@ single-process learner finds:
 States are registered in the order the row path meets them (files in name order, rows in file
 order: Spark's ``_metadata.file_path`` and ``_metadata.row_index``), so the DTMC is the same object.
 
+Typed traces (:mod:`.typed_state`): the ``state_typed`` column goes to the mapper whole (Spark's
+nested-column pruning does not reach into a list of structs here) and is cut there to the fields
+the predicates read, each distinct projected state abstracted once (:mod:`.columnar_typed`).
+
 Why Spark (issue 32's prototype on 10^6 steps, same counts everywhere): Ray Data local 15-19 s and
 Dask 17-25 s against pyspark ``local[2]`` 21-35 s on this 2-core machine, but Ray Data has no window
 functions (runs spread across files need a shuffle by run id written by hand) and Spark runs as a
@@ -41,6 +45,7 @@ import numpy as np
 
 from ..core.errors import InputError, require
 from ..spec.predicates import Abstraction
+from .typed_state import STATE_TYPED
 
 __all__ = ["learn_spark", "spark_session"]
 
@@ -100,9 +105,10 @@ def learn_spark(learner: Any, path: str | os.PathLike[str], spark: Any = None, m
         df = spark.read.parquet(str(path)).withColumn("file_path", F.col("_metadata.file_path"))
         files = sorted(r[0] for r in df.select("file_path").distinct().collect())  # name order, as the row path
         fidx = F.create_map(*[x for i, f in enumerate(files) for x in (F.lit(f), F.lit(i))])
+        typed = [STATE_TYPED] if STATE_TYPED in df.columns else []  # read whole; cut in the mapper
         rows = df.select("run_id", F.col("step").cast("long").alias("step"), "state",
                          (fidx[F.col("file_path")].cast("long") * (1 << 40)
-                          + F.col("_metadata.row_index")).alias("pos"))
+                          + F.col("_metadata.row_index")).alias("pos"), *typed)
         coded = rows.mapInArrow(_mapper(ab), _OUT).filter(F.col("run_id").isNotNull()).cache()
         w = Window.partitionBy("run_id").orderBy("step", "pos")
         live = coded.filter(F.col("step") >= 0)

@@ -13,7 +13,8 @@ is ever built.
   step, ``run_id``, ``step``, ``state`` as JSON text; ``step = -1`` marks a run without steps), a
   file or a folder of ``*.parquet`` files read in name order (= ingest order), with PyArrow. Within
   a batch, identical state texts are parsed and abstracted once (dictionary encoding), so the cost
-  follows the distinct states, not the rows. Rows of one run must be contiguous (the store writes
+  follows the distinct states, not the rows. A file with a typed ``state_typed`` column
+  (:mod:`.typed_state`) gives its typed rows' states from that column. Rows of one run must be contiguous (the store writes
   each finished run as one block); the same ``run_id`` in two separate blocks is two traces.
 * :func:`abstract_parquet` and :func:`duckdb_counts`: when the data outgrows one process. The
   abstraction is a per-row map (any engine can run it per file: Spark ``mapInPandas``, Ray Data
@@ -36,8 +37,10 @@ from typing import Any
 
 from ..core.errors import InputError, require
 from ..spec.history import NO_STATE_HINT
+from .typed_state import STATE_TYPED, infer_state_type, type_table, typed_values
 
-__all__ = ["abstract_parquet", "duckdb_counts", "iter_jsonl_runs", "iter_parquet_runs", "parquet_files"]
+__all__ = ["abstract_parquet", "duckdb_counts", "iter_jsonl_runs", "iter_parquet_runs", "parquet_files",
+           "write_typed_parquet"]
 
 Run = tuple[str, list[Any]]
 
@@ -99,7 +102,8 @@ def parquet_files(path: str | os.PathLike[str]) -> list[Path]:
     return [p]
 
 
-def _batches(path: str | os.PathLike[str], columns: list[str], batch_rows: int) -> Iterator[Any]:
+def _batches(path: str | os.PathLike[str], columns: list[str], batch_rows: int,
+             extra: Callable[[Any], list[str]] | None = None) -> Iterator[Any]:
     """Record batches of ``columns``, one row group at a time, with flat memory.
 
     Measured on the service schema (600-byte JSON states, 20,000-row groups): the default
@@ -107,10 +111,22 @@ def _batches(path: str | os.PathLike[str], columns: list[str], batch_rows: int) 
     with every row group (133 -> 209 MB over one 200,000-row file, Arrow's pool peaking at
     50-69 MB); reading each row group on its own, single-threaded, without pre-buffering, and
     returning the pool's freed pages after it keeps the pool under 12 MB and the RSS flat
-    (112 MB after 10^5 or 2x10^5 rows)."""
+    (112 MB after 10^5 or 2x10^5 rows). ``extra``: more (dotted, nested) columns to read, from a
+    file's Parquet schema (the typed state leaves of :mod:`.columnar_typed`)."""
     pa = require("pyarrow", "server")
-    pq = require("pyarrow.parquet", "server")
     pool = pa.default_memory_pool()
+    for read, _ in _row_groups(path, columns, batch_rows, extra):
+        yield from read()
+        pool.release_unused()
+
+
+def _row_groups(path: str | os.PathLike[str], columns: list[str], batch_rows: int,
+                extra: Callable[[Any], list[str]] | None = None) -> Iterator[tuple[Callable[[], Iterator[Any]], int]]:
+    """``(reader, rows)`` per row group (files in name order): a callable iterating over that row
+    group's record batches, safe to call on another thread (each opens its file), and the group's
+    row count. String leaves of ``extra`` are read dictionary-encoded (Parquet stores them so; half
+    the decoding time of the typed leaves)."""
+    pq = require("pyarrow.parquet", "server")
     for f in parquet_files(path):
         try:
             pf = pq.ParquetFile(f, pre_buffer=False)
@@ -119,13 +135,24 @@ def _batches(path: str | os.PathLike[str], columns: list[str], batch_rows: int) 
         missing = [c for c in columns if c not in pf.schema_arrow.names]
         if missing:
             raise InputError(f"{f}: Parquet traces need columns {columns}; missing {missing}")
+        more = extra(pf.schema) if extra is not None else []
+        kinds = {pf.schema.column(i).path: pf.schema.column(i).physical_type for i in range(len(pf.schema))}
+        dict_cols = [c for c in more if kinds.get(c) == "BYTE_ARRAY"]
+        sizes = [pf.metadata.row_group(g).num_rows for g in range(pf.metadata.num_row_groups)]
+        pf.close()
+        for g, rows in enumerate(sizes):
+            yield _reader(f, columns + more, dict_cols, g, batch_rows), rows
+
+
+def _reader(f: Path, cols: list[str], dict_cols: list[str], g: int, batch_rows: int) -> Callable[[], Iterator[Any]]:
+    def read() -> Iterator[Any]:
+        pq = require("pyarrow.parquet", "server")
+        pf = pq.ParquetFile(f, pre_buffer=False, read_dictionary=dict_cols or None)
         try:
-            for g in range(pf.metadata.num_row_groups):
-                yield from pf.iter_batches(batch_size=batch_rows, columns=columns, row_groups=[g],
-                                           use_threads=False)
-                pool.release_unused()
+            yield from pf.iter_batches(batch_size=batch_rows, columns=cols, row_groups=[g], use_threads=False)
         finally:
             pf.close()
+    return read
 
 
 def iter_parquet_runs(path: str | os.PathLike[str], abstract: Callable[[Any], str] | None = None,
@@ -140,15 +167,16 @@ def iter_parquet_runs(path: str | os.PathLike[str], abstract: Callable[[Any], st
     loads = _loads()
     cur_id: str | None = None
     cur: list[Any] = []
-    for batch in _batches(path, ["run_id", "step", "state"], batch_rows):
+    for batch in _batches(path, ["run_id", "step", "state"], batch_rows, _typed_leaf):
         ids = batch.column(0).to_pylist()
         steps = batch.column(1).to_pylist()
         enc = pc.dictionary_encode(batch.column(2))
         texts = enc.dictionary.to_pylist()
         codes = enc.indices.to_pylist()
+        typed = _typed(batch)
         values: list[Any] = [None] * len(texts)
         done = [False] * len(texts)
-        for rid, step, code in zip(ids, steps, codes):
+        for i, (rid, step, code) in enumerate(zip(ids, steps, codes)):
             if rid != cur_id:
                 if cur_id is not None:
                     yield cur_id, cur
@@ -156,7 +184,13 @@ def iter_parquet_runs(path: str | os.PathLike[str], abstract: Callable[[Any], st
             if step is None or step < 0:
                 continue
             if code is None:
-                cur.append(None)
+                state = typed[i] if typed is not None else None
+                if abstract is not None and state is not None:
+                    try:
+                        state = abstract(state)
+                    except InputError as exc:
+                        raise InputError(f"trace {rid} step {step}: {exc}") from None
+                cur.append(state)
                 continue
             if not done[code]:
                 try:
@@ -172,6 +206,17 @@ def iter_parquet_runs(path: str | os.PathLike[str], abstract: Callable[[Any], st
             cur.append(values[code])
     if cur_id is not None:
         yield cur_id, cur
+
+
+def _typed_leaf(schema: Any) -> list[str]:
+    """``state_typed`` when a file has the typed state column (:mod:`.typed_state`)."""
+    return [STATE_TYPED] if STATE_TYPED in schema.to_arrow_schema().names else []
+
+
+def _typed(batch: Any) -> list[Any] | None:
+    if STATE_TYPED not in batch.schema.names:
+        return None
+    return typed_values(batch.column(STATE_TYPED))
 
 
 def abstract_parquet(src: str | os.PathLike[str], dst: str | os.PathLike[str],
@@ -237,3 +282,42 @@ def duckdb_counts(path: str | os.PathLike[str], terminal: str | None = None,
         con.close()
     return {"src": [p[0] for p in pairs], "dst": [p[1] for p in pairs], "count": [int(p[2]) for p in pairs],
             "initial": {s: int(n) for s, n in first}, "runs": int(sum(n for _, n in first))}
+
+
+def write_typed_parquet(src: str | os.PathLike[str], dst: str | os.PathLike[str], sample: int = 10_000,
+                        row_group: int = 20_000) -> dict[str, Any]:
+    """Convert JSON-text Parquet traces (a file or a folder, the service's schema) to typed ones.
+
+    The struct type is inferred from the first ``sample`` parseable states; ``dst`` is a folder that
+    gets one file per input file, every column kept and ``state_typed`` added (``state`` is null
+    where the state is typed; no typed column when no state gives a type). Returns
+    ``{"rows", "typed", "text"}``."""
+    pq = require("pyarrow.parquet", "server")
+    loads = _loads()
+    files = parquet_files(src)
+    seen: list[Any] = []
+    for f in files:
+        for b in pq.ParquetFile(f).iter_batches(columns=["state"], batch_size=sample):
+            for text in b.column(0).to_pylist():
+                try:
+                    seen.append(loads(text) if text is not None else None)
+                except ValueError:
+                    continue
+            if len(seen) >= sample:
+                break
+        if len(seen) >= sample:
+            break
+    typ = infer_state_type(seen[:sample])
+    out = Path(dst)
+    out.mkdir(parents=True, exist_ok=True)
+    stats = {"rows": 0, "typed": 0, "text": 0}
+    for f in files:
+        table = pq.read_table(f)
+        n = table.num_rows
+        if typ is not None:  # else no state to infer a type from: all text, as before
+            table, typed = type_table(table, typ)
+            stats["typed"] += typed
+        stats["rows"] += n
+        pq.write_table(table, out / f.name, compression="zstd", row_group_size=row_group)
+    stats["text"] = stats["rows"] - stats["typed"]
+    return stats

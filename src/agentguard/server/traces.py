@@ -43,8 +43,12 @@ def _j(v: Any) -> str | None:
     return None if v is None else dumps(v).decode()
 
 
-def write_parquet(path: str | os.PathLike[str], traces: Iterable[Trace]) -> int:
-    """Write traces to one Parquet file at ``path`` (atomically); returns the number of rows."""
+def write_parquet(path: str | os.PathLike[str], traces: Iterable[Trace], typed: bool = False) -> int:
+    """Write traces to one Parquet file at ``path`` (atomically); returns the number of rows.
+
+    ``typed``: also store the states as a typed struct column ``state_typed`` (``state`` then null
+    where a state fits; see :mod:`agentguard.predictive.typed_state`), which the columnar learner
+    reads without parsing JSON."""
     pa = require("pyarrow", "server")
     pq = require("pyarrow.parquet", "server")
     cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
@@ -70,6 +74,10 @@ def write_parquet(path: str | os.PathLike[str], traces: Iterable[Trace]) -> int:
             cols["output"].append(s.output)
             cols["signals"].append(_j({k: float(v) for k, v in s.signals.items()}))
     table = pa.Table.from_pydict(cols, schema=_schema())
+    if typed:
+        from ..predictive.typed_state import type_table
+
+        table = type_table(table)[0]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex}")
@@ -141,6 +149,11 @@ def load_traces(directory: str | os.PathLike[str], *, run_ids: Sequence[str] | N
     d = Path(directory)
     if not any(d.glob("*.parquet")):
         return []
+    pq = require("pyarrow.parquet", "server")
+    typed = [f.name for f in sorted(d.glob("*.parquet")) if "state_typed" in pq.read_schema(f).names]
+    if typed:  # their states are not in the JSON column: refuse rather than give steps without a state
+        raise InputError(f"{typed[0]} holds typed states (write_parquet(typed=True)); load_traces reads "
+                         "JSON-text stores only: learn from it with 'agentguard learn --engine columnar'")
     sql = sql.format(glob=_glob(d).replace("'", "''"))
     if where:
         sql += " WHERE " + " AND ".join(where)
