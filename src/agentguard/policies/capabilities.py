@@ -54,6 +54,8 @@ class GrantLexicon:
     actions: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
     irregular: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     stopwords: frozenset[str] = frozenset()
+    # further grant sources read from the same request sentences, e.g. a ToolWordGrants (tool's own words)
+    extra: tuple[Any, ...] = ()
 
     @classmethod
     def from_config(cls, data: Mapping[str, Any]) -> "GrantLexicon":
@@ -82,7 +84,7 @@ class GrantLexicon:
             o = tuple(x for x in objs if keep_word(x))
             if v and (o or not objs):
                 acts[a] = (v, o)
-        return GrantLexicon(acts, self.irregular, self.stopwords)
+        return GrantLexicon(acts, self.irregular, self.stopwords, self.extra)
 
     def forms(self, verb: str) -> list[str]:
         """The written forms of ``verb``: base, -s/-es, -ed/-d, -ing (final e dropped), and irregular ones."""
@@ -130,4 +132,6 @@ def mint(prompt: str, lexicon: GrantLexicon) -> list[Grant]:
             if obj is None:
                 continue
             out.append(Grant(action, f"{verb} ... {obj}" if obj else verb, sent.strip()))
+        for src in lexicon.extra:   # only ever the user's request sentence, never a tool result
+            out.extend(src.grants(sent))
     return out
