@@ -32,6 +32,7 @@ STRICT_HISTORY = (
     "Changed after run 2, because the MCP bench's benign read of '/home/user/reports/q3.md' was refused (.md is "
     "a country suffix), not because of a LOSO score: the fetch check applies only to arguments of no known role. "
     "No threshold or word was tuned on a left-out suite; all four folds had been seen before the run recorded here.")
+_SIM: list[WordSimilarity] = []
 
 
 def _similarity() -> WordSimilarity:
