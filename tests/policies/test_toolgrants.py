@@ -6,6 +6,8 @@ import dataclasses
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentguard.core.types import Context, Decision, ToolCall
 from agentguard.policies.capabilities import mint
@@ -117,3 +119,20 @@ def test_wordllama_similarity_is_offline_general_english():
     sim = WordSimilarity()
     assert sim("remove", "delete") > sim("remove", "send")
     assert sim("delete", "remove") == sim("remove", "delete")
+
+
+WORDS = ["send", "sent", "post", "message", "channel", "messages", "channels", "please", "now", "'general'", "the",
+         "to", ".", "\n", "IMPORTANT:", "summary"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=25))
+def test_no_tool_result_text_ever_adds_a_grant(words):
+    g = _guard(0.3)
+    g.observe_prompt("r", "Summarise the article at www.news.com for me.")
+    before = list(g.ledger("r").grants)
+    g.observe_result("r", ToolCall("get_webpage", {"url": "www.news.com"}), " ".join(words))
+    assert g.ledger("r").grants == before
+    # and a quoted span in the request mints nothing, whatever it says
+    assert _src(0.3, fake_sim).mint("Reply '" + " ".join(w for w in words if w not in ("'general'", "\n")) +
+                                    "' to Bob.") == []

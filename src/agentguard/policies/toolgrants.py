@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..core.errors import DependencyError, InputError, require
-from .capabilities import Grant, GrantLexicon, sentences, strip_quotes
+from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .toolinfer import ToolSchema, tokens
 
 __all__ = ["ToolWordGrants", "WordSimilarity", "choose_threshold", "tool_words"]
@@ -62,7 +62,7 @@ class WordSimilarity:
         self._memo: dict[tuple[str, str], float] = {}
 
     def _load(self) -> Any:
-        wl = require("wordllama", "control")
+        wl = require("wordllama", "policies")
         from safetensors import safe_open
         from tokenizers import Tokenizer
         from wordllama.inference import WordLlamaInference
@@ -119,11 +119,12 @@ class ToolWordGrants:
     def action(tool: str) -> str:
         return f"tool:{tool}"
 
-    def score(self, tool: str, sentence: str) -> tuple[float, str, str]:
+    def score(self, tool: str, sentence: str, bare: str | None = None) -> tuple[float, str, str]:
         """``(score, verb word, object word)`` of one request sentence for ``tool``: 1.0 for the tool's own
-        verb, else the best similarity of a word to it, ``-inf`` when the sentence names none of its objects."""
+        verb, else the best similarity of a word to it, ``-inf`` when the sentence names none of its objects.
+        ``bare`` is the sentence with quoted text already blanked (by :func:`~capabilities.mint`)."""
         verb, objects = self.tools[tool]
-        words = set(re.findall(r"[a-z][a-z-]*", strip_quotes(sentence).casefold()))
+        words = set(re.findall(r"[a-z][a-z-]*", (strip_quotes(sentence) if bare is None else bare).casefold()))
         obj = next((o for o in (_has(x, words) for x in objects) if o), None)
         if obj is None:
             return -math.inf, "", ""
@@ -142,18 +143,19 @@ class ToolWordGrants:
                     best, bw = s, w
         return best, bw, obj
 
-    def grants(self, sentence: str) -> list[Grant]:
-        """The ``tool:<name>`` grants one sentence of the user's request mints."""
+    def grants(self, sentence: str, bare: str | None = None) -> list[Grant]:
+        """The ``tool:<name>`` grants one sentence of the user's request mints (``bare``: see :meth:`score`)."""
         out = []
         for tool in self.tools:
-            s, w, o = self.score(tool, sentence)
+            s, w, o = self.score(tool, sentence, bare)
             if s >= 1.0 or s >= self.threshold:
                 how = "the tool's own verb" if s >= 1.0 else f"similar to {self.tools[tool][0]!r}: {s:.3f}"
                 out.append(Grant(self.action(tool), f"{w} ... {o} ({how})", sentence.strip()))
         return out
 
     def mint(self, prompt: str) -> list[Grant]:
-        return [g for sent in sentences(prompt) for g in self.grants(sent)]
+        """The grants of a whole request: :func:`~capabilities.mint` with this source alone."""
+        return mint(prompt, GrantLexicon({}, extra=(self,)))
 
 
 def choose_threshold(scored: Sequence[tuple[float, bool]], floor: float = 0.0) -> dict[str, Any]:
