@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from ..policies.capabilities import sentences
+from ..policies.capabilities import _spans, strip_quotes
 from ..policies.toolgrants import ToolWordGrants, WordSimilarity, choose_threshold
 from ..policies.toolinfer import InferenceLexicon, ToolSchema, infer
 
@@ -53,9 +53,10 @@ def design_examples(design: Iterable[Any], toolset: Any, stopwords: Iterable[str
         env = suite.load_and_inject_default_environment({})
         for ut in suite.user_tasks.values():
             needed = {c.function for c in ut.ground_truth(env.model_copy(deep=True))}
-            sents = sentences(ut.PROMPT)
+            blank = strip_quotes(ut.PROMPT)   # as capabilities.mint reads a request
+            sents = [(ut.PROMPT[a:b], blank[a:b]) for a, b in _spans(blank)]
             for s in schemas:
-                best = max((src.score(s.name, t)[0] for t in sents), default=-math.inf)
+                best = max((src.score(s.name, t, bare)[0] for t, bare in sents), default=-math.inf)
                 out.append((best, s.name in needed))
     return out
 
