@@ -8,7 +8,9 @@ policies_agentdojo_loso.json.
     python benchmarks/policies_agentdojo_versions.py --loso-only --loso-grants frozen   # -> ..._loso_frozen_grants.json
 
 LOSO folds (agentguard.bench.agentdojo.loso_fold): the left-out suite's tool declarations are removed and inferred
-from its tools' schemas; the grant lexicon is cut to the design suites' request words (default) or kept whole.
+from its tools' schemas; ``strict`` (default, -> policies_agentdojo_loso.json) also drops the inference rules only
+the left-out suite uses and adds generic tool-word grants; ``design-words`` (-> ..._loso_design_words.json) cuts
+the grant lexicon to the design suites' request words; ``frozen`` keeps it whole.
 
 Each (version, suite) replay is independent: ``--jobs`` runs them in parallel processes (the figures do not
 depend on it). What the replay is: an upper bound for a perfect agent under a literal hijack
@@ -30,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 SUITES = ("banking", "slack", "travel", "workspace")
 ONLY = [s for s in os.environ.get("AGENTDOJO_SUITES", "").split(",") if s]
-GRANTS_MODE = [os.environ.get("AGENTDOJO_LOSO_GRANTS", "design-words")]   # read by the worker processes
+GRANTS_MODE = [os.environ.get("AGENTDOJO_LOSO_GRANTS", "strict")]   # read by the worker processes
 
 
 def _job(args: tuple[str, str, bool]) -> tuple[str, str, bool, dict, float]:
@@ -51,8 +53,9 @@ def main() -> None:
     ap.add_argument("--loso-version", default="v1.2.2")
     ap.add_argument("--no-loso", action="store_true")
     ap.add_argument("--loso-only", action="store_true", help="only the leave-one-suite-out replays")
-    ap.add_argument("--loso-grants", choices=("design-words", "frozen"), default="design-words",
-                    help="LOSO grant lexicon: only the design suites' request words, or the whole frozen file")
+    ap.add_argument("--loso-grants", choices=("strict", "design-words", "frozen"), default="strict",
+                    help="LOSO grants: strict (design suites' request words, inference rules only the left-out "
+                         "suite uses dropped, generic tool-word grants), design-words, or the whole frozen file")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--out", default=str(RESULTS))
     a = ap.parse_args()
@@ -97,13 +100,19 @@ def _write(out: Path, head: dict, v: str, loso: bool, suites: dict, seconds: flo
         doc["loso"] = ("each suite scored by the guard of its fold (agentguard.bench.agentdojo.loso_fold): the "
                        "left-out suite's own tool declarations are removed and replaced by declarations inferred "
                        "from the tools' schemas by the frozen hand-written lexicon tool_inference_en.json (sha256 "
-                       "in folds); the grant lexicon " + (
+                       "in folds)" + (" minus every rule only the left-out suite's tools exercise (folds: "
+                                      "inference_rules_dropped)" if g == "strict" else "") + "; the grant lexicon " + (
+                           "keeps only words the design suites' requests use, plus generic grants from each "
+                           "inferred consequential tool's own verb and object words, the verb matched exactly or "
+                           "by WordLlama similarity at a threshold chosen on the design suites only (folds: "
+                           "tool_word_grants)" if g == "strict" else
                            "keeps only words the design suites' requests use" if g == "design-words" else
                            "is the whole shipped grants_en.json, written while all four suites were in view (this "
                            "variant isolates the tool declarations' generalisation)"))
         doc["loso_grants"] = g
         doc["folds"] = {s: ad.loso_fold(s, v, g)["report"] for s in suites}
-        name = "policies_agentdojo_loso.json" if g == "design-words" else "policies_agentdojo_loso_frozen_grants.json"
+        name = {"strict": "policies_agentdojo_loso.json", "design-words": "policies_agentdojo_loso_design_words.json",
+                "frozen": "policies_agentdojo_loso_frozen_grants.json"}[g]
     (out / name).write_text(json.dumps(doc, indent=1, default=str) + "\n")
     print(f"wrote {out / name}", file=sys.stderr, flush=True)
 

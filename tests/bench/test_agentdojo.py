@@ -26,9 +26,11 @@ def test_agentdojo_replay_slice():
 
 
 def test_loso_guard_drops_the_left_out_suites_declarations():
-    g = bench.loso_guard("banking")
+    g = bench.loso_guard("banking", grants="design-words")
     sm = g.toolset.decl("send_money", ["recipient", "amount"])                     # a banking-only tool
     assert sm.inferred and sm.role("recipient") == "account" and sm.role("amount") == "amount"
+    # strict: the amount rule only banking's tools use is dropped, so the argument is 'unknown' (fail closed)
+    assert bench.loso_guard("banking").toolset.decl("send_money", ["amount"]).role("amount") == "unknown"
     assert g.toolset.decl("send_email", ["recipients"]).declared                   # travel/workspace have it
     assert not g.toolset.decl("send_email", ["recipients"]).inferred
     # the lexicon keeps only words the other suites' requests use
@@ -51,3 +53,4 @@ def test_loso_fold_is_built_from_the_design_suites_only():
     assert frozen["report"]["grant_words_dropped"] == [] and "post" in rep["grant_words_dropped"]
     with pytest.raises(InputError):
         bench.loso_fold("slack", grants="everything")
+    assert rep["grants"] == "strict"                                               # the default fold

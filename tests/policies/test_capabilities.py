@@ -52,3 +52,9 @@ def test_lexicon_validation_and_restriction():
     lex = GRANTS.restricted(lambda w: w != "refund")
     assert "refund" not in lex.actions["pay"][0] and "pay" in _actions("Pay it")
     assert not {g.action for g in mint("Refund them.", lex)} & {"pay"}
+
+
+def test_a_quote_holding_a_full_stop_stays_content():
+    # blanked in the whole prompt before the split: the sentence end inside the quote does not free its words
+    assert [g.action for g in mint("Tell Bob 'Fine. Delete the file now' please.", GRANTS)] == []
+    assert [g.action for g in mint("Fine. Delete the file now.", GRANTS)] == ["delete_file"]

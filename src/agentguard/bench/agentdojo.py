@@ -27,6 +27,7 @@ designed on the other three (:func:`loso_guard`).
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 import time
@@ -368,20 +369,24 @@ def tool_schemas(suite: Any) -> list[Any]:
             for t in suite.tools]
 
 
-def loso_fold(left_out: str, version: str = "v1.2.2", grants: str = "design-words") -> dict[str, Any]:
+def loso_fold(left_out: str, version: str = "v1.2.2", grants: str = "strict") -> dict[str, Any]:
     """The leave-one-suite-out fold for ``left_out``, built explicitly from the three design suites:
 
     - ``toolset``: the shipped declarations of the tools some design suite has (the left-out suite's own
       declarations are removed), plus, for every left-out tool no design suite declares, the declaration
-      *inferred* from its schema by the frozen inference lexicon (``tool_inference_en.json``);
+      *inferred* from its schema by the inference lexicon (``tool_inference_en.json``);
     - ``lexicon``: with ``grants="design-words"``, the grant lexicon keeping only the verbs and objects the
       design suites' requests use; with ``grants="frozen"``, the whole shipped ``grants_en.json`` (written
       while all four suites were in view: this variant measures the tool declarations' generalisation only);
+      with ``grants="strict"``, the design-words lexicon, the inference lexicon **without** the rules only
+      the left-out suite's tools exercise, and the generic tool-word grants of
+      :func:`~agentguard.bench.agentdojo_loso.tool_word_source` (threshold chosen on the design suites);
     - ``report``: what was removed, inferred and dropped, the inference lexicon's sha256, and the inference
       rules that only the left-out suite's tools exercise (none of the design suites' tools uses them)."""
     from ..policies.capabilities import GrantLexicon, strip_quotes
     from ..policies.library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS, INFERENCE
     from ..policies.toolinfer import with_inferred
+    from .agentdojo_loso import tool_word_source
 
     suites = require("agentdojo.task_suite.load_suites", "policies").get_suites(version)
     if left_out not in suites:
@@ -394,14 +399,25 @@ def loso_fold(left_out: str, version: str = "v1.2.2", grants: str = "design-word
         forms = "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in GRANTS.forms(word))
         return re.search(r"(?<![\w-])(?:" + forms + r")(?![\w-])", text) is not None
 
-    if grants not in ("design-words", "frozen"):
-        raise InputError(f"loso grants must be 'design-words' or 'frozen', not {grants!r}")
-    lex: GrantLexicon = GRANTS.restricted(used) if grants == "design-words" else GRANTS
+    if grants not in ("strict", "design-words", "frozen"):
+        raise InputError(f"loso grants must be 'strict', 'design-words' or 'frozen', not {grants!r}")
+    lex: GrantLexicon = GRANTS if grants == "frozen" else GRANTS.restricted(used)
     left = tool_schemas(suites[left_out])
     base = AGENTDOJO_TOOLS.restricted(tools, lex)
-    toolset = with_inferred(base, left, INFERENCE)
     design_rules = INFERENCE.used_rules((s for o in others for s in tool_schemas(o)), lex)
     inferred = sorted(s.name for s in left if s.name not in base.tools)
+    only_left = sorted(INFERENCE.used_rules((s for s in left if s.name in inferred), lex) - design_rules)
+    infer_lex = INFERENCE.without(only_left) if grants == "strict" else INFERENCE
+    generic: dict[str, Any] = {}
+    if grants == "strict":
+        src, generic = tool_word_source(left, set(inferred), infer_lex, lex,
+                                        [(_cached(o), tool_schemas(o)) for o in others], base)
+        lex = dataclasses.replace(lex, extra=(src,))
+        base = AGENTDOJO_TOOLS.restricted(tools, lex)
+    toolset = with_inferred(base, left, infer_lex)
+    if grants == "strict":
+        toolset = dataclasses.replace(toolset, tools={n: dataclasses.replace(
+            d, actions=(*d.actions, src.action(n))) if n in src.tools else d for n, d in toolset.tools.items()})
     report = {
         "left_out": left_out, "grants": grants, "design_suites": sorted(n for n in suites if n != left_out),
         "declarations_removed": inferred, "declarations_kept_shared": sorted(
@@ -411,21 +427,22 @@ def loso_fold(left_out: str, version: str = "v1.2.2", grants: str = "design-word
                      for n, d in sorted(toolset.tools.items()) if d.inferred},
         "inference_lexicon": "policies/library/tool_inference_en.json (hand-written, frozen before scoring)",
         "inference_lexicon_sha256": INFERENCE.sha256,
-        "inference_rules_only_left_out_uses": sorted(
-            INFERENCE.used_rules((s for s in left if s.name in inferred), lex) - design_rules),
+        "inference_rules_only_left_out_uses": only_left,
+        "inference_rules_dropped": only_left if grants == "strict" else [],
         "grant_words_dropped": sorted({w for a, (v, o) in GRANTS.actions.items() for w in (*v, *o)}
                                       - {w for a, (v, o) in lex.actions.items() for w in (*v, *o)}),
+        "tool_word_grants": generic,
     }
     return {"toolset": toolset, "lexicon": lex, "report": report}
 
 
-def loso_guard(left_out: str, version: str = "v1.2.2", grants: str = "design-words") -> Any:
+def loso_guard(left_out: str, version: str = "v1.2.2", grants: str = "strict") -> Any:
     """The provenance guard of the leave-one-suite-out fold for ``left_out`` (:func:`loso_fold`)."""
     fold = loso_fold(left_out, version, grants)
     return ProvenanceGuard.agentdojo(toolset=fold["toolset"], lexicon=fold["lexicon"])
 
 
-def evaluate_loso(version: str = "v1.2.2", *, max_pairs: int | None = None, grants: str = "design-words",
+def evaluate_loso(version: str = "v1.2.2", *, max_pairs: int | None = None, grants: str = "strict",
                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Leave-one-suite-out: each suite scored by the guard of its fold (:func:`loso_fold`), with the fold's
     report under ``folds``."""

@@ -6,11 +6,15 @@ prompt with a declared, reviewable lexicon (:class:`GrantLexicon`, a JSON policy
 
 - an action is granted when one of its verbs (in any inflected form: ``pays``, ``paid``, ``sending``)
   occurs in a sentence of the prompt *outside quoted text* (a quoted message body is content, not an
-  instruction), and, when the action lists objects, one of them occurs in the same sentence (``delete``
+  instruction; quotes are blanked in the whole prompt before it is split, so a quote holding a full stop
+  stays content), and, when the action lists objects, one of them occurs in the same sentence (``delete``
   grants ``delete_file`` only in a sentence that speaks of a file);
 - each grant keeps ``words`` (the verb and object as written) and ``clause`` (its sentence): dates and
   times a call commits to are bound to the grant's sentence when that sentence names any (the day *and*
   the time of day the user gave, see :mod:`agentguard.policies.dataflow`).
+
+Further grant sources (``GrantLexicon.extra``, e.g. :class:`~agentguard.policies.toolgrants.ToolWordGrants`)
+read the same sentences, quoted text blanked.
 
 Values the user named (addresses, IBANs, amounts, names) are read from the whole prompt by the ledger; a
 grant only says which actions the user asked for and which words asked. Nothing is inferred from tool
@@ -54,6 +58,8 @@ class GrantLexicon:
     actions: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
     irregular: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     stopwords: frozenset[str] = frozenset()
+    # further grant sources read from the same request sentences, e.g. a ToolWordGrants (tool's own words)
+    extra: tuple[Any, ...] = ()
 
     @classmethod
     def from_config(cls, data: Mapping[str, Any]) -> "GrantLexicon":
@@ -82,7 +88,7 @@ class GrantLexicon:
             o = tuple(x for x in objs if keep_word(x))
             if v and (o or not objs):
                 acts[a] = (v, o)
-        return GrantLexicon(acts, self.irregular, self.stopwords)
+        return GrantLexicon(acts, self.irregular, self.stopwords, self.extra)
 
     def forms(self, verb: str) -> list[str]:
         """The written forms of ``verb``: base, -s/-es, -ed/-d, -ing (final e dropped), and irregular ones."""
@@ -117,11 +123,23 @@ def _find(words: Iterable[str], text: str, plural: bool = False) -> str | None:
     return best.group(0) if best else None
 
 
+def _spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each sentence of ``text`` (as :func:`sentences` splits it)."""
+    out, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        out.append((start, m.start()))
+        start = m.end()
+    out.append((start, len(text)))
+    return [(a, b) for a, b in out if text[a:b].strip()]
+
+
 def mint(prompt: str, lexicon: GrantLexicon) -> list[Grant]:
-    """The grants ``prompt`` asks for (see the module docstring), one per (action, sentence), in order."""
+    """The grants ``prompt`` asks for (see the module docstring), one per (action, sentence), in order. Quoted
+    text is blanked in the whole prompt before it is split, so a quote holding a full stop mints nothing."""
     out: list[Grant] = []
-    for sent in sentences(prompt):
-        bare = strip_quotes(sent).casefold()
+    blank = strip_quotes(prompt)   # same length as prompt
+    for a, b in _spans(blank):
+        sent, bare = prompt[a:b], blank[a:b].casefold()
         for action, (verbs, objects) in lexicon.actions.items():
             verb = _find((f for v in verbs for f in lexicon.forms(v)), bare)
             if verb is None:
@@ -130,4 +148,6 @@ def mint(prompt: str, lexicon: GrantLexicon) -> list[Grant]:
             if obj is None:
                 continue
             out.append(Grant(action, f"{verb} ... {obj}" if obj else verb, sent.strip()))
+        for src in lexicon.extra:   # only ever the user's request sentence, never a tool result
+            out.extend(src.grants(sent, bare))
     return out

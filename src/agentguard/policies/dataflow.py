@@ -26,6 +26,9 @@ labels it by *every* source it could have come from, and decides fail closed:
   the call's day must be one of them; when it names times of day, the call's time must be one of them.
   A day or time the request never constrains is the agent's choice (not checked, and said so);
 - account values (a password, an address) must be written in the request;
+- a read whose declaration was inferred and whose arguments of no known role carry a link (any suffix, IP
+  literals) is checked as a fetch of that address (an argument no rule recognises must not turn a fetch into a
+  free read; a file path such as ``q3.md`` in a ``file`` argument is not read as a domain);
 - outgoing content (bodies, subjects, titles, posts): every link in it (any public suffix, IP literals,
   spelled-out dots: :mod:`agentguard.policies.links`) must be the user's or from a trusted URL source; a
   private value of the user (passport, card, ...; any field of an undeclared tool's record) needs a grant
@@ -41,7 +44,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping
 
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
@@ -367,6 +370,10 @@ class FlowLedger:
         """The verified policy's facts for a proposed call (see the module docstring)."""
         decl = self.toolset.decl(tool, arguments.keys())
         kind = _KIND_CODE[decl.kind]
+        if decl.kind == "read" and decl.inferred and any(
+                links(x) for a, v in arguments.items() if decl.role(a) == "unknown" for x in _leaves(v)):
+            decl = replace(decl, kind="fetch")   # an inferred read that carries an address is a fetch of it
+            kind = _KIND_CODE["fetch"]
         if decl.kind == "read":
             return Facts(kind, 2, True, 2, "", "a read")
         grants = [g for g in self.grants if g.action in decl.actions]

@@ -131,6 +131,20 @@ class InferenceLexicon:
         raw = Path(path).read_bytes()
         return cls.from_config(json.loads(raw.decode("utf-8")), hashlib.sha256(raw).hexdigest())
 
+    def without(self, rules: Iterable[str]) -> "InferenceLexicon":
+        """A copy with the named rules (as :meth:`used_rules` names them) removed: ``kind:<kind>:<verb>`` drops
+        the verb from that kind's rules, ``param:<role>:<token>`` the token from that role's rules,
+        ``store:<i>``/``whole:<i>`` that entry (it then matches nothing). Names of fallbacks (``unknown``,
+        ``fail:``, ``kind:send:read-with-destination``) are not rules and are ignored."""
+        drop = set(rules)
+        kinds = tuple((k, frozenset(v for v in verbs if f"kind:{k}:{v}" not in drop), objs)
+                      for k, verbs, objs in self.kinds)
+        params = tuple(dict(p, tokens=[t for t in p["tokens"] if f"param:{p['role']}:{t}" not in drop])
+                       for p in self.params)
+        whole = tuple(dict(r, objects=[]) if f"whole:{i}" in drop else r for i, r in enumerate(self.whole))
+        stores = tuple(dict(r, objects=[]) if f"store:{i}" in drop else r for i, r in enumerate(self.stores))
+        return replace(self, kinds=kinds, params=params, whole=whole, stores=stores)
+
     def used_rules(self, schemas: Iterable[ToolSchema], grants: GrantLexicon | None = None) -> set[str]:
         """Names of the rules (``kind:<verb>``, ``param:<role>:<token>``, ``store:<i>``, ``whole:<i>``) that
         ``schemas`` exercise: the fold report of the leave-one-suite-out bench lists the rules only the

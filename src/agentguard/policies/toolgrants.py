@@ -1,0 +1,175 @@
+"""Grants from a tool's own words, and general-English verb synonymy, for tools no grant lexicon knows (issue 27).
+
+The grant lexicon (:mod:`agentguard.policies.capabilities`) is hand-written vocabulary; a tool set it was
+not written for ("post to the channel" when the lexicon knows "send") gets no grant and every call of it
+escalates. :class:`ToolWordGrants` mints a grant for one tool from the words of that tool itself, read from
+its schema (the name ``send_channel_message``: verb ``send``, objects ``channel``, ``message``):
+
+- a sentence of the **user's request** (quoted text blanked, see :func:`~capabilities.strip_quotes`) grants
+  the action ``tool:<name>`` when it writes one of the tool's object words (or its plural) *and* a verb for
+  the tool's verb: the verb itself in any inflected form, or, when a :class:`WordSimilarity` is given, a
+  word whose general-English similarity to the tool's verb is at least ``threshold`` (an object word of the
+  tool never counts as its verb; stopwords never count);
+- the grant only authorises the action kind: every target and value of the call is still checked by the
+  data-flow labels (:mod:`agentguard.policies.dataflow`), so a grant from similarity never supplies a
+  recipient, an account or a file;
+- the threshold is not a constant of this module: the leave-one-suite-out bench chooses it on the design
+  suites only (:func:`choose_threshold`) and records it per fold.
+
+:class:`WordSimilarity` is the cosine similarity of WordLlama's static token embeddings (the ``wordllama``
+wheel ships its weights; loaded from the wheel's files, never from the network): a maintained, offline,
+general-English embedding, not benchmark vocabulary. Only the request is read: tool results and injected text
+never reach :meth:`ToolWordGrants.grants`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from ..core.errors import DependencyError, InputError, require
+from .capabilities import Grant, GrantLexicon, mint, strip_quotes
+from .toolinfer import ToolSchema, tokens
+
+__all__ = ["ToolWordGrants", "WordSimilarity", "choose_threshold", "tool_words"]
+
+# words of a tool's name that are neither its verb nor an object (function words of an identifier)
+_FUNCTION = frozenset({"to", "from", "by", "in", "for", "of", "the", "a", "an", "on", "at", "with", "all", "and",
+                       "or", "new", "my"})
+
+
+_FORMS = GrantLexicon({})
+
+
+def tool_words(schema: ToolSchema) -> tuple[str, tuple[str, ...]]:
+    """``(verb, objects)`` of a tool: the first word of its name and the name's other content words."""
+    words = tokens(schema.name)
+    if not words:
+        raise InputError("a tool needs a name to take grants from its words")
+    return words[0], tuple(w for w in dict.fromkeys(words[1:]) if w not in _FUNCTION and len(w) > 1)
+
+
+class WordSimilarity:
+    """Cosine similarity of two words under WordLlama's static embeddings (offline, from the wheel's files)."""
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self._model: Any = None
+        self._memo: dict[tuple[str, str], float] = {}
+
+    def _load(self) -> Any:
+        wl = require("wordllama", "policies")
+        from safetensors import safe_open
+        from tokenizers import Tokenizer
+        from wordllama.inference import WordLlamaInference
+
+        root = Path(wl.__file__).resolve().parent
+        weights = root / "weights" / "l2_supercat_256.safetensors"
+        tok = root / "tokenizers" / "l2_supercat_tokenizer_config.json"
+        if not weights.exists() or not tok.exists():
+            raise DependencyError(f"the wordllama wheel lacks its bundled files ({weights.name}, {tok.name})")
+        with safe_open(str(weights), framework="np", device="cpu") as f:
+            emb = f.get_tensor("embedding.weight")[:, :self.dim]
+        return WordLlamaInference(emb, Tokenizer.from_file(str(tok)), binary=False)
+
+    def __call__(self, a: str, b: str) -> float:
+        key = (a, b) if a <= b else (b, a)
+        if key not in self._memo:
+            if self._model is None:
+                self._model = self._load()
+            s = float(self._model.similarity(a, b))
+            self._memo[key] = s if math.isfinite(s) else -1.0
+        return self._memo[key]
+
+
+@lru_cache(maxsize=1)
+def _shared_similarity() -> WordSimilarity:
+    return WordSimilarity()
+
+
+def _has(word: str, text_words: set[str]) -> str | None:
+    for form in (word, word + "s", word + "es"):
+        if form in text_words:
+            return form
+    return None
+
+
+@dataclass(frozen=True)
+class ToolWordGrants:
+    """Grants ``tool:<name>`` from a tool's own words (see the module docstring)."""
+
+    tools: dict[str, tuple[str, tuple[str, ...]]]
+    similarity: Callable[[str, str], float] | None = None
+    threshold: float = math.inf
+    stopwords: frozenset[str] = frozenset()
+    forms: GrantLexicon = _FORMS   # inflection (and the irregular forms of English verbs: sent, paid)
+
+    @classmethod
+    def for_tools(cls, schemas: Iterable[ToolSchema], *, similarity: Callable[[str, str], float] | None = None,
+                  threshold: float = math.inf, stopwords: Iterable[str] = (),
+                  irregular: Mapping[str, tuple[str, ...]] | None = None) -> "ToolWordGrants":
+        return cls({s.name: tool_words(s) for s in schemas}, similarity, threshold, frozenset(stopwords),
+                   GrantLexicon({}, dict(irregular or {})))
+
+    @staticmethod
+    def action(tool: str) -> str:
+        return f"tool:{tool}"
+
+    def score(self, tool: str, sentence: str, bare: str | None = None) -> tuple[float, str, str]:
+        """``(score, verb word, object word)`` of one request sentence for ``tool``: 1.0 for the tool's own
+        verb, else the best similarity of a word to it, ``-inf`` when the sentence names none of its objects.
+        ``bare`` is the sentence with quoted text already blanked (by :func:`~capabilities.mint`)."""
+        verb, objects = self.tools[tool]
+        words = set(re.findall(r"[a-z][a-z-]*", (strip_quotes(sentence) if bare is None else bare).casefold()))
+        obj = next((o for o in (_has(x, words) for x in objects) if o), None)
+        if obj is None:
+            return -math.inf, "", ""
+        own = set(self.forms.forms(verb))
+        hit = next((w for w in sorted(words) if w in own), None)
+        if hit is not None:
+            return 1.0, hit, obj
+        if self.similarity is None:
+            return -math.inf, "", obj
+        skip = {f for o in objects for f in (o, o + "s", o + "es")} | self.stopwords
+        best, bw = -math.inf, ""
+        for w in sorted(words - skip):
+            if len(w) >= 3:
+                s = self.similarity(w, verb)
+                if s > best:
+                    best, bw = s, w
+        return best, bw, obj
+
+    def grants(self, sentence: str, bare: str | None = None) -> list[Grant]:
+        """The ``tool:<name>`` grants one sentence of the user's request mints (``bare``: see :meth:`score`)."""
+        out = []
+        for tool in self.tools:
+            s, w, o = self.score(tool, sentence, bare)
+            if s >= 1.0 or s >= self.threshold:
+                how = "the tool's own verb" if s >= 1.0 else f"similar to {self.tools[tool][0]!r}: {s:.3f}"
+                out.append(Grant(self.action(tool), f"{w} ... {o} ({how})", sentence.strip()))
+        return out
+
+    def mint(self, prompt: str) -> list[Grant]:
+        """The grants of a whole request: :func:`~capabilities.mint` with this source alone."""
+        return mint(prompt, GrantLexicon({}, extra=(self,)))
+
+
+def choose_threshold(scored: Sequence[tuple[float, bool]], floor: float = 0.0) -> dict[str, Any]:
+    """The similarity threshold that maximises (true grants - false grants) over ``scored`` (score, whether
+    the call was needed), ties to the higher threshold, never below ``floor``; with its counts. Only design
+    examples may be passed (the leave-one-suite-out bench passes the design suites')."""
+    cands = sorted({s for s, _ in scored if math.isfinite(s) and floor <= s < 1.0}, reverse=True)
+    best = {"threshold": math.inf, "true_grants": 0, "false_grants": 0}
+    best_gain = 0
+    for t in cands:
+        tp = sum(1 for s, y in scored if y and t <= s < 1.0)
+        fp = sum(1 for s, y in scored if not y and t <= s < 1.0)
+        if tp - fp > best_gain:
+            best_gain, best = tp - fp, {"threshold": t, "true_grants": tp, "false_grants": fp}
+    best["examples"] = len(scored)
+    best["positives"] = sum(1 for _, y in scored if y)
+    return best
