@@ -60,6 +60,9 @@ __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
 SHINGLE = 8   # consecutive words of third-party text that count as forwarding it
 _TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?!\w)|\b(\d{1,2}):(\d{2})\b", re.I)
 _FILE_ROLES = frozenset({"file", "filename"})   # values are file names: "notes.md" parses as a host
+# a file-role value that still names a network location: a scheme, a network-path or UNC prefix, www., a query, an IP
+_NETWORK_PATH = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*://|//|\\\\|www\.)|\?|\b\d{1,3}(?:\.\d{1,3}){3}\b|\[[0-9a-f:]+\]",
+                           re.IGNORECASE)
 _KIND_CODE = {"read": 0, "fetch": 1, "write": 2, "send": 3, "account": 4, "delete": 5}
 
 
@@ -373,13 +376,16 @@ class FlowLedger:
     def _read_links(self, decl: ToolDecl, arguments: Mapping[str, Any]) -> tuple[int, str] | None:
         """The lowest trust of a link a read's arguments carry (the read is then a fetch of it), or ``None``
         when they carry no link. File names are not links (``notes.md`` and ``app.py`` parse as hosts): values
-        of file-name roles and file names a trusted listing gave are skipped; any other file name that reads
+        of file-name roles are skipped unless they read as a network address (a ``scheme://``, ``//`` or UNC
+        ``\\\\host`` prefix, ``www.``, a ``?`` query or an IP literal: ``download_file(source="https://...")``
+        is a fetch), and so are file names a trusted listing gave; any other file name that reads
         as a host must be named by the user, else the read escalates (fail closed)."""
         worst: tuple[int, str] | None = None
         for arg, v in arguments.items():
-            if decl.role(arg) in _FILE_ROLES:
-                continue
+            file_role = decl.role(arg) in _FILE_ROLES
             for s in _leaves(v):
+                if file_role and not _NETWORK_PATH.search(s):
+                    continue   # a local path or file name (``q3.md``), not a network address
                 if any(canonical(s) in self._trusted.get(r, {}) for r in _FILE_ROLES):
                     continue   # a file name a trusted listing gave (``app.py`` from list_files)
                 for lk in links(s):
