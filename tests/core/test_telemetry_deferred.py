@@ -13,14 +13,11 @@ import pytest
 
 pytest.importorskip("opentelemetry.sdk")
 
-from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 
 from agentguard.core import BaseGuard, Context, GuardStack, Pipeline, ToolCall, Verdict, telemetry  # noqa: E402
 from agentguard.core import telemetry_deferred  # noqa: E402
+
+from .test_telemetry import Otel as _Otel  # noqa: E402
 
 
 class Deny(BaseGuard):
@@ -57,22 +54,11 @@ class Nesting(BaseGuard):
         return Verdict.allow(self.name)
 
 
-class Otel:
-    def __init__(self) -> None:
-        self.spans = InMemorySpanExporter()
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.spans))
-        self.metrics = InMemoryMetricReader()
-        self.meter_provider = MeterProvider(metric_readers=[self.metrics])
-        self.tracer = self.tracer_provider.get_tracer("host")
+class Otel(_Otel):
+    """The shared in-memory SDK set-up, read WITHOUT a flush: these tests check what the builder thread did."""
 
     def by_name(self) -> dict[str, Any]:
         return {s.name: s for s in self.spans.get_finished_spans()}
-
-    def points(self, metric: str) -> list[Any]:
-        data = self.metrics.get_metrics_data()
-        return [p for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics if m.name == metric
-                for p in m.data.data_points]
 
 
 @pytest.fixture
