@@ -142,3 +142,49 @@ def test_asgi_imports_only_core(forbidden):
            "for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# -- one credential per request (red team: a repeated Authorization header) ---------------------------
+from hypothesis import given, settings as hsettings, strategies as st  # noqa: E402
+
+
+def raw_status(app, headers, path="/x"):
+    """Drive ``app`` with a raw ASGI scope (header names exactly as given: casing kept)."""
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(msg):
+        sent.append(msg)
+
+    scope = {"type": "http", "method": "GET", "path": path, "headers": headers}
+    asyncio.run(app(scope, receive, send))
+    return sent[0]["status"], (json.loads(sent[1]["body"]) if sent[0]["status"] != 200 else None)
+
+
+_NAME = st.sampled_from([b"authorization", b"Authorization", b"AUTHORIZATION", b"x-api-key", b"X-Api-Key"])
+_VALUE = st.sampled_from([b"Bearer tok", b"Bearer nope", b"tok", b"", b"Bearer  tok"])
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(_NAME, _VALUE), min_size=2, max_size=4), st.booleans())
+def test_more_than_one_credential_header_is_refused_in_any_casing_and_order(creds, valid_first):
+    # the valid credential is first or last: a reader taking the first and one taking the last must not
+    # disagree, so two credentials are refused whatever they are
+    valid = (b"authorization", b"Bearer tok")
+    headers = [valid, *creds] if valid_first else [*creds, valid]
+    app = Hardening(echo, token="tok", api_key_header="x-api-key")
+    status, body = raw_status(app, [(b"accept", b"*/*"), *headers])
+    assert status == 401 and "more than one credential" in body["error"]
+
+
+def test_exactly_one_credential_header_in_any_casing_passes():
+    app = Hardening(echo, token="tok", api_key_header="x-api-key")
+    for name in (b"authorization", b"Authorization", b"AUTHORIZATION"):
+        assert raw_status(app, [(name, b"Bearer tok")])[0] == 200
+    assert raw_status(app, [(b"X-API-KEY", b"tok")])[0] == 200
+    only_bearer = Hardening(echo, token="tok")  # without an API-key header, x-api-key is not a credential
+    assert raw_status(only_bearer, [(b"authorization", b"Bearer tok"), (b"x-api-key", b"zzz")])[0] == 200
+    r = call(app, "GET", "/x", headers=[("Authorization", "Bearer nope"), ("Authorization", "Bearer tok")])
+    assert r.status_code == 401 and "more than one credential" in r.json()["error"]

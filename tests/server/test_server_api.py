@@ -550,3 +550,16 @@ def test_check_accepts_the_openai_id_as_the_call_id_alias(client):
     for bad in ({"id": "a", "call_id": "b", "name": "read_file"}, {"name": "read_file", "args": {"path": "x"}}):
         r = client.post("/v1/check", headers=AUTH, json={"run_id": "run-id", "tool_call": bad})
         assert r.status_code == 422, r.text
+
+
+def test_two_authorization_headers_are_refused_and_nothing_is_decided(client):
+    # red team: the gate read the first Authorization header, the generic check the last; any request
+    # with two credentials is now 401 whatever their order
+    body = {"tool_call": {"name": "read_file", "arguments": {"path": "a.txt"}}}
+    for pair in ([("Authorization", f"Bearer {TOKEN}"), ("Authorization", "Bearer other-token-xyz")],
+                 [("Authorization", "Bearer other-token-xyz"), ("authorization", f"Bearer {TOKEN}")],
+                 [("Authorization", f"Bearer {TOKEN}"), ("Authorization", f"Bearer {TOKEN}")]):
+        r = client.post("/v1/check", headers=pair, json=body)
+        assert r.status_code == 401 and "more than one credential" in r.json()["error"], r.text
+    assert client.store.count() == 0
+    assert client.post("/v1/check", headers=AUTH, json=body).json()["allowed"] is True

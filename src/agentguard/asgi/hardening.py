@@ -12,7 +12,8 @@ request passes, in this order:
    ``Authorization`` header must equal ``Bearer <token>`` - or, where ``api_key_header`` is set (LiteLLM
    sends its guardrail ``api_key`` as ``x-api-key``), that header must equal the token - compared in
    constant time (:func:`hmac.compare_digest`, both candidates always compared); 401 with
-   ``WWW-Authenticate`` otherwise;
+   ``WWW-Authenticate`` otherwise, and for a request carrying more than one credential header
+   (:func:`credential_headers`: a repeated ``Authorization``, or one beside the API-key header);
 3. **body**: for POST, PUT and PATCH a declared ``Content-Length`` that is not a non-negative integer is
    400 and one over ``max_body`` is 413 before a byte is read; the body is then read here, counting what
    arrives (a chunked body over the limit is 413 too), within ``body_timeout_s`` (408 and the connection
@@ -43,7 +44,7 @@ import json
 import time
 from typing import Any, Awaitable, Callable, Iterable, MutableMapping
 
-__all__ = ["CSP", "DOCS_CSP", "Hardening", "SECURITY_HEADERS", "send_error"]
+__all__ = ["AMBIGUOUS", "CSP", "DOCS_CSP", "Hardening", "SECURITY_HEADERS", "credential_headers", "send_error"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -63,6 +64,17 @@ SECURITY_HEADERS = ((b"x-frame-options", b"DENY"), (b"x-content-type-options", b
                     (b"referrer-policy", b"no-referrer"), (b"cross-origin-opener-policy", b"same-origin"))
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+#: the 401 of a request that names more than one credential
+AMBIGUOUS = "more than one credential header (Authorization or API key): send exactly one"
+
+
+def credential_headers(headers: Iterable[tuple[bytes, bytes]], api_key_header: bytes | None = None) -> int:
+    """How many credential headers a request carries (``Authorization``, and the API-key header when one is
+    configured), names compared case-insensitively. More than one is refused (401) wherever a credential
+    is read: two readers of one request (this middleware, a proxy in front, the app behind) could each
+    take a different one, e.g. the first for the role check and the last for the token check."""
+    names = (b"authorization", api_key_header) if api_key_header is not None else (b"authorization",)
+    return sum(1 for k, _v in headers if k.lower() in names)
 
 
 async def send_error(send: Send, status: int, message: str,
@@ -117,8 +129,11 @@ class Hardening:
         """(ok, why not): the bearer token, or the API-key header, compared in constant time."""
         if self.expected is None or self.token is None:
             return True, ""
+        if credential_headers(headers, self.api_key_header) > 1:
+            return False, AMBIGUOUS
         auth = key = b""
         for k, v in headers:
+            k = k.lower()
             if k == b"authorization":
                 auth = v
             elif self.api_key_header is not None and k == self.api_key_header:

@@ -9,7 +9,8 @@ from typing import Any, Awaitable, Callable, Iterable
 
 from starlette.responses import Response
 
-from ..asgi.hardening import CSP, DOCS_CSP, SECURITY_HEADERS, Hardening, Receive, Scope, Send
+from ..asgi.hardening import (AMBIGUOUS, CSP, DOCS_CSP, SECURITY_HEADERS, Hardening, Receive, Scope, Send,
+                              credential_headers)
 from .credentials import CredentialStore, Principal, permitted, required_role
 from .jsonutil import dumps
 from .metrics import Metrics
@@ -103,9 +104,11 @@ class Gate(Hardening):
         if not creds.enabled:
             p: Principal | None = ANONYMOUS
         else:
+            if credential_headers(headers) > 1:
+                return 401, AMBIGUOUS
             auth = b""
             for k, v in headers:
-                if k == b"authorization":
+                if k.lower() == b"authorization":
                     auth = v
                     break
             if not auth:
