@@ -99,3 +99,25 @@ def test_tool_checks_of_an_idle_run_are_rebuilt_not_refused(tmp_path):
         assert app.state.runs.gone_why("default") is not None
         r = c.post("/v1/check", headers=AUTH, json=body)
         assert r.status_code == 200 and r.json()["decision"] == first
+
+
+def test_a_stale_escalation_cannot_be_answered(tmp_path):
+    # red team: an ESCALATE stayed approvable forever (approve reads the run without expiry); an answer
+    # after approval_ttl_s is 410 and stores nothing, so the agent must ask again in the current context
+    app = _app(tmp_path)
+    with TestClient(app) as c:
+        esc = _check(c, "s", "transfer_funds", amount=5)
+        answer = {"decision_id": esc["decision_id"], "run_id": "s", "approved": True,
+                  "tool_call": {"name": "transfer_funds", "arguments": {"amount": 5}}}
+        assert c.post("/v1/approvals", headers=APPROVER.headers,
+                      json={**answer, "run_id": "other"}).status_code == 409  # another run's escalation
+        n = app.state.store.count()
+        runs = app.state.runs
+        real = runs.clock
+        runs.clock = lambda: real() + app.state.settings.approval_ttl_s + 1
+        r = c.post("/v1/approvals", headers=APPROVER.headers, json=answer)
+        assert r.status_code == 410 and "expired" in r.json()["error"] and "decision" not in r.json()
+        assert app.state.store.count() == n  # nothing decided, nothing stored
+        runs.clock = real
+        ok = c.post("/v1/approvals", headers=APPROVER.headers, json=answer)
+        assert ok.status_code == 200 and ok.json()["allowed"] is True

@@ -376,7 +376,8 @@ class Service:
         the approver credential that sent it, never a body field), through the check
         pipeline's :meth:`~agentguard.core.pipeline.Pipeline.aresolve`: only an approval runs the call,
         only an ESCALATE can be approved (a refusal dominates an escalation when guards combine, so a
-        refused call never reaches here), a halted run stays halted, a refusal goes through the strategy."""
+        refused call never reaches here), a halted run stays halted, a refusal goes through the strategy.
+        An escalation older than ``approval_ttl_s`` is not answered (410, nothing stored)."""
         async with self.locks.hold(run_id):
             for _attempt in range(CONFLICT_RETRIES):
                 if idem is not None and (done := await self.replayed(idem)) is not None:
@@ -388,6 +389,10 @@ class Service:
                     return error(410, str(exc))
                 if await run_in_threadpool(self.store.decision, approval_id) is not None:
                     return error(409, f"decision {decision_id} was already answered")
+                age = self.now() - float(escalated["ts"])
+                if not age <= self.settings.approval_ttl_s:  # a stale answer decides nothing (NaN too)
+                    return error(410, f"the escalation {decision_id} expired {age:.0f}s after it was asked (approval_ttl_s "
+                                      f"= {self.settings.approval_ttl_s:g}); the agent must ask again")
                 inp = await run_in_threadpool(self.store.run_input, decision_id)
                 vd = ((inp or {}).get("payload") or {}).get("verdict") or {}
                 trail = list((vd.get("details") or {}).get("verdicts") or ([vd] if vd else []))

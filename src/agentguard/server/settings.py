@@ -51,6 +51,9 @@ class ServerSettings:
             ``NORMAL`` (WAL: durable across a process crash, not across an OS crash).
         run_ttl_s: per-run state is dropped after this many idle seconds; a later step of that run is
             refused with 410.
+        approval_ttl_s: an ESCALATE of ``/v1/check`` may be answered (``POST /v1/approvals``) for this many
+            seconds after it was decided; a later answer is refused with 410 and decides nothing (the
+            agent asks again: the human then judges the call in its current context, not a stale one).
         max_body_bytes: requests with larger bodies get 413.
         workers: uvicorn worker processes.
         tool_guards, step_guards, signal_guards: guard-stack files (the ``agentguard.toml`` format of
@@ -105,6 +108,7 @@ class ServerSettings:
     state_dir: str = "agentguard-data"
     sqlite_synchronous: str = "FULL"
     run_ttl_s: float = 3600.0
+    approval_ttl_s: float = 3600.0
     max_body_bytes: int = 1_048_576
     workers: int = 1
     tool_guards: str | None = None
@@ -147,6 +151,8 @@ class ServerSettings:
             raise InputError(f"sqlite_synchronous must be FULL, NORMAL or EXTRA, got {self.sqlite_synchronous!r}")
         if self.run_ttl_s <= 0:
             raise InputError(f"run_ttl_s must be positive, got {self.run_ttl_s}")
+        if not (0 < self.approval_ttl_s < float("inf")):
+            raise InputError(f"approval_ttl_s must be a positive number of seconds, got {self.approval_ttl_s}")
         if self.max_body_bytes < 1024:
             raise InputError(f"max_body_bytes must be at least 1024, got {self.max_body_bytes}")
         if self.strategy is not None:
