@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 from typing import Annotated, Any, Awaitable, Callable
 
@@ -81,7 +82,10 @@ def _run_key(state: Any, config: Any = None) -> str:
 
 
 def _to_call(tc: Any) -> ToolCall:
-    return ToolCall(str(tc.get("name") or "?"), dict(tc.get("args") or {}), str(tc.get("id") or ""))
+    """The call to decide: a deep copy of the framework's arguments, so that nothing that still holds the
+    model's tool-call dict (a parallel tool of the same turn reading the state, a callback) can change
+    what was checked; what runs is a copy of exactly the checked call (:meth:`AgentGuardMiddleware._apply`)."""
+    return ToolCall(str(tc.get("name") or "?"), copy.deepcopy(dict(tc.get("args") or {})), str(tc.get("id") or ""))
 
 
 def _refusal_text(out: Outcome, call: ToolCall) -> str:
@@ -294,11 +298,11 @@ class AgentGuardMiddleware(AgentMiddleware):
         tool node answers)``: a ToolMessage, or a Command that also marks the run halted."""
         c = out.call
         if c is not None and c.name == call.name:
+            # run exactly outcome.call, as a private deep copy: never the dict the model's message holds,
+            # which another tool of the same turn may have changed since the check (TOCTOU)
             tc = request.tool_call
-            args = c.arguments if isinstance(c.arguments, dict) else dict(c.arguments)
-            if args != tc.get("args") or tc.get("id") is None:  # run exactly outcome.call (a missing id: "")
-                request = request.override(tool_call={**tc, "args": dict(args), "id": tc.get("id") or ""})
-            return request, None
+            run = request.override(tool_call={**tc, "args": copy.deepcopy(dict(c.arguments)), "id": tc.get("id") or ""})
+            return run, None
         if c is not None:  # a RECOVER whose fallback is another tool: it cannot run in this tool node
             out = replace(out, execute=False, action=None, extra={**out.extra, "not_here": c.name},
                           message=f"its fallback {c.name} cannot run in place of {call.name}")
