@@ -154,3 +154,58 @@ def test_decision_of_late_guard_is_never_allow_directly():
     p = Pipeline(LateAllow(), timeout_s=0.05)
     assert p.decide("r1", {"name": "x"}).verdict.decision is Decision.HALT
     assert asyncio.run(p.adecide("r2", {"name": "x"})).verdict.decision is Decision.HALT
+
+
+# -- arguments as JSON text: one strict reading, an unreadable call refused by the Pipeline (audited) -----
+import json  # noqa: E402
+
+from hypothesis import given, settings as hsettings, strategies as st  # noqa: E402
+
+from agentguard.core.audit import MemoryAuditSink  # noqa: E402
+from agentguard.core.pipeline import Pipeline  # noqa: E402
+from agentguard.integrations.common import Unreadable, read_arguments, tool_call_of  # noqa: E402
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
+
+_JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                        lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
+                        max_leaves=6)
+
+
+def _finite(v):
+    if isinstance(v, float):
+        return v == v and v not in (float("inf"), float("-inf"))
+    if isinstance(v, dict):
+        return all(_finite(x) for x in v.values())
+    if isinstance(v, list):
+        return all(_finite(x) for x in v)
+    return True
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(_JSONISH, st.booleans())
+def test_property_text_arguments_are_read_strictly_or_refused_through_the_pipeline(value, dup):
+    raw = json.dumps(value)  # allow_nan: NaN and Infinity literals appear for non-finite floats
+    if dup and isinstance(value, dict) and value:
+        k = next(iter(value))
+        raw = raw[:-1] + f", {json.dumps(k)}: 0}}"  # the same key once more
+    audit = MemoryAuditSink()
+    pipe = Pipeline(ToolRuleGuard(allow=["*"]), audit=audit, on_error=Decision.REJECT)
+    proposal = tool_call_of("t", raw)
+    out = pipe.decide("r", proposal)
+    strict = isinstance(value, dict) and not (dup and value) and _finite(value)
+    if strict:
+        assert not isinstance(proposal, Unreadable) and out.execute and out.call.arguments == json.loads(raw)
+    else:
+        assert isinstance(proposal, Unreadable) and not out.execute and out.call is None
+        assert "arguments" in out.verdict.reason or "JSON" in out.verdict.reason
+    assert len(audit.records) == 1  # every answer audited, the refusal too
+
+
+def test_read_arguments_refuses_each_ambiguous_spelling_in_one_line():
+    for raw, why in [('{"a": 1, "a": 2}', "duplicate key"), ('{"a": NaN}', "NaN"), ('{"a": 1e999}', "not finite"),
+                     ('{"a": "\\ud800"}', "surrogate"), ("[1]", "JSON object"), ("{'a': 1}", "not strict JSON"),
+                     ("12", "JSON object"), (b"\xff{}", "UTF-8")]:
+        with pytest.raises(Exception) as e:
+            read_arguments(raw)
+        assert why in str(e.value) and "\n" not in str(e.value), (raw, str(e.value))
+    assert read_arguments("") == {} and read_arguments(None) == {} and read_arguments({"a": 1}) == {"a": 1}

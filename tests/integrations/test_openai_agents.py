@@ -216,3 +216,86 @@ def test_streamed_run_is_gated_the_same():
     result, kinds = asyncio.run(main())
     assert effects == [("read", "/tmp/b")] and result.final_output == "done"
     assert "run_item_stream_event" in kinds
+
+
+# -- red team: arguments the guard and the tool could read differently -----------------------------
+import ast  # noqa: E402
+import json  # noqa: E402
+
+from agents import FunctionTool  # noqa: E402
+from hypothesis import given, settings as hsettings, strategies as st  # noqa: E402
+
+
+def _first_wins(raw):
+    """How a tool that forwards the raw JSON to another service may read it: the first of two keys wins,
+    and a single-quoted object is repaired (what JSON-repair helpers do)."""
+    try:
+        return json.loads(raw, object_pairs_hook=lambda kv: {k: v for k, v in reversed(kv)})
+    except ValueError:
+        return ast.literal_eval(raw)
+
+
+def _raw_tool(effects):
+    async def invoke(ctx, raw):
+        effects.append(("read", _first_wins(raw).get("path")))
+        return "ok"
+
+    return FunctionTool(name="read_file", description="Read a file.", on_invoke_tool=invoke, strict_json_schema=False,
+                        params_json_schema={"type": "object", "properties": {"path": {"type": "string"}}})
+
+
+def _run_raw(raw, on_error=Decision.REJECT, effects=None):
+    effects = [] if effects is None else effects
+    set_trace_processors([])
+    ag = AgentsGuard(stack(), on_error=on_error)
+    agent = Agent(name="a", model=ScriptedModel([[function_call("read_file", raw, call_id="c1")],
+                                                 [assistant_message("done")]]),
+                  tools=ag.guard_tools([_raw_tool(effects)]))
+
+    async def go():
+        res = await Runner.run(agent, "go")
+        while res.interruptions:  # the SDK asks a human for arguments it cannot parse: the human says yes
+            state = res.to_state()
+            for item in res.interruptions:
+                state.approve(item)
+            res = await Runner.run(agent, state)
+        return res
+
+    res = asyncio.run(go())
+    return effects, [it.output for it in res.new_items if type(it).__name__ == "ToolCallOutputItem"]
+
+
+@pytest.mark.parametrize("raw", [
+    '{"path": "/etc/shadow", "path": "notes.txt"}',   # the guard (last wins) saw notes.txt
+    "{'path': '/etc/shadow'}",                          # not JSON: was decided as {'_raw': ...}
+    '{"path": "notes.txt", "n": NaN}',           # these two ran before (the guard read n as nan / inf)
+    '{"path": "notes.txt", "n": 1e999}',
+    '["/etc/shadow"]',
+])
+def test_arguments_read_differently_by_a_tool_never_run(raw):
+    effects, outs = _run_raw(raw)
+    assert effects == [] and len(outs) == 1 and "arguments" in outs[0], (effects, outs)
+
+
+def test_strict_arguments_still_run_and_the_refusal_can_halt():
+    assert _run_raw('{"path": "notes.txt"}')[0] == [("read", "notes.txt")]
+    with pytest.raises(ToolInputGuardrailTripwireTriggered):  # the default on_error (HALT) stops the run
+        _run_raw('{"path": "a", "path": "/etc/x"}', on_error=Decision.HALT)
+
+
+_KEY = st.sampled_from(['"path"', '"p\\u0061th"', "'path'"])
+_VAL = st.sampled_from(['"/etc/shadow"', '"notes.txt"', "NaN", "1e999", '"\\ud800"'])
+
+
+@hsettings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(_KEY, _VAL), min_size=1, max_size=3))
+def test_property_a_call_runs_only_with_what_the_guard_read(pairs):
+    raw = "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
+    effects = []
+    try:
+        _run_raw(raw, effects=effects)
+    except UnicodeEncodeError:  # the SDK itself fails on a lone surrogate (before any tool runs)
+        pass
+    if effects:  # it ran: the text was strict JSON (one key, a JSON string), read alike by guard and tool
+        assert len(pairs) == 1 and pairs[0][0] != "'path'" and pairs[0][1] == '"notes.txt"', (raw, effects)
+        assert effects == [("read", "notes.txt")]

@@ -4,11 +4,14 @@ an agent sees when its call is refused. (Deciding, enforcing, auditing and per-r
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Iterator, Mapping
 
+from ..core.errors import InputError
+from ..core.strict_json import StrictJSONError, loads_strict
 from ..core.types import ToolCall, Verdict
 
-__all__ = ["as_facts", "refusal_message"]
+__all__ = ["Unreadable", "as_facts", "read_arguments", "refusal_message", "tool_call_of"]
 
 
 def as_facts(obj: Any) -> dict[str, Any]:
@@ -49,3 +52,78 @@ def refusal_message(verdict: Verdict, call: ToolCall | None = None) -> str:
     return (
         f"agentguard refused {what} ({verdict.decision.name} by {verdict.guard or 'guard'}): {verdict.reason}"
     )
+
+
+def _check_values(obj: Any, where: str = "arguments") -> None:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        raise InputError(f"{where} holds a number that is not finite ({obj!r})")
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"{where} holds a lone UTF-16 surrogate (not Unicode text)") from None
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            _check_values(k, where)
+            _check_values(v, f"{where}.{str(k)[:40]}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            _check_values(v, f"{where}[{i}]")
+
+
+def read_arguments(raw: Any) -> dict[str, Any]:
+    """A tool call's arguments as the one reading every consumer agrees on, or :class:`InputError` (one
+    line). A JSON text (what a model emits and a framework hands a tool) is read by the strict reader
+    (:func:`agentguard.core.strict_json.loads_strict`): a key given twice (``{"path": "a", "path":
+    "/etc/shadow"}``: Python keeps the last, other parsers the first or refuse), ``NaN``/``Infinity``,
+    a number that overflows (``1e999``), a lone surrogate, text that is not JSON (which a lenient tool
+    parser, e.g. a JSON-repair library, might still read as a call) and anything but an object are
+    refused; empty text is ``{}``. A mapping is taken as is (a framework parsed it already)."""
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if raw is None or (isinstance(raw, (str, bytes)) and not raw.strip()):
+        return {}
+    if not isinstance(raw, (str, bytes, bytearray)):
+        raise InputError(f"arguments must be a JSON object, got {type(raw).__name__}")
+    try:
+        val = loads_strict(raw)
+    except StrictJSONError as exc:
+        raise InputError(f"arguments are not strict JSON: {exc}") from None
+    if not isinstance(val, dict):
+        raise InputError(f"arguments must be a JSON object, got {type(val).__name__}")
+    _check_values(val)
+    return val
+
+
+class Unreadable(Mapping[str, Any]):
+    """A proposed call whose arguments could not be read (:func:`read_arguments` refused them), handed to
+    the Pipeline like any proposal: reading its ``arguments`` raises the refusal, so the Pipeline's own
+    conversion fails closed (its ``on_error`` decision, audited with the reason), never a made-up call.
+    It is a mapping of ``name``, ``raw`` (the text, cut to 200 characters) and ``error``."""
+
+    def __init__(self, name: str, raw: Any, error: str) -> None:
+        self.name, self.error = name, error
+        self._items = {"name": name, "raw": str(raw)[:200], "error": error}
+
+    def __getitem__(self, key: str) -> Any:
+        if key in ("arguments", "args"):
+            raise InputError(f"tool call {self.name!r}: {self.error}")
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Unreadable({self.name!r}, error={self.error!r})"
+
+
+def tool_call_of(name: str, raw: Any, call_id: str = "") -> ToolCall | Unreadable:
+    """The proposal of a call whose arguments arrive as JSON text: a :class:`ToolCall` of the strictly read
+    arguments, or an :class:`Unreadable` that the Pipeline refuses."""
+    try:
+        return ToolCall(name, read_arguments(raw), call_id)
+    except InputError as exc:
+        return Unreadable(name, raw, str(exc))

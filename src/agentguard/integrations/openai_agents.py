@@ -36,6 +36,13 @@ at the run's next call, through the strategy like any refusal. An ``ask`` the SD
 is refused (fail closed). :meth:`AgentsGuard.approval_request` gives what the approver must see for an
 interruption: every guard's verdict.
 
+The call's arguments (the model's JSON text, which the tool reads itself) are read once, strictly
+(:func:`~agentguard.integrations.common.read_arguments`): a key given twice, ``NaN``/``Infinity``, a
+number that overflows, a lone surrogate, text that is not JSON or not an object is refused through the
+Pipeline (its ``on_error`` decision, audited) before the tool runs, even after a human approved the SDK's
+interruption for it: a tool that reads its raw text with another parser (first key wins, a JSON-repair
+helper, a service the text is forwarded to) can never run something the guard read differently.
+
 The SDK (0.24) refuses a model turn with an empty call id, or one id used for two different calls, before
 any tool or guardrail runs (``ModelBehaviorError``), and skips a call re-sent under an id it already
 completed; agentguard adds its own matching on top, so even a framework that let such ids through could
@@ -76,7 +83,7 @@ from ..core.guard import Guard
 from ..core.pipeline import Pipeline, approval_request, call_key
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
-from .common import as_facts, refusal_message
+from .common import Unreadable, as_facts, refusal_message, tool_call_of
 
 require("agents", "integrations")
 
@@ -366,8 +373,13 @@ class AgentsGuard:
     async def _input(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         tc = data.context
         raw = tc.tool_arguments or ""
-        call = ToolCall(tc.tool_name, _parse_args(raw), tc.tool_call_id or "")
         run, facts = self._run(tc)
+        proposal = tool_call_of(tc.tool_name, raw, tc.tool_call_id or "")
+        if isinstance(proposal, Unreadable):  # arguments no strict reader agrees on: refused, never guessed
+            self.pipeline.take(run, ToolCall(tc.tool_name, _parse_args(raw), tc.tool_call_id or ""))  # drop
+            return self._refuse(await self.pipeline.adecide(run, proposal, **facts),
+                                ToolCall(tc.tool_name, {}, tc.tool_call_id or ""))
+        call = proposal
         out = self.pipeline.take(run, call)
         held = out is not None
         if out is None:  # not decided by needs_approval (callback mode, or a tool not attached): decide now
@@ -385,6 +397,12 @@ class AgentsGuard:
             with self._lock:
                 self._ran[(run, call_key(call))].append(out)
             return ToolGuardrailFunctionOutput.allow(output_info=info)
+        return self._refuse(out, call)
+
+    def _refuse(self, out: Outcome, call: ToolCall) -> ToolGuardrailFunctionOutput:
+        """The guardrail's answer for a call that does not run as proposed (recorded with what the model reads)."""
+        info = out.verdict.to_dict() if out.verdict is not None else {}
+        todo = out.call
         if todo is not None:  # another call runs instead: guardrails cannot rewrite it, so the model is told
             msg = (f"agentguard did not run {call.name} as proposed: {out.message or 'changed'}. "
                    f"Call {todo.name} with arguments {json.dumps(dict(todo.arguments), default=str)} instead")
