@@ -180,3 +180,29 @@ def test_checks_alternating_between_two_processes_are_caught_up_in_one_read(sett
         assert ca.post("/v1/check", headers=AGENT.headers, json=call).status_code == 200
         assert [r["idx"] for r in a.state.store.run_inputs("k")] == list(range(81))
         assert sa_.catch_ups + sa_.rebuilds == 4 + 1 + 1  # the far-behind run: caught up or rebuilt off the loop
+
+
+def test_a_replayed_allow_does_not_run_a_call_after_the_run_was_halted(tmp_path):
+    # red team: an ALLOW whose answer was lost, retried with its key after a later call halted the run, was
+    # replayed as ALLOW (the client ran a call after the stop); now 409, and a refusal is still replayed
+    tools = tmp_path / "halt.toml"
+    tools.write_text('[[guards]]\ntype = "tool-rules"\nallow = ["read_file", "delete_file", "format_disk"]\n'
+                     'deny = ["delete_file"]\nhalt = ["format_disk"]\n')
+    s = ServerSettings(state_dir=str(tmp_path / "s"), tool_guards=str(tools),
+                       credentials_file=str(credentials_file(tmp_path, (AGENT, APPROVER))))
+    app = create_app(s)
+    with TestClient(app) as c:
+        ok = {"run_id": "h", "tool_call": {"name": "read_file", "arguments": {"path": "a"}}}
+        no = {"run_id": "h", "tool_call": {"name": "delete_file", "arguments": {"path": "a"}}}
+        assert c.post("/v1/check", headers=_h(AGENT, "k-ok"), json=ok).json()["allowed"] is True
+        assert c.post("/v1/check", headers=_h(AGENT, "k-ok"), json=ok).json()["allowed"] is True  # not halted: replayed
+        assert c.post("/v1/check", headers=_h(AGENT, "k-no"), json=no).json()["decision"] == "REJECT"
+        assert c.post("/v1/check", headers=_h(AGENT), json={"run_id": "h", "tool_call": {"name": "format_disk"}}
+                      ).json()["decision"] == "HALT"
+        n = app.state.store.count_decisions("h")
+        r = c.post("/v1/check", headers=_h(AGENT, "k-ok"), json=ok)
+        assert r.status_code == 409 and "halted" in r.json()["error"] and "allowed" not in r.json()
+        refused = c.post("/v1/check", headers=_h(AGENT, "k-no"), json=no)
+        assert refused.status_code == 200 and refused.json()["decision"] == "REJECT"  # a refusal replays as is
+        assert refused.headers["Idempotent-Replayed"] == "true"
+        assert app.state.store.count_decisions("h") == n  # nothing decided again

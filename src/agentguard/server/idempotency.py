@@ -17,7 +17,9 @@ run) a second time:
 - only decided requests are stored (200 with a verdict). A refusal before any decision (400, 401, 410,
   413, 422, a 503 for an unavailable store) stores nothing, so the retry is decided normally.
 
-The answer of a replayed request carries the header ``Idempotent-Replayed: true``.
+The answer of a replayed request carries the header ``Idempotent-Replayed: true``. A stored answer that
+runs a call (:func:`runs_a_call`) is not replayed once the run was halted after it (409: the stop holds for
+every call not yet run, the retried one included).
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .jsonutil import RequestJSONError, canonical, loads_request
+from .jsonutil import RequestJSONError, canonical, loads, loads_request
 
-__all__ = ["HEADER", "IdemKey", "IdempotencyError", "idem_key", "key_from_headers"]
+__all__ = ["HEADER", "IdemKey", "IdempotencyError", "idem_key", "key_from_headers", "runs_a_call"]
 
 #: the request header (case-insensitive, as HTTP headers are)
 HEADER = "idempotency-key"
@@ -92,3 +94,13 @@ def idem_key(key: str | None, identity: str, path: str, raw: bytes) -> IdemKey |
         body = b"raw\x00" + raw
     digest = hashlib.sha256(path.encode() + b"\x00" + body).hexdigest()
     return IdemKey(scope, digest)
+
+
+def runs_a_call(response: str) -> bool:
+    """Whether a stored answer lets the client run a call (``execute`` not false: ALLOW, MODIFY, an approved
+    ESCALATE); an unreadable one counts as running a call (the riskier kind, checked against the halt)."""
+    try:
+        body = loads(response)
+    except ValueError:
+        return True
+    return not isinstance(body, dict) or body.get("execute") is not False
