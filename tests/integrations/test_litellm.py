@@ -79,19 +79,18 @@ def test_blocked_and_none_over_http(endpoint):
     ]
 
 
-def test_malformed_body_is_400_never_none(endpoint):
-    url, _, _ = endpoint
+def test_malformed_body_is_blocked_never_none(endpoint):
+    url, ep, _ = endpoint
     with httpx.Client() as http:
-        assert http.post(url, content=b"{not json").status_code == 400
-        r = http.post(
-            url,
-            json={
-                **litellm_body(),
-                "tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "{oops"}}],
-            },
-        )
-        assert r.status_code == 400 and "not valid JSON" in r.json()["error"]
-        assert http.post(url, json={**litellm_body(), "input_type": "sideways"}).status_code == 400
+        for r in (http.post(url, content=b"{not json"),
+                  http.post(url, json={**litellm_body(), "input_type": "sideways"})):
+            assert r.status_code == 200 and r.json()["action"] == "BLOCKED" and "(400)" in r.json()["blocked_reason"]
+        r = http.post(url, json={**litellm_body(trace="bad-args"),
+                                 "tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "{oops"}}]})
+        assert r.status_code == 200 and r.json()["action"] == "BLOCKED" and "not strict JSON" in r.text
+    # a call with unreadable arguments is refused by the Pipeline: recorded in its run like any refusal
+    [step] = ep.pipeline.run("bad-args").context.trace.steps
+    assert step.signals["decision"] is not Decision.ALLOW
 
 
 def test_agent_loop_behind_guardrail_never_runs_forbidden_tool(endpoint, tmp_path):
@@ -200,9 +199,10 @@ def test_cli_litellm_guardrail_server(tmp_path):
         assert m, line
         url = f"http://127.0.0.1:{m.group(1)}{m.group(2)}"
         body = litellm_body([("delete_file", {"path": "/"})])
-        assert httpx.post(url, json=body, timeout=10).status_code == 401
+        anon = httpx.post(url, json=body, timeout=10).json()  # no token: refused as BLOCKED, not decided
+        assert anon["action"] == "BLOCKED" and "(401)" in anon["blocked_reason"]
         r = httpx.post(url, json=body, timeout=10, headers={"Authorization": "Bearer s3cret"})
-        assert r.json()["action"] == "BLOCKED"
+        assert r.json()["action"] == "BLOCKED" and "delete_file is denied" in r.json()["blocked_reason"]
     finally:
         proc.terminate()
         proc.wait(10)

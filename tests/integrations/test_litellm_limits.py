@@ -1,6 +1,7 @@
-"""The LiteLLM guardrail endpoint as an attacker meets it: bearer token, body and depth limits (413 /
-400), duplicate JSON keys refused, bounded concurrency, and the trace-id contract (one run per
-litellm_trace_id)."""
+"""The LiteLLM guardrail endpoint as an attacker meets it: bearer token, body and depth limits, duplicate
+JSON keys refused, bounded concurrency, and the trace-id contract (one run per litellm_trace_id). Every
+refusal of a guardrail request is BLOCKED with HTTP 200 (never an HTTP error, which LiteLLM may read as
+"proceed": ``fail_on_error: false``, ``unreachable_fallback: fail_open``)."""
 
 from __future__ import annotations
 
@@ -48,13 +49,22 @@ def raw(srv, head: bytes, payload: bytes = b"") -> bytes:
         return s.recv(4096)
 
 
+def blocked(r, status, why=""):
+    """A refusal of the guardrail request: HTTP 200, BLOCKED, naming the status it stands for."""
+    assert r.status_code == 200, r.text
+    assert r.json()["action"] == "BLOCKED" and f"({status})" in r.json()["blocked_reason"], r.text
+    assert why in r.json()["blocked_reason"], r.text
+    return True
+
+
 def test_token_required_and_compared_exactly(server):
     srv, url = server
     b = body([("shell", {"command": "ls"})])
-    assert httpx.post(url, json=b).status_code == 401
-    assert httpx.post(url, json=b, headers={"Authorization": "Bearer tok2"}).status_code == 401
-    assert httpx.post(url, json=b, headers={"Authorization": "bearer tok"}).status_code == 401
+    assert blocked(httpx.post(url, json=b), 401, "missing bearer token")
+    assert blocked(httpx.post(url, json=b, headers={"Authorization": "Bearer tok2"}), 401)
+    assert blocked(httpx.post(url, json=b, headers={"Authorization": "bearer tok"}), 401)
     assert httpx.post(url, json=b, headers=AUTH).json() == {"action": "NONE"}
+    assert httpx.get(url.rsplit("/beta", 1)[0] + "/other").status_code == 401  # other paths: HTTP errors
 
 
 def test_duplicate_keys_are_refused_not_last_wins(server):
@@ -63,23 +73,23 @@ def test_duplicate_keys_are_refused_not_last_wins(server):
     payload = json.dumps(body([("shell", {})])).replace('"arguments": "{}"', '"arguments": ' + json.dumps(args))
     r = httpx.post(url, content=payload, headers={**AUTH, "Content-Type": "application/json"})
     # the outer body has no duplicates; the arguments string does: refused, never "last one wins"
-    assert r.status_code == 400 and "duplicate key 'command'" in r.json()["error"]
+    assert r.status_code == 200 and r.json()["action"] == "BLOCKED" and "duplicate key 'command'" in r.text
     outer = '{"input_type": "response", "tool_calls": [], "tool_calls": []}'
-    r = httpx.post(url, content=outer, headers=AUTH)
-    assert r.status_code == 400 and "duplicate key 'tool_calls'" in r.json()["error"]
+    assert blocked(httpx.post(url, content=outer, headers=AUTH), 400, "duplicate key 'tool_calls'")
 
 
 def test_body_limits(server):
     srv, url = server
-    assert httpx.post(url, content=b"x" * 5000, headers=AUTH).status_code == 413
-    assert b" 413 " in raw(srv, f"POST {GUARDRAIL_PATH} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok\r\n"
-                                f"Content-Length: 3000000000\r\n\r\n".encode())
-    assert b" 400 " in raw(srv, f"POST {GUARDRAIL_PATH} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok\r\n"
-                                f"Content-Length: -5\r\n\r\n".encode())
+    assert blocked(httpx.post(url, content=b"x" * 5000, headers=AUTH), 413)
+    head = f"POST {GUARDRAIL_PATH} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok\r\n".encode()
+    got = raw(srv, head + b"Content-Length: 3000000000\r\n\r\n")
+    assert got.startswith(b"HTTP/1.1 200 ") and b'"BLOCKED"' in got and b"(413)" in got, got
+    # a negative length is a framing error the HTTP parser answers itself (400) before any app runs; LiteLLM's
+    # client (httpx) never sends one
+    assert raw(srv, head + b"Content-Length: -5\r\n\r\n").startswith(b"HTTP/1.1 400 ")
     deep = "[" * 100 + "]" * 100
-    r = httpx.post(url, content=deep, headers=AUTH)
-    assert r.status_code == 400 and "nested deeper" in r.json()["error"]
-    assert httpx.post(url, content=b"\xff\xfe", headers=AUTH).status_code == 400
+    assert blocked(httpx.post(url, content=deep, headers=AUTH), 400, "nested deeper")
+    assert blocked(httpx.post(url, content=b"\xff\xfe", headers=AUTH), 400)
 
 
 def test_parse_body_depth_is_counted_outside_strings():
@@ -107,8 +117,8 @@ def test_concurrency_is_bounded():
         first = threading.Thread(target=lambda: httpx.post(url, json=body([("a", {})]), timeout=20))
         first.start()
         assert started.wait(10)
-        r = httpx.post(url, json=body([("b", {})]), timeout=20)  # waits its 5 s for a slot, then 503
-        assert r.status_code == 503 and r.headers["Retry-After"] == "1"
+        r = httpx.post(url, json=body([("b", {})]), timeout=20)  # waits its 5 s for a slot, then refused
+        assert blocked(r, 503, "over the limit") and r.headers["Retry-After"] == "1"
         release.set()
         first.join(20)
     finally:
@@ -142,7 +152,7 @@ def test_api_key_header_and_security_headers(server):
     assert r.json() == {"action": "NONE"}
     assert r.headers["x-content-type-options"] == "nosniff" and r.headers["x-frame-options"] == "DENY"
     r = httpx.post(url, json=body([("shell", {"command": "ls"})]), headers={"x-api-key": "nope"})
-    assert r.status_code == 401 and r.headers["x-frame-options"] == "DENY"
+    assert blocked(r, 401) and r.headers["x-frame-options"] == "DENY"
     assert httpx.get(url.rsplit("/beta", 1)[0] + "/health").json() == {"status": "ok"}  # public
 
 

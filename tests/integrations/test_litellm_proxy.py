@@ -152,3 +152,51 @@ def test_trace_id_sent_by_the_client_is_one_run(proxy):
     assert chat(base, "read_file /b").status_code == 200
     assert seen[0] == ("conversation-7", 0) and seen[1] == ("conversation-7", 1)
     assert seen[2][0] != "conversation-7" and seen[2][1] == 0  # no trace id: LiteLLM makes a fresh one
+
+
+HOOK_SCRIPT = r'''
+import asyncio, json, sys
+from litellm.proxy.guardrails.guardrail_hooks.generic_guardrail_api import GenericGuardrailAPI
+
+async def main(base, key):
+    out = {}
+    for conf, kw in (("fail_on_error_false", {"fail_on_error": False}),
+                     ("unreachable_fail_open", {"unreachable_fallback": "fail_open"})):
+        for label, args, api_key in (("duplicate", '{"path": "/etc/shadow", "path": "a"}', key),
+                                     ("oversized", json.dumps({"path": "a", "pad": "x" * 5000}), key),
+                                     ("not_json", "{'path': '/etc/shadow'}", key),
+                                     ("wrong_key", '{"path": "a"}', "wrong")):
+            g = GenericGuardrailAPI(api_base=base, api_key=api_key, guardrail_name="agentguard", **kw)
+            call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": args}}
+            try:
+                await g.apply_guardrail(inputs={"texts": [], "tool_calls": [call]}, request_data={},
+                                        input_type="response")
+                out[f"{conf}:{label}"] = "passed"
+            except Exception as exc:
+                out[f"{conf}:{label}"] = "blocked: " + str(exc)[:200]
+    print(json.dumps(out))
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+'''
+
+
+def test_litellm_configured_to_fail_open_still_blocks_what_cannot_be_checked(tmp_path):
+    """Red team with LiteLLM's own guardrail client: configured ``fail_on_error: false`` (or
+    ``unreachable_fallback: fail_open``) it lets a response through whenever the guardrail answers an HTTP
+    error. A model-made tool call with a repeated key, arguments over the body limit, non-JSON arguments,
+    or a wrong key got 400/413/401 and PASSED (checked here before the fix); every refusal is now BLOCKED."""
+    gsrv = serve_in_thread(GuardrailEndpoint(ToolRuleGuard(allow=["read_file"])), token=TOKEN, max_body=4096)
+    script = tmp_path / "hook.py"
+    script.write_text(HOOK_SCRIPT)
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+        got = subprocess.run([str(LITELLM.parent / "python"), str(script), f"http://127.0.0.1:{gsrv.server_address[1]}",
+                              TOKEN], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    finally:
+        gsrv.shutdown()
+        gsrv.server_close()
+    assert got.returncode == 0, got.stderr[-2000:]
+    verdicts = json.loads(got.stdout.strip().splitlines()[-1])
+    assert len(verdicts) == 8
+    for case, answer in verdicts.items():
+        assert answer.startswith("blocked") and "agentguard refused" in answer, (case, answer)

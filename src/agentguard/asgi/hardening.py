@@ -24,7 +24,8 @@ request passes, in this order:
    chooses another per path, e.g. the Swagger page);
 5. ``on_request(path, status, seconds)`` after each request (the service's metrics).
 
-Every error is one JSON object ``{"error": "..."}``. A subclass may serve some requests itself once
+Every error is one JSON object ``{"error": "..."}``, sent by :meth:`Hardening.refuse` (a subclass may
+answer otherwise: the LiteLLM endpoint answers its guardrail path with BLOCKED, never an HTTP error). A subclass may serve some requests itself once
 the body is read (:meth:`Hardening.forward`; the service's lean ``/v1/check`` path does).
 
 Why a pure ASGI class and not Starlette's ``BaseHTTPMiddleware`` (or another package): it must sit
@@ -162,7 +163,14 @@ class Hardening:
                 return True
         return False
 
-    async def read_body(self, receive: Receive, send: Send) -> bytes | None:
+    async def refuse(self, scope: Scope, send: Send, status: int, message: str,
+                     headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+        """Answer a request this middleware refuses (every error above goes through here):
+        ``{"error": message}`` with ``status``. A subclass may answer otherwise where an HTTP error would
+        be read as "go on" by the caller (the LiteLLM guardrail endpoint answers BLOCKED)."""
+        await send_error(send, status, message, headers)
+
+    async def read_body(self, receive: Receive, send: Send, scope: Scope | None = None) -> bytes | None:
         """The request body, or None once an error was answered (413 over the limit, 408 when it does
         not arrive within ``body_timeout_s``) or the client left."""
         chunks: list[bytes] = []
@@ -176,15 +184,15 @@ class Hardening:
                     chunk = msg.get("body", b"")
                     size += len(chunk)
                     if size > self.max_body:
-                        await send_error(send, 413, f"request body exceeds the limit of {self.max_body} bytes",
-                                         [(b"connection", b"close")])
+                        await self.refuse(scope or {}, send, 413, f"request body exceeds the limit of {self.max_body} "
+                                          "bytes", [(b"connection", b"close")])
                         return None
                     chunks.append(chunk)
                     if not msg.get("more_body", False):
                         break
         except TimeoutError:
-            await send_error(send, 408, f"request body not received within {self.body_timeout_s:g} s",
-                             [(b"connection", b"close")])
+            await self.refuse(scope or {}, send, 408, f"request body not received within {self.body_timeout_s:g} s",
+                              [(b"connection", b"close")])
             return None
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
@@ -227,8 +235,8 @@ class Hardening:
         counted = path not in self.exempt
         try:
             if counted and not await self._slot():
-                await send_error(send_wrapped, 503, f"over the limit of {self.max_concurrency} requests in "
-                                 "flight; retry", [(b"retry-after", b"1")])
+                await self.refuse(scope, send_wrapped, 503, f"over the limit of {self.max_concurrency} requests in "
+                                  "flight; retry", [(b"retry-after", b"1")])
                 return
             if counted:
                 self.in_flight += 1
@@ -247,7 +255,7 @@ class Hardening:
             denied = self.check_access(scope, headers)
             if denied is not None:
                 status, why = denied
-                await send_error(send, status, why, [(b"www-authenticate", self.challenge)] if status == 401 else [])
+                await self.refuse(scope, send, status, why, [(b"www-authenticate", self.challenge)] if status == 401 else [])
                 return
         if scope["method"] not in BODY_METHODS:
             await self.app(scope, receive, send)
@@ -259,14 +267,14 @@ class Hardening:
                 except ValueError:
                     declared = -1
                 if declared < 0:
-                    await send_error(send, 400, "invalid Content-Length header", [(b"connection", b"close")])
+                    await self.refuse(scope, send, 400, "invalid Content-Length header", [(b"connection", b"close")])
                     return
                 if declared > self.max_body:
-                    await send_error(send, 413, f"request body of {declared} bytes exceeds the limit of "
-                                     f"{self.max_body} bytes", [(b"connection", b"close")])
+                    await self.refuse(scope, send, 413, f"request body of {declared} bytes exceeds the limit of "
+                                      f"{self.max_body} bytes", [(b"connection", b"close")])
                     return
                 break
-        body = await self.read_body(receive, send)
+        body = await self.read_body(receive, send, scope)
         if body is None:
             return
         await self.forward(scope, body, receive, send)

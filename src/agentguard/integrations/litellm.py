@@ -24,8 +24,14 @@ a string) and nothing else -> ``GUARDRAIL_INTERVENED`` with the rewritten texts;
 call, one the strategy replaced or modified, which this API cannot rewrite, an ESCALATE, which it cannot
 ask a human about, a stop) -> ``BLOCKED`` with the refusal of the strictest outcome as ``blocked_reason``
 (with what the strategy adds: a CRP round's instruction). A guard error fails closed (BLOCKED), and a
-stopping outcome latches HALT for the run. A malformed body is answered HTTP 400, which LiteLLM also
-treats as a failure (it does not let the call through).
+stopping outcome latches HALT for the run. A tool call whose arguments are not one strict JSON object
+(a repeated key, NaN, 1e999, not JSON) is refused by the Pipeline like a refused call (audited).
+
+Nothing on the guardrail path is answered with an HTTP error (:func:`refused`): a malformed body, one over
+the size limit or too slow, a request over the concurrency limit, a missing token are all ``BLOCKED``
+with HTTP 200 and the reason. LiteLLM treats a guardrail's HTTP error as "proceed without the guardrail"
+when it is configured ``fail_on_error: false`` (any status) or ``unreachable_fallback: fail_open``
+(502/503/504), which would let through exactly the response that could not be checked.
 
 Per-run state is keyed on ``litellm_trace_id`` (one conversation), else ``litellm_call_id``. The trace
 id contract: LiteLLM gives every request a fresh ``litellm_trace_id`` unless the *client* names one
@@ -36,12 +42,13 @@ its requests; without one, every request is a one-step run.
 Hardening of the HTTP endpoint (:func:`serve`, an ASGI app under uvicorn): the shared
 :class:`agentguard.asgi.Hardening` - a token like the service's (``token=``; the CLI requires
 ``AGENTGUARD_TOKEN`` or ``--token-file``), as ``Authorization: Bearer <token>`` or as ``x-api-key:
-<token>`` (the header LiteLLM sends for the guardrail's ``api_key``), compared in constant time, 401
-otherwise; a body limit (``max_body``, 1 MiB: 413 above it, declared or streamed; 400 for a negative or
-malformed Content-Length); at most ``max_concurrency`` requests checked at once (a request waits up to 5 s
-for a slot, then 503 with ``Retry-After``); the body must arrive within ``timeout_s`` (408), and an idle
-keep-alive connection is closed after it. Here: a JSON nesting limit (``max_depth``, 64: 400) and
-duplicate object keys refused (400: ``{"command": "rm -rf /", "command": "ls"}`` is not "last one wins").
+<token>`` (the header LiteLLM sends for the guardrail's ``api_key``), compared in constant time; a body
+limit (``max_body``, 1 MiB, declared or streamed; a negative or malformed Content-Length refused); at most
+``max_concurrency`` requests checked at once (a request waits up to 5 s for a slot); the body must arrive
+within ``timeout_s``, and an idle keep-alive connection is closed after it. Here: a JSON nesting limit
+(``max_depth``, 64) and duplicate object keys refused (``{"command": "rm -rf /", "command": "ls"}`` is not
+"last one wins"). Each of these refusals of a guardrail request is ``BLOCKED`` (see above; the status it
+would have had, 401, 413, 408, 503 or 400, is named in ``blocked_reason``); other paths get HTTP errors.
 
 What it can see: only what LiteLLM sends - texts and the model's proposed tool calls (in
 ``response`` mode) - not the tool results, which the client executes outside LiteLLM. For
@@ -54,7 +61,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..asgi.hardening import Hardening, Receive, Scope, Send
 from ..core.audit import AuditSink
@@ -65,10 +72,10 @@ from ..core.pipeline import Pipeline, call_key
 from ..core.strict_json import StrictJSONError, loads_strict
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
-from .common import refusal_message
+from .common import Unreadable, read_arguments, refusal_message
 
-__all__ = ["BodyError", "GUARDRAIL_PATH", "GuardrailEndpoint", "GuardrailServer", "asgi_app", "parse_body",
-           "serve", "serve_in_thread"]
+__all__ = ["BodyError", "GUARDRAIL_PATH", "GuardrailEndpoint", "GuardrailHardening", "GuardrailServer", "asgi_app",
+           "parse_body", "refused", "serve", "serve_in_thread"]
 
 GUARDRAIL_PATH = "/beta/litellm_basic_guardrail_api"
 ADAPTER = "litellm"
@@ -82,30 +89,21 @@ class BodyError(InputError):
         self.status = status
 
 
-def _tool_call(tc: Any, i: int) -> ToolCall:
+def _tool_call(tc: Any, i: int) -> ToolCall | Unreadable:
+    """The call of one entry of ``tool_calls``: a :class:`ToolCall` of its strictly read arguments
+    (:func:`~.common.read_arguments`: a repeated key, NaN, 1e999, text that is not a JSON object refused), or
+    an :class:`~.common.Unreadable` that the Pipeline refuses (audited), never a guess."""
     if not isinstance(tc, Mapping):
-        raise InputError(f"tool_calls[{i}] must be an object")
+        return Unreadable(f"tool_calls[{i}]", tc, f"tool_calls[{i}] must be an object")
     inner = tc.get("function")
     fn: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tc
     name = fn.get("name")
     if not isinstance(name, str) or not name:
-        raise InputError(f"tool_calls[{i}] has no function name")
-    raw = fn.get("arguments")
-    if isinstance(raw, Mapping):
-        args = dict(raw)
-    elif raw in (None, ""):
-        args = {}
-    else:
-        try:  # duplicate keys refused here too: '{"command": "rm -rf /", "command": "ls"}' is not "ls"
-            args = loads_strict(raw)
-        except StrictJSONError as exc:
-            msg = str(exc)
-            raise InputError(f"tool_calls[{i}] ({name}): arguments: {msg}" if "duplicate" in msg else
-                             f"tool_calls[{i}] ({name}): arguments are not valid JSON") from None
-        except TypeError:
-            raise InputError(f"tool_calls[{i}] ({name}): arguments are not valid JSON") from None
-        if not isinstance(args, dict):
-            raise InputError(f"tool_calls[{i}] ({name}): arguments must be a JSON object")
+        return Unreadable(f"tool_calls[{i}]", tc, f"tool_calls[{i}] has no function name")
+    try:
+        args = read_arguments(fn.get("arguments"))
+    except InputError as exc:
+        return Unreadable(name, fn.get("arguments"), f"tool_calls[{i}] ({name}): {exc}")
     return ToolCall(name, args, str(tc.get("id") or ""))
 
 
@@ -160,7 +158,7 @@ class GuardrailEndpoint:
         return self.pipeline.guard
 
     @staticmethod
-    def parse(payload: Any) -> tuple[str, str, list[str], list[ToolCall]]:
+    def parse(payload: Any) -> tuple[str, str, list[str], list[ToolCall | Unreadable]]:
         """Validate a request body: (run key, input_type, texts, tool calls); InputError if malformed."""
         if not isinstance(payload, Mapping):
             raise InputError("the request body must be a JSON object")
@@ -197,9 +195,9 @@ class GuardrailEndpoint:
                  if self.text_pipeline is not None else [])
         return self._respond(calls, outs, texts, touts)
 
-    def _respond(self, calls: list[ToolCall], outs: list[Outcome], texts: list[str],
+    def _respond(self, calls: list[ToolCall | Unreadable], outs: list[Outcome], texts: list[str],
                  touts: list[Outcome]) -> dict[str, Any]:
-        blocked: list[tuple[Outcome, ToolCall | None]] = []
+        blocked: list[tuple[Outcome, Any]] = []
         for c, o in zip(calls, outs):
             todo = o.call
             ran = todo is not None and todo.name == c.name and call_key(todo) == call_key(c)
@@ -261,20 +259,39 @@ def asgi_app(endpoint: GuardrailEndpoint, *, max_depth: int = 64) -> Callable[[S
             if msg["type"] != "http.request" or not msg.get("more_body", False):
                 break
         try:
-            payload = parse_body(b"".join(chunks), max_depth)
-        except BodyError as exc:
-            await _json(send, exc.status, {"error": str(exc)})
-            return
-        try:
-            answer = await endpoint.ahandle(payload)
-        except InputError as exc:
-            await _json(send, 400, {"error": str(exc)})
-            return
+            answer = await endpoint.ahandle(parse_body(b"".join(chunks), max_depth))
+        except InputError as exc:  # a malformed body (BodyError too): BLOCKED, never an HTTP error (see refused)
+            answer = refused(400, str(exc))
         except Exception as exc:  # noqa: BLE001 - fail closed: never NONE because something broke
             answer = {"action": "BLOCKED", "blocked_reason": f"agentguard failed: {type(exc).__name__}: {exc}"}
         await _json(send, 200, answer)
 
     return app
+
+
+def refused(status: int, why: str) -> dict[str, Any]:
+    """The answer to a guardrail request agentguard cannot decide (malformed, too large, too slow, over
+    capacity, unauthenticated): BLOCKED with HTTP 200, never an HTTP error. LiteLLM lets the model's
+    response through on an error when the guardrail is configured ``fail_on_error: false`` (any status) or
+    ``unreachable_fallback: fail_open`` (502/503/504): a duplicate-key or oversized tool call, or a flood
+    that fills the concurrency limit, would pass exactly when it cannot be checked."""
+    return {"action": "BLOCKED", "blocked_reason": f"agentguard refused the guardrail request ({status}): {why}"}
+
+
+class GuardrailHardening(Hardening):
+    """:class:`~agentguard.asgi.Hardening` whose refusals of a guardrail request (``POST`` to
+    :data:`GUARDRAIL_PATH`) are BLOCKED answers (:func:`refused`); other paths get its HTTP errors."""
+
+    async def refuse(self, scope: Scope, send: Send, status: int, message: str,
+                     headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+        if scope.get("method") != "POST" or str(scope.get("path", "")).rstrip("/") != GUARDRAIL_PATH:
+            await super().refuse(scope, send, status, message, headers)
+            return
+        data = json.dumps(refused(status, message)).encode()
+        keep = [(k, v) for k, v in headers if k in (b"connection", b"retry-after")]
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), *keep]})
+        await send({"type": "http.response.body", "body": data})
 
 
 class GuardrailServer:
@@ -329,7 +346,7 @@ def serve(
     """A server for the endpoint behind :class:`~agentguard.asgi.Hardening` (not started: call
     ``serve_forever``). ``token=None`` serves without authentication (tests, a loopback sidecar); see
     the module doc."""
-    app = Hardening(asgi_app(endpoint, max_depth=max_depth), token=token, api_key_header="x-api-key",
+    app = GuardrailHardening(asgi_app(endpoint, max_depth=max_depth), token=token, api_key_header="x-api-key",
                     public_paths=("/health", "/"), max_body=max_body, body_timeout_s=timeout_s,
                     max_concurrency=max_concurrency, queue_timeout_s=5.0, realm="agentguard-litellm")
     return GuardrailServer(app, host, port, timeout_s=timeout_s)
