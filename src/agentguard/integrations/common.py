@@ -46,7 +46,7 @@ def as_facts(obj: Any) -> dict[str, Any]:
     return {}
 
 
-def refusal_message(verdict: Verdict, call: ToolCall | None = None) -> str:
+def refusal_message(verdict: Verdict, call: ToolCall | Unreadable | None = None) -> str:
     """The text an agent sees when its call is refused (names the guard, the decision and the reason)."""
     what = f"tool call {call.name}" if call is not None else "action"
     return (
@@ -86,7 +86,7 @@ def read_arguments(raw: Any) -> dict[str, Any]:
     if not isinstance(raw, (str, bytes, bytearray)):
         raise InputError(f"arguments must be a JSON object, got {type(raw).__name__}")
     try:
-        val = loads_strict(raw)
+        val = loads_strict(bytes(raw) if isinstance(raw, bytearray) else raw)
     except StrictJSONError as exc:
         raise InputError(f"arguments are not strict JSON: {exc}") from None
     if not isinstance(val, dict):

@@ -107,7 +107,7 @@ def _tool_call(tc: Any, i: int) -> ToolCall | Unreadable:
     return ToolCall(name, args, str(tc.get("id") or ""))
 
 
-def _reason(out: Outcome, call: ToolCall | None) -> str:
+def _reason(out: Outcome, call: ToolCall | Unreadable | None) -> str:
     """The refusal LiteLLM's caller reads: guard, decision, reason, and what the strategy adds."""
     v = out.verdict or Verdict(Decision.HALT, out.message or "no verdict")
     if not v.blocks and not out.execute:  # refused by the strategy (a tool halted earlier in the run)
