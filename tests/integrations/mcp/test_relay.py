@@ -451,3 +451,18 @@ def test_cli_strategy_option_reaches_the_pipeline(tmp_path):
                           "--upstream", "n=python -c pass", "--strategy", "nope"],
                          capture_output=True, text=True, cwd=str(REPO), timeout=60)
     assert bad.returncode != 0 and "unknown enforcement strategy" in bad.stdout + bad.stderr
+
+
+def test_numbers_that_overflow_and_lone_surrogates_never_reach_the_upstream():
+    """Red team: ``1e999`` was read as ``inf`` by the guard (a limit rule cannot compare it meaningfully) and
+    forwarded as the same bytes; the SDK path re-serialised it upstream as ``null``. Refused at the line
+    reader like a duplicate key, in every spelling; a finite exponent still passes."""
+    w = Wire(rules(allow=["*"]))
+    for i, raw in enumerate(['{"amount": 1e999}', '{"amount": -1E400}', '{"n": [1, 2e308]}', '{"s": "\\ud800"}',
+                             '{"\\udfff": 1}'], start=20):
+        w.send(b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"pay","arguments":%s}}\n'
+               % (i, raw.encode()))
+    w.send(call(30, "pay", {"amount": 1.5e3}))
+    asyncio.run(w.settle())
+    assert [json.loads(b)["id"] for b in w.upstream] == [30]
+    assert [(m["id"], m["error"]["code"]) for m in w.client] == [(i, -32700) for i in range(20, 25)]

@@ -138,3 +138,17 @@ def test_http_front_door_is_the_shared_hardening():
     assert big.status_code == 413 and len(seen) == 1
     dup = c.post("/mcp", content=DUP_CALL.encode(), headers={"Authorization": "Bearer s3cret"})
     assert dup.status_code == 400 and len(seen) == 1
+
+
+def test_strict_lines_refuse_numbers_that_overflow():
+    # the SDK (pydantic) reads 1e999 as inf and writes it to the upstream as null: refused at the door
+    async def source():
+        yield '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "pay", "arguments": {"amount": 1e999}}}\n'
+        yield '{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "pay", "arguments": {"amount": 1e9}}}\n'
+
+    async def collect():
+        return [line async for line in StrictLines(source())]
+
+    refused, ok = asyncio.run(collect())
+    assert json.loads(refused)["method"] == "agentguard/refused" and "not finite" in json.loads(refused)["params"]["reason"]
+    assert json.loads(ok)["params"]["arguments"] == {"amount": 1e9}
