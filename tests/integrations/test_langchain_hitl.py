@@ -120,6 +120,11 @@ def test_hitl_decision_parsing_fails_closed():
     assert hitl_decision(True) == {"type": "approve"}
     for bad in (None, False, {"approved": "yes"}, {"decisions": []}, [], 1, {"type": "APPROVE"}):
         assert hitl_decision(bad)["type"] == "reject"
+    # red team: a contradictory answer approved (either field sufficed); now both must approve
+    for contradiction in ({"type": "reject", "approved": True}, {"type": "approve", "approved": False},
+                          {"decisions": [{"type": "edit", "approved": True}]}, {"type": "respond", "approved": True}):
+        assert hitl_decision(contradiction)["type"] != "approve", contradiction
+    assert hitl_decision({"type": "approve", "approved": True}) == {"type": "approve"}
 
 
 @dataclass

@@ -55,7 +55,9 @@ def hitl_decision(answer: Any) -> dict[str, Any]:
 def _approved(answer: Any) -> bool:
     if answer is True:
         return True
-    if isinstance(answer, dict):
+    if isinstance(answer, dict):  # both fields given: both must approve (a contradiction refuses)
+        if "type" in answer and "approved" in answer:
+            return answer["type"] == "approve" and answer["approved"] is True
         return answer.get("approved") is True or answer.get("type") == "approve"
     return isinstance(answer, str) and answer.strip().lower() in ("approve", "approved", "yes", "y")
 
