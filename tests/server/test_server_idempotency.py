@@ -206,3 +206,54 @@ def test_a_replayed_allow_does_not_run_a_call_after_the_run_was_halted(tmp_path)
         assert refused.status_code == 200 and refused.json()["decision"] == "REJECT"  # a refusal replays as is
         assert refused.headers["Idempotent-Replayed"] == "true"
         assert app.state.store.count_decisions("h") == n  # nothing decided again
+
+
+# -- property: after a stop nothing runs, whatever is retried or approved -----------------------------
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st  # noqa: E402
+
+_OPS = st.lists(st.sampled_from(["read", "delete", "pay", "halt", "retry_first", "retry_last", "approve"]),
+                min_size=1, max_size=8)
+
+
+@pytest.fixture(scope="module")
+def halting_app(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("halting")
+    tools = tmp / "rules.toml"
+    tools.write_text('[[guards]]\ntype = "tool-rules"\nallow = ["read_file", "delete_file", "pay", "format_disk"]\n'
+                     'deny = ["delete_file"]\nescalate = ["pay"]\nhalt = ["format_disk"]\n')
+    s = ServerSettings(state_dir=str(tmp / "s"), tool_guards=str(tools),
+                       credentials_file=str(credentials_file(tmp, (AGENT, APPROVER))))
+    app = create_app(s)
+    with TestClient(app) as c:
+        yield c
+
+
+@hsettings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_OPS, st.integers(0, 10**9))
+def test_property_nothing_runs_after_a_halt_whatever_is_retried_or_approved(halting_app, ops, salt):
+    c, run, ops = halting_app, f"p{salt}", ["read", "pay", *ops]  # a call that ran and one that asked, first
+    calls = {"read": ("read_file", {"path": "a"}), "delete": ("delete_file", {"path": "a"}),
+             "pay": ("pay", {"amount": 5}), "halt": ("format_disk", {})}
+    sent, escalations, halted = [], [], False
+    for i, op in enumerate(ops):
+        if op.startswith("retry") and sent:
+            key, body = sent[0 if op == "retry_first" else -1]
+            r = c.post("/v1/check", headers=_h(AGENT, key), json=body)
+        elif op == "approve" and escalations:
+            did, tc = escalations.pop()
+            r = c.post("/v1/approvals", headers=APPROVER.headers,
+                       json={"decision_id": did, "run_id": run, "approved": True, "tool_call": tc})
+        elif op in calls:
+            name, args = calls[op]
+            body = {"run_id": run, "tool_call": {"name": name, "arguments": args}}
+            sent.append((f"{run}-{i}", body))
+            r = c.post("/v1/check", headers=_h(AGENT, f"{run}-{i}"), json=body)
+            if r.status_code == 200 and r.json()["decision"] == "ESCALATE":
+                escalations.append((r.json()["decision_id"], body["tool_call"]))
+        else:
+            continue
+        runs = r.status_code == 200 and r.json().get("execute") is True
+        assert not (halted and runs), (ops, i, r.text)
+        if op == "delete":
+            assert not runs  # a refused call never runs, first time or retried
+        halted = halted or op == "halt"
