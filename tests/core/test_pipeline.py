@@ -100,6 +100,17 @@ def test_halt_latches_and_the_guard_is_not_asked_again() -> None:
     assert p.decide("r", ToolCall("read_note")).execute  # finished on purpose: a new run
 
 
+def test_the_first_halt_is_the_runs_reason_however_many_calls_follow() -> None:
+    """Each call on a halted run is refused with the FIRST halt's reason; it is not re-wrapped per call
+    (stored reasons grew by "run halted earlier: " on every further call)."""
+    p = Pipeline(GuardStack([Rule()]))
+    p.decide("r", ToolCall("halt_now"))
+    first = p.halted("r")
+    reasons = [p.decide("r", ToolCall("read_note", {"i": i})).verdict.reason for i in range(5)]
+    assert p.halted("r") is first
+    assert len(set(reasons)) == 1 and reasons[0].count("halted earlier") <= 1
+
+
 def test_evicted_run_is_halted_or_rebuilt_never_new() -> None:
     p = Pipeline(GuardStack([Rule()]), max_runs=2)
     p.decide("a", ToolCall("halt_now"))

@@ -44,3 +44,14 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
 def test_agrees_with_json_loads_on_valid_json(value):
     text = json.dumps(value)
     assert loads_strict(text) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ["1e999", '{"amount": -1e999}', "[1E400]", '{"a": [0.5, 2e308]}'])
+def test_numbers_that_overflow_are_refused(text: str) -> None:
+    """``1e999`` is inf to Python's json, null to orjson's writer, an error elsewhere: refused, one line."""
+    with pytest.raises(StrictJSONError, match="out of range"):
+        loads_strict(text)
+
+
+def test_large_finite_numbers_are_kept() -> None:
+    assert loads_strict('{"a": 1.7976931348623157e308, "b": 1e-400}') == {"a": 1.7976931348623157e308, "b": 0.0}

@@ -237,7 +237,7 @@ class Pipeline:
         out.proposal = proposal
         out.run_id = st.run_id
         out.extra.setdefault("state", st.context.state)  # the state it was decided in, for record()
-        if out.stop:
+        if out.stop and st.halted is None:  # the first halt is the run's reason (no re-wrapping per later call)
             st.halted = out.verdict if out.verdict is not None and out.verdict.decision is Decision.HALT else \
                 Verdict(Decision.HALT, out.message or "run stopped", getattr(out.verdict, "guard", "") or "")
             st.context.metadata["halted"] = st.halted.reason

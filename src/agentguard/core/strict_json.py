@@ -3,13 +3,15 @@ the MCP proxy, tool-call argument strings).
 
 Python's ``json`` keeps the *last* of two equal keys, so ``{"command": "rm -rf /", "command": "ls"}``
 reads as ``ls`` to a guard while another parser downstream may run ``rm -rf /``. :func:`loads_strict`
-refuses such input outright, together with ``NaN``/``Infinity`` (not JSON), text that is not UTF-8,
+refuses such input outright, together with ``NaN``/``Infinity`` (not JSON), numbers that overflow to
+infinity (``1e999``), text that is not UTF-8,
 and nesting deeper than ``max_depth`` (checked before parsing, so deep input cannot exhaust the stack).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -38,7 +40,14 @@ def _no_constant(name: str) -> Any:
     raise StrictJSONError(f"{name} is not JSON")
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 reads as inf: one program sees infinity, another null or an error
+        raise StrictJSONError(f"number {text[:40]} is out of range (overflows to {value!r})")
+    return value
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_float=_finite)
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
