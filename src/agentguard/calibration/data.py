@@ -80,6 +80,9 @@ class Sequences:
         if np.isnan(s).any():
             i = int(np.searchsorted(st, int(np.flatnonzero(np.isnan(s))[0]), side="right") - 1)
             raise InputError(f"sequence {self._name(i)} has a NaN score")
+        if np.isposinf(s).any():  # see monitor._score: +inf is below no threshold, not a score
+            i = int(np.searchsorted(st, int(np.flatnonzero(np.isposinf(s))[0]), side="right") - 1)
+            raise InputError(f"sequence {self._name(i)} has a +inf score (scores are numbers below +inf)")
         if int(ln.sum()) != len(s) or st[0] != 0 or (len(st) > 1 and (np.diff(st) != ln[:-1]).any()):
             raise InputError("starts/lengths do not tile the score array")
 
