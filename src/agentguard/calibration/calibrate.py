@@ -116,7 +116,7 @@ def calibrate_threshold(minima: np.ndarray, *, risk: str = "false_alarm", method
     k = crc_max_losses(n, a) if method == "crc" else max_losses(n, a, d, bound)
     if k < 0:
         cls = "safe" if risk == "false_alarm" else "unsafe"
-        need = min_n_for_guarantee(a, d, method)
+        need = min_n_for_guarantee(a, d, method, bound)
         what = f"alpha={a:g}" + (f", delta={d:g}" if d is not None else "")
         if on_infeasible == "raise":
             raise GuaranteeError(
