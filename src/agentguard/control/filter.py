@@ -142,7 +142,11 @@ class SafetyFilter(BaseGuard):
         if proposed.size and (proposed.min() < 0 or proposed.max() >= len(self.actions)):
             raise InputError(f"proposed action indices must lie in 0..{len(self.actions) - 1}")
         intervene = ~(q[np.arange(len(q)), proposed] > self.epsilon)
-        fallback = np.where(np.isnan(q), -np.inf, q).argmax(axis=1)
+        nan = np.isnan(q)
+        fallback = np.where(nan, -np.inf, q).argmax(axis=1)
+        # a row whose best readable value is -inf: argmax may land on a NaN; take its first readable entry
+        lost = nan[np.arange(len(q)), fallback] & ~nan.all(axis=1)
+        fallback[lost] = (~nan[lost]).argmax(axis=1)
         return intervene, np.where(intervene, fallback, proposed)
 
     # ------------------------------------------------------------------ single decisions (the Guard)
