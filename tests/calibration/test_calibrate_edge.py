@@ -177,3 +177,19 @@ def test_ucb_rate_at_the_smallest_n(risk, bound):
                     for m in _minima(rng, (draws, n), False)])
     viol = np.mean(_risk(lam, risk, False) > alpha)
     assert viol <= delta + 4 * math.sqrt(delta * (1 - delta) / draws), viol
+
+
+def test_a_duplicated_trajectory_is_refused():
+    """The same run twice (a trace file appended twice) would count twice towards n; the bound assumes
+    distinct exchangeable sequences, so selectively duplicated runs can move the threshold anywhere."""
+    from agentguard.core.types import Step, Trace
+
+    with pytest.raises(InputError, match="appears twice") as e:
+        Sequences.from_lists([[0.1], [0.2], [0.1]], [1, 1, 1], ids=["a", "b", "a"])
+    assert "\n" not in str(e.value)
+    t = Trace(steps=[Step(signals={"score": 0.4})], labels={"unsafe": False}, run_id="r1")
+    with pytest.raises(InputError, match="'r1' appears twice"):
+        Sequences.from_traces([t, t])
+    with pytest.raises(InputError, match="ids for"):
+        Sequences.from_lists([[0.1], [0.2]], [1, 1], ids=["a"])
+    assert Sequences.from_lists([[0.1], [0.2]], [1, 1], ids=["a", "b"]).n == 2

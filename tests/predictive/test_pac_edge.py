@@ -131,3 +131,17 @@ def test_paths_a_cast_to_int_would_misread_are_refused(flat, lengths, match):
     learner = DTMCLearner(states=["a", "b", "c"])
     with pytest.raises(InputError, match=match if match != "lengths must be >= 0" else "at least one state"):
         learner.add_index_paths(np.array(flat), np.array(lengths))
+
+
+@pytest.mark.parametrize("counts", [[float("nan")], [-1.0], [float("inf")]])
+def test_add_counts_refuses_counts_that_are_not_counts(counts):
+    with pytest.raises(InputError, match="non-negative counts"):
+        DTMCLearner().add_counts(["a"], ["b"], counts, {"a": 1}, 1)
+
+
+def test_very_large_counts_keep_eq1_exact_enough_and_the_rule_holds():
+    learner = DTMCLearner(alpha=1).add_counts(["a", "a", "b"], ["a", "b", "b"], [3e15, 1e15, 5.0], {"a": 1}, 1)
+    P = learner.matrix().toarray()
+    assert P[0].tolist() == pytest.approx([0.75, 0.25], abs=1e-12) and P.sum(axis=1).tolist() == [1.0, 1.0]
+    rep = learner.pac_report()
+    assert rep.holds[0] and math.isfinite(rep.required[0])

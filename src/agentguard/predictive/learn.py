@@ -314,7 +314,7 @@ class DTMCLearner:
         self._grow()
         n = self.n
         c = np.asarray(counts, dtype=np.float64)
-        if c.size != len(src) or c.size != len(dst) or (c.size and c.min() < 0):
+        if c.size != len(src) or c.size != len(dst) or (c.size and not (np.isfinite(c).all() and c.min() >= 0)):
             raise InputError("add_counts needs src, dst and non-negative counts of the same length")
         rows = np.fromiter(map(self.index.__getitem__, src), np.int64, len(src))
         cols = np.fromiter(map(self.index.__getitem__, dst), np.int64, len(dst))
