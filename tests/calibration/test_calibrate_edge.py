@@ -193,3 +193,9 @@ def test_a_duplicated_trajectory_is_refused():
     with pytest.raises(InputError, match="ids for"):
         Sequences.from_lists([[0.1], [0.2]], [1, 1], ids=["a"])
     assert Sequences.from_lists([[0.1], [0.2]], [1, 1], ids=["a", "b"]).n == 2
+
+
+@pytest.mark.parametrize("alpha,delta", [(0.0, 0.1), (1.0, 0.1), (0.1, 0.0), (0.1, float("nan"))])
+def test_the_pac_threshold_refuses_alpha_and_delta_outside_the_open_interval(alpha, delta):
+    with pytest.raises(InputError):
+        pac_threshold(np.array([0.1, 0.2]), alpha, delta)
