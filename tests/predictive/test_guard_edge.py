@@ -154,3 +154,9 @@ def test_a_well_formed_model_file_still_round_trips(tmp_path):
     m.save(tmp_path / "m.json")
     back = DTMC.load(tmp_path / "m.json")
     assert back.labels["unsafe"].tolist() == [False, True] and back.counts.toarray().tolist() == [[3, 0], [0, 1]]
+
+
+def test_two_states_of_one_name_are_refused():
+    """The guard's table is keyed by name: the second state of a name silently replaced the first."""
+    with pytest.raises(ModelError, match="'00' names two states"):
+        DTMC(sp.identity(2, format="csr"), 0, {"unsafe": np.array([False, True])}, state_names=["00", "00"]).validate()

@@ -85,6 +85,10 @@ class DTMC:
                     raise ModelError(f"{kind} {k!r} has length {v.shape[0] if v.ndim else 0}, expected {self.n}")
         if self.state_names is not None and len(self.state_names) != self.n:
             raise ModelError(f"{len(self.state_names)} state names for {self.n} states")
+        if self.state_names is not None and len(set(self.state_names)) != self.n:
+            # a guard looks states up by name: with two states of one name, one of them is never seen
+            dup = next(s for i, s in enumerate(self.state_names) if s in self.state_names[:i])
+            raise ModelError(f"state name {dup!r} names two states")
         return self
 
     def builtin_labels(self) -> dict[str, np.ndarray]:
