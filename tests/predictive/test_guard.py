@@ -90,7 +90,9 @@ def test_one_unseen_policy_for_specs_and_the_guard():
         ProactiveGuard(m, "unsafe", 0.5, unseen="guess")
     # the guard's decisions (P_safe of an unseen state) come from spec.unseen
     g = {p: ProactiveGuard(m, "unsafe", 0.5, unseen=p) for p in ("nearest", "pessimistic", "alarm", "allow")}
-    assert g["alarm"].probability("11")[0] == 0.0 and g["allow"].probability("11")[0] == 1.0
+    assert g["alarm"].probability("11")[0] == 0.0 and g["allow"].probability("100")[0] == 1.0
+    # a state whose own unsafe bit is set is unsafe under every policy, as unsafe_fn is (was P_safe = 1)
+    assert g["allow"].probability("11")[0] == 0.0
     assert g["nearest"].probability("11")[0] == 0.0  # last (unsafe) bit set: unsafe
     assert g["pessimistic"].probability("11")[0] == min(g["pessimistic"].table_[s] for s in ("00", "10", "01"))
     with pytest.raises(InputError, match="never seen"):

@@ -126,3 +126,22 @@ def test_service_keeps_the_monitor_per_run_across_processes(data_dir, tmp_path):
             r = cb.post("/v1/runs/car-1/steps", headers=auth, json={"state": seq[2]}).json()
             assert r["numbers"]["probability"] == pytest.approx(want[2])      # monitor replayed from the store
             assert r["decision"] == Decision.REJECT.name and "K = 100 steps" in r["reason"]
+
+
+def test_a_nan_signal_is_an_error_not_a_zero_bit():
+    """``nan > 0.5`` is False: a NaN speed read as 'not fast', and a NaN collision flag as 'no collision'."""
+    import math as _math
+
+    import pytest as _pytest
+
+    from agentguard.core.errors import InputError as _InputError
+    from agentguard.predictive.traffic import driving_abstraction as _abstraction
+
+    ab = _abstraction([["speed", ">", "0.5"], ["speed", "<=", "0.5"]])
+    assert ab({"speed": 1.0}) == "00010" and ab({"speed": 0.1, "collision": 0}) == "00001"
+    assert ab({"speed": 0.1, "collision": "1"}) == "10000" and ab({"speed": 0.1, "collision": None}) == "00001"
+    for state in ({"speed": _math.nan}, {"speed": 1.0, "collision": _math.nan},
+                  {"speed": 1.0, "law_violation": float("nan")}, {"speed": 1.0, "collision": "yes"}):
+        with _pytest.raises(_InputError) as e:
+            ab(state)
+        assert "\n" not in str(e.value)

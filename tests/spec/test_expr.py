@@ -158,3 +158,30 @@ def test_compiled_expression_survives_pickling():
 
     e = pickle.loads(pickle.dumps(Expr('exists(objects, objectType == "Fork")')))
     assert e.evaluate(KITCHEN) is True
+
+
+def test_order_comparisons_refuse_nan_whatever_the_spelling():
+    """``nan > 5`` and ``nan <= 5`` are both False in Python, so ``x > 5`` and ``not (x <= 5)`` gave a NaN
+    field different bits; both are now the same one-line InputError (as ``None > 5`` already was). Equality
+    keeps Python's meaning (``nan == 5`` False, ``nan != 5`` True: the two spellings agree)."""
+    import math as _math
+
+    import numpy as _np
+    import pytest as _pytest
+
+    from agentguard.core.errors import InputError as _InputError
+    from agentguard.spec.expr import compile_expr as _compile
+
+    for text in ("x > 5", "not (x <= 5)", "5 < x", "x >= y", "0 < x < 9", "x < 5 or true"):
+        for scope in ({"x": _math.nan, "y": 1.0}, {"x": 1.0, "y": float("nan")}):
+            if "y" not in text and _math.isnan(scope["x"]) is False:
+                continue
+            with _pytest.raises(_InputError, match="NaN") as e:
+                _compile(text).evaluate(scope)
+            assert "\n" not in str(e.value)
+    with _pytest.raises(_InputError, match="NaN"):
+        _compile("x > 5").evaluate({"x": _np.array([1.0, _np.nan])})
+    assert _compile("x == 5").evaluate({"x": _math.nan}) is False
+    assert _compile("x != 5").evaluate({"x": _math.nan}) is True
+    assert _compile("x > 5").evaluate({"x": _math.inf}) is True
+    assert _compile("x > 5").evaluate({"x": 6}) is True

@@ -87,11 +87,20 @@ def max_losses(n: int, alpha: float, delta: float, bound: str = "hb") -> int:
     return lo
 
 
-def min_n_for_guarantee(alpha: float, delta: float | None, method: str) -> int:
+def min_n_for_guarantee(alpha: float, delta: float | None, method: str, bound: str = "hb") -> int:
     """The fewest calibration sequences (of the relevant class) for which any threshold is certified.
 
-    CRC: ``1/(n+1) <= alpha``. UCB: ``p(0) = (1 - alpha)^n <= delta`` (the same for HB and binomial).
+    CRC: ``1/(n+1) <= alpha``. UCB: ``p(0) = (1 - alpha)^n <= delta`` (the same for HB and binomial),
+    solved in closed form and then checked against the p-value :func:`max_losses` uses, so the count
+    named is exactly the first ``n`` it accepts (alpha = 0.999, delta = 0.001: the closed form says 1,
+    but ``(1 - 0.999)`` rounds above 0.001 and ``n = 1`` is refused).
     """
     if method == "crc":
         return max(1, math.ceil(1.0 / alpha - 1.0 - 1e-12))
-    return math.ceil(math.log(delta) / math.log(1.0 - alpha) - 1e-12)
+    assert delta is not None
+    n = max(1, math.ceil(math.log(delta) / math.log(1.0 - alpha) - 1e-12))
+    while float(pvalue(0, n, alpha, bound)) > delta:
+        n += 1
+    while n > 1 and float(pvalue(0, n - 1, alpha, bound)) <= delta:
+        n -= 1
+    return n

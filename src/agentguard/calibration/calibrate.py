@@ -110,11 +110,13 @@ def calibrate_threshold(minima: np.ndarray, *, risk: str = "false_alarm", method
     m = np.asarray(minima, dtype=float).ravel()
     if np.isnan(m).any():
         raise InputError("calibration minima contain NaN")
+    if np.isposinf(m).any():  # below no threshold: a missed-detection threshold of +inf would miss them all
+        raise InputError("calibration minima contain +inf (scores are numbers below +inf)")
     n = m.size
     k = crc_max_losses(n, a) if method == "crc" else max_losses(n, a, d, bound)
     if k < 0:
         cls = "safe" if risk == "false_alarm" else "unsafe"
-        need = min_n_for_guarantee(a, d, method)
+        need = min_n_for_guarantee(a, d, method, bound)
         what = f"alpha={a:g}" + (f", delta={d:g}" if d is not None else "")
         if on_infeasible == "raise":
             raise GuaranteeError(

@@ -80,8 +80,20 @@ class Sequences:
         if np.isnan(s).any():
             i = int(np.searchsorted(st, int(np.flatnonzero(np.isnan(s))[0]), side="right") - 1)
             raise InputError(f"sequence {self._name(i)} has a NaN score")
+        if np.isposinf(s).any():  # see monitor._score: +inf is below no threshold, not a score
+            i = int(np.searchsorted(st, int(np.flatnonzero(np.isposinf(s))[0]), side="right") - 1)
+            raise InputError(f"sequence {self._name(i)} has a +inf score (scores are numbers below +inf)")
         if int(ln.sum()) != len(s) or st[0] != 0 or (len(st) > 1 and (np.diff(st) != ln[:-1]).any()):
             raise InputError("starts/lengths do not tile the score array")
+        if self.ids is not None:
+            if len(self.ids) != len(st):
+                raise InputError(f"{len(self.ids)} ids for {len(st)} sequences")
+            seen: set = set()
+            for x in self.ids.tolist():  # a trajectory counted twice inflates n and breaks exchangeability
+                if x in seen:
+                    raise InputError(f"sequence id {x!r} appears twice: a duplicated trajectory would be counted "
+                                     "twice, and the calibration guarantee assumes distinct exchangeable sequences")
+                seen.add(x)
 
     def _name(self, i: int) -> str:
         return repr(self.ids[i]) if self.ids is not None else f"#{i}"

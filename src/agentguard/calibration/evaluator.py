@@ -142,7 +142,10 @@ def pac_threshold(maxima: np.ndarray, alpha: float, delta: float) -> float:
     With probability >= 1 - delta it upper-bounds the (1 - alpha)-quantile of the running maximum,
     so a fresh safe sequence exceeds it with probability <= alpha.
     """
+    alpha, delta = check_alpha(alpha), check_delta(delta)
     x = np.sort(np.asarray(maxima, dtype=float))
+    if np.isnan(x).any():  # sorted last, a NaN could be the order statistic: M_t > NaN never alarms
+        raise InputError("pac_threshold: the running maxima contain NaN")
     n = x.size
     if n == 0:
         return math.inf

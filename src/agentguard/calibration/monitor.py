@@ -16,8 +16,8 @@ a number, ``Step`` with ``signals[signal]``, or a mapping   ALLOW if ``score >= 
 with ``signal`` (or any ``Step``/text when a ``scorer``     alarm: ``decision`` (HALT by default), with
 is set: ``scorer(step.output, context)``)                   ``step``, ``score``, ``threshold`` numbers
 anything unreadable: a ``ToolCall``, a ``Step`` without     ``decision`` (never ALLOW): the step counts
-the signal, a NaN or non-numeric score, a scorer that       and the alarm latches, as if the score were
-raises                                                      below every threshold
+the signal, a NaN, +inf or non-numeric score, a scorer      and the alarm latches, as if the score were
+that raises                                                 below every threshold
 any proposal after the alarm                                the same (latched) alarm verdict
 ==========================================================  ============================================
 
@@ -60,6 +60,10 @@ def _score(value: Any) -> float:
         raise InputError(f"a monitor score must be a number, got {value!r}") from None
     if math.isnan(s):
         raise InputError("a monitor score is NaN")
+    if s == math.inf:
+        # +inf is below no threshold, not even the alarm-at-once +inf of a trivial missed-detection
+        # calibration, and a calibration on +inf minima would miss every such sequence: not a score
+        raise InputError("a monitor score is +inf (scores are numbers below +inf)")
     return s
 
 
@@ -145,7 +149,7 @@ class _SequenceMonitor(BaseGuard):
 
     def update(self, score: float) -> Verdict:
         """Feed the score of the next step; ALLOW or the (latched) alarm. Raises InputError on a
-        non-number or NaN (use ``check`` for input that may be unreadable)."""
+        non-number, NaN or +inf (use ``check`` for input that may be unreadable)."""
         if self._own.alarm is not None:
             return self._own.alarm
         s = _score(score)

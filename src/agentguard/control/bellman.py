@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import InputError
+
 __all__ = ["discounted_safety_target", "safety_backup"]
 
 
@@ -30,8 +32,8 @@ def discounted_safety_target(l_next: Any, q_next: Any, done: Any, gamma: float) 
 
     ``q_next`` is ``Q_target(z+, argmax_a Q_online(z+, a))``. Works on numpy arrays and torch tensors.
     """
-    if not 0.0 <= gamma <= 1.0:
-        raise ValueError(f"gamma must be in [0, 1], got {gamma}")
+    if not 0.0 <= gamma <= 1.0:  # NaN included
+        raise InputError(f"gamma must be in [0, 1], got {gamma}")
     if isinstance(l_next, np.ndarray) or np.isscalar(l_next):
         y = (1 - gamma) * l_next + gamma * np.minimum(l_next, q_next)
         return np.where(done, l_next, y)

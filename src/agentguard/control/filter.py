@@ -70,9 +70,15 @@ class SafetyFilter(BaseGuard):
         if intervention not in ("fallback", "stop"):
             raise InputError("intervention must be 'fallback' or 'stop'")
         self.q, self.encoder, self.actions = q, encoder, list(actions)
+        if not self.actions:
+            raise InputError("a safety filter needs at least one action")
         self._parse = parse_action or self._default_parse
-        self.epsilon = float(epsilon)
-        self.default_action = default_action
+        self.epsilon = _finite(epsilon, "epsilon")
+        if default_action is not None and (isinstance(default_action, bool) or not isinstance(
+                default_action, (int, np.integer)) or not 0 <= int(default_action) < len(self.actions)):
+            raise InputError(f"default_action must be an action index in 0..{len(self.actions) - 1}, "
+                             f"got {default_action!r}")
+        self.default_action = None if default_action is None else int(default_action)
         self.intervention = intervention
         self.name = name
         # per run: the last fallback action (what an unreadable observation falls back to)
@@ -123,11 +129,25 @@ class SafetyFilter(BaseGuard):
         return np.asarray(self.q.q_values(self.encoder.encode(list(observations))), dtype=float)
 
     def decide_batch(self, q: np.ndarray, proposed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Vectorised switching: (intervene mask, executed action indices) given Q and proposals."""
-        q = np.atleast_2d(q)
+        """Vectorised switching: (intervene mask, executed action indices) given Q and proposals.
+
+        The same rule as :meth:`certify`: allow only where ``Q(z, a) > epsilon`` holds, so a NaN
+        Q-value intervenes (``nan <= epsilon`` is False too, which would have allowed it); the fallback
+        is the argmax over the finite Q-values of the row (a NaN is never the certified action)."""
+        q = np.atleast_2d(np.asarray(q, dtype=float))
         proposed = np.asarray(proposed, dtype=int)
-        intervene = q[np.arange(len(q)), proposed] <= self.epsilon
-        return intervene, np.where(intervene, q.argmax(axis=1), proposed)
+        if q.ndim != 2 or q.shape[1] != len(self.actions) or proposed.shape != (len(q),):
+            raise InputError(f"decide_batch needs Q of shape (n, {len(self.actions)}) and n proposals; "
+                             f"got {q.shape} and {proposed.shape}")
+        if proposed.size and (proposed.min() < 0 or proposed.max() >= len(self.actions)):
+            raise InputError(f"proposed action indices must lie in 0..{len(self.actions) - 1}")
+        intervene = ~(q[np.arange(len(q)), proposed] > self.epsilon)
+        nan = np.isnan(q)
+        fallback = np.where(nan, -np.inf, q).argmax(axis=1)
+        # a row whose best readable value is -inf: argmax may land on a NaN; take its first readable entry
+        lost = nan[np.arange(len(q)), fallback] & ~nan.all(axis=1)
+        fallback[lost] = (~nan[lost]).argmax(axis=1)
+        return intervene, np.where(intervene, fallback, proposed)
 
     # ------------------------------------------------------------------ single decisions (the Guard)
     def _numbers(self, q: np.ndarray) -> dict[str, float]:
@@ -163,6 +183,9 @@ class SafetyFilter(BaseGuard):
             if obs is None:
                 raise InputError("the context has no observation (context.state or a step's observation)")
             q = self.q_batch([obs])[0]
+            if q.shape != (len(self.actions),):
+                raise InputError(f"the Q-function returned {q.shape[0] if q.ndim else 0} values for "
+                                 f"{len(self.actions)} actions")
             if not np.all(np.isfinite(q)):
                 raise InputError("the Q-function returned non-finite values")
         except Exception as exc:  # unreadable observation: fail to the last known fallback
@@ -199,6 +222,17 @@ class SafetyFilter(BaseGuard):
     def fallback_action(self, observation: Any) -> str:
         """pi(z) = argmax_a Q(z, a) for one observation."""
         return self.actions[int(np.argmax(self.q_batch([observation])[0]))]
+
+
+def _finite(value: Any, what: str) -> float:
+    """``value`` as a finite float, or a one-line InputError (a NaN epsilon makes every comparison false)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{what} must be a number, got {value!r}") from None
+    if isinstance(value, bool) or not np.isfinite(v):
+        raise InputError(f"{what} must be a finite number, got {value!r}")
+    return v
 
 
 def _factory(path: str, what: str) -> Callable[..., Any]:

@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+
+from ..core.errors import InputError
 
 __all__: list[str] = []
 
@@ -68,3 +71,14 @@ def sample_paths(
     grid = np.stack(cols, axis=1)  # (n_paths, T) with -1 after the end
     flat = grid[grid >= 0]  # row-major: paths back to back
     return flat, lengths
+
+
+def _whole(values: Any, what: str) -> np.ndarray:
+    """A 1-d int64 array of whole numbers; InputError for fractions, NaN or non-numbers (a cast to int
+    would truncate 1.7 to state 1 and count a transition nobody observed)."""
+    a = np.asarray(values).ravel()
+    if a.dtype.kind in "iub":
+        return a.astype(np.int64)
+    if a.dtype.kind != "f" or (a.size and not np.all(np.isfinite(a) & (a == np.floor(a)))):
+        raise InputError(f"{what} must be whole numbers")
+    return a.astype(np.int64)

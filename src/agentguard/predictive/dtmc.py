@@ -85,6 +85,10 @@ class DTMC:
                     raise ModelError(f"{kind} {k!r} has length {v.shape[0] if v.ndim else 0}, expected {self.n}")
         if self.state_names is not None and len(self.state_names) != self.n:
             raise ModelError(f"{len(self.state_names)} state names for {self.n} states")
+        if self.state_names is not None and len(set(self.state_names)) != self.n:
+            # a guard looks states up by name: with two states of one name, one of them is never seen
+            dup = next(s for i, s in enumerate(self.state_names) if s in self.state_names[:i])
+            raise ModelError(f"state name {dup!r} names two states")
         return self
 
     def builtin_labels(self) -> dict[str, np.ndarray]:
@@ -143,24 +147,31 @@ class DTMC:
         if d.get("format") != "agentguard-dtmc/1":
             raise ModelError("not an agentguard model file (missing format 'agentguard-dtmc/1')")
         try:
-            n = int(d["n"])
+            n = _index(d["n"], None, "n")
+            if n < 1:
+                raise ValueError(f"n must be >= 1, got {n}")
             tr = np.asarray(d["transitions"], dtype=float).reshape(-1, 3)
-            mat = sp.csr_matrix((tr[:, 2], (tr[:, 0].astype(int), tr[:, 1].astype(int))), shape=(n, n))
+            mat = sp.csr_matrix((tr[:, 2], (_indices(tr[:, 0], n, "transition source"),
+                                            _indices(tr[:, 1], n, "transition target"))), shape=(n, n))
             labels = {}
             for k, idx in d.get("labels", {}).items():
                 v = np.zeros(n, bool)
-                v[np.asarray(idx, dtype=int)] = True
+                v[_indices(idx, n, f"label {k!r}")] = True
                 labels[k] = v
             counts = None
             if d.get("counts") is not None:
                 c = np.asarray(d["counts"], dtype=float).reshape(-1, 3)
-                counts = sp.csr_matrix((c[:, 2], (c[:, 0].astype(int), c[:, 1].astype(int))), shape=(n, n))
+                if not np.all(np.isfinite(c[:, 2]) & (c[:, 2] >= 0)):
+                    raise ValueError("counts must be finite and non-negative")
+                counts = sp.csr_matrix((c[:, 2], (_indices(c[:, 0], n, "count source"),
+                                                  _indices(c[:, 1], n, "count target"))), shape=(n, n))
+            initial = _index(d.get("initial", 0), n, "initial")
             exact = None
             if d.get("exact") is not None:
                 exact = {int(i): {int(j): s for j, s in row.items()} for i, row in d["exact"].items()}
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
             raise ModelError(f"malformed model file: {exc}") from None
-        return cls(mat, int(d.get("initial", 0)), labels,
+        return cls(mat, initial, labels,
                    {k: np.asarray(v) for k, v in d.get("variables", {}).items()},
                    d.get("state_names"), counts, exact, dict(d.get("meta") or {}),
                    {k: np.asarray(v, dtype=float) for k, v in (d.get("rewards") or {}).items()}).validate()
@@ -179,3 +190,24 @@ class DTMC:
         except json.JSONDecodeError as exc:
             raise ModelError(f"{path} is not JSON ({exc.msg})") from None
         return cls.from_json_dict(d)
+
+
+def _indices(values: Any, n: int, what: str) -> np.ndarray:
+    """State indices read from a model file: whole numbers in ``0..n-1`` (ValueError otherwise).
+
+    ``astype(int)`` would truncate 0.7 to 0 and numpy would read -1 as the last state, so a malformed
+    file would silently label or connect the wrong state."""
+    a = np.asarray(values, dtype=float).ravel()
+    if a.size and (not np.all(np.isfinite(a)) or np.any(a != np.floor(a)) or a.min() < 0 or a.max() >= n):
+        raise ValueError(f"{what} indices must be whole numbers in 0..{n - 1}")
+    return a.astype(np.int64)
+
+
+def _index(value: Any, n: int | None, what: str) -> int:
+    """One whole number (``bool`` and fractions refused), in ``0..n-1`` when ``n`` is given."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise ValueError(f"{what} must be a whole number, got {value!r}")
+    i = int(value)
+    if n is not None and not 0 <= i < n:
+        raise ValueError(f"{what} {i} out of range 0..{n - 1}")
+    return i

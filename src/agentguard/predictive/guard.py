@@ -45,6 +45,27 @@ def reach_probability(model: DTMC, target: np.ndarray) -> np.ndarray:
     return np.asarray(reach(model.matrix, np.asarray(target, dtype=bool)), dtype=float)
 
 
+#: how far a computed probability may leave [0, 1] by rounding before it is an error (then clipped)
+PROB_TOL = 1e-9
+
+
+def _check_probabilities(values: Any, n: int) -> np.ndarray:
+    """``values`` as ``n`` probabilities in [0, 1] (rounding up to :data:`PROB_TOL` clipped), or
+    ModelError: a NaN P_safe compares false with every threshold (``nan < theta`` is False), so it
+    would silently ALLOW; a value outside [0, 1] is not a probability."""
+    try:
+        vals = np.array(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"P_safe values must be numbers: {exc}") from None
+    if vals.shape != (n,):
+        raise ModelError(f"{vals.shape[0] if vals.ndim else 0} values for {n} states")
+    bad = np.flatnonzero(~np.isfinite(vals) | (vals < -PROB_TOL) | (vals > 1 + PROB_TOL))
+    if bad.size:
+        i = int(bad[0])
+        raise ModelError(f"P_safe of state {i} is {float(vals[i])!r}, not a probability in [0, 1] ({bad.size} bad values)")
+    return np.clip(vals, 0.0, 1.0)
+
+
 def _label_of(prop: str) -> str:
     """The unsafe label of ``psi = G !label``: accepts ``unsafe``, ``G !unsafe``, ``P=? [ G !"unsafe" ]``,
     ``AG !unsafe`` and ``F unsafe`` (its complement)."""
@@ -118,12 +139,11 @@ class ProactiveGuard(BaseGuard):
         self.state_fn = state_fn
         self.unsafe_fn = unsafe_fn
         self.unsafe_bit = unsafe_bit
-        vals = np.asarray(values if values is not None else safety_values(model, property), dtype=float)
-        if vals.shape != (model.n,):
-            raise ModelError(f"{vals.shape[0] if vals.ndim else 0} values for {model.n} states")
-        self.values_ = vals
-        self.table_: dict[str, float] = {s: float(v) for s, v in zip(model.state_names, vals)}
+        self.values_ = _check_probabilities(values if values is not None else safety_values(model, property),
+                                           model.n)
+        self.table_: dict[str, float] = {s: float(v) for s, v in zip(model.state_names, self.values_)}
         self._unseen_cache: dict[str, float] = {}
+        self._unseen_note: dict[str, str] = {}
 
     def __repr__(self) -> str:
         return (f"ProactiveGuard(states={self.model.n}, property={self.property!r}, threshold={self.threshold}, "
@@ -179,12 +199,18 @@ class ProactiveGuard(BaseGuard):
         if hit is not None:
             return hit
         if self.unsafe_fn is not None and _holds(self.unsafe_fn, key):
-            p = 0.0  # an unseen state the spec itself calls unsafe
+            p, note = 0.0, "the spec calls it unsafe"  # an unseen state the spec itself calls unsafe
         else:
             # -P_safe orders the states exactly as the risk 1 - P_safe does (negation is exact)
             res = resolve_unseen(key, self.model.state_names, self.unseen, -self.values_, unsafe_bit=self.unsafe_bit)
             p = float(self.values_[res.index]) if res.index is not None else (0.0 if res.unsafe else 1.0)
+            note = (f"known state {self.model.state_names[res.index]} stands in (policy {self.unseen!r})"
+                    if res.index is not None else res.reason)
+        if len(self._unseen_cache) >= _UNSEEN_CACHE_MAX:  # run-time keys are attacker-chosen: bound the memory
+            self._unseen_cache.clear()
+            self._unseen_note.clear()
         self._unseen_cache[key] = p
+        self._unseen_note[key] = note
         return p
 
     def probability(self, state: Any) -> tuple[float, str]:
@@ -212,11 +238,19 @@ class ProactiveGuard(BaseGuard):
         state ``state_fn`` computes."""
         p, key = self.probability(self._state(context, proposal))
         nums = {"probability": p, "threshold": self.threshold}
+        # a state the model never saw is never decided silently: the verdict says so and how it was resolved
+        unseen = {} if key in self.table_ else {"unseen": self._unseen_note.get(key, "never seen in training")}
         if p < self.threshold:
             text = self.state_text(key) if self.state_text else key
             return Verdict(self.decision, f"predicted probability of staying safe {p:.3f} is below {self.threshold:g}",
-                           self.name, nums, details={"state": key, "state_text": text, "property": self.property})
-        return Verdict(Decision.ALLOW, "predicted safe", self.name, nums, details={"state": key})
+                           self.name, nums,
+                           details={"state": key, "state_text": text, "property": self.property, **unseen})
+        why = f"predicted safe (unseen state: {unseen['unseen']})" if unseen else "predicted safe"
+        return Verdict(Decision.ALLOW, why, self.name, nums, details={"state": key, **unseen})
+
+
+#: unseen abstract states remembered per guard before the cache starts over
+_UNSEEN_CACHE_MAX = 65_536
 
 
 def _holds(fn: Callable[[str], bool], key: str) -> bool:
@@ -306,7 +340,7 @@ class ProductGuard(BaseGuard):
         self.decision = Decision.parse(decision)
         self.name = name
         self.property = str(base.meta.get("rule", "G !viol"))
-        self.values_ = np.asarray(prod.safe_probability(), dtype=float)
+        self.values_ = _check_probabilities(prod.safe_probability(), len(prod.pairs))
         self._pair = {(int(s), int(q)): float(self.values_[i]) for i, (s, q) in enumerate(prod.pairs)}
         self._base_index: dict[str, int] = {}
         self._names = names

@@ -43,7 +43,7 @@ from ..core.errors import InputError
 from ..core.types import Trace
 from ..spec.predicates import Abstraction
 from ..spec.history import NO_STATE_HINT
-from ._learn_rows import _exact_rows, sample_paths
+from ._learn_rows import _exact_rows, _whole, sample_paths
 from .dtmc import DTMC
 from .pac import PAC_VARIANTS, PACReport, pac_report
 
@@ -56,8 +56,9 @@ def count_transitions(flat: np.ndarray, lengths: np.ndarray, n: int) -> sp.csr_m
     ``flat`` holds the state indices of all paths back to back; ``lengths[k]`` is the number of
     states of path ``k``. Returns the n x n count matrix ``C[i, j] = #(i -> j)``.
     """
-    flat = np.asarray(flat, dtype=np.int64)
-    lengths = np.asarray(lengths, dtype=np.int64)
+    flat, lengths = _whole(flat, "state indices"), _whole(lengths, "path lengths")
+    if lengths.size and lengths.min() < 0:  # a negative length shifts every path boundary after it
+        raise InputError("path lengths must be >= 0")
     if flat.size != int(lengths.sum()):
         raise InputError(f"paths: {flat.size} states but lengths sum to {int(lengths.sum())}")
     if flat.size and (flat.min() < 0 or flat.max() >= n):
@@ -313,7 +314,7 @@ class DTMCLearner:
         self._grow()
         n = self.n
         c = np.asarray(counts, dtype=np.float64)
-        if c.size != len(src) or c.size != len(dst) or (c.size and c.min() < 0):
+        if c.size != len(src) or c.size != len(dst) or (c.size and not (np.isfinite(c).all() and c.min() >= 0)):
             raise InputError("add_counts needs src, dst and non-negative counts of the same length")
         rows = np.fromiter(map(self.index.__getitem__, src), np.int64, len(src))
         cols = np.fromiter(map(self.index.__getitem__, dst), np.int64, len(dst))
@@ -331,7 +332,7 @@ class DTMCLearner:
         for p in paths:
             p = list(p)
             if not p:
-                raise InputError("empty path")
+                raise InputError(f"path {len(lengths)} is empty: a path needs at least one state")
             if self.terminal is not None and p[-1] != self.terminal:
                 p.append(self.terminal)
             if self.abstraction is not None:
@@ -355,8 +356,7 @@ class DTMCLearner:
     def add_index_paths(self, flat: np.ndarray, lengths: np.ndarray) -> DTMCLearner:
         """Add paths already given as state indices (flat array + lengths); fully vectorised."""
         self._grow()
-        flat = np.asarray(flat, dtype=np.int64)
-        lengths = np.asarray(lengths, dtype=np.int64)
+        flat, lengths = _whole(flat, "state indices"), _whole(lengths, "path lengths")
         if lengths.size == 0:
             return self
         if np.any(lengths <= 0):

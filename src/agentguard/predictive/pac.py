@@ -117,6 +117,11 @@ def required_count(
     """
     if variant not in PAC_VARIANTS:
         raise InputError(f"unknown PAC variant {variant!r}: expected one of {', '.join(PAC_VARIANTS)}")
+    if not (0 < epsilon < 1) or not (0 < delta_prime < 1) or not (1 <= B < math.inf):
+        raise InputError(f"PAC bound needs epsilon, delta' in (0, 1) and finite B >= 1; got epsilon={epsilon}, "
+                         f"delta'={delta_prime}, B={B}")
+    if not n_p >= 0:  # NaN included
+        raise InputError(f"n_p must be a count >= 0, got {n_p}")
     if n_p <= 0:
         return math.inf
     rc = np.asarray(row_counts, dtype=float)

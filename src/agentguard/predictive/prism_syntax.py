@@ -139,7 +139,18 @@ def split_updates(upd: str, line: int) -> list[str]:
     parts.append("".join(cur))
     if depth != 0:
         raise ParseError(f"line {line}: unbalanced parentheses in {upd.strip()!r}")
-    return parts
+    # a top-level '+' also adds inside a probability (``1/4+1/4 : (s'=0)``, as PRISM and Storm read it):
+    # a piece with no primed update is the left part of the next piece's probability, not an update
+    merged: list[str] = []
+    pending = ""
+    for part in parts:
+        part = f"{pending}+{part}" if pending else part
+        pending = part if ("'" not in part and part.strip() != "true") else ""
+        if not pending:
+            merged.append(part)
+    if pending:
+        merged.append(pending)  # a trailing piece with no update: update_row names it
+    return merged
 
 
 def update_row(parts: list[str], var: str, lo: int, hi: int, value: int, consts: Mapping[str, Fraction],

@@ -57,18 +57,24 @@ def driving_abstraction(predicates: Sequence[Sequence[str]]) -> Callable[[Mappin
         if sig not in state:
             raise InputError(f"the driving state has no signal {sig!r} (needs {sorted({p[0] for p in preds})})")
         try:
-            return float(state[sig])
+            x = float(state[sig])
         except (TypeError, ValueError):
             raise InputError(f"signal {sig!r} is not a number: {state[sig]!r}") from None
+        if x != x:  # NaN: every comparison is False, so the predicate bit would silently read 0
+            raise InputError(f"signal {sig!r} is NaN")
+        return x
+
+    def flag(state: Mapping[str, Any], sig: str) -> bool:
+        return sig in state and bool(state[sig]) and num(state, sig) == 1
 
     def abstract(state: Mapping[str, Any]) -> str:
         if not isinstance(state, Mapping):
             raise InputError(f"a driving state is a mapping of signals, got {type(state).__name__}")
-        if float(state.get("collision", 0) or 0) == 1:
+        if flag(state, "collision"):
             return "100" + tail
-        if float(state.get("reach_destination", 0) or 0) == 1:
+        if flag(state, "reach_destination"):
             return "010" + tail
-        if float(state.get("law_violation", 0) or 0) == 1:
+        if flag(state, "law_violation"):
             return "001" + tail
         return "000" + "".join("1" if op(num(state, sig), v) else "0" for sig, op, v in preds)
 

@@ -11,6 +11,8 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 from ..core.errors import InputError, ParseError
 
 __all__: list[str] = []
@@ -100,9 +102,28 @@ _BINOPS = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
 }
+def _is_nan(x: Any) -> bool:
+    if isinstance(x, float):
+        return x != x
+    if isinstance(x, np.ndarray) and x.dtype.kind in "fc":
+        return bool(np.isnan(x).any())
+    return False
+
+
+def _ordered(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """An order comparison (< <= > >=) that refuses NaN: ``nan > 5`` and ``nan <= 5`` are both False,
+    so the bit a NaN field gets would depend on how the predicate is written (``x > 5`` vs
+    ``not (x <= 5)``); like ``None > 5``, it is an error naming the problem."""
+    def cmp(a: Any, b: Any) -> Any:
+        if _is_nan(a) or _is_nan(b):
+            raise InputError("cannot order-compare NaN (a missing or undefined number)")
+        return op(a, b)
+    return cmp
+
+
 _CMPOPS = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: _ordered(operator.lt), ast.LtE: _ordered(operator.le),
+    ast.Gt: _ordered(operator.gt), ast.GtE: _ordered(operator.ge),
     ast.In: lambda a, b: _contains(b, a), ast.NotIn: lambda a, b: not _contains(b, a),
     ast.Is: operator.is_, ast.IsNot: operator.is_not,
 }

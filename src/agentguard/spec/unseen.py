@@ -17,7 +17,8 @@ Only bit-vector states of the same width are candidates for ``nearest`` and ``pe
 (terminal states such as ``finish`` never stand in for an unseen bit state); a state with no
 comparable known state is treated as unsafe. With ``unsafe_bit`` (the position of a bit that marks
 the state unsafe, e.g. ``-1`` for the last), a state with that bit set is unsafe whatever its
-neighbours say, and ``nearest`` prefers candidates that agree on that bit.
+neighbours say and whatever the policy (``allow`` included; ``error`` still raises), and ``nearest``
+prefers candidates that agree on that bit.
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ def resolve_unseen(
     check_unseen_policy(policy)
     if policy == "error":
         raise InputError(f"unknown state {bits!r}: never seen in training")
+    if unsafe_bit is not None and _is_bits(bits) and -len(bits) <= unsafe_bit < len(bits) and bits[unsafe_bit] == "1":
+        # before any policy: a state whose own unsafe bit is set is unsafe, even under 'allow'
+        return Resolution(None, True, "its unsafe bit is set")
     if policy == "alarm":
         return Resolution(None, True, "never seen in training (policy 'alarm')")
     if policy == "allow":
@@ -88,15 +92,13 @@ def resolve_unseen(
     cand = [i for i, s in enumerate(known) if len(s) == len(bits) and _is_bits(s)] if _is_bits(bits) else []
     if not cand:
         return Resolution(None, True, "the model has no comparable state")
-    if unsafe_bit is not None and bits[unsafe_bit] == "1":
-        return Resolution(None, True, "its unsafe bit is set")
     r = np.zeros(len(known)) if risk is None else np.asarray(risk, dtype=float)
     if policy == "pessimistic":
         return Resolution(max(cand, key=lambda i: (r[i], -i)))
 
     def dist(i: int) -> int:
         d = sum(a != b for a, b in zip(known[i], bits))
-        if unsafe_bit is not None and known[i][unsafe_bit] != bits[unsafe_bit]:
+        if unsafe_bit is not None and -len(bits) <= unsafe_bit < len(bits) and known[i][unsafe_bit] != bits[unsafe_bit]:
             d += _OTHER_SIDE
         return d
 

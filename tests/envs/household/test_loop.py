@@ -59,7 +59,9 @@ def test_learned_trace_flagged_before_hazard():
 def test_unseen_policies_and_bad_arguments():
     m = chain()
     assert ProactiveGuard(m, "unsafe", 0.5, unseen="alarm").probability("11")[0] == 0.0
-    assert ProactiveGuard(m, "unsafe", 0.5, unseen="allow").probability("11")[0] == 1.0
+    # the hazard bit wins over every policy, 'allow' included (agentguard.spec.unseen)
+    assert ProactiveGuard(m, "unsafe", 0.5, unseen="allow").probability("11")[0] == 0.0
+    assert ProactiveGuard(m, "unsafe", 0.5, unseen="allow").probability("100")[0] == 1.0
     assert ProactiveGuard(m, "unsafe", 0.5).probability("11")[0] == 0.0  # hazard bit set: unsafe
     assert ProactiveGuard(m, "unsafe", 0.5).probability("junk")[0] == 0.0  # not a bit-vector: fail closed
     lm = learn_dtmc([["000", "100", "101"]] * 3 + [["000", "010"]] * 3, lambda s: s[-1] == "1")

@@ -1,0 +1,79 @@
+"""The safety filter on values it cannot trust: a NaN Q-value never allows (``nan <= epsilon`` is False, so
+the batch path used to let it through), a Q-vector of the wrong length is an unreadable observation (it used
+to raise IndexError, or ALLOW with a fallback index past the action list), and bad parameters fail at
+construction with one line."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentguard.control import SafetyFilter
+from agentguard.core import Context, Decision
+from agentguard.core.errors import InputError
+
+
+class _Enc:
+    def encode(self, xs):
+        return np.zeros((len(xs), 1))
+
+
+class _Q:
+    def __init__(self, values):
+        self.values = np.asarray(values, float)
+
+    def q_values(self, z):
+        return np.tile(self.values, (len(z), 1))
+
+
+ACTIONS = ["a", "b", "c"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([math.nan, -math.inf, math.inf, -1.0, 0.0, 0.5, 2.0]), min_size=3, max_size=3),
+       st.integers(0, 2), st.sampled_from([-0.5, 0.0, 0.25]))
+def test_batch_and_single_decisions_never_allow_what_is_not_certified(q, a, eps):
+    """Allowed iff Q(z, a) > epsilon and finite; a fallback is never a NaN entry (when one is finite)."""
+    filt = SafetyFilter(_Q(q), _Enc(), ACTIONS, epsilon=eps, default_action=0)
+    inter, exe = filt.decide_batch(np.array([q]), np.array([a]))
+    assert bool(inter[0]) == (not q[a] > eps)
+    if not inter[0]:
+        assert exe[0] == a
+    elif not all(math.isnan(x) for x in q):  # a readable value exists: the fallback is one
+        assert not math.isnan(q[exe[0]])
+    v = filt.certify(Context(run_id="r", state="obs"), ACTIONS[a])
+    certified = all(math.isfinite(x) for x in q) and q[a] > eps
+    assert (v.decision == Decision.ALLOW) == certified, (q, a, eps, v)
+
+
+@pytest.mark.parametrize("values", [[1.0, 2.0], [1.0, 2.0, 3.0, 9.0], [5.0]])
+def test_a_q_vector_of_the_wrong_length_is_unreadable_not_a_crash(values):
+    filt = SafetyFilter(_Q(values), _Enc(), ACTIONS, default_action=1)
+    v = filt.certify(Context(run_id="r", state="obs"), "a")
+    assert v.decision == Decision.RECOVER and v.action == "b" and "values for 3 actions" in v.reason
+    with pytest.raises(InputError, match="shape"):
+        filt.decide_batch(np.array([[1.0, 2.0]]), np.array([0]))
+    with pytest.raises(InputError, match="indices"):
+        filt.decide_batch(np.array([[1.0, 2.0, 3.0]]), np.array([3]))
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"epsilon": math.nan}, "epsilon"), ({"epsilon": math.inf}, "epsilon"), ({"epsilon": "x"}, "epsilon"),
+    ({"default_action": 3}, "default_action"), ({"default_action": -1}, "default_action"),
+    ({"default_action": True}, "default_action"), ({"default_action": 1.0}, "default_action"),
+])
+def test_bad_parameters_fail_at_construction(kwargs, match):
+    with pytest.raises(InputError, match=match) as e:
+        SafetyFilter(_Q([1.0, 2.0, 3.0]), _Enc(), ACTIONS, **kwargs)
+    assert "\n" not in str(e.value)
+    with pytest.raises(InputError, match="at least one action"):
+        SafetyFilter(_Q([]), _Enc(), [])
+
+
+def test_an_unknown_value_with_no_fallback_halts():
+    v = SafetyFilter(_Q([math.nan] * 3), _Enc(), ACTIONS).certify(Context(run_id="r", state="obs"), "a")
+    assert v.decision == Decision.HALT
