@@ -68,12 +68,17 @@ FORBIDDEN_NAMES = frozenset({
     "locals", "vars", "dir", "type", "object", "breakpoint", "help", "memoryview", "bytearray", "super",
     "classmethod", "staticmethod", "property", "exit", "quit", "id", "hash", "iter", "next", "format",
 })
+#: names a policy may not bind (assign, loop over, take as a parameter, define): rebinding one would make the
+#: run time call something other than what Nagini reasoned about (``def Implies(a, b): return True``,
+#: ``len = 0``, ``List = ...``)
+RESERVED_NAMES = frozenset(SAFE_BUILTINS) | CONTRACT_NAMES | TYPE_NAMES | frozenset(ESCAPE_CONSTRUCTS) | frozenset({
+    "True", "False", "None", "float", "dict", "set", "str", "bytes", "Forall", "Exists", "Result", "Old"})
 _ALLOWED_NODES = (
     ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Return, ast.If, ast.For, ast.Assign,
     ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass, ast.Assert, ast.Break, ast.Continue,
     ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.BinOp, ast.Add, ast.Sub,
-    ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt,
-    ast.GtE, ast.In, ast.NotIn, ast.Is, ast.IsNot, ast.IfExp, ast.Call, ast.Name, ast.Load, ast.Store,
+    ast.Mult, ast.FloorDiv, ast.Mod, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt,
+    ast.GtE, ast.In, ast.NotIn, ast.IfExp, ast.Call, ast.Name, ast.Load, ast.Store,
     ast.Constant, ast.List, ast.Tuple, ast.Subscript, ast.Slice, ast.ImportFrom, ast.alias,
 )
 MAX_SOURCE_CHARS = 200_000
@@ -108,6 +113,7 @@ def validate(source: str, filename: str = "<policy>") -> ast.Module:
     for node in tree.body:
         _check_top(node, functions, filename)
     _check_all_nodes(tree, functions, filename)  # every node, annotations/decorators/defaults included
+    _check_bindings(tree, filename)
     check_contract_placement(tree, filename)
     _check_call_graph(tree, functions, filename)
     return tree
@@ -230,6 +236,11 @@ def _range_arg(a: ast.AST) -> bool:
 
 def _check_all_nodes(tree: ast.Module, functions: set[str], filename: str) -> None:
     loop_ranges = {id(n.iter) for n in ast.walk(tree) if isinstance(n, ast.For)}
+    # ``/`` only as a permission fraction of two int literals, ``Acc(list_pred(xs), 1/2)`` (Nagini reads it as a
+    # rational); anywhere else it makes a float, which the proof does not model the way Python computes it
+    fractions = {id(n.args[1].op) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                 and n.func.id == "Acc" and len(n.args) == 2 and isinstance(n.args[1], ast.BinOp)
+                 and isinstance(n.args[1].op, ast.Div) and _small_int(n.args[1].left) and _small_int(n.args[1].right)}
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.AnnAssign) and not _is_type(node.annotation):
@@ -255,8 +266,9 @@ def _check_all_nodes(tree: ast.Module, functions: set[str], filename: str) -> No
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
                 and id(node) not in loop_ranges):
             raise _err(node, "range() is allowed only as the iterable of a for loop", filename)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (bytes, complex, type(...))):
-            raise _err(node, "bytes/complex/Ellipsis literals are not allowed", filename)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (bytes, complex, float, type(...))):
+            raise _err(node, "float/bytes/complex/Ellipsis literals are not allowed (the language is integer-only)",
+                       filename)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > MAX_SEQ:
             raise _err(node, f"string literal longer than {MAX_SEQ} characters", filename)
         if isinstance(node, ast.Call):
@@ -267,11 +279,42 @@ def _check_all_nodes(tree: ast.Module, functions: set[str], filename: str) -> No
                 raise _err(node, f"call of {f.id!r} is not allowed", filename)
             if node.keywords:
                 raise _err(node, "keyword arguments are not allowed", filename)
-        if not isinstance(node, _ALLOWED_NODES) and not isinstance(node, (ast.expr_context, ast.operator,
-                                                                          ast.cmpop, ast.boolop, ast.unaryop)):
+        if not isinstance(node, _ALLOWED_NODES) and id(node) not in fractions:  # operators too (no /, is, ~, **)
             raise _err(node, f"{type(node).__name__} is not allowed", filename)
     if len(names) > MAX_NAMES:
         raise _err(None, f"{len(names)} variable names (at most {MAX_NAMES})", filename)
+
+
+def _check_bindings(tree: ast.Module, filename: str) -> None:
+    """Each name means one thing, the same to Nagini and to the run time: no reserved name (a builtin, a
+    contract or type name) is bound; a module-level name (function or constant) is bound once; a function's
+    parameters and locals do not shadow a module-level name."""
+    top: dict[str, int] = {}
+    for node in tree.body:
+        bound = [node.name] if isinstance(node, ast.FunctionDef) else [
+            t.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(t, ast.Name)] if isinstance(node, (ast.Assign, ast.AnnAssign)) else []
+        for name in bound:
+            if name in RESERVED_NAMES:
+                raise _err(node, f"{name!r} is a reserved name (a builtin, contract or type name) and may not be bound",
+                           filename)
+            if name in top:
+                raise _err(node, f"{name!r} is already defined at line {top[name]} (a module-level name is bound once)",
+                           filename)
+            top[name] = node.lineno
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for node in ast.walk(fn):
+            name = node.arg if isinstance(node, ast.arg) else node.id if isinstance(node, ast.Name) and isinstance(
+                node.ctx, ast.Store) else None
+            if name is None:
+                continue
+            if name in RESERVED_NAMES:
+                raise _err(node, f"{name!r} is a reserved name (a builtin, contract or type name) and may not be bound",
+                           filename)
+            if name in top:
+                raise _err(node, f"{name!r} shadows the module-level name defined at line {top[name]}", filename)
 
 
 def _check_binop(node: ast.BinOp, filename: str) -> None:
