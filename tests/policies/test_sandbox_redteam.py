@@ -180,3 +180,50 @@ def test_nothing_returned_by_a_policy_can_carry_behaviour():
     for x in range(0, 101):
         out = p.code.function("check")(x)
         assert type(out) is int
+
+
+# -- what Nagini proves must be what Python runs ----------------------------------------------------------------
+
+IS_POLICY = HEADER + """LIMIT = 1000
+
+def check(x: int) -> int:
+    Requires(0 <= x and x <= 100000)
+    Ensures(Implies(x == LIMIT, Result() != 0))
+    if x is LIMIT:
+        return 1
+    return 0
+"""
+
+
+def test_identity_comparison_is_refused_because_nagini_proves_it_as_equality():
+    """Nagini 1.2.0 reports this file 'Verification successful' (it reads ``is`` on ints as ``==``; run on
+    2026-11-26), while CPython compares object identity: ``int('1000') is LIMIT`` is False, so the
+    "verified" policy allowed x = 1000. ``is`` is outside the language; so are ``/`` (a float Nagini models
+    apart from Python) and float literals."""
+    x = int("1000")  # as a JSON parser makes it
+    ns: dict = {"LIMIT": 1000}
+    exec("def run(x):\n    return 1 if x is LIMIT else 0", ns)  # noqa: S102 - the pre-fix run-time semantics
+    assert ns["run"](x) == 0  # the identity test misses the forbidden value
+    assert "Is is not allowed" in refused(IS_POLICY)
+    assert "Div is not allowed" in refused(module(stmt="    if x / 3 > 1:\n        return 1\n"))
+    assert "float" in refused(module(stmt="    if x > 3.5:\n        return 1\n"))
+
+
+def test_a_permission_fraction_is_the_one_place_for_division():
+    src = HEADER + """def check(x: int, xs: List[int]) -> int:
+    Requires(Acc(list_pred(xs), 1/2))
+    Requires(0 <= x and x <= 100)
+    Ensures(Acc(list_pred(xs), 1/2))
+    Ensures(Implies(x in xs, Result() != 0))
+    if x in xs:
+        return 1
+    return 0
+"""
+    assert policy_from_source(src)(x=3, xs=[3]).allow is False
+    refused(src.replace("1/2))\n    Requires(0", "x/2))\n    Requires(0"))
+
+
+@pytest.mark.parametrize("stmt", ["y = x\n    y /= 2", "y = x\n    y **= 99", "y = x\n    y <<= 99", "y = x\n    y |= 1",
+                                  "y = x\n    y *= x"])
+def test_augmented_assignment_follows_the_operator_rules(stmt):
+    refused(module(stmt=f"    {stmt}\n"))

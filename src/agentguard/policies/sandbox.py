@@ -77,7 +77,7 @@ _ALLOWED_NODES = (
     ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Return, ast.If, ast.For, ast.Assign,
     ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass, ast.Assert, ast.Break, ast.Continue,
     ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.BinOp, ast.Add, ast.Sub,
-    ast.Mult, ast.FloorDiv, ast.Mod, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt,
+    ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt,
     ast.GtE, ast.In, ast.NotIn, ast.IfExp, ast.Call, ast.Name, ast.Load, ast.Store,
     ast.Constant, ast.List, ast.Tuple, ast.Subscript, ast.Slice, ast.ImportFrom, ast.alias,
 )
@@ -238,7 +238,7 @@ def _check_all_nodes(tree: ast.Module, functions: set[str], filename: str) -> No
     loop_ranges = {id(n.iter) for n in ast.walk(tree) if isinstance(n, ast.For)}
     # ``/`` only as a permission fraction of two int literals, ``Acc(list_pred(xs), 1/2)`` (Nagini reads it as a
     # rational); anywhere else it makes a float, which the proof does not model the way Python computes it
-    fractions = {id(n.args[1].op) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    fractions = {id(n.args[1]) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                  and n.func.id == "Acc" and len(n.args) == 2 and isinstance(n.args[1], ast.BinOp)
                  and isinstance(n.args[1].op, ast.Div) and _small_int(n.args[1].left) and _small_int(n.args[1].right)}
     names: set[str] = set()
@@ -279,7 +279,11 @@ def _check_all_nodes(tree: ast.Module, functions: set[str], filename: str) -> No
                 raise _err(node, f"call of {f.id!r} is not allowed", filename)
             if node.keywords:
                 raise _err(node, "keyword arguments are not allowed", filename)
-        if not isinstance(node, _ALLOWED_NODES) and id(node) not in fractions:  # operators too (no /, is, ~, **)
+        if isinstance(node, ast.AugAssign):  # x op= y is x = x op y: the same operator rules
+            _check_binop(ast.copy_location(ast.BinOp(node.target, node.op, node.value), node), filename)
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.Div) and id(node) not in fractions:
+            raise _err(node, "Div is not allowed (/ makes a float; only Acc(..., 1/2) permission fractions)", filename)
+        if not isinstance(node, _ALLOWED_NODES):  # operators too: an allow-list (no is, ~, **, <<, |, @)
             raise _err(node, f"{type(node).__name__} is not allowed", filename)
     if len(names) > MAX_NAMES:
         raise _err(None, f"{len(names)} variable names (at most {MAX_NAMES})", filename)
