@@ -255,6 +255,10 @@ def policy_from_source(source: str, *, path: str | None = None, entry: str = "ch
         raise PolicyError(f"policy {filename}:{fn.lineno} refused: {entry} must return int or bool (got {ret or 'nothing'})")
     if not ensures:
         raise PolicyError(f"policy {filename}:{fn.lineno} refused: {entry} states no Ensures (no safety property)")
+    if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "Result"
+               for e in ensures for n in ast.walk(e)):
+        raise PolicyError(f"policy {filename}:{fn.lineno} refused: no Ensures of {entry} mentions Result() "
+                          "(a contract that says nothing about the verdict constrains nothing)")
     reasons = consts.get("REASONS", ())
     if not (isinstance(reasons, (list, tuple)) and all(isinstance(r, str) for r in reasons)):
         raise PolicyError(f"policy {filename} refused: REASONS must be a list of strings")

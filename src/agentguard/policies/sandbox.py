@@ -498,13 +498,24 @@ def _pure(f: Callable) -> Callable:
     return f
 
 
-def _forall(*args: Any) -> bool:  # quantifiers are proved by Nagini; not evaluated at run time
-    return True
+def _quantifier(every: bool) -> Callable[..., bool]:
+    """``Forall``/``Exists`` at run time. They run only where a ``Requires`` holds them (Ensures/Invariant/Assert
+    are dropped): a precondition the run time took as True would let inputs the proof never covered through.
+    So a quantifier over a list (or range) with a function of the file is evaluated; anything else (a type as
+    the domain: ``Forall(int, ...)``) cannot be checked here and fails closed."""
+    name = "Forall" if every else "Exists"
+
+    def q(domain: Any, pred: Any = None, *rest: Any) -> bool:
+        if type(domain) not in (list, tuple, range) or not callable(pred) or rest:
+            raise PreconditionViolation(f"{name} over {type(domain).__name__} cannot be checked at run time")
+        seen = (pred(x) is True for x in domain)
+        return all(seen) if every else any(seen)
+    return q
 
 
 RUNTIME_CONTRACTS: dict[str, Any] = {
-    "Implies": _implies, "Acc": _acc, "list_pred": lambda x: x, "Pure": _pure, "Forall": _forall,
-    "Exists": _forall, "Old": lambda x: x,
+    "Implies": _implies, "Acc": _acc, "list_pred": lambda x: x, "Pure": _pure, "Forall": _quantifier(True),
+    "Exists": _quantifier(False), "Old": lambda x: x,
 }
 
 
