@@ -227,3 +227,17 @@ def test_a_permission_fraction_is_the_one_place_for_division():
                                   "y = x\n    y *= x"])
 def test_augmented_assignment_follows_the_operator_rules(stmt):
     refused(module(stmt=f"    {stmt}\n"))
+
+
+def test_a_quantified_precondition_is_checked_at_run_time_or_fails_closed():
+    """``Requires(Forall(xs, small))`` used to run as True: inputs outside the proof's domain passed."""
+    from agentguard.policies import PreconditionViolation
+    from agentguard.policies.sandbox import RUNTIME_CONTRACTS
+
+    forall, exists = RUNTIME_CONTRACTS["Forall"], RUNTIME_CONTRACTS["Exists"]
+    assert forall([1, 2], lambda i: i < 10) is True and forall([1, 20], lambda i: i < 10) is False
+    assert exists([1, 20], lambda i: i > 10) is True and exists([], lambda i: True) is False
+    assert forall([1], lambda i: 1) is False  # only an exact True holds
+    for args in ((int, lambda i: True), ([1], None), ("ab", lambda c: True), ([1], lambda i: True, 3)):
+        with pytest.raises(PreconditionViolation):
+            forall(*args)
