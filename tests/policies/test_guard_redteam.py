@@ -180,7 +180,8 @@ def test_the_gate_reads_only_an_exact_true(answer):
 
 
 def test_an_exact_true_result_allows():
-    g = ToolCallGuard([PolicyBinding(_Stub(PolicyResult(True, 0, "ok")), MappingExtractor({}))])  # type: ignore[arg-type]
+    stub = _Stub(PolicyResult(True, 0, "ok"))
+    g = ToolCallGuard([PolicyBinding(stub, MappingExtractor({}))])  # type: ignore[arg-type]
     assert g.check(Context(), ToolCall("pay", {})).allowed
 
 

@@ -54,7 +54,8 @@ ESCAPE_STATEMENTS = [
     "import os", "import importlib", "from os import system", "from builtins import open",
     "from importlib import import_module", "from typing import cast", "from nagini_contracts.contracts import Assume",
     "from typing import List as open", "global x", "del x", "while True:\n        pass",
-    "try:\n        pass\n    except Exception:\n        pass", "with x:\n        pass", "async def f() -> int:\n        return 0",
+    "try:\n        pass\n    except Exception:\n        pass", "with x:\n        pass",
+    "async def f() -> int:\n        return 0",
     "class C(type):\n        pass", "def inner() -> int:\n        return 0", "yield x", "return (yield)",
     "match x:\n        case 1:\n            pass", "assert x, print(x)", "y: print(1) = 0", "y = [1]\n    y[0:0] = y",
     "y = [1]\n    y[0] = 2", "for i in range(10 ** 9):\n        pass", "for i in [1, 2]:\n        pass",
@@ -223,8 +224,8 @@ def test_a_permission_fraction_is_the_one_place_for_division():
     refused(src.replace("1/2))\n    Requires(0", "x/2))\n    Requires(0"))
 
 
-@pytest.mark.parametrize("stmt", ["y = x\n    y /= 2", "y = x\n    y **= 99", "y = x\n    y <<= 99", "y = x\n    y |= 1",
-                                  "y = x\n    y *= x"])
+@pytest.mark.parametrize("stmt", ["y = x\n    y /= 2", "y = x\n    y **= 99", "y = x\n    y <<= 99",
+                                  "y = x\n    y |= 1", "y = x\n    y *= x"])
 def test_augmented_assignment_follows_the_operator_rules(stmt):
     refused(module(stmt=f"    {stmt}\n"))
 

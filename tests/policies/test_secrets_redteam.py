@@ -103,7 +103,8 @@ def test_each_view_names_itself_in_the_path():
 
 @pytest.mark.parametrize("args", [
     {"query": "Networking event", "date": "2024-05-26"}, {"body": "Please review the attached report, thanks!"},
-    {"subject": "Привет, как дела? Всё хорошо", "to": "ivan@example.ru"}, {"a": "reversed text", "b": "kcab"},
+    {"subject": "Привет, как дела? Всё хорошо", "to": "ivan@example.ru"},
+    {"a": "reversed text", "b": "kcab"},
     {"title": "Tokyo trip", "days": ["Mon", "Tue"], "notes": "book ryokan near Asakusa"},
     {"uuid": "3fe09613-7313-4a02-b583-13588c18d24a", "sha": "a" * 40},
 ])

@@ -2,8 +2,9 @@
 
 Each refuses, *before* computing, a result that would exceed the language's bounds, so one operation costs
 at most O(MAX_SEQ) time and memory whatever its operands: ``+``/``*`` on strings, lists and tuples give at
-most :data:`MAX_SEQ` cells (elements plus the characters of the strings inside: see :func:`cells`), ints stay within :data:`MAX_INT_BITS` bits, ``%`` is arithmetic only (no
-string formatting, so no ``'%0500000000d' % x``), and list/tuple displays stay flat.
+most :data:`MAX_SEQ` cells (elements plus the characters of the strings inside: see :func:`cells`), ints
+stay within :data:`MAX_INT_BITS` bits, ``%`` is arithmetic only (no string formatting, so no
+``'%0500000000d' % x``), and list/tuple displays stay flat.
 """
 
 from __future__ import annotations

@@ -17,23 +17,22 @@ subset in which every construct is bounded by the size of its input (issue 13):
   factor of at most 10**6; ``%`` never has a string literal on its left (no ``'%0500000000d' % x``);
   at most :data:`MAX_EXPR_NODES` nodes per statement and :data:`MAX_NAMES` distinct variable names;
   no item or slice assignment (``a[0:0] = a`` would double a list in one C-level operation);
-- contracts (issue 26): only the vocabulary that constrains (``Requires``/``Ensures``/``Invariant``/
-  ``Decreases``/``Result``/``Old``/``Implies``/``Acc``/``Pure``, ``Assert`` where Nagini checks it), each in the
-  place where Nagini checks it (:func:`~.contracts.check_contract_placement`); every construct that adds a fact
-  without proof or switches a proof off (``Assume``, ``Inhale``, ``Exhale``, ``Fold``/``Unfold``/
-  ``Unfolding``, ``@Predicate``, ``@Trusted``, ``@ContractOnly``, ``@Opaque``/``Reveal``, ...: see
-  :data:`~.contracts.ESCAPE_CONSTRUCTS`) is refused wherever it is mentioned, because ``Assume(False)`` makes any
-  contract "verified";
+- contracts (issue 26): only the vocabulary that constrains, each where Nagini checks it; every construct that
+  adds a fact without proof (``Assume``, ``Inhale``, ``@Trusted``, ...) is refused wherever it is mentioned
+  (:mod:`~.contracts`);
+- names and operators (session 10): operators are an allow-list too (no ``is``: Nagini proves ``x is LIMIT``
+  as ``x == LIMIT`` while CPython compares identity; no ``/`` but an ``Acc`` fraction; no float literals); no
+  reserved name (builtin, contract or type name) is bound, a module-level name is bound once and not shadowed;
 - never: attribute access (so no dunder access), names that start with ``_``, ``exec``/``eval``/``open``/
   ``__import__``/``getattr`` and friends, lambdas, comprehensions, f-strings, classes, ``global``, ``try``,
   ``with``, ``del``, ``yield``, ``await``, decorators other than ``@Pure``, default values.
 
 Execution (compiled with ``dont_inherit=True`` from the validated AST, annotations stripped so nothing in
 them ever runs, with no builtins but the whitelisted ones): ``+``, ``-``, ``*`` and ``%`` go through
-checked helpers that refuse, *before* computing, a string/list/tuple longer than :data:`MAX_SEQ` elements,
-an int wider than :data:`MAX_INT_BITS` bits and any ``%`` formatting of a string; a list/tuple display may
-not contain a list/tuple (flat data only). So every single operation costs at most O(MAX_SEQ) and the
-memory one policy call can hold is at most :data:`MAX_NAMES` names x MAX_SEQ elements (documented cap:
+checked helpers that refuse, *before* computing, a value larger than :data:`MAX_SEQ` cells (elements plus
+the characters of the strings inside), an int wider than :data:`MAX_INT_BITS` bits and any ``%`` formatting
+of a string; a list/tuple display may not contain a list/tuple (flat data only). So every single operation
+costs at most O(MAX_SEQ) and one policy call holds at most :data:`MAX_NAMES` names x MAX_SEQ cells (cap:
 :data:`MEMORY_CAP_BYTES`, checked by ``tests/policies/test_policies_hostile.py``). Before every statement,
 at every loop iteration and at every function entry a tick raises
 :class:`~agentguard.core.errors.GuardTimeout` once *this thread's* deadline has passed (the deadline is
@@ -55,7 +54,8 @@ from typing import Any, Callable
 
 from ..core.errors import GuardTimeout, PolicyError
 from ._bounded_ops import MAX_INT_BITS, MAX_SEQ, add, flat, mod, mul, sub
-from .contracts import CONTRACT_NAMES, ESCAPE_CONSTRUCTS, check_contract_placement, check_escapes
+from .contracts import (CONTRACT_NAMES, ESCAPE_CONSTRUCTS, RUNTIME_CONTRACTS, PreconditionViolation,
+                        check_contract_placement, check_escapes, pre_failed)
 from .contracts import err as _err
 
 __all__ = ["PreconditionViolation", "validate"]  # compile_policy/CompiledPolicyCode: internal to model.py
@@ -89,10 +89,6 @@ MAX_NAMES = 256
 #: documented memory cap of one policy call: MAX_NAMES names x MAX_SEQ elements x (8-byte slot + a
 #: 60-byte element), rounded up; the hostile suite checks the measured peak stays under it
 MEMORY_CAP_BYTES = 192 * 2**20
-
-
-class PreconditionViolation(PolicyError):
-    """The arguments fall outside the policy's ``Requires`` (where its proof says nothing): fail closed."""
 
 
 def validate(source: str, filename: str = "<policy>") -> ast.Module:
@@ -290,35 +286,25 @@ def _check_all_nodes(tree: ast.Module, functions: set[str], filename: str) -> No
 
 
 def _check_bindings(tree: ast.Module, filename: str) -> None:
-    """Each name means one thing, the same to Nagini and to the run time: no reserved name (a builtin, a
-    contract or type name) is bound; a module-level name (function or constant) is bound once; a function's
-    parameters and locals do not shadow a module-level name."""
+    """Each name means one thing, the same to Nagini and to the run time: no reserved name (a builtin, a contract
+    or type name) is bound; a module-level name is bound once; parameters and locals do not shadow one."""
     top: dict[str, int] = {}
+    reserved = "is a reserved name (a builtin, contract or type name) and may not be bound"
     for node in tree.body:
-        bound = [node.name] if isinstance(node, ast.FunctionDef) else [
-            t.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-            if isinstance(t, ast.Name)] if isinstance(node, (ast.Assign, ast.AnnAssign)) else []
-        for name in bound:
-            if name in RESERVED_NAMES:
-                raise _err(node, f"{name!r} is a reserved name (a builtin, contract or type name) and may not be bound",
-                           filename)
-            if name in top:
-                raise _err(node, f"{name!r} is already defined at line {top[name]} (a module-level name is bound once)",
-                           filename)
+        targets = (node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign)
+                   else [])
+        names = [node.name] if isinstance(node, ast.FunctionDef) else [t.id for t in targets if isinstance(t, ast.Name)]
+        for name in names:
+            if name in RESERVED_NAMES or name in top:
+                raise _err(node, f"{name!r} " + (reserved if name in RESERVED_NAMES else
+                                                 f"is already defined at line {top[name]} (bound once)"), filename)
             top[name] = node.lineno
-    for fn in tree.body:
-        if not isinstance(fn, ast.FunctionDef):
-            continue
-        for node in ast.walk(fn):
-            name = node.arg if isinstance(node, ast.arg) else node.id if isinstance(node, ast.Name) and isinstance(
-                node.ctx, ast.Store) else None
-            if name is None:
-                continue
-            if name in RESERVED_NAMES:
-                raise _err(node, f"{name!r} is a reserved name (a builtin, contract or type name) and may not be bound",
-                           filename)
-            if name in top:
-                raise _err(node, f"{name!r} shadows the module-level name defined at line {top[name]}", filename)
+    for node in (n for fn in tree.body if isinstance(fn, ast.FunctionDef) for n in ast.walk(fn)):
+        name = node.arg if isinstance(node, ast.arg) else node.id if isinstance(node, ast.Name) and isinstance(
+            node.ctx, ast.Store) else None
+        if name is not None and (name in RESERVED_NAMES or name in top):
+            raise _err(node, f"{name!r} " + (reserved if name in RESERVED_NAMES else
+                                             f"shadows the module-level name defined at line {top[name]}"), filename)
 
 
 def _check_binop(node: ast.BinOp, filename: str) -> None:
@@ -482,43 +468,6 @@ class _RuntimeRewriter(ast.NodeTransformer):
         return node
 
 
-def _pre_failed(text: str) -> None:
-    raise PreconditionViolation(f"arguments violate the policy's precondition {text}")
-
-
-def _implies(a: Any, b: Any) -> bool:
-    return (not a) or bool(b)
-
-
-def _acc(*args: Any) -> bool:
-    return True
-
-
-def _pure(f: Callable) -> Callable:
-    return f
-
-
-def _quantifier(every: bool) -> Callable[..., bool]:
-    """``Forall``/``Exists`` at run time. They run only where a ``Requires`` holds them (Ensures/Invariant/Assert
-    are dropped): a precondition the run time took as True would let inputs the proof never covered through.
-    So a quantifier over a list (or range) with a function of the file is evaluated; anything else (a type as
-    the domain: ``Forall(int, ...)``) cannot be checked here and fails closed."""
-    name = "Forall" if every else "Exists"
-
-    def q(domain: Any, pred: Any = None, *rest: Any) -> bool:
-        if type(domain) not in (list, tuple, range) or not callable(pred) or rest:
-            raise PreconditionViolation(f"{name} over {type(domain).__name__} cannot be checked at run time")
-        seen = (pred(x) is True for x in domain)
-        return all(seen) if every else any(seen)
-    return q
-
-
-RUNTIME_CONTRACTS: dict[str, Any] = {
-    "Implies": _implies, "Acc": _acc, "list_pred": lambda x: x, "Pure": _pure, "Forall": _quantifier(True),
-    "Exists": _quantifier(False), "Old": lambda x: x,
-}
-
-
 @dataclass
 class CompiledPolicyCode:
     """The module namespace of a validated policy and the tick that enforces its time limit."""
@@ -540,7 +489,7 @@ def compile_policy(source: str, filename: str = "<policy>", timeout_s: float = 0
     tree = _RuntimeRewriter().visit(tree)
     ast.fix_missing_locations(tree)
     tick = _Tick(timeout_s)
-    ns: dict[str, Any] = {"__builtins__": dict(SAFE_BUILTINS), "_ag_tick": tick.check, "_ag_pre_failed": _pre_failed,
+    ns: dict[str, Any] = {"__builtins__": dict(SAFE_BUILTINS), "_ag_tick": tick.check, "_ag_pre_failed": pre_failed,
                           "_ag_add": add, "_ag_sub": sub, "_ag_mul": mul, "_ag_mod": mod, "_ag_flat": flat}
     ns.update(RUNTIME_CONTRACTS)
     for name in TYPING_NAMES:

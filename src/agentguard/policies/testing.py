@@ -239,8 +239,9 @@ def run_tests(policy: Policy, *, examples: int = 200, seed: int = 0) -> TestRepo
             if len(report.failures) >= 5:
                 return report
     if not report.failures and policy.ensures and not _forbids_allowing(policy):
-        report.failures.append(TestFailure({}, "the contract never forbids allowing (on every boundary case its Ensures "
-                                           "hold for the allow verdict): it does not constrain the policy", "vacuous"))
+        report.failures.append(TestFailure({}, "the contract never forbids allowing (on every boundary case its "
+                                           "Ensures hold for the allow verdict): it does not constrain the policy",
+                                           "vacuous"))
         return report
     for args in outside_domain_cases(policy):
         report.cases += 1
