@@ -110,3 +110,41 @@ def test_each_view_names_itself_in_the_path():
 ])
 def test_benign_arguments_stay_clean_with_the_views(args):
     assert SCANNER.scan(args) == [], args
+
+
+# -- across several calls of one run ----------------------------------------------------------------------------
+
+from agentguard.core.runs import end_run  # noqa: E402
+from agentguard.core.types import Context, Decision, ToolCall  # noqa: E402
+from agentguard.policies import SecretLeakGuard  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(secret=st.sampled_from([TOKEN, AWS]), cuts=st.lists(st.integers(1, 19), min_size=1, max_size=3, unique=True),
+       filler=st.sampled_from(["", "ok ", "part: "]))
+def test_a_key_sent_in_pieces_over_calls_is_refused_at_the_call_that_completes_it(secret, cuts, filler):
+    guard = SecretLeakGuard()
+    ctx = Context()
+    bounds = [0, *sorted(cuts), len(secret)]
+    pieces = [secret[a:b] for a, b in zip(bounds, bounds[1:])]
+    verdicts = [guard.check(ctx, ToolCall("post_comment", {"text": filler + p if i == 0 else p}))
+                for i, p in enumerate(pieces)]
+    assert any(v.decision is Decision.REJECT for v in verdicts), pieces
+    assert verdicts[0].decision is Decision.ALLOW or len(pieces) == 1
+
+
+def test_runs_do_not_mix_and_end_run_forgets():
+    guard = SecretLeakGuard()
+    a, b = Context(), Context()
+    assert guard.check(a, ToolCall("post", {"t": TOKEN[:20]})).allowed
+    assert guard.check(b, ToolCall("post", {"t": TOKEN[20:]})).allowed  # another run: not joined
+    end_run(guard, a.run_id)
+    assert guard.check(a, ToolCall("post", {"t": TOKEN[20:]})).allowed  # the first half was forgotten
+    user = SecretLeakGuard(user_tools=["reply_to_user"])
+    c = Context()
+    assert user.check(c, ToolCall("reply_to_user", {"t": TOKEN[:20]})).allowed
+    assert user.check(c, ToolCall("post", {"t": TOKEN[20:]})).allowed  # what went to the user is not a piece
+    off = SecretLeakGuard(across_calls=0)
+    d = Context()
+    assert off.check(d, ToolCall("post", {"t": TOKEN[:20]})).allowed
+    assert off.check(d, ToolCall("post", {"t": TOKEN[20:]})).allowed

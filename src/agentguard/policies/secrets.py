@@ -49,7 +49,7 @@ from urllib.parse import unquote_plus
 from ..core.canonical import strip_invisible
 from ..core.errors import InputError, require
 
-__all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "plugin_names", "views"]
+__all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "plugin_names", "string_leaves", "views"]
 
 #: detect-secrets plugins used by default: format-specific detectors (no entropy, keyword or IP plugins)
 DEFAULT_PLUGINS = (
@@ -375,23 +375,23 @@ class LeakScanner:
         elif value is not None and not isinstance(value, bool):
             out += self.scan_text(str(value), path)
         if depth == 0 and isinstance(value, (Mapping, list, tuple)):
-            leaves = list(_leaves(value, 0))
+            leaves = list(string_leaves(value, 0))
             joined = "".join(leaves)
             if len(leaves) > 1 and len(joined) <= self.max_chars:  # a secret split across arguments, as the
                 out += self.scan_text(joined, f"{path}<joined>")    # receiver joins it back (each part is read too)
         return _unique(out)
 
 
-def _leaves(value: Any, depth: int) -> Iterator[str]:
+def string_leaves(value: Any, depth: int = 0) -> Iterator[str]:
     """The string leaves of ``value`` in order (mapping keys are names, not content: not included)."""
     if isinstance(value, str):
         yield value
     elif depth <= MAX_NESTING and isinstance(value, Mapping):
         for v in value.values():
-            yield from _leaves(v, depth + 1)
+            yield from string_leaves(v, depth + 1)
     elif depth <= MAX_NESTING and isinstance(value, (list, tuple)):
         for v in value:
-            yield from _leaves(v, depth + 1)
+            yield from string_leaves(v, depth + 1)
 
 
 def _unique(found: Iterable[Finding]) -> list[Finding]:
