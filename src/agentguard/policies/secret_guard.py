@@ -156,7 +156,8 @@ class SecretLeakGuard(BaseGuard):
             return [Finding("unreadable", f"run memory: {type(exc).__name__}", "<across calls>", "")]
         text = "".join(string_leaves(call.arguments))
         with sent.lock:
-            joined = self.scanner.scan_text(sent.tail + text, "<across calls>") if sent.tail and text else []
+            joined = (self.scanner.scan_text(sent.tail + text, "<across calls>", full=False)
+                      if sent.tail and text else [])
             new = [f for f in joined if f.value not in sent.values and all(f.value != g.value for g in found)]
             leaks = [f for f in new if not self._allowed(context, f, dest)]
             if not leaks:

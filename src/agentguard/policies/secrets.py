@@ -247,31 +247,33 @@ class LeakScanner:
         self._ungated = [p for p in self._regex if id(p) not in self._gated]
 
     # -- one string ---------------------------------------------------------------------------------
-    def scan_text(self, text: str, path: str = "") -> list[Finding]:
-        """Findings in one string (its canonical form and, with ``decode``, its decodings)."""
+    def scan_text(self, text: str, path: str = "", *, full: bool = True) -> list[Finding]:
+        """Findings in one string (its canonical form and, with ``decode``, its decodings and views).
+        ``full=False`` reads with the format detectors only (no PII, no entropy plugins): for text this scanner
+        put together itself (joined arguments, views), where a digit run or a random-looking run is an artefact."""
         if len(text) > self.max_chars:
             return [Finding("unreadable", "too long", path, "")]
         out: list[Finding] = []
         seen: set[str] = set()
-        todo: list[tuple[str, str, int, bool, bool]] = [(text, path, 0, True, True)]
+        todo: list[tuple[str, str, int, bool, bool]] = [(text, path, 0, True, full)]
         while todo:
-            t, where, depth, viewable, pii = todo.pop()
+            t, where, depth, viewable, whole = todo.pop()
             if t in seen:
                 continue
             seen.add(t)
             canon = t if t.isascii() else strip_invisible(t)
-            out += self._detect(canon, where, pii)
+            out += self._detect(canon, where, whole)
             if not self.decode or depth >= MAX_LAYERS:
                 continue
             # a view is read (and decoded: base64 of a reversed key) but not viewed again, except through the
             # homoglyph skeleton: a reading of the same text, which keeps the views and the layer budget of the
-            # text it reads. PII is read in the homoglyph and despaced views only (a reversed digit run is no card)
+            # text it reads. PII and entropy are read in the homoglyph view only (a reversed digit run is no card)
             if len(canon) >= _MIN_VIEW and (viewable or not canon.isascii()):
                 for name, v in views(canon):
-                    if v in seen or not (viewable or name == "homoglyph") or not self._worth_reading(name, v):
+                    if v in seen or not (viewable or name == "homoglyph") or not self._worth_reading(name, v, whole):
                         continue
                     todo.append((v, f"{where}|{name}", depth + (name != "homoglyph"),
-                                 viewable if name == "homoglyph" else False, name in ("homoglyph", "despaced")))
+                                 viewable if name == "homoglyph" else False, whole and name == "homoglyph"))
             stripped = canon.strip()
             if stripped[:1] in "{[" and stripped[-1:] in "}]":
                 try:
@@ -284,23 +286,23 @@ class LeakScanner:
                 if isinstance(parsed, (dict, list)):
                     out += self.scan(parsed, f"{where}|json", depth=0)
             for layer, d in decodings(canon):
-                todo.append((d, f"{where}|{layer}", depth + 1, True, True))
+                todo.append((d, f"{where}|{layer}", depth + 1, True, whole))
         return _unique(out)
 
-    def _worth_reading(self, name: str, view: str) -> bool:
+    def _worth_reading(self, name: str, view: str, whole: bool) -> bool:
         """Whether a view can show anything its text did not: a detector's pattern opens on it, or it holds a
-        run a decoder reads (base64, hex, percent-encoding, JSON); PII views (homoglyph, despaced) always.
+        run a decoder reads (base64, hex, percent-encoding, JSON); the homoglyph view of a fully read text always.
         Without plugins outside the gate a closed gate means no finding (see :func:`_gate`), so this is exact
         for secrets and keeps the views' cost to a few regex searches on benign text."""
-        if name in ("homoglyph", "despaced") and self.pii:
+        if name == "homoglyph" and whole:
             return True
         if not view.isascii():  # judged as it will be read: through its homoglyph skeleton too
             view = view.translate(_skeleton_table())
-        if self._ungated or self._entropy or self.extra or self._gate is None or self._gate.search(view):
+        if self._ungated or self.extra or self._gate is None or self._gate.search(view):
             return True
         return bool(_B64.search(view) or _HEX.search(view) or "%" in view or "&" in view or view.lstrip()[:1] in "{[")
 
-    def _detect(self, text: str, where: str, pii: bool = True) -> list[Finding]:
+    def _detect(self, text: str, where: str, whole: bool = True) -> list[Finding]:
         out: list[Finding] = []
         gate_open = self._gate is None or self._gate.search(text) is not None
         # a closed gate: no gated plugin's regex matches, so none of them can yield (exact, see _gate)
@@ -310,13 +312,13 @@ class LeakScanner:
                 whole = {m.group(0) for rx in getattr(p, "denylist", ()) for m in rx.finditer(text)}
                 vals = [w for w in sorted(whole) if any(h in w for h in hits)] or sorted(hits)
                 out += [Finding("secret", str(p.secret_type), where, str(w)) for w in vals]
-        for p, rx in zip(self._entropy, self._entropy_rx):
+        for p, rx in zip(self._entropy, self._entropy_rx) if whole else ():
             for m in rx.finditer(text):
                 if p.calculate_shannon_entropy(m.group(0)) > p.entropy_limit:
                     out.append(Finding("secret", str(p.secret_type), where, m.group(0)))
         for name, rx in self.extra:
             out += [Finding("secret", name, where, m.group(0)) for m in rx.finditer(text)]
-        if self.pii and pii:
+        if self.pii and whole:
             out += self._pii(text, where)
         return out
 
@@ -378,7 +380,7 @@ class LeakScanner:
             leaves = list(string_leaves(value, 0))
             joined = "".join(leaves)
             if len(leaves) > 1 and len(joined) <= self.max_chars:  # a secret split across arguments, as the
-                out += self.scan_text(joined, f"{path}<joined>")    # receiver joins it back (each part is read too)
+                out += self.scan_text(joined, f"{path}<joined>", full=False)  # receiver joins it back
         return _unique(out)
 
 
