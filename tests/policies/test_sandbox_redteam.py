@@ -242,3 +242,47 @@ def test_a_quantified_precondition_is_checked_at_run_time_or_fails_closed():
     for args in ((int, lambda i: True), ([1], None), ("ab", lambda c: True), ([1], lambda i: True, 3)):
         with pytest.raises(PreconditionViolation):
             forall(*args)
+
+
+# -- differential: the rewritten run time computes what plain Python computes -----------------------------------
+
+_LEAF = st.one_of(st.sampled_from(["x", "y", "LIMIT"]), st.integers(-20, 20).map(str))
+
+
+def _expr(children):
+    return st.one_of(
+        st.tuples(children, st.sampled_from(["+", "-", "%", "//"]), children).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+        st.tuples(children, st.integers(-9, 9)).map(lambda t: f"({t[0]} * {t[1]})"),
+        st.tuples(children, st.sampled_from(["<", "<=", "==", "!=", ">", ">="]), children).map(
+            lambda t: f"int({t[0]} {t[1]} {t[2]})"),
+        st.tuples(children, children, children).map(lambda t: f"({t[0]} if {t[1]} > 0 else {t[2]})"),
+        st.tuples(children, children).map(lambda t: f"max({t[0]}, {t[1]})"),
+        children.map(lambda c: f"abs({c})"),
+    )
+
+
+EXPRESSIONS = st.recursive(_LEAF, _expr, max_leaves=8)
+
+
+@settings(max_examples=80, deadline=None)
+@given(expr=EXPRESSIONS, aug=st.sampled_from(["+=", "-=", "*=", "%="]), x=st.integers(-1000, 1000),
+       y=st.integers(-1000, 1000))
+def test_the_run_time_computes_what_python_computes(expr, aug, x, y):
+    """Every statement of the policy goes through the rewriter (ticks, size-checked + - * %, augmented
+    assignment): its verdict must equal the same code run by plain CPython, or the policy refuses (fail
+    closed) where Python raises."""
+    body = f"    z = {expr}\n    z {aug} 7\n    if z > 0:\n        return 1\n    return 0\n"
+    source = (HEADER + "LIMIT = 100\n\ndef check(x: int, y: int) -> int:\n    Requires(-1000 <= x and x <= 1000)\n"
+              "    Requires(-1000 <= y and y <= 1000)\n    Ensures(Result() >= 0)\n" + body)
+    ns: dict = {"LIMIT": 100}
+    exec(f"def plain(x, y):\n{body}", ns)  # noqa: S102 - the oracle: the same code, unrewritten
+    try:
+        expected = ns["plain"](x, y)
+    except ArithmeticError:
+        expected = None
+    policy = policy_from_source(source)
+    try:
+        got = policy.evaluate({"x": x, "y": y}).code
+    except (PolicyError, ArithmeticError):
+        got = None
+    assert got == expected, (expr, aug, x, y)
