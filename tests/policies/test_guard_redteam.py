@@ -258,3 +258,37 @@ def test_a_map_with_two_spellings_of_one_key_is_refused():
 
     with pytest.raises(InputError, match="twice"):
         SpecExtractor({"amount": {"from": "argument", "key": "m", "map": {"wire": 1, "WIRE": 2}}})
+
+
+# -- pinning the verified source ----------------------------------------------------------------------------------
+
+def test_a_verified_digest_is_the_full_sha256_never_a_prefix(tmp_path):
+    """``verified_digest`` pinned 12 hex digits (48 bits): whoever writes both the verified and the swapped-in
+    file finds a pair with one prefix in ~2**24 tries each. Here the same thing with 16 bits (4 hex digits)
+    shows the search is a loop over comments: a prefix match is no proof of identity."""
+    import hashlib
+
+    from agentguard.policies import ToolCallGuard as TG
+
+    good = HEADER + "def check(x: int) -> int:\n    Requires(0 <= x and x <= 10)\n" \
+                    "    Ensures(Implies(x > 5, Result() != 0))\n    if x > 5:\n        return 1\n    return 0\n"
+    bad = good.replace("if x > 5:", "if x > 50:")
+    def prefix(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()[:4]
+
+    seen = {prefix(f"{good}# {i}\n"): i for i in range(3000)}
+    j = next(j for j in range(200_000) if prefix(f"{bad}# {j}\n") in seen)
+    swapped = f"{bad}# {j}\n"
+    verified = f"{good}# {seen[prefix(swapped)]}\n"
+    assert hashlib.sha256(verified.encode()).hexdigest()[:4] == hashlib.sha256(swapped.encode()).hexdigest()[:4]
+    path = tmp_path / "p.py"
+    path.write_text(swapped)
+    table = {"policy": str(path), "arguments": {"x": "x"}}
+    full = hashlib.sha256(verified.encode()).hexdigest()
+    for pin in (full[:4], full[:12], full[:32]):
+        with pytest.raises(PolicyError, match="refusing to run unverified code"):
+            TG.from_config({**table, "verified_digest": pin})
+    with pytest.raises(PolicyError, match="refusing to run unverified code"):
+        TG.from_config({**table, "verified_digest": full})  # the swapped file is not the verified one
+    path.write_text(verified)
+    assert TG.from_config({**table, "verified_digest": full})

@@ -118,8 +118,10 @@ class Policy:
 
     @property
     def digest(self) -> str:
-        """First 12 hex digits of the SHA-256 of the source (recorded in every audit record)."""
-        return hashlib.sha256(self.source.encode()).hexdigest()[:12]
+        """The SHA-256 of the source, all 64 hex digits (recorded in every audit record; ``verified_digest`` pins
+        it). Not a prefix: 12 hex digits are 48 bits, and whoever writes both files finds two sources with one
+        48-bit prefix in about 2**24 tries each (a verified one and a swapped-in one), in minutes."""
+        return hashlib.sha256(self.source.encode()).hexdigest()
 
     @property
     def param_names(self) -> tuple[str, ...]:
