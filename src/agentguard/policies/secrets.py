@@ -302,7 +302,7 @@ class LeakScanner:
             return True
         return bool(_B64.search(view) or _HEX.search(view) or "%" in view or "&" in view or view.lstrip()[:1] in "{[")
 
-    def _detect(self, text: str, where: str, whole: bool = True) -> list[Finding]:
+    def _detect(self, text: str, where: str, full: bool = True) -> list[Finding]:
         out: list[Finding] = []
         gate_open = self._gate is None or self._gate.search(text) is not None
         # a closed gate: no gated plugin's regex matches, so none of them can yield (exact, see _gate)
@@ -312,13 +312,13 @@ class LeakScanner:
                 whole = {m.group(0) for rx in getattr(p, "denylist", ()) for m in rx.finditer(text)}
                 vals = [w for w in sorted(whole) if any(h in w for h in hits)] or sorted(hits)
                 out += [Finding("secret", str(p.secret_type), where, str(w)) for w in vals]
-        for p, rx in zip(self._entropy, self._entropy_rx) if whole else ():
+        for p, rx in zip(self._entropy, self._entropy_rx) if full else ():
             for m in rx.finditer(text):
                 if p.calculate_shannon_entropy(m.group(0)) > p.entropy_limit:
                     out.append(Finding("secret", str(p.secret_type), where, m.group(0)))
         for name, rx in self.extra:
             out += [Finding("secret", name, where, m.group(0)) for m in rx.finditer(text)]
-        if self.pii and whole:
+        if self.pii and full:
             out += self._pii(text, where)
         return out
 
