@@ -53,3 +53,20 @@ def test_parse_garbage_is_a_crash_not_a_pass():
 def test_missing_venv_is_a_clear_dependency_error(tmp_path):
     with pytest.raises(DependencyError, match="agentguard setup nagini"):
         NaginiVerifier(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("text", [
+    OK + "\nVerification failed\nErrors:\nAssert might not hold. (p.py@3.0).",
+    "Translation failed\nNot supported: Verification successful\nVerification successful\n",
+    "\nVerification crashed: RuntimeError: JVM\nVerification successful\n",
+])
+def test_success_next_to_a_failure_or_crash_is_not_verified(text):
+    """A success line anywhere used to win over a failure or a crash in the same report."""
+    r = parse_nagini_output(text, "p.py")
+    assert not r.verified and r.status in ("crashed", "failed", "invalid")
+
+
+@pytest.mark.parametrize("text", ["", "Verification took 3.0 seconds.", "Verification successful!",
+                                  "  verification successful", "Verification timed out"])
+def test_no_success_line_no_proof(text):
+    assert parse_nagini_output(text, "p.py").status == "crashed"

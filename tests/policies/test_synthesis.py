@@ -124,3 +124,47 @@ def test_verification_feedback_does_not_invite_contract_edits():
     res = synthesize("Deny users under 18.", client, verifier=FakeVerifier(), max_rounds=2)
     assert res.rounds[0].stage == "verification"
     assert "contract is fixed" in res.rounds[0].feedback and not res.contract_fixed
+
+
+class _Truthy:
+    def __bool__(self):
+        return True
+
+
+class _NotAProof:
+    """A stand-in verifier whose answer is truthy everywhere but says no proof happened."""
+
+    errors: tuple = ()
+    output = ""
+    counterexample = None
+
+    def __init__(self, status, verified):
+        self.status, self.verified = status, verified
+
+    def verify_source(self, source, name):
+        return self
+
+
+@pytest.mark.parametrize("status,verified", [("crashed", True), ("timeout", 1), ("verified", _Truthy()),
+                                             ("verified", "yes"), ("invalid", True)])
+def test_only_a_verified_status_with_an_exact_true_counts_as_verified(status, verified):
+    """A verifier that timed out, crashed or answers a truthy stand-in never makes the result 'verified'."""
+    res = synthesize("Deny users under 18.", ScriptedClient([GOOD]), verifier=_NotAProof(status, verified),
+                     max_rounds=1)
+    assert res.verified is False and res.rounds[-1].stage == "verification"
+
+
+VACUOUS = GOOD.replace('''    Ensures(Implies(age < 18, Result() == 1))
+    Ensures(Implies(age >= 18, Result() == 0))
+    if age < 18:
+        return 1
+    return 0''', '''    Ensures(Result() >= 0)
+    return 0''')
+
+
+def test_a_vacuous_contract_never_reaches_the_verifier():
+    """``Ensures(Result() >= 0)`` over an allow-everything body is provable; it is a test failure instead."""
+    v = FakeVerifier()
+    res = synthesize("Deny users under 18.", ScriptedClient([VACUOUS]), verifier=v, max_rounds=1)
+    assert not res.ok and res.rounds[0].stage == "tests" and "never forbids allowing" in res.rounds[0].feedback
+    assert v.calls == []

@@ -58,3 +58,25 @@ def test_write_pytest_emits_a_runnable_module(tmp_path):
     for args in ns["OUTSIDE"]:
         ns["test_outside_domain_refused"](args)
     ns["test_property"]()
+
+
+def test_a_contract_that_admits_allow_everywhere_is_a_failure():
+    """Vacuous contracts are proved of anything, the allow-everything policy included."""
+    head = "from nagini_contracts.contracts import *\n\ndef check(age: int) -> int:\n    Requires(0 <= age and age <= 150)\n"
+    for ensures in ("Ensures(Result() >= 0)", "Ensures(Implies(False, Result() != 0))",
+                    "Ensures(Result() == Result())", "Ensures(Implies(age > 150, Result() != 0))"):
+        report = run_tests(policy_from_source(head + f"    {ensures}\n    return 0\n"))
+        assert [f.kind for f in report.failures] == ["vacuous"], ensures
+    real = run_tests(policy_from_source(head + "    Ensures(Implies(age < 18, Result() != 0))\n"
+                                               "    if age < 18:\n        return 1\n    return 0\n"))
+    assert real.passed
+
+
+def test_an_ensures_that_never_names_the_verdict_is_refused_at_load():
+    import pytest
+
+    from agentguard.core.errors import PolicyError
+
+    with pytest.raises(PolicyError, match="mentions Result"):
+        policy_from_source("from nagini_contracts.contracts import *\n\ndef check(age: int) -> int:\n"
+                           "    Requires(0 <= age and age <= 150)\n    Ensures(age >= 0)\n    return 0\n")

@@ -2,8 +2,9 @@
 
 Each refuses, *before* computing, a result that would exceed the language's bounds, so one operation costs
 at most O(MAX_SEQ) time and memory whatever its operands: ``+``/``*`` on strings, lists and tuples give at
-most :data:`MAX_SEQ` elements, ints stay within :data:`MAX_INT_BITS` bits, ``%`` is arithmetic only (no
-string formatting, so no ``'%0500000000d' % x``), and list/tuple displays stay flat.
+most :data:`MAX_SEQ` cells (elements plus the characters of the strings inside: see :func:`cells`), ints
+stay within :data:`MAX_INT_BITS` bits, ``%`` is arithmetic only (no string formatting, so no
+``'%0500000000d' % x``), and list/tuple displays stay flat.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from ..core.errors import PolicyError
 
-__all__ = ["MAX_INT_BITS", "MAX_SEQ", "add", "flat", "mod", "mul", "sub"]
+__all__ = ["MAX_INT_BITS", "MAX_SEQ", "add", "cells", "flat", "mod", "mul", "sub"]
 
 #: the longest string/list/tuple a policy may build or hold as a constant (elements or characters)
 MAX_SEQ = 10_000
@@ -31,9 +32,25 @@ def _check_int(v: Any) -> Any:
     return v
 
 
+def cells(v: Any) -> int:
+    """The size of a value in the language's unit: a string's characters; a list's/tuple's elements plus the
+    characters of the strings in it (``[s] * 10**4`` of a 10**4-character ``s`` is 10**8 cells, not 10**4), so a
+    value of at most MAX_SEQ cells holds at most MAX_SEQ characters whatever its shape; 1 for anything else."""
+    if isinstance(v, str):
+        return len(v)
+    if isinstance(v, (list, tuple)):
+        return len(v) + sum(len(x) for x in v if isinstance(x, str))
+    return 1
+
+
+def _check_cells(n: int) -> None:
+    if n > MAX_SEQ:
+        raise _size_error(f"a value larger than {MAX_SEQ} cells (elements plus the characters of strings in it)")
+
+
 def add(a: Any, b: Any) -> Any:
-    if isinstance(a, _SEQ) and isinstance(b, _SEQ) and len(a) + len(b) > MAX_SEQ:
-        raise _size_error(f"a sequence longer than {MAX_SEQ}")
+    if isinstance(a, _SEQ) and isinstance(b, _SEQ):
+        _check_cells(cells(a) + cells(b))
     return _check_int(a + b)
 
 
@@ -43,8 +60,8 @@ def sub(a: Any, b: Any) -> Any:
 
 def mul(a: Any, b: Any) -> Any:
     for x, n in ((a, b), (b, a)):
-        if isinstance(x, _SEQ) and isinstance(n, int) and len(x) * max(n, 0) > MAX_SEQ:
-            raise _size_error(f"a sequence longer than {MAX_SEQ}")
+        if isinstance(x, _SEQ) and isinstance(n, int):
+            _check_cells(cells(x) * max(n, 0))
     if type(a) is int and type(b) is int and a.bit_length() + b.bit_length() > MAX_INT_BITS:
         raise _size_error(f"an int wider than {MAX_INT_BITS} bits")
     return a * b
@@ -60,6 +77,7 @@ def flat(seq: Any) -> Any:
     for x in seq:
         if isinstance(x, (list, tuple)):
             raise _size_error("lists/tuples may not contain lists/tuples")
+    _check_cells(cells(seq))
     return seq
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import ast
 
+from typing import Any, Callable
+
 from ..core.errors import PolicyError
 
-__all__ = ["CONTRACT_NAMES", "CONTRACT_ONLY_TERMS", "CONTRACT_STATEMENTS", "ESCAPE_CONSTRUCTS",
-           "check_contract_placement", "check_escapes", "err"]
+__all__ = ["CONTRACT_NAMES", "CONTRACT_ONLY_TERMS", "CONTRACT_STATEMENTS", "ESCAPE_CONSTRUCTS", "PreconditionViolation",
+           "RUNTIME_CONTRACTS", "check_contract_placement", "check_escapes", "err", "pre_failed"]
 
 
 def err(node: ast.AST | None, msg: str, filename: str) -> PolicyError:
@@ -62,6 +64,51 @@ ESCAPE_CONSTRUCTS = {
     "MayCreate": "object permissions are not part of the policy language",
     "MaySet": "object permissions are not part of the policy language",
 }
+
+class PreconditionViolation(PolicyError):
+    """The arguments fall outside the policy's ``Requires`` (where its proof says nothing): fail closed."""
+
+
+# -- the run-time meaning of the contract terms (ensures/invariants are proved by Nagini and dropped)
+
+def pre_failed(text: str) -> None:
+    """What a failed ``Requires`` runs: raise :class:`PreconditionViolation` (the guard fails closed)."""
+    raise PreconditionViolation(f"arguments violate the policy's precondition {text}")
+
+
+def _implies(a: Any, b: Any) -> bool:
+    return (not a) or bool(b)
+
+
+def _acc(*args: Any) -> bool:
+    return True
+
+
+def _pure(f: Callable) -> Callable:
+    return f
+
+
+def _quantifier(every: bool) -> Callable[..., bool]:
+    """``Forall``/``Exists`` at run time. They run only where a ``Requires`` holds them (Ensures/Invariant/Assert
+    are dropped): a precondition the run time took as True would let inputs the proof never covered through.
+    So a quantifier over a list (or range) with a function of the file is evaluated; anything else (a type as
+    the domain: ``Forall(int, ...)``) cannot be checked here and fails closed."""
+    name = "Forall" if every else "Exists"
+
+    def q(domain: Any, pred: Any = None, *rest: Any) -> bool:
+        if type(domain) not in (list, tuple, range) or not callable(pred) or rest:
+            raise PreconditionViolation(f"{name} over {type(domain).__name__} cannot be checked at run time")
+        seen = (pred(x) is True for x in domain)
+        return all(seen) if every else any(seen)
+    return q
+
+
+RUNTIME_CONTRACTS: dict[str, Any] = {
+    "Implies": _implies, "Acc": _acc, "list_pred": lambda x: x, "Pure": _pure, "Forall": _quantifier(True),
+    "Exists": _quantifier(False), "Old": lambda x: x,
+}
+
+
 
 def check_escapes(tree: ast.Module, filename: str) -> None:
     """Refuse every mention of a construct that adds facts without proof (a name, an import, a decorator)."""

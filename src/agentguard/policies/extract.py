@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
+from ..core.canonical import strip_invisible
 from ..core.errors import InputError, PolicyError
 from ..core.types import Context, ToolCall
 from .model import Policy
@@ -112,13 +113,29 @@ _SOURCES = ("tool", "argument", "metadata", "constant")
 
 
 def _dig(obj: Any, parts: tuple[str, ...]) -> Any:
+    """The value at a dotted path, read the way the tool reads its arguments: a dict (or dict subclass) through
+    its own storage, as ``**kwargs`` and ``json.dumps`` read it (a subclass's ``__contains__``/``__getitem__``
+    cannot show the policy another value, or none); another mapping once, through ``keys()`` and ``[]``, as
+    ``**kwargs`` reads it."""
     for part in parts:
-        # JSON objects arrive as dicts: test that first (an ABC isinstance check is slow on the hot path).
-        if (type(obj) is dict or isinstance(obj, Mapping)) and part in obj:
-            obj = obj[part]
+        if isinstance(obj, dict):
+            obj = dict.get(obj, part, _MISSING)
+        elif isinstance(obj, Mapping):
+            obj = obj[part] if part in list(obj.keys()) else _MISSING
         else:
             return _MISSING
+        if obj is _MISSING:
+            return _MISSING
     return obj
+
+
+def _map_key(v: Any) -> Any:
+    """How a ``map`` looks a value up: a string in NFKC with format characters removed, case-folded and
+    stripped (``"Ｒent_Car\u200b"`` is ``rent_car``: a spelling the tool accepts may not slip past the map to
+    its ``default``); ints as they are. Other types (and bools, which equal 0/1) are never in a map."""
+    if type(v) is str:
+        return strip_invisible(v).casefold().strip()
+    return v if type(v) is int else _MISSING
 
 
 class FieldRule:
@@ -146,7 +163,7 @@ class FieldRule:
         table = spec.get("map")
         if table is not None and not isinstance(table, Mapping):
             raise InputError(f"field {name}: 'map' must be a table")
-        self.table = dict(table) if table is not None else None
+        self.table = _normalised_map(name, table) if table is not None else None
         self.default = spec.get("default", _MISSING)
 
     def read(self, call: ToolCall, context: Context) -> Any:
@@ -159,13 +176,26 @@ class FieldRule:
         else:
             v = _dig(context.metadata, self.parts)
         if v is not _MISSING and self.table is not None:
-            v = self.table.get(v, _MISSING) if type(v) in (str, int, bool) else _MISSING
+            key = _map_key(v)
+            v = self.table.get(key, _MISSING) if key is not _MISSING else _MISSING
         if v is _MISSING:
             if self.default is _MISSING:
                 raise PolicyError(f"field {self.name}: no value in the request ({self.source}"
                                   + (f" {self.key}" if self.key else "") + ")")
             v = self.default
         return v
+
+
+def _normalised_map(name: str, table: Mapping[Any, Any]) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for k, v in table.items():
+        key = _map_key(k)
+        if key is _MISSING:
+            raise InputError(f"field {name}: map key {k!r} must be a string or an int")
+        if key in out and out[key] != v:
+            raise InputError(f"field {name}: map names {k!r} twice (as {key!r}) with different values")
+        out[key] = v
+    return out
 
 
 class SpecExtractor:

@@ -37,7 +37,7 @@ from .audit import AuditRecord, AuditSink
 from .extract import ArgumentExtractor, SpecExtractor
 from .library import extractor as library_extractor
 from .library import library_path
-from .model import Policy, load_policy
+from .model import Policy, PolicyResult, load_policy
 
 _log = logging.getLogger("agentguard.policies")
 
@@ -192,6 +192,8 @@ class ToolCallGuard(BaseGuard):
             try:
                 args = b.extractor.extract(call, context)
                 res = b.policy.evaluate(args)
+                if type(res) is not PolicyResult:
+                    raise PolicyError(f"policy {b.policy.id} answered {type(res).__name__}, not a PolicyResult")
             except Exception as exc:  # noqa: BLE001 - fail closed on anything
                 v = fail_closed(self.name, exc, self.on_error)
                 v = Verdict(v.decision, f"policy {b.policy.id} could not decide: {type(exc).__name__}: {exc}",
@@ -201,7 +203,7 @@ class ToolCallGuard(BaseGuard):
                 return v
             dt = time.perf_counter() - t0
             details = {"policy": b.policy.id, "version": b.policy.version, "code": res.code, "arguments": args}
-            if not res.allow:
+            if res.allow is not True:  # only an exact True allows (a truthy non-bool denies)
                 v = Verdict(self.deny, res.reason, self.name, {"seconds": dt}, details=details)
                 self._record(context, raw, args, b.policy, v, res.code, dt)
                 return v
@@ -229,6 +231,9 @@ def _configured_policy(policy: Any, verified_digest: Any, timeout_s: Any) -> Pol
     if not path.suffix and len(path.parts) == 1:
         path = library_path(str(policy))
     pol = load_policy(path, timeout_s=float(timeout_s))
+    if verified_digest is not None and isinstance(verified_digest, str) and len(verified_digest) < 64:
+        raise PolicyError(f"policy {pol.id}: verified_digest {verified_digest!r} is a prefix; pin the full SHA-256 "
+                          f"(Policy.digest, 64 hex digits; another source can match a short prefix): refusing to run unverified code")
     if verified_digest is not None and pol.digest != verified_digest:
         raise PolicyError(f"policy {pol.id} at {path} has digest {pol.digest}, not the verified {verified_digest}: "
                           "refusing to run unverified code")

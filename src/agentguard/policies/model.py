@@ -54,6 +54,29 @@ def _within_bounds(v: Any) -> bool:
     return not isinstance(v, int) or v.bit_length() <= MAX_ARG_BITS
 
 
+def _checked_argument(pid: str, p: "Param", args: Mapping[str, Any]) -> Any:
+    """One argument as the verified core may see it: an exact ``int`` (not a bool, not a subclass whose
+    ``__lt__``/``__eq__`` could lie to the policy's comparisons), an exact ``bool``, or a private copy of an
+    exact ``list`` of exact ints; ints of at most MAX_ARG_BITS bits, lists of at most MAX_SEQ elements."""
+    try:
+        v = args[p.name]
+    except KeyError:
+        raise PolicyError(f"policy {pid}: missing argument {p.name!r}") from None
+    t = _TYPES[p.type]
+    if type(v) is not t:
+        raise PolicyError(f"policy {pid}: argument {p.name!r} must be {p.type}, got {type(v).__name__}")
+    if t is list:
+        if len(v) > MAX_SEQ:
+            raise PolicyError(f"policy {pid}: argument {p.name!r} is too large (lists of at most {MAX_SEQ} elements)")
+        v = list.copy(v)  # the list's own storage: no subclass __iter__, and the caller cannot change it mid-call
+        if not all(type(x) is int for x in v):
+            raise PolicyError(f"policy {pid}: argument {p.name!r} must be List[int] (exact ints)")
+    if not _within_bounds(v):
+        raise PolicyError(f"policy {pid}: argument {p.name!r} is too large (ints of at most "
+                          f"{MAX_ARG_BITS} bits, lists of at most {MAX_SEQ} elements)")
+    return v
+
+
 @dataclass(frozen=True)
 class Param:
     """One schema field: name, type (``int``, ``bool`` or ``List[int]``) and, for ints, bounds from Requires."""
@@ -95,8 +118,10 @@ class Policy:
 
     @property
     def digest(self) -> str:
-        """First 12 hex digits of the SHA-256 of the source (recorded in every audit record)."""
-        return hashlib.sha256(self.source.encode()).hexdigest()[:12]
+        """The SHA-256 of the source, all 64 hex digits (recorded in every audit record; ``verified_digest`` pins
+        it). Not a prefix: 12 hex digits are 48 bits, and whoever writes both files finds two sources with one
+        48-bit prefix in about 2**24 tries each (a verified one and a swapped-in one), in minutes."""
+        return hashlib.sha256(self.source.encode()).hexdigest()
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -115,19 +140,7 @@ class Policy:
         """
         assert self.code is not None
         fn = self.code.function(self.entry)
-        values = []
-        for p in self.params:
-            try:
-                v = args[p.name]
-            except KeyError:
-                raise PolicyError(f"policy {self.id}: missing argument {p.name!r}") from None
-            t = _TYPES[p.type]
-            if not isinstance(v, t) or (t is list and not all(isinstance(x, int) for x in v)):
-                raise PolicyError(f"policy {self.id}: argument {p.name!r} must be {p.type}, got {type(v).__name__}")
-            if (t is list or not -_ARG_LIMIT <= v <= _ARG_LIMIT) and not _within_bounds(v):
-                raise PolicyError(f"policy {self.id}: argument {p.name!r} is too large (ints of at most "
-                                  f"{MAX_ARG_BITS} bits, lists of at most {MAX_SEQ} elements)")
-            values.append(list(v) if t is list else v)  # a private copy: the caller cannot change it mid-call
+        values = [_checked_argument(self.id, p, args) for p in self.params]
         tick = self.code.tick
         t0 = time.perf_counter()
         tick.deadline = t0 + self.timeout_s
@@ -138,13 +151,19 @@ class Policy:
         dt = time.perf_counter() - t0
         if dt > self.timeout_s:
             raise GuardTimeout(f"policy {self.id} exceeded its time limit of {self.timeout_s * 1000:.0f} ms")
-        if isinstance(out, bool):
-            code = 0 if out else 1
-            return PolicyResult(out, code, "allowed" if out else self.reason_for(1) if len(self.reasons) > 1
-                                else f"denied by policy {self.id}", dt)
-        if isinstance(out, int):
-            return PolicyResult(out == 0, int(out), self.reason_for(int(out)), dt)
-        raise PolicyError(f"policy {self.id} returned {type(out).__name__}, expected bool or int")
+        return self._verdict(out, dt)
+
+    def _verdict(self, out: Any, dt: float) -> PolicyResult:
+        """Read the entry point's answer: only an exact ``bool`` (``True`` allows) or an exact ``int``
+        (``0`` allows), of the declared return type. Anything else (a truthy object, a bool/int subclass
+        with its own ``__eq__``/``__bool__``, ``None``, a tuple) raises PolicyError: the guard fails closed."""
+        kind = type(out)
+        if kind is bool and self.returns == "bool":
+            return PolicyResult(out is True, 0 if out is True else 1, "allowed" if out is True else
+                                self.reason_for(1) if len(self.reasons) > 1 else f"denied by policy {self.id}", dt)
+        if kind is int and self.returns == "int":
+            return PolicyResult(out == 0, out, self.reason_for(out), dt)
+        raise PolicyError(f"policy {self.id} returned {kind.__name__}, expected its declared {self.returns}")
 
     def __call__(self, **args: Any) -> PolicyResult:
         return self.evaluate(args)
@@ -238,6 +257,10 @@ def policy_from_source(source: str, *, path: str | None = None, entry: str = "ch
         raise PolicyError(f"policy {filename}:{fn.lineno} refused: {entry} must return int or bool (got {ret or 'nothing'})")
     if not ensures:
         raise PolicyError(f"policy {filename}:{fn.lineno} refused: {entry} states no Ensures (no safety property)")
+    if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "Result"
+               for e in ensures for n in ast.walk(e)):
+        raise PolicyError(f"policy {filename}:{fn.lineno} refused: no Ensures of {entry} mentions Result() "
+                          "(a contract that says nothing about the verdict constrains nothing)")
     reasons = consts.get("REASONS", ())
     if not (isinstance(reasons, (list, tuple)) and all(isinstance(r, str) for r in reasons)):
         raise PolicyError(f"policy {filename} refused: REASONS must be a list of strings")

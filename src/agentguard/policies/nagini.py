@@ -110,14 +110,21 @@ def _value(text: str) -> Any:
     return t
 
 
+_STATUS_LINES = frozenset({"Verification successful", "Verification failed", "Translation failed"})
+
+
 def parse_nagini_output(text: str, path: str = "", seconds: float = 0.0) -> VerificationResult:
     """Turn Nagini's textual report (with or without ``--counterexample``) into a VerificationResult."""
     lines = text.strip().splitlines()
     took = re.search(r"Verification took ([\d.]+) seconds", text)
     if took and not seconds:
         seconds = float(took.group(1))
-    if any(line.strip() == "Verification successful" for line in lines):
+    marks = {m for m in (line.strip() for line in lines) if m in _STATUS_LINES or m.startswith("Verification crashed")}
+    if marks == {"Verification successful"}:
         return VerificationResult(path, "verified", (), seconds, text)
+    if "Verification successful" in marks:  # success next to a failure or crash: not a proof (fail closed)
+        return VerificationResult(path, "crashed", (VerificationError(
+            "conflicting Nagini report: " + ", ".join(sorted(marks))),), seconds, text)
     if any(line.strip() == "Translation failed" for line in lines):
         msgs = [line.strip() for line in lines if line.strip() and line.strip() != "Translation failed"
                 and not line.startswith("Verification took")]

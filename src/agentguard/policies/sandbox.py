@@ -17,23 +17,22 @@ subset in which every construct is bounded by the size of its input (issue 13):
   factor of at most 10**6; ``%`` never has a string literal on its left (no ``'%0500000000d' % x``);
   at most :data:`MAX_EXPR_NODES` nodes per statement and :data:`MAX_NAMES` distinct variable names;
   no item or slice assignment (``a[0:0] = a`` would double a list in one C-level operation);
-- contracts (issue 26): only the vocabulary that constrains (``Requires``/``Ensures``/``Invariant``/
-  ``Decreases``/``Result``/``Old``/``Implies``/``Acc``/``Pure``, ``Assert`` where Nagini checks it), each in the
-  place where Nagini checks it (:func:`~.contracts.check_contract_placement`); every construct that adds a fact
-  without proof or switches a proof off (``Assume``, ``Inhale``, ``Exhale``, ``Fold``/``Unfold``/
-  ``Unfolding``, ``@Predicate``, ``@Trusted``, ``@ContractOnly``, ``@Opaque``/``Reveal``, ...: see
-  :data:`~.contracts.ESCAPE_CONSTRUCTS`) is refused wherever it is mentioned, because ``Assume(False)`` makes any
-  contract "verified";
+- contracts (issue 26): only the vocabulary that constrains, each where Nagini checks it; every construct that
+  adds a fact without proof (``Assume``, ``Inhale``, ``@Trusted``, ...) is refused wherever it is mentioned
+  (:mod:`~.contracts`);
+- names and operators (session 10): operators are an allow-list too (no ``is``: Nagini proves ``x is LIMIT``
+  as ``x == LIMIT`` while CPython compares identity; no ``/`` but an ``Acc`` fraction; no float literals); no
+  reserved name (builtin, contract or type name) is bound, a module-level name is bound once and not shadowed;
 - never: attribute access (so no dunder access), names that start with ``_``, ``exec``/``eval``/``open``/
   ``__import__``/``getattr`` and friends, lambdas, comprehensions, f-strings, classes, ``global``, ``try``,
   ``with``, ``del``, ``yield``, ``await``, decorators other than ``@Pure``, default values.
 
 Execution (compiled with ``dont_inherit=True`` from the validated AST, annotations stripped so nothing in
 them ever runs, with no builtins but the whitelisted ones): ``+``, ``-``, ``*`` and ``%`` go through
-checked helpers that refuse, *before* computing, a string/list/tuple longer than :data:`MAX_SEQ` elements,
-an int wider than :data:`MAX_INT_BITS` bits and any ``%`` formatting of a string; a list/tuple display may
-not contain a list/tuple (flat data only). So every single operation costs at most O(MAX_SEQ) and the
-memory one policy call can hold is at most :data:`MAX_NAMES` names x MAX_SEQ elements (documented cap:
+checked helpers that refuse, *before* computing, a value larger than :data:`MAX_SEQ` cells (elements plus
+the characters of the strings inside), an int wider than :data:`MAX_INT_BITS` bits and any ``%`` formatting
+of a string; a list/tuple display may not contain a list/tuple (flat data only). So every single operation
+costs at most O(MAX_SEQ) and one policy call holds at most :data:`MAX_NAMES` names x MAX_SEQ cells (cap:
 :data:`MEMORY_CAP_BYTES`, checked by ``tests/policies/test_policies_hostile.py``). Before every statement,
 at every loop iteration and at every function entry a tick raises
 :class:`~agentguard.core.errors.GuardTimeout` once *this thread's* deadline has passed (the deadline is
@@ -55,7 +54,8 @@ from typing import Any, Callable
 
 from ..core.errors import GuardTimeout, PolicyError
 from ._bounded_ops import MAX_INT_BITS, MAX_SEQ, add, flat, mod, mul, sub
-from .contracts import CONTRACT_NAMES, ESCAPE_CONSTRUCTS, check_contract_placement, check_escapes
+from .contracts import (CONTRACT_NAMES, ESCAPE_CONSTRUCTS, RUNTIME_CONTRACTS, PreconditionViolation,
+                        check_contract_placement, check_escapes, pre_failed)
 from .contracts import err as _err
 
 __all__ = ["PreconditionViolation", "validate"]  # compile_policy/CompiledPolicyCode: internal to model.py
@@ -68,12 +68,17 @@ FORBIDDEN_NAMES = frozenset({
     "locals", "vars", "dir", "type", "object", "breakpoint", "help", "memoryview", "bytearray", "super",
     "classmethod", "staticmethod", "property", "exit", "quit", "id", "hash", "iter", "next", "format",
 })
+#: names a policy may not bind (assign, loop over, take as a parameter, define): rebinding one would make the
+#: run time call something other than what Nagini reasoned about (``def Implies(a, b): return True``,
+#: ``len = 0``, ``List = ...``)
+RESERVED_NAMES = frozenset(SAFE_BUILTINS) | CONTRACT_NAMES | TYPE_NAMES | frozenset(ESCAPE_CONSTRUCTS) | frozenset({
+    "True", "False", "None", "float", "dict", "set", "str", "bytes", "Forall", "Exists", "Result", "Old"})
 _ALLOWED_NODES = (
     ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Return, ast.If, ast.For, ast.Assign,
     ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass, ast.Assert, ast.Break, ast.Continue,
     ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.BinOp, ast.Add, ast.Sub,
     ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt,
-    ast.GtE, ast.In, ast.NotIn, ast.Is, ast.IsNot, ast.IfExp, ast.Call, ast.Name, ast.Load, ast.Store,
+    ast.GtE, ast.In, ast.NotIn, ast.IfExp, ast.Call, ast.Name, ast.Load, ast.Store,
     ast.Constant, ast.List, ast.Tuple, ast.Subscript, ast.Slice, ast.ImportFrom, ast.alias,
 )
 MAX_SOURCE_CHARS = 200_000
@@ -84,10 +89,6 @@ MAX_NAMES = 256
 #: documented memory cap of one policy call: MAX_NAMES names x MAX_SEQ elements x (8-byte slot + a
 #: 60-byte element), rounded up; the hostile suite checks the measured peak stays under it
 MEMORY_CAP_BYTES = 192 * 2**20
-
-
-class PreconditionViolation(PolicyError):
-    """The arguments fall outside the policy's ``Requires`` (where its proof says nothing): fail closed."""
 
 
 def validate(source: str, filename: str = "<policy>") -> ast.Module:
@@ -108,6 +109,7 @@ def validate(source: str, filename: str = "<policy>") -> ast.Module:
     for node in tree.body:
         _check_top(node, functions, filename)
     _check_all_nodes(tree, functions, filename)  # every node, annotations/decorators/defaults included
+    _check_bindings(tree, filename)
     check_contract_placement(tree, filename)
     _check_call_graph(tree, functions, filename)
     return tree
@@ -230,6 +232,11 @@ def _range_arg(a: ast.AST) -> bool:
 
 def _check_all_nodes(tree: ast.Module, functions: set[str], filename: str) -> None:
     loop_ranges = {id(n.iter) for n in ast.walk(tree) if isinstance(n, ast.For)}
+    # ``/`` only as a permission fraction of two int literals, ``Acc(list_pred(xs), 1/2)`` (Nagini reads it as a
+    # rational); anywhere else it makes a float, which the proof does not model the way Python computes it
+    fractions = {id(n.args[1]) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                 and n.func.id == "Acc" and len(n.args) == 2 and isinstance(n.args[1], ast.BinOp)
+                 and isinstance(n.args[1].op, ast.Div) and _small_int(n.args[1].left) and _small_int(n.args[1].right)}
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.AnnAssign) and not _is_type(node.annotation):
@@ -255,8 +262,9 @@ def _check_all_nodes(tree: ast.Module, functions: set[str], filename: str) -> No
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
                 and id(node) not in loop_ranges):
             raise _err(node, "range() is allowed only as the iterable of a for loop", filename)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (bytes, complex, type(...))):
-            raise _err(node, "bytes/complex/Ellipsis literals are not allowed", filename)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (bytes, complex, float, type(...))):
+            raise _err(node, "float/bytes/complex/Ellipsis literals are not allowed (the language is integer-only)",
+                       filename)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > MAX_SEQ:
             raise _err(node, f"string literal longer than {MAX_SEQ} characters", filename)
         if isinstance(node, ast.Call):
@@ -267,11 +275,36 @@ def _check_all_nodes(tree: ast.Module, functions: set[str], filename: str) -> No
                 raise _err(node, f"call of {f.id!r} is not allowed", filename)
             if node.keywords:
                 raise _err(node, "keyword arguments are not allowed", filename)
-        if not isinstance(node, _ALLOWED_NODES) and not isinstance(node, (ast.expr_context, ast.operator,
-                                                                          ast.cmpop, ast.boolop, ast.unaryop)):
+        if isinstance(node, ast.AugAssign):  # x op= y is x = x op y: the same operator rules
+            _check_binop(ast.copy_location(ast.BinOp(node.target, node.op, node.value), node), filename)
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.Div) and id(node) not in fractions:
+            raise _err(node, "Div is not allowed (/ makes a float; only Acc(..., 1/2) permission fractions)", filename)
+        if not isinstance(node, _ALLOWED_NODES):  # operators too: an allow-list (no is, ~, **, <<, |, @)
             raise _err(node, f"{type(node).__name__} is not allowed", filename)
     if len(names) > MAX_NAMES:
         raise _err(None, f"{len(names)} variable names (at most {MAX_NAMES})", filename)
+
+
+def _check_bindings(tree: ast.Module, filename: str) -> None:
+    """Each name means one thing, the same to Nagini and to the run time: no reserved name (a builtin, a contract
+    or type name) is bound; a module-level name is bound once; parameters and locals do not shadow one."""
+    top: dict[str, int] = {}
+    reserved = "is a reserved name (a builtin, contract or type name) and may not be bound"
+    for node in tree.body:
+        targets = (node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign)
+                   else [])
+        names = [node.name] if isinstance(node, ast.FunctionDef) else [t.id for t in targets if isinstance(t, ast.Name)]
+        for name in names:
+            if name in RESERVED_NAMES or name in top:
+                raise _err(node, f"{name!r} " + (reserved if name in RESERVED_NAMES else
+                                                 f"is already defined at line {top[name]} (bound once)"), filename)
+            top[name] = node.lineno
+    for node in (n for fn in tree.body if isinstance(fn, ast.FunctionDef) for n in ast.walk(fn)):
+        name = node.arg if isinstance(node, ast.arg) else node.id if isinstance(node, ast.Name) and isinstance(
+            node.ctx, ast.Store) else None
+        if name is not None and (name in RESERVED_NAMES or name in top):
+            raise _err(node, f"{name!r} " + (reserved if name in RESERVED_NAMES else
+                                             f"shadows the module-level name defined at line {top[name]}"), filename)
 
 
 def _check_binop(node: ast.BinOp, filename: str) -> None:
@@ -435,32 +468,6 @@ class _RuntimeRewriter(ast.NodeTransformer):
         return node
 
 
-def _pre_failed(text: str) -> None:
-    raise PreconditionViolation(f"arguments violate the policy's precondition {text}")
-
-
-def _implies(a: Any, b: Any) -> bool:
-    return (not a) or bool(b)
-
-
-def _acc(*args: Any) -> bool:
-    return True
-
-
-def _pure(f: Callable) -> Callable:
-    return f
-
-
-def _forall(*args: Any) -> bool:  # quantifiers are proved by Nagini; not evaluated at run time
-    return True
-
-
-RUNTIME_CONTRACTS: dict[str, Any] = {
-    "Implies": _implies, "Acc": _acc, "list_pred": lambda x: x, "Pure": _pure, "Forall": _forall,
-    "Exists": _forall, "Old": lambda x: x,
-}
-
-
 @dataclass
 class CompiledPolicyCode:
     """The module namespace of a validated policy and the tick that enforces its time limit."""
@@ -482,7 +489,7 @@ def compile_policy(source: str, filename: str = "<policy>", timeout_s: float = 0
     tree = _RuntimeRewriter().visit(tree)
     ast.fix_missing_locations(tree)
     tick = _Tick(timeout_s)
-    ns: dict[str, Any] = {"__builtins__": dict(SAFE_BUILTINS), "_ag_tick": tick.check, "_ag_pre_failed": _pre_failed,
+    ns: dict[str, Any] = {"__builtins__": dict(SAFE_BUILTINS), "_ag_tick": tick.check, "_ag_pre_failed": pre_failed,
                           "_ag_add": add, "_ag_sub": sub, "_ag_mul": mul, "_ag_mod": mod, "_ag_flat": flat}
     ns.update(RUNTIME_CONTRACTS)
     for name in TYPING_NAMES:

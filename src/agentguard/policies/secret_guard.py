@@ -20,6 +20,11 @@ it and where the value came from:
   (default: PII) whose value carries the ``user`` label (the user typed it in the prompt) may go to any
   destination: "pay IBAN X" is the user's decision, an IBAN from an e-mail body is not.
 
+**Across calls** (``across_calls`` characters, default 2048; 0 turns it off): per run (``context.run_id``, in
+a :class:`~agentguard.core.runs.RunMemory`; ``end_run`` forgets it) the tail of what the run already sent where
+secrets may not go is read joined with each new call's strings, so a key sent in pieces over several calls
+is refused at the call that completes it.
+
 A finding of kind ``unreadable`` (nesting too deep, a string too long) is never allowed. Verdict reasons
 and details name the argument path, the detector and a redacted excerpt, never the secret (the audit
 trail must not become the leak).
@@ -27,14 +32,16 @@ trail must not become the leak).
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Mapping, Sequence
 
 from ..core.canonical import canonical_name
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
+from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .rules import as_tool_call, tool_patterns
-from .secrets import DEFAULT_PII, DEFAULT_PLUGINS, Finding, LeakScanner
+from .secrets import DEFAULT_PII, DEFAULT_PLUGINS, Finding, LeakScanner, string_leaves
 
 __all__ = ["DESTINATIONS", "SecretLeakGuard"]
 
@@ -53,6 +60,17 @@ def _metadata_provenance(context: Context, value: str) -> frozenset[str]:
     return frozenset(fn(value)) if callable(fn) else frozenset()
 
 
+class _Sent:
+    """What one run sent where secrets may not go: the tail of its text and the values already judged."""
+
+    __slots__ = ("lock", "tail", "values")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.tail = ""
+        self.values: set[str] = set()
+
+
 class SecretLeakGuard(BaseGuard):
     """Refuse calls and messages that carry a secret or PII to a destination not allowed it (see module doc)."""
 
@@ -63,8 +81,12 @@ class SecretLeakGuard(BaseGuard):
                  allow_to: Mapping[str, Sequence[str]] | None = None, user_supplied: Sequence[str] = ("pii",),
                  text_destination: str = "user", destination: Destination | None = None,
                  provenance: Provenance | None = _metadata_provenance,
-                 decision: Decision | str = Decision.REJECT) -> None:
+                 decision: Decision | str = Decision.REJECT, across_calls: int = 2048, max_runs: int = 10_000) -> None:
         self.name = name
+        if isinstance(across_calls, bool) or not isinstance(across_calls, int) or across_calls < 0:
+            raise InputError(f"{name}.across_calls must be a non-negative number of characters, got {across_calls!r}")
+        self.across_calls = across_calls
+        self.runs: RunMemory[_Sent] = RunMemory(_Sent, max_runs)
         self.scanner = scanner or LeakScanner(plugins=plugins, pii=pii, extra_patterns=extra_patterns, decode=decode)
         self.decision = Decision.parse(decision)
         if not self.decision.refuses:
@@ -93,7 +115,7 @@ class SecretLeakGuard(BaseGuard):
         """The keyword arguments from a ``[[guards]]`` table (``type = "secret-leak"``); callables
         (``destination``, ``provenance``) are code-only."""
         known = {"name", "plugins", "pii", "extra_patterns", "decode", "user_tools", "internal_tools", "allow_to",
-                 "user_supplied", "text_destination", "decision"}
+                 "user_supplied", "text_destination", "decision", "across_calls", "max_runs"}
         unknown = sorted(set(params) - known)
         if unknown:
             raise InputError(f"unknown key(s) {', '.join(unknown)} for a secret-leak guard (known: {', '.join(sorted(known))})")
@@ -122,6 +144,31 @@ class SecretLeakGuard(BaseGuard):
             return "user" in self._provenance(context, f.value)
         return False
 
+    def _across_calls(self, context: Context, call: ToolCall, found: list[Finding], dest: str) -> list[Finding]:
+        """A key sent in pieces over several calls of one run: the text this run already sent where secrets may
+        not go (its last ``across_calls`` characters) is read joined with this call's strings; a finding there
+        that neither this call nor an earlier one showed on its own is a leak. An allowed call's text is added."""
+        if not self.across_calls:
+            return []
+        try:
+            sent = self.runs.get(context.run_id)
+        except Exception as exc:  # noqa: BLE001 - an evicted run cannot be read: not read is not allowed
+            return [Finding("unreadable", f"run memory: {type(exc).__name__}", "<across calls>", "")]
+        text = "".join(string_leaves(call.arguments))
+        with sent.lock:
+            joined = (self.scanner.scan_text(sent.tail + text, "<across calls>", full=False)
+                      if sent.tail and text else [])
+            new = [f for f in joined if f.value not in sent.values and all(f.value != g.value for g in found)]
+            leaks = [f for f in new if not self._allowed(context, f, dest)]
+            if not leaks:
+                sent.tail = (sent.tail + text)[-self.across_calls:]
+                sent.values.update(f.value for f in [*found, *joined])
+        return leaks
+
+    def end_run(self, run_id: str) -> None:
+        """Forget what run ``run_id`` sent."""
+        self.runs.end_run(run_id)
+
     def check(self, context: Context, proposal: Any) -> Verdict:
         call = as_tool_call(proposal)
         if call is not None:
@@ -136,6 +183,8 @@ class SecretLeakGuard(BaseGuard):
         else:
             return Verdict(self.decision, f"cannot read a proposal of type {type(proposal).__name__}", self.name)
         leaks = [f for f in found if not self._allowed(context, f, dest)]
+        if call is not None and not leaks and "secret" not in self.allow_to[dest]:
+            leaks = self._across_calls(context, call, found, dest)
         if not leaks:
             return Verdict.allow(self.name, f"{len(found)} finding(s), all allowed to {dest}" if found else "clean")
         items = [{"kind": f.kind, "type": f.type, "path": f.path, "excerpt": f.redacted()} for f in leaks]

@@ -20,15 +20,19 @@ Detectors are maintained libraries, each made for its job, called in-process:
   ``send_money.recipient``), so they are opt-in (see the benchmark's per-kind false-positive rates).
 
 Reading like the receiving system (and an attacker): every string leaf of nested arguments, mapping keys
-included; NFKC with invisible characters removed (``AKIA\\u200b...``); and the decodings a receiver or an
+included; NFKC with invisible characters removed (``AKIA\u200b...``); and the decodings a receiver or an
 exfiltration endpoint applies, up to :data:`MAX_LAYERS` deep: percent-encoding (``%41KIA``, ``+``),
 HTML entities, JSON inside a string, base64 / base64url runs that decode to text, and hex runs that
-decode to text. A value nested deeper than :data:`MAX_NESTING`, or a string longer than ``max_chars``,
-is a finding of kind ``unreadable`` (refused: not read is not allowed).
+decode to text. Each text is also read through :func:`views` that no decoder applies but a receiver undoes:
+its homoglyph skeleton (Unicode TR39 confusables, ``АKIA`` with a Cyrillic ``А``), reversed, ROT13 and with
+its whitespace removed (``AKIA IOSF ODNN ...``); a view's decodings are read too (base64 of a reversed key).
+The string leaves of one call are also read joined, in order: a key split across arguments. A value nested
+deeper than :data:`MAX_NESTING`, or a string longer than ``max_chars``, is a finding of kind ``unreadable``
+(refused: not read is not allowed).
 
-What no content scanner sees: a secret split across arguments or calls, reversed, encrypted or spelled
-out. Pair the guard with provenance and flow rules (a value read from a secret store may not reach a
-third party in any form).
+What no content scanner sees: a secret split across calls, encrypted, spelled out, or transformed twice by
+views in a row (ROT13 of a reversed key). Pair the guard with provenance and flow rules (a value read from a
+secret store may not reach a third party in any form).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from urllib.parse import unquote_plus
 from ..core.canonical import strip_invisible
 from ..core.errors import InputError, require
 
-__all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "plugin_names"]
+__all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "plugin_names", "string_leaves", "views"]
 
 #: detect-secrets plugins used by default: format-specific detectors (no entropy, keyword or IP plugins)
 DEFAULT_PLUGINS = (
@@ -127,6 +131,7 @@ def _printable(raw: bytes) -> str | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
+    text = strip_invisible(text)  # zero-width marks inside the encoded text are not noise (nor a disguise)
     if len(text) < 8:
         return None
     good = sum(ch.isprintable() or ch in "\r\n\t" for ch in text)
@@ -157,6 +162,55 @@ def decodings(text: str) -> Iterator[tuple[str, str]]:
         hx = _printable(bytes.fromhex(m.group(0)))
         if hx is not None:
             yield "hex", hx
+
+
+_SPACE = re.compile(r"\s+")
+#: the shortest text whose views are read: no format a default plugin detects is shorter (Slack's ``xoxb-`` and
+#: ten characters is the shortest); a key cut into shorter pieces is read where the pieces are joined back
+_MIN_VIEW = 12
+_RUN = re.compile(r"\S{12,}")
+_ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+                       "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
+_SKELETON: dict[int, str] | None = None
+
+
+def _skeleton_table() -> dict[int, str]:
+    """Non-ASCII characters that look like one ASCII letter, digit or token character (Cyrillic ``А``, Greek
+    ``Ο``, ...) -> that character, from the Unicode confusables data (TR39) that ``confusable-homoglyphs``
+    ships: the maintained table made for homograph attacks. An upper-case letter that TR39 maps to ``l``
+    (``І``, ``Ι``, whose prototype is ``l``) is read as ``I``."""
+    global _SKELETON
+    if _SKELETON is None:
+        data = require("confusable_homoglyphs.confusables", "secrets").confusables_data
+        table: dict[int, str] = {}
+        for ch, glyphs in data.items():
+            if len(ch) != 1 or ch.isascii():
+                continue
+            for g in glyphs:
+                t = g.get("c", "")
+                if len(t) == 1 and t.isascii() and (t.isalnum() or t in "-_+/=."):
+                    table[ord(ch)] = "I" if t == "l" and ch.isupper() else t
+                    break
+        _SKELETON = table
+    return _SKELETON
+
+
+def views(text: str) -> Iterator[tuple[str, str]]:
+    """``(name, view)`` for each way an exfiltration writes a value so that no decoder applies but a reader
+    (or the attacker's endpoint) recovers it: homoglyphs (``АKIA`` with a Cyrillic ``А``), reversed, ROT13,
+    and whitespace inside (``AKIA IOSF ODNN``). Each view that differs from ``text`` is scanned like a
+    decoding (one layer), so a base64 run that was reversed is still decoded."""
+    if not text.isascii():
+        sk = text.translate(_skeleton_table())
+        if sk != text:
+            yield "homoglyph", sk
+    if _RUN.search(text):  # a key is one run without spaces: prose of short words has nothing to reverse/rotate
+        yield "reversed", text[::-1]
+        r13 = text.translate(_ROT13)
+        if r13 != text:
+            yield "rot13", r13
+    if _SPACE.search(text):
+        yield "despaced", _SPACE.sub("", text)
 
 
 class LeakScanner:
@@ -193,22 +247,33 @@ class LeakScanner:
         self._ungated = [p for p in self._regex if id(p) not in self._gated]
 
     # -- one string ---------------------------------------------------------------------------------
-    def scan_text(self, text: str, path: str = "") -> list[Finding]:
-        """Findings in one string (its canonical form and, with ``decode``, its decodings)."""
+    def scan_text(self, text: str, path: str = "", *, full: bool = True) -> list[Finding]:
+        """Findings in one string (its canonical form and, with ``decode``, its decodings and views).
+        ``full=False`` reads with the format detectors only (no PII, no entropy plugins): for text this scanner
+        put together itself (joined arguments, views), where a digit run or a random-looking run is an artefact."""
         if len(text) > self.max_chars:
             return [Finding("unreadable", "too long", path, "")]
         out: list[Finding] = []
         seen: set[str] = set()
-        todo: list[tuple[str, str, int]] = [(text, path, 0)]
+        todo: list[tuple[str, str, int, bool, bool]] = [(text, path, 0, True, full)]
         while todo:
-            t, where, depth = todo.pop()
+            t, where, depth, viewable, whole = todo.pop()
             if t in seen:
                 continue
             seen.add(t)
             canon = t if t.isascii() else strip_invisible(t)
-            out += self._detect(canon, where)
+            out += self._detect(canon, where, whole)
             if not self.decode or depth >= MAX_LAYERS:
                 continue
+            # a view is read (and decoded: base64 of a reversed key) but not viewed again, except through the
+            # homoglyph skeleton: a reading of the same text, which keeps the views and the layer budget of the
+            # text it reads. PII and entropy are read in the homoglyph view only (a reversed digit run is no card)
+            if len(canon) >= _MIN_VIEW and (viewable or not canon.isascii()):
+                for name, v in views(canon):
+                    if v in seen or not (viewable or name == "homoglyph") or not self._worth_reading(name, v, whole):
+                        continue
+                    todo.append((v, f"{where}|{name}", depth + (name != "homoglyph"),
+                                 viewable if name == "homoglyph" else False, whole and name == "homoglyph"))
             stripped = canon.strip()
             if stripped[:1] in "{[" and stripped[-1:] in "}]":
                 try:
@@ -221,10 +286,23 @@ class LeakScanner:
                 if isinstance(parsed, (dict, list)):
                     out += self.scan(parsed, f"{where}|json", depth=0)
             for layer, d in decodings(canon):
-                todo.append((d, f"{where}|{layer}", depth + 1))
+                todo.append((d, f"{where}|{layer}", depth + 1, True, whole))
         return _unique(out)
 
-    def _detect(self, text: str, where: str) -> list[Finding]:
+    def _worth_reading(self, name: str, view: str, whole: bool) -> bool:
+        """Whether a view can show anything its text did not: a detector's pattern opens on it, or it holds a
+        run a decoder reads (base64, hex, percent-encoding, JSON); the homoglyph view of a fully read text always.
+        Without plugins outside the gate a closed gate means no finding (see :func:`_gate`), so this is exact
+        for secrets and keeps the views' cost to a few regex searches on benign text."""
+        if name == "homoglyph" and whole:
+            return True
+        if not view.isascii():  # judged as it will be read: through its homoglyph skeleton too
+            view = view.translate(_skeleton_table())
+        if self._ungated or self.extra or self._gate is None or self._gate.search(view):
+            return True
+        return bool(_B64.search(view) or _HEX.search(view) or "%" in view or "&" in view or view.lstrip()[:1] in "{[")
+
+    def _detect(self, text: str, where: str, full: bool = True) -> list[Finding]:
         out: list[Finding] = []
         gate_open = self._gate is None or self._gate.search(text) is not None
         # a closed gate: no gated plugin's regex matches, so none of them can yield (exact, see _gate)
@@ -234,13 +312,13 @@ class LeakScanner:
                 whole = {m.group(0) for rx in getattr(p, "denylist", ()) for m in rx.finditer(text)}
                 vals = [w for w in sorted(whole) if any(h in w for h in hits)] or sorted(hits)
                 out += [Finding("secret", str(p.secret_type), where, str(w)) for w in vals]
-        for p, rx in zip(self._entropy, self._entropy_rx):
+        for p, rx in zip(self._entropy, self._entropy_rx) if full else ():
             for m in rx.finditer(text):
                 if p.calculate_shannon_entropy(m.group(0)) > p.entropy_limit:
                     out.append(Finding("secret", str(p.secret_type), where, m.group(0)))
         for name, rx in self.extra:
             out += [Finding("secret", name, where, m.group(0)) for m in rx.finditer(text)]
-        if self.pii:
+        if self.pii and full:
             out += self._pii(text, where)
         return out
 
@@ -298,7 +376,24 @@ class LeakScanner:
             out += self.scan_text(bytes(value).decode("utf-8", "replace"), path)
         elif value is not None and not isinstance(value, bool):
             out += self.scan_text(str(value), path)
+        if depth == 0 and isinstance(value, (Mapping, list, tuple)):
+            leaves = list(string_leaves(value, 0))
+            joined = "".join(leaves)
+            if len(leaves) > 1 and len(joined) <= self.max_chars:  # a secret split across arguments, as the
+                out += self.scan_text(joined, f"{path}<joined>", full=False)  # receiver joins it back
         return _unique(out)
+
+
+def string_leaves(value: Any, depth: int = 0) -> Iterator[str]:
+    """The string leaves of ``value`` in order (mapping keys are names, not content: not included)."""
+    if isinstance(value, str):
+        yield value
+    elif depth <= MAX_NESTING and isinstance(value, Mapping):
+        for v in value.values():
+            yield from string_leaves(v, depth + 1)
+    elif depth <= MAX_NESTING and isinstance(value, (list, tuple)):
+        for v in value:
+            yield from string_leaves(v, depth + 1)
 
 
 def _unique(found: Iterable[Finding]) -> list[Finding]:

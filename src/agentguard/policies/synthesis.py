@@ -176,7 +176,7 @@ def synthesize(spec: str | Spec, client: Any, *, verifier: Any = None, max_round
             else:
                 vr = verifier.verify_source(code, policy.id)
                 rnd.verification = vr
-                if vr.verified:
+                if getattr(vr, "status", None) == "verified" and vr.verified is True:  # a truthy stand-in is no proof
                     rnd.stage = "verified"
                     result.ok, result.verified, result.source, result.policy = True, True, code, policy
                     return result

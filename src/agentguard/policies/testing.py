@@ -38,7 +38,7 @@ class TestFailure:
     __test__ = False  # not a pytest class
     args: dict[str, Any]
     message: str
-    kind: str  # boundary | outside-domain | property
+    kind: str  # boundary | outside-domain | property | vacuous
 
     def describe(self) -> str:
         a = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
@@ -80,10 +80,21 @@ def _postcondition(policy: Policy) -> Callable[..., list[bool]]:
     mod = ast.fix_missing_locations(ast.Module([fn], []))
     assert policy.code is not None
     ns = dict(policy.code.namespace)
+    for q in ("Forall", "Exists"):  # in an Ensures a quantifier over a type is Nagini's to prove, not a failed test
+        ns[q] = _lenient(ns[q])
     exec(compile(mod, f"<ensures of {policy.id}>", "exec"), ns)  # noqa: S102 - built from validated AST
     post = ns["agpost"]
     object.__setattr__(policy, "_post", post)
     return post
+
+
+def _lenient(quantifier: Callable[..., bool]) -> Callable[..., bool]:
+    def q(*args: Any) -> bool:
+        try:
+            return quantifier(*args)
+        except PreconditionViolation:
+            return True
+    return q
 
 
 def check_case(policy: Policy, args: dict[str, Any]) -> None:
@@ -201,6 +212,21 @@ def strategies(policy: Policy) -> dict[str, Any]:
     return out
 
 
+def _forbids_allowing(policy: Policy) -> bool:
+    """Whether the Ensures rule out the allow verdict (0, or True) on at least one in-domain boundary case. A
+    contract that admits ALLOW everywhere (``Ensures(True)``, ``Ensures(Result() >= 0)``,
+    ``Ensures(Implies(False, ...))``) is proved of every policy, the one that allows everything included."""
+    allow: Any = True if policy.returns == "bool" else 0
+    post = _postcondition(policy)
+    for args in boundary_cases(policy):
+        try:
+            if not all(post(*(args[n] for n in policy.param_names), allow)):
+                return True
+        except Exception:  # noqa: BLE001 - a clause that cannot be evaluated here is not evidence of constraint
+            continue
+    return False
+
+
 def run_tests(policy: Policy, *, examples: int = 200, seed: int = 0) -> TestReport:
     """Run boundary, outside-domain and hypothesis cases in process; collect the failures."""
     report = TestReport()
@@ -212,6 +238,11 @@ def run_tests(policy: Policy, *, examples: int = 200, seed: int = 0) -> TestRepo
             report.failures.append(TestFailure(args, str(exc), "boundary"))
             if len(report.failures) >= 5:
                 return report
+    if not report.failures and policy.ensures and not _forbids_allowing(policy):
+        report.failures.append(TestFailure({}, "the contract never forbids allowing (on every boundary case its "
+                                           "Ensures hold for the allow verdict): it does not constrain the policy",
+                                           "vacuous"))
+        return report
     for args in outside_domain_cases(policy):
         report.cases += 1
         try:

@@ -1,0 +1,294 @@
+"""Red team of the verified-policy gate (session 10): verdict type confusion and arguments read the way the tool
+reads them. The gate allows only on an exact ``True`` / exact ``0`` of the declared type, computed from
+exact-type arguments; everything else is a blocking verdict (REJECT), never an ALLOW and never a crash."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from agentguard.core import Context, Decision, ToolCall
+from agentguard.core.errors import PolicyError
+from agentguard.policies import MappingExtractor, PolicyBinding, SpecExtractor, ToolCallGuard, policy_from_source
+from agentguard.policies.model import PolicyResult
+
+HEADER = "from nagini_contracts.contracts import *\nfrom typing import List\n\n"
+INT_POLICY = policy_from_source(HEADER + """LIMIT = 1000
+
+def check(amount: int, flagged: bool, blocked: List[int], dest: int) -> int:
+    Requires(0 <= amount and amount <= 1000000)
+    Requires(0 <= dest and dest <= 100)
+    Ensures(Implies(amount > LIMIT or flagged or dest in blocked, Result() != 0))
+    if amount > LIMIT or flagged or dest in blocked:
+        return 1
+    return 0
+""")
+BOOL_POLICY = policy_from_source(HEADER + """def check(amount: int) -> bool:
+    Requires(0 <= amount and amount <= 1000000)
+    Ensures(Implies(amount > 1000, not Result()))
+    return amount <= 1000
+""")
+DENY_ARGS = {"amount": 10**6, "flagged": False, "blocked": [7], "dest": 3}
+
+
+class LyingInt(int):
+    """An int whose comparisons say whatever makes the policy allow."""
+
+    def __gt__(self, other):
+        return False
+
+    def __lt__(self, other):
+        return True
+
+    def __le__(self, other):
+        return True
+
+    def __ge__(self, other):
+        return True
+
+    def __eq__(self, other):
+        return False
+
+    __hash__ = int.__hash__
+
+
+class ShiftyList(list):
+    """A list whose iteration shows the type check ints and the policy something else."""
+
+    def __iter__(self):
+        return iter([])
+
+    def __contains__(self, item):
+        return False
+
+
+class Truthy:
+    def __bool__(self):
+        return True
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+class Exploding:
+    def __bool__(self):
+        raise RuntimeError("boom")
+
+    def __eq__(self, other):
+        raise RuntimeError("boom")
+
+    __hash__ = object.__hash__
+
+
+def guard(policy, value_of):
+    ext = MappingExtractor({k: (lambda c, ctx, k=k: value_of(k)) for k in policy.param_names})
+    return ToolCallGuard([PolicyBinding(policy, ext)])
+
+
+# -- arguments -------------------------------------------------------------------------------------------------
+
+HOSTILE_ARGUMENTS = st.one_of(
+    st.builds(LyingInt, st.integers(0, 10**6)), st.just(True), st.just(False), st.floats(allow_nan=True),
+    st.just(math.nan), st.just(math.inf), st.integers(min_value=2**64), st.integers(max_value=-(2**64)),
+    st.builds(ShiftyList, st.lists(st.integers(0, 100), min_size=1, max_size=3)),
+    st.lists(st.booleans(), min_size=1, max_size=3), st.lists(st.builds(LyingInt, st.integers(0, 9)), min_size=1),
+    st.text(max_size=5), st.none(), st.builds(Truthy), st.tuples(st.integers()),
+    st.just(list(range(10_001))),
+)
+
+
+@settings(max_examples=250, deadline=None)
+@given(field=st.sampled_from(["amount", "flagged", "blocked", "dest"]), value=HOSTILE_ARGUMENTS)
+def test_an_argument_of_the_wrong_exact_type_never_allows(field, value):
+    """Start from a call the policy denies and replace one argument by a value of the wrong *exact* type (an int
+    subclass whose ``>`` says False, a bool for an int, NaN, a 2**64 int, a list whose iteration lies): the
+    gate refuses (the policy never sees it), it never allows."""
+    expected = {"amount": int, "flagged": bool, "blocked": list, "dest": int}[field]
+    if type(value) is expected and (expected is not list or all(type(x) is int for x in value)) and (
+            expected is not int or abs(value) < 2**64) and not (expected is list and len(value) > 10_000):
+        return  # a well-typed value: not this property's business
+    args = {**DENY_ARGS, field: value}
+    v = guard(INT_POLICY, args.__getitem__).check(Context(), ToolCall("pay", {}))
+    assert v.decision is Decision.REJECT
+    assert "could not decide" in v.reason
+
+
+def test_a_lying_int_was_the_bypass():
+    """The attack that allowed before: ``LyingInt(10**6) > LIMIT`` is False, so the policy returned 0."""
+    assert INT_POLICY.code.function("check")(LyingInt(10**6), False, [], 3) == 0  # what the raw code does
+    with pytest.raises(PolicyError, match="must be int"):
+        INT_POLICY.evaluate({**DENY_ARGS, "amount": LyingInt(10**6)})
+    with pytest.raises(PolicyError, match="must be List"):
+        INT_POLICY.evaluate({**DENY_ARGS, "amount": 5, "blocked": ShiftyList([3])})
+
+
+def test_well_typed_arguments_still_decide():
+    assert INT_POLICY.evaluate({**DENY_ARGS, "amount": 5, "blocked": []}).allow is True
+    assert INT_POLICY.evaluate(DENY_ARGS).allow is False
+
+
+# -- answers ------------------------------------------------------------------------------------------------------
+
+ANSWERS = st.one_of(
+    st.builds(LyingInt, st.integers(-3, 3)), st.builds(Truthy), st.builds(Exploding), st.none(), st.just(()),
+    st.tuples(st.just(True)), st.just([0]), st.just("allowed"), st.just(""), st.floats(), st.just(0.0),
+    st.just(1), st.just(0), st.just(True), st.just(False), st.integers(-5, 5),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(answer=ANSWERS, declared=st.sampled_from(["int", "bool"]))
+def test_only_an_exact_allow_of_the_declared_type_allows(answer, declared):
+    policy = INT_POLICY if declared == "int" else BOOL_POLICY
+    try:
+        res = policy._verdict(answer, 0.0)
+    except PolicyError as exc:
+        assert "returned" in str(exc)
+        return
+    assert type(res.allow) is bool
+    if res.allow:
+        assert (declared == "int" and type(answer) is int and answer == 0) or (
+            declared == "bool" and answer is True)
+
+
+class _Stub:
+    """A policy object (duck-typed, as a user may bind one) whose evaluate answers something odd."""
+
+    id, version, digest, param_names = "stub", "0", "0" * 12, ()
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def evaluate(self, args):
+        return self.answer
+
+
+@pytest.mark.parametrize("answer", [
+    PolicyResult(1, 0, "truthy int"), PolicyResult("yes", 0, "truthy str"), PolicyResult(Truthy(), 0, "object"),
+    PolicyResult(Exploding(), 0, "raises in __bool__"), Truthy(), None, (True, 0, "tuple"), True,
+    {"allow": True, "code": 0, "reason": "dict"},
+])
+def test_the_gate_reads_only_an_exact_true(answer):
+    g = ToolCallGuard([PolicyBinding(_Stub(answer), MappingExtractor({}))])  # type: ignore[arg-type]
+    v = g.check(Context(), ToolCall("pay", {}))
+    assert v.decision is Decision.REJECT
+    assert g.enforce(Context(), ToolCall("pay", {})).verdict.decision is Decision.REJECT
+
+
+def test_an_exact_true_result_allows():
+    stub = _Stub(PolicyResult(True, 0, "ok"))
+    g = ToolCallGuard([PolicyBinding(stub, MappingExtractor({}))])  # type: ignore[arg-type]
+    assert g.check(Context(), ToolCall("pay", {})).allowed
+
+
+# -- tool-call arguments as the tool reads them ---------------------------------------------------------------
+
+class HidingDict(dict):
+    """A dict that hides a key from ``in``/``[]``/``get``; ``**kwargs`` and json.dumps still see it."""
+
+    def __contains__(self, key):
+        return False
+
+    def __getitem__(self, key):
+        return 0
+
+    def get(self, key, default=None):
+        return default
+
+
+def _amount_guard(**rule):
+    ext = SpecExtractor({"amount": {"from": "argument", "key": "amount", **rule},
+                         "flagged": {"from": "constant", "value": False},
+                         "blocked": {"from": "constant", "value": [7]}, "dest": {"from": "constant", "value": 3}})
+    return ToolCallGuard([PolicyBinding(INT_POLICY, ext)])
+
+
+@pytest.mark.parametrize("key,args", [("amount", HidingDict(amount=10**6)),
+                                      ("payment.amount", {"payment": HidingDict(amount=10**6)})])
+def test_a_dict_subclass_cannot_hide_an_argument_from_the_policy(key, args):
+    """With ``default = 0`` a hidden amount read as absent was allowed while the tool paid 10**6."""
+    g = ToolCallGuard([PolicyBinding(INT_POLICY, SpecExtractor({
+        "amount": {"from": "argument", "key": key, "default": 0}, "flagged": {"from": "constant", "value": False},
+        "blocked": {"from": "constant", "value": [7]}, "dest": {"from": "constant", "value": 3}}))])
+
+    def tool(**kwargs):  # the tool reads its arguments through ** (the dict's own storage)
+        return kwargs
+
+    seen = tool(**args)
+    assert dict.get(seen, "amount", None) == 10**6 or dict.get(seen["payment"], "amount") == 10**6
+    assert g.check(Context(), ToolCall("pay", args)).decision is Decision.REJECT
+
+
+def test_str_subclass_and_bool_values_are_refused_not_coerced():
+    class S(str):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = str.__hash__
+
+    g = _amount_guard()
+    for value in (True, S("5"), "5", 5.0, math.nan):
+        assert g.check(Context(), ToolCall("pay", {"amount": value})).decision is Decision.REJECT
+
+
+SPELLINGS = st.sampled_from([
+    "wire", "WIRE", "Wire", " wire ", "wire\u200b", "\u200bwire", "ｗｉｒｅ", "wi\u00adre", "w\u200dire", "wIrE",
+])
+
+
+@settings(max_examples=60, deadline=None)
+@given(spelling=SPELLINGS)
+def test_a_spelling_variant_of_a_mapped_value_maps_like_the_value(spelling):
+    """``map = {wire = 1}, default = 0``: a variant the tool accepts (case, width, zero-width, soft hyphen) must
+    not fall through to the permissive default."""
+    ext = SpecExtractor({"amount": {"from": "argument", "key": "method", "map": {"wire": 10**6, "card": 5},
+                                    "default": 0},
+                         "flagged": {"from": "constant", "value": False},
+                         "blocked": {"from": "constant", "value": [7]}, "dest": {"from": "constant", "value": 3}})
+    g = ToolCallGuard([PolicyBinding(INT_POLICY, ext)])
+    assert g.check(Context(), ToolCall("pay", {"method": spelling})).decision is Decision.REJECT
+
+
+def test_a_map_with_two_spellings_of_one_key_is_refused():
+    from agentguard.core.errors import InputError
+
+    with pytest.raises(InputError, match="twice"):
+        SpecExtractor({"amount": {"from": "argument", "key": "m", "map": {"wire": 1, "WIRE": 2}}})
+
+
+# -- pinning the verified source ----------------------------------------------------------------------------------
+
+def test_a_verified_digest_is_the_full_sha256_never_a_prefix(tmp_path):
+    """``verified_digest`` pinned 12 hex digits (48 bits): whoever writes both the verified and the swapped-in
+    file finds a pair with one prefix in ~2**24 tries each. Here the same thing with 16 bits (4 hex digits)
+    shows the search is a loop over comments: a prefix match is no proof of identity."""
+    import hashlib
+
+    from agentguard.policies import ToolCallGuard as TG
+
+    good = HEADER + "def check(x: int) -> int:\n    Requires(0 <= x and x <= 10)\n" \
+                    "    Ensures(Implies(x > 5, Result() != 0))\n    if x > 5:\n        return 1\n    return 0\n"
+    bad = good.replace("if x > 5:", "if x > 50:")
+    def prefix(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()[:4]
+
+    seen = {prefix(f"{good}# {i}\n"): i for i in range(3000)}
+    j = next(j for j in range(200_000) if prefix(f"{bad}# {j}\n") in seen)
+    swapped = f"{bad}# {j}\n"
+    verified = f"{good}# {seen[prefix(swapped)]}\n"
+    assert hashlib.sha256(verified.encode()).hexdigest()[:4] == hashlib.sha256(swapped.encode()).hexdigest()[:4]
+    path = tmp_path / "p.py"
+    path.write_text(swapped)
+    table = {"policy": str(path), "arguments": {"x": "x"}}
+    full = hashlib.sha256(verified.encode()).hexdigest()
+    for pin in (full[:4], full[:12], full[:32]):
+        with pytest.raises(PolicyError, match="refusing to run unverified code"):
+            TG.from_config({**table, "verified_digest": pin})
+    with pytest.raises(PolicyError, match="refusing to run unverified code"):
+        TG.from_config({**table, "verified_digest": full})  # the swapped file is not the verified one
+    path.write_text(verified)
+    assert TG.from_config({**table, "verified_digest": full})
