@@ -14,9 +14,10 @@ import re
 import threading
 from typing import Any
 
-from ...core.canonical import strip_invisible
+import unicodedata
+
 from .model import ANY_WORD, MAX_DEPTH, Command, WalkerBase
-from .programs import UNSAFE_ENV
+from .programs import UNSAFE_ENV, plain_name
 from .words import Piece, TooManyWords, Word, decode_ansi_c, make_words
 
 __all__ = ["GrammarWalker", "skipped_text"]
@@ -29,6 +30,22 @@ _WORD_TYPES = frozenset({"word", "number", "string", "raw_string", "ansi_c_strin
                          "simple_expansion", "expansion", "command_substitution", "process_substitution",
                          "arithmetic_expansion", "brace_expression", "translated_string"})
 _REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
+#: characters bash reads as word characters but other readers (tree-sitter, Unicode-aware splitters, the
+#: normalisation a display applies) as blanks or nothing: format characters (Cf: U+200B, U+FEFF, bidi),
+#: non-ASCII spaces (Zs, Zl, Zp) and control characters other than tab, newline and carriage return
+_CONTROL = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def odd_char(text: str) -> str | None:
+    """The first character of ``text`` that readers disagree on (see above), or None."""
+    m = _CONTROL.search(text)
+    if m is not None:
+        return m.group()
+    if text.isascii():
+        return None
+    return next((ch for ch in text if ord(ch) > 0x7F and unicodedata.category(ch) in ("Cf", "Zs", "Zl", "Zp")),
+                None)
+
 
 
 _LOCAL = threading.local()  # a tree-sitter parser is not safe to share between threads: one per thread
@@ -54,11 +71,17 @@ class GrammarWalker(WalkerBase):
         if len(text) > MAX_TEXT:
             self.refuse(f"command text longer than {MAX_TEXT} characters")
             return
-        clean = strip_invisible(text)
-        if "\x00" in clean:
+        if "\x00" in text:
             self.refuse("a NUL character in the command")
             return
-        data = clean.encode("utf-8", "surrogatepass")
+        odd = odd_char(text)
+        if odd is not None:
+            self.refuse(f"an invisible, control or non-ASCII space character U+{ord(odd):04X} in the command "
+                        "(readers disagree on where words end)")
+            return
+        # the text is parsed as bash reads it: never normalised first (NFKC turns a fullwidth "\uff07" into
+        # "'", dropping U+200B turns "\\<U+200B><newline>" into a line continuation; bash does neither)
+        data = text.encode("utf-8", "surrogatepass")
         self.src = data
         tree = _parser().parse(data)
         skipped = skipped_text(tree.root_node, data)
@@ -93,6 +116,10 @@ class GrammarWalker(WalkerBase):
         elif t == "declaration_command" or t == "unset_command":
             self.declaration(node, depth, src)
         elif t in ("for_statement", "select_statement"):
+            var = node.child_by_field_name("variable")
+            if var is not None and UNSAFE_ENV.fullmatch(src[var.start_byte:var.end_byte].decode(errors="replace")):
+                self.refuse(f"a loop assigns {src[var.start_byte:var.end_byte].decode(errors='replace')}, which "
+                            "changes what runs or where paths point")
             for c in node.children:
                 if c.type in _WORD_TYPES:
                     self.words(c, depth, src)
@@ -121,6 +148,8 @@ class GrammarWalker(WalkerBase):
 
     def test(self, node: Any, depth: int, src: bytes) -> None:
         body = src[node.start_byte:node.end_byte].decode(errors="replace")
+        if re.search(r"(^|\s)-[vR]\s", body) and "[" in body.replace("[[", "").replace("]]", ""):
+            self.refuse("[[ -v name[...] ]]: the subscript is evaluated as arithmetic (can run commands)")
         if re.search(r"-(eq|ne|lt|le|gt|ge)\b", body) and re.search(r"[A-Za-z_$]", re.sub(r"-(eq|ne|lt|le|gt|ge)\b|\[\[|\]\]|\(\(|\)\)", "", body)):
             self.refuse("arithmetic on variables can run commands (array subscripts)")
         self.descend_words(node, depth, src)
@@ -162,6 +191,9 @@ class GrammarWalker(WalkerBase):
                 for w in self.words(c, depth, src):
                     if not w.literal:
                         self.refuse(f"{kw} with an unknown word")
+                    elif not w.text.startswith("-") and not plain_name(w.text.split("=", 1)[0]):
+                        self.refuse(f"{kw} {w.text[:30]!r}: a subscript in a name is evaluated as arithmetic "
+                                    "(can run commands)")
                     elif w.text.startswith("-") and re.search(r"[inaAxf]", w.text[1:]) and kw != "export":
                         self.refuse(f"{kw} {w.text}: attributes that evaluate text or name other variables")
             elif c.type == "variable_name":
@@ -257,6 +289,12 @@ class GrammarWalker(WalkerBase):
             start = next((c for c in node.children if c.type == "heredoc_start"), None)
             quoted = start is not None and re.search(r"['\"\\]", src[start.start_byte:start.end_byte].decode(
                 errors="replace"))
+            region = src[node.start_byte:node.end_byte]
+            if re.search(rb"\\\r?\n", region):
+                self.refuse("a backslash-newline in a here-document or its opening line (bash joins the lines "
+                            "before it looks for the delimiter; the parser does not)")
+            if b"\r" in region:
+                self.refuse("a carriage return in a here-document (where it ends is ambiguous)")
             for c in node.children:
                 if c.type == "heredoc_body":
                     if not quoted:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["INFO_OPTIONS", "INTERPRETERS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "SINGLE_DASH_LONG",
-           "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "flags_of"]
+__all__ = ["HAZARDS", "Hazard", "INFO_OPTIONS", "RUNS_BY_OPTION", "INTERPRETERS", "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "SINGLE_DASH_LONG",
+           "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "flags_of", "hazard", "plain_name"]
 
 
 @dataclass(frozen=True)
@@ -143,10 +143,107 @@ UNRESOLVABLE_BUILTINS: dict[str, str | None] = {
     "trap": "trap runs code on a later signal",
 }
 #: environment variables whose value is code or changes what programs load or run
-UNSAFE_ENV = re.compile(r"PATH|BASH_ENV|ENV|LD_\w+|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_FUNC_.*|"
-                        r"GIT_\w*(SSH|EDITOR|PAGER|EXEC|DIFF|ASKPASS|CONFIG)\w*|EDITOR|VISUAL|PAGER|"
-                        r"PERL5OPT|PERL5LIB|PYTHONPATH|PYTHONSTARTUP|PYTHONHOME|NODE_OPTIONS|RUBYOPT|"
-                        r"IFS|CDPATH|GLOBIGNORE|BASH_XTRACEFD|HISTFILE|DYLD_\w+")
+UNSAFE_ENV = re.compile(
+    r"PATH|BASH_ENV|ENV|LD_\w+|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_FUNC_.*|"
+    r"GIT_\w*|EDITOR|VISUAL|PAGER|"
+    r"PERL5\w*|PERLLIB|PYTHON\w*|NODE_\w+|RUBY\w*|GEM_\w+|BUNDLE_\w+|NPM_CONFIG_\w+|npm_config_\w+|"
+    r"CARGO_\w+|RUSTC\w*|RUSTDOC\w*|RUSTFLAGS|GO\w*|CC|CXX|CPP|LD|AR|AS|MAKE\w*|MFLAGS|CMAKE_\w+|"
+    r"IFS|CDPATH|GLOBIGNORE|BASH_XTRACEFD|HISTFILE|DYLD_\w+|HOME|OLDPWD|PWD|TMPDIR|XDG_\w+|"
+    r"LESS\w*|TAR_\w+|ZIPOPT|UNZIP\w*|GZIP|GREP_\w+|SSH_\w+|SUDO_\w+|PIP_\w+|PYTEST_\w+|"
+    r"BROWSER|TERMINAL|SHELL|TERMINFO\w*|LOCPATH|GCONV_PATH|MALLOC_\w+|GLIBC_TUNABLES|HOSTALIASES|"
+    r"\w*(PATH|OPTS|OPTIONS|FLAGS|PAGER|EDITOR|OPEN|CLOSE|SHELL|WRAPPER|HOOK|ASKPASS|COMMAND|CMD|PROGRAM|"
+    r"EXEC|PRELOAD|LIB|CONFIG|STARTUP|RC|INIT|PLUGINS?|HOME|DIR)\w*")
+@dataclass(frozen=True)
+class Hazard:
+    """Options of a program (or a ``git`` subcommand) that run a command, load code or read file names from
+    elsewhere: the allow list names the program, so these must be read here (fail closed)."""
+
+    why: str
+    long: tuple[str, ...] = ()      # long options; GNU getopt, git and npm accept any unambiguous prefix
+    short: str = ""                 # short option letters, anywhere in a cluster (``-czIf``)
+    word: str = ""                  # a regex a whole word must not match (``zip -TT``, ``less +!cmd``)
+    safe_long: tuple[str, ...] = ()  # exact names of harmless options that share a prefix (``--checkpoint``)
+    bare_cluster: bool = False      # the first word is an option cluster even without a dash (``tar czf``)
+
+
+_RUNS = "an option that runs a command or loads code"
+_NAMES = "an option that reads the names of files from standard input or a file (unknown paths)"
+#: from the programs' manuals (GNU tar, sort, coreutils wc/du, Info-ZIP zip, git-grep/fetch/pull/clone/init,
+#: GNU make, cmake, ctest, go help build/test/vet, npm config, cargo --config, less, ripgrep)
+HAZARDS: dict[str, tuple[Hazard, ...]] = {
+    "tar": (Hazard(_RUNS, ("to-command", "checkpoint-action", "use-compress-program", "info-script",
+                           "new-volume-script", "rmt-command", "rsh-command"), "IF", safe_long=("checkpoint",),
+                   bare_cluster=True),
+            Hazard(_NAMES, ("files-from",), "T", bare_cluster=True),
+            Hazard("an archive named host:path is opened through a remote shell (rsh/ssh)",
+                   word=r"[^-/=][^/=]*:.*")),
+    "sort": (Hazard(_RUNS, ("compress-program",)), Hazard(_NAMES, ("files0-from",))),
+    "wc": (Hazard(_NAMES, ("files0-from",)),),
+    "du": (Hazard(_NAMES, ("files0-from",)),),
+    "zip": (Hazard(_RUNS, word=r"-TT.*|--unz.*|--unzip-command.*"), Hazard(_NAMES, word=r"-@|--names-s.*")),
+    "git grep": (Hazard(_RUNS, ("open-files-in-pager", "ext-grep"), "O"),),
+    "git fetch": (Hazard(_RUNS, ("upload-pack",)),),
+    "git pull": (Hazard(_RUNS, ("upload-pack", "exec")),),
+    "git clone": (Hazard(_RUNS, ("upload-pack", "template", "config"), "uc"),),
+    "git ls-remote": (Hazard(_RUNS, ("upload-pack",)),),
+    "git init": (Hazard(_RUNS + " (hooks from a template directory)", ("template", "separate-git-dir")),),
+    "git add": (Hazard(_NAMES, ("pathspec-from-file",)),),
+    "git": (Hazard(_RUNS, ("exec-path", "config-env", "upload-pack", "receive-pack"), word=r"-c"),),
+    "make": (Hazard(_RUNS + " (--eval)", ("eval",), "E"),
+             Hazard("an assignment that changes the shell make runs recipes with", word=r"\.?SHELL(FLAGS)?=.*")),
+    "cmake": (Hazard(_RUNS + " (-E command mode, -P script)", word=r"-[EP].*"),),
+    "ctest": (Hazard(_RUNS, ("build-and-test", "test-command", "script"), word=r"-S.*|-SP.*|-SR.*"),),
+    "go": (Hazard(_RUNS, word=r"--?(exec|toolexec|vettool)(=.*)?"),),
+    "npm": (Hazard(_RUNS, ("script-shell", "shell", "node-options", "userconfig", "globalconfig", "call",
+                           "init-module", "editor", "browser")),),
+    "cargo": (Hazard(_RUNS, ("config",), word=r"-Z.*"),),
+    "less": (Hazard(_RUNS, ("lesskey-file", "lesskey-src", "lesskey-content"), "k",
+                    word=r"\+(?!(\d+[gGpP%]?|[gGF]|/[^!|]*|\?[^!|]*)$).*"),),
+    "rg": (Hazard(_RUNS, ("pre",)),),
+}
+
+
+#: programs with an option that runs a command: an unknown word (``$x``, a glob that could match a file named
+#: ``--checkpoint-action=exec=sh x``: wildcard injection) could be that option
+RUNS_BY_OPTION = frozenset(p.split()[0] for p, hs in HAZARDS.items() if any(h.why != _NAMES for h in hs))
+
+
+def hazard(program: str, words: list[str]) -> str | None:
+    """Why ``words`` (the literal arguments of ``program``) use a :data:`HAZARDS` option, or None."""
+    at = next((k for k, w in enumerate(words) if not w.startswith("-")), len(words))
+    sub = words[at] if program == "git" and at < len(words) else ""
+    for h in HAZARDS.get(program, ()) + HAZARDS.get(f"{program} {sub}", ()):
+        scope = words[:at] if program == "git" and h in HAZARDS["git"] else words  # git's own options
+        for k, w in enumerate(scope):
+            if w == "--" and program != "git":
+                break
+            if h.word and re.fullmatch(h.word, w, re.S):
+                return f"{program} {w[:40]!r}: {h.why}"
+            if w.startswith("--") and len(w) > 2:
+                opt = w[2:].split("=", 1)[0]
+                if opt not in h.safe_long and any(name.startswith(opt) for name in h.long):
+                    return f"{program} {w[:40]!r}: {h.why}"
+            elif h.short and ((w.startswith("-") and len(w) > 1) or (k == 0 and h.bare_cluster)):
+                if any(ch in h.short for ch in w.lstrip("-")):
+                    return f"{program} {w[:40]!r}: {h.why}"
+    return None
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]*\])?")
+#: bash builtins whose operands (or an option's value) are variable NAMES. A subscript in a name is evaluated
+#: as arithmetic, which expands ``$(...)`` inside it even when the word was single-quoted: ``test -v
+#: 'a[$(id)]'``, ``printf -v 'a[$(id)]' x``, ``unset 'a[$(id)]'`` (for an array ``a``) run ``id``. Per builtin,
+#: the option that introduces the names ("" for every operand).
+NAME_BUILTINS: dict[str, str] = {"test": "-v", "[": "-v", "unset": "", "read": "", "getopts": "", "wait": "-p",
+                                 "printf": "-v", "export": "", "readonly": "", "declare": "", "typeset": "",
+                                 "local": ""}
+
+
+def plain_name(text: str) -> bool:
+    """A variable name bash assigns or tests without evaluating anything (``x``, ``a[3]``)."""
+    return bool(_PLAIN_NAME.fullmatch(text))
+
+
 #: programs whose single-dash options are words (``find -delete``), not letter clusters
 SINGLE_DASH_LONG = frozenset({"find", "java", "go", "gfind", "bfs"})
 #: ``--recursive`` and ``-r`` are one rule flag

@@ -16,8 +16,8 @@ import shlex
 from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
 from .paths import word_paths
-from .programs import (AWKS, INTERPRETERS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS, UNRESOLVABLE_BUILTINS,
-                       UNSAFE_ENV, WRAPPERS, Wrapper, flags_of)
+from .programs import (AWKS, HAZARDS, INTERPRETERS, RUNS_BY_OPTION, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS, UNRESOLVABLE_BUILTINS,
+                       UNSAFE_ENV, WRAPPERS, Wrapper, flags_of, hazard, plain_name)
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
@@ -53,6 +53,14 @@ class Resolver(WalkerBase):
             var = args[0].text[2:] or (args[1].text if len(args) > 1 and args[1].literal else "PATH")
             if not args[0].literal or UNSAFE_ENV.fullmatch(var.split("[", 1)[0]):
                 self.refuse("printf -v sets a variable that changes what runs")
+        if name in HAZARDS:
+            why = hazard(name, [w.text for w in args if w.literal])
+            if why is None and any(not w.literal for w in args) and name in RUNS_BY_OPTION and (unknown or name == "git"):
+                why = f"{name}: an unknown word could be an option that runs a command"
+            if why is not None:
+                self.refuse(why)
+        if name in NAME_BUILTINS:
+            self.names(name, NAME_BUILTINS[name], args)
         for w in args:  # echo's words are text, but a glob (or an unquoted expansion) makes bash list a directory
             if name not in NO_PATH_OPERANDS or w.split or not (w.literal or w.unknown):
                 self.add_paths(w)
@@ -84,6 +92,20 @@ class Resolver(WalkerBase):
             self.find(name, args, depth, via)
         elif name == "sed" or name == "gsed":
             self.sed(args)
+
+    def names(self, name: str, option: str, args: list[Word]) -> None:
+        """Operands that are variable names: a subscript is evaluated as arithmetic (runs ``$(...)``)."""
+        if option and not any(w.literal and w.text.startswith(option) for w in args):
+            return
+        for w in args:
+            if not w.literal:
+                self.refuse(f"{name}: the word {w.text!r} may be a name with a subscript (evaluated as arithmetic)")
+                return
+            text = w.text[len(option):] if option and w.text.startswith(option) else w.text
+            if "[" in text and not plain_name(text.split("=", 1)[0]):
+                self.refuse(f"{name} {w.text[:30]!r}: a subscript in a variable name is evaluated as arithmetic "
+                            "(can run commands)")
+                return
 
     def chdir(self, name: str, args: list[Word]) -> None:
         targets = [w for w in args if not (w.literal and w.text.startswith("-") and w.text != "-")]
