@@ -58,6 +58,7 @@ examples use one, so an uncovered tool is refused.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
@@ -66,7 +67,9 @@ from ..core.canonical import canonical_name, canonical_path
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .shell import Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, path_forms
+from .shell import (Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens,
+                    path_forms)
+from .shell.globs import ANY_CHAR
 from .shell.programs import flags_of
 
 __all__ = ["ArgumentRule", "COMMAND_ARGS", "PATH_ARGS", "ToolRuleGuard", "as_tool_call", "tool_patterns"]
@@ -81,6 +84,21 @@ PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name"
 _SHELL_TOOLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "shell", "terminal", "run_shell", "exec",
                           "execute", "run_command", "bash_command", "shell_command", "python", "run_python",
                           "execute_command", "subprocess", "system", "powershell", "cmd"})
+_BELOW = [("c", (False, frozenset("/"))), ("*", ANY_CHAR)]
+#: where ``~`` may point: $HOME is unknown statically, so a rule for ``~/.ssh/*`` also names every
+#: conventional home (``/home/agent/.ssh/id_rsa`` is the same file when HOME=/home/agent)
+_HOMES = ("/root", "/home/*", "/Users/*", "/var/home/*", "/export/home/*")
+
+
+def _home_variants(pattern: str) -> list[str]:
+    """``~/x`` -> ``~/x``, ``/root/x``, ``/home/*/x``, ... and this machine's home; others unchanged."""
+    if pattern != "~" and not pattern.startswith("~/"):
+        return [pattern]
+    rest = pattern[1:]
+    homes = list(_HOMES) + [os.path.expanduser("~")]
+    return list(dict.fromkeys([pattern] + [h.rstrip("/") + rest for h in homes]))
+
+
 _LONG_FLAGS = {"--recursive": "r", "--force": "f", "--no-preserve-root": "no-preserve-root"}
 
 
@@ -227,7 +245,7 @@ def _analyse(text: Any) -> Analysis:
         out = analyse_argv(text)
         joined = analyse(" ".join(str(a) for a in text))
         return Analysis(out.commands + joined.commands, out.paths + joined.paths,
-                        out.unresolvable + joined.unresolvable)
+                        out.unresolvable + joined.unresolvable, out.subtrees + joined.subtrees)
     return analyse(text)
 
 
@@ -326,9 +344,12 @@ class ToolRuleGuard(BaseGuard):
         for p in deny_paths:
             if not isinstance(p, str) or not p:
                 raise InputError(f"{name}.deny_paths: paths must be non-empty strings, got {p!r}")
-        self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(canonical_path(p))})" for p in deny_paths))
-                       if deny_paths else None)
-        self._path_tokens = [fnmatch_tokens(canonical_path(p)) for p in deny_paths]
+        denied = [v for p in deny_paths for v in _home_variants(canonical_path(p))]
+        self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in denied)) if denied else None)
+        self._path_tokens = [fnmatch_tokens(p) for p in denied]
+        #: the globs anchored at the root or a home: a tree operand above one of them meets it (relative and
+        #: "*/" globs name files anywhere and would refuse every recursive command)
+        self._anchored = [fnmatch_tokens(p) for p in denied if p.startswith(("/", "~")) and not p.startswith("/*")]
         if isinstance(allow_commands, str):
             allow_commands = [allow_commands]
         self._allow_commands = (None if allow_commands is None else
@@ -373,6 +394,7 @@ class ToolRuleGuard(BaseGuard):
         out: list[tuple[Decision, str]] = []
         shell_tool = name in _SHELL_TOOLS
         paths: list[tuple[str, Any]] = []
+        subtrees: list[tuple[str, Any]] = []
         for key, value in call.arguments.items():
             k = canonical_name(key)
             is_cmd = shell_tool or k in COMMAND_ARGS
@@ -391,6 +413,7 @@ class ToolRuleGuard(BaseGuard):
                 for why in found.unresolvable:
                     out.append((self.unresolvable, f"argument '{key}' of {call.name} cannot be resolved: {why}"))
                 paths += found.paths
+                subtrees += found.subtrees
                 for cmd in found.commands:
                     via = f" (via {cmd.via})" if cmd.via else ""
                     for (prog, need), entry in zip(self._commands, self._command_text):
@@ -400,6 +423,11 @@ class ToolRuleGuard(BaseGuard):
                         out.append((self.decision, f"argument '{key}' of {call.name} runs "
                                                    f"{' '.join(cmd.argv)[:80]!r}{via}, not in allow_commands"))
         if self._paths is not None:
+            for text, tokens in subtrees:
+                below = list(tokens or literal_tokens(text.rstrip("/"))) + _BELOW
+                if any(intersects(below, d) for d in self._anchored):
+                    out.append((self.decision, f"{call.name} reads, copies, moves or links the tree {text!r}, "
+                                               "which holds a denied path"))
             for text, tokens in paths:
                 if tokens is None:
                     if self._paths.fullmatch(text):

@@ -33,6 +33,9 @@ _REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
 #: characters bash reads as word characters but other readers (tree-sitter, Unicode-aware splitters, the
 #: normalisation a display applies) as blanks or nothing: format characters (Cf: U+200B, U+FEFF, bidi),
 #: non-ASCII spaces (Zs, Zl, Zp) and control characters other than tab, newline and carriage return
+#: ``${a[i]}`` (an index that is not a number, @ or *) and ``${x:o:l}`` with a name in the offset or length
+_NAME_SUBSCRIPT = re.compile(r"\$\{[#!]?[A-Za-z_]\w*\[(?!\s*[0-9]+\s*\]|[@*]\])")
+_NAME_OFFSET = re.compile(r"\$\{[#!]?([A-Za-z_]\w*|[0-9]+|[@*])(\[[^]]*\])?:(?![-=?+])[^}]*[A-Za-z_$`(\[]")
 _CONTROL = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
@@ -260,6 +263,9 @@ class GrammarWalker(WalkerBase):
         if t in ("simple_expansion", "expansion"):
             if t == "expansion" and re.search(r"[@*]\s*[QEPAKak]\}$|!", raw):
                 self.refuse(f"indirect or transforming expansion {raw!r}")
+            if t == "expansion" and (_NAME_SUBSCRIPT.match(raw) or _NAME_OFFSET.match(raw)):
+                self.refuse(f"{raw[:30]!r}: a subscript or offset is evaluated as arithmetic, and a variable's value "
+                            "in it is evaluated again (can run commands)")
             self.descend_words(node, depth, src)
             return [unknown]
         self.descend_words(node, depth, src)

@@ -46,6 +46,9 @@ class Analysis:
     commands: list[Command] = field(default_factory=list)
     paths: list[PathForm] = field(default_factory=list)
     unresolvable: list[str] = field(default_factory=list)
+    #: paths whose whole tree a command reads, copies, moves, links or changes (``grep -r x ~``, ``cp -r /etc
+    #: d``, ``tar czf o ~``, ``ln -s /etc e``): a rule denying anything below one of them is met
+    subtrees: list[PathForm] = field(default_factory=list)
 
     @property
     def resolved(self) -> bool:

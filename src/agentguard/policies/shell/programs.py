@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["HAZARDS", "Hazard", "INFO_OPTIONS", "RUNS_BY_OPTION", "INTERPRETERS", "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "SINGLE_DASH_LONG",
+__all__ = ["HAZARDS", "Hazard", "INFO_OPTIONS", "RECURSIVE", "RUNS_BY_OPTION", "INTERPRETERS", "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "SINGLE_DASH_LONG",
            "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "flags_of", "hazard", "plain_name"]
 
 
@@ -229,6 +229,18 @@ def hazard(program: str, words: list[str]) -> str | None:
     return None
 
 
+#: programs that read, copy, move, link or change the whole tree of a directory operand, and the flags (as
+#: :func:`flags_of` spells them) of which one makes them do so; an empty set: always. ``mv`` and ``ln``
+#: move or link the tree (``ln -s /etc e; cat e/shadow``); listing programs (``ls -R``, ``du``, ``find``,
+#: ``tree``) read names, not contents, and are not listed.
+RECURSIVE: dict[str, frozenset[str]] = {
+    **{g: frozenset({"r", "d", "--dereference-recursive", "--directories"}) for g in ("grep", "egrep", "fgrep")},
+    "rg": frozenset(), "ag": frozenset(), "ack": frozenset(), "tar": frozenset(), "mv": frozenset(),
+    "ln": frozenset(), "rsync": frozenset(), "cp": frozenset({"r", "a", "--archive"}), "scp": frozenset({"r"}),
+    "zip": frozenset({"r"}), "gzip": frozenset({"r"}), "gunzip": frozenset({"r"}), "chmod": frozenset({"r"}),
+    "chown": frozenset({"r"}), "chgrp": frozenset({"r"}), "rm": frozenset({"r"}), "diff": frozenset({"r"}),
+    "shred": frozenset(), "git": frozenset(),
+}
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]*\])?")
 #: bash builtins whose operands (or an option's value) are variable NAMES. A subscript in a name is evaluated
 #: as arithmetic, which expands ``$(...)`` inside it even when the word was single-quoted: ``test -v

@@ -16,7 +16,7 @@ import shlex
 from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
 from .paths import word_paths
-from .programs import (AWKS, HAZARDS, INTERPRETERS, RUNS_BY_OPTION, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS, UNRESOLVABLE_BUILTINS,
+from .programs import (AWKS, HAZARDS, INTERPRETERS, RECURSIVE, RUNS_BY_OPTION, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS, UNRESOLVABLE_BUILTINS,
                        UNSAFE_ENV, WRAPPERS, Wrapper, flags_of, hazard, plain_name)
 from .words import Word, literal_word
 
@@ -61,6 +61,11 @@ class Resolver(WalkerBase):
                 self.refuse(why)
         if name in NAME_BUILTINS:
             self.names(name, NAME_BUILTINS[name], args)
+        tree = RECURSIVE.get(name)
+        if tree is not None and (not tree or tree & flags or unknown):
+            for w in args:
+                self.out.subtrees.extend(word_paths(w, self.cwds))
+            self.out.subtrees.extend((c, None) for c in self.cwds if c)  # no operand: the working directory
         for w in args:  # echo's words are text, but a glob (or an unquoted expansion) makes bash list a directory
             if name not in NO_PATH_OPERANDS or w.split or not (w.literal or w.unknown):
                 self.add_paths(w)
