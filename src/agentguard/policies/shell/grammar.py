@@ -39,6 +39,19 @@ _NAME_OFFSET = re.compile(r"\$\{[#!]?([A-Za-z_]\w*|[0-9]+|[@*])(\[[^]]*\])?:(?![
 _CONTROL = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
+def glued_continuation(text: str) -> bool:
+    """Whether a line continuation (an odd run of backslashes before a newline) joins two non-blank parts."""
+    for m in re.finditer(r"(\\+)\n", text):
+        run = len(m.group(1))
+        if run % 2 == 0:
+            continue
+        before = text[m.start() - 1] if m.start() > 0 else " "
+        after = text[m.end()] if m.end() < len(text) else " "
+        if (run > 1 or before not in " \t\n") and after not in " \t\n":
+            return True
+    return False
+
+
 def odd_char(text: str) -> str | None:
     """The first character of ``text`` that readers disagree on (see above), or None."""
     m = _CONTROL.search(text)
@@ -81,6 +94,14 @@ class GrammarWalker(WalkerBase):
         if odd is not None:
             self.refuse(f"an invisible, control or non-ASCII space character U+{ord(odd):04X} in the command "
                         "(readers disagree on where words end)")
+            return
+        if "\r" in text:
+            self.refuse("a carriage return in the command (bash reads it as part of a word; a reader that takes "
+                        "CRLF for a line end does not)")
+            return
+        if glued_continuation(text):
+            self.refuse("a backslash-newline inside a word (bash joins the two parts into one word before it "
+                        "parses; the parser splits them)")
             return
         # the text is parsed as bash reads it: never normalised first (NFKC turns a fullwidth "\uff07" into
         # "'", dropping U+200B turns "\\<U+200B><newline>" into a line continuation; bash does neither)
@@ -161,6 +182,24 @@ class GrammarWalker(WalkerBase):
         if _has(node, ("variable_name", "simple_expansion", "expansion", "word", "subscript")):
             self.refuse("arithmetic on variables can run commands (array subscripts)")
         self.descend_words(node, depth, src)
+
+    def substitution(self, node: Any, raw: str, depth: int, src: bytes, quoted: bool) -> None:
+        """The code of ``$(...)``, ``<(...)``, ``>(...)``; a backquoted one is read again as bash does.
+
+        Inside backquotes a backslash quotes ``$``, `````, ``\\`` (and ``"`` within double quotes) and is removed
+        before the body is parsed: ``echo `echo \\`rm x\\``` runs ``rm``. The parser's tree of the body does
+        not know that, so the body text is unescaped and read as a command of its own.
+        """
+        if raw.startswith("`"):
+            if not raw.endswith("`") or len(raw) < 2:
+                self.refuse("an unterminated backquote substitution")
+                return
+            body = re.sub(r'\\([$`\\"])' if quoted else r"\\([$`\\])", r"\1", raw[1:-1])
+            self.text(body, depth + 1)
+            return
+        for c in node.children:
+            if c.is_named:
+                self.stmt(c, depth + 1, src)
 
     def descend_words(self, node: Any, depth: int, src: bytes) -> None:
         """Walk the substitutions inside any node (they run)."""
@@ -253,9 +292,7 @@ class GrammarWalker(WalkerBase):
         if t == "brace_expression":
             return _unquoted(raw)
         if t in ("command_substitution", "process_substitution"):
-            for c in node.children:
-                if c.is_named:
-                    self.stmt(c, depth + 1, src)
+            self.substitution(node, raw, depth, src, quoted)
             return [unknown]
         if t == "arithmetic_expansion":
             self.arithmetic(node, depth, src)
@@ -263,6 +300,8 @@ class GrammarWalker(WalkerBase):
         if t in ("simple_expansion", "expansion"):
             if t == "expansion" and re.search(r"[@*]\s*[QEPAKak]\}$|!", raw):
                 self.refuse(f"indirect or transforming expansion {raw!r}")
+            if re.search(r"\$\(|`|[<>]\(", raw) and not _has(node, ("command_substitution", "process_substitution")):
+                self.refuse(f"{raw[:30]!r}: a substitution inside an expansion the parser did not read")
             if t == "expansion" and (_NAME_SUBSCRIPT.match(raw) or _NAME_OFFSET.match(raw)):
                 self.refuse(f"{raw[:30]!r}: a subscript or offset is evaluated as arithmetic, and a variable's value "
                             "in it is evaluated again (can run commands)")
