@@ -84,7 +84,9 @@ PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name"
 _SHELL_TOOLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "shell", "terminal", "run_shell", "exec",
                           "execute", "run_command", "bash_command", "shell_command", "python", "run_python",
                           "execute_command", "subprocess", "system", "powershell", "cmd"})
-_BELOW = [("c", (False, frozenset("/"))), ("*", ANY_CHAR)]
+_SLASH: list[Any] = [("c", (False, frozenset("/")))]
+_BELOW = _SLASH + [("*", ANY_CHAR)]
+_HOME: list[Any] = [("c", (False, frozenset("~")))] + _SLASH  # a relative path when the working directory is ~
 #: where ``~`` may point: $HOME is unknown statically, so a rule for ``~/.ssh/*`` also names every
 #: conventional home (``/home/agent/.ssh/id_rsa`` is the same file when HOME=/home/agent)
 _HOMES = ("/root", "/home/*", "/Users/*", "/var/home/*", "/export/home/*")
@@ -349,6 +351,11 @@ class ToolRuleGuard(BaseGuard):
         self._path_tokens = [fnmatch_tokens(p) for p in denied]
         #: the globs anchored at the root or a home: a tree operand above one of them meets it (relative and
         #: "*/" globs name files anywhere and would refuse every recursive command)
+        #: globs that name a file in any directory ("*/.ssh/*"): a relative path is below an unknown working
+        #: directory, so ".ssh/id_rsa" (after a cd to $HOME) meets "*/.ssh/*"
+        anywhere = [p for p in denied if p.startswith("*")]
+        self._anywhere = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in anywhere)) if anywhere else None
+        self._anywhere_tokens = [fnmatch_tokens(p) for p in anywhere]
         self._anchored = [fnmatch_tokens(p) for p in denied if p.startswith(("/", "~")) and not p.startswith("/*")]
         if isinstance(allow_commands, str):
             allow_commands = [allow_commands]
@@ -429,9 +436,13 @@ class ToolRuleGuard(BaseGuard):
                     out.append((self.decision, f"{call.name} reads, copies, moves or links the tree {text!r}, "
                                                "which holds a denied path"))
             for text, tokens in paths:
+                relative = not text.startswith(("/", "~"))
                 if tokens is None:
-                    if self._paths.fullmatch(text):
+                    if self._paths.fullmatch(text) or (relative and (self._paths.fullmatch("~/" + text) or (
+                            self._anywhere is not None and self._anywhere.fullmatch("/" + text)))):
                         out.append((self.decision, f"path {text!r} of {call.name} is denied"))
-                elif any(intersects(tokens, d) for d in self._path_tokens):
+                elif any(intersects(tokens, d) for d in self._path_tokens) or (relative and (any(
+                        intersects(_SLASH + list(tokens), d) for d in self._anywhere_tokens) or any(
+                        intersects(_HOME + list(tokens), d) for d in self._path_tokens))):
                     out.append((self.decision, f"path pattern {text!r} of {call.name} could match a denied path"))
         return out

@@ -39,6 +39,56 @@ _NAME_OFFSET = re.compile(r"\$\{[#!]?([A-Za-z_]\w*|[0-9]+|[@*])(\[[^]]*\])?:(?![
 _CONTROL = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
+def _unquote(word: str) -> str | None:
+    """A here-document delimiter after bash's quote removal; None when it has an expansion."""
+    out, i = [], 0
+    while i < len(word):
+        ch = word[i]
+        if ch == "$" or ch == "`":
+            return None
+        if ch == "\\":
+            out.append(word[i + 1:i + 2])
+            i += 2
+        elif ch in "'\"":
+            end = word.find(ch, i + 1)
+            if end < 0:
+                return None
+            out.append(word[i + 1:end])
+            i = end + 1
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def heredoc_mismatch(node: Any, src: bytes) -> str | None:
+    """Why bash may end a here-document elsewhere than the parser did (its delimiter is the word after quote
+    removal: ``<<E"O"F`` ends at ``EOF``; ``<<-`` strips leading tabs), or None."""
+    start = next((c for c in node.children if c.type == "heredoc_start"), None)
+    if start is None:
+        return "a here-document without a delimiter"
+    delim = _unquote(src[start.start_byte:start.end_byte].decode("utf-8", "surrogatepass"))
+    if not delim:
+        return "a here-document delimiter with an expansion or unbalanced quotes"
+    strip = any(not c.is_named and src[c.start_byte:c.end_byte] == b"<<-" for c in node.children)
+    lines: list[str] = []
+    end_text = None
+    for c in node.children:
+        text = src[c.start_byte:c.end_byte].decode("utf-8", "surrogatepass")
+        if c.type == "heredoc_body":
+            lines += text.split("\n")
+        elif c.type == "heredoc_end":
+            end_text = text
+    norm = (lambda line: line.lstrip("\t")) if strip else (lambda line: line)
+    if any(norm(line) == delim for line in lines):
+        return f"the here-document ends earlier for bash (at {delim!r}) than for the parser"
+    if end_text is not None and end_text.strip() and norm(end_text) != delim:
+        return f"the here-document ends at {end_text!r} for the parser, at {delim!r} for bash"
+    if end_text is None or not end_text.strip():
+        return f"the here-document's delimiter {delim!r} was not found where bash looks for it"
+    return None
+
+
 def glued_continuation(text: str) -> bool:
     """Whether a line continuation (an odd run of backslashes before a newline) joins two non-blank parts."""
     for m in re.finditer(r"(\\+)\n", text):
@@ -340,6 +390,9 @@ class GrammarWalker(WalkerBase):
                             "before it looks for the delimiter; the parser does not)")
             if b"\r" in region:
                 self.refuse("a carriage return in a here-document (where it ends is ambiguous)")
+            why = heredoc_mismatch(node, src)
+            if why is not None:
+                self.refuse(why)
             for c in node.children:
                 if c.type == "heredoc_body":
                     if not quoted:

@@ -102,6 +102,8 @@ def word_paths(word: Word, cwds: Iterable[str] = ("",)) -> list[PathForm]:
         m = re.search(r"[/~]", text)
         if m:
             parts.append(text[m.start():])
+        if not text.startswith("--"):  # -o.env, -o../x: a value attached after any option letter of a cluster
+            parts += [text[k:] for k in range(2, min(len(text), 8)) if text[k:] not in parts]
     for p in list(parts):  # ".*" expands to ".." in dash (and in bash without globskipdots): follow it
         comps = p.split("/")
         for k, comp in enumerate(comps):

@@ -189,7 +189,8 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
     "git init": (Hazard(_RUNS + " (hooks from a template directory)", ("template", "separate-git-dir")),),
     "git add": (Hazard(_NAMES, ("pathspec-from-file",)),),
     "git": (Hazard(_RUNS, ("exec-path", "config-env", "upload-pack", "receive-pack"), word=r"-c"),),
-    "make": (Hazard(_RUNS + " (--eval)", ("eval",), "E"),
+    "make": (Hazard(_RUNS + " (--eval, a makefile from standard input)", ("eval",), "E",
+                    word=r"-|-f-|--file=-|--makefile=-"),
              Hazard("an assignment that changes the shell make runs recipes with", word=r"\.?SHELL(FLAGS)?=.*")),
     "cmake": (Hazard(_RUNS + " (-E command mode, -P script)", word=r"-[EP].*"),),
     "ctest": (Hazard(_RUNS, ("build-and-test", "test-command", "script"), word=r"-S.*|-SP.*|-SR.*"),),
@@ -200,6 +201,8 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
     "less": (Hazard(_RUNS, ("lesskey-file", "lesskey-src", "lesskey-content"), "k",
                     word=r"\+(?!(\d+[gGpP%]?|[gGF]|/[^!|]*|\?[^!|]*)$).*"),),
     "rg": (Hazard(_RUNS, ("pre",)),),
+    "date": (Hazard("an option that sets the system clock", ("set",), "s"),),
+    "hostname": (Hazard("an operand or option that sets the host name", ("file", "boot"), "Fb", word=r"[^-].*"),),
 }
 
 

@@ -115,12 +115,18 @@ class Resolver(WalkerBase):
     def chdir(self, name: str, args: list[Word]) -> None:
         targets = [w for w in args if not (w.literal and w.text.startswith("-") and w.text != "-")]
         if name == "popd" or not targets:
+            if name == "cd":  # cd alone: $HOME
+                self.cwds.append("~") if "~" not in self.cwds else None
+            elif len(self.cwds) == 1:
+                self.refuse(f"{name} without a directory goes to one this text did not name")
             return
         w = targets[0]
         if not w.literal:
             self.refuse(f"{name} to {w.text!r}, not a fixed directory")
             return
-        if w.text == "-":
+        if w.text == "-" or (name == "pushd" and re.fullmatch(r"[+-]\d+", w.text)):
+            if len(self.cwds) == 1:
+                self.refuse(f"{name} {w.text} goes to $OLDPWD or the directory stack, unknown here")
             return  # back to a directory already in the set
         for form, _ in word_paths(w, self.cwds):
             if form not in self.cwds:
