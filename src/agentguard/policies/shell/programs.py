@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["HAZARDS", "Hazard", "INFO_OPTIONS", "RECURSIVE", "RUNS_BY_OPTION", "INTERPRETERS", "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "SINGLE_DASH_LONG",
+__all__ = ["HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS", "NAME_BUILTINS", "NO_PATH_OPERANDS",
+           "OTHER_SHELLS", "POSIX_SHELLS", "RECURSIVE", "RUNS_BY_OPTION", "SINGLE_DASH_LONG",
            "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "flags_of", "hazard", "plain_name"]
 
 
