@@ -176,6 +176,8 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
                            "new-volume-script", "rmt-command", "rsh-command"), "IF", safe_long=("checkpoint",),
                    bare_cluster=True),
             Hazard(_NAMES, ("files-from",), "T", bare_cluster=True),
+            Hazard("an option that extracts members to absolute paths or over symbolic links",
+                   ("absolute-names", "dereference"), "Ph", bare_cluster=True),
             Hazard("an archive named host:path is opened through a remote shell (rsh/ssh)",
                    word=r"[^-/=][^/=]*:.*")),
     "sort": (Hazard(_RUNS, ("compress-program",)), Hazard(_NAMES, ("files0-from",))),
@@ -202,6 +204,7 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
     "less": (Hazard(_RUNS, ("lesskey-file", "lesskey-src", "lesskey-content"), "k",
                     word=r"\+(?!(\d+[gGpP%]?|[gGF]|/[^!|]*|\?[^!|]*)$).*"),),
     "rg": (Hazard(_RUNS, ("pre",)),),
+    "unzip": (Hazard("an option that extracts members to absolute or parent paths", word=r"-[^-]*[:^].*"),),
     "date": (Hazard("an option that sets the system clock", ("set",), "s"),),
     "hostname": (Hazard("an operand or option that sets the host name", ("file", "boot"), "Fb", word=r"[^-].*"),),
 }
@@ -209,7 +212,7 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
 
 #: programs with an option that runs a command: an unknown word (``$x``, a glob that could match a file named
 #: ``--checkpoint-action=exec=sh x``: wildcard injection) could be that option
-RUNS_BY_OPTION = frozenset(p.split()[0] for p, hs in HAZARDS.items() if any(h.why != _NAMES for h in hs))
+RUNS_BY_OPTION = frozenset(p for p, hs in HAZARDS.items() if any(h.why != _NAMES for h in hs))
 
 
 def hazard(program: str, words: list[str]) -> str | None:
@@ -243,7 +246,7 @@ RECURSIVE: dict[str, frozenset[str]] = {
     "ln": frozenset(), "rsync": frozenset(), "cp": frozenset({"r", "a", "--archive"}), "scp": frozenset({"r"}),
     "zip": frozenset({"r"}), "gzip": frozenset({"r"}), "gunzip": frozenset({"r"}), "chmod": frozenset({"r"}),
     "chown": frozenset({"r"}), "chgrp": frozenset({"r"}), "rm": frozenset({"r"}), "diff": frozenset({"r"}),
-    "shred": frozenset(), "git": frozenset(),
+    "shred": frozenset(), "git": frozenset(), "unzip": frozenset(),
 }
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]*\])?")
 #: bash builtins whose operands (or an option's value) are variable NAMES. A subscript in a name is evaluated

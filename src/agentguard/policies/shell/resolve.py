@@ -16,8 +16,9 @@ import shlex
 from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
 from .paths import word_paths
-from .programs import (AWKS, HAZARDS, INTERPRETERS, RECURSIVE, RUNS_BY_OPTION, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS, UNRESOLVABLE_BUILTINS,
-                       UNSAFE_ENV, WRAPPERS, Wrapper, flags_of, hazard, plain_name)
+from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS,
+                       RECURSIVE, RUNS_BY_OPTION, UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, flags_of,
+                       hazard, plain_name)
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
@@ -55,8 +56,13 @@ class Resolver(WalkerBase):
                 self.refuse("printf -v sets a variable that changes what runs")
         if name in HAZARDS:
             why = hazard(name, [w.text for w in args if w.literal])
-            if why is None and any(not w.literal for w in args) and name in RUNS_BY_OPTION and (unknown or name == "git"):
+            sub = next((w for w in args if not (w.literal and w.text.startswith("-"))), None)
+            key = f"{name} {sub.text}" if name == "git" and sub is not None else name
+            if why is None and key in RUNS_BY_OPTION and any(not w.literal for w in args) and (
+                    unknown or name == "git"):
                 why = f"{name}: an unknown word could be an option that runs a command"
+            if why is None and name == "git" and sub is not None and not sub.literal:
+                why = "git: the subcommand is not a fixed word"
             if why is not None:
                 self.refuse(why)
         if name in NAME_BUILTINS:
