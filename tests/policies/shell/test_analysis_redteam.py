@@ -123,6 +123,12 @@ ORACLE_ATTACKS = {
     "options": ["echo hi > x; tar -cf a.tar x; tar -xf a.tar --to-command=agpwn",
                 "echo hi > x; tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec=agpwn x",
                 "echo hi > x; tar -cf /dev/null --checkpoint=1 --checkpoint-act=exec=agpwn x"],
+    "config_files": [
+        "printf '[core]\\n\\tfsmonitor = agpwn\\n' > ~/.gitconfig; git init -q r; cd r; git status",
+        "mkdir -p .config/git; printf '[core]\\n\\tfsmonitor = agpwn\\n' > .config/git/config; git init -q r; "
+        "cd r; git status",
+        "printf 'script-shell=agpwn\\n' > .npmrc; printf '{\"scripts\":{\"test\":\"true\"}}' > package.json; "
+        "npm test"],
     "sed": ["echo a > x; sed '1e agpwn' x", "echo agpwn > x; sed 's|a|a|e' x", "echo a > x; sed '1!d;1e agpwn' x",
             "echo a > x; sed --expression='1e agpwn' x", "echo a > x; sed '\\,a,e agpwn' x"],
 }
@@ -131,6 +137,8 @@ ORACLE_ATTACKS = {
 @pytest.mark.parametrize("family", sorted(ORACLE_ATTACKS))
 def test_each_attack_runs_in_bash_and_the_guard_sees_it(oracle, family):
     for cmd in ORACLE_ATTACKS[family]:
+        if family == "config_files" and shutil.which("npm" if "npm" in cmd else "git") is None:
+            continue
         assert oracle.runs(cmd), f"the oracle did not reproduce {cmd!r}"  # the attack is real
         assert guard_sees(cmd), cmd
         assert refused(cmd), cmd
@@ -308,6 +316,26 @@ def test_property_a_continuation_inside_a_word_is_refused(at):
     word = "/etc/shadow"
     cmd = "cat " + word[:at] + "\\\n" + word[at:]
     assert refused(cmd), repr(cmd)
+
+
+_WRITERS = ["echo x > {p}", "printf x >> {p}", "tee {p}", "cp a {p}", "mv a {p}", "ln -s a {p}", "touch {p}",
+            "sort -o {p} a", "cat a 1>{p}", "ls &>{p}", "cd /tmp; echo x > {p}"]
+_CONFIGS = ["~/.gitconfig", "/home/u/.gitconfig", ".gitconfig", "~/.config/git/config", ".git/hooks/pre-commit",
+            "r/.git/config", ".npmrc", "~/.npmrc", "~/.bashrc", "~/.bash_profile", "~/.profile", "~/.zshrc",
+            "~/.local/bin/ls", "/usr/local/bin/ls", ".cargo/config.toml", "~/.config/pip/pip.conf", "~/.lesskey",
+            "~/.ssh/authorized_keys", "venv/lib/python3/site-packages/x.pth", "~/.git*", "~/.bash_pro*"]
+
+
+@FAST
+@given(st.sampled_from(_CONFIGS), st.sampled_from(_WRITERS))
+def test_property_writing_a_file_that_configures_what_runs_is_refused(path, form):
+    cmd = form.format(p=path)
+    assert analyse(cmd).unresolvable, cmd
+
+
+def test_reading_a_config_file_is_not_refused_by_the_analysis():
+    for cmd in ("cat ~/.gitconfig", "grep -n x .npmrc", "less ~/.bashrc", "head .git/config"):
+        assert not analyse(cmd).unresolvable, cmd
 
 
 def test_benign_forms_of_the_fixed_classes_still_pass():

@@ -343,7 +343,7 @@ class GrammarWalker(WalkerBase):
             if w.unknown:
                 self.refuse(f"redirection target {src[dest.start_byte:dest.end_byte].decode(errors='replace')!r}"
                             " is not a fixed path")
-            self.add_paths(w)
+            self.add_paths(w, writes=op.lstrip("0123456789&").startswith(">") or op.startswith("<>"))
         if dest.type == "process_substitution":
             pass
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS", "NAME_BUILTINS", "NO_PATH_OPERANDS",
-           "OTHER_SHELLS", "POSIX_SHELLS", "RECURSIVE", "RUNS_BY_OPTION", "SINGLE_DASH_LONG",
-           "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "flags_of", "hazard", "plain_name"]
+__all__ = ["CONFIG_FILES", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS", "NAME_BUILTINS",
+           "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "READERS", "RECURSIVE", "RUNS_BY_OPTION",
+           "SINGLE_DASH_LONG", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "flags_of",
+           "hazard", "plain_name"]
 
 
 @dataclass(frozen=True)
@@ -248,6 +249,24 @@ RECURSIVE: dict[str, frozenset[str]] = {
     "chown": frozenset({"r"}), "chgrp": frozenset({"r"}), "rm": frozenset({"r"}), "diff": frozenset({"r"}),
     "shred": frozenset(), "git": frozenset(), "unzip": frozenset(),
 }
+#: files that make a program run commands when it next starts (git's core.fsmonitor/core.pager/hooks, npm's
+#: script-shell, cargo's rustc-wrapper, shells' startup files, lesskey, directories on PATH): writing one is
+#: running code later, through a program the allow list names. fnmatch globs (``*`` crosses ``/``).
+CONFIG_FILES: tuple[str, ...] = (
+    "*.gitconfig", "*/.config/git/*", "*.git/config", "*.git/hooks/*", "*.git/info/*", "*.npmrc", "*.yarnrc*",
+    "*/.config/npm/*", "*.cargo/config*", "*/.pip/*", "*pip.conf", "*/.config/pip/*", "*.pydistutils.cfg",
+    "*.bashrc", "*.bash_profile", "*.bash_login", "*.bash_logout", "*.profile", "*.zshrc", "*.zshenv",
+    "*.zprofile", "*.zlogin", "*.inputrc", "*.curlrc", "*.wgetrc", "*.lesskey", "*/.config/lesskey",
+    "*.lessfilter", "*.vimrc", "*.exrc", "*.pam_environment", "*/.config/autostart/*", "*/.config/systemd/*",
+    "*/.local/bin/*", "/usr/local/bin/*", "/usr/local/sbin/*", "/usr/bin/*", "/bin/*", "/usr/sbin/*", "/sbin/*",
+    "*/.ssh/*", "*.envrc", "*/.config/fish/*", "*.pythonrc*", "*/sitecustomize.py", "*/usercustomize.py",
+    "*.pth",
+)
+#: programs that only read their operands (a config file they name is read, not written)
+READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "wc", "diff", "cmp",
+                     "comm", "stat", "file", "ls", "md5sum", "sha1sum", "sha256sum", "xxd", "od", "hexdump", "nl",
+                     "tac", "rev", "du", "tree", "realpath", "readlink", "basename", "dirname", "echo", "printf",
+                     "test", "[", "jq", "column", "fold", "expand", "cut", "uniq", "zcat", "which", "type"})
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]*\])?")
 #: bash builtins whose operands (or an option's value) are variable NAMES. A subscript in a name is evaluated
 #: as arithmetic, which expands ``$(...)`` inside it even when the word was single-quoted: ``test -v

@@ -17,8 +17,8 @@ from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
 from .paths import word_paths
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS,
-                       RECURSIVE, RUNS_BY_OPTION, UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, flags_of,
-                       hazard, plain_name)
+                       READERS, RECURSIVE, RUNS_BY_OPTION, UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper,
+                       flags_of, hazard, plain_name)
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
@@ -74,7 +74,7 @@ class Resolver(WalkerBase):
             self.out.subtrees.extend((c, None) for c in self.cwds if c)  # no operand: the working directory
         for w in args:  # echo's words are text, but a glob (or an unquoted expansion) makes bash list a directory
             if name not in NO_PATH_OPERANDS or w.split or not (w.literal or w.unknown):
-                self.add_paths(w)
+                self.add_paths(w, writes=name not in READERS)
         if name in UNRESOLVABLE_BUILTINS:
             why = UNRESOLVABLE_BUILTINS[name]
             if why:
