@@ -177,6 +177,8 @@ class GrammarWalker(WalkerBase):
                 self.pieces(c, depth, src, quoted=False)
             elif c.type == "arithmetic_expansion":
                 self.arithmetic(c, depth, src)
+            elif c.type == "expansion":
+                self.pieces(c, depth, src, quoted=True)  # its checks (indirection, subscripts) and substitutions
             elif c.child_count:
                 self.descend_words(c, depth, src)
 
@@ -218,6 +220,8 @@ class GrammarWalker(WalkerBase):
         t = node.type
         unknown: Piece = ("a", "") if quoted else ("A", "")
         raw = src[node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+        if t in ("word", "number", "string", "concatenation") and unread_substitution(node, src):
+            self.refuse(f"a substitution in {raw[:20]!r} that the parser did not read")
         if t in ("word", "number"):
             if re.search(r"(?<!\\)[\s]", raw):
                 self.refuse(f"the parser read {raw[:20]!r} as one word across whitespace (ambiguous)")
@@ -315,6 +319,8 @@ class GrammarWalker(WalkerBase):
             for c in node.children:
                 if c.type == "heredoc_body":
                     if not quoted:
+                        if unread_substitution(c, src):
+                            self.refuse("a substitution in a here-document the parser did not read")
                         self.descend_words(c, depth, src)
                 elif c.is_named and c.type not in ("heredoc_start", "heredoc_end", "heredoc_content",
                                                    "file_descriptor"):
@@ -415,6 +421,28 @@ def skipped_text(root: Any, src: bytes) -> str | None:
     if bad is None and pos < len(src) and not _GAP.fullmatch(src, pos, len(src)):
         bad = src[pos:].decode(errors="replace")[:20]
     return bad
+
+
+def unread_substitution(node: Any, src: bytes) -> bool:
+    """Whether an unescaped `````, ``$(``, ``$[`` or ``${`` in ``node``'s text lies outside every substitution or
+    expansion node the parser made of it (bash would run or evaluate it; the walk would not see it)."""
+    spans: list[tuple[int, int]] = []
+
+    def collect(n: Any) -> None:
+        if n.type in ("command_substitution", "process_substitution", "arithmetic_expansion", "expansion",
+                      "raw_string", "ansi_c_string"):  # the last two: literal text
+            spans.append((n.start_byte, n.end_byte))
+        for ch in n.children:
+            collect(ch)
+
+    collect(node)
+    for m in re.finditer(rb"(\\*)(`|\$[(\[{])", src[node.start_byte:node.end_byte]):
+        if len(m.group(1)) % 2:
+            continue  # escaped
+        at = node.start_byte + m.start(2)
+        if not any(a <= at < b for a, b in spans):
+            return True
+    return False
 
 
 def _has(node: Any, types: tuple[str, ...]) -> bool:
