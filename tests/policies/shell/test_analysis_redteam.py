@@ -28,6 +28,12 @@ not see it. Classes and fixes:
   with GNU/git prefix abbreviations and wildcard injection (an unknown word could be such an option).
 - ``sed``: a GNU sed script parser (``s|a|b|e``, ``1!e``, ``\\,x,e``, ``--expression=``), checked against
   ``sed --sandbox``.
+- a glob as the command word: tree-sitter reads ``[a]`` as a test, bash as a glob that runs ``a`` when a file
+  ``a`` exists; a test whose brackets are not separated by blanks is refused.
+- here-documents and words: a backquote or ``$(`` no node of the parse covers (```cmd``` in an unquoted
+  here-document body) is refused.
+- config files: writing a file that makes an allowed program run a command later (``~/.gitconfig``
+  core.fsmonitor before ``git status``, ``.npmrc`` script-shell before ``npm test``) is refused.
 - whole trees: ``grep -r x ~``, ``cp -r /etc d``, ``tar czf o ~``, ``ln -s /etc e``, ``cd /etc; rg x`` read a
   denied path below the operand; ``~/`` rules also name ``/home/*``, ``/root``; ``cd`` alone goes to ``~``.
 """
@@ -63,7 +69,7 @@ def refused(command: str) -> bool:
 def guard_sees(command: str) -> bool:
     """The guard refuses the command, or reads ``agpwn`` among the programs it runs."""
     a = analyse(command)
-    return bool(a.unresolvable) or "agpwn" in a.programs or refused(command)
+    return bool(a.unresolvable) or bool({"agpwn", "a"} & set(a.programs)) or refused(command)
 
 
 class Oracle:
@@ -74,7 +80,7 @@ class Oracle:
         for d in ("bin", "evil", "work"):
             os.makedirs(os.path.join(self.root, d))
         marker = os.path.join(self.root, "work", "PWNED")
-        for stub in ("bin/agpwn", "evil/ls"):
+        for stub in ("bin/agpwn", "bin/a", "evil/ls"):
             path = os.path.join(self.root, stub)
             with open(path, "w") as fh:
                 fh.write(f"#!/bin/sh\necho ran >> {marker}\n")
@@ -121,6 +127,7 @@ ORACLE_ATTACKS = {
     "backquotes": ["echo `echo \\`agpwn\\``", "echo \"${x:-`agpwn`}\"", "f=x; echo \"${f%%$(agpwn)}\"",
                    "cat <<EOF\n`agpwn`\nEOF", "cat <<EOF\n$(true) `agpwn`\nEOF"],
     "loop_variable": ["for PATH in ../evil; do ls; done"],
+    "glob_command": ["touch a; [a]", "touch a; ls; [a]"],
     "options": ["echo hi > x; tar -cf a.tar x; tar -xf a.tar --to-command=agpwn",
                 "echo hi > x; tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec=agpwn x",
                 "echo hi > x; tar -cf /dev/null --checkpoint=1 --checkpoint-act=exec=agpwn x"],

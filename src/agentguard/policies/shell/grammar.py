@@ -141,6 +141,10 @@ class GrammarWalker(WalkerBase):
 
     def test(self, node: Any, depth: int, src: bytes) -> None:
         body = src[node.start_byte:node.end_byte].decode(errors="replace")
+        if not re.fullmatch(r"(\[\[?)[ \t\n].*[ \t\n]\]?\]|\(\(.*\)\)", body, re.S):
+            # bash reads "[rm]" as one word, a glob: with a file "rm" in the directory it runs rm
+            self.refuse(f"{body[:20]!r} is one word for bash (a glob as a command), not a test")
+            return
         if re.search(r"(^|\s)-[vR]\s", body) and "[" in body.replace("[[", "").replace("]]", ""):
             self.refuse("[[ -v name[...] ]]: the subscript is evaluated as arithmetic (can run commands)")
         if re.search(r"-(eq|ne|lt|le|gt|ge)\b", body) and re.search(r"[A-Za-z_$]", re.sub(r"-(eq|ne|lt|le|gt|ge)\b|\[\[|\]\]|\(\(|\)\)", "", body)):
