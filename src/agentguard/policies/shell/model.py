@@ -84,7 +84,7 @@ class WalkerBase:
         if why not in self.out.unresolvable:
             self.out.unresolvable.append(why)
 
-    def add_paths(self, word: Word, writes: bool = False) -> None:
+    def add_paths(self, word: Word, writes: bool = False) -> list[PathForm]:
         """Record the paths ``word`` may name; with ``writes``, one that configures what a program runs
         (:data:`~.programs.CONFIG_FILES`) is refused: writing it runs code the next time that program starts."""
         forms = word_paths(word, self.cwds)
@@ -101,7 +101,8 @@ class WalkerBase:
                     hit = any(intersects(toks, c) for c in _CONFIG)
                 if hit:
                     self.refuse(f"{text!r} configures what a program runs (writing it runs code later)")
-                    return
+                    break
+        return forms
 
     def text(self, text: str, depth: int) -> None:
         """Read ``text`` as bash code (:mod:`.grammar`)."""

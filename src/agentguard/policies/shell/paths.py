@@ -102,8 +102,11 @@ def word_paths(word: Word, cwds: Iterable[str] = ("",)) -> list[PathForm]:
         m = re.search(r"[/~]", text)
         if m:
             parts.append(text[m.start():])
-        if not text.startswith("--"):  # -o.env, -o../x: a value attached after any option letter of a cluster
-            parts += [text[k:] for k in range(2, min(len(text), 8)) if text[k:] not in parts]
+        if not text.startswith("--") and re.search(r"[./~]", text, re.S):
+            # -o.env, -o../x: a value attached after any option letter of a cluster (one that can leave the
+            # directory or name a dot file: a bare-letter suffix of "-la" names no path a rule could deny)
+            parts += [text[k:] for k in range(2, min(len(text), 8)) if text[k:] not in parts
+                      and re.search(r"[./~]", text[k:])]
     for p in list(parts):  # ".*" expands to ".." in dash (and in bash without globskipdots): follow it
         comps = p.split("/")
         for k, comp in enumerate(comps):

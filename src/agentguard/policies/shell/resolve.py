@@ -68,13 +68,16 @@ class Resolver(WalkerBase):
         if name in NAME_BUILTINS:
             self.names(name, NAME_BUILTINS[name], args)
         tree = RECURSIVE.get(name)
-        if tree is not None and (not tree or tree & flags or unknown):
-            for w in args:
-                self.out.subtrees.extend(word_paths(w, self.cwds))
-            self.out.subtrees.extend((c, None) for c in self.cwds if c)  # no operand: the working directory
+        whole = tree is not None and (not tree or bool(tree & flags) or unknown)
         for w in args:  # echo's words are text, but a glob (or an unquoted expansion) makes bash list a directory
             if name not in NO_PATH_OPERANDS or w.split or not (w.literal or w.unknown):
-                self.add_paths(w, writes=name not in READERS)
+                forms = self.add_paths(w, writes=name not in READERS)
+                if whole:
+                    self.out.subtrees.extend(forms)
+            elif whole:
+                self.out.subtrees.extend(word_paths(w, self.cwds))
+        if whole:
+            self.out.subtrees.extend((c, None) for c in self.cwds if c)  # no operand: the working directory
         if name in UNRESOLVABLE_BUILTINS:
             why = UNRESOLVABLE_BUILTINS[name]
             if why:
