@@ -46,6 +46,12 @@ the same way. Two structured rules decide on what the arguments *mean*, not on t
   command argument and every redirection target; a shell glob that could match a denied path matches it:
   ``"/etc/shadow"`` also refuses ``//etc/shadow``, ``/etc/./shadow``, ``/tmp/%2e%2e/etc/shadow``,
   ``cat /etc/shad*w``; ``"../*"`` refuses a relative path that climbs out (``..\\x``, ``%2e%2e/x``).
+  A rule ``~/x`` also names ``/root/x``, ``/home/*/x`` and the other conventional homes ($HOME is unknown);
+  a relative path is below an unknown working directory, so it also meets ``*/...`` globs as ``/path`` and
+  ``~/...`` globs as ``~/path``; a command that reads, copies, moves or links a whole tree (``grep -r x ~``,
+  ``cp -r /etc d``, ``tar czf o ~``, ``ln -s /etc e``) meets every rule anchored at ``/`` or ``~`` below it
+  (relative and ``*/`` globs are not checked against trees: they would refuse every recursive command, so
+  ``grep -r x .`` still reads a ``./.env``).
 
 What the guard cannot see: what an allowed program does beyond the option tables it knows (``make`` and
 ``pytest`` run project code), the contents of files a command reads or runs, symbolic links and mounts

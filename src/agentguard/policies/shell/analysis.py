@@ -19,6 +19,20 @@ file, standard input or a here-document, inline code of a non-shell interpreter 
 arity is unknown, environment variables that inject code (``BASH_ENV``, ``LD_PRELOAD``...), and nesting
 beyond :data:`MAX_DEPTH`. Nothing is skipped silently.
 
+Added by the session-10 red team (``tests/policies/shell/test_analysis_redteam.py``: each attack ran in real
+bash while the guard allowed it): the text is parsed raw, never normalised first, and invisible, control
+and non-ASCII space characters are refused (:mod:`.lexical`); a line continuation inside a word, a carriage
+return, a here-document that bash would end elsewhere (delimiter after quote removal, backslash-newline), a
+backquote or ``$(`` no node of the parse covers, and a ``[..]`` "test" without blanks (a glob command word)
+are refused; backquoted bodies are read again after bash's unescaping; a variable name with a subscript
+(``test -v``, ``printf -v``, ``unset``, ``declare``) and a name in ``${a[i]}``/``${x:o:l}`` (evaluated as
+arithmetic, which runs ``$(...)``) are refused; loop variables are assignments; options of allowed programs
+that run commands or read file names elsewhere (:data:`~.programs.HAZARDS`: ``tar --to-command``, ``git grep
+-O``, ``make --eval``, ``sed`` scripts read by a GNU sed parser...) are refused, and so is writing a file that
+configures what a program runs (:data:`~.programs.CONFIG_FILES`: ``~/.gitconfig``, ``.npmrc``...). A command
+that reads, copies, moves or links a whole tree (:data:`~.programs.RECURSIVE`) lists its operands (and
+working directories) in :attr:`Analysis.subtrees`.
+
 Why tree-sitter-bash and not bashlex (both on PyPI; compared on the corpus of
 ``tests/policies/shell/benign_commands.txt``, the attack families and ``benchmarks/shell_analysis.py``): tree-sitter-bash is
 maintained (the grammar the editors use), parses every construct of the corpus (bashlex 0.18 raises
