@@ -191,8 +191,10 @@ class _AllowedCommand:
                 return False
             if any(not w.literal or w.text != a for w, a in zip(words, self.args)):
                 return False
-        if self.deny_flags and (cmd.unknown_args or self.deny_flags & cmd.flags):
-            return False
+        if self.deny_flags and (cmd.unknown_args or self.deny_flags & cmd.flags or any(
+                d.startswith(f) for d in self.deny_flags if d.startswith("--")
+                for f in cmd.flags if f.startswith("--") and len(f) > 2)):
+            return False  # GNU long options may be abbreviated: "sed --in-pl" is "sed --in-place"
         return True
 
 

@@ -175,6 +175,10 @@ RULE_ATTACKS = {
     "trees": ["grep -r . ~", "cp -r /etc x", "tar -czf o.tgz ~", "ln -s /etc e; cat e/shadow",
               "cd /etc; grep -r root", "cd /etc; rg root", "tar -C /etc -czf o.tgz .", "git diff --no-index /etc x",
               "cp -r ~ /tmp/h", "mv /etc /tmp/e", "zip -r o.zip /root", "grep -r x /"],
+    "abbreviations_and_deletes": ["rm --recur --force /tmp/x", "rm --r --f ~/work", "chmod --rec 777 .",
+                                  "sed --in-pl s/a/b/ x", "sed --i s/a/b/ x", "tar --remove-files -cf x.tar src",
+                                  "tar --remove -cf x.tar src", "zip -m x.zip src/a", "zip --move x.zip a",
+                                  "cmake -C x.cmake ."],
     "homes_and_relative": ["cat /home/agent/.aws/credentials", "cat /root/.aws/credentials", "cd; cat .ssh/id_rsa",
                            "cat .aws/credentials", "sort -o.env a", "sort -o../x a"],
     "parsing": ["ls \\\u200b\nrm -rf /", "echo \uff07; rm -rf / \uff07", "ls \uff03; rm -rf /",
@@ -344,6 +348,20 @@ def test_property_writing_a_file_that_configures_what_runs_is_refused(path, form
 def test_reading_a_config_file_is_not_refused_by_the_analysis():
     for cmd in ("cat ~/.gitconfig", "grep -n x .npmrc", "less ~/.bashrc", "head .git/config"):
         assert not analyse(cmd).unresolvable, cmd
+
+
+@FAST
+@given(st.integers(1, 9), st.integers(1, 5), st.sampled_from(["rm {r} {f} d", "rm {f} {r} ~/x", "chmod {r} 777 d"]))
+def test_property_gnu_long_option_abbreviations_are_the_option(cut_r, cut_f, form):
+    """GNU getopt_long takes any unambiguous prefix (``rm --recur --forc d`` deletes d recursively)."""
+    cmd = form.format(r="--" + "recursive"[:cut_r], f="--" + "force"[:cut_f])
+    assert refused(cmd), cmd
+
+
+def test_the_oracle_agrees_that_rm_takes_abbreviations(tmp_path):
+    (tmp_path / "d" / "e").mkdir(parents=True)
+    subprocess.run(["rm", "--recur", "--forc", str(tmp_path / "d")], check=False, capture_output=True)
+    assert not (tmp_path / "d").exists()
 
 
 def test_benign_forms_of_the_fixed_classes_still_pass():

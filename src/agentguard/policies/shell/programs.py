@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["CONFIG_FILES", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS", "NAME_BUILTINS",
-           "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "READERS", "RECURSIVE", "RUNS_BY_OPTION",
-           "SINGLE_DASH_LONG", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "flags_of",
-           "hazard", "plain_name"]
+__all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS",
+           "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "READERS", "RECURSIVE",
+           "RUNS_BY_OPTION", "SINGLE_DASH_LONG", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper",
+           "deletes", "flags_of", "hazard", "plain_name"]
 
 
 @dataclass(frozen=True)
@@ -196,7 +196,7 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
     "make": (Hazard(_RUNS + " (--eval, a makefile from standard input)", ("eval",), "E",
                     word=r"-|-f-|--file=-|--makefile=-"),
              Hazard("an assignment that changes the shell make runs recipes with", word=r"\.?SHELL(FLAGS)?=.*")),
-    "cmake": (Hazard(_RUNS + " (-E command mode, -P script)", word=r"-[EP].*"),),
+    "cmake": (Hazard(_RUNS + " (-E command mode, -P script, -C initial cache script)", word=r"-[EPC].*"),),
     "ctest": (Hazard(_RUNS, ("build-and-test", "test-command", "script"), word=r"-S.*|-SP.*|-SR.*"),),
     "go": (Hazard(_RUNS, word=r"--?(exec|toolexec|vettool)(=.*)?"),),
     "npm": (Hazard(_RUNS, ("script-shell", "shell", "node-options", "userconfig", "globalconfig", "call",
@@ -284,8 +284,27 @@ def plain_name(text: str) -> bool:
 
 #: programs whose single-dash options are words (``find -delete``), not letter clusters
 SINGLE_DASH_LONG = frozenset({"find", "java", "go", "gfind", "bfs"})
-#: ``--recursive`` and ``-r`` are one rule flag
+#: ``--recursive`` and ``-r`` are one rule flag (and so is any abbreviation, ``--recur``)
 LONG_FLAG_ALIASES = {"--recursive": "r", "--force": "f"}
+#: options that delete their operands (read as ``rm -r -f`` of them, like ``find -delete``): long names (any
+#: unambiguous prefix) and short letters
+DELETE_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    "tar": (("remove-files",), ""), "zip": (("move",), "m"),
+    "rsync": (("remove-source-files", "remove-sent-files"), ""),
+}
+
+
+def deletes(program: str, words: list[str]) -> str | None:
+    """The option of ``words`` that makes ``program`` delete its operands (:data:`DELETE_OPTIONS`), or None."""
+    longs, shorts = DELETE_OPTIONS.get(program, ((), ""))
+    for w in words:
+        if w == "--":
+            break
+        if w.startswith("--") and len(w) > 3 and any(n.startswith(w[2:].split("=", 1)[0]) for n in longs):
+            return w
+        if shorts and w.startswith("-") and not w.startswith("--") and any(ch in shorts for ch in w[1:]):
+            return w
+    return None
 
 
 def flags_of(program: str, words: list[str]) -> tuple[frozenset[str], tuple[str, ...]]:
@@ -303,7 +322,9 @@ def flags_of(program: str, words: list[str]) -> tuple[frozenset[str], tuple[str,
             ended = True
         elif w.startswith("--") and len(w) > 2:
             name = w.split("=", 1)[0].casefold()
-            flags.add(LONG_FLAG_ALIASES.get(name, name))
+            # GNU getopt_long takes any unambiguous prefix: "rm --recur --forc" is "rm -r -f"
+            alias = next((v for k, v in LONG_FLAG_ALIASES.items() if k.startswith(name) and len(name) > 2), name)
+            flags.add(alias)
         elif w.startswith("-") and len(w) > 1 and not w[1:].isdigit():
             if program in SINGLE_DASH_LONG:
                 flags.add(w.casefold())

@@ -18,7 +18,7 @@ from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, pr
 from .paths import word_paths
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS,
                        READERS, RECURSIVE, RUNS_BY_OPTION, UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper,
-                       flags_of, hazard, plain_name)
+                       deletes, flags_of, hazard, plain_name)
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
@@ -65,6 +65,12 @@ class Resolver(WalkerBase):
                 why = "git: the subcommand is not a fixed word"
             if why is not None:
                 self.refuse(why)
+        gone = deletes(name, [w.text for w in args if w.literal])
+        if gone is not None:  # tar --remove-files, zip -m: the operands are deleted (as find -delete)
+            targets = [w for w in args if not (w.literal and w.text.startswith("-"))]
+            self.out.commands.append(Command("rm", ("rm", "-r", "-f", *[t.text for t in targets]),
+                                             frozenset({"r", "f"}), tuple(t.text for t in targets), True,
+                                             chain(via, f"{name} {gone}"), tuple(targets)))
         if name in NAME_BUILTINS:
             self.names(name, NAME_BUILTINS[name], args)
         tree = RECURSIVE.get(name)
