@@ -76,9 +76,9 @@ from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .shell import (Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens,
                     path_forms)
 from .shell.globs import ANY_CHAR
-from .shell.programs import flags_of
+from .shell.programs import UNSAFE_ENV, flags_of
 
-__all__ = ["ArgumentRule", "COMMAND_ARGS", "PATH_ARGS", "ToolRuleGuard", "as_tool_call", "tool_patterns"]
+__all__ = ["ArgumentRule", "COMMAND_ARGS", "CWD_ARGS", "ENV_ARGS", "PATH_ARGS", "ToolRuleGuard", "as_tool_call", "tool_patterns"]
 
 #: argument names (canonical) whose values are shell commands (a string or an argv list)
 COMMAND_ARGS = frozenset({"command", "cmd", "commands", "argv", "args", "arguments", "script", "code", "shell",
@@ -87,6 +87,10 @@ COMMAND_ARGS = frozenset({"command", "cmd", "commands", "argv", "args", "argumen
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
                        "directory", "folder", "target", "source", "src", "dst", "dest", "destination", "cwd",
                        "output", "input", "location", "uri", "url"})
+#: argument names (canonical) of the directory a tool runs its command in, and of the environment it sets
+CWD_ARGS = frozenset({"cwd", "workdir", "working_dir", "working_directory", "workingdirectory", "chdir", "cd",
+                      "dir", "directory", "cwd_path", "current_dir", "run_in", "in_dir"})
+ENV_ARGS = frozenset({"env", "environment", "environ", "env_vars", "envs", "environment_variables", "extra_env"})
 _SHELL_TOOLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "shell", "terminal", "run_shell", "exec",
                           "execute", "run_command", "bash_command", "shell_command", "python", "run_python",
                           "execute_command", "subprocess", "system", "powershell", "cmd"})
@@ -249,14 +253,29 @@ def _strings(value: Any, depth: int = 0) -> list[Any]:
     return []
 
 
-def _analyse(text: Any) -> Analysis:
+def _analyse(text: Any, cwds: Sequence[str] = ()) -> Analysis:
     """A command string, or an argv list read both as argv and as the string a tool may join it into."""
     if isinstance(text, list):
-        out = analyse_argv(text)
-        joined = analyse(" ".join(str(a) for a in text))
+        out = analyse_argv(text, cwds)
+        joined = analyse(" ".join(str(a) for a in text), cwds)
         return Analysis(out.commands + joined.commands, out.paths + joined.paths,
                         out.unresolvable + joined.unresolvable, out.subtrees + joined.subtrees)
-    return analyse(text)
+    return analyse(text, cwds)
+
+
+def _call_context(arguments: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The directories a tool may run its command in (``cwd``...) and the unsafe environment names it sets."""
+    cwds: list[str] = []
+    unsafe: list[str] = []
+    for key, value in arguments.items():
+        k = canonical_name(key)
+        if k in CWD_ARGS and isinstance(value, str) and value.strip():
+            cwds.append(value)
+        elif k in ENV_ARGS:
+            names = (list(value) if isinstance(value, Mapping) else
+                     [str(v).split("=", 1)[0] for v in value] if isinstance(value, (list, tuple)) else [])
+            unsafe += [str(n) for n in names if not isinstance(n, str) or UNSAFE_ENV.fullmatch(n)]
+    return cwds, unsafe
 
 
 @dataclass
@@ -408,6 +427,10 @@ class ToolRuleGuard(BaseGuard):
         """Violations of ``allow_commands``, ``deny_commands``, ``deny_paths`` and unresolvable commands."""
         out: list[tuple[Decision, str]] = []
         shell_tool = name in _SHELL_TOOLS
+        cwds, unsafe_env = _call_context(call.arguments)
+        for var in unsafe_env:
+            out.append((self.unresolvable, f"{call.name} sets {var!r} in the command's environment, which changes "
+                                           "what runs"))
         paths: list[tuple[str, Any]] = []
         subtrees: list[tuple[str, Any]] = []
         for key, value in call.arguments.items():
@@ -424,7 +447,7 @@ class ToolRuleGuard(BaseGuard):
                         paths += path_forms(str(p))
                 if not is_cmd:
                     continue
-                found = _analyse(text)
+                found = _analyse(text, cwds)
                 for why in found.unresolvable:
                     out.append((self.unresolvable, f"argument '{key}' of {call.name} cannot be resolved: {why}"))
                 paths += found.paths

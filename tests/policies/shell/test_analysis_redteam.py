@@ -364,6 +364,25 @@ def test_the_oracle_agrees_that_rm_takes_abbreviations(tmp_path):
     assert not (tmp_path / "d").exists()
 
 
+@FAST
+@given(st.sampled_from(["search_code", "run_tests", "exec_in_container", "run_command"]),
+       st.sampled_from([({"command": "cat shadow", "cwd": "/etc"}), ({"cmd": "grep -r x", "workdir": "~"}),
+                        ({"command": "cat id_rsa", "working_dir": "~/.ssh"}), ({"command": "ls", "cwd": "/root"}),
+                        ({"command": "git status", "env": {"GIT_CONFIG_GLOBAL": "/tmp/x"}}),
+                        ({"command": "ls", "environment": ["LD_PRELOAD=./x.so"]}),
+                        ({"command": "less a", "env": {"LESSOPEN": "|x %s"}})]))
+def test_property_a_tools_cwd_and_env_arguments_are_part_of_the_command(tool, args):
+    """A tool that runs ``command`` in ``cwd`` with ``env`` (not only a shell tool): relative paths are read
+    against the cwd, and the environment names are checked like assignments."""
+    v = RULES.check(Context(), ToolCall(tool, args))
+    assert v.decision >= Decision.REJECT, (tool, args)
+
+
+def test_a_benign_cwd_and_env_pass():
+    v = RULES.check(Context(), ToolCall("search_code", {"command": "ls -la", "cwd": "src", "env": {"CI": "1"}}))
+    assert v.decision == Decision.ALLOW, v
+
+
 def test_benign_forms_of_the_fixed_classes_still_pass():
     ok = ["sed -n '1,20p' README.md", "sed -e 's/^/> /' quote.txt", "sed 's/foo/bar/g' notes.txt",
           "tar -czf backup.tar.gz src", "git grep -n TODO", "git fetch origin", "make -j2", "cmake -S . -B build",

@@ -50,6 +50,7 @@ from typing import Any, Iterable
 from ...core.canonical import strip_invisible
 from .grammar import GrammarWalker
 from .model import MAX_DEPTH, Analysis, Command, program_name
+from .paths import path_forms
 from .payloads import PayloadReader
 from .resolve import Resolver
 from .words import Word, literal_word
@@ -61,9 +62,22 @@ class _Walker(GrammarWalker, Resolver, PayloadReader):
     """One walk: the grammar (:mod:`.grammar`), resolution (:mod:`.resolve`), payloads (:mod:`.payloads`)."""
 
 
-def analyse(command: str) -> Analysis:
-    """Every command ``command`` runs when bash reads it, every path it names, and what is unresolvable."""
+def _start(cwds: Iterable[str]) -> _Walker:
+    """A walker whose working directory may also be each of ``cwds`` (a tool's ``cwd`` argument)."""
     w = _Walker()
+    for c in cwds:
+        for form, _ in path_forms(c):
+            if form not in w.cwds:
+                w.cwds.append(form)
+    return w
+
+
+def analyse(command: str, cwds: Iterable[str] = ()) -> Analysis:
+    """Every command ``command`` runs when bash reads it, every path it names, and what is unresolvable.
+
+    ``cwds``: directories the command may start in besides the unknown one (a tool's ``cwd`` argument).
+    """
+    w = _start(cwds)
     try:
         w.text(command, 0)
     except RecursionError:
@@ -71,13 +85,13 @@ def analyse(command: str) -> Analysis:
     return w.out
 
 
-def analyse_argv(argv: Iterable[Any]) -> Analysis:
+def analyse_argv(argv: Iterable[Any], cwds: Iterable[str] = ()) -> Analysis:
     """The same for an argv list (``["rm", "-rf", "/"]``): the first word is the program, nothing is re-split.
 
     Non-string scalars (``0``, ``True``) become their text, as ``subprocess`` callers usually do; anything
     else in the list (a dict, a nested list, None) makes the call unresolvable.
     """
-    w = _Walker()
+    w = _start(cwds)
     words: list[Word] = []
     for a in argv:
         if isinstance(a, bool) or not isinstance(a, (str, int, float)):
