@@ -78,7 +78,7 @@ from .shell import (Analysis, Command, analyse, analyse_argv, fnmatch_tokens, in
 from .shell.globs import ANY_CHAR
 from .shell.programs import UNSAFE_ENV, flags_of
 
-__all__ = ["ArgumentRule", "COMMAND_ARGS", "CWD_ARGS", "ENV_ARGS", "PATH_ARGS", "ToolRuleGuard", "as_tool_call", "tool_patterns"]
+__all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "PATH_ARGS", "ToolRuleGuard", "as_tool_call", "tool_patterns"]
 
 #: argument names (canonical) whose values are shell commands (a string or an argv list)
 COMMAND_ARGS = frozenset({"command", "cmd", "commands", "argv", "args", "arguments", "script", "code", "shell",
@@ -87,6 +87,8 @@ COMMAND_ARGS = frozenset({"command", "cmd", "commands", "argv", "args", "argumen
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
                        "directory", "folder", "target", "source", "src", "dst", "dest", "destination", "cwd",
                        "output", "input", "location", "uri", "url"})
+#: argument names (canonical) whose list value is a list of commands (each element runs), not one argv
+COMMAND_LISTS = frozenset({"commands", "cmds", "scripts", "command_list", "steps", "lines"})
 #: argument names (canonical) of the directory a tool runs its command in, and of the environment it sets
 CWD_ARGS = frozenset({"cwd", "workdir", "working_dir", "working_directory", "workingdirectory", "chdir", "cd",
                       "dir", "directory", "cwd_path", "current_dir", "run_in", "in_dir"})
@@ -253,13 +255,14 @@ def _strings(value: Any, depth: int = 0) -> list[Any]:
     return []
 
 
-def _analyse(text: Any, cwds: Sequence[str] = ()) -> Analysis:
-    """A command string, or an argv list read both as argv and as the string a tool may join it into."""
+def _analyse(text: Any, cwds: Sequence[str] = (), each: bool = False) -> Analysis:
+    """A command string, or an argv list read both as argv and as the string a tool may join it into (and,
+    with ``each``, every element as a command of its own: a ``commands`` list runs one per element)."""
     if isinstance(text, list):
-        out = analyse_argv(text, cwds)
-        joined = analyse(" ".join(str(a) for a in text), cwds)
-        return Analysis(out.commands + joined.commands, out.paths + joined.paths,
-                        out.unresolvable + joined.unresolvable, out.subtrees + joined.subtrees)
+        parts = [analyse(" ".join(str(a) for a in text), cwds)]
+        parts += [analyse(str(a), cwds) for a in text] if each else [analyse_argv(text, cwds)]
+        return Analysis([c for a in parts for c in a.commands], [p for a in parts for p in a.paths],
+                        [u for a in parts for u in a.unresolvable], [t for a in parts for t in a.subtrees])
     return analyse(text, cwds)
 
 
@@ -374,14 +377,17 @@ class ToolRuleGuard(BaseGuard):
             if not isinstance(p, str) or not p:
                 raise InputError(f"{name}.deny_paths: paths must be non-empty strings, got {p!r}")
         denied = [v for p in deny_paths for v in _home_variants(canonical_path(p))]
-        self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in denied)) if denied else None)
+        # case-insensitive: on macOS and Windows file systems /ETC/SHADOW is /etc/shadow
+        self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in denied), re.IGNORECASE)
+                       if denied else None)
         self._path_tokens = [fnmatch_tokens(p) for p in denied]
         #: the globs anchored at the root or a home: a tree operand above one of them meets it (relative and
         #: "*/" globs name files anywhere and would refuse every recursive command)
         #: globs that name a file in any directory ("*/.ssh/*"): a relative path is below an unknown working
         #: directory, so ".ssh/id_rsa" (after a cd to $HOME) meets "*/.ssh/*"
         anywhere = [p for p in denied if p.startswith("*")]
-        self._anywhere = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in anywhere)) if anywhere else None
+        self._anywhere = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in anywhere), re.IGNORECASE)
+                          if anywhere else None)
         self._anywhere_tokens = [fnmatch_tokens(p) for p in anywhere]
         self._anchored = [fnmatch_tokens(p) for p in denied if p.startswith(("/", "~")) and not p.startswith("/*")]
         if isinstance(allow_commands, str):
@@ -447,7 +453,7 @@ class ToolRuleGuard(BaseGuard):
                         paths += path_forms(str(p))
                 if not is_cmd:
                     continue
-                found = _analyse(text, cwds)
+                found = _analyse(text, cwds, each=k in COMMAND_LISTS)
                 for why in found.unresolvable:
                     out.append((self.unresolvable, f"argument '{key}' of {call.name} cannot be resolved: {why}"))
                 paths += found.paths

@@ -378,6 +378,13 @@ def test_property_a_tools_cwd_and_env_arguments_are_part_of_the_command(tool, ar
     assert v.decision >= Decision.REJECT, (tool, args)
 
 
+def test_a_commands_list_runs_each_element_and_paths_are_case_insensitive():
+    assert RULES.check(Context(), ToolCall("run_command", {"commands": ["ls", "rm -rf /"]})).decision >= Decision.REJECT
+    ok = RULES.check(Context(), ToolCall("run_command", {"commands": ["git status", "ls -la"]}))
+    assert ok.decision == Decision.ALLOW, ok
+    assert RULES.check(Context(), ToolCall("read_file", {"path": "/ETC/Shadow"})).decision >= Decision.REJECT
+
+
 def test_a_benign_cwd_and_env_pass():
     v = RULES.check(Context(), ToolCall("search_code", {"command": "ls -la", "cwd": "src", "env": {"CI": "1"}}))
     assert v.decision == Decision.ALLOW, v
