@@ -144,7 +144,11 @@ UNRESOLVABLE_BUILTINS: dict[str, str | None] = {
     "shopt": "shopt changes how later words are parsed (extglob) and expanded",
     "trap": "trap runs code on a later signal",
 }
-#: environment variables whose value is code or changes what programs load or run
+#: environment variables whose value is code or changes what programs load or run, or where paths point (HOME,
+#: OLDPWD, TMPDIR), or through what the network goes (proxies, CA bundles). A deny pattern by CLASS (any name
+#: containing OPTS, FLAGS, PAGER, EDITOR, PATH, HOOK, CONFIG, RC, HOME... plus whole families: GIT_*, LESS*,
+#: TAR_*, PYTHON*, NODE_*, npm_config_*, CARGO_*, GO*, MAKE*): programs read many variables, and a name that
+#: matches is refused (over-refusing a harmless FOO_FLAGS is the price of not listing every program's).
 UNSAFE_ENV = re.compile(
     r"PATH|BASH_ENV|ENV|LD_\w+|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_FUNC_.*|"
     r"GIT_\w*|EDITOR|VISUAL|PAGER|"
@@ -154,7 +158,8 @@ UNSAFE_ENV = re.compile(
     r"LESS\w*|TAR_\w+|ZIPOPT|UNZIP\w*|GZIP|GREP_\w+|SSH_\w+|SUDO_\w+|PIP_\w+|PYTEST_\w+|"
     r"BROWSER|TERMINAL|SHELL|TERMINFO\w*|LOCPATH|GCONV_PATH|MALLOC_\w+|GLIBC_TUNABLES|HOSTALIASES|"
     r"\w*(PATH|OPTS|OPTIONS|FLAGS|PAGER|EDITOR|OPEN|CLOSE|SHELL|WRAPPER|HOOK|ASKPASS|COMMAND|CMD|PROGRAM|"
-    r"EXEC|PRELOAD|LIB|CONFIG|STARTUP|RC|INIT|PLUGINS?|HOME|DIR)\w*")
+    r"EXEC|PRELOAD|LIB|CONFIG|STARTUP|RC|INIT|PLUGINS?|HOME|DIR|PROFILE|EDIT|DEFAULTS|RSH|NETRC|POSIX|PROXY|"
+    r"proxy|CA_BUNDLE|CERT)\w*")
 @dataclass(frozen=True)
 class Hazard:
     """Options of a program (or a ``git`` subcommand) that run a command, load code or read file names from
