@@ -52,6 +52,11 @@ the same way. Two structured rules decide on what the arguments *mean*, not on t
   ``cp -r /etc d``, ``tar czf o ~``, ``ln -s /etc e``) meets every rule anchored at ``/`` or ``~`` below it
   (relative and ``*/`` globs are not checked against trees: they would refuse every recursive command, so
   ``grep -r x .`` still reads a ``./.env``).
+- the call's context: a ``cwd``-like argument (:data:`CWD_ARGS`) is a directory the command may start in
+  (its relative paths are read against it too), an ``env``-like argument (:data:`ENV_ARGS`) is checked like
+  assignments (``GIT_CONFIG_GLOBAL``, ``LD_PRELOAD``... are unresolvable), and a ``commands`` list
+  (:data:`COMMAND_LISTS`) runs each element as a command. Literal ``deny_paths`` matches ignore case
+  (case-insensitive file systems).
 
 What the guard cannot see: what an allowed program does beyond the option tables it knows (``make`` and
 ``pytest`` run project code), the contents of files a command reads or runs, symbolic links and mounts
