@@ -390,6 +390,19 @@ def test_a_benign_cwd_and_env_pass():
     assert v.decision == Decision.ALLOW, v
 
 
+@FAST
+@given(st.integers(1, 12), st.sampled_from(["/etc/shadow", "/etc/sudoers", "/root/.ssh/id_rsa"]),
+       st.sampled_from(["cat {p}", "cp {p} x", "echo x > {p}", "cat /proc/self/cwd/{p}"]))
+def test_property_a_relative_path_that_climbs_out_meets_absolute_rules(ups, target, form):
+    """Without a ".." rule, "../../etc/shadow" from an unknown directory may be /etc/shadow (it was allowed)."""
+    from agentguard.policies.rules import ToolRuleGuard
+    guard = ToolRuleGuard(deny_paths=[target])
+    cmd = form.format(p="../" * ups + target.lstrip("/"))
+    assert guard.check(Context(), ToolCall("run_command", {"command": cmd})).decision >= Decision.REJECT, cmd
+    path = "../" * ups + target.lstrip("/")
+    assert guard.check(Context(), ToolCall("read_file", {"path": path})).decision >= Decision.REJECT, path
+
+
 def test_benign_forms_of_the_fixed_classes_still_pass():
     ok = ["sed -n '1,20p' README.md", "sed -e 's/^/> /' quote.txt", "sed 's/foo/bar/g' notes.txt",
           "tar -czf backup.tar.gz src", "git grep -n TODO", "git fetch origin", "make -j2", "cmake -S . -B build",
