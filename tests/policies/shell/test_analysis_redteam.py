@@ -403,6 +403,17 @@ def test_property_a_relative_path_that_climbs_out_meets_absolute_rules(ups, targ
     assert guard.check(Context(), ToolCall("read_file", {"path": path})).decision >= Decision.REJECT, path
 
 
+@FAST
+@given(st.sampled_from([("python3", "-W", "-c"), ("python", "-X", "-c"), ("node", "--require", "-e"),
+                        ("node", "-r", "-e"), ("ruby", "-r", "-e"), ("ruby", "-I", "-e"), ("perl", "-I", "-e")]),
+       st.sampled_from(["c", "e", "x.py", "./e.js", "ignore"]))
+def test_property_an_interpreter_options_value_is_not_its_script(entry, value):
+    """``python -W c -c CODE``: "c" is -W's value; CODE runs (it was read as the script "c")."""
+    prog, opt, code = entry
+    cmd = f"{prog} {opt} {value} {code} 'x'"
+    assert analyse(cmd).unresolvable, cmd
+
+
 def test_benign_forms_of_the_fixed_classes_still_pass():
     ok = ["sed -n '1,20p' README.md", "sed -e 's/^/> /' quote.txt", "sed 's/foo/bar/g' notes.txt",
           "tar -czf backup.tar.gz src", "git grep -n TODO", "git fetch origin", "make -j2", "cmake -S . -B build",

@@ -23,7 +23,15 @@ class PayloadReader(WalkerBase):
     """The payload readers (see the module docstring)."""
 
     def interpreter(self, name: str, code_opts: str, args: list[Word]) -> None:
+        valued = _VALUED.get(name.rstrip("0123456789"), ())
+        skip = False
         for w in args:
+            if skip:  # the value of an option (python -W c -c CODE: "c" is -W's value, not a script)
+                skip = False
+                continue
+            if w.literal and w.text in valued:
+                skip = True
+                continue
             if not w.literal:
                 self.refuse(f"{name}: the word {w.text!r} is not fixed")
                 return
@@ -181,6 +189,16 @@ class PayloadReader(WalkerBase):
             i += 1
 
 
+#: interpreter options whose value is the next word (so it is not the script): python -W/-X, node -r/--import,
+#: ruby -I/-r, perl -I/-M (man python, node --help, ruby --help, perlrun)
+_VALUED: dict[str, tuple[str, ...]] = {
+    "python": ("-W", "-X", "-Q", "--check-hash-based-pycs"), "pypy": ("-W", "-X", "-Q"),
+    "node": ("-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions",
+             "--input-type", "--env-file"),
+    "nodejs": ("-r", "--require", "--import", "--loader", "-C", "--conditions", "--input-type"),
+    "ruby": ("-I", "-r", "-C", "-E", "-F", "--encoding"), "perl": ("-I", "-M", "-m", "-C", "-x"),
+    "php": ("-d", "-c", "-z", "-t"), "lua": ("-l",), "deno": (), "bun": ("-r", "--preload"),
+}
 _SED_LONG = ("quiet", "silent", "debug", "expression", "file", "follow-symlinks", "in-place", "line-length", "posix",
              "regexp-extended", "separate", "sandbox", "unbuffered", "null-data", "help", "version", "zero-terminated")
 
