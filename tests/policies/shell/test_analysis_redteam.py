@@ -54,7 +54,7 @@ from agentguard.config import load_stack
 from agentguard.core import Context, Decision, ToolCall
 from agentguard.policies.shell import analyse
 from agentguard.policies.shell.payloads import sed_danger
-from agentguard.policies.shell.programs import HAZARDS, UNSAFE_ENV
+from agentguard.policies.shell.programs import HAZARDS, UNMODELLED_RUNNERS, UNSAFE_ENV
 
 ROOT = Path(__file__).resolve().parents[3]
 RULES = load_stack(ROOT / "src" / "agentguard" / "server" / "examples" / "rules.toml")
@@ -412,6 +412,16 @@ def test_property_an_interpreter_options_value_is_not_its_script(entry, value):
     prog, opt, code = entry
     cmd = f"{prog} {opt} {value} {code} 'x'"
     assert analyse(cmd).unresolvable, cmd
+
+
+@FAST
+@given(st.sampled_from(sorted(UNMODELLED_RUNNERS)))
+def test_property_a_deny_list_sees_through_every_command_runner(runner):
+    """Without an allow list, "unshare rm -rf /" ran rm unseen by a deny rule for "rm -rf"."""
+    from agentguard.policies.rules import ToolRuleGuard
+    guard = ToolRuleGuard(deny_commands=["rm -rf"])
+    v = guard.check(Context(), ToolCall("run_command", {"command": f"{runner} rm -rf /"}))
+    assert v.decision >= Decision.REJECT, runner
 
 
 def test_benign_forms_of_the_fixed_classes_still_pass():

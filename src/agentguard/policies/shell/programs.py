@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 __all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS",
            "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "READERS", "RECURSIVE",
-           "RUNS_BY_OPTION", "SINGLE_DASH_LONG", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper",
-           "deletes", "flags_of", "hazard", "plain_name"]
+           "RUNS_BY_OPTION", "SINGLE_DASH_LONG", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV",
+           "WRAPPERS", "Wrapper", "deletes", "flags_of", "hazard", "plain_name"]
 
 
 @dataclass(frozen=True)
@@ -285,6 +285,20 @@ NAME_BUILTINS: dict[str, str] = {"test": "-v", "[": "-v", "unset": "", "read": "
 def plain_name(text: str) -> bool:
     """A variable name bash assigns or tests without evaluating anything (``x``, ``a[3]``)."""
     return bool(_PLAIN_NAME.fullmatch(text))
+
+
+#: programs that run another command (or a command on another machine or in a container) whose option
+#: grammar is not modelled in :data:`WRAPPERS`: with any argument, what runs cannot be read (a deny list
+#: would otherwise miss ``unshare rm -rf /``)
+UNMODELLED_RUNNERS = frozenset({
+    "unbuffer", "script", "parallel", "sem", "nsenter", "unshare", "firejail", "bwrap", "systemd-run", "ssh",
+    "dbus-launch", "dbus-run-session", "fakeroot", "proot", "catchsegv", "valgrind", "gdb", "lldb", "ltrace",
+    "chrt", "numactl", "prlimit", "cpulimit", "torsocks", "proxychains", "proxychains4", "sg", "newgrp",
+    "pkexec", "run-parts", "start-stop-daemon", "at", "batch", "crontab", "tmux", "screen", "caffeinate",
+    "sshpass", "rlwrap", "entr", "setpriv", "capsh", "runcon", "sandbox-exec", "faketime", "xvfb-run", "mpirun",
+    "srun", "docker", "podman", "kubectl", "nerdctl", "lxc-attach", "machinectl", "schroot", "firejail",
+    "ts", "retry", "systemd-nspawn", "vagrant", "pdsh", "clush", "ansible",
+})
 
 
 #: programs whose single-dash options are words (``find -delete``), not letter clusters

@@ -17,8 +17,8 @@ from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
 from .paths import word_paths
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS,
-                       READERS, RECURSIVE, RUNS_BY_OPTION, UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper,
-                       deletes, flags_of, hazard, plain_name)
+                       READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS, UNRESOLVABLE_BUILTINS, UNSAFE_ENV,
+                       WRAPPERS, Wrapper, deletes, flags_of, hazard, plain_name)
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
@@ -84,6 +84,9 @@ class Resolver(WalkerBase):
                 self.out.subtrees.extend(word_paths(w, self.cwds))
         if whole:
             self.out.subtrees.extend((c, None) for c in self.cwds if c)  # no operand: the working directory
+        if name in UNMODELLED_RUNNERS and args:
+            self.refuse(f"{name} runs another command with an option grammar not modelled here")
+            return
         if name in UNRESOLVABLE_BUILTINS:
             why = UNRESOLVABLE_BUILTINS[name]
             if why:
