@@ -290,7 +290,7 @@ def plain_name(text: str) -> bool:
 #: programs that run another command (or a command on another machine or in a container) whose option
 #: grammar is not modelled in :data:`WRAPPERS`: with any argument, what runs cannot be read (a deny list
 #: would otherwise miss ``unshare rm -rf /``)
-UNMODELLED_RUNNERS = frozenset({
+UNMODELLED_RUNNERS = frozenset(n.replace("-", "_") for n in {  # program names are canonical ("-" as "_")
     "unbuffer", "script", "parallel", "sem", "nsenter", "unshare", "firejail", "bwrap", "systemd-run", "ssh",
     "dbus-launch", "dbus-run-session", "fakeroot", "proot", "catchsegv", "valgrind", "gdb", "lldb", "ltrace",
     "chrt", "numactl", "prlimit", "cpulimit", "torsocks", "proxychains", "proxychains4", "sg", "newgrp",
