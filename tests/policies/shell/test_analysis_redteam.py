@@ -424,6 +424,16 @@ def test_property_a_deny_list_sees_through_every_command_runner(runner):
     assert v.decision >= Decision.REJECT, runner
 
 
+@FAST
+@given(st.sampled_from(["find . -name rm -exec {} -rf / ;", "find . -execdir {} -rf / +", "xargs -I{} {} -rf /",
+                        "xargs -IX X -rf /", "xargs -i {} -rf /", "xargs --replace=Z Z -rf /"]))
+def test_property_a_found_or_read_word_as_the_program_is_unknown(cmd):
+    """``find -exec {}`` / ``xargs -I{} {}`` run whatever file or word came in: a deny list missed the rm."""
+    from agentguard.policies.rules import ToolRuleGuard
+    guard = ToolRuleGuard(deny_commands=["rm -rf"])
+    assert guard.check(Context(), ToolCall("run_command", {"command": cmd})).decision >= Decision.REJECT, cmd
+
+
 def test_benign_forms_of_the_fixed_classes_still_pass():
     ok = ["sed -n '1,20p' README.md", "sed -e 's/^/> /' quote.txt", "sed 's/foo/bar/g' notes.txt",
           "tar -czf backup.tar.gz src", "git grep -n TODO", "git fetch origin", "make -j2", "cmake -S . -B build",

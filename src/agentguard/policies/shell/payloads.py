@@ -173,7 +173,8 @@ class PayloadReader(WalkerBase):
                 j = i + 1
                 while j < len(args) and not (args[j].literal and args[j].text in (";", "+")):
                     j += 1
-                inner = [ANY_WORD if (x.literal and "{}" in x.text and k > i + 1) else x
+                # "{}" is a found path: as the program word it runs whatever file matched (unknown)
+                inner = [ANY_WORD if (x.literal and "{}" in x.text) else x
                          for k, x in enumerate(args[i + 1:j], start=i + 1)]
                 if j >= len(args):
                     self.refuse(f"{name} {w.text} without ';' or '+'")

@@ -153,6 +153,10 @@ class Resolver(WalkerBase):
             self.refuse("too many directory changes to follow")
 
     def wrapper(self, name: str, spec: Wrapper, args: list[Word], depth: int, via: str) -> None:
+        replace = [a.text[2:] or (args[k + 1].text if a.text == "-I" and k + 1 < len(args) else "{}")
+                   for k, a in enumerate(args) if name == "xargs" and a.literal and a.text.startswith(("-I", "-i"))]
+        replace = [r for r in replace if r] + [a.text.split("=", 1)[1] for a in args if name == "xargs" and a.literal
+                                                and a.text.startswith("--replace=")]
         i = 0
         meaning: set[str] = set()
         payload: Word | None = None
@@ -268,6 +272,9 @@ class Resolver(WalkerBase):
                 self.refuse(f"{name}: a command with unknown words")
                 return
             self.text(" ".join(w.text for w in rest), depth + 1)
+            return
+        if name == "xargs" and any(t in rest[0].text for t in ("{}", *replace)):
+            self.refuse("xargs: the command word is replaced by words from standard input")
             return
         self.resolve(rest, depth + 1, chain(via, name), stdin_args=bool(spec.extra.get("stdin_args")))
 
