@@ -153,10 +153,6 @@ class Resolver(WalkerBase):
             self.refuse("too many directory changes to follow")
 
     def wrapper(self, name: str, spec: Wrapper, args: list[Word], depth: int, via: str) -> None:
-        replace = [a.text[2:] or (args[k + 1].text if a.text == "-I" and k + 1 < len(args) else "{}")
-                   for k, a in enumerate(args) if name == "xargs" and a.literal and a.text.startswith(("-I", "-i"))]
-        replace = [r for r in replace if r] + [a.text.split("=", 1)[1] for a in args if name == "xargs" and a.literal
-                                                and a.text.startswith("--replace=")]
         i = 0
         meaning: set[str] = set()
         payload: Word | None = None
@@ -261,8 +257,7 @@ class Resolver(WalkerBase):
                 self.refuse("flock: both -c and a command")
             return
         if "shell" in meaning and not rest:
-            self.refuse(f"{name} -s/-i without a command starts a shell")
-            return
+            return self.refuse(f"{name} -s/-i without a command starts a shell")
         if not rest:
             if spec.no_command == "shell":
                 self.refuse(f"{name} without a command starts a shell")
@@ -273,9 +268,8 @@ class Resolver(WalkerBase):
                 return
             self.text(" ".join(w.text for w in rest), depth + 1)
             return
-        if name == "xargs" and any(t in rest[0].text for t in ("{}", *replace)):
-            self.refuse("xargs: the command word is replaced by words from standard input")
-            return
+        if name == "xargs" and _replaced_program(args, rest[0]):
+            return self.refuse("xargs: the command word is replaced by words from standard input")
         self.resolve(rest, depth + 1, chain(via, name), stdin_args=bool(spec.extra.get("stdin_args")))
 
     def option_value(self, name: str, meaning: str, value: Word, depth: int, via: str) -> None:
@@ -360,3 +354,15 @@ class Resolver(WalkerBase):
             self.text(rest[0].text, depth + 1)
         finally:
             self.posix_sh = saved
+
+
+def _replaced_program(args: list[Word], program: Word) -> bool:
+    """Whether xargs' replace string (``-I R``, ``-iR``, ``--replace=R``; ``{}`` by default) is in the program
+    word: then the program is a word read from standard input."""
+    marks = ["{}"]
+    for k, a in enumerate(args):
+        if a.literal and a.text.startswith(("-I", "-i")):
+            marks.append(a.text[2:] or (args[k + 1].text if a.text == "-I" and k + 1 < len(args) else "{}"))
+        elif a.literal and a.text.startswith("--replace="):
+            marks.append(a.text.split("=", 1)[1])
+    return any(m and m in program.text for m in marks)
