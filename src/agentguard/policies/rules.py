@@ -46,6 +46,17 @@ the same way. Two structured rules decide on what the arguments *mean*, not on t
   command argument and every redirection target; a shell glob that could match a denied path matches it:
   ``"/etc/shadow"`` also refuses ``//etc/shadow``, ``/etc/./shadow``, ``/tmp/%2e%2e/etc/shadow``,
   ``cat /etc/shad*w``; ``"../*"`` refuses a relative path that climbs out (``..\\x``, ``%2e%2e/x``).
+  A rule ``~/x`` also names ``/root/x``, ``/home/*/x`` and the other conventional homes ($HOME is unknown);
+  a relative path is below an unknown working directory, so it also meets ``*/...`` globs as ``/path`` and
+  ``~/...`` globs as ``~/path``; a command that reads, copies, moves or links a whole tree (``grep -r x ~``,
+  ``cp -r /etc d``, ``tar czf o ~``, ``ln -s /etc e``) meets every rule anchored at ``/`` or ``~`` below it
+  (relative and ``*/`` globs are not checked against trees: they would refuse every recursive command, so
+  ``grep -r x .`` still reads a ``./.env``).
+- the call's context: a ``cwd``-like argument (:data:`CWD_ARGS`) is a directory the command may start in
+  (its relative paths are read against it too), an ``env``-like argument (:data:`ENV_ARGS`) is checked like
+  assignments (``GIT_CONFIG_GLOBAL``, ``LD_PRELOAD``... are unresolvable), and a ``commands`` list
+  (:data:`COMMAND_LISTS`) runs each element as a command. Literal ``deny_paths`` matches ignore case
+  (case-insensitive file systems).
 
 What the guard cannot see: what an allowed program does beyond the option tables it knows (``make`` and
 ``pytest`` run project code), the contents of files a command reads or runs, symbolic links and mounts
@@ -58,6 +69,7 @@ examples use one, so an uncovered tool is refused.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
@@ -66,10 +78,12 @@ from ..core.canonical import canonical_name, canonical_path
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .shell import Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, path_forms
-from .shell.programs import flags_of
+from .shell import (Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens,
+                    path_forms)
+from .shell.globs import ANY_CHAR
+from .shell.programs import UNSAFE_ENV, flags_of
 
-__all__ = ["ArgumentRule", "COMMAND_ARGS", "PATH_ARGS", "ToolRuleGuard", "as_tool_call", "tool_patterns"]
+__all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "PATH_ARGS", "ToolRuleGuard", "as_tool_call", "tool_patterns"]
 
 #: argument names (canonical) whose values are shell commands (a string or an argv list)
 COMMAND_ARGS = frozenset({"command", "cmd", "commands", "argv", "args", "arguments", "script", "code", "shell",
@@ -78,9 +92,32 @@ COMMAND_ARGS = frozenset({"command", "cmd", "commands", "argv", "args", "argumen
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
                        "directory", "folder", "target", "source", "src", "dst", "dest", "destination", "cwd",
                        "output", "input", "location", "uri", "url"})
+#: argument names (canonical) whose list value is a list of commands (each element runs), not one argv
+COMMAND_LISTS = frozenset({"commands", "cmds", "scripts", "command_list", "steps", "lines"})
+#: argument names (canonical) of the directory a tool runs its command in, and of the environment it sets
+CWD_ARGS = frozenset({"cwd", "workdir", "working_dir", "working_directory", "workingdirectory", "chdir", "cd",
+                      "dir", "directory", "cwd_path", "current_dir", "run_in", "in_dir"})
+ENV_ARGS = frozenset({"env", "environment", "environ", "env_vars", "envs", "environment_variables", "extra_env"})
 _SHELL_TOOLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "shell", "terminal", "run_shell", "exec",
                           "execute", "run_command", "bash_command", "shell_command", "python", "run_python",
                           "execute_command", "subprocess", "system", "powershell", "cmd"})
+_SLASH: list[Any] = [("c", (False, frozenset("/")))]
+_BELOW = _SLASH + [("*", ANY_CHAR)]
+_HOME: list[Any] = [("c", (False, frozenset("~")))] + _SLASH  # a relative path when the working directory is ~
+#: where ``~`` may point: $HOME is unknown statically, so a rule for ``~/.ssh/*`` also names every
+#: conventional home (``/home/agent/.ssh/id_rsa`` is the same file when HOME=/home/agent)
+_HOMES = ("/root", "/home/*", "/Users/*", "/var/home/*", "/export/home/*")
+
+
+def _home_variants(pattern: str) -> list[str]:
+    """``~/x`` -> ``~/x``, ``/root/x``, ``/home/*/x``, ... and this machine's home; others unchanged."""
+    if pattern != "~" and not pattern.startswith("~/"):
+        return [pattern]
+    rest = pattern[1:]
+    homes = list(_HOMES) + [os.path.expanduser("~")]
+    return list(dict.fromkeys([pattern] + [h.rstrip("/") + rest for h in homes]))
+
+
 _LONG_FLAGS = {"--recursive": "r", "--force": "f", "--no-preserve-root": "no-preserve-root"}
 
 
@@ -165,8 +202,10 @@ class _AllowedCommand:
                 return False
             if any(not w.literal or w.text != a for w, a in zip(words, self.args)):
                 return False
-        if self.deny_flags and (cmd.unknown_args or self.deny_flags & cmd.flags):
-            return False
+        if self.deny_flags and (cmd.unknown_args or self.deny_flags & cmd.flags or any(
+                d.startswith(f) for d in self.deny_flags if d.startswith("--")
+                for f in cmd.flags if f.startswith("--") and len(f) > 2)):
+            return False  # GNU long options may be abbreviated: "sed --in-pl" is "sed --in-place"
         return True
 
 
@@ -221,14 +260,30 @@ def _strings(value: Any, depth: int = 0) -> list[Any]:
     return []
 
 
-def _analyse(text: Any) -> Analysis:
-    """A command string, or an argv list read both as argv and as the string a tool may join it into."""
+def _analyse(text: Any, cwds: Sequence[str] = (), each: bool = False) -> Analysis:
+    """A command string, or an argv list read both as argv and as the string a tool may join it into (and,
+    with ``each``, every element as a command of its own: a ``commands`` list runs one per element)."""
     if isinstance(text, list):
-        out = analyse_argv(text)
-        joined = analyse(" ".join(str(a) for a in text))
-        return Analysis(out.commands + joined.commands, out.paths + joined.paths,
-                        out.unresolvable + joined.unresolvable)
-    return analyse(text)
+        parts = [analyse(" ".join(str(a) for a in text), cwds)]
+        parts += [analyse(str(a), cwds) for a in text] if each else [analyse_argv(text, cwds)]
+        return Analysis([c for a in parts for c in a.commands], [p for a in parts for p in a.paths],
+                        [u for a in parts for u in a.unresolvable], [t for a in parts for t in a.subtrees])
+    return analyse(text, cwds)
+
+
+def _call_context(arguments: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The directories a tool may run its command in (``cwd``...) and the unsafe environment names it sets."""
+    cwds: list[str] = []
+    unsafe: list[str] = []
+    for key, value in arguments.items():
+        k = canonical_name(key)
+        if k in CWD_ARGS and isinstance(value, str) and value.strip():
+            cwds.append(value)
+        elif k in ENV_ARGS:
+            names = (list(value) if isinstance(value, Mapping) else
+                     [str(v).split("=", 1)[0] for v in value] if isinstance(value, (list, tuple)) else [])
+            unsafe += [str(n) for n in names if not isinstance(n, str) or UNSAFE_ENV.fullmatch(n)]
+    return cwds, unsafe
 
 
 @dataclass
@@ -326,9 +381,20 @@ class ToolRuleGuard(BaseGuard):
         for p in deny_paths:
             if not isinstance(p, str) or not p:
                 raise InputError(f"{name}.deny_paths: paths must be non-empty strings, got {p!r}")
-        self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(canonical_path(p))})" for p in deny_paths))
-                       if deny_paths else None)
-        self._path_tokens = [fnmatch_tokens(canonical_path(p)) for p in deny_paths]
+        denied = [v for p in deny_paths for v in _home_variants(canonical_path(p))]
+        # case-insensitive: on macOS and Windows file systems /ETC/SHADOW is /etc/shadow
+        self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in denied), re.IGNORECASE)
+                       if denied else None)
+        self._path_tokens = [fnmatch_tokens(p) for p in denied]
+        #: the globs anchored at the root or a home: a tree operand above one of them meets it (relative and
+        #: "*/" globs name files anywhere and would refuse every recursive command)
+        #: globs that name a file in any directory ("*/.ssh/*"): a relative path is below an unknown working
+        #: directory, so ".ssh/id_rsa" (after a cd to $HOME) meets "*/.ssh/*"
+        anywhere = [p for p in denied if p.startswith("*")]
+        self._anywhere = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in anywhere), re.IGNORECASE)
+                          if anywhere else None)
+        self._anywhere_tokens = [fnmatch_tokens(p) for p in anywhere]
+        self._anchored = [fnmatch_tokens(p) for p in denied if p.startswith(("/", "~")) and not p.startswith("/*")]
         if isinstance(allow_commands, str):
             allow_commands = [allow_commands]
         self._allow_commands = (None if allow_commands is None else
@@ -372,7 +438,12 @@ class ToolRuleGuard(BaseGuard):
         """Violations of ``allow_commands``, ``deny_commands``, ``deny_paths`` and unresolvable commands."""
         out: list[tuple[Decision, str]] = []
         shell_tool = name in _SHELL_TOOLS
+        cwds, unsafe_env = _call_context(call.arguments)
+        for var in unsafe_env:
+            out.append((self.unresolvable, f"{call.name} sets {var!r} in the command's environment, which changes "
+                                           "what runs"))
         paths: list[tuple[str, Any]] = []
+        subtrees: list[tuple[str, Any]] = []
         for key, value in call.arguments.items():
             k = canonical_name(key)
             is_cmd = shell_tool or k in COMMAND_ARGS
@@ -387,10 +458,11 @@ class ToolRuleGuard(BaseGuard):
                         paths += path_forms(str(p))
                 if not is_cmd:
                     continue
-                found = _analyse(text)
+                found = _analyse(text, cwds, each=k in COMMAND_LISTS)
                 for why in found.unresolvable:
                     out.append((self.unresolvable, f"argument '{key}' of {call.name} cannot be resolved: {why}"))
                 paths += found.paths
+                subtrees += found.subtrees
                 for cmd in found.commands:
                     via = f" (via {cmd.via})" if cmd.via else ""
                     for (prog, need), entry in zip(self._commands, self._command_text):
@@ -400,10 +472,19 @@ class ToolRuleGuard(BaseGuard):
                         out.append((self.decision, f"argument '{key}' of {call.name} runs "
                                                    f"{' '.join(cmd.argv)[:80]!r}{via}, not in allow_commands"))
         if self._paths is not None:
+            for text, tokens in subtrees:
+                below = list(tokens or literal_tokens(text.rstrip("/"))) + _BELOW
+                if any(intersects(below, d) for d in self._anchored):
+                    out.append((self.decision, f"{call.name} reads, copies, moves or links the tree {text!r}, "
+                                               "which holds a denied path"))
             for text, tokens in paths:
+                relative = not text.startswith(("/", "~"))
                 if tokens is None:
-                    if self._paths.fullmatch(text):
+                    if self._paths.fullmatch(text) or (relative and (self._paths.fullmatch("~/" + text) or (
+                            self._anywhere is not None and self._anywhere.fullmatch("/" + text)))):
                         out.append((self.decision, f"path {text!r} of {call.name} is denied"))
-                elif any(intersects(tokens, d) for d in self._path_tokens):
+                elif any(intersects(tokens, d) for d in self._path_tokens) or (relative and (any(
+                        intersects(_SLASH + list(tokens), d) for d in self._anywhere_tokens) or any(
+                        intersects(_HOME + list(tokens), d) for d in self._path_tokens))):
                     out.append((self.decision, f"path pattern {text!r} of {call.name} could match a denied path"))
         return out

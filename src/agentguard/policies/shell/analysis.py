@@ -19,6 +19,20 @@ file, standard input or a here-document, inline code of a non-shell interpreter 
 arity is unknown, environment variables that inject code (``BASH_ENV``, ``LD_PRELOAD``...), and nesting
 beyond :data:`MAX_DEPTH`. Nothing is skipped silently.
 
+Added by the session-10 red team (``tests/policies/shell/test_analysis_redteam.py``: each attack ran in real
+bash while the guard allowed it): the text is parsed raw, never normalised first, and invisible, control
+and non-ASCII space characters are refused (:mod:`.lexical`); a line continuation inside a word, a carriage
+return, a here-document that bash would end elsewhere (delimiter after quote removal, backslash-newline), a
+backquote or ``$(`` no node of the parse covers, and a ``[..]`` "test" without blanks (a glob command word)
+are refused; backquoted bodies are read again after bash's unescaping; a variable name with a subscript
+(``test -v``, ``printf -v``, ``unset``, ``declare``) and a name in ``${a[i]}``/``${x:o:l}`` (evaluated as
+arithmetic, which runs ``$(...)``) are refused; loop variables are assignments; options of allowed programs
+that run commands or read file names elsewhere (:data:`~.programs.HAZARDS`: ``tar --to-command``, ``git grep
+-O``, ``make --eval``, ``sed`` scripts read by a GNU sed parser...) are refused, and so is writing a file that
+configures what a program runs (:data:`~.programs.CONFIG_FILES`: ``~/.gitconfig``, ``.npmrc``...). A command
+that reads, copies, moves or links a whole tree (:data:`~.programs.RECURSIVE`) lists its operands (and
+working directories) in :attr:`Analysis.subtrees`.
+
 Why tree-sitter-bash and not bashlex (both on PyPI; compared on the corpus of
 ``tests/policies/shell/benign_commands.txt``, the attack families and ``benchmarks/shell_analysis.py``): tree-sitter-bash is
 maintained (the grammar the editors use), parses every construct of the corpus (bashlex 0.18 raises
@@ -36,6 +50,7 @@ from typing import Any, Iterable
 from ...core.canonical import strip_invisible
 from .grammar import GrammarWalker
 from .model import MAX_DEPTH, Analysis, Command, program_name
+from .paths import path_forms
 from .payloads import PayloadReader
 from .resolve import Resolver
 from .words import Word, literal_word
@@ -47,9 +62,22 @@ class _Walker(GrammarWalker, Resolver, PayloadReader):
     """One walk: the grammar (:mod:`.grammar`), resolution (:mod:`.resolve`), payloads (:mod:`.payloads`)."""
 
 
-def analyse(command: str) -> Analysis:
-    """Every command ``command`` runs when bash reads it, every path it names, and what is unresolvable."""
+def _start(cwds: Iterable[str]) -> _Walker:
+    """A walker whose working directory may also be each of ``cwds`` (a tool's ``cwd`` argument)."""
     w = _Walker()
+    for c in cwds:
+        for form, _ in path_forms(c):
+            if form not in w.cwds:
+                w.cwds.append(form)
+    return w
+
+
+def analyse(command: str, cwds: Iterable[str] = ()) -> Analysis:
+    """Every command ``command`` runs when bash reads it, every path it names, and what is unresolvable.
+
+    ``cwds``: directories the command may start in besides the unknown one (a tool's ``cwd`` argument).
+    """
+    w = _start(cwds)
     try:
         w.text(command, 0)
     except RecursionError:
@@ -57,13 +85,13 @@ def analyse(command: str) -> Analysis:
     return w.out
 
 
-def analyse_argv(argv: Iterable[Any]) -> Analysis:
+def analyse_argv(argv: Iterable[Any], cwds: Iterable[str] = ()) -> Analysis:
     """The same for an argv list (``["rm", "-rf", "/"]``): the first word is the program, nothing is re-split.
 
     Non-string scalars (``0``, ``True``) become their text, as ``subprocess`` callers usually do; anything
     else in the list (a dict, a nested list, None) makes the call unresolvable.
     """
-    w = _Walker()
+    w = _start(cwds)
     words: list[Word] = []
     for a in argv:
         if isinstance(a, bool) or not isinstance(a, (str, int, float)):

@@ -14,9 +14,9 @@ import re
 import threading
 from typing import Any
 
-from ...core.canonical import strip_invisible
+from .lexical import glued_continuation, heredoc_mismatch, odd_char
 from .model import ANY_WORD, MAX_DEPTH, Command, WalkerBase
-from .programs import UNSAFE_ENV
+from .programs import UNSAFE_ENV, plain_name
 from .words import Piece, TooManyWords, Word, decode_ansi_c, make_words
 
 __all__ = ["GrammarWalker", "skipped_text"]
@@ -29,7 +29,9 @@ _WORD_TYPES = frozenset({"word", "number", "string", "raw_string", "ansi_c_strin
                          "simple_expansion", "expansion", "command_substitution", "process_substitution",
                          "arithmetic_expansion", "brace_expression", "translated_string"})
 _REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
-
+#: ``${a[i]}`` (an index that is not a number, @ or *) and ``${x:o:l}`` with a name in the offset or length
+_NAME_SUBSCRIPT = re.compile(r"\$\{[#!]?[A-Za-z_]\w*\[(?!\s*[0-9]+\s*\]|[@*]\])")
+_NAME_OFFSET = re.compile(r"\$\{[#!]?([A-Za-z_]\w*|[0-9]+|[@*])(\[[^]]*\])?:(?![-=?+])[^}]*[A-Za-z_$`(\[]")
 
 _LOCAL = threading.local()  # a tree-sitter parser is not safe to share between threads: one per thread
 
@@ -54,11 +56,25 @@ class GrammarWalker(WalkerBase):
         if len(text) > MAX_TEXT:
             self.refuse(f"command text longer than {MAX_TEXT} characters")
             return
-        clean = strip_invisible(text)
-        if "\x00" in clean:
+        if "\x00" in text:
             self.refuse("a NUL character in the command")
             return
-        data = clean.encode("utf-8", "surrogatepass")
+        odd = odd_char(text)
+        if odd is not None:
+            self.refuse(f"an invisible, control or non-ASCII space character U+{ord(odd):04X} in the command "
+                        "(readers disagree on where words end)")
+            return
+        if "\r" in text:
+            self.refuse("a carriage return in the command (bash reads it as part of a word; a reader that takes "
+                        "CRLF for a line end does not)")
+            return
+        if glued_continuation(text):
+            self.refuse("a backslash-newline inside a word (bash joins the two parts into one word before it "
+                        "parses; the parser splits them)")
+            return
+        # the text is parsed as bash reads it: never normalised first (NFKC turns a fullwidth "\uff07" into
+        # "'", dropping U+200B turns "\\<U+200B><newline>" into a line continuation; bash does neither)
+        data = text.encode("utf-8", "surrogatepass")
         self.src = data
         tree = _parser().parse(data)
         skipped = skipped_text(tree.root_node, data)
@@ -93,6 +109,10 @@ class GrammarWalker(WalkerBase):
         elif t == "declaration_command" or t == "unset_command":
             self.declaration(node, depth, src)
         elif t in ("for_statement", "select_statement"):
+            var = node.child_by_field_name("variable")
+            if var is not None and UNSAFE_ENV.fullmatch(src[var.start_byte:var.end_byte].decode(errors="replace")):
+                self.refuse(f"a loop assigns {src[var.start_byte:var.end_byte].decode(errors='replace')}, which "
+                            "changes what runs or where paths point")
             for c in node.children:
                 if c.type in _WORD_TYPES:
                     self.words(c, depth, src)
@@ -121,6 +141,12 @@ class GrammarWalker(WalkerBase):
 
     def test(self, node: Any, depth: int, src: bytes) -> None:
         body = src[node.start_byte:node.end_byte].decode(errors="replace")
+        if not re.fullmatch(r"(\[\[?)[ \t\n].*[ \t\n]\]?\]|\(\(.*\)\)", body, re.S):
+            # bash reads "[rm]" as one word, a glob: with a file "rm" in the directory it runs rm
+            self.refuse(f"{body[:20]!r} is one word for bash (a glob as a command), not a test")
+            return
+        if re.search(r"(^|\s)-[vR]\s", body) and "[" in body.replace("[[", "").replace("]]", ""):
+            self.refuse("[[ -v name[...] ]]: the subscript is evaluated as arithmetic (can run commands)")
         if re.search(r"-(eq|ne|lt|le|gt|ge)\b", body) and re.search(r"[A-Za-z_$]", re.sub(r"-(eq|ne|lt|le|gt|ge)\b|\[\[|\]\]|\(\(|\)\)", "", body)):
             self.refuse("arithmetic on variables can run commands (array subscripts)")
         self.descend_words(node, depth, src)
@@ -130,6 +156,24 @@ class GrammarWalker(WalkerBase):
             self.refuse("arithmetic on variables can run commands (array subscripts)")
         self.descend_words(node, depth, src)
 
+    def substitution(self, node: Any, raw: str, depth: int, src: bytes, quoted: bool) -> None:
+        """The code of ``$(...)``, ``<(...)``, ``>(...)``; a backquoted one is read again as bash does.
+
+        Inside backquotes a backslash quotes ``$``, `````, ``\\`` (and ``"`` within double quotes) and is removed
+        before the body is parsed: ``echo `echo \\`rm x\\``` runs ``rm``. The parser's tree of the body does
+        not know that, so the body text is unescaped and read as a command of its own.
+        """
+        if raw.startswith("`"):
+            if not raw.endswith("`") or len(raw) < 2:
+                self.refuse("an unterminated backquote substitution")
+                return
+            body = re.sub(r'\\([$`\\"])' if quoted else r"\\([$`\\])", r"\1", raw[1:-1])
+            self.text(body, depth + 1)
+            return
+        for c in node.children:
+            if c.is_named:
+                self.stmt(c, depth + 1, src)
+
     def descend_words(self, node: Any, depth: int, src: bytes) -> None:
         """Walk the substitutions inside any node (they run)."""
         for c in node.children:
@@ -137,6 +181,8 @@ class GrammarWalker(WalkerBase):
                 self.pieces(c, depth, src, quoted=False)
             elif c.type == "arithmetic_expansion":
                 self.arithmetic(c, depth, src)
+            elif c.type == "expansion":
+                self.pieces(c, depth, src, quoted=True)  # its checks (indirection, subscripts) and substitutions
             elif c.child_count:
                 self.descend_words(c, depth, src)
 
@@ -162,6 +208,9 @@ class GrammarWalker(WalkerBase):
                 for w in self.words(c, depth, src):
                     if not w.literal:
                         self.refuse(f"{kw} with an unknown word")
+                    elif not w.text.startswith("-") and not plain_name(w.text.split("=", 1)[0]):
+                        self.refuse(f"{kw} {w.text[:30]!r}: a subscript in a name is evaluated as arithmetic "
+                                    "(can run commands)")
                     elif w.text.startswith("-") and re.search(r"[inaAxf]", w.text[1:]) and kw != "export":
                         self.refuse(f"{kw} {w.text}: attributes that evaluate text or name other variables")
             elif c.type == "variable_name":
@@ -175,6 +224,8 @@ class GrammarWalker(WalkerBase):
         t = node.type
         unknown: Piece = ("a", "") if quoted else ("A", "")
         raw = src[node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+        if t in ("word", "number", "string", "concatenation") and unread_substitution(node, src):
+            self.refuse(f"a substitution in {raw[:20]!r} that the parser did not read")
         if t in ("word", "number"):
             if re.search(r"(?<!\\)[\s]", raw):
                 self.refuse(f"the parser read {raw[:20]!r} as one word across whitespace (ambiguous)")
@@ -218,9 +269,7 @@ class GrammarWalker(WalkerBase):
         if t == "brace_expression":
             return _unquoted(raw)
         if t in ("command_substitution", "process_substitution"):
-            for c in node.children:
-                if c.is_named:
-                    self.stmt(c, depth + 1, src)
+            self.substitution(node, raw, depth, src, quoted)
             return [unknown]
         if t == "arithmetic_expansion":
             self.arithmetic(node, depth, src)
@@ -228,6 +277,11 @@ class GrammarWalker(WalkerBase):
         if t in ("simple_expansion", "expansion"):
             if t == "expansion" and re.search(r"[@*]\s*[QEPAKak]\}$|!", raw):
                 self.refuse(f"indirect or transforming expansion {raw!r}")
+            if re.search(r"\$\(|`|[<>]\(", raw) and not _has(node, ("command_substitution", "process_substitution")):
+                self.refuse(f"{raw[:30]!r}: a substitution inside an expansion the parser did not read")
+            if t == "expansion" and (_NAME_SUBSCRIPT.match(raw) or _NAME_OFFSET.match(raw)):
+                self.refuse(f"{raw[:30]!r}: a subscript or offset is evaluated as arithmetic, and a variable's value "
+                            "in it is evaluated again (can run commands)")
             self.descend_words(node, depth, src)
             return [unknown]
         self.descend_words(node, depth, src)
@@ -257,9 +311,20 @@ class GrammarWalker(WalkerBase):
             start = next((c for c in node.children if c.type == "heredoc_start"), None)
             quoted = start is not None and re.search(r"['\"\\]", src[start.start_byte:start.end_byte].decode(
                 errors="replace"))
+            region = src[node.start_byte:node.end_byte]
+            if re.search(rb"\\\r?\n", region):
+                self.refuse("a backslash-newline in a here-document or its opening line (bash joins the lines "
+                            "before it looks for the delimiter; the parser does not)")
+            if b"\r" in region:
+                self.refuse("a carriage return in a here-document (where it ends is ambiguous)")
+            why = heredoc_mismatch(node, src)
+            if why is not None:
+                self.refuse(why)
             for c in node.children:
                 if c.type == "heredoc_body":
                     if not quoted:
+                        if unread_substitution(c, src):
+                            self.refuse("a substitution in a here-document the parser did not read")
                         self.descend_words(c, depth, src)
                 elif c.is_named and c.type not in ("heredoc_start", "heredoc_end", "heredoc_content",
                                                    "file_descriptor"):
@@ -288,7 +353,7 @@ class GrammarWalker(WalkerBase):
             if w.unknown:
                 self.refuse(f"redirection target {src[dest.start_byte:dest.end_byte].decode(errors='replace')!r}"
                             " is not a fixed path")
-            self.add_paths(w)
+            self.add_paths(w, writes=op.lstrip("0123456789&").startswith(">") or op.startswith("<>"))
         if dest.type == "process_substitution":
             pass
 
@@ -360,6 +425,28 @@ def skipped_text(root: Any, src: bytes) -> str | None:
     if bad is None and pos < len(src) and not _GAP.fullmatch(src, pos, len(src)):
         bad = src[pos:].decode(errors="replace")[:20]
     return bad
+
+
+def unread_substitution(node: Any, src: bytes) -> bool:
+    """Whether an unescaped `````, ``$(``, ``$[`` or ``${`` in ``node``'s text lies outside every substitution or
+    expansion node the parser made of it (bash would run or evaluate it; the walk would not see it)."""
+    spans: list[tuple[int, int]] = []
+
+    def collect(n: Any) -> None:
+        if n.type in ("command_substitution", "process_substitution", "arithmetic_expansion", "expansion",
+                      "raw_string", "ansi_c_string"):  # the last two: literal text
+            spans.append((n.start_byte, n.end_byte))
+        for ch in n.children:
+            collect(ch)
+
+    collect(node)
+    for m in re.finditer(rb"(\\*)(`|\$[(\[{])", src[node.start_byte:node.end_byte]):
+        if len(m.group(1)) % 2:
+            continue  # escaped
+        at = node.start_byte + m.start(2)
+        if not any(a <= at < b for a, b in spans):
+            return True
+    return False
 
 
 def _has(node: Any, types: tuple[str, ...]) -> bool:

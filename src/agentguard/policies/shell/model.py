@@ -9,18 +9,23 @@ are mixins over it, put together in :mod:`.analysis`.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
 
 from ...core.canonical import canonical_name, strip_invisible
-from .globs import ANY_CHAR, Token
+from .globs import ANY_CHAR, Token, fnmatch_tokens, intersects
 from .paths import PathForm, word_paths
+from .programs import CONFIG_FILES
 from .words import Word
 
 __all__ = ["ANY_WORD", "Analysis", "Command", "MAX_DEPTH", "WalkerBase", "chain", "program_name"]
 
 MAX_DEPTH = 8
+_CONFIG = [fnmatch_tokens(p) for p in CONFIG_FILES]
+_CONFIG_RE = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in CONFIG_FILES))
+_SLASH: list[Token] = [("c", (False, frozenset("/")))]
 DASH_ANY: tuple[Token, ...] = (("c", (False, frozenset("-"))), ("*", ANY_CHAR))
 #: a word whose value is unknown and split: any number of any words
 ANY_WORD = Word("*", (("*", ANY_CHAR),), literal=False, unknown=True, split=True)
@@ -46,6 +51,9 @@ class Analysis:
     commands: list[Command] = field(default_factory=list)
     paths: list[PathForm] = field(default_factory=list)
     unresolvable: list[str] = field(default_factory=list)
+    #: paths whose whole tree a command reads, copies, moves, links or changes (``grep -r x ~``, ``cp -r /etc
+    #: d``, ``tar czf o ~``, ``ln -s /etc e``): a rule denying anything below one of them is met
+    subtrees: list[PathForm] = field(default_factory=list)
 
     @property
     def resolved(self) -> bool:
@@ -76,8 +84,25 @@ class WalkerBase:
         if why not in self.out.unresolvable:
             self.out.unresolvable.append(why)
 
-    def add_paths(self, word: Word) -> None:
-        self.out.paths.extend(word_paths(word, self.cwds))
+    def add_paths(self, word: Word, writes: bool = False) -> list[PathForm]:
+        """Record the paths ``word`` may name; with ``writes``, one that configures what a program runs
+        (:data:`~.programs.CONFIG_FILES`) is refused: writing it runs code the next time that program starts."""
+        forms = word_paths(word, self.cwds)
+        self.out.paths.extend(forms)
+        if writes:
+            for text, tokens in forms:
+                if tokens is not None and all(t == ("*", ANY_CHAR) for t in tokens):
+                    continue  # wholly unknown: it meets every deny_paths glob already (see rules)
+                anchored = text if text.startswith("/") else "/" + text.lstrip("~")
+                if tokens is None:
+                    hit = bool(_CONFIG_RE.fullmatch(anchored))
+                else:
+                    toks = _SLASH + list(tokens[1:] if text.startswith("~") else tokens)
+                    hit = any(intersects(toks, c) for c in _CONFIG)
+                if hit:
+                    self.refuse(f"{text!r} configures what a program runs (writing it runs code later)")
+                    break
+        return forms
 
     def text(self, text: str, depth: int) -> None:
         """Read ``text`` as bash code (:mod:`.grammar`)."""

@@ -25,6 +25,7 @@ __all__ = ["PathForm", "path_forms", "word_paths"]
 _SHOWN = {"*": "*", "c": "?", "^": ""}
 _PUA = 0xF0000  # supplementary private use area: placeholders for non-literal tokens
 _PROC_ROOT = re.compile(r"^/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/root(?=/|$)")
+_PROC_CWD = re.compile(r"^/+proc/+(?:self|thread-self|\d+)(?:/+task/+\d+)?/+cwd(?=/|$)")
 _TILDE = re.compile(r"^~([A-Za-z0-9_.][A-Za-z0-9_.-]*)?(?=/|$)")
 
 #: (display text, tokens or None when literal)
@@ -80,7 +81,15 @@ def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] |
             forms.append(v)
         for cwd in cwds:
             forms.append(canonical_path(posixpath.join(cwd, v)) if cwd else v)
+    m = _PROC_CWD.match(text)
+    if m:  # /proc/self/cwd/X is X relative to the working directory (before ".." is resolved lexically)
+        forms.append(posixpath.normpath(text[m.end():].lstrip("/") or "."))
     out: list[PathForm] = []
+    for f in list(dict.fromkeys(forms)):
+        if f == ".." or f.startswith("../"):  # climbs out of an unknown directory: any absolute path ending so
+            rest = re.sub(r"^(\.\./)*\.\.(/|$)", "", f)
+            out.append(("*/" + rest if rest else "*", (("*", ANY_CHAR),) + tuple(
+                table[ch] if table and ch in table else ("c", (False, frozenset(ch))) for ch in "/" + rest)))
     for f in dict.fromkeys(forms):
         if table and any(ch in table for ch in f):
             shown = "".join(_SHOWN[table[ch][0]] if ch in table else ch for ch in f)
@@ -102,6 +111,11 @@ def word_paths(word: Word, cwds: Iterable[str] = ("",)) -> list[PathForm]:
         m = re.search(r"[/~]", text)
         if m:
             parts.append(text[m.start():])
+        if not text.startswith("--") and re.search(r"[./~]", text, re.S):
+            # -o.env, -o../x: a value attached after any option letter of a cluster (one that can leave the
+            # directory or name a dot file: a bare-letter suffix of "-la" names no path a rule could deny)
+            parts += [text[k:] for k in range(2, min(len(text), 8)) if text[k:] not in parts
+                      and re.search(r"[./~]", text[k:])]
     for p in list(parts):  # ".*" expands to ".." in dash (and in bash without globskipdots): follow it
         comps = p.split("/")
         for k, comp in enumerate(comps):

@@ -11,18 +11,27 @@ from __future__ import annotations
 
 import re
 
-from .model import ANY_WORD, Command, WalkerBase, chain
+from .globs import intersects
+from .model import ANY_WORD, DASH_ANY, Command, WalkerBase, chain
 from .programs import INFO_OPTIONS
 from .words import Word, literal_word
 
-__all__ = ["PayloadReader"]
+__all__ = ["PayloadReader", "sed_danger"]
 
 
 class PayloadReader(WalkerBase):
     """The payload readers (see the module docstring)."""
 
     def interpreter(self, name: str, code_opts: str, args: list[Word]) -> None:
+        valued = _VALUED.get(name.rstrip("0123456789"), ())
+        skip = False
         for w in args:
+            if skip:  # the value of an option (python -W c -c CODE: "c" is -W's value, not a script)
+                skip = False
+                continue
+            if w.literal and w.text in valued:
+                skip = True
+                continue
             if not w.literal:
                 self.refuse(f"{name}: the word {w.text!r} is not fixed")
                 return
@@ -79,28 +88,71 @@ class PayloadReader(WalkerBase):
             self.refuse(f"{name}: the program can run commands or write files")
 
     def sed(self, args: list[Word]) -> None:
-        scripts = []
+        """GNU sed's options (long ones abbreviable), then each script read by :func:`sed_danger`."""
+        scripts: list[str] = []
+        positional: list[Word] = []
         i = 0
-        given = False
+        ended = False
         while i < len(args):
-            text = args[i].text
-            if text in ("-e", "--expression") and i + 1 < len(args):
-                scripts.append(args[i + 1])
-                given = True
-                i += 2
+            w, i = args[i], i + 1
+            if ended or not (w.literal and w.text.startswith("-") and len(w.text) > 1):
+                if not w.literal and not ended and intersects(w.tokens, DASH_ANY):
+                    self.refuse(f"sed: the word {w.text!r} could be an option (-e/-f)")
+                    return
+                positional.append(w)
                 continue
-            if text in ("-f", "--file") or text.startswith("--file="):
-                self.refuse("sed -f: a script from a file")
+            text = w.text
+            if text == "--":
+                ended = True
+                continue
+            if text.startswith("--"):
+                opt, eq, value = text[2:].partition("=")
+                full = [n for n in _SED_LONG if n.startswith(opt)]
+                if opt in _SED_LONG:
+                    full = [opt]
+                if len(full) != 1:
+                    self.refuse(f"sed: unknown or ambiguous option --{opt}")
+                    return
+                if full[0] == "file":
+                    self.refuse("sed --file: a script from a file")
+                    return
+                if full[0] in ("expression", "line-length") and not eq:
+                    if i >= len(args) or not args[i].literal:
+                        self.refuse(f"sed --{full[0]}: its value is missing or not fixed")
+                        return
+                    value, i = args[i].text, i + 1
+                if full[0] == "expression":
+                    scripts.append(value)
+                continue
+            for j, ch in enumerate(text[1:], start=1):
+                if ch in "nrEsuz":
+                    continue
+                if ch == "i":
+                    break  # -i[SUFFIX]
+                if ch == "f":
+                    self.refuse("sed -f: a script from a file")
+                    return
+                if ch in "el":
+                    value = text[j + 1:]
+                    if not value:
+                        if i >= len(args) or not args[i].literal:
+                            self.refuse(f"sed -{ch}: its value is missing or not fixed")
+                            return
+                        value, i = args[i].text, i + 1
+                    if ch == "e":
+                        scripts.append(value)
+                    break
+                self.refuse(f"sed: unknown option -{ch}")
                 return
-            if text.startswith("-") and len(text) > 1:
-                i += 1
-                continue
-            if not given:
-                scripts.append(args[i])
-            break
-        for s in scripts:
-            if not s.literal or re.search(r"(^|[;\n}{]|\d|\$|/)\s*[ewWrR]\b|/[gpiImM0-9]*[ew]", s.text):
-                self.refuse("sed: the script can run commands or read/write files (e, w, r)")
+        if not scripts:
+            if not positional or not positional[0].literal:
+                self.refuse("sed: the script is missing or not fixed")
+                return
+            scripts.append(positional[0].text)
+        for script in scripts:
+            why = sed_danger(script)
+            if why is not None:
+                self.refuse(f"sed: {why}")
                 return
 
     def find(self, name: str, args: list[Word], depth: int, via: str) -> None:
@@ -121,7 +173,8 @@ class PayloadReader(WalkerBase):
                 j = i + 1
                 while j < len(args) and not (args[j].literal and args[j].text in (";", "+")):
                     j += 1
-                inner = [ANY_WORD if (x.literal and "{}" in x.text and k > i + 1) else x
+                # "{}" is a found path: as the program word it runs whatever file matched (unknown)
+                inner = [ANY_WORD if (x.literal and "{}" in x.text) else x
                          for k, x in enumerate(args[i + 1:j], start=i + 1)]
                 if j >= len(args):
                     self.refuse(f"{name} {w.text} without ';' or '+'")
@@ -135,3 +188,115 @@ class PayloadReader(WalkerBase):
                                                  frozenset({"r", "f"}), tuple(t.text for t in targets), True,
                                                  chain(via, f"{name} -delete"), tuple(targets)))
             i += 1
+
+
+#: interpreter options whose value is the next word (so it is not the script): python -W/-X, node -r/--import,
+#: ruby -I/-r, perl -I/-M (man python, node --help, ruby --help, perlrun)
+_VALUED: dict[str, tuple[str, ...]] = {
+    "python": ("-W", "-X", "-Q", "--check-hash-based-pycs"), "pypy": ("-W", "-X", "-Q"),
+    "node": ("-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions",
+             "--input-type", "--env-file"),
+    "nodejs": ("-r", "--require", "--import", "--loader", "-C", "--conditions", "--input-type"),
+    "ruby": ("-I", "-r", "-C", "-E", "-F", "--encoding"), "perl": ("-I", "-M", "-m", "-C", "-x"),
+    "php": ("-d", "-c", "-z", "-t"), "lua": ("-l",), "deno": (), "bun": ("-r", "--preload"),
+}
+_SED_LONG = ("quiet", "silent", "debug", "expression", "file", "follow-symlinks", "in-place", "line-length", "posix",
+             "regexp-extended", "separate", "sandbox", "unbuffered", "null-data", "help", "version", "zero-terminated")
+
+
+def _delimited(text: str, i: int, delim: str) -> int:
+    """The index just past the next unescaped ``delim`` from ``i`` (GNU sed's match_slash); -1 if none."""
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == delim:
+            return i + 1
+        if ch == "\n" and delim != "\n":
+            return -1
+        i += 1
+    return -1
+
+
+def _address(text: str, i: int) -> int:
+    """Past one sed address at ``i`` (a number, ``first~step``, ``$``, ``/re/``, ``\\cREc``, ``+N``, ``~N``)."""
+    n = len(text)
+    if i < n and text[i] in "+~" :
+        i += 1
+    if i < n and text[i].isdigit():
+        while i < n and (text[i].isdigit() or text[i] == "~"):
+            i += 1
+        return i
+    if i < n and text[i] == "$":
+        return i + 1
+    if i < n and text[i] in "/\\":
+        delim = "/" if text[i] == "/" else (text[i + 1] if i + 1 < n else "")
+        if not delim or delim in "\n\\":
+            return -1
+        i = _delimited(text, i + (1 if text[i] == "/" else 2), delim)
+        while 0 <= i < n and text[i] in "IM":
+            i += 1
+        return i
+    return i
+
+
+def sed_danger(script: str) -> str | None:
+    """Why a GNU sed script can run a command or read/write a file, or None (read as GNU sed parses it).
+
+    Commands ``e``, ``r``, ``R``, ``w``, ``W`` and the ``s`` flags ``e`` and ``w`` are refused; anything this
+    reader does not understand (an unknown command, an unterminated ``s``/``y``) is refused too.
+    """
+    i, n = 0, len(script)
+    while i < n:
+        while i < n and script[i] in " \t\n;":
+            i += 1
+        if i >= n:
+            break
+        if script[i] == "#":
+            while i < n and script[i] != "\n":
+                i += 1
+            continue
+        i = _address(script, i)
+        if 0 <= i < n and script[i] == ",":
+            i = _address(script, i + 1)
+        if i < 0:
+            return "an unterminated address"
+        while i < n and script[i] in " \t!":
+            i += 1
+        if i >= n:
+            return "an address without a command"
+        cmd, i = script[i], i + 1
+        if cmd in "ewWrR":
+            return f"the command {cmd!r} runs a command or reads/writes a file"
+        if cmd in "{}=dDgGhHnNpPxzF":
+            continue
+        if cmd in "aic":  # text to the end of the line (backslash-newline continues it)
+            while i < n and script[i] != "\n":
+                i += 2 if script[i] == "\\" else 1
+            continue
+        if cmd in ":bTtv":
+            while i < n and script[i] not in (";\n" if cmd != ":" else "\n"):
+                i += 1
+            continue
+        if cmd in "qQlL":
+            while i < n and (script[i].isdigit() or script[i] in " \t"):
+                i += 1
+            continue
+        if cmd in "sy":
+            delim = script[i] if i < n else ""
+            if not delim or delim in "\n\\":
+                return f"an {cmd!r} command without a usable delimiter"
+            i = _delimited(script, i + 1, delim)
+            i = _delimited(script, i, delim) if i >= 0 else -1
+            if i < 0:
+                return f"an unterminated {cmd!r} command"
+            while cmd == "s" and i < n and script[i] not in ";\n}#":
+                if script[i] in "ew":
+                    return f"the s flag {script[i]!r} runs a command or writes a file"
+                if script[i] not in "gpiImM0123456789 \t":
+                    return f"an unknown s flag {script[i]!r}"
+                i += 1
+            continue
+        return f"an unknown command {cmd!r}"
+    return None

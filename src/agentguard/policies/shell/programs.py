@@ -15,8 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["INFO_OPTIONS", "INTERPRETERS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "SINGLE_DASH_LONG",
-           "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "flags_of"]
+__all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS",
+           "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "READERS", "RECURSIVE",
+           "RUNS_BY_OPTION", "SINGLE_DASH_LONG", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV",
+           "WRAPPERS", "Wrapper", "deletes", "flags_of", "hazard", "plain_name"]
 
 
 @dataclass(frozen=True)
@@ -142,15 +144,186 @@ UNRESOLVABLE_BUILTINS: dict[str, str | None] = {
     "shopt": "shopt changes how later words are parsed (extglob) and expanded",
     "trap": "trap runs code on a later signal",
 }
-#: environment variables whose value is code or changes what programs load or run
-UNSAFE_ENV = re.compile(r"PATH|BASH_ENV|ENV|LD_\w+|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_FUNC_.*|"
-                        r"GIT_\w*(SSH|EDITOR|PAGER|EXEC|DIFF|ASKPASS|CONFIG)\w*|EDITOR|VISUAL|PAGER|"
-                        r"PERL5OPT|PERL5LIB|PYTHONPATH|PYTHONSTARTUP|PYTHONHOME|NODE_OPTIONS|RUBYOPT|"
-                        r"IFS|CDPATH|GLOBIGNORE|BASH_XTRACEFD|HISTFILE|DYLD_\w+")
+#: environment variables whose value is code or changes what programs load or run, or where paths point (HOME,
+#: OLDPWD, TMPDIR), or through what the network goes (proxies, CA bundles). A deny pattern by CLASS (any name
+#: containing OPTS, FLAGS, PAGER, EDITOR, PATH, HOOK, CONFIG, RC, HOME... plus whole families: GIT_*, LESS*,
+#: TAR_*, PYTHON*, NODE_*, npm_config_*, CARGO_*, GO*, MAKE*): programs read many variables, and a name that
+#: matches is refused (over-refusing a harmless FOO_FLAGS is the price of not listing every program's).
+UNSAFE_ENV = re.compile(
+    r"PATH|BASH_ENV|ENV|LD_\w+|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_FUNC_.*|"
+    r"GIT_\w*|EDITOR|VISUAL|PAGER|"
+    r"PERL5\w*|PERLLIB|PYTHON\w*|NODE_\w+|RUBY\w*|GEM_\w+|BUNDLE_\w+|NPM_CONFIG_\w+|npm_config_\w+|"
+    r"CARGO_\w+|RUSTC\w*|RUSTDOC\w*|RUSTFLAGS|GO\w*|CC|CXX|CPP|LD|AR|AS|MAKE\w*|MFLAGS|CMAKE_\w+|"
+    r"IFS|CDPATH|GLOBIGNORE|BASH_XTRACEFD|HISTFILE|DYLD_\w+|HOME|OLDPWD|PWD|TMPDIR|XDG_\w+|"
+    r"LESS\w*|TAR_\w+|ZIPOPT|UNZIP\w*|GZIP|GREP_\w+|SSH_\w+|SUDO_\w+|PIP_\w+|PYTEST_\w+|"
+    r"BROWSER|TERMINAL|SHELL|TERMINFO\w*|LOCPATH|GCONV_PATH|MALLOC_\w+|GLIBC_TUNABLES|HOSTALIASES|"
+    r"\w*(PATH|OPTS|OPTIONS|FLAGS|PAGER|EDITOR|OPEN|CLOSE|SHELL|WRAPPER|HOOK|ASKPASS|COMMAND|CMD|PROGRAM|"
+    r"EXEC|PRELOAD|LIB|CONFIG|STARTUP|RC|INIT|PLUGINS?|HOME|DIR|PROFILE|EDIT|DEFAULTS|RSH|NETRC|POSIX|PROXY|"
+    r"proxy|CA_BUNDLE|CERT)\w*")
+@dataclass(frozen=True)
+class Hazard:
+    """Options of a program (or a ``git`` subcommand) that run a command, load code or read file names from
+    elsewhere: the allow list names the program, so these must be read here (fail closed)."""
+
+    why: str
+    long: tuple[str, ...] = ()      # long options; GNU getopt, git and npm accept any unambiguous prefix
+    short: str = ""                 # short option letters, anywhere in a cluster (``-czIf``)
+    word: str = ""                  # a regex a whole word must not match (``zip -TT``, ``less +!cmd``)
+    safe_long: tuple[str, ...] = ()  # exact names of harmless options that share a prefix (``--checkpoint``)
+    bare_cluster: bool = False      # the first word is an option cluster even without a dash (``tar czf``)
+
+
+_RUNS = "an option that runs a command or loads code"
+_NAMES = "an option that reads the names of files from standard input or a file (unknown paths)"
+#: from the programs' manuals (GNU tar, sort, coreutils wc/du, Info-ZIP zip, git-grep/fetch/pull/clone/init,
+#: GNU make, cmake, ctest, go help build/test/vet, npm config, cargo --config, less, ripgrep)
+HAZARDS: dict[str, tuple[Hazard, ...]] = {
+    "tar": (Hazard(_RUNS, ("to-command", "checkpoint-action", "use-compress-program", "info-script",
+                           "new-volume-script", "rmt-command", "rsh-command"), "IF", safe_long=("checkpoint",),
+                   bare_cluster=True),
+            Hazard(_NAMES, ("files-from",), "T", bare_cluster=True),
+            Hazard("an option that extracts members to absolute paths or over symbolic links",
+                   ("absolute-names", "dereference"), "Ph", bare_cluster=True),
+            Hazard("an archive named host:path is opened through a remote shell (rsh/ssh)",
+                   word=r"[^-/=][^/=]*:.*")),
+    "sort": (Hazard(_RUNS, ("compress-program",)), Hazard(_NAMES, ("files0-from",))),
+    "wc": (Hazard(_NAMES, ("files0-from",)),),
+    "du": (Hazard(_NAMES, ("files0-from",)),),
+    "zip": (Hazard(_RUNS, word=r"-TT.*|--unz.*|--unzip-command.*"), Hazard(_NAMES, word=r"-@|--names-s.*")),
+    "git grep": (Hazard(_RUNS, ("open-files-in-pager", "ext-grep"), "O"),),
+    "git fetch": (Hazard(_RUNS, ("upload-pack",)),),
+    "git pull": (Hazard(_RUNS, ("upload-pack", "exec")),),
+    "git clone": (Hazard(_RUNS, ("upload-pack", "template", "config"), "uc"),),
+    "git ls-remote": (Hazard(_RUNS, ("upload-pack",)),),
+    "git init": (Hazard(_RUNS + " (hooks from a template directory)", ("template", "separate-git-dir")),),
+    "git add": (Hazard(_NAMES, ("pathspec-from-file",)),),
+    "git": (Hazard(_RUNS, ("exec-path", "config-env", "upload-pack", "receive-pack"), word=r"-c"),),
+    "make": (Hazard(_RUNS + " (--eval, a makefile from standard input)", ("eval",), "E",
+                    word=r"-|-f-|--file=-|--makefile=-"),
+             Hazard("an assignment that changes the shell make runs recipes with", word=r"\.?SHELL(FLAGS)?=.*")),
+    "cmake": (Hazard(_RUNS + " (-E command mode, -P script, -C initial cache script)", word=r"-[EPC].*"),),
+    "ctest": (Hazard(_RUNS, ("build-and-test", "test-command", "script"), word=r"-S.*|-SP.*|-SR.*"),),
+    "go": (Hazard(_RUNS, word=r"--?(exec|toolexec|vettool)(=.*)?"),),
+    "npm": (Hazard(_RUNS, ("script-shell", "shell", "node-options", "userconfig", "globalconfig", "call",
+                           "init-module", "editor", "browser")),),
+    "cargo": (Hazard(_RUNS, ("config",), word=r"-Z.*"),),
+    "less": (Hazard(_RUNS, ("lesskey-file", "lesskey-src", "lesskey-content"), "k",
+                    word=r"\+(?!(\d+[gGpP%]?|[gGF]|/[^!|]*|\?[^!|]*)$).*"),),
+    "rg": (Hazard(_RUNS, ("pre",)),),
+    "unzip": (Hazard("an option that extracts members to absolute or parent paths", word=r"-[^-]*[:^].*"),),
+    "date": (Hazard("an option that sets the system clock", ("set",), "s"),),
+    "hostname": (Hazard("an operand or option that sets the host name", ("file", "boot"), "Fb", word=r"[^-].*"),),
+}
+
+
+#: programs with an option that runs a command: an unknown word (``$x``, a glob that could match a file named
+#: ``--checkpoint-action=exec=sh x``: wildcard injection) could be that option
+RUNS_BY_OPTION = frozenset(p for p, hs in HAZARDS.items() if any(h.why != _NAMES for h in hs))
+
+
+def hazard(program: str, words: list[str]) -> str | None:
+    """Why ``words`` (the literal arguments of ``program``) use a :data:`HAZARDS` option, or None."""
+    at = next((k for k, w in enumerate(words) if not w.startswith("-")), len(words))
+    sub = words[at] if program == "git" and at < len(words) else ""
+    for h in HAZARDS.get(program, ()) + HAZARDS.get(f"{program} {sub}", ()):
+        scope = words[:at] if program == "git" and h in HAZARDS["git"] else words  # git's own options
+        for k, w in enumerate(scope):
+            if w == "--" and program != "git":
+                break
+            if h.word and re.fullmatch(h.word, w, re.S):
+                return f"{program} {w[:40]!r}: {h.why}"
+            if w.startswith("--") and len(w) > 2:
+                opt = w[2:].split("=", 1)[0]
+                if opt not in h.safe_long and any(name.startswith(opt) for name in h.long):
+                    return f"{program} {w[:40]!r}: {h.why}"
+            elif h.short and ((w.startswith("-") and len(w) > 1) or (k == 0 and h.bare_cluster)):
+                if any(ch in h.short for ch in w.lstrip("-")):
+                    return f"{program} {w[:40]!r}: {h.why}"
+    return None
+
+
+#: programs that read, copy, move, link or change the whole tree of a directory operand, and the flags (as
+#: :func:`flags_of` spells them) of which one makes them do so; an empty set: always. ``mv`` and ``ln``
+#: move or link the tree (``ln -s /etc e; cat e/shadow``); listing programs (``ls -R``, ``du``, ``find``,
+#: ``tree``) read names, not contents, and are not listed.
+RECURSIVE: dict[str, frozenset[str]] = {
+    **{g: frozenset({"r", "d", "--dereference-recursive", "--directories"}) for g in ("grep", "egrep", "fgrep")},
+    "rg": frozenset(), "ag": frozenset(), "ack": frozenset(), "tar": frozenset(), "mv": frozenset(),
+    "ln": frozenset(), "rsync": frozenset(), "cp": frozenset({"r", "a", "--archive"}), "scp": frozenset({"r"}),
+    "zip": frozenset({"r"}), "gzip": frozenset({"r"}), "gunzip": frozenset({"r"}), "chmod": frozenset({"r"}),
+    "chown": frozenset({"r"}), "chgrp": frozenset({"r"}), "rm": frozenset({"r"}), "diff": frozenset({"r"}),
+    "shred": frozenset(), "git": frozenset(), "unzip": frozenset(),
+}
+#: files that make a program run commands when it next starts (git's core.fsmonitor/core.pager/hooks, npm's
+#: script-shell, cargo's rustc-wrapper, shells' startup files, lesskey, directories on PATH): writing one is
+#: running code later, through a program the allow list names. fnmatch globs (``*`` crosses ``/``).
+CONFIG_FILES: tuple[str, ...] = (
+    "*.gitconfig", "*/.config/git/*", "*.git/config", "*.git/hooks/*", "*.git/info/*", "*.npmrc", "*.yarnrc*",
+    "*/.config/npm/*", "*.cargo/config*", "*/.pip/*", "*pip.conf", "*/.config/pip/*", "*.pydistutils.cfg",
+    "*.bashrc", "*.bash_profile", "*.bash_login", "*.bash_logout", "*.profile", "*.zshrc", "*.zshenv",
+    "*.zprofile", "*.zlogin", "*.inputrc", "*.curlrc", "*.wgetrc", "*.lesskey", "*/.config/lesskey",
+    "*.lessfilter", "*.vimrc", "*.exrc", "*.pam_environment", "*/.config/autostart/*", "*/.config/systemd/*",
+    "*/.local/bin/*", "/usr/local/bin/*", "/usr/local/sbin/*", "/usr/bin/*", "/bin/*", "/usr/sbin/*", "/sbin/*",
+    "*/.ssh/*", "*.envrc", "*/.config/fish/*", "*.pythonrc*", "*/sitecustomize.py", "*/usercustomize.py",
+    "*.pth",
+)
+#: programs that only read their operands (a config file they name is read, not written)
+READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "wc", "diff", "cmp",
+                     "comm", "stat", "file", "ls", "md5sum", "sha1sum", "sha256sum", "xxd", "od", "hexdump", "nl",
+                     "tac", "rev", "du", "tree", "realpath", "readlink", "basename", "dirname", "echo", "printf",
+                     "test", "[", "jq", "column", "fold", "expand", "cut", "uniq", "zcat", "which", "type"})
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]*\])?")
+#: bash builtins whose operands (or an option's value) are variable NAMES. A subscript in a name is evaluated
+#: as arithmetic, which expands ``$(...)`` inside it even when the word was single-quoted: ``test -v
+#: 'a[$(id)]'``, ``printf -v 'a[$(id)]' x``, ``unset 'a[$(id)]'`` (for an array ``a``) run ``id``. Per builtin,
+#: the option that introduces the names ("" for every operand).
+NAME_BUILTINS: dict[str, str] = {"test": "-v", "[": "-v", "unset": "", "read": "", "getopts": "", "wait": "-p",
+                                 "printf": "-v", "export": "", "readonly": "", "declare": "", "typeset": "",
+                                 "local": ""}
+
+
+def plain_name(text: str) -> bool:
+    """A variable name bash assigns or tests without evaluating anything (``x``, ``a[3]``)."""
+    return bool(_PLAIN_NAME.fullmatch(text))
+
+
+#: programs that run another command (or a command on another machine or in a container) whose option
+#: grammar is not modelled in :data:`WRAPPERS`: with any argument, what runs cannot be read (a deny list
+#: would otherwise miss ``unshare rm -rf /``)
+UNMODELLED_RUNNERS = frozenset(n.replace("-", "_") for n in {  # program names are canonical ("-" as "_")
+    "unbuffer", "script", "parallel", "sem", "nsenter", "unshare", "firejail", "bwrap", "systemd-run", "ssh",
+    "dbus-launch", "dbus-run-session", "fakeroot", "proot", "catchsegv", "valgrind", "gdb", "lldb", "ltrace",
+    "chrt", "numactl", "prlimit", "cpulimit", "torsocks", "proxychains", "proxychains4", "sg", "newgrp",
+    "pkexec", "run-parts", "start-stop-daemon", "at", "batch", "crontab", "tmux", "screen", "caffeinate",
+    "sshpass", "rlwrap", "entr", "setpriv", "capsh", "runcon", "sandbox-exec", "faketime", "xvfb-run", "mpirun",
+    "srun", "docker", "podman", "kubectl", "nerdctl", "lxc-attach", "machinectl", "schroot", "firejail",
+    "ts", "retry", "systemd-nspawn", "vagrant", "pdsh", "clush", "ansible",
+})
+
+
 #: programs whose single-dash options are words (``find -delete``), not letter clusters
 SINGLE_DASH_LONG = frozenset({"find", "java", "go", "gfind", "bfs"})
-#: ``--recursive`` and ``-r`` are one rule flag
+#: ``--recursive`` and ``-r`` are one rule flag (and so is any abbreviation, ``--recur``)
 LONG_FLAG_ALIASES = {"--recursive": "r", "--force": "f"}
+#: options that delete their operands (read as ``rm -r -f`` of them, like ``find -delete``): long names (any
+#: unambiguous prefix) and short letters
+DELETE_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    "tar": (("remove-files",), ""), "zip": (("move",), "m"),
+    "rsync": (("remove-source-files", "remove-sent-files"), ""),
+}
+
+
+def deletes(program: str, words: list[str]) -> str | None:
+    """The option of ``words`` that makes ``program`` delete its operands (:data:`DELETE_OPTIONS`), or None."""
+    longs, shorts = DELETE_OPTIONS.get(program, ((), ""))
+    for w in words:
+        if w == "--":
+            break
+        if w.startswith("--") and len(w) > 3 and any(n.startswith(w[2:].split("=", 1)[0]) for n in longs):
+            return w
+        if shorts and w.startswith("-") and not w.startswith("--") and any(ch in shorts for ch in w[1:]):
+            return w
+    return None
 
 
 def flags_of(program: str, words: list[str]) -> tuple[frozenset[str], tuple[str, ...]]:
@@ -168,7 +341,9 @@ def flags_of(program: str, words: list[str]) -> tuple[frozenset[str], tuple[str,
             ended = True
         elif w.startswith("--") and len(w) > 2:
             name = w.split("=", 1)[0].casefold()
-            flags.add(LONG_FLAG_ALIASES.get(name, name))
+            # GNU getopt_long takes any unambiguous prefix: "rm --recur --forc" is "rm -r -f"
+            alias = next((v for k, v in LONG_FLAG_ALIASES.items() if k.startswith(name) and len(name) > 2), name)
+            flags.add(alias)
         elif w.startswith("-") and len(w) > 1 and not w[1:].isdigit():
             if program in SINGLE_DASH_LONG:
                 flags.add(w.casefold())

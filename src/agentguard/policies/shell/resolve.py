@@ -16,8 +16,9 @@ import shlex
 from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
 from .paths import word_paths
-from .programs import (AWKS, INTERPRETERS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS, UNRESOLVABLE_BUILTINS,
-                       UNSAFE_ENV, WRAPPERS, Wrapper, flags_of)
+from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS,
+                       READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS, UNRESOLVABLE_BUILTINS, UNSAFE_ENV,
+                       WRAPPERS, Wrapper, deletes, flags_of, hazard, plain_name)
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
@@ -53,9 +54,39 @@ class Resolver(WalkerBase):
             var = args[0].text[2:] or (args[1].text if len(args) > 1 and args[1].literal else "PATH")
             if not args[0].literal or UNSAFE_ENV.fullmatch(var.split("[", 1)[0]):
                 self.refuse("printf -v sets a variable that changes what runs")
+        if name in HAZARDS:
+            why = hazard(name, [w.text for w in args if w.literal])
+            sub = next((w for w in args if not (w.literal and w.text.startswith("-"))), None)
+            key = f"{name} {sub.text}" if name == "git" and sub is not None else name
+            if why is None and key in RUNS_BY_OPTION and any(not w.literal for w in args) and (
+                    unknown or name == "git"):
+                why = f"{name}: an unknown word could be an option that runs a command"
+            if why is None and name == "git" and sub is not None and not sub.literal:
+                why = "git: the subcommand is not a fixed word"
+            if why is not None:
+                self.refuse(why)
+        gone = deletes(name, [w.text for w in args if w.literal])
+        if gone is not None:  # tar --remove-files, zip -m: the operands are deleted (as find -delete)
+            targets = [w for w in args if not (w.literal and w.text.startswith("-"))]
+            self.out.commands.append(Command("rm", ("rm", "-r", "-f", *[t.text for t in targets]),
+                                             frozenset({"r", "f"}), tuple(t.text for t in targets), True,
+                                             chain(via, f"{name} {gone}"), tuple(targets)))
+        if name in NAME_BUILTINS:
+            self.names(name, NAME_BUILTINS[name], args)
+        tree = RECURSIVE.get(name)
+        whole = tree is not None and (not tree or bool(tree & flags) or unknown)
         for w in args:  # echo's words are text, but a glob (or an unquoted expansion) makes bash list a directory
             if name not in NO_PATH_OPERANDS or w.split or not (w.literal or w.unknown):
-                self.add_paths(w)
+                forms = self.add_paths(w, writes=name not in READERS)
+                if whole:
+                    self.out.subtrees.extend(forms)
+            elif whole:
+                self.out.subtrees.extend(word_paths(w, self.cwds))
+        if whole:
+            self.out.subtrees.extend((c, None) for c in self.cwds if c)  # no operand: the working directory
+        if name in UNMODELLED_RUNNERS and args:
+            self.refuse(f"{name} runs another command with an option grammar not modelled here")
+            return
         if name in UNRESOLVABLE_BUILTINS:
             why = UNRESOLVABLE_BUILTINS[name]
             if why:
@@ -85,15 +116,35 @@ class Resolver(WalkerBase):
         elif name == "sed" or name == "gsed":
             self.sed(args)
 
+    def names(self, name: str, option: str, args: list[Word]) -> None:
+        """Operands that are variable names: a subscript is evaluated as arithmetic (runs ``$(...)``)."""
+        if option and not any(w.literal and w.text.startswith(option) for w in args):
+            return
+        for w in args:
+            if not w.literal:
+                self.refuse(f"{name}: the word {w.text!r} may be a name with a subscript (evaluated as arithmetic)")
+                return
+            text = w.text[len(option):] if option and w.text.startswith(option) else w.text
+            if "[" in text and not plain_name(text.split("=", 1)[0]):
+                self.refuse(f"{name} {w.text[:30]!r}: a subscript in a variable name is evaluated as arithmetic "
+                            "(can run commands)")
+                return
+
     def chdir(self, name: str, args: list[Word]) -> None:
         targets = [w for w in args if not (w.literal and w.text.startswith("-") and w.text != "-")]
         if name == "popd" or not targets:
+            if name == "cd":  # cd alone: $HOME
+                self.cwds.append("~") if "~" not in self.cwds else None
+            elif len(self.cwds) == 1:
+                self.refuse(f"{name} without a directory goes to one this text did not name")
             return
         w = targets[0]
         if not w.literal:
             self.refuse(f"{name} to {w.text!r}, not a fixed directory")
             return
-        if w.text == "-":
+        if w.text == "-" or (name == "pushd" and re.fullmatch(r"[+-]\d+", w.text)):
+            if len(self.cwds) == 1:
+                self.refuse(f"{name} {w.text} goes to $OLDPWD or the directory stack, unknown here")
             return  # back to a directory already in the set
         for form, _ in word_paths(w, self.cwds):
             if form not in self.cwds:
@@ -206,8 +257,7 @@ class Resolver(WalkerBase):
                 self.refuse("flock: both -c and a command")
             return
         if "shell" in meaning and not rest:
-            self.refuse(f"{name} -s/-i without a command starts a shell")
-            return
+            return self.refuse(f"{name} -s/-i without a command starts a shell")
         if not rest:
             if spec.no_command == "shell":
                 self.refuse(f"{name} without a command starts a shell")
@@ -218,6 +268,8 @@ class Resolver(WalkerBase):
                 return
             self.text(" ".join(w.text for w in rest), depth + 1)
             return
+        if name == "xargs" and _replaced_program(args, rest[0]):
+            return self.refuse("xargs: the command word is replaced by words from standard input")
         self.resolve(rest, depth + 1, chain(via, name), stdin_args=bool(spec.extra.get("stdin_args")))
 
     def option_value(self, name: str, meaning: str, value: Word, depth: int, via: str) -> None:
@@ -302,3 +354,15 @@ class Resolver(WalkerBase):
             self.text(rest[0].text, depth + 1)
         finally:
             self.posix_sh = saved
+
+
+def _replaced_program(args: list[Word], program: Word) -> bool:
+    """Whether xargs' replace string (``-I R``, ``-iR``, ``--replace=R``; ``{}`` by default) is in the program
+    word: then the program is a word read from standard input."""
+    marks = ["{}"]
+    for k, a in enumerate(args):
+        if a.literal and a.text.startswith(("-I", "-i")):
+            marks.append(a.text[2:] or (args[k + 1].text if a.text == "-I" and k + 1 < len(args) else "{}"))
+        elif a.literal and a.text.startswith("--replace="):
+            marks.append(a.text.split("=", 1)[1])
+    return any(m and m in program.text for m in marks)
