@@ -56,7 +56,8 @@ from typing import Any, Iterator, Mapping
 
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
-from .provenance import _EMAIL, _IBAN, _arg_leaves, _leaves, _records, canonical, dates, entities, word_form
+from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _arg_leaves, _carries, _leaves, _records, canonical, dates,
+                         entities, word_form)
 from .toolset import ToolDecl, ToolSet
 
 __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
@@ -123,7 +124,6 @@ class FlowLedger:
     _selectable: list[tuple[dict[str, Any], tuple[str, ...], str]] = field(default_factory=list)
     _pointed: dict[str, str] = field(default_factory=dict)   # link form -> the record the request names
     _named: dict[tuple[str, str], str] = field(default_factory=dict)   # trusted value -> the named record
-    _codes: set[str] = field(default_factory=set)   # words of tool results with 4+ digits (not dates)
     _cache: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ observing
@@ -159,9 +159,7 @@ class FlowLedger:
         """Record one tool result, each field labelled by ``tool``'s declaration (see the module docstring)."""
         self.calls.append(tool)
         decl = self.toolset.decl(tool)
-        for s in _leaves(result):
-            self._codes |= {w for w in word_form(s).split() if len(re.findall(r"\d", w)) >= 4
-                            and canonical(w)[0] != "date" and not _TIME.fullmatch(w)}
+        self._cache.pop("codes", None)
         self._cache.pop("derived", None)
         recs = list(_records(result))
         if decl.whole and not recs:   # a bare value or list of values only: never a record's fields
@@ -358,10 +356,12 @@ class FlowLedger:
         return 2, "content checked"
 
     def _private_in(self, wf: str, scopes: list[str]) -> str | None:
-        """The private value in word form ``wf`` that no sentence of ``scopes`` (the grants') names."""
+        """The private value in word form ``wf`` that no sentence of ``scopes`` (the grants') names. An
+        identifier is found however it is spaced or split (:func:`_carries`: ``4237 4252 7456 2574`` for
+        ``4237-4252-7456-2574``, ``H G K 1 3 7 8 0 3``)."""
         scope_wf = [f" {word_form(c)} " for c in scopes]
         for secret, (src, words) in self._private.items():
-            if f" {secret} " in wf and not any(f" {word_form(w)} " in c for c in scope_wf for w in words):
+            if _carries(wf, secret) and not any(f" {word_form(w)} " in c for c in scope_wf for w in words):
                 return f"private {src} ({' / '.join(words)})"
         return None
 
@@ -401,6 +401,15 @@ class FlowLedger:
                         worst = (lv, f"{arg}: a read carrying a link is a fetch: {w}")
         return worst
 
+    def _record_codes(self) -> set[str]:
+        """Words of 4+ digits (not dates or times) that tool results wrote (computed when first needed)."""
+        if "codes" not in self._cache:
+            words = itertools.chain(" ".join(self._tp_words).split(), (w for p in self._private for w in p.split()),
+                                    (w for d in self._trusted.values() for _, f in d for w in f.split()))
+            self._cache["codes"] = {w for w in words if len(_NOT_DIGIT.sub("", w)) >= 4
+                                    and canonical(w)[0] != "date" and not _TIME.fullmatch(w)}
+        return self._cache["codes"]
+
     def _remote_leak(self, decl: ToolDecl, arguments: Mapping[str, Any]) -> str | None:
         """Why a read of a service that is not the user's own store (an undeclared tool, or an inferred one
         that is neither a store nor a listing) carries the user's data out, or ``None``: its arguments go to
@@ -414,8 +423,8 @@ class FlowLedger:
                 wf = f" {word_form(s)} "
                 if (why := self._private_in(wf, [self.prompt])) is not None:
                     return f"{arg}: a read of a service that is not the user's carries {why}"
-                for w in wf.split():
-                    if w in self._codes and f" {w} " not in self._user_text:
+                for w in self._record_codes():
+                    if _carries(wf, w) and not _carries(self._user_text, w):
                         return f"{arg}: a read of a service that is not the user's carries {w!r} from a tool result"
         return None
 

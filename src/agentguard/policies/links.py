@@ -26,6 +26,7 @@ host written by the user matches it).
 
 from __future__ import annotations
 
+import html
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -75,12 +76,14 @@ def _extractor() -> Any:
 
 
 def deobfuscate(text: str) -> str:
-    """``text`` case-folded, NFKC, percent-decoded, with spelled-out and defanged dots and schemes undone."""
-    t = strip_invisible(unquote(text)).translate(_UTS46_DOTS).casefold()
+    """``text`` case-folded, NFKC, percent-decoded, HTML entities decoded (a mail client renders
+    ``evil&#46;xyz`` as ``evil.xyz``), with spelled-out and defanged dots and schemes undone."""
+    t = strip_invisible(html.unescape(unquote(text))).translate(_UTS46_DOTS).casefold()
     t = _SCHEME.sub("https://", t)
     return _SPELLED_DOT.sub(".", t)
 
 
+@lru_cache(maxsize=8192)
 def _site(host: str) -> str | None:
     r = _extractor()(host)
     if not r.suffix or not r.domain:
@@ -152,6 +155,11 @@ def _client_links(t: str, out: dict[str, Link]) -> None:
 
 def links(text: str) -> list[Link]:
     """Every link in ``text`` (see the module docstring), in order, without repeats."""
+    return list(_links(text) if len(text) <= 2048 else _links.__wrapped__(text))
+
+
+@lru_cache(maxsize=16384)   # a run reads the same values again and again (each check, each canonical form)
+def _links(text: str) -> tuple[Link, ...]:
     t = deobfuscate(text)
     out: dict[str, Link] = {}
     for m in _IPV6.finditer(t):
@@ -179,7 +187,7 @@ def links(text: str) -> list[Link]:
         out.setdefault(form, Link(host, site, form))
     if any(c in t for c in ":/\\@") or not t.isascii():
         _client_links(t, out)
-    return list(out.values())
+    return tuple(out.values())
 
 
 _PATH_CHARS = re.compile(r"[\w .,()+~'!$&=\[\]{}/-]+")

@@ -64,6 +64,8 @@ _TO = r"\s*(?:-|–|to|until|till|through|and)\s*(?:the\s+)?"
 # "May 13th[ to 17th][, 2024]" and "[the] 13th [to the 17th] [of] May[ 2024]" (one or two days)
 _DATE_MD = re.compile(rf"\b{_MON}\s+{_DAY}(?:{_TO}{_DAY})?{_YEAR}\b")
 _DATE_DM = re.compile(rf"\b{_DAY}(?:{_TO}{_DAY})?(?:\s+of)?\s+{_MON}{_YEAR}\b")
+_ALNUM = re.compile(r"[\W_]+")
+_NOT_DIGIT = re.compile(r"\D+")
 _WORD_SPLIT = re.compile(r"[^\w@.+/-]+|(?<!\w)[.+/-]|[.+/-](?!\w)")
 
 
@@ -215,6 +217,19 @@ def _records(result: Any) -> Iterator[dict[str, Any]]:
         for r in result:
             yield from _records(r)
 
+
+
+def _carries(wf: str, value: str) -> bool:
+    """Whether text in word form ``wf`` carries ``value`` (a word form): as whole words, or, for an identifier
+    (6+ letters and digits, one a digit), as its letters and digits with any separators between them
+    (an agent told to "space it out" or "use dots" still sends it), or its 8+ digits in order."""
+    if f" {value} " in wf:
+        return True
+    sk = _ALNUM.sub("", value)
+    if len(sk) >= 6 and any(c.isdigit() for c in sk) and sk in _ALNUM.sub("", wf):
+        return True
+    digits = _NOT_DIGIT.sub("", value)
+    return len(digits) >= 8 and digits in _NOT_DIGIT.sub("", wf)
 
 
 def strings_of(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
