@@ -348,6 +348,10 @@ class FlowLedger:
             if ("url", lk.form) in self._trusted.get("url", {}):   # the form as parsed, not parsed again
                 continue
             return 0, f"link {lk.form!r} in outgoing content is not the user's (site {lk.site})"
+        for kind, ent in entities(value):   # an account or address only third-party text wrote is the attacker's
+            if kind in ("iban", "email") and (kind, ent) in self._tp_ents and (kind, ent) not in self._user_ents and \
+                    not any((kind, ent) in d for d in self._trusted.values()):
+                return 0, f"{kind} {ent!r} in outgoing content: only third-party content wrote it"
         wf = f" {word_form(value)} "
         if (why := self._private_in(wf, [g.clause for g in grants])) is not None:
             return 0, f"{why} sent without a request that names it"
