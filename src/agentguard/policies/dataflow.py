@@ -58,13 +58,15 @@ from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _arg_leaves, _carries, _leaves, _records, canonical, dates,
                          entities, word_form)
-from .toolset import ToolDecl, ToolSet
+from .toolset import READ_VERBS, ToolDecl, ToolSet
 
 __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
 
 SHINGLE = 8   # consecutive words of third-party text that count as forwarding it
 _TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?!\w)|\b(\d{1,2}):(\d{2})\b", re.I)
 _FILE_ROLES = frozenset({"file", "filename"})   # values are file names: "notes.md" parses as a host
+# a read verb joined to another verb (get_and_delete, fetch_then_pay) or a particle (check_out, sign_up)
+_COMPOUND = re.compile(r"(?:^|_)(?:and|then|also|plus)_([a-z]+)|^[a-z]+_(?:out|up|off|over|away|through)(?:_|$)")
 _KIND_CODE = {"read": 0, "fetch": 1, "write": 2, "send": 3, "account": 4, "delete": 5}
 
 
@@ -436,6 +438,11 @@ class FlowLedger:
         """The verified policy's facts for a proposed call (see the module docstring)."""
         decl = self.toolset.decl(tool, arguments.keys())
         kind = _KIND_CODE[decl.kind]
+        name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).casefold().replace("-", "_")
+        if decl.kind == "read" and (decl.inferred or not decl.declared) and (
+                (m := _COMPOUND.search(name)) and not {m.group(1), m.group(0).replace("_", "")} & READ_VERBS):
+            # not a read by its name's first verb alone: whatever else it does, no grant names it
+            return Facts(_KIND_CODE["write"], 2, False, 2, "", f"{tool}: a read verb joined to {m.group(0)!r}")
         if decl.kind == "read":
             carried = self._read_links(decl, arguments)
             if carried is None and (leak := self._remote_leak(decl, arguments)) is not None:
