@@ -10,7 +10,9 @@ brackets) are links too.
 :func:`links` returns :class:`Link` records (``host``: the whole host, case-folded; ``site``: the
 registrable domain, ``example.co.uk`` for ``a.b.example.co.uk``, or the IP; ``form``: host + path, the
 canonical form a comparison uses). A file name (``notes.docx``) is not a link: ``docx`` is no public
-suffix; a host whose suffix is only a private registration (``*.github.io``) still has a public one.
+suffix; a host whose suffix is only a private registration (``*.github.io``) still has a public one, but
+its site is the one below the private registration (``evil.github.io`` is not the site of the user's
+``myproject.github.io``: shared-hosting names belong to different owners).
 
 **Read the way the client reads it.** A text scan alone misses what a client resolves (issue 27, red team):
 ``https://trusted.com@evil.xyz/`` goes to ``evil.xyz`` (userinfo), ``http://3405803783/`` and
@@ -85,7 +87,11 @@ def deobfuscate(text: str) -> str:
 
 @lru_cache(maxsize=8192)
 def _site(host: str) -> str | None:
-    r = _extractor()(host)
+    """The registrable site of ``host``: below a private registration of the list when there is one
+    (``evil.github.io`` and ``myproject.github.io`` are two owners' sites, not one ``github.io``)."""
+    r = _extractor()(host, include_psl_private_domains=True)
+    if not r.domain:   # the private suffix itself (``github.io``): its public registration
+        r = _extractor()(host)
     if not r.suffix or not r.domain:
         return None
     return f"{r.domain}.{r.suffix}"
