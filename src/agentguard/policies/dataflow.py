@@ -56,30 +56,17 @@ from typing import Any, Iterator, Mapping
 
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
-from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _arg_leaves, _carries, _leaves, _records, canonical, dates,
-                         entities, word_form)
+from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
+                         dates, entities, times, word_form)
 from .toolset import READ_VERBS, ToolDecl, ToolSet
 
 __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
 
 SHINGLE = 8   # consecutive words of third-party text that count as forwarding it
-_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?!\w)|\b(\d{1,2}):(\d{2})\b", re.I)
 _FILE_ROLES = frozenset({"file", "filename"})   # values are file names: "notes.md" parses as a host
 # a read verb joined to another verb (get_and_delete, fetch_then_pay) or a particle (check_out, sign_up)
 _COMPOUND = re.compile(r"(?:^|_)(?:and|then|also|plus)_([a-z]+)|^[a-z]+_(?:out|up|off|over|away|through)(?:_|$)")
 _KIND_CODE = {"read": 0, "fetch": 1, "write": 2, "send": 3, "account": 4, "delete": 5}
-
-
-def times(text: str) -> set[str]:
-    """Times of day written in ``text`` as ``HH:MM`` (``10:00``, ``6 PM``, ``9:30am``)."""
-    out = set()
-    for h, m, ap, h24, m24 in _TIME.findall(text):
-        if ap:
-            hh = int(h) % 12 + (12 if ap.lower().startswith("p") else 0)
-            out.add(f"{hh:02d}:{int(m or 0):02d}")
-        elif int(h24) < 24 and int(m24) < 60:
-            out.add(f"{int(h24):02d}:{m24}")
-    return out
 
 
 def _shingles(words: list[str]) -> set[tuple[str, ...]]:
@@ -372,12 +359,18 @@ class FlowLedger:
         return None
 
     def users_words(self, text: str) -> bool:
-        """Every word of ``text`` is a word of the request (a word with digits counts when its letters are at
-        most a 3-letter suffix: ``1-th`` for the request's ``k-th``)."""
-        for w in word_form(text).split():
+        """Every word of ``text`` is a word of the request (a word with at most two digits counts when its
+        letters are at most a 3-letter suffix: ``1-th`` for the request's ``k-th``), and it carries no code a
+        tool result wrote (``463820`` from an e-mail, however spaced: a number is not the user's word)."""
+        wf = word_form(text)
+        digits = _NOT_DIGIT.sub("", wf)
+        if any((_carries(f" {wf} ", c) or _NOT_DIGIT.sub("", c) in digits) and not _carries(self._user_text, c)
+               for c in self._record_codes()):
+            return False
+        for w in wf.split():
             if f" {w} " in self._user_text:
                 continue
-            if re.search(r"\d", w) and len(re.sub(r"[\d.,:-]", "", w)) <= 3:
+            if len(_NOT_DIGIT.sub("", w)) in (1, 2) and len(re.sub(r"[\d.,:-]", "", w)) <= 3:
                 continue
             return False
         return True

@@ -39,7 +39,7 @@ from urllib.parse import unquote
 from ..core.canonical import strip_invisible
 from .links import links
 
-__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "dates", "entities", "strings_of", "trust_level", "word_form"]
+__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "dates", "entities", "strings_of", "times", "trust_level", "word_form"]
 
 USER = "user"
 TRUSTED = "trusted"
@@ -64,6 +64,7 @@ _TO = r"\s*(?:-|–|to|until|till|through|and)\s*(?:the\s+)?"
 # "May 13th[ to 17th][, 2024]" and "[the] 13th [to the 17th] [of] May[ 2024]" (one or two days)
 _DATE_MD = re.compile(rf"\b{_MON}\s+{_DAY}(?:{_TO}{_DAY})?{_YEAR}\b")
 _DATE_DM = re.compile(rf"\b{_DAY}(?:{_TO}{_DAY})?(?:\s+of)?\s+{_MON}{_YEAR}\b")
+_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?!\w)|\b(\d{1,2}):(\d{2})\b", re.I)
 _ALNUM = re.compile(r"[\W_]+")
 _NOT_DIGIT = re.compile(r"\D+")
 _WORD_SPLIT = re.compile(r"[^\w@.+/-]+|(?<!\w)[.+/-]|[.+/-](?!\w)")
@@ -230,6 +231,18 @@ def _carries(wf: str, value: str) -> bool:
         return True
     digits = _NOT_DIGIT.sub("", value)
     return len(digits) >= 8 and digits in _NOT_DIGIT.sub("", wf)
+
+
+def times(text: str) -> set[str]:
+    """Times of day written in ``text`` as ``HH:MM`` (``10:00``, ``6 PM``, ``9:30am``)."""
+    out = set()
+    for h, m, ap, h24, m24 in _TIME.findall(text):
+        if ap:
+            hh = int(h) % 12 + (12 if ap.lower().startswith("p") else 0)
+            out.add(f"{hh:02d}:{int(m or 0):02d}")
+        elif int(h24) < 24 and int(m24) < 60:
+            out.add(f"{int(h24):02d}:{m24}")
+    return out
 
 
 def strings_of(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
