@@ -45,9 +45,10 @@ __all__ = ["Link", "deobfuscate", "links", "local_path", "same_site"]
 _UTS46_DOTS = str.maketrans({"\u3002": ".", "\uff61": ".", "\uff0e": "."})
 # a URL a client parses: a special scheme with any slashes (``https:evil.xyz``, ``https:\\\\evil.xyz``), any
 # scheme with ``//``, a scheme-relative ``//host``, or ``user@host`` followed by a port, path, query or fragment
+# (userinfo and host bounded: each start scans at most a few hundred characters, never the rest of the text)
 _URL_TOKEN = re.compile(
     r"(?<![\w+.-])(?:(?:https?|ftp|wss?|file):[\\/]*|[a-z][a-z0-9+.-]*:[\\/]{2}|[\\/]{2}(?=[^\\/\s])"
-    r"|[\w.+%!$&*=~-]+(?::[^\s@/]*)?@(?=[^\s@/]+(?::\d|[/?#])))[^\s<>\"'`]*", re.I)
+    r"|[\w.+%!$&*=~-]{1,64}(?::[^\s@/:]{0,64})?@(?=[^\s@/]{1,253}(?::\d|[/?#])))[^\s<>\"'`]*", re.I)
 # a host written with letters outside ASCII (an IDN or a homoglyph), without a scheme
 _UHOST = re.compile(r"(?<![\w@.-])((?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[^\W_][\w-]{1,62})(/[^\s'\"<>)\]]*)?")
 
