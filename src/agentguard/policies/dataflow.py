@@ -412,9 +412,9 @@ class FlowLedger:
     def _remote_leak(self, decl: ToolDecl, arguments: Mapping[str, Any]) -> str | None:
         """Why a read of a service that is not the user's own store (an undeclared tool, or an inferred one
         that is neither a store nor a listing) carries the user's data out, or ``None``: its arguments go to
-        that service, so a private value of the user (as for outgoing content) or a code or number of four
-        or more digits that a tool result wrote and the request did not (``search_web(query="463820")``)
-        needs the request to name it."""
+        that service, so a private value of the user (as for outgoing content), a code or number of four
+        or more digits that a tool result wrote and the request did not (``search_web(query="463820")``),
+        or eight consecutive words of a tool result (an e-mail's sentences) needs the request to name it."""
         if decl.declared and not decl.inferred or decl.inferred and (decl.results or decl.whole):
             return None
         for arg, v in arguments.items():
@@ -425,6 +425,8 @@ class FlowLedger:
                 for w in self._record_codes():
                     if _carries(wf, w) and not _carries(self._user_text, w):
                         return f"{arg}: a read of a service that is not the user's carries {w!r} from a tool result"
+                if _shingles(wf.split()) & self._tp_shingles - _shingles(self._user_text.split()):
+                    return f"{arg}: a read of a service that is not the user's carries a tool result's text"
         return None
 
     def facts(self, tool: str, arguments: Mapping[str, Any]) -> Facts:
