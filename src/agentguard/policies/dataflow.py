@@ -268,7 +268,8 @@ class FlowLedger:
         if fetch and lk.form in self._pointed:
             return 1, self._pointed[lk.form]
         if (src := self._trusted.get("url", {}).get(c)) is None:
-            return 0, f"url {lk.form!r} (host {lk.host}): not the request's nor a trusted url source"
+            where = "third-party content" if self.in_third_party(lk.form) else "no source"
+            return 0, f"url {lk.form!r} (host {lk.host}): from {where}, not the request or a trusted url source"
         if "url" in self.toolset.roles["ids"] and self._id_in_third_party(lk.form):
             return 0, f"url {lk.form!r}: in {src} but also written in third-party content (fail closed)"
         return 1, src
