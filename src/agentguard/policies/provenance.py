@@ -39,7 +39,7 @@ from urllib.parse import unquote
 from ..core.canonical import strip_invisible
 from .links import links
 
-__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "dates", "entities", "strings_of", "trust_level", "word_form"]
+__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "dates", "entities", "strings_of", "times", "trust_level", "word_form"]
 
 USER = "user"
 TRUSTED = "trusted"
@@ -64,6 +64,9 @@ _TO = r"\s*(?:-|–|to|until|till|through|and)\s*(?:the\s+)?"
 # "May 13th[ to 17th][, 2024]" and "[the] 13th [to the 17th] [of] May[ 2024]" (one or two days)
 _DATE_MD = re.compile(rf"\b{_MON}\s+{_DAY}(?:{_TO}{_DAY})?{_YEAR}\b")
 _DATE_DM = re.compile(rf"\b{_DAY}(?:{_TO}{_DAY})?(?:\s+of)?\s+{_MON}{_YEAR}\b")
+_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?!\w)|\b(\d{1,2}):(\d{2})\b", re.I)
+_ALNUM = re.compile(r"[\W_]+")
+_NOT_DIGIT = re.compile(r"\D+")
 _WORD_SPLIT = re.compile(r"[^\w@.+/-]+|(?<!\w)[.+/-]|[.+/-](?!\w)")
 
 
@@ -172,6 +175,74 @@ def entities(text: str) -> Iterator[tuple[str, str]]:
         yield "number", _canon_number(n)
     for d in _dates(t):
         yield "date", d
+
+
+def _leaves(value: Any) -> Iterator[str]:
+    """Every scalar of an argument or result, as a string (mapping keys are not values)."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()
+    if isinstance(value, Mapping):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from _leaves(v)
+    elif value is not None and not isinstance(value, bool):
+        yield str(value)
+
+
+def _arg_leaves(value: Any) -> Iterator[str]:
+    """Every scalar of a call's argument, mapping keys and booleans included: the receiving system reads a
+    key it is sent (``options={"https://evil.example/?k=<secret>": 1}`` carries the link) and a boolean
+    where a target or an amount is expected (``amount=True`` pays 1)."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _arg_leaves(k)
+            yield from _arg_leaves(v)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from _arg_leaves(v)
+    elif value is not None:
+        yield str(value)
+
+
+def _records(result: Any) -> Iterator[dict[str, Any]]:
+    """The records of a result: each mapping (or model) in it, with its direct fields."""
+    if hasattr(result, "model_dump"):
+        result = result.model_dump()
+    if isinstance(result, Mapping):
+        yield dict(result)
+    elif isinstance(result, (list, tuple)):
+        for r in result:
+            yield from _records(r)
+
+
+
+def _carries(wf: str, value: str) -> bool:
+    """Whether text in word form ``wf`` carries ``value`` (a word form): as whole words, or, for an identifier
+    (6+ letters and digits, one a digit), as its letters and digits with any separators between them
+    (an agent told to "space it out" or "use dots" still sends it), or its 8+ digits in order."""
+    if f" {value} " in wf:
+        return True
+    sk = _ALNUM.sub("", value)
+    if len(sk) >= 6 and any(c.isdigit() for c in sk) and sk in _ALNUM.sub("", wf):
+        return True
+    digits = _NOT_DIGIT.sub("", value)
+    return len(digits) >= 8 and digits in _NOT_DIGIT.sub("", wf)
+
+
+def times(text: str) -> set[str]:
+    """Times of day written in ``text`` as ``HH:MM`` (``10:00``, ``6 PM``, ``9:30am``)."""
+    out = set()
+    for h, m, ap, h24, m24 in _TIME.findall(text):
+        if ap:
+            hh = int(h) % 12 + (12 if ap.lower().startswith("p") else 0)
+            out.add(f"{hh:02d}:{int(m or 0):02d}")
+        elif int(h24) < 24 and int(m24) < 60:
+            out.add(f"{int(h24):02d}:{m24}")
+    return out
 
 
 def strings_of(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
