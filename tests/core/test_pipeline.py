@@ -234,3 +234,27 @@ def test_async_path_matches_sync() -> None:
         return [o.execute for o in outs] + [res.execute, halted.stop, after.execute]
 
     assert asyncio.run(go()) == [False, True, False, True, True, False]
+
+
+def test_an_approval_answered_after_its_ttl_is_refused() -> None:
+    """An ESCALATE stays answerable for ``approval_ttl_s`` (default one hour, as the service's); a later
+    approval (a LangChain interrupt or an Agents SDK run state resumed the next day) runs nothing."""
+    p = Pipeline(GuardStack([Rule(ask=("send_note",))]))
+    asked = p.decide("r", ToolCall("send_note", {"to": "bob"}))
+    assert asked.ask and isinstance(asked.extra["asked_at"], float)
+    asked.extra["asked_at"] -= 3601.0
+    out = p.resolve(asked, True, approver="alice")
+    assert not out.execute and "approval expired" in out.verdict.reason
+    fresh = p.decide("r", ToolCall("send_note", {"to": "carol"}))
+    assert p.resolve(fresh, True, approver="alice").execute  # within the TTL: approved as before
+
+
+def test_an_async_approval_after_its_ttl_is_refused_and_none_never_expires() -> None:
+    p = Pipeline(GuardStack([Rule(ask=("send_note",))]))
+    asked = asyncio.run(p.adecide("r", ToolCall("send_note")))
+    asked.extra["asked_at"] -= 10_000.0
+    assert not asyncio.run(p.aresolve(asked, True)).execute
+    forever = Pipeline(GuardStack([Rule(ask=("send_note",))]), approval_ttl_s=None)
+    old = forever.decide("r", ToolCall("send_note"))
+    old.extra["asked_at"] -= 10_000.0
+    assert forever.resolve(old, True).execute

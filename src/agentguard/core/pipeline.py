@@ -90,6 +90,7 @@ class Pipeline:
     evicted run). ``state_fn(context, proposal)`` sets ``context.state`` before each decision.
     ``recorder``: a trace recorder (``trace(run_id, adapter=...)`` / ``finish(run_id)``).
     ``escalate``: ``"ask"`` (an ESCALATE asks a human) or ``"reject"`` (refused without asking).
+    ``approval_ttl_s``: an ``ask`` answered later than this is refused (None: never expires).
     ``shadow``: the whole guard observes only (:mod:`.shadow`: audited, the outcome is ALLOW). Each
     decision is an OpenTelemetry span when :mod:`.telemetry` is on.
     """
@@ -99,7 +100,8 @@ class Pipeline:
                  max_runs: int = 10_000, rebuild: Callable[[Hashable], RunState | None] | None = None,
                  on_error: Decision | str = Decision.HALT, timeout_s: float | None = None,
                  state_fn: Callable[[Context, Any], Any] | None = None, adapter: str = "",
-                 recorder: Any = None, escalate: str = "ask", shadow: bool = False) -> None:
+                 recorder: Any = None, escalate: str = "ask", shadow: bool = False,
+                 approval_ttl_s: float | None = 3600.0) -> None:
         if not isinstance(guard, Guard):
             raise InputError(f"{guard!r} is not a Guard (needs name, check and acheck)")
         if shadow:
@@ -121,6 +123,7 @@ class Pipeline:
         self.adapter = adapter
         self.recorder = recorder
         self.escalate = escalate
+        self.approval_ttl_s = approval_ttl_s
         tree = walk_guards(guard)
         self._strategies: dict[str, Enforcement] = {
             str(g.name): g.strategy for g in tree
@@ -237,6 +240,8 @@ class Pipeline:
         out.proposal = proposal
         out.run_id = st.run_id
         out.extra.setdefault("state", st.context.state)  # the state it was decided in, for record()
+        if out.ask:
+            out.extra.setdefault("asked_at", time.time())  # resolve() refuses an answer after approval_ttl_s
         if out.stop and st.halted is None:  # the first halt is the run's reason (no re-wrapping per later call)
             st.halted = out.verdict if out.verdict is not None and out.verdict.decision is Decision.HALT else \
                 Verdict(Decision.HALT, out.message or "run stopped", getattr(out.verdict, "guard", "") or "")
@@ -399,6 +404,13 @@ class Pipeline:
         out.proposal, out.run_id, out.key = asked.proposal, st.run_id, asked.key
         return out
 
+    def _expired(self, asked: Outcome) -> Verdict | None:
+        at, ttl = asked.extra.get("asked_at"), self.approval_ttl_s
+        if ttl is None or not isinstance(at, float) or time.time() - at <= ttl:
+            return None
+        return Verdict(Decision.REJECT, f"approval expired ({time.time() - at:.0f} s after it was asked, "
+                                        f"approval_ttl_s={ttl:g})", "pipeline")
+
     def _settle(self, asked: Outcome, approved: bool, approver: str) -> Verdict | None:
         for g in self._settlers:
             try:
@@ -438,7 +450,8 @@ class Pipeline:
             if st.halted is not None:
                 return self._enforce(st, Verdict(Decision.HALT, f"run halted earlier: {st.halted.reason}",
                                                  st.halted.guard), asked.proposal)
-            out = self._answer(st, asked, approved is True, approver, self._settle(asked, approved is True, approver))
+            out = self._answer(st, asked, approved is True, approver,
+                               self._expired(asked) or self._settle(asked, approved is True, approver))
             return self._write(st, out, "approval")
 
     async def aresolve(self, asked: Outcome, approved: bool, *, approver: str = "human") -> Outcome:
@@ -451,7 +464,7 @@ class Pipeline:
             if st.halted is not None:
                 return self._enforce(st, Verdict(Decision.HALT, f"run halted earlier: {st.halted.reason}",
                                                  st.halted.guard), asked.proposal)
-            settled = await self._asettle(asked, approved is True, approver)
+            settled = self._expired(asked) or await self._asettle(asked, approved is True, approver)
             out = self._answer(st, asked, approved is True, approver, settled)
             return await self._awrite(st, out, "approval")
 
