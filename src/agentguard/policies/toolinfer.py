@@ -38,6 +38,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -45,7 +46,8 @@ from ..core.errors import InputError
 from .capabilities import GrantLexicon
 from .toolset import KINDS, ToolDecl, ToolSet
 
-__all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "infer", "tokens", "with_inferred"]
+__all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "external_kinds", "infer", "listing_roles", "tokens",
+           "with_inferred"]
 
 
 def tokens(name: str) -> list[str]:
@@ -189,11 +191,23 @@ def _param_role(p: ParamSchema, lex: InferenceLexicon, name_words: list[str],
     return "unknown", False
 
 
+@lru_cache(maxsize=1)
+def external_kinds() -> dict[str, str]:
+    """Verb -> kind from ``library/verbs_external.json``: RFC 9110 methods, Google AIP standard methods and the
+    schema.org Action hierarchy, transcribed with their sources (never written from a benchmark's tools)."""
+    data = json.loads((Path(__file__).parent / "library" / "verbs_external.json").read_text(encoding="utf-8"))
+    return {verb: kind for kind, verbs in data["kinds"].items() for verb in verbs}
+
+
 def _kind(verb: str, words: set[str], lex: InferenceLexicon, trace: set[str]) -> str:
     for kind, verbs, objects in lex.kinds:
         if verb in verbs and (not objects or words & objects):
             trace.add(f"kind:{kind}:{verb}")
             return kind
+    ext = external_kinds().get(verb)
+    if ext is not None:   # a published vocabulary's kind: not a rule of the lexicon, never dropped by a fold
+        trace.add(f"external:{ext}:{verb}")
+        return ext
     trace.add(f"kind:unknown:{verb}")
     return "write"
 
@@ -254,8 +268,60 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
     return ToolDecl(kind, tuple(actions), args, results, whole, {}, select, declared=public, inferred=True)
 
 
+def _singular(word: str) -> str | None:
+    """The singular of a plural noun written in a tool's name (``channels`` -> ``channel``), else ``None``."""
+    if len(word) <= 3 or not word.endswith("s") or word.endswith("ss"):
+        return None
+    if word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    return word[:-1]
+
+
+def listing_roles(schemas: Iterable[ToolSchema], decls: Mapping[str, ToolDecl]) -> tuple[dict[str, ToolDecl], set[str]]:
+    """Roles from the tool set's own structure, not from words of a lexicon: a **listing** is a read whose name
+    holds a plural noun X (``get_channels``, ``get_users_in_channel``, ``list_files``); its bare-value result
+    names the user's own X (``whole`` = X: the dataflow ledger applies it to a bare value or list of values only,
+    never to a record's fields, which stay third-party). A parameter of an inferred tool that no rule knew and
+    whose name holds X (``channel``, ``user``) gets the role X, a target: a value of it is the request's or one
+    a listing of X returned. A value gets into a listing only through a tool of the same set, whose own target
+    argument of role X is checked the same way (a channel or user named only by third-party text is refused
+    there), so an injection cannot plant a value it then uses. Only ``decls`` (inferred) are changed; returns
+    them and the nouns made roles."""
+    out = dict(decls)
+    nouns: dict[str, str] = {}
+    for s in schemas:
+        d = out.get(s.name)
+        if d is None or d.kind != "read" or d.whole:
+            continue
+        noun = next((n for n in (_singular(w) for w in tokens(s.name)[1:]) if n), None)
+        if noun is not None:
+            nouns[s.name] = noun
+    made: set[str] = set()
+    for s in schemas:
+        d = out.get(s.name)
+        if d is None:
+            continue
+        args = dict(d.args)
+        for p in s.params:
+            toks = tokens(p.name)
+            hit = next((n for n in nouns.values() if n in toks or n + "s" in toks), None)
+            if hit is not None and args.get(p.name) == "unknown":
+                args[p.name] = hit
+                made.add(hit)
+        out[s.name] = replace(d, args=args)
+    for name, noun in nouns.items():
+        if noun in made:
+            out[name] = replace(out[name], whole=noun)
+    return out, made
+
+
 def with_inferred(toolset: ToolSet, schemas: Iterable[ToolSchema], lex: InferenceLexicon) -> ToolSet:
-    """``toolset`` plus an inferred declaration for every schema it does not declare (its own win)."""
+    """``toolset`` plus an inferred declaration for every schema it does not declare (its own win), with the
+    roles of :func:`listing_roles` (each made role is a target of the tool set)."""
+    schemas = list(schemas)
     tools = {s.name: infer(s, lex, toolset.lexicon) for s in schemas if s.name not in toolset.tools}
+    tools, made = listing_roles(schemas, tools)
     tools.update(toolset.tools)
-    return replace(toolset, tools=tools)
+    roles = dict(toolset.roles)
+    roles["targets"] = frozenset(roles.get("targets", frozenset())) | made
+    return replace(toolset, tools=tools, roles=roles)
