@@ -43,6 +43,8 @@ STRICT_HISTORY = (
     "No threshold or word was tuned on a left-out suite; all four folds had been seen before the run recorded here.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
+# target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)
+_ENTITY = {"url": "url", "email": "email", "account": "iban"}
 
 
 def _similarity() -> WordSimilarity:
@@ -84,6 +86,7 @@ def tool_word_source(left: list[ToolSchema], inferred: set[str], inference: Infe
     """The fold's :class:`ToolWordGrants` over the left-out suite's inferred consequential tools, and its
     report (threshold and design counts, the tools it covers, those skipped as having no target)."""
     tools, skipped = [], []
+    kinds: dict[str, set[str]] = {}
     for s in left:
         trace: set[str] = set()
         if s.name in inferred:
@@ -93,10 +96,12 @@ def tool_word_source(left: list[ToolSchema], inferred: set[str], inference: Infe
         if d.kind == "read":
             continue
         (skipped if "fail:no-target" in trace else tools).append(s)
+        kinds[s.name] = {_ENTITY[r] for r in d.args.values() if r in _ENTITY}
     rel = _relations()
     choice = choose_threshold(design_examples(design, design_toolset, lexicon.stopwords, lexicon.irregular, rel))
     src = ToolWordGrants.for_tools(tools, similarity=_similarity(), threshold=choice["threshold"],
-                                   stopwords=lexicon.stopwords, irregular=lexicon.irregular, relations=rel)
+                                   stopwords=lexicon.stopwords, irregular=lexicon.irregular, relations=rel,
+                                   targets=kinds)
     shown = dict(choice, threshold=choice["threshold"] if math.isfinite(choice["threshold"]) else None)
     report = {"similarity": "WordLlama l2_supercat 256-d static embeddings, cosine (offline, from the wheel)",
               "verb_relations": {"what": "WordNet 3.1 verb synsets and hypernyms: a request word grants a tool "

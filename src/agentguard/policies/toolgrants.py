@@ -27,13 +27,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..core.errors import DependencyError, InputError, require
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
+from .provenance import entities
 from .toolinfer import ToolSchema, tokens
 
 __all__ = ["ToolWordGrants", "VerbRelations", "WordSimilarity", "choose_threshold", "tool_words"]
@@ -169,14 +170,19 @@ class ToolWordGrants:
     stopwords: frozenset[str] = frozenset()
     forms: GrantLexicon = _FORMS   # inflection (and the irregular forms of English verbs: sent, paid)
     relations: VerbRelations | None = None   # WordNet: a request word naming the tool verb's action or a broader one
+    # per tool, the kinds of value its target arguments take ('url', 'email', 'iban'): a value of one of them
+    # written in the sentence names the tool's object as its noun does ("post ... to www.example.com")
+    targets: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def for_tools(cls, schemas: Iterable[ToolSchema], *, similarity: Callable[[str, str], float] | None = None,
                   threshold: float = math.inf, stopwords: Iterable[str] = (),
                   irregular: Mapping[str, tuple[str, ...]] | None = None,
-                  relations: VerbRelations | None = None) -> "ToolWordGrants":
+                  relations: VerbRelations | None = None,
+                  targets: Mapping[str, Iterable[str]] | None = None) -> "ToolWordGrants":
         return cls({s.name: tool_words(s) for s in schemas}, similarity, threshold, frozenset(stopwords),
-                   GrantLexicon({}, dict(irregular or {})), relations)
+                   GrantLexicon({}, dict(irregular or {})), relations,
+                   {k: frozenset(v) for k, v in (targets or {}).items()})
 
     @staticmethod
     def action(tool: str) -> str:
@@ -189,6 +195,9 @@ class ToolWordGrants:
         verb, objects = self.tools[tool]
         words = set(re.findall(r"[a-z][a-z-]*", (strip_quotes(sentence) if bare is None else bare).casefold()))
         obj = next((o for o in (_has(x, words) for x in objects) if o), None)
+        if obj is None and self.targets.get(tool):
+            text = strip_quotes(sentence) if bare is None else bare
+            obj = next((f for k, f in entities(text) if k in self.targets[tool]), None)
         if obj is None:
             return -math.inf, "", ""
         own = set(self.forms.forms(verb))
