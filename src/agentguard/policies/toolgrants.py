@@ -10,6 +10,11 @@ its schema (the name ``send_channel_message``: verb ``send``, objects ``channel`
   the tool's verb: the verb itself in any inflected form, or, when a :class:`WordSimilarity` is given, a
   word whose general-English similarity to the tool's verb is at least ``threshold`` (an object word of the
   tool never counts as its verb; stopwords never count);
+- with a :class:`VerbRelations` (WordNet 3.1's verb hierarchy, a derived table in the library), a request word
+  whose synset is the tool verb's or a hypernym of it counts as its verb ("post" for ``send``, "add" for
+  ``append``); a noun of the tool set ("channel") and the English auxiliaries are never read as verbs;
+- a value of the tool's target kind written in the sentence (``targets``: a URL, an e-mail address, an IBAN,
+  recognised by :func:`~agentguard.policies.provenance.entities`) names its object as its noun would;
 - the grant only authorises the action kind: every target and value of the call is still checked by the
   data-flow labels (:mod:`agentguard.policies.dataflow`), so a grant from similarity never supplies a
   recipient, an account or a file;

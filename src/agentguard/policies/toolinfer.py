@@ -8,14 +8,17 @@ description, and each parameter's name, JSON-schema type and description, and ap
 that file:
 
 - **kind**: the first verb of the name, by the ordered ``kinds`` rules (a rule with ``objects`` needs one of
-  them among the name's or first sentence's words); a verb no rule knows is a consequential ``write``;
+  them among the name's or first sentence's words), else by the published vocabularies of
+  ``library/verbs_external.json`` (RFC 9110 methods, Google AIP standard methods, the schema.org Action
+  hierarchy: :func:`external_kinds`); a verb none of them knows is a consequential ``write``;
   a read verb with a URL argument is a ``fetch``; a read verb with a *destination* argument (a recipient,
   ``to``, ``cc``) is a ``send``, whatever the description claims ("read-only" in a description is not read);
 - **argument roles**: the ordered ``params`` rules over the parameter name's tokens (``user_email`` ->
   ``user``, ``email``), the first rule that matches wins; a destination's role is refined by its description
   (``IBAN of the recipient`` -> ``account``, ``email addresses`` -> ``email``, else ``person``); an ``id``'s
   role is the id role of its object (``file_id`` -> ``file``, else the tool name's object); a parameter no
-  rule knows is ``unknown`` (only the user's own words ground it); in an ``account`` tool every other
+  rule knows takes the role of the schema.org property it is named as (:func:`external_param_role`:
+  ``amount`` -> amount, ``url`` -> url), else ``unknown`` (only the user's own words ground it); in an ``account`` tool every other
   value is a ``profile`` value (written in the request or refused);
 - **actions**: the grant lexicon's actions whose verbs include the tool's verb and whose objects (if any)
   are among the tool's words and, where ``action_needs`` lists roles for the action (``pay`` needs an
@@ -26,6 +29,11 @@ that file:
   user's own store, e.g. an e-mail's id, a contact's address) vouch for a role; **every other field is
   third-party**. A tool that is neither a store nor ``public`` has its record fields private as well (a
   value of it leaves only when the request names the field).
+
+**Roles from the tool set's structure** (:func:`listing_roles`, applied by :func:`with_inferred`): a listing
+(``get_channels``, ``get_users_in_channel``) gives parameters named after what it lists a role whose trusted
+values are the listing's bare values, and a listing of records vouches for the ids of the consequential tool
+with the same object words; no word list is involved, so a leave-one-suite-out fold drops none of it.
 
 :meth:`InferenceLexicon.sha256` is the hash of the file's bytes; the leave-one-suite-out bench records it
 (the lexicon was frozen before scoring). :func:`with_inferred` adds inferred declarations to a tool set;
