@@ -313,6 +313,7 @@ def listing_roles(schemas: Iterable[ToolSchema], decls: Mapping[str, ToolDecl]) 
     argument of role X is checked the same way (a channel or user named only by third-party text is refused
     there), so an injection cannot plant a value it then uses. Only ``decls`` (inferred) are changed; returns
     them and the nouns made roles."""
+    schemas = list(schemas)   # read three times
     out = dict(decls)
     nouns: dict[str, str] = {}
     for s in schemas:
