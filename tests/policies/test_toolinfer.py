@@ -314,3 +314,11 @@ def test_property_only_a_bare_listed_value_or_the_requests_own_word_is_a_trusted
     trusted = (planted in listed and not as_record) or planted in {"send", "hi", "the", "channel", "with", "most",
                                                                    "users"}
     assert allowed <= trusted
+
+
+def test_an_id_role_made_for_a_record_listing_needs_the_record_the_request_names():
+    schemas = [_schema("get_invoices"), _schema("void_invoice", invoice_id=("string", ""))]
+    ts = with_inferred(ToolSet("t", {}, AGENTDOJO_TOOLS.roles, GRANTS), schemas, INFERENCE)
+    assert ts.tools["void_invoice"].role("invoice_id") == "invoice" and dict(ts.tools["get_invoices"].results) == {
+        "id": "invoice", "id_": "invoice"}
+    assert {"invoice"} <= ts.roles["ids"] & ts.roles["named_ids"] & ts.roles["targets"]

@@ -303,7 +303,8 @@ def _singular(word: str) -> str | None:
     return word[:-1]
 
 
-def listing_roles(schemas: Iterable[ToolSchema], decls: Mapping[str, ToolDecl]) -> tuple[dict[str, ToolDecl], set[str]]:
+def listing_roles(schemas: Iterable[ToolSchema],
+                  decls: Mapping[str, ToolDecl]) -> tuple[dict[str, ToolDecl], set[str], set[str]]:
     """Roles from the tool set's own structure, not from words of a lexicon: a **listing** is a read whose name
     holds a plural noun X (``get_channels``, ``get_users_in_channel``, ``list_files``); its bare-value result
     names the user's own X (``whole`` = X: the dataflow ledger applies it to a bare value or list of values only,
@@ -312,7 +313,9 @@ def listing_roles(schemas: Iterable[ToolSchema], decls: Mapping[str, ToolDecl]) 
     a listing of X returned. A value gets into a listing only through a tool of the same set, whose own target
     argument of role X is checked the same way (a channel or user named only by third-party text is refused
     there), so an injection cannot plant a value it then uses. Only ``decls`` (inferred) are changed; returns
-    them and the nouns made roles."""
+    them, the nouns made roles, and the id roles made for record listings (fail closed as the tool set's
+    ``ids`` and ``named_ids``: the id must belong to a record the request names and appear in no third-party
+    text)."""
     schemas = list(schemas)   # read three times
     out = dict(decls)
     nouns: dict[str, str] = {}
@@ -332,15 +335,16 @@ def listing_roles(schemas: Iterable[ToolSchema], decls: Mapping[str, ToolDecl]) 
         for p in s.params:
             toks = tokens(p.name)
             hit = next((n for n in nouns.values() if n in toks or n + "s" in toks), None)
-            if hit is not None and args.get(p.name) == "unknown":
+            if hit is not None and args.get(p.name) == "unknown" and not {"id", "ids"} & set(toks):   # ids: below
                 args[p.name] = hit
                 made.add(hit)
         out[s.name] = replace(d, args=args)
     for name, noun in nouns.items():
         if noun in made:
             out[name] = replace(out[name], whole=noun)
-    _record_listings(schemas, out, nouns, made)
-    return out, made
+    ids: set[str] = set()
+    _record_listings(schemas, out, nouns, ids)
+    return out, made | ids, ids
 
 
 def _phrase(name: str) -> tuple[str, ...]:
@@ -350,7 +354,7 @@ def _phrase(name: str) -> tuple[str, ...]:
 
 
 def _record_listings(schemas: list[ToolSchema], out: dict[str, ToolDecl], nouns: Mapping[str, str],
-                     made: set[str]) -> None:
+                     ids: set[str]) -> None:
     """Records a listing returns (see :func:`listing_roles`): the ``id`` of a record listed by ``get_X`` is the
     system identifier of an X, trusted for the id argument of a consequential tool of the same object words
     (``get_scheduled_transactions`` -> ``update_scheduled_transaction(id)``); the fields named like an amount
@@ -374,7 +378,7 @@ def _record_listings(schemas: list[ToolSchema], out: dict[str, ToolDecl], nouns:
                     if role == "unknown":
                         role = noun
                         out[s.name] = t = replace(t, args={**t.args, p.name: role})
-                        made.add(role)
+                        ids.add(role)
                     results = {"id": role, "id_": role}
         out[name] = replace(d, results=results, select=amounts)
 
@@ -384,8 +388,10 @@ def with_inferred(toolset: ToolSet, schemas: Iterable[ToolSchema], lex: Inferenc
     roles of :func:`listing_roles` (each made role is a target of the tool set)."""
     schemas = list(schemas)
     tools = {s.name: infer(s, lex, toolset.lexicon) for s in schemas if s.name not in toolset.tools}
-    tools, made = listing_roles(schemas, tools)
+    tools, made, ids = listing_roles(schemas, tools)
     tools.update(toolset.tools)
     roles = dict(toolset.roles)
     roles["targets"] = frozenset(roles.get("targets", frozenset())) | made
+    for cls in ("ids", "named_ids"):
+        roles[cls] = frozenset(roles.get(cls, frozenset())) | ids
     return replace(toolset, tools=tools, roles=roles)
