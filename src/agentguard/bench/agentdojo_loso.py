@@ -59,7 +59,11 @@ STRICT_HISTORY = (
     "banking 0.688, slack 0.429, travel 0.900, workspace 0.650, attack success 0 of 929. Changed after that run, "
     "because slack's post_webpage request writes the web address but not the word 'webpage' (a left-out failure "
     "in view; the rule is general): (5) a value of a tool's target kind (URL, e-mail address, IBAN) written in "
-    "the request sentence names the tool's object as its noun would. "
+    "the request sentence names the tool's object as its noun would. Run 6 measured banking 0.688, slack 0.476, "
+    "travel 0.900, workspace 0.650, attack success 0 of 929. Changed after run 6, by a security review and not "
+    "because of a score (no fold has such a parameter): an id parameter takes its role only from a record "
+    "listing, and an id role made there is fail-closed as the tool set's ids and named_ids (the id of a record "
+    "the request names, written in no third-party text). "
     "No threshold or word was tuned on a left-out suite; all four folds had been seen before the run recorded here.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
