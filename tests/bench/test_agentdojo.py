@@ -29,8 +29,12 @@ def test_loso_guard_drops_the_left_out_suites_declarations():
     g = bench.loso_guard("banking", grants="design-words")
     sm = g.toolset.decl("send_money", ["recipient", "amount"])                     # a banking-only tool
     assert sm.inferred and sm.role("recipient") == "account" and sm.role("amount") == "amount"
-    # strict: the amount rule only banking's tools use is dropped, so the argument is 'unknown' (fail closed)
-    assert bench.loso_guard("banking").toolset.decl("send_money", ["amount"]).role("amount") == "unknown"
+    # strict: the amount rule only banking's tools use is dropped; the argument's role comes from the schema.org
+    # property 'amount' (a published vocabulary, not a rule of the lexicon), and the dropped rule is reported
+    strict = bench.loso_fold("banking")
+    assert strict["toolset"].decl("send_money", ["amount"]).role("amount") == "amount"
+    assert "param:amount:amount" in strict["report"]["inference_rules_dropped"]
+    assert "external:param:amount:amount" in strict["report"]["external_vocabulary_used"]
     assert g.toolset.decl("send_email", ["recipients"]).declared                   # travel/workspace have it
     assert not g.toolset.decl("send_email", ["recipients"]).inferred
     # the lexicon keeps only words the other suites' requests use

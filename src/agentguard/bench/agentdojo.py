@@ -406,8 +406,11 @@ def loso_fold(left_out: str, version: str = "v1.2.2", grants: str = "strict") ->
     base = AGENTDOJO_TOOLS.restricted(tools, lex)
     design_rules = INFERENCE.used_rules((s for o in others for s in tool_schemas(o)), lex)
     inferred = sorted(s.name for s in left if s.name not in base.tools)
-    only_left = sorted(INFERENCE.used_rules((s for s in left if s.name in inferred), lex) - design_rules)
+    left_rules = INFERENCE.used_rules((s for s in left if s.name in inferred), lex)
+    only_left = sorted(r for r in left_rules - design_rules if not r.startswith("external:"))
     infer_lex = INFERENCE.without(only_left) if grants == "strict" else INFERENCE
+    external = sorted(r for r in infer_lex.used_rules((s for s in left if s.name in inferred), lex)
+                      if r.startswith("external:"))   # RFC 9110 / AIP / schema.org: published, never dropped
     generic: dict[str, Any] = {}
     if grants == "strict":
         src, generic = tool_word_source(left, set(inferred), infer_lex, lex,
@@ -429,6 +432,7 @@ def loso_fold(left_out: str, version: str = "v1.2.2", grants: str = "strict") ->
         "inference_lexicon_sha256": INFERENCE.sha256,
         "inference_rules_only_left_out_uses": only_left,
         "inference_rules_dropped": only_left if grants == "strict" else [],
+        "external_vocabulary_used": external,
         "grant_words_dropped": sorted({w for a, (v, o) in GRANTS.actions.items() for w in (*v, *o)}
                                       - {w for a, (v, o) in lex.actions.items() for w in (*v, *o)}),
         "tool_word_grants": generic,

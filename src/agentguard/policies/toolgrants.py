@@ -10,6 +10,11 @@ its schema (the name ``send_channel_message``: verb ``send``, objects ``channel`
   the tool's verb: the verb itself in any inflected form, or, when a :class:`WordSimilarity` is given, a
   word whose general-English similarity to the tool's verb is at least ``threshold`` (an object word of the
   tool never counts as its verb; stopwords never count);
+- with a :class:`VerbRelations` (WordNet 3.1's verb hierarchy, a derived table in the library), a request word
+  whose synset is the tool verb's or a hypernym of it counts as its verb ("post" for ``send``, "add" for
+  ``append``); a noun of the tool set ("channel") and the English auxiliaries are never read as verbs;
+- a value of the tool's target kind written in the sentence (``targets``: a URL, an e-mail address, an IBAN,
+  recognised by :func:`~agentguard.policies.provenance.entities`) names its object as its noun would;
 - the grant only authorises the action kind: every target and value of the call is still checked by the
   data-flow labels (:mod:`agentguard.policies.dataflow`), so a grant from similarity never supplies a
   recipient, an account or a file;
@@ -24,18 +29,20 @@ never reach :meth:`ToolWordGrants.grants`.
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..core.errors import DependencyError, InputError, require
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
+from .provenance import entities
 from .toolinfer import ToolSchema, tokens
 
-__all__ = ["ToolWordGrants", "WordSimilarity", "choose_threshold", "tool_words"]
+__all__ = ["ToolWordGrants", "VerbRelations", "WordSimilarity", "choose_threshold", "tool_words"]
 
 # words of a tool's name that are neither its verb nor an object (function words of an identifier)
 _FUNCTION = frozenset({"to", "from", "by", "in", "for", "of", "the", "a", "an", "on", "at", "with", "all", "and",
@@ -86,6 +93,66 @@ class WordSimilarity:
         return self._memo[key]
 
 
+# English auxiliary and modal verbs: a closed grammatical class, not actions ("being" is not a way to "add")
+_AUXILIARY = frozenset({"be", "have", "do", "can", "could", "will", "would", "shall", "should", "may", "might",
+                        "must"})
+
+
+class VerbRelations:
+    """WordNet's verb hierarchy (``library/verbs_wordnet.json``, derived from WordNet 3.1 by
+    ``scripts/derive_verb_relations.py``; Princeton's licence in the file): :meth:`covers` says whether a word
+    of a request names the action of a tool's verb, the same synset or a more general one (the tool's verb is
+    a hyponym: "post" covers ``send``, one synset "mail, post, send"; "add" covers ``append``). A published,
+    general-English hierarchy, so a fold never drops it as "a rule only the left-out suite uses"."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path else Path(__file__).parent / "library" / "verbs_wordnet.json"
+        self._lemmas: dict[str, list[int]] = {}
+        self._hyper: list[list[int]] = []
+        self._closure: dict[str, frozenset[int]] = {}
+        self.source: dict[str, Any] = {}
+
+    def _load(self) -> None:
+        if not self._hyper:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            self._lemmas, self._hyper, self.source = data["lemmas"], data["hypernyms"], data["source"]
+
+    def lemmas(self, word: str, irregular: Mapping[str, tuple[str, ...]] | None = None) -> list[str]:
+        """The verb lemmas an inflected ``word`` may be (``posted`` -> ``post``), by English suffix rules and the
+        ``irregular`` forms (base -> forms)."""
+        self._load()
+        w = word.casefold()
+        cands = [w]
+        for suf, add in (("s", ""), ("es", ""), ("ed", ""), ("d", ""), ("ing", ""), ("ing", "e")):
+            if w.endswith(suf) and len(w) - len(suf) >= 2:
+                stem = w[:-len(suf)]
+                cands.append(stem + add)
+                if suf in ("ed", "ing") and len(stem) > 2 and stem[-1] == stem[-2]:
+                    cands.append(stem[:-1])   # stopped -> stop
+        cands += [base for base, forms in (irregular or {}).items() if w in forms]
+        return [c for c in dict.fromkeys(cands) if c in self._lemmas]
+
+    def closure(self, verb: str) -> frozenset[int]:
+        """Every synset of ``verb`` and all their hypernyms."""
+        self._load()
+        if verb not in self._closure:
+            out: set[int] = set()
+            stack = list(self._lemmas.get(verb, ()))
+            while stack:
+                x = stack.pop()
+                if x not in out:
+                    out.add(x)
+                    stack.extend(self._hyper[x])
+            self._closure[verb] = frozenset(out)
+        return self._closure[verb]
+
+    def covers(self, word: str, verb: str, irregular: Mapping[str, tuple[str, ...]] | None = None) -> bool:
+        """Whether request ``word`` names ``verb``'s action or a more general one (see the class docstring). The
+        auxiliary and modal verbs of English (closed-class words: be, have, do, can, will ...) name no action."""
+        up = self.closure(verb)
+        return any(set(self._lemmas[lem]) & up for lem in self.lemmas(word, irregular) if lem not in _AUXILIARY)
+
+
 @lru_cache(maxsize=1)
 def _shared_similarity() -> WordSimilarity:
     return WordSimilarity()
@@ -107,13 +174,20 @@ class ToolWordGrants:
     threshold: float = math.inf
     stopwords: frozenset[str] = frozenset()
     forms: GrantLexicon = _FORMS   # inflection (and the irregular forms of English verbs: sent, paid)
+    relations: VerbRelations | None = None   # WordNet: a request word naming the tool verb's action or a broader one
+    # per tool, the kinds of value its target arguments take ('url', 'email', 'iban'): a value of one of them
+    # written in the sentence names the tool's object as its noun does ("post ... to www.example.com")
+    targets: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def for_tools(cls, schemas: Iterable[ToolSchema], *, similarity: Callable[[str, str], float] | None = None,
                   threshold: float = math.inf, stopwords: Iterable[str] = (),
-                  irregular: Mapping[str, tuple[str, ...]] | None = None) -> "ToolWordGrants":
+                  irregular: Mapping[str, tuple[str, ...]] | None = None,
+                  relations: VerbRelations | None = None,
+                  targets: Mapping[str, Iterable[str]] | None = None) -> "ToolWordGrants":
         return cls({s.name: tool_words(s) for s in schemas}, similarity, threshold, frozenset(stopwords),
-                   GrantLexicon({}, dict(irregular or {})))
+                   GrantLexicon({}, dict(irregular or {})), relations,
+                   {k: frozenset(v) for k, v in (targets or {}).items()})
 
     @staticmethod
     def action(tool: str) -> str:
@@ -126,15 +200,24 @@ class ToolWordGrants:
         verb, objects = self.tools[tool]
         words = set(re.findall(r"[a-z][a-z-]*", (strip_quotes(sentence) if bare is None else bare).casefold()))
         obj = next((o for o in (_has(x, words) for x in objects) if o), None)
+        if obj is None and self.targets.get(tool):
+            text = strip_quotes(sentence) if bare is None else bare
+            obj = next((f for k, f in entities(text) if k in self.targets[tool]), None)
         if obj is None:
             return -math.inf, "", ""
         own = set(self.forms.forms(verb))
         hit = next((w for w in sorted(words) if w in own), None)
         if hit is not None:
             return 1.0, hit, obj
+        skip = {f for o in objects for f in (o, o + "s", o + "es")} | self.stopwords
+        if self.relations is not None:   # a noun of this tool set (channel, user) is never read as a verb
+            nouns = {f for _, objs in self.tools.values() for o in objs for f in (o, o + "s", o + "es")}
+            rel = next((w for w in sorted(words - skip - nouns) if len(w) >= 3
+                        and self.relations.covers(w, verb, self.forms.irregular)), None)
+            if rel is not None:
+                return 1.0, rel, obj
         if self.similarity is None:
             return -math.inf, "", obj
-        skip = {f for o in objects for f in (o, o + "s", o + "es")} | self.stopwords
         best, bw = -math.inf, ""
         for w in sorted(words - skip):
             if len(w) >= 3:
@@ -149,7 +232,9 @@ class ToolWordGrants:
         for tool in self.tools:
             s, w, o = self.score(tool, sentence, bare)
             if s >= 1.0 or s >= self.threshold:
-                how = "the tool's own verb" if s >= 1.0 else f"similar to {self.tools[tool][0]!r}: {s:.3f}"
+                verb = self.tools[tool][0]
+                how = (f"similar to {verb!r}: {s:.3f}" if s < 1.0 else "the tool's own verb"
+                       if w in self.forms.forms(verb) else f"WordNet: {w!r} names {verb!r} or a broader action")
                 out.append(Grant(self.action(tool), f"{w} ... {o} ({how})", sentence.strip()))
         return out
 

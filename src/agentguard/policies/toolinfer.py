@@ -8,14 +8,17 @@ description, and each parameter's name, JSON-schema type and description, and ap
 that file:
 
 - **kind**: the first verb of the name, by the ordered ``kinds`` rules (a rule with ``objects`` needs one of
-  them among the name's or first sentence's words); a verb no rule knows is a consequential ``write``;
+  them among the name's or first sentence's words), else by the published vocabularies of
+  ``library/verbs_external.json`` (RFC 9110 methods, Google AIP standard methods, the schema.org Action
+  hierarchy: :func:`external_kinds`); a verb none of them knows is a consequential ``write``;
   a read verb with a URL argument is a ``fetch``; a read verb with a *destination* argument (a recipient,
   ``to``, ``cc``) is a ``send``, whatever the description claims ("read-only" in a description is not read);
 - **argument roles**: the ordered ``params`` rules over the parameter name's tokens (``user_email`` ->
   ``user``, ``email``), the first rule that matches wins; a destination's role is refined by its description
   (``IBAN of the recipient`` -> ``account``, ``email addresses`` -> ``email``, else ``person``); an ``id``'s
   role is the id role of its object (``file_id`` -> ``file``, else the tool name's object); a parameter no
-  rule knows is ``unknown`` (only the user's own words ground it); in an ``account`` tool every other
+  rule knows takes the role of the schema.org property it is named as (:func:`external_param_role`:
+  ``amount`` -> amount, ``url`` -> url), else ``unknown`` (only the user's own words ground it); in an ``account`` tool every other
   value is a ``profile`` value (written in the request or refused);
 - **actions**: the grant lexicon's actions whose verbs include the tool's verb and whose objects (if any)
   are among the tool's words and, where ``action_needs`` lists roles for the action (``pay`` needs an
@@ -26,6 +29,11 @@ that file:
   user's own store, e.g. an e-mail's id, a contact's address) vouch for a role; **every other field is
   third-party**. A tool that is neither a store nor ``public`` has its record fields private as well (a
   value of it leaves only when the request names the field).
+
+**Roles from the tool set's structure** (:func:`listing_roles`, applied by :func:`with_inferred`): a listing
+(``get_channels``, ``get_users_in_channel``) gives parameters named after what it lists a role whose trusted
+values are the listing's bare values, and a listing of records vouches for the ids of the consequential tool
+with the same object words; no word list is involved, so a leave-one-suite-out fold drops none of it.
 
 :meth:`InferenceLexicon.sha256` is the hash of the file's bytes; the leave-one-suite-out bench records it
 (the lexicon was frozen before scoring). :func:`with_inferred` adds inferred declarations to a tool set;
@@ -38,6 +46,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -45,7 +54,8 @@ from ..core.errors import InputError
 from .capabilities import GrantLexicon
 from .toolset import KINDS, ToolDecl, ToolSet
 
-__all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "infer", "tokens", "with_inferred"]
+__all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "external_kinds", "external_param_role", "infer",
+           "listing_roles", "tokens", "with_inferred"]
 
 
 def tokens(name: str) -> list[str]:
@@ -185,8 +195,34 @@ def _param_role(p: ParamSchema, lex: InferenceLexicon, name_words: list[str],
         return role, bool(rule.get("destination"))
     if set(p.types) == {"boolean"}:
         return "flag", False
+    ext = external_param_role(p.name)
+    if ext is not None and (ext != "amount" or set(p.types) & {"number", "integer"}):
+        trace.add(f"external:param:{ext}:{p.name}")   # a published property, not a lexicon rule: never dropped
+        return ext, ext == "email" and p.name.casefold() in ("attendee", "attendees", "participant", "participants")
     trace.add(f"param:unknown:{p.name}")
     return "unknown", False
+
+
+@lru_cache(maxsize=1)
+def external_kinds() -> dict[str, str]:
+    """Verb -> kind from ``library/verbs_external.json``: RFC 9110 methods, Google AIP standard methods and the
+    schema.org Action hierarchy, transcribed with their sources (never written from a benchmark's tools)."""
+    return {verb: kind for kind, verbs in _external()["kinds"].items() for verb in verbs}
+
+
+@lru_cache(maxsize=1)
+def _external() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((Path(__file__).parent / "library" / "verbs_external.json").read_text(
+        encoding="utf-8"))
+    return data
+
+
+def external_param_role(name: str) -> str | None:
+    """The role of a parameter named as a schema.org property (``amount``, ``start_time``, ``url``), from
+    ``library/verbs_external.json``; ``None`` when it is none."""
+    table: dict[str, str] = _external()["params"]
+    toks = tokens(name)
+    return table.get("".join(toks)) or next((table[t] for t in toks if t in table), None)
 
 
 def _kind(verb: str, words: set[str], lex: InferenceLexicon, trace: set[str]) -> str:
@@ -194,6 +230,10 @@ def _kind(verb: str, words: set[str], lex: InferenceLexicon, trace: set[str]) ->
         if verb in verbs and (not objects or words & objects):
             trace.add(f"kind:{kind}:{verb}")
             return kind
+    ext = external_kinds().get(verb)
+    if ext is not None:   # a published vocabulary's kind: not a rule of the lexicon, never dropped by a fold
+        trace.add(f"external:{ext}:{verb}")
+        return ext
     trace.add(f"kind:unknown:{verb}")
     return "write"
 
@@ -254,8 +294,104 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
     return ToolDecl(kind, tuple(actions), args, results, whole, {}, select, declared=public, inferred=True)
 
 
+def _singular(word: str) -> str | None:
+    """The singular of a plural noun written in a tool's name (``channels`` -> ``channel``), else ``None``."""
+    if len(word) <= 3 or not word.endswith("s") or word.endswith("ss"):
+        return None
+    if word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    return word[:-1]
+
+
+def listing_roles(schemas: Iterable[ToolSchema],
+                  decls: Mapping[str, ToolDecl]) -> tuple[dict[str, ToolDecl], set[str], set[str]]:
+    """Roles from the tool set's own structure, not from words of a lexicon: a **listing** is a read whose name
+    holds a plural noun X (``get_channels``, ``get_users_in_channel``, ``list_files``); its bare-value result
+    names the user's own X (``whole`` = X: the dataflow ledger applies it to a bare value or list of values only,
+    never to a record's fields, which stay third-party). A parameter of an inferred tool that no rule knew and
+    whose name holds X (``channel``, ``user``) gets the role X, a target: a value of it is the request's or one
+    a listing of X returned. A value gets into a listing only through a tool of the same set, whose own target
+    argument of role X is checked the same way (a channel or user named only by third-party text is refused
+    there), so an injection cannot plant a value it then uses. Only ``decls`` (inferred) are changed; returns
+    them, the nouns made roles, and the id roles made for record listings (fail closed as the tool set's
+    ``ids`` and ``named_ids``: the id must belong to a record the request names and appear in no third-party
+    text)."""
+    schemas = list(schemas)   # read three times
+    out = dict(decls)
+    nouns: dict[str, str] = {}
+    for s in schemas:
+        d = out.get(s.name)
+        if d is None or d.kind != "read" or d.whole:
+            continue
+        noun = next((n for n in (_singular(w) for w in tokens(s.name)[1:]) if n), None)
+        if noun is not None:
+            nouns[s.name] = noun
+    made: set[str] = set()
+    for s in schemas:
+        d = out.get(s.name)
+        if d is None:
+            continue
+        args = dict(d.args)
+        for p in s.params:
+            toks = tokens(p.name)
+            hit = next((n for n in nouns.values() if n in toks or n + "s" in toks), None)
+            if hit is not None and args.get(p.name) == "unknown" and not {"id", "ids"} & set(toks):   # ids: below
+                args[p.name] = hit
+                made.add(hit)
+        out[s.name] = replace(d, args=args)
+    for name, noun in nouns.items():
+        if noun in made:
+            out[name] = replace(out[name], whole=noun)
+    ids: set[str] = set()
+    _record_listings(schemas, out, nouns, ids)
+    return out, made | ids, ids
+
+
+def _phrase(name: str) -> tuple[str, ...]:
+    """The object words of a tool's name, function words out and a plural made singular."""
+    fn = {"to", "from", "by", "in", "for", "of", "the", "a", "an", "on", "at", "with", "all", "and", "or", "my"}
+    return tuple(_singular(w) or w for w in tokens(name)[1:] if w not in fn)
+
+
+def _record_listings(schemas: list[ToolSchema], out: dict[str, ToolDecl], nouns: Mapping[str, str],
+                     ids: set[str]) -> None:
+    """Records a listing returns (see :func:`listing_roles`): the ``id`` of a record listed by ``get_X`` is the
+    system identifier of an X, trusted for the id argument of a consequential tool of the same object words
+    (``get_scheduled_transactions`` -> ``update_scheduled_transaction(id)``); the fields named like an amount
+    argument of the tool set's consequential tools are selectable (an amount of a record the request names,
+    as the ledger's ``select``). Every other field stays third-party; nothing is changed where a rule of the
+    lexicon already declared the listing's results."""
+    consequential = [s for s in schemas if s.name in out and out[s.name].kind != "read"]
+    amounts = tuple(sorted({a for s in consequential for a, r in out[s.name].args.items() if r == "amount"}))
+    for name, noun in nouns.items():
+        d = out[name]
+        if d.results or d.select:
+            continue
+        results: dict[str, str] = {}
+        for s in consequential:
+            if _phrase(s.name) != _phrase(name):
+                continue
+            t = out[s.name]
+            for p in s.params:
+                if "id" in tokens(p.name):
+                    role = t.args.get(p.name, "unknown")
+                    if role == "unknown":
+                        role = noun
+                        out[s.name] = t = replace(t, args={**t.args, p.name: role})
+                        ids.add(role)
+                    results = {"id": role, "id_": role}
+        out[name] = replace(d, results=results, select=amounts)
+
+
 def with_inferred(toolset: ToolSet, schemas: Iterable[ToolSchema], lex: InferenceLexicon) -> ToolSet:
-    """``toolset`` plus an inferred declaration for every schema it does not declare (its own win)."""
+    """``toolset`` plus an inferred declaration for every schema it does not declare (its own win), with the
+    roles of :func:`listing_roles` (each made role is a target of the tool set)."""
+    schemas = list(schemas)
     tools = {s.name: infer(s, lex, toolset.lexicon) for s in schemas if s.name not in toolset.tools}
+    tools, made, ids = listing_roles(schemas, tools)
     tools.update(toolset.tools)
-    return replace(toolset, tools=tools)
+    roles = dict(toolset.roles)
+    roles["targets"] = frozenset(roles.get("targets", frozenset())) | made
+    for cls in ("ids", "named_ids"):
+        roles[cls] = frozenset(roles.get(cls, frozenset())) | ids
+    return replace(toolset, tools=tools, roles=roles)
