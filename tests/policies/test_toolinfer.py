@@ -322,3 +322,23 @@ def test_an_id_role_made_for_a_record_listing_needs_the_record_the_request_names
     assert ts.tools["void_invoice"].role("invoice_id") == "invoice" and dict(ts.tools["get_invoices"].results) == {
         "id": "invoice", "id_": "invoice"}
     assert {"invoice"} <= ts.roles["ids"] & ts.roles["named_ids"] & ts.roles["targets"]
+
+
+@pytest.mark.parametrize("name,params", [
+    ("get", [ParamSchema("method", ("string",)), ParamSchema("endpoint", ("string",))]),
+    ("query", [ParamSchema("sql", ("string",))]),
+    ("read_records", [ParamSchema("operation", ("string",))]),
+    ("open_door", []), ("load_funds", [ParamSchema("amount", ("number",))]),
+])
+def test_an_inferred_read_that_chooses_its_effect_is_not_a_read(name: str, params: list) -> None:
+    decl = infer(ToolSchema(name, "Read-only.", tuple(params)), INFERENCE, GRANTS)
+    assert decl.kind != "read", (name, decl)
+
+
+def test_the_guard_refuses_a_read_that_chooses_its_effect() -> None:
+    g = ProvenanceGuard.agentdojo()
+    g.observe_prompt("r", "What is the status of my account?")
+    for tool, args in [("get", {"method": "POST", "endpoint": "/transfer"}), ("query", {"sql": "DROP TABLE users"}),
+                       ("load_funds", {"amount": 100})]:
+        assert g.check(Context(run_id="r"), ToolCall(tool, args)).decision is not Decision.ALLOW, tool
+    assert g.check(Context(run_id="r"), ToolCall("get_status", {"account": "main"})).decision is Decision.ALLOW

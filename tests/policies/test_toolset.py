@@ -41,3 +41,22 @@ def test_bad_kind_is_refused_and_restriction_drops_declarations():
         ToolSet.from_config({"tools": {"x": {"kind": "maybe"}}})
     r = AGENTDOJO_TOOLS.restricted({"send_money"})
     assert r.decl("send_money").declared and not r.decl("send_email", ["recipients"]).declared
+
+
+# Found by the lead's review of the generic rule: a read verb made a free read whatever its arguments chose
+# (get(method="POST", endpoint="/transfer"), query(sql="DROP TABLE users")) or moved (load_funds(amount=100)),
+# and "open"/"load" were read verbs (open_door).
+@pytest.mark.parametrize("tool,args", [
+    ("get", ["method", "endpoint"]), ("get_resource", ["HTTP-Method", "path"]), ("query", ["sql"]),
+    ("query_db", ["sqlQuery"]), ("run_query", ["statement"]), ("check_host", ["command"]),
+    ("fetch_data", ["operation", "id"]), ("get_payment", ["amount"]), ("open_door", []), ("load_funds", ["amount"]),
+])
+def test_a_read_that_chooses_its_effect_is_not_a_read(tool: str, args: list[str]) -> None:
+    ts = ToolSet.load(TOOLS_FILE)
+    assert ts.generic(tool, args).kind != "read", (tool, args)
+
+
+@pytest.mark.parametrize("tool,args", [("get_weather", ["city", "zip_code"]), ("search_files", ["query"]),
+                                       ("list_channels", []), ("get_method_docs", ["topic"])])
+def test_a_plain_read_stays_a_read(tool: str, args: list[str]) -> None:
+    assert ToolSet.load(TOOLS_FILE).generic(tool, args).kind == "read"

@@ -64,6 +64,12 @@ STRICT_HISTORY = (
     "because of a score (no fold has such a parameter): an id parameter takes its role only from a record "
     "listing, and an id role made there is fail-closed as the tool set's ids and named_ids (the id of a record "
     "the request names, written in no third-party text). "
+    "Run 7 repeated run 6's figures. Changed after run 7, by the lead's security review and not because of a "
+    "score (no AgentDojo or MCP tool is affected): 'open' and 'load' are no longer read verbs of the inference "
+    "lexicon or the generic rule (open_door, load_funds), and a read whose arguments choose its effect (an HTTP "
+    "method, an SQL statement, a command) or move an amount is a write (agentguard.policies.toolset."
+    "read_has_effect); the flow review also made content with an IBAN or address only third-party text wrote "
+    "refused in writes and sends, and read link arguments as a WHATWG client does. "
     "No threshold or word was tuned on a left-out suite; all four folds had been seen before the run recorded here.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []

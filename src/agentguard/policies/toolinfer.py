@@ -52,7 +52,7 @@ from typing import Any, Iterable, Mapping
 
 from ..core.errors import InputError
 from .capabilities import GrantLexicon
-from .toolset import KINDS, ToolDecl, ToolSet
+from .toolset import KINDS, ToolDecl, ToolSet, read_has_effect
 
 __all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "external_kinds", "external_param_role", "infer",
            "listing_roles", "tokens", "with_inferred"]
@@ -256,7 +256,10 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
     if kind == "account":
         args = {a: (r if r in ("secret", "person", "email", "account", "flag", "url") else "profile")
                 for a, r in args.items()}
-    if kind == "read" and destination:
+    if kind == "read" and read_has_effect(args):   # get(method="POST"), query(sql=...), load_funds(amount)
+        kind = "write"
+        trace.add("kind:write:read-choosing-its-effect")
+    elif kind == "read" and destination:
         kind = "send"
         trace.add("kind:send:read-with-destination")
     elif kind == "read" and "url" in args.values():

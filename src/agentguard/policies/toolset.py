@@ -24,6 +24,7 @@ third-party.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -31,16 +32,28 @@ from typing import Any, Iterable, Mapping
 from ..core.errors import InputError
 from .capabilities import GrantLexicon
 
-__all__ = ["KINDS", "READ_VERBS", "ToolDecl", "ToolSet"]
+__all__ = ["KINDS", "OPERATION_ARGS", "READ_VERBS", "ToolDecl", "ToolSet", "read_has_effect"]
 
 KINDS = ("read", "fetch", "write", "send", "account", "delete")
 READ_VERBS = frozenset({"get", "read", "search", "list", "check", "find", "show", "view", "lookup", "query",
-                        "count", "fetch", "browse", "open", "load", "download", "retrieve"})
+                        "count", "fetch", "browse", "download", "retrieve"})  # not open/load: open_door, load_funds
+#: argument names (their words joined) that choose what a call does: an HTTP method, an SQL statement, a
+#: command. A tool taking one, or an amount, has no fixed effect, so a read verb in its name does not make it
+#: a read (``get(method="POST", endpoint="/transfer")``, ``query(sql="DROP TABLE users")``).
+OPERATION_ARGS = frozenset({"method", "httpmethod", "verb", "action", "operation", "op", "sql", "sqlquery",
+                            "statement", "command", "cmd", "commands", "script", "mutation", "exec", "execute"})
 _SEND_VERBS = frozenset({"send", "post", "share", "pay", "transfer", "email", "mail", "message", "forward",
                          "reply", "publish", "upload", "submit", "wire", "notify", "invite"})
 _DELETE_VERBS = frozenset({"delete", "remove", "cancel", "erase", "drop", "destroy", "purge", "kill", "revoke"})
 _CONTENT_NAMES = frozenset({"body", "content", "text", "message", "subject", "title", "description", "note",
                             "comment", "summary"})
+
+
+def read_has_effect(args: Mapping[str, str]) -> bool:
+    """Whether a call whose name reads takes an argument that chooses an effect (:data:`OPERATION_ARGS`, any
+    spelling: ``HTTP-Method``, ``sqlQuery``) or moves an ``amount``: then it is not a free read."""
+    return any(re.sub(r"[^a-z0-9]", "", str(a).casefold()) in OPERATION_ARGS or r == "amount"
+               for a, r in args.items())
 
 
 @dataclass(frozen=True)
@@ -121,7 +134,7 @@ class ToolSet:
                 role = "text" if a.casefold() in _CONTENT_NAMES else "url" if "url" in a.casefold() else "unknown"
             args[a] = role
         has_url = any(r == "url" for r in args.values())
-        if verb in READ_VERBS:
+        if verb in READ_VERBS and not read_has_effect(args):
             return ToolDecl("fetch" if has_url else "read", (), args, declared=False)
         kind = "delete" if verb in _DELETE_VERBS else "send" if verb in _SEND_VERBS or has_url else "write"
         actions: list[str] = []
