@@ -26,24 +26,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentguard.core.types import Context, Decision, ToolCall
+from agentguard.core.types import Decision, ToolCall
 from agentguard.policies.links import links, local_path
 from agentguard.policies.provenance_guard import ProvenanceGuard
 
+from .test_provenance_guard import FRIEND_IBAN, _run
+from .test_provenance_guard import _decide as _verdict
+
 USER_SITE = "status.example.com"
-FRIEND_IBAN = "GB29NWBK60161331926819"
-
-
-def _run(prompt, *results):
-    g = ProvenanceGuard.agentdojo()
-    g.observe_prompt("r", prompt)
-    for tool, res in results:
-        g.observe_result("r", ToolCall(tool, {}), res)
-    return g
 
 
 def _decide(g, tool, **args):
-    return g.check(Context(run_id="r"), ToolCall(tool, args)).decision
+    return _verdict(g, tool, **args).decision
 
 
 def _guard():

@@ -50,6 +50,7 @@ def test_bad_kind_is_refused_and_restriction_drops_declarations():
     ("get", ["method", "endpoint"]), ("get_resource", ["HTTP-Method", "path"]), ("query", ["sql"]),
     ("query_db", ["sqlQuery"]), ("run_query", ["statement"]), ("check_host", ["command"]),
     ("fetch_data", ["operation", "id"]), ("get_payment", ["amount"]), ("open_door", []), ("load_funds", ["amount"]),
+    ("open_account", ["name"]), ("load_balance_card", ["card"]),
 ])
 def test_a_read_that_chooses_its_effect_is_not_a_read(tool: str, args: list[str]) -> None:
     ts = ToolSet.load(TOOLS_FILE)
@@ -57,6 +58,7 @@ def test_a_read_that_chooses_its_effect_is_not_a_read(tool: str, args: list[str]
 
 
 @pytest.mark.parametrize("tool,args", [("get_weather", ["city", "zip_code"]), ("search_files", ["query"]),
-                                       ("list_channels", []), ("get_method_docs", ["topic"])])
+                                       ("list_channels", []), ("get_method_docs", ["topic"]),
+                                       ("open_file", ["path"]), ("load_page", ["page_id"])])
 def test_a_plain_read_stays_a_read(tool: str, args: list[str]) -> None:
     assert ToolSet.load(TOOLS_FILE).generic(tool, args).kind == "read"

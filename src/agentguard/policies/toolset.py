@@ -36,7 +36,13 @@ __all__ = ["KINDS", "OPERATION_ARGS", "READ_VERBS", "ToolDecl", "ToolSet", "read
 
 KINDS = ("read", "fetch", "write", "send", "account", "delete")
 READ_VERBS = frozenset({"get", "read", "search", "list", "check", "find", "show", "view", "lookup", "query",
-                        "count", "fetch", "browse", "download", "retrieve"})  # not open/load: open_door, load_funds
+                        "count", "fetch", "browse", "download", "retrieve"})
+#: verbs that read only when the name's object is a document: open_file, load_page read; open_door,
+#: load_funds act (an allow-list of objects: any other object makes them a consequential write)
+DOCUMENT_VERBS = frozenset({"open", "load"})
+_DOCUMENTS = frozenset({"file", "files", "document", "documents", "doc", "docs", "page", "pages", "webpage", "url",
+                        "link", "email", "emails", "message", "messages", "note", "notes", "folder", "directory",
+                        "dir", "tab", "image", "pdf", "report", "text"})
 #: argument names (their words joined) that choose what a call does: an HTTP method, an SQL statement, a
 #: command. A tool taking one, or an amount, has no fixed effect, so a read verb in its name does not make it
 #: a read (``get(method="POST", endpoint="/transfer")``, ``query(sql="DROP TABLE users")``).
@@ -134,7 +140,8 @@ class ToolSet:
                 role = "text" if a.casefold() in _CONTENT_NAMES else "url" if "url" in a.casefold() else "unknown"
             args[a] = role
         has_url = any(r == "url" for r in args.values())
-        if verb in READ_VERBS and not read_has_effect(args):
+        reads = verb in READ_VERBS or (verb in DOCUMENT_VERBS and bool(_DOCUMENTS & set(words[1:])))
+        if reads and not read_has_effect(args):
             return ToolDecl("fetch" if has_url else "read", (), args, declared=False)
         kind = "delete" if verb in _DELETE_VERBS else "send" if verb in _SEND_VERBS or has_url else "write"
         actions: list[str] = []
