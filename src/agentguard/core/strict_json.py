@@ -4,7 +4,8 @@ the MCP proxy, tool-call argument strings).
 Python's ``json`` keeps the *last* of two equal keys, so ``{"command": "rm -rf /", "command": "ls"}``
 reads as ``ls`` to a guard while another parser downstream may run ``rm -rf /``. :func:`loads_strict`
 refuses such input outright, together with ``NaN``/``Infinity`` (not JSON), numbers that overflow to
-infinity (``1e999``), text that is not UTF-8,
+infinity (``1e999``), strings or keys holding a lone UTF-16 surrogate (``"\\ud800"``: not Unicode text, so
+two different inputs could be stored or digested alike), text that is not UTF-8,
 and nesting deeper than ``max_depth`` (checked before parsing, so deep input cannot exhaust the stack).
 """
 
@@ -52,6 +53,30 @@ _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
+#: a lone surrogate can only come from a ``\\uD800``-``\\uDFFF`` escape (or, in ``str`` input, a raw one):
+#: text without either needs no walk
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_RAW_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _where(path: tuple[Any, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{str(p)[:40]}" for p in path).lstrip(".") or "top"
+
+
+def _no_surrogates(obj: Any, path: tuple[Any, ...] = ()) -> None:
+    if isinstance(obj, str):
+        if _RAW_SURROGATE.search(obj):
+            raise StrictJSONError(f"string at {_where(path)} holds a lone UTF-16 surrogate (not Unicode text)")
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            if _RAW_SURROGATE.search(k):
+                raise StrictJSONError(f"a key at {_where(path)} holds a lone UTF-16 surrogate (not Unicode text)")
+            _no_surrogates(v, (*path, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            _no_surrogates(v, (*path, i))
+
+
 def _too_deep(text: str, max_depth: int) -> bool:
     if text.count("[") + text.count("{") <= max_depth:
         return False
@@ -64,8 +89,9 @@ def _too_deep(text: str, max_depth: int) -> bool:
 
 
 def loads_strict(data: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse ``data`` as JSON, refusing duplicate keys, ``NaN``/``Infinity``, non-UTF-8 bytes and
-    nesting deeper than ``max_depth``; every refusal is a :class:`StrictJSONError` (an InputError)."""
+    """Parse ``data`` as JSON, refusing duplicate keys, ``NaN``/``Infinity``, numbers that overflow, lone
+    surrogates, non-UTF-8 bytes and nesting deeper than ``max_depth``; every refusal is a
+    :class:`StrictJSONError` (an InputError) with a one-line message."""
     if isinstance(data, (bytes, bytearray)):
         try:
             text = bytes(data).decode("utf-8")
@@ -76,7 +102,10 @@ def loads_strict(data: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
     if _too_deep(text, max_depth):
         raise StrictJSONError(f"JSON nested deeper than {max_depth} levels")
     try:
-        return _DECODER.decode(text)
+        value = _DECODER.decode(text)
+        if _SURROGATE_ESCAPE.search(text) or (text is data and _RAW_SURROGATE.search(text)):
+            _no_surrogates(value)
+        return value
     except StrictJSONError:
         raise
     except RecursionError:

@@ -4,15 +4,13 @@ an agent sees when its call is refused. (Deciding, enforcing, auditing and per-r
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Any, Iterator, Mapping
 
 from ..core.errors import InputError
 from ..core.strict_json import StrictJSONError, loads_strict
 from ..core.types import ToolCall, Verdict
 
-__all__ = ["Unreadable", "as_facts", "loads_message", "read_arguments", "refusal_message", "tool_call_of"]
+__all__ = ["Unreadable", "as_facts", "read_arguments", "refusal_message", "tool_call_of"]
 
 
 def as_facts(obj: Any) -> dict[str, Any]:
@@ -55,41 +53,6 @@ def refusal_message(verdict: Verdict, call: ToolCall | Unreadable | None = None)
     )
 
 
-def _check_values(obj: Any, where: str = "arguments") -> None:
-    if isinstance(obj, float) and not math.isfinite(obj):
-        raise StrictJSONError(f"{where} holds a number that is not finite ({obj!r}: it overflows a double)")
-    if isinstance(obj, str):
-        try:
-            obj.encode("utf-8")
-        except UnicodeEncodeError:
-            raise StrictJSONError(f"{where} holds a lone UTF-16 surrogate (not Unicode text)") from None
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            _check_values(k, where)
-            _check_values(v, f"{where}.{str(k)[:40]}")
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            _check_values(v, f"{where}[{i}]")
-
-
-def loads_message(raw: str | bytes) -> Any:
-    """A protocol message (an MCP JSON-RPC line or body) read the one strict way:
-    :func:`~agentguard.core.strict_json.loads_strict` (duplicate keys, NaN/Infinity, non-UTF-8, deep
-    nesting refused), then a number that overflows (``1e999``: Python reads ``inf``, pydantic writes it
-    back as ``null``, so the guard and the upstream would see different arguments) and a lone surrogate
-    refused too. Every refusal is a :class:`~agentguard.core.strict_json.StrictJSONError` (one line)."""
-    msg = loads_strict(raw)
-    if _MAY_NEED_WALK.search(raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw):  # else nothing to refuse: no walk
-        _check_values(msg, "message")
-    return msg
-
-
-#: what the walk refuses can only come from text this matches (the reasoning of
-#: ``agentguard.server.jsonutil``): a lone surrogate only from a ``\uD800``-``\uDFFF`` escape, an overflow only
-#: from a number with an exponent or of more than 300 digits; a body it does not match skips the walk
-_MAY_NEED_WALK = re.compile(rb"\\u[dD][89a-fA-F]|[0-9][eE]|[0-9]{300}")
-
-
 def read_arguments(raw: Any) -> dict[str, Any]:
     """A tool call's arguments as the one reading every consumer agrees on, or :class:`InputError` (one
     line). A JSON text (what a model emits and a framework hands a tool) is read by the strict reader
@@ -110,7 +73,6 @@ def read_arguments(raw: Any) -> dict[str, Any]:
         raise InputError(f"arguments are not strict JSON: {exc}") from None
     if not isinstance(val, dict):
         raise InputError(f"arguments must be a JSON object, got {type(val).__name__}")
-    _check_values(val)
     return val
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
 
 from ..core.strict_json import StrictJSONError, loads_strict
@@ -157,19 +156,11 @@ def loads_request(raw: bytes) -> Any:
     """Parse a request body strictly (:func:`agentguard.core.strict_json.loads_strict`, the one strict
     reader); :class:`RequestJSONError` (one-line message) when it is not UTF-8 JSON, repeats a key in an
     object, uses ``NaN``/``Infinity``, nests deeper than MAX_DEPTH, or holds a number that overflows
-    (``1e999``) or a lone surrogate (:func:`check_values`)."""
+    (``1e999``) or a lone surrogate (the strict reader refuses each; :func:`check_values` is the same
+    refusal for a value parsed elsewhere)."""
     try:
         data = loads_strict(raw, MAX_DEPTH)
     except StrictJSONError as exc:
         msg = str(exc)
         raise RequestJSONError("body is " + msg if msg.startswith("not UTF-8") else msg) from None
-    if _MAY_NEED_WALK.search(raw):
-        check_values(data)
     return data
-
-
-#: What the value walk of :func:`check_values` refuses can only come from text this matches (so a body it
-#: does not match needs no walk; a match, e.g. inside a string, only costs the walk): a lone surrogate only
-#: from a ``\uD800``-``\uDFFF`` escape (the body is strict UTF-8, which has no surrogates), a number that
-#: overflows only from one with an exponent or more than 300 digits (a double's largest is about 1.8e308).
-_MAY_NEED_WALK = re.compile(rb"\\u[dD][89a-fA-F]|[0-9][eE]|[0-9]{300}")

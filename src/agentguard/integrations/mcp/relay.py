@@ -5,7 +5,7 @@ Desktop, an IDE, the Inspector in front of one server) runs this relay instead o
 :class:`~agentguard.integrations.mcp.proxy.GuardProxy`. MCP's stdio transport is newline-delimited
 JSON-RPC (spec "Transports"), so the relay works on lines:
 
-- every client line is read once by :func:`agentguard.integrations.common.loads_message` (duplicate keys,
+- every client line is read once by :func:`agentguard.core.strict_json.loads_strict` (duplicate keys,
   NaN, a number that overflows (``1e999``), a lone surrogate, deep nesting refused: a refused request is answered with a JSON-RPC error, a refused notification
   dropped; a batch (a JSON array) is refused: MCP has none, and it would carry calls past the guard);
 - ``tools/call``, ``prompts/get`` and ``resources/read`` are decided by the proxy's one
@@ -50,8 +50,7 @@ from typing import Any, Callable
 from ...core.enforcement import Enforcement, Outcome
 from ...core.guard import Guard
 from ...core.pipeline import Pipeline
-from ...core.strict_json import StrictJSONError
-from ..common import loads_message
+from ...core.strict_json import StrictJSONError, loads_strict
 from ...core.telemetry import parent_from
 from ...core.types import Context, Decision, ToolCall, Verdict
 from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, approval_message, approval_meta,
@@ -161,7 +160,7 @@ class StdioRelay:
         if not line.strip():
             return
         try:
-            msg = loads_message(line)
+            msg = loads_strict(line)
         except StrictJSONError as exc:
             error = refusal_for(line, str(exc))
             if error is not None:

@@ -3,9 +3,9 @@
 The MCP SDK parses each message with pydantic, which keeps the last of two equal keys, so
 ``{"arguments": {"path": "/etc/shadow", "path": "notes.txt"}}`` would reach the guard as ``notes.txt``
 while the upstream server's own parser may keep the first. Every message is first read by
-:func:`agentguard.integrations.common.loads_message` (the one strict reader: ``loads_strict`` and
-finite numbers, so ``1e999``, which pydantic reads as ``inf`` and writes upstream as ``null``, is refused
-too); a refused message never reaches the SDK:
+:func:`agentguard.core.strict_json.loads_strict` (the one strict reader: it also refuses numbers that
+overflow, so ``1e999``, which pydantic reads as ``inf`` and writes upstream as ``null``, is refused too, and
+lone surrogates); a refused message never reaches the SDK:
 
 - over stdio, a refused request reaches the SDK as a request for the method
   ``agentguard/refused`` with the same ``id`` (the reason in its params), which the server answers with
@@ -19,8 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator, Callable
 
-from ...core.strict_json import StrictJSONError
-from ..common import loads_message
+from ...core.strict_json import StrictJSONError, loads_strict
 
 __all__ = ["REFUSED_METHOD", "StrictLines", "hardened_http_app", "refusal_for", "refused_request", "strict_http_app"]
 
@@ -59,7 +58,7 @@ class StrictLines:
                 yield line
                 continue
             try:
-                loads_message(line)
+                loads_strict(line)
             except StrictJSONError as exc:
                 replacement = refused_request(line, str(exc))
                 if replacement is not None:
@@ -93,7 +92,7 @@ def strict_http_app(app: Any) -> Any:
             more = event.get("more_body", False)
         body = b"".join(chunks)
         try:
-            loads_message(body)
+            loads_strict(body)
         except StrictJSONError as exc:
             error = refusal_for(body, str(exc)) or {
                 "jsonrpc": "2.0", "id": None,
