@@ -406,10 +406,11 @@ class Pipeline:
 
     def _expired(self, asked: Outcome) -> Verdict | None:
         at, ttl = asked.extra.get("asked_at"), self.approval_ttl_s
-        if ttl is None or not isinstance(at, float) or time.time() - at <= ttl:
+        age = time.time() - at if isinstance(at, float) else None
+        if ttl is None or age is None or age <= ttl:
             return None
-        return Verdict(Decision.REJECT, f"approval expired ({time.time() - at:.0f} s after it was asked, "
-                                        f"approval_ttl_s={ttl:g})", "pipeline")
+        return Verdict(Decision.REJECT, f"approval expired ({age:.0f} s after it was asked, approval_ttl_s={ttl:g})",
+                       "pipeline")
 
     def _settle(self, asked: Outcome, approved: bool, approver: str) -> Verdict | None:
         for g in self._settlers:
