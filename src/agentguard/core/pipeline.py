@@ -10,10 +10,9 @@ own shapes. One call of ``decide``:
 2. finds the run's state in its **one home** (:class:`RunState` in a :class:`~.runs.RunMemory`): a run the
    memory had to let go is rebuilt (``rebuild``) or answered HALT, never started over; a run already
    halted stays halted (the latch lives here, not in an adapter or a field the client writes);
-3. **decides fail-closed** (:func:`~.guard.run_guard` / :func:`~.guard.arun_guard`: an exception, a
-   cancellation by the guard, a non-Verdict or a late verdict never allows), the stack combining by
-   :attr:`~.types.Decision.strictness` (REJECT and HALT dominate ESCALATE, so a refused call is never
-   offered to a human);
+3. **decides fail-closed** (:func:`~.guard.run_guard`: an exception, a guard's cancellation, a non-Verdict
+   or a late verdict never allows; a stack combines by :attr:`~.types.Decision.strictness`, so a refused
+   call is never offered to a human) and a MODIFY's or RECOVER's replacement is decided too (:mod:`.replacement`);
 4. **enforces**: an ESCALATE becomes ``Outcome(ask=True)`` (the adapter asks a human in its framework's
    own way and calls :meth:`Pipeline.resolve`); every other verdict goes through the enforcement
    strategy (:mod:`~.strategies`): the one given, else the ``strategy`` of the guard that decided (a
@@ -40,8 +39,9 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 from .audit import AuditRecord, AuditSink
 from .enforcement import Enforcement, Outcome
 from .errors import InputError
-from .guard import Guard, arun_guard, fail_closed, run_guard
+from .guard import Guard, fail_closed
 from .proposal import approval_request, call_key, to_proposal
+from .replacement import adecided, decided
 from .runs import RunEvicted, RunMemory, end_run, walk_guards
 from .shadow import Shadowed
 from .telemetry import decision_span, enable_from_env
@@ -315,7 +315,7 @@ class Pipeline:
         with st.lock:
             typed, early = self._prepare(st, proposal)
             with decision_span(self.adapter, st.run_id, typed, audit_kind) as span:
-                v = early or run_guard(self.guard, st.context, typed, timeout_s=self.timeout_s, on_error=self.on_error)
+                v = early or decided(self.guard, st.context, typed, timeout_s=self.timeout_s, on_error=self.on_error)
                 st.decisions += 1
                 out = span.done(self._write(st, self._enforce(st, v, typed), audit_kind))
             return out
@@ -329,7 +329,7 @@ class Pipeline:
         async with st.alock():
             typed, early = self._prepare(st, proposal)
             with decision_span(self.adapter, st.run_id, typed, audit_kind) as span:
-                v = early or await arun_guard(self.guard, st.context, typed, timeout_s=self.timeout_s,
+                v = early or await adecided(self.guard, st.context, typed, timeout_s=self.timeout_s,
                                               on_error=self.on_error)
                 st.decisions += 1
                 out = span.done(await self._awrite(st, self._enforce(st, v, typed), audit_kind))

@@ -48,7 +48,8 @@ from starlette.responses import Response
 from ..core.audit import AuditRecord
 from ..core.enforcement import Outcome
 from ..core.errors import InputError
-from ..core.guard import GuardStack, run_guard
+from ..core.guard import GuardStack
+from ..core.replacement import decided
 from ..core.pipeline import RESERVED_KEYS, RunState, call_key
 from ..core.runs import end_run
 from ..core.strategies import strategy as strategy_by_name
@@ -81,8 +82,7 @@ def validation_response(errors: list[dict[str, Any]]) -> JSONResponse:
         e = next(e for e in errors if e.get("type") == "json_invalid")
         ctx = e.get("ctx", {}).get("error", "")
         return error(400, f"malformed JSON body: {ctx or e.get('msg', '')}".rstrip(": "))
-    parts = []
-    clean = []
+    parts, clean = [], []
     for e in errors[:20]:
         loc = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
         parts.append(f"{loc}: {e.get('msg', 'invalid')}")
@@ -285,7 +285,7 @@ class Service:
             g = guards.get(kind)
             if g is not None:
                 ctx = Context(run_id=run_id, trace=trace, state=state_of(None, proposal), metadata=facts)
-                run_guard(g, ctx, proposal)  # fail-closed; only the guard's memory matters here
+                decided(g, ctx, proposal)  # as decided live (a replacement re-asked); only memory matters
             if kind == "step":
                 trace.append(proposal)
 

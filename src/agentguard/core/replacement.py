@@ -1,0 +1,141 @@
+"""Nothing runs that the guard did not decide: a replacement (MODIFY's arguments, RECOVER's fallback) is
+decided by the whole guard before it may run.
+
+A guard may answer MODIFY (run the call with other arguments) or RECOVER (run a fallback action instead:
+ReGuard's least-restrictive filter). When guards compose, the strictest verdict wins and its action is
+what runs; without this module that action was never shown to any guard, the one that proposed it
+included. So a stack of a fallback filter and a verified policy would run the filter's fallback even
+where the policy forbids it, and a redaction guard's rewritten arguments would bypass the allow-list
+that judged the original ones: each guard benign, the composition a way through.
+
+:func:`decided` / :func:`adecided` (what :class:`~agentguard.core.pipeline.Pipeline` calls instead of
+:func:`~agentguard.core.guard.run_guard` / :func:`~agentguard.core.guard.arun_guard`) settle the verdict:
+
+- a verdict that replaces nothing (ALLOW, REJECT, ESCALATE, HALT, or MODIFY/RECOVER without an action)
+  is returned as it is;
+- otherwise the replacement (:func:`replacement`) is decided by the same guard, with the same context,
+  under the same fail-closed rule. ALLOW, or the same replacement proposed again (a fixed point: the
+  fallback is its own best action), settles it: the verdict runs its replacement. Another replacement is
+  decided in turn, up to :data:`MAX_ROUNDS`; a refusal of a replacement refuses the call (REJECT, or
+  HALT when a guard halted; an ESCALATE is not put to a human about a call nobody proposed: REJECT); a
+  replacement that cannot be read as a proposal, or rounds that do not settle, refuse it too.
+
+What it costs: nothing on a verdict without a replacement; a guard that keeps per-run memory is asked
+once more per replacement round (what it counts, it counts for the call that would run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from .guard import arun_guard, run_guard
+from .proposal import to_proposal
+from .types import Context, Decision, Step, ToolCall, Verdict
+
+__all__ = ["MAX_ROUNDS", "adecided", "decided", "replacement"]
+
+#: replacement rounds before a verdict that keeps replacing is refused
+MAX_ROUNDS = 3
+_REPLACES = (Decision.MODIFY, Decision.RECOVER)
+
+
+def replacement(proposal: Any, action: Any) -> ToolCall | Step:
+    """The proposal that runs when ``action`` replaces ``proposal`` (what the enforcement executes): a
+    ToolCall or Step action as it is; for a tool call, a mapping of arguments applied to the same tool
+    (:attr:`~agentguard.core.enforcement.Outcome.call`) or a mapping with a ``name`` read as a call; for
+    a step, a text action replacing its output (or, for a step that only observes, its observation),
+    anything else replacing its action. Raises InputError when the action cannot be read."""
+    if isinstance(action, (ToolCall, Step)):
+        return action
+    if isinstance(proposal, ToolCall):
+        if isinstance(action, Mapping) and isinstance(action.get("name"), str):
+            return to_proposal(action)
+        if isinstance(action, Mapping):
+            return ToolCall(proposal.name, dict(action), proposal.call_id)
+        return to_proposal(action)  # raises: a tool call replaced by something that is not a call
+    if isinstance(proposal, Step):
+        if isinstance(action, str) and proposal.action is None and proposal.output is not None:
+            return dataclasses.replace(proposal, output=action)
+        if isinstance(action, str) and proposal.action is None and proposal.observation is not None:
+            return dataclasses.replace(proposal, observation=action)
+        return dataclasses.replace(proposal, action=action)
+    return to_proposal(action)
+
+
+def _refused(first: Verdict, why: str, decision: Decision = Decision.REJECT, by: Verdict | None = None) -> Verdict:
+    trail = list((first.details or {}).get("verdicts") or [first.to_dict()])
+    if by is not None:
+        trail += list((by.details or {}).get("verdicts") or [by.to_dict()])
+    return Verdict(decision, f"the {first.decision.name} of {first.guard or 'a guard'} ({first.reason}) was not "
+                             f"allowed to run: {why}", (by.guard if by is not None else "") or first.guard,
+                   dict(first.numbers), None, {"verdicts": trail, "replacement_refused": True})
+
+
+def _settled(last: Verdict, final: ToolCall | Step, rounds: int) -> Verdict:
+    """``last`` (the verdict that proposed ``final``, the replacement the guard allowed) with an action the
+    enforcement reads as ``final``: after the first round the verdict's own action (relative to the
+    original proposal, as the guard gave it); later a tool call is carried whole (its arguments may
+    belong to another tool than the proposal's) and a step's action as the guard gave it."""
+    action = last.action if rounds == 1 or not isinstance(final, ToolCall) else final
+    return Verdict(last.decision, last.reason, last.guard, dict(last.numbers), action,
+                   {**dict(last.details), "replacement_checked": rounds})
+
+
+def _next(first: Verdict, v: Verdict, current: Any, got: Verdict, rounds: int
+          ) -> tuple[Verdict | None, Any, Verdict]:
+    """One settling step: (the final verdict or None to go on, the next replacement, its verdict)."""
+    if got.decision is Decision.ALLOW:
+        return _settled(v, current, rounds), current, v
+    if got.decision in _REPLACES and got.action is not None:
+        try:
+            nxt = replacement(current, got.action)
+        except Exception as exc:  # noqa: BLE001 - unreadable replacement: refused
+            return _refused(first, f"its replacement's own replacement cannot be read ({exc})", by=got), current, v
+        if nxt == current:  # a fixed point: the guard proposes this very action for it
+            return _settled(v, current, rounds), current, v
+        return None, nxt, got
+    if got.decision in _REPLACES:
+        return _refused(first, f"{got.guard or 'a guard'} answered {got.decision.name} without an action", by=got), \
+            current, v
+    decision = Decision.HALT if got.decision is Decision.HALT else Decision.REJECT
+    return _refused(first, f"{got.guard or 'a guard'} refused the replacement ({got.decision.name}: {got.reason})",
+                    decision, got), current, v
+
+
+def _start(proposal: Any, v: Verdict) -> tuple[Verdict | None, Any]:
+    if v.decision not in _REPLACES or v.action is None:
+        return v, None
+    try:
+        return None, replacement(proposal, v.action)
+    except Exception as exc:  # noqa: BLE001
+        return _refused(v, f"its replacement cannot be read as a proposal ({exc})"), None
+
+
+def decided(guard: Any, context: Context, proposal: Any, *, timeout_s: float | None = None,
+            on_error: Decision = Decision.HALT) -> Verdict:
+    """:func:`~agentguard.core.guard.run_guard`, then its replacement decided (see the module docstring)."""
+    first = run_guard(guard, context, proposal, timeout_s=timeout_s, on_error=on_error)
+    done, current = _start(proposal, first)
+    v = first
+    for rounds in range(1, MAX_ROUNDS + 1):
+        if done is not None:
+            return done
+        got = run_guard(guard, context, current, timeout_s=timeout_s, on_error=on_error)
+        done, current, v = _next(first, v, current, got, rounds)
+    return done if done is not None else _refused(first, f"its replacements did not settle in {MAX_ROUNDS} rounds")
+
+
+async def adecided(guard: Any, context: Context, proposal: Any, *, timeout_s: float | None = None,
+                   on_error: Decision = Decision.HALT) -> Verdict:
+    """:func:`~agentguard.core.guard.arun_guard`, then its replacement decided (see the module docstring)."""
+    first = await arun_guard(guard, context, proposal, timeout_s=timeout_s, on_error=on_error)
+    done, current = _start(proposal, first)
+    v = first
+    for rounds in range(1, MAX_ROUNDS + 1):
+        if done is not None:
+            return done
+        got = await arun_guard(guard, context, current, timeout_s=timeout_s, on_error=on_error)
+        done, current, v = _next(first, v, current, got, rounds)
+    return done if done is not None else _refused(first, f"its replacements did not settle in {MAX_ROUNDS} rounds")
