@@ -185,3 +185,4 @@ def test_property_whatever_runs_the_whole_stack_allows(sd: tuple[GuardStack, set
     again = decided(stack, Context(run_id="r2"), ran)
     assert again.decision is Decision.ALLOW or (again.decision in (Decision.MODIFY, Decision.RECOVER)
                                                 and replacement(ran, again.action) == ran)
+

@@ -34,3 +34,21 @@ def test_trace_roundtrip(tmp_path):
     bad.write_text("{not json\n")
     with pytest.raises(InputError, match="b.jsonl:1"):
         read_traces(str(bad))
+
+
+@pytest.mark.parametrize("bad", [True, False, 1.0, None, "maybe", 9, -1, b"ALLOW"])
+def test_a_malformed_decision_fails_where_the_verdict_is_made(bad: object) -> None:
+    from agentguard.core import BaseGuard, Context, Pipeline, Verdict
+
+    with pytest.raises(InputError):
+        Verdict(bad)  # type: ignore[arg-type]
+
+    class G(BaseGuard):
+        name = "g"
+
+        def check(self, context: Context, proposal: object) -> Verdict:
+            return Verdict(bad, "x")  # type: ignore[arg-type]
+
+    out = Pipeline(G()).decide("r", ToolCall("t", {}))
+    assert not out.execute and str(out.verdict).startswith("HALT")
+    assert Verdict("allow").decision is Decision.ALLOW and Verdict(5).decision is Decision.HALT  # type: ignore[arg-type]

@@ -95,7 +95,7 @@ class Decision(enum.IntEnum):
     def parse(cls, value: "Decision | str | int") -> "Decision":
         if isinstance(value, Decision):
             return value
-        if isinstance(value, int):
+        if isinstance(value, int) and value in cls._value2member_map_:
             return cls(value)
         try:
             return cls[str(value).strip().upper()]
@@ -123,6 +123,15 @@ class Verdict:
     numbers: Mapping[str, float] = field(default_factory=dict)
     action: Any = None
     details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """A decision given by name or number is read as a :class:`Decision` (``"allow"``, ``0``); a bool or
+        anything else raises InputError, so a malformed verdict fails closed where it is made."""
+        d = self.decision
+        if type(d) is not Decision:
+            if isinstance(d, bool) or not isinstance(d, (int, str)):
+                raise InputError(f"a verdict's decision must be a Decision, not {type(d).__name__} {d!r}")
+            object.__setattr__(self, "decision", Decision.parse(d))
 
     @property
     def allowed(self) -> bool:
