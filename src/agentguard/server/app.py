@@ -36,6 +36,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from .. import __version__
@@ -127,6 +128,10 @@ def _error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _on_validation(_req: Request, exc: RequestValidationError) -> Response:
         return validation_response(list(exc.errors()))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _on_http(_req: Request, exc: StarletteHTTPException) -> Response:  # 404, 405: the one error shape
+        return error(exc.status_code, str(exc.detail), headers=dict(exc.headers or {}) or None)
 
     @app.exception_handler(RunExpired)
     async def _on_expired(_req: Request, exc: RunExpired) -> Response:
