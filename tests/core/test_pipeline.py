@@ -258,3 +258,25 @@ def test_an_async_approval_after_its_ttl_is_refused_and_none_never_expires() -> 
     old = forever.decide("r", ToolCall("send_note"))
     old.extra["asked_at"] -= 10_000.0
     assert forever.resolve(old, True).execute
+
+
+def test_an_approval_runs_only_the_call_asked_about_not_one_changed_since() -> None:
+    """TOCTOU: the arguments object of an asked call is edited between the ask and the approval (a shared
+    dict, a framework that resumes with edited args): the approval must not run the edited call."""
+    from agentguard.core import BaseGuard, Context, Decision, Pipeline, ToolCall, Verdict
+
+    class Ask(BaseGuard):
+        name = "ask"
+
+        def check(self, context: Context, proposal: object) -> Verdict:
+            return Verdict(Decision.ESCALATE, "a human decides")
+
+    p = Pipeline(Ask())
+    call = ToolCall("pay", {"to": "alice", "amount": {"value": 10}})
+    asked = p.decide("r", call)
+    assert asked.ask
+    call.arguments["amount"]["value"] = 10_000  # nested edit after the ask
+    out = p.resolve(asked, True, approver="bob")
+    assert not out.execute and "changed after it was asked" in out.message + str(out.verdict)
+    asked2 = p.decide("r2", ToolCall("pay", {"to": "alice"}))
+    assert p.resolve(asked2, True, approver="bob").execute  # an unchanged call is approved as before

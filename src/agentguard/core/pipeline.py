@@ -240,8 +240,9 @@ class Pipeline:
         out.proposal = proposal
         out.run_id = st.run_id
         out.extra.setdefault("state", st.context.state)  # the state it was decided in, for record()
-        if out.ask:
-            out.extra.setdefault("asked_at", time.time())  # resolve() refuses an answer after approval_ttl_s
+        if out.ask:  # resolve() refuses an answer after approval_ttl_s, or for a call changed since it was asked
+            out.extra.setdefault("asked_at", time.time())
+            out.key = out.key or (call_key(proposal) if isinstance(proposal, ToolCall) else "")
         if out.stop and st.halted is None:  # the first halt is the run's reason (no re-wrapping per later call)
             st.halted = out.verdict if out.verdict is not None and out.verdict.decision is Decision.HALT else \
                 Verdict(Decision.HALT, out.message or "run stopped", getattr(out.verdict, "guard", "") or "")
@@ -374,7 +375,8 @@ class Pipeline:
             held = st.pending.get(key)
             if not held:
                 return None
-            i = max(range(len(held)), key=lambda j: _rank(held[j]))
+            i = max(range(len(held)), key=lambda j: (int(held[j].stop), getattr(held[j].verdict, "decision", Decision.HALT)
+                                                     .strictness))
             out = held.pop(i)
             if not held:
                 del st.pending[key]
@@ -405,6 +407,9 @@ class Pipeline:
         return out
 
     def _expired(self, asked: Outcome) -> Verdict | None:
+        """The refusal of an answer that came after ``approval_ttl_s``, or for a call changed since it was asked."""
+        if asked.key and isinstance(asked.proposal, ToolCall) and call_key(asked.proposal) != asked.key:
+            return Verdict(Decision.REJECT, "the call changed after it was asked about: decide it again", "pipeline")
         at, ttl = asked.extra.get("asked_at"), self.approval_ttl_s
         age = time.time() - at if isinstance(at, float) else None
         if ttl is None or age is None or age <= ttl:
@@ -493,8 +498,3 @@ class Pipeline:
                 labels["halted"] = True
                 labels["halt_reason"] = v.reason
         return step
-
-
-def _rank(o: Outcome) -> tuple[int, int]:
-    v = o.verdict
-    return (int(o.stop), v.decision.strictness if v is not None else 99)
