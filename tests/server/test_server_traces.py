@@ -87,3 +87,39 @@ def test_typed_store_is_refused_by_load_traces_not_read_without_states(tmp_path)
     write_parquet(tmp_path / "a.parquet", [Trace(run_id="r", steps=[Step(state={"x": 1})])], typed=True)
     with pytest.raises(InputError, match="typed states"):
         load_traces(tmp_path)
+
+
+def test_a_run_is_ingested_once_so_no_client_grafts_steps_onto_another_run(tmp_path):
+    """Poisoning: a second batch naming a stored run id (another client, a replay) would be joined to that
+    run by load_traces, inventing a transition from its last state to the new first one."""
+    import threading
+
+    from agentguard.server.traces import TraceConflict
+
+    store = TraceStore(tmp_path)
+    runs = _runs(4)
+    store.add(runs[:2])
+    graft = Trace([Step(state="00")], {"unsafe": False}, run_id=runs[0].run_id)
+    with pytest.raises(TraceConflict, match="already stored"):
+        store.add([runs[2], graft])
+    with pytest.raises(TraceConflict, match="twice"):
+        store.add([runs[3], runs[3]])
+    store.add(runs[2:])  # nothing of the refused batches was written or claimed
+    assert [t.to_dict() for t in load_traces(tmp_path)] == [t.to_dict() for t in runs]
+    # two writers racing for one new run id: exactly one wins
+    race = Trace([Step(state="01")], {}, run_id="race")
+    won, lost = [], []
+
+    def add() -> None:
+        try:
+            store.add([race])
+            won.append(1)
+        except TraceConflict:
+            lost.append(1)
+
+    ts = [threading.Thread(target=add) for _ in range(6)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(won) == 1 and len(lost) == 5

@@ -15,6 +15,7 @@ the view ``traces``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 import uuid
@@ -25,7 +26,7 @@ from ..core.errors import InputError, require
 from ..core.types import Step, ToolCall, Trace
 from .jsonutil import dumps, loads
 
-__all__ = ["TraceStore", "load_traces", "query", "write_parquet"]
+__all__ = ["TraceConflict", "TraceStore", "load_traces", "query", "write_parquet"]
 
 COLUMNS = ("run_id", "labels", "step", "time", "state", "action", "observation", "output", "signals", "unsafe")
 
@@ -182,20 +183,60 @@ def load_traces(directory: str | os.PathLike[str], *, run_ids: Sequence[str] | N
     return out[:limit] if limit is not None else out
 
 
+class TraceConflict(InputError):
+    """A run id this store already holds (or one repeated in a batch): a finished trace is ingested once."""
+
+
 class TraceStore:
-    """Append-only Parquet trace store in one directory (several processes may write at once)."""
+    """Append-only Parquet trace store in one directory (several processes may write at once).
+
+    A run id is stored once: :func:`load_traces` joins a run's rows by its id, so a second batch naming a
+    stored run (another client, a replayed request) would graft its steps onto that run, inventing the
+    transition from its last state to the new first one (a client poisoning what the DTMC learns). Each
+    run id is claimed before its batch is written (an ``O_EXCL`` marker under ``.runs/``, atomic across
+    processes; released if the write fails), and a batch naming a claimed id, or one id twice, is refused
+    whole (:class:`TraceConflict`). Runs written before the markers existed are not claimed."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._claims = self.directory / ".runs"
+
+    def _claim(self, run_ids: list[str]) -> list[Path]:
+        if len(set(run_ids)) != len(run_ids):
+            dup = next(r for r in run_ids if run_ids.count(r) > 1)
+            raise TraceConflict(f"run id {dup[:80]!r} appears twice in this batch: one trace per run")
+        self._claims.mkdir(exist_ok=True)
+        claimed: list[Path] = []
+        for r in run_ids:
+            marker = self._claims / hashlib.sha256(r.encode("utf-8", "surrogatepass")).hexdigest()
+            try:
+                os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            except FileExistsError:
+                self._release(claimed)
+                raise TraceConflict(f"run {r[:80]!r} is already stored: a finished trace is ingested once "
+                                    "(send a new run id)") from None
+            claimed.append(marker)
+        return claimed
+
+    @staticmethod
+    def _release(claimed: list[Path]) -> None:
+        for m in claimed:
+            m.unlink(missing_ok=True)
 
     def add(self, traces: Sequence[Trace]) -> tuple[str, int]:
-        """Write one batch; returns (file name, rows)."""
+        """Write one batch; returns (file name, rows). Raises :class:`TraceConflict` for a run id already
+        stored or repeated (nothing of the batch is written)."""
         if not traces:
             raise InputError("no traces to store")
+        claimed = self._claim([str(t.run_id) for t in traces])
         # Nanosecond time first, so file-name order is ingest order (what load_traces returns).
         name = f"{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
-        rows = write_parquet(self.directory / name, traces)
+        try:
+            rows = write_parquet(self.directory / name, traces)
+        except BaseException:
+            self._release(claimed)
+            raise
         return name, rows
 
     def load(self, **kw: Any) -> list[Trace]:

@@ -7,9 +7,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from ...core.types import Trace
-from ..gate import JSONResponse
+from ..gate import JSONResponse, error
 from ..models import IngestRequest, IngestResponse
 from ..service import Service, to_step
+from ..traces import TraceConflict
 from .common import body, err_responses
 
 __all__ = ["register"]
@@ -18,7 +19,8 @@ __all__ = ["register"]
 def register(app: FastAPI, svc: Service) -> None:
     traces = svc.traces
 
-    @app.post("/v1/traces", tags=["learning"], response_model=IngestResponse, responses=err_responses(),
+    @app.post("/v1/traces", tags=["learning"], response_model=IngestResponse,
+              responses={**err_responses(), 409: {"description": "a run id already stored, or repeated in the batch"}},
               summary="Ingest finished traces (Parquet, for learning)", openapi_extra=body(IngestRequest))
     async def ingest(request: Request) -> Response:
         req: IngestRequest = svc.parse(IngestRequest, await request.body())
@@ -28,7 +30,10 @@ def register(app: FastAPI, svc: Service) -> None:
             if t.run_id:
                 trace.run_id = t.run_id
             tr.append(trace)
-        name, rows = await run_in_threadpool(traces.add, tr)
+        try:
+            name, rows = await run_in_threadpool(traces.add, tr)
+        except TraceConflict as exc:
+            return error(409, str(exc))
         return JSONResponse({"stored_runs": len(tr), "rows": rows, "file": name})
 
     @app.get("/v1/traces/summary", tags=["learning"], summary="How many traces are stored")
