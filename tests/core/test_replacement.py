@@ -186,3 +186,47 @@ def test_property_whatever_runs_the_whole_stack_allows(sd: tuple[GuardStack, set
     assert again.decision is Decision.ALLOW or (again.decision in (Decision.MODIFY, Decision.RECOVER)
                                                 and replacement(ran, again.action) == ran)
 
+
+
+class Counting(BaseGuard):
+    """A guard with per-run memory (like a monitor's step count): it counts what it was asked."""
+
+    def __init__(self) -> None:
+        from agentguard.core import RunMemory
+
+        self.name = "counting"
+        self.runs: RunMemory[list[int]] = RunMemory(lambda: [0])
+
+    def check(self, context: Context, proposal: Any) -> Verdict:
+        self.runs.get(context.run_id)[0] += 1
+        return Verdict(Decision.ALLOW, "counted", self.name)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_each_decision_counts_once_in_guard_memory(asynchronous: bool) -> None:
+    """The replacement rounds are put back: a per-step monitor keeps its index, a replay rebuilds alike."""
+    count = Counting()
+    p = Pipeline(GuardStack([Recover({"move"}, ToolCall("brake", {})), count]))
+    for _ in range(3):
+        out = asyncio.run(p.adecide("r", ToolCall("move", {}))) if asynchronous else p.decide("r", ToolCall("move", {}))
+        assert out.execute and out.call == ToolCall("brake", {})
+    assert count.runs.peek("r") == [3]
+
+
+def test_a_real_monitor_keeps_its_step_index_when_a_text_is_rewritten() -> None:
+    from agentguard.calibration import ThresholdMonitor
+
+    class Redact(BaseGuard):
+        name = "redact"
+
+        def check(self, context: Context, proposal: Any) -> Verdict:
+            if "secret" in (proposal.output or ""):
+                return Verdict(Decision.MODIFY, "redacted", self.name, action=proposal.output.replace("secret", "***"))
+            return Verdict(Decision.ALLOW, "ok", self.name)
+
+    mon = ThresholdMonitor(threshold=0.5, signal="score")
+    p = Pipeline(GuardStack([Redact(), mon]))
+    out = p.decide("r", Step(output="the secret", signals={"score": 0.9}))
+    assert out.execute and out.action == "the ***"
+    assert mon._runs.peek("r").step == 1  # one step seen, not two
+

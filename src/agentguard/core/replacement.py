@@ -20,18 +20,27 @@ that judged the original ones: each guard benign, the composition a way through.
   HALT when a guard halted; an ESCALATE is not put to a human about a call nobody proposed: REJECT); a
   replacement that cannot be read as a proposal, or rounds that do not settle, refuse it too.
 
-What it costs: nothing on a verdict without a replacement; a guard that keeps per-run memory is asked
-once more per replacement round (what it counts, it counts for the call that would run).
+Memory: a guard's per-run memory (every :class:`~agentguard.core.runs.RunMemory` held by a guard in the
+tree: a monitor's step count and latch, a product automaton's state, a filter's last fallback) is put
+back after the replacement rounds as the first decision left it, so each decision still counts once (a
+calibrated monitor's per-step thresholds keep their index) and a replay rebuilds the same state. An entry
+that cannot be copied is left as the rounds made it (``details["memory_kept"]``); memory a guard keeps
+outside a RunMemory is not put back.
+
+What it costs: nothing on a verdict without a replacement; with one, a copy of the run's memory entries
+and up to :data:`MAX_ROUNDS` more decisions.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from .guard import arun_guard, run_guard
 from .proposal import to_proposal
+from .runs import RunMemory, walk_guards
 from .types import Context, Decision, Step, ToolCall, Verdict
 
 __all__ = ["MAX_ROUNDS", "adecided", "decided", "replacement"]
@@ -113,18 +122,43 @@ def _start(proposal: Any, v: Verdict) -> tuple[Verdict | None, Any]:
         return _refused(v, f"its replacement cannot be read as a proposal ({exc})"), None
 
 
+class _Memory:
+    """The run's entries of every RunMemory in the guard tree, as the first decision left them."""
+
+    def __init__(self, guard: Any, run_id: str) -> None:
+        self.run_id, self.kept = run_id, 0
+        self.entries: list[tuple[RunMemory[Any], bool, Any]] = []
+        for g in walk_guards(guard):
+            for mem in [v for v in (getattr(g, "__dict__", None) or {}).values() if isinstance(v, RunMemory)]:
+                held = mem.peek(run_id)
+                try:
+                    self.entries.append((mem, held is not None, copy.deepcopy(held)))
+                except Exception:  # noqa: BLE001 - uncopyable (a lock, a handle): left as the rounds make it
+                    self.kept += 1
+
+    def restore(self, v: Verdict) -> Verdict:
+        for mem, held, state in self.entries:
+            if held:
+                mem.set(self.run_id, state)
+            else:
+                mem.end_run(self.run_id)
+        return v if not self.kept else dataclasses.replace(v, details={**dict(v.details), "memory_kept": self.kept})
+
+
 def decided(guard: Any, context: Context, proposal: Any, *, timeout_s: float | None = None,
             on_error: Decision = Decision.HALT) -> Verdict:
     """:func:`~agentguard.core.guard.run_guard`, then its replacement decided (see the module docstring)."""
     first = run_guard(guard, context, proposal, timeout_s=timeout_s, on_error=on_error)
     done, current = _start(proposal, first)
-    v = first
+    if done is not None:
+        return done
+    memory, v = _Memory(guard, context.run_id), first
     for rounds in range(1, MAX_ROUNDS + 1):
-        if done is not None:
-            return done
         got = run_guard(guard, context, current, timeout_s=timeout_s, on_error=on_error)
         done, current, v = _next(first, v, current, got, rounds)
-    return done if done is not None else _refused(first, f"its replacements did not settle in {MAX_ROUNDS} rounds")
+        if done is not None:
+            return memory.restore(done)
+    return memory.restore(_refused(first, f"its replacements did not settle in {MAX_ROUNDS} rounds"))
 
 
 async def adecided(guard: Any, context: Context, proposal: Any, *, timeout_s: float | None = None,
@@ -132,10 +166,12 @@ async def adecided(guard: Any, context: Context, proposal: Any, *, timeout_s: fl
     """:func:`~agentguard.core.guard.arun_guard`, then its replacement decided (see the module docstring)."""
     first = await arun_guard(guard, context, proposal, timeout_s=timeout_s, on_error=on_error)
     done, current = _start(proposal, first)
-    v = first
+    if done is not None:
+        return done
+    memory, v = _Memory(guard, context.run_id), first
     for rounds in range(1, MAX_ROUNDS + 1):
-        if done is not None:
-            return done
         got = await arun_guard(guard, context, current, timeout_s=timeout_s, on_error=on_error)
         done, current, v = _next(first, v, current, got, rounds)
-    return done if done is not None else _refused(first, f"its replacements did not settle in {MAX_ROUNDS} rounds")
+        if done is not None:
+            return memory.restore(done)
+    return memory.restore(_refused(first, f"its replacements did not settle in {MAX_ROUNDS} rounds"))
