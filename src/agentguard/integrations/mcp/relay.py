@@ -11,8 +11,9 @@ JSON-RPC (spec "Transports"), so the relay works on lines:
 - ``tools/call``, ``prompts/get`` and ``resources/read`` are decided by the proxy's one
   :class:`~agentguard.core.pipeline.Pipeline` exactly as in ``GuardProxy`` (:mod:`.decide`: same calls,
   same refusals, same enforcement strategy, same ESCALATE handling, the run halted by a HALT). An
-  allowed request is forwarded as the very bytes the guard read; a replaced call (MODIFY, a RECOVER's
-  fallback) forwards the re-serialised message with ``outcome.call``'s name and arguments;
+  allowed request is forwarded as the relay's own serialisation of the message the guard read (one
+  ASCII line, :func:`_wire`), never the client's bytes; a replaced call (MODIFY, a RECOVER's fallback)
+  forwards the message with ``outcome.call``'s name and arguments;
 - the other client requests of the MCP method set (initialize, server/discover, ping, listings,
   subscriptions, completion, logging level, tasks) and all notifications are forwarded unchanged; a
   request for any other method is answered "Method not found" (an unknown method could act past the
@@ -86,6 +87,17 @@ def _key(rid: Any) -> str:
 
 def _dump(msg: Any) -> bytes:
     return json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def _wire(msg: Any) -> bytes:
+    """What the relay writes upstream for a client message it read: its own serialisation of exactly that
+    message, ASCII (every non-ASCII character escaped), so the only line break is the final ``\\n``.
+
+    Never the client's bytes: JSON allows ``\\r`` as whitespace between tokens, and the MCP SDK's stdio
+    server reads its stdin in universal-newline mode (a lone ``\\r`` ends a line), so one message the relay
+    read (a ``ping`` whose params hold ``\\r{...tools/call...}\\r``) was three lines upstream, one an
+    unguarded call. Any other reader's line breaks (``\\x85``, U+2028) are escaped the same way."""
+    return json.dumps(msg, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode() + b"\n"
 
 
 def _result_text(result: Any) -> str:
@@ -169,6 +181,7 @@ class StdioRelay:
         if not isinstance(msg, dict):
             self._error(None, -32600, "agentguard refused the message: not a single JSON-RPC message")
             return
+        line = _wire(msg)  # from here on, the bytes forwarded are the message read (see _wire)
         method, rid = msg.get("method"), msg.get("id")
         if method is None:  # a response: to one of our elicitations, else to the upstream's own request
             fut = self._asks.pop(_key(rid), None)
@@ -262,7 +275,7 @@ class StdioRelay:
                 params["inputResponses"] = answers
         if fwd is not call or params is not msg["params"]:  # a replaced call: the message re-serialised
             msg = {**msg, "params": {**params, "name": fwd.name, "arguments": dict(fwd.arguments)}}
-            line = _dump(msg)
+            line = _wire(msg)
         self._pending[_key(rid)] = out
         self._to_upstream(line)
 

@@ -1,0 +1,128 @@
+"""Red team of the stdio relay's wire (agentguard.integrations.mcp.relay): what the upstream reads from the
+bytes the relay forwards must be exactly the messages the relay read and judged.
+
+Differential oracle: the upstream's own reader, the real ``mcp`` SDK's stdio server loop
+(``mcp.server.stdio``: ``TextIOWrapper(stdin, encoding="utf-8", errors="replace")`` iterated line by line,
+each line validated by ``mcp.types.jsonrpc_message_adapter``). That wrapper is in universal-newline mode:
+a lone ``\\r`` ends a line. JSON allows ``\\r`` as whitespace between tokens, so a single message the relay
+read (a ``ping``, a notification, a response) could carry a whole ``tools/call`` between two ``\\r``: the
+relay forwarded the very bytes, and the upstream read three lines, one of them an unguarded call.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from agentguard.core import Context, ToolCall  # noqa: E402
+from agentguard.integrations.mcp.relay import StdioRelay  # noqa: E402
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
+
+
+def upstream_reads(forwarded: list[bytes]) -> list[dict]:
+    """The messages the real MCP SDK stdio server reads from these bytes (its own line reader and model)."""
+    from mcp.server.stdio import _UnownedTextWrapper
+    from mcp.types import jsonrpc_message_adapter
+
+    text = _UnownedTextWrapper(io.BytesIO(b"".join(forwarded)), encoding="utf-8", errors="replace")
+    out = []
+    for ln in text:
+        try:
+            msg = jsonrpc_message_adapter.validate_json(ln, by_name=False)
+        except Exception:  # noqa: BLE001 - the server answers a parse error; nothing runs
+            continue
+        out.append(json.loads(msg.model_dump_json(by_alias=True, exclude_unset=True)))
+    return out
+
+
+class Wire:
+    def __init__(self, guard) -> None:
+        self.client: list[bytes] = []
+        self.upstream: list[bytes] = []
+        self.relay = StdioRelay(guard, self.client.append, self.upstream.append)
+
+
+SMUGGLED = b'{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"delete_all","arguments":{}}}'
+
+
+@pytest.mark.parametrize("carrier", [
+    b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":\r%s\r}}\n',                  # a forwarded request
+    b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"x":\r%s\r}}\n',     # a notification
+    b'{"jsonrpc":"2.0","id":"s1","result":{"x":\r%s\r}}\n',                              # a client response
+    b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{},"x":\r%s\r}}\n',
+])
+def test_a_call_hidden_between_carriage_returns_never_reaches_the_upstream(carrier):
+    """Attack: one message the relay reads (JSON whitespace ``\\r`` around a nested object), three lines for
+    the SDK's universal-newline reader, the middle one a ``tools/call`` of a refused tool. Fixed by the rule
+    that the relay forwards only its own serialisation of what it read (ASCII, no line break inside)."""
+    w = Wire(ToolRuleGuard(allow=["read_*"]))
+    w.relay.client_line(carrier % SMUGGLED)
+    calls = [m for m in upstream_reads(w.upstream) if m.get("method") == "tools/call"]
+    assert all(c["params"]["name"] == "read_file" for c in calls), calls
+
+
+# -- the class: any line the relay accepts reads upstream as exactly the messages the relay judged ----------
+_ws = st.text(alphabet=" \t\r\n", max_size=3).map(lambda s: s.replace("\n", ""))  # JSON whitespace, no \n
+_names = st.sampled_from(["read_file", "delete_all", "Read_file", "read_file ", "read_file\u2028", "r\u0065ad"])
+_strings = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8)
+_values = st.recursive(st.none() | st.booleans() | st.integers(-10**20, 10**20) | _strings,
+                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_strings, inner, max_size=3),
+                       max_leaves=6)
+
+
+def _spaced(obj, ws: list[str]) -> str:
+    """``obj`` as JSON with the given whitespace between tokens (cycled)."""
+    i = 0
+
+    def w() -> str:
+        nonlocal i
+        i += 1
+        return ws[i % len(ws)] if ws else ""
+
+    def enc(o) -> str:
+        if isinstance(o, dict):
+            return "{" + w() + ",".join(f"{w()}{json.dumps(k, ensure_ascii=False)}{w()}:{w()}{enc(v)}{w()}"
+                                        for k, v in o.items()) + "}"
+        if isinstance(o, list):
+            return "[" + w() + ",".join(w() + enc(v) + w() for v in o) + "]"
+        return json.dumps(o, ensure_ascii=False)
+
+    return enc(obj)
+
+
+@st.composite
+def client_messages(draw):
+    kind = draw(st.sampled_from(["call", "ping", "note", "response"]))
+    extra = draw(st.dictionaries(st.sampled_from(["x", "_meta", "y"]), _values, max_size=2))
+    if kind == "call":
+        params = {"name": draw(_names), "arguments": draw(st.dictionaries(_strings, _values, max_size=3)), **extra}
+        return {"jsonrpc": "2.0", "id": draw(st.integers(0, 5)), "method": "tools/call", "params": params}
+    if kind == "ping":
+        return {"jsonrpc": "2.0", "id": draw(st.integers(0, 5)), "method": "ping", "params": extra}
+    if kind == "note":
+        return {"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": 1, "progress": 1, **extra}}
+    return {"jsonrpc": "2.0", "id": draw(st.integers(0, 5)), "result": extra}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(client_messages(), st.lists(_ws, max_size=4))
+def test_property_upstream_reads_exactly_what_the_relay_judged(msg, ws):
+    guard = ToolRuleGuard(allow=["read_file"])
+    w = Wire(guard)
+    w.relay.client_line(_spaced(msg, ws).encode() + b"\n")
+    seen = upstream_reads(w.upstream)
+    assert len(seen) == len(w.upstream)  # one forwarded line, one message upstream
+    for m in seen:
+        assert m.get("method") == msg.get("method") and m.get("id") == msg.get("id")
+        if m.get("method") == "tools/call":  # the very call judged, and one the guard allows
+            assert m["params"]["name"] == msg["params"]["name"]
+            assert m["params"].get("arguments", {}) == msg["params"]["arguments"]
+            assert not guard.check(Context(), ToolCall(m["params"]["name"], m["params"].get("arguments", {}))).blocks
