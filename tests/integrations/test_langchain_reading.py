@@ -57,6 +57,11 @@ class AliasArgs(BaseModel):
     path: str = Field(alias="file")
 
 
+class Opts(BaseModel):
+    path: Stripped
+    depth: int = 1
+
+
 def make_tools(ran: list):
     @tool
     def read_file(path: Stripped) -> str:
@@ -80,8 +85,14 @@ def make_tools(ran: list):
         ran.append(("note", {"text": text}))
         return "ok"
 
+    @tool
+    def scan(opts: Opts) -> str:
+        """Scan with options."""
+        ran.append(("scan", {"opts": opts.model_dump()}))
+        return "ok"
+
     aliased = StructuredTool.from_function(open_file, name="open_file", description="Open.", args_schema=AliasArgs)
-    return [read_file, transfer, aliased, note]
+    return [read_file, transfer, aliased, note, scan]
 
 
 RULES = [
@@ -126,6 +137,15 @@ def test_the_tool_runs_with_exactly_the_judged_arguments_defaults_included():
     ran, seen = run([{"name": "transfer", "args": {"to": " bob", "amount": "12"}}], gate=False, aio=False)
     assert ran == [("transfer", {"to": " bob", "amount": 12, "memo": "x"})]
     assert seen == [("transfer", {"to": " bob", "amount": 12, "memo": "x"})]  # judged once, as the tool reads it
+
+
+def test_a_nested_model_is_judged_as_plain_data():
+    """The tool receives an ``Opts`` object; the guards read data (a secret or a path inside it must be as
+    visible as in the dict the model sent), so the judged arguments are its dump, defaults included."""
+    ran, seen = run([{"name": "scan", "args": {"opts": {"path": " /tmp/x "}}}], gate=False, aio=False)
+    assert ran == [("scan", {"opts": {"path": "/tmp/x", "depth": 1}})]
+    assert seen == [("scan", {"opts": {"path": "/tmp/x", "depth": 1}})]
+    assert type(seen[0][1]["opts"]) is dict
 
 
 # -- the class: whatever the model sends, a tool body receives only what the guard judged ----------------

@@ -25,7 +25,7 @@ from agents.exceptions import ModelBehaviorError, ToolInputGuardrailTripwireTrig
 from agents.testing import ScriptedModel, assistant_message, function_call  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from pydantic import AfterValidator, StringConstraints  # noqa: E402
+from pydantic import AfterValidator, BaseModel, StringConstraints  # noqa: E402
 
 from agentguard.core import BaseGuard, Context, GuardStack, ToolCall, Verdict  # noqa: E402
 from agentguard.integrations.openai_agents import AgentsGuard  # noqa: E402
@@ -38,6 +38,11 @@ RULES = [
     {"tool": "read_file", "arg": "path", "forbid": r"^/etc"},
     {"tool": "transfer", "arg": "amount", "forbid": r"^\d{4,}$"},
 ]
+
+
+class Opts(BaseModel):
+    path: Stripped
+    depth: int
 
 
 class Seen(BaseGuard):
@@ -67,7 +72,12 @@ def make_tools(ran: list) -> list:
         ran.append(("fetch", {"url": url}))
         return "ok"
 
-    return [function_tool(read_file), function_tool(transfer), function_tool(fetch)]
+    def scan(opts: Opts) -> str:
+        """Scan with options."""
+        ran.append(("scan", {"opts": opts.model_dump()}))
+        return "ok"
+
+    return [function_tool(read_file), function_tool(transfer), function_tool(fetch), function_tool(scan)]
 
 
 async def arun(calls: list[tuple[str, dict]], approve: bool = True):
@@ -108,6 +118,12 @@ def test_arguments_the_schema_does_not_change_run_as_judged():
     ran, seen = asyncio.run(arun([("transfer", {"to": "bob", "amount": 12}), ("read_file", {"path": "a.txt"})]))
     assert sorted(ran) == [("read_file", {"path": "a.txt"}), ("transfer", {"to": "bob", "amount": 12})]
     assert all(r in seen for r in ran)
+
+
+def test_a_nested_model_is_judged_as_plain_data():
+    ran, seen = asyncio.run(arun([("scan", {"opts": {"path": " /tmp/x ", "depth": 2}})]))
+    assert ran == [("scan", {"opts": {"path": "/tmp/x", "depth": 2}})]
+    assert seen == [("scan", {"opts": {"path": "/tmp/x", "depth": 2}})] and type(seen[0][1]["opts"]) is dict
 
 
 _paths = st.sampled_from(["/etc/shadow", "notes.txt"]).flatmap(

@@ -88,7 +88,7 @@ from ..core.guard import Guard
 from ..core.pipeline import Pipeline, approval_request, call_key
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
-from .common import Unreadable, as_facts, refusal_message, tool_call_of
+from .common import Unreadable, as_facts, plain, refusal_message, tool_call_of
 
 require("agents", "integrations")
 
@@ -154,7 +154,7 @@ def _reading(tool: Any, raw: str, call: ToolCall) -> ToolCall | Unreadable:
     args, kwargs = list(prepared.args), dict(prepared.kwargs)
     if len(args) > len(names) or any(k in names[:len(args)] or k not in names for k in kwargs):
         return Unreadable(call.name, raw, "the SDK's validated arguments cannot be named (variadic parameters)")
-    return ToolCall(call.name, {**dict(zip(names, args)), **kwargs}, call.call_id)
+    return ToolCall(call.name, plain({**dict(zip(names, args)), **kwargs}), call.call_id)
 
 
 def _tool_of(data: Any, name: str) -> Any:
@@ -171,8 +171,8 @@ def _refusal(out: Outcome, call: ToolCall) -> str:
     if not v.blocks:  # refused by the strategy, not the verdict (a tool halted earlier in the run)
         return f"agentguard refused tool call {call.name}: {out.message or v.reason}"
     base = refusal_message(v, call)
-    plain = ("", v.reason, f"action refused by {v.guard or 'guard'}: {v.reason}")
-    return base if out.message in plain else f"{base}. {out.message}"
+    bare = ("", v.reason, f"action refused by {v.guard or 'guard'}: {v.reason}")
+    return base if out.message in bare else f"{base}. {out.message}"
 
 
 class AgentsGuard:

@@ -14,7 +14,7 @@ from ...core.pipeline import RESERVED_KEYS, Pipeline, RunState, call_key
 from ...core.runs import RunEvicted
 from ...core.types import Context, Decision, ToolCall
 from ..recording import TraceRecorder
-from ..common import as_facts, refusal_message
+from ..common import as_facts, plain, refusal_message
 from .hitl import APPROVER, Human, hitl_decision, hitl_request
 
 require("langchain.agents.middleware", "integrations")
@@ -109,7 +109,7 @@ def _reading(tool: Any, call: ToolCall) -> ToolCall:
         return call
     if not isinstance(got, dict):
         return call
-    return ToolCall(call.name, {k: v for k, v in got.items() if k not in injected}, call.call_id)
+    return ToolCall(call.name, {k: plain(v) for k, v in got.items() if k not in injected}, call.call_id)
 
 
 def _refusal_text(out: Outcome, call: ToolCall) -> str:
