@@ -141,3 +141,27 @@ def test_property_a_function_receives_only_judged_allowed_arguments(calls):
     for name, args in ran:
         assert (name, args) in seen, f"{name}{args} ran; judged: {seen}"
         assert not rules.check(Context(), ToolCall(name, args)).blocks
+
+
+def test_the_tool_read_is_the_one_the_sdk_runs_namespace_then_last_wins():
+    """The reading uses the tool the SDK dispatches to: the call's namespace first, then the SDK's
+    last-wins lookup (a first-match search read one tool's schema for another's call)."""
+    from types import SimpleNamespace
+
+    from agents import tool_namespace
+
+    from agentguard.integrations.openai_agents import _tool_of
+
+    def a(path: str) -> str:
+        """A."""
+        return path
+
+    def b(path: Stripped) -> str:
+        """B."""
+        return path
+
+    plain_a, plain_b = function_tool(a, name_override="read"), function_tool(b, name_override="read")
+    [spaced] = tool_namespace(name="files", description="Files.", tools=[function_tool(b, name_override="read")])
+    agent = SimpleNamespace(tools=[plain_a, spaced, plain_b])
+    assert _tool_of(SimpleNamespace(agent=agent, context=SimpleNamespace(tool_namespace=None)), "read") is plain_b
+    assert _tool_of(SimpleNamespace(agent=agent, context=SimpleNamespace(tool_namespace="files")), "read") is spaced

@@ -158,8 +158,12 @@ def _reading(tool: Any, raw: str, call: ToolCall) -> ToolCall | Unreadable:
 
 
 def _tool_of(data: Any, name: str) -> Any:
-    """The function tool ``name`` of the agent running the guardrail."""
-    return next((t for t in getattr(data.agent, "tools", None) or [] if getattr(t, "name", None) == name), None)
+    """The function tool the SDK runs for ``name``: of the agent's tools with that name, the one in the call's
+    namespace (``tool_namespace``), the last of them as in the SDK's own lookup (last wins)."""
+    tools = [t for t in getattr(data.agent, "tools", None) or [] if getattr(t, "name", None) == name]
+    ns = getattr(data.context, "tool_namespace", None) or None
+    same = [t for t in tools if (getattr(t, "_tool_namespace", None) or None) == ns]
+    return (same or tools or [None])[-1]
 
 
 def _refusal(out: Outcome, call: ToolCall) -> str:
