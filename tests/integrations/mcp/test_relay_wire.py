@@ -126,3 +126,47 @@ def test_property_upstream_reads_exactly_what_the_relay_judged(msg, ws):
             assert m["params"]["name"] == msg["params"]["name"]
             assert m["params"].get("arguments", {}) == msg["params"]["arguments"]
             assert not guard.check(Context(), ToolCall(m["params"]["name"], m["params"].get("arguments", {}))).blocks
+
+
+class Slow(ToolRuleGuard):
+    """A rule guard that is not inline-safe (decided in a task, as any slow guard)."""
+
+    inline_safe = False
+
+
+def test_a_cancelled_request_never_runs_even_if_approved_later():
+    """Red team: a client cancels a call on its own timeout (``notifications/cancelled``) while the relay
+    still asks the human; the late approval ran it anyway (and a client that retried would run it twice).
+    The pending decision is now cancelled with the request; the cancellation is not relayed (the upstream
+    never saw the request); other requests are unaffected."""
+    import asyncio
+
+    w = Wire(Slow(allow=["*"], escalate=["transfer_*"]))
+    dump = lambda m: json.dumps(m).encode() + b"\n"  # noqa: E731
+
+    async def go():
+        w.relay.client_line(dump({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                  "params": {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}}}))
+        w.relay.client_line(dump({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                  "params": {"name": "transfer_funds", "arguments": {"amount": 5}}}))
+        for _ in range(40):
+            await asyncio.sleep(0.005)
+            if any(json.loads(b).get("method") == "elicitation/create" for b in w.client):
+                break
+        ask = next(json.loads(b) for b in w.client if json.loads(b).get("method") == "elicitation/create")
+        w.relay.client_line(dump({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                  "params": {"requestId": 1, "reason": "timeout"}}))
+        w.relay.client_line(dump({"jsonrpc": "2.0", "id": ask["id"],
+                                  "result": {"action": "accept", "content": {"approve": True}}}))
+        w.relay.client_line(dump({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                  "params": {"name": "read_file", "arguments": {}}}))
+        for _ in range(40):
+            await asyncio.sleep(0.005)
+            if not w.relay._tasks:
+                break
+
+    asyncio.run(go())
+    sent = [json.loads(b) for b in w.upstream]
+    assert [m.get("id") for m in sent] == [0, 2]
+    assert not any(m.get("method") == "notifications/cancelled" for m in sent)
+    assert w.relay._deciding == {} and w.relay._asks == {}

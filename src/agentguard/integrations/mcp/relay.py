@@ -19,6 +19,9 @@ JSON-RPC (spec "Transports"), so the relay works on lines:
   request for any other method is answered "Method not found" (an unknown method could act past the
   guard: fail closed). Responses the client sends (to the upstream's sampling, elicitation and roots
   requests) go to the upstream;
+- a client's ``notifications/cancelled`` for a request still being decided (a slow guard, a human being
+  asked) cancels that decision: the call never runs, and the cancellation is not relayed (the upstream
+  never saw the request);
 - every upstream line (responses, logging and ``list_changed`` notifications, progress, the upstream's
   own requests) goes to the client unchanged, before anything else is done with it; a guarded call's
   answer is then parsed once to record its result in the run's trace.
@@ -163,6 +166,7 @@ class StdioRelay:
         self._pending: dict[str, Outcome] = {}               # forwarded calls, by request id
         self._asks: dict[str, asyncio.Future] = {}            # our elicitations, by id
         self._tasks: set[asyncio.Task] = set()
+        self._deciding: dict[str, set[asyncio.Task]] = {}   # decisions still pending, by request id
         self._client_caps: Any = None        # the capabilities of a handshake-era client's initialize
         self._rounds = ApprovalRounds()     # approval rounds of the 2026-07-28 protocol
 
@@ -192,6 +196,8 @@ class StdioRelay:
                 self._to_upstream(line)
             return
         if "id" not in msg:
+            if method == "notifications/cancelled" and self._cancel(msg):
+                return  # a request still being decided: it never runs, and the upstream never saw it
             if method in CLIENT_NOTIFICATIONS:  # any other notification is dropped (fail closed)
                 self._to_upstream(line)
             return
@@ -221,18 +227,40 @@ class StdioRelay:
         facts = facts_of(meta) if meta else {}
         with parent_from(meta):  # the client's trace context (``_meta.traceparent``); a task keeps it
             if not self.inline:
-                self._spawn(self._decide_later(msg, line, call, facts, None))
+                self._spawn(self._decide_later(msg, line, call, facts, None), msg["id"])
                 return
             out = self.pipeline.decide(self.run_id, call, **facts)
         if out.ask:
-            self._spawn(self._decide_later(msg, line, call, facts, out))
+            self._spawn(self._decide_later(msg, line, call, facts, out), msg["id"])
         else:
             self._apply(msg, line, call, out)
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Any, rid: Any) -> None:
+        """Decide a request in a task, which the client's ``notifications/cancelled`` for its id cancels."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        deciding = self._deciding.setdefault(_key(rid), set())
+        deciding.add(task)
+
+        def done(t: asyncio.Task) -> None:
+            self._tasks.discard(t)
+            deciding.discard(t)
+            if not deciding and self._deciding.get(_key(rid)) is deciding:
+                del self._deciding[_key(rid)]
+
+        task.add_done_callback(done)
+
+    def _cancel(self, msg: dict) -> bool:
+        """The client cancelled a request (``notifications/cancelled``): a decision still pending for its
+        id (a guard, a human being asked) is cancelled, so the call never runs after the client gave up on
+        it (a client cancels on its own timeout, and may retry: the late approval of the first would run it
+        twice). True when there was one."""
+        params = msg.get("params")
+        rid = params.get("requestId") if isinstance(params, dict) else None
+        tasks = self._deciding.pop(_key(rid), None) if isinstance(rid, (str, int)) else None
+        for t in tasks or ():
+            t.cancel()
+        return bool(tasks)
 
     async def _decide_later(self, msg: dict, line: bytes, call: ToolCall, facts: dict[str, Any],
                             out: Outcome | None) -> None:
@@ -304,7 +332,10 @@ class StdioRelay:
             fut = asyncio.get_running_loop().create_future()
             self._asks[_key(rid)] = fut
             self._to_client(_dump({"jsonrpc": "2.0", "id": rid, "method": "elicitation/create", "params": ask}))
-            reply = await fut
+            try:
+                reply = await fut
+            finally:
+                self._asks.pop(_key(rid), None)
             res = reply.get("result")
         content = res.get("content") if isinstance(res, dict) else None
         return isinstance(res, dict) and res.get("action") == "accept" and isinstance(content, dict) \
