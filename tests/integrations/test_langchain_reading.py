@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from langchain.agents import create_agent  # noqa: E402
 from langchain_core.messages import AIMessage  # noqa: E402
-from langchain_core.tools import StructuredTool, tool  # noqa: E402
+from langchain_core.tools import InjectedToolArg, StructuredTool, tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.prebuilt import InjectedState  # noqa: E402
 from pydantic import BaseModel, Field, StringConstraints  # noqa: E402
@@ -91,8 +91,14 @@ def make_tools(ran: list):
         ran.append(("scan", {"opts": opts.model_dump()}))
         return "ok"
 
+    @tool
+    def fetch_doc(doc: str, scope: Annotated[str, InjectedToolArg] = "public") -> str:
+        """Fetch a document (the scope is the application's to give)."""
+        ran.append(("fetch_doc", {"doc": doc, "scope": scope}))
+        return "ok"
+
     aliased = StructuredTool.from_function(open_file, name="open_file", description="Open.", args_schema=AliasArgs)
-    return [read_file, transfer, aliased, note, scan]
+    return [read_file, transfer, aliased, note, scan, fetch_doc]
 
 
 RULES = [
@@ -100,6 +106,7 @@ RULES = [
     {"tool": "open_file", "arg": "path", "forbid": r"^/etc"},
     {"tool": "note", "arg": "text", "forbid": r"^secret"},
     {"tool": "transfer", "arg": "amount", "forbid": r"^\d{4,}$"},
+    {"tool": "fetch_doc", "arg": "scope", "forbid": r"^admin"},
 ]
 
 
@@ -122,6 +129,7 @@ ATTACKS = [
     ("note", {"text": " secret plans"}),           # a tool with an injected argument
     ("transfer", {"to": "bob", "amount": " 5000 "}),  # "5000" and " 5000 " are the int 5000
     ("transfer", {"to": "bob", "amount": 5000.0}),
+    ("fetch_doc", {"doc": "a", "scope": "admin"}),  # an injected argument the model wrote itself
 ]
 
 

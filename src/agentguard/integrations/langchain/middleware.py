@@ -109,7 +109,10 @@ def _reading(tool: Any, call: ToolCall) -> ToolCall:
         return call
     if not isinstance(got, dict):
         return call
-    return ToolCall(call.name, {k: plain(v) for k, v in got.items() if k not in injected}, call.call_id)
+    # an injected argument the model wrote itself stays (LangChain passes it on unless the tool node injects
+    # over it); one LangChain adds (the call id) is not the model's
+    return ToolCall(call.name, {k: plain(v) for k, v in got.items() if k in call.arguments or k not in injected},
+                    call.call_id)
 
 
 def _refusal_text(out: Outcome, call: ToolCall) -> str:
