@@ -68,21 +68,29 @@ class Model(BaseHTTPRequestHandler):
 
 
     def _stream(self, name: str, arg: str) -> None:
-        """The same proposal streamed as OpenAI chat-completion chunks: the name first, the arguments in
-        fragments, then ``finish_reason: tool_calls`` (what an agent loop executes on)."""
-        args = json.dumps({"path": arg})
-        deltas = [{"role": "assistant", "content": None, "tool_calls": [
-            {"index": 0, "id": "call_1", "type": "function", "function": {"name": name, "arguments": ""}}]}]
-        deltas += [{"tool_calls": [{"index": 0, "function": {"arguments": args[i:i + 4]}}]}
-                   for i in range(0, len(args), 4)]
-        chunks = [{"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "stub",
-                   "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
-        chunks.append({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "stub",
-                       "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+        """The proposal streamed as OpenAI chat-completion chunks: the name first, the arguments in
+        fragments, then ``finish_reason: tool_calls`` (what an agent loop executes on). ``a x; b y`` streams
+        two parallel calls with their fragments interleaved; a leading ``choices:`` puts each call in a
+        choice of its own (``n`` > 1)."""
+        text = f"{name} {arg}"
+        per_choice = text.startswith("choices:")
+        calls = [c.strip().partition(" ") for c in text.removeprefix("choices:").split(";")]
+        frags: list[list[tuple[int, int, dict]]] = []
+        for i, (n, _, a) in enumerate(calls):
+            choice, index, args = (i, 0, json.dumps({"path": a})) if per_choice else (0, i, json.dumps({"path": a}))
+            head = {"index": index, "id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": ""}}
+            frags.append([(choice, index, head)] + [(choice, index, {"index": index, "function": {
+                "arguments": args[j:j + 4]}}) for j in range(0, len(args), 4)])
+        order = [f for group in zip(*frags) for f in group] + [f for g in frags for f in g[min(map(len, frags)):]]
+        chunks = [{"choices": [{"index": ch, "delta": {"role": "assistant", "tool_calls": [d]}, "finish_reason": None}]}
+                  for ch, _, d in order]
+        chunks += [{"choices": [{"index": ch, "delta": {}, "finish_reason": "tool_calls"}]}
+                   for ch in sorted({ch for ch, _, _ in order})]
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
         for c in chunks:
+            c.update({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "stub"})
             self.wfile.write(b"data: " + json.dumps(c).encode() + b"\n\n")
             self.wfile.flush()
         self.wfile.write(b"data: [DONE]\n\n")
@@ -163,10 +171,10 @@ def test_forbidden_tool_call_never_reaches_the_client_and_the_refusal_does(proxy
     assert "choices" not in r.json()  # an error body: the proposed call is not handed to the client
 
 
-def streamed_calls(text: str) -> tuple[dict[int, dict], list]:
+def streamed_calls(text: str) -> tuple[dict[tuple[int, int], dict], list]:
     """The tool calls an agent loop assembles from a streamed answer (deltas by index, as the OpenAI SDK's
     stream helpers do), and the SSE error events it saw."""
-    calls: dict[int, dict] = {}
+    calls: dict[tuple[int, int], dict] = {}
     errors = []
     for ln in text.splitlines():
         if not ln.startswith("data: ") or ln == "data: [DONE]":
@@ -177,7 +185,7 @@ def streamed_calls(text: str) -> tuple[dict[int, dict], list]:
             continue
         for ch in ev.get("choices") or []:
             for tc in (ch.get("delta") or {}).get("tool_calls") or []:
-                c = calls.setdefault(tc.get("index", 0), {"name": "", "arguments": ""})
+                c = calls.setdefault((ch.get("index", 0), tc.get("index", 0)), {"name": "", "arguments": ""})
                 fn = tc.get("function") or {}
                 c["name"] += fn.get("name") or ""
                 c["arguments"] += fn.get("arguments") or ""
@@ -195,6 +203,16 @@ def test_a_streamed_forbidden_tool_call_never_reaches_the_client(proxy):
     calls, errors = streamed_calls(r.text)
     assert not any(c["name"] for c in calls.values()), (r.status_code, r.text[:1500])
     assert "agentguard refused tool call delete_file" in r.text
+
+
+@pytest.mark.parametrize("text", ["read_file /a; delete_file /srv/db", "delete_file /srv/db; read_file /a",
+                                  "choices:read_file /a; delete_file /srv/db"])
+def test_a_streamed_turn_with_one_forbidden_call_among_allowed_ones_releases_none(text, proxy):
+    """Parallel calls streamed with their fragments interleaved (index reuse), or in separate choices:
+    nothing of the turn reaches the client when one call is refused."""
+    base, _ = proxy
+    calls, _errors = streamed_calls(chat(base, text, stream=True).text)
+    assert calls == {}
 
 
 def test_a_streamed_allowed_tool_call_arrives_whole(proxy):
