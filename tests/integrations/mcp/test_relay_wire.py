@@ -170,3 +170,85 @@ def test_a_cancelled_request_never_runs_even_if_approved_later():
     assert [m.get("id") for m in sent] == [0, 2]
     assert not any(m.get("method") == "notifications/cancelled" for m in sent)
     assert w.relay._deciding == {} and w.relay._asks == {}
+
+
+# -- the upstream's own validation: MCPServer turns a JSON string into a list, "5000" into an int -------------
+def _server():
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("t")
+
+    @server.tool()
+    def delete_paths(paths: list[str]) -> str:
+        """Delete files."""
+        return "ok"
+
+    @server.tool()
+    def transfer_funds(amount: int, to: str) -> str:
+        """Transfer."""
+        return "ok"
+
+    return server
+
+
+def _listed(server) -> list[dict]:
+    import asyncio
+
+    tools = asyncio.run(server.list_tools())
+    return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+
+
+def _received(server, name: str, args: dict) -> dict:
+    """What the real MCPServer hands the tool's function for these arguments (its own validation)."""
+    tool = server._tool_manager.get_tool(name)
+    return tool.fn_metadata.validate_arguments(args)
+
+
+RULES = [{"tool": "delete_paths", "arg": "paths", "forbid": r"^\[?'?/etc"},
+         {"tool": "transfer_funds", "arg": "amount", "forbid": r"^\d{4,}$"}]
+SCHEMA_ATTACKS = [
+    ("delete_paths", {"paths": '["/etc/shadow"]'}),          # MCPServer pre-parses the JSON string
+    ("transfer_funds", {"amount": " 5000 ", "to": "bob"}),    # pydantic: the int 5000
+    ("transfer_funds", {"amount": 5000.0, "to": "bob"}),
+]
+
+
+@pytest.mark.parametrize("name,args", SCHEMA_ATTACKS)
+def test_arguments_the_upstream_would_read_otherwise_are_refused(name, args):
+    server = _server()
+    guard = ToolRuleGuard(allow=["*"], arguments=RULES)
+    received = _received(server, name, args)  # the attack is real: the tool would get a forbidden value
+    assert guard.check(Context(), ToolCall(name, received)).blocks
+    assert not guard.check(Context(), ToolCall(name, args)).blocks  # ... while the guard reads the spelling
+    w = Wire(guard)
+    dump = lambda m: json.dumps(m).encode() + b"\n"  # noqa: E731
+    w.relay.client_line(dump({"jsonrpc": "2.0", "id": "l", "method": "tools/list"}))
+    w.relay.upstream_line(dump({"jsonrpc": "2.0", "id": "l", "result": {"tools": _listed(server)}}))
+    w.relay.client_line(dump({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                              "params": {"name": name, "arguments": args}}))
+    assert [json.loads(b)["id"] for b in w.upstream] == ["l"]
+    assert json.loads(w.client[-1])["error"]["code"] == -32602
+
+
+_args = st.fixed_dictionaries({"paths": st.one_of(
+    st.lists(st.sampled_from(["a", "/etc/shadow"]), max_size=2),
+    st.lists(st.sampled_from(["a", "/etc/shadow"]), max_size=2).map(json.dumps))})
+_money = st.fixed_dictionaries({"amount": st.one_of(st.integers(0, 9999), st.integers(0, 9999).map(str),
+                                                    st.integers(0, 9999).map(float)), "to": st.just("bob")})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(_args.map(lambda a: ("delete_paths", a)), _money.map(lambda a: ("transfer_funds", a))))
+def test_property_what_the_upstream_runs_is_what_the_guard_judged(call):
+    name, args = call
+    server = _server()
+    listed = _listed(server)
+    w = Wire(ToolRuleGuard(allow=["*"]))
+    dump = lambda m: json.dumps(m).encode() + b"\n"  # noqa: E731
+    w.relay.client_line(dump({"jsonrpc": "2.0", "id": "l", "method": "tools/list"}))
+    w.relay.upstream_line(dump({"jsonrpc": "2.0", "id": "l", "result": {"tools": listed}}))
+    w.relay.client_line(dump({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": args}}))
+    for m in upstream_reads(w.upstream):
+        if m.get("method") == "tools/call":
+            sent = m["params"]["arguments"]
+            assert sent == args and _received(server, name, sent) == sent

@@ -19,6 +19,11 @@ JSON-RPC (spec "Transports"), so the relay works on lines:
   request for any other method is answered "Method not found" (an unknown method could act past the
   guard: fail closed). Responses the client sends (to the upstream's sampling, elicitation and roots
   requests) go to the upstream;
+- a ``tools/call`` whose arguments do not have the types the tool's listed ``inputSchema`` declares
+  (:func:`~.decide.schema_refusal`: a JSON string where a list is declared, ``"5000"`` for an integer) is
+  answered "Invalid params": the upstream's validation would turn them into values the guard never read.
+  The schemas are those of the upstream's ``tools/list`` answers the relay has passed on (forgotten at a
+  ``tools/list_changed`` notification); a tool not listed yet is not checked;
 - a client's ``notifications/cancelled`` for a request still being decided (a slow guard, a human being
   asked) cancels that decision: the call never runs, and the cancellation is not relayed (the upstream
   never saw the request);
@@ -58,7 +63,7 @@ from ...core.strict_json import StrictJSONError, loads_strict
 from ...core.telemetry import parent_from
 from ...core.types import Context, Decision, ToolCall, Verdict
 from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, approval_message, approval_meta,
-                     facts_of, gate, inline_safe, make_pipeline, refusal_text)
+                     facts_of, gate, inline_safe, make_pipeline, refusal_text, schema_refusal)
 from .strict import refusal_for
 
 __all__ = ["CLIENT_NOTIFICATIONS", "FORWARDED_METHODS", "GUARDED_METHODS", "StdioRelay", "pipe_reader", "serve_stdio_relay"]
@@ -167,6 +172,8 @@ class StdioRelay:
         self._asks: dict[str, asyncio.Future] = {}            # our elicitations, by id
         self._tasks: set[asyncio.Task] = set()
         self._deciding: dict[str, set[asyncio.Task]] = {}   # decisions still pending, by request id
+        self._listing: set[str] = set()                      # forwarded tools/list requests, by id
+        self._schemas: dict[str, Any] = {}                   # each listed tool's inputSchema
         self._client_caps: Any = None        # the capabilities of a handshake-era client's initialize
         self._rounds = ApprovalRounds()     # approval rounds of the 2026-07-28 protocol
 
@@ -209,6 +216,8 @@ class StdioRelay:
             if method == "initialize":
                 params = msg.get("params")
                 self._client_caps = params.get("capabilities") if isinstance(params, dict) else None
+            elif method == "tools/list":
+                self._listing.add(_key(rid))
             self._to_upstream(line)
         else:
             self._error(rid, -32601, f"Method not found: the agentguard proxy does not relay {str(method)[:80]!r}")
@@ -222,6 +231,12 @@ class StdioRelay:
         call = _as_call(msg["method"], params, msg["id"])
         if call is None:
             self._error(msg["id"], -32602, f"agentguard refused the message: invalid params for {msg['method']}")
+            return
+        why = (schema_refusal(self._schemas.get(call.name), dict(call.arguments)) if msg["method"] == "tools/call"
+               else None)
+        if why is not None:  # the upstream would read these arguments otherwise than the guard (see schema_refusal)
+            self._error(msg["id"], -32602, f"agentguard refused the message: the arguments of {call.name[:80]} "
+                                           f"do not have the types its inputSchema declares ({why})")
             return
         meta = params.get("_meta")
         facts = facts_of(meta) if meta else {}
@@ -347,13 +362,22 @@ class StdioRelay:
         if not line.endswith(b"\n"):
             line += b"\n"
         self._to_client(line)
-        if not self._pending:
+        if not (self._pending or self._listing or b"list_changed" in line):
             return
         try:
             msg = json.loads(line)
         except ValueError:
             return
-        if not isinstance(msg, dict) or "method" in msg or not isinstance(msg.get("id"), (str, int)):
+        if not isinstance(msg, dict):
+            return
+        if msg.get("method") == "notifications/tools/list_changed":
+            self._schemas.clear()  # the client lists again; until then its calls are not schema-checked
+            return
+        if "method" in msg or not isinstance(msg.get("id"), (str, int)):
+            return
+        if _key(msg["id"]) in self._listing:
+            self._listing.discard(_key(msg["id"]))
+            self._learn_tools(msg.get("result"))
             return
         entry = self._pending.pop(_key(msg["id"]), None)
         if entry is None:
@@ -364,6 +388,13 @@ class StdioRelay:
             error = msg.get("error")
             observation = f"upstream error: {error.get('message') if isinstance(error, dict) else error}"
         self.pipeline.record(entry, observation=observation)
+
+    def _learn_tools(self, result: Any) -> None:
+        """Keep each listed tool's ``inputSchema`` (pages add up), against which calls are checked."""
+        tools = result.get("tools") if isinstance(result, dict) else None
+        for t in tools if isinstance(tools, list) else ():
+            if isinstance(t, dict) and isinstance(t.get("name"), str):
+                self._schemas[t["name"]] = t.get("inputSchema")
 
     # -- running -----------------------------------------------------------------------------------
     async def run(self, client: asyncio.StreamReader, upstream: asyncio.StreamReader,
