@@ -133,7 +133,7 @@ _calls = st.one_of(_paths.map(lambda p: ("read_file", {"path": p})),
                    _amounts.map(lambda a: ("transfer", {"to": "bob", "amount": a})))
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_calls, min_size=1, max_size=3, unique_by=lambda c: repr(c)))
 def test_property_a_function_receives_only_judged_allowed_arguments(calls):
     ran, seen = asyncio.run(arun(calls))
