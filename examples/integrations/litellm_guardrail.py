@@ -3,13 +3,15 @@
     python examples/integrations/litellm_guardrail.py
 
 In production run ``python -m agentguard litellm-guardrail --config agentguard.toml --port 8766`` and
-add to LiteLLM's config.yaml::
+add to LiteLLM's config.yaml (with ``litellm_stream_safe.py`` of this directory next to it: the generic
+guardrail client holding a streamed answer until the verdict; see docs/integrations.md)::
 
     guardrails:
       - guardrail_name: agentguard
         litellm_params:
-          guardrail: generic_guardrail_api
+          guardrail: litellm_stream_safe.AgentGuardGuardrail
           mode: post_call
+          default_on: true
           api_base: http://127.0.0.1:8766
 """
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import threading
@@ -25,6 +26,7 @@ from agentguard.integrations.litellm import GuardrailEndpoint, serve_in_thread  
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
+STREAM_SAFE = REPO / "examples" / "integrations" / "litellm_stream_safe.py"
 LITELLM = REPO / ".litellm-venv" / "bin" / "litellm"
 if not LITELLM.exists():
     pytest.skip("the LiteLLM venv is absent: run scripts/setup_litellm.sh (make test does)", allow_module_level=True)
@@ -49,6 +51,8 @@ class Model(BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         name, _, arg = body["messages"][-1]["content"].partition(" ")
+        if body.get("stream"):
+            return self._stream(name, arg)
         out = {"id": "c1", "object": "chat.completion", "created": 0, "model": "stub",
                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
                    "role": "assistant", "content": None,
@@ -61,6 +65,35 @@ class Model(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+    def _stream(self, name: str, arg: str) -> None:
+        """The proposal streamed as OpenAI chat-completion chunks: the name first, the arguments in
+        fragments, then ``finish_reason: tool_calls`` (what an agent loop executes on). ``a x; b y`` streams
+        two parallel calls with their fragments interleaved; a leading ``choices:`` puts each call in a
+        choice of its own (``n`` > 1)."""
+        text = f"{name} {arg}"
+        per_choice = text.startswith("choices:")
+        calls = [c.strip().partition(" ") for c in text.removeprefix("choices:").split(";")]
+        frags: list[list[tuple[int, int, dict]]] = []
+        for i, (n, _, a) in enumerate(calls):
+            choice, index, args = (i, 0, json.dumps({"path": a})) if per_choice else (0, i, json.dumps({"path": a}))
+            head = {"index": index, "id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": ""}}
+            frags.append([(choice, index, head)] + [(choice, index, {"index": index, "function": {
+                "arguments": args[j:j + 4]}}) for j in range(0, len(args), 4)])
+        order = [f for group in zip(*frags) for f in group] + [f for g in frags for f in g[min(map(len, frags)):]]
+        chunks = [{"choices": [{"index": ch, "delta": {"role": "assistant", "tool_calls": [d]}, "finish_reason": None}]}
+                  for ch, _, d in order]
+        chunks += [{"choices": [{"index": ch, "delta": {}, "finish_reason": "tool_calls"}]}
+                   for ch in sorted({ch for ch, _, _ in order})]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        for c in chunks:
+            c.update({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "stub"})
+            self.wfile.write(b"data: " + json.dumps(c).encode() + b"\n\n")
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +114,7 @@ def proxy(tmp_path_factory):
     threading.Thread(target=model.serve_forever, daemon=True).start()
     port = free_port()
     cfg = tmp / "config.yaml"
+    shutil.copy(STREAM_SAFE, tmp / STREAM_SAFE.name)  # the docs recipe: the stream-holding guardrail file
     cfg.write_text(f"""
 model_list:
   - model_name: stub
@@ -91,7 +125,7 @@ model_list:
 guardrails:
   - guardrail_name: agentguard
     litellm_params:
-      guardrail: generic_guardrail_api
+      guardrail: {STREAM_SAFE.stem}.AgentGuardGuardrail
       mode: post_call
       default_on: true
       api_base: http://127.0.0.1:{gsrv.server_address[1]}
@@ -121,8 +155,8 @@ guardrails:
         model.shutdown()
 
 
-def chat(base, text, trace=None):
-    body = {"model": "stub", "messages": [{"role": "user", "content": text}]}
+def chat(base, text, trace=None, stream=False):
+    body = {"model": "stub", "messages": [{"role": "user", "content": text}], "stream": stream}
     if trace:
         body["litellm_trace_id"] = trace
     return httpx.post(base + "/v1/chat/completions", json=body, timeout=60,
@@ -135,6 +169,58 @@ def test_forbidden_tool_call_never_reaches_the_client_and_the_refusal_does(proxy
     assert r.status_code == 400, r.text
     assert "agentguard refused tool call delete_file (REJECT by no-deletes)" in r.text
     assert "choices" not in r.json()  # an error body: the proposed call is not handed to the client
+
+
+def streamed_calls(text: str) -> tuple[dict[tuple[int, int], dict], list]:
+    """The tool calls an agent loop assembles from a streamed answer (deltas by index, as the OpenAI SDK's
+    stream helpers do), and the SSE error events it saw."""
+    calls: dict[tuple[int, int], dict] = {}
+    errors = []
+    for ln in text.splitlines():
+        if not ln.startswith("data: ") or ln == "data: [DONE]":
+            continue
+        ev = json.loads(ln[6:])
+        if "error" in ev:
+            errors.append(ev["error"])
+            continue
+        for ch in ev.get("choices") or []:
+            for tc in (ch.get("delta") or {}).get("tool_calls") or []:
+                c = calls.setdefault((ch.get("index", 0), tc.get("index", 0)), {"name": "", "arguments": ""})
+                fn = tc.get("function") or {}
+                c["name"] += fn.get("name") or ""
+                c["arguments"] += fn.get("arguments") or ""
+    return calls, errors
+
+
+def test_a_streamed_forbidden_tool_call_never_reaches_the_client(proxy):
+    """Red team: the same forbidden proposal, streamed (``stream: true``). With ``guardrail:
+    generic_guardrail_api`` LiteLLM 1.106 checked the assembled tool call only at the end of the stream,
+    after sending every delta of it and ``finish_reason: "tool_calls"``: the client had ``delete_file``
+    (the refusal came as a trailing error event). The recipe's guardrail file holds the stream until the
+    verdict: no delta of the call reaches the client, only the refusal."""
+    base, _ = proxy
+    r = chat(base, "delete_file /srv/db", stream=True)
+    calls, errors = streamed_calls(r.text)
+    assert not any(c["name"] for c in calls.values()), (r.status_code, r.text[:1500])
+    assert "agentguard refused tool call delete_file" in r.text
+
+
+@pytest.mark.parametrize("text", ["read_file /a; delete_file /srv/db", "delete_file /srv/db; read_file /a",
+                                  "choices:read_file /a; delete_file /srv/db"])
+def test_a_streamed_turn_with_one_forbidden_call_among_allowed_ones_releases_none(text, proxy):
+    """Parallel calls streamed with their fragments interleaved (index reuse), or in separate choices:
+    nothing of the turn reaches the client when one call is refused."""
+    base, _ = proxy
+    calls, _errors = streamed_calls(chat(base, text, stream=True).text)
+    assert calls == {}
+
+
+def test_a_streamed_allowed_tool_call_arrives_whole(proxy):
+    base, _ = proxy
+    r = chat(base, "read_file /srv/notes", stream=True)
+    calls, errors = streamed_calls(r.text)
+    assert errors == [] and [(c["name"], json.loads(c["arguments"])) for c in calls.values()] == [
+        ("read_file", {"path": "/srv/notes"})], r.text[:1500]
 
 
 def test_allowed_tool_call_passes(proxy):

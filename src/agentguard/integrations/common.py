@@ -10,7 +10,7 @@ from ..core.errors import InputError
 from ..core.strict_json import StrictJSONError, loads_strict
 from ..core.types import ToolCall, Verdict
 
-__all__ = ["Unreadable", "as_facts", "read_arguments", "refusal_message", "tool_call_of"]
+__all__ = ["Unreadable", "as_facts", "plain", "read_arguments", "refusal_message", "tool_call_of"]
 
 
 def as_facts(obj: Any) -> dict[str, Any]:
@@ -43,6 +43,28 @@ def as_facts(obj: Any) -> dict[str, Any]:
     if isinstance(attrs, dict):
         return {k: v for k, v in attrs.items() if not k.startswith("_")}
     return {}
+
+
+def plain(value: Any) -> Any:
+    """A framework's validated argument value as plain data for the guard: a pydantic model as its
+    ``model_dump()``, a dataclass instance as its fields, lists, tuples and dicts walked; anything else as is.
+    (A tool receives the model object; the guards read data: a secret or a path inside a nested model must
+    be as visible to them as inside the dict the model sent.)"""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        try:
+            return plain(dump())
+        except Exception:  # noqa: BLE001 - a model that cannot dump itself is shown as is
+            return value
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return value
 
 
 def refusal_message(verdict: Verdict, call: ToolCall | Unreadable | None = None) -> str:

@@ -53,7 +53,10 @@ would have had, 401, 413, 408, 503 or 400, is named in ``blocked_reason``); othe
 What it can see: only what LiteLLM sends - texts and the model's proposed tool calls (in
 ``response`` mode) - not the tool results, which the client executes outside LiteLLM. For
 ``during_call`` streaming LiteLLM sends the assembled text, not individual tokens (see
-:mod:`agentguard.integrations.streaming` for cutting a stream).
+:mod:`agentguard.integrations.streaming` for cutting a stream). A streamed response's tool calls are sent
+once the stream has ended: LiteLLM's built-in ``generic_guardrail_api`` has by then released every delta
+of them to the client (the refusal is a trailing error event), so the documented recipe names the guardrail
+file ``examples/integrations/litellm_stream_safe.py`` (the same client, holding the stream until the verdict).
 """
 
 from __future__ import annotations

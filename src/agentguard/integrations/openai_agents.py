@@ -41,7 +41,12 @@ The call's arguments (the model's JSON text, which the tool reads itself) are re
 number that overflows, a lone surrogate, text that is not JSON or not an object is refused through the
 Pipeline (its ``on_error`` decision, audited) before the tool runs, even after a human approved the SDK's
 interruption for it: a tool that reads its raw text with another parser (first key wins, a JSON-repair
-helper, a service the text is forwarded to) can never run something the guard read differently.
+helper, a service the text is forwarded to) can never run something the guard read differently. A function
+tool is then judged with the arguments the SDK calls it with (its pydantic validation: a stripped string,
+``" 5000 "`` or ``5000.0`` as the int ``5000``, defaults, a field validator's rewrite; see ``_reading``):
+when validation changes the arguments, the SDK skips ``needs_approval`` and asks a human itself, and the
+input guardrail then judges the validated call (an ESCALATE it raises there is refused: that human was not
+shown the guard's verdicts).
 
 The SDK (0.24) refuses a model turn with an empty call id, or one id used for two different calls, before
 any tool or guardrail runs (``ModelBehaviorError``), and skips a call re-sent under an id it already
@@ -83,7 +88,7 @@ from ..core.guard import Guard
 from ..core.pipeline import Pipeline, approval_request, call_key
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
-from .common import Unreadable, as_facts, refusal_message, tool_call_of
+from .common import Unreadable, as_facts, plain, refusal_message, tool_call_of
 
 require("agents", "integrations")
 
@@ -124,6 +129,43 @@ def _item_call(item: Any) -> ToolCall:
     return ToolCall(str(name), _parse_args(get("arguments")), str(get("call_id") or ""))
 
 
+def _reading(tool: Any, raw: str, call: ToolCall) -> ToolCall | Unreadable:
+    """``call`` with the arguments the SDK calls the function with: it validates the model's JSON with the
+    tool's pydantic model (lax mode: ``" 5000 "`` or ``5000.0`` become the int ``5000``, a stripping
+    constraint drops spaces, defaults are filled in) through the tool's own argument preparation
+    (``FunctionTool.on_invoke_tool.prepare_arguments``, what the SDK's approval check uses), and the guard
+    judges that, never the model's spelling. Arguments the SDK reads unchanged, a tool it does not build from
+    a function, or arguments it refuses itself (the function never runs) are judged as given; a schema with
+    validators is prepared as the invocation will prepare it; validated values that cannot be named
+    (variadic parameters) are unreadable (refused)."""
+    prepare = getattr(getattr(tool, "on_invoke_tool", None), "prepare_arguments", None)
+    if not callable(prepare):
+        return call
+    try:
+        prepared = prepare(raw, call.name)
+        if prepared is not None and not prepared.unchanged and not (prepared.args or prepared.kwargs) \
+                and callable(prepared.owner):  # not inspected before approval (validators): as the call will
+            prepared = prepared.owner(raw, call.name)
+    except Exception:  # noqa: BLE001 - the SDK refuses these arguments itself (ModelBehaviorError)
+        return call
+    if prepared is None or prepared.unchanged:
+        return call
+    names = list((getattr(tool, "params_json_schema", None) or {}).get("properties") or {})
+    args, kwargs = list(prepared.args), dict(prepared.kwargs)
+    if len(args) > len(names) or any(k in names[:len(args)] or k not in names for k in kwargs):
+        return Unreadable(call.name, raw, "the SDK's validated arguments cannot be named (variadic parameters)")
+    return ToolCall(call.name, plain({**dict(zip(names, args)), **kwargs}), call.call_id)
+
+
+def _tool_of(data: Any, name: str) -> Any:
+    """The function tool the SDK runs for ``name``: of the agent's tools with that name, the one in the call's
+    namespace (``tool_namespace``), the last of them as in the SDK's own lookup (last wins)."""
+    tools = [t for t in getattr(data.agent, "tools", None) or [] if getattr(t, "name", None) == name]
+    ns = getattr(data.context, "tool_namespace", None) or None
+    same = [t for t in tools if (getattr(t, "_tool_namespace", None) or None) == ns]
+    return (same or tools or [None])[-1]
+
+
 def _refusal(out: Outcome, call: ToolCall) -> str:
     """What the model reads for a call that did not run: the refusal (guard, decision, reason) and what
     the strategy adds (a CRP round's instruction, a halted tool, a human's answer)."""
@@ -133,8 +175,8 @@ def _refusal(out: Outcome, call: ToolCall) -> str:
     if not v.blocks:  # refused by the strategy, not the verdict (a tool halted earlier in the run)
         return f"agentguard refused tool call {call.name}: {out.message or v.reason}"
     base = refusal_message(v, call)
-    plain = ("", v.reason, f"action refused by {v.guard or 'guard'}: {v.reason}")
-    return base if out.message in plain else f"{base}. {out.message}"
+    bare = ("", v.reason, f"action refused by {v.guard or 'guard'}: {v.reason}")
+    return base if out.message in bare else f"{base}. {out.message}"
 
 
 class AgentsGuard:
@@ -375,6 +417,8 @@ class AgentsGuard:
         raw = tc.tool_arguments or ""
         run, facts = self._run(tc)
         proposal = tool_call_of(tc.tool_name, raw, tc.tool_call_id or "")
+        if not isinstance(proposal, Unreadable):  # judged as the function will receive it
+            proposal = _reading(_tool_of(data, tc.tool_name), raw, proposal)
         if isinstance(proposal, Unreadable):  # arguments no strict reader agrees on: refused, never guessed
             self.pipeline.take(run, ToolCall(tc.tool_name, _parse_args(raw), tc.tool_call_id or ""))  # drop
             return self._refuse(await self.pipeline.adecide(run, proposal, **facts),
@@ -416,6 +460,8 @@ class AgentsGuard:
     async def _output(self, data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
         tc = data.context
         call = ToolCall(tc.tool_name, _parse_args(tc.tool_arguments or ""), tc.tool_call_id or "")
+        read = _reading(_tool_of(data, tc.tool_name), tc.tool_arguments or "", call)
+        call = read if isinstance(read, ToolCall) else call
         run, _ = self._run(tc)
         with self._lock:
             q = self._ran.get((run, call_key(call)))

@@ -319,3 +319,23 @@ def test_the_sdk_proxy_records_the_call_history_state(tmp_path):
     assert [s["call"]["tool"] for s in states] == ["list_notes", "delete_note", "write_note"]
     assert states[2]["tools"] == ["list_notes"] and states[2]["refused"] == ["delete_note"]
     assert states[2]["call"]["args"] == {"name": "a.txt", "text": "hi"}
+
+
+def test_arguments_the_upstream_would_coerce_are_refused_before_the_guard(tmp_path):
+    """Red team: the upstream (MCPServer) validates with pydantic, so ``"5000"`` and ``5000.0`` reach
+    ``transfer_funds(amount: int)`` as 5000 while a limit rule read the spelling. The proxy checks each call
+    against the tool's listed inputSchema (no coercion) and refuses what does not conform; a conforming
+    call under the limit still runs."""
+    guard = ToolRuleGuard(allow=["*"], arguments=[{"tool": "transfer_funds", "arg": "amount", "forbid": r"^\d{4,}$"}])
+
+    async def main():
+        async with GuardProxy(guard, [upstream(tmp_path)]) as proxy:
+            async with Client(proxy.server) as client:
+                got = [await client.call_tool("transfer_funds", {"amount": a, "to": "bob"})
+                       for a in ("5000", 5000.0, " 5000 ", 12)]
+                return got
+
+    got = asyncio.run(main())
+    assert [r.is_error for r in got] == [True, True, True, False]
+    assert "inputSchema" in texts(got[0])
+    assert (tmp_path / "ledger.txt").read_text() == "12 bob\n"

@@ -38,6 +38,12 @@ and the pipeline's :class:`~agentguard.core.enforcement.Outcome` back to LangCha
   refuses (fail closed); ``True`` / ``{"approved": True}`` are still read as approve.
   ``escalate="reject"`` refuses without asking. A call some guard refuses is never offered to a human
   (REJECT and HALT dominate ESCALATE in a stack).
+- Every call is judged as its tool will read it: LangChain validates the model's arguments with the
+  tool's pydantic schema and hands the function the validated values (a stripped string, ``" 5000 "``
+  or ``5000.0`` as the int ``5000``, an alias mapped to its field, defaults filled in), so the proposal
+  the Pipeline decides carries those values (the tools are learnt from the model request, in
+  ``wrap_model_call``, for ``after_model``); what runs is the model's arguments that read as exactly the
+  decided call (a guard's MODIFY must read as itself, else it is refused).
 - ``before_agent`` clears a finished run's halt mark in the state; ``after_agent`` finishes the run
   (:meth:`Pipeline.finish`: its state, trace and every guard's memory of it).
 

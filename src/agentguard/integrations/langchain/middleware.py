@@ -10,11 +10,11 @@ from ...core.audit import AuditSink
 from ...core.enforcement import Enforcement, Outcome
 from ...core.errors import InputError, require
 from ...core.guard import Guard
-from ...core.pipeline import RESERVED_KEYS, Pipeline, RunState
+from ...core.pipeline import RESERVED_KEYS, Pipeline, RunState, call_key
 from ...core.runs import RunEvicted
 from ...core.types import Context, Decision, ToolCall
 from ..recording import TraceRecorder
-from ..common import as_facts, refusal_message
+from ..common import as_facts, plain, refusal_message
 from .hitl import APPROVER, Human, hitl_decision, hitl_request
 
 require("langchain.agents.middleware", "integrations")
@@ -88,6 +88,33 @@ def _to_call(tc: Any) -> ToolCall:
     return ToolCall(str(tc.get("name") or "?"), copy.deepcopy(dict(tc.get("args") or {})), str(tc.get("id") or ""))
 
 
+def _reading(tool: Any, call: ToolCall) -> ToolCall:
+    """``call`` with the arguments LangChain hands the tool's function for it: ``BaseTool._parse_input``
+    validates the model's arguments with the tool's pydantic schema (lax mode) and passes the validated
+    values, so whitespace a schema strips, ``" 5000 "`` or ``5000.0`` for an ``int``, a field given by its
+    alias and a default the model left out are what the tool reads. The guard judges that, never the
+    model's spelling (``{"path": "  /etc/shadow"}`` passed a ``forbid = "^/etc"`` rule and read
+    ``/etc/shadow``). A tool with injected arguments (``InjectedState``, ``ToolRuntime``) is read with its
+    ``tool_call_schema`` (the schema without them, which LangChain derives from the same fields).
+    Arguments the schema refuses are judged as given: the framework refuses them itself, the tool never runs."""
+    parse = getattr(tool, "_parse_input", None)
+    if not callable(parse):
+        return call
+    try:
+        injected = frozenset(getattr(tool, "_injected_args_keys", ()) or ())
+        if injected:
+            tool = tool.model_copy(update={"args_schema": tool.tool_call_schema})
+        got = tool._parse_input(copy.deepcopy(dict(call.arguments)), call.call_id or None)
+    except Exception:  # noqa: BLE001 - the framework's own validation refuses these arguments
+        return call
+    if not isinstance(got, dict):
+        return call
+    # an injected argument the model wrote itself stays (LangChain passes it on unless the tool node injects
+    # over it); one LangChain adds (the call id) is not the model's
+    return ToolCall(call.name, {k: plain(v) for k, v in got.items() if k in call.arguments or k not in injected},
+                    call.call_id)
+
+
 def _refusal_text(out: Outcome, call: ToolCall) -> str:
     """What the model reads for a call that does not run: the verdict (decision, guard, reason) and
     what the strategy adds (re-plan instructions, a halted tool, a fallback that cannot run here)."""
@@ -146,6 +173,7 @@ class AgentGuardMiddleware(AgentMiddleware):
         self.on_reject = on_reject
         self.escalate = escalate
         self.check_proposals = check_proposals
+        self._tools: dict[str, Any] = {}  # the agent's tools by name, as the model was last offered them
 
     @property
     def name(self) -> str:
@@ -201,12 +229,31 @@ class AgentGuardMiddleware(AgentMiddleware):
         return self.after_agent(state, runtime)
 
     # -- a model turn, decided before any call runs ---------------------------------------------------
+    def _learn(self, request: Any) -> None:
+        """Keep the tools the model is offered, so that ``after_model`` judges each proposal as its tool
+        will read it (:func:`_reading`), as the gate does."""
+        tools = {t.name: t for t in (getattr(request, "tools", None) or []) if hasattr(t, "_parse_input")}
+        if tools:
+            if len(self._tools) > 1000:
+                self._tools.clear()
+            self._tools.update(tools)
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        self._learn(request)
+        return handler(request)
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        self._learn(request)
+        return await handler(request)
+
     def _proposals(self, state: Any) -> list[ToolCall]:
         if not self.check_proposals:
             return []
         msgs = state.get("messages") or []
         last = msgs[-1] if msgs else None
-        return [_to_call(tc) for tc in last.tool_calls] if isinstance(last, AIMessage) and last.tool_calls else []
+        if not (isinstance(last, AIMessage) and last.tool_calls):
+            return []
+        return [_reading(self._tools.get(str(tc.get("name"))), _to_call(tc)) for tc in last.tool_calls]
 
     def _turn(self, state: Any, runtime: Any) -> tuple[Run, list[ToolCall]]:
         calls = self._proposals(state)
@@ -250,15 +297,22 @@ class AgentGuardMiddleware(AgentMiddleware):
         return self._turn_result(st, calls, await self.pipeline.adecide_turn(st, calls))
 
     # -- the gate ------------------------------------------------------------------------------------
-    def _begin(self, request: Any) -> tuple[Run, ToolCall, Outcome | None]:
-        """The run, the call, and the outcome held for it; the run's facts are merged in only when the
-        call is still to be decided (a held outcome was decided with them)."""
+    def _begin(self, request: Any) -> tuple[Run, ToolCall, Outcome | None, dict[str, dict[str, Any]]]:
+        """The run, the call as its tool reads it (:func:`_reading`), the outcome held for it, and the
+        model's arguments that read as it (by call key: what is handed to the tool when that call runs);
+        the run's facts are merged in only when the call is still to be decided (a held outcome was
+        decided with them)."""
         key = _run_key(request.state, getattr(request.runtime, "config", None))
-        st, call = self._state(key), _to_call(request.tool_call)
+        raw = _to_call(request.tool_call)
+        st, call = self._state(key), _reading(getattr(request, "tool", None), raw)
         out = self._take(st, call)
+        if out is None and call is not raw:  # decided after the model as given (its tool was not known then)
+            earlier = self._take(st, raw)
+            if earlier is not None and not earlier.execute:
+                out = earlier  # a refusal stands; an allowance of another reading is decided again
         if out is None:
             self._merge(st, _facts(request.state, request.runtime))
-        return st, call, out
+        return st, call, out, {call_key(call): dict(raw.arguments)}
 
     def _take(self, st: Run, call: ToolCall) -> Outcome | None:
         """The outcome held for this call (decided after the model, or asked before a resume)."""
@@ -293,16 +347,26 @@ class AgentGuardMiddleware(AgentMiddleware):
         self._unhold(st, out)
         return Human(hitl_decision(answer), out, call)
 
-    def _apply(self, request: Any, call: ToolCall, out: Outcome, human: Human | None = None) -> tuple[Any, Any]:
+    def _apply(self, request: Any, call: ToolCall, out: Outcome, sources: dict[str, dict[str, Any]],
+               human: Human | None = None) -> tuple[Any, Any]:
         """``(request to run, None)`` when the outcome runs a call of this tool, else ``(None, what the
-        tool node answers)``: a ToolMessage, or a Command that also marks the run halted."""
+        tool node answers)``: a ToolMessage, or a Command that also marks the run halted. ``sources``: the
+        arguments, by call key, whose reading by the tool is that call (the model's, a human's edit)."""
         c = out.call
         if c is not None and c.name == call.name:
-            # run exactly outcome.call, as a private deep copy: never the dict the model's message holds,
-            # which another tool of the same turn may have changed since the check (TOCTOU)
-            tc = request.tool_call
-            run = request.override(tool_call={**tc, "args": copy.deepcopy(dict(c.arguments)), "id": tc.get("id") or ""})
-            return run, None
+            # what runs reads as exactly outcome.call, and is a private deep copy: never the dict the
+            # model's message holds, which another tool of the same turn may have changed since (TOCTOU)
+            args = sources.get(call_key(c))
+            if args is None:  # the guard's own arguments (a MODIFY): they must read as themselves
+                args = dict(c.arguments)
+                if call_key(_reading(getattr(request, "tool", None), c)) != call_key(c):
+                    c = None
+                    out = replace(out, execute=False, action=None, message=(
+                        f"the guard's arguments for {call.name} are not what the tool would receive"))
+            if c is not None:
+                tc = request.tool_call
+                run = request.override(tool_call={**tc, "args": copy.deepcopy(args), "id": tc.get("id") or ""})
+                return run, None
         if c is not None:  # a RECOVER whose fallback is another tool: it cannot run in this tool node
             out = replace(out, execute=False, action=None, extra={**out.extra, "not_here": c.name},
                           message=f"its fallback {c.name} cannot run in place of {call.name}")
@@ -323,8 +387,16 @@ class AgentGuardMiddleware(AgentMiddleware):
             return None, Command(update={"messages": [msg], HALT_KEY: (v.reason if v else out.message) or "halted"})
         return None, msg
 
+    @staticmethod
+    def _edit(request: Any, human: Human, sources: dict[str, dict[str, Any]]) -> ToolCall:
+        """A human's edited call as its tool reads it (what is decided); its arguments are what runs."""
+        assert human.edited is not None
+        edited = _reading(getattr(request, "tool", None), human.edited)
+        sources[call_key(edited)] = copy.deepcopy(dict(human.edited.arguments))
+        return edited
+
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        st, call, out = self._begin(request)
+        st, call, out, sources = self._begin(request)
         out = out or self.pipeline.decide(st, call)
         human = None
         if out.ask:
@@ -332,12 +404,12 @@ class AgentGuardMiddleware(AgentMiddleware):
             if human.kind == "approve":
                 out = self.pipeline.resolve(out, True, approver=APPROVER)
             elif human.edited is not None:
-                out = self.pipeline.decide(st, human.edited)
+                out = self.pipeline.decide(st, self._edit(request, human, sources))
                 if out.ask:  # the edit is the human's approval of exactly this call
                     out = self.pipeline.resolve(out, True, approver=APPROVER)
             else:
                 out = self.pipeline.resolve(out, False, approver=APPROVER)
-        run, answer = self._apply(request, call, out, human)
+        run, answer = self._apply(request, call, out, sources, human)
         if run is None:
             return answer
         result = handler(run)
@@ -345,7 +417,7 @@ class AgentGuardMiddleware(AgentMiddleware):
         return result
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        st, call, out = self._begin(request)
+        st, call, out, sources = self._begin(request)
         out = out or await self.pipeline.adecide(st, call)
         human = None
         if out.ask:
@@ -353,12 +425,12 @@ class AgentGuardMiddleware(AgentMiddleware):
             if human.kind == "approve":
                 out = await self.pipeline.aresolve(out, True, approver=APPROVER)
             elif human.edited is not None:
-                out = await self.pipeline.adecide(st, human.edited)
+                out = await self.pipeline.adecide(st, self._edit(request, human, sources))
                 if out.ask:  # the edit is the human's approval of exactly this call
                     out = await self.pipeline.aresolve(out, True, approver=APPROVER)
             else:
                 out = await self.pipeline.aresolve(out, False, approver=APPROVER)
-        run, answer = self._apply(request, call, out, human)
+        run, answer = self._apply(request, call, out, sources, human)
         if run is None:
             return answer
         result = await handler(run)
@@ -375,6 +447,8 @@ class AgentGuardToolGate(AgentGuardMiddleware):
 
     after_model = AgentMiddleware.after_model
     aafter_model = AgentMiddleware.aafter_model
+    wrap_model_call = AgentMiddleware.wrap_model_call  # type: ignore[assignment]
+    awrap_model_call = AgentMiddleware.awrap_model_call  # type: ignore[assignment]
 
     @property
     def name(self) -> str:

@@ -41,7 +41,7 @@ from ...core.guard import Guard, GuardStack, declares_inline_safe
 from ...core.pipeline import RESERVED_KEYS, Pipeline, approval_request
 from ...core.types import Context, Decision, ToolCall, Verdict
 
-__all__ = ["ApprovalRounds", "Approve", "Ask", "gate", "inline_safe", "make_pipeline", "refusal_text"]
+__all__ = ["ApprovalRounds", "Approve", "Ask", "gate", "inline_safe", "make_pipeline", "refusal_text", "schema_refusal"]
 
 #: ``_meta`` key of per-run facts a client may send, and the input-request key of our approval round
 #: (2026-07-28 protocol), the same on both proxy paths
@@ -95,6 +95,52 @@ def _inline_guard(guard: Any) -> bool:
     if type(guard) is GuardStack:
         return all(_inline_guard(g) for g in guard.guards)
     return declares_inline_safe(guard)
+
+
+_STRICT_CLASSES: dict[Any, Any] = {}  # jsonschema validator class -> its strict-integer extension
+_VALIDATORS: dict[int, tuple[Any, Any]] = {}  # id(schema) -> (schema, validator): schemas are listed once, used often
+
+
+def _strict_validator(schema: dict[str, Any]) -> Any:
+    """A JSON Schema validator for ``schema`` whose ``integer`` is a JSON integer only (not ``5.0``), made
+    once per schema object (building one costs milliseconds; checking a call with it, microseconds)."""
+    held = _VALIDATORS.get(id(schema))
+    if held is not None and held[0] is schema:
+        return held[1]
+    from jsonschema import validators
+
+    base = validators.validator_for(schema, default=validators.Draft202012Validator)
+    cls = _STRICT_CLASSES.get(base)
+    if cls is None:
+        checker = base.TYPE_CHECKER.redefine("integer", lambda _c, v: isinstance(v, int) and not isinstance(v, bool))
+        cls = _STRICT_CLASSES[base] = validators.extend(base, type_checker=checker)
+    validator = cls(schema)
+    if len(_VALIDATORS) > 4096:
+        _VALIDATORS.clear()
+    _VALIDATORS[id(schema)] = (schema, validator)
+    return validator
+
+
+def schema_refusal(schema: Any, arguments: dict[str, Any]) -> str | None:
+    """Why ``arguments`` do not conform to a tool's declared ``inputSchema`` (None when they do, or when the
+    tool declared none), read strictly, with no coercion: jsonschema (the MCP SDK's own dependency) with
+    ``integer`` meaning a JSON integer.
+
+    An upstream reads the arguments through its own validation: the MCP SDK's ``MCPServer`` parses a string
+    holding JSON into the list or object its parameter wants (``{"paths": "[\"/etc/shadow\"]"}``, with
+    Python's last-key-wins reading) and pydantic turns ``"5000"``, ``" 5000 "`` or ``5000.0`` into an int, so
+    the guard would judge one value and the tool run another. Only arguments that already have the declared
+    types are forwarded; what such an upstream makes of them is then what the guard read."""
+    if not isinstance(schema, dict) or not schema:
+        return None
+    try:
+        error = next(iter(_strict_validator(schema).iter_errors(arguments)), None)
+    except Exception as exc:  # noqa: BLE001 - a schema no validator reads: the call cannot be checked
+        return f"the tool's inputSchema cannot be read ({type(exc).__name__})"
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "arguments"
+    return f"{where}: {error.message[:200]}"
 
 
 def refusal_text(out: Outcome, call: ToolCall | None = None) -> str:

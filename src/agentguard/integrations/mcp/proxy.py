@@ -65,7 +65,7 @@ from ...core.telemetry import parent_from
 from ...core.types import Context, Decision, ToolCall
 from ..recording import TraceRecorder
 from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, approval_message, approval_meta,
-                     facts_of, gate, make_pipeline, refusal_text)
+                     facts_of, gate, make_pipeline, refusal_text, schema_refusal)
 from .passthrough import PassThrough
 from .upstream import Upstream, parse_upstream
 
@@ -190,6 +190,7 @@ class GuardProxy(PassThrough):
         self.approve = approve
         self.clients: dict[str, Any] = {}
         self._routes: dict[str, tuple[str, str]] = {}
+        self._schemas: dict[str, Any] = {}  # each tool's inputSchema, as listed (calls are checked against it)
         self._stack: AsyncExitStack | None = None
         self._rounds = ApprovalRounds()  # approval rounds of the 2026-07-28 protocol
         self._prompt_routes: dict[str, tuple[str, str]] = {}
@@ -265,6 +266,7 @@ class GuardProxy(PassThrough):
                         "use prefixed names"
                     )
                 routes[exposed] = (u.name, t.name)
+                self._schemas[exposed] = t.input_schema
                 out.append(t.model_copy(update={"name": exposed}) if exposed != t.name else t)
         self._routes = routes
         return out
@@ -337,6 +339,10 @@ class GuardProxy(PassThrough):
 
     async def _on_call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
         call = ToolCall(params.name, dict(params.arguments or {}), str(getattr(ctx, "request_id", "") or ""))
+        why = schema_refusal(self._schemas.get(call.name), dict(call.arguments))
+        if why is not None:  # the upstream would read these arguments otherwise than the guard (see schema_refusal)
+            return _error_result(f"agentguard refused tool call {call.name}: its arguments do not have the types "
+                                 f"its inputSchema declares ({why})")
         _, out = await self._decide(ctx, call, params)
         if not isinstance(out, Outcome):  # the input_required round asking the client
             return out

@@ -11,13 +11,22 @@ JSON-RPC (spec "Transports"), so the relay works on lines:
 - ``tools/call``, ``prompts/get`` and ``resources/read`` are decided by the proxy's one
   :class:`~agentguard.core.pipeline.Pipeline` exactly as in ``GuardProxy`` (:mod:`.decide`: same calls,
   same refusals, same enforcement strategy, same ESCALATE handling, the run halted by a HALT). An
-  allowed request is forwarded as the very bytes the guard read; a replaced call (MODIFY, a RECOVER's
-  fallback) forwards the re-serialised message with ``outcome.call``'s name and arguments;
+  allowed request is forwarded as the relay's own serialisation of the message the guard read (one
+  ASCII line, :func:`_wire`), never the client's bytes; a replaced call (MODIFY, a RECOVER's fallback)
+  forwards the message with ``outcome.call``'s name and arguments;
 - the other client requests of the MCP method set (initialize, server/discover, ping, listings,
   subscriptions, completion, logging level, tasks) and all notifications are forwarded unchanged; a
   request for any other method is answered "Method not found" (an unknown method could act past the
   guard: fail closed). Responses the client sends (to the upstream's sampling, elicitation and roots
   requests) go to the upstream;
+- a ``tools/call`` whose arguments do not have the types the tool's listed ``inputSchema`` declares
+  (:func:`~.decide.schema_refusal`: a JSON string where a list is declared, ``"5000"`` for an integer) is
+  answered "Invalid params": the upstream's validation would turn them into values the guard never read.
+  The schemas are those of the upstream's ``tools/list`` answers the relay has passed on (forgotten at a
+  ``tools/list_changed`` notification); a tool not listed yet is not checked;
+- a client's ``notifications/cancelled`` for a request still being decided (a slow guard, a human being
+  asked) cancels that decision: the call never runs, and the cancellation is not relayed (the upstream
+  never saw the request);
 - every upstream line (responses, logging and ``list_changed`` notifications, progress, the upstream's
   own requests) goes to the client unchanged, before anything else is done with it; a guarded call's
   answer is then parsed once to record its result in the run's trace.
@@ -54,7 +63,7 @@ from ...core.strict_json import StrictJSONError, loads_strict
 from ...core.telemetry import parent_from
 from ...core.types import Context, Decision, ToolCall, Verdict
 from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, approval_message, approval_meta,
-                     facts_of, gate, inline_safe, make_pipeline, refusal_text)
+                     facts_of, gate, inline_safe, make_pipeline, refusal_text, schema_refusal)
 from .strict import refusal_for
 
 __all__ = ["CLIENT_NOTIFICATIONS", "FORWARDED_METHODS", "GUARDED_METHODS", "StdioRelay", "pipe_reader", "serve_stdio_relay"]
@@ -86,6 +95,17 @@ def _key(rid: Any) -> str:
 
 def _dump(msg: Any) -> bytes:
     return json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def _wire(msg: Any) -> bytes:
+    """What the relay writes upstream for a client message it read: its own serialisation of exactly that
+    message, ASCII (every non-ASCII character escaped), so the only line break is the final ``\\n``.
+
+    Never the client's bytes: JSON allows ``\\r`` as whitespace between tokens, and the MCP SDK's stdio
+    server reads its stdin in universal-newline mode (a lone ``\\r`` ends a line), so one message the relay
+    read (a ``ping`` whose params hold ``\\r{...tools/call...}\\r``) was three lines upstream, one an
+    unguarded call. Any other reader's line breaks (``\\x85``, U+2028) are escaped the same way."""
+    return json.dumps(msg, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode() + b"\n"
 
 
 def _result_text(result: Any) -> str:
@@ -151,6 +171,9 @@ class StdioRelay:
         self._pending: dict[str, Outcome] = {}               # forwarded calls, by request id
         self._asks: dict[str, asyncio.Future] = {}            # our elicitations, by id
         self._tasks: set[asyncio.Task] = set()
+        self._deciding: dict[str, set[asyncio.Task]] = {}   # decisions still pending, by request id
+        self._listing: set[str] = set()                      # forwarded tools/list requests, by id
+        self._schemas: dict[str, Any] = {}                   # each listed tool's inputSchema
         self._client_caps: Any = None        # the capabilities of a handshake-era client's initialize
         self._rounds = ApprovalRounds()     # approval rounds of the 2026-07-28 protocol
 
@@ -169,6 +192,7 @@ class StdioRelay:
         if not isinstance(msg, dict):
             self._error(None, -32600, "agentguard refused the message: not a single JSON-RPC message")
             return
+        line = _wire(msg)  # from here on, the bytes forwarded are the message read (see _wire)
         method, rid = msg.get("method"), msg.get("id")
         if method is None:  # a response: to one of our elicitations, else to the upstream's own request
             fut = self._asks.pop(_key(rid), None)
@@ -179,6 +203,8 @@ class StdioRelay:
                 self._to_upstream(line)
             return
         if "id" not in msg:
+            if method == "notifications/cancelled" and self._cancel(msg):
+                return  # a request still being decided: it never runs, and the upstream never saw it
             if method in CLIENT_NOTIFICATIONS:  # any other notification is dropped (fail closed)
                 self._to_upstream(line)
             return
@@ -190,6 +216,8 @@ class StdioRelay:
             if method == "initialize":
                 params = msg.get("params")
                 self._client_caps = params.get("capabilities") if isinstance(params, dict) else None
+            elif method == "tools/list":
+                self._listing.add(_key(rid))
             self._to_upstream(line)
         else:
             self._error(rid, -32601, f"Method not found: the agentguard proxy does not relay {str(method)[:80]!r}")
@@ -204,22 +232,50 @@ class StdioRelay:
         if call is None:
             self._error(msg["id"], -32602, f"agentguard refused the message: invalid params for {msg['method']}")
             return
+        why = (schema_refusal(self._schemas.get(call.name), dict(call.arguments)) if msg["method"] == "tools/call"
+               else None)
+        if why is not None:  # the upstream would read these arguments otherwise than the guard (see schema_refusal)
+            self._error(msg["id"], -32602, f"agentguard refused the message: the arguments of {call.name[:80]} "
+                                           f"do not have the types its inputSchema declares ({why})")
+            return
         meta = params.get("_meta")
         facts = facts_of(meta) if meta else {}
         with parent_from(meta):  # the client's trace context (``_meta.traceparent``); a task keeps it
             if not self.inline:
-                self._spawn(self._decide_later(msg, line, call, facts, None))
+                self._spawn(self._decide_later(msg, line, call, facts, None), msg["id"])
                 return
             out = self.pipeline.decide(self.run_id, call, **facts)
         if out.ask:
-            self._spawn(self._decide_later(msg, line, call, facts, out))
+            self._spawn(self._decide_later(msg, line, call, facts, out), msg["id"])
         else:
             self._apply(msg, line, call, out)
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Any, rid: Any) -> None:
+        """Decide a request in a task, which the client's ``notifications/cancelled`` for its id cancels."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        deciding = self._deciding.setdefault(_key(rid), set())
+        deciding.add(task)
+
+        def done(t: asyncio.Task) -> None:
+            self._tasks.discard(t)
+            deciding.discard(t)
+            if not deciding and self._deciding.get(_key(rid)) is deciding:
+                del self._deciding[_key(rid)]
+
+        task.add_done_callback(done)
+
+    def _cancel(self, msg: dict) -> bool:
+        """The client cancelled a request (``notifications/cancelled``): a decision still pending for its
+        id (a guard, a human being asked) is cancelled, so the call never runs after the client gave up on
+        it (a client cancels on its own timeout, and may retry: the late approval of the first would run it
+        twice). True when there was one."""
+        params = msg.get("params")
+        rid = params.get("requestId") if isinstance(params, dict) else None
+        tasks = self._deciding.pop(_key(rid), None) if isinstance(rid, (str, int)) else None
+        for t in tasks or ():
+            t.cancel()
+        return bool(tasks)
 
     async def _decide_later(self, msg: dict, line: bytes, call: ToolCall, facts: dict[str, Any],
                             out: Outcome | None) -> None:
@@ -262,7 +318,7 @@ class StdioRelay:
                 params["inputResponses"] = answers
         if fwd is not call or params is not msg["params"]:  # a replaced call: the message re-serialised
             msg = {**msg, "params": {**params, "name": fwd.name, "arguments": dict(fwd.arguments)}}
-            line = _dump(msg)
+            line = _wire(msg)
         self._pending[_key(rid)] = out
         self._to_upstream(line)
 
@@ -291,7 +347,10 @@ class StdioRelay:
             fut = asyncio.get_running_loop().create_future()
             self._asks[_key(rid)] = fut
             self._to_client(_dump({"jsonrpc": "2.0", "id": rid, "method": "elicitation/create", "params": ask}))
-            reply = await fut
+            try:
+                reply = await fut
+            finally:
+                self._asks.pop(_key(rid), None)
             res = reply.get("result")
         content = res.get("content") if isinstance(res, dict) else None
         return isinstance(res, dict) and res.get("action") == "accept" and isinstance(content, dict) \
@@ -303,13 +362,22 @@ class StdioRelay:
         if not line.endswith(b"\n"):
             line += b"\n"
         self._to_client(line)
-        if not self._pending:
+        if not (self._pending or self._listing or b"list_changed" in line):
             return
         try:
             msg = json.loads(line)
         except ValueError:
             return
-        if not isinstance(msg, dict) or "method" in msg or not isinstance(msg.get("id"), (str, int)):
+        if not isinstance(msg, dict):
+            return
+        if msg.get("method") == "notifications/tools/list_changed":
+            self._schemas.clear()  # the client lists again; until then its calls are not schema-checked
+            return
+        if "method" in msg or not isinstance(msg.get("id"), (str, int)):
+            return
+        if _key(msg["id"]) in self._listing:
+            self._listing.discard(_key(msg["id"]))
+            self._learn_tools(msg.get("result"))
             return
         entry = self._pending.pop(_key(msg["id"]), None)
         if entry is None:
@@ -320,6 +388,13 @@ class StdioRelay:
             error = msg.get("error")
             observation = f"upstream error: {error.get('message') if isinstance(error, dict) else error}"
         self.pipeline.record(entry, observation=observation)
+
+    def _learn_tools(self, result: Any) -> None:
+        """Keep each listed tool's ``inputSchema`` (pages add up), against which calls are checked."""
+        tools = result.get("tools") if isinstance(result, dict) else None
+        for t in tools if isinstance(tools, list) else ():
+            if isinstance(t, dict) and isinstance(t.get("name"), str):
+                self._schemas[t["name"]] = t.get("inputSchema")
 
     # -- running -----------------------------------------------------------------------------------
     async def run(self, client: asyncio.StreamReader, upstream: asyncio.StreamReader,
