@@ -134,8 +134,10 @@ def guard(spec: Mapping[str, Any] | None = None) -> ProvenanceGuard:
 
 
 def _run(spec: Mapping[str, Any], g: ProvenanceGuard | None, prompt: str, calls: list, injection: str,
-         blocked: list[dict[str, Any]]) -> Env:
-    env = Env(spec["environment"], injection)
+         blocked: list[dict[str, Any]], env_cls: Callable[[Any, str], Any] = Env) -> Any:
+    """One run: the prompt, then each call asked of the guard (a blocked one is not executed) and executed in a
+    fresh ``env_cls`` environment (another tool set's replay passes its own)."""
+    env = env_cls(spec["environment"], injection)
     run = str(uuid.uuid4())
     if g is not None:
         g.observe_prompt(run, prompt)
