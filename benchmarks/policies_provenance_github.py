@@ -35,10 +35,12 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--label", required=True, help="blind | 'after_fixes (not blind)'")
+    ap.add_argument("--tool-words", action="store_true",
+                    help="tool-word grants for the tools the grant lexicon gives no action")
     args = ap.parse_args()
     t0 = time.perf_counter()
     load0 = os.getloadavg()[0]
-    res = evaluate()
+    res = evaluate(tool_words=args.tool_words)
     run = {"command": "python " + " ".join([os.path.relpath(sys.argv[0], REPO), *sys.argv[1:]]),
            "label": args.label, "code_commit": _commit(),
            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "python": platform.python_version(),

@@ -123,14 +123,20 @@ class Env:
         raise InputError(f"mcp scenario: unknown check {kind!r}")
 
 
-def guard(spec: Mapping[str, Any] | None = None) -> ProvenanceGuard:
-    """The provenance guard over an empty tool set plus the declarations inferred from the scenario's schemas."""
+def guard(spec: Mapping[str, Any] | None = None, *, tool_words: bool = False) -> ProvenanceGuard:
+    """The provenance guard over an empty tool set plus the declarations inferred from the scenario's schemas;
+    with ``tool_words``, a consequential tool the grant lexicon gives no action takes the tool-word grant
+    (:func:`agentguard.policies.toolgrants.with_tool_word_grants`)."""
     from ..policies.library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS, INFERENCE
+    from ..policies.toolgrants import with_tool_word_grants
 
     spec = spec or load()
     empty = ToolSet("mcp-fs-mail", {}, AGENTDOJO_TOOLS.roles, GRANTS)
-    tools = with_inferred(empty, [ToolSchema.from_mcp(t) for t in spec["tools"]], INFERENCE)
-    return ProvenanceGuard.agentdojo(toolset=tools, lexicon=GRANTS)
+    schemas = [ToolSchema.from_mcp(t) for t in spec["tools"]]
+    tools = with_inferred(empty, schemas, INFERENCE)
+    if tool_words:
+        tools = with_tool_word_grants(tools, schemas, INFERENCE)
+    return ProvenanceGuard.agentdojo(toolset=tools, lexicon=tools.lexicon or GRANTS)
 
 
 def _run(spec: Mapping[str, Any], g: ProvenanceGuard | None, prompt: str, calls: list, injection: str,
