@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -41,7 +42,7 @@ def main() -> None:
     t0 = time.perf_counter()
     load0 = os.getloadavg()[0]
     res = evaluate(tool_words=args.tool_words)
-    run = {"command": "python " + " ".join([os.path.relpath(sys.argv[0], REPO), *sys.argv[1:]]),
+    run = {"command": "python " + shlex.join([os.path.relpath(sys.argv[0], REPO), *sys.argv[1:]]),
            "label": args.label, "code_commit": _commit(),
            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "python": platform.python_version(),
            "load_average_1m_before": load0, "load_average_1m_after": os.getloadavg()[0],
