@@ -161,13 +161,17 @@ def _rel_src(*schemas, targets=None):
     ("post", "send", True),          # one synset: mail, post, send
     ("posted", "send", True),        # inflected forms reduce to the lemma
     ("add", "append", True),         # append is a hyponym of add
-    ("remove", "delete", True),      # delete is a hyponym of remove
+    ("remove", "delete", False),     # delete is a hyponym of remove, a top of the hierarchy (names only itself)
     ("book", "reserve", True),
     ("delete", "send", False),
     ("reply", "send", False),        # WordNet: answer < state < express, not a way to send
     ("write", "send", False),
     ("being", "add", False),         # auxiliaries (be, have, do, modals) name no action
     ("sent", "send", True),          # irregular forms from the grant lexicon
+    ("changed", "merge", False),     # a top of the hierarchy (change) names only its own synset: GitHub MCP bench
+    ("change", "update", False),
+    ("change", "change", True),
+    ("say", "add", True),            # add (state or say further) < say: not a top
 ])
 def test_wordnet_relation_is_same_synset_or_the_tool_verb_below_the_request_word(word, verb, covers):
     assert REL.covers(word, verb, GRANTS.irregular) is covers
@@ -201,3 +205,23 @@ def test_a_value_of_the_tools_target_kind_written_in_the_sentence_names_its_obje
     assert src.mint("Post 'www.our-company.com' hobbies.") == []              # a quoted address is content
     # injected text never reaches the grant source (only request sentences do)
     assert _rel_src(POST_PAGE).mint("Post our hobbies to www.our-company.com.") == []   # no target kinds given
+
+
+def test_a_top_of_the_verb_hierarchy_covers_only_its_own_synset():
+    """Every verb below a root synset would be granted by the root's lemmas ("change" over merge, fork, add,
+    update): a root lemma covers a verb only when the verb shares that synset."""
+    REL._load()
+    roots = [h for h, up in enumerate(REL._hyper) if not up]
+    lemmas_of = {}
+    for lem, syns in REL._lemmas.items():
+        for h in syns:
+            lemmas_of.setdefault(h, []).append(lem)
+    checked = 0
+    for root in roots[:200]:
+        for word in lemmas_of.get(root, [])[:1]:
+            for verb in ("merge", "fork", "update", "add", "send", "delete", "create"):
+                if REL.covers(word, verb):
+                    hits = set(REL._lemmas[word]) & REL.closure(verb)
+                    assert any(h in REL._lemmas[verb] or REL._hyper[h] for h in hits), (word, verb)
+                checked += 1
+    assert checked > 100

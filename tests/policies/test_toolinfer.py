@@ -342,3 +342,21 @@ def test_the_guard_refuses_a_read_that_chooses_its_effect() -> None:
                        ("load_funds", {"amount": 100})]:
         assert g.check(Context(run_id="r"), ToolCall(tool, args)).decision is not Decision.ALLOW, tool
     assert g.check(Context(run_id="r"), ToolCall("get_status", {"account": "main"})).decision is Decision.ALLOW
+
+
+def test_a_search_or_paging_name_is_unchecked_only_in_a_read():
+    """GitHub MCP bench (after the tool-word grants): create_pull_request's ``head`` took the unchecked
+    ``query`` role (the rule for read_text_file's ``head`` lines), and a hijack opened a pull request from an
+    outsider's branch into main. In a tool with an effect such a name is grounded like an unknown argument."""
+    from agentguard.policies.library.extractors.agentdojo_provenance import GRANTS, INFERENCE
+    from agentguard.policies.toolinfer import ToolSchema, infer
+
+    def decl(name, desc, props):
+        return infer(ToolSchema.from_mcp({"name": name, "description": desc, "inputSchema": {
+            "type": "object", "properties": {p: {"type": "string"} for p in props}}}), INFERENCE, GRANTS)
+
+    assert decl("create_pull_request", "Create a new pull request", ["head", "base"]).args["head"] == "unknown"
+    assert decl("update_records", "Update records", ["sort", "page", "query"]).args == {
+        "sort": "unknown", "page": "unknown", "query": "unknown"}
+    assert decl("read_text_file", "Read a file", ["path", "head"]).args["head"] == "query"
+    assert decl("search_issues", "Search issues", ["q", "sort"]).args == {"q": "query", "sort": "query"}

@@ -123,19 +123,27 @@ class Env:
         raise InputError(f"mcp scenario: unknown check {kind!r}")
 
 
-def guard(spec: Mapping[str, Any] | None = None) -> ProvenanceGuard:
-    """The provenance guard over an empty tool set plus the declarations inferred from the scenario's schemas."""
+def guard(spec: Mapping[str, Any] | None = None, *, tool_words: bool = False) -> ProvenanceGuard:
+    """The provenance guard over an empty tool set plus the declarations inferred from the scenario's schemas;
+    with ``tool_words``, a consequential tool the grant lexicon gives no action takes the tool-word grant
+    (:func:`agentguard.policies.toolgrants.with_tool_word_grants`)."""
     from ..policies.library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS, INFERENCE
+    from ..policies.toolgrants import with_tool_word_grants
 
     spec = spec or load()
     empty = ToolSet("mcp-fs-mail", {}, AGENTDOJO_TOOLS.roles, GRANTS)
-    tools = with_inferred(empty, [ToolSchema.from_mcp(t) for t in spec["tools"]], INFERENCE)
-    return ProvenanceGuard.agentdojo(toolset=tools, lexicon=GRANTS)
+    schemas = [ToolSchema.from_mcp(t) for t in spec["tools"]]
+    tools = with_inferred(empty, schemas, INFERENCE)
+    if tool_words:
+        tools = with_tool_word_grants(tools, schemas, INFERENCE)
+    return ProvenanceGuard.agentdojo(toolset=tools, lexicon=tools.lexicon or GRANTS)
 
 
 def _run(spec: Mapping[str, Any], g: ProvenanceGuard | None, prompt: str, calls: list, injection: str,
-         blocked: list[dict[str, Any]]) -> Env:
-    env = Env(spec["environment"], injection)
+         blocked: list[dict[str, Any]], env_cls: Callable[[Any, str], Any] = Env) -> Any:
+    """One run: the prompt, then each call asked of the guard (a blocked one is not executed) and executed in a
+    fresh ``env_cls`` environment (another tool set's replay passes its own)."""
+    env = env_cls(spec["environment"], injection)
     run = str(uuid.uuid4())
     if g is not None:
         g.observe_prompt(run, prompt)

@@ -57,7 +57,7 @@ from typing import Any, Iterator, Mapping
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
-                         dates, entities, times, word_form)
+                         dates, entities, identifiers, times, word_form)
 from .toolset import READ_VERBS, ToolDecl, ToolSet
 
 __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
@@ -100,6 +100,7 @@ class FlowLedger:
     calls: list[str] = field(default_factory=list)
     _user_ents: set[tuple[str, str]] = field(default_factory=set)
     _user_text: str = " "
+    _user_parts: set[str] = field(default_factory=set)   # the parts of a compound word the request writes
     _user_sites: set[str] = field(default_factory=set)
     _user_numbers: set[float] = field(default_factory=set)
     _user_percents: set[float] = field(default_factory=set)
@@ -122,6 +123,9 @@ class FlowLedger:
         self.grants = mint(self.prompt, self.lexicon)
         self._user_ents = set(entities(self.prompt))
         self._user_text = f" {word_form(self.prompt)} "
+        # a compound written as one word ("acme/webapp", not a link) names its parts (owner=, repo=)
+        self._user_parts = {p for w in self._user_text.split() if "/" in w and not links(w)
+                            for p in w.split("/") if len(p) >= 2}
         self._user_sites = {lk.site for lk in links(self.prompt)}
         # numbers the request writes as numbers (not the digit groups of an IBAN, address or date)
         bare_nums = _IBAN.sub(" ", _EMAIL.sub(" ", self.prompt.casefold()))
@@ -163,7 +167,7 @@ class FlowLedger:
             self._record(tool, decl, rec)
 
     def _record(self, tool: str, decl: ToolDecl, rec: dict[str, Any]) -> None:
-        named = False
+        named, unnamed = False, decl.inferred and bool(decl.results) and self._names_record(rec) is None
         for f, v in rec.items():
             role = decl.results.get(f)
             for s in _leaves(v):
@@ -178,6 +182,10 @@ class FlowLedger:
                     if not decl.declared and len(word_form(s)) >= 4 and word_form(f):
                         # an undeclared tool's field may be private: it leaves only when the request names it
                         self._private.setdefault(word_form(s), (f"{tool}.{f} (undeclared tool)", (word_form(f),)))
+                    elif unnamed and word_form(f):   # an inferred store's record the request does not name: its
+                        for w in {word_form(s), *identifiers(word_form(s))} - {""}:   # text and its keys stay
+                            self._private.setdefault(w, (f"{tool}.{f} (a record the request does not name)",
+                                                         (word_form(f),)))
         if named:   # a directory record the user pointed at by name resolves its other trusted fields
             for f, role in decl.results.items():
                 for s in _leaves(rec.get(f)):
@@ -233,7 +241,7 @@ class FlowLedger:
             return bool(lks := links(value)) and all(lk.site in self._user_sites for lk in lks)
         if kind != "text":
             return (kind, form) in self._user_ents or (kind == "date" and ("date", "*" + form[4:]) in self._user_ents)
-        return f" {form} " in self._user_text
+        return f" {form} " in self._user_text or form in self._user_parts
 
     def target(self, value: str, role: str, fetch: bool = False, named: bool = False) -> tuple[int, str]:
         """Level (2 user, 1 trusted, 0 not) of a target value of ``role``, and its source. For a fetch, a link

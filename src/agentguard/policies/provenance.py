@@ -39,7 +39,7 @@ from urllib.parse import unquote
 from ..core.canonical import strip_invisible
 from .links import links
 
-__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "dates", "entities", "strings_of", "times", "trust_level", "word_form"]
+__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "dates", "entities", "identifiers", "strings_of", "times", "trust_level", "word_form"]
 
 USER = "user"
 TRUSTED = "trusted"
@@ -158,6 +158,13 @@ def trust_level(labels: Iterable[str]) -> int:
 def word_form(text: str) -> str:
     """Case-folded, NFKC, words separated by single spaces (punctuation between words dropped)."""
     return " ".join(w for w in _WORD_SPLIT.split(_nfkc(text)) if w)
+
+
+def identifiers(wf: str) -> set[str]:
+    """The key-like words of word form ``wf``: 8+ letters and digits with at least one of each (an access key,
+    a token, a commit hash; not a date, a time or an English word)."""
+    return {w for w in wf.split() if len(k := re.sub(r"[\W_]", "", w)) >= 8 and re.search(r"\d", k)
+            and re.search(r"[^\W\d_]", k)}
 
 
 def entities(text: str) -> Iterator[tuple[str, str]]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -40,9 +40,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ..core.errors import DependencyError, InputError, require
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .provenance import entities
-from .toolinfer import ToolSchema, tokens
+from .toolinfer import InferenceLexicon, ToolSchema, infer, tokens
+from .toolset import ToolSet
 
-__all__ = ["ToolWordGrants", "VerbRelations", "WordSimilarity", "choose_threshold", "tool_words"]
+__all__ = ["ToolWordGrants", "VerbRelations", "WordSimilarity", "choose_threshold", "tool_words",
+           "with_tool_word_grants"]
 
 # words of a tool's name that are neither its verb nor an object (function words of an identifier)
 _FUNCTION = frozenset({"to", "from", "by", "in", "for", "of", "the", "a", "an", "on", "at", "with", "all", "and",
@@ -148,9 +150,14 @@ class VerbRelations:
 
     def covers(self, word: str, verb: str, irregular: Mapping[str, tuple[str, ...]] | None = None) -> bool:
         """Whether request ``word`` names ``verb``'s action or a more general one (see the class docstring). The
-        auxiliary and modal verbs of English (closed-class words: be, have, do, can, will ...) name no action."""
+        auxiliary and modal verbs of English (closed-class words: be, have, do, can, will ...) name no action,
+        and a top of WordNet's verb hierarchy (a synset with no hypernym: "change", "move", "act") names only
+        its own synset: as the broader action of every verb below it, it would let "the changed files" grant
+        ``merge_pull_request`` (GitHub MCP bench, after the tool-word grants: merge -> ... -> change)."""
         up = self.closure(verb)
-        return any(set(self._lemmas[lem]) & up for lem in self.lemmas(word, irregular) if lem not in _AUXILIARY)
+        own = set(self._lemmas.get(verb, ()))
+        return any(h in own or self._hyper[h] for lem in self.lemmas(word, irregular) if lem not in _AUXILIARY
+                   for h in set(self._lemmas[lem]) & up)
 
 
 @lru_cache(maxsize=1)
@@ -258,3 +265,33 @@ def choose_threshold(scored: Sequence[tuple[float, bool]], floor: float = 0.0) -
     best["examples"] = len(scored)
     best["positives"] = sum(1 for _, y in scored if y)
     return best
+
+
+# target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)
+_ENTITY_KIND = {"url": "url", "email": "email", "account": "iban"}
+
+
+def with_tool_word_grants(toolset: ToolSet, schemas: Iterable[ToolSchema], inference: InferenceLexicon,
+                          relations: VerbRelations | None = None) -> ToolSet:
+    """``toolset`` (its lexicon included) where every consequential tool its grant lexicon gives **no** action
+    takes the tool-word grant ``tool:<name>`` (:class:`ToolWordGrants` with WordNet's verb hierarchy and no
+    similarity, so there is no threshold to choose). Without it such a tool can never be granted, whatever
+    the request says ("open an issue" for ``create_issue`` on a lexicon written for e-mail and banking). A
+    ``send`` or ``delete`` with no recognised target stays ungrantable (``fail:no-target``), and the grant
+    authorises only the action kind: every target and value is still checked by the data-flow labels."""
+    lex = toolset.lexicon if toolset.lexicon is not None else GrantLexicon({})
+    cover: list[ToolSchema] = []
+    kinds: dict[str, set[str]] = {}
+    for s in schemas:
+        d, trace = toolset.decl(s.name, [p.name for p in s.params]), set[str]()
+        infer(s, inference, lex, trace=trace)
+        if d.kind != "read" and not d.actions and "fail:no-target" not in trace:
+            cover.append(s)
+            kinds[s.name] = {_ENTITY_KIND[r] for r in d.args.values() if r in _ENTITY_KIND}
+    if not cover:
+        return toolset
+    src = ToolWordGrants.for_tools(cover, stopwords=lex.stopwords, irregular=lex.irregular,
+                                   relations=relations or VerbRelations(), targets=kinds)
+    tools = {n: replace(d, actions=(*d.actions, src.action(n))) if n in src.tools else d
+             for n, d in toolset.tools.items()}
+    return replace(toolset, tools=tools, lexicon=replace(lex, extra=(*lex.extra, src)))

@@ -264,6 +264,10 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
         trace.add("kind:send:read-with-destination")
     elif kind == "read" and "url" in args.values():
         kind = "fetch"
+    if kind != "read" and "query" in args.values():
+        # a search or paging name (head, sort, page) is unchecked only where nothing changes: in a tool with an
+        # effect it is grounded like any unknown argument (create_pull_request(head=<an outsider's branch>))
+        args = {a: "unknown" if r == "query" else r for a, r in args.items()}
     actions: list[str] = []
     if grants is not None and kind != "read":
         for act, (verbs, objects) in grants.actions.items():
