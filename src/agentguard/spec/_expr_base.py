@@ -15,9 +15,16 @@ import numpy as np
 
 from ..core.errors import InputError, ParseError
 
-__all__: list[str] = []
+__all__ = ["MissingField"]
 
 _MISSING = object()
+
+
+class MissingField(InputError):
+    """A name, field or item the value does not have (or a ``None`` where a number is ordered): inside
+    ``exists``/``forall``/``count`` it means "this item does not satisfy the condition" (AI2-THOR objects carry
+    different fields per type). Every other evaluation error (comparing text with a number, arithmetic on text,
+    a helper failing) is not an absence: it propagates, and the predicate fails closed."""
 
 
 def _field(obj: Any, name: Any, default: Any = _MISSING) -> Any:
@@ -37,7 +44,7 @@ def _item(obj: Any, key: Any, where: str) -> Any:
             return obj[key]
     except (KeyError, IndexError, TypeError):
         pass
-    raise InputError(f"missing item {key!r} in {where}")
+    raise MissingField(f"missing item {key!r} in {where}")
 
 
 def _items(coll: Any) -> list[Any]:
@@ -116,7 +123,9 @@ def _ordered(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     ``not (x <= 5)``); like ``None > 5``, it is an error naming the problem."""
     def cmp(a: Any, b: Any) -> Any:
         if _is_nan(a) or _is_nan(b):
-            raise InputError("cannot order-compare NaN (a missing or undefined number)")
+            raise MissingField("cannot order-compare NaN (a missing or undefined number)")
+        if a is None or b is None:
+            raise MissingField("cannot order-compare None (a missing value)")
         return op(a, b)
     return cmp
 
