@@ -321,8 +321,8 @@ def test_a_value_of_another_type_never_takes_the_maps_default(value):
 
 
 @settings(max_examples=40, deadline=None)
-@given(name=st.sampled_from(["wire_pay", "Wire-Pay", "wire pay", "WIRE_PAY ", "wire\u200b-pay", "ｗｉｒｅ＿ｐａｙ",
-                             "wire__pay", "wire - pay"]))
+@given(name=st.sampled_from(["wire_pay", "Wire-Pay", "wire pay", "WIRE_PAY ", "wire\u200b-pay",
+                             "ｗｉｒｅ＿ｐａｙ", "wire__pay", "wire - pay"]))
 def test_a_tool_name_maps_in_the_canonical_form_every_rule_reads(name):
     """``{from = "tool", map = {wire_pay = ...}, default = 0}``: ``Wire-Pay`` is the tool ``wire_pay`` to every
     other rule (canonical_name). ToolCallGuard canonicalised the name before extraction, but the extractor on its

@@ -320,7 +320,8 @@ def test_a_declared_encoding_cannot_show_the_verifier_other_code(tmp_path):
 
 @settings(max_examples=30, deadline=None)
 @given(encoding=st.sampled_from(["utf-7", "latin-1", "cp1252", "ascii", "utf-16", "rot13", "koi8-r", "shift_jis"]),
-       form=st.sampled_from(["# -*- coding: {} -*-\n", "# vim: set fileencoding={} :\n", "#!/usr/bin/env python\n# coding={}\n"]))
+       form=st.sampled_from(["# -*- coding: {} -*-\n", "# vim: set fileencoding={} :\n",
+                             "#!/usr/bin/env python\n# coding={}\n"]))
 def test_every_declared_encoding_but_utf8_is_refused(encoding, form):
     source = form.format(encoding) + module()
     msg = refused(source)

@@ -25,7 +25,8 @@ pytest.importorskip("detect_secrets")
 from agentguard.bench.secret_leak import github_token  # noqa: E402
 from agentguard.core.types import Context, ToolCall  # noqa: E402
 from agentguard.policies import SecretLeakGuard  # noqa: E402
-from agentguard.policies.secret_views import MAX_INFLATE, decodings, read_invisible, skeleton, untag, views  # noqa: E402
+from agentguard.policies.secret_views import (  # noqa: E402
+    MAX_INFLATE, decodings, read_invisible, skeleton, untag, views)
 from agentguard.policies.secrets import LeakScanner  # noqa: E402
 
 SCANNER = LeakScanner()
@@ -188,3 +189,13 @@ def test_the_readings_name_themselves():
 ])
 def test_benign_arguments_stay_clean(args):
     assert [f for f in SCANNER.scan(args) if f.kind != "pii"] == [], args
+
+
+@pytest.mark.parametrize("make", [
+    lambda s: gzip.compress(s.encode()), lambda s: s.encode("utf-16-le"), lambda s: b"\x00\xff" * 20 + s.encode(),
+    lambda s: memoryview(s.encode("utf-16")), lambda s: bytearray(zlib.compress(s.encode())),
+])
+def test_bytes_arguments_are_read_like_decoded_runs(make):
+    """An in-process tool receives bytes: before, they were read only as UTF-8 with replacement characters, so a
+    gzip stream or UTF-16 text carried a key unseen (and a memoryview was read as its repr)."""
+    assert any(f.kind == "secret" for f in SCANNER.scan({"blob": make(AWS)}))

@@ -38,7 +38,8 @@ from urllib.parse import unquote_plus
 from ..core.canonical import strip_invisible
 from ..core.errors import require
 
-__all__ = ["MAX_INFLATE", "decodings", "is_reading", "read_invisible", "skeleton", "skeleton_table", "untag", "views"]
+__all__ = ["MAX_INFLATE", "decodings", "is_reading", "read_bytes", "read_invisible", "skeleton", "skeleton_table",
+           "untag", "views"]
 
 #: the most bytes one compressed run may inflate to before it is refused as unreadable
 MAX_INFLATE = 1 << 20
@@ -108,7 +109,7 @@ def _inflate(raw: bytes) -> bytes | None:
     return None if len(out) > MAX_INFLATE else out
 
 
-def _read_bytes(raw: bytes, runs: bool, depth: int = 0) -> Iterator[str | None]:
+def read_bytes(raw: bytes, runs: bool, depth: int = 0) -> Iterator[str | None]:
     """The texts a run of decoded bytes holds (see the module doc); None: an inflation past the bound. ``runs``:
     read the printable runs of bytes that are not text (base64, base32, hex: the encodings of binary payloads;
     not base85, whose alphabet holds every base64 run, so any base64 text decodes to base85 noise)."""
@@ -118,7 +119,7 @@ def _read_bytes(raw: bytes, runs: bool, depth: int = 0) -> Iterator[str | None]:
             yield None
             return
         if inflated:
-            yield from _read_bytes(inflated, runs, depth + 1)
+            yield from read_bytes(inflated, runs, depth + 1)
             return
     text = _text(raw)
     if text is not None:
@@ -215,7 +216,7 @@ def decodings(text: str) -> Iterator[tuple[str, str | None]]:
         if d != text:
             yield "quoted-printable", d
     for layer, raw in _runs(text):
-        for t in _read_bytes(raw, "85" not in layer):
+        for t in read_bytes(raw, "85" not in layer):
             yield layer, t
 
 

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..core.errors import InputError, require
-from .secret_views import _A85, _B85, decodings, is_reading, read_invisible, skeleton, untag, views
+from .secret_views import _A85, _B85, decodings, is_reading, read_bytes, read_invisible, skeleton, untag, views
 
 __all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "decodings", "plugin_names",
            "string_leaves", "views"]
@@ -303,8 +303,12 @@ class LeakScanner:
         elif isinstance(value, (list, tuple, set, frozenset)):
             for i, v in enumerate(value):
                 out += self.scan(v, f"{path}[{i}]", depth=depth + 1)
-        elif isinstance(value, (bytes, bytearray)):
-            out += self.scan_text(bytes(value).decode("utf-8", "replace"), path)
+        elif isinstance(value, (bytes, bytearray, memoryview)):  # read as the decoded runs are (gzip, UTF-16...)
+            raw = bytes(value)
+            out += self.scan_text(raw.decode("utf-8", "replace"), path)
+            for text in read_bytes(raw, True) if len(raw) <= self.max_chars else ():
+                out += ([Finding("unreadable", "bytes inflate past their bound", path, "")] if text is None
+                        else self.scan_text(text, f"{path}|bytes"))
         elif value is not None and not isinstance(value, bool):
             out += self.scan_text(str(value), path)
         if depth == 0 and isinstance(value, (Mapping, list, tuple)):
