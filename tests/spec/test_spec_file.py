@@ -139,3 +139,34 @@ def test_read_document_bounds_and_strictness():
         read_document("[" * 100_000 + "]" * 100_000, "deep.json", yaml=False)
     assert read_document(json.dumps(BASE), "ok.json", yaml=False) == BASE
     assert read_document("a: 1\nb: [x, y]\n", "ok.yaml", yaml=True) == {"a": 1, "b": ["x", "y"]}
+
+
+# -- resource exhaustion: an expression from a spec file is evaluated in bounded time and memory -----------------
+
+@pytest.mark.parametrize("text, state, match", [
+    ('"a" * 300000000 == ""', {}, "larger than"),                      # 300 MB allocated per state (was 0.6 s)
+    ("objects * 100000000 == []", {"objects": [1, 2]}, "larger than"),
+    ('"%0100000000d" % 1 == ""', {}, "arithmetic only"),                # string formatting with a width
+    ("count([1 for a in objects for b in objects for c in objects]) > 0", {"objects": list(range(300))},
+     "more than"),                                                      # 27 million items (minutes, before)
+    ("exists(objects, exists(objects, exists(objects, it < 0)))", {"objects": list(range(300))}, "more than"),
+    ("x * x * x * x * x * x * x * x > 0", {"x": 10**20000}, "wider than"),
+])
+def test_an_expression_that_would_exhaust_time_or_memory_fails_closed(text, state, match):
+    for run in ("evaluate", "interpret"):
+        t = time.perf_counter()
+        with pytest.raises(InputError, match=match):
+            getattr(Expr(text), run)(state)
+        assert time.perf_counter() - t < 10
+    with pytest.raises(InputError, match=match):  # a predicate reports it; never a bit
+        Abstraction([Predicate.of("p", text)]).abstractor()(state)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(0, 40), k=st.integers(-3, 2000), s=st.text(max_size=20))
+def test_bounded_arithmetic_equals_python_within_the_bound(n, k, s):
+    """Below the bound the checked operators compute what Python computes (the differential oracle)."""
+    state = {"n": n, "k": k, "s": s, "xs": list(range(n))}
+    for text, expected in (("s * k", s * k), ("xs * k", list(range(n)) * k), ("n % 7 + k", n % 7 + k),
+                           ("s + s", s + s), ("n * k", n * k)):
+        assert Expr(text).evaluate(state) == expected == Expr(text).interpret(state)

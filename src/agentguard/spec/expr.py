@@ -46,7 +46,8 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InputError, ParseError
-from ._expr_base import _BINOPS, _CMPOPS, _MISSING, _QUANTIFIERS, HELPERS, MissingField, _check, _field, _item, _items
+from ._expr_base import (_BINOPS, _CMPOPS, _MISSING, _QUANTIFIERS, HELPERS, MissingField, _check, _field, _item, _items,
+                         reset_budget)
 
 __all__ = [
     "Expr",
@@ -96,6 +97,7 @@ class Expr:
         self.__init__(text)  # type: ignore[misc]
 
     def evaluate(self, scope: Any, extra: Mapping[str, Any] | None = None) -> Any:
+        reset_budget()
         return self._fn((extra, scope) if extra else (scope,))
 
     __call__ = evaluate
@@ -104,6 +106,7 @@ class Expr:
         """The same value as :meth:`evaluate`, by walking the tree (the reference semantics)."""
         from ._expr_interp import _eval, _Scope
 
+        reset_budget()
         return _eval(self.tree.body, _Scope([extra, scope] if extra else [scope]))
 
 

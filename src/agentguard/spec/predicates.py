@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InputError, ParseError
+from ._expr_base import reset_budget
 from .expr import Expr
 from .spec_file import read_document
 from .unseen import UNSEEN_POLICIES, resolve_state
@@ -252,6 +253,7 @@ class Abstraction:
                     out.append("1" if p(state) else "0")
                     continue
                 try:
+                    reset_budget()
                     v = fn((state,))
                 except InputError as exc:
                     raise InputError(f"predicate {p.name!r}: {exc}") from None
