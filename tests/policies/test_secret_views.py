@@ -13,7 +13,6 @@ import gzip
 import lzma
 import quopri
 import random
-import time
 import zlib
 from urllib.parse import quote
 
@@ -139,9 +138,7 @@ def test_across_calls_the_second_half_first_is_refused():
 
 def test_a_compression_bomb_is_unreadable_not_inflated():
     bomb = base64.b64encode(zlib.compress(b"A" * (MAX_INFLATE + 10), 9)).decode()
-    t = time.perf_counter()
     found = SCANNER.scan({"body": bomb})
-    assert time.perf_counter() - t < 5
     assert any(f.kind == "unreadable" and "inflates" in f.type for f in found)
     assert ("base64", None) in list(decodings(bomb))
     assert not SecretLeakGuard().check(Context(), ToolCall("post", {"body": bomb})).allowed
@@ -155,11 +152,11 @@ def test_readings_past_their_budget_are_unreadable(monkeypatch):
     assert any(f.kind == "unreadable" and "bound" in f.type for f in found)
 
 
-def test_many_repeated_runs_are_decoded_once_in_bounded_time():
+def test_many_repeated_runs_are_decoded_once():
+    """A run repeated 400 times is decoded once (before: once per occurrence, 10**4 decodings for 100 KB)."""
     text = ("QUtJQUlPU0ZPRE5O %41&amp; " * 400)[:10_000]
-    t = time.perf_counter()
-    SCANNER.scan({"body": text})
-    assert time.perf_counter() - t < 30  # a generous ceiling on a shared machine; measured ~2 s
+    assert [layer for layer, _ in decodings(text)].count("base64") == 1
+    assert SCANNER.scan({"body": text}) == []
 
 
 # -- the readings themselves, and benign text --------------------------------------------------------------------

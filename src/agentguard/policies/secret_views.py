@@ -54,7 +54,10 @@ _QP_SOFT = re.compile(rb"=\r?\n")
 _QP_BYTE = re.compile(rb"=([0-9A-Fa-f]{2})")
 _ESC = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|\\x([0-9A-Fa-f]{2})")
 _A85_SKIP = 8  # the longest key-value prefix (``secret=``) a base85 run is read past
-_ALIGN_MAX = 4096  # longer runs are read from their first character only (the search would cost 8 decodings)
+_ALIGN_MAX = 4096
+_PREFIX_END = frozenset("=:,;")
+_MIXED = re.compile(r"[A-Z]")
+_LOWER = re.compile(r"[a-z]")  # longer runs are read from their first character only (the search would cost 8 decodings)
 _PRINTABLE_RUN = re.compile(r"[\x20-\x7e]{12,}")
 #: Default_Ignorable_Code_Point characters that are not of category Cf (``strip_invisible`` keeps them): variation
 #: selectors, the combining grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian variation selectors
@@ -176,6 +179,8 @@ def _runs(text: str) -> Iterator[tuple[str, bytes]]:
         yield "hex", bytes.fromhex(s)
     for layer, rx, decode in (("base85", _B85, base64.b85decode), ("ascii85", _A85, base64.a85decode)):
         for s in _matches(rx, text, 1 if layer == "ascii85" else 0):
+            if not _MIXED.search(s) or not _LOWER.search(s):  # base85 of a key mixes cases: not a word_like_this
+                continue
             raw = _aligned(s, decode)
             if raw is not None:
                 yield layer, raw
@@ -186,7 +191,8 @@ def _aligned(run: str, decode: Callable[[str], bytes]) -> bytes | None:
     :data:`_A85_SKIP` characters: both alphabets hold ``=`` and ``:``, so ``id=<run>`` is one run whose groups
     of five are out of step with the encoding's until the prefix is skipped; a suffix (``<run>=di``: a reversed
     ``id=``) only adds up to four bytes at the end, which are cut."""
-    for skip in range(min(_A85_SKIP if len(run) <= _ALIGN_MAX else 1, len(run) - 15)):
+    prefix = run[:_A85_SKIP] if len(run) <= _ALIGN_MAX else ""
+    for skip in (0, *(i + 1 for i, c in enumerate(prefix) if c in _PREFIX_END)):  # after a `key=` or `id:`
         try:
             raw = decode(run[skip:])
         except ValueError:
@@ -228,7 +234,7 @@ _NOT_ALNUM = re.compile(r"[^A-Za-z0-9\s]")
 _KEY_RUN = re.compile(r"[A-Za-z0-9]{12,}")
 _INTERLEAVED = re.compile(r"(?:\S[^A-Za-z0-9\s]){12,}\S?")
 #: separators read away one at a time: the most frequent ones, each seen at least this often
-_SEP_MIN, _SEP_KINDS = 3, 3
+_SEP_MIN, _SEP_KINDS, _SEP_TOKEN = 3, 3, 12
 
 
 def skeleton_table() -> dict[int, str]:
@@ -259,10 +265,12 @@ def skeleton(text: str) -> str:
     return text.translate(skeleton_table())
 
 
-def views(text: str) -> Iterator[tuple[str, str]]:
+def views(text: str, unseparate: bool = True) -> Iterator[tuple[str, str]]:
     """``(name, view)`` for each way an exfiltration writes a value so that no decoder applies but a reader
     (or the attacker's endpoint) recovers it (see the module doc). Each view that differs from ``text`` is
-    scanned like a decoding (one layer), so a base64 run that was reversed is still decoded."""
+    scanned like a decoding (one layer), so a base64 run that was reversed is still decoded. ``unseparate``:
+    also the separator and chunk readings, which read key-like tokens only (see :func:`_tokens`), so prose
+    costs a few regex scans."""
     if not text.isascii():
         sk = skeleton(text)
         if sk != text:
@@ -273,23 +281,46 @@ def views(text: str) -> Iterator[tuple[str, str]]:
         if r13 != text:
             yield "rot13", r13
     if _SPACE.search(text):
-        words = text.split()
-        yield "despaced", "".join(words)
-        if len(words) > 1:
-            yield "words-reversed", "".join(reversed(words))
-            yield "each-word-reversed", "".join(w[::-1] for w in words)
-    yield from (v for v in _unseparated(text) if _KEY_RUN.search(v[1]))  # only where a key-long run appears
+        yield "despaced", _SPACE.sub("", text)
+    if unseparate:
+        yield from _chunk_views(text)
+        yield from (v for v in _unseparated(text) if _KEY_RUN.search(v[1]))  # only where a key-long run appears
+
+
+_CHUNK = re.compile(r"[A-Za-z0-9+/=_-]{2,16}")
+
+
+def _chunk_views(text: str) -> Iterator[tuple[str, str]]:
+    """Runs of at least three short chunks (``MPLE 7EXA ODNN IOSF AKIA``) read in reverse order and each reversed
+    (reversed chunks); only runs that mix digits and letters (a key's chunks; not a sentence's words). Split, not
+    one regex over the text: linear whatever the text."""
+    runs: list[list[str]] = [[]]
+    for w in text.split():
+        if _CHUNK.fullmatch(w):
+            runs[-1].append(w)
+        elif runs[-1]:
+            runs.append([])
+    runs = [r for r in runs if len(r) >= 3 and any(c.isdigit() for w in r for c in w)
+            and any(c.isalpha() for w in r for c in w)]
+    if runs:
+        yield "words-reversed", " ".join("".join(reversed(r)) for r in runs)
+        yield "each-word-reversed", " ".join("".join(w[::-1] for w in r) for r in runs)
 
 
 def _unseparated(text: str) -> Iterator[tuple[str, str]]:
-    seps = Counter(_NOT_ALNUM.findall(text))
+    """The separator readings, of the tokens that have separators in them (prose is not read whole)."""
+    tokens = [t for t in text.split() if len(t) >= _SEP_TOKEN and len(_NOT_ALNUM.findall(t)) >= _SEP_MIN]
+    if not tokens:
+        return
+    joined = " ".join(tokens)
+    seps = Counter(_NOT_ALNUM.findall(joined))
     frequent = [c for c, n in seps.most_common(_SEP_KINDS) if n >= _SEP_MIN]
     for c in frequent:
-        yield f"without {c!r}", text.replace(c, "")
+        yield f"without {c!r}", joined.replace(c, "")
     if len(seps) > 1 and frequent:
-        yield "alphanumeric", _NOT_ALNUM.sub("", text)
+        yield "alphanumeric", _NOT_ALNUM.sub("", joined)
     # one separator after every character, whatever it is (g-h.p__x: the token's own _ kept), in every stretch
-    stretches = [m.group(0)[::2] for m in _INTERLEAVED.finditer(text)]
+    stretches = [m.group(0)[::2] for m in _INTERLEAVED.finditer(joined)]
     if stretches:
         yield "interleaved", " ".join(stretches)
 
@@ -298,4 +329,4 @@ def is_reading(name: str) -> bool:
     """Whether view ``name`` is a reading of the same text (its homoglyph skeleton, its characters without the
     separators or blanks between them), which keeps the views of the text it reads (``A-K-I-A`` reversed is
     read back to front once the dashes are gone), rather than a transform (reversed, ROT13), which does not."""
-    return name in ("homoglyph", "despaced", "alphanumeric", "interleaved") or name.startswith("without ")
+    return name in ("homoglyph", "alphanumeric", "interleaved") or name.startswith("without ")

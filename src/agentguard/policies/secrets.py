@@ -173,10 +173,11 @@ class LeakScanner:
             return [Finding("unreadable", "too long", path, "")]
         out: list[Finding] = []
         seen: set[str] = set()
-        todo: list[tuple[str, str, int, bool, bool]] = [(text, path, 0, True, full)]
+        # (text, path, layers, viewable, whole, unseparate): a separator reading is not read for separators again
+        todo: list[tuple[str, str, int, bool, bool, bool]] = [(text, path, 0, True, full, full)]
         budget = READ_BUDGET * max(len(text), 1 << 16)
         while todo:
-            t, where, depth, viewable, whole = todo.pop()
+            t, where, depth, viewable, whole, unsep = todo.pop()
             if t in seen:
                 continue
             seen.add(t)
@@ -186,7 +187,7 @@ class LeakScanner:
                 break
             tagged = None if t.isascii() else untag(t)
             if tagged is not None:  # tag characters shadow ASCII ("ASCII smuggling"): read what they spell
-                todo.append((tagged, f"{where}|tags", depth, viewable, whole))
+                todo.append((tagged, f"{where}|tags", depth, viewable, whole, unsep))
             canon = t if t.isascii() else read_invisible(t)
             out += self._detect(canon, where, whole)
             if not self.decode or depth >= MAX_LAYERS:
@@ -196,11 +197,11 @@ class LeakScanner:
             # text it reads; the skeleton keeps its layer budget too. PII and entropy are read in the homoglyph view
             # only (a reversed digit run is no card)
             if len(canon) >= _MIN_VIEW and (viewable or not canon.isascii()):
-                for name, v in views(canon):
+                for name, v in views(canon, unsep and viewable):
                     if v in seen or not (viewable or name == "homoglyph") or not self._worth_reading(name, v, whole):
                         continue
-                    todo.append((v, f"{where}|{name}", depth + (name != "homoglyph"),
-                                 viewable if is_reading(name) else False, whole and name == "homoglyph"))
+                    todo.append((v, f"{where}|{name}", depth + (name != "homoglyph"), viewable if is_reading(name)
+                                 else False, whole and name == "homoglyph", unsep and name == "homoglyph"))
             stripped = canon.strip()
             if stripped[:1] in "{[" and stripped[-1:] in "}]":
                 try:
@@ -216,7 +217,7 @@ class LeakScanner:
                 if d is None:  # a decoding that cannot be finished in bound (a compression bomb)
                     out.append(Finding("unreadable", f"{layer} inflates past its bound", f"{where}|{layer}", ""))
                 else:
-                    todo.append((d, f"{where}|{layer}", depth + 1, True, whole))
+                    todo.append((d, f"{where}|{layer}", depth + 1, True, whole, whole))
         return _unique(out)
 
     def _worth_reading(self, name: str, view: str, whole: bool) -> bool:
