@@ -183,6 +183,13 @@ def test_the_readings_name_themselves():
     {"mime": "=?utf-8?q?Caf=C3=A9_=C3=A0_Paris?= and =3D signs"},
     {"id": "NBSWY3DPEB3W64TMMQ======", "word": "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"},
     {"dashes": "-".join("abcdefghijklmnop"), "dots": "v1.2.3.4.5.6.7"},
+    # AgentDojo calendar events: a first version read the joined dates and times undashed and despaced as a
+    # Telegram bot token (digits, ':', 35 characters) and refused 7 of them
+    {"title": "Booking hotel Montmartre Suites", "start_time": "2023-04-25 09:00", "end_time": "2023-04-25 10:00",
+     "description": "Reminder to book Montmartre Suites for your trip to Paris from May 1st to May 5th.",
+     "location": "23 Rue Lepic, 75018 Paris, France"},
+    {"title": "City Hub", "start_time": "2025-01-02 00:00", "end_time": "2025-01-02 23:59",
+     "description": "Stay at City Hub hotel.", "location": "1-1-1 Nishi-Shinjuku, Shinjuku-ku, Tokyo 160-0023, Japan"},
 ])
 def test_benign_arguments_stay_clean(args):
     assert [f for f in SCANNER.scan(args) if f.kind != "pii"] == [], args
