@@ -165,3 +165,11 @@ def test_bounded_arithmetic_equals_python_within_the_bound(n, k, s):
     for text, expected in (("s * k", s * k), ("xs * k", list(range(n)) * k), ("n % 7 + k", n % 7 + k),
                            ("s + s", s + s), ("n * k", n * k)):
         assert Expr(text).evaluate(state) == expected == Expr(text).interpret(state)
+
+
+def test_a_predicate_entry_with_an_unknown_key_is_refused():
+    spec = {"predicates": [{"name": "hot", "expr": "temperature > 50", "unsafe_when": "temperature > 90"}]}
+    with pytest.raises(ParseError, match=r"unknown key\(s\) \['unsafe_when'\] in a predicate"):
+        Abstraction.from_dict(spec)
+    ok = {"predicates": [{"name": "hot", "expr": "temperature > 50", "description": "too hot"}]}
+    assert Abstraction.from_dict(ok).names == ["hot"]

@@ -412,6 +412,9 @@ class Abstraction:
                 items = [(p["name"], p["expr"]) for p in raw]
             except (TypeError, KeyError):
                 raise ParseError(f"{source}: each predicate in a list needs 'name' and 'expr'") from None
+            extra = sorted({str(k) for p in raw for k in p} - {"name", "expr", "description"})
+            if extra:  # an "exprs:" typo must not leave a predicate defined by a stale or empty expression
+                raise ParseError(f"{source}: unknown key(s) {extra} in a predicate (known: name, expr, description)")
         else:
             raise ParseError(f"{source}: 'predicates' must be a mapping name -> expression (or a list)")
         try:
