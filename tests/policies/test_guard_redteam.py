@@ -292,3 +292,44 @@ def test_a_verified_digest_is_the_full_sha256_never_a_prefix(tmp_path):
         TG.from_config({**table, "verified_digest": full})  # the swapped file is not the verified one
     path.write_text(verified)
     assert TG.from_config({**table, "verified_digest": full})
+
+
+# -- session 11: values of another type than the map's keys, tool names in canonical form -------------------------
+
+def _mapped_guard(source: str, key: str, table: dict) -> ToolCallGuard:
+    rule = {"from": source, "map": table, "default": 0}
+    if source == "argument":
+        rule["key"] = key
+    ext = SpecExtractor({"amount": rule, "flagged": {"from": "constant", "value": False},
+                         "blocked": {"from": "constant", "value": [7]}, "dest": {"from": "constant", "value": 3}})
+    return ToolCallGuard([PolicyBinding(INT_POLICY, ext)])
+
+
+@settings(max_examples=40, deadline=None)
+@given(value=st.sampled_from([3.0, True, "3", ["wire"], {"m": "wire"}, 3 + 0j, b"wire", -0.0]))
+def test_a_value_of_another_type_never_takes_the_maps_default(value):
+    """``map = {3 = 10**6}, default = 0`` (or ``{wire = ...}``): before, 3.0, True, "3" and ["wire"] were not in the
+    map and took the permissive default while a pydantic tool reads "3" and 3.0 as 3."""
+    for table in ({3: 10**6, 1: 5}, {"wire": 10**6}):
+        g = _mapped_guard("argument", "method", table)
+        if isinstance(value, str) and str in {type(k) for k in table}:
+            continue  # a string looked up in a string map: the default is the map author's choice
+        assert g.check(Context(), ToolCall("pay", {"method": value})).decision is Decision.REJECT, (value, table)
+    absent = _mapped_guard("argument", "method", {"wire": 10**6})
+    assert absent.check(Context(), ToolCall("pay", {"method": None})).allowed  # null is absent: the default
+    assert absent.check(Context(), ToolCall("pay", {})).allowed
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(["wire_pay", "Wire-Pay", "wire pay", "WIRE_PAY ", "wire\u200b-pay",
+                             "ｗｉｒｅ＿ｐａｙ", "wire__pay", "wire - pay"]))
+def test_a_tool_name_maps_in_the_canonical_form_every_rule_reads(name):
+    """``{from = "tool", map = {wire_pay = ...}, default = 0}``: ``Wire-Pay`` is the tool ``wire_pay`` to every
+    other rule (canonical_name). ToolCallGuard canonicalised the name before extraction, but the extractor on its
+    own (SpecExtractor used by a caller) read it as unknown and took the permissive default."""
+    from agentguard.policies.extract import FieldRule
+
+    rule = FieldRule("amount", {"from": "tool", "map": {"wire_pay": 10**6, "search": 0}, "default": 0})
+    assert rule.read(ToolCall(name, {}), Context()) == 10**6, name
+    g = _mapped_guard("tool", "", {"wire_pay": 10**6, "search": 0})
+    assert g.check(Context(), ToolCall(name, {})).decision is Decision.REJECT, name

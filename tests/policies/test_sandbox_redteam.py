@@ -288,3 +288,42 @@ def test_the_run_time_computes_what_python_computes(expr, aug, x, y):
     except (PolicyError, ArithmeticError):
         got = None
     assert got == expected, (expr, aug, x, y)
+
+
+# -- session 11: the verifier and the run time read one program -------------------------------------------------
+
+_HIDDEN = ("from nagini_contracts.contracts import *\n\n"
+           "def check(amount: int) -> int:\n    Requires(0 <= amount and amount <= 1000000)\n"
+           "    Ensures(Implies(amount > 1000, Result() != 0))\n"
+           "    # +AAo-    if amount > 1000:+AAo-        return 1\n"
+           "    return 0\n")
+
+
+def test_a_declared_encoding_cannot_show_the_verifier_other_code(tmp_path):
+    """Nagini reads a policy file through ``tokenize.open`` (PEP 263); the gate reads UTF-8 text. Under
+    ``# coding: utf-7`` the comment above is the line ``if amount > 1000: return 1`` to the verifier (which then
+    proves the contract) and a comment to the run time (which returns 0 for every amount)."""
+    import ast
+    import tokenize
+
+    from agentguard.policies import load_policy
+
+    path = tmp_path / "pay.py"
+    path.write_text("# -*- coding: utf-7 -*-\n" + _HIDDEN, encoding="utf-8")
+    with tokenize.open(path) as f:  # what the verifier parses
+        seen_by_verifier = ast.parse(f.read())
+    assert any(isinstance(n, ast.If) for n in ast.walk(seen_by_verifier))
+    assert not any(isinstance(n, ast.If) for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+    with pytest.raises(PolicyError, match="declares the source encoding 'utf-7'"):
+        load_policy(path)
+
+
+@settings(max_examples=30, deadline=None)
+@given(encoding=st.sampled_from(["utf-7", "latin-1", "cp1252", "ascii", "utf-16", "rot13", "koi8-r", "shift_jis"]),
+       form=st.sampled_from(["# -*- coding: {} -*-\n", "# vim: set fileencoding={} :\n",
+                             "#!/usr/bin/env python\n# coding={}\n"]))
+def test_every_declared_encoding_but_utf8_is_refused(encoding, form):
+    source = form.format(encoding) + module()
+    msg = refused(source)
+    assert "encoding" in msg or "syntax" in msg
+    assert validate(form.format("utf-8") + module(), "ok.py") is not None

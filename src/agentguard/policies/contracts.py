@@ -5,13 +5,14 @@ and which would add facts without proof (refused wherever they are mentioned). U
 from __future__ import annotations
 
 import ast
-
+import io
+import tokenize
 from typing import Any, Callable
 
 from ..core.errors import PolicyError
 
 __all__ = ["CONTRACT_NAMES", "CONTRACT_ONLY_TERMS", "CONTRACT_STATEMENTS", "ESCAPE_CONSTRUCTS", "PreconditionViolation",
-           "RUNTIME_CONTRACTS", "check_contract_placement", "check_escapes", "err", "pre_failed"]
+           "RUNTIME_CONTRACTS", "check_contract_placement", "check_encoding", "check_escapes", "err", "pre_failed"]
 
 
 def err(node: ast.AST | None, msg: str, filename: str) -> PolicyError:
@@ -196,3 +197,18 @@ def check_contract_placement(tree: ast.Module, filename: str) -> None:
 
     for top in tree.body:
         visit(top, None)
+
+
+def check_encoding(source: str, filename: str) -> None:
+    """The file's bytes are read as UTF-8 by every reader: Nagini reads a policy file through ``tokenize.open``,
+    which obeys a PEP 263 declaration, while the gate reads UTF-8 text. With ``# coding: utf-7`` the comment
+    ``# +AAo-    if amount > LIMIT: return 1`` is a line of code to the verifier and a comment to the run time: the
+    proof is of another program. Any declared encoding but UTF-8 is refused."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source.encode("utf-8", "surrogatepass")).readline)
+    except SyntaxError as exc:
+        raise PolicyError(f"policy {filename}:1 refused: {exc.msg}") from None
+    if encoding not in ("utf-8", "utf-8-sig"):
+        line = 1 if "coding" in source.split("\n", 1)[0] else 2
+        raise PolicyError(f"policy {filename}:{line} refused: it declares the source encoding {encoding!r} (only "
+                          "UTF-8: the verifier would read other code than the run time)")

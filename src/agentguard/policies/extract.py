@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
-from ..core.canonical import strip_invisible
+from ..core.canonical import canonical_name, strip_invisible
 from ..core.errors import InputError, PolicyError
 from ..core.types import Context, ToolCall
 from .model import Policy
@@ -129,19 +129,21 @@ def _dig(obj: Any, parts: tuple[str, ...]) -> Any:
     return obj
 
 
-def _map_key(v: Any) -> Any:
+def _map_key(v: Any, tool: bool = False) -> Any:
     """How a ``map`` looks a value up: a string in NFKC with format characters removed, case-folded and
     stripped (``"Ｒent_Car\u200b"`` is ``rent_car``: a spelling the tool accepts may not slip past the map to
-    its ``default``); ints as they are. Other types (and bools, which equal 0/1) are never in a map."""
+    its ``default``); a tool name in the canonical form every rule reads tool names in (``Rent-Car`` is
+    ``rent_car``, :func:`~agentguard.core.canonical.canonical_name`); ints as they are. Other types (and bools,
+    which equal 0/1) are never in a map."""
     if type(v) is str:
-        return strip_invisible(v).casefold().strip()
+        return canonical_name(v) if tool else strip_invisible(v).casefold().strip()
     return v if type(v) is int else _MISSING
 
 
 class FieldRule:
     """How one policy field is read from a tool call and its context (see the module docstring)."""
 
-    __slots__ = ("name", "source", "key", "parts", "table", "default", "value")
+    __slots__ = ("name", "source", "key", "parts", "table", "key_types", "default", "value")
 
     def __init__(self, name: str, spec: Mapping[str, Any]) -> None:
         if not isinstance(spec, Mapping):
@@ -163,7 +165,8 @@ class FieldRule:
         table = spec.get("map")
         if table is not None and not isinstance(table, Mapping):
             raise InputError(f"field {name}: 'map' must be a table")
-        self.table = _normalised_map(name, table) if table is not None else None
+        self.table = _normalised_map(name, table, self.source == "tool") if table is not None else None
+        self.key_types = frozenset(type(k) for k in self.table) if self.table else frozenset()
         self.default = spec.get("default", _MISSING)
 
     def read(self, call: ToolCall, context: Context) -> Any:
@@ -175,9 +178,17 @@ class FieldRule:
             v = _dig(call.arguments, self.parts)
         else:
             v = _dig(context.metadata, self.parts)
-        if v is not _MISSING and self.table is not None:
-            key = _map_key(v)
-            v = self.table.get(key, _MISSING) if key is not _MISSING else _MISSING
+        if v is not _MISSING and v is not None and self.table is not None:
+            key = _map_key(v, self.source == "tool")
+            if key is _MISSING or type(key) not in self.key_types:
+                # a value of a type the map does not hold (3.0, True, ["wire"], "3" for int keys) is not "absent":
+                # the tool may coerce it to a mapped value (pydantic reads "3" and 3.0 as 3), so it never takes
+                # the default
+                raise PolicyError(f"field {self.name}: a {type(v).__name__} value cannot be looked up in its map "
+                                  f"(keys are {'/'.join(sorted(t.__name__ for t in self.key_types))})")
+            v = self.table.get(key, _MISSING)
+        elif v is None and self.table is not None:
+            v = _MISSING  # null: the argument is absent (a tool's keyword default)
         if v is _MISSING:
             if self.default is _MISSING:
                 raise PolicyError(f"field {self.name}: no value in the request ({self.source}"
@@ -186,10 +197,10 @@ class FieldRule:
         return v
 
 
-def _normalised_map(name: str, table: Mapping[Any, Any]) -> dict[Any, Any]:
+def _normalised_map(name: str, table: Mapping[Any, Any], tool: bool = False) -> dict[Any, Any]:
     out: dict[Any, Any] = {}
     for k, v in table.items():
-        key = _map_key(k)
+        key = _map_key(k, tool)
         if key is _MISSING:
             raise InputError(f"field {name}: map key {k!r} must be a string or an int")
         if key in out and out[key] != v:

@@ -55,7 +55,7 @@ from typing import Any, Callable
 from ..core.errors import GuardTimeout, PolicyError
 from ._bounded_ops import MAX_INT_BITS, MAX_SEQ, add, flat, mod, mul, sub
 from .contracts import (CONTRACT_NAMES, ESCAPE_CONSTRUCTS, RUNTIME_CONTRACTS, PreconditionViolation,
-                        check_contract_placement, check_escapes, pre_failed)
+                        check_contract_placement, check_encoding, check_escapes, pre_failed)
 from .contracts import err as _err
 
 __all__ = ["PreconditionViolation", "validate"]  # compile_policy/CompiledPolicyCode: internal to model.py
@@ -97,6 +97,7 @@ def validate(source: str, filename: str = "<policy>") -> ast.Module:
         raise PolicyError(f"policy {filename}: source must be text")
     if len(source) > MAX_SOURCE_CHARS:
         raise PolicyError(f"policy {filename} refused: longer than {MAX_SOURCE_CHARS} characters")
+    check_encoding(source, filename)
     try:
         tree = ast.parse(source, filename=filename)
         compile(source, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)

@@ -156,8 +156,9 @@ class SecretLeakGuard(BaseGuard):
             return [Finding("unreadable", f"run memory: {type(exc).__name__}", "<across calls>", "")]
         text = "".join(string_leaves(call.arguments))
         with sent.lock:
-            joined = (self.scanner.scan_text(sent.tail + text, "<across calls>", full=False)
-                      if sent.tail and text else [])
+            joined = list({f.value: f for t in (sent.tail + text, text + sent.tail)  # a later piece may come first
+                           for f in self.scanner.scan_text(t, "<across calls>", full=False)}.values()
+                          ) if sent.tail and text else []
             new = [f for f in joined if f.value not in sent.values and all(f.value != g.value for g in found)]
             leaks = [f for f in new if not self._allowed(context, f, dest)]
             if not leaks:

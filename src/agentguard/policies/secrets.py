@@ -20,36 +20,36 @@ Detectors are maintained libraries, each made for its job, called in-process:
   ``send_money.recipient``), so they are opt-in (see the benchmark's per-kind false-positive rates).
 
 Reading like the receiving system (and an attacker): every string leaf of nested arguments, mapping keys
-included; NFKC with invisible characters removed (``AKIA\u200b...``); and the decodings a receiver or an
-exfiltration endpoint applies, up to :data:`MAX_LAYERS` deep: percent-encoding (``%41KIA``, ``+``),
-HTML entities, JSON inside a string, base64 / base64url runs that decode to text, and hex runs that
-decode to text. Each text is also read through :func:`views` that no decoder applies but a receiver undoes:
-its homoglyph skeleton (Unicode TR39 confusables, ``АKIA`` with a Cyrillic ``А``), reversed, ROT13 and with
-its whitespace removed (``AKIA IOSF ODNN ...``); a view's decodings are read too (base64 of a reversed key).
-The string leaves of one call are also read joined, in order: a key split across arguments. A value nested
-deeper than :data:`MAX_NESTING`, or a string longer than ``max_chars``, is a finding of kind ``unreadable``
-(refused: not read is not allowed).
+included; NFKC with invisible and default-ignorable characters removed (``AKIA\u200b...``, variation
+selectors, Hangul fillers) and Unicode tag characters read as the ASCII they shadow; JSON inside a string; and
+the allow-list of decodings and views of :mod:`agentguard.policies.secret_views`, up to :data:`MAX_LAYERS`
+deep: percent-encoding, HTML entities, written-out string escapes, quoted-printable, base64/base32/base85/hex
+runs (UTF-8 or UTF-16 text, gzip/zlib/bzip2/xz streams, printable runs behind padding bytes), the homoglyph
+skeleton, reversed, ROT13, without whitespace or separators, words reordered or each reversed. The string
+leaves of one call are also read joined, in every order of up to four pieces (a key split across arguments,
+written in one order and joined in another). A value nested deeper than :data:`MAX_NESTING`, a string longer
+than ``max_chars``, a compressed run that inflates past its bound, or readings that add up to more than
+:data:`READ_BUDGET` times a string's length are findings of kind ``unreadable`` (refused: not read is not
+allowed).
 
-What no content scanner sees: a secret split across calls, encrypted, spelled out, or transformed twice by
-views in a row (ROT13 of a reversed key). Pair the guard with provenance and flow rules (a value read from a
-secret store may not reach a third party in any form).
+What no content scanner sees: a secret encrypted or enciphered (ROT47, XOR), spelled out, or transformed twice
+by transforms in a row (ROT13 of a reversed key). Pair the guard with provenance and flow rules (a value read
+from a secret store may not reach a third party in any form).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import html
+import itertools
 import json
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Sequence
-from urllib.parse import unquote_plus
 
-from ..core.canonical import strip_invisible
 from ..core.errors import InputError, require
+from .secret_views import _A85, _B85, decodings, is_reading, read_bytes, read_invisible, skeleton, untag, views
 
-__all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "plugin_names", "string_leaves", "views"]
+__all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "decodings", "plugin_names",
+           "string_leaves", "views"]
 
 #: detect-secrets plugins used by default: format-specific detectors (no entropy, keyword or IP plugins)
 DEFAULT_PLUGINS = (
@@ -71,8 +71,14 @@ _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
-_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
 _DIGIT_OR_AT = re.compile(r"[\d@]")
+#: the shortest text whose views are read: no format a default plugin detects is shorter (Slack's ``xoxb-`` and
+#: ten characters is the shortest); a key cut into shorter pieces is read where the pieces are joined back
+_MIN_VIEW = 12
+#: the most characters one string's readings (decodings and views, all layers) may add up to, as a multiple of
+#: its length (at least 64 Ki characters): past it the string cannot be read in bound and is an ``unreadable``
+#: finding (refused), never a silent partial read
+READ_BUDGET = 48
 
 
 @dataclass(frozen=True)
@@ -125,94 +131,6 @@ def _gate(plugins: Sequence[Any]) -> tuple[set[int], re.Pattern[str] | None]:
     return {id(p) for p in gated}, (re.compile("|".join(parts)) if parts else None)
 
 
-def _printable(raw: bytes) -> str | None:
-    """``raw`` as text when it is UTF-8 and at least 90% printable (what a decoded exfiltration looks like)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    text = strip_invisible(text)  # zero-width marks inside the encoded text are not noise (nor a disguise)
-    if len(text) < 8:
-        return None
-    good = sum(ch.isprintable() or ch in "\r\n\t" for ch in text)
-    return text if good >= 0.9 * len(text) else None
-
-
-def decodings(text: str) -> Iterator[tuple[str, str]]:
-    """``(layer, decoded text)`` for each one-step decoding of ``text`` that changes it (see the module doc)."""
-    if "%" in text and _PCT.search(text) or "+" in text and "%" in text:
-        d = unquote_plus(text)
-        if d != text:
-            yield "url", d
-    if "&" in text and ";" in text:
-        d = html.unescape(text)
-        if d != text:
-            yield "html", d
-    for m in _B64.finditer(text):
-        s = m.group(0)
-        alt = s.replace("-", "+").replace("_", "/").rstrip("=")
-        try:
-            raw = base64.b64decode(alt + "=" * (-len(alt) % 4), validate=True)
-        except (binascii.Error, ValueError):
-            continue
-        b64 = _printable(raw)
-        if b64 is not None:
-            yield "base64", b64
-    for m in _HEX.finditer(text):
-        hx = _printable(bytes.fromhex(m.group(0)))
-        if hx is not None:
-            yield "hex", hx
-
-
-_SPACE = re.compile(r"\s+")
-#: the shortest text whose views are read: no format a default plugin detects is shorter (Slack's ``xoxb-`` and
-#: ten characters is the shortest); a key cut into shorter pieces is read where the pieces are joined back
-_MIN_VIEW = 12
-_RUN = re.compile(r"\S{12,}")
-_ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
-                       "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
-_SKELETON: dict[int, str] | None = None
-
-
-def _skeleton_table() -> dict[int, str]:
-    """Non-ASCII characters that look like one ASCII letter, digit or token character (Cyrillic ``А``, Greek
-    ``Ο``, ...) -> that character, from the Unicode confusables data (TR39) that ``confusable-homoglyphs``
-    ships: the maintained table made for homograph attacks. An upper-case letter that TR39 maps to ``l``
-    (``І``, ``Ι``, whose prototype is ``l``) is read as ``I``."""
-    global _SKELETON
-    if _SKELETON is None:
-        data = require("confusable_homoglyphs.confusables", "secrets").confusables_data
-        table: dict[int, str] = {}
-        for ch, glyphs in data.items():
-            if len(ch) != 1 or ch.isascii():
-                continue
-            for g in glyphs:
-                t = g.get("c", "")
-                if len(t) == 1 and t.isascii() and (t.isalnum() or t in "-_+/=."):
-                    table[ord(ch)] = "I" if t == "l" and ch.isupper() else t
-                    break
-        _SKELETON = table
-    return _SKELETON
-
-
-def views(text: str) -> Iterator[tuple[str, str]]:
-    """``(name, view)`` for each way an exfiltration writes a value so that no decoder applies but a reader
-    (or the attacker's endpoint) recovers it: homoglyphs (``АKIA`` with a Cyrillic ``А``), reversed, ROT13,
-    and whitespace inside (``AKIA IOSF ODNN``). Each view that differs from ``text`` is scanned like a
-    decoding (one layer), so a base64 run that was reversed is still decoded."""
-    if not text.isascii():
-        sk = text.translate(_skeleton_table())
-        if sk != text:
-            yield "homoglyph", sk
-    if _RUN.search(text):  # a key is one run without spaces: prose of short words has nothing to reverse/rotate
-        yield "reversed", text[::-1]
-        r13 = text.translate(_ROT13)
-        if r13 != text:
-            yield "rot13", r13
-    if _SPACE.search(text):
-        yield "despaced", _SPACE.sub("", text)
-
-
 class LeakScanner:
     """Finds secrets and PII in any value (strings, nested mappings and lists). See the module docstring.
 
@@ -255,25 +173,35 @@ class LeakScanner:
             return [Finding("unreadable", "too long", path, "")]
         out: list[Finding] = []
         seen: set[str] = set()
-        todo: list[tuple[str, str, int, bool, bool]] = [(text, path, 0, True, full)]
+        # (text, path, layers, viewable, whole, unseparate): a separator reading is not read for separators again
+        todo: list[tuple[str, str, int, bool, bool, bool]] = [(text, path, 0, True, full, full)]
+        budget = READ_BUDGET * max(len(text), 1 << 16)
         while todo:
-            t, where, depth, viewable, whole = todo.pop()
+            t, where, depth, viewable, whole, unsep = todo.pop()
             if t in seen:
                 continue
             seen.add(t)
-            canon = t if t.isascii() else strip_invisible(t)
+            budget -= len(t)
+            if budget < 0:  # the readings did not finish in bound: not read is not allowed
+                out.append(Finding("unreadable", "readings exceed their bound", where, ""))
+                break
+            tagged = None if t.isascii() else untag(t)
+            if tagged is not None:  # tag characters shadow ASCII ("ASCII smuggling"): read what they spell
+                todo.append((tagged, f"{where}|tags", depth, viewable, whole, unsep))
+            canon = t if t.isascii() else read_invisible(t)
             out += self._detect(canon, where, whole)
             if not self.decode or depth >= MAX_LAYERS:
                 continue
-            # a view is read (and decoded: base64 of a reversed key) but not viewed again, except through the
-            # homoglyph skeleton: a reading of the same text, which keeps the views and the layer budget of the
-            # text it reads. PII and entropy are read in the homoglyph view only (a reversed digit run is no card)
+            # a view is read (and decoded: base64 of a reversed key) but not viewed again, except a reading of the
+            # same text (the homoglyph skeleton; without its separators: is_reading), which keeps the views of the
+            # text it reads; the skeleton keeps its layer budget too. PII and entropy are read in the homoglyph view
+            # only (a reversed digit run is no card)
             if len(canon) >= _MIN_VIEW and (viewable or not canon.isascii()):
-                for name, v in views(canon):
+                for name, v in views(canon, unsep and viewable):
                     if v in seen or not (viewable or name == "homoglyph") or not self._worth_reading(name, v, whole):
                         continue
-                    todo.append((v, f"{where}|{name}", depth + (name != "homoglyph"),
-                                 viewable if name == "homoglyph" else False, whole and name == "homoglyph"))
+                    todo.append((v, f"{where}|{name}", depth + (name != "homoglyph"), viewable if is_reading(name)
+                                 else False, whole and name == "homoglyph", unsep and name == "homoglyph"))
             stripped = canon.strip()
             if stripped[:1] in "{[" and stripped[-1:] in "}]":
                 try:
@@ -286,7 +214,10 @@ class LeakScanner:
                 if isinstance(parsed, (dict, list)):
                     out += self.scan(parsed, f"{where}|json", depth=0)
             for layer, d in decodings(canon):
-                todo.append((d, f"{where}|{layer}", depth + 1, True, whole))
+                if d is None:  # a decoding that cannot be finished in bound (a compression bomb)
+                    out.append(Finding("unreadable", f"{layer} inflates past its bound", f"{where}|{layer}", ""))
+                else:
+                    todo.append((d, f"{where}|{layer}", depth + 1, True, whole, whole))
         return _unique(out)
 
     def _worth_reading(self, name: str, view: str, whole: bool) -> bool:
@@ -297,10 +228,11 @@ class LeakScanner:
         if name == "homoglyph" and whole:
             return True
         if not view.isascii():  # judged as it will be read: through its homoglyph skeleton too
-            view = view.translate(_skeleton_table())
+            view = skeleton(view)
         if self._ungated or self.extra or self._gate is None or self._gate.search(view):
             return True
-        return bool(_B64.search(view) or _HEX.search(view) or "%" in view or "&" in view or view.lstrip()[:1] in "{[")
+        return bool(_B64.search(view) or _HEX.search(view) or _B85.search(view) or _A85.search(view)
+                    or any(c in view for c in "%&\\=") or view.lstrip()[:1] in "{[")
 
     def _detect(self, text: str, where: str, full: bool = True) -> list[Finding]:
         out: list[Finding] = []
@@ -372,16 +304,34 @@ class LeakScanner:
         elif isinstance(value, (list, tuple, set, frozenset)):
             for i, v in enumerate(value):
                 out += self.scan(v, f"{path}[{i}]", depth=depth + 1)
-        elif isinstance(value, (bytes, bytearray)):
-            out += self.scan_text(bytes(value).decode("utf-8", "replace"), path)
+        elif isinstance(value, (bytes, bytearray, memoryview)):  # read as the decoded runs are (gzip, UTF-16...)
+            raw = bytes(value)
+            out += self.scan_text(raw.decode("utf-8", "replace"), path)
+            for text in read_bytes(raw, True) if len(raw) <= self.max_chars else ():
+                out += ([Finding("unreadable", "bytes inflate past their bound", path, "")] if text is None
+                        else self.scan_text(text, f"{path}|bytes"))
         elif value is not None and not isinstance(value, bool):
             out += self.scan_text(str(value), path)
         if depth == 0 and isinstance(value, (Mapping, list, tuple)):
             leaves = list(string_leaves(value, 0))
-            joined = "".join(leaves)
-            if len(leaves) > 1 and len(joined) <= self.max_chars:  # a secret split across arguments, as the
-                out += self.scan_text(joined, f"{path}<joined>", full=False)  # receiver joins it back
+            if len(leaves) > 1 and sum(map(len, leaves)) <= self.max_chars:  # a secret split across arguments, as
+                for joined in _orders(leaves):  # the receiver joins it back, in whatever order it joins them
+                    out += self.scan_text(joined, f"{path}<joined>", full=False)
         return _unique(out)
+
+
+#: split across at most this many string leaves (and this many characters), every order of the pieces is read
+#: joined; more pieces are read in their order, reversed and sorted
+_PERMUTED_LEAVES, _PERMUTED_CHARS = 4, 4096
+
+
+def _orders(leaves: list[str]) -> Iterator[str]:
+    """The leaves joined in each order a receiver may join them: ``{"p1": "...MPLE", "p0": "AKIA..."}`` is written
+    in one order and read in another (a template, sorted keys)."""
+    if len(leaves) <= _PERMUTED_LEAVES and sum(map(len, leaves)) <= _PERMUTED_CHARS:
+        yield from dict.fromkeys("".join(p) for p in itertools.permutations(leaves))
+    else:
+        yield from dict.fromkeys(["".join(leaves), "".join(reversed(leaves)), "".join(sorted(leaves))])
 
 
 def string_leaves(value: Any, depth: int = 0) -> Iterator[str]:

@@ -282,7 +282,9 @@ class ColumnarPlan:
         for i, node in enumerate(self.nodes):
             v = node(lv)
             k = v.kind
-            ok = (k == BOO) | (k == INT) | (k == NUL)  # what a predicate may return (as Abstraction.abstractor)
+            # what a predicate may return (as Abstraction.abstractor): a bool or the int 0 or 1; None, another
+            # number or text is refused by the row path, so such a row is uncertain and goes there
+            ok = (k == BOO) | ((k == INT) & ((v.num == 0) | (v.num == 1)))
             unc |= ~ok
             codes |= ((v.num != 0) & ok).astype(np.int64) << (w - 1 - i)
         return codes, unc

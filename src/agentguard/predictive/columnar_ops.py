@@ -202,7 +202,11 @@ def _order_const(v: _V, op: Any, c: Any) -> _V:
             r = ok & v.texts(lambda t: getattr(pc, name)(_str_values(t), c))
     else:
         raise Unsupported(f"order comparison with {c!r}")
-    return _bool(r, (k == ERR) | (~ok & (k != UNC)), k == UNC)
+    # a missing field (ERR) or a null ordered against a constant is an absence (the row path's MissingField: an
+    # item that does not satisfy a quantifier's condition); any other kind is a TypeError, which the row path
+    # propagates even inside a quantifier: uncertain here, so the row path decides (and refuses) it
+    absent = (k == ERR) | (k == NUL)
+    return _bool(r, absent, (k == UNC) | (~ok & ~absent))
 
 
 def _const_in(c: Any, v: _V) -> _V:
@@ -210,8 +214,8 @@ def _const_in(c: Any, v: _V) -> _V:
     pc = require("pyarrow.compute", "server")
     k = v.kind
     r = np.zeros(k.size, bool)
-    unc = (k == UNC) | (k == DCT)
-    err = (k == ERR) | (k == BOO) | (k == INT) | (k == FLT)
+    unc = (k == UNC) | (k == DCT) | (k == BOO) | (k == INT) | (k == FLT)  # `c in 5`: a TypeError the row path raises
+    err = k == ERR
     if isinstance(c, str):
         if (k == STR).any():
             r |= (k == STR) & v.texts(lambda t: pc.match_substring(_str_values(t), c))
@@ -219,7 +223,7 @@ def _const_in(c: Any, v: _V) -> _V:
         # follows, provided c has none of the characters that delimit elements or need escapes
         elem = '"' + _re2_literal(c) + '"' if c.isprintable() and not set(c) & set(',[]"\\') else None
     elif c is None:
-        err |= k == STR  # `None in "text"` is a TypeError
+        unc |= k == STR  # `None in "text"` is a TypeError: the row path raises it
         elem = None  # a null token is not told from text inside a string lexically
     else:
         raise Unsupported(f"membership of {c!r}")

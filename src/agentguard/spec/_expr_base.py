@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -15,9 +16,16 @@ import numpy as np
 
 from ..core.errors import InputError, ParseError
 
-__all__: list[str] = []
+__all__ = ["MAX_ITEMS", "MAX_VALUE", "MissingField", "reset_budget"]
 
 _MISSING = object()
+
+
+class MissingField(InputError):
+    """A name, field or item the value does not have (or a ``None`` where a number is ordered): inside
+    ``exists``/``forall``/``count`` it means "this item does not satisfy the condition" (AI2-THOR objects carry
+    different fields per type). Every other evaluation error (comparing text with a number, arithmetic on text,
+    a helper failing) is not an absence: it propagates, and the predicate fails closed."""
 
 
 def _field(obj: Any, name: Any, default: Any = _MISSING) -> Any:
@@ -37,14 +45,49 @@ def _item(obj: Any, key: Any, where: str) -> Any:
             return obj[key]
     except (KeyError, IndexError, TypeError):
         pass
-    raise InputError(f"missing item {key!r} in {where}")
+    raise MissingField(f"missing item {key!r} in {where}")
+
+
+#: the most items one evaluation may visit in all its quantifiers and comprehensions together: nested ones multiply
+#: (``[1 for a in objects for b in objects for c in objects]`` over 300 objects is 27 million), so past it the
+#: evaluation fails closed (an InputError, never a bit) instead of running for minutes
+MAX_ITEMS = 250_000
+#: the largest string, list or int (in digits) an arithmetic operator may build: ``"a" * 1000000000`` is refused
+#: before it allocates a gigabyte
+MAX_VALUE = 100_000
+
+
+class _Budget(threading.local):
+    left = MAX_ITEMS
+
+
+_BUDGET = _Budget()
+
+
+def reset_budget() -> None:
+    """Start one evaluation's item budget (:data:`MAX_ITEMS`)."""
+    _BUDGET.left = MAX_ITEMS
+
+
+def _spend(n: int) -> None:
+    left = _BUDGET.left - n
+    _BUDGET.left = left
+    if left < 0:
+        raise InputError(f"evaluation visits more than {MAX_ITEMS} items (nested quantifiers or comprehensions)")
 
 
 def _items(coll: Any) -> list[Any]:
     if type(coll) is list:  # the common case (JSON arrays): no copy, nothing mutates it
+        _spend(len(coll))
         return coll
     if coll is None:
         return []
+    out = _items_of(coll)
+    _spend(len(out))
+    return out
+
+
+def _items_of(coll: Any) -> list[Any]:
     if isinstance(coll, Mapping):
         return list(coll.values())
     if isinstance(coll, (str, bytes)):
@@ -98,9 +141,36 @@ HELPERS: dict[str, Callable[..., Any]] = {
 }
 _QUANTIFIERS = ("exists", "forall", "count")
 
+def _size(v: Any) -> int:
+    return len(v) if isinstance(v, (str, bytes, list, tuple)) else 0
+
+
+def _mul(a: Any, b: Any) -> Any:
+    """``a * b`` that refuses, before computing, a sequence or an int past :data:`MAX_VALUE`."""
+    for seq, n in ((a, b), (b, a)):
+        if _size(seq) and isinstance(n, int) and _size(seq) * max(n, 0) > MAX_VALUE:
+            raise InputError(f"a value larger than {MAX_VALUE} items would be built")
+    if isinstance(a, int) and isinstance(b, int) and (a.bit_length() + b.bit_length()) > MAX_VALUE:
+        raise InputError(f"an int wider than {MAX_VALUE} bits would be built")
+    return a * b
+
+
+def _add(a: Any, b: Any) -> Any:
+    if _size(a) + _size(b) > MAX_VALUE:
+        raise InputError(f"a value larger than {MAX_VALUE} items would be built")
+    return a + b
+
+
+def _mod(a: Any, b: Any) -> Any:
+    """``a % b`` as arithmetic only: ``"%0999999999d" % 1`` (string formatting) is refused."""
+    if isinstance(a, (str, bytes)):
+        raise InputError("% is arithmetic only (no string formatting)")
+    return a % b
+
+
 _BINOPS = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Add: _add, ast.Sub: operator.sub, ast.Mult: _mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: _mod,
 }
 def _is_nan(x: Any) -> bool:
     if isinstance(x, float):
@@ -116,7 +186,9 @@ def _ordered(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     ``not (x <= 5)``); like ``None > 5``, it is an error naming the problem."""
     def cmp(a: Any, b: Any) -> Any:
         if _is_nan(a) or _is_nan(b):
-            raise InputError("cannot order-compare NaN (a missing or undefined number)")
+            raise MissingField("cannot order-compare NaN (a missing or undefined number)")
+        if a is None or b is None:
+            raise MissingField("cannot order-compare None (a missing value)")
         return op(a, b)
     return cmp
 

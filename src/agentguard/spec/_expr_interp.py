@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InputError, ParseError
-from ._expr_base import _BINOPS, _CMPOPS, _MISSING, _QUANTIFIERS, HELPERS, _field, _item, _items
+from ._expr_base import _BINOPS, _CMPOPS, _MISSING, _QUANTIFIERS, HELPERS, MissingField, _field, _item, _items
 
 __all__: list[str] = []
 
@@ -36,7 +36,7 @@ class _Scope:
             v = _field(f, name, _MISSING)
             if v is not _MISSING:
                 return v
-        raise InputError(f"unknown name {name!r}")
+        raise MissingField(f"unknown name {name!r}")
 
 
 def _is_array(v: Any) -> bool:
@@ -113,7 +113,7 @@ def _eval(node: ast.AST, sc: _Scope) -> Any:
         obj = _eval(node.value, sc)
         v = _field(obj, node.attr)
         if v is _MISSING:
-            raise InputError(f"missing field {node.attr!r} in {ast.unparse(node.value)}")
+            raise MissingField(f"missing field {node.attr!r} in {ast.unparse(node.value)}")
         return v
     if isinstance(node, ast.Subscript):
         return _item(_eval(node.value, sc), _eval(node.slice, sc), ast.unparse(node.value))
@@ -159,10 +159,12 @@ def _quantifier(name: str, node: ast.Call, sc: _Scope) -> Any:
             inner = sc.push(frame).push(item) if isinstance(item, Mapping) else sc.push(frame)
             try:
                 vals.append(bool(_eval(args[1], inner)))
-            except InputError:
+            except MissingField:
                 # an item without the field does not satisfy the condition (AI2-THOR objects
                 # carry different fields per type); forall treats it as a counterexample.
                 vals.append(False)
+            if name != "count" and vals[-1] is (name == "exists"):
+                break  # the first decisive item decides: later items are not evaluated
     else:
         raise InputError(f"{name} takes (collection, condition) or (generator)")
     if name == "exists":

@@ -31,7 +31,10 @@ Boolean operators also work element-wise on numpy arrays (``and``/``or``/``not``
 for every state of a model at once.
 
 Errors: syntax outside the whitelist raises :class:`ParseError` when the expression is compiled;
-an unknown name or missing field raises :class:`InputError` when it is evaluated, naming it.
+an unknown name or missing field raises :class:`InputError` when it is evaluated, naming it. Inside
+``exists``/``forall``/``count`` a missing field (or a ``None`` ordered against a number) means the item does not
+satisfy the condition; every other error (text compared with a number, arithmetic on text) propagates, so a
+predicate whose evaluation fails is never read as False (fail closed).
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InputError, ParseError
-from ._expr_base import _BINOPS, _CMPOPS, _MISSING, _QUANTIFIERS, HELPERS, _check, _field, _item, _items
+from ._expr_base import (_BINOPS, _CMPOPS, _MISSING, _QUANTIFIERS, HELPERS, MissingField, _check, _field, _item, _items,
+                         reset_budget)
 
 __all__ = [
     "Expr",
@@ -93,6 +97,7 @@ class Expr:
         self.__init__(text)  # type: ignore[misc]
 
     def evaluate(self, scope: Any, extra: Mapping[str, Any] | None = None) -> Any:
+        reset_budget()
         return self._fn((extra, scope) if extra else (scope,))
 
     __call__ = evaluate
@@ -101,6 +106,7 @@ class Expr:
         """The same value as :meth:`evaluate`, by walking the tree (the reference semantics)."""
         from ._expr_interp import _eval, _Scope
 
+        reset_budget()
         return _eval(self.tree.body, _Scope([extra, scope] if extra else [scope]))
 
 
@@ -112,9 +118,8 @@ def compile_expr(text: str) -> Expr:
 # --- the closure compiler -------------------------------------------------------------------------
 # Each node becomes one Python closure over its compiled children, built once per expression. The
 # semantics are those of the reference interpreter (_expr_interp._eval) node for node; where the
-# interpreter would evaluate every item of a quantifier, exists/forall stop at the first decisive
-# item, which is equivalent because evaluation has no side effects and every failure inside a
-# condition is an InputError that counts as False.
+# interpreter does, exists/forall stop at the first decisive item (evaluation has no side effects); inside a
+# condition only a MissingField counts as False, every other error propagates.
 
 
 _ND = np.ndarray
@@ -153,7 +158,7 @@ def _c_name(name: str) -> Fn:
             v = f.get(name, _MISSING) if type(f) is dict else _field(f, name, _MISSING)
             if v is not _MISSING:
                 return v
-        raise InputError(f"unknown name {name!r}")
+        raise MissingField(f"unknown name {name!r}")
 
     return lookup
 
@@ -322,7 +327,7 @@ def _c_attribute(node: ast.Attribute) -> Fn:
         obj = obj_fn(fr)
         v = obj.get(attr, _MISSING) if type(obj) is dict else _field(obj, attr)
         if v is _MISSING:
-            raise InputError(f"missing field {attr!r} in {where}")
+            raise MissingField(f"missing field {attr!r} in {where}")
         return v
 
     return run
@@ -402,7 +407,7 @@ def _c_quantifier(name: str, node: ast.Call) -> Fn:
             inner = ({"it": item}, *fr) if uses_it else fr
         try:
             return True if cond(inner) else False
-        except InputError:
+        except MissingField:  # only an absence; any other error is the spec's or the data's: fail closed
             return False
 
     if name == "count":

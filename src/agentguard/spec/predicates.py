@@ -37,7 +37,6 @@ needs:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +45,9 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InputError, ParseError
+from ._expr_base import reset_budget
 from .expr import Expr
+from .spec_file import read_document
 from .unseen import UNSEEN_POLICIES, resolve_state
 
 __all__ = [
@@ -136,9 +137,18 @@ class Predicate:
             raise InputError(f"predicate {self.name!r}: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - a user's callable failed: name it, never crash the caller
             raise InputError(f"predicate {self.name!r} failed: {type(exc).__name__}: {exc}") from None
-        if isinstance(v, np.ndarray) or not isinstance(v, (bool, int, np.bool_, np.integer)) and v is not None:
-            raise InputError(f"predicate {self.name!r} returned {type(v).__name__}, not a Boolean")
+        return _truth(self.name, v)
+
+
+def _truth(name: str, v: Any) -> bool:
+    """A predicate's value as a bit: a bool (numpy's too) or the int 0 or 1. Anything else (``None`` from a
+    ``get`` with no default, a number, a list, a string) is an error naming the predicate, never False: a
+    predicate that cannot say whether the state is unsafe must not say it is safe."""
+    if isinstance(v, (bool, np.bool_)):
         return bool(v)
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v in (0, 1):
+        return bool(v)
+    raise InputError(f"predicate {name!r} returned {type(v).__name__} {str(v)[:40]!r}, not a Boolean")
 
 
 BitsFn = Callable[[str], bool]
@@ -235,7 +245,6 @@ class Abstraction:
         """
         steps = [(p, p.fn._fn if isinstance(p.fn, Expr) else None) for p in self.predicates]
         checked: set[str] = set()
-        ok_types = (bool, int, np.bool_, np.integer)
 
         def run(state: Any) -> str:
             out = []
@@ -244,17 +253,13 @@ class Abstraction:
                     out.append("1" if p(state) else "0")
                     continue
                 try:
+                    reset_budget()
                     v = fn((state,))
                 except InputError as exc:
                     raise InputError(f"predicate {p.name!r}: {exc}") from None
                 except Exception as exc:  # noqa: BLE001 - as Predicate.__call__
                     raise InputError(f"predicate {p.name!r} failed: {type(exc).__name__}: {exc}") from None
-                if v is True or v is False:
-                    out.append("1" if v else "0")
-                elif isinstance(v, np.ndarray) or not isinstance(v, ok_types) and v is not None:
-                    raise InputError(f"predicate {p.name!r} returned {type(v).__name__}, not a Boolean")
-                else:
-                    out.append("1" if v else "0")
+                out.append("1" if (v if v is True or v is False else _truth(p.name, v)) else "0")
             b = "".join(out)
             if b not in checked:
                 self.check_state(b)
@@ -319,8 +324,8 @@ class Abstraction:
             return hamming1(a, b)
         if isinstance(vt, Expr):
             changed = sum(x != y for x, y in zip(a, b))
-            return bool(vt.evaluate({"src": self.valuation(a), "dst": self.valuation(b), "changed": changed}))
-        return bool(vt(a, b))
+            return _truth(vt.text, vt.evaluate({"src": self.valuation(a), "dst": self.valuation(b), "changed": changed}))
+        return _truth("valid_transition", vt(a, b))
 
     def valid_matrix(self, names: Sequence[str]) -> np.ndarray:
         """Boolean matrix V[i, j] = valid_transition(names[i], names[j]); vectorised for built-ins."""
@@ -407,6 +412,9 @@ class Abstraction:
                 items = [(p["name"], p["expr"]) for p in raw]
             except (TypeError, KeyError):
                 raise ParseError(f"{source}: each predicate in a list needs 'name' and 'expr'") from None
+            extra = sorted({str(k) for p in raw for k in p} - {"name", "expr", "description"})
+            if extra:  # an "exprs:" typo must not leave a predicate defined by a stale or empty expression
+                raise ParseError(f"{source}: unknown key(s) {extra} in a predicate (known: name, expr, description)")
         else:
             raise ParseError(f"{source}: 'predicates' must be a mapping name -> expression (or a list)")
         try:
@@ -417,6 +425,13 @@ class Abstraction:
             labels = d.get("labels") or {}
             if not isinstance(labels, Mapping):
                 raise ParseError(f"{source}: 'labels' must be a mapping name -> expression")
+            _texts(source, "infeasible", infeasible)
+            _texts(source, "labels", list(labels.values()))
+            _texts(source, "unsafe", [d["unsafe"]] if d.get("unsafe") is not None else [])
+            _texts(source, "valid_transition", [d["valid_transition"]] if "valid_transition" in d else [])
+            for k in ("name", "unseen", "description"):
+                if k in d and not isinstance(d[k], str):
+                    raise ParseError(f"{source}: {k!r} must be a string, got {type(d[k]).__name__}")
             states = d.get("states")
             if states is not None and not (isinstance(states, list) and all(isinstance(s, str) for s in states)):
                 raise ParseError(f"{source}: 'states' must be a list of bit strings")
@@ -445,14 +460,25 @@ class Abstraction:
             raise ParseError(msg if msg.startswith(source) else f"{source}: {msg}") from None
 
 
+def _texts(source: str, key: str, values: Any) -> None:
+    """Each expression of ``key`` is written as text: ``unsafe: false`` (a YAML bool), a list or a number is not
+    turned into the text of its Python repr (``str(False)`` would be the expression ``False``: never unsafe)."""
+    if not isinstance(values, list):
+        raise ParseError(f"{source}: {key!r} must be a list of expression strings")
+    for v in values:
+        if not isinstance(v, str):
+            raise ParseError(f"{source}: {key!r} needs expression strings, got {type(v).__name__} {str(v)[:40]!r}")
+
+
 def _bad(source: str, k: Any) -> str:
     raise ParseError(f"{source}: predicate {k!r} must be an expression string")
 
 
 def _bits_eval(c: Expr | BitsFn, b: str, val: Mapping[str, bool]) -> bool:
-    if isinstance(c, Expr):
-        return bool(c.evaluate(val))
-    return bool(c(b))
+    """An ``unsafe``/label/``infeasible`` condition at abstract state ``b``: a Boolean, or an error naming it
+    (``unsafe: "a if b else None"`` is not "safe" where it gives None)."""
+    v = c.evaluate(val) if isinstance(c, Expr) else c(b)
+    return _truth(c.text if isinstance(c, Expr) else getattr(c, "__name__", "condition"), v)
 
 
 def load_spec(path: str | Path) -> Abstraction:
@@ -462,18 +488,7 @@ def load_spec(path: str | Path) -> Abstraction:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read spec {path}: {exc.strerror}") from None
-    if p.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        try:
-            d = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ParseError(f"spec {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
-    else:
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ParseError(f"spec {path} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    d = read_document(text, str(path), yaml=p.suffix.lower() in (".yaml", ".yml"))
     return Abstraction.from_dict(d, source=f"spec {p.name}")
 
 
