@@ -49,3 +49,36 @@ def test_long_flags_and_interpreters():
 
 def test_unbalanced_quotes_do_not_hide_commands():
     assert "rm" in [c.program for c in shell_commands("echo 'unterminated ; rm -rf /")]
+
+
+def test_a_namespace_prefix_cannot_carry_a_tool_past_a_refusing_rule() -> None:
+    """An MCP proxy serving several upstreams names their tools ``one__delete_note``; other hosts write
+    ``github.create_issue`` or ``srv/tool``. A deny, halt or escalate glob (or an argument rule's tool)
+    written for the bare name must still meet it; an allow list grants the whole name only."""
+    from hypothesis import given, strategies as hst
+
+    from agentguard.core import ToolCall
+    from agentguard.core.canonical import name_forms
+    from agentguard.policies.rules import ArgumentRule, ToolRuleGuard
+
+    assert name_forms("Mail__Delete-Note") == ("mail_delete_note", "delete_note")
+    assert name_forms("a/b/c") == ("a/b/c", "b/c", "c")
+    assert name_forms("one\u200b_\u200b_delete")[-1] == "delete"
+    g = ToolRuleGuard(allow=["*"], deny=["delete_*"], halt=["format_*"], escalate=["pay"],
+                      arguments=[ArgumentRule("send_email", "to", match=r".*@corp\.com")])
+    for prefix in ["one__", "github.", "srv/", "x:", "mcp__srv__", "ONE__"]:
+        assert g.check(None, ToolCall(prefix + "delete_note", {})).decision.name == "REJECT"  # type: ignore[arg-type]
+        assert g.check(None, ToolCall(prefix + "format_disk", {})).decision.name == "HALT"  # type: ignore[arg-type]
+        assert g.check(None, ToolCall(prefix + "pay", {})).decision.name == "ESCALATE"  # type: ignore[arg-type]
+        bad = ToolCall(prefix + "send_email", {"to": "eve@evil.org"})
+        assert g.check(None, bad).decision.name == "REJECT"  # type: ignore[arg-type]
+    only = ToolRuleGuard(allow=["read_*"])
+    assert only.check(None, ToolCall("evil__read_file", {})).decision.name == "REJECT"  # type: ignore[arg-type]
+
+    @given(hst.lists(hst.sampled_from(["one", "Srv", "a-b", "x"]), max_size=3),
+           hst.lists(hst.sampled_from(["__", ".", "/", ":"]), min_size=3, max_size=3))
+    def prop(parts: list[str], seps: list[str]) -> None:
+        name = "".join(p + s for p, s in zip(parts, seps)) + "delete_note"
+        assert g.check(None, ToolCall(name, {})).decision.name == "REJECT"  # type: ignore[arg-type]
+
+    prop()

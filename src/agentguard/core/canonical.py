@@ -39,7 +39,7 @@ import unicodedata
 from typing import Any, NamedTuple
 from urllib.parse import unquote
 
-__all__ = ["ShellCommand", "canonical_name", "canonical_path", "shell_commands", "strip_invisible"]
+__all__ = ["ShellCommand", "canonical_name", "canonical_path", "name_forms", "shell_commands", "strip_invisible"]
 
 _SEP = re.compile(r"[\s_\-]+")
 _FILE_URL = re.compile(r"file:(?://(?:localhost)?)?(?=/)", re.IGNORECASE)
@@ -68,6 +68,29 @@ def _canonical_text(text: str) -> str:
 
 
 _canonical_name = functools.lru_cache(maxsize=4096)(_canonical_text)  # tool names repeat: cache the short ones
+
+
+_NAMESPACE = re.compile(r"__|[./:]")
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_forms(text: str) -> tuple[str, ...]:
+    plain = strip_invisible(text)
+    forms = [_canonical_text(plain)]
+    for m in _NAMESPACE.finditer(plain):
+        tail = _canonical_text(plain[m.end():])
+        if tail and tail not in forms:
+            forms.append(tail)
+    return tuple(forms)
+
+
+def name_forms(name: Any) -> tuple[str, ...]:
+    """Every name a namespaced tool answers to, canonical: the whole name, then each part after a namespace
+    separator (``__`` as an MCP proxy prefixes an upstream's tools, ``.``, ``/``, ``:``):
+    ``"mail__Delete-Note"`` -> ``("mail_delete_note", "delete_note")``. A rule that refuses (deny, halt,
+    escalate, an argument rule's tool) matches any form, so a prefix cannot carry a tool past it; a rule that
+    grants (an allow list) matches the whole name only."""
+    return _name_forms(name if type(name) is str and len(name) <= 256 else str(name)[:4096])
 
 
 def canonical_path(path: Any) -> str:

@@ -74,7 +74,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..core.canonical import canonical_name, canonical_path
+from ..core.canonical import canonical_name, canonical_path, name_forms
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
@@ -315,8 +315,8 @@ class ArgumentRule:
 
     def violation(self, call: ToolCall) -> str | None:
         """Why ``call`` violates this rule, or None."""
-        if not self._tool.match(canonical_name(call.name)):  # type: ignore[union-attr]
-            return None
+        if not any(self._tool.match(f) for f in name_forms(call.name)):  # type: ignore[union-attr]
+            return None  # any namespace form: an argument rule restricts
         key = _find_arg(call.arguments, self.arg)
         if key is None:
             return f"argument '{self.arg}' of {call.name} is required" if self.required else None
@@ -414,12 +414,13 @@ class ToolRuleGuard(BaseGuard):
             return Verdict(self.decision, f"cannot read a proposal of type {type(proposal).__name__} "
                                           "(not a tool call, a step or text)", self.name)
         found: list[tuple[Decision, str]] = []
-        name = canonical_name(call.name)
-        if self._halt is not None and self._halt.match(name):
+        forms = name_forms(call.name)  # refusing rules match any namespace form, the allow list the whole name
+        name = forms[0]
+        if self._halt is not None and any(self._halt.match(f) for f in forms):
             found.append((Decision.HALT, f"tool {call.name} stops the run"))
-        if self._escalate is not None and self._escalate.match(name):
+        if self._escalate is not None and any(self._escalate.match(f) for f in forms):
             found.append((Decision.ESCALATE, f"tool {call.name} needs human approval"))
-        if self._deny is not None and self._deny.match(name):
+        if self._deny is not None and any(self._deny.match(f) for f in forms):
             found.append((self.decision, f"tool {call.name} is denied"))
         if self._allow_given and (self._allow is None or not self._allow.match(name)):
             found.append((self.decision, f"tool {call.name} is not in the allow list"))
