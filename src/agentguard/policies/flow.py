@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..core.canonical import canonical_name, strip_invisible
+from ..core.canonical import canonical_name, name_forms, strip_invisible
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
@@ -150,7 +150,7 @@ class FlowRule:
     # -- the parts of the condition -------------------------------------------------------------------
     def triggers(self, call: ToolCall, label: str) -> bool:
         """``call`` (whose result carries ``label``) is an ``after`` call of this rule."""
-        return bool(self._after.match(canonical_name(call.name))) and self.label in ("any", label)
+        return any(self._after.match(f) for f in name_forms(call.name)) and self.label in ("any", label)
 
     def armed(self, calls: Sequence[ToolCall], labels: Sequence[str]) -> int | None:
         """Index of the latest trigger among the last ``within`` calls, or None."""
@@ -182,7 +182,7 @@ class FlowRule:
     def violation(self, calls: Sequence[ToolCall], labels: Sequence[str], call: ToolCall,
                   facts: Mapping[str, Any] | None = None) -> str | None:
         """Why ``call``, proposed after ``calls`` (their results labelled ``labels``), violates this rule."""
-        if not self._then.match(canonical_name(call.name)):
+        if not any(self._then.match(f) for f in name_forms(call.name)):  # a restriction: any namespace form
             return None
         outside = self.outside(call, facts or {})
         if self._recipients and not outside:
