@@ -49,13 +49,16 @@ from typing import Any, Iterable
 
 from ...core.canonical import strip_invisible
 from .grammar import GrammarWalker
-from .model import MAX_DEPTH, Analysis, Command, program_name
+from .model import MAX_DEPTH, MAX_WORK, Analysis, Command, TooMuchWork, program_name
 from .paths import path_forms
 from .payloads import PayloadReader
 from .resolve import Resolver
 from .words import Word, literal_word
 
 __all__ = ["Analysis", "Command", "MAX_DEPTH", "analyse", "analyse_argv", "program_name"]
+
+
+_TOO_MUCH = f"more than {MAX_WORK} words and paths to read: refused unread (the time to decide is bounded)"
 
 
 class _Walker(GrammarWalker, Resolver, PayloadReader):
@@ -82,6 +85,8 @@ def analyse(command: str, cwds: Iterable[str] = ()) -> Analysis:
         w.text(command, 0)
     except RecursionError:
         w.refuse("nesting too deep to read")
+    except TooMuchWork:
+        w.refuse(_TOO_MUCH)
     return w.out
 
 
@@ -102,4 +107,6 @@ def analyse_argv(argv: Iterable[Any], cwds: Iterable[str] = ()) -> Analysis:
         w.resolve(words, 0, "")
     except RecursionError:
         w.refuse("nesting too deep to read")
+    except TooMuchWork:
+        w.refuse(_TOO_MUCH)
     return w.out

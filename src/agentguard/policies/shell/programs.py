@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 __all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS",
            "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "READERS", "RECURSIVE",
            "RUNS_BY_OPTION", "SINGLE_DASH_LONG", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV",
-           "WRAPPERS", "Wrapper", "deletes", "flags_of", "hazard", "plain_name"]
+           "WRAPPERS", "Wrapper", "deletes", "extracts", "flags_of", "hazard", "plain_name"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,8 @@ WRAPPERS: dict[str, Wrapper] = {
     "env": Wrapper("uCSP", "i0v", _fs("unset", "chdir", "split-string"),
                    _fs("ignore-environment", "null", "debug", "list-signal-handling", "default-signal",
                        "ignore-signal", "block-signal"), assignments=True,
-                   extra={"C": "cwd", "chdir": "cwd", "S": "split", "split-string": "split"}),
+                   extra={"C": "cwd", "chdir": "cwd", "S": "split", "split-string": "split",
+                          "P": "search"}),  # BSD env -P ALTPATH: where the program is looked up
     "nice": Wrapper("n", "", _fs("adjustment"), _fs(), numeric_option=True),
     "nohup": Wrapper(),
     "chroot": Wrapper("", "", _fs("userspec", "groups"), _fs("skip-chdir"), positional=1, no_command="shell"),
@@ -266,6 +267,10 @@ CONFIG_FILES: tuple[str, ...] = (
     "*/.local/bin/*", "/usr/local/bin/*", "/usr/local/sbin/*", "/usr/bin/*", "/bin/*", "/usr/sbin/*", "/sbin/*",
     "*/.ssh/*", "*.envrc", "*/.config/fish/*", "*.pythonrc*", "*/sitecustomize.py", "*/usercustomize.py",
     "*.pth",
+    # a git directory is any directory with HEAD, objects and refs (``git init --bare g`` makes one): git reads
+    # its ``config`` (core.fsmonitor runs a command on ``cd g; git status``), a ``.git`` file or ``commondir``
+    # points git at another one, ``config.worktree`` is read with extensions.worktreeConfig (session 11)
+    "*/config", "*/config.worktree", "*/commondir", "*/.git",
 )
 #: programs that only read their operands (a config file they name is read, not written)
 READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "wc", "diff", "cmp",
@@ -311,6 +316,38 @@ DELETE_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "tar": (("remove-files",), ""), "zip": (("move",), "m"),
     "rsync": (("remove-source-files", "remove-sent-files"), ""),
 }
+
+
+def extracts(program: str, words: list[str]) -> str | None:
+    """Why ``program`` writes files under names its input chooses (``tar -x``, ``unzip``, ``gunzip -N``), or None.
+
+    The names are in the archive, not in the text: an archive made with ``tar --transform 's,x,.git/hooks/
+    pre-commit,'`` writes a hook on extraction. Extracting to standard output (``tar -xO``, ``unzip -p``) and
+    listing or testing (``unzip -l``, ``-t``) write nothing.
+    """
+    opts = [w for w in words[:words.index("--")] if w.startswith("-")] if "--" in words else \
+        [w for w in words if w.startswith("-")]
+    longs = [w[2:].split("=", 1)[0] for w in opts if w.startswith("--") and len(w) > 2]
+    shorts = "".join(w[1:] for w in opts if not w.startswith("--"))
+    if program == "tar":
+        bare = words[0] if words and not words[0].startswith("-") else ""
+        if not ("x" in shorts or "x" in bare or any(n and ("extract".startswith(n) or "get".startswith(n))
+                                                    for n in longs)):
+            return None
+        if "-O" in opts or any(n.startswith("to-s") and "to-stdout".startswith(n) for n in longs):
+            return None
+        return "tar extracts members under names the archive chooses (.git/hooks/*, .npmrc...)"
+    if program == "unzip":
+        if "-" in words or any(ch in shorts for ch in "ltpcvZz"):
+            return None
+        return "unzip extracts members under names the archive chooses (.git/hooks/*, .npmrc...)"
+    if program in ("gzip", "gunzip"):
+        decompress = program == "gunzip" or "d" in shorts or any(
+            n and ("decompress".startswith(n) or "uncompress".startswith(n)) for n in longs)
+        if decompress and ("N" in shorts or any(n.startswith("na") and "name".startswith(n) for n in longs)) \
+                and "c" not in shorts and not any(n.startswith("std") or n == "to-stdout" for n in longs):
+            return f"{program} -N restores the file name stored in the archive"
+    return None
 
 
 def deletes(program: str, words: list[str]) -> str | None:

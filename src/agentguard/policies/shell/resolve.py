@@ -18,10 +18,19 @@ from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, pr
 from .paths import word_paths
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS,
                        READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS, UNRESOLVABLE_BUILTINS, UNSAFE_ENV,
-                       WRAPPERS, Wrapper, deletes, flags_of, hazard, plain_name)
+                       WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard, plain_name)
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
+
+
+#: builtins that assign the variables they name (every word is checked: an option's value is over-read as a
+#: name, which can only refuse more); :data:`DECLARES` also take attributes (``-n`` nameref, ``-i`` arithmetic)
+ASSIGNING = frozenset({"read", "getopts", "wait", "export", "readonly", "declare", "typeset", "local"})
+#: programs that create or remove directories only: no file they make configures a program (``mkdir config``)
+MAKES_DIRECTORIES = frozenset({"mkdir", "rmdir"})
+MAX_CWDS = 16
+DECLARES = frozenset({"export", "readonly", "declare", "typeset", "local"})
 
 
 class Resolver(WalkerBase):
@@ -34,6 +43,7 @@ class Resolver(WalkerBase):
             return
         if not argv:
             return
+        self.spend(len(argv))
         head = argv[0]
         if not head.literal:
             self.refuse(f"the command word {head.text!r} is not a fixed word (expansion, substitution or glob)")
@@ -71,13 +81,16 @@ class Resolver(WalkerBase):
             self.out.commands.append(Command("rm", ("rm", "-r", "-f", *[t.text for t in targets]),
                                              frozenset({"r", "f"}), tuple(t.text for t in targets), True,
                                              chain(via, f"{name} {gone}"), tuple(targets)))
+        unpacked = extracts(name, [w.text for w in args if w.literal])
+        if unpacked is not None or (name in ("unzip", "gunzip") and unknown):
+            self.refuse(unpacked or f"{name}: an unknown word could be an option that extracts under stored names")
         if name in NAME_BUILTINS:
             self.names(name, NAME_BUILTINS[name], args)
         tree = RECURSIVE.get(name)
         whole = tree is not None and (not tree or bool(tree & flags) or unknown)
         for w in args:  # echo's words are text, but a glob (or an unquoted expansion) makes bash list a directory
             if name not in NO_PATH_OPERANDS or w.split or not (w.literal or w.unknown):
-                forms = self.add_paths(w, writes=name not in READERS)
+                forms = self.add_paths(w, writes=name not in READERS and name not in MAKES_DIRECTORIES)
                 if whole:
                     self.out.subtrees.extend(forms)
             elif whole:
@@ -129,8 +142,20 @@ class Resolver(WalkerBase):
                 self.refuse(f"{name} {w.text[:30]!r}: a subscript in a variable name is evaluated as arithmetic "
                             "(can run commands)")
                 return
+            if name in ASSIGNING and UNSAFE_ENV.fullmatch(text.split("=", 1)[0].split("[", 1)[0]):
+                # '"export" PATH=x', 'builtin declare PATH=x', 'read PATH': the parser reads no assignment
+                # (a quoted or wrapped builtin is a plain command for it), bash assigns all the same
+                self.refuse(f"{name} {w.text[:30]!r} assigns a variable that changes what runs")
+                return
+            if name in DECLARES and w.text.startswith("-") and re.search(r"[inaAxf]", w.text[1:]) and \
+                    name != "export":
+                self.refuse(f"{name} {w.text}: attributes that evaluate text or name other variables")
+                return
 
     def chdir(self, name: str, args: list[Word]) -> None:
+        if len(self.cwds) > MAX_CWDS:  # stop following: each cd joins every directory so far (the set grew
+            self.refuse("too many directory changes to follow")  # without bound: 170 s for 800 "cd a;")
+            return
         targets = [w for w in args if not (w.literal and w.text.startswith("-") and w.text != "-")]
         if name == "popd" or not targets:
             if name == "cd":  # cd alone: $HOME
@@ -149,8 +174,9 @@ class Resolver(WalkerBase):
         for form, _ in word_paths(w, self.cwds):
             if form not in self.cwds:
                 self.cwds.append(form)
-        if len(self.cwds) > 16:
+        if len(self.cwds) > MAX_CWDS:
             self.refuse("too many directory changes to follow")
+            del self.cwds[MAX_CWDS + 1:]
 
     def wrapper(self, name: str, spec: Wrapper, args: list[Word], depth: int, via: str) -> None:
         i = 0
@@ -295,6 +321,11 @@ class Resolver(WalkerBase):
             elif meaning == "cwd":
                 for form, _ in word_paths(value, self.cwds):
                     self.cwds.append(form) if form not in self.cwds else None
+                if len(self.cwds) > MAX_CWDS:
+                    self.refuse("too many directory changes to follow")
+                    del self.cwds[MAX_CWDS + 1:]
+        elif meaning == "search":
+            self.refuse(f"{name} -P: the program is looked up in another directory list")
         elif meaning == "assign":
             if UNSAFE_ENV.fullmatch(value.text.split("=", 1)[0]):
                 self.refuse(f"{name}: setting {value.text.split('=', 1)[0]} injects code")
