@@ -23,6 +23,11 @@ Bypasses found (each ran in bash while the shipped rules allowed the call, or th
 - archive extraction writes names the archive chooses: ``tar xf a.tar`` (allowed) wrote
   ``.git/hooks/pre-commit`` from an archive made with ``--transform``. Fix: ``tar -x``, ``unzip`` (not ``-l``/
   ``-t``/``-p``) and ``gunzip -N`` are refused unless they write to standard output.
+- readers that write: ``uniq c.txt ~/.gitconfig`` and ``xxd -r -p c.hex ~/.gitconfig`` (both allowed: uniq and
+  xxd are readers, whose operands were exempt from the config-file check) wrote a git config whose
+  core.fsmonitor ran on ``git status``. Fix: a reader's output operands/options are writes.
+- ``xargs -I{} env {}``: the replace string in an argument of a wrapper became the program; it was read as the
+  literal program ``{}``. Fix: every word holding a replace string is unknown.
 - time to decide: 20,000 ``[`` took 260 s, 800 ``cd a;`` 170 s, 4,000 ``{`` 1.6 s (quadratic scans, an
   unbounded directory set). Fix: linear brace/bracket readers, bounded sets, a longest word
   (:data:`~agentguard.policies.shell.grammar.MAX_WORD`), at most 64 globs in a word and a work budget
@@ -100,13 +105,18 @@ MARKER_ATTACKS = {
         ("git init -q .; echo x > x; tar --transform='s,x,.git/hooks/pre-commit,' -cf a.tar x", "tar xf a.tar",
          "test -f .git/hooks/pre-commit && agpwn")],
     "read_into_ps4": [("", "read -r PS4 <<< '$(agpwn)'; set -x; true", "")],
+    "readers_that_write": [
+        ("printf '[core]\\n\\tfsmonitor = agpwn\\n' > c.txt", "uniq c.txt ~/.gitconfig", "git init -q r; cd r; git status"),
+        ("printf '[core]\\n\\tfsmonitor = agpwn\\n' | xxd -p > c.hex", "xxd -r -p c.hex ~/.gitconfig",
+         "git init -q r; cd r; git status")],
+    "xargs_replace_string": [("", "echo agpwn | xargs -I{} env {}", ""), ("", "echo agpwn | xargs -i nice {}", "")],
 }
 
 
 @pytest.mark.parametrize("family", sorted(MARKER_ATTACKS))
 def test_each_attack_runs_in_bash_and_is_refused(oracle, family):
     for setup, cmd, probe in MARKER_ATTACKS[family]:
-        if "git" in setup + probe and shutil.which("git") is None:
+        if any(p in setup + probe + cmd and shutil.which(p) is None for p in ("git", "xxd")):
             continue
         full = "; ".join(p for p in (setup, cmd, probe) if p)
         assert oracle.runs(full), f"the oracle did not reproduce {full!r}"  # the attack is real
@@ -243,9 +253,17 @@ def test_property_extracting_under_stored_names_is_refused(cmd):
     assert analyse(cmd).unresolvable, cmd
 
 
+@FAST
+@given(st.sampled_from(["uniq a {p}", "uniq -c a {p}", "uniq -f 1 a {p}", "xxd a {p}", "xxd -r -p a {p}",
+                        "xxd -r a {p}", "tree -o {p} .", "tree -o{p}", "less -o{p} a", "less --log-file={p} a"]),
+       st.sampled_from(["~/.gitconfig", "~/.bashrc", ".git/hooks/pre-commit", "g/config", ".npmrc"]))
+def test_property_a_readers_output_file_is_a_write(form, path):
+    assert analyse(form.format(p=path)).unresolvable, form.format(p=path)
+
+
 def test_benign_forms_of_the_fixed_classes_still_pass():
     ok = ["tar -tzf a.tgz", "tar -czf o.tgz src", "tar -xzf a.tgz -O", "unzip -l dist.zip", "unzip -p a.zip f",
           "gunzip data.csv.gz", "mkdir -p src/config", "cat config", "sed -n ':a;N;ba' x", "sed 's/a/b/' x",
-          "export FOO=bar", "echo $'a\\tb'", "echo ${x:-a}", "git status", "ls ~/config.d"]
+          "export FOO=bar", "echo $'a\\tb'", "uniq a b", "xxd a", "uniq -c a", "echo ${x:-a}", "git status", "ls ~/config.d"]
     bad = [c for c in ok if analyse(c).unresolvable]
     assert not bad, bad

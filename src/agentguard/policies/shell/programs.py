@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass, field
 
 __all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS",
-           "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "READERS", "RECURSIVE",
+           "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS",
+           "READERS", "RECURSIVE",
            "RUNS_BY_OPTION", "SINGLE_DASH_LONG", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV",
            "WRAPPERS", "Wrapper", "deletes", "extracts", "flags_of", "hazard", "plain_name"]
 
@@ -277,6 +278,11 @@ READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "egrep", "fg
                      "comm", "stat", "file", "ls", "md5sum", "sha1sum", "sha256sum", "xxd", "od", "hexdump", "nl",
                      "tac", "rev", "du", "tree", "realpath", "readlink", "basename", "dirname", "echo", "printf",
                      "test", "[", "jq", "column", "fold", "expand", "cut", "uniq", "zcat", "which", "type"})
+#: readers that write too (session 11: ``uniq c.txt ~/.gitconfig`` and ``xxd -r -p c.hex ~/.gitconfig`` wrote a
+#: git config whose core.fsmonitor ran on the next ``git status``; the reader exemption skipped the check):
+#: programs whose operands after the first are output files, and options whose value is an output file
+OUTPUT_OPERAND = frozenset({"uniq", "xxd"})
+OUTPUT_OPTIONS: dict[str, tuple[str, ...]] = {"tree": ("-o",), "less": ("-o", "-O", "--log-file", "--LOG-FILE")}
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]*\])?")
 #: bash builtins whose operands (or an option's value) are variable NAMES. A subscript in a name is evaluated
 #: as arithmetic, which expands ``$(...)`` inside it even when the word was single-quoted: ``test -v

@@ -16,9 +16,9 @@ import shlex
 from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
 from .paths import word_paths
-from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS,
-                       READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS, UNRESOLVABLE_BUILTINS, UNSAFE_ENV,
-                       WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard, plain_name)
+from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
+                       OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
+                       UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard, plain_name)
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
@@ -88,9 +88,11 @@ class Resolver(WalkerBase):
             self.names(name, NAME_BUILTINS[name], args)
         tree = RECURSIVE.get(name)
         whole = tree is not None and (not tree or bool(tree & flags) or unknown)
+        written = output_words(name, args)  # a reader's output operand or option (uniq in OUT, xxd -r h OUT)
         for w in args:  # echo's words are text, but a glob (or an unquoted expansion) makes bash list a directory
             if name not in NO_PATH_OPERANDS or w.split or not (w.literal or w.unknown):
-                forms = self.add_paths(w, writes=name not in READERS and name not in MAKES_DIRECTORIES)
+                forms = self.add_paths(w, writes=(name not in READERS or any(w is x for x in written)) and
+                                       name not in MAKES_DIRECTORIES)
                 if whole:
                     self.out.subtrees.extend(forms)
             elif whole:
@@ -296,6 +298,9 @@ class Resolver(WalkerBase):
             return
         if name == "xargs" and _replaced_program(args, rest[0]):
             return self.refuse("xargs: the command word is replaced by words from standard input")
+        if name == "xargs":  # "xargs -I{} env {}": a word holding the replace string is read from standard input
+            marks = _marks(args)
+            rest = [ANY_WORD if w.literal and any(m in w.text for m in marks) else w for w in rest]
         self.resolve(rest, depth + 1, chain(via, name), stdin_args=bool(spec.extra.get("stdin_args")))
 
     def option_value(self, name: str, meaning: str, value: Word, depth: int, via: str) -> None:
@@ -387,13 +392,37 @@ class Resolver(WalkerBase):
             self.posix_sh = saved
 
 
-def _replaced_program(args: list[Word], program: Word) -> bool:
-    """Whether xargs' replace string (``-I R``, ``-iR``, ``--replace=R``; ``{}`` by default) is in the program
-    word: then the program is a word read from standard input."""
+def output_words(name: str, args: list[Word]) -> list[Word]:
+    """The words a program of :data:`~.programs.READERS` writes to: every operand after the first of
+    :data:`~.programs.OUTPUT_OPERAND` programs (``uniq IN OUT``, ``xxd -r IN OUT``; an option's value read as an
+    operand only adds a write), and the value of an :data:`~.programs.OUTPUT_OPTIONS` option (``tree -o F``)."""
+    out: list[Word] = []
+    if name in OUTPUT_OPERAND:
+        operands = [w for w in args if not (w.literal and w.text.startswith("-") and w.text != "-")]
+        out += operands[1:]
+    opts = OUTPUT_OPTIONS.get(name, ())
+    for k, w in enumerate(args):
+        if not w.literal:
+            continue
+        for o in opts:
+            if w.text == o and k + 1 < len(args):
+                out.append(args[k + 1])
+            elif w.text.startswith(o) and w.text != o:
+                out.append(w)  # "-oFILE", "--log-file=FILE": the word's paths include the attached value
+    return out
+
+
+def _marks(args: list[Word]) -> list[str]:
+    """xargs' replace strings (``-I R``, ``-iR``, ``--replace=R``; ``{}`` always, as by default)."""
     marks = ["{}"]
     for k, a in enumerate(args):
         if a.literal and a.text.startswith(("-I", "-i")):
             marks.append(a.text[2:] or (args[k + 1].text if a.text == "-I" and k + 1 < len(args) else "{}"))
         elif a.literal and a.text.startswith("--replace="):
             marks.append(a.text.split("=", 1)[1])
-    return any(m and m in program.text for m in marks)
+    return [m for m in marks if m]
+
+
+def _replaced_program(args: list[Word], program: Word) -> bool:
+    """Whether xargs' replace string is in the program word: then the program is a word read from stdin."""
+    return any(m in program.text for m in _marks(args))
