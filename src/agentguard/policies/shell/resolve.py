@@ -298,9 +298,7 @@ class Resolver(WalkerBase):
             return
         if name == "xargs" and _replaced_program(args, rest[0]):
             return self.refuse("xargs: the command word is replaced by words from standard input")
-        if name == "xargs":  # "xargs -I{} env {}": a word holding the replace string is read from standard input
-            marks = _marks(args)
-            rest = [ANY_WORD if w.literal and any(m in w.text for m in marks) else w for w in rest]
+        rest = _unmarked(args, rest) if name == "xargs" else rest
         self.resolve(rest, depth + 1, chain(via, name), stdin_args=bool(spec.extra.get("stdin_args")))
 
     def option_value(self, name: str, meaning: str, value: Word, depth: int, via: str) -> None:
@@ -421,6 +419,12 @@ def _marks(args: list[Word]) -> list[str]:
         elif a.literal and a.text.startswith("--replace="):
             marks.append(a.text.split("=", 1)[1])
     return [m for m in marks if m]
+
+
+def _unmarked(args: list[Word], rest: list[Word]) -> list[Word]:
+    """``xargs -I{} env {}``: a word holding a replace string is read from standard input (unknown)."""
+    marks = _marks(args)
+    return [ANY_WORD if w.literal and any(m in w.text for m in marks) else w for w in rest]
 
 
 def _replaced_program(args: list[Word], program: Word) -> bool:
