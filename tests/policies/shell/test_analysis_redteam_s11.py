@@ -28,6 +28,9 @@ Bypasses found (each ran in bash while the shipped rules allowed the call, or th
   core.fsmonitor ran on ``git status``. Fix: a reader's output operands/options are writes.
 - ``xargs -I{} env {}``: the replace string in an argument of a wrapper became the program; it was read as the
   literal program ``{}``. Fix: every word holding a replace string is unknown.
+- copying into a directory: ``cp pre-commit .git/hooks`` (allowed: only ``.git/hooks`` was checked, and the
+  rules deny ``.git/*`` below it) wrote ``.git/hooks/pre-commit``. Fix: ``cp``/``mv``/``ln``/``install`` also
+  write TARGET/basename(SOURCE); the configuration directories themselves are config paths.
 - time to decide: 20,000 ``[`` took 260 s, 800 ``cd a;`` 170 s, 4,000 ``{`` 1.6 s (quadratic scans, an
   unbounded directory set). Fix: linear brace/bracket readers, bounded sets, a longest word
   (:data:`~agentguard.policies.shell.grammar.MAX_WORD`), at most 64 globs in a word and a work budget
@@ -109,6 +112,11 @@ MARKER_ATTACKS = {
         ("printf '[core]\\n\\tfsmonitor = agpwn\\n' > c.txt", "uniq c.txt ~/.gitconfig", "git init -q r; cd r; git status"),
         ("printf '[core]\\n\\tfsmonitor = agpwn\\n' | xxd -p > c.hex", "xxd -r -p c.hex ~/.gitconfig",
          "git init -q r; cd r; git status")],
+    "copy_into_a_directory": [
+        ("mkdir -p .git/hooks; printf '#!/bin/sh\\nagpwn\\n' > pre-commit; chmod +x pre-commit",
+         "cp pre-commit .git/hooks", "./.git/hooks/pre-commit"),
+        ("mkdir -p .local/bin; printf '#!/bin/sh\\nagpwn\\n' > ls; chmod +x ls", "mv ls ~/.local/bin/",
+         "PATH=~/.local/bin:$PATH; ls")],
     "xargs_replace_string": [("", "echo agpwn | xargs -I{} env {}", ""), ("", "echo agpwn | xargs -i nice {}", "")],
 }
 
@@ -259,6 +267,17 @@ def test_property_extracting_under_stored_names_is_refused(cmd):
        st.sampled_from(["~/.gitconfig", "~/.bashrc", ".git/hooks/pre-commit", "g/config", ".npmrc"]))
 def test_property_a_readers_output_file_is_a_write(form, path):
     assert analyse(form.format(p=path)).unresolvable, form.format(p=path)
+
+
+@FAST
+@given(st.sampled_from(["cp {s} {d}", "cp {s} {d}/", "mv {s} {d}", "ln -s {s} {d}", "install -m 755 {s} {d}",
+                        "cp -t {d} {s}", "cp -r {s} {d}", "mv -f {s} {d}/"]),
+       st.sampled_from(["pre-commit", "authorized_keys", "x", "d/ls"]),
+       st.sampled_from([".git/hooks", "~/.ssh", "~/.local/bin", "r/.git/hooks", "~/.config/git"]))
+def test_property_a_file_copied_into_a_config_directory_is_a_write_there(form, source, target):
+    cmd = form.format(s=source, d=target)
+    assert analyse(cmd).unresolvable, cmd
+
 
 
 def test_benign_forms_of_the_fixed_classes_still_pass():

@@ -272,6 +272,9 @@ CONFIG_FILES: tuple[str, ...] = (
     # its ``config`` (core.fsmonitor runs a command on ``cd g; git status``), a ``.git`` file or ``commondir``
     # points git at another one, ``config.worktree`` is read with extensions.worktreeConfig (session 11)
     "*/config", "*/config.worktree", "*/commondir", "*/.git",
+    # the directories themselves (a tree copied or moved into place: "cp -r d/.ssh ~", "mv h .git/hooks")
+    "*/.ssh", "*.git/hooks", "*.git/info", "*/.config/git", "*/.local/bin", "*/.config/autostart",
+    "*/.config/systemd", "*/.config/fish", "*/.config/pip", "*/.config/npm", "*/.pip", "*.cargo",
 )
 #: programs that only read their operands (a config file they name is read, not written)
 READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "wc", "diff", "cmp",
