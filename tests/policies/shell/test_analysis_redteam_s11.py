@@ -31,6 +31,9 @@ Bypasses found (each ran in bash while the shipped rules allowed the call, or th
 - copying into a directory: ``cp pre-commit .git/hooks`` (allowed: only ``.git/hooks`` was checked, and the
   rules deny ``.git/*`` below it) wrote ``.git/hooks/pre-commit``. Fix: ``cp``/``mv``/``ln``/``install`` also
   write TARGET/basename(SOURCE); the configuration directories themselves are config paths.
+- ``{varname}`` redirections: ``true {PATH}>x; ls`` stores the descriptor number (10) in PATH, so ``ls`` ran
+  ``./10/ls`` (allowed: the parser reads ``{PATH}`` as an argument); ``{a[$(x)]}>f`` evaluates the subscript.
+  Fix: a ``{name}`` word before a redirection operator is an assignment, checked like one.
 - time to decide: 20,000 ``[`` took 260 s, 800 ``cd a;`` 170 s, 4,000 ``{`` 1.6 s (quadratic scans, an
   unbounded directory set). Fix: linear brace/bracket readers, bounded sets, a longest word
   (:data:`~agentguard.policies.shell.grammar.MAX_WORD`), at most 64 globs in a word and a work budget
@@ -117,6 +120,10 @@ MARKER_ATTACKS = {
          "cp pre-commit .git/hooks", "./.git/hooks/pre-commit"),
         ("mkdir -p .local/bin; printf '#!/bin/sh\\nagpwn\\n' > ls; chmod +x ls", "mv ls ~/.local/bin/",
          "PATH=~/.local/bin:$PATH; ls")],
+    "named_descriptor": [
+        ("mkdir 10; printf '#!/bin/sh\\necho ran >> PWNED\\n' > 10/ls; chmod +x 10/ls", c, "")
+        for c in ("true {PATH}>x; ls", "echo hi {PATH}>x; ls", "exec {PATH}>x; ls")] + [
+        ("a=(1)", "true {a[$(agpwn)]}>x", ""), ("a=(1)", "true {a[$(agpwn x)]}>x", "")],
     "xargs_replace_string": [("", "echo agpwn | xargs -I{} env {}", ""), ("", "echo agpwn | xargs -i nice {}", "")],
 }
 

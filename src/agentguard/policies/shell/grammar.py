@@ -36,6 +36,9 @@ _REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
 _NAME_SUBSCRIPT = re.compile(r"\$\{[#!]?[A-Za-z_]\w*\[(?!\s*[0-9]+\s*\]|[@*]\])")
 _NAME_OFFSET = re.compile(r"\$\{[#!]?([A-Za-z_]\w*|[0-9]+|[@*])(\[[^]]*\])?:(?![-=?+])[^}]*[A-Za-z_$`(\[]")
 
+#: a ``{varname}`` word directly before a redirection operator: bash stores the descriptor number in varname
+_NAMED_FD = re.compile(r"(?<![^\s;&|(){}])\{([^{}]*)\}(?=[<>])")
+
 _LOCAL = threading.local()  # a tree-sitter parser is not safe to share between threads: one per thread
 
 
@@ -75,6 +78,11 @@ class GrammarWalker(WalkerBase):
             self.refuse("a backslash-newline inside a word (bash joins the two parts into one word before it "
                         "parses; the parser splits them)")
             return
+        for m in _NAMED_FD.finditer(text):  # "true {PATH}>x" assigns PATH the descriptor's number (bash's
+            name = m.group(1)                 # {varname} redirection; the parser reads "{PATH}" as an argument)
+            if not plain_name(name) or "[" in name or UNSAFE_ENV.fullmatch(name):
+                self.refuse(f"the redirection {m.group()!r} assigns {name!r} (a descriptor number), which changes "
+                            "what runs, or evaluates a subscript")
         # the text is parsed as bash reads it: never normalised first (NFKC turns a fullwidth "\uff07" into
         # "'", dropping U+200B turns "\\<U+200B><newline>" into a line continuation; bash does neither)
         data = text.encode("utf-8", "surrogatepass")
