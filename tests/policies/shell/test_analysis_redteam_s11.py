@@ -244,11 +244,12 @@ def test_property_sed_labels_end_where_gnu_sed_ends_them(atoms):
 @FAST
 @given(st.sampled_from(["export", "declare", "typeset", "readonly", "local", "read", "getopts x"]),
        st.sampled_from(["\"{b}\"", "'{b}'", "\\{b}", "builtin {b}", "command {b}", "$'{b}'", "{b}"]),
-       st.sampled_from(["PATH", "PS4", "BASH_ENV", "LD_PRELOAD", "HOME", "GIT_DIR", "PAGER"]))
-def test_property_a_builtin_that_assigns_checks_its_names_however_spelled(builtin, spelling, name):
+       st.sampled_from(["PATH", "PS4", "BASH_ENV", "LD_PRELOAD", "HOME", "GIT_DIR", "PAGER", "BASH_COMPAT"]),
+       st.sampled_from(["=x", "+=x"]))
+def test_property_a_builtin_that_assigns_checks_its_names_however_spelled(builtin, spelling, name, assign):
     word, *rest = builtin.split()
     head = spelling.format(b=word)
-    value = "" if word in ("read", "getopts") else "=x"
+    value = "" if word in ("read", "getopts") else assign
     cmd = " ".join([head, *rest, name + value])
     assert analyse(cmd).unresolvable, cmd
 
@@ -285,6 +286,14 @@ def test_property_a_file_copied_into_a_config_directory_is_a_write_there(form, s
     cmd = form.format(s=source, d=target)
     assert analyse(cmd).unresolvable, cmd
 
+
+
+def test_a_tilde_with_a_number_is_the_directory_stack_not_a_user():
+    """``~1`` is ``${DIRSTACK[1]}`` (after ``pushd /etc; pushd /tmp`` it is /etc), not the home of a user "1"."""
+    for cmd in ("pushd /etc; pushd /tmp; cat ~1/shadow", "cat ~+1/shadow", "cat ~-2/shadow"):
+        a = analyse(cmd)
+        assert any(tokens is not None and p.startswith("*") for p, tokens in a.paths), (cmd, a.paths)
+        assert refused(cmd), cmd
 
 
 def test_benign_forms_of_the_fixed_classes_still_pass():

@@ -152,7 +152,7 @@ UNRESOLVABLE_BUILTINS: dict[str, str | None] = {
 #: TAR_*, PYTHON*, NODE_*, npm_config_*, CARGO_*, GO*, MAKE*): programs read many variables, and a name that
 #: matches is refused (over-refusing a harmless FOO_FLAGS is the price of not listing every program's).
 UNSAFE_ENV = re.compile(
-    r"PATH|BASH_ENV|ENV|LD_\w+|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_FUNC_.*|"
+    r"PATH|BASH_ENV|ENV|LD_\w+|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_FUNC_.*|BASH_\w*|"
     r"GIT_\w*|EDITOR|VISUAL|PAGER|"
     r"PERL5\w*|PERLLIB|PYTHON\w*|NODE_\w+|RUBY\w*|GEM_\w+|BUNDLE_\w+|NPM_CONFIG_\w+|npm_config_\w+|"
     r"CARGO_\w+|RUSTC\w*|RUSTDOC\w*|RUSTFLAGS|GO\w*|CC|CXX|CPP|LD|AR|AS|MAKE\w*|MFLAGS|CMAKE_\w+|"

@@ -147,7 +147,7 @@ class Resolver(WalkerBase):
                 self.refuse(f"{name} {w.text[:30]!r}: a subscript in a variable name is evaluated as arithmetic "
                             "(can run commands)")
                 return
-            if name in ASSIGNING and UNSAFE_ENV.fullmatch(text.split("=", 1)[0].split("[", 1)[0]):
+            if name in ASSIGNING and UNSAFE_ENV.fullmatch(text.split("=", 1)[0].split("[", 1)[0].rstrip("+")):
                 # '"export" PATH=x', 'builtin declare PATH=x', 'read PATH': the parser reads no assignment
                 # (a quoted or wrapped builtin is a plain command for it), bash assigns all the same
                 self.refuse(f"{name} {w.text[:30]!r} assigns a variable that changes what runs")

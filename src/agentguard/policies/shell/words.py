@@ -198,7 +198,7 @@ def _tilde(pieces: list[Piece], at: int) -> list[list[Piece]]:
     if k < len(pieces) and pieces[k][0] != "u":
         return [pieces]  # a quoted character in the login name: no tilde expansion
     user = "".join(c for _, c in pieces[at + 1:k])
-    if user in ("+", "-"):  # $PWD / $OLDPWD
+    if re.fullmatch(r"[+-]?[0-9]+|[+-]", user):  # $PWD, $OLDPWD, ~N / ~+N / ~-N: the directory stack
         return [pieces[:at] + [("a", "~")] + pieces[k:]]
     if not re.fullmatch(r"[A-Za-z0-9_.][A-Za-z0-9_.-]*|", user):
         return [pieces]
