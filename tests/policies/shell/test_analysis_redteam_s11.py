@@ -34,6 +34,8 @@ Bypasses found (each ran in bash while the shipped rules allowed the call, or th
 - ``{varname}`` redirections: ``true {PATH}>x; ls`` stores the descriptor number (10) in PATH, so ``ls`` ran
   ``./10/ls`` (allowed: the parser reads ``{PATH}`` as an argument); ``{a[$(x)]}>f`` evaluates the subscript.
   Fix: a ``{name}`` word before a redirection operator is an assignment, checked like one.
+- by reading of the manuals: ``go build -ldflags=-extld=./x`` runs the named linker; ``md5sum -c`` reads the
+  names of files to open from a file (a denied path read unseen). Refused (:data:`~.programs.HAZARDS`).
 - time to decide: 20,000 ``[`` took 260 s, 800 ``cd a;`` 170 s, 4,000 ``{`` 1.6 s (quadratic scans, an
   unbounded directory set). Fix: linear brace/bracket readers, bounded sets, a longest word
   (:data:`~agentguard.policies.shell.grammar.MAX_WORD`), at most 64 globs in a word and a work budget
@@ -294,6 +296,16 @@ def test_a_tilde_with_a_number_is_the_directory_stack_not_a_user():
         a = analyse(cmd)
         assert any(tokens is not None and p.startswith("*") for p, tokens in a.paths), (cmd, a.paths)
         assert refused(cmd), cmd
+
+
+def test_options_that_name_a_program_or_read_names_from_a_file():
+    """From the manuals (not reproducible here: no Go toolchain): ``go tool link -extld``/``-extar`` run the named
+    program; ``md5sum -c`` and its family read the names of the files to open from a file."""
+    for cmd in ("go build -ldflags='-linkmode=external -extld=./x' .", "go test -ldflags '-extar ./x' ./...",
+                "md5sum -c sums", "sha256sum --check sums", "b2sum -c s"):
+        assert analyse(cmd).unresolvable, cmd
+    for cmd in ("go build -ldflags=-s .", "sha256sum a b", "go test ./..."):
+        assert not analyse(cmd).unresolvable, cmd
 
 
 def test_benign_forms_of_the_fixed_classes_still_pass():

@@ -205,7 +205,10 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
              Hazard("an assignment that changes the shell make runs recipes with", word=r"\.?SHELL(FLAGS)?=.*")),
     "cmake": (Hazard(_RUNS + " (-E command mode, -P script, -C initial cache script)", word=r"-[EPC].*"),),
     "ctest": (Hazard(_RUNS, ("build-and-test", "test-command", "script"), word=r"-S.*|-SP.*|-SR.*"),),
-    "go": (Hazard(_RUNS, word=r"--?(exec|toolexec|vettool)(=.*)?"),),
+    # -ldflags '-linkmode=external -extld=./x' (go tool link): the external linker or archiver is a program
+    "go": (Hazard(_RUNS, word=r"--?(exec|toolexec|vettool)(=.*)?|.*-ext(ld|ar)\b.*"),),
+    **{s: (Hazard(_NAMES, ("check",), "c"),) for s in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+                                                       "sha512sum", "b2sum", "cksum")},
     "npm": (Hazard(_RUNS, ("script-shell", "shell", "node-options", "userconfig", "globalconfig", "call",
                            "init-module", "editor", "browser")),),
     "cargo": (Hazard(_RUNS, ("config",), word=r"-Z.*"),),
