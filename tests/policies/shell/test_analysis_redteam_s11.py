@@ -36,6 +36,9 @@ Bypasses found (each ran in bash while the shipped rules allowed the call, or th
   Fix: a ``{name}`` word before a redirection operator is an assignment, checked like one.
 - by reading of the manuals: ``go build -ldflags=-extld=./x`` runs the named linker; ``md5sum -c`` reads the
   names of files to open from a file (a denied path read unseen). Refused (:data:`~.programs.HAZARDS`).
+- ``set`` options that change how the following lines are read: after ``set -o keyword`` an assignment word
+  anywhere goes to the command's environment (``less x LESSOPEN='|./ev/ls %s'`` ran ev/ls); ``set -H`` with
+  history makes ``!$`` a command. Fix: ``set -k/-H/-o keyword|histexpand|history|posix|onecmd`` are refused.
 - time to decide: 20,000 ``[`` took 260 s, 800 ``cd a;`` 170 s, 4,000 ``{`` 1.6 s (quadratic scans, an
   unbounded directory set). Fix: linear brace/bracket readers, bounded sets, a longest word
   (:data:`~agentguard.policies.shell.grammar.MAX_WORD`), at most 64 globs in a word and a work budget
@@ -126,6 +129,12 @@ MARKER_ATTACKS = {
         ("mkdir 10; printf '#!/bin/sh\\necho ran >> PWNED\\n' > 10/ls; chmod +x 10/ls", c, "")
         for c in ("true {PATH}>x; ls", "echo hi {PATH}>x; ls", "exec {PATH}>x; ls")] + [
         ("a=(1)", "true {a[$(agpwn)]}>x", ""), ("a=(1)", "true {a[$(agpwn x)]}>x", "")],
+    "set_options_that_change_reading": [
+        ("mkdir ev; printf '#!/bin/sh\\necho ran >> PWNED\\n' > ev/ls; chmod +x ev/ls",
+         "set -o keyword\nless x LESSOPEN='|./ev/ls %s'", ""),
+        ("mkdir ev; printf '#!/bin/sh\\necho ran >> PWNED\\n' > ev/ls; chmod +x ev/ls",
+         "set -k\nls PATH=ev; PATH=/usr/bin:/bin\nPATH=ev ls", ""),
+        ("", "set -o history -H\nls agpwn\n!$", "")],
     "xargs_replace_string": [("", "echo agpwn | xargs -I{} env {}", ""), ("", "echo agpwn | xargs -i nice {}", "")],
 }
 
@@ -311,6 +320,6 @@ def test_options_that_name_a_program_or_read_names_from_a_file():
 def test_benign_forms_of_the_fixed_classes_still_pass():
     ok = ["tar -tzf a.tgz", "tar -czf o.tgz src", "tar -xzf a.tgz -O", "unzip -l dist.zip", "unzip -p a.zip f",
           "gunzip data.csv.gz", "mkdir -p src/config", "cat config", "sed -n ':a;N;ba' x", "sed 's/a/b/' x",
-          "export FOO=bar", "echo $'a\\tb'", "uniq a b", "xxd a", "uniq -c a", "echo ${x:-a}", "git status", "ls ~/config.d"]
+          "export FOO=bar", "echo $'a\\tb'", "uniq a b", "xxd a", "uniq -c a", "set -euo pipefail", "set -x", "echo ${x:-a}", "git status", "ls ~/config.d"]
     bad = [c for c in ok if analyse(c).unresolvable]
     assert not bad, bad

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 __all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS",
            "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS",
-           "READERS", "RECURSIVE",
-           "RUNS_BY_OPTION", "SINGLE_DASH_LONG", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV",
-           "WRAPPERS", "Wrapper", "deletes", "extracts", "flags_of", "hazard", "plain_name"]
+           "READERS", "RECURSIVE", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES", "SINGLE_DASH_LONG",
+           "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "deletes", "extracts",
+           "flags_of", "hazard", "plain_name", "set_hazard"]
 
 
 @dataclass(frozen=True)
@@ -359,6 +359,27 @@ def extracts(program: str, words: list[str]) -> str | None:
         if decompress and ("N" in shorts or any(n.startswith("na") and "name".startswith(n) for n in longs)) \
                 and "c" not in shorts and not any(n.startswith("std") or n == "to-stdout" for n in longs):
             return f"{program} -N restores the file name stored in the archive"
+    return None
+
+
+#: ``set`` options that change how bash reads the lines after it (session 11: ``set -o keyword`` then ``less x
+#: LESSOPEN='|./ev/ls %s'`` put LESSOPEN in less's environment; ``set -H`` with history makes ``!$`` a command)
+SET_READING = {"k": "keyword", "H": "histexpand"}
+SET_READING_NAMES = frozenset({"keyword", "histexpand", "history", "posix", "onecmd"})
+
+
+def set_hazard(words: list[str]) -> str | None:
+    """Why ``set WORDS`` changes how later lines are read (assignment words anywhere, history expansion, posix)."""
+    for k, w in enumerate(words):
+        if w in ("--", "-"):
+            break
+        if w.startswith("-") and not w.startswith("--"):
+            if any(ch in SET_READING for ch in w[1:]):
+                return f"set {w}: changes how the following lines are read"
+            if "o" in w[1:] and k + 1 < len(words) and words[k + 1] in SET_READING_NAMES:
+                return f"set -o {words[k + 1]}: changes how the following lines are read"
+        elif not w.startswith("+"):
+            break  # positional parameters follow
     return None
 
 

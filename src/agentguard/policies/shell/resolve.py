@@ -19,7 +19,8 @@ from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, pr
 from .paths import word_paths
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
                        OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
-                       UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard, plain_name)
+                       UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard,
+                       plain_name, set_hazard)
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
@@ -85,6 +86,9 @@ class Resolver(WalkerBase):
         unpacked = extracts(name, [w.text for w in args if w.literal])
         if unpacked is not None or (name in ("unzip", "gunzip") and unknown):
             self.refuse(unpacked or f"{name}: an unknown word could be an option that extracts under stored names")
+        why = set_hazard([w.text for w in args]) if name == "set" else None
+        if why or (name == "set" and unknown):
+            self.refuse(why or "set: an unknown word could be an option that changes how later lines are read")
         if name in NAME_BUILTINS:
             self.names(name, NAME_BUILTINS[name], args)
         tree = RECURSIVE.get(name)
