@@ -37,7 +37,7 @@ _NAME_SUBSCRIPT = re.compile(r"\$\{[#!]?[A-Za-z_]\w*\[(?!\s*[0-9]+\s*\]|[@*]\])"
 _NAME_OFFSET = re.compile(r"\$\{[#!]?([A-Za-z_]\w*|[0-9]+|[@*])(\[[^]]*\])?:(?![-=?+])[^}]*[A-Za-z_$`(\[]")
 
 #: a ``{varname}`` word directly before a redirection operator: bash stores the descriptor number in varname
-_NAMED_FD = re.compile(r"(?<![^\s;&|(){}])\{([^{}]*)\}(?=[<>])")
+_NAMED_FD = re.compile(r"(?<![^\s;&|(){}])\{([A-Za-z_]\w*(\[.*?\])?)\}(?=[<>])", re.S)  # not "{ ls; }>f"
 
 _LOCAL = threading.local()  # a tree-sitter parser is not safe to share between threads: one per thread
 
@@ -80,7 +80,7 @@ class GrammarWalker(WalkerBase):
             return
         for m in _NAMED_FD.finditer(text):  # "true {PATH}>x" assigns PATH the descriptor's number (bash's
             name = m.group(1)                 # {varname} redirection; the parser reads "{PATH}" as an argument)
-            if not plain_name(name) or "[" in name or UNSAFE_ENV.fullmatch(name):
+            if m.group(2) or UNSAFE_ENV.fullmatch(name):
                 self.refuse(f"the redirection {m.group()!r} assigns {name!r} (a descriptor number), which changes "
                             "what runs, or evaluates a subscript")
         # the text is parsed as bash reads it: never normalised first (NFKC turns a fullwidth "\uff07" into
