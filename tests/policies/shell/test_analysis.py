@@ -20,5 +20,10 @@ def test_nesting_beyond_the_bound_is_refused_never_skipped():
     cmd = "ls"
     for _ in range(MAX_DEPTH + 2):
         cmd = "bash -c " + "'" + cmd.replace("'", "'\\''") + "'"
+    # the quoting doubles at each level: the outer word is now too long to read, refused before the depth
+    assert any("nesting" in r or "longer than" in r for r in analyse(cmd).unresolvable)
+    cmd = "ls"
+    for _ in range(MAX_DEPTH + 2):
+        cmd = f"echo $({cmd})"
     assert any("nesting" in r for r in analyse(cmd).unresolvable)
     assert analyse("ls\x00rm").unresolvable

@@ -33,6 +33,16 @@ configures what a program runs (:data:`~.programs.CONFIG_FILES`: ``~/.gitconfig`
 that reads, copies, moves or links a whole tree (:data:`~.programs.RECURSIVE`) lists its operands (and
 working directories) in :attr:`Analysis.subtrees`.
 
+Added by the session-11 red team (``tests/policies/shell/test_analysis_redteam_s11.py``, with a stub-logging
+oracle, ``tests/policies/shell/stub_sandbox.py``): an ERROR or MISSING node anywhere in the tree (also inside a
+word) refuses the text; ``$'...'`` ends at a NUL as in bash; GNU sed labels end at ``;`` or a blank; a
+declaration builtin however spelled (``"export"``, ``builtin declare``, ``read``, ``getopts``) and a
+``{varname}`` redirection are assignments; ``set -k/-H/-o keyword...`` are refused; a git directory's files,
+the output operands of readers (``uniq IN OUT``, ``xxd -r``), the file ``cp``/``mv``/``ln`` write into a target
+directory and archive extraction under stored names are config writes or unresolvable; the time to decide is
+bounded (linear brace and bracket readers, :data:`~.grammar.MAX_WORD`, at most 64 globs in a word,
+:data:`~.model.MAX_WORK`): past a bound the command is refused unread.
+
 Why tree-sitter-bash and not bashlex (both on PyPI; compared on the corpus of
 ``tests/policies/shell/benign_commands.txt``, the attack families and ``benchmarks/shell_analysis.py``): tree-sitter-bash is
 maintained (the grammar the editors use), parses every construct of the corpus (bashlex 0.18 raises
@@ -49,13 +59,16 @@ from typing import Any, Iterable
 
 from ...core.canonical import strip_invisible
 from .grammar import GrammarWalker
-from .model import MAX_DEPTH, Analysis, Command, program_name
+from .model import MAX_DEPTH, MAX_WORK, Analysis, Command, TooMuchWork, program_name
 from .paths import path_forms
 from .payloads import PayloadReader
 from .resolve import Resolver
 from .words import Word, literal_word
 
 __all__ = ["Analysis", "Command", "MAX_DEPTH", "analyse", "analyse_argv", "program_name"]
+
+
+_TOO_MUCH = f"more than {MAX_WORK} words and paths to read: refused unread (the time to decide is bounded)"
 
 
 class _Walker(GrammarWalker, Resolver, PayloadReader):
@@ -82,6 +95,8 @@ def analyse(command: str, cwds: Iterable[str] = ()) -> Analysis:
         w.text(command, 0)
     except RecursionError:
         w.refuse("nesting too deep to read")
+    except TooMuchWork:
+        w.refuse(_TOO_MUCH)
     return w.out
 
 
@@ -102,4 +117,6 @@ def analyse_argv(argv: Iterable[Any], cwds: Iterable[str] = ()) -> Analysis:
         w.resolve(words, 0, "")
     except RecursionError:
         w.refuse("nesting too deep to read")
+    except TooMuchWork:
+        w.refuse(_TOO_MUCH)
     return w.out

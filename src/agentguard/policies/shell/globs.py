@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-__all__ = ["ANY_CHAR", "NOT_SLASH", "NO_DOT", "Token", "fnmatch_tokens", "intersects", "literal_tokens"]
+__all__ = ["ANY_CHAR", "NOT_SLASH", "NO_DOT", "SetTooLong", "Token", "fnmatch_tokens", "intersects", "literal_tokens"]
 
 CharSet = tuple[bool, frozenset[str]]
 #: a token: ("c", charset) consumes one character; ("*", charset) any number of them
@@ -60,8 +60,17 @@ def literal_tokens(text: str) -> list[Token]:
     return [("c", (False, frozenset(ch))) for ch in text]
 
 
-def parse_set(text: str, i: int, exclude_slash: bool) -> tuple[CharSet, int] | None:
-    """Parse a bracket expression starting at ``text[i] == '['``; None when it is not one (a literal ``[``)."""
+class SetTooLong(Exception):
+    """A bracket expression longer than the reader's limit: refused, never guessed (a literal ``[`` would hide
+    the set bash matches; scanning every ``[`` to the end was quadratic)."""
+
+
+def parse_set(text: str, i: int, exclude_slash: bool, limit: int | None = None) -> tuple[CharSet, int] | None:
+    """Parse a bracket expression starting at ``text[i] == '['``; None when it is not one (a literal ``[``).
+
+    With ``limit``, a set still open ``limit`` characters after ``i`` raises :class:`SetTooLong`.
+    """
+    stop = len(text) if limit is None else min(len(text), i + limit)
     j = i + 1
     negated = False
     if j < len(text) and text[j] in "!^":
@@ -69,18 +78,20 @@ def parse_set(text: str, i: int, exclude_slash: bool) -> tuple[CharSet, int] | N
     chars: set[str] = set()
     wide = False
     first = True
-    while j < len(text):
+    while j < stop:
         ch = text[j]
         if ch == "]" and not first:
             break
         first = False
         if ch == "[" and text.startswith("[:", j):
-            end = text.find(":]", j + 2)
+            end = text.find(":]", j + 2, stop + 1)
             if end < 0:
+                if stop < len(text) and text.find(":]", stop - 1) >= 0:
+                    raise SetTooLong
                 return None
             wide, j = True, end + 2
             continue
-        if j + 2 < len(text) and text[j + 1] == "-" and text[j + 2] != "]":
+        if j + 2 < stop and text[j + 1] == "-" and text[j + 2] != "]":
             lo, hi = ord(ch), ord(text[j + 2])
             if hi - lo > 256:
                 wide = True
@@ -91,6 +102,8 @@ def parse_set(text: str, i: int, exclude_slash: bool) -> tuple[CharSet, int] | N
         chars.add(ch)
         j += 1
     else:
+        if stop < len(text):
+            raise SetTooLong
         return None
     if wide:  # over-approximate: any character (but never "/" in a shell glob)
         return (NOT_SLASH if exclude_slash else ANY_CHAR), j + 1

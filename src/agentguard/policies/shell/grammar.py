@@ -14,7 +14,8 @@ import re
 import threading
 from typing import Any
 
-from .lexical import glued_continuation, heredoc_mismatch, odd_char
+from .lexical import (first_error, glued_continuation, heredoc_mismatch, odd_char, skipped_text,
+                      unread_substitution)
 from .model import ANY_WORD, MAX_DEPTH, Command, WalkerBase
 from .programs import UNSAFE_ENV, plain_name
 from .words import Piece, TooManyWords, Word, decode_ansi_c, make_words
@@ -22,6 +23,8 @@ from .words import Piece, TooManyWords, Word, decode_ansi_c, make_words
 __all__ = ["GrammarWalker", "skipped_text"]
 
 MAX_TEXT = 100_000
+#: the longest single word read (a here-document body is not a word: long file contents stay readable)
+MAX_WORD = 16_384
 _STATEMENTS = frozenset({"program", "list", "pipeline", "compound_statement", "subshell", "do_group",
                          "negated_command", "redirected_statement", "if_statement", "elif_clause", "else_clause",
                          "while_statement", "case_item"})
@@ -32,6 +35,9 @@ _REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
 #: ``${a[i]}`` (an index that is not a number, @ or *) and ``${x:o:l}`` with a name in the offset or length
 _NAME_SUBSCRIPT = re.compile(r"\$\{[#!]?[A-Za-z_]\w*\[(?!\s*[0-9]+\s*\]|[@*]\])")
 _NAME_OFFSET = re.compile(r"\$\{[#!]?([A-Za-z_]\w*|[0-9]+|[@*])(\[[^]]*\])?:(?![-=?+])[^}]*[A-Za-z_$`(\[]")
+
+#: a ``{varname}`` word directly before a redirection operator: bash stores the descriptor number in varname
+_NAMED_FD = re.compile(r"(?<![^\s;&|(){}])\{([A-Za-z_]\w*(\[.*?\])?)\}(?=[<>])", re.S)  # not "{ ls; }>f"
 
 _LOCAL = threading.local()  # a tree-sitter parser is not safe to share between threads: one per thread
 
@@ -72,11 +78,21 @@ class GrammarWalker(WalkerBase):
             self.refuse("a backslash-newline inside a word (bash joins the two parts into one word before it "
                         "parses; the parser splits them)")
             return
+        for m in _NAMED_FD.finditer(text):  # "true {PATH}>x" assigns PATH the descriptor's number (bash's
+            name = m.group(1)                 # {varname} redirection; the parser reads "{PATH}" as an argument)
+            if m.group(2) or UNSAFE_ENV.fullmatch(name):
+                self.refuse(f"the redirection {m.group()!r} assigns {name!r} (a descriptor number), which changes "
+                            "what runs, or evaluates a subscript")
         # the text is parsed as bash reads it: never normalised first (NFKC turns a fullwidth "\uff07" into
         # "'", dropping U+200B turns "\\<U+200B><newline>" into a line continuation; bash does neither)
         data = text.encode("utf-8", "surrogatepass")
         self.src = data
         tree = _parser().parse(data)
+        if tree.root_node.has_error:  # an ERROR or MISSING node anywhere, also inside a word ("${a:'x'}")
+            bad = first_error(tree.root_node)
+            near = data[bad.start_byte:bad.start_byte + 20].decode(errors="replace") if bad is not None else ""
+            self.refuse(f"parse error near {near!r} (the parser could not read the command as bash does)")
+            return
         skipped = skipped_text(tree.root_node, data)
         if skipped is not None:
             self.refuse(f"the parser skipped text near {skipped!r} (its tree does not cover the command)")
@@ -95,6 +111,7 @@ class GrammarWalker(WalkerBase):
             self.refuse(f"nesting deeper than {MAX_DEPTH} levels")
             return
         if t in _STATEMENTS:
+            self.spend(1)
             for c in node.children:
                 if c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
                     self.redirect(c, depth, src)
@@ -288,6 +305,10 @@ class GrammarWalker(WalkerBase):
         return [unknown]
 
     def words(self, node: Any, depth: int, src: bytes) -> list[Word]:
+        self.spend(1)
+        if node.end_byte - node.start_byte > MAX_WORD:
+            self.refuse(f"a word longer than {MAX_WORD} characters (refused unread: the time to decide is bounded)")
+            return [ANY_WORD]
         try:
             pieces = self.pieces(node, depth, src, quoted=False)
             words = make_words(pieces)
@@ -295,7 +316,7 @@ class GrammarWalker(WalkerBase):
                 words += make_words([("q", c) if c in "{}," and k == "u" else (k, c) for k, c in pieces])
             return words
         except TooManyWords:
-            self.refuse("brace expansion makes too many words")
+            self.refuse("brace expansion makes too many words, or a brace or glob set is too long to read")
             return [ANY_WORD]
 
     # -- redirections ----------------------------------------------------------------------------------
@@ -377,6 +398,11 @@ class GrammarWalker(WalkerBase):
             elif c.is_named and c.type not in ("comment",):
                 self.refuse(f"unsupported construct {c.type!r} in a command")
         for g in groups:
+            if g[-1].end_byte - g[0].start_byte > MAX_WORD:
+                self.refuse(f"a word longer than {MAX_WORD} characters (refused unread: the time to decide is "
+                            "bounded)")
+                argv.append(ANY_WORD)
+                continue
             if len(g) == 1:
                 argv += self.words(g[0], depth, src) if g[0].is_named else [ANY_WORD]
             else:
@@ -386,67 +412,10 @@ class GrammarWalker(WalkerBase):
                 try:
                     argv += make_words(pieces)
                 except TooManyWords:
-                    self.refuse("brace expansion makes too many words")
+                    self.refuse("brace expansion makes too many words, or a brace or glob set is too long to read")
                     argv.append(ANY_WORD)
         if argv:
             self.resolve(argv, depth, "")
-
-
-_OPAQUE = frozenset({"heredoc_body", "string", "translated_string"})  # text between their children is content
-_CODE = frozenset({"command_substitution", "process_substitution"})  # code again inside an opaque node
-_GAP = re.compile(rb"(?:[ \t\r\n]|\\\n)*")
-
-
-def skipped_text(root: Any, src: bytes) -> str | None:
-    """Text no leaf of the tree covers (tree-sitter-bash drops the ``-`` of ``rm - 2>x``), or None.
-
-    Inside a string or a here-document body the text between children is content; inside a command or
-    process substitution (even within a string) it is code again and must be covered.
-    """
-    pos = 0
-
-    def scan(node: Any, lenient: bool) -> str | None:
-        nonlocal pos
-        if node.child_count == 0:
-            if node.start_byte > pos and not lenient and not _GAP.fullmatch(src, pos, node.start_byte):
-                return src[pos:node.start_byte].decode(errors="replace")[:20]
-            pos = max(pos, node.end_byte)
-            return None
-        inner = (lenient or node.type in _OPAQUE) and node.type not in _CODE
-        for child in node.children:
-            bad = scan(child, inner)
-            if bad is not None:
-                return bad
-        if inner:
-            pos = max(pos, node.end_byte)
-        return None
-
-    bad = scan(root, False)
-    if bad is None and pos < len(src) and not _GAP.fullmatch(src, pos, len(src)):
-        bad = src[pos:].decode(errors="replace")[:20]
-    return bad
-
-
-def unread_substitution(node: Any, src: bytes) -> bool:
-    """Whether an unescaped `````, ``$(``, ``$[`` or ``${`` in ``node``'s text lies outside every substitution or
-    expansion node the parser made of it (bash would run or evaluate it; the walk would not see it)."""
-    spans: list[tuple[int, int]] = []
-
-    def collect(n: Any) -> None:
-        if n.type in ("command_substitution", "process_substitution", "arithmetic_expansion", "expansion",
-                      "raw_string", "ansi_c_string"):  # the last two: literal text
-            spans.append((n.start_byte, n.end_byte))
-        for ch in n.children:
-            collect(ch)
-
-    collect(node)
-    for m in re.finditer(rb"(\\*)(`|\$[(\[{])", src[node.start_byte:node.end_byte]):
-        if len(m.group(1)) % 2:
-            continue  # escaped
-        at = node.start_byte + m.start(2)
-        if not any(a <= at < b for a, b in spans):
-            return True
-    return False
 
 
 def _has(node: Any, types: tuple[str, ...]) -> bool:

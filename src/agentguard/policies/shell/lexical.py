@@ -14,7 +14,8 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["glued_continuation", "heredoc_mismatch", "odd_char"]
+__all__ = ["first_error", "glued_continuation", "heredoc_mismatch", "odd_char", "skipped_text",
+           "unread_substitution"]
 
 #: characters bash reads as word characters but other readers (tree-sitter, Unicode-aware splitters, the
 #: normalisation a display applies) as blanks or nothing: format characters (Cf: U+200B, U+FEFF, bidi),
@@ -94,3 +95,70 @@ def odd_char(text: str) -> str | None:
         return None
     return next((ch for ch in text if ord(ch) > 0x7F and unicodedata.category(ch) in ("Cf", "Zs", "Zl", "Zp")),
                 None)
+
+
+_OPAQUE = frozenset({"heredoc_body", "string", "translated_string"})  # text between their children is content
+_CODE = frozenset({"command_substitution", "process_substitution"})  # code again inside an opaque node
+_GAP = re.compile(rb"(?:[ \t\r\n]|\\\n)*")
+
+
+def skipped_text(root: Any, src: bytes) -> str | None:
+    """Text no leaf of the tree covers (tree-sitter-bash drops the ``-`` of ``rm - 2>x``), or None.
+
+    Inside a string or a here-document body the text between children is content; inside a command or
+    process substitution (even within a string) it is code again and must be covered.
+    """
+    pos = 0
+
+    def scan(node: Any, lenient: bool) -> str | None:
+        nonlocal pos
+        if node.child_count == 0:
+            if node.start_byte > pos and not lenient and not _GAP.fullmatch(src, pos, node.start_byte):
+                return src[pos:node.start_byte].decode(errors="replace")[:20]
+            pos = max(pos, node.end_byte)
+            return None
+        inner = (lenient or node.type in _OPAQUE) and node.type not in _CODE
+        for child in node.children:
+            bad = scan(child, inner)
+            if bad is not None:
+                return bad
+        if inner:
+            pos = max(pos, node.end_byte)
+        return None
+
+    bad = scan(root, False)
+    if bad is None and pos < len(src) and not _GAP.fullmatch(src, pos, len(src)):
+        bad = src[pos:].decode(errors="replace")[:20]
+    return bad
+
+
+def unread_substitution(node: Any, src: bytes) -> bool:
+    """Whether an unescaped `````, ``$(``, ``$[`` or ``${`` in ``node``'s text lies outside every substitution or
+    expansion node the parser made of it (bash would run or evaluate it; the walk would not see it)."""
+    spans: list[tuple[int, int]] = []
+
+    def collect(n: Any) -> None:
+        if n.type in ("command_substitution", "process_substitution", "arithmetic_expansion", "expansion",
+                      "raw_string", "ansi_c_string"):  # the last two: literal text
+            spans.append((n.start_byte, n.end_byte))
+        for ch in n.children:
+            collect(ch)
+
+    collect(node)
+    for m in re.finditer(rb"(\\*)(`|\$[(\[{])", src[node.start_byte:node.end_byte]):
+        if len(m.group(1)) % 2:
+            continue  # escaped
+        at = node.start_byte + m.start(2)
+        if not any(a <= at < b for a, b in spans):
+            return True
+    return False
+
+
+def first_error(node: Any) -> Any:
+    """The first ``ERROR`` or ``MISSING`` node under ``node`` (tree-sitter marks its ancestors ``has_error``)."""
+    if node.is_missing or node.type == "ERROR":
+        return node
+    for c in node.children:
+        if c.has_error:
+            return first_error(c)
+    return None

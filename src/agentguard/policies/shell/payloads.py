@@ -275,8 +275,10 @@ def sed_danger(script: str) -> str | None:
             while i < n and script[i] != "\n":
                 i += 2 if script[i] == "\\" else 1
             continue
-        if cmd in ":bTtv":
-            while i < n and script[i] not in (";\n" if cmd != ":" else "\n"):
+        if cmd in ":bTtv":  # GNU read_label: blanks skipped, the label ends at a blank, ";" or a newline, and
+            while i < n and script[i] in " \t":  # the next command may follow (":a;e id", ":a e id" run id)
+                i += 1
+            while i < n and script[i] not in " \t\n;":
                 i += 1
             continue
         if cmd in "qQlL":

@@ -16,9 +16,10 @@ import re
 from dataclasses import dataclass, field
 
 __all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS",
-           "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "POSIX_SHELLS", "READERS", "RECURSIVE",
-           "RUNS_BY_OPTION", "SINGLE_DASH_LONG", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV",
-           "WRAPPERS", "Wrapper", "deletes", "flags_of", "hazard", "plain_name"]
+           "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS",
+           "READERS", "RECURSIVE", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES", "SINGLE_DASH_LONG",
+           "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "deletes", "extracts",
+           "flags_of", "hazard", "plain_name", "set_hazard"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,8 @@ WRAPPERS: dict[str, Wrapper] = {
     "env": Wrapper("uCSP", "i0v", _fs("unset", "chdir", "split-string"),
                    _fs("ignore-environment", "null", "debug", "list-signal-handling", "default-signal",
                        "ignore-signal", "block-signal"), assignments=True,
-                   extra={"C": "cwd", "chdir": "cwd", "S": "split", "split-string": "split"}),
+                   extra={"C": "cwd", "chdir": "cwd", "S": "split", "split-string": "split",
+                          "P": "search"}),  # BSD env -P ALTPATH: where the program is looked up
     "nice": Wrapper("n", "", _fs("adjustment"), _fs(), numeric_option=True),
     "nohup": Wrapper(),
     "chroot": Wrapper("", "", _fs("userspec", "groups"), _fs("skip-chdir"), positional=1, no_command="shell"),
@@ -150,7 +152,7 @@ UNRESOLVABLE_BUILTINS: dict[str, str | None] = {
 #: TAR_*, PYTHON*, NODE_*, npm_config_*, CARGO_*, GO*, MAKE*): programs read many variables, and a name that
 #: matches is refused (over-refusing a harmless FOO_FLAGS is the price of not listing every program's).
 UNSAFE_ENV = re.compile(
-    r"PATH|BASH_ENV|ENV|LD_\w+|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_FUNC_.*|"
+    r"PATH|BASH_ENV|ENV|LD_\w+|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_FUNC_.*|BASH_\w*|"
     r"GIT_\w*|EDITOR|VISUAL|PAGER|"
     r"PERL5\w*|PERLLIB|PYTHON\w*|NODE_\w+|RUBY\w*|GEM_\w+|BUNDLE_\w+|NPM_CONFIG_\w+|npm_config_\w+|"
     r"CARGO_\w+|RUSTC\w*|RUSTDOC\w*|RUSTFLAGS|GO\w*|CC|CXX|CPP|LD|AR|AS|MAKE\w*|MFLAGS|CMAKE_\w+|"
@@ -203,7 +205,10 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
              Hazard("an assignment that changes the shell make runs recipes with", word=r"\.?SHELL(FLAGS)?=.*")),
     "cmake": (Hazard(_RUNS + " (-E command mode, -P script, -C initial cache script)", word=r"-[EPC].*"),),
     "ctest": (Hazard(_RUNS, ("build-and-test", "test-command", "script"), word=r"-S.*|-SP.*|-SR.*"),),
-    "go": (Hazard(_RUNS, word=r"--?(exec|toolexec|vettool)(=.*)?"),),
+    # -ldflags '-linkmode=external -extld=./x' (go tool link): the external linker or archiver is a program
+    "go": (Hazard(_RUNS, word=r"--?(exec|toolexec|vettool)(=.*)?|.*-ext(ld|ar)\b.*"),),
+    **{s: (Hazard(_NAMES, ("check",), "c"),) for s in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+                                                       "sha512sum", "b2sum", "cksum")},
     "npm": (Hazard(_RUNS, ("script-shell", "shell", "node-options", "userconfig", "globalconfig", "call",
                            "init-module", "editor", "browser")),),
     "cargo": (Hazard(_RUNS, ("config",), word=r"-Z.*"),),
@@ -266,12 +271,24 @@ CONFIG_FILES: tuple[str, ...] = (
     "*/.local/bin/*", "/usr/local/bin/*", "/usr/local/sbin/*", "/usr/bin/*", "/bin/*", "/usr/sbin/*", "/sbin/*",
     "*/.ssh/*", "*.envrc", "*/.config/fish/*", "*.pythonrc*", "*/sitecustomize.py", "*/usercustomize.py",
     "*.pth",
+    # a git directory is any directory with HEAD, objects and refs (``git init --bare g`` makes one): git reads
+    # its ``config`` (core.fsmonitor runs a command on ``cd g; git status``), a ``.git`` file or ``commondir``
+    # points git at another one, ``config.worktree`` is read with extensions.worktreeConfig (session 11)
+    "*/config", "*/config.worktree", "*/commondir", "*/.git",
+    # the directories themselves (a tree copied or moved into place: "cp -r d/.ssh ~", "mv h .git/hooks")
+    "*/.ssh", "*.git/hooks", "*.git/info", "*/.config/git", "*/.local/bin", "*/.config/autostart",
+    "*/.config/systemd", "*/.config/fish", "*/.config/pip", "*/.config/npm", "*/.pip", "*.cargo",
 )
 #: programs that only read their operands (a config file they name is read, not written)
 READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "wc", "diff", "cmp",
                      "comm", "stat", "file", "ls", "md5sum", "sha1sum", "sha256sum", "xxd", "od", "hexdump", "nl",
                      "tac", "rev", "du", "tree", "realpath", "readlink", "basename", "dirname", "echo", "printf",
                      "test", "[", "jq", "column", "fold", "expand", "cut", "uniq", "zcat", "which", "type"})
+#: readers that write too (session 11: ``uniq c.txt ~/.gitconfig`` and ``xxd -r -p c.hex ~/.gitconfig`` wrote a
+#: git config whose core.fsmonitor ran on the next ``git status``; the reader exemption skipped the check):
+#: programs whose operands after the first are output files, and options whose value is an output file
+OUTPUT_OPERAND = frozenset({"uniq", "xxd"})
+OUTPUT_OPTIONS: dict[str, tuple[str, ...]] = {"tree": ("-o",), "less": ("-o", "-O", "--log-file", "--LOG-FILE")}
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]*\])?")
 #: bash builtins whose operands (or an option's value) are variable NAMES. A subscript in a name is evaluated
 #: as arithmetic, which expands ``$(...)`` inside it even when the word was single-quoted: ``test -v
@@ -311,6 +328,59 @@ DELETE_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "tar": (("remove-files",), ""), "zip": (("move",), "m"),
     "rsync": (("remove-source-files", "remove-sent-files"), ""),
 }
+
+
+def extracts(program: str, words: list[str]) -> str | None:
+    """Why ``program`` writes files under names its input chooses (``tar -x``, ``unzip``, ``gunzip -N``), or None.
+
+    The names are in the archive, not in the text: an archive made with ``tar --transform 's,x,.git/hooks/
+    pre-commit,'`` writes a hook on extraction. Extracting to standard output (``tar -xO``, ``unzip -p``) and
+    listing or testing (``unzip -l``, ``-t``) write nothing.
+    """
+    opts = [w for w in words[:words.index("--")] if w.startswith("-")] if "--" in words else \
+        [w for w in words if w.startswith("-")]
+    longs = [w[2:].split("=", 1)[0] for w in opts if w.startswith("--") and len(w) > 2]
+    shorts = "".join(w[1:] for w in opts if not w.startswith("--"))
+    if program == "tar":
+        bare = words[0] if words and not words[0].startswith("-") else ""
+        if not ("x" in shorts or "x" in bare or any(n and ("extract".startswith(n) or "get".startswith(n))
+                                                    for n in longs)):
+            return None
+        if "-O" in opts or any(n.startswith("to-s") and "to-stdout".startswith(n) for n in longs):
+            return None
+        return "tar extracts members under names the archive chooses (.git/hooks/*, .npmrc...)"
+    if program == "unzip":
+        if "-" in words or any(ch in shorts for ch in "ltpcvZz"):
+            return None
+        return "unzip extracts members under names the archive chooses (.git/hooks/*, .npmrc...)"
+    if program in ("gzip", "gunzip"):
+        decompress = program == "gunzip" or "d" in shorts or any(
+            n and ("decompress".startswith(n) or "uncompress".startswith(n)) for n in longs)
+        if decompress and ("N" in shorts or any(n.startswith("na") and "name".startswith(n) for n in longs)) \
+                and "c" not in shorts and not any(n.startswith("std") or n == "to-stdout" for n in longs):
+            return f"{program} -N restores the file name stored in the archive"
+    return None
+
+
+#: ``set`` options that change how bash reads the lines after it (session 11: ``set -o keyword`` then ``less x
+#: LESSOPEN='|./ev/ls %s'`` put LESSOPEN in less's environment; ``set -H`` with history makes ``!$`` a command)
+SET_READING = {"k": "keyword", "H": "histexpand"}
+SET_READING_NAMES = frozenset({"keyword", "histexpand", "history", "posix", "onecmd"})
+
+
+def set_hazard(words: list[str]) -> str | None:
+    """Why ``set WORDS`` changes how later lines are read (assignment words anywhere, history expansion, posix)."""
+    for k, w in enumerate(words):
+        if w in ("--", "-"):
+            break
+        if w.startswith("-") and not w.startswith("--"):
+            if any(ch in SET_READING for ch in w[1:]):
+                return f"set {w}: changes how the following lines are read"
+            if "o" in w[1:] and k + 1 < len(words) and words[k + 1] in SET_READING_NAMES:
+                return f"set -o {words[k + 1]}: changes how the following lines are read"
+        elif not w.startswith("+"):
+            break  # positional parameters follow
+    return None
 
 
 def deletes(program: str, words: list[str]) -> str | None:

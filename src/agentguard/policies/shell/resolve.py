@@ -10,18 +10,29 @@ unresolvable. Interpreters, ``awk``, ``sed`` and ``find`` are read by :mod:`.pay
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 
 from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
 from .paths import word_paths
-from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, POSIX_SHELLS,
-                       READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS, UNRESOLVABLE_BUILTINS, UNSAFE_ENV,
-                       WRAPPERS, Wrapper, deletes, flags_of, hazard, plain_name)
+from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
+                       OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
+                       UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard,
+                       plain_name, set_hazard)
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
+
+
+#: builtins that assign the variables they name (every word is checked: an option's value is over-read as a
+#: name, which can only refuse more); :data:`DECLARES` also take attributes (``-n`` nameref, ``-i`` arithmetic)
+ASSIGNING = frozenset({"read", "getopts", "wait", "export", "readonly", "declare", "typeset", "local"})
+#: programs that create or remove directories only: no file they make configures a program (``mkdir config``)
+MAKES_DIRECTORIES = frozenset({"mkdir", "rmdir"})
+MAX_CWDS = 16
+DECLARES = frozenset({"export", "readonly", "declare", "typeset", "local"})
 
 
 class Resolver(WalkerBase):
@@ -34,6 +45,7 @@ class Resolver(WalkerBase):
             return
         if not argv:
             return
+        self.spend(len(argv))
         head = argv[0]
         if not head.literal:
             self.refuse(f"the command word {head.text!r} is not a fixed word (expansion, substitution or glob)")
@@ -71,13 +83,23 @@ class Resolver(WalkerBase):
             self.out.commands.append(Command("rm", ("rm", "-r", "-f", *[t.text for t in targets]),
                                              frozenset({"r", "f"}), tuple(t.text for t in targets), True,
                                              chain(via, f"{name} {gone}"), tuple(targets)))
+        unpacked = extracts(name, [w.text for w in args if w.literal])
+        if unpacked is not None or (name in ("unzip", "gunzip") and unknown):
+            self.refuse(unpacked or f"{name}: an unknown word could be an option that extracts under stored names")
+        why = set_hazard([w.text for w in args]) if name == "set" else None
+        if why or (name == "set" and unknown):
+            self.refuse(why or "set: an unknown word could be an option that changes how later lines are read")
         if name in NAME_BUILTINS:
             self.names(name, NAME_BUILTINS[name], args)
         tree = RECURSIVE.get(name)
         whole = tree is not None and (not tree or bool(tree & flags) or unknown)
+        for w in into_directory(name, args):  # "cp authorized_keys ~/.ssh" writes ~/.ssh/authorized_keys
+            self.add_paths(w, writes=True)
+        written = output_words(name, args)  # a reader's output operand or option (uniq in OUT, xxd -r h OUT)
         for w in args:  # echo's words are text, but a glob (or an unquoted expansion) makes bash list a directory
             if name not in NO_PATH_OPERANDS or w.split or not (w.literal or w.unknown):
-                forms = self.add_paths(w, writes=name not in READERS)
+                forms = self.add_paths(w, writes=(name not in READERS or any(w is x for x in written)) and
+                                       name not in MAKES_DIRECTORIES)
                 if whole:
                     self.out.subtrees.extend(forms)
             elif whole:
@@ -129,8 +151,20 @@ class Resolver(WalkerBase):
                 self.refuse(f"{name} {w.text[:30]!r}: a subscript in a variable name is evaluated as arithmetic "
                             "(can run commands)")
                 return
+            if name in ASSIGNING and UNSAFE_ENV.fullmatch(text.split("=", 1)[0].split("[", 1)[0].rstrip("+")):
+                # '"export" PATH=x', 'builtin declare PATH=x', 'read PATH': the parser reads no assignment
+                # (a quoted or wrapped builtin is a plain command for it), bash assigns all the same
+                self.refuse(f"{name} {w.text[:30]!r} assigns a variable that changes what runs")
+                return
+            if name in DECLARES and w.text.startswith("-") and re.search(r"[inaAxf]", w.text[1:]) and \
+                    name != "export":
+                self.refuse(f"{name} {w.text}: attributes that evaluate text or name other variables")
+                return
 
     def chdir(self, name: str, args: list[Word]) -> None:
+        if len(self.cwds) > MAX_CWDS:  # stop following: each cd joins every directory so far (the set grew
+            self.refuse("too many directory changes to follow")  # without bound: 170 s for 800 "cd a;")
+            return
         targets = [w for w in args if not (w.literal and w.text.startswith("-") and w.text != "-")]
         if name == "popd" or not targets:
             if name == "cd":  # cd alone: $HOME
@@ -149,8 +183,9 @@ class Resolver(WalkerBase):
         for form, _ in word_paths(w, self.cwds):
             if form not in self.cwds:
                 self.cwds.append(form)
-        if len(self.cwds) > 16:
+        if len(self.cwds) > MAX_CWDS:
             self.refuse("too many directory changes to follow")
+            del self.cwds[MAX_CWDS + 1:]
 
     def wrapper(self, name: str, spec: Wrapper, args: list[Word], depth: int, via: str) -> None:
         i = 0
@@ -270,6 +305,7 @@ class Resolver(WalkerBase):
             return
         if name == "xargs" and _replaced_program(args, rest[0]):
             return self.refuse("xargs: the command word is replaced by words from standard input")
+        rest = _unmarked(args, rest) if name == "xargs" else rest
         self.resolve(rest, depth + 1, chain(via, name), stdin_args=bool(spec.extra.get("stdin_args")))
 
     def option_value(self, name: str, meaning: str, value: Word, depth: int, via: str) -> None:
@@ -295,6 +331,11 @@ class Resolver(WalkerBase):
             elif meaning == "cwd":
                 for form, _ in word_paths(value, self.cwds):
                     self.cwds.append(form) if form not in self.cwds else None
+                if len(self.cwds) > MAX_CWDS:
+                    self.refuse("too many directory changes to follow")
+                    del self.cwds[MAX_CWDS + 1:]
+        elif meaning == "search":
+            self.refuse(f"{name} -P: the program is looked up in another directory list")
         elif meaning == "assign":
             if UNSAFE_ENV.fullmatch(value.text.split("=", 1)[0]):
                 self.refuse(f"{name}: setting {value.text.split('=', 1)[0]} injects code")
@@ -356,13 +397,66 @@ class Resolver(WalkerBase):
             self.posix_sh = saved
 
 
-def _replaced_program(args: list[Word], program: Word) -> bool:
-    """Whether xargs' replace string (``-I R``, ``-iR``, ``--replace=R``; ``{}`` by default) is in the program
-    word: then the program is a word read from standard input."""
+def into_directory(name: str, args: list[Word]) -> list[Word]:
+    """The files ``cp``/``mv``/``ln``/``install`` write when the target is a directory: TARGET/basename(SOURCE).
+
+    The target (last operand, or ``-t DIR``) may be a directory: ``cp authorized_keys d/.ssh`` wrote
+    ``d/.ssh/authorized_keys`` while only ``d/.ssh`` was checked (session 11). Option values read as operands
+    only add writes to check; ``-T`` (the target is a file) adds none.
+    """
+    if name not in ("cp", "mv", "ln", "install") or not all(w.literal for w in args):
+        return []
+    texts = [w.text for w in args]
+    if "-T" in texts or "--no-target-directory" in texts:
+        return []
+    target = next((t[2:] or (texts[k + 1] if k + 1 < len(texts) else "") for k, t in enumerate(texts)
+                   if t.startswith("-t")), None)
+    target = target or next((t.split("=", 1)[1] for t in texts if t.startswith("--target-directory=")), None)
+    operands = [t for k, t in enumerate(texts) if not t.startswith("-") and not (k and texts[k - 1] == "-t")]
+    if target is None:
+        if len(operands) < 2:
+            return []
+        target, operands = operands[-1], operands[:-1]
+    return [literal_word(target.rstrip("/") + "/" + (posixpath.basename(o.rstrip("/")) or o)) for o in operands]
+
+
+def output_words(name: str, args: list[Word]) -> list[Word]:
+    """The words a program of :data:`~.programs.READERS` writes to: every operand after the first of
+    :data:`~.programs.OUTPUT_OPERAND` programs (``uniq IN OUT``, ``xxd -r IN OUT``; an option's value read as an
+    operand only adds a write), and the value of an :data:`~.programs.OUTPUT_OPTIONS` option (``tree -o F``)."""
+    out: list[Word] = []
+    if name in OUTPUT_OPERAND:
+        operands = [w for w in args if not (w.literal and w.text.startswith("-") and w.text != "-")]
+        out += operands[1:]
+    opts = OUTPUT_OPTIONS.get(name, ())
+    for k, w in enumerate(args):
+        if not w.literal:
+            continue
+        for o in opts:
+            if w.text == o and k + 1 < len(args):
+                out.append(args[k + 1])
+            elif w.text.startswith(o) and w.text != o:
+                out.append(w)  # "-oFILE", "--log-file=FILE": the word's paths include the attached value
+    return out
+
+
+def _marks(args: list[Word]) -> list[str]:
+    """xargs' replace strings (``-I R``, ``-iR``, ``--replace=R``; ``{}`` always, as by default)."""
     marks = ["{}"]
     for k, a in enumerate(args):
         if a.literal and a.text.startswith(("-I", "-i")):
             marks.append(a.text[2:] or (args[k + 1].text if a.text == "-I" and k + 1 < len(args) else "{}"))
         elif a.literal and a.text.startswith("--replace="):
             marks.append(a.text.split("=", 1)[1])
-    return any(m and m in program.text for m in marks)
+    return [m for m in marks if m]
+
+
+def _unmarked(args: list[Word], rest: list[Word]) -> list[Word]:
+    """``xargs -I{} env {}``: a word holding a replace string is read from standard input (unknown)."""
+    marks = _marks(args)
+    return [ANY_WORD if w.literal and any(m in w.text for m in marks) else w for w in rest]
+
+
+def _replaced_program(args: list[Word], program: Word) -> bool:
+    """Whether xargs' replace string is in the program word: then the program is a word read from stdin."""
+    return any(m in program.text for m in _marks(args))

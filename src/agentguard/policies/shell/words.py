@@ -15,11 +15,12 @@ The pieces come from the tree-sitter-bash parse (:mod:`.analysis`); this module 
 
 from __future__ import annotations
 
+import functools
 import pwd
 import re
 from dataclasses import dataclass
 
-from .globs import ANY_CHAR, NO_DOT, NOT_SLASH, Token, parse_set
+from .globs import ANY_CHAR, NO_DOT, NOT_SLASH, SetTooLong, Token, parse_set
 
 __all__ = ["Piece", "TooManyWords", "Word", "brace_expand", "decode_ansi_c", "literal_word", "make_words"]
 
@@ -28,6 +29,10 @@ __all__ = ["Piece", "TooManyWords", "Word", "brace_expand", "decode_ansi_c", "li
 Piece = tuple[str, str]
 
 MAX_BRACE_WORDS = 256
+MAX_BRACE_CHARS = 200_000  # characters one brace expansion may produce (words times length)
+MAX_SEQUENCE = 256  # the longest ``{x..y..z}`` read; a longer unquoted brace without commas is refused
+MAX_GLOBS = 64  # the most "*" and "?" one word may hold; more is refused
+MAX_SET = 256  # the longest ``[...]`` glob set read; a longer one is refused
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _ANY_TOKEN: Token = ("*", ANY_CHAR)
 _SLASH_TOKEN: Token = ("c", (False, frozenset("/")))
@@ -49,7 +54,16 @@ _ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n"
 
 
 def decode_ansi_c(body: str) -> str:
-    """Decode the body of ``$'...'`` like bash (``\\x72`` -> ``r``, ``\\162`` -> ``r``, ``\\u0072``, ``\\cA``)."""
+    """Decode the body of ``$'...'`` like bash (``\\x72`` -> ``r``, ``\\162`` -> ``r``, ``\\u0072``, ``\\cA``).
+
+    A NUL (``\\0``, ``\\x00``, ``\\u0000``, ``\\c@``) ends the string for bash, which keeps C strings: the rest of
+    the quoted part is dropped (``cat /etc/sha$'\\0x'dow`` opens ``/etc/shadow``; read with the NUL kept, the
+    path met no deny rule). The value is cut there the same way.
+    """
+    return _decode_ansi_c(body).split("\x00", 1)[0]
+
+
+def _decode_ansi_c(body: str) -> str:
     out: list[str] = []
     i = 0
     while i < len(body):
@@ -107,41 +121,52 @@ class TooManyWords(Exception):
     pass
 
 
+def _brace_table(pieces: list[Piece]) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """One pass: each unquoted ``{`` with its matching ``}`` and the commas at its own depth.
+
+    The same matching as scanning from each ``{`` (the first ``}`` at depth 0), without the quadratic cost
+    of that scan (100,000 unmatched ``{`` took minutes).
+    """
+    match: dict[int, int] = {}
+    commas: dict[int, list[int]] = {}
+    stack: list[int] = []
+    for k, p in enumerate(pieces):
+        if p == ("u", "{"):
+            stack.append(k)
+            commas[k] = []
+        elif p == ("u", "}") and stack:
+            match[stack.pop()] = k
+        elif p == ("u", ",") and stack:
+            commas[stack[-1]].append(k)
+    return match, commas
+
+
 def brace_expand(pieces: list[Piece]) -> list[list[Piece]]:
-    """Bash brace expansion over a word's pieces (only unquoted braces count); bounded."""
-    n = len(pieces)
-    for start in range(n):
-        if pieces[start] != ("u", "{") or (start > 0 and pieces[start - 1] == ("u", "$")):
+    """Bash brace expansion over a word's pieces (only unquoted braces count); bounded in words and size."""
+    match, commas = _brace_table(pieces)
+    quoted = [0]  # quoted[k]: how many pieces before k are not unquoted characters
+    for k, _ in pieces:
+        quoted.append(quoted[-1] + (k != "u"))
+    for start in sorted(match):
+        if start > 0 and pieces[start - 1] == ("u", "$"):
             continue
-        depth = 0
-        commas: list[int] = []
-        end = -1
-        for k in range(start + 1, n):
-            p = pieces[k]
-            if p == ("u", "{"):
-                depth += 1
-            elif p == ("u", "}"):
-                if depth == 0:
-                    end = k
-                    break
-                depth -= 1
-            elif p == ("u", ",") and depth == 0:
-                commas.append(k)
-        if end < 0:
-            continue
+        end = match[start]
         pre, post = pieces[:start], pieces[end + 1:]
-        if commas:
-            bounds = [start] + commas + [end]
+        if commas[start]:
+            bounds = [start] + commas[start] + [end]
             alts = [pieces[bounds[i] + 1:bounds[i + 1]] for i in range(len(bounds) - 1)]
         else:
-            inner = pieces[start + 1:end]
-            if any(k != "u" for k, _ in inner):
+            if quoted[end] - quoted[start + 1]:
                 continue
-            m = re.fullmatch(r"(-?\w+)\.\.(-?\w+)(?:\.\.(-?\d+))?", "".join(c for _, c in inner))
+            if end - start > MAX_SEQUENCE:  # longer than any sequence this reader decodes: refused, not guessed
+                raise TooManyWords
+            m = re.fullmatch(r"(-?\w+)\.\.(-?\w+)(?:\.\.(-?\d+))?", "".join(c for _, c in pieces[start + 1:end]))
             seq = _seq(m.group(1), m.group(2), m.group(3)) if m else None
             if seq is None:
                 continue
             alts = [[("q", c) for c in s] for s in seq]
+        if len(alts) * len(pieces) > MAX_BRACE_CHARS:
+            raise TooManyWords
         out: list[list[Piece]] = []
         for alt in alts:
             for w in brace_expand(pre + alt + post):
@@ -152,16 +177,17 @@ def brace_expand(pieces: list[Piece]) -> list[list[Piece]]:
     return [pieces]
 
 
-def _homes(user: str) -> list[str]:
+@functools.lru_cache(maxsize=256)
+def _homes(user: str) -> tuple[str, ...]:
     """Where ``~user`` may point: the conventional home and this machine's passwd entry."""
     if user == "":
-        return []  # ``~`` alone: $HOME, unknown statically; kept as the literal "~" a rule can name
+        return ()  # ``~`` alone: $HOME, unknown statically; kept as the literal "~" a rule can name
     homes = ["/root" if user == "root" else f"/home/{user}"]
     try:
         homes.append(pwd.getpwnam(user).pw_dir)
     except (KeyError, OSError):
         pass
-    return list(dict.fromkeys(homes))
+    return tuple(dict.fromkeys(homes))
 
 
 def _tilde(pieces: list[Piece], at: int) -> list[list[Piece]]:
@@ -172,7 +198,7 @@ def _tilde(pieces: list[Piece], at: int) -> list[list[Piece]]:
     if k < len(pieces) and pieces[k][0] != "u":
         return [pieces]  # a quoted character in the login name: no tilde expansion
     user = "".join(c for _, c in pieces[at + 1:k])
-    if user in ("+", "-"):  # $PWD / $OLDPWD
+    if re.fullmatch(r"[+-]?[0-9]+|[+-]", user):  # $PWD, $OLDPWD, ~N / ~+N / ~-N: the directory stack
         return [pieces[:at] + [("a", "~")] + pieces[k:]]
     if not re.fullmatch(r"[A-Za-z0-9_.][A-Za-z0-9_.-]*|", user):
         return [pieces]
@@ -200,9 +226,16 @@ def tilde_expand(pieces: list[Piece]) -> list[list[Piece]]:
 def _to_word(pieces: list[Piece]) -> Word:
     if any(k == "A" for k, _ in pieces):  # unquoted unknown: split into any words, each maybe globbed
         return Word("*", (_ANY_TOKEN,), literal=False, unknown=True, split=True)
+    chars = "".join(c for _, c in pieces)
+    # a bracket expression is read over the raw characters only where no later character would need escaping
+    # (a quoted "]", "!", "^", "-" or a backslash); computed once, not per "[" (that was quadratic)
+    last_escaped = max((k for k, (kind, c) in enumerate(pieces) if c == "\\" or (kind != "u" and c in "]!^-")),
+                       default=-1)
+    last_close = chars.rfind("]")
     tokens: list[Token] = []
     text: list[str] = []
     literal, unknown = True, False
+    globs = 0
     i = 0
     while i < len(pieces):
         kind, ch = pieces[i]
@@ -215,6 +248,9 @@ def _to_word(pieces: list[Piece]) -> Word:
             continue
         at_start = not tokens or tokens[-1] == _SLASH_TOKEN  # a glob never matches a leading "."
         if kind == "u" and ch in "*?":
+            globs += 1
+            if globs > MAX_GLOBS:  # each one multiplies the states a rule's glob is matched against
+                raise TooManyWords
             if at_start:
                 tokens.append(NO_DOT)
             tokens.append(("*", NOT_SLASH) if ch == "*" else ("c", NOT_SLASH))
@@ -222,19 +258,20 @@ def _to_word(pieces: list[Piece]) -> Word:
             literal = False
             i += 1
             continue
-        if kind == "u" and ch == "[":
+        if kind == "u" and ch == "[" and i > last_escaped and last_close > i:
             # a bracket expression needs its closing "]" unquoted; parse over the raw characters
-            raw = "".join(c if k == "u" else ("\\" + c if c in "]!^-" else c) for k, c in pieces[i:])
-            if "\\" not in raw:
-                parsed = parse_set(raw, 0, exclude_slash=True)
-                if parsed is not None:
-                    if at_start:
-                        tokens.append(NO_DOT)
-                    tokens.append(("c", parsed[0]))
-                    text.append(raw[:parsed[1]])
-                    literal = False
-                    i += parsed[1]
-                    continue
+            try:
+                parsed = parse_set(chars, i, exclude_slash=True, limit=MAX_SET)
+            except SetTooLong:
+                raise TooManyWords from None  # a set longer than any this reader decodes: refused
+            if parsed is not None:
+                if at_start:
+                    tokens.append(NO_DOT)
+                tokens.append(("c", parsed[0]))
+                text.append(chars[i:parsed[1]])
+                literal = False
+                i = parsed[1]
+                continue
         tokens.append(("c", (False, frozenset(ch))))
         text.append(ch)
         i += 1
