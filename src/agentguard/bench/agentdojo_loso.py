@@ -70,6 +70,12 @@ STRICT_HISTORY = (
     "method, an SQL statement, a command) or move an amount is a write (agentguard.policies.toolset."
     "read_has_effect); the flow review also made content with an IBAN or address only third-party text wrote "
     "refused in writes and sends, and read link arguments as a WHATWG client does. "
+    "Run 9 repeated run 6's figures. Changed after run 9, by a red team on a fresh tool set scored blind first "
+    "(the GitHub MCP server's tools, benchmarks/policies_provenance_github.py; no AgentDojo fold was looked at "
+    "for these): a compound the request writes as one word (owner/repo) names each of its parts; a top of "
+    "WordNet's verb hierarchy covers only its own synset (merge sits below change); a record of an inferred file "
+    "store the request does not name is private (its text and key-like words leave only with a request sentence "
+    "naming the field); a query-role argument name in a tool with an effect is checked as an unknown argument. "
     "No threshold or word was tuned on a left-out suite; all four folds had been seen before the run recorded here.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
