@@ -3,31 +3,22 @@
 YAML goes through PyYAML's ``SafeLoader`` (no tag builds an object or runs code: ``!!python/object`` is an
 error), with two more refusals: **aliases** (``*a``; nine nested lists of nine aliases are 9**9 items once a
 value is read as text: a billion laughs) and **duplicate keys** (a second ``unsafe:`` appended to a file would
-silently win). JSON is read with the same duplicate-key refusal. A file longer than :data:`MAX_SPEC_CHARS`
+silently win). JSON is read by the one strict reader (:func:`~agentguard.core.strict_json.loads_strict`: duplicate
+keys, NaN, depth, lone surrogates refused). A file longer than :data:`MAX_SPEC_CHARS`
 is refused before it is parsed. Every refusal is a one-line :class:`~agentguard.core.errors.ParseError`.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..core.errors import ParseError
+from ..core.strict_json import StrictJSONError, loads_strict
 
 __all__ = ["MAX_SPEC_CHARS", "read_document"]
 
 #: the longest spec file read (characters): a spec is a few predicates, not data
 MAX_SPEC_CHARS = 1_000_000
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are unique: a second ``"unsafe"`` (appended to a file) does not silently win."""
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"duplicate key {k!r}")
-        out[k] = v
-    return out
 
 
 def _load_yaml(text: str, path: str) -> Any:
@@ -66,9 +57,7 @@ def read_document(text: str, path: str, *, yaml: bool) -> Any:
         raise ParseError(f"spec {path} is longer than {MAX_SPEC_CHARS} characters")
     if yaml:
         return _load_yaml(text, path)
-    try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"spec {path} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    except (ValueError, RecursionError) as exc:  # a duplicate key, a number past the int-string limit, depth
-        raise ParseError(f"spec {path} is not valid JSON: {str(exc)[:80] or type(exc).__name__}") from None
+    try:  # the one strict reader: duplicate keys (a second "unsafe" would win), NaN, depth, surrogates
+        return loads_strict(text)
+    except StrictJSONError as exc:
+        raise ParseError(f"spec {path} is not valid JSON: {exc}") from None
