@@ -29,28 +29,16 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.prebuilt import InjectedState  # noqa: E402
 from pydantic import BaseModel, Field, StringConstraints  # noqa: E402
 
-from agentguard.core import BaseGuard, Context, GuardStack, Verdict  # noqa: E402
+from agentguard.core import Context, GuardStack  # noqa: E402
 from agentguard.integrations.langchain import (  # noqa: E402
     AgentGuardMiddleware,
     AgentGuardToolGate,
     scripted_chat_model,
 )
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
+from drivers import Seen  # noqa: E402  (tests/integrations is on sys.path)
 
 Stripped = Annotated[str, StringConstraints(strip_whitespace=True)]
-
-
-class Seen(BaseGuard):
-    """Records what it judged (name, arguments); allows."""
-
-    name = "seen"
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, dict]] = []
-
-    def check(self, context: Context, proposal) -> Verdict:
-        self.seen.append((proposal.name, dict(proposal.arguments)))
-        return Verdict.allow()
 
 
 class AliasArgs(BaseModel):

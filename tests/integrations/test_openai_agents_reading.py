@@ -27,9 +27,10 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from pydantic import AfterValidator, BaseModel, StringConstraints  # noqa: E402
 
-from agentguard.core import BaseGuard, Context, GuardStack, ToolCall, Verdict  # noqa: E402
+from agentguard.core import Context, GuardStack, ToolCall  # noqa: E402
 from agentguard.integrations.openai_agents import AgentsGuard  # noqa: E402
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
+from drivers import Seen  # noqa: E402  (tests/integrations is on sys.path)
 
 Stripped = Annotated[str, StringConstraints(strip_whitespace=True)]
 Url = Annotated[str, AfterValidator(lambda u: u.replace("hxxp", "http"))]  # a validator: user code
@@ -43,17 +44,6 @@ RULES = [
 class Opts(BaseModel):
     path: Stripped
     depth: int
-
-
-class Seen(BaseGuard):
-    name = "seen"
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, dict]] = []
-
-    def check(self, context: Context, proposal) -> Verdict:
-        self.seen.append((proposal.name, dict(proposal.arguments)))
-        return Verdict.allow()
 
 
 def make_tools(ran: list) -> list:

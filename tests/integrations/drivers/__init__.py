@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentguard.core import Guard, ToolCall
+from agentguard.core import BaseGuard, Context, Guard, ToolCall, Verdict
 
 TOOLS = ("read_note", "delete_note", "transfer_funds", "write_file")
 
@@ -39,3 +39,16 @@ class Driver(Protocol):
         """Drive one run: the model proposes ``turns`` in order (each a list of calls in one model turn),
         the adapter in front of ``guard`` gates them."""
         ...
+
+
+class Seen(BaseGuard):
+    """Records what it judged (name, arguments) and allows: the reading tests compare it with what ran."""
+
+    name = "seen"
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, dict]] = []
+
+    def check(self, context: Context, proposal: Any) -> Verdict:
+        self.seen.append((proposal.name, dict(proposal.arguments)))
+        return Verdict.allow()

@@ -59,6 +59,18 @@ class Discrepancy:
     what: str
 
 
+def unshare_prefix() -> list[str]:
+    """``unshare -n`` (``-r -n`` when not root) where this machine allows a new network namespace, else []."""
+    if shutil.which("unshare") is None:
+        return []
+    flag = ["-n"] if os.geteuid() == 0 else ["-r", "-n"]
+    try:
+        ok = subprocess.run(["unshare", *flag, "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return ["unshare", *flag] if ok else []
+
+
 class Sandbox:
     def __init__(self) -> None:
         self.root = tempfile.mkdtemp(prefix="ag-shell-")
@@ -74,16 +86,8 @@ class Sandbox:
             os.symlink(real, os.path.join(self.root, "bin", name))
         for name in STUBS:
             os.symlink("/usr/bin/true", os.path.join(self.root, "bin", name))
-        self.unshare = self._probe_unshare()
+        self.unshare = unshare_prefix()
         self.seccomp = self._probe_seccomp()
-
-    def _probe_unshare(self) -> list[str]:
-        flag = ["-n"] if os.geteuid() == 0 else ["-r", "-n"]
-        try:
-            ok = subprocess.run(["unshare", *flag, "true"], capture_output=True, timeout=10).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
-        return ["unshare", *flag] if ok else []
 
     @staticmethod
     def _probe_seccomp() -> list[str]:

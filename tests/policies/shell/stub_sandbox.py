@@ -20,6 +20,8 @@ import signal
 import subprocess
 import tempfile
 
+from shell_sandbox import unshare_prefix
+
 BASH = "/usr/bin/bash" if os.path.exists("/usr/bin/bash") else shutil.which("bash")
 SH = "/bin/sh" if os.path.exists("/bin/sh") else None
 #: stubs: every program a candidate may name (allowed or not by the shipped rules); ``agpwn`` is allowed by none
@@ -56,7 +58,7 @@ class StubBox:
             os.chmod(dirpath, 0o777)
         self.user = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] \
             if os.geteuid() == 0 and shutil.which("setpriv") else []
-        self.unshare = self._probe_unshare()
+        self.unshare = unshare_prefix()
 
     def _stub(self, name: str) -> None:
         path = os.path.join(self.root, "bin", name)
@@ -64,16 +66,6 @@ class StubBox:
             fh.write(f"#!{SH}\n{{ printf '%s' {name}; for a in \"$@\"; do printf '\\037%s' \"$a\"; done; "
                      f"printf '\\036'; }} >> {self.log}\n")
         os.chmod(path, 0o755)
-
-    def _probe_unshare(self) -> list[str]:
-        if shutil.which("unshare") is None:
-            return []
-        flag = ["-n"] if os.geteuid() == 0 else ["-r", "-n"]
-        try:
-            ok = subprocess.run(["unshare", *flag, "true"], capture_output=True, timeout=10).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
-        return ["unshare", *flag] if ok else []
 
     def _snapshot(self) -> dict[str, tuple[int, int]]:
         out: dict[str, tuple[int, int]] = {}
