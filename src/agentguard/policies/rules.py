@@ -42,8 +42,10 @@ the same way. Two structured rules decide on what the arguments *mean*, not on t
   could be one), ``"mkfs*"`` (any call of a program matching the glob) or ``"bash"``: a second layer;
 - ``deny_paths``: globs matched against the canonical path (percent-decoded, backslashes as ``/``, ``.``,
   ``..`` and repeated slashes resolved, ``file://`` URLs, ``/proc/self/root``, ``~user``, relative paths
-  joined to every directory a ``cd`` may have moved to) of every path argument (:data:`PATH_ARGS`), every
-  command argument and every redirection target; a shell glob that could match a denied path matches it:
+  joined to every directory a ``cd`` may have moved to) of every argument value that could name a file,
+  whatever the argument is called (:func:`~.arguments.path_values`; one named as a path is also read as
+  the glob a tool may expand), every command argument and every redirection target; a shell glob that
+  could match a denied path matches it:
   ``"/etc/shadow"`` also refuses ``//etc/shadow``, ``/etc/./shadow``, ``/tmp/%2e%2e/etc/shadow``,
   ``cat /etc/shad*w``; ``"../*"`` refuses a relative path that climbs out (``..\\x``, ``%2e%2e/x``).
   A rule ``~/x`` also names ``/root/x``, ``/home/*/x`` and the other conventional homes ($HOME is unknown);
@@ -78,8 +80,8 @@ from ..core.canonical import canonical_name, canonical_path, name_forms
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .shell import (Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens,
-                    path_forms)
+from .arguments import MAX_NESTING, PATH_ARGS, TooDeep, path_values, strings
+from .shell import Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
 from .shell.globs import ANY_CHAR
 from .shell.programs import UNSAFE_ENV, flags_of
 
@@ -88,10 +90,6 @@ __all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARG
 #: argument names (canonical) whose values are shell commands (a string or an argv list)
 COMMAND_ARGS = frozenset({"command", "cmd", "commands", "argv", "args", "arguments", "script", "code", "shell",
                           "command_line", "commandline", "cmdline", "shell_command", "exec", "run", "program"})
-#: argument names (canonical) whose values are file system paths
-PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
-                       "directory", "folder", "target", "source", "src", "dst", "dest", "destination", "cwd",
-                       "output", "input", "location", "uri", "url"})
 #: argument names (canonical) whose list value is a list of commands (each element runs), not one argv
 COMMAND_LISTS = frozenset({"commands", "cmds", "scripts", "command_list", "steps", "lines"})
 #: argument names (canonical) of the directory a tool runs its command in, and of the environment it sets
@@ -228,36 +226,6 @@ def _allowed_command(entry: Any, what: str) -> _AllowedCommand:
         flags, _ = flags_of(prog, list(deny))
         return _AllowedCommand(str(dict(entry)), re.compile(fnmatch.translate(prog)), tuple(args), flags)
     raise InputError(f"{what}: entries are strings like 'git status' or tables with 'program', got {entry!r}")
-
-
-class _TooDeep:
-    """Marks a value nested deeper than :data:`MAX_NESTING`, or a string list with objects in it (refused)."""
-
-
-MAX_NESTING = 8
-
-
-def _strings(value: Any, depth: int = 0) -> list[Any]:
-    """The strings and argv lists inside an argument value (nested lists/dicts, bounded depth).
-
-    A list of scalars (strings, numbers) is an argv list; deeper nesting than :data:`MAX_NESTING` yields a
-    :class:`_TooDeep` marker, which the guard refuses.
-    """
-    if isinstance(value, str):
-        return [value]
-    if depth > MAX_NESTING:
-        return [_TooDeep()]
-    if isinstance(value, (list, tuple)):
-        if value and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value) \
-                and any(isinstance(v, str) for v in value):
-            return [list(value)]
-        if any(isinstance(v, str) for v in value) and any(
-                not isinstance(v, (str, int, float)) or isinstance(v, bool) for v in value):
-            return [_TooDeep()]  # a string list with objects in it: not an argv anyone can read, refused
-        return [s for v in value for s in _strings(v, depth + 1)]
-    if isinstance(value, Mapping):
-        return [s for v in value.values() for s in _strings(v, depth + 1)]
-    return []
 
 
 def _analyse(text: Any, cwds: Sequence[str] = (), each: bool = False) -> Analysis:
@@ -448,15 +416,16 @@ class ToolRuleGuard(BaseGuard):
         for key, value in call.arguments.items():
             k = canonical_name(key)
             is_cmd = shell_tool or k in COMMAND_ARGS
-            for text in _strings(value):
-                if isinstance(text, _TooDeep):
+            for text in strings(value):
+                if isinstance(text, TooDeep):
                     out.append((self.unresolvable, f"argument '{key}' of {call.name} is nested deeper than "
                                                    f"{MAX_NESTING} levels or mixes strings and objects: refused "
                                                    "unread"))
                     continue
-                if k in PATH_ARGS:
-                    for p in (text if isinstance(text, list) else [text]):
-                        paths += path_forms(str(p))
+                if not is_cmd or k in PATH_ARGS:
+                    why = path_values(k, text, paths)
+                    if why:
+                        out.append((self.unresolvable, f"argument '{key}' of {call.name}: {why}"))
                 if not is_cmd:
                     continue
                 found = _analyse(text, cwds, each=k in COMMAND_LISTS)

@@ -6,7 +6,8 @@ could not be resolved); :func:`~.globs.intersects` decides whether a pattern cou
 
 from .analysis import MAX_DEPTH, Analysis, Command, analyse, analyse_argv, program_name
 from .globs import fnmatch_tokens, intersects, literal_tokens
-from .paths import path_forms, word_paths
+from .paths import path_forms, pattern_paths, word_paths
 
 __all__ = ["Analysis", "Command", "MAX_DEPTH", "analyse", "analyse_argv", "fnmatch_tokens", "intersects",
-           "literal_tokens", "path_forms", "program_name", "word_paths"]
+           "literal_tokens", "path_forms", "pattern_paths", "program_name",
+           "word_paths"]

@@ -17,10 +17,10 @@ import re
 from typing import Iterable
 
 from ...core.canonical import canonical_path
-from .globs import ANY_CHAR, Token, intersects, literal_tokens
-from .words import Word, _homes
+from .globs import ANY_CHAR, NOT_SLASH, Token, intersects, literal_tokens
+from .words import Word, _homes, make_words
 
-__all__ = ["PathForm", "path_forms", "word_paths"]
+__all__ = ["PathForm", "path_forms", "pattern_paths", "word_paths"]
 
 _SHOWN = {"*": "*", "c": "?", "^": ""}
 _PUA = 0xF0000  # supplementary private use area: placeholders for non-literal tokens
@@ -124,4 +124,33 @@ def word_paths(word: Word, cwds: Iterable[str] = ("",)) -> list[PathForm]:
     out: list[PathForm] = []
     for p in parts:
         out += path_forms(p, cwds, table)
+    return out
+
+
+_GLOB_CHARS = frozenset("*?[{~")
+_STAR: Token = ("*", NOT_SLASH)
+
+
+def pattern_paths(text: str, cwds: Iterable[str] = ("",)) -> list[PathForm]:
+    """The spellings of a tool's path argument read as a pattern, as well as literally.
+
+    A tool may hand its path argument to ``glob.glob``, ``pathlib.Path.glob`` or a shell, which expand
+    ``*``, ``?``, ``[...]``, ``{a,b}`` and ``~``; the guard cannot see which, so the value is read both
+    ways: :func:`path_forms` (the file ``open`` names) and, when it holds a pattern character, the words
+    an unquoted shell word expands to (:func:`~.words.make_words`; a ``**`` after the first component also
+    crosses ``/``, as a recursive glob does). Raises :class:`~.words.TooManyWords` past the expansion bounds (the caller
+    refuses the call unread).
+    """
+    out = path_forms(text, cwds)
+    if _GLOB_CHARS.isdisjoint(text):
+        return out
+    for word in make_words([("u", ch) for ch in text]):
+        tokens: list[Token] = []
+        for tok in word.tokens:  # "**": a recursive glob's any-depth component (a relative path's first one
+            # stays one component: below an unknown directory, as every relative path is read, see rules.py)
+            if tok == _STAR and len(tokens) > 2 and tokens[-1] in (_STAR, ("*", ANY_CHAR)):
+                tokens[-1] = ("*", ANY_CHAR)
+            else:
+                tokens.append(tok)
+        out += word_paths(Word(word.text, tuple(tokens), word.literal, word.unknown, word.split), cwds)
     return out

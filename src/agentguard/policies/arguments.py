@@ -1,0 +1,85 @@
+"""How a tool's argument values are read by the rules guard (:mod:`.rules`): strings, argv lists, paths.
+
+A tool decides how it reads its arguments, not their names: :func:`path_values` reads any single-line string
+that could name a file as a path, and the value of an argument named as a path (``notebook_path``,
+``source_file``) also as the glob pattern a tool may expand.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .shell import path_forms, pattern_paths
+from .shell.words import TooManyWords
+
+__all__ = ["MAX_NESTING", "MAX_PATH", "PATH_ARGS", "PATH_WORDS", "TooDeep", "path_values", "strings"]
+
+#: argument names (canonical) whose values are file system paths
+PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
+                       "directory", "folder", "target", "source", "src", "dst", "dest", "destination", "cwd",
+                       "output", "input", "location", "uri", "url"})
+
+
+class TooDeep:
+    """Marks a value nested deeper than :data:`MAX_NESTING`, or a string list with objects in it (refused)."""
+
+
+MAX_NESTING = 8
+
+
+def strings(value: Any, depth: int = 0) -> list[Any]:
+    """The strings and argv lists inside an argument value (nested lists/dicts, bounded depth).
+
+    A list of scalars (strings, numbers) is an argv list; deeper nesting than :data:`MAX_NESTING` yields a
+    :class:`TooDeep` marker, which the guard refuses.
+    """
+    if isinstance(value, str):
+        return [value]
+    if depth > MAX_NESTING:
+        return [TooDeep()]
+    if isinstance(value, (list, tuple)):
+        if value and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value) \
+                and any(isinstance(v, str) for v in value):
+            return [list(value)]
+        if any(isinstance(v, str) for v in value) and any(
+                not isinstance(v, (str, int, float)) or isinstance(v, bool) for v in value):
+            return [TooDeep()]  # a string list with objects in it: not an argv anyone can read, refused
+        return [s for v in value for s in strings(v, depth + 1)]
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in strings(v, depth + 1)]
+    return []
+
+
+#: words of an argument's canonical name that make it a path a tool may expand as a pattern (``notebook_path``,
+#: ``source_file``, ``output_dir``): read literally and as a glob
+PATH_WORDS = frozenset({"path", "paths", "pathname", "file", "files", "filename", "filenames", "filepath", "fname",
+                         "fpath", "dir", "dirs", "directory", "folder", "root", "dest", "destination", "src", "source",
+                         "target", "output", "input", "location", "uri", "url", "glob"})
+_PATH_PUNCT = frozenset("/\\%")
+MAX_PATH = 4096  # PATH_MAX: a longer value opens no file
+
+
+def path_values(name: str, text: Any, paths: list[Any]) -> str | None:
+    """Add the path spellings of one argument value to ``paths``; a reason to refuse it unread, or None.
+
+    The tool decides how it reads its arguments, not their names, so any single-line string value that could
+    name a file (it holds ``/``, ``\\`` or ``%``, or starts with ``~`` or ``.``) is checked against
+    ``deny_paths`` literally, whatever its argument is called; a value of an argument named as a path
+    (:data:`PATH_ARGS`, or a name with a word of :data:`PATH_WORDS`) is also read as a glob pattern
+    (:func:`~.shell.pattern_paths`).
+    """
+    named = name in PATH_ARGS or not PATH_WORDS.isdisjoint(name.split("_"))
+    for value in (text if isinstance(text, list) else [text]):
+        value = str(value)
+        for p in dict.fromkeys((value, value.split("\x00", 1)[0])):  # C's open() ends the name at a NUL
+            if named:
+                paths += path_forms(p)
+                if len(p) <= MAX_PATH:
+                    try:
+                        paths += pattern_paths(p)
+                    except TooManyWords:
+                        return "a path pattern beyond the expansion bounds, refused unread"
+            elif len(p) <= MAX_PATH and "\n" not in p.strip() and (
+                    p.lstrip().startswith(("~", ".")) or not _PATH_PUNCT.isdisjoint(p)):
+                paths += path_forms(p)
+    return None

@@ -1,0 +1,121 @@
+"""A tool's argument values read as the tool may read them (agentguard.policies.arguments).
+
+Found by the lead's red team (twelfth session): ``deny_paths`` was checked only on arguments whose names are in
+``PATH_ARGS``, so ``read_file(notebook_path="/etc/shadow")`` (Claude Code's notebook tool), ``source_path``,
+``fname``, ``p`` ... were allowed; and a path argument was read only literally, so ``/etc/sh*dow`` or
+``/etc/{shadow,x}`` passed a tool that expands its argument with ``glob.glob`` or a shell. The differential test
+expands generated patterns with Python's own ``glob`` over a real directory tree and requires a refusal
+whenever the expansion reaches a denied file.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentguard.core.types import Context, Decision, ToolCall
+from agentguard.policies.arguments import PATH_ARGS, path_values
+from agentguard.policies.rules import ToolRuleGuard
+
+DENY = ["/etc/shadow*", "~/.ssh/*", "*/.env", "/run/secrets/*"]
+GUARD = ToolRuleGuard(allow=["read_file", "search", "send_email"], deny_paths=DENY, name="paths")
+
+
+def decide(tool: str, args: dict) -> Decision:
+    return GUARD.check(Context(run_id="r"), ToolCall(tool, args)).decision
+
+
+NAMES = ["path", "pathname", "path_name", "filePath", "fpath", "fname", "source_path", "target_path", "notebook_path",
+         "save_path", "file_to_read", "p", "name", "abs_path", "folder_path", "resource", "document", "key", "glob"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_denied_path_is_refused_whatever_the_argument_is_called(name: str) -> None:
+    assert decide("read_file", {name: "/etc/shadow"}) is Decision.REJECT
+    assert decide("read_file", {name: "~/.ssh/id_rsa"}) is Decision.REJECT
+    assert decide("read_file", {"options": {name: "/run/secrets/db_password"}}) is Decision.REJECT
+
+
+@pytest.mark.parametrize("value", ["/etc/sh*dow", "/etc/shado?", "/etc/[s]hadow", "/etc/{passwd,shadow}",
+                                   "/e*/shadow", "/**/shadow", "/etc/sha[!x]ow", "~/.ss?/id_rsa", "/etc/shadow\x00.txt",
+                                   "  /etc/shadow", "/etc/shadow\n"])
+def test_a_path_argument_is_also_read_as_the_glob_a_tool_may_expand(value: str) -> None:
+    assert decide("read_file", {"path": value}) is Decision.REJECT
+    assert decide("read_file", {"notebook_path": value}) is Decision.REJECT
+
+
+@pytest.mark.parametrize("args", [{"path": "src/*.py"}, {"path": "*.md"}, {"file_path": "docs/{a,b}.md"},
+                                  {"path": "/tmp/x"}, {"query": "50% off"}, {"path": "README.md"},
+                                  {"to": "a@example.com", "body": "see /tmp/report.txt\nand the rest"},
+                                  {"path": "config/*.toml"}, {"glob": "**/*.py"}])
+def test_ordinary_values_are_not_refused(args: dict) -> None:
+    tool = "send_email" if "to" in args else "read_file"
+    assert decide(tool, args) is Decision.ALLOW
+
+
+def test_path_args_are_still_exported_and_values_collected() -> None:
+    assert "path" in PATH_ARGS
+    found: list = []
+    assert path_values("body", "a message\nwith /etc/shadow inside", found) is None
+    assert found == []  # multi-line text names no file
+    assert path_values("body", "/etc/shadow", found) is None and found
+
+
+def test_an_unbounded_pattern_is_refused_unread() -> None:
+    v = GUARD.check(Context(run_id="r"), ToolCall("read_file", {"path": "/x/" + "{a,b}" * 40}))
+    assert v.decision is Decision.REJECT and "expansion bounds" in v.reason
+
+
+# ---- differential: Python's glob over a real tree is the oracle -------------------------------------------------
+
+_PARTS = ["etc", "shadow", "home", "u", ".ssh", "id_rsa", "app", ".env", "run", "secrets", "db", "src", "main.py"]
+
+
+def _mutate(draw: st.DrawFn, comp: str) -> str:
+    out = []
+    for ch in comp:
+        r = draw(st.integers(0, 9))
+        out.append("?" if r == 0 else "*" if r == 1 else f"[{ch}]" if r == 2 else ch)
+    text = "".join(out)
+    return "*" if draw(st.integers(0, 12)) == 0 else text
+
+
+@st.composite
+def patterns(draw: st.DrawFn) -> list[str]:
+    comps = draw(st.lists(st.sampled_from(_PARTS), min_size=1, max_size=4))
+    out = [_mutate(draw, c) for c in comps]
+    if draw(st.booleans()):
+        out.insert(draw(st.integers(0, len(out))), "**")
+    return out
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tree")
+    for rel in ["etc/shadow", "etc/shadow-", "etc/hosts", "home/u/.ssh/id_rsa", "home/u/notes.txt", "app/.env",
+                "app/src/main.py", "run/secrets/db", "src/main.py"]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x")
+    return root
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(comps=patterns())
+def test_differential_a_glob_that_reaches_a_denied_file_is_refused(tree: Path, comps: list[str]) -> None:
+    root = str(tree)
+    guard = ToolRuleGuard(allow=["read_file"], name="tree", deny_paths=[
+        f"{root}/etc/shadow*", f"{root}/home/*/.ssh/*", f"{root}/*/.env", f"{root}/run/secrets/*"])
+    pattern = root + "/" + "/".join(comps)
+    denied = {f"{root}/etc/shadow", f"{root}/etc/shadow-", f"{root}/home/u/.ssh/id_rsa", f"{root}/app/.env",
+              f"{root}/run/secrets/db"}
+    reached = {os.path.normpath(p) for p in glob.glob(pattern, recursive=True)}
+    reached |= {os.path.normpath(p) for p in glob.glob(pattern, recursive=True, include_hidden=True)} \
+        if "include_hidden" in glob.glob.__code__.co_varnames else set()
+    verdict = guard.check(Context(run_id="r"), ToolCall("read_file", {"path": pattern}))
+    if reached & denied:
+        assert verdict.decision.refuses, (pattern, sorted(reached & denied))
