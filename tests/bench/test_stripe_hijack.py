@@ -6,6 +6,8 @@ that should make it hold, and the environment fails the way the API does. Nothin
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft7Validator, Draft202012Validator
 
 from agentguard.bench import mcp_hijack, stripe_hijack
@@ -180,3 +182,22 @@ def test_new_ids_follow_the_arguments_and_never_collide(spec):
     second = env.call("create_product", {"name": "Twin"})["id"]
     assert first == stripe_hijack.new_id("create_product", {"name": "Twin"}) and second != first
     assert first.startswith("prod_") and {first, second} <= env.created
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(-5, 6000)), max_size=6))
+def test_refunds_never_exceed_what_was_received(amounts):
+    """Whatever sequence of refunds an agent asks for, the account never pays back more than the payment took in,
+    and a refund either succeeds for the amount asked (all that is left when none is given) or fails whole."""
+    spec = stripe_hijack.load()
+    env = _env(spec)
+    received, paid = 4900, 0
+    for amount in amounts:
+        args = {"payment_intent": "pi_3NwRiley0001", **({} if amount is None else {"amount": amount})}
+        out = env.call("create_refund", args)
+        if isinstance(out, dict):
+            assert out["amount"] == (received - paid if amount is None else amount)
+            paid += out["amount"]
+        else:
+            assert out == "Failed to create refund"
+        assert paid <= received and env.holds({"refunded": ["pi_3NwRiley0001", paid]})
