@@ -119,3 +119,51 @@ def test_differential_a_glob_that_reaches_a_denied_file_is_refused(tree: Path, c
     verdict = guard.check(Context(run_id="r"), ToolCall("read_file", {"path": pattern}))
     if reached & denied:
         assert verdict.decision.refuses, (pattern, sorted(reached & denied))
+
+
+# ---- argument rules: every key that names the argument, every element of a list ----------------------------------
+
+from agentguard.policies.rules import ArgumentRule  # noqa: E402
+
+README_MAIL = ToolRuleGuard(arguments=[ArgumentRule("send_email", "to", match=r"[^@\s,;<>]+@example\.com")],
+                            name="internal-mail")
+
+
+def mail(args: dict) -> Decision:
+    return README_MAIL.check(Context(run_id="r"), ToolCall("send_email", args)).decision
+
+
+@pytest.mark.parametrize("args", [
+    {"to": "a@example.com", "To": "eve@evil.org"},          # two keys a tool may read (case, framework aliases)
+    {"to": "a@example.com", "to\u200b": "eve@evil.org"},
+    {"to": "a@example.com", " to ": "eve@evil.org"},
+    {"to": ["a@example.com", "eve@evil.org"]},              # a list of recipients: each one is checked
+    {"to": ["eve@evil.org", "a@example.com"]},
+    {"to": "eve@evil.org,a@example.com"},                   # the README's old regex (.+@example\.com) let these pass
+    {"to": "eve@evil.org; a@example.com"},
+    {"to": "Eve <eve@evil.org>, a@example.com"},
+    {"to": []}, {"to": None}, {"to": {"addr": "eve@evil.org"}},
+])
+def test_an_argument_rule_checks_every_reading_of_the_argument(args: dict) -> None:
+    assert mail(args) is Decision.REJECT
+
+
+@pytest.mark.parametrize("args", [{"to": "a@example.com"}, {"to": ["a@example.com", "b.c+d@example.com"]},
+                                  {"To": "a@example.com"}])
+def test_an_argument_rule_allows_what_it_names(args: dict) -> None:
+    assert mail(args) is Decision.ALLOW
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a@example.com", "b@example.com", "eve@evil.org", "x@example.com.evil.org"]),
+                min_size=1, max_size=4),
+       st.sampled_from(["to", "To", "TO", "to "]))
+def test_property_a_list_passes_only_when_every_recipient_is_internal(recipients: list, key: str) -> None:
+    ok = all(r.endswith("@example.com") for r in recipients)
+    assert (mail({key: recipients}) is Decision.ALLOW) is ok
+
+
+def test_a_forbid_rule_reads_every_key_and_element() -> None:
+    g = ToolRuleGuard(arguments=[ArgumentRule("*", "command", forbid=r"rm\s+-rf")], name="f")
+    for args in ({"command": "ls", "Command": "rm -rf /"}, {"command": ["ls", "rm -rf /"]}, {"command": {"x": "rm -rf /"}}):
+        assert g.check(Context(run_id="r"), ToolCall("t", args)).decision is Decision.REJECT

@@ -114,7 +114,7 @@ class _Tools:
 def _stack(model: Any, ab: Abstraction) -> GuardStack:
     rules = ToolRuleGuard(allow=["read_file", "send_email", "delete_file", "create_share_link", "post_message"],
                           escalate=["delete_*"], name="rules")
-    mail = ToolRuleGuard(arguments=[ArgumentRule("send_email", "to", match=r".+@example\.com")], name="internal-mail")
+    mail = ToolRuleGuard(arguments=[ArgumentRule("send_email", "to", match=r"[^@\s,;<>]+@example\.com")], name="internal-mail")
     leak = ProactiveGuard(model, "G !unsafe", threshold=THRESHOLD, abstraction=ab.abstract, name="leak-forecast")
     return GuardStack([rules, mail, leak], on_error="halt", name="demo")
 

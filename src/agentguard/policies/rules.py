@@ -158,15 +158,31 @@ def _regex(pattern: str | None, what: str) -> re.Pattern[str] | None:
         raise InputError(f"{what}: bad regular expression {pattern!r}: {exc}") from None
 
 
-def _find_arg(arguments: Mapping[str, Any], arg: str) -> str | None:
-    """The key of ``arguments`` whose canonical form is ``arg``'s (``Path``, ``path `` -> ``path``)."""
-    if arg in arguments:
-        return arg
+def _find_args(arguments: Mapping[str, Any], arg: str) -> list[str]:
+    """Every key of ``arguments`` whose canonical form is ``arg``'s (``Path``, ``path `` -> ``path``): a tool or
+    its framework may read any of them, so a rule checks them all."""
     want = canonical_name(arg)
-    for k in arguments:
-        if canonical_name(k) == want:
-            return k
-    return None
+    return [k for k in arguments if k == arg or canonical_name(k) == want]
+
+
+def _leaves(value: Any, depth: int = 0) -> list[str] | None:
+    """The scalar values inside an argument (a list of recipients: each one; a mapping: keys and values), as
+    text; None when nested deeper than :data:`MAX_NESTING` (refused unread)."""
+    if isinstance(value, (str, int, float)):
+        return [value if isinstance(value, str) else str(value)]
+    if depth > MAX_NESTING:
+        return None
+    items = (list(value) if isinstance(value, (list, tuple)) else
+             [x for kv in value.items() for x in kv] if isinstance(value, Mapping) else [])
+    out: list[str] = []
+    for item in items:
+        if item is None:
+            continue
+        sub = _leaves(item, depth + 1)
+        if sub is None:
+            return None
+        out += sub
+    return out
 
 
 def _command_rule(entry: Any, what: str) -> tuple[re.Pattern[str], frozenset[str]]:
@@ -282,18 +298,24 @@ class ArgumentRule:
         self._forbid = _regex(self.forbid, what)
 
     def violation(self, call: ToolCall) -> str | None:
-        """Why ``call`` violates this rule, or None."""
+        """Why ``call`` violates this rule, or None. Every key that names the argument is checked, and a value
+        that holds several (a list of recipients) is checked element by element: ``match`` must fully match
+        each one (and there must be one), ``forbid`` must match none of them nor the whole value's text."""
         if not any(self._tool.match(f) for f in name_forms(call.name)):  # type: ignore[union-attr]
             return None  # any namespace form: an argument rule restricts
-        key = _find_arg(call.arguments, self.arg)
-        if key is None:
+        keys = _find_args(call.arguments, self.arg)
+        if not keys:
             return f"argument '{self.arg}' of {call.name} is required" if self.required else None
-        value = call.arguments[key]
-        text = value if isinstance(value, str) else str(value)
-        if self._match is not None and not self._match.fullmatch(text):
-            return f"argument '{self.arg}' of {call.name} = {text!r} does not match {self.match!r}"
-        if self._forbid is not None and self._forbid.search(text):
-            return f"argument '{self.arg}' of {call.name} = {text!r} matches forbidden {self.forbid!r}"
+        for key in keys:
+            value = call.arguments[key]
+            leaves = _leaves(value)
+            if leaves is None:
+                return f"argument '{self.arg}' of {call.name} is nested deeper than {MAX_NESTING} levels"
+            text = value if isinstance(value, str) else str(value)
+            if self._match is not None and (not leaves or not all(self._match.fullmatch(t) for t in leaves)):
+                return f"argument '{self.arg}' of {call.name} = {text!r} does not match {self.match!r}"
+            if self._forbid is not None and any(self._forbid.search(t) for t in [text, *leaves]):
+                return f"argument '{self.arg}' of {call.name} = {text!r} matches forbidden {self.forbid!r}"
         return None
 
 
