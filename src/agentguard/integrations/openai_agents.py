@@ -313,6 +313,8 @@ class AgentsGuard:
     def _run(self, wrapper: Any) -> tuple[str, dict[str, Any]]:
         facts = as_facts(getattr(wrapper, "context", None))
         named = facts.pop("run_id", None)  # names the run; not a fact (Pipeline.run takes it as the id)
+        for k in ("audit_kind", "refuse"):  # Pipeline.adecide's own keywords, never a fact
+            facts.pop(k, None)
         tid = _run_key()
         run = str(named or tid)
         if self._joined and tid != "default":

@@ -1,0 +1,80 @@
+"""The stdio relay's reading and writing of JSON-RPC lines (:mod:`.relay`): request ids as keys, the relay's
+own serialisation of a message it read, and a guarded request read as the call the guard sees."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...core.types import ToolCall
+
+__all__ = ["MODERN_VERSIONS", "OWN_ID_PREFIX", "VERSION_META_KEY", "as_call", "dump", "key", "meta_of", "modern",
+           "result_text", "wire"]
+
+VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
+MODERN_VERSIONS = ("2026-07-28",)
+#: the prefix of the ids of the relay's own requests (elicitations to the client, listings of the upstream);
+#: a client request with such an id is refused, so no answer to the relay can be taken for the client's
+OWN_ID_PREFIX = "agentguard-"
+
+
+def key(rid: Any) -> str:
+    """A request id as a dict key (1 and "1" are different ids)."""
+    return f"{type(rid).__name__}:{rid}"
+
+
+def dump(msg: Any) -> bytes:
+    return json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def wire(msg: Any) -> bytes:
+    """What the relay writes upstream for a client message it read: its own serialisation of exactly that
+    message, ASCII (every non-ASCII character escaped), so the only line break is the final ``\\n``.
+
+    Never the client's bytes: JSON allows ``\\r`` as whitespace between tokens, and the MCP SDK's stdio
+    server reads its stdin in universal-newline mode (a lone ``\\r`` ends a line), so one message the relay
+    read (a ``ping`` whose params hold ``\\r{...tools/call...}\\r``) was three lines upstream, one an
+    unguarded call. Any other reader's line breaks (``\\x85``, U+2028) are escaped the same way."""
+    return json.dumps(msg, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode() + b"\n"
+
+
+def result_text(result: Any) -> str:
+    if not isinstance(result, dict):
+        return ""
+    parts = []
+    for c in result.get("content") or []:
+        t = c.get("text") if isinstance(c, dict) else None
+        parts.append(t if isinstance(t, str) else f"<{c.get('type', 'content') if isinstance(c, dict) else 'content'}>")
+    return "\n".join(parts)
+
+
+def meta_of(msg: dict) -> dict:
+    params = msg.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def modern(msg: dict) -> bool:
+    """A request of the 2026-07-28 (stateless) protocol: its version rides in ``_meta``."""
+    return meta_of(msg).get(VERSION_META_KEY) in MODERN_VERSIONS
+
+
+def as_call(method: str, params: Any, rid: Any) -> ToolCall | str:
+    """The guarded request as the call the guard sees (as GuardProxy builds it), or why it is malformed.
+
+    ``arguments`` absent or ``null`` is no arguments (the SDK's reading); any other value that is not an
+    object (``[]``, ``""``, ``0``, ``false``) is malformed: it once read as ``{}`` for the guard (``or {}``)
+    while the upstream was sent the value itself."""
+    if not isinstance(params, dict):
+        return "params is not an object"
+    if method in ("tools/call", "prompts/get"):
+        name, args = params.get("name"), params.get("arguments")
+        args = {} if args is None else args
+        if not isinstance(name, str):
+            return "name is not a string"
+        if not isinstance(args, dict):
+            return f"arguments is {type(args).__name__}, not an object"
+        return (ToolCall(name, dict(args), str(rid)) if method == "tools/call"
+                else ToolCall("prompts/get", {"name": name, "arguments": dict(args)}))
+    uri = params.get("uri")
+    return ToolCall("resources/read", {"uri": uri}) if isinstance(uri, str) else "uri is not a string"
