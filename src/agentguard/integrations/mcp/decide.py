@@ -154,7 +154,8 @@ def call_refusal(schemas: Mapping[str, Any], name: str, arguments: dict[str, Any
     schema = schemas[name]
     if not isinstance(schema, dict):
         return f"tool {name[:80]!r} was listed without an inputSchema object"
-    return schema_refusal(schema, arguments)
+    why = schema_refusal(schema, arguments)
+    return None if why is None else f"the arguments do not have the types its inputSchema declares ({why})"
 
 
 def refused_before(reason: str) -> Verdict:

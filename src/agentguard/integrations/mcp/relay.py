@@ -198,7 +198,7 @@ class StdioRelay:
         call = _as_call(msg["method"], params, msg["id"])
         if isinstance(call, str):
             name = params.get("name") if isinstance(params, dict) else None
-            self._refuse(msg, ToolCall(name[:200] if isinstance(name, str) else msg["method"], {}, str(msg["id"])),
+            self._refuse(msg, ToolCall(name[:200] if isinstance(name, str) and name else msg["method"], {}, str(msg["id"])),
                          f"invalid params for {msg['method']}: {call}")
         elif msg["method"] == "tools/call" and call.name not in self.tools.schemas:  # list first (fail closed)
             self._spawn(self._list_then(msg, line, call), msg["id"], call)

@@ -70,8 +70,8 @@ def as_call(method: str, params: Any, rid: Any) -> ToolCall | str:
     if method in ("tools/call", "prompts/get"):
         name, args = params.get("name"), params.get("arguments")
         args = {} if args is None else args
-        if not isinstance(name, str):
-            return "name is not a string"
+        if not isinstance(name, str) or not name:
+            return "name is not a non-empty string"
         if not isinstance(args, dict):
             return f"arguments is {type(args).__name__}, not an object"
         return (ToolCall(name, dict(args), str(rid)) if method == "tools/call"

@@ -1,0 +1,355 @@
+"""Red team of the stdio relay (agentguard.integrations.mcp.relay), pass 3: every refusal is a Pipeline
+decision (audited, recorded in the run), a tool is forwarded only as listed by the upstream, and the
+protocol's corners (arguments that are not an object, request ids in use or reserved, a hanging upstream).
+The upstream's validation is the real ``mcp`` package's ``MCPServer`` (its tools/list and argument model)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from agentguard.core import Decision  # noqa: E402
+from agentguard.core.pipeline import Pipeline  # noqa: E402
+from agentguard.integrations.mcp import listing  # noqa: E402
+from agentguard.integrations.mcp.relay import StdioRelay  # noqa: E402
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.records = []
+
+    def write(self, rec) -> None:
+        self.records.append(rec)
+
+
+def dump(m) -> bytes:
+    return json.dumps(m).encode() + b"\n"
+
+
+def call(rid, name, args=None, **extra) -> dict:
+    params = {"name": name, **({"arguments": args} if args is not None else {}), **extra}
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+
+
+def _server():
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("t")
+
+    @server.tool()
+    def delete_paths(paths: list[str]) -> str:
+        """Delete files."""
+        return "ok"
+
+    @server.tool()
+    def read_file(path: str) -> str:
+        """Read."""
+        return "ok"
+
+    return server
+
+
+def _listed() -> list[dict]:
+    tools = asyncio.run(_server().list_tools())
+    return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+
+
+LISTED = _listed()
+
+
+class Wire:
+    """A relay in front of a fake upstream that answers tools/list with the real MCPServer's listing (or
+    never, ``hang=True``), with an audit sink on its Pipeline."""
+
+    def __init__(self, guard=None, *, hang=False, tools=None) -> None:
+        self.audit = Sink()
+        self.client: list[dict] = []
+        self.upstream: list[dict] = []
+        self.hang, self.tools = hang, LISTED if tools is None else tools
+        pipe = Pipeline(guard or ToolRuleGuard(allow=["*"]), audit=self.audit, adapter="mcp")
+        self.relay = StdioRelay(pipe, lambda b: self.client.append(json.loads(b)), self._up)
+
+    def _up(self, b: bytes) -> None:
+        msg = json.loads(b)
+        self.upstream.append(msg)
+        if msg.get("method") == "tools/list" and str(msg.get("id")).startswith("agentguard-") and not self.hang:
+            answer = dump({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": self.tools}})
+            asyncio.get_running_loop().call_soon(self.relay.upstream_line, answer)
+
+    def send(self, m) -> None:
+        self.relay.client_line(dump(m) if isinstance(m, (dict, list)) else m)
+
+    async def settle(self) -> None:
+        for _ in range(100):
+            await asyncio.sleep(0.005)
+            if not self.relay._tasks:
+                return
+
+    def calls(self) -> list[dict]:
+        return [m for m in self.upstream if m.get("method") == "tools/call"]
+
+    def steps(self):
+        return self.relay.pipeline.run(self.relay.run_id).context.trace.steps
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+# -- item 3: a tool not listed is listed first; one the upstream does not list is refused -----------------
+def test_an_unlisted_tool_is_listed_by_the_relay_then_schema_checked():
+    """Attack (last session's open item): a tools/call for a tool the client never listed passed without the
+    schema check, so MCPServer pre-parsed ``'["/etc/shadow"]'`` into a list the guard never read."""
+    w = Wire(ToolRuleGuard(allow=["*"], arguments=[{"tool": "delete_paths", "arg": "paths", "forbid": "^/etc"}]))
+
+    async def go():
+        w.send(call(1, "delete_paths", {"paths": '["/etc/shadow"]'}))
+        w.send(call(2, "read_file", {"path": "a"}))
+        await w.settle()
+
+    run(go())
+    own = [m for m in w.upstream if m.get("method") == "tools/list"]
+    assert len(own) == 1 and own[0]["id"].startswith("agentguard-list-")  # one round for both calls
+    assert [c["id"] for c in w.calls()] == [2]
+    assert not any(m.get("id") == own[0]["id"] for m in w.client)  # our listing is not the client's answer
+    refused = next(m for m in w.client if m.get("id") == 1)
+    assert refused["error"]["code"] == -32602 and "inputSchema" in refused["error"]["message"]
+
+
+@pytest.mark.parametrize("name", ["read_fіle", "ｒead_file", "read_file ", "srv__read_file", "read_file\u200b",
+                                  "READ_FILE", "delete_all"])
+def test_a_name_the_upstream_did_not_list_is_refused_and_audited(name):
+    """Unicode confusables (Cyrillic i, fullwidth r), a zero-width space, namespace separators, case: only the
+    exact names the upstream listed are forwarded, whatever an upstream's own name lookup would do with them."""
+    w = Wire()
+
+    async def go():
+        w.send(call(1, name, {"path": "a"}))
+        await w.settle()
+
+    run(go())
+    assert w.calls() == []
+    assert w.client[-1]["error"]["code"] == -32602 and "not in the upstream's tools/list" in w.client[-1]["error"]["message"]
+    [rec] = w.audit.records
+    assert rec.decision == "REJECT" and rec.call["name"] == name and "tools/list" in rec.reason
+    assert w.steps()[-1].action.name == name
+
+
+def test_list_changed_makes_the_listing_stale_and_a_stale_answer_is_not_learnt():
+    w = Wire()
+    w.relay.tools.learn({"tools": [{"name": "read_file", "inputSchema": {"type": "object"}}]})  # old listing
+    w.relay.client_line(dump({"jsonrpc": "2.0", "id": "c", "method": "tools/list"}))
+    w.relay.upstream_line(dump({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+    assert w.relay.tools.schemas == {}
+    w.relay.upstream_line(dump({"jsonrpc": "2.0", "id": "c", "result": {"tools": [{"name": "x", "inputSchema": {}}]}}))
+    assert w.relay.tools.schemas == {}  # answered for a request sent before the change
+
+
+def test_a_hanging_upstream_listing_times_out_and_refuses(monkeypatch):
+    w = Wire(hang=True)
+    w.relay.tools.timeout_s = 0.05
+
+    async def go():
+        w.send(call(1, "read_file", {"path": "a"}))
+        await asyncio.sleep(0.2)
+        await w.settle()
+
+    run(go())
+    assert w.calls() == [] and w.client[-1]["error"]["code"] == -32602
+    assert "TimeoutError" in w.audit.records[-1].reason and w.audit.records[-1].decision == "REJECT"
+
+
+def test_a_listing_error_refuses():
+    w = Wire()
+    w._up = lambda b: (w.upstream.append(json.loads(b)), asyncio.get_running_loop().call_soon(  # type: ignore
+        w.relay.upstream_line, dump({"jsonrpc": "2.0", "id": json.loads(b)["id"], "error": {"code": -1, "message": "no"}})))
+    w.relay._to_upstream = w._up
+    w.relay.tools._send = w._up
+
+    async def go():
+        w.send(call(1, "read_file", {"path": "a"}))
+        await w.settle()
+
+    run(go())
+    assert w.calls() == [] and w.audit.records[-1].decision == "REJECT"
+
+
+# -- item 1: schema refusals and malformed params are Pipeline decisions -----------------------------------
+@pytest.mark.parametrize("args", [[], "", 0, False, ["x"], "{}"])
+def test_arguments_that_are_not_an_object_are_refused_through_the_pipeline(args):
+    """Attack: ``arguments: []`` (or ``""``, ``0``, ``false``) read as ``{}`` for the guard (``or {}``) while the
+    upstream was sent the value itself."""
+    w = Wire()
+    w.relay.tools.learn({"tools": LISTED})
+    w.send(call(1, "read_file", args))
+    assert w.calls() == [] and w.client[-1]["error"]["code"] == -32602
+    [rec] = w.audit.records
+    assert rec.decision == "REJECT" and "arguments is" in rec.reason
+    assert w.steps()[-1].observation.startswith("agentguard refused")
+
+
+def test_arguments_null_is_no_arguments():
+    w = Wire()
+    w.relay.tools.learn({"tools": [{"name": "ping_tool", "inputSchema": {"type": "object"}}]})
+    w.send(call(1, "ping_tool", None, arguments=None))
+    assert [c["id"] for c in w.calls()] == [1]
+
+
+def test_a_schema_refusal_is_audited_and_counts_in_the_run():
+    w = Wire(ToolRuleGuard(allow=["*"]))
+    w.relay.tools.learn({"tools": LISTED})
+    w.send(call(1, "delete_paths", {"paths": '["/etc/shadow"]'}))
+    [rec] = w.audit.records
+    assert rec.decision == "REJECT" and rec.guard == "mcp-proxy" and "inputSchema" in rec.reason
+    assert rec.call == {"name": "delete_paths", "arguments": {"paths": '["/etc/shadow"]'}, "call_id": "1"} or \
+        rec.call["arguments"] == {"paths": '["/etc/shadow"]'}
+    assert w.relay.pipeline.run(w.relay.run_id).context.trace.labels["blocked"] == 1
+
+
+def test_a_schema_refusal_goes_through_the_enforcement_strategy():
+    """One decision path: a strategy that halts after refusals counts the relay's own refusals too."""
+    w = Wire()
+    w.relay.pipeline.enforcement = __import__("agentguard.core.strategies", fromlist=["x"]).strategy("TT")
+    w.relay.tools.learn({"tools": LISTED})
+    w.send(call(1, "delete_paths", {"paths": "x"}))
+    w.send(call(2, "read_file", {"path": "a"}))
+    assert w.calls() == [] and w.relay.pipeline.halted(w.relay.run_id) is not None
+
+
+# -- cancelled decisions are Pipeline decisions ------------------------------------------------------------
+class Slow(ToolRuleGuard):
+    inline_safe = False
+
+
+def test_a_cancelled_ask_is_answered_no_through_the_pipeline():
+    w = Wire(Slow(allow=["*"], escalate=["delete_*"]))
+    w.relay.tools.learn({"tools": LISTED})
+
+    async def go():
+        w.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}}})
+        w.send(call(1, "delete_paths", {"paths": ["a"]}))
+        for _ in range(60):
+            await asyncio.sleep(0.005)
+            if any(m.get("method") == "elicitation/create" for m in w.client):
+                break
+        w.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+        await w.settle()
+
+    run(go())
+    assert w.calls() == []
+    kinds = [(r.kind, r.decision) for r in w.audit.records]
+    assert kinds == [("check", "ESCALATE"), ("approval", "REJECT")], kinds
+    assert "cancelled" in w.audit.records[-1].reason and "cancelled" in str(w.audit.records[-1].extra)
+    assert w.steps()[-1].action.name == "delete_paths" and w.relay._asked == {} and w.relay._cancelled == set()
+
+
+def test_a_cancelled_guard_decision_is_refused_through_the_pipeline():
+    import threading
+
+    gate = threading.Event()
+
+    class Hanging(Slow):
+        def check(self, ctx, proposal):
+            gate.wait(2)
+            return super().check(ctx, proposal)
+
+    w = Wire(Hanging(allow=["*"]))
+    w.relay.tools.learn({"tools": LISTED})
+
+    async def go():
+        w.send(call(1, "read_file", {"path": "a"}))
+        await asyncio.sleep(0.02)
+        w.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+        await asyncio.sleep(0.02)
+        gate.set()
+        await w.settle()
+
+    run(go())
+    assert w.calls() == []
+    assert w.audit.records[-1].decision == "REJECT" and "cancelled" in w.audit.records[-1].reason
+
+
+# -- request ids ----------------------------------------------------------------------------------------------
+def test_a_request_id_in_use_is_refused():
+    """Attack: two requests under one id: the upstream's answer to the first was recorded as the second's
+    (``_pending`` keyed by id), and a cancellation named both. MCP: an id is never reused in a session."""
+    w = Wire()
+    w.relay.tools.learn({"tools": LISTED})
+    w.send(call(1, "read_file", {"path": "a"}))
+    w.send(call(1, "delete_paths", {"paths": ["b"]}))
+    w.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert [c["params"]["name"] for c in w.calls()] == ["read_file"]
+    assert [m["error"]["code"] for m in w.client] == [-32600, -32600]
+    w.relay.upstream_line(dump({"jsonrpc": "2.0", "id": 1, "result": {"content": []}}))
+    w.send(call(1, "read_file", {"path": "c"}))  # answered: the id is free again
+    assert len(w.calls()) == 2
+
+
+@pytest.mark.parametrize("rid", [None, 1.0, 1.5, True, [1], {"a": 1}, "agentguard-list-0"])
+def test_odd_or_reserved_request_ids_are_refused(rid):
+    w = Wire()
+    w.relay.tools.learn({"tools": LISTED})
+    w.send(call(rid, "read_file", {"path": "a"}))
+    assert w.calls() == [] and w.client[-1]["error"]["code"] == -32600
+
+
+def test_a_huge_integer_id_is_an_id_like_any_other():
+    w = Wire()
+    w.relay.tools.learn({"tools": LISTED})
+    w.send(call(10**30, "read_file", {"path": "a"}))
+    assert [c["id"] for c in w.calls()] == [10**30]
+
+
+# -- the class: whatever the client sends, a forwarded call is listed, schema-valid and allowed, and every
+#    refusal is one audit record ------------------------------------------------------------------------------
+_arg = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5), st.lists(st.text(max_size=3), max_size=2),
+                 st.dictionaries(st.sampled_from(["path", "paths", "x"]), st.one_of(st.text(max_size=5), st.lists(
+                     st.text(max_size=5), max_size=2), st.integers()), max_size=2))
+_name = st.sampled_from(["read_file", "delete_paths", "read_fіle", "x", "tools/call", ""])
+_id = st.one_of(st.integers(0, 3), st.sampled_from(["a", "agentguard-x", None, 1.0, True]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(_id, _name, _arg), min_size=1, max_size=4))
+def test_property_forwarded_calls_are_listed_schema_valid_and_every_refusal_audited(msgs):
+    from agentguard.integrations.mcp.decide import call_refusal
+
+    w = Wire(ToolRuleGuard(allow=["read_*"]))
+
+    async def go():
+        for rid, name, args in msgs:
+            w.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": args}})
+        await w.settle()
+
+    run(go())
+    schemas = {t["name"]: t["inputSchema"] for t in LISTED}
+    for c in w.calls():
+        assert call_refusal(schemas, c["params"]["name"], c["params"]["arguments"]) is None
+        assert c["params"]["name"] == "read_file"
+    refusals = [m for m in w.client if "error" in m and m["error"]["code"] == -32602] + \
+               [m for m in w.client if m.get("result", {}).get("isError")]
+    audited_refusals = [r for r in w.audit.records if r.decision != "ALLOW"]
+    assert len(audited_refusals) == len(refusals)
+    assert Decision.ALLOW.name not in {r.decision for r in audited_refusals}
+
+
+def test_listing_module_round_is_bounded():
+    assert listing.ToolListing(lambda b: None).timeout_s > 0
+
+
+@pytest.mark.parametrize("name", ["", None, 5, ["read_file"]])
+def test_a_missing_or_empty_name_is_refused_not_a_crash(name):
+    """Found by the property above: ``"name": ""`` raised out of the relay's reader (ToolCall refuses an
+    empty name), which ended the whole connection."""
+    w = Wire()
+    w.send(call(1, name, {}))
+    assert w.client[-1]["error"]["code"] == -32602 and w.audit.records[-1].decision == "REJECT"
