@@ -339,3 +339,34 @@ def test_arguments_the_upstream_would_coerce_are_refused_before_the_guard(tmp_pa
     assert [r.is_error for r in got] == [True, True, True, False]
     assert "inputSchema" in texts(got[0])
     assert (tmp_path / "ledger.txt").read_text() == "12 bob\n"
+
+
+def test_refusals_before_the_guard_are_pipeline_decisions_and_unlisted_tools_are_refused(tmp_path):
+    """Red team (pass 3): a schema refusal was answered without a Pipeline decision (no audit record, not in
+    the run); a tool name the upstreams do not list (a confusable spelling, a tool added or removed since the
+    proxy listed) is listed again and refused when still unknown, never forwarded unchecked."""
+    from agentguard.core.pipeline import Pipeline  # noqa: F401 - the proxy's own
+
+    records = []
+
+    class Sink:
+        def write(self, rec):
+            records.append(rec)
+
+    guard = ToolRuleGuard(allow=["*"])
+
+    async def main():
+        async with GuardProxy(guard, [upstream(tmp_path)]) as proxy:
+            proxy.pipeline.audit = Sink()
+            proxy._schemas.pop("transfer_funds")  # as if listed before the tool was added
+            async with Client(proxy.server) as client:
+                return [await client.call_tool("transfer_funds", {"amount": "5000", "to": "bob"}),
+                        await client.call_tool("transfеr_funds", {"amount": 1, "to": "bob"}),  # Cyrillic e
+                        await client.call_tool("transfer_funds", {"amount": 3, "to": "bob"})]
+
+    got = asyncio.run(main())
+    assert [r.is_error for r in got] == [True, True, False]
+    assert "inputSchema" in texts(got[0]) and "tools/list" in texts(got[1])
+    assert [(r.decision, r.guard) for r in records][:2] == [("REJECT", "mcp-proxy"), ("REJECT", "mcp-proxy")]
+    assert records[2].decision == "ALLOW"
+    assert (tmp_path / "ledger.txt").read_text() == "3 bob\n"
