@@ -115,6 +115,35 @@ def _reading(tool: Any, call: ToolCall) -> ToolCall:
                     call.call_id)
 
 
+def _pinned(tool: Any, args: dict[str, Any], judged: ToolCall) -> Any:
+    """``tool`` reading ``args`` as exactly ``judged``, or None when its validation now reads them otherwise.
+
+    LangChain validates a call's arguments again when the tool runs (``_parse_input``): a validator answering
+    otherwise on each call (or failing once) would run a value nobody judged. The arguments are validated once
+    more here and compared with the judged call; the tool that runs is a copy whose ``_parse_input`` returns
+    that validated value (the injected arguments, which the tool node adds, are still read by the tool's own)."""
+    parse = getattr(tool, "_parse_input", None)
+    if not callable(parse):
+        return tool
+    injected = frozenset(getattr(tool, "_injected_args_keys", ()) or ())
+    try:
+        reader = tool.model_copy(update={"args_schema": tool.tool_call_schema}) if injected else tool
+        got = reader._parse_input(copy.deepcopy(dict(args)), judged.call_id or None)
+    except Exception:  # noqa: BLE001 - it refuses now: it does not run
+        return None
+    if not isinstance(got, dict) or call_key(ToolCall(judged.name, {
+            k: plain(v) for k, v in got.items() if k in args or k not in injected}, judged.call_id)) != call_key(judged):
+        return None
+
+    def fixed(tool_input: Any, tool_call_id: str | None) -> Any:
+        base = parse(tool_input, tool_call_id) if injected else {}
+        return {**{k: v for k, v in base.items() if k in injected}, **copy.deepcopy(got)}
+
+    clone = tool.model_copy()
+    object.__setattr__(clone, "_parse_input", fixed)
+    return clone
+
+
 def _refusal_text(out: Outcome, call: ToolCall) -> str:
     """What the model reads for a call that does not run: the verdict (decision, guard, reason) and
     what the strategy adds (re-plan instructions, a halted tool, a fallback that cannot run here)."""
@@ -363,9 +392,14 @@ class AgentGuardMiddleware(AgentMiddleware):
                     c = None
                     out = replace(out, execute=False, action=None, message=(
                         f"the guard's arguments for {call.name} are not what the tool would receive"))
+            pinned = _pinned(getattr(request, "tool", None), args, c) if c is not None else None
+            if c is not None and pinned is None:  # the tool's validation reads the judged arguments otherwise now
+                c, out = None, replace(out, execute=False, action=None, message=(
+                    f"the arguments of {call.name} no longer read as the call the guard judged"))
             if c is not None:
                 tc = request.tool_call
-                run = request.override(tool_call={**tc, "args": copy.deepcopy(args), "id": tc.get("id") or ""})
+                run = request.override(tool_call={**tc, "args": copy.deepcopy(args), "id": tc.get("id") or ""},
+                                       **({"tool": pinned} if pinned is not None and pinned is not request.tool else {}))
                 return run, None
         if c is not None:  # a RECOVER whose fallback is another tool: it cannot run in this tool node
             out = replace(out, execute=False, action=None, extra={**out.extra, "not_here": c.name},
