@@ -12,7 +12,7 @@ from ...core.errors import InputError, require
 from ...core.guard import Guard
 from ...core.pipeline import RESERVED_KEYS, Pipeline, RunState, call_key
 from ...core.runs import RunEvicted
-from ...core.types import Context, Decision, ToolCall
+from ...core.types import Context, Decision, ToolCall, Verdict
 from ..recording import TraceRecorder
 from ..common import as_facts, plain, refusal_message
 from .hitl import APPROVER, Human, hitl_decision, hitl_request
@@ -376,6 +376,11 @@ class AgentGuardMiddleware(AgentMiddleware):
         self._unhold(st, out)
         return Human(hitl_decision(answer), out, call)
 
+    def _refused(self, out: Outcome, call: ToolCall, why: str) -> Outcome:
+        """A call refused after its decision (it would not run as decided): a Pipeline decision too (audited)."""
+        return self.pipeline.decide(out.run_id or call.call_id, call, refuse=Verdict(
+            Decision.REJECT, f"{call.name}: {why}", "agentguard"))
+
     def _apply(self, request: Any, call: ToolCall, out: Outcome, sources: dict[str, dict[str, Any]],
                human: Human | None = None) -> tuple[Any, Any]:
         """``(request to run, None)`` when the outcome runs a call of this tool, else ``(None, what the
@@ -389,13 +394,10 @@ class AgentGuardMiddleware(AgentMiddleware):
             if args is None:  # the guard's own arguments (a MODIFY): they must read as themselves
                 args = dict(c.arguments)
                 if call_key(_reading(getattr(request, "tool", None), c)) != call_key(c):
-                    c = None
-                    out = replace(out, execute=False, action=None, message=(
-                        f"the guard's arguments for {call.name} are not what the tool would receive"))
+                    c, out = None, self._refused(out, call, "the guard's arguments are not what the tool would receive")
             pinned = _pinned(getattr(request, "tool", None), args, c) if c is not None else None
             if c is not None and pinned is None:  # the tool's validation reads the judged arguments otherwise now
-                c, out = None, replace(out, execute=False, action=None, message=(
-                    f"the arguments of {call.name} no longer read as the call the guard judged"))
+                c, out = None, self._refused(out, call, "its arguments no longer read as the call the guard judged")
             if c is not None:
                 tc = request.tool_call
                 run = request.override(tool_call={**tc, "args": copy.deepcopy(args), "id": tc.get("id") or ""},
