@@ -353,3 +353,104 @@ def test_a_missing_or_empty_name_is_refused_not_a_crash(name):
     w = Wire()
     w.send(call(1, name, {}))
     assert w.client[-1]["error"]["code"] == -32602 and w.audit.records[-1].decision == "REJECT"
+
+
+# -- sampling with tools: the upstream runs the tool_use blocks of the client's sampling result ----------------
+def _sampling_result(*uses, escaped=False) -> dict:
+    content = [{"type": "text", "text": "calling"}] + [
+        {"type": "tool_use", "id": f"u{i}", "name": n, "input": a} for i, (n, a) in enumerate(uses)]
+    return {"role": "assistant", "model": "m", "stopReason": "toolUse", "content": content}
+
+
+def _upstream_runs(result: dict) -> list[str]:
+    """The tool_use names the real SDK reads in this sampling result (what MCPServer then executes)."""
+    from mcp_types import CreateMessageResultWithTools
+
+    parsed = CreateMessageResultWithTools.model_validate(result)
+    blocks = parsed.content if isinstance(parsed.content, list) else [parsed.content]
+    return [b.name for b in blocks if getattr(b, "type", None) == "tool_use"]
+
+
+@pytest.mark.parametrize("uses,runs", [
+    ([("delete_paths", {"paths": ["/"]})], False),
+    ([("read_file", {"path": "a"}), ("delete_paths", {"paths": ["/"]})], False),
+    ([("read_file", {"path": "a"})], True),
+])
+def test_a_sampling_results_tool_use_is_decided_like_a_call(uses, runs):
+    """Attack: MCP sampling with tools (2025-11-25) has the *upstream* execute the tools the client's model
+    chose in its sampling result; the relay passed client responses to the upstream unchecked, so a refused
+    tool ran past tools/call. Each tool_use block is now decided; a refused one turns the result into an error."""
+    w = Wire(ToolRuleGuard(allow=["read_*"]))
+    result = _sampling_result(*uses)
+    assert _upstream_runs(result) == [n for n, _ in uses]  # the SDK reads these as tools to run
+
+    async def go():
+        w.relay.upstream_line(dump({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage",
+                                    "params": {"messages": [], "maxTokens": 10, "tools": []}}))
+        w.send({"jsonrpc": "2.0", "id": "s1", "result": result})
+        await w.settle()
+
+    run(go())
+    [sent] = [m for m in w.upstream if m.get("id") == "s1"]
+    assert ("result" in sent) is runs and ("error" in sent) is (not runs)
+    if runs:
+        assert sent["result"] == result
+    else:
+        assert w.audit.records[-1].decision == "REJECT" and w.audit.records[-1].call["name"] == "delete_paths"
+
+
+def test_tool_use_in_a_modern_retrys_input_responses_is_decided():
+    w = Wire(ToolRuleGuard(allow=["read_*"]))
+    w.relay.tools.learn({"tools": LISTED})
+
+    async def go():
+        w.send(call(1, "read_file", {"path": "a"}, inputResponses={"s": _sampling_result(("delete_paths", {"paths": []}))},
+                    requestState="up"))
+        await w.settle()
+
+    run(go())
+    assert w.calls() == [] and w.client[-1]["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"jsonrpc":"2.0","id":"s1","result":{"content":[{"type":"tool\\u005fuse","id":"u","name":"delete_paths","input":{}}]}}\n',
+    b'{"jsonrpc":"2.0","id":"s1","result":{"content":{"type":"tool_use","id":"u","name":5,"input":{}}}}\n',
+    b'{"jsonrpc":"2.0","id":"s1","result":{"content":[{"type":"tool_use","id":"u","name":"read_file","input":[]}]}}\n',
+])
+def test_escaped_or_malformed_tool_use_is_refused(raw):
+    w = Wire(ToolRuleGuard(allow=["read_*"]))
+
+    async def go():
+        w.relay.client_line(raw)
+        await w.settle()
+
+    run(go())
+    [sent] = [m for m in w.upstream if m.get("id") == "s1"]
+    assert "error" in sent and "result" not in sent
+
+
+_use = st.builds(lambda n, a: {"type": "tool_use", "id": "u", "name": n, "input": a},
+                 st.sampled_from(["read_file", "delete_paths", "x"]), st.dictionaries(st.sampled_from(["p"]), st.text(max_size=3)))
+_nested = st.recursive(_use | st.text(max_size=3) | st.integers(), lambda inner: st.lists(inner, max_size=3) |
+                       st.dictionaries(st.sampled_from(["content", "a", "_meta", "inputResponses"]), inner, max_size=3),
+                       max_leaves=8)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_nested, st.booleans())
+def test_property_no_forwarded_message_carries_a_tool_use_the_guard_refuses(body, as_response):
+    from agentguard.integrations.mcp.wire import tool_uses
+
+    w = Wire(ToolRuleGuard(allow=["read_*"]))
+    w.relay.tools.learn({"tools": LISTED})
+    msg = ({"jsonrpc": "2.0", "id": "s1", "result": {"content": body}} if as_response
+           else call(7, "read_file", {"path": "a"}, x=body))
+
+    async def go():
+        w.send(msg)
+        await w.settle()
+
+    run(go())
+    for m in w.upstream:
+        uses = tool_uses(m)
+        assert uses is not None and all(u.name.startswith("read_") for u in uses)

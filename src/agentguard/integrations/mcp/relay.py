@@ -31,6 +31,8 @@ JSON-RPC (spec "Transports"), so the relay works on lines:
   asked) cancels that decision: the call never runs, the cancellation is not relayed (the upstream never
   saw the request), and the refusal is decided through the Pipeline (an ask answered "no"), as is every
   decision the connection's end cuts short;
+- a ``tool_use`` block anywhere in a client message (a sampling result: the upstream runs that tool itself)
+  is decided as a call; the message goes on only when each runs as proposed, else the refusal answers;
 - every upstream line (responses, logging and ``list_changed`` notifications, progress, the upstream's
   own requests) goes to the client unchanged, before anything else is done with it; a guarded call's
   answer is then parsed once to record its result in the run's trace.
@@ -57,12 +59,11 @@ import contextlib
 import json
 import signal
 import secrets
-import threading
 from typing import Any, Callable
 
 from ...core.enforcement import Enforcement, Outcome
 from ...core.guard import Guard
-from ...core.pipeline import Pipeline
+from ...core.pipeline import Pipeline, call_key
 from ...core.strict_json import StrictJSONError, loads_strict
 from ...core.telemetry import parent_from
 from ...core.types import Context, Decision, ToolCall, Verdict
@@ -71,6 +72,7 @@ from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, a
 from .listing import ToolListing
 from .strict import refusal_for
 from .wire import OWN_ID_PREFIX, VERSION_META_KEY, as_call as _as_call, dump as _dump, key as _key
+from .wire import pipe_reader, tool_uses
 from .wire import meta_of as _meta, modern as _modern, result_text as _result_text, wire as _wire
 
 __all__ = ["CLIENT_NOTIFICATIONS", "FORWARDED_METHODS", "GUARDED_METHODS", "StdioRelay", "pipe_reader", "serve_stdio_relay"]
@@ -88,7 +90,6 @@ CLIENT_NOTIFICATIONS = frozenset({
     "notifications/roots/list_changed",
 })
 CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"
-LINE_LIMIT = 1 << 26
 #: seconds the relay waits for the upstream's answer to its own ``tools/list`` before refusing the call
 LIST_TIMEOUT_S = 30.0
 
@@ -145,6 +146,43 @@ class StdioRelay:
             self._error(None, -32600, "agentguard refused the message: not a single JSON-RPC message")
             return
         line = _wire(msg)  # from here on, the bytes forwarded are the message read (see _wire)
+        if b'"tool_use"' in line and not (msg.get("method") is None and _key(msg.get("id")) in self._asks):
+            self._sampled(msg, tool_uses(msg))
+            return
+        self._route(msg, line)
+
+    def _sampled(self, msg: dict, uses: list[ToolCall] | None) -> None:
+        """A client message with ``tool_use`` blocks (:func:`~.wire.tool_uses`: tools the upstream runs for a
+        sampling result): each is decided as a call of its own, and the message goes on only when every one
+        runs as proposed; else the upstream's request (or the client's) is answered with the refusal."""
+        if uses is None:
+            call = ToolCall("tool_use", {})
+            self._block(msg, self.pipeline.decide(self.run_id, call, refuse=refused_before(
+                "a tool_use block without a string name and an object input")), call)
+        elif uses:
+            self._spawn(self._uses(msg, uses), f"{OWN_ID_PREFIX}uses-{secrets.token_hex(8)}", uses[0])
+        else:
+            self._route(msg, _wire(msg))
+
+    async def _uses(self, msg: dict, uses: list[ToolCall]) -> None:
+        for use in uses:
+            out = await gate(self.pipeline, self.run_id, use, {}, approve=self.approve)
+            if not isinstance(out, Outcome) or out.call is None or call_key(out.call) != call_key(use):
+                self._block(msg, out, use)
+                return
+            self.pipeline.record(out)
+        self._route(msg, _wire(msg))
+
+    def _block(self, msg: dict, out: Any, call: ToolCall) -> None:
+        text = refusal_text(out, call) if isinstance(out, Outcome) else f"agentguard refused tool_use {call.name}"
+        if isinstance(out, Outcome):
+            self.pipeline.record(out, observation=text)
+        if msg.get("method") is None:  # a result for the upstream's request: it gets the refusal instead
+            self._to_upstream(_wire({"jsonrpc": "2.0", "id": msg.get("id"), "error": {"code": -32600, "message": text}}))
+        elif "id" in msg:
+            self._error(msg["id"], -32602, text)
+
+    def _route(self, msg: dict, line: bytes) -> None:
         method, rid = msg.get("method"), msg.get("id")
         if method is None:  # a response: to one of our elicitations, else to the upstream's own request
             fut = self._asks.pop(_key(rid), None)
@@ -460,21 +498,3 @@ async def serve_stdio_relay(guard: Guard | Pipeline, process: Any, *, approve: A
                 if process.poll() is not None:
                     return
                 await asyncio.sleep(0.01)
-
-
-async def pipe_reader(file: Any) -> asyncio.StreamReader:
-    """An asyncio reader over a pipe, a socket or a character device (``file``: a binary file object);
-    a regular file is read in a thread."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
-    try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), file)
-    except ValueError:  # a regular file
-
-        def pump() -> None:
-            for chunk in iter(lambda: file.read1(65536), b""):
-                loop.call_soon_threadsafe(reader.feed_data, chunk)
-            loop.call_soon_threadsafe(reader.feed_eof)
-
-        threading.Thread(target=pump, daemon=True, name="agentguard-stdin").start()
-    return reader

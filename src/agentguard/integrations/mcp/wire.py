@@ -3,19 +3,22 @@ own serialisation of a message it read, and a guarded request read as the call t
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from typing import Any
 
 from ...core.types import ToolCall
 
-__all__ = ["MODERN_VERSIONS", "OWN_ID_PREFIX", "VERSION_META_KEY", "as_call", "dump", "key", "meta_of", "modern",
-           "result_text", "wire"]
+__all__ = ["LINE_LIMIT", "MODERN_VERSIONS", "OWN_ID_PREFIX", "VERSION_META_KEY", "as_call", "dump", "key", "meta_of", "modern",
+           "pipe_reader", "result_text", "tool_uses", "wire"]
 
 VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 MODERN_VERSIONS = ("2026-07-28",)
 #: the prefix of the ids of the relay's own requests (elicitations to the client, listings of the upstream);
 #: a client request with such an id is refused, so no answer to the relay can be taken for the client's
 OWN_ID_PREFIX = "agentguard-"
+LINE_LIMIT = 1 << 26  # the longest line read (64 MiB); a longer one ends the connection
 
 
 def key(rid: Any) -> str:
@@ -78,3 +81,42 @@ def as_call(method: str, params: Any, rid: Any) -> ToolCall | str:
                 else ToolCall("prompts/get", {"name": name, "arguments": dict(args)}))
     uri = params.get("uri")
     return ToolCall("resources/read", {"uri": uri}) if isinstance(uri, str) else "uri is not a string"
+
+
+def tool_uses(msg: Any, limit: int = 256) -> list[ToolCall] | None:
+    """Every ``tool_use`` content block anywhere in a client message (a sampling result, the
+    ``inputResponses`` of a 2026-07-28 retry), as the calls the upstream will run: MCP sampling with tools
+    (2025-11-25) has the *server* execute the tools the client's model chose there, past ``tools/call``.
+    None when a block is malformed (no string name, input not an object) or there are more than ``limit``."""
+    found: list[ToolCall] = []
+    todo = [msg]
+    while todo:
+        o = todo.pop()
+        if isinstance(o, list):
+            todo.extend(o)
+        elif isinstance(o, dict):
+            if o.get("type") == "tool_use":
+                name, args = o.get("name"), o.get("input")
+                if not isinstance(name, str) or not name or not isinstance(args, dict) or len(found) >= limit:
+                    return None
+                found.append(ToolCall(name, dict(args), str(o.get("id") or "")))
+            todo.extend(o.values())
+    return found
+
+
+async def pipe_reader(file: Any) -> asyncio.StreamReader:
+    """An asyncio reader over a pipe, a socket or a character device (``file``: a binary file object);
+    a regular file is read in a thread."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), file)
+    except ValueError:  # a regular file
+
+        def pump() -> None:
+            for chunk in iter(lambda: file.read1(65536), b""):
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+        threading.Thread(target=pump, daemon=True, name="agentguard-stdin").start()
+    return reader
