@@ -454,3 +454,50 @@ def test_property_no_forwarded_message_carries_a_tool_use_the_guard_refuses(body
     for m in w.upstream:
         uses = tool_uses(m)
         assert uses is not None and all(u.name.startswith("read_") for u in uses)
+
+
+# -- resources/read: one spelling of a URI, judged and forwarded ----------------------------------------------
+READ_RULES = [{"tool": "resources/read", "arg": "uri", "forbid": r"^file:///etc"}]
+
+
+@pytest.mark.parametrize("uri", ["file:///tmp/../etc/shadow", "file:///%65tc/shadow", "FILE:///etc/shadow",
+                                 "file:///tmp/./x/../../etc/passwd", "file:////etc/shadow", "file:///%2Fetc/shadow",
+                                 "file:///tmp\\..\\etc", "file:///etc%00/x", "file:///%"])
+def test_a_uri_spelled_otherwise_reads_as_what_a_server_resolves(uri):
+    """Attack: a rule forbidding ``^file:///etc`` read the URI's spelling, while a server resolving it reads
+    /etc/shadow (dot segments, an escaped unreserved letter, the scheme's case, an empty segment, an escaped
+    slash). The relay now judges and forwards the canonical URI, and refuses one with no single reading."""
+    w = Wire(ToolRuleGuard(allow=["*"], arguments=READ_RULES))
+    w.send({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": uri}})
+    assert not any(m.get("method") == "resources/read" for m in w.upstream)
+    assert w.client[-1]["error"]["code"] in (-32602, -32003) and w.audit.records[-1].decision != "ALLOW"
+
+
+def test_a_canonical_uri_is_forwarded_as_judged():
+    w = Wire(ToolRuleGuard(allow=["*"], arguments=READ_RULES))
+    w.send({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "file:///tmp/a/../b%20c.txt"}})
+    [sent] = [m for m in w.upstream if m.get("method") == "resources/read"]
+    assert sent["params"]["uri"] == "file:///tmp/b%20c.txt" == w.audit.records[-1].call["arguments"]["uri"]
+
+
+_seg = st.sampled_from(["etc", "tmp", "..", ".", "", "%65tc", "%2e%2e", "a%20b", "E"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["file://", "FILE://", "notes://h"]), st.lists(_seg, max_size=5))
+def test_property_canonical_uris_are_fixed_points_and_resolve_like_a_server(scheme, segs):
+    """The canonical form is its own canonical form, and names the path a server resolving it reads
+    (posixpath.normpath of the decoded path, the oracle for dot segments)."""
+    import posixpath
+    from urllib.parse import unquote, urlsplit
+
+    from agentguard.integrations.mcp.wire import canonical_uri
+
+    uri = scheme + "/" + "/".join(segs)
+    c = canonical_uri(uri)
+    if c is None:
+        return
+    assert canonical_uri(c) == c
+    served = posixpath.normpath(unquote(urlsplit(uri).path))
+    assert posixpath.normpath(unquote(urlsplit(c).path)) == served
+    assert ".." not in urlsplit(c).path.split("/") and "." not in urlsplit(c).path.split("/")

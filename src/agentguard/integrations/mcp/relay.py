@@ -72,7 +72,7 @@ from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, a
 from .listing import ToolListing
 from .strict import refusal_for
 from .wire import OWN_ID_PREFIX, VERSION_META_KEY, as_call as _as_call, dump as _dump, key as _key
-from .wire import pipe_reader, tool_uses
+from .wire import as_read, pipe_reader, tool_uses
 from .wire import meta_of as _meta, modern as _modern, result_text as _result_text, wire as _wire
 
 __all__ = ["CLIENT_NOTIFICATIONS", "FORWARDED_METHODS", "GUARDED_METHODS", "StdioRelay", "pipe_reader", "serve_stdio_relay"]
@@ -241,7 +241,7 @@ class StdioRelay:
         elif msg["method"] == "tools/call" and call.name not in self.tools.schemas:  # list first (fail closed)
             self._spawn(self._list_then(msg, line, call), msg["id"], call)
         else:
-            self._judge(msg, line, call)
+            self._judge(*as_read(msg, line, call), call)
 
     async def _list_then(self, msg: dict, line: bytes, call: ToolCall) -> None:
         """A call of a tool not (or no longer) listed: the relay lists the upstream's tools itself, then judges."""

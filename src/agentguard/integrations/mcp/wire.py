@@ -10,8 +10,8 @@ from typing import Any
 
 from ...core.types import ToolCall
 
-__all__ = ["LINE_LIMIT", "MODERN_VERSIONS", "OWN_ID_PREFIX", "VERSION_META_KEY", "as_call", "dump", "key", "meta_of", "modern",
-           "pipe_reader", "result_text", "tool_uses", "wire"]
+__all__ = ["LINE_LIMIT", "MODERN_VERSIONS", "OWN_ID_PREFIX", "VERSION_META_KEY", "as_call", "as_read", "canonical_uri",
+           "dump", "key", "meta_of", "modern", "pipe_reader", "result_text", "tool_uses", "wire"]
 
 VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 MODERN_VERSIONS = ("2026-07-28",)
@@ -80,7 +80,8 @@ def as_call(method: str, params: Any, rid: Any) -> ToolCall | str:
         return (ToolCall(name, dict(args), str(rid)) if method == "tools/call"
                 else ToolCall("prompts/get", {"name": name, "arguments": dict(args)}))
     uri = params.get("uri")
-    return ToolCall("resources/read", {"uri": uri}) if isinstance(uri, str) else "uri is not a string"
+    canonical = canonical_uri(uri) if isinstance(uri, str) else None
+    return ToolCall("resources/read", {"uri": canonical}) if canonical else "uri is not a URI with one reading"
 
 
 def tool_uses(msg: Any, limit: int = 256) -> list[ToolCall] | None:
@@ -120,3 +121,57 @@ async def pipe_reader(file: Any) -> asyncio.StreamReader:
 
         threading.Thread(target=pump, daemon=True, name="agentguard-stdin").start()
     return reader
+
+
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def canonical_uri(uri: str) -> str | None:
+    """A resource URI in one spelling (RFC 3986 section 6.2.2: scheme and host in lower case, percent-encoded
+    unreserved characters decoded, other escapes upper case, dot segments removed), which the guard judges
+    and the relay forwards; None for a URI with no single reading: a backslash, a control character or
+    space, an escaped ``/``, ``\\`` or control character (an escaped space is kept), a lone ``%``, an empty path segment (``//etc``).
+
+    ``file:///tmp/../etc/shadow`` and ``file:///%65tc/shadow`` are ``file:///etc/shadow`` to a server that
+    resolves them, and were other strings to a rule forbidding ``^file:///etc``."""
+    import re
+    from urllib.parse import urlsplit, urlunsplit
+
+    if "\\" in uri or any(ord(c) < 0x21 or ord(c) == 0x7F for c in uri) or re.search(r"%(?![0-9A-Fa-f]{2})", uri):
+        return None
+
+    def fix(m: Any) -> str:
+        ch = chr(int(m.group(1), 16))
+        if ch in "/\\" or ord(ch) < 0x20 or ord(ch) == 0x7F:
+            raise ValueError(ch)
+        return ch if ch in _UNRESERVED else "%" + m.group(1).upper()
+
+    try:
+        parts = urlsplit(re.sub(r"%([0-9A-Fa-f]{2})", fix, uri))
+    except ValueError:
+        return None
+    if "//" in parts.path:  # an empty segment: a host to one reader (file:////etc), dropped by another (a//../b)
+        return None
+    out: list[str] = []
+    segments = parts.path.split("/")
+    for i, seg in enumerate(segments):
+        if seg == "..":
+            if len(out) > 1:
+                out.pop()
+        elif seg != ".":
+            out.append(seg)
+        if seg in (".", "..") and i == len(segments) - 1:
+            out.append("")
+    path = "/".join(out)
+    if "//" in path:
+        return None
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, parts.fragment))
+
+
+def as_read(msg: dict, line: bytes, call: ToolCall) -> tuple[dict, bytes]:
+    """The message as the guard read it (what is forwarded): a ``resources/read`` with its canonical URI."""
+    params = msg.get("params")
+    if msg.get("method") == "resources/read" and isinstance(params, dict) and params.get("uri") != call.arguments["uri"]:
+        msg = {**msg, "params": {**params, "uri": call.arguments["uri"]}}
+        return msg, wire(msg)
+    return msg, line
