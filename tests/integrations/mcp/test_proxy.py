@@ -14,7 +14,7 @@ pytest.importorskip("mcp")
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-from agentguard import BaseGuard, Decision, GuardStack, Verdict, read_traces  # noqa: E402
+from agentguard import BaseGuard, Decision, GuardStack, ToolCall, Verdict, read_traces  # noqa: E402
 from agentguard.core.errors import InputError  # noqa: E402
 from agentguard.integrations.mcp.proxy import GuardProxy, Upstream, parse_upstream  # noqa: E402
 from agentguard.integrations.recording import TraceRecorder  # noqa: E402
@@ -370,3 +370,31 @@ def test_refusals_before_the_guard_are_pipeline_decisions_and_unlisted_tools_are
     assert [(r.decision, r.guard) for r in records][:2] == [("REJECT", "mcp-proxy"), ("REJECT", "mcp-proxy")]
     assert records[2].decision == "ALLOW"
     assert (tmp_path / "ledger.txt").read_text() == "3 bob\n"
+
+
+def test_a_cancelled_decision_is_refused_through_the_pipeline(tmp_path):
+    """Red team (pass 3): a request cancelled while its approval was pending (the client's
+    ``notifications/cancelled`` cancels the SDK handler) left no decision in the audit: it is now a refusal
+    through the Pipeline (the ask answered "no")."""
+    records = []
+
+    class Sink:
+        def write(self, rec):
+            records.append(rec)
+
+    async def never(verdict, call):
+        await asyncio.sleep(3600)
+
+    proxy = GuardProxy(ToolRuleGuard(allow=["*"], escalate=["transfer_*"]), [upstream(tmp_path)], approve=never)
+    proxy.pipeline.audit = Sink()
+
+    async def main():
+        task = asyncio.ensure_future(proxy._decide(None, ToolCall("transfer_funds", {"amount": 1}, "1")))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert [(r.kind, r.decision) for r in records] == [("check", "ESCALATE"), ("check", "REJECT")]
+    assert "cancelled" in records[-1].reason

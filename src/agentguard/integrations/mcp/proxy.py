@@ -333,9 +333,26 @@ class GuardProxy(PassThrough):
         """``(run, outcome)`` of a guarded request (or the protocol object asking the client)."""
         run = self._run(ctx)
         facts = facts_of(getattr(ctx, "meta", None))
-        with parent_from(getattr(ctx, "meta", None)):  # the client's trace context (``_meta.traceparent``)
-            out = await gate(self.pipeline, run, call, facts, approve=self.approve,
-                             ask=lambda o: self._elicit(ctx, o, run, params))
+        asked: list[Outcome] = []
+
+        def ask(o: Outcome) -> Any:
+            asked.append(o)
+            return self._elicit(ctx, o, run, params)
+
+        try:
+            with parent_from(getattr(ctx, "meta", None)):  # the client's trace context (``_meta.traceparent``)
+                out = await gate(self.pipeline, run, call, facts, approve=self.approve, ask=ask)
+        except BaseException as exc:  # cancelled (the client's notifications/cancelled, a closed connection)
+            if isinstance(exc, Exception):
+                raise
+            import anyio
+
+            why = "the request was cancelled before it was decided"
+            with anyio.CancelScope(shield=True):  # the refusal is still decided and audited
+                refused = await (self.pipeline.aresolve(asked[-1], False, approver=f"nobody: {why}") if asked
+                                 else self.pipeline.adecide(run, call, refuse=refused_before(why)))
+                self.pipeline.record(refused, observation=refusal_text(refused, call))
+            raise
         return run, out
 
     async def _refuse(self, ctx: Any, call: ToolCall, reason: str) -> types.CallToolResult:
