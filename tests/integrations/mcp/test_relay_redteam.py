@@ -515,3 +515,21 @@ def test_facts_cannot_name_the_pipelines_own_keywords():
     assert rec.kind == "check" and rec.decision == "ALLOW"
     meta = w.relay.pipeline.run(w.relay.run_id).context.metadata
     assert meta.get("ok") == 1 and "refuse" not in meta and "audit_kind" not in meta
+
+
+def test_an_oversized_line_ends_the_connection_and_nothing_after_it_is_forwarded():
+    """A line longer than the reader's limit (LINE_LIMIT, 64 MiB; 1 KiB here) is never split into pieces the
+    relay would read as messages: the connection ends, and the call behind it is not forwarded."""
+    w = Wire()
+    w.relay.tools.learn({"tools": LISTED})
+
+    async def go():
+        client, upstream = asyncio.StreamReader(limit=1024), asyncio.StreamReader(limit=1024)
+        big = dump(call(1, "read_file", {"path": "a" * 4096}))
+        client.feed_data(big + dump(call(2, "read_file", {"path": "b"})))
+        client.feed_eof()
+        with pytest.raises(ValueError):
+            await w.relay.run(client, upstream)
+
+    run(go())
+    assert w.calls() == []
