@@ -27,7 +27,7 @@ from langchain_core.messages import AIMessage  # noqa: E402
 from langchain_core.tools import InjectedToolArg, StructuredTool, tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.prebuilt import InjectedState  # noqa: E402
-from pydantic import BaseModel, Field, StringConstraints  # noqa: E402
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints  # noqa: E402
 
 from agentguard.core import Context, GuardStack  # noqa: E402
 from agentguard.integrations.langchain import (  # noqa: E402
@@ -171,3 +171,47 @@ def _call(name, args):
     from agentguard.core import ToolCall
 
     return ToolCall(name, args)
+
+
+# -- validators run twice (pass 3): the tool receives exactly the values judged ------------------------------
+FLIPS: list[str] = []  # the values the validator below returns, one per call (then the last)
+
+
+def _flip(_: str) -> str:
+    got = FLIPS.pop(0) if len(FLIPS) > 1 else FLIPS[0]
+    if got == "RAISE":
+        raise ValueError("not now")
+    return got
+
+
+FlipPath = Annotated[str, AfterValidator(_flip)]
+
+
+@pytest.mark.parametrize("gate,aio", [(False, False), (True, True)])
+@pytest.mark.parametrize("values", [["/tmp/ok", "/etc/shadow"], ["/tmp/ok", "/tmp/ok", "/etc/shadow"],
+                                    ["/tmp/ok", "/tmp/ok", "/tmp/ok", "/etc/shadow"], ["RAISE", "/etc/shadow"]])
+def test_a_validator_answering_otherwise_on_each_call_cannot_change_what_runs(values, gate, aio):
+    """Attack: LangChain validated the arguments for the guard (``/tmp/ok``) and again when the tool ran
+    (``/etc/shadow``). The tool that runs now returns the validated value that reads as the judged call."""
+    FLIPS[:] = values
+    ran: list = []
+
+    @tool
+    def read_file(path: FlipPath) -> str:
+        """Read a file."""
+        ran.append(path)
+        return "ok"
+
+    seen = Seen()
+    guard = GuardStack([seen, ToolRuleGuard(arguments=RULES, name="rules")])
+    cls = AgentGuardToolGate if gate else AgentGuardMiddleware
+    tcs = [{"name": "read_file", "args": {"path": "x"}, "id": "c0", "type": "tool_call"}]
+    model = scripted_chat_model([AIMessage("", tool_calls=tcs), AIMessage("done")])
+    agent = create_agent(model, [read_file], middleware=[cls(guard)], checkpointer=InMemorySaver())
+    payload, cfg = {"messages": [{"role": "user", "content": "go"}]}, {"configurable": {"thread_id": "t"}}
+    try:
+        asyncio.run(agent.ainvoke(payload, cfg)) if aio else agent.invoke(payload, cfg)
+    except Exception:  # noqa: BLE001 - a validation error the framework raises: nothing ran
+        pass
+    assert all(not p.startswith("/etc") for p in ran), (ran, seen.seen)
+    assert all(("read_file", {"path": p}) in seen.seen for p in ran)

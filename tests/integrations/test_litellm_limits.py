@@ -173,3 +173,34 @@ def test_escalate_is_blocked_and_strategy_applies_through_the_pipeline():
     assert ep.handle(body([("read", {})], trace="other")) == {"action": "NONE"}
     assert [r.decision for r in sink.records] == ["ALLOW", "REJECT", "HALT", "ALLOW"]
     assert {r.extra["adapter"] for r in sink.records} == {"litellm"}
+
+
+def test_a_guard_slower_than_the_deadline_is_refused_and_audited_before_litellm_times_out():
+    """Red team (pass 3): a slow guard had no deadline on the HTTP path: LiteLLM's own client timeout answered,
+    and LiteLLM configured ``fail_on_error: false`` proceeds without the guardrail on that error. Now what is
+    not decided within ``timeout_s`` is BLOCKED through the Pipeline (audited), with HTTP 200."""
+    release = threading.Event()
+    records = []
+
+    class Sink:
+        def write(self, rec):
+            records.append(rec)
+
+    class Slow(BaseGuard):
+        name = "slow"
+
+        def check(self, context, proposal):
+            release.wait(10)
+            return Verdict.allow(self.name)
+
+    srv = serve_in_thread(GuardrailEndpoint(Slow(), audit=Sink()), timeout_s=0.5)
+    url = f"http://127.0.0.1:{srv.server_address[1]}{GUARDRAIL_PATH}"
+    try:
+        r = httpx.post(url, json=body([("a", {}), ("b", {})]), timeout=5)
+        assert r.status_code == 200 and r.json()["action"] == "BLOCKED", r.text
+        assert "no decision within 0.5 s" in r.json()["blocked_reason"]
+        assert [(rec.decision, rec.call["name"]) for rec in records] == [("REJECT", "a"), ("REJECT", "b")]
+    finally:
+        release.set()
+        srv.shutdown()
+        srv.server_close()

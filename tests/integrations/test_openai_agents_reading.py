@@ -155,3 +155,54 @@ def test_the_tool_read_is_the_one_the_sdk_runs_namespace_then_last_wins():
     agent = SimpleNamespace(tools=[plain_a, spaced, plain_b])
     assert _tool_of(SimpleNamespace(agent=agent, context=SimpleNamespace(tool_namespace=None)), "read") is plain_b
     assert _tool_of(SimpleNamespace(agent=agent, context=SimpleNamespace(tool_namespace="files")), "read") is spaced
+
+
+# -- validators run twice (pass 3): the function receives exactly the values judged --------------------------
+FLIPS: list[str] = []  # the values the validator below returns, one per call (then the last)
+
+
+def _flip(_: str) -> str:
+    got = FLIPS.pop(0) if len(FLIPS) > 1 else FLIPS[0]
+    if got == "RAISE":
+        raise ValueError("not now")
+    return got
+
+
+FlipPath = Annotated[str, AfterValidator(_flip)]
+
+
+@pytest.mark.parametrize("values", [["/tmp/ok", "/etc/shadow"], ["/tmp/ok", "/tmp/ok", "/etc/shadow"],
+                                    ["RAISE", "/etc/shadow"]])
+def test_a_validator_answering_otherwise_on_each_call_cannot_change_what_runs(values):
+    """Attack: the guard judged the first validation's value (``/tmp/ok``) and the SDK validated again for the
+    invocation (``/etc/shadow``). Now the input guardrail hands the SDK the prepared arguments it judged; a
+    validation that raised is refused (its retry might not raise)."""
+    FLIPS[:] = values
+    ran: list = []
+
+    def read_file(path: FlipPath) -> str:
+        """Read a file."""
+        ran.append(path)
+        return "ok"
+
+    async def go():
+        seen = Seen()
+        ag = AgentsGuard(GuardStack([seen, ToolRuleGuard(arguments=RULES, name="rules")]))
+        script = [[function_call("read_file", {"path": "x"}, call_id="c0")], [assistant_message("done")]]
+        agent = Agent(name="a", instructions="x", model=ScriptedModel(script),
+                      tools=ag.guard_tools([function_tool(read_file)]))
+        config = RunConfig(tracing_disabled=True)
+        try:
+            result = await Runner.run(agent, "go", max_turns=6, run_config=config, context={"run_id": "r"})
+            while result.interruptions:
+                state = result.to_state()
+                for item in result.interruptions:
+                    state.approve(item)
+                result = await Runner.run(agent, state, max_turns=6, run_config=config)
+        except (ToolInputGuardrailTripwireTriggered, ModelBehaviorError):
+            pass
+        return seen.seen
+
+    seen = asyncio.run(go())
+    assert all(not p.startswith("/etc") for p in ran), (ran, seen)
+    assert all(("read_file", {"path": p}) in seen for p in ran)

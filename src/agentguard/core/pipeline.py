@@ -20,8 +20,7 @@ own shapes. One call of ``decide``:
    :class:`~.strategies.Default`;
 5. **audits** (one :class:`~.audit.AuditRecord` per decision and per human answer; a sink that fails
    turns the outcome into the fail-closed refusal, with ``extra['audit_error']``);
-6. **remembers**: a stopping outcome latches HALT for the run; :meth:`Pipeline.record` appends what
-   happened to the run's trace (and recorder).
+6. **remembers**: a stopping outcome latches HALT; :meth:`Pipeline.record` appends to the run's trace.
 
 Calls decided together (one model turn) are matched to their outcomes by what they are
 (:func:`call_key`: the tool name and canonical arguments), never by a call id the client chose: see
@@ -197,8 +196,8 @@ class Pipeline:
             return st
         return self.run(str(run), **facts)
 
-    def _prepare(self, st: RunState, proposal: Any) -> tuple[Any, Verdict | None]:
-        """The typed proposal, or the verdict that answers without asking the guards."""
+    def _prepare(self, st: RunState, proposal: Any, refuse: Verdict | None = None) -> tuple[Any, Verdict | None]:
+        """The typed proposal, and the verdict answering without the guards: the run's HALT, else ``refuse``."""
         if st.halted is not None:
             return proposal, Verdict(Decision.HALT, f"run halted earlier: {st.halted.reason}",
                                      st.halted.guard or self.guard.name)
@@ -208,7 +207,8 @@ class Pipeline:
                 st.context.state = self.state_fn(st.context, typed)
         except BaseException as exc:  # noqa: BLE001 - unreadable input or a failing state function: fail closed
             return proposal, fail_closed(self.guard.name, exc, self.on_error)
-        return typed, None
+        return typed, refuse if refuse is None or isinstance(refuse, Verdict) and refuse.decision.refuses \
+            else Verdict.halt(f"refuse= is not a refusal: {type(refuse).__name__}")
 
     def _strategy(self, verdict: Verdict) -> Enforcement:
         if self.enforcement is not None:
@@ -237,8 +237,7 @@ class Pipeline:
                               verdict=verdict)
             if out.verdict is None:
                 out.verdict = verdict
-        out.proposal = proposal
-        out.run_id = st.run_id
+        out.proposal, out.run_id = proposal, st.run_id
         out.extra.setdefault("state", st.context.state)  # the state it was decided in, for record()
         if out.ask:  # resolve() refuses an answer after approval_ttl_s, or for a call changed since it was asked
             out.extra.setdefault("asked_at", time.time())
@@ -308,13 +307,14 @@ class Pipeline:
             return Outcome(False, None, stop=True, message=v.reason, verdict=v, run_id=rid)
 
     def decide(self, run: str | Context | RunState, proposal: Any, /, *, audit_kind: str = "check",
-               **facts: Any) -> Outcome:
-        """The outcome for ``proposal`` in ``run`` (a run id, a Context or a RunState); see the module doc."""
+               refuse: Verdict | None = None, **facts: Any) -> Outcome:
+        """The outcome for ``proposal`` in ``run`` (a run id, a Context or a RunState); see the module doc.
+        ``refuse``: the adapter's refusal before the guard, enforced, audited and remembered like any verdict."""
         st = self._start(run, facts)
         if isinstance(st, Outcome):
             return st
         with st.lock:
-            typed, early = self._prepare(st, proposal)
+            typed, early = self._prepare(st, proposal, refuse)
             with decision_span(self.adapter, st.run_id, typed, audit_kind) as span:
                 v = early or decided(self.guard, st.context, typed, timeout_s=self.timeout_s, on_error=self.on_error)
                 st.decisions += 1
@@ -322,13 +322,13 @@ class Pipeline:
             return out
 
     async def adecide(self, run: str | Context | RunState, proposal: Any, /, *, audit_kind: str = "check",
-                      **facts: Any) -> Outcome:
+                      refuse: Verdict | None = None, **facts: Any) -> Outcome:
         """Async :meth:`decide`: synchronous guards run in worker threads, abandoned at ``timeout_s``."""
         st = self._start(run, facts)
         if isinstance(st, Outcome):
             return st
         async with st.alock():
-            typed, early = self._prepare(st, proposal)
+            typed, early = self._prepare(st, proposal, refuse)
             with decision_span(self.adapter, st.run_id, typed, audit_kind) as span:
                 v = early or await adecided(self.guard, st.context, typed, timeout_s=self.timeout_s,
                                               on_error=self.on_error)

@@ -45,7 +45,9 @@ Hardening of the HTTP endpoint (:func:`serve`, an ASGI app under uvicorn): the s
 <token>`` (the header LiteLLM sends for the guardrail's ``api_key``), compared in constant time; a body
 limit (``max_body``, 1 MiB, declared or streamed; a negative or malformed Content-Length refused); at most
 ``max_concurrency`` requests checked at once (a request waits up to 5 s for a slot); the body must arrive
-within ``timeout_s``, and an idle keep-alive connection is closed after it. Here: a JSON nesting limit
+within ``timeout_s``, and an idle keep-alive connection is closed after it; what is not decided within
+``timeout_s`` after that is refused through the Pipeline (audited): LiteLLM's own HTTP timeout never answers
+for a slow guard. Here: a JSON nesting limit
 (``max_depth``, 64) and duplicate object keys refused (``{"command": "rm -rf /", "command": "ls"}`` is not
 "last one wins"). Each of these refusals of a guardrail request is ``BLOCKED`` (see above; the status it
 would have had, 401, 413, 408, 503 or 400, is named in ``blocked_reason``); other paths get HTTP errors.
@@ -61,6 +63,7 @@ file ``examples/integrations/litellm_stream_safe.py`` (the same client, holding 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -190,11 +193,26 @@ class GuardrailEndpoint:
                  if self.text_pipeline is not None else [])
         return self._respond(calls, outs, texts, touts)
 
-    async def ahandle(self, payload: Any) -> dict[str, Any]:
-        """Async :meth:`handle` (the guards' ``acheck``; synchronous guards run in worker threads)."""
+    async def ahandle(self, payload: Any, deadline_s: float | None = None) -> dict[str, Any]:
+        """Async :meth:`handle` (the guards' ``acheck``; synchronous guards run in worker threads). With
+        ``deadline_s``, whatever is not decided by then is refused through its Pipeline (audited): LiteLLM's
+        own HTTP timeout must never be what answers, since it proceeds without the guardrail when configured
+        ``fail_on_error: false``."""
         key, input_type, texts, calls = self.parse(payload)
-        outs = [await self.pipeline.adecide(key, c, input_type=input_type) for c in calls]
-        touts = ([await self.text_pipeline.adecide(key, self._step(t, input_type)) for t in texts]
+        end = None if deadline_s is None else asyncio.get_running_loop().time() + deadline_s
+
+        async def decide(pipe: Pipeline, proposal: Any, **facts: Any) -> Outcome:
+            left = None if end is None else end - asyncio.get_running_loop().time()
+            try:
+                if left is None or left > 0:
+                    return await asyncio.wait_for(pipe.adecide(key, proposal, **facts), left)
+            except asyncio.TimeoutError:
+                pass
+            return await pipe.adecide(key, proposal, refuse=Verdict(
+                Decision.REJECT, f"no decision within {deadline_s:g} s", "agentguard"), **facts)
+
+        outs = [await decide(self.pipeline, c, input_type=input_type) for c in calls]
+        touts = ([await decide(self.text_pipeline, self._step(t, input_type)) for t in texts]
                  if self.text_pipeline is not None else [])
         return self._respond(calls, outs, texts, touts)
 
@@ -238,9 +256,10 @@ async def _json(send: Send, status: int, body: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": data})
 
 
-def asgi_app(endpoint: GuardrailEndpoint, *, max_depth: int = 64) -> Callable[[Scope, Receive, Send], Any]:
+def asgi_app(endpoint: GuardrailEndpoint, *, max_depth: int = 64,
+             deadline_s: float | None = None) -> Callable[[Scope, Receive, Send], Any]:
     """The endpoint as a bare ASGI app (``GET /health``, ``POST`` :data:`GUARDRAIL_PATH`); put it behind
-    :class:`~agentguard.asgi.Hardening` (as :func:`serve` does)."""
+    :class:`~agentguard.asgi.Hardening` (as :func:`serve` does). ``deadline_s``: see :meth:`GuardrailEndpoint.ahandle`."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -262,7 +281,7 @@ def asgi_app(endpoint: GuardrailEndpoint, *, max_depth: int = 64) -> Callable[[S
             if msg["type"] != "http.request" or not msg.get("more_body", False):
                 break
         try:
-            answer = await endpoint.ahandle(parse_body(b"".join(chunks), max_depth))
+            answer = await endpoint.ahandle(parse_body(b"".join(chunks), max_depth), deadline_s)
         except InputError as exc:  # a malformed body (BodyError too): BLOCKED, never an HTTP error (see refused)
             answer = refused(400, str(exc))
         except Exception as exc:  # noqa: BLE001 - fail closed: never NONE because something broke
@@ -349,7 +368,7 @@ def serve(
     """A server for the endpoint behind :class:`~agentguard.asgi.Hardening` (not started: call
     ``serve_forever``). ``token=None`` serves without authentication (tests, a loopback sidecar); see
     the module doc."""
-    app = GuardrailHardening(asgi_app(endpoint, max_depth=max_depth), token=token, api_key_header="x-api-key",
+    app = GuardrailHardening(asgi_app(endpoint, max_depth=max_depth, deadline_s=timeout_s), token=token, api_key_header="x-api-key",
                     public_paths=("/health", "/"), max_body=max_body, body_timeout_s=timeout_s,
                     max_concurrency=max_concurrency, queue_timeout_s=5.0, realm="agentguard-litellm")
     return GuardrailServer(app, host, port, timeout_s=timeout_s)

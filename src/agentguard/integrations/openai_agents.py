@@ -129,7 +129,11 @@ def _item_call(item: Any) -> ToolCall:
     return ToolCall(str(name), _parse_args(get("arguments")), str(get("call_id") or ""))
 
 
-def _reading(tool: Any, raw: str, call: ToolCall) -> ToolCall | Unreadable:
+def _reading(tool: Any, raw: str, call: ToolCall) -> ToolCall | Unreadable:  # the judged call of _prepared
+    return call if isinstance(read := _prepared(tool, raw, call)[0], BaseException) else read
+
+
+def _prepared(tool: Any, raw: str, call: ToolCall) -> tuple[ToolCall | Unreadable | BaseException, Any]:
     """``call`` with the arguments the SDK calls the function with: it validates the model's JSON with the
     tool's pydantic model (lax mode: ``" 5000 "`` or ``5000.0`` become the int ``5000``, a stripping
     constraint drops spaces, defaults are filled in) through the tool's own argument preparation
@@ -137,24 +141,27 @@ def _reading(tool: Any, raw: str, call: ToolCall) -> ToolCall | Unreadable:
     judges that, never the model's spelling. Arguments the SDK reads unchanged, a tool it does not build from
     a function, or arguments it refuses itself (the function never runs) are judged as given; a schema with
     validators is prepared as the invocation will prepare it; validated values that cannot be named
-    (variadic parameters) are unreadable (refused)."""
+    (variadic parameters) are unreadable (refused). With the SDK's prepared arguments, which the guardrail hands
+    to the invocation (``ToolContext._function_tool_arguments``, the SDK's slot for them): the function receives
+    the values judged, never a second validation's (a validator answering otherwise on each call); a validation
+    that raises is returned as the exception (refused: the next one might not raise)."""
     prepare = getattr(getattr(tool, "on_invoke_tool", None), "prepare_arguments", None)
     if not callable(prepare):
-        return call
+        return call, None
     try:
         prepared = prepare(raw, call.name)
         if prepared is not None and not prepared.unchanged and not (prepared.args or prepared.kwargs) \
                 and callable(prepared.owner):  # not inspected before approval (validators): as the call will
             prepared = prepared.owner(raw, call.name)
-    except Exception:  # noqa: BLE001 - the SDK refuses these arguments itself (ModelBehaviorError)
-        return call
+    except Exception as exc:  # noqa: BLE001 - the SDK refuses these arguments itself (ModelBehaviorError)
+        return exc, None
     if prepared is None or prepared.unchanged:
-        return call
+        return call, prepared
     names = list((getattr(tool, "params_json_schema", None) or {}).get("properties") or {})
     args, kwargs = list(prepared.args), dict(prepared.kwargs)
     if len(args) > len(names) or any(k in names[:len(args)] or k not in names for k in kwargs):
-        return Unreadable(call.name, raw, "the SDK's validated arguments cannot be named (variadic parameters)")
-    return ToolCall(call.name, plain({**dict(zip(names, args)), **kwargs}), call.call_id)
+        return Unreadable(call.name, raw, "the SDK's validated arguments cannot be named (variadic parameters)"), None
+    return ToolCall(call.name, plain({**dict(zip(names, args)), **kwargs}), call.call_id), prepared
 
 
 def _tool_of(data: Any, name: str) -> Any:
@@ -186,8 +193,7 @@ class AgentsGuard:
     ``strategy``: the enforcement strategy (an :class:`~agentguard.core.enforcement.Enforcement` or a
     name such as ``"CRP+TEH"``); None uses the deciding guard's own or the default. ``approve(verdict,
     call)``: answers ESCALATEs instead of the SDK's interruption flow. ``audit``: an audit sink.
-    ``pipeline``: use this Pipeline (its guard, strategy, audit) instead of building one.
-    """
+    ``pipeline``: use this Pipeline (its guard, strategy, audit) instead of building one."""
 
     def __init__(
         self,
@@ -313,6 +319,7 @@ class AgentsGuard:
     def _run(self, wrapper: Any) -> tuple[str, dict[str, Any]]:
         facts = as_facts(getattr(wrapper, "context", None))
         named = facts.pop("run_id", None)  # names the run; not a fact (Pipeline.run takes it as the id)
+        facts = {k: v for k, v in facts.items() if k not in ("audit_kind", "refuse")}  # adecide's own keywords
         tid = _run_key()
         run = str(named or tid)
         if self._joined and tid != "default":
@@ -416,9 +423,15 @@ class AgentsGuard:
         tc = data.context
         raw = tc.tool_arguments or ""
         run, facts = self._run(tc)
-        proposal = tool_call_of(tc.tool_name, raw, tc.tool_call_id or "")
-        if not isinstance(proposal, Unreadable):  # judged as the function will receive it
-            proposal = _reading(_tool_of(data, tc.tool_name), raw, proposal)
+        proposal: Any = tool_call_of(tc.tool_name, raw, tc.tool_call_id or "")
+        prepared = None
+        if not isinstance(proposal, Unreadable):  # judged as the function will receive it (and it receives that)
+            given, (proposal, prepared) = proposal, _prepared(_tool_of(data, tc.tool_name), raw, proposal)
+            if isinstance(proposal, BaseException):  # the SDK's validation refused: refused (a retry might not)
+                self.pipeline.take(run, given)
+                why = f"the tool's own validation refused the arguments ({type(proposal).__name__}: {proposal})"
+                return self._refuse(await self.pipeline.adecide(run, given, refuse=Verdict(
+                    Decision.REJECT, why[:500], "agentguard"), **facts), given)
         if isinstance(proposal, Unreadable):  # arguments no strict reader agrees on: refused, never guessed
             self.pipeline.take(run, ToolCall(tc.tool_name, _parse_args(raw), tc.tool_call_id or ""))  # drop
             return self._refuse(await self.pipeline.adecide(run, proposal, **facts),
@@ -440,6 +453,8 @@ class AgentsGuard:
         if todo is not None and todo.name == call.name and call_key(todo) == call_key(call):
             with self._lock:
                 self._ran[(run, call_key(call))].append(out)
+            if prepared is not None and hasattr(tc, "_function_tool_arguments"):
+                tc._function_tool_arguments = prepared  # the function receives the values judged
             return ToolGuardrailFunctionOutput.allow(output_info=info)
         return self._refuse(out, call)
 

@@ -230,3 +230,17 @@ def dump(result: RunResult) -> str:  # pragma: no cover - debugging aid
 
 #: the variants the one-path tests drive (tests/integrations/test_one_path.py)
 DRIVERS = drivers()
+
+
+def listed(relay, msg) -> None:
+    """As if the client had listed the tool it calls (an object schema, no constraints): the relay forwards
+    only listed tools (the listing round itself is tested in tests/integrations/mcp/test_relay_redteam.py)."""
+    if isinstance(msg, bytes):
+        try:
+            msg = json.loads(msg)
+        except ValueError:
+            return
+    params = msg.get("params") if isinstance(msg, dict) and msg.get("method") == "tools/call" else None
+    name = params.get("name") if isinstance(params, dict) else None
+    if isinstance(name, str):
+        relay.tools.learn({"tools": [{"name": name, "inputSchema": {"type": "object"}}]})

@@ -177,3 +177,24 @@ def test_mcp_inspector_cli_drives_the_proxy_with_guards_option(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout[out.stdout.index("{"):])
     assert result["isError"] is True and "agentguard refused tool call delete_note" in result["content"][0]["text"]
+
+
+def test_a_resource_uri_is_judged_in_one_spelling(tmp_path):
+    """Red team (pass 3): the guard read the URI's spelling; ``notes://note/%73ecret.txt`` (an escaped
+    unreserved letter) is the same resource to the upstream. The proxy judges and reads the canonical URI
+    (and refuses one with no single reading, through the Pipeline)."""
+    (tmp_path / "secret.txt").write_text("s3cret")
+    guard = ToolRuleGuard(arguments=[{"tool": "resources/read", "arg": "uri", "forbid": r"secret"}])
+
+    async def main():
+        async with GuardProxy(guard, [up(tmp_path)]) as proxy, Client(proxy.server) as c:
+            out = []
+            for uri in ("notes://note/%73ecret.txt", "notes://note/x/../secret.txt", "notes://note//secret.txt"):
+                try:
+                    out.append(await c.read_resource(uri))
+                except Exception as exc:  # noqa: BLE001
+                    out.append(str(exc))
+            return out
+
+    got = asyncio.run(main())
+    assert all(isinstance(g, str) and "agentguard refused" in g for g in got), got

@@ -14,7 +14,7 @@ pytest.importorskip("mcp")
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-from agentguard import BaseGuard, Decision, GuardStack, Verdict, read_traces  # noqa: E402
+from agentguard import BaseGuard, Decision, GuardStack, ToolCall, Verdict, read_traces  # noqa: E402
 from agentguard.core.errors import InputError  # noqa: E402
 from agentguard.integrations.mcp.proxy import GuardProxy, Upstream, parse_upstream  # noqa: E402
 from agentguard.integrations.recording import TraceRecorder  # noqa: E402
@@ -339,3 +339,62 @@ def test_arguments_the_upstream_would_coerce_are_refused_before_the_guard(tmp_pa
     assert [r.is_error for r in got] == [True, True, True, False]
     assert "inputSchema" in texts(got[0])
     assert (tmp_path / "ledger.txt").read_text() == "12 bob\n"
+
+
+def test_refusals_before_the_guard_are_pipeline_decisions_and_unlisted_tools_are_refused(tmp_path):
+    """Red team (pass 3): a schema refusal was answered without a Pipeline decision (no audit record, not in
+    the run); a tool name the upstreams do not list (a confusable spelling, a tool added or removed since the
+    proxy listed) is listed again and refused when still unknown, never forwarded unchecked."""
+    from agentguard.core.pipeline import Pipeline  # noqa: F401 - the proxy's own
+
+    records = []
+
+    class Sink:
+        def write(self, rec):
+            records.append(rec)
+
+    guard = ToolRuleGuard(allow=["*"])
+
+    async def main():
+        async with GuardProxy(guard, [upstream(tmp_path)]) as proxy:
+            proxy.pipeline.audit = Sink()
+            proxy._schemas.pop("transfer_funds")  # as if listed before the tool was added
+            async with Client(proxy.server) as client:
+                return [await client.call_tool("transfer_funds", {"amount": "5000", "to": "bob"}),
+                        await client.call_tool("transfеr_funds", {"amount": 1, "to": "bob"}),  # Cyrillic e
+                        await client.call_tool("transfer_funds", {"amount": 3, "to": "bob"})]
+
+    got = asyncio.run(main())
+    assert [r.is_error for r in got] == [True, True, False]
+    assert "inputSchema" in texts(got[0]) and "tools/list" in texts(got[1])
+    assert [(r.decision, r.guard) for r in records][:2] == [("REJECT", "mcp-proxy"), ("REJECT", "mcp-proxy")]
+    assert records[2].decision == "ALLOW"
+    assert (tmp_path / "ledger.txt").read_text() == "3 bob\n"
+
+
+def test_a_cancelled_decision_is_refused_through_the_pipeline(tmp_path):
+    """Red team (pass 3): a request cancelled while its approval was pending (the client's
+    ``notifications/cancelled`` cancels the SDK handler) left no decision in the audit: it is now a refusal
+    through the Pipeline (the ask answered "no")."""
+    records = []
+
+    class Sink:
+        def write(self, rec):
+            records.append(rec)
+
+    async def never(verdict, call):
+        await asyncio.sleep(3600)
+
+    proxy = GuardProxy(ToolRuleGuard(allow=["*"], escalate=["transfer_*"]), [upstream(tmp_path)], approve=never)
+    proxy.pipeline.audit = Sink()
+
+    async def main():
+        task = asyncio.ensure_future(proxy._decide(None, ToolCall("transfer_funds", {"amount": 1}, "1")))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert [(r.kind, r.decision) for r in records] == [("check", "ESCALATE"), ("check", "REJECT")]
+    assert "cancelled" in records[-1].reason

@@ -18,6 +18,8 @@ pytest.importorskip("mcp")
 from agentguard.core import BaseGuard, Decision, GuardStack, ToolCall, Verdict  # noqa: E402
 from agentguard.integrations.mcp.decide import inline_safe  # noqa: E402
 from agentguard.integrations.mcp.relay import StdioRelay  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/integrations: the drivers package
+from drivers.mcp import listed  # noqa: E402
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
@@ -49,6 +51,7 @@ class Wire:
         return self.relay.pipeline.run(self.relay.run_id).context.trace.steps
 
     def send(self, msg) -> None:
+        listed(self.relay, msg)
         self.relay.client_line(line(msg) if isinstance(msg, (dict, list)) else msg)
 
     async def settle(self) -> None:

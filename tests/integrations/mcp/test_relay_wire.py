@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import io
 import json
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +25,9 @@ from hypothesis import strategies as st  # noqa: E402
 
 from agentguard.core import Context, ToolCall  # noqa: E402
 from agentguard.integrations.mcp.relay import StdioRelay  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/integrations: the drivers package
+from drivers.mcp import listed  # noqa: E402
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
 
@@ -63,6 +68,7 @@ def test_a_call_hidden_between_carriage_returns_never_reaches_the_upstream(carri
     the SDK's universal-newline reader, the middle one a ``tools/call`` of a refused tool. Fixed by the rule
     that the relay forwards only its own serialisation of what it read (ASCII, no line break inside)."""
     w = Wire(ToolRuleGuard(allow=["read_*"]))
+    listed(w.relay, {"method": "tools/call", "params": {"name": "read_file"}})
     w.relay.client_line(carrier % SMUGGLED)
     calls = [m for m in upstream_reads(w.upstream) if m.get("method") == "tools/call"]
     assert all(c["params"]["name"] == "read_file" for c in calls), calls
@@ -117,6 +123,7 @@ def client_messages(draw):
 def test_property_upstream_reads_exactly_what_the_relay_judged(msg, ws):
     guard = ToolRuleGuard(allow=["read_file"])
     w = Wire(guard)
+    listed(w.relay, msg)
     w.relay.client_line(_spaced(msg, ws).encode() + b"\n")
     seen = upstream_reads(w.upstream)
     assert len(seen) == len(w.upstream)  # one forwarded line, one message upstream
@@ -142,6 +149,8 @@ def test_a_cancelled_request_never_runs_even_if_approved_later():
     import asyncio
 
     w = Wire(Slow(allow=["*"], escalate=["transfer_*"]))
+    for name in ("transfer_funds", "read_file"):
+        listed(w.relay, {"method": "tools/call", "params": {"name": name}})
     dump = lambda m: json.dumps(m).encode() + b"\n"  # noqa: E731
 
     async def go():

@@ -12,7 +12,7 @@ from ...core.errors import InputError, require
 from ...core.guard import Guard
 from ...core.pipeline import RESERVED_KEYS, Pipeline, RunState, call_key
 from ...core.runs import RunEvicted
-from ...core.types import Context, Decision, ToolCall
+from ...core.types import Context, Decision, ToolCall, Verdict
 from ..recording import TraceRecorder
 from ..common import as_facts, plain, refusal_message
 from .hitl import APPROVER, Human, hitl_decision, hitl_request
@@ -113,6 +113,35 @@ def _reading(tool: Any, call: ToolCall) -> ToolCall:
     # over it); one LangChain adds (the call id) is not the model's
     return ToolCall(call.name, {k: plain(v) for k, v in got.items() if k in call.arguments or k not in injected},
                     call.call_id)
+
+
+def _pinned(tool: Any, args: dict[str, Any], judged: ToolCall) -> Any:
+    """``tool`` reading ``args`` as exactly ``judged``, or None when its validation now reads them otherwise.
+
+    LangChain validates a call's arguments again when the tool runs (``_parse_input``): a validator answering
+    otherwise on each call (or failing once) would run a value nobody judged. The arguments are validated once
+    more here and compared with the judged call; the tool that runs is a copy whose ``_parse_input`` returns
+    that validated value (the injected arguments, which the tool node adds, are still read by the tool's own)."""
+    parse = getattr(tool, "_parse_input", None)
+    if not callable(parse):
+        return tool
+    injected = frozenset(getattr(tool, "_injected_args_keys", ()) or ())
+    try:
+        reader = tool.model_copy(update={"args_schema": tool.tool_call_schema}) if injected else tool
+        got = reader._parse_input(copy.deepcopy(dict(args)), judged.call_id or None)
+    except Exception:  # noqa: BLE001 - it refuses now: it does not run
+        return None
+    if not isinstance(got, dict) or call_key(ToolCall(judged.name, {
+            k: plain(v) for k, v in got.items() if k in args or k not in injected}, judged.call_id)) != call_key(judged):
+        return None
+
+    def fixed(tool_input: Any, tool_call_id: str | None) -> Any:
+        base = parse(tool_input, tool_call_id) if injected else {}
+        return {**{k: v for k, v in base.items() if k in injected}, **copy.deepcopy(got)}
+
+    clone = tool.model_copy()
+    object.__setattr__(clone, "_parse_input", fixed)
+    return clone
 
 
 def _refusal_text(out: Outcome, call: ToolCall) -> str:
@@ -347,6 +376,11 @@ class AgentGuardMiddleware(AgentMiddleware):
         self._unhold(st, out)
         return Human(hitl_decision(answer), out, call)
 
+    def _refused(self, out: Outcome, call: ToolCall, why: str) -> Outcome:
+        """A call refused after its decision (it would not run as decided): a Pipeline decision too (audited)."""
+        return self.pipeline.decide(out.run_id or call.call_id, call, refuse=Verdict(
+            Decision.REJECT, f"{call.name}: {why}", "agentguard"))
+
     def _apply(self, request: Any, call: ToolCall, out: Outcome, sources: dict[str, dict[str, Any]],
                human: Human | None = None) -> tuple[Any, Any]:
         """``(request to run, None)`` when the outcome runs a call of this tool, else ``(None, what the
@@ -360,12 +394,14 @@ class AgentGuardMiddleware(AgentMiddleware):
             if args is None:  # the guard's own arguments (a MODIFY): they must read as themselves
                 args = dict(c.arguments)
                 if call_key(_reading(getattr(request, "tool", None), c)) != call_key(c):
-                    c = None
-                    out = replace(out, execute=False, action=None, message=(
-                        f"the guard's arguments for {call.name} are not what the tool would receive"))
+                    c, out = None, self._refused(out, call, "the guard's arguments are not what the tool would receive")
+            pinned = _pinned(getattr(request, "tool", None), args, c) if c is not None else None
+            if c is not None and pinned is None:  # the tool's validation reads the judged arguments otherwise now
+                c, out = None, self._refused(out, call, "its arguments no longer read as the call the guard judged")
             if c is not None:
                 tc = request.tool_call
-                run = request.override(tool_call={**tc, "args": copy.deepcopy(args), "id": tc.get("id") or ""})
+                run = request.override(tool_call={**tc, "args": copy.deepcopy(args), "id": tc.get("id") or ""},
+                                       **({"tool": pinned} if pinned is not None and pinned is not request.tool else {}))
                 return run, None
         if c is not None:  # a RECOVER whose fallback is another tool: it cannot run in this tool node
             out = replace(out, execute=False, action=None, extra={**out.extra, "not_here": c.name},

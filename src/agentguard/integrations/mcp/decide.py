@@ -34,14 +34,15 @@ import inspect
 import json
 import secrets
 import time
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Mapping
 
 from ...core.enforcement import Enforcement, Outcome
 from ...core.guard import Guard, GuardStack, declares_inline_safe
 from ...core.pipeline import RESERVED_KEYS, Pipeline, approval_request
 from ...core.types import Context, Decision, ToolCall, Verdict
 
-__all__ = ["ApprovalRounds", "Approve", "Ask", "gate", "inline_safe", "make_pipeline", "refusal_text", "schema_refusal"]
+__all__ = ["ApprovalRounds", "Approve", "Ask", "call_refusal", "gate", "inline_safe", "make_pipeline", "refusal_text",
+           "refused_before", "schema_refusal"]
 
 #: ``_meta`` key of per-run facts a client may send, and the input-request key of our approval round
 #: (2026-07-28 protocol), the same on both proxy paths
@@ -54,7 +55,7 @@ Approve = Callable[[Verdict, ToolCall], "bool | Awaitable[bool]"]
 Ask = Callable[[Outcome], Awaitable[Any]]
 
 #: facts never taken from a request: the Pipeline's own keys, and ``decide``'s keyword names
-_NOT_FACTS = RESERVED_KEYS | {"kind", "run", "proposal"}
+_NOT_FACTS = RESERVED_KEYS | {"audit_kind", "kind", "proposal", "refuse", "run"}
 
 
 def make_pipeline(guard: Guard, *, strategy: Enforcement | str | None = None, recorder: Any = None,
@@ -141,6 +142,25 @@ def schema_refusal(schema: Any, arguments: dict[str, Any]) -> str | None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "arguments"
     return f"{where}: {error.message[:200]}"
+
+
+def call_refusal(schemas: Mapping[str, Any], name: str, arguments: dict[str, Any]) -> str | None:
+    """Why a ``tools/call`` of ``name`` cannot be forwarded as the guard read it (None when it can): the tool
+    must be one the upstream listed (exactly that name: an unlisted name, a confusable spelling or a stale
+    listing is refused, never forwarded unchecked), listed with an ``inputSchema`` (MCP requires one), and
+    the arguments must have that schema's types (:func:`schema_refusal`)."""
+    if name not in schemas:
+        return f"tool {name[:80]!r} is not in the upstream's tools/list"
+    schema = schemas[name]
+    if not isinstance(schema, dict):
+        return f"tool {name[:80]!r} was listed without an inputSchema object"
+    why = schema_refusal(schema, arguments)
+    return None if why is None else f"the arguments do not have the types its inputSchema declares ({why})"
+
+
+def refused_before(reason: str) -> Verdict:
+    """The verdict of a request the proxy refuses before its guard (decided through the Pipeline's ``refuse``)."""
+    return Verdict(Decision.REJECT, reason, "mcp-proxy")
 
 
 def refusal_text(out: Outcome, call: ToolCall | None = None) -> str:

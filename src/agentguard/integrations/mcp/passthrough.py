@@ -17,6 +17,7 @@ import mcp_types as types
 from ...core.enforcement import Outcome
 from ...core.types import ToolCall
 from .decide import refusal_text
+from .wire import canonical_uri
 
 __all__ = ["PassThrough"]
 
@@ -32,6 +33,9 @@ class PassThrough:
     _resource_routes: dict[str, str]
 
     async def _decide(self, ctx: Any, call: ToolCall, params: Any = None) -> tuple[str, Any]:
+        raise NotImplementedError  # pragma: no cover - provided by GuardProxy
+
+    async def _refuse(self, ctx: Any, call: ToolCall, reason: str) -> Any:
         raise NotImplementedError  # pragma: no cover - provided by GuardProxy
 
     # -- prompts and resources (passed through; gets and reads guarded) ------------------------------
@@ -102,7 +106,12 @@ class PassThrough:
         return await self.clients[route[0]].get_prompt(route[1], dict(params.arguments or {}) or None)
 
     async def _on_read_resource(self, ctx: Any, params: Any) -> Any:
-        uri = str(params.uri)
+        uri = canonical_uri(str(params.uri)) or ""  # judged and read in one spelling (see canonical_uri)
+        if not uri:
+            from mcp.shared.exceptions import MCPError
+
+            res = await self._refuse(ctx, ToolCall("resources/read", {"uri": str(params.uri)}), "the URI has no single reading")
+            raise MCPError(code=-32602, message=res.content[0].text)
         call = ToolCall("resources/read", {"uri": uri})
         refused = await self._gate(ctx, call, params)
         if isinstance(refused, Exception):

@@ -65,7 +65,7 @@ from ...core.telemetry import parent_from
 from ...core.types import Context, Decision, ToolCall
 from ..recording import TraceRecorder
 from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, approval_message, approval_meta,
-                     facts_of, gate, make_pipeline, refusal_text, schema_refusal)
+                     call_refusal, facts_of, gate, make_pipeline, refusal_text, refused_before)
 from .passthrough import PassThrough
 from .upstream import Upstream, parse_upstream
 
@@ -257,6 +257,7 @@ class GuardProxy(PassThrough):
     async def _collect_tools(self) -> list[types.Tool]:
         out: list[types.Tool] = []
         routes: dict[str, tuple[str, str]] = {}
+        schemas: dict[str, Any] = {}
         for u in self.upstreams:
             for t in await self._upstream_tools(u.name):
                 exposed = f"{u.name}__{t.name}" if self.prefix else t.name
@@ -266,9 +267,9 @@ class GuardProxy(PassThrough):
                         "use prefixed names"
                     )
                 routes[exposed] = (u.name, t.name)
-                self._schemas[exposed] = t.input_schema
+                schemas[exposed] = t.input_schema
                 out.append(t.model_copy(update={"name": exposed}) if exposed != t.name else t)
-        self._routes = routes
+        self._routes, self._schemas = routes, schemas  # a tool no longer listed is no longer forwarded
         return out
 
     async def _on_list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
@@ -332,17 +333,45 @@ class GuardProxy(PassThrough):
         """``(run, outcome)`` of a guarded request (or the protocol object asking the client)."""
         run = self._run(ctx)
         facts = facts_of(getattr(ctx, "meta", None))
-        with parent_from(getattr(ctx, "meta", None)):  # the client's trace context (``_meta.traceparent``)
-            out = await gate(self.pipeline, run, call, facts, approve=self.approve,
-                             ask=lambda o: self._elicit(ctx, o, run, params))
+        asked: list[Outcome] = []
+
+        def ask(o: Outcome) -> Any:
+            asked.append(o)
+            return self._elicit(ctx, o, run, params)
+
+        try:
+            with parent_from(getattr(ctx, "meta", None)):  # the client's trace context (``_meta.traceparent``)
+                out = await gate(self.pipeline, run, call, facts, approve=self.approve, ask=ask)
+        except BaseException as exc:  # cancelled (the client's notifications/cancelled, a closed connection)
+            if isinstance(exc, Exception):
+                raise
+            import anyio
+
+            why = "the request was cancelled before it was decided"
+            with anyio.CancelScope(shield=True):  # the refusal is still decided and audited
+                refused = await (self.pipeline.aresolve(asked[-1], False, approver=f"nobody: {why}") if asked
+                                 else self.pipeline.adecide(run, call, refuse=refused_before(why)))
+                self.pipeline.record(refused, observation=refusal_text(refused, call))
+            raise
         return run, out
+
+    async def _refuse(self, ctx: Any, call: ToolCall, reason: str) -> types.CallToolResult:
+        """A call refused before the guard, decided through the Pipeline (audited, recorded in the run)."""
+        out = await self.pipeline.adecide(self._run(ctx), call, refuse=refused_before(reason))
+        text = refusal_text(out, call)
+        self.pipeline.record(out, observation=text)
+        return _error_result(text)
 
     async def _on_call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
         call = ToolCall(params.name, dict(params.arguments or {}), str(getattr(ctx, "request_id", "") or ""))
-        why = schema_refusal(self._schemas.get(call.name), dict(call.arguments))
-        if why is not None:  # the upstream would read these arguments otherwise than the guard (see schema_refusal)
-            return _error_result(f"agentguard refused tool call {call.name}: its arguments do not have the types "
-                                 f"its inputSchema declares ({why})")
+        if call.name not in self._schemas:  # not listed yet (or since): list again, then check (fail closed)
+            try:
+                await self._collect_tools()
+            except Exception as exc:  # noqa: BLE001 - no listing, no call
+                return await self._refuse(ctx, call, f"the upstreams' tools/list was not read ({type(exc).__name__})")
+        why = call_refusal(self._schemas, call.name, dict(call.arguments))
+        if why is not None:  # the upstream would run something the guard did not read (see call_refusal)
+            return await self._refuse(ctx, call, f"the upstream would not read this call as the guard did: {why}")
         _, out = await self._decide(ctx, call, params)
         if not isinstance(out, Outcome):  # the input_required round asking the client
             return out

@@ -19,14 +19,20 @@ JSON-RPC (spec "Transports"), so the relay works on lines:
   request for any other method is answered "Method not found" (an unknown method could act past the
   guard: fail closed). Responses the client sends (to the upstream's sampling, elicitation and roots
   requests) go to the upstream;
-- a ``tools/call`` whose arguments do not have the types the tool's listed ``inputSchema`` declares
-  (:func:`~.decide.schema_refusal`: a JSON string where a list is declared, ``"5000"`` for an integer) is
-  answered "Invalid params": the upstream's validation would turn them into values the guard never read.
-  The schemas are those of the upstream's ``tools/list`` answers the relay has passed on (forgotten at a
-  ``tools/list_changed`` notification); a tool not listed yet is not checked;
+- a ``tools/call`` is forwarded only for a tool the upstream listed, with arguments of the types its
+  ``inputSchema`` declares (:func:`~.decide.call_refusal`: a JSON string where a list is declared, ``"5000"``
+  for an integer, an unlisted or confusable name would be read otherwise upstream). The schemas are those of
+  the upstream's ``tools/list`` answers (:class:`~.listing.ToolListing`: forgotten at ``tools/list_changed``);
+  a call of a tool not listed yet makes the relay list the tools itself first, and refuses when that fails
+  or times out. Malformed params (``arguments`` that is not an object), a request id in use or reserved, and
+  these refusals are decided through the Pipeline (``refuse``: audited, recorded in the run), answered
+  "Invalid params";
 - a client's ``notifications/cancelled`` for a request still being decided (a slow guard, a human being
-  asked) cancels that decision: the call never runs, and the cancellation is not relayed (the upstream
-  never saw the request);
+  asked) cancels that decision: the call never runs, the cancellation is not relayed (the upstream never
+  saw the request), and the refusal is decided through the Pipeline (an ask answered "no"), as is every
+  decision the connection's end cuts short;
+- a ``tool_use`` block anywhere in a client message (a sampling result: the upstream runs that tool itself)
+  is decided as a call; the message goes on only when each runs as proposed, else the refusal answers;
 - every upstream line (responses, logging and ``list_changed`` notifications, progress, the upstream's
   own requests) goes to the client unchanged, before anything else is done with it; a guarded call's
   answer is then parsed once to record its result in the run's trace.
@@ -53,18 +59,21 @@ import contextlib
 import json
 import signal
 import secrets
-import threading
 from typing import Any, Callable
 
 from ...core.enforcement import Enforcement, Outcome
 from ...core.guard import Guard
-from ...core.pipeline import Pipeline
+from ...core.pipeline import Pipeline, call_key
 from ...core.strict_json import StrictJSONError, loads_strict
 from ...core.telemetry import parent_from
 from ...core.types import Context, Decision, ToolCall, Verdict
 from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, approval_message, approval_meta,
-                     facts_of, gate, inline_safe, make_pipeline, refusal_text, schema_refusal)
+                     call_refusal, facts_of, gate, inline_safe, make_pipeline, refusal_text, refused_before)
+from .listing import ToolListing
 from .strict import refusal_for
+from .wire import OWN_ID_PREFIX, VERSION_META_KEY, as_call as _as_call, dump as _dump, key as _key
+from .wire import as_read, pipe_reader, tool_uses
+from .wire import meta_of as _meta, modern as _modern, result_text as _result_text, wire as _wire
 
 __all__ = ["CLIENT_NOTIFICATIONS", "FORWARDED_METHODS", "GUARDED_METHODS", "StdioRelay", "pipe_reader", "serve_stdio_relay"]
 
@@ -80,69 +89,11 @@ CLIENT_NOTIFICATIONS = frozenset({
     "notifications/cancelled", "notifications/initialized", "notifications/progress",
     "notifications/roots/list_changed",
 })
-VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"
-MODERN_VERSIONS = ("2026-07-28",)
-LINE_LIMIT = 1 << 26
+#: seconds the relay waits for the upstream's answer to its own ``tools/list`` before refusing the call
+LIST_TIMEOUT_S = 30.0
 
 Sink = Callable[[bytes], None]
-
-
-def _key(rid: Any) -> str:
-    """A request id as a dict key (1 and "1" are different ids)."""
-    return f"{type(rid).__name__}:{rid}"
-
-
-def _dump(msg: Any) -> bytes:
-    return json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
-
-
-def _wire(msg: Any) -> bytes:
-    """What the relay writes upstream for a client message it read: its own serialisation of exactly that
-    message, ASCII (every non-ASCII character escaped), so the only line break is the final ``\\n``.
-
-    Never the client's bytes: JSON allows ``\\r`` as whitespace between tokens, and the MCP SDK's stdio
-    server reads its stdin in universal-newline mode (a lone ``\\r`` ends a line), so one message the relay
-    read (a ``ping`` whose params hold ``\\r{...tools/call...}\\r``) was three lines upstream, one an
-    unguarded call. Any other reader's line breaks (``\\x85``, U+2028) are escaped the same way."""
-    return json.dumps(msg, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode() + b"\n"
-
-
-def _result_text(result: Any) -> str:
-    if not isinstance(result, dict):
-        return ""
-    parts = []
-    for c in result.get("content") or []:
-        t = c.get("text") if isinstance(c, dict) else None
-        parts.append(t if isinstance(t, str) else f"<{c.get('type', 'content') if isinstance(c, dict) else 'content'}>")
-    return "\n".join(parts)
-
-
-def _meta(msg: dict) -> dict:
-    params = msg.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return meta if isinstance(meta, dict) else {}
-
-
-def _modern(msg: dict) -> bool:
-    """A request of the 2026-07-28 (stateless) protocol: its version rides in ``_meta``."""
-    return _meta(msg).get(VERSION_META_KEY) in MODERN_VERSIONS
-
-
-def _as_call(method: str, params: dict, rid: Any) -> ToolCall | None:
-    """The guarded request as the call the guard sees (as GuardProxy builds it), or None if malformed."""
-    if method == "tools/call":
-        name, args = params.get("name"), params.get("arguments") or {}
-        if not isinstance(name, str) or not isinstance(args, dict):
-            return None
-        return ToolCall(name, dict(args), str(rid))
-    if method == "prompts/get":
-        name, args = params.get("name"), params.get("arguments") or {}
-        if not isinstance(name, str) or not isinstance(args, dict):
-            return None
-        return ToolCall("prompts/get", {"name": name, "arguments": dict(args)})
-    uri = params.get("uri")
-    return ToolCall("resources/read", {"uri": uri}) if isinstance(uri, str) else None
 
 
 class StdioRelay:
@@ -172,8 +123,10 @@ class StdioRelay:
         self._asks: dict[str, asyncio.Future] = {}            # our elicitations, by id
         self._tasks: set[asyncio.Task] = set()
         self._deciding: dict[str, set[asyncio.Task]] = {}   # decisions still pending, by request id
-        self._listing: set[str] = set()                      # forwarded tools/list requests, by id
-        self._schemas: dict[str, Any] = {}                   # each listed tool's inputSchema
+        self.tools = ToolListing(to_upstream, LIST_TIMEOUT_S)  # the listed tools' schemas (calls are checked)
+        self._open: set[str] = set()                         # forwarded requests the upstream has not answered
+        self._asked: dict[str, Outcome] = {}                 # asks pending a human, by request id
+        self._cancelled: set[str] = set()                    # requests the client cancelled while being decided
         self._client_caps: Any = None        # the capabilities of a handshake-era client's initialize
         self._rounds = ApprovalRounds()     # approval rounds of the 2026-07-28 protocol
 
@@ -193,6 +146,43 @@ class StdioRelay:
             self._error(None, -32600, "agentguard refused the message: not a single JSON-RPC message")
             return
         line = _wire(msg)  # from here on, the bytes forwarded are the message read (see _wire)
+        if b'"tool_use"' in line and not (msg.get("method") is None and _key(msg.get("id")) in self._asks):
+            self._sampled(msg, tool_uses(msg))
+            return
+        self._route(msg, line)
+
+    def _sampled(self, msg: dict, uses: list[ToolCall] | None) -> None:
+        """A client message with ``tool_use`` blocks (:func:`~.wire.tool_uses`: tools the upstream runs for a
+        sampling result): each is decided as a call of its own, and the message goes on only when every one
+        runs as proposed; else the upstream's request (or the client's) is answered with the refusal."""
+        if uses is None:
+            call = ToolCall("tool_use", {})
+            self._block(msg, self.pipeline.decide(self.run_id, call, refuse=refused_before(
+                "a tool_use block without a string name and an object input")), call)
+        elif uses:
+            self._spawn(self._uses(msg, uses), f"{OWN_ID_PREFIX}uses-{secrets.token_hex(8)}", uses[0])
+        else:
+            self._route(msg, _wire(msg))
+
+    async def _uses(self, msg: dict, uses: list[ToolCall]) -> None:
+        for use in uses:
+            out = await gate(self.pipeline, self.run_id, use, {}, approve=self.approve)
+            if not isinstance(out, Outcome) or out.call is None or call_key(out.call) != call_key(use):
+                self._block(msg, out, use)
+                return
+            self.pipeline.record(out)
+        self._route(msg, _wire(msg))
+
+    def _block(self, msg: dict, out: Any, call: ToolCall) -> None:
+        text = refusal_text(out, call) if isinstance(out, Outcome) else f"agentguard refused tool_use {call.name}"
+        if isinstance(out, Outcome):
+            self.pipeline.record(out, observation=text)
+        if msg.get("method") is None:  # a result for the upstream's request: it gets the refusal instead
+            self._to_upstream(_wire({"jsonrpc": "2.0", "id": msg.get("id"), "error": {"code": -32600, "message": text}}))
+        elif "id" in msg:
+            self._error(msg["id"], -32602, text)
+
+    def _route(self, msg: dict, line: bytes) -> None:
         method, rid = msg.get("method"), msg.get("id")
         if method is None:  # a response: to one of our elicitations, else to the upstream's own request
             fut = self._asks.pop(_key(rid), None)
@@ -210,6 +200,8 @@ class StdioRelay:
             return
         if not isinstance(rid, (str, int)) or isinstance(rid, bool):
             self._error(None, -32600, "agentguard refused the message: a request id must be a string or an integer")
+        elif self._in_flight(rid):  # its answer would be taken for another request's (MCP: ids are never reused)
+            self._error(None, -32600, f"agentguard refused the message: request id {str(rid)[:40]!r} is in use")
         elif method in GUARDED_METHODS:
             self._guarded(msg, line)
         elif method in FORWARDED_METHODS:
@@ -217,7 +209,8 @@ class StdioRelay:
                 params = msg.get("params")
                 self._client_caps = params.get("capabilities") if isinstance(params, dict) else None
             elif method == "tools/list":
-                self._listing.add(_key(rid))
+                self.tools.asked(rid)
+            self._open.add(_key(rid))
             self._to_upstream(line)
         else:
             self._error(rid, -32601, f"Method not found: the agentguard proxy does not relay {str(method)[:80]!r}")
@@ -225,34 +218,63 @@ class StdioRelay:
     def _error(self, rid: Any, code: int, message: str) -> None:
         self._to_client(_dump({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}))
 
+    def _in_flight(self, rid: Any) -> bool:
+        k = _key(rid)
+        return (isinstance(rid, str) and rid.startswith(OWN_ID_PREFIX)) or k in self._open or k in self._pending \
+            or k in self._deciding
+
+    def _refuse(self, msg: dict, call: ToolCall, reason: str) -> None:
+        """A request refused before its guard, decided through the Pipeline (``refuse``: enforced, audited,
+        recorded in the run like any refusal), answered "Invalid params"."""
+        out = self.pipeline.decide(self.run_id, call, refuse=refused_before(reason))
+        text = refusal_text(out, call)
+        self.pipeline.record(out, observation=text)
+        self._error(msg["id"], -32602, text)
+
     def _guarded(self, msg: dict, line: bytes) -> None:
-        raw = msg.get("params")
-        params: dict = raw if isinstance(raw, dict) else {}
+        params = msg.get("params")
         call = _as_call(msg["method"], params, msg["id"])
-        if call is None:
-            self._error(msg["id"], -32602, f"agentguard refused the message: invalid params for {msg['method']}")
+        if isinstance(call, str):
+            name = params.get("name") if isinstance(params, dict) else None
+            self._refuse(msg, ToolCall(name[:200] if isinstance(name, str) and name else msg["method"], {}, str(msg["id"])),
+                         f"invalid params for {msg['method']}: {call}")
+        elif msg["method"] == "tools/call" and call.name not in self.tools.schemas:  # list first (fail closed)
+            self._spawn(self._list_then(msg, line, call), msg["id"], call)
+        else:
+            self._judge(*as_read(msg, line, call), call)
+
+    async def _list_then(self, msg: dict, line: bytes, call: ToolCall) -> None:
+        """A call of a tool not (or no longer) listed: the relay lists the upstream's tools itself, then judges."""
+        try:
+            meta = _meta(msg)
+            await self.tools.refresh({k: meta[k] for k in (VERSION_META_KEY, CAPABILITIES_META_KEY) if k in meta})
+        except Exception as exc:  # noqa: BLE001 - no listing, no call
+            self._refuse(msg, call, f"the upstream's tools/list was not read ({type(exc).__name__}: {exc})"[:300])
             return
-        why = (schema_refusal(self._schemas.get(call.name), dict(call.arguments)) if msg["method"] == "tools/call"
-               else None)
-        if why is not None:  # the upstream would read these arguments otherwise than the guard (see schema_refusal)
-            self._error(msg["id"], -32602, f"agentguard refused the message: the arguments of {call.name[:80]} "
-                                           f"do not have the types its inputSchema declares ({why})")
-            return
+        self._judge(msg, line, call)
+
+    def _judge(self, msg: dict, line: bytes, call: ToolCall) -> None:
+        if msg["method"] == "tools/call":
+            why = call_refusal(self.tools.schemas, call.name, dict(call.arguments))
+            if why is not None:  # the upstream would run something the guard did not read (see call_refusal)
+                self._refuse(msg, call, f"the upstream would not read this call as the guard did: {why}")
+                return
+        params = msg["params"]
         meta = params.get("_meta")
         facts = facts_of(meta) if meta else {}
         with parent_from(meta):  # the client's trace context (``_meta.traceparent``); a task keeps it
             if not self.inline:
-                self._spawn(self._decide_later(msg, line, call, facts, None), msg["id"])
+                self._spawn(self._decide_later(msg, line, call, facts, None), msg["id"], call)
                 return
             out = self.pipeline.decide(self.run_id, call, **facts)
         if out.ask:
-            self._spawn(self._decide_later(msg, line, call, facts, out), msg["id"])
+            self._spawn(self._decide_later(msg, line, call, facts, out), msg["id"], call)
         else:
             self._apply(msg, line, call, out)
 
-    def _spawn(self, coro: Any, rid: Any) -> None:
+    def _spawn(self, coro: Any, rid: Any, call: ToolCall) -> None:
         """Decide a request in a task, which the client's ``notifications/cancelled`` for its id cancels."""
-        task = asyncio.ensure_future(coro)
+        task = asyncio.ensure_future(self._cancellable(coro, rid, call))
         self._tasks.add(task)
         deciding = self._deciding.setdefault(_key(rid), set())
         deciding.add(task)
@@ -265,6 +287,22 @@ class StdioRelay:
 
         task.add_done_callback(done)
 
+    async def _cancellable(self, coro: Any, rid: Any, call: ToolCall) -> None:
+        """Run a decision; one cancelled (by the client, or the connection closing) is a refusal through the
+        Pipeline: the human's ask answered "no", else the call refused, audited and recorded."""
+        try:
+            await coro
+        except asyncio.CancelledError:
+            k = _key(rid)
+            why = ("the client cancelled the request (notifications/cancelled)" if k in self._cancelled
+                   else "the connection closed before the request was decided")
+            self._cancelled.discard(k)
+            asked = self._asked.pop(k, None)
+            out = (await self.pipeline.aresolve(asked, False, approver=f"nobody: {why}") if asked is not None
+                   else await self.pipeline.adecide(self.run_id, call, refuse=refused_before(why)))
+            self.pipeline.record(out, observation=refusal_text(out, call))
+            raise
+
     def _cancel(self, msg: dict) -> bool:
         """The client cancelled a request (``notifications/cancelled``): a decision still pending for its
         id (a guard, a human being asked) is cancelled, so the call never runs after the client gave up on
@@ -273,6 +311,8 @@ class StdioRelay:
         params = msg.get("params")
         rid = params.get("requestId") if isinstance(params, dict) else None
         tasks = self._deciding.pop(_key(rid), None) if isinstance(rid, (str, int)) else None
+        if tasks:
+            self._cancelled.add(_key(rid))
         for t in tasks or ():
             t.cancel()
         return bool(tasks)
@@ -326,6 +366,7 @@ class StdioRelay:
         """The human's answer through MCP elicitation (see the module doc): True / False, None when the
         client cannot be asked, or the ``input_required`` result to answer with."""
         call = out.proposal
+        self._asked[_key(msg["id"])] = out
         params = msg.get("params") or {}
         modern = _modern(msg)
         caps = _meta(msg).get(CAPABILITIES_META_KEY) if modern else self._client_caps
@@ -361,8 +402,10 @@ class StdioRelay:
         """One line from the upstream: relayed first, then a guarded call's answer is recorded."""
         if not line.endswith(b"\n"):
             line += b"\n"
+        if self.tools.own_answer(line):
+            return  # the answer to the relay's own tools/list: not the client's
         self._to_client(line)
-        if not (self._pending or self._listing or b"list_changed" in line):
+        if not (self._pending or self._open or self.tools.waiting() or b"list_changed" in line):
             return
         try:
             msg = json.loads(line)
@@ -371,13 +414,12 @@ class StdioRelay:
         if not isinstance(msg, dict):
             return
         if msg.get("method") == "notifications/tools/list_changed":
-            self._schemas.clear()  # the client lists again; until then its calls are not schema-checked
+            self.tools.changed()  # stale: the next call of any tool is listed again first
             return
         if "method" in msg or not isinstance(msg.get("id"), (str, int)):
             return
-        if _key(msg["id"]) in self._listing:
-            self._listing.discard(_key(msg["id"]))
-            self._learn_tools(msg.get("result"))
+        self._open.discard(_key(msg["id"]))
+        if self.tools.answered(msg):
             return
         entry = self._pending.pop(_key(msg["id"]), None)
         if entry is None:
@@ -388,13 +430,6 @@ class StdioRelay:
             error = msg.get("error")
             observation = f"upstream error: {error.get('message') if isinstance(error, dict) else error}"
         self.pipeline.record(entry, observation=observation)
-
-    def _learn_tools(self, result: Any) -> None:
-        """Keep each listed tool's ``inputSchema`` (pages add up), against which calls are checked."""
-        tools = result.get("tools") if isinstance(result, dict) else None
-        for t in tools if isinstance(tools, list) else ():
-            if isinstance(t, dict) and isinstance(t.get("name"), str):
-                self._schemas[t["name"]] = t.get("inputSchema")
 
     # -- running -----------------------------------------------------------------------------------
     async def run(self, client: asyncio.StreamReader, upstream: asyncio.StreamReader,
@@ -421,6 +456,7 @@ class StdioRelay:
                 t.cancel()
             for fut in self._asks.values():
                 fut.cancel()
+            self.tools.close()
 
 
 async def serve_stdio_relay(guard: Guard | Pipeline, process: Any, *, approve: Approve | None = None,
@@ -462,21 +498,3 @@ async def serve_stdio_relay(guard: Guard | Pipeline, process: Any, *, approve: A
                 if process.poll() is not None:
                     return
                 await asyncio.sleep(0.01)
-
-
-async def pipe_reader(file: Any) -> asyncio.StreamReader:
-    """An asyncio reader over a pipe, a socket or a character device (``file``: a binary file object);
-    a regular file is read in a thread."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
-    try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), file)
-    except ValueError:  # a regular file
-
-        def pump() -> None:
-            for chunk in iter(lambda: file.read1(65536), b""):
-                loop.call_soon_threadsafe(reader.feed_data, chunk)
-            loop.call_soon_threadsafe(reader.feed_eof)
-
-        threading.Thread(target=pump, daemon=True, name="agentguard-stdin").start()
-    return reader
