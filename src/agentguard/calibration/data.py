@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from collections.abc import Sequence as Seq
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,6 +55,21 @@ def _labels(y: np.ndarray) -> np.ndarray:
     if bad.any():
         raise InputError(f"labels must be 0 or 1 (1 = safe); got {y[bad][:3].tolist()} ...")
     return yf.astype(np.int8)
+
+
+def _steps(steps: Any) -> np.ndarray:
+    """Step indices as finite whole numbers (floats), or InputError."""
+    raw = np.asarray(steps)
+    if raw.dtype == bool:
+        raise InputError("step indices must be integers, got Booleans")
+    try:
+        st = raw.astype(float)
+    except (TypeError, ValueError):
+        raise InputError("step indices must be integers, got non-numeric values") from None
+    bad = ~np.isfinite(st) | (st != np.round(st))
+    if bad.any():
+        raise InputError(f"step indices must be integers; got {raw[bad][:3].tolist()} ...")
+    return st
 
 
 @dataclass(frozen=True)
@@ -118,10 +134,14 @@ class Sequences:
                   labels: np.ndarray) -> Sequences:
         """Build from long-format rows (one row per step): sequence id, step index, score, label.
 
-        Rows are sorted by (sequence id, step). The label must be constant within a sequence.
+        Rows are sorted by (sequence id, step). The label must be constant within a sequence. The
+        steps of a sequence must be distinct consecutive integers (any start): a duplicated row
+        (the same trajectory read from two files) would count a step twice and a gap is a missing
+        score, and either breaks the per-step e-valuator and the exchangeability the guarantees
+        rest on, so both are InputError naming the sequence and step.
         """
         seq_ids = np.asarray(seq_ids)
-        steps = np.asarray(steps)
+        steps = _steps(steps)
         scores = np.asarray(scores, dtype=float)
         y = _labels(np.asarray(labels))
         if not (len(seq_ids) == len(steps) == len(scores) == len(y)):
@@ -134,6 +154,14 @@ class Sequences:
         lengths = np.bincount(inv, minlength=len(uniq)).astype(np.int64)
         starts = np.zeros(len(uniq), dtype=np.int64)
         starts[1:] = np.cumsum(lengths)[:-1]
+        st_sorted = steps[order]
+        jump = np.diff(st_sorted) != 1
+        jump[starts[1:] - 1] = False  # a new sequence may start anywhere
+        if jump.any():
+            j = int(np.flatnonzero(jump)[0])
+            what = "twice" if st_sorted[j + 1] == st_sorted[j] else f"after step {st_sorted[j]:g} (a gap)"
+            raise InputError(f"sequence {uniq[inv[j]].item()!r} has step {st_sorted[j + 1]:g} {what}: the steps of a "
+                             "sequence must be distinct consecutive integers")
         ymin, ymax = np.minimum.reduceat(y, starts), np.maximum.reduceat(y, starts)
         if (ymin != ymax).any():
             i = int(np.flatnonzero(ymin != ymax)[0])
