@@ -77,3 +77,56 @@ def test_bad_parameters_fail_at_construction(kwargs, match):
 def test_an_unknown_value_with_no_fallback_halts():
     v = SafetyFilter(_Q([math.nan] * 3), _Enc(), ACTIONS).certify(Context(run_id="r", state="obs"), "a")
     assert v.decision == Decision.HALT
+
+
+# --- red team: observation texts outside any training distribution ------------------------------------
+from agentguard.control.encoders import check_texts  # noqa: E402
+from agentguard.core.errors import ParseError  # noqa: E402
+
+
+class _TextQ:
+    """A Q-function that says "safe" (Q = 1) for every latent it is given: whatever reaches it is read
+    as safe, so only the encoder's gate can refuse."""
+
+    def q_values(self, z):
+        return np.ones((len(z), len(ACTIONS)))
+
+
+class _LenEnc:
+    """A stand-in text encoder behind the one text gate (every encoder calls check_texts)."""
+
+    def encode(self, xs):
+        return np.array([[len(t)] for t in check_texts(xs)], float)
+
+
+BLANK = ["", "   ", "\n\t", "\u200b\u200b", "\ufeff", "\u200d \u2060", "\u202e"]
+
+
+@pytest.mark.parametrize("text", BLANK)
+def test_an_observation_with_nothing_visible_never_reads_as_safe(text):
+    """Attack: an empty, blank or zero-width-only observation. Before: WordLlama embedded "" as NaN
+    (refused) but "   " and "\\u200b\\u200b" as ordinary finite latents, which the Q-function read like
+    any other state (here: safe, ALLOW). Now: ParseError at the text gate, so the filter intervenes."""
+    with pytest.raises(ParseError, match="no visible text"):
+        check_texts([text])
+    f = SafetyFilter(_TextQ(), _LenEnc(), ACTIONS, default_action=1)
+    v = f.certify(Context(run_id="r", state=text), "a")
+    assert v.decision is Decision.RECOVER and v.action == "b" and "no visible text" in v.reason
+
+
+def test_the_gate_reads_text_as_a_reader_sees_it():
+    """Zero-width characters inside words and fullwidth letters are read as the plain text (the encoder
+    embeds the words a reader sees, not the split tokens); ASCII passes unchanged (same object)."""
+    assert check_texts(["pede\u200bstrian a\u200chead", "\uff53\uff54\uff4f\uff50"]) == ["pedestrian ahead", "stop"]
+    t = "The goal is 3.00 m down the track."
+    assert check_texts([t])[0] is t
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.characters(codec="utf-8"), max_size=30))
+def test_the_gate_never_passes_an_invisible_text(text):
+    try:
+        out = check_texts([text])
+    except ParseError:
+        return
+    assert out[0].strip() and not any(ch in out[0] for ch in "\u200b\u200c\u200d\u2060\ufeff\u202e")
