@@ -130,3 +130,35 @@ def test_the_gate_never_passes_an_invisible_text(text):
     except ParseError:
         return
     assert out[0].strip() and not any(ch in out[0] for ch in "\u200b\u200c\u200d\u2060\ufeff\u202e")
+
+
+# --- red team: a fallback that is itself uncertified -------------------------------------------------
+def test_a_fallback_that_is_the_unsafe_proposal_itself_is_marked_or_stopped():
+    """Attack: a state where no action is certified and the proposal is the argmax. Before: RECOVER
+    "replaced" the proposal by itself (the same uncertified action executed, the verdict silent about
+    it). Now: ``fallback_certified`` is False on it, and ``uncertified="stop"`` answers HALT."""
+    q = _Q([-1.0, -2.0, -3.0])
+    v = SafetyFilter(q, _Enc(), ACTIONS).certify(Context(run_id="r", state="s"), "a")
+    assert v.decision is Decision.RECOVER and v.action == "a" and v.details["fallback_certified"] is False
+    v = SafetyFilter(q, _Enc(), ACTIONS, uncertified="stop").certify(Context(run_id="r", state="s"), "a")
+    assert v.decision is Decision.HALT and v.action is None
+    ok = SafetyFilter(_Q([1.0, -2.0, 0.5]), _Enc(), ACTIONS, uncertified="stop").certify(Context(run_id="r", state="s"), "b")
+    assert ok.decision is Decision.RECOVER and ok.action == "a" and ok.details["fallback_certified"] is True
+    with pytest.raises(InputError, match="uncertified"):
+        SafetyFilter(q, _Enc(), ACTIONS, uncertified="maybe")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([math.nan, -math.inf, -1.0, 0.0, 1e-9, 0.5, 2.0]), min_size=3, max_size=3),
+       st.sampled_from(["a", "b", "c", "zz", 7]), st.sampled_from([-0.5, 0.0, 0.25]), st.booleans())
+def test_with_uncertified_stop_no_executed_action_is_uncertified(q, proposal, eps, readable):
+    """Property: under ``uncertified="stop"`` an action leaves the filter (ALLOW's proposal, RECOVER's
+    fallback) only when its Q-value is finite and above epsilon in the current state."""
+    f = SafetyFilter(_Q(q), _Enc(), ACTIONS, epsilon=eps, default_action=0, uncertified="stop")
+    f.certify(Context(run_id="r", state="s0"), "a")  # a previous state: its fallback is remembered
+    v = f.certify(Context(run_id="r", state="s1" if readable else None), proposal)
+    executed = proposal if v.decision is Decision.ALLOW else v.action
+    if executed is not None:
+        assert readable
+        qa = q[ACTIONS.index(executed)]
+        assert math.isfinite(qa) and qa > eps
