@@ -57,6 +57,11 @@ def _labels(y: np.ndarray) -> np.ndarray:
     return yf.astype(np.int8)
 
 
+def _py(x: Any) -> Any:
+    """A numpy scalar as the Python value it holds (messages print ``1``, not ``np.int64(1)``)."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
 def _steps(steps: Any) -> np.ndarray:
     """Step indices as finite whole numbers (floats), or InputError."""
     raw = np.asarray(steps)
@@ -112,7 +117,7 @@ class Sequences:
                 seen.add(x)
 
     def _name(self, i: int) -> str:
-        return repr(self.ids[i]) if self.ids is not None else f"#{i}"
+        return repr(_py(self.ids[i])) if self.ids is not None else f"#{i}"
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -160,12 +165,12 @@ class Sequences:
         if jump.any():
             j = int(np.flatnonzero(jump)[0])
             what = "twice" if st_sorted[j + 1] == st_sorted[j] else f"after step {st_sorted[j]:g} (a gap)"
-            raise InputError(f"sequence {uniq[inv[j]].item()!r} has step {st_sorted[j + 1]:g} {what}: the steps of a "
+            raise InputError(f"sequence {_py(uniq[inv[j]])!r} has step {st_sorted[j + 1]:g} {what}: the steps of a "
                              "sequence must be distinct consecutive integers")
         ymin, ymax = np.minimum.reduceat(y, starts), np.maximum.reduceat(y, starts)
         if (ymin != ymax).any():
             i = int(np.flatnonzero(ymin != ymax)[0])
-            raise InputError(f"sequence {uniq[i]!r} has different labels on different steps")
+            raise InputError(f"sequence {_py(uniq[i])!r} has different labels on different steps")
         return cls(scores, starts, lengths, ymin.astype(np.int8), uniq)
 
     @classmethod
@@ -258,11 +263,11 @@ def load_signals(path: str | Path, *, id_col: str = "uq_problem_idx", step_col: 
     if missing:
         raise InputError(f"{p.name} lacks column(s) {', '.join(missing)} (needs {', '.join(cols)})")
     if df[score_col].isna().any():
-        bad = df.loc[df[score_col].isna(), id_col].iloc[0]
+        bad = _py(df.loc[df[score_col].isna(), id_col].iloc[0])
         raise InputError(f"{p.name}: sequence {bad!r} has a missing/NaN score")
     scores = pd.to_numeric(df[score_col], errors="coerce")
     if scores.isna().any():
-        bad = df.loc[scores.isna(), id_col].iloc[0]
+        bad = _py(df.loc[scores.isna(), id_col].iloc[0])
         raise InputError(f"{p.name}: sequence {bad!r} has a non-numeric score")
     if len(df) == 0:
         raise InputError(f"{p.name} has a header but no rows: no sequences to calibrate on")

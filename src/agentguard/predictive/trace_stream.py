@@ -90,8 +90,8 @@ def iter_jsonl_runs(path: str | os.PathLike[str]) -> Iterator[Run]:
             except ValueError as exc:
                 msg = getattr(exc, "msg", None) or str(exc).split(":")[0]
                 raise InputError(f"{path}:{lineno}: not valid JSON ({msg})") from None
-            if not isinstance(d, dict) or "steps" not in d:
-                raise InputError("a trace must be an object with a 'steps' list")
+            if not isinstance(d, dict) or not isinstance(d.get("steps"), list):
+                raise InputError(f"{path}:{lineno}: a trace must be an object with a 'steps' list")
             rid = str(d.get("run_id") or f"line-{lineno}")
             states = []
             for i, s in enumerate(d["steps"]):
