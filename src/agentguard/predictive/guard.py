@@ -322,8 +322,9 @@ class ProductGuard(BaseGuard):
     (the vocabulary's key for per-run state; mirrored into ``context.metadata['monitor_q'][name]`` for
     inspection), advances it with the label of each new abstract state, and looks up ``(s, q)``: still
     one lookup per decision. The monitor states live in a :class:`~agentguard.core.runs.RunMemory`
-    (at most ``max_runs`` runs, least recently used forgotten first): :meth:`end_run` forgets one
-    run when it finishes, :meth:`reset` forgets every run. An abstract state the DTMC never saw, or a
+    (at most ``max_runs`` runs, least recently used forgotten first; a run that was forgotten that way
+    and comes back raises :class:`~agentguard.core.runs.RunEvicted`, never restarts its monitor):
+    :meth:`end_run` forgets one run when it finishes, :meth:`reset` forgets every run. An abstract state the DTMC never saw, or a
     pair outside the built product, fails closed (P_safe = 0).
     """
 
@@ -373,7 +374,9 @@ class ProductGuard(BaseGuard):
         state = context.state
         if state is None:
             raise InputError("ProductGuard needs the current state in context.state")
-        p, key, q = self.step_probability(state, self._runs.peek(context.run_id))
+        # get, not peek: a run whose monitor state was evicted raises RunEvicted (the caller fails closed)
+        # instead of restarting its monitor at idle, which forgot a pending deadline
+        p, key, q = self.step_probability(state, self._runs.get(context.run_id))
         self._runs.set(context.run_id, q)
         context.metadata.setdefault("monitor_q", {})[self.name] = q
         qname = self.prod.monitor.name(q) if q is not None else "?"
