@@ -162,3 +162,13 @@ def test_with_uncertified_stop_no_executed_action_is_uncertified(q, proposal, ep
         assert readable
         qa = q[ACTIONS.index(executed)]
         assert math.isfinite(qa) and qa > eps
+
+
+def test_a_boolean_is_not_an_action_index():
+    """Attack: the proposal True (an int to isinstance) was read as action 1 and ALLOWed where Q(z, b)
+    is certified. Now: an unknown action, replaced by the fallback."""
+    f = SafetyFilter(_Q([1.0, 2.0, -1.0]), _Enc(), ACTIONS)
+    for bad in (True, np.bool_(True), False):
+        v = f.certify(Context(run_id="r", state="s"), bad)
+        assert v.decision is Decision.RECOVER and "unknown action" in v.reason
+    assert f.certify(Context(run_id="r", state="s"), 1).decision is Decision.ALLOW

@@ -129,7 +129,8 @@ class SafetyFilter(BaseGuard):
                 f"epsilon={self.epsilon} intervention={self.intervention}>")
 
     def _default_parse(self, proposal: Any) -> int:
-        if isinstance(proposal, (int, np.integer)) and 0 <= int(proposal) < len(self.actions):
+        if (isinstance(proposal, (int, np.integer)) and not isinstance(proposal, (bool, np.bool_))
+                and 0 <= int(proposal) < len(self.actions)):  # True is not action 1
             return int(proposal)
         if isinstance(proposal, str) and proposal.strip() in self.actions:
             return self.actions.index(proposal.strip())
