@@ -199,3 +199,28 @@ def test_a_duplicated_trajectory_is_refused():
 def test_the_pac_threshold_refuses_alpha_and_delta_outside_the_open_interval(alpha, delta):
     with pytest.raises(InputError):
         pac_threshold(np.array([0.1, 0.2]), alpha, delta)
+
+
+# --- red team: the CRC inequality at the rounding boundary --------------------------------------------
+from fractions import Fraction as _F  # noqa: E402
+
+from agentguard.calibration.bounds import exact_level, min_n_for_guarantee as _min_n  # noqa: E402
+from agentguard.calibration.calibrate import crc_max_losses as _crc_k  # noqa: E402
+
+
+def test_crc_never_admits_a_loss_count_whose_bound_exceeds_alpha():
+    """Attack: alpha a hair below a grid point. Before: a relative slack of 1e-12 admitted k = 2 for
+    n = 9, alpha = 0.3 - 1e-13, i.e. (k + 1)/(n + 1) = 0.3 > alpha. Now: k = 1. Decimal alphas are
+    read as written (0.3 admits k = 2 at n = 9)."""
+    assert _crc_k(9, 0.3 - 1e-13) == 1 and _crc_k(9, 0.3) == 2 and _crc_k(9, 0.1) == 0 and _crc_k(8, 0.1) == -1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10**6), st.floats(1e-9, 1 - 1e-9))
+def test_crc_k_is_the_largest_admissible_exactly(n, alpha):
+    a = exact_level(alpha)
+    k = _crc_k(n, alpha)
+    assert k == -1 or _F(k + 1, n + 1) <= a
+    assert k == n or _F(k + 2, n + 1) > a  # the next one is not admissible
+    m = _min_n(alpha, None, "crc")
+    assert _crc_k(m, alpha) >= 0 and (m == 1 or _crc_k(m - 1, alpha) == -1)

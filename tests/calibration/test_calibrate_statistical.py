@@ -114,3 +114,50 @@ def test_pac_threshold_bounds_the_quantile_with_probability_1_minus_delta():
     thr = np.array([pac_threshold(rng.uniform(size=n), alpha, delta) for _ in range(R)])
     freq = np.mean(thr < 1 - alpha)
     assert freq <= delta + 3 * math.sqrt(delta * (1 - delta) / R)
+
+
+# --- red team: a score law the calibration was not tuned on, end to end through the stream monitor ----
+ATOM, P_ATOM = 0.5, 0.6  # 60 % of the scores sit exactly on one value (the threshold lands on the atom)
+
+
+def _atom_scores(rng, L: int) -> np.ndarray:
+    """Scores of one sequence: ATOM with probability P_ATOM, else standard Cauchy (heavy tails, far
+    outside [0, 1])."""
+    return np.where(rng.uniform(size=L) < P_ATOM, ATOM, rng.standard_cauchy(size=L))
+
+
+def _atom_p_min_below(lam: float) -> float:
+    """P(min of L scores < lam), L ~ U{1..5}, exactly: P(score >= lam) = P_ATOM [ATOM >= lam] +
+    (1 - P_ATOM) (1/2 - atan(lam)/pi)."""
+    q = P_ATOM * (ATOM >= lam) + (1 - P_ATOM) * (0.5 - math.atan(lam) / math.pi) if math.isfinite(lam) else \
+        (0.0 if lam == math.inf else 1.0)
+    return float(1.0 - np.mean(q ** np.arange(1, 6)))
+
+
+@pytest.mark.parametrize("method", ["crc", "ucb"])
+def test_the_promise_holds_on_an_atom_plus_cauchy_law_through_the_stream_monitor(method):
+    """Safe sequences only (false alarm). CRC: mean true risk <= alpha; UCB: P(true risk > alpha) <=
+    delta; the true risk of each calibrated threshold is exact (closed form above), and on every
+    draw the stream monitor's verdicts on fresh sequences are Eq. 1 (alarm iff a score < lambda)."""
+    from agentguard.calibration import ThresholdCalibrator
+    from agentguard.core import Context
+
+    rng = np.random.default_rng(20261126)
+    R, n, alpha, delta = 800, 40, 0.1, 0.2
+    risks = np.empty(R)
+    for r in range(R):
+        seqs = [_atom_scores(rng, int(L)) for L in rng.integers(1, 6, size=n)]
+        cal = ThresholdCalibrator("false_alarm", method, alpha, delta, on_infeasible="trivial").calibrate(
+            seqs, [1] * n)
+        lam = cal.threshold_
+        risks[r] = _atom_p_min_below(lam)
+        if r < 20:  # the streaming path decides as the closed form assumes
+            mon = cal.monitor()
+            for i in range(10):
+                s = _atom_scores(rng, int(rng.integers(1, 6)))
+                alarmed = any(mon.check(Context(run_id=f"{r}-{i}"), float(x)).blocks for x in s)
+                assert alarmed == bool((s < lam).any())
+    if method == "crc":
+        assert risks.mean() <= alpha + 3 * risks.std() / math.sqrt(R)
+    else:
+        assert (risks > alpha).mean() <= delta + 3 * math.sqrt(delta * (1 - delta) / R)

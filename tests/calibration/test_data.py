@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 
+import numpy as np
 import pytest
 
 from agentguard.calibration import load_signals
@@ -41,3 +42,53 @@ def test_load_signals_bad_files(tmp_path):
     _write_csv(p3, [("a", 1, 0.5)], header="uq_problem_idx,num_steps,score")
     with pytest.raises(InputError, match="lacks column"):
         load_signals(p3)
+
+
+# --- red team: long-format rows with duplicated, missing or unordered steps --------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from agentguard.calibration.data import Sequences as _S  # noqa: E402
+from agentguard.core.errors import InputError as _IE  # noqa: E402
+
+
+def test_duplicated_or_missing_steps_are_refused():
+    """Attack: the same trajectory in two concatenated CSVs (every row twice). Before: the sequence was
+    read with every step twice (the e-valuator fits step t on the wrong prefix, its e-process multiplies
+    each ratio twice). Now: InputError naming the sequence and the step. A gap (a missing score) too."""
+    ids, steps, scores, labels = np.array(["a", "a", "b"]), np.array([1, 2, 1]), np.array([.9, .1, .5]), np.array([1, 1, 0])
+    with pytest.raises(_IE, match="'a' has step 1 twice"):
+        _S.from_flat(np.r_[ids, ids], np.r_[steps, steps], np.r_[scores, scores], np.r_[labels, labels])
+    with pytest.raises(_IE, match="'a' has step 3 after step 1 .a gap."):
+        _S.from_flat(ids, np.array([1, 3, 1]), scores, labels)
+    for bad in (np.array([1.0, np.nan, 1.0]), np.array([1, 2.5, 1]), np.array(["1", "x", "1"]), np.array([True, False, True])):
+        with pytest.raises(_IE, match="step indices must be integers"):
+            _S.from_flat(ids, bad, scores, labels)
+
+
+def test_numeric_text_steps_are_ordered_as_numbers():
+    """Steps read as text ("10" < "2" as strings) are ordered by value: step 2 before step 10."""
+    ids = np.array(["a"] * 10)
+    steps = np.array([str(i) for i in range(1, 11)])
+    scores = np.arange(1, 11) / 10.0
+    s = _S.from_flat(ids[::-1], steps[::-1], scores[::-1], np.ones(10, dtype=int))
+    assert s.sequence(0).tolist() == scores.tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.floats(0, 1), min_size=1, max_size=6), min_size=1, max_size=6), st.integers(0, 10**6),
+       st.booleans())
+def test_from_flat_rebuilds_shuffled_rows_and_refuses_any_duplicate(seqs, seed, dup):
+    rows = [(f"s{i}", t + 1, v, i % 2) for i, q in enumerate(seqs) for t, v in enumerate(q)]
+    rng = np.random.default_rng(seed)
+    if dup:
+        rows.append(rows[int(rng.integers(len(rows)))])
+    rows = [rows[i] for i in rng.permutation(len(rows))]
+    cols = [np.array(c) for c in zip(*rows)]
+    if dup:
+        with pytest.raises(_IE, match="twice"):
+            _S.from_flat(*cols)
+        return
+    s = _S.from_flat(*cols)
+    order = sorted(range(len(seqs)), key=lambda i: f"s{i}")
+    assert [s.sequence(k).tolist() for k in range(s.n)] == [seqs[i] for i in order]

@@ -109,3 +109,44 @@ def test_pac_too_few_held_out_safe_sequences():
         EValuator("pac", alpha=0.05, delta=0.1).calibrate(data)
     e = EValuator("pac", alpha=0.05, delta=0.1, on_infeasible="trivial").calibrate(data)
     assert e.trivial_ and e.threshold_ == math.inf and not e.alarm_steps(data).any()
+
+
+# --- red team: a score the e-value model cannot turn into a number ------------------------------------
+def _models():
+    from agentguard.calibration.evaluator import StepModels
+
+    m = StepModels()
+    m.mu = {1: np.zeros(1), 2: np.zeros(2)}
+    m.sd = {1: np.ones(1), 2: np.ones(2)}
+    m.w = {1: np.array([0.0]), 2: np.array([1.0, -1.0])}  # opposite weights: -inf - (-inf) is NaN
+    m.b = {1: 0.0, 2: 0.0}
+    return m
+
+
+@pytest.mark.parametrize("scores", [[-math.inf], [0.5, -math.inf], [-math.inf, -math.inf]])
+def test_an_undefined_e_value_alarms_instead_of_allowing(scores):
+    """Attack: a -inf score (a number the monitor reads). Before: log M_t was NaN (0 * inf at step 1,
+    inf - inf at step 2; NaN > threshold is False, so the step and every later one were ALLOWed) or
+    -CLIP ("certainly safe": -inf times a negative weight). Now: the alarm at that step, whatever the
+    threshold (a +inf threshold included)."""
+    from agentguard.calibration import EValuatorMonitor
+    from agentguard.core import Context
+
+    for thr in (10.0, math.inf):
+        mon = EValuatorMonitor(_models(), thr)
+        verdicts = [mon.check(Context(run_id="r"), s) for s in [*scores, 0.5]]
+        first = scores.index(-math.inf)
+        assert [v.blocks for v in verdicts[:first]] == [False] * first, thr
+        assert verdicts[first].blocks and verdicts[-1].blocks and "not finite" in verdicts[first].reason
+
+
+def test_a_model_that_gives_nan_alarms():
+    """A step model with a NaN parameter (a degenerate fit) gives log M_t = NaN on any finite score:
+    the alarm, not an ALLOW (NaN > threshold is False)."""
+    from agentguard.calibration import EValuatorMonitor
+    from agentguard.core import Context
+
+    m = _models()
+    m.w[1] = np.array([math.nan])
+    v = EValuatorMonitor(m, 10.0).check(Context(run_id="r"), 0.5)
+    assert v.blocks and "undefined" in v.reason

@@ -222,3 +222,18 @@ def test_sequences_from_traces():
     assert flipped.labels.tolist() == [0, 1]
     with pytest.raises(InputError, match="no trace has"):
         Sequences.from_traces(traces, signal="missing")
+
+
+# --- red team: scores that are not numbers though float() reads them ----------------------------------
+@pytest.mark.parametrize("score", ["0.99", " 1e3 ", "Infinity", b"0.9", True, 10**400, None, [0.9], {"score": 1}])
+def test_text_and_other_non_numbers_are_unreadable_whatever_the_threshold(score):
+    """Attack: a client sends the score as text ("0.99"). Before: float() read it and the step was
+    ALLOWed above the threshold (10**400 raised OverflowError out of update). Now: unreadable, the
+    alarm (check), InputError (update); a flag-nothing threshold (-inf) included."""
+    for thr in (0.5, -math.inf):
+        mon = ThresholdMonitor(thr)
+        assert mon.check(Context(run_id="r"), {"score": score}).blocks
+        assert mon.check(Context(run_id="s"), Step(signals={"score": score})).blocks
+        with pytest.raises(InputError):
+            ThresholdMonitor(thr).update(score)
+    assert not ThresholdMonitor(0.5).check(Context(run_id="r"), {"score": np.float32(0.9)}).blocks

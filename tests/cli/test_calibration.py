@@ -67,6 +67,18 @@ def test_monitor_eval_cli_errors(tmp_path, capsys):
         main(["monitor-eval", str(empty)])
     err = capsys.readouterr().err
     assert ei.value.code == 2 and "empty.csv" in err and "no rows" in err and err.count("\n") == 1
+    # red team: rows a signals file must not hold (one line each, the sequence named as in the file)
+    head = "uq_problem_idx,num_steps,judge_probability,solved\n"
+    for body, msg in [("1,1,0.4,1\n1,1,0.4,1\n", "sequence 1 has step 1 twice"),
+                      ("1,1,0.4,1\n1,3,0.4,1\n", "sequence 1 has step 3 after step 1"),
+                      ("1,1,abc,1\n", "sequence 1 has a non-numeric score"),
+                      ("1,x,0.4,1\n", "step indices must be integers")]:
+        bad = tmp_path / "bad.csv"
+        bad.write_text(head + body)
+        with pytest.raises(SystemExit) as ei:
+            main(["monitor-eval", str(bad)])
+        err = capsys.readouterr().err
+        assert ei.value.code == 2 and msg in err and err.count("\n") == 1 and "np." not in err, err
     # 20 % of 60 sequences -> about 7 safe calibration sequences: too few for alpha = 0.05 (CRC needs 19)
     small = _toy_file(tmp_path, n=60, seed=1)
     with pytest.raises(SystemExit) as ei:

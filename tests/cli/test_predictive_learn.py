@@ -61,6 +61,11 @@ BAD_TRACES = {
     "malformed": ('{"steps": [\n', "not valid JSON"),
     "no_steps_key": ('{"run": 1}\n', "'steps'"),
     "no_steps": ('{"steps": []}\n', "has no steps"),
+    # red team: 'steps' not a list (was "unexpected TypeError", exit 3; a string was read as characters)
+    "steps_number": ('{"steps": 5}\n', "'steps' list"),
+    "steps_text": ('{"steps": "abc"}\n', "'steps' list"),
+    "steps_object": ('{"steps": {"state": {}}}\n', "'steps' list"),
+    "trace_list": ('[{"state": {}}]\n', "'steps' list"),
     "infeasible_state": (json.dumps({"steps": [{"state": _state()}, {"state": _state(open_=True, on=True)}]}) + "\n",
                          "infeasible"),
     "predicate_error": (json.dumps({"steps": [{"state": {"objects": 3}}]}) + "\n", "predicate"),

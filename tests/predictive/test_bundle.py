@@ -127,3 +127,25 @@ def test_python_predicates_and_a_wrong_width_are_one_line_errors(tmp_path, bundl
         load_bundle(bundle, spec)
     with pytest.raises(InputError, match="unknown keys"):
         ProactiveGuard.from_config({"model": str(bundle), "spek": "x"})
+
+
+# --- red team: a model learned on one spec, deployed with another of the same width ----------------
+def test_a_spec_with_the_same_width_but_other_predicates_is_refused_not_mis_indexed(bundle, tmp_path):
+    """Attack: the guard file names a spec whose predicates are the model's in another order (or another
+    meaning) but of the same width. Before: the width check passed and every bit was read under the
+    wrong predicate (the leaking state "110" abstracted as "101"). Now: one-line InputError."""
+    swapped = dict(SPEC, predicates={"out": SPEC["predicates"]["out"], "secret": SPEC["predicates"]["secret"],
+                                     "asks": SPEC["predicates"]["asks"]})
+    other = dict(SPEC, predicates={**SPEC["predicates"], "out": 'call.tool == "send"'})
+    for i, bad in enumerate([swapped, other]):
+        f = tmp_path / f"bad{i}.json"
+        f.write_text(json.dumps(bad))
+        with pytest.raises(InputError, match="does not match the predicates") as exc:
+            ProactiveGuard.from_config({"model": str(bundle), "spec": str(f)})
+        assert "\n" not in str(exc.value)
+    # the same spec, written with other white space, is the same spec
+    same = dict(SPEC, predicates={k: "  " + v.replace(" and ", "  and ") for k, v in SPEC["predicates"].items()})
+    f = tmp_path / "same.json"
+    f.write_text(json.dumps(same))
+    g = ProactiveGuard.from_config({"model": str(bundle), "spec": str(f)})
+    assert g.check(Context(run_id="r", state=state(["read_secret"], "send", "x@evil")), None).details["state"] == "110"

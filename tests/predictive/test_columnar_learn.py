@@ -52,13 +52,15 @@ ROW = st.tuples(st.sampled_from(["r1", "r2", "r3", None]), st.one_of(STATE, STAT
 
 
 def _write(folder: Path, rows: list, cuts: list[int], group: int) -> None:
+    """Rows as the store writes them: each block of adjacent rows of one run numbered 0, 1, 2, ...
+    (a run id again in a later block is another trace); a marked row that is a block of its own
+    is a run without steps (step -1)."""
     ids, steps, states = [], [], []
-    step_of: dict = {}
-    for rid, state, marker in rows:
-        k = step_of.get(rid, 0)
+    for i, (rid, state, marker) in enumerate(rows):
+        alone = (i == 0 or rows[i - 1][0] != rid) and (i + 1 == len(rows) or rows[i + 1][0] != rid)
+        k = 0 if i == 0 or rows[i - 1][0] != rid else steps[-1] + 1
         ids.append(rid)
-        steps.append(-1 if marker else k)
-        step_of[rid] = k + (not marker)
+        steps.append(-1 if marker and alone else k)
         states.append(json.dumps(state, separators=(",", ":")) if isinstance(state, dict) else state)
     tbl = pa.table({"run_id": pa.array(ids, pa.string()), "step": pa.array(steps, pa.int32()),
                     "state": pa.array(states, pa.string())})

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from agentguard import Context, Decision, InputError
+from agentguard import Context, Decision, InputError, Step
 from agentguard.predictive import (
     DTMC,
     ProactiveGuard,
@@ -159,3 +159,26 @@ def test_predictive_public_names_resolve():
     for name in P.__all__:
         assert getattr(P, name) is not None
     assert json.loads(json.dumps(P.__all__))
+
+
+def test_an_evicted_product_run_never_restarts_its_monitor():
+    """Attack: run r1 is one step from violating G(a -> F[0,2] b) (trigger y seen twice, no response);
+    two other runs evict r1's monitor state from the bounded memory. Before: r1's next y started a fresh
+    monitor (wait(1), P_safe 0.75, ALLOW) instead of entering viol (P_safe 0, REJECT). Now: RunEvicted,
+    which the pipeline turns into HALT; without eviction the third y is rejected."""
+    from agentguard.core.pipeline import Pipeline
+    from agentguard.core.runs import RunEvicted
+
+    g = _toy_product_guard()
+    for _ in range(2):
+        assert g.check(Context(state="y", run_id="r1")).decision is Decision.ALLOW
+    assert g.check(Context(state="y", run_id="r1")).decision is Decision.REJECT  # the reference run
+    g = _toy_product_guard()
+    for _ in range(2):
+        g.check(Context(state="y", run_id="r1"))
+    for other in ("r2", "r3"):
+        g.check(Context(state="x", run_id=other))
+    with pytest.raises(RunEvicted):
+        g.check(Context(state="y", run_id="r1"))
+    out = Pipeline(g).decide("r1", Step(state="y"))
+    assert not out.execute and out.verdict.decision is Decision.HALT

@@ -160,3 +160,37 @@ def test_two_states_of_one_name_are_refused():
     """The guard's table is keyed by name: the second state of a name silently replaced the first."""
     with pytest.raises(ModelError, match="'00' names two states"):
         DTMC(sp.identity(2, format="csr"), 0, {"unsafe": np.array([False, True])}, state_names=["00", "00"]).validate()
+
+
+# --- red team: an unseen state never reads safer than the riskiest comparable known state ------------
+def _loops(names, unsafe):
+    n = len(names)
+    return DTMC(sp.identity(n, format="csr"), 0, {"unsafe": np.array(unsafe, bool)}, {}, list(names))
+
+
+def test_an_unseen_state_next_to_a_safe_one_is_not_read_as_safe_by_default():
+    """Attack: a run reaches "100", never seen in training, one bit from the safe "000" and two from the
+    unsafe "111". Before (default ``nearest``): it read as "000", P_safe = 1, ALLOW. Now (default
+    ``pessimistic``): the riskiest comparable known state stands in, P_safe = 0, REJECT; ``nearest``
+    is still there when named."""
+    m = _loops(["000", "111"], [False, True])
+    v = ProactiveGuard(m, "G !unsafe", 0.5, unsafe_bit=None).check(Context(state="100"))
+    assert v.decision is Decision.REJECT and v.numbers["probability"] == 0.0 and "unseen" in v.details
+    near = ProactiveGuard(m, "G !unsafe", 0.5, unsafe_bit=None, unseen="nearest").check(Context(state="100"))
+    assert near.decision is Decision.ALLOW and "unseen" in near.details
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text("01", min_size=3, max_size=3), st.floats(0, 1), min_size=1, max_size=7),
+       st.text("01", min_size=1, max_size=4))
+def test_by_default_an_unseen_state_gets_the_lowest_comparable_p_safe(known, state):
+    names = sorted(known)
+    vals = [known[s] for s in names]
+    g = ProactiveGuard(_loops(names, [False] * len(names)), "G !unsafe", 0.5, values=vals, unsafe_bit=None)
+    p, _ = g.probability(state)
+    if state in known:
+        assert p == known[state]
+    elif len(state) == 3:
+        assert p == min(vals)
+    else:
+        assert p == 0.0  # no comparable state: unsafe

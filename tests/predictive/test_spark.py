@@ -66,3 +66,12 @@ def test_spark_learns_the_same_dtmc(tmp_path: Path) -> None:
     assert np.array_equal(typed.initial_counts, ref.initial_counts)
     with pytest.raises(InputError, match="Spark could not learn"):
         learn_spark(DTMCLearner(ab), tmp_path / "missing", spark)
+    # red team: a step twice or a gap in a run (the window would pair them into transitions no run made)
+    for name, steps in (("dup", [0, 1, 1, 2]), ("gap", [0, 1, 3, 4])):
+        bad = tmp_path / name
+        bad.mkdir()
+        r = rows[:4]
+        pq.write_table(pa.table({"run_id": ["x"] * 4, "step": pa.array(steps, pa.int32()),
+                                 "state": [s for _, _, s in r]}), bad / "a.parquet")
+        with pytest.raises(InputError, match="one block numbered 0, 1, 2"):
+            learn_spark(DTMCLearner(ab, alpha=1), bad, spark)

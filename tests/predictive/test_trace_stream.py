@@ -152,3 +152,90 @@ def test_parquet_read_row_group_by_row_group_learns_the_same_model(monkeypatch, 
     runs = trace_stream.iter_parquet_runs(folder, learner.abstraction.abstractor(), batch_rows=3)
     _same(learner.add_runs(runs, batch_states=11, abstracted=True).model(), ref)
     assert pa.default_memory_pool().bytes_allocated() < 1 << 20  # every batch released
+
+
+# --- red team: Parquet rows whose step column disagrees with their order -----------------------------
+def _rows_file(path, rows):
+    """``rows``: (run_id, step, abstract-able state dict) in file order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ids, steps, states = zip(*rows)
+    pq.write_table(pa.table({"run_id": pa.array(ids, pa.string()), "step": pa.array(steps, pa.int64()),
+                             "state": pa.array([json.dumps(s) for s in states], pa.string())}), path)
+
+
+def _canon(learner):
+    """Counts and initial counts by state name (engines register states in different orders)."""
+    names, c = learner.states, learner.counts.tocoo()
+    pairs = {(names[i], names[j]): float(v) for i, j, v in zip(c.row, c.col, c.data) if v}
+    return pairs, {names[i]: int(n) for i, n in enumerate(learner.initial_counts) if n}
+
+
+def _engines(folder, tmp_path):
+    """What each engine makes of ``folder``: counts and initial counts, or the InputError text."""
+    from agentguard.predictive.columnar_learn import learn_parquet_columnar
+    from agentguard.predictive.trace_stream import duckdb_counts
+
+    out = {}
+    ab = load_spec(SPEC)
+    for engine in ("rows", "columnar"):
+        learner = DTMCLearner(ab, alpha=1)
+        try:
+            if engine == "rows":
+                learner.add_file(str(folder))
+            else:
+                learn_parquet_columnar(learner, folder, batch_rows=2)
+            out[engine] = _canon(learner)
+        except InputError as exc:
+            out[engine] = f"InputError: {exc}"
+    try:  # the window engine on the same rows, abstracted in place (it orders by step itself)
+        import pyarrow.parquet as pq
+
+        t = pq.read_table(folder)
+        abs_rows = [(r, s, ab.abstract(json.loads(x))) for r, s, x in zip(*(t.column(c).to_pylist() for c in ("run_id", "step", "state")))]
+        (tmp_path / "abs").mkdir(parents=True, exist_ok=True)
+        import pyarrow as pa
+
+        ids, steps, states = zip(*abs_rows)
+        pq.write_table(pa.table({"run_id": pa.array(ids, pa.string()), "step": pa.array(steps, pa.int64()),
+                                 "state": pa.array(states, pa.string())}), tmp_path / "abs" / "a.parquet")
+        c = duckdb_counts(tmp_path / "abs", terminal=ab.terminal)
+        learner = DTMCLearner(ab, alpha=1).add_counts(c["src"], c["dst"], c["count"], c["initial"], c["runs"])
+        out["duckdb"] = _canon(learner)
+    except InputError as exc:
+        out["duckdb"] = f"InputError: {exc}"
+    return out
+
+
+def _mw(opened, on=False):
+    return {"objects": [{"objectType": "Microwave", "isOpen": opened, "isToggled": on}]}
+
+
+@pytest.mark.parametrize("case", ["swapped", "duplicated", "gap", "continued"])
+def test_rows_out_of_step_order_are_refused_by_every_engine_not_counted_differently(case, tmp_path):
+    """Attack: a run's rows out of step order (or a step twice, a step missing, the run continued in a
+    later block). Before: the row and columnar engines counted transitions in file order while DuckDB
+    (and Spark) counted them in step order: one file, two models. Now: the row engines refuse all four;
+    the window engine refuses a duplicate or a gap and reads a swap or a continuation by its step
+    numbers, which is the model of the well-ordered file: no engine gives another model."""
+    pytest.importorskip("duckdb")
+    a, b, c = _mw(False), _mw(True), _mw(False, True)
+    good = [("r", 0, a), ("r", 1, b), ("r", 2, c), ("s", 0, b)]
+    bad = {"swapped": [("r", 0, a), ("r", 2, c), ("r", 1, b), ("s", 0, b)],
+           "duplicated": [("r", 0, a), ("r", 1, b), ("r", 1, b), ("r", 2, c), ("s", 0, b)],
+           "gap": [("r", 0, a), ("r", 2, c), ("s", 0, b)],
+           "continued": [("r", 0, a), ("r", 1, b), ("s", 0, b), ("r", 2, c)]}[case]
+    (tmp_path / "good").mkdir()
+    _rows_file(tmp_path / "good" / "a.parquet", good)
+    ok = _engines(tmp_path / "good", tmp_path / "g")
+    assert not any(isinstance(v, str) for v in ok.values()) and ok["rows"] == ok["columnar"] == ok["duckdb"]
+    (tmp_path / "bad").mkdir()
+    _rows_file(tmp_path / "bad" / "a.parquet", bad)
+    res = _engines(tmp_path / "bad", tmp_path / "b")
+    for engine in ("rows", "columnar"):
+        assert isinstance(res[engine], str) and "one block numbered 0, 1, 2" in res[engine], (engine, res[engine])
+    if case in ("swapped", "continued"):  # PARTITION BY run_id ORDER BY step: the rows as numbered
+        assert res["duckdb"] == ok["duckdb"]
+    else:
+        assert isinstance(res["duckdb"], str) and "one block numbered 0, 1, 2" in res["duckdb"]

@@ -23,6 +23,7 @@ sorting, with no grid.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
@@ -30,7 +31,7 @@ from scipy.stats import binom
 
 from ..core.errors import InputError
 
-__all__ = ["BOUNDS", "binomial_pvalue", "hb_pvalue", "max_losses", "min_n_for_guarantee", "pvalue"]
+__all__ = ["BOUNDS", "binomial_pvalue", "exact_level", "hb_pvalue", "max_losses", "min_n_for_guarantee", "pvalue"]
 
 BOUNDS = ("hb", "binomial")
 
@@ -66,6 +67,13 @@ def pvalue(k: np.ndarray | int, n: int, alpha: float, bound: str = "hb") -> np.n
     raise InputError(f"unknown bound {bound!r}; expected one of {', '.join(BOUNDS)}")
 
 
+def exact_level(alpha: float) -> Fraction:
+    """``alpha`` as the exact rational of the decimal it prints as (``repr``): 0.3 is 3/10, not the
+    binary float just below it, and 0.3 - 1e-13 is 2999999999999/10^13, not 3/10. The CRC
+    inequality ``(k + 1)/(n + 1) <= alpha`` is decided on it exactly."""
+    return Fraction(repr(float(alpha)))
+
+
 @lru_cache(maxsize=4096)
 def max_losses(n: int, alpha: float, delta: float, bound: str = "hb") -> int:
     """``k* = max{k in 0..n : p(k) <= delta}``, or -1 when even ``k = 0`` is not significant.
@@ -96,7 +104,7 @@ def min_n_for_guarantee(alpha: float, delta: float | None, method: str, bound: s
     but ``(1 - 0.999)`` rounds above 0.001 and ``n = 1`` is refused).
     """
     if method == "crc":
-        return max(1, math.ceil(1.0 / alpha - 1.0 - 1e-12))
+        return max(1, math.ceil(1 / exact_level(alpha) - 1))  # 1/(n+1) <= alpha, exactly as crc_max_losses
     assert delta is not None
     n = max(1, math.ceil(math.log(delta) / math.log(1.0 - alpha) - 1e-12))
     while float(pvalue(0, n, alpha, bound)) > delta:

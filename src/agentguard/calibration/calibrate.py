@@ -31,7 +31,7 @@ import numpy as np
 
 from ..core.errors import GuaranteeError, InputError, LifecycleError
 from ..core.types import Decision
-from .bounds import BOUNDS, max_losses, min_n_for_guarantee
+from .bounds import BOUNDS, exact_level, max_losses, min_n_for_guarantee
 from .data import Sequences, check_alpha, check_delta
 from .monitor import ThresholdMonitor
 from .risks import check_risk, relevant_label
@@ -49,8 +49,13 @@ METHODS = ("crc", "ucb")
 
 
 def crc_max_losses(n: int, alpha: float) -> int:
-    """Largest ``k`` with ``(k + 1) / (n + 1) <= alpha`` (Eq. 4 with B = 1), or -1."""
-    k = math.floor(alpha * (n + 1) * (1 + 1e-12)) - 1
+    """Largest ``k`` with ``(k + 1) / (n + 1) <= alpha`` (Eq. 4 with B = 1), or -1.
+
+    Exact: ``alpha`` is read as the decimal it prints as (:func:`~.bounds.exact_level`: 0.3 is 3/10),
+    and the inequality is decided in rational arithmetic, so no ``k`` with ``(k + 1)/(n + 1)``
+    above that alpha is ever admitted (a relative rounding slack of 1e-12 admitted ``k = 2`` for
+    ``n = 9, alpha = 0.3 - 1e-13``: a risk bound of 0.3 > alpha)."""
+    k = math.floor(exact_level(alpha) * (n + 1)) - 1
     return min(k, n)
 
 

@@ -12,6 +12,7 @@ JSON) or as the ``openai`` SDK's pydantic objects; every consumer (the token sig
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -36,13 +37,17 @@ def _pairs(logprobs: Any) -> list[tuple[str, float]]:
     out = []
     for tok in content:
         v = _get(tok, "logprob")
-        if v is not None:
-            out.append((str(_get(tok, "token") or ""), float(v)))
+        # a token without a numeric log-prob is NaN, never dropped: dropped, the step's minimum would be
+        # taken over the other tokens only, and the unscored token (the improbable one) would pass
+        lp = math.nan if v is None or isinstance(v, bool) else float(v)
+        out.append((str(_get(tok, "token") or ""), lp))
     return out
 
 
 def parse_chunk(chunk: Any, choice: int = 0) -> tuple[str, list[tuple[str, float]]]:
     """The text delta and the ``(token, logprob)`` pairs of choice ``choice`` in one streamed chunk.
+    A token whose ``logprob`` is missing, null or a Boolean has the log-prob NaN (unreadable: every
+    consumer fails closed on it); a non-numeric one raises ValueError.
 
     A chunk without that choice (a usage-only chunk, another choice's delta) gives ``("", [])``.
     """

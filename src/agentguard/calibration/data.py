@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from collections.abc import Sequence as Seq
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,6 +55,26 @@ def _labels(y: np.ndarray) -> np.ndarray:
     if bad.any():
         raise InputError(f"labels must be 0 or 1 (1 = safe); got {y[bad][:3].tolist()} ...")
     return yf.astype(np.int8)
+
+
+def _py(x: Any) -> Any:
+    """A numpy scalar as the Python value it holds (messages print ``1``, not ``np.int64(1)``)."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _steps(steps: Any) -> np.ndarray:
+    """Step indices as finite whole numbers (floats), or InputError."""
+    raw = np.asarray(steps)
+    if raw.dtype == bool:
+        raise InputError("step indices must be integers, got Booleans")
+    try:
+        st = raw.astype(float)
+    except (TypeError, ValueError):
+        raise InputError("step indices must be integers, got non-numeric values") from None
+    bad = ~np.isfinite(st) | (st != np.round(st))
+    if bad.any():
+        raise InputError(f"step indices must be integers; got {raw[bad][:3].tolist()} ...")
+    return st
 
 
 @dataclass(frozen=True)
@@ -96,7 +117,7 @@ class Sequences:
                 seen.add(x)
 
     def _name(self, i: int) -> str:
-        return repr(self.ids[i]) if self.ids is not None else f"#{i}"
+        return repr(_py(self.ids[i])) if self.ids is not None else f"#{i}"
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -118,10 +139,14 @@ class Sequences:
                   labels: np.ndarray) -> Sequences:
         """Build from long-format rows (one row per step): sequence id, step index, score, label.
 
-        Rows are sorted by (sequence id, step). The label must be constant within a sequence.
+        Rows are sorted by (sequence id, step). The label must be constant within a sequence. The
+        steps of a sequence must be distinct consecutive integers (any start): a duplicated row
+        (the same trajectory read from two files) would count a step twice and a gap is a missing
+        score, and either breaks the per-step e-valuator and the exchangeability the guarantees
+        rest on, so both are InputError naming the sequence and step.
         """
         seq_ids = np.asarray(seq_ids)
-        steps = np.asarray(steps)
+        steps = _steps(steps)
         scores = np.asarray(scores, dtype=float)
         y = _labels(np.asarray(labels))
         if not (len(seq_ids) == len(steps) == len(scores) == len(y)):
@@ -134,10 +159,18 @@ class Sequences:
         lengths = np.bincount(inv, minlength=len(uniq)).astype(np.int64)
         starts = np.zeros(len(uniq), dtype=np.int64)
         starts[1:] = np.cumsum(lengths)[:-1]
+        st_sorted = steps[order]
+        jump = np.diff(st_sorted) != 1
+        jump[starts[1:] - 1] = False  # a new sequence may start anywhere
+        if jump.any():
+            j = int(np.flatnonzero(jump)[0])
+            what = "twice" if st_sorted[j + 1] == st_sorted[j] else f"after step {st_sorted[j]:g} (a gap)"
+            raise InputError(f"sequence {_py(uniq[inv[j]])!r} has step {st_sorted[j + 1]:g} {what}: the steps of a "
+                             "sequence must be distinct consecutive integers")
         ymin, ymax = np.minimum.reduceat(y, starts), np.maximum.reduceat(y, starts)
         if (ymin != ymax).any():
             i = int(np.flatnonzero(ymin != ymax)[0])
-            raise InputError(f"sequence {uniq[i]!r} has different labels on different steps")
+            raise InputError(f"sequence {_py(uniq[i])!r} has different labels on different steps")
         return cls(scores, starts, lengths, ymin.astype(np.int8), uniq)
 
     @classmethod
@@ -230,11 +263,11 @@ def load_signals(path: str | Path, *, id_col: str = "uq_problem_idx", step_col: 
     if missing:
         raise InputError(f"{p.name} lacks column(s) {', '.join(missing)} (needs {', '.join(cols)})")
     if df[score_col].isna().any():
-        bad = df.loc[df[score_col].isna(), id_col].iloc[0]
+        bad = _py(df.loc[df[score_col].isna(), id_col].iloc[0])
         raise InputError(f"{p.name}: sequence {bad!r} has a missing/NaN score")
     scores = pd.to_numeric(df[score_col], errors="coerce")
     if scores.isna().any():
-        bad = df.loc[scores.isna(), id_col].iloc[0]
+        bad = _py(df.loc[scores.isna(), id_col].iloc[0])
         raise InputError(f"{p.name}: sequence {bad!r} has a non-numeric score")
     if len(df) == 0:
         raise InputError(f"{p.name} has a header but no rows: no sequences to calibrate on")

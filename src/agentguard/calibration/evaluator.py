@@ -280,6 +280,12 @@ class EValuatorMonitor(_SequenceMonitor):
         if state.memory is None:
             state.memory = ([], 0.0)   # (prefix, log M_t)
         prefix, log_m = state.memory
+        if not math.isfinite(s):
+            # the step models are linear in the score: a -inf prefix entry gives log M_t = -inf * w, which
+            # reads as "certainly safe" for a negative weight (or NaN): not a score the model reads
+            return self._alarm(state, f"score {s} at step {len(prefix) + 1} is not finite: the e-value models "
+                                      "read finite scores only; the monitor fails closed",
+                               {"step": float(len(prefix) + 1), "threshold": self.threshold}, error="non-finite score")
         prefix.append(s)
         t = len(prefix)
         if t in self.models.w:
@@ -287,6 +293,11 @@ class EValuatorMonitor(_SequenceMonitor):
         state.memory = (prefix, log_m)
         m = math.exp(log_m)
         nums = {"step": float(t), "score": s, "e_value": m, "threshold": self.threshold}
+        if math.isnan(m):
+            # an undefined e-value (a -inf score gives inf - inf or 0 * inf in the prefix model) compares
+            # false with every threshold: it would ALLOW this step and every later one; it alarms
+            return self._alarm(state, f"the e-value at step {t} is undefined (NaN) for this prefix; "
+                                      "the monitor fails closed", nums, error="NaN e-value")
         if m > self.threshold:
             return self._alarm(state, f"e-value {m:.4g} exceeded {self.threshold:.4g} at step {t}", nums)
         return Verdict(Decision.ALLOW, "e-value below threshold", self.name, nums)

@@ -52,12 +52,14 @@ Scorer = Callable[[str, Context], float]
 
 
 def _score(value: Any) -> float:
-    if isinstance(value, bool):
-        raise InputError(f"a monitor score must be a number, got {value!r}")
+    # text is not a score even when float() reads it ("0.99", " 1e3 ", "Infinity"): a client that
+    # sends a string sent something else than the number the calibration was made on
+    if isinstance(value, (bool, str, bytes, bytearray)):
+        raise InputError(f"a monitor score must be a number, got {type(value).__name__} {str(value)[:40]!r}")
     try:
         s = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"a monitor score must be a number, got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"a monitor score must be a number (a float), got {str(value)[:40]!r}") from None
     if math.isnan(s):
         raise InputError("a monitor score is NaN")
     if s == math.inf:

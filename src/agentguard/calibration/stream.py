@@ -114,7 +114,9 @@ class ChunkSteps:
     """Chat-completions chunks -> text steps: ``step="line"`` (a step ends at a newline), ``"chunk"``
     (every non-empty delta is a step) or any delimiter; ``signals["min_logprob"]`` is the step's
     minimum token log-probability when the server sends ``logprobs`` (a chunk's log-probs count
-    for the step it completes). Each step's text is released after its check."""
+    for every step its text touches) for every piece of the step's text: a step with a text delta that came
+    without log-probs, or with a token whose log-prob is null, has no ``min_logprob`` (a monitor on it
+    fails closed). Each step's text is released after its check."""
 
     def __init__(self, step: str = "line", choice: int = 0):
         if not isinstance(step, str) or not step:
@@ -122,30 +124,38 @@ class ChunkSteps:
         self.mode, self.choice = step, choice
         self.delim = "\n" if step == "line" else step
         self._buf, self._lps = "", []
+        self._gap = False  # some text of the open step came without (readable) log-probs
 
     @staticmethod
-    def _unit(text: str, lps: list[float]) -> Unit:
-        return text, Step(output=text, signals={"min_logprob": min(lps)} if lps else {})
+    def _unit(text: str, lps: list[float], gap: bool) -> Unit:
+        # min_logprob only when every piece of the step's text was scored: a step with an unscored
+        # piece has no minimum, so a monitor on min_logprob finds no signal and fails closed
+        return text, Step(output=text, signals={"min_logprob": min(lps)} if lps and not gap else {})
 
     def feed(self, chunk: Any) -> list[Unit]:
         text, pairs = parse_chunk(chunk, self.choice)
         lps = [lp for _, lp in pairs]
+        gap = bool(text) and (not lps or any(math.isnan(lp) for lp in lps))
         if self.mode == "chunk":
-            return [self._unit(text, lps)] if text else []
+            return [self._unit(text, lps, gap)] if text else []
         self._buf += text
         self._lps.extend(lps)
+        self._gap = self._gap or gap
         out = []
         while (i := self._buf.find(self.delim)) >= 0:
             end = i + len(self.delim)
-            out.append(self._unit(self._buf[:end], self._lps))
-            self._buf, self._lps = self._buf[end:], []
+            out.append(self._unit(self._buf[:end], self._lps, self._gap))
+            # the rest of this chunk's text starts the next step: it carries this chunk's log-probs
+            # (its tokens are not split by text, so they count for every step they touch) and gap
+            rest = self._buf[end:]
+            self._buf, self._lps, self._gap = rest, (list(lps) if rest else []), gap and bool(rest)
         return out
 
     def flush(self) -> list[Unit]:
         if self.mode == "chunk" or not self._buf:
             return []
-        unit = self._unit(self._buf, self._lps)
-        self._buf, self._lps = "", []
+        unit = self._unit(self._buf, self._lps, self._gap)
+        self._buf, self._lps, self._gap = "", [], False
         return [unit]
 
 

@@ -20,6 +20,7 @@ numbers" row. Encoders of one environment's numbers live with that environment (
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -47,15 +48,31 @@ def _offline() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+def _as_read(text: str) -> str:
+    """``text`` as a reader sees it: NFKC-normalised (fullwidth and compatibility forms to their
+    plain letters) and without format characters (Unicode category Cf: zero-width spaces and joiners,
+    the byte-order mark, bidirectional controls), which render as nothing but split the tokens an
+    encoder embeds. ASCII text is returned as it is (NFKC leaves it unchanged and it has no Cf)."""
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+
+
 def check_texts(texts: Sequence[str]) -> list[str]:
-    """The observations as a list of strings (one string counts as one observation); ParseError on
-    anything that is not text."""
+    """The observations as a list of strings (one string counts as one observation), each as a reader
+    sees it (:func:`_as_read`). ParseError on anything that is not text, and on a text with nothing
+    visible in it (empty, blank, only invisible characters): an encoder still maps it to a latent
+    (WordLlama: NaN for the empty text, an arbitrary finite vector for a blank or zero-width one), and a
+    safety value read on an observation that says nothing is not a reading of the world."""
     if isinstance(texts, str):
         texts = [texts]
     out = list(texts)
-    for t in out:
+    for i, t in enumerate(out):
         if not isinstance(t, str):
             raise ParseError(f"observation must be text, got {type(t).__name__}")
+        out[i] = t = _as_read(t)
+        if not t.strip():
+            raise ParseError("observation has no visible text (empty, blank or only invisible characters)")
     return out
 
 

@@ -16,6 +16,10 @@ Bad input has a defined behaviour, never an exception and never ALLOW:
 - an observation the encoder cannot read (``ParseError`` or anything else it raises) -> RECOVER with
   this run's last fallback action (or ``default_action`` if the run has none), reason says why;
 - a proposed action the parser does not know (``"D"``, free text) -> RECOVER with ``pi(z)``.
+
+When no action is certified (``max_a Q(z, a) <= epsilon``) the paper's phi still executes ``pi(z)``,
+which may be the very action it replaces; ``details["fallback_certified"]`` says so, and
+``uncertified="stop"`` makes such a verdict HALT instead (no uncertified action is ever executed).
 """
 
 from __future__ import annotations
@@ -61,14 +65,22 @@ class SafetyFilter(BaseGuard):
     (the verdict's fallback action is one of these names); ``parse_action(proposal) -> index`` raises
     InputError on unknown actions. ``epsilon`` is the switching threshold (intervene when
     ``Q(z, a) <= epsilon``). ``intervention`` is ``"fallback"`` (RECOVER) or ``"stop"`` (HALT).
+    ``uncertified`` says what happens when the fallback itself is not certified (``Q(z, pi(z)) <=
+    epsilon``: no action is; or the observation is unreadable, so the fallback is the last state's):
+    ``"fallback"`` (default, the paper's phi: RECOVER with pi(z) anyway, best effort, since an embodied
+    system cannot stop) or ``"stop"`` (HALT: no uncertified action is ever executed). Every RECOVER
+    says in ``details["fallback_certified"]`` whether its action is certified.
     """
 
     def __init__(self, q: QFunction, encoder: Any, actions: Sequence[str],
                  parse_action: Callable[[Any], int] | None = None, epsilon: float = 0.0,
                  default_action: int | None = None, intervention: str = "fallback", name: str = "reguard",
-                 max_runs: int = 10_000):
+                 max_runs: int = 10_000, uncertified: str = "fallback"):
         if intervention not in ("fallback", "stop"):
             raise InputError("intervention must be 'fallback' or 'stop'")
+        if uncertified not in ("fallback", "stop"):
+            raise InputError("uncertified must be 'fallback' or 'stop'")
+        self.uncertified = uncertified
         self.q, self.encoder, self.actions = q, encoder, list(actions)
         if not self.actions:
             raise InputError("a safety filter needs at least one action")
@@ -92,11 +104,11 @@ class SafetyFilter(BaseGuard):
         ``q`` (``"package.module:factory"`` returning a :class:`QFunction`); ``encoder``
         (``"wordllama"``, ``"wordllama:<dim>"``, ``"minilm"`` or ``"package.module:factory"``, e.g.
         ``"agentguard.envs.driving.guard:make_text_encoder"``); ``actions`` (list of names); optional
-        ``epsilon``, ``default_action``, ``intervention``, ``name``, ``max_runs``.
+        ``epsilon``, ``default_action``, ``intervention``, ``name``, ``max_runs``, ``uncertified``.
         """
         p = dict(params)
         known = {"model", "q", "encoder", "actions", "epsilon", "default_action", "intervention", "name",
-                 "max_runs"}
+                 "max_runs", "uncertified"}
         unknown = sorted(set(p) - known)
         if unknown:
             raise InputError(f"safety-filter: unknown keys {unknown} (known: {sorted(known)})")
@@ -117,7 +129,8 @@ class SafetyFilter(BaseGuard):
                 f"epsilon={self.epsilon} intervention={self.intervention}>")
 
     def _default_parse(self, proposal: Any) -> int:
-        if isinstance(proposal, (int, np.integer)) and 0 <= int(proposal) < len(self.actions):
+        if (isinstance(proposal, (int, np.integer)) and not isinstance(proposal, (bool, np.bool_))
+                and 0 <= int(proposal) < len(self.actions)):  # True is not action 1
             return int(proposal)
         if isinstance(proposal, str) and proposal.strip() in self.actions:
             return self.actions.index(proposal.strip())
@@ -163,14 +176,18 @@ class SafetyFilter(BaseGuard):
         """Forget what this filter remembers of ``run_id`` (its last fallback action)."""
         self._runs.end_run(run_id)
 
-    def _blocked(self, reason: str, action: int | None, numbers: dict, details: dict) -> Verdict:
+    def _blocked(self, reason: str, action: int | None, numbers: dict, details: dict,
+                 certified: bool = False) -> Verdict:
         if self.intervention == "stop":
             return Verdict(Decision.HALT, reason, self.name, numbers, None, details)
         if action is None:
             return Verdict(Decision.HALT, reason + "; no fallback action is known, so the run stops",
                            self.name, numbers, None, details)
+        if not certified and self.uncertified == "stop":
+            return Verdict(Decision.HALT, reason + "; the fallback is not certified safe either, so the run stops",
+                           self.name, numbers, None, {**details, "fallback_certified": False})
         return Verdict(Decision.RECOVER, reason, self.name, numbers, self.actions[action],
-                       {**details, "fallback_index": int(action)})
+                       {**details, "fallback_index": int(action), "fallback_certified": certified})
 
     def certify(self, context: Context | Any, proposed_action: Any) -> Verdict:
         """ALLOW when ``Q(z, a_task) > epsilon``; otherwise RECOVER with ``argmax_a Q(z, a)``."""
@@ -202,7 +219,8 @@ class SafetyFilter(BaseGuard):
         except Exception as exc:
             return self._blocked(f"unknown action ({exc}); replaced by the fallback action "
                                  f"{self.actions[fallback]}", fallback, nums,
-                                 {"error": type(exc).__name__, "latency_ms": 1e3 * (time.perf_counter() - t0)})
+                                 {"error": type(exc).__name__, "latency_ms": 1e3 * (time.perf_counter() - t0)},
+                                 bool(q[fallback] > self.epsilon))
         nums["q_proposed"] = float(q[a])
         details = {"proposed_index": a, "latency_ms": 1e3 * (time.perf_counter() - t0)}
         if q[a] > self.epsilon:
@@ -214,7 +232,7 @@ class SafetyFilter(BaseGuard):
         else:
             why = (f"Q(z, {self.actions[a]}) = {q[a]:.3g} <= epsilon = {self.epsilon:g}; fallback "
                    f"{self.actions[fallback]} (Q = {q[fallback]:.3g})")
-        return self._blocked(why, fallback, nums, details)
+        return self._blocked(why, fallback, nums, details, bool(q[fallback] > self.epsilon))
 
     def check(self, context: Context, proposal: Any) -> Verdict:
         return self.certify(context, proposal)

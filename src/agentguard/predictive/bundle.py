@@ -44,10 +44,34 @@ def bundle_spec(model: DTMC, source: str = "model") -> Abstraction | None:
     return Abstraction.from_dict(keep, source=source)
 
 
+def _norm(text: Any) -> Any:
+    return " ".join(text.split()) if isinstance(text, str) else text
+
+
+def _same_predicates(model: DTMC, ab: Abstraction, model_name: str, spec_name: str) -> None:
+    """InputError unless ``ab`` has the predicates (names, order and expression texts up to white
+    space) the model was learned with, when the model carries them: bit i of a model state means
+    predicate i of ITS spec, so another spec of the same width would read every state under another
+    meaning (mis-indexed, not refused). A predicate the model names as ``<python>`` is compared by name."""
+    d = model.meta.get("abstraction")
+    if not isinstance(d, Mapping) or not isinstance(d.get("predicates"), list):
+        return  # a model without a spec (PRISM file, release folder): only the width can be checked
+    learned = [(p.get("name"), p.get("expr")) for p in d["predicates"] if isinstance(p, Mapping)]
+    given = [(n, e.get("expr")) for n, e in zip(ab.names, ab.describe()["predicates"])]
+    same = len(learned) == len(given) and all(
+        ln == gn and (le == "<python>" or ge == "<python>" or _norm(le) == _norm(ge))
+        for (ln, le), (gn, ge) in zip(learned, given))
+    if not same:
+        raise InputError(f"spec {spec_name} does not match the predicates model {model_name} was learned with "
+                         f"({', '.join(str(n) for n, _ in learned)} vs {', '.join(ab.names)}, or their "
+                         "expressions differ): its states would be read with another meaning")
+
+
 def load_bundle(path: str | Path, spec: str | Path | None = None) -> tuple[DTMC, Abstraction | None]:
     """``(model, spec)`` of a model path (any form :func:`~agentguard.predictive.load.load_dtmc` reads):
     the spec file ``spec`` when given, else the one the model carries, else None. A spec whose predicate
-    count differs from the width of the model's bit-vector states is an InputError naming both."""
+    count differs from the width of the model's bit-vector states is an InputError naming both, and so
+    is a given spec whose predicates differ from those the model carries (:func:`_same_predicates`)."""
     from .load import load_dtmc
 
     model = load_dtmc(path)
@@ -57,4 +81,6 @@ def load_bundle(path: str | Path, spec: str | Path | None = None) -> tuple[DTMC,
         if widths and widths != {ab.width}:
             raise InputError(f"the spec has {ab.width} predicates but the model's states have "
                              f"{'/'.join(map(str, sorted(widths)))} bits")
+    if spec is not None and ab is not None:
+        _same_predicates(model, ab, Path(path).name, str(spec))
     return model, ab

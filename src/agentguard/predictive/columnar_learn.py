@@ -40,7 +40,7 @@ from ..core.errors import InputError, require
 from ..spec.predicates import Abstraction
 from .columnar import ColumnarPlan, compile_columnar
 from .columnar_typed import _valid, typed_codes, typed_columns
-from .trace_stream import _loads, _row_groups
+from .trace_stream import _loads, _row_groups, step_error
 from .typed_state import STATE_TYPED, typed_values
 
 __all__ = ["BatchAbstractor", "learn_parquet_columnar"]
@@ -176,6 +176,7 @@ class _Runs:
     carry_id: Any = None
     carry_null: bool = False
     carry_started: bool = False
+    carry_step: int = -1
     carry_codes: list[np.ndarray] = field(default_factory=list)
     runs: int = 0
     lut: np.ndarray | None = None
@@ -193,6 +194,8 @@ class _Runs:
             first = ids[0].as_py()
             new[0] = (not self.carry_started or bool(nulls[0]) != self.carry_null
                       or (not nulls[0] and first != self.carry_id))
+            _check_steps(ids, steps, new, nulls, self.carry_step)
+            self.carry_step = int(steps[-1])
             live = steps >= 0
             starts = np.flatnonzero(new)
             head = int(starts[0]) if starts.size else n
@@ -330,6 +333,18 @@ def learn_parquet_columnar(learner: Any, path: str | os.PathLike[str], batch_row
     learner._cache.clear()
     return {"rows": ab.rows, "fallback_rows": ab.fallback_rows, "runs": runs.runs,
             "fallback_predicates": dict(ab.plan.fallback)}
+
+
+def _check_steps(ids: Any, steps: np.ndarray, new: np.ndarray, nulls: np.ndarray, carry: int) -> None:
+    """:data:`~.trace_stream.STEP_RULE`, vectorised over one batch (``new``: a row starts a run;
+    ``carry``: the step of the previous batch's last row); rows without a run id are not checked."""
+    prev = np.empty_like(steps)
+    prev[0] = carry
+    prev[1:] = steps[:-1]
+    ok = np.where(new, (steps == 0) | (steps == -1), (prev >= 0) & (steps == prev + 1)) | nulls
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        raise step_error(_id(ids, i), int(steps[i]), None if new[i] else int(prev[i]))
 
 
 def _steps(batch: Any) -> np.ndarray:

@@ -9,8 +9,9 @@ paper's "caching mechanism", section 5.2 RQ3). States the model never saw are ha
 ``unseen`` policy of :mod:`agentguard.spec.unseen` (the same names as in spec files): ``"nearest"``
 (the closest known bit-vector state in Hamming distance, the lower probability on ties; the last bit
 is taken as the unsafe bit: an unseen state with it set has P_safe = 0), ``"pessimistic"`` (the
-known state of lowest P_safe), ``"alarm"`` (P_safe = 0, fail closed), ``"allow"`` (P_safe = 1) or
-``"error"`` (the guard raises, so a stack fails closed).
+known state of lowest P_safe; the default, so an unseen state never reads safer than the riskiest state
+the model knows), ``"alarm"`` (P_safe = 0, fail closed), ``"allow"`` (P_safe = 1) or ``"error"`` (the
+guard raises, so a stack fails closed).
 
 The verdict carries what the enforcement strategies need (:class:`~agentguard.core.strategies.Reflect`
 builds its alert from it): ``numbers = {probability: P_safe, threshold: theta}``,
@@ -30,7 +31,7 @@ from ..core.errors import InputError, ModelError
 from ..core.guard import BaseGuard
 from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, Verdict
-from ..spec.unseen import check_unseen_policy, resolve_unseen
+from ..spec.unseen import DEFAULT_UNSEEN, check_unseen_policy, resolve_unseen
 from .dtmc import DTMC
 
 __all__ = ["MinProbabilityGuard", "ProactiveGuard", "ProductGuard", "reach_probability", "safety_values"]
@@ -102,8 +103,8 @@ class ProactiveGuard(BaseGuard):
         threshold: theta in [0, 1]; the alarm fires when ``P_safe < theta``.
         abstraction: concrete state -> abstract state name; None when states are given abstract.
         state_text: abstract state -> words (for the reflection prompt); defaults to the name.
-        unseen: ``"nearest"``, ``"pessimistic"``, ``"alarm"``, ``"allow"`` or ``"error"`` (see the
-            module docstring and :mod:`agentguard.spec.unseen`).
+        unseen: ``"nearest"``, ``"pessimistic"`` (default), ``"alarm"``, ``"allow"`` or ``"error"`` (see
+            the module docstring and :mod:`agentguard.spec.unseen`).
         decision: what a blocking verdict says (REJECT by default; HALT to stop whatever the strategy).
         values: precomputed P_safe per state (else computed with :func:`safety_values`).
         state_fn: ``(context, proposal) -> concrete state`` used when the decision brings no state
@@ -117,7 +118,7 @@ class ProactiveGuard(BaseGuard):
 
     def __init__(self, model: DTMC, property: str = "G !unsafe", threshold: float = 0.5, *,
                  abstraction: Callable[[Any], str] | None = None,
-                 state_text: Callable[[str], str] | None = None, unseen: str = "nearest",
+                 state_text: Callable[[str], str] | None = None, unseen: str = DEFAULT_UNSEEN,
                  decision: Decision | str = Decision.REJECT, values: Sequence[float] | None = None,
                  name: str = "proactive", state_fn: Callable[[Context, Any], Any] | None = None,
                  unsafe_fn: Callable[[str], bool] | None = None, unsafe_bit: int | None = -1) -> None:
@@ -166,7 +167,7 @@ class ProactiveGuard(BaseGuard):
         that ``agentguard learn`` wrote carries its spec, :mod:`agentguard.predictive.bundle`),
         ``spec`` (a spec file, for a model without one), ``state`` (the state function for decisions
         that bring no state: ``"history"`` or ``"package.module:attr"``; default: the bundle's),
-        ``property`` ("G !unsafe"), ``threshold`` (0.5), ``unseen`` (the spec's, else "nearest"),
+        ``property`` ("G !unsafe"), ``threshold`` (0.5), ``unseen`` (the spec's, else "pessimistic"),
         ``decision`` ("REJECT"), ``name`` ("proactive"). With a spec the guard abstracts concrete
         states (dicts) itself. The guard remembers the path as ``model_path``.
         """
@@ -185,7 +186,7 @@ class ProactiveGuard(BaseGuard):
         if ab is not None:
             kw = {"abstraction": ab.bits, "unsafe_bit": None,
                   "unsafe_fn": lambda b: bool(ab.label_vector([b], "unsafe")[0])}
-        unseen = str(params.get("unseen", ab.unseen if ab is not None else "nearest"))
+        unseen = str(params.get("unseen", ab.unseen if ab is not None else DEFAULT_UNSEEN))
         g = cls(model, str(params.get("property", "G !unsafe")), float(params.get("threshold", 0.5)),
                 unseen=unseen, decision=params.get("decision", "REJECT"), name=str(params.get("name", "proactive")),
                 state_fn=state_function(params.get("state", ab.state_fn if ab is not None else None)), **kw)
@@ -321,8 +322,9 @@ class ProductGuard(BaseGuard):
     (the vocabulary's key for per-run state; mirrored into ``context.metadata['monitor_q'][name]`` for
     inspection), advances it with the label of each new abstract state, and looks up ``(s, q)``: still
     one lookup per decision. The monitor states live in a :class:`~agentguard.core.runs.RunMemory`
-    (at most ``max_runs`` runs, least recently used forgotten first): :meth:`end_run` forgets one
-    run when it finishes, :meth:`reset` forgets every run. An abstract state the DTMC never saw, or a
+    (at most ``max_runs`` runs, least recently used forgotten first; a run that was forgotten that way
+    and comes back raises :class:`~agentguard.core.runs.RunEvicted`, never restarts its monitor):
+    :meth:`end_run` forgets one run when it finishes, :meth:`reset` forgets every run. An abstract state the DTMC never saw, or a
     pair outside the built product, fails closed (P_safe = 0).
     """
 
@@ -372,7 +374,9 @@ class ProductGuard(BaseGuard):
         state = context.state
         if state is None:
             raise InputError("ProductGuard needs the current state in context.state")
-        p, key, q = self.step_probability(state, self._runs.peek(context.run_id))
+        # get, not peek: a run whose monitor state was evicted raises RunEvicted (the caller fails closed)
+        # instead of restarting its monitor at idle, which forgot a pending deadline
+        p, key, q = self.step_probability(state, self._runs.get(context.run_id))
         self._runs.set(context.run_id, q)
         context.metadata.setdefault("monitor_q", {})[self.name] = q
         qname = self.prod.monitor.name(q) if q is not None else "?"

@@ -30,7 +30,10 @@ columnar predicates remove.
 Differences from the row path, by construction: a run is everything with one ``run_id`` (the row
 path cuts runs where adjacent rows change id, so one id in two separate blocks is two traces there),
 ordered by ``step`` (the row path takes file order); the service's store writes each run as one
-block in step order, where both agree. Rows without a run id are dropped, as the row path drops them.
+block in step order, where both agree. Where they could disagree, one refuses (``trace_stream.
+STEP_RULE``): the row paths refuse rows out of step order, and this engine refuses a run whose steps
+are not 0..n-1 once each (a duplicate or a gap). Rows without a run id are dropped, as the row path
+drops them.
 
 ``pyspark`` is the ``spark`` extra (Java 17 needed); imported on first use.
 """
@@ -45,6 +48,7 @@ import numpy as np
 
 from ..core.errors import InputError, require
 from ..spec.predicates import Abstraction
+from .trace_stream import STEP_RULE
 from .typed_state import STATE_TYPED
 
 __all__ = ["learn_spark", "spark_session"]
@@ -119,6 +123,12 @@ def learn_spark(learner: Any, path: str | os.PathLike[str], spark: Any = None, m
                           F.sum(F.col("fallback").cast("long")).alias("fb"),
                           F.sum(F.when((F.col("step") >= 0) & (F.col("code") == -2), 1).otherwise(0)).alias("nostate"),
                           F.countDistinct("run_id").alias("runs_all")).collect()[0]
+        # trace_stream.STEP_RULE as a window engine can check it: each run's steps are 0..n-1, once each
+        # (a duplicate or a gap would be paired by ORDER BY step, pos into transitions no run made)
+        bad_run = (live.groupBy("run_id").agg(F.count("*").alias("n"), F.countDistinct("step").alias("d"),
+                                              F.min("step").alias("lo"), F.max("step").alias("hi"))
+                   .filter((F.col("n") != F.col("d")) | (F.col("lo") != 0) | (F.col("hi") != F.col("n") - 1))
+                   .first())
         runs_live = sum(int(r["count"]) for r in agg if r["first"])
         term_pos = None
         if ab.terminal is not None and first_pos:  # the end of the first run (where add_paths meets the terminal)
@@ -129,6 +139,9 @@ def learn_spark(learner: Any, path: str | os.PathLike[str], spark: Any = None, m
     finally:
         if "coded" in locals():
             coded.unpersist()
+    if bad_run is not None:
+        raise InputError(f"trace {bad_run['run_id']}: {bad_run['n']} rows with {bad_run['d']} distinct steps from "
+                         f"{bad_run['lo']} to {bad_run['hi']}: {STEP_RULE}")
     if stats["nostate"]:
         raise InputError(f"{stats['nostate']} step(s) of {path} have no 'state'")
     if stats["runs_all"] != runs_live:

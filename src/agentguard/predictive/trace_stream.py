@@ -14,8 +14,10 @@ is ever built.
   file or a folder of ``*.parquet`` files read in name order (= ingest order), with PyArrow. Within
   a batch, identical state texts are parsed and abstracted once (dictionary encoding), so the cost
   follows the distinct states, not the rows. A file with a typed ``state_typed`` column
-  (:mod:`.typed_state`) gives its typed rows' states from that column. Rows of one run must be contiguous (the store writes
-  each finished run as one block); the same ``run_id`` in two separate blocks is two traces.
+  (:mod:`.typed_state`) gives its typed rows' states from that column. The rows of a run must be one
+  block numbered 0, 1, 2, ... in file order (:data:`STEP_RULE`; the store writes each finished run so);
+  anything else is an InputError naming the run and step, in this reader and in the columnar engine.
+  The same ``run_id`` again in a later block, numbered from 0, is another trace.
 * :func:`abstract_parquet` and :func:`duckdb_counts`: when the data outgrows one process. The
   abstraction is a per-row map (any engine can run it per file: Spark ``mapInPandas``, Ray Data
   ``map_batches``, or this function per file on several machines), writing ``run_id, step, state``
@@ -43,6 +45,19 @@ __all__ = ["abstract_parquet", "duckdb_counts", "iter_jsonl_runs", "iter_parquet
            "write_typed_parquet"]
 
 Run = tuple[str, list[Any]]
+
+#: the one rule every engine applies to Parquet trace rows (row engines in row order, window engines
+#: by ``ORDER BY step``): a run is one block of rows numbered 0, 1, 2, ... in order, or one row with
+#: step -1 (or null) for a run without steps. Out-of-order, duplicated or missing steps, or a run
+#: continued in a later block, are refused: the row engines (file order) and the window engines
+#: (step order) would otherwise count different transitions from the same file.
+STEP_RULE = "the rows of a run must be one block numbered 0, 1, 2, ... in order"
+
+
+def step_error(rid: Any, step: Any, prev: Any) -> InputError:
+    """The one message for a row that breaks :data:`STEP_RULE`."""
+    after = "at the start of the run" if prev is None else f"after step {prev}"
+    return InputError(f"trace {rid}: step {step} {after}: {STEP_RULE}")
 
 
 def _loads() -> Callable[[bytes], Any]:
@@ -75,8 +90,8 @@ def iter_jsonl_runs(path: str | os.PathLike[str]) -> Iterator[Run]:
             except ValueError as exc:
                 msg = getattr(exc, "msg", None) or str(exc).split(":")[0]
                 raise InputError(f"{path}:{lineno}: not valid JSON ({msg})") from None
-            if not isinstance(d, dict) or "steps" not in d:
-                raise InputError("a trace must be an object with a 'steps' list")
+            if not isinstance(d, dict) or not isinstance(d.get("steps"), list):
+                raise InputError(f"{path}:{lineno}: a trace must be an object with a 'steps' list")
             rid = str(d.get("run_id") or f"line-{lineno}")
             states = []
             for i, s in enumerate(d["steps"]):
@@ -167,6 +182,8 @@ def iter_parquet_runs(path: str | os.PathLike[str], abstract: Callable[[Any], st
     loads = _loads()
     cur_id: str | None = None
     cur: list[Any] = []
+    prev: int | None = None
+    seen = 0  # rows before this batch
     for batch in _batches(path, ["run_id", "step", "state"], batch_rows, _typed_leaf):
         ids = batch.column(0).to_pylist()
         steps = batch.column(1).to_pylist()
@@ -177,10 +194,15 @@ def iter_parquet_runs(path: str | os.PathLike[str], abstract: Callable[[Any], st
         values: list[Any] = [None] * len(texts)
         done = [False] * len(texts)
         for i, (rid, step, code) in enumerate(zip(ids, steps, codes)):
-            if rid != cur_id:
+            if rid != cur_id or i + seen == 0:
                 if cur_id is not None:
                     yield cur_id, cur
                 cur_id, cur = rid, []
+                if rid is not None and step is not None and step not in (0, -1):
+                    raise step_error(rid, step, None)
+            elif rid is not None and (prev is None or prev < 0 or step != prev + 1):
+                raise step_error(rid, step, prev)
+            prev = step
             if step is None or step < 0:
                 continue
             if code is None:
@@ -204,6 +226,7 @@ def iter_parquet_runs(path: str | os.PathLike[str], abstract: Callable[[Any], st
                         raise InputError(f"trace {rid} step {step}: {exc}") from None
                 values[code], done[code] = state, True
             cur.append(values[code])
+        seen += len(ids)
     if cur_id is not None:
         yield cur_id, cur
 
@@ -273,6 +296,12 @@ def duckdb_counts(path: str | os.PathLike[str], terminal: str | None = None,
         sql = (f"SELECT src, dst, count(*) AS n FROM (SELECT state AS src, {dst} AS dst FROM (SELECT state, "
                f"lead(state) OVER (PARTITION BY run_id ORDER BY step) AS nxt FROM {src})) "
                "WHERE dst IS NOT NULL GROUP BY ALL")
+        bad = con.execute(f"SELECT run_id, count(*), count(DISTINCT step), min(step), max(step) FROM {src} "
+                          "WHERE step >= 0 GROUP BY run_id HAVING count(*) <> count(DISTINCT step) "
+                          "OR min(step) <> 0 OR max(step) <> count(*) - 1 LIMIT 1").fetchall()
+        if bad:
+            rid, n, distinct, lo, hi = bad[0]
+            raise InputError(f"trace {rid}: {n} rows with {distinct} distinct steps from {lo} to {hi}: {STEP_RULE}")
         pairs = con.execute(sql, params).fetchall()
         first = con.execute(f"SELECT state, count(*) FROM (SELECT arg_min(state, step) AS state FROM {src} "
                             "GROUP BY run_id) GROUP BY ALL").fetchall()

@@ -27,8 +27,8 @@ needs:
   the Pro2Guard data); transitions into it are always valid, and it only moves to itself.
 * ``unseen``: what to do at run time with an abstract state the model never saw in training: one
   of the policies of :mod:`agentguard.spec.unseen` (``"nearest"``, ``"pessimistic"``, ``"alarm"``,
-  ``"allow"``, ``"error"``), the same names :class:`~agentguard.predictive.guard.ProactiveGuard`
-  takes. :meth:`Abstraction.locate` applies the policies that name a stand-in state (``nearest``,
+  ``"allow"``, ``"error"``; default :data:`~agentguard.spec.unseen.DEFAULT_UNSEEN`, ``"pessimistic"``),
+  the same names :class:`~agentguard.predictive.guard.ProactiveGuard` takes. :meth:`Abstraction.locate` applies the policies that name a stand-in state (``nearest``,
   ``pessimistic``, ``error``).
 * ``state`` (``state_fn``): the name of the state function the traces were recorded with
   (``"history"`` or ``"package.module:attr"``, :mod:`agentguard.spec.history`); a learned model
@@ -48,7 +48,7 @@ from ..core.errors import InputError, ParseError
 from ._expr_base import reset_budget
 from .expr import Expr
 from .spec_file import read_document
-from .unseen import UNSEEN_POLICIES, resolve_state
+from .unseen import DEFAULT_UNSEEN, UNSEEN_POLICIES, resolve_state
 
 __all__ = [
     "Abstraction",
@@ -171,7 +171,7 @@ class Abstraction:
     unsafe: Expr | BitsFn | None = None
     labels: dict[str, Expr | BitsFn] = field(default_factory=dict)
     terminal: str | None = None
-    unseen: str = "nearest"
+    unseen: str = DEFAULT_UNSEEN
     states: list[str] | None = None  # optional whitelist of abstract states (domain expert's list)
     name: str = ""
     options: dict[str, Any] = field(default_factory=dict)  # learner defaults from a spec file
@@ -449,7 +449,7 @@ class Abstraction:
                 unsafe=Expr(str(d["unsafe"])) if d.get("unsafe") is not None else None,
                 labels={str(k): Expr(str(v)) for k, v in labels.items()},
                 terminal=d.get("terminal"),
-                unseen=str(d.get("unseen", "nearest")),
+                unseen=str(d.get("unseen", DEFAULT_UNSEEN)),
                 states=states,
                 name=str(d.get("name", "")),
                 options=options,

@@ -30,10 +30,16 @@ import numpy as np
 
 from ..core.errors import InputError
 
-__all__ = ["Resolution", "UNSEEN_POLICIES", "check_unseen_policy", "resolve_state", "resolve_unseen"]
+__all__ = ["DEFAULT_UNSEEN", "Resolution", "UNSEEN_POLICIES", "check_unseen_policy", "resolve_state", "resolve_unseen"]
 
 #: the unseen-state policies, in the order the documentation lists them
 UNSEEN_POLICIES = ("nearest", "pessimistic", "alarm", "allow", "error")
+
+#: the policy wherever none is named (spec files, :class:`~agentguard.predictive.guard.ProactiveGuard`):
+#: ``pessimistic``, so an unseen state never reads safer than the riskiest comparable state the model
+#: knows (``nearest`` could read it as a safe neighbour one bit away); name ``nearest`` for the
+#: Pro2Guard release's behaviour
+DEFAULT_UNSEEN = "pessimistic"
 
 #: the distance added to a candidate that disagrees on ``unsafe_bit`` (any larger than a width)
 _OTHER_SIDE = 10**6

@@ -65,8 +65,10 @@ def test_unseen_policies_and_bad_arguments():
     assert ProactiveGuard(m, "unsafe", 0.5).probability("11")[0] == 0.0  # hazard bit set: unsafe
     assert ProactiveGuard(m, "unsafe", 0.5).probability("junk")[0] == 0.0  # not a bit-vector: fail closed
     lm = learn_dtmc([["000", "100", "101"]] * 3 + [["000", "010"]] * 3, lambda s: s[-1] == "1")
-    g = ProactiveGuard(lm, "unsafe", 0.5)
+    g = ProactiveGuard(lm, "unsafe", 0.5, unseen="nearest")
     assert g.probability("110")[0] == pytest.approx(min(g.table_["100"], g.table_["010"]))
+    # the default is pessimistic: the riskiest comparable known state ("101", unsafe) stands in
+    assert ProactiveGuard(lm, "unsafe", 0.5).probability("110")[0] == 0.0
     with pytest.raises(InputError):
         ProactiveGuard(m, "unsafe", 1.5)
     with pytest.raises(InputError):
