@@ -123,10 +123,12 @@ class Env:
         raise InputError(f"mcp scenario: unknown check {kind!r}")
 
 
-def guard(spec: Mapping[str, Any] | None = None, *, tool_words: bool = False) -> ProvenanceGuard:
+def guard(spec: Mapping[str, Any] | None = None, *, tool_words: bool = False,
+          schema_grants: bool = False) -> ProvenanceGuard:
     """The provenance guard over an empty tool set plus the declarations inferred from the scenario's schemas;
     with ``tool_words``, a consequential tool the grant lexicon gives no action takes the tool-word grant
-    (:func:`agentguard.policies.toolgrants.with_tool_word_grants`)."""
+    (:func:`agentguard.policies.toolgrants.with_tool_word_grants`); with ``schema_grants``, every consequential
+    tool takes the grant from its own schema (:func:`agentguard.policies.schemagrants.with_schema_grants`)."""
     from ..policies.library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS, INFERENCE
     from ..policies.toolgrants import with_tool_word_grants
 
@@ -136,6 +138,10 @@ def guard(spec: Mapping[str, Any] | None = None, *, tool_words: bool = False) ->
     tools = with_inferred(empty, schemas, INFERENCE)
     if tool_words:
         tools = with_tool_word_grants(tools, schemas, INFERENCE)
+    if schema_grants:
+        from ..policies.schemagrants import with_schema_grants
+
+        tools = with_schema_grants(tools, schemas, INFERENCE)
     return ProvenanceGuard.agentdojo(toolset=tools, lexicon=tools.lexicon or GRANTS)
 
 

@@ -46,9 +46,13 @@ class Grant:
     action: str
     words: str
     clause: str
+    # the parameters the grant covers (None: every one); a parameter grant (agentguard.policies.schemagrants)
+    # covers the schema's required parameters and the one the request names
+    params: frozenset[str] | None = None
 
     def describe(self) -> str:
-        return f"{self.action} (from the words {self.words!r})"
+        scope = f", parameters {', '.join(sorted(self.params))}" if self.params is not None else ""
+        return f"{self.action} (from the words {self.words!r}{scope})"
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,7 @@ def mint(prompt: str, lexicon: GrantLexicon) -> list[Grant]:
     text is blanked in the whole prompt before it is split, so a quote holding a full stop mints nothing."""
     out: list[Grant] = []
     blank = strip_quotes(prompt)   # same length as prompt
+    prev = ""
     for a, b in _spans(blank):
         sent, bare = prompt[a:b], blank[a:b].casefold()
         for action, (verbs, objects) in lexicon.actions.items():
@@ -149,5 +154,6 @@ def mint(prompt: str, lexicon: GrantLexicon) -> list[Grant]:
                 continue
             out.append(Grant(action, f"{verb} ... {obj}" if obj else verb, sent.strip()))
         for src in lexicon.extra:   # only ever the user's request sentence, never a tool result
-            out.extend(src.grants(sent, bare))
+            out.extend(src.grants(sent, bare, prev=prev) if getattr(src, "context", False) else src.grants(sent, bare))
+        prev = sent
     return out

@@ -1,11 +1,10 @@
 """Labels that follow data flow, and the check of one proposed call against the user's grants (issue 27).
 
 :class:`FlowLedger` holds one run: the user's prompt and the grants minted from it
-(:mod:`agentguard.policies.capabilities`), and every tool result, each field labelled by the tool set's
-declarations (:mod:`agentguard.policies.toolset`): the user's own records and system metadata vouch for a
-value *of the declared role only* (a transaction id never vouches for an amount, a balance never for a
-payment); everything else, senders, participants, owners, counterparties, subjects, bodies, pages, is
-third-party, whatever its field is called.
+(:mod:`agentguard.policies.capabilities`), and every tool result, each field labelled by the tool set's declarations
+(:mod:`agentguard.policies.toolset`): the user's own records and system metadata vouch for a value *of the declared
+role only* (a transaction id never vouches for an amount, a balance never for a payment); everything else,
+senders, participants, owners, counterparties, subjects, bodies, pages, is third-party, whatever its field's name.
 
 **The approximation, stated.** A replay (or any guard outside the model) cannot see which input an LLM
 copied a value from. Where a value of a proposed call equals values from several sources, the ledger
@@ -42,15 +41,17 @@ labels it by *every* source it could have come from, and decides fail closed:
   whose sentence names it (the declared words, or the undeclared field's name); eight or more
   consecutive words of third-party text may only go to targets the user named.
 
-A call is within a grant when one of the tool's declared actions was granted. :meth:`FlowLedger.facts`
-returns the verified policy's facts plus ``grant`` (the words that granted it) and ``why`` (the first
-value that failed and its sources), which the guard shows in its verdict and its audit record.
+A call is within a grant when one of the tool's declared actions was granted and the grants' parameter scope
+covers what it sets; closed-set values (``enum``, booleans) are checked against the request where it states one
+(:mod:`agentguard.policies.schemagrants`). :meth:`FlowLedger.facts` returns the verified policy's facts plus
+``grant`` (the words that granted it) and ``why`` (the first value that failed and its sources).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
@@ -58,6 +59,7 @@ from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
                          dates, entities, identifiers, times, word_form)
+from .schemagrants import closed_value, expand_arguments, in_scope, record_nouns
 from .toolset import READ_VERBS, ToolDecl, ToolSet
 
 __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
@@ -181,7 +183,7 @@ class FlowLedger:
                     self._third_party(s)
                     if not decl.declared and len(word_form(s)) >= 4 and word_form(f):
                         # an undeclared tool's field may be private: it leaves only when the request names it
-                        self._private.setdefault(word_form(s), (f"{tool}.{f} (undeclared tool)", (word_form(f),)))
+                        self._private.setdefault(word_form(s), (f"{tool}.{f} (undeclared tool)", record_nouns(f, tool)))
                     elif unnamed and word_form(f):   # an inferred store's record the request does not name: its
                         for w in {word_form(s), *identifiers(word_form(s))} - {""}:   # text and its keys stay
                             self._private.setdefault(w, (f"{tool}.{f} (a record the request does not name)",
@@ -213,23 +215,19 @@ class FlowLedger:
 
     # ------------------------------------------------------------------ labels
     def _tp_text(self) -> str:
-        if "tp_text" not in self._cache:
-            self._cache["tp_text"] = " " + " \n ".join(self._tp_words) + " "
-        return self._cache["tp_text"]
+        return self._cache.setdefault("tp_text", " " + " \n ".join(self._tp_words) + " ")
 
     def in_third_party(self, value: str) -> bool:
         kind, form = canonical(value)
-        if kind != "text":
-            return (kind, form) in self._tp_ents
-        return bool(form) and f" {form} " in self._tp_text()
+        return (kind, form) in self._tp_ents if kind != "text" else bool(form) and f" {form} " in self._tp_text()
 
-    def _id_in_third_party(self, value: str) -> bool:
+    def _id_in_third_party(self, value: str, role: str = "") -> bool:
         """Whether third-party content writes this identifier: a short number only where it reads as an id
-        (``id 13``, ``file 13``, ``#13``, ``number 13``: a bare ``13`` in a file's text is no reference);
-        anything else wherever it occurs."""
-        v = value.strip()
+        (``id 13``, ``file 13``, ``number 13``, ``issue 13`` after the ``role``'s own noun: a bare ``13`` in a
+        file's text is no reference); anything else wherever it occurs."""
+        v, r = value.strip(), rf"|\b{re.escape(role)}s?" if role.isalpha() else ""
         if re.fullmatch(r"\d{1,6}", v):
-            return re.search(rf"(?:\bids?|\bfiles?|\bemails?|\bevents?|\bnumber|\bno|#) ?{v}\b",
+            return re.search(rf"(?:\bids?|\bfiles?|\bemails?|\bevents?|\bnumber|\bno|#{r}) ?{v}\b",
                              self._tp_text()) is not None
         return self.in_third_party(value)
 
@@ -261,7 +259,7 @@ class FlowLedger:
             return 0, f"{role} {value!r}: from {where}, not the request or a trusted {role} source"
         if (role in self.toolset.roles["named_ids"] or named) and c not in self._named:
             return 0, f"{role} {value!r}: in {src}, but not a record the request names"
-        if role in self.toolset.roles["ids"] and self._id_in_third_party(value):
+        if role in self.toolset.roles["ids"] and self._id_in_third_party(value, role):
             return 0, f"{role} {value!r}: in {src} but also written in third-party content (fail closed)"
         return 1, src
 
@@ -363,7 +361,8 @@ class FlowLedger:
         ``4237-4252-7456-2574``, ``H G K 1 3 7 8 0 3``)."""
         scope_wf = [f" {word_form(c)} " for c in scopes]
         for secret, (src, words) in self._private.items():
-            if _carries(wf, secret) and not any(f" {word_form(w)} " in c for c in scope_wf for w in words):
+            if _carries(wf, secret) and not any(f" {word_form(w)}{p} " in c for c in scope_wf for w in words
+                                                for p in ("", "s", "es")):
                 return f"private {src} ({' / '.join(words)})"
         return None
 
@@ -454,17 +453,20 @@ class FlowLedger:
             if carried is None:
                 return Facts(kind, 2, True, 2, "", "a read")
             return Facts(_KIND_CODE["fetch"], carried[0], True, 2, "", carried[1])
-        grants = [g for g in self.grants if g.action in decl.actions]
+        grants = in_scope([g for g in self.grants if g.action in decl.actions], arguments)
         grant = "; ".join(g.describe() for g in grants)
         roles = self.toolset.roles
         tt, why_t = 2, ""
         contents: list[str] = []
         vt, why_v = 2, ""
         failed: set[str] = set()
-        for arg, v in arguments.items():
+        for arg, v in expand_arguments(decl, arguments):
             role = decl.role(arg)
             for s in _arg_leaves(v):
                 if not s.strip():
+                    continue
+                if arg in decl.choices and role in ("choice", "flag"):   # a closed set: never a target
+                    vt, why_v = min((vt, why_v), closed_value(self.prompt, arg, s, decl.choices[arg]), key=itemgetter(0))
                     continue
                 if role in roles["content"]:
                     contents.append(s)

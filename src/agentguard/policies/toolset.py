@@ -32,8 +32,10 @@ from typing import Any, Iterable, Mapping
 from ..core.errors import InputError
 from .capabilities import GrantLexicon
 
-__all__ = ["KINDS", "OPERATION_ARGS", "READ_VERBS", "ToolDecl", "ToolSet", "read_has_effect"]
+__all__ = ["BOOLEAN", "KINDS", "OPERATION_ARGS", "READ_VERBS", "ToolDecl", "ToolSet", "read_has_effect"]
 
+#: the closed set of a boolean parameter (ToolDecl.choices)
+BOOLEAN = ("true", "false")
 KINDS = ("read", "fetch", "write", "send", "account", "delete")
 READ_VERBS = frozenset({"get", "read", "search", "list", "check", "find", "show", "view", "lookup", "query",
                         "count", "fetch", "browse", "download", "retrieve"})
@@ -75,6 +77,9 @@ class ToolDecl:
     select: tuple[str, ...] = ()
     declared: bool = True
     inferred: bool = False
+    # closed-set parameters: the schema's ``enum`` values, or :data:`BOOLEAN` for a boolean; a value is checked
+    # against the request where the request states one (agentguard.policies.dataflow), and is never a target
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def role(self, arg: str) -> str:
         return self.args.get(arg, "unknown")
@@ -99,7 +104,8 @@ class ToolSet:
             tools[str(name)] = ToolDecl(
                 kind, tuple(spec.get("actions", ())), dict(spec.get("args", {})), dict(spec.get("results", {})),
                 str(spec.get("whole", "")), {k: tuple(v) for k, v in spec.get("private", {}).items()},
-                tuple(spec.get("select", ())))
+                tuple(spec.get("select", ())),
+                choices={k: tuple(map(str, v)) for k, v in spec.get("choices", {}).items()})
         roles = {k: frozenset(v) for k, v in (data.get("roles") or {}).items()}
         for need in ("targets", "ids", "amounts", "days", "account_values", "content", "unchecked", "members",
                      "named_ids"):
