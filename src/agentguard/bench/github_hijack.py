@@ -401,7 +401,8 @@ def evaluate(spec: Mapping[str, Any] | None = None, guards: tuple[str, ...] = ("
     attacked = [ut for ut in spec["user_tasks"] if reads_injection(spec, ut)]
     out["attacked_user_tasks"] = [ut["id"] for ut in attacked]
     for gname in guards:
-        g = mcp_hijack.guard(spec, tool_words=tool_words, schema_grants=schema_grants) if gname == "provenance" else None
+        g = (mcp_hijack.guard(spec, tool_words=tool_words, schema_grants=schema_grants) if gname == "provenance"
+             else None)
         res: dict[str, Any] = {"per_user_task": {}, "blocked_benign": [], "per_injection_task": {}, "successes": []}
         for ut in spec["user_tasks"]:
             blocked: list[dict[str, Any]] = []

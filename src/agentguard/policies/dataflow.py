@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import itertools
 import re
-from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
@@ -466,7 +465,7 @@ class FlowLedger:
                 if not s.strip():
                     continue
                 if arg in decl.choices and role in ("choice", "flag"):   # a closed set: never a target
-                    vt, why_v = min((vt, why_v), closed_value(self.prompt, arg, s, decl.choices[arg]), key=itemgetter(0))
+                    vt, why_v = min((vt, why_v), closed_value(self.prompt, arg, s, decl.choices[arg]), key=lambda t: t[0])
                     continue
                 if role in roles["content"]:
                     contents.append(s)

@@ -77,9 +77,9 @@ def stem(word: str) -> str:
 
 def _words(text: str) -> list[str]:
     """Words of ``text`` (case-folded, quotes blanked, hyphenated words split) and clause marks."""
-    out = []
+    out: list[str] = []
     for w in _WORD.findall(strip_quotes(text).casefold()):
-        out.extend(p for p in w.split("-") if p) if w[0].isalpha() else out.append(w)
+        out.extend([p for p in w.split("-") if p] if w[0].isalpha() else [w])
     return out
 
 
@@ -87,7 +87,8 @@ def imperatives(sentence: str) -> list[str]:
     """The words at a clause's start (see the module docstring): the request's imperative verbs; a hyphenated
     word there counts by each part (``squash-merge``)."""
     starts = set(_lexicon()["clause_starts"])
-    out, prev = [], ""
+    out: list[str] = []
+    prev = ""
     for w in _WORD.findall(strip_quotes(sentence).casefold()):
         if w[0].isalpha() and (not prev or prev in starts or not prev[0].isalpha()):
             out.extend(p for p in w.split("-") if p)

@@ -100,7 +100,8 @@ class ToolSchema:
         for (pname, spec), sub in zip(props.items(), items):
             spec = spec if isinstance(spec, Mapping) else {}
             types = [spec.get("type")] + [a.get("type") for a in spec.get("anyOf", ()) if isinstance(a, Mapping)]
-            enum = spec.get("enum") if isinstance(spec.get("enum"), list) else []
+            enum_raw = spec.get("enum")
+            enum: list[Any] = enum_raw if isinstance(enum_raw, list) else []
             params.append(ParamSchema(str(pname), tuple(str(t) for t in types if t and t != "null"),
                                       str(spec.get("description") or ""),
                                       tuple(str(e) for e in enum if isinstance(e, (str, int, float))
