@@ -52,12 +52,12 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
-                         dates, entities, identifiers, times, word_form)
+                         dates, entities, identifiers, times, two_step_amounts, word_form)
 from .schemagrants import closed_value, expand_arguments, in_scope, record_nouns
 from .toolset import READ_VERBS, ToolDecl, ToolSet
 
@@ -111,6 +111,7 @@ class FlowLedger:
     _tp_ents: set[tuple[str, str]] = field(default_factory=set)
     _tp_words: list[str] = field(default_factory=list)
     _tp_shingles: set[tuple[str, ...]] = field(default_factory=set)
+    _tp_refs: set[str] = field(default_factory=set)   # numbers third-party text writes as references (#17)
     _private: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     _selectable: list[tuple[dict[str, Any], tuple[str, ...], str]] = field(default_factory=list)
     _pointed: dict[str, str] = field(default_factory=dict)   # link form -> the record the request names
@@ -141,6 +142,7 @@ class FlowLedger:
 
     def _third_party(self, text: str) -> None:
         self._tp_ents.update(entities(text))
+        self._tp_refs.update(m.lstrip("0") for m in re.findall(r"#\s?(\d{1,6})\b", text))
         wf = word_form(text)
         self._tp_words.append(wf)
         self._tp_shingles |= _shingles(wf.split())
@@ -165,10 +167,11 @@ class FlowLedger:
                 self._third_party(s)
             return
         for rec in recs:
-            self._record(tool, decl, rec)
+            self._record(tool, decl, rec, recs if decl.inferred else [])
 
-    def _record(self, tool: str, decl: ToolDecl, rec: dict[str, Any]) -> None:
-        named, unnamed = False, decl.inferred and bool(decl.results) and self._names_record(rec) is None
+    def _record(self, tool: str, decl: ToolDecl, rec: dict[str, Any], among: Sequence[Mapping[str, Any]]) -> None:
+        key = self._names_record(rec, among)
+        named, unnamed = False, decl.inferred and bool(decl.results) and key is None
         for f, v in rec.items():
             role = decl.results.get(f)
             for s in _leaves(v):
@@ -193,7 +196,7 @@ class FlowLedger:
                     self._resolved[canonical(s)] = f"{tool}.{f} of the record the request names"
         if decl.select:
             self._selectable.append((rec, decl.select, tool))
-        if (key := self._names_record(rec)) is not None:
+        if key is not None:
             for f, role in decl.results.items():
                 for s in _leaves(rec.get(f)):
                     self._named.setdefault(canonical(s), f"{tool} record the request names ({key!r})")
@@ -201,11 +204,15 @@ class FlowLedger:
                 for lk in links(s):
                     self._pointed.setdefault(lk.form, f"a link in a {tool} record the request names ({key!r})")
 
-    def _names_record(self, rec: Mapping[str, Any]) -> str | None:
-        """A short value of ``rec`` the request names (a channel, a sender, an IBAN), if any."""
+    def _names_record(self, rec: Mapping[str, Any], among: Sequence[Mapping[str, Any]] = ()) -> str | None:
+        """A short value of ``rec`` the request names (a channel, a sender, an IBAN), if any; with ``among`` (an
+        inferred listing's records), one that not every record of the listing holds (``state: open`` of a
+        listing of open issues selects none of them: it is the listing's filter)."""
+        shared = set.intersection(*({canonical(s) for s in _leaves(r)} for r in among)) if len(among) > 1 else set()
         for v in rec.values():
             for s in _leaves(v):
-                c = canonical(s)
+                if (c := canonical(s)) in shared:
+                    continue
                 if c[0] not in ("text", "number") and c in self._user_ents:
                     return s
                 if c[0] == "text" and 0 < len(c[1].split()) <= 4 and f" {c[1]} " in self._user_text:
@@ -222,11 +229,11 @@ class FlowLedger:
 
     def _id_in_third_party(self, value: str, role: str = "") -> bool:
         """Whether third-party content writes this identifier: a short number only where it reads as an id
-        (``id 13``, ``file 13``, ``number 13``, ``issue 13`` after the ``role``'s own noun: a bare ``13`` in a
+        (``id 13``, ``#13``, ``number 13``, ``issue 13`` after the ``role``'s own noun: a bare ``13`` in a
         file's text is no reference); anything else wherever it occurs."""
         v, r = value.strip(), rf"|\b{re.escape(role)}s?" if role.isalpha() else ""
         if re.fullmatch(r"\d{1,6}", v):
-            return re.search(rf"(?:\bids?|\bfiles?|\bemails?|\bevents?|\bnumber|\bno|#{r}) ?{v}\b",
+            return v.lstrip("0") in self._tp_refs or re.search(rf"(?:\bids?|\bfiles?|\bemails?|\bevents?|\bnumber|\bno|#{r}) ?{v}\b",
                              self._tp_text()) is not None
         return self.in_third_party(value)
 
@@ -294,18 +301,7 @@ class FlowLedger:
                             base.add(float(s))
                         except ValueError:
                             pass
-        base = set(sorted(base)[:16])
-        pct = self._user_percents
-        one = set(base) | {a / 2 for a in base}
-        for a, b in itertools.product(base, base):
-            one |= {a + b, a - b}
-        one |= {a * p / 100 for a in base for p in pct} | {a * (100 + p) / 100 for a in base for p in pct}
-        two = set(one)
-        for a, b in itertools.product(one, base):
-            two |= {a + b, a - b, b - a}
-        # a computed amount is a value with whole cents (a ratio that rounds to 0.01 is no computation)
-        out = {round(x, 2) for x in two if abs(x * 100 - round(x * 100)) < 1e-6}
-        self._cache["derived"] = out
+        out = self._cache["derived"] = two_step_amounts(base, self._user_percents)
         return out
 
     def amount(self, value: str) -> tuple[int, str]:
