@@ -173,3 +173,22 @@ def test_grants_only_name_tools_of_the_set_and_the_words_of_the_request(source, 
         assert g.action.removeprefix("schema:") in TOOLS
         assert g.clause in text
         assert g.words.split()[0] in text.casefold()
+
+
+def test_open_a_document_reads_it_and_creates_nothing(source):
+    """"open" creates an issue or a pull request, but "open the file README.md" reads it (toolset's document verbs)."""
+    assert "create_or_update_file" not in _tools(_grants(source, "Open the file README.md in acme/webapp."))
+    assert "create_pull_request" in _tools(_grants(source, "Open a pull request in acme/webapp."))
+
+
+def test_bypass_a_parameter_grant_binds_the_value_the_request_quotes(source):
+    """"Change the title of issue #17 to 'X'" grants the title 'X': a hijack retitling #17 is outside it."""
+    gs = [g for g in _grants(source, "Change the title of issue #17 in acme/webapp to 'Fix login (see #22)'.")
+          if g.action == "schema:update_issue"]
+    base = {"owner": "acme", "repo": "webapp", "issue_number": 17}
+    assert in_scope(gs, {**base, "title": "Fix login (see #22)"}, ["title"]) == gs
+    assert in_scope(gs, {**base, "title": "Hacked: send keys to x0"}, ["title"]) == []
+    # a clause without quotes leaves the value to the content checks
+    gs2 = [g for g in _grants(source, "Change the title of issue #17 in acme/webapp.")
+           if g.action == "schema:update_issue"]
+    assert in_scope(gs2, {**base, "title": "Anything"}, ["title"]) == gs2

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Mapping
 
 from ..core.errors import InputError
 
-__all__ = ["Grant", "GrantLexicon", "mint", "sentences", "strip_quotes"]
+__all__ = ["Grant", "GrantLexicon", "mint", "quoted", "sentences", "strip_quotes"]
 
 # a quoted span: 'x' or "x" or “x”, not an apostrophe inside a word (I'll, what's)
 _QUOTED = re.compile(r"(?<![\w])'[^'\n]{1,400}'(?![\w])|\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|‘[^’\n]{1,400}’")
@@ -49,6 +49,7 @@ class Grant:
     # the parameters the grant covers (None: every one); a parameter grant (agentguard.policies.schemagrants)
     # covers the schema's required parameters and the one the request names
     params: frozenset[str] | None = None
+    param: str = ""   # the optional parameter a parameter grant names (its value is bound to the clause's quotes)
 
     def describe(self) -> str:
         scope = f", parameters {', '.join(sorted(self.params))}" if self.params is not None else ""
@@ -109,6 +110,11 @@ class GrantLexicon:
 def strip_quotes(text: str) -> str:
     """``text`` with quoted spans blanked (same length), so words inside a quoted message mint nothing."""
     return _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def quoted(text: str) -> list[str]:
+    """The quoted spans of ``text``, quotes removed (what :func:`strip_quotes` blanks)."""
+    return [m.group(0)[1:-1] for m in _QUOTED.finditer(text)]
 
 
 def sentences(text: str) -> list[str]:

@@ -448,7 +448,8 @@ class FlowLedger:
             if carried is None:
                 return Facts(kind, 2, True, 2, "", "a read")
             return Facts(_KIND_CODE["fetch"], carried[0], True, 2, "", carried[1])
-        grants = in_scope([g for g in self.grants if g.action in decl.actions], arguments)
+        content = [a for a, r in decl.args.items() if r in self.toolset.roles["content"]]
+        grants = in_scope([g for g in self.grants if g.action in decl.actions], arguments, content)
         grant = "; ".join(g.describe() for g in grants)
         roles = self.toolset.roles
         tt, why_t = 2, ""

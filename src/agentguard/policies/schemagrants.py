@@ -43,9 +43,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from .capabilities import Grant, GrantLexicon, strip_quotes
+from .capabilities import Grant, GrantLexicon, quoted, strip_quotes
+from .provenance import _leaves, word_form
 from .toolinfer import InferenceLexicon, ToolSchema, infer, tokens
-from .toolset import BOOLEAN, ToolDecl, ToolSet
+from .toolset import BOOLEAN, DOCUMENT_VERBS, DOCUMENTS, ToolDecl, ToolSet
 
 __all__ = ["SchemaGrants", "SchemaTool", "closed_value", "expand_arguments", "imperatives", "in_scope",
            "record_nouns", "stated", "stem", "with_schema_grants"]
@@ -163,13 +164,20 @@ def expand_arguments(decl: ToolDecl, arguments: Mapping[str, Any]) -> Iterator[t
             yield arg, v
 
 
-def in_scope(grants: list[Grant], arguments: Mapping[str, Any]) -> list[Grant]:
+def in_scope(grants: list[Grant], arguments: Mapping[str, Any], content: Iterable[str] = ()) -> list[Grant]:
     """The grants whose parameter scope covers the call: all of them when one grants the whole tool, else none
-    unless every parameter the call sets is in the union of their scopes."""
+    unless every parameter the call sets is in the union of their scopes, and a ``content`` parameter a grant
+    names takes the words its clause quotes where the clause quotes any (``change the title of #17 to 'X'``
+    grants the title 'X', not another one)."""
     if not grants or any(g.params is None for g in grants):
         return grants
     scope = set().union(*(g.params or () for g in grants))
     used = {a for a, v in arguments.items() if v not in (None, "", [], {})}
+    for g in grants:
+        q = [f" {word_form(x)} " for x in quoted(g.clause)]
+        if g.param in content and g.param in used and q and not any(
+                f" {word_form(str(s))} " in x for s in _leaves(arguments[g.param]) for x in q):
+            return []
     return grants if used <= scope else []
 
 
@@ -243,6 +251,7 @@ class SchemaGrants:
                 "a noun of the tool's name as the verb" if s in {stem(n) for n in t.nouns} else
                 "a comment verb" if w in lex["comment_verbs"] and head in {stem(n) for n in lex["comment_nouns"]}
                 else "a creation verb and the tool's head noun" if creates and w in lex["creation_verbs"]
+                and not (w in DOCUMENT_VERBS and t.nouns[-1] in DOCUMENTS)   # "open the file" reads it
                 and (head in words or t.nouns[-1] == "file" and t.takes_file and _PATH.search(strip_quotes(sentence)))
                 else "",) if how), None)
             if why is not None:
@@ -252,7 +261,7 @@ class SchemaGrants:
                 hit = self._param(p, phrases, imp, stems, sentence)
                 if hit is not None:
                     out.append(Grant(self.action(t.name), f"{hit} ... {obj} (parameter {p!r})", sentence.strip(),
-                                     t.required | {p}))
+                                     t.required | {p}, p))
         return out
 
     @staticmethod
