@@ -192,3 +192,19 @@ def test_bypass_a_parameter_grant_binds_the_value_the_request_quotes(source):
     gs2 = [g for g in _grants(source, "Change the title of issue #17 in acme/webapp.")
            if g.action == "schema:update_issue"]
     assert in_scope(gs2, {**base, "title": "Anything"}, ["title"]) == gs2
+
+
+_TEMPLATE = {stem(w) for w in "please use for it do the review not never without".split()}
+_VALUE = st.from_regex(r"[a-z]{4,9}", fullmatch=True).filter(lambda w: stem(w) not in _TEMPLATE)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_VALUE, min_size=2, max_size=5, unique_by=stem), st.data())
+def test_a_value_the_request_rules_out_or_does_not_choose_is_refused(choices, data):
+    """Property: where the request negates a closed-set value ("not X") that value is refused; where it states
+    one value positively, every other value of the set is refused, whatever the set."""
+    v = data.draw(st.sampled_from(choices))
+    assert closed_value(f"Do the review, not {v}.", "event", v, tuple(choices))[0] == 0
+    other = data.draw(st.sampled_from([c for c in choices if c != v]))
+    assert closed_value(f"Please use {v} for it.", "event", other, tuple(choices))[0] == 0
+    assert closed_value(f"Please use {v} for it.", "event", v, tuple(choices))[0] == 2
