@@ -170,7 +170,7 @@ class FlowLedger:
             self._record(tool, decl, rec, recs if decl.inferred else [])
 
     def _record(self, tool: str, decl: ToolDecl, rec: dict[str, Any], among: Sequence[Mapping[str, Any]]) -> None:
-        key = self._names_record(rec, among)
+        key, select = self._names_record(rec), self._names_record(rec, among)   # select: for ids (below)
         named, unnamed = False, decl.inferred and bool(decl.results) and key is None
         for f, v in rec.items():
             role = decl.results.get(f)
@@ -198,16 +198,16 @@ class FlowLedger:
             self._selectable.append((rec, decl.select, tool))
         if key is not None:
             for f, role in decl.results.items():
-                for s in _leaves(rec.get(f)):
-                    self._named.setdefault(canonical(s), f"{tool} record the request names ({key!r})")
+                for s in _leaves(rec.get(f)) if select is not None else ():
+                    self._named.setdefault(canonical(s), f"{tool} record the request names ({select!r})")
             for s in _leaves(rec):
                 for lk in links(s):
                     self._pointed.setdefault(lk.form, f"a link in a {tool} record the request names ({key!r})")
 
     def _names_record(self, rec: Mapping[str, Any], among: Sequence[Mapping[str, Any]] = ()) -> str | None:
         """A short value of ``rec`` the request names (a channel, a sender, an IBAN), if any; with ``among`` (an
-        inferred listing's records), one that not every record of the listing holds (``state: open`` of a
-        listing of open issues selects none of them: it is the listing's filter)."""
+        inferred listing's records), one that not every record of the listing holds (``state: open`` of a listing
+        of open issues selects none of them for an id: it is the listing's filter; links and privacy keep any)."""
         shared = set.intersection(*({canonical(s) for s in _leaves(r)} for r in among)) if len(among) > 1 else set()
         for v in rec.values():
             for s in _leaves(v):
