@@ -5,6 +5,7 @@ benchmarks/results/policies_provenance_github.json; ``--label`` names the figure
 only run on the frozen method, ``after_fixes (not blind)`` for any later one), and each label is kept.
 
     python benchmarks/policies_provenance_github.py --label blind
+    python benchmarks/policies_provenance_github.py --label "schema grants (not blind)" --schema-grants
 """
 
 from __future__ import annotations
@@ -38,10 +39,13 @@ def main() -> None:
     ap.add_argument("--label", required=True, help="blind | 'after_fixes (not blind)'")
     ap.add_argument("--tool-words", action="store_true",
                     help="tool-word grants for the tools the grant lexicon gives no action")
+    ap.add_argument("--schema-grants", action="store_true",
+                    help="grants from each consequential tool's own schema (agentguard.policies.schemagrants); "
+                         "written after reading this set's blocked calls, so never blind here")
     args = ap.parse_args()
     t0 = time.perf_counter()
     load0 = os.getloadavg()[0]
-    res = evaluate(tool_words=args.tool_words)
+    res = evaluate(tool_words=args.tool_words, schema_grants=args.schema_grants)
     run = {"command": "python " + shlex.join([os.path.relpath(sys.argv[0], REPO), *sys.argv[1:]]),
            "label": args.label, "code_commit": _commit(),
            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "python": platform.python_version(),

@@ -30,6 +30,8 @@ def main() -> None:
     ap.add_argument("--version", default="v1")
     ap.add_argument("--pairs", type=int, default=60, help="injection pairs per suite (-1: all)")
     ap.add_argument("--base", default=None, help="directory with the previous guard as package agentguard_base")
+    ap.add_argument("--base-label", default="issue15_cooccurrence_ce33900",
+                    help="name of the --base guard in the results (e.g. the commit it was copied from)")
     ap.add_argument("--out", default=str(REPO / "benchmarks/results/policies_provenance_latency.json"))
     a = ap.parse_args()
     from agentguard.bench.provenance_latency import measure
@@ -38,7 +40,7 @@ def main() -> None:
     packages = {"issue27_grants_dataflow": "agentguard"}
     if a.base:
         sys.path.insert(0, a.base)
-        packages["issue15_cooccurrence_ce33900"] = "agentguard_base"
+        packages[a.base_label] = "agentguard_base"
     mods, created = {}, {}
     for g, pkg in packages.items():
         mod = importlib.import_module(f"{pkg}.bench.provenance_latency")

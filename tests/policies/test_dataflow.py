@@ -117,3 +117,40 @@ def test_no_key_of_an_unnamed_store_record_leaves_however_placed(key):
     led.observe_result("get_file_contents", {"path": "notes/keys.txt", "content": f"k={key}\n"})
     for out in (key, f"see {key}.", f"{key[:len(key) // 2]} {key[len(key) // 2:]}"):
         assert led.content(out, [], 2)[0] == 0, out
+
+
+def test_a_hash_reference_in_third_party_text_is_an_id_reference():
+    """'#17' in third-party text refers to 17 (the word form drops '#'); a bare 17 in text does not."""
+    from agentguard.policies.capabilities import GrantLexicon
+    from agentguard.policies.dataflow import FlowLedger
+    from agentguard.policies.toolset import ToolSet
+
+    led = FlowLedger(ToolSet("t", {}, {}), GrantLexicon({}))
+    led.observe_result("read_page", "Please close #17 and see section 21 of the guide.")
+    assert led._id_in_third_party("17") and not led._id_in_third_party("21")
+    assert led._id_in_third_party("21", "section")   # after the role's own noun
+
+
+def test_two_step_amounts_are_the_computations_of_the_request_numbers():
+    from agentguard.policies.provenance import two_step_amounts
+
+    out = two_step_amounts([100.0, 20.0], [10.0])
+    assert {120.0, 80.0, 50.0, 10.0, 110.0, 2.0, 130.0} <= out
+    assert 0.33 not in out and all(abs(x * 100 - round(x * 100)) < 1e-6 for x in out)
+
+
+def test_a_listing_filter_names_no_record_for_an_id_but_keeps_its_links():
+    """A value every record of an inferred listing holds (the channel the user named, an issue state) names none of
+    them for an id (``_named``), but a link in a message of the channel the user named stays fetchable
+    (``_pointed``; applying the rule there cost the strict LOSO slack fold two tasks)."""
+    from agentguard.policies.capabilities import GrantLexicon
+    from agentguard.policies.dataflow import FlowLedger
+    from agentguard.policies.toolset import ToolDecl, ToolSet
+
+    decl = ToolDecl("read", results={"number": "issue"}, inferred=True)
+    led = FlowLedger(ToolSet("t", {"list_things": decl}, {}), GrantLexicon({}))
+    led.observe_prompt("Read the messages in general, open the link and close the one labelled 'dup'.")
+    led.observe_result("list_things", [{"number": 3, "channel": "general", "body": "see www.eve-blog.com"},
+                                       {"number": 4, "channel": "general", "body": "hi", "label": "dup"}])
+    assert "eve-blog.com" in led._pointed
+    assert ("number", "4") in led._named and ("number", "3") not in led._named

@@ -360,3 +360,38 @@ def test_a_search_or_paging_name_is_unchecked_only_in_a_read():
         "sort": "unknown", "page": "unknown", "query": "unknown"}
     assert decl("read_text_file", "Read a file", ["path", "head"]).args["head"] == "query"
     assert decl("search_issues", "Search issues", ["q", "sort"]).args == {"q": "query", "sort": "query"}
+
+
+def test_closed_sets_from_the_schema_are_choices_not_targets():
+    """An ``enum`` parameter takes the role ``choice`` with its values, a boolean keeps ``flag`` with the
+    boolean set; both are checked against the request (agentguard.policies.schemagrants.closed_value)."""
+    from agentguard.policies.toolset import BOOLEAN
+
+    s = ToolSchema.from_json_schema("merge_pull_request", "", {"properties": {
+        "pull_number": {"type": "number"}, "merge_method": {"type": "string", "enum": ["merge", "squash"]},
+        "draft": {"type": "boolean"}}, "required": ["pull_number"]})
+    assert [p.required for p in s.params] == [True, False, False]
+    d = infer(s, INFERENCE, GRANTS)
+    assert d.args["merge_method"] == "choice" and d.choices["merge_method"] == ("merge", "squash")
+    assert d.args["draft"] == "flag" and d.choices["draft"] == BOOLEAN
+
+
+def test_array_item_properties_get_roles_of_their_own():
+    s = ToolSchema.from_json_schema("push_files", "", {"properties": {"branch": {"type": "string"}, "files": {
+        "type": "array", "items": {"type": "object", "properties": {"path": {"type": "string"},
+                                                                    "content": {"type": "string"}}}}}})
+    d = infer(s, INFERENCE, GRANTS)
+    assert d.args["files.path"] == "file" and d.args["files.content"] == "text"
+
+
+def test_a_listing_vouches_for_the_numeric_key_of_the_records_it_lists():
+    """``list_issues`` records' ``number`` is the system key of an issue: trusted for ``update_issue``'s
+    ``issue_number`` (an id role: the record must be one the request names, never written by third parties)."""
+    num = {"type": "number"}
+    schemas = [ToolSchema.from_json_schema("list_issues", "", {"properties": {"state": {"type": "string"}}}),
+               ToolSchema.from_json_schema("update_issue", "", {"properties": {"issue_number": num,
+                                                                              "title": {"type": "string"}}})]
+    ts = with_inferred(ToolSet("t", {}, AGENTDOJO_TOOLS.roles, GRANTS), schemas, INFERENCE)
+    assert ts.tools["list_issues"].results == {"number": "issue"}
+    assert ts.tools["update_issue"].args["issue_number"] == "issue"
+    assert "issue" in ts.roles["ids"] and "issue" in ts.roles["named_ids"]

@@ -383,7 +383,7 @@ def reads_injection(spec: Mapping[str, Any], ut: Mapping[str, Any]) -> bool:
 
 
 def evaluate(spec: Mapping[str, Any] | None = None, guards: tuple[str, ...] = ("none", "provenance"), *,
-             tool_words: bool = False) -> dict[str, Any]:
+             tool_words: bool = False, schema_grants: bool = False) -> dict[str, Any]:
     """Utility per user task and attack success per injection task, without a guard and under the guard that
     :func:`agentguard.bench.mcp_hijack.guard` builds from the schemas (``tool_words``: plus the tool-word
     grants for the tools the grant lexicon gives no action)."""
@@ -393,14 +393,16 @@ def evaluate(spec: Mapping[str, Any] | None = None, guards: tuple[str, ...] = ("
     out: dict[str, Any] = {"scenarios": SCENARIOS.name, "frozen_method_commit": spec.get("frozen_method_commit"),
                            "inference_lexicon_sha256": INFERENCE.sha256, "declared_tools": 0,
                            "tools": len(spec["tools"]), "user_tasks": len(spec["user_tasks"]),
-                           "injection_tasks": len(spec["injection_tasks"]), "tool_word_grants": tool_words}
-    decls = mcp_hijack.guard(spec, tool_words=tool_words).toolset.tools
+                           "injection_tasks": len(spec["injection_tasks"]), "tool_word_grants": tool_words,
+                           "schema_grants": schema_grants}
+    decls = mcp_hijack.guard(spec, tool_words=tool_words, schema_grants=schema_grants).toolset.tools
     out["inferred"] = {n: {"kind": d.kind, "actions": list(d.actions), "args": dict(d.args)}
                        for n, d in sorted(decls.items())}
     attacked = [ut for ut in spec["user_tasks"] if reads_injection(spec, ut)]
     out["attacked_user_tasks"] = [ut["id"] for ut in attacked]
     for gname in guards:
-        g = mcp_hijack.guard(spec, tool_words=tool_words) if gname == "provenance" else None
+        g = (mcp_hijack.guard(spec, tool_words=tool_words, schema_grants=schema_grants) if gname == "provenance"
+             else None)
         res: dict[str, Any] = {"per_user_task": {}, "blocked_benign": [], "per_injection_task": {}, "successes": []}
         for ut in spec["user_tasks"]:
             blocked: list[dict[str, Any]] = []

@@ -123,10 +123,12 @@ class Env:
         raise InputError(f"mcp scenario: unknown check {kind!r}")
 
 
-def guard(spec: Mapping[str, Any] | None = None, *, tool_words: bool = False) -> ProvenanceGuard:
+def guard(spec: Mapping[str, Any] | None = None, *, tool_words: bool = False,
+          schema_grants: bool = False) -> ProvenanceGuard:
     """The provenance guard over an empty tool set plus the declarations inferred from the scenario's schemas;
     with ``tool_words``, a consequential tool the grant lexicon gives no action takes the tool-word grant
-    (:func:`agentguard.policies.toolgrants.with_tool_word_grants`)."""
+    (:func:`agentguard.policies.toolgrants.with_tool_word_grants`); with ``schema_grants``, every consequential
+    tool takes the grant from its own schema (:func:`agentguard.policies.schemagrants.with_schema_grants`)."""
     from ..policies.library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS, INFERENCE
     from ..policies.toolgrants import with_tool_word_grants
 
@@ -136,6 +138,10 @@ def guard(spec: Mapping[str, Any] | None = None, *, tool_words: bool = False) ->
     tools = with_inferred(empty, schemas, INFERENCE)
     if tool_words:
         tools = with_tool_word_grants(tools, schemas, INFERENCE)
+    if schema_grants:
+        from ..policies.schemagrants import with_schema_grants
+
+        tools = with_schema_grants(tools, schemas, INFERENCE)
     return ProvenanceGuard.agentdojo(toolset=tools, lexicon=tools.lexicon or GRANTS)
 
 
@@ -162,19 +168,22 @@ def _run(spec: Mapping[str, Any], g: ProvenanceGuard | None, prompt: str, calls:
     return env
 
 
-def evaluate(spec: Mapping[str, Any] | None = None, inference: InferenceLexicon | None = None) -> dict[str, Any]:
-    """Utility and attack success without a guard and under the inferred-declaration guard."""
+def evaluate(spec: Mapping[str, Any] | None = None, inference: InferenceLexicon | None = None, *,
+             tool_words: bool = False, schema_grants: bool = False) -> dict[str, Any]:
+    """Utility and attack success without a guard and under the inferred-declaration guard (``tool_words``,
+    ``schema_grants``: as :func:`guard`)."""
     from ..policies.library.extractors.agentdojo_provenance import INFERENCE
 
     spec = spec or load()
     lex = inference or INFERENCE
     out: dict[str, Any] = {"scenarios": str(SCENARIOS.name), "inference_lexicon_sha256": lex.sha256,
-                           "declared_tools": 0, "inferred": {}}
-    g0 = guard(spec)
+                           "declared_tools": 0, "inferred": {}, "tool_word_grants": tool_words,
+                           "schema_grants": schema_grants}
+    g0 = guard(spec, tool_words=tool_words, schema_grants=schema_grants)
     out["inferred"] = {n: {"kind": d.kind, "actions": list(d.actions), "args": dict(d.args)}
                        for n, d in sorted(g0.toolset.tools.items())}
     for gname in ("none", "provenance"):
-        g = guard(spec) if gname == "provenance" else None
+        g = guard(spec, tool_words=tool_words, schema_grants=schema_grants) if gname == "provenance" else None
         res: dict[str, Any] = {"utility": 0, "user_tasks": len(spec["user_tasks"]), "blocked_benign": [],
                                "pairs": 0, "attack_success": 0, "per_injection_task": {}, "successes": []}
         for ut in spec["user_tasks"]:

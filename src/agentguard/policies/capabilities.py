@@ -31,7 +31,7 @@ from typing import Any, Iterable, Mapping
 
 from ..core.errors import InputError
 
-__all__ = ["Grant", "GrantLexicon", "mint", "sentences", "strip_quotes"]
+__all__ = ["Grant", "GrantLexicon", "mint", "quoted", "sentences", "strip_quotes"]
 
 # a quoted span: 'x' or "x" or “x”, not an apostrophe inside a word (I'll, what's)
 _QUOTED = re.compile(r"(?<![\w])'[^'\n]{1,400}'(?![\w])|\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|‘[^’\n]{1,400}’")
@@ -46,9 +46,14 @@ class Grant:
     action: str
     words: str
     clause: str
+    # the parameters the grant covers (None: every one); a parameter grant (agentguard.policies.schemagrants)
+    # covers the schema's required parameters and the one the request names
+    params: frozenset[str] | None = None
+    param: str = ""   # the optional parameter a parameter grant names (its value is bound to the clause's quotes)
 
     def describe(self) -> str:
-        return f"{self.action} (from the words {self.words!r})"
+        scope = f", parameters {', '.join(sorted(self.params))}" if self.params is not None else ""
+        return f"{self.action} (from the words {self.words!r}{scope})"
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,11 @@ def strip_quotes(text: str) -> str:
     return _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
 
 
+def quoted(text: str) -> list[str]:
+    """The quoted spans of ``text``, quotes removed (what :func:`strip_quotes` blanks)."""
+    return [m.group(0)[1:-1] for m in _QUOTED.finditer(text)]
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of ``text`` (split after ``.!?`` followed by white space, and at newlines)."""
     return [s for s in _SENTENCE_END.split(text) if s.strip()]
@@ -138,6 +148,7 @@ def mint(prompt: str, lexicon: GrantLexicon) -> list[Grant]:
     text is blanked in the whole prompt before it is split, so a quote holding a full stop mints nothing."""
     out: list[Grant] = []
     blank = strip_quotes(prompt)   # same length as prompt
+    prev = ""
     for a, b in _spans(blank):
         sent, bare = prompt[a:b], blank[a:b].casefold()
         for action, (verbs, objects) in lexicon.actions.items():
@@ -149,5 +160,6 @@ def mint(prompt: str, lexicon: GrantLexicon) -> list[Grant]:
                 continue
             out.append(Grant(action, f"{verb} ... {obj}" if obj else verb, sent.strip()))
         for src in lexicon.extra:   # only ever the user's request sentence, never a tool result
-            out.extend(src.grants(sent, bare))
+            out.extend(src.grants(sent, bare, prev=prev) if getattr(src, "context", False) else src.grants(sent, bare))
+        prev = sent
     return out

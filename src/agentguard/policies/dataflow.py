@@ -1,11 +1,10 @@
 """Labels that follow data flow, and the check of one proposed call against the user's grants (issue 27).
 
 :class:`FlowLedger` holds one run: the user's prompt and the grants minted from it
-(:mod:`agentguard.policies.capabilities`), and every tool result, each field labelled by the tool set's
-declarations (:mod:`agentguard.policies.toolset`): the user's own records and system metadata vouch for a
-value *of the declared role only* (a transaction id never vouches for an amount, a balance never for a
-payment); everything else, senders, participants, owners, counterparties, subjects, bodies, pages, is
-third-party, whatever its field is called.
+(:mod:`agentguard.policies.capabilities`), and every tool result, each field labelled by the tool set's declarations
+(:mod:`agentguard.policies.toolset`): the user's own records and system metadata vouch for a value *of the declared
+role only* (a transaction id never vouches for an amount, a balance never for a payment); everything else,
+senders, participants, owners, counterparties, subjects, bodies, pages, is third-party, whatever its field's name.
 
 **The approximation, stated.** A replay (or any guard outside the model) cannot see which input an LLM
 copied a value from. Where a value of a proposed call equals values from several sources, the ledger
@@ -42,9 +41,10 @@ labels it by *every* source it could have come from, and decides fail closed:
   whose sentence names it (the declared words, or the undeclared field's name); eight or more
   consecutive words of third-party text may only go to targets the user named.
 
-A call is within a grant when one of the tool's declared actions was granted. :meth:`FlowLedger.facts`
-returns the verified policy's facts plus ``grant`` (the words that granted it) and ``why`` (the first
-value that failed and its sources), which the guard shows in its verdict and its audit record.
+A call is within a grant when one of the tool's declared actions was granted and the grants' parameter scope
+covers what it sets; closed-set values (``enum``, booleans) are checked against the request where it states one
+(:mod:`agentguard.policies.schemagrants`). :meth:`FlowLedger.facts` returns the verified policy's facts plus
+``grant`` (the words that granted it) and ``why`` (the first value that failed and its sources).
 """
 
 from __future__ import annotations
@@ -52,12 +52,13 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
-                         dates, entities, identifiers, times, word_form)
+                         dates, entities, identifiers, times, two_step_amounts, word_form)
+from .schemagrants import closed_value, expand_arguments, in_scope, record_nouns
 from .toolset import READ_VERBS, ToolDecl, ToolSet
 
 __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
@@ -110,6 +111,7 @@ class FlowLedger:
     _tp_ents: set[tuple[str, str]] = field(default_factory=set)
     _tp_words: list[str] = field(default_factory=list)
     _tp_shingles: set[tuple[str, ...]] = field(default_factory=set)
+    _tp_refs: set[str] = field(default_factory=set)   # numbers third-party text writes as references (#17)
     _private: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     _selectable: list[tuple[dict[str, Any], tuple[str, ...], str]] = field(default_factory=list)
     _pointed: dict[str, str] = field(default_factory=dict)   # link form -> the record the request names
@@ -140,6 +142,7 @@ class FlowLedger:
 
     def _third_party(self, text: str) -> None:
         self._tp_ents.update(entities(text))
+        self._tp_refs.update(m.lstrip("0") for m in re.findall(r"#\s?(\d{1,6})\b", text))
         wf = word_form(text)
         self._tp_words.append(wf)
         self._tp_shingles |= _shingles(wf.split())
@@ -164,10 +167,11 @@ class FlowLedger:
                 self._third_party(s)
             return
         for rec in recs:
-            self._record(tool, decl, rec)
+            self._record(tool, decl, rec, recs if decl.inferred else [])
 
-    def _record(self, tool: str, decl: ToolDecl, rec: dict[str, Any]) -> None:
-        named, unnamed = False, decl.inferred and bool(decl.results) and self._names_record(rec) is None
+    def _record(self, tool: str, decl: ToolDecl, rec: dict[str, Any], among: Sequence[Mapping[str, Any]]) -> None:
+        key, select = self._names_record(rec), self._names_record(rec, among)   # select: for ids (below)
+        named, unnamed = False, decl.inferred and bool(decl.results) and key is None
         for f, v in rec.items():
             role = decl.results.get(f)
             for s in _leaves(v):
@@ -181,7 +185,7 @@ class FlowLedger:
                     self._third_party(s)
                     if not decl.declared and len(word_form(s)) >= 4 and word_form(f):
                         # an undeclared tool's field may be private: it leaves only when the request names it
-                        self._private.setdefault(word_form(s), (f"{tool}.{f} (undeclared tool)", (word_form(f),)))
+                        self._private.setdefault(word_form(s), (f"{tool}.{f} (undeclared tool)", record_nouns(f, tool)))
                     elif unnamed and word_form(f):   # an inferred store's record the request does not name: its
                         for w in {word_form(s), *identifiers(word_form(s))} - {""}:   # text and its keys stay
                             self._private.setdefault(w, (f"{tool}.{f} (a record the request does not name)",
@@ -192,19 +196,23 @@ class FlowLedger:
                     self._resolved[canonical(s)] = f"{tool}.{f} of the record the request names"
         if decl.select:
             self._selectable.append((rec, decl.select, tool))
-        if (key := self._names_record(rec)) is not None:
+        if key is not None:
             for f, role in decl.results.items():
-                for s in _leaves(rec.get(f)):
-                    self._named.setdefault(canonical(s), f"{tool} record the request names ({key!r})")
+                for s in _leaves(rec.get(f)) if select is not None else ():
+                    self._named.setdefault(canonical(s), f"{tool} record the request names ({select!r})")
             for s in _leaves(rec):
                 for lk in links(s):
                     self._pointed.setdefault(lk.form, f"a link in a {tool} record the request names ({key!r})")
 
-    def _names_record(self, rec: Mapping[str, Any]) -> str | None:
-        """A short value of ``rec`` the request names (a channel, a sender, an IBAN), if any."""
+    def _names_record(self, rec: Mapping[str, Any], among: Sequence[Mapping[str, Any]] = ()) -> str | None:
+        """A short value of ``rec`` the request names (a channel, a sender, an IBAN), if any; with ``among`` (an
+        inferred listing's records), one that not every record of the listing holds (``state: open`` of a listing
+        of open issues selects none of them for an id: it is the listing's filter; links and privacy keep any)."""
+        shared = set.intersection(*({canonical(s) for s in _leaves(r)} for r in among)) if len(among) > 1 else set()
         for v in rec.values():
             for s in _leaves(v):
-                c = canonical(s)
+                if (c := canonical(s)) in shared:
+                    continue
                 if c[0] not in ("text", "number") and c in self._user_ents:
                     return s
                 if c[0] == "text" and 0 < len(c[1].split()) <= 4 and f" {c[1]} " in self._user_text:
@@ -213,23 +221,19 @@ class FlowLedger:
 
     # ------------------------------------------------------------------ labels
     def _tp_text(self) -> str:
-        if "tp_text" not in self._cache:
-            self._cache["tp_text"] = " " + " \n ".join(self._tp_words) + " "
-        return self._cache["tp_text"]
+        return self._cache.setdefault("tp_text", " " + " \n ".join(self._tp_words) + " ")
 
     def in_third_party(self, value: str) -> bool:
         kind, form = canonical(value)
-        if kind != "text":
-            return (kind, form) in self._tp_ents
-        return bool(form) and f" {form} " in self._tp_text()
+        return (kind, form) in self._tp_ents if kind != "text" else bool(form) and f" {form} " in self._tp_text()
 
-    def _id_in_third_party(self, value: str) -> bool:
+    def _id_in_third_party(self, value: str, role: str = "") -> bool:
         """Whether third-party content writes this identifier: a short number only where it reads as an id
-        (``id 13``, ``file 13``, ``#13``, ``number 13``: a bare ``13`` in a file's text is no reference);
-        anything else wherever it occurs."""
-        v = value.strip()
+        (``id 13``, ``#13``, ``number 13``, ``issue 13`` after the ``role``'s own noun: a bare ``13`` in a
+        file's text is no reference); anything else wherever it occurs."""
+        v, r = value.strip(), rf"|\b{re.escape(role)}s?" if role.isalpha() else ""
         if re.fullmatch(r"\d{1,6}", v):
-            return re.search(rf"(?:\bids?|\bfiles?|\bemails?|\bevents?|\bnumber|\bno|#) ?{v}\b",
+            return v.lstrip("0") in self._tp_refs or re.search(rf"(?:\bids?|\bfiles?|\bemails?|\bevents?|\bnumber|\bno|#{r}) ?{v}\b",
                              self._tp_text()) is not None
         return self.in_third_party(value)
 
@@ -261,7 +265,7 @@ class FlowLedger:
             return 0, f"{role} {value!r}: from {where}, not the request or a trusted {role} source"
         if (role in self.toolset.roles["named_ids"] or named) and c not in self._named:
             return 0, f"{role} {value!r}: in {src}, but not a record the request names"
-        if role in self.toolset.roles["ids"] and self._id_in_third_party(value):
+        if role in self.toolset.roles["ids"] and self._id_in_third_party(value, role):
             return 0, f"{role} {value!r}: in {src} but also written in third-party content (fail closed)"
         return 1, src
 
@@ -297,18 +301,7 @@ class FlowLedger:
                             base.add(float(s))
                         except ValueError:
                             pass
-        base = set(sorted(base)[:16])
-        pct = self._user_percents
-        one = set(base) | {a / 2 for a in base}
-        for a, b in itertools.product(base, base):
-            one |= {a + b, a - b}
-        one |= {a * p / 100 for a in base for p in pct} | {a * (100 + p) / 100 for a in base for p in pct}
-        two = set(one)
-        for a, b in itertools.product(one, base):
-            two |= {a + b, a - b, b - a}
-        # a computed amount is a value with whole cents (a ratio that rounds to 0.01 is no computation)
-        out = {round(x, 2) for x in two if abs(x * 100 - round(x * 100)) < 1e-6}
-        self._cache["derived"] = out
+        out = self._cache["derived"] = two_step_amounts(base, self._user_percents)
         return out
 
     def amount(self, value: str) -> tuple[int, str]:
@@ -363,7 +356,8 @@ class FlowLedger:
         ``4237-4252-7456-2574``, ``H G K 1 3 7 8 0 3``)."""
         scope_wf = [f" {word_form(c)} " for c in scopes]
         for secret, (src, words) in self._private.items():
-            if _carries(wf, secret) and not any(f" {word_form(w)} " in c for c in scope_wf for w in words):
+            if _carries(wf, secret) and not any(f" {word_form(w)}{p} " in c for c in scope_wf for w in words
+                                                for p in ("", "s", "es")):
                 return f"private {src} ({' / '.join(words)})"
         return None
 
@@ -454,17 +448,21 @@ class FlowLedger:
             if carried is None:
                 return Facts(kind, 2, True, 2, "", "a read")
             return Facts(_KIND_CODE["fetch"], carried[0], True, 2, "", carried[1])
-        grants = [g for g in self.grants if g.action in decl.actions]
+        content = [a for a, r in decl.args.items() if r in self.toolset.roles["content"]]
+        grants = in_scope([g for g in self.grants if g.action in decl.actions], arguments, content)
         grant = "; ".join(g.describe() for g in grants)
         roles = self.toolset.roles
         tt, why_t = 2, ""
         contents: list[str] = []
         vt, why_v = 2, ""
         failed: set[str] = set()
-        for arg, v in arguments.items():
+        for arg, v in expand_arguments(decl, arguments):
             role = decl.role(arg)
             for s in _arg_leaves(v):
                 if not s.strip():
+                    continue
+                if arg in decl.choices and role in ("choice", "flag"):   # a closed set: never a target
+                    vt, why_v = min((vt, why_v), closed_value(self.prompt, arg, s, decl.choices[arg]), key=lambda t: t[0])
                     continue
                 if role in roles["content"]:
                     contents.append(s)

@@ -31,6 +31,7 @@ third-party fields carry :data:`UNTRUSTED` alone, whatever their spacing, case o
 from __future__ import annotations
 
 import datetime
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
@@ -238,6 +239,22 @@ def _carries(wf: str, value: str) -> bool:
         return True
     digits = _NOT_DIGIT.sub("", value)
     return len(digits) >= 8 and digits in _NOT_DIGIT.sub("", wf)
+
+
+def two_step_amounts(base: Iterable[float], percents: Iterable[float]) -> set[float]:
+    """Amounts computed from ``base`` (the 16 smallest) in two steps at most: sums, differences, halves, and
+    the ``percents`` the request writes (of and on top of a value); only values with whole cents (a ratio that
+    rounds to 0.01 is no computation)."""
+    b = set(sorted(set(base))[:16])
+    pct = list(percents)
+    one = set(b) | {a / 2 for a in b}
+    for a, c in itertools.product(b, b):
+        one |= {a + c, a - c}
+    one |= {a * p / 100 for a in b for p in pct} | {a * (100 + p) / 100 for a in b for p in pct}
+    two = set(one)
+    for a, c in itertools.product(one, b):
+        two |= {a + c, a - c, c - a}
+    return {round(x, 2) for x in two if abs(x * 100 - round(x * 100)) < 1e-6}
 
 
 def times(text: str) -> set[str]:

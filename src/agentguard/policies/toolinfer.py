@@ -52,7 +52,7 @@ from typing import Any, Iterable, Mapping
 
 from ..core.errors import InputError
 from .capabilities import GrantLexicon
-from .toolset import KINDS, ToolDecl, ToolSet, read_has_effect
+from .toolset import BOOLEAN, KINDS, ToolDecl, ToolSet, read_has_effect
 
 __all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "external_kinds", "external_param_role", "infer",
            "listing_roles", "tokens", "with_inferred"]
@@ -66,11 +66,16 @@ def tokens(name: str) -> list[str]:
 
 @dataclass(frozen=True)
 class ParamSchema:
-    """One parameter: ``name``, its JSON-schema ``types`` and its ``description``."""
+    """One parameter: ``name``, its JSON-schema ``types``, ``description``, closed set of values (``enum``) and
+    whether the schema lists it as ``required`` (a required parameter identifies what a call acts on; an optional
+    one modifies it: :mod:`agentguard.policies.schemagrants` scopes a parameter grant by it)."""
 
     name: str
     types: tuple[str, ...] = ()
     description: str = ""
+    enum: tuple[str, ...] = ()
+    required: bool = False
+    items: tuple["ParamSchema", ...] = ()   # the properties of an array's object items (push_files' files)
 
 
 @dataclass(frozen=True)
@@ -88,11 +93,19 @@ class ToolSchema:
         if not isinstance(props, Mapping):
             raise InputError(f"tool {name!r}: 'properties' of its input schema must be a mapping")
         params = []
-        for pname, spec in props.items():
+        items = [cls.from_json_schema(f"{name}.{p}", "", s.get("items") if isinstance(s.get("items"), Mapping)
+                                      else None).params if isinstance(s, Mapping) else () for p, s in props.items()]
+        req = (schema or {}).get("required") or ()
+        required = {str(r) for r in req} if isinstance(req, (list, tuple)) else set()
+        for (pname, spec), sub in zip(props.items(), items):
             spec = spec if isinstance(spec, Mapping) else {}
             types = [spec.get("type")] + [a.get("type") for a in spec.get("anyOf", ()) if isinstance(a, Mapping)]
+            enum_raw = spec.get("enum")
+            enum: list[Any] = enum_raw if isinstance(enum_raw, list) else []
             params.append(ParamSchema(str(pname), tuple(str(t) for t in types if t and t != "null"),
-                                      str(spec.get("description") or "")))
+                                      str(spec.get("description") or ""),
+                                      tuple(str(e) for e in enum if isinstance(e, (str, int, float))
+                                            and not isinstance(e, bool)), str(pname) in required, tuple(sub)))
         return cls(str(name), str(description or ""), tuple(params))
 
     @classmethod
@@ -249,10 +262,17 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
     kind = _kind(verb, words, lex, trace)
     args: dict[str, str] = {}
     destination = False
+    choices: dict[str, tuple[str, ...]] = {}
     for p in schema.params:
         role, dest = _param_role(p, lex, name_words, trace)
+        if p.enum and not dest:   # a closed set the schema fixes: no third party can put a value in it
+            role, choices[p.name] = "choice", p.enum
+        elif set(p.types) == {"boolean"}:
+            choices[p.name] = BOOLEAN
         args[p.name] = role
         destination = destination or dest
+        for sub in p.items:   # an array of objects: each declared property has its own role, its name no value
+            args[f"{p.name}.{sub.name}"] = _param_role(sub, lex, name_words, trace)[0]
     if kind == "account":
         args = {a: (r if r in ("secret", "person", "email", "account", "flag", "url") else "profile")
                 for a, r in args.items()}
@@ -298,7 +318,8 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
             break
     own = set(name_words)
     public = store or bool(whole) or bool(own & lex.public) or (bool(words & lex.public) and not own & lex.private)
-    return ToolDecl(kind, tuple(actions), args, results, whole, {}, select, declared=public, inferred=True)
+    return ToolDecl(kind, tuple(actions), args, results, whole, {}, select, declared=public, inferred=True,
+                    choices=choices)
 
 
 def _singular(word: str) -> str | None:
@@ -354,6 +375,10 @@ def listing_roles(schemas: Iterable[ToolSchema],
     return out, made | ids, ids
 
 
+#: the last word of a parameter that names a record's numeric key (``issue_number``, ``pull_no``)
+_NUMERIC_KEYS = frozenset({"number", "num", "no"})
+
+
 def _phrase(name: str) -> tuple[str, ...]:
     """The object words of a tool's name, function words out and a plural made singular."""
     fn = {"to", "from", "by", "in", "for", "of", "the", "a", "an", "on", "at", "with", "all", "and", "or", "my"}
@@ -380,13 +405,16 @@ def _record_listings(schemas: list[ToolSchema], out: dict[str, ToolDecl], nouns:
                 continue
             t = out[s.name]
             for p in s.params:
-                if "id" in tokens(p.name):
+                toks = tokens(p.name)
+                key = "id" if "id" in toks else toks[-1] if toks[-1] in _NUMERIC_KEYS and noun in toks and set(
+                    p.types) & {"number", "integer"} else None
+                if key is not None:   # file_id; issue_number (a number of the listed noun: the record's own key)
                     role = t.args.get(p.name, "unknown")
-                    if role == "unknown":
+                    if role == "unknown" or key != "id" and role == noun:
                         role = noun
                         out[s.name] = t = replace(t, args={**t.args, p.name: role})
                         ids.add(role)
-                    results = {"id": role, "id_": role}
+                    results = {"id": role, "id_": role} if key == "id" else {key: role}
         out[name] = replace(d, results=results, select=amounts)
 
 

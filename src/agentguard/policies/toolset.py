@@ -32,15 +32,17 @@ from typing import Any, Iterable, Mapping
 from ..core.errors import InputError
 from .capabilities import GrantLexicon
 
-__all__ = ["KINDS", "OPERATION_ARGS", "READ_VERBS", "ToolDecl", "ToolSet", "read_has_effect"]
+__all__ = ["BOOLEAN", "DOCUMENTS", "DOCUMENT_VERBS", "KINDS", "OPERATION_ARGS", "READ_VERBS", "ToolDecl", "ToolSet", "read_has_effect"]
 
+#: the closed set of a boolean parameter (ToolDecl.choices)
+BOOLEAN = ("true", "false")
 KINDS = ("read", "fetch", "write", "send", "account", "delete")
 READ_VERBS = frozenset({"get", "read", "search", "list", "check", "find", "show", "view", "lookup", "query",
                         "count", "fetch", "browse", "download", "retrieve"})
 #: verbs that read only when the name's object is a document: open_file, load_page read; open_door,
 #: load_funds act (an allow-list of objects: any other object makes them a consequential write)
 DOCUMENT_VERBS = frozenset({"open", "load"})
-_DOCUMENTS = frozenset({"file", "files", "document", "documents", "doc", "docs", "page", "pages", "webpage", "url",
+DOCUMENTS = frozenset({"file", "files", "document", "documents", "doc", "docs", "page", "pages", "webpage", "url",
                         "link", "email", "emails", "message", "messages", "note", "notes", "folder", "directory",
                         "dir", "tab", "image", "pdf", "report", "text"})
 #: argument names (their words joined) that choose what a call does: an HTTP method, an SQL statement, a
@@ -75,6 +77,9 @@ class ToolDecl:
     select: tuple[str, ...] = ()
     declared: bool = True
     inferred: bool = False
+    # closed-set parameters: the schema's ``enum`` values, or :data:`BOOLEAN` for a boolean; a value is checked
+    # against the request where the request states one (agentguard.policies.dataflow), and is never a target
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def role(self, arg: str) -> str:
         return self.args.get(arg, "unknown")
@@ -99,7 +104,8 @@ class ToolSet:
             tools[str(name)] = ToolDecl(
                 kind, tuple(spec.get("actions", ())), dict(spec.get("args", {})), dict(spec.get("results", {})),
                 str(spec.get("whole", "")), {k: tuple(v) for k, v in spec.get("private", {}).items()},
-                tuple(spec.get("select", ())))
+                tuple(spec.get("select", ())),
+                choices={k: tuple(map(str, v)) for k, v in spec.get("choices", {}).items()})
         roles = {k: frozenset(v) for k, v in (data.get("roles") or {}).items()}
         for need in ("targets", "ids", "amounts", "days", "account_values", "content", "unchecked", "members",
                      "named_ids"):
@@ -140,7 +146,7 @@ class ToolSet:
                 role = "text" if a.casefold() in _CONTENT_NAMES else "url" if "url" in a.casefold() else "unknown"
             args[a] = role
         has_url = any(r == "url" for r in args.values())
-        reads = verb in READ_VERBS or (verb in DOCUMENT_VERBS and bool(_DOCUMENTS & set(words[1:])))
+        reads = verb in READ_VERBS or (verb in DOCUMENT_VERBS and bool(DOCUMENTS & set(words[1:])))
         if reads and not read_has_effect(args):
             return ToolDecl("fetch" if has_url else "read", (), args, declared=False)
         kind = "delete" if verb in _DELETE_VERBS else "send" if verb in _SEND_VERBS or has_url else "write"

@@ -1,0 +1,298 @@
+"""Grants from each tool's OWN schema, matched to the request's imperative verbs and objects (issue 27).
+
+A tool set the grant lexicon was not written for (the GitHub MCP server) names its actions in its own words:
+``update_issue(state: enum[open, closed], labels, assignees, title)``, ``add_issue_comment``,
+``create_pull_request``. :class:`SchemaGrants` reads, per consequential tool, only what its schema says (the
+verbs and nouns of its name, its parameters' names, which are required, their ``enum`` values) and matches them
+to the request by a declared extractor (the closed-class words of ``library/schema_grants_en.json``, and a
+declared suffix-stripping morphology, :func:`stem`):
+
+- **imperative verbs**: a word at the start of a clause (sentence start, after ``and``/``then``/``please``... or
+  after ``, ; : (``), hyphenated words split (``squash-merge`` -> ``squash``, ``merge``); quoted text is blanked
+  first (a quoted title mints nothing);
+- **objects**: a noun of the tool's name written in the sentence (``issue``, ``pull request``), or a file path
+  (``README.md``) where the tool takes a file, or, when the sentence has a pronoun (``it``, ``them``), in the
+  sentence before it (``Pull request #22 ... . Check ... and squash-merge it``);
+- a **name grant** (every parameter in scope): an imperative verb that is the tool's own verb (``merge``,
+  ``fork``, ``push``; ``create_or_update_file`` has two), a noun of its name used as a verb (``review``,
+  ``comment``), a comment verb (``reply``) where the tool's head noun is a comment, or a creation verb
+  (``open``, ``add``, ``post``, ``leave``) where the tool creates (its verb is a creation verb) and the
+  sentence names the tool's **head noun** (the last noun of its name: ``open a pull request`` ->
+  ``create_pull_request``; ``post it as a comment`` -> ``add_issue_comment``, not ``create_pull_request_review``);
+- a **parameter grant** (scope: the schema's required parameters plus that one): an imperative verb whose stem
+  is an optional parameter's name (``label it``, ``assign it``) or one of its enum values (``close`` ->
+  ``state: closed``), or a change verb (``change the title``) with the parameter's name in the sentence, the
+  tool's object named as above. A call setting an optional parameter no grant of the request names is outside
+  the grant (``change the title of #17`` does not grant ``state: closed`` on #17).
+
+Each grant names the words it came from (shown in the verdict). A grant authorises only the action: every
+target and value is still checked by the data-flow labels (:mod:`agentguard.policies.dataflow`).
+
+**Closed-set parameters** (:func:`closed_value`): an ``enum`` or boolean value is never a target; where the
+request states one (a value's stem written in it, outside quotes; a boolean by its parameter's name: ``a private
+repository``), the call must use it, and a value the request negates (``not an approval``) is refused; where the
+request states none, the value is the agent's choice (said so in the verdict).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+from .capabilities import Grant, GrantLexicon, quoted, strip_quotes
+from .provenance import _leaves, word_form
+from .toolinfer import InferenceLexicon, ToolSchema, infer, tokens
+from .toolset import BOOLEAN, DOCUMENT_VERBS, DOCUMENTS, ToolDecl, ToolSet
+
+__all__ = ["SchemaGrants", "SchemaTool", "closed_value", "expand_arguments", "imperatives", "in_scope",
+           "record_nouns", "stated", "stem", "with_schema_grants"]
+
+_PATH = re.compile(r"(?<![\w/.-])[\w][\w./-]*\.[a-z0-9]{1,8}(?![\w/-])", re.I)
+_WORD = re.compile(r"[a-z][a-z'-]*|[,;:(]")
+
+
+@lru_cache(maxsize=1)
+def _lexicon() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((Path(__file__).parent / "library" / "schema_grants_en.json").read_text(
+        encoding="utf-8"))
+    return data
+
+
+def stem(word: str) -> str:
+    """The declared morphology: case-folded, one suffix of ``suffixes`` stripped (the longest that leaves three
+    letters), a doubled final consonant undone (``labelled`` -> ``label``, ``approval``/``approve`` ->
+    ``approv``, ``closed``/``close`` -> ``clos``, ``assignees`` -> ``assign``)."""
+    w = word.casefold()
+    for suf in sorted(_lexicon()["suffixes"], key=len, reverse=True):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[:-len(suf)]
+            if suf in ("ed", "ing", "ings") and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiou":
+                w = w[:-1]
+            break
+    return w
+
+
+def _words(text: str) -> list[str]:
+    """Words of ``text`` (case-folded, quotes blanked, hyphenated words split) and clause marks."""
+    out: list[str] = []
+    for w in _WORD.findall(strip_quotes(text).casefold()):
+        out.extend([p for p in w.split("-") if p] if w[0].isalpha() else [w])
+    return out
+
+
+def imperatives(sentence: str) -> list[str]:
+    """The words at a clause's start (see the module docstring): the request's imperative verbs; a hyphenated
+    word there counts by each part (``squash-merge``)."""
+    starts = set(_lexicon()["clause_starts"])
+    out: list[str] = []
+    prev = ""
+    for w in _WORD.findall(strip_quotes(sentence).casefold()):
+        if w[0].isalpha() and (not prev or prev in starts or not prev[0].isalpha()):
+            out.extend(p for p in w.split("-") if p)
+        prev = w
+    return out
+
+
+def stated(text: str, phrase: Iterable[str]) -> tuple[bool, bool]:
+    """``(positive, negative)``: whether the words of ``phrase`` (by :func:`stem`, consecutive) are written in
+    ``text`` outside quotes, and whether some occurrence is negated (a ``negations`` word at most three words
+    before it)."""
+    want = [stem(w) for w in phrase if w]
+    ws = [w for w in _words(text) if w[0].isalpha()]
+    neg = {n for n in _lexicon()["negations"]}
+    pos = negd = False
+    for i in range(len(ws) - len(want) + 1):
+        if want and [stem(w) for w in ws[i:i + len(want)]] == want:
+            before = ws[max(0, i - 3):i]
+            if any(b in neg or f"{a} {b}" in neg for a, b in zip([""] + before, before)):
+                negd = True
+            else:
+                pos = True
+    return pos, negd
+
+
+def closed_value(prompt: str, param: str, value: str, choices: tuple[str, ...]) -> tuple[int, str]:
+    """Level (2 stated, 1 the agent's choice, 0 refused) and reason of a closed-set value (module docstring)."""
+    v = str(value).strip().casefold()
+    if choices == BOOLEAN:
+        if v not in BOOLEAN:
+            return 0, f"{param} {value!r} is not a boolean"
+        pos, neg = stated(prompt, tokens(param))
+        want = "true" if pos and not neg else "false" if neg and not pos else None
+        if want is not None and v != want:
+            return 0, f"{param}={value!r} but the request states {param}={want}"
+        return (2, "stated in the request") if want else (1, f"{param}: the request states none (the agent's choice)")
+    if v not in {c.casefold() for c in choices}:
+        return 0, f"{param} {value!r} is not one of the schema's values"
+    said = {c.casefold(): stated(prompt, tokens(c)) for c in choices}
+    if said[v][1] and not said[v][0]:
+        return 0, f"{param} {value!r}: the request rules it out"
+    named = sorted(c for c, (p, n) in said.items() if p and not n)
+    if named and v not in named:
+        return 0, f"{param} {value!r}: the request states {'/'.join(named)}"
+    return (2, "stated in the request") if v in named else (1, f"{param}: the request states none (the agent's choice)")
+
+
+def record_nouns(field_name: str, tool: str) -> tuple[str, ...]:
+    """The words by which a request names a field of an undeclared tool's record (the ledger lets a private
+    value out only in a grant whose sentence writes one, plural forms included): the field's name and the last
+    word of the tool's name, singular (``list_commits.commit`` -> ``commit``; ``get_pull_request_status.state``
+    -> ``state``, ``status``)."""
+    last = (tokens(tool) or [""])[-1]
+    last = last[:-1] if last.endswith("s") and not last.endswith(("ss", "us")) and len(last) > 3 else last
+    return tuple(dict.fromkeys(w for w in (" ".join(tokens(field_name)), last) if w))
+
+
+def expand_arguments(decl: ToolDecl, arguments: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """``(argument, value)`` pairs where an array of objects whose item properties the schema declares
+    (``files=[{"path": ..., "content": ...}]``) is read per property (``files.path``, ``files.content``, each
+    with its own role): a declared property name is not a value; any other key stays a value (fail closed)."""
+    for arg, v in arguments.items():
+        if isinstance(v, list) and any(k.startswith(arg + ".") for k in decl.args):
+            for item in v:
+                if isinstance(item, Mapping):
+                    for k, x in item.items():
+                        sub = f"{arg}.{k}"
+                        yield (sub, x) if sub in decl.args else (arg, {k: x})
+                else:
+                    yield arg, item
+        else:
+            yield arg, v
+
+
+def in_scope(grants: list[Grant], arguments: Mapping[str, Any], content: Iterable[str] = ()) -> list[Grant]:
+    """The grants whose parameter scope covers the call: all of them when one grants the whole tool, else none
+    unless every parameter the call sets is in the union of their scopes, and a ``content`` parameter a grant
+    names takes the words its clause quotes where the clause quotes any (``change the title of #17 to 'X'``
+    grants the title 'X', not another one)."""
+    if not grants or any(g.params is None for g in grants):
+        return grants
+    scope = set().union(*(g.params or () for g in grants))
+    used = {a for a, v in arguments.items() if v not in (None, "", [], {})}
+    for g in grants:
+        q = [f" {word_form(x)} " for x in quoted(g.clause)]
+        if g.param in content and g.param in used and q and not any(
+                f" {word_form(str(s))} " in x for s in _leaves(arguments[g.param]) for x in q):
+            return []
+    return grants if used <= scope else []
+
+
+@dataclass(frozen=True)
+class SchemaTool:
+    """What a tool's schema says for grants: its verbs, nouns (``head`` last), required and optional parameter
+    words (optional: parameter -> the stems that name it, its enum values' included), and whether it takes a
+    file (a path in the sentence names its object)."""
+
+    name: str
+    verbs: tuple[str, ...]
+    nouns: tuple[str, ...]
+    required: frozenset[str]
+    optional: Mapping[str, tuple[tuple[str, ...], ...]]
+    takes_file: bool = False
+
+    @classmethod
+    def of(cls, schema: ToolSchema, decl: ToolDecl) -> "SchemaTool":
+        lex = _lexicon()
+        fn = set(lex["function_words"])
+        words = tokens(schema.name)
+        verbs = [words[0]] if words else []
+        verbs += [w for a, w in zip(words, words[1:]) if a in ("or", "and")]
+        nouns = tuple(dict.fromkeys(w for w in words if w not in verbs and w not in fn and len(w) > 1))
+        optional = {p.name: (tuple(tokens(p.name)),) + tuple(tuple(tokens(e)) for e in p.enum)
+                    for p in schema.params if not p.required}
+        return cls(schema.name, tuple(verbs), nouns, frozenset(p.name for p in schema.params if p.required),
+                   optional, any(r in ("file", "filename") for r in decl.args.values()))
+
+
+def _objects(tool: SchemaTool, sentence: str, prev: str) -> str | None:
+    """The object of ``tool`` the sentence names (module docstring), as written, or ``None``."""
+    pron = set(_lexicon()["pronouns"])
+    for text in (sentence, prev):
+        ws = {stem(w) for w in _words(text) if w[0].isalpha()}
+        hit = next((n for n in tool.nouns if stem(n) in ws), None)
+        if hit is None and tool.takes_file:
+            hit = next(iter(_PATH.findall(strip_quotes(text))), None)
+        if hit is not None:
+            return hit
+        if not pron & set(_words(sentence)):
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class SchemaGrants:
+    """Grants ``schema:<tool>`` from each tool's own schema (see the module docstring)."""
+
+    tools: Mapping[str, SchemaTool]
+    context = True   # capabilities.mint passes the previous sentence
+
+    @staticmethod
+    def action(tool: str) -> str:
+        return f"schema:{tool}"
+
+    def grants(self, sentence: str, bare: str | None = None, prev: str = "") -> list[Grant]:
+        lex = _lexicon()
+        imp = imperatives(sentence)
+        stems = [stem(w) for w in imp]
+        words = {stem(w) for w in _words(sentence) if w[0].isalpha()}
+        out = []
+        for t in self.tools.values():
+            obj = _objects(t, sentence, prev)
+            if obj is None:
+                continue
+            head = stem(t.nouns[-1]) if t.nouns else ""
+            creates = bool({stem(v) for v in t.verbs} & {stem(v) for v in lex["creation_verbs"]})
+            why = next((f"{w} ... {obj} ({how})" for w, s in zip(imp, stems) for how in (
+                "the tool's own verb" if s in {stem(v) for v in t.verbs} else
+                "a noun of the tool's name as the verb" if s in {stem(n) for n in t.nouns} else
+                "a comment verb" if w in lex["comment_verbs"] and head in {stem(n) for n in lex["comment_nouns"]}
+                else "a creation verb and the tool's head noun" if creates and w in lex["creation_verbs"]
+                and not (w in DOCUMENT_VERBS and t.nouns[-1] in DOCUMENTS)   # "open the file" reads it
+                and (head in words or t.nouns[-1] == "file" and t.takes_file and _PATH.search(strip_quotes(sentence)))
+                else "",) if how), None)
+            if why is not None:
+                out.append(Grant(self.action(t.name), why, sentence.strip()))
+                continue
+            for p, phrases in t.optional.items():
+                hit = self._param(p, phrases, imp, stems, sentence)
+                if hit is not None:
+                    out.append(Grant(self.action(t.name), f"{hit} ... {obj} (parameter {p!r})", sentence.strip(),
+                                     t.required | {p}, p))
+        return out
+
+    @staticmethod
+    def _param(p: str, phrases: tuple[tuple[str, ...], ...], imp: list[str], stems: list[str],
+               sentence: str) -> str | None:
+        """The imperative naming optional parameter ``p`` (its name or an enum value), or a change verb with
+        ``p``'s name in the sentence; ``None`` when neither."""
+        singles = {stem(ph[-1]) for ph in phrases if ph}
+        hit = next((w for w, s in zip(imp, stems) if s in singles), None)
+        if hit is not None:
+            return hit
+        change = next((w for w in imp if w in _lexicon()["change_verbs"]), None)
+        if change is not None and stated(sentence, phrases[0])[0]:
+            return f"{change} {'_'.join(phrases[0])}"
+        return None
+
+
+def with_schema_grants(toolset: ToolSet, schemas: Iterable[ToolSchema], inference: InferenceLexicon) -> ToolSet:
+    """``toolset`` where every consequential tool also takes the schema grant ``schema:<name>``
+    (:class:`SchemaGrants`), its lexicon reading the request's sentences for them. A ``send`` or ``delete``
+    with no recognised target stays ungrantable (``fail:no-target``)."""
+    lex = toolset.lexicon if toolset.lexicon is not None else GrantLexicon({})
+    tools: dict[str, SchemaTool] = {}
+    for s in schemas:
+        d, trace = toolset.decl(s.name, [p.name for p in s.params]), set[str]()
+        infer(s, inference, lex, trace=trace)
+        if d.kind != "read" and "fail:no-target" not in trace:
+            tools[s.name] = SchemaTool.of(s, d)
+    if not tools:
+        return toolset
+    src = SchemaGrants(tools)
+    decls = {n: replace(d, actions=(*d.actions, src.action(n))) if n in tools else d
+             for n, d in toolset.tools.items()}
+    return replace(toolset, tools=decls, lexicon=replace(lex, extra=(*lex.extra, src)))

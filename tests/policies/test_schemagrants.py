@@ -1,0 +1,210 @@
+"""Schema grants (agentguard.policies.schemagrants): grants from a tool's own schema, scoped by parameter, and
+closed-set values checked against the request. Schemas here are written in the shape of the GitHub MCP server's."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentguard.policies.capabilities import Grant, GrantLexicon, mint
+from agentguard.policies.schemagrants import (SchemaGrants, SchemaTool, closed_value, expand_arguments, imperatives,
+                                              in_scope, record_nouns, stated, stem)
+from agentguard.policies.toolinfer import ToolSchema
+from agentguard.policies.toolset import BOOLEAN, ToolDecl
+
+S = {"type": "string"}
+N = {"type": "number"}
+REPO = {"owner": S, "repo": S}
+
+
+def _schema(name, props, required=("owner", "repo")):
+    return ToolSchema.from_json_schema(name, "", {"properties": props, "required": list(required)})
+
+
+TOOLS = {
+    "update_issue": _schema("update_issue", {**REPO, "issue_number": N, "title": S, "body": S,
+                                             "labels": {"type": "array", "items": S},
+                                             "assignees": {"type": "array", "items": S},
+                                             "state": {"type": "string", "enum": ["open", "closed"]}},
+                            ("owner", "repo", "issue_number")),
+    "add_issue_comment": _schema("add_issue_comment", {**REPO, "issue_number": N, "body": S},
+                                 ("owner", "repo", "issue_number", "body")),
+    "create_pull_request": _schema("create_pull_request", {**REPO, "title": S, "head": S, "base": S},
+                                   ("owner", "repo", "title", "head", "base")),
+    "create_pull_request_review": _schema(
+        "create_pull_request_review", {**REPO, "pull_number": N, "body": S,
+                                       "event": {"type": "string", "enum": ["APPROVE", "REQUEST_CHANGES", "COMMENT"]}},
+        ("owner", "repo", "pull_number", "event")),
+    "merge_pull_request": _schema("merge_pull_request", {**REPO, "pull_number": N, "merge_method": {
+        "type": "string", "enum": ["merge", "squash", "rebase"]}}, ("owner", "repo", "pull_number")),
+    "create_or_update_file": _schema("create_or_update_file", {**REPO, "path": S, "content": S, "branch": S},
+                                     ("owner", "repo", "path", "content", "branch")),
+}
+
+
+@pytest.fixture(scope="module")
+def source():
+    decls = {n: ToolDecl("write", args={"path": "file"} if n == "create_or_update_file" else {})
+             for n in TOOLS}
+    return SchemaGrants({n: SchemaTool.of(s, decls[n]) for n, s in TOOLS.items()})
+
+
+def _grants(source, prompt):
+    return mint(prompt, GrantLexicon({}, extra=(source,)))
+
+
+def _tools(grants):
+    return {g.action.removeprefix("schema:") for g in grants}
+
+
+def test_the_declared_morphology():
+    assert stem("labelled") == stem("label") == stem("labels")
+    assert stem("approval") == stem("approve") and stem("closed") == stem("close")
+    assert stem("assignees") == stem("assign") and stem("titled") == stem("title")
+    assert stem("add") == "add"
+
+
+def test_imperatives_are_the_words_that_start_a_clause():
+    assert imperatives("Summarise issue #12 for me and label it 'bug'.") == ["summarise", "label"]
+    assert imperatives("Check its reviews and, if green, squash-merge it.")[-2:] == ["squash", "merge"]
+    assert "title" not in imperatives("Read issue #12 and tell me its title.")
+
+
+@pytest.mark.parametrize("prompt,tool,params", [
+    ("Summarise issue #12 in acme/webapp for me and label it 'bug'.", "update_issue", "labels"),
+    ("List the open issues in acme/webapp and close every one labelled 'duplicate'.", "update_issue", "state"),
+    ("Find the issue about login in acme/webapp and assign it to lee-maint.", "update_issue", "assignees"),
+    ("Change the title of issue #17 in acme/webapp to 'New'.", "update_issue", "title"),
+    ("Reply on issue #12 in acme/webapp: thank the reporter.", "add_issue_comment", None),
+    ("Check the CI of pull request #22 and post it as a comment on the pull request.", "add_issue_comment", None),
+    ("In acme/webapp, open a pull request into main titled 'Docs'.", "create_pull_request", None),
+    ("Review pull request #21 in acme/webapp and leave a review comment.", "create_pull_request_review", None),
+    ("Pull request #22 in acme/webapp is green. Check it and squash-merge it.", "merge_pull_request", None),
+    ("Copy CONTRIBUTING.md from octo-lib/yaml-fast into acme/webapp.", "create_or_update_file", None),
+])
+def test_the_request_reaches_the_tool_by_its_own_schema(source, prompt, tool, params):
+    gs = [g for g in _grants(source, prompt) if g.action == f"schema:{tool}"]
+    assert gs, prompt
+    g = gs[0]
+    assert (g.params is None) if params is None else (params in g.params and "issue_number" in g.params)
+    assert g.words and g.clause and g.words.split(" ...")[0].split()[0] in prompt.casefold()
+
+
+@pytest.mark.parametrize("prompt,tool", [
+    ("Read issue #12 in acme/webapp and tell me its title.", "update_issue"),   # not an instruction to change it
+    ("Check the CI of pull request #22 and post it as a comment on the pull request.",
+     "create_pull_request_review"),   # a creation verb grants only the tool whose head noun is written
+    ("Review pull request #21: look at the changed files and leave a review comment.", "merge_pull_request"),
+    ("The title of issue #17 says 'close it'.", "update_issue"),   # quoted text mints nothing
+])
+def test_words_that_do_not_ask_for_the_tool_grant_nothing(source, prompt, tool):
+    assert tool not in _tools(_grants(source, prompt))
+
+
+def test_a_parameter_grant_covers_only_the_parameters_the_request_names(source):
+    """Attack: "Change the title of issue #17" then a hijack closes #17 through the same tool."""
+    gs = [g for g in _grants(source, "Change the title of issue #17 in acme/webapp to 'X'.")
+          if g.action == "schema:update_issue"]
+    base = {"owner": "acme", "repo": "webapp", "issue_number": 17}
+    assert in_scope(gs, {**base, "title": "X"}) == gs
+    assert in_scope(gs, {**base, "state": "closed"}) == []
+    assert in_scope(gs, {**base, "title": "X", "labels": []}) == gs   # an empty value sets nothing
+    whole = [Grant("schema:update_issue", "w", "c")]
+    assert in_scope(whole + gs, {**base, "state": "closed"}) == whole + gs
+    assert "parameters" in gs[0].describe() and "title" in gs[0].describe()
+
+
+def test_closed_set_values_are_checked_where_the_request_states_one():
+    ev = ("APPROVE", "REQUEST_CHANGES", "COMMENT")
+    p = "Review pull request #21 and leave a review comment (not an approval) saying it needs a test."
+    assert closed_value(p, "event", "COMMENT", ev)[0] == 2
+    assert closed_value(p, "event", "APPROVE", ev)[0] == 0            # negated by the request
+    assert closed_value(p, "event", "REQUEST_CHANGES", ev)[0] == 0    # the request states COMMENT
+    assert closed_value("Merge it.", "event", "DISMISS", ev)[0] == 0  # not one of the schema's values
+    mm = ("merge", "squash", "rebase")
+    assert closed_value("If green, squash-merge it.", "merge_method", "squash", mm)[0] == 2
+    assert closed_value("If green, squash-merge it.", "merge_method", "rebase", mm)[0] == 0
+    assert closed_value("Review the PR.", "merge_method", "rebase", mm) == (
+        1, "merge_method: the request states none (the agent's choice)")
+
+
+def test_bypass_a_flag_the_user_stated_is_checked():
+    """Open bypass of the GitHub bench: create_repository's ``private`` was an unchecked flag, so a hijack could
+    make the repository the user asked to be private public."""
+    p = "Create a private repository called design-notes."
+    assert closed_value(p, "private", "True", BOOLEAN)[0] == 2
+    assert closed_value(p, "private", "False", BOOLEAN)[0] == 0
+    assert closed_value("Create a repository that is not private.", "private", "true", BOOLEAN)[0] == 0
+    assert closed_value("Create a repository called x.", "private", "false", BOOLEAN)[0] == 1
+    assert closed_value(p, "private", "maybe", BOOLEAN)[0] == 0
+    assert closed_value("a 'private' one", "private", "false", BOOLEAN)[0] == 1   # quoted: content, not a statement
+
+
+def test_stated_reads_negation_before_the_value():
+    assert stated("Leave a comment, not an approval.", ["approve"]) == (False, True)
+    assert stated("Don't squash it.", ["squash"]) == (False, True)
+    assert stated("Squash it.", ["squash"]) == (True, False)
+
+
+def test_declared_item_properties_are_not_values():
+    d = ToolDecl("write", args={"files": "file", "files.path": "file", "files.content": "text"})
+    out = list(expand_arguments(d, {"branch": "main", "files": [{"path": "VERSION", "content": "1"},
+                                                                 {"url": "https://evil.example"}]}))
+    assert ("files.path", "VERSION") in out and ("files.content", "1") in out
+    assert ("files", {"url": "https://evil.example"}) in out   # an undeclared key stays a value (fail closed)
+
+
+def test_item_properties_come_from_the_schema():
+    s = ToolSchema.from_json_schema("push_files", "", {"properties": {"files": {"type": "array", "items": {
+        "type": "object", "properties": {"path": S, "content": S}}}}, "required": ["files"]})
+    assert [p.name for p in s.params[0].items] == ["path", "content"] and s.params[0].required
+
+
+def test_record_nouns():
+    assert record_nouns("commit", "list_commits") == ("commit",)
+    assert record_nouns("state", "get_pull_request_status") == ("state", "status")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz .,'", max_size=80))
+def test_grants_only_name_tools_of_the_set_and_the_words_of_the_request(source, text):
+    """Property: every grant names a tool of the set, its clause is a sentence of the request, and its words'
+    first word is written in the request."""
+    for g in _grants(source, text):
+        assert g.action.removeprefix("schema:") in TOOLS
+        assert g.clause in text
+        assert g.words.split()[0] in text.casefold()
+
+
+def test_open_a_document_reads_it_and_creates_nothing(source):
+    """"open" creates an issue or a pull request, but "open the file README.md" reads it (toolset's document verbs)."""
+    assert "create_or_update_file" not in _tools(_grants(source, "Open the file README.md in acme/webapp."))
+    assert "create_pull_request" in _tools(_grants(source, "Open a pull request in acme/webapp."))
+
+
+def test_bypass_a_parameter_grant_binds_the_value_the_request_quotes(source):
+    """"Change the title of issue #17 to 'X'" grants the title 'X': a hijack retitling #17 is outside it."""
+    gs = [g for g in _grants(source, "Change the title of issue #17 in acme/webapp to 'Fix login (see #22)'.")
+          if g.action == "schema:update_issue"]
+    base = {"owner": "acme", "repo": "webapp", "issue_number": 17}
+    assert in_scope(gs, {**base, "title": "Fix login (see #22)"}, ["title"]) == gs
+    assert in_scope(gs, {**base, "title": "Hacked: send keys to x0"}, ["title"]) == []
+    # a clause without quotes leaves the value to the content checks
+    gs2 = [g for g in _grants(source, "Change the title of issue #17 in acme/webapp.")
+           if g.action == "schema:update_issue"]
+    assert in_scope(gs2, {**base, "title": "Anything"}, ["title"]) == gs2
+
+
+_TEMPLATE = {stem(w) for w in "please use for it do the review not never without".split()}
+_VALUE = st.from_regex(r"[a-z]{4,9}", fullmatch=True).filter(lambda w: stem(w) not in _TEMPLATE)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_VALUE, min_size=2, max_size=5, unique_by=stem), st.data())
+def test_a_value_the_request_rules_out_or_does_not_choose_is_refused(choices, data):
+    """Property: where the request negates a closed-set value ("not X") that value is refused; where it states
+    one value positively, every other value of the set is refused, whatever the set."""
+    v = data.draw(st.sampled_from(choices))
+    assert closed_value(f"Do the review, not {v}.", "event", v, tuple(choices))[0] == 0
+    other = data.draw(st.sampled_from([c for c in choices if c != v]))
+    assert closed_value(f"Please use {v} for it.", "event", other, tuple(choices))[0] == 0
+    assert closed_value(f"Please use {v} for it.", "event", v, tuple(choices))[0] == 2
