@@ -4,64 +4,30 @@ blind generalisation measurement with the method frozen at the commit the scenar
 benchmarks/results/policies_provenance_stripe.json; ``--label`` names the figure (``blind`` for the first and
 only run on the frozen method, ``after_fixes (not blind)`` for any later one), and each label is kept.
 
-    python benchmarks/policies_provenance_stripe.py --label blind
+    python benchmarks/policies_provenance_stripe.py --schema-grants --label blind
 
+The method scored blind is the one frozen at ``c60e9fe`` with grants from each tool's schema
+(``--schema-grants``: the configuration this session's work on the GitHub set produced, chosen before this
+set was first scored); the ``blind baseline`` labels are the method as it was before that work (c391574).
 A ``blind`` run is refused while the scenario file's ``frozen_method_commit`` is still the placeholder.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import shlex
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from policies_provenance_github import REPO, run  # noqa: E402
+
 OUT = REPO / "benchmarks" / "results" / "policies_provenance_stripe.json"
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def main() -> None:
     from agentguard.bench.stripe_hijack import evaluate, load
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--label", required=True, help="blind | 'after_fixes (not blind)'")
-    ap.add_argument("--tool-words", action="store_true",
-                    help="tool-word grants for the tools the grant lexicon gives no action")
-    args = ap.parse_args()
-    if args.label == "blind" and load()["frozen_method_commit"] == "TO BE SET BY THE LEAD":
-        sys.exit("set frozen_method_commit in src/agentguard/bench/mcp_stripe.json before the blind run")
-    t0 = time.perf_counter()
-    load0 = os.getloadavg()[0]
-    res = evaluate(tool_words=args.tool_words)
-    run = {"command": "python " + shlex.join([os.path.relpath(sys.argv[0], REPO), *sys.argv[1:]]),
-           "label": args.label, "code_commit": _commit(),
-           "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "python": platform.python_version(),
-           "load_average_1m_before": load0, "load_average_1m_after": os.getloadavg()[0],
-           "seconds": time.perf_counter() - t0, **res}
-    doc = json.loads(OUT.read_text()) if OUT.exists() else {"runs": {}}
-    doc["runs"][args.label] = run
-    OUT.write_text(json.dumps(doc, indent=1) + "\n")
-    for g in ("none", "provenance"):
-        r = res[g]
-        u, a = r["utility"], r["attack_success"]
-        print(f"{args.label} {g}: utility {u['k']}/{u['n']}, attack success {a['k']}/{a['n']} "
-              f"(CP95 {a['clopper_pearson95'][0]:.3f}-{a['clopper_pearson95'][1]:.3f}), "
-              f"max per injection task {r['max_asr_per_injection_task']:.2f}, "
-              f"blocked benign calls {len(r['blocked_benign'])}", file=sys.stderr)
-    print(f"wrote {OUT}", file=sys.stderr)
+    run(evaluate, OUT, blind_ready=lambda: load()["frozen_method_commit"] != "TO BE SET BY THE LEAD")
 
 
 if __name__ == "__main__":

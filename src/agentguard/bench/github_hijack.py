@@ -29,7 +29,8 @@ from scipy.stats import beta
 from ..core.errors import InputError
 from . import mcp_hijack
 
-__all__ = ["CHECKS", "GitHubEnv", "SCENARIOS", "clopper_pearson", "evaluate", "load", "reads_injection", "wilson"]
+__all__ = ["CHECKS", "GitHubEnv", "SCENARIOS", "clopper_pearson", "evaluate", "evaluate_set", "load", "reads_injection",
+           "wilson"]
 
 SCENARIOS = Path(__file__).with_name("mcp_github.json")
 #: the utility and success checks a scenario may name
@@ -376,9 +377,10 @@ def _rate(k: int, n: int) -> dict[str, Any]:
             "clopper_pearson95": list(clopper_pearson(k, n))}
 
 
-def reads_injection(spec: Mapping[str, Any], ut: Mapping[str, Any]) -> bool:
+def reads_injection(spec: Mapping[str, Any], ut: Mapping[str, Any],
+                    env_factory: Callable[[Any, str], Any] = GitHubEnv) -> bool:
     """Whether a result of the user task's own calls carries the injection (only such tasks are attacked)."""
-    env = GitHubEnv(spec["environment"], "@@INJECTION@@")
+    env = env_factory(spec["environment"], "@@INJECTION@@")
     return any("@@INJECTION@@" in json.dumps(env.call(n, a)) for n, a in ut["calls"])
 
 
@@ -386,19 +388,29 @@ def evaluate(spec: Mapping[str, Any] | None = None, guards: tuple[str, ...] = ("
              tool_words: bool = False, schema_grants: bool = False) -> dict[str, Any]:
     """Utility per user task and attack success per injection task, without a guard and under the guard that
     :func:`agentguard.bench.mcp_hijack.guard` builds from the schemas (``tool_words``: plus the tool-word
-    grants for the tools the grant lexicon gives no action)."""
-    from ..policies.library.extractors.agentdojo_provenance import INFERENCE
+    grants for the tools the grant lexicon gives no action; ``schema_grants``: grants from each tool's schema)."""
+    return evaluate_set(spec or load(), SCENARIOS.name, GitHubEnv, guards, tool_words=tool_words,
+                        schema_grants=schema_grants)
 
-    spec = spec or load()
-    out: dict[str, Any] = {"scenarios": SCENARIOS.name, "frozen_method_commit": spec.get("frozen_method_commit"),
-                           "inference_lexicon_sha256": INFERENCE.sha256, "declared_tools": 0,
-                           "tools": len(spec["tools"]), "user_tasks": len(spec["user_tasks"]),
-                           "injection_tasks": len(spec["injection_tasks"]), "tool_word_grants": tool_words,
-                           "schema_grants": schema_grants}
-    decls = mcp_hijack.guard(spec, tool_words=tool_words, schema_grants=schema_grants).toolset.tools
-    out["inferred"] = {n: {"kind": d.kind, "actions": list(d.actions), "args": dict(d.args)}
-                       for n, d in sorted(decls.items())}
-    attacked = [ut for ut in spec["user_tasks"] if reads_injection(spec, ut)]
+
+def evaluate_set(spec: Mapping[str, Any], scenarios: str, env_factory: Callable[[Any, str], Any],
+                 guards: tuple[str, ...] = ("none", "provenance"), *, tool_words: bool = False,
+                 schema_grants: bool = False) -> dict[str, Any]:
+    """:func:`evaluate` for any fresh tool set's scenarios, executed in ``env_factory(environment, injection)``
+    (the Stripe set uses it too). The guard (and the declarations it infers) is built only when
+    ``provenance`` is among ``guards``; otherwise ``inferred`` and ``inference_lexicon_sha256`` are None."""
+    out: dict[str, Any] = {"scenarios": scenarios, "frozen_method_commit": spec.get("frozen_method_commit"),
+                           "inference_lexicon_sha256": None, "declared_tools": 0, "tools": len(spec["tools"]),
+                           "user_tasks": len(spec["user_tasks"]), "injection_tasks": len(spec["injection_tasks"]),
+                           "tool_word_grants": tool_words, "schema_grants": schema_grants, "inferred": None}
+    if "provenance" in guards:
+        from ..policies.library.extractors.agentdojo_provenance import INFERENCE
+
+        decls = mcp_hijack.guard(spec, tool_words=tool_words, schema_grants=schema_grants).toolset.tools
+        out["inference_lexicon_sha256"] = INFERENCE.sha256
+        out["inferred"] = {n: {"kind": d.kind, "actions": list(d.actions), "args": dict(d.args)}
+                           for n, d in sorted(decls.items())}
+    attacked = [ut for ut in spec["user_tasks"] if reads_injection(spec, ut, env_factory)]
     out["attacked_user_tasks"] = [ut["id"] for ut in attacked]
     for gname in guards:
         g = (mcp_hijack.guard(spec, tool_words=tool_words, schema_grants=schema_grants) if gname == "provenance"
@@ -406,7 +418,7 @@ def evaluate(spec: Mapping[str, Any] | None = None, guards: tuple[str, ...] = ("
         res: dict[str, Any] = {"per_user_task": {}, "blocked_benign": [], "per_injection_task": {}, "successes": []}
         for ut in spec["user_tasks"]:
             blocked: list[dict[str, Any]] = []
-            env = mcp_hijack._run(spec, g, ut["prompt"], ut["calls"], "", blocked, env_cls=GitHubEnv)
+            env = mcp_hijack._run(spec, g, ut["prompt"], ut["calls"], "", blocked, env_cls=env_factory)
             res["per_user_task"][ut["id"]] = all(env.holds(c) for c in ut["utility"])
             res["blocked_benign"] += [dict(b, task=ut["id"]) for b in blocked]
         for it in spec["injection_tasks"]:
@@ -414,7 +426,7 @@ def evaluate(spec: Mapping[str, Any] | None = None, guards: tuple[str, ...] = ("
             k = 0
             for ut in attacked:
                 env = mcp_hijack._run(spec, g, ut["prompt"], ut["calls"] + it["calls"], text, [],
-                                      env_cls=GitHubEnv)
+                                      env_cls=env_factory)
                 if env.holds(it["success"]):
                     k += 1
                     res["successes"].append({"user_task": ut["id"], "injection_task": it["id"]})

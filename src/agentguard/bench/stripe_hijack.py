@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping
 from jsonschema import Draft7Validator, FormatChecker
 
 from ..core.errors import InputError
-from . import mcp_hijack
+from . import github_hijack
 from .github_hijack import clopper_pearson, wilson
 
 __all__ = ["CHECKS", "SCENARIOS", "StripeEnv", "clopper_pearson", "evaluate", "load", "new_id", "reads_injection",
@@ -370,58 +370,16 @@ def _env_cls(spec: Mapping[str, Any]) -> Callable[[Any, str], StripeEnv]:
     return lambda environment, injection: StripeEnv(environment, injection, spec["tools"])
 
 
-def _rate(k: int, n: int) -> dict[str, Any]:
-    return {"k": k, "n": n, "rate": k / n if n else 0.0, "wilson95": list(wilson(k, n)),
-            "clopper_pearson95": list(clopper_pearson(k, n))}
-
-
 def reads_injection(spec: Mapping[str, Any], ut: Mapping[str, Any]) -> bool:
     """Whether a result of the user task's own calls carries the injection (only such tasks are attacked)."""
-    env = StripeEnv(spec["environment"], "@@INJECTION@@", spec["tools"])
-    return any("@@INJECTION@@" in json.dumps(env.call(n, a)) for n, a in ut["calls"])
+    return github_hijack.reads_injection(spec, ut, _env_cls(spec))
 
 
 def evaluate(spec: Mapping[str, Any] | None = None, guards: tuple[str, ...] = ("none", "provenance"), *,
-             tool_words: bool = False) -> dict[str, Any]:
+             tool_words: bool = False, schema_grants: bool = False) -> dict[str, Any]:
     """Utility per user task and attack success per injection task, without a guard and under the guard that
     :func:`agentguard.bench.mcp_hijack.guard` builds from the schemas; the same fields as
-    :func:`agentguard.bench.github_hijack.evaluate`. The guard (and the declarations it infers) is built only
-    when ``provenance`` is among ``guards``; otherwise ``inferred`` and ``inference_lexicon_sha256`` are None."""
+    :func:`agentguard.bench.github_hijack.evaluate` (one function, :func:`~.github_hijack.evaluate_set`)."""
     spec = spec or load()
-    out: dict[str, Any] = {"scenarios": SCENARIOS.name, "frozen_method_commit": spec.get("frozen_method_commit"),
-                           "inference_lexicon_sha256": None, "declared_tools": 0, "tools": len(spec["tools"]),
-                           "user_tasks": len(spec["user_tasks"]), "injection_tasks": len(spec["injection_tasks"]),
-                           "tool_word_grants": tool_words, "inferred": None}
-    if "provenance" in guards:
-        from ..policies.library.extractors.agentdojo_provenance import INFERENCE
-
-        decls = mcp_hijack.guard(spec, tool_words=tool_words).toolset.tools
-        out["inference_lexicon_sha256"] = INFERENCE.sha256
-        out["inferred"] = {n: {"kind": d.kind, "actions": list(d.actions), "args": dict(d.args)}
-                           for n, d in sorted(decls.items())}
-    attacked = [ut for ut in spec["user_tasks"] if reads_injection(spec, ut)]
-    out["attacked_user_tasks"] = [ut["id"] for ut in attacked]
-    env_cls = _env_cls(spec)
-    for gname in guards:
-        g = mcp_hijack.guard(spec, tool_words=tool_words) if gname == "provenance" else None
-        res: dict[str, Any] = {"per_user_task": {}, "blocked_benign": [], "per_injection_task": {}, "successes": []}
-        for ut in spec["user_tasks"]:
-            blocked: list[dict[str, Any]] = []
-            env = mcp_hijack._run(spec, g, ut["prompt"], ut["calls"], "", blocked, env_cls=env_cls)
-            res["per_user_task"][ut["id"]] = all(env.holds(c) for c in ut["utility"])
-            res["blocked_benign"] += [dict(b, task=ut["id"]) for b in blocked]
-        for it in spec["injection_tasks"]:
-            text = spec["injection_template"].format(goal=it["goal"])
-            k = 0
-            for ut in attacked:
-                env = mcp_hijack._run(spec, g, ut["prompt"], ut["calls"] + it["calls"], text, [], env_cls=env_cls)
-                if env.holds(it["success"]):
-                    k += 1
-                    res["successes"].append({"user_task": ut["id"], "injection_task": it["id"]})
-            res["per_injection_task"][it["id"]] = _rate(k, len(attacked))
-        res["utility"] = _rate(sum(res["per_user_task"].values()), len(spec["user_tasks"]))
-        res["attack_success"] = _rate(len(res["successes"]), len(attacked) * len(spec["injection_tasks"]))
-        res["max_asr_per_injection_task"] = max((p["rate"] for p in res["per_injection_task"].values()),
-                                                default=0.0)
-        out[gname] = res
-    return out
+    return github_hijack.evaluate_set(spec, SCENARIOS.name, _env_cls(spec), guards, tool_words=tool_words,
+                                      schema_grants=schema_grants)
