@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 __all__ = ["CURRENCY_EXPONENTS", "MINOR_UNIT_WORDS", "SystemIds", "file_listing_record", "in_minor_units",
-           "minor_unit_arg", "object_noun", "reference_key", "selector", "system_fields"]
+           "listing_filter", "minor_unit_arg", "object_noun", "platform_fields", "reference_key", "selector",
+           "system_fields"]
 
 #: words of a parameter's description that declare its amount in a currency's minor unit (whole words)
 MINOR_UNIT_WORDS: tuple[str, ...] = ("cents", "in cents", "smallest currency unit", "smallest unit of the currency",
@@ -143,10 +144,15 @@ def system_fields(rec: Mapping[str, Any], noun: str, nouns: Iterable[str]) -> di
 
 
 def file_listing_record(ids: SystemIds, tool: str, rec: Mapping[str, Any], fields: Mapping[str, str],
-                        stated: Callable[[str], bool]) -> None:
+                        stated: Callable[[str], bool], by: str | None = None) -> None:
     """File ``fields`` (:func:`system_fields`) of a listing record when the request selects the record: a
     top-level scalar of it (a system field, or a value of at most four words) is ``stated`` by the request, or is
-    an identifier already filed for a record the request selects."""
+    an identifier already filed for a record the request selects; or ``by``: the listing's filter argument
+    selected it (:func:`listing_filter`)."""
+    if by is not None:
+        for g, key in fields.items():
+            ids.file(key, rec.get(g), f"{tool}.{g} of a record the listing's filter selects ({by!r})")
+        return
     for f, v in rec.items():
         if f in ("metadata",) or isinstance(v, (Mapping, list, tuple, bool)) or v is None:
             continue
@@ -171,11 +177,27 @@ def platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, A
     if decl.kind != "read":
         if recs and ids.answered(tool, arguments) and isinstance(recs[0].get("id"), str):
             ids.file(object_noun(tool), recs[0]["id"], f"{tool}.id (assigned to a call the guard allowed)")
-            return [{"id": object_noun(tool)}] + [{} for _ in recs[1:]]
+            # its id and references (create_invoice_item's ``invoice``) are the platform's, not third-party text
+            return [{**system_fields(recs[0], "", nouns), "id": object_noun(tool)}] + [{} for _ in recs[1:]]
         return [{} for _ in recs]
     if not decl.whole:
         return [{} for _ in recs]
     out = [system_fields(rec, decl.whole, nouns) for rec in recs]
+    by = listing_filter(ids, arguments or {}, nouns, stated)
     for rec, fields in zip(recs, out):
-        file_listing_record(ids, tool, rec, fields, stated)
+        file_listing_record(ids, tool, rec, fields, stated, by)
     return out
+
+
+def listing_filter(ids: SystemIds, arguments: Mapping[str, Any], nouns: Iterable[str],
+                   stated: Callable[[str], bool]) -> str | None:
+    """The value of a listing call's filter argument that selects every record the platform returns for it, or
+    ``None``: an argument named after a listing noun (``customer``, ``payment_intent``) or ``email`` whose value
+    the request states or is an id filed for a record the request selects (``list_disputes(payment_intent=<the
+    payment the user named>)``). Paging and closed-set arguments (``limit=10``, ``status="active"``) select
+    nothing: they are not named after an object."""
+    for a, v in arguments.items():
+        if isinstance(v, str) and v.strip() and (reference_key(str(a), nouns) is not None or str(a) == "email") \
+                and (stated(v) or ids.selected_value(v)):
+            return v.strip()
+    return None
