@@ -14,11 +14,13 @@ the system's own name for an object the request selects, never because third-par
   X, e.g. ``list_subscriptions``), the record's own ``id`` (filed under X) and its top-level **reference
   fields** (a field named like a parameter of the tool set, e.g. ``customer``, ``payment_intent``; filed under
   that name) are system-assigned, unlike free text (metadata, description, memo, name) that third parties
-  write. They are filed only when the request **selects** the record: one of its values is a value the
-  request states (a customer id or e-mail the user wrote, a name of four words at most the request writes, or
-  an id already filed for a record the request selects: "Ben Okafor's subscription" is the one whose
-  ``customer`` is Ben Okafor's record's id). A value is never taken from nested objects (a subscription item's
-  ``id`` inside ``items``), and mapping keys never count.
+  write. They are filed only when the request **selects** the record: a system field of it is an id the
+  request states or one already filed for a record the request selects ("Ben Okafor's subscription" is the one
+  whose ``customer`` is Ben Okafor's record's id), another top-level field is an e-mail or a name (two to four
+  words, no digit or ``_``) the request writes, or the listing was called with a filter argument named after an
+  object (``list_disputes(payment_intent=...)``) whose value the request states or selects. An id-like value in
+  free text (``description: "cus_..."``) selects nothing. A value is never taken from nested objects (a
+  subscription item's ``id`` inside ``items``), and mapping keys never count.
 
 Either way an identifier that third-party content also writes is refused (fail closed): an id only *mentioned*
 in a description or memo never becomes a target, and an id the injector planted in free text cannot ride on a
@@ -145,10 +147,10 @@ def system_fields(rec: Mapping[str, Any], noun: str, nouns: Iterable[str]) -> di
 
 def file_listing_record(ids: SystemIds, tool: str, rec: Mapping[str, Any], fields: Mapping[str, str],
                         stated: Callable[[str], bool], by: str | None = None) -> None:
-    """File ``fields`` (:func:`system_fields`) of a listing record when the request selects the record: a
-    top-level scalar of it (a system field, or a value of at most four words) is ``stated`` by the request, or is
-    an identifier already filed for a record the request selects; or ``by``: the listing's filter argument
-    selected it (:func:`listing_filter`)."""
+    """File ``fields`` (:func:`system_fields`) of a listing record when the request selects the record: a system
+    field of it is an id the request states or one already filed for a record the request selects; another
+    top-level field is an e-mail or a name (2-4 words, no digit or ``_``) the request writes; or ``by``: the
+    listing's filter argument selected it (:func:`listing_filter`)."""
     if by is not None:
         for g, key in fields.items():
             ids.file(key, rec.get(g), f"{tool}.{g} of a record the listing's filter selects ({by!r})")
@@ -160,7 +162,11 @@ def file_listing_record(ids: SystemIds, tool: str, rec: Mapping[str, Any], field
         n = len(s.split())
         if not s or n > 4 or not selector(s, n):
             continue
-        if stated(s) or (f in fields and ids.selected_value(s)):
+        # a system field selects by an id the request states or selects; any other field (free text a third
+        # party may write) only by an e-mail the request writes or a name of 2-4 words without digits or ``_``
+        # (an id-like value written in a description selects nothing: ``description: "cus_..."``)
+        if f in fields and (stated(s) or ids.selected_value(s)) or f not in fields and stated(s) and (
+                "@" in s or 2 <= n <= 4 and not re.search(r"[\d_]", s)):
             for g, key in fields.items():
                 ids.file(key, rec.get(g), f"{tool}.{g} of a record the request selects ({s!r})")
             return
