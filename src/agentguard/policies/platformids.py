@@ -204,6 +204,6 @@ def listing_filter(ids: SystemIds, arguments: Mapping[str, Any], nouns: Iterable
     nothing: they are not named after an object."""
     for a, v in arguments.items():
         if isinstance(v, str) and v.strip() and (reference_key(str(a), nouns) is not None or str(a) == "email") \
-                and (stated(v) or ids.selected_value(v)):
+                and selector(v.strip(), len(v.split())) and (stated(v) or ids.selected_value(v)):
             return v.strip()
     return None
