@@ -177,3 +177,13 @@ def test_no_other_refund_amount_passes(g: ProvenanceGuard, amount: int) -> None:
     # rule older than this one); a computed number is never scaled (1000, 1500 stay refused)
     computed = {x for x in g.ledger(run)._derived() if x > 0}
     assert allowed == (amount == 500 or amount in computed), amount
+
+
+def test_a_system_id_is_still_a_code_a_result_wrote(g: ProvenanceGuard) -> None:
+    """Not third-party text is not free to leave: a docs search carrying a listed payment's id is a leak (the id
+    stays a code a result wrote: private as a field of a non-public tool, and in ``SystemIds.seen``)."""
+    run = _run(g, "Look at the 10 most recent payments, then check the Stripe docs on refunds.")
+    _read(g, run, "list_payment_intents", {"limit": 10},
+          [{"id": "pi_3NwBen0001", "customer": "cus_NwBen02", "amount": 3400, "description": "Order #1031"}])
+    assert not _ok(g, run, "search_stripe_documentation", {"question": "refund pi_3NwBen0001"})
+    assert _ok(g, run, "search_stripe_documentation", {"question": "how do refunds work"})

@@ -178,13 +178,12 @@ class FlowLedger:
                 if role:
                     self._trust(role, s, f"{tool}.{f}")
                     named = named or (role == "person" and f" {word_form(s)} " in self._user_text)
-                elif f in sysf:   # system-assigned (platformids): filed where the request selects it
-                    continue
                 elif f in decl.private:
                     if len(word_form(s)) >= 4:
                         self._private[word_form(s)] = (f"{tool}.{f}", decl.private[f])
                 else:
-                    self._third_party(s)
+                    if f not in sysf:   # system-assigned (platformids): not third-party text, private as any field
+                        self._third_party(s)
                     if not decl.declared and len(word_form(s)) >= 4 and word_form(f):
                         # an undeclared tool's field may be private: it leaves only when the request names it
                         self._private.setdefault(word_form(s), (f"{tool}.{f} (undeclared tool)", record_nouns(f, tool)))
@@ -410,7 +409,8 @@ class FlowLedger:
         """Words of 4+ digits (not dates or times) that tool results wrote (computed when first needed)."""
         if "codes" not in self._cache:
             words = itertools.chain(" ".join(self._tp_words).split(), (w for p in self._private for w in p.split()),
-                                    (w for d in self._trusted.values() for _, f in d for w in f.split()))
+                                    (w for d in self._trusted.values() for _, f in d for w in f.split()),
+                                    (word_form(w) for w in self.sys_ids.seen))
             self._cache["codes"] = {w for w in words if len(_NOT_DIGIT.sub("", w)) >= 4
                                     and canonical(w)[0] != "date" and not _TIME.fullmatch(w)}
         return self._cache["codes"]

@@ -83,6 +83,7 @@ class SystemIds:
 
     ids: dict[str, dict[str, str]] = field(default_factory=dict)
     pending: list[tuple[str, str]] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)   # every system-field value seen (codes a result wrote: dataflow)
 
     @staticmethod
     def call_key(tool: str, arguments: Mapping[str, Any]) -> tuple[str, str]:
@@ -177,7 +178,18 @@ def platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, A
                     stated: Callable[[str], bool]) -> list[dict[str, str]]:
     """Apply both rules of the module docstring to one result of ``tool`` (declaration ``decl``): file the id a
     consequential call the guard allowed was assigned, or the system fields of the listing records the request
-    selects; returns, per record, the fields that are system-assigned (not third-party text)."""
+    selects; returns, per record, the fields that are system-assigned (not third-party text). Every system-field
+    value is kept in ``ids.seen``: still a code a tool result wrote (a read of another service carrying it leaks
+    it: :meth:`~agentguard.policies.dataflow.FlowLedger._remote_leak`)."""
+    out = _platform_fields(ids, tool, decl, recs, arguments, nouns, stated)
+    ids.seen.update(str(r[f]) for r, fs in zip(recs, out) for f in fs if isinstance(r.get(f), str))
+    return out
+
+
+def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, Any]],
+                     arguments: Mapping[str, Any] | None, nouns: Iterable[str],
+                     stated: Callable[[str], bool]) -> list[dict[str, str]]:
+    """The rules of :func:`platform_fields`."""
     if not decl.inferred:
         return [{} for _ in recs]
     if decl.kind != "read":
