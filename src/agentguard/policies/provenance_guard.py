@@ -78,7 +78,7 @@ class ProvenanceGuard(BaseGuard):
 
     def observe_result(self, run_id: str, call: ToolCall, result: Any) -> None:
         """Record the result ``call`` returned in run ``run_id`` (labelled by the tool set's declarations)."""
-        self.runs.get(run_id).observe_result(call.name, result)
+        self.runs.get(run_id).observe_result(call.name, result, call.arguments)
 
     def end_run(self, run_id: str) -> None:
         self.runs.end_run(run_id)
@@ -101,7 +101,9 @@ class ProvenanceGuard(BaseGuard):
         v = self.inner.check(inner_ctx, proposal)
         facts = (v.details or {}).get("arguments", {}) if isinstance(v.details, Mapping) else {}
         grant = facts.get("grant") or "none"
-        if v.allowed:
+        if v.allowed:   # a consequential call allowed here: the id its answer is assigned may be a target later
+            if isinstance(proposal, ToolCall) and led.toolset.decl(proposal.name).kind != "read":
+                led.sys_ids.allowed(proposal.name, proposal.arguments)
             return dataclasses.replace(v, reason=f"{v.reason}; grant: {grant}")
         why = facts.get("why", "")
         return dataclasses.replace(v, decision=Decision.ESCALATE,

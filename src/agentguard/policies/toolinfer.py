@@ -12,7 +12,10 @@ that file:
   ``library/verbs_external.json`` (RFC 9110 methods, Google AIP standard methods, the schema.org Action
   hierarchy: :func:`external_kinds`); a verb none of them knows is a consequential ``write``;
   a read verb with a URL argument is a ``fetch``; a read verb with a *destination* argument (a recipient,
-  ``to``, ``cc``) is a ``send``, whatever the description claims ("read-only" in a description is not read);
+  ``to``, ``cc``) is a ``send``, whatever the description claims ("read-only" in a description is not read),
+  unless that argument's own description calls it a ``filter`` (a listing filtered by e-mail reads the store);
+  an ``amount`` whose description says it is in minor units (:mod:`agentguard.policies.platformids`) is
+  recorded in the declaration's ``minor``;
 - **argument roles**: the ordered ``params`` rules over the parameter name's tokens (``user_email`` ->
   ``user``, ``email``), the first rule that matches wins; a destination's role is refined by its description
   (``IBAN of the recipient`` -> ``account``, ``email addresses`` -> ``email``, else ``person``); an ``id``'s
@@ -52,6 +55,7 @@ from typing import Any, Iterable, Mapping
 
 from ..core.errors import InputError
 from .capabilities import GrantLexicon
+from .platformids import minor_unit_arg
 from .toolset import BOOLEAN, KINDS, ToolDecl, ToolSet, read_has_effect
 
 __all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "external_kinds", "external_param_role", "infer",
@@ -263,14 +267,19 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
     args: dict[str, str] = {}
     destination = False
     choices: dict[str, tuple[str, ...]] = {}
+    minor: set[str] = set()
     for p in schema.params:
         role, dest = _param_role(p, lex, name_words, trace)
+        if role == "amount" and minor_unit_arg(p.description):
+            minor.add(p.name)
         if p.enum and not dest:   # a closed set the schema fixes: no third party can put a value in it
             role, choices[p.name] = "choice", p.enum
         elif set(p.types) == {"boolean"}:
             choices[p.name] = BOOLEAN
         args[p.name] = role
-        destination = destination or dest
+        # a parameter the schema describes as a filter of a listing (list_customers(email=...)) chooses records
+        # of the store the tool reads; it sends nothing to that address
+        destination = destination or (dest and not re.search(r"\bfilter\b", p.description.casefold()))
         for sub in p.items:   # an array of objects: each declared property has its own role, its name no value
             args[f"{p.name}.{sub.name}"] = _param_role(sub, lex, name_words, trace)[0]
     if kind == "account":
@@ -319,7 +328,7 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
     own = set(name_words)
     public = store or bool(whole) or bool(own & lex.public) or (bool(words & lex.public) and not own & lex.private)
     return ToolDecl(kind, tuple(actions), args, results, whole, {}, select, declared=public, inferred=True,
-                    choices=choices)
+                    choices=choices, minor=frozenset(minor))
 
 
 def _singular(word: str) -> str | None:

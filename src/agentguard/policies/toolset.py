@@ -80,6 +80,8 @@ class ToolDecl:
     # closed-set parameters: the schema's ``enum`` values, or :data:`BOOLEAN` for a boolean; a value is checked
     # against the request where the request states one (agentguard.policies.dataflow), and is never a target
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # amount parameters whose schema says they are in a currency's minor unit (agentguard.policies.platformids)
+    minor: frozenset[str] = frozenset()
 
     def role(self, arg: str) -> str:
         return self.args.get(arg, "unknown")
