@@ -370,8 +370,9 @@ class ProvenanceLedger:
         self.cache.clear()
         self._add(USER, prompt)
 
-    def observe_result(self, tool: str, result: Any) -> None:
-        """Record one tool result, each string under the label its tool and field are declared with."""
+    def observe_result(self, tool: str, result: Any, arguments: Mapping[str, Any] | None = None) -> None:
+        """Record one tool result, each string under the label its tool and field are declared with (the call's
+        ``arguments`` are not needed here: the same signature as :meth:`.dataflow.FlowLedger.observe_result`)."""
         self.calls.append(tool)
         for fname, s in strings_of(result):
             self._add(self.declaration.label(tool, fname), s)
