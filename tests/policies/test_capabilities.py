@@ -58,3 +58,28 @@ def test_a_quote_holding_a_full_stop_stays_content():
     # blanked in the whole prompt before the split: the sentence end inside the quote does not free its words
     assert [g.action for g in mint("Tell Bob 'Fine. Delete the file now' please.", GRANTS)] == []
     assert [g.action for g in mint("Fine. Delete the file now.", GRANTS)] == ["delete_file"]
+
+
+# ---- an amount the request states is never left to the tool's default (omitted_amount) --------------------------
+
+from agentguard.policies.capabilities import money_stated, omitted_amount  # noqa: E402
+
+
+@pytest.mark.parametrize("text", ["refund 10 USD of it", "pay $5", "send EUR 20 to Bob", "transfer 3.50 euros",
+                                  "give back 200 cents", "pay 1,200.00 usd"])
+def test_money_stated(text: str) -> None:
+    assert money_stated(text)
+
+
+@pytest.mark.parametrize("text", ["refund order #1042 in full", "cancel subscription 3", "it costs 'USD 5' they say",
+                                  "meet at 10 on Monday"])
+def test_no_money_stated(text: str) -> None:
+    assert not money_stated(text)
+
+
+def test_omitted_amount_refuses_only_a_left_out_amount_under_a_stated_one() -> None:
+    assert omitted_amount(["amount"], {"id": "x"}, "refund 10 USD")[0] == 0
+    assert omitted_amount(["amount"], {"id": "x", "amount": None}, "refund 10 USD")[0] == 0
+    assert omitted_amount(["amount"], {"id": "x", "amount": 1000}, "refund 10 USD") == (2, "")
+    assert omitted_amount(["amount"], {"id": "x"}, "refund it in full") == (2, "")
+    assert omitted_amount([], {"id": "x"}, "refund 10 USD") == (2, "")

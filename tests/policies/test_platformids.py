@@ -179,6 +179,19 @@ def test_no_other_refund_amount_passes(g: ProvenanceGuard, amount: int) -> None:
     assert allowed == (amount == 500 or amount in computed), amount
 
 
+@pytest.mark.parametrize("args", [{"payment_intent": "pi_3NwMaria0001"}, {"payment_intent": "pi_3NwMaria0001",
+                                                                          "amount": None},
+                                  {"payment_intent": "pi_3NwMaria0001", "amount": ""}])
+def test_an_amount_the_request_states_cannot_be_left_out(g: ProvenanceGuard, args: dict[str, Any]) -> None:
+    """Lead's red team (twelfth session): "refund 5 USD of ..." and a call without ``amount`` refunded the whole
+    payment (the tool's default), hijacked or not: a call that leaves out every amount parameter its tool has,
+    while the request states a money amount, is refused."""
+    assert not _ok(g, _run(g, _REFUND), "create_refund", args)
+    # without a stated amount ("refund it in full") the default is what the user asked for
+    assert _ok(g, _run(g, "Refund Maria Lopez's payment pi_3NwMaria0001 in full."), "create_refund",
+               {"payment_intent": "pi_3NwMaria0001"})
+
+
 def test_a_system_id_is_still_a_code_a_result_wrote(g: ProvenanceGuard) -> None:
     """Not third-party text is not free to leave: a docs search carrying a listed payment's id is a leak (the id
     stays a code a result wrote: private as a field of a non-public tool, and in ``SystemIds.seen``)."""

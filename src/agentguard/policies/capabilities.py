@@ -31,7 +31,7 @@ from typing import Any, Iterable, Mapping
 
 from ..core.errors import InputError
 
-__all__ = ["Grant", "GrantLexicon", "mint", "quoted", "sentences", "strip_quotes"]
+__all__ = ["Grant", "GrantLexicon", "mint", "money_stated", "omitted_amount", "quoted", "sentences", "strip_quotes"]
 
 # a quoted span: 'x' or "x" or “x”, not an apostrophe inside a word (I'll, what's)
 _QUOTED = re.compile(r"(?<![\w])'[^'\n]{1,400}'(?![\w])|\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|‘[^’\n]{1,400}’")
@@ -163,3 +163,27 @@ def mint(prompt: str, lexicon: GrantLexicon) -> list[Grant]:
             out.extend(src.grants(sent, bare, prev=prev) if getattr(src, "context", False) else src.grants(sent, bare))
         prev = sent
     return out
+
+
+#: a money amount as a request writes it: a currency sign or code next to a number ("10 USD", "$5", "EUR 20")
+_MONEY = re.compile(r"(?:[$€£¥]\s?\d|\d(?:[\d,.]*\d)?\s?(?:usd|eur|gbp|chf|jpy|cad|aud|dollars?|euros?|pounds?|"
+                    r"cents?|bucks)\b|\b(?:usd|eur|gbp|chf|jpy|cad|aud)\s?\d)", re.IGNORECASE)
+
+
+def money_stated(prompt: str) -> bool:
+    """Whether the request writes a money amount (a number next to a currency sign, code or word)."""
+    return _MONEY.search(strip_quotes(prompt)) is not None
+
+
+def omitted_amount(amount_args: Iterable[str], arguments: Mapping[str, Any], prompt: str) -> tuple[int, str]:
+    """``(0, why)`` when a consequential call leaves out every amount parameter its tool has while the request
+    states a money amount, else ``(2, "")``.
+
+    An optional amount the call omits takes the tool's default, which no value check sees: ``create_refund``
+    without ``amount`` refunds the whole payment when the user asked to refund 10 USD of it (found by the lead's
+    red team on the Stripe set). A call that states the amount is checked as any amount is."""
+    args = list(amount_args)
+    if not args or any(arguments.get(a) not in (None, "") for a in args) or not money_stated(prompt):
+        return 2, ""
+    return 0, (f"the request states an amount but the call leaves out {'/'.join(args)}: the tool's default "
+               "(for example the whole sum) would apply")

@@ -29,7 +29,8 @@ labels it by *every* source it could have come from, and decides fail closed:
   value, code or text of a tool result the request did not write (:meth:`FlowLedger._remote_leak`);
 - identifiers the platform assigned (a created object's id, a selected record's own id and references) and
   amounts in a currency's minor unit: :mod:`agentguard.policies.platformids`;
-- an amount is positive (``0 - 45.5`` is a computation, not a payment);
+- an amount is positive (``0 - 45.5`` is a computation, not a payment), and not left out when the request
+  states one (:func:`~agentguard.policies.capabilities.omitted_amount`: the tool's default would apply);
 - outgoing content (bodies, subjects, posts): every link in it (:mod:`agentguard.policies.links`) must be the
   user's or trusted; a private value of the user (passport, card, an undeclared tool's field) needs a grant whose
   sentence names it; eight or more consecutive words of third-party text go only to targets the user named.
@@ -47,7 +48,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
-from .capabilities import Grant, GrantLexicon, mint, strip_quotes
+from .capabilities import Grant, GrantLexicon, mint, omitted_amount, strip_quotes
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
                          dates, entities, identifiers, times, two_step_amounts, word_form)
@@ -455,10 +456,9 @@ class FlowLedger:
         grants = in_scope([g for g in self.grants if g.action in decl.actions], arguments, content)
         grant = "; ".join(g.describe() for g in grants)
         roles = self.toolset.roles
-        tt, why_t = 2, ""
         contents: list[str] = []
-        vt, why_v = 2, ""
-        failed: set[str] = set()
+        tt, why_t, failed = 2, "", set[str]()
+        vt, why_v = omitted_amount([a for a, r in decl.args.items() if r in roles["amounts"]], arguments, self.prompt)
         for arg, v in expand_arguments(decl, arguments):
             role = decl.role(arg)
             for s in _arg_leaves(v):
