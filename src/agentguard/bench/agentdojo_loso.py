@@ -87,7 +87,10 @@ STRICT_HISTORY = (
     "declarations: the id a consequential call the guard allowed got back is a target of later calls, a listed "
     "record's own id and reference fields are system-assigned and become targets when the request selects the "
     "record, an amount 'in cents' matches the request's amount times 10^e, and a read tool's destination "
-    "parameter described as a filter no longer makes it a send.")
+    "parameter described as a filter no longer makes it a send. Run 11 repeated run 10's figures. Changed after "
+    "run 11, by the lead's red team on the Stripe set and not because of a score: a consequential call may not "
+    "leave out every amount parameter its tool has while the request states a money amount (the tool's "
+    "default, a full refund, escaped every value check). Run 12 repeated run 10's figures.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
 # target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)
