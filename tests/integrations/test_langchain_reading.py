@@ -36,7 +36,7 @@ from agentguard.integrations.langchain import (  # noqa: E402
     scripted_chat_model,
 )
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
-from drivers import Seen  # noqa: E402  (tests/integrations is on sys.path)
+from drivers import FLIPS, FlipPath, Seen  # noqa: E402  (tests/integrations is on sys.path)
 
 Stripped = Annotated[str, StringConstraints(strip_whitespace=True)]
 
@@ -174,17 +174,6 @@ def _call(name, args):
 
 
 # -- validators run twice (pass 3): the tool receives exactly the values judged ------------------------------
-FLIPS: list[str] = []  # the values the validator below returns, one per call (then the last)
-
-
-def _flip(_: str) -> str:
-    got = FLIPS.pop(0) if len(FLIPS) > 1 else FLIPS[0]
-    if got == "RAISE":
-        raise ValueError("not now")
-    return got
-
-
-FlipPath = Annotated[str, AfterValidator(_flip)]
 
 
 @pytest.mark.parametrize("gate,aio", [(False, False), (True, True)])

@@ -30,7 +30,7 @@ from pydantic import AfterValidator, BaseModel, StringConstraints  # noqa: E402
 from agentguard.core import Context, GuardStack, ToolCall  # noqa: E402
 from agentguard.integrations.openai_agents import AgentsGuard  # noqa: E402
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
-from drivers import Seen  # noqa: E402  (tests/integrations is on sys.path)
+from drivers import FLIPS, FlipPath, Seen  # noqa: E402  (tests/integrations is on sys.path)
 
 Stripped = Annotated[str, StringConstraints(strip_whitespace=True)]
 Url = Annotated[str, AfterValidator(lambda u: u.replace("hxxp", "http"))]  # a validator: user code
@@ -158,17 +158,6 @@ def test_the_tool_read_is_the_one_the_sdk_runs_namespace_then_last_wins():
 
 
 # -- validators run twice (pass 3): the function receives exactly the values judged --------------------------
-FLIPS: list[str] = []  # the values the validator below returns, one per call (then the last)
-
-
-def _flip(_: str) -> str:
-    got = FLIPS.pop(0) if len(FLIPS) > 1 else FLIPS[0]
-    if got == "RAISE":
-        raise ValueError("not now")
-    return got
-
-
-FlipPath = Annotated[str, AfterValidator(_flip)]
 
 
 @pytest.mark.parametrize("values", [["/tmp/ok", "/etc/shadow"], ["/tmp/ok", "/tmp/ok", "/etc/shadow"],

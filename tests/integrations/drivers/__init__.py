@@ -13,7 +13,9 @@ and returning ``"ok"``; a tool call's arguments are always ``{"target": ..., "am
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
+
+from pydantic import AfterValidator
 
 from agentguard.core import BaseGuard, Context, Guard, ToolCall, Verdict
 
@@ -52,3 +54,18 @@ class Seen(BaseGuard):
     def check(self, context: Context, proposal: Any) -> Verdict:
         self.seen.append((proposal.name, dict(proposal.arguments)))
         return Verdict.allow()
+
+
+class Flips(list[str]):
+    """A pydantic validator whose answer changes between calls: the values in order, then the last ("RAISE"
+    raises), for the validators-run-twice tests of the LangChain and Agents SDK readers."""
+
+    def __call__(self, _: str) -> str:
+        got = self.pop(0) if len(self) > 1 else self[0]
+        if got == "RAISE":
+            raise ValueError("not now")
+        return got
+
+
+FLIPS = Flips()
+FlipPath = Annotated[str, AfterValidator(FLIPS)]
