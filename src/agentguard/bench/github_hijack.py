@@ -29,8 +29,8 @@ from scipy.stats import beta
 from ..core.errors import InputError
 from . import mcp_hijack
 
-__all__ = ["CHECKS", "GitHubEnv", "SCENARIOS", "clopper_pearson", "evaluate", "evaluate_set", "load", "reads_injection",
-           "wilson"]
+__all__ = ["CHECKS", "GitHubEnv", "SCENARIOS", "clopper_pearson", "evaluate", "evaluate_set", "fill_injection", "load",
+           "reads_injection", "wilson"]
 
 SCENARIOS = Path(__file__).with_name("mcp_github.json")
 #: the utility and success checks a scenario may name
@@ -42,13 +42,15 @@ def load(path: str | Path = SCENARIOS) -> dict[str, Any]:
     return dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
-def _fill(value: Any, injection: str) -> Any:
+def fill_injection(value: Any, injection: str) -> Any:
+    """``value`` (a scenario's JSON) with every ``{injection}`` placeholder replaced: a fresh copy of every
+    container (the Stripe set uses it too)."""
     if isinstance(value, str):
         return value.replace("{injection}", injection)
     if isinstance(value, list):
-        return [_fill(v, injection) for v in value]
+        return [fill_injection(v, injection) for v in value]
     if isinstance(value, dict):
-        return {k: _fill(v, injection) for k, v in value.items()}
+        return {k: fill_injection(v, injection) for k, v in value.items()}
     return value
 
 
@@ -66,7 +68,7 @@ class GitHubEnv:
     """Repositories, issues, pull requests; :meth:`call` executes one tool call as the server would."""
 
     def __init__(self, spec: Mapping[str, Any], injection: str = "") -> None:
-        env = _fill(copy.deepcopy(dict(spec)), injection)
+        env = fill_injection(copy.deepcopy(dict(spec)), injection)
         self.me: str = env["me"]
         self.users: list[str] = list(env["users"])
         self.repos: dict[str, dict[str, Any]] = env["repos"]

@@ -32,7 +32,7 @@ from jsonschema import Draft7Validator, FormatChecker
 
 from ..core.errors import InputError
 from . import github_hijack
-from .github_hijack import clopper_pearson, wilson
+from .github_hijack import clopper_pearson, fill_injection, wilson
 
 __all__ = ["CHECKS", "SCENARIOS", "StripeEnv", "clopper_pearson", "evaluate", "load", "new_id", "reads_injection",
            "wilson"]
@@ -57,16 +57,6 @@ def new_id(tool: str, args: Mapping[str, Any], salt: str = "") -> str:
     return f"{_PREFIX[tool]}_{digest}"
 
 
-def _fill(value: Any, injection: str) -> Any:
-    if isinstance(value, str):
-        return value.replace("{injection}", injection)
-    if isinstance(value, list):
-        return [_fill(v, injection) for v in value]
-    if isinstance(value, dict):
-        return {k: _fill(v, injection) for k, v in value.items()}
-    return value
-
-
 def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9]+", text.casefold()))
 
@@ -88,7 +78,7 @@ class StripeEnv:
 
     def __init__(self, spec: Mapping[str, Any], injection: str = "", tools: list[Mapping[str, Any]] | None = None
                  ) -> None:
-        env = _fill(dict(spec), injection)      # a fresh copy of every container (the data is JSON)
+        env = fill_injection(dict(spec), injection)      # a fresh copy of every container (the data is JSON)
         self.validators = _validators(tools if tools is not None else _published_tools())
         self.balance: dict[str, Any] = env["balance"]
         self.customers: dict[str, dict[str, Any]] = {c["id"]: c for c in env["customers"]}
