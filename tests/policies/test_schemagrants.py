@@ -208,3 +208,37 @@ def test_a_value_the_request_rules_out_or_does_not_choose_is_refused(choices, da
     other = data.draw(st.sampled_from([c for c in choices if c != v]))
     assert closed_value(f"Please use {v} for it.", "event", other, tuple(choices))[0] == 0
     assert closed_value(f"Please use {v} for it.", "event", v, tuple(choices))[0] == 2
+
+
+# ---- lead's red team (twelfth session): the tool's default is never a way around a stated value -------------------
+
+def test_bypass_the_tools_verb_is_not_a_stated_method():
+    """"squash-merge it" stated both ``squash`` and ``merge`` (the verb), so ``merge_method: merge`` passed."""
+    mm = ("merge", "squash", "rebase")
+    p = "If both are green, squash-merge it."
+    assert closed_value(p, "merge_method", "merge", mm, "merge_pull_request")[0] == 0
+    assert closed_value(p, "merge_method", "squash", mm, "merge_pull_request")[0] == 2
+    assert closed_value("Merge it with a merge commit.", "merge_method", "merge", mm, "merge_pull_request")[0] == 2
+
+
+def _decl(choices, amounts=()):
+    return ToolDecl("write", ("t",), {**{a: "amount" for a in amounts}, **{c: "choice" for c in choices}},
+                    choices=choices)
+
+
+@pytest.mark.parametrize("prompt,args,refused", [
+    ("Create a private repository called notes.", {"name": "notes"}, True),              # the default: public
+    ("Create a private repository called notes.", {"name": "notes", "private": True}, False),
+    ("Create a repository called notes.", {"name": "notes"}, False),                     # nothing stated
+    ("If green, squash-merge pull request 22.", {"pull_number": 22}, True),              # the default: merge
+    ("If green, squash-merge pull request 22.", {"pull_number": 22, "merge_method": "squash"}, False),
+    ("Merge pull request 22.", {"pull_number": 22}, False),                              # only the verb
+    ("Refund 10 USD of payment pi_1.", {"payment_intent": "pi_1"}, True),                # the default: all of it
+    ("Refund 10 USD of payment pi_1.", {"payment_intent": "pi_1", "amount": 1000}, False),
+])
+def test_a_value_the_request_states_cannot_be_left_to_the_default(prompt, args, refused):
+    from agentguard.policies.schemagrants import omitted_values
+
+    decl = _decl({"private": BOOLEAN, "merge_method": ("merge", "squash", "rebase")}, amounts=("amount",))
+    lv, why = omitted_values(decl, args, prompt, {"amount"}, "merge_pull_request")
+    assert (lv == 0) is refused, why

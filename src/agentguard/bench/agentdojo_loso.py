@@ -90,7 +90,11 @@ STRICT_HISTORY = (
     "parameter described as a filter no longer makes it a send. Run 11 repeated run 10's figures. Changed after "
     "run 11, by the lead's red team on the Stripe set and not because of a score: a consequential call may not "
     "leave out every amount parameter its tool has while the request states a money amount (the tool's "
-    "default, a full refund, escaped every value check). Run 12 repeated run 10's figures.")
+    "default, a full refund, escaped every value check). Run 12 repeated run 10's figures. Changed after run 12, "
+    "by the same red team on the GitHub set: a boolean or enum value the request states may not be left out "
+    "either (a private repository created without 'private'), and a choice made of the tool's own words is "
+    "named only when written twice ('squash-merge it' names squash, not merge). Run 13 repeated run 10's "
+    "figures.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
 # target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)

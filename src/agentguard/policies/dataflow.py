@@ -30,7 +30,7 @@ labels it by *every* source it could have come from, and decides fail closed:
 - identifiers the platform assigned (a created object's id, a selected record's own id and references) and
   amounts in a currency's minor unit: :mod:`agentguard.policies.platformids`;
 - an amount is positive (``0 - 45.5`` is a computation, not a payment), and not left out when the request
-  states one (:func:`~agentguard.policies.capabilities.omitted_amount`: the tool's default would apply);
+  states one (:func:`~agentguard.policies.schemagrants.omitted_values`: the tool's default would apply);
 - outgoing content (bodies, subjects, posts): every link in it (:mod:`agentguard.policies.links`) must be the
   user's or trusted; a private value of the user (passport, card, an undeclared tool's field) needs a grant whose
   sentence names it; eight or more consecutive words of third-party text go only to targets the user named.
@@ -48,12 +48,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
-from .capabilities import Grant, GrantLexicon, mint, omitted_amount, strip_quotes
+from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
                          dates, entities, identifiers, times, two_step_amounts, word_form)
 from .platformids import SystemIds, in_minor_units, platform_fields
-from .schemagrants import closed_value, expand_arguments, in_scope, record_nouns
+from .schemagrants import closed_value, expand_arguments, in_scope, omitted_values, record_nouns
 from .toolset import READ_VERBS, ToolDecl, ToolSet
 
 __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
@@ -458,14 +458,14 @@ class FlowLedger:
         roles = self.toolset.roles
         contents: list[str] = []
         tt, why_t, failed = 2, "", set[str]()
-        vt, why_v = omitted_amount([a for a, r in decl.args.items() if r in roles["amounts"]], arguments, self.prompt)
+        vt, why_v = omitted_values(decl, arguments, self.prompt, roles["amounts"], tool)
         for arg, v in expand_arguments(decl, arguments):
             role = decl.role(arg)
             for s in _arg_leaves(v):
                 if not s.strip():
                     continue
                 if arg in decl.choices and role in ("choice", "flag"):   # a closed set: never a target
-                    vt, why_v = min((vt, why_v), closed_value(self.prompt, arg, s, decl.choices[arg]), key=lambda t: t[0])
+                    vt, why_v = min((vt, why_v), closed_value(self.prompt, arg, s, decl.choices[arg], tool), key=lambda t: t[0])
                     continue
                 if role in roles["content"]:
                     contents.append(s)

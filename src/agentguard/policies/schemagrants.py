@@ -31,7 +31,8 @@ target and value is still checked by the data-flow labels (:mod:`agentguard.poli
 **Closed-set parameters** (:func:`closed_value`): an ``enum`` or boolean value is never a target; where the
 request states one (a value's stem written in it, outside quotes; a boolean by its parameter's name: ``a private
 repository``), the call must use it, and a value the request negates (``not an approval``) is refused; where the
-request states none, the value is the agent's choice (said so in the verdict).
+request states none, the value is the agent's choice (said so in the verdict); a call that leaves out a
+parameter whose value the request states is refused (:func:`omitted_values`: the default would apply).
 """
 
 from __future__ import annotations
@@ -43,13 +44,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from .capabilities import Grant, GrantLexicon, quoted, strip_quotes
+from .capabilities import Grant, GrantLexicon, omitted_amount, quoted, strip_quotes
 from .provenance import _leaves, word_form
 from .toolinfer import InferenceLexicon, ToolSchema, infer, tokens
 from .toolset import BOOLEAN, DOCUMENT_VERBS, DOCUMENTS, ToolDecl, ToolSet
 
 __all__ = ["SchemaGrants", "SchemaTool", "closed_value", "expand_arguments", "imperatives", "in_scope",
-           "record_nouns", "stated", "stem", "with_schema_grants"]
+           "omitted_values", "record_nouns", "stated", "stem", "with_schema_grants"]
 
 _PATH = re.compile(r"(?<![\w/.-])[\w][\w./-]*\.[a-z0-9]{1,8}(?![\w/-])", re.I)
 _WORD = re.compile(r"[a-z][a-z'-]*|[,;:(]")
@@ -115,26 +116,63 @@ def stated(text: str, phrase: Iterable[str]) -> tuple[bool, bool]:
     return pos, negd
 
 
-def closed_value(prompt: str, param: str, value: str, choices: tuple[str, ...]) -> tuple[int, str]:
+def _wanted_flag(prompt: str, param: str) -> str | None:
+    """``"true"``/``"false"`` where the request states a boolean parameter (by its name, maybe negated), else None."""
+    pos, neg = stated(prompt, tokens(param))
+    return "true" if pos and not neg else "false" if neg and not pos else None
+
+
+def _said(prompt: str, choices: tuple[str, ...], tool: str) -> tuple[dict[str, tuple[bool, bool]], list[str]]:
+    """Each choice's ``stated`` reading, and the choices the request names (not negated). A choice made of words
+    of the tool's own name is named only when written twice: once is the verb that asks for the action ("squash-
+    merge it" names ``squash``, not ``merge``: ``merge_method: merge`` passed before; "merge it with a merge
+    commit" names ``merge``)."""
+    said = {c.casefold(): stated(prompt, tokens(c)) for c in choices}
+    own = set(tokens(tool))
+    words = [stem(w) for w in _words(prompt)]
+    named = sorted(c for c, (p, n) in said.items() if p and not n and (
+        not set(tokens(c)) <= own or sum(w == stem(tokens(c)[-1]) for w in words) > 1))
+    return said, named
+
+
+def closed_value(prompt: str, param: str, value: str, choices: tuple[str, ...], tool: str = "") -> tuple[int, str]:
     """Level (2 stated, 1 the agent's choice, 0 refused) and reason of a closed-set value (module docstring)."""
     v = str(value).strip().casefold()
     if choices == BOOLEAN:
         if v not in BOOLEAN:
             return 0, f"{param} {value!r} is not a boolean"
-        pos, neg = stated(prompt, tokens(param))
-        want = "true" if pos and not neg else "false" if neg and not pos else None
+        want = _wanted_flag(prompt, param)
         if want is not None and v != want:
             return 0, f"{param}={value!r} but the request states {param}={want}"
         return (2, "stated in the request") if want else (1, f"{param}: the request states none (the agent's choice)")
     if v not in {c.casefold() for c in choices}:
         return 0, f"{param} {value!r} is not one of the schema's values"
-    said = {c.casefold(): stated(prompt, tokens(c)) for c in choices}
+    said, named = _said(prompt, choices, tool)
     if said[v][1] and not said[v][0]:
         return 0, f"{param} {value!r}: the request rules it out"
-    named = sorted(c for c, (p, n) in said.items() if p and not n)
     if named and v not in named:
         return 0, f"{param} {value!r}: the request states {'/'.join(named)}"
     return (2, "stated in the request") if v in named else (1, f"{param}: the request states none (the agent's choice)")
+
+
+def omitted_values(decl: ToolDecl, arguments: Mapping[str, Any], prompt: str, amount_roles: Iterable[str],
+                   tool: str = "") -> tuple[int, str]:
+    """``(0, why)`` when a consequential call leaves out a parameter whose value the request states, else
+    ``(2, "")``: an amount (:func:`~agentguard.policies.capabilities.omitted_amount`), a boolean the request
+    states by its name ("a private repository" and no ``private``) or an ``enum`` value it names ("squash-merge"
+    and no ``merge_method``). The tool's default, which no value check sees, would apply (found by the lead's red
+    team: a public repository and a plain merge were allowed)."""
+    roles = set(amount_roles)
+    lv, why = omitted_amount([a for a, r in decl.args.items() if r in roles], arguments, prompt)
+    if lv == 0:
+        return lv, why
+    for arg, choices in decl.choices.items():
+        if "." in arg or arguments.get(arg) not in (None, ""):
+            continue
+        want = _wanted_flag(prompt, arg) if choices == BOOLEAN else "/".join(_said(prompt, choices, tool)[1])
+        if want:
+            return 0, f"the request states {arg}={want} but the call leaves {arg} out: the tool's default would apply"
+    return 2, ""
 
 
 def record_nouns(field_name: str, tool: str) -> tuple[str, ...]:
