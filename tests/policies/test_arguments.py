@@ -52,7 +52,7 @@ def test_a_path_argument_is_also_read_as_the_glob_a_tool_may_expand(value: str) 
 @pytest.mark.parametrize("args", [{"path": "src/*.py"}, {"path": "*.md"}, {"file_path": "docs/{a,b}.md"},
                                   {"path": "/tmp/x"}, {"query": "50% off"}, {"path": "README.md"},
                                   {"to": "a@example.com", "body": "see /tmp/report.txt\nand the rest"},
-                                  {"path": "config/*.toml"}, {"glob": "**/*.py"}])
+                                  {"path": "config/*.toml"}, {"glob": "docs/**/*.md"}])
 def test_ordinary_values_are_not_refused(args: dict) -> None:
     tool = "send_email" if "to" in args else "read_file"
     assert decide(tool, args) is Decision.ALLOW

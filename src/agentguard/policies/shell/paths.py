@@ -138,7 +138,7 @@ def pattern_paths(text: str, cwds: Iterable[str] = ("",)) -> list[PathForm]:
     ``*``, ``?``, ``[...]``, ``{a,b}`` and ``~``; the guard cannot see which, so the value is read both
     ways: :func:`path_forms` (the file ``open`` names) and, when it holds a pattern character, the words
     an unquoted shell word expands to (:func:`~.words.make_words`; a ``**`` after the first component also
-    crosses ``/``, as a recursive glob does). Raises :class:`~.words.TooManyWords` past the expansion bounds (the caller
+    crosses ``/``, as a recursive glob does; a glob also matches a leading ``.``, as ``pathlib``'s does). Raises :class:`~.words.TooManyWords` past the expansion bounds (the caller
     refuses the call unread).
     """
     out = path_forms(text, cwds)
@@ -148,6 +148,8 @@ def pattern_paths(text: str, cwds: Iterable[str] = ("",)) -> list[PathForm]:
         tokens: list[Token] = []
         for tok in word.tokens:  # "**": a recursive glob's any-depth component (a relative path's first one
             # stays one component: below an unknown directory, as every relative path is read, see rules.py)
+            if tok[0] == "^":  # pathlib's glob and glob(include_hidden=True) match a leading "." too
+                continue
             if tok == _STAR and len(tokens) > 2 and tokens[-1] in (_STAR, ("*", ANY_CHAR)):
                 tokens[-1] = ("*", ANY_CHAR)
             else:
