@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
-__all__ = ["MAX_NESTING", "MAX_PATH", "PATH_ARGS", "PATH_WORDS", "TooDeep", "path_values", "strings"]
+__all__ = ["MAX_NESTING", "MAX_PATH", "PATH_ARGS", "PATH_WORDS", "TooDeep", "leaves", "path_values", "strings"]
 
 #: argument names (canonical) whose values are file system paths
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
@@ -72,14 +72,34 @@ def path_values(name: str, text: Any, paths: list[Any]) -> str | None:
     for value in (text if isinstance(text, list) else [text]):
         value = str(value)
         for p in dict.fromkeys((value, value.split("\x00", 1)[0])):  # C's open() ends the name at a NUL
-            if named:
+            if named and len(p) <= MAX_PATH:
+                try:
+                    paths += pattern_paths(p)   # the literal spellings (path_forms) and the glob's
+                except TooManyWords:
+                    return "a path pattern beyond the expansion bounds, refused unread"
+            elif named:
                 paths += path_forms(p)
-                if len(p) <= MAX_PATH:
-                    try:
-                        paths += pattern_paths(p)
-                    except TooManyWords:
-                        return "a path pattern beyond the expansion bounds, refused unread"
             elif len(p) <= MAX_PATH and "\n" not in p.strip() and (
                     p.lstrip().startswith(("~", ".")) or not _PATH_PUNCT.isdisjoint(p)):
                 paths += path_forms(p)
     return None
+
+
+def leaves(value: Any, depth: int = 0) -> list[str] | None:
+    """The scalar values inside an argument (a list of recipients: each one; a mapping: keys and values), as
+    text; None when nested deeper than :data:`MAX_NESTING` (refused unread)."""
+    if isinstance(value, (str, int, float)):
+        return [value if isinstance(value, str) else str(value)]
+    if depth > MAX_NESTING:
+        return None
+    items = (list(value) if isinstance(value, (list, tuple)) else
+             [x for kv in value.items() for x in kv] if isinstance(value, Mapping) else [])
+    out: list[str] = []
+    for item in items:
+        if item is None:
+            continue
+        sub = leaves(item, depth + 1)
+        if sub is None:
+            return None
+        out += sub
+    return out

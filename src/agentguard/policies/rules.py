@@ -80,7 +80,7 @@ from ..core.canonical import canonical_name, canonical_path, name_forms
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .arguments import MAX_NESTING, PATH_ARGS, TooDeep, path_values, strings
+from .arguments import MAX_NESTING, PATH_ARGS, TooDeep, leaves, path_values, strings
 from .shell import Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
 from .shell.globs import ANY_CHAR
 from .shell.programs import UNSAFE_ENV, flags_of
@@ -163,26 +163,6 @@ def _find_args(arguments: Mapping[str, Any], arg: str) -> list[str]:
     its framework may read any of them, so a rule checks them all."""
     want = canonical_name(arg)
     return [k for k in arguments if k == arg or canonical_name(k) == want]
-
-
-def _leaves(value: Any, depth: int = 0) -> list[str] | None:
-    """The scalar values inside an argument (a list of recipients: each one; a mapping: keys and values), as
-    text; None when nested deeper than :data:`MAX_NESTING` (refused unread)."""
-    if isinstance(value, (str, int, float)):
-        return [value if isinstance(value, str) else str(value)]
-    if depth > MAX_NESTING:
-        return None
-    items = (list(value) if isinstance(value, (list, tuple)) else
-             [x for kv in value.items() for x in kv] if isinstance(value, Mapping) else [])
-    out: list[str] = []
-    for item in items:
-        if item is None:
-            continue
-        sub = _leaves(item, depth + 1)
-        if sub is None:
-            return None
-        out += sub
-    return out
 
 
 def _command_rule(entry: Any, what: str) -> tuple[re.Pattern[str], frozenset[str]]:
@@ -308,13 +288,13 @@ class ArgumentRule:
             return f"argument '{self.arg}' of {call.name} is required" if self.required else None
         for key in keys:
             value = call.arguments[key]
-            leaves = _leaves(value)
-            if leaves is None:
+            parts = leaves(value)
+            if parts is None:
                 return f"argument '{self.arg}' of {call.name} is nested deeper than {MAX_NESTING} levels"
             text = value if isinstance(value, str) else str(value)
-            if self._match is not None and (not leaves or not all(self._match.fullmatch(t) for t in leaves)):
+            if self._match is not None and (not parts or not all(self._match.fullmatch(t) for t in parts)):
                 return f"argument '{self.arg}' of {call.name} = {text!r} does not match {self.match!r}"
-            if self._forbid is not None and any(self._forbid.search(t) for t in [text, *leaves]):
+            if self._forbid is not None and any(self._forbid.search(t) for t in [text, *parts]):
                 return f"argument '{self.arg}' of {call.name} = {text!r} matches forbidden {self.forbid!r}"
         return None
 
