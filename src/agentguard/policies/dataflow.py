@@ -52,7 +52,7 @@ from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
                          dates, entities, identifiers, times, two_step_amounts, word_form)
-from .platformids import SystemIds, in_minor_units, nested_ids, platform_fields
+from .platformids import SystemIds, in_minor_units, listed_records, nested_ids, platform_fields
 from .schemagrants import closed_value, expand_arguments, in_scope, omitted_values, record_nouns
 from .toolset import READ_VERBS, ToolDecl, ToolSet
 
@@ -152,14 +152,14 @@ class FlowLedger:
         self.calls.append(tool)
         decl = self.toolset.decl(tool)
         self._cache = {k: v for k, v in self._cache.items() if k not in ("codes", "derived")}
-        recs = list(_records(result))
+        recs, rest = listed_records(list(_records(result)), decl)   # a list wrapper ({"items": [...]}): its items
         if decl.whole and not recs:   # a bare value or list of values only: never a record's fields
             for s in _leaves(result):
                 self._trust(decl.whole, s, f"{tool} (declared {decl.whole})")
             return
+        for s in _leaves(rest if recs else result):   # no record: third-party text, as a wrapper's other fields
+            self._third_party(s)
         if not recs:
-            for s in _leaves(result):
-                self._third_party(s)
             return
         nouns = self._cache.setdefault("nouns", {d.whole for d in self.toolset.tools.values() if d.inferred})
         sysfs = platform_fields(self.sys_ids, tool, decl, recs, arguments, nouns, self._states, self.prompt)

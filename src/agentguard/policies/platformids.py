@@ -47,9 +47,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from .capabilities import strip_quotes
 
 __all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MINOR_UNIT_WORDS", "SELECTIONS", "SystemIds",
-           "computed_selection", "file_listing_record", "in_minor_units", "listing_filter", "minor_unit_arg",
-           "nested_ids", "object_noun", "platform_fields", "reference_key", "selections", "selector",
-           "system_fields"]
+           "computed_selection", "file_listing_record", "in_minor_units", "list_wrapper", "listed_records",
+           "listing_filter", "minor_unit_arg", "nested_ids", "object_noun", "platform_fields", "reference_key",
+           "selections", "selector", "system_fields"]
 
 #: words of a parameter's description that declare its amount in a currency's minor unit (whole words)
 MINOR_UNIT_WORDS: tuple[str, ...] = ("cents", "in cents", "smallest currency unit", "smallest unit of the currency",
@@ -142,6 +142,22 @@ def selector(value: str, words: int) -> bool:
     return bool(re.search(r"[\d_@.]", value)) or 2 <= words <= 4
 
 
+def list_wrapper(rec: Mapping[str, Any]) -> tuple[str, list[Mapping[str, Any]]] | None:
+    """``(key, objects)`` where ``rec`` is a list wrapper: exactly one of its values is a non-empty list of objects
+    (``{"object": "list", "data": [...]}``, ``{"total_count": 2, "items": [...]}``), else ``None``."""
+    lists = [(str(k), x) for k, x in rec.items() if isinstance(x, list) and x and all(isinstance(i, Mapping) for i in x)]
+    return lists[0] if len(lists) == 1 else None
+
+
+def listed_records(recs: list[dict[str, Any]], decl: Any) -> tuple[list[dict[str, Any]], list[Any]]:
+    """``(records, rest)``: an inferred read whose one record is a list wrapper (:func:`list_wrapper`) lists the
+    wrapper's objects, as if it had answered with a bare list; ``rest``, the wrapper's other values (a count, a
+    page token, a note), stays third-party text. Any other result: its records, nothing else."""
+    if decl.inferred and decl.kind == "read" and len(recs) == 1 and (wrap := list_wrapper(recs[0])) is not None:
+        return [dict(r) for r in wrap[1]], [v for k, v in recs[0].items() if k != wrap[0]]
+    return recs, []
+
+
 def nested_ids(rec: Mapping[str, Any]) -> dict[str, list[str]]:
     """The ids of a record's nested objects, by the argument path that names them (``items.id``): the string
     ``id`` of each object of a top-level field ``f`` that holds a list of objects, or a list wrapper (a mapping
@@ -150,8 +166,7 @@ def nested_ids(rec: Mapping[str, Any]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for f, v in rec.items():
         if isinstance(v, Mapping):
-            lists = [x for x in v.values() if isinstance(x, list) and x and all(isinstance(i, Mapping) for i in x)]
-            v = lists[0] if len(lists) == 1 else None
+            v = (list_wrapper(v) or ("", None))[1]
         if isinstance(v, list):
             got = [i["id"] for i in v if isinstance(i, Mapping) and isinstance(i.get("id"), str) and i["id"].strip()]
             if got:

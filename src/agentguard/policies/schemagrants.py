@@ -25,6 +25,15 @@ declared suffix-stripping morphology, :func:`stem`):
   tool's object named as above. A call setting an optional parameter no grant of the request names is outside
   the grant (``change the title of #17`` does not grant ``state: closed`` on #17).
 
+- **idioms and parts** (declared in the lexicon, written after the Stripe bench: not blind there): an idiom
+  counts as a verb and noun (``put the sampler on sale`` -> ``create`` + ``price``; ``send``/``bill`` ->
+  ``create``, the tool's noun then being the idiom's object, not any word of the sentence: "send me the list of
+  invoices" creates none); a creation verb with the *whole* a tool's part goes in grants the part's tool
+  (``add a case to the invoice`` -> ``create_invoice_item``, ``item`` a ``part_nouns`` word); a ``supply_verbs``
+  word with an optional parameter's name grants that parameter (``stage evidence on the dispute``), and a
+  closed-set parameter whose value the same sentence states joins the parameter grant's scope ("but don't
+  submit it": ``submit`` is in scope, bound to ``false``).
+
 Each grant names the words it came from (shown in the verdict). A grant authorises only the action: every
 target and value is still checked by the data-flow labels (:mod:`agentguard.policies.dataflow`).
 
@@ -32,7 +41,10 @@ target and value is still checked by the data-flow labels (:mod:`agentguard.poli
 request states one (a value's stem written in it, outside quotes; a boolean by its parameter's name: ``a private
 repository``), the call must use it, and a value the request negates (``not an approval``) is refused; where the
 request states none, the value is the agent's choice (said so in the verdict); a call that leaves out a
-parameter whose value the request states is refused (:func:`omitted_values`: the default would apply).
+parameter whose value the request states is refused (:func:`omitted_values`: the default would apply). A
+boolean is stated by its name or its opposite (:func:`opposites`: "make it public" states ``private=false``,
+``unlisted`` states ``listed=false``; "turn off notifications"), and a negation reaches no further than its
+sentence.
 """
 
 from __future__ import annotations
