@@ -384,6 +384,19 @@ def test_array_item_properties_get_roles_of_their_own():
     assert d.args["files.path"] == "file" and d.args["files.content"] == "text"
 
 
+def test_object_properties_get_roles_and_a_long_string_is_prose():
+    """An object parameter whose properties the schema declares (Stripe's ``update_dispute(evidence={...})``) is
+    read per property; a string of 1000+ characters (``maxLength``) is text, never a target: its content is
+    checked as outgoing content (links, private values, forwarded third-party text)."""
+    s = ToolSchema.from_json_schema("update_dispute", "", {"properties": {
+        "dispute": {"type": "string"}, "evidence": {"type": "object", "properties": {
+            "duplicate_charge_explanation": {"type": "string", "maxLength": 20000},
+            "receipt_code": {"type": "string", "maxLength": 40}}}}})
+    d = infer(s, INFERENCE, GRANTS)
+    assert d.args["evidence.duplicate_charge_explanation"] == "text"
+    assert d.args["evidence.receipt_code"] == "unknown"   # a short string stays grounded by the request
+
+
 def test_a_listing_vouches_for_the_numeric_key_of_the_records_it_lists():
     """``list_issues`` records' ``number`` is the system key of an issue: trusted for ``update_issue``'s
     ``issue_number`` (an id role: the record must be one the request names, never written by third parties)."""

@@ -6,29 +6,29 @@
 role only* (a transaction id never vouches for an amount, a balance never for a payment); everything else,
 senders, participants, owners, counterparties, subjects, bodies, pages, is third-party, whatever its field's name.
 
-**The approximation, stated.** A replay (or any guard outside the model) cannot see which input an LLM
-copied a value from. Where a value of a proposed call equals values from several sources, the ledger
-labels it by *every* source it could have come from, and decides fail closed:
+**The approximation, stated.** A replay (or any guard outside the model) cannot see which input an LLM copied
+a value from. Where a value of a proposed call equals values from several sources, the ledger labels it by
+*every* source it could have come from, and decides fail closed:
 
-- a target (recipient, IBAN, URL, file, event, message id) is the user's (level 2) when the user's request
-  names it, or a trusted record the user pointed at by name resolves it (the contact whose name the user
-  wrote); it is trusted (level 1) when a source declared for its role holds it **and**, for identifiers
-  (``ids`` roles), no third-party content also holds it (then the model may have copied it from the
-  attacker: the call is escalated to a human, never allowed); else 0;
-- an amount is the user's when the request writes it; level 1 when it is computed (sum, difference,
-  a percentage the request writes with ``%``, half; two steps at most, whole cents) from numbers the request writes and the amounts of
-  records the user selected (a record holding an IBAN, address or name the request wrote); else 0;
-- a deletion by an inferred declaration needs the record the request names (or selects: platformids); a
-  trusted id of another record is not enough ("delete the newsletter e-mail" deletes no other e-mail);
-- days and times are bound to the grant's sentence: when the sentence (else the request) names days,
-  the call's day must be one of them; when it names times of day, the call's time must be one of them.
-  A day or time the request never constrains is the agent's choice (not checked, and said so);
+- a target (recipient, IBAN, URL, file, event, message id) is the user's (level 2) when the user's request names
+  it, or a trusted record the user pointed at by name resolves it (the contact whose name the user wrote); it is
+  trusted (level 1) when a source declared for its role holds it **and**, for identifiers (``ids`` roles), no
+  third-party content also holds it (the model may have copied it from the attacker: escalated, never allowed);
+- an amount is the user's when the request writes it; level 1 when it is computed (sum, difference, a percentage
+  the request writes with ``%``, half; two steps at most, whole cents) from numbers the request writes and the
+  amounts of records the user selected (a record holding an IBAN, address or name the request wrote); else 0;
+- a deletion by an inferred declaration needs the record the request names (or selects: platformids), not a
+  trusted id of another record ("delete the newsletter e-mail" deletes no other e-mail);
+- days and times are bound to the grant's sentence: when the sentence (else the request) names days, the call's
+  day must be one of them; when it names times of day, the call's time must be one of them. A day or time the
+  request never constrains is the agent's choice (not checked, and said so);
 - account values (a password, an address) must be written in the request;
 - a read carries its arguments to whatever serves it: a read whose argument holds a link is a *fetch* of it
-  (:meth:`FlowLedger._read_links`), and a read of a service that is not the user's own store carries no private
-  value, code or text of a tool result the request did not write (:meth:`FlowLedger._remote_leak`);
-- identifiers the platform assigned (a created object's id, a selected record's own id and references) and
-  amounts in a currency's minor unit: :mod:`agentguard.policies.platformids`;
+  (``_read_links``); a read of a service not the user's own store carries no private value, code or text of a
+  tool result the request did not write (``_remote_leak``);
+- identifiers the platform assigned (a created object's id, a selected record's own id and references, their
+  nested objects' ids, a record selected by a property computed over a listing) and amounts in a currency's
+  minor unit: :mod:`agentguard.policies.platformids`;
 - an amount is positive (``0 - 45.5`` is a computation, not a payment), and not left out when the request
   states one (:func:`~agentguard.policies.schemagrants.omitted_values`: the tool's default would apply);
 - outgoing content (bodies, subjects, posts): every link in it (:mod:`agentguard.policies.links`) must be the
@@ -52,7 +52,7 @@ from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
                          dates, entities, identifiers, times, two_step_amounts, word_form)
-from .platformids import SystemIds, in_minor_units, platform_fields
+from .platformids import SystemIds, in_minor_units, listed_records, nested_ids, platform_fields
 from .schemagrants import closed_value, expand_arguments, in_scope, omitted_values, record_nouns
 from .toolset import READ_VERBS, ToolDecl, ToolSet
 
@@ -62,6 +62,7 @@ SHINGLE = 8   # consecutive words of third-party text that count as forwarding i
 _FILE_ROLES = frozenset({"file", "filename"})   # values are file names: "notes.md" parses as a host
 # a read verb joined to another verb (get_and_delete, fetch_then_pay) or a particle (check_out, sign_up)
 _COMPOUND = re.compile(r"(?:^|_)(?:and|then|also|plus)_([a-z]+)|^[a-z]+_(?:out|up|off|over|away|through)(?:_|$)")
+_NUMBER_FORM = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?", re.I)   # what float() reads (no inf/nan)
 _KIND_CODE = {"read": 0, "fetch": 1, "write": 2, "send": 3, "account": 4, "delete": 5}
 
 
@@ -81,8 +82,7 @@ class Facts:
     why: str = ""
 
     def as_args(self) -> dict[str, Any]:
-        return {"kind": self.kind, "target_trust": self.target_trust, "requested": self.requested,
-                "value_trust": self.value_trust, "grant": self.grant, "why": self.why}
+        return dict(self.__dict__)
 
 
 @dataclass
@@ -152,17 +152,18 @@ class FlowLedger:
         self.calls.append(tool)
         decl = self.toolset.decl(tool)
         self._cache = {k: v for k, v in self._cache.items() if k not in ("codes", "derived")}
-        recs = list(_records(result))
+        recs, rest = listed_records(list(_records(result)), decl)   # a list wrapper ({"items": [...]}): its items
         if decl.whole and not recs:   # a bare value or list of values only: never a record's fields
             for s in _leaves(result):
                 self._trust(decl.whole, s, f"{tool} (declared {decl.whole})")
             return
+        for s in _leaves(rest if recs else result):   # no record: third-party text, as a wrapper's other fields
+            self._third_party(s)
         if not recs:
-            for s in _leaves(result):
-                self._third_party(s)
             return
         nouns = self._cache.setdefault("nouns", {d.whole for d in self.toolset.tools.values() if d.inferred})
-        for rec, sysf in zip(recs, platform_fields(self.sys_ids, tool, decl, recs, arguments, nouns, self._states)):
+        sysfs = platform_fields(self.sys_ids, tool, decl, recs, arguments, nouns, self._states, self.prompt)
+        for rec, sysf in zip(recs, sysfs):
             self._record(tool, decl, rec, recs if decl.inferred else [], sysf)
 
     def _states(self, s: str) -> bool:   # whether the request states value s (an id or e-mail; its words)
@@ -173,6 +174,7 @@ class FlowLedger:
                 sysf: Mapping[str, str] = {}) -> None:
         key, select = self._names_record(rec), self._names_record(rec, among)   # select: for ids (below)
         named, unnamed = False, decl.inferred and bool(decl.results) and key is None
+        nested = {p: set(v) for p, v in nested_ids(rec).items() if p in sysf}   # platform ids of nested objects
         for f, v in rec.items():
             role = decl.results.get(f)
             for s in _leaves(v):
@@ -183,7 +185,8 @@ class FlowLedger:
                     if len(word_form(s)) >= 4:
                         self._private[word_form(s)] = (f"{tool}.{f}", decl.private[f])
                 else:
-                    if f not in sysf:   # system-assigned (platformids): not third-party text, private as any field
+                    if f not in sysf and s not in nested.get(f"{f}.id", ()):   # system-assigned (platformids):
+                        # not third-party text (a nested object's id: nested_ids), private as any field
                         self._third_party(s)
                     if not decl.declared and len(word_form(s)) >= 4 and word_form(f):
                         # an undeclared tool's field may be private: it leaves only when the request names it
@@ -249,7 +252,7 @@ class FlowLedger:
             return (kind, form) in self._user_ents or (kind == "date" and ("date", "*" + form[4:]) in self._user_ents)
         return f" {form} " in self._user_text or form in self._user_parts
 
-    def target(self, value: str, role: str, fetch: bool = False, named: bool = False) -> tuple[int, str]:
+    def target(self, value: str, role: str, fetch: bool = False, named: bool = False, path: str = "") -> tuple[int, str]:
         """Level (2 user, 1 trusted, 0 not) of a target value of ``role``, and its source. For a fetch, a link
         written in a record the request names (a message in the channel the user named) is level 1. With
         ``named`` (a deletion by an inferred declaration), a trusted identifier counts only when it belongs
@@ -261,7 +264,8 @@ class FlowLedger:
             return 2, self._resolved[c]
         if fetch and role == "url" and c[0] == "url" and c[1] in self._pointed:
             return 1, self._pointed[c[1]]
-        if (sys := self.sys_ids.source(value, (role,))) is not None and not self._id_in_third_party(value, role):
+        if (sys := self.sys_ids.source(value, (role, path) if "." in path else (role,))) is not None and \
+                not self._id_in_third_party(value, role):   # a nested argument (items.id) by its path
             return 1, sys   # the platform's own id of an object the request selects or this run created
         src = self._trusted.get(role, {}).get(c)
         if src is None or role == "unknown":
@@ -299,12 +303,7 @@ class FlowLedger:
             texts = [f" {c[1]} " for c in vals if c[0] == "text"]
             if any(c in self._user_ents for c in vals if c[0] != "number") or any(
                     f" {n} " in t for t in texts for n in self._names):
-                for f in fields:
-                    for s in _leaves(rec.get(f)):
-                        try:
-                            base.add(float(s))
-                        except ValueError:
-                            pass
+                base |= {float(s) for f in fields for s in _leaves(rec.get(f)) if _NUMBER_FORM.fullmatch(s.strip())}
         out = self._cache["derived"] = two_step_amounts(base, self._user_percents)
         return out
 
@@ -471,7 +470,7 @@ class FlowLedger:
                     contents.append(s)
                     continue
                 if role in roles["targets"] or role == "unknown":
-                    lv, w = self.target(s, role, decl.kind == "fetch", decl.inferred and decl.kind == "delete")
+                    lv, w = self.target(s, role, decl.kind == "fetch", decl.inferred and decl.kind == "delete", arg)
                     if lv == 0:
                         failed.add(role)
                     if lv < tt:

@@ -19,8 +19,10 @@ the system's own name for an object the request selects, never because third-par
   whose ``customer`` is Ben Okafor's record's id), another top-level field is an e-mail or a name (two to four
   words, no digit or ``_``) the request writes, or the listing was called with a filter argument named after an
   object (``list_disputes(payment_intent=...)``) whose value the request states or selects. An id-like value in
-  free text (``description: "cus_..."``) selects nothing. A value is never taken from nested objects (a
-  subscription item's ``id`` inside ``items``), and mapping keys never count.
+  free text (``description: "cus_..."``) selects nothing. Of nested objects only the ``id`` of each object
+  of a top-level list of objects (or list wrapper) counts, filed under its argument path (a subscription
+  item's ``id`` inside ``items`` is a target of ``items.id`` only, for a record the request selects or
+  created; :func:`nested_ids`), and mapping keys never count.
 
 Either way an identifier that third-party content also writes is refused (fail closed): an id only *mentioned*
 in a description or memo never becomes a target, and an id the injector planted in free text cannot ride on a
@@ -39,11 +41,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from functools import lru_cache
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-__all__ = ["CURRENCY_EXPONENTS", "MINOR_UNIT_WORDS", "SystemIds", "file_listing_record", "in_minor_units",
-           "listing_filter", "minor_unit_arg", "object_noun", "platform_fields", "reference_key", "selector",
-           "system_fields"]
+from .capabilities import strip_quotes
+
+__all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MINOR_UNIT_WORDS", "SELECTIONS", "SystemIds",
+           "computed_selection", "file_listing_record", "in_minor_units", "list_wrapper", "listed_records",
+           "listing_filter", "minor_unit_arg", "nested_ids", "object_noun", "platform_fields", "reference_key",
+           "selections", "selector", "system_fields"]
 
 #: words of a parameter's description that declare its amount in a currency's minor unit (whole words)
 MINOR_UNIT_WORDS: tuple[str, ...] = ("cents", "in cents", "smallest currency unit", "smallest unit of the currency",
@@ -136,14 +142,56 @@ def selector(value: str, words: int) -> bool:
     return bool(re.search(r"[\d_@.]", value)) or 2 <= words <= 4
 
 
+def list_wrapper(rec: Mapping[str, Any]) -> tuple[str, list[Mapping[str, Any]]] | None:
+    """``(key, objects)`` where ``rec`` is a list wrapper: exactly one of its values is a non-empty list of objects
+    (``{"object": "list", "data": [...]}``, ``{"total_count": 2, "items": [...]}``), else ``None``."""
+    lists = [(str(k), x) for k, x in rec.items() if isinstance(x, list) and x and all(isinstance(i, Mapping) for i in x)]
+    return lists[0] if len(lists) == 1 else None
+
+
+def listed_records(recs: list[dict[str, Any]], decl: Any) -> tuple[list[dict[str, Any]], list[Any]]:
+    """``(records, rest)``: an inferred read whose one record is a list wrapper (:func:`list_wrapper`) lists the
+    wrapper's objects, as if it had answered with a bare list; ``rest``, the wrapper's other values (a count, a
+    page token, a note), stays third-party text. Any other result: its records, nothing else."""
+    if decl.inferred and decl.kind == "read" and len(recs) == 1 and (wrap := list_wrapper(recs[0])) is not None:
+        return [dict(r) for r in wrap[1]], [v for k, v in recs[0].items() if k != wrap[0]]
+    return recs, []
+
+
+def nested_ids(rec: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The ids of a record's nested objects, by the argument path that names them (``items.id``): the string
+    ``id`` of each object of a top-level field ``f`` that holds a list of objects, or a list wrapper (a mapping
+    with exactly one list-of-objects value: ``items: {"data": [...]}``). One level only (an item's ``price.id``
+    is not one), and a free-form mapping of scalars (``metadata: {"id": ...}``) is no list of objects."""
+    out: dict[str, list[str]] = {}
+    for f, v in rec.items():
+        if isinstance(v, Mapping):
+            v = (list_wrapper(v) or ("", None))[1]
+        if isinstance(v, list):
+            got = [i["id"] for i in v if isinstance(i, Mapping) and isinstance(i.get("id"), str) and i["id"].strip()]
+            if got:
+                out[f"{f}.id"] = got
+    return out
+
+
 def system_fields(rec: Mapping[str, Any], noun: str, nouns: Iterable[str]) -> dict[str, str]:
     """A listing record's system-assigned top-level fields with the key each is filed under: ``id`` (the
-    listed ``noun``) and the reference fields named after a listing noun; scalar strings only."""
+    listed ``noun``) and the reference fields named after a listing noun; scalar strings only; and the ids of
+    its nested objects (:func:`nested_ids`), filed under their argument path (``items.id``)."""
     out = {"id": noun} if isinstance(rec.get("id"), str) and noun else {}
     for f, v in rec.items():
         if f != "id" and isinstance(v, str) and (k := reference_key(str(f), nouns)) is not None:
             out[str(f)] = k
+    out.update({p: p for p in nested_ids(rec)})
     return out
+
+
+def _file_fields(ids: SystemIds, rec: Mapping[str, Any], fields: Mapping[str, str], why: str) -> None:
+    """File ``fields`` of ``rec`` (a nested path: each of its ids), each with ``why`` naming the field."""
+    nested = nested_ids(rec)
+    for g, key in fields.items():
+        for v in nested.get(g, []) if "." in g else [rec.get(g)]:
+            ids.file(key, v, why.format(g))
 
 
 def file_listing_record(ids: SystemIds, tool: str, rec: Mapping[str, Any], fields: Mapping[str, str],
@@ -153,8 +201,7 @@ def file_listing_record(ids: SystemIds, tool: str, rec: Mapping[str, Any], field
     top-level field is an e-mail or a name (2-4 words, no digit or ``_``) the request writes; or ``by``: the
     listing's filter argument selected it (:func:`listing_filter`)."""
     if by is not None:
-        for g, key in fields.items():
-            ids.file(key, rec.get(g), f"{tool}.{g} of a record the listing's filter selects ({by!r})")
+        _file_fields(ids, rec, fields, f"{tool}.{{}} of a record the listing's filter selects ({by!r})")
         return
     for f, v in rec.items():
         if f in ("metadata",) or isinstance(v, (Mapping, list, tuple, bool)) or v is None:
@@ -168,35 +215,123 @@ def file_listing_record(ids: SystemIds, tool: str, rec: Mapping[str, Any], field
         # (an id-like value written in a description selects nothing: ``description: "cus_..."``)
         if f in fields and (stated(s) or ids.selected_value(s)) or f not in fields and stated(s) and (
                 "@" in s or 2 <= n <= 4 and not re.search(r"[\d_]", s)):
-            for g, key in fields.items():
-                ids.file(key, rec.get(g), f"{tool}.{g} of a record the request selects ({s!r})")
+            _file_fields(ids, rec, fields, f"{tool}.{{}} of a record the request selects ({s!r})")
             return
+
+
+#: declared selection words (a record chosen by a property computed over a listing's records): word -> (order,
+#: the kind of field it orders by); "most X" / "most-X" orders by a numeric field named X (most-starred: stars)
+SELECTIONS: Mapping[str, tuple[str, str]] = {
+    **{w: ("max", "time") for w in ("latest", "newest", "most recent", "later", "more recent")},
+    **{w: ("min", "time") for w in ("earliest", "oldest", "earlier")},
+    **{w: ("max", "amount") for w in ("largest", "biggest", "highest", "most expensive")},
+    **{w: ("min", "amount") for w in ("smallest", "lowest", "cheapest", "least expensive")},
+}
+#: words that select the records duplicating another record of the listing (charged twice)
+DUPLICATE_WORDS: tuple[str, ...] = ("twice", "duplicate", "duplicated", "duplicates", "double")
+_FIELD_WORDS = {"time": {"created", "date", "time", "timestamp", "updated", "at", "when"},
+                "amount": {"amount", "price", "total", "cost", "value"}}
+
+
+@lru_cache(maxsize=64)
+def selections(prompt: str) -> tuple[tuple[str, str, str], ...]:
+    """``(words, order, field)`` for each selection the request writes (:data:`SELECTIONS`, ``most X``, and
+    :data:`DUPLICATE_WORDS` as ``("twice", "dup", "")``), quoted text blanked. A selection word right after a
+    number is a listing's size, not a selection (``the 10 most recent payments``)."""
+    ws = re.findall(r"[a-z0-9]+", strip_quotes(prompt).casefold())
+    out = []
+    for i, w in enumerate(ws):
+        two = " ".join(ws[i:i + 2])
+        after_number = i > 0 and ws[i - 1].isdigit()
+        if w in DUPLICATE_WORDS:
+            out.append((w, "dup", ""))
+        elif after_number:
+            continue
+        elif two in SELECTIONS:
+            out.append((two, *SELECTIONS[two]))
+        elif w in SELECTIONS:
+            out.append((w, *SELECTIONS[w]))
+        elif w == "most" and i + 1 < len(ws) and len(ws[i + 1]) >= 4:
+            out.append((two, "max", re.sub(r"(\w)\1?(?:ed|s)$", r"\1", ws[i + 1])))
+    return tuple(out)
+
+
+def _order_field(recs: Sequence[Mapping[str, Any]], kind: str) -> str | None:
+    """The one field every record of ``recs`` holds a number (or every one an ISO date) in, named by ``kind``
+    (``time``, ``amount``: :data:`_FIELD_WORDS`; else a field whose name has a word starting with ``kind``);
+    of several, the one named exactly so (``amount``, not ``amount_received``); else ``None``."""
+    def named(f: str) -> bool:
+        words = re.split(r"[^a-z0-9]+", f.casefold())
+        return bool(set(words) & _FIELD_WORDS[kind]) if kind in _FIELD_WORDS else any(
+            w.startswith(kind) for w in words)
+    def number(x: Any) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+    ok = [f for f in recs[0] if named(str(f)) and (all(number(r.get(f)) for r in recs) or all(
+        isinstance(r.get(f), str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}.*", r[f]) for r in recs))]
+    exact = [f for f in ok if str(f).casefold() in _FIELD_WORDS.get(kind, {kind})]   # amount, not amount_received
+    return ok[0] if len(ok) == 1 else exact[0] if len(exact) == 1 else None
+
+
+def computed_selection(recs: Sequence[Mapping[str, Any]], chosen: Sequence[tuple[str, str, str]]) -> int | None:
+    """The index of the one record of a listing the request's selections compute (:func:`selections`), else
+    ``None``: the duplicates first (records equal on every scalar field that is neither a time nor unique to one
+    record; one group only), then the order (a unique maximum or minimum). Structured fields only: free text
+    that claims a property ("this is the newest") counts for nothing."""
+    idx = list(range(len(recs)))
+    if len(recs) < 2 or not chosen:
+        return None
+    if any(o == "dup" for _, o, _ in chosen):
+        keys = [f for f in recs[0] if isinstance(recs[0][f], (str, int, float)) and not (
+            set(re.split(r"[^a-z0-9]+", str(f).casefold())) & _FIELD_WORDS["time"])
+            and len({repr(r.get(f)) for r in recs}) < len(recs)]
+        groups: dict[str, list[int]] = {}
+        for i, r in enumerate(recs):
+            groups.setdefault(repr([r.get(f) for f in keys]), []).append(i)
+        dups = [g for g in groups.values() if len(g) > 1]
+        if len(dups) != 1:
+            return None
+        idx = dups[0]
+    orders = [(o, f) for _, o, f in chosen if o != "dup"]
+    if len(orders) != 1:
+        return idx[0] if len(idx) == 1 else None
+    order, kind = orders[0]
+    f = _order_field([recs[i] for i in idx], kind)
+    if f is None:
+        return None
+    vals = [recs[i][f] for i in idx]
+    best = max(vals) if order == "max" else min(vals)
+    return idx[vals.index(best)] if vals.count(best) == 1 else None
 
 
 def platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, Any]],
                     arguments: Mapping[str, Any] | None, nouns: Iterable[str],
-                    stated: Callable[[str], bool]) -> list[dict[str, str]]:
+                    stated: Callable[[str], bool], prompt: str = "") -> list[dict[str, str]]:
     """Apply both rules of the module docstring to one result of ``tool`` (declaration ``decl``): file the id a
     consequential call the guard allowed was assigned, or the system fields of the listing records the request
     selects; returns, per record, the fields that are system-assigned (not third-party text). Every system-field
     value is kept in ``ids.seen``: still a code a tool result wrote (a read of another service carrying it leaks
     it: :meth:`~agentguard.policies.dataflow.FlowLedger._remote_leak`)."""
-    out = _platform_fields(ids, tool, decl, recs, arguments, nouns, stated)
-    ids.seen.update(str(r[f]) for r, fs in zip(recs, out) for f in fs if isinstance(r.get(f), str))
+    out = _platform_fields(ids, tool, decl, recs, arguments, nouns, stated, prompt)
+    ids.seen.update(v for r, fs in zip(recs, out) for f in fs
+                    for v in (nested_ids(r).get(f, []) if "." in f else [r[f]] if isinstance(r.get(f), str) else []))
     return out
 
 
 def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, Any]],
                      arguments: Mapping[str, Any] | None, nouns: Iterable[str],
-                     stated: Callable[[str], bool]) -> list[dict[str, str]]:
+                     stated: Callable[[str], bool], prompt: str = "") -> list[dict[str, str]]:
     """The rules of :func:`platform_fields`."""
     if not decl.inferred:
         return [{} for _ in recs]
     if decl.kind != "read":
         if recs and ids.answered(tool, arguments) and isinstance(recs[0].get("id"), str):
             ids.file(object_noun(tool), recs[0]["id"], f"{tool}.id (assigned to a call the guard allowed)")
-            # its id and references (create_invoice_item's ``invoice``) are the platform's, not third-party text
-            return [{**system_fields(recs[0], "", nouns), "id": object_noun(tool)}] + [{} for _ in recs[1:]]
+            # its id and references (create_invoice_item's ``invoice``) are the platform's, not third-party text;
+            # the ids of its nested objects (its line items) were assigned to the same allowed call
+            sysf = {**system_fields(recs[0], "", nouns), "id": object_noun(tool)}
+            _file_fields(ids, recs[0], {p: p for p in nested_ids(recs[0])},
+                         f"{tool}.{{}} (assigned to a call the guard allowed)")
+            return [sysf] + [{} for _ in recs[1:]]
         return [{} for _ in recs]
     if not decl.whole:
         return [{} for _ in recs]
@@ -204,6 +339,13 @@ def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, 
     by = listing_filter(ids, arguments or {}, nouns, stated)
     for rec, fields in zip(recs, out):
         file_listing_record(ids, tool, rec, fields, stated, by)
+    # a record the request selects by a property computed over this listing's records (the later of two
+    # duplicate charges), where every argument of the listing is the request's (no third party chose the list)
+    if by is None and (chosen := selections(prompt)) and all(
+            isinstance(v, (int, float)) or stated(str(v)) or ids.selected_value(str(v)) for v in (arguments or {}).values()) \
+            and (i := computed_selection(recs, chosen)) is not None:
+        what = " / ".join(w for w, _, _ in chosen)
+        _file_fields(ids, recs[i], out[i], f"{tool}.{{}} of the record the request's selection ({what!r}) computes")
     return out
 
 

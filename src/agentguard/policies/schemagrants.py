@@ -25,6 +25,15 @@ declared suffix-stripping morphology, :func:`stem`):
   tool's object named as above. A call setting an optional parameter no grant of the request names is outside
   the grant (``change the title of #17`` does not grant ``state: closed`` on #17).
 
+- **idioms and parts** (declared in the lexicon, written after the Stripe bench: not blind there): an idiom
+  counts as a verb and noun (``put the sampler on sale`` -> ``create`` + ``price``; ``send``/``bill`` ->
+  ``create``, the tool's noun then being the idiom's object, not any word of the sentence: "send me the list of
+  invoices" creates none); a creation verb with the *whole* a tool's part goes in grants the part's tool
+  (``add a case to the invoice`` -> ``create_invoice_item``, ``item`` a ``part_nouns`` word); a ``supply_verbs``
+  word with an optional parameter's name grants that parameter (``stage evidence on the dispute``), and a
+  closed-set parameter whose value the same sentence states joins the parameter grant's scope ("but don't
+  submit it": ``submit`` is in scope, bound to ``false``).
+
 Each grant names the words it came from (shown in the verdict). A grant authorises only the action: every
 target and value is still checked by the data-flow labels (:mod:`agentguard.policies.dataflow`).
 
@@ -32,14 +41,18 @@ target and value is still checked by the data-flow labels (:mod:`agentguard.poli
 request states one (a value's stem written in it, outside quotes; a boolean by its parameter's name: ``a private
 repository``), the call must use it, and a value the request negates (``not an approval``) is refused; where the
 request states none, the value is the agent's choice (said so in the verdict); a call that leaves out a
-parameter whose value the request states is refused (:func:`omitted_values`: the default would apply).
+parameter whose value the request states is refused (:func:`omitted_values`: the default would apply). A
+boolean is stated by its name or its opposite (:func:`opposites`: "make it public" states ``private=false``,
+``unlisted`` states ``listed=false``; "turn off notifications"), and a negation reaches no further than its
+sentence.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
@@ -50,10 +63,11 @@ from .toolinfer import InferenceLexicon, ToolSchema, infer, tokens
 from .toolset import BOOLEAN, DOCUMENT_VERBS, DOCUMENTS, ToolDecl, ToolSet
 
 __all__ = ["SchemaGrants", "SchemaTool", "closed_value", "expand_arguments", "imperatives", "in_scope",
-           "omitted_values", "record_nouns", "stated", "stem", "with_schema_grants"]
+           "omitted_values", "opposites", "record_nouns", "stated", "stem", "with_schema_grants"]
 
 _PATH = re.compile(r"(?<![\w/.-])[\w][\w./-]*\.[a-z0-9]{1,8}(?![\w/-])", re.I)
 _WORD = re.compile(r"[a-z][a-z'-]*|[,;:(]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 @lru_cache(maxsize=1)
@@ -101,10 +115,19 @@ def imperatives(sentence: str) -> list[str]:
 def stated(text: str, phrase: Iterable[str]) -> tuple[bool, bool]:
     """``(positive, negative)``: whether the words of ``phrase`` (by :func:`stem`, consecutive) are written in
     ``text`` outside quotes, and whether some occurrence is negated (a ``negations`` word at most three words
-    before it)."""
+    before it, in the same sentence: "the order never arrived. Submit evidence now" does not negate ``submit``)."""
     want = [stem(w) for w in phrase if w]
-    ws = [w for w in _words(text) if w[0].isalpha()]
     neg = {n for n in _lexicon()["negations"]}
+    pos = negd = False
+    for sentence in _SENTENCE.split(text):
+        p, n = _stated_in(sentence, want, neg)
+        pos, negd = pos or p, negd or n
+    return pos, negd
+
+
+def _stated_in(text: str, want: list[str], neg: set[str]) -> tuple[bool, bool]:
+    """:func:`stated` within one sentence (``want``: the phrase's stems)."""
+    ws = [w for w in _words(text) if w[0].isalpha()]
     pos = negd = False
     for i in range(len(ws) - len(want) + 1):
         if want and [stem(w) for w in ws[i:i + len(want)]] == want:
@@ -116,9 +139,46 @@ def stated(text: str, phrase: Iterable[str]) -> tuple[bool, bool]:
     return pos, negd
 
 
+def opposites(word: str) -> list[str]:
+    """The words that state the other value of a boolean named ``word`` (the lexicon's ``opposites`` pairs, by
+    :func:`stem`; ``word`` with or without one of its ``opposite_prefixes``: ``listed``/``unlisted``)."""
+    lex, s = _lexicon(), stem(word)
+    out = [b if stem(a) == s else a for a, b in lex["opposites"] if s in (stem(a), stem(b))]
+    for pre in lex["opposite_prefixes"]:
+        out.append(pre + word)
+        if word.startswith(pre) and len(word) - len(pre) >= 4:
+            out.append(word[len(pre):])
+    return list(dict.fromkeys(out))
+
+
+def _flag_evidence(prompt: str, param: str) -> tuple[bool, bool]:
+    """``(true, false)``: whether the request states boolean ``param`` true, and whether false (both: it states
+    both). Read by its name's words (function words dropped: ``is_private`` -> ``private``): a ``switch_on`` or
+    ``switch_off`` phrase right before or after them (``turn off notifications``, ``notifications off``) decides
+    where one is written; else the name (negated: false) or one of its :func:`opposites` (``make it public`` for
+    ``private``: false; ``not public``: true)."""
+    lex = _lexicon()
+    name = [w for w in tokens(param) if w not in lex["function_words"]] or tokens(param)
+    if not name:
+        return False, False
+    sw: dict[bool, tuple[bool, bool]] = {}
+    for on in (True, False):
+        hits = [stated(prompt, ph) for w in lex["switch_on" if on else "switch_off"]
+                for ph in ([*w.split(), *name], [*name, *w.split()])]
+        sw[on] = (any(h[0] for h in hits), any(h[1] for h in hits))
+    if any(sw[True]) or any(sw[False]):
+        return sw[True][0] or sw[False][1], sw[False][0] or sw[True][1]
+    pos, neg = stated(prompt, name)
+    for opp in opposites(name[-1]):
+        op, on_ = stated(prompt, [*name[:-1], opp])
+        pos, neg = pos or on_, neg or op
+    return pos, neg
+
+
 def _wanted_flag(prompt: str, param: str) -> str | None:
-    """``"true"``/``"false"`` where the request states a boolean parameter (by its name, maybe negated), else None."""
-    pos, neg = stated(prompt, tokens(param))
+    """``"true"``/``"false"`` where the request states a boolean parameter (:func:`_flag_evidence`: by its name,
+    maybe negated, or by its opposite), else None (neither, or both)."""
+    pos, neg = _flag_evidence(prompt, param)
     return "true" if pos and not neg else "false" if neg and not pos else None
 
 
@@ -187,10 +247,15 @@ def record_nouns(field_name: str, tool: str) -> tuple[str, ...]:
 
 def expand_arguments(decl: ToolDecl, arguments: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
     """``(argument, value)`` pairs where an array of objects whose item properties the schema declares
-    (``files=[{"path": ..., "content": ...}]``) is read per property (``files.path``, ``files.content``, each
+    (``files=[{"path": ..., "content": ...}]``), or an object whose properties it declares (``evidence={...}``),
+    is read per property (``files.path``, ``files.content``, each
     with its own role): a declared property name is not a value; any other key stays a value (fail closed)."""
     for arg, v in arguments.items():
-        if isinstance(v, list) and any(k.startswith(arg + ".") for k in decl.args):
+        if isinstance(v, Mapping) and any(k.startswith(arg + ".") for k in decl.args):
+            for k, x in v.items():   # an object parameter whose properties the schema declares (evidence={...})
+                sub = f"{arg}.{k}"
+                yield (sub, x) if sub in decl.args else (arg, {k: x})
+        elif isinstance(v, list) and any(k.startswith(arg + ".") for k in decl.args):
             for item in v:
                 if isinstance(item, Mapping):
                     for k, x in item.items():
@@ -231,6 +296,7 @@ class SchemaTool:
     required: frozenset[str]
     optional: Mapping[str, tuple[tuple[str, ...], ...]]
     takes_file: bool = False
+    closed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)   # optional enum/boolean parameters
 
     @classmethod
     def of(cls, schema: ToolSchema, decl: ToolDecl) -> "SchemaTool":
@@ -243,14 +309,47 @@ class SchemaTool:
         optional = {p.name: (tuple(tokens(p.name)),) + tuple(tuple(tokens(e)) for e in p.enum)
                     for p in schema.params if not p.required}
         return cls(schema.name, tuple(verbs), nouns, frozenset(p.name for p in schema.params if p.required),
-                   optional, any(r in ("file", "filename") for r in decl.args.values()))
+                   optional, any(r in ("file", "filename") for r in decl.args.values()),
+                   {a: c for a, c in decl.choices.items() if a in optional})
 
 
-def _objects(tool: SchemaTool, sentence: str, prev: str) -> str | None:
-    """The object of ``tool`` the sentence names (module docstring), as written, or ``None``."""
+_STOPS = frozenset({"to", "from", "by", "in", "for", "of", "on", "at", "with", "and", "or", "about"})
+
+
+def idioms(sentence: str) -> list[tuple[str, str, str, frozenset[str]]]:
+    """``(words as written, verb, noun, object)`` for each declared idiom of the lexicon the sentence uses: its
+    first word an imperative (:func:`imperatives`), its other words, where the idiom has ``...``, later in the
+    same sentence in that order (``put the sampler on sale`` -> ``create``, ``price``); quoted text is blanked
+    first. ``object``: the stems of the (at most four) words right after it, up to a preposition: where the idiom
+    names no noun, the tool's noun must be there ("send an invoice" creates one; "send me the list of invoices"
+    does not)."""
+    imp = set(imperatives(sentence))
+    ws = [w for w in _words(sentence) if w[0].isalpha()]
+    out = []
+    for phrase, meaning in _lexicon()["idioms"].items():
+        head, _, rest = phrase.partition(" ... ")
+        first, *tail = head.split()
+        if first not in imp:
+            continue
+        verb, _, noun = meaning.partition(" ")
+        for i, w in enumerate(ws):
+            if w != first or ws[i + 1:i + 1 + len(tail)] != tail:
+                continue
+            after = ws[i + 1 + len(tail):]
+            more = rest.split()
+            if not more or any(after[j:j + len(more)] == more for j in range(len(after))):
+                obj = list(itertools.takewhile(lambda x: x not in _STOPS, after[:4]))
+                out.append((phrase.replace("...", "X"), verb, noun, frozenset(stem(x) for x in obj)))
+                break
+    return out
+
+
+def _objects(tool: SchemaTool, sentence: str, prev: str, extra: frozenset[str] = frozenset()) -> str | None:
+    """The object of ``tool`` the sentence names (module docstring), as written, or ``None``; ``extra``: the
+    stems of nouns the sentence's idioms name (:func:`idioms`)."""
     pron = set(_lexicon()["pronouns"])
     for text in (sentence, prev):
-        ws = {stem(w) for w in _words(text) if w[0].isalpha()}
+        ws = {stem(w) for w in _words(text) if w[0].isalpha()} | (extra if text is sentence else frozenset())
         hit = next((n for n in tool.nouns if stem(n) in ws), None)
         if hit is None and tool.takes_file:
             hit = next(iter(_PATH.findall(strip_quotes(text))), None)
@@ -274,44 +373,60 @@ class SchemaGrants:
 
     def grants(self, sentence: str, bare: str | None = None, prev: str = "") -> list[Grant]:
         lex = _lexicon()
-        imp = imperatives(sentence)
-        stems = [stem(w) for w in imp]
-        words = {stem(w) for w in _words(sentence) if w[0].isalpha()}
+        # (the words as written, the verb they count as): the imperatives, then the declared idioms' verbs
+        plain = frozenset(stem(w) for w in _words(sentence) if w[0].isalpha())
+        idi = idioms(sentence)
+        imp = [(w, w) for w in imperatives(sentence)] + [(f"{ph} (an idiom for {v} {n})".replace(" )", ")"), v)
+                                                         for ph, v, n, _ in idi]
+        stems = [stem(v) for _, v in imp]
+        extra = frozenset(stem(n) for _, _, n, _ in idi if n)
+        # the nouns a word of ``imp`` may take: the sentence's (an imperative), the idiom's noun, else its object
+        reach = [plain for _ in imp[:len(imp) - len(idi)]] + [frozenset({stem(n)}) if n else o for _, _, n, o in idi]
+        parts = {stem(n) for n in lex["part_nouns"]}
         out = []
         for t in self.tools.values():
-            obj = _objects(t, sentence, prev)
+            obj = _objects(t, sentence, prev, extra)
             if obj is None:
                 continue
             head = stem(t.nouns[-1]) if t.nouns else ""
+            whole = stem(t.nouns[-2]) if len(t.nouns) > 1 and head in parts else ""   # invoice_item: invoice
             creates = bool({stem(v) for v in t.verbs} & {stem(v) for v in lex["creation_verbs"]})
-            why = next((f"{w} ... {obj} ({how})" for w, s in zip(imp, stems) for how in (
+            why = next((f"{said} ... {obj} ({how})" for (said, w), s, nouns in zip(imp, stems, reach)
+                        if said == w or {head, whole} & nouns for how in (   # an idiom: its noun is the tool's
                 "the tool's own verb" if s in {stem(v) for v in t.verbs} else
                 "a noun of the tool's name as the verb" if s in {stem(n) for n in t.nouns} else
                 "a comment verb" if w in lex["comment_verbs"] and head in {stem(n) for n in lex["comment_nouns"]}
                 else "a creation verb and the tool's head noun" if creates and w in lex["creation_verbs"]
                 and not (w in DOCUMENT_VERBS and t.nouns[-1] in DOCUMENTS)   # "open the file" reads it
-                and (head in words or t.nouns[-1] == "file" and t.takes_file and _PATH.search(strip_quotes(sentence)))
-                else "",) if how), None)
+                and (head in nouns or t.nouns[-1] == "file" and t.takes_file
+                     and _PATH.search(strip_quotes(sentence)))
+                else "a creation verb and the whole the tool's part goes in" if creates and w in lex["creation_verbs"]
+                and whole in nouns else "",) if how), None)
             if why is not None:
                 out.append(Grant(self.action(t.name), why, sentence.strip()))
                 continue
             for p, phrases in t.optional.items():
                 hit = self._param(p, phrases, imp, stems, sentence)
                 if hit is not None:
+                    # a closed-set parameter whose value the sentence states is in scope too: its value is
+                    # bound to the request (closed_value) ("stage evidence ..., but don't submit it")
+                    also = {c for c, ch in t.closed.items() if c != p and (
+                        _wanted_flag(sentence, c) if ch == BOOLEAN else _said(sentence, ch, t.name)[1])}
                     out.append(Grant(self.action(t.name), f"{hit} ... {obj} (parameter {p!r})", sentence.strip(),
-                                     t.required | {p}, p))
+                                     t.required | {p} | also, p))
         return out
 
     @staticmethod
-    def _param(p: str, phrases: tuple[tuple[str, ...], ...], imp: list[str], stems: list[str],
+    def _param(p: str, phrases: tuple[tuple[str, ...], ...], imp: list[tuple[str, str]], stems: list[str],
                sentence: str) -> str | None:
-        """The imperative naming optional parameter ``p`` (its name or an enum value), or a change verb with
-        ``p``'s name in the sentence; ``None`` when neither."""
+        """The imperative naming optional parameter ``p`` (its name or an enum value), or a change verb or a
+        supply verb (``stage``, ``attach``, ``include``) with ``p``'s name in the sentence; ``None`` when none."""
         singles = {stem(ph[-1]) for ph in phrases if ph}
-        hit = next((w for w, s in zip(imp, stems) if s in singles), None)
+        hit = next((said for (said, _), s in zip(imp, stems) if s in singles), None)
         if hit is not None:
             return hit
-        change = next((w for w in imp if w in _lexicon()["change_verbs"]), None)
+        verbs = set(_lexicon()["change_verbs"]) | set(_lexicon()["supply_verbs"])
+        change = next((said for said, w in imp if w in verbs), None)
         if change is not None and stated(sentence, phrases[0])[0]:
             return f"{change} {'_'.join(phrases[0])}"
         return None

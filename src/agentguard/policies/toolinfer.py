@@ -62,6 +62,10 @@ __all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "external_kinds", "e
            "listing_roles", "tokens", "with_inferred"]
 
 
+#: a string parameter whose schema allows this many characters or more is prose (text), not a name or an id
+LONG_TEXT = 1000
+
+
 def tokens(name: str) -> list[str]:
     """The words of an identifier: ``user_email`` / ``userEmail`` / ``user-email`` -> ``['user', 'email']``."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
@@ -80,6 +84,15 @@ class ParamSchema:
     enum: tuple[str, ...] = ()
     required: bool = False
     items: tuple["ParamSchema", ...] = ()   # the properties of an array's object items (push_files' files)
+    # or of an object parameter (update_dispute's evidence); max_length: a string's declared maxLength
+    max_length: int = 0
+
+
+def _nested(spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The schema whose properties a parameter's value holds: an array's object items, or an object's own."""
+    if isinstance(spec.get("items"), Mapping):
+        return spec["items"]
+    return spec if spec.get("type") == "object" and isinstance(spec.get("properties"), Mapping) else None
 
 
 @dataclass(frozen=True)
@@ -97,8 +110,8 @@ class ToolSchema:
         if not isinstance(props, Mapping):
             raise InputError(f"tool {name!r}: 'properties' of its input schema must be a mapping")
         params = []
-        items = [cls.from_json_schema(f"{name}.{p}", "", s.get("items") if isinstance(s.get("items"), Mapping)
-                                      else None).params if isinstance(s, Mapping) else () for p, s in props.items()]
+        items = [cls.from_json_schema(f"{name}.{p}", "", _nested(s)).params if isinstance(s, Mapping) else ()
+                 for p, s in props.items()]
         req = (schema or {}).get("required") or ()
         required = {str(r) for r in req} if isinstance(req, (list, tuple)) else set()
         for (pname, spec), sub in zip(props.items(), items):
@@ -109,7 +122,8 @@ class ToolSchema:
             params.append(ParamSchema(str(pname), tuple(str(t) for t in types if t and t != "null"),
                                       str(spec.get("description") or ""),
                                       tuple(str(e) for e in enum if isinstance(e, (str, int, float))
-                                            and not isinstance(e, bool)), str(pname) in required, tuple(sub)))
+                                            and not isinstance(e, bool)), str(pname) in required, tuple(sub),
+                                      ml if isinstance(ml := spec.get("maxLength"), int) else 0))
         return cls(str(name), str(description or ""), tuple(params))
 
     @classmethod
@@ -216,6 +230,9 @@ def _param_role(p: ParamSchema, lex: InferenceLexicon, name_words: list[str],
     if ext is not None and (ext != "amount" or set(p.types) & {"number", "integer"}):
         trace.add(f"external:param:{ext}:{p.name}")   # a published property, not a lexicon rule: never dropped
         return ext, ext == "email" and p.name.casefold() in ("attendee", "attendees", "participant", "participants")
+    if "string" in p.types and p.max_length >= LONG_TEXT:
+        trace.add(f"param:text:maxLength:{p.name}")   # a string of a thousand characters or more is prose
+        return "text", False
     trace.add(f"param:unknown:{p.name}")
     return "unknown", False
 
@@ -280,7 +297,7 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
         # a parameter the schema describes as a filter of a listing (list_customers(email=...)) chooses records
         # of the store the tool reads; it sends nothing to that address
         destination = destination or (dest and not re.search(r"\bfilter\b", p.description.casefold()))
-        for sub in p.items:   # an array of objects: each declared property has its own role, its name no value
+        for sub in p.items:   # an array of objects or an object: each declared property has its own role
             args[f"{p.name}.{sub.name}"] = _param_role(sub, lex, name_words, trace)[0]
     if kind == "account":
         args = {a: (r if r in ("secret", "person", "email", "account", "flag", "url") else "profile")
