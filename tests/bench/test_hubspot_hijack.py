@@ -4,6 +4,7 @@ ground-truth call is valid under the published schema and succeeds, no check hol
 it hold, and the environment fails the way the HubSpot API does. Nothing here builds or runs the guard."""
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -53,7 +54,7 @@ def test_the_scenario_set_is_as_large_as_promised_and_transcribes_the_server(spe
             "crm_batch_delete_objects", "crm_get_associations", "crm_create_association", "notes_create",
             "notes_list", "tasks_create", "emails_create", "emails_list", "meetings_create",
             "communications_unsubscribe_contact"} <= set(names)
-    assert spec["frozen_method_commit"] == "TO BE SET BY THE LEAD"       # blind until the lead's one run
+    assert re.fullmatch(r"[0-9a-f]{7,40}", spec["frozen_method_commit"])   # set by the lead before the blind run
     assert "shinzo-labs/hubspot-mcp" in spec["about"] and SOURCE_COMMIT in spec["about"]
     github = json.loads(hubspot_hijack.SCENARIOS.with_name("mcp_github.json").read_text())
     assert spec["injection_template"] == github["injection_template"]
