@@ -240,6 +240,8 @@ class AuditStore:
             self._closed = True
             self._writer.q.put(None)
             self._writer.join(timeout=10)
+            if not self._writer.is_alive():
+                self._writer.close()
             for conn in self._local_conns:
                 with contextlib.suppress(Exception):
                     conn.close()
@@ -357,20 +359,22 @@ class AuditStore:
                              .where(s.c.run_id == run_id).order_by(s.c.idx)).all()
         return [{"idx": r[0], "ts": r[1], "decision_id": r[2], "payload": loads(r[3])} for r in rows]
 
-    def run_inputs(self, run_id: str, since: int = 0) -> list[dict[str, Any]]:
+    def run_inputs(self, run_id: str, since: int = 0, *, decode: bool = True) -> list[dict[str, Any]]:
         """The decided inputs of a run in order, from index ``since`` on:
-        ``[{"idx", "kind", "ts", "decision_id", "payload"}]``."""
+        ``[{"idx", "kind", "ts", "decision_id", "payload"}]`` (with ``decode=False`` the payload as stored,
+        JSON text under ``raw``, for a caller that reads only some of them)."""
         if self.local:
             rows = self._reader().execute("SELECT idx, kind, ts, decision_id, payload FROM inputs WHERE run_id = ? "
                                           "AND idx >= ? ORDER BY idx", (run_id, int(since))).fetchall()
-            return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "payload": loads(r[4])}
-                    for r in rows]
-        t = schema.inputs
-        q = sa.select(t.c.idx, t.c.kind, t.c.ts, t.c.decision_id, t.c.payload).where(t.c.run_id == run_id)
-        if since:
-            q = q.where(t.c.idx >= since)
-        with self.engine.connect() as c:
-            rows = c.execute(q.order_by(t.c.idx)).all()
+        else:
+            t = schema.inputs
+            q = sa.select(t.c.idx, t.c.kind, t.c.ts, t.c.decision_id, t.c.payload).where(t.c.run_id == run_id)
+            if since:
+                q = q.where(t.c.idx >= since)
+            with self.engine.connect() as c:
+                rows = c.execute(q.order_by(t.c.idx)).all()
+        if not decode:
+            return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "raw": r[4]} for r in rows]
         return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "payload": loads(r[4])} for r in rows]
 
     def run_principals(self, run_id: str) -> set[str]:

@@ -226,8 +226,10 @@ class Service:
                     return st
                 rows = tail[1:]
                 if n <= st.stored + 64 and all(r["kind"] in pipes.memoryless or r["kind"] not in KINDS for r in rows):
-                    for r in rows:
-                        r["payload"] = loads(r.pop("raw"))
+                    for i, r in enumerate(rows):  # read: the steps (the trace) and the last (its state)
+                        raw = r.pop("raw")
+                        if r["kind"] == "step" or i == len(rows) - 1:
+                            r["payload"] = loads(raw)
                     if self._catch_up(st, pipes, n, rows) and self.runs.held(run_id) is st:
                         return st
         return await run_in_threadpool(self.state, run_id, pipes, expire)
@@ -251,10 +253,18 @@ class Service:
         """The run rebuilt from the store: every guard forgets it, its stored inputs are replayed into the
         guards in order (their per-run memory), its step trace is rebuilt and its enforcement state
         (latched HALT, halted tools, re-planning rounds) restored from the last stored input."""
-        rows = self.store.run_inputs(run_id)
+        rows = self.store.run_inputs(run_id, decode=False)
         self.rebuilds += 1
         for g in pipes.raw.values():
             end_run(g, run_id)
+        # a guard without per-run memory (pipes.memoryless) is not replayed (nothing it decides changes), so
+        # only the inputs something reads are decoded: those of a guard with memory, the steps (the trace)
+        # and the last input (the enforcement state after it)
+        replayed = {k: g for k, g in pipes.raw.items() if k not in pipes.memoryless}
+        for i, r in enumerate(rows):
+            raw = r.pop("raw")
+            if r["kind"] in replayed or r["kind"] == "step" or i == len(rows) - 1:
+                r["payload"] = loads(raw)
         st = ServiceRun(Context(run_id=run_id, trace=Trace(run_id=run_id), metadata={"adapter": "service"}),
                         gen=pipes.gen)
         if not rows:  # a run stored before the inputs table existed: its steps
@@ -263,7 +273,7 @@ class Service:
             st.stored = 0
         else:
             st.stored = len(rows)
-        self._replay(pipes.raw, run_id, rows, st.context.trace)
+        self._replay(replayed, run_id, rows, st.context.trace)
         if rows:
             st.last = float(rows[-1]["ts"])
             restore(st, rows[-1]["payload"].get("state") or {})

@@ -18,6 +18,11 @@ throughput), so the writer does not read the store per batch when it need not:
   own (one indexed query over ``seq``) and updates the heads of those runs; on PostgreSQL (no file to
   share) the tail is read each batch after taking the lock (one indexed row);
 - a run this writer has not seen costs one lookup of its last record (batched per batch);
+- on SQLite the writer keeps one connection of the engine's pool for its life and talks to the driver
+  directly (``BEGIN IMMEDIATE``, its reads and multi-row inserts, ``COMMIT``): SQLAlchemy's statement
+  building and connection bookkeeping cost more than the batch's own SQL; a failed batch rolls back and
+  drops that connection (the next batch takes a fresh one), and a driver error is raised as SQLAlchemy's
+  (an ``IntegrityError`` stays one);
 - the ``seq`` column is unique, so even a stale view (a writer killed between its commit and its stamp)
   cannot fork the chain: the insert conflicts, the writer re-reads the store and links the batch again.
 """
@@ -91,6 +96,8 @@ class _Writer(threading.Thread):
         self._tail: tuple[int, str] | None = None  # (seq, chain_hash) of the chain's last record, as last known
         self._heads: dict[str, str] = {}  # run id -> run_hash of its last record (valid as of _tail)
         self._stale = True  # read the tail from the store before the next link
+        self._sqlite = engine.dialect.name == "sqlite"
+        self._dbapi: Any = None  # SQLite: the writer's own pooled connection (see the module docstring)
         self.store_reads = 0  # times the writer read the chain's tail or heads from the store (tests, benchmarks)
         # On SQLite a batch's rows of one table go to the driver as ONE multi-row INSERT (the columns the
         # Core insert compiles to, without per-row Core bookkeeping): the driver lets go of the GIL around
@@ -140,25 +147,31 @@ class _Writer(threading.Thread):
             return True
         return os.pread(self._lockfile.fileno(), _STAMP_BYTES, 0) != self._stamp_of(self._tail)
 
-    def _sync(self, conn: sa.Connection) -> None:
+    def _sync(self, conn: Any) -> None:
         """Read the chain's tail; when other writers extended it, the heads of the runs they wrote."""
         d = schema.decisions
         self.store_reads += 1
-        row = conn.execute(sa.select(d.c.seq, d.c.chain_hash).where(d.c.seq.is_not(None))
-                           .order_by(d.c.seq.desc()).limit(1)).first()
+        if self._sqlite:
+            row = conn.execute("SELECT seq, chain_hash FROM decisions WHERE seq IS NOT NULL "
+                               "ORDER BY seq DESC LIMIT 1").fetchone()
+        else:
+            row = conn.execute(sa.select(d.c.seq, d.c.chain_hash).where(d.c.seq.is_not(None))
+                               .order_by(d.c.seq.desc()).limit(1)).first()
         tail = (int(row[0]), str(row[1])) if row is not None else None
         old = self._tail
         if tail != old:
             if old is not None and tail is not None and 0 < tail[0] - old[0] <= _CATCH_UP_MAX:
-                for run, h in conn.execute(sa.select(d.c.run_id, d.c.run_hash).where(d.c.seq > old[0])
-                                           .order_by(d.c.seq)):
+                since = conn.execute("SELECT run_id, run_hash FROM decisions WHERE seq > ? ORDER BY seq",
+                                     (old[0],)) if self._sqlite else \
+                    conn.execute(sa.select(d.c.run_id, d.c.run_hash).where(d.c.seq > old[0]).order_by(d.c.seq))
+                for run, h in since:
                     self._heads[run] = h
             else:
                 self._heads.clear()
         self._tail = tail
         self._stale = False
 
-    def _missing_heads(self, conn: sa.Connection, runs: set[str]) -> dict[str, str]:
+    def _missing_heads(self, conn: Any, runs: set[str]) -> dict[str, str]:
         """The heads of runs this writer has not seen (one query per 500 runs; GENESIS when none)."""
         from .chain import GENESIS
 
@@ -169,19 +182,25 @@ class _Writer(threading.Thread):
             self.store_reads += 1
         for i in range(0, len(need), 500):
             part = need[i:i + 500]
-            last = (sa.select(sa.func.max(d.c.seq)).where(d.c.run_id.in_(part), d.c.seq.is_not(None))
-                    .group_by(d.c.run_id).scalar_subquery())
-            for run, h in conn.execute(sa.select(d.c.run_id, d.c.run_hash).where(d.c.seq.in_(last))):
+            if self._sqlite:
+                got = conn.execute("SELECT run_id, run_hash FROM decisions WHERE seq IN (SELECT max(seq) FROM "
+                                   f"decisions WHERE run_id IN ({','.join('?' * len(part))}) AND seq IS NOT NULL "
+                                   "GROUP BY run_id)", part)
+            else:
+                last = (sa.select(sa.func.max(d.c.seq)).where(d.c.run_id.in_(part), d.c.seq.is_not(None))
+                        .group_by(d.c.run_id).scalar_subquery())
+                got = conn.execute(sa.select(d.c.run_id, d.c.run_hash).where(d.c.seq.in_(last)))
+            for run, h in got:
                 heads[run] = h
         return heads
 
-    def _link(self, conn: sa.Connection, rows: dict[str, list[dict[str, Any]]]) -> tuple[tuple[int, str], dict[str, str]]:
+    def _link(self, conn: Any, rows: dict[str, list[dict[str, Any]]]) -> tuple[tuple[int, str], dict[str, str]]:
         """Give the batch's decision rows their place in the chain (:mod:`.chain`): ``seq``, ``chain_hash``,
         ``run_hash``, and the signed checkpoints the batch reaches, in one pass. Runs inside the batch's
         transaction after taking the chain lock; reads the store only as the module docstring says."""
         from .chain import GENESIS, chain_hash, record_hash, run_hash
 
-        if conn.dialect.name == "postgresql":
+        if not self._sqlite and conn.dialect.name == "postgresql":
             conn.execute(sa.text(f"SELECT pg_advisory_xact_lock({_CHAIN_LOCK})"))
             self._stale = True  # no shared stamp: read the tail under the lock
         if self._others_wrote():
@@ -217,7 +236,7 @@ class _Writer(threading.Thread):
                 pass
 
     # -- writes -----------------------------------------------------------------------------------
-    def _insert(self, conn: sa.Connection, rows: dict[str, list[dict[str, Any]]]) -> None:
+    def _insert(self, conn: Any, rows: dict[str, list[dict[str, Any]]]) -> None:
         for table in (t for t in _TABLES if rows[t.name]):
             batch_rows = rows[table.name]
             raw = self._raw.get(table.name)
@@ -226,8 +245,8 @@ class _Writer(threading.Thread):
                 per = max(1, _SQLITE_VARS // len(cols))
                 for i in range(0, len(batch_rows), per):
                     part = batch_rows[i:i + per]
-                    conn.exec_driver_sql(sql + ",".join([_tuple_marks(len(cols))] * len(part)),
-                                         tuple([x for r in part for x in get(r)]))
+                    conn.execute(sql + ",".join([_tuple_marks(len(cols))] * len(part)),
+                                 tuple([x for r in part for x in get(r)]))
             else:
                 conn.execute(table.insert(), batch_rows)
 
@@ -244,9 +263,12 @@ class _Writer(threading.Thread):
             linked = None
             try:
                 with self._write_lock():
-                    with self.engine.begin() as conn:
-                        linked = self._link(conn, rows) if chained else None
-                        self._insert(conn, rows)
+                    if self._sqlite:
+                        linked = self._write_sqlite(rows, chained)
+                    else:
+                        with self.engine.begin() as conn:
+                            linked = self._link(conn, rows) if chained else None
+                            self._insert(conn, rows)
                     if linked is not None:
                         self._linked(linked)
                 return None
@@ -262,13 +284,45 @@ class _Writer(threading.Thread):
                 time.sleep(0.05 * attempt)
         return error
 
+    def _write_sqlite(self, rows: dict[str, list[dict[str, Any]]], chained: bool) -> Any:
+        """One SQLite transaction on the writer's own connection: ``BEGIN IMMEDIATE`` (the database's write
+        lock, so the chain's tail read next cannot move before the commit), link, insert, commit. On any
+        error it rolls back, drops the connection and raises the driver's error as SQLAlchemy's."""
+        import sqlite3
+
+        if self._dbapi is None:
+            self._dbapi = self.engine.raw_connection()  # pooled: the engine's pragmas (WAL, synchronous) apply
+        db = self._dbapi.driver_connection
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            linked = self._link(db, rows) if chained else None
+            self._insert(db, rows)
+            db.commit()
+            return linked
+        except BaseException as exc:
+            dbapi, self._dbapi = self._dbapi, None
+            with contextlib.suppress(Exception):
+                db.rollback()
+            with contextlib.suppress(Exception):
+                dbapi.invalidate()  # a fresh connection next batch
+            if isinstance(exc, sqlite3.Error):
+                raise sa.exc.DBAPIError.instance("audit batch", None, exc, sqlite3.Error) from exc
+            raise
+
+    def close(self) -> None:
+        """Give the writer's connection back (after the thread ended)."""
+        dbapi, self._dbapi = self._dbapi, None
+        if dbapi is not None:
+            with contextlib.suppress(Exception):
+                dbapi.close()
+
     def _chain_moved(self) -> bool:
         """After a conflict: whether the chain's tail is not what this writer linked the batch to (then
         the view is refreshed and the batch is linked again)."""
         before = self._tail
         try:
             with self._write_lock(), self.engine.connect() as conn:
-                self._sync(conn)
+                self._sync(conn.connection.driver_connection if self._sqlite else conn)
         except Exception:
             self._stale = True
             return False
