@@ -23,6 +23,10 @@ throughput), so the writer does not read the store per batch when it need not:
   building and connection bookkeeping cost more than the batch's own SQL; a failed batch rolls back and
   drops that connection (the next batch takes a fresh one), and a driver error is raised as SQLAlchemy's
   (an ``IntegrityError`` stays one);
+- run versions (SQLite file only, :class:`RunSlots`): after each commit, still under the write lock, the
+  writer bumps a shared counter for every run the batch stored an input of and hands each request the
+  count after its own bump; a process that holds a run and finds its counter unchanged knows no process
+  stored an input of it since (the service then skips its per-request read of the run's tail).
 - the ``seq`` column is unique, so even a stale view (a writer killed between its commit and its stamp)
   cannot fork the chain: the insert conflicts, the writer re-reads the store and links the batch again.
 """
@@ -54,9 +58,71 @@ _SQLITE_VARS = 32766  # bound parameters in one statement (SQLite's default limi
 
 Batch = list[tuple[list[tuple[str, dict[str, Any]]], Any]]
 
+_SLOTS = 1 << 16  # run-version counters in the shared file (runs hash into them; a shared slot only costs reads)
+
+
+class RunSlots:
+    """The shared run-version counters of one SQLite audit file (``<file>.runslots``, 8 bytes each,
+    mapped into every process that writes it). Bumped only by writers holding the write lock, after their
+    commit; read by anyone without a lock or a system call (a memory read does not let go of the GIL).
+
+    What a match means: a run's counter equal to the value this process saw after its own last commit of
+    the run (or before its last read of the run from the store) says no writer of this file committed an
+    input of any run of that slot since; a writer killed between its commit and its bump, or one that does
+    not bump (another version), leaves it unchanged, which is why a stale view is still caught where it
+    matters: ``(run_id, idx)`` is unique, so a decision taken on a stale state is never stored."""
+
+    def __init__(self, path: str) -> None:
+        import mmap
+
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if os.fstat(fd).st_size < _SLOTS * 8:
+                os.ftruncate(fd, _SLOTS * 8)  # zeros; never shrinks a file another process maps
+            self._mm = mmap.mmap(fd, _SLOTS * 8)
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def slot(run_id: str) -> int:
+        import zlib
+
+        return (zlib.crc32(run_id.encode("utf-8", "surrogatepass")) & (_SLOTS - 1)) * 8
+
+    def get(self, run_id: str) -> int:
+        return int.from_bytes(self._mm[(o := self.slot(run_id)):o + 8], "little")
+
+    def bump(self, run_id: str) -> int:
+        """+1 (call holding the write lock, after the commit); returns the new count."""
+        o = self.slot(run_id)
+        v = int.from_bytes(self._mm[o:o + 8], "little") + 1
+        self._mm[o:o + 8] = v.to_bytes(8, "little")
+        return v
+
+    def close(self) -> None:
+        self._mm.close()
+
 
 def _tuple_marks(n: int) -> str:
     return "(" + ",".join("?" * n) + ")"
+
+
+def _version(rows: list[tuple[str, dict[str, Any]]]) -> int | None:
+    """The version the writer gave the batch's input row after committing it (None without counters)."""
+    for name, row in rows:
+        if name == "inputs":
+            v = row.get("version")
+            return int(v) if v is not None else None
+    return None
+
+
+def _resolve(fut: Any, err: BaseException | None) -> None:
+    if fut.done():
+        return
+    if err is None:
+        fut.set_result(None)
+    else:
+        fut.set_exception(err)
 
 
 class _Checkpointer(threading.Thread):
@@ -105,6 +171,7 @@ class _Writer(threading.Thread):
         # (up to the 5 ms switch interval) once per row; one statement per table waits once.
         self._raw: dict[str, tuple[str, list[str], Any]] = {}
         self._lockfile: Any = None
+        self.slots: RunSlots | None = None  # SQLite file with the write lock: the run versions
         if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:") \
                 and os.environ.get("AGENTGUARD_SQLITE_FLOCK", "1") != "0":  # "0": diagnostics only
             # Writers of several processes queue on a kernel file lock (woken at once on release)
@@ -112,6 +179,8 @@ class _Writer(threading.Thread):
             # The file's first bytes hold the tail stamp (see the module docstring); not append mode.
             fd = os.open(f"{engine.url.database}.writelock", os.O_RDWR | os.O_CREAT, 0o600)
             self._lockfile = os.fdopen(fd, "r+b", buffering=0)  # noqa: SIM115 - held for life
+            with self._write_lock():
+                self.slots = RunSlots(f"{engine.url.database}.runslots")
         if engine.dialect.name == "sqlite":
             for t in _TABLES:
                 cols = [c.name for c in t.columns if c.name != "id"]
@@ -271,6 +340,9 @@ class _Writer(threading.Thread):
                             self._insert(conn, rows)
                     if linked is not None:
                         self._linked(linked)
+                    if self.slots is not None:
+                        for row in rows["inputs"]:  # the request reads its version from its input row
+                            row["version"] = self.slots.bump(row["run_id"])
                 return None
             except sa.exc.IntegrityError as exc:  # not transient, unless the chain moved under a stale view
                 if chained and relinks < 5 and self._chain_moved():
@@ -311,6 +383,10 @@ class _Writer(threading.Thread):
 
     def close(self) -> None:
         """Give the writer's connection back (after the thread ended)."""
+        if self.slots is not None:
+            with contextlib.suppress(Exception):
+                self.slots.close()
+            self.slots = None
         dbapi, self._dbapi = self._dbapi, None
         if dbapi is not None:
             with contextlib.suppress(Exception):
