@@ -39,7 +39,7 @@ from ..core.audit import AuditRecord
 from ..core.errors import AgentGuardError, InputError
 from . import schema
 from .jsonutil import canonical, dumps, loads
-from .writer import _Checkpointer, _resolve, _version, _Writer
+from .writer import Wake, _Checkpointer, _version, _Writer
 
 __all__ = ["AuditRecord", "AuditStore", "MIGRATIONS_DIR", "decision_row", "input_digest", "migrate",
            "new_decision_id"]
@@ -207,12 +207,8 @@ class AuditStore:
             raise AgentGuardError("audit store is closed")
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-
-        def done(err: BaseException | None) -> None:
-            loop.call_soon_threadsafe(_resolve, fut, err)
-
         rows = self._rows(record, step, inp, idem)
-        self._writer.q.put((rows, done))
+        self._writer.q.put((rows, Wake(loop, fut)))
         await fut
         return _version(rows)
 

@@ -125,6 +125,42 @@ def _resolve(fut: Any, err: BaseException | None) -> None:
         fut.set_exception(err)
 
 
+def _resolve_all(done: list[tuple[Any, BaseException | None]]) -> None:
+    for fut, err in done:
+        _resolve(fut, err)
+
+
+class Wake:
+    """How an ``arecord`` waits: its future on its event loop. The writer wakes each loop once per batch
+    (one ``call_soon_threadsafe``, one write to the loop's wake-up pipe) for all the batch's futures of it."""
+
+    __slots__ = ("loop", "fut")
+
+    def __init__(self, loop: Any, fut: Any) -> None:
+        self.loop, self.fut = loop, fut
+
+    def __call__(self, err: BaseException | None) -> None:
+        self.loop.call_soon_threadsafe(_resolve, self.fut, err)
+
+
+def _wake(batch: Batch, errors: list[BaseException | None]) -> None:
+    """Tell every request of the batch how its write went (after the commit)."""
+    loops: dict[Any, list[tuple[Any, BaseException | None]]] = {}
+    for (_rows, done), error in zip(batch, errors):
+        if isinstance(done, Wake):
+            loops.setdefault(done.loop, []).append((done.fut, error))
+            continue
+        try:
+            done(error)
+        except Exception:  # a callback must never kill the writer
+            pass
+    for loop, futs in loops.items():
+        try:
+            loop.call_soon_threadsafe(_resolve_all, futs)
+        except Exception:  # a closed loop: nobody waits there any more
+            pass
+
+
 class _Checkpointer(threading.Thread):
     """SQLite only: checkpoint the WAL in the background (PASSIVE: never blocks writers or readers).
 
@@ -431,8 +467,4 @@ class _Writer(threading.Thread):
             self.batches += 1
             self.records += len(batch)
             self.last_batch = len(batch)
-            for (_rows, done), error in zip(batch, errors):
-                try:
-                    done(error)
-                except Exception:  # a callback must never kill the writer
-                    pass
+            _wake(batch, errors)
