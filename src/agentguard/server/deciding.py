@@ -25,8 +25,8 @@ from .jsonutil import loads
 from .models import StepIn
 from .runs import ServiceRun
 
-__all__ = ["CALL", "KINDS", "Call", "Pipes", "Replaying", "ServicePipeline", "StoreSink", "conflict", "decode_read", "evicted",
-           "memoryless", "proposal_of", "replay", "restore", "snapshot", "state_of"]
+__all__ = ["CALL", "Call", "KINDS", "Pipes", "Replaying", "ServicePipeline", "StoreSink", "conflict", "decode_read",
+           "evicted", "memoryless", "proposal_of", "replay", "restore", "snapshot", "state_of"]
 
 
 KINDS = ("check", "step", "signal")  # the inputs a guard decides (an approval is answered by a human)
