@@ -81,7 +81,9 @@ def validation_response(errors: list[dict[str, Any]]) -> JSONResponse:
         return error(400, f"malformed JSON body: {ctx or e.get('msg', '')}".rstrip(": "))
     parts, clean = [], []
     for e in errors[:20]:
-        loc = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
+        # a key is a client's text: one that is not printable (a newline) is shown escaped, so the summary
+        # stays one line
+        loc = ".".join(str(x) if str(x).isprintable() else ascii(x) for x in e.get("loc", ()) if x != "body") or "body"
         parts.append(f"{loc}: {e.get('msg', 'invalid')}")
         clean.append({"loc": [str(x) for x in e.get("loc", ())], "msg": e.get("msg"), "type": e.get("type")})
     more = f" (+{len(errors) - 20} more)" if len(errors) > 20 else ""
