@@ -65,9 +65,13 @@ def bare_app() -> Any:
 
 
 def request_mix(mix: str = "shell", runs: int = 64) -> list[dict]:
-    """The bodies the load generator cycles through, ``runs`` run ids (an agent waits for each answer
-    before its next call, so the requests in flight at once are of different runs; a run's own decisions
-    are serialised, each durable before it is answered). ``shell``: calls for the rules example, allowed
+    """The bodies the load generator cycles through, ``runs`` run ids. The generator hands each connection
+    the next body of one shared cycle, so the requests in flight at once are mostly of different runs, and
+    a run's consecutive requests go to whichever worker holds the connection (about half the time the
+    other worker decided the run's previous input: the worker reads it from the store); a slow answer can
+    leave two requests of one run in flight, decided in turn (on two workers, one is retried on the run
+    rebuilt from the store). A run's own decisions are serialised, each durable before it is answered.
+    ``shell``: calls for the rules example, allowed
     and refused, file tools and shell commands (read with the bash grammar); ``issue``: the tool calls of
     ``benchmarks/server_load.py`` (the mix of the issue's measurement: mostly tools the allow list does
     not name, refused before any command is read)."""

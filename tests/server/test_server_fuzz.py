@@ -82,6 +82,12 @@ def test_property_every_body_gets_an_answer_never_a_500(client: Any, path: str, 
         assert isinstance(out.get("error"), str) and "\n" not in out["error"] and "Traceback" not in out["error"]
 
 
+def test_a_key_with_a_newline_is_named_on_one_line(client: Any) -> None:
+    # found by the property above: an unknown key "\n" in a trace made the 422 summary two lines
+    r = _post(client, "/v1/traces", {"traces": [{"\n": None}]})
+    assert r.status_code == 422 and "\n" not in r.json()["error"] and "'\\n'" in r.json()["error"], r.text
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(tool_call(), json_any)
 def test_property_an_allowed_call_is_one_the_rules_allow(client: Any, call: dict, metadata: Any) -> None:

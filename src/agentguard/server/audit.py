@@ -39,7 +39,7 @@ from ..core.audit import AuditRecord
 from ..core.errors import AgentGuardError, InputError
 from . import schema
 from .jsonutil import canonical, dumps, loads
-from .writer import _Checkpointer, _Writer
+from .writer import Wake, _Checkpointer, _version, _Writer
 
 __all__ = ["AuditRecord", "AuditStore", "MIGRATIONS_DIR", "decision_row", "input_digest", "migrate",
            "new_decision_id"]
@@ -197,24 +197,23 @@ class AuditStore:
         return rows
 
     async def arecord(self, record: AuditRecord, step: Mapping[str, Any] | None = None,
-                      inp: Mapping[str, Any] | None = None, idem: Mapping[str, Any] | None = None) -> None:
+                      inp: Mapping[str, Any] | None = None, idem: Mapping[str, Any] | None = None) -> int | None:
         """Write ``record`` (and a step row, the run's input row ``inp``: ``{idx, kind, payload}``, and the
         ``idempotency_keys`` row ``idem`` of a keyed request) durably, in one transaction; returns after the
-        commit. Raises on failure (``IntegrityError`` when the step or input index of the run, or the
+        commit, with the run's version after it when ``inp`` was given on a SQLite file (:meth:`run_version`;
+        else None). Raises on failure (``IntegrityError`` when the step or input index of the run, or the
         idempotency key, is taken)."""
         if self._closed:
             raise AgentGuardError("audit store is closed")
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-
-        def done(err: BaseException | None) -> None:
-            loop.call_soon_threadsafe(_resolve, fut, err)
-
-        self._writer.q.put((self._rows(record, step, inp, idem), done))
+        rows = self._rows(record, step, inp, idem)
+        self._writer.q.put((rows, Wake(loop, fut)))
         await fut
+        return _version(rows)
 
     def record(self, record: AuditRecord, step: Mapping[str, Any] | None = None,
-               inp: Mapping[str, Any] | None = None, idem: Mapping[str, Any] | None = None) -> None:
+               inp: Mapping[str, Any] | None = None, idem: Mapping[str, Any] | None = None) -> int | None:
         """Blocking variant of :meth:`arecord`."""
         if self._closed:
             raise AgentGuardError("audit store is closed")
@@ -225,10 +224,24 @@ class AuditStore:
             box[0] = err
             ev.set()
 
-        self._writer.q.put((self._rows(record, step, inp, idem), done))
+        rows = self._rows(record, step, inp, idem)
+        self._writer.q.put((rows, done))
         ev.wait()
         if box[0] is not None:
             raise box[0]
+        return _version(rows)
+
+    def run_version(self, run_id: str) -> int | None:
+        """The run's version in this SQLite file's shared counters (:class:`.writer.RunSlots`): unchanged
+        since a value this process saw means no writer committed an input of the run since; None where
+        there are no counters (PostgreSQL, memory, a closed store). A memory read: no lock, no system call."""
+        slots = self._writer.slots
+        if slots is None or self._closed:
+            return None
+        try:
+            return slots.get(run_id)
+        except (ValueError, OSError):  # closed meanwhile
+            return None
 
     def write(self, record: AuditRecord) -> None:
         """:class:`~agentguard.core.AuditSink` protocol: a library guard (e.g. a ``ToolCallGuard`` with
@@ -240,6 +253,8 @@ class AuditStore:
             self._closed = True
             self._writer.q.put(None)
             self._writer.join(timeout=10)
+            if not self._writer.is_alive():
+                self._writer.close()
             for conn in self._local_conns:
                 with contextlib.suppress(Exception):
                     conn.close()
@@ -357,20 +372,22 @@ class AuditStore:
                              .where(s.c.run_id == run_id).order_by(s.c.idx)).all()
         return [{"idx": r[0], "ts": r[1], "decision_id": r[2], "payload": loads(r[3])} for r in rows]
 
-    def run_inputs(self, run_id: str, since: int = 0) -> list[dict[str, Any]]:
+    def run_inputs(self, run_id: str, since: int = 0, *, decode: bool = True) -> list[dict[str, Any]]:
         """The decided inputs of a run in order, from index ``since`` on:
-        ``[{"idx", "kind", "ts", "decision_id", "payload"}]``."""
+        ``[{"idx", "kind", "ts", "decision_id", "payload"}]`` (with ``decode=False`` the payload as stored,
+        JSON text under ``raw``, for a caller that reads only some of them)."""
         if self.local:
             rows = self._reader().execute("SELECT idx, kind, ts, decision_id, payload FROM inputs WHERE run_id = ? "
                                           "AND idx >= ? ORDER BY idx", (run_id, int(since))).fetchall()
-            return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "payload": loads(r[4])}
-                    for r in rows]
-        t = schema.inputs
-        q = sa.select(t.c.idx, t.c.kind, t.c.ts, t.c.decision_id, t.c.payload).where(t.c.run_id == run_id)
-        if since:
-            q = q.where(t.c.idx >= since)
-        with self.engine.connect() as c:
-            rows = c.execute(q.order_by(t.c.idx)).all()
+        else:
+            t = schema.inputs
+            q = sa.select(t.c.idx, t.c.kind, t.c.ts, t.c.decision_id, t.c.payload).where(t.c.run_id == run_id)
+            if since:
+                q = q.where(t.c.idx >= since)
+            with self.engine.connect() as c:
+                rows = c.execute(q.order_by(t.c.idx)).all()
+        if not decode:
+            return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "raw": r[4]} for r in rows]
         return [{"idx": r[0], "kind": r[1], "ts": r[2], "decision_id": r[3], "payload": loads(r[4])} for r in rows]
 
     def run_principals(self, run_id: str) -> set[str]:
@@ -466,15 +483,6 @@ class AuditStore:
         with self.engine.connect() as c:
             n, last = c.execute(sa.select(sa.func.count(), sa.func.max(s.c.ts)).where(s.c.run_id == run_id)).one()
         return int(n), last
-
-
-def _resolve(fut: asyncio.Future, err: BaseException | None) -> None:
-    if fut.done():
-        return
-    if err is None:
-        fut.set_result(None)
-    else:
-        fut.set_exception(err)
 
 
 def _check_limit(limit: Any) -> None:

@@ -17,14 +17,19 @@ from ..core.enforcement import Outcome
 from ..core.errors import AgentGuardError, InputError
 from ..core.guard import BaseGuard, Guard, arun_guard, run_guard
 from ..core.pipeline import Pipeline, RunState
+from ..core.replacement import decided
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore
 from .guards import ServiceGuards
+from .jsonutil import loads
 from .models import StepIn
 from .runs import ServiceRun
 
-__all__ = ["CALL", "Call", "Pipes", "Replaying", "ServicePipeline", "StoreSink", "conflict", "evicted", "memoryless",
-           "proposal_of", "restore", "snapshot", "state_of"]
+__all__ = ["CALL", "Call", "KINDS", "Pipes", "Replaying", "ServicePipeline", "StoreSink", "conflict", "decode_read",
+           "evicted", "memoryless", "proposal_of", "replay", "restore", "snapshot", "state_of"]
+
+
+KINDS = ("check", "step", "signal")  # the inputs a guard decides (an approval is answered by a human)
 
 
 def to_step(s: StepIn) -> Step:
@@ -66,6 +71,7 @@ class Call:
     idem: Any = None  # the request's IdemKey (.idempotency), if it was sent with an Idempotency-Key
     idem_row: dict[str, Any] | None = None  # its idempotency_keys row, written with the decision
     body: bytes | None = None  # the answer's JSON body, when it was built before the commit (a keyed request)
+    version: int | None = None  # the run's version after this decision's commit (AuditStore.run_version)
 
 
 CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("agentguard_service_call", default=None)
@@ -129,7 +135,7 @@ class StoreSink:
     def write(self, record: AuditRecord) -> None:
         call = self._call()
         try:
-            self.store.record(record, call.step, call.inp, call.idem_row)
+            call.version = self.store.record(record, call.step, call.inp, call.idem_row)
         except BaseException as exc:
             call.error = exc
             raise
@@ -137,7 +143,7 @@ class StoreSink:
     async def awrite(self, record: AuditRecord) -> None:
         call = self._call()
         try:
-            await self.store.arecord(record, call.step, call.inp, call.idem_row)
+            call.version = await self.store.arecord(record, call.step, call.inp, call.idem_row)
         except BaseException as exc:
             call.error = exc
             raise
@@ -210,6 +216,34 @@ def proposal_of(kind: str, payload: Mapping[str, Any]) -> tuple[Any, dict[str, A
     if kind == "signal":
         return Step(signals=dict(payload["signals"]), time=float(payload.get("time") or 0.0)), {}
     raise InputError(f"not a guard input: {kind}")
+
+
+def replay(guards: Mapping[str, Any], run_id: str, rows: list[dict[str, Any]], trace: Trace) -> None:
+    """Feed the stored inputs ``rows`` in order to the guards of their kind (``guards``; an approval
+    has none), growing ``trace`` with the steps."""
+    for r in rows:
+        kind = r["kind"]
+        if kind not in KINDS or (kind != "step" and kind not in guards):
+            continue
+        try:
+            proposal, facts = proposal_of(kind, r["payload"]["input"])
+        except Exception:  # noqa: BLE001 - unreadable stored input: nothing to replay
+            continue
+        g = guards.get(kind)
+        if g is not None:
+            ctx = Context(run_id=run_id, trace=trace, state=state_of(None, proposal), metadata=facts)
+            decided(g, ctx, proposal)  # as decided live (a replacement re-asked); only memory matters
+        if kind == "step":
+            trace.append(proposal)
+
+
+def decode_read(rows: list[dict[str, Any]], replayed: abc.Container[str]) -> None:
+    """Decode the stored payloads (``raw``) of the rows a replay reads: those of a kind in ``replayed``
+    (guards with per-run memory), the steps (the trace) and the last (the enforcement state after it)."""
+    for i, r in enumerate(rows):
+        raw = r.pop("raw")
+        if r["kind"] in replayed or r["kind"] == "step" or i == len(rows) - 1:
+            r["payload"] = loads(raw)
 
 
 def state_of(_context: Any, proposal: Any) -> Any:

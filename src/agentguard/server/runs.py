@@ -46,11 +46,14 @@ class ServiceRun(RunState):
     ``stored``: how many of the run's inputs (rows of the ``inputs`` table) this state reflects;
     ``gen``: the generation of the guards whose per-run memory was brought up to date (a hot reload
     starts a new generation and the run is replayed into the new guards); ``last``: the time of the
-    run's last stored input."""
+    run's last stored input; ``version``: the run's version in the store's shared counters
+    (:meth:`~agentguard.server.audit.AuditStore.run_version`) when this state was last known to be the
+    store's (None: unknown, the store is read)."""
 
     stored: int = 0
     gen: int = -1
     last: float = 0.0
+    version: int | None = None
 
     @property
     def trace(self) -> Trace:

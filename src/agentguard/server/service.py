@@ -49,14 +49,13 @@ from ..core.audit import AuditRecord
 from ..core.enforcement import Outcome
 from ..core.errors import InputError
 from ..core.guard import GuardStack
-from ..core.replacement import decided
 from ..core.pipeline import RESERVED_KEYS, RunState, call_key
 from ..core.runs import end_run
 from ..core.strategies import strategy as strategy_by_name
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, input_digest, new_decision_id
-from .deciding import (CALL, Call, Pipes, Replaying, ServicePipeline, StoreSink, conflict, memoryless, proposal_of,
-                       restore, snapshot, state_of, to_step)
+from .deciding import (CALL, KINDS, Call, Pipes, Replaying, ServicePipeline, StoreSink, conflict, decode_read,
+                       memoryless, replay, restore, snapshot, state_of, to_step)
 from .otel import shadow_extra
 from .gate import BytesJSON, JSONResponse, error
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
@@ -70,8 +69,6 @@ from .traces import TraceStore
 
 __all__ = ["KINDS", "Replaying", "Service", "ServicePipeline", "answered", "to_step", "validation_response"]
 
-#: the guard kinds, one pipeline each: ``check`` (POST /v1/check and approvals), ``step``, ``signal``
-KINDS = ("check", "step", "signal")
 #: how many times a decision that lost the race for the run's next stored index is decided again
 CONFLICT_RETRIES = 8
 
@@ -84,7 +81,9 @@ def validation_response(errors: list[dict[str, Any]]) -> JSONResponse:
         return error(400, f"malformed JSON body: {ctx or e.get('msg', '')}".rstrip(": "))
     parts, clean = [], []
     for e in errors[:20]:
-        loc = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
+        # a key is a client's text: one that is not printable (a newline) is shown escaped, so the summary
+        # stays one line
+        loc = ".".join(str(x) if str(x).isprintable() else ascii(x) for x in e.get("loc", ()) if x != "body") or "body"
         parts.append(f"{loc}: {e.get('msg', 'invalid')}")
         clean.append({"loc": [str(x) for x in e.get("loc", ())], "msg": e.get("msg"), "type": e.get("type")})
     more = f" (+{len(errors) - 20} more)" if len(errors) > 20 else ""
@@ -212,8 +211,17 @@ class Service:
         """:meth:`state` from the event loop. On a SQLite file, a run this process holds costs one indexed
         read on the loop (microseconds, no thread hop), and so does catching it up when what other
         processes decided needs no guard replayed (the kinds' guards keep no per-run memory); anything
-        else (a rebuild, a replay into guards with memory, a network database) goes to a worker thread."""
+        else (a rebuild, a replay into guards with memory, a network database) goes to a worker thread.
+
+        First the run's version (:meth:`.audit.AuditStore.run_version`, read before the store): equal to the
+        held state's, no process stored an input of the run since, and the state is not read again (except
+        near its expiry). A writer that does not bump cannot make a stale state decide: ``(run_id, idx)`` is
+        unique, so that decision is not stored (the request retries on the rebuilt run)."""
+        version = self.store.run_version(run_id)
         st = self.runs.peek(run_id) if self.store.local else None
+        if st is not None and st.gen == pipes.gen and st.stored and version is not None and st.version == version \
+                and not (expire and self.now() - st.last > self.settings.run_ttl_s) and self.runs.held(run_id) is st:
+            return st
         if st is not None and st.gen == pipes.gen and st.stored:
             # one read: the run's last input this process knows of and any stored after it by others
             tail = self.store.run_tail(run_id, st.stored - 1) or []
@@ -223,14 +231,17 @@ class Service:
                     raise RunExpired(f"run {run_id} expired after {self.settings.run_ttl_s:g}s without activity; "
                                      "start a new run id")
                 if n == st.stored and self.runs.held(run_id) is st:  # touched: counts as used now
+                    st.version = version
                     return st
                 rows = tail[1:]
                 if n <= st.stored + 64 and all(r["kind"] in pipes.memoryless or r["kind"] not in KINDS for r in rows):
-                    for r in rows:
-                        r["payload"] = loads(r.pop("raw"))
+                    decode_read(rows, ())
                     if self._catch_up(st, pipes, n, rows) and self.runs.held(run_id) is st:
+                        st.version = version
                         return st
-        return await run_in_threadpool(self.state, run_id, pipes, expire)
+        st = await run_in_threadpool(self.state, run_id, pipes, expire)
+        st.version = version
+        return st
 
     def _catch_up(self, st: ServiceRun, pipes: Pipes, n: int, rows: list[dict[str, Any]] | None = None) -> bool:
         """Replay the run's inputs ``st.stored .. n-1`` (decided by other replicas) into the guards and
@@ -251,10 +262,12 @@ class Service:
         """The run rebuilt from the store: every guard forgets it, its stored inputs are replayed into the
         guards in order (their per-run memory), its step trace is rebuilt and its enforcement state
         (latched HALT, halted tools, re-planning rounds) restored from the last stored input."""
-        rows = self.store.run_inputs(run_id)
+        rows = self.store.run_inputs(run_id, decode=False)
         self.rebuilds += 1
         for g in pipes.raw.values():
             end_run(g, run_id)
+        replayed = {k: g for k, g in pipes.raw.items() if k not in pipes.memoryless}  # a guard without memory: no replay
+        decode_read(rows, replayed)
         st = ServiceRun(Context(run_id=run_id, trace=Trace(run_id=run_id), metadata={"adapter": "service"}),
                         gen=pipes.gen)
         if not rows:  # a run stored before the inputs table existed: its steps
@@ -263,31 +276,14 @@ class Service:
             st.stored = 0
         else:
             st.stored = len(rows)
-        self._replay(pipes.raw, run_id, rows, st.context.trace)
+        self._replay(replayed, run_id, rows, st.context.trace)
         if rows:
             st.last = float(rows[-1]["ts"])
             restore(st, rows[-1]["payload"].get("state") or {})
         self.runs.set(run_id, st)
         return st
 
-    @staticmethod
-    def _replay(guards: Mapping[str, Any], run_id: str, rows: list[dict[str, Any]], trace: Trace) -> None:
-        """Feed the stored inputs ``rows`` in order to the guards of their kind (``guards``; an approval
-        has none), growing ``trace`` with the steps."""
-        for r in rows:
-            kind = r["kind"]
-            if kind not in KINDS or (kind != "step" and kind not in guards):
-                continue
-            try:
-                proposal, facts = proposal_of(kind, r["payload"]["input"])
-            except Exception:  # noqa: BLE001 - unreadable stored input: nothing to replay
-                continue
-            g = guards.get(kind)
-            if g is not None:
-                ctx = Context(run_id=run_id, trace=trace, state=state_of(None, proposal), metadata=facts)
-                decided(g, ctx, proposal)  # as decided live (a replacement re-asked); only memory matters
-            if kind == "step":
-                trace.append(proposal)
+    _replay = staticmethod(replay)
 
     def replay_guard(self, kind: str, guard: Any, run_id: str) -> None:
         """Bring one guard's memory of ``run_id`` up to date (it let the run go): forget, then replay the
@@ -437,6 +433,7 @@ class Service:
         st = call.st
         st.stored += 1
         st.last = call.record.time if call.record is not None else time.time()
+        st.version = call.version  # the run's version right after this commit (None: read the store next time)
         if call.kind == "step" and isinstance(proposal, Step):
             st.context.trace.append(proposal)
 

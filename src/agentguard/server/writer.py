@@ -18,6 +18,15 @@ throughput), so the writer does not read the store per batch when it need not:
   own (one indexed query over ``seq``) and updates the heads of those runs; on PostgreSQL (no file to
   share) the tail is read each batch after taking the lock (one indexed row);
 - a run this writer has not seen costs one lookup of its last record (batched per batch);
+- on SQLite the writer keeps one connection of the engine's pool for its life and talks to the driver
+  directly (``BEGIN IMMEDIATE``, its reads and multi-row inserts, ``COMMIT``): SQLAlchemy's statement
+  building and connection bookkeeping cost more than the batch's own SQL; a failed batch rolls back and
+  drops that connection (the next batch takes a fresh one), and a driver error is raised as SQLAlchemy's
+  (an ``IntegrityError`` stays one);
+- run versions (SQLite file only, :class:`RunSlots`): after each commit, still under the write lock, the
+  writer bumps a shared counter for every run the batch stored an input of and hands each request the
+  count after its own bump; a process that holds a run and finds its counter unchanged knows no process
+  stored an input of it since (the service then skips its per-request read of the run's tail).
 - the ``seq`` column is unique, so even a stale view (a writer killed between its commit and its stamp)
   cannot fork the chain: the insert conflicts, the writer re-reads the store and links the batch again.
 """
@@ -49,9 +58,107 @@ _SQLITE_VARS = 32766  # bound parameters in one statement (SQLite's default limi
 
 Batch = list[tuple[list[tuple[str, dict[str, Any]]], Any]]
 
+_SLOTS = 1 << 16  # run-version counters in the shared file (runs hash into them; a shared slot only costs reads)
+
+
+class RunSlots:
+    """The shared run-version counters of one SQLite audit file (``<file>.runslots``, 8 bytes each,
+    mapped into every process that writes it). Bumped only by writers holding the write lock, after their
+    commit; read by anyone without a lock or a system call (a memory read does not let go of the GIL).
+
+    What a match means: a run's counter equal to the value this process saw after its own last commit of
+    the run (or before its last read of the run from the store) says no writer of this file committed an
+    input of any run of that slot since; a writer killed between its commit and its bump, or one that does
+    not bump (another version), leaves it unchanged, which is why a stale view is still caught where it
+    matters: ``(run_id, idx)`` is unique, so a decision taken on a stale state is never stored."""
+
+    def __init__(self, path: str) -> None:
+        import mmap
+
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if os.fstat(fd).st_size < _SLOTS * 8:
+                os.ftruncate(fd, _SLOTS * 8)  # zeros; never shrinks a file another process maps
+            self._mm = mmap.mmap(fd, _SLOTS * 8)
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def slot(run_id: str) -> int:
+        import zlib
+
+        return (zlib.crc32(run_id.encode("utf-8", "surrogatepass")) & (_SLOTS - 1)) * 8
+
+    def get(self, run_id: str) -> int:
+        return int.from_bytes(self._mm[(o := self.slot(run_id)):o + 8], "little")
+
+    def bump(self, run_id: str) -> int:
+        """+1 (call holding the write lock, after the commit); returns the new count."""
+        o = self.slot(run_id)
+        v = int.from_bytes(self._mm[o:o + 8], "little") + 1
+        self._mm[o:o + 8] = v.to_bytes(8, "little")
+        return v
+
+    def close(self) -> None:
+        self._mm.close()
+
 
 def _tuple_marks(n: int) -> str:
     return "(" + ",".join("?" * n) + ")"
+
+
+def _version(rows: list[tuple[str, dict[str, Any]]]) -> int | None:
+    """The version the writer gave the batch's input row after committing it (None without counters)."""
+    for name, row in rows:
+        if name == "inputs":
+            v = row.get("version")
+            return int(v) if v is not None else None
+    return None
+
+
+def _resolve(fut: Any, err: BaseException | None) -> None:
+    if fut.done():
+        return
+    if err is None:
+        fut.set_result(None)
+    else:
+        fut.set_exception(err)
+
+
+def _resolve_all(done: list[tuple[Any, BaseException | None]]) -> None:
+    for fut, err in done:
+        _resolve(fut, err)
+
+
+class Wake:
+    """How an ``arecord`` waits: its future on its event loop. The writer wakes each loop once per batch
+    (one ``call_soon_threadsafe``, one write to the loop's wake-up pipe) for all the batch's futures of it."""
+
+    __slots__ = ("loop", "fut")
+
+    def __init__(self, loop: Any, fut: Any) -> None:
+        self.loop, self.fut = loop, fut
+
+    def __call__(self, err: BaseException | None) -> None:
+        self.loop.call_soon_threadsafe(_resolve, self.fut, err)
+
+
+def _wake(batch: Batch, errors: list[BaseException | None]) -> None:
+    """Tell every request of the batch how its write went (after the commit)."""
+    loops: dict[Any, list[tuple[Any, BaseException | None]]] = {}
+    for (_rows, done), error in zip(batch, errors):
+        if isinstance(done, Wake):
+            loops.setdefault(done.loop, []).append((done.fut, error))
+            continue
+        try:
+            done(error)
+        except Exception:  # a callback must never kill the writer
+            pass
+    for loop, futs in loops.items():
+        try:
+            loop.call_soon_threadsafe(_resolve_all, futs)
+        except Exception:  # a closed loop: nobody waits there any more
+            pass
 
 
 class _Checkpointer(threading.Thread):
@@ -91,6 +198,8 @@ class _Writer(threading.Thread):
         self._tail: tuple[int, str] | None = None  # (seq, chain_hash) of the chain's last record, as last known
         self._heads: dict[str, str] = {}  # run id -> run_hash of its last record (valid as of _tail)
         self._stale = True  # read the tail from the store before the next link
+        self._sqlite = engine.dialect.name == "sqlite"
+        self._dbapi: Any = None  # SQLite: the writer's own pooled connection (see the module docstring)
         self.store_reads = 0  # times the writer read the chain's tail or heads from the store (tests, benchmarks)
         # On SQLite a batch's rows of one table go to the driver as ONE multi-row INSERT (the columns the
         # Core insert compiles to, without per-row Core bookkeeping): the driver lets go of the GIL around
@@ -98,6 +207,7 @@ class _Writer(threading.Thread):
         # (up to the 5 ms switch interval) once per row; one statement per table waits once.
         self._raw: dict[str, tuple[str, list[str], Any]] = {}
         self._lockfile: Any = None
+        self.slots: RunSlots | None = None  # SQLite file with the write lock: the run versions
         if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:") \
                 and os.environ.get("AGENTGUARD_SQLITE_FLOCK", "1") != "0":  # "0": diagnostics only
             # Writers of several processes queue on a kernel file lock (woken at once on release)
@@ -105,6 +215,8 @@ class _Writer(threading.Thread):
             # The file's first bytes hold the tail stamp (see the module docstring); not append mode.
             fd = os.open(f"{engine.url.database}.writelock", os.O_RDWR | os.O_CREAT, 0o600)
             self._lockfile = os.fdopen(fd, "r+b", buffering=0)  # noqa: SIM115 - held for life
+            with self._write_lock():
+                self.slots = RunSlots(f"{engine.url.database}.runslots")
         if engine.dialect.name == "sqlite":
             for t in _TABLES:
                 cols = [c.name for c in t.columns if c.name != "id"]
@@ -140,25 +252,31 @@ class _Writer(threading.Thread):
             return True
         return os.pread(self._lockfile.fileno(), _STAMP_BYTES, 0) != self._stamp_of(self._tail)
 
-    def _sync(self, conn: sa.Connection) -> None:
+    def _sync(self, conn: Any) -> None:
         """Read the chain's tail; when other writers extended it, the heads of the runs they wrote."""
         d = schema.decisions
         self.store_reads += 1
-        row = conn.execute(sa.select(d.c.seq, d.c.chain_hash).where(d.c.seq.is_not(None))
-                           .order_by(d.c.seq.desc()).limit(1)).first()
+        if self._sqlite:
+            row = conn.execute("SELECT seq, chain_hash FROM decisions WHERE seq IS NOT NULL "
+                               "ORDER BY seq DESC LIMIT 1").fetchone()
+        else:
+            row = conn.execute(sa.select(d.c.seq, d.c.chain_hash).where(d.c.seq.is_not(None))
+                               .order_by(d.c.seq.desc()).limit(1)).first()
         tail = (int(row[0]), str(row[1])) if row is not None else None
         old = self._tail
         if tail != old:
             if old is not None and tail is not None and 0 < tail[0] - old[0] <= _CATCH_UP_MAX:
-                for run, h in conn.execute(sa.select(d.c.run_id, d.c.run_hash).where(d.c.seq > old[0])
-                                           .order_by(d.c.seq)):
+                since = conn.execute("SELECT run_id, run_hash FROM decisions WHERE seq > ? ORDER BY seq",
+                                     (old[0],)) if self._sqlite else \
+                    conn.execute(sa.select(d.c.run_id, d.c.run_hash).where(d.c.seq > old[0]).order_by(d.c.seq))
+                for run, h in since:
                     self._heads[run] = h
             else:
                 self._heads.clear()
         self._tail = tail
         self._stale = False
 
-    def _missing_heads(self, conn: sa.Connection, runs: set[str]) -> dict[str, str]:
+    def _missing_heads(self, conn: Any, runs: set[str]) -> dict[str, str]:
         """The heads of runs this writer has not seen (one query per 500 runs; GENESIS when none)."""
         from .chain import GENESIS
 
@@ -169,19 +287,25 @@ class _Writer(threading.Thread):
             self.store_reads += 1
         for i in range(0, len(need), 500):
             part = need[i:i + 500]
-            last = (sa.select(sa.func.max(d.c.seq)).where(d.c.run_id.in_(part), d.c.seq.is_not(None))
-                    .group_by(d.c.run_id).scalar_subquery())
-            for run, h in conn.execute(sa.select(d.c.run_id, d.c.run_hash).where(d.c.seq.in_(last))):
+            if self._sqlite:
+                got = conn.execute("SELECT run_id, run_hash FROM decisions WHERE seq IN (SELECT max(seq) FROM "
+                                   f"decisions WHERE run_id IN ({','.join('?' * len(part))}) AND seq IS NOT NULL "
+                                   "GROUP BY run_id)", part)
+            else:
+                last = (sa.select(sa.func.max(d.c.seq)).where(d.c.run_id.in_(part), d.c.seq.is_not(None))
+                        .group_by(d.c.run_id).scalar_subquery())
+                got = conn.execute(sa.select(d.c.run_id, d.c.run_hash).where(d.c.seq.in_(last)))
+            for run, h in got:
                 heads[run] = h
         return heads
 
-    def _link(self, conn: sa.Connection, rows: dict[str, list[dict[str, Any]]]) -> tuple[tuple[int, str], dict[str, str]]:
+    def _link(self, conn: Any, rows: dict[str, list[dict[str, Any]]]) -> tuple[tuple[int, str], dict[str, str]]:
         """Give the batch's decision rows their place in the chain (:mod:`.chain`): ``seq``, ``chain_hash``,
         ``run_hash``, and the signed checkpoints the batch reaches, in one pass. Runs inside the batch's
         transaction after taking the chain lock; reads the store only as the module docstring says."""
         from .chain import GENESIS, chain_hash, record_hash, run_hash
 
-        if conn.dialect.name == "postgresql":
+        if not self._sqlite and conn.dialect.name == "postgresql":
             conn.execute(sa.text(f"SELECT pg_advisory_xact_lock({_CHAIN_LOCK})"))
             self._stale = True  # no shared stamp: read the tail under the lock
         if self._others_wrote():
@@ -217,7 +341,7 @@ class _Writer(threading.Thread):
                 pass
 
     # -- writes -----------------------------------------------------------------------------------
-    def _insert(self, conn: sa.Connection, rows: dict[str, list[dict[str, Any]]]) -> None:
+    def _insert(self, conn: Any, rows: dict[str, list[dict[str, Any]]]) -> None:
         for table in (t for t in _TABLES if rows[t.name]):
             batch_rows = rows[table.name]
             raw = self._raw.get(table.name)
@@ -226,8 +350,8 @@ class _Writer(threading.Thread):
                 per = max(1, _SQLITE_VARS // len(cols))
                 for i in range(0, len(batch_rows), per):
                     part = batch_rows[i:i + per]
-                    conn.exec_driver_sql(sql + ",".join([_tuple_marks(len(cols))] * len(part)),
-                                         tuple([x for r in part for x in get(r)]))
+                    conn.execute(sql + ",".join([_tuple_marks(len(cols))] * len(part)),
+                                 tuple([x for r in part for x in get(r)]))
             else:
                 conn.execute(table.insert(), batch_rows)
 
@@ -244,11 +368,17 @@ class _Writer(threading.Thread):
             linked = None
             try:
                 with self._write_lock():
-                    with self.engine.begin() as conn:
-                        linked = self._link(conn, rows) if chained else None
-                        self._insert(conn, rows)
+                    if self._sqlite:
+                        linked = self._write_sqlite(rows, chained)
+                    else:
+                        with self.engine.begin() as conn:
+                            linked = self._link(conn, rows) if chained else None
+                            self._insert(conn, rows)
                     if linked is not None:
                         self._linked(linked)
+                    if self.slots is not None:
+                        for row in rows["inputs"]:  # the request reads its version from its input row
+                            row["version"] = self.slots.bump(row["run_id"])
                 return None
             except sa.exc.IntegrityError as exc:  # not transient, unless the chain moved under a stale view
                 if chained and relinks < 5 and self._chain_moved():
@@ -262,13 +392,49 @@ class _Writer(threading.Thread):
                 time.sleep(0.05 * attempt)
         return error
 
+    def _write_sqlite(self, rows: dict[str, list[dict[str, Any]]], chained: bool) -> Any:
+        """One SQLite transaction on the writer's own connection: ``BEGIN IMMEDIATE`` (the database's write
+        lock, so the chain's tail read next cannot move before the commit), link, insert, commit. On any
+        error it rolls back, drops the connection and raises the driver's error as SQLAlchemy's."""
+        import sqlite3
+
+        if self._dbapi is None:
+            self._dbapi = self.engine.raw_connection()  # pooled: the engine's pragmas (WAL, synchronous) apply
+        db = self._dbapi.driver_connection
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            linked = self._link(db, rows) if chained else None
+            self._insert(db, rows)
+            db.commit()
+            return linked
+        except BaseException as exc:
+            dbapi, self._dbapi = self._dbapi, None
+            with contextlib.suppress(Exception):
+                db.rollback()
+            with contextlib.suppress(Exception):
+                dbapi.invalidate()  # a fresh connection next batch
+            if isinstance(exc, sqlite3.Error):
+                raise sa.exc.DBAPIError.instance("audit batch", None, exc, sqlite3.Error) from exc
+            raise
+
+    def close(self) -> None:
+        """Give the writer's connection back (after the thread ended)."""
+        if self.slots is not None:
+            with contextlib.suppress(Exception):
+                self.slots.close()
+            self.slots = None
+        dbapi, self._dbapi = self._dbapi, None
+        if dbapi is not None:
+            with contextlib.suppress(Exception):
+                dbapi.close()
+
     def _chain_moved(self) -> bool:
         """After a conflict: whether the chain's tail is not what this writer linked the batch to (then
         the view is refreshed and the batch is linked again)."""
         before = self._tail
         try:
             with self._write_lock(), self.engine.connect() as conn:
-                self._sync(conn)
+                self._sync(conn.connection.driver_connection if self._sqlite else conn)
         except Exception:
             self._stale = True
             return False
@@ -301,8 +467,4 @@ class _Writer(threading.Thread):
             self.batches += 1
             self.records += len(batch)
             self.last_batch = len(batch)
-            for (_rows, done), error in zip(batch, errors):
-                try:
-                    done(error)
-                except Exception:  # a callback must never kill the writer
-                    pass
+            _wake(batch, errors)

@@ -1,0 +1,135 @@
+"""The run versions of a SQLite audit file (server/writer.py ``RunSlots``): every writer bumps a shared
+counter per run after committing its input, so a worker that holds a run and finds the counter unchanged
+decides without reading the run's tail from the store. Two services on one file stand for two workers:
+what one decides (a latched HALT) is seen by the other, the counter spares the read only when nothing
+was stored since, and a writer that does not bump (killed between commit and bump, another version)
+cannot make a stale state decide (``(run_id, idx)`` is unique: the decision is taken again on the
+rebuilt run)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+pytest.importorskip("cryptography")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from agentguard.core.audit import AuditRecord  # noqa: E402
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
+from agentguard.server.app import create_app  # noqa: E402
+from agentguard.server.audit import AuditStore  # noqa: E402
+from agentguard.server.chain import verify  # noqa: E402
+from agentguard.server.guards import ServiceGuards, default_guards  # noqa: E402
+from agentguard.server.settings import ServerSettings  # noqa: E402
+
+TOKEN = "run-versions-token-12"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def _inp(store: AuditStore, run: str, idx: int) -> int | None:
+    rec = AuditRecord(time=time.time(), run_id=run, decision="ALLOW", reason="r", guard="g", kind="check",
+                      input_digest=f"{idx:064x}")
+    return store.record(rec, inp={"idx": idx, "kind": "check", "payload": {"input": {}, "state": {}}})
+
+
+def test_stores_on_one_file_share_the_run_versions(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'a.sqlite'}"
+    a, b = AuditStore(url), AuditStore(url)
+    try:
+        assert a.run_version("r1") == b.run_version("r1") == 0
+        v = _inp(a, "r1", 0)
+        assert v == 1 and a.run_version("r1") == b.run_version("r1") == 1
+        assert _inp(b, "r1", 1) == 2 and a.run_version("r1") == 2
+        assert a.run_version("r2") in (0, 2)  # another run: its own counter (or r1's, sharing its slot)
+        assert a.record(AuditRecord(time=time.time(), run_id="r1", decision="ALLOW", reason="", guard="g")) is None
+        assert a.run_version("r1") == 2  # a decision without an input row is no input of the run
+    finally:
+        a.close(), b.close()
+    monkeypatch.setenv("AGENTGUARD_SQLITE_FLOCK", "0")  # no write lock (diagnostics): no versions either
+    c = AuditStore(f"sqlite:///{tmp_path / 'c.sqlite'}")
+    try:
+        assert c.run_version("r1") is None and _inp(c, "r1", 0) is None
+    finally:
+        c.close()
+
+
+def _apps(tmp_path):
+    settings = [ServerSettings(token=TOKEN, state_dir=str(tmp_path / n), db_url=f"sqlite:///{tmp_path / 'shared.sqlite'}",
+                               audit_key_file=str(tmp_path / "k.pem")) for n in ("a", "b")]
+    tool = ToolRuleGuard(allow=["read_file", "shutdown"], halt=["shutdown"])
+    return [create_app(s, ServiceGuards(tool=tool, step=default_guards(s).step, signal=default_guards(s).signal))
+            for s in settings]
+
+
+def _check(c, run, tool):
+    r = c.post("/v1/check", headers=AUTH, json={"run_id": run, "tool_call": {"name": tool, "arguments": {}}})
+    assert r.status_code == 200, r.text
+    return r.json()["decision"]
+
+
+def _count_tail_reads(app, monkeypatch):
+    store = app.state.store
+    n = [0]
+    real = store.run_tail
+
+    def counted(*a, **k):
+        n[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(store, "run_tail", counted)
+    return n
+
+
+def test_a_halt_latched_by_one_worker_is_seen_by_the_other(tmp_path, monkeypatch):
+    app_a, app_b = _apps(tmp_path)
+    reads = _count_tail_reads(app_a, monkeypatch)
+    with TestClient(app_a) as a, TestClient(app_b) as b:
+        assert _check(a, "r", "read_file") == "ALLOW"
+        assert _check(a, "r", "read_file") == "ALLOW"
+        assert _check(a, "r", "read_file") == "ALLOW"
+        assert reads[0] == 0  # held and unchanged in the store: decided without reading it
+        assert _check(b, "r", "read_file") == "ALLOW"
+        assert _check(b, "r", "shutdown") == "HALT"
+        assert _check(a, "r", "read_file") == "HALT"  # the other worker's inputs were read: the latch holds
+        assert reads[0] == 1
+        assert _check(a, "r", "read_file") == "HALT" and reads[0] == 1
+        store = app_a.state.store
+        assert [r["idx"] for r in store.run_inputs("r")] == list(range(7))
+    s = AuditStore(f"sqlite:///{tmp_path / 'shared.sqlite'}")
+    try:
+        assert verify(s.engine).ok
+    finally:
+        s.close()
+
+
+def test_a_writer_that_does_not_bump_cannot_make_a_stale_decision(tmp_path, monkeypatch):
+    app_a, app_b = _apps(tmp_path)
+    with TestClient(app_a) as a, TestClient(app_b) as b:
+        assert _check(a, "r", "read_file") == "ALLOW"
+        app_b.state.store._writer.slots = None  # b stands for a writer that commits but never bumps
+        assert _check(b, "r", "shutdown") == "HALT"
+        assert app_a.state.store.run_version("r") == 1  # unchanged: a's state looks current, and is not
+        # a decides on its stale state, its input takes index 1 (b's) and is refused; decided again on the
+        # run rebuilt from the store, the latched HALT holds
+        assert _check(a, "r", "read_file") == "HALT"
+        rows = app_a.state.store.run_inputs("r")
+        assert [r["idx"] for r in rows] == [0, 1, 2]
+        assert [r["payload"]["decision"] for r in rows] == ["ALLOW", "HALT", "HALT"]
+        assert app_a.state.service.rebuilds >= 2  # first sight, then after the refused write
+
+
+def test_near_its_expiry_the_store_decides(tmp_path, monkeypatch):
+    app_a, _ = _apps(tmp_path)
+    reads = _count_tail_reads(app_a, monkeypatch)
+    svc = app_a.state.service
+    with TestClient(app_a) as a:
+        r = a.post("/v1/runs/e/signals", headers=AUTH, json={"signals": {"score": 0.1}})
+        assert r.status_code == 200 and reads[0] == 0
+        later = time.time() + svc.settings.run_ttl_s + 60
+        monkeypatch.setattr(svc, "now", lambda: later)  # the service's clock, past the run's expiry
+        r = a.post("/v1/runs/e/signals", headers=AUTH, json={"signals": {"score": 0.1}})
+        assert r.status_code == 410 and reads[0] == 1  # read from the store, which says expired
