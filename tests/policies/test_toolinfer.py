@@ -408,3 +408,44 @@ def test_a_listing_vouches_for_the_numeric_key_of_the_records_it_lists():
     assert ts.tools["list_issues"].results == {"number": "issue"}
     assert ts.tools["update_issue"].args["issue_number"] == "issue"
     assert "issue" in ts.roles["ids"] and "issue" in ts.roles["named_ids"]
+
+
+# ---------------------------------------------------------------- after the blind HubSpot run (not blind)
+def _hubspot_schemas() -> list[ToolSchema]:
+    from agentguard.bench import hubspot_hijack
+    return [ToolSchema.from_mcp(t) for t in hubspot_hijack.load()["tools"]]
+
+
+def test_a_namespace_before_the_verb_is_skipped_only_where_no_vocabulary_calls_it_a_verb() -> None:
+    from agentguard.policies.library.extractors.agentdojo_provenance import INFERENCE
+    from agentguard.policies.toolinfer import namespaced
+
+    named = {s.name: s.prefix for s in namespaced(_hubspot_schemas(), INFERENCE)}
+    assert named["crm_search_contacts"] == 1 and named["notes_list"] == 1 and named["meetings_create"] == 1
+    # a first word no vocabulary knows stays the verb when the next word is none either (a consequential write)
+    assert named["communications_unsubscribe_contact"] == 0
+    odd = [ToolSchema("unsubscribe_list_members"), ToolSchema("acme_get_report"), ToolSchema("get_files")]
+    assert [s.prefix for s in namespaced(odd, INFERENCE)] == [0, 0, 0]   # a lone unknown first word: kept
+    lone = infer(namespaced([ToolSchema("unsubscribe_list_members")], INFERENCE)[0], INFERENCE)
+    assert lone.kind == "write"
+
+
+def test_nested_schema_properties_have_their_own_roles_at_any_depth() -> None:
+    from agentguard.policies.library.extractors.agentdojo_provenance import INFERENCE
+    from agentguard.policies.schemagrants import expand_arguments
+    from agentguard.policies.toolinfer import namespaced
+
+    by = {s.name: s for s in namespaced(_hubspot_schemas(), INFERENCE)}
+    search = infer(by["crm_search_contacts"], INFERENCE)
+    assert search.kind == "read"
+    assert "filterGroups.filters.propertyName" in search.args and "filterGroups.filters.value" in search.args
+    assert search.args["filterGroups.filters.operator"] == "choice"      # a nested enum is a closed set
+    args = {"filterGroups": [{"filters": [{"propertyName": "firstname", "operator": "EQ", "value": "Tom"}]}]}
+    pairs = list(expand_arguments(search, args))
+    assert ("filterGroups.filters.propertyName", "firstname") in pairs and ("filterGroups.filters.value", "Tom") in pairs
+    assert all(not isinstance(v, dict) for _, v in pairs)   # a declared property name is never read as a value
+    # an undeclared key stays a value (argument keys of undeclared mappings are values: fail closed)
+    upd = infer(by["crm_update_contact"], INFERENCE)
+    assert upd.kind == "write"
+    got = list(expand_arguments(upd, {"contactId": "1", "properties": {"phone": "1", "evil": "x"}}))
+    assert ("properties.phone", "1") in got and ("properties", {"evil": "x"}) in got

@@ -52,7 +52,7 @@ from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
                          dates, entities, identifiers, times, two_step_amounts, word_form)
-from .platformids import SystemIds, in_minor_units, listed_records, nested_ids, platform_fields
+from .platformids import SystemIds, in_minor_units, listed_records, nested_ids, platform_fields, search_filter
 from .schemagrants import closed_value, expand_arguments, in_scope, omitted_values, record_nouns
 from .toolset import READ_VERBS, ToolDecl, ToolSet
 
@@ -162,9 +162,18 @@ class FlowLedger:
         if not recs:
             return
         nouns = self._cache.setdefault("nouns", {d.whole for d in self.toolset.tools.values() if d.inferred})
-        sysfs = platform_fields(self.sys_ids, tool, decl, recs, arguments, nouns, self._states, self.prompt)
+        searched = search_filter(arguments, decl.choices, self._vocabulary(), self._states, self.prompt) if (
+            decl.inferred and decl.kind == "read" and arguments) else None
+        sysfs = platform_fields(self.sys_ids, tool, decl, recs, arguments, nouns, self._states, self.prompt, searched)
         for rec, sysf in zip(recs, sysfs):
             self._record(tool, decl, rec, recs if decl.inferred else [], sysf)
+
+    def _vocabulary(self) -> set[str]:
+        """The property names the tool set's schemas declare inside its tools' objects (``properties.firstname``
+        -> ``firstname``): the store's own field names, which a search names, not a value it matches."""
+        vocab: set[str] = self._cache.setdefault("vocabulary", {a.rsplit(".", 1)[1] for d in self.toolset.tools.values()
+                                                                 for a in d.args if "." in a})
+        return vocab
 
     def _states(self, s: str) -> bool:   # whether the request states value s (an id or e-mail; its words)
         c = canonical(s)

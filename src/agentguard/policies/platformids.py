@@ -49,7 +49,7 @@ from .capabilities import strip_quotes
 __all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MINOR_UNIT_WORDS", "SELECTIONS", "SystemIds",
            "computed_selection", "file_listing_record", "in_minor_units", "list_wrapper", "listed_records",
            "listing_filter", "minor_unit_arg", "nested_ids", "object_noun", "platform_fields", "reference_key",
-           "selections", "selector", "system_fields"]
+           "search_filter", "selections", "selector", "system_fields"]
 
 #: words of a parameter's description that declare its amount in a currency's minor unit (whole words)
 MINOR_UNIT_WORDS: tuple[str, ...] = ("cents", "in cents", "smallest currency unit", "smallest unit of the currency",
@@ -305,13 +305,15 @@ def computed_selection(recs: Sequence[Mapping[str, Any]], chosen: Sequence[tuple
 
 def platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, Any]],
                     arguments: Mapping[str, Any] | None, nouns: Iterable[str],
-                    stated: Callable[[str], bool], prompt: str = "") -> list[dict[str, str]]:
+                    stated: Callable[[str], bool], prompt: str = "", searched: str | None = None
+                    ) -> list[dict[str, str]]:
     """Apply both rules of the module docstring to one result of ``tool`` (declaration ``decl``): file the id a
     consequential call the guard allowed was assigned, or the system fields of the listing records the request
     selects; returns, per record, the fields that are system-assigned (not third-party text). Every system-field
     value is kept in ``ids.seen``: still a code a tool result wrote (a read of another service carrying it leaks
-    it: :meth:`~agentguard.policies.dataflow.FlowLedger._remote_leak`)."""
-    out = _platform_fields(ids, tool, decl, recs, arguments, nouns, stated, prompt)
+    it: :meth:`~agentguard.policies.dataflow.FlowLedger._remote_leak`). ``searched``: the search filter that
+    selects every record the call returned (:func:`search_filter`), if any."""
+    out = _platform_fields(ids, tool, decl, recs, arguments, nouns, stated, prompt, searched)
     ids.seen.update(v for r, fs in zip(recs, out) for f in fs
                     for v in (nested_ids(r).get(f, []) if "." in f else [r[f]] if isinstance(r.get(f), str) else []))
     return out
@@ -319,7 +321,8 @@ def platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, A
 
 def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, Any]],
                      arguments: Mapping[str, Any] | None, nouns: Iterable[str],
-                     stated: Callable[[str], bool], prompt: str = "") -> list[dict[str, str]]:
+                     stated: Callable[[str], bool], prompt: str = "", searched: str | None = None
+                     ) -> list[dict[str, str]]:
     """The rules of :func:`platform_fields`."""
     if not decl.inferred:
         return [{} for _ in recs]
@@ -333,10 +336,11 @@ def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, 
                          f"{tool}.{{}} (assigned to a call the guard allowed)")
             return [sysf] + [{} for _ in recs[1:]]
         return [{} for _ in recs]
-    if not decl.whole:
+    noun = decl.whole or decl.results.get("id", "")   # a listing, or a search of the records of a noun
+    if not noun:
         return [{} for _ in recs]
-    out = [system_fields(rec, decl.whole, nouns) for rec in recs]
-    by = listing_filter(ids, arguments or {}, nouns, stated)
+    out = [system_fields(rec, noun, nouns) for rec in recs]
+    by = listing_filter(ids, arguments or {}, nouns, stated) or searched
     for rec, fields in zip(recs, out):
         file_listing_record(ids, tool, rec, fields, stated, by)
     # a record the request selects by a property computed over this listing's records (the later of two
@@ -361,3 +365,40 @@ def listing_filter(ids: SystemIds, arguments: Mapping[str, Any], nouns: Iterable
                 and selector(v.strip(), len(v.split())) and (stated(v) or ids.selected_value(v)):
             return v.strip()
     return None
+
+
+def search_filter(arguments: Mapping[str, Any], choices: Iterable[str], vocabulary: Iterable[str],
+                  stated: Callable[[str], bool], prompt: str) -> str | None:
+    """The values by which a search call selects every record it returns, or ``None``. The call's arguments are
+    read as a tree (``filterGroups[].filters[].value``, paths as the schema names them): a closed-set value (an
+    operator, a sort direction: ``choices`` names their paths), a number (a page size) or a name of the store's
+    own vocabulary (``vocabulary``: a property the tool set's schemas declare, ``firstname``) says which records
+    or fields, not which values; **every** other value must be one the request states and writes as it is
+    (case and all): an identifier-like value or a name of two to four words, or a single word the request
+    capitalises (a proper name: ``Reyes``, ``Northfield``, not ``open``); and every nested object (a filter, an
+    OR-group) must hold such a value (``{propertyName: email, operator: HAS_PROPERTY}`` alone selects every
+    record that has an e-mail: nothing the request stated). One value a third party supplied (a filter value
+    from an e-mail, an extra OR-group, a page cursor) and the search selects nothing."""
+    vocab = {v.casefold() for v in vocabulary}
+    closed = set(choices)
+    values: list[str] = []
+
+    def walk(path: str, v: Any, top: bool) -> bool:   # False: something no one stated (or an empty object)
+        if isinstance(v, list):
+            return all(walk(path, x, top) for x in v)
+        if isinstance(v, Mapping):
+            before = len(values)
+            ok = all(walk(f"{path}.{k}" if path else str(k), x, False) for k, x in v.items())
+            return ok and (top or len(values) > before)
+        if isinstance(v, (bool, int, float)) or v is None or path in closed:
+            return True
+        s = str(v).strip()
+        if not s or s.casefold() in vocab:
+            return True
+        written = re.search(r"(?<![\w@.])" + re.escape(s) + r"(?![\w@])", prompt) is not None
+        if not (stated(s) and written and (selector(s, len(s.split())) or s[:1].isupper())):
+            return False
+        values.append(s)
+        return True
+
+    return " ".join(values) or None if walk("", dict(arguments), True) else None
