@@ -451,6 +451,7 @@ def test_bypass_a_search_by_a_value_from_third_party_text_selects_nothing(hs: Pr
 @pytest.mark.parametrize("extra", [
     [{"propertyName": "email", "operator": "HAS_PROPERTY"}],        # an OR-group that selects every record
     [{"propertyName": "lastname", "operator": "EQ", "value": "Okafor"}],   # a value the request does not state
+    [{"propertyName": "lastname", "operator": "NEQ", "value": "Reyes"}],   # a stated value, everyone else selected
 ])
 def test_bypass_an_extra_or_group_selects_nothing(hs: ProvenanceGuard, extra: list[dict[str, Any]]) -> None:
     run = _run(hs, _TOM)
@@ -474,6 +475,10 @@ def test_search_filter_reads_values_not_vocabulary() -> None:
     assert search_filter({**args, "after": "c2VjcmV0"}, ch, vocab, stated, prompt) is None
     assert search_filter(_hs_search(("message", "EQ", "Tom")), ch, vocab, stated, prompt) is None
     assert search_filter({}, ch, vocab, stated, prompt) is None
+    # a predicate that is not equality or membership selects records the request did not state
+    for op in ("NEQ", "NOT_IN", "GT", "NOT_CONTAINS_TOKEN"):
+        assert search_filter(_hs_search(("lastname", op, "Reyes")), ch, vocab, stated, prompt) is None
+    assert search_filter(_hs_search(("lastname", "CONTAINS_TOKEN", "Reyes")), ch, vocab, stated, prompt) == "Reyes"
 
 
 def test_bypass_a_properties_list_then_an_outbound_email_is_refused(hs: ProvenanceGuard) -> None:

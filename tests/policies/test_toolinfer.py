@@ -416,20 +416,6 @@ def _hubspot_schemas() -> list[ToolSchema]:
     return [ToolSchema.from_mcp(t) for t in hubspot_hijack.load()["tools"]]
 
 
-def test_a_namespace_before_the_verb_is_skipped_only_where_no_vocabulary_calls_it_a_verb() -> None:
-    from agentguard.policies.library.extractors.agentdojo_provenance import INFERENCE
-    from agentguard.policies.toolinfer import namespaced
-
-    named = {s.name: s.prefix for s in namespaced(_hubspot_schemas(), INFERENCE)}
-    assert named["crm_search_contacts"] == 1 and named["notes_list"] == 1 and named["meetings_create"] == 1
-    # a first word no vocabulary knows stays the verb when the next word is none either (a consequential write)
-    assert named["communications_unsubscribe_contact"] == 0
-    odd = [ToolSchema("unsubscribe_list_members"), ToolSchema("acme_get_report"), ToolSchema("get_files")]
-    assert [s.prefix for s in namespaced(odd, INFERENCE)] == [0, 0, 0]   # a lone unknown first word: kept
-    lone = infer(namespaced([ToolSchema("unsubscribe_list_members")], INFERENCE)[0], INFERENCE)
-    assert lone.kind == "write"
-
-
 def test_nested_schema_properties_have_their_own_roles_at_any_depth() -> None:
     from agentguard.policies.library.extractors.agentdojo_provenance import INFERENCE
     from agentguard.policies.schemagrants import expand_arguments

@@ -49,13 +49,13 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..core.errors import InputError
 from .capabilities import GrantLexicon
 from .platformids import minor_unit_arg
+from .toolnames import _singular, external_kinds, external_param_role, namespaced, tokens
 from .toolset import BOOLEAN, KINDS, ToolDecl, ToolSet, read_has_effect
 
 __all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "external_kinds", "external_param_role", "infer",
@@ -64,12 +64,6 @@ __all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "external_kinds", "e
 
 #: a string parameter whose schema allows this many characters or more is prose (text), not a name or an id
 LONG_TEXT = 1000
-
-
-def tokens(name: str) -> list[str]:
-    """The words of an identifier: ``user_email`` / ``userEmail`` / ``user-email`` -> ``['user', 'email']``."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    return [w for w in re.split(r"[^a-z0-9]+", spaced.casefold()) if w]
 
 
 @dataclass(frozen=True)
@@ -242,28 +236,6 @@ def _param_role(p: ParamSchema, lex: InferenceLexicon, name_words: list[str],
     return "unknown", False
 
 
-@lru_cache(maxsize=1)
-def external_kinds() -> dict[str, str]:
-    """Verb -> kind from ``library/verbs_external.json``: RFC 9110 methods, Google AIP standard methods and the
-    schema.org Action hierarchy, transcribed with their sources (never written from a benchmark's tools)."""
-    return {verb: kind for kind, verbs in _external()["kinds"].items() for verb in verbs}
-
-
-@lru_cache(maxsize=1)
-def _external() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((Path(__file__).parent / "library" / "verbs_external.json").read_text(
-        encoding="utf-8"))
-    return data
-
-
-def external_param_role(name: str) -> str | None:
-    """The role of a parameter named as a schema.org property (``amount``, ``start_time``, ``url``), from
-    ``library/verbs_external.json``; ``None`` when it is none."""
-    table: dict[str, str] = _external()["params"]
-    toks = tokens(name)
-    return table.get("".join(toks)) or next((table[t] for t in toks if t in table), None)
-
-
 def _kind(verb: str, words: set[str], lex: InferenceLexicon, trace: set[str]) -> str:
     for kind, verbs, objects in lex.kinds:
         if verb in verbs and (not objects or words & objects):
@@ -375,17 +347,6 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
                     choices=choices, minor=frozenset(minor))
 
 
-def _singular(word: str) -> str | None:
-    """The singular of a plural noun written in a tool's name (``channels`` -> ``channel``), else ``None``."""
-    if len(word) <= 3 or not word.endswith("s") or word.endswith("ss"):
-        return None
-    if word.endswith(("sses", "xes", "ches", "shes")):
-        return word[:-2]
-    if word.endswith("ies") and len(word) > 4:   # companies -> company, entries -> entry
-        return word[:-3] + "y"
-    return word[:-1]
-
-
 def listing_roles(schemas: Iterable[ToolSchema],
                   decls: Mapping[str, ToolDecl]) -> tuple[dict[str, ToolDecl], set[str], set[str]]:
     """Roles from the tool set's own structure, not from words of a lexicon: a **listing** is a read whose name
@@ -474,33 +435,6 @@ def _record_listings(schemas: list[ToolSchema], out: dict[str, ToolDecl], nouns:
         out[name] = replace(d, results=results, select=d.select if d.results else amounts)
 
 
-def _known_verb(word: str, lex: InferenceLexicon) -> bool:
-    return any(word in verbs for _, verbs, _ in lex.kinds) or word in external_kinds()
-
-
-def namespaced(schemas: Iterable[ToolSchema], lex: InferenceLexicon) -> list[ToolSchema]:
-    """``schemas`` with each name's **namespace** marked (``ToolSchema.prefix``), so that the verb is the word after
-    it: an MCP server may put its service or object before the verb (``crm_search_contacts``, ``notes_list``).
-    The first word of a name is a namespace when no kind rule or published vocabulary knows it as a verb, the
-    next word is a known verb, and the word starts the names of two or more tools of the set (``crm_``) or is a
-    plural noun (``notes_list``). Otherwise nothing is skipped: an unknown first word stays the verb, and an
-    unknown verb is a consequential ``write`` (``unsubscribe_list_members`` keeps ``unsubscribe``; a lone
-    ``acme_get_x`` keeps ``acme``: the rule only ever skips a word no vocabulary calls a verb)."""
-    schemas = list(schemas)
-    firsts: dict[str, int] = {}
-    for s in schemas:
-        w = tokens(s.name)
-        if w:
-            firsts[w[0]] = firsts.get(w[0], 0) + 1
-    out = []
-    for s in schemas:
-        w = tokens(s.name)
-        skip = (len(w) >= 2 and not _known_verb(w[0], lex) and _known_verb(w[1], lex)
-                and (firsts[w[0]] >= 2 or _singular(w[0]) is not None))
-        out.append(replace(s, prefix=1 if skip else 0))
-    return out
-
-
 def with_inferred(toolset: ToolSet, schemas: Iterable[ToolSchema], lex: InferenceLexicon) -> ToolSet:
     """``toolset`` plus an inferred declaration for every schema it does not declare (its own win), with the
     roles of :func:`listing_roles` (each made role is a target of the tool set); a namespace before each
@@ -513,4 +447,8 @@ def with_inferred(toolset: ToolSet, schemas: Iterable[ToolSchema], lex: Inferenc
     roles["targets"] = frozenset(roles.get("targets", frozenset())) | made
     for cls in ("ids", "named_ids"):
         roles[cls] = frozenset(roles.get(cls, frozenset())) | ids
+    # the property names the schemas declare inside objects (properties.firstname): the store's field names, which
+    # a search names rather than matches (agentguard.policies.platformids.search_filter)
+    roles["vocabulary"] = frozenset(roles.get("vocabulary", frozenset())) | {
+        a.rsplit(".", 1)[1] for d in tools.values() for a in d.args if "." in a}
     return replace(toolset, tools=tools, roles=roles)
