@@ -190,7 +190,7 @@ class InferenceLexicon:
         ``schemas`` exercise: the fold report of the leave-one-suite-out bench lists the rules only the
         left-out suite exercised."""
         used: set[str] = set()
-        for s in schemas:
+        for s in namespaced(schemas, self):   # the verb after a namespace, as with_inferred reads it
             infer(s, self, grants, trace=used)
         return used
 
