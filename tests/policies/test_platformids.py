@@ -530,3 +530,24 @@ def test_bypass_another_records_id_in_an_echo_field_stays_third_party(hs: Proven
     _read(hs, run, "crm_search_companies", _hs_search(("name", "EQ", "Alder Health Group")),
           {"results": [{"id": "9001005", "properties": {"name": "Alder Health Group", "hs_object_id": "9001666"}}]})
     assert not _ok(hs, run, "crm_create_contact", {**_ASSOC, "associations": [{"to": {"id": "9001666"}}]})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["firstname", "lastname", "name"]), st.sampled_from(["EQ", "IN"]),
+                          st.sampled_from(["Tom", "Reyes", "Northfield"])), min_size=0, max_size=3),
+       st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789@._ ", min_size=1, max_size=12).filter(str.strip),
+       st.integers(0, 3), st.booleans())
+def test_property_one_unstated_value_anywhere_selects_nothing(stated_filters: list[tuple[str, str, str]], planted: str,
+                                                              where: int, new_group: bool) -> None:
+    prompt = "Tom Reyes at Northfield: update his contact."
+    said = {"tom", "reyes", "northfield"}
+    stated = lambda s: s.casefold() in said   # noqa: E731
+    fs = [{"propertyName": p, "operator": o, "value": v} for p, o, v in stated_filters]
+    bad = {"propertyName": "lastname", "operator": "EQ", "value": planted}
+    groups = [{"filters": fs[:where] + ([] if new_group else [bad]) + fs[where:]}]
+    if new_group:
+        groups.append({"filters": [bad]})
+    got = search_filter({"filterGroups": groups}, {"filterGroups.filters.operator"}, {"firstname", "lastname", "name"},
+                        stated, prompt)
+    if planted.strip().casefold() not in said | {"firstname", "lastname", "name"}:
+        assert got is None
