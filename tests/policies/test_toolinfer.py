@@ -408,3 +408,30 @@ def test_a_listing_vouches_for_the_numeric_key_of_the_records_it_lists():
     assert ts.tools["list_issues"].results == {"number": "issue"}
     assert ts.tools["update_issue"].args["issue_number"] == "issue"
     assert "issue" in ts.roles["ids"] and "issue" in ts.roles["named_ids"]
+
+
+# ---------------------------------------------------------------- after the blind HubSpot run (not blind)
+def _hubspot_schemas() -> list[ToolSchema]:
+    from agentguard.bench import hubspot_hijack
+    return [ToolSchema.from_mcp(t) for t in hubspot_hijack.load()["tools"]]
+
+
+def test_nested_schema_properties_have_their_own_roles_at_any_depth() -> None:
+    from agentguard.policies.library.extractors.agentdojo_provenance import INFERENCE
+    from agentguard.policies.schemagrants import expand_arguments
+    from agentguard.policies.toolinfer import namespaced
+
+    by = {s.name: s for s in namespaced(_hubspot_schemas(), INFERENCE)}
+    search = infer(by["crm_search_contacts"], INFERENCE)
+    assert search.kind == "read"
+    assert "filterGroups.filters.propertyName" in search.args and "filterGroups.filters.value" in search.args
+    assert search.args["filterGroups.filters.operator"] == "choice"      # a nested enum is a closed set
+    args = {"filterGroups": [{"filters": [{"propertyName": "firstname", "operator": "EQ", "value": "Tom"}]}]}
+    pairs = list(expand_arguments(search, args))
+    assert ("filterGroups.filters.propertyName", "firstname") in pairs and ("filterGroups.filters.value", "Tom") in pairs
+    assert all(not isinstance(v, dict) for _, v in pairs)   # a declared property name is never read as a value
+    # an undeclared key stays a value (argument keys of undeclared mappings are values: fail closed)
+    upd = infer(by["crm_update_contact"], INFERENCE)
+    assert upd.kind == "write"
+    got = list(expand_arguments(upd, {"contactId": "1", "properties": {"phone": "1", "evil": "x"}}))
+    assert ("properties.phone", "1") in got and ("properties", {"evil": "x"}) in got

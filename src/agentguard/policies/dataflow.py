@@ -52,7 +52,7 @@ from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
                          dates, entities, identifiers, times, two_step_amounts, word_form)
-from .platformids import SystemIds, in_minor_units, listed_records, nested_ids, platform_fields
+from .platformids import SystemIds, id_keys, in_minor_units, listed_records, nested_ids, platform_fields
 from .schemagrants import closed_value, expand_arguments, in_scope, omitted_values, record_nouns
 from .toolset import READ_VERBS, ToolDecl, ToolSet
 
@@ -162,7 +162,8 @@ class FlowLedger:
         if not recs:
             return
         nouns = self._cache.setdefault("nouns", {d.whole for d in self.toolset.tools.values() if d.inferred})
-        sysfs = platform_fields(self.sys_ids, tool, decl, recs, arguments, nouns, self._states, self.prompt)
+        sysfs = platform_fields(self.sys_ids, tool, decl, recs, arguments, nouns, self._states, self.prompt,
+                                self.toolset.roles.get("vocabulary", frozenset()))
         for rec, sysf in zip(recs, sysfs):
             self._record(tool, decl, rec, recs if decl.inferred else [], sysf)
 
@@ -185,8 +186,8 @@ class FlowLedger:
                     if len(word_form(s)) >= 4:
                         self._private[word_form(s)] = (f"{tool}.{f}", decl.private[f])
                 else:
-                    if f not in sysf and s not in nested.get(f"{f}.id", ()):   # system-assigned (platformids):
-                        # not third-party text (a nested object's id: nested_ids), private as any field
+                    if f not in sysf and s not in nested.get(f"{f}.id", ()) and ("id" not in sysf or s != rec["id"]):
+                        # system-assigned (nested ids; the own id a field echoes): not third-party, private as any
                         self._third_party(s)
                     if not decl.declared and len(word_form(s)) >= 4 and word_form(f):
                         # an undeclared tool's field may be private: it leaves only when the request names it
@@ -264,7 +265,7 @@ class FlowLedger:
             return 2, self._resolved[c]
         if fetch and role == "url" and c[0] == "url" and c[1] in self._pointed:
             return 1, self._pointed[c[1]]
-        if (sys := self.sys_ids.source(value, (role, path) if "." in path else (role,))) is not None and \
+        if (sys := self.sys_ids.source(value, id_keys(role, path))) is not None and \
                 not self._id_in_third_party(value, role):   # a nested argument (items.id) by its path
             return 1, sys   # the platform's own id of an object the request selects or this run created
         src = self._trusted.get(role, {}).get(c)

@@ -46,10 +46,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .capabilities import strip_quotes
 
-__all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MINOR_UNIT_WORDS", "SELECTIONS", "SystemIds",
-           "computed_selection", "file_listing_record", "in_minor_units", "list_wrapper", "listed_records",
-           "listing_filter", "minor_unit_arg", "nested_ids", "object_noun", "platform_fields", "reference_key",
-           "selections", "selector", "system_fields"]
+__all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MATCHING", "MINOR_UNIT_WORDS", "SELECTIONS", "SystemIds",
+           "computed_selection", "file_listing_record", "id_keys", "in_minor_units", "list_wrapper", "listed_records",
+           "listing_filter", "minor_unit_arg", "nested_ids", "object_noun", "platform_fields", "record_keys",
+           "reference_key", "search_filter", "selections", "selector", "system_fields"]
 
 #: words of a parameter's description that declare its amount in a currency's minor unit (whole words)
 MINOR_UNIT_WORDS: tuple[str, ...] = ("cents", "in cents", "smallest currency unit", "smallest unit of the currency",
@@ -116,10 +116,23 @@ class SystemIds:
         return any(value.strip() in d for d in self.ids.values())
 
     def source(self, value: str, keys: Iterable[str]) -> str | None:
+        """Where ``value`` was filed under one of ``keys`` (``*``: under any key), else ``None``."""
         for k in keys:
+            if k == "*":
+                return next((d[value.strip()] for d in self.ids.values() if value.strip() in d), None)
             if (src := self.ids.get(k, {}).get(value.strip())) is not None:
                 return src
         return None
+
+
+def id_keys(role: str, path: str) -> tuple[str, ...]:
+    """The keys under which a filed id is a target of the argument at ``path`` with ``role``: its role, a nested
+    argument's path (``items.id``), and, for an id argument whose object the schema leaves open (role
+    ``unknown``, the argument's last word ``id``/``ids``: ``associations[].to.id``, ``fromObjectId``), any key:
+    the id of any record the request selects or this run created (never an id no rule filed)."""
+    last = re.findall(r"[a-z]+|[A-Z][a-z]*", path.rsplit(".", 1)[-1])
+    open_id = role == "unknown" and bool(last) and last[-1].casefold() in ("id", "ids")
+    return (role, *((path,) if "." in path else ()), *(("*",) if open_id else ()))
 
 
 def object_noun(tool: str) -> str:
@@ -305,13 +318,15 @@ def computed_selection(recs: Sequence[Mapping[str, Any]], chosen: Sequence[tuple
 
 def platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, Any]],
                     arguments: Mapping[str, Any] | None, nouns: Iterable[str],
-                    stated: Callable[[str], bool], prompt: str = "") -> list[dict[str, str]]:
+                    stated: Callable[[str], bool], prompt: str = "", vocabulary: Iterable[str] = ()
+                    ) -> list[dict[str, str]]:
     """Apply both rules of the module docstring to one result of ``tool`` (declaration ``decl``): file the id a
     consequential call the guard allowed was assigned, or the system fields of the listing records the request
     selects; returns, per record, the fields that are system-assigned (not third-party text). Every system-field
     value is kept in ``ids.seen``: still a code a tool result wrote (a read of another service carrying it leaks
-    it: :meth:`~agentguard.policies.dataflow.FlowLedger._remote_leak`)."""
-    out = _platform_fields(ids, tool, decl, recs, arguments, nouns, stated, prompt)
+    it: :meth:`~agentguard.policies.dataflow.FlowLedger._remote_leak`). ``vocabulary``: the property names the
+    tool set's schemas declare inside objects (with the returned records' field names: :func:`search_filter`)."""
+    out = _platform_fields(ids, tool, decl, recs, arguments, nouns, stated, prompt, vocabulary)
     ids.seen.update(v for r, fs in zip(recs, out) for f in fs
                     for v in (nested_ids(r).get(f, []) if "." in f else [r[f]] if isinstance(r.get(f), str) else []))
     return out
@@ -319,7 +334,8 @@ def platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, A
 
 def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, Any]],
                      arguments: Mapping[str, Any] | None, nouns: Iterable[str],
-                     stated: Callable[[str], bool], prompt: str = "") -> list[dict[str, str]]:
+                     stated: Callable[[str], bool], prompt: str = "", vocabulary: Iterable[str] = ()
+                     ) -> list[dict[str, str]]:
     """The rules of :func:`platform_fields`."""
     if not decl.inferred:
         return [{} for _ in recs]
@@ -333,10 +349,12 @@ def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, 
                          f"{tool}.{{}} (assigned to a call the guard allowed)")
             return [sysf] + [{} for _ in recs[1:]]
         return [{} for _ in recs]
-    if not decl.whole:
+    noun = decl.whole or decl.results.get("id", "")   # a listing, or a search of the records of a noun
+    if not noun:
         return [{} for _ in recs]
-    out = [system_fields(rec, decl.whole, nouns) for rec in recs]
-    by = listing_filter(ids, arguments or {}, nouns, stated)
+    out = [system_fields(rec, noun, nouns) for rec in recs]
+    by = listing_filter(ids, arguments or {}, nouns, stated) or (search_filter(
+        arguments, decl.choices, {*vocabulary, *record_keys(recs)}, stated, prompt) if arguments else None)
     for rec, fields in zip(recs, out):
         file_listing_record(ids, tool, rec, fields, stated, by)
     # a record the request selects by a property computed over this listing's records (the later of two
@@ -361,3 +379,64 @@ def listing_filter(ids: SystemIds, arguments: Mapping[str, Any], nouns: Iterable
                 and selector(v.strip(), len(v.split())) and (stated(v) or ids.selected_value(v)):
             return v.strip()
     return None
+
+
+#: closed-set values of a nested filter object that select by equality, membership or containment of the value
+#: (an allow-list: ``NEQ``, ``NOT_IN``, ``GT``, ``HAS_PROPERTY`` select records the request did not state)
+MATCHING: frozenset[str] = frozenset({"eq", "equals", "equal", "is", "in", "contains", "contains_token", "includes",
+                                      "match", "matches", "=", "==", "like", "ilike"})
+
+
+def search_filter(arguments: Mapping[str, Any], choices: Iterable[str], vocabulary: Iterable[str],
+                  stated: Callable[[str], bool], prompt: str) -> str | None:
+    """The values by which a search call selects every record it returns, or ``None``. The call's arguments are
+    read as a tree (``filterGroups[].filters[].value``, paths as the schema names them): a closed-set value (an
+    operator, a sort direction: ``choices`` names their paths), a number (a page size) or a name of the store's
+    own vocabulary (``vocabulary``: a property the tool set's schemas declare, ``firstname``) says which records
+    or fields, not which values; **every** other value must be one the request states and writes as it is
+    (case and all): an identifier-like value or a name of two to four words, or a single word the request
+    capitalises (a proper name: ``Reyes``, ``Northfield``, not ``open``); and every nested object (a filter, an
+    OR-group) must hold such a value (``{propertyName: email, operator: HAS_PROPERTY}`` alone selects every
+    record that has an e-mail: nothing the request stated), and a closed-set value inside one must be an
+    equality or membership operator (:data:`MATCHING`: ``lastname NEQ Reyes`` selects everyone else). One value a third party supplied (a filter value
+    from an e-mail, an extra OR-group, a page cursor) and the search selects nothing."""
+    vocab = {v.casefold() for v in vocabulary}
+    closed = set(choices)
+    values: list[str] = []
+
+    def walk(path: str, v: Any, top: bool) -> bool:   # False: something no one stated (or an empty object)
+        if isinstance(v, list):
+            return all(walk(path, x, top) for x in v)
+        if isinstance(v, Mapping):
+            before = len(values)
+            ok = all(walk(f"{path}.{k}" if path else str(k), x, False) for k, x in v.items())
+            return ok and (top or len(values) > before)
+        if path in closed and isinstance(v, str) and path.count(".") and v.strip().casefold() not in MATCHING:
+            return False   # a predicate that is not equality or membership (NEQ, NOT_IN, GT, HAS_PROPERTY)
+        if isinstance(v, (bool, int, float)) or v is None or path in closed:
+            return True
+        s = str(v).strip()
+        if not s or s.casefold() in vocab:
+            return True
+        written = re.search(r"(?<![\w@.])" + re.escape(s) + r"(?![\w@])", prompt) is not None
+        if not (stated(s) and written and (selector(s, len(s.split())) or s[:1].isupper())):
+            return False
+        values.append(s)
+        return True
+
+    return " ".join(values) or None if walk("", dict(arguments), True) else None
+
+
+def record_keys(recs: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The field names of records a tool returned, at any depth (``properties.dealname`` -> ``dealname``): names
+    of the store's fields, which a search's filter names (not values it matches)."""
+    out: set[str] = set()
+    todo: list[Any] = list(recs)
+    while todo:
+        x = todo.pop()
+        if isinstance(x, Mapping):
+            out.update(str(k) for k in x)
+            todo.extend(x.values())
+        elif isinstance(x, list):
+            todo.extend(x)
+    return out

@@ -59,7 +59,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from .capabilities import Grant, GrantLexicon, omitted_amount, quoted, strip_quotes
 from .provenance import _leaves, word_form
-from .toolinfer import InferenceLexicon, ToolSchema, infer, tokens
+from .toolinfer import InferenceLexicon, ToolSchema, infer, namespaced, tokens
 from .toolset import BOOLEAN, DOCUMENT_VERBS, DOCUMENTS, ToolDecl, ToolSet
 
 __all__ = ["SchemaGrants", "SchemaTool", "closed_value", "expand_arguments", "imperatives", "in_scope",
@@ -248,23 +248,27 @@ def record_nouns(field_name: str, tool: str) -> tuple[str, ...]:
 def expand_arguments(decl: ToolDecl, arguments: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
     """``(argument, value)`` pairs where an array of objects whose item properties the schema declares
     (``files=[{"path": ..., "content": ...}]``), or an object whose properties it declares (``evidence={...}``),
-    is read per property (``files.path``, ``files.content``, each
-    with its own role): a declared property name is not a value; any other key stays a value (fail closed)."""
+    is read per property (``files.path``, ``files.content``, each with its own role), at any depth the
+    declaration reaches (``filterGroups.filters.value``): a declared property name is not a value; any other
+    key stays a value (fail closed)."""
     for arg, v in arguments.items():
-        if isinstance(v, Mapping) and any(k.startswith(arg + ".") for k in decl.args):
-            for k, x in v.items():   # an object parameter whose properties the schema declares (evidence={...})
+        yield from _expand(decl, arg, v)
+
+
+def _expand(decl: ToolDecl, arg: str, v: Any) -> Iterator[tuple[str, Any]]:
+    if not any(k.startswith(arg + ".") for k in decl.args) or not isinstance(v, (Mapping, list)):
+        yield arg, v
+        return
+    for item in (v if isinstance(v, list) else [v]):
+        if isinstance(item, Mapping):
+            for k, x in item.items():
                 sub = f"{arg}.{k}"
-                yield (sub, x) if sub in decl.args else (arg, {k: x})
-        elif isinstance(v, list) and any(k.startswith(arg + ".") for k in decl.args):
-            for item in v:
-                if isinstance(item, Mapping):
-                    for k, x in item.items():
-                        sub = f"{arg}.{k}"
-                        yield (sub, x) if sub in decl.args else (arg, {k: x})
+                if sub in decl.args:
+                    yield from _expand(decl, sub, x)
                 else:
-                    yield arg, item
+                    yield arg, {k: x}
         else:
-            yield arg, v
+            yield arg, item
 
 
 def in_scope(grants: list[Grant], arguments: Mapping[str, Any], content: Iterable[str] = ()) -> list[Grant]:
@@ -302,7 +306,7 @@ class SchemaTool:
     def of(cls, schema: ToolSchema, decl: ToolDecl) -> "SchemaTool":
         lex = _lexicon()
         fn = set(lex["function_words"])
-        words = tokens(schema.name)
+        words = schema.words()
         verbs = [words[0]] if words else []
         verbs += [w for a, w in zip(words, words[1:]) if a in ("or", "and")]
         nouns = tuple(dict.fromkeys(w for w in words if w not in verbs and w not in fn and len(w) > 1))
@@ -438,7 +442,7 @@ def with_schema_grants(toolset: ToolSet, schemas: Iterable[ToolSchema], inferenc
     with no recognised target stays ungrantable (``fail:no-target``)."""
     lex = toolset.lexicon if toolset.lexicon is not None else GrantLexicon({})
     tools: dict[str, SchemaTool] = {}
-    for s in schemas:
+    for s in namespaced(schemas, inference):
         d, trace = toolset.decl(s.name, [p.name for p in s.params]), set[str]()
         infer(s, inference, lex, trace=trace)
         if d.kind != "read" and "fail:no-target" not in trace:

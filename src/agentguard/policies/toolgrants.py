@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ..core.errors import DependencyError, InputError, require
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .provenance import entities
-from .toolinfer import InferenceLexicon, ToolSchema, infer, tokens
+from .toolinfer import InferenceLexicon, ToolSchema, infer, namespaced, tokens
 from .toolset import ToolSet
 
 __all__ = ["ToolWordGrants", "VerbRelations", "WordSimilarity", "choose_threshold", "tool_words",
@@ -56,7 +56,7 @@ _FORMS = GrantLexicon({})
 
 def tool_words(schema: ToolSchema) -> tuple[str, tuple[str, ...]]:
     """``(verb, objects)`` of a tool: the first word of its name and the name's other content words."""
-    words = tokens(schema.name)
+    words = schema.words()
     if not words:
         raise InputError("a tool needs a name to take grants from its words")
     return words[0], tuple(w for w in dict.fromkeys(words[1:]) if w not in _FUNCTION and len(w) > 1)
@@ -282,7 +282,7 @@ def with_tool_word_grants(toolset: ToolSet, schemas: Iterable[ToolSchema], infer
     lex = toolset.lexicon if toolset.lexicon is not None else GrantLexicon({})
     cover: list[ToolSchema] = []
     kinds: dict[str, set[str]] = {}
-    for s in schemas:
+    for s in namespaced(schemas, inference):
         d, trace = toolset.decl(s.name, [p.name for p in s.params]), set[str]()
         infer(s, inference, lex, trace=trace)
         if d.kind != "read" and not d.actions and "fail:no-target" not in trace:

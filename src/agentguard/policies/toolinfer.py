@@ -49,27 +49,21 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..core.errors import InputError
 from .capabilities import GrantLexicon
 from .platformids import minor_unit_arg
+from .toolnames import _singular, external_kinds, external_param_role, namespaced, tokens
 from .toolset import BOOLEAN, KINDS, ToolDecl, ToolSet, read_has_effect
 
 __all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "external_kinds", "external_param_role", "infer",
-           "listing_roles", "tokens", "with_inferred"]
+           "listing_roles", "namespaced", "tokens", "with_inferred"]
 
 
 #: a string parameter whose schema allows this many characters or more is prose (text), not a name or an id
 LONG_TEXT = 1000
-
-
-def tokens(name: str) -> list[str]:
-    """The words of an identifier: ``user_email`` / ``userEmail`` / ``user-email`` -> ``['user', 'email']``."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    return [w for w in re.split(r"[^a-z0-9]+", spaced.casefold()) if w]
 
 
 @dataclass(frozen=True)
@@ -102,6 +96,11 @@ class ToolSchema:
     name: str
     description: str = ""
     params: tuple[ParamSchema, ...] = ()
+    prefix: int = 0   # words of the name that are the tool set's namespace, not its verb (:func:`namespaced`)
+
+    def words(self) -> list[str]:
+        """The words of the name after the namespace: ``crm_search_contacts`` in a ``crm_`` set -> search, contacts."""
+        return tokens(self.name)[self.prefix:]
 
     @classmethod
     def from_json_schema(cls, name: str, description: str, schema: Mapping[str, Any] | None) -> "ToolSchema":
@@ -191,14 +190,14 @@ class InferenceLexicon:
         ``schemas`` exercise: the fold report of the leave-one-suite-out bench lists the rules only the
         left-out suite exercised."""
         used: set[str] = set()
-        for s in schemas:
+        for s in namespaced(schemas, self):   # the verb after a namespace, as with_inferred reads it
             infer(s, self, grants, trace=used)
         return used
 
 
 def _words(schema: ToolSchema) -> set[str]:
     first = re.split(r"(?<=[.!?])\s", schema.description.strip(), maxsplit=1)[0] if schema.description else ""
-    out = set(tokens(schema.name)) | set(re.findall(r"[a-z]+", first.casefold()))
+    out = set(schema.words()) | set(re.findall(r"[a-z]+", first.casefold()))
     return out | {w[:-1] for w in out if w.endswith("s") and len(w) > 3}
 
 
@@ -237,28 +236,6 @@ def _param_role(p: ParamSchema, lex: InferenceLexicon, name_words: list[str],
     return "unknown", False
 
 
-@lru_cache(maxsize=1)
-def external_kinds() -> dict[str, str]:
-    """Verb -> kind from ``library/verbs_external.json``: RFC 9110 methods, Google AIP standard methods and the
-    schema.org Action hierarchy, transcribed with their sources (never written from a benchmark's tools)."""
-    return {verb: kind for kind, verbs in _external()["kinds"].items() for verb in verbs}
-
-
-@lru_cache(maxsize=1)
-def _external() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((Path(__file__).parent / "library" / "verbs_external.json").read_text(
-        encoding="utf-8"))
-    return data
-
-
-def external_param_role(name: str) -> str | None:
-    """The role of a parameter named as a schema.org property (``amount``, ``start_time``, ``url``), from
-    ``library/verbs_external.json``; ``None`` when it is none."""
-    table: dict[str, str] = _external()["params"]
-    toks = tokens(name)
-    return table.get("".join(toks)) or next((table[t] for t in toks if t in table), None)
-
-
 def _kind(verb: str, words: set[str], lex: InferenceLexicon, trace: set[str]) -> str:
     for kind, verbs, objects in lex.kinds:
         if verb in verbs and (not objects or words & objects):
@@ -272,12 +249,35 @@ def _kind(verb: str, words: set[str], lex: InferenceLexicon, trace: set[str]) ->
     return "write"
 
 
+#: how deep :func:`infer` reads nested object properties (``filterGroups.filters.value`` is depth 2)
+MAX_DEPTH = 6
+
+
+def _nested_roles(path: str, items: tuple[ParamSchema, ...], lex: InferenceLexicon, name_words: list[str],
+                  trace: set[str], args: dict[str, str], choices: dict[str, tuple[str, ...]], depth: int) -> None:
+    """The role of each property declared inside an array of objects or an object, at any depth up to
+    :data:`MAX_DEPTH` (``filterGroups.filters.propertyName``): a declared property name is a key, never a value;
+    a nested ``enum`` is a closed set as a top-level one; deeper than the bound, the object is one ``unknown``
+    value (its keys are values: fail closed)."""
+    if depth > MAX_DEPTH:
+        return
+    for sub in items:
+        sp = f"{path}.{sub.name}"
+        role = _param_role(sub, lex, name_words, trace)[0]
+        if sub.enum:
+            role, choices[sp] = "choice", sub.enum
+        elif set(sub.types) == {"boolean"}:
+            choices[sp] = BOOLEAN
+        args[sp] = role
+        _nested_roles(sp, sub.items, lex, name_words, trace, args, choices, depth + 1)
+
+
 def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None = None, *,
           trace: set[str] | None = None) -> ToolDecl:
     """The declaration of ``schema`` by the rules of ``lex`` (see the module docstring); ``grants`` gives the
     actions. ``trace`` collects the names of the rules used."""
     trace = trace if trace is not None else set()
-    name_words = tokens(schema.name)
+    name_words = schema.words()
     words = _words(schema)
     verb = name_words[0] if name_words else ""
     kind = _kind(verb, words, lex, trace)
@@ -297,8 +297,7 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
         # a parameter the schema describes as a filter of a listing (list_customers(email=...)) chooses records
         # of the store the tool reads; it sends nothing to that address
         destination = destination or (dest and not re.search(r"\bfilter\b", p.description.casefold()))
-        for sub in p.items:   # an array of objects or an object: each declared property has its own role
-            args[f"{p.name}.{sub.name}"] = _param_role(sub, lex, name_words, trace)[0]
+        _nested_roles(p.name, p.items, lex, name_words, trace, args, choices, 1)
     if kind == "account":
         args = {a: (r if r in ("secret", "person", "email", "account", "flag", "url") else "profile")
                 for a, r in args.items()}
@@ -348,15 +347,6 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
                     choices=choices, minor=frozenset(minor))
 
 
-def _singular(word: str) -> str | None:
-    """The singular of a plural noun written in a tool's name (``channels`` -> ``channel``), else ``None``."""
-    if len(word) <= 3 or not word.endswith("s") or word.endswith("ss"):
-        return None
-    if word.endswith(("sses", "xes", "ches", "shes")):
-        return word[:-2]
-    return word[:-1]
-
-
 def listing_roles(schemas: Iterable[ToolSchema],
                   decls: Mapping[str, ToolDecl]) -> tuple[dict[str, ToolDecl], set[str], set[str]]:
     """Roles from the tool set's own structure, not from words of a lexicon: a **listing** is a read whose name
@@ -377,7 +367,7 @@ def listing_roles(schemas: Iterable[ToolSchema],
         d = out.get(s.name)
         if d is None or d.kind != "read" or d.whole:
             continue
-        noun = next((n for n in (_singular(w) for w in tokens(s.name)[1:]) if n), None)
+        noun = next((n for n in (_singular(w) for w in s.words()[1:]) if n), None)
         if noun is not None:
             nouns[s.name] = noun
     made: set[str] = set()
@@ -405,10 +395,10 @@ def listing_roles(schemas: Iterable[ToolSchema],
 _NUMERIC_KEYS = frozenset({"number", "num", "no"})
 
 
-def _phrase(name: str) -> tuple[str, ...]:
+def _phrase(schema: ToolSchema) -> tuple[str, ...]:
     """The object words of a tool's name, function words out and a plural made singular."""
     fn = {"to", "from", "by", "in", "for", "of", "the", "a", "an", "on", "at", "with", "all", "and", "or", "my"}
-    return tuple(_singular(w) or w for w in tokens(name)[1:] if w not in fn)
+    return tuple(_singular(w) or w for w in schema.words()[1:] if w not in fn)
 
 
 def _record_listings(schemas: list[ToolSchema], out: dict[str, ToolDecl], nouns: Mapping[str, str],
@@ -421,13 +411,14 @@ def _record_listings(schemas: list[ToolSchema], out: dict[str, ToolDecl], nouns:
     lexicon already declared the listing's results."""
     consequential = [s for s in schemas if s.name in out and out[s.name].kind != "read"]
     amounts = tuple(sorted({a for s in consequential for a, r in out[s.name].args.items() if r == "amount"}))
+    by_name = {s.name: s for s in schemas}
     for name, noun in nouns.items():
         d = out[name]
-        if d.results or d.select:
+        if d.select or set(d.results) & {"id", "id_"}:
             continue
-        results: dict[str, str] = {}
+        results: dict[str, str] = dict(d.results)   # a store rule's fields stay; the record's own id joins them
         for s in consequential:
-            if _phrase(s.name) != _phrase(name):
+            if _phrase(s) != _phrase(by_name[name]):
                 continue
             t = out[s.name]
             for p in s.params:
@@ -440,14 +431,15 @@ def _record_listings(schemas: list[ToolSchema], out: dict[str, ToolDecl], nouns:
                         role = noun
                         out[s.name] = t = replace(t, args={**t.args, p.name: role})
                         ids.add(role)
-                    results = {"id": role, "id_": role} if key == "id" else {key: role}
-        out[name] = replace(d, results=results, select=amounts)
+                    results.update({"id": role, "id_": role} if key == "id" else {key: role})
+        out[name] = replace(d, results=results, select=d.select if d.results else amounts)
 
 
 def with_inferred(toolset: ToolSet, schemas: Iterable[ToolSchema], lex: InferenceLexicon) -> ToolSet:
     """``toolset`` plus an inferred declaration for every schema it does not declare (its own win), with the
-    roles of :func:`listing_roles` (each made role is a target of the tool set)."""
-    schemas = list(schemas)
+    roles of :func:`listing_roles` (each made role is a target of the tool set); a namespace before each
+    name's verb (:func:`namespaced`) is skipped."""
+    schemas = namespaced(schemas, lex)
     tools = {s.name: infer(s, lex, toolset.lexicon) for s in schemas if s.name not in toolset.tools}
     tools, made, ids = listing_roles(schemas, tools)
     tools.update(toolset.tools)
@@ -455,4 +447,8 @@ def with_inferred(toolset: ToolSet, schemas: Iterable[ToolSchema], lex: Inferenc
     roles["targets"] = frozenset(roles.get("targets", frozenset())) | made
     for cls in ("ids", "named_ids"):
         roles[cls] = frozenset(roles.get(cls, frozenset())) | ids
+    # the property names the schemas declare inside objects (properties.firstname): the store's field names, which
+    # a search names rather than matches (agentguard.policies.platformids.search_filter)
+    roles["vocabulary"] = frozenset(roles.get("vocabulary", frozenset())) | {
+        a.rsplit(".", 1)[1] for d in tools.values() for a in d.args if "." in a}
     return replace(toolset, tools=tools, roles=roles)
