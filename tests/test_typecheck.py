@@ -39,6 +39,7 @@ CHECKED = (
     f"{PKG}/policies/secrets.py",
     f"{PKG}/policies/secret_guard.py",
     f"{PKG}/policies/toolinfer.py",
+    f"{PKG}/policies/toolnames.py",
 )
 
 
