@@ -1,18 +1,20 @@
 """How a tool's argument values are read by the rules guard (:mod:`.rules`): strings, argv lists, paths.
 
 A tool decides how it reads its arguments, not their names: :func:`path_values` reads any single-line string
-that could name a file as a path, and the value of an argument named as a path (``notebook_path``,
-``source_file``) also as the glob pattern a tool may expand.
+that could name a file (:func:`path_shaped`) and the value of an argument named as a path (``notebook_path``,
+``source_file``) as a path and as the glob pattern a tool may expand.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
-__all__ = ["MAX_NESTING", "MAX_PATH", "PATH_ARGS", "PATH_WORDS", "TooDeep", "leaves", "path_values", "strings"]
+__all__ = ["MAX_NESTING", "MAX_PATH", "PATH_ARGS", "PATH_WORDS", "TooDeep", "leaves", "path_shaped", "path_values",
+           "strings"]
 
 #: argument names (canonical) whose values are file system paths
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
@@ -57,32 +59,43 @@ PATH_WORDS = frozenset({"path", "paths", "pathname", "file", "files", "filename"
                          "target", "output", "input", "location", "uri", "url", "glob"})
 _PATH_PUNCT = frozenset("/\\%")
 MAX_PATH = 4096  # PATH_MAX: a longer value opens no file
+_WEB_URL = re.compile(r"\s*(?:https?|wss?|ftps?)://", re.IGNORECASE)
 
 
 def path_values(name: str, text: Any, paths: list[Any]) -> str | None:
     """Add the path spellings of one argument value to ``paths``; a reason to refuse it unread, or None.
 
-    The tool decides how it reads its arguments, not their names, so any single-line string value that could
-    name a file (it holds ``/``, ``\\`` or ``%``, or starts with ``~`` or ``.``) is checked against
-    ``deny_paths`` literally, whatever its argument is called; a value of an argument named as a path
-    (:data:`PATH_ARGS`, or a name with a word of :data:`PATH_WORDS`) is also read as a glob pattern
-    (:func:`~.shell.pattern_paths`).
+    The tool decides how it reads its arguments, not their names, so every value that could name a file is read
+    both literally and as the glob pattern a tool may expand (:func:`~.shell.pattern_paths`: ``glob.glob``,
+    ``pathlib.Path.glob``, a shell): the value of an argument named as a path (:data:`PATH_ARGS`, or a name with
+    a word of :data:`PATH_WORDS`), and any :func:`path_shaped` value whatever its argument is called
+    (``{"doc": {"x": "~/.ss[h]/id_rsa"}}``: the structural rule of the thirteenth session's red team; a bare
+    word with no ``/`` such as ``*`` or ``?env`` in an argument not named as a path is read as no file).
     """
     named = name in PATH_ARGS or not PATH_WORDS.isdisjoint(name.split("_"))
     for value in (text if isinstance(text, list) else [text]):
         value = str(value)
         for p in dict.fromkeys((value, value.split("\x00", 1)[0])):  # C's open() ends the name at a NUL
-            if named and len(p) <= MAX_PATH:
+            if len(p) > MAX_PATH:
+                if named:
+                    paths += path_forms(p)
+            elif not named and _WEB_URL.match(p):
+                paths += path_forms(p)   # an http(s) URL is fetched, not expanded as a glob
+            elif named or path_shaped(p):
                 try:
                     paths += pattern_paths(p)   # the literal spellings (path_forms) and the glob's
                 except TooManyWords:
                     return "a path pattern beyond the expansion bounds, refused unread"
-            elif named:
-                paths += path_forms(p)
-            elif len(p) <= MAX_PATH and "\n" not in p.strip() and (
-                    p.lstrip().startswith(("~", ".")) or not _PATH_PUNCT.isdisjoint(p)):
-                paths += path_forms(p)
     return None
+
+
+def path_shaped(text: str) -> bool:
+    """Whether a value of an argument not named as a path could still name a file, and be expanded as a glob:
+    a single-line string that holds ``/``, ``\\`` or ``%`` or starts with ``~``, ``.`` or ``file:`` (after
+    blanks)."""
+    head = text.lstrip()
+    return "\n" not in text.strip() and (head.startswith(("~", ".")) or head[:5].casefold() == "file:"
+                                        or not _PATH_PUNCT.isdisjoint(text))
 
 
 def leaves(value: Any, depth: int = 0) -> list[str] | None:

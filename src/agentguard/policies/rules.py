@@ -41,16 +41,18 @@ the same way. Two structured rules decide on what the arguments *mean*, not on t
   spelling: ``-rf``, ``-fr``, ``-Rf``, ``-r -f``, ``--recursive --force``, or an unknown argument that
   could be one), ``"mkfs*"`` (any call of a program matching the glob) or ``"bash"``: a second layer;
 - ``deny_paths``: globs matched against the canonical path (percent-decoded, backslashes as ``/``, ``.``,
-  ``..`` and repeated slashes resolved, ``file://`` URLs, ``/proc/self/root``, ``~user``, relative paths
-  joined to every directory a ``cd`` may have moved to) of every argument value that could name a file,
-  whatever the argument is called (:func:`~.arguments.path_values`; one named as a path is also read as
-  the glob a tool may expand), every command argument and every redirection target; a shell glob that
-  could match a denied path matches it:
+  ``..`` and repeated slashes resolved, ``file:`` URLs whatever their host, Windows drive and UNC paths from
+  their root, the magic links of ``/proc`` followed as the kernel walks them (``/proc/self/root/../etc``,
+  ``/proc/1/cwd/..``, ``/dev/fd``), ``~user``, relative paths joined to every directory a ``cd`` may have
+  moved to) of every argument value that could name a file, whatever the argument is called
+  (:func:`~.arguments.path_values`: each is also read as the glob a tool may expand), every command argument
+  and every redirection target; a shell glob that could match a denied path matches it:
   ``"/etc/shadow"`` also refuses ``//etc/shadow``, ``/etc/./shadow``, ``/tmp/%2e%2e/etc/shadow``,
   ``cat /etc/shad*w``; ``"../*"`` refuses a relative path that climbs out (``..\\x``, ``%2e%2e/x``).
   A rule ``~/x`` also names ``/root/x``, ``/home/*/x`` and the other conventional homes ($HOME is unknown);
-  a relative path is below an unknown working directory, so it also meets ``*/...`` globs as ``/path`` and
-  ``~/...`` globs as ``~/path``; a command that reads, copies, moves or links a whole tree (``grep -r x ~``,
+  a relative path is below an unknown working directory, which may be ``/`` (a container without a
+  WORKDIR) or a home, so it is also checked as ``/path`` and as ``~/path`` (``etc/shadow`` meets
+  ``/etc/shadow``; the price: ``du -sh *`` meets ``/root``); a command that reads, copies, moves or links a whole tree (``grep -r x ~``,
   ``cp -r /etc d``, ``tar czf o ~``, ``ln -s /etc e``) meets every rule anchored at ``/`` or ``~`` below it
   (relative and ``*/`` globs are not checked against trees: they would refuse every recursive command, so
   ``grep -r x .`` still reads a ``./.env``).
@@ -357,13 +359,9 @@ class ToolRuleGuard(BaseGuard):
                        if denied else None)
         self._path_tokens = [fnmatch_tokens(p) for p in denied]
         #: the globs anchored at the root or a home: a tree operand above one of them meets it (relative and
-        #: "*/" globs name files anywhere and would refuse every recursive command)
-        #: globs that name a file in any directory ("*/.ssh/*"): a relative path is below an unknown working
-        #: directory, so ".ssh/id_rsa" (after a cd to $HOME) meets "*/.ssh/*"
-        anywhere = [p for p in denied if p.startswith("*")]
-        self._anywhere = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in anywhere), re.IGNORECASE)
-                          if anywhere else None)
-        self._anywhere_tokens = [fnmatch_tokens(p) for p in anywhere]
+        #: "*/" globs name files anywhere and would refuse every recursive command). A relative path is below an
+        #: unknown working directory, which may be "/" (a container without WORKDIR), "~" or any other: it is
+        #: checked as itself, as "/path" against every glob and as "~/path"
         self._anchored = [fnmatch_tokens(p) for p in denied if p.startswith(("/", "~")) and not p.startswith("/*")]
         if isinstance(allow_commands, str):
             allow_commands = [allow_commands]
@@ -453,10 +451,10 @@ class ToolRuleGuard(BaseGuard):
                 relative = not text.startswith(("/", "~"))
                 if tokens is None:
                     if self._paths.fullmatch(text) or (relative and (self._paths.fullmatch("~/" + text) or (
-                            self._anywhere is not None and self._anywhere.fullmatch("/" + text)))):
+                            self._paths.fullmatch("/" + text)))):
                         out.append((self.decision, f"path {text!r} of {call.name} is denied"))
                 elif any(intersects(tokens, d) for d in self._path_tokens) or (relative and (any(
-                        intersects(_SLASH + list(tokens), d) for d in self._anywhere_tokens) or any(
+                        intersects(_SLASH + list(tokens), d) for d in self._path_tokens) or any(
                         intersects(_HOME + list(tokens), d) for d in self._path_tokens))):
                     out.append((self.decision, f"path pattern {text!r} of {call.name} could match a denied path"))
         return out

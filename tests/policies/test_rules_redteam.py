@@ -1,0 +1,207 @@
+"""Red team of the rules guard's path reading (thirteenth session): each attack is kept, with a property per class.
+
+Classes (every bypass found is listed in the hand-back of that session):
+
+1. a glob in an argument not named as a path (``{"doc": {"x": "~/.ss[h]/id_rsa"}}``) was read only literally:
+   now every path-shaped value (:func:`agentguard.policies.arguments.path_shaped`) is also read as the glob a
+   tool may expand; a ``**`` crosses ``/`` only as a whole component (``**bold**`` in a text is one ``*``);
+2. spellings the OS resolves to a denied file: ``/proc/self/root/../etc/shadow`` (the magic link's ``..`` stays
+   at ``/``), nested ``/proc/*/root``, an open descriptor ``/dev/fd/<n>/...`` (a directory the guard cannot know),
+   ``file://127.0.0.1/...`` and any other host, a relative ``file:.env``, Windows drive and UNC paths, and a
+   relative path read from a working directory that may be ``/``. The oracle is the OS itself: the spelling is
+   opened in a temporary tree and, when it reaches a denied file, the guard must refuse it.
+
+Nothing here runs a command: values are only opened (read) inside a temporary directory.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentguard.core.types import Context, Decision, ToolCall
+from agentguard.policies.arguments import path_shaped
+from agentguard.policies.rules import ToolRuleGuard
+
+from .test_arguments import patterns
+
+MINIMAL = ToolRuleGuard(deny_paths=["/etc/shadow", "~/.ssh/*", ".env", "*/.env"], name="minimal")
+
+
+def decide(args: dict, guard: ToolRuleGuard = MINIMAL) -> Decision:
+    return guard.check(Context(run_id="r"), ToolCall("read_file", args)).decision
+
+
+def nestings(value: str) -> list[dict]:
+    return [{"x": value}, {"doc": {"x": value}}, {"query": [value]}, {"path": value}, {"a": {"b": {"c": [value]}}}]
+
+
+# ---- 1. a glob in any argument ----------------------------------------------------------------------------------
+
+GLOBS = ["~/.ss[h]/id_rsa", "/etc/sh*dow", "/etc/shado?", "~/.ss?/id_rsa", "/e*/shadow", "/etc/{shadow,x}",
+         "~/.*/id_rsa", "/*/shadow", ".ss[h]/id_rsa", "/etc/[s]hadow", "file:///etc/sh*dow", "%2fetc%2fsh*dow",
+         "/proc/*/root/etc/shadow", "/proc/self/root/e?c/shadow", "./.en?", "~/.ssh/*", "/home/*/.ssh/id_*",
+         "C:\\Users\\*\\.ssh\\id_rsa", "/**/id_rsa"]
+
+
+@pytest.mark.parametrize("value", GLOBS)
+def test_a_glob_in_an_argument_not_named_as_a_path_is_read_as_the_glob_a_tool_may_expand(value: str) -> None:
+    for args in nestings(value):
+        assert decide(args) is Decision.REJECT, args
+
+
+@pytest.mark.parametrize("value", ["https://example.com/page?id=1&x=2", "**bold** and/or *italic*", "a/b?",
+                                   "What is 3*4/2?", "10/05/2024 at 3pm?", "/api/users/{id}", "s/[aeiou]//g",
+                                   "see [docs](a/b)", "./*.py", "/var/log/*.log", "docs/{a,b}.md", "1/2 * 3",
+                                   "https://example.com/*", "~user?"])
+def test_ordinary_text_with_slashes_and_glob_characters_is_not_refused(value: str) -> None:
+    assert decide({"text": value}) is Decision.ALLOW
+
+
+def test_a_double_star_is_recursive_only_as_a_whole_component() -> None:
+    # "**bold**" is one component: it cannot reach "x/.env" below; "a/**" can
+    assert decide({"text": "**bold** and/or *italic*"}) is Decision.ALLOW
+    assert decide({"text": "src/**"}) is Decision.REJECT         # may reach src/app/.env
+    assert decide({"text": "/home/**/id_rsa"}) is Decision.REJECT
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tree")
+    for rel in ["etc/shadow", "etc/shadow-", "etc/hosts", "home/u/.ssh/id_rsa", "home/u/notes.txt", "app/.env",
+                "app/src/main.py", "run/secrets/db", "src/main.py"]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel)
+    return root
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(comps=patterns(), key=st.sampled_from(["x", "query", "doc", "pattern", "q"]))
+def test_property_a_glob_that_reaches_a_denied_file_is_refused_in_any_argument(tree: Path, comps: list[str],
+                                                                               key: str) -> None:
+    """Python's glob over a real tree is the oracle, the pattern sits in an argument not named as a path."""
+    root = str(tree)
+    guard = ToolRuleGuard(name="tree", deny_paths=[f"{root}/etc/shadow*", f"{root}/home/*/.ssh/*", f"{root}/*/.env",
+                                                   f"{root}/run/secrets/*"])
+    pattern = root + "/" + "/".join(comps)
+    denied = {f"{root}/etc/shadow", f"{root}/etc/shadow-", f"{root}/home/u/.ssh/id_rsa", f"{root}/app/.env",
+              f"{root}/run/secrets/db"}
+    reached = {os.path.normpath(p) for p in glob.glob(pattern, recursive=True, include_hidden=True)} \
+        if "include_hidden" in glob.glob.__code__.co_varnames else set()
+    reached |= {os.path.normpath(p) for p in glob.glob(pattern, recursive=True)}
+    if reached & denied:
+        assert decide({key: {"inner": pattern}}, guard).refuses, (pattern, sorted(reached & denied))
+
+
+# ---- 2. spellings the OS resolves ---------------------------------------------------------------------------------
+
+SPELLINGS = ["/proc/self/root/../etc/shadow", "/proc/self/root/proc/self/root/etc/shadow",
+             "/proc/self/root/proc/1/root/etc/shadow", "/proc/1/task/1/root/etc/shadow", "/proc/./self/cwd/.env",
+             "/proc/self/cwd/../../etc/shadow", "/dev/fd/../root/etc/shadow", "/dev/fd/3/.env", "/proc/self/fd/7/.env",
+             "file://127.0.0.1/etc/shadow", "file://host/etc/shadow", "file://etc/shadow", "file:.env",
+             "FILE:///etc/shadow", "file:%2F%2F%2Fetc%2Fshadow", "C:\\Users\\bob\\.ssh\\id_rsa",
+             "c:/Users/bob/.ssh/id_rsa", "\\\\?\\C:\\Users\\bob\\.ssh\\id_rsa",
+             "\\\\localhost\\C$\\Users\\bob\\.ssh\\id_rsa", "etc/shadow", "./etc//shadow", "//etc//shadow",
+             "/etc/./shadow", "/etc/shadow/", "/etc/shadow\x00.txt", "/tmp/%2e%2e/etc/shadow", "..\\..\\etc\\shadow"]
+
+
+@pytest.mark.parametrize("value", SPELLINGS)
+def test_a_spelling_the_os_resolves_to_a_denied_file_is_refused(value: str) -> None:
+    for args in nestings(value):
+        assert decide(args) is Decision.REJECT, args
+
+
+@pytest.fixture(scope="module")
+def secrets_tree(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    root = tmp_path_factory.mktemp("os")
+    files = {"etc/shadow": "S1", "home/u/.ssh/id_rsa": "S2", "app/.env": "S3", "app/src/main.py": "ok",
+             "etc/hosts": "ok"}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    fd = os.open(str(root), os.O_RDONLY)
+    yield root, fd
+    os.close(fd)
+
+
+_TARGETS = ["etc/shadow", "home/u/.ssh/id_rsa", "app/.env", "app/src/main.py", "etc/hosts"]
+
+
+@st.composite
+def spellings(draw: st.DrawFn, root: str, fd: int) -> str:
+    """A spelling of a file of the tree built from what the OS resolves: magic links, separators, detours."""
+    target = draw(st.sampled_from(_TARGETS)).split("/")
+    comps: list[str] = []
+    for c in target:
+        comps += draw(st.lists(st.sampled_from([".", "", "app/..", "etc/..", "nope/..", "app/src/../.."]),
+                               max_size=2))
+        comps.append(c)
+    body = "/".join(comps)
+    prefix = draw(st.sampled_from(["root", "proc_root", "proc_root_twice", "proc_pid_root", "dev_fd", "proc_fd",
+                                   "proc_root_dotdot"]))
+    base = {"root": root, "proc_root": "/proc/self/root" + root, "proc_root_twice": "/proc/self/root/proc/self/root" + root,
+            "proc_pid_root": f"/proc/{os.getpid()}/root" + root, "dev_fd": f"/dev/fd/{fd}",
+            "proc_fd": f"/proc/self/fd/{fd}", "proc_root_dotdot": "/proc/self/root/.." + root}[prefix]
+    text = base + "/" + body
+    how = draw(st.sampled_from(["plain", "percent", "file_url", "file_url_host", "double_slash"]))
+    if how == "percent":
+        text = urllib.parse.quote(text, safe="")
+    elif how == "file_url":
+        text = "file://" + text
+    elif how == "file_url_host":
+        text = "file://localhost" + text
+    elif how == "double_slash":
+        text = text.replace("/", "//")
+    return text
+
+
+def _opened_by_os(text: str) -> str | None:
+    """What a tool reads from ``text``: opened as it is, percent-decoded, or as a file URL (urllib's reading)."""
+    readings = [text, urllib.parse.unquote(text)]
+    if text.startswith("file:"):
+        readings.append(urllib.request.url2pathname(urllib.parse.urlparse(text).path))
+    for r in readings:
+        try:
+            with open(r, encoding="utf-8") as fh:
+                return fh.read()
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/root") or not os.path.isdir("/dev/fd"), reason="needs Linux /proc")
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_property_a_spelling_that_opens_a_denied_file_is_refused(secrets_tree, data: st.DataObject) -> None:  # noqa: ANN001
+    root, fd = secrets_tree
+    guard = ToolRuleGuard(deny_paths=[f"{root}/etc/shadow", f"{root}/home/*/.ssh/*", "*/.env"], name="os")
+    text = data.draw(spellings(str(root), fd))
+    content = _opened_by_os(text)
+    if content in ("S1", "S2", "S3"):
+        for args in ({"path": text}, {"doc": {"x": text}}):
+            assert decide(args, guard).refuses, (text, content)
+
+
+def test_path_shaped_values() -> None:
+    assert path_shaped("/x") and path_shaped("~/x") and path_shaped("./x") and path_shaped("file:.env")
+    assert path_shaped("a\\b") and path_shaped("%2e%2e")
+    assert not path_shaped("*") and not path_shaped("hello world") and not path_shaped("a/b\nc/d")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/root") or not os.path.isdir("/dev/fd"), reason="needs Linux /proc")
+def test_the_os_oracle_reaches_the_denied_file_through_every_prefix(secrets_tree) -> None:  # noqa: ANN001
+    """The property above is not vacuous: each prefix of the strategy opens the secret, and the guard refuses it."""
+    root, fd = secrets_tree
+    guard = ToolRuleGuard(deny_paths=[f"{root}/etc/shadow"], name="os")
+    for base in (f"/proc/self/root/..{root}", f"/proc/self/root/proc/self/root{root}", f"/dev/fd/{fd}",
+                 f"/proc/self/fd/{fd}", f"/proc/{os.getpid()}/root{root}"):
+        text = base + "/app/../etc//./shadow"
+        assert _opened_by_os(text) == "S1", text
+        assert decide({"doc": {"x": text}}, guard) is Decision.REJECT, text
