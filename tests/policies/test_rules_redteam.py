@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from agentguard.core.types import Context, Decision, ToolCall
 from agentguard.policies.arguments import path_shaped
-from agentguard.policies.rules import ToolRuleGuard
+from agentguard.policies.rules import ArgumentRule, ToolRuleGuard
 
 from .test_arguments import patterns
 
@@ -205,3 +205,111 @@ def test_the_os_oracle_reaches_the_denied_file_through_every_prefix(secrets_tree
         text = base + "/app/../etc//./shadow"
         assert _opened_by_os(text) == "S1", text
         assert decide({"doc": {"x": text}}, guard) is Decision.REJECT, text
+
+
+# ---- 3. argument rules read the way the framework reads the value -----------------------------------------------
+
+ARGS = ToolRuleGuard(arguments=[ArgumentRule("pay", "amount", forbid=r"\d{4,}"),   # no amount of 1000 or more
+                                ArgumentRule("set_role", "admin", forbid=r"(?i)^true$"),
+                                ArgumentRule("send_email", "to", match=r"[^@\s,;<>]+@example\.com")], name="args")
+
+
+def args_decide(tool: str, args: dict) -> Decision:
+    return ARGS.check(Context(run_id="r"), ToolCall(tool, args)).decision
+
+
+@pytest.mark.parametrize("value", ["1_000", "1e3", "1E4", "0x3e8", "0o1750", "\uff11\uff10\uff10\uff10",
+                                   "\u0661\u0660\u0660\u0660", " 1000 ", "1\u200b000", "1000.0", "1.5e3", 1e3,
+                                   "10_000.5", "+1000", 1e300])
+def test_a_number_spelled_another_way_meets_a_forbid_rule(value) -> None:  # noqa: ANN001
+    """``forbid = '\\d{4,}'`` (no amount of 1000 or more) let ``1_000``, ``1e3`` and ``0x3e8`` through: Python's
+    ``int``/``float`` (and pydantic, YAML) read them as 1000."""
+    assert args_decide("pay", {"amount": value}) is Decision.REJECT, value
+
+
+@pytest.mark.parametrize("value", ["yes", "on", "Y", "t", "1", "\uff54\uff52\uff55\uff45", "t\u200brue", " true ",
+                                   True, "TRUE"])
+def test_a_boolean_spelled_another_way_meets_a_forbid_rule(value) -> None:  # noqa: ANN001
+    assert args_decide("set_role", {"admin": value}) is Decision.REJECT, value
+
+
+@pytest.mark.parametrize("value", ["999", "12.5", "no", "0", False, "abc"])
+def test_ordinary_values_pass_the_forbid_rules(value) -> None:  # noqa: ANN001
+    tool, key = ("set_role", "admin") if value in ("no", "0", False) else ("pay", "amount")
+    assert args_decide(tool, {key: value}) is Decision.ALLOW, value
+
+
+def test_a_match_rule_holds_for_the_text_and_its_nfkc_form() -> None:
+    assert args_decide("send_email", {"to": "a@example.com"}) is Decision.ALLOW
+    assert args_decide("send_email", {"to": "02134@example.com"}) is Decision.ALLOW  # no numeric reading for match
+    # U+FF20 FULLWIDTH COMMERCIAL AT is "@" in NFKC: the raw text matches "[^@...]+@example.com", its NFKC form
+    # (eve@evil.org@example.com, what a mail library that normalises sends to) does not
+    assert args_decide("send_email", {"to": "eve\uff20evil.org@example.com"}) is Decision.REJECT
+
+
+@st.composite
+def number_spellings(draw: st.DrawFn) -> tuple[str, int]:
+    n = draw(st.integers(0, 10**7))
+    digits = str(n)
+    how = draw(st.sampled_from(["plain", "underscore", "fullwidth", "arabic", "exp", "hex", "float", "blank",
+                                "zero_width", "plus"]))
+    if how == "underscore" and len(digits) > 1:
+        k = draw(st.integers(1, len(digits) - 1))
+        s = digits[:k] + "_" + digits[k:]
+    elif how == "fullwidth":
+        s = "".join(chr(0xFF10 + int(c)) for c in digits)
+    elif how == "arabic":
+        s = "".join(chr(0x0660 + int(c)) for c in digits)
+    elif how == "exp" and n and n % 10 == 0:
+        z = len(digits) - len(digits.rstrip("0"))
+        s = f"{digits[:len(digits) - z]}e{z}"
+    elif how == "hex":
+        s = hex(n)
+    elif how == "float":
+        s = f"{n}.0"
+    elif how == "blank":
+        s = f" {digits}\t"
+    elif how == "zero_width" and len(digits) > 1:
+        s = digits[0] + "\u200b" + digits[1:]
+    elif how == "plus":
+        s = "+" + digits
+    else:
+        s = digits
+    return s, n
+
+
+def _framework_reads(s: str) -> set[float]:
+    """What the executing side reads: Python's int/float, int(x, 0), pydantic's lax int and float."""
+    from pydantic import TypeAdapter, ValidationError
+
+    out: set[float] = set()
+    for parse in (int, lambda t: int(t, 0), float, TypeAdapter(int).validate_python, TypeAdapter(float).validate_python):
+        try:
+            out.add(parse(s))
+        except (ValueError, ValidationError, TypeError):
+            pass
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(spelled=number_spellings())
+def test_property_a_spelling_the_framework_reads_as_1000_or_more_meets_the_forbid_rule(spelled) -> None:  # noqa: ANN001
+    s, n = spelled
+    read = _framework_reads(s)
+    if any(v >= 1000 for v in read):
+        assert args_decide("pay", {"amount": s}) is Decision.REJECT, (s, read)
+
+
+@settings(max_examples=200, deadline=None)
+@given(s=st.sampled_from(["true", "yes", "on", "1", "t", "y", "True", "YES", "On", "false", "no", "0", "off"]).flatmap(
+    lambda w: st.sampled_from([w, w.upper(), f" {w} ", w[:1] + "\u200b" + w[1:],
+                               "".join(chr(ord(c) + 0xFEE0) if c.isalnum() else c for c in w)])))
+def test_property_a_spelling_pydantic_reads_as_true_meets_the_forbid_rule(s: str) -> None:
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        value = TypeAdapter(bool).validate_python(s)
+    except ValidationError:
+        return
+    if value is True:
+        assert args_decide("set_role", {"admin": s}) is Decision.REJECT, s

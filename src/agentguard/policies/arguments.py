@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from ..core.canonical import strip_invisible
 from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
 __all__ = ["MAX_NESTING", "MAX_PATH", "PATH_ARGS", "PATH_WORDS", "TooDeep", "leaves", "path_shaped", "path_values",
-           "strings"]
+           "readings", "strings"]
 
 #: argument names (canonical) whose values are file system paths
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
@@ -116,3 +117,40 @@ def leaves(value: Any, depth: int = 0) -> list[str] | None:
             return None
         out += sub
     return out
+
+
+#: the strings a framework reads as a boolean (pydantic, YAML 1.1, argparse-style flags), and as which
+_BOOLEANS = {**dict.fromkeys(("true", "t", "yes", "y", "on", "1"), "true"),
+             **dict.fromkeys(("false", "f", "no", "n", "off", "0"), "false")}
+
+
+def _number(text: str) -> str | None:
+    """The decimal text of the number ``text`` spells in any way a framework reads one (Python's ``int`` and
+    ``float``: ``1_000``, ``１０００``, ``1e3``, `` 42 ``; ``int(x, 0)`` and YAML: ``0x3e8``, ``0o17``), or None."""
+    for parse in (int, lambda t: int(t, 0), float):
+        try:
+            n = parse(text)  # type: ignore[operator]
+        except (ValueError, OverflowError):
+            continue
+        if isinstance(n, float) and n.is_integer():
+            return str(int(n))
+        return str(n)
+    return None
+
+
+def readings(text: str, exact: bool = False) -> list[str]:
+    """The values one argument string may be read as by the tool's framework: the text itself, its NFKC form
+    with invisible characters and surrounding blanks removed (``"ｔ\u200bｒｕｅ"`` is ``true``) and, unless
+    ``exact``, the number it spells (``"1e3"``, ``"1_000"``, ``"0x3e8"`` are ``1000``) and the boolean it spells
+    (``"yes"``, ``"on"`` are ``true``). An argument rule's ``forbid`` refuses a value when any reading matches; its
+    ``match`` needs the text and its NFKC form (``exact``) to match: the numeric readings would refuse a zip code
+    ``02134`` read as ``2134``."""
+    plain = strip_invisible(text).strip() if len(text) <= MAX_PATH else text
+    out = [text, plain]
+    if not exact and len(plain) <= 64:
+        num = _number(plain)
+        if num is not None:
+            out.append(num)
+        if plain.casefold() in _BOOLEANS:
+            out.append(_BOOLEANS[plain.casefold()])
+    return list(dict.fromkeys(out))

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
-from ..core.canonical import canonical_name, strip_invisible
+from ..core.canonical import canonical_name, name_forms, strip_invisible
 from ..core.errors import InputError, PolicyError
 from ..core.types import Context, ToolCall
 from .model import Policy
@@ -178,7 +178,9 @@ class FieldRule:
             v = _dig(call.arguments, self.parts)
         else:
             v = _dig(context.metadata, self.parts)
-        if v is not _MISSING and v is not None and self.table is not None:
+        if self.source == "tool" and self.table is not None:
+            v = self._tool_value(v)
+        elif v is not _MISSING and v is not None and self.table is not None:
             key = _map_key(v, self.source == "tool")
             if key is _MISSING or type(key) not in self.key_types:
                 # a value of a type the map does not hold (3.0, True, ["wire"], "3" for int keys) is not "absent":
@@ -195,6 +197,18 @@ class FieldRule:
                                   + (f" {self.key}" if self.key else "") + ")")
             v = self.default
         return v
+
+
+    def _tool_value(self, name: Any) -> Any:
+        """A tool name looked up in every form it answers to (:func:`~agentguard.core.canonical.name_forms`: the
+        whole name, then the part after each namespace separator): ``bank__wire_pay`` is the upstream tool
+        ``wire_pay`` an MCP proxy prefixed, and must not take the map's permissive default. Forms that map to
+        different values are refused (PolicyError: which tool runs is unknown)."""
+        assert self.table is not None
+        hits = [self.table[f] for f in name_forms(name) if f in self.table]
+        if any(h != hits[0] for h in hits[1:]):
+            raise PolicyError(f"field {self.name}: tool {name!r} answers to names the map reads differently")
+        return hits[0] if hits else _MISSING
 
 
 def _normalised_map(name: str, table: Mapping[Any, Any], tool: bool = False) -> dict[Any, Any]:

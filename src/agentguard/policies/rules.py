@@ -82,7 +82,7 @@ from ..core.canonical import canonical_name, canonical_path, name_forms
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .arguments import MAX_NESTING, PATH_ARGS, TooDeep, leaves, path_values, strings
+from .arguments import MAX_NESTING, PATH_ARGS, TooDeep, leaves, path_values, readings, strings
 from .shell import Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
 from .shell.globs import ANY_CHAR
 from .shell.programs import UNSAFE_ENV, flags_of
@@ -258,7 +258,10 @@ class ArgumentRule:
 
     ``match``: the argument's string value must fully match this regex; ``forbid``: it must not
     contain a match of this regex; ``required``: a missing argument violates the rule (default: a
-    missing argument is not checked). ``decision`` is what a violation yields.
+    missing argument is not checked). ``decision`` is what a violation yields. Values are read as the tool's
+    framework may read them (:func:`~.arguments.readings`): ``forbid`` also sees the NFKC text and the number or
+    boolean a string spells (``"1_000"``, ``"1e3"``, ``"0x3e8"``, ``"１０００"`` are ``1000``; ``"yes"``, ``"on"`` are ``true``),
+    ``match`` must hold for the text and its NFKC form.
     """
 
     tool: str
@@ -294,9 +297,10 @@ class ArgumentRule:
             if parts is None:
                 return f"argument '{self.arg}' of {call.name} is nested deeper than {MAX_NESTING} levels"
             text = value if isinstance(value, str) else str(value)
-            if self._match is not None and (not parts or not all(self._match.fullmatch(t) for t in parts)):
+            if self._match is not None and (not parts or not all(
+                    self._match.fullmatch(r) for t in parts for r in readings(t, exact=True))):
                 return f"argument '{self.arg}' of {call.name} = {text!r} does not match {self.match!r}"
-            if self._forbid is not None and any(self._forbid.search(t) for t in [text, *parts]):
+            if self._forbid is not None and any(self._forbid.search(r) for t in [text, *parts] for r in readings(t)):
                 return f"argument '{self.arg}' of {call.name} = {text!r} matches forbidden {self.forbid!r}"
         return None
 
