@@ -189,6 +189,28 @@ def test_property_a_spelling_that_opens_a_denied_file_is_refused(secrets_tree, d
             assert decide(args, guard).refuses, (text, content)
 
 
+@pytest.mark.parametrize("value", ["/ETC/SH*DOW", "/Etc/Shado?", "~/.SS?/id_rsa", ".EN?", "C:\\USERS\\*\\.SSH\\ID_*"])
+def test_a_glob_is_matched_as_a_case_insensitive_file_system_reads_it(value: str) -> None:
+    """Literal paths were matched ignoring case (macOS, Windows) but globs were not: ``/ETC/SH*DOW`` passed where
+    ``/ETC/SHADOW`` was refused (and Windows' glob folds case)."""
+    for args in nestings(value):
+        assert decide(args) is Decision.REJECT, args
+    g = ToolRuleGuard(deny_paths=["/etc/shadow"], allow_commands=["cat", "cp"], name="sh")
+    for cmd in (f"cat {value}", "cp -r /ETC d"):
+        if value.startswith("/E"):
+            assert g.check(Context(run_id="r"), ToolCall("run_command", {"command": cmd})).decision.refuses, cmd
+
+
+@settings(max_examples=200, deadline=None)
+@given(flips=st.lists(st.booleans(), min_size=len("/etc/shadow"), max_size=len("/etc/shadow")),
+       star=st.integers(1, len("/etc/shadow") - 1))
+def test_property_any_case_of_a_glob_reaching_a_denied_path_is_refused(flips: list[bool], star: int) -> None:
+    text = "".join(c.upper() if f else c for c, f in zip("/etc/shadow", flips))
+    if text[star] != "/":
+        text = text[:star] + "?" + text[star + 1:]
+    assert decide({"x": text}) is Decision.REJECT, text
+
+
 def test_path_shaped_values() -> None:
     assert path_shaped("/x") and path_shaped("~/x") and path_shaped("./x") and path_shaped("file:.env")
     assert path_shaped("a\\b") and path_shaped("%2e%2e")

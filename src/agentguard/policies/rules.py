@@ -121,6 +121,16 @@ def _home_variants(pattern: str) -> list[str]:
 _LONG_FLAGS = {"--recursive": "r", "--force": "f", "--no-preserve-root": "no-preserve-root"}
 
 
+def _fold(tokens: Iterable[Any]) -> list[Any]:
+    """Glob tokens in lower case: a pattern is matched against the rules as a case-insensitive file system (macOS,
+    Windows, whose glob folds case too) reads it, as literal paths are (``/ETC/SH*DOW`` meets ``/etc/shadow``)."""
+    out = []
+    for kind, (neg, chars) in tokens:
+        low = frozenset(c.lower() if len(c.lower()) == 1 else c for c in chars)
+        out.append((kind, (neg, low)))
+    return out
+
+
 def as_tool_call(proposal: Any) -> ToolCall | None:
     """The ToolCall inside a proposal (a ToolCall, a Step whose action is one, or a dict with 'name')."""
     if isinstance(proposal, ToolCall):
@@ -361,12 +371,12 @@ class ToolRuleGuard(BaseGuard):
         # case-insensitive: on macOS and Windows file systems /ETC/SHADOW is /etc/shadow
         self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in denied), re.IGNORECASE)
                        if denied else None)
-        self._path_tokens = [fnmatch_tokens(p) for p in denied]
+        self._path_tokens = [_fold(fnmatch_tokens(p)) for p in denied]
         #: the globs anchored at the root or a home: a tree operand above one of them meets it (relative and
         #: "*/" globs name files anywhere and would refuse every recursive command). A relative path is below an
         #: unknown working directory, which may be "/" (a container without WORKDIR), "~" or any other: it is
         #: checked as itself, as "/path" against every glob and as "~/path"
-        self._anchored = [fnmatch_tokens(p) for p in denied if p.startswith(("/", "~")) and not p.startswith("/*")]
+        self._anchored = [_fold(fnmatch_tokens(p)) for p in denied if p.startswith(("/", "~")) and not p.startswith("/*")]
         if isinstance(allow_commands, str):
             allow_commands = [allow_commands]
         self._allow_commands = (None if allow_commands is None else
@@ -447,7 +457,7 @@ class ToolRuleGuard(BaseGuard):
                                                    f"{' '.join(cmd.argv)[:80]!r}{via}, not in allow_commands"))
         if self._paths is not None:
             for text, tokens in subtrees:
-                below = list(tokens or literal_tokens(text.rstrip("/"))) + _BELOW
+                below = _fold(list(tokens or literal_tokens(text.rstrip("/")))) + _BELOW
                 if any(intersects(below, d) for d in self._anchored):
                     out.append((self.decision, f"{call.name} reads, copies, moves or links the tree {text!r}, "
                                                "which holds a denied path"))
@@ -457,8 +467,10 @@ class ToolRuleGuard(BaseGuard):
                     if self._paths.fullmatch(text) or (relative and (self._paths.fullmatch("~/" + text) or (
                             self._paths.fullmatch("/" + text)))):
                         out.append((self.decision, f"path {text!r} of {call.name} is denied"))
-                elif any(intersects(tokens, d) for d in self._path_tokens) or (relative and (any(
-                        intersects(_SLASH + list(tokens), d) for d in self._path_tokens) or any(
-                        intersects(_HOME + list(tokens), d) for d in self._path_tokens))):
+                    continue
+                folded = _fold(tokens)
+                if any(intersects(folded, d) for d in self._path_tokens) or (relative and (any(
+                        intersects(_SLASH + folded, d) for d in self._path_tokens) or any(
+                        intersects(_HOME + folded, d) for d in self._path_tokens))):
                     out.append((self.decision, f"path pattern {text!r} of {call.name} could match a denied path"))
         return out
