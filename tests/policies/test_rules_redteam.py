@@ -211,6 +211,38 @@ def test_property_any_case_of_a_glob_reaching_a_denied_path_is_refused(flips: li
     assert decide({"x": text}) is Decision.REJECT, text
 
 
+@pytest.mark.parametrize("args", [
+    {"files": {"~/.ssh/authorized_keys": "ssh-rsa AAAA"}},     # a multi-file write tool: {path: content}
+    {"edits": {"/etc/shadow": "x"}}, {"files": [{"~/.ssh/authorized_keys": "k"}]}, {"x": {"/etc/shadow": 1}},
+    {"paths": "a.txt\n/etc/shadow"}, {"paths": "a.txt\r\n/etc/shadow"}, {"files": "a.txt,/etc/shadow"},
+    {"files": "a.txt; /etc/shadow"}, {"dirs": "/usr/lib:/etc/shadow"}, {"path": "a.txt\n~/.ssh/id_rsa"},
+    {"path": b"/etc/shadow"}, {"path": Path("/etc/shadow")}, {"doc": {"x": Path("~/.ssh/id_rsa")}},
+])
+def test_paths_in_mapping_keys_lists_and_other_types_are_read(args: dict) -> None:
+    """A mapping's keys were not read (``write_files(files={"~/.ssh/authorized_keys": ...})`` passed), a path-named
+    value was not read as the list a tool may split it into, and ``bytes``/``Path`` values (which ``open()``
+    takes) were not read at all."""
+    assert decide(args) is Decision.REJECT, args
+
+
+@pytest.mark.parametrize("args", [{"files": {"notes.txt": "x", "src/a.py": "y"}}, {"paths": "a.txt\nb.txt"},
+                                  {"url": "https://example.com/a,b;c"}, {"files": "a.txt,b.txt"},
+                                  {"body": "line one\n/etc/shadow is mentioned in prose"}])
+def test_ordinary_mappings_and_lists_are_not_refused(args: dict) -> None:
+    assert decide(args) is Decision.ALLOW, args
+
+
+@settings(max_examples=200, deadline=None)
+@given(items=st.lists(st.sampled_from(["a.txt", "src/x.py", "/tmp/o", "/etc/shadow", "~/.ssh/id_rsa", "app/.env"]),
+                      min_size=1, max_size=4),
+       sep=st.sampled_from(["\n", "\r\n", ",", ";", ", "]), shape=st.sampled_from(["text", "keys", "nested_keys"]))
+def test_property_a_list_of_paths_in_any_shape_meets_the_rules(items: list[str], sep: str, shape: str) -> None:
+    denied = any(i in ("/etc/shadow", "~/.ssh/id_rsa", "app/.env") for i in items)
+    args = ({"paths": sep.join(items)} if shape == "text" else {"files": {i: "content" for i in items}}
+            if shape == "keys" else {"ops": [{"write": {i: "c"}} for i in items]})
+    assert (decide(args) is Decision.REJECT) is denied, args
+
+
 def test_path_shaped_values() -> None:
     assert path_shaped("/x") and path_shaped("~/x") and path_shaped("./x") and path_shaped("file:.env")
     assert path_shaped("a\\b") and path_shaped("%2e%2e")

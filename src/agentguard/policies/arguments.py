@@ -7,6 +7,7 @@ that could name a file (:func:`path_shaped`) and the value of an argument named 
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Mapping
 
@@ -34,8 +35,14 @@ def strings(value: Any, depth: int = 0) -> list[Any]:
     """The strings and argv lists inside an argument value (nested lists/dicts, bounded depth).
 
     A list of scalars (strings, numbers) is an argv list; deeper nesting than :data:`MAX_NESTING` yields a
-    :class:`TooDeep` marker, which the guard refuses.
+    :class:`TooDeep` marker, which the guard refuses. A mapping's string keys are read as well as its values (a
+    tool writing several files takes ``{path: content}``: ``{"~/.ssh/authorized_keys": "ssh-rsa ..."}``), and
+    ``bytes`` and ``os.PathLike`` values as the text ``open()`` reads them as.
     """
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value).decode("utf-8", "surrogateescape")
     if isinstance(value, str):
         return [value]
     if depth > MAX_NESTING:
@@ -49,7 +56,7 @@ def strings(value: Any, depth: int = 0) -> list[Any]:
             return [TooDeep()]  # a string list with objects in it: not an argv anyone can read, refused
         return [s for v in value for s in strings(v, depth + 1)]
     if isinstance(value, Mapping):
-        return [s for v in value.values() for s in strings(v, depth + 1)]
+        return [s for k, v in value.items() for s in ([k] if isinstance(k, str) else []) + strings(v, depth + 1)]
     return []
 
 
@@ -76,7 +83,7 @@ def path_values(name: str, text: Any, paths: list[Any]) -> str | None:
     named = name in PATH_ARGS or not PATH_WORDS.isdisjoint(name.split("_"))
     for value in (text if isinstance(text, list) else [text]):
         value = str(value)
-        for p in dict.fromkeys((value, value.split("\x00", 1)[0])):  # C's open() ends the name at a NUL
+        for p in dict.fromkeys([value, value.split("\x00", 1)[0]] + (_pieces(value) if named else [])):
             if len(p) > MAX_PATH:
                 if named:
                     paths += path_forms(p)
@@ -90,6 +97,19 @@ def path_values(name: str, text: Any, paths: list[Any]) -> str | None:
     return None
 
 
+_SEPARATED = re.compile(r"[,;\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _pieces(value: str) -> list[str]:
+    """A path-named value read as a list, as a tool may split it: at line breaks, ``,`` and ``;`` (and at ``:``,
+    a ``PATH``-style list, unless it holds a URL's ``://``); C's ``open()`` also ends a name at a NUL."""
+    cut = value.split("\x00", 1)[0]
+    parts = _SEPARATED.split(cut) if len(cut) <= 64 * MAX_PATH else []
+    if "://" not in cut and ":" in cut:
+        parts += [q for part in parts for q in part.split(":")]
+    return [q for q in dict.fromkeys(parts) if q.strip() and q != value]
+
+
 def path_shaped(text: str) -> bool:
     """Whether a value of an argument not named as a path could still name a file, and be expanded as a glob:
     a single-line string that holds ``/``, ``\\`` or ``%`` or starts with ``~``, ``.`` or ``file:`` (after
@@ -101,7 +121,12 @@ def path_shaped(text: str) -> bool:
 
 def leaves(value: Any, depth: int = 0) -> list[str] | None:
     """The scalar values inside an argument (a list of recipients: each one; a mapping: keys and values), as
-    text; None when nested deeper than :data:`MAX_NESTING` (refused unread)."""
+    text; None when nested deeper than :data:`MAX_NESTING` (refused unread). ``bytes`` and ``os.PathLike`` values
+    are read as the text they hold."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value).decode("utf-8", "surrogateescape")
     if isinstance(value, (str, int, float)):
         return [value if isinstance(value, str) else str(value)]
     if depth > MAX_NESTING:
