@@ -243,6 +243,42 @@ def test_property_a_list_of_paths_in_any_shape_meets_the_rules(items: list[str],
     assert (decide(args) is Decision.REJECT) is denied, args
 
 
+@pytest.mark.parametrize("args", [
+    {"folder": "~/.ssh", "name": "id_rsa"}, {"path": "~", "pattern": ".ssh/id_*"},
+    {"directory": "/etc", "filename": "shadow"}, {"cwd": "/etc", "file": "shadow"},
+    {"root": "/", "include": "etc/sh*"}, {"base_dir": "/home/bob", "names": [".ssh/id_rsa"]},
+    {"options": {"x": 1}, "working_dir": "/etc", "file_name": "shad?w"}, {"path": "/app", "pattern": ".en?"},
+])
+def test_a_name_joined_to_a_directory_argument_is_read_below_it(args: dict) -> None:
+    """``search_files(path="~", pattern=".ssh/id_*")`` (the MCP filesystem server's shape) and
+    ``read(folder="~/.ssh", name="id_rsa")`` passed: each value was read on its own."""
+    assert decide(args) is Decision.REJECT, args
+
+
+@pytest.mark.parametrize("args", [{"path": "/home/u/project", "pattern": "*.py"}, {"directory": "src", "name": "main.py"},
+                                  {"path": "docs", "query": "hello world"}, {"folder": "/tmp/out", "filename": "r.csv"},
+                                  {"path": "/home/u", "content": "hello"}])
+def test_ordinary_directory_and_name_pairs_are_not_refused(args: dict) -> None:
+    assert decide(args) is Decision.ALLOW, args
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(split=st.sampled_from(_TARGETS), cut=st.integers(1, 3),
+       names=st.tuples(st.sampled_from(["folder", "path", "directory", "root", "cwd"]),
+                       st.sampled_from(["name", "pattern", "filename", "file", "include"])))
+def test_property_a_directory_and_a_name_that_join_to_a_denied_file_are_refused(secrets_tree, split: str, cut: int,
+                                                                                names: tuple[str, str]) -> None:  # noqa: ANN001
+    """The OS is the oracle: the two values joined (as os.path.join does) open the file."""
+    root, _ = secrets_tree
+    guard = ToolRuleGuard(deny_paths=[f"{root}/etc/shadow", f"{root}/home/*/.ssh/*", "*/.env"], name="join")
+    comps = split.split("/")
+    k = min(cut, len(comps) - 1) if len(comps) > 1 else 0
+    base, rest = str(root / "/".join(comps[:k])) if k else str(root), "/".join(comps[k:])
+    content = _opened_by_os(os.path.join(base, rest))
+    args = {names[0]: base, names[1]: rest}
+    assert (decide(args, guard) is Decision.REJECT) is (content in ("S1", "S2", "S3")), (args, content)
+
+
 def test_path_shaped_values() -> None:
     assert path_shaped("/x") and path_shaped("~/x") and path_shaped("./x") and path_shaped("file:.env")
     assert path_shaped("a\\b") and path_shaped("%2e%2e")

@@ -40,8 +40,8 @@ import unicodedata
 from typing import Any, NamedTuple
 from urllib.parse import unquote
 
-__all__ = ["ShellCommand", "canonical_name", "canonical_path", "decoded_path", "name_forms", "shell_commands",
-           "strip_invisible"]
+__all__ = ["ShellCommand", "canonical_name", "canonical_path", "decoded_path", "grant_name", "name_forms",
+           "shell_commands", "strip_invisible"]
 
 _SEP = re.compile(r"[\s_\-]+")
 _FILE_URL = re.compile(r"file:(?://[^/]*)?(?=/)", re.IGNORECASE)  # any host: curl reads 127.0.0.1, Windows a UNC
@@ -84,6 +84,15 @@ def _name_forms(text: str) -> tuple[str, ...]:
         if tail and tail not in forms:
             forms.append(tail)
     return tuple(forms)
+
+
+def grant_name(name: Any) -> str:
+    """The canonical form a *granting* rule (an allow list) compares a tool name in: :func:`canonical_name` of each
+    part, with the ``__`` an MCP proxy puts between an upstream and its tool kept (``fs__read_file`` is the tool
+    ``read_file`` of the upstream ``fs``, not ``fs_read_file``: an allow entry ``read_file`` must not grant the tool
+    ``file`` of an upstream named ``read`` through ``read__file``)."""
+    text = strip_invisible(name if type(name) is str and len(name) <= 256 else str(name)[:4096])
+    return "__".join(canonical_name(part) for part in text.strip().split("__"))
 
 
 def name_forms(name: Any) -> tuple[str, ...]:

@@ -15,8 +15,8 @@ from ..core.canonical import strip_invisible
 from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
-__all__ = ["MAX_NESTING", "MAX_PATH", "PATH_ARGS", "PATH_WORDS", "TooDeep", "leaves", "path_shaped", "path_values",
-           "readings", "strings"]
+__all__ = ["DIR_WORDS", "MAX_NESTING", "MAX_PATH", "NAME_WORDS", "PATH_ARGS", "PATH_WORDS", "TooDeep", "base_dirs",
+           "leaves", "path_shaped", "path_values", "readings", "strings"]
 
 #: argument names (canonical) whose values are file system paths
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
@@ -70,7 +70,29 @@ MAX_PATH = 4096  # PATH_MAX: a longer value opens no file
 _WEB_URL = re.compile(r"\s*(?:https?|wss?|ftps?)://", re.IGNORECASE)
 
 
-def path_values(name: str, text: Any, paths: list[Any]) -> str | None:
+#: words of an argument's name that make its value a directory the call's other path values may be relative to
+#: (``search_files(path="~", pattern=".ssh/id_*")``, ``read(folder="~/.ssh", name="id_rsa")``)
+DIR_WORDS = frozenset({"dir", "dirs", "directory", "folder", "root", "base", "basedir", "cwd", "workdir", "parent",
+                       "path", "paths", "location", "chdir"})
+#: words of an argument's name that make its value a file name or pattern a tool may join to such a directory
+NAME_WORDS = PATH_WORDS | {"name", "names", "pattern", "patterns", "include", "exclude", "mask", "filter",
+                           "basename"}
+_MAX_BASES = 4
+
+
+def _words(name: str) -> set[str]:
+    return set(name.split("_")) | {name}
+
+
+def base_dirs(arguments: Mapping[str, Any], canonical: Any) -> tuple[str, ...]:
+    """The directories a call names (single-line string values of its arguments named as directories, at most
+    four): a tool may join its other path values to them, so those are read relative to each as well."""
+    out = [v.strip() for k, v in arguments.items() if isinstance(v, str) and v.strip() and "\n" not in v.strip()
+           and len(v) <= MAX_PATH and not DIR_WORDS.isdisjoint(_words(canonical(k)))]
+    return tuple(dict.fromkeys(out))[:_MAX_BASES]
+
+
+def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] = ()) -> str | None:
     """Add the path spellings of one argument value to ``paths``; a reason to refuse it unread, or None.
 
     The tool decides how it reads its arguments, not their names, so every value that could name a file is read
@@ -78,9 +100,13 @@ def path_values(name: str, text: Any, paths: list[Any]) -> str | None:
     ``pathlib.Path.glob``, a shell): the value of an argument named as a path (:data:`PATH_ARGS`, or a name with
     a word of :data:`PATH_WORDS`), and any :func:`path_shaped` value whatever its argument is called
     (``{"doc": {"x": "~/.ss[h]/id_rsa"}}``: the structural rule of the thirteenth session's red team; a bare
-    word with no ``/`` such as ``*`` or ``?env`` in an argument not named as a path is read as no file).
+    word with no ``/`` such as ``*`` or ``?env`` in an argument not named as a path is read as no file). With
+    ``bases`` (:func:`base_dirs`), these values and any single-line value of an argument named as a file name or
+    pattern (:data:`NAME_WORDS`) are also read relative to each base.
     """
     named = name in PATH_ARGS or not PATH_WORDS.isdisjoint(name.split("_"))
+    joins = tuple(b for b in bases if b != text)
+    name_like = bool(joins) and not NAME_WORDS.isdisjoint(_words(name))
     for value in (text if isinstance(text, list) else [text]):
         value = str(value)
         for p in dict.fromkeys([value, value.split("\x00", 1)[0]] + (_pieces(value) if named else [])):
@@ -89,9 +115,9 @@ def path_values(name: str, text: Any, paths: list[Any]) -> str | None:
                     paths += path_forms(p)
             elif not named and _WEB_URL.match(p):
                 paths += path_forms(p)   # an http(s) URL is fetched, not expanded as a glob
-            elif named or path_shaped(p):
-                try:
-                    paths += pattern_paths(p)   # the literal spellings (path_forms) and the glob's
+            elif named or path_shaped(p) or (name_like and "\n" not in p.strip()):
+                try:   # the literal spellings (path_forms) and the glob's, also below each directory of the call
+                    paths += pattern_paths(p, ("",) + joins if named or path_shaped(p) else joins)
                 except TooManyWords:
                     return "a path pattern beyond the expansion bounds, refused unread"
     return None

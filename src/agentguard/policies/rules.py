@@ -67,7 +67,9 @@ What the guard cannot see: what an allowed program does beyond the option tables
 (path rules are lexical), the environment and working directory it starts in. Pair it with an OS sandbox.
 
 An ``allow`` list makes the guard default-deny (a tool it does not name gets ``decision``): the shipped
-examples use one, so an uncovered tool is refused.
+examples use one, so an uncovered tool is refused. It grants the whole name only, compared with the ``__`` of
+a namespaced name kept (:func:`~agentguard.core.canonical.grant_name`: ``read_file`` does not grant ``read__file``,
+the tool ``file`` of an upstream ``read``); a glob's ``*`` may still span it (``read_*``).
 """
 
 from __future__ import annotations
@@ -78,11 +80,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..core.canonical import canonical_name, canonical_path, name_forms
+from ..core.canonical import canonical_name, canonical_path, grant_name, name_forms
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .arguments import MAX_NESTING, PATH_ARGS, TooDeep, leaves, path_values, readings, strings
+from .arguments import MAX_NESTING, PATH_ARGS, TooDeep, base_dirs, leaves, path_values, readings, strings
 from .shell import Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
 from .shell.globs import ANY_CHAR
 from .shell.programs import UNSAFE_ENV, flags_of
@@ -142,7 +144,7 @@ def as_tool_call(proposal: Any) -> ToolCall | None:
     return None
 
 
-def _globs(patterns: Iterable[str] | str | None, what: str) -> re.Pattern[str] | None:
+def _globs(patterns: Iterable[str] | str | None, what: str, form: Any = canonical_name) -> re.Pattern[str] | None:
     if patterns is None:
         return None
     if isinstance(patterns, str):
@@ -153,7 +155,7 @@ def _globs(patterns: Iterable[str] | str | None, what: str) -> re.Pattern[str] |
             raise InputError(f"{what}: tool patterns must be non-empty strings, got {p!r}")
     if not pats:
         return None
-    return re.compile("|".join(f"(?:{fnmatch.translate(canonical_name(p))})" for p in pats))
+    return re.compile("|".join(f"(?:{fnmatch.translate(form(p))})" for p in pats))
 
 
 #: the one compiler of tool-name patterns (canonical globs, one regex) for every rule type: the secret-leak
@@ -342,7 +344,7 @@ class ToolRuleGuard(BaseGuard):
                 f"{name}: decision must block (REJECT, ESCALATE or HALT), not {self.decision.name}"
             )
         self._deny = _globs(deny, f"{name}.deny")
-        self._allow = _globs(allow, f"{name}.allow") if allow is not None else None
+        self._allow = _globs(allow, f"{name}.allow", grant_name) if allow is not None else None
         self._allow_given = allow is not None
         self._escalate = _globs(escalate, f"{name}.escalate")
         self._halt = _globs(halt, f"{name}.halt")
@@ -404,7 +406,7 @@ class ToolRuleGuard(BaseGuard):
             found.append((Decision.ESCALATE, f"tool {call.name} needs human approval"))
         if self._deny is not None and any(self._deny.match(f) for f in forms):
             found.append((self.decision, f"tool {call.name} is denied"))
-        if self._allow_given and (self._allow is None or not self._allow.match(name)):
+        if self._allow_given and (self._allow is None or not self._allow.match(grant_name(call.name))):
             found.append((self.decision, f"tool {call.name} is not in the allow list"))
         if self._commands or self._paths is not None or self._allow_commands is not None:
             found += self._structured(name, call)
@@ -422,6 +424,7 @@ class ToolRuleGuard(BaseGuard):
         out: list[tuple[Decision, str]] = []
         shell_tool = name in _SHELL_TOOLS
         cwds, unsafe_env = _call_context(call.arguments)
+        bases = base_dirs(call.arguments, canonical_name) if self._paths is not None else ()
         for var in unsafe_env:
             out.append((self.unresolvable, f"{call.name} sets {var!r} in the command's environment, which changes "
                                            "what runs"))
@@ -437,7 +440,7 @@ class ToolRuleGuard(BaseGuard):
                                                    "unread"))
                     continue
                 if not is_cmd or k in PATH_ARGS:
-                    why = path_values(k, text, paths)
+                    why = path_values(k, text, paths, bases)
                     if why:
                         out.append((self.unresolvable, f"argument '{key}' of {call.name}: {why}"))
                 if not is_cmd:
