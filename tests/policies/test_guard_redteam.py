@@ -376,6 +376,21 @@ def test_namespace_forms_that_map_differently_are_refused():
     assert g.check(Context(), ToolCall("search.wire_pay", {})).decision is Decision.REJECT
 
 
+def test_a_tool_name_too_long_to_read_in_full_is_refused():
+    """name_forms reads the first 4096 characters: ``"x" * 5000 + "__wire_pay"`` hid its tail form from every
+    rule; both gates refuse a name over 1024 characters unread (MCP allows 128, OpenAI 64)."""
+    from agentguard.policies.rules import ToolRuleGuard
+
+    name = "x" * 5000 + "__wire_pay"
+    g = ToolCallGuard([PolicyBinding(INT_POLICY, SpecExtractor({
+        "amount": {"from": "argument", "key": "amount"}, "flagged": {"from": "constant", "value": False},
+        "blocked": {"from": "constant", "value": [7]}, "dest": {"from": "constant", "value": 3}}), ("wire_pay",))],
+        unknown_tool="allow")
+    assert g.check(Context(), ToolCall(name, {"amount": 10**6})).decision is Decision.REJECT
+    assert ToolRuleGuard(deny=["wire_*"]).check(Context(), ToolCall(name, {})).decision is Decision.REJECT
+    assert ToolRuleGuard(deny=["wire_*"]).check(Context(), ToolCall("x" * 1000, {})).allowed
+
+
 @settings(max_examples=100, deadline=None)
 @given(prefix=st.lists(st.sampled_from(["bank", "mcp", "srv", "a.b", "x"]), max_size=3),
        sep=st.sampled_from(["__", ".", "/", ":"]))

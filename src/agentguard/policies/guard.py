@@ -175,6 +175,10 @@ class ToolCallGuard(BaseGuard):
 
     def check(self, context: Context, proposal: Any) -> Verdict:
         raw = _as_call(proposal)
+        if len(raw.name) > 1024:  # namespace forms are read from the first 4096 characters only: refused unread
+            v = Verdict(self.on_error, f"a tool name of {len(raw.name)} characters (at most 1024)", self.name)
+            self._record(context, raw, {}, None, v, None, 0.0)
+            return v
         # rules see the canonical tool name (Book_Hotel, "book_hotel ", rent-car -> book_hotel, rent_car); a
         # namespaced name is read as every tool it may be (name_forms: bank__transfer_funds is bank_transfer_funds
         # and the upstream transfer_funds an MCP proxy prefixed), and every reading must allow

@@ -89,8 +89,12 @@ from .shell import Analysis, Command, analyse, analyse_argv, fnmatch_tokens, int
 from .shell.globs import ANY_CHAR
 from .shell.programs import UNSAFE_ENV, flags_of
 
-__all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "PATH_ARGS", "ToolRuleGuard", "as_tool_call", "tool_patterns"]
+__all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "MAX_TOOL_NAME", "PATH_ARGS",
+           "ToolRuleGuard", "as_tool_call", "tool_patterns"]
 
+#: the longest tool name read (MCP allows 128 characters, OpenAI 64); a longer one is refused unread, since
+#: :func:`~agentguard.core.canonical.name_forms` reads only its first 4096 characters
+MAX_TOOL_NAME = 1024
 #: argument names (canonical) whose values are shell commands (a string or an argv list)
 COMMAND_ARGS = frozenset({"command", "cmd", "commands", "argv", "args", "arguments", "script", "code", "shell",
                           "command_line", "commandline", "cmdline", "shell_command", "exec", "run", "program"})
@@ -397,6 +401,9 @@ class ToolRuleGuard(BaseGuard):
                 return self._not_a_call
             return Verdict(self.decision, f"cannot read a proposal of type {type(proposal).__name__} "
                                           "(not a tool call, a step or text)", self.name)
+        if len(call.name) > MAX_TOOL_NAME:  # its namespace forms are not all computed: refused unread
+            return Verdict(self.decision, f"a tool name of {len(call.name)} characters (at most {MAX_TOOL_NAME})",
+                           self.name)
         found: list[tuple[Decision, str]] = []
         forms = name_forms(call.name)  # refusing rules match any namespace form, the allow list the whole name
         name = forms[0]
