@@ -376,6 +376,20 @@ def test_namespace_forms_that_map_differently_are_refused():
     assert g.check(Context(), ToolCall("search.wire_pay", {})).decision is Decision.REJECT
 
 
+@pytest.mark.parametrize("args", [{"amount": 5, "AMOUNT": 10**6}, {"amount": 5, "Amount": 10**6},
+                                  {"AMOUNT": 10**6}, {"\uff41mount": 10**6}, {"amount": 5, "amount\u200b": 10**6},
+                                  {"amount": 5, " amount ": 10**6}])
+def test_an_argument_spelled_another_way_is_read_as_the_tool_may_read_it(args):
+    """Go's encoding/json (github-mcp-server and other Go tools) binds JSON keys to fields ignoring case, the last
+    one winning: ``{"amount": 5, "AMOUNT": 1000000}`` reached the tool as 1000000 while the gate read 5."""
+    assert _amount_guard().check(Context(), ToolCall("pay", args)).decision is Decision.REJECT, args
+
+
+def test_equal_spellings_of_one_argument_still_decide():
+    assert _amount_guard().check(Context(), ToolCall("pay", {"amount": 5, "Amount": 5})).allowed
+    assert _amount_guard().check(Context(), ToolCall("pay", {"Amount": 5})).allowed
+
+
 def test_a_tool_name_too_long_to_read_in_full_is_refused():
     """name_forms reads the first 4096 characters: ``"x" * 5000 + "__wire_pay"`` hid its tail form from every
     rule; both gates refuse a name over 1024 characters unread (MCP allows 128, OpenAI 64)."""

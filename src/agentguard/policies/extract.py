@@ -119,14 +119,34 @@ def _dig(obj: Any, parts: tuple[str, ...]) -> Any:
     ``**kwargs`` reads it."""
     for part in parts:
         if isinstance(obj, dict):
-            obj = dict.get(obj, part, _MISSING)
+            keys = list(dict.keys(obj))
+            obj = _one_of(part, keys, lambda k, o=obj: dict.__getitem__(o, k))
         elif isinstance(obj, Mapping):
-            obj = obj[part] if part in list(obj.keys()) else _MISSING
+            keys = list(obj.keys())
+            obj = _one_of(part, keys, lambda k, o=obj: o[k])
         else:
             return _MISSING
         if obj is _MISSING:
             return _MISSING
     return obj
+
+
+def _fold_key(key: Any) -> Any:
+    return strip_invisible(key).casefold().strip() if isinstance(key, str) else key
+
+
+def _one_of(part: str, keys: list[Any], get: Any) -> Any:
+    """The value of ``part`` among ``keys`` as a tool may read it: Go's ``encoding/json`` (and other binders) match
+    keys ignoring case, so ``{"amount": 5, "AMOUNT": 10**6}`` may reach the tool as 10**6. Every key equal to
+    ``part`` up to case, width and invisible characters is read; two with different values are refused
+    (PolicyError), one is the value."""
+    want = _fold_key(part)
+    found = [get(k) for k in keys if k == part or _fold_key(k) == want]
+    if not found:
+        return _MISSING
+    if any(type(v) is not type(found[0]) or v != found[0] for v in found[1:]):
+        raise PolicyError(f"argument {part!r} is given under {len(found)} spellings with different values")
+    return found[0]
 
 
 def _map_key(v: Any, tool: bool = False) -> Any:
