@@ -109,7 +109,11 @@ SPELLINGS = ["/proc/self/root/../etc/shadow", "/proc/self/root/proc/self/root/et
              "FILE:///etc/shadow", "file:%2F%2F%2Fetc%2Fshadow", "C:\\Users\\bob\\.ssh\\id_rsa",
              "c:/Users/bob/.ssh/id_rsa", "\\\\?\\C:\\Users\\bob\\.ssh\\id_rsa",
              "\\\\localhost\\C$\\Users\\bob\\.ssh\\id_rsa", "etc/shadow", "./etc//shadow", "//etc//shadow",
-             "/etc/./shadow", "/etc/shadow/", "/etc/shadow\x00.txt", "/tmp/%2e%2e/etc/shadow", "..\\..\\etc\\shadow"]
+             "/etc/./shadow", "/etc/shadow/", "/etc/shadow\x00.txt", "/tmp/%2e%2e/etc/shadow", "..\\..\\etc\\shadow",
+             # Windows opens a component without its trailing dots and spaces, and a file through its :$DATA stream
+             "C:\\Users\\bob\\.ssh.\\id_rsa", "C:\\Users\\bob\\.ssh \\id_rsa", "C:\\Users\\bob\\.ssh\\id_rsa::$DATA",
+             "\\\\?\\UNC\\localhost\\C$\\Users\\bob\\.ssh\\id_rsa", "\\\\fileserver\\c$\\Users\\bob\\.ssh\\id_rsa",
+             "..\\.env.", ".env::$DATA"]
 
 
 @pytest.mark.parametrize("value", SPELLINGS)

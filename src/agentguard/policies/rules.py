@@ -52,7 +52,8 @@ the same way. Two structured rules decide on what the arguments *mean*, not on t
   A rule ``~/x`` also names ``/root/x``, ``/home/*/x`` and the other conventional homes ($HOME is unknown);
   a relative path is below an unknown working directory, which may be ``/`` (a container without a
   WORKDIR) or a home, so it is also checked as ``/path`` and as ``~/path`` (``etc/shadow`` meets
-  ``/etc/shadow``; the price: ``du -sh *`` meets ``/root``); a command that reads, copies, moves or links a whole tree (``grep -r x ~``,
+  ``/etc/shadow``; the price: ``du -sh *`` meets ``/root``); a command that reads, copies, moves or links a
+  whole tree (``grep -r x ~``,
   ``cp -r /etc d``, ``tar czf o ~``, ``ln -s /etc e``) meets every rule anchored at ``/`` or ``~`` below it
   (relative and ``*/`` globs are not checked against trees: they would refuse every recursive command, so
   ``grep -r x .`` still reads a ``./.env``).
@@ -276,8 +277,8 @@ class ArgumentRule:
     contain a match of this regex; ``required``: a missing argument violates the rule (default: a
     missing argument is not checked). ``decision`` is what a violation yields. Values are read as the tool's
     framework may read them (:func:`~.arguments.readings`): ``forbid`` also sees the NFKC text and the number or
-    boolean a string spells (``"1_000"``, ``"1e3"``, ``"0x3e8"``, ``"１０００"`` are ``1000``; ``"yes"``, ``"on"`` are ``true``),
-    ``match`` must hold for the text and its NFKC form.
+    boolean a string spells (``"1_000"``, ``"1e3"``, ``"0x3e8"``, ``"１０００"`` are ``1000``; ``"yes"``, ``"on"``
+    are ``true``), ``match`` must hold for the text and its NFKC form.
     """
 
     tool: str
@@ -382,7 +383,8 @@ class ToolRuleGuard(BaseGuard):
         #: "*/" globs name files anywhere and would refuse every recursive command). A relative path is below an
         #: unknown working directory, which may be "/" (a container without WORKDIR), "~" or any other: it is
         #: checked as itself, as "/path" against every glob and as "~/path"
-        self._anchored = [_fold(fnmatch_tokens(p)) for p in denied if p.startswith(("/", "~")) and not p.startswith("/*")]
+        self._anchored = [_fold(fnmatch_tokens(p)) for p in denied
+                          if p.startswith(("/", "~")) and not p.startswith("/*")]
         if isinstance(allow_commands, str):
             allow_commands = [allow_commands]
         self._allow_commands = (None if allow_commands is None else

@@ -127,13 +127,23 @@ def _resolved(path: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-_DRIVE = re.compile(r"^(?:/[?.]/)?[A-Za-z]:(?=/|$)|^/(?:localhost|127\.0\.0\.1)/[A-Za-z]\$(?=/|$)")
+_DRIVE = re.compile(r"^(?:/[^/]/)?[A-Za-z]:(?=/|$)|^/[^/]/UNC/[^/]+/[^/]+(?=/|$)|^/[^/?.][^/]*/[A-Za-z]\$(?=/|$)",
+                    re.IGNORECASE)  # "\\?\" written as a shell glob "?" is a placeholder: any one character
+#: what Windows drops from a path component: trailing dots and spaces (``.ssh.`` is ``.ssh``), a stream suffix
+#: (``id_rsa::$DATA``, ``id_rsa:$DATA`` are ``id_rsa``)
+_WIN_TAIL = re.compile(r"(?::[^/]*)?[. ]*(?=/|$)")
+
+
+def _windows(path: str) -> str:
+    return "/".join(c if c in ("", ".", "..") else _WIN_TAIL.sub("", c, count=1) or c for c in path.split("/"))
 
 
 def _os_readings(text: str) -> list[str]:
     """The other paths one spelling may open: a ``file:`` URL's path (whatever its host, also read with the host
     as the first directory, as a naive ``removeprefix("file://")`` does, and a relative ``file:x`` as ``x``), a
-    Windows drive or UNC path (``C:\\Users\\bob``, ``\\\\?\\C:\\x``, ``\\\\localhost\\C$\\x``) from its root,
+    Windows drive or UNC path (``C:\\Users\\bob``, ``\\\\?\\C:\\x``, ``\\\\host\\C$\\x``,
+    ``\\\\?\\UNC\\host\\share\\x``) from its root, its components as Windows opens them (trailing dots and
+    spaces, a ``:$DATA`` stream dropped),
     each resolved through the magic links of ``/proc`` (:func:`_resolved`)."""
     dec = decoded_path(text)
     readings = [dec]
@@ -147,7 +157,8 @@ def _os_readings(text: str) -> list[str]:
         d = _DRIVE.match(r if not r.startswith("//") else r[1:])
         if d:
             readings.append("/" + (r if not r.startswith("//") else r[1:])[d.end():].lstrip("/"))
-    return [x for r in readings for x in _resolved(r)]
+    readings += [_windows(r) for r in readings]  # as Windows opens each component (the tool's OS is unknown)
+    return [x for r in dict.fromkeys(readings) for x in _resolved(r)]
 
 
 def _variants(path: str) -> list[str]:
