@@ -283,6 +283,14 @@ def test_property_a_directory_and_a_name_that_join_to_a_denied_file_are_refused(
     assert (decide(args, guard) is Decision.REJECT) is (content in ("S1", "S2", "S3")), (args, content)
 
 
+def test_a_value_listing_too_many_paths_is_refused_unread() -> None:
+    from agentguard.policies.arguments import MAX_PIECES
+
+    many = ",".join(f"f{i}.txt" for i in range(MAX_PIECES + 1))
+    assert decide({"paths": many}) is Decision.REJECT
+    assert decide({"paths": ",".join(f"f{i}.txt" for i in range(MAX_PIECES))}) is Decision.ALLOW
+
+
 def test_path_shaped_values() -> None:
     assert path_shaped("/x") and path_shaped("~/x") and path_shaped("./x") and path_shaped("file:.env")
     assert path_shaped("a\\b") and path_shaped("%2e%2e")

@@ -15,7 +15,7 @@ from ..core.canonical import strip_invisible
 from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
-__all__ = ["DIR_WORDS", "MAX_NESTING", "MAX_PATH", "NAME_WORDS", "PATH_ARGS", "PATH_WORDS", "TooDeep", "base_dirs",
+__all__ = ["DIR_WORDS", "MAX_NESTING", "MAX_PATH", "MAX_PIECES", "NAME_WORDS", "PATH_ARGS", "PATH_WORDS", "TooDeep", "base_dirs",
            "leaves", "path_shaped", "path_values", "readings", "strings"]
 
 #: argument names (canonical) whose values are file system paths
@@ -109,7 +109,10 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
     name_like = bool(joins) and not NAME_WORDS.isdisjoint(_words(name))
     for value in (text if isinstance(text, list) else [text]):
         value = str(value)
-        for p in dict.fromkeys([value, value.split("\x00", 1)[0]] + (_pieces(value) if named else [])):
+        pieces = _pieces(value) if named else []
+        if len(pieces) > MAX_PIECES:
+            return f"a value listing more than {MAX_PIECES} paths, refused unread"
+        for p in dict.fromkeys([value, value.split("\x00", 1)[0]] + pieces):
             if len(p) > MAX_PATH:
                 if named:
                     paths += path_forms(p)
@@ -123,6 +126,8 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
     return None
 
 
+#: the most paths one path-named value is read as a list of (lines, ``,``, ``;``, ``:``); more is refused unread
+MAX_PIECES = 256
 _SEPARATED = re.compile(r"[,;\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
@@ -130,7 +135,7 @@ def _pieces(value: str) -> list[str]:
     """A path-named value read as a list, as a tool may split it: at line breaks, ``,`` and ``;`` (and at ``:``,
     a ``PATH``-style list, unless it holds a URL's ``://``); C's ``open()`` also ends a name at a NUL."""
     cut = value.split("\x00", 1)[0]
-    parts = _SEPARATED.split(cut) if len(cut) <= 64 * MAX_PATH else []
+    parts = _SEPARATED.split(cut)
     if "://" not in cut and ":" in cut:
         parts += [q for part in parts for q in part.split(":")]
     return [q for q in dict.fromkeys(parts) if q.strip() and q != value]

@@ -99,29 +99,31 @@ def _resolved(path: str) -> list[str]:
     its ``0``. A component that is a glob (``/proc/*/root``) may be a magic link or not: both
     readings are kept (at most :data:`_MAX_READINGS`)."""
     out: list[str] = []
-    todo: list[tuple[bool, list[str], int, list[str]]] = [(path.startswith("/"), [], 0, path.split("/"))]
+    comps = path.split("/")
+    todo: list[tuple[bool, list[str], int, int]] = [(path.startswith("/"), [], 0, 0)]
     while todo and len(out) < _MAX_READINGS:
-        absolute, stack, up, rest = todo.pop()
-        while rest:
-            comp, rest = rest[0], rest[1:]
+        absolute, stack, up, i = todo.pop()
+        while i < len(comps):
+            comp = comps[i]
+            i += 1
             if comp in ("", "."):
                 continue
             if comp == "..":
                 if stack:
-                    stack = stack[:-1]
+                    stack.pop()
                 elif not absolute:
                     up += 1
                 continue
-            stack = stack + [comp]
+            stack.append(comp)
             if absolute and len(stack) == 2 and stack[0] == "dev" and comp in _DEV_FD:
                 stack = ["proc", "self", "fd"] + _DEV_FD[comp]
-            links = _magic(stack) if absolute else []
+            links = _magic(stack) if absolute and len(stack) <= 6 else []
             for kind, exact in links:
                 if exact:  # the link is followed: from "/", the working directory or any directory ("../")
                     absolute, stack, up = kind == "root", [], int(kind == "any")
                     break
                 if len(todo) < _MAX_READINGS:
-                    todo.append((kind == "root", [], int(kind == "any"), rest))
+                    todo.append((kind == "root", [], int(kind == "any"), i))
         text = "/".join([".."] * up + stack)
         out.append(("/" + text) if absolute else (text or "."))
     return list(dict.fromkeys(out))
