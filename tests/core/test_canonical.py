@@ -82,3 +82,17 @@ def test_a_namespace_prefix_cannot_carry_a_tool_past_a_refusing_rule() -> None:
         assert g.check(None, ToolCall(name, {})).decision.name == "REJECT"  # type: ignore[arg-type]
 
     prop()
+
+
+def test_an_allow_list_keeps_the_namespace_separator():
+    """Session 13: ``read__file`` (the tool ``file`` of an upstream ``read``, as an MCP proxy names it) was granted
+    by ``allow = ["read_file"]``: canonical_name collapses ``__`` to ``_``; a grant compares grant_name forms."""
+    from agentguard.core.canonical import grant_name
+    from agentguard.core.types import ToolCall
+    from agentguard.policies.rules import ToolRuleGuard
+
+    assert grant_name("fs__Read-File") == "fs__read_file" and grant_name("Read-File ") == "read_file"
+    g = ToolRuleGuard(allow=["read_file", "time__get_current_time"])
+    for name, ok in [("read_file", True), ("Read-File", True), ("read__file", False), ("time__get_current_time", True),
+                     ("time_get_current_time", False), ("Time__Get-Current-Time", True)]:
+        assert (g.check(None, ToolCall(name, {})).decision.name == "ALLOW") is ok, name  # type: ignore[arg-type]

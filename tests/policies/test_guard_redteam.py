@@ -333,3 +333,82 @@ def test_a_tool_name_maps_in_the_canonical_form_every_rule_reads(name):
     assert rule.read(ToolCall(name, {}), Context()) == 10**6, name
     g = _mapped_guard("tool", "", {"wire_pay": 10**6, "search": 0})
     assert g.check(Context(), ToolCall(name, {})).decision is Decision.REJECT, name
+
+
+# -- session 13: namespaced tool names (an MCP proxy's server__tool) -------------------------------------------------
+
+NAMESPACED = ["bank__wire_pay", "bank.wire_pay", "bank/wire_pay", "bank:wire_pay", "mcp__bank__wire_pay",
+              "functions.wire_pay", "Bank__Wire-Pay", "bank__wire\u200b_pay"]
+
+
+@pytest.mark.parametrize("name", NAMESPACED)
+def test_a_namespaced_tool_name_does_not_take_the_maps_permissive_default(name):
+    """``{from = "tool", map = {wire_pay = ...}, default = 0}``: ``bank__wire_pay`` was canonicalised to
+    ``bank_wire_pay`` (the namespace separator lost), not in the map, so it took the permissive default and the
+    transfer was allowed; it is the upstream tool ``wire_pay`` an MCP proxy prefixed."""
+    g = _mapped_guard("tool", "", {"wire_pay": 10**6, "search": 0})
+    assert g.check(Context(), ToolCall(name, {})).decision is Decision.REJECT, name
+    from agentguard.policies.extract import FieldRule
+
+    rule = FieldRule("amount", {"from": "tool", "map": {"wire_pay": 10**6, "search": 0}, "default": 0})
+    assert rule.read(ToolCall(name, {}), Context()) == 10**6, name
+
+
+@pytest.mark.parametrize("name", NAMESPACED)
+def test_a_binding_for_a_tool_covers_its_namespaced_names(name):
+    """A binding for ``wire_pay`` with ``unknown_tool = "allow"``: ``bank__wire_pay`` was a tool no policy
+    covered, so it was allowed without the policy ever running."""
+    ext = SpecExtractor({"amount": {"from": "argument", "key": "amount"}, "flagged": {"from": "constant", "value": False},
+                         "blocked": {"from": "constant", "value": [7]}, "dest": {"from": "constant", "value": 3}})
+    g = ToolCallGuard([PolicyBinding(INT_POLICY, ext, ("wire_pay",))], unknown_tool="allow")
+    assert g.check(Context(), ToolCall(name, {"amount": 10**6})).decision is Decision.REJECT, name
+    assert g.check(Context(), ToolCall(name, {"amount": 5})).allowed, name
+    assert g.check(Context(), ToolCall("search", {"q": "x"})).allowed  # an uncovered tool, as configured
+
+
+def test_namespace_forms_that_map_differently_are_refused():
+    from agentguard.policies.extract import FieldRule
+
+    rule = FieldRule("amount", {"from": "tool", "map": {"search.wire_pay": 0, "wire_pay": 10**6}, "default": 0})
+    with pytest.raises(PolicyError, match="differently"):
+        rule.read(ToolCall("search.wire_pay", {}), Context())  # the whole name and its tail map apart
+    g = _mapped_guard("tool", "", {"search.wire_pay": 0, "wire_pay": 10**6})
+    assert g.check(Context(), ToolCall("search.wire_pay", {})).decision is Decision.REJECT
+
+
+@pytest.mark.parametrize("args", [{"amount": 5, "AMOUNT": 10**6}, {"amount": 5, "Amount": 10**6},
+                                  {"AMOUNT": 10**6}, {"\uff41mount": 10**6}, {"amount": 5, "amount\u200b": 10**6},
+                                  {"amount": 5, " amount ": 10**6}])
+def test_an_argument_spelled_another_way_is_read_as_the_tool_may_read_it(args):
+    """Go's encoding/json (github-mcp-server and other Go tools) binds JSON keys to fields ignoring case, the last
+    one winning: ``{"amount": 5, "AMOUNT": 1000000}`` reached the tool as 1000000 while the gate read 5."""
+    assert _amount_guard().check(Context(), ToolCall("pay", args)).decision is Decision.REJECT, args
+
+
+def test_equal_spellings_of_one_argument_still_decide():
+    assert _amount_guard().check(Context(), ToolCall("pay", {"amount": 5, "Amount": 5})).allowed
+    assert _amount_guard().check(Context(), ToolCall("pay", {"Amount": 5})).allowed
+
+
+def test_a_tool_name_too_long_to_read_in_full_is_refused():
+    """name_forms reads the first 4096 characters: ``"x" * 5000 + "__wire_pay"`` hid its tail form from every
+    rule; both gates refuse a name over 1024 characters unread (MCP allows 128, OpenAI 64)."""
+    from agentguard.policies.rules import ToolRuleGuard
+
+    name = "x" * 5000 + "__wire_pay"
+    g = ToolCallGuard([PolicyBinding(INT_POLICY, SpecExtractor({
+        "amount": {"from": "argument", "key": "amount"}, "flagged": {"from": "constant", "value": False},
+        "blocked": {"from": "constant", "value": [7]}, "dest": {"from": "constant", "value": 3}}), ("wire_pay",))],
+        unknown_tool="allow")
+    assert g.check(Context(), ToolCall(name, {"amount": 10**6})).decision is Decision.REJECT
+    assert ToolRuleGuard(deny=["wire_*"]).check(Context(), ToolCall(name, {})).decision is Decision.REJECT
+    assert ToolRuleGuard(deny=["wire_*"]).check(Context(), ToolCall("x" * 1000, {})).allowed
+
+
+@settings(max_examples=100, deadline=None)
+@given(prefix=st.lists(st.sampled_from(["bank", "mcp", "srv", "a.b", "x"]), max_size=3),
+       sep=st.sampled_from(["__", ".", "/", ":"]))
+def test_property_every_namespace_prefix_reads_the_tool_it_prefixes(prefix, sep):
+    name = sep.join(prefix + ["wire_pay"])
+    g = _mapped_guard("tool", "", {"wire_pay": 10**6, "search": 0})
+    assert g.check(Context(), ToolCall(name, {})).decision is Decision.REJECT, name

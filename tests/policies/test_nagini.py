@@ -155,3 +155,23 @@ def test_issue_26_mutants_are_rejected_by_nagini(verifier):
         assert src.count(old) == 1, name
         r = verifier.verify_source(src.replace(old, new), f"issue26_{stem}")
         assert not r.verified, (name, r.describe())
+
+
+# Session 13: Nagini 1.2.0 proves // and % with the solver's Euclidean division, CPython floors. With a negative
+# divisor they differ (7 // -2 is -4 to CPython, -3 to the proof): both policies below are "verified" while the run
+# time would allow x=7, y=-2, which the contract denies. The sandbox now refuses a divisor that is not positive.
+_EUCLID = ("from nagini_contracts.contracts import *\n\ndef check(x: int, y: int) -> int:\n"
+           "    Requires(-10 <= x and x <= 10)\n    Requires(-10 <= y and y <= -1)\n"
+           "    Ensures(Implies(x == 7 and y == -2, Result() != 0))\n    if x OP y == V:\n        return 1\n"
+           "    return 0\n")
+
+
+def test_a_proof_on_euclidean_division_is_not_run_with_floor_division(verifier):
+    from agentguard.core.errors import PolicyError
+    from agentguard.policies import policy_from_source
+
+    for op, v in (("//", "-3"), ("%", "1")):
+        src = _EUCLID.replace("OP", op).replace("V", v)
+        assert verifier.verify_source(src, "euclid").verified, op   # Nagini's reading: 7 div -2 = -3, 7 mod -2 = 1
+        with pytest.raises(PolicyError, match="positive int divisor"):
+            policy_from_source(src).evaluate({"x": 7, "y": -2})    # CPython's would allow (-4, -1): refused

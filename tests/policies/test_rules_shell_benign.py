@@ -33,6 +33,8 @@ EXPECTED_REFUSALS = {
     "grep -c def $(find src -name '*.py')": "a command substitution in a path position is unknown",
     "echo $PATH": "an unquoted expansion is split and globbed: its value could list any directory",
     "node --version": "deny_commands 'node': the example refuses the JavaScript interpreter",
+    "du -sh * | sort -h": "deny_paths '/root': the working directory may be / (a container without WORKDIR), where "
+                          "'*' lists /root (session 13: a relative path is also read from /)",
     "tar -xzf archive.tar.gz -C /tmp/out": "unresolvable: extraction writes names the archive chooses (session 11: "
                                            "an archive made with --transform wrote .git/hooks/pre-commit)",
 }

@@ -7,6 +7,8 @@ line, before anything runs, or the policy runs bounded (cells, ints) and every a
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -266,6 +268,24 @@ def _expr(children):
 EXPRESSIONS = st.recursive(_LEAF, _expr, max_leaves=8)
 
 
+class _PositiveDivision(ast.NodeTransformer):
+    """The oracle reads ``//`` and ``%`` as the policy language does since session 13: a divisor that is not
+    positive is refused (Nagini proves them with Euclidean division, CPython floors; they agree only then)."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+            op = ast.Constant(type(node.op).__name__)
+            return ast.copy_location(ast.Call(ast.Name("_div", ast.Load()), [node.left, node.right, op], []), node)
+        return node
+
+
+def _positive_division(a, b, op):
+    if b <= 0:
+        raise ZeroDivisionError("a divisor that is not positive")
+    return a // b if op == "FloorDiv" else a % b
+
+
 @settings(max_examples=80, deadline=None)
 @given(expr=EXPRESSIONS, aug=st.sampled_from(["+=", "-=", "*=", "%="]), x=st.integers(-1000, 1000),
        y=st.integers(-1000, 1000))
@@ -276,8 +296,9 @@ def test_the_run_time_computes_what_python_computes(expr, aug, x, y):
     body = f"    z = {expr}\n    z {aug} 7\n    if z > 0:\n        return 1\n    return 0\n"
     source = (HEADER + "LIMIT = 100\n\ndef check(x: int, y: int) -> int:\n    Requires(-1000 <= x and x <= 1000)\n"
               "    Requires(-1000 <= y and y <= 1000)\n    Ensures(Result() >= 0)\n" + body)
-    ns: dict = {"LIMIT": 100}
-    exec(f"def plain(x, y):\n{body}", ns)  # noqa: S102 - the oracle: the same code, unrewritten
+    ns: dict = {"LIMIT": 100, "_div": _positive_division}
+    oracle = ast.fix_missing_locations(_PositiveDivision().visit(ast.parse(f"def plain(x, y):\n{body}")))
+    exec(compile(oracle, "<oracle>", "exec"), ns)  # noqa: S102 - the oracle: the same code, unrewritten
     try:
         expected = ns["plain"](x, y)
     except ArithmeticError:
@@ -327,3 +348,22 @@ def test_every_declared_encoding_but_utf8_is_refused(encoding, form):
     msg = refused(source)
     assert "encoding" in msg or "syntax" in msg
     assert validate(form.format("utf-8") + module(), "ok.py") is not None
+
+
+# -- session 13: Nagini proves // and % with Euclidean division, CPython floors ------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(x=st.integers(-50, 50), y=st.integers(-50, 50), op=st.sampled_from(["//", "%"]), aug=st.booleans())
+def test_floor_and_mod_run_only_where_the_proof_and_cpython_agree(x, y, op, aug):
+    """``7 // -2`` is -4 to CPython and -3 to Nagini (``7 % -2``: -1 and 1): a divisor that is not positive is
+    refused at run time; a positive one computes what CPython (and the proof) computes."""
+    stmt = f"z = x\n    z {op}= y" if aug else f"z = x {op} y"
+    source = (HEADER + "def check(x: int, y: int) -> int:\n    Requires(-50 <= x and x <= 50)\n"
+              "    Requires(-50 <= y and y <= 50)\n    Ensures(Result() >= 0)\n"
+              f"    {stmt}\n    return z + 100\n")
+    policy = policy_from_source(source)
+    if y <= 0:
+        with pytest.raises((PolicyError, ZeroDivisionError)):
+            policy.evaluate({"x": x, "y": y})
+    else:
+        assert policy.evaluate({"x": x, "y": y}).code == (x // y if op == "//" else x % y) + 100

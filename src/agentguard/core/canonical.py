@@ -15,7 +15,8 @@ An attacker (or a confused model) writes ``Book_Hotel``, ``book_hotel `` (traili
   lexically (``..`` never climbs above the root of an absolute path; a relative path that climbs out
   keeps a leading ``..``): ``"/etc/./shadow"``, ``"//etc//shadow"`` and ``"/tmp/%2e%2e/etc/shadow"``
   all become ``"/etc/shadow"``; ``"a\\..\\..\\b"`` becomes ``"../b"``; a ``file:`` URL becomes the path
-  it names (``file:///etc/shadow``, ``file://localhost/etc/shadow`` -> ``/etc/shadow``).
+  it names (``file:///etc/shadow``, ``file://localhost/etc/shadow``, ``file://127.0.0.1/etc/shadow`` ->
+  ``/etc/shadow``: the host is dropped, whatever it is).
 - :func:`shell_commands`: the *lexical* splitter of issue 13, kept for callers that want a quick view and
   as the baseline of ``benchmarks/shell_analysis.py``; it is not a security boundary (it reads ``$(...)``,
   newlines in some positions, globs and wrapper options the way an attacker chooses). Rules decide on
@@ -39,10 +40,11 @@ import unicodedata
 from typing import Any, NamedTuple
 from urllib.parse import unquote
 
-__all__ = ["ShellCommand", "canonical_name", "canonical_path", "name_forms", "shell_commands", "strip_invisible"]
+__all__ = ["ShellCommand", "canonical_name", "canonical_path", "decoded_path", "grant_name", "name_forms",
+           "shell_commands", "strip_invisible"]
 
 _SEP = re.compile(r"[\s_\-]+")
-_FILE_URL = re.compile(r"file:(?://(?:localhost)?)?(?=/)", re.IGNORECASE)
+_FILE_URL = re.compile(r"file:(?://[^/]*)?(?=/)", re.IGNORECASE)  # any host: curl reads 127.0.0.1, Windows a UNC
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "ash", "busybox"})
 INTERPRETERS = frozenset({"python", "python2", "python3", "perl", "ruby", "node", "php", "lua", "pwsh",
                           "powershell"})
@@ -84,6 +86,15 @@ def _name_forms(text: str) -> tuple[str, ...]:
     return tuple(forms)
 
 
+def grant_name(name: Any) -> str:
+    """The canonical form a *granting* rule (an allow list) compares a tool name in: :func:`canonical_name` of each
+    part, with the ``__`` an MCP proxy puts between an upstream and its tool kept (``fs__read_file`` is the tool
+    ``read_file`` of the upstream ``fs``, not ``fs_read_file``: an allow entry ``read_file`` must not grant the tool
+    ``file`` of an upstream named ``read`` through ``read__file``)."""
+    text = strip_invisible(name if type(name) is str and len(name) <= 256 else str(name)[:4096])
+    return "__".join(canonical_name(part) for part in text.strip().split("__"))
+
+
 def name_forms(name: Any) -> tuple[str, ...]:
     """Every name a namespaced tool answers to, canonical: the whole name, then each part after a namespace
     separator (``__`` as an MCP proxy prefixes an upstream's tools, ``.``, ``/``, ``:``):
@@ -93,15 +104,21 @@ def name_forms(name: Any) -> tuple[str, ...]:
     return _name_forms(name if type(name) is str and len(name) <= 256 else str(name)[:4096])
 
 
-def canonical_path(path: Any) -> str:
-    """The lexically normalised path a rule decides on (see the module docstring)."""
+def decoded_path(path: Any) -> str:
+    """A path as :func:`canonical_path` reads it before resolving it: NFKC, format characters removed,
+    percent-decoded until stable, backslashes as ``/``, surrounding whitespace removed."""
     text = strip_invisible(str(path))
     for _ in range(8):  # %252e%252e -> %2e%2e -> ..
         decoded = unquote(text)
         if decoded == text:
             break
         text = strip_invisible(decoded)
-    text = text.replace("\\", "/").strip()
+    return text.replace("\\", "/").strip()
+
+
+def canonical_path(path: Any) -> str:
+    """The lexically normalised path a rule decides on (see the module docstring)."""
+    text = decoded_path(path)
     m = _FILE_URL.match(text)
     if m:  # file:///etc/shadow, file://localhost/etc/shadow, file:/etc/shadow: the path they name
         text = "/" + text[m.end():].lstrip("/")

@@ -4,7 +4,8 @@ Each refuses, *before* computing, a result that would exceed the language's boun
 at most O(MAX_SEQ) time and memory whatever its operands: ``+``/``*`` on strings, lists and tuples give at
 most :data:`MAX_SEQ` cells (elements plus the characters of the strings inside: see :func:`cells`), ints
 stay within :data:`MAX_INT_BITS` bits, ``%`` is arithmetic only (no string formatting, so no
-``'%0500000000d' % x``), and list/tuple displays stay flat.
+``'%0500000000d' % x``), ``//`` and ``%`` need a positive divisor (Nagini proves them with Euclidean division,
+CPython floors), and list/tuple displays stay flat.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from ..core.errors import PolicyError
 
-__all__ = ["MAX_INT_BITS", "MAX_SEQ", "add", "cells", "flat", "mod", "mul", "sub"]
+__all__ = ["MAX_INT_BITS", "MAX_SEQ", "RUNTIME_HELPERS", "add", "cells", "flat", "floordiv", "mod", "mul", "sub"]
 
 #: the longest string/list/tuple a policy may build or hold as a constant (elements or characters)
 MAX_SEQ = 10_000
@@ -67,10 +68,26 @@ def mul(a: Any, b: Any) -> Any:
     return a * b
 
 
+def _positive_divisor(b: Any, op: str) -> None:
+    """Nagini 1.2.0 proves ``//`` and ``%`` with the SMT solver's Euclidean division, CPython floors: with a
+    negative divisor they differ (``7 // -2`` is -4 to CPython and -3 to the proof, ``7 % -2`` is -1 and 1), so a
+    policy "verified" on them could allow at run time what its contract forbids (session 13, measured with
+    Nagini). With a positive divisor both agree; anything else is refused (PolicyError: the guard fails closed)."""
+    if type(b) is not int or b <= 0:
+        raise PolicyError(f"{op} needs a positive int divisor (Nagini's Euclidean division and CPython's floor "
+                          f"division differ for a negative one), got {b!r}")
+
+
 def mod(a: Any, b: Any) -> Any:
     if not (isinstance(a, (int, float)) and isinstance(b, (int, float))):
         raise _size_error("% is arithmetic only (no string formatting)")
+    _positive_divisor(b, "%")
     return a % b
+
+
+def floordiv(a: Any, b: Any) -> Any:
+    _positive_divisor(b, "//")
+    return a // b
 
 
 def flat(seq: Any) -> Any:
@@ -81,3 +98,6 @@ def flat(seq: Any) -> Any:
     return seq
 
 
+#: the helpers the sandbox's run-time rewriter routes operators and displays to (name in the policy namespace)
+RUNTIME_HELPERS = {"_ag_add": add, "_ag_sub": sub, "_ag_mul": mul, "_ag_mod": mod, "_ag_fdiv": floordiv,
+                   "_ag_flat": flat}

@@ -1,18 +1,22 @@
 """How a tool's argument values are read by the rules guard (:mod:`.rules`): strings, argv lists, paths.
 
 A tool decides how it reads its arguments, not their names: :func:`path_values` reads any single-line string
-that could name a file as a path, and the value of an argument named as a path (``notebook_path``,
-``source_file``) also as the glob pattern a tool may expand.
+that could name a file (:func:`path_shaped`) and the value of an argument named as a path (``notebook_path``,
+``source_file``) as a path and as the glob pattern a tool may expand.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any, Mapping
 
+from ..core.canonical import strip_invisible
 from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
-__all__ = ["MAX_NESTING", "MAX_PATH", "PATH_ARGS", "PATH_WORDS", "TooDeep", "leaves", "path_values", "strings"]
+__all__ = ["DIR_WORDS", "MAX_NESTING", "MAX_PATH", "MAX_PIECES", "NAME_WORDS", "PATH_ARGS", "PATH_WORDS", "TooDeep", "base_dirs",
+           "leaves", "path_shaped", "path_values", "readings", "strings"]
 
 #: argument names (canonical) whose values are file system paths
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
@@ -31,8 +35,14 @@ def strings(value: Any, depth: int = 0) -> list[Any]:
     """The strings and argv lists inside an argument value (nested lists/dicts, bounded depth).
 
     A list of scalars (strings, numbers) is an argv list; deeper nesting than :data:`MAX_NESTING` yields a
-    :class:`TooDeep` marker, which the guard refuses.
+    :class:`TooDeep` marker, which the guard refuses. A mapping's string keys are read as well as its values (a
+    tool writing several files takes ``{path: content}``: ``{"~/.ssh/authorized_keys": "ssh-rsa ..."}``), and
+    ``bytes`` and ``os.PathLike`` values as the text ``open()`` reads them as.
     """
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value).decode("utf-8", "surrogateescape")
     if isinstance(value, str):
         return [value]
     if depth > MAX_NESTING:
@@ -46,7 +56,7 @@ def strings(value: Any, depth: int = 0) -> list[Any]:
             return [TooDeep()]  # a string list with objects in it: not an argv anyone can read, refused
         return [s for v in value for s in strings(v, depth + 1)]
     if isinstance(value, Mapping):
-        return [s for v in value.values() for s in strings(v, depth + 1)]
+        return [s for k, v in value.items() for s in ([k] if isinstance(k, str) else []) + strings(v, depth + 1)]
     return []
 
 
@@ -57,37 +67,97 @@ PATH_WORDS = frozenset({"path", "paths", "pathname", "file", "files", "filename"
                          "target", "output", "input", "location", "uri", "url", "glob"})
 _PATH_PUNCT = frozenset("/\\%")
 MAX_PATH = 4096  # PATH_MAX: a longer value opens no file
+_WEB_URL = re.compile(r"\s*(?:https?|wss?|ftps?)://", re.IGNORECASE)
 
 
-def path_values(name: str, text: Any, paths: list[Any]) -> str | None:
+#: words of an argument's name that make its value a directory the call's other path values may be relative to
+#: (``search_files(path="~", pattern=".ssh/id_*")``, ``read(folder="~/.ssh", name="id_rsa")``)
+DIR_WORDS = frozenset({"dir", "dirs", "directory", "folder", "root", "base", "basedir", "cwd", "workdir", "parent",
+                       "path", "paths", "location", "chdir"})
+#: words of an argument's name that make its value a file name or pattern a tool may join to such a directory
+NAME_WORDS = PATH_WORDS | {"name", "names", "pattern", "patterns", "include", "exclude", "mask", "filter",
+                           "basename"}
+_MAX_BASES = 4
+
+
+def _words(name: str) -> set[str]:
+    return set(name.split("_")) | {name}
+
+
+def base_dirs(arguments: Mapping[str, Any], canonical: Any) -> tuple[str, ...]:
+    """The directories a call names (single-line string values of its arguments named as directories, at most
+    four): a tool may join its other path values to them, so those are read relative to each as well."""
+    out = [v.strip() for k, v in arguments.items() if isinstance(v, str) and v.strip() and "\n" not in v.strip()
+           and len(v) <= MAX_PATH and not DIR_WORDS.isdisjoint(_words(canonical(k)))]
+    return tuple(dict.fromkeys(out))[:_MAX_BASES]
+
+
+def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] = ()) -> str | None:
     """Add the path spellings of one argument value to ``paths``; a reason to refuse it unread, or None.
 
-    The tool decides how it reads its arguments, not their names, so any single-line string value that could
-    name a file (it holds ``/``, ``\\`` or ``%``, or starts with ``~`` or ``.``) is checked against
-    ``deny_paths`` literally, whatever its argument is called; a value of an argument named as a path
-    (:data:`PATH_ARGS`, or a name with a word of :data:`PATH_WORDS`) is also read as a glob pattern
-    (:func:`~.shell.pattern_paths`).
+    The tool decides how it reads its arguments, not their names, so every value that could name a file is read
+    both literally and as the glob pattern a tool may expand (:func:`~.shell.pattern_paths`: ``glob.glob``,
+    ``pathlib.Path.glob``, a shell): the value of an argument named as a path (:data:`PATH_ARGS`, or a name with
+    a word of :data:`PATH_WORDS`), and any :func:`path_shaped` value whatever its argument is called
+    (``{"doc": {"x": "~/.ss[h]/id_rsa"}}``: the structural rule of the thirteenth session's red team; a bare
+    word with no ``/`` such as ``*`` or ``?env`` in an argument not named as a path is read as no file). With
+    ``bases`` (:func:`base_dirs`), these values and any single-line value of an argument named as a file name or
+    pattern (:data:`NAME_WORDS`) are also read relative to each base.
     """
     named = name in PATH_ARGS or not PATH_WORDS.isdisjoint(name.split("_"))
+    joins = tuple(b for b in bases if b != text)
+    name_like = bool(joins) and not NAME_WORDS.isdisjoint(_words(name))
     for value in (text if isinstance(text, list) else [text]):
         value = str(value)
-        for p in dict.fromkeys((value, value.split("\x00", 1)[0])):  # C's open() ends the name at a NUL
-            if named and len(p) <= MAX_PATH:
-                try:
-                    paths += pattern_paths(p)   # the literal spellings (path_forms) and the glob's
+        pieces = _pieces(value) if named else []
+        if len(pieces) > MAX_PIECES:
+            return f"a value listing more than {MAX_PIECES} paths, refused unread"
+        for p in dict.fromkeys([value, value.split("\x00", 1)[0]] + pieces):
+            if len(p) > MAX_PATH:
+                if named:
+                    paths += path_forms(p)
+            elif not named and _WEB_URL.match(p):
+                paths += path_forms(p)   # an http(s) URL is fetched, not expanded as a glob
+            elif named or path_shaped(p) or (name_like and "\n" not in p.strip()):
+                try:   # the literal spellings (path_forms) and the glob's, also below each directory of the call
+                    paths += pattern_paths(p, ("",) + joins if named or path_shaped(p) else joins)
                 except TooManyWords:
                     return "a path pattern beyond the expansion bounds, refused unread"
-            elif named:
-                paths += path_forms(p)
-            elif len(p) <= MAX_PATH and "\n" not in p.strip() and (
-                    p.lstrip().startswith(("~", ".")) or not _PATH_PUNCT.isdisjoint(p)):
-                paths += path_forms(p)
     return None
+
+
+#: the most paths one path-named value is read as a list of (lines, ``,``, ``;``, ``:``); more is refused unread
+MAX_PIECES = 256
+_SEPARATED = re.compile(r"[,;\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _pieces(value: str) -> list[str]:
+    """A path-named value read as a list, as a tool may split it: at line breaks, ``,`` and ``;`` (and at ``:``,
+    a ``PATH``-style list, unless it holds a URL's ``://``); C's ``open()`` also ends a name at a NUL."""
+    cut = value.split("\x00", 1)[0]
+    parts = _SEPARATED.split(cut)
+    if "://" not in cut and ":" in cut:
+        parts += [q for part in parts for q in part.split(":")]
+    return [q for q in dict.fromkeys(parts) if q.strip() and q != value]
+
+
+def path_shaped(text: str) -> bool:
+    """Whether a value of an argument not named as a path could still name a file, and be expanded as a glob:
+    a single-line string that holds ``/``, ``\\`` or ``%`` or starts with ``~``, ``.`` or ``file:`` (after
+    blanks)."""
+    head = text.lstrip()
+    return "\n" not in text.strip() and (head.startswith(("~", ".")) or head[:5].casefold() == "file:"
+                                        or not _PATH_PUNCT.isdisjoint(text))
 
 
 def leaves(value: Any, depth: int = 0) -> list[str] | None:
     """The scalar values inside an argument (a list of recipients: each one; a mapping: keys and values), as
-    text; None when nested deeper than :data:`MAX_NESTING` (refused unread)."""
+    text; None when nested deeper than :data:`MAX_NESTING` (refused unread). ``bytes`` and ``os.PathLike`` values
+    are read as the text they hold."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value).decode("utf-8", "surrogateescape")
     if isinstance(value, (str, int, float)):
         return [value if isinstance(value, str) else str(value)]
     if depth > MAX_NESTING:
@@ -103,3 +173,40 @@ def leaves(value: Any, depth: int = 0) -> list[str] | None:
             return None
         out += sub
     return out
+
+
+#: the strings a framework reads as a boolean (pydantic, YAML 1.1, argparse-style flags), and as which
+_BOOLEANS = {**dict.fromkeys(("true", "t", "yes", "y", "on", "1"), "true"),
+             **dict.fromkeys(("false", "f", "no", "n", "off", "0"), "false")}
+
+
+def _number(text: str) -> str | None:
+    """The decimal text of the number ``text`` spells in any way a framework reads one (Python's ``int`` and
+    ``float``: ``1_000``, ``１０００``, ``1e3``, `` 42 ``; ``int(x, 0)`` and YAML: ``0x3e8``, ``0o17``), or None."""
+    for parse in (int, lambda t: int(t, 0), float):
+        try:
+            n = parse(text)  # type: ignore[operator]
+        except (ValueError, OverflowError):
+            continue
+        if isinstance(n, float) and n.is_integer():
+            return str(int(n))
+        return str(n)
+    return None
+
+
+def readings(text: str, exact: bool = False) -> list[str]:
+    """The values one argument string may be read as by the tool's framework: the text itself, its NFKC form
+    with invisible characters and surrounding blanks removed (``"ｔ\u200bｒｕｅ"`` is ``true``) and, unless
+    ``exact``, the number it spells (``"1e3"``, ``"1_000"``, ``"0x3e8"`` are ``1000``) and the boolean it spells
+    (``"yes"``, ``"on"`` are ``true``). An argument rule's ``forbid`` refuses a value when any reading matches; its
+    ``match`` needs the text and its NFKC form (``exact``) to match: the numeric readings would refuse a zip code
+    ``02134`` read as ``2134``."""
+    plain = strip_invisible(text).strip() if len(text) <= MAX_PATH else text
+    out = [text, plain]
+    if not exact and len(plain) <= 64:
+        num = _number(plain)
+        if num is not None:
+            out.append(num)
+        if plain.casefold() in _BOOLEANS:
+            out.append(_BOOLEANS[plain.casefold()])
+    return list(dict.fromkeys(out))

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
-from ..core.canonical import canonical_name, strip_invisible
+from ..core.canonical import canonical_name, name_forms, strip_invisible
 from ..core.errors import InputError, PolicyError
 from ..core.types import Context, ToolCall
 from .model import Policy
@@ -119,14 +119,34 @@ def _dig(obj: Any, parts: tuple[str, ...]) -> Any:
     ``**kwargs`` reads it."""
     for part in parts:
         if isinstance(obj, dict):
-            obj = dict.get(obj, part, _MISSING)
+            keys = list(dict.keys(obj))
+            obj = _one_of(part, keys, lambda k, o=obj: dict.__getitem__(o, k))
         elif isinstance(obj, Mapping):
-            obj = obj[part] if part in list(obj.keys()) else _MISSING
+            keys = list(obj.keys())
+            obj = _one_of(part, keys, lambda k, o=obj: o[k])
         else:
             return _MISSING
         if obj is _MISSING:
             return _MISSING
     return obj
+
+
+def _fold_key(key: Any) -> Any:
+    return strip_invisible(key).casefold().strip() if isinstance(key, str) else key
+
+
+def _one_of(part: str, keys: list[Any], get: Any) -> Any:
+    """The value of ``part`` among ``keys`` as a tool may read it: Go's ``encoding/json`` (and other binders) match
+    keys ignoring case, so ``{"amount": 5, "AMOUNT": 10**6}`` may reach the tool as 10**6. Every key equal to
+    ``part`` up to case, width and invisible characters is read; two with different values are refused
+    (PolicyError), one is the value."""
+    want = _fold_key(part)
+    found = [get(k) for k in keys if k == part or _fold_key(k) == want]
+    if not found:
+        return _MISSING
+    if any(type(v) is not type(found[0]) or v != found[0] for v in found[1:]):
+        raise PolicyError(f"argument {part!r} is given under {len(found)} spellings with different values")
+    return found[0]
 
 
 def _map_key(v: Any, tool: bool = False) -> Any:
@@ -178,7 +198,9 @@ class FieldRule:
             v = _dig(call.arguments, self.parts)
         else:
             v = _dig(context.metadata, self.parts)
-        if v is not _MISSING and v is not None and self.table is not None:
+        if self.source == "tool" and self.table is not None:
+            v = self._tool_value(v)
+        elif v is not _MISSING and v is not None and self.table is not None:
             key = _map_key(v, self.source == "tool")
             if key is _MISSING or type(key) not in self.key_types:
                 # a value of a type the map does not hold (3.0, True, ["wire"], "3" for int keys) is not "absent":
@@ -195,6 +217,18 @@ class FieldRule:
                                   + (f" {self.key}" if self.key else "") + ")")
             v = self.default
         return v
+
+
+    def _tool_value(self, name: Any) -> Any:
+        """A tool name looked up in every form it answers to (:func:`~agentguard.core.canonical.name_forms`: the
+        whole name, then the part after each namespace separator): ``bank__wire_pay`` is the upstream tool
+        ``wire_pay`` an MCP proxy prefixed, and must not take the map's permissive default. Forms that map to
+        different values are refused (PolicyError: which tool runs is unknown)."""
+        assert self.table is not None
+        hits = [self.table[f] for f in name_forms(name) if f in self.table]
+        if any(h != hits[0] for h in hits[1:]):
+            raise PolicyError(f"field {self.name}: tool {name!r} answers to names the map reads differently")
+        return hits[0] if hits else _MISSING
 
 
 def _normalised_map(name: str, table: Mapping[Any, Any], tool: bool = False) -> dict[Any, Any]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..core.canonical import canonical_name
+from ..core.canonical import canonical_name, name_forms
 from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError, PolicyError
 from ..core.guard import BaseGuard, fail_closed
@@ -61,9 +61,10 @@ class PolicyBinding:
         self._canonical_tools = frozenset(canonical_name(t) for t in self.tools)
 
     def covers(self, tool: str) -> bool:
-        """Whether this binding governs ``tool`` (names compared in canonical form, see
-        :func:`agentguard.core.canonical.canonical_name`)."""
-        return "*" in self.tools or canonical_name(tool) in self._canonical_tools
+        """Whether this binding governs ``tool``: names compared in canonical form, in every form a namespaced
+        name answers to (:func:`agentguard.core.canonical.name_forms`: ``bank__transfer_funds`` is the upstream
+        tool ``transfer_funds`` an MCP proxy prefixed; a policy restricts, so any form brings the tool under it)."""
+        return "*" in self.tools or not self._canonical_tools.isdisjoint(name_forms(tool))
 
 
 def _as_call(proposal: Any) -> ToolCall:
@@ -174,19 +175,25 @@ class ToolCallGuard(BaseGuard):
 
     def check(self, context: Context, proposal: Any) -> Verdict:
         raw = _as_call(proposal)
-        # rules see the canonical tool name (Book_Hotel, "book_hotel ", rent-car -> book_hotel, rent_car)
-        name = canonical_name(raw.name)
-        call = raw if name == raw.name else ToolCall(name, raw.arguments, raw.call_id)
-        matched = [b for b in self.bindings if b.covers(call.name)]
-        if not matched:
+        if len(raw.name) > 1024:  # namespace forms are read from the first 4096 characters only: refused unread
+            v = Verdict(self.on_error, f"a tool name of {len(raw.name)} characters (at most 1024)", self.name)
+            self._record(context, raw, {}, None, v, None, 0.0)
+            return v
+        # rules see the canonical tool name (Book_Hotel, "book_hotel ", rent-car -> book_hotel, rent_car); a
+        # namespaced name is read as every tool it may be (name_forms: bank__transfer_funds is bank_transfer_funds
+        # and the upstream transfer_funds an MCP proxy prefixed), and every reading must allow
+        readings = [(f, b) for f in name_forms(raw.name) for b in self.bindings if b.covers(f)]
+        if not readings:
+            name = canonical_name(raw.name)
             if self.unknown_tool == "allow":
-                v = Verdict.allow(self.name, f"no policy covers tool {call.name}")
+                v = Verdict.allow(self.name, f"no policy covers tool {name}")
             else:
-                v = Verdict(self.deny, f"no policy covers tool {call.name} (unknown tools are refused)", self.name)
+                v = Verdict(self.deny, f"no policy covers tool {name} (unknown tools are refused)", self.name)
             self._record(context, raw, {}, None, v, None, 0.0)
             return v
         verdict = None
-        for b in matched:
+        for form, b in readings:
+            call = raw if form == raw.name else ToolCall(form, raw.arguments, raw.call_id)
             t0 = time.perf_counter()
             args: dict[str, Any] = {}
             try:

@@ -15,6 +15,7 @@ the file: type error or unsupported construct) or ``crashed``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import queue
@@ -24,7 +25,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -73,6 +74,8 @@ class VerificationResult:
     errors: tuple[VerificationError, ...] = ()
     seconds: float = 0.0
     output: str = ""
+    #: SHA-256 of the source text verified (``Policy.digest`` of the same text; pin it as ``verified_digest``)
+    digest: str = ""
 
     @property
     def verified(self) -> bool:
@@ -85,13 +88,14 @@ class VerificationResult:
 
     def describe(self) -> str:
         if self.verified:
-            return f"{self.path}: verified by Nagini in {self.seconds:.2f}s"
+            pin = f" (pin verified_digest = \"{self.digest}\")" if self.digest else ""
+            return f"{self.path}: verified by Nagini in {self.seconds:.2f}s{pin}"
         head = f"{self.path}: {self.status}"
         body = "\n".join(e.describe() for e in self.errors) or self.output.strip()
         return head + "\n" + body
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "status": self.status, "seconds": round(self.seconds, 3),
+        return {"path": self.path, "status": self.status, "seconds": round(self.seconds, 3), "digest": self.digest,
                 "errors": [e.to_dict() for e in self.errors]}
 
 
@@ -288,10 +292,21 @@ class NaginiVerifier:
 
     # -- verification
     def verify(self, path: str | Path) -> VerificationResult:
-        """Verify one policy file; restarts the worker once if it died."""
+        """Verify one policy file: its text is read once and a private copy of it is verified, so the result's
+        ``digest`` names exactly the source proved (pin it as ``verified_digest``: a file changed during or after
+        verification then refuses to load, PolicyError). Restarts the worker once if it died."""
         p = Path(path).resolve()
         if not p.exists():
             raise InputError(f"no such policy file: {p}")
+        try:
+            source = p.read_text(encoding="utf-8")  # as load_policy reads it: Policy.digest is of this text
+        except (OSError, UnicodeError) as exc:
+            raise InputError(f"cannot read policy file {p}: {exc}") from None
+        r = self.verify_source(source, p.stem)
+        return replace(r, path=str(path))
+
+    def _verify_file(self, p: Path) -> VerificationResult:
+        """Ask the worker to verify the file ``p`` (a private copy :meth:`verify_source` wrote)."""
         for attempt in (1, 2):
             self.start()
             assert self._proc is not None and self._proc.stdin is not None
@@ -306,7 +321,7 @@ class NaginiVerifier:
                 self.close()
                 continue
             secs = float(msg.get("seconds", time.perf_counter() - t0))
-            return parse_nagini_output(msg.get("output", ""), str(path), secs)
+            return parse_nagini_output(msg.get("output", ""), str(p), secs)
         raise PolicyError("unreachable")  # pragma: no cover
 
     def verify_source(self, source: str, name: str = "policy") -> VerificationResult:
@@ -315,8 +330,9 @@ class NaginiVerifier:
         safe = re.sub(r"[^A-Za-z0-9_]", "_", name) or "policy"
         f = Path(self._tmp.name) / f"{safe}_{self._n}.py"
         f.write_text(source, encoding="utf-8")
-        r = self.verify(f)
-        return VerificationResult(name, r.status, r.errors, r.seconds, r.output)
+        r = self._verify_file(f)
+        return VerificationResult(name, r.status, r.errors, r.seconds, r.output,
+                                  hashlib.sha256(source.encode()).hexdigest())
 
     def verify_many(self, paths: Iterable[str | Path]) -> list[VerificationResult]:
         return [self.verify(p) for p in paths]

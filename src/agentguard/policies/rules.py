@@ -41,16 +41,19 @@ the same way. Two structured rules decide on what the arguments *mean*, not on t
   spelling: ``-rf``, ``-fr``, ``-Rf``, ``-r -f``, ``--recursive --force``, or an unknown argument that
   could be one), ``"mkfs*"`` (any call of a program matching the glob) or ``"bash"``: a second layer;
 - ``deny_paths``: globs matched against the canonical path (percent-decoded, backslashes as ``/``, ``.``,
-  ``..`` and repeated slashes resolved, ``file://`` URLs, ``/proc/self/root``, ``~user``, relative paths
-  joined to every directory a ``cd`` may have moved to) of every argument value that could name a file,
-  whatever the argument is called (:func:`~.arguments.path_values`; one named as a path is also read as
-  the glob a tool may expand), every command argument and every redirection target; a shell glob that
-  could match a denied path matches it:
+  ``..`` and repeated slashes resolved, ``file:`` URLs whatever their host, Windows drive and UNC paths from
+  their root, the magic links of ``/proc`` followed as the kernel walks them (``/proc/self/root/../etc``,
+  ``/proc/1/cwd/..``, ``/dev/fd``), ``~user``, relative paths joined to every directory a ``cd`` may have
+  moved to) of every argument value that could name a file, whatever the argument is called
+  (:func:`~.arguments.path_values`: each is also read as the glob a tool may expand), every command argument
+  and every redirection target; a shell glob that could match a denied path matches it:
   ``"/etc/shadow"`` also refuses ``//etc/shadow``, ``/etc/./shadow``, ``/tmp/%2e%2e/etc/shadow``,
   ``cat /etc/shad*w``; ``"../*"`` refuses a relative path that climbs out (``..\\x``, ``%2e%2e/x``).
   A rule ``~/x`` also names ``/root/x``, ``/home/*/x`` and the other conventional homes ($HOME is unknown);
-  a relative path is below an unknown working directory, so it also meets ``*/...`` globs as ``/path`` and
-  ``~/...`` globs as ``~/path``; a command that reads, copies, moves or links a whole tree (``grep -r x ~``,
+  a relative path is below an unknown working directory, which may be ``/`` (a container without a
+  WORKDIR) or a home, so it is also checked as ``/path`` and as ``~/path`` (``etc/shadow`` meets
+  ``/etc/shadow``; the price: ``du -sh *`` meets ``/root``); a command that reads, copies, moves or links a
+  whole tree (``grep -r x ~``,
   ``cp -r /etc d``, ``tar czf o ~``, ``ln -s /etc e``) meets every rule anchored at ``/`` or ``~`` below it
   (relative and ``*/`` globs are not checked against trees: they would refuse every recursive command, so
   ``grep -r x .`` still reads a ``./.env``).
@@ -65,7 +68,9 @@ What the guard cannot see: what an allowed program does beyond the option tables
 (path rules are lexical), the environment and working directory it starts in. Pair it with an OS sandbox.
 
 An ``allow`` list makes the guard default-deny (a tool it does not name gets ``decision``): the shipped
-examples use one, so an uncovered tool is refused.
+examples use one, so an uncovered tool is refused. It grants the whole name only, compared with the ``__`` of
+a namespaced name kept (:func:`~agentguard.core.canonical.grant_name`: ``read_file`` does not grant ``read__file``,
+the tool ``file`` of an upstream ``read``); a glob's ``*`` may still span it (``read_*``).
 """
 
 from __future__ import annotations
@@ -76,17 +81,21 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..core.canonical import canonical_name, canonical_path, name_forms
+from ..core.canonical import canonical_name, canonical_path, grant_name, name_forms
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .arguments import MAX_NESTING, PATH_ARGS, TooDeep, leaves, path_values, strings
+from .arguments import MAX_NESTING, PATH_ARGS, TooDeep, base_dirs, leaves, path_values, readings, strings
 from .shell import Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
 from .shell.globs import ANY_CHAR
 from .shell.programs import UNSAFE_ENV, flags_of
 
-__all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "PATH_ARGS", "ToolRuleGuard", "as_tool_call", "tool_patterns"]
+__all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "MAX_TOOL_NAME", "PATH_ARGS",
+           "ToolRuleGuard", "as_tool_call", "tool_patterns"]
 
+#: the longest tool name read (MCP allows 128 characters, OpenAI 64); a longer one is refused unread, since
+#: :func:`~agentguard.core.canonical.name_forms` reads only its first 4096 characters
+MAX_TOOL_NAME = 1024
 #: argument names (canonical) whose values are shell commands (a string or an argv list)
 COMMAND_ARGS = frozenset({"command", "cmd", "commands", "argv", "args", "arguments", "script", "code", "shell",
                           "command_line", "commandline", "cmdline", "shell_command", "exec", "run", "program"})
@@ -119,6 +128,16 @@ def _home_variants(pattern: str) -> list[str]:
 _LONG_FLAGS = {"--recursive": "r", "--force": "f", "--no-preserve-root": "no-preserve-root"}
 
 
+def _fold(tokens: Iterable[Any]) -> list[Any]:
+    """Glob tokens in lower case: a pattern is matched against the rules as a case-insensitive file system (macOS,
+    Windows, whose glob folds case too) reads it, as literal paths are (``/ETC/SH*DOW`` meets ``/etc/shadow``)."""
+    out = []
+    for kind, (neg, chars) in tokens:
+        low = frozenset(c.lower() if len(c.lower()) == 1 else c for c in chars)
+        out.append((kind, (neg, low)))
+    return out
+
+
 def as_tool_call(proposal: Any) -> ToolCall | None:
     """The ToolCall inside a proposal (a ToolCall, a Step whose action is one, or a dict with 'name')."""
     if isinstance(proposal, ToolCall):
@@ -130,7 +149,7 @@ def as_tool_call(proposal: Any) -> ToolCall | None:
     return None
 
 
-def _globs(patterns: Iterable[str] | str | None, what: str) -> re.Pattern[str] | None:
+def _globs(patterns: Iterable[str] | str | None, what: str, form: Any = canonical_name) -> re.Pattern[str] | None:
     if patterns is None:
         return None
     if isinstance(patterns, str):
@@ -141,7 +160,7 @@ def _globs(patterns: Iterable[str] | str | None, what: str) -> re.Pattern[str] |
             raise InputError(f"{what}: tool patterns must be non-empty strings, got {p!r}")
     if not pats:
         return None
-    return re.compile("|".join(f"(?:{fnmatch.translate(canonical_name(p))})" for p in pats))
+    return re.compile("|".join(f"(?:{fnmatch.translate(form(p))})" for p in pats))
 
 
 #: the one compiler of tool-name patterns (canonical globs, one regex) for every rule type: the secret-leak
@@ -256,7 +275,10 @@ class ArgumentRule:
 
     ``match``: the argument's string value must fully match this regex; ``forbid``: it must not
     contain a match of this regex; ``required``: a missing argument violates the rule (default: a
-    missing argument is not checked). ``decision`` is what a violation yields.
+    missing argument is not checked). ``decision`` is what a violation yields. Values are read as the tool's
+    framework may read them (:func:`~.arguments.readings`): ``forbid`` also sees the NFKC text and the number or
+    boolean a string spells (``"1_000"``, ``"1e3"``, ``"0x3e8"``, ``"１０００"`` are ``1000``; ``"yes"``, ``"on"``
+    are ``true``), ``match`` must hold for the text and its NFKC form.
     """
 
     tool: str
@@ -292,9 +314,10 @@ class ArgumentRule:
             if parts is None:
                 return f"argument '{self.arg}' of {call.name} is nested deeper than {MAX_NESTING} levels"
             text = value if isinstance(value, str) else str(value)
-            if self._match is not None and (not parts or not all(self._match.fullmatch(t) for t in parts)):
+            if self._match is not None and (not parts or not all(
+                    self._match.fullmatch(r) for t in parts for r in readings(t, exact=True))):
                 return f"argument '{self.arg}' of {call.name} = {text!r} does not match {self.match!r}"
-            if self._forbid is not None and any(self._forbid.search(t) for t in [text, *parts]):
+            if self._forbid is not None and any(self._forbid.search(r) for t in [text, *parts] for r in readings(t)):
                 return f"argument '{self.arg}' of {call.name} = {text!r} matches forbidden {self.forbid!r}"
         return None
 
@@ -326,7 +349,7 @@ class ToolRuleGuard(BaseGuard):
                 f"{name}: decision must block (REJECT, ESCALATE or HALT), not {self.decision.name}"
             )
         self._deny = _globs(deny, f"{name}.deny")
-        self._allow = _globs(allow, f"{name}.allow") if allow is not None else None
+        self._allow = _globs(allow, f"{name}.allow", grant_name) if allow is not None else None
         self._allow_given = allow is not None
         self._escalate = _globs(escalate, f"{name}.escalate")
         self._halt = _globs(halt, f"{name}.halt")
@@ -355,16 +378,13 @@ class ToolRuleGuard(BaseGuard):
         # case-insensitive: on macOS and Windows file systems /ETC/SHADOW is /etc/shadow
         self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in denied), re.IGNORECASE)
                        if denied else None)
-        self._path_tokens = [fnmatch_tokens(p) for p in denied]
+        self._path_tokens = [_fold(fnmatch_tokens(p)) for p in denied]
         #: the globs anchored at the root or a home: a tree operand above one of them meets it (relative and
-        #: "*/" globs name files anywhere and would refuse every recursive command)
-        #: globs that name a file in any directory ("*/.ssh/*"): a relative path is below an unknown working
-        #: directory, so ".ssh/id_rsa" (after a cd to $HOME) meets "*/.ssh/*"
-        anywhere = [p for p in denied if p.startswith("*")]
-        self._anywhere = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in anywhere), re.IGNORECASE)
-                          if anywhere else None)
-        self._anywhere_tokens = [fnmatch_tokens(p) for p in anywhere]
-        self._anchored = [fnmatch_tokens(p) for p in denied if p.startswith(("/", "~")) and not p.startswith("/*")]
+        #: "*/" globs name files anywhere and would refuse every recursive command). A relative path is below an
+        #: unknown working directory, which may be "/" (a container without WORKDIR), "~" or any other: it is
+        #: checked as itself, as "/path" against every glob and as "~/path"
+        self._anchored = [_fold(fnmatch_tokens(p)) for p in denied
+                          if p.startswith(("/", "~")) and not p.startswith("/*")]
         if isinstance(allow_commands, str):
             allow_commands = [allow_commands]
         self._allow_commands = (None if allow_commands is None else
@@ -383,6 +403,9 @@ class ToolRuleGuard(BaseGuard):
                 return self._not_a_call
             return Verdict(self.decision, f"cannot read a proposal of type {type(proposal).__name__} "
                                           "(not a tool call, a step or text)", self.name)
+        if len(call.name) > MAX_TOOL_NAME:  # its namespace forms are not all computed: refused unread
+            return Verdict(self.decision, f"a tool name of {len(call.name)} characters (at most {MAX_TOOL_NAME})",
+                           self.name)
         found: list[tuple[Decision, str]] = []
         forms = name_forms(call.name)  # refusing rules match any namespace form, the allow list the whole name
         name = forms[0]
@@ -392,7 +415,7 @@ class ToolRuleGuard(BaseGuard):
             found.append((Decision.ESCALATE, f"tool {call.name} needs human approval"))
         if self._deny is not None and any(self._deny.match(f) for f in forms):
             found.append((self.decision, f"tool {call.name} is denied"))
-        if self._allow_given and (self._allow is None or not self._allow.match(name)):
+        if self._allow_given and (self._allow is None or not self._allow.match(grant_name(call.name))):
             found.append((self.decision, f"tool {call.name} is not in the allow list"))
         if self._commands or self._paths is not None or self._allow_commands is not None:
             found += self._structured(name, call)
@@ -410,6 +433,7 @@ class ToolRuleGuard(BaseGuard):
         out: list[tuple[Decision, str]] = []
         shell_tool = name in _SHELL_TOOLS
         cwds, unsafe_env = _call_context(call.arguments)
+        bases = base_dirs(call.arguments, canonical_name) if self._paths is not None else ()
         for var in unsafe_env:
             out.append((self.unresolvable, f"{call.name} sets {var!r} in the command's environment, which changes "
                                            "what runs"))
@@ -425,7 +449,7 @@ class ToolRuleGuard(BaseGuard):
                                                    "unread"))
                     continue
                 if not is_cmd or k in PATH_ARGS:
-                    why = path_values(k, text, paths)
+                    why = path_values(k, text, paths, bases)
                     if why:
                         out.append((self.unresolvable, f"argument '{key}' of {call.name}: {why}"))
                 if not is_cmd:
@@ -445,7 +469,7 @@ class ToolRuleGuard(BaseGuard):
                                                    f"{' '.join(cmd.argv)[:80]!r}{via}, not in allow_commands"))
         if self._paths is not None:
             for text, tokens in subtrees:
-                below = list(tokens or literal_tokens(text.rstrip("/"))) + _BELOW
+                below = _fold(list(tokens or literal_tokens(text.rstrip("/")))) + _BELOW
                 if any(intersects(below, d) for d in self._anchored):
                     out.append((self.decision, f"{call.name} reads, copies, moves or links the tree {text!r}, "
                                                "which holds a denied path"))
@@ -453,10 +477,12 @@ class ToolRuleGuard(BaseGuard):
                 relative = not text.startswith(("/", "~"))
                 if tokens is None:
                     if self._paths.fullmatch(text) or (relative and (self._paths.fullmatch("~/" + text) or (
-                            self._anywhere is not None and self._anywhere.fullmatch("/" + text)))):
+                            self._paths.fullmatch("/" + text)))):
                         out.append((self.decision, f"path {text!r} of {call.name} is denied"))
-                elif any(intersects(tokens, d) for d in self._path_tokens) or (relative and (any(
-                        intersects(_SLASH + list(tokens), d) for d in self._anywhere_tokens) or any(
-                        intersects(_HOME + list(tokens), d) for d in self._path_tokens))):
+                    continue
+                folded = _fold(tokens)
+                if any(intersects(folded, d) for d in self._path_tokens) or (relative and (any(
+                        intersects(_SLASH + folded, d) for d in self._path_tokens) or any(
+                        intersects(_HOME + folded, d) for d in self._path_tokens))):
                     out.append((self.decision, f"path pattern {text!r} of {call.name} could match a denied path"))
         return out

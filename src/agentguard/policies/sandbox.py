@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core.errors import GuardTimeout, PolicyError
-from ._bounded_ops import MAX_INT_BITS, MAX_SEQ, add, flat, mod, mul, sub
+from ._bounded_ops import MAX_INT_BITS, MAX_SEQ, RUNTIME_HELPERS
 from .contracts import (CONTRACT_NAMES, ESCAPE_CONSTRUCTS, RUNTIME_CONTRACTS, PreconditionViolation,
                         check_contract_placement, check_encoding, check_escapes, pre_failed)
 from .contracts import err as _err
@@ -79,8 +79,7 @@ _ALLOWED_NODES = (
     ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.BinOp, ast.Add, ast.Sub,
     ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt,
     ast.GtE, ast.In, ast.NotIn, ast.IfExp, ast.Call, ast.Name, ast.Load, ast.Store,
-    ast.Constant, ast.List, ast.Tuple, ast.Subscript, ast.Slice, ast.ImportFrom, ast.alias,
-)
+    ast.Constant, ast.List, ast.Tuple, ast.Subscript, ast.Slice, ast.ImportFrom, ast.alias)
 MAX_SOURCE_CHARS = 200_000
 #: the most AST nodes in one statement's own expressions (bounds the work between two ticks)
 MAX_EXPR_NODES = 200
@@ -383,7 +382,8 @@ class _Tick:
 
 
 _INF = float("inf")
-_BINOP_HELPERS = {ast.Add: "_ag_add", ast.Sub: "_ag_sub", ast.Mult: "_ag_mul", ast.Mod: "_ag_mod"}
+_BINOP_HELPERS = {ast.Add: "_ag_add", ast.Sub: "_ag_sub", ast.Mult: "_ag_mul", ast.Mod: "_ag_mod",
+                  ast.FloorDiv: "_ag_fdiv"}
 
 
 class _RuntimeRewriter(ast.NodeTransformer):
@@ -491,7 +491,7 @@ def compile_policy(source: str, filename: str = "<policy>", timeout_s: float = 0
     ast.fix_missing_locations(tree)
     tick = _Tick(timeout_s)
     ns: dict[str, Any] = {"__builtins__": dict(SAFE_BUILTINS), "_ag_tick": tick.check, "_ag_pre_failed": pre_failed,
-                          "_ag_add": add, "_ag_sub": sub, "_ag_mul": mul, "_ag_mod": mod, "_ag_flat": flat}
+                          **RUNTIME_HELPERS}  # + - * % // and flat displays through size- and sign-checked helpers
     ns.update(RUNTIME_CONTRACTS)
     for name in TYPING_NAMES:
         ns[name] = list

@@ -228,7 +228,9 @@ def test_arguments_the_upstream_would_read_otherwise_are_refused(name, args):
     guard = ToolRuleGuard(allow=["*"], arguments=RULES)
     received = _received(server, name, args)  # the attack is real: the tool would get a forbidden value
     assert guard.check(Context(), ToolCall(name, received)).blocks
-    assert not guard.check(Context(), ToolCall(name, args)).blocks  # ... while the guard reads the spelling
+    if name == "delete_paths":  # ... while the guard reads the spelling (argument rules read the number a string
+        # spells since session 13, so " 5000 " and 5000.0 are refused by the rule too; the relay must refuse all)
+        assert not guard.check(Context(), ToolCall(name, args)).blocks
     w = Wire(guard)
     dump = lambda m: json.dumps(m).encode() + b"\n"  # noqa: E731
     w.relay.client_line(dump({"jsonrpc": "2.0", "id": "l", "method": "tools/list"}))

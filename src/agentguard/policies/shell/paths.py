@@ -16,7 +16,7 @@ import posixpath
 import re
 from typing import Iterable
 
-from ...core.canonical import canonical_path
+from ...core.canonical import canonical_path, decoded_path
 from .globs import ANY_CHAR, NOT_SLASH, Token, intersects, literal_tokens
 from .words import Word, _homes, make_words
 
@@ -24,8 +24,6 @@ __all__ = ["PathForm", "path_forms", "pattern_paths", "word_paths"]
 
 _SHOWN = {"*": "*", "c": "?", "^": ""}
 _PUA = 0xF0000  # supplementary private use area: placeholders for non-literal tokens
-_PROC_ROOT = re.compile(r"^/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/root(?=/|$)")
-_PROC_CWD = re.compile(r"^/+proc/+(?:self|thread-self|\d+)(?:/+task/+\d+)?/+cwd(?=/|$)")
 _TILDE = re.compile(r"^~([A-Za-z0-9_.][A-Za-z0-9_.-]*)?(?=/|$)")
 
 #: (display text, tokens or None when literal)
@@ -50,11 +48,123 @@ def _decode(text: str, table: dict[str, Token]) -> tuple[Token, ...]:
     return tuple(table[ch] if ch in table else ("c", (False, frozenset(ch))) for ch in text)
 
 
+def _may_be(comp: str, pattern: re.Pattern[str]) -> bool | None:
+    """True when a path component is a name ``pattern`` matches, None when it holds a glob placeholder (it may
+    be one), False otherwise."""
+    if pattern.fullmatch(comp):
+        return True
+    return None if any(ord(ch) >= _PUA for ch in comp) else False
+
+
+_PID = re.compile(r"self|thread-self|\d+")
+_TASK = re.compile(r"task")
+_TID = re.compile(r"\d+")
+_ROOT = re.compile(r"root")
+_CWD = re.compile(r"cwd")
+_FD = re.compile(r"fd")
+_DEV_FD = {"fd": [], "stdin": ["0"], "stdout": ["1"], "stderr": ["2"]}
+_MAX_READINGS = 16
+
+
+def _magic(stack: list[str]) -> list[tuple[str, bool]]:
+    """The magic links of ``/proc`` the absolute path ``stack`` may end at: ("root", "dir" or "any", exactly);
+    "dir" is the working directory (``cwd``), "any" an open descriptor ``fd/<n>`` (any file or directory)."""
+    fd = len(stack) in (4, 6) and _may_be(stack[-2], _FD)
+    if len(stack) not in (3, 4, 5, 6) or stack[0] != "proc" or (len(stack) in (4, 6) and fd is False):
+        return []
+    head = stack[1:-2] if len(stack) in (4, 6) else stack[1:-1]
+    parts = [_may_be(head[0], _PID)] + ([_may_be(head[1], _TASK), _may_be(head[2], _TID)] if len(head) == 3 else [])
+    if len(head) not in (1, 3) or False in parts:
+        return []
+    if len(stack) in (4, 6):  # an open descriptor: any file or directory (standard streams are the tool's own)
+        last = _may_be(stack[-1], _TID)
+        return [] if last is False or stack[-1] in ("0", "1", "2") else [
+            ("any", last is True and fd is True and all(parts))]
+    out = []
+    for kind, pattern in (("root", _ROOT), ("dir", _CWD)):
+        last = _may_be(stack[-1], pattern)
+        if last is not False:
+            out.append((kind, last is True and all(parts)))
+    return out
+
+
+def _resolved(path: str) -> list[str]:
+    """``path`` resolved component by component as the kernel walks it, through the magic links of ``/proc``:
+    ``/proc/<pid>/root`` (also ``self``, ``thread-self``, ``task/<tid>``) is ``/``, so a later ``..`` stays at
+    the root and a nested one restarts there (``/proc/self/root/../etc/shadow``,
+    ``/proc/self/root/proc/1/root/etc/shadow`` are ``/etc/shadow``); ``/proc/<pid>/cwd`` is the working
+    directory (what follows is relative, read as every relative path is; a ``..`` climbs out of it); an open
+    descriptor ``/proc/<pid>/fd/<n>`` other than the standard streams is any file or directory (read as
+    ``../`` + what follows: any absolute path ending so); ``/dev/fd`` is ``/proc/self/fd`` and ``/dev/stdin``
+    its ``0``. A component that is a glob (``/proc/*/root``) may be a magic link or not: both
+    readings are kept (at most :data:`_MAX_READINGS`)."""
+    out: list[str] = []
+    comps = path.split("/")
+    todo: list[tuple[bool, list[str], int, int]] = [(path.startswith("/"), [], 0, 0)]
+    while todo and len(out) < _MAX_READINGS:
+        absolute, stack, up, i = todo.pop()
+        while i < len(comps):
+            comp = comps[i]
+            i += 1
+            if comp in ("", "."):
+                continue
+            if comp == "..":
+                if stack:
+                    stack.pop()
+                elif not absolute:
+                    up += 1
+                continue
+            stack.append(comp)
+            if absolute and len(stack) == 2 and stack[0] == "dev" and comp in _DEV_FD:
+                stack = ["proc", "self", "fd"] + _DEV_FD[comp]
+            links = _magic(stack) if absolute and len(stack) <= 6 else []
+            for kind, exact in links:
+                if exact:  # the link is followed: from "/", the working directory or any directory ("../")
+                    absolute, stack, up = kind == "root", [], int(kind == "any")
+                    break
+                if len(todo) < _MAX_READINGS:
+                    todo.append((kind == "root", [], int(kind == "any"), i))
+        text = "/".join([".."] * up + stack)
+        out.append(("/" + text) if absolute else (text or "."))
+    return list(dict.fromkeys(out))
+
+
+_DRIVE = re.compile(r"^(?:/[^/]/)?[A-Za-z]:(?=/|$)|^/[^/]/UNC/[^/]+/[^/]+(?=/|$)|^/[^/?.][^/]*/[A-Za-z]\$(?=/|$)",
+                    re.IGNORECASE)  # "\\?\" written as a shell glob "?" is a placeholder: any one character
+#: what Windows drops from a path component: trailing dots and spaces (``.ssh.`` is ``.ssh``), a stream suffix
+#: (``id_rsa::$DATA``, ``id_rsa:$DATA`` are ``id_rsa``)
+_WIN_TAIL = re.compile(r"(?::[^/]*)?[. ]*(?=/|$)")
+
+
+def _windows(path: str) -> str:
+    return "/".join(c if c in ("", ".", "..") else _WIN_TAIL.sub("", c, count=1) or c for c in path.split("/"))
+
+
+def _os_readings(text: str) -> list[str]:
+    """The other paths one spelling may open: a ``file:`` URL's path (whatever its host, also read with the host
+    as the first directory, as a naive ``removeprefix("file://")`` does, and a relative ``file:x`` as ``x``), a
+    Windows drive or UNC path (``C:\\Users\\bob``, ``\\\\?\\C:\\x``, ``\\\\host\\C$\\x``,
+    ``\\\\?\\UNC\\host\\share\\x``) from its root, its components as Windows opens them (trailing dots and
+    spaces, a ``:$DATA`` stream dropped),
+    each resolved through the magic links of ``/proc`` (:func:`_resolved`)."""
+    dec = decoded_path(text)
+    readings = [dec]
+    m = re.match(r"(?i)file:", dec)
+    if m:
+        rest = dec[m.end():]
+        readings.append("/" + rest.lstrip("/") if rest.startswith("/") else rest)
+        if rest.startswith("//"):
+            readings.append("/" + rest[2:].partition("/")[2])
+    for r in list(readings):
+        d = _DRIVE.match(r if not r.startswith("//") else r[1:])
+        if d:
+            readings.append("/" + (r if not r.startswith("//") else r[1:])[d.end():].lstrip("/"))
+    readings += [_windows(r) for r in readings]  # as Windows opens each component (the tool's OS is unknown)
+    return [x for r in dict.fromkeys(readings) for x in _resolved(r)]
+
+
 def _variants(path: str) -> list[str]:
     out = [path]
-    m = _PROC_ROOT.match(path)
-    if m:
-        out.append("/" + path[m.end():].lstrip("/"))
     m = _TILDE.match(path)
     if m:
         for home in _homes(m.group(1) or ""):
@@ -72,7 +182,7 @@ def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] |
     if raw and raw != base:  # the spelling the OS opens as it is (a relative "file:/x", a "%2e%2e" name)
         forms += [raw] if raw.startswith("/") else [posixpath.normpath(posixpath.join(c, raw)) if c else raw
                                                    for c in cwds]
-    for v in _variants(base):
+    for v in [w for r in dict.fromkeys([base] + _os_readings(text)) for w in _variants(r)]:
         v = canonical_path(v)
         if v.startswith("/"):
             forms.append(v)
@@ -81,9 +191,6 @@ def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] |
             forms.append(v)
         for cwd in cwds:
             forms.append(canonical_path(posixpath.join(cwd, v)) if cwd else v)
-    m = _PROC_CWD.match(text)
-    if m:  # /proc/self/cwd/X is X relative to the working directory (before ".." is resolved lexically)
-        forms.append(posixpath.normpath(text[m.end():].lstrip("/") or "."))
     out: list[PathForm] = []
     for f in list(dict.fromkeys(forms)):
         if f == ".." or f.startswith("../"):  # climbs out of an unknown directory: any absolute path ending so
@@ -129,6 +236,7 @@ def word_paths(word: Word, cwds: Iterable[str] = ("",)) -> list[PathForm]:
 
 _GLOB_CHARS = frozenset("*?[{~")
 _STAR: Token = ("*", NOT_SLASH)
+_SEPARATORS: tuple[Token, ...] = (("c", (False, frozenset("/"))), ("c", (False, frozenset("\\"))))
 
 
 def pattern_paths(text: str, cwds: Iterable[str] = ("",)) -> list[PathForm]:
@@ -137,22 +245,38 @@ def pattern_paths(text: str, cwds: Iterable[str] = ("",)) -> list[PathForm]:
     A tool may hand its path argument to ``glob.glob``, ``pathlib.Path.glob`` or a shell, which expand
     ``*``, ``?``, ``[...]``, ``{a,b}`` and ``~``; the guard cannot see which, so the value is read both
     ways: :func:`path_forms` (the file ``open`` names) and, when it holds a pattern character, the words
-    an unquoted shell word expands to (:func:`~.words.make_words`; a ``**`` after the first component also
-    crosses ``/``, as a recursive glob does; a glob also matches a leading ``.``, as ``pathlib``'s does). Raises :class:`~.words.TooManyWords` past the expansion bounds (the caller
-    refuses the call unread).
+    an unquoted shell word expands to (:func:`~.words.make_words`; a ``**`` component after the first also
+    crosses ``/``, as a recursive glob does, see :func:`_recursive`; a glob also matches a leading ``.``, as
+    ``pathlib``'s does). Raises :class:`~.words.TooManyWords` past the expansion bounds (the caller refuses the
+    call unread).
     """
     out = path_forms(text, cwds)
     if _GLOB_CHARS.isdisjoint(text):
         return out
     for word in make_words([("u", ch) for ch in text]):
-        tokens: list[Token] = []
-        for tok in word.tokens:  # "**": a recursive glob's any-depth component (a relative path's first one
-            # stays one component: below an unknown directory, as every relative path is read, see rules.py)
-            if tok[0] == "^":  # pathlib's glob and glob(include_hidden=True) match a leading "." too
+        # pathlib's glob and glob(include_hidden=True) match a leading "." too
+        tokens = [tok for tok in word.tokens if tok[0] != "^"]
+        out += word_paths(Word(word.text, tuple(_recursive(tokens)), word.literal, word.unknown, word.split), cwds)
+    return out
+
+
+def _recursive(tokens: list[Token]) -> list[Token]:
+    """``**`` as a whole component after a ``/`` or ``\\`` (``/**/x``, ``a/**``) is a recursive glob's any-depth
+    component (Python's ``glob(recursive=True)``, ``pathlib``, bash's globstar); inside a component (``a**b``,
+    ``**bold**``) it is one ``*``; a relative path's first component stays one component (below an unknown
+    directory, as every relative path is read, see rules.py)."""
+    out: list[Token] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok == _STAR and i + 1 < len(tokens) and tokens[i + 1] == _STAR and out and out[-1] in _SEPARATORS:
+            j = i
+            while j < len(tokens) and tokens[j] == _STAR:
+                j += 1
+            if j == len(tokens) or tokens[j] in _SEPARATORS:
+                out.append(("*", ANY_CHAR))
+                i = j
                 continue
-            if tok == _STAR and len(tokens) > 2 and tokens[-1] in (_STAR, ("*", ANY_CHAR)):
-                tokens[-1] = ("*", ANY_CHAR)
-            else:
-                tokens.append(tok)
-        out += word_paths(Word(word.text, tuple(tokens), word.literal, word.unknown, word.split), cwds)
+        out.append(tok)
+        i += 1
     return out
