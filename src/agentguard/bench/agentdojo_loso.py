@@ -94,7 +94,12 @@ STRICT_HISTORY = (
     "by the same red team on the GitHub set: a boolean or enum value the request states may not be left out "
     "either (a private repository created without 'private'), and a choice made of the tool's own words is "
     "named only when written twice ('squash-merge it' names squash, not merge). Run 13 repeated run 10's "
-    "figures.")
+    "figures. Changed after run 13 (thirteenth session), from the Stripe set (not blind) and the HubSpot set "
+    "after its blind run, not from a fold: declared idioms, parts and supply verbs in the schema grants (not "
+    "used by these folds), a boolean stated by its opposite, a record selected by a property computed over a "
+    "listing's structured fields, nested item ids, list wrappers read as listings, a namespace before a tool "
+    "name's verb, nested schemas at any depth, and records a search by the request's stated values returns. "
+    "Run 14 repeated run 10's figures.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
 # target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)
