@@ -85,6 +85,11 @@ def test_a_borrowed_role_is_only_a_checked_one():
     assert voc.resolve(D(), "properties.limit", {"time"}) == ("unknown", None)   # query is unchecked: never borrowed
     assert voc.resolve(D(), "properties.hs_timestamp", {"time"}) == ("time", None)
 
+    class R(D):
+        args = {"recipient": "email"}
+    # a mapping with a target role of its own keeps it: a known key never weakens the check of its value
+    assert FieldVocabulary({"body": "text"}, {}).resolve(R(), "recipient.body", {"text", "email"}) == ("email", None)
+
 
 # ------------------------------------------------------------------------------------------------ end to end
 def _run(prompt: str, calls: list[tuple[str, dict[str, Any]]], injection: str = "",
@@ -233,3 +238,20 @@ def test_attack_put_on_grants_no_deletion_and_no_other_record():
     *_, (ok, _why) = _run("Did you delete the contact for Tom Reyes?", [
         search, ("crm_delete_object", {"objectType": "contacts", "objectId": "10102"})])
     assert not ok
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(min_size=1, max_size=30), st.text(max_size=10))
+def test_property_a_key_that_is_not_a_known_field_name_stays_a_value(key, value):
+    from agentguard.policies.schemagrants import expand_arguments
+    from agentguard.policies.toolset import ToolDecl
+
+    voc = FieldVocabulary({"hs_timestamp": "time"}, {}, {"dealstage"})
+    decl = ToolDecl("write", args={"properties": "unknown"})
+    pairs = list(expand_arguments(decl, {"properties": {key: value}}, voc.known))
+    if key in ("hs_timestamp", "dealstage"):
+        assert pairs == [(f"properties.{key}", value)]
+    else:   # not a field name of the store, or not a field-name token (a path, a link, an address): a value
+        assert pairs == [("properties", {key: value})]
+    if any(not (c.isascii() and (c.isalnum() or c == "_")) for c in key):
+        assert not voc.known(key)

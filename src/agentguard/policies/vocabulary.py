@@ -150,12 +150,16 @@ class FieldVocabulary:
 
     def resolve(self, decl: Any, arg: str, checked: set[str]) -> tuple[str, tuple[str, ...] | None]:
         """The role and closed set of argument ``arg`` of a call of ``decl``: its own declaration's, or, for a
-        field name of the store (``properties.dealstage``, not declared by this tool), the role the set's schemas
-        declare for that key where its values are checked (``checked``, or a closed set), else ``unknown`` (a
-        target: a role whose values go unchecked, ``query``, is never borrowed from another tool)."""
+        field name of the store (``properties.dealstage``, not declared by this tool) inside a mapping whose role
+        the schema leaves open, the role the set's schemas declare for that key where its values are checked
+        (``checked``, or a closed set), else ``unknown`` (a target: a role whose values go unchecked, ``query``, is
+        never borrowed from another tool, and a mapping with a role of its own, ``recipient={"body": ...}``, keeps
+        it for every value)."""
         if arg in decl.args or "." not in arg:
             return decl.role(arg), decl.choices.get(arg)
-        key = arg.rsplit(".", 1)[1]
+        parent, key = arg.rsplit(".", 1)
+        if decl.role(parent) != "unknown":
+            return decl.role(parent), None
         role, choices = self.roles.get(key, "unknown"), self.choices.get(key)
         if role in checked or role in ("choice", "flag") and choices:
             return role, choices
