@@ -255,3 +255,37 @@ def test_property_a_key_that_is_not_a_known_field_name_stays_a_value(key, value)
         assert pairs == [("properties", {key: value})]
     if any(not (c.isascii() and (c.isalnum() or c == "_")) for c in key):
         assert not voc.known(key)
+
+
+_LUIS = ("Luis Ortega sent us something through the website form. What's he after? "
+         "Mark him as an open lead while you're at it.")
+_ORTEGA = ("crm_search_contacts", {"filterGroups": [{"filters": [
+    {"propertyName": "lastname", "operator": "EQ", "value": "Ortega"}]}]})
+
+
+def test_mark_him_as_a_value_of_the_schema_grants_the_change_and_names_its_words():
+    *_, (ok, why) = _run(_LUIS, [_ORTEGA, ("crm_update_contact", {"contactId": "10104",
+                                                                  "properties": {"leadstatus": "open"}})])
+    assert ok and "mark ... him (a person: contact)" in why, why
+
+
+def test_attack_mark_grants_no_deletion_no_other_tool_no_other_value_no_other_record():
+    for call in (("crm_delete_object", {"objectType": "contacts", "objectId": "10104"}),
+                 ("communications_unsubscribe_contact", {"contactId": "10104"}),
+                 ("crm_update_company", {"companyId": "9001004", "properties": {"lifecyclestage": "lead"}}),
+                 ("crm_update_contact", {"contactId": "10104", "properties": {"leadstatus": "closedconverted"}}),
+                 ("crm_update_contact", {"contactId": "10101", "properties": {"leadstatus": "open"}})):
+        *_, (ok, _why) = _run(_LUIS, [_ORTEGA, call])
+        assert not ok, call
+
+
+def test_a_change_verb_grants_no_tool_whose_parameters_a_parameter_grant_scopes():
+    from agentguard.policies.schemagrants import SchemaGrants, SchemaTool
+
+    scoped = SchemaTool("update_issue", ("update",), ("issue",), frozenset({"issue_number"}),
+                        {"state": (("state",), ("open",), ("closed",))}, values=("open", "closed"))
+    free = SchemaTool("update_ticket", ("update",), ("ticket",), frozenset({"ticketId", "properties"}), {},
+                      values=("open", "closed"))
+    gs = SchemaGrants({"update_issue": scoped, "update_ticket": free}).grants("Mark the issue and the ticket as closed.")
+    assert {g.action for g in gs if g.params is None} == {"schema:update_ticket"}
+    assert not SchemaGrants({"update_ticket": free}).grants("Mark the ticket as urgent.")   # no value of its schema

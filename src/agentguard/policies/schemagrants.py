@@ -312,6 +312,7 @@ class SchemaTool:
     takes_file: bool = False
     closed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)   # optional enum/boolean parameters
     types: tuple[str, ...] = ()   # a generic tool's object types (its required ``...Type`` enum), singular
+    values: tuple[str, ...] = ()   # every enum value its schema declares, nested properties' included
 
     @classmethod
     def of(cls, schema: ToolSchema, decl: ToolDecl) -> "SchemaTool":
@@ -329,7 +330,8 @@ class SchemaTool:
                       and (tokens(p.name) or [""])[-1] in ("type", "kind") for e in p.enum)
         return cls(schema.name, tuple(verbs), nouns, frozenset(p.name for p in schema.params if p.required),
                    optional, any(r in ("file", "filename") for r in decl.args.values()),
-                   {a: c for a, c in decl.choices.items() if a in optional}, types)
+                   {a: c for a, c in decl.choices.items() if a in optional}, types,
+                   tuple(dict.fromkeys(v for c in decl.choices.values() if c != BOOLEAN for v in c)))
 
 
 _STOPS = frozenset({"to", "from", "by", "in", "for", "of", "on", "at", "with", "and", "or", "about"})
@@ -377,7 +379,10 @@ def _objects(tool: SchemaTool, sentence: str, prev: str, extra: frozenset[str] =
         if hit is not None:
             return hit
         if not pron & set(_words(sentence)):
-            return None
+            break
+    person = next((w for w in _words(sentence) if w in _lexicon()["person_pronouns"]), None)
+    if person is not None and tool.nouns and tool.nouns[-1] in _lexicon()["person_nouns"]:
+        return f"{person} (a person: {tool.nouns[-1]})"   # "mark him as ...": a tool of person records
     return None
 
 
@@ -423,6 +428,8 @@ class SchemaGrants:
                      and _PATH.search(strip_quotes(sentence)))
                 else "a creation verb and the whole the tool's part goes in" if creates and w in lex["creation_verbs"]
                 and whole in nouns else "",) if how), None)
+            if why is None:
+                why = self._change(t, imp, obj, sentence)
             if why is not None:
                 out.append(Grant(self.action(t.name), why, sentence.strip()))
                 continue
@@ -436,6 +443,18 @@ class SchemaGrants:
                     out.append(Grant(self.action(t.name), f"{hit} ... {obj} (parameter {p!r})", sentence.strip(),
                                      t.required | {p} | also, p))
         return out
+
+    @staticmethod
+    def _change(t: SchemaTool, imp: list[tuple[str, str]], obj: str, sentence: str) -> str | None:
+        """A change verb (``mark``, ``set``) for a tool whose own verb is one and whose changes are one free-form
+        mapping (no optional parameter a parameter grant could scope), the sentence stating one of its schema's
+        enum values (``mark him as an open lead``: ``leadstatus: open``); every value is still checked."""
+        change = {stem(v) for v in _lexicon()["change_verbs"]}
+        if t.optional or not t.values or not {stem(v) for v in t.verbs} & change:
+            return None
+        said = next((s for s, w in imp if s == w and stem(w) in change), None)
+        val = next((v for v in t.values if stated(sentence, tokens(v))[0]), None) if said else None
+        return f"{said} ... {obj} ... {val} (a change verb and a value of the tool's schema)" if val else None
 
     @staticmethod
     def _param(p: str, phrases: tuple[tuple[str, ...], ...], imp: list[tuple[str, str]], stems: list[str],
