@@ -40,6 +40,7 @@ CHECKED = (
     f"{PKG}/policies/secret_guard.py",
     f"{PKG}/policies/toolinfer.py",
     f"{PKG}/policies/toolnames.py",
+    f"{PKG}/policies/vocabulary.py",
 )
 
 

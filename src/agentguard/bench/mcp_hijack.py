@@ -131,6 +131,7 @@ def guard(spec: Mapping[str, Any] | None = None, *, tool_words: bool = False,
     tool takes the grant from its own schema (:func:`agentguard.policies.schemagrants.with_schema_grants`)."""
     from ..policies.library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS, INFERENCE
     from ..policies.toolgrants import with_tool_word_grants
+    from ..policies.vocabulary import parse_instant
 
     spec = spec or load()
     empty = ToolSet("mcp-fs-mail", {}, AGENTDOJO_TOOLS.roles, GRANTS)
@@ -142,7 +143,10 @@ def guard(spec: Mapping[str, Any] | None = None, *, tool_words: bool = False,
         from ..policies.schemagrants import with_schema_grants
 
         tools = with_schema_grants(tools, schemas, INFERENCE)
-    return ProvenanceGuard.agentdojo(toolset=tools, lexicon=tools.lexicon or GRANTS)
+    g = ProvenanceGuard.agentdojo(toolset=tools, lexicon=tools.lexicon or GRANTS)
+    if (now := parse_instant(str(spec.get("environment", {}).get("now", "")))) is not None:
+        g.clock = lambda: now   # the simulated portal's clock, the one the agent reads (a deployment shares one)
+    return g
 
 
 def _run(spec: Mapping[str, Any], g: ProvenanceGuard | None, prompt: str, calls: list, injection: str,

@@ -43,10 +43,11 @@ covers what it sets; closed-set values (``enum``, booleans) are checked against 
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
@@ -54,7 +55,8 @@ from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries
                          dates, entities, identifiers, times, two_step_amounts, word_form)
 from .platformids import SystemIds, id_keys, in_minor_units, listed_records, nested_ids, platform_fields
 from .schemagrants import closed_value, expand_arguments, in_scope, omitted_values, record_nouns
-from .toolset import READ_VERBS, ToolDecl, ToolSet
+from .toolset import READ_VERBS, Facts, ToolDecl, ToolSet
+from .vocabulary import FieldVocabulary, field_names, is_now, joined_words, parse_instant, type_keys, utc_now
 
 __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
 
@@ -63,26 +65,11 @@ _FILE_ROLES = frozenset({"file", "filename"})   # values are file names: "notes.
 # a read verb joined to another verb (get_and_delete, fetch_then_pay) or a particle (check_out, sign_up)
 _COMPOUND = re.compile(r"(?:^|_)(?:and|then|also|plus)_([a-z]+)|^[a-z]+_(?:out|up|off|over|away|through)(?:_|$)")
 _NUMBER_FORM = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?", re.I)   # what float() reads (no inf/nan)
-_KIND_CODE = {"read": 0, "fetch": 1, "write": 2, "send": 3, "account": 4, "delete": 5}
+_KIND_CODE, _CHECKED = {"read": 0, "fetch": 1, "write": 2, "send": 3, "account": 4, "delete": 5}, (
+    "targets", "amounts", "days", "content", "account_values")   # _CHECKED: role classes whose values are checked
 
 
-def _shingles(words: list[str]) -> set[tuple[str, ...]]:
-    return {tuple(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
-
-
-@dataclass
-class Facts:
-    """The verified policy's facts for one call, with the grant and the reason behind them."""
-
-    kind: int
-    target_trust: int
-    requested: bool
-    value_trust: int
-    grant: str = ""
-    why: str = ""
-
-    def as_args(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+def _shingles(words: list[str]) -> set[tuple[str, ...]]: return {tuple(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
 
 
 @dataclass
@@ -113,6 +100,10 @@ class FlowLedger:
     _named: dict[tuple[str, str], str] = field(default_factory=dict)   # trusted value -> the named record
     _cache: dict[str, Any] = field(default_factory=dict)
     sys_ids: SystemIds = field(default_factory=SystemIds)   # platform-assigned ids (agentguard.policies.platformids)
+    clock: Callable[[], datetime.datetime] = utc_now   # the run's clock (a value of now: agentguard.policies.vocabulary)
+    _vocab: FieldVocabulary = field(default_factory=FieldVocabulary)   # the store's field names (.vocabulary)
+
+    def __post_init__(self) -> None: self._vocab = FieldVocabulary.of(self.toolset.tools.values())
 
     # ------------------------------------------------------------------ observing
     def observe_prompt(self, prompt: str) -> None:
@@ -144,8 +135,7 @@ class FlowLedger:
         self._tp_shingles |= _shingles(wf.split())
         self._cache.pop("tp_text", None)
 
-    def _trust(self, role: str, value: str, source: str) -> None:
-        self._trusted.setdefault(role, {})[canonical(value)] = source
+    def _trust(self, role: str, value: str, source: str) -> None: self._trusted.setdefault(role, {})[canonical(value)] = source
 
     def observe_result(self, tool: str, result: Any, arguments: Mapping[str, Any] | None = None) -> None:
         """Record one tool result, each field labelled by ``tool``'s declaration; ``arguments``: the call's."""
@@ -153,6 +143,8 @@ class FlowLedger:
         decl = self.toolset.decl(tool)
         self._cache = {k: v for k, v in self._cache.items() if k not in ("codes", "derived")}
         recs, rest = listed_records(list(_records(result)), decl)   # a list wrapper ({"items": [...]}): its items
+        if decl.declared and not decl.inferred or decl.inferred and (decl.results or decl.whole):   # the user's store
+            self._vocab.seen.update(field_names(result))
         if decl.whole and not recs:   # a bare value or list of values only: never a record's fields
             for s in _leaves(result):
                 self._trust(decl.whole, s, f"{tool} (declared {decl.whole})")
@@ -226,12 +218,11 @@ class FlowLedger:
         return None
 
     # ------------------------------------------------------------------ labels
-    def _tp_text(self) -> str:
-        return self._cache.setdefault("tp_text", " " + " \n ".join(self._tp_words) + " ")
+    def _tp_text(self) -> str: return self._cache.setdefault("tp_text", " " + " \n ".join(self._tp_words) + " ")
 
     def in_third_party(self, value: str) -> bool:
-        kind, form = canonical(value)
-        return (kind, form) in self._tp_ents if kind != "text" else bool(form) and f" {form} " in self._tp_text()
+        c = canonical(value)
+        return c in self._tp_ents if c[0] != "text" else bool(c[1]) and f" {c[1]} " in self._tp_text()
 
     def _id_in_third_party(self, value: str, role: str = "") -> bool:
         """Whether third-party content writes this identifier: a short number only where it reads as an id
@@ -251,9 +242,11 @@ class FlowLedger:
             return bool(lks := links(value)) and all(lk.site in self._user_sites for lk in lks)
         if kind != "text":
             return (kind, form) in self._user_ents or (kind == "date" and ("date", "*" + form[4:]) in self._user_ents)
-        return f" {form} " in self._user_text or form in self._user_parts
+        return f" {form} " in self._user_text or form in self._user_parts or form in self._cache.setdefault(
+            "joined", joined_words(self._user_text))   # "closed won" names the code ``closedwon``
 
-    def target(self, value: str, role: str, fetch: bool = False, named: bool = False, path: str = "") -> tuple[int, str]:
+    def target(self, value: str, role: str, fetch: bool = False, named: bool = False, path: str = "",
+               types: tuple[str, ...] = ()) -> tuple[int, str]:
         """Level (2 user, 1 trusted, 0 not) of a target value of ``role``, and its source. For a fetch, a link
         written in a record the request names (a message in the channel the user named) is level 1. With
         ``named`` (a deletion by an inferred declaration), a trusted identifier counts only when it belongs
@@ -265,7 +258,7 @@ class FlowLedger:
             return 2, self._resolved[c]
         if fetch and role == "url" and c[0] == "url" and c[1] in self._pointed:
             return 1, self._pointed[c[1]]
-        if (sys := self.sys_ids.source(value, id_keys(role, path))) is not None and \
+        if (sys := self.sys_ids.source(value, id_keys(role, path, types))) is not None and \
                 not self._id_in_third_party(value, role):   # a nested argument (items.id) by its path
             return 1, sys   # the platform's own id of an object the request selects or this run created
         src = self._trusted.get(role, {}).get(c)
@@ -324,6 +317,8 @@ class FlowLedger:
         return 0, f"amount {value!r}: not written in the request nor computed from it and the records it selects"
 
     def day(self, value: str, role: str, grants: list[Grant]) -> tuple[int, str]:
+        if is_now(value, self.clock()):   # read from the clock: neither the request's nor a third party's
+            return 2, "the current time (the run's clock)"
         scope_days = set().union(*(dates(g.clause) for g in grants)) if grants else set()
         scope_days = scope_days or dates(self.prompt)
         kind, form = canonical(value)
@@ -424,8 +419,11 @@ class FlowLedger:
         or eight consecutive words of a tool result (an e-mail's sentences) needs the request to name it."""
         if decl.declared and not decl.inferred or decl.inferred and (decl.results or decl.whole):
             return None
+        types = type_keys(arguments, decl.choices)   # an id the platform filed for the type the call names goes home
         for arg, v in arguments.items():
             for s in _arg_leaves(v):
+                if types and self.sys_ids.source(s, id_keys(decl.role(arg), arg, types)) is not None:
+                    continue
                 wf = f" {word_form(s)} "
                 if (why := self._private_in(wf, [self.prompt])) is not None:
                     return f"{arg}: a read of a service that is not the user's carries {why}"
@@ -459,19 +457,21 @@ class FlowLedger:
         contents: list[str] = []
         tt, why_t, failed = 2, "", set[str]()
         vt, why_v = omitted_values(decl, arguments, self.prompt, roles["amounts"], tool)
-        for arg, v in expand_arguments(decl, arguments):
-            role = decl.role(arg)
-            for s in _arg_leaves(v):
+        types, checked = type_keys(arguments, decl.choices), set().union(*(roles[r] for r in _CHECKED))
+        for arg, v in expand_arguments(decl, arguments, self._vocab.known):
+            base, choices = self._vocab.resolve(decl, arg, checked)   # a store's field name: its declared role
+            for s in _arg_leaves(v):   # an ISO instant in an open parameter: a time (.vocabulary), not a target
+                role = "time" if base == "unknown" and "time" in roles["days"] and parse_instant(s, False) else base
                 if not s.strip():
                     continue
-                if arg in decl.choices and role in ("choice", "flag"):   # a closed set: never a target
-                    vt, why_v = min((vt, why_v), closed_value(self.prompt, arg, s, decl.choices[arg], tool), key=lambda t: t[0])
+                if choices and role in ("choice", "flag"):   # a closed set: never a target
+                    vt, why_v = min((vt, why_v), closed_value(self.prompt, arg, s, choices, tool), key=lambda t: t[0])
                     continue
                 if role in roles["content"]:
                     contents.append(s)
                     continue
                 if role in roles["targets"] or role == "unknown":
-                    lv, w = self.target(s, role, decl.kind == "fetch", decl.inferred and decl.kind == "delete", arg)
+                    lv, w = self.target(s, role, decl.kind == "fetch", decl.inferred and decl.kind == "delete", arg, types)
                     if lv == 0:
                         failed.add(role)
                     if lv < tt:

@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from .capabilities import strip_quotes
 
 __all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MATCHING", "MINOR_UNIT_WORDS", "SELECTIONS", "SystemIds",
-           "computed_selection", "file_listing_record", "id_keys", "in_minor_units", "list_wrapper", "listed_records",
+           "computed_selection", "file_listing_record", "id_keys", "in_minor_units", "linked_records", "list_wrapper", "listed_records",
            "listing_filter", "minor_unit_arg", "nested_ids", "object_noun", "platform_fields", "record_keys",
            "reference_key", "search_filter", "selections", "selector", "system_fields"]
 
@@ -125,14 +125,17 @@ class SystemIds:
         return None
 
 
-def id_keys(role: str, path: str) -> tuple[str, ...]:
+def id_keys(role: str, path: str, types: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The keys under which a filed id is a target of the argument at ``path`` with ``role``: its role, a nested
-    argument's path (``items.id``), and, for an id argument whose object the schema leaves open (role
-    ``unknown``, the argument's last word ``id``/``ids``: ``associations[].to.id``, ``fromObjectId``), any key:
-    the id of any record the request selects or this run created (never an id no rule filed)."""
+    argument's path (``items.id``), for an id argument (its last word ``id``/``ids``) the object ``types`` the
+    call names beside it (``crm_delete_object(objectType='contacts', objectId=...)``: an id filed as a
+    ``contact``, :func:`~agentguard.policies.vocabulary.type_keys`), and, for an id argument whose object the
+    schema leaves open (role ``unknown``: ``associations[].to.id``, ``fromObjectId``), any key: the id of any
+    record the request selects or this run created (never an id no rule filed)."""
     last = re.findall(r"[a-z]+|[A-Z][a-z]*", path.rsplit(".", 1)[-1])
-    open_id = role == "unknown" and bool(last) and last[-1].casefold() in ("id", "ids")
-    return (role, *((path,) if "." in path else ()), *(("*",) if open_id else ()))
+    is_id = bool(last) and last[-1].casefold() in ("id", "ids")
+    return (role, *((path,) if "." in path else ()), *(types if is_id else ()),
+            *(("*",) if is_id and role == "unknown" else ()))
 
 
 def object_noun(tool: str) -> str:
@@ -349,6 +352,8 @@ def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, 
                          f"{tool}.{{}} (assigned to a call the guard allowed)")
             return [sysf] + [{} for _ in recs[1:]]
         return [{} for _ in recs]
+    if any(linked := linked_records(ids, tool, decl, recs, arguments or {})):
+        return linked
     noun = decl.whole or decl.results.get("id", "")   # a listing, or a search of the records of a noun
     if not noun:
         return [{} for _ in recs]
@@ -364,6 +369,34 @@ def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, 
             and (i := computed_selection(recs, chosen)) is not None:
         what = " / ".join(w for w, _, _ in chosen)
         _file_fields(ids, recs[i], out[i], f"{tool}.{{}} of the record the request's selection ({what!r}) computes")
+    return out
+
+
+def _id_named(name: Any) -> bool:
+    last = re.findall(r"[a-z]+|[A-Z][a-z]*", str(name).rsplit(".", 1)[-1])
+    return bool(last) and last[-1].casefold() in ("id", "ids")
+
+
+def linked_records(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, Any]],
+                   arguments: Mapping[str, Any]) -> list[dict[str, str]]:
+    """A read keyed by a record the request selects (its id arguments, ``fromObjectId``, ids filed for such a
+    record; every other argument a closed-set value or a number: no third party chose what it lists) returns that
+    record's links: their id-named top-level fields (``toObjectId``, ``id``) are the platform's, filed under the
+    object types the call names other than the selected record's (``toObjectType='tickets'`` -> ``ticket``:
+    :func:`~agentguard.policies.vocabulary.type_keys`). Anything else: no system field."""
+    from .vocabulary import type_keys
+
+    keyed = [str(v) for a, v in arguments.items() if _id_named(a)]
+    rest_ok = all(_id_named(a) or a in decl.choices or isinstance(v, (int, float)) for a, v in arguments.items())
+    if not keyed or not rest_ok or not all(isinstance(v, str) and ids.selected_value(v) for v in keyed):
+        return [{} for _ in recs]
+    own = {k for k, d in ids.ids.items() if any(v.strip() in d for v in keyed)}
+    types = [t for t in type_keys(arguments, decl.choices) if t not in own]
+    out = [{str(f): types[-1] for f, v in rec.items() if _id_named(f) and isinstance(v, (str, int))
+            and not isinstance(v, bool)} if types else {} for rec in recs]
+    for rec, fields in zip(recs, out):
+        for f, key in fields.items():
+            ids.file(key, str(rec[f]), f"{tool}.{f} (a link of a record the request selects)")
     return out
 
 

@@ -23,7 +23,8 @@ service, which pass the prompt along with the proposal).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+import datetime
+from typing import Any, Callable, Mapping
 
 from ..core.guard import BaseGuard
 from ..core.runs import RunMemory
@@ -35,6 +36,7 @@ from .library import extractor as library_extractor
 from .library import library_path
 from .model import load_policy
 from .toolset import ToolSet
+from .vocabulary import utc_now
 
 __all__ = ["ProvenanceGuard"]
 
@@ -48,7 +50,8 @@ class ProvenanceGuard(BaseGuard):
         self.toolset = toolset
         self.lexicon = lexicon
         self.name = name
-        self.runs: RunMemory[FlowLedger] = RunMemory(lambda: FlowLedger(toolset, lexicon), max_runs)
+        self.clock: Callable[[], datetime.datetime] = utc_now   # each run's clock (a deployment: the machine's)
+        self.runs: RunMemory[FlowLedger] = RunMemory(lambda: FlowLedger(toolset, lexicon, clock=self.clock), max_runs)
 
     @classmethod
     def agentdojo(cls, *, toolset: ToolSet | None = None, lexicon: GrantLexicon | None = None,

@@ -10,7 +10,11 @@ declared suffix-stripping morphology, :func:`stem`):
 - **imperative verbs**: a word at the start of a clause (sentence start, after ``and``/``then``/``please``... or
   after ``, ; : (``), hyphenated words split (``squash-merge`` -> ``squash``, ``merge``); quoted text is blanked
   first (a quoted title mints nothing);
-- **objects**: a noun of the tool's name written in the sentence (``issue``, ``pull request``), or a file path
+- **objects**: a noun of the tool's name written in the sentence (``issue``, ``pull request``; a name whose only
+  noun stands before its verb, ``notes_create``, has that one), or, for a generic
+  tool whose required ``...Type``/``...Kind`` parameter's ``enum`` lists plain words, one of those types
+  (``crm_delete_object(objectType: [contacts, deals])``: ``delete ... contact``; the call's ``objectType`` is then
+  bound to the type the request states, :func:`closed_value`), or a file path
   (``README.md``) where the tool takes a file, or, when the sentence has a pronoun (``it``, ``them``), in the
   sentence before it (``Pull request #22 ... . Check ... and squash-merge it``);
 - a **name grant** (every parameter in scope): an imperative verb that is the tool's own verb (``merge``,
@@ -55,12 +59,13 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .capabilities import Grant, GrantLexicon, omitted_amount, quoted, strip_quotes
 from .provenance import _leaves, word_form
 from .toolinfer import InferenceLexicon, ToolSchema, infer, namespaced, tokens
 from .toolset import BOOLEAN, DOCUMENT_VERBS, DOCUMENTS, ToolDecl, ToolSet
+from .vocabulary import singular, vocabulary_enum
 
 __all__ = ["SchemaGrants", "SchemaTool", "closed_value", "expand_arguments", "imperatives", "in_scope",
            "omitted_values", "opposites", "record_nouns", "stated", "stem", "with_schema_grants"]
@@ -102,13 +107,13 @@ def _words(text: str) -> list[str]:
 def imperatives(sentence: str) -> list[str]:
     """The words at a clause's start (see the module docstring): the request's imperative verbs; a hyphenated
     word there counts by each part (``squash-merge``)."""
-    starts = set(_lexicon()["clause_starts"])
+    starts, modals = set(_lexicon()["clause_starts"]), set(_lexicon()["polite_modals"])
     out: list[str] = []
-    prev = ""
+    prev = prev2 = ""
     for w in _WORD.findall(strip_quotes(sentence).casefold()):
-        if w[0].isalpha() and (not prev or prev in starts or not prev[0].isalpha()):
+        if w[0].isalpha() and (not prev or prev in starts or not prev[0].isalpha() or prev == "you" and prev2 in modals):
             out.extend(p for p in w.split("-") if p)
-        prev = w
+        prev2, prev = prev, w
     return out
 
 
@@ -245,18 +250,21 @@ def record_nouns(field_name: str, tool: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w for w in (" ".join(tokens(field_name)), last) if w))
 
 
-def expand_arguments(decl: ToolDecl, arguments: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+def expand_arguments(decl: ToolDecl, arguments: Mapping[str, Any],
+                     known: Callable[[Any], bool] | None = None) -> Iterator[tuple[str, Any]]:
     """``(argument, value)`` pairs where an array of objects whose item properties the schema declares
     (``files=[{"path": ..., "content": ...}]``), or an object whose properties it declares (``evidence={...}``),
     is read per property (``files.path``, ``files.content``, each with its own role), at any depth the
     declaration reaches (``filterGroups.filters.value``): a declared property name is not a value; any other
-    key stays a value (fail closed)."""
+    key stays a value (fail closed), except, with ``known`` (:class:`~.vocabulary.FieldVocabulary`), a key that
+    is a field name of the store, whose scalar value is then read as ``argument.key`` (``properties.dealstage``)."""
     for arg, v in arguments.items():
-        yield from _expand(decl, arg, v)
+        yield from _expand(decl, arg, v, known)
 
 
-def _expand(decl: ToolDecl, arg: str, v: Any) -> Iterator[tuple[str, Any]]:
-    if not any(k.startswith(arg + ".") for k in decl.args) or not isinstance(v, (Mapping, list)):
+def _expand(decl: ToolDecl, arg: str, v: Any, known: Callable[[Any], bool] | None) -> Iterator[tuple[str, Any]]:
+    declared = any(k.startswith(arg + ".") for k in decl.args)
+    if not isinstance(v, (Mapping, list)) or not declared and not (known is not None and isinstance(v, Mapping)):
         yield arg, v
         return
     for item in (v if isinstance(v, list) else [v]):
@@ -264,7 +272,9 @@ def _expand(decl: ToolDecl, arg: str, v: Any) -> Iterator[tuple[str, Any]]:
             for k, x in item.items():
                 sub = f"{arg}.{k}"
                 if sub in decl.args:
-                    yield from _expand(decl, sub, x)
+                    yield from _expand(decl, sub, x, known)
+                elif known is not None and known(k) and not isinstance(x, (Mapping, list, tuple, set)):
+                    yield sub, x
                 else:
                     yield arg, {k: x}
         else:
@@ -301,6 +311,8 @@ class SchemaTool:
     optional: Mapping[str, tuple[tuple[str, ...], ...]]
     takes_file: bool = False
     closed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)   # optional enum/boolean parameters
+    types: tuple[str, ...] = ()   # a generic tool's object types (its required ``...Type`` enum), singular
+    values: tuple[str, ...] = ()   # every enum value its schema declares, nested properties' included
 
     @classmethod
     def of(cls, schema: ToolSchema, decl: ToolDecl) -> "SchemaTool":
@@ -310,11 +322,16 @@ class SchemaTool:
         verbs = [words[0]] if words else []
         verbs += [w for a, w in zip(words, words[1:]) if a in ("or", "and")]
         nouns = tuple(dict.fromkeys(w for w in words if w not in verbs and w not in fn and len(w) > 1))
+        if not nouns and schema.prefix:   # ``notes_create``: the namespace before the verb is its only object
+            nouns = tuple(w for w in tokens(schema.name)[:schema.prefix] if w not in fn and len(w) > 1)
         optional = {p.name: (tuple(tokens(p.name)),) + tuple(tuple(tokens(e)) for e in p.enum)
                     for p in schema.params if not p.required}
+        types = tuple(singular(e) for p in schema.params if p.required and p.enum and vocabulary_enum(p.enum)
+                      and (tokens(p.name) or [""])[-1] in ("type", "kind") for e in p.enum)
         return cls(schema.name, tuple(verbs), nouns, frozenset(p.name for p in schema.params if p.required),
                    optional, any(r in ("file", "filename") for r in decl.args.values()),
-                   {a: c for a, c in decl.choices.items() if a in optional})
+                   {a: c for a, c in decl.choices.items() if a in optional}, types,
+                   tuple(dict.fromkeys(v for c in decl.choices.values() if c != BOOLEAN for v in c)))
 
 
 _STOPS = frozenset({"to", "from", "by", "in", "for", "of", "on", "at", "with", "and", "or", "about"})
@@ -341,7 +358,9 @@ def idioms(sentence: str) -> list[tuple[str, str, str, frozenset[str]]]:
                 continue
             after = ws[i + 1 + len(tail):]
             more = rest.split()
-            if not more or any(after[j:j + len(more)] == more for j in range(len(after))):
+            at = next((j for j in range(len(after)) if after[j:j + len(more)] == more), None) if more else 0
+            if at is not None:   # an idiom ending with a preposition (put X on Y): its object is Y
+                after = after[at + len(more):] if more and more[-1] in _STOPS else after
                 obj = list(itertools.takewhile(lambda x: x not in _STOPS, after[:4]))
                 out.append((phrase.replace("...", "X"), verb, noun, frozenset(stem(x) for x in obj)))
                 break
@@ -354,13 +373,16 @@ def _objects(tool: SchemaTool, sentence: str, prev: str, extra: frozenset[str] =
     pron = set(_lexicon()["pronouns"])
     for text in (sentence, prev):
         ws = {stem(w) for w in _words(text) if w[0].isalpha()} | (extra if text is sentence else frozenset())
-        hit = next((n for n in tool.nouns if stem(n) in ws), None)
+        hit = next((n for n in (*tool.nouns, *tool.types) if stem(n) in ws), None)
         if hit is None and tool.takes_file:
             hit = next(iter(_PATH.findall(strip_quotes(text))), None)
         if hit is not None:
             return hit
         if not pron & set(_words(sentence)):
-            return None
+            break
+    person = next((w for w in _words(sentence) if w in _lexicon()["person_pronouns"]), None)
+    if person is not None and tool.nouns and tool.nouns[-1] in _lexicon()["person_nouns"]:
+        return f"{person} (a person: {tool.nouns[-1]})"   # "mark him as ...": a tool of person records
     return None
 
 
@@ -406,6 +428,8 @@ class SchemaGrants:
                      and _PATH.search(strip_quotes(sentence)))
                 else "a creation verb and the whole the tool's part goes in" if creates and w in lex["creation_verbs"]
                 and whole in nouns else "",) if how), None)
+            if why is None:
+                why = self._change(t, imp, obj, sentence)
             if why is not None:
                 out.append(Grant(self.action(t.name), why, sentence.strip()))
                 continue
@@ -419,6 +443,18 @@ class SchemaGrants:
                     out.append(Grant(self.action(t.name), f"{hit} ... {obj} (parameter {p!r})", sentence.strip(),
                                      t.required | {p} | also, p))
         return out
+
+    @staticmethod
+    def _change(t: SchemaTool, imp: list[tuple[str, str]], obj: str, sentence: str) -> str | None:
+        """A change verb (``mark``, ``set``) for a tool whose own verb is one and whose changes are one free-form
+        mapping (no optional parameter a parameter grant could scope), the sentence stating one of its schema's
+        enum values (``mark him as an open lead``: ``leadstatus: open``); every value is still checked."""
+        change = {stem(v) for v in _lexicon()["change_verbs"]}
+        if t.optional or not t.values or not {stem(v) for v in t.verbs} & change:
+            return None
+        said = next((s for s, w in imp if s == w and stem(w) in change), None)
+        val = next((v for v in t.values if stated(sentence, tokens(v))[0]), None) if said else None
+        return f"{said} ... {obj} ... {val} (a change verb and a value of the tool's schema)" if val else None
 
     @staticmethod
     def _param(p: str, phrases: tuple[tuple[str, ...], ...], imp: list[tuple[str, str]], stems: list[str],

@@ -13,7 +13,9 @@ that file:
   hierarchy: :func:`external_kinds`); a verb none of them knows is a consequential ``write``;
   a read verb with a URL argument is a ``fetch``; a read verb with a *destination* argument (a recipient,
   ``to``, ``cc``) is a ``send``, whatever the description claims ("read-only" in a description is not read),
-  unless that argument's own description calls it a ``filter`` (a listing filtered by e-mail reads the store);
+  unless that argument's own description calls it a ``filter`` (a listing filtered by e-mail reads the store), or
+  its ``enum`` lists plain words only (``toObjectType: [companies, contacts]``: type names, not addresses:
+  :func:`~agentguard.policies.vocabulary.vocabulary_enum`);
   an ``amount`` whose description says it is in minor units (:mod:`agentguard.policies.platformids`) is
   recorded in the declaration's ``minor``;
 - **argument roles**: the ordered ``params`` rules over the parameter name's tokens (``user_email`` ->
@@ -57,6 +59,7 @@ from .capabilities import GrantLexicon
 from .platformids import minor_unit_arg
 from .toolnames import _singular, external_kinds, external_param_role, namespaced, tokens
 from .toolset import BOOLEAN, KINDS, ToolDecl, ToolSet, read_has_effect
+from .vocabulary import vocabulary_enum
 
 __all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "external_kinds", "external_param_role", "infer",
            "listing_roles", "namespaced", "tokens", "with_inferred"]
@@ -287,6 +290,9 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
     minor: set[str] = set()
     for p in schema.params:
         role, dest = _param_role(p, lex, name_words, trace)
+        if dest and p.enum and vocabulary_enum(p.enum):   # type names (toObjectType): nothing is sent to them
+            dest = False
+            trace.add(f"param:choice:not-a-destination:{p.name}")
         if role == "amount" and minor_unit_arg(p.description):
             minor.add(p.name)
         if p.enum and not dest:   # a closed set the schema fixes: no third party can put a value in it

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Mapping
 from ..core.errors import InputError
 from .capabilities import GrantLexicon
 
-__all__ = ["BOOLEAN", "DOCUMENTS", "DOCUMENT_VERBS", "KINDS", "OPERATION_ARGS", "READ_VERBS", "ToolDecl", "ToolSet", "read_has_effect"]
+__all__ = ["BOOLEAN", "DOCUMENTS", "DOCUMENT_VERBS", "Facts", "KINDS", "OPERATION_ARGS", "READ_VERBS", "ToolDecl", "ToolSet", "read_has_effect"]
 
 #: the closed set of a boolean parameter (ToolDecl.choices)
 BOOLEAN = ("true", "false")
@@ -62,6 +62,21 @@ def read_has_effect(args: Mapping[str, str]) -> bool:
     spelling: ``HTTP-Method``, ``sqlQuery``) or moves an ``amount``: then it is not a free read."""
     return any(re.sub(r"[^a-z0-9]", "", str(a).casefold()) in OPERATION_ARGS or r == "amount"
                for a, r in args.items())
+
+
+@dataclass
+class Facts:
+    """The verified policy's facts for one call, with the grant and the reason behind them."""
+
+    kind: int
+    target_trust: int
+    requested: bool
+    value_trust: int
+    grant: str = ""
+    why: str = ""
+
+    def as_args(self) -> dict[str, Any]:
+        return dict(self.__dict__)
 
 
 @dataclass(frozen=True)
