@@ -39,6 +39,7 @@ writes are scaled (a record's amount is in minor units already and is never scal
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -47,8 +48,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from .capabilities import strip_quotes
 
 __all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MATCHING", "MINOR_UNIT_WORDS", "SELECTIONS", "SystemIds",
-           "computed_selection", "file_listing_record", "id_keys", "in_minor_units", "list_wrapper", "listed_records",
-           "listing_filter", "minor_unit_arg", "nested_ids", "object_noun", "platform_fields", "record_keys",
+           "bound_selections", "computed_selection", "file_listing_record", "id_keys", "in_minor_units", "list_wrapper",
+           "listed_records", "listing_filter", "minor_unit_arg", "nested_ids", "object_noun", "platform_fields", "record_keys",
            "reference_key", "search_filter", "selections", "selector", "system_fields"]
 
 #: words of a parameter's description that declare its amount in a currency's minor unit (whole words)
@@ -269,6 +270,32 @@ def selections(prompt: str) -> tuple[tuple[str, str, str], ...]:
     return tuple(out)
 
 
+def _singular_words(text: str) -> set[str]:
+    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in re.findall(r"[a-z0-9]+", text)}
+
+
+def bound_selections(prompt: str, tool: str, nouns: Iterable[str]) -> tuple[tuple[str, str, str], ...]:
+    """The :func:`selections` of the request that may apply to listing ``tool``: a selection whose object (the
+    words after it up to a clause mark, at most five: ``the newest customer``, ``the later of the two charges``)
+    names another listing's noun of the tool set (``nouns``) and none of ``tool``'s own words selects nothing
+    here ("refund pi_1 and tell me the newest customer" makes no payment the newest one)."""
+    own = _singular_words(re.sub(r"[_-]", " ", re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", tool)).casefold())
+    other = {n.casefold() for n in nouns if n} - own
+    toks = re.findall(r"[a-z0-9]+|[.,;:!?()]", strip_quotes(prompt).casefold())
+    out = []
+    for sel in selections(prompt):
+        words = sel[0].split()
+        objs = [_singular_words(" ".join(itertools.takewhile(
+                    lambda t: t not in _CLAUSE, toks[i + len(words):i + len(words) + 5])))
+                for i in range(len(toks)) if toks[i:i + len(words)] == words]
+        if not objs or any(not (o & other) or o & own for o in objs):
+            out.append(sel)
+    return tuple(out)
+
+
+_CLAUSE = frozenset({".", ",", ";", ":", "!", "?", "(", ")", "and", "then", "or", "but", "also"})
+
+
 def _order_field(recs: Sequence[Mapping[str, Any]], kind: str) -> str | None:
     """The one field every record of ``recs`` holds a number (or every one an ISO date) in, named by ``kind``
     (``time``, ``amount``: :data:`_FIELD_WORDS`; else a field whose name has a word starting with ``kind``);
@@ -359,7 +386,7 @@ def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, 
         file_listing_record(ids, tool, rec, fields, stated, by)
     # a record the request selects by a property computed over this listing's records (the later of two
     # duplicate charges), where every argument of the listing is the request's (no third party chose the list)
-    if by is None and (chosen := selections(prompt)) and all(
+    if by is None and (chosen := bound_selections(prompt, tool, nouns)) and all(
             isinstance(v, (int, float)) or stated(str(v)) or ids.selected_value(str(v)) for v in (arguments or {}).values()) \
             and (i := computed_selection(recs, chosen)) is not None:
         what = " / ".join(w for w, _, _ in chosen)
