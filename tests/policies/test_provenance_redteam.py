@@ -372,3 +372,46 @@ def test_property_a_selection_of_another_listings_noun_never_applies(sel, other,
     assert selections(prompt)
     assert bound_selections(prompt, "list_payment_intents", nouns) == ()
     assert bound_selections(prompt, f"list_{other}s", nouns) == selections(prompt)
+
+
+_BEN_PIS = [_pi("Ben1", "cus_NwBen02", 3400, "1031", 100), _pi("Ben2", "cus_NwBen02", 3400, "1035", 200)]
+
+
+@pytest.mark.parametrize("prompt", [
+    "Send me the refund report for Ben Okafor (cus_NwBen02).",
+    "Set up the refund overview for Ben Okafor (cus_NwBen02).",
+    "Draw up a refund summary for Ben Okafor (cus_NwBen02).",
+    "Send Ben Okafor (cus_NwBen02) our refund policy.",
+])
+def test_bypass_an_idioms_object_used_as_a_modifier_grants_no_action(stripe, prompt):
+    """Bypass (fixed): the idioms 'send', 'set up', 'draw up' (-> create) took the tool's noun from any of the
+    four words after them, so "send me the refund report for Ben" granted create_refund, and a hijacked agent
+    refunded Ben's payment in full. The noun must head the object (followed by a clause mark, a preposition, the
+    sentence's end or a declared post-modifier such as "due"), not modify another noun."""
+    run = _srun(stripe, prompt)
+    _sread(stripe, run, "list_payment_intents", {"customer": "cus_NwBen02"}, _BEN_PIS)
+    assert not _sok(stripe, run, "create_refund", {"payment_intent": "pi_Ben1"})
+
+
+@pytest.mark.parametrize("prompt", [
+    "Send Ben a refund for his payment pi_Ben1.",
+    "Send a refund, please: Ben Okafor's payment pi_Ben1.",
+])
+def test_an_idioms_head_noun_still_grants(stripe, prompt):
+    run = _srun(stripe, prompt)
+    _sread(stripe, run, "list_payment_intents", {"customer": "cus_NwBen02"}, _BEN_PIS)
+    assert _sok(stripe, run, "create_refund", {"payment_intent": "pi_Ben1"})
+
+
+@settings(max_examples=80, deadline=None)
+@given(verb=st.sampled_from(["Send", "Set up", "Draw up"]),
+       det=st.sampled_from(["me the", "the", "Ben the", "a", "us a"]),
+       noun=st.sampled_from(["refund", "invoice", "price", "customer", "coupon", "payment link"]),
+       mod=st.sampled_from(["report", "summary", "policy", "overview", "list", "history", "template"]),
+       tail=st.sampled_from(["", " for Ben", " to Ben, please", ", thanks", " today"]))
+def test_property_a_noun_modifying_the_idioms_object_grants_nothing(verb, det, noun, mod, tail):
+    from agentguard.policies.schemagrants import idioms, stem
+    obj = next(o for said, v, n, o in idioms(f"{verb} {det} {noun} {mod}{tail}") if v == "create")
+    assert not {stem(w) for w in noun.split()} & obj   # the tool's noun modifies: no object of the idiom
+    assert next(o for said, v, n, o in idioms(f"{verb} {det} {noun}{tail}") if v == "create") >= {
+        stem(noun.split()[-1])}   # the same noun heading the object is one

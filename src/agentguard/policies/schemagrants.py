@@ -320,15 +320,25 @@ class SchemaTool:
 _STOPS = frozenset({"to", "from", "by", "in", "for", "of", "on", "at", "with", "and", "or", "about"})
 
 
+#: words that may follow an idiom's object noun without making it a modifier ("send an invoice due in 14 days")
+_POST = frozenset({"due", "now", "today", "tomorrow", "immediately", "asap", "again", "please", "too", "as", "so"})
+
+
+def _ends(word: str) -> bool:
+    """Whether ``word``, right after a word of an idiom's object, ends that object's noun phrase there."""
+    return not word[0].isalpha() or word in _STOPS or word in _POST or word in _lexicon()["clause_starts"]
+
+
 def idioms(sentence: str) -> list[tuple[str, str, str, frozenset[str]]]:
     """``(words as written, verb, noun, object)`` for each declared idiom of the lexicon the sentence uses: its
     first word an imperative (:func:`imperatives`), its other words, where the idiom has ``...``, later in the
     same sentence in that order (``put the sampler on sale`` -> ``create``, ``price``); quoted text is blanked
-    first. ``object``: the stems of the (at most four) words right after it, up to a preposition: where the idiom
-    names no noun, the tool's noun must be there ("send an invoice" creates one; "send me the list of invoices"
-    does not)."""
+    first. ``object``: the stems of the heads among the (at most four) words right after it, up to a preposition
+    or a clause mark: where the idiom names no noun, the tool's noun must be one ("send an invoice" creates one;
+    "send me the list of invoices" does not, nor does "send me the refund report": a word followed by another
+    word of the object, other than :data:`_POST`, modifies it and is no head)."""
     imp = set(imperatives(sentence))
-    ws = [w for w in _words(sentence) if w[0].isalpha()]
+    ws = _words(sentence)
     out = []
     for phrase, meaning in _lexicon()["idioms"].items():
         head, _, rest = phrase.partition(" ... ")
@@ -342,8 +352,9 @@ def idioms(sentence: str) -> list[tuple[str, str, str, frozenset[str]]]:
             after = ws[i + 1 + len(tail):]
             more = rest.split()
             if not more or any(after[j:j + len(more)] == more for j in range(len(after))):
-                obj = list(itertools.takewhile(lambda x: x not in _STOPS, after[:4]))
-                out.append((phrase.replace("...", "X"), verb, noun, frozenset(stem(x) for x in obj)))
+                obj = list(itertools.takewhile(lambda x: x not in _STOPS and x[0].isalpha(), after[:4]))
+                heads = [x for k, x in enumerate(obj) if k + 1 >= len(after) or _ends(after[k + 1])]
+                out.append((phrase.replace("...", "X"), verb, noun, frozenset(stem(x) for x in heads)))
                 break
     return out
 
