@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentguard.core.types import Decision, ToolCall
+from agentguard.core.types import Context, Decision, ToolCall
 from agentguard.policies.links import links, local_path
 from agentguard.policies.provenance_guard import ProvenanceGuard
 
@@ -415,3 +415,45 @@ def test_property_a_noun_modifying_the_idioms_object_grants_nothing(verb, det, n
     assert not {stem(w) for w in noun.split()} & obj   # the tool's noun modifies: no object of the idiom
     assert next(o for said, v, n, o in idioms(f"{verb} {det} {noun}{tail}") if v == "create") >= {
         stem(noun.split()[-1])}   # the same noun heading the object is one
+
+
+def _obj(**props):
+    return {"type": "object", "properties": props}
+
+
+@pytest.mark.parametrize("tools", [
+    [("clear_search_history", "Delete the search history."), ("clear_view_history", "Delete the view history.")],
+    [("rerun_check_run", "Rerun a check run."), ("rerun_check_suite", "Rerun a check suite.")],
+    [("dismiss_review", "Dismiss a review."), ("hide_view", "Hide a view."), ("hide_list_item", "Hide an item.")],
+])
+def test_bypass_a_verb_shared_by_two_tools_is_no_namespace(tools):
+    """Bypass (fixed): a first word no vocabulary knows (clear, rerun, hide) shared by two tool names was skipped
+    as a namespace, so ``clear_search_history`` was the free read ``search`` and a hijacked agent wiped the
+    history with no grant. A shared first word is a namespace only where one of its tools follows it with a
+    verb that is no read (crm_search_contacts beside crm_create_contact): else its tools stay writes."""
+    g = mcp_hijack.guard({"tools": [{"name": n, "description": d, "inputSchema": _obj()} for n, d in tools]},
+                         schema_grants=True)
+    g.observe_prompt("ns", "What is in my history?")
+    for n, _ in tools:
+        assert g.toolset.decl(n).kind != "read", n
+        assert not g.check(Context(run_id="ns"), ToolCall(n, {})).allowed, n
+
+
+def test_a_service_namespace_before_reads_and_writes_is_still_skipped():
+    tools = ["crm_search_contacts", "crm_create_contact", "crm_get_contact"]
+    g = mcp_hijack.guard({"tools": [{"name": n, "description": "", "inputSchema": _obj(q={"type": "string"})}
+                                    for n in tools]}, schema_grants=True)
+    assert g.toolset.decl("crm_search_contacts").kind == "read"
+    assert g.toolset.decl("crm_create_contact").kind != "read"
+
+
+@settings(max_examples=40, deadline=None)
+@given(word=st.sampled_from(["clear", "rerun", "hide", "wipe", "merge", "approve", "trigger", "forget", "mute"]),
+       reads=st.lists(st.sampled_from(["search", "view", "check", "list", "get", "show", "find", "read"]),
+                      min_size=2, max_size=4, unique=True),
+       obj=st.sampled_from(["history", "items", "run", "suite", "cache"]))
+def test_property_a_namespaced_verb_is_never_a_free_read_without_a_write_beside_it(word, reads, obj):
+    from agentguard.policies.library.extractors.agentdojo_provenance import INFERENCE
+    from agentguard.policies.toolinfer import ToolSchema, namespaced
+    got = namespaced([ToolSchema(f"{word}_{r}_{obj}") for r in reads], INFERENCE)
+    assert all(s.prefix == 0 for s in got)
