@@ -380,10 +380,15 @@ def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, 
     if not noun:
         return [{} for _ in recs]
     out = [system_fields(rec, noun, nouns) for rec in recs]
-    by = listing_filter(ids, arguments or {}, nouns, stated) or (search_filter(
-        arguments, decl.choices, {*vocabulary, *record_keys(recs)}, stated, prompt) if arguments else None)
+    by = listing_filter(ids, arguments or {}, nouns, stated)
+    searched = None if by is not None or not arguments else search_filter(
+        arguments, decl.choices, {*vocabulary, *record_keys(recs)}, stated, prompt)
+    by = by or searched
     for rec, fields in zip(recs, out):
-        file_listing_record(ids, tool, rec, fields, stated, by)
+        # a search selects only the returned records that hold every value it matched on: a name of the store's
+        # vocabulary beside a stated value (lastname IN [Reyes, firstname]) reaches records the request never named
+        file_listing_record(ids, tool, rec, fields, stated,
+                            by if searched is None or _holds(rec, searched) else None)
     # a record the request selects by a property computed over this listing's records (the later of two
     # duplicate charges), where every argument of the listing is the request's (no third party chose the list)
     if by is None and (chosen := bound_selections(prompt, tool, nouns)) and all(
@@ -452,6 +457,21 @@ def search_filter(arguments: Mapping[str, Any], choices: Iterable[str], vocabula
         return True
 
     return " ".join(values) or None if walk("", dict(arguments), True) else None
+
+
+def _holds(rec: Mapping[str, Any], values: str) -> bool:
+    """Whether the string values of ``rec`` (at any depth) hold every word of ``values`` (case folded)."""
+    words: set[str] = set()
+    todo: list[Any] = [rec]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, Mapping):
+            todo.extend(x.values())
+        elif isinstance(x, list):
+            todo.extend(x)
+        elif isinstance(x, str):
+            words.update(x.casefold().split())
+    return set(values.casefold().split()) <= words
 
 
 def record_keys(recs: Sequence[Mapping[str, Any]]) -> set[str]:
