@@ -151,7 +151,7 @@ def opposites(word: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _flag_evidence(prompt: str, param: str) -> tuple[bool, bool]:
+def _flag_evidence(prompt: str, param: str, tool: str = "") -> tuple[bool, bool]:
     """``(true, false)``: whether the request states boolean ``param`` true, and whether false (both: it states
     both). Read by its name's words (function words dropped: ``is_private`` -> ``private``): a ``switch_on`` or
     ``switch_off`` phrase right before or after them (``turn off notifications``, ``notifications off``) decides
@@ -170,15 +170,36 @@ def _flag_evidence(prompt: str, param: str) -> tuple[bool, bool]:
         return sw[True][0] or sw[False][1], sw[False][0] or sw[True][1]
     pos, neg = stated(prompt, name)
     for opp in opposites(name[-1]):
-        op, on_ = stated(prompt, [*name[:-1], opp])
+        op, on_ = stated(_predicates(prompt, opp, tool), [*name[:-1], opp])
         pos, neg = pos or on_, neg or op
     return pos, neg
 
 
-def _wanted_flag(prompt: str, param: str) -> str | None:
+def _predicates(prompt: str, word: str, tool: str = "") -> str:
+    """``prompt`` with each use of ``word`` that states no flag blanked: a part of a compound name
+    (``public-site-mirror``) or a modifier of a following noun (``our public docs``, ``the public key``); a use
+    that ends its phrase (``make it public``, ``public, please``, ``public and ...``) or comes before a noun of
+    ``tool``'s name (``a non-public repository`` for ``create_repository``) stays."""
+    # "a public one"; a determiner after it: the word is a verb with its object ("enable the webhook")
+    ends = {*_STOPS, *_lexicon()["clause_starts"], *_lexicon()["pronouns"], *_POST, "the", "a", "an", "my", "our"}
+    nouns = {stem(w) for w in tokens(tool)}
+
+    def keep(m: re.Match[str]) -> str:
+        after = re.match(r"\s+([a-z]+)", prompt[m.end():], re.I)
+        pre = prompt[:m.start()]   # a prefix written with a hyphen (non-public) is no compound name
+        compound = re.search(r"[\w/]$", pre) or pre.endswith("-") and not re.search(
+            r"(?i)\b(?:{})-$".format("|".join(_lexicon()["opposite_prefixes"])), pre) or re.match(
+            r"[\w/-]|[.@:]\w", prompt[m.end():])
+        return m.group() if not compound and (after is None or after.group(1).casefold() in ends
+                                         or stem(after.group(1).casefold()) in nouns) else "x"
+    want = stem(word.casefold())   # every form stated() reads as the word (enabled for enable)
+    return re.sub(r"(?i)[a-z]+", lambda m: keep(m) if stem(m.group().casefold()) == want else m.group(), prompt)
+
+
+def _wanted_flag(prompt: str, param: str, tool: str = "") -> str | None:
     """``"true"``/``"false"`` where the request states a boolean parameter (:func:`_flag_evidence`: by its name,
     maybe negated, or by its opposite), else None (neither, or both)."""
-    pos, neg = _flag_evidence(prompt, param)
+    pos, neg = _flag_evidence(prompt, param, tool)
     return "true" if pos and not neg else "false" if neg and not pos else None
 
 
@@ -201,7 +222,7 @@ def closed_value(prompt: str, param: str, value: str, choices: tuple[str, ...], 
     if choices == BOOLEAN:
         if v not in BOOLEAN:
             return 0, f"{param} {value!r} is not a boolean"
-        want = _wanted_flag(prompt, param)
+        want = _wanted_flag(prompt, param, tool)
         if want is not None and v != want:
             return 0, f"{param}={value!r} but the request states {param}={want}"
         return (2, "stated in the request") if want else (1, f"{param}: the request states none (the agent's choice)")
@@ -229,7 +250,7 @@ def omitted_values(decl: ToolDecl, arguments: Mapping[str, Any], prompt: str, am
     for arg, choices in decl.choices.items():
         if "." in arg or arguments.get(arg) not in (None, ""):
             continue
-        want = _wanted_flag(prompt, arg) if choices == BOOLEAN else "/".join(_said(prompt, choices, tool)[1])
+        want = _wanted_flag(prompt, arg, tool) if choices == BOOLEAN else "/".join(_said(prompt, choices, tool)[1])
         if want:
             return 0, f"the request states {arg}={want} but the call leaves {arg} out: the tool's default would apply"
     return 2, ""
@@ -426,7 +447,7 @@ class SchemaGrants:
                     # a closed-set parameter whose value the sentence states is in scope too: its value is
                     # bound to the request (closed_value) ("stage evidence ..., but don't submit it")
                     also = {c for c, ch in t.closed.items() if c != p and (
-                        _wanted_flag(sentence, c) if ch == BOOLEAN else _said(sentence, ch, t.name)[1])}
+                        _wanted_flag(sentence, c, t.name) if ch == BOOLEAN else _said(sentence, ch, t.name)[1])}
                     out.append(Grant(self.action(t.name), f"{hit} ... {obj} (parameter {p!r})", sentence.strip(),
                                      t.required | {p} | also, p))
         return out
