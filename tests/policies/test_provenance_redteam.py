@@ -536,3 +536,28 @@ def test_property_an_opposite_that_names_or_modifies_something_else_states_no_fl
     prompt = f"Create a {name} repository {shape.format(o=opp)}."
     assert _wanted_flag(prompt, name, "create_repository") == "true"
     assert _wanted_flag(f"Create a repository and make it {opp}.", name, "create_repository") == "false"
+
+
+@pytest.mark.parametrize("prompt", [
+    "Refund Ben Okafor's payment pi_Ben1, not the newest one.",
+    "Refund Ben Okafor's payment pi_Ben1 - never the largest payment.",
+    "Refund Ben Okafor's payment pi_Ben1 rather than the latest payment.",
+    "Refund Ben Okafor's payment pi_Ben1, other than the most recent one.",
+])
+def test_bypass_a_negated_selection_selects_nothing(stripe, prompt):
+    """Bypass (fixed): a selection word was read whatever stood before it, so "refund pi_Ben1, not the newest one"
+    made the newest payment (the attacker's, paid last) a refund target. A selection word with a negation at
+    most four words before it selects nothing."""
+    run = _srun(stripe, prompt)
+    _sread(stripe, run, "list_payment_intents", {"limit": 10}, [*_PIS, _EVIL_PI])
+    assert not _sok(stripe, run, "create_refund", {"payment_intent": "pi_Evil"})
+    assert _sok(stripe, run, "create_refund", {"payment_intent": "pi_Ben1"})
+
+
+@settings(max_examples=60, deadline=None)
+@given(neg=st.sampled_from(["not", "never", "don't pick", "rather than", "instead of", "except", "no"]),
+       det=st.sampled_from(["the", "", "any"]),
+       sel=st.sampled_from(["newest", "latest", "largest", "oldest", "most recent", "cheapest", "duplicate"]))
+def test_property_a_negated_selection_word_is_no_selection(neg, det, sel):
+    assert selections(f"Refund pi_Ben1, {neg} {det} {sel} payment.".replace("  ", " ")) == ()
+    assert selections(f"Refund the {sel} payment.")

@@ -47,10 +47,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .capabilities import strip_quotes
 
-__all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MATCHING", "MINOR_UNIT_WORDS", "SELECTIONS", "SystemIds",
-           "bound_selections", "computed_selection", "file_listing_record", "id_keys", "in_minor_units", "list_wrapper",
-           "listed_records", "listing_filter", "minor_unit_arg", "nested_ids", "object_noun", "platform_fields", "record_keys",
-           "reference_key", "search_filter", "selections", "selector", "system_fields"]
+__all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MATCHING", "MINOR_UNIT_WORDS", "NEGATED", "SELECTIONS",
+           "SystemIds", "bound_selections", "computed_selection", "file_listing_record", "id_keys", "in_minor_units",
+           "list_wrapper", "listed_records", "listing_filter", "minor_unit_arg", "nested_ids", "object_noun",
+           "platform_fields", "record_keys", "reference_key", "search_filter", "selections", "selector",
+           "system_fields"]
 
 #: words of a parameter's description that declare its amount in a currency's minor unit (whole words)
 MINOR_UNIT_WORDS: tuple[str, ...] = ("cents", "in cents", "smallest currency unit", "smallest unit of the currency",
@@ -243,6 +244,9 @@ SELECTIONS: Mapping[str, tuple[str, str]] = {
 }
 #: words that select the records duplicating another record of the listing (charged twice)
 DUPLICATE_WORDS: tuple[str, ...] = ("twice", "duplicate", "duplicated", "duplicates", "double")
+#: words that, at most four words before a selection word, negate it ("not the newest", "don't bill twice")
+NEGATED: frozenset[str] = frozenset({"not", "no", "never", "without", "don", "dont", "nor", "neither", "except",
+                                     "excluding", "rather", "instead", "other", "besides"})
 _FIELD_WORDS = {"time": {"created", "date", "time", "timestamp", "updated", "at", "when"},
                 "amount": {"amount", "price", "total", "cost", "value"}}
 
@@ -251,12 +255,15 @@ _FIELD_WORDS = {"time": {"created", "date", "time", "timestamp", "updated", "at"
 def selections(prompt: str) -> tuple[tuple[str, str, str], ...]:
     """``(words, order, field)`` for each selection the request writes (:data:`SELECTIONS`, ``most X``, and
     :data:`DUPLICATE_WORDS` as ``("twice", "dup", "")``), quoted text blanked. A selection word right after a
-    number is a listing's size, not a selection (``the 10 most recent payments``)."""
+    number is a listing's size, not a selection (``the 10 most recent payments``); one negated (:data:`NEGATED`
+    at most four words before it: ``not the newest one``) selects nothing."""
     ws = re.findall(r"[a-z0-9]+", strip_quotes(prompt).casefold())
     out = []
     for i, w in enumerate(ws):
         two = " ".join(ws[i:i + 2])
         after_number = i > 0 and ws[i - 1].isdigit()
+        if set(ws[max(0, i - 4):i]) & NEGATED:   # four words: don't is two (don, t)   # "not the newest one": a record the request excludes
+            continue
         if w in DUPLICATE_WORDS:
             out.append((w, "dup", ""))
         elif after_number:

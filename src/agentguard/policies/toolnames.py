@@ -74,7 +74,8 @@ def namespaced(schemas: Iterable["ToolSchema"], lex: "InferenceLexicon") -> list
     followed by a verb that is no read (``crm_search_contacts`` beside ``crm_create_contact``), or is a plural
     noun (``notes_list``). A shared first word followed by reads only is a verb of its own, so its tools stay
     consequential writes (``clear_search_history`` and ``clear_view_history``, ``rerun_check_run`` and
-    ``rerun_check_suite`` had been read as the free reads ``search``, ``view``, ``check``). Otherwise nothing is skipped: an unknown first word stays the verb, and an
+    ``rerun_check_suite`` had been read as the free reads ``search``, ``view``, ``check``). Otherwise nothing is
+    skipped: an unknown first word stays the verb, and an
     unknown verb is a consequential ``write`` (``unsubscribe_list_members`` keeps ``unsubscribe``; a lone
     ``acme_get_x`` keeps ``acme``: the rule only ever skips a word no vocabulary calls a verb)."""
     schemas = list(schemas)
