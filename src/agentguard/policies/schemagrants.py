@@ -176,23 +176,21 @@ def _flag_evidence(prompt: str, param: str, tool: str = "") -> tuple[bool, bool]
 
 
 def _predicates(prompt: str, word: str, tool: str = "") -> str:
-    """``prompt`` with each use of ``word`` that states no flag blanked: a part of a compound name
-    (``public-site-mirror``) or a modifier of a following noun (``our public docs``, ``the public key``); a use
-    that ends its phrase (``make it public``, ``public, please``, ``public and ...``) or comes before a noun of
-    ``tool``'s name (``a non-public repository`` for ``create_repository``) stays."""
-    # "a public one"; a determiner after it: the word is a verb with its object ("enable the webhook")
+    """``prompt`` with each use of ``word`` (any form :func:`stem` reads as it) that states no flag blanked: part
+    of a compound name (``public-site-mirror``) or before another noun (``the public key``). A use that ends its
+    phrase (make it public; public, please; a public one), takes an object (enable the webhook) or comes before
+    a noun of ``tool``'s name (a non-public repository) stays."""
     ends = {*_STOPS, *_lexicon()["clause_starts"], *_lexicon()["pronouns"], *_POST, "the", "a", "an", "my", "our"}
-    nouns = {stem(w) for w in tokens(tool)}
+    ends |= {stem(w) for w in tokens(tool)}
+    pre_re = r"(?i)(?<![\w/])(?:{})-$".format("|".join(_lexicon()["opposite_prefixes"]))   # non-public: no compound
 
     def keep(m: re.Match[str]) -> str:
-        after = re.match(r"\s+([a-z]+)", prompt[m.end():], re.I)
-        pre = prompt[:m.start()]   # a prefix written with a hyphen (non-public) is no compound name
-        compound = re.search(r"[\w/]$", pre) or pre.endswith("-") and not re.search(
-            r"(?i)\b(?:{})-$".format("|".join(_lexicon()["opposite_prefixes"])), pre) or re.match(
+        after, pre = re.match(r"\s+([a-z]+)", prompt[m.end():], re.I), prompt[:m.start()]
+        compound = re.search(r"[\w/]$", pre) or pre.endswith("-") and not re.search(pre_re, pre) or re.match(
             r"[\w/-]|[.@:]\w", prompt[m.end():])
-        return m.group() if not compound and (after is None or after.group(1).casefold() in ends
-                                         or stem(after.group(1).casefold()) in nouns) else "x"
-    want = stem(word.casefold())   # every form stated() reads as the word (enabled for enable)
+        ok = after is None or {after[1].casefold(), stem(after[1].casefold())} & ends
+        return m.group() if ok and not compound else "x"
+    want = stem(word.casefold())
     return re.sub(r"(?i)[a-z]+", lambda m: keep(m) if stem(m.group().casefold()) == want else m.group(), prompt)
 
 
@@ -345,26 +343,31 @@ _STOPS = frozenset({"to", "from", "by", "in", "for", "of", "on", "at", "with", "
 _POST = frozenset({"due", "now", "today", "tomorrow", "immediately", "asap", "again", "please", "too", "as", "so"})
 
 
-def _ends(word: str) -> bool:
-    """Whether ``word``, right after a word of an idiom's object, ends that object's noun phrase there."""
+def _ends(word: str) -> bool:   # whether ``word``, right after a word of an idiom's object, ends its noun phrase
     return not word[0].isalpha() or word in _STOPS or word in _POST or word in _lexicon()["clause_starts"]
+
+
+def _a_name(sentence: str, first: str) -> bool:
+    """Whether the sentence starts with ``first`` as a name, the subject of a verb ("Bill Okafor (cus_1) asked")."""
+    m = re.match(r"\s*([A-Z][a-z]+)((?:\s+[A-Z][\w'’.-]*)+)\s*(?:\([^)]*\)\s*)?([a-z]+)?", sentence)
+    return m is not None and m.group(1).casefold() == first and m.group(3) not in {None, *_STOPS, *_lexicon()[
+        "clause_starts"], *_lexicon()["function_words"], *_lexicon()["pronouns"], *"his her him me us our your".split()}
 
 
 def idioms(sentence: str) -> list[tuple[str, str, str, frozenset[str]]]:
     """``(words as written, verb, noun, object)`` for each declared idiom of the lexicon the sentence uses: its
     first word an imperative (:func:`imperatives`), its other words, where the idiom has ``...``, later in the
     same sentence in that order (``put the sampler on sale`` -> ``create``, ``price``); quoted text is blanked
-    first. ``object``: the stems of the heads among the (at most four) words right after it, up to a preposition
-    or a clause mark: where the idiom names no noun, the tool's noun must be one ("send an invoice" creates one;
-    "send me the list of invoices" does not, nor does "send me the refund report": a word followed by another
-    word of the object, other than :data:`_POST`, modifies it and is no head)."""
+    first; never a name ("Bill Okafor asked"). ``object``: the stems of the heads among the (at most four) words
+    after it, up to a preposition or clause mark: where the idiom names no noun, the tool's noun must head it ("send
+    an invoice" creates one; "send me the list of invoices" or "send me the refund report" does not)."""
     imp = set(imperatives(sentence))
     ws = _words(sentence)
     out = []
     for phrase, meaning in _lexicon()["idioms"].items():
         head, _, rest = phrase.partition(" ... ")
         first, *tail = head.split()
-        if first not in imp:
+        if first not in imp or _a_name(sentence, first):
             continue
         verb, _, noun = meaning.partition(" ")
         for i, w in enumerate(ws):
