@@ -341,10 +341,20 @@ _STOPS = frozenset({"to", "from", "by", "in", "for", "of", "on", "at", "with", "
 
 #: words that may follow an idiom's object noun without making it a modifier ("send an invoice due in 14 days")
 _POST = frozenset({"due", "now", "today", "tomorrow", "immediately", "asap", "again", "please", "too", "as", "so"})
+_COUNTS = frozenset("one two three four five six seven eight nine ten another more extra second third".split())
 
 
 def _ends(word: str) -> bool:   # whether ``word``, right after a word of an idiom's object, ends its noun phrase
     return not word[0].isalpha() or word in _STOPS or word in _POST or word in _lexicon()["clause_starts"]
+
+
+def _adds_part(sentence: str, verb: str) -> bool:
+    """Whether what ``verb`` adds (up to to/into/onto/on) is a part: a part noun, a count, an id or a number
+    ("add a memo to the invoice" sets a field)."""
+    m = re.search(rf"(?i)\b{re.escape(verb)}\b(.*?)\b(?:to|into|onto|on)\b", strip_quotes(sentence))
+    words = {stem(w) for w in _words(m.group(1)) if w[0].isalpha()} if m else set()
+    parts = {stem(n) for n in [*_lexicon()["part_nouns"], *_COUNTS]}
+    return m is not None and bool(words & parts or re.search(r"\d|[a-z]_[a-z0-9]", m.group(1), re.I))
 
 
 def _a_name(sentence: str, first: str) -> bool:
@@ -440,7 +450,7 @@ class SchemaGrants:
                 and (head in nouns or t.nouns[-1] == "file" and t.takes_file
                      and _PATH.search(strip_quotes(sentence)))
                 else "a creation verb and the whole the tool's part goes in" if creates and w in lex["creation_verbs"]
-                and whole in nouns else "",) if how), None)
+                and whole in nouns and _adds_part(sentence, w) else "",) if how), None)
             if why is not None:
                 out.append(Grant(self.action(t.name), why, sentence.strip()))
                 continue
