@@ -40,6 +40,8 @@ CHECKED = (
     f"{PKG}/policies/secret_guard.py",
     f"{PKG}/policies/toolinfer.py",
     f"{PKG}/policies/toolnames.py",
+    f"{PKG}/policies/grantwords.py",
+    f"{PKG}/policies/selection.py",
     f"{PKG}/policies/vocabulary.py",
 )
 

@@ -268,29 +268,6 @@ _PIS = [_pi("Ben1", "cus_NwBen02", 3400, "1031", 100), _pi("Ben2", "cus_NwBen02"
         _pi("Riley2", "cus_NwRiley05", 9800, "1040", 500)]
 
 
-def test_selections_are_read_from_the_request() -> None:
-    assert selections(_TWICE) == (("twice", "dup", ""), ("later", "max", "time"))   # "10 most recent": a size
-    assert selections("Fork the most-starred result.") == (("most starred", "max", "star"),)
-    assert selections("Refund the 'latest' one.") == ()   # quoted: content
-
-
-def test_computed_selection_uses_structured_fields_only() -> None:
-    chosen = selections(_TWICE)
-    assert computed_selection(_PIS, chosen) == 3
-    assert computed_selection(_PIS, selections("Refund the earlier of the two duplicate charges.")) == 2
-    assert computed_selection(_PIS, selections("Refund the largest payment.")) == 4
-    assert computed_selection(_PIS, selections("Refund the newest payment.")) == 4
-    # two duplicate groups: "the later of the two" is ambiguous, nothing is selected
-    two = _PIS + [_pi("Sofia1", "cus_S", 1600, "1041", 600), _pi("Sofia2", "cus_S", 1600, "1041", 700)]
-    assert computed_selection(two, chosen) is None
-    # a tie selects nothing; a duplicate without an order selects nothing
-    assert computed_selection([_pi("a", "c", 1, "1", 5), _pi("b", "c", 1, "2", 5)], selections("the latest")) is None
-    assert computed_selection(_PIS, selections("refund the duplicate")) is None
-    # mixed kinds in the ordering field (a number here, a date there) order nothing
-    mixed = [{"id": "a", "created": 5}, {"id": "b", "created": "2024-01-01"}]
-    assert computed_selection(mixed, selections("the newest")) is None
-
-
 def test_the_record_a_computed_selection_picks_is_a_target(g: ProvenanceGuard) -> None:
     run = _run(g, _TWICE)
     _read(g, run, "list_payment_intents", {"limit": 10}, _PIS)

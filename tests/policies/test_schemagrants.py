@@ -338,7 +338,7 @@ def test_object_properties_come_from_the_schema_and_are_read_per_property():
 ])
 def test_a_flag_stated_by_its_name_or_its_opposite(prompt, param, want):
     from agentguard.policies.schemagrants import _wanted_flag
-    assert _wanted_flag(prompt, param) == want
+    assert _wanted_flag(prompt, param, "create_repository") == want   # the tool whose flag it is
 
 
 @settings(max_examples=60, deadline=None)

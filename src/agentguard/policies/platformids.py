@@ -41,15 +41,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .capabilities import strip_quotes
+from .selection import DUPLICATE_WORDS, NEGATED, SELECTIONS, bound_selections, computed_selection, selections
 
-__all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MATCHING", "MINOR_UNIT_WORDS", "SELECTIONS", "SystemIds",
-           "computed_selection", "file_listing_record", "id_keys", "in_minor_units", "linked_records", "list_wrapper", "listed_records",
-           "listing_filter", "minor_unit_arg", "nested_ids", "object_noun", "platform_fields", "record_keys",
-           "reference_key", "search_filter", "selections", "selector", "system_fields"]
+__all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MATCHING", "MINOR_UNIT_WORDS", "NEGATED", "SELECTIONS",
+           "SystemIds", "bound_selections", "computed_selection", "file_listing_record", "id_keys", "in_minor_units",
+           "linked_records", "list_wrapper", "listed_records", "listing_filter", "minor_unit_arg", "nested_ids",
+           "object_noun", "platform_fields", "record_keys", "reference_key", "search_filter", "selections",
+           "selector", "system_fields"]
 
 #: words of a parameter's description that declare its amount in a currency's minor unit (whole words)
 MINOR_UNIT_WORDS: tuple[str, ...] = ("cents", "in cents", "smallest currency unit", "smallest unit of the currency",
@@ -235,90 +235,6 @@ def file_listing_record(ids: SystemIds, tool: str, rec: Mapping[str, Any], field
             return
 
 
-#: declared selection words (a record chosen by a property computed over a listing's records): word -> (order,
-#: the kind of field it orders by); "most X" / "most-X" orders by a numeric field named X (most-starred: stars)
-SELECTIONS: Mapping[str, tuple[str, str]] = {
-    **{w: ("max", "time") for w in ("latest", "newest", "most recent", "later", "more recent")},
-    **{w: ("min", "time") for w in ("earliest", "oldest", "earlier")},
-    **{w: ("max", "amount") for w in ("largest", "biggest", "highest", "most expensive")},
-    **{w: ("min", "amount") for w in ("smallest", "lowest", "cheapest", "least expensive")},
-}
-#: words that select the records duplicating another record of the listing (charged twice)
-DUPLICATE_WORDS: tuple[str, ...] = ("twice", "duplicate", "duplicated", "duplicates", "double")
-_FIELD_WORDS = {"time": {"created", "date", "time", "timestamp", "updated", "at", "when"},
-                "amount": {"amount", "price", "total", "cost", "value"}}
-
-
-@lru_cache(maxsize=64)
-def selections(prompt: str) -> tuple[tuple[str, str, str], ...]:
-    """``(words, order, field)`` for each selection the request writes (:data:`SELECTIONS`, ``most X``, and
-    :data:`DUPLICATE_WORDS` as ``("twice", "dup", "")``), quoted text blanked. A selection word right after a
-    number is a listing's size, not a selection (``the 10 most recent payments``)."""
-    ws = re.findall(r"[a-z0-9]+", strip_quotes(prompt).casefold())
-    out = []
-    for i, w in enumerate(ws):
-        two = " ".join(ws[i:i + 2])
-        after_number = i > 0 and ws[i - 1].isdigit()
-        if w in DUPLICATE_WORDS:
-            out.append((w, "dup", ""))
-        elif after_number:
-            continue
-        elif two in SELECTIONS:
-            out.append((two, *SELECTIONS[two]))
-        elif w in SELECTIONS:
-            out.append((w, *SELECTIONS[w]))
-        elif w == "most" and i + 1 < len(ws) and len(ws[i + 1]) >= 4:
-            out.append((two, "max", re.sub(r"(\w)\1?(?:ed|s)$", r"\1", ws[i + 1])))
-    return tuple(out)
-
-
-def _order_field(recs: Sequence[Mapping[str, Any]], kind: str) -> str | None:
-    """The one field every record of ``recs`` holds a number (or every one an ISO date) in, named by ``kind``
-    (``time``, ``amount``: :data:`_FIELD_WORDS`; else a field whose name has a word starting with ``kind``);
-    of several, the one named exactly so (``amount``, not ``amount_received``); else ``None``."""
-    def named(f: str) -> bool:
-        words = re.split(r"[^a-z0-9]+", f.casefold())
-        return bool(set(words) & _FIELD_WORDS[kind]) if kind in _FIELD_WORDS else any(
-            w.startswith(kind) for w in words)
-    def number(x: Any) -> bool:
-        return isinstance(x, (int, float)) and not isinstance(x, bool)
-    ok = [f for f in recs[0] if named(str(f)) and (all(number(r.get(f)) for r in recs) or all(
-        isinstance(r.get(f), str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}.*", r[f]) for r in recs))]
-    exact = [f for f in ok if str(f).casefold() in _FIELD_WORDS.get(kind, {kind})]   # amount, not amount_received
-    return ok[0] if len(ok) == 1 else exact[0] if len(exact) == 1 else None
-
-
-def computed_selection(recs: Sequence[Mapping[str, Any]], chosen: Sequence[tuple[str, str, str]]) -> int | None:
-    """The index of the one record of a listing the request's selections compute (:func:`selections`), else
-    ``None``: the duplicates first (records equal on every scalar field that is neither a time nor unique to one
-    record; one group only), then the order (a unique maximum or minimum). Structured fields only: free text
-    that claims a property ("this is the newest") counts for nothing."""
-    idx = list(range(len(recs)))
-    if len(recs) < 2 or not chosen:
-        return None
-    if any(o == "dup" for _, o, _ in chosen):
-        keys = [f for f in recs[0] if isinstance(recs[0][f], (str, int, float)) and not (
-            set(re.split(r"[^a-z0-9]+", str(f).casefold())) & _FIELD_WORDS["time"])
-            and len({repr(r.get(f)) for r in recs}) < len(recs)]
-        groups: dict[str, list[int]] = {}
-        for i, r in enumerate(recs):
-            groups.setdefault(repr([r.get(f) for f in keys]), []).append(i)
-        dups = [g for g in groups.values() if len(g) > 1]
-        if len(dups) != 1:
-            return None
-        idx = dups[0]
-    orders = [(o, f) for _, o, f in chosen if o != "dup"]
-    if len(orders) != 1:
-        return idx[0] if len(idx) == 1 else None
-    order, kind = orders[0]
-    f = _order_field([recs[i] for i in idx], kind)
-    if f is None:
-        return None
-    vals = [recs[i][f] for i in idx]
-    best = max(vals) if order == "max" else min(vals)
-    return idx[vals.index(best)] if vals.count(best) == 1 else None
-
-
 def platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, Any]],
                     arguments: Mapping[str, Any] | None, nouns: Iterable[str],
                     stated: Callable[[str], bool], prompt: str = "", vocabulary: Iterable[str] = ()
@@ -358,13 +274,18 @@ def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, 
     if not noun:
         return [{} for _ in recs]
     out = [system_fields(rec, noun, nouns) for rec in recs]
-    by = listing_filter(ids, arguments or {}, nouns, stated) or (search_filter(
-        arguments, decl.choices, {*vocabulary, *record_keys(recs)}, stated, prompt) if arguments else None)
+    by = listing_filter(ids, arguments or {}, nouns, stated)
+    searched = None if by is not None or not arguments else search_filter(
+        arguments, decl.choices, {*vocabulary, *record_keys(recs)}, stated, prompt)
+    by = by or searched
     for rec, fields in zip(recs, out):
-        file_listing_record(ids, tool, rec, fields, stated, by)
+        # a search selects only the returned records that hold every value it matched on: a name of the store's
+        # vocabulary beside a stated value (lastname IN [Reyes, firstname]) reaches records the request never named
+        file_listing_record(ids, tool, rec, fields, stated,
+                            by if searched is None or _holds(rec, searched) else None)
     # a record the request selects by a property computed over this listing's records (the later of two
     # duplicate charges), where every argument of the listing is the request's (no third party chose the list)
-    if by is None and (chosen := selections(prompt)) and all(
+    if by is None and (chosen := bound_selections(prompt, tool, nouns)) and all(
             isinstance(v, (int, float)) or stated(str(v)) or ids.selected_value(str(v)) for v in (arguments or {}).values()) \
             and (i := computed_selection(recs, chosen)) is not None:
         what = " / ".join(w for w, _, _ in chosen)
@@ -458,6 +379,21 @@ def search_filter(arguments: Mapping[str, Any], choices: Iterable[str], vocabula
         return True
 
     return " ".join(values) or None if walk("", dict(arguments), True) else None
+
+
+def _holds(rec: Mapping[str, Any], values: str) -> bool:
+    """Whether the string values of ``rec`` (at any depth) hold every word of ``values`` (case folded)."""
+    words: set[str] = set()
+    todo: list[Any] = [rec]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, Mapping):
+            todo.extend(x.values())
+        elif isinstance(x, list):
+            todo.extend(x)
+        elif isinstance(x, str):
+            words.update(x.casefold().split())
+    return set(values.casefold().split()) <= words
 
 
 def record_keys(recs: Sequence[Mapping[str, Any]]) -> set[str]:

@@ -54,14 +54,13 @@ sentence.
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from .capabilities import Grant, GrantLexicon, omitted_amount, quoted, strip_quotes
+from .capabilities import Grant, GrantLexicon, quoted, strip_quotes
+from .grantwords import (_POST, _STOPS, _lexicon, _said, _wanted_flag, _words, closed_value,
+                         imperatives, omitted_values, opposites, stated, stem)
 from .provenance import _leaves, word_form
 from .toolinfer import InferenceLexicon, ToolSchema, infer, namespaced, tokens
 from .toolset import BOOLEAN, DOCUMENT_VERBS, DOCUMENTS, ToolDecl, ToolSet
@@ -71,173 +70,6 @@ __all__ = ["SchemaGrants", "SchemaTool", "closed_value", "expand_arguments", "im
            "omitted_values", "opposites", "record_nouns", "stated", "stem", "with_schema_grants"]
 
 _PATH = re.compile(r"(?<![\w/.-])[\w][\w./-]*\.[a-z0-9]{1,8}(?![\w/-])", re.I)
-_WORD = re.compile(r"[a-z][a-z'-]*|[,;:(]")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
-@lru_cache(maxsize=1)
-def _lexicon() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((Path(__file__).parent / "library" / "schema_grants_en.json").read_text(
-        encoding="utf-8"))
-    return data
-
-
-def stem(word: str) -> str:
-    """The declared morphology: case-folded, one suffix of ``suffixes`` stripped (the longest that leaves three
-    letters), a doubled final consonant undone (``labelled`` -> ``label``, ``approval``/``approve`` ->
-    ``approv``, ``closed``/``close`` -> ``clos``, ``assignees`` -> ``assign``)."""
-    w = word.casefold()
-    for suf in sorted(_lexicon()["suffixes"], key=len, reverse=True):
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            w = w[:-len(suf)]
-            if suf in ("ed", "ing", "ings") and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiou":
-                w = w[:-1]
-            break
-    return w
-
-
-def _words(text: str) -> list[str]:
-    """Words of ``text`` (case-folded, quotes blanked, hyphenated words split) and clause marks."""
-    out: list[str] = []
-    for w in _WORD.findall(strip_quotes(text).casefold()):
-        out.extend([p for p in w.split("-") if p] if w[0].isalpha() else [w])
-    return out
-
-
-def imperatives(sentence: str) -> list[str]:
-    """The words at a clause's start (see the module docstring): the request's imperative verbs; a hyphenated
-    word there counts by each part (``squash-merge``)."""
-    starts, modals = set(_lexicon()["clause_starts"]), set(_lexicon()["polite_modals"])
-    out: list[str] = []
-    prev = prev2 = ""
-    for w in _WORD.findall(strip_quotes(sentence).casefold()):
-        if w[0].isalpha() and (not prev or prev in starts or not prev[0].isalpha() or prev == "you" and prev2 in modals):
-            out.extend(p for p in w.split("-") if p)
-        prev2, prev = prev, w
-    return out
-
-
-def stated(text: str, phrase: Iterable[str]) -> tuple[bool, bool]:
-    """``(positive, negative)``: whether the words of ``phrase`` (by :func:`stem`, consecutive) are written in
-    ``text`` outside quotes, and whether some occurrence is negated (a ``negations`` word at most three words
-    before it, in the same sentence: "the order never arrived. Submit evidence now" does not negate ``submit``)."""
-    want = [stem(w) for w in phrase if w]
-    neg = {n for n in _lexicon()["negations"]}
-    pos = negd = False
-    for sentence in _SENTENCE.split(text):
-        p, n = _stated_in(sentence, want, neg)
-        pos, negd = pos or p, negd or n
-    return pos, negd
-
-
-def _stated_in(text: str, want: list[str], neg: set[str]) -> tuple[bool, bool]:
-    """:func:`stated` within one sentence (``want``: the phrase's stems)."""
-    ws = [w for w in _words(text) if w[0].isalpha()]
-    pos = negd = False
-    for i in range(len(ws) - len(want) + 1):
-        if want and [stem(w) for w in ws[i:i + len(want)]] == want:
-            before = ws[max(0, i - 3):i]
-            if any(b in neg or f"{a} {b}" in neg for a, b in zip([""] + before, before)):
-                negd = True
-            else:
-                pos = True
-    return pos, negd
-
-
-def opposites(word: str) -> list[str]:
-    """The words that state the other value of a boolean named ``word`` (the lexicon's ``opposites`` pairs, by
-    :func:`stem`; ``word`` with or without one of its ``opposite_prefixes``: ``listed``/``unlisted``)."""
-    lex, s = _lexicon(), stem(word)
-    out = [b if stem(a) == s else a for a, b in lex["opposites"] if s in (stem(a), stem(b))]
-    for pre in lex["opposite_prefixes"]:
-        out.append(pre + word)
-        if word.startswith(pre) and len(word) - len(pre) >= 4:
-            out.append(word[len(pre):])
-    return list(dict.fromkeys(out))
-
-
-def _flag_evidence(prompt: str, param: str) -> tuple[bool, bool]:
-    """``(true, false)``: whether the request states boolean ``param`` true, and whether false (both: it states
-    both). Read by its name's words (function words dropped: ``is_private`` -> ``private``): a ``switch_on`` or
-    ``switch_off`` phrase right before or after them (``turn off notifications``, ``notifications off``) decides
-    where one is written; else the name (negated: false) or one of its :func:`opposites` (``make it public`` for
-    ``private``: false; ``not public``: true)."""
-    lex = _lexicon()
-    name = [w for w in tokens(param) if w not in lex["function_words"]] or tokens(param)
-    if not name:
-        return False, False
-    sw: dict[bool, tuple[bool, bool]] = {}
-    for on in (True, False):
-        hits = [stated(prompt, ph) for w in lex["switch_on" if on else "switch_off"]
-                for ph in ([*w.split(), *name], [*name, *w.split()])]
-        sw[on] = (any(h[0] for h in hits), any(h[1] for h in hits))
-    if any(sw[True]) or any(sw[False]):
-        return sw[True][0] or sw[False][1], sw[False][0] or sw[True][1]
-    pos, neg = stated(prompt, name)
-    for opp in opposites(name[-1]):
-        op, on_ = stated(prompt, [*name[:-1], opp])
-        pos, neg = pos or on_, neg or op
-    return pos, neg
-
-
-def _wanted_flag(prompt: str, param: str) -> str | None:
-    """``"true"``/``"false"`` where the request states a boolean parameter (:func:`_flag_evidence`: by its name,
-    maybe negated, or by its opposite), else None (neither, or both)."""
-    pos, neg = _flag_evidence(prompt, param)
-    return "true" if pos and not neg else "false" if neg and not pos else None
-
-
-def _said(prompt: str, choices: tuple[str, ...], tool: str) -> tuple[dict[str, tuple[bool, bool]], list[str]]:
-    """Each choice's ``stated`` reading, and the choices the request names (not negated). A choice made of words
-    of the tool's own name is named only when written twice: once is the verb that asks for the action ("squash-
-    merge it" names ``squash``, not ``merge``: ``merge_method: merge`` passed before; "merge it with a merge
-    commit" names ``merge``)."""
-    said = {c.casefold(): stated(prompt, tokens(c)) for c in choices}
-    own = set(tokens(tool))
-    words = [stem(w) for w in _words(prompt)]
-    named = sorted(c for c, (p, n) in said.items() if p and not n and (
-        not set(tokens(c)) <= own or sum(w == stem(tokens(c)[-1]) for w in words) > 1))
-    return said, named
-
-
-def closed_value(prompt: str, param: str, value: str, choices: tuple[str, ...], tool: str = "") -> tuple[int, str]:
-    """Level (2 stated, 1 the agent's choice, 0 refused) and reason of a closed-set value (module docstring)."""
-    v = str(value).strip().casefold()
-    if choices == BOOLEAN:
-        if v not in BOOLEAN:
-            return 0, f"{param} {value!r} is not a boolean"
-        want = _wanted_flag(prompt, param)
-        if want is not None and v != want:
-            return 0, f"{param}={value!r} but the request states {param}={want}"
-        return (2, "stated in the request") if want else (1, f"{param}: the request states none (the agent's choice)")
-    if v not in {c.casefold() for c in choices}:
-        return 0, f"{param} {value!r} is not one of the schema's values"
-    said, named = _said(prompt, choices, tool)
-    if said[v][1] and not said[v][0]:
-        return 0, f"{param} {value!r}: the request rules it out"
-    if named and v not in named:
-        return 0, f"{param} {value!r}: the request states {'/'.join(named)}"
-    return (2, "stated in the request") if v in named else (1, f"{param}: the request states none (the agent's choice)")
-
-
-def omitted_values(decl: ToolDecl, arguments: Mapping[str, Any], prompt: str, amount_roles: Iterable[str],
-                   tool: str = "") -> tuple[int, str]:
-    """``(0, why)`` when a consequential call leaves out a parameter whose value the request states, else
-    ``(2, "")``: an amount (:func:`~agentguard.policies.capabilities.omitted_amount`), a boolean the request
-    states by its name ("a private repository" and no ``private``) or an ``enum`` value it names ("squash-merge"
-    and no ``merge_method``). The tool's default, which no value check sees, would apply (found by the lead's red
-    team: a public repository and a plain merge were allowed)."""
-    roles = set(amount_roles)
-    lv, why = omitted_amount([a for a, r in decl.args.items() if r in roles], arguments, prompt)
-    if lv == 0:
-        return lv, why
-    for arg, choices in decl.choices.items():
-        if "." in arg or arguments.get(arg) not in (None, ""):
-            continue
-        want = _wanted_flag(prompt, arg) if choices == BOOLEAN else "/".join(_said(prompt, choices, tool)[1])
-        if want:
-            return 0, f"the request states {arg}={want} but the call leaves {arg} out: the tool's default would apply"
-    return 2, ""
 
 
 def record_nouns(field_name: str, tool: str) -> tuple[str, ...]:
@@ -334,23 +166,43 @@ class SchemaTool:
                    tuple(dict.fromkeys(v for c in decl.choices.values() if c != BOOLEAN for v in c)))
 
 
-_STOPS = frozenset({"to", "from", "by", "in", "for", "of", "on", "at", "with", "and", "or", "about"})
+_COUNTS = frozenset("one two three four five six seven eight nine ten another more extra second third".split())
+
+
+def _ends(word: str) -> bool:   # whether ``word``, right after a word of an idiom's object, ends its noun phrase
+    return not word[0].isalpha() or word in _STOPS or word in _POST or word in _lexicon()["clause_starts"]
+
+
+def _adds_part(sentence: str, verb: str) -> bool:
+    """Whether what ``verb`` adds (up to to/into/onto/on) is a part: a part noun, a count, an id or a number
+    ("add a memo to the invoice" sets a field)."""
+    m = re.search(rf"(?i)\b{re.escape(verb)}\b(.*?)\b(?:to|into|onto|on)\b", strip_quotes(sentence))
+    words = {stem(w) for w in _words(m.group(1)) if w[0].isalpha()} if m else set()
+    parts = {stem(n) for n in [*_lexicon()["part_nouns"], *_COUNTS]}
+    return m is not None and bool(words & parts or re.search(r"\d|[a-z]_[a-z0-9]", m.group(1), re.I))
+
+
+def _a_name(sentence: str, first: str) -> bool:
+    """Whether the sentence starts with ``first`` as a name, the subject of a verb ("Bill Okafor (cus_1) asked")."""
+    m = re.match(r"\s*([A-Z][a-z]+)((?:\s+[A-Z][\w'’.-]*)+)\s*(?:\([^)]*\)\s*)?([a-z]+)?", sentence)
+    return m is not None and m.group(1).casefold() == first and m.group(3) not in {None, *_STOPS, *_lexicon()[
+        "clause_starts"], *_lexicon()["function_words"], *_lexicon()["pronouns"], *"his her him me us our your".split()}
 
 
 def idioms(sentence: str) -> list[tuple[str, str, str, frozenset[str]]]:
     """``(words as written, verb, noun, object)`` for each declared idiom of the lexicon the sentence uses: its
     first word an imperative (:func:`imperatives`), its other words, where the idiom has ``...``, later in the
     same sentence in that order (``put the sampler on sale`` -> ``create``, ``price``); quoted text is blanked
-    first. ``object``: the stems of the (at most four) words right after it, up to a preposition: where the idiom
-    names no noun, the tool's noun must be there ("send an invoice" creates one; "send me the list of invoices"
-    does not)."""
+    first; never a name ("Bill Okafor asked"). ``object``: the stems of the heads among the (at most four) words
+    after it, up to a preposition or clause mark: where the idiom names no noun, the tool's noun must head it ("send
+    an invoice" creates one; "send me the list of invoices" or "send me the refund report" does not)."""
     imp = set(imperatives(sentence))
-    ws = [w for w in _words(sentence) if w[0].isalpha()]
+    ws = _words(sentence)
     out = []
     for phrase, meaning in _lexicon()["idioms"].items():
         head, _, rest = phrase.partition(" ... ")
         first, *tail = head.split()
-        if first not in imp:
+        if first not in imp or _a_name(sentence, first):
             continue
         verb, _, noun = meaning.partition(" ")
         for i, w in enumerate(ws):
@@ -361,8 +213,9 @@ def idioms(sentence: str) -> list[tuple[str, str, str, frozenset[str]]]:
             at = next((j for j in range(len(after)) if after[j:j + len(more)] == more), None) if more else 0
             if at is not None:   # an idiom ending with a preposition (put X on Y): its object is Y
                 after = after[at + len(more):] if more and more[-1] in _STOPS else after
-                obj = list(itertools.takewhile(lambda x: x not in _STOPS, after[:4]))
-                out.append((phrase.replace("...", "X"), verb, noun, frozenset(stem(x) for x in obj)))
+                obj = list(itertools.takewhile(lambda x: x not in _STOPS and x[0].isalpha(), after[:4]))
+                heads = [x for k, x in enumerate(obj) if k + 1 >= len(after) or _ends(after[k + 1])]
+                out.append((phrase.replace("...", "X"), verb, noun, frozenset(stem(x) for x in heads)))
                 break
     return out
 
@@ -427,7 +280,7 @@ class SchemaGrants:
                 and (head in nouns or t.nouns[-1] == "file" and t.takes_file
                      and _PATH.search(strip_quotes(sentence)))
                 else "a creation verb and the whole the tool's part goes in" if creates and w in lex["creation_verbs"]
-                and whole in nouns else "",) if how), None)
+                and whole in nouns and _adds_part(sentence, w) else "",) if how), None)
             if why is None:
                 why = self._change(t, imp, obj, sentence)
             if why is not None:
@@ -439,7 +292,7 @@ class SchemaGrants:
                     # a closed-set parameter whose value the sentence states is in scope too: its value is
                     # bound to the request (closed_value) ("stage evidence ..., but don't submit it")
                     also = {c for c, ch in t.closed.items() if c != p and (
-                        _wanted_flag(sentence, c) if ch == BOOLEAN else _said(sentence, ch, t.name)[1])}
+                        _wanted_flag(sentence, c, t.name) if ch == BOOLEAN else _said(sentence, ch, t.name)[1])}
                     out.append(Grant(self.action(t.name), f"{hit} ... {obj} (parameter {p!r})", sentence.strip(),
                                      t.required | {p} | also, p))
         return out

@@ -65,8 +65,11 @@ __all__ = ["InferenceLexicon", "ParamSchema", "ToolSchema", "external_kinds", "e
            "listing_roles", "namespaced", "tokens", "with_inferred"]
 
 
-#: a string parameter whose schema allows this many characters or more is prose (text), not a name or an id
+#: a string parameter whose schema allows this many characters or more, and whose name or description's first
+#: sentence says :data:`PROSE`, is prose (text), not a name or an id (a URL or reference may allow 2048 too)
 LONG_TEXT = 1000
+PROSE = frozenset({"text", "explanation", "disclosure", "statement", "statements", "description", "body", "content",
+                   "message", "note", "notes", "comment", "summary", "details", "reason", "memo", "narrative"})
 
 
 @dataclass(frozen=True)
@@ -232,8 +235,9 @@ def _param_role(p: ParamSchema, lex: InferenceLexicon, name_words: list[str],
     if ext is not None and (ext != "amount" or set(p.types) & {"number", "integer"}):
         trace.add(f"external:param:{ext}:{p.name}")   # a published property, not a lexicon rule: never dropped
         return ext, ext == "email" and p.name.casefold() in ("attendee", "attendees", "participant", "participants")
-    if "string" in p.types and p.max_length >= LONG_TEXT:
-        trace.add(f"param:text:maxLength:{p.name}")   # a string of a thousand characters or more is prose
+    if "string" in p.types and p.max_length >= LONG_TEXT and PROSE & {
+            *tokens(p.name), *re.findall(r"[a-z]+", re.split(r"(?<=[.!?])\s", p.description.casefold(), 1)[0])}:
+        trace.add(f"param:text:maxLength:{p.name}")   # a long string its name or description calls prose
         return "text", False
     trace.add(f"param:unknown:{p.name}")
     return "unknown", False

@@ -60,24 +60,37 @@ def _known_verb(word: str, lex: "InferenceLexicon") -> bool:
     return any(word in verbs for _, verbs, _ in lex.kinds) or word in external_kinds()
 
 
+def _reads(word: str, lex: "InferenceLexicon") -> bool:
+    """Whether the first kind rule (or published vocabulary) that knows verb ``word`` makes it a read."""
+    kind = next((k for k, verbs, _ in lex.kinds if word in verbs), None) or external_kinds().get(word)
+    return kind == "read"
+
+
 def namespaced(schemas: Iterable["ToolSchema"], lex: "InferenceLexicon") -> list["ToolSchema"]:
     """``schemas`` with each name's **namespace** marked (``ToolSchema.prefix``), so that the verb is the word after
     it: an MCP server may put its service or object before the verb (``crm_search_contacts``, ``notes_list``).
     The first word of a name is a namespace when no kind rule or published vocabulary knows it as a verb, the
-    next word is a known verb, and the word starts the names of two or more tools of the set (``crm_``) or is a
-    plural noun (``notes_list``). Otherwise nothing is skipped: an unknown first word stays the verb, and an
+    next word is a known verb, and the word starts the names of two or more tools of the set, one of them
+    followed by a verb that is no read (``crm_search_contacts`` beside ``crm_create_contact``), or is a plural
+    noun (``notes_list``). A shared first word followed by reads only is a verb of its own, so its tools stay
+    consequential writes (``clear_search_history`` and ``clear_view_history``, ``rerun_check_run`` and
+    ``rerun_check_suite`` had been read as the free reads ``search``, ``view``, ``check``). Otherwise nothing is
+    skipped: an unknown first word stays the verb, and an
     unknown verb is a consequential ``write`` (``unsubscribe_list_members`` keeps ``unsubscribe``; a lone
     ``acme_get_x`` keeps ``acme``: the rule only ever skips a word no vocabulary calls a verb)."""
     schemas = list(schemas)
     firsts: dict[str, int] = {}
+    writes: set[str] = set()   # first words some tool follows with a known verb that is no read (crm_create_x)
     for s in schemas:
         w = tokens(s.name)
         if w:
             firsts[w[0]] = firsts.get(w[0], 0) + 1
+        if len(w) >= 2 and _known_verb(w[1], lex) and not _reads(w[1], lex):
+            writes.add(w[0])
     out = []
     for s in schemas:
         w = tokens(s.name)
         skip = (len(w) >= 2 and not _known_verb(w[0], lex) and _known_verb(w[1], lex)
-                and (firsts[w[0]] >= 2 or _singular(w[0]) is not None))
+                and (firsts[w[0]] >= 2 and w[0] in writes or _singular(w[0]) is not None))
         out.append(replace(s, prefix=1 if skip else 0))
     return out

@@ -1,0 +1,131 @@
+"""A record selected by a property computed over a listing's structured fields (issue 27; split from
+:mod:`agentguard.policies.platformids`, which files the selected record's id as a target): the declared selection
+words (newest, largest, most-X, the later of two duplicates), bound to the listing their object names and
+cancelled by a negation before them; free text a third party wrote never takes part in the computation."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from functools import lru_cache
+from typing import Any, Iterable, Mapping, Sequence
+
+from .capabilities import strip_quotes
+
+__all__ = ["DUPLICATE_WORDS", "NEGATED", "SELECTIONS", "bound_selections", "computed_selection", "selections"]
+
+
+#: declared selection words (a record chosen by a property computed over a listing's records): word -> (order,
+#: the kind of field it orders by); "most X" / "most-X" orders by a numeric field named X (most-starred: stars)
+SELECTIONS: Mapping[str, tuple[str, str]] = {
+    **{w: ("max", "time") for w in ("latest", "newest", "most recent", "later", "more recent")},
+    **{w: ("min", "time") for w in ("earliest", "oldest", "earlier")},
+    **{w: ("max", "amount") for w in ("largest", "biggest", "highest", "most expensive")},
+    **{w: ("min", "amount") for w in ("smallest", "lowest", "cheapest", "least expensive")},
+}
+#: words that select the records duplicating another record of the listing (charged twice)
+DUPLICATE_WORDS: tuple[str, ...] = ("twice", "duplicate", "duplicated", "duplicates", "double")
+#: words that, at most four words before a selection word, negate it ("not the newest", "don't bill twice")
+NEGATED: frozenset[str] = frozenset({"not", "no", "never", "without", "don", "dont", "nor", "neither", "except",
+                                     "excluding", "rather", "instead", "other", "besides"})
+_FIELD_WORDS = {"time": {"created", "date", "time", "timestamp", "updated", "at", "when"},
+                "amount": {"amount", "price", "total", "cost", "value"}}
+
+
+@lru_cache(maxsize=64)
+def selections(prompt: str) -> tuple[tuple[str, str, str], ...]:
+    """``(words, order, field)`` for each selection the request writes (:data:`SELECTIONS`, ``most X``, and
+    :data:`DUPLICATE_WORDS` as ``("twice", "dup", "")``), quoted text blanked. A selection word right after a
+    number is a listing's size, not a selection (``the 10 most recent payments``); one negated (:data:`NEGATED`
+    at most four words before it: ``not the newest one``) selects nothing."""
+    ws = re.findall(r"[a-z0-9]+", strip_quotes(prompt).casefold())
+    out = []
+    for i, w in enumerate(ws):
+        two = " ".join(ws[i:i + 2])
+        after_number = i > 0 and ws[i - 1].isdigit()
+        if set(ws[max(0, i - 4):i]) & NEGATED:   # four words: don't is two (don, t)   # "not the newest one": a record the request excludes
+            continue
+        if w in DUPLICATE_WORDS:
+            out.append((w, "dup", ""))
+        elif after_number:
+            continue
+        elif two in SELECTIONS:
+            out.append((two, *SELECTIONS[two]))
+        elif w in SELECTIONS:
+            out.append((w, *SELECTIONS[w]))
+        elif w == "most" and i + 1 < len(ws) and len(ws[i + 1]) >= 4:
+            out.append((two, "max", re.sub(r"(\w)\1?(?:ed|s)$", r"\1", ws[i + 1])))
+    return tuple(out)
+
+
+def _singular_words(text: str) -> set[str]:
+    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in re.findall(r"[a-z0-9]+", text)}
+
+
+def bound_selections(prompt: str, tool: str, nouns: Iterable[str]) -> tuple[tuple[str, str, str], ...]:
+    """The :func:`selections` of the request that may apply to listing ``tool``: a selection whose object (the
+    words after it up to a clause mark, at most five: ``the newest customer``, ``the later of the two charges``)
+    names another listing's noun of the tool set (``nouns``) and none of ``tool``'s own words selects nothing
+    here ("refund pi_1 and tell me the newest customer" makes no payment the newest one)."""
+    own = _singular_words(re.sub(r"[_-]", " ", re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", tool)).casefold())
+    other = {n.casefold() for n in nouns if n} - own
+    toks = re.findall(r"[a-z0-9]+|[.,;:!?()]", strip_quotes(prompt).casefold())
+    out = []
+    for sel in selections(prompt):
+        words = sel[0].split()
+        objs = [_singular_words(" ".join(itertools.takewhile(
+                    lambda t: t not in _CLAUSE, toks[i + len(words):i + len(words) + 5])))
+                for i in range(len(toks)) if toks[i:i + len(words)] == words]
+        if not objs or any(not (o & other) or o & own for o in objs):
+            out.append(sel)
+    return tuple(out)
+
+
+_CLAUSE = frozenset({".", ",", ";", ":", "!", "?", "(", ")", "and", "then", "or", "but", "also"})
+
+
+def _order_field(recs: Sequence[Mapping[str, Any]], kind: str) -> str | None:
+    """The one field every record of ``recs`` holds a number (or every one an ISO date) in, named by ``kind``
+    (``time``, ``amount``: :data:`_FIELD_WORDS`; else a field whose name has a word starting with ``kind``);
+    of several, the one named exactly so (``amount``, not ``amount_received``); else ``None``."""
+    def named(f: str) -> bool:
+        words = re.split(r"[^a-z0-9]+", f.casefold())
+        return bool(set(words) & _FIELD_WORDS[kind]) if kind in _FIELD_WORDS else any(
+            w.startswith(kind) for w in words)
+    def number(x: Any) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+    ok = [f for f in recs[0] if named(str(f)) and (all(number(r.get(f)) for r in recs) or all(
+        isinstance(r.get(f), str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}.*", r[f]) for r in recs))]
+    exact = [f for f in ok if str(f).casefold() in _FIELD_WORDS.get(kind, {kind})]   # amount, not amount_received
+    return ok[0] if len(ok) == 1 else exact[0] if len(exact) == 1 else None
+
+
+def computed_selection(recs: Sequence[Mapping[str, Any]], chosen: Sequence[tuple[str, str, str]]) -> int | None:
+    """The index of the one record of a listing the request's selections compute (:func:`selections`), else
+    ``None``: the duplicates first (records equal on every scalar field that is neither a time nor unique to one
+    record; one group only), then the order (a unique maximum or minimum). Structured fields only: free text
+    that claims a property ("this is the newest") counts for nothing."""
+    idx = list(range(len(recs)))
+    if len(recs) < 2 or not chosen:
+        return None
+    if any(o == "dup" for _, o, _ in chosen):
+        keys = [f for f in recs[0] if isinstance(recs[0][f], (str, int, float)) and not (
+            set(re.split(r"[^a-z0-9]+", str(f).casefold())) & _FIELD_WORDS["time"])
+            and len({repr(r.get(f)) for r in recs}) < len(recs)]
+        groups: dict[str, list[int]] = {}
+        for i, r in enumerate(recs):
+            groups.setdefault(repr([r.get(f) for f in keys]), []).append(i)
+        dups = [g for g in groups.values() if len(g) > 1]
+        if len(dups) != 1:
+            return None
+        idx = dups[0]
+    orders = [(o, f) for _, o, f in chosen if o != "dup"]
+    if len(orders) != 1:
+        return idx[0] if len(idx) == 1 else None
+    order, kind = orders[0]
+    f = _order_field([recs[i] for i in idx], kind)
+    if f is None:
+        return None
+    vals = [recs[i][f] for i in idx]
+    best = max(vals) if order == "max" else min(vals)
+    return idx[vals.index(best)] if vals.count(best) == 1 else None
