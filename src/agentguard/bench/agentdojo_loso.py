@@ -99,7 +99,11 @@ STRICT_HISTORY = (
     "used by these folds), a boolean stated by its opposite, a record selected by a property computed over a "
     "listing's structured fields, nested item ids, list wrappers read as listings, a namespace before a tool "
     "name's verb, nested schemas at any depth, and records a search by the request's stated values returns. "
-    "Run 14 repeated run 10's figures.")
+    "Run 14 repeated run 10's figures. Changed after run 14, by a second round on the HubSpot set (not blind) and "
+    "a red team of this session's relaxations, not from a fold: the run's clock, field names of the store as "
+    "vocabulary, grants from phrasing, type-name enums, generic-tool ids; a selection bound to the listing its "
+    "object names and cancelled by a negation, an idiom's noun heading its object, a namespace only before a "
+    "non-read verb, a long string prose only where named so. Run 15 repeated run 10's figures.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
 # target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)
