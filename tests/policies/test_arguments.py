@@ -94,16 +94,6 @@ def patterns(draw: st.DrawFn) -> list[str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("tree")
-    for rel in ["etc/shadow", "etc/shadow-", "etc/hosts", "home/u/.ssh/id_rsa", "home/u/notes.txt", "app/.env",
-                "app/src/main.py", "run/secrets/db", "src/main.py"]:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text("x")
-    return root
-
-
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(comps=patterns())
 def test_differential_a_glob_that_reaches_a_denied_file_is_refused(tree: Path, comps: list[str]) -> None:

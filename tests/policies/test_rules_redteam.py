@@ -72,16 +72,6 @@ def test_a_double_star_is_recursive_only_as_a_whole_component() -> None:
     assert decide({"text": "/home/**/id_rsa"}) is Decision.REJECT
 
 
-@pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("tree")
-    for rel in ["etc/shadow", "etc/shadow-", "etc/hosts", "home/u/.ssh/id_rsa", "home/u/notes.txt", "app/.env",
-                "app/src/main.py", "run/secrets/db", "src/main.py"]:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(rel)
-    return root
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(comps=patterns(), key=st.sampled_from(["x", "query", "doc", "pattern", "q"]))
 def test_property_a_glob_that_reaches_a_denied_file_is_refused_in_any_argument(tree: Path, comps: list[str],
