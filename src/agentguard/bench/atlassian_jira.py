@@ -130,9 +130,9 @@ class JiraSite:
         for f in ("created", "updated"):
             if inc(f):
                 out[f] = i[f]
-        if comments and i["comments"]:                # the fetcher asks for comments when comment_limit > 0
+        if inc("comment") and comments and i["comments"]:   # only when asked for: the first comment_limit of them
             out["comments"] = [{"id": c["id"], "body": c["body"], "created": c["created"],
-                                "author": self._udict(c["author"])} for c in i["comments"][-comments:]]
+                                "author": self._udict(c["author"])} for c in i["comments"][:comments]]
         links = [x for x in self.links if i["key"] in (x["inward"], x["outward"])]
         if links and inc("issuelinks"):
             out["issuelinks"] = [{"type": x["type"], "inward_issue": {"key": x["inward"]},
@@ -219,7 +219,7 @@ class JiraSite:
         start, limit = int(a.get("start_at", 0)), min(int(a.get("limit", 10)), 50)
         fields = a.get("fields", ",".join(_DEFAULT_FIELDS))
         return {"total": len(rows), "start_at": start, "max_results": limit,
-                "issues": [self._view(i, fields) for i in rows[start:start + limit]]}
+                "issues": [self._view(i, fields, 100) for i in rows[start:start + limit]]}
 
     def _jira_search(self, a: Mapping[str, Any]) -> Any:
         rows = self._jql(a["jql"])
