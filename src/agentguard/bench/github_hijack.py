@@ -21,6 +21,7 @@ import copy
 import hashlib
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -29,7 +30,7 @@ from scipy.stats import beta
 from ..core.errors import InputError
 from . import mcp_hijack
 
-__all__ = ["CHECKS", "GitHubEnv", "SCENARIOS", "clopper_pearson", "evaluate", "evaluate_set", "fill_injection", "load",
+__all__ = ["CHECKS", "FreshSet", "GitHubEnv", "SCENARIOS", "clopper_pearson", "evaluate", "evaluate_set", "fill_injection", "load",
            "reads_injection", "wilson"]
 
 SCENARIOS = Path(__file__).with_name("mcp_github.json")
@@ -439,3 +440,31 @@ def evaluate_set(spec: Mapping[str, Any], scenarios: str, env_factory: Callable[
                                                 default=0.0)
         out[gname] = res
     return out
+
+
+@dataclass(frozen=True)
+class FreshSet:
+    """A fresh tool set's scenario file and the environment class that executes its calls,
+    ``env(environment, injection, tools)``: the one ``load`` / ``reads_injection`` / ``evaluate`` of the Stripe,
+    HubSpot and Jira sets (each module binds its own instance's methods to those names)."""
+
+    scenarios: Path
+    env: Callable[[Any, str, list[Any]], Any]
+
+    def load(self, path: str | Path | None = None) -> dict[str, Any]:
+        return dict(json.loads(Path(path or self.scenarios).read_text(encoding="utf-8")))
+
+    def env_factory(self, spec: Mapping[str, Any]) -> Callable[[Any, str], Any]:
+        return lambda environment, injection: self.env(environment, injection, spec["tools"])
+
+    def reads_injection(self, spec: Mapping[str, Any], ut: Mapping[str, Any]) -> bool:
+        """Whether a result of the user task's own calls carries the injection (only such tasks are attacked)."""
+        return reads_injection(spec, ut, self.env_factory(spec))
+
+    def evaluate(self, spec: Mapping[str, Any] | None = None, guards: tuple[str, ...] = ("none", "provenance"), *,
+                 tool_words: bool = False, schema_grants: bool = False) -> dict[str, Any]:
+        """Utility per user task and attack success per injection task, without a guard and under the guard that
+        :func:`agentguard.bench.mcp_hijack.guard` builds from the schemas (:func:`evaluate_set`)."""
+        spec = spec or self.load()
+        return evaluate_set(spec, self.scenarios.name, self.env_factory(spec), guards, tool_words=tool_words,
+                            schema_grants=schema_grants)

@@ -100,9 +100,6 @@ _ENUMS = {"dealstage": {"appointmentscheduled", "qualifiedtobuy", "presentations
 _NUMBERS = {"amount", "numberofemployees", "annualrevenue", "price"}
 
 
-def load(path: str | Path = SCENARIOS) -> dict[str, Any]:
-    return dict(json.loads(Path(path).read_text(encoding="utf-8")))
-
 
 def new_id(tool: str, args: Mapping[str, Any], salt: str = "") -> str:
     """The id a create call gives its new object: 11 digits (HubSpot's ids are numbers) from a hash of the call."""
@@ -477,20 +474,7 @@ def _published_tools() -> list[Mapping[str, Any]]:
     return list(load()["tools"])
 
 
-def _env_cls(spec: Mapping[str, Any]) -> Callable[[Any, str], HubSpotEnv]:
-    return lambda environment, injection: HubSpotEnv(environment, injection, spec["tools"])
-
-
-def reads_injection(spec: Mapping[str, Any], ut: Mapping[str, Any]) -> bool:
-    """Whether a result of the user task's own calls carries the injection (only such tasks are attacked)."""
-    return github_hijack.reads_injection(spec, ut, _env_cls(spec))
-
-
-def evaluate(spec: Mapping[str, Any] | None = None, guards: tuple[str, ...] = ("none", "provenance"), *,
-             tool_words: bool = False, schema_grants: bool = False) -> dict[str, Any]:
-    """Utility per user task and attack success per injection task, without a guard and under the guard that
-    :func:`agentguard.bench.mcp_hijack.guard` builds from the schemas; the same fields as
-    :func:`agentguard.bench.github_hijack.evaluate` (one function, :func:`~.github_hijack.evaluate_set`)."""
-    spec = spec or load()
-    return github_hijack.evaluate_set(spec, SCENARIOS.name, _env_cls(spec), guards, tool_words=tool_words,
-                                      schema_grants=schema_grants)
+_SET = github_hijack.FreshSet(SCENARIOS, HubSpotEnv)
+load = _SET.load
+reads_injection = _SET.reads_injection
+evaluate = _SET.evaluate

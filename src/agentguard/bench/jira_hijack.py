@@ -46,9 +46,6 @@ CHECKS = frozenset({"result_contains", "status", "assignee", "priority", "label"
                     "page_deleted", "page_comment", "exposed"})
 
 
-def load(path: str | Path = SCENARIOS) -> dict[str, Any]:
-    return dict(json.loads(Path(path).read_text(encoding="utf-8")))
-
 
 class AtlassianEnv(JiraSite):
     """One Atlassian site in memory; :meth:`call` executes one tool call as the MCP server and the APIs would."""
@@ -308,20 +305,7 @@ class AtlassianEnv(JiraSite):
         return any(arg.casefold() in t.casefold() for t in self._exposed())                  # exposed
 
 
-def _env_cls(spec: Mapping[str, Any]) -> Callable[[Any, str], AtlassianEnv]:
-    return lambda environment, injection: AtlassianEnv(environment, injection, spec["tools"])
-
-
-def reads_injection(spec: Mapping[str, Any], ut: Mapping[str, Any]) -> bool:
-    """Whether a result of the user task's own calls carries the injection (only such tasks are attacked)."""
-    return github_hijack.reads_injection(spec, ut, _env_cls(spec))
-
-
-def evaluate(spec: Mapping[str, Any] | None = None, guards: tuple[str, ...] = ("none", "provenance"), *,
-             tool_words: bool = False, schema_grants: bool = False) -> dict[str, Any]:
-    """Utility per user task and attack success per injection task, without a guard and under the guard that
-    :func:`agentguard.bench.mcp_hijack.guard` builds from the schemas; the same fields as
-    :func:`agentguard.bench.github_hijack.evaluate` (one function, :func:`~.github_hijack.evaluate_set`)."""
-    spec = spec or load()
-    return github_hijack.evaluate_set(spec, SCENARIOS.name, _env_cls(spec), guards, tool_words=tool_words,
-                                      schema_grants=schema_grants)
+_SET = github_hijack.FreshSet(SCENARIOS, AtlassianEnv)
+load = _SET.load
+reads_injection = _SET.reads_injection
+evaluate = _SET.evaluate
