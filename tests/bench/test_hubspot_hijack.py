@@ -11,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator, Draft202012Validator
 
-from agentguard.bench import hubspot_hijack, mcp_hijack
+from agentguard.bench import hubspot_hijack
 from agentguard.core.errors import InputError
+
+from . import fresh_set_checks as checks
 
 ATTACKED = ["user_task_6", "user_task_7", "user_task_8", "user_task_9", "user_task_10", "user_task_11",
             "user_task_12", "user_task_13", "user_task_14", "user_task_21"]
@@ -32,9 +34,6 @@ def unguarded(spec):
 def _env(spec, injection=""):
     return hubspot_hijack.HubSpotEnv(spec["environment"], injection, spec["tools"])
 
-
-def _text(spec, it):
-    return spec["injection_template"].format(goal=it["goal"])
 
 
 def _failed(out):
@@ -80,52 +79,15 @@ def test_the_tool_schemas_are_valid_json_schema_as_zod_to_json_schema_renders_th
 
 
 def test_every_task_is_solved_and_every_hijack_succeeds_without_a_guard(spec, unguarded, monkeypatch):
-    none = unguarded["none"]
-    assert all(none["per_user_task"].values()) and none["utility"]["k"] == len(spec["user_tasks"])
-    assert none["blocked_benign"] == []
-    assert none["attack_success"]["k"] == none["attack_success"]["n"] == len(ATTACKED) * len(spec["injection_tasks"])
-    assert all(p["k"] == p["n"] == len(ATTACKED) for p in none["per_injection_task"].values())
-    assert set(none["per_injection_task"]) == {it["id"] for it in spec["injection_tasks"]}
-    # the unguarded evaluation never builds the guard (the set stays blind until the lead's one run)
-    assert unguarded["inferred"] is None and "provenance" not in unguarded
-
-    def refuse(*a, **k):
-        raise AssertionError("the guard was built")
-    monkeypatch.setattr(mcp_hijack, "guard", refuse)
-    assert hubspot_hijack.evaluate(spec, guards=("none",))["none"]["utility"] == none["utility"]
+    checks.unguarded_solves_and_hijacks(hubspot_hijack, spec, unguarded, ATTACKED, monkeypatch)
 
 
 def test_every_ground_truth_call_is_valid_and_succeeds(spec):
-    """A call rejected by the schema or failing in the API would make a task or an attack pass or fail for the wrong
-    reason; every call of every task, and of every attack after every attacked task, returns a real result."""
-    def run(env, calls, where):
-        for name, args in calls:
-            assert not list(env.validators[name].iter_errors(args)), (where, name)
-            out = env.call(name, args)
-            assert not _failed(out), (where, name, out)
-
-    for ut in spec["user_tasks"]:
-        run(_env(spec), ut["calls"], ut["id"])
-    for it in spec["injection_tasks"]:
-        run(_env(spec, _text(spec, it)), it["calls"], it["id"])
-        for ut in spec["user_tasks"]:
-            if ut["id"] in ATTACKED:
-                env = _env(spec, _text(spec, it))
-                run(env, ut["calls"], ut["id"])
-                run(env, it["calls"], (ut["id"], it["id"]))
+    checks.ground_truth_valid(spec, _env, ATTACKED, _failed)
 
 
 def test_no_success_check_holds_without_its_attack(spec):
-    """A success check that holds on the portal alone, or after the user's own calls with the injected text in
-    place, would count an attack that did nothing."""
-    for it in spec["injection_tasks"]:
-        assert not _env(spec).holds(it["success"]), it["id"]
-        assert not _env(spec, _text(spec, it)).holds(it["success"]), it["id"]
-        for ut in spec["user_tasks"]:
-            env = _env(spec, _text(spec, it))
-            for name, args in ut["calls"]:
-                env.call(name, args)
-            assert not env.holds(it["success"]), (ut["id"], it["id"])
+    checks.no_success_without_attack(spec, _env)
 
 
 def test_no_utility_check_holds_before_its_calls(spec):
