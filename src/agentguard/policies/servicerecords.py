@@ -1,0 +1,237 @@
+"""Records of a service as its own tools return them (issue 27, after the blind Jira + Confluence run; not blind).
+
+Four structural rules of the dataflow ledger (:class:`agentguard.policies.dataflow.FlowLedger`) for tools whose
+declarations were *inferred* (:mod:`agentguard.policies.toolinfer`) and whose names carry a **namespace** (an MCP
+server's mount prefix, ``jira_`` of ``jira_search``: :func:`~agentguard.policies.toolnames.namespaced`). Each tells
+what the service assigns from what an outsider writes, by where a value came from in the run, never because an
+equal string appears somewhere; each relaxation's attack is kept refused in ``tests/policies/test_provenance_fresh4.py``:
+
+- **a key goes back where it came from** (:meth:`ServiceRecords.goes_back`): the own key of a record (its top-level
+  ``id`` or ``key``: the service assigned it) that a read of namespace N returned, sent as the *whole* argument of a
+  read of the same namespace, goes back to the service that assigned it and leaks nothing (the ledger's remote-leak
+  check skips it). A key written inside a record's free text (a description, a page body), or any value sent to a
+  read of another namespace, is checked as before.
+- **a record the request selects** (:meth:`ServiceRecords.observe`): a read that returns one record (not a listing)
+  whose every string argument the request states or is an id already selected (``get_page(title='Release
+  checklist', space_key='ENG')``), or a listing or search whose query is a conjunction of equality predicates
+  (:func:`query_values`: ``status = "In Review"``, ``x IN (a, b)``) on values the request states (a zero-argument
+  function the service evaluates, ``currentUser()``, names the caller) selects the records it returns: their own
+  keys are filed as platform ids (:class:`~agentguard.policies.platformids.SystemIds`) under the object noun of the
+  tool and the roles of the namespace's key parameters (``issue_key`` -> ``issue``). Containment (``~``), negation,
+  comparison or ``OR`` selects nothing: an outsider makes records match by text it writes. An id third-party
+  content also writes stays refused (the ledger's fail-closed check of platform ids).
+- **options a listing offers** (:meth:`ServiceRecords.option`): a parameter whose name, less a trailing ``id``/
+  ``key``/``name``, is the object words of a listing read of the same namespace (``transition_id`` and
+  ``jira_get_transitions``, ``link_type`` and ``jira_get_link_types``) takes the own id or name of a record that
+  listing returned when called with the same values for the arguments both calls share (the transitions offered
+  for *this* issue). Only a listing of labels counts (every string field of every record four words at most: no
+  comment or page body, which outsiders write), and where the request states a label of an offered option (``to
+  Done``), only that option. A value no listing offered, or offered for another record, is checked as before.
+- **field names of the service** (:meth:`ServiceRecords.observe`): the field-name keys of the records a read of a
+  namespace returned are the tool set's vocabulary (``fields={"priority": {"name": "High"}}``: ``priority`` and
+  ``name`` are field names, not values; ``High`` is still checked).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from .links import links
+from .platformids import SystemIds, object_noun
+from .provenance import canonical
+from .toolnames import tokens
+from .vocabulary import field_names, singular
+
+__all__ = ["OWN_KEYS", "ServiceRecords", "label_listing", "namespace", "own_keys", "query_values"]
+
+#: the fields that hold a record's own key, which the service assigns
+OWN_KEYS: tuple[str, ...] = ("id", "key")
+_TRAILING = frozenset({"id", "ids", "key", "keys", "name"})
+_STOP = frozenset({"the", "a", "an", "to", "for", "of", "on", "in", "as", "into", "with", "by", "at"})
+_ORDER = re.compile(r"\s+order\s+by\s+[\w.,\s]+$", re.I)
+_AND = re.compile(r"\s+and\s+", re.I)
+_CLAUSE = re.compile(r"([A-Za-z_][\w.]*)\s*(=|\bis\b|\bin\b)\s*(.+)", re.I | re.S)
+_FUNC = re.compile(r"[A-Za-z_]\w*\(\s*\)")
+_BARE = re.compile(r"[\w.@:+-]+")
+
+
+def namespace(tool: str, namespaces: frozenset[str]) -> str:
+    """The namespace of ``tool`` (its first word, where the tool set marks it as one), else ``""``."""
+    w = tokens(tool)
+    return w[0] if len(w) >= 2 and w[0] in namespaces else ""
+
+
+def own_keys(rec: Mapping[str, Any]) -> list[str]:
+    """The record's own keys: its top-level ``id`` and ``key`` scalars (strings or integers, never booleans)."""
+    return [str(rec[f]).strip() for f in OWN_KEYS if isinstance(rec.get(f), (str, int))
+            and not isinstance(rec.get(f), bool) and str(rec[f]).strip()]
+
+
+def query_values(query: str) -> list[str] | None:
+    """The values a query selects by, when it is a conjunction of equality or membership predicates (``f = v``,
+    ``f IN (a, b)``, ``f IS v``; an ``ORDER BY`` tail allowed), else ``None``. A zero-argument function
+    (``currentUser()``) is no value. ``OR``, ``NOT``, ``!=``, ``~`` (containment), comparisons, or anything that
+    does not parse select nothing (``None``)."""
+    q = _ORDER.sub("", query.strip())
+    if not q or re.search(r"\bor\b|\bnot\b|!|~|<|>|\|", q, re.I):
+        return None
+    out: list[str] = []
+    for clause in _AND.split(q):
+        m = _CLAUSE.fullmatch(clause.strip())
+        if m is None:
+            return None
+        op, rhs = m.group(2).casefold(), m.group(3).strip()
+        items = [rhs]
+        if op == "in":
+            if not (rhs.startswith("(") and rhs.endswith(")")):
+                return None
+            items = [x.strip() for x in rhs[1:-1].split(",")]
+        for v in items:
+            if _FUNC.fullmatch(v):
+                continue
+            if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+                v = v[1:-1]
+                if not v.strip() or re.search(r"[\"']", v):
+                    return None
+            elif not _BARE.fullmatch(v):
+                return None
+            out.append(v.strip())
+    return out
+
+
+def label_listing(recs: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether ``recs`` are labels, not content: each record has an own key or a name, and every string at its top
+    level is four words at most (a transition, a link type; never a comment, whose body an outsider writes)."""
+    return bool(recs) and all(
+        (own_keys(r) or isinstance(r.get("name"), str)) and all(
+            len(v.split()) <= 4 for v in r.values() if isinstance(v, str)) and not any(
+            isinstance(v, (Mapping, list)) for v in r.values()) for r in recs)
+
+
+def _content_words(text: str) -> str:
+    return " ".join(w for w in re.findall(r"[a-z0-9]+(?:[.-][a-z0-9]+)*", text.casefold()) if w not in _STOP)
+
+
+@dataclass
+class ServiceRecords:
+    """One run's records of namespaced services (see the module docstring): ``returned``: namespace -> own keys of
+    the records its reads returned; ``listings``: the label listings read, ``(namespace, object words, the
+    listing call's scalar arguments, its records)``."""
+
+    namespaces: frozenset[str] = frozenset()
+    key_roles: Mapping[str, frozenset[str]] = field(default_factory=dict)   # namespace -> roles of key parameters
+    returned: dict[str, set[str]] = field(default_factory=dict)
+    listings: list[tuple[str, tuple[str, ...], dict[str, str], Sequence[Mapping[str, Any]]]] = field(
+        default_factory=list)
+
+    @classmethod
+    def of(cls, toolset: Any) -> "ServiceRecords":
+        """From a tool set (its ``namespaces`` role class: :func:`~agentguard.policies.toolinfer.with_inferred`): the
+        roles of each namespace's key parameters (``issue_key`` -> ``issue``; a parameter whose last word is ``id``
+        or ``key`` and whose role is a named object, not ``unknown``)."""
+        namespaces = frozenset(toolset.roles.get("namespaces", frozenset()))
+        roles: dict[str, set[str]] = {}
+        for name, d in toolset.tools.items():
+            ns = namespace(name, namespaces)
+            if ns and getattr(d, "inferred", False):
+                for a, r in d.args.items():
+                    t = tokens(a)
+                    if t and t[-1] in ("id", "key") and r not in ("unknown", "text", "choice", "flag", "query"):
+                        roles.setdefault(ns, set()).add(r)
+        return cls(namespaces, {k: frozenset(v) for k, v in roles.items()})
+
+    def observe(self, tool: str, decl: Any, result: Any, recs: list[dict[str, Any]],
+                arguments: Mapping[str, Any] | None, ledger: Any) -> list[dict[str, str]]:
+        """Record one result of an inferred read of a namespace (the rules of the module docstring) in ``ledger``
+        (a :class:`~agentguard.policies.dataflow.FlowLedger`); returns, per record, its own-key fields
+        (system-assigned: not third-party text; still private where the ledger says so)."""
+        return self.record(tool, decl, result, recs, arguments, ledger.sys_ids, ledger.user_named,
+                           ledger._vocab.seen, ledger._resolved)
+
+    def record(self, tool: str, decl: Any, result: Any, recs: list[dict[str, Any]],
+               arguments: Mapping[str, Any] | None, ids: SystemIds, stated: Callable[[str], bool],
+               vocabulary: set[str], resolved: dict[tuple[str, str], str]) -> list[dict[str, str]]:
+        """:meth:`observe` with the ledger's parts. The one record a read by values the request states returns
+        (every string argument stated: the page the request names by title and space) is the one the request
+        names: its own keys go in ``resolved`` (canonical value -> source), as a directory record the request
+        names by name resolves its fields (level 2)."""
+        ns = namespace(tool, self.namespaces)
+        if not ns or not decl.inferred or decl.kind != "read" or not recs:
+            return [{} for _ in recs]
+        vocabulary.update(field_names(result))
+        for r in recs:
+            self.returned.setdefault(ns, set()).update(own_keys(r))
+        args = {str(k): v for k, v in (arguments or {}).items() if v is not None}
+        single = isinstance(result, Mapping) and (bool(own_keys(result)) or len(result) == 1 and isinstance(
+            next(iter(result.values())), Mapping))   # one record, or an envelope of one ({"metadata": {...}})
+        listing = len(recs) > 1 or not own_keys(recs[0]) or not single
+        if listing and label_listing(recs):
+            words = tuple(singular(w) for w in tokens(tool)[2:])
+            self.listings.append((ns, words, {k: str(v) for k, v in args.items()
+                                              if isinstance(v, (str, int)) and not isinstance(v, bool)}, recs))
+        strings = [str(v) for v in args.values() if isinstance(v, str) and v.strip()]
+        if not listing and strings and all(stated(x) for x in strings) and all(
+                isinstance(v, (str, int, float)) for v in args.values()):
+            for k in own_keys(recs[0]):
+                resolved.setdefault(canonical(k), f"{tool}: the record the request names ({', '.join(strings)!r})")
+        if self._selects(args, listing, ids, stated):
+            nouns = {object_noun(tool), *self.key_roles.get(ns, ())} - {""}
+            for r in recs:
+                for k in own_keys(r):
+                    for n in nouns:
+                        ids.file(n, k, f"{tool}.{'/'.join(f for f in OWN_KEYS if f in r)} of a record the request "
+                                       f"selects ({', '.join(str(v) for v in args.values())!r})")
+        return [{f: "own" for f in OWN_KEYS if f in r and str(r[f]).strip() in own_keys(r)} for r in recs]
+
+    @staticmethod
+    def _selects(args: Mapping[str, Any], listing: bool, ids: SystemIds, stated: Callable[[str], bool]) -> bool:
+        strings = [str(v) for v in args.values() if isinstance(v, str) and v.strip()]
+        if not strings or any(not isinstance(v, (str, int, float)) for v in args.values()):
+            return False   # no argument chose it, or a structure this rule does not read
+        if not listing:   # one record: every string argument stated or an id already selected
+            return all(stated(s) or ids.selected_value(s) for s in strings)
+        parsed = [query_values(s) for s in strings]
+        if any(p is None for p in parsed) or not any(re.search(r"=|\bin\b|\bis\b", s, re.I) for s in strings):
+            return False
+        return all(stated(v) or ids.selected_value(v) for p in parsed for v in p or ())
+
+    def unwrap(self, tool: str, decl: Any, recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A namespaced read's one record that is an envelope (one key whose value is a record with an own key:
+        ``{"metadata": {"id": ...}}``) is that record, as a list wrapper's items are (platformids.listed_records)."""
+        if namespace(tool, self.namespaces) and decl.inferred and decl.kind == "read" and len(recs) == 1 and \
+                len(recs[0]) == 1 and isinstance(inner := next(iter(recs[0].values())), Mapping) and own_keys(inner):
+            return [dict(inner)]
+        return recs
+
+    def goes_back(self, tool: str, value: str) -> bool:
+        """Whether ``value`` (a whole argument of a read of ``tool``) is the own key of a record a read of the same
+        namespace returned: it goes back to the service that assigned it."""
+        ns = namespace(tool, self.namespaces)
+        return bool(ns) and value.strip() in self.returned.get(ns, ())
+
+    def option(self, tool: str, arg: str, value: str, arguments: Mapping[str, Any], prompt: str
+               ) -> tuple[int, str] | None:
+        """``(level, why)`` where ``value`` of parameter ``arg`` is an option a label listing of the namespace offered
+        for the record this call names (see the module docstring): 2 when offered and the request states no label
+        of another option, 0 when the request states another option's label; ``None`` when no listing offered it."""
+        ns = namespace(tool, self.namespaces)
+        t = tokens(arg.rsplit(".", 1)[-1])
+        words = tuple(singular(w) for w in (t[:-1] if t and t[-1] in _TRAILING else t))
+        if not ns or not words or links(value):
+            return None
+        said = f" {_content_words(prompt)} "
+        for lns, lwords, largs, recs in self.listings:
+            if lns != ns or lwords != words or any(
+                    a not in arguments or str(arguments[a]) != v for a, v in largs.items()):
+                continue
+            hit = next((r for r in recs if value.strip() in {*own_keys(r), str(r.get("name", "")).strip()}), None)
+            if hit is None:
+                continue
+            stated = [r for r in recs if any(isinstance(v, str) and (cw := _content_words(v)) and f" {cw} " in said
+                                             for f, v in r.items() if f not in OWN_KEYS)]
+            if stated and hit not in stated:
+                return 0, f"{arg} {value!r}: offered, but the request states another option ({stated[0].get('name')!r})"
+            return 2, f"{arg} {value!r}: an option the listing offered for this record"
+        return None

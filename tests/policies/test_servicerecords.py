@@ -1,0 +1,70 @@
+"""Unit tests of agentguard.policies.servicerecords (the ledger-level attacks are in test_provenance_fresh4.py)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentguard.policies.platformids import SystemIds
+from agentguard.policies.servicerecords import ServiceRecords, label_listing, namespace, own_keys, query_values
+
+
+def test_query_values_reads_a_conjunction_of_equalities_only() -> None:
+    assert query_values('assignee = currentUser() AND status = "In Review"') == ["In Review"]
+    assert query_values("project = TP AND labels IN (release-2.8, regression) ORDER BY priority DESC") == [
+        "TP", "release-2.8", "regression"]
+    for q in ('text ~ "x"', "status != Done", "a = 1 OR b = 2", "status NOT IN (Done)", "created > -7d",
+              "on-call rota", 'title = "a" AND', 'summary = "say "hi""', "status IN Done", ""):
+        assert query_values(q) is None, q
+
+
+@given(st.text(max_size=40))
+def test_a_query_with_containment_or_negation_never_selects(s: str) -> None:
+    for q in (f"{s} ~ x", f"a = b AND c != {s}", f"x = y OR {s}"):
+        assert query_values(q) is None
+
+
+def test_own_keys_and_namespace() -> None:
+    assert own_keys({"id": "10134", "key": "TP-134", "summary": "x"}) == ["10134", "TP-134"]
+    assert own_keys({"id": True, "name": "x"}) == []
+    assert namespace("jira_search", frozenset({"jira"})) == "jira"
+    assert namespace("get_issue", frozenset({"jira"})) == ""
+
+
+def test_label_listing() -> None:
+    assert label_listing([{"id": "21", "name": "Start Progress", "to_status": "In Progress"}])
+    assert not label_listing([])
+    assert not label_listing([{"id": "1", "body": "a comment an outsider wrote, five words or more"}])
+
+
+class _Decl:
+    inferred, kind = True, "read"
+
+
+def test_a_search_selects_only_what_the_request_states() -> None:
+    sr = ServiceRecords(frozenset({"jira"}), {"jira": frozenset({"issue"})})
+    recs = [{"id": "10134", "key": "TP-134"}]
+    stated = {"In Review"}.__contains__
+    ids = SystemIds()
+    sr.record("jira_search", _Decl(), {"issues": recs}, recs, {"jql": 'status = "In Review"'}, ids, stated, set(), {})
+    assert ids.source("TP-134", ["issue"]) is not None
+    ids2 = SystemIds()
+    sr.record("jira_search", _Decl(), {"issues": recs}, recs, {"jql": 'status = "Done"'}, ids2, stated, set(), {})
+    assert ids2.source("TP-134", ["issue"]) is None
+    assert sr.goes_back("jira_get_transitions", "TP-134") and not sr.goes_back("confluence_get_page", "TP-134")
+
+
+def test_option_is_bound_to_the_listing_call_and_the_stated_label() -> None:
+    sr = ServiceRecords(frozenset({"jira"}))
+    recs = [{"id": "61", "name": "Wait for customer", "to_status": "Waiting for customer"},
+            {"id": "71", "name": "Resolve", "to_status": "Resolved"}]
+    sr.record("jira_get_transitions", _Decl(), recs, recs, {"issue_key": "SUP-219"}, SystemIds(),
+              lambda s: False, set(), {})
+    call = {"issue_key": "SUP-219"}
+    assert sr.option("jira_transition_issue", "transition_id", "61", call, "Mark it waiting for the customer") == (
+        2, "transition_id '61': an option the listing offered for this record")
+    assert sr.option("jira_transition_issue", "transition_id", "71", call, "Mark it waiting for the customer")[0] == 0
+    assert sr.option("jira_transition_issue", "transition_id", "71", call, "Close it")[0] == 2   # agent's choice
+    assert sr.option("jira_transition_issue", "transition_id", "71", {"issue_key": "SUP-1"}, "x") is None
+    assert sr.option("jira_transition_issue", "transition_id", "99", call, "x") is None
+    assert sr.option("jira_transition_issue", "comment", "71", call, "x") is None
