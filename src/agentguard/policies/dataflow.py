@@ -53,7 +53,7 @@ from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
                          dates, entities, identifiers, times, two_step_amounts, word_form)
 from .platformids import SystemIds, id_keys, in_minor_units, listed_records, nested_ids, platform_fields
-from .schemagrants import closed_value, expand_arguments, in_scope, omitted_values, record_nouns
+from .schemagrants import closed_value, expand_arguments, omitted_values, record_nouns
 from .servicerecords import ServiceRecords
 from .toolset import READ_VERBS, Facts, ToolDecl, ToolSet
 from .vocabulary import FieldVocabulary, field_names, is_now, joined_words, parse_instant, type_keys, utc_now
@@ -451,7 +451,7 @@ class FlowLedger:
                 return Facts(kind, 2, True, 2, "", "a read")
             return Facts(_KIND_CODE["fetch"], carried[0], True, 2, "", carried[1])
         content = [a for a, r in decl.args.items() if r in self.toolset.roles["content"]]
-        grants = in_scope([g for g in self.grants if g.action in decl.actions], arguments, content)
+        grants = self._service.granted(tool, decl, arguments, self, content)   # in scope, or the record's key's
         grant, roles, contents = "; ".join(g.describe() for g in grants), self.toolset.roles, list[str]()
         tt, why_t, failed = 2, "", set[str]()
         vt, why_v = omitted_values(decl, arguments, self.prompt, roles["amounts"], tool)
@@ -462,7 +462,7 @@ class FlowLedger:
                 role = "time" if base == "unknown" and "time" in roles["days"] and parse_instant(s, False) else base
                 if not s.strip():
                     continue
-                if role not in roles["content"] and (opt := self._service.option(tool, arg, s, arguments, self.prompt)):
+                if role not in roles["content"] and (opt := self._service.option(tool, arg, s, arguments, self.prompt, grants, decl.actions)):
                     (tt, why_t), role = min((tt, why_t), (opt[0], f"{arg}: {opt[1]}"), key=lambda t: t[0]), "offered"
                 if choices and role in ("choice", "flag"):   # a closed set: never a target
                     vt, why_v = min((vt, why_v), closed_value(self.prompt, arg, s, choices, tool), key=lambda t: t[0])

@@ -36,19 +36,31 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
+from .capabilities import Grant
+from .grantwords import _lexicon, imperatives, stem
 from .links import links
 from .platformids import SystemIds, object_noun
-from .provenance import canonical
+from .provenance import canonical, word_form
 from .toolnames import tokens
 from .vocabulary import field_names, singular
 
-__all__ = ["OWN_KEYS", "ServiceRecords", "label_listing", "namespace", "own_keys", "query_values"]
+__all__ = ["MOVE_VERBS", "OWN_KEYS", "ServiceRecords", "key_grant", "label_listing", "namespace", "own_keys", "query_values",
+           "sentences"]
 
 #: the fields that hold a record's own key, which the service assigns
 OWN_KEYS: tuple[str, ...] = ("id", "key")
 _TRAILING = frozenset({"id", "ids", "key", "keys", "name"})
+#: verbs that move a record to a state (with the grant lexicon's change verbs: change, set, mark, switch, ...)
+MOVE_VERBS: tuple[str, ...] = ("move", "transition", "shift", "push", "bring", "take", "send back", "put")
+
+
+@lru_cache(maxsize=1)
+def _moving() -> frozenset[str]:
+    return frozenset(stem(w) for w in (*_lexicon()["change_verbs"], *MOVE_VERBS) if " " not in w)
+_PRONOUNS = frozenset({"it", "them", "this", "that", "these", "those"})
 _STOP = frozenset({"the", "a", "an", "to", "for", "of", "on", "in", "as", "into", "with", "by", "at"})
 _ORDER = re.compile(r"\s+order\s+by\s+[\w.,\s]+$", re.I)
 _AND = re.compile(r"\s+and\s+", re.I)
@@ -108,6 +120,77 @@ def label_listing(recs: Sequence[Mapping[str, Any]]) -> bool:
         (own_keys(r) or isinstance(r.get("name"), str)) and all(
             len(v.split()) <= 4 for v in r.values() if isinstance(v, str)) and not any(
             isinstance(v, (Mapping, list)) for v in r.values()) for r in recs)
+
+
+def sentences(prompt: str) -> list[str]:
+    """The request's sentences (a full stop, ``!`` or ``?`` before a space, or a line break, ends one; ``2.7.4``
+    does not)."""
+    return [x.strip() for x in re.split(r"(?<=[.!?])\s+|\n+", prompt) if x.strip()]
+
+
+def _verb_names_tool(word: str, verb: str, nouns: Sequence[str]) -> str:
+    """How the imperative ``word`` names a tool whose name has ``verb`` and ``nouns`` (``""``: it does not): the
+    tool's own verb, a noun of its name as the verb (``comment``), the last word of a compound noun of its name
+    (``log`` of ``worklog``, both parts three letters or more), or a comment verb where its head noun is a comment
+    noun (``answer`` for ``add_comment``; the grant lexicon's closed lists)."""
+    lex, st = _lexicon(), stem(word)
+    if st == stem(verb):
+        return "the tool's own verb"
+    if st in {stem(n) for n in nouns}:
+        return "a noun of the tool's name as the verb"
+    if len(word) >= 3 and any(len(n) - len(word) >= 3 and n.endswith(word) for n in nouns):
+        return "the last word of a compound noun of the tool's name"
+    if nouns and word in lex["comment_verbs"] and stem(nouns[-1]) in {stem(n) for n in lex["comment_nouns"]}:
+        return "a comment verb"
+    return ""
+
+
+def key_grant(tool: str, decl: Any, arguments: Mapping[str, Any], prompt: str, namespaces: frozenset[str]
+              ) -> list[Grant]:
+    """A grant of a namespaced tool that writes (no deletion, no send) named by the record its key argument
+    identifies (``issue_key='TP-137'``): a command of the request (no question) whose clause-start word names the
+    tool (:func:`_verb_names_tool`: "Log 2h 30m on TP-137", "answer Ruth on SUP-219") and that writes the key, or
+    has a pronoun and the sentence before it writes the key and no other word of letters and digits ("How much
+    is logged on TP-137? Also log another 1h on it"). The record is still checked as a target, every value as
+    usual; "Did anyone log time on TP-137?" grants nothing."""
+    words = tokens(tool)
+    if not namespace(tool, namespaces) or decl.kind != "write" or not decl.actions or len(words) < 3:
+        return []
+    verb, nouns = words[1], [w for w in words[2:] if w not in _STOP]
+    keys = [word_form(v) for a, v in arguments.items() if isinstance(v, str) and v.strip()
+            and (tokens(a) or [""])[-1] in ("key", "id")]
+    prev = ""
+    for sentence in sentences(prompt):
+        wf, before, prev = f" {word_form(sentence)} ", prev, sentence
+        if sentence.endswith("?") or not keys:
+            continue
+        named = any(f" {k} " in wf for k in keys) or bool(_PRONOUNS & set(wf.split())) and any(
+            f" {k} " in f" {word_form(before)} " for k in keys) and len(
+            [w for w in word_form(before).split() if re.search(r"\d", w) and re.search(r"[a-z]", w)]) == 1
+        how = next(((w, h) for w in imperatives(sentence) if (h := _verb_names_tool(w, verb, nouns))), None)
+        if named and how is not None:
+            return [Grant(decl.actions[0], f"{how[0]} ... {' / '.join(keys)} ({how[1]}, the record its key names)",
+                          sentence)]
+    return []
+
+
+def _commanded(prompt: str, rec: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """``(verb, label, sentence)`` where a command of ``prompt`` states a label of option ``rec`` (no question; a
+    clause-start word that is a change verb of the grant lexicon or one of :data:`MOVE_VERBS`, or the option's own
+    name as a verb: "Resolve it"), else ``None``. A statement ("I moved it to Done", "Omar moved it") has none."""
+    for sentence in sentences(prompt):
+        if sentence.strip().endswith("?"):
+            continue
+        imps = {stem(w): w for w in imperatives(sentence)}
+        said = f" {_content_words(sentence)} "
+        for f, v in rec.items():
+            if f in OWN_KEYS or not isinstance(v, str) or not (cw := _content_words(v)) or f" {cw} " not in said:
+                continue
+            own = {stem(cw.split()[0])} if f == "name" else set()   # the option's own verb: "Resolve it"
+            verbs = [w for st, w in imps.items() if st in own or st in _moving()]
+            if verbs:
+                return verbs[0], v, sentence.strip()
+    return None
 
 
 def _content_words(text: str) -> str:
@@ -205,17 +288,34 @@ class ServiceRecords:
             return [dict(inner)]
         return recs
 
+    def granted(self, tool: str, decl: Any, arguments: Mapping[str, Any], ledger: Any,
+                content: Sequence[str]) -> list[Grant]:
+        """The ledger's grants of ``tool`` whose scope covers the call (:func:`~.schemagrants.in_scope`), else the
+        grant of the record its key names (:func:`key_grant`)."""
+        from .schemagrants import in_scope
+
+        return in_scope([g for g in ledger.grants if g.action in decl.actions], arguments, content) or key_grant(
+            tool, decl, arguments, ledger.prompt, self.namespaces)
+
     def goes_back(self, tool: str, value: str) -> bool:
         """Whether ``value`` (a whole argument of a read of ``tool``) is the own key of a record a read of the same
         namespace returned: it goes back to the service that assigned it."""
         ns = namespace(tool, self.namespaces)
         return bool(ns) and value.strip() in self.returned.get(ns, ())
 
-    def option(self, tool: str, arg: str, value: str, arguments: Mapping[str, Any], prompt: str
-               ) -> tuple[int, str] | None:
+    def option(self, tool: str, arg: str, value: str, arguments: Mapping[str, Any], prompt: str,
+               grants: list[Grant] | None = None, actions: Sequence[str] = ()) -> tuple[int, str] | None:
         """``(level, why)`` where ``value`` of parameter ``arg`` is an option a label listing of the namespace offered
         for the record this call names (see the module docstring): 2 when offered and the request states no label
-        of another option, 0 when the request states another option's label; ``None`` when no listing offered it."""
+        of another option, 0 when the request states another option's label; ``None`` when no listing offered it.
+
+        **The stated option grants its tool** (appended to ``grants`` when it holds none, for the tool's first
+        action): a command of the request (a sentence that is no question, whose clause-start words include one
+        that is no read verb: :func:`~agentguard.policies.grantwords.imperatives`) states the label of the option
+        the call uses ("move it to In Progress", "mark the ticket as waiting for the customer"), as a closed-set
+        value the request states grants the change of a schema's enum. The grant covers only the option and the
+        arguments the listing was called with (the record): a call setting anything else (a comment, other
+        fields) is outside it, and the record is still checked as a target."""
         ns = namespace(tool, self.namespaces)
         t = tokens(arg.rsplit(".", 1)[-1])
         words = tuple(singular(w) for w in (t[:-1] if t and t[-1] in _TRAILING else t))
@@ -233,5 +333,10 @@ class ServiceRecords:
                                              for f, v in r.items() if f not in OWN_KEYS)]
             if stated and hit not in stated:
                 return 0, f"{arg} {value!r}: offered, but the request states another option ({stated[0].get('name')!r})"
+            used = {a for a, v in arguments.items() if v not in (None, "", [], {})}
+            if grants is not None and not grants and actions and hit in stated and used <= {arg, *largs} and (
+                    cmd := _commanded(prompt, hit)) is not None:
+                grants.append(Grant(actions[0], f"{cmd[0]} ... {cmd[1]} (a command stating an option the listing "
+                                                f"offered)", cmd[2], frozenset({arg, *largs})))
             return 2, f"{arg} {value!r}: an option the listing offered for this record"
         return None
