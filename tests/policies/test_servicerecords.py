@@ -68,3 +68,51 @@ def test_option_is_bound_to_the_listing_call_and_the_stated_label() -> None:
     assert sr.option("jira_transition_issue", "transition_id", "71", {"issue_key": "SUP-1"}, "x") is None
     assert sr.option("jira_transition_issue", "transition_id", "99", call, "x") is None
     assert sr.option("jira_transition_issue", "comment", "71", call, "x") is None
+
+
+_OPTS = [{"id": "21", "name": "Start Progress", "to_status": "In Progress"}, {"id": "41", "name": "Done", "to_status": "Done"}]
+
+
+def _with_listing() -> ServiceRecords:
+    sr = ServiceRecords(frozenset({"jira"}))
+    sr.record("jira_get_transitions", _Decl(), _OPTS, list(_OPTS), {"issue_key": "TP-1"}, SystemIds(),
+              lambda s: False, set(), {})
+    return sr
+
+
+@given(st.text(min_size=1, max_size=12))
+def test_a_value_no_listing_offered_is_no_option(value: str) -> None:
+    if value.strip() in {"21", "41", "Start Progress", "Done"}:
+        return
+    assert _with_listing().option("jira_transition_issue", "transition_id", value, {"issue_key": "TP-1"}, "x") is None
+
+
+@given(st.text(max_size=60))
+def test_a_question_never_grants_an_option(text: str) -> None:
+    from agentguard.policies.capabilities import Grant
+
+    grants: list[Grant] = []
+    prompt = f"{' '.join(text.replace('.', ' ').replace('!', ' ').replace('?', ' ').split())} move TP-1 to Done?"
+    _with_listing().option("jira_transition_issue", "transition_id", "41", {"issue_key": "TP-1"}, prompt,
+                           grants, ("schema:jira_transition_issue",))
+    assert grants == []
+
+
+@given(st.text(max_size=60))
+def test_the_stated_option_is_the_only_one(text: str) -> None:
+    prompt = f"{text} Move TP-1 to Done."
+    if "progress" in text.casefold():
+        return
+    got = _with_listing().option("jira_transition_issue", "transition_id", "21", {"issue_key": "TP-1"}, prompt)
+    assert got is not None and got[0] == 0
+
+
+@given(st.text(max_size=60))
+def test_a_request_of_questions_grants_no_key_tool(text: str) -> None:
+    from agentguard.policies.servicerecords import key_grant
+
+    class _W:
+        kind, actions = "write", ("schema:jira_add_worklog",)
+
+    prompt = " ".join(f"{' '.join(p.split())} log 1h on TP-1?" for p in text.replace(".", " ").replace("!", " ").split("?"))
+    assert key_grant("jira_add_worklog", _W(), {"issue_key": "TP-1"}, prompt, frozenset({"jira"})) == []
