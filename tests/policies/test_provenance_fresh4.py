@@ -297,3 +297,29 @@ def test_key_grant_unit() -> None:
     # 'sue' ends 'issue', but 'is' is no word of three letters: no compound noun's last word
     assert not key_grant("jira_update_issue", upd, {"issue_key": "TP-137"}, "Sue them over TP-137.", ns)
     assert not key_grant("jira_add_worklog", decl, {"issue_key": "TP-137"}, "Log 1h on TP-137.", frozenset())
+
+
+# ---------------------------------------------------------------- both grants bind the record to the command's clause
+def test_a_key_grant_is_bound_to_its_clause() -> None:
+    # 'log' names the worklog tool in the first clause only; TP-138 is named by another clause ('close')
+    out = _run("Log 2h on TP-137 and close TP-138.",
+               [("jira_add_worklog", {"issue_key": "TP-138", "time_spent": "40h"}),
+                ("jira_add_worklog", {"issue_key": "TP-137", "time_spent": "2h"})])
+    assert not out[0][1] and out[1][1], out
+
+
+def test_an_option_grant_is_bound_to_its_clause() -> None:
+    # the request moves TP-143; TP-141 is only looked at, in another clause: its transition is not granted
+    out = _run("Look at TP-141 and move TP-143 to In Progress.",
+               [("jira_get_transitions", {"issue_key": "TP-141"}),
+                ("jira_transition_issue", {"issue_key": "TP-141", "transition_id": "21"}),
+                ("jira_get_transitions", {"issue_key": "TP-143"}),
+                ("jira_transition_issue", {"issue_key": "TP-143", "transition_id": "21"})])
+    assert not out[1][1] and out[3][1], out
+
+
+def test_an_option_grant_with_a_pronoun_needs_the_request_to_name_no_other_record() -> None:
+    out = _run("TP-141 and TP-143 are both mine. Move it to In Progress.",
+               [("jira_get_transitions", {"issue_key": "TP-141"}),
+                ("jira_transition_issue", {"issue_key": "TP-141", "transition_id": "21"})])
+    assert not out[1][1], out

@@ -43,7 +43,7 @@ class _Decl:
 
 def test_a_search_selects_only_what_the_request_states() -> None:
     sr = ServiceRecords(frozenset({"jira"}), {"jira": frozenset({"issue"})})
-    recs = [{"id": "10134", "key": "TP-134"}]
+    recs = [{"id": "10134", "key": "TP-134", "status": {"name": "In Review"}}]
     stated = {"In Review"}.__contains__
     ids = SystemIds()
     sr.record("jira_search", _Decl(), {"issues": recs}, recs, {"jql": 'status = "In Review"'}, ids, stated, set(), {})
@@ -116,3 +116,54 @@ def test_a_request_of_questions_grants_no_key_tool(text: str) -> None:
 
     prompt = " ".join(f"{' '.join(p.split())} log 1h on TP-1?" for p in text.replace(".", " ").replace("!", " ").split("?"))
     assert key_grant("jira_add_worklog", _W(), {"issue_key": "TP-1"}, prompt, frozenset({"jira"})) == []
+
+
+def test_a_one_record_read_names_only_a_record_holding_what_it_was_asked_for() -> None:
+    # a finder that answers "on-call rota" with the contractor's page whose body (not title) has those words
+    sr = ServiceRecords(frozenset({"confluence"}), {"confluence": frozenset({"page"})})
+    page = {"id": "98399999", "title": "Notes", "body": "see the on-call rota and update page 98310006"}
+    resolved: dict[tuple[str, str], str] = {}
+    ids = SystemIds()
+    sr.record("confluence_find_page", _Decl(), page, [page], {"query": "on-call rota"}, ids,
+              lambda s: True, set(), resolved)
+    assert resolved == {} and ids.source("98399999", ["page"]) is None
+    named = {"id": "98310006", "title": "On-call rota", "space": {"key": "ENG"}}
+    sr.record("confluence_get_page", _Decl(), named, [named], {"title": "On-call rota", "space_key": "ENG"}, ids,
+              lambda s: True, set(), resolved)
+    assert resolved and ids.source("98310006", ["page"]) is not None
+
+
+def test_a_search_files_only_the_records_holding_every_value_it_matched_on() -> None:
+    sr = ServiceRecords(frozenset({"jira"}), {"jira": frozenset({"issue"})})
+    recs = [{"id": "1", "key": "TP-1", "status": {"name": "In Review"}},
+            {"id": "2", "key": "SUP-9", "status": {"name": "Open"}, "description": "status = In Review"}]
+    ids = SystemIds()
+    sr.record("jira_search", _Decl(), {"issues": recs, "total": 2}, recs, {"jql": 'status = "In Review"'}, ids,
+              lambda s: True, set(), {})
+    assert ids.source("TP-1", ["issue"]) is not None and ids.source("SUP-9", ["issue"]) is None
+    assert query_clauses_ok()
+
+
+def query_clauses_ok() -> bool:
+    from agentguard.policies.servicerecords import holds, query_clauses
+
+    return query_clauses("labels IN (a, b) AND status = Done") == [["a", "b"], ["Done"]] and holds(
+        {"labels": ["x", "b"]}, "B") and not holds({"d": "a b"}, "a")
+
+
+_KEY = st.from_regex(r"[A-Z]{2,4}-[1-9][0-9]{0,3}", fullmatch=True)
+
+
+@given(_KEY, _KEY, st.sampled_from(["and close", ", then close", "; also look at", "but not"]))
+def test_a_key_grant_binds_the_record_its_clause_writes(k1: str, k2: str, join: str) -> None:
+    from agentguard.policies.servicerecords import key_grant
+
+    class _W:
+        kind, actions = "write", ("schema:jira_add_worklog",)
+
+    if k1.casefold() == k2.casefold():
+        return
+    prompt = f"Log 2h on {k1} {join} {k2}."
+    ns = frozenset({"jira"})
+    assert key_grant("jira_add_worklog", _W(), {"issue_key": k1}, prompt, ns)
+    assert key_grant("jira_add_worklog", _W(), {"issue_key": k2}, prompt, ns) == []

@@ -47,8 +47,8 @@ from .provenance import canonical, word_form
 from .toolnames import tokens
 from .vocabulary import field_names, singular
 
-__all__ = ["MOVE_VERBS", "OWN_KEYS", "ServiceRecords", "key_grant", "label_listing", "namespace", "own_keys", "query_values",
-           "sentences"]
+__all__ = ["MOVE_VERBS", "OWN_KEYS", "ServiceRecords", "clause", "holds", "identifiers_in", "key_grant", "label_listing",
+           "namespace", "own_keys", "query_clauses", "query_values", "sentences"]
 
 #: the fields that hold a record's own key, which the service assigns
 OWN_KEYS: tuple[str, ...] = ("id", "key")
@@ -60,6 +60,7 @@ MOVE_VERBS: tuple[str, ...] = ("move", "transition", "shift", "push", "bring", "
 @lru_cache(maxsize=1)
 def _moving() -> frozenset[str]:
     return frozenset(stem(w) for w in (*_lexicon()["change_verbs"], *MOVE_VERBS) if " " not in w)
+_NOT_BOUNDS = frozenset({"to", "please", "just", "first", "next", "finally"})
 _PRONOUNS = frozenset({"it", "them", "this", "that", "these", "those"})
 _STOP = frozenset({"the", "a", "an", "to", "for", "of", "on", "in", "as", "into", "with", "by", "at"})
 _ORDER = re.compile(r"\s+order\s+by\s+[\w.,\s]+$", re.I)
@@ -82,20 +83,42 @@ def own_keys(rec: Mapping[str, Any]) -> list[str]:
 
 
 def query_values(query: str) -> list[str] | None:
-    """The values a query selects by, when it is a conjunction of equality or membership predicates (``f = v``,
-    ``f IN (a, b)``, ``f IS v``; an ``ORDER BY`` tail allowed), else ``None``. A zero-argument function
-    (``currentUser()``) is no value. ``OR``, ``NOT``, ``!=``, ``~`` (containment), comparisons, or anything that
+    """Every value of :func:`query_clauses`, in order."""
+    clauses = query_clauses(query)
+    return None if clauses is None else [v for c in clauses for v in c]
+
+
+def holds(rec: Any, value: str) -> bool:
+    """Whether a scalar of ``rec`` (any depth) is ``value`` as a whole (case-folded): the record a query or a read
+    by this value returns holds it (``status.name == "In Review"``; a word inside a description is no match)."""
+    want = value.strip().casefold()
+    todo: list[Any] = [rec]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, Mapping):
+            todo.extend(x.values())
+        elif isinstance(x, list):
+            todo.extend(x)
+        elif isinstance(x, (str, int, float)) and not isinstance(x, bool) and str(x).strip().casefold() == want:
+            return True
+    return False
+
+
+def query_clauses(query: str) -> list[list[str]] | None:
+    """The values a query selects by, per clause (an ``IN`` clause's alternatives together), when it is a conjunction
+    of equality or membership predicates (``f = v``, ``f IN (a, b)``, ``f IS v``; an ``ORDER BY`` tail allowed), else
+    ``None``. A zero-argument function (``currentUser()``) is no value. ``OR``, ``NOT``, ``!=``, ``~`` (containment), comparisons, or anything that
     does not parse select nothing (``None``)."""
     q = _ORDER.sub("", query.strip())
     if not q or re.search(r"\bor\b|\bnot\b|!|~|<|>|\|", q, re.I):
         return None
-    out: list[str] = []
+    out: list[list[str]] = []
     for clause in _AND.split(q):
         m = _CLAUSE.fullmatch(clause.strip())
         if m is None:
             return None
         op, rhs = m.group(2).casefold(), m.group(3).strip()
-        items = [rhs]
+        items, alts = [rhs], list[str]()
         if op == "in":
             if not (rhs.startswith("(") and rhs.endswith(")")):
                 return None
@@ -109,7 +132,9 @@ def query_values(query: str) -> list[str] | None:
                     return None
             elif not _BARE.fullmatch(v):
                 return None
-            out.append(v.strip())
+            alts.append(v.strip())
+        if alts:
+            out.append(alts)
     return out
 
 
@@ -149,47 +174,71 @@ def key_grant(tool: str, decl: Any, arguments: Mapping[str, Any], prompt: str, n
               ) -> list[Grant]:
     """A grant of a namespaced tool that writes (no deletion, no send) named by the record its key argument
     identifies (``issue_key='TP-137'``): a command of the request (no question) whose clause-start word names the
-    tool (:func:`_verb_names_tool`: "Log 2h 30m on TP-137", "answer Ruth on SUP-219") and that writes the key, or
-    has a pronoun and the sentence before it writes the key and no other word of letters and digits ("How much
-    is logged on TP-137? Also log another 1h on it"). The record is still checked as a target, every value as
-    usual; "Did anyone log time on TP-137?" grants nothing."""
+    tool (:func:`_verb_names_tool`: "Log 2h 30m on TP-137", "answer Ruth on SUP-219") and whose clause (from that
+    word to the next ``and``/``then``/``,``/``;``/``:``: :func:`clause`) writes the key, or writes no identifier but
+    a pronoun, the sentence before writing that key and no other identifier ("How much is logged on TP-137? Also
+    log another 1h on it"). "Log 2h on TP-137 and close TP-138" grants no worklog on TP-138; the record is still
+    checked as a target, every value as usual; "Did anyone log time on TP-137?" grants nothing."""
     words = tokens(tool)
     if not namespace(tool, namespaces) or decl.kind != "write" or not decl.actions or len(words) < 3:
         return []
     verb, nouns = words[1], [w for w in words[2:] if w not in _STOP]
-    keys = [word_form(v) for a, v in arguments.items() if isinstance(v, str) and v.strip()
-            and (tokens(a) or [""])[-1] in ("key", "id")]
+    keys = {word_form(v) for a, v in arguments.items() if isinstance(v, str) and v.strip()
+            and (tokens(a) or [""])[-1] in ("key", "id")}
     prev = ""
     for sentence in sentences(prompt):
-        wf, before, prev = f" {word_form(sentence)} ", prev, sentence
+        before, prev = prev, sentence
         if sentence.endswith("?") or not keys:
             continue
-        named = any(f" {k} " in wf for k in keys) or bool(_PRONOUNS & set(wf.split())) and any(
-            f" {k} " in f" {word_form(before)} " for k in keys) and len(
-            [w for w in word_form(before).split() if re.search(r"\d", w) and re.search(r"[a-z]", w)]) == 1
-        how = next(((w, h) for w in imperatives(sentence) if (h := _verb_names_tool(w, verb, nouns))), None)
-        if named and how is not None:
-            return [Grant(decl.actions[0], f"{how[0]} ... {' / '.join(keys)} ({how[1]}, the record its key names)",
-                          sentence)]
+        for w in imperatives(sentence):
+            if not (how := _verb_names_tool(w, verb, nouns)):
+                continue
+            part = clause(sentence, w)
+            ids = identifiers_in(part)
+            if ids and ids <= keys or not ids and bool(_PRONOUNS & set(word_form(part).split())) and \
+                    identifiers_in(before) and identifiers_in(before) <= keys:
+                return [Grant(decl.actions[0], f"{w} ... {' / '.join(sorted(keys))} ({how}, the record its key "
+                                               f"names)", part)]
     return []
 
 
-def _commanded(prompt: str, rec: Mapping[str, Any]) -> tuple[str, str, str] | None:
-    """``(verb, label, sentence)`` where a command of ``prompt`` states a label of option ``rec`` (no question; a
-    clause-start word that is a change verb of the grant lexicon or one of :data:`MOVE_VERBS`, or the option's own
-    name as a verb: "Resolve it"), else ``None``. A statement ("I moved it to Done", "Omar moved it") has none."""
+def identifiers_in(text: str) -> set[str]:
+    """The identifiers ``text`` writes (word forms): a word of letters, ``-`` or ``_`` and then digits (``tp-137``,
+    ``sup_9``), or of five digits or more (a page id)."""
+    return {w for w in word_form(text).split() if re.fullmatch(r"[a-z][a-z0-9]*[-_]\d+|\d{5,}", w)}
+
+
+def clause(sentence: str, verb: str) -> str:
+    """The clause of ``sentence`` that ``verb`` (a clause-start word) begins: up to the next ``,``/``;``/``:`` or
+    clause-start word of the grant lexicon that joins clauses (``and``, ``then``, ``also``, ``but``...; not ``to``
+    of "move it to Done", nor an adverb such as ``please`` or ``first``)."""
+    m = re.search(rf"(?<![\w-]){re.escape(verb)}(?![\w-])", sentence, re.I)
+    rest = sentence[m.start():] if m else sentence
+    starts = "|".join(re.escape(w) for w in _lexicon()["clause_starts"] if w not in _NOT_BOUNDS)
+    return re.split(rf"[,;:]|\s(?:{starts})\s", rest, maxsplit=1, flags=re.I)[0]
+
+
+def _commanded(prompt: str, rec: Mapping[str, Any], keys: set[str]) -> tuple[str, str, str] | None:
+    """``(verb, label, clause)`` where a command of ``prompt`` states a label of option ``rec`` in the clause its
+    verb begins (no question; a clause-start word that is a change verb of the grant lexicon or one of
+    :data:`MOVE_VERBS`, or the option's own name as a verb: "Resolve it"), for the record whose key word forms are
+    ``keys``: the clause writes those keys only, or no identifier while the whole request writes none but them
+    ("Look at TP-142 and move TP-143 to In Progress" moves no TP-142), else ``None``. A statement ("I moved it to
+    Done", "Omar moved it") has none."""
     for sentence in sentences(prompt):
         if sentence.strip().endswith("?"):
             continue
-        imps = {stem(w): w for w in imperatives(sentence)}
-        said = f" {_content_words(sentence)} "
-        for f, v in rec.items():
-            if f in OWN_KEYS or not isinstance(v, str) or not (cw := _content_words(v)) or f" {cw} " not in said:
+        for w in imperatives(sentence):
+            part = clause(sentence, w)
+            said, ids = f" {_content_words(part)} ", identifiers_in(part)
+            if ids - keys or not ids and identifiers_in(prompt) - keys:
                 continue
-            own = {stem(cw.split()[0])} if f == "name" else set()   # the option's own verb: "Resolve it"
-            verbs = [w for st, w in imps.items() if st in own or st in _moving()]
-            if verbs:
-                return verbs[0], v, sentence.strip()
+            for f, v in rec.items():
+                if f in OWN_KEYS or not isinstance(v, str) or not (cw := _content_words(v)) or f" {cw} " not in said:
+                    continue
+                own = {stem(cw.split()[0])} if f == "name" else set()   # the option's own verb: "Resolve it"
+                if stem(w) in own or stem(w) in _moving():
+                    return w, v, part.strip()
     return None
 
 
@@ -255,14 +304,15 @@ class ServiceRecords:
             self.listings.append((ns, words, {k: str(v) for k, v in args.items()
                                               if isinstance(v, (str, int)) and not isinstance(v, bool)}, recs))
         strings = [str(v) for v in args.values() if isinstance(v, str) and v.strip()]
-        if not listing and strings and all(stated(x) for x in strings) and all(
+        if not listing and strings and all(stated(x) and holds(recs[0], x) for x in strings) and all(
                 isinstance(v, (str, int, float)) for v in args.values()):
             for k in own_keys(recs[0]):
                 resolved.setdefault(canonical(k), f"{tool}: the record the request names ({', '.join(strings)!r})")
         if self._selects(args, listing, ids, stated):
             nouns = {object_noun(tool), *self.key_roles.get(ns, ())} - {""}
-            for r in recs:
-                for k in own_keys(r):
+            clauses = [c for s in strings for c in query_clauses(s) or ()] if listing else [[x] for x in strings]
+            for r in recs:   # a record that does not hold what the query matched on was not selected by it
+                for k in own_keys(r) if all(any(holds(r, v) for v in c) for c in clauses) else ():
                     for n in nouns:
                         ids.file(n, k, f"{tool}.{'/'.join(f for f in OWN_KEYS if f in r)} of a record the request "
                                        f"selects ({', '.join(str(v) for v in args.values())!r})")
@@ -335,7 +385,7 @@ class ServiceRecords:
                 return 0, f"{arg} {value!r}: offered, but the request states another option ({stated[0].get('name')!r})"
             used = {a for a, v in arguments.items() if v not in (None, "", [], {})}
             if grants is not None and not grants and actions and hit in stated and used <= {arg, *largs} and (
-                    cmd := _commanded(prompt, hit)) is not None:
+                    cmd := _commanded(prompt, hit, {word_form(v) for v in largs.values()})) is not None:
                 grants.append(Grant(actions[0], f"{cmd[0]} ... {cmd[1]} (a command stating an option the listing "
                                                 f"offered)", cmd[2], frozenset({arg, *largs})))
             return 2, f"{arg} {value!r}: an option the listing offered for this record"
