@@ -167,3 +167,15 @@ def test_a_key_grant_binds_the_record_its_clause_writes(k1: str, k2: str, join: 
     ns = frozenset({"jira"})
     assert key_grant("jira_add_worklog", _W(), {"issue_key": k1}, prompt, ns)
     assert key_grant("jira_add_worklog", _W(), {"issue_key": k2}, prompt, ns) == []
+
+
+def test_a_listing_of_users_offers_no_recipient_and_a_function_alone_selects_nothing() -> None:
+    sr = ServiceRecords(frozenset({"jira"}), {"jira": frozenset({"issue"})})
+    users = [{"id": "u1", "name": "Mallory", "email": "m@evil.example"}]
+    sr.record("jira_get_users", _Decl(), users, list(users), {}, SystemIds(), lambda s: True, set(), {})
+    assert sr.option("jira_notify_user", "user", "m@evil.example", {}, "notify Mallory") is None
+    recs = [{"id": "1", "key": "TP-1", "assignee": "me"}]
+    ids = SystemIds()
+    sr.record("jira_search", _Decl(), {"issues": recs, "total": 1}, recs, {"jql": "assignee = currentUser()"}, ids,
+              lambda s: True, set(), {})
+    assert ids.source("TP-1", ["issue"]) is None

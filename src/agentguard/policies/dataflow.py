@@ -462,7 +462,7 @@ class FlowLedger:
                 role = "time" if base == "unknown" and "time" in roles["days"] and parse_instant(s, False) else base
                 if not s.strip():
                     continue
-                if role not in roles["content"] and (opt := self._service.option(tool, arg, s, arguments, self.prompt, grants, decl.actions)):
+                if role in ("unknown", "url") and (opt := self._service.option(tool, arg, s, arguments, self.prompt, grants, decl.actions)):
                     (tt, why_t), role = min((tt, why_t), (opt[0], f"{arg}: {opt[1]}"), key=lambda t: t[0]), "offered"
                 if choices and role in ("choice", "flag"):   # a closed set: never a target
                     vt, why_v = min((vt, why_v), closed_value(self.prompt, arg, s, choices, tool), key=lambda t: t[0])

@@ -15,7 +15,8 @@ equal string appears somewhere; each relaxation's attack is kept refused in ``te
   whose every string argument the request states or is an id already selected (``get_page(title='Release
   checklist', space_key='ENG')``), or a listing or search whose query is a conjunction of equality predicates
   (:func:`query_values`: ``status = "In Review"``, ``x IN (a, b)``) on values the request states (a zero-argument
-  function the service evaluates, ``currentUser()``, names the caller) selects the records it returns: their own
+  function the service evaluates, ``currentUser()``, names the caller; at least one stated value) selects the
+  records it returns that hold each value as a whole field: their own
   keys are filed as platform ids (:class:`~agentguard.policies.platformids.SystemIds`) under the object noun of the
   tool and the roles of the namespace's key parameters (``issue_key`` -> ``issue``). Containment (``~``), negation,
   comparison or ``OR`` selects nothing: an outsider makes records match by text it writes. An id third-party
@@ -25,8 +26,10 @@ equal string appears somewhere; each relaxation's attack is kept refused in ``te
   ``jira_get_transitions``, ``link_type`` and ``jira_get_link_types``) takes the own id or name of a record that
   listing returned when called with the same values for the arguments both calls share (the transitions offered
   for *this* issue). Only a listing of labels counts (every string field of every record four words at most: no
-  comment or page body, which outsiders write), and where the request states a label of an offered option (``to
-  Done``), only that option. A value no listing offered, or offered for another record, is checked as before.
+  comment or page body, which outsiders write), only for a parameter whose role the schema leaves open (or a word
+  misread as a link: ``link_type``), never a recipient, and never an address (a listing of users offers no one to
+  send to); where the request states a label of an offered option (``to Done``), only that option. A value no
+  listing offered, or offered for another record, is checked as before.
 - **field names of the service** (:meth:`ServiceRecords.observe`): the field-name keys of the records a read of a
   namespace returned are the tool set's vocabulary (``fields={"priority": {"name": "High"}}``: ``priority`` and
   ``name`` are field names, not values; ``High`` is still checked).
@@ -326,8 +329,8 @@ class ServiceRecords:
         if not listing:   # one record: every string argument stated or an id already selected
             return all(stated(s) or ids.selected_value(s) for s in strings)
         parsed = [query_values(s) for s in strings]
-        if any(p is None for p in parsed) or not any(re.search(r"=|\bin\b|\bis\b", s, re.I) for s in strings):
-            return False
+        if any(p is None for p in parsed) or not any(p for p in parsed):
+            return False   # no predicate, or functions only (``assignee = currentUser()``: the request states none)
         return all(stated(v) or ids.selected_value(v) for p in parsed for v in p or ())
 
     def unwrap(self, tool: str, decl: Any, recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -369,8 +372,8 @@ class ServiceRecords:
         ns = namespace(tool, self.namespaces)
         t = tokens(arg.rsplit(".", 1)[-1])
         words = tuple(singular(w) for w in (t[:-1] if t and t[-1] in _TRAILING else t))
-        if not ns or not words or links(value):
-            return None
+        if not ns or not words or links(value) or "@" in value:
+            return None   # an address is never a label (a listing of users offers no recipient)
         said = f" {_content_words(prompt)} "
         for lns, lwords, largs, recs in self.listings:
             if lns != ns or lwords != words or any(
