@@ -31,8 +31,9 @@ equal string appears somewhere; each relaxation's attack is kept refused in ``te
   send to); where the request states a label of an offered option (``to Done``), only that option. A value no
   listing offered, or offered for another record, is checked as before.
 - **field names of the service** (:meth:`ServiceRecords.observe`): the field-name keys of the records a read of a
-  namespace returned are the tool set's vocabulary (``fields={"priority": {"name": "High"}}``: ``priority`` and
-  ``name`` are field names, not values; ``High`` is still checked).
+  namespace returned, and the keys an object parameter's own description writes as an example (``{'resolution':
+  {'name': 'Fixed'}}``: the schema's author, not an outsider), are the tool set's vocabulary (``fields={"priority":
+  {"name": "High"}}``: ``priority`` and ``name`` are field names, not values; ``High`` is still checked).
 """
 
 from __future__ import annotations
@@ -245,6 +246,30 @@ def _commanded(prompt: str, rec: Mapping[str, Any], keys: set[str]) -> tuple[str
     return None
 
 
+def _also_stated(part: str, arguments: Mapping[str, Any]) -> set[str]:
+    """The parameters of a call that the command's clause ``part`` asks for beside the option: one named as a comment
+    noun of the grant lexicon where the clause names one ("with a short closing note": ``comment``), and a mapping
+    whose every scalar value the clause writes ("as Fixed": ``fields={"resolution": {"name": "Fixed"}}``)."""
+    said = f" {word_form(part)} "
+    nouns = {stem(n) for n in _lexicon()["comment_nouns"]}
+    out = {a for a in arguments if {stem(t) for t in tokens(a)} & nouns and any(
+        stem(w) in nouns for w in said.split())}
+    for a, v in arguments.items():
+        leaves: list[Any] = []
+        todo: list[Any] = [v] if isinstance(v, Mapping) else []
+        while todo:
+            x = todo.pop()
+            if isinstance(x, Mapping):
+                todo.extend(x.values())
+            elif isinstance(x, list):
+                todo.extend(x)
+            else:
+                leaves.append(x)
+        if leaves and all(isinstance(x, str) and word_form(x) and f" {word_form(x)} " in said for x in leaves):
+            out.add(a)
+    return out
+
+
 def _content_words(text: str) -> str:
     return " ".join(w for w in re.findall(r"[a-z0-9]+(?:[.-][a-z0-9]+)*", text.casefold()) if w not in _STOP)
 
@@ -257,6 +282,7 @@ class ServiceRecords:
 
     namespaces: frozenset[str] = frozenset()
     key_roles: Mapping[str, frozenset[str]] = field(default_factory=dict)   # namespace -> roles of key parameters
+    described: frozenset[str] = frozenset()   # keys an object parameter's own description writes ({'resolution': ..})
     returned: dict[str, set[str]] = field(default_factory=dict)
     listings: list[tuple[str, tuple[str, ...], dict[str, str], Sequence[Mapping[str, Any]]]] = field(
         default_factory=list)
@@ -275,13 +301,15 @@ class ServiceRecords:
                     t = tokens(a)
                     if t and t[-1] in ("id", "key") and r not in ("unknown", "text", "choice", "flag", "query"):
                         roles.setdefault(ns, set()).add(r)
-        return cls(namespaces, {k: frozenset(v) for k, v in roles.items()})
+        return cls(namespaces, {k: frozenset(v) for k, v in roles.items()},
+                   described=frozenset(toolset.roles.get("described_keys", frozenset())) if namespaces else frozenset())
 
     def observe(self, tool: str, decl: Any, result: Any, recs: list[dict[str, Any]],
                 arguments: Mapping[str, Any] | None, ledger: Any) -> list[dict[str, str]]:
         """Record one result of an inferred read of a namespace (the rules of the module docstring) in ``ledger``
         (a :class:`~agentguard.policies.dataflow.FlowLedger`); returns, per record, its own-key fields
         (system-assigned: not third-party text; still private where the ledger says so)."""
+        ledger._vocab.seen.update(self.described)
         return self.record(tool, decl, result, recs, arguments, ledger.sys_ids, ledger.user_named,
                            ledger._vocab.seen, ledger._resolved)
 
@@ -347,6 +375,7 @@ class ServiceRecords:
         grant of the record its key names (:func:`key_grant`)."""
         from .schemagrants import in_scope
 
+        ledger._vocab.seen.update(self.described)   # field names the schemas' own descriptions write
         return in_scope([g for g in ledger.grants if g.action in decl.actions], arguments, content) or key_grant(
             tool, decl, arguments, ledger.prompt, self.namespaces)
 
@@ -387,9 +416,10 @@ class ServiceRecords:
             if stated and hit not in stated:
                 return 0, f"{arg} {value!r}: offered, but the request states another option ({stated[0].get('name')!r})"
             used = {a for a, v in arguments.items() if v not in (None, "", [], {})}
-            if grants is not None and not grants and actions and hit in stated and used <= {arg, *largs} and (
-                    cmd := _commanded(prompt, hit, {word_form(v) for v in largs.values()})) is not None:
+            if grants is not None and not grants and actions and hit in stated and (
+                    cmd := _commanded(prompt, hit, {word_form(v) for v in largs.values()})) is not None and \
+                    used <= (scope := {arg, *largs, *_also_stated(cmd[2], arguments)}):
                 grants.append(Grant(actions[0], f"{cmd[0]} ... {cmd[1]} (a command stating an option the listing "
-                                                f"offered)", cmd[2], frozenset({arg, *largs})))
+                                                f"offered)", cmd[2], frozenset(scope)))
             return 2, f"{arg} {value!r}: an option the listing offered for this record"
         return None

@@ -462,6 +462,8 @@ def with_inferred(toolset: ToolSet, schemas: Iterable[ToolSchema], lex: Inferenc
     # the property names the schemas declare inside objects (properties.firstname): the store's field names, which
     # a search names rather than matches (agentguard.policies.platformids.search_filter)
     roles["namespaces"] = frozenset(tokens(s.name)[0] for s in schemas if s.prefix)   # a server's mount prefix
+    roles["described_keys"] = frozenset(k for s in schemas for p in s.params if "object" in p.types   # ``{'x': ...}``
+                                        for k in re.findall(r"['\"]([A-Za-z_]\w{0,63})['\"]\s*:", p.description))
     roles["vocabulary"] = frozenset(roles.get("vocabulary", frozenset())) | {
         a.rsplit(".", 1)[1] for d in tools.values() for a in d.args if "." in a}
     return replace(toolset, tools=tools, roles=roles)
