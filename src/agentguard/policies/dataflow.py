@@ -1,10 +1,10 @@
 """Labels that follow data flow, and the check of one proposed call against the user's grants (issue 27).
 
-:class:`FlowLedger` holds one run: the user's prompt and the grants minted from it
-(:mod:`agentguard.policies.capabilities`), and every tool result, each field labelled by the tool set's declarations
-(:mod:`agentguard.policies.toolset`): the user's own records and system metadata vouch for a value *of the declared
-role only* (a transaction id never vouches for an amount, a balance never for a payment); everything else,
-senders, participants, owners, counterparties, subjects, bodies, pages, is third-party, whatever its field's name.
+:class:`FlowLedger` holds one run: the user's prompt and the grants minted from it (:mod:`.capabilities`), and every
+tool result, each field labelled by the tool set's declarations (:mod:`.toolset`): the user's own records and system
+metadata vouch for a value *of the declared role only* (a transaction id never vouches for an amount, a balance
+never for a payment); everything else, senders, participants, owners, counterparties, subjects, bodies, pages, is
+third-party, whatever its field's name.
 
 **The approximation, stated.** A replay (or any guard outside the model) cannot see which input an LLM copied
 a value from. Where a value of a proposed call equals values from several sources, the ledger labels it by
@@ -26,19 +26,18 @@ a value from. Where a value of a proposed call equals values from several source
 - a read carries its arguments to whatever serves it: a read whose argument holds a link is a *fetch* of it
   (``_read_links``); a read of a service not the user's own store carries no private value, code or text of a
   tool result the request did not write (``_remote_leak``);
-- identifiers the platform assigned (a created object's id, a selected record's own id and references, their
-  nested objects' ids, a record selected by a property computed over a listing) and amounts in a currency's
-  minor unit: :mod:`agentguard.policies.platformids`;
+- identifiers the platform assigned, and minor units: :mod:`.platformids`; records of a namespaced service (own keys
+  go back home, records a stated query selects, options a listing offers): :mod:`.servicerecords`;
 - an amount is positive (``0 - 45.5`` is a computation, not a payment), and not left out when the request
   states one (:func:`~agentguard.policies.schemagrants.omitted_values`: the tool's default would apply);
 - outgoing content (bodies, subjects, posts): every link in it (:mod:`agentguard.policies.links`) must be the
   user's or trusted; a private value of the user (passport, card, an undeclared tool's field) needs a grant whose
   sentence names it; eight or more consecutive words of third-party text go only to targets the user named.
 
-A call is within a grant when one of the tool's declared actions was granted and the grants' parameter scope
-covers what it sets; closed-set values (``enum``, booleans) are checked against the request where it states one
-(:mod:`agentguard.policies.schemagrants`). :meth:`FlowLedger.facts` returns the verified policy's facts plus
-``grant`` (the words that granted it) and ``why`` (the first value that failed and its sources).
+A call is within a grant when one of the tool's declared actions was granted and the grants' parameter scope covers
+what it sets; closed-set values (``enum``, booleans) are checked against the request where it states one
+(:mod:`.schemagrants`). :meth:`FlowLedger.facts` returns the verified policy's facts plus ``grant`` (the words that
+granted it) and ``why`` (the first value that failed and its sources).
 """
 
 from __future__ import annotations
@@ -54,7 +53,8 @@ from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
                          dates, entities, identifiers, times, two_step_amounts, word_form)
 from .platformids import SystemIds, id_keys, in_minor_units, listed_records, nested_ids, platform_fields
-from .schemagrants import closed_value, expand_arguments, in_scope, omitted_values, record_nouns
+from .schemagrants import closed_value, expand_arguments, omitted_values, record_nouns
+from .servicerecords import ServiceRecords
 from .toolset import READ_VERBS, Facts, ToolDecl, ToolSet
 from .vocabulary import FieldVocabulary, field_names, is_now, joined_words, parse_instant, type_keys, utc_now
 
@@ -102,10 +102,10 @@ class FlowLedger:
     sys_ids: SystemIds = field(default_factory=SystemIds)   # platform-assigned ids (agentguard.policies.platformids)
     clock: Callable[[], datetime.datetime] = utc_now   # the run's clock (a value of now: agentguard.policies.vocabulary)
     _vocab: FieldVocabulary = field(default_factory=FieldVocabulary)   # the store's field names (.vocabulary)
+    _service: ServiceRecords = field(default_factory=ServiceRecords)   # namespaced services' records (.servicerecords)
 
-    def __post_init__(self) -> None: self._vocab = FieldVocabulary.of(self.toolset.tools.values())
+    def __post_init__(self) -> None: self._vocab, self._service = FieldVocabulary.of(self.toolset.tools.values()), ServiceRecords.of(self.toolset)
 
-    # ------------------------------------------------------------------ observing
     def observe_prompt(self, prompt: str) -> None:
         """Record the user's request: its grants and the values it names."""
         self.prompt = (self.prompt + "\n" + prompt).strip()
@@ -142,7 +142,7 @@ class FlowLedger:
         self.calls.append(tool)
         decl = self.toolset.decl(tool)
         self._cache = {k: v for k, v in self._cache.items() if k not in ("codes", "derived")}
-        recs, rest = listed_records(list(_records(result)), decl)   # a list wrapper ({"items": [...]}): its items
+        recs, rest = listed_records(self._service.unwrap(tool, decl, list(_records(result))), decl)   # wrappers, envelopes
         if decl.declared and not decl.inferred or decl.inferred and (decl.results or decl.whole):   # the user's store
             self._vocab.seen.update(field_names(result))
         if decl.whole and not recs:   # a bare value or list of values only: never a record's fields
@@ -156,8 +156,8 @@ class FlowLedger:
         nouns = self._cache.setdefault("nouns", {d.whole for d in self.toolset.tools.values() if d.inferred})
         sysfs = platform_fields(self.sys_ids, tool, decl, recs, arguments, nouns, self._states, self.prompt,
                                 self.toolset.roles.get("vocabulary", frozenset()))
-        for rec, sysf in zip(recs, sysfs):
-            self._record(tool, decl, rec, recs if decl.inferred else [], sysf)
+        for rec, sysf, o in zip(recs, sysfs, self._service.observe(tool, decl, result, recs, arguments, self)):
+            self._record(tool, decl, rec, recs if decl.inferred else [], {**o, **sysf})
 
     def _states(self, s: str) -> bool:   # whether the request states value s (an id or e-mail; its words)
         c = canonical(s)
@@ -411,7 +411,7 @@ class FlowLedger:
                                     and canonical(w)[0] != "date" and not _TIME.fullmatch(w)}
         return self._cache["codes"]
 
-    def _remote_leak(self, decl: ToolDecl, arguments: Mapping[str, Any]) -> str | None:
+    def _remote_leak(self, decl: ToolDecl, arguments: Mapping[str, Any], tool: str = "") -> str | None:
         """Why a read of a service that is not the user's own store (an undeclared tool, or an inferred one
         that is neither a store nor a listing) carries the user's data out, or ``None``: its arguments go to
         that service, so a private value of the user (as for outgoing content), a code or number of four
@@ -421,7 +421,7 @@ class FlowLedger:
             return None
         types = type_keys(arguments, decl.choices)   # an id the platform filed for the type the call names goes home
         for arg, v in arguments.items():
-            for s in _arg_leaves(v):
+            for s in (x for x in _arg_leaves(v) if not self._service.goes_back(tool, x)):   # a key back home
                 if types and self.sys_ids.source(s, id_keys(decl.role(arg), arg, types)) is not None:
                     continue
                 wf = f" {word_form(s)} "
@@ -445,16 +445,14 @@ class FlowLedger:
             return Facts(_KIND_CODE["write"], 2, False, 2, "", f"{tool}: a read verb joined to {m.group(0)!r}")
         if decl.kind == "read":
             carried = self._read_links(decl, arguments)
-            if carried is None and (leak := self._remote_leak(decl, arguments)) is not None:
+            if carried is None and (leak := self._remote_leak(decl, arguments, tool)) is not None:
                 return Facts(_KIND_CODE["fetch"], 0, True, 2, "", leak)
             if carried is None:
                 return Facts(kind, 2, True, 2, "", "a read")
             return Facts(_KIND_CODE["fetch"], carried[0], True, 2, "", carried[1])
         content = [a for a, r in decl.args.items() if r in self.toolset.roles["content"]]
-        grants = in_scope([g for g in self.grants if g.action in decl.actions], arguments, content)
-        grant = "; ".join(g.describe() for g in grants)
-        roles = self.toolset.roles
-        contents: list[str] = []
+        grants = self._service.granted(tool, decl, arguments, self, content)   # in scope, or the record's key's
+        grant, roles, contents = "; ".join(g.describe() for g in grants), self.toolset.roles, list[str]()
         tt, why_t, failed = 2, "", set[str]()
         vt, why_v = omitted_values(decl, arguments, self.prompt, roles["amounts"], tool)
         types, checked = type_keys(arguments, decl.choices), set().union(*(roles[r] for r in _CHECKED))
@@ -464,6 +462,8 @@ class FlowLedger:
                 role = "time" if base == "unknown" and "time" in roles["days"] and parse_instant(s, False) else base
                 if not s.strip():
                     continue
+                if role in ("unknown", "url") and (opt := self._service.option(tool, arg, s, arguments, self.prompt, grants, decl.actions)):
+                    (tt, why_t), role = min((tt, why_t), (opt[0], f"{arg}: {opt[1]}"), key=lambda t: t[0]), "offered"
                 if choices and role in ("choice", "flag"):   # a closed set: never a target
                     vt, why_v = min((vt, why_v), closed_value(self.prompt, arg, s, choices, tool), key=lambda t: t[0])
                     continue

@@ -107,6 +107,8 @@ def _expand(decl: ToolDecl, arg: str, v: Any, known: Callable[[Any], bool] | Non
                     yield from _expand(decl, sub, x, known)
                 elif known is not None and known(k) and not isinstance(x, (Mapping, list, tuple, set)):
                     yield sub, x
+                elif known is not None and known(k) and isinstance(x, (Mapping, list)):   # a field's own structure
+                    yield from _expand(decl, sub, x, known)   # ({"priority": {"name": "High"}}, {"labels": [...]})
                 else:
                     yield arg, {k: x}
         else:

@@ -218,6 +218,8 @@ def _param_role(p: ParamSchema, lex: InferenceLexicon, name_words: list[str],
         if rule.get("with") and not set(toks) & set(rule["with"]):
             continue
         role = str(rule["role"])
+        if set(p.types) == {"boolean"} and (role == "recipient" or rule.get("destination")):
+            break   # true or false is sent to no one (convert_to_markdown): a flag, whatever its name's words
         trace.add(f"param:{role}:{hit}")
         if role == "recipient":
             desc = p.description.casefold()
@@ -459,6 +461,9 @@ def with_inferred(toolset: ToolSet, schemas: Iterable[ToolSchema], lex: Inferenc
         roles[cls] = frozenset(roles.get(cls, frozenset())) | ids
     # the property names the schemas declare inside objects (properties.firstname): the store's field names, which
     # a search names rather than matches (agentguard.policies.platformids.search_filter)
+    roles["namespaces"] = frozenset(tokens(s.name)[0] for s in schemas if s.prefix)   # a server's mount prefix
+    roles["described_keys"] = frozenset(k for s in schemas for p in s.params if "object" in p.types   # ``{'x': ...}``
+                                        for k in re.findall(r"['\"]([A-Za-z_]\w{0,63})['\"]\s*:", p.description))
     roles["vocabulary"] = frozenset(roles.get("vocabulary", frozenset())) | {
         a.rsplit(".", 1)[1] for d in tools.values() for a in d.args if "." in a}
     return replace(toolset, tools=tools, roles=roles)
