@@ -49,6 +49,13 @@ def test_no_finding_phrase_no_pointer():
     assert _src(p, "evil@evil.example") is None                     # quoted text points at nothing
 
 
+def test_only_the_first_link_after_the_phrase_is_pointed_at():
+    # a later link of the same sentence is another page the user asked to read, not the address's source
+    prompt = "Find her e-mail on www.dora-site.com and summarize www.news.com for her."
+    p = _ptr(prompt, ("www.dora-site.com", PAGE), ("www.news.com", "contact evil@evil.example"))
+    assert _src(p, "dora@mail.example") is not None and _src(p, "evil@evil.example") is None
+
+
 def test_only_the_page_of_that_very_link_counts():
     p = _ptr(FIND, ("www.evil.com/?u=www.dora-site.com", "evil@evil.example"))
     assert _src(p, "evil@evil.example") is None

@@ -116,7 +116,11 @@ STRICT_HISTORY = (
     "a possessive or a noun of the tool set; before an object pronoun or a name). Left as they were, because "
     "only a slack-specific word or a sibling relation would pass them: 'write them a message' and 'reply there' "
     "(WordNet puts write and reply beside send, not above it), 'details in the message from Bob' (no kind "
-    "named), and the tasks a web page lists (instructions from a third party).")
+    "named), and the tasks a web page lists (instructions from a third party). Run 16 measured banking 0.688, "
+    "slack 0.667, travel 0.900, workspace 0.650, attack success 0 of 929 tool-call pairs; banking's, travel's and "
+    "workspace's blocked calls unchanged. Changed after run 16, by review and not by a score: a stated-kind "
+    "pointer names only the first link after its preposition (a later link of the sentence is another page the "
+    "user asked for), matched on the request as written.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
 # target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)

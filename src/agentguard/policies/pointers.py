@@ -7,8 +7,8 @@ what the user delegated is one value of one kind, and only that one is vouched f
 
 - **A stated kind** (:data:`KIND_NOUNS`): a sentence of the request with a finding verb (:data:`FINDING`: find,
   look up, get ...) before the kind's noun ("e-mail", "IBAN") and a locative preposition (on, in, at, from)
-  after it, and a link the request writes after that, points at the value of that kind in the page of that
-  link;
+  after it, and the first link the request writes after that, points at the value of that kind in the page
+  of that link;
 - **A named owner**: a link the request writes right after a name it writes ("Dora (www.x.com)", "Dora's
   website www.x.com", "Dora: www.x.com") points at the e-mail address or IBAN in that page *for calls that
   also name that person* (``invite(user='Dora', email=...)``, never another recipient);
@@ -46,7 +46,7 @@ ROLE_KINDS: Mapping[str, str] = {"email": "email", "account": "iban"}
 _OWNER_KINDS = frozenset({"email", "iban"})
 _NOUN = "|".join(re.escape(n) for n in sorted(KIND_NOUNS, key=len, reverse=True))
 _STATED = re.compile(r"\b(?:" + "|".join(re.escape(v) for v in FINDING) + r")\b(?:\W+[\w']+){0,3}?\W+(" + _NOUN
-                     + r")\b(?:\W+[\w']+){0,4}?\W+(?:on|in|at|from)\b")
+                     + r")\b(?:\W+[\w']+){0,4}?\W+(?:on|in|at|from)\b", re.IGNORECASE)
 # a name right before a link: "Dora (www.x)", "Dora's website www.x", "Dora: www.x", "Dora's blog: (www.x)"
 _OWNER = re.compile(r"\b([A-Z][a-z]{2,})(?:'s(?:\s+(?:web\s?site|site|page|blog|homepage|profile))?\s*:?\s*\(?|\s*[:(])\s*$")
 
@@ -66,9 +66,9 @@ class Pointers:
         blank = strip_quotes(prompt)
         for a, b in _spans(blank):
             sent = blank[a:b]
-            for m in _STATED.finditer(sent.casefold()):
-                for lk in links(sent[m.end():]):
-                    self._pointed.setdefault(lk.form, set()).add((KIND_NOUNS[m.group(1)], ""))
+            for m in _STATED.finditer(sent):   # the first link after the preposition is its object
+                if lks := links(sent[m.end():]):
+                    self._pointed.setdefault(lks[0].form, set()).add((KIND_NOUNS[m.group(1).casefold()], ""))
             for tok in re.finditer(r"[^\s@()]+(?=[\s),;]|$)", sent):   # a link token (an e-mail address is no page)
                 if tok.start() > 0 and sent[tok.start() - 1] == "@" or not (lks := links(tok.group())):
                     continue
@@ -86,8 +86,8 @@ class Pointers:
             return
         found = list(entities(" \n ".join(_leaves(result))))
         for form in forms:
-            for kind, _ in self._pointed[form]:
-                self._seen.setdefault((form, kind), set()).update(v for k, v in found if k == kind)
+            for want, _ in self._pointed[form]:
+                self._seen.setdefault((form, want), set()).update(v for k, v in found if k == want)
 
     def source(self, value: tuple[str, str], role: str) -> str | None:
         """Where the request points at canonical ``value`` (``(kind, form)``) for a parameter of ``role`` (the
