@@ -120,7 +120,7 @@ STRICT_HISTORY = (
     "slack 0.667, travel 0.900, workspace 0.650, attack success 0 of 929 tool-call pairs; banking's, travel's and "
     "workspace's blocked calls unchanged. Changed after run 16, by review and not by a score: a stated-kind "
     "pointer names only the first link after its preposition (a later link of the sentence is another page the "
-    "user asked for), matched on the request as written.")
+    "user asked for), matched on the request as written. Run 17 repeated run 16's figures and blocked calls.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
 # target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)
