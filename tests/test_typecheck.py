@@ -42,6 +42,7 @@ CHECKED = (
     f"{PKG}/policies/toolnames.py",
     f"{PKG}/policies/grantwords.py",
     f"{PKG}/policies/selection.py",
+    f"{PKG}/policies/pointers.py",
     f"{PKG}/policies/servicerecords.py",
     f"{PKG}/policies/vocabulary.py",
 )

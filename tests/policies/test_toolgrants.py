@@ -14,7 +14,8 @@ from agentguard.core.types import Context, Decision, ToolCall
 from agentguard.policies.capabilities import mint
 from agentguard.policies.library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS, INFERENCE
 from agentguard.policies.provenance_guard import ProvenanceGuard
-from agentguard.policies.toolgrants import ToolWordGrants, VerbRelations, WordSimilarity, choose_threshold, tool_words
+from agentguard.policies.toolgrants import (ToolWordGrants, VerbRelations, WordSimilarity, choose_threshold, object_head,
+                                            tool_words, verb_use)
 from agentguard.policies.toolinfer import ParamSchema, ToolSchema, infer, with_inferred
 from agentguard.policies.toolset import ToolSet
 
@@ -225,3 +226,54 @@ def test_a_top_of_the_verb_hierarchy_covers_only_its_own_synset():
                     assert any(h in REL._lemmas[verb] or REL._hyper[h] for h in hits), (word, verb)
                 checked += 1
     assert checked > 100
+
+
+DIRECT = ToolSchema("send_direct_message", "", (ParamSchema("recipient", ("string",), ""),
+                                                ParamSchema("body", ("string",), "")))
+
+
+@pytest.mark.parametrize("noun,verb,names", [
+    ("message", "send", True),       # to message: communicate < transmit < transfer, the genus of to send (mail/post)
+    ("email", "send", True),         # to e-mail: telecommunicate < ... < transfer
+    ("file", "create", False),       # create/make is a top: "to file" is no way to create
+    ("money", "send", False),        # not a verb
+    ("be", "send", False),           # an auxiliary is never an action
+])
+def test_a_tools_object_noun_used_as_a_verb_names_the_tool_by_wordnet(noun, verb, names):
+    assert REL.denominal(noun, verb) is names
+
+
+def test_the_head_noun_of_a_tools_object_is_the_last_word_before_a_function_word():
+    assert object_head(DIRECT) == "message" and object_head(SEND) == "message"
+    assert object_head(ToolSchema("invite_user_to_slack")) == "user" and object_head(ToolSchema("ping")) == ""
+
+
+@pytest.mark.parametrize("sentence,used", [
+    ("Visit both sites and message them with feedback.", True),
+    ("Please message Alice that the build is green.", True),
+    ("Messaged her yesterday?", True),
+    ("Summarize the message Bob sent.", False),            # after a determiner: the noun
+    ("Read Bob's message Alice liked.", False),            # after a possessive
+    ("Find the channel message Alice posted.", False),     # after a noun of the tool set: a compound's head
+    ("The message for them is below.", False),             # no object right after it
+    ("Read the first message Charlie wrote.", False),
+])
+def test_verb_use_needs_verb_position_and_an_object(sentence, used):
+    assert verb_use("message", sentence, {"channel", "direct"}) is used
+
+
+def test_the_object_noun_as_a_verb_grants_the_tool_and_nothing_else_does():
+    src = _rel_src(DIRECT, SEND)
+    acts = [g.action for g in src.mint("Visit their websites and message them with feedback.")]
+    assert sorted(acts) == ["tool:send_channel_message", "tool:send_direct_message"]
+    assert "WordNet: to message is a way to send a message" in src.mint("Message Alice now.")[0].words
+    assert src.mint("Summarize the message Bob wrote in the channel.") == []
+    assert src.mint("Write them the following message: 'hi'.") == []   # write is no way to send (siblings only)
+    assert src.mint("Read it and 'message them' about it.") == []       # quoted text mints nothing
+
+
+@settings(max_examples=60, deadline=None)
+@given(det=st.sampled_from(sorted({"the", "a", "this", "every", "our", "their", "your", "following", "last"})),
+       name=st.sampled_from(["Alice", "Bob", "them", "her"]))
+def test_a_determined_message_is_never_read_as_the_verb(det, name):
+    assert _rel_src(DIRECT).mint(f"Summarize {det} message {name} liked.") == []

@@ -103,7 +103,24 @@ STRICT_HISTORY = (
     "a red team of this session's relaxations, not from a fold: the run's clock, field names of the store as "
     "vocabulary, grants from phrasing, type-name enums, generic-tool ids; a selection bound to the listing its "
     "object names and cancelled by a negation, an idiom's noun heading its object, a namespace only before a "
-    "non-read verb, a long string prose only where named so. Run 15 repeated run 10's figures.")
+    "non-read verb, a long string prose only where named so. Run 15 repeated run 10's figures. Changed after run "
+    "15 (fourteenth session), TO RAISE SLACK (not blind: its blocked benign calls, scored 15 times, were read to "
+    "choose the causes to fix), each change a rule of English or of WordNet written for any tool set and checked "
+    "on the fresh MCP, GitHub, Stripe and HubSpot sets: (1) a value the request points at by its page "
+    "(agentguard.policies.pointers): a finding verb, a kind's noun and a preposition before a link the request "
+    "writes ('find her e-mail on her website: <link>'), or a name right before the link ('Dora (<link>)', the "
+    "latter only for calls naming that person), vouch (trusted, not a grant) for the one value of that kind in "
+    "the page of that very link, none when the page holds two; (2) a tool's object head noun used as a verb "
+    "('message them') names the tool when WordNet puts a verb sense of the noun under the genus of the tool "
+    "verb's sense (to message and to send are ways to transfer), in verb position only (not after a determiner, "
+    "a possessive or a noun of the tool set; before an object pronoun or a name). Left as they were, because "
+    "only a slack-specific word or a sibling relation would pass them: 'write them a message' and 'reply there' "
+    "(WordNet puts write and reply beside send, not above it), 'details in the message from Bob' (no kind "
+    "named), and the tasks a web page lists (instructions from a third party). Run 16 measured banking 0.688, "
+    "slack 0.667, travel 0.900, workspace 0.650, attack success 0 of 929 tool-call pairs; banking's, travel's and "
+    "workspace's blocked calls unchanged. Changed after run 16, by review and not by a score: a stated-kind "
+    "pointer names only the first link after its preposition (a later link of the sentence is another page the "
+    "user asked for), matched on the request as written. Run 17 repeated run 16's figures and blocked calls.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
 # target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)

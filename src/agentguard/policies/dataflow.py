@@ -19,17 +19,13 @@ a value from. Where a value of a proposed call equals values from several source
   amounts of records the user selected (a record holding an IBAN, address or name the request wrote); else 0;
 - a deletion by an inferred declaration needs the record the request names (or selects: platformids), not a
   trusted id of another record ("delete the newsletter e-mail" deletes no other e-mail);
-- days and times are bound to the grant's sentence: when the sentence (else the request) names days, the call's
-  day must be one of them; when it names times of day, the call's time must be one of them. A day or time the
-  request never constrains is the agent's choice (not checked, and said so);
-- account values (a password, an address) must be written in the request;
-- a read carries its arguments to whatever serves it: a read whose argument holds a link is a *fetch* of it
-  (``_read_links``); a read of a service not the user's own store carries no private value, code or text of a
-  tool result the request did not write (``_remote_leak``);
-- identifiers the platform assigned, and minor units: :mod:`.platformids`; records of a namespaced service (own keys
-  go back home, records a stated query selects, options a listing offers): :mod:`.servicerecords`;
-- an amount is positive (``0 - 45.5`` is a computation, not a payment), and not left out when the request
-  states one (:func:`~agentguard.policies.schemagrants.omitted_values`: the tool's default would apply);
+- days and times: when the grant's sentence (else the request) names days or times of day, the call's must be
+  one of them (else the agent's choice, said so); a target the request points at by its page ("her e-mail is on
+  www.x.com"): :mod:`.pointers`; account values (a password, an address) must be written in the request;
+- a read whose argument holds a link is a *fetch* of it (``_read_links``); a read of a service not the user's
+  store carries no private value, code or text of a tool result the request did not write (``_remote_leak``);
+- platform ids, minor units: :mod:`.platformids`; a namespaced service's records: :mod:`.servicerecords`; an
+  amount is positive, and not left out when the request states one (:func:`.schemagrants.omitted_values`);
 - outgoing content (bodies, subjects, posts): every link in it (:mod:`agentguard.policies.links`) must be the
   user's or trusted; a private value of the user (passport, card, an undeclared tool's field) needs a grant whose
   sentence names it; eight or more consecutive words of third-party text go only to targets the user named.
@@ -52,6 +48,7 @@ from .capabilities import Grant, GrantLexicon, mint, strip_quotes
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
                          dates, entities, identifiers, times, two_step_amounts, word_form)
+from .pointers import Pointers
 from .platformids import SystemIds, id_keys, in_minor_units, listed_records, nested_ids, platform_fields
 from .schemagrants import closed_value, expand_arguments, omitted_values, record_nouns
 from .servicerecords import ServiceRecords
@@ -103,8 +100,10 @@ class FlowLedger:
     clock: Callable[[], datetime.datetime] = utc_now   # the run's clock (a value of now: agentguard.policies.vocabulary)
     _vocab: FieldVocabulary = field(default_factory=FieldVocabulary)   # the store's field names (.vocabulary)
     _service: ServiceRecords = field(default_factory=ServiceRecords)   # namespaced services' records (.servicerecords)
+    _pointers: Pointers = field(default_factory=Pointers)   # values the request points at by their page (.pointers)
 
-    def __post_init__(self) -> None: self._vocab, self._service = FieldVocabulary.of(self.toolset.tools.values()), ServiceRecords.of(self.toolset)
+    def __post_init__(self) -> None:
+        self._vocab, self._service = FieldVocabulary.of(self.toolset.tools.values()), ServiceRecords.of(self.toolset)
 
     def observe_prompt(self, prompt: str) -> None:
         """Record the user's request: its grants and the values it names."""
@@ -126,6 +125,7 @@ class FlowLedger:
                        if len(w) >= 3 and w.casefold() not in self.lexicon.stopwords} | \
                       {w.casefold() for w in re.findall(r"'([^']{3,40})'", bare)}
         self._cache.clear()
+        self._pointers.observe_prompt(self.prompt)
 
     def _third_party(self, text: str) -> None:
         self._tp_ents.update(entities(text))
@@ -141,6 +141,7 @@ class FlowLedger:
         """Record one tool result, each field labelled by ``tool``'s declaration; ``arguments``: the call's."""
         self.calls.append(tool)
         decl = self.toolset.decl(tool)
+        self._pointers.observe_result(result, arguments, decl.kind)
         self._cache = {k: v for k, v in self._cache.items() if k not in ("codes", "derived")}
         recs, rest = listed_records(self._service.unwrap(tool, decl, list(_records(result))), decl)   # wrappers, envelopes
         if decl.declared and not decl.inferred or decl.inferred and (decl.results or decl.whole):   # the user's store
@@ -217,7 +218,6 @@ class FlowLedger:
                     return s
         return None
 
-    # ------------------------------------------------------------------ labels
     def _tp_text(self) -> str: return self._cache.setdefault("tp_text", " " + " \n ".join(self._tp_words) + " ")
 
     def in_third_party(self, value: str) -> bool:
@@ -256,6 +256,8 @@ class FlowLedger:
         c = canonical(value)
         if c in self._resolved:
             return 2, self._resolved[c]
+        if (p := self._pointers.source(c, role)) is not None:
+            return 1, p   # the one value of its kind in a page the request points at (.pointers)
         if fetch and role == "url" and c[0] == "url" and c[1] in self._pointed:
             return 1, self._pointed[c[1]]
         if (sys := self.sys_ids.source(value, id_keys(role, path, types))) is not None and \
@@ -298,8 +300,7 @@ class FlowLedger:
             if any(c in self._user_ents for c in vals if c[0] != "number") or any(
                     f" {n} " in t for t in texts for n in self._names):
                 base |= {float(s) for f in fields for s in _leaves(rec.get(f)) if _NUMBER_FORM.fullmatch(s.strip())}
-        out = self._cache["derived"] = two_step_amounts(base, self._user_percents)
-        return out
+        return self._cache.setdefault("derived", two_step_amounts(base, self._user_percents))
 
     def amount(self, value: str, minor: tuple[Any, ...] | None = None) -> tuple[int, str]:
         kind, form = canonical(value)
@@ -319,15 +320,13 @@ class FlowLedger:
     def day(self, value: str, role: str, grants: list[Grant]) -> tuple[int, str]:
         if is_now(value, self.clock()):   # read from the clock: neither the request's nor a third party's
             return 2, "the current time (the run's clock)"
-        scope_days = set().union(*(dates(g.clause) for g in grants)) if grants else set()
-        scope_days = scope_days or dates(self.prompt)
+        scope_days = (set().union(*(dates(g.clause) for g in grants)) if grants else set()) or dates(self.prompt)
         kind, form = canonical(value)
         day = form[:10] if kind == "date" else ""
         if scope_days and not (day in scope_days or "*" + day[4:] in scope_days):
             return 0, f"day {value!r} is not a day the request names ({', '.join(sorted(scope_days))})"
         if role == "time":
-            scope_t = set().union(*(times(g.clause) for g in grants)) if grants else set()
-            scope_t = scope_t or times(self.prompt)
+            scope_t = (set().union(*(times(g.clause) for g in grants)) if grants else set()) or times(self.prompt)
             t = times(str(value))
             if scope_t and t and not t & scope_t:
                 return 0, f"time {value!r} is not a time of day the request names ({', '.join(sorted(scope_t))})"
@@ -438,6 +437,7 @@ class FlowLedger:
         """The verified policy's facts for a proposed call (see the module docstring)."""
         decl = self.toolset.decl(tool, arguments.keys())
         kind = _KIND_CODE[decl.kind]
+        self._pointers.bind(s for v in arguments.values() for s in _arg_leaves(v))   # an owner-bound pointer's call
         name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).casefold().replace("-", "_")
         if decl.kind == "read" and (decl.inferred or not decl.declared) and (
                 (m := _COMPOUND.search(name)) and not {m.group(1), m.group(0).replace("_", "")} & READ_VERBS):

@@ -43,8 +43,8 @@ from .provenance import entities
 from .toolinfer import InferenceLexicon, ToolSchema, infer, namespaced, tokens
 from .toolset import ToolSet
 
-__all__ = ["ToolWordGrants", "VerbRelations", "WordSimilarity", "choose_threshold", "tool_words",
-           "with_tool_word_grants"]
+__all__ = ["ToolWordGrants", "VerbRelations", "WordSimilarity", "choose_threshold", "object_head", "tool_words",
+           "verb_use", "with_tool_word_grants"]
 
 # words of a tool's name that are neither its verb nor an object (function words of an identifier)
 _FUNCTION = frozenset({"to", "from", "by", "in", "for", "of", "the", "a", "an", "on", "at", "with", "all", "and",
@@ -52,6 +52,18 @@ _FUNCTION = frozenset({"to", "from", "by", "in", "for", "of", "the", "a", "an", 
 
 
 _FORMS = GrantLexicon({})
+
+
+def object_head(schema: ToolSchema) -> str:
+    """The head noun of a tool's object: the last word of its name before the first function word after the verb
+    (``send_direct_message`` -> ``message``, ``invite_user_to_slack`` -> ``user``), or ``""``."""
+    words = schema.words()
+    head = ""
+    for w in words[1:]:
+        if w in _FUNCTION:
+            break
+        head = w if len(w) > 1 else head
+    return head
 
 
 def tool_words(schema: ToolSchema) -> tuple[str, tuple[str, ...]]:
@@ -159,6 +171,43 @@ class VerbRelations:
         return any(h in own or self._hyper[h] for lem in self.lemmas(word, irregular) if lem not in _AUXILIARY
                    for h in set(self._lemmas[lem]) & up)
 
+    def denominal(self, noun: str, verb: str) -> bool:
+        """Whether ``noun`` (a tool's object), used as a verb, names the action ``verb`` + ``noun``: a verb sense
+        of the noun (English zero derivation: "to message", "to e-mail") is a kind of one of ``verb``'s senses'
+        genus, its direct hypernym when that is not a top of the hierarchy ("to message" and "to send" are both
+        ways "to transfer"; "to file" is no way "to create", a top)."""
+        self._load()
+        if noun in _AUXILIARY or noun not in self._lemmas:
+            return False
+        mine = self.closure(noun)
+        return any(g in mine for s in self._lemmas.get(verb, ()) for g in (s, *self._hyper[s]) if self._hyper[g])
+
+
+# words after which a word is a noun, not a verb: determiners, possessives, numerals ("the message", "her post")
+_BEFORE_NOUN = frozenset({"a", "an", "the", "this", "that", "these", "those", "my", "your", "his", "its", "our",
+                          "their", "each", "every", "any", "some", "no", "one", "which", "what", "whose", "following",
+                          "same", "new", "last", "first", "next", "previous"})
+_OBJECT_PRONOUN = frozenset({"me", "us", "him", "her", "them", "you"})
+
+
+def verb_use(word: str, sentence: str, nouns: Iterable[str] = ()) -> bool:
+    """Whether ``sentence`` (original case, quotes blanked) uses ``word`` as a transitive verb: the word or its
+    -s/-ed/-ing form right before an object pronoun (me, us, him, her, them, you) or a capitalised name, and not
+    right after a determiner, a possessive, an adjective of order or one of ``nouns`` (a compound's modifier:
+    "channel message Alice posted") ("message them", "message Alice"; not "the message Bob sent", "Bob's
+    message")."""
+    nouns = frozenset(nouns)
+    toks = re.findall(r"[\w'-]+", sentence)
+    for i, t in enumerate(toks[:-1]):
+        if t.casefold() not in {word, word + "s", word + "d", word + "ed", word + "ing"}:
+            continue
+        prev, nxt = (toks[i - 1].casefold() if i else ""), toks[i + 1]
+        if prev in _BEFORE_NOUN or prev in nouns or prev.endswith("'s"):
+            continue
+        if nxt.casefold() in _OBJECT_PRONOUN or (nxt[:1].isupper() and nxt[1:].islower() and len(nxt) >= 2):
+            return True
+    return False
+
 
 @lru_cache(maxsize=1)
 def _shared_similarity() -> WordSimilarity:
@@ -185,6 +234,9 @@ class ToolWordGrants:
     # per tool, the kinds of value its target arguments take ('url', 'email', 'iban'): a value of one of them
     # written in the sentence names the tool's object as its noun does ("post ... to www.example.com")
     targets: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # per tool, the head noun of its verb's object (English compounds are head-final: direct *message*): used as a
+    # verb in the request ("message them"), it names the tool's verb and object at once (VerbRelations.denominal)
+    heads: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def for_tools(cls, schemas: Iterable[ToolSchema], *, similarity: Callable[[str, str], float] | None = None,
@@ -192,9 +244,10 @@ class ToolWordGrants:
                   irregular: Mapping[str, tuple[str, ...]] | None = None,
                   relations: VerbRelations | None = None,
                   targets: Mapping[str, Iterable[str]] | None = None) -> "ToolWordGrants":
+        schemas = list(schemas)
         return cls({s.name: tool_words(s) for s in schemas}, similarity, threshold, frozenset(stopwords),
                    GrantLexicon({}, dict(irregular or {})), relations,
-                   {k: frozenset(v) for k, v in (targets or {}).items()})
+                   {k: frozenset(v) for k, v in (targets or {}).items()}, {s.name: object_head(s) for s in schemas})
 
     @staticmethod
     def action(tool: str) -> str:
@@ -223,6 +276,10 @@ class ToolWordGrants:
                         and self.relations.covers(w, verb, self.forms.irregular)), None)
             if rel is not None:
                 return 1.0, rel, obj
+            text = strip_quotes(sentence)   # the object noun as the verb ("message them"): verb and object at once
+            head = self.heads.get(tool, "")   # the head noun of the verb's object (send_direct_MESSAGE)
+            if head and self.relations.denominal(head, verb) and verb_use(head, text, nouns):
+                return 1.0, head, head
         if self.similarity is None:
             return -math.inf, "", obj
         best, bw = -math.inf, ""
@@ -241,7 +298,8 @@ class ToolWordGrants:
             if s >= 1.0 or s >= self.threshold:
                 verb = self.tools[tool][0]
                 how = (f"similar to {verb!r}: {s:.3f}" if s < 1.0 else "the tool's own verb"
-                       if w in self.forms.forms(verb) else f"WordNet: {w!r} names {verb!r} or a broader action")
+                       if w in self.forms.forms(verb) else f"WordNet: to {w} is a way to {verb} a {w}" if w == o
+                       else f"WordNet: {w!r} names {verb!r} or a broader action")
                 out.append(Grant(self.action(tool), f"{w} ... {o} ({how})", sentence.strip()))
         return out
 
