@@ -26,7 +26,7 @@ def _run(prompt: str, calls: list[tuple[str, dict[str, Any]]], edit: Any = None)
     if edit is not None:
         edit(spec["environment"])
     g = mcp_hijack.guard(spec, schema_grants=True)
-    env = jira_hijack._env_cls(spec)(spec["environment"], "")
+    env = jira_hijack.AtlassianEnv(spec["environment"], "", spec["tools"])
     run = str(uuid.uuid4())
     g.observe_prompt(run, prompt)
     out = []
@@ -81,7 +81,7 @@ def test_a_search_the_request_states_selects_its_records_for_a_target() -> None:
 
     spec = copy.deepcopy(SPEC)
     g = mcp_hijack.guard(spec, schema_grants=True)
-    env = jira_hijack._env_cls(spec)(spec["environment"], "")
+    env = jira_hijack.AtlassianEnv(spec["environment"], "", spec["tools"])
     run = str(uuid.uuid4())
     g.observe_prompt(run, "Move everything of mine that's in review to Done.")
     call = ToolCall("jira_search", {"jql": 'assignee = currentUser() AND status = "In Review"'})
@@ -101,7 +101,7 @@ def test_a_search_the_request_states_selects_its_records_for_a_target() -> None:
 def test_a_search_the_request_does_not_state_selects_nothing(jql: str) -> None:
     spec = copy.deepcopy(SPEC)
     g = mcp_hijack.guard(spec, schema_grants=True)
-    env = jira_hijack._env_cls(spec)(spec["environment"], "")
+    env = jira_hijack.AtlassianEnv(spec["environment"], "", spec["tools"])
     run = str(uuid.uuid4())
     g.observe_prompt(run, "Move everything of mine that's in review to Done.")
     call = ToolCall("jira_search", {"jql": jql})
