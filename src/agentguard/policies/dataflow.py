@@ -55,6 +55,7 @@ from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries
                          dates, entities, identifiers, times, two_step_amounts, word_form)
 from .platformids import SystemIds, id_keys, in_minor_units, listed_records, nested_ids, platform_fields
 from .schemagrants import closed_value, expand_arguments, in_scope, omitted_values, record_nouns
+from .selection import BoundValues
 from .toolset import READ_VERBS, Facts, ToolDecl, ToolSet
 from .vocabulary import FieldVocabulary, field_names, is_now, joined_words, parse_instant, type_keys, utc_now
 
@@ -89,7 +90,7 @@ class FlowLedger:
     _user_percents: set[float] = field(default_factory=set)
     _names: set[str] = field(default_factory=set)
     _trusted: dict[str, dict[tuple[str, str], str]] = field(default_factory=dict)   # role -> value -> source
-    _resolved: dict[tuple[str, str], str] = field(default_factory=dict)
+    _resolved: BoundValues = field(default_factory=BoundValues)   # a record the request names: its fields
     _tp_ents: set[tuple[str, str]] = field(default_factory=set)
     _tp_words: list[str] = field(default_factory=list)
     _tp_shingles: set[tuple[str, ...]] = field(default_factory=set)
@@ -97,7 +98,7 @@ class FlowLedger:
     _private: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     _selectable: list[tuple[dict[str, Any], tuple[str, ...], str]] = field(default_factory=list)
     _pointed: dict[str, str] = field(default_factory=dict)   # link form -> the record the request names
-    _named: dict[tuple[str, str], str] = field(default_factory=dict)   # trusted value -> the named record
+    _named: BoundValues = field(default_factory=BoundValues)   # trusted value -> the named record
     _cache: dict[str, Any] = field(default_factory=dict)
     sys_ids: SystemIds = field(default_factory=SystemIds)   # platform-assigned ids (agentguard.policies.platformids)
     clock: Callable[[], datetime.datetime] = utc_now   # the run's clock (a value of now: agentguard.policies.vocabulary)
@@ -166,14 +167,15 @@ class FlowLedger:
     def _record(self, tool: str, decl: ToolDecl, rec: dict[str, Any], among: Sequence[Mapping[str, Any]],
                 sysf: Mapping[str, str] = {}) -> None:
         key, select = self._names_record(rec), self._names_record(rec, among)   # select: for ids (below)
-        named, unnamed = False, decl.inferred and bool(decl.results) and key is None
+        named, unnamed = "", decl.inferred and bool(decl.results) and key is None   # named: the name it is named by
+        ident = BoundValues.identity(rec, decl.results, decl.inferred)   # the record a name binds (selection)
         nested = {p: set(v) for p, v in nested_ids(rec).items() if p in sysf}   # platform ids of nested objects
         for f, v in rec.items():
             role = decl.results.get(f)
             for s in _leaves(v):
                 if role:
                     self._trust(role, s, f"{tool}.{f}")
-                    named = named or (role == "person" and f" {word_form(s)} " in self._user_text)
+                    named = named or (word_form(s) if role == "person" and f" {word_form(s)} " in self._user_text else "")
                 elif f in decl.private:
                     if len(word_form(s)) >= 4:
                         self._private[word_form(s)] = (f"{tool}.{f}", decl.private[f])
@@ -189,15 +191,13 @@ class FlowLedger:
                             self._private.setdefault(w, (f"{tool}.{f} (a record the request does not name)",
                                                          (word_form(f),)))
         if named:   # a directory record the user pointed at by name resolves its other trusted fields
-            for f, role in decl.results.items():
-                for s in _leaves(rec.get(f)):
-                    self._resolved[canonical(s)] = f"{tool}.{f} of the record the request names"
-        if decl.select:
-            self._selectable.append((rec, decl.select, tool))
-        if key is not None:
-            for f, role in decl.results.items():
-                for s in _leaves(rec.get(f)) if select is not None else ():
-                    self._named.setdefault(canonical(s), f"{tool} record the request names ({select!r})")
+            self._resolved.add_all(named, tool, ident, ((canonical(s), f"{tool}.{f} of the record the request names")
+                                                        for f in decl.results for s in _leaves(rec.get(f))))
+        self._selectable.extend([(rec, decl.select, tool)] if decl.select else [])
+        if key is not None:   # an inferred store's namesake makes the name ambiguous: it names no record's ids
+            if self._named.names(canonical(key), None if select is None else canonical(select), tool, ident):
+                self._named.add_all(canonical(select), tool, ident, ((canonical(s), f"{tool} record the request names "
+                                    f"({select!r})") for f in decl.results for s in _leaves(rec.get(f))))
             for s in _leaves(rec):
                 for lk in links(s):
                     self._pointed.setdefault(lk.form, f"a link in a {tool} record the request names ({key!r})")

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 from .capabilities import strip_quotes
 
-__all__ = ["DUPLICATE_WORDS", "NEGATED", "SELECTIONS", "bound_selections", "computed_selection", "selections"]
+__all__ = ["DUPLICATE_WORDS", "NEGATED", "SELECTIONS", "BoundValues", "bound_selections", "computed_selection",
+           "selections"]
 
 
 #: declared selection words (a record chosen by a property computed over a listing's records): word -> (order,
@@ -129,3 +131,60 @@ def computed_selection(recs: Sequence[Mapping[str, Any]], chosen: Sequence[tuple
     vals = [recs[i][f] for i in idx]
     best = max(vals) if order == "max" else min(vals)
     return idx[vals.index(best)] if vals.count(best) == 1 else None
+
+
+@dataclass
+class BoundValues:
+    """Values a record the request names makes trusted (value -> where from), each resting on the selector that
+    named the record (a name or an e-mail the request writes). A selection binds one record: where the same
+    selector names a second record of the same tool (an attacker's namesake in a shared store), it names neither,
+    now or later, and the values it made trusted are dropped (ambiguity escalates, never allows)."""
+
+    values: dict[Hashable, str] = field(default_factory=dict)
+    _bound: dict[tuple[Hashable, str], str] = field(default_factory=dict)
+    _ambiguous: set[tuple[Hashable, str]] = field(default_factory=set)
+    _support: dict[Hashable, set[tuple[Hashable, str]]] = field(default_factory=dict)
+
+    def add(self, selector: Hashable, tool: str, record: str, value: Hashable, source: str) -> None:
+        """``value`` is trusted through ``selector`` naming ``record`` (an identity) of ``tool``'s results."""
+        if self.bind(selector, tool, record):
+            self._support.setdefault(value, set()).add((selector, tool))
+            self.values.setdefault(value, source)
+
+    def add_all(self, selector: Hashable, tool: str, record: str, values: Iterable[tuple[Hashable, str]]) -> None:
+        for value, source in values:
+            self.add(selector, tool, record, value, source)
+
+    def names(self, key: Hashable, select: Hashable | None, tool: str, record: str) -> bool:
+        """Whether ``select`` (the value by which the request names ``record`` among its listing's records) names
+        it alone; ``key`` (any value of it the request writes, shared or not) is bound too, so a namesake in a later
+        result makes it ambiguous."""
+        self.bind(key, tool, record)
+        return select is not None and self.bind(select, tool, record)
+
+    @staticmethod
+    def identity(rec: Mapping[str, Any], fields: Iterable[str], shared: bool) -> str:
+        """The record a name binds in a ``shared`` (inferred, third parties write to it) store, by its ``fields``;
+        a declared tool's records are the user's own and are never ambiguous (one identity for all)."""
+        return repr(sorted((str(f), repr(rec.get(f))) for f in fields)) if shared else ""
+
+    def bind(self, selector: Hashable, tool: str, record: str) -> bool:
+        """Whether ``selector`` names ``record`` alone among ``tool``'s records seen so far (else: ambiguous)."""
+        k = (selector, tool)
+        if k in self._ambiguous:
+            return False
+        if self._bound.setdefault(k, record) == record:
+            return True
+        self._ambiguous.add(k)
+        for v, sups in list(self._support.items()):
+            sups.discard(k)
+            if not sups:
+                del self._support[v]
+                self.values.pop(v, None)
+        return False
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.values
+
+    def __getitem__(self, value: Hashable) -> str:
+        return self.values[value]
