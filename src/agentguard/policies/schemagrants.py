@@ -62,6 +62,7 @@ from .capabilities import Grant, GrantLexicon, quoted, strip_quotes
 from .grantwords import (_POST, _STOPS, _lexicon, _said, _wanted_flag, _words, closed_value,
                          imperatives, omitted_values, opposites, stated, stem)
 from .provenance import _leaves, word_form
+from .selection import clauses, dismissed
 from .toolinfer import InferenceLexicon, ToolSchema, infer, namespaced, tokens
 from .toolset import BOOLEAN, DOCUMENT_VERBS, DOCUMENTS, ToolDecl, ToolSet
 from .vocabulary import singular, vocabulary_enum
@@ -189,6 +190,19 @@ def _a_name(sentence: str, first: str) -> bool:
         "clause_starts"], *_lexicon()["function_words"], *_lexicon()["pronouns"], *"his her him me us our your".split()}
 
 
+def _asks(sentence: str, verb: str) -> bool:
+    """Whether an imperative ``verb`` asks for its action: some clause that holds it neither keeps, dismisses nor
+    negates what it names ("we refuse, leave it"; "update is not
+    needed"; "leave the newest payment alone": :func:`~agentguard.policies.selection.dismissed`)."""
+    return any(not dismissed(c, verb) for c in clauses(sentence) if verb in c)
+
+
+def _created(sentence: str, verb: str) -> frozenset[str]:
+    """The stems of what a creation ``verb`` creates: the words after it in its clause ("leave a review comment";
+    not "asked for a refund; leave it")."""
+    return frozenset(stem(w) for c in clauses(sentence) for i, x in enumerate(c) if x == verb for w in c[i + 1:i + 9])
+
+
 def idioms(sentence: str) -> list[tuple[str, str, str, frozenset[str]]]:
     """``(words as written, verb, noun, object)`` for each declared idiom of the lexicon the sentence uses: its
     first word an imperative (:func:`imperatives`), its other words, where the idiom has ``...``, later in the
@@ -254,9 +268,9 @@ class SchemaGrants:
         lex = _lexicon()
         # (the words as written, the verb they count as): the imperatives, then the declared idioms' verbs
         plain = frozenset(stem(w) for w in _words(sentence) if w[0].isalpha())
-        idi = idioms(sentence)
-        imp = [(w, w) for w in imperatives(sentence)] + [(f"{ph} (an idiom for {v} {n})".replace(" )", ")"), v)
-                                                         for ph, v, n, _ in idi]
+        idi = [i for i in idioms(sentence) if _asks(sentence, i[0].split()[0])]
+        imp = [(w, w) for w in imperatives(sentence) if _asks(sentence, w)] + [
+            (f"{ph} (an idiom for {v} {n})".replace(" )", ")"), v) for ph, v, n, _ in idi]
         stems = [stem(v) for _, v in imp]
         extra = frozenset(stem(n) for _, _, n, _ in idi if n)
         # the nouns a word of ``imp`` may take: the sentence's (an imperative), the idiom's noun, else its object
@@ -277,7 +291,7 @@ class SchemaGrants:
                 "a comment verb" if w in lex["comment_verbs"] and head in {stem(n) for n in lex["comment_nouns"]}
                 else "a creation verb and the tool's head noun" if creates and w in lex["creation_verbs"]
                 and not (w in DOCUMENT_VERBS and t.nouns[-1] in DOCUMENTS)   # "open the file" reads it
-                and (head in nouns or t.nouns[-1] == "file" and t.takes_file
+                and (head in _created(sentence, w) or t.nouns[-1] == "file" and t.takes_file
                      and _PATH.search(strip_quotes(sentence)))
                 else "a creation verb and the whole the tool's part goes in" if creates and w in lex["creation_verbs"]
                 and whole in nouns and _adds_part(sentence, w) else "",) if how), None)

@@ -13,8 +13,8 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 from .capabilities import strip_quotes
 
-__all__ = ["DUPLICATE_WORDS", "NEGATED", "SELECTIONS", "BoundValues", "bound_selections", "computed_selection",
-           "selections"]
+__all__ = ["DISMISSALS", "DUPLICATE_WORDS", "NEGATED", "SELECTIONS", "BoundValues", "bound_selections", "clauses",
+           "computed_selection", "dismissed", "selections"]
 
 
 #: declared selection words (a record chosen by a property computed over a listing's records): word -> (order,
@@ -30,6 +30,40 @@ DUPLICATE_WORDS: tuple[str, ...] = ("twice", "duplicate", "duplicated", "duplica
 #: words that, at most four words before a selection word, negate it ("not the newest", "don't bill twice")
 NEGATED: frozenset[str] = frozenset({"not", "no", "never", "without", "don", "dont", "nor", "neither", "except",
                                      "excluding", "rather", "instead", "other", "besides"})
+#: words and phrases by which a clause keeps, dismisses or excuses what it names ("the newest is fine, leave it",
+#: "keep the latest one", "no refund needed"): a selection or an imperative in such a clause selects and grants nothing
+DISMISSALS: tuple[str, ...] = ("fine", "alone", "untouched", "unchanged", "ok", "okay", "correct", "legit",
+                               "legitimate", "valid", "keep", "ignore", "skip", "spare", "leave", "for later", "as is",
+                               "needed", "unnecessary")
+#: negations anywhere in a clause (its predicate negated: "the newest payment should not be refunded")
+_CLAUSE_NEGATIONS = frozenset({"not", "no", "never", "without", "don", "dont", "nor", "neither", "doesn", "isn",
+                               "aren", "shouldn", "won", "didn", "mustn", "needn", "cannot"})
+#: the words a clause of a bare dismissal holds besides them ("leave it", "don't touch that one", "it's fine")
+_BARE = frozenset("it its that this them those one ones is s t are be as please just the there all touch change do "
+                  "let alone was".split())
+_CLAUSE_SPLIT = re.compile(r"[,;:.!?()\[\]\n\u2014\u2013]|\s-\s|\b(?:and|but|then|or|also|so)\b", re.I)
+
+
+def clauses(text: str) -> list[list[str]]:
+    """The clauses of ``text`` (split at punctuation, dashes and conjunctions), each as its words, quotes blanked."""
+    out = [re.findall(r"[a-z0-9]+", c.casefold()) for c in _CLAUSE_SPLIT.split(strip_quotes(text))]
+    return [c for c in out if c]
+
+
+def dismissed(words: Sequence[str], verb: str = "") -> bool:
+    """Whether a clause (its words) keeps, dismisses or negates what it names (:data:`DISMISSALS`, a negation
+    anywhere in it); ``verb``: the clause's own imperative, which is not read as a dismissal of itself."""
+    ws = list(words)
+    if verb in ws:
+        ws.remove(verb)
+    joined = " " + " ".join(ws) + " "
+    return bool(set(ws) & _CLAUSE_NEGATIONS) or any(f" {d} " in joined for d in DISMISSALS)
+
+
+def _bare_dismissal(words: Sequence[str]) -> bool:
+    return dismissed(words) and set(words) <= _BARE | _CLAUSE_NEGATIONS | {w for d in DISMISSALS for w in d.split()}
+
+
 _FIELD_WORDS = {"time": {"created", "date", "time", "timestamp", "updated", "at", "when"},
                 "amount": {"amount", "price", "total", "cost", "value"}}
 
@@ -40,7 +74,17 @@ def selections(prompt: str) -> tuple[tuple[str, str, str], ...]:
     :data:`DUPLICATE_WORDS` as ``("twice", "dup", "")``), quoted text blanked. A selection word right after a
     number is a listing's size, not a selection (``the 10 most recent payments``); one negated (:data:`NEGATED`
     at most four words before it: ``not the newest one``) selects nothing."""
-    ws = re.findall(r"[a-z0-9]+", strip_quotes(prompt).casefold())
+    cs = clauses(prompt)
+    out: list[tuple[str, str, str]] = []
+    for k, ws in enumerate(cs):
+        # a clause that keeps, dismisses or negates what it names, or one a bare dismissal follows ("the newest
+        # is fine, leave it"), selects nothing
+        if not dismissed(ws) and not (k + 1 < len(cs) and _bare_dismissal(cs[k + 1])):
+            out.extend(_clause_selections(ws))
+    return tuple(out)
+
+
+def _clause_selections(ws: list[str]) -> list[tuple[str, str, str]]:
     out = []
     for i, w in enumerate(ws):
         two = " ".join(ws[i:i + 2])
@@ -57,7 +101,7 @@ def selections(prompt: str) -> tuple[tuple[str, str, str], ...]:
             out.append((w, *SELECTIONS[w]))
         elif w == "most" and i + 1 < len(ws) and len(ws[i + 1]) >= 4:
             out.append((two, "max", re.sub(r"(\w)\1?(?:ed|s)$", r"\1", ws[i + 1])))
-    return tuple(out)
+    return out
 
 
 def _singular_words(text: str) -> set[str]:
