@@ -45,11 +45,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .selection import DUPLICATE_WORDS, NEGATED, SELECTIONS, bound_selections, computed_selection, selections
 
-__all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MATCHING", "MINOR_UNIT_WORDS", "NEGATED", "SELECTIONS",
-           "SystemIds", "bound_selections", "computed_selection", "file_listing_record", "id_keys", "in_minor_units",
-           "linked_records", "list_wrapper", "listed_records", "listing_filter", "minor_unit_arg", "nested_ids",
-           "object_noun", "platform_fields", "record_keys", "reference_key", "search_filter", "selections",
-           "selector", "system_fields"]
+__all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MATCHING", "MINOR_UNIT_WORDS", "NAMING_FIELDS",
+           "NEGATED", "SELECTIONS", "SystemIds", "bound_selections", "computed_selection",
+           "file_listing_record", "id_keys", "in_minor_units", "linked_records", "list_wrapper",
+           "listed_records", "listing_filter", "minor_unit_arg", "nested_ids", "object_noun",
+           "platform_fields", "record_keys", "reference_key", "search_filter", "selections", "selector",
+           "system_fields"]
 
 #: words of a parameter's description that declare its amount in a currency's minor unit (whole words)
 MINOR_UNIT_WORDS: tuple[str, ...] = ("cents", "in cents", "smallest currency unit", "smallest unit of the currency",
@@ -263,6 +264,17 @@ def _identity(rec: Mapping[str, Any], fields: Mapping[str, str]) -> str:
     return str(rec["id"]) if isinstance(rec.get("id"), (str, int)) else repr(sorted((f, repr(rec.get(f))) for f in fields))
 
 
+#: the last word of a field that names its own record (a customer's ``name``, ``email``; an invoice's
+#: ``customer_name``): free text (``description``, ``memo``, ``notes``) that writes a name names no record by it
+NAMING_FIELDS: frozenset[str] = frozenset({"name", "email", "nickname", "title", "login", "username", "handle",
+                                           "fullname", "firstname", "lastname", "mail"})
+
+
+def _naming(field_name: str) -> bool:
+    words = re.findall(r"[a-z]+|[A-Z][a-z]*", field_name)
+    return bool(words) and words[-1].casefold() in NAMING_FIELDS
+
+
 def file_listing_record(ids: SystemIds, tool: str, rec: Mapping[str, Any], fields: Mapping[str, str],
                         stated: Callable[[str], bool], by: str | None = None, unique: bool = False) -> None:
     """File ``fields`` (:func:`system_fields`) of a listing record when the request selects the record: a system
@@ -291,7 +303,8 @@ def file_listing_record(ids: SystemIds, tool: str, rec: Mapping[str, Any], field
         if f in fields and (stated(s) or ids.selected_value(s)):
             _file_fields(ids, rec, fields, f"{tool}.{{}} of a record the request selects ({s!r})", (f"id:{s}",))
             return
-        if f not in fields and stated(s) and ("@" in s or 2 <= n <= 4 and not re.search(r"[\d_]", s)):
+        if f not in fields and _naming(str(f)) and stated(s) and (
+                "@" in s or 2 <= n <= 4 and not re.search(r"[\d_]", s)):
             sel = f"value:{s.casefold()}"
             if ids.bind(sel, noun, _identity(rec, fields)):
                 _file_fields(ids, rec, fields, f"{tool}.{{}} of a record the request selects ({s!r})", (sel,))

@@ -13,7 +13,7 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 from .capabilities import strip_quotes
 
-__all__ = ["DISMISSALS", "DUPLICATE_WORDS", "NEGATED", "SELECTIONS", "BoundValues", "bound_selections", "clauses",
+__all__ = ["BoundValues", "DISMISSALS", "DUPLICATE_WORDS", "NEGATED", "SELECTIONS", "bound_selections", "clauses",
            "computed_selection", "dismissed", "selections"]
 
 
