@@ -55,7 +55,7 @@ from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries
                          dates, entities, identifiers, times, two_step_amounts, word_form)
 from .platformids import SystemIds, id_keys, in_minor_units, listed_records, nested_ids, platform_fields
 from .schemagrants import closed_value, expand_arguments, in_scope, omitted_values, record_nouns
-from .selection import BoundValues
+from .selection import BoundValues, selected_amounts
 from .toolset import READ_VERBS, Facts, ToolDecl, ToolSet
 from .vocabulary import FieldVocabulary, field_names, is_now, joined_words, parse_instant, type_keys, utc_now
 
@@ -65,7 +65,6 @@ SHINGLE = 8   # consecutive words of third-party text that count as forwarding i
 _FILE_ROLES = frozenset({"file", "filename"})   # values are file names: "notes.md" parses as a host
 # a read verb joined to another verb (get_and_delete, fetch_then_pay) or a particle (check_out, sign_up)
 _COMPOUND = re.compile(r"(?:^|_)(?:and|then|also|plus)_([a-z]+)|^[a-z]+_(?:out|up|off|over|away|through)(?:_|$)")
-_NUMBER_FORM = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?", re.I)   # what float() reads (no inf/nan)
 _KIND_CODE, _CHECKED = {"read": 0, "fetch": 1, "write": 2, "send": 3, "account": 4, "delete": 5}, (
     "targets", "amounts", "days", "content", "account_values")   # _CHECKED: role classes whose values are checked
 
@@ -123,8 +122,9 @@ class FlowLedger:
         self._user_percents = {float(m) for m in re.findall(r"(\d+(?:\.\d+)?)\s*(?:%|percent\b|per cent\b)",
                                                            bare_nums)}
         bare = strip_quotes(self.prompt)
-        self._names = {w.casefold() for w in re.findall(r"\b\w*[A-Z]\w*\b", self.prompt)
-                       if len(w) >= 3 and w.casefold() not in self.lexicon.stopwords} | \
+        verbs = {f for vs, _ in self.lexicon.actions.values() for v in vs for f in self.lexicon.forms(v)}
+        self._names = {w.casefold() for w in re.findall(r"\b\w*[A-Z]\w*\b", self.prompt)   # not "Send" (a verb)
+                       if len(w) >= 3 and w.casefold() not in self.lexicon.stopwords | verbs} | \
                       {w.casefold() for w in re.findall(r"'([^']{3,40})'", bare)}
         self._cache.clear()
 
@@ -291,13 +291,11 @@ class FlowLedger:
     def _derived(self) -> set[float]:
         if "derived" in self._cache:
             return self._cache["derived"]
-        base = set(self._user_numbers)
-        for rec, fields, _ in self._selectable:
-            vals = [canonical(s) for v in rec.values() for s in _leaves(v)]
-            texts = [f" {c[1]} " for c in vals if c[0] == "text"]
-            if any(c in self._user_ents for c in vals if c[0] != "number") or any(
-                    f" {n} " in t for t in texts for n in self._names):
-                base |= {float(s) for f in fields for s in _leaves(rec.get(f)) if _NUMBER_FORM.fullmatch(s.strip())}
+        def vals(rec: Mapping[str, Any]) -> list[tuple[str, str]]: return [canonical(s) for s in _leaves(rec)]
+        base = set(self._user_numbers) | selected_amounts(   # a record the request selects: its amounts
+            [(rec, fields) for rec, fields, _ in self._selectable], lambda r: any(
+                c in self._user_ents for c in vals(r) if c[0] != "number"), lambda r: {n for n in self._names if any(
+                    c[0] == "text" and f" {n} " in f" {c[1]} " for c in vals(r))})
         out = self._cache["derived"] = two_step_amounts(base, self._user_percents)
         return out
 

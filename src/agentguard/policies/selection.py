@@ -9,12 +9,12 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from .capabilities import strip_quotes
 
 __all__ = ["BoundValues", "DISMISSALS", "DUPLICATE_WORDS", "NEGATED", "SELECTIONS", "bound_selections", "clauses",
-           "computed_selection", "dismissed", "selections"]
+           "computed_selection", "dismissed", "selected_amounts", "selections"]
 
 
 #: declared selection words (a record chosen by a property computed over a listing's records): word -> (order,
@@ -232,3 +232,29 @@ class BoundValues:
 
     def __getitem__(self, value: Hashable) -> str:
         return self.values[value]
+
+
+def selected_amounts(records: Iterable[tuple[Mapping[str, Any], Sequence[str]]],
+                     by_entity: Callable[[Mapping[str, Any]], bool],
+                     names_in: Callable[[Mapping[str, Any]], set[str]]) -> set[float]:
+    """The amounts (each record's declared ``select`` fields) of the records the request selects: a record holding an
+    entity the request writes (an IBAN, an e-mail: ``by_entity``), or one holding a name the request writes
+    (``names_in``: those its text holds) where every record that name reaches holds the same amounts. A name is
+    any record's free text (a transaction's subject its sender wrote): an attacker's record that writes the
+    name beside another amount makes the name select none (a selection binds one value or none)."""
+    def amounts(rec: Mapping[str, Any], fields: Sequence[str]) -> frozenset[float]:
+        vals = [rec.get(f) for f in fields]
+        return frozenset(float(v) for v in vals if isinstance(v, (int, float, str)) and not isinstance(v, bool)
+                         and re.fullmatch(r"[-+]?(?:\d+\.?\d*|\.\d+)", str(v).strip()))
+    out: set[float] = set()
+    by_name: dict[str, set[frozenset[float]]] = {}
+    for rec, fields in records:
+        got = amounts(rec, fields)
+        if by_entity(rec):
+            out |= got
+        for n in names_in(rec):
+            by_name.setdefault(n, set()).add(got)
+    for seen in by_name.values():
+        if len(seen) == 1:
+            out |= next(iter(seen))
+    return out
