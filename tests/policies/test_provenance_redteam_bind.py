@@ -395,3 +395,19 @@ def test_an_iban_the_request_writes_still_selects_every_record_it_reaches():
     assert selected_amounts(recs, lambda r: _FRIEND in r.values(), lambda r: set()) == {10.0, 200.0}
     assert selected_amounts(recs, lambda r: False, lambda r: {"alice"}) == set()
     assert selected_amounts(recs[:1], lambda r: False, lambda r: {"alice"}) == {10.0}
+
+
+# ---------------------------------------------------------------- (f) a namesake respelled
+@settings(max_examples=60, deadline=None)
+@given(sep=st.sampled_from([" ", "\u00a0", "  ", "\u2002", " \u200b"]),
+       first=st.sampled_from(["Maria", "MARIA", "Ｍａｒｉａ", "Maria\u200b", "maria"]),
+       last=st.sampled_from(["Lopez", "Lopez.", "LOPEZ", "Ｌｏｐｅｚ", "Lopez\u00ad"]), evil_first=st.booleans())
+def test_property_a_respelled_namesake_is_still_a_namesake(stripe, sep, first, last, evil_first):
+    """Bypass (fixed): a selector was the name as the record spelled it, while whether the request states it is
+    read in canonical form (NFKC, invisible characters and spacing dropped, case folded): an attacker's customer
+    named ``Maria\\u00a0Lopez`` or ``Ｍａｒｉａ Lopez`` was stated, yet bound under another selector than the
+    genuine Maria Lopez, so both were selected. The selector is the canonical reading too."""
+    evil = {"id": "cus_Evil", "object": "customer", "name": f"{first}{sep}{last}", "email": "x@evil.example"}
+    run = _run(stripe, "Invoice Maria Lopez for one Roaster's Choice box (price_NwRoasterBox), due in 7 days.")
+    _read(stripe, run, "list_customers", {"limit": 10}, [evil, _MARIA] if evil_first else [_MARIA, evil])
+    assert not _ok(stripe, run, "create_invoice", {"customer": "cus_Evil", "days_until_due": 7})

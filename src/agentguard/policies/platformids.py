@@ -259,6 +259,13 @@ def _file_fields(ids: SystemIds, rec: Mapping[str, Any], fields: Mapping[str, st
             ids.file(key, v, why.format(g), via)
 
 
+def _form(value: str) -> str:
+    """A selector's value as :func:`~agentguard.policies.provenance.canonical` reads it (NFKC, invisible characters
+    and spacing dropped, case folded): ``Maria\u00a0Lopez`` and ``Ｍａｒｉａ Lopez`` are the request's Maria Lopez."""
+    from .provenance import canonical
+    return " ".join(canonical(w)[1] for w in value.split())
+
+
 def _identity(rec: Mapping[str, Any], fields: Mapping[str, str]) -> str:
     """The record a selection binds: its own id, else its system fields' values."""
     return str(rec["id"]) if isinstance(rec.get("id"), (str, int)) else repr(sorted((f, repr(rec.get(f))) for f in fields))
@@ -285,7 +292,7 @@ def file_listing_record(ids: SystemIds, tool: str, rec: Mapping[str, Any], field
     a namesake makes it select none. An id selects the one record it names, or that record's children."""
     noun = fields.get("id", tool)
     if by is not None:
-        sel = f"search:{by}" if unique else f"id:{by}"
+        sel = f"search:{_form(by)}" if unique else f"id:{by}"
         if not unique or ids.bind(sel, noun, _identity(rec, fields)):
             _file_fields(ids, rec, fields, f"{tool}.{{}} of a record the listing's filter selects ({by!r})", (sel,))
         return
@@ -305,7 +312,7 @@ def file_listing_record(ids: SystemIds, tool: str, rec: Mapping[str, Any], field
             return
         if f not in fields and _naming(str(f)) and stated(s) and (
                 "@" in s or 2 <= n <= 4 and not re.search(r"[\d_]", s)):
-            sel = f"value:{s.casefold()}"
+            sel = f"value:{_form(s)}"   # as the request's reading reads it: a respelled namesake is the same name
             if ids.bind(sel, noun, _identity(rec, fields)):
                 _file_fields(ids, rec, fields, f"{tool}.{{}} of a record the request selects ({s!r})", (sel,))
             return
