@@ -55,7 +55,7 @@ from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries
                          dates, entities, identifiers, times, two_step_amounts, word_form)
 from .platformids import SystemIds, id_keys, in_minor_units, listed_records, nested_ids, platform_fields
 from .schemagrants import closed_value, expand_arguments, in_scope, omitted_values, record_nouns
-from .selection import BoundValues, selected_amounts
+from .selection import BoundValues, party_values, selected_amounts
 from .toolset import READ_VERBS, Facts, ToolDecl, ToolSet
 from .vocabulary import FieldVocabulary, field_names, is_now, joined_words, parse_instant, type_keys, utc_now
 
@@ -123,8 +123,8 @@ class FlowLedger:
                                                            bare_nums)}
         bare = strip_quotes(self.prompt)
         verbs = {f for vs, _ in self.lexicon.actions.values() for v in vs for f in self.lexicon.forms(v)}
-        self._names = {w.casefold() for w in re.findall(r"\b\w*[A-Z]\w*\b", self.prompt)   # not "Send" (a verb)
-                       if len(w) >= 3 and w.casefold() not in self.lexicon.stopwords | verbs} | \
+        self._names = {w.casefold() for w in re.findall(r"\b\w*[A-Z]\w*\b", self.prompt)   # not "Send", an IBAN
+                       if len(w) >= 3 and w.casefold() not in self.lexicon.stopwords | verbs and canonical(w)[0] == "text"} | \
                       {w.casefold() for w in re.findall(r"'([^']{3,40})'", bare)}
         self._cache.clear()
 
@@ -291,11 +291,11 @@ class FlowLedger:
     def _derived(self) -> set[float]:
         if "derived" in self._cache:
             return self._cache["derived"]
-        def vals(rec: Mapping[str, Any]) -> list[tuple[str, str]]: return [canonical(s) for s in _leaves(rec)]
+        def vals(rec: Any) -> list[tuple[str, str]]: return [canonical(s) for s in _leaves(rec)]
         base = set(self._user_numbers) | selected_amounts(   # a record the request selects: its amounts
-            [(rec, fields) for rec, fields, _ in self._selectable], lambda r: any(
-                c in self._user_ents for c in vals(r) if c[0] != "number"), lambda r: {n for n in self._names if any(
-                    c[0] == "text" and f" {n} " in f" {c[1]} " for c in vals(r))})
+            [(rec, fields) for rec, fields, _ in self._selectable],
+            lambda r: any(c in self._user_ents for c in vals(party_values(r)) if c[0] != "number"),   # a party's
+            lambda r: {n for n in self._names if any(c[0] == "text" and f" {n} " in f" {c[1]} " for c in vals(r))})
         out = self._cache["derived"] = two_step_amounts(base, self._user_percents)
         return out
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 from .capabilities import strip_quotes
 
 __all__ = ["BoundValues", "DISMISSALS", "DUPLICATE_WORDS", "NEGATED", "SELECTIONS", "bound_selections", "clauses",
-           "computed_selection", "dismissed", "selected_amounts", "selections"]
+           "PARTY_FIELDS", "computed_selection", "dismissed", "party_values", "selected_amounts", "selections"]
 
 
 #: declared selection words (a record chosen by a property computed over a listing's records): word -> (order,
@@ -232,6 +232,20 @@ class BoundValues:
 
     def __getitem__(self, value: Hashable) -> str:
         return self.values[value]
+
+
+#: the last word of a field that names a party to a record or the record itself (a transaction's ``sender`` and
+#: ``recipient``, a customer's ``email``): an entity the request writes selects a record only there, never in free
+#: text its sender wrote (a subject that repeats the friend's IBAN)
+PARTY_FIELDS: frozenset[str] = frozenset({"sender", "recipient", "recipients", "from", "to", "cc", "bcc", "payee",
+                                          "payer", "counterparty", "account", "iban", "owner", "participants",
+                                          "email", "customer", "user", "name", "organizer", "attendees"})
+
+
+def party_values(rec: Mapping[str, Any]) -> list[Any]:
+    """The values of ``rec``'s :data:`PARTY_FIELDS` (its field name's last word), for an entity to select it by."""
+    return [v for f, v in rec.items() if (re.findall(r"[a-z]+|[A-Z][a-z]*", str(f)) or [""])[-1].casefold()
+            in PARTY_FIELDS]
 
 
 def selected_amounts(records: Iterable[tuple[Mapping[str, Any], Sequence[str]]],
