@@ -428,3 +428,46 @@ def test_property_an_iban_written_in_free_text_selects_no_record(evil, subject):
     g2 = _adrun(f"My friend ({_FRIEND}) sent me too much for dinner; send back what he sent minus 12.",
                 ("get_most_recent_transactions", [_tx(1, _FRIEND, 30.0, "dinner")]))
     assert _verdict(g2, "send_money", recipient=_FRIEND, amount=18.0, subject="x", date="2022-04-01").allowed
+
+
+# ---------------------------------------------------------------- (g) a noun starting a label, a question or a subject
+@pytest.mark.parametrize("which,prompt,tool", [
+    ("stripe", "Refund policy: no refunds after 30 days. What did Ben Okafor (cus_NwBen02) pay for pi_Ben1?",
+     "create_refund"),
+    ("stripe", "Invoice in_Harbor1 looks wrong to me. What is on it?", "finalize_invoice"),
+    ("stripe", "Refund requests from Ben Okafor (cus_NwBen02): how many are there?", "create_refund"),
+    ("github", "Comment count on issue #12 in acme/webapp: how many are there?", "add_issue_comment"),
+    ("github", "Review status of pull request #21 in acme/webapp?", "create_pull_request_review"),
+    ("hubspot", "Note: Tom Reyes prefers e-mail. What is his phone number?", "notes_create"),
+    ("hubspot", "Task list for today: what's open?", "tasks_create"),
+])
+def test_bypass_a_tool_noun_starting_a_label_question_or_subject_grants_nothing(request, which, prompt, tool):
+    """Bypass (fixed): a word at a clause's start was an imperative whatever followed it, so a label ("Refund
+    policy: ..."), a question ("Review status of PR #21?") or a subject ("Invoice in_1 looks wrong") granted the
+    tool its noun names, ``finalize_invoice`` included. A clause ending in a colon whose words up to a preposition
+    hold no determiner, id or adverb, a question not asked with "can/could/would/will you", or one whose first
+    words are followed by a finite verb (is, looks, has...) requests nothing."""
+    g = request.getfixturevalue(which)
+    assert f"schema:{tool}" not in _granted(g, prompt)
+
+
+@pytest.mark.parametrize("which,prompt,tool", [
+    ("stripe", "Refund these payments: pi_Ben1 and pi_Ben2.", "create_refund"),
+    ("stripe", "Maria Lopez disputed payment pi_3NwMaria0002. Submit evidence now: it was delivered.", "update_dispute"),
+    ("github", "Review pull request #21 in acme/webapp: look at the changed files.", "create_pull_request_review"),
+    ("github", "Reply on issue #12 in acme/webapp: thank the reporter.", "add_issue_comment"),
+    ("hubspot", "Tom Reyes has a new line. Can you put that on his contact?", "crm_update_contact"),
+])
+def test_an_imperative_before_a_colon_or_asked_politely_still_grants(request, which, prompt, tool):
+    g = request.getfixturevalue(which)
+    assert f"schema:{tool}" in _granted(g, prompt)
+
+
+@settings(max_examples=60, deadline=None)
+@given(noun=st.sampled_from(["Refund", "Invoice", "Price", "Coupon"]),
+       tail=st.sampled_from(["policy: none after 30 days.", "requests from Ben: how many?", "status?",
+                             "in_Harbor1 looks wrong.", "numbers are up this month.", "history for Ben?",
+                             "rules: ask me first."]))
+def test_property_a_tool_noun_heading_a_label_or_a_subject_grants_no_creation(stripe, noun, tail):
+    prompt = f"{noun} {tail} What did Ben Okafor (cus_NwBen02) pay?"
+    assert not [g for g in _granted(stripe, prompt) if g.startswith("schema:create_")], prompt

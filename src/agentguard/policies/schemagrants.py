@@ -190,11 +190,41 @@ def _a_name(sentence: str, first: str) -> bool:
         "clause_starts"], *_lexicon()["function_words"], *_lexicon()["pronouns"], *"his her him me us our your".split()}
 
 
+#: finite verbs that, right after a clause's first words, make its first word a subject, not an imperative
+#: ("Invoice in_1 *looks* wrong", "Merge *is* blocked")
+_FINITE = frozenset("is are was were has have had looks look seems seem appears shows says reads needs lists contains "
+                    "went came got isn aren wasn doesn didn".split())
+
+
+#: words that show a verb's object before a colon ("refund these payments: ..."), unlike a label ("Refund policy:")
+_DETERMINERS = frozenset("the a an these those this that it them his her their my our your all every each both".split())
+
+
+def _heading_or_subject(sentence: str, verb: str) -> bool:
+    """Whether ``verb`` starts no request: its clause is a heading or a label (it ends with ``:``, and the words after
+    it up to a preposition are neither a determiner nor an id: "Refund policy: ...", "Comment count on #12: ...",
+    not "Refund these payments: ..." nor "Review pull request #21 in acme/webapp: ..."), a question not asked with a polite modal ("Review status of PR #21?"),
+    or its first words are the subject of a finite verb ("Invoice in_1 looks wrong")."""
+    found = False
+    for m in re.finditer(rf"(?i)(?:^|[,;:.!?(]\s*|\b(?:and|then|please|also|but)\s+)({re.escape(verb)})\b"
+                         rf"([^.;:!?\n]*?)(\s[-\u2013\u2014]\s|[.;:!?\n]|$)", strip_quotes(sentence)):
+        found = True
+        words = re.findall(r"[a-z0-9_']+", m.group(2).casefold())
+        polite = re.search(r"(?i)\b(?:can|could|would|will)\s+you\s*$", sentence[:m.start(1)]) is not None
+        head = list(itertools.takewhile(lambda w: w not in _STOPS | _PREPS, words))   # up to a preposition
+        label = m.group(3) == ":" and (not words or bool(head) and not (   # "Note:"; not "Reply on #12:"
+            set(head) & (_DETERMINERS | _POST) or any(re.search(r"[\d_]", w) for w in head)))   # "submit it now:"
+        if not (label or m.group(3) == "?" and not polite or set(words[:4]) & _FINITE):
+            return False
+    return found   # (a verb after "can you" is no clause start: asked politely)
+
+
 def _asks(sentence: str, verb: str) -> bool:
     """Whether an imperative ``verb`` asks for its action: some clause that holds it neither keeps, dismisses nor
     negates what it names ("we refuse, leave it"; "update is not
     needed"; "leave the newest payment alone": :func:`~agentguard.policies.selection.dismissed`)."""
-    return any(not dismissed(c, verb) for c in clauses(sentence) if verb in c)
+    return any(not dismissed(c, verb) for c in clauses(sentence) if verb in c) and not _heading_or_subject(
+        sentence, verb)
 
 
 #: words after an object noun that start its name or a clause about it ("a branch called x", "a comment saying")
