@@ -13,8 +13,9 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from .capabilities import strip_quotes
 
-__all__ = ["BoundValues", "DISMISSALS", "DUPLICATE_WORDS", "NEGATED", "SELECTIONS", "bound_selections", "clauses",
-           "PARTY_FIELDS", "computed_selection", "dismissed", "party_values", "selected_amounts", "selections"]
+__all__ = ["BoundValues", "DISMISSALS", "DUPLICATE_WORDS", "NEGATED", "PARTY_FIELDS", "SELECTIONS",
+           "bound_selections", "clauses", "computed_selection", "dismissed", "party_values",
+           "selected_amounts", "selections"]
 
 
 #: declared selection words (a record chosen by a property computed over a listing's records): word -> (order,
