@@ -51,6 +51,7 @@ from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries
 from .pointers import Pointers
 from .platformids import SystemIds, id_keys, in_minor_units, listed_records, nested_ids, platform_fields
 from .schemagrants import closed_value, expand_arguments, omitted_values, record_nouns
+from .selection import BoundValues, party_values, selected_amounts
 from .servicerecords import ServiceRecords
 from .toolset import READ_VERBS, Facts, ToolDecl, ToolSet
 from .vocabulary import FieldVocabulary, field_names, is_now, joined_words, parse_instant, type_keys, utc_now
@@ -61,7 +62,6 @@ SHINGLE = 8   # consecutive words of third-party text that count as forwarding i
 _FILE_ROLES = frozenset({"file", "filename"})   # values are file names: "notes.md" parses as a host
 # a read verb joined to another verb (get_and_delete, fetch_then_pay) or a particle (check_out, sign_up)
 _COMPOUND = re.compile(r"(?:^|_)(?:and|then|also|plus)_([a-z]+)|^[a-z]+_(?:out|up|off|over|away|through)(?:_|$)")
-_NUMBER_FORM = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?", re.I)   # what float() reads (no inf/nan)
 _KIND_CODE, _CHECKED = {"read": 0, "fetch": 1, "write": 2, "send": 3, "account": 4, "delete": 5}, (
     "targets", "amounts", "days", "content", "account_values")   # _CHECKED: role classes whose values are checked
 
@@ -86,7 +86,7 @@ class FlowLedger:
     _user_percents: set[float] = field(default_factory=set)
     _names: set[str] = field(default_factory=set)
     _trusted: dict[str, dict[tuple[str, str], str]] = field(default_factory=dict)   # role -> value -> source
-    _resolved: dict[tuple[str, str], str] = field(default_factory=dict)
+    _resolved: BoundValues = field(default_factory=BoundValues)   # a record the request names: its fields
     _tp_ents: set[tuple[str, str]] = field(default_factory=set)
     _tp_words: list[str] = field(default_factory=list)
     _tp_shingles: set[tuple[str, ...]] = field(default_factory=set)
@@ -94,7 +94,7 @@ class FlowLedger:
     _private: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     _selectable: list[tuple[dict[str, Any], tuple[str, ...], str]] = field(default_factory=list)
     _pointed: dict[str, str] = field(default_factory=dict)   # link form -> the record the request names
-    _named: dict[tuple[str, str], str] = field(default_factory=dict)   # trusted value -> the named record
+    _named: BoundValues = field(default_factory=BoundValues)   # trusted value -> the named record
     _cache: dict[str, Any] = field(default_factory=dict)
     sys_ids: SystemIds = field(default_factory=SystemIds)   # platform-assigned ids (agentguard.policies.platformids)
     clock: Callable[[], datetime.datetime] = utc_now   # the run's clock (a value of now: agentguard.policies.vocabulary)
@@ -121,8 +121,9 @@ class FlowLedger:
         self._user_percents = {float(m) for m in re.findall(r"(\d+(?:\.\d+)?)\s*(?:%|percent\b|per cent\b)",
                                                            bare_nums)}
         bare = strip_quotes(self.prompt)
-        self._names = {w.casefold() for w in re.findall(r"\b\w*[A-Z]\w*\b", self.prompt)
-                       if len(w) >= 3 and w.casefold() not in self.lexicon.stopwords} | \
+        verbs = {f for vs, _ in self.lexicon.actions.values() for v in vs for f in self.lexicon.forms(v)}
+        self._names = {w.casefold() for w in re.findall(r"\b\w*[A-Z]\w*\b", self.prompt)   # not "Send", an IBAN
+                       if len(w) >= 3 and w.casefold() not in self.lexicon.stopwords | verbs and canonical(w)[0] == "text"} | \
                       {w.casefold() for w in re.findall(r"'([^']{3,40})'", bare)}
         self._cache.clear()
         self._pointers.observe_prompt(self.prompt)
@@ -167,14 +168,15 @@ class FlowLedger:
     def _record(self, tool: str, decl: ToolDecl, rec: dict[str, Any], among: Sequence[Mapping[str, Any]],
                 sysf: Mapping[str, str] = {}) -> None:
         key, select = self._names_record(rec), self._names_record(rec, among)   # select: for ids (below)
-        named, unnamed = False, decl.inferred and bool(decl.results) and key is None
+        named, unnamed = "", decl.inferred and bool(decl.results) and key is None   # named: the name it is named by
+        ident = BoundValues.identity(rec, decl.results, decl.inferred)   # the record a name binds (selection)
         nested = {p: set(v) for p, v in nested_ids(rec).items() if p in sysf}   # platform ids of nested objects
         for f, v in rec.items():
             role = decl.results.get(f)
             for s in _leaves(v):
                 if role:
                     self._trust(role, s, f"{tool}.{f}")
-                    named = named or (role == "person" and f" {word_form(s)} " in self._user_text)
+                    named = named or (word_form(s) if role == "person" and f" {word_form(s)} " in self._user_text else "")
                 elif f in decl.private:
                     if len(word_form(s)) >= 4:
                         self._private[word_form(s)] = (f"{tool}.{f}", decl.private[f])
@@ -190,15 +192,13 @@ class FlowLedger:
                             self._private.setdefault(w, (f"{tool}.{f} (a record the request does not name)",
                                                          (word_form(f),)))
         if named:   # a directory record the user pointed at by name resolves its other trusted fields
-            for f, role in decl.results.items():
-                for s in _leaves(rec.get(f)):
-                    self._resolved[canonical(s)] = f"{tool}.{f} of the record the request names"
-        if decl.select:
-            self._selectable.append((rec, decl.select, tool))
-        if key is not None:
-            for f, role in decl.results.items():
-                for s in _leaves(rec.get(f)) if select is not None else ():
-                    self._named.setdefault(canonical(s), f"{tool} record the request names ({select!r})")
+            self._resolved.add_all(named, tool, ident, ((canonical(s), f"{tool}.{f} of the record the request names")
+                                                        for f in decl.results for s in _leaves(rec.get(f))))
+        self._selectable.extend([(rec, decl.select, tool)] if decl.select else [])
+        if key is not None:   # an inferred store's namesake makes the name ambiguous: it names no record's ids
+            if self._named.names(canonical(key), None if select is None else canonical(select), tool, ident):
+                self._named.add_all(canonical(select), tool, ident, ((canonical(s), f"{tool} record the request names "
+                                    f"({select!r})") for f in decl.results for s in _leaves(rec.get(f))))
             for s in _leaves(rec):
                 for lk in links(s):
                     self._pointed.setdefault(lk.form, f"a link in a {tool} record the request names ({key!r})")
@@ -293,13 +293,11 @@ class FlowLedger:
     def _derived(self) -> set[float]:
         if "derived" in self._cache:
             return self._cache["derived"]
-        base = set(self._user_numbers)
-        for rec, fields, _ in self._selectable:
-            vals = [canonical(s) for v in rec.values() for s in _leaves(v)]
-            texts = [f" {c[1]} " for c in vals if c[0] == "text"]
-            if any(c in self._user_ents for c in vals if c[0] != "number") or any(
-                    f" {n} " in t for t in texts for n in self._names):
-                base |= {float(s) for f in fields for s in _leaves(rec.get(f)) if _NUMBER_FORM.fullmatch(s.strip())}
+        def vals(rec: Any) -> list[tuple[str, str]]: return [canonical(s) for s in _leaves(rec)]
+        base = set(self._user_numbers) | selected_amounts(   # a record the request selects: its amounts
+            [(rec, fields) for rec, fields, _ in self._selectable],
+            lambda r: any(c in self._user_ents for c in vals(party_values(r)) if c[0] != "number"),   # a party's
+            lambda r: {n for n in self._names if any(c[0] == "text" and f" {n} " in f" {c[1]} " for c in vals(r))})
         return self._cache.setdefault("derived", two_step_amounts(base, self._user_percents))
 
     def amount(self, value: str, minor: tuple[Any, ...] | None = None) -> tuple[int, str]:

@@ -45,11 +45,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .selection import DUPLICATE_WORDS, NEGATED, SELECTIONS, bound_selections, computed_selection, selections
 
-__all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MATCHING", "MINOR_UNIT_WORDS", "NEGATED", "SELECTIONS",
-           "SystemIds", "bound_selections", "computed_selection", "file_listing_record", "id_keys", "in_minor_units",
-           "linked_records", "list_wrapper", "listed_records", "listing_filter", "minor_unit_arg", "nested_ids",
-           "object_noun", "platform_fields", "record_keys", "reference_key", "search_filter", "selections",
-           "selector", "system_fields"]
+__all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MATCHING", "MINOR_UNIT_WORDS", "NAMING_FIELDS",
+           "NEGATED", "SELECTIONS", "SystemIds", "bound_selections", "computed_selection",
+           "file_listing_record", "id_keys", "in_minor_units", "linked_records", "list_wrapper",
+           "listed_records", "listing_filter", "minor_unit_arg", "nested_ids", "object_noun",
+           "platform_fields", "record_keys", "reference_key", "search_filter", "selections", "selector",
+           "system_fields"]
 
 #: words of a parameter's description that declare its amount in a currency's minor unit (whole words)
 MINOR_UNIT_WORDS: tuple[str, ...] = ("cents", "in cents", "smallest currency unit", "smallest unit of the currency",
@@ -90,6 +91,11 @@ class SystemIds:
     ids: dict[str, dict[str, str]] = field(default_factory=dict)
     pending: list[tuple[str, str]] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)   # every system-field value seen (codes a result wrote: dataflow)
+    # one selection binds one record: (selector, object noun) -> the record it bound; ambiguous selectors; and
+    # the selectors each filed id rests on (an id filed with none was created in this run and is never revoked)
+    bound: dict[tuple[str, str], str] = field(default_factory=dict)
+    ambiguous: set[tuple[str, str]] = field(default_factory=set)
+    support: dict[tuple[str, str], set[str]] = field(default_factory=dict)
 
     @staticmethod
     def call_key(tool: str, arguments: Mapping[str, Any]) -> tuple[str, str]:
@@ -107,9 +113,50 @@ class SystemIds:
         self.pending.remove(key)
         return True
 
-    def file(self, key: str, value: Any, source: str) -> None:
+    def file(self, key: str, value: Any, source: str, via: Iterable[str] = ()) -> None:
+        """File ``value`` under ``key``; ``via``: the selectors it rests on (:meth:`bind`), none for an id this run
+        created. An id filed again by another selector rests on each of them."""
         if isinstance(value, str) and value.strip():
-            self.ids.setdefault(key, {}).setdefault(value.strip(), source)
+            v, asked = value.strip(), set(via)
+            via = asked - {f"id:{v}"}   # an id never rests on itself (a child record's reference to its parent)
+            if asked and not via:
+                return
+            if v not in self.ids.get(key, {}):
+                self.support[(key, v)] = via
+            elif (key, v) in self.support:
+                self.support[(key, v)] = self.support[(key, v)] | via if via else set()
+            self.ids.setdefault(key, {}).setdefault(v, source)
+            if not self.support.get((key, v), {""}):
+                self.support.pop((key, v), None)
+
+    def bind(self, selector: str, noun: str, record: str) -> bool:
+        """Whether ``selector`` (a value the request states that a record holds, a search's values) may select
+        ``record`` (its object noun and id): a selection binds one record. A second record of the same noun that
+        the same selector reaches (an attacker's namesake, a second customer with the user's e-mail) makes it
+        ambiguous: it selects neither, now or later, and what it filed is revoked (:meth:`revoke`)."""
+        k = (selector, noun)
+        if any(s == selector for s, _ in self.ambiguous):   # ambiguous for one noun: revoked for every noun
+            return False
+        if self.bound.setdefault(k, record) == record:
+            return True
+        self.ambiguous.add(k)
+        self.revoke(selector)
+        return False
+
+    def revoke(self, selector: str) -> None:
+        """Drop ``selector`` from the support of every id it filed; an id left with none is no longer filed, and
+        what was filed through it (``id:<value>``: a listing filtered by it, its links) is revoked in turn."""
+        todo = [selector]
+        while todo:
+            sel = todo.pop()
+            for (key, v), sups in list(self.support.items()):
+                if sel in sups:
+                    sups.discard(sel)
+                    if not sups:
+                        del self.support[(key, v)]
+                        self.ids.get(key, {}).pop(v, None)
+                        if not self.selected_value(v):
+                            todo.append(f"id:{v}")
 
     def selected_value(self, value: str) -> bool:
         """Whether ``value`` is an id already filed (a record the request selects, or one created in this run)."""
@@ -202,22 +249,52 @@ def system_fields(rec: Mapping[str, Any], noun: str, nouns: Iterable[str]) -> di
     return out
 
 
-def _file_fields(ids: SystemIds, rec: Mapping[str, Any], fields: Mapping[str, str], why: str) -> None:
-    """File ``fields`` of ``rec`` (a nested path: each of its ids), each with ``why`` naming the field."""
-    nested = nested_ids(rec)
+def _file_fields(ids: SystemIds, rec: Mapping[str, Any], fields: Mapping[str, str], why: str,
+                 via: Iterable[str] = ()) -> None:
+    """File ``fields`` of ``rec`` (a nested path: each of its ids), each with ``why`` naming the field, resting on
+    the selectors ``via`` (:meth:`SystemIds.file`)."""
+    nested, via = nested_ids(rec), tuple(via)
     for g, key in fields.items():
         for v in nested.get(g, []) if "." in g else [rec.get(g)]:
-            ids.file(key, v, why.format(g))
+            ids.file(key, v, why.format(g), via)
+
+
+def _form(value: str) -> str:
+    """A selector's value as :func:`~agentguard.policies.provenance.canonical` reads it (NFKC, invisible characters
+    and spacing dropped, case folded): ``Maria\u00a0Lopez`` and ``Ｍａｒｉａ Lopez`` are the request's Maria Lopez."""
+    from .provenance import canonical
+    return " ".join(canonical(w)[1] for w in value.split())
+
+
+def _identity(rec: Mapping[str, Any], fields: Mapping[str, str]) -> str:
+    """The record a selection binds: its own id, else its system fields' values."""
+    return str(rec["id"]) if isinstance(rec.get("id"), (str, int)) else repr(sorted((f, repr(rec.get(f))) for f in fields))
+
+
+#: the last word of a field that names its own record (a customer's ``name``, ``email``; an invoice's
+#: ``customer_name``): free text (``description``, ``memo``, ``notes``) that writes a name names no record by it
+NAMING_FIELDS: frozenset[str] = frozenset({"name", "email", "nickname", "title", "login", "username", "handle",
+                                           "fullname", "firstname", "lastname", "mail"})
+
+
+def _naming(field_name: str) -> bool:
+    words = re.findall(r"[a-z]+|[A-Z][a-z]*", field_name)
+    return bool(words) and words[-1].casefold() in NAMING_FIELDS
 
 
 def file_listing_record(ids: SystemIds, tool: str, rec: Mapping[str, Any], fields: Mapping[str, str],
-                        stated: Callable[[str], bool], by: str | None = None) -> None:
+                        stated: Callable[[str], bool], by: str | None = None, unique: bool = False) -> None:
     """File ``fields`` (:func:`system_fields`) of a listing record when the request selects the record: a system
     field of it is an id the request states or one already filed for a record the request selects; another
     top-level field is an e-mail or a name (2-4 words, no digit or ``_``) the request writes; or ``by``: the
-    listing's filter argument selected it (:func:`listing_filter`)."""
+    listing's filter argument selected it (:func:`listing_filter`). A selection by a value any record may hold (a
+    name, an e-mail, a search's values, ``unique``) binds one record of the listing's noun (:meth:`SystemIds.bind`):
+    a namesake makes it select none. An id selects the one record it names, or that record's children."""
+    noun = fields.get("id", tool)
     if by is not None:
-        _file_fields(ids, rec, fields, f"{tool}.{{}} of a record the listing's filter selects ({by!r})")
+        sel = f"search:{_form(by)}" if unique else f"id:{by}"
+        if not unique or ids.bind(sel, noun, _identity(rec, fields)):
+            _file_fields(ids, rec, fields, f"{tool}.{{}} of a record the listing's filter selects ({by!r})", (sel,))
         return
     for f, v in rec.items():
         if f in ("metadata",) or isinstance(v, (Mapping, list, tuple, bool)) or v is None:
@@ -228,10 +305,16 @@ def file_listing_record(ids: SystemIds, tool: str, rec: Mapping[str, Any], field
             continue
         # a system field selects by an id the request states or selects; any other field (free text a third
         # party may write) only by an e-mail the request writes or a name of 2-4 words without digits or ``_``
-        # (an id-like value written in a description selects nothing: ``description: "cus_..."``)
-        if f in fields and (stated(s) or ids.selected_value(s)) or f not in fields and stated(s) and (
+        # (an id-like value written in a description selects nothing: ``description: "cus_..."``), and only the
+        # one record of the noun that holds it
+        if f in fields and (stated(s) or ids.selected_value(s)):
+            _file_fields(ids, rec, fields, f"{tool}.{{}} of a record the request selects ({s!r})", (f"id:{s}",))
+            return
+        if f not in fields and _naming(str(f)) and stated(s) and (
                 "@" in s or 2 <= n <= 4 and not re.search(r"[\d_]", s)):
-            _file_fields(ids, rec, fields, f"{tool}.{{}} of a record the request selects ({s!r})")
+            sel = f"value:{_form(s)}"   # as the request's reading reads it: a respelled namesake is the same name
+            if ids.bind(sel, noun, _identity(rec, fields)):
+                _file_fields(ids, rec, fields, f"{tool}.{{}} of a record the request selects ({s!r})", (sel,))
             return
 
 
@@ -275,6 +358,8 @@ def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, 
         return [{} for _ in recs]
     out = [system_fields(rec, noun, nouns) for rec in recs]
     by = listing_filter(ids, arguments or {}, nouns, stated)
+    unique = by is not None and not any(reference_key(str(a), nouns) is not None and v == by
+                                        for a, v in (arguments or {}).items())   # an e-mail filter: a search
     searched = None if by is not None or not arguments else search_filter(
         arguments, decl.choices, {*vocabulary, *record_keys(recs)}, stated, prompt)
     by = by or searched
@@ -282,7 +367,7 @@ def _platform_fields(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, 
         # a search selects only the returned records that hold every value it matched on: a name of the store's
         # vocabulary beside a stated value (lastname IN [Reyes, firstname]) reaches records the request never named
         file_listing_record(ids, tool, rec, fields, stated,
-                            by if searched is None or _holds(rec, searched) else None)
+                            by if searched is None or _holds(rec, searched) else None, unique or searched is not None)
     # a record the request selects by a property computed over this listing's records (the later of two
     # duplicate charges), where every argument of the listing is the request's (no third party chose the list)
     if by is None and (chosen := bound_selections(prompt, tool, nouns)) and all(
@@ -317,7 +402,8 @@ def linked_records(ids: SystemIds, tool: str, decl: Any, recs: list[dict[str, An
             and not isinstance(v, bool)} if types else {} for rec in recs]
     for rec, fields in zip(recs, out):
         for f, key in fields.items():
-            ids.file(key, str(rec[f]), f"{tool}.{f} (a link of a record the request selects)")
+            ids.file(key, str(rec[f]), f"{tool}.{f} (a link of a record the request selects)",
+                     [f"id:{v}" for v in keyed])
     return out
 
 

@@ -62,6 +62,7 @@ from .capabilities import Grant, GrantLexicon, quoted, strip_quotes
 from .grantwords import (_POST, _STOPS, _lexicon, _said, _wanted_flag, _words, closed_value,
                          imperatives, omitted_values, opposites, stated, stem)
 from .provenance import _leaves, word_form
+from .selection import clauses, dismissed
 from .toolinfer import InferenceLexicon, ToolSchema, infer, namespaced, tokens
 from .toolset import BOOLEAN, DOCUMENT_VERBS, DOCUMENTS, ToolDecl, ToolSet
 from .vocabulary import singular, vocabulary_enum
@@ -191,6 +192,92 @@ def _a_name(sentence: str, first: str) -> bool:
         "clause_starts"], *_lexicon()["function_words"], *_lexicon()["pronouns"], *"his her him me us our your".split()}
 
 
+#: finite verbs that, right after a clause's first words, make its first word a subject, not an imperative
+#: ("Invoice in_1 *looks* wrong", "Merge *is* blocked")
+_FINITE = frozenset("is are was were has have had looks look seems seem appears shows says reads needs lists contains "
+                    "went came got isn aren wasn doesn didn".split())
+
+
+#: words that show a verb's object before a colon ("refund these payments: ..."), unlike a label ("Refund policy:")
+_DETERMINERS = frozenset("the a an these those this that it them his her their my our your all every each both".split())
+
+
+def _heading_or_subject(sentence: str, verb: str) -> bool:
+    """Whether ``verb`` starts no request: its clause is a heading or a label (it ends with ``:``, and the words after
+    it up to a preposition are neither a determiner nor an id: "Refund policy: ...", "Comment count on #12: ...",
+    not "Refund these payments: ..." nor "Review pull request #21 in acme/webapp: ..."), a question not asked with a polite modal ("Review status of PR #21?"),
+    or its first words are the subject of a finite verb ("Invoice in_1 looks wrong")."""
+    found = False
+    for m in re.finditer(rf"(?i)(?:^|[,;:.!?(]\s*|\b(?:and|then|please|also|but)\s+)({re.escape(verb)})\b"
+                         rf"([^.;:!?\n]*?)(\s[-\u2013\u2014]\s|[.;:!?\n]|$)", strip_quotes(sentence)):
+        found = True
+        words = re.findall(r"[a-z0-9_']+", m.group(2).casefold())
+        polite = re.search(r"(?i)\b(?:can|could|would|will)\s+you\s*$", sentence[:m.start(1)]) is not None
+        head = list(itertools.takewhile(lambda w: w not in _STOPS | _PREPS, words))   # up to a preposition
+        label = m.group(3) == ":" and (not words or bool(head) and not (   # "Note:"; not "Reply on #12:"
+            set(head) & (_DETERMINERS | _POST) or any(re.search(r"[\d_]", w) for w in head)))   # "submit it now:"
+        if not (label or m.group(3) == "?" and not polite or set(words[:4]) & _FINITE):
+            return False
+    return found   # (a verb after "can you" is no clause start: asked politely)
+
+
+def _asks(sentence: str, verb: str) -> bool:
+    """Whether an imperative ``verb`` asks for its action: some clause that holds it neither keeps, dismisses nor
+    negates what it names ("we refuse, leave it"; "update is not
+    needed"; "leave the newest payment alone": :func:`~agentguard.policies.selection.dismissed`)."""
+    return any(not dismissed(c, verb) for c in clauses(sentence) if verb in c) and not _heading_or_subject(
+        sentence, verb)
+
+
+#: words after an object noun that start its name or a clause about it ("a branch called x", "a comment saying")
+_NAMING = frozenset({"called", "named", "titled", "saying", "that", "which", "who", "whose", "because", "if", "when"})
+
+
+_PREPS = frozenset({"into", "onto", "over", "under", "via", "through", "as", "per", "across", "after", "before",
+                    "than", "like", "between", "against", "within", "without"})
+_PARTICLES = frozenset({"up", "out", "off", "down", "over", "back"})   # a phrasal verb's particle: "write up X"
+
+
+def _post(word: str) -> bool:   # a word that starts a post-modifier of the object noun ("every one labelled x"),
+    return word in _NAMING or len(word) > 4 and word.endswith("ed") or bool(re.search(r"[\d/._]", word))   # a name
+
+
+def _own(tool: SchemaTool) -> set[str]:
+    """The stems an object of ``tool`` may head: a noun of its name or type, a pronoun."""
+    return {stem(n) for n in (*tool.nouns, *tool.types)} | {
+        stem(p) for p in (*_lexicon()["pronouns"], *_lexicon()["person_pronouns"])}
+
+
+def _takes(tool: SchemaTool, sentence: str, verb: str) -> bool:
+    """Whether an imperative ``verb`` may act on the ``tool``'s object: the head of the object after it (at most six
+    words, up to a preposition or clause mark: "create a *report* of refunds", "update *me* on the issues") is a
+    noun of the tool's name or type or a pronoun, or the object has no head word (an id, a number: the object
+    is then what :func:`_objects` reads). A noun that only modifies the head or follows a preposition is not it."""
+    own = _own(tool)
+    if tool.takes_file and _PATH.search(strip_quotes(sentence)):
+        return True   # a file tool's object is the path the sentence writes
+    ws = re.findall(r"[a-z0-9][\w'./-]*|[,;:(]", strip_quotes(sentence).casefold())
+    at = [i for i, w in enumerate(ws) if verb in (w, *w.split("-"))]
+    for i in at:
+        after = ws[i + 1:]
+        after = after[1:] if after[:1] and after[0] in _PARTICLES else after
+        if after[:1] and (after[0] in ("his", "her", "their", "its") or after[0].endswith(("'s", "\u2019s"))):
+            return True   # a property of a possessor ("update her title"): the possessor may be the object
+        obj = list(itertools.takewhile(lambda x: x not in _STOPS | _PREPS and x[0].isalpha() and not _post(x),
+                                       after[:6]))
+        heads = {stem(x) for k, x in enumerate(obj) if k + 1 >= len(after) or _ends(after[k + 1])
+                 or _post(after[k + 1]) or after[k + 1] in _PREPS}
+        if not heads or heads & own:
+            return True
+    return not at
+
+
+def _created(sentence: str, verb: str) -> frozenset[str]:
+    """The stems of what a creation ``verb`` creates: the words after it in its clause ("leave a review comment";
+    not "asked for a refund; leave it")."""
+    return frozenset(stem(w) for c in clauses(sentence) for i, x in enumerate(c) if x == verb for w in c[i + 1:i + 9])
+
+
 def idioms(sentence: str) -> list[tuple[str, str, str, frozenset[str]]]:
     """``(words as written, verb, noun, object)`` for each declared idiom of the lexicon the sentence uses: its
     first word an imperative (:func:`imperatives`), its other words, where the idiom has ``...``, later in the
@@ -256,9 +343,9 @@ class SchemaGrants:
         lex = _lexicon()
         # (the words as written, the verb they count as): the imperatives, then the declared idioms' verbs
         plain = frozenset(stem(w) for w in _words(sentence) if w[0].isalpha())
-        idi = idioms(sentence)
-        imp = [(w, w) for w in imperatives(sentence)] + [(f"{ph} (an idiom for {v} {n})".replace(" )", ")"), v)
-                                                         for ph, v, n, _ in idi]
+        idi = [i for i in idioms(sentence) if _asks(sentence, i[0].split()[0])]
+        imp = [(w, w) for w in imperatives(sentence) if _asks(sentence, w)] + [
+            (f"{ph} (an idiom for {v} {n})".replace(" )", ")"), v) for ph, v, n, _ in idi]
         stems = [stem(v) for _, v in imp]
         extra = frozenset(stem(n) for _, _, n, _ in idi if n)
         # the nouns a word of ``imp`` may take: the sentence's (an imperative), the idiom's noun, else its object
@@ -272,24 +359,28 @@ class SchemaGrants:
             head = stem(t.nouns[-1]) if t.nouns else ""
             whole = stem(t.nouns[-2]) if len(t.nouns) > 1 and head in parts else ""   # invoice_item: invoice
             creates = bool({stem(v) for v in t.verbs} & {stem(v) for v in lex["creation_verbs"]})
+            acts = [(said, w) for (said, w), nouns in zip(imp, reach)   # the verbs that take the tool's object
+                    if (_takes(t, sentence, w) if said == w else not nouns or bool(nouns & _own(t)))]
             why = next((f"{said} ... {obj} ({how})" for (said, w), s, nouns in zip(imp, stems, reach)
                         if said == w or {head, whole} & nouns for how in (   # an idiom: its noun is the tool's
-                "the tool's own verb" if s in {stem(v) for v in t.verbs} else
                 "a noun of the tool's name as the verb" if s in {stem(n) for n in t.nouns} else
+                "the tool's own verb" if s in {stem(v) for v in t.verbs} and (said, w) in acts else
                 "a comment verb" if w in lex["comment_verbs"] and head in {stem(n) for n in lex["comment_nouns"]}
+                and (said, w) in acts
                 else "a creation verb and the tool's head noun" if creates and w in lex["creation_verbs"]
+                and (said, w) in acts
                 and not (w in DOCUMENT_VERBS and t.nouns[-1] in DOCUMENTS)   # "open the file" reads it
-                and (head in nouns or t.nouns[-1] == "file" and t.takes_file
+                and (head in _created(sentence, w) or t.nouns[-1] == "file" and t.takes_file
                      and _PATH.search(strip_quotes(sentence)))
                 else "a creation verb and the whole the tool's part goes in" if creates and w in lex["creation_verbs"]
                 and whole in nouns and _adds_part(sentence, w) else "",) if how), None)
             if why is None:
-                why = self._change(t, imp, obj, sentence)
+                why = self._change(t, acts, obj, sentence)
             if why is not None:
                 out.append(Grant(self.action(t.name), why, sentence.strip()))
                 continue
             for p, phrases in t.optional.items():
-                hit = self._param(p, phrases, imp, stems, sentence)
+                hit = self._param(p, phrases, imp, stems, sentence, acts)
                 if hit is not None:
                     # a closed-set parameter whose value the sentence states is in scope too: its value is
                     # bound to the request (closed_value) ("stage evidence ..., but don't submit it")
@@ -313,11 +404,14 @@ class SchemaGrants:
 
     @staticmethod
     def _param(p: str, phrases: tuple[tuple[str, ...], ...], imp: list[tuple[str, str]], stems: list[str],
-               sentence: str) -> str | None:
-        """The imperative naming optional parameter ``p`` (its name or an enum value), or a change verb or a
-        supply verb (``stage``, ``attach``, ``include``) with ``p``'s name in the sentence; ``None`` when none."""
+               sentence: str, acts: list[tuple[str, str]] | None = None) -> str | None:
+        """The imperative naming optional parameter ``p`` (its name, or an enum value where the imperative takes
+        the tool's object, ``acts``: "close issue #17", not "close out the week"), or a change verb or a supply verb
+        (``stage``, ``attach``, ``include``) with ``p``'s name in the sentence; ``None`` when none."""
         singles = {stem(ph[-1]) for ph in phrases if ph}
-        hit = next((said for (said, _), s in zip(imp, stems) if s in singles), None)
+        name = stem(phrases[0][-1]) if phrases and phrases[0] else ""
+        hit = next((said for (said, w), s in zip(imp, stems) if s in singles and (
+            s == name or acts is None or (said, w) in acts)), None)
         if hit is not None:
             return hit
         verbs = set(_lexicon()["change_verbs"]) | set(_lexicon()["supply_verbs"])

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from .capabilities import strip_quotes
 
-__all__ = ["DUPLICATE_WORDS", "NEGATED", "SELECTIONS", "bound_selections", "computed_selection", "selections"]
+__all__ = ["BoundValues", "DISMISSALS", "DUPLICATE_WORDS", "NEGATED", "PARTY_FIELDS", "SELECTIONS",
+           "bound_selections", "clauses", "computed_selection", "dismissed", "party_values",
+           "selected_amounts", "selections"]
 
 
 #: declared selection words (a record chosen by a property computed over a listing's records): word -> (order,
@@ -28,6 +31,40 @@ DUPLICATE_WORDS: tuple[str, ...] = ("twice", "duplicate", "duplicated", "duplica
 #: words that, at most four words before a selection word, negate it ("not the newest", "don't bill twice")
 NEGATED: frozenset[str] = frozenset({"not", "no", "never", "without", "don", "dont", "nor", "neither", "except",
                                      "excluding", "rather", "instead", "other", "besides"})
+#: words and phrases by which a clause keeps, dismisses or excuses what it names ("the newest is fine, leave it",
+#: "keep the latest one", "no refund needed"): a selection or an imperative in such a clause selects and grants nothing
+DISMISSALS: tuple[str, ...] = ("fine", "alone", "untouched", "unchanged", "ok", "okay", "correct", "legit",
+                               "legitimate", "valid", "keep", "ignore", "skip", "spare", "leave", "for later", "as is",
+                               "needed", "unnecessary")
+#: negations anywhere in a clause (its predicate negated: "the newest payment should not be refunded")
+_CLAUSE_NEGATIONS = frozenset({"not", "no", "never", "without", "don", "dont", "nor", "neither", "doesn", "isn",
+                               "aren", "shouldn", "won", "didn", "mustn", "needn", "cannot"})
+#: the words a clause of a bare dismissal holds besides them ("leave it", "don't touch that one", "it's fine")
+_BARE = frozenset("it its that this them those one ones is s t are be as please just the there all touch change do "
+                  "let alone was".split())
+_CLAUSE_SPLIT = re.compile(r"[,;:.!?()\[\]\n\u2014\u2013]|\s-\s|\b(?:and|but|then|or|also|so)\b", re.I)
+
+
+def clauses(text: str) -> list[list[str]]:
+    """The clauses of ``text`` (split at punctuation, dashes and conjunctions), each as its words, quotes blanked."""
+    out = [re.findall(r"[a-z0-9]+", c.casefold()) for c in _CLAUSE_SPLIT.split(strip_quotes(text))]
+    return [c for c in out if c]
+
+
+def dismissed(words: Sequence[str], verb: str = "") -> bool:
+    """Whether a clause (its words) keeps, dismisses or negates what it names (:data:`DISMISSALS`, a negation
+    anywhere in it); ``verb``: the clause's own imperative, which is not read as a dismissal of itself."""
+    ws = list(words)
+    if verb in ws:
+        ws.remove(verb)
+    joined = " " + " ".join(ws) + " "
+    return bool(set(ws) & _CLAUSE_NEGATIONS) or any(f" {d} " in joined for d in DISMISSALS)
+
+
+def _bare_dismissal(words: Sequence[str]) -> bool:
+    return dismissed(words) and set(words) <= _BARE | _CLAUSE_NEGATIONS | {w for d in DISMISSALS for w in d.split()}
+
+
 _FIELD_WORDS = {"time": {"created", "date", "time", "timestamp", "updated", "at", "when"},
                 "amount": {"amount", "price", "total", "cost", "value"}}
 
@@ -38,7 +75,17 @@ def selections(prompt: str) -> tuple[tuple[str, str, str], ...]:
     :data:`DUPLICATE_WORDS` as ``("twice", "dup", "")``), quoted text blanked. A selection word right after a
     number is a listing's size, not a selection (``the 10 most recent payments``); one negated (:data:`NEGATED`
     at most four words before it: ``not the newest one``) selects nothing."""
-    ws = re.findall(r"[a-z0-9]+", strip_quotes(prompt).casefold())
+    cs = clauses(prompt)
+    out: list[tuple[str, str, str]] = []
+    for k, ws in enumerate(cs):
+        # a clause that keeps, dismisses or negates what it names, or one a bare dismissal follows ("the newest
+        # is fine, leave it"), selects nothing
+        if not dismissed(ws) and not (k + 1 < len(cs) and _bare_dismissal(cs[k + 1])):
+            out.extend(_clause_selections(ws))
+    return tuple(out)
+
+
+def _clause_selections(ws: list[str]) -> list[tuple[str, str, str]]:
     out = []
     for i, w in enumerate(ws):
         two = " ".join(ws[i:i + 2])
@@ -55,7 +102,7 @@ def selections(prompt: str) -> tuple[tuple[str, str, str], ...]:
             out.append((w, *SELECTIONS[w]))
         elif w == "most" and i + 1 < len(ws) and len(ws[i + 1]) >= 4:
             out.append((two, "max", re.sub(r"(\w)\1?(?:ed|s)$", r"\1", ws[i + 1])))
-    return tuple(out)
+    return out
 
 
 def _singular_words(text: str) -> set[str]:
@@ -129,3 +176,100 @@ def computed_selection(recs: Sequence[Mapping[str, Any]], chosen: Sequence[tuple
     vals = [recs[i][f] for i in idx]
     best = max(vals) if order == "max" else min(vals)
     return idx[vals.index(best)] if vals.count(best) == 1 else None
+
+
+@dataclass
+class BoundValues:
+    """Values a record the request names makes trusted (value -> where from), each resting on the selector that
+    named the record (a name or an e-mail the request writes). A selection binds one record: where the same
+    selector names a second record of the same tool (an attacker's namesake in a shared store), it names neither,
+    now or later, and the values it made trusted are dropped (ambiguity escalates, never allows)."""
+
+    values: dict[Hashable, str] = field(default_factory=dict)
+    _bound: dict[tuple[Hashable, str], str] = field(default_factory=dict)
+    _ambiguous: set[tuple[Hashable, str]] = field(default_factory=set)
+    _support: dict[Hashable, set[tuple[Hashable, str]]] = field(default_factory=dict)
+
+    def add(self, selector: Hashable, tool: str, record: str, value: Hashable, source: str) -> None:
+        """``value`` is trusted through ``selector`` naming ``record`` (an identity) of ``tool``'s results."""
+        if self.bind(selector, tool, record):
+            self._support.setdefault(value, set()).add((selector, tool))
+            self.values.setdefault(value, source)
+
+    def add_all(self, selector: Hashable, tool: str, record: str, values: Iterable[tuple[Hashable, str]]) -> None:
+        for value, source in values:
+            self.add(selector, tool, record, value, source)
+
+    def names(self, key: Hashable, select: Hashable | None, tool: str, record: str) -> bool:
+        """Whether ``select`` (the value by which the request names ``record`` among its listing's records) names
+        it alone; ``key`` (any value of it the request writes, shared or not) is bound too, so a namesake in a later
+        result makes it ambiguous."""
+        self.bind(key, tool, record)
+        return select is not None and self.bind(select, tool, record)
+
+    @staticmethod
+    def identity(rec: Mapping[str, Any], fields: Iterable[str], shared: bool) -> str:
+        """The record a name binds in a ``shared`` (inferred, third parties write to it) store, by its ``fields``;
+        a declared tool's records are the user's own and are never ambiguous (one identity for all)."""
+        return repr(sorted((str(f), repr(rec.get(f))) for f in fields)) if shared else ""
+
+    def bind(self, selector: Hashable, tool: str, record: str) -> bool:
+        """Whether ``selector`` names ``record`` alone among ``tool``'s records seen so far (else: ambiguous)."""
+        k = (selector, tool)
+        if k in self._ambiguous:
+            return False
+        if self._bound.setdefault(k, record) == record:
+            return True
+        self._ambiguous.add(k)
+        for v, sups in list(self._support.items()):
+            sups.discard(k)
+            if not sups:
+                del self._support[v]
+                self.values.pop(v, None)
+        return False
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.values
+
+    def __getitem__(self, value: Hashable) -> str:
+        return self.values[value]
+
+
+#: the last word of a field that names a party to a record or the record itself (a transaction's ``sender`` and
+#: ``recipient``, a customer's ``email``): an entity the request writes selects a record only there, never in free
+#: text its sender wrote (a subject that repeats the friend's IBAN)
+PARTY_FIELDS: frozenset[str] = frozenset({"sender", "recipient", "recipients", "from", "to", "cc", "bcc", "payee",
+                                          "payer", "counterparty", "account", "iban", "owner", "participants",
+                                          "email", "customer", "user", "name", "organizer", "attendees"})
+
+
+def party_values(rec: Mapping[str, Any]) -> list[Any]:
+    """The values of ``rec``'s :data:`PARTY_FIELDS` (its field name's last word), for an entity to select it by."""
+    return [v for f, v in rec.items() if (re.findall(r"[a-z]+|[A-Z][a-z]*", str(f)) or [""])[-1].casefold()
+            in PARTY_FIELDS]
+
+
+def selected_amounts(records: Iterable[tuple[Mapping[str, Any], Sequence[str]]],
+                     by_entity: Callable[[Mapping[str, Any]], bool],
+                     names_in: Callable[[Mapping[str, Any]], set[str]]) -> set[float]:
+    """The amounts (each record's declared ``select`` fields) of the records the request selects: a record holding an
+    entity the request writes (an IBAN, an e-mail: ``by_entity``), or one holding a name the request writes
+    (``names_in``: those its text holds) where every record that name reaches holds the same amounts. A name is
+    any record's free text (a transaction's subject its sender wrote): an attacker's record that writes the
+    name beside another amount makes the name select none (a selection binds one value or none)."""
+    def amounts(rec: Mapping[str, Any], fields: Sequence[str]) -> frozenset[float]:
+        vals = [rec.get(f) for f in fields]
+        return frozenset(float(v) for v in vals if isinstance(v, (int, float, str)) and not isinstance(v, bool)
+                         and re.fullmatch(r"[-+]?(?:\d+\.?\d*|\.\d+)", str(v).strip()))
+    out: set[float] = set()
+    by_name: dict[str, set[frozenset[float]]] = {}
+    for rec, fields in records:
+        got = amounts(rec, fields)
+        if by_entity(rec):
+            out |= got
+        for n in names_in(rec):
+            by_name.setdefault(n, set()).add(got)
+    for seen in by_name.values():
+        if len(seen) == 1:
+            out |= next(iter(seen))
+    return out
