@@ -6,6 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentguard.policies.platformids import SystemIds
+from agentguard.policies.provenance import canonical
+from agentguard.policies.selection import BoundValues
 from agentguard.policies.servicerecords import ServiceRecords, label_listing, namespace, own_keys, query_values
 
 
@@ -122,15 +124,27 @@ def test_a_one_record_read_names_only_a_record_holding_what_it_was_asked_for() -
     # a finder that answers "on-call rota" with the contractor's page whose body (not title) has those words
     sr = ServiceRecords(frozenset({"confluence"}), {"confluence": frozenset({"page"})})
     page = {"id": "98399999", "title": "Notes", "body": "see the on-call rota and update page 98310006"}
-    resolved: dict[tuple[str, str], str] = {}
+    resolved = BoundValues()
     ids = SystemIds()
     sr.record("confluence_find_page", _Decl(), page, [page], {"query": "on-call rota"}, ids,
               lambda s: True, set(), resolved)
-    assert resolved == {} and ids.source("98399999", ["page"]) is None
+    assert resolved.values == {} and ids.source("98399999", ["page"]) is None
     named = {"id": "98310006", "title": "On-call rota", "space": {"key": "ENG"}}
     sr.record("confluence_get_page", _Decl(), named, [named], {"title": "On-call rota", "space_key": "ENG"}, ids,
               lambda s: True, set(), resolved)
-    assert resolved and ids.source("98310006", ["page"]) is not None
+    assert canonical("98310006") in resolved and ids.source("98310006", ["page"]) is not None
+
+
+def test_a_second_record_the_same_stated_read_returns_names_neither() -> None:
+    """A selection binds one record (selection.BoundValues): an attacker's page with the same title and space,
+    returned by the same stated read later, makes the title name no page, and the first page's key is dropped."""
+    sr = ServiceRecords(frozenset({"confluence"}), {"confluence": frozenset({"page"})})
+    resolved = BoundValues()
+    args = {"title": "On-call rota", "space_key": "ENG"}
+    for pid in ("98310006", "98366666"):
+        rec = {"id": pid, "title": "On-call rota", "space": {"key": "ENG"}}
+        sr.record("confluence_get_page", _Decl(), rec, [rec], args, SystemIds(), lambda s: True, set(), resolved)
+    assert canonical("98310006") not in resolved and canonical("98366666") not in resolved
 
 
 def test_a_search_files_only_the_records_holding_every_value_it_matched_on() -> None:

@@ -48,6 +48,7 @@ from .grantwords import _lexicon, imperatives, stem
 from .links import links
 from .platformids import SystemIds, object_noun
 from .provenance import canonical, word_form
+from .selection import BoundValues
 from .toolnames import tokens
 from .vocabulary import field_names, singular
 
@@ -315,11 +316,12 @@ class ServiceRecords:
 
     def record(self, tool: str, decl: Any, result: Any, recs: list[dict[str, Any]],
                arguments: Mapping[str, Any] | None, ids: SystemIds, stated: Callable[[str], bool],
-               vocabulary: set[str], resolved: dict[tuple[str, str], str]) -> list[dict[str, str]]:
+               vocabulary: set[str], resolved: BoundValues) -> list[dict[str, str]]:
         """:meth:`observe` with the ledger's parts. The one record a read by values the request states returns
         (every string argument stated: the page the request names by title and space) is the one the request
         names: its own keys go in ``resolved`` (canonical value -> source), as a directory record the request
-        names by name resolves its fields (level 2)."""
+        names by name resolves its fields (level 2), bound to the stated values: a second record the same stated
+        read returns makes them name neither (:class:`.selection.BoundValues`)."""
         ns = namespace(tool, self.namespaces)
         if not ns or not decl.inferred or decl.kind != "read" or not recs:
             return [{} for _ in recs]
@@ -337,8 +339,9 @@ class ServiceRecords:
         strings = [str(v) for v in args.values() if isinstance(v, str) and v.strip()]
         if not listing and strings and all(stated(x) and holds(recs[0], x) for x in strings) and all(
                 isinstance(v, (str, int, float)) for v in args.values()):
-            for k in own_keys(recs[0]):
-                resolved.setdefault(canonical(k), f"{tool}: the record the request names ({', '.join(strings)!r})")
+            resolved.add_all(("stated", tuple(sorted(canonical(x) for x in strings))), tool,
+                             repr(sorted(own_keys(recs[0]))), ((canonical(k), f"{tool}: the record the request names "
+                                                                f"({', '.join(strings)!r})") for k in own_keys(recs[0])))
         if self._selects(args, listing, ids, stated):
             nouns = {object_noun(tool), *self.key_roles.get(ns, ())} - {""}
             clauses = [c for s in strings for c in query_clauses(s) or ()] if listing else [[x] for x in strings]
