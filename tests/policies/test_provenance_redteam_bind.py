@@ -348,6 +348,30 @@ def test_property_a_tool_noun_after_the_objects_head_grants_no_tool(stripe, verb
                                         "update_subscription", "finalize_invoice", "create_coupon")} & got, (prompt, got)
 
 
+def test_each_conjunct_of_a_coordinated_object_heads_it():
+    """A coordinated object ("the issue and the ticket") has a head per conjunct (schemagrants._heads), so the
+    second conjunct's tool is granted as the first's is; a noun after a conjunct's preposition still heads nothing."""
+    from agentguard.policies.schemagrants import SchemaGrants, SchemaTool
+
+    free = SchemaTool("update_ticket", ("update",), ("ticket",), frozenset({"ticketId", "properties"}), {},
+                      values=("open", "closed"))
+    assert {g.action for g in SchemaGrants({"update_ticket": free}).grants(
+        "Mark the issue and the ticket as closed.")} == {"schema:update_ticket"}
+    assert not SchemaGrants({"update_ticket": free}).grants("Mark the issue and the list of tickets as closed.")
+
+
+@settings(max_examples=60, deadline=None)
+@given(verb=st.sampled_from(["Create", "Make", "Prepare", "Update", "Cancel", "Finalize"]),
+       head=st.sampled_from(["report", "summary", "list", "memo"]), head2=st.sampled_from(["note", "overview", "chart"]),
+       conj=st.sampled_from(["and", "or"]), prep=st.sampled_from(["of", "about", "on", "for", "with"]),
+       noun=st.sampled_from(["refunds", "invoices", "subscription", "the refund", "the coupons"]))
+def test_property_a_tool_noun_after_a_conjuncts_head_grants_no_tool(stripe, verb, head, head2, conj, prep, noun):
+    prompt = f"{verb} a {head} {conj} a {head2} {prep} {noun} for Ben Okafor (cus_NwBen02)."
+    got = _granted(stripe, prompt)
+    assert not {f"schema:{t}" for t in ("create_refund", "create_invoice", "cancel_subscription",
+                                        "update_subscription", "finalize_invoice", "create_coupon")} & got, (prompt, got)
+
+
 # ---------------------------------------------------------------- (e) an amount vouched for by a name in free text
 def _tx(i: int, sender: str, amount: float, subject: str) -> dict[str, Any]:
     return {"id": i, "sender": sender, "recipient": "me", "amount": amount, "subject": subject,

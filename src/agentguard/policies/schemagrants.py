@@ -263,13 +263,24 @@ def _takes(tool: SchemaTool, sentence: str, verb: str) -> bool:
         after = after[1:] if after[:1] and after[0] in _PARTICLES else after
         if after[:1] and (after[0] in ("his", "her", "their", "its") or after[0].endswith(("'s", "\u2019s"))):
             return True   # a property of a possessor ("update her title"): the possessor may be the object
-        obj = list(itertools.takewhile(lambda x: x not in _STOPS | _PREPS and x[0].isalpha() and not _post(x),
-                                       after[:6]))
-        heads = {stem(x) for k, x in enumerate(obj) if k + 1 >= len(after) or _ends(after[k + 1])
-                 or _post(after[k + 1]) or after[k + 1] in _PREPS}
+        heads = _heads(after)
         if not heads or heads & own:
             return True
     return not at
+
+
+def _heads(after: list[str]) -> set[str]:
+    """The stems of the heads of the object that starts ``after`` (at most six words a conjunct, up to a preposition
+    or clause mark); each conjunct of a coordinated object ("the issue and the ticket") has its own head."""
+    heads: set[str] = set()
+    while True:
+        obj = list(itertools.takewhile(lambda x: x not in _STOPS | _PREPS and x[0].isalpha() and not _post(x),
+                                       after[:6]))
+        heads |= {stem(x) for k, x in enumerate(obj) if k + 1 >= len(after) or _ends(after[k + 1])
+                  or _post(after[k + 1]) or after[k + 1] in _PREPS}
+        if not (obj and after[len(obj):len(obj) + 1] in (["and"], ["or"])):
+            return heads
+        after = after[len(obj) + 1:]
 
 
 def _created(sentence: str, verb: str) -> frozenset[str]:
