@@ -120,7 +120,13 @@ STRICT_HISTORY = (
     "slack 0.667, travel 0.900, workspace 0.650, attack success 0 of 929 tool-call pairs; banking's, travel's and "
     "workspace's blocked calls unchanged. Changed after run 16, by review and not by a score: a stated-kind "
     "pointer names only the first link after its preposition (a later link of the sentence is another page the "
-    "user asked for), matched on the request as written. Run 17 repeated run 16's figures and blocked calls.")
+    "user asked for), matched on the request as written. Run 17 repeated run 16's figures and blocked calls. Changed after run "
+    "17, by a red team and the fourth fresh set's fixes, not by a score: a selection binds one record (a "
+    "namesake makes a name, e-mail or stated search select neither), a dismissed or negated clause selects and "
+    "grants nothing, free text names no record, a tool's noun grants only as the head of the verb's object (each "
+    "conjunct of a coordinated object its own head), amounts vouched for by one value; records of a namespaced "
+    "service (policies/servicerecords.py, no effect on AgentDojo's un-namespaced tools). Run 18 is the merged "
+    "main of the fourteenth session.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
 # target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)
