@@ -241,3 +241,126 @@ def test_a_network_address_in_a_file_argument_of_a_read_is_a_fetch(verb, arg, ho
     v = _decide(g, f"{verb}_file", **{arg: prefix + host + rest})
     assert v.decision is not Decision.ALLOW, (arg, prefix + host + rest, v.reason)
     assert _decide(g, f"{verb}_file", **{arg: "/home/user/notes/q3.md"}).decision is Decision.ALLOW
+
+
+# ---------------------------------------------------------------- results read from the run's trace (any adapter)
+def _jira():
+    from agentguard.bench import jira_hijack
+
+    spec = jira_hijack.load()
+    return spec, (lambda environment, injection: jira_hijack.AtlassianEnv(environment, injection, spec["tools"]))
+
+
+def _direct(spec, env_cls, prompt, calls, injection=""):
+    """The harness path: observe_result after each executed call (agentguard.bench.mcp_hijack._run)."""
+    import uuid
+
+    from agentguard.bench import mcp_hijack
+
+    g, env, run = mcp_hijack.guard(spec, schema_grants=True), env_cls(spec["environment"], injection), uuid.uuid4().hex
+    g.observe_prompt(run, prompt)
+    out = []
+    for name, args in calls:
+        call = ToolCall(name, dict(args))
+        out.append(g.check(Context(run_id=run), call).allowed)
+        if out[-1]:
+            g.observe_result(run, call, env.call(name, args))
+    return out
+
+
+def _through_pipeline(spec, env_cls, prompt, calls, injection="", record_results=True):
+    """An adapter's path: the Pipeline decides, the call runs when allowed, and the adapter records what it returned
+    (as text, JSON where the tool returned data); a refused call's observation is the refusal text."""
+    import json
+    import uuid
+
+    from agentguard.bench import mcp_hijack
+    from agentguard.core.pipeline import Pipeline
+
+    g, env = mcp_hijack.guard(spec, schema_grants=True), env_cls(spec["environment"], injection)
+    pipe, run = Pipeline(g), Context(run_id=uuid.uuid4().hex, metadata={"prompt": prompt})
+    out = []
+    for name, args in calls:
+        o = pipe.decide(run, ToolCall(name, dict(args)))
+        out.append(bool(o.execute))
+        res = env.call(name, args) if o.execute else (o.message or "refused")
+        text = res if isinstance(res, str) else json.dumps(res)
+        pipe.record(o, observation=text if record_results else None)
+    return out
+
+
+def test_results_an_adapter_records_in_the_trace_are_what_the_guard_observes():
+    """Differential: on every Jira user task and on attacked pairs, the verdicts through the Pipeline (results
+    read from the run's trace, as JSON text) equal the harness's (observe_result with the data); without the
+    recorded results some benign call the results vouch for is escalated, so reading the trace is no no-op."""
+    spec, env_cls = _jira()
+    differs = 0
+    for ut in spec["user_tasks"]:
+        direct = _direct(spec, env_cls, ut["prompt"], ut["calls"])
+        assert _through_pipeline(spec, env_cls, ut["prompt"], ut["calls"]) == direct, ut["id"]
+        differs += _through_pipeline(spec, env_cls, ut["prompt"], ut["calls"], record_results=False) != direct
+    assert differs
+    text = spec["injection_template"]
+    for it in spec["injection_tasks"][:4]:
+        for ut in spec["user_tasks"][3:8]:
+            calls, inj = ut["calls"] + it["calls"], text.format(goal=it["goal"])
+            got = _through_pipeline(spec, env_cls, ut["prompt"], calls, inj)
+            assert got == _direct(spec, env_cls, ut["prompt"], calls, inj), (ut["id"], it["id"])
+
+
+def test_a_refused_call_and_a_json_text_inside_a_field_are_never_observed():
+    from agentguard.core.types import Step, Trace
+    from agentguard.policies.provenance_guard import trace_results
+
+    ok, no = float(Decision.ALLOW), float(Decision.ESCALATE)
+    trace = Trace([Step(action=ToolCall("a", {}), observation='{"x": {"y": "{\\"z\\": 1}"}}', signals={"decision": ok}),
+                   Step(action=ToolCall("b", {}), observation='{"leak": 1}', signals={"decision": no}),
+                   Step(action=ToolCall("c", {}), observation="[1, 2", signals={"decision": ok}),
+                   Step(action="text", observation='{"x": 1}', signals={"decision": ok})])
+    got = trace_results(trace)
+    assert [c.name for c, _ in got] == ["a", "c"]
+    assert got[0][1] == {"x": {"y": '{"z": 1}'}} and got[1][1] == "[1, 2"   # inner JSON text stays text
+    assert trace_results(trace, 1) == [(ToolCall("c", {}), "[1, 2")]
+
+
+def test_a_langchain_agent_feeds_the_guard_its_prompt_and_results_through_the_pipeline():
+    """The real LangChain agent loop (create_agent + AgentGuardMiddleware, a scripted model proposing a Jira user
+    task's calls, then an injected hijack's): the prompt arrives as a per-run fact, each result as the ToolMessage
+    the middleware records, and nothing else. The user's calls run, including one only a result vouches for; the
+    hijack's consequential calls never run."""
+    pytest.importorskip("langchain")
+    import json
+
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import StructuredTool
+
+    from agentguard.bench import mcp_hijack
+    from agentguard.integrations.langchain import AgentGuardMiddleware, scripted_chat_model
+
+    spec, env_cls = _jira()
+    ut = next(u for u in spec["user_tasks"]   # a task allowed whole, one of whose calls needs an earlier result
+              if all(_direct(spec, env_cls, u["prompt"], u["calls"]))
+              and not all(_through_pipeline(spec, env_cls, u["prompt"], u["calls"], record_results=False)))
+    it = spec["injection_tasks"][0]
+    env = env_cls(spec["environment"], spec["injection_template"].format(goal=it["goal"]))
+    ran: list[str] = []
+
+    def tool_of(t):
+        def run(**kw):
+            ran.append(t["name"])
+            res = env.call(t["name"], kw)
+            return res if isinstance(res, str) else json.dumps(res)
+        return StructuredTool.from_function(run, name=t["name"], description=t["description"][:200],
+                                            args_schema=t["inputSchema"])
+
+    calls = ut["calls"] + it["calls"]
+    model = scripted_chat_model([AIMessage("", tool_calls=[{"name": n, "args": a, "id": str(i)}])
+                                 for i, (n, a) in enumerate(calls)] + [AIMessage("done")])
+    guard = mcp_hijack.guard(spec, schema_grants=True)
+    agent = create_agent(model, [tool_of(t) for t in spec["tools"]],
+                         middleware=[AgentGuardMiddleware(guard, escalate="reject")])
+    agent.invoke({"messages": [{"role": "user", "content": ut["prompt"]}], "agentguard_facts": {"prompt": ut["prompt"]}})
+    assert ran[:len(ut["calls"])] == [n for n, _ in ut["calls"]], ran
+    assert all(env.holds(c) for c in ut["utility"])
+    assert not env.holds(it["success"]), ran

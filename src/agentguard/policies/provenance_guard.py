@@ -17,18 +17,25 @@ compose with: how a destination value of a call is classified, ``"user"`` (named
 from a record the user named), ``"trusted"`` (a trusted source of that role) or ``"third_party"``.
 
 A prompt may also arrive with the first check as ``context.metadata["prompt"]`` (for adapters and the
-service, which pass the prompt along with the proposal).
+service, which pass the prompt along with the proposal). Results arrive the same way without a call to
+:meth:`~ProvenanceGuard.observe_result`: every adapter records what an executed call returned in the run's trace
+(:meth:`agentguard.core.pipeline.Pipeline.record`), and :meth:`~ProvenanceGuard.check` first observes the trace's
+steps it has not seen (:func:`trace_results`): each allowed tool call with its observation, in order; a refused
+step (its observation is the refusal text, not a result) is never observed, and an observation that is wholly a
+JSON text (an MCP text content, a tool message) is read as the JSON the agent reads, never a JSON text inside one
+of its fields.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import json
 from typing import Any, Callable, Mapping
 
 from ..core.guard import BaseGuard
 from ..core.runs import RunMemory
-from ..core.types import Context, Decision, ToolCall, Verdict
+from ..core.types import Context, Decision, ToolCall, Trace, Verdict
 from .capabilities import GrantLexicon
 from .dataflow import FlowLedger
 from .guard import PolicyBinding, ToolCallGuard
@@ -38,7 +45,28 @@ from .model import load_policy
 from .toolset import ToolSet
 from .vocabulary import utc_now
 
-__all__ = ["ProvenanceGuard"]
+__all__ = ["ProvenanceGuard", "trace_results"]
+
+
+def trace_results(trace: Trace, start: int = 0) -> list[tuple[ToolCall, Any]]:
+    """The tool calls the run executed from step ``start`` on, each with what it returned: steps whose action is a
+    :class:`ToolCall` and whose recorded decision is ALLOW (a refused, escalated or modified call's observation is
+    the adapter's refusal text, or the result of another call; none is observed). An observation that is a JSON
+    object or array as a whole text is parsed (what the agent reads); anything else is kept as it is."""
+    out = []
+    for step in trace.steps[start:]:
+        if isinstance(step.action, ToolCall) and step.signals.get("decision") == float(Decision.ALLOW):
+            out.append((step.action, _as_read(step.observation)))
+    return out
+
+
+def _as_read(observation: Any) -> Any:
+    if isinstance(observation, str) and observation.strip()[:1] in ("{", "["):
+        try:
+            return json.loads(observation)
+        except ValueError:
+            return observation
+    return observation
 
 
 class ProvenanceGuard(BaseGuard):
@@ -52,6 +80,7 @@ class ProvenanceGuard(BaseGuard):
         self.name = name
         self.clock: Callable[[], datetime.datetime] = utc_now   # each run's clock (a deployment: the machine's)
         self.runs: RunMemory[FlowLedger] = RunMemory(lambda: FlowLedger(toolset, lexicon, clock=self.clock), max_runs)
+        self._synced: RunMemory[list[int]] = RunMemory(lambda: [0], max_runs)   # trace steps observed, per run
 
     @classmethod
     def agentdojo(cls, *, toolset: ToolSet | None = None, lexicon: GrantLexicon | None = None,
@@ -85,6 +114,15 @@ class ProvenanceGuard(BaseGuard):
 
     def end_run(self, run_id: str) -> None:
         self.runs.end_run(run_id)
+        self._synced.end_run(run_id)
+
+    def _sync(self, context: Context) -> None:
+        """Observe the results the run's trace holds that this guard has not seen (see :func:`trace_results`)."""
+        seen = self._synced.get(context.run_id)
+        steps = len(context.trace.steps)
+        for call, result in trace_results(context.trace, seen[0]):
+            self.observe_result(context.run_id, call, result)
+        seen[0] = max(seen[0], steps)
 
     def ledger(self, run_id: str) -> FlowLedger:
         return self.runs.get(run_id)
@@ -100,6 +138,7 @@ class ProvenanceGuard(BaseGuard):
         prompt = context.metadata.get("prompt") if isinstance(context.metadata, Mapping) else None
         if isinstance(prompt, str) and not led.prompt:
             led.observe_prompt(prompt)
+        self._sync(context)
         inner_ctx = Context(run_id=context.run_id, trace=context.trace, metadata={"provenance": led})
         v = self.inner.check(inner_ctx, proposal)
         facts = (v.details or {}).get("arguments", {}) if isinstance(v.details, Mapping) else {}
