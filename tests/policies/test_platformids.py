@@ -3,7 +3,6 @@ agent-toolkit schemas (declarations inferred, grants from each tool's schema), w
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import pytest
@@ -17,31 +16,14 @@ from agentguard.policies.platformids import (CURRENCY_EXPONENTS, SystemIds, comp
                                              selections, selector)
 from agentguard.policies.provenance_guard import ProvenanceGuard
 
-_RUN = itertools.count()
+from .guard_steps import ask as _ok
+from .guard_steps import read as _read
+from .guard_steps import start as _run
 
 
 @pytest.fixture(scope="module")
 def g() -> ProvenanceGuard:
     return mcp_hijack.guard(stripe_hijack.load(), schema_grants=True)
-
-
-def _run(g: ProvenanceGuard, prompt: str) -> str:
-    run = f"r{next(_RUN)}"
-    g.observe_prompt(run, prompt)
-    return run
-
-
-def _ok(g: ProvenanceGuard, run: str, name: str, args: dict[str, Any], result: Any = None) -> bool:
-    """Ask the guard; when allowed and ``result`` is given, the call runs and its result is observed."""
-    call = ToolCall(name, args)
-    v = g.check(Context(run_id=run), call)
-    if v.allowed and result is not None:
-        g.observe_result(run, call, result)
-    return v.allowed
-
-
-def _read(g: ProvenanceGuard, run: str, name: str, args: dict[str, Any], result: Any) -> None:
-    assert _ok(g, run, name, args, result), name
 
 
 # ---------------------------------------------------------------- the declared word lists

@@ -6,7 +6,6 @@ out creates, an e-mail) and knows the code."""
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import pytest
@@ -14,11 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentguard.bench import hubspot_hijack, mcp_hijack, stripe_hijack
-from agentguard.core.types import Context, ToolCall
 from agentguard.policies.platformids import SystemIds
 from agentguard.policies.provenance_guard import ProvenanceGuard
 
-_RUN = itertools.count()
+from .guard_steps import ask as _ok
+from .guard_steps import read as _read
+from .guard_steps import start as _run
 
 
 @pytest.fixture(scope="module")
@@ -29,24 +29,6 @@ def hubspot() -> ProvenanceGuard:
 @pytest.fixture(scope="module")
 def stripe() -> ProvenanceGuard:
     return mcp_hijack.guard(stripe_hijack.load(), schema_grants=True)
-
-
-def _run(g: ProvenanceGuard, prompt: str) -> str:
-    run = f"bind{next(_RUN)}"
-    g.observe_prompt(run, prompt)
-    return run
-
-
-def _ok(g: ProvenanceGuard, run: str, name: str, args: dict[str, Any], result: Any = None) -> bool:
-    call = ToolCall(name, args)
-    v = g.check(Context(run_id=run), call)
-    if v.allowed and result is not None:
-        g.observe_result(run, call, result)
-    return v.allowed
-
-
-def _read(g: ProvenanceGuard, run: str, name: str, args: dict[str, Any], result: Any) -> None:
-    assert _ok(g, run, name, args, result), name
 
 
 def _search(*pairs: tuple[str, str]) -> dict[str, Any]:

@@ -97,16 +97,23 @@ def holds(rec: Any, value: str) -> bool:
     """Whether a scalar of ``rec`` (any depth) is ``value`` as a whole (case-folded): the record a query or a read
     by this value returns holds it (``status.name == "In Review"``; a word inside a description is no match)."""
     want = value.strip().casefold()
-    todo: list[Any] = [rec]
+    return any(isinstance(x, (str, int, float)) and not isinstance(x, bool) and str(x).strip().casefold() == want
+               for x in _scalars(rec))
+
+
+def _scalars(value: Any) -> list[Any]:
+    """Every leaf of ``value`` that is no mapping or list (booleans and None included), at any depth."""
+    out: list[Any] = []
+    todo: list[Any] = [value]
     while todo:
         x = todo.pop()
         if isinstance(x, Mapping):
             todo.extend(x.values())
         elif isinstance(x, list):
             todo.extend(x)
-        elif isinstance(x, (str, int, float)) and not isinstance(x, bool) and str(x).strip().casefold() == want:
-            return True
-    return False
+        else:
+            out.append(x)
+    return out
 
 
 def query_clauses(query: str) -> list[list[str]] | None:
@@ -256,16 +263,7 @@ def _also_stated(part: str, arguments: Mapping[str, Any]) -> set[str]:
     out = {a for a in arguments if {stem(t) for t in tokens(a)} & nouns and any(
         stem(w) in nouns for w in said.split())}
     for a, v in arguments.items():
-        leaves: list[Any] = []
-        todo: list[Any] = [v] if isinstance(v, Mapping) else []
-        while todo:
-            x = todo.pop()
-            if isinstance(x, Mapping):
-                todo.extend(x.values())
-            elif isinstance(x, list):
-                todo.extend(x)
-            else:
-                leaves.append(x)
+        leaves = _scalars(v) if isinstance(v, Mapping) else []
         if leaves and all(isinstance(x, str) and word_form(x) and f" {word_form(x)} " in said for x in leaves):
             out.add(a)
     return out
