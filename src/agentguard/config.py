@@ -79,6 +79,7 @@ GUARD_TYPES: dict[str, Factory | str] = {
     "flow-rules": "agentguard.policies.flow:FlowGuard",  # sequence rules over the run's calls
     "secret-leak": "agentguard.policies.secret_guard:SecretLeakGuard",  # detect-secrets + PII on outgoing calls
     "policy": "agentguard.policies:ToolCallGuard",  # VeriGuard verified policy; uncovered tools: deny
+    "provenance": "agentguard.policies:ProvenanceGuard",  # grants from the request, data-flow labels (issue 27)
     "proactive": "agentguard.predictive:ProactiveGuard",  # Pro2Guard runtime guard over a DTMC file
     "traffic-law": "agentguard.predictive:TrafficLawGuard",  # LawBreaker STL law x driving DTMC
     "threshold-monitor": "agentguard.calibration:ThresholdMonitor",  # calibrated Eq. 1 monitor

@@ -364,3 +364,35 @@ def test_a_langchain_agent_feeds_the_guard_its_prompt_and_results_through_the_pi
     assert ran[:len(ut["calls"])] == [n for n, _ in ut["calls"]], ran
     assert all(env.holds(c) for c in ut["utility"])
     assert not env.holds(it["success"]), ran
+
+
+def test_a_configuration_file_builds_the_guard_from_an_mcp_tool_list(tmp_path):
+    """``type = "provenance"`` with ``schemas`` (a tools/list result) builds the same guard as the fresh-set
+    harness: through the Pipeline every Jira user task is decided as the harness decides it; bad files and
+    parameters are one-line errors."""
+    import json
+
+    from agentguard.config import build_stack, load_config
+    from agentguard.core.errors import InputError
+    from agentguard.core.pipeline import Pipeline
+
+    spec, env_cls = _jira()
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": spec["tools"]}))
+    (tmp_path / "agentguard.toml").write_text('[[guards]]\ntype = "provenance"\nschemas = "tools.json"\n')
+    stack = build_stack(load_config(tmp_path / "agentguard.toml"))
+    for ut in spec["user_tasks"][:10]:
+        pipe, env = Pipeline(stack), env_cls(spec["environment"], "")
+        run = Context(run_id=f"cfg-{ut['id']}", metadata={"prompt": ut["prompt"]})
+        got = []
+        for name, args in ut["calls"]:
+            o = pipe.decide(run, ToolCall(name, dict(args)))
+            got.append(bool(o.execute))
+            res = env.call(name, args) if o.execute else "refused"
+            pipe.record(o, observation=res if isinstance(res, str) else json.dumps(res))
+        assert got == _direct(spec, env_cls, ut["prompt"], ut["calls"]), ut["id"]
+    (tmp_path / "bad.json").write_text('{"tools": [{"description": "no name"}]}')
+    for params in ({"schemas": str(tmp_path / "bad.json")}, {"schemas": str(tmp_path / "missing.json")},
+                   {"schemas": str(tmp_path / "tools.json"), "tools": "x.json"}, {"shemas": "tools.json"}):
+        with pytest.raises(InputError) as err:
+            ProvenanceGuard.from_config(params)
+        assert "\n" not in str(err.value) and str(err.value).startswith("provenance:"), err.value

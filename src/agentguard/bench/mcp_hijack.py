@@ -26,8 +26,7 @@ from typing import Any, Callable, Mapping
 from ..core.errors import InputError
 from ..core.types import Context, ToolCall
 from ..policies.provenance_guard import ProvenanceGuard
-from ..policies.toolinfer import InferenceLexicon, ToolSchema, with_inferred
-from ..policies.toolset import ToolSet
+from ..policies.toolinfer import InferenceLexicon
 
 __all__ = ["Env", "SCENARIOS", "evaluate", "guard", "load"]
 
@@ -129,21 +128,11 @@ def guard(spec: Mapping[str, Any] | None = None, *, tool_words: bool = False,
     with ``tool_words``, a consequential tool the grant lexicon gives no action takes the tool-word grant
     (:func:`agentguard.policies.toolgrants.with_tool_word_grants`); with ``schema_grants``, every consequential
     tool takes the grant from its own schema (:func:`agentguard.policies.schemagrants.with_schema_grants`)."""
-    from ..policies.library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS, INFERENCE
-    from ..policies.toolgrants import with_tool_word_grants
     from ..policies.vocabulary import parse_instant
 
     spec = spec or load()
-    empty = ToolSet("mcp-fs-mail", {}, AGENTDOJO_TOOLS.roles, GRANTS)
-    schemas = [ToolSchema.from_mcp(t) for t in spec["tools"]]
-    tools = with_inferred(empty, schemas, INFERENCE)
-    if tool_words:
-        tools = with_tool_word_grants(tools, schemas, INFERENCE)
-    if schema_grants:
-        from ..policies.schemagrants import with_schema_grants
-
-        tools = with_schema_grants(tools, schemas, INFERENCE)
-    g = ProvenanceGuard.agentdojo(toolset=tools, lexicon=tools.lexicon or GRANTS)
+    g = ProvenanceGuard.from_schemas(spec["tools"], schema_grants=schema_grants, tool_words=tool_words,
+                                     name="mcp-fs-mail")
     if (now := parse_instant(str(spec.get("environment", {}).get("now", "")))) is not None:
         g.clock = lambda: now   # the simulated portal's clock, the one the agent reads (a deployment shares one)
     return g

@@ -31,8 +31,10 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.runs import RunMemory
 from ..core.types import Context, Decision, ToolCall, Trace, Verdict
@@ -58,6 +60,19 @@ def trace_results(trace: Trace, start: int = 0) -> list[tuple[ToolCall, Any]]:
         if isinstance(step.action, ToolCall) and step.signals.get("decision") == float(Decision.ALLOW):
             out.append((step.action, _as_read(step.observation)))
     return out
+
+
+def _tool_list(path: Any) -> list[Mapping[str, Any]]:
+    """The tools of an MCP tool list file: a ``tools/list`` result (``{"tools": [...]}``) or the array itself."""
+    try:
+        data = json.loads(Path(str(path)).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"provenance: schemas {str(path)!r}: {exc}") from None
+    tools = data.get("tools") if isinstance(data, Mapping) else data
+    if not isinstance(tools, list) or not tools or not all(
+            isinstance(t, Mapping) and isinstance(t.get("name"), str) for t in tools):
+        raise InputError(f"provenance: schemas {str(path)!r}: not an MCP tool list (tools with a name each)")
+    return tools
 
 
 def _as_read(observation: Any) -> Any:
@@ -95,12 +110,44 @@ class ProvenanceGuard(BaseGuard):
                    lexicon or GRANTS)
 
     @classmethod
+    def from_schemas(cls, tools: list[Mapping[str, Any]], *, schema_grants: bool = True, tool_words: bool = False,
+                     name: str = "mcp") -> "ProvenanceGuard":
+        """The guard over a tool set it was not given declarations for: each tool's declaration inferred from its
+        MCP schema (``{"name", "description", "inputSchema"}``, :func:`.toolinfer.with_inferred`); with
+        ``schema_grants`` every consequential tool takes the grant its own schema words give
+        (:func:`.schemagrants.with_schema_grants`), with ``tool_words`` a tool the grant lexicon gives no action
+        the tool-word grant (:func:`.toolgrants.with_tool_word_grants`). Nothing trusts a result by field name."""
+        from .library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS, INFERENCE
+        from .schemagrants import with_schema_grants
+        from .toolgrants import with_tool_word_grants
+        from .toolinfer import ToolSchema, with_inferred
+
+        schemas = [ToolSchema.from_mcp(t) for t in tools]
+        toolset = with_inferred(ToolSet(name, {}, AGENTDOJO_TOOLS.roles, GRANTS), schemas, INFERENCE)
+        if tool_words:
+            toolset = with_tool_word_grants(toolset, schemas, INFERENCE)
+        if schema_grants:
+            toolset = with_schema_grants(toolset, schemas, INFERENCE)
+        return cls.agentdojo(toolset=toolset, lexicon=toolset.lexicon or GRANTS)
+
+    @classmethod
     def from_config(cls, params: Mapping[str, Any]) -> "ProvenanceGuard":
-        """``{"tools": path to a tool-set JSON, "grants": path to a grant lexicon JSON, "name": ...}``; each
+        """``{"schemas": path to an MCP tool list (a ``tools/list`` result or its ``tools`` array): declarations
+        inferred (:meth:`from_schemas`, with ``schema_grants``, default true, and ``tool_words``), or "tools": path
+        to a declared tool-set JSON, "grants": path to a grant lexicon JSON, "name": ...}``; without ``schemas`` each
         defaults to the shipped AgentDojo file."""
-        lex = GrantLexicon.load(params["grants"]) if "grants" in params else None
-        tools = ToolSet.load(params["tools"], lex) if "tools" in params else None
-        g = cls.agentdojo(toolset=tools, lexicon=lex)
+        unknown = set(params) - {"schemas", "schema_grants", "tool_words", "tools", "grants", "name"}
+        if unknown:
+            raise InputError(f"provenance: unknown parameter(s) {', '.join(sorted(unknown))}")
+        if "schemas" in params:
+            if "tools" in params:
+                raise InputError("provenance: give 'schemas' (inferred) or 'tools' (declared), not both")
+            g = cls.from_schemas(_tool_list(params["schemas"]), schema_grants=bool(params.get("schema_grants", True)),
+                                 tool_words=bool(params.get("tool_words", False)))
+        else:
+            lex = GrantLexicon.load(params["grants"]) if "grants" in params else None
+            tools = ToolSet.load(params["tools"], lex) if "tools" in params else None
+            g = cls.agentdojo(toolset=tools, lexicon=lex)
         g.name = str(params.get("name", "provenance"))
         return g
 
