@@ -43,6 +43,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from .provenance import scalars
 from .selection import DUPLICATE_WORDS, NEGATED, SELECTIONS, bound_selections, computed_selection, selections
 
 __all__ = ["CURRENCY_EXPONENTS", "DUPLICATE_WORDS", "MATCHING", "MINOR_UNIT_WORDS", "NAMING_FIELDS",
@@ -469,16 +470,7 @@ def search_filter(arguments: Mapping[str, Any], choices: Iterable[str], vocabula
 
 def _holds(rec: Mapping[str, Any], values: str) -> bool:
     """Whether the string values of ``rec`` (at any depth) hold every word of ``values`` (case folded)."""
-    words: set[str] = set()
-    todo: list[Any] = [rec]
-    while todo:
-        x = todo.pop()
-        if isinstance(x, Mapping):
-            todo.extend(x.values())
-        elif isinstance(x, list):
-            todo.extend(x)
-        elif isinstance(x, str):
-            words.update(x.casefold().split())
+    words = {w for x in scalars(rec) if isinstance(x, str) for w in x.casefold().split()}
     return set(values.casefold().split()) <= words
 
 

@@ -40,7 +40,7 @@ from urllib.parse import unquote
 from ..core.canonical import strip_invisible
 from .links import links
 
-__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "dates", "entities", "identifiers", "strings_of", "times", "trust_level", "word_form"]
+__all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "dates", "entities", "identifiers", "scalars", "strings_of", "times", "trust_level", "word_form"]
 
 USER = "user"
 TRUSTED = "trusted"
@@ -197,6 +197,21 @@ def _leaves(value: Any) -> Iterator[str]:
             yield from _leaves(v)
     elif value is not None and not isinstance(value, bool):
         yield str(value)
+
+
+def scalars(value: Any) -> list[Any]:
+    """Every leaf of ``value`` that is no mapping or list (booleans and None included), at any depth."""
+    out: list[Any] = []
+    todo: list[Any] = [value]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, Mapping):
+            todo.extend(x.values())
+        elif isinstance(x, list):
+            todo.extend(x)
+        else:
+            out.append(x)
+    return out
 
 
 def _arg_leaves(value: Any) -> Iterator[str]:

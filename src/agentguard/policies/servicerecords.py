@@ -47,7 +47,7 @@ from .capabilities import Grant
 from .grantwords import _lexicon, imperatives, stem
 from .links import links
 from .platformids import SystemIds, object_noun
-from .provenance import canonical, word_form
+from .provenance import canonical, scalars, word_form
 from .selection import BoundValues
 from .toolnames import tokens
 from .vocabulary import field_names, singular
@@ -98,22 +98,7 @@ def holds(rec: Any, value: str) -> bool:
     by this value returns holds it (``status.name == "In Review"``; a word inside a description is no match)."""
     want = value.strip().casefold()
     return any(isinstance(x, (str, int, float)) and not isinstance(x, bool) and str(x).strip().casefold() == want
-               for x in _scalars(rec))
-
-
-def _scalars(value: Any) -> list[Any]:
-    """Every leaf of ``value`` that is no mapping or list (booleans and None included), at any depth."""
-    out: list[Any] = []
-    todo: list[Any] = [value]
-    while todo:
-        x = todo.pop()
-        if isinstance(x, Mapping):
-            todo.extend(x.values())
-        elif isinstance(x, list):
-            todo.extend(x)
-        else:
-            out.append(x)
-    return out
+               for x in scalars(rec))
 
 
 def query_clauses(query: str) -> list[list[str]] | None:
@@ -263,7 +248,7 @@ def _also_stated(part: str, arguments: Mapping[str, Any]) -> set[str]:
     out = {a for a in arguments if {stem(t) for t in tokens(a)} & nouns and any(
         stem(w) in nouns for w in said.split())}
     for a, v in arguments.items():
-        leaves = _scalars(v) if isinstance(v, Mapping) else []
+        leaves = scalars(v) if isinstance(v, Mapping) else []
         if leaves and all(isinstance(x, str) and word_form(x) and f" {word_form(x)} " in said for x in leaves):
             out.add(a)
     return out
