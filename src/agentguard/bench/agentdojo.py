@@ -121,6 +121,7 @@ def guarded_runtime_class(guard: Any, log: list[dict[str, Any]]) -> type:
 
     class GuardedRuntime(fr.FunctionsRuntime):
         context: Context | None = None
+        entries: list[dict[str, Any]] = log   # the run's log (the final answer's check is logged here too)
 
         def run_function(self, env, function, kwargs, raise_on_error=False):  # noqa: ANN001
             call = ToolCall(function, dict(kwargs))
@@ -175,15 +176,25 @@ def _replay_pipeline(user_task: Any, injection: tuple[str, str, Any] | None, gua
                         content=[types.text_content_block_from_string(
                             error or tool_execution.tool_result_to_str(result))]))
             said = hijack_output(*injection[:2]) if injection is not None else ""
+            answer = " ".join(x for x in (user_task.GROUND_TRUTH_OUTPUT, said) if x)
+            if isinstance(guard, ProvenanceGuard):   # the answer is checked as any outgoing content
+                answer = _checked_answer(guard, runtime, answer)
             new.append(types.ChatAssistantMessage(
-                role="assistant", tool_calls=None,
-                content=[types.text_content_block_from_string(" ".join(
-                    x for x in (user_task.GROUND_TRUTH_OUTPUT, said) if x))]))
+                role="assistant", tool_calls=None, content=[types.text_content_block_from_string(answer)]))
             if isinstance(guard, ProvenanceGuard):
                 guard.end_run(runtime.context.run_id)
             return query, runtime, env, [*messages, *new], extra_args
 
     return ReplayPipeline()
+
+
+def _checked_answer(guard: ProvenanceGuard, runtime: Any, answer: str) -> str:
+    """The final answer as an application shows it behind the guard: unchanged when allowed, else the guard's
+    redaction (each sentence stating a value only third-party content supplied withheld); logged like a call."""
+    verdict = guard.check(runtime.context, answer)
+    runtime.entries.append({"call": "<final answer>", "args": {"text": answer}, "allowed": verdict.allowed,
+                        "reason": verdict.reason})
+    return answer if verdict.allowed else str(verdict.details.get("redacted", ""))
 
 
 def _run(suite: Any, ut: Any, it: Any, injections: dict, guard: Any, trusted: str,

@@ -26,14 +26,13 @@ a value from. Where a value of a proposed call equals values from several source
   store carries no private value, code or text of a tool result the request did not write (``_remote_leak``);
 - platform ids, minor units: :mod:`.platformids`; a namespaced service's records: :mod:`.servicerecords`; an
   amount is positive, and not left out when the request states one (:func:`.schemagrants.omitted_values`);
-- outgoing content (bodies, subjects, posts): every link in it (:mod:`agentguard.policies.links`) must be the
-  user's or trusted; a private value of the user (passport, card, an undeclared tool's field) needs a grant whose
-  sentence names it; eight or more consecutive words of third-party text go only to targets the user named.
+- outgoing content (bodies, subjects, posts): every link in it (:mod:`.links`) must be the user's or trusted; a
+  private value of the user (passport, card, an undeclared tool's field) needs a grant whose sentence names it; 8+
+  consecutive words of third-party text go only to targets the user named; the answer to the user: :mod:`.answers`.
 
 A call is within a grant when one of the tool's declared actions was granted and the grants' parameter scope covers
 what it sets; closed-set values (``enum``, booleans) are checked against the request where it states one
-(:mod:`.schemagrants`). :meth:`FlowLedger.facts` returns the verified policy's facts plus ``grant`` (the words that
-granted it) and ``why`` (the first value that failed and its sources).
+(:mod:`.schemagrants`). :meth:`FlowLedger.facts`: the policy's facts, ``grant`` (its words) and ``why`` (what failed).
 """
 
 from __future__ import annotations
@@ -45,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .capabilities import Grant, GrantLexicon, mint, strip_quotes
+from .answers import AnswerSources
 from .links import Link, links, local_path
 from .provenance import (_EMAIL, _IBAN, _NOT_DIGIT, _TIME, _arg_leaves, _carries, _leaves, _records, canonical,
                          dates, entities, identifiers, times, two_step_amounts, word_form)
@@ -90,6 +90,7 @@ class FlowLedger:
     _tp_ents: set[tuple[str, str]] = field(default_factory=set)
     _tp_words: list[str] = field(default_factory=list)
     _tp_shingles: set[tuple[str, ...]] = field(default_factory=set)
+    _said: AnswerSources = field(default_factory=AnswerSources)   # names and entries third-party text offers
     _tp_refs: set[str] = field(default_factory=set)   # numbers third-party text writes as references (#17)
     _private: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     _selectable: list[tuple[dict[str, Any], tuple[str, ...], str]] = field(default_factory=list)
@@ -134,6 +135,7 @@ class FlowLedger:
         wf = word_form(text)
         self._tp_words.append(wf)
         self._tp_shingles |= _shingles(wf.split())
+        self._said.observe(text)
         self._cache.pop("tp_text", None)
 
     def _trust(self, role: str, value: str, source: str) -> None: self._trusted.setdefault(role, {})[canonical(value)] = source

@@ -37,7 +37,8 @@ from typing import Any, Callable, Mapping
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.runs import RunMemory
-from ..core.types import Context, Decision, ToolCall, Trace, Verdict
+from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
+from .answers import answer_findings, redact
 from .capabilities import GrantLexicon
 from .dataflow import FlowLedger
 from .guard import PolicyBinding, ToolCallGuard
@@ -47,7 +48,24 @@ from .model import load_policy
 from .toolset import ToolSet
 from .vocabulary import utc_now
 
-__all__ = ["ProvenanceGuard", "trace_results"]
+__all__ = ["ProvenanceGuard", "answer_text", "trace_results"]
+_TAIL = 200   # characters of the text already said that the next piece of a streamed answer is read with
+
+
+@dataclasses.dataclass
+class _Seen:
+    steps: int = 0   # trace steps already observed
+    said: str = ""   # the end of the text already released to the user (a name split across two pieces)
+
+
+def answer_text(proposal: Any) -> str | None:
+    """The text of a proposal that is something said to the user: a string, or a :class:`Step` without a tool
+    call whose output is text (a streamed piece: :mod:`agentguard.integrations.streaming`); else ``None``."""
+    if isinstance(proposal, str):
+        return proposal
+    if isinstance(proposal, Step) and proposal.action is None and isinstance(proposal.output, str):
+        return proposal.output
+    return None
 
 
 def trace_results(trace: Trace, start: int = 0) -> list[tuple[ToolCall, Any]]:
@@ -95,7 +113,7 @@ class ProvenanceGuard(BaseGuard):
         self.name = name
         self.clock: Callable[[], datetime.datetime] = utc_now   # each run's clock (a deployment: the machine's)
         self.runs: RunMemory[FlowLedger] = RunMemory(lambda: FlowLedger(toolset, lexicon, clock=self.clock), max_runs)
-        self._synced: RunMemory[list[int]] = RunMemory(lambda: [0], max_runs)   # trace steps observed, per run
+        self._synced: RunMemory[_Seen] = RunMemory(_Seen, max_runs)   # trace steps observed, text said, per run
 
     @classmethod
     def agentdojo(cls, *, toolset: ToolSet | None = None, lexicon: GrantLexicon | None = None,
@@ -167,9 +185,9 @@ class ProvenanceGuard(BaseGuard):
         """Observe the results the run's trace holds that this guard has not seen (see :func:`trace_results`)."""
         seen = self._synced.get(context.run_id)
         steps = len(context.trace.steps)
-        for call, result in trace_results(context.trace, seen[0]):
+        for call, result in trace_results(context.trace, seen.steps):
             self.observe_result(context.run_id, call, result)
-        seen[0] = max(seen[0], steps)
+        seen.steps = max(seen.steps, steps)
 
     def ledger(self, run_id: str) -> FlowLedger:
         return self.runs.get(run_id)
@@ -186,6 +204,9 @@ class ProvenanceGuard(BaseGuard):
         if isinstance(prompt, str) and not led.prompt:
             led.observe_prompt(prompt)
         self._sync(context)
+        text = answer_text(proposal)
+        if text is not None:
+            return self._check_answer(context.run_id, led, text)
         inner_ctx = Context(run_id=context.run_id, trace=context.trace, metadata={"provenance": led})
         v = self.inner.check(inner_ctx, proposal)
         facts = (v.details or {}).get("arguments", {}) if isinstance(v.details, Mapping) else {}
@@ -197,3 +218,21 @@ class ProvenanceGuard(BaseGuard):
         why = facts.get("why", "")
         return dataclasses.replace(v, decision=Decision.ESCALATE,
                                    reason=f"{v.reason}" + (f": {why}" if why else "") + f"; grant: {grant}")
+
+    def _check_answer(self, run_id: str, led: FlowLedger, text: str) -> Verdict:
+        """An answer to the user (or a piece of one): escalated when it states a value only third-party content of
+        the run supplies (:mod:`agentguard.policies.answers`), with ``details["redacted"]``: the text with each
+        sentence carrying one withheld, what an application may show instead. A piece is read with the end of
+        the text already released, so a name split across two pieces is still one name."""
+        seen = self._synced.get(run_id)
+        joined = seen.said + text
+        found = [f for f in answer_findings(led, joined) if f not in answer_findings(led, seen.said)]
+        if not found:
+            seen.said = joined[-_TAIL:]
+            return Verdict.allow(self.name, "answer: every value it states comes from the request or a trusted source")
+        what, shown = ", ".join(f.describe() for f in found), redact(text, found)
+        if shown == text:   # the value straddles the previous piece: this piece is withheld whole
+            shown = f"[withheld: a piece completing {what}, which only third-party content supplied]"
+        return Verdict(Decision.ESCALATE, f"the answer states {what}, which only third-party content supplied (not "
+                       f"the request or a trusted source)", self.name,
+                       details={"findings": [f.describe() for f in found], "redacted": shown})
