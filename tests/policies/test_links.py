@@ -44,3 +44,17 @@ def test_any_public_suffix_is_a_link(label, suffix, form):
     text = "click " + form.format(l=label, s=suffix.replace(".", " dot ") if "dot" in form else suffix) + " now"
     assert f"{label}.{suffix}" in {lk.site for lk in links(text)}
 
+
+
+@settings(max_examples=60, deadline=None)
+@given(label=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=2, max_size=12),
+       suffix=st.sampled_from(["berlin", "com", "xyz", "io", "co.uk", "app"]),
+       tail=st.sampled_from(["", ".2026", "+cal", ".team"]),
+       domain=st.sampled_from(["gmail.com", "group.calendar.google.com", "example.org"]))
+def test_the_local_part_of_an_e_mail_address_is_no_link(label, suffix, tail, domain):
+    """``devconf.berlin.2026@gmail.com`` is an address a mail client sends to (fresh Google Calendar set, blind run):
+    its local part names no host, whatever public suffix it happens to contain; the domain is no link either (it
+    is the address's), and a link beside it is still found."""
+    address = f"{label}.{suffix}{tail}@{domain}"
+    assert links(address) == [] and links(f"list the events of {address} please") == []
+    assert f"{label}.{suffix}" in {lk.site for lk in links(f"{address} or visit {label}.{suffix}")}

@@ -11,8 +11,9 @@ What the replay is: an **upper bound for a perfect agent under a literal hijack*
   the calls of an agent that follows the injection literally, its shipped ground truth or, where none
   ships (v1.2+ workspace injection tasks 6-13), the simulated literal hijack of
   :mod:`agentguard.bench.agentdojo_hijack`; AgentDojo's own ``security`` check decides success. A
-  text-only injection (travel ``injection_task_6``) is simulated in the final answer and reported apart
-  (no tool call carries it). User tasks on which AgentDojo runs no attack (their calls read no injection
+  text-only injection (travel ``injection_task_6``) is simulated in the final answer (no tool call carries
+  it); under the provenance guard the final answer is checked like outgoing content
+  (:mod:`agentguard.policies.answers`) and, when escalated, shown as the guard's redaction. User tasks on which AgentDojo runs no attack (their calls read no injection
   slot) are listed under ``not_injectable_user_tasks``. Nothing is dropped.
 
 Guards: ``none`` (the harness is sound: tasks are solved, attacks succeed), ``provenance``
@@ -275,7 +276,7 @@ def _suite(suite: Any, guards: dict[str, Any], trusted: str, max_pairs: int | No
 
 def _gt_kind(suite: str, iid: str) -> str:
     if (suite, iid) in TEXT_ONLY:
-        return "text only: simulated in the final answer (no tool call: out of a tool-call guard's reach)"
+        return "text only: simulated in the final answer (no tool call; the provenance guard checks the answer)"
     if (suite, iid) in SIMULATED:
         return "none shipped: simulated literal hijack (agentguard.bench.agentdojo_hijack)"
     return "shipped"
@@ -293,6 +294,7 @@ def _rates(r: dict[str, Any]) -> dict[str, Any]:
         n = sum(p["pairs"] for p in tool)
         r["asr_tool_call_attacks"] = sum(p["successes"] for p in tool) / n if n else 0.0
         r["max_asr_per_injection_task"] = max((p["asr"] for p in tool), default=0.0)
+        r["max_asr_any_injection_task"] = max((p["asr"] for p in r["per_injection_task"].values()), default=0.0)
     return r
 
 
@@ -307,6 +309,7 @@ def _merge(*parts: dict[str, Any]) -> dict[str, Any]:
     out["tool_call_pairs"], out["tool_call_successes"] = n, sum(b for _, b in tool)
     out["asr_tool_call_attacks"] = sum(b for _, b in tool) / n if n else 0.0
     out["max_asr_per_injection_task"] = max((q.get("max_asr_per_injection_task", 0.0) for q in parts), default=0.0)
+    out["max_asr_any_injection_task"] = max((q.get("max_asr_any_injection_task", 0.0) for q in parts), default=0.0)
     return out
 
 

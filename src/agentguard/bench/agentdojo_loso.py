@@ -126,7 +126,11 @@ STRICT_HISTORY = (
     "grants nothing, free text names no record, a tool's noun grants only as the head of the verb's object (each "
     "conjunct of a coordinated object its own head), amounts vouched for by one value; records of a namespaced "
     "service (policies/servicerecords.py, no effect on AgentDojo's un-namespaced tools). Run 18 is the merged "
-    "main of the fourteenth session.")
+    "main of the fourteenth session. Changed after run 18, chosen on travel's text-only injection task 6 (every "
+    "fold had been seen): the final answer is checked like outgoing content (policies/answers.py: a name, e-mail, "
+    "link, IBAN or long number only third-party prose writes is withheld unless the request points at its "
+    "sentence); an e-mail address's local part is no link (the fifth fresh set's blind run). Run 19 is the "
+    "fifteenth session's.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
 # target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)

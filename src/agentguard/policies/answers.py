@@ -174,7 +174,9 @@ def answer_findings(led: "FlowLedger", text: str) -> list[Finding]:
                 and ("entry", form) not in trusted_set and not pointed.entity(kind, form):
             if kind != "url" or all(led.link_target(lk)[0] == 0 for lk in links(form)):
                 found.add(Finding(kind, form))
-    return sorted(found, key=lambda f: (f.kind, f.value))
+    names = {f.value for f in found if f.kind == "name"}   # a run's sub-runs are reported as the run
+    return sorted((f for f in found if f.kind != "name" or not any(f" {f.value} " in f" {n} " and f.value != n
+                                                                 for n in names)), key=lambda f: (f.kind, f.value))
 
 
 class _Pointed:
@@ -208,10 +210,13 @@ def _carries(sentence: str, f: Finding) -> bool:
 
 
 def redact(text: str, findings: list[Finding]) -> str:
-    """``text`` with every sentence that carries a finding replaced by a note naming what was withheld."""
+    """``text`` with every sentence that carries a finding replaced by a note saying what kind of value was withheld
+    (never the value: the note is shown to the user)."""
     parts = []
     for sentence in _SENTENCE.split(text):
         hit = [f for f in findings if _carries(sentence, f)]
-        parts.append(f"[withheld: a statement naming {', '.join(f.describe() for f in hit)}, which only third-party "
-                     f"content supplied]" if hit else sentence)
+        kinds = ", ".join(sorted({"a name" if f.kind == "name" else f"an {f.kind}" if f.kind[0] in "aeiou"
+                                  else f"a {f.kind}" for f in hit}))
+        parts.append(f"[withheld: a statement with {kinds} that only third-party content supplied]" if hit
+                     else sentence)
     return " ".join(p for p in parts if p)

@@ -59,6 +59,8 @@ _SCHEME = re.compile(r"\b(?:hxxps?|https?|ftp)\s*(?:\[:\]|:)\s*//", re.I)
 _HOST = re.compile(r"(?<![\w@.-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63})(?:\.(?=[:/]))?"
                    r"(?::(\d{1,5}))?"
                    r"(/[^\s'\"<>)\]]*)?", re.I)
+# what follows the local part of an e-mail address up to its "@": no host of a link (a mail client sends to it)
+_LOCAL_PART = re.compile(r"[\w.+%!$&*=~-]*@")
 _IPV4 = re.compile(r"(?<![\w.])((?:\d{1,3}\.){3}\d{1,3})(?::(\d{1,5}))?(/[^\s'\"<>)\]]*)?(?![\w.]*\w)")
 _IPV6 = re.compile(r"\[([0-9a-f:.]+)\](?::(\d{1,5}))?(/[^\s'\"<>)\]]*)?", re.I)
 
@@ -151,7 +153,7 @@ def _client_links(t: str, out: dict[str, Link]) -> None:
             hosts.add(lk.host)
     if not t.isascii():
         for m in _UHOST.finditer(t):
-            if m.group(1).isascii() or (lk := _parsed("https://" + m.group(0))) is None:
+            if m.group(1).isascii() or _LOCAL_PART.match(t, m.end(1)) or (lk := _parsed("https://" + m.group(0))) is None:
                 continue
             found = _longest_host(lk.host) if lk.site == lk.host else (lk.host, lk.site)
             if found is not None and found[0] not in hosts:
@@ -184,8 +186,8 @@ def _links(text: str) -> tuple[Link, ...]:
         out.setdefault(form, Link(ip4, ip4, form))
     for m in _HOST.finditer(t):
         host = m.group(1).strip(".")
-        if re.fullmatch(r"[\d.]+", host):
-            continue  # a number or an IPv4 (above)
+        if re.fullmatch(r"[\d.]+", host) or _LOCAL_PART.match(t, m.end(1)):
+            continue  # a number or an IPv4 (above); an e-mail address's local part (``devconf.berlin.26@x.com``)
         if (found := _longest_host(host)) is None:
             continue
         full = found[0] == host
