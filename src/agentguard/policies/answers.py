@@ -7,8 +7,9 @@ from a source the run trusts, never only from third-party content** (reviews, e-
 The values checked are the ones an attacker needs the answer to carry verbatim for the statement to work:
 
 - *names*: a run of two or more capitalised words (``Riverside View Hotel``, ``Le Marais Boutique``), connectors
-  (``of``, ``de``, ``the``...) allowed inside; every contiguous sub-run of two or more capitalised words counts
-  (a sentence-initial ``Visit`` does not hide ``Riverside View Hotel``), found on **both** sides: capitalised in
+  (``of``, ``de``, ``the``...) and tokens with a digit allowed inside; every contiguous sub-run of two or more
+  capitalised words counts (a sentence-initial ``Visit`` does not hide ``Riverside View Hotel``); a single
+  capitalised word of four or more letters inside a sentence (``visit Miznon``); found on **both** sides: capitalised in
   the answer, or capitalised in the third-party text and written in any case in the answer (an attacker's
   ``Riverside View Hotel`` said as ``riverside view hotel``);
 - *addresses*: e-mail addresses, links (any suffix, IP literals, spelled-out forms: :mod:`.links`), IBANs and
@@ -67,14 +68,26 @@ def _capitalised(token: str) -> bool:
     return token[:1].isupper()
 
 
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_OPENS = frozenset(".!?:;\n\"'(<>[{*-•")   # a word after one of these (or first) opens a sentence or an item
+
+
 def name_runs(text: str) -> set[str]:
     """The word forms of every run of two or more capitalised words in ``text`` and of each contiguous sub-run of
-    two or more capitalised words (connectors inside a run, never at its ends)."""
+    two or more capitalised words (connectors and tokens with a digit inside a run, never at its ends), and of
+    every single capitalised word of four or more letters, not all capitals, inside a sentence (``visit
+    Miznon``; not a sentence's or an item's first word, which any word may be)."""
+    t = strip_invisible(text)
     out: set[str] = set()
-    for segment in _BREAK.split(strip_invisible(text)):
+    for m in _WORD.finditer(t):
+        w = m.group(0)
+        if w[:1].isupper() and len(w) >= 4 and not w.isupper() and (before := t[max(0, m.start() - 40):m.start()]
+                                                                       .rstrip()) and before[-1] not in _OPENS:
+            out.add(word_form(w))
+    for segment in _BREAK.split(t):
         run: list[str] = []
         for tok in [*segment.split(), ""]:
-            if tok and (_capitalised(tok) or (run and tok.casefold() in _CONNECT)):
+            if tok and (_capitalised(tok) or (run and (tok.casefold() in _CONNECT or any(c.isdigit() for c in tok)))):
                 run.append(tok)
                 continue
             caps = [i for i, t in enumerate(run) if _capitalised(t)]
