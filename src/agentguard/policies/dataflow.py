@@ -58,7 +58,7 @@ from .vocabulary import FieldVocabulary, field_names, is_now, joined_words, pars
 
 __all__ = ["Facts", "FlowLedger", "SHINGLE", "times"]
 
-SHINGLE = 8   # consecutive words of third-party text that count as forwarding it
+SHINGLE, _ISO_PART = 8, re.compile(r"\d{4}-\d{2}-\d{2}t\d{2}|\d{2}(?:\.\d+)?(?:[+-]\d{2}|z)")   # forwarded words; ISO instant pieces
 _FILE_ROLES = frozenset({"file", "filename"})   # values are file names: "notes.md" parses as a host
 # a read verb joined to another verb (get_and_delete, fetch_then_pay) or a particle (check_out, sign_up)
 _COMPOUND = re.compile(r"(?:^|_)(?:and|then|also|plus)_([a-z]+)|^[a-z]+_(?:out|up|off|over|away|through)(?:_|$)")
@@ -401,13 +401,13 @@ class FlowLedger:
         return worst
 
     def _record_codes(self) -> set[str]:
-        """Words of 4+ digits (not dates or times) that tool results wrote (computed when first needed)."""
+        """Words of 4+ digits (not dates, times or an ISO instant's pieces) that tool results wrote (when first needed)."""
         if "codes" not in self._cache:
             words = itertools.chain(" ".join(self._tp_words).split(), (w for p in self._private for w in p.split()),
                                     (w for d in self._trusted.values() for _, f in d for w in f.split()),
                                     (word_form(w) for w in self.sys_ids.seen))
             self._cache["codes"] = {w for w in words if len(_NOT_DIGIT.sub("", w)) >= 4
-                                    and canonical(w)[0] != "date" and not _TIME.fullmatch(w)}
+                                    and canonical(w)[0] != "date" and not (_TIME.fullmatch(w) or _ISO_PART.fullmatch(w))}
         return self._cache["codes"]
 
     def _remote_leak(self, decl: ToolDecl, arguments: Mapping[str, Any], tool: str = "") -> str | None:
