@@ -34,7 +34,7 @@ import time
 from typing import Any, Callable
 
 from ..core.errors import require
-from ..core.types import Context, Decision, Verdict
+from ..core.types import Context, Decision, ToolCall, Verdict
 from ..policies.library.extractors.agentdojo_grounding import KIND, SEND
 from ..policies.provenance import UNTRUSTED, ProvenanceLedger, trust_level
 from ..policies.provenance_guard import ProvenanceGuard
@@ -80,6 +80,8 @@ class HistoryRecorder(ProvenanceGuard):
         self.injected_from, self.path, self.proposed, self.done = injected_from, [], [], False
 
     def check(self, context: Context, proposal: Any) -> Verdict:
+        if not isinstance(proposal, ToolCall):   # the final answer: no tool call, no step of the path
+            return Verdict(Decision.ALLOW, "recorded (an answer)", self.name)
         led = self.runs.get(context.run_id)
         if not self.done:
             self.path.append(history_bits(led, self.proposed))
