@@ -34,6 +34,7 @@ class TimedProvenanceGuard(ProvenanceGuard):
         super().__init__(*args, **kwargs)
         self.samples: list[dict[str, Any]] = []   # one per checked call: tool, check_ns, observe_ns
         self.prompt_ns: list[int] = []
+        self.answer_ns: list[int] = []
         self._pending: dict[str, dict[str, Any]] = {}
 
     def observe_prompt(self, run_id: str, prompt: str) -> None:
@@ -45,6 +46,9 @@ class TimedProvenanceGuard(ProvenanceGuard):
         t0 = time.perf_counter_ns()
         verdict = super().check(context, proposal)
         dt = time.perf_counter_ns() - t0
+        if isinstance(proposal, str):   # the final answer's check (policies/answers.py): timed apart, not a call
+            self.answer_ns.append(dt)
+            return verdict
         s = {"tool": getattr(proposal, "name", "?"), "check_ns": dt, "observe_ns": 0, "allowed": verdict.allowed}
         self.samples.append(s)
         self._pending[context.run_id] = s
@@ -93,6 +97,7 @@ def measure(suites: list[str] | None = None, *, version: str = "v1", max_pairs: 
                            "load_average_1m_before": os.getloadavg()[0], "what": __doc__.split("\n\n")[0]}
     every: list[dict[str, Any]] = []
     prompts: list[int] = []
+    answers: list[int] = []
     for sname in suites or sorted(all_suites):
         suite = ad._cached(all_suites[sname])
         guard = TimedProvenanceGuard.agentdojo()
@@ -113,13 +118,15 @@ def measure(suites: list[str] | None = None, *, version: str = "v1", max_pairs: 
                 injections = ad._injections(suite, ut, it, candidates)
                 pairs += 1
                 ad._run(suite, ut, it, injections, guard, "", [], iid)
-        out["suites"][sname] = {"pairs": pairs, **_summary(guard.samples, guard.prompt_ns)}
+        out["suites"][sname] = {"pairs": pairs, **_summary(guard.samples, guard.prompt_ns),
+                                "answer_once_per_run": _stats(guard.answer_ns)}
         every += guard.samples
         prompts += guard.prompt_ns
+        answers += guard.answer_ns
         if progress:
             progress(f"{sname}: {len(guard.samples)} calls, full median "
                      f"{out['suites'][sname]['full']['median_us']:.1f} us")
-    out["all"] = _summary(every, prompts)
+    out["all"] = {**_summary(every, prompts), "answer_once_per_run": _stats(answers)}
     out["load_average_1m_after"] = os.getloadavg()[0]
     out["target"] = "full (check + observe) median under 1000 us per call"
     out["meets_target"] = out["all"]["full"].get("median_us", float("inf")) < 1000.0
