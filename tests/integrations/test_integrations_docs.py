@@ -31,6 +31,8 @@ def test_doc_example_runs(i, tmp_path, monkeypatch, capfd):
         assert "REJECT by internal-mail" in out
     if "GuardedStream(" in code:
         assert out.strip().endswith("True 1")
+    if "ProvenanceGuard" in code and "GuardedStream(" in code:   # the planted name never reaches the user
+        assert out.startswith("Le Marais Boutique is rated 4.2.") and "Riverside" not in out
     if "ThresholdCalibrator(" in code:
         assert out.split()[1:] == ["look", "True", "1"]
     if "context_schema=Facts" in code:
