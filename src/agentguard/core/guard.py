@@ -175,15 +175,6 @@ def _inline_safe(guard: Any) -> bool:
     return vars(type(guard)).get("inline_safe", False) is True
 
 
-def _inline_stack(guard: Any) -> bool:
-    """True for a plain :class:`GuardStack` (not a subclass) whose every member the async path decides on the
-    loop (synchronous and :func:`_inline_safe`, or such a stack itself): its ``acheck`` would run every member
-    inline, in order, exactly as its ``check`` does (same per-member deadline rule, same spans), so
-    :func:`_arun_many` decides it with :func:`run_guard`, without the coroutine layers of ``acheck``."""
-    return type(guard) is GuardStack and all((_is_sync(g) and _inline_safe(g)) or _inline_stack(g)
-                                             for g in guard.guards)
-
-
 def _own_cancellation() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
@@ -235,7 +226,7 @@ async def _arun_many(guards: list[Any], context: Context, proposal: Any, timeout
     loop = asyncio.get_running_loop()
     i = 0
     while i < len(guards):
-        if (_is_sync(guards[i]) and _inline_safe(guards[i])) or _inline_stack(guards[i]):
+        if _is_sync(guards[i]) and _inline_safe(guards[i]):
             # declared fast and pure (no I/O, bounded work): decided on the loop, no thread hop; a verdict
             # that returns after the deadline still fails closed (run_guard's synchronous rule)
             verdicts.append((_run_member if traced else _run_top)(guards[i], context, proposal, timeout_s, on_error))
