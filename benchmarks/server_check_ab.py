@@ -17,9 +17,11 @@ would have where both are CPU-bound on the same cores). After each service run e
 request is checked to be in the audit store.
 
 With ``--base DIR`` (a worktree of an earlier commit) the service from that tree is measured too, in the
-same rounds (the order rotates), so the change is a ratio measured side by side.
+same rounds (the order rotates), so the change is a ratio measured side by side. With ``--raw`` a plain
+ASGI callable answering the same constant (no framework: uvicorn's own per-request floor) is measured in
+the same rounds as well, which says how much of the bare endpoint's cost is FastAPI's.
 
-    python benchmarks/server_check_ab.py --pairs 5 --duration 8 --base ../before
+    python benchmarks/server_check_ab.py --pairs 5 --duration 8 --base ../before --raw
 """
 
 from __future__ import annotations
@@ -60,6 +62,30 @@ def bare_app() -> Any:
     async def check(request: Request) -> JSONResponse:
         await request.body()
         return JSONResponse({"decision": "ALLOW"})
+
+    return app
+
+
+def raw_app() -> Any:
+    """The floor under any framework: a plain ASGI callable (no routing, no Starlette request or response
+    objects) that reads the body and answers the same constant; ``/health`` for the start-up probe."""
+    body = b'{"decision":"ALLOW"}'
+    head = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+
+    async def app(scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":  # lifespan
+            msg = await receive()
+            while msg["type"] != "lifespan.shutdown":
+                await send({"type": msg["type"] + ".complete"})
+                msg = await receive()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        more = True
+        while more:
+            msg = await receive()
+            more = msg.get("more_body", False)
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        await send({"type": "http.response.body", "body": body})
 
     return app
 
@@ -123,7 +149,7 @@ def one(kind: str, args: argparse.Namespace, bodies: list[dict]) -> dict:
         cmd = [sys.executable, "-m", "agentguard", "serve", "--port", str(args.port), "--workers", str(args.workers),
                "--data-dir", str(tmp / "data"), "--config", str(cfg)]
     else:
-        cmd = [sys.executable, "-m", "uvicorn", "--factory", "server_check_ab:bare_app", "--app-dir",
+        cmd = [sys.executable, "-m", "uvicorn", "--factory", f"server_check_ab:{kind}_app", "--app-dir",
                str(Path(__file__).resolve().parent), "--port", str(args.port), "--workers", str(args.workers),
                "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning",
                "--no-server-header", "--no-date-header", "--backlog", "2048"]
@@ -131,12 +157,12 @@ def one(kind: str, args: argparse.Namespace, bodies: list[dict]) -> dict:
     p = start(cmd, env, tmp, args.port)
     try:
         server_load.run_wrk(args.port, args.warmup, args.connections, 1, bodies, tmp)
-        n0 = _count(tmp) if kind != "bare" else 0
+        n0 = _count(tmp) if kind in ("service", "base") else 0
         cpu0 = _group_cpu_s(p.pid)
         res = server_load.run_wrk(args.port, args.duration, args.connections, 1, bodies, tmp)
         cpu = _group_cpu_s(p.pid) - cpu0
         time.sleep(0.3)
-        audited = _count(tmp) - n0 if kind != "bare" else None
+        audited = _count(tmp) - n0 if kind in ("service", "base") else None
     finally:
         stop(p)
     shutil.rmtree(tmp, ignore_errors=True)
@@ -186,6 +212,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=64, help="distinct run ids the bodies cycle through")
     ap.add_argument("--base", default=None, help="also measure the service from this source tree (a worktree of "
                     "an earlier commit), interleaved with the others")
+    ap.add_argument("--raw", action="store_true", help="also measure a plain ASGI callable answering the same "
+                    "constant (no framework: the HTTP server's own floor), interleaved with the others")
     ap.add_argument("--label", default="", help="a note stored with the result (what this tree changed)")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "server_check_ab.json"))
     args = ap.parse_args()
@@ -193,7 +221,7 @@ def main() -> None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
     bodies = request_mix(args.mix, args.runs)
     pairs = []
-    kinds = ["bare", "service"] + (["base"] if args.base else [])
+    kinds = ["bare", "service"] + (["base"] if args.base else []) + (["raw"] if args.raw else [])
     for i in range(args.pairs):
         order = kinds[i % len(kinds):] + kinds[:i % len(kinds)]  # rotate who goes first
         r = {k: one(k, args, bodies) for k in order}
@@ -207,6 +235,7 @@ def main() -> None:
               + f", CPU/request service {r['service']['server_cpu_us_per_request']:.0f} us bare "
               f"{r['bare']['server_cpu_us_per_request']:.0f} us"
               + (f" base {r['base']['server_cpu_us_per_request']:.0f} us" if args.base else "")
+              + (f" raw {r['raw']['server_cpu_us_per_request']:.0f} us ({r['raw']['rps']:.0f} rps)" if args.raw else "")
               + f", load {r['service']['loadavg_before'][0]:.2f}", file=sys.stderr, flush=True)
     ratios = [p["ratio"] for p in pairs]
     result = {
@@ -221,13 +250,16 @@ def main() -> None:
         "bare_cpu_us_per_request_median": statistics.median(p["bare"]["server_cpu_us_per_request"] for p in pairs),
         "service_rps_median": statistics.median(p["service"]["rps"] for p in pairs),
         "bare_rps_median": statistics.median(p["bare"]["rps"] for p in pairs),
-        "every_answer_audited": all(p[k]["every_answer_audited"] for p in pairs for k in kinds if k != "bare"),
+        "every_answer_audited": all(p[k]["every_answer_audited"] for p in pairs for k in kinds if k in ("service", "base")),
         "no_errors": all(p[k]["errors"] == 0 for p in pairs for k in kinds),
         **({"base": str(args.base), "ratio_base_median": statistics.median(p["ratio_base"] for p in pairs),
             "ratio_base_min": min(p["ratio_base"] for p in pairs), "ratio_base_max": max(p["ratio_base"] for p in pairs),
             "base_rps_median": statistics.median(p["base"]["rps"] for p in pairs),
             "base_cpu_us_per_request_median": statistics.median(p["base"]["server_cpu_us_per_request"]
                                                                for p in pairs)} if args.base else {}),
+        **({"raw_rps_median": statistics.median(p["raw"]["rps"] for p in pairs),
+            "raw_cpu_us_per_request_median": statistics.median(p["raw"]["server_cpu_us_per_request"]
+                                                              for p in pairs)} if args.raw else {}),
         "pairs": pairs, "conditions": server_load.conditions(),
         "note": "server and wrk share the machine's 2 cores with other engineers' jobs; load averages recorded",
         "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

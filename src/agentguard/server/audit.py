@@ -232,7 +232,7 @@ class AuditStore:
         return _version(rows)
 
     def run_version(self, run_id: str) -> int | None:
-        """The run's version in this SQLite file's shared counters (:class:`.writer.RunSlots`): unchanged
+        """The run's version in this SQLite file's shared counters (:class:`.runslots.RunSlots`): unchanged
         since a value this process saw means no writer committed an input of the run since; None where
         there are no counters (PostgreSQL, memory, a closed store). A memory read: no lock, no system call."""
         slots = self._writer.slots

@@ -44,6 +44,7 @@ from typing import Any, Iterator
 import sqlalchemy as sa
 
 from . import schema
+from .runslots import RunSlots
 
 __all__: list[str] = []
 
@@ -57,51 +58,6 @@ _STAMP_BYTES = 96
 _SQLITE_VARS = 32766  # bound parameters in one statement (SQLite's default limit since 3.32)
 
 Batch = list[tuple[list[tuple[str, dict[str, Any]]], Any]]
-
-_SLOTS = 1 << 16  # run-version counters in the shared file (runs hash into them; a shared slot only costs reads)
-
-
-class RunSlots:
-    """The shared run-version counters of one SQLite audit file (``<file>.runslots``, 8 bytes each,
-    mapped into every process that writes it). Bumped only by writers holding the write lock, after their
-    commit; read by anyone without a lock or a system call (a memory read does not let go of the GIL).
-
-    What a match means: a run's counter equal to the value this process saw after its own last commit of
-    the run (or before its last read of the run from the store) says no writer of this file committed an
-    input of any run of that slot since; a writer killed between its commit and its bump, or one that does
-    not bump (another version), leaves it unchanged, which is why a stale view is still caught where it
-    matters: ``(run_id, idx)`` is unique, so a decision taken on a stale state is never stored."""
-
-    def __init__(self, path: str) -> None:
-        import mmap
-
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            if os.fstat(fd).st_size < _SLOTS * 8:
-                os.ftruncate(fd, _SLOTS * 8)  # zeros; never shrinks a file another process maps
-            self._mm = mmap.mmap(fd, _SLOTS * 8)
-        finally:
-            os.close(fd)
-
-    @staticmethod
-    def slot(run_id: str) -> int:
-        import zlib
-
-        return (zlib.crc32(run_id.encode("utf-8", "surrogatepass")) & (_SLOTS - 1)) * 8
-
-    def get(self, run_id: str) -> int:
-        return int.from_bytes(self._mm[(o := self.slot(run_id)):o + 8], "little")
-
-    def bump(self, run_id: str) -> int:
-        """+1 (call holding the write lock, after the commit); returns the new count."""
-        o = self.slot(run_id)
-        v = int.from_bytes(self._mm[o:o + 8], "little") + 1
-        self._mm[o:o + 8] = v.to_bytes(8, "little")
-        return v
-
-    def close(self) -> None:
-        self._mm.close()
-
 
 def _tuple_marks(n: int) -> str:
     return "(" + ",".join("?" * n) + ")"
@@ -408,11 +364,15 @@ class _Writer(threading.Thread):
             db.commit()
             return linked
         except BaseException as exc:
-            dbapi, self._dbapi = self._dbapi, None
+            keep = isinstance(exc, sqlite3.IntegrityError)  # a taken key: the connection itself is fine
+            dbapi = self._dbapi
+            if not keep:
+                self._dbapi = None
             with contextlib.suppress(Exception):
                 db.rollback()
-            with contextlib.suppress(Exception):
-                dbapi.invalidate()  # a fresh connection next batch
+            if not keep:
+                with contextlib.suppress(Exception):
+                    dbapi.invalidate()  # a fresh connection next batch
             if isinstance(exc, sqlite3.Error):
                 raise sa.exc.DBAPIError.instance("audit batch", None, exc, sqlite3.Error) from exc
             raise
@@ -441,12 +401,58 @@ class _Writer(threading.Thread):
         return self._tail != before
 
     def _commit(self, batch: Batch) -> list[BaseException | None]:
-        """One error (or None) per item. A batch refused for a uniqueness conflict is written again item by
-        item, so only the request whose row conflicts (another replica decided that input first) fails."""
+        """One error (or None) per item. A batch refused for a uniqueness conflict fails only for the requests
+        whose rows conflict (another worker or replica decided that input first): on SQLite one read finds
+        the items whose unique keys are taken (:meth:`_taken`) and the others are written in one
+        transaction; where that is not possible, or that transaction fails too, every item is written in
+        its own transaction, as before."""
         error = self._write(batch)
-        if isinstance(error, sa.exc.IntegrityError) and len(batch) > 1:
-            return [self._write([item]) for item in batch]
-        return [error] * len(batch)
+        if not isinstance(error, sa.exc.IntegrityError) or len(batch) < 2:
+            return [error] * len(batch)
+        taken = self._taken(batch)
+        if taken:
+            rest = [item for i, item in enumerate(batch) if i not in taken]
+            if not rest or self._write(rest) is None:
+                return [error if i in taken else None for i in range(len(batch))]
+        return [self._write([item]) for item in batch]
+
+    def _taken(self, batch: Batch) -> set[int] | None:
+        """SQLite only: the positions of the batch's items with a row whose unique key is already stored (an
+        input or step ``(run_id, idx)``, an idempotency ``scope``, a ``decision_id``) or held by an earlier
+        item of the batch; None where it cannot tell (another database, a failed read): the caller then
+        writes item by item. Reading outside the write lock is safe: a key stored meanwhile makes the
+        remaining items' transaction fail, and the caller falls back to one transaction per item."""
+        if not self._sqlite or self._dbapi is None:
+            return None
+        keys = {"inputs": ("run_id", "idx"), "steps": ("run_id", "idx"), "idempotency_keys": ("scope",),
+                "decisions": ("decision_id",)}
+        wanted: dict[str, dict[tuple[Any, ...], int]] = {t: {} for t in keys}
+        taken: set[int] = set()
+        for i, (rows, _done) in enumerate(batch):
+            for name, row in rows:
+                cols = keys.get(name)
+                if cols is None:
+                    continue
+                k = tuple(row[c] for c in cols)
+                if k in wanted[name]:
+                    taken.add(i)  # the same key twice in one batch: the later item conflicts
+                else:
+                    wanted[name][k] = i
+        db = self._dbapi.driver_connection
+        try:
+            for name, want in wanted.items():
+                cols = keys[name]
+                items = list(want)
+                for j in range(0, len(items), 400):
+                    part = items[j:j + 400]
+                    marks = ",".join([_tuple_marks(len(cols))] * len(part))
+                    sql = (f"SELECT {', '.join(cols)} FROM {name} WHERE ({', '.join(cols)}) IN (VALUES {marks})"
+                           if len(cols) > 1 else f"SELECT {cols[0]} FROM {name} WHERE {cols[0]} IN ({marks})")
+                    for found in db.execute(sql, tuple(x for k in part for x in k)).fetchall():
+                        taken.add(want[tuple(found)])
+        except Exception:  # noqa: BLE001 - unreadable: item by item instead
+            return None
+        return taken
 
     def run(self) -> None:
         while True:
