@@ -43,6 +43,7 @@ CHECKED = (
     f"{PKG}/policies/grantwords.py",
     f"{PKG}/policies/selection.py",
     f"{PKG}/policies/pointers.py",
+    f"{PKG}/policies/answers.py",
     f"{PKG}/policies/servicerecords.py",
     f"{PKG}/policies/vocabulary.py",
 )
