@@ -1,7 +1,7 @@
 """How a value is compared between the answer to the user and the run's sources (:mod:`.answers`): one folded
 form of each text, whatever way it is spelled, so that no spelling carries a planted value past the check.
 
-- :class:`Folded`: a text read as a reader reads it: NFKD with combining marks and format characters (zero-width,
+- :class:`Folded`: a text read as a reader reads it: HTML entities and percent-escapes decoded, NFKD with combining marks and format characters (zero-width,
   bidi, soft hyphen) removed, the homoglyph skeleton (Unicode TR39 confusables, the table
   :func:`.secret_views.skeleton_table` reads from ``confusable-homoglyphs``: Cyrillic ``е`` is ``e``, fullwidth
   ``Ｒ`` is ``R``), case-folded; only its letters and digits kept, each with its offset in the original text, and
@@ -11,6 +11,8 @@ form of each text, whatever way it is spelled, so that no spelling carries a pla
   (``RiversideViewHotel``), dots between letters (``R.i.v.e.r.s.i.d.e``); a name also with digits read as letters
   (``R1vers1de V1ew H0te1``, :meth:`Folded.find` ``leet``). A source text is read with hard breaks
   (a line, an entry) that a key never spans, so that two neighbouring entries do not vouch for their join.
+- :func:`tail`: the end of a streamed answer a next piece is read with, counted in letters, whatever separates
+  them (padding between two streamed parts of a name never pushes the first out).
 - :func:`respell`: e-mail addresses and links written the way people dodge filters (``bob [at] evil [dot] com``,
   ``bob at evil dot com``, ``www . evil . com``) written back as addresses (dots: :func:`.links.deobfuscate`).
 - :func:`phone_numbers`: digit groups a person dials as one number (``+49 (0)30 1234-5678``, ``030 123 4567``):
@@ -23,14 +25,16 @@ beyond it (which characters separate words) is the reading this module guarantee
 from __future__ import annotations
 
 import bisect
+import html
 import re
 import unicodedata
 from functools import lru_cache
+from urllib.parse import unquote
 
 from .links import deobfuscate
 from .provenance import entities
 
-__all__ = ["Folded", "key", "phone_numbers", "respell"]
+__all__ = ["Folded", "key", "phone_numbers", "respell", "tail"]
 
 _DROP = frozenset({"Mn", "Me", "Cf"})
 _LEET = str.maketrans("01345789l", "oieastbgi")   # the letters digits stand for in a name (l and 1 read as i)   # combining marks and format characters: no letter, no separator
@@ -55,6 +59,46 @@ def _fold_char(ch: str) -> str:
     return "".join(out)
 
 
+# what a renderer does not show as text: an HTML tag or comment, a Markdown link's target; an HTML entity; escapes
+_UNIT = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]{0,200}>|(?<=\])\([^()\s]{0,2000}\)|&#?[0-9A-Za-z]{1,8};"
+                   r"|(?:%[0-9A-Fa-f]{2})+|.", re.S)
+
+
+def _decoded(unit: str) -> str:
+    """What a reader sees of a unit: nothing but a separation for markup (``Zeph<b></b>yrine``, ``[Zeph](x)yrine``
+    read ``Zeph yrine``, whose key is ``zephyrine``), the character of an HTML entity (``&#82;`` is ``R``) or of a
+    run of percent-escapes (``%20``)."""
+    if unit[0] in "<(":
+        return " "
+    return html.unescape(unit) if unit[0] == "&" else unquote(unit)
+
+
+def tail(text: str, letters: int) -> str:
+    """The end of ``text`` that holds its last ``letters`` letters and digits as :class:`Folded` reads them, each
+    run of what separates them kept as one separator (a line break, a sentence end, a comma or a space): however
+    long the markup or spacing an answer streams between two parts of a name, they stay within the tail."""
+    out: list[str] = []
+    seps: list[str] = []
+    count = 0
+    for m in reversed(list(_UNIT.finditer(text))):
+        unit = m.group(0)
+        folded = "".join(_fold_char(c) for c in (unit if len(unit) == 1 else _decoded(unit)))
+        if folded and not folded.isspace():
+            if seps:
+                out.append("\n" if any("\n" in u for u in seps) else ". " if any(u in ".!?" for u in seps)
+                           else ", " if any(not u.isspace() for u in seps) else " ")
+                seps = []
+            out.append(unit)
+            count += len(folded.replace(" ", ""))
+            if count >= letters:
+                break
+        elif folded:
+            seps.append(unit)
+    if seps and count < letters:
+        out.append("\n" if any("\n" in u for u in seps) else " ")
+    return "".join(reversed(out))
+
+
 class Folded:
     """A text folded for comparison (see the module docstring); ``hard``: characters a key never spans."""
 
@@ -67,10 +111,11 @@ class Folded:
         ends: set[int] = set()
         hard_at: list[int] = []
         gap = True
-        for i, ch in enumerate(text):
-            if ch in hard:
+        for m in _UNIT.finditer(text):
+            i, unit = m.start(), m.group(0)
+            if unit in hard:
                 hard_at.append(len(chars))
-            for d in _fold_char(ch):
+            for d in (_fold_char(unit) if len(unit) == 1 else "".join(_fold_char(c) for c in _decoded(unit))):
                 if d == " ":
                     if not gap:
                         ends.add(len(chars))

@@ -22,8 +22,8 @@ trusted value (a field a declaration gives a role, a private field of the user's
 listing the answer states whole or by its first words, nor a sentence the request points at. Paraphrase of the
 sentence around the value does not matter; only the value is compared, by its folded key
 (:class:`.answer_forms.Folded`): case, NFKC, homoglyphs (TR39), zero-width and bidi characters, combining marks,
-digits for letters, and whatever separates its words (spaces, lines, sentences, markup, hyphens, nothing) are
-read away; a name inside a link or address the run vouches for is that address's. No maintained named-entity
+HTML entities and percent-escapes, markup (a tag or a Markdown link's target inside a word), digits for letters,
+and whatever separates its words (spaces, lines, sentences, markup, hyphens, nothing) are read away; a name inside a link or address the run vouches for is that address's. No maintained named-entity
 recogniser runs offline here (spaCy's models and Stanza's are downloads, not PyPI wheels), so names are read by
 capitalisation, on both sides as above.
 
@@ -36,8 +36,8 @@ a value the user's request or a trusted record also holds (an attacker recommend
 user's own listing shows); an opinion without a value ("this hotel is gorgeous"); a planted sentence that writes
 two words of the request (the pointer rule: ``The best place to stay in Paris is ...``); a listing whose every
 line is name-like (an instruction cut into Title-Case lines); a name in lower case on both sides, a single word in
-capitals or of three letters, a capitalised word with a short number (``Hotel 1899``); a value translated,
-described or spelled out in words. Over-withholding, stated: a common word capitalised inside a planted name
+capitals or of three letters, a capitalised word with a short number (``Hotel 1899``), initials (``R.V.H.``);
+a value translated, described or spelled out in words. Over-withholding, stated: a common word capitalised inside a planted name
 (``View``) and a landmark a review names are withheld though an honest summary may say them.
 """
 

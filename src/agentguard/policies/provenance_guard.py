@@ -38,6 +38,7 @@ from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
+from .answer_forms import tail
 from .answers import answer_findings, withheld
 from .capabilities import GrantLexicon
 from .dataflow import FlowLedger
@@ -49,7 +50,7 @@ from .toolset import ToolSet
 from .vocabulary import utc_now
 
 __all__ = ["ProvenanceGuard", "answer_text", "trace_results"]
-_TAIL = 200   # characters of the text already said that the next piece of a streamed answer is read with
+_TAIL = 200   # letters of the text already said that the next piece of a streamed answer is read with
 
 
 @dataclasses.dataclass
@@ -229,7 +230,7 @@ class ProvenanceGuard(BaseGuard):
         joined = seen.said + text
         found = [f for f in answer_findings(led, joined) if f not in answer_findings(led, seen.said)]
         if not found:
-            seen.said = joined[-_TAIL:]
+            seen.said = tail(joined, _TAIL)
             return Verdict.allow(self.name, "answer: every value it states comes from the request or a trusted source")
         what, shown = ", ".join(f.describe() for f in found), withheld(led, seen.said, text, found)
         return Verdict(Decision.ESCALATE, f"the answer states {what}, which only third-party content supplied (not "
