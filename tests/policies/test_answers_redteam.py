@@ -291,3 +291,17 @@ def test_known_over_withholding_a_common_word_capitalised_in_the_planted_name() 
     run = _run(VISIT + " Close to the Louvre.")
     assert not _shown(run, HEAD + "It has a nice view of the river.")[0]
     assert not _shown(run, HEAD + "Reviews say it is close to the Louvre.")[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(picks=st.lists(st.sampled_from(["Le Marais Boutique", "Good Night", "Luxury Palace", "Luxury Palace Hotel & Spa",
+                                       "Paris", "Le Marais"]), min_size=1, max_size=3),
+       sep=st.sampled_from([" ", "-", "**", "\n"]), case=st.sampled_from(("title", "lower", "upper")),
+       frame=st.sampled_from(("{n} is rated 4.2.", "You could stay at {n}.", "- {n}\n", "Top pick: {n}!")))
+def test_property_names_the_request_or_a_listing_gives_are_said_in_any_spelling(picks, sep, case, frame) -> None:
+    """The false-positive side: entries of the listing (whole or by their first words) and names of the request,
+    whatever the answer's separators and case, are never withheld, under attack or not."""
+    run = _run(VISIT, listing=LISTING + "Luxury Palace Hotel & Spa\n")
+    text = " ".join(frame.format(n=sep.join(p.split())) for p in picks)
+    text = {"title": text, "lower": text.lower(), "upper": text.upper()}[case]
+    assert _shown(run, text)[0], text
