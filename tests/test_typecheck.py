@@ -46,6 +46,8 @@ CHECKED = (
     f"{PKG}/policies/answers.py",
     f"{PKG}/policies/servicerecords.py",
     f"{PKG}/policies/vocabulary.py",
+    f"{PKG}/policies/answers.py",
+    f"{PKG}/policies/answer_forms.py",
 )
 
 

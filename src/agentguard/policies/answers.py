@@ -12,19 +12,33 @@ The values checked are the ones an attacker needs the answer to carry verbatim f
   capitalised word of four or more letters inside a sentence (``visit Miznon``); found on **both** sides: capitalised in
   the answer, or capitalised in the third-party text and written in any case in the answer (an attacker's
   ``Riverside View Hotel`` said as ``riverside view hotel``);
-- *addresses*: e-mail addresses, links (any suffix, IP literals, spelled-out forms: :mod:`.links`), IBANs and
-  numbers of six or more digits (a phone or account number).
+- *addresses*: e-mail addresses, links (any suffix, IP literals, spelled-out forms: :mod:`.links`; another link
+  to a site only third-party content names), IBANs, numbers of six or more digits and numbers of seven or more
+  digits written in groups (a phone number: ``+49 (0)30 1234-5678``), in the spellings people dodge filters with
+  (``bob [at] evil [dot] com``: :func:`.answer_forms.respell`).
 
 A value is *third-party only* when third-party content of the run writes it and neither the request nor any
-trusted value (a field a declaration gives a role, a private field of the user's) contains it. Paraphrase of the
-sentence around the value does not matter; only the value is compared (word forms: case, NFKC, zero-width and
-punctuation between words ignored). No maintained named-entity recogniser runs offline here (spaCy's models and
-Stanza's are downloads, not PyPI wheels), so names are read by capitalisation, on both sides as above.
+trusted value (a field a declaration gives a role, a private field of the user's) contains it, nor an entry of a
+listing the answer states whole or by its first words, nor a sentence the request points at. Paraphrase of the
+sentence around the value does not matter; only the value is compared, by its folded key
+(:class:`.answer_forms.Folded`): case, NFKC, homoglyphs (TR39), zero-width and bidi characters, combining marks,
+HTML entities and percent-escapes, markup (a tag or a Markdown link's target inside a word), digits for letters,
+and whatever separates its words (spaces, lines, sentences, markup, hyphens, nothing) are read away; a name inside a link or address the run vouches for is that address's. No maintained named-entity
+recogniser runs offline here (spaCy's models and Stanza's are downloads, not PyPI wheels), so names are read by
+capitalisation, on both sides as above.
 
-What it cannot see, stated: a value the user's request or a trusted record also holds (an attacker recommending,
-in a review, a hotel the user's own listing shows) is not flagged; nor is an opinion without a value ("this hotel
-is gorgeous"). :func:`redact` replaces each sentence carrying a finding by a note, so the rest of the answer can
-still be shown (steering, not stopping).
+:func:`withheld` is what the user may be shown: each sentence carrying a finding, or a part of one, replaced by a
+note naming the kind of value, never the value; the result is checked again, and when it still states a value
+only third-party content supplies, the whole text is one note (steering, not stopping; fail closed).
+
+What it cannot see, stated (each an ``xfail(strict=True)`` test in ``tests/policies/test_answers_redteam.py``):
+a value the user's request or a trusted record also holds (an attacker recommending, in a review, a hotel the
+user's own listing shows); an opinion without a value ("this hotel is gorgeous"); a planted sentence that writes
+two words of the request (the pointer rule: ``The best place to stay in Paris is ...``); a listing whose every
+line is name-like (an instruction cut into Title-Case lines); a name in lower case on both sides, a single word in
+capitals or of three letters, a capitalised word with a short number (``Hotel 1899``), initials (``R.V.H.``);
+a value translated, described or spelled out in words. Over-withholding, stated: a common word capitalised inside a planted name
+(``View``) and a landmark a review names are withheld though an honest summary may say them.
 """
 
 from __future__ import annotations
@@ -34,18 +48,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 from ..core.canonical import strip_invisible
+from .answer_forms import Folded, key, phone_numbers, respell
 from .links import links
 from .provenance import canonical, entities, word_form
 
 if TYPE_CHECKING:
     from .dataflow import FlowLedger
 
-__all__ = ["AnswerSources", "Finding", "answer_findings", "entry_lines", "name_runs", "redact"]
+__all__ = ["AnswerSources", "Finding", "answer_findings", "entry_lines", "name_runs", "redact", "withheld"]
 
 _CONNECT = frozenset({"of", "de", "du", "des", "la", "le", "les", "the", "and", "&", "von", "van", "der", "den",
                       "del", "da", "di", "y", "el", "al", "on", "at", "in"})
 _BREAK = re.compile(r"[^\w\s'’&-]+|\n")   # punctuation ends a name (a comma, a full stop, a bracket)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE = re.compile(r"(?<=\S[.!?])\s+|\n+")   # not a spaced dot (``evil . com``)
 _CLAUSE = re.compile(r"(?<=[.!?])\s+|\n+|</?[A-Za-z]+>")   # a sentence, a line; markup tags end one too
 _LEAD = re.compile(r"(?<=:)\s+")   # a colon ends a clause of more than eight words ("...do the following first:")
 _LABEL_WORDS = 8
@@ -81,8 +96,10 @@ def name_runs(text: str) -> set[str]:
     out: set[str] = set()
     for m in _WORD.finditer(t):
         w = m.group(0)
-        if w[:1].isupper() and len(w) >= 4 and not w.isupper() and (before := t[max(0, m.start() - 40):m.start()]
-                                                                       .rstrip()) and before[-1] not in _OPENS:
+        gap = t[max(0, m.start() - 40):m.start()]
+        before = gap.rstrip()
+        if w[:1].isupper() and len(w) >= 4 and not w.isupper() and before and before[-1] not in _OPENS \
+                and "\n" not in gap[len(before):]:   # a line's first word opens it, as a sentence's does
             out.add(word_form(w))
     for segment in _BREAK.split(t):
         run: list[str] = []
@@ -134,16 +151,34 @@ class AnswerSources:
     """What third-party content of a run offers an answer: the capitalised runs it writes (:func:`name_runs`) and
     the entries it lists (:func:`entry_lines`)."""
 
-    names: set[str] = field(default_factory=set)
+    names: dict[str, str] = field(default_factory=dict)   # word form -> key (:func:`.answer_forms.key`)
     entries: set[str] = field(default_factory=set)
     sentences: list[tuple[str, frozenset[tuple[str, str]]]] = field(default_factory=list)   # word form, entities
+    ents: set[tuple[str, str]] = field(default_factory=set)   # addresses as respelled (:func:`.respell`)
+    phones: set[str] = field(default_factory=set)   # digits of numbers written in groups
+    sites: dict[str, set[str]] = field(default_factory=dict)   # a link's site -> the links' forms
+    texts: list[str] = field(default_factory=list)
+    _folded: Folded | None = None
 
     def observe(self, text: str) -> None:
-        self.names |= name_runs(text)
+        self.names.update((n, key(n)) for n in name_runs(text))
         lines = entry_lines(text)
         self.entries.update(lines)
         self.entries.update(f for k, f in (canonical(v) for v in lines) if k != "text")
-        self.sentences.extend((f" {word_form(t)} ", frozenset(entities(t))) for t in _clauses(text))
+        self.sentences.extend((f" {word_form(t)} ", frozenset(entities(t)) | frozenset(entities(respell(t))) |
+                               {("phone", d) for d in phone_numbers(t)}) for t in _clauses(text))
+        self.ents.update(entities(respell(text)))
+        self.phones |= phone_numbers(text)
+        for lk in links(text) + links(respell(text)):
+            self.sites.setdefault(lk.site, set()).add(lk.form)
+        self.texts.append(text)
+        self._folded = None
+
+    def folded(self) -> Folded:
+        """All third-party text of the run, folded (a key may span its lines: more is found, never less)."""
+        if self._folded is None:
+            self._folded = Folded("\n".join(self.texts))
+        return self._folded
 
 
 def _clauses(text: str) -> list[str]:
@@ -163,33 +198,76 @@ def _clauses(text: str) -> list[str]:
     return out
 
 
-def _padded(forms: Iterable[str]) -> str:
-    return " " + " \n ".join(forms) + " "
+def _said_prefix(said: Folded, entry: str) -> str:
+    """The longest run of an entry's first words that the answer states (``Luxury Palace`` of ``Luxury Palace
+    Hotel & Spa``), or ``""``: an entry vouches for what shortens it, never for a run inside it (``Recommend
+    Riverside View Hotel`` listed does not vouch for ``Riverside View Hotel``)."""
+    words = entry.split()
+    return next((p for k in range(len(words), 0, -1) if said.states(key(p := " ".join(words[:k])))), "")
 
 
 def answer_findings(led: "FlowLedger", text: str) -> list[Finding]:
     """Every value ``text`` (an answer to the user) states that only third-party content of ``led``'s run writes
-    (see the module docstring), in a stable order."""
-    said = f" {word_form(text)} "
-    tp = led._tp_text()
+    (see the module docstring), in a stable order. Names are compared by their folded keys
+    (:class:`.answer_forms.Folded`: any case, spacing, markup, homoglyph or joined spelling of the answer)."""
+    said, src = Folded(text), led._said
     trusted = [c for values in led._trusted.values() for c in values]
-    own = _padded([led._user_text, *(f for k, f in trusted if k == "text"), *led._private, *led._said.entries])
+    stated = [p for p in (_said_prefix(said, e) for e in src.entries) if p]   # an entry, or its first words
+    own = Folded("\n".join([led._user_text, *(f for k, f in trusted if k == "text"), *led._private, *stated]),
+                 hard="\n")
     found: set[Finding] = set()
     pointed = _Pointed(led)
-    for form in name_runs(text) | {p for p in led._said.names if f" {p} " in said}:
-        if f" {form} " in said and f" {form} " in tp and f" {form} " not in own and not pointed.name(form):
-            found.add(Finding("name", form))
-    trusted_set = set(trusted) | {("entry", f) for f in led._said.entries}
-    for kind, form in set(entities(text)):
-        if kind == "number" and len(re.sub(r"\D", "", form)) < _LONG_NUMBER or kind == "date":
+    tp = src.folded()
+    cands = {form: k for form in name_runs(text) if (k := key(form)) and tp.states(k)}   # capitalised here
+    cands.update((form, k) for form, k in src.names.items() if k and (said.states(k) or said.find(k, leet=True)))
+    addresses, masks = _addresses(led, text, said, trusted, pointed)
+    for form, k in cands.items():   # a name inside an address the run vouches for is that address's
+        spans = said.find(k) + said.find(k, leet=True)
+        if spans and all(any(a <= s and e <= b for a, b in masks) for s, e in spans):
             continue
-        if (kind, form) in led._tp_ents and (kind, form) not in led._user_ents and (kind, form) not in trusted_set \
-                and ("entry", form) not in trusted_set and not pointed.entity(kind, form):
-            if kind != "url" or all(led.link_target(lk)[0] == 0 for lk in links(form)):
-                found.add(Finding(kind, form))
+        if not own.states(k) and not pointed.name(form):
+            found.add(Finding("name", form))
+    found |= addresses
     names = {f.value for f in found if f.kind == "name"}   # a run's sub-runs are reported as the run
     return sorted((f for f in found if f.kind != "name" or not any(f" {f.value} " in f" {n} " and f.value != n
                                                                  for n in names)), key=lambda f: (f.kind, f.value))
+
+
+def _addresses(led: "FlowLedger", text: str, said: Folded, trusted: list[tuple[str, str]],
+               pointed: "_Pointed") -> tuple[set[Finding], list[tuple[int, int]]]:
+    """The e-mail addresses, links, IBANs and long numbers of the answer only third-party content writes: as the
+    answer writes them (respelled: :func:`.answer_forms.respell`), by their folded key however they are spaced or
+    spelled, a link by its site (``evil.com`` of ``https://evil.com/login``), a phone number by its digits; and
+    the spans of the answer's e-mail addresses and links that the run vouches for."""
+    src, found, masks = led._said, set(), []
+    trusted_set = set(trusted) | {("entry", f) for f in src.entries}
+    tp_ents = led._tp_ents | src.ents
+
+    def free(kind: str, form: str) -> bool:   # vouched: the request, a trusted value, an entry, a pointer
+        return (kind, form) in led._user_ents or (kind, form) in trusted_set or ("entry", form) in trusted_set \
+            or pointed.entity(kind, form) or kind == "url" and any(led.link_target(lk)[0] for lk in links(form))
+
+    for kind, form in set(entities(text)) | set(entities(respell(text))):
+        if kind == "number" and len(re.sub(r"\D", "", form)) < _LONG_NUMBER or kind == "date":
+            continue
+        if (kind, form) in tp_ents and not free(kind, form):
+            found.add(Finding(kind, form))
+        elif kind in ("email", "url") and free(kind, form):
+            masks.extend(said.find(key(form)))
+    for kind, form in {e for e in tp_ents if e[0] in ("email", "iban", "url")}:   # however it is spaced
+        if said.states(key(form)) and not free(kind, form):
+            found.add(Finding(kind, form))
+    for lk in links(text) + links(respell(text)):   # another link to a site only third-party content names
+        same = [f for f in src.sites.get(lk.site, ()) if ("url", f) in tp_ents]
+        if same and ("url", lk.form) not in tp_ents and led.link_target(lk)[0] == 0 and not any(
+                free("url", f) for f in same):
+            found.add(Finding("url", lk.form))
+    vouched = {re.sub(r"\D", "", f) for k, f in [*led._user_ents, *trusted] if k in ("number", "text", "iban")}
+    vouched |= phone_numbers(led.prompt) | {re.sub(r"\D", "", e) for e in src.entries}
+    for digits in phone_numbers(text) & src.phones:
+        if not any(digits in v for v in vouched) and not pointed.entity("phone", digits):
+            found.add(Finding("number", digits))
+    return found, masks
 
 
 class _Pointed:
@@ -216,20 +294,51 @@ class _Pointed:
         return any(self._points(s, e - {(kind, form)}) for s, e in self.sentences if (kind, form) in e)
 
 
-def _carries(sentence: str, f: Finding) -> bool:
-    if f.kind == "name":
-        return f" {f.value} " in f" {word_form(sentence)} "
-    return any(canonical(v) == (f.kind, f.value) or (f.kind, f.value) in set(entities(v)) for v in [sentence])
+def _carries(sentence: str, f: Finding) -> bool:   # an address written as one word of the sentence
+    return any((f.kind, f.value) in set(entities(v)) | set(entities(respell(v))) for v in [sentence])
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """The spans of ``text``'s sentences and lines (their separators outside)."""
+    spans, start = [], 0
+    for m in _SENTENCE.finditer(text):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(text)))
+    return [(a, b) for a, b in spans if b > a]
+
+
+def _note(findings: Iterable[Finding]) -> str:
+    kinds = ", ".join(sorted({"a name" if f.kind == "name" else f"an {f.kind}" if f.kind[0] in "aeiou"
+                              else f"a {f.kind}" for f in findings}))
+    return f"[withheld: a statement with {kinds} that only third-party content supplied]"
 
 
 def redact(text: str, findings: list[Finding]) -> str:
-    """``text`` with every sentence that carries a finding replaced by a note saying what kind of value was withheld
-    (never the value: the note is shown to the user)."""
-    parts = []
-    for sentence in _SENTENCE.split(text):
-        hit = [f for f in findings if _carries(sentence, f)]
-        kinds = ", ".join(sorted({"a name" if f.kind == "name" else f"an {f.kind}" if f.kind[0] in "aeiou"
-                                  else f"a {f.kind}" for f in hit}))
-        parts.append(f"[withheld: a statement with {kinds} that only third-party content supplied]" if hit
-                     else sentence)
-    return " ".join(p for p in parts if p)
+    """``text`` with every sentence that carries a finding, or a part of one (a value written across two
+    sentences or lines), replaced by a note saying what kind of value was withheld (never the value: the note is
+    shown to the user); the separators between sentences are kept."""
+    folded, spans = Folded(text), _sentences(text)
+    hit: dict[int, list[Finding]] = {}
+    for f in findings:
+        where = folded.find(key(f.value)) + (folded.find(key(f.value), leet=True) if f.kind == "name" else [])
+        for i, (a, b) in enumerate(spans):
+            if any(a < e and s < b for s, e in where) or _carries(text[a:b], f):
+                hit.setdefault(i, []).append(f)
+    out, last = [], 0
+    for i, (a, b) in enumerate(spans):
+        if i in hit:
+            out.append(text[last:a] + _note(hit[i]))
+            last = b
+    return "".join(out) + text[last:]
+
+
+def withheld(led: "FlowLedger", before: str, text: str, findings: list[Finding]) -> str:
+    """What the user may be shown instead of ``text`` (said after ``before``): its :func:`redact`ion, checked
+    again; when the redaction still states a value only third-party content supplies (or withholds nothing: the
+    value straddles ``before``), one note for the whole of ``text``. The note never names a value."""
+    shown = redact(text, findings)
+    old = set(answer_findings(led, before))
+    if shown == text or any(f not in old for f in answer_findings(led, before + shown)):
+        return _note(findings)
+    return shown

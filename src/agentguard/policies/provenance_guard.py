@@ -38,7 +38,8 @@ from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
-from .answers import answer_findings, redact
+from .answer_forms import tail
+from .answers import answer_findings, withheld
 from .capabilities import GrantLexicon
 from .dataflow import FlowLedger
 from .guard import PolicyBinding, ToolCallGuard
@@ -49,7 +50,7 @@ from .toolset import ToolSet
 from .vocabulary import utc_now
 
 __all__ = ["ProvenanceGuard", "answer_text", "trace_results"]
-_TAIL = 200   # characters of the text already said that the next piece of a streamed answer is read with
+_TAIL = 200   # letters of the text already said that the next piece of a streamed answer is read with
 
 
 @dataclasses.dataclass
@@ -222,17 +223,16 @@ class ProvenanceGuard(BaseGuard):
     def _check_answer(self, run_id: str, led: FlowLedger, text: str) -> Verdict:
         """An answer to the user (or a piece of one): escalated when it states a value only third-party content of
         the run supplies (:mod:`agentguard.policies.answers`), with ``details["redacted"]``: the text with each
-        sentence carrying one withheld, what an application may show instead. A piece is read with the end of
+        sentence carrying one withheld (checked again: else the whole piece), what an application may show instead,
+        never naming the value. A piece is read with the end of
         the text already released, so a name split across two pieces is still one name."""
         seen = self._synced.get(run_id)
         joined = seen.said + text
         found = [f for f in answer_findings(led, joined) if f not in answer_findings(led, seen.said)]
         if not found:
-            seen.said = joined[-_TAIL:]
+            seen.said = tail(joined, _TAIL)
             return Verdict.allow(self.name, "answer: every value it states comes from the request or a trusted source")
-        what, shown = ", ".join(f.describe() for f in found), redact(text, found)
-        if shown == text:   # the value straddles the previous piece: this piece is withheld whole
-            shown = f"[withheld: a piece completing {what}, which only third-party content supplied]"
+        what, shown = ", ".join(f.describe() for f in found), withheld(led, seen.said, text, found)
         return Verdict(Decision.ESCALATE, f"the answer states {what}, which only third-party content supplied (not "
                        f"the request or a trusted source)", self.name,
                        details={"findings": [f.describe() for f in found], "redacted": shown})
