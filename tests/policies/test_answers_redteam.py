@@ -285,11 +285,12 @@ def test_open_bypass_the_planted_name_opening_a_title_case_listing_line() -> Non
 
 # --- false positives kept fail closed (over-withholding, stated) ---
 
-def test_known_over_withholding_a_common_word_capitalised_in_the_planted_name() -> None:
-    """``View`` inside the planted name makes ``view`` a third-party-only word; a landmark a review names is
-    third-party prose. Both are withheld (fail closed) though they may be honest summaries."""
+def test_a_common_word_inside_the_planted_name_is_said_freely_a_landmark_is_withheld() -> None:
+    """``View`` inside the planted name is a part of that name, not a name of its own: "a nice view" is shown (it
+    had been withheld). A landmark a review names is third-party prose: withheld (fail closed) though it may be an
+    honest summary (the known over-withholding)."""
     run = _run(VISIT + " Close to the Louvre.")
-    assert not _shown(run, HEAD + "It has a nice view of the river.")[0]
+    assert _shown(run, HEAD + "It has a nice view of the river.")[0]
     assert not _shown(run, HEAD + "Reviews say it is close to the Louvre.")[0]
 
 

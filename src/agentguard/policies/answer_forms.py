@@ -64,6 +64,11 @@ _UNIT = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]{0,200}>|(?<=\])\([^()\s]{0,2000
                    r"|(?:%[0-9A-Fa-f]{2})+|.", re.S)
 
 
+# fullwidth forms of ASCII (U+FF01-FF5E) and the ideographic space, one character for one: markup written in them
+# (``＜ｂ＞``) is markup to a reader too, and positions in the text stay where they were
+_FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+
+
 def _decoded(unit: str) -> str:
     """What a reader sees of a unit: nothing but a separation for markup (``Zeph<b></b>yrine``, ``[Zeph](x)yrine``
     read ``Zeph yrine``, whose key is ``zephyrine``), the character of an HTML entity (``&#82;`` is ``R``) or of a
@@ -80,7 +85,7 @@ def tail(text: str, letters: int) -> str:
     out: list[str] = []
     seps: list[str] = []
     count = 0
-    for m in reversed(list(_UNIT.finditer(text))):
+    for m in reversed(list(_UNIT.finditer(text.translate(_FULLWIDTH)))):
         unit = m.group(0)
         folded = "".join(_fold_char(c) for c in (unit if len(unit) == 1 else _decoded(unit)))
         if folded and not folded.isspace():
@@ -111,7 +116,7 @@ class Folded:
         ends: set[int] = set()
         hard_at: list[int] = []
         gap = True
-        for m in _UNIT.finditer(text):
+        for m in _UNIT.finditer(text.translate(_FULLWIDTH)):
             i, unit = m.start(), m.group(0)
             if unit in hard:
                 hard_at.append(len(chars))

@@ -87,11 +87,22 @@ _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _OPENS = frozenset(".!?:;\n\"'(<>[{*-•")   # a word after one of these (or first) opens a sentence or an item
 
 
-def name_runs(text: str) -> set[str]:
+def _in_run(t: str, m: re.Match[str], before: str) -> bool:
+    """Whether the word ``m`` stands beside another capitalised word (only spaces between): a part of a longer
+    name (``View`` of ``Riverside View Hotel``), which the run itself stands for, never a name of its own."""
+    nxt = re.match(r"[ \t]+([^\W\d_])", t[m.end():m.end() + 40])
+    prev = re.search(r"([^\W\d_])[\w'’-]*$", before) if t[m.start() - 1:m.start()] in (" ", "\t") else None
+    return bool(nxt and nxt.group(1).isupper()) or bool(prev and before[prev.start():][:1].isupper())
+
+
+def name_runs(text: str, parts: bool = True) -> set[str]:
     """The word forms of every run of two or more capitalised words in ``text`` and of each contiguous sub-run of
     two or more capitalised words (connectors and tokens with a digit inside a run, never at its ends), and of
-    every single capitalised word of four or more letters, not all capitals, inside a sentence (``visit
-    Miznon``; not a sentence's or an item's first word, which any word may be)."""
+    every single capitalised word of four or more letters, not all capitals, inside a sentence and beside no other
+    capitalised word (``visit Miznon``; not a sentence's or an item's first word, which any word may be). With
+    ``parts=False`` (what third-party text offers) a word beside another capitalised word is no name of its own
+    (``View`` of ``Riverside View Hotel``: the run stands for it, so "a nice view" names nothing); the answer's
+    own capitalised words count alone too (``Hotel View Riverside`` still states ``Riverside``)."""
     t = strip_invisible(text)
     out: set[str] = set()
     for m in _WORD.finditer(t):
@@ -99,7 +110,7 @@ def name_runs(text: str) -> set[str]:
         gap = t[max(0, m.start() - 40):m.start()]
         before = gap.rstrip()
         if w[:1].isupper() and len(w) >= 4 and not w.isupper() and before and before[-1] not in _OPENS \
-                and "\n" not in gap[len(before):]:   # a line's first word opens it, as a sentence's does
+                and "\n" not in gap[len(before):] and (parts or not _in_run(t, m, before)):   # a line's first word opens it
             out.add(word_form(w))
     for segment in _BREAK.split(t):
         run: list[str] = []
@@ -161,7 +172,7 @@ class AnswerSources:
     _folded: Folded | None = None
 
     def observe(self, text: str) -> None:
-        self.names.update((n, key(n)) for n in name_runs(text))
+        self.names.update((n, key(n)) for n in name_runs(text, parts=False))
         lines = entry_lines(text)
         self.entries.update(lines)
         self.entries.update(f for k, f in (canonical(v) for v in lines) if k != "text")
