@@ -66,11 +66,13 @@ from ...core.errors import require
 
 require("langchain.agents.middleware", "integrations")
 
+from .answers import AgentGuardAnswerMiddleware  # noqa: E402
 from .hitl import hitl_decision, hitl_request  # noqa: E402
 from .middleware import AgentGuardMiddleware, AgentGuardState, AgentGuardToolGate  # noqa: E402
 from .scripted import scripted_chat_model  # noqa: E402
 
 __all__ = [
+    "AgentGuardAnswerMiddleware",
     "AgentGuardMiddleware",
     "AgentGuardState",
     "AgentGuardToolGate",
