@@ -47,6 +47,7 @@ __all__ = ["ANCHORS", "GUARDS", "PROTOCOL", "SPLIT_SEED", "UNTRUSTED_SECTIONS", 
            "guarded_runtime_class", "loso_fold", "loso_guard", "split", "tool_schemas", "versions"]
 
 GUARDS = ("none", "provenance")
+ANSWER = "<final answer>"   # the log entry of the final answer's check (policies/answers.py), beside the calls
 SPLIT_SEED = 15
 # environment sections that are third-party content, not the user's data (the grounded guard's view)
 UNTRUSTED_SECTIONS: dict[str, tuple[str, ...]] = {"slack": ("web",)}
@@ -193,7 +194,7 @@ def _checked_answer(guard: ProvenanceGuard, runtime: Any, answer: str) -> str:
     """The final answer as an application shows it behind the guard: unchanged when allowed, else the guard's
     redaction (each sentence stating a value only third-party content supplied withheld); logged like a call."""
     verdict = guard.check(runtime.context, answer)
-    runtime.entries.append({"call": "<final answer>", "args": {"text": answer}, "allowed": verdict.allowed,
+    runtime.entries.append({"call": ANSWER, "args": {"text": answer}, "allowed": verdict.allowed,
                         "reason": verdict.reason})
     return answer if verdict.allowed else str(verdict.details.get("redacted", ""))
 
@@ -233,8 +234,9 @@ def _suite(suite: Any, guards: dict[str, Any], trusted: str, max_pairs: int | No
             r["utility"] += bool(util)
             if not util:
                 r["unsolved_user_tasks"].append(uid)
-            r["gt_calls"] += len(log)
-            r["gt_calls_allowed"] += sum(e["allowed"] for e in log)
+            calls = [e for e in log if e["call"] != ANSWER]   # the final answer's check is no call (it is listed
+            r["gt_calls"] += len(calls)                       # under blocked_benign when it withholds anything)
+            r["gt_calls_allowed"] += sum(e["allowed"] for e in calls)
             r["blocked_benign"] += [{"task": uid, "call": e["call"], "args": e.get("args"), "reason": e["reason"],
                                      "task_solved": bool(util)} for e in log if not e["allowed"]]
     not_injectable: list[str] = []
