@@ -170,8 +170,20 @@ class AnswerSources:
     sites: dict[str, set[str]] = field(default_factory=dict)   # a link's site -> the links' forms
     texts: list[str] = field(default_factory=list)
     _folded: Folded | None = None
+    _pending: list[str] = field(default_factory=list)
 
     def observe(self, text: str) -> None:
+        """Keep ``text``; it is read when an answer is checked (:meth:`ready`), never on a tool call's path."""
+        self._pending.append(text)
+
+    def ready(self) -> "AnswerSources":
+        """These sources with every text observed so far read (names, entries, clauses, addresses, phones)."""
+        pending, self._pending = self._pending, []
+        for text in pending:
+            self._read(text)
+        return self
+
+    def _read(self, text: str) -> None:
         self.names.update((n, key(n)) for n in name_runs(text, parts=False))
         lines = entry_lines(text)
         self.entries.update(lines)
@@ -221,7 +233,7 @@ def answer_findings(led: "FlowLedger", text: str) -> list[Finding]:
     """Every value ``text`` (an answer to the user) states that only third-party content of ``led``'s run writes
     (see the module docstring), in a stable order. Names are compared by their folded keys
     (:class:`.answer_forms.Folded`: any case, spacing, markup, homoglyph or joined spelling of the answer)."""
-    said, src = Folded(text), led._said
+    said, src = Folded(text), led._said.ready()
     trusted = [c for values in led._trusted.values() for c in values]
     stated = [p for p in (_said_prefix(said, e) for e in src.entries) if p]   # an entry, or its first words
     own = Folded("\n".join([led._user_text, *(f for k, f in trusted if k == "text"), *led._private, *stated]),
@@ -250,7 +262,7 @@ def _addresses(led: "FlowLedger", text: str, said: Folded, trusted: list[tuple[s
     answer writes them (respelled: :func:`.answer_forms.respell`), by their folded key however they are spaced or
     spelled, a link by its site (``evil.com`` of ``https://evil.com/login``), a phone number by its digits; and
     the spans of the answer's e-mail addresses and links that the run vouches for."""
-    src, found, masks = led._said, set(), []
+    src, found, masks = led._said.ready(), set(), []
     trusted_set = set(trusted) | {("entry", f) for f in src.entries}
     tp_ents = led._tp_ents | src.ents
 
@@ -291,7 +303,7 @@ class _Pointed:
         stop = led.lexicon.stopwords
         self.words = {w for w in led._user_text.split() if len(w) >= 4 and w not in stop and not w.isdigit()}
         self.values = set(led._user_ents)
-        self.sentences = led._said.sentences
+        self.sentences = led._said.ready().sentences
 
     def _points(self, sentence: str, ents: frozenset[tuple[str, str]]) -> bool:
         if any(e in self.values for e in ents if e[0] != "number" or len(e[1]) >= 2):
