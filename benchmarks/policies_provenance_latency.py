@@ -62,6 +62,9 @@ def main() -> None:
         samples = [s for guard in created[g] for s in guard.samples]
         prompts = [n for guard in created[g] for n in guard.prompt_ns]
         res["guards"][g]["all"] = mod._summary(samples, prompts)
+        answers = [n for guard in created[g] for n in getattr(guard, "answer_ns", [])]   # the final answer's check
+        if answers:
+            res["guards"][g]["all"]["answer_once_per_run"] = mod._stats(answers)
     res["seconds"] = time.perf_counter() - t0
     res["load_average_1m_after"] = os.getloadavg()[0]
     Path(a.out).write_text(json.dumps(res, indent=1) + "\n")
