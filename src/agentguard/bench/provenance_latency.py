@@ -22,7 +22,7 @@ import time
 from typing import Any, Callable
 
 from ..core.errors import InputError
-from ..policies.provenance_guard import ProvenanceGuard
+from ..policies.provenance_guard import ProvenanceGuard, answer_text
 
 __all__ = ["TimedProvenanceGuard", "measure"]
 
@@ -46,7 +46,7 @@ class TimedProvenanceGuard(ProvenanceGuard):
         t0 = time.perf_counter_ns()
         verdict = super().check(context, proposal)
         dt = time.perf_counter_ns() - t0
-        if isinstance(proposal, str):   # the final answer's check (policies/answers.py): timed apart, not a call
+        if answer_text(proposal) is not None:   # the final answer's check (policies/answers.py): timed apart
             self.answer_ns.append(dt)
             return verdict
         s = {"tool": getattr(proposal, "name", "?"), "check_ns": dt, "observe_ns": 0, "allowed": verdict.allowed}

@@ -318,7 +318,7 @@ class _Pointed:
 
 
 def _carries(sentence: str, f: Finding) -> bool:   # an address written as one word of the sentence
-    return any((f.kind, f.value) in set(entities(v)) | set(entities(respell(v))) for v in [sentence])
+    return (f.kind, f.value) in {*entities(sentence), *entities(respell(sentence))}
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:

@@ -228,7 +228,8 @@ class ProvenanceGuard(BaseGuard):
         the text already released, so a name split across two pieces is still one name."""
         seen = self._synced.get(run_id)
         joined = seen.said + text
-        found = [f for f in answer_findings(led, joined) if f not in answer_findings(led, seen.said)]
+        before = answer_findings(led, seen.said) if seen.said else []   # a whole answer: nothing released yet
+        found = [f for f in answer_findings(led, joined) if f not in before]
         if not found:
             seen.said = tail(joined, _TAIL)
             return Verdict.allow(self.name, "answer: every value it states comes from the request or a trusted source")
