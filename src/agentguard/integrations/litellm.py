@@ -52,8 +52,14 @@ for a slow guard. Here: a JSON nesting limit
 "last one wins"). Each of these refusals of a guardrail request is ``BLOCKED`` (see above; the status it
 would have had, 401, 413, 408, 503 or 400, is named in ``blocked_reason``); other paths get HTTP errors.
 
+The answer (``answer_guard=``, :mod:`.litellm_answers`): a request's conversation (``structured_messages``, sent
+in ``pre_call`` mode) is recorded in its run (the first user message as the ``prompt`` fact, each tool result as
+the call it answers), and each text of a response is decided by ``answer_guard`` on that run (audited as
+``kind = "answer"``): withheld with a redaction -> ``GUARDRAIL_INTERVENED`` with the redaction; withheld without
+one, or on a run whose request was never seen -> ``BLOCKED`` (the reason names the guard, never the value).
+
 What it can see: only what LiteLLM sends - texts and the model's proposed tool calls (in
-``response`` mode) - not the tool results, which the client executes outside LiteLLM. For
+``response`` mode); tool results only as the next request's messages (``pre_call``), which the client sends. For
 ``during_call`` streaming LiteLLM sends the assembled text, not individual tokens (see
 :mod:`agentguard.integrations.streaming` for cutting a stream). A streamed response's tool calls are sent
 once the stream has ended: LiteLLM's built-in ``generic_guardrail_api`` has by then released every delta
@@ -67,18 +73,20 @@ import asyncio
 import json
 import socket
 import threading
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..asgi.hardening import Hardening, Receive, Scope, Send
 from ..core.audit import AuditSink
 from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError
 from ..core.guard import Guard
-from ..core.pipeline import Pipeline, call_key
+from ..core.pipeline import Pipeline, RunState, call_key
+from ..core.runs import RunEvicted
 from ..core.strict_json import StrictJSONError, loads_strict
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
 from .common import Unreadable, read_arguments, refusal_message
+from .litellm_answers import SEEN_REQUEST, answer_response, record_history, withheld_reason
 
 __all__ = ["BodyError", "GUARDRAIL_PATH", "GuardrailEndpoint", "GuardrailHardening", "GuardrailServer", "asgi_app",
            "parse_body", "refused", "serve", "serve_in_thread"]
@@ -137,6 +145,7 @@ class GuardrailEndpoint:
         guard: Guard,
         *,
         text_guard: Guard | None = None,
+        answer_guard: Guard | None = None,
         recorder: TraceRecorder | None = None,
         on_error: Decision | str = Decision.HALT,
         state_fn: Callable[[Context, Any], Any] | None = None,
@@ -154,6 +163,12 @@ class GuardrailEndpoint:
             Pipeline(text_guard, audit=audit, on_error=on_error, adapter=ADAPTER, escalate="reject",
                      timeout_s=timeout_s, max_runs=max_runs)
             if text_guard is not None else None
+        )
+        # the response's texts, decided on the tool calls' run (its trace: the request's tool results)
+        self.answer_pipeline = (
+            Pipeline(answer_guard, audit=audit, on_error=on_error, adapter=ADAPTER, escalate="reject",
+                     timeout_s=timeout_s, max_runs=max_runs)
+            if answer_guard is not None else None
         )
 
     def __repr__(self) -> str:
@@ -185,13 +200,35 @@ class GuardrailEndpoint:
     def _step(text: str, input_type: str) -> Step:
         return Step(output=text) if input_type == "response" else Step(observation=text)
 
+    def _answer_run(self, key: str, payload: Any, input_type: str) -> tuple[RunState | str, Verdict | None] | None:
+        """With ``answer_guard``: a request's conversation is recorded in the run (:mod:`.litellm_answers`) and None
+        returned; for a response, the run its texts are decided on and the refusal that answers before the guard (a
+        run whose request was never seen, one evicted beyond rebuilding), if any."""
+        if self.answer_pipeline is None:
+            return None
+        if input_type == "request":
+            record_history(self.pipeline, key, payload.get("structured_messages"))
+            return None
+        try:
+            st = self.pipeline.run(key)
+        except RunEvicted as exc:
+            return key, Verdict(Decision.HALT, str(exc), "agentguard")
+        if SEEN_REQUEST in st.context.metadata:
+            return st, None
+        return st, Verdict(Decision.REJECT, "no request of this run was seen, so the answer cannot be checked against "
+                           "what the model read (configure the guardrail for pre_call and post_call)", "agentguard")
+
     def handle(self, payload: Any) -> dict[str, Any]:
         """Answer one guardrail request (synchronous: the guards' ``check``)."""
         key, input_type, texts, calls = self.parse(payload)
+        run = self._answer_run(key, payload, input_type)
         outs = [self.pipeline.decide(key, c, input_type=input_type) for c in calls]
         touts = ([self.text_pipeline.decide(key, self._step(t, input_type)) for t in texts]
                  if self.text_pipeline is not None else [])
-        return self._respond(calls, outs, texts, touts)
+        shown = self._rewritten(texts, touts)
+        aouts = ([self.answer_pipeline.decide(run[0], Step(output=t), audit_kind="answer", refuse=run[1])
+                  for t in shown] if run is not None and self.answer_pipeline is not None else [])
+        return self._respond(calls, outs, texts, touts, aouts)
 
     async def ahandle(self, payload: Any, deadline_s: float | None = None) -> dict[str, Any]:
         """Async :meth:`handle` (the guards' ``acheck``; synchronous guards run in worker threads). With
@@ -201,23 +238,34 @@ class GuardrailEndpoint:
         key, input_type, texts, calls = self.parse(payload)
         end = None if deadline_s is None else asyncio.get_running_loop().time() + deadline_s
 
-        async def decide(pipe: Pipeline, proposal: Any, **facts: Any) -> Outcome:
+        run = self._answer_run(key, payload, input_type)
+
+        async def decide(pipe: Pipeline, proposal: Any, on: RunState | str = key, **facts: Any) -> Outcome:
             left = None if end is None else end - asyncio.get_running_loop().time()
             try:
                 if left is None or left > 0:
-                    return await asyncio.wait_for(pipe.adecide(key, proposal, **facts), left)
+                    return await asyncio.wait_for(pipe.adecide(on, proposal, **facts), left)
             except asyncio.TimeoutError:
                 pass
-            return await pipe.adecide(key, proposal, refuse=Verdict(
-                Decision.REJECT, f"no decision within {deadline_s:g} s", "agentguard"), **facts)
+            late = Verdict(Decision.REJECT, f"no decision within {deadline_s:g} s", "agentguard")
+            return await pipe.adecide(on, proposal, **{**facts, "refuse": facts.get("refuse") or late})
 
         outs = [await decide(self.pipeline, c, input_type=input_type) for c in calls]
         touts = ([await decide(self.text_pipeline, self._step(t, input_type)) for t in texts]
                  if self.text_pipeline is not None else [])
-        return self._respond(calls, outs, texts, touts)
+        shown = self._rewritten(texts, touts)
+        aouts = ([await decide(self.answer_pipeline, Step(output=t), run[0], audit_kind="answer", refuse=run[1])
+                  for t in shown] if run is not None and self.answer_pipeline is not None else [])
+        return self._respond(calls, outs, texts, touts, aouts)
+
+    @staticmethod
+    def _rewritten(texts: list[str], touts: list[Outcome]) -> list[str]:
+        """The texts as ``text_guard`` rewrote them (a MODIFY whose action is a string): what the answer guard reads."""
+        return [o.action if o.execute and o.verdict is not None and o.verdict.decision is Decision.MODIFY
+                and isinstance(o.action, str) else t for t, o in zip(texts, touts)] + texts[len(touts):]
 
     def _respond(self, calls: list[ToolCall | Unreadable], outs: list[Outcome], texts: list[str],
-                 touts: list[Outcome]) -> dict[str, Any]:
+                 touts: list[Outcome], aouts: Sequence[Outcome] = ()) -> dict[str, Any]:
         blocked: list[tuple[Outcome, Any]] = []
         for c, o in zip(calls, outs):
             todo = o.call
@@ -232,9 +280,13 @@ class GuardrailEndpoint:
                 new_texts[i], rewritten = o.action, True
             elif not (o.execute and (v is None or v.decision is Decision.ALLOW)):
                 blocked.append((o, None))
+        new_texts, redacted, withheld = answer_response(new_texts, aouts)
+        rewritten = rewritten or redacted
+        if withheld is not None:  # the reason names the withheld value: the client reads only who withheld it
+            blocked.append((withheld, withheld_reason))
         if blocked:
             worst, call = max(blocked, key=lambda oc: _strictness(oc[0]))
-            return {"action": "BLOCKED", "blocked_reason": _reason(worst, call)}
+            return {"action": "BLOCKED", "blocked_reason": call(worst) if callable(call) else _reason(worst, call)}
         if rewritten:
             return {"action": "GUARDRAIL_INTERVENED", "texts": new_texts}
         return {"action": "NONE"}
