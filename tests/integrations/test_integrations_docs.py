@@ -33,6 +33,10 @@ def test_doc_example_runs(i, tmp_path, monkeypatch, capfd):
         assert out.strip().endswith("True 1")
     if "ProvenanceGuard" in code and "GuardedStream(" in code:   # the planted name never reaches the user
         assert out.startswith("Le Marais Boutique is rated 4.2.") and "Riverside" not in out
+    if "AgentsAnswerGuard(" in code or "answer_guard=" in code:   # the planted name never reaches the caller
+        assert "Le Marais Boutique is rated 4.2." in out and "withheld" in out and "Riverside" not in out, out
+    if "answer_guard=" in code:
+        assert "'action': 'GUARDRAIL_INTERVENED'" in out, out
     if "ThresholdCalibrator(" in code:
         assert out.split()[1:] == ["look", "True", "1"]
     if "context_schema=Facts" in code:
