@@ -161,3 +161,39 @@ def test_property_no_planted_name_reaches_the_client(first, second, kind, lead):
     out = turn(endpoint(), "Le Marais Boutique is rated 4.2. " + lead.format(name), False, msgs=messages(name))
     assert out["action"] in ("GUARDRAIL_INTERVENED", "BLOCKED")
     assert name.lower() not in json.dumps(out).lower()
+
+
+@pytest.mark.parametrize("answers", [True, False])
+def test_cli_answers_flag_decides_the_answer_with_the_stack(tmp_path, answers):
+    """``agentguard litellm-guardrail --answers``: the stack (here a provenance guard) decides the response's texts on
+    the request's run, over HTTP with the token; without the flag the answer passes as before."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    import httpx
+
+    cfg = tmp_path / "agentguard.toml"
+    cfg.write_text('[[guards]]\ntype = "provenance"\n')
+    (tmp_path / "token").write_text("s3cret\n")
+    env = {k: v for k, v in os.environ.items() if k != "AGENTGUARD_TOKEN"}
+    proc = subprocess.Popen([sys.executable, "-m", "agentguard", "litellm-guardrail", "--guards", str(cfg), "--port",
+                             "0", "--token-file", str(tmp_path / "token"), *(["--answers"] if answers else [])],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        m = re.search(r"http://127\.0\.0\.1:(\d+)(/beta/litellm_basic_guardrail_api)", proc.stderr.readline())
+        assert m
+        url, auth = f"http://127.0.0.1:{m.group(1)}{m.group(2)}", {"Authorization": "Bearer s3cret"}
+        first = httpx.post(url, json=body("request", texts=[PROMPT], tool_calls=[CALL], structured=messages()),
+                           headers=auth, timeout=30).json()
+        out = httpx.post(url, json=body("response", texts=[PLANTED_ANSWER.format(name="Riverside View Hotel")]),
+                         headers=auth, timeout=30).json()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert first == {"action": "NONE"}
+    if answers:
+        assert out["action"] == "GUARDRAIL_INTERVENED" and "Riverside" not in json.dumps(out)
+    else:
+        assert out == {"action": "NONE"}

@@ -5,7 +5,8 @@
   proxy over stdio (or Streamable HTTP with ``--http 127.0.0.1:8765``: it prints its URL, path ``/mcp``);
   ``--strategy CRP+TEH`` sets the enforcement strategy.
 - ``agentguard litellm-guardrail --guards agentguard.toml --port 8766``: serve LiteLLM's generic
-  guardrail endpoint (``POST /beta/litellm_basic_guardrail_api``).
+  guardrail endpoint (``POST /beta/litellm_basic_guardrail_api``); ``--answers`` decides each response text
+  with the stack too, as the model's answer on the request's run (LiteLLM mode ``[pre_call, post_call]``).
 
 ``--guards`` names the guard-stack file; ``--config``/``-c`` is kept as an alias. Prefer ``--guards``
 behind the MCP Inspector, whose own ``--config`` option would otherwise take the proxy's argument.
@@ -195,6 +196,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         ),
         max_body: int = typer.Option(1 << 20, help="largest request body in bytes (413 above)"),
         max_concurrency: int = typer.Option(32, help="requests checked at once (503 beyond)"),
+        answers: bool = typer.Option(False, "--answers", help="also decide each response text with the stack, "
+                                     "on the request's run (the model's answer; LiteLLM mode [pre_call, post_call])"),
     ) -> None:
         """Serve LiteLLM's generic guardrail API (POST /beta/litellm_basic_guardrail_api) for the stack.
         Requests need ``Authorization: Bearer <token>`` (AGENTGUARD_TOKEN or --token-file), like the service."""
@@ -202,8 +205,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         token = _read_token(token_file)
         stack, recorder, state_fn = _stack_and_recorder(config, record, state)
-        server = serve(GuardrailEndpoint(stack, recorder=recorder, state_fn=state_fn), host, port, token=token,
-                       max_body=max_body, max_concurrency=max_concurrency)
+        endpoint = GuardrailEndpoint(stack, recorder=recorder, state_fn=state_fn,
+                                     answer_guard=stack if answers else None)
+        server = serve(endpoint, host, port, token=token, max_body=max_body, max_concurrency=max_concurrency)
         typer.echo(
             f"agentguard LiteLLM guardrail on http://{host}:{server.server_address[1]}"
             "/beta/litellm_basic_guardrail_api",

@@ -90,9 +90,8 @@ def record_history(pipeline: Pipeline, key: str, messages: Any) -> int:
         if (call.call_id, call.name) in done:
             continue
         done.add((call.call_id, call.name))
-        pipeline.record(Outcome(True, call, verdict=Verdict.allow(CLIENT, "the client ran it: a tool result in the "
-                                                                 "request's messages"), proposal=call, run_id=st.run_id),
-                        observation=text)
+        ran = Verdict.allow(CLIENT, "the client ran it: a tool result in the request's messages")
+        pipeline.record(Outcome(True, call, verdict=ran, proposal=call, run_id=st.run_id), observation=text)
         added += 1
     return added
 
