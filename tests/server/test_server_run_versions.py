@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
@@ -19,6 +21,7 @@ pytest.importorskip("cryptography")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from agentguard.core.audit import AuditRecord  # noqa: E402
+from agentguard.core.guard import BaseGuard  # noqa: E402
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 from agentguard.server.app import create_app  # noqa: E402
 from agentguard.server.audit import AuditStore  # noqa: E402
@@ -187,3 +190,68 @@ def test_checks_alternating_between_workers_need_no_read_and_a_step_or_a_halt_do
         assert len(app_a.state.service.runs.peek("r").trace) == 1
         assert _check(b, "r", "shutdown") == "HALT"
         assert _check(a, "r", "read_file") == "HALT" and reads_a[0] == 2  # the latch is not in the slot: read
+
+
+_OPS = st.lists(st.tuples(st.integers(0, 1), st.sampled_from(["read_file", "nope", "shutdown", "step", "signal-hi",
+                                                                 "signal-lo"])), min_size=1, max_size=14)
+
+
+def _op(c, run, op):
+    if op == "step":
+        r = c.post(f"/v1/runs/{run}/steps", headers=AUTH, json={"state": {"x": 1}, "action": "noop"})
+    elif op.startswith("signal"):
+        r = c.post(f"/v1/runs/{run}/signals", headers=AUTH, json={"signals": {"score": 0.9 if op == "signal-hi" else 0.1}})
+    else:
+        r = c.post("/v1/check", headers=AUTH, json={"run_id": run, "tool_call": {"name": op, "arguments": {}}})
+    assert r.status_code == 200, r.text
+    return r.json()["decision"]
+
+
+class _TraceParity(BaseGuard):
+    """A step guard whose answer depends on the run's trace (what a worker must have caught up on)."""
+
+    name = "trace-parity"
+
+    def check(self, context, proposal):
+        from agentguard.core.types import Decision, Verdict
+
+        return Verdict(Decision.ALLOW if len(context.trace) % 2 == 0 else Decision.REJECT, "parity", self.name)
+
+
+class _SignalCount(BaseGuard):
+    """A signal guard with per-run memory (``end_run``): every third signal of a run is refused."""
+
+    name = "signal-count"
+
+    def __init__(self):
+        self.seen = {}
+
+    def end_run(self, run_id):
+        self.seen.pop(run_id, None)
+
+    def check(self, context, proposal):
+        from agentguard.core.types import Decision, Verdict
+
+        n = self.seen[context.run_id] = self.seen.get(context.run_id, 0) + 1
+        return Verdict(Decision.REJECT if n % 3 == 0 else Decision.ALLOW, "count", self.name)
+
+
+def _history_apps(tmp_path):
+    settings_ = [ServerSettings(token=TOKEN, state_dir=str(tmp_path / n), db_url=f"sqlite:///{tmp_path / 'shared.sqlite'}",
+                                audit_key_file=str(tmp_path / "k.pem")) for n in ("a", "b")]
+    return [create_app(s, ServiceGuards(tool=ToolRuleGuard(allow=["read_file", "shutdown"], halt=["shutdown"]),
+                                        step=_TraceParity(), signal=_SignalCount())) for s in settings_]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(runs=st.lists(_OPS, min_size=1, max_size=3))
+def test_property_two_workers_on_one_file_decide_as_one(tmp_path_factory, runs):
+    """Any interleaving of checks, steps and signals through two workers of one SQLite file (each catching
+    up from the run slots, or from the store where the slot does not say enough) is decided as one worker
+    decides the same inputs in the same order; the step and signal guards answer from the run's history."""
+    app_a, app_b = _history_apps(tmp_path_factory.mktemp("two"))
+    ref = _history_apps(tmp_path_factory.mktemp("ref"))[0]
+    with TestClient(app_a) as a, TestClient(app_b) as b, TestClient(ref) as r:
+        for i, ops in enumerate(runs):
+            for side, op in ops:
+                assert _op((a, b)[side], f"p{i}", op) == _op(r, f"p{i}", op), (i, side, op)
