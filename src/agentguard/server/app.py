@@ -44,12 +44,12 @@ from ..core.errors import AgentGuardError, InputError
 from .audit import AuditStore
 from . import otel
 from .credentials import CredentialStore
-from .gate import Gate, JSONResponse, error
+from .gate import Gate, JSONResponse, error, validation_response
 from .guards import GuardSource, ServiceGuards
 from .models import ApprovalRequest, CheckRequest, IngestRequest, SignalRequest, StepRequest
 from .routes import approvals, dashboard, decisions, health, runs, traces
 from .runs import RunExpired
-from .service import Service, validation_response
+from .service import Service
 from .settings import ServerSettings
 
 __all__ = ["app_from_env", "create_app", "dtmc_json", "write_openapi"]

@@ -39,6 +39,7 @@ from ..core.audit import AuditRecord
 from ..core.errors import AgentGuardError, InputError
 from . import schema
 from .jsonutil import canonical, dumps, loads
+from .runslots import SlotView
 from .writer import Wake, _Checkpointer, _version, _Writer
 
 __all__ = ["AuditRecord", "AuditStore", "MIGRATIONS_DIR", "decision_row", "input_digest", "migrate",
@@ -189,9 +190,11 @@ class AuditStore:
             rows.append(("steps", {"run_id": record.run_id, "idx": int(step["idx"]), "ts": row["ts"],
                                    "decision_id": row["decision_id"], "payload": dumps(step["payload"]).decode()}))
         if inp is not None:
+            state = inp["payload"].get("state") if isinstance(inp["payload"], Mapping) else None
             rows.append(("inputs", {"run_id": record.run_id, "idx": int(inp["idx"]), "kind": str(inp["kind"]),
                                     "ts": row["ts"], "decision_id": row["decision_id"],
-                                    "payload": dumps(inp["payload"]).decode()}))
+                                    "payload": dumps(inp["payload"]).decode(),
+                                    "trivial": isinstance(state, Mapping) and not any(state.values())}))
         if idem is not None:
             rows.append(("idempotency_keys", dict(idem)))
         return rows
@@ -242,6 +245,18 @@ class AuditStore:
             return slots.get(run_id)
         except (ValueError, OSError):  # closed meanwhile
             return None
+
+    def run_slot(self, run_id: str) -> tuple[int | None, SlotView | None]:
+        """(the run's version, what this SQLite file's shared slot says of the run: :class:`.runslots.SlotView`,
+        None when the slot holds no consistent view of it); (None, None) where there are no slots. A memory
+        read, like :meth:`run_version`."""
+        slots = self._writer.slots
+        if slots is None or self._closed:
+            return None, None
+        try:
+            return slots.view(run_id)
+        except (ValueError, OSError):  # closed meanwhile
+            return None, None
 
     def write(self, record: AuditRecord) -> None:
         """:class:`~agentguard.core.AuditSink` protocol: a library guard (e.g. a ``ToolCallGuard`` with

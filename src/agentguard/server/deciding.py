@@ -24,9 +24,11 @@ from .guards import ServiceGuards
 from .jsonutil import loads
 from .models import StepIn
 from .runs import ServiceRun
+from .runslots import KIND_MARKS, SlotView
 
-__all__ = ["CALL", "Call", "KINDS", "Pipes", "Replaying", "ServicePipeline", "StoreSink", "conflict", "decode_read",
-           "evicted", "memoryless", "proposal_of", "replay", "restore", "snapshot", "state_of"]
+__all__ = ["CALL", "Call", "KINDS", "Pipes", "Replaying", "ServicePipeline", "SlotView", "StoreSink", "conflict",
+           "decode_read", "evicted", "memoryless", "proposal_of", "replay", "restore", "slot_covers", "snapshot",
+           "state_of"]
 
 
 KINDS = ("check", "step", "signal")  # the inputs a guard decides (an approval is answered by a human)
@@ -83,6 +85,20 @@ def snapshot(st: RunState) -> dict[str, Any]:
     return {"halted": [st.halted.reason, st.halted.guard] if st.halted is not None else None,
             "halted_tools": sorted(str(t) for t in md.get("halted_tools", ()) or ()),
             "replan_rounds": int(md.get("replan_rounds", 0) or 0)}
+
+
+def slot_covers(st: RunState, memoryless: abc.Container[str], slot: SlotView) -> bool:
+    """Whether a held run's state ``st`` (its first ``st.stored`` inputs) is brought up to date by the run's
+    shared slot (:class:`.runslots.RunSlots`) alone, as replaying the store's rows since would: nothing was
+    stored since that must be replayed (no step, whose trace the state keeps; no input of a kind whose guards
+    keep per-run memory, i.e. not in ``memoryless``), and the enforcement state before and after is the
+    initial one (:func:`snapshot` all empty), so there is nothing to restore."""
+    md = st.context.metadata
+    if slot.n < st.stored or not slot.trivial or st.halted is not None or md.get("halted_tools") \
+            or md.get("replan_rounds"):
+        return False
+    return all(mark <= st.stored or (kind != "step" and kind in memoryless)
+               for kind, mark in zip(KIND_MARKS, slot.marks))
 
 
 def restore(st: RunState, snap: Mapping[str, Any]) -> None:

@@ -16,7 +16,7 @@ from .jsonutil import dumps
 from .metrics import Metrics
 
 __all__ = ["ANONYMOUS", "BytesJSON", "CSP", "Gate", "JSONResponse", "PRINCIPAL", "PUBLIC_PATHS", "PUBLIC_PREFIXES",
-           "SECURITY_HEADERS", "error", "principal_of", "route_label"]
+           "SECURITY_HEADERS", "error", "principal_of", "route_label", "validation_response"]
 
 #: the ``scope`` key under which the gate leaves the caller's :class:`~.credentials.Principal`
 PRINCIPAL = "agentguard.principal"
@@ -136,3 +136,20 @@ class Gate(Hardening):
         except Exception as exc:  # never a verdict without its audit record
             resp = error(500, f"internal error, no verdict given: {type(exc).__name__}")
         await resp(scope, receive, send)
+
+
+def validation_response(errors: list[dict[str, Any]]) -> JSONResponse:
+    """400 for malformed JSON, 422 with a one-line summary for invalid fields."""
+    if any(e.get("type") == "json_invalid" for e in errors):
+        e = next(e for e in errors if e.get("type") == "json_invalid")
+        ctx = e.get("ctx", {}).get("error", "")
+        return error(400, f"malformed JSON body: {ctx or e.get('msg', '')}".rstrip(": "))
+    parts, clean = [], []
+    for e in errors[:20]:
+        # a key is a client's text: one that is not printable (a newline) is shown escaped, so the summary
+        # stays one line
+        loc = ".".join(str(x) if str(x).isprintable() else ascii(x) for x in e.get("loc", ()) if x != "body") or "body"
+        parts.append(f"{loc}: {e.get('msg', 'invalid')}")
+        clean.append({"loc": [str(x) for x in e.get("loc", ())], "msg": e.get("msg"), "type": e.get("type")})
+    more = f" (+{len(errors) - 20} more)" if len(errors) > 20 else ""
+    return error(422, "invalid request: " + "; ".join(parts) + more, clean)

@@ -1,52 +1,108 @@
-"""The shared run-version counters of a SQLite audit file (:class:`RunSlots`), bumped by the audit writer
-(:mod:`.writer`) after each commit and read by every worker of the file (:meth:`.audit.AuditStore.run_version`)."""
+"""The shared run slots of a SQLite audit file (:class:`RunSlots`), written by the audit writer (:mod:`.writer`)
+after each commit and read by every worker of the file (:meth:`.audit.AuditStore.run_slot`).
+
+A slot says, for the run that last wrote it, what a worker holding that run needs to know to catch up
+without reading the store: how many inputs the run has stored, when the last one was, whether the
+enforcement state after it is the initial one, and the stored count after the run's last input of each
+guard kind (a worker whose guards of a kind keep no per-run memory needs no replay of that kind)."""
 
 from __future__ import annotations
 
 import os
+import struct
+from typing import NamedTuple
 
-__all__ = ["RunSlots"]
+__all__ = ["KIND_MARKS", "RunSlots", "SlotView"]
 
-_SLOTS = 1 << 16  # run-version counters in the shared file (runs hash into them; a shared slot only costs reads)
+_SLOTS = 1 << 16  # runs hash into them; a run sharing its slot with another only costs reads of the store
+_SIZE = 64
+#: ``seq, key, n, last, mark[step], mark[check], mark[signal], flags``
+_LAYOUT = struct.Struct("<QQQdQQQQ")
+#: the kinds whose last stored input a slot marks (an input of another kind never needs a replay)
+KIND_MARKS = ("step", "check", "signal")
+_TRIVIAL = 1  # the enforcement state after the run's last input is the initial one (no latched HALT, ...)
+_VALID = 2  # the marks cover the run's every input (the slot saw them all in order)
+
+
+class SlotView(NamedTuple):
+    """What a slot says of one run (:meth:`RunSlots.view`): ``n`` inputs stored, the last at ``last``; the
+    stored count after its last input of each kind of :data:`KIND_MARKS` (``marks``); ``trivial`` when
+    the enforcement state after the last input is the initial one."""
+
+    n: int
+    last: float
+    marks: tuple[int, int, int]
+    trivial: bool
 
 
 class RunSlots:
-    """The shared run-version counters of one SQLite audit file (``<file>.runslots``, 8 bytes each,
-    mapped into every process that writes it). Bumped only by writers holding the write lock, after their
-    commit; read by anyone without a lock or a system call (a memory read does not let go of the GIL).
+    """The shared run slots of one SQLite audit file (``<file>.runstate``, 64 bytes each, mapped into every
+    process that writes it). Written only by writers holding the write lock, after their commit; read by
+    anyone without a lock or a system call (a memory read does not let go of the GIL).
 
-    What a match means: a run's counter equal to the value this process saw after its own last commit of
-    the run (or before its last read of the run from the store) says no writer of this file committed an
-    input of any run of that slot since; a writer killed between its commit and its bump, or one that does
-    not bump (another version), leaves it unchanged, which is why a stale view is still caught where it
-    matters: ``(run_id, idx)`` is unique, so a decision taken on a stale state is never stored."""
+    Each slot is a seqlock: its first word is odd while a writer rewrites the slot and moves on by 2 per
+    write, so a reader that finds it odd, or changed across its read, knows it saw no consistent slot.
+    :meth:`get` is the run's version (the slot's word: unchanged since a value this process saw, no writer
+    of this file committed an input of any run of that slot since); :meth:`view` is the slot's content when
+    it is this run's (a 64-bit hash of the run id) and complete.
+
+    What a match cannot say: a writer killed between its commit and its slot write, or one that does not
+    write slots (another version), leaves the slot as it was, which is why a stale view is still caught
+    where it matters: ``(run_id, idx)`` is unique, so a decision taken on a stale state is never stored."""
 
     def __init__(self, path: str) -> None:
         import mmap
 
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            if os.fstat(fd).st_size < _SLOTS * 8:
-                os.ftruncate(fd, _SLOTS * 8)  # zeros; never shrinks a file another process maps
-            self._mm = mmap.mmap(fd, _SLOTS * 8)
+            if os.fstat(fd).st_size < _SLOTS * _SIZE:
+                os.ftruncate(fd, _SLOTS * _SIZE)  # zeros; never shrinks a file another process maps
+            self._mm = mmap.mmap(fd, _SLOTS * _SIZE)
         finally:
             os.close(fd)
 
     @staticmethod
-    def slot(run_id: str) -> int:
-        import zlib
+    def key(run_id: str) -> tuple[int, int]:
+        """(slot offset, 64-bit key) of ``run_id``."""
+        import hashlib
 
-        return (zlib.crc32(run_id.encode("utf-8", "surrogatepass")) & (_SLOTS - 1)) * 8
+        h = int.from_bytes(hashlib.blake2b(run_id.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                           "little")
+        return (h & (_SLOTS - 1)) * _SIZE, h
 
     def get(self, run_id: str) -> int:
-        return int.from_bytes(self._mm[(o := self.slot(run_id)):o + 8], "little")
+        """The run's version: the slot's sequence word (odd while a writer is inside)."""
+        o = self.key(run_id)[0]
+        return int.from_bytes(self._mm[o:o + 8], "little")
 
-    def bump(self, run_id: str) -> int:
-        """+1 (call holding the write lock, after the commit); returns the new count."""
-        o = self.slot(run_id)
-        v = int.from_bytes(self._mm[o:o + 8], "little") + 1
-        self._mm[o:o + 8] = v.to_bytes(8, "little")
-        return v
+    def view(self, run_id: str) -> tuple[int, SlotView | None]:
+        """(version, what the slot says of this run). The view is None when the slot is another run's (the
+        version still says whether anyone wrote the slot since) or was being written (then the version is
+        odd: it equals no version a write returned)."""
+        o, k = self.key(run_id)
+        seq, key, n, last, m0, m1, m2, flags = _LAYOUT.unpack(self._mm[o:o + _SIZE])
+        if seq & 1 or int.from_bytes(self._mm[o:o + 8], "little") != seq:
+            return seq | 1, None
+        if key != k or not flags & _VALID:
+            return seq, None
+        return seq, SlotView(n, last, (m0, m1, m2), bool(flags & _TRIVIAL))
+
+    def write(self, run_id: str, idx: int, kind: str, ts: float, trivial: bool) -> int:
+        """The run stored its input ``idx`` of ``kind`` at ``ts`` (call holding the write lock, after the
+        commit, in input order); returns the run's new version. The marks carry over only from a slot that
+        was this run's with every input before ``idx``; otherwise every kind is marked at ``idx + 1`` (a
+        reader behind it reads the store)."""
+        o, k = self.key(run_id)
+        mm = self._mm
+        seq, key, n, _last, m0, m1, m2, flags = _LAYOUT.unpack(mm[o:o + _SIZE])
+        seq += seq & 1  # a writer killed inside left it odd: the next write starts even again
+        marks = [m0, m1, m2] if key == k and flags & _VALID and n == idx else [idx + 1] * 3
+        if kind in KIND_MARKS:
+            marks[KIND_MARKS.index(kind)] = idx + 1
+        mm[o:o + 8] = (seq + 1).to_bytes(8, "little")
+        mm[o:o + _SIZE] = _LAYOUT.pack(seq + 1, k, idx + 1, float(ts), *marks, _VALID | (_TRIVIAL if trivial else 0))
+        mm[o:o + 8] = (seq + 2).to_bytes(8, "little")
+        return seq + 2
 
     def close(self) -> None:
         self._mm.close()

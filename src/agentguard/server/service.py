@@ -17,10 +17,9 @@ The order of one request, :meth:`Service.decide`:
    process does not hold, or whose guards were hot-reloaded, is rebuilt: every guard forgets the run, the
    stored inputs are replayed into the guards (their per-run memory) and the run's enforcement state is
    restored from the last stored input (latched HALT, halted tools, re-planning rounds); a held run that
-   other workers or replicas moved on is caught up (only their inputs are replayed). A run whose last
-   stored input is older than ``run_ttl_s`` is 410 (read from the store, the same for every replica); a
-   run let go for capacity is rebuilt, never treated as new. A request sent with an ``Idempotency-Key``
-   that was already decided is answered from the store (:mod:`.idempotency`);
+   other workers or replicas moved on is caught up (only their inputs are replayed; :meth:`Service.astate`).
+   A run whose last input is older than ``run_ttl_s`` is 410 (the same for every replica); a run let go for
+   capacity is rebuilt, never new. A keyed request already decided is answered from the store (:mod:`.idempotency`);
 3. decide through the pipeline; its audit record and the run's next input row (``inputs`` table,
    ``(run_id, idx)`` unique) commit in one transaction before the answer;
 4. a failed write leaves no trace in memory (the state is dropped and rebuilt next time); a write that
@@ -54,10 +53,10 @@ from ..core.runs import end_run
 from ..core.strategies import strategy as strategy_by_name
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, input_digest, new_decision_id
-from .deciding import (CALL, KINDS, Call, Pipes, Replaying, ServicePipeline, StoreSink, conflict, decode_read,
-                       memoryless, replay, restore, snapshot, state_of, to_step)
+from .deciding import (CALL, KINDS, Call, Pipes, Replaying, ServicePipeline, SlotView, StoreSink, conflict,
+                       decode_read, memoryless, replay, restore, slot_covers, snapshot, state_of, to_step)
 from .otel import shadow_extra
-from .gate import BytesJSON, JSONResponse, error
+from .gate import BytesJSON, error
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
 from .idempotency import IdemKey, runs_a_call
 from .jsonutil import RequestJSONError, dumps, loads, loads_request
@@ -67,27 +66,10 @@ from .runs import RunExpired, RunLocks, ServiceRun, ServiceRuns
 from .settings import ServerSettings
 from .traces import TraceStore
 
-__all__ = ["KINDS", "Replaying", "Service", "ServicePipeline", "answered", "to_step", "validation_response"]
+__all__ = ["KINDS", "Replaying", "Service", "ServicePipeline", "answered", "to_step"]
 
 #: how many times a decision that lost the race for the run's next stored index is decided again
 CONFLICT_RETRIES = 8
-
-
-def validation_response(errors: list[dict[str, Any]]) -> JSONResponse:
-    """400 for malformed JSON, 422 with a one-line summary for invalid fields."""
-    if any(e.get("type") == "json_invalid" for e in errors):
-        e = next(e for e in errors if e.get("type") == "json_invalid")
-        ctx = e.get("ctx", {}).get("error", "")
-        return error(400, f"malformed JSON body: {ctx or e.get('msg', '')}".rstrip(": "))
-    parts, clean = [], []
-    for e in errors[:20]:
-        # a key is a client's text: one that is not printable (a newline) is shown escaped, so the summary
-        # stays one line
-        loc = ".".join(str(x) if str(x).isprintable() else ascii(x) for x in e.get("loc", ()) if x != "body") or "body"
-        parts.append(f"{loc}: {e.get('msg', 'invalid')}")
-        clean.append({"loc": [str(x) for x in e.get("loc", ())], "msg": e.get("msg"), "type": e.get("type")})
-    more = f" (+{len(errors) - 20} more)" if len(errors) > 20 else ""
-    return error(422, "invalid request: " + "; ".join(parts) + more, clean)
 
 
 def check_run_id(run_id: str) -> None:
@@ -181,6 +163,12 @@ class Service:
         """The service's clock (the run memory's): decisions are stamped with it and expiry reads it."""
         return float(self.runs.clock())
 
+    def _expire(self, run_id: str, last: float | None) -> None:
+        """:class:`RunExpired` when the run's last stored input (at ``last``) is older than ``run_ttl_s``."""
+        if last is not None and self.now() - last > self.settings.run_ttl_s:
+            raise RunExpired(f"run {run_id} expired after {self.settings.run_ttl_s:g}s without activity; "
+                             "start a new run id")
+
     def state(self, run_id: str, pipes: Pipes, expire: bool = True) -> ServiceRun:
         """The run's state, up to date with the store (call under the run's lock, in a worker thread).
 
@@ -196,9 +184,8 @@ class Service:
         ``stored`` inputs (a decision that was not stored drops it), so replaying the rest gives the
         rebuilt state at a cost that does not grow with the run's length."""
         n, last = self.store.run_last_input(run_id)
-        if expire and n and last is not None and self.now() - last > self.settings.run_ttl_s:
-            raise RunExpired(f"run {run_id} expired after {self.settings.run_ttl_s:g}s without activity; "
-                             "start a new run id")
+        if expire and n:
+            self._expire(run_id, last)
         st = self.runs.held(run_id)
         if st is not None and st.gen == pipes.gen:
             if st.stored == n:
@@ -208,28 +195,30 @@ class Service:
         return self.rebuild(run_id, pipes)
 
     async def astate(self, run_id: str, pipes: Pipes, expire: bool = True) -> ServiceRun:
-        """:meth:`state` from the event loop. On a SQLite file, a run this process holds costs one indexed
-        read on the loop (microseconds, no thread hop), and so does catching it up when what other
-        processes decided needs no guard replayed (the kinds' guards keep no per-run memory); anything
-        else (a rebuild, a replay into guards with memory, a network database) goes to a worker thread.
-
-        First the run's version (:meth:`.audit.AuditStore.run_version`, read before the store): equal to the
-        held state's, no process stored an input of the run since, and the state is not read again (except
-        near its expiry). A writer that does not bump cannot make a stale state decide: ``(run_id, idx)`` is
-        unique, so that decision is not stored (the request retries on the rebuilt run)."""
-        version = self.store.run_version(run_id)
+        """:meth:`state` from the event loop. On a SQLite file a held run is brought up to date from its shared
+        slot (:meth:`.audit.AuditStore.run_slot`, a memory read): its version unchanged, nobody stored an input
+        of it since; only inputs its guards keep no memory of, no step, and the initial enforcement state
+        (:func:`.deciding.slot_covers`), it moves on without a read. Else one indexed read of its tail on the
+        loop, when what others decided needs no guard replayed; anything else (a rebuild, a replay into
+        guards with memory, a network database) goes to a worker thread. A writer that writes no slot cannot
+        make a stale state decide: ``(run_id, idx)`` is unique, so that decision is not stored (the request
+        retries on the rebuilt run)."""
+        version, slot = self.store.run_slot(run_id)
         st = self.runs.peek(run_id) if self.store.local else None
         if st is not None and st.gen == pipes.gen and st.stored and version is not None and st.version == version \
                 and not (expire and self.now() - st.last > self.settings.run_ttl_s) and self.runs.held(run_id) is st:
+            return st
+        if st is not None and st.gen == pipes.gen and st.stored and slot is not None \
+                and self._forward(st, pipes, slot, expire):
+            st.version = version
             return st
         if st is not None and st.gen == pipes.gen and st.stored:
             # one read: the run's last input this process knows of and any stored after it by others
             tail = self.store.run_tail(run_id, st.stored - 1) or []
             if tail and tail[0]["idx"] == st.stored - 1 and tail[-1]["idx"] == st.stored - 2 + len(tail):
                 n, last = st.stored - 1 + len(tail), float(tail[-1]["ts"])
-                if expire and self.now() - last > self.settings.run_ttl_s:
-                    raise RunExpired(f"run {run_id} expired after {self.settings.run_ttl_s:g}s without activity; "
-                                     "start a new run id")
+                if expire:
+                    self._expire(run_id, last)
                 if n == st.stored and self.runs.held(run_id) is st:  # touched: counts as used now
                     st.version = version
                     return st
@@ -242,6 +231,21 @@ class Service:
         st = await run_in_threadpool(self.state, run_id, pipes, expire)
         st.version = version
         return st
+
+    def _forward(self, st: ServiceRun, pipes: Pipes, slot: SlotView, expire: bool) -> bool:
+        """Catch a held run up from its shared slot alone, without reading the store, where
+        :func:`.deciding.slot_covers` says the slot tells everything the store would; False: read the store.
+        Raises :class:`RunExpired` when the slot's last input is older than ``run_ttl_s``."""
+        if not slot_covers(st, pipes.memoryless, slot):
+            return False
+        if expire:
+            self._expire(st.run_id, slot.last)
+        if self.runs.held(st.run_id) is not st:  # touched: counts as used now
+            return False
+        if slot.n > st.stored:
+            st.stored, st.last = slot.n, slot.last
+            self.catch_ups += 1
+        return True
 
     def _catch_up(self, st: ServiceRun, pipes: Pipes, n: int, rows: list[dict[str, Any]] | None = None) -> bool:
         """Replay the run's inputs ``st.stored .. n-1`` (decided by other replicas) into the guards and

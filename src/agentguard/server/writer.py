@@ -23,10 +23,12 @@ throughput), so the writer does not read the store per batch when it need not:
   building and connection bookkeeping cost more than the batch's own SQL; a failed batch rolls back and
   drops that connection (the next batch takes a fresh one), and a driver error is raised as SQLAlchemy's
   (an ``IntegrityError`` stays one);
-- run versions (SQLite file only, :class:`RunSlots`): after each commit, still under the write lock, the
-  writer bumps a shared counter for every run the batch stored an input of and hands each request the
-  count after its own bump; a process that holds a run and finds its counter unchanged knows no process
-  stored an input of it since (the service then skips its per-request read of the run's tail).
+- run slots (SQLite file only, :class:`RunSlots`): after each commit, still under the write lock, the
+  writer writes the shared slot of every run the batch stored an input of (its version, stored count, last
+  time, kinds, whether its enforcement state is the initial one) and hands each request the version after
+  its own write; a process that holds a run and finds its version unchanged knows no process stored an
+  input of it since, and one that finds only inputs its guards keep no memory of can catch up from the
+  slot (the service then skips its per-request read of the run's tail).
 - the ``seq`` column is unique, so even a stale view (a writer killed between its commit and its stamp)
   cannot fork the chain: the insert conflicts, the writer re-reads the store and links the batch again.
 """
@@ -172,7 +174,7 @@ class _Writer(threading.Thread):
             fd = os.open(f"{engine.url.database}.writelock", os.O_RDWR | os.O_CREAT, 0o600)
             self._lockfile = os.fdopen(fd, "r+b", buffering=0)  # noqa: SIM115 - held for life
             with self._write_lock():
-                self.slots = RunSlots(f"{engine.url.database}.runslots")
+                self.slots = RunSlots(f"{engine.url.database}.runstate")
         if engine.dialect.name == "sqlite":
             for t in _TABLES:
                 cols = [c.name for c in t.columns if c.name != "id"]
@@ -334,7 +336,8 @@ class _Writer(threading.Thread):
                         self._linked(linked)
                     if self.slots is not None:
                         for row in rows["inputs"]:  # the request reads its version from its input row
-                            row["version"] = self.slots.bump(row["run_id"])
+                            row["version"] = self.slots.write(row["run_id"], row["idx"], row["kind"], row["ts"],
+                                                              row.get("trivial", False))
                 return None
             except sa.exc.IntegrityError as exc:  # not transient, unless the chain moved under a stale view
                 if chained and relinks < 5 and self._chain_moved():

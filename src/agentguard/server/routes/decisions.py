@@ -18,10 +18,10 @@ from starlette.responses import Response
 
 from ...core.types import Step, ToolCall
 from ..credentials import Principal
-from ..gate import error, principal_of
+from ..gate import error, principal_of, validation_response
 from ..idempotency import IdemKey, IdempotencyError, idem_key, key_from_headers
 from ..models import CheckRequest, SignalRequest, StepRequest, VerdictOut
-from ..service import Service, to_step, validation_response
+from ..service import Service, to_step
 from .common import body, err_responses
 
 __all__ = ["register"]
