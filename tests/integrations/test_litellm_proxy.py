@@ -9,13 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import subprocess
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -25,21 +20,10 @@ from agentguard import BaseGuard, Decision, GuardStack, Verdict  # noqa: E402
 from agentguard.integrations.litellm import GuardrailEndpoint, serve_in_thread  # noqa: E402
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
-STREAM_SAFE = REPO / "examples" / "integrations" / "litellm_stream_safe.py"
-LITELLM = REPO / ".litellm-venv" / "bin" / "litellm"
+from litellm_run import LITELLM, MASTER, TOKEN, litellm_proxy  # noqa: E402
+
 if not LITELLM.exists():
     pytest.skip("the LiteLLM venv is absent: run scripts/setup_litellm.sh (make test does)", allow_module_level=True)
-
-TOKEN, MASTER = "agentguard-tok", "sk-master-1234"
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Model(BaseHTTPRequestHandler):
@@ -109,50 +93,8 @@ def proxy(tmp_path_factory):
             return Verdict.allow(self.name)
 
     guard = GuardStack([Spy(), ToolRuleGuard(deny=["delete_*"], name="no-deletes")])
-    gsrv = serve_in_thread(GuardrailEndpoint(guard), token=TOKEN)
-    model = ThreadingHTTPServer(("127.0.0.1", 0), Model)
-    threading.Thread(target=model.serve_forever, daemon=True).start()
-    port = free_port()
-    cfg = tmp / "config.yaml"
-    shutil.copy(STREAM_SAFE, tmp / STREAM_SAFE.name)  # the docs recipe: the stream-holding guardrail file
-    cfg.write_text(f"""
-model_list:
-  - model_name: stub
-    litellm_params:
-      model: openai/stub
-      api_base: http://127.0.0.1:{model.server_address[1]}/v1
-      api_key: unused
-guardrails:
-  - guardrail_name: agentguard
-    litellm_params:
-      guardrail: {STREAM_SAFE.stem}.AgentGuardGuardrail
-      mode: post_call
-      default_on: true
-      api_base: http://127.0.0.1:{gsrv.server_address[1]}
-      api_key: {TOKEN}
-""")
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))},
-           "LITELLM_MASTER_KEY": MASTER, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "NO_DOCS": "True"}
-    proc = subprocess.Popen([str(LITELLM), "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=open(tmp / "litellm.log", "w"), env=env, cwd=tmp)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(600):
-            if proc.poll() is not None:
-                pytest.fail("litellm exited: " + (tmp / "litellm.log").read_text()[-2000:])
-            try:
-                if httpx.get(base + "/health/liveliness", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.25)
-        else:
-            pytest.fail("litellm did not start: " + (tmp / "litellm.log").read_text()[-2000:])
+    with litellm_proxy(tmp, GuardrailEndpoint(guard), Model, "post_call") as base:
         yield base, seen
-    finally:
-        proc.terminate()
-        proc.wait(20)
-        gsrv.shutdown()
-        model.shutdown()
 
 
 def chat(base, text, trace=None, stream=False):

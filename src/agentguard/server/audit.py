@@ -235,21 +235,14 @@ class AuditStore:
         return _version(rows)
 
     def run_version(self, run_id: str) -> int | None:
-        """The run's version in this SQLite file's shared counters (:class:`.runslots.RunSlots`): unchanged
-        since a value this process saw means no writer committed an input of the run since; None where
-        there are no counters (PostgreSQL, memory, a closed store). A memory read: no lock, no system call."""
-        slots = self._writer.slots
-        if slots is None or self._closed:
-            return None
-        try:
-            return slots.get(run_id)
-        except (ValueError, OSError):  # closed meanwhile
-            return None
+        """The run's version in this SQLite file's shared run slots (:class:`.runslots.RunSlots`): unchanged since a
+        value this process saw, no writer committed an input of the run since; None without slots (PostgreSQL,
+        memory, a closed store) and an odd number while a writer rewrites the slot. A memory read."""
+        return self.run_slot(run_id)[0]
 
     def run_slot(self, run_id: str) -> tuple[int | None, SlotView | None]:
-        """(the run's version, what this SQLite file's shared slot says of the run: :class:`.runslots.SlotView`,
-        None when the slot holds no consistent view of it); (None, None) where there are no slots. A memory
-        read, like :meth:`run_version`."""
+        """(:meth:`run_version`, what the run's slot says of it: a :class:`.runslots.SlotView`, None when the slot
+        holds no consistent view of this run); (None, None) without slots."""
         slots = self._writer.slots
         if slots is None or self._closed:
             return None, None
