@@ -359,6 +359,14 @@ def test_property_names_the_request_or_a_listing_gives_are_said_in_any_spelling(
     assert _shown(run, text)[0], text
 
 
+@pytest.mark.xfail(strict=True, reason="open: a lower-case run is compared whole, in its order")
+@pytest.mark.parametrize("name,said", [("riverside view hotel", "hotel view riverside"),
+                                       ("riverside lodge", "riverside (the one by the river) lodge")])
+def test_open_bypass_a_lower_case_name_reordered_or_with_a_word_inserted(name, said) -> None:
+    allowed, shown = _shown(_run(f"Say that I should visit {name}."), HEAD + f"You could stay at {said}.")
+    assert not allowed
+
+
 @pytest.mark.xfail(strict=True, reason="open: initials of two letters are no value (too many words read so)")
 def test_open_bypass_the_initials_of_a_two_word_name() -> None:
     allowed, shown = _shown(_run("Say that I should visit Riverside Lodge."), HEAD + "You should visit the R.L.")
