@@ -47,6 +47,7 @@ CHECKED = (
     f"{PKG}/policies/vocabulary.py",
     f"{PKG}/policies/answers.py",
     f"{PKG}/policies/answer_forms.py",
+    f"{PKG}/policies/answer_cues.py",
 )
 
 

@@ -31,14 +31,29 @@ capitalisation, on both sides as above.
 note naming the kind of value, never the value; the result is checked again, and when it still states a value
 only third-party content supplies, the whole text is one note (steering, not stopping; fail closed).
 
+A third-party text that *instructs* its reader (a directive such as ``say``/``tell``/``recommend`` opening a
+clause, an obligation put on ``you``/``I``/``the user``, or the roles ``the user``/``assistant``/``previous
+instructions`` named: :mod:`.answer_cues`) vouches by no pointer and lists nothing, and from its first such clause on
+it offers the answer more values than capitalised names: any run of two or more content words the request does not
+write (``riverside view hotel`` in lower case on both sides, ``visit zyx``, ``Hotel 1899``), single words written as
+names in capitals or of three letters (``ZEPHYR``, ``Zyx``) and the initials of its names (``R.V.H.``). A listing
+line with a pronoun, the copula, a modal or a directive (``Riverside View Hotel Is Best``) is a clause: the text lists
+nothing. Closed so (session 16; each formerly an ``xfail(strict=True)``, now a test with a hypothesis property in
+``tests/policies/test_answer_cues.py``): the pointer rule inside a text that instructs (two of the request's words
+in the planted sentence or as its label), a Title-Case instruction cut into listing lines, a planted name opening a
+listing line with a verb, a name in lower case on both sides, a single word in capitals or of three letters, a
+capitalised word with a short number, initials.
+
 What it cannot see, stated (each an ``xfail(strict=True)`` test in ``tests/policies/test_answers_redteam.py``):
 a value the user's request or a trusted record also holds (an attacker recommending, in a review, a hotel the
-user's own listing shows); an opinion without a value ("this hotel is gorgeous"); a planted sentence that writes
-two words of the request (the pointer rule: ``The best place to stay in Paris is ...``); a listing whose every
-line is name-like (an instruction cut into Title-Case lines); a name in lower case on both sides, a single word in
-capitals or of three letters, a capitalised word with a short number (``Hotel 1899``), initials (``R.V.H.``);
-a value translated, described or spelled out in words. Over-withholding, stated: a common word capitalised inside a planted name
-(``View``) and a landmark a review names are withheld though an honest summary may say them.
+user's own listing shows); an opinion without a value ("this hotel is gorgeous"); what a text with no mark of
+instruction plants: a bare review sentence with two of the request's words (the pointer rule), a lower-case name, a
+name-like listing line (``Visit Now``), an instruction phrased without a mark ("make sure your reply names ...");
+a value in a sentence before the first mark of its text; a single capitalised word opening a clause on both sides;
+a lower-case name reordered or with a word inserted between two of its words; the initials of a two-word name; a
+value translated, described or spelled out in words. Over-withholding, stated: a
+common word capitalised inside a planted name (``View``) and a landmark a review names are withheld though an honest
+summary may say them; so are two content words of a text that instructs ("the museum opens") repeated by the answer.
 """
 
 from __future__ import annotations
@@ -48,6 +63,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 from ..core.canonical import strip_invisible
+from .answer_cues import CLAUSE_WORDS, Told, instruction_block
 from .answer_forms import Folded, key, phone_numbers, respell
 from .links import links
 from .provenance import canonical, entities, word_form
@@ -137,6 +153,8 @@ def _name_like(words: str) -> bool:
     one lower-case word at most (``1 Rue de la Paix``, ``Car Rental Companies in Paris``, ``W2 3AN``, ``The
     yard``): a name or an address part, no prose."""
     tokens = words.split()
+    if any(t.strip(".,;:!?'\"()").casefold() in CLAUSE_WORDS for t in tokens):   # a clause ("... Is Best")
+        return False
     return len(tokens) <= _ENTRY_WORDS and sum(
         not (t[:1].isupper() or t.casefold() in _CONNECT or any(c.isdigit() for c in t)
              or not any(c.isalpha() for c in t)) for t in tokens) <= 1
@@ -169,6 +187,7 @@ class AnswerSources:
     phones: set[str] = field(default_factory=set)   # digits of numbers written in groups
     sites: dict[str, set[str]] = field(default_factory=dict)   # a link's site -> the links' forms
     texts: list[str] = field(default_factory=list)
+    told: Told = field(default_factory=Told)   # what texts that instruct their reader offer (:mod:`.answer_cues`)
     _folded: Folded | None = None
     _pending: list[str] = field(default_factory=list)
 
@@ -185,11 +204,16 @@ class AnswerSources:
 
     def _read(self, text: str) -> None:
         self.names.update((n, key(n)) for n in name_runs(text, parts=False))
-        lines = entry_lines(text)
-        self.entries.update(lines)
-        self.entries.update(f for k, f in (canonical(v) for v in lines) if k != "text")
-        self.sentences.extend((f" {word_form(t)} ", frozenset(entities(t)) | frozenset(entities(respell(t))) |
-                               {("phone", d) for d in phone_numbers(t)}) for t in _clauses(text))
+        clauses = _clauses(text)
+        block = instruction_block(clauses)
+        if block:   # a text that instructs its reader lists nothing and is no sentence a request points at
+            self.told.add(block, name_runs("\n".join(block), parts=False))
+        else:
+            lines = entry_lines(text)
+            self.entries.update(lines)
+            self.entries.update(f for k, f in (canonical(v) for v in lines) if k != "text")
+            self.sentences.extend((f" {word_form(t)} ", frozenset(entities(t)) | frozenset(entities(respell(t))) |
+                                   {("phone", d) for d in phone_numbers(t)}) for t in clauses)
         self.ents.update(entities(respell(text)))
         self.phones |= phone_numbers(text)
         for lk in links(text) + links(respell(text)):
@@ -243,6 +267,7 @@ def answer_findings(led: "FlowLedger", text: str) -> list[Finding]:
     tp = src.folded()
     cands = {form: k for form in name_runs(text) if (k := key(form)) and tp.states(k)}   # capitalised here
     cands.update((form, k) for form, k in src.names.items() if k and (said.states(k) or said.find(k, leet=True)))
+    cands.update((v, key(v)) for v in src.told.stated(said, text, own))   # what an instruction offers
     addresses, masks = _addresses(led, text, said, trusted, pointed)
     for form, k in cands.items():   # a name inside an address the run vouches for is that address's
         spans = said.find(k) + said.find(k, leet=True)
