@@ -87,7 +87,7 @@ def snapshot(st: RunState) -> dict[str, Any]:
             "replan_rounds": int(md.get("replan_rounds", 0) or 0)}
 
 
-def slot_covers(st: RunState, memoryless: abc.Container[str], slot: SlotView) -> bool:
+def slot_covers(st: ServiceRun, memoryless: abc.Container[str], slot: SlotView) -> bool:
     """Whether a held run's state ``st`` (its first ``st.stored`` inputs) is brought up to date by the run's
     shared slot (:class:`.runslots.RunSlots`) alone, as replaying the store's rows since would: nothing was
     stored since that must be replayed (no step, whose trace the state keeps; no input of a kind whose guards
