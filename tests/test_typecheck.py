@@ -39,6 +39,7 @@ CHECKED = (
     f"{PKG}/policies/secrets.py",
     f"{PKG}/policies/secret_guard.py",
     f"{PKG}/policies/toolinfer.py",
+    f"{PKG}/policies/schemafacts.py",
     f"{PKG}/policies/toolnames.py",
     f"{PKG}/policies/grantwords.py",
     f"{PKG}/policies/selection.py",

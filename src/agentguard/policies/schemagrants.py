@@ -90,8 +90,17 @@ def expand_arguments(decl: ToolDecl, arguments: Mapping[str, Any],
     is read per property (``files.path``, ``files.content``, each with its own role), at any depth the
     declaration reaches (``filterGroups.filters.value``): a declared property name is not a value; any other
     key stays a value (fail closed), except, with ``known`` (:class:`~.vocabulary.FieldVocabulary`), a key that
-    is a field name of the store, whose scalar value is then read as ``argument.key`` (``properties.dealstage``)."""
+    is a field name of the store, whose scalar value is then read as ``argument.key`` (``properties.dealstage``).
+    A value exactly equal to a constant its parameter's schema offers (``decl.constants``: ``calendarId:
+    'primary'``), or such an item of a list, is not yielded: it is the schema's, not the run's."""
     for arg, v in arguments.items():
+        offered = decl.constants.get(arg, frozenset())   # a value the schema offers exactly (.schemafacts): unchecked
+        if isinstance(v, str) and v in offered:
+            continue
+        if isinstance(v, list) and offered:
+            v = [x for x in v if not (isinstance(x, str) and x in offered)]
+            if not v:
+                continue
         yield from _expand(decl, arg, v, known)
 
 

@@ -57,6 +57,7 @@ from typing import Any, Iterable, Mapping
 from ..core.errors import InputError
 from .capabilities import GrantLexicon
 from .platformids import minor_unit_arg
+from .schemafacts import constants, format_role, id_noun, noun_ids
 from .toolnames import _singular, external_kinds, external_param_role, namespaced, tokens
 from .toolset import BOOLEAN, KINDS, ToolDecl, ToolSet, read_has_effect
 from .vocabulary import vocabulary_enum
@@ -86,6 +87,8 @@ class ParamSchema:
     items: tuple["ParamSchema", ...] = ()   # the properties of an array's object items (push_files' files)
     # or of an object parameter (update_dispute's evidence); max_length: a string's declared maxLength
     max_length: int = 0
+    fmt: str = ""   # the JSON-schema ``format`` (date-time): .schemafacts.format_role
+    constants: tuple[str, ...] = ()   # values the schema offers (const, default, "use 'primary'"): .schemafacts
 
 
 def _nested(spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -128,7 +131,8 @@ class ToolSchema:
                                       str(spec.get("description") or ""),
                                       tuple(str(e) for e in enum if isinstance(e, (str, int, float))
                                             and not isinstance(e, bool)), str(pname) in required, tuple(sub),
-                                      ml if isinstance(ml := spec.get("maxLength"), int) else 0))
+                                      ml if isinstance(ml := spec.get("maxLength"), int) else 0,
+                                      str(spec.get("format") or ""), constants(spec)))
         return cls(str(name), str(description or ""), tuple(params))
 
     @classmethod
@@ -211,6 +215,9 @@ def _param_role(p: ParamSchema, lex: InferenceLexicon, name_words: list[str],
                 trace: set[str]) -> tuple[str, bool]:
     """The role of parameter ``p`` and whether it is a destination (see the module docstring)."""
     toks = tokens(p.name)
+    if "string" in p.types and (fr := format_role(p.fmt)) is not None:
+        trace.add(f"external:param:{fr}:format")   # JSON Schema's own date/time formats: never dropped by a fold
+        return fr, False
     for rule in lex.params:
         hit = next((t for t in toks if t in rule["tokens"]), None)
         if hit is None or (rule.get("types") and not set(p.types) & set(rule["types"])):
@@ -229,7 +236,9 @@ def _param_role(p: ParamSchema, lex: InferenceLexicon, name_words: list[str],
         if role == "id":
             obj = next((lex.ids[t] for t in toks if t in lex.ids), None) or next(
                 (lex.ids[t] for t in reversed(name_words) if t in lex.ids), None)
-            return obj or "unknown", False
+            if obj is not None and (own := id_noun(toks, name_words, lex.ids)) is not None:
+                return own, False   # calendarId of update_event: a calendar's id, not the tool's object's
+            return obj or "unknown", False   # an id of a kind no word names stays unknown (the request's only)
         return role, bool(rule.get("destination"))
     if set(p.types) == {"boolean"}:
         return "flag", False
@@ -356,7 +365,8 @@ def infer(schema: ToolSchema, lex: InferenceLexicon, grants: GrantLexicon | None
     own = set(name_words)
     public = store or bool(whole) or bool(own & lex.public) or (bool(words & lex.public) and not own & lex.private)
     return ToolDecl(kind, tuple(actions), args, results, whole, {}, select, declared=public, inferred=True,
-                    choices=choices, minor=frozenset(minor))
+                    choices=choices, minor=frozenset(minor),
+                    constants={p.name: frozenset(p.constants) for p in schema.params if p.constants})
 
 
 def listing_roles(schemas: Iterable[ToolSchema],
@@ -454,6 +464,8 @@ def with_inferred(toolset: ToolSet, schemas: Iterable[ToolSchema], lex: Inferenc
     schemas = namespaced(schemas, lex)
     tools = {s.name: infer(s, lex, toolset.lexicon) for s in schemas if s.name not in toolset.tools}
     tools, made, ids = listing_roles(schemas, tools)
+    tools, nouns = noun_ids(schemas, tools, lex.ids)   # calendarId: a calendar's id (.schemafacts)
+    made, ids = made | nouns, ids | nouns
     tools.update(toolset.tools)
     roles = dict(toolset.roles)
     roles["targets"] = frozenset(roles.get("targets", frozenset())) | made

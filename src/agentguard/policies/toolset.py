@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from ..core.canonical import canonical_name
 from ..core.errors import InputError
 from .capabilities import GrantLexicon
 
@@ -97,6 +98,9 @@ class ToolDecl:
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # amount parameters whose schema says they are in a currency's minor unit (agentguard.policies.platformids)
     minor: frozenset[str] = frozenset()
+    # values the tool's schema offers a parameter (const, default, "use 'primary'"): an argument value exactly
+    # equal to one comes from the schema, not from the run (agentguard.policies.schemafacts)
+    constants: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def role(self, arg: str) -> str:
         return self.args.get(arg, "unknown")
@@ -148,8 +152,13 @@ class ToolSet:
         return out
 
     def decl(self, tool: str, arg_names: Iterable[str] = ()) -> ToolDecl:
-        """The declaration of ``tool``, or the generic fail-closed one."""
+        """The declaration of ``tool``, or the generic fail-closed one. The guard reads a call by its canonical
+        name (:func:`~agentguard.core.canonical.canonical_name`: ``update-event`` is read as ``update_event``), so
+        a declaration is found by that form too, where exactly one declared name has it."""
         d = self.tools.get(tool)
+        if d is None:
+            same = [t for n, t in self.tools.items() if canonical_name(n) == tool]
+            d = same[0] if len(same) == 1 else None
         return d if d is not None else self.generic(tool, arg_names)
 
     def generic(self, tool: str, arg_names: Iterable[str] = ()) -> ToolDecl:
