@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -157,9 +158,17 @@ class ToolSet:
         a declaration is found by that form too, where exactly one declared name has it."""
         d = self.tools.get(tool)
         if d is None:
-            same = [t for n, t in self.tools.items() if canonical_name(n) == tool]
-            d = same[0] if len(same) == 1 else None
+            d = self._canonical.get(tool)
         return d if d is not None else self.generic(tool, arg_names)
+
+    @functools.cached_property
+    def _canonical(self) -> dict[str, ToolDecl | None]:
+        """Each declared tool by its canonical name (None where two declared names share one: neither)."""
+        out: dict[str, ToolDecl | None] = {}
+        for n, t in self.tools.items():
+            c = canonical_name(n)
+            out[c] = None if c in out else t
+        return out
 
     def generic(self, tool: str, arg_names: Iterable[str] = ()) -> ToolDecl:
         words = [w for w in tool.casefold().replace("-", "_").split("_") if w]
