@@ -130,7 +130,13 @@ STRICT_HISTORY = (
     "fold had been seen): the final answer is checked like outgoing content (policies/answers.py: a name, e-mail, "
     "link, IBAN or long number only third-party prose writes is withheld unless the request points at its "
     "sentence); an e-mail address's local part is no link (the fifth fresh set's blind run). Run 19 is the "
-    "fifteenth session's.")
+    "fifteenth session's. Changed after run 19: the answer check reads third-party text that instructs its reader "
+    "(policies/answer_cues.py, chosen on the red team's open classes after reading every text of the four "
+    "environments: such a text vouches by no pointer and lists nothing, and its instruction offers runs of content "
+    "words, capitals, three-letter words and initials as values); schema facts for inferred tools "
+    "(policies/schemafacts.py, chosen on the calendar fresh set's blocked calls: a declaration found by the "
+    "canonical name, a <noun>Id names its kind, JSON Schema date/time formats, constants the schema offers). Run 20 "
+    "is the sixteenth session's.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
 # target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)
