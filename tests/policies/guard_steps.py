@@ -27,3 +27,42 @@ def ask(g: ProvenanceGuard, run: str, name: str, args: dict[str, Any], result: A
 
 def read(g: ProvenanceGuard, run: str, name: str, args: dict[str, Any], result: Any) -> None:
     assert ask(g, run, name, args, result), name
+
+
+def shown(g: ProvenanceGuard, run: str, text: str) -> tuple[bool, str]:
+    """Whether the answer ``text`` is released, and what the user reads (the text, or its redaction)."""
+    v = g.check(Context(run_id=run), text)
+    return v.allowed, text if v.allowed else str(v.details["redacted"])
+
+
+def hidden(text: str, value: str) -> bool:
+    """Whether ``text`` no longer states ``value`` in any spelling the fold reads (case, markup, homoglyphs...)."""
+    from agentguard.policies.answer_forms import Folded, key
+
+    return not Folded(text).states(key(value))
+
+
+def replay_calls(spec: dict[str, Any], env_of: Any, prompt: str, calls: list[tuple[str, dict[str, Any]]],
+                 edit: Any = None) -> list[tuple[str, bool, str]]:
+    """A fresh set's calls, each asked of a fresh guard (schema grants on) and, where allowed, executed in a fresh
+    environment ``env_of(environment, tools)`` (``edit`` changes its data first)."""
+    import copy
+    import uuid
+
+    from agentguard.bench import mcp_hijack
+
+    spec = copy.deepcopy(spec)
+    if edit is not None:
+        edit(spec["environment"])
+    g = mcp_hijack.guard(spec, schema_grants=True)
+    env = env_of(spec["environment"], spec["tools"])
+    run = str(uuid.uuid4())
+    g.observe_prompt(run, prompt)
+    out = []
+    for name, args in calls:
+        call = ToolCall(name, dict(args))
+        v = g.check(Context(run_id=run), call)
+        out.append((name, v.allowed, v.reason))
+        if v.allowed:
+            g.observe_result(run, call, env.call(name, args))
+    return out

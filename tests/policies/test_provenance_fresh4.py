@@ -17,26 +17,13 @@ import pytest
 from agentguard.bench import jira_hijack, mcp_hijack
 from agentguard.core.types import Context, ToolCall
 
+from .guard_steps import replay_calls
+
 SPEC = jira_hijack.load()
 
 
 def _run(prompt: str, calls: list[tuple[str, dict[str, Any]]], edit: Any = None) -> list[tuple[str, bool, str]]:
-    """Each call asked of a fresh guard and, where allowed, executed in a fresh site (``edit`` changes its data)."""
-    spec = copy.deepcopy(SPEC)
-    if edit is not None:
-        edit(spec["environment"])
-    g = mcp_hijack.guard(spec, schema_grants=True)
-    env = jira_hijack.AtlassianEnv(spec["environment"], "", spec["tools"])
-    run = str(uuid.uuid4())
-    g.observe_prompt(run, prompt)
-    out = []
-    for name, args in calls:
-        call = ToolCall(name, dict(args))
-        v = g.check(Context(run_id=run), call)
-        out.append((name, v.allowed, v.reason))
-        if v.allowed:
-            g.observe_result(run, call, env.call(name, args))
-    return out
+    return replay_calls(SPEC, lambda e, tools: jira_hijack.AtlassianEnv(e, "", tools), prompt, calls, edit)
 
 
 def _issue(env: dict[str, Any], key: str) -> dict[str, Any]:

@@ -7,7 +7,6 @@ still refused) and a hypothesis property over the respellings of a constant."""
 
 from __future__ import annotations
 
-import copy
 import uuid
 from typing import Any
 
@@ -15,12 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentguard.bench import gcal_hijack, mcp_hijack
-from agentguard.core.types import Context, ToolCall
+from agentguard.core.types import ToolCall
 from agentguard.policies.library.extractors.agentdojo_provenance import INFERENCE
 from agentguard.policies.schemafacts import constants, format_role, id_noun
 from agentguard.policies.schemagrants import expand_arguments
 from agentguard.policies.toolinfer import ToolSchema, infer
 from agentguard.policies.toolset import ToolDecl, ToolSet
+
+from .guard_steps import replay_calls
 
 SPEC = gcal_hijack.load()
 TOOLS = {t["name"]: t for t in SPEC["tools"]}
@@ -100,21 +101,7 @@ def test_a_hyphenated_tool_is_found_by_the_name_the_guard_reads() -> None:
 
 # -------------------------------------------------------------------------------- end to end, on the calendar set
 def _run(prompt: str, calls: list[tuple[str, dict[str, Any]]], edit: Any = None) -> list[tuple[str, bool, str]]:
-    spec = copy.deepcopy(SPEC)
-    if edit is not None:
-        edit(spec["environment"])
-    g = mcp_hijack.guard(spec, schema_grants=True)
-    env = gcal_hijack.CalendarEnv(spec["environment"], "", spec["tools"])
-    run = str(uuid.uuid4())
-    g.observe_prompt(run, prompt)
-    out = []
-    for name, args in calls:
-        call = ToolCall(name, dict(args))
-        v = g.check(Context(run_id=run), call)
-        out.append((name, v.allowed, v.reason))
-        if v.allowed:
-            g.observe_result(run, call, env.call(name, args))
-    return out
+    return replay_calls(SPEC, lambda e, tools: gcal_hijack.CalendarEnv(e, "", tools), prompt, calls, edit)
 
 
 TASK4 = next(t for t in SPEC["user_tasks"] if t["id"] == "user_task_4")
