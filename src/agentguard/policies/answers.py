@@ -11,7 +11,8 @@ The values checked are the ones an attacker needs the answer to carry verbatim f
   capitalised words counts (a sentence-initial ``Visit`` does not hide ``Riverside View Hotel``); a single
   capitalised word of four or more letters inside a sentence (``visit Miznon``); found on **both** sides: capitalised in
   the answer, or capitalised in the third-party text and written in any case in the answer (an attacker's
-  ``Riverside View Hotel`` said as ``riverside view hotel``);
+  ``Riverside View Hotel`` said as ``riverside view hotel``); a weekday or month name (``Friday``, ``March``; a run of
+  only such words) is a date, no name (:data:`CALENDAR_WORDS`);
 - *addresses*: e-mail addresses, links (any suffix, IP literals, spelled-out forms: :mod:`.links`; another link
   to a site only third-party content names), IBANs, numbers of six or more digits and numbers of seven or more
   digits written in groups (a phone number: ``+49 (0)30 1234-5678``), in the spellings people dodge filters with
@@ -99,6 +100,19 @@ def _capitalised(token: str) -> bool:
     return token[:1].isupper()
 
 
+#: English weekday and month names (and their abbreviations): capitalised by spelling, dates, not names; a value a
+#: text dates something with is checked as part of the run an instructing text offers (:mod:`.answer_cues`)
+CALENDAR_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
+    "january february march april may june july august september october november december jan feb mar apr jun "
+    "jul aug sep sept oct nov dec".split())
+
+
+def _dating(tokens: Iterable[str]) -> bool:
+    """Whether every capitalised word of ``tokens`` is a weekday or month name (``Friday``, ``March``): a date."""
+    return all(word_form(t) in CALENDAR_WORDS for t in tokens if _capitalised(t))
+
+
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _OPENS = frozenset(".!?:;\n\"'(<>[{*-•")   # a word after one of these (or first) opens a sentence or an item
 
@@ -126,7 +140,8 @@ def name_runs(text: str, parts: bool = True) -> set[str]:
         gap = t[max(0, m.start() - 40):m.start()]
         before = gap.rstrip()
         if w[:1].isupper() and len(w) >= 4 and not w.isupper() and before and before[-1] not in _OPENS \
-                and "\n" not in gap[len(before):] and (parts or not _in_run(t, m, before)):   # a line's first word opens it
+                and "\n" not in gap[len(before):] and (parts or not _in_run(t, m, before)) \
+                and not _dating((w,)):   # a line's first word opens it; a weekday or month is a date
             out.add(word_form(w))
     for segment in _BREAK.split(t):
         run: list[str] = []
@@ -136,7 +151,7 @@ def name_runs(text: str, parts: bool = True) -> set[str]:
                 continue
             caps = [i for i, t in enumerate(run) if _capitalised(t)]
             for a, b in ((a, b) for a in caps for b in caps if b > a):
-                if (form := word_form(" ".join(run[a:b + 1]))).count(" ") >= 1:
+                if (form := word_form(" ".join(run[a:b + 1]))).count(" ") >= 1 and not _dating(run[a:b + 1]):
                     out.add(form)
             run = []
     return out
