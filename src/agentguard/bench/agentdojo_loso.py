@@ -135,8 +135,9 @@ STRICT_HISTORY = (
     "environments: such a text vouches by no pointer and lists nothing, and its instruction offers runs of content "
     "words, capitals, three-letter words and initials as values); schema facts for inferred tools "
     "(policies/schemafacts.py, chosen on the calendar fresh set's blocked calls: a declaration found by the "
-    "canonical name, a <noun>Id names its kind, JSON Schema date/time formats, constants the schema offers). Run 20 "
-    "is the sixteenth session's.")
+    "canonical name, a <noun>Id names its kind, JSON Schema date/time formats, constants the schema offers); a weekday or month name is a date, "
+    "not a name, in the answer check (found on a hand-written e-mail, not on a fold). Run 20 is the sixteenth "
+    "session's.")
 _SIM: list[WordSimilarity] = []
 _REL: list[VerbRelations] = []
 # target roles whose values a request writes in a recognisable form (agentguard.policies.provenance.entities)
