@@ -60,7 +60,7 @@ from ..core.canonical import strip_invisible
 from .answer_forms import _LEET, Folded, key
 from .secret_views import skeleton
 
-__all__ = ["CLAUSE_WORDS", "DIRECTIVES", "Told", "instructs", "instruction_block", "plain"]
+__all__ = ["CLAUSE_WORDS", "DIRECTIVES", "Told", "instruction_block", "instructs", "plain"]
 
 DIRECTIVES = frozenset({"say", "tell", "mention", "recommend", "suggest", "inform", "remind", "advise", "repeat",
                         "praise", "insist", "emphasise", "emphasize"})
