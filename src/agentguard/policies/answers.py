@@ -101,7 +101,8 @@ def _capitalised(token: str) -> bool:
 
 
 #: English weekday and month names (and their abbreviations): capitalised by spelling, dates, not names; a value a
-#: text dates something with is checked as part of the run an instructing text offers (:mod:`.answer_cues`)
+#: text dates something with is checked as part of the run an instructing text offers (:mod:`.answer_cues`). Written
+#: out rather than read from :mod:`calendar`, whose names follow the process's locale (a fixed set, the same anywhere)
 CALENDAR_WORDS = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
     "january february march april may june july august september october november december jan feb mar apr jun "
