@@ -93,9 +93,7 @@ def slot_covers(st: ServiceRun, memoryless: abc.Container[str], slot: SlotView) 
     stored since that must be replayed (no step, whose trace the state keeps; no input of a kind whose guards
     keep per-run memory, i.e. not in ``memoryless``), and the enforcement state before and after is the
     initial one (:func:`snapshot` all empty), so there is nothing to restore."""
-    md = st.context.metadata
-    if slot.n < st.stored or not slot.trivial or st.halted is not None or md.get("halted_tools") \
-            or md.get("replan_rounds"):
+    if slot.n < st.stored or not slot.trivial or any(snapshot(st).values()):
         return False
     return all(mark <= st.stored or (kind != "step" and kind in memoryless)
                for kind, mark in zip(KIND_MARKS, slot.marks))

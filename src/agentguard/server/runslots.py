@@ -42,9 +42,9 @@ class RunSlots:
 
     Each slot is a seqlock: its first word is odd while a writer rewrites the slot and moves on by 2 per
     write, so a reader that finds it odd, or changed across its read, knows it saw no consistent slot.
-    :meth:`get` is the run's version (the slot's word: unchanged since a value this process saw, no writer
-    of this file committed an input of any run of that slot since); :meth:`view` is the slot's content when
-    it is this run's (a 64-bit hash of the run id) and complete.
+    :meth:`view` gives the run's version (the slot's word: unchanged since a value this process saw, no
+    writer of this file committed an input of any run of that slot since) and the slot's content when it is
+    this run's (a 64-bit hash of the run id) and complete.
 
     What a match cannot say: a writer killed between its commit and its slot write, or one that does not
     write slots (another version), leaves the slot as it was, which is why a stale view is still caught
@@ -69,11 +69,6 @@ class RunSlots:
         h = int.from_bytes(hashlib.blake2b(run_id.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
                            "little")
         return (h & (_SLOTS - 1)) * _SIZE, h
-
-    def get(self, run_id: str) -> int:
-        """The run's version: the slot's sequence word (odd while a writer is inside)."""
-        o = self.key(run_id)[0]
-        return int.from_bytes(self._mm[o:o + 8], "little")
 
     def view(self, run_id: str) -> tuple[int, SlotView | None]:
         """(version, what the slot says of this run). The view is None when the slot is another run's (the
