@@ -217,24 +217,50 @@ class GrammarWalker(WalkerBase):
                 self.assignment(c, depth, src)
 
     def declaration(self, node: Any, depth: int, src: bytes) -> None:
+        """``export``/``declare``/``typeset``/``readonly``/``local``: every operand names a variable, however the
+        parser shaped it. An unquoted ``NAME=value`` is an assignment node, a bare ``NAME`` a name node, and a
+        quoted or escaped one (``export 'LD_PRELOAD=x'``, ``export \\PATH=x``, ``export $'PATH=x'``) a plain
+        word; bash sees the same ``NAME=value`` after quote removal in all three, so the name is checked
+        from the word's value exactly as from the other two shapes (:meth:`declared`). The parser may also cut
+        one bash word into parts (``export PA"TH=x"`` is a name node ``PA`` then a string): parts with no blank
+        between them are one operand, read as bash reads it, joined."""
         kw = node.children[0].type if node.children else ""
-        for c in node.children[1:]:
-            if c.type == "variable_assignment":
+        for group in _operands(node.children[1:]):
+            c = group[0]
+            if len(group) > 1:
+                if any(x.type not in _WORD_TYPES and x.type != "variable_name" for x in group):
+                    self.refuse(f"{kw}: an operand the parser split into parts of another kind (ambiguous)")
+                    continue
+                pieces = [p for x in group for p in (self.pieces(x, depth, src, quoted=False) if x.type != "variable_name"
+                                                     else _unquoted(src[x.start_byte:x.end_byte].decode(errors="replace")))]
+                self.declared_words(kw, make_words(pieces))
+            elif c.type == "variable_assignment":
                 self.assignment(c, depth, src)
             elif c.type in _WORD_TYPES:
-                for w in self.words(c, depth, src):
-                    if not w.literal:
-                        self.refuse(f"{kw} with an unknown word")
-                    elif not w.text.startswith("-") and not plain_name(w.text.split("=", 1)[0]):
-                        self.refuse(f"{kw} {w.text[:30]!r}: a subscript in a name is evaluated as arithmetic "
-                                    "(can run commands)")
-                    elif w.text.startswith("-") and re.search(r"[inaAxf]", w.text[1:]) and kw != "export":
-                        self.refuse(f"{kw} {w.text}: attributes that evaluate text or name other variables")
+                self.declared_words(kw, self.words(c, depth, src))
             elif c.type == "variable_name":
-                txt = src[c.start_byte:c.end_byte].decode(errors="replace")
-                if UNSAFE_ENV.fullmatch(txt):
-                    self.refuse(f"{kw} {txt} injects code or changes what runs")
+                self.declared(kw, src[c.start_byte:c.end_byte].decode(errors="replace"))
         self.out.commands.append(Command(kw, (kw,), frozenset(), ()))
+
+    def declared_words(self, kw: str, words: list[Word]) -> None:
+        """The operands of a declaration builtin as bash hands them over (after expansion and quote removal)."""
+        for w in words:
+            if not w.literal:
+                self.refuse(f"{kw} with an unknown word")
+            elif w.text.startswith("-"):
+                if re.search(r"[inaAxf]", w.text[1:]) and kw != "export":
+                    self.refuse(f"{kw} {w.text}: attributes that evaluate text or name other variables")
+            elif not plain_name(w.text.split("=", 1)[0]):
+                self.refuse(f"{kw} {w.text[:30]!r}: a subscript in a name is evaluated as arithmetic "
+                            "(can run commands)")
+            else:
+                self.declared(kw, w.text.split("=", 1)[0])
+
+    def declared(self, kw: str, name: str) -> None:
+        """A declaration builtin names ``name`` (to set, export or mark it): refused when the variable changes
+        what runs (:data:`~.programs.UNSAFE_ENV`), as an assignment to it is."""
+        if UNSAFE_ENV.fullmatch(name):
+            self.refuse(f"{kw} {name} injects code or changes what runs")
 
     # -- words -----------------------------------------------------------------------------------------
     def pieces(self, node: Any, depth: int, src: bytes, quoted: bool) -> list[Piece]:
@@ -422,6 +448,17 @@ def _has(node: Any, types: tuple[str, ...]) -> bool:
     if node.type in types:
         return True
     return any(_has(c, types) for c in node.children)
+
+
+def _operands(nodes: list[Any]) -> list[list[Any]]:
+    """Nodes grouped into bash words: a node that starts where the previous one ended is part of its word."""
+    groups: list[list[Any]] = []
+    for n in nodes:
+        if groups and n.start_byte == groups[-1][-1].end_byte:
+            groups[-1].append(n)
+        else:
+            groups.append([n])
+    return groups
 
 
 def _unquoted(raw: str) -> list[Piece]:

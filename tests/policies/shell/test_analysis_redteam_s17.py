@@ -1,0 +1,102 @@
+"""Red-team round 3 on the shell reader (session 17): a declaration builtin's operand, however it is quoted.
+
+Bypass found (each ran in bash while the shipped ``rules.toml`` allowed the call):
+
+- a quoted, escaped or partly quoted operand of ``export``/``declare``/``typeset``/``readonly``/``local``:
+  ``export 'LD_PRELOAD=/tmp/x.so'; ls``, ``export "PATH=/tmp/evil"``, ``export \\PATH=...``, ``export $'PATH=...'``
+  and ``export PA"TH=/tmp/evil"``, ``export P"ATH"=...``. bash hands the builtin the same ``NAME=value`` after quote
+  removal, so it sets (and exports) ``PATH``; the reader checked a name only when the parser had shaped the operand
+  as an assignment or a name node. A quoted operand is a plain word for the parser (its value was never read as a
+  name), and tree-sitter cuts ``PA"TH=x"`` into a name node ``PA`` and a string (the name ``PA`` was checked).
+  Fix (:meth:`~agentguard.policies.shell.grammar.Walker.declaration`): parts with no blank between them are one
+  operand, joined as bash joins them; every operand's value is read as bash reads it and its name checked like
+  an assignment's (``UNSAFE_ENV``).
+
+Oracle: real bash (``bash --norc --noprofile`` under ``env -i``) runs the declaration and prints what the variable
+holds afterwards; whenever bash changed a variable that changes what runs, the guard refused the command.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from agentguard.policies.shell import analyse
+from agentguard.policies.shell.programs import UNSAFE_ENV
+
+sys.path.insert(0, os.path.dirname(__file__))
+from test_analysis_redteam import refused  # noqa: E402
+
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+
+BYPASSES = [
+    "export 'LD_PRELOAD=/tmp/x.so'; ls", 'export "LD_PRELOAD=/tmp/x.so"; ls', "export \\LD_PRELOAD=/tmp/x.so; ls",
+    "export $'LD_PRELOAD=/tmp/x.so'; ls", "export 'BASH_ENV=/tmp/x'; make", "export 'PAGER=id'; git log",
+    "export 'GIT_CONFIG_COUNT=1' 'GIT_CONFIG_KEY_0=core.fsmonitor' 'GIT_CONFIG_VALUE_0=id'; git status",
+    "export 'PATH=/tmp/evil'; git status", "export 'PYTHONPATH=/tmp/evil'; python -m pytest",
+    "export 'HOME=/tmp/evil'; git status", "export 'PROMPT_COMMAND=id'", "export -n 'x'; export 'PATH=/tmp/evil'; ls",
+    'export PA"TH=/tmp/evil"; ls', "export PA'TH=/tmp/evil'; ls", 'export P"ATH"=/tmp/evil; ls',
+    "export PA$'TH=/tmp/evil'; ls", 'export -- PA"TH=/tmp/evil"; ls', 'export PA"TH"; ls',
+    "readonly 'PATH=/tmp/evil'; ls", "declare 'PATH=/tmp/evil'; ls", "local 'PATH=/tmp/evil'; ls",
+    'declare PA"TH=/tmp/evil"; ls', 'typeset PA"TH=/tmp/evil"; ls',
+]
+
+
+@pytest.mark.parametrize("cmd", BYPASSES)
+def test_a_declaration_operand_is_read_as_bash_reads_it(cmd: str) -> None:
+    assert analyse(cmd).unresolvable, cmd
+    assert refused(cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", ["export FOO=bar", "export 'FOO=bar'", 'export FO"O=bar"; ls', "export -p",
+                                 "export -n FOO", 'export FOO BAR=1 "BAZ=2"', "export FOO='a b'; ls",
+                                 'readonly X="1"', "export CI=true"])
+def test_benign_declarations_stay_allowed(cmd: str) -> None:
+    assert not analyse(cmd).unresolvable, cmd
+
+
+_UNSAFE = st.sampled_from(["PATH", "LD_PRELOAD", "BASH_ENV", "PAGER", "HOME", "GIT_DIR", "PYTHONPATH", "PS4",
+                           "PROMPT_COMMAND", "MAKEFLAGS", "NODE_OPTIONS", "GIT_CONFIG_COUNT"])
+_SAFE = st.sampled_from(["FOO", "CI", "LANG_X", "MY_VAR", "COUNT"])
+_QUOTES = ["'{}'", '"{}"', "$'{}'", "\\{}", "{}"]
+
+
+def _spell(name: str, value: str, cut: int, left: str, right: str) -> str:
+    """``NAME=value`` as one bash word in two parts, each quoted its own way (``PA"TH=x"``, ``'PATH'=x``...)."""
+    text = f"{name}={value}"
+    cut = max(1, min(cut, len(text) - 1))
+    a, b = text[:cut], text[cut:]
+    return (left.format(a) if left != "\\{}" else "\\" + a) + (right.format(b) if right != "\\{}" else "\\" + b)
+
+
+@FAST
+@given(st.sampled_from(["export", "declare", "typeset", "readonly", "local", "export --", "declare -g"]), _UNSAFE,
+       st.integers(0, 20), st.sampled_from(_QUOTES), st.sampled_from(_QUOTES))
+def test_property_an_operand_that_names_an_unsafe_variable_is_refused_however_quoted(kw, name, cut, left, right):
+    cmd = f"{kw} {_spell(name, '/tmp/ev', cut, left, right)}; ls"
+    assert analyse(cmd).unresolvable, cmd
+
+
+def _bash_sets(decl: str, name: str) -> bool:
+    """Real bash: after ``decl`` (inside a function, so ``local`` works too), does ``name`` hold ``/tmp/ev``?"""
+    script = f'f() {{ {decl}; printf "%s" "${{{name}-}}"; }}; f'
+    r = subprocess.run(["env", "-i", "/usr/bin/bash", "--norc", "--noprofile", "-c", script], capture_output=True,
+                       timeout=10, check=False, stdin=subprocess.DEVNULL)
+    return r.stdout.endswith(b"/tmp/ev")
+
+
+@pytest.mark.skipif(shutil.which("bash") is None or not os.path.exists("/usr/bin/bash"), reason="bash not installed")
+@FAST
+@given(st.sampled_from(["export", "declare", "typeset", "readonly", "local"]), st.one_of(_UNSAFE, _SAFE),
+       st.integers(0, 20), st.sampled_from(_QUOTES), st.sampled_from(_QUOTES))
+def test_differential_bash_setting_a_variable_that_changes_what_runs_means_a_refusal(kw, name, cut, left, right):
+    decl = f"{kw} {_spell(name, '/tmp/ev', cut, left, right)}"
+    if _bash_sets(decl, name) and UNSAFE_ENV.fullmatch(name):
+        assert analyse(decl + "; ls").unresolvable, decl
+    if not UNSAFE_ENV.fullmatch(name) and kw != "local":
+        assert not analyse(decl).unresolvable, decl  # the false-positive side: a harmless name stays allowed
