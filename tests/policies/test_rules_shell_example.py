@@ -32,6 +32,8 @@ FAMILIES = {
               "cat /etc/gsha*"],
     "redirections": ["cat </etc/shadow", "echo x >/etc/sudoers.d/x", "echo x >>/etc/sudoers",
                      "cat 0</etc/shadow", "ls &>/etc/cron.d/x"],
+    "env_family": ["cat .env.local", "cat config/.env.production", "cat .envrc", "head -n 5 app/.envrc",
+                   "cat /srv/app/.env.staging", "cat ./.ENV.LOCAL"],
     "homes_urls_backups": ["cat ~root/.bashrc", "curl file:///etc/shadow", "cat /etc/shadow-", "cat /etc/gshadow-",
                            "cat /proc/self/root/etc/shadow", "cat /etc/sudoers.bak"],
     "unresolvable": ["eval 'rm -rf /'", "source x.sh", ". ./x", "f(){ ls; }; f", "alias ls=rm; ls",
@@ -56,3 +58,14 @@ def test_argument_shapes_are_refused(args):
 def test_unresolvable_reason_is_clear():
     v = verdict("$(printf rm) -rf /")
     assert "cannot be resolved" in " ".join(v.details["violations"])
+
+
+@pytest.mark.parametrize("path", [".env.local", "config/.env.production", ".envrc", "/srv/app/.env.staging",
+                                  ".env.development.local", "web/.env.test", ".ENV.PROD"])
+def test_the_env_family_is_denied_to_file_tools_too(path):
+    assert RULES.check(Context(), ToolCall("read_file", {"path": path})).decision >= Decision.REJECT
+
+
+@pytest.mark.parametrize("path", ["env.py", "src/environment.ts", ".environment", "docs/env.md", ".env.example"])
+def test_names_that_only_contain_env_stay_readable(path):
+    assert RULES.check(Context(), ToolCall("read_file", {"path": path})).decision is Decision.ALLOW
