@@ -100,3 +100,96 @@ def test_differential_bash_setting_a_variable_that_changes_what_runs_means_a_ref
         assert analyse(decl + "; ls").unresolvable, decl
     if not UNSAFE_ENV.fullmatch(name) and kw != "local":
         assert not analyse(decl).unresolvable, decl  # the false-positive side: a harmless name stays allowed
+
+
+# -- names a program derives from an operand (agentguard.policies.shell.derived) -------------------------------
+# Found the same session: the config-file check read only the words of the command, while cp/mv/ln back the
+# destination up under DEST+SUFFIX (a suffix alone turns backups on) and gzip/gunzip write NAME+SUFFIX / NAME
+# without it (gunzip NAME reads NAME.gz): each wrote ~/.bashrc with content of the caller's choosing.
+
+DERIVED = ["cp -b -S rc x ~/.bash", "cp --backup=simple --suffix=rc x ~/.bash", "cp -S rc x ~/.bash",
+           "mv -b -S rc x ~/.bash", "ln -b -S rc x ~/.bash", "ln -sb -S rc x ~/.bash", "cp -bSrc x ~/.bash",
+           "cp --suf rc x ~/.bash", "cp -b -S rc .bash y ~/", "cp -t ~ -S rc .bash", "SIMPLE_BACKUP_SUFFIX=rc cp -b x ~/.bash",
+           "export SIMPLE_BACKUP_SUFFIX=rc; cp -b x ~/.bash", "gzip -S rc ~/.bash", "gzip --suffix=rc ~/.bash",
+           "gzip --suffix rc ~/.bash", "gzip -k -S rc ~/.bash", "gzip -S .pth x", "gunzip ~/.bashrc.gz",
+           "gzip -d ~/.bashrc.gz", "gunzip ~/.bashrc", "gunzip -S .x ~/.bashrc.x", "gzip -dS .x ~/.bashrc.x",
+           "gunzip x.pth.gz", "gzip --decompress ~/.zshrc-gz", "gunzip ~/.profile_z", "gzip -S rc $f"]
+
+
+@pytest.mark.parametrize("cmd", DERIVED)
+def test_a_name_derived_from_an_operand_is_checked_as_a_write(cmd: str) -> None:
+    assert analyse(cmd).unresolvable, cmd
+    assert refused(cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", ["gzip -k data.csv", "gunzip data.csv.gz", "gzip -d x.gz", "cp -b a b", "cp a b",
+                                 "mv -b notes.txt old/", "gunzip -c ~/.bashrc.gz", "gzip -c ~/.bash", "zcat x.gz",
+                                 "gzip -t x.gz", "gzip -l x.gz", "gzip -S=rc ~/.bash", "gunzip logs.tar.gz",
+                                 "gzip -c $f"])
+def test_derived_names_that_configure_nothing_stay_allowed(cmd: str) -> None:
+    assert not analyse(cmd).unresolvable, cmd
+
+
+_CONFIG_TARGETS = ["h/.bashrc", "h/.zshrc", "h/.profile", "h/.gitconfig", "w/.envrc", "s/x.pth", "h/.npmrc",
+                   "s/sitecustomize.py"]
+
+
+@FAST
+@given(st.sampled_from(_CONFIG_TARGETS), st.integers(1, 6),
+       st.sampled_from(["cp -b -S {suf} x {base}", "cp --suffix={suf} x {base}", "mv -S {suf} x {base}",
+                        "ln -sf -b --suffix {suf} x {base}", "gzip -S {suf} {base}", "gzip -kS{suf} {base}",
+                        "gunzip -S {suf} {target}{suf}", "gzip -d --suffix={suf} {target}{suf}",
+                        "gunzip {target}.gz", "gunzip {target}"]))
+def test_property_a_derived_name_that_configures_what_runs_is_refused(target, cut, form):
+    cut = min(cut, len(posixpath_base(target)) - 1)
+    base, suf = target[:-cut], target[-cut:]
+    cmd = form.format(base=base, suf=suf, target=target)
+    assert analyse(cmd).unresolvable, cmd
+
+
+def posixpath_base(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _made(cmd: list[str], seed: dict[str, str]) -> set[str]:
+    """Real coreutils/gzip in a throwaway directory: the files ``cmd`` created (relative names)."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        for name, text in seed.items():
+            p = Path(d, name)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text)
+        if any(n.endswith(".gz") for n in seed):  # a real gzip stream under that name
+            for n in [n for n in seed if n.endswith(".gz")]:
+                subprocess.run(["gzip", "-f", "-k", str(Path(d, n[:-3] + ".src"))], check=False, capture_output=True)
+        before = {str(p.relative_to(d)) for p in Path(d).rglob("*")}
+        subprocess.run(cmd, cwd=d, capture_output=True, timeout=10, check=False, stdin=subprocess.DEVNULL)
+        return {str(p.relative_to(d)) for p in Path(d).rglob("*")} - before
+
+
+@pytest.mark.skipif(not all(shutil.which(p) for p in ("cp", "mv", "gzip", "gunzip")), reason="coreutils/gzip missing")
+@FAST
+@given(st.sampled_from(["h/.bashrc", "h/.profile", "w/.envrc", "s/x.pth", "h/notes.txt", "h/data.csv"]),
+       st.integers(1, 5), st.sampled_from(["cp", "mv", "gzip", "gunzip"]), st.sampled_from(["-b", "", "-k", "-f"]))
+def test_differential_what_the_real_program_creates_is_what_the_guard_checked(target, cut, prog, flag):
+    """Run the real program; whenever it created a file that configures what runs, the guard refused."""
+    from agentguard.policies.shell.model import _CONFIG_RE
+
+    cut = min(cut, len(posixpath_base(target)) - 1)
+    base, suf = target[:-cut], target[-cut:]
+    if prog in ("cp", "mv"):
+        argv = [prog, *([flag] if flag in ("-b", "-f") else []), "-S", suf, "new", base]
+        seed = {"new": "payload", base: "old"}
+    elif prog == "gzip":
+        argv = ["gzip", *([flag] if flag in ("-k", "-f") else []), "-S", suf, base]
+        seed = {base: "payload"}
+    else:
+        argv = ["gunzip", *([flag] if flag in ("-k", "-f") else []), target + ".gz"]
+        seed = {target + ".gz": "", target + ".src": "payload"}
+    created = _made(argv, seed)
+    config = [c for c in created if _CONFIG_RE.fullmatch("/" + c)]
+    cmd = " ".join(argv)
+    if config:
+        assert analyse(cmd).unresolvable, (cmd, config)

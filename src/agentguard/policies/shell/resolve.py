@@ -17,6 +17,7 @@ import shlex
 from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
 from .paths import word_paths
+from .derived import derived_outputs
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
                        OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
                        UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard,
@@ -94,6 +95,11 @@ class Resolver(WalkerBase):
         tree = RECURSIVE.get(name)
         whole = tree is not None and (not tree or bool(tree & flags) or unknown)
         for w in into_directory(name, args):  # "cp authorized_keys ~/.ssh" writes ~/.ssh/authorized_keys
+            self.add_paths(w, writes=True)
+        derived = derived_outputs(name, args)  # "cp -b -S rc x ~/.bash", "gunzip ~/.bashrc.gz" write ~/.bashrc
+        if isinstance(derived, str):
+            self.refuse(derived)
+        for w in () if isinstance(derived, str) else derived:
             self.add_paths(w, writes=True)
         written = output_words(name, args)  # a reader's output operand or option (uniq in OUT, xxd -r h OUT)
         for w in args:  # echo's words are text, but a glob (or an unquoted expansion) makes bash list a directory

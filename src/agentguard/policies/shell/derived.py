@@ -1,0 +1,127 @@
+"""Files a program writes under a name it derives from an operand: names the command never spells.
+
+Session 17's red-team found them writing start-up files past the config-file check (``CONFIG_FILES``), which
+read only the words of the command:
+
+- a **backup** of the destination of ``cp``/``mv``/``ln``/``install`` (GNU coreutils): with ``-b``/``--backup``
+  or a suffix (``-S SUF``/``--suffix=SUF`` alone turns backups on, as ``cp -S rc new ~/.bash`` shows), the file
+  that was at DEST is renamed to DEST+SUF (default ``~``): ``cp -b -S rc x ~/.bash`` writes ``~/.bashrc`` with the
+  old ``~/.bash``, which an earlier allowed call wrote;
+- **gzip**'s output NAME+SUF (default ``.gz``; ``gzip -S rc ~/.bash`` writes ``~/.bashrc``, and deflate stores
+  incompressible input verbatim, so lines of it survive);
+- **gunzip**'s (``gzip -d``) output NAME without its suffix, and NAME itself when NAME has none (gunzip then reads
+  NAME.gz): ``gunzip ~/.bashrc.gz`` and ``gunzip ~/.bashrc`` both write ``~/.bashrc`` with any content.
+
+:func:`derived_outputs` returns those names as words for the caller to check as writes (``add_paths(writes=True)``),
+or a reason to refuse when a name it derives from is not fixed. The option grammar is GNU getopt's (short
+clusters, a value attached or in the next word, long options by any prefix of at least three letters); reading an
+option's value as an operand only adds names to check. Writing to standard output (``-c``), testing or listing
+(``-t``, ``-l``) derive nothing. The suffix of ``SIMPLE_BACKUP_SUFFIX`` is the environment's: assigning it is
+refused with the other variables that change what a command does (:data:`~.programs.UNSAFE_ENV`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+from .words import Word, literal_word
+
+__all__ = ["derived_outputs"]
+
+#: programs that back up a destination they replace, with their short options that take a value
+BACKUPS: dict[str, str] = {"cp": "St", "mv": "St", "ln": "St", "install": "Stgmo"}
+#: the suffixes gunzip strips when no ``-S`` is given (and ``.tgz``/``.taz``, which become ``.tar``)
+GZIP_SUFFIXES = (".gz", "-gz", ".z", "-z", "_z", ".Z")
+
+
+@dataclass
+class _Options:
+    shorts: str = ""
+    longs: list[tuple[str, str | None]] = field(default_factory=list)  # (name, value)
+    values: dict[str, str] = field(default_factory=dict)  # short option -> its value (the last one)
+    operands: list[str] = field(default_factory=list)
+
+    def long(self, full: str) -> list[str | None]:
+        """Values of every long option spelled as a prefix (3+ letters) of ``full``."""
+        return [v for n, v in self.longs if len(n) >= 3 and full.startswith(n)]
+
+
+def _parse(texts: list[str], with_value: str, long_values: tuple[str, ...]) -> _Options:
+    o = _Options()
+    i = 0
+    while i < len(texts):
+        t = texts[i]
+        if t == "--":
+            o.operands += texts[i + 1:]
+            break
+        if t.startswith("--"):
+            name, eq, value = t[2:].partition("=")
+            if not eq and len(name) >= 3 and any(f.startswith(name) for f in long_values) and i + 1 < len(texts):
+                value, eq = texts[i + 1], "="
+                i += 1
+            o.longs.append((name, value if eq else None))
+        elif t.startswith("-") and t != "-":
+            for k, ch in enumerate(t[1:], 1):
+                o.shorts += ch
+                if ch in with_value:
+                    rest = t[k + 1:]
+                    if not rest and i + 1 < len(texts):
+                        rest = texts[i + 1]
+                        i += 1
+                    o.values[ch] = rest
+                    break
+        else:
+            o.operands.append(t)
+        i += 1
+    return o
+
+
+def _backups(name: str, texts: list[str]) -> list[str]:
+    o = _parse(texts, BACKUPS[name], ("suffix", "target-directory"))
+    suffixes = [v for v in o.long("suffix") if v is not None] + ([o.values["S"]] if "S" in o.values else [])
+    if not ("b" in o.shorts or o.long("backup") or suffixes):
+        return []
+    target = o.values.get("t") or next((v for v in o.long("target-directory") if v), None)
+    sources = o.operands if target is not None else o.operands[:-1]
+    dests = [] if target is not None or not o.operands else [o.operands[-1]]
+    if target is None and len(o.operands) >= 2:
+        target = o.operands[-1]  # the destination may be a directory: each source lands inside it
+    if target is not None:
+        dests += [target.rstrip("/") + "/" + (posixpath.basename(s.rstrip("/")) or s) for s in sources]
+    return [d + s for d in dests for s in (suffixes or ["~"])]
+
+
+def _gzip(name: str, texts: list[str]) -> list[str]:
+    o = _parse(texts, "S", ("suffix",))
+    if "c" in o.shorts or "t" in o.shorts or "l" in o.shorts or any(
+            o.long(f) for f in ("stdout", "to-stdout", "test", "list")):
+        return []
+    suffixes = [v for v in o.long("suffix") if v is not None] + ([o.values["S"]] if "S" in o.values else [])
+    decompress = name == "gunzip" or "d" in o.shorts or bool(o.long("decompress") or o.long("uncompress"))
+    out: list[str] = []
+    for op in (x for x in o.operands if x != "-"):
+        if not decompress:
+            out += [op + s for s in (suffixes or [".gz"])]
+            continue
+        out.append(op)  # no suffix: gunzip reads op.gz (and the others) and writes op
+        for s in (*suffixes, *GZIP_SUFFIXES):
+            if s and op.endswith(s) and len(op) > len(s):
+                out.append(op[: -len(s)])
+        if op.endswith((".tgz", ".taz")):
+            out.append(op[:-4] + ".tar")
+    return out
+
+
+def derived_outputs(name: str, args: list[Word]) -> list[Word] | str:
+    """The files ``name`` writes under names derived from its operands (see the module doc), as words; a
+    reason to refuse when a word they derive from is not fixed."""
+    if name not in BACKUPS and name not in ("gzip", "gunzip"):
+        return []
+    if not all(w.literal for w in args):  # an unknown word may be an option too ("-Src", quoted or not)
+        texts = [w.text for w in args if w.literal]
+        if name in ("gzip", "gunzip") and not _gzip(name, texts + ["x"]):
+            return []  # writes to standard output (or tests, lists) whatever the unknown words are
+        return f"{name} writes a file under a name derived from a word that is not fixed"
+    texts = [w.text for w in args]
+    return [literal_word(t) for t in (_backups(name, texts) if name in BACKUPS else _gzip(name, texts))]

@@ -1,0 +1,43 @@
+"""agentguard.policies.shell.derived: the names cp/mv/ln back up under and gzip/gunzip write (unit cases; the
+attacks and the differential against the real programs are in test_analysis_redteam_s17.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentguard.policies.shell.derived import derived_outputs
+from agentguard.policies.shell.words import Word, literal_word
+
+
+def names(name: str, *args: str) -> list[str] | str:
+    got = derived_outputs(name, [literal_word(a) for a in args])
+    return got if isinstance(got, str) else sorted(w.text for w in got)
+
+
+@pytest.mark.parametrize("name,args,want", [
+    ("cp", ("a", "b"), []),                                             # no backup
+    ("cp", ("-b", "a", "b"), ["b/a~", "b~"]),                           # default suffix; b may be a directory
+    ("cp", ("-S", "rc", "a", "b"), ["b/arc", "brc"]),                   # a suffix alone backs up
+    ("cp", ("-bSrc", "a", "b"), ["b/arc", "brc"]),                      # attached in a cluster
+    ("cp", ("--suffix=.old", "a", "b"), ["b.old", "b/a.old"]),
+    ("mv", ("--suf", "x", "a", "b"), ["b/ax", "bx"]),                   # a long option by its prefix
+    ("ln", ("-t", "d", "-b", "a", "c"), ["d/a~", "d/c~"]),              # into a target directory
+    ("cp", ("-b", "--", "-a", "b"), ["b/-a~", "b~"]),                   # after "--" every word is an operand
+    ("gzip", ("a",), ["a.gz"]),
+    ("gzip", ("-S", "rc", "a", "b"), ["arc", "brc"]),
+    ("gzip", ("-c", "a"), []), ("gzip", ("--stdout", "a"), []), ("gzip", ("-t", "a.gz"), []),
+    ("gunzip", ("a.gz",), ["a", "a.gz"]),                               # a.gz -> a; "a.gz" itself: a.gz.gz
+    ("gunzip", ("a",), ["a"]),                                          # reads a.gz, writes a
+    ("gzip", ("-d", "-S", ".x", "a.x"), ["a", "a.x"]),
+    ("gunzip", ("t.tgz",), ["t.tar", "t.tgz"]),
+    ("cat", ("a",), []),
+])
+def test_derived_names(name, args, want):
+    assert names(name, *args) == want
+
+
+def test_an_unknown_word_may_be_an_option_so_nothing_is_derived_from_it():
+    unknown = Word("*", (("*", (True, frozenset())),), literal=False, unknown=True)
+    assert isinstance(derived_outputs("cp", [literal_word("a"), unknown]), str)
+    assert isinstance(derived_outputs("gzip", [unknown]), str)
+    assert derived_outputs("gzip", [literal_word("-c"), unknown]) == []   # standard output whatever it is
