@@ -157,3 +157,67 @@ def test_a_forbid_rule_reads_every_key_and_element() -> None:
     g = ToolRuleGuard(arguments=[ArgumentRule("*", "command", forbid=r"rm\s+-rf")], name="f")
     for args in ({"command": "ls", "Command": "rm -rf /"}, {"command": ["ls", "rm -rf /"]}, {"command": {"x": "rm -rf /"}}):
         assert g.check(Context(run_id="r"), ToolCall("t", args)).decision is Decision.REJECT
+
+
+# -- JSON text inside a string argument (session 17) ------------------------------------------------------------
+# Found by the lead's red team: a tool that parses a string argument as JSON (LangChain's single-input tools, an
+# MCP tool taking its parameters as text) reads ``{"input": "{\"path\": \"/etc/shadow\"}"}`` as /etc/shadow, while
+# the guard read the whole string as one (harmless) word: allowed. The string is now also read as the value the
+# standard JSON parser gives, every duplicate key's value kept.
+
+@pytest.mark.parametrize("text", ['{"path": "/etc/shadow"}', '{"path": "\\/etc\\/shadow"}',
+                                  '{"path": "\\u002fetc\\u002fshadow"}', '{"path": "ok.txt", "path": "/etc/shadow"}',
+                                  '  {"a": {"b": ["~/.ssh/id_rsa"]}}\n', '{"a": "{\\"p\\": \\"/etc/shadow\\"}"}',
+                                  '[{"file": "app/.env"}]'])
+def test_json_text_in_a_string_argument_is_read_as_the_tool_parses_it(text: str) -> None:
+    assert decide("read_file", {"input": text}) >= Decision.REJECT, text
+
+
+@pytest.mark.parametrize("args", [{"input": '{"path": "notes.txt"}'}, {"query": '{"q": "weather", "n": [1, 2]}'},
+                                  {"query": "{not json}"}, {"input": "[1, 2, 3]"}])
+def test_json_text_naming_no_denied_path_stays_allowed(args: dict) -> None:
+    assert decide("read_file" if "input" in args else "search", args) is Decision.ALLOW, args
+
+
+def _json_values(v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield k
+            yield from _json_values(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from _json_values(x)
+    elif isinstance(v, str):
+        yield v
+        try:
+            import json as _json
+            yield from _json_values(_json.loads(v))
+        except ValueError:
+            pass
+
+
+_JSON_KEYS = st.sampled_from(["path", "file", "p", "args", "params", "input", "x"])
+
+
+def _nested(target: str):
+    leaf = st.just(target)
+    return st.recursive(leaf, lambda inner: st.one_of(st.dictionaries(_JSON_KEYS, inner, min_size=1, max_size=3),
+                                                      st.lists(inner, min_size=1, max_size=3)), max_leaves=4)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["/etc/shadow", "~/.ssh/id_rsa", "app/.env", "/run/secrets/db", "notes.txt"]).flatmap(
+    lambda t: st.tuples(st.just(t), _nested(t))), st.booleans(), st.booleans())
+def test_differential_what_json_loads_finds_in_a_string_argument_is_checked(target_tree, ascii_only, twice) -> None:
+    """Oracle: Python's ``json.loads`` (what such a tool runs); whenever a value it yields is a denied file, the
+    guard refuses, however the JSON text escapes it and however deep the text is nested in strings."""
+    import json as _json
+
+    target, tree = target_tree
+    text = _json.dumps(tree, ensure_ascii=ascii_only)
+    if twice:
+        text = _json.dumps({"params": text})
+    found = set(_json_values(_json.loads(text)))
+    got = decide("read_file", {"input": text})
+    if target != "notes.txt" and target in found:
+        assert got >= Decision.REJECT, text

@@ -7,6 +7,7 @@ that could name a file (:func:`path_shaped`) and the value of an argument named 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any, Mapping
@@ -16,7 +17,7 @@ from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
 __all__ = ["DIR_WORDS", "MAX_NESTING", "MAX_PATH", "MAX_PIECES", "NAME_WORDS", "PATH_ARGS", "PATH_WORDS", "TooDeep", "base_dirs",
-           "leaves", "path_shaped", "path_values", "readings", "strings"]
+           "json_container", "leaves", "path_shaped", "path_values", "readings", "strings"]
 
 #: argument names (canonical) whose values are file system paths
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
@@ -44,7 +45,8 @@ def strings(value: Any, depth: int = 0) -> list[Any]:
     if isinstance(value, (bytes, bytearray)):
         value = bytes(value).decode("utf-8", "surrogateescape")
     if isinstance(value, str):
-        return [value]
+        inner = json_container(value) if depth <= MAX_NESTING else None
+        return [value] if inner is None else [value, *strings(inner, depth + 1)]
     if depth > MAX_NESTING:
         return [TooDeep()]
     if isinstance(value, (list, tuple)):
@@ -58,6 +60,30 @@ def strings(value: Any, depth: int = 0) -> list[Any]:
     if isinstance(value, Mapping):
         return [s for k, v in value.items() for s in ([k] if isinstance(k, str) else []) + strings(v, depth + 1)]
     return []
+
+
+MAX_JSON = 1 << 20  # a longer string is read as itself only
+
+
+def json_container(text: str) -> Any:
+    """The object, array or string ``text`` holds as JSON, or None: a tool may parse a string argument as JSON (LangChain's
+    single-input tools, an MCP tool taking ``params`` as text), so ``{"input": "{\\"path\\": \\"/etc/shadow\\"}"}``
+    names ``/etc/shadow`` to it. A key given twice keeps every value (parsers differ on which one wins). The
+    standard library's parser: the one such tools use; Python's own reading of the text, nothing lenient."""
+    t = text.strip()
+    if len(t) < 2 or len(t) > MAX_JSON or t[0] + t[-1] not in ("{}", "[]", '""'):
+        return None
+    try:
+        return json.loads(t, object_pairs_hook=_all_pairs)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _all_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, list[Any]] = {}
+    for k, v in pairs:
+        out.setdefault(k, []).append(v)
+    return {k: vs[0] if len(vs) == 1 else vs for k, vs in out.items()}
 
 
 #: words of an argument's canonical name that make it a path a tool may expand as a pattern (``notebook_path``,
