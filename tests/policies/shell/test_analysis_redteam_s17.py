@@ -113,7 +113,8 @@ DERIVED = ["cp -b -S rc x ~/.bash", "cp --backup=simple --suffix=rc x ~/.bash", 
            "export SIMPLE_BACKUP_SUFFIX=rc; cp -b x ~/.bash", "gzip -S rc ~/.bash", "gzip --suffix=rc ~/.bash",
            "gzip --suffix rc ~/.bash", "gzip -k -S rc ~/.bash", "gzip -S .pth x", "gunzip ~/.bashrc.gz",
            "gzip -d ~/.bashrc.gz", "gunzip ~/.bashrc", "gunzip -S .x ~/.bashrc.x", "gzip -dS .x ~/.bashrc.x",
-           "gunzip x.pth.gz", "gzip --decompress ~/.zshrc-gz", "gunzip ~/.profile_z", "gzip -S rc $f"]
+           "gunzip x.pth.gz", "gzip --decompress ~/.zshrc-gz", "gunzip ~/.profile_z", "gzip -S rc $f",
+           "gunzip -r proj", "gzip -r -S rc proj", "cp -rb -S rc proj/ ~/", "cp -a --backup proj/. ~/"]
 
 
 @pytest.mark.parametrize("cmd", DERIVED)

@@ -36,6 +36,13 @@ def test_derived_names(name, args, want):
     assert names(name, *args) == want
 
 
+@pytest.mark.parametrize("name,args", [("gunzip", ("-r", "d")), ("gzip", ("-r", "-S", "rc", "d")),
+                                       ("gzip", ("--recursive", "-d", "d")), ("cp", ("-r", "-b", "d", "e")),
+                                       ("cp", ("-a", "--suffix=rc", "d", "e")), ("mv", ("-R", "-b", "d", "e"))])
+def test_names_a_tree_chooses_are_refused(name, args):
+    assert isinstance(names(name, *args), str)
+
+
 def test_an_unknown_word_may_be_an_option_so_nothing_is_derived_from_it():
     unknown = Word("*", (("*", (True, frozenset())),), literal=False, unknown=True)
     assert isinstance(derived_outputs("cp", [literal_word("a"), unknown]), str)

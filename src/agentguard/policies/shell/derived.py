@@ -13,7 +13,8 @@ read only the words of the command:
   NAME.gz): ``gunzip ~/.bashrc.gz`` and ``gunzip ~/.bashrc`` both write ``~/.bashrc`` with any content.
 
 :func:`derived_outputs` returns those names as words for the caller to check as writes (``add_paths(writes=True)``),
-or a reason to refuse when a name it derives from is not fixed. The option grammar is GNU getopt's (short
+or a reason to refuse when a name it derives from is not fixed, or comes from a tree (``gunzip -r``, ``gzip -r -S``,
+``cp -r -b``: the names are the tree's). The option grammar is GNU getopt's (short
 clusters, a value attached or in the next word, long options by any prefix of at least three letters); reading an
 option's value as an operand only adds names to check. Writing to standard output (``-c``), testing or listing
 (``-t``, ``-l``) derive nothing. The suffix of ``SIMPLE_BACKUP_SUFFIX`` is the environment's: assigning it is
@@ -77,11 +78,13 @@ def _parse(texts: list[str], with_value: str, long_values: tuple[str, ...]) -> _
     return o
 
 
-def _backups(name: str, texts: list[str]) -> list[str]:
+def _backups(name: str, texts: list[str]) -> list[str] | str:
     o = _parse(texts, BACKUPS[name], ("suffix", "target-directory"))
     suffixes = [v for v in o.long("suffix") if v is not None] + ([o.values["S"]] if "S" in o.values else [])
     if not ("b" in o.shorts or o.long("backup") or suffixes):
         return []
+    if set(o.shorts) & set("rRa") or o.long("recursive") or o.long("archive"):
+        return f"{name} backs up files of a copied tree under names those files choose"
     target = o.values.get("t") or next((v for v in o.long("target-directory") if v), None)
     sources = o.operands if target is not None else o.operands[:-1]
     dests = [] if target is not None or not o.operands else [o.operands[-1]]
@@ -92,13 +95,15 @@ def _backups(name: str, texts: list[str]) -> list[str]:
     return [d + s for d in dests for s in (suffixes or ["~"])]
 
 
-def _gzip(name: str, texts: list[str]) -> list[str]:
+def _gzip(name: str, texts: list[str]) -> list[str] | str:
     o = _parse(texts, "S", ("suffix",))
     if "c" in o.shorts or "t" in o.shorts or "l" in o.shorts or any(
             o.long(f) for f in ("stdout", "to-stdout", "test", "list")):
         return []
     suffixes = [v for v in o.long("suffix") if v is not None] + ([o.values["S"]] if "S" in o.values else [])
     decompress = name == "gunzip" or "d" in o.shorts or bool(o.long("decompress") or o.long("uncompress"))
+    if ("r" in o.shorts or o.long("recursive")) and (decompress or suffixes):
+        return f"{name} -r writes files under names the tree's files choose"
     out: list[str] = []
     for op in (x for x in o.operands if x != "-"):
         if not decompress:
@@ -120,8 +125,9 @@ def derived_outputs(name: str, args: list[Word]) -> list[Word] | str:
         return []
     if not all(w.literal for w in args):  # an unknown word may be an option too ("-Src", quoted or not)
         texts = [w.text for w in args if w.literal]
-        if name in ("gzip", "gunzip") and not _gzip(name, texts + ["x"]):
+        if name in ("gzip", "gunzip") and _gzip(name, texts + ["x"]) == []:
             return []  # writes to standard output (or tests, lists) whatever the unknown words are
         return f"{name} writes a file under a name derived from a word that is not fixed"
     texts = [w.text for w in args]
-    return [literal_word(t) for t in (_backups(name, texts) if name in BACKUPS else _gzip(name, texts))]
+    got = _backups(name, texts) if name in BACKUPS else _gzip(name, texts)
+    return got if isinstance(got, str) else [literal_word(t) for t in got]
