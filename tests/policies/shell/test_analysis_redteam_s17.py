@@ -194,3 +194,21 @@ def test_differential_what_the_real_program_creates_is_what_the_guard_checked(ta
     cmd = " ".join(argv)
     if config:
         assert analyse(cmd).unresolvable, (cmd, config)
+
+
+# -- options of allowed programs, from their manuals (same session) --------------------------------------------
+# ripgrep 14's --hostname-bin runs a program to fill {host} in a hyperlink format; file -f / --files-from and GNU
+# find's -files0-from read the names of the files to open from a file (unknown paths, as md5sum -c already was).
+
+@pytest.mark.parametrize("cmd", ["rg --hostname-bin=/tmp/x --hyperlink-format=default foo",
+                                 "rg --hostname-bin /tmp/x foo", "rg --hostn=/tmp/x foo", "file -f list",
+                                 "file --files-from list", "file -bf list", "find -files0-from list",
+                                 "find . -files0-from list -print"])
+def test_an_option_that_runs_a_program_or_reads_names_is_refused(cmd: str) -> None:
+    assert analyse(cmd).unresolvable, cmd
+    assert refused(cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", ["rg --hidden foo", "rg -h foo", "rg --heading foo", "file -b x", "find . -name x"])
+def test_neighbouring_options_stay_allowed(cmd: str) -> None:
+    assert not analyse(cmd).unresolvable, cmd

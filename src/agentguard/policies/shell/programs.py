@@ -215,7 +215,10 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
     "cargo": (Hazard(_RUNS, ("config",), word=r"-Z.*"),),
     "less": (Hazard(_RUNS, ("lesskey-file", "lesskey-src", "lesskey-content"), "k",
                     word=r"\+(?!(\d+[gGpP%]?|[gGF]|/[^!|]*|\?[^!|]*)$).*"),),
-    "rg": (Hazard(_RUNS, ("pre",)),),
+    # ripgrep 14: --hostname-bin runs a program for the {host} of a hyperlink format (session 17)
+    "rg": (Hazard(_RUNS, ("pre", "hostname-bin")),),
+    "file": (Hazard(_NAMES, ("files-from",), "f"),),
+    "find": (Hazard(_NAMES, word=r"-files0-from"),),  # GNU find 4.9: starting points from a file
     "unzip": (Hazard("an option that extracts members to absolute or parent paths", word=r"-[^-]*[:^].*"),),
     "date": (Hazard("an option that sets the system clock", ("set",), "s"),),
     "hostname": (Hazard("an operand or option that sets the host name", ("file", "boot"), "Fb", word=r"[^-].*"),),
