@@ -321,6 +321,11 @@ def repo(tmp_path_factory):
 
 
 def _reached_by_pathspec(git, spec: str) -> list[str]:
+    parsed = _magic(spec)
+    if parsed is not None and "exclude" in parsed[0]:
+        # an exclusion narrows the other pathspecs (alone, git's implicit "."): what is read is judged by them
+        # (found by fuzzing the oracle: ":!readme.txt" reaches .env but not its witness, yet names neither)
+        spec = "."
     return [f for f in git("ls-files", "-z", "--", spec).split("\0") if f]
 
 
@@ -331,7 +336,7 @@ def _reached_by_name(git, blobs, name: str) -> list[str]:
 
 @pytest.mark.parametrize("spec", ["*env", ".e*", "*rsa", ".s*rsa", "*h/id_rsa", ".ssh?id_rsa", ":(icase).ENV",
                                   ":(top).env", ":/.env", "::.env", ":(glob)**/.env", ":(glob)*rsa", ".\\env",
-                                  "con*", "*", "?env", ".s[/s]*", "su*", ":!src", "*.py", "src/", ":(literal)*env",
+                                  "con*", "*", "?env", ".s[/s]*", "su*", ":!src", ":!readme.txt", "*.py", "src/", ":(literal)*env",
                                   ":(icase)CONFIG/.ENV", "sub", ".ssh", "[.]env", "*/.env", "c?nfig/.env"])
 def test_differential_pathspecs_against_git(repo, spec):
     git, _ = repo
