@@ -48,11 +48,10 @@ from dataclasses import dataclass, field
 from .globs import ANY_CHAR, NOT_SLASH, SetTooLong, Token, parse_set
 from .words import Word
 
-__all__ = ["GitReadings", "READ_ONLY", "git_readings"]
+__all__ = ["GitReadings", "MAX_READINGS", "READ_ONLY", "git_readings", "object_paths", "pattern_readings"]
 
 _SLASH: Token = ("c", (False, frozenset("/")))
 _NS_STAR: Token = ("*", NOT_SLASH)
-_NS_ONE: Token = ("c", NOT_SLASH)
 #: long magic words git knows (``pathspec.c``); ``prefix:`` is internal and refused
 _LONG_MAGIC = frozenset({"top", "literal", "glob", "icase", "exclude"})
 #: short magic: the mnemonics git knows, and the reserved characters it dies on (``GIT_PATHSPEC_MAGIC``)
