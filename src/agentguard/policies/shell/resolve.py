@@ -14,6 +14,7 @@ import posixpath
 import re
 import shlex
 
+from .gitargs import git_readings
 from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
 from .paths import word_paths
@@ -112,6 +113,14 @@ class Resolver(WalkerBase):
                 self.out.subtrees.extend(word_paths(w, self.cwds))
         if whole:
             self.out.subtrees.extend((c, None) for c in self.cwds if c)  # no operand: the working directory
+        if name == "git":  # object names and pathspecs, read with git's grammar (:mod:`.gitargs`)
+            seen = git_readings(args)
+            for w in seen.paths:
+                self.add_paths(w, writes=seen.writes)
+            for w in seen.trees:
+                self.out.subtrees.extend(word_paths(w, self.cwds))
+            for why in seen.unresolvable:
+                self.refuse(why)
         if name in UNMODELLED_RUNNERS and args:
             self.refuse(f"{name} runs another command with an option grammar not modelled here")
             return
