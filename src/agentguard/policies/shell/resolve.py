@@ -14,11 +14,11 @@ import posixpath
 import re
 import shlex
 
+from .derived import derived_outputs
 from .gitargs import git_readings
 from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
 from .paths import word_paths
-from .derived import derived_outputs
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
                        OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
                        UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard,
