@@ -69,3 +69,26 @@ def test_the_env_family_is_denied_to_file_tools_too(path):
 @pytest.mark.parametrize("path", ["env.py", "src/environment.ts", ".environment", "docs/env.md", ".env.example"])
 def test_names_that_only_contain_env_stay_readable(path):
     assert RULES.check(Context(), ToolCall("read_file", {"path": path})).decision is Decision.ALLOW
+
+
+# -- a tree operand that is a denied directory (session 17) ----------------------------------------------------
+# Found by the git helper's red team: a recursive read's operand was checked only against rules anchored at "/" or
+# "~" (a tree may hold anything: "grep -r x ." stays allowed), so "grep -r x sub/.ssh" and "grep -r x .git" read
+# the contents "*/.ssh/*" and ".git/*" deny. A tree that IS such a directory, or lies inside one, now meets it.
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["grep -r x {t}", "grep -rn x {t}", "rg x {t}", "grep -R x {t}", "diff -r {t} other"]),
+       st.sampled_from(["sub/.ssh", "a/b/.ssh", ".ssh", "./.ssh", ".git", ".git/hooks", "./.git/objects",
+                        "/home/u/.ssh", "~/.ssh", "x/.ssh/keys"]))
+def test_property_a_tree_that_is_or_lies_in_a_denied_directory_is_refused(form, tree):
+    cmd = form.format(t=tree)
+    assert verdict(cmd).decision >= Decision.REJECT, cmd
+
+
+@pytest.mark.parametrize("cmd", ["grep -r x .", "grep -r x src", "grep -rn TODO src tests", "rg x",
+                                 "grep -r x ~/proj", "rg -n fixme lib/"])
+def test_a_tree_beside_or_above_a_denied_directory_stays_allowed(cmd):
+    assert verdict(cmd).decision is Decision.ALLOW, cmd

@@ -385,6 +385,9 @@ class ToolRuleGuard(BaseGuard):
         #: checked as itself, as "/path" against every glob and as "~/path"
         self._anchored = [_fold(fnmatch_tokens(p)) for p in denied
                           if p.startswith(("/", "~")) and not p.startswith("/*")]
+        #: the directories whose contents a glob denies ("*/.ssh/*" -> "*/.ssh", ".git/*" -> ".git"): a tree operand
+        #: that is one of them or lies inside one reads what the rule denies, wherever it is anchored
+        self._dirs = [_fold(fnmatch_tokens(p[:-2])) for p in denied if p.endswith("/*") and len(p) > 2]
         if isinstance(allow_commands, str):
             allow_commands = [allow_commands]
         self._allow_commands = (None if allow_commands is None else
@@ -469,8 +472,10 @@ class ToolRuleGuard(BaseGuard):
                                                    f"{' '.join(cmd.argv)[:80]!r}{via}, not in allow_commands"))
         if self._paths is not None:
             for text, tokens in subtrees:
-                below = _fold(list(tokens or literal_tokens(text.rstrip("/")))) + _BELOW
-                if any(intersects(below, d) for d in self._anchored):
+                tree = _fold(list(tokens or literal_tokens(text.rstrip("/"))))
+                inside = [tree] + ([_SLASH + tree, _HOME + tree] if not text.startswith(("/", "~")) else [])
+                if any(intersects(tree + _BELOW, d) for d in self._anchored) or any(
+                        intersects(t, d) or intersects(t, d + _BELOW) for t in inside for d in self._dirs):
                     out.append((self.decision, f"{call.name} reads, copies, moves or links the tree {text!r}, "
                                                "which holds a denied path"))
             for text, tokens in paths:
