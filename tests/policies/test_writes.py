@@ -103,6 +103,18 @@ def test_the_shell_refuses_copies_and_moves_to_them(path: str) -> None:
     ("search_files", {"pattern": "x", "output": "~/.zshrc"}),  # a reader's output argument is a write
     ("read_file", {"path": "a.txt", "save_to": "~/.gitconfig"}),
     ("run_command", {"command": "ls", "output": "~/.zshrc"}),
+    # attacks of this session's own review: a reader's name in the last namespace part only, a long name, a URL
+    # that climbs out of "https:", an added command key, other value types and lists
+    ("write_file.read", {"path": "~/.zshrc"}), ("mail_send__read_inbox", {"path": "~/.zshrc"}),
+    ("read" * 70 + "_file", {"path": "~/.zshrc"}), ("rеad_file", {"path": "~/.zshrc"}),  # Cyrillic е
+    ("readAndWrite", {"path": "~/.zshrc"}), ("fetch_url", {"url": "https://x/../../home/u/.zshrc"}),
+    ("save", {"doc": "https://x/%2e%2e/%2e%2e/home/u/.zshrc"}), ("write_file", {"path": "https://x/config"}),
+    ("fetch_url", {"link": "https://x/.../.../home/u/.zshrc"}),
+    ("copy_tree", {"src": "evil", "directory": "~/.config/autostart", "command": "ls"}),
+    ("write_file", {"path": "notes.txt", "cwd": "~/.local/bin", "code": "ls"}),
+    ("write_file", {"path": Path("~/.zshrc")}), ("write_file", {"path": b"~/.gitconfig"}),
+    ("write_file", {"path": "notes.txt,~/.zshrc"}), ("write_file", {"path": "notes.txt\n.envrc"}),
+    ("write_file", {"ｐａｔｈ": "~/.zshrc"}), ("write_file", {"path": "~/.z\u200bshrc"}),
 ])
 def test_any_tool_that_writes_is_checked_whatever_its_argument_is_called(name: str, args: dict) -> None:
     assert config_refusal(OPEN, name, args), (name, args)
@@ -198,6 +210,8 @@ def test_a_guard_without_structured_rules_reads_no_paths() -> None:
     ("write_file", False), ("read__file", False), ("get_or_create_file", False), ("read_file_and_save", False),
     ("search_replace", False), ("download_file", False), ("fetch_url", False), ("open_file", False),
     ("", False), ("__", False), ("ｒｅａｄ_file", True), ("read\u200b_file", True), ("list_then_delete", False),
+    ("write_file.read", False), ("mail_send__read_inbox", False), ("github__get_file_contents", True),
+    ("READ_FILE", True), ("readAndWrite", False), ("rеad_file", False), ("read" * 70, False),
 ])
 def test_which_tools_only_read(name: str, reader: bool) -> None:
     assert reads_only(name) is reader, name

@@ -377,8 +377,7 @@ class ToolRuleGuard(BaseGuard):
         shell_tool = name in _SHELL_TOOLS
         cwds, unsafe_env = _call_context(call.arguments)
         reader = reads_only(call.name, self._readers)  # every other tool writes the paths it names (.writes)
-        context = CWD_ARGS | ENV_ARGS if shell_tool or any(canonical_name(k) in COMMAND_ARGS for k in call.arguments) \
-            else frozenset()
+        context = CWD_ARGS | ENV_ARGS if shell_tool else frozenset()  # a shell's directory and environment
         bases = base_dirs(call.arguments, canonical_name)
         for var in unsafe_env:
             out.append((self.unresolvable, f"{call.name} sets {var!r} in the command's environment, which changes "

@@ -23,23 +23,30 @@ Every other tool's path values (:func:`~.arguments.path_values`: a path-named ar
 value, a name joined to a directory argument, a mapping's keys) count as writes, whatever their argument is called
 (an unknown ``save_document {"filename": "~/.bashrc"}``, ``{"doc": {"x": "~/.zshrc"}}``, a multi-file
 ``{"files": {"~/.zshrc": "..."}}``); a reader's argument named as an output (:data:`OUTPUT_WORDS`: ``output``,
-``dest``, ``save_to``...) is a write too. Three things are not write targets, each decided by what the tool
-defines (an argument's name, the call's kind), never by a value the agent chose, except the last:
+``dest``, ``save_to``...) is a write too. Not write targets (the first two decided by what the tool defines, an
+argument's name or the tool's kind, never by a value the agent chose):
 
 - an argument named as the text a tool writes or sends (:data:`TEXT_WORDS`: ``content``, ``body``, ``text``,
   ``message``, ``subject``...) and not also as a path (``note_path`` is a path): it is what is written, not
   where (``write_file {"path": "notes.txt", "content": "I changed ~/.zshrc"}``);
-- the directory a command runs in and its environment (``cwd``, ``env``) in a call that runs a command: the
-  shell analysis reads what the command itself writes, relative to that directory;
-- a web URL (``https://host/v1/config``): a remote resource, fetched or posted to, as the path reading already
-  treats it (:func:`~.arguments.web_url`). A tool that reads such a value as a local path would open a
-  directory named ``https:``; a downloader that names its file after the URL is out of reach, as ``wget URL``
-  is for the shell analysis.
+- the directory a shell tool's command runs in and its environment (``cwd``, ``env`` of ``run_command``...): the
+  shell analysis reads what the command itself writes, relative to that directory (for any other tool they are
+  path values like the rest: an agent may add a ``command`` key to a call, not make a tool a shell);
+- a web URL (``https://host/v1/config``) in an argument named as a URL (``url``, ``link``...) or not named as a
+  path: a remote resource, fetched or posted to, as the path reading already treats it
+  (:func:`~.arguments.web_url`); unless its path holds a component of dots only (``https://x/../../home/u/.zshrc``:
+  a tool reading it as a local path climbs out of the directory ``https:``). A downloader that names its file
+  after the URL is out of reach, as ``wget URL`` is for the shell analysis;
+- the glob reading of a value in an argument not named as a path (``1/2 * 3`` in a ``value``, ``./*.py`` in a
+  ``query``): such a value is read literally (the file ``open()`` names), also below the call's directories.
 
 Values are still matched against ``deny_paths`` whatever the tool (a read of ``/etc/shadow`` is refused).
 
-The guarantee: for a tool that writes, a path value whose spelling the shell guard would refuse as a write
-target (``echo x > PATH``) is refused; a read (``read_file {"path": "~/.gitconfig"}``) is not.
+The guarantee (``tests/policies/test_writes.py``, properties against the shell): through an argument named as a
+path of a tool that writes (or as an output, of a reader), a value the shell refuses as a write target
+(``echo x > VALUE``) is refused, unless it is a web URL that climbs nowhere in an argument named as a URL; through
+any other argument not named as text, the same holds for the value's literal reading; a read
+(``read_file {"path": "~/.gitconfig"}``) is not refused.
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ from functools import lru_cache
 
 from typing import Any
 
-from ..core.canonical import grant_name, strip_invisible
+from ..core.canonical import decoded_path, grant_name, strip_invisible
 from .arguments import path_named, path_values, web_url
 from .shell.model import configures
 from .shell.paths import PathForm
@@ -79,6 +86,8 @@ OUTPUT_WORDS = frozenset({"out", "output", "outputs", "outfile", "outdir", "dest
 TEXT_WORDS = frozenset({"content", "contents", "body", "text", "message", "msg", "subject", "title", "description",
                         "comment", "comments", "note", "notes", "summary", "caption", "prompt", "question", "answer",
                         "reply", "html", "markdown", "bio", "status"})
+#: words of an argument's canonical name that make its value a URL (a path-named argument ``url`` is fetched)
+_URL_WORDS = frozenset({"url", "urls", "uri", "uris", "link", "links", "href", "endpoint", "webhook"})
 #: the namespace separators of :func:`~agentguard.core.canonical.name_forms` (``__``, ``.``, ``/``, ``:``)
 _NAMESPACE = re.compile(r"__|[./:]")
 
@@ -96,20 +105,32 @@ def other_verbs() -> frozenset[str]:
 
 
 @lru_cache(maxsize=4096)
-def name_words(name: str) -> tuple[str, ...]:
-    """The words of a tool's own name: NFKC, invisible characters removed, the part after the last namespace
-    separator, split into identifier words (``fs__readFile`` -> ``read``, ``file``)."""
-    return tuple(tokens(_NAMESPACE.split(strip_invisible(name))[-1]))
+def name_words(name: str) -> tuple[tuple[str, ...], ...]:
+    """The words of each namespace part of a tool's name (NFKC, invisible characters removed, split at the
+    separators, then into identifier words): ``fs__readFile`` -> ``(("fs",), ("read", "file"))``; the last part
+    is the tool's own name."""
+    return tuple(tuple(tokens(part)) for part in _NAMESPACE.split(strip_invisible(name)))
 
 
 def reads_only(name: str, readers: re.Pattern[str] | None = None) -> bool:
     """Whether the tool ``name`` only reads (see the module docstring); ``readers``: the compiled
-    ``read_only_tools`` globs (canonical, as :func:`~agentguard.core.canonical.grant_name` spells names)."""
+    ``read_only_tools`` globs (canonical, as :func:`~agentguard.core.canonical.grant_name` spells names). A name
+    over 256 characters, or with a verb of another kind or a joining word in any part (``write_file.read``), does
+    not read."""
     if readers is not None:
         return bool(readers.match(grant_name(name)))
-    words = name_words(name if len(name) <= 256 else name[:256])
-    return bool(words) and words[0] in read_verbs() and not any(
-        w in _JOINERS or w in other_verbs() for w in words[1:])
+    if len(name) > 256:
+        return False
+    parts = name_words(name)
+    own = parts[-1] if parts else ()
+    return bool(own) and own[0] in read_verbs() and not any(
+        w in _JOINERS or w in other_verbs() for part in parts for w in (part[1:] if part is own else part))
+
+
+def _remote(value: str) -> bool:
+    """A web URL whose path climbs nowhere: no component of dots only (``..``, ``%2e%2e``, Windows' ``...``), which
+    a tool reading the value as a local path would follow out of the directory ``https:``."""
+    return web_url(value) and not any(c.strip(". ") == "" and ".." in c for c in decoded_path(value).split("/"))
 
 
 def writes_to(key: str, value: Any, reader: bool, context: frozenset[str] = frozenset()) -> bool:
@@ -118,7 +139,8 @@ def writes_to(key: str, value: Any, reader: bool, context: frozenset[str] = froz
     and environment) and the text it writes (:data:`TEXT_WORDS`), a reader's output arguments
     (:data:`OUTPUT_WORDS`); never a value that is only web URLs."""
     words = set(key.split("_")) | {key}
-    if all(web_url(str(v)) for v in (value if isinstance(value, list) else [value])):
+    if (not path_named(key) or not _URL_WORDS.isdisjoint(words)) and all(
+            _remote(str(v)) for v in (value if isinstance(value, list) else [value])):
         return False
     if reader:
         return not OUTPUT_WORDS.isdisjoint(words)
