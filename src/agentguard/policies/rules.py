@@ -93,7 +93,7 @@ from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .arguments import MAX_NESTING, PATH_ARGS, TooDeep, base_dirs, leaves, path_values, readings, strings
 from .commandrules import _allowed_command, _command_rule
-from .shell import Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
+from .shell import Analysis, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
 from .shell.globs import ANY_CHAR, fold_case
 from .shell.programs import UNSAFE_ENV
 from .writes import config_write, reads_only
