@@ -160,6 +160,8 @@ def test_text_web_urls_and_globs_in_text_are_not_write_targets(name: str, args: 
     ("write_file", {"path": "~/.z*rc"}), ("write_file", {"path": "~/.config/autostart/*"}),  # a path glob: as the shell
     ("create_file", {"directory": "~/.config", "name": "autostart/x.desktop"}),  # joined to the call's directory
     ("create_file", {"folder": "/repo/g", "filename": "config"}), ("save", {"doc": "../../etc/profile"}),
+    # the documented prices of failing closed: a send tool is no reader, a non-shell tool's cwd is a path
+    ("send_email", {"to": "a@example.com", "attachment": "~/.gitconfig"}), ("run_tests", {"cwd": "/repo/.git"}),
 ])
 def test_path_arguments_texts_with_paths_and_joins_are_write_targets(name: str, args: dict) -> None:
     for guard in (OPEN, MINIMAL):
