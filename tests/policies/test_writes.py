@@ -101,7 +101,8 @@ def test_the_shell_refuses_copies_and_moves_to_them(path: str) -> None:
     ("get_or_create_file", {"path": "~/.zshrc"}), ("read_and_write", {"path": "~/.zshrc"}),
     ("search_replace", {"path": "~/.zshrc"}), ("view_to_file", {"path": "~/.zshrc"}),
     ("search_files", {"pattern": "x", "output": "~/.zshrc"}),  # a reader's output argument is a write
-    ("read_file", {"path": "a.txt", "save_to": "~/.gitconfig"}),
+    ("read_file", {"path": "a.txt", "save_to": "~/.gitconfig"}), ("search_files", {"outputFile": "~/.zshrc"}),
+    ("get_report", {"destPath": "~/.local/bin/ls"}), ("list_files", {"into": ".envrc"}),
     ("run_command", {"command": "ls", "output": "~/.zshrc"}),
     # attacks of this session's own review: a reader's name in the last namespace part only, a long name, a URL
     # that climbs out of "https:", an added command key, other value types and lists
@@ -303,3 +304,18 @@ def test_property_no_new_refusal_where_the_shell_allows_the_write(head: str, com
         file, shell = verdict(guard, name, {key: path}).decision.refuses, shell_refuses(guard, path)
         assert shell or not file, (guard.name, key, path)
         assert file == shell or not path_named(key), (guard.name, key, path)
+
+
+_READERS = st.builds(lambda ns, verb, obj: ns + verb + obj, st.sampled_from(["", "fs__", "github__", "mcp.files/"]),
+                     st.sampled_from(["read", "get", "list", "search", "find", "view", "show", "cat", "stat",
+                                      "describe"]),
+                     st.sampled_from(["", "_file", "_files", "File", "_text_file", "_contents", "_directory"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(target=config_targets(), name=_READERS, key=st.sampled_from(["path", "file", "filename", "doc", "pattern"]),
+       out=st.sampled_from(["output", "dest", "save_to", "outputFile", "destination_path", "log_file", "to"]))
+def test_property_a_reader_reads_any_config_file_but_writes_none(target: str, name: str, key: str, out: str) -> None:
+    """A tool that only reads is not refused for reading a config file; its output argument is a write."""
+    assert not config_refusal(MINIMAL, name, {key: target}), (name, key, target)
+    assert config_refusal(MINIMAL, name, {key: "a.txt", out: target}), (name, out, target)

@@ -23,8 +23,9 @@ Every other tool's path values (:func:`~.arguments.path_values`: a path-named ar
 value, a name joined to a directory argument, a mapping's keys) count as writes, whatever their argument is called
 (an unknown ``save_document {"filename": "~/.bashrc"}``, ``{"doc": {"x": "~/.zshrc"}}``, a multi-file
 ``{"files": {"~/.zshrc": "..."}}``); a reader's argument named as an output (:data:`OUTPUT_WORDS`: ``output``,
-``dest``, ``save_to``...) is a write too. Not write targets (the first two decided by what the tool defines, an
-argument's name or the tool's kind, never by a value the agent chose):
+``dest``, ``save_to``...; a name word starting with one, ``outputFile``, counts) is a write too. Not write targets
+(the first two decided by what the tool defines, an argument's name or the tool's kind, never by a value the agent
+chose):
 
 - an argument named as the text a tool writes or sends (:data:`TEXT_WORDS`: ``content``, ``body``, ``text``,
   ``message``, ``subject``...) and not also as a path (``note_path`` is a path): it is what is written, not
@@ -79,9 +80,11 @@ _FILE_WRITES = frozenset({
     "persist", "cache", "attach", "merge", "chmod", "chown", "tee", "fix", "change", "configure", "init",
     "setup", "fetch", "pull", "checkout", "open", "convert", "compile", "build", "format",
 })
-#: words of an argument's canonical name that make it where a tool puts its result (a reader's output file)
-OUTPUT_WORDS = frozenset({"out", "output", "outputs", "outfile", "outdir", "dest", "destination", "dst", "save",
-                          "saveas", "write", "export", "log", "logfile", "target", "to", "into"})
+#: words of an argument's canonical name that make it where a tool puts its result (a reader's output file); a
+#: word starting with one of them counts too (``outputfile``, ``destpath``: ``outputFile`` is one canonical word)
+OUTPUT_WORDS = frozenset({"out", "output", "dest", "destination", "dst", "save", "export", "write", "log", "target"})
+#: words that count only whole
+_OUTPUT_EXACT = frozenset({"to", "into"})
 #: words of an argument's canonical name that make its value the text a tool writes or sends, not a file name
 TEXT_WORDS = frozenset({"content", "contents", "body", "text", "message", "msg", "subject", "title", "description",
                         "comment", "comments", "note", "notes", "summary", "caption", "prompt", "question", "answer",
@@ -143,7 +146,7 @@ def writes_to(key: str, value: Any, reader: bool, context: frozenset[str] = froz
             _remote(str(v)) for v in (value if isinstance(value, list) else [value])):
         return False
     if reader:
-        return not OUTPUT_WORDS.isdisjoint(words)
+        return not _OUTPUT_EXACT.isdisjoint(words) or any(w.startswith(tuple(OUTPUT_WORDS)) for w in words)
     return key not in context and (TEXT_WORDS.isdisjoint(words) or path_named(key))
 
 
