@@ -34,6 +34,8 @@ CHECKED = (
     f"{PKG}/control/filter.py",
     f"{PKG}/policies/shell",
     f"{PKG}/policies/rules.py",
+    f"{PKG}/policies/commandrules.py",
+    f"{PKG}/policies/writes.py",
     f"{PKG}/policies/flow.py",
     f"{PKG}/policies/flow_spec.py",
     f"{PKG}/policies/secrets.py",

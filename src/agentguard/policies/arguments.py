@@ -17,7 +17,7 @@ from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
 __all__ = ["DIR_WORDS", "MAX_NESTING", "MAX_PATH", "MAX_PIECES", "NAME_WORDS", "PATH_ARGS", "PATH_WORDS", "TooDeep", "base_dirs",
-           "json_container", "leaves", "path_shaped", "path_values", "readings", "strings"]
+           "json_container", "leaves", "path_named", "path_shaped", "path_values", "readings", "strings", "web_url"]
 
 #: argument names (canonical) whose values are file system paths
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
@@ -118,7 +118,17 @@ def base_dirs(arguments: Mapping[str, Any], canonical: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))[:_MAX_BASES]
 
 
-def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] = ()) -> str | None:
+def path_named(name: str) -> bool:
+    """Whether an argument's canonical name names a path (:data:`PATH_ARGS`, or a word of :data:`PATH_WORDS`)."""
+    return name in PATH_ARGS or not PATH_WORDS.isdisjoint(name.split("_"))
+
+
+def web_url(text: str) -> bool:
+    """Whether a value is an ``http(s)``, ``ws(s)`` or ``ftp(s)`` URL (a remote resource, fetched)."""
+    return bool(_WEB_URL.match(text))
+
+
+def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] = (), globs: bool = True) -> str | None:
     """Add the path spellings of one argument value to ``paths``; a reason to refuse it unread, or None.
 
     The tool decides how it reads its arguments, not their names, so every value that could name a file is read
@@ -128,9 +138,11 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
     (``{"doc": {"x": "~/.ss[h]/id_rsa"}}``: the structural rule of the thirteenth session's red team; a bare
     word with no ``/`` such as ``*`` or ``?env`` in an argument not named as a path is read as no file). With
     ``bases`` (:func:`base_dirs`), these values and any single-line value of an argument named as a file name or
-    pattern (:data:`NAME_WORDS`) are also read relative to each base.
+    pattern (:data:`NAME_WORDS`) are also read relative to each base. With ``globs=False`` every value is read
+    literally only (:func:`~.shell.path_forms`: the file ``open()`` names).
     """
-    named = name in PATH_ARGS or not PATH_WORDS.isdisjoint(name.split("_"))
+    named = path_named(name)
+    read = pattern_paths if globs else path_forms
     joins = tuple(b for b in bases if b != text)
     name_like = bool(joins) and not NAME_WORDS.isdisjoint(_words(name))
     for value in (text if isinstance(text, list) else [text]):
@@ -146,7 +158,7 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
                 paths += path_forms(p)   # an http(s) URL is fetched, not expanded as a glob
             elif named or path_shaped(p) or (name_like and "\n" not in p.strip()):
                 try:   # the literal spellings (path_forms) and the glob's, also below each directory of the call
-                    paths += pattern_paths(p, ("",) + joins if named or path_shaped(p) else joins)
+                    paths += read(p, ("",) + joins if named or path_shaped(p) else joins)
                 except TooManyWords:
                     return "a path pattern beyond the expansion bounds, refused unread"
     return None

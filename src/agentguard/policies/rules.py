@@ -57,6 +57,12 @@ the same way. Two structured rules decide on what the arguments *mean*, not on t
   ``cp -r /etc d``, ``tar czf o ~``, ``ln -s /etc e``) meets every rule anchored at ``/`` or ``~`` below it
   (relative and ``*/`` globs are not checked against trees: they would refuse every recursive command, so
   ``grep -r x .`` still reads a ``./.env``).
+- writes of files that configure what a program runs (:data:`~.shell.programs.CONFIG_FILES`: ``~/.gitconfig``,
+  shell start-up files, ``.envrc``, ``*.pth``, ``~/.local/bin/*``, ``/etc/profile.d/*``...) are refused with the
+  ``unresolvable`` decision whichever tool writes them: a command's redirection, ``cp``, ``tee``... (the shell
+  analysis) and a file tool's path values (:mod:`.writes`: every tool but those that only read, decided fail closed
+  from the name's verb or by ``read_only_tools``, globs naming exactly the readers), through one matcher
+  (:func:`~.shell.model.configures`) on the same path spellings;
 - the call's context: a ``cwd``-like argument (:data:`CWD_ARGS`) is a directory the command may start in
   (its relative paths are read against it too), an ``env``-like argument (:data:`ENV_ARGS`) is checked like
   assignments (``GIT_CONFIG_GLOBAL``, ``LD_PRELOAD``... are unresolvable), and a ``commands`` list
@@ -86,9 +92,11 @@ from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .arguments import MAX_NESTING, PATH_ARGS, TooDeep, base_dirs, leaves, path_values, readings, strings
-from .shell import Analysis, Command, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
-from .shell.globs import ANY_CHAR
-from .shell.programs import UNSAFE_ENV, flags_of
+from .commandrules import _allowed_command, _command_rule
+from .shell import Analysis, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
+from .shell.globs import ANY_CHAR, fold_case
+from .shell.programs import UNSAFE_ENV
+from .writes import config_write, reads_only
 
 __all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "MAX_TOOL_NAME", "PATH_ARGS",
            "ToolRuleGuard", "as_tool_call", "tool_patterns"]
@@ -126,16 +134,6 @@ def _home_variants(pattern: str) -> list[str]:
 
 
 _LONG_FLAGS = {"--recursive": "r", "--force": "f", "--no-preserve-root": "no-preserve-root"}
-
-
-def _fold(tokens: Iterable[Any]) -> list[Any]:
-    """Glob tokens in lower case: a pattern is matched against the rules as a case-insensitive file system (macOS,
-    Windows, whose glob folds case too) reads it, as literal paths are (``/ETC/SH*DOW`` meets ``/etc/shadow``)."""
-    out = []
-    for kind, (neg, chars) in tokens:
-        low = frozenset(c.lower() if len(c.lower()) == 1 else c for c in chars)
-        out.append((kind, (neg, low)))
-    return out
 
 
 def as_tool_call(proposal: Any) -> ToolCall | None:
@@ -182,65 +180,6 @@ def _find_args(arguments: Mapping[str, Any], arg: str) -> list[str]:
     its framework may read any of them, so a rule checks them all."""
     want = canonical_name(arg)
     return [k for k in arguments if k == arg or canonical_name(k) == want]
-
-
-def _command_rule(entry: Any, what: str) -> tuple[re.Pattern[str], frozenset[str]]:
-    """``"rm -rf"`` -> (program glob, required canonical flags {r, f})."""
-    if not isinstance(entry, str) or not entry.strip():
-        raise InputError(f"{what}: command rules must be non-empty strings like 'rm -rf', got {entry!r}")
-    words = entry.split()
-    if any(not w.startswith("-") for w in words[1:]):
-        raise InputError(f"{what}: {entry!r}: only a program and its flags, not operands")
-    flags, _ = flags_of(canonical_name(words[0]), words[1:])
-    return re.compile(fnmatch.translate(canonical_name(words[0]))), flags
-
-
-@dataclass(frozen=True)
-class _AllowedCommand:
-    """One ``allow_commands`` entry: a program glob, the argument words that must follow it, denied flags."""
-
-    text: str
-    program: re.Pattern[str]
-    args: tuple[str, ...]
-    deny_flags: frozenset[str]
-
-    def allows(self, cmd: Command) -> bool:
-        if not self.program.fullmatch(cmd.program):
-            return False
-        if cmd.argv and "/" in cmd.argv[0]:
-            return False  # ./ls, /tmp/x/ls: a file named like an allowed program is not that program
-        words = cmd.words[1:] if cmd.words else ()
-        if self.args:
-            if len(words) < len(self.args):
-                return False
-            if any(not w.literal or w.text != a for w, a in zip(words, self.args)):
-                return False
-        if self.deny_flags and (cmd.unknown_args or self.deny_flags & cmd.flags or any(
-                d.startswith(f) for d in self.deny_flags if d.startswith("--")
-                for f in cmd.flags if f.startswith("--") and len(f) > 2)):
-            return False  # GNU long options may be abbreviated: "sed --in-pl" is "sed --in-place"
-        return True
-
-
-def _allowed_command(entry: Any, what: str) -> _AllowedCommand:
-    """``"git status"`` or ``{program = "find", deny_flags = ["-delete"]}`` (see the module docstring)."""
-    if isinstance(entry, str) and entry.strip():
-        words = entry.split()
-        return _AllowedCommand(entry, re.compile(fnmatch.translate(canonical_name(words[0]))), tuple(words[1:]),
-                               frozenset())
-    if isinstance(entry, Mapping) and isinstance(entry.get("program"), str) and entry["program"].strip():
-        unknown = set(entry) - {"program", "args", "deny_flags"}
-        if unknown:
-            raise InputError(f"{what}: unknown key(s) {', '.join(sorted(unknown))} in {dict(entry)!r}")
-        args = entry.get("args", [])
-        deny = entry.get("deny_flags", [])
-        if not all(isinstance(a, str) for a in args) or not all(isinstance(d, str) and d.startswith("-")
-                                                               for d in deny):
-            raise InputError(f"{what}: 'args' must be strings and 'deny_flags' options like '-r', got {dict(entry)!r}")
-        prog = canonical_name(entry["program"])
-        flags, _ = flags_of(prog, list(deny))
-        return _AllowedCommand(str(dict(entry)), re.compile(fnmatch.translate(prog)), tuple(args), flags)
-    raise InputError(f"{what}: entries are strings like 'git status' or tables with 'program', got {entry!r}")
 
 
 def _analyse(text: Any, cwds: Sequence[str] = (), each: bool = False) -> Analysis:
@@ -341,6 +280,7 @@ class ToolRuleGuard(BaseGuard):
         deny_paths: Sequence[str] | str = (),
         allow_commands: Sequence[str | Mapping[str, Any]] | None = None,
         unresolvable: Decision | str = Decision.REJECT,
+        read_only_tools: Sequence[str] | str | None = None,
     ) -> None:
         self.name = name
         self.decision = Decision.parse(decision)
@@ -378,16 +318,16 @@ class ToolRuleGuard(BaseGuard):
         # case-insensitive: on macOS and Windows file systems /ETC/SHADOW is /etc/shadow
         self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in denied), re.IGNORECASE)
                        if denied else None)
-        self._path_tokens = [_fold(fnmatch_tokens(p)) for p in denied]
+        self._path_tokens = [fold_case(fnmatch_tokens(p)) for p in denied]
         #: the globs anchored at the root or a home: a tree operand above one of them meets it (relative and
         #: "*/" globs name files anywhere and would refuse every recursive command). A relative path is below an
         #: unknown working directory, which may be "/" (a container without WORKDIR), "~" or any other: it is
         #: checked as itself, as "/path" against every glob and as "~/path"
-        self._anchored = [_fold(fnmatch_tokens(p)) for p in denied
+        self._anchored = [fold_case(fnmatch_tokens(p)) for p in denied
                           if p.startswith(("/", "~")) and not p.startswith("/*")]
         #: the directories whose contents a glob denies ("*/.ssh/*" -> "*/.ssh", ".git/*" -> ".git"): a tree operand
         #: that is one of them or lies inside one reads what the rule denies, wherever it is anchored
-        self._dirs = [_fold(fnmatch_tokens(p[:-2])) for p in denied if p.endswith("/*") and len(p) > 2]
+        self._dirs = [fold_case(fnmatch_tokens(p[:-2])) for p in denied if p.endswith("/*") and len(p) > 2]
         if isinstance(allow_commands, str):
             allow_commands = [allow_commands]
         self._allow_commands = (None if allow_commands is None else
@@ -396,6 +336,9 @@ class ToolRuleGuard(BaseGuard):
         if not self.unresolvable.refuses:
             raise InputError(f"{name}: unresolvable must block (REJECT, ESCALATE or HALT), not "
                              f"{self.unresolvable.name}: a command that cannot be read is never allowed")
+        #: the tools that only read, when the configuration names them (otherwise inferred from names: .writes)
+        self._readers = (_globs(read_only_tools, f"{name}.read_only_tools", grant_name) or re.compile(r"(?!)")
+                         if read_only_tools is not None else None)
         self._allowed = Verdict.allow(self.name)  # verdicts are immutable: one ALLOW serves every call
         self._not_a_call = Verdict.allow(self.name, "not a tool call")
 
@@ -436,12 +379,15 @@ class ToolRuleGuard(BaseGuard):
         out: list[tuple[Decision, str]] = []
         shell_tool = name in _SHELL_TOOLS
         cwds, unsafe_env = _call_context(call.arguments)
-        bases = base_dirs(call.arguments, canonical_name) if self._paths is not None else ()
+        reader = reads_only(call.name, self._readers)  # every other tool writes the paths it names (.writes)
+        context = CWD_ARGS | ENV_ARGS if shell_tool else frozenset()  # a shell's directory and environment
+        bases = base_dirs(call.arguments, canonical_name)
         for var in unsafe_env:
             out.append((self.unresolvable, f"{call.name} sets {var!r} in the command's environment, which changes "
                                            "what runs"))
         paths: list[tuple[str, Any]] = []
         subtrees: list[tuple[str, Any]] = []
+        writes: list[tuple[Decision, str]] = []
         for key, value in call.arguments.items():
             k = canonical_name(key)
             is_cmd = shell_tool or k in COMMAND_ARGS
@@ -452,9 +398,13 @@ class ToolRuleGuard(BaseGuard):
                                                    "unread"))
                     continue
                 if not is_cmd or k in PATH_ARGS:
+                    start = len(paths)
                     why = path_values(k, text, paths, bases)
                     if why:
                         out.append((self.unresolvable, f"argument '{key}' of {call.name}: {why}"))
+                    written = config_write(k, text, paths[start:], bases, reader, context)
+                    if written:  # the shell guard's rule for a write target, on the same spellings
+                        writes.append((self.unresolvable, f"argument '{key}' of {call.name}: {written}"))
                 if not is_cmd:
                     continue
                 found = _analyse(text, cwds, each=k in COMMAND_LISTS)
@@ -472,7 +422,7 @@ class ToolRuleGuard(BaseGuard):
                                                    f"{' '.join(cmd.argv)[:80]!r}{via}, not in allow_commands"))
         if self._paths is not None:
             for text, tokens in subtrees:
-                tree = _fold(list(tokens or literal_tokens(text.rstrip("/"))))
+                tree = fold_case(list(tokens or literal_tokens(text.rstrip("/"))))
                 inside = [tree] + ([_SLASH + tree, _HOME + tree] if not text.startswith(("/", "~")) else [])
                 if any(intersects(tree + _BELOW, d) for d in self._anchored) or any(
                         intersects(t, d) or intersects(t, d + _BELOW) for t in inside for d in self._dirs):
@@ -485,9 +435,9 @@ class ToolRuleGuard(BaseGuard):
                             self._paths.fullmatch("/" + text)))):
                         out.append((self.decision, f"path {text!r} of {call.name} is denied"))
                     continue
-                folded = _fold(tokens)
+                folded = fold_case(tokens)
                 if any(intersects(folded, d) for d in self._path_tokens) or (relative and (any(
                         intersects(_SLASH + folded, d) for d in self._path_tokens) or any(
                         intersects(_HOME + folded, d) for d in self._path_tokens))):
                     out.append((self.decision, f"path pattern {text!r} of {call.name} could match a denied path"))
-        return out
+        return out + writes

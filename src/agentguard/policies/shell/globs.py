@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-__all__ = ["ANY_CHAR", "NOT_SLASH", "NO_DOT", "SetTooLong", "Token", "fnmatch_tokens", "intersects", "literal_tokens"]
+__all__ = ["ANY_CHAR", "NOT_SLASH", "NO_DOT", "SetTooLong", "Token", "fnmatch_tokens", "fold_case", "intersects",
+           "literal_tokens"]
 
 CharSet = tuple[bool, frozenset[str]]
 #: a token: ("c", charset) consumes one character; ("*", charset) any number of them
@@ -58,6 +59,18 @@ def _meet(a: CharSet, b: CharSet, no_dot: bool = False) -> bool:
 
 def literal_tokens(text: str) -> list[Token]:
     return [("c", (False, frozenset(ch))) for ch in text]
+
+
+def fold_case(tokens: Iterable[Token]) -> list[Token]:
+    """Glob tokens in lower case: a pattern matched against rules as a case-insensitive file system (macOS,
+    Windows, whose glob folds case too) reads it, as literal paths are (``/ETC/SH*DOW`` meets ``/etc/shadow``).
+    The one case fold of path tokens: the rules guard's ``deny_paths`` and the config-file rule
+    (:func:`~.model.configures`) use it."""
+    out: list[Token] = []
+    for kind, (neg, chars) in tokens:
+        low = frozenset(c.lower() if len(c.lower()) == 1 else c for c in chars)
+        out.append((kind, (neg, low)))
+    return out
 
 
 class SetTooLong(Exception):

@@ -13,15 +13,16 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from ...core.canonical import canonical_name, strip_invisible
-from .globs import ANY_CHAR, Token, fnmatch_tokens, intersects
+from .globs import ANY_CHAR, Token, fnmatch_tokens, fold_case, intersects
 from .paths import PathForm, word_paths
 from .programs import CONFIG_FILES
 from .words import Word
 
 __all__ = ["ANY_WORD", "Analysis", "Command", "MAX_DEPTH", "MAX_WORK", "TooMuchWork", "WalkerBase", "chain",
-           "program_name"]
+           "configures", "program_name"]
 
 MAX_DEPTH = 8
 #: the most words and path spellings one analysis reads (a benign command uses well under 100); past it the
@@ -32,9 +33,31 @@ MAX_WORK = 3000
 
 class TooMuchWork(Exception):
     """Raised when an analysis passes :data:`MAX_WORK`; :func:`~.analysis.analyse` refuses the command."""
-_CONFIG = [fnmatch_tokens(p) for p in CONFIG_FILES]
-_CONFIG_RE = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in CONFIG_FILES))
+_CONFIG = [fold_case(fnmatch_tokens(p)) for p in CONFIG_FILES]
+_CONFIG_RE = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in CONFIG_FILES), re.IGNORECASE)
 _SLASH: list[Token] = [("c", (False, frozenset("/")))]
+
+
+def configures(forms: Iterable[PathForm]) -> str | None:
+    """Why writing one of ``forms`` (spellings of one path, :func:`~.paths.word_paths` or
+    :func:`~.paths.pattern_paths`) runs code later, or None: the first that names a file of
+    :data:`~.programs.CONFIG_FILES` (a glob spelling: one that could match such a file), case folded as a
+    case-insensitive file system opens it. A relative spelling is read below any directory (``.envrc``,
+    ``g/config``), ``~`` as any home. A wholly unknown word (``$x``) is not reported here: it meets every
+    ``deny_paths`` glob already. The one matcher of the class: the shell guard's writes (:meth:`WalkerBase.add_paths`)
+    and a file tool's (:mod:`agentguard.policies.writes`) both ask it, so the two give one answer."""
+    for text, tokens in forms:
+        if tokens is not None and all(t == ("*", ANY_CHAR) for t in tokens):
+            continue
+        if tokens is None:
+            hit = bool(_CONFIG_RE.fullmatch(text if text.startswith("/") else "/" + text.lstrip("~")))
+        else:
+            rest = list(tokens[1:] if text.startswith("~") else tokens)
+            toks = fold_case(rest if text.startswith("/") or rest[:1] == _SLASH else _SLASH + rest)
+            hit = any(intersects(toks, c) for c in _CONFIG)
+        if hit:
+            return f"{text!r} configures what a program runs (writing it runs code later)"
+    return None
 DASH_ANY: tuple[Token, ...] = (("c", (False, frozenset("-"))), ("*", ANY_CHAR))
 #: a word whose value is unknown and split: any number of any words
 ANY_WORD = Word("*", (("*", ANY_CHAR),), literal=False, unknown=True, split=True)
@@ -106,19 +129,9 @@ class WalkerBase:
         forms = word_paths(word, self.cwds)
         self.spend(len(forms))
         self.out.paths.extend(forms)
-        if writes:
-            for text, tokens in forms:
-                if tokens is not None and all(t == ("*", ANY_CHAR) for t in tokens):
-                    continue  # wholly unknown: it meets every deny_paths glob already (see rules)
-                anchored = text if text.startswith("/") else "/" + text.lstrip("~")
-                if tokens is None:
-                    hit = bool(_CONFIG_RE.fullmatch(anchored))
-                else:
-                    toks = _SLASH + list(tokens[1:] if text.startswith("~") else tokens)
-                    hit = any(intersects(toks, c) for c in _CONFIG)
-                if hit:
-                    self.refuse(f"{text!r} configures what a program runs (writing it runs code later)")
-                    break
+        why = configures(forms) if writes else None
+        if why:
+            self.refuse(why)
         return forms
 
     def text(self, text: str, depth: int) -> None:

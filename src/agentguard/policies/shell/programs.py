@@ -271,6 +271,11 @@ CONFIG_FILES: tuple[str, ...] = (
     "*/.config/npm/*", "*.cargo/config*", "*/.pip/*", "*pip.conf", "*/.config/pip/*", "*.pydistutils.cfg",
     "*.bashrc", "*.bash_profile", "*.bash_login", "*.bash_logout", "*.profile", "*.zshrc", "*.zshenv",
     "*.zprofile", "*.zlogin", "*.inputrc", "*.curlrc", "*.wgetrc", "*.lesskey", "*/.config/lesskey",
+    # their system-wide counterparts (login shells source /etc/profile.d/*.sh; pam_env reads /etc/environment, whose
+    # LD_PRELOAD loads code; git reads /etc/gitconfig) and what runs code at boot, login or on a timer (session 17)
+    "/etc/profile", "/etc/profile.d/*", "/etc/bash.bashrc", "/etc/bashrc", "/etc/zsh*", "/etc/fish/*",
+    "/etc/environment", "/etc/gitconfig", "/etc/ld.so.preload", "/etc/xdg/autostart/*", "/etc/cron*",
+    "/var/spool/cron/*", "/etc/systemd/*", "/etc/rc.local", "*/start menu/programs/startup/*",
     "*.lessfilter", "*.vimrc", "*.exrc", "*.pam_environment", "*/.config/autostart/*", "*/.config/systemd/*",
     "*/.local/bin/*", "/usr/local/bin/*", "/usr/local/sbin/*", "/usr/bin/*", "/bin/*", "/usr/sbin/*", "/sbin/*",
     "*/.ssh/*", "*.envrc", "*/.config/fish/*", "*.pythonrc*", "*/sitecustomize.py", "*/usercustomize.py",

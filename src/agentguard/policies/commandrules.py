@@ -1,0 +1,77 @@
+"""The shell-command rules of :class:`~.rules.ToolRuleGuard` as parsed from its configuration: a ``deny_commands``
+entry (``"rm -rf"``: a program glob and the flags it must not have together) and an ``allow_commands`` entry
+(``"git status"`` or ``{program = "find", args = [...], deny_flags = [...]}``). Split from :mod:`.rules`, which
+documents what they mean; a malformed entry raises :class:`~agentguard.core.errors.InputError` at load."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..core.canonical import canonical_name
+from ..core.errors import InputError
+from .shell import Command
+from .shell.programs import flags_of
+
+__all__: list[str] = []  # private to the rules guard
+
+
+def _command_rule(entry: Any, what: str) -> tuple[re.Pattern[str], frozenset[str]]:
+    """``"rm -rf"`` -> (program glob, required canonical flags {r, f})."""
+    if not isinstance(entry, str) or not entry.strip():
+        raise InputError(f"{what}: command rules must be non-empty strings like 'rm -rf', got {entry!r}")
+    words = entry.split()
+    if any(not w.startswith("-") for w in words[1:]):
+        raise InputError(f"{what}: {entry!r}: only a program and its flags, not operands")
+    flags, _ = flags_of(canonical_name(words[0]), words[1:])
+    return re.compile(fnmatch.translate(canonical_name(words[0]))), flags
+
+
+@dataclass(frozen=True)
+class _AllowedCommand:
+    """One ``allow_commands`` entry: a program glob, the argument words that must follow it, denied flags."""
+
+    text: str
+    program: re.Pattern[str]
+    args: tuple[str, ...]
+    deny_flags: frozenset[str]
+
+    def allows(self, cmd: Command) -> bool:
+        if not self.program.fullmatch(cmd.program):
+            return False
+        if cmd.argv and "/" in cmd.argv[0]:
+            return False  # ./ls, /tmp/x/ls: a file named like an allowed program is not that program
+        words = cmd.words[1:] if cmd.words else ()
+        if self.args:
+            if len(words) < len(self.args):
+                return False
+            if any(not w.literal or w.text != a for w, a in zip(words, self.args)):
+                return False
+        if self.deny_flags and (cmd.unknown_args or self.deny_flags & cmd.flags or any(
+                d.startswith(f) for d in self.deny_flags if d.startswith("--")
+                for f in cmd.flags if f.startswith("--") and len(f) > 2)):
+            return False  # GNU long options may be abbreviated: "sed --in-pl" is "sed --in-place"
+        return True
+
+
+def _allowed_command(entry: Any, what: str) -> _AllowedCommand:
+    """``"git status"`` or ``{program = "find", deny_flags = ["-delete"]}`` (see the module docstring)."""
+    if isinstance(entry, str) and entry.strip():
+        words = entry.split()
+        return _AllowedCommand(entry, re.compile(fnmatch.translate(canonical_name(words[0]))), tuple(words[1:]),
+                               frozenset())
+    if isinstance(entry, Mapping) and isinstance(entry.get("program"), str) and entry["program"].strip():
+        unknown = set(entry) - {"program", "args", "deny_flags"}
+        if unknown:
+            raise InputError(f"{what}: unknown key(s) {', '.join(sorted(unknown))} in {dict(entry)!r}")
+        args = entry.get("args", [])
+        deny = entry.get("deny_flags", [])
+        if not all(isinstance(a, str) for a in args) or not all(isinstance(d, str) and d.startswith("-")
+                                                               for d in deny):
+            raise InputError(f"{what}: 'args' must be strings and 'deny_flags' options like '-r', got {dict(entry)!r}")
+        prog = canonical_name(entry["program"])
+        flags, _ = flags_of(prog, list(deny))
+        return _AllowedCommand(str(dict(entry)), re.compile(fnmatch.translate(prog)), tuple(args), flags)
+    raise InputError(f"{what}: entries are strings like 'git status' or tables with 'program', got {entry!r}")
