@@ -212,3 +212,25 @@ def test_an_option_that_runs_a_program_or_reads_names_is_refused(cmd: str) -> No
 @pytest.mark.parametrize("cmd", ["rg --hidden foo", "rg -h foo", "rg --heading foo", "file -b x", "find . -name x"])
 def test_neighbouring_options_stay_allowed(cmd: str) -> None:
     assert not analyse(cmd).unresolvable, cmd
+
+
+# -- more start-up files (same session) --------------------------------------------------------------------------
+NEW_STARTUP = ["~/.bash_aliases", "~/.bash_completion", "/etc/bash_completion.d/x", "~/.cshrc", "~/.kshrc",
+               "~/.xinitrc", "~/.xsessionrc", "~/Documents/WindowsPowerShell/Microsoft.PowerShell_profile.ps1",
+               "~/.config/powershell/profile.ps1", "~/.gdbinit", "~/.pdbrc", "~/.ipython/profile_default/startup/a.py",
+               "~/.tmux.conf", "~/.config/nvim/init.lua", "~/.vim/plugin/x.vim", "~/.emacs", "~/.emacs.d/init.el",
+               "~/.hgrc", "~/.gradle/init.d/a.gradle", "~/.docker/config.json", "~/.config/environment.d/a.conf"]
+
+
+@FAST
+@given(st.sampled_from(NEW_STARTUP), st.sampled_from(["echo x > {p}", "printf x >> {p}", "tee {p}", "cp a {p}",
+                                                       "ln -s a {p}", "mv a {p}"]))
+def test_property_writing_a_start_up_file_is_refused(path, form):
+    cmd = form.format(p=path)
+    assert analyse(cmd).unresolvable, cmd
+
+
+@pytest.mark.parametrize("cmd", ["cat ~/.tmux.conf", "cat ~/.gdbinit", "echo x > docs/emacs.md",
+                                 "echo x > src/powershell/build.ps1", "head ~/.hgrc"])
+def test_reading_them_or_writing_lookalikes_stays_allowed(cmd):
+    assert not analyse(cmd).unresolvable, cmd

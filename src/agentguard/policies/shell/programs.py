@@ -280,6 +280,15 @@ CONFIG_FILES: tuple[str, ...] = (
     "*/.local/bin/*", "/usr/local/bin/*", "/usr/local/sbin/*", "/usr/bin/*", "/bin/*", "/usr/sbin/*", "/sbin/*",
     "*/.ssh/*", "*.envrc", "*/.config/fish/*", "*.pythonrc*", "*/sitecustomize.py", "*/usercustomize.py",
     "*.pth",
+    # more start-up files that run code (session 17): the shells' others (Debian's bashrc sources .bash_aliases;
+    # bash-completion loads completions on <TAB>), the X session's, PowerShell's profiles, and tools that run
+    # commands from their start-up file (gdb, pdb, IPython, tmux, vim/neovim, Emacs, Mercurial hooks, Gradle init
+    # scripts, Docker credential helpers, systemd's user environment: LD_PRELOAD)
+    "*.bash_aliases", "*.bash_completion", "*/bash_completion.d/*", "*/bash-completion/completions/*", "*.cshrc",
+    "*.tcshrc", "*.kshrc", "*.mkshrc", "*.zlogout", "*.xinitrc", "*.xprofile", "*.xsession", "*.xsessionrc",
+    "*powershell/*profile.ps1", "*.gdbinit", "*.pdbrc", "*/.ipython/*/startup/*", "*.tmux.conf", "*/.config/tmux/*",
+    "*/.config/nvim/*", "*/.vim/plugin/*", "*.emacs", "*/.emacs.d/*", "*.hgrc", "*/.gradle/init.d/*",
+    "*/.gradle/init.gradle*", "*/.docker/config.json", "*/.config/environment.d/*",
     # a git directory is any directory with HEAD, objects and refs (``git init --bare g`` makes one): git reads
     # its ``config`` (core.fsmonitor runs a command on ``cd g; git status``), a ``.git`` file or ``commondir``
     # points git at another one, ``config.worktree`` is read with extensions.worktreeConfig (session 11)
@@ -287,6 +296,7 @@ CONFIG_FILES: tuple[str, ...] = (
     # the directories themselves (a tree copied or moved into place: "cp -r d/.ssh ~", "mv h .git/hooks")
     "*/.ssh", "*.git/hooks", "*.git/info", "*/.config/git", "*/.local/bin", "*/.config/autostart",
     "*/.config/systemd", "*/.config/fish", "*/.config/pip", "*/.config/npm", "*/.pip", "*.cargo",
+    "*/.config/nvim", "*/.emacs.d", "*/.gradle/init.d", "*/.config/environment.d", "*/.config/tmux", "*/.vim/plugin",
 )
 #: programs that only read their operands (a config file they name is read, not written)
 READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "wc", "diff", "cmp",
