@@ -92,3 +92,15 @@ def test_property_a_tree_that_is_or_lies_in_a_denied_directory_is_refused(form, 
                                  "grep -r x ~/proj", "rg -n fixme lib/"])
 def test_a_tree_beside_or_above_a_denied_directory_stays_allowed(cmd):
     assert verdict(cmd).decision is Decision.ALLOW, cmd
+
+
+@pytest.mark.parametrize("path", ["deploy/id_rsa", "/srv/keys/id_ed25519", "infra/terraform.tfstate", "~/.zsh_history",
+                                  "~/.python_history", "~/.mozilla/firefox/x.default/logins.json",
+                                  "~/.password-store/bank.gpg", "~/.terraform.d/credentials.tfrc.json"])
+def test_keys_state_files_and_histories_are_denied(path):
+    assert RULES.check(Context(), ToolCall("read_file", {"path": path})).decision >= Decision.REJECT
+
+
+@pytest.mark.parametrize("path", ["deploy/id_rsa.pub", "infra/main.tf", "src/history.py", "docs/keys.md"])
+def test_public_keys_and_lookalikes_stay_readable(path):
+    assert RULES.check(Context(), ToolCall("read_file", {"path": path})).decision is Decision.ALLOW
