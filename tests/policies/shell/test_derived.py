@@ -37,6 +37,13 @@ def names(name: str, *args: str) -> list[str] | str:
     ("git", ("clone", "https://h/o/r", "dir"), []),                       # a named directory is an operand
     ("git", ("submodule", "add", "https://h/nvim.git"), ["nvim"]),
     ("git", ("status",), []),
+    ("curl", ("-O", "https://h/a/ls"), ["./ls"]),                          # the URL's last path component
+    ("curl", ("--output-dir", "/usr/local/bin", "-O", "https://h/ls"), ["/usr/local/bin/ls"]),
+    ("curl", ("-sSL", "https://h/a", "-o", "out"), []),                      # -o names the file: an operand
+    ("wget", ("https://h/x%2epth",), ["./x%2epth", "./x.pth"]),            # as written and decoded
+    ("wget", ("-P", "/etc/profile.d", "https://h/a.sh"), ["/etc/profile.d/a.sh"]),
+    ("wget", ("https://h/",), ["./index.html"]),
+    ("wget", ("-qO-", "https://h/a"), []),
 ])
 def test_derived_names(name, args, want):
     assert names(name, *args) == want
@@ -44,7 +51,10 @@ def test_derived_names(name, args, want):
 
 @pytest.mark.parametrize("name,args", [("gunzip", ("-r", "d")), ("gzip", ("-r", "-S", "rc", "d")),
                                        ("gzip", ("--recursive", "-d", "d")), ("cp", ("-r", "-b", "d", "e")),
-                                       ("cp", ("-a", "--suffix=rc", "d", "e")), ("mv", ("-R", "-b", "d", "e"))])
+                                       ("cp", ("-a", "--suffix=rc", "d", "e")), ("mv", ("-R", "-b", "d", "e")),
+                                       ("curl", ("-OJ", "https://h/a")), ("curl", ("-K", "cfg", "https://h/a")),
+                                       ("wget", ("-r", "https://h/")), ("wget", ("--content-disposition", "https://h/a")),
+                                       ("wget", ("-i", "urls.txt"))])
 def test_names_a_tree_chooses_are_refused(name, args):
     assert isinstance(names(name, *args), str)
 

@@ -9,7 +9,9 @@ read only the words of the command:
   old ``~/.bash``, which an earlier allowed call wrote;
 - **gzip**'s output NAME+SUF (default ``.gz``; ``gzip -S rc ~/.bash`` writes ``~/.bashrc``, and deflate stores
   incompressible input verbatim, so lines of it survive);
-- the directory ``git clone URL`` (and ``git submodule add URL``) names after the URL;
+- the directory ``git clone URL`` (and ``git submodule add URL``) names after the URL, and the file ``curl -O URL``
+  and ``wget URL`` name after it (``cd ~/.local/bin && curl -O https://x/ls``); a name the server chooses (``curl
+  -J``, ``wget -r``, ``--content-disposition``) is refused, as ``tar -x`` is;
 - **gunzip**'s (``gzip -d``) output NAME without its suffix, and NAME itself when NAME has none (gunzip then reads
   NAME.gz): ``gunzip ~/.bashrc.gz`` and ``gunzip ~/.bashrc`` both write ``~/.bashrc`` with any content.
 
@@ -159,11 +161,61 @@ def _clone_dir(texts: list[str]) -> list[str] | str:
     return [base] if base else f"git {texts[at]} names its directory after a URL with no name in it"
 
 
+def _url_names(url: str) -> list[str]:
+    """The file names a downloader takes from ``url``: its path's last component, as written and decoded."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        last = urlsplit(url).path.rsplit("/", 1)[-1]
+    except ValueError:
+        return [url]
+    return list(dict.fromkeys([last, unquote(last)]))
+
+
+def _urls(texts: list[str]) -> list[str]:
+    return [t for t in texts if "://" in t and not t.startswith("-")]
+
+
+def _curl(texts: list[str]) -> list[str] | str:
+    """``curl -O URL`` writes the URL's last path component (``--output-dir DIR``: below DIR); ``-J`` lets the
+    server name it, ``-K`` reads options from a file: refused."""
+    longs = [t.split("=", 1)[0] for t in texts if t.startswith("--")]
+    shorts = "".join(t[1:] for t in texts if t.startswith("-") and not t.startswith("--"))
+    if "J" in shorts or "K" in shorts or any(n in ("--remote-header-name", "--config") for n in longs):
+        return "curl writes under a name the server (or a config file) chooses"
+    if not ("O" in shorts or any(n in ("--remote-name", "--remote-name-all") for n in longs)):
+        return []
+    dirs = [t.split("=", 1)[1] for t in texts if t.startswith("--output-dir=")] + \
+        [texts[k + 1] for k, t in enumerate(texts[:-1]) if t == "--output-dir"]
+    names = [n for u in _urls(texts) for n in _url_names(u)]
+    return [d.rstrip("/") + "/" + n for d in (dirs or ["."]) for n in names]
+
+
+def _wget(texts: list[str]) -> list[str] | str:
+    """``wget URL`` writes the URL's last path component (``index.html`` for none; ``-P DIR``: below DIR) unless
+    ``-O`` names the file; recursion, page requisites, server-given names or URLs read from a file: refused."""
+    longs = [t.split("=", 1)[0] for t in texts if t.startswith("--")]
+    shorts = "".join(t[1:] for t in texts if t.startswith("-") and not t.startswith("--"))
+    chosen = ("--recursive", "--mirror", "--page-requisites", "--content-disposition", "--trust-server-names",
+              "--input-file", "--force-directories", "--base")
+    if set(shorts) & set("rmpixB") or any(n in chosen for n in longs):
+        return "wget writes under names the server (or an input file) chooses"
+    if "O" in shorts or "--output-document" in longs or "--spider" in longs:
+        return []  # the file is named (an operand checked as written), standard output, or nothing
+    dirs = [t[2:] for t in texts if t.startswith("-P") and len(t) > 2] + \
+        [t.split("=", 1)[1] for t in texts if t.startswith("--directory-prefix=")] + \
+        [texts[k + 1] for k, t in enumerate(texts[:-1]) if t in ("-P", "--directory-prefix")]
+    names = [n or "index.html" for u in _urls(texts) for n in _url_names(u)]
+    return [d.rstrip("/") + "/" + n for d in (dirs or ["."]) for n in names]
+
+
 def derived_outputs(name: str, args: list[Word]) -> list[Word] | str:
     """The files ``name`` writes under names derived from its operands (see the module doc), as words; a
     reason to refuse when a word they derive from is not fixed."""
-    if name == "git":
-        got = _clone_dir([w.text for w in args]) if all(w.literal for w in args) else []
+    if name in ("git", "curl", "wget"):
+        if not all(w.literal for w in args):
+            return [] if name == "git" else f"{name} writes under a name derived from a word that is not fixed"
+        got = {"git": _clone_dir, "curl": _curl, "wget": _wget}[name]([w.text for w in args])
         return got if isinstance(got, str) else [literal_word(t) for t in got]
     if name not in BACKUPS and name not in ("gzip", "gunzip"):
         return []
