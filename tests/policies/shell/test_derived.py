@@ -54,7 +54,9 @@ def test_derived_names(name, args, want):
                                        ("cp", ("-a", "--suffix=rc", "d", "e")), ("mv", ("-R", "-b", "d", "e")),
                                        ("curl", ("-OJ", "https://h/a")), ("curl", ("-K", "cfg", "https://h/a")),
                                        ("wget", ("-r", "https://h/")), ("wget", ("--content-disposition", "https://h/a")),
-                                       ("wget", ("-i", "urls.txt"))])
+                                       ("wget", ("-i", "urls.txt")),
+                                       ("wget", ("-e", "output_document=~/.bashrc", "https://h/a")),
+                                       ("wget", ("--config=w.rc", "https://h/a"))])
 def test_names_a_tree_chooses_are_refused(name, args):
     assert isinstance(names(name, *args), str)
 

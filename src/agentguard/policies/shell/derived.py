@@ -197,9 +197,9 @@ def _wget(texts: list[str]) -> list[str] | str:
     longs = [t.split("=", 1)[0] for t in texts if t.startswith("--")]
     shorts = "".join(t[1:] for t in texts if t.startswith("-") and not t.startswith("--"))
     chosen = ("--recursive", "--mirror", "--page-requisites", "--content-disposition", "--trust-server-names",
-              "--input-file", "--force-directories", "--base")
-    if set(shorts) & set("rmpixB") or any(n in chosen for n in longs):
-        return "wget writes under names the server (or an input file) chooses"
+              "--input-file", "--force-directories", "--base", "--execute", "--config")
+    if set(shorts) & set("rmpixBe") or any(n in chosen for n in longs):  # -e/--execute, --config: wgetrc commands
+        return "wget writes under names the server, an input file or a wgetrc command chooses"
     if "O" in shorts or "--output-document" in longs or "--spider" in longs:
         return []  # the file is named (an operand checked as written), standard output, or nothing
     dirs = [t[2:] for t in texts if t.startswith("-P") and len(t) > 2] + \
