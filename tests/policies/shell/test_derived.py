@@ -44,6 +44,10 @@ def names(name: str, *args: str) -> list[str] | str:
     ("wget", ("-P", "/etc/profile.d", "https://h/a.sh"), ["/etc/profile.d/a.sh"]),
     ("wget", ("https://h/",), ["./index.html"]),
     ("wget", ("-qO-", "https://h/a"), []),
+    ("bunzip2", ("a.bz2",), ["a", "a.bz2"]), ("bzip2", ("-d", "t.tbz2"), ["t.tar", "t.tbz2"]),
+    ("xz", ("-S", "rc", "a"), ["arc"]), ("unxz", ("a.lzma",), ["a", "a.lzma"]), ("zstd", ("a",), ["a.zst"]),
+    ("zstd", ("-d", "a.zst", "-o", "b"), []), ("lz4", ("-d", "a.lz4"), ["a", "a.lz4"]),
+    ("uncompress", ("a.Z",), ["a", "a.Z"]), ("bzcat", ("a.bz2",), []), ("xz", ("-dc", "a.xz"), []),
 ])
 def test_derived_names(name, args, want):
     assert names(name, *args) == want

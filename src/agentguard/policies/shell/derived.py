@@ -7,12 +7,12 @@ read only the words of the command:
   or a suffix (``-S SUF``/``--suffix=SUF`` alone turns backups on, as ``cp -S rc new ~/.bash`` shows), the file
   that was at DEST is renamed to DEST+SUF (default ``~``): ``cp -b -S rc x ~/.bash`` writes ``~/.bashrc`` with the
   old ``~/.bash``, which an earlier allowed call wrote;
-- **gzip**'s output NAME+SUF (default ``.gz``; ``gzip -S rc ~/.bash`` writes ``~/.bashrc``, and deflate stores
+- a **compressor**'s output NAME+SUF (gzip, bzip2, xz, zstd, lz4, compress: :data:`COMPRESSORS`; default ``.gz``; ``gzip -S rc ~/.bash`` writes ``~/.bashrc``, and deflate stores
   incompressible input verbatim, so lines of it survive);
 - the directory ``git clone URL`` (and ``git submodule add URL``) names after the URL, and the file ``curl -O URL``
   and ``wget URL`` name after it (``cd ~/.local/bin && curl -O https://x/ls``); a name the server chooses (``curl
   -J``, ``wget -r``, ``--content-disposition``) is refused, as ``tar -x`` is;
-- **gunzip**'s (``gzip -d``) output NAME without its suffix, and NAME itself when NAME has none (gunzip then reads
+- a **decompressor**'s (``gunzip``, ``bunzip2``, ``unxz``, ``gzip -d``...) output NAME without its suffix, and NAME itself when NAME has none (gunzip then reads
   NAME.gz): ``gunzip ~/.bashrc.gz`` and ``gunzip ~/.bashrc`` both write ``~/.bashrc`` with any content.
 
 :func:`derived_outputs` returns those names as words for the caller to check as writes (``add_paths(writes=True)``),
@@ -31,12 +31,24 @@ from dataclasses import dataclass, field
 
 from .words import Word, literal_word
 
-__all__ = ["derived_outputs"]
+__all__ = ["BACKUPS", "COMPRESSORS", "GZIP_SUFFIXES", "derived_outputs"]
 
 #: programs that back up a destination they replace, with their short options that take a value
 BACKUPS: dict[str, str] = {"cp": "St", "mv": "St", "ln": "St", "install": "Stgmo"}
 #: the suffixes gunzip strips when no ``-S`` is given (and ``.tgz``/``.taz``, which become ``.tar``)
 GZIP_SUFFIXES = (".gz", "-gz", ".z", "-z", "_z", ".Z")
+#: compressors that name their output after the input (gzip's rule): program -> (its suffix, the suffixes its
+#: decompression strips, archive suffixes that become ``.tar``, the names that decompress, short options with a
+#: value). bzip2/xz/zstd/lz4/compress (their manuals); zstd's and lz4's ``-o FILE`` name the file (an operand)
+COMPRESSORS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], frozenset[str], str]] = {
+    "gzip": (".gz", GZIP_SUFFIXES, (".tgz", ".taz"), frozenset({"gunzip", "zcat"}), "S"),
+    "bzip2": (".bz2", (".bz2", ".bz"), (".tbz2", ".tbz"), frozenset({"bunzip2", "bzcat"}), ""),
+    "xz": (".xz", (".xz", ".lzma"), (".txz", ".tlz"), frozenset({"unxz", "xzcat", "lzma", "unlzma"}), "S"),
+    "zstd": (".zst", (".zst", ".zstd"), (".tzst",), frozenset({"unzstd", "zstdcat"}), "o"),
+    "lz4": (".lz4", (".lz4",), (), frozenset({"unlz4", "lz4cat"}), ""),
+    "compress": (".Z", (".Z",), (".taZ",), frozenset({"uncompress"}), ""),
+}
+_PROGRAM = {n: base for base, spec in COMPRESSORS.items() for n in {base, *spec[3]}}
 
 
 @dataclass
@@ -98,26 +110,29 @@ def _backups(name: str, texts: list[str]) -> list[str] | str:
     return [d + s for d in dests for s in (suffixes or ["~"])]
 
 
-def _gzip(name: str, texts: list[str]) -> list[str] | str:
-    o = _parse(texts, "S", ("suffix",))
-    if "c" in o.shorts or "t" in o.shorts or "l" in o.shorts or any(
+def _compressed(name: str, texts: list[str]) -> list[str] | str:
+    base = _PROGRAM[name]
+    own, strips, tars, decompressors, with_value = COMPRESSORS[base]
+    o = _parse(texts, with_value, ("suffix",))
+    if name.endswith("cat") or set(o.shorts) & set("ctl") or "o" in o.values or any(
             o.long(f) for f in ("stdout", "to-stdout", "test", "list")):
-        return []
+        return []  # standard output, testing, listing, or a named output file (an operand)
     suffixes = [v for v in o.long("suffix") if v is not None] + ([o.values["S"]] if "S" in o.values else [])
-    decompress = name == "gunzip" or "d" in o.shorts or bool(o.long("decompress") or o.long("uncompress"))
+    decompress = name in decompressors or "d" in o.shorts or bool(o.long("decompress") or o.long("uncompress"))
     if ("r" in o.shorts or o.long("recursive")) and (decompress or suffixes):
         return f"{name} -r writes files under names the tree's files choose"
     out: list[str] = []
     for op in (x for x in o.operands if x != "-"):
         if not decompress:
-            out += [op + s for s in (suffixes or [".gz"])]
+            out += [op + s for s in (suffixes or [own])]
             continue
         out.append(op)  # no suffix: gunzip reads op.gz (and the others) and writes op
-        for s in (*suffixes, *GZIP_SUFFIXES):
+        for s in (*suffixes, *strips):
             if s and op.endswith(s) and len(op) > len(s):
                 out.append(op[: -len(s)])
-        if op.endswith((".tgz", ".taz")):
-            out.append(op[:-4] + ".tar")
+        for t in tars:
+            if op.endswith(t):
+                out.append(op[: -len(t)] + ".tar")
     return out
 
 
@@ -217,13 +232,13 @@ def derived_outputs(name: str, args: list[Word]) -> list[Word] | str:
             return [] if name == "git" else f"{name} writes under a name derived from a word that is not fixed"
         got = {"git": _clone_dir, "curl": _curl, "wget": _wget}[name]([w.text for w in args])
         return got if isinstance(got, str) else [literal_word(t) for t in got]
-    if name not in BACKUPS and name not in ("gzip", "gunzip"):
+    if name not in BACKUPS and name not in _PROGRAM:
         return []
     if not all(w.literal for w in args):  # an unknown word may be an option too ("-Src", quoted or not)
         texts = [w.text for w in args if w.literal]
-        if name in ("gzip", "gunzip") and _gzip(name, texts + ["x"]) == []:
+        if name in _PROGRAM and _compressed(name, texts + ["x"]) == []:
             return []  # writes to standard output (or tests, lists) whatever the unknown words are
         return f"{name} writes a file under a name derived from a word that is not fixed"
     texts = [w.text for w in args]
-    got = _backups(name, texts) if name in BACKUPS else _gzip(name, texts)
+    got = _backups(name, texts) if name in BACKUPS else _compressed(name, texts)
     return got if isinstance(got, str) else [literal_word(t) for t in got]
