@@ -260,3 +260,20 @@ def test_property_writing_a_start_up_file_is_refused(path, form):
                                  "echo x > src/powershell/build.ps1", "head ~/.hgrc"])
 def test_reading_them_or_writing_lookalikes_stays_allowed(cmd):
     assert not analyse(cmd).unresolvable, cmd
+
+
+# -- options that delete (same session) -------------------------------------------------------------------------
+# pytest removes its --basetemp directory when it exists (_pytest/tmpdir.py: rm_rf of the given basetemp), so
+# "python -m pytest --basetemp ~" deletes the home directory: read as "rm -r -f DIR", like tar --remove-files.
+
+@pytest.mark.parametrize("cmd", ["python -m pytest --basetemp ~", "python -m pytest --basetemp=/home/u",
+                                 "pytest --basetemp=.", "python3 -m pytest --basetemp=/", "pytest --basetem=/etc"])
+def test_pytest_basetemp_is_a_recursive_delete(cmd: str) -> None:
+    a = analyse(cmd)
+    assert any(c.program == "rm" and {"r", "f"} <= c.flags for c in a.commands), cmd
+    assert refused(cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", ["python -m pytest", "pytest -q tests/", "python -m pytest -x -k basetemp"])
+def test_pytest_without_basetemp_deletes_nothing(cmd: str) -> None:
+    assert not any(c.program == "rm" for c in analyse(cmd).commands), cmd

@@ -346,6 +346,8 @@ LONG_FLAG_ALIASES = {"--recursive": "r", "--force": "f"}
 DELETE_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "tar": (("remove-files",), ""), "zip": (("move",), "m"),
     "rsync": (("remove-source-files", "remove-sent-files"), ""),
+    # pytest removes its --basetemp directory if it exists ("--basetemp ~" deletes the home; session 17)
+    "pytest": (("basetemp",), ""), "py.test": (("basetemp",), ""),
 }
 
 
@@ -404,6 +406,8 @@ def set_hazard(words: list[str]) -> str | None:
 
 def deletes(program: str, words: list[str]) -> str | None:
     """The option of ``words`` that makes ``program`` delete its operands (:data:`DELETE_OPTIONS`), or None."""
+    if program.startswith("python") and words[:2] == ["-m", "pytest"]:  # python -m pytest: pytest's options
+        program, words = "pytest", words[2:]
     longs, shorts = DELETE_OPTIONS.get(program, ((), ""))
     for w in words:
         if w == "--":

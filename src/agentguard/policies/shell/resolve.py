@@ -82,6 +82,8 @@ class Resolver(WalkerBase):
         gone = deletes(name, [w.text for w in args if w.literal])
         if gone is not None:  # tar --remove-files, zip -m: the operands are deleted (as find -delete)
             targets = [w for w in args if not (w.literal and w.text.startswith("-"))]
+            if "=" in gone:  # the option names what it deletes (pytest --basetemp=DIR)
+                targets.append(literal_word(gone.split("=", 1)[1]))
             self.out.commands.append(Command("rm", ("rm", "-r", "-f", *[t.text for t in targets]),
                                              frozenset({"r", "f"}), tuple(t.text for t in targets), True,
                                              chain(via, f"{name} {gone}"), tuple(targets)))
