@@ -7,20 +7,21 @@ read only the words of the command:
   or a suffix (``-S SUF``/``--suffix=SUF`` alone turns backups on, as ``cp -S rc new ~/.bash`` shows), the file
   that was at DEST is renamed to DEST+SUF (default ``~``): ``cp -b -S rc x ~/.bash`` writes ``~/.bashrc`` with the
   old ``~/.bash``, which an earlier allowed call wrote;
-- a **compressor**'s output NAME+SUF (gzip, bzip2, xz, zstd, lz4, compress: :data:`COMPRESSORS`; default ``.gz``; ``gzip -S rc ~/.bash`` writes ``~/.bashrc``, and deflate stores
-  incompressible input verbatim, so lines of it survive);
+- a **compressor**'s output NAME+SUF (gzip, bzip2, xz, zstd, lz4, compress: :data:`COMPRESSORS`; gzip's default
+  ``.gz``): ``gzip -S rc ~/.bash`` writes ``~/.bashrc``, and deflate stores incompressible input verbatim, so lines
+  of it survive;
+- a **decompressor**'s output (``gunzip``, ``bunzip2``, ``unxz``, ``gzip -d``...): NAME without its suffix, and NAME
+  itself when NAME has none (gunzip then reads NAME.gz): ``gunzip ~/.bashrc.gz`` and ``gunzip ~/.bashrc`` both write
+  ``~/.bashrc`` with any content;
 - the directory ``git clone URL`` (and ``git submodule add URL``) names after the URL, and the file ``curl -O URL``
-  and ``wget URL`` name after it (``cd ~/.local/bin && curl -O https://x/ls``); a name the server chooses (``curl
-  -J``, ``wget -r``, ``--content-disposition``) is refused, as ``tar -x`` is;
-- a **decompressor**'s (``gunzip``, ``bunzip2``, ``unxz``, ``gzip -d``...) output NAME without its suffix, and NAME itself when NAME has none (gunzip then reads
-  NAME.gz): ``gunzip ~/.bashrc.gz`` and ``gunzip ~/.bashrc`` both write ``~/.bashrc`` with any content.
+  and ``wget URL`` name after it (``wget -P /usr/local/bin https://x/ls``); a name the server chooses (``curl -J``,
+  ``wget -r``, ``--content-disposition``) is refused, as ``tar -x`` is.
 
 :func:`derived_outputs` returns those names as words for the caller to check as writes (``add_paths(writes=True)``),
 or a reason to refuse when a name it derives from is not fixed, or comes from a tree (``gunzip -r``, ``gzip -r -S``,
-``cp -r -b``: the names are the tree's). The option grammar is GNU getopt's (short
-clusters, a value attached or in the next word, long options by any prefix of at least three letters); reading an
-option's value as an operand only adds names to check. Writing to standard output (``-c``), testing or listing
-(``-t``, ``-l``) derive nothing. The suffix of ``SIMPLE_BACKUP_SUFFIX`` is the environment's: assigning it is
+``cp -r -b``: the names are the tree's). The option grammar is GNU getopt's (short clusters, a value attached or in
+the next word, long options by any prefix of at least three letters); reading an option's value as an operand only
+adds names to check. Writing to standard output (``-c``), testing or listing (``-t``, ``-l``) derive nothing. The suffix of ``SIMPLE_BACKUP_SUFFIX`` is the environment's: assigning it is
 refused with the other variables that change what a command does (:data:`~.programs.UNSAFE_ENV`).
 """
 
@@ -43,7 +44,7 @@ GZIP_SUFFIXES = (".gz", "-gz", ".z", "-z", "_z", ".Z")
 COMPRESSORS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], frozenset[str], str]] = {
     "gzip": (".gz", GZIP_SUFFIXES, (".tgz", ".taz"), frozenset({"gunzip", "zcat"}), "S"),
     "bzip2": (".bz2", (".bz2", ".bz"), (".tbz2", ".tbz"), frozenset({"bunzip2", "bzcat"}), ""),
-    "xz": (".xz", (".xz", ".lzma"), (".txz", ".tlz"), frozenset({"unxz", "xzcat", "lzma", "unlzma"}), "S"),
+    "xz": (".xz", (".xz", ".lzma"), (".txz", ".tlz"), frozenset({"unxz", "xzcat", "unlzma"}), "S"),
     "zstd": (".zst", (".zst", ".zstd"), (".tzst",), frozenset({"unzstd", "zstdcat"}), "o"),
     "lz4": (".lz4", (".lz4",), (), frozenset({"unlz4", "lz4cat"}), ""),
     "compress": (".Z", (".Z",), (".taZ",), frozenset({"uncompress"}), ""),
