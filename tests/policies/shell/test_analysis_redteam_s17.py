@@ -184,7 +184,8 @@ def _made(cmd: list[str], seed: dict[str, str], packed: dict[str, tuple[str, str
 #: decompressors with the compressor and suffix that feed them, where installed
 _UNPACK = [(argv, packer, ext) for argv, packer, ext in [
     (["gunzip"], "gzip", ".gz"), (["bunzip2"], "bzip2", ".bz2"), (["unxz"], "xz", ".xz"),
-    (["zstd", "-d", "-q"], "zstd", ".zst"), (["lz4", "-d", "-q", "-m"], "lz4", ".lz4")] if shutil.which(packer)]
+    (["zstd", "-d", "-q"], "zstd", ".zst"), (["lz4", "-d", "-q", "-m"], "lz4", ".lz4")]
+    if shutil.which(packer) and shutil.which(argv[0])]
 _PROGS = ["cp", "mv", "gzip", "xz"] + [f"unpack:{k}" for k in range(len(_UNPACK))]
 
 
