@@ -278,3 +278,24 @@ def test_pytest_basetemp_is_a_recursive_delete(cmd: str) -> None:
 @pytest.mark.parametrize("cmd", ["python -m pytest", "pytest -q tests/", "python -m pytest -x -k basetemp"])
 def test_pytest_without_basetemp_deletes_nothing(cmd: str) -> None:
     assert not any(c.program == "rm" for c in analyse(cmd).commands), cmd
+
+
+# -- split's pieces (same session) ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("cmd", ["split -l 1 -a 1 f ~/.bashr", "split f ~/.bashr", "split -n 2 f /usr/local/bin/l",
+                                 "split --additional-suffix=.pth f s/x", 'split --filter="sh -c id" f',
+                                 "split --fil=./x f", "split $opt f out"])
+def test_split_pieces_and_filter_are_read(cmd: str) -> None:
+    assert analyse(cmd).unresolvable, cmd
+
+
+@pytest.mark.parametrize("cmd", ["split -b 1M big.log chunk_", "split -l 1000 data.csv", "split -d f part"])
+def test_everyday_splits_stay_allowed(cmd: str) -> None:
+    assert not analyse(cmd).unresolvable, cmd
+
+
+@pytest.mark.skipif(shutil.which("split") is None, reason="coreutils split missing")
+def test_real_split_writes_the_start_up_file_the_guard_refuses() -> None:
+    argv = ["split", "-l", "1", "-a", "1", "f", "h/.bashr"]
+    created = _made(argv, {"f": "a\nb\nid\n", "h/keep": ""})
+    assert "h/.bashrc" in created  # the oracle: the third piece is ~/.bashrc's name
+    assert analyse(" ".join(argv)).unresolvable

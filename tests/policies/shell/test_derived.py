@@ -65,6 +65,13 @@ def test_names_a_tree_chooses_are_refused(name, args):
     assert isinstance(names(name, *args), str)
 
 
+def test_split_pieces_are_one_glob_of_generated_suffixes():
+    (w,) = derived_outputs("split", [literal_word(t) for t in ("-l", "1", "f", "out_")])
+    assert w.text == "out_*" and not w.literal
+    (w,) = derived_outputs("split", [literal_word(t) for t in ("--additional-suffix=.txt", "f")])
+    assert w.text == "x*.txt"
+
+
 def test_an_unknown_word_may_be_an_option_so_nothing_is_derived_from_it():
     unknown = Word("*", (("*", (True, frozenset())),), literal=False, unknown=True)
     assert isinstance(derived_outputs("cp", [literal_word("a"), unknown]), str)

@@ -13,6 +13,7 @@ read only the words of the command:
 - a **decompressor**'s output (``gunzip``, ``bunzip2``, ``unxz``, ``gzip -d``...): NAME without its suffix, and NAME
   itself when NAME has none (gunzip then reads NAME.gz): ``gunzip ~/.bashrc.gz`` and ``gunzip ~/.bashrc`` both write
   ``~/.bashrc`` with any content;
+- ``split``'s pieces, PREFIX + generated letters or digits + ``--additional-suffix``;
 - the directory ``git clone URL`` (and ``git submodule add URL``) names after the URL, and the file ``curl -O URL``
   and ``wget URL`` name after it (``wget -P /usr/local/bin https://x/ls``); a name the server chooses (``curl -J``,
   ``wget -r``, ``--content-disposition``) is refused, as ``tar -x`` is.
@@ -225,9 +226,29 @@ def _wget(texts: list[str]) -> list[str] | str:
     return [d.rstrip("/") + "/" + n for d in (dirs or ["."]) for n in names]
 
 
+#: split's short options with a value (``-a N``, ``-b SIZE``, ``-C``, ``-l``, ``-n``, ``-t SEP``)
+_SPLIT_VALUES = "abClnt"
+_SUFFIX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def _split(args: list[Word]) -> list[Word] | str:
+    """``split [FILE [PREFIX]]`` writes PREFIX (default ``x``) followed by generated letters or digits and the
+    ``--additional-suffix``: ``split -l 1 -a 1 f ~/.bashr`` writes ``~/.bashrc`` as its third piece. The pieces are
+    one glob word, PREFIX + any run of ``[a-z0-9]`` + SUFFIX, checked as written."""
+    if not all(w.literal for w in args):
+        return "split writes under a name derived from a word that is not fixed"
+    o = _parse([w.text for w in args], _SPLIT_VALUES, ("additional-suffix",))
+    suffix = next((v for v in reversed(o.long("additional-suffix")) if v is not None), "")
+    prefix = o.operands[1] if len(o.operands) > 1 else "x"
+    tokens = (*literal_word(prefix).tokens, ("*", (False, _SUFFIX_CHARS)), *literal_word(suffix).tokens)
+    return [Word(prefix + "*" + suffix, tokens, literal=False)]
+
+
 def derived_outputs(name: str, args: list[Word]) -> list[Word] | str:
     """The files ``name`` writes under names derived from its operands (see the module doc), as words; a
     reason to refuse when a word they derive from is not fixed."""
+    if name == "split":
+        return _split(args)
     if name in ("git", "curl", "wget"):
         if not all(w.literal for w in args):
             return [] if name == "git" else f"{name} writes under a name derived from a word that is not fixed"

@@ -218,6 +218,7 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
     # ripgrep 14: --hostname-bin runs a program for the {host} of a hyperlink format (session 17)
     "rg": (Hazard(_RUNS, ("pre", "hostname-bin")),),
     "file": (Hazard(_NAMES, ("files-from",), "f"),),
+    "split": (Hazard(_RUNS + " (--filter: each piece is piped to a shell command)", ("filter",)),),
     "find": (Hazard(_NAMES, word=r"-files0-from"),),  # GNU find 4.9: starting points from a file
     "unzip": (Hazard("an option that extracts members to absolute or parent paths", word=r"-[^-]*[:^].*"),),
     "date": (Hazard("an option that sets the system clock", ("set",), "s"),),
