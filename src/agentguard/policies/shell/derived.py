@@ -3,6 +3,8 @@
 Session 17's red-team found them writing start-up files past the config-file check (``CONFIG_FILES``), which
 read only the words of the command:
 
+- what ``cp``/``mv``/``ln``/``install`` write into a target directory, TARGET/basename(SOURCE)
+  (:func:`into_directory`, session 11);
 - a **backup** of the destination of ``cp``/``mv``/``ln``/``install`` (GNU coreutils): with ``-b``/``--backup``
   or a suffix (``-S SUF``/``--suffix=SUF`` alone turns backups on, as ``cp -S rc new ~/.bash`` shows), the file
   that was at DEST is renamed to DEST+SUF (default ``~``): ``cp -b -S rc x ~/.bash`` writes ``~/.bashrc`` with the
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 
 from .words import Word, literal_word
 
-__all__ = ["BACKUPS", "COMPRESSORS", "GZIP_SUFFIXES", "derived_outputs"]
+__all__ = ["BACKUPS", "COMPRESSORS", "GZIP_SUFFIXES", "derived_outputs", "into_directory"]
 
 #: programs that back up a destination they replace, with their short options that take a value
 BACKUPS: dict[str, str] = {"cp": "St", "mv": "St", "ln": "St", "install": "Stgmo"}
@@ -51,6 +53,35 @@ COMPRESSORS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], frozenset[st
     "compress": (".Z", (".Z",), (".taZ",), frozenset({"uncompress"}), ""),
 }
 _PROGRAM = {n: base for base, spec in COMPRESSORS.items() for n in {base, *spec[3]}}
+
+
+def _inside(target: str, sources: list[str]) -> list[str]:
+    """TARGET/basename(SOURCE) for each source: where a copy, move or link into the directory TARGET lands."""
+    return [target.rstrip("/") + "/" + (posixpath.basename(s.rstrip("/")) or s) for s in sources]
+
+
+def into_directory(name: str, args: list[Word]) -> list[Word]:
+    """The files ``cp``/``mv``/``ln``/``install`` write when the target is a directory: TARGET/basename(SOURCE).
+
+    The target (last operand, or ``-t DIR``) may be a directory: ``cp authorized_keys d/.ssh`` wrote
+    ``d/.ssh/authorized_keys`` while only ``d/.ssh`` was checked (session 11). Option values read as operands
+    only add writes to check; ``-T`` (the target is a file) adds none.
+    """
+    if name not in ("cp", "mv", "ln", "install") or not all(w.literal for w in args):
+        return []
+    texts = [w.text for w in args]
+    if "-T" in texts or "--no-target-directory" in texts:
+        return []
+    target = next((t[2:] or (texts[k + 1] if k + 1 < len(texts) else "") for k, t in enumerate(texts)
+                   if t.startswith("-t")), None)
+    target = target or next((t.split("=", 1)[1] for t in texts if t.startswith("--target-directory=")), None)
+    operands = [t for k, t in enumerate(texts) if not t.startswith("-") and not (k and texts[k - 1] == "-t")]
+    if target is None:
+        if len(operands) < 2:
+            return []
+        target, operands = operands[-1], operands[:-1]
+    return [literal_word(t) for t in _inside(target, operands)]
+
 
 
 @dataclass
@@ -108,7 +139,7 @@ def _backups(name: str, texts: list[str]) -> list[str] | str:
     if target is None and len(o.operands) >= 2:
         target = o.operands[-1]  # the destination may be a directory: each source lands inside it
     if target is not None:
-        dests += [target.rstrip("/") + "/" + (posixpath.basename(s.rstrip("/")) or s) for s in sources]
+        dests += _inside(target, sources)
     return [d + s for d in dests for s in (suffixes or ["~"])]
 
 
@@ -193,37 +224,56 @@ def _urls(texts: list[str]) -> list[str]:
     return [t for t in texts if "://" in t and not t.startswith("-")]
 
 
+def _flags(texts: list[str]) -> tuple[str, list[str]]:
+    """(short option letters, long option names) of a downloader's words (no value grammar: reading a value as
+    options only adds refusals)."""
+    return ("".join(t[1:] for t in texts if t.startswith("-") and not t.startswith("--")),
+            [t.split("=", 1)[0] for t in texts if t.startswith("--")])
+
+
+def _values(texts: list[str], *spellings: str) -> list[str]:
+    """The values of an option spelled ``--opt=V``, ``--opt V``, ``-oV`` or ``-o V`` (one of ``spellings``)."""
+    out: list[str] = []
+    for k, t in enumerate(texts):
+        for sp in spellings:
+            if t == sp and k + 1 < len(texts):
+                out.append(texts[k + 1])
+            elif sp.startswith("--") and t.startswith(sp + "="):
+                out.append(t[len(sp) + 1:])
+            elif not sp.startswith("--") and t.startswith(sp) and len(t) > len(sp):
+                out.append(t[len(sp):])
+    return out
+
+
+def _downloads(texts: list[str], dirs: list[str], default: str = "") -> list[str]:
+    """DIR/NAME for each URL of ``texts`` (NAME: its path's last component, ``default`` for none), below each of
+    ``dirs`` (the working directory without one)."""
+    names = [n or default for u in _urls(texts) for n in _url_names(u)]
+    return [d.rstrip("/") + "/" + n for d in (dirs or ["."]) for n in names]
+
+
 def _curl(texts: list[str]) -> list[str] | str:
     """``curl -O URL`` writes the URL's last path component (``--output-dir DIR``: below DIR); ``-J`` lets the
     server name it, ``-K`` reads options from a file: refused."""
-    longs = [t.split("=", 1)[0] for t in texts if t.startswith("--")]
-    shorts = "".join(t[1:] for t in texts if t.startswith("-") and not t.startswith("--"))
+    shorts, longs = _flags(texts)
     if "J" in shorts or "K" in shorts or any(n in ("--remote-header-name", "--config") for n in longs):
         return "curl writes under a name the server (or a config file) chooses"
     if not ("O" in shorts or any(n in ("--remote-name", "--remote-name-all") for n in longs)):
         return []
-    dirs = [t.split("=", 1)[1] for t in texts if t.startswith("--output-dir=")] + \
-        [texts[k + 1] for k, t in enumerate(texts[:-1]) if t == "--output-dir"]
-    names = [n for u in _urls(texts) for n in _url_names(u)]
-    return [d.rstrip("/") + "/" + n for d in (dirs or ["."]) for n in names]
+    return _downloads(texts, _values(texts, "--output-dir"))
 
 
 def _wget(texts: list[str]) -> list[str] | str:
     """``wget URL`` writes the URL's last path component (``index.html`` for none; ``-P DIR``: below DIR) unless
     ``-O`` names the file; recursion, page requisites, server-given names or URLs read from a file: refused."""
-    longs = [t.split("=", 1)[0] for t in texts if t.startswith("--")]
-    shorts = "".join(t[1:] for t in texts if t.startswith("-") and not t.startswith("--"))
+    shorts, longs = _flags(texts)
     chosen = ("--recursive", "--mirror", "--page-requisites", "--content-disposition", "--trust-server-names",
               "--input-file", "--force-directories", "--base", "--execute", "--config")
     if set(shorts) & set("rmpixBe") or any(n in chosen for n in longs):  # -e/--execute, --config: wgetrc commands
         return "wget writes under names the server, an input file or a wgetrc command chooses"
     if "O" in shorts or "--output-document" in longs or "--spider" in longs:
         return []  # the file is named (an operand checked as written), standard output, or nothing
-    dirs = [t[2:] for t in texts if t.startswith("-P") and len(t) > 2] + \
-        [t.split("=", 1)[1] for t in texts if t.startswith("--directory-prefix=")] + \
-        [texts[k + 1] for k, t in enumerate(texts[:-1]) if t in ("-P", "--directory-prefix")]
-    names = [n or "index.html" for u in _urls(texts) for n in _url_names(u)]
-    return [d.rstrip("/") + "/" + n for d in (dirs or ["."]) for n in names]
+    return _downloads(texts, _values(texts, "-P", "--directory-prefix"), "index.html")
 
 
 #: split's short options with a value (``-a N``, ``-b SIZE``, ``-C``, ``-l``, ``-n``, ``-t SEP``)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 __all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS",
            "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS",
            "READERS", "RECURSIVE", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES", "SINGLE_DASH_LONG",
-           "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "deletes", "extracts",
+           "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "as_module", "deletes", "extracts",
            "flags_of", "hazard", "plain_name", "set_hazard"]
 
 
@@ -231,6 +231,14 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
 RUNS_BY_OPTION = frozenset(p for p, hs in HAZARDS.items() if any(h.why != _NAMES for h in hs))
 
 
+def as_module(program: str, words: list[str]) -> tuple[str, list[str]]:
+    """``python -m MOD ARGS`` is the program ``MOD`` with ``ARGS`` (``python -m pytest --basetemp ~``: pytest's
+    options, :func:`deletes`); any other command is itself."""
+    if program.startswith(("python", "pypy")) and len(words) > 1 and words[0] == "-m":
+        return words[1], words[2:]
+    return program, words
+
+
 def hazard(program: str, words: list[str]) -> str | None:
     """Why ``words`` (the literal arguments of ``program``) use a :data:`HAZARDS` option, or None."""
     at = next((k for k, w in enumerate(words) if not w.startswith("-")), len(words))
@@ -407,8 +415,7 @@ def set_hazard(words: list[str]) -> str | None:
 
 def deletes(program: str, words: list[str]) -> str | None:
     """The option of ``words`` that makes ``program`` delete its operands (:data:`DELETE_OPTIONS`), or None."""
-    if program.startswith("python") and words[:2] == ["-m", "pytest"]:  # python -m pytest: pytest's options
-        program, words = "pytest", words[2:]
+    program, words = as_module(program, words)
     longs, shorts = DELETE_OPTIONS.get(program, ((), ""))
     for w in words:
         if w == "--":

@@ -10,11 +10,10 @@ unresolvable. Interpreters, ``awk``, ``sed`` and ``find`` are read by :mod:`.pay
 
 from __future__ import annotations
 
-import posixpath
 import re
 import shlex
 
-from .derived import derived_outputs
+from .derived import derived_outputs, into_directory
 from .gitargs import git_readings
 from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
@@ -412,29 +411,6 @@ class Resolver(WalkerBase):
             self.text(rest[0].text, depth + 1)
         finally:
             self.posix_sh = saved
-
-
-def into_directory(name: str, args: list[Word]) -> list[Word]:
-    """The files ``cp``/``mv``/``ln``/``install`` write when the target is a directory: TARGET/basename(SOURCE).
-
-    The target (last operand, or ``-t DIR``) may be a directory: ``cp authorized_keys d/.ssh`` wrote
-    ``d/.ssh/authorized_keys`` while only ``d/.ssh`` was checked (session 11). Option values read as operands
-    only add writes to check; ``-T`` (the target is a file) adds none.
-    """
-    if name not in ("cp", "mv", "ln", "install") or not all(w.literal for w in args):
-        return []
-    texts = [w.text for w in args]
-    if "-T" in texts or "--no-target-directory" in texts:
-        return []
-    target = next((t[2:] or (texts[k + 1] if k + 1 < len(texts) else "") for k, t in enumerate(texts)
-                   if t.startswith("-t")), None)
-    target = target or next((t.split("=", 1)[1] for t in texts if t.startswith("--target-directory=")), None)
-    operands = [t for k, t in enumerate(texts) if not t.startswith("-") and not (k and texts[k - 1] == "-t")]
-    if target is None:
-        if len(operands) < 2:
-            return []
-        target, operands = operands[-1], operands[:-1]
-    return [literal_word(target.rstrip("/") + "/" + (posixpath.basename(o.rstrip("/")) or o)) for o in operands]
 
 
 def output_words(name: str, args: list[Word]) -> list[Word]:
