@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 from typing import Any, Mapping
 
@@ -16,13 +17,18 @@ from ..core.canonical import strip_invisible
 from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
-__all__ = ["DIR_WORDS", "MAX_NESTING", "MAX_PATH", "MAX_PIECES", "NAME_WORDS", "PATH_ARGS", "PATH_WORDS", "TooDeep", "base_dirs",
-           "json_container", "leaves", "path_named", "path_shaped", "path_values", "readings", "strings", "web_url"]
+__all__ = ["DESCRIPTOR_ARGS", "DIR_WORDS", "MAX_NESTING", "MAX_PATH", "MAX_PIECES", "NAME_WORDS", "PATH_ARGS",
+           "PATH_WORDS", "TooDeep", "base_dirs", "json_container", "leaves", "path_named", "path_shaped", "path_values",
+           "readings", "strings", "web_url"]
 
 #: argument names (canonical) whose values are file system paths
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
                        "directory", "folder", "target", "source", "src", "dst", "dest", "destination", "cwd",
                        "output", "input", "location", "uri", "url"})
+
+
+#: argument names (canonical) whose integer value Python's ``open()`` reads as a file descriptor (``open(3)``)
+DESCRIPTOR_ARGS = (PATH_ARGS - {"uri", "url"}) | frozenset({"fd", "fileno", "file_descriptor", "descriptor"})
 
 
 class TooDeep:
@@ -90,7 +96,8 @@ def _all_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 #: ``source_file``, ``output_dir``): read literally and as a glob
 PATH_WORDS = frozenset({"path", "paths", "pathname", "file", "files", "filename", "filenames", "filepath", "fname",
                          "fpath", "dir", "dirs", "directory", "folder", "root", "dest", "destination", "src", "source",
-                         "target", "output", "input", "location", "uri", "url", "glob"})
+                         "target", "output", "input", "location", "uri", "url", "glob", "attachment", "attachments",
+                         "attach", "segments"})
 _PATH_PUNCT = frozenset("/\\%")
 MAX_PATH = 4096  # PATH_MAX: a longer value opens no file
 _WEB_URL = re.compile(r"\s*(?:https?|wss?|ftps?)://", re.IGNORECASE)
@@ -102,7 +109,7 @@ DIR_WORDS = frozenset({"dir", "dirs", "directory", "folder", "root", "base", "ba
                        "path", "paths", "location", "chdir"})
 #: words of an argument's name that make its value a file name or pattern a tool may join to such a directory
 NAME_WORDS = PATH_WORDS | {"name", "names", "pattern", "patterns", "include", "exclude", "mask", "filter",
-                           "basename"}
+                           "basename", "rel", "relative", "relpath", "subpath", "subdir", "child", "entry", "member"}
 _MAX_BASES = 4
 
 
@@ -142,26 +149,40 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
     literally only (:func:`~.shell.path_forms`: the file ``open()`` names).
     """
     named = path_named(name)
-    read = pattern_paths if globs else path_forms
     joins = tuple(b for b in bases if b != text)
     name_like = bool(joins) and not NAME_WORDS.isdisjoint(_words(name))
-    for value in (text if isinstance(text, list) else [text]):
+    values = list(text) if isinstance(text, list) else [text]
+    joined = _joined(values) if named or any(path_shaped(str(v)) for v in values) else None
+    for value in values + ([joined] if joined else []):
+        if name in DESCRIPTOR_ARGS and type(value) is int:  # open(3) reads descriptor 3: any file held open
+            value = f"/dev/fd/{value}"
         value = str(value)
         pieces = _pieces(value) if named else []
         if len(pieces) > MAX_PIECES:
             return f"a value listing more than {MAX_PIECES} paths, refused unread"
         for p in dict.fromkeys([value, value.split("\x00", 1)[0]] + pieces):
-            if len(p) > MAX_PATH:
-                if named:
+            if len(p) > MAX_PATH:  # no open() takes it, but a tool may normalise it first (os.path.abspath)
+                if named or "\n" not in p.strip():
                     paths += path_forms(p)
             elif not named and _WEB_URL.match(p):
                 paths += path_forms(p)   # an http(s) URL is fetched, not expanded as a glob
             elif named or path_shaped(p) or (name_like and "\n" not in p.strip()):
                 try:   # the literal spellings (path_forms) and the glob's, also below each directory of the call
-                    paths += read(p, ("",) + joins if named or path_shaped(p) else joins)
+                    cwds = ("",) + joins if named or path_shaped(p) else joins
+                    env = named or not any(ch.isspace() for ch in p)  # "$HOME/.aws/x", not a text naming $USER
+                    paths += pattern_paths(p, cwds, env=env) if globs else path_forms(p, cwds, env=env)
                 except TooManyWords:
                     return "a path pattern beyond the expansion bounds, refused unread"
     return None
+
+
+def _joined(values: list[Any]) -> str | None:
+    """A list of path pieces as ``os.path.join(*values)`` and ``pathlib.Path(*values)`` join them (an absolute
+    piece restarts the path: ``["/", "etc", "shadow"]``, ``["~", ".ssh", "id_rsa"]``); None for fewer than two
+    strings or more than :data:`MAX_PIECES`."""
+    if not 2 <= len(values) <= MAX_PIECES or not all(isinstance(v, str) for v in values):
+        return None
+    return posixpath.join(*[v.replace("\\", "/") for v in values])
 
 
 #: the most paths one path-named value is read as a list of (lines, ``,``, ``;``, ``:``); more is refused unread
