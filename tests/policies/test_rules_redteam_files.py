@@ -85,7 +85,8 @@ HOLES = [
     ("read_file", {"path": "C:\\src\\app\\ENV~1"}), ("write_file", {"path": "C:\\src\\app\\GIT~1\\hooks\\pre-commit"}),
     # 4. the shape of a value
     ("read_file", {"path": ["/", "etc", "shadow"]}), ("read_file", {"path": ["etc", "shadow"]}),
-    ("read_file", {"segments": ["/", "etc", "shadow"]}), ("read_file", {"x": ["/", "home", "u", ".aws", "credentials"]}),
+    ("read_file", {"segments": ["/", "etc", "shadow"]}),
+    ("read_file", {"x": ["/", "home", "u", ".aws", "credentials"]}),
     ("read_file", {"path": ["/etc", "shadow"]}), ("read_file", {"path": 3}), ("read_file", {"fd": 7}),
     ("read_file", {"file": [5]}),
     ("read_file", {"/etc/shadow": 1}),
@@ -95,6 +96,11 @@ HOLES = [
     ("read_file", {"root": "/etc", "relative": "shadow"}), ("read_file", {"base": "/etc", "rel": "shadow"}),
     ("read_file", {"x": "/" + "a/" * 3000 + "../" * 3000 + "etc/shadow"}),
     ("read_file", {"x": "/" + "a/" * 3000 + "../" * 3000 + "home/u/.ssh/id_rsa"}),
+    # 4b. a path-named key nested in an argument (a mapping, a list of them, a JSON string) names its value
+    ("read_file", {"spec": {"src": "id_rsa"}}), ("read_file", {"options": {"path": "id_rsa"}}),
+    ("read_file", {"params": '{"file": "id_rsa"}'}), ("read_file", {"spec": {"fd": 3}}),
+    ("read_file", {"params": '{"path": 3}'}), ("read_file", {"spec": {"path": ["etc", "shadow"]}}),
+    ("read_file", {"a": [{"path": "ok.txt"}, {"path": "key4.db"}]}), ("search", {"opts": {"dir": "/etc"}, "q": "x"}),
     # 5. trees
     ("search_files", {"path": "/", "query": "root:"}), ("search_files", {"path": "/etc/ssh", "query": "PRIVATE"}),
     ("search_files", {"path": "/proc", "query": "AWS_SECRET"}),
@@ -168,6 +174,7 @@ BENIGN = [
     ("send_email", {"to": "a@b.c", "attachments": [{"type": "file", "file_id": "19"}]}),
     ("read_file", {"path": "\\\\server\\share\\docs\\a.txt"}), ("read_file", {"path": "/etc\u2215shadow"}),
     ("read_file", {"path": "/etc/sha\u0301dow"}), ("get_weather", {"city": "Paris", "units": "metric"}),
+    ("read_file", {"spec": {"src": "README.md", "fd": True}}), ("write_file", {"op": {"target": "out/report.txt"}}),
 ]
 
 

@@ -13,13 +13,13 @@ import posixpath
 import re
 from typing import Any, Mapping
 
-from ..core.canonical import strip_invisible
+from ..core.canonical import canonical_name, strip_invisible
 from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
-__all__ = ["DESCRIPTOR_ARGS", "DIR_WORDS", "MAX_NESTING", "MAX_PATH", "MAX_PIECES", "NAME_WORDS", "PATH_ARGS",
-           "PATH_WORDS", "TooDeep", "base_dirs", "json_container", "leaves", "path_named", "path_shaped", "path_values",
-           "readings", "strings", "web_url"]
+__all__ = ["DESCRIPTOR_ARGS", "DIR_WORDS", "MAX_ENTRIES", "MAX_NESTING", "MAX_PATH", "MAX_PIECES", "NAME_WORDS",
+           "PATH_ARGS", "PATH_WORDS", "TooDeep", "base_dirs", "descriptors", "json_container", "leaves",
+           "named_entries", "path_named", "path_shaped", "path_values", "readings", "strings", "web_url"]
 
 #: argument names (canonical) whose values are file system paths
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
@@ -69,6 +69,46 @@ def strings(value: Any, depth: int = 0) -> list[Any]:
 
 
 MAX_JSON = 1 << 20  # a longer string is read as itself only
+#: the most nested path-named entries :func:`named_entries` reads in one argument (more: refused unread)
+MAX_ENTRIES = 1024
+
+
+def descriptors(name: str, value: Any) -> list[int]:
+    """The file descriptors ``open()`` reads from an argument ``name`` (canonical) holding ``value``: an integer, or a
+    list of them, in a :data:`DESCRIPTOR_ARGS` argument (``open(3)``); booleans are not descriptors here."""
+    if name not in DESCRIPTOR_ARGS:
+        return []
+    items = value if isinstance(value, list) else [value]
+    return [v for v in items if type(v) is int] if items and all(type(v) is int for v in items) else []
+
+
+def named_entries(value: Any, depth: int = 0) -> list[tuple[str, Any]] | None:
+    """The ``(key, value)`` pairs of the mappings nested in an argument value (inside lists, mappings and strings
+    holding JSON: :func:`json_container`) whose key names a path or a descriptor (:func:`path_named`,
+    :data:`DESCRIPTOR_ARGS`), keys canonical: ``{"spec": {"src": "id_rsa"}}`` names the file ``id_rsa`` as
+    ``{"src": "id_rsa"}`` does. None past :data:`MAX_ENTRIES` (refused unread); deeper than :data:`MAX_NESTING`
+    nothing (:func:`strings` refuses it)."""
+    out: list[tuple[str, Any]] = []
+    todo = [(value, depth)]
+    while todo:
+        item, level = todo.pop()
+        if level > MAX_NESTING:
+            continue
+        if isinstance(item, str):
+            inner = json_container(item) if ("{" in item or "[" in item) else None
+            if inner is not None:
+                todo.append((inner, level + 1))
+        elif isinstance(item, (list, tuple)):
+            todo += [(v, level + 1) for v in item]
+        elif isinstance(item, Mapping):
+            for k, v in item.items():
+                key = canonical_name(k) if isinstance(k, str) else ""
+                if key and (path_named(key) or key in DESCRIPTOR_ARGS):
+                    out.append((key, v))
+                    if len(out) > MAX_ENTRIES:
+                        return None
+                todo.append((v, level + 1))
+    return out
 
 
 def json_container(text: str) -> Any:
@@ -146,7 +186,12 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
     word with no ``/`` such as ``*`` or ``?env`` in an argument not named as a path is read as no file). With
     ``bases`` (:func:`base_dirs`), these values and any single-line value of an argument named as a file name or
     pattern (:data:`NAME_WORDS`) are also read relative to each base. With ``globs=False`` every value is read
-    literally only (:func:`~.shell.path_forms`: the file ``open()`` names).
+    literally only (:func:`~.shell.path_forms`: the file ``open()`` names). Also read (session 18): a list of
+    strings joined as ``os.path.join`` and ``pathlib.Path`` join pieces (in a path-named argument, or when a piece
+    is path-shaped), an integer in a :data:`DESCRIPTOR_ARGS` argument as the descriptor ``open(int)`` reads (any
+    file), variables as a tool that expands them reads them (in a path-named argument, or a value without blanks:
+    :func:`~.shell.paths.path_forms` with ``env``), and a value longer than :data:`MAX_PATH` literally (a tool may
+    normalise it before opening it).
     """
     named = path_named(name)
     joins = tuple(b for b in bases if b != text)

@@ -56,7 +56,12 @@ the same way. Two structured rules decide on what the arguments *mean*, not on t
   whole tree (``grep -r x ~``,
   ``cp -r /etc d``, ``tar czf o ~``, ``ln -s /etc e``) meets every rule anchored at ``/`` or ``~`` below it
   (relative and ``*/`` globs are not checked against trees: they would refuse every recursive command, so
-  ``grep -r x .`` still reads a ``./.env``).
+  ``grep -r x .`` still reads a ``./.env``). A file tool's tree is read the same way: a search tool
+  (:func:`~.writes.reads_trees`: ``search_files``, ``grep``, ``find_in_files``, or ``recursive=true``) reads below
+  each directory its path arguments name (``search_files {"path": "/etc"}``), with a home's ``*`` one directory
+  name there (``/home/u`` is above ``~/.ssh``, ``/home/u/proj`` is not). A path value is also read as a tool may
+  decode it first (:mod:`.shell.paths`: lenient percent-decoding, ``$VAR``, UNC shares and 8.3 short names) and in
+  any shape (:func:`~.arguments.path_values`: a list of pieces, an integer descriptor, an argument's name).
 - writes of files that configure what a program runs (:data:`~.shell.programs.CONFIG_FILES`: ``~/.gitconfig``,
   shell start-up files, ``.envrc``, ``*.pth``, ``~/.local/bin/*``, ``/etc/profile.d/*``...) are refused with the
   ``unresolvable`` decision whichever tool writes them: a command's redirection, ``cp``, ``tee``... (the shell
@@ -91,8 +96,8 @@ from ..core.canonical import canonical_name, canonical_path, grant_name, name_fo
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .arguments import (DESCRIPTOR_ARGS, MAX_NESTING, PATH_ARGS, TooDeep, base_dirs, leaves, path_named, path_shaped,
-                        path_values, readings, strings)
+from .arguments import (MAX_ENTRIES, MAX_NESTING, PATH_ARGS, TooDeep, base_dirs, descriptors, leaves,
+                        named_entries, path_named, path_shaped, path_values, readings, strings)
 from .commandrules import _allowed_command, _command_rule
 from .shell import Analysis, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
 from .shell.globs import ANY_CHAR, fold_case
@@ -419,9 +424,21 @@ class ToolRuleGuard(BaseGuard):
                 written = config_write("", key, paths[start:], bases, reader, context)
                 if written:
                     writes.append((self.unresolvable, f"an argument named {key[:80]!r} of {call.name}: {written}"))
-            if k in DESCRIPTOR_ARGS and (type(value) is int or isinstance(value, list) and value and all(
-                    type(v) is int for v in value)):  # open(3) reads descriptor 3
-                path_values(k, value if isinstance(value, list) else [value], paths, bases)
+            entries = named_entries(value)  # every path-named key nested in it: {"spec": {"src": "id_rsa"}}
+            if entries is None:
+                out.append((self.unresolvable, f"argument '{key}' of {call.name} names more than {MAX_ENTRIES} "
+                                               "nested paths: refused unread"))
+            for i, (nk, nv) in enumerate([(k, value)] + (entries or [])):
+                if descriptors(nk, nv):  # open(3) reads descriptor 3
+                    path_values(nk, descriptors(nk, nv), paths, bases)
+                for text in strings(nv) if i and path_named(nk) else []:  # the argument itself: read below
+                    start = len(paths)
+                    why = None if isinstance(text, TooDeep) else path_values(nk, text, paths, bases)
+                    file_trees += [(t, tok) for t, tok in paths[start:] if trees and "\n" not in t]
+                    why = why or (None if isinstance(text, TooDeep) else  # too deep: refused below
+                                  config_write(nk, text, paths[start:], bases, reader, context))
+                    if why:
+                        writes.append((self.unresolvable, f"argument '{key}' ({nk}) of {call.name}: {why}"))
             for text in strings(value):
                 if isinstance(text, TooDeep):
                     out.append((self.unresolvable, f"argument '{key}' of {call.name} is nested deeper than "

@@ -8,6 +8,14 @@ also as that user's home directory, and a relative path also joined to each dire
 may have moved to. Glob and unknown parts survive normalisation as placeholder characters, so
 ``/etc/./shad*w`` becomes the pattern ``/etc/shad*w`` and is matched against a rule's glob with
 :func:`~.globs.intersects` ("a pattern that could match a denied path is treated as matching it").
+
+A spelling is also read the ways a tool may decode it before ``open()`` (session 18; each one more reading, never
+instead of the literal one): a lenient percent-decoder's (overlong UTF-8 ``%c0%ae``, ``%uXXXX``:
+:func:`_lenient`), Windows' (trailing dots and spaces, ``:$DATA``, a drive, a drive-relative ``C:x``, a UNC share
+such as ``\\\\wsl$\\Ubuntu`` or a device path from its root, an 8.3 short name ``SSH~1`` as the long names it
+stands for: :func:`_short`), and with ``env`` a variable expander's (``$HOME``, ``${X:-y}``, ``%APPDATA%``,
+``$env:X``: each variable any text). What no reading can name (an unknown variable, an open descriptor) is a
+placeholder that meets every rule it could: fail closed.
 """
 
 from __future__ import annotations
