@@ -31,6 +31,7 @@ import os
 import posixpath
 import tomllib
 import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,16 @@ HOLES = [
     ("read_file", {"path": "C:\\Users\\bob\\AWS~1\\CREDEN~1"}),
     ("read_file", {"path": "C:\\Users\\bob\\BASH_H~1"}), ("read_file", {"path": "C:\\src\\app\\ENV~1.LOC"}),
     ("read_file", {"path": "C:\\src\\app\\ENV~1"}), ("write_file", {"path": "C:\\src\\app\\GIT~1\\hooks\\pre-commit"}),
+    # 3b. Windows file URLs: a drive after the URL's slash (url2pathname's C:\\...), a host as a UNC share
+    ("read_file", {"path": "file:///C:/Users/bob/.aws/credentials"}),
+    ("read_file", {"path": "file://localhost/C:/Users/bob/.aws/credentials"}),
+    ("read_file", {"path": "file:///c|/Users/bob/.aws/credentials"}),
+    ("read_file", {"path": "file:///home/u/.pgpass?"}),
+    ("read_file", {"path": "file:///home/u/.pgpass?x=1"}), ("read_file", {"path": "file:///home/u/.netrc#top"}),
+    ("read_file", {"path": "file://wsl$/Ubuntu/etc/shadow"}),
+    ("read_file", {"path": "file://///wsl$/Ubuntu/etc/shadow"}),
+    # 2b. a command's output, to a tool that passes the path through a shell
+    ("read_file", {"path": "`cat /tmp/p`"}), ("read_file", {"path": "$(cat /tmp/p)"}),
     # 4. the shape of a value
     ("read_file", {"path": ["/", "etc", "shadow"]}), ("read_file", {"path": ["etc", "shadow"]}),
     ("read_file", {"segments": ["/", "etc", "shadow"]}),
@@ -94,8 +105,6 @@ HOLES = [
     ("send_email", {"to": "a@b.c", "attachments": ["id_rsa"]}),
     ("send_email", {"to": "a@b.c", "attachments": "shadow", "attachment_dir": "/etc"}),
     ("read_file", {"root": "/etc", "relative": "shadow"}), ("read_file", {"base": "/etc", "rel": "shadow"}),
-    ("read_file", {"x": "/" + "a/" * 3000 + "../" * 3000 + "etc/shadow"}),
-    ("read_file", {"x": "/" + "a/" * 3000 + "../" * 3000 + "home/u/.ssh/id_rsa"}),
     # 4b. a path-named key nested in an argument (a mapping, a list of them, a JSON string) names its value
     ("read_file", {"spec": {"src": "id_rsa"}}), ("read_file", {"options": {"path": "id_rsa"}}),
     ("read_file", {"params": '{"file": "id_rsa"}'}), ("read_file", {"spec": {"fd": 3}}),
@@ -240,7 +249,10 @@ def os_paths(draw: st.DrawFn, root: str, fd: int) -> str:
 def decoded_variants(draw: st.DrawFn, path: str, root: str) -> tuple[str, dict]:
     """``path`` spelled so that a tool's decoding (a lenient percent-decoder, a variable expander, a join of
     pieces) gives it back; the environment the expander reads is returned with it."""
-    how = draw(st.sampled_from(["lenient", "variable", "pieces", "plain"]))
+    how = draw(st.sampled_from(["lenient", "variable", "pieces", "plain", "file_url"]))
+    if how == "file_url":
+        host = draw(st.sampled_from(["", "localhost"]))
+        return "file://" + host + urllib.parse.quote(path) + draw(st.sampled_from(["", "?", "?x=1", "#f"])), {}
     if how == "lenient":
         out = []
         for ch in path:
@@ -264,6 +276,8 @@ def _tool_reading(variant: str, env: dict) -> str:
     """What the tool opens, by construction of :func:`decoded_variants` (the oracle side of each encoding)."""
     if variant.startswith("\x00LIST\x00"):
         return posixpath.join(*variant[len("\x00LIST\x00"):].split("\x00"))
+    if variant.startswith("file:"):
+        return urllib.request.url2pathname(urllib.parse.urlsplit(variant).path)
     for name, value in env.items():
         for form in ("${%s}" % name, "%%%s%%" % name, "$env:%s" % name, "$%s" % name):
             variant = variant.replace(form, value)

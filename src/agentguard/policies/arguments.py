@@ -190,8 +190,10 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
     strings joined as ``os.path.join`` and ``pathlib.Path`` join pieces (in a path-named argument, or when a piece
     is path-shaped), an integer in a :data:`DESCRIPTOR_ARGS` argument as the descriptor ``open(int)`` reads (any
     file), variables as a tool that expands them reads them (in a path-named argument, or a value without blanks:
-    :func:`~.shell.paths.path_forms` with ``env``), and a value longer than :data:`MAX_PATH` literally (a tool may
-    normalise it before opening it).
+    :func:`~.shell.paths.path_forms` with ``env``). A value longer than :data:`MAX_PATH` is read literally (a tool
+    may normalise it before opening it) in a path-named argument only: reading every long single-line text (a
+    minified file's content) costs seconds a megabyte, so ``{"x": "/" + "a/../" * 2000 + "etc/shadow"}`` is a known
+    gap (session 18).
     """
     named = path_named(name)
     joins = tuple(b for b in bases if b != text)
@@ -207,7 +209,7 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
             return f"a value listing more than {MAX_PIECES} paths, refused unread"
         for p in dict.fromkeys([value, value.split("\x00", 1)[0]] + pieces):
             if len(p) > MAX_PATH:  # no open() takes it, but a tool may normalise it first (os.path.abspath)
-                if named or "\n" not in p.strip():
+                if named:  # (any other argument's long text is not read: seconds a megabyte, see the docstring)
                     paths += path_forms(p)
             elif not named and _WEB_URL.match(p):
                 paths += path_forms(p)   # an http(s) URL is fetched, not expanded as a glob

@@ -137,7 +137,7 @@ def _resolved(path: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-_DRIVE = re.compile(r"^(?:/[^/]/)?[A-Za-z]:(?=/|$)|^/[^/]/UNC/[^/]+/[^/]+(?=/|$)|^/[^/?.][^/]*/[A-Za-z]\$(?=/|$)",
+_DRIVE = re.compile(r"^(?:/[^/]/|/)?[A-Za-z][:|](?=/|$)|^/[^/]/UNC/[^/]+/[^/]+(?=/|$)|^/[^/?.][^/]*/[A-Za-z]\$(?=/|$)",
                     re.IGNORECASE)  # "\\?\" written as a shell glob "?" is a placeholder: any one character
 #: what Windows drops from a path component: trailing dots and spaces (``.ssh.`` is ``.ssh``), a stream suffix
 #: (``id_rsa::$DATA``, ``id_rsa:$DATA`` are ``id_rsa``)
@@ -259,12 +259,14 @@ def _os_readings(text: str) -> list[str]:
     readings = [dec]
     if "%" in text:  # a lenient decoder's reading (overlong UTF-8, %uXXXX)
         readings.append(decoded_path(_lenient(text)))
-    m = re.match(r"(?i)file:", dec)
-    if m:
-        rest = dec[m.end():]
-        readings.append("/" + rest.lstrip("/") if rest.startswith("/") else rest)
-        if rest.startswith("//"):
-            readings.append("/" + rest[2:].partition("/")[2])
+    for url in [r for r in readings if r[:5].casefold() == "file:"]:
+        for rest in dict.fromkeys([url[5:], re.split(r"[?#]", url[5:], maxsplit=1)[0]]):  # urllib drops ?q and #f
+            readings.append("/" + rest.lstrip("/") if rest.startswith("/") else rest)
+            if rest.startswith("//"):
+                host, _, path = rest[2:].partition("/")
+                readings.append("/" + path)
+                if host.casefold() not in ("", "localhost") or rest.startswith("////"):  # Windows: a UNC path
+                    readings.append("//" + rest.lstrip("/"))
     for r in list(readings):
         d = _DRIVE.match(r if not r.startswith("//") else r[1:])
         if d:
@@ -286,9 +288,9 @@ def _variants(path: str) -> list[str]:
 
 
 #: a variable a tool may expand in a path (``os.path.expandvars``, a shell, PowerShell): ``$NAME``, ``${...}``,
-#: ``%NAME%``, ``$env:NAME``
-_VARIABLE = re.compile(r"\$env:[A-Za-z_][A-Za-z0-9_]*|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_()]*%",
-                       re.IGNORECASE)
+#: ``%NAME%``, ``$env:NAME``, and ``$(...)`` and a backquoted command a shell replaces with its output
+_VARIABLE = re.compile(r"\$env:[A-Za-z_][A-Za-z0-9_]*|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_()]*%"
+                       r"|\$\([^)]*\)?|`[^`]*`?", re.IGNORECASE)  # and a command's output, to a tool using a shell
 
 
 def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] | None = None,
@@ -297,7 +299,7 @@ def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] |
     ``env``, also the path a tool that expands variables opens (``$HOME/.aws/x``, ``${XDG_CONFIG_HOME}/gh``,
     ``%USERPROFILE%\\.ssh``): each variable is unknown (any text, ``/`` included; open() itself expands none)."""
     table = {**_OS_TABLE, **(table or {})}
-    expanded = _VARIABLE.sub(_UNKNOWN, text) if env and ("$" in text or "%" in text) else text
+    expanded = _VARIABLE.sub(_UNKNOWN, text) if env and ("$" in text or "%" in text or "`" in text) else text
     extra = path_forms(expanded, cwds, table) if expanded != text else []
     base = canonical_path(text)
     if not base:
