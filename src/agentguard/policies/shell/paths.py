@@ -272,8 +272,6 @@ def _os_readings(text: str) -> list[str]:
         if d:
             readings.append("/" + (r if not r.startswith("//") else r[1:])[d.end():].lstrip("/"))
         readings += _unc(r)
-        if re.match(r"[A-Za-z]:[^/]", r):  # "C:etc\\shadow": relative to the current directory of drive C
-            readings.append(r[2:])
     readings += [_windows(r) for r in readings]  # as Windows opens each component (the tool's OS is unknown)
     return [x for r in dict.fromkeys(readings) for x in _resolved(r)]
 
@@ -297,10 +295,13 @@ def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] |
                env: bool = False) -> list[PathForm]:
     """The canonical spellings of one path (see the module docstring); placeholders decoded via ``table``. With
     ``env``, also the path a tool that expands variables opens (``$HOME/.aws/x``, ``${XDG_CONFIG_HOME}/gh``,
-    ``%USERPROFILE%\\.ssh``): each variable is unknown (any text, ``/`` included; open() itself expands none)."""
+    ``%USERPROFILE%\\.ssh``): each variable is unknown (any text, ``/`` included; open() itself expands none), and
+    a drive-relative ``C:x`` is also ``x``."""
     table = {**_OS_TABLE, **(table or {})}
     expanded = _VARIABLE.sub(_UNKNOWN, text) if env and ("$" in text or "%" in text or "`" in text) else text
     extra = path_forms(expanded, cwds, table) if expanded != text else []
+    if env and re.match(r"[A-Za-z]:[^/\\]", text):  # "C:etc\\shadow": below the current directory of drive C
+        extra += path_forms(text[2:], cwds, table)  # (a file tool's value only: git's REV:PATH is not a drive)
     base = canonical_path(text)
     if not base:
         return extra
