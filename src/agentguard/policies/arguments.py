@@ -75,11 +75,21 @@ MAX_ENTRIES = 1024
 
 def descriptors(name: str, value: Any) -> list[int]:
     """The file descriptors ``open()`` reads from an argument ``name`` (canonical) holding ``value``: an integer, or a
-    list of them, in a :data:`DESCRIPTOR_ARGS` argument (``open(3)``); booleans are not descriptors here."""
+    list of them, in a :data:`DESCRIPTOR_ARGS` argument (``open(3)``; not the standard streams 0-2, nor a boolean,
+    which is 0 or 1). In an argument named only as a descriptor (``fd``, ``fileno``...) also what a framework
+    coerces to an integer (pydantic's lax mode: ``"3"``, ``3.0``), since its schema can only want one."""
     if name not in DESCRIPTOR_ARGS:
         return []
     items = value if isinstance(value, list) else [value]
-    return [v for v in items if type(v) is int] if items and all(type(v) is int for v in items) else []
+    if name in _FD_ONLY:
+        items = [int(v) if isinstance(v, float) and v.is_integer() else
+                 int(v) if isinstance(v, str) and len(v) < 64 and v.strip().isascii() and v.strip().isdigit() else v
+                 for v in items]
+    ok = items and all(type(v) is int for v in items)
+    return [v for v in items if v > 2] if ok else []  # 0-2: the tool's own standard streams, no file of the host
+
+
+_FD_ONLY = frozenset({"fd", "fileno", "file_descriptor", "descriptor"})
 
 
 def named_entries(value: Any, depth: int = 0) -> list[tuple[str, Any]] | None:
