@@ -9,20 +9,26 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 from typing import Any, Mapping
 
-from ..core.canonical import strip_invisible
+from ..core.canonical import canonical_name, strip_invisible
 from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
-__all__ = ["DIR_WORDS", "MAX_NESTING", "MAX_PATH", "MAX_PIECES", "NAME_WORDS", "PATH_ARGS", "PATH_WORDS", "TooDeep", "base_dirs",
-           "json_container", "leaves", "path_named", "path_shaped", "path_values", "readings", "strings", "web_url"]
+__all__ = ["DESCRIPTOR_ARGS", "DIR_WORDS", "MAX_ENTRIES", "MAX_NESTING", "MAX_PATH", "MAX_PIECES", "NAME_WORDS",
+           "PATH_ARGS", "PATH_WORDS", "TooDeep", "base_dirs", "descriptors", "json_container", "leaves",
+           "named_entries", "path_named", "path_shaped", "path_values", "readings", "strings", "web_url"]
 
 #: argument names (canonical) whose values are file system paths
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
                        "directory", "folder", "target", "source", "src", "dst", "dest", "destination", "cwd",
                        "output", "input", "location", "uri", "url"})
+
+
+#: argument names (canonical) whose integer value Python's ``open()`` reads as a file descriptor (``open(3)``)
+DESCRIPTOR_ARGS = (PATH_ARGS - {"uri", "url"}) | frozenset({"fd", "fileno", "file_descriptor", "descriptor"})
 
 
 class TooDeep:
@@ -63,6 +69,56 @@ def strings(value: Any, depth: int = 0) -> list[Any]:
 
 
 MAX_JSON = 1 << 20  # a longer string is read as itself only
+#: the most nested path-named entries :func:`named_entries` reads in one argument (more: refused unread)
+MAX_ENTRIES = 1024
+
+
+def descriptors(name: str, value: Any) -> list[int]:
+    """The file descriptors ``open()`` reads from an argument ``name`` (canonical) holding ``value``: an integer, or a
+    list of them, in a :data:`DESCRIPTOR_ARGS` argument (``open(3)``; not the standard streams 0-2, nor a boolean,
+    which is 0 or 1). In an argument named only as a descriptor (``fd``, ``fileno``...) also what a framework
+    coerces to an integer (pydantic's lax mode: ``"3"``, ``3.0``), since its schema can only want one."""
+    if name not in DESCRIPTOR_ARGS:
+        return []
+    items = value if isinstance(value, list) else [value]
+    if name in _FD_ONLY:
+        items = [int(v) if isinstance(v, float) and v.is_integer() else
+                 int(v) if isinstance(v, str) and len(v) < 64 and v.strip().isascii() and v.strip().isdigit() else v
+                 for v in items]
+    ok = items and all(type(v) is int for v in items)
+    return [v for v in items if v > 2] if ok else []  # 0-2: the tool's own standard streams, no file of the host
+
+
+_FD_ONLY = frozenset({"fd", "fileno", "file_descriptor", "descriptor"})
+
+
+def named_entries(value: Any, depth: int = 0) -> list[tuple[str, Any]] | None:
+    """The ``(key, value)`` pairs of the mappings nested in an argument value (inside lists, mappings and strings
+    holding JSON: :func:`json_container`) whose key names a path or a descriptor (:func:`path_named`,
+    :data:`DESCRIPTOR_ARGS`), keys canonical: ``{"spec": {"src": "id_rsa"}}`` names the file ``id_rsa`` as
+    ``{"src": "id_rsa"}`` does. None past :data:`MAX_ENTRIES` (refused unread); deeper than :data:`MAX_NESTING`
+    nothing (:func:`strings` refuses it)."""
+    out: list[tuple[str, Any]] = []
+    todo = [(value, depth)]
+    while todo:
+        item, level = todo.pop()
+        if level > MAX_NESTING:
+            continue
+        if isinstance(item, str):
+            inner = json_container(item) if ("{" in item or "[" in item) else None
+            if inner is not None:
+                todo.append((inner, level + 1))
+        elif isinstance(item, (list, tuple)):
+            todo += [(v, level + 1) for v in item]
+        elif isinstance(item, Mapping):
+            for k, v in item.items():
+                key = canonical_name(k) if isinstance(k, str) else ""
+                if key and (path_named(key) or key in DESCRIPTOR_ARGS):
+                    out.append((key, v))
+                    if len(out) > MAX_ENTRIES:
+                        return None
+                todo.append((v, level + 1))
+    return out
 
 
 def json_container(text: str) -> Any:
@@ -90,7 +146,8 @@ def _all_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 #: ``source_file``, ``output_dir``): read literally and as a glob
 PATH_WORDS = frozenset({"path", "paths", "pathname", "file", "files", "filename", "filenames", "filepath", "fname",
                          "fpath", "dir", "dirs", "directory", "folder", "root", "dest", "destination", "src", "source",
-                         "target", "output", "input", "location", "uri", "url", "glob"})
+                         "target", "output", "input", "location", "uri", "url", "glob", "attachment", "attachments",
+                         "attach", "segments"})
 _PATH_PUNCT = frozenset("/\\%")
 MAX_PATH = 4096  # PATH_MAX: a longer value opens no file
 _WEB_URL = re.compile(r"\s*(?:https?|wss?|ftps?)://", re.IGNORECASE)
@@ -102,7 +159,7 @@ DIR_WORDS = frozenset({"dir", "dirs", "directory", "folder", "root", "base", "ba
                        "path", "paths", "location", "chdir"})
 #: words of an argument's name that make its value a file name or pattern a tool may join to such a directory
 NAME_WORDS = PATH_WORDS | {"name", "names", "pattern", "patterns", "include", "exclude", "mask", "filter",
-                           "basename"}
+                           "basename", "rel", "relative", "relpath", "subpath", "subdir", "child", "entry", "member"}
 _MAX_BASES = 4
 
 
@@ -139,29 +196,50 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
     word with no ``/`` such as ``*`` or ``?env`` in an argument not named as a path is read as no file). With
     ``bases`` (:func:`base_dirs`), these values and any single-line value of an argument named as a file name or
     pattern (:data:`NAME_WORDS`) are also read relative to each base. With ``globs=False`` every value is read
-    literally only (:func:`~.shell.path_forms`: the file ``open()`` names).
+    literally only (:func:`~.shell.path_forms`: the file ``open()`` names). Also read (session 18): a list of
+    strings joined as ``os.path.join`` and ``pathlib.Path`` join pieces (in a path-named argument, or when a piece
+    is path-shaped), an integer in a :data:`DESCRIPTOR_ARGS` argument as the descriptor ``open(int)`` reads (any
+    file), variables as a tool that expands them reads them (in a path-named argument, or a value without blanks:
+    :func:`~.shell.paths.path_forms` with ``env``). A value longer than :data:`MAX_PATH` is read literally (a tool
+    may normalise it before opening it) in a path-named argument only: reading every long single-line text (a
+    minified file's content) costs seconds a megabyte, so ``{"x": "/" + "a/../" * 2000 + "etc/shadow"}`` is a known
+    gap (session 18).
     """
     named = path_named(name)
-    read = pattern_paths if globs else path_forms
     joins = tuple(b for b in bases if b != text)
     name_like = bool(joins) and not NAME_WORDS.isdisjoint(_words(name))
-    for value in (text if isinstance(text, list) else [text]):
+    values = list(text) if isinstance(text, list) else [text]
+    joined = _joined(values) if named or any(path_shaped(str(v)) for v in values) else None
+    for value in values + ([joined] if joined else []):
+        if name in DESCRIPTOR_ARGS and type(value) is int:  # open(3) reads descriptor 3: any file held open
+            value = f"/dev/fd/{value}"
         value = str(value)
         pieces = _pieces(value) if named else []
         if len(pieces) > MAX_PIECES:
             return f"a value listing more than {MAX_PIECES} paths, refused unread"
         for p in dict.fromkeys([value, value.split("\x00", 1)[0]] + pieces):
-            if len(p) > MAX_PATH:
-                if named:
+            if len(p) > MAX_PATH:  # no open() takes it, but a tool may normalise it first (os.path.abspath)
+                if named:  # (any other argument's long text is not read: seconds a megabyte, see the docstring)
                     paths += path_forms(p)
             elif not named and _WEB_URL.match(p):
                 paths += path_forms(p)   # an http(s) URL is fetched, not expanded as a glob
             elif named or path_shaped(p) or (name_like and "\n" not in p.strip()):
                 try:   # the literal spellings (path_forms) and the glob's, also below each directory of the call
-                    paths += read(p, ("",) + joins if named or path_shaped(p) else joins)
+                    cwds = ("",) + joins if named or path_shaped(p) else joins
+                    env = named or not any(ch.isspace() for ch in p)  # "$HOME/.aws/x", not a text naming $USER
+                    paths += pattern_paths(p, cwds, env=env) if globs else path_forms(p, cwds, env=env)
                 except TooManyWords:
                     return "a path pattern beyond the expansion bounds, refused unread"
     return None
+
+
+def _joined(values: list[Any]) -> str | None:
+    """A list of path pieces as ``os.path.join(*values)`` and ``pathlib.Path(*values)`` join them (an absolute
+    piece restarts the path: ``["/", "etc", "shadow"]``, ``["~", ".ssh", "id_rsa"]``); None for fewer than two
+    strings or more than :data:`MAX_PIECES`."""
+    if not 2 <= len(values) <= MAX_PIECES or not all(isinstance(v, str) for v in values):
+        return None
+    return posixpath.join(*[v.replace("\\", "/") for v in values])
 
 
 #: the most paths one path-named value is read as a list of (lines, ``,``, ``;``, ``:``); more is refused unread

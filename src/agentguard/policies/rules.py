@@ -56,7 +56,12 @@ the same way. Two structured rules decide on what the arguments *mean*, not on t
   whole tree (``grep -r x ~``,
   ``cp -r /etc d``, ``tar czf o ~``, ``ln -s /etc e``) meets every rule anchored at ``/`` or ``~`` below it
   (relative and ``*/`` globs are not checked against trees: they would refuse every recursive command, so
-  ``grep -r x .`` still reads a ``./.env``).
+  ``grep -r x .`` still reads a ``./.env``). A file tool's tree is read the same way: a search tool
+  (:func:`~.writes.reads_trees`: ``search_files``, ``grep``, ``find_in_files``, or ``recursive=true``) reads below
+  each directory its path arguments name (``search_files {"path": "/etc"}``), with a home's ``*`` one directory
+  name there (``/home/u`` is above ``~/.ssh``, ``/home/u/proj`` is not). A path value is also read as a tool may
+  decode it first (:mod:`.shell.paths`: lenient percent-decoding, ``$VAR``, UNC shares and 8.3 short names) and in
+  any shape (:func:`~.arguments.path_values`: a list of pieces, an integer descriptor, an argument's name).
 - writes of files that configure what a program runs (:data:`~.shell.programs.CONFIG_FILES`: ``~/.gitconfig``,
   shell start-up files, ``.envrc``, ``*.pth``, ``~/.local/bin/*``, ``/etc/profile.d/*``...) are refused with the
   ``unresolvable`` decision whichever tool writes them: a command's redirection, ``cp``, ``tee``... (the shell
@@ -91,12 +96,13 @@ from ..core.canonical import canonical_name, canonical_path, grant_name, name_fo
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .arguments import MAX_NESTING, PATH_ARGS, TooDeep, base_dirs, leaves, path_values, readings, strings
+from .arguments import (MAX_ENTRIES, MAX_NESTING, PATH_ARGS, TooDeep, base_dirs, descriptors, leaves,
+                        named_entries, path_named, path_shaped, path_values, readings, strings)
 from .commandrules import _allowed_command, _command_rule
 from .shell import Analysis, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
 from .shell.globs import ANY_CHAR, fold_case
 from .shell.programs import UNSAFE_ENV
-from .writes import config_write, reads_only
+from .writes import config_write, reads_only, reads_trees
 
 __all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "MAX_TOOL_NAME", "PATH_ARGS",
            "ToolRuleGuard", "as_tool_call", "tool_patterns"]
@@ -122,6 +128,20 @@ _HOME: list[Any] = [("c", (False, frozenset("~")))] + _SLASH  # a relative path 
 #: where ``~`` may point: $HOME is unknown statically, so a rule for ``~/.ssh/*`` also names every
 #: conventional home (``/home/agent/.ssh/id_rsa`` is the same file when HOME=/home/agent)
 _HOMES = ("/root", "/home/*", "/Users/*", "/var/home/*", "/export/home/*")
+
+
+def _home_tokens(pattern: str) -> list[list[Any]]:
+    """The anchored globs of one ``deny_paths`` entry as tokens, a conventional home's ``*`` one directory name
+    (``~/.ssh/*`` -> ``/home/<name>/.ssh/*``...): what a file tool's tree is checked against."""
+    if pattern != "~" and not pattern.startswith("~/"):
+        return [fnmatch_tokens(pattern)] if pattern.startswith("/") and not pattern.startswith("/*") else []
+    rest = fnmatch_tokens(pattern[1:])
+    out = [fnmatch_tokens(pattern)]
+    for home in list(_HOMES) + [os.path.expanduser("~")]:
+        head = home.rstrip("/")
+        out.append((literal_tokens(head[:-1]) + [("*", (True, frozenset("/")))] if head.endswith("/*")
+                    else literal_tokens(head)) + rest)
+    return out
 
 
 def _home_variants(pattern: str) -> list[str]:
@@ -328,6 +348,9 @@ class ToolRuleGuard(BaseGuard):
         #: the directories whose contents a glob denies ("*/.ssh/*" -> "*/.ssh", ".git/*" -> ".git"): a tree operand
         #: that is one of them or lies inside one reads what the rule denies, wherever it is anchored
         self._dirs = [fold_case(fnmatch_tokens(p[:-2])) for p in denied if p.endswith("/*") and len(p) > 2]
+        #: the same anchored globs for a file tool's tree (a search below a directory): a home's ``*`` is one
+        #: directory name (``/home/u/proj`` is not above ``~/.ssh``, ``/home/u`` is)
+        self._tree_anchored = [fold_case(t) for p in deny_paths for t in _home_tokens(canonical_path(p))]
         if isinstance(allow_commands, str):
             allow_commands = [allow_commands]
         self._allow_commands = (None if allow_commands is None else
@@ -388,9 +411,34 @@ class ToolRuleGuard(BaseGuard):
         paths: list[tuple[str, Any]] = []
         subtrees: list[tuple[str, Any]] = []
         writes: list[tuple[Decision, str]] = []
+        trees = reads_trees(call.name, call.arguments)  # a search reads every file below its directories
+        file_trees: list[tuple[str, Any]] = []
         for key, value in call.arguments.items():
             k = canonical_name(key)
             is_cmd = shell_tool or k in COMMAND_ARGS
+            if isinstance(key, str) and path_shaped(key):  # a tool taking {path: content} as its arguments
+                start = len(paths)
+                why = path_values("", key, paths, bases)
+                if why:
+                    out.append((self.unresolvable, f"an argument named {key[:80]!r} of {call.name}: {why}"))
+                written = config_write("", key, paths[start:], bases, reader, context)
+                if written:
+                    writes.append((self.unresolvable, f"an argument named {key[:80]!r} of {call.name}: {written}"))
+            entries = named_entries(value)  # every path-named key nested in it: {"spec": {"src": "id_rsa"}}
+            if entries is None:
+                out.append((self.unresolvable, f"argument '{key}' of {call.name} names more than {MAX_ENTRIES} "
+                                               "nested paths: refused unread"))
+            for i, (nk, nv) in enumerate([(k, value)] + (entries or [])):
+                if descriptors(nk, nv):  # open(3) reads descriptor 3
+                    path_values(nk, descriptors(nk, nv), paths, bases)
+                for text in strings(nv) if i and path_named(nk) else []:  # the argument itself: read below
+                    start = len(paths)
+                    why = None if isinstance(text, TooDeep) else path_values(nk, text, paths, bases)
+                    file_trees += [(t, tok) for t, tok in paths[start:] if trees and "\n" not in t]
+                    why = why or (None if isinstance(text, TooDeep) else  # too deep: refused below
+                                  config_write(nk, text, paths[start:], bases, reader, context))
+                    if why:
+                        writes.append((self.unresolvable, f"argument '{key}' ({nk}) of {call.name}: {why}"))
             for text in strings(value):
                 if isinstance(text, TooDeep):
                     out.append((self.unresolvable, f"argument '{key}' of {call.name} is nested deeper than "
@@ -402,6 +450,8 @@ class ToolRuleGuard(BaseGuard):
                     why = path_values(k, text, paths, bases)
                     if why:
                         out.append((self.unresolvable, f"argument '{key}' of {call.name}: {why}"))
+                    if trees and path_named(k):
+                        file_trees += [(t, tok) for t, tok in paths[start:] if "\n" not in t]
                     written = config_write(k, text, paths[start:], bases, reader, context)
                     if written:  # the shell guard's rule for a write target, on the same spellings
                         writes.append((self.unresolvable, f"argument '{key}' of {call.name}: {written}"))
@@ -421,10 +471,11 @@ class ToolRuleGuard(BaseGuard):
                         out.append((self.decision, f"argument '{key}' of {call.name} runs "
                                                    f"{' '.join(cmd.argv)[:80]!r}{via}, not in allow_commands"))
         if self._paths is not None:
-            for text, tokens in subtrees:
+            for (text, tokens), anchored in [(t, self._anchored) for t in subtrees] + [
+                    (t, self._tree_anchored) for t in file_trees]:
                 tree = fold_case(list(tokens or literal_tokens(text.rstrip("/"))))
                 inside = [tree] + ([_SLASH + tree, _HOME + tree] if not text.startswith(("/", "~")) else [])
-                if any(intersects(tree + _BELOW, d) for d in self._anchored) or any(
+                if any(intersects(tree + _BELOW, d) for d in anchored) or any(
                         intersects(t, d) or intersects(t, d + _BELOW) for t in inside for d in self._dirs):
                     out.append((self.decision, f"{call.name} reads, copies, moves or links the tree {text!r}, "
                                                "which holds a denied path"))

@@ -57,14 +57,14 @@ from functools import lru_cache
 
 from typing import Any
 
-from ..core.canonical import decoded_path, grant_name, strip_invisible
+from ..core.canonical import canonical_name, decoded_path, grant_name, strip_invisible
 from .arguments import path_named, path_values, web_url
 from .shell.model import configures
 from .shell.paths import PathForm
 from .toolnames import external_kinds, tokens
 
-__all__ = ["OUTPUT_WORDS", "TEXT_WORDS", "config_write", "name_words", "other_verbs", "read_verbs", "reads_only",
-           "writes_to"]
+__all__ = ["OUTPUT_WORDS", "TEXT_WORDS", "TREE_VERBS", "config_write", "name_words", "other_verbs", "read_verbs",
+           "reads_only", "reads_trees", "writes_to"]
 
 #: verbs of file tools that only read (besides the published vocabularies' read kind)
 _FILE_READS = frozenset({"show", "cat", "ls", "stat", "grep", "glob", "tail", "describe", "inspect", "count",
@@ -128,6 +128,28 @@ def reads_only(name: str, readers: re.Pattern[str] | None = None) -> bool:
     own = parts[-1] if parts else ()
     return bool(own) and own[0] in read_verbs() and not any(
         w in _JOINERS or w in other_verbs() for part in parts for w in (part[1:] if part is own else part))
+
+
+#: verbs of tools that read every file below the directories they are given (a search of contents, a walk)
+TREE_VERBS = frozenset({"search", "grep", "rg", "find", "scan", "index", "walk", "crawl", "glob", "locate"})
+#: argument names (canonical) that make any tool read below its directories when true
+_RECURSIVE = frozenset({"recursive", "recurse", "recursively", "deep", "r"})
+_FALSE = frozenset({"", "false", "f", "no", "n", "off", "0", "none", "null"})
+
+
+def reads_trees(name: str, arguments: Any) -> bool:
+    """Whether the tool ``name`` called with ``arguments`` (a mapping) may read every file below a directory its
+    path arguments name: its own name starts with a search verb (:data:`TREE_VERBS`: ``search_files``, ``grep``,
+    ``find_in_files``), or an argument named ``recursive`` (or alike) is not false. A name over 256 characters
+    counts as one (fail closed)."""
+    if len(name) > 256:
+        return True
+    parts = name_words(name)
+    if parts and parts[-1] and parts[-1][0] in TREE_VERBS:
+        return True
+    return any(canonical_name(k) in _RECURSIVE and v is not None and v is not False and not (
+        isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0) and not (
+        isinstance(v, str) and v.strip().casefold() in _FALSE) for k, v in dict(arguments).items())
 
 
 def _remote(value: str) -> bool:

@@ -8,6 +8,14 @@ also as that user's home directory, and a relative path also joined to each dire
 may have moved to. Glob and unknown parts survive normalisation as placeholder characters, so
 ``/etc/./shad*w`` becomes the pattern ``/etc/shad*w`` and is matched against a rule's glob with
 :func:`~.globs.intersects` ("a pattern that could match a denied path is treated as matching it").
+
+A spelling is also read the ways a tool may decode it before ``open()`` (session 18; each one more reading, never
+instead of the literal one): a lenient percent-decoder's (overlong UTF-8 ``%c0%ae``, ``%uXXXX``:
+:func:`_lenient`), Windows' (trailing dots and spaces, ``:$DATA``, a drive, a drive-relative ``C:x``, a UNC share
+such as ``\\\\wsl$\\Ubuntu`` or a device path from its root, an 8.3 short name ``SSH~1`` as the long names it
+stands for: :func:`_short`), and with ``env`` a variable expander's (``$HOME``, ``${X:-y}``, ``%APPDATA%``,
+``$env:X``: each variable any text). What no reading can name (an unknown variable, an open descriptor) is a
+placeholder that meets every rule it could: fail closed.
 """
 
 from __future__ import annotations
@@ -129,15 +137,115 @@ def _resolved(path: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-_DRIVE = re.compile(r"^(?:/[^/]/)?[A-Za-z]:(?=/|$)|^/[^/]/UNC/[^/]+/[^/]+(?=/|$)|^/[^/?.][^/]*/[A-Za-z]\$(?=/|$)",
+_DRIVE = re.compile(r"^(?:/[^/]/|/)?[A-Za-z][:|](?=/|$)|^/[^/]/UNC/[^/]+/[^/]+(?=/|$)|^/[^/?.][^/]*/[A-Za-z]\$(?=/|$)",
                     re.IGNORECASE)  # "\\?\" written as a shell glob "?" is a placeholder: any one character
 #: what Windows drops from a path component: trailing dots and spaces (``.ssh.`` is ``.ssh``), a stream suffix
 #: (``id_rsa::$DATA``, ``id_rsa:$DATA`` are ``id_rsa``)
 _WIN_TAIL = re.compile(r"(?::[^/]*)?[. ]*(?=/|$)")
 
 
+#: an 8.3 short name Windows gives a long or dotted name (``.ssh`` -> ``SSH~1``, ``.git`` -> ``GIT~1``,
+#: ``credentials`` -> ``CREDEN~1``, ``.env.local`` -> ``ENV~1.LOC``): up to six characters, ``~``, a number and
+#: up to three characters of the extension
+_SHORT = re.compile(r"([^~/.\s]{1,6})~[0-9]{1,6}(?:\.([^./\s]{1,3}))?", re.IGNORECASE)
+#: placeholders (supplementary private use area, above the word placeholders of :func:`_encode`) for what a
+#: reading cannot spell: dots and spaces (dropped from a long name in its 8.3 name), one character but ``/`` (an
+#: 8.3 name's ``_`` for a character it cannot hold), any characters but ``/``, any characters (an unset variable),
+#: the rest of an extension (any characters but ``/`` and ``.``)
+_DOTS = chr(0xFFFFA)
+_ONE = chr(0xFFFFB)
+_NAME_ANY = chr(0xFFFFC)
+_UNKNOWN = chr(0xFFFFD)
+_EXT_ANY = chr(0xFFFF9)
+_OS_TABLE: dict[str, Token] = {_EXT_ANY: ("*", (True, frozenset("/."))), _DOTS: ("*", (False, frozenset(". "))),
+                               _ONE: ("c", NOT_SLASH), _NAME_ANY: ("*", NOT_SLASH), _UNKNOWN: ("*", ANY_CHAR)}
+
+
+def _short(comp: str) -> str:
+    """An 8.3 short name as the long names it may stand for (Windows makes one from the name without its leading
+    dots, spaces and inner dots, the first six characters of the part before the last dot, ``_`` for a character
+    8.3 cannot hold, and three of the extension: ``.bash_history`` is ``BASH_H~1``, ``.ssh`` is ``SSH~1``)."""
+    m = _SHORT.fullmatch(comp)
+    if not m:
+        return comp
+    base = "".join(_DOTS + (_ONE if ch == "_" else ch) for ch in m.group(1))
+    base += _NAME_ANY if len(m.group(1)) == 6 else _DOTS  # six characters: the long base name may go on
+    ext = m.group(2) or ""
+    tail = "".join(_DOTS + (_ONE if ch == "_" else ch) for ch in ext) + (_EXT_ANY if len(ext) == 3 else _DOTS)
+    return base + ("." + tail if ext else "")
+
+
 def _windows(path: str) -> str:
-    return "/".join(c if c in ("", ".", "..") else _WIN_TAIL.sub("", c, count=1) or c for c in path.split("/"))
+    """``path`` with each component as Windows opens it (trailing dots, spaces and a stream dropped; an 8.3 short
+    name read as the long names it may stand for)."""
+    return "/".join(c if c in ("", ".", "..") else _short(_WIN_TAIL.sub("", c, count=1) or c)
+                    for c in path.split("/"))
+
+
+def _lenient(text: str) -> str:
+    """``text`` percent-decoded as lenient decoders do (IIS, old Java, hand-written ones): ``%uXXXX`` as the
+    character, and UTF-8 sequences whatever their length, overlong ones included (``%c0%ae`` is ``.``,
+    ``%c0%af`` and ``%e0%80%af`` are ``/``, ``%c1%1c`` is ``\\``), until stable (at most 8 rounds)."""
+    for _ in range(8):
+        out: list[str] = []
+        i = 0
+        while i < len(text):
+            m = _PCT_U.match(text, i)
+            if m:
+                out.append(chr(int(m.group(1), 16)))
+                i = m.end()
+                continue
+            m = _PCT_RUN.match(text, i)
+            if not m:
+                out.append(text[i])
+                i += 1
+                continue
+            data = bytes.fromhex(m.group(0).replace("%", ""))
+            out.append(_lenient_utf8(data))
+            i = m.end()
+        decoded = "".join(out)
+        if decoded == text:
+            break
+        text = decoded
+    return text
+
+
+_PCT_U = re.compile(r"%u([0-9a-fA-F]{4})")
+_PCT_RUN = re.compile(r"(?:%[0-9a-fA-F]{2})+")
+
+
+def _lenient_utf8(data: bytes) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(data):
+        b = data[i]
+        n = 1 if 0xC0 <= b < 0xE0 else 2 if 0xE0 <= b < 0xF0 else 3 if 0xF0 <= b < 0xF8 else 0
+        if n and len(data) - i > n:  # a lead byte and its continuation bytes, checked no further
+            code = b & (0x3F >> n)
+            for c in data[i + 1:i + 1 + n]:
+                code = (code << 6) | (c & 0x3F)
+            out.append(chr(code) if code < 0x110000 else "\ufffd")
+            i += n + 1
+        else:
+            out.append(chr(b) if b < 0x80 else "\ufffd")
+            i += 1
+    return "".join(out)
+
+
+def _unc(path: str) -> list[str]:
+    """The paths a Windows UNC or device path (decoded: ``\\\\`` as ``//``) opens below its share or volume:
+    ``//host/share/rest`` (``\\\\wsl$\\Ubuntu\\etc\\shadow`` is the distribution's ``/etc/shadow``; a share may also be
+    a home) as ``/rest`` and ``~/rest``; ``//?/`` and ``//./`` device paths (``GLOBALROOT/Device/<volume>``,
+    ``Volume{GUID}``, ``UNC/host/share``, a drive) from their volume's root."""
+    if not path.startswith("//") or path.startswith("///"):
+        return []
+    comps = path[2:].split("/")
+    out = ["/" + "/".join(comps[2:]), "~/" + "/".join(comps[2:])] if len(comps) > 2 else []
+    if len(comps[0]) == 1 and len(comps) > 1:  # "?", "." or a placeholder: a device path
+        rest = comps[1:]
+        skip = 3 if rest[0].casefold() in ("globalroot", "unc") else 1
+        out.append("/" + "/".join(rest[skip:]))
+    return out
 
 
 def _os_readings(text: str) -> list[str]:
@@ -149,16 +257,21 @@ def _os_readings(text: str) -> list[str]:
     each resolved through the magic links of ``/proc`` (:func:`_resolved`)."""
     dec = decoded_path(text)
     readings = [dec]
-    m = re.match(r"(?i)file:", dec)
-    if m:
-        rest = dec[m.end():]
-        readings.append("/" + rest.lstrip("/") if rest.startswith("/") else rest)
-        if rest.startswith("//"):
-            readings.append("/" + rest[2:].partition("/")[2])
+    if "%" in text:  # a lenient decoder's reading (overlong UTF-8, %uXXXX)
+        readings.append(decoded_path(_lenient(text)))
+    for url in [r for r in readings if r[:5].casefold() == "file:"]:
+        for rest in dict.fromkeys([url[5:], re.split(r"[?#]", url[5:], maxsplit=1)[0]]):  # urllib drops ?q and #f
+            readings.append("/" + rest.lstrip("/") if rest.startswith("/") else rest)
+            if rest.startswith("//"):
+                host, _, path = rest[2:].partition("/")
+                readings.append("/" + path)
+                if host.casefold() not in ("", "localhost") or rest.startswith("////"):  # Windows: a UNC path
+                    readings.append("//" + rest.lstrip("/"))
     for r in list(readings):
         d = _DRIVE.match(r if not r.startswith("//") else r[1:])
         if d:
             readings.append("/" + (r if not r.startswith("//") else r[1:])[d.end():].lstrip("/"))
+        readings += _unc(r)
     readings += [_windows(r) for r in readings]  # as Windows opens each component (the tool's OS is unknown)
     return [x for r in dict.fromkeys(readings) for x in _resolved(r)]
 
@@ -172,11 +285,26 @@ def _variants(path: str) -> list[str]:
     return out
 
 
-def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] | None = None) -> list[PathForm]:
-    """The canonical spellings of one path (see the module docstring); placeholders decoded via ``table``."""
+#: a variable a tool may expand in a path (``os.path.expandvars``, a shell, PowerShell): ``$NAME``, ``${...}``,
+#: ``%NAME%``, ``$env:NAME``, and ``$(...)`` and a backquoted command a shell replaces with its output
+_VARIABLE = re.compile(r"\$env:[A-Za-z_][A-Za-z0-9_]*|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_()]*%"
+                       r"|\$\([^)]*\)?|`[^`]*`?", re.IGNORECASE)  # and a command's output, to a tool using a shell
+
+
+def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] | None = None,
+               env: bool = False) -> list[PathForm]:
+    """The canonical spellings of one path (see the module docstring); placeholders decoded via ``table``. With
+    ``env``, also the path a tool that expands variables opens (``$HOME/.aws/x``, ``${XDG_CONFIG_HOME}/gh``,
+    ``%USERPROFILE%\\.ssh``): each variable is unknown (any text, ``/`` included; open() itself expands none), and
+    a drive-relative ``C:x`` is also ``x``."""
+    table = {**_OS_TABLE, **(table or {})}
+    expanded = _VARIABLE.sub(_UNKNOWN, text) if env and ("$" in text or "%" in text or "`" in text) else text
+    extra = path_forms(expanded, cwds, table) if expanded != text else []
+    if env and re.match(r"[A-Za-z]:[^/\\]", text):  # "C:etc\\shadow": below the current directory of drive C
+        extra += path_forms(text[2:], cwds, table)  # (a file tool's value only: git's REV:PATH is not a drive)
     base = canonical_path(text)
     if not base:
-        return []
+        return extra
     forms: list[str] = []
     raw = posixpath.normpath(text) if text.strip() else ""
     if raw and raw != base:  # the spelling the OS opens as it is (a relative "file:/x", a "%2e%2e" name)
@@ -195,15 +323,15 @@ def path_forms(text: str, cwds: Iterable[str] = ("",), table: dict[str, Token] |
     for f in list(dict.fromkeys(forms)):
         if f == ".." or f.startswith("../"):  # climbs out of an unknown directory: any absolute path ending so
             rest = re.sub(r"^(\.\./)*\.\.(/|$)", "", f)
-            out.append(("*/" + rest if rest else "*", (("*", ANY_CHAR),) + tuple(
-                table[ch] if table and ch in table else ("c", (False, frozenset(ch))) for ch in "/" + rest)))
+            out.append(("*/" + rest if rest else "*", (("*", ANY_CHAR),) + tuple(  # "..": any path, no "/" added
+                table[ch] if ch in table else ("c", (False, frozenset(ch))) for ch in ("/" + rest if rest else ""))))
     for f in dict.fromkeys(forms):
-        if table and any(ch in table for ch in f):
+        if any(ch in table for ch in f):
             shown = "".join(_SHOWN[table[ch][0]] if ch in table else ch for ch in f)
             out.append((shown, _decode(f, table)))
         else:
             out.append((f, None))
-    return out
+    return out + extra
 
 
 def word_paths(word: Word, cwds: Iterable[str] = ("",)) -> list[PathForm]:
@@ -239,7 +367,7 @@ _STAR: Token = ("*", NOT_SLASH)
 _SEPARATORS: tuple[Token, ...] = (("c", (False, frozenset("/"))), ("c", (False, frozenset("\\"))))
 
 
-def pattern_paths(text: str, cwds: Iterable[str] = ("",)) -> list[PathForm]:
+def pattern_paths(text: str, cwds: Iterable[str] = ("",), env: bool = False) -> list[PathForm]:
     """The spellings of a tool's path argument read as a pattern, as well as literally.
 
     A tool may hand its path argument to ``glob.glob``, ``pathlib.Path.glob`` or a shell, which expand
@@ -248,9 +376,9 @@ def pattern_paths(text: str, cwds: Iterable[str] = ("",)) -> list[PathForm]:
     an unquoted shell word expands to (:func:`~.words.make_words`; a ``**`` component after the first also
     crosses ``/``, as a recursive glob does, see :func:`_recursive`; a glob also matches a leading ``.``, as
     ``pathlib``'s does). Raises :class:`~.words.TooManyWords` past the expansion bounds (the caller refuses the
-    call unread).
+    call unread). ``env``: variables also read as a tool that expands them does (:func:`path_forms`).
     """
-    out = path_forms(text, cwds)
+    out = path_forms(text, cwds, env=env)
     if _GLOB_CHARS.isdisjoint(text):
         return out
     for word in make_words([("u", ch) for ch in text]):
