@@ -24,6 +24,10 @@ request passes, in this order:
    chooses another per path, e.g. the Swagger page);
 5. ``on_request(path, status, seconds)`` after each request (the service's metrics).
 
+Only ``http`` requests are served, and ``lifespan`` events passed on: a WebSocket handshake is refused (closed
+with 1008 before it is accepted, which the server answers 403) and any other scope type is dropped, so a route
+of a type these checks do not cover can never be reached without them.
+
 Every error is one JSON object ``{"error": "..."}``, sent by :meth:`Hardening.refuse` (a subclass may
 answer otherwise: the LiteLLM endpoint answers its guardrail path with BLOCKED, never an HTTP error). A subclass may serve some requests itself once
 the body is read (:meth:`Hardening.forward`; the service's lean ``/v1/check`` path does).
@@ -218,7 +222,11 @@ class Hardening:
     # -- the middleware -----------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
+            if scope["type"] == "lifespan":
+                await self.app(scope, receive, send)
+            elif scope["type"] == "websocket":  # never checked here, so never passed on: the handshake is refused
+                await receive()
+                await send({"type": "websocket.close", "code": 1008})
             return
         t0 = time.perf_counter()
         path = scope["path"]
