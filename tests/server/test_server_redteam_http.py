@@ -71,9 +71,10 @@ def base(request, tmp_path_factory):
         th.join(timeout=10)
 
 
-def raw(port: int, data: bytes) -> tuple[int, bytes]:
-    """Send ``data`` on a fresh connection; (status of the first response, everything read until close)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+def raw(port: int, data: bytes, timeout: float = 5.0) -> tuple[int, bytes]:
+    """Send ``data`` on a fresh connection; (status of the first response, everything read until close or
+    ``timeout`` seconds of silence)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.sendall(data)
         out = b""
         try:
@@ -186,3 +187,13 @@ def test_a_folded_header_changes_no_credential(base):
     assert code in (400, 403)
     code, out = folded(b"/v1/check", b"Bearer\r\n " + AGENT.token.encode())
     assert code == 400 or (code == 200 and b'"decision":"ALLOW"' in out)  # h11: the agent, as itself
+
+
+@pytest.mark.parametrize("auth", [b"", f"Authorization: Bearer {READER.token}\r\n".encode()], ids=["401", "403"])
+def test_the_unread_body_of_a_refused_request_is_never_read_as_the_next_request(base, auth):
+    """The gate answers 401/403 without reading the body; the server must skip it (Content-Length) rather than
+    parse it as a second request on the connection (a desync a shared front proxy would turn into smuggling)."""
+    inner = f"GET /v1/decisions HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {READER.token}\r\n\r\n".encode()
+    _code, out = raw(base, b"POST /v1/check HTTP/1.1\r\nHost: t\r\n" + auth + b"Content-Length: "
+                     + str(len(inner)).encode() + b"\r\n\r\n" + inner, timeout=1.5)
+    assert out.count(b"HTTP/1.1 ") == 1 and b'"decisions"' not in out, out[:400]
