@@ -14,7 +14,9 @@ request passes, in this order:
    constant time (:func:`hmac.compare_digest`, both candidates always compared); 401 with
    ``WWW-Authenticate`` otherwise, and for a request carrying more than one credential header
    (:func:`credential_headers`: a repeated ``Authorization``, or one beside the API-key header);
-3. **body**: for POST, PUT and PATCH a declared ``Content-Length`` that is not a non-negative integer is
+3. **body**: a public path takes none (POST, PUT or PATCH there is 405 before a byte is read: a body nobody
+   authenticated would hold a concurrency slot for up to ``body_timeout_s``, so a few hundred slow anonymous
+   uploads to ``/dashboard`` answered every agent 503); for POST, PUT and PATCH a declared ``Content-Length`` that is not a non-negative integer is
    400 and one over ``max_body`` is 413 before a byte is read; the body is then read here, counting what
    arrives (a chunked body over the limit is 413 too), within ``body_timeout_s`` (408 and the connection
    closed otherwise), and replayed to the app, so no framework parses an oversized body;
@@ -23,6 +25,10 @@ request passes, in this order:
    ``Cross-Origin-Opener-Policy: same-origin`` and a Content-Security-Policy (``csp``; ``csp_for(path)``
    chooses another per path, e.g. the Swagger page);
 5. ``on_request(path, status, seconds)`` after each request (the service's metrics).
+
+Only ``http`` requests are served, and ``lifespan`` events passed on: a WebSocket handshake is refused (closed
+with 1008 before it is accepted, which the server answers 403) and any other scope type is dropped, so a route
+of a type these checks do not cover can never be reached without them.
 
 Every error is one JSON object ``{"error": "..."}``, sent by :meth:`Hardening.refuse` (a subclass may
 answer otherwise: the LiteLLM endpoint answers its guardrail path with BLOCKED, never an HTTP error). A subclass may serve some requests itself once
@@ -218,7 +224,11 @@ class Hardening:
     # -- the middleware -----------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
+            if scope["type"] == "lifespan":
+                await self.app(scope, receive, send)
+            elif scope["type"] == "websocket":  # never checked here, so never passed on: the handshake is refused
+                await receive()
+                await send({"type": "websocket.close", "code": 1008})
             return
         t0 = time.perf_counter()
         path = scope["path"]
@@ -251,6 +261,10 @@ class Hardening:
 
     async def _gated(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
         headers = scope["headers"]
+        if self.public(path) and scope["method"] in BODY_METHODS:  # never read a body nobody authenticated
+            await self.refuse(scope, send, 405, f"{path} takes no request body (it is public: GET or HEAD)",
+                              [(b"allow", b"GET, HEAD"), (b"connection", b"close")])
+            return
         if not self.public(path):
             denied = self.check_access(scope, headers)
             if denied is not None:

@@ -44,7 +44,7 @@ from .replacement import adecided, decided
 from .runs import RunEvicted, RunMemory, end_run, walk_guards
 from .shadow import Shadowed
 from .telemetry import decision_span, enable_from_env
-from .strategies import Default, strategy as strategy_by_name
+from .strategies import Default, halted_tool, strategy as strategy_by_name, tool_of
 from .types import Context, Decision, Step, ToolCall, Trace, Verdict
 
 __all__ = ["Pipeline", "RunState", "approval_request", "call_key", "to_proposal"]  # the last three from .proposal
@@ -216,13 +216,11 @@ class Pipeline:
         return self._strategies.get(verdict.guard, self._default)
 
     def _enforce(self, st: RunState, verdict: Verdict, proposal: Any) -> Outcome:
-        if (verdict.decision is Decision.ESCALATE
-                and getattr(proposal, "name", None) in st.context.metadata.get("halted_tools", ())):
-            verdict = Verdict(Decision.REJECT, f"tool {proposal.name} was halted earlier in this run (not asked): "
+        if verdict.decision is Decision.ESCALATE and halted_tool(st.context.metadata, proposal) is not None:
+            verdict = Verdict(Decision.REJECT, f"tool {tool_of(proposal)} was halted earlier in this run (not asked): "
                               f"{verdict.reason}", verdict.guard, verdict.numbers, details=verdict.details)
         if verdict.decision is Decision.ESCALATE and self.escalate == "ask":
-            out = Outcome(False, None, message=f"waiting for human approval: {verdict.reason}", verdict=verdict,
-                          ask=True)
+            out = Outcome(False, None, message=f"waiting for human approval: {verdict.reason}", verdict=verdict, ask=True)
         else:
             if verdict.decision is Decision.ESCALATE:  # escalate="reject": refused without asking
                 verdict = Verdict(Decision.REJECT, f"needs human approval (not asked): {verdict.reason}",
@@ -406,10 +404,12 @@ class Pipeline:
         out.proposal, out.run_id, out.key = asked.proposal, st.run_id, asked.key
         return out
 
-    def _expired(self, asked: Outcome) -> Verdict | None:
-        """The refusal of an answer that came after ``approval_ttl_s``, or for a call changed since it was asked."""
+    def _expired(self, asked: Outcome, st: RunState) -> Verdict | None:
+        """The refusal of an answer after ``approval_ttl_s``, for a changed call, or for a tool halted since it was asked."""
         if asked.key and isinstance(asked.proposal, ToolCall) and call_key(asked.proposal) != asked.key:
             return Verdict(Decision.REJECT, "the call changed after it was asked about: decide it again", "pipeline")
+        if halted_tool(st.context.metadata, asked.proposal) is not None:
+            return Verdict(Decision.REJECT, f"tool {tool_of(asked.proposal)} was halted after it was asked", "pipeline")
         at, ttl = asked.extra.get("asked_at"), self.approval_ttl_s
         age = time.time() - at if isinstance(at, float) else None
         if ttl is None or age is None or age <= ttl:
@@ -457,7 +457,7 @@ class Pipeline:
                 return self._enforce(st, Verdict(Decision.HALT, f"run halted earlier: {st.halted.reason}",
                                                  st.halted.guard), asked.proposal)
             out = self._answer(st, asked, approved is True, approver,
-                               self._expired(asked) or self._settle(asked, approved is True, approver))
+                               self._expired(asked, st) or self._settle(asked, approved is True, approver))
             return self._write(st, out, "approval")
 
     async def aresolve(self, asked: Outcome, approved: bool, *, approver: str = "human") -> Outcome:
@@ -470,7 +470,7 @@ class Pipeline:
             if st.halted is not None:
                 return self._enforce(st, Verdict(Decision.HALT, f"run halted earlier: {st.halted.reason}",
                                                  st.halted.guard), asked.proposal)
-            settled = self._expired(asked) or await self._asettle(asked, approved is True, approver)
+            settled = self._expired(asked, st) or await self._asettle(asked, approved is True, approver)
             out = self._answer(st, asked, approved is True, approver, settled)
             return await self._awrite(st, out, "approval")
 

@@ -22,13 +22,40 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .canonical import canonical_name, name_forms
 from .enforcement import Outcome
-from .types import Context, Decision, Verdict
+from .types import Context, Decision, Step, ToolCall, Verdict
 
 __all__ = [
     "Block", "Default", "Fallback", "HaltTool", "HumanInTheLoop", "PendingApproval", "Reflect", "Replan", "Stop",
-    "default_outcome", "strategy",
+    "default_outcome", "halted_tool", "strategy", "tool_of",
 ]
+
+
+def tool_of(proposal: Any) -> str | None:
+    """The tool a proposal runs: a ToolCall's name, or the name of a Step's ToolCall action (a step fed to
+    ``/v1/runs/{id}/steps`` runs its action's tool as surely as ``/v1/check`` runs a call); None for
+    anything that runs no named tool."""
+    if isinstance(proposal, Step):
+        proposal = proposal.action
+    name = proposal.name if isinstance(proposal, ToolCall) else getattr(proposal, "name", None)
+    return name if isinstance(name, str) and name else None
+
+
+def halted_tool(metadata: Any, proposal: Any) -> str | None:
+    """The entry of ``metadata['halted_tools']`` (the tools :class:`HaltTool` disabled for the run) that the
+    tool of ``proposal`` (:func:`tool_of`) is, or None.
+
+    Guaranteed: a halted tool is matched as a refusing rule matches a tool name
+    (:mod:`~agentguard.core.canonical`): the canonical name of the halted tool against every name form of
+    the call's, so ``READ-FILE``, `` read_file``, full-width letters or ``fs__read_file`` are the halted
+    ``read_file`` (the rules grant them as ``read_file``, so an exact comparison let them run again)."""
+    halted = metadata.get("halted_tools") if hasattr(metadata, "get") else None
+    tool = tool_of(proposal)
+    if not halted or tool is None:
+        return None
+    forms = set(name_forms(tool))
+    return next((h for h in sorted(str(x) for x in halted) if canonical_name(h) in forms), None)
 
 
 def default_outcome(verdict: Verdict, proposal: Any) -> Outcome | None:
@@ -81,8 +108,8 @@ class HaltTool:
 
     def apply(self, verdict: Verdict, context: Context, proposal: Any) -> Outcome:
         halted: set[str] = context.metadata.setdefault("halted_tools", set())
-        tool = getattr(proposal, "name", None)
-        if tool in halted:
+        tool = tool_of(proposal)
+        if halted_tool(context.metadata, proposal) is not None:
             return Outcome(False, None, message=f"tool {tool} was halted earlier in this run", verdict=verdict)
         out = default_outcome(verdict, proposal)
         if out is not None:
@@ -107,8 +134,7 @@ class Replan:
     name: str = "replan"
 
     def apply(self, verdict: Verdict, context: Context, proposal: Any) -> Outcome:
-        if isinstance(self.then, HaltTool) and getattr(proposal, "name", None) in context.metadata.get(
-                "halted_tools", ()):
+        if isinstance(self.then, HaltTool) and halted_tool(context.metadata, proposal) is not None:
             return self.then.apply(verdict, context, proposal)  # CRP+TEH: a tool halted earlier stays halted
         out = default_outcome(verdict, proposal)
         if out is not None:

@@ -117,7 +117,8 @@ def create_app(settings: ServerSettings | None = None, guards: ServiceGuards | N
 
     gated = Gate(app, token=settings.token, max_body=settings.max_body_bytes, metrics=svc.metrics,
                  fast={"/v1/check": check_raw}, max_concurrency=settings.max_concurrency,
-                 body_timeout_s=settings.body_timeout_s, credentials=credentials)
+                 body_timeout_s=settings.body_timeout_s, credentials=credentials,
+                 routes=[getattr(r, "path", "") for r in app.routes])
     # Expose the FastAPI object for tests/introspection while serving through the gate.
     gated.fastapi = app  # type: ignore[attr-defined]
     gated.state = app.state  # type: ignore[attr-defined]

@@ -312,7 +312,13 @@ def export_run(engine: sa.Engine, run_id: str) -> dict[str, Any]:
 
 
 def verify_run_export(doc: Mapping[str, Any]) -> list[str]:
-    """Problems in an exported run (its per-run chain recomputed); empty when it checks out."""
+    """Problems in an exported run (its per-run chain recomputed); empty when it checks out.
+
+    What it proves, and what not: it catches an export edited without recomputing its hashes (a changed
+    field, a removed or reordered record). The hashes are unkeyed, so an export whose records were changed
+    and every ``run_hash`` recomputed checks out too; and the checkpoints in the export are not tied to its
+    records here (they sign the global chain, which runs through other runs' records). Only
+    ``agentguard audit verify`` on the database, with the public key, detects a rewritten record."""
     out = []
     head = GENESIS
     for r in doc.get("records", []):

@@ -62,7 +62,13 @@ def error(status: int, message: str, detail: Any = None, headers: dict[str, str]
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def route_label(path: str) -> str:
+def route_label(path: str, known: frozenset[str] | None = None) -> str:
+    """The metrics label of a request path: a route of the service (``known``: the app's paths without
+    parameters; PUBLIC_PATHS when not given), a run's route with ``{run_id}``, ``/static``, else ``other``.
+
+    Guaranteed: the labels are a fixed set whatever the requests are. Every request is counted, those refused
+    for want of a credential included, so a label taken from the path let anyone grow the metrics (and their
+    memory) by one series per distinct path."""
     if path.startswith("/v1/runs/"):
         tail = path.rsplit("/", 1)[-1]
         if tail in ("steps", "signals"):
@@ -70,7 +76,7 @@ def route_label(path: str) -> str:
         return "/v1/runs/{run_id}"
     if path.startswith("/static/"):
         return "/static"
-    return path if len(path) < 64 else "other"
+    return path if path in (PUBLIC_PATHS if known is None else known) else "other"
 
 
 class Gate(Hardening):
@@ -84,7 +90,7 @@ class Gate(Hardening):
     def __init__(self, app: Any, *, token: str | None, max_body: int, metrics: Metrics,
                  fast: dict[str, Callable[[bytes, Principal, Any], Awaitable[Response]]] | None = None,
                  max_concurrency: int = 512, body_timeout_s: float = 30.0,
-                 credentials: CredentialStore | None = None) -> None:
+                 credentials: CredentialStore | None = None, routes: Iterable[str] = ()) -> None:
         self.credentials = credentials if credentials is not None else CredentialStore(None, token)
         super().__init__(app, token=token, public_paths=PUBLIC_PATHS, public_prefixes=PUBLIC_PREFIXES,
                          max_body=max_body, body_timeout_s=body_timeout_s, max_concurrency=max_concurrency,
@@ -92,9 +98,10 @@ class Gate(Hardening):
                          on_request=metrics.request)
         self.fast = fast or {}
         self.metrics = metrics
+        self.routes = frozenset(PUBLIC_PATHS | {str(r) for r in routes if "{" not in str(r)})
 
     def label(self, path: str) -> str:
-        return route_label(path)
+        return route_label(path, self.routes)
 
     def check_access(self, scope: Scope, headers: Iterable[tuple[bytes, bytes]]) -> tuple[int, str] | None:
         """Identify the caller by its bearer token (:class:`~.credentials.CredentialStore`: the credentials

@@ -34,6 +34,7 @@ from ..core.errors import InputError
 from ..core.guard import BaseGuard, Guard, run_guard
 from ..core.runs import RunMemory, walk_guards
 from ..core.types import Context, Step, ToolCall, Verdict
+from .models import RUN_ID_PATTERN
 
 __all__ = [
     "GuardSource",
@@ -348,9 +349,14 @@ class GuardSource:
             self._lock.release()
 
 
-_NAME = re.compile(r"^[A-Za-z0-9_.:\-]{1,128}$")
+#: the run-id grammar of the request bodies (:data:`.models.RUN_ID_PATTERN`, which pydantic matches with Rust's
+#: ``regex``, where ``$`` is the end of the text) without its anchors: matched with ``fullmatch`` here, since
+#: Python's ``$`` also matches before a final newline (``re.match`` let ``/v1/runs/r1%0A/steps`` name the run
+#: ``"r1\n"``, which every body refuses)
+_NAME = re.compile(RUN_ID_PATTERN.removeprefix("^").removesuffix("$"))
 
 
-def valid_run_id(run_id: str) -> bool:
-    """Run ids are 1..128 characters from ``[A-Za-z0-9_.:-]``."""
-    return bool(_NAME.match(run_id))
+def valid_run_id(run_id: Any) -> bool:
+    """Run ids are 1..128 characters from ``[A-Za-z0-9_.:-]``, nothing else (no final newline): the path's
+    run id is read as the bodies' ``run_id`` is."""
+    return type(run_id) is str and _NAME.fullmatch(run_id) is not None

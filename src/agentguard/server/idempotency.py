@@ -18,8 +18,10 @@ run) a second time:
   413, 422, a 503 for an unavailable store) stores nothing, so the retry is decided normally.
 
 The answer of a replayed request carries the header ``Idempotent-Replayed: true``. A stored answer that
-runs a call (:func:`runs_a_call`) is not replayed once the run was halted after it (409: the stop holds for
-every call not yet run, the retried one included).
+runs a call (:func:`runs_a_call`) is not replayed once the run was halted after it, nor once the call's tool
+was halted for the run (:class:`~agentguard.core.strategies.HaltTool`, matched by
+:func:`~agentguard.core.strategies.halted_tool`): 409, the stop holds for every call not yet run, the retried
+one included (:func:`replayed`).
 """
 
 from __future__ import annotations
@@ -29,9 +31,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from ..core.strategies import halted_tool
 from .jsonutil import RequestJSONError, canonical, loads, loads_request
 
-__all__ = ["HEADER", "IdemKey", "IdempotencyError", "idem_key", "key_from_headers", "runs_a_call"]
+__all__ = ["HEADER", "IdemKey", "IdempotencyError", "idem_key", "key_from_headers", "replayed", "runs_a_call"]
 
 #: the request header (case-insensitive, as HTTP headers are)
 HEADER = "idempotency-key"
@@ -104,3 +110,27 @@ def runs_a_call(response: str) -> bool:
     except ValueError:
         return True
     return not isinstance(body, dict) or body.get("execute") is not False
+
+
+async def replayed(svc: Any, idem: IdemKey, run_id: str, proposal: Any = None) -> Response | None:
+    """The stored answer of an already decided keyed request of the service ``svc`` (422 when the key was used
+    for another request), or None when it was not decided yet. A stored answer that runs a call is replayed
+    only while the run is not halted and the tool of ``proposal`` (the request's call, step or approved call)
+    is not halted (:func:`~agentguard.core.strategies.halted_tool`); once a later input of the run latched
+    either, the retry is 409 (do not run the call). Called under the run's lock."""
+    from .gate import error
+
+    row = await run_in_threadpool(svc.store.idempotent, idem.scope)
+    if row is None:
+        return None
+    if row["request_digest"] != idem.digest:
+        return error(422, "this Idempotency-Key was already used for a different request; use a new key")
+    if runs_a_call(row["response"]):
+        st = await svc.astate(run_id, svc.pipelines(), False)
+        tool = halted_tool(st.context.metadata, proposal)
+        if st.halted is not None or tool is not None:
+            why = st.halted.reason[:200] if st.halted is not None else f"tool {tool} was halted for this run"
+            return error(409, f"run {run_id} was halted after this request was decided ({why}); its answer is not "
+                              "replayed: do not run the call")
+    return Response(row["response"].encode(), status_code=int(row["status"]), media_type="application/json",
+                    headers={"Idempotent-Replayed": "true"})

@@ -58,7 +58,7 @@ from .deciding import (CALL, KINDS, Call, Pipes, Replaying, ServicePipeline, Slo
 from .otel import shadow_extra
 from .gate import BytesJSON, error
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
-from .idempotency import IdemKey, runs_a_call
+from .idempotency import IdemKey, replayed as stored_answer
 from .jsonutil import RequestJSONError, dumps, loads, loads_request
 from .metrics import Metrics
 from .outcomes import answered
@@ -346,7 +346,7 @@ class Service:
             return error(400, str(exc))
         async with self.locks.hold(run_id):
             for _attempt in range(CONFLICT_RETRIES):
-                if idem is not None and (done := await self.replayed(idem, run_id)) is not None:
+                if idem is not None and (done := await stored_answer(self, idem, run_id, proposal)) is not None:
                     return done
                 try:
                     pipes = self.pipelines()
@@ -380,7 +380,7 @@ class Service:
         An escalation older than ``approval_ttl_s`` is not answered (410, nothing stored)."""
         async with self.locks.hold(run_id):
             for _attempt in range(CONFLICT_RETRIES):
-                if idem is not None and (done := await self.replayed(idem, run_id)) is not None:
+                if idem is not None and (done := await stored_answer(self, idem, run_id, call)) is not None:
                     return done
                 try:
                     pipes = self.pipelines()
@@ -445,24 +445,6 @@ class Service:
         exc = call.error
         what = type(exc).__name__ if exc is not None else "no audit record"
         return error(503, f"audit store unavailable, no verdict given: {what}")
-
-    async def replayed(self, idem: IdemKey, run_id: str) -> Response | None:
-        """The stored answer of an already decided keyed request (422 when the key was used for another
-        request), or None when it was not decided yet. A stored answer that runs a call is replayed only
-        while the run is not halted: once a later input of the run latched a HALT, the retry is 409 (the
-        client must not run the call: the stop holds for every call not yet run). Called under the run's lock."""
-        row = await run_in_threadpool(self.store.idempotent, idem.scope)
-        if row is None:
-            return None
-        if row["request_digest"] != idem.digest:
-            return error(422, "this Idempotency-Key was already used for a different request; use a new key")
-        if runs_a_call(row["response"]):
-            st = await self.astate(run_id, self.pipelines(), False)
-            if st.halted is not None:
-                return error(409, f"run {run_id} was halted after this request was decided ({st.halted.reason[:200]}); "
-                                  "its answer is not replayed: do not run the call")
-        return Response(row["response"].encode(), status_code=int(row["status"]), media_type="application/json",
-                        headers={"Idempotent-Replayed": "true"})
 
     def _body(self, call: Call, out: Outcome) -> dict[str, Any]:
         rec = call.record

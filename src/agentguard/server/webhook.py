@@ -8,6 +8,14 @@ The request (one per escalation, after its decision is in the audit store) is ge
      "verdicts": [...], "time": 1700000000.0, "answer_with": "POST /v1/approvals",
      "text": "agentguard: run r1 asks for approval of transfer_funds: ..."}
 
+The ``text`` line is read by people (Slack renders it as mrkdwn), and what it quotes is the agent's: the tool
+name (any text up to 256 characters), the reason (which quotes the call) and the run id. Each is shown inert
+(:func:`slack_inert`): ``&``, ``<`` and ``>`` as the HTML entities Slack documents (so no ``<url|label>`` link,
+``<!channel>`` or ``<@user>`` mention), every control, format or line/paragraph separator character as a
+``\\uXXXX`` escape (no forged second line, no bidi reordering), backticks replaced so the quoted value cannot
+leave its code span (where Slack does not make links), and cut to 200 characters. The exact values are in the
+JSON fields.
+
 Headers: ``X-AgentGuard-Event: escalate``, ``X-AgentGuard-Delivery`` (the id, the same on every retry),
 ``X-AgentGuard-Timestamp`` (Unix seconds) and ``X-AgentGuard-Signature: sha256=<hex>``, the HMAC-SHA256
 with the shared secret of ``"<timestamp>." + body`` (the GitHub/Stripe scheme: a receiver recomputes it
@@ -36,7 +44,7 @@ import sqlalchemy as sa
 
 from . import schema
 
-__all__ = ["WebhookNotifier", "escalation_event", "sign", "verify_signature"]
+__all__ = ["WebhookNotifier", "escalation_event", "sign", "slack_inert", "verify_signature"]
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
@@ -57,14 +65,29 @@ def verify_signature(secret: str, headers: Mapping[str, str], body: bytes, *, to
     return age <= tolerance_s and hmac.compare_digest(sign(secret, ts, body), sig)
 
 
+#: the characters Slack parses in a text (its formatting reference: replace them with these entities)
+_SLACK_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "`": "\u02cb"})
+
+
+def slack_inert(value: Any, limit: int = 200) -> str:
+    """``value`` as text Slack shows as itself (see the module docstring), in a code span: no link, mention,
+    formatting or new line can come from it."""
+    import unicodedata
+
+    text = str(value)
+    text = text[:limit] + "\u2026" if len(text) > limit else text
+    text = "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch)[0] in "CZ" and ch != " " else ch for ch in text)
+    return "`" + text.translate(_SLACK_ENTITIES) + "`"
+
+
 def escalation_event(body: Mapping[str, Any], tool_call: Mapping[str, Any] | None) -> dict[str, Any]:
-    name = (tool_call or {}).get("name", "?")
+    name = slack_inert((tool_call or {}).get("name", "?"))
     return {"event": "escalate", "delivery": uuid.uuid4().hex, "decision_id": body.get("decision_id"),
             "run_id": body.get("run_id"), "tool_call": dict(tool_call or {}), "reason": body.get("reason", ""),
             "guard": body.get("guard", ""), "verdicts": body.get("verdicts", []), "time": time.time(),
             "answer_with": "POST /v1/approvals",
-            "text": f"agentguard: run {body.get('run_id')} asks for approval of {name}: {body.get('reason', '')} "
-                    f"(decision {body.get('decision_id')})"}
+            "text": f"agentguard: run {slack_inert(body.get('run_id'))} asks for approval of {name}: "
+                    f"{slack_inert(body.get('reason', ''), 400)} (decision {slack_inert(body.get('decision_id'))})"}
 
 
 class WebhookNotifier(threading.Thread):
