@@ -18,6 +18,12 @@ Bypasses found (each allowed by the shipped ``rules.toml`` before this session, 
   hazard read only a bare word. ``TAPE=h:x tar -c src`` did the same through the default archive. Fix: ``tar_reason``
   reads the archive in every spelling; ``TAPE`` joins the refused variables. (``tar --file=x.tar`` had been refused
   as a prefix of ``--files-from``: now allowed.)
+- ``ps auxe`` printed another process's environment (procps-ng 4.0.2 reads ``/proc/PID/environ``; ``/proc/*`` is
+  denied). Fix: ``ps_reason`` (the BSD ``e``, not an option's value; ``PS_*`` variables refused).
+- ``less -t main`` (on a terminal) opened the file a ``tags`` file names for ``main`` (less 590). Fix: ``-t``/``-T``
+  /``--tag``/``--tag-file`` join the options that read file names from elsewhere (:data:`~.programs.HAZARDS`).
+- ``python -m pip list`` ran a ``re.py`` (or ``pip.py``) of the working directory: documented in rules.toml beside
+  the runners that run project code (the guard reads text; it cannot see which files the directory holds).
 - ``git restore --pathspec-from-file=list`` (also ``checkout``, ``commit``, ``reset``, ``stash``, ``rm``) restored
   ``.envrc`` named only inside ``list``. Fix: the ``git add`` hazard extended to them (:data:`~.programs.HAZARDS`).
 
@@ -61,7 +67,8 @@ BYPASSES = [
     "mypy @args.txt", "python -m mypy --python-executable ./x.sh .", "git checkout --pathspec-from-file=list",
     "git restore --pathspec-from-file=list", "git commit --pathspec-from-file=list", "git reset --pathspec-from-file=l",
     "git stash push --pathspec-from-f=list", "tar -cfa:b src", "tar -cvfa:b src", "tar -c --file=h:x src",
-    "TAPE=a:b tar -c src", "export TAPE=a:b; tar -c src",
+    "TAPE=a:b tar -c src", "export TAPE=a:b; tar -c src", "ps auxe", "ps e", "ps axe -o pid,args", "ps $x",
+    "PS_PERSONALITY=bsd ps", "less -t main", "less -T tags -t main", "less --tag=main",
 ]
 BENIGN = ["jq . x.json", "jq -r '.name' package.json", "jq -rc '.a' x.json", "jq --arg x y '.a' x.json",
           "jq --indent 4 . x.json", "jq -s add a.json b.json", "jq . --tab x.json", "jq -n --seq 1",
@@ -69,7 +76,8 @@ BENIGN = ["jq . x.json", "jq -r '.name' package.json", "jq -rc '.a' x.json", "jq
           "make V=1", "cmake -S . -B build -DBUILD_TESTING=ON", "cmake --build build -j 4",
           "cmake --build build -- -j4", "python -m mypy src", "mypy --strict src", "git checkout main",
           "git restore src/x.py", "git commit -m x", "git add -A",
-          "tar -c --file=x.tar src", "tar -c --file x.tar src", "tar -cf x.tar src", "tar cvf a.tar src"]
+          "tar -c --file=x.tar src", "tar -c --file x.tar src", "tar -cf x.tar src", "tar cvf a.tar src",
+          "ps aux", "ps -ef", "ps -eo pid,user,args", "ps o pid,user", "less -R x.log", "less +F x"]
 
 
 @pytest.mark.parametrize("cmd", BYPASSES)
@@ -193,3 +201,35 @@ def test_tar_differential_a_remote_archive_is_refused(spelling: str, archive: st
         assert refused(cmd), cmd
     elif " " in spelling.replace("{}", ""):  # an attached name is still read as letters by the older hazards
         assert not analyse(cmd).unresolvable, (cmd, analyse(cmd).unresolvable)
+
+
+@pytest.mark.skipif(shutil.which("ps") is None, reason="ps is not installed")
+@ORACLE
+@given(st.lists(st.sampled_from("auxwfje"), min_size=1, max_size=5).map("".join))
+def test_ps_differential_a_word_that_shows_environments_is_refused(word: str) -> None:
+    """Real procps ps: whenever another process's environment variable appears in the output, refused; a BSD word
+    without ``e`` stays allowed."""
+    with subprocess.Popen(["sleep", "30"], env={**CLEAN_ENV, "AGSECRET": "s18-environ"}) as child:
+        try:
+            out = subprocess.run(["ps", word], capture_output=True, text=True, timeout=30).stdout
+        finally:
+            child.kill()
+    cmd = f"ps {word}"
+    if "s18-environ" in out:
+        assert refused(cmd), cmd
+    assert refused(cmd) == ("e" in word), cmd
+
+
+@pytest.mark.skipif(shutil.which("less") is None or shutil.which("script") is None, reason="less or script missing")
+@pytest.mark.parametrize("args", [["-t", "main"], ["--tag=main"], ["-T", "tags", "-t", "main"], ["-tmain"]])
+def test_less_differential_a_tag_opens_a_file_no_word_names(args: list[str]) -> None:
+    """less 590 on a terminal (``script``): ``-t TAG`` opens the file the tags file names; the guard refuses."""
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(f"{tmp}/secret.txt").write_text("TOPSECRET-s18\n")
+        Path(f"{tmp}/tags").write_text(f"main\t{tmp}/secret.txt\t1\n")
+        argv = ["less", *args]
+        run = subprocess.run(["script", "-qec", " ".join(argv), "/dev/null"], cwd=tmp, input="q", text=True,
+                             capture_output=True, timeout=30, env={**CLEAN_ENV, "TERM": "xterm"})
+        shown = "TOPSECRET-s18" in run.stdout
+    assert shown, (argv, run.stdout[-300:])
+    assert refused(" ".join(argv)), argv

@@ -166,3 +166,19 @@ def test_property_tar_refuses_exactly_host_colon_names(name: str, spelling: str)
 
     remote = name.find(":") > 0 and "/" not in name[:name.find(":")]
     assert (tar_reason(["-c", spelling.format(name), "src"]) is not None) == remote, name
+
+
+@pytest.mark.parametrize("words", [["auxe"], ["e"], ["axe", "-o", "pid,args"], ["-o", "pid", "e"], ["ewwax"]])
+def test_ps_refuses_the_bsd_environment_option(words: list[str]) -> None:
+    from agentguard.policies.shell.options import ps_reason
+
+    assert ps_reason(words) is not None, words
+
+
+@pytest.mark.parametrize("words", [["aux"], ["-ef"], ["-e"], ["-o", "user,pid"], ["o", "pid,user"],
+                                   ["-eo", "pid,user,args"], ["aux", "--sort=-%mem"], ["--format", "user"],
+                                   ["-p", "1", "-o", "user"], ["axo", "pid,user"], ["-u", "peter"], []])
+def test_ps_allows_an_e_that_is_a_value_or_the_unix_option(words: list[str]) -> None:
+    from agentguard.policies.shell.options import ps_reason
+
+    assert ps_reason(words) is None, words

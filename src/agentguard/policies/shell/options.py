@@ -30,6 +30,8 @@ because what runs is in an *operand* or in a value's *shape*, so each is read wi
   words after ``cmake --build DIR --`` go to the native build tool and are read as ``make``'s.
 - ``tar``: an archive named ``host:file`` is opened through a remote shell; the old hazard read only a bare word,
   so ``tar -cfa:b src`` (the name attached in a cluster) connected to host ``a`` (:func:`tar_reason`).
+- ``ps``: the BSD option ``e`` prints every process's environment, read from ``/proc/PID/environ`` (a denied
+  path): ``ps auxe`` (:func:`ps_reason`).
 - ``mypy``: ``--python-executable`` runs that interpreter to find its packages, ``--install-types`` runs pip to
   install packages, and ``@FILE`` reads more options from a file (argparse's ``fromfile_prefix_chars``).
 
@@ -46,7 +48,7 @@ from .programs import TAR_VALUES
 from .words import Word
 
 __all__ = ["CMAKE_CODE", "CMAKE_SAFE", "JQ_OPTIONS", "JQ_VALUES", "cmake_reason", "jq_reason",
-           "make_reason", "mypy_reason", "option_reason", "tar_archives", "tar_reason"]
+           "make_reason", "mypy_reason", "option_reason", "ps_reason", "tar_archives", "tar_reason"]
 
 #: jq options without a value (long names and single letters, which may be clustered: ``-rc``)
 JQ_OPTIONS = frozenset({
@@ -60,6 +62,7 @@ JQ_OPTIONS = frozenset({
 JQ_VALUES: dict[str, int] = {"--indent": 1, "--arg": 2, "--argjson": 2, "--slurpfile": 2, "--rawfile": 2,
                              "--argfile": 2, "-L": 1, "--library-path": 1}
 _AT_ANY: tuple[Token, ...] = (("c", (False, frozenset("@"))), ("*", ANY_CHAR))
+_E_ANY: tuple[Token, ...] = (("*", ANY_CHAR), ("c", (False, frozenset("e"))), ("*", ANY_CHAR))
 _JQ_MODULES = re.compile(r"(?<![A-Za-z0-9_$])(import|include|modulemeta)(?![A-Za-z0-9_])")
 
 
@@ -223,6 +226,36 @@ def tar_reason(words: list[str]) -> str | None:
     return None
 
 
+#: procps-ng 4's options with a value: UNIX clusters (``-o FORMAT``), BSD words (``o FORMAT``), GNU long names
+_PS_UNIX_VALUES, _PS_BSD_VALUES = "CGgOopqstUuk", "OopqtUk"
+_PS_LONG_VALUES = frozenset({"format", "pid", "ppid", "sort", "cols", "columns", "lines", "rows", "user", "User",
+                             "group", "Group", "sid", "tty", "quick-pid", "width", "deselect-format"})
+
+
+def ps_reason(words: list[str]) -> str | None:
+    """Why ps shows other processes' environments, or None. procps-ng's BSD option ``e`` (a word without a dash:
+    ``ps auxe``, ``ps e``) prints each process's environment after its command, which ps reads from
+    ``/proc/PID/environ`` (``ps auxe`` printed a variable of another process; ``/proc/*`` is a denied path). A
+    word that is an option's value (``ps -o user``, ``ps o pid,user``) is not read as letters."""
+    k = 0
+    while k < len(words):
+        w = words[k]
+        k += 1
+        if w.startswith("--"):
+            name, eq, _ = w[2:].partition("=")
+            k += 0 if eq or name not in _PS_LONG_VALUES else 1
+            continue
+        values = _PS_UNIX_VALUES if w.startswith("-") else _PS_BSD_VALUES
+        letters = w[1:] if w.startswith("-") else w
+        for j, ch in enumerate(letters):
+            if ch == "e" and not w.startswith("-"):
+                return f"ps {w[:40]!r}: the BSD option e shows each process's environment (/proc/PID/environ)"
+            if ch in values:
+                k += 0 if letters[j + 1:] else 1
+                break
+    return None
+
+
 def option_reason(program: str, args: list[Word]) -> str | None:
     """The reason to refuse ``program``'s arguments under this module's grammars, or None (any other program).
     ``python -m MOD ARGS`` is read as ``MOD ARGS``. A word that is not fixed is refused where it could be what the
@@ -234,7 +267,7 @@ def option_reason(program: str, args: list[Word]) -> str | None:
     if program == "jq":
         return jq_reason(args)
     readers = {"make": make_reason, "gmake": make_reason, "cmake": cmake_reason, "mypy": mypy_reason,
-               "tar": tar_reason}
+               "tar": tar_reason, "ps": ps_reason}
     if program not in readers:
         return None
     for w in args:
@@ -242,6 +275,10 @@ def option_reason(program: str, args: list[Word]) -> str | None:
             continue
         if program == "tar":
             continue  # an unknown archive name is checked as a path; an unknown option by RUNS_BY_OPTION
+        if program == "ps":
+            if w.unknown or intersects(w.tokens, _E_ANY):
+                return f"ps: the word {w.text!r} is not fixed and could hold the BSD option e (environments)"
+            continue
         if program in ("make", "gmake") or intersects(w.tokens, DASH_ANY) or (
                 program == "mypy" and intersects(w.tokens, _AT_ANY)):
             return f"{program}: the word {w.text!r} is not fixed and could be an option or assignment that runs code"

@@ -158,7 +158,7 @@ UNSAFE_ENV = re.compile(
     r"CARGO_\w+|RUSTC\w*|RUSTDOC\w*|RUSTFLAGS|GO\w*|CC|CXX|CPP|LD|AR|AS|MAKE\w*|MFLAGS|CMAKE_\w+|"
     r"IFS|CDPATH|GLOBIGNORE|BASH_XTRACEFD|HISTFILE|DYLD_\w+|HOME|OLDPWD|PWD|TMPDIR|XDG_\w+|"
     r"SIMPLE_BACKUP_SUFFIX|VERSION_CONTROL|"  # the names cp/mv/ln back a file up under (.derived)
-    r"LESS\w*|TAR_\w+|TAPE|ZIPOPT|UNZIP\w*|GZIP|GREP_\w+|SSH_\w+|SUDO_\w+|PIP_\w+|PYTEST_\w+|"
+    r"LESS\w*|TAR_\w+|TAPE|PS_\w+|CMD_ENV|ZIPOPT|UNZIP\w*|GZIP|GREP_\w+|SSH_\w+|SUDO_\w+|PIP_\w+|PYTEST_\w+|"
     r"BROWSER|TERMINAL|SHELL|TERMINFO\w*|LOCPATH|GCONV_PATH|MALLOC_\w+|GLIBC_TUNABLES|HOSTALIASES|"
     r"\w*(PATH|OPTS|OPTIONS|FLAGS|PAGER|EDITOR|OPEN|CLOSE|SHELL|WRAPPER|HOOK|ASKPASS|COMMAND|CMD|PROGRAM|"
     r"EXEC|PRELOAD|LIB|CONFIG|STARTUP|RC|INIT|PLUGINS?|HOME|DIR|PROFILE|EDIT|DEFAULTS|RSH|NETRC|POSIX|PROXY|"
@@ -216,7 +216,9 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
                            "init-module", "editor", "browser")),),
     "cargo": (Hazard(_RUNS, ("config",), word=r"-Z.*"),),
     "less": (Hazard(_RUNS, ("lesskey-file", "lesskey-src", "lesskey-content"), "k",
-                    word=r"\+(?!(\d+[gGpP%]?|[gGF]|/[^!|]*|\?[^!|]*)$).*"),),
+                    word=r"\+(?!(\d+[gGpP%]?|[gGF]|/[^!|]*|\?[^!|]*)$).*"),
+             # -t TAG opens the file a tags file names for TAG (less 590 showed a file no word named; session 18)
+             Hazard(_NAMES, ("tag", "tag-file"), "tT")),
     # ripgrep 14: --hostname-bin runs a program for the {host} of a hyperlink format (session 17)
     "rg": (Hazard(_RUNS, ("pre", "hostname-bin")),),
     "file": (Hazard(_NAMES, ("files-from",), "f"),),
