@@ -22,6 +22,9 @@ Bypasses found (each allowed by the shipped ``rules.toml`` before this session, 
   denied). Fix: ``ps_reason`` (the BSD ``e``, not an option's value; ``PS_*`` variables refused).
 - ``less -t main`` (on a terminal) opened the file a ``tags`` file names for ``main`` (less 590). Fix: ``-t``/``-T``
   /``--tag``/``--tag-file`` join the options that read file names from elsewhere (:data:`~.programs.HAZARDS`).
+- ``cp --parents autostart/x.desktop ~/.config`` wrote ``~/.config/autostart/x.desktop`` (GNU cp 9.1): the
+  reader checked TARGET/basename(SOURCE) only. Fix: :func:`~agentguard.policies.shell.derived.into_directory` adds
+  TARGET/SOURCE under ``--parents`` (and its prefixes).
 - ``python -m pip list`` ran a ``re.py`` (or ``pip.py``) of the working directory: documented in rules.toml beside
   the runners that run project code (the guard reads text; it cannot see which files the directory holds).
 - ``git restore --pathspec-from-file=list`` (also ``checkout``, ``commit``, ``reset``, ``stash``, ``rm``) restored
@@ -42,7 +45,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from agentguard.policies.shell import analyse
 
@@ -69,6 +72,8 @@ BYPASSES = [
     "git stash push --pathspec-from-f=list", "tar -cfa:b src", "tar -cvfa:b src", "tar -c --file=h:x src",
     "TAPE=a:b tar -c src", "export TAPE=a:b; tar -c src", "ps auxe", "ps e", "ps axe -o pid,args", "ps $x",
     "PS_PERSONALITY=bsd ps", "less -t main", "less -T tags -t main", "less --tag=main",
+    "cp --parents autostart/x.desktop ~/.config", "cp --pa autostart/x.desktop ~/.config",
+    "cp --parents -t ~/.config autostart/x.desktop", "cd ~/.config && cp --parents autostart/x.desktop .",
 ]
 BENIGN = ["jq . x.json", "jq -r '.name' package.json", "jq -rc '.a' x.json", "jq --arg x y '.a' x.json",
           "jq --indent 4 . x.json", "jq -s add a.json b.json", "jq . --tab x.json", "jq -n --seq 1",
@@ -233,3 +238,34 @@ def test_less_differential_a_tag_opens_a_file_no_word_names(args: list[str]) -> 
         shown = "TOPSECRET-s18" in run.stdout
     assert shown, (argv, run.stdout[-300:])
     assert refused(" ".join(argv)), argv
+
+
+@pytest.mark.skipif(shutil.which("cp") is None, reason="cp is not installed")
+@ORACLE
+@given(st.lists(st.sampled_from(["autostart", "bin", "hooks", "src", "x.desktop", "ls", "pre-commit", "git"]),
+                min_size=1, max_size=3),
+       st.sampled_from(["h/.config", "h/.local", "h/.git", "h", "out"]), st.sampled_from(["--parents", "--pa"]))
+@example(["autostart", "x.desktop"], "h/.config", "--parents")
+@example(["hooks", "pre-commit"], "h/.git", "--pa")
+def test_cp_parents_differential_a_start_up_file_written_below_the_target_is_refused(parts: list[str], target: str,
+                                                                                      opt: str) -> None:
+    """Real GNU cp: every file ``cp --parents SRC TARGET`` wrote is listed; when one is a start-up file
+    (:func:`~agentguard.policies.shell.model.configures`), the guard refused the command."""
+    from agentguard.policies.shell.model import configures
+    from agentguard.policies.shell.paths import word_paths
+    from agentguard.policies.shell.words import literal_word
+
+    source = "/".join(parts)
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, os.path.dirname(source) or "."), exist_ok=True)
+        Path(tmp, source).write_text("x")
+        os.makedirs(f"{tmp}/{target}", exist_ok=True)
+        before = {str(p.relative_to(tmp)) for p in Path(tmp).rglob("*")}
+        _run(["cp", opt, source, target], tmp)
+        written = {str(p.relative_to(tmp)) for p in Path(tmp).rglob("*")} - before
+    starts = [w for w in written if configures(word_paths(literal_word(w), [""]))]
+    cmd = f"cp {opt} {source} {target}"
+    if starts:
+        assert refused(cmd), (cmd, starts)
+    if parts in (["autostart", "x.desktop"], ["hooks", "pre-commit"]) and target in ("h/.config", "h/.git"):
+        assert starts, (cmd, written)  # the oracle wrote the start-up file
