@@ -77,3 +77,15 @@ def test_an_unknown_word_may_be_an_option_so_nothing_is_derived_from_it():
     assert isinstance(derived_outputs("cp", [literal_word("a"), unknown]), str)
     assert isinstance(derived_outputs("gzip", [unknown]), str)
     assert derived_outputs("gzip", [literal_word("-c"), unknown]) == []   # standard output whatever it is
+
+
+@pytest.mark.parametrize("args,want", [
+    (("--parents", "autostart/x.desktop", "h/.config"), ["h/.config/autostart/x.desktop", "h/.config/x.desktop"]),
+    (("--pa", "a/b", "d"), ["d/a/b", "d/b"]),                       # "--pa" is cp's shortest prefix of --parents
+    (("--parents", "-t", "d", "/a/b"), ["d/a/b", "d/b"]),           # an absolute source keeps its path below d
+    (("a/b", "d"), ["d/b"]),                                        # without --parents: the basename only
+])
+def test_cp_parents_writes_the_whole_source_path_below_the_target(args: tuple[str, ...], want: list[str]) -> None:
+    from agentguard.policies.shell.derived import into_directory
+
+    assert sorted(w.text for w in into_directory("cp", [literal_word(a) for a in args])) == want

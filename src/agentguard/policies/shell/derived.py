@@ -65,7 +65,8 @@ def into_directory(name: str, args: list[Word]) -> list[Word]:
 
     The target (last operand, or ``-t DIR``) may be a directory: ``cp authorized_keys d/.ssh`` wrote
     ``d/.ssh/authorized_keys`` while only ``d/.ssh`` was checked (session 11). Option values read as operands
-    only add writes to check; ``-T`` (the target is a file) adds none.
+    only add writes to check; ``-T`` (the target is a file) adds none. ``cp --parents`` also writes TARGET/SOURCE,
+    the source's whole path.
     """
     if name not in ("cp", "mv", "ln", "install") or not all(w.literal for w in args):
         return []
@@ -80,7 +81,11 @@ def into_directory(name: str, args: list[Word]) -> list[Word]:
         if len(operands) < 2:
             return []
         target, operands = operands[-1], operands[:-1]
-    return [literal_word(t) for t in _inside(target, operands)]
+    # cp --parents keeps each source's whole path below TARGET: "cp --parents autostart/x.desktop ~/.config" wrote
+    # ~/.config/autostart/x.desktop (GNU cp 9.1; session 18). "--pa" is the shortest prefix cp reads as --parents
+    parents = name == "cp" and any(len(t) >= 4 and "--parents".startswith(t) for t in texts)
+    kept = [target.rstrip("/") + "/" + s.lstrip("/") for s in operands] if parents else []
+    return [literal_word(t) for t in _inside(target, operands) + kept]
 
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 __all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS",
            "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS",
            "READERS", "RECURSIVE", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES", "SINGLE_DASH_LONG",
-           "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper", "as_module", "deletes", "extracts",
-           "flags_of", "hazard", "plain_name", "set_hazard"]
+           "TAR_VALUES", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper",
+           "as_module", "deletes", "extracts", "flags_of", "hazard", "option_letters", "plain_name", "set_hazard"]
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ UNSAFE_ENV = re.compile(
     r"CARGO_\w+|RUSTC\w*|RUSTDOC\w*|RUSTFLAGS|GO\w*|CC|CXX|CPP|LD|AR|AS|MAKE\w*|MFLAGS|CMAKE_\w+|"
     r"IFS|CDPATH|GLOBIGNORE|BASH_XTRACEFD|HISTFILE|DYLD_\w+|HOME|OLDPWD|PWD|TMPDIR|XDG_\w+|"
     r"SIMPLE_BACKUP_SUFFIX|VERSION_CONTROL|"  # the names cp/mv/ln back a file up under (.derived)
-    r"LESS\w*|TAR_\w+|ZIPOPT|UNZIP\w*|GZIP|GREP_\w+|SSH_\w+|SUDO_\w+|PIP_\w+|PYTEST_\w+|"
+    r"LESS\w*|TAR_\w+|TAPE|PS_\w+|CMD_ENV|ZIPOPT|UNZIP\w*|GZIP|GREP_\w+|SSH_\w+|SUDO_\w+|PIP_\w+|PYTEST_\w+|"
     r"BROWSER|TERMINAL|SHELL|TERMINFO\w*|LOCPATH|GCONV_PATH|MALLOC_\w+|GLIBC_TUNABLES|HOSTALIASES|"
     r"\w*(PATH|OPTS|OPTIONS|FLAGS|PAGER|EDITOR|OPEN|CLOSE|SHELL|WRAPPER|HOOK|ASKPASS|COMMAND|CMD|PROGRAM|"
     r"EXEC|PRELOAD|LIB|CONFIG|STARTUP|RC|INIT|PLUGINS?|HOME|DIR|PROFILE|EDIT|DEFAULTS|RSH|NETRC|POSIX|PROXY|"
@@ -184,7 +184,7 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
     "tar": (Hazard(_RUNS, ("to-command", "checkpoint-action", "use-compress-program", "info-script",
                            "new-volume-script", "rmt-command", "rsh-command"), "IF", safe_long=("checkpoint",),
                    bare_cluster=True),
-            Hazard(_NAMES, ("files-from",), "T", bare_cluster=True),
+            Hazard(_NAMES, ("files-from",), "T", safe_long=("file",), bare_cluster=True),  # --file: the archive
             Hazard("an option that extracts members to absolute paths or over symbolic links",
                    ("absolute-names", "dereference"), "Ph", bare_cluster=True),
             Hazard("an archive named host:path is opened through a remote shell (rsh/ssh)",
@@ -199,7 +199,9 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
     "git clone": (Hazard(_RUNS, ("upload-pack", "template", "config"), "uc"),),
     "git ls-remote": (Hazard(_RUNS, ("upload-pack",)),),
     "git init": (Hazard(_RUNS + " (hooks from a template directory)", ("template", "separate-git-dir")),),
-    "git add": (Hazard(_NAMES, ("pathspec-from-file",)),),
+    # --pathspec-from-file: the paths git adds, commits, restores or resets are in a file (session 18)
+    **{f"git {s}": (Hazard(_NAMES, ("pathspec-from-file",)),) for s in ("add", "checkout", "restore", "commit",
+                                                                         "stash", "reset", "rm")},
     "git": (Hazard(_RUNS, ("exec-path", "config-env", "upload-pack", "receive-pack"), word=r"-c"),),
     "make": (Hazard(_RUNS + " (--eval, a makefile from standard input)", ("eval",), "E",
                     word=r"-|-f-|--file=-|--makefile=-"),
@@ -214,7 +216,9 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
                            "init-module", "editor", "browser")),),
     "cargo": (Hazard(_RUNS, ("config",), word=r"-Z.*"),),
     "less": (Hazard(_RUNS, ("lesskey-file", "lesskey-src", "lesskey-content"), "k",
-                    word=r"\+(?!(\d+[gGpP%]?|[gGF]|/[^!|]*|\?[^!|]*)$).*"),),
+                    word=r"\+(?!(\d+[gGpP%]?|[gGF]|/[^!|]*|\?[^!|]*)$).*"),
+             # -t TAG opens the file a tags file names for TAG (less 590 showed a file no word named; session 18)
+             Hazard(_NAMES, ("tag", "tag-file"), "tT")),
     # ripgrep 14: --hostname-bin runs a program for the {host} of a hyperlink format (session 17)
     "rg": (Hazard(_RUNS, ("pre", "hostname-bin")),),
     "file": (Hazard(_NAMES, ("files-from",), "f"),),
@@ -239,6 +243,20 @@ def as_module(program: str, words: list[str]) -> tuple[str, list[str]]:
     return program, words
 
 
+#: GNU tar 1.34's short options that take a value (``-b 20``, ``-C dir``, ``-f archive``...)
+TAR_VALUES = "bCfFgHIKLNTVX"
+
+
+def option_letters(program: str, word: str) -> str:
+    """The option letters of a short cluster: for tar, up to the first that takes a value (``-cfx.tar`` is ``c`` and
+    ``f`` with the archive ``x.tar``, not an ``x``); for other programs every letter (reading more only refuses)."""
+    letters = word.lstrip("-")
+    if program == "tar" and word.startswith("-"):
+        at = next((k for k, ch in enumerate(letters) if ch in TAR_VALUES), len(letters))
+        return letters[:at + 1]
+    return letters
+
+
 def hazard(program: str, words: list[str]) -> str | None:
     """Why ``words`` (the literal arguments of ``program``) use a :data:`HAZARDS` option, or None."""
     at = next((k for k, w in enumerate(words) if not w.startswith("-")), len(words))
@@ -255,7 +273,7 @@ def hazard(program: str, words: list[str]) -> str | None:
                 if opt not in h.safe_long and any(name.startswith(opt) for name in h.long):
                     return f"{program} {w[:40]!r}: {h.why}"
             elif h.short and ((w.startswith("-") and len(w) > 1) or (k == 0 and h.bare_cluster)):
-                if any(ch in h.short for ch in w.lstrip("-")):
+                if any(ch in h.short for ch in option_letters(program, w)):
                     return f"{program} {w[:40]!r}: {h.why}"
     return None
 
@@ -288,7 +306,7 @@ CONFIG_FILES: tuple[str, ...] = (
     "*.lessfilter", "*.vimrc", "*.exrc", "*.pam_environment", "*/.config/autostart/*", "*/.config/systemd/*",
     "*/.local/bin/*", "/usr/local/bin/*", "/usr/local/sbin/*", "/usr/bin/*", "/bin/*", "/usr/sbin/*", "/sbin/*",
     "*/.ssh/*", "*.envrc", "*/.config/fish/*", "*.pythonrc*", "*/sitecustomize.py", "*/usercustomize.py",
-    "*.pth",
+    "*.pth", "*/.jq", "*/.jq/*",  # jq loads ~/.jq (definitions, imports) at start, or searches it for modules
     # more start-up files that run code (session 17): the shells' others (Debian's bashrc sources .bash_aliases;
     # bash-completion loads completions on <TAB>), the X session's, PowerShell's profiles, and tools that run
     # commands from their start-up file (gdb, pdb, IPython, tmux, vim/neovim, Emacs, Mercurial hooks, Gradle init
@@ -370,7 +388,7 @@ def extracts(program: str, words: list[str]) -> str | None:
     opts = [w for w in words[:words.index("--")] if w.startswith("-")] if "--" in words else \
         [w for w in words if w.startswith("-")]
     longs = [w[2:].split("=", 1)[0] for w in opts if w.startswith("--") and len(w) > 2]
-    shorts = "".join(w[1:] for w in opts if not w.startswith("--"))
+    shorts = "".join(option_letters(program, w) for w in opts if not w.startswith("--"))
     if program == "tar":
         bare = words[0] if words and not words[0].startswith("-") else ""
         if not ("x" in shorts or "x" in bare or any(n and ("extract".startswith(n) or "get".startswith(n))

@@ -17,6 +17,7 @@ from .derived import derived_outputs, into_directory
 from .gitargs import git_readings
 from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
+from .options import option_reason
 from .paths import word_paths
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
                        OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
@@ -78,6 +79,9 @@ class Resolver(WalkerBase):
                 why = "git: the subcommand is not a fixed word"
             if why is not None:
                 self.refuse(why)
+        why = option_reason(name, args)  # jq's module directives, make's assignments, cmake -D, mypy (.options)
+        if why is not None:
+            self.refuse(why)
         gone = deletes(name, [w.text for w in args if w.literal])
         if gone is not None:  # tar --remove-files, zip -m: the operands are deleted (as find -delete)
             targets = [w for w in args if not (w.literal and w.text.startswith("-"))]
