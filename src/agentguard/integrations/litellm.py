@@ -65,6 +65,9 @@ What it can see: only what LiteLLM sends - texts and the model's proposed tool c
 once the stream has ended: LiteLLM's built-in ``generic_guardrail_api`` has by then released every delta
 of them to the client (the refusal is a trailing error event), so the documented recipe names the guardrail
 file ``examples/integrations/litellm_stream_safe.py`` (the same client, holding the stream until the verdict).
+LiteLLM sends only ``function`` tool calls as its stream builder rebuilds them: a legacy ``function_call``, a
+``custom`` tool call, or a streamed call whose fragments another reader assembles differently is never judged
+here; that file refuses such a response before any of it is released (its module doc).
 """
 
 from __future__ import annotations
