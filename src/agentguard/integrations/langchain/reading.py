@@ -91,4 +91,32 @@ def _pinned(tool: Any, args: dict[str, Any], judged: ToolCall) -> Any:
 
     clone = tool.model_copy()
     object.__setattr__(clone, "_parse_input", fixed)
+    _once(clone, tool.name)
     return clone
+
+
+def _once(clone: Any, name: str) -> None:
+    """Let ``clone`` (the tool of one decision) run once: one decision, one execution. A middleware inside the
+    gate that calls the tool again (LangChain's ``ToolRetryMiddleware`` after a failure) would run a call nobody
+    decided a second time (a budget guard that allowed one transfer saw four run); that second run raises
+    instead. (Put retries outside the gate, before it in the middleware list: each attempt is then decided.)"""
+    spent = [False]
+
+    def spend() -> None:
+        if spent[0]:
+            raise RuntimeError(f"agentguard: this call of {name} was decided once and has run; running it again "
+                               "needs a new decision (put retry middleware before the agentguard gate)")
+        spent[0] = True
+
+    run, arun = clone.run, clone.arun
+
+    def run_once(*args: Any, **kwargs: Any) -> Any:
+        spend()
+        return run(*args, **kwargs)
+
+    async def arun_once(*args: Any, **kwargs: Any) -> Any:
+        spend()
+        return await arun(*args, **kwargs)
+
+    object.__setattr__(clone, "run", run_once)
+    object.__setattr__(clone, "arun", arun_once)
