@@ -25,7 +25,8 @@ call, one the strategy replaced or modified, which this API cannot rewrite, an E
 ask a human about, a stop) -> ``BLOCKED`` with the refusal of the strictest outcome as ``blocked_reason``
 (with what the strategy adds: a CRP round's instruction). A guard error fails closed (BLOCKED), and a
 stopping outcome latches HALT for the run. A tool call whose arguments are not one strict JSON object
-(a repeated key, NaN, 1e999, not JSON) is refused by the Pipeline like a refused call (audited).
+(a repeated key, NaN, 1e999, not JSON, an integer beyond 2**53 that a JavaScript client reads as another number) is
+refused by the Pipeline like a refused call (audited).
 
 Nothing on the guardrail path is answered with an HTTP error (:func:`refused`): a malformed body, one over
 the size limit or too slow, a request over the concurrency limit, a missing token are all ``BLOCKED``
@@ -85,7 +86,7 @@ from ..core.errors import InputError
 from ..core.guard import Guard
 from ..core.pipeline import Pipeline, RunState, call_key
 from ..core.runs import RunEvicted
-from ..core.strict_json import StrictJSONError, loads_strict
+from ..core.strict_json import StrictJSONError, inexact_integer, loads_strict
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
 from .common import Unreadable, read_arguments, refusal_message
@@ -121,6 +122,10 @@ def _tool_call(tc: Any, i: int) -> ToolCall | Unreadable:
         args = read_arguments(fn.get("arguments"))
     except InputError as exc:
         return Unreadable(name, fn.get("arguments"), f"tool_calls[{i}] ({name}): {exc}")
+    big = inexact_integer(args)  # the client may read numbers as doubles (JavaScript): it would run another value
+    if big is not None:
+        return Unreadable(name, fn.get("arguments"), f"tool_calls[{i}] ({name}): the integer at {big} is beyond "
+                          f"2**53, which a JavaScript client reads as another number (send it as a string)")
     return ToolCall(name, args, str(tc.get("id") or ""))
 
 
