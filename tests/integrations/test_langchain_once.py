@@ -160,3 +160,50 @@ def test_regression_a_call_a_tool_sends_the_tool_node_with_a_command_is_gated(cl
     """Already safe, kept: the injected call reaches the tool node (it runs when allowed) and the gate refuses it."""
     assert run_command_tool(cls, mode, "nothing_*") == ["/srv/db"]  # the path is live
     assert run_command_tool(cls, mode, "delete_*") == []
+
+
+class SlowAsync(BaseGuard):
+    name = "slow"
+
+    async def acheck(self, context, proposal):
+        await asyncio.sleep(0.5)
+        return Verdict.allow(self.name)
+
+
+class SlowSync(BaseGuard):
+    name = "slow-sync"
+
+    def check(self, context, proposal):
+        import time
+
+        time.sleep(0.5)
+        return Verdict.allow(self.name)
+
+
+@pytest.mark.parametrize("guard_cls", [SlowAsync, SlowSync])
+@pytest.mark.parametrize("cls", [AgentGuardMiddleware, AgentGuardToolGate])
+def test_regression_a_run_cancelled_mid_decision_never_runs_the_call(cls, guard_cls):
+    """Already safe, kept: the agent's task cancelled while the guard decides (asyncio cancellation; a synchronous
+    guard's worker thread finishes later on its own): the allowing verdict that comes after never runs the call."""
+    ran: list = []
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        ran.append(path)
+        return "deleted"
+
+    async def main() -> None:
+        tcs = [{"name": "delete_file", "args": {"path": "/a"}, "id": "c1", "type": "tool_call"}]
+        model = scripted_chat_model([AIMessage("", tool_calls=tcs), AIMessage("done")])
+        agent = create_agent(model, [delete_file], middleware=[cls(guard_cls())], checkpointer=InMemorySaver())
+        task = asyncio.create_task(agent.ainvoke({"messages": [{"role": "user", "content": "go"}]},
+                                                 {"configurable": {"thread_id": "t"}}))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.8)  # the guard's verdict arrives meanwhile
+
+    asyncio.run(main())
+    assert ran == []
