@@ -207,3 +207,20 @@ def test_regression_a_run_cancelled_mid_decision_never_runs_the_call(cls, guard_
 
     asyncio.run(main())
     assert ran == []
+
+
+@pytest.mark.xfail(strict=True, reason="open: ToolRuleGuard's allow list grants a name by its canonical form "
+                   "(core.canonical.grant_name), so 'read_file' grants a distinct tool named 'ＲEAD_FILE'; the fix "
+                   "belongs to the policies (grant exact names) or to a tool-set check in the adapters")
+def test_open_an_allow_list_entry_does_not_grant_a_lookalike_tool():
+    from langchain_core.tools import StructuredTool
+
+    ran: list = []
+    ok = StructuredTool.from_function(lambda path: ran.append("read_file") or "ok", name="read_file", description="Read.")
+    twin = StructuredTool.from_function(lambda path: ran.append("twin") or "ok", name="ＲEAD_FILE", description="Read.")
+    tcs = [{"name": "ＲEAD_FILE", "args": {"path": "/x"}, "id": "c1", "type": "tool_call"}]
+    model = scripted_chat_model([AIMessage("", tool_calls=tcs), AIMessage("done")])
+    agent = create_agent(model, [ok, twin], middleware=[AgentGuardToolGate(ToolRuleGuard(allow=["read_file"]))],
+                         checkpointer=InMemorySaver())
+    agent.invoke({"messages": [{"role": "user", "content": "go"}]}, {"configurable": {"thread_id": "t"}})
+    assert ran == []
