@@ -204,3 +204,59 @@ def test_a_validator_answering_otherwise_on_each_call_cannot_change_what_runs(va
         pass
     assert all(not p.startswith("/etc") for p in ran), (ran, seen.seen)
     assert all(("read_file", {"path": p}) in seen.seen for p in ran)
+
+
+# -- a single-input Tool reads its one value under any key (pass 4) --------------------------------------------
+def run_single_input(args_list: list[dict], *, gate: bool, aio: bool):
+    """A LangChain ``Tool`` (single input, advertised as ``tool_input``) behind a rule on ``tool_input``: what
+    its function received, and what the guard judged."""
+    from langchain_core.tools import Tool
+
+    ran: list = []
+    terminal = Tool(name="terminal", func=lambda s: ran.append(s) or "ok", description="Run a command.")
+    seen = Seen()
+    guard = GuardStack([seen, ToolRuleGuard(arguments=[{"tool": "terminal", "arg": "tool_input", "forbid": "rm"}],
+                                            name="rules")])
+    cls = AgentGuardToolGate if gate else AgentGuardMiddleware
+    tcs = [{"name": "terminal", "args": a, "id": f"c{i}", "type": "tool_call"} for i, a in enumerate(args_list)]
+    model = scripted_chat_model([AIMessage("", tool_calls=tcs), AIMessage("done")])
+    agent = create_agent(model, [terminal], middleware=[cls(guard)], checkpointer=InMemorySaver())
+    payload, cfg = {"messages": [{"role": "user", "content": "go"}]}, {"configurable": {"thread_id": "t"}}
+    asyncio.run(agent.ainvoke(payload, cfg)) if aio else agent.invoke(payload, cfg)
+    return ran, seen.seen
+
+
+@pytest.mark.parametrize("gate,aio", [(False, False), (True, True)])
+@pytest.mark.parametrize("key", ["cmd", "__arg1", "query", "Tool_Input", "tool_input "])
+def test_a_single_input_tool_is_judged_on_the_value_it_receives_whatever_its_key(key, gate, aio):
+    """Attack: ``Tool`` passes the one value of the model's arguments positionally, whatever key names it:
+    ``{"cmd": "rm -rf /"}`` passed a rule on ``tool_input`` and the function ran ``rm -rf /`` (checked with the
+    real create_agent before the fix). The guard now judges ``{"tool_input": "rm -rf /"}``."""
+    ran, seen = run_single_input([{key: "rm -rf /"}], gate=gate, aio=aio)
+    assert ran == [] and seen == [("terminal", {"tool_input": "rm -rf /"})], (ran, seen)
+
+
+def test_a_single_input_tool_still_runs_an_allowed_value_under_any_key():
+    ran, seen = run_single_input([{"cmd": "ls"}, {"tool_input": "pwd"}], gate=False, aio=False)
+    assert ran == ["ls", "pwd"] and seen == [("terminal", {"tool_input": "ls"}), ("terminal", {"tool_input": "pwd"})]
+
+
+def test_a_single_input_tool_given_two_values_does_not_run():
+    """LangChain refuses two values for a single-input tool (ToolException): judged as given, nothing runs."""
+    ran, _ = run_single_input([{"tool_input": "ls", "cmd": "rm -rf /"}], gate=True, aio=False)
+    assert ran == []
+
+
+_keys = st.one_of(st.sampled_from(["tool_input", "cmd", "input", "__arg1"]), st.text(min_size=1, max_size=6))
+_values = st.sampled_from(["ls", "rm -rf /", "echo rm", "cat notes", "RM -rf"])
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.dictionaries(_keys, _values, min_size=1, max_size=2), min_size=1, max_size=3), st.booleans())
+def test_property_a_single_input_tool_receives_only_the_judged_value(args_list, gate):
+    """Differential: every value the function received is the ``tool_input`` of a call the guard judged, and
+    none the rule refuses."""
+    ran, seen = run_single_input(args_list, gate=gate, aio=False)
+    for value in ran:
+        assert ("terminal", {"tool_input": value}) in seen, (value, seen)
+        assert "rm" not in value, (value, seen)

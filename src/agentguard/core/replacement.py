@@ -27,8 +27,16 @@ calibrated monitor's per-step thresholds keep their index) and a replay rebuilds
 that cannot be copied is left as the rounds made it (``details["memory_kept"]``); memory a guard keeps
 outside a RunMemory is not put back.
 
-What it costs: nothing on a verdict without a replacement; with one, a copy of the run's memory entries
-and up to :data:`MAX_ROUNDS` more decisions.
+The proposal decided is the proposal that runs: a guard that changes the object it is deciding (writes into
+a tool call's arguments) would make the call run with values the guards before it never judged (a stack of a
+path rule and a guard that rewrites ``path`` afterwards ran ``/etc/shadow``). Each decision compares the
+tool call's name and arguments (a typed snapshot, :func:`_frozen`) before and
+after the guard; a tool call changed while it was decided is refused with ``on_error`` (fail closed), whatever
+the guards answered. (A guard that wants other arguments answers MODIFY with them: they are decided in turn.)
+
+What it costs: a snapshot of the tool call's arguments before and after each decision (one walk each: a few
+microseconds for small arguments, ``benchmarks/results/pipeline_identity_check.json``); nothing more on a verdict
+without a replacement; with one, a copy of the run's memory entries and up to :data:`MAX_ROUNDS` more decisions.
 """
 
 from __future__ import annotations
@@ -38,7 +46,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from .guard import arun_guard, run_guard
+from .errors import GuardError
+from .guard import arun_guard, fail_closed, run_guard
 from .proposal import to_proposal
 from .runs import RunMemory, walk_guards
 from .types import Context, Decision, Step, ToolCall, Verdict
@@ -145,16 +154,64 @@ class _Memory:
         return v if not self.kept else dataclasses.replace(v, details={**dict(v.details), "memory_kept": self.kept})
 
 
+def _frozen(obj: Any) -> Any:
+    """A comparable snapshot of ``obj``: types kept (``1``, ``1.0`` and ``True`` differ), floats by ``repr`` (a
+    NaN equals itself), mappings in their order, other objects by ``repr``."""
+    t = type(obj)
+    if t is str or t is int or t is bool or obj is None:
+        return t, obj
+    if t is float:
+        return t, repr(obj)
+    if isinstance(obj, Mapping):
+        return t, tuple((type(k), str(k), _frozen(v)) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return t, tuple(_frozen(v) for v in obj)
+    return t, repr(obj)
+
+
+def _identity(proposal: Any) -> Any:
+    """The snapshot of a tool call (its name and arguments) before it is decided; None for other proposals (a
+    step is text to release or a record of what ran, nothing a guard's write could make run)."""
+    if not isinstance(proposal, ToolCall):
+        return None
+    try:
+        return proposal.name, _frozen(proposal.arguments)
+    except Exception:  # noqa: BLE001 - cannot be read (a repr that raises, a cycle): refused below
+        return "?"
+
+
+def _kept(guard: Any, proposal: Any, before: Any, v: Verdict, on_error: Decision) -> Verdict:
+    """``v``, or the fail-closed refusal when the guard changed ``proposal`` while deciding it (a REJECT or HALT
+    runs nothing: it stands as it is; an ESCALATE could, once a human approves it)."""
+    if before is None or before != "?" and (v.decision in (Decision.REJECT, Decision.HALT)
+                                            or _identity(proposal) == before):
+        return v
+    why = "changed the proposal it was deciding" if before != "?" else "was given a proposal that cannot be encoded"
+    return fail_closed(str(getattr(guard, "name", None) or type(guard).__name__), GuardError(why), on_error)
+
+
+def _run(guard: Any, context: Context, proposal: Any, timeout_s: float | None, on_error: Decision) -> Verdict:
+    before = _identity(proposal)
+    return _kept(guard, proposal, before, run_guard(guard, context, proposal, timeout_s=timeout_s,
+                                                    on_error=on_error), on_error)
+
+
+async def _arun(guard: Any, context: Context, proposal: Any, timeout_s: float | None, on_error: Decision) -> Verdict:
+    before = _identity(proposal)
+    return _kept(guard, proposal, before, await arun_guard(guard, context, proposal, timeout_s=timeout_s,
+                                                           on_error=on_error), on_error)
+
+
 def decided(guard: Any, context: Context, proposal: Any, *, timeout_s: float | None = None,
             on_error: Decision = Decision.HALT) -> Verdict:
     """:func:`~agentguard.core.guard.run_guard`, then its replacement decided (see the module docstring)."""
-    first = run_guard(guard, context, proposal, timeout_s=timeout_s, on_error=on_error)
+    first = _run(guard, context, proposal, timeout_s, on_error)
     done, current = _start(proposal, first)
     if done is not None:
         return done
     memory, v = _Memory(guard, context.run_id), first
     for rounds in range(1, MAX_ROUNDS + 1):
-        got = run_guard(guard, context, current, timeout_s=timeout_s, on_error=on_error)
+        got = _run(guard, context, current, timeout_s, on_error)
         done, current, v = _next(first, v, current, got, rounds)
         if done is not None:
             return memory.restore(done)
@@ -164,13 +221,13 @@ def decided(guard: Any, context: Context, proposal: Any, *, timeout_s: float | N
 async def adecided(guard: Any, context: Context, proposal: Any, *, timeout_s: float | None = None,
                    on_error: Decision = Decision.HALT) -> Verdict:
     """:func:`~agentguard.core.guard.arun_guard`, then its replacement decided (see the module docstring)."""
-    first = await arun_guard(guard, context, proposal, timeout_s=timeout_s, on_error=on_error)
+    first = await _arun(guard, context, proposal, timeout_s, on_error)
     done, current = _start(proposal, first)
     if done is not None:
         return done
     memory, v = _Memory(guard, context.run_id), first
     for rounds in range(1, MAX_ROUNDS + 1):
-        got = await arun_guard(guard, context, current, timeout_s=timeout_s, on_error=on_error)
+        got = await _arun(guard, context, current, timeout_s, on_error)
         done, current, v = _next(first, v, current, got, rounds)
         if done is not None:
             return memory.restore(done)

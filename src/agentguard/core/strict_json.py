@@ -18,7 +18,7 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["StrictJSONError", "loads_strict"]
+__all__ = ["SAFE_INTEGER", "StrictJSONError", "inexact_integer", "loads_strict"]
 
 #: default limit on nested objects/arrays
 MAX_DEPTH = 64
@@ -112,3 +112,23 @@ def loads_strict(data: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
         raise StrictJSONError(f"JSON nested deeper than {max_depth} levels") from None
     except ValueError as exc:
         raise StrictJSONError(str(exc).split("\n")[0]) from None
+
+
+#: the largest integer every JSON reader reads exactly (I-JSON, RFC 7493 section 2.2: readers that hold numbers as
+#: IEEE 754 doubles, JavaScript's ``JSON.parse`` among them, read ``9007199254740993`` as ``...992``)
+SAFE_INTEGER = 2**53 - 1
+
+
+def inexact_integer(obj: Any, path: tuple[Any, ...] = ()) -> str | None:
+    """Where ``obj`` (parsed JSON) holds an integer beyond +-:data:`SAFE_INTEGER`, None when it holds none: Python
+    reads such an integer exactly, a double-based reader (a TypeScript MCP server, a JavaScript agent loop behind
+    LiteLLM) as a neighbouring number, so a guard that judged ``{"user_id": 9007199254740993}`` would let the tool
+    act on user ``9007199254740992``. Callers that forward arguments to another reader refuse them."""
+    if isinstance(obj, int) and not isinstance(obj, bool):
+        return _where(path) if abs(obj) > SAFE_INTEGER else None
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for k, v in items:
+        where = inexact_integer(v, (*path, k))
+        if where is not None:
+            return where
+    return None

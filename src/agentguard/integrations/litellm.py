@@ -25,7 +25,8 @@ call, one the strategy replaced or modified, which this API cannot rewrite, an E
 ask a human about, a stop) -> ``BLOCKED`` with the refusal of the strictest outcome as ``blocked_reason``
 (with what the strategy adds: a CRP round's instruction). A guard error fails closed (BLOCKED), and a
 stopping outcome latches HALT for the run. A tool call whose arguments are not one strict JSON object
-(a repeated key, NaN, 1e999, not JSON) is refused by the Pipeline like a refused call (audited).
+(a repeated key, NaN, 1e999, not JSON, an integer beyond 2**53 that a JavaScript client reads as another number) is
+refused by the Pipeline like a refused call (audited).
 
 Nothing on the guardrail path is answered with an HTTP error (:func:`refused`): a malformed body, one over
 the size limit or too slow, a request over the concurrency limit, a missing token are all ``BLOCKED``
@@ -65,6 +66,9 @@ What it can see: only what LiteLLM sends - texts and the model's proposed tool c
 once the stream has ended: LiteLLM's built-in ``generic_guardrail_api`` has by then released every delta
 of them to the client (the refusal is a trailing error event), so the documented recipe names the guardrail
 file ``examples/integrations/litellm_stream_safe.py`` (the same client, holding the stream until the verdict).
+LiteLLM sends only ``function`` tool calls as its stream builder rebuilds them: a legacy ``function_call``, a
+``custom`` tool call, or a streamed call whose fragments another reader assembles differently is never judged
+here; that file refuses such a response before any of it is released (its module doc).
 """
 
 from __future__ import annotations
@@ -82,7 +86,7 @@ from ..core.errors import InputError
 from ..core.guard import Guard
 from ..core.pipeline import Pipeline, RunState, call_key
 from ..core.runs import RunEvicted
-from ..core.strict_json import StrictJSONError, loads_strict
+from ..core.strict_json import StrictJSONError, inexact_integer, loads_strict
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
 from .common import Unreadable, read_arguments, refusal_message
@@ -118,6 +122,10 @@ def _tool_call(tc: Any, i: int) -> ToolCall | Unreadable:
         args = read_arguments(fn.get("arguments"))
     except InputError as exc:
         return Unreadable(name, fn.get("arguments"), f"tool_calls[{i}] ({name}): {exc}")
+    big = inexact_integer(args)  # the client may read numbers as doubles (JavaScript): it would run another value
+    if big is not None:
+        return Unreadable(name, fn.get("arguments"), f"tool_calls[{i}] ({name}): the integer at {big} is beyond "
+                          f"2**53, which a JavaScript client reads as another number (send it as a string)")
     return ToolCall(name, args, str(tc.get("id") or ""))
 
 

@@ -65,7 +65,9 @@ message, a stop raises ``ToolOutputGuardrailTripwireTriggered``).
 
 What it can see: the tool name, the JSON arguments, the call id and (output guardrail) the result of
 *function tools*; it does not see hosted tools (web search, code interpreter run by OpenAI), handoffs,
-or MCP tools the SDK calls directly (put the MCP proxy in front of those). Guardrails run inside the
+or MCP tools the SDK calls directly (put the MCP proxy in front of those). Guardrails are per tool:
+:meth:`AgentsGuard.guard_agent` attaches them to every function tool an agent reaches (its own, those of
+agents it runs as tools or hands off to, recursively), and refuses to configure a tool it cannot gate. Guardrails run inside the
 SDK's async loop, so the guard's ``acheck`` is used; ``Runner.run_sync`` and ``Runner.run_streamed``
 are gated identically (tool calls are complete before they execute).
 
@@ -88,7 +90,7 @@ from ..core.guard import Guard
 from ..core.pipeline import Pipeline, approval_request, call_key
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
-from .common import Unreadable, as_facts, plain, refusal_message, tool_call_of
+from .common import Unreadable, as_facts, refusal_message, tool_call_of
 
 require("agents", "integrations")
 
@@ -102,6 +104,7 @@ from agents import (  # noqa: E402
 from agents.tracing import get_current_trace  # noqa: E402
 
 from .agents_tracing import AgentGuardTraceProcessor, _parse_args  # noqa: E402
+from .openai_agents_reading import _item_call, _prepared, _reading, _tool_of  # noqa: E402
 
 __all__ = ["AgentGuardTraceProcessor", "AgentsGuard"]
 
@@ -119,58 +122,6 @@ def _run_key() -> str:
         tr = None
     tid = getattr(tr, "trace_id", None) if tr is not None else None
     return str(tid) if tid and tid != "no-op" else "default"
-
-
-def _item_call(item: Any) -> ToolCall:
-    """The ToolCall of an SDK ``ToolApprovalItem`` (an interruption)."""
-    raw = getattr(item, "raw_item", None)
-    get = raw.get if isinstance(raw, dict) else (lambda k, d=None: getattr(raw, k, d))
-    name = getattr(item, "tool_name", None) or getattr(item, "name", None) or get("name") or ""
-    return ToolCall(str(name), _parse_args(get("arguments")), str(get("call_id") or ""))
-
-
-def _reading(tool: Any, raw: str, call: ToolCall) -> ToolCall | Unreadable:  # the judged call of _prepared
-    return call if isinstance(read := _prepared(tool, raw, call)[0], BaseException) else read
-
-
-def _prepared(tool: Any, raw: str, call: ToolCall) -> tuple[ToolCall | Unreadable | BaseException, Any]:
-    """``call`` with the arguments the SDK calls the function with: it validates the model's JSON with the
-    tool's pydantic model (lax mode: ``" 5000 "`` or ``5000.0`` become the int ``5000``, a stripping
-    constraint drops spaces, defaults are filled in) through the tool's own argument preparation
-    (``FunctionTool.on_invoke_tool.prepare_arguments``, what the SDK's approval check uses), and the guard
-    judges that, never the model's spelling. Arguments the SDK reads unchanged, a tool it does not build from
-    a function, or arguments it refuses itself (the function never runs) are judged as given; a schema with
-    validators is prepared as the invocation will prepare it; validated values that cannot be named
-    (variadic parameters) are unreadable (refused). With the SDK's prepared arguments, which the guardrail hands
-    to the invocation (``ToolContext._function_tool_arguments``, the SDK's slot for them): the function receives
-    the values judged, never a second validation's (a validator answering otherwise on each call); a validation
-    that raises is returned as the exception (refused: the next one might not raise)."""
-    prepare = getattr(getattr(tool, "on_invoke_tool", None), "prepare_arguments", None)
-    if not callable(prepare):
-        return call, None
-    try:
-        prepared = prepare(raw, call.name)
-        if prepared is not None and not prepared.unchanged and not (prepared.args or prepared.kwargs) \
-                and callable(prepared.owner):  # not inspected before approval (validators): as the call will
-            prepared = prepared.owner(raw, call.name)
-    except Exception as exc:  # noqa: BLE001 - the SDK refuses these arguments itself (ModelBehaviorError)
-        return exc, None
-    if prepared is None or prepared.unchanged:
-        return call, prepared
-    names = list((getattr(tool, "params_json_schema", None) or {}).get("properties") or {})
-    args, kwargs = list(prepared.args), dict(prepared.kwargs)
-    if len(args) > len(names) or any(k in names[:len(args)] or k not in names for k in kwargs):
-        return Unreadable(call.name, raw, "the SDK's validated arguments cannot be named (variadic parameters)"), None
-    return ToolCall(call.name, plain({**dict(zip(names, args)), **kwargs}), call.call_id), prepared
-
-
-def _tool_of(data: Any, name: str) -> Any:
-    """The function tool the SDK runs for ``name``: of the agent's tools with that name, the one in the call's
-    namespace (``tool_namespace``), the last of them as in the SDK's own lookup (last wins)."""
-    tools = [t for t in getattr(data.agent, "tools", None) or [] if getattr(t, "name", None) == name]
-    ns = getattr(data.context, "tool_namespace", None) or None
-    same = [t for t in tools if (getattr(t, "_tool_namespace", None) or None) == ns]
-    return (same or tools or [None])[-1]
 
 
 def _refusal(out: Outcome, call: ToolCall) -> str:
@@ -249,6 +200,43 @@ class AgentsGuard:
             t.needs_approval = self._approval_check(getattr(t, "needs_approval", False), t.name)
             t.tool_output_guardrails = [*(t.tool_output_guardrails or []), self.output_guardrail]
         return tools
+
+    def guard_agent(self, agent: Any, *, allow_unguarded: bool = False) -> Any:
+        """Attach the guardrails (:meth:`guard_tools`) to every function tool ``agent`` can reach: its own, those of
+        each agent it runs as a tool (``Agent.as_tool``) and of each agent it hands off to, recursively, each tool
+        once. A nested agent's tools are tools too: guarding only the outer agent's list let its model ask a
+        helper agent to call the ``delete_file`` the guard refuses. A tool the guard cannot gate (a hosted tool run
+        by OpenAI, an agent's ``mcp_servers``, a handoff whose agent is gone) raises InputError, unless
+        ``allow_unguarded``. Returns ``agent``."""
+        seen: set[int] = set()
+        todo, tools = [agent], []
+        while todo:
+            a = todo.pop()
+            if a is None or id(a) in seen:
+                continue
+            seen.add(id(a))
+            if getattr(a, "mcp_servers", None) and not allow_unguarded:
+                raise InputError(f"agent {getattr(a, 'name', '?')!r} calls MCP servers directly (not gated): put "
+                                 "agentguard's MCP proxy in front of them, or pass allow_unguarded=True")
+            for t in getattr(a, "tools", None) or []:
+                if not hasattr(t, "tool_input_guardrails"):
+                    if not allow_unguarded:
+                        raise InputError(f"tool {getattr(t, 'name', t)!r} of agent {getattr(a, 'name', '?')!r} is not "
+                                         "a function tool: the guard cannot gate it (or pass allow_unguarded=True)")
+                    continue
+                if id(t) not in seen and self.input_guardrail not in (t.tool_input_guardrails or []):
+                    tools.append(t)
+                seen.add(id(t))
+                todo.append(getattr(t, "_agent_instance", None))
+            for h in getattr(a, "handoffs", None) or []:
+                ref = getattr(h, "_agent_ref", None)
+                target = h if hasattr(h, "tools") else ref() if callable(ref) else None
+                if target is None and not allow_unguarded:
+                    raise InputError(f"handoff {getattr(h, 'tool_name', h)!r} of agent {getattr(a, 'name', '?')!r} "
+                                     "names no agent whose tools could be gated (or pass allow_unguarded=True)")
+                todo.append(target)
+        self.guard_tools(tools)
+        return agent
 
     def approval_request(self, item: Any) -> dict[str, Any]:
         """What the approver of an SDK interruption (a ``ToolApprovalItem`` from ``result.interruptions``)

@@ -16,6 +16,7 @@ from ...core.types import Context, Decision, ToolCall, Verdict
 from ..recording import TraceRecorder
 from ..common import as_facts, plain, refusal_message
 from .hitl import APPROVER, Human, hitl_decision, hitl_request
+from .reading import _pinned, _reading
 
 require("langchain.agents.middleware", "integrations")
 
@@ -86,62 +87,6 @@ def _to_call(tc: Any) -> ToolCall:
     model's tool-call dict (a parallel tool of the same turn reading the state, a callback) can change
     what was checked; what runs is a copy of exactly the checked call (:meth:`AgentGuardMiddleware._apply`)."""
     return ToolCall(str(tc.get("name") or "?"), copy.deepcopy(dict(tc.get("args") or {})), str(tc.get("id") or ""))
-
-
-def _reading(tool: Any, call: ToolCall) -> ToolCall:
-    """``call`` with the arguments LangChain hands the tool's function for it: ``BaseTool._parse_input``
-    validates the model's arguments with the tool's pydantic schema (lax mode) and passes the validated
-    values, so whitespace a schema strips, ``" 5000 "`` or ``5000.0`` for an ``int``, a field given by its
-    alias and a default the model left out are what the tool reads. The guard judges that, never the
-    model's spelling (``{"path": "  /etc/shadow"}`` passed a ``forbid = "^/etc"`` rule and read
-    ``/etc/shadow``). A tool with injected arguments (``InjectedState``, ``ToolRuntime``) is read with its
-    ``tool_call_schema`` (the schema without them, which LangChain derives from the same fields).
-    Arguments the schema refuses are judged as given: the framework refuses them itself, the tool never runs."""
-    parse = getattr(tool, "_parse_input", None)
-    if not callable(parse):
-        return call
-    try:
-        injected = frozenset(getattr(tool, "_injected_args_keys", ()) or ())
-        if injected:
-            tool = tool.model_copy(update={"args_schema": tool.tool_call_schema})
-        got = tool._parse_input(copy.deepcopy(dict(call.arguments)), call.call_id or None)
-    except Exception:  # noqa: BLE001 - the framework's own validation refuses these arguments
-        return call
-    if not isinstance(got, dict):
-        return call
-    # an injected argument the model wrote itself stays (LangChain passes it on unless the tool node injects
-    # over it); one LangChain adds (the call id) is not the model's
-    return ToolCall(call.name, {k: plain(v) for k, v in got.items() if k in call.arguments or k not in injected},
-                    call.call_id)
-
-
-def _pinned(tool: Any, args: dict[str, Any], judged: ToolCall) -> Any:
-    """``tool`` reading ``args`` as exactly ``judged``, or None when its validation now reads them otherwise.
-
-    LangChain validates a call's arguments again when the tool runs (``_parse_input``): a validator answering
-    otherwise on each call (or failing once) would run a value nobody judged. The arguments are validated once
-    more here and compared with the judged call; the tool that runs is a copy whose ``_parse_input`` returns
-    that validated value (the injected arguments, which the tool node adds, are still read by the tool's own)."""
-    parse = getattr(tool, "_parse_input", None)
-    if not callable(parse):
-        return tool
-    injected = frozenset(getattr(tool, "_injected_args_keys", ()) or ())
-    try:
-        reader = tool.model_copy(update={"args_schema": tool.tool_call_schema}) if injected else tool
-        got = reader._parse_input(copy.deepcopy(dict(args)), judged.call_id or None)
-    except Exception:  # noqa: BLE001 - it refuses now: it does not run
-        return None
-    if not isinstance(got, dict) or call_key(ToolCall(judged.name, {
-            k: plain(v) for k, v in got.items() if k in args or k not in injected}, judged.call_id)) != call_key(judged):
-        return None
-
-    def fixed(tool_input: Any, tool_call_id: str | None) -> Any:
-        base = parse(tool_input, tool_call_id) if injected else {}
-        return {**{k: v for k, v in base.items() if k in injected}, **copy.deepcopy(got)}
-
-    clone = tool.model_copy()
-    object.__setattr__(clone, "_parse_input", fixed)
-    return clone
 
 
 def _refusal_text(out: Outcome, call: ToolCall) -> str:

@@ -39,6 +39,7 @@ from typing import Any, Awaitable, Callable, Mapping
 from ...core.enforcement import Enforcement, Outcome
 from ...core.guard import Guard, GuardStack, declares_inline_safe
 from ...core.pipeline import RESERVED_KEYS, Pipeline, approval_request
+from ...core.strict_json import inexact_integer
 from ...core.types import Context, Decision, ToolCall, Verdict
 
 __all__ = ["ApprovalRounds", "Approve", "Ask", "call_refusal", "gate", "inline_safe", "make_pipeline", "refusal_text",
@@ -131,7 +132,12 @@ def schema_refusal(schema: Any, arguments: dict[str, Any]) -> str | None:
     holding JSON into the list or object its parameter wants (``{"paths": "[\"/etc/shadow\"]"}``, with
     Python's last-key-wins reading) and pydantic turns ``"5000"``, ``" 5000 "`` or ``5000.0`` into an int, so
     the guard would judge one value and the tool run another. Only arguments that already have the declared
-    types are forwarded; what such an upstream makes of them is then what the guard read."""
+    types are forwarded; what such an upstream makes of them is then what the guard read. An integer beyond
+    2**53 is refused too, schema or not (:func:`~agentguard.core.strict_json.inexact_integer`: a TypeScript
+    upstream, ``JSON.parse``, reads ``9007199254740993`` as ``9007199254740992``)."""
+    big = inexact_integer(arguments)  # a TypeScript upstream reads it as a double: another number than judged
+    if big is not None:
+        return f"{big}: an integer beyond 2**53, which a JavaScript upstream reads as another number"
     if not isinstance(schema, dict) or not schema:
         return None
     try:

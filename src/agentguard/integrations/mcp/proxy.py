@@ -376,6 +376,11 @@ class GuardProxy(PassThrough):
         if not isinstance(out, Outcome):  # the input_required round asking the client
             return out
         fwd = out.call
+        if fwd is not None and fwd is not call:  # a replacement is forwarded only as the upstream reads it too
+            why = call_refusal(self._schemas, fwd.name, dict(fwd.arguments))
+            if why is not None:
+                return await self._refuse(ctx, call, f"its replacement {fwd.name} would not be read by the upstream "
+                                                     f"as the guard decided it: {why}")
         if fwd is None:
             text = refusal_text(out, call)
             self.pipeline.record(out, observation=text)

@@ -1,55 +1,53 @@
 """The MCP guard proxy's fast path: a line relay between one stdio client and one stdio upstream.
 
-``agentguard mcp-proxy`` with a single stdio upstream served over stdio (the common case: Claude
-Desktop, an IDE, the Inspector in front of one server) runs this relay instead of the SDK server of
-:class:`~agentguard.integrations.mcp.proxy.GuardProxy`. MCP's stdio transport is newline-delimited
-JSON-RPC (spec "Transports"), so the relay works on lines:
+``agentguard mcp-proxy`` with a single stdio upstream served over stdio (the common case: Claude Desktop, an IDE,
+the Inspector in front of one server) runs this relay instead of the SDK server of :class:`~.proxy.GuardProxy`.
+MCP's stdio transport is newline-delimited JSON-RPC (spec "Transports"), so the relay works on lines:
 
-- every client line is read once by :func:`agentguard.core.strict_json.loads_strict` (duplicate keys,
-  NaN, a number that overflows (``1e999``), a lone surrogate, deep nesting refused: a refused request is answered with a JSON-RPC error, a refused notification
-  dropped; a batch (a JSON array) is refused: MCP has none, and it would carry calls past the guard);
+- every client line is read once by :func:`agentguard.core.strict_json.loads_strict` (duplicate keys, NaN, a
+  number that overflows (``1e999``), a lone surrogate, deep nesting refused: a refused request is answered with a
+  JSON-RPC error, a refused notification dropped; a batch (a JSON array) is refused: MCP has none, and it would
+  carry calls past the guard);
 - ``tools/call``, ``prompts/get`` and ``resources/read`` are decided by the proxy's one
-  :class:`~agentguard.core.pipeline.Pipeline` exactly as in ``GuardProxy`` (:mod:`.decide`: same calls,
-  same refusals, same enforcement strategy, same ESCALATE handling, the run halted by a HALT). An
-  allowed request is forwarded as the relay's own serialisation of the message the guard read (one
-  ASCII line, :func:`_wire`), never the client's bytes; a replaced call (MODIFY, a RECOVER's fallback)
-  forwards the message with ``outcome.call``'s name and arguments;
+  :class:`~agentguard.core.pipeline.Pipeline` exactly as in ``GuardProxy`` (:mod:`.decide`: same calls, same
+  refusals, same enforcement strategy, same ESCALATE handling, the run halted by a HALT). An allowed request is
+  forwarded as the relay's own serialisation of the message the guard read (one ASCII line, :func:`_wire`), never
+  the client's bytes; a replaced call (MODIFY, a RECOVER's fallback) forwards ``outcome.call``'s name and arguments;
 - the other client requests of the MCP method set (initialize, server/discover, ping, listings,
   subscriptions, completion, logging level, tasks) and all notifications are forwarded unchanged; a
   request for any other method is answered "Method not found" (an unknown method could act past the
   guard: fail closed). Responses the client sends (to the upstream's sampling, elicitation and roots
   requests) go to the upstream;
-- a ``tools/call`` is forwarded only for a tool the upstream listed, with arguments of the types its
-  ``inputSchema`` declares (:func:`~.decide.call_refusal`: a JSON string where a list is declared, ``"5000"``
-  for an integer, an unlisted or confusable name would be read otherwise upstream). The schemas are those of
-  the upstream's ``tools/list`` answers (:class:`~.listing.ToolListing`: forgotten at ``tools/list_changed``);
-  a call of a tool not listed yet makes the relay list the tools itself first, and refuses when that fails
-  or times out. Malformed params (``arguments`` that is not an object), a request id in use or reserved, and
-  these refusals are decided through the Pipeline (``refuse``: audited, recorded in the run), answered
+- a ``tools/call`` (and a replacement of it) is forwarded only for a tool the upstream listed, with arguments
+  of the types its ``inputSchema`` declares (:func:`~.decide.call_refusal`: a JSON string where a list is
+  declared, ``"5000"`` for an integer, an unlisted or confusable name would be read otherwise upstream). The
+  schemas are those of the upstream's ``tools/list`` answers (:class:`~.listing.ToolListing`: forgotten at
+  ``tools/list_changed``); a call of a tool not listed yet makes the relay list the tools itself first, and
+  refuses when that fails or times out. Malformed params (``arguments`` that is not an object), a request id
+  in use or reserved, and these refusals are decided through the Pipeline (``refuse``: audited), answered
   "Invalid params";
-- a client's ``notifications/cancelled`` for a request still being decided (a slow guard, a human being
-  asked) cancels that decision: the call never runs, the cancellation is not relayed (the upstream never
-  saw the request), and the refusal is decided through the Pipeline (an ask answered "no"), as is every
-  decision the connection's end cuts short;
+- a client's ``notifications/cancelled`` for a request still being decided (a slow guard, a human being asked)
+  cancels that decision: the call never runs, the cancellation is not relayed (the upstream never saw the
+  request), and the refusal is decided through the Pipeline (an ask answered "no"), as is every decision
+  the connection's end cuts short;
 - a ``tool_use`` block anywhere in a client message (a sampling result: the upstream runs that tool itself)
   is decided as a call; the message goes on only when each runs as proposed, else the refusal answers;
 - every upstream line (responses, logging and ``list_changed`` notifications, progress, the upstream's
   own requests) goes to the client unchanged, before anything else is done with it; a guarded call's
   answer is then parsed once to record its result in the run's trace.
 
-The run: one relay serves one client over one pair of pipes, so the connection is the run
-(:attr:`StdioRelay.run_id`, generated by the relay). Nothing the client writes chooses it: a HALT holds
-for every later request of the connection, whatever its ``_meta`` says. ``_meta["agentguard/facts"]``
-may carry per-run facts (merged into the run's ``Context.metadata``).
+The run: one relay serves one client over one pair of pipes, so the connection is the run (:attr:`StdioRelay.run_id`,
+generated by the relay). Nothing the client writes chooses it: a HALT holds for every later request of the
+connection, whatever its ``_meta`` says. ``_meta["agentguard/facts"]`` may carry per-run facts (merged into the
+run's ``Context.metadata``).
 
-A guard known to be fast and pure (:func:`~.decide.inline_safe`) is decided on the event loop
-(:meth:`Pipeline.decide`, under :func:`agentguard.core.guard.run_guard`: an error, a non-Verdict or a
-verdict after the deadline never allows); any other guard goes through :meth:`Pipeline.adecide` in a
-task, as do escalations: approval by ``approve`` or by the human behind the client through MCP
-elicitation (an ``elicitation/create`` request for handshake-era clients that declared elicitation at
-``initialize``; an ``input_required`` result for 2026-07-28 clients that declare it in ``_meta``; the
-request shows every guard's verdict, in its message and in ``_meta["agentguard/approval"]``), then
-:meth:`Pipeline.aresolve`; else a refusal naming the approval needed.
+A guard known to be fast and pure (:func:`~.decide.inline_safe`) is decided on the event loop (:meth:`Pipeline.decide`,
+under :func:`agentguard.core.guard.run_guard`: an error, a non-Verdict or a verdict after the deadline never
+allows); any other guard goes through :meth:`Pipeline.adecide` in a task, as do escalations: approval by
+``approve`` or by the human behind the client through MCP elicitation (an ``elicitation/create`` request for
+handshake-era clients that declared elicitation at ``initialize``; an ``input_required`` result for 2026-07-28
+clients that declare it in ``_meta``; the request shows every guard's verdict, in its message and in
+``_meta["agentguard/approval"]``), then :meth:`Pipeline.aresolve`; else a refusal naming the approval needed.
 """
 
 from __future__ import annotations
@@ -349,6 +347,8 @@ class StdioRelay:
                 result["resultType"] = "complete"
             self._to_client(_dump({"jsonrpc": "2.0", "id": rid, "result": result}))
             return
+        if fwd is not call and (why := call_refusal(self.tools.schemas, fwd.name, dict(fwd.arguments))):  # as read
+            return self._refuse(msg, call, f"its replacement {fwd.name} would not be read by the upstream: {why}")
         params = msg["params"]
         if params.get("requestState") and self._rounds.ours(params["requestState"], self.run_id, call):
             # our approval round: not the upstream's

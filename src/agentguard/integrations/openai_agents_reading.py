@@ -1,0 +1,64 @@
+"""The arguments an Agents SDK function tool receives for a call (what :class:`~.openai_agents.AgentsGuard`
+judges) and the tool the SDK runs for it; split from :mod:`agentguard.integrations.openai_agents`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.types import ToolCall
+from .agents_tracing import _parse_args
+from .common import Unreadable, plain
+
+__all__ = ["_item_call", "_prepared", "_reading", "_tool_of"]
+
+
+def _item_call(item: Any) -> ToolCall:
+    """The ToolCall of an SDK ``ToolApprovalItem`` (an interruption)."""
+    raw = getattr(item, "raw_item", None)
+    get = raw.get if isinstance(raw, dict) else (lambda k, d=None: getattr(raw, k, d))
+    name = getattr(item, "tool_name", None) or getattr(item, "name", None) or get("name") or ""
+    return ToolCall(str(name), _parse_args(get("arguments")), str(get("call_id") or ""))
+
+
+def _reading(tool: Any, raw: str, call: ToolCall) -> ToolCall | Unreadable:  # the judged call of _prepared
+    return call if isinstance(read := _prepared(tool, raw, call)[0], BaseException) else read
+
+
+def _prepared(tool: Any, raw: str, call: ToolCall) -> tuple[ToolCall | Unreadable | BaseException, Any]:
+    """``call`` with the arguments the SDK calls the function with: it validates the model's JSON with the
+    tool's pydantic model (lax mode: ``" 5000 "`` or ``5000.0`` become the int ``5000``, a stripping
+    constraint drops spaces, defaults are filled in) through the tool's own argument preparation
+    (``FunctionTool.on_invoke_tool.prepare_arguments``, what the SDK's approval check uses), and the guard
+    judges that, never the model's spelling. Arguments the SDK reads unchanged, a tool it does not build from
+    a function, or arguments it refuses itself (the function never runs) are judged as given; a schema with
+    validators is prepared as the invocation will prepare it; validated values that cannot be named
+    (variadic parameters) are unreadable (refused). With the SDK's prepared arguments, which the guardrail hands
+    to the invocation (``ToolContext._function_tool_arguments``, the SDK's slot for them): the function receives
+    the values judged, never a second validation's (a validator answering otherwise on each call); a validation
+    that raises is returned as the exception (refused: the next one might not raise)."""
+    prepare = getattr(getattr(tool, "on_invoke_tool", None), "prepare_arguments", None)
+    if not callable(prepare):
+        return call, None
+    try:
+        prepared = prepare(raw, call.name)
+        if prepared is not None and not prepared.unchanged and not (prepared.args or prepared.kwargs) \
+                and callable(prepared.owner):  # not inspected before approval (validators): as the call will
+            prepared = prepared.owner(raw, call.name)
+    except Exception as exc:  # noqa: BLE001 - the SDK refuses these arguments itself (ModelBehaviorError)
+        return exc, None
+    if prepared is None or prepared.unchanged:
+        return call, prepared
+    names = list((getattr(tool, "params_json_schema", None) or {}).get("properties") or {})
+    args, kwargs = list(prepared.args), dict(prepared.kwargs)
+    if len(args) > len(names) or any(k in names[:len(args)] or k not in names for k in kwargs):
+        return Unreadable(call.name, raw, "the SDK's validated arguments cannot be named (variadic parameters)"), None
+    return ToolCall(call.name, plain({**dict(zip(names, args)), **kwargs}), call.call_id), prepared
+
+
+def _tool_of(data: Any, name: str) -> Any:
+    """The function tool the SDK runs for ``name``: of the agent's tools with that name, the one in the call's
+    namespace (``tool_namespace``), the last of them as in the SDK's own lookup (last wins)."""
+    tools = [t for t in getattr(data.agent, "tools", None) or [] if getattr(t, "name", None) == name]
+    ns = getattr(data.context, "tool_namespace", None) or None
+    same = [t for t in tools if (getattr(t, "_tool_namespace", None) or None) == ns]
+    return (same or tools or [None])[-1]
