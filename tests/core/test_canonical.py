@@ -93,6 +93,8 @@ def test_an_allow_list_keeps_the_namespace_separator():
 
     assert grant_name("fs__Read-File") == "fs__read_file" and grant_name("Read-File ") == "read_file"
     g = ToolRuleGuard(allow=["read_file", "time__get_current_time"])
-    for name, ok in [("read_file", True), ("Read-File", True), ("read__file", False), ("time__get_current_time", True),
-                     ("time_get_current_time", False), ("Time__Get-Current-Time", True)]:
+    # session 18: a grant also needs the name as written (a framework runs the tool its exact name finds), so
+    # "Read-File" is another tool than "read_file" to a grant while every refusing rule still folds it
+    for name, ok in [("read_file", True), ("Read-File", False), ("read__file", False), ("time__get_current_time", True),
+                     ("time_get_current_time", False), ("Time__Get-Current-Time", False)]:
         assert (g.check(None, ToolCall(name, {})).decision.name == "ALLOW") is ok, name  # type: ignore[arg-type]

@@ -209,10 +209,8 @@ def test_regression_a_run_cancelled_mid_decision_never_runs_the_call(cls, guard_
     assert ran == []
 
 
-@pytest.mark.xfail(strict=True, reason="open: ToolRuleGuard's allow list grants a name by its canonical form "
-                   "(core.canonical.grant_name), so 'read_file' grants a distinct tool named 'ＲEAD_FILE'; the fix "
-                   "belongs to the policies (grant exact names) or to a tool-set check in the adapters")
-def test_open_an_allow_list_entry_does_not_grant_a_lookalike_tool():
+def test_an_allow_list_entry_does_not_grant_a_lookalike_tool():
+    """A second tool whose name only folds to an allowed one is a tool the list never named (exact grant)."""
     from langchain_core.tools import StructuredTool
 
     ran: list = []

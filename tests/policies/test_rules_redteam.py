@@ -16,6 +16,7 @@ Nothing here runs a command: values are only opened (read) inside a temporary di
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import urllib.parse
@@ -405,3 +406,36 @@ def test_property_a_spelling_pydantic_reads_as_true_meets_the_forbid_rule(s: str
         return
     if value is True:
         assert args_decide("set_role", {"admin": s}) is Decision.REJECT, s
+
+
+# -- session 18: a grant names a tool as written (a framework runs the tool its exact name finds) -----------------
+_FOLDS = [str.upper, str.title, lambda s: s.replace("_", "-"), lambda s: " " + s, lambda s: s + " ",
+          lambda s: s.replace("_", "\u200b_"), lambda s: "".join(chr(ord(c) + 0xFEE0) if "a" <= c <= "z" else c for c in s),
+          lambda s: s.replace("e", "\u0435")]
+
+
+def test_an_allow_list_grants_only_the_name_as_written():
+    """``allow = ["read_file"]`` granted ``READ_FILE``, ``read-file`` and full-width ``ｒead_file`` (canonical
+    match): to LangChain, the Agents SDK or an MCP server those are other tools (a real LangChain agent ran a
+    second tool named ``ＲEAD_FILE``, tests/integrations/test_langchain_once.py). Refusing rules still fold."""
+    from hypothesis import given, settings, strategies as hst
+
+    from agentguard.core.types import ToolCall
+    from agentguard.policies.rules import ToolRuleGuard
+
+    g = ToolRuleGuard(allow=["read_file", "search_*", "fs__list_dir"], deny=["delete_file"])
+    for ok in ["read_file", "search_web", "search_", "fs__list_dir"]:
+        assert g.check(None, ToolCall(ok, {})).decision.name == "ALLOW", ok  # type: ignore[arg-type]
+
+    @settings(max_examples=200, deadline=None)
+    @given(hst.sampled_from(["read_file", "search_web", "fs__list_dir", "delete_file"]),
+           hst.lists(hst.sampled_from(range(len(_FOLDS))), min_size=1, max_size=3))
+    def prop(base: str, folds: list[int]) -> None:
+        name = base
+        for i in folds:
+            name = _FOLDS[i](name)
+        v = g.check(None, ToolCall(name, {}))  # type: ignore[arg-type]
+        pattern = {"search_web": "search_*", "delete_file": None}.get(base, base)
+        assert (v.decision.name == "ALLOW") is (pattern is not None and fnmatch.fnmatchcase(name, pattern)), (name, v.reason)
+
+    prop()

@@ -79,9 +79,9 @@ What the guard cannot see: what an allowed program does beyond the option tables
 (path rules are lexical), the environment and working directory it starts in. Pair it with an OS sandbox.
 
 An ``allow`` list makes the guard default-deny (a tool it does not name gets ``decision``): the shipped
-examples use one, so an uncovered tool is refused. It grants the whole name only, compared with the ``__`` of
-a namespaced name kept (:func:`~agentguard.core.canonical.grant_name`: ``read_file`` does not grant ``read__file``,
-the tool ``file`` of an upstream ``read``); a glob's ``*`` may still span it (``read_*``).
+examples use one, so an uncovered tool is refused. It grants the whole name as written (``read_file`` grants
+neither ``Read-File``, another tool to a framework, nor ``read__file``, the tool ``file`` of an upstream ``read``:
+:meth:`ToolRuleGuard._granted`); a glob's ``*`` may still span ``__`` (``read_*``).
 """
 
 from __future__ import annotations
@@ -107,8 +107,7 @@ from .writes import config_write, reads_only, reads_trees
 __all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "MAX_TOOL_NAME", "PATH_ARGS",
            "ToolRuleGuard", "as_tool_call", "tool_patterns"]
 
-#: the longest tool name read (MCP allows 128 characters, OpenAI 64); a longer one is refused unread, since
-#: :func:`~agentguard.core.canonical.name_forms` reads only its first 4096 characters
+#: the longest tool name read (MCP allows 128 characters, OpenAI 64); longer is refused unread (name_forms reads 4096)
 MAX_TOOL_NAME = 1024
 #: argument names (canonical) whose values are shell commands (a string or an argv list)
 COMMAND_ARGS = frozenset({"command", "cmd", "commands", "argv", "args", "arguments", "script", "code", "shell",
@@ -310,6 +309,7 @@ class ToolRuleGuard(BaseGuard):
             )
         self._deny = _globs(deny, f"{name}.deny")
         self._allow = _globs(allow, f"{name}.allow", grant_name) if allow is not None else None
+        self._allow_exact = _globs(allow, f"{name}.allow", str) if allow is not None else None
         self._allow_given = allow is not None
         self._escalate = _globs(escalate, f"{name}.escalate")
         self._halt = _globs(halt, f"{name}.halt")
@@ -384,7 +384,7 @@ class ToolRuleGuard(BaseGuard):
             found.append((Decision.ESCALATE, f"tool {call.name} needs human approval"))
         if self._deny is not None and any(self._deny.match(f) for f in forms):
             found.append((self.decision, f"tool {call.name} is denied"))
-        if self._allow_given and (self._allow is None or not self._allow.match(grant_name(call.name))):
+        if self._allow_given and not self._granted(call.name):
             found.append((self.decision, f"tool {call.name} is not in the allow list"))
         if self._commands or self._paths is not None or self._allow_commands is not None:
             found += self._structured(name, call)
@@ -396,6 +396,12 @@ class ToolRuleGuard(BaseGuard):
             return self._allowed
         decision, reason = max(found, key=lambda x: x[0])  # first of the strictest
         return Verdict(decision, reason, self.name, details={"violations": [r for _, r in found]})
+
+    def _granted(self, name: str) -> bool:
+        """Whether the allow list names ``name``: its :func:`~agentguard.core.canonical.grant_name` form and the
+        name as written both match (a framework runs the tool its exact name finds: ``READ_FILE``, ``read-file``,
+        full-width or zero-width forms of an allowed name are other tools). Refusing rules match every fold."""
+        return bool(self._allow and self._allow_exact and self._allow.match(grant_name(name)) and self._allow_exact.match(name))
 
     def _structured(self, name: str, call: ToolCall) -> list[tuple[Decision, str]]:
         """Violations of ``allow_commands``, ``deny_commands``, ``deny_paths`` and unresolvable commands."""
