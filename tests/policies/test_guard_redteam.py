@@ -412,3 +412,22 @@ def test_property_every_namespace_prefix_reads_the_tool_it_prefixes(prefix, sep)
     name = sep.join(prefix + ["wire_pay"])
     g = _mapped_guard("tool", "", {"wire_pay": 10**6, "search": 0})
     assert g.check(Context(), ToolCall(name, {})).decision is Decision.REJECT, name
+
+
+# -- session 18: a grant names a tool as written ------------------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(["Wire-Pay", "WIRE_PAY", "wire pay", "wire_pay ", " wire_pay", "wire\u200b_pay",
+                             "ｗｉｒｅ＿ｐａｙ", "Bank__Wire_Pay", "bank__wire-pay"]))
+def test_a_name_that_only_folds_to_a_bound_tool_is_an_unknown_tool(name):
+    """A binding for ``wire_pay`` granted ``Wire-Pay`` and full-width ``ｗｉｒｅ＿ｐａｙ`` under its policy (canonical
+    match): to a framework, which runs the tool its exact name finds, those are other tools (a real LangChain agent
+    ran a second tool named ``ＲEAD_FILE`` allowed as ``read_file``). With the default ``unknown_tool = "deny"`` they
+    are refused as unknown; the names as written (and an MCP proxy's ``bank__wire_pay``) keep the policy."""
+    ext = SpecExtractor({"amount": {"from": "argument", "key": "amount"}, "flagged": {"from": "constant", "value": False},
+                         "blocked": {"from": "constant", "value": [7]}, "dest": {"from": "constant", "value": 3}})
+    g = ToolCallGuard([PolicyBinding(INT_POLICY, ext, ("wire_pay",))])
+    assert g.check(Context(), ToolCall(name, {"amount": 5})).decision is Decision.REJECT, name
+    for ok in ("wire_pay", "bank__wire_pay", "functions.wire_pay"):
+        assert g.check(Context(), ToolCall(ok, {"amount": 5})).allowed, ok
+        assert g.check(Context(), ToolCall(ok, {"amount": 10**6})).decision is Decision.REJECT, ok

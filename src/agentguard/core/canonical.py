@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 __all__ = ["ShellCommand", "canonical_name", "canonical_path", "decoded_path", "grant_name", "name_forms",
-           "shell_commands", "strip_invisible"]
+           "shell_commands", "strip_invisible", "written_forms"]
 
 _SEP = re.compile(r"[\s_\-]+")
 _FILE_URL = re.compile(r"file:(?://[^/]*)?(?=/)", re.IGNORECASE)  # any host: curl reads 127.0.0.1, Windows a UNC
@@ -102,6 +102,13 @@ def name_forms(name: Any) -> tuple[str, ...]:
     escalate, an argument rule's tool) matches any form, so a prefix cannot carry a tool past it; a rule that
     grants (an allow list) matches the whole name only."""
     return _name_forms(name if type(name) is str and len(name) <= 256 else str(name)[:4096])
+
+
+def written_forms(name: str) -> tuple[str, ...]:
+    """The names a namespaced tool answers to *as written* (no folding): the whole name, then each part after
+    a namespace separator (``"fs__read_file"`` -> ``("fs__read_file", "read_file")``). A rule that grants
+    compares these: a framework runs the tool its exact name finds, so ``READ_FILE`` is not ``read_file``."""
+    return (name, *(name[m.end():] for m in _NAMESPACE.finditer(name) if name[m.end():]))
 
 
 def decoded_path(path: Any) -> str:

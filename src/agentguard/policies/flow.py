@@ -221,6 +221,7 @@ class FlowGuard(BaseGuard):
         if len(set(names)) != len(names):
             raise InputError(f"{name}: flow rule names must be unique, got {names}")
         self._trusted = tool_patterns(trusted_tools, f"{name}.trusted_tools")
+        self._trusted_exact = tool_patterns(trusted_tools, f"{name}.trusted_tools", str)  # as written: a grant
         self._labeler = labeler
 
     @classmethod
@@ -242,7 +243,8 @@ class FlowGuard(BaseGuard):
             if lab not in ("trusted", "untrusted"):
                 raise InputError(f"{self.name}: labeler returned {lab!r}, not 'trusted' or 'untrusted'")
             return str(lab)
-        ok = self._trusted is not None and self._trusted.match(canonical_name(call.name))
+        ok = bool(self._trusted and self._trusted_exact and self._trusted.match(canonical_name(call.name))
+                  and self._trusted_exact.match(call.name))  # Get-Balance is another tool than get_balance
         return "trusted" if ok else "untrusted"
 
     def violations(self, calls: Sequence[ToolCall], observations: Sequence[Any], call: ToolCall,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..core.canonical import canonical_name, name_forms
+from ..core.canonical import canonical_name, name_forms, written_forms
 from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError, PolicyError
 from ..core.guard import BaseGuard, fail_closed
@@ -65,6 +65,11 @@ class PolicyBinding:
         name answers to (:func:`agentguard.core.canonical.name_forms`: ``bank__transfer_funds`` is the upstream
         tool ``transfer_funds`` an MCP proxy prefixed; a policy restricts, so any form brings the tool under it)."""
         return "*" in self.tools or not self._canonical_tools.isdisjoint(name_forms(tool))
+
+    def names(self, tool: str) -> bool:
+        """Whether this binding names ``tool`` as written (:func:`~agentguard.core.canonical.written_forms`): what a
+        grant needs, since a framework runs the tool its exact name finds (``READ_FILE`` is another tool)."""
+        return "*" in self.tools or not set(self.tools).isdisjoint(written_forms(tool))
 
 
 def _as_call(proposal: Any) -> ToolCall:
@@ -183,6 +188,8 @@ class ToolCallGuard(BaseGuard):
         # namespaced name is read as every tool it may be (name_forms: bank__transfer_funds is bank_transfer_funds
         # and the upstream transfer_funds an MCP proxy prefixed), and every reading must allow
         readings = [(f, b) for f in name_forms(raw.name) for b in self.bindings if b.covers(f)]
+        if self.unknown_tool != "allow" and not any(b.names(raw.name) for b in self.bindings):
+            readings = []  # it only folds to a bound tool (READ_FILE, read-file): another tool, unknown, refused
         if not readings:
             name = canonical_name(raw.name)
             if self.unknown_tool == "allow":
