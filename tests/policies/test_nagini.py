@@ -180,7 +180,8 @@ def test_a_proof_on_euclidean_division_is_not_run_with_floor_division(verifier):
 # Session 18: constructs on which Nagini 1.2.0's model and CPython disagree. Each attack below is VERIFIED by Nagini
 # (its contract denies tool == 1) while CPython's run would allow tool == 1; the sandbox refuses each, at load or at
 # run time (agentguard.policies.nagini_semantics).
-_S18_HEAD = ("from nagini_contracts.contracts import *\n\ndef check(tool: int) -> int:\n"
+_S18_PURE = "@Pure\ndef flagged(x: int) -> int:\n    if x > 5:\n        return 1\n\n\n"
+_S18_HEAD = ("from nagini_contracts.contracts import *\n\n" + _S18_PURE + "def check(tool: int) -> int:\n"
              "    Requires(0 <= tool and tool <= 10)\n")
 _S18_DENY_ONE = "    Ensures(Implies(tool == 1, Result() != 0))\n"
 S18_ATTACKS = {
@@ -193,6 +194,11 @@ S18_ATTACKS = {
     "bool-item": _S18_DENY_ONE + "    t = tool > 0\n    if t in [1, 2]:\n        return 0\n    return 1\n",
     # int___int__ returns its argument: int(True) stays the bool box
     "int-of-bool": _S18_DENY_ONE + "    t = int(tool > 0)\n    if t in [1]:\n        return 0\n    return 1\n",
+    # unpacking is sequential to Nagini (the right side is read again after each target): after a, b = b, a it
+    # proves a == b == the old b; CPython swaps (b is 0, allow)
+    "swap": _S18_DENY_ONE + "    a = 0\n    b = tool\n    a, b = b, a\n    return b\n",
+    # a @Pure function falling off its end: Nagini reads flagged(x) as 1 for every x, CPython returns None
+    "pure-fall-through": _S18_DENY_ONE + "    if flagged(tool) == 1 and tool == 1:\n        return 1\n    return 0\n",
     # the contract means nothing to Nagini (tool mod -2 is never -1), "deny odd tools" to a Python reader
     "euclid-contract": "    Ensures(Implies(tool % -2 == -1, Result() != 0))\n    return 0\n",
 }

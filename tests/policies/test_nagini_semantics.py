@@ -85,6 +85,23 @@ def test_a_bool_among_ints_is_refused_at_run_time(body):
         pol.evaluate({"tool": 1})
 
 
+def test_unpacking_assignment_is_refused_because_nagini_assigns_one_target_after_another():
+    refused(policy("    a = 0\n    b = tool\n    a, b = b, a\n    return b\n"), "unpacking assignment")
+    refused(policy("    [a, b] = [tool, 0]\n    return a\n"), "unpacking assignment")
+
+
+def test_a_function_falling_off_its_end_fails_closed():
+    """Nagini reads ``if x > 5: return 1`` alone (in a @Pure function) as returning 1 for every x."""
+    pre = "@Pure\ndef flagged(x: int) -> int:\n    if x > 5:\n        return 1\n\n\n"
+    pol = policy_from_source(policy("    if flagged(tool) == 1 and tool == 1:\n        return 1\n    return 0\n",
+                                    pre=pre))
+    assert pol.evaluate({"tool": 7}).code == 0
+    with pytest.raises(PolicyError, match="flagged ended without a return"):
+        pol.evaluate({"tool": 1})                                  # CPython: None == 1 is False, allow
+    with pytest.raises(PolicyError, match="check ended without a return"):
+        policy_from_source(policy("    if tool > 5:\n        return 1\n")).evaluate({"tool": 1})
+
+
 @pytest.mark.parametrize("clause", [
     "Ensures(Implies(tool % -2 == -1, Result() != 0))",   # Euclid: tool mod -2 is 0 or 1: vacuous to Nagini
     "Ensures(Implies(tool // -2 == -1, Result() != 0))",
@@ -273,6 +290,11 @@ AGREED = [
     ("    ys = [5, 6, 7]\n    return ys[-1]\n", 7, 7),
     ("    ys = [1] * 3\n    return ys[2]\n", 1, 1),
     ("    return max(True, 0)\n", 1, PolicyError),    # a bool returned by an int policy: fails closed
+    # += on a list: CPython extends xs in place (2); Nagini reads __add__ and a rebinding (1), and so does the sandbox
+    ("    xs = [1]\n    ys = xs\n    ys += [2]\n    return len(xs)\n", 1, 1),
+    ("    r = 0\n    for i in range(3):\n        if i == 5:\n            break\n    else:\n        r = 1\n    return r\n",
+     None, 1),
+    ("    a = b = 5\n    return a + b\n", 10, 10),
     ("    ys = [3, 1]\n    return max(ys) - min(ys)\n", None, 2),
 ]
 

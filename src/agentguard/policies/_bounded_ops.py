@@ -29,7 +29,7 @@ from typing import Any
 from ..core.errors import PolicyError
 
 __all__ = ["MAX_INT_BITS", "MAX_SEQ", "RUNTIME_HELPERS", "add", "cells", "contains", "flat", "floordiv", "mod", "mul",
-           "sub", "to_int"]
+           "no_return", "sub", "to_int"]
 
 #: the longest string/list/tuple a policy may build or hold as a constant (elements or characters)
 MAX_SEQ = 10_000
@@ -140,6 +140,13 @@ def to_int(value: Any) -> Any:
     return int(value)
 
 
+def no_return(function: str) -> None:
+    """What the end of every function body runs: a policy function that falls off its end returns None to CPython,
+    while Nagini may have read the last conditional ``return`` of a @Pure function as unconditional (measured in
+    session 18: ``if x > 5: return 1`` alone proves the result is 1 for every x). Refused (the guard fails closed)."""
+    raise PolicyError(f"policy refused at run time: function {function} ended without a return")
+
+
 #: the helpers the sandbox's run-time rewriter routes operators and displays to (name in the policy namespace)
 RUNTIME_HELPERS = {"_ag_add": add, "_ag_sub": sub, "_ag_mul": mul, "_ag_mod": mod, "_ag_fdiv": floordiv,
-                   "_ag_flat": flat, "_ag_in": contains}
+                   "_ag_flat": flat, "_ag_in": contains, "_ag_no_return": no_return}

@@ -13,13 +13,19 @@ negative divisor (session 13, :func:`~._bounded_ops.floordiv`):
    ``1 in (True, 2)`` are False to the proof and True to CPython; ``max([True, 0])`` is 0 to the proof);
 3. **``int()`` of a bool**: ``int___int__`` returns its argument, so ``int(True) in [1]`` is False to the proof
    (``int(True)`` is the int 1 to CPython);
-4. **contracts read by Python elsewhere**: an ``Ensures`` never runs in the guard, but the generated tests
+4. **unpacking assignment**: Nagini assigns ``a, b = b, a`` one target after the other (it proves ``a == b``
+   after the swap; CPython swaps);
+5. **a @Pure function falling off its end**: Nagini reads ``if c: return 1`` with no other return as returning
+   1 whatever ``c`` (CPython returns None);
+6. **contracts read by Python elsewhere**: an ``Ensures`` never runs in the guard, but the generated tests
    (:mod:`.testing`) and the specification check (:mod:`.conformance`) evaluate contracts with Python, and a
    reviewer reads them as Python: ``Implies(x % -2 == -1, Result() != 0)`` says "deny every odd x" to them and
    nothing to Nagini (``x mod -2`` is 0 or 1 in Euclidean division), which proves it of a policy allowing all.
 
 How each is closed, structurally (the run time computes only values on which both readings agree, or refuses):
 
+- a function that ends without ``return`` raises at run time (the rewriter appends ``_ag_no_return``), so a
+  fall-through fails closed whatever Nagini assumed of it;
 - the operators go through checked helpers (:class:`ExpressionRewriter`, used by the run time *and* by every
   place that evaluates a contract with Python): ``seq * n`` refuses a sequence of two or more elements repeated
   more than once; a list/tuple display refuses a bool element; ``in``/``not in`` refuse a bool on either side of
@@ -154,6 +160,9 @@ def _check_node(node: ast.AST, types: _Types, params: set[str], returns_bool: bo
         return types.maybe_bool(n, params, returns_bool)
 
     why = "Nagini's model and CPython disagree"
+    if isinstance(node, (ast.Tuple, ast.List)) and isinstance(node.ctx, ast.Store):
+        raise err(node, f"unpacking assignment is not allowed ({why}: Nagini assigns the targets one after another, "
+                        "so a, b = b, a proves a == b)", filename)
     if isinstance(node, (ast.List, ast.Tuple)) and any(boolish(e) for e in node.elts):
         raise err(node, f"a bool as an element of a list/tuple ({why}: to Nagini True is never the element 1)",
                   filename)

@@ -408,7 +408,8 @@ class _RuntimeRewriter(ExpressionRewriter):
         node.returns = None
         for a in node.args.args:
             a.annotation = None
-        node.body = self._ticked(node.body)
+        end = ast.Expr(ast.Call(ast.Name("_ag_no_return", ast.Load()), [ast.Constant(node.name)], []))
+        node.body = self._ticked(node.body) + [ast.copy_location(end, node)]  # falling off the end fails closed
         return node
 
     def visit_If(self, node: ast.If) -> ast.AST:
