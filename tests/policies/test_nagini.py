@@ -227,3 +227,21 @@ def test_session_18_agreements_are_proved_by_nagini(verifier):
                     + body + "\n\n")
     r = verifier.verify_source(src, "s18_agreements")
     assert r.verified, r.describe()
+
+
+# Session 18, tried and refused by Nagini itself (translation fails: no proof, whatever the sandbox would run)
+S18_NAGINI_REFUSES = {
+    "chained comparison": "    if 3 < tool < 5:\n        return 1\n    return 0\n",
+    "range with a step": "    r = 0\n    for i in range(10, 0, -1):\n        r = r + i\n    return r\n",
+    "in on a string": "    if 'b' in 'abc':\n        return 1\n    return 0\n",
+    "string indexing": "    s = 'abc'\n    if s[-1] == 'c':\n        return 1\n    return 0\n",
+    "int * list": "    ys = 2 * [tool, 0]\n    return ys[1]\n",
+}
+
+
+def test_session_18_constructs_nagini_refuses(verifier):
+    for name, body in S18_NAGINI_REFUSES.items():
+        src = ("from nagini_contracts.contracts import *\n\ndef check(tool: int) -> int:\n"
+               "    Requires(0 <= tool and tool <= 10)\n    Ensures(Result() >= 0)\n" + body)
+        r = verifier.verify_source(src, "s18_refused")
+        assert r.status == "invalid", (name, r.describe())

@@ -321,3 +321,34 @@ def test_a_run_time_error_fails_closed_through_the_guard(tmp_path, body, error):
     guard = ToolCallGuard.from_config({"policy": str(path), "arguments": {"tool": "tool"}})
     verdict = guard.check(Context(run_id="e"), ToolCall("t", {"tool": 1}))
     assert verdict.decision is Decision.REJECT and error in verdict.reason
+
+
+#: @Pure bodies compared with Nagini in session 18 (``Ensures(Result() != V)`` with V CPython's value was never
+#: proved, i.e. Nagini did not contradict CPython): the sandbox computes CPython's value
+PURE = """@Pure
+def p(x: int) -> int:
+    y = 1
+    if x > 5:
+        y = 2
+        if x > 7:
+            return y * 10
+    return y
+
+
+@Pure
+def q(x: int) -> int:
+    if x > 5:
+        return 1
+    elif x > 2:
+        return 2
+    return 3
+
+
+"""
+
+
+@pytest.mark.parametrize("call, value", [("p(8)", 20), ("p(6)", 2), ("p(0)", 1), ("q(6)", 1), ("q(3)", 2),
+                                         ("q(0)", 3)])
+def test_pure_functions_that_agree_with_nagini(call, value):
+    pol = policy_from_source(policy(f"    return {call}\n", pre=PURE, contract="    Ensures(Result() >= 0)\n"))
+    assert pol.evaluate({"tool": 0}).code == value
