@@ -76,7 +76,7 @@ def test_a_bool_among_ints_is_refused_at_load(src, needle):
 @pytest.mark.parametrize("body", [
     "    t = tool > 0\n    if t in [1, 2]:\n        return 0\n    return 1\n",            # a bool item, via a name
     "    t = tool > 0\n    ys = [t, 5]\n    if 1 in ys:\n        return 0\n    return 1\n",  # a bool element
-    "    t = int(tool > 0)\n    if t in [1]:\n        return 0\n    return 1\n",            # int(True) is True to Nagini
+    "    t = int(tool > 0)\n    if t in [1]:\n        return 0\n    return 1\n",  # int(True) is True to Nagini
     "    t = max(tool > 0, 0)\n    ys = [t]\n    return len(ys)\n",
 ])
 def test_a_bool_among_ints_is_refused_at_run_time(body):
@@ -292,8 +292,8 @@ AGREED = [
     ("    return max(True, 0)\n", 1, PolicyError),    # a bool returned by an int policy: fails closed
     # += on a list: CPython extends xs in place (2); Nagini reads __add__ and a rebinding (1), and so does the sandbox
     ("    xs = [1]\n    ys = xs\n    ys += [2]\n    return len(xs)\n", 1, 1),
-    ("    r = 0\n    for i in range(3):\n        if i == 5:\n            break\n    else:\n        r = 1\n    return r\n",
-     None, 1),
+    ("    r = 0\n    for i in range(3):\n        if i == 5:\n            break\n    else:\n        r = 1\n"
+     "    return r\n", None, 1),
     ("    a = b = 5\n    return a + b\n", 10, 10),
     ("    ys = [3, 1]\n    return max(ys) - min(ys)\n", None, 2),
 ]
