@@ -123,6 +123,17 @@ def test_contracts_are_evaluated_by_python_through_the_same_helpers():
             eval(compile(ast.fix_missing_locations(expr), "<c>", "eval"), ns, {"x": True})  # noqa: S307
 
 
+def test_implies_reads_its_conclusion_only_where_its_premise_holds():
+    """Viper's ``a ==> b``: an eager ``Implies`` raised IndexError on ``xs == []``, an input the proof covers."""
+    src = (HEADER + "def check(xs: List[int]) -> int:\n    Requires(Acc(list_pred(xs)))\n"
+           "    Requires(Implies(len(xs) > 0, xs[0] > 0))\n    Ensures(Implies(len(xs) > 0, Result() != 0))\n"
+           "    if len(xs) > 0:\n        return 1\n    return 0\n")
+    pol = policy_from_source(src)
+    assert pol.evaluate({"xs": []}).code == 0 and pol.evaluate({"xs": [3]}).code == 1
+    with pytest.raises(PolicyError, match="precondition"):
+        pol.evaluate({"xs": [0]})
+
+
 def test_a_specification_constant_is_matched_with_its_type():
     spec = load_spec("asb_declared_tools")
     src = next(p for p in __import__("agentguard.policies", fromlist=["x"]).shipped_policies()

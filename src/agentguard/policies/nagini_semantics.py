@@ -27,7 +27,7 @@ How each is closed, structurally (the run time computes only values on which bot
 - a function that ends without ``return`` raises at run time (the rewriter appends ``_ag_no_return``), so a
   fall-through fails closed whatever Nagini assumed of it;
 - the operators go through checked helpers (:class:`ExpressionRewriter`, used by the run time *and* by every
-  place that evaluates a contract with Python): ``seq * n`` refuses a sequence of two or more elements repeated
+  place that evaluates a contract with Python; ``Implies`` there is lazy, as Viper's ``==>``): ``seq * n`` refuses a sequence of two or more elements repeated
   more than once; a list/tuple display refuses a bool element; ``in``/``not in`` refuse a bool on either side of
   a list/tuple membership; the policy's ``int`` returns a bool unchanged, as Nagini's does (:mod:`._bounded_ops`);
 - :func:`check_semantics` (run by :func:`~.sandbox.validate`) refuses at load what can be seen in the source: a
@@ -67,6 +67,15 @@ class ExpressionRewriter(ast.NodeTransformer):
         if helper is None:
             return node
         return ast.copy_location(ast.Call(ast.Name(helper, ast.Load()), [node.left, node.right], []), node)
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        """``Implies(a, b)`` as Viper's ``a ==> b``: ``b`` is read only where ``a`` holds (an eager call raised on
+        ``Requires(Implies(len(xs) > 0, xs[0] > 0))`` with ``xs == []``, refusing an input the proof covers)."""
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "Implies" and len(node.args) == 2 and not node.keywords:
+            lazy = ast.BoolOp(ast.Or(), [ast.UnaryOp(ast.Not(), node.args[0]), node.args[1]])
+            return ast.copy_location(ast.Call(ast.Name("bool", ast.Load()), [lazy], []), node)
+        return node
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         self.generic_visit(node)
