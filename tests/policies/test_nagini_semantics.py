@@ -363,3 +363,74 @@ def q(x: int) -> int:
 def test_pure_functions_that_agree_with_nagini(call, value):
     pol = policy_from_source(policy(f"    return {call}\n", pre=PURE, contract="    Ensures(Result() >= 0)\n"))
     assert pol.evaluate({"tool": 0}).code == value
+
+
+# -- properties of the session-18 refusals: unpacking, fall-through, constant types ----------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(targets=st.lists(st.sampled_from(["a", "b", "c"]), min_size=2, max_size=3),
+       values=st.lists(st.sampled_from(["tool", "0", "a", "b"]), min_size=2, max_size=3), brackets=st.booleans())
+def test_every_unpacking_assignment_is_refused(targets, values, brackets):
+    lhs = ("[{}]" if brackets else "{}").format(", ".join(targets))
+    rhs = ", ".join(values[:len(targets)] + ["0"] * (len(targets) - len(values)))
+    refused(policy(f"    a = 1\n    b = 2\n    c = 3\n    {lhs} = {rhs}\n    return a\n"), "unpacking assignment")
+
+
+_BRANCHES = st.recursive(
+    st.sampled_from(["return 1", "return 0", "pass"]),
+    lambda inner: st.tuples(st.integers(0, 10), inner, st.one_of(st.none(), inner)),
+    max_leaves=5)
+
+
+def _render(tree, depth: int) -> str:
+    pad = "    " * depth
+    if isinstance(tree, str):
+        return pad + tree + "\n"
+    bound, then, other = tree
+    out = f"{pad}if tool > {bound}:\n" + _render(then, depth + 1)
+    return out + (f"{pad}else:\n" + _render(other, depth + 1) if other is not None else "")
+
+
+@settings(max_examples=120, deadline=None)
+@given(body=_BRANCHES, tool=st.integers(0, 10))
+def test_a_path_without_return_fails_closed_and_every_other_answers_as_cpython(body, tool):
+    code = _render(body, 1)
+    ns: dict = {}
+    exec("def plain(tool):\n" + code, ns)  # noqa: S102 - the oracle: the same body in plain CPython
+    expected = ns["plain"](tool)
+    pol = policy_from_source(policy(code, contract="    Ensures(Result() >= 0)\n"))
+    if expected is None:
+        with pytest.raises(PolicyError, match="without a return"):
+            pol.evaluate({"tool": tool})
+    else:
+        assert pol.evaluate({"tool": tool}).code == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(["ALLOW", "UNDECLARED"]), forged=st.sampled_from(["True", "False", "0", "1"]))
+def test_a_specification_constant_of_another_type_is_refused(name, forged):
+    from agentguard.policies import shipped_policies
+
+    spec = load_spec("asb_declared_tools")
+    src = next(p for p in shipped_policies() if p.stem == "asb_declared_tools").read_text()
+    line = next(ln for ln in src.splitlines() if ln.startswith(f"{name} = "))
+    problems = contract_problems(src.replace(line, f"{name} = {forged}"), spec)
+    same = forged == str(spec.constants[name])
+    assert (problems == []) == same, (name, forged, problems)
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(-5, 15), form=st.sampled_from([
+    "Result() >= 0", "Result() == Result()", "Implies(False, Result() != 0)", "Implies(tool > 10, Result() != 0)",
+    "Implies(tool < 0, Result() != 0)", "Result() != 99", "Implies(tool == K, Result() != 0)",
+    "Implies(tool > K, Result() == 1)", "Implies(tool == K and tool != K, Result() != 0)"]))
+def test_a_contract_that_forbids_allowing_nowhere_in_the_domain_is_vacuous(k, form):
+    """What ``agentguard verify`` refuses with or without ``--no-tests``: vacuous exactly when no in-domain tool
+    (0..10) makes the clause reject the allow verdict 0."""
+    from agentguard.policies.testing import vacuity_problem
+
+    clause = form.replace("K", str(k))
+    pol = policy_from_source(policy("    return 0\n", contract=f"    Ensures({clause})\n"))
+    forbids = any(not eval(clause.replace("Result()", "0").replace("Implies(", "imp("),  # noqa: S307
+                           {"imp": lambda a, b: (not a) or b, "tool": t}) for t in range(11))
+    assert (vacuity_problem(pol) is None) == forbids, clause
