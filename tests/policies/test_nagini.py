@@ -175,3 +175,73 @@ def test_a_proof_on_euclidean_division_is_not_run_with_floor_division(verifier):
         assert verifier.verify_source(src, "euclid").verified, op   # Nagini's reading: 7 div -2 = -3, 7 mod -2 = 1
         with pytest.raises(PolicyError, match="positive int divisor"):
             policy_from_source(src).evaluate({"x": 7, "y": -2})    # CPython's would allow (-4, -1): refused
+
+
+# Session 18: constructs on which Nagini 1.2.0's model and CPython disagree. Each attack below is VERIFIED by Nagini
+# (its contract denies tool == 1) while CPython's run would allow tool == 1; the sandbox refuses each, at load or at
+# run time (agentguard.policies.nagini_semantics).
+_S18_PURE = "@Pure\ndef flagged(x: int) -> int:\n    if x > 5:\n        return 1\n\n\n"
+_S18_HEAD = ("from nagini_contracts.contracts import *\n\n" + _S18_PURE + "def check(tool: int) -> int:\n"
+             "    Requires(0 <= tool and tool <= 10)\n")
+_S18_DENY_ONE = "    Ensures(Implies(tool == 1, Result() != 0))\n"
+S18_ATTACKS = {
+    # list___mul__: element i of seq * n is seq[i // n] to Nagini; ([1, 0] * 2)[1] is 1 to it, 0 to CPython
+    "repetition": _S18_DENY_ONE + "    codes = [tool, 0]\n    twice = codes * 2\n    return twice[1]\n",
+    "repetition-display": _S18_DENY_ONE + "    twice = [tool, 0] * 2\n    return twice[1]\n",
+    # a bool box is never the int box 1: 1 in [True, 2] is False to Nagini, True to CPython
+    # (tool + 0: an int parameter may be a bool to Nagini, never to the guard, which passes exact ints only)
+    "bool-element": _S18_DENY_ONE + "    t = tool + 0\n    if t in [True, 2]:\n        return 0\n    return 1\n",
+    "bool-item": _S18_DENY_ONE + "    t = tool > 0\n    if t in [1, 2]:\n        return 0\n    return 1\n",
+    # int___int__ returns its argument: int(True) stays the bool box
+    "int-of-bool": _S18_DENY_ONE + "    t = int(tool > 0)\n    if t in [1]:\n        return 0\n    return 1\n",
+    # unpacking is sequential to Nagini (the right side is read again after each target): after a, b = b, a it
+    # proves a == b == the old b; CPython swaps (b is 0, allow)
+    "swap": _S18_DENY_ONE + "    a = 0\n    b = tool\n    a, b = b, a\n    return b\n",
+    # a @Pure function falling off its end: Nagini reads flagged(x) as 1 for every x, CPython returns None
+    "pure-fall-through": _S18_DENY_ONE + "    if flagged(tool) == 1 and tool == 1:\n        return 1\n    return 0\n",
+    # the contract means nothing to Nagini (tool mod -2 is never -1), "deny odd tools" to a Python reader
+    "euclid-contract": "    Ensures(Implies(tool % -2 == -1, Result() != 0))\n    return 0\n",
+}
+
+
+def test_session_18_attacks_are_verified_by_nagini_and_refused_by_the_sandbox(verifier):
+    from agentguard.core.errors import PolicyError
+    from agentguard.policies import policy_from_source
+
+    for name, body in S18_ATTACKS.items():
+        src = _S18_HEAD + body
+        r = verifier.verify_source(src, f"s18_{name.replace('-', '_')}")
+        assert r.verified, (name, r.describe())                 # the proof holds, of Nagini's reading
+        with pytest.raises(PolicyError):                         # CPython's reading never runs
+            policy_from_source(src).evaluate({"tool": 1})
+
+
+def test_session_18_agreements_are_proved_by_nagini(verifier):
+    """The regression list of test_nagini_semantics: the value the sandbox computes is the one Nagini proves."""
+    from .test_nagini_semantics import AGREED
+
+    src = "from nagini_contracts.contracts import *\nfrom typing import List\n\n"
+    for i, (body, proved, _sandbox) in enumerate(AGREED):
+        if proved is not None:
+            src += (f"def f{i}(tool: int) -> int:\n    Requires(tool == 0)\n    Ensures(Result() == {proved})\n"
+                    + body + "\n\n")
+    r = verifier.verify_source(src, "s18_agreements")
+    assert r.verified, r.describe()
+
+
+# Session 18, tried and refused by Nagini itself (translation fails: no proof, whatever the sandbox would run)
+S18_NAGINI_REFUSES = {
+    "chained comparison": "    if 3 < tool < 5:\n        return 1\n    return 0\n",
+    "range with a step": "    r = 0\n    for i in range(10, 0, -1):\n        r = r + i\n    return r\n",
+    "in on a string": "    if 'b' in 'abc':\n        return 1\n    return 0\n",
+    "string indexing": "    s = 'abc'\n    if s[-1] == 'c':\n        return 1\n    return 0\n",
+    "int * list": "    ys = 2 * [tool, 0]\n    return ys[1]\n",
+}
+
+
+def test_session_18_constructs_nagini_refuses(verifier):
+    for name, body in S18_NAGINI_REFUSES.items():
+        src = ("from nagini_contracts.contracts import *\n\ndef check(tool: int) -> int:\n"
+               "    Requires(0 <= tool and tool <= 10)\n    Ensures(Result() >= 0)\n" + body)
+        r = verifier.verify_source(src, "s18_refused")
+        assert r.status == "invalid", (name, r.describe())

@@ -42,7 +42,7 @@ def _load_and_test(path: Path, tests: bool, as_json: bool, out: list[dict[str, A
     from ..core.errors import PolicyError
     from ..policies.conformance import contract_problems, load_spec, spec_for, spec_problems
     from ..policies.model import load_policy
-    from ..policies.testing import run_tests
+    from ..policies.testing import run_tests, vacuity_problem
 
     try:
         pol = load_policy(path)
@@ -65,6 +65,12 @@ def _load_and_test(path: Path, tests: bool, as_json: bool, out: list[dict[str, A
     elif not as_json:
         typer.echo(f"{path}: note: no specification for policy {pol.id!r}: Nagini proves it against its own "
                    "contract only (pass --spec to tie it to a rule)", err=True)
+    vacuous = vacuity_problem(pol)  # with or without --no-tests: a vacuous contract is proved of any policy
+    if vacuous:
+        out.append({"path": str(path), "status": "vacuous-contract", "problems": [vacuous]})
+        if not as_json:
+            typer.echo(f"{path}: refused: {vacuous}")
+        return 1
     if tests:
         rep = run_tests(pol)
         if not rep.passed:

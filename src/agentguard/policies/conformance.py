@@ -10,14 +10,15 @@ Two checks tie a policy to its rule:
 - :func:`spec_problems` (the specification is sound): every boundary row gets the verdict the rule text
   gives; every fact in the domain meets the ``Requires``; values just outside an int fact's bounds fail
   them; and, for every fact in the domain, the ``Ensures`` clauses admit exactly one verdict code, the one
-  :func:`Spec.reference` gives. The domain is finite, so this is exhaustive: the contract is *equivalent*
-  to the rule over the extracted facts ("denied exactly when the rule says so", in both directions, with
-  the rule's code).
+  :func:`Spec.reference` gives; and every name a clause uses is a parameter, a specification constant or
+  contract vocabulary (else the policy would define what it means). The domain is finite, so this is
+  exhaustive: the contract is *equivalent* to the rule over the extracted facts ("denied exactly when the
+  rule says so", in both directions, with the rule's code).
 - :func:`contract_problems` (the policy carries that contract): the entry point's signature and its
   ``Requires``/``Ensures`` clauses are the specification's, clause for clause (compared as ASTs), and the
-  constants they name have the specification's values. Nagini then proves the implementation against it,
-  so a policy that edits its contract (an off-by-one in both code and contract, a rule removed from both)
-  is refused before Nagini is asked.
+  constants they name have the specification's values and types (``True`` is not the constant ``1``).
+  Nagini then proves the implementation against it, so a policy that edits its contract (an off-by-one in
+  both code and contract, a rule removed from both) is refused before Nagini is asked.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ from types import ModuleType
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..core.errors import InputError
+from ._bounded_ops import RUNTIME_HELPERS
+from .contracts import CONTRACT_NAMES
+from .nagini_semantics import rewrite_expression
 
 __all__ = ["Spec", "contract_problems", "load_spec", "policy_header", "shipped_specs", "spec_for", "spec_problems"]
 
@@ -144,13 +148,13 @@ def _clause_fn(clauses: Sequence[str], spec: Spec) -> Callable[..., bool]:
     for c in clauses:
         call = ast.parse(c, mode="eval").body
         assert isinstance(call, ast.Call) and call.args, c
-        exprs.append(_ResultToName().visit(call.args[0]))
+        exprs.append(rewrite_expression(_ResultToName().visit(call.args[0])))  # read as Nagini proves it
     body = ast.BoolOp(ast.And(), exprs) if len(exprs) > 1 else (exprs[0] if exprs else ast.Constant(True))
     args = [ast.arg(n) for n in (*spec.param_names, "agres")]
     fn = ast.FunctionDef("agclauses", ast.arguments([], args, None, [], [], None, [ast.Constant(None)]),
                          [ast.Return(body)], [], None, type_params=[])
     mod = ast.fix_missing_locations(ast.Module([fn], []))
-    ns: dict[str, Any] = {**_RUNTIME, **spec.constants}
+    ns: dict[str, Any] = {**_RUNTIME, **RUNTIME_HELPERS, **spec.constants}
     exec(compile(mod, f"<contract of {spec.name}>", "exec"), ns)  # noqa: S102 - the spec's own clauses
     f = ns["agclauses"]
     return lambda facts, res=None: bool(f(**facts, agres=res))
@@ -163,6 +167,14 @@ def spec_problems(spec: Spec, *, limit: int = 5) -> list[str]:
         got = spec.reference(**facts)
         if got != want:
             problems.append(f"boundary row {facts}: reference gives {got}, the rule text {want}")
+    fixed = set(spec.param_names) | set(spec.constants) | CONTRACT_NAMES | {"len", "min", "max", "abs", "bool", "int"}
+    for c in spec.contract:  # a name the specification does not fix would be the policy's to define
+        free = sorted({n.id for n in ast.walk(ast.parse(c)) if isinstance(n, ast.Name)} - fixed)
+        if free:
+            problems.append(f"contract clause {c} names {', '.join(free)}, which the specification does not fix "
+                            "(the policy would define what it means)")
+    if problems:
+        return problems[:limit]
     pre, post = _clause_fn(spec.requires(), spec), _clause_fn(spec.ensures(), spec)
     candidates = sorted(set(spec.codes) | {min(spec.codes) - 1, max(spec.codes) + 1})
     for facts in spec.facts():
@@ -229,8 +241,8 @@ def contract_problems(source: str, spec: Spec) -> list[str]:
                 consts[node.targets[0].id] = ast.literal_eval(node.value)
             except ValueError:
                 pass
-    for k, v in spec.constants.items():
-        if consts.get(k, object()) != v:
+    for k, v in spec.constants.items():  # the exact type too: True == 1, but to Nagini True is never the element 1
+        if k not in consts or type(consts[k]) is not type(v) or consts[k] != v:
             problems.append(f"constant {k} must be {v} (the specification's), is {consts.get(k, 'missing')}")
     return problems
 

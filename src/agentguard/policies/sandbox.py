@@ -31,7 +31,9 @@ Execution (compiled with ``dont_inherit=True`` from the validated AST, annotatio
 them ever runs, with no builtins but the whitelisted ones): ``+``, ``-``, ``*`` and ``%`` go through
 checked helpers that refuse, *before* computing, a value larger than :data:`MAX_SEQ` cells (elements plus
 the characters of the strings inside), an int wider than :data:`MAX_INT_BITS` bits and any ``%`` formatting
-of a string; a list/tuple display may not contain a list/tuple (flat data only). So every single operation
+of a string; a list/tuple display may not contain a list/tuple (flat data only). Where Nagini's model and
+CPython disagree (``seq * n``, bools in sequences and ``in``, ``int(True)``: session 18), the helpers and
+:func:`~.nagini_semantics.check_semantics` keep a policy to the values on which they agree. So every single operation
 costs at most O(MAX_SEQ) and one policy call holds at most :data:`MAX_NAMES` names x MAX_SEQ cells (cap:
 :data:`MEMORY_CAP_BYTES`, checked by ``tests/policies/test_policies_hostile.py``). Before every statement,
 at every loop iteration and at every function entry a tick raises
@@ -53,14 +55,15 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core.errors import GuardTimeout, PolicyError
-from ._bounded_ops import MAX_INT_BITS, MAX_SEQ, RUNTIME_HELPERS
+from ._bounded_ops import MAX_INT_BITS, MAX_SEQ, RUNTIME_HELPERS, to_int
 from .contracts import (CONTRACT_NAMES, ESCAPE_CONSTRUCTS, RUNTIME_CONTRACTS, PreconditionViolation,
                         check_contract_placement, check_encoding, check_escapes, pre_failed)
 from .contracts import err as _err
+from .nagini_semantics import BINOP_HELPERS, ExpressionRewriter, check_semantics
 
 __all__ = ["PreconditionViolation", "validate"]  # compile_policy/CompiledPolicyCode: internal to model.py
 
-SAFE_BUILTINS = {"len": len, "min": min, "max": max, "abs": abs, "range": range, "bool": bool, "int": int}
+SAFE_BUILTINS = {"len": len, "min": min, "max": max, "abs": abs, "range": range, "bool": bool, "int": to_int}
 TYPING_NAMES = frozenset({"List", "Tuple", "Optional", "Dict", "Set"})
 TYPE_NAMES = frozenset({"int", "bool", "str", "list", "tuple", "None"}) | TYPING_NAMES
 FORBIDDEN_NAMES = frozenset({
@@ -112,6 +115,7 @@ def validate(source: str, filename: str = "<policy>") -> ast.Module:
     _check_bindings(tree, filename)
     check_contract_placement(tree, filename)
     _check_call_graph(tree, functions, filename)
+    check_semantics(tree, filename)  # where Nagini's reading and CPython's differ (session 18)
     return tree
 
 
@@ -381,15 +385,10 @@ class _Tick:
         self.check()
 
 
-_INF = float("inf")
-_BINOP_HELPERS = {ast.Add: "_ag_add", ast.Sub: "_ag_sub", ast.Mult: "_ag_mul", ast.Mod: "_ag_mod",
-                  ast.FloorDiv: "_ag_fdiv"}
-
-
-class _RuntimeRewriter(ast.NodeTransformer):
-    """Requires(p) -> if not p: raise; drop Ensures/Invariant/Assert/Decreases and annotations; route
-    + - * % through the size-checked helpers; flat displays; a tick before every statement of a function,
-    at every loop iteration and at every function entry."""
+class _RuntimeRewriter(ExpressionRewriter):
+    """Requires(p) -> if not p: raise; drop Ensures/Invariant/Assert/Decreases and annotations; operators,
+    ``in`` and displays through the checked helpers (:class:`~.nagini_semantics.ExpressionRewriter`); a tick
+    before every statement of a function, at every loop iteration and at every function entry."""
 
     def _tick(self, node: ast.AST) -> ast.stmt:
         call = ast.Expr(ast.Call(ast.Name("_ag_tick", ast.Load()), [], []))
@@ -409,7 +408,8 @@ class _RuntimeRewriter(ast.NodeTransformer):
         node.returns = None
         for a in node.args.args:
             a.annotation = None
-        node.body = self._ticked(node.body)
+        end = ast.Expr(ast.Call(ast.Name("_ag_no_return", ast.Load()), [ast.Constant(node.name)], []))
+        node.body = self._ticked(node.body) + [ast.copy_location(end, node)]  # falling off the end fails closed
         return node
 
     def visit_If(self, node: ast.If) -> ast.AST:
@@ -430,30 +430,14 @@ class _RuntimeRewriter(ast.NodeTransformer):
             return ast.copy_location(ast.Pass(), node)
         return ast.copy_location(ast.Assign([node.target], node.value), node)
 
-    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        self.generic_visit(node)
-        helper = _BINOP_HELPERS.get(type(node.op))
-        if helper is None:
-            return node
-        return ast.copy_location(ast.Call(ast.Name(helper, ast.Load()), [node.left, node.right], []), node)
-
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
         self.generic_visit(node)
-        helper = _BINOP_HELPERS.get(type(node.op))
+        helper = BINOP_HELPERS.get(type(node.op))
         if helper is None or not isinstance(node.target, ast.Name):
             return node
         load = ast.Name(node.target.id, ast.Load())
         call = ast.Call(ast.Name(helper, ast.Load()), [load, node.value], [])
         return ast.copy_location(ast.Assign([ast.Name(node.target.id, ast.Store())], call), node)
-
-    def _display(self, node: ast.List | ast.Tuple) -> ast.AST:
-        self.generic_visit(node)
-        if not isinstance(node.ctx, ast.Load) or all(isinstance(e, ast.Constant) for e in node.elts):
-            return node
-        return ast.copy_location(ast.Call(ast.Name("_ag_flat", ast.Load()), [node], []), node)
-
-    visit_List = _display
-    visit_Tuple = _display
 
     def visit_Expr(self, node: ast.Expr) -> ast.AST | None:
         v = node.value

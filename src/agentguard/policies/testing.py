@@ -23,9 +23,10 @@ from typing import Any, Callable
 
 from ..core.errors import PolicyError
 from .model import Param, Policy
+from .nagini_semantics import rewrite_expression
 from .sandbox import PreconditionViolation
 
-__all__ = ["TestFailure", "TestReport", "boundary_cases", "check_case", "run_tests", "write_pytest"]
+__all__ = ["TestFailure", "TestReport", "boundary_cases", "check_case", "run_tests", "vacuity_problem", "write_pytest"]
 
 DEFAULT_INT_RANGE = (-1000, 1000)
 MAX_PRODUCT = 4096
@@ -69,7 +70,9 @@ def _postcondition(policy: Policy) -> Callable[..., list[bool]]:
     cached = getattr(policy, "_post", None)
     if cached is not None:
         return cached
-    exprs = [_ResultToName().visit(ast.parse(e, mode="eval").body) for e in policy.ensures]
+    # through the run time's checked helpers: a clause is read here as Nagini proves it, or not at all (``x % -2``,
+    # ``True in xs``: an error, a failed case), never with a Python meaning the proof does not share
+    exprs = [rewrite_expression(_ResultToName().visit(ast.parse(e, mode="eval").body)) for e in policy.ensures]
     fn = ast.FunctionDef(
         name="agpost",
         args=ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in (*policy.param_names, "agres")],
@@ -227,6 +230,16 @@ def _forbids_allowing(policy: Policy) -> bool:
     return False
 
 
+def vacuity_problem(policy: Policy) -> str | None:
+    """Why the contract constrains nothing (None when it forbids allowing somewhere): a check of the contract
+    alone, without running the policy, so ``agentguard verify --no-tests`` makes it too (Nagini proves a vacuous
+    contract of every policy, the one that allows everything included)."""
+    if not policy.ensures or _forbids_allowing(policy):
+        return None
+    return ("the contract never forbids allowing (on every boundary case its Ensures hold for the allow verdict): "
+            "it does not constrain the policy")
+
+
 def run_tests(policy: Policy, *, examples: int = 200, seed: int = 0) -> TestReport:
     """Run boundary, outside-domain and hypothesis cases in process; collect the failures."""
     report = TestReport()
@@ -238,10 +251,9 @@ def run_tests(policy: Policy, *, examples: int = 200, seed: int = 0) -> TestRepo
             report.failures.append(TestFailure(args, str(exc), "boundary"))
             if len(report.failures) >= 5:
                 return report
-    if not report.failures and policy.ensures and not _forbids_allowing(policy):
-        report.failures.append(TestFailure({}, "the contract never forbids allowing (on every boundary case its "
-                                           "Ensures hold for the allow verdict): it does not constrain the policy",
-                                           "vacuous"))
+    vacuous = vacuity_problem(policy) if not report.failures else None
+    if vacuous:
+        report.failures.append(TestFailure({}, vacuous, "vacuous"))
         return report
     for args in outside_domain_cases(policy):
         report.cases += 1
