@@ -51,6 +51,8 @@ CHECKED = (
     f"{PKG}/policies/answers.py",
     f"{PKG}/policies/answer_forms.py",
     f"{PKG}/policies/answer_cues.py",
+    f"{PKG}/policies/nagini_semantics.py",
+    f"{PKG}/policies/guard.py",
 )
 
 
