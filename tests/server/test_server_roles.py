@@ -9,6 +9,7 @@ an escalation of a run it asked anything of.
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -129,12 +130,52 @@ def test_credentials_rotate_without_restart(service):
         time.sleep(0.2)
     assert httpx.get(f"{base}/v1/decisions", headers=APPROVER.headers).status_code == 401
     assert httpx.get(f"{base}/v1/decisions", headers={"Authorization": f"Bearer {new}"}).status_code == 200
-    creds.write_text("this is [not toml")  # a broken file keeps the credentials in force
+    good = creds.read_text()
+    creds.write_text(good + "\n[[credentials\n")  # a broken file keeps the credentials it still names
     time.sleep(1.3)
     assert httpx.get(f"{base}/v1/decisions", headers={"Authorization": f"Bearer {new}"}).status_code == 200
+    creds.write_text("this is [not toml")  # ...and revokes those it no longer names (session 18)
+    time.sleep(1.3)
+    assert httpx.get(f"{base}/v1/decisions", headers={"Authorization": f"Bearer {new}"}).status_code == 401
 
 
 def test_the_credentials_file_stores_no_token(service):
     _base, _store, creds = service
     text = creds.read_text()
     assert AGENT.token not in text and APPROVER.token not in text and "token_sha256" in text
+
+
+def test_a_broken_edit_still_revokes_the_tokens_it_removed(tmp_path):
+    """Session 18 red team: an operator removes a leaked token and the edit leaves the file unparseable; the
+    whole old set stayed in force, the leaked token with it. Now a failed reload keeps only the credentials
+    whose digest the file still holds; an unreadable (deleted) file keeps none. Roles are not widened."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as hst
+
+    from agentguard.server.credentials import CredentialStore, hash_token
+
+    def entry_of(identity: str, token: str, role: str) -> str:
+        return (f'[[credentials]]\nidentity = "{identity}"\nroles = ["{role}"]\n'
+                f'token_sha256 = "{hash_token(token)}"\n')
+
+    toks = {f"id{i}@corp": (f"token-{i}-" + "x" * 24, ["agent", "approver", "reader"][i % 3]) for i in range(4)}
+    path = tmp_path / "credentials.toml"
+
+    @settings(max_examples=30, deadline=None)
+    @given(keep=hst.lists(hst.booleans(), min_size=4, max_size=4), garbage=hst.sampled_from(
+        ["[[credentials\n", "this is [not toml", 'identity = "x"\n[[', "\x00\x01"]))
+    def prop(keep: list[bool], garbage: str) -> None:
+        path.write_text("".join(entry_of(i, t, r) for i, (t, r) in toks.items()))
+        store = CredentialStore(path, check_every_s=0)
+        text = "".join(entry_of(i, t, r) for k, (i, (t, r)) in zip(keep, toks.items()) if k) + garbage
+        path.write_text(text)
+        os.utime(path, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+        for k, (i, (t, r)) in zip(keep, toks.items()):
+            p = store.identify(t)
+            assert (p is not None) is k, (i, keep, garbage)
+            assert p is None or (p.identity == i and p.roles == frozenset({r}))
+        assert store.last_error
+        path.unlink()
+        assert all(store.identify(t) is None for t, _r in toks.values())  # deleted: nothing authenticates
+
+    prop()

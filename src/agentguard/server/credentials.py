@@ -26,8 +26,10 @@ The credentials file (``credentials_file`` in the settings, ``AGENTGUARD_CREDENT
 ``agentguard serve new-credential --role approver --identity alice@corp`` prints a fresh token and its
 entry. The file is read again when it changes (its modification time and size are looked at, at most
 once a second): adding a new token for an identity and removing the old one rotates it without a
-restart. A file that fails to load keeps the credentials in force and is reported (``last_error``);
-at start-up it is an error.
+restart. A file that fails to load is reported (``last_error``) and keeps in force only the credentials
+whose digest its text still holds: a token removed by an edit that broke the file is revoked all the same
+(an unreadable or deleted file leaves none; a revocation never waits for a clean edit); at start-up it is
+an error.
 
 Why SHA-256 and not a password hash (scrypt, argon2): the tokens are 256-bit random secrets made by
 :func:`new_token`, not human passwords, so a fast hash cannot be brute-forced, and a slow one would
@@ -199,8 +201,19 @@ class CredentialStore:
                 self._stamp = stamp
                 self.last_error = None
                 self.reloads += 1
-            except InputError as exc:  # keep the credentials in force
+            except InputError as exc:
                 self.last_error = str(exc)
+                self._by_digest = self._still_named(self._by_digest)
+                self._stamp = stamp
+
+    def _still_named(self, current: dict[str, Principal]) -> dict[str, Principal]:
+        """The credentials in force after a failed reload: those whose digest the file's text still holds (with
+        the roles they had); none when the file cannot be read."""
+        try:
+            text = self.path.read_text(encoding="utf-8", errors="replace") if self.path is not None else ""
+        except OSError:
+            return {}
+        return {d: p for d, p in current.items() if d in text}
 
     def identify(self, token: str | bytes) -> Principal | None:
         """The principal of a bearer token, or None."""
