@@ -204,8 +204,18 @@ def _client_links(t: str, out: dict[str, Link]) -> None:
 
 def url_tokens(text: str) -> list[str]:
     """The URLs written in ``text`` that a client parses (a scheme, ``//`` or userinfo: the grammar of
-    :func:`links`'s client reading), as written: case, percent-encoding and query kept."""
-    return [m.group(0) for m in _URL_TOKEN.finditer(html.unescape(text))]
+    :func:`links`'s client reading), as written: case, percent-encoding and query kept; a closing bracket the URL
+    does not open and final punctuation are the text's, not the URL's (``![x](https://a.b/?k=v)``: ``...?k=v``)."""
+    out = []
+    for m in _URL_TOKEN.finditer(html.unescape(text)):
+        tok = m.group(0)
+        while tok and (tok[-1] in ".,;:!?" or any(tok[-1] == c and tok.count(o) < tok.count(c) for o, c in _PAIRS)):
+            tok = tok[:-1]
+        out.append(tok)
+    return out
+
+
+_PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
 
 
 def links(text: str) -> list[Link]:
