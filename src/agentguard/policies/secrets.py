@@ -293,11 +293,11 @@ class LeakScanner:
         """Findings in every string leaf (and mapping key) of ``value``; deeper than :data:`MAX_NESTING`
         is a finding of kind ``unreadable``."""
         if isinstance(value, str):
-            out = self.scan_text(value, path)
+            found = self.scan_text(value, path)
             if depth == 0 and len(parts := url_pieces(value)) > 1 and len(value) <= self.max_chars:
                 for joined in _orders(parts):   # a key cut into a URL's query values, path segments, labels
-                    out += self.scan_text(joined, f"{path}<joined>", full=False)
-            return _unique(out)
+                    found += self.scan_text(joined, f"{path}<joined>", full=False)
+            return _unique(found)
         if depth > MAX_NESTING:
             return [Finding("unreadable", "nested too deep", path, "")]
         if hasattr(value, "model_dump"):
