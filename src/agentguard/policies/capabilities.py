@@ -8,8 +8,8 @@ prompt with a declared, reviewable lexicon (:class:`GrantLexicon`, a JSON policy
   occurs in a sentence of the prompt *outside quoted text* (a quoted message body is content, not an
   instruction; quotes are blanked in the whole prompt before it is split, so a quote holding a full stop
   stays content; a pasted message in double quotes across lines, a Markdown block quote ``> ``, a fenced or
-  indented code block is quoted text too: :func:`strip_quotes`), and, when the action lists objects, one of them occurs in the same sentence (``delete``
-  grants ``delete_file`` only in a sentence that speaks of a file);
+  indented code block is quoted text too: :func:`strip_quotes`), and, when the action lists objects, one of
+  them occurs in the same sentence (``delete`` grants ``delete_file`` only in a sentence that speaks of a file);
 - each grant keeps ``words`` (the verb and object as written) and ``clause`` (its sentence): dates and
   times a call commits to are bound to the grant's sentence when that sentence names any (the day *and*
   the time of day the user gave, see :mod:`agentguard.policies.dataflow`).

@@ -12,8 +12,8 @@ otherwise read for their printable runs (a key behind padding bytes, ``strings``
 
 **Views** (:func:`views`: what no decoder applies but a reader undoes): the homoglyph skeleton (Unicode TR39
 confusables plus combining marks removed: ``АKIA`` with a Cyrillic ``А``, ``A\\u0301KIA``), the text reversed,
-ROT13, upper-cased (``akiaiosf...``: AWS ids are upper case, a receiver upper-cases them back), with whitespace removed (``AKIA IOSF ...``), with its words in reverse order or each word reversed
-(reversed chunks), and with separator characters removed (``A-K-I-A``, ``AKIA.IOSF``, ``A\\u2800K``: each
+ROT13, upper-cased (``akiaiosf...``: AWS ids are upper case, a receiver upper-cases them back), with whitespace
+removed (``AKIA IOSF ...``), with its words in reverse order or each word reversed (reversed chunks), and with separator characters removed (``A-K-I-A``, ``AKIA.IOSF``, ``A\\u2800K``: each
 frequent separator alone, and all of them at once). Unicode tag characters (``U+E0041`` ..., invisible "ASCII
 smuggling") are read as the ASCII they shadow (:func:`untag`) before they are stripped as invisible.
 

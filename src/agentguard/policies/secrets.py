@@ -37,8 +37,9 @@ allowed).
 What no content scanner sees: a secret encrypted or enciphered (ROT47, XOR), spelled out, or transformed twice
 by transforms in a row (ROT13 of a reversed key); a part of a key without the prefix its format is known by
 (``ghp_`` dropped, or base64 of such a slice), a key whose case was changed where its format is mixed-case, a key
-interleaved with letters, decimal code points (strict xfails in ``tests/policies/test_secrets_redteam_links.py``). Pair the guard with provenance and flow rules (a value read
-from a secret store may not reach a third party in any form).
+interleaved with letters, decimal code points (strict xfails in ``tests/policies/test_secrets_redteam_links.py``).
+Pair the guard with provenance and flow rules (a value read from a secret store may not reach a third party in
+any form).
 """
 
 from __future__ import annotations
