@@ -199,6 +199,8 @@ class AnswerSources:
     names: dict[str, str] = field(default_factory=dict)   # word form -> key (:func:`.answer_forms.key`)
     entries: set[str] = field(default_factory=set)
     sentences: list[tuple[str, frozenset[tuple[str, str]]]] = field(default_factory=list)   # word form, entities
+    # per sentence (same order): the entities of each written token holding an address (one URL may read as two)
+    tokens: list[tuple[frozenset[tuple[str, str]], ...]] = field(default_factory=list)
     ents: set[tuple[str, str]] = field(default_factory=set)   # addresses as respelled (:func:`.respell`)
     phones: set[str] = field(default_factory=set)   # digits of numbers written in groups
     sites: dict[str, set[str]] = field(default_factory=dict)   # a link's site -> the links' forms
@@ -230,6 +232,7 @@ class AnswerSources:
             self.entries.update(f for k, f in (canonical(v) for v in lines) if k != "text")
             self.sentences.extend((f" {word_form(t)} ", frozenset(entities(t)) | frozenset(entities(respell(t))) |
                                    {("phone", d) for d in phone_numbers(t)}) for t in clauses)
+            self.tokens.extend(tuple(g for w in t.split() if len(g := frozenset(entities(w))) > 1) for t in clauses)
         self.ents.update(entities(respell(text)))
         self.phones |= phone_numbers(text)
         for lk in links(text) + links(respell(text)):
@@ -345,6 +348,7 @@ class _Pointed:
         self.words = {w for w in led._user_text.split() if len(w) >= 4 and w not in stop and not w.isdigit()}
         self.values = set(led._user_ents)
         self.sentences = led._said.ready().sentences
+        self.tokens = led._said.tokens
 
     def _points(self, sentence: str, ents: frozenset[tuple[str, str]]) -> bool:
         if any(e in self.values for e in ents if e[0] != "number" or len(e[1]) >= 2):
@@ -354,8 +358,10 @@ class _Pointed:
     def name(self, form: str) -> bool:   # the name's own words are taken out of the sentence first
         return any(self._points(s.replace(f" {form} ", " "), e) for s, e in self.sentences if f" {form} " in s)
 
-    def entity(self, kind: str, form: str) -> bool:   # an address is one word of the sentence's word form
-        return any(self._points(s, e - {(kind, form)}) for s, e in self.sentences if (kind, form) in e)
+    def entity(self, kind: str, form: str) -> bool:   # an address is one word of the sentence's word form; what
+        # the token writing it also reads as is the value's own (https://good.com%2f@evil.xyz spells good.com too)
+        return any(self._points(s, e - {(kind, form)}.union(*(g for g in t if (kind, form) in g)))
+                   for (s, e), t in zip(self.sentences, self.tokens) if (kind, form) in e)
 
 
 def _carries(sentence: str, f: Finding) -> bool:   # an address written as one word of the sentence

@@ -7,8 +7,9 @@ prompt with a declared, reviewable lexicon (:class:`GrantLexicon`, a JSON policy
 - an action is granted when one of its verbs (in any inflected form: ``pays``, ``paid``, ``sending``)
   occurs in a sentence of the prompt *outside quoted text* (a quoted message body is content, not an
   instruction; quotes are blanked in the whole prompt before it is split, so a quote holding a full stop
-  stays content), and, when the action lists objects, one of them occurs in the same sentence (``delete``
-  grants ``delete_file`` only in a sentence that speaks of a file);
+  stays content; a pasted message in double quotes across lines, a Markdown block quote ``> ``, a fenced or
+  indented code block is quoted text too: :func:`strip_quotes`), and, when the action lists objects, one of
+  them occurs in the same sentence (``delete`` grants ``delete_file`` only in a sentence that speaks of a file);
 - each grant keeps ``words`` (the verb and object as written) and ``clause`` (its sentence): dates and
   times a call commits to are bound to the grant's sentence when that sentence names any (the day *and*
   the time of day the user gave, see :mod:`agentguard.policies.dataflow`).
@@ -33,8 +34,12 @@ from ..core.errors import InputError
 
 __all__ = ["Grant", "GrantLexicon", "mint", "money_stated", "omitted_amount", "quoted", "sentences", "strip_quotes"]
 
-# a quoted span: 'x' or "x" or “x”, not an apostrophe inside a word (I'll, what's)
-_QUOTED = re.compile(r"(?<![\w])'[^'\n]{1,400}'(?![\w])|\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|‘[^’\n]{1,400}’")
+# a quoted span: 'x' or "x" or “x” (double quotes may span lines: a pasted message), not an apostrophe inside a
+# word (I'll, what's)
+_QUOTED = re.compile(r"(?<![\w])'[^'\n]{1,400}'(?![\w])|\"[^\"]{1,400}\"|“[^”]{1,400}”|‘[^’\n]{1,400}’")
+# the Markdown blocks that hold content, not the writer's words: quoted (``> ``, a replied-to e-mail), fenced or
+# indented code; read by markdown-it-py (CommonMark, a dependency of rich), not by a hand-written line grammar
+_CONTENT_BLOCKS = frozenset({"blockquote_open", "fence", "code_block"})
 # a sentence ends at . ! ? or a newline followed by space, not inside an address, number or file name
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -108,8 +113,20 @@ class GrantLexicon:
 
 
 def strip_quotes(text: str) -> str:
-    """``text`` with quoted spans blanked (same length), so words inside a quoted message mint nothing."""
-    return _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
+    """``text`` with quoted spans blanked (same length, line breaks kept), so words inside a quoted message mint
+    nothing: a span in quotes (double quotes across lines too) and the lines of a Markdown block quote (``> ``), a
+    fenced or an indented code block, as a CommonMark reader reads them (a message the user pasted in)."""
+    out = _QUOTED.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    if not any(c in text for c in ">`~") and "\n    " not in text and "\n\t" not in text:
+        return out
+    from markdown_it import MarkdownIt   # rich's dependency: always installed with the core
+
+    starts = [0] + [m.end() for m in re.finditer("\n", text)] + [len(text) + 1]
+    for tok in MarkdownIt("commonmark").parse(text):
+        if tok.type in _CONTENT_BLOCKS and tok.map:
+            a, b = starts[tok.map[0]], starts[min(tok.map[1], len(starts) - 1)] - 1
+            out = out[:a] + re.sub(r"[^\n]", " ", out[a:b]) + out[b:]
+    return out
 
 
 def quoted(text: str) -> list[str]:

@@ -339,11 +339,11 @@ class FlowLedger:
             if ("url", lk.form) in self._trusted.get("url", {}):   # the form as parsed, not parsed again
                 continue
             return 0, f"link {lk.form!r} in outgoing content is not the user's (site {lk.site})"
-        for kind, ent in entities(value):   # an account or address only third-party text wrote is the attacker's
-            if kind in ("iban", "email") and (kind, ent) in self._tp_ents and (kind, ent) not in self._user_ents and \
-                    not any((kind, ent) in d for d in self._trusted.values()):
+        wf, ents = f" {word_form(value)} ", set(entities(value))   # an account or address only third-party text
+        for kind, ent in self._tp_ents:   # wrote is the attacker's; an IBAN as a bank reads it, however separated
+            if kind in ("iban", "email") and ((kind, ent) in ents or kind == "iban" and _carries(wf, ent)) and \
+                    (kind, ent) not in self._user_ents and not any((kind, ent) in d for d in self._trusted.values()):
                 return 0, f"{kind} {ent!r} in outgoing content: only third-party content wrote it"
-        wf = f" {word_form(value)} "
         if (why := self._private_in(wf, [g.clause for g in grants])) is not None:
             return 0, f"{why} sent without a request that names it"
         if target_level < 2 and _shingles(wf.split()) & self._tp_shingles:

@@ -21,7 +21,12 @@ its site is the one below the private registration (``evil.github.io`` is not th
 stop, a UTS 46 label separator) to ``evil.xyz``. Every URL written with a scheme, a ``//`` prefix or userinfo
 is therefore also parsed by :mod:`ada_url`, the WHATWG URL parser browsers and Node.js use (the maintained
 implementation of the standard: IDNA/UTS 46 hosts, IPv4 in decimal, octal and hex, backslashes, userinfo,
-tabs and newlines removed), and its host is a link too. A host that names no registrable site
+tabs and newlines removed), and by :func:`urllib.parse.urlsplit`, the RFC 3986 split Python's clients use (a
+backslash is no separator there: ``https://good.com\\@evil.xyz`` reaches ``evil.xyz``), and each host is a link
+too. Both parse the text **as written** as well as deobfuscated: a client does not percent-decode before it
+splits, so ``https://good.com%2f@evil.xyz/`` goes to ``evil.xyz`` (userinfo ``good.com%2f``), while the decoded
+text reads ``good.com``. Hosts are case-folded as IDNA folds them (:func:`fold`: ``paßport.com`` is not
+``passport.com``). A host that names no registrable site
 (``http://evil/``, ``localhost``, ``evil.internal``) is still a link, its own site (fail closed: only the same
 host written by the user matches it).
 """
@@ -33,13 +38,18 @@ import ipaddress
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from html.parser import HTMLParser
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from ..core.canonical import strip_invisible
 from ..core.errors import require
 
-__all__ = ["Link", "deobfuscate", "links", "local_path", "same_site"]
+__all__ = ["Link", "deobfuscate", "fold", "links", "local_path", "same_site", "url_tokens"]
+
+# the letters UTS 46 (nontransitional, what browsers, ``requests``/``idna`` and SMTPUTF8 mail use) keeps apart from
+# what ``str.casefold`` turns them into: ``paßport.com`` is ``xn--paport-cta.com``, not ``passport.com``
+_DEVIATIONS = {"\u00df": "\u00df", "\u1e9e": "\u00df", "\u03c2": "\u03c2"}
 
 # the label separators of UTS 46 (IDNA mapping) that NFKC leaves alone: ideographic and halfwidth full stops
 _UTS46_DOTS = str.maketrans({"\u3002": ".", "\uff61": ".", "\uff0e": "."})
@@ -48,7 +58,7 @@ _UTS46_DOTS = str.maketrans({"\u3002": ".", "\uff61": ".", "\uff0e": "."})
 # (userinfo and host bounded: each start scans at most a few hundred characters, never the rest of the text)
 _URL_TOKEN = re.compile(
     r"(?<![\w+.-])(?:(?:https?|ftp|wss?|file):[\\/]*|[a-z][a-z0-9+.-]*:[\\/]{2}|[\\/]{2}(?=[^\\/\s])"
-    r"|[\w.+%!$&*=~-]{1,64}(?::[^\s@/:]{0,64})?@(?=[^\s@/]{1,253}(?::\d|[/?#])))[^\s<>\"'`]*", re.I)
+    r"|[\w.+%!$&*=~-]{0,64}(?::[^\s@/:]{0,64})?@(?=[^\s@/]{1,253}(?::\d|[/?#])))[^\s<>\"'`]*", re.I)
 # a host written with letters outside ASCII (an IDN or a homoglyph), without a scheme
 _UHOST = re.compile(r"(?<![\w@.-])((?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[^\W_][\w-]{1,62})(/[^\s'\"<>)\]]*)?")
 
@@ -80,10 +90,20 @@ def _extractor() -> Any:
     return tld.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=False)
 
 
+def fold(text: str) -> str:
+    """``text`` case-folded the way an IDNA (UTS 46, nontransitional) host is: :meth:`str.casefold`, except that
+    ``ß`` and ``ς`` stay themselves and ``ẞ`` becomes ``ß`` (casefold writes ``ss`` and ``σ``, which merges two
+    registrable domains, and two mailboxes, a receiving system keeps apart). Equal folds of two hosts therefore
+    name one IDNA host (property-tested against :mod:`idna`)."""
+    if text.isascii() or not any(c in _DEVIATIONS for c in text):
+        return text.casefold()
+    return "".join(_DEVIATIONS.get(c) or c.casefold() for c in text)
+
+
 def deobfuscate(text: str) -> str:
-    """``text`` case-folded, NFKC, percent-decoded, HTML entities decoded (a mail client renders
+    """``text`` case-folded (:func:`fold`), NFKC, percent-decoded, HTML entities decoded (a mail client renders
     ``evil&#46;xyz`` as ``evil.xyz``), with spelled-out and defanged dots and schemes undone."""
-    t = strip_invisible(html.unescape(unquote(text))).translate(_UTS46_DOTS).casefold()
+    t = fold(strip_invisible(html.unescape(unquote(text))).translate(_UTS46_DOTS))
     t = _SCHEME.sub("https://", t)
     return _SPELLED_DOT.sub(".", t)
 
@@ -139,6 +159,25 @@ def _parsed(url: str) -> Link | None:
     return Link(host, site, host + path)
 
 
+def _python_parsed(url: str) -> Link | None:
+    """The link Python's clients reach for ``url`` (``urllib``/``requests`` split it by RFC 3986, where a
+    backslash is no separator: ``https://good.com\\@evil.xyz`` goes to ``evil.xyz``, WHATWG's to ``good.com``), its
+    host mapped as :mod:`idna` (UTS 46) maps it; ``None`` without a host or for a URL it cannot split."""
+    try:
+        host = (urlsplit(url).hostname or "").rstrip(".")
+    except ValueError:
+        return None
+    if not host or not re.match(r"[a-z][a-z0-9+.-]*://", url, re.I):
+        return None
+    if not host.isascii():
+        try:
+            host = require("idna", "policies").encode(host, uts46=True).decode()
+        except Exception:  # noqa: BLE001 - no client resolves it; the host as written is still no site of the user's
+            pass
+    return _parsed(f"https://{host}{_path(urlsplit(url).path)}") if re.fullmatch(r"[\w.:\[\]-]+", host) else \
+        Link(host, host, host)
+
+
 def _client_links(t: str, out: dict[str, Link]) -> None:
     """The links of the URLs and non-ASCII hosts in ``t`` that a client resolves (see the module docstring),
     added to ``out`` unless the text scan already found their host (with its path, when the URL has one:
@@ -147,10 +186,11 @@ def _client_links(t: str, out: dict[str, Link]) -> None:
     bare = {lk.host for lk in out.values() if lk.form == lk.host}
     for m in _URL_TOKEN.finditer(t):
         tok = m.group(0)
-        url = tok if re.match(r"[a-z][a-z0-9+.-]*:", tok) else "https:" + tok if tok[:1] in "\\/" else "https://" + tok
-        if (lk := _parsed(url)) is not None and (lk.host not in hosts or (lk.host in bare and lk.form != lk.host)):
-            out.setdefault(lk.form, lk)
-            hosts.add(lk.host)
+        url = tok if re.match(r"[a-z][a-z0-9+.-]*:", tok, re.I) else "https:" + tok if tok[:1] in "\\/" else "https://" + tok
+        for lk in (_parsed(url), _python_parsed(url)):   # WHATWG (browsers) and RFC 3986 (Python) clients
+            if lk is not None and (lk.host not in hosts or (lk.host in bare and lk.form != lk.host)):
+                out.setdefault(lk.form, lk)
+                hosts.add(lk.host)
     if not t.isascii():
         for m in _UHOST.finditer(t):
             if m.group(1).isascii() or _LOCAL_PART.match(t, m.end(1)) or (lk := _parsed("https://" + m.group(0))) is None:
@@ -160,6 +200,22 @@ def _client_links(t: str, out: dict[str, Link]) -> None:
                 out.setdefault(found[0] + (_path(m.group(2)) if found[0] == lk.host else ""),
                                Link(found[0], found[1], found[0] + (_path(m.group(2)) if found[0] == lk.host else "")))
                 hosts.add(found[0])
+
+
+def url_tokens(text: str) -> list[str]:
+    """The URLs written in ``text`` that a client parses (a scheme, ``//`` or userinfo: the grammar of
+    :func:`links`'s client reading), as written: case, percent-encoding and query kept; a closing bracket the URL
+    does not open and final punctuation are the text's, not the URL's (``![x](https://a.b/?k=v)``: ``...?k=v``)."""
+    out = []
+    for m in _URL_TOKEN.finditer(html.unescape(text)):
+        tok = m.group(0)
+        while tok and (tok[-1] in ".,;:!?" or any(tok[-1] == c and tok.count(o) < tok.count(c) for o, c in _PAIRS)):
+            tok = tok[:-1]
+        out.append(tok)
+    return out
+
+
+_PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
 
 
 def links(text: str) -> list[Link]:
@@ -196,7 +252,36 @@ def _links(text: str) -> tuple[Link, ...]:
         out.setdefault(form, Link(host, site, form))
     if any(c in t for c in ":/\\@") or not t.isascii():
         _client_links(t, out)
+    raw = html.unescape(text)   # what the client parses: entities rendered, nothing percent-decoded or folded
+    if any(c in raw for c in ":/\\@") or not raw.isascii():
+        _client_links(raw, out)
+    for value in _attribute_values(text) if "<" in text and "=" in text else ():   # a renderer's URL attributes
+        _client_links(re.sub(r"[\t\n\r]", "", value.strip()), out)   # WHATWG drops tabs and newlines in a URL
     return tuple(out.values())
+
+
+class _Attributes(HTMLParser):
+    """The attribute values of an HTML text's tags, read by the standard library's HTML tokenizer."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.values: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.values += [v for _, v in attrs if v]
+
+
+def _attribute_values(text: str) -> list[str]:
+    """Each attribute value of the HTML tags in ``text`` (``href``, ``src``, ``action``... as a renderer reads them:
+    entities decoded, a tab or newline inside kept), so ``<a href="https://good.com&#9;@evil.xyz">`` is the URL
+    ``https://good.com@evil.xyz`` a browser opens."""
+    p = _Attributes()
+    try:
+        p.feed(text)
+        p.close()
+    except Exception:  # noqa: BLE001 - the tokenizer is lenient; a text it cannot read has no attribute it read
+        return []
+    return p.values
 
 
 _PATH_CHARS = re.compile(r"[\w .,()+~'!$&=\[\]{}/-]+")

@@ -38,7 +38,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import unquote
 
 from ..core.canonical import strip_invisible
-from .links import links
+from .links import fold, links, url_tokens
 
 __all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "dates", "entities", "identifiers", "scalars", "strings_of", "times", "trust_level", "word_form"]
 
@@ -72,10 +72,11 @@ _WORD_SPLIT = re.compile(r"[^\w@.+/-]+|(?<!\w)[.+/-]|[.+/-](?!\w)")
 
 
 def _nfkc(s: str) -> str:
-    """Percent-decoded, NFKC, format characters (zero-width, bidi) removed, case-folded."""
+    """Percent-decoded, NFKC, format characters (zero-width, bidi) removed, case-folded as an IDNA host is
+    (:func:`~agentguard.policies.links.fold`: ``ß`` and ``ς`` kept, so ``hr@paßport.com`` is no ``hr@passport.com``)."""
     s = unquote(s)
     # ASCII is its own NFKC form and holds no format character: skip the per-character scan
-    return s.casefold() if s.isascii() else strip_invisible(s).casefold()
+    return s.casefold() if s.isascii() else fold(strip_invisible(s))
 
 
 def _canon_number(s: str) -> str:
@@ -177,8 +178,9 @@ def entities(text: str) -> Iterator[tuple[str, str]]:
         yield "email", e.strip(".")
     for m in _IBAN.findall(t):
         yield "iban", re.sub(r"\s+", "", m)
-    for lk in links(_EMAIL.sub(" ", t)):
-        yield "url", lk.form
+    raw = [lk for u in url_tokens(text) for lk in links(u)] if any(c in text for c in ":/\\@") else []
+    for form in dict.fromkeys(lk.form for lk in links(_EMAIL.sub(" ", t)) + raw):   # + each URL as a client parses
+        yield "url", form   # it, before any decoding: https://good.com%2f@evil.xyz is a link to evil.xyz
     for n in _NUMBER_IN_TEXT.findall(t):
         yield "number", _canon_number(n)
     for d in _dates(t):

