@@ -54,7 +54,7 @@ def test_rules_example_refuses_bypass(name, args):
 
 @pytest.mark.parametrize("name,args", [("read_file", {"path": "notes.txt"}), ("read_file", {"path": "docs/a.md"}),
                                        ("run_command", {"command": "ls -la"}), ("run_command", {"command": "rm a.txt"}),
-                                       ("write_file", {"path": "out/x.txt"}), ("Read-File", {"path": "notes.txt"}),
+                                       ("write_file", {"path": "out/x.txt"}), ("read_file", {"path": "./notes.txt"}),
                                        ("search", {"query": "rm -rf /"})])
 def test_rules_example_still_allows_honest_calls(name, args):
     assert decide(RULES, name, args) is Decision.ALLOW
@@ -89,5 +89,7 @@ def test_integration_example_refuses_delete_spellings_and_unknown_tools(name):
 
 
 def test_integration_example_allows_its_tools():
-    assert decide(INTEG, "Write-Note", {"name": "a.txt", "text": "x"}) is Decision.ALLOW
+    assert decide(INTEG, "write_note", {"name": "a.txt", "text": "x"}) is Decision.ALLOW
+    # session 18: an allow list grants the name as written; a respelling is another tool to the framework
+    assert decide(INTEG, "Write-Note", {"name": "a.txt", "text": "x"}) >= Decision.REJECT
     assert decide(INTEG, "list_notes") is Decision.ALLOW

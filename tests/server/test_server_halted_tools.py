@@ -67,7 +67,7 @@ def test_a_respelled_halted_tool_is_refused_by_check(client):
     for name in ("read_file", "Read-File", "READ_FILE", " read_file", "read file", "\uff52ead_file"):
         assert "halted earlier" in _refused(_check(client, "r", name, NOTES))["message"], name
     assert _check(client, "r", "list_files", {}).json()["decision"] == "ALLOW"  # only that tool
-    assert _check(client, "other", "Read-File", NOTES).json()["decision"] == "ALLOW"  # only that run
+    assert _check(client, "other", "read_file", NOTES).json()["decision"] == "ALLOW"  # only that run
 
 
 def test_steps_halt_their_tool_and_are_refused_a_halted_tool(client):
