@@ -137,6 +137,8 @@ def test_credentials_rotate_without_restart(service):
     creds.write_text("this is [not toml")  # ...and revokes those it no longer names (session 18)
     time.sleep(1.3)
     assert httpx.get(f"{base}/v1/decisions", headers={"Authorization": f"Bearer {new}"}).status_code == 401
+    said = httpx.get(f"{base}/health").json()["credentials_error"]  # public: that it failed, not the parser's text
+    assert said and "reload" in said and str(creds) not in said and "toml" not in said.lower()
 
 
 def test_the_credentials_file_stores_no_token(service):

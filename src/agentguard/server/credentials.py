@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import os
 import secrets
 import threading
@@ -203,6 +204,7 @@ class CredentialStore:
                 self.reloads += 1
             except InputError as exc:
                 self.last_error = str(exc)
+                logging.getLogger(__name__).warning("credentials file not reloaded: %s", exc)
                 self._by_digest = self._still_named(self._by_digest)
                 self._stamp = stamp
 

@@ -17,6 +17,12 @@ FAVICON = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><path d
            b'3.4-1 6-3.5 6-7V3z" fill="#2b6cb0"/></svg>')
 
 
+def _public(error: str | None) -> str | None:
+    """What the public ``/health`` says of a failed credentials reload: that it failed, never the parser's text
+    (which may name identities and roles); the detail goes to the server log."""
+    return None if error is None else "the credentials file failed to reload (details in the server log)"
+
+
 def register(app: FastAPI, svc: Service) -> None:
     store, source, metrics = svc.store, svc.source, svc.metrics
 
@@ -34,7 +40,8 @@ def register(app: FastAPI, svc: Service) -> None:
         return JSONResponse({"status": status, "audit": store.dialect, "audit_error": why, "version": app.version,
                              "guards_version": source.version, "guards_error": source.last_error,
                              "guards_reloads": source.reloads,
-                             "credentials_error": getattr(svc.credentials, "last_error", None)}, status_code=code)
+                             "credentials_error": _public(getattr(svc.credentials, "last_error", None))},
+                            status_code=code)
 
     @app.get("/metrics", tags=["service"], summary="Prometheus metrics (text format)",
              response_class=PlainTextResponse)
