@@ -181,3 +181,42 @@ def test_a_broken_edit_still_revokes_the_tokens_it_removed(tmp_path):
         assert all(store.identify(t) is None for t, _r in toks.values())  # deleted: nothing authenticates
 
     prop()
+
+
+def test_an_approval_after_a_guard_reload_is_not_run(tmp_path):
+    """Session 18 red team: an ESCALATE asked under one guard file was approved (ALLOW, execute) after the file
+    was reloaded with a rule that refuses the call. The approval is decided by the guards that escalated: another
+    guard_version in force is 409 (the agent asks again, the new guards decide); a refusal is still recorded."""
+    from fastapi.testclient import TestClient
+
+    from agentguard.server.app import create_app
+    from agentguard.server.settings import ServerSettings
+    from svc_roles import credentials_file
+
+    tools = tmp_path / "tools.toml"
+    tools.write_text('[[guards]]\ntype = "tool-rules"\nname = "t"\nescalate = ["transfer_*"]\n')
+    app = create_app(ServerSettings(state_dir=str(tmp_path / "d"), tool_guards=str(tools), reload_s=0.01,
+                                    credentials_file=str(credentials_file(tmp_path, (AGENT, APPROVER)))))
+    call = {"name": "transfer_funds", "arguments": {"amount": 5}}
+
+    def ask(c, run):
+        b = c.post("/v1/check", headers=AGENT.headers, json={"run_id": run, "tool_call": call}).json()
+        assert b["decision"] == "ESCALATE", b
+        return b["decision_id"]
+
+    def answer(c, did, run, approved):
+        return c.post("/v1/approvals", headers=APPROVER.headers,
+                      json={"decision_id": did, "run_id": run, "tool_call": call, "approved": approved})
+
+    with TestClient(app) as c:
+        kept, refused = ask(c, "a"), ask(c, "b")
+        tools.write_text('[[guards]]\ntype = "tool-rules"\nname = "t"\ndeny = ["transfer_*"]\n')
+        time.sleep(0.05)
+        assert c.post("/v1/check", headers=AGENT.headers, json={"run_id": "c", "tool_call": call}).json()["decision"] == "REJECT"
+        r = answer(c, kept, "a", True)
+        assert r.status_code == 409 and "guards changed" in r.json()["error"], r.text
+        assert app.state.store.count_decisions("a", kind="approval") == 0
+        r = answer(c, refused, "b", False)  # a refusal runs nothing: still answered
+        assert r.status_code == 200 and r.json()["execute"] is False, r.text
+        fresh = c.post("/v1/check", headers=AGENT.headers, json={"run_id": "a", "tool_call": call}).json()
+        assert fresh["decision"] == "REJECT"  # asked again: the new guards decide

@@ -18,7 +18,9 @@ pipeline (:meth:`.service.Service.approve`, the core ``Pipeline.aresolve``): the
 like ``/v1/check``'s: ALLOW when approved (the caller runs exactly that call), REJECT (or what the
 enforcement strategy makes of a refusal) otherwise, HALT when the run was halted meanwhile. Only an
 ESCALATE can be approved, and a stack answers ESCALATE only when no guard refused (REJECT and HALT
-dominate ESCALATE), so a refused call can never be approved. Sent again with the same
+dominate ESCALATE), so a refused call can never be approved. An approval is decided by the guards that
+escalated: when the guard files were reloaded since (another ``guard_version`` in force), approving is 409
+and the agent must ask again (the new guards may refuse the call); refusing is still recorded. Sent again with the same
 ``Idempotency-Key`` header, an answered approval gets its stored answer back (not 409).
 """
 
@@ -74,6 +76,9 @@ def register(app: FastAPI, svc: Service) -> None:
             return error(409, f"decision {req.decision_id} is not an ESCALATE of a tool call in run {req.run_id}")
         if row["input_digest"] != digest:
             return error(409, f"decision {req.decision_id} escalated another tool call than {req.tool_call.name}")
+        if req.approved and row.get("guard_version") != svc.source.version:
+            return error(409, f"the guards changed since decision {req.decision_id} was escalated (version "
+                              f"{row.get('guard_version')} -> {svc.source.version}); the agent must ask again")
         askers = await run_in_threadpool(svc.store.run_principals, req.run_id)
         if who.identity == row.get("principal") or who.identity in askers:
             return error(403, f"self-approval refused: {who.identity!r} asked for decisions of run {req.run_id}, so it "
