@@ -47,7 +47,7 @@ from ..core.canonical import canonical_name, name_forms, strip_invisible
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .rules import as_tool_call, tool_patterns
+from .rules import as_tool_call, grant_patterns, tool_patterns
 
 __all__ = ["FlowGuard", "FlowRule", "LABELS", "history", "recipient_form"]
 
@@ -220,8 +220,7 @@ class FlowGuard(BaseGuard):
         names = [r.name for r in self.rules]
         if len(set(names)) != len(names):
             raise InputError(f"{name}: flow rule names must be unique, got {names}")
-        self._trusted = tool_patterns(trusted_tools, f"{name}.trusted_tools")
-        self._trusted_exact = tool_patterns(trusted_tools, f"{name}.trusted_tools", str)  # as written: a grant
+        self._trusted = grant_patterns(trusted_tools, f"{name}.trusted_tools")  # trust is a grant: as written
         self._labeler = labeler
 
     @classmethod
@@ -243,9 +242,7 @@ class FlowGuard(BaseGuard):
             if lab not in ("trusted", "untrusted"):
                 raise InputError(f"{self.name}: labeler returned {lab!r}, not 'trusted' or 'untrusted'")
             return str(lab)
-        ok = bool(self._trusted and self._trusted_exact and self._trusted.match(canonical_name(call.name))
-                  and self._trusted_exact.match(call.name))  # Get-Balance is another tool than get_balance
-        return "trusted" if ok else "untrusted"
+        return "trusted" if self._trusted(call.name) else "untrusted"  # Get-Balance is not get_balance
 
     def violations(self, calls: Sequence[ToolCall], observations: Sequence[Any], call: ToolCall,
                    facts: Mapping[str, Any] | None = None) -> list[tuple[FlowRule, str]]:

@@ -59,6 +59,7 @@ class PolicyBinding:
 
     def __post_init__(self) -> None:
         self._canonical_tools = frozenset(canonical_name(t) for t in self.tools)
+        self._written_tools = frozenset(self.tools)
 
     def covers(self, tool: str) -> bool:
         """Whether this binding governs ``tool``: names compared in canonical form, in every form a namespaced
@@ -69,7 +70,7 @@ class PolicyBinding:
     def names(self, tool: str) -> bool:
         """Whether this binding names ``tool`` as written (:func:`~agentguard.core.canonical.written_forms`): what a
         grant needs, since a framework runs the tool its exact name finds (``READ_FILE`` is another tool)."""
-        return "*" in self.tools or not set(self.tools).isdisjoint(written_forms(tool))
+        return "*" in self.tools or not self._written_tools.isdisjoint(written_forms(tool))
 
 
 def _as_call(proposal: Any) -> ToolCall:

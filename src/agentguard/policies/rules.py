@@ -81,7 +81,7 @@ What the guard cannot see: what an allowed program does beyond the option tables
 An ``allow`` list makes the guard default-deny (a tool it does not name gets ``decision``): the shipped
 examples use one, so an uncovered tool is refused. It grants the whole name as written (``read_file`` grants
 neither ``Read-File``, another tool to a framework, nor ``read__file``, the tool ``file`` of an upstream ``read``:
-:meth:`ToolRuleGuard._granted`); a glob's ``*`` may still span ``__`` (``read_*``).
+:func:`grant_patterns`); a glob's ``*`` may still span ``__`` (``read_*``).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..core.canonical import canonical_name, canonical_path, grant_name, name_forms
 from ..core.errors import InputError
@@ -105,7 +105,7 @@ from .shell.programs import UNSAFE_ENV
 from .writes import config_write, reads_only, reads_trees
 
 __all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "MAX_TOOL_NAME", "PATH_ARGS",
-           "ToolRuleGuard", "as_tool_call", "tool_patterns"]
+           "ToolRuleGuard", "as_tool_call", "grant_patterns", "tool_patterns"]
 
 #: the longest tool name read (MCP allows 128 characters, OpenAI 64); longer is refused unread (name_forms reads 4096)
 MAX_TOOL_NAME = 1024
@@ -183,6 +183,13 @@ def _globs(patterns: Iterable[str] | str | None, what: str, form: Any = canonica
 #: the one compiler of tool-name patterns (canonical globs, one regex) for every rule type: the secret-leak
 #: guard's destinations and the flow rules (:mod:`.flow`) use it too
 tool_patterns = _globs
+
+
+def grant_patterns(patterns: Iterable[str] | str | None, what: str) -> Callable[[str], bool]:
+    """The matcher of a rule that *grants* (allow list, trusted tools): the :func:`~agentguard.core.canonical.grant_name`
+    form and the name as written both match (``READ_FILE``, full-width ``ｒead_file`` are other tools to a framework)."""
+    folded, exact = _globs(patterns, what, grant_name), _globs(patterns, what, str)
+    return lambda name: bool(folded and exact and folded.match(grant_name(name)) and exact.match(name))
 
 
 def _regex(pattern: str | None, what: str) -> re.Pattern[str] | None:
@@ -308,8 +315,7 @@ class ToolRuleGuard(BaseGuard):
                 f"{name}: decision must block (REJECT, ESCALATE or HALT), not {self.decision.name}"
             )
         self._deny = _globs(deny, f"{name}.deny")
-        self._allow = _globs(allow, f"{name}.allow", grant_name) if allow is not None else None
-        self._allow_exact = _globs(allow, f"{name}.allow", str) if allow is not None else None
+        self._granted = grant_patterns(allow, f"{name}.allow")
         self._allow_given = allow is not None
         self._escalate = _globs(escalate, f"{name}.escalate")
         self._halt = _globs(halt, f"{name}.halt")
@@ -397,12 +403,6 @@ class ToolRuleGuard(BaseGuard):
         decision, reason = max(found, key=lambda x: x[0])  # first of the strictest
         return Verdict(decision, reason, self.name, details={"violations": [r for _, r in found]})
 
-    def _granted(self, name: str) -> bool:
-        """Whether the allow list names ``name``: its :func:`~agentguard.core.canonical.grant_name` form and the
-        name as written both match (a framework runs the tool its exact name finds: ``READ_FILE``, ``read-file``,
-        full-width or zero-width forms of an allowed name are other tools). Refusing rules match every fold."""
-        return bool(self._allow and self._allow_exact and self._allow.match(grant_name(name)) and self._allow_exact.match(name))
-
     def _structured(self, name: str, call: ToolCall) -> list[tuple[Decision, str]]:
         """Violations of ``allow_commands``, ``deny_commands``, ``deny_paths`` and unresolvable commands."""
         out: list[tuple[Decision, str]] = []
@@ -435,8 +435,8 @@ class ToolRuleGuard(BaseGuard):
                 out.append((self.unresolvable, f"argument '{key}' of {call.name} names more than {MAX_ENTRIES} "
                                                "nested paths: refused unread"))
             for i, (nk, nv) in enumerate([(k, value)] + (entries or [])):
-                if descriptors(nk, nv):  # open(3) reads descriptor 3
-                    path_values(nk, descriptors(nk, nv), paths, bases)
+                if fds := descriptors(nk, nv):  # open(3) reads descriptor 3
+                    path_values(nk, fds, paths, bases)
                 for text in strings(nv) if i and path_named(nk) else []:  # the argument itself: read below
                     start = len(paths)
                     why = None if isinstance(text, TooDeep) else path_values(nk, text, paths, bases)
