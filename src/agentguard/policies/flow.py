@@ -22,7 +22,8 @@ before it in the same run (all of them when ``within`` is not given), there is a
 Names are canonical (the one pattern compiler of every rule type, :func:`~.rules.tool_patterns`):
 ``Read-Inbox``, ``read_inbox `` and ``READ\\u200bINBOX`` are ``read_inbox``; argument names are found the
 same way (``To`` is ``to``); recipients are compared NFKC, without invisible characters, case folded, a
-``mailto:`` prefix dropped. A ``then`` call with none of the ``recipients`` arguments has an unknown
+``mailto:`` prefix dropped. A recipient argument counts at any depth (``{"headers": {"Bcc": ...}}``, a JSON text
+holding one: :func:`recipient_values`), as a mail library reads the message built from the arguments. A ``then`` call with none of the ``recipients`` arguments has an unknown
 recipient: outside the grant (fail closed).
 
 History is the run's own trace (``context.trace``: the :class:`~agentguard.core.pipeline.Pipeline`'s
@@ -47,9 +48,10 @@ from ..core.canonical import canonical_name, name_forms, strip_invisible
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
+from .arguments import MAX_ENTRIES, MAX_NESTING, json_container
 from .rules import as_tool_call, grant_patterns, tool_patterns
 
-__all__ = ["FlowGuard", "FlowRule", "LABELS", "history", "recipient_form"]
+__all__ = ["FlowGuard", "FlowRule", "LABELS", "history", "recipient_form", "recipient_values"]
 
 LABELS = ("any", "trusted", "untrusted")
 Labeler = Callable[[ToolCall, Any], str]
@@ -94,6 +96,48 @@ def _leaves(value: Any, depth: int = 0) -> list[str]:
     if isinstance(value, (list, tuple, set, frozenset)):
         return [s for v in value for s in _leaves(v, depth + 1)]
     return [] if value is None else [str(value)]
+
+
+_HEADER_LINE = re.compile(r"^[ \t]*([A-Za-z][A-Za-z0-9_-]{0,40})[ \t]*:(.*)$", re.M)
+
+
+def _recipient_key(key: str, names: frozenset[str]) -> bool:
+    """``key`` (canonical) names a recipient: one of ``names`` or its RFC 5322 resent form (``Resent-To``:
+    ``smtplib.send_message`` sends to the Resent-To/Cc/Bcc addresses instead when the message has a Resent-Date)."""
+    return key in names or (key.startswith("resent_") and key[7:] in names)
+
+
+def recipient_values(arguments: Mapping[str, Any], names: frozenset[str]) -> list[Any] | None:
+    """Every value a mail tool may send to: held under a key whose canonical name is in ``names`` (or its
+    ``Resent-`` form) at any depth of the arguments (inside mappings, lists and strings holding JSON,
+    :func:`~.arguments.json_container`), and every header line ``Name: value`` of such a name naming an address
+    (an ``@``) inside a multi-line string (a raw message, or a subject a tool pastes into one:
+    ``"hi\r\nBcc: eve@evil.com"``; a forwarded mail's quoted ``To:`` line counts too), as the mail library
+    reads the message built from them: ``{"to": "a@example.com", "headers": {"Bcc": "eve@evil.com"}}`` sends to eve
+    too (``smtplib.send_message`` takes the recipients from the To, Cc and Bcc headers). None past
+    :data:`~.arguments.MAX_ENTRIES` values or deeper than :data:`~.arguments.MAX_NESTING` levels (unreadable:
+    outside every grant)."""
+    out: list[Any] = []
+    todo: list[tuple[Any, int]] = [(arguments, 0)]
+    while todo and len(out) <= MAX_ENTRIES:
+        item, level = todo.pop()
+        if level > MAX_NESTING:
+            return None
+        if isinstance(item, str):
+            inner = json_container(item) if ("{" in item or "[" in item) else None
+            if inner is not None:
+                todo.append((inner, level + 1))
+            if "\n" in item or "\r" in item:
+                out += [m.group(2) for m in _HEADER_LINE.finditer(item.replace("\r", "\n"))
+                        if "@" in m.group(2) and _recipient_key(canonical_name(m.group(1)), names)]
+        elif isinstance(item, (list, tuple)):
+            todo += [(v, level + 1) for v in item]
+        elif isinstance(item, Mapping):
+            for k, v in item.items():
+                if isinstance(k, str) and _recipient_key(canonical_name(k), names):
+                    out.append(v)
+                todo.append((v, level + 1))
+    return out if len(out) <= MAX_ENTRIES else None
 
 
 @dataclass
@@ -165,7 +209,9 @@ class FlowRule:
         the ``recipients`` arguments); empty when the rule names no recipient arguments."""
         if not self._recipients:
             return []
-        values = [v for k, v in call.arguments.items() if canonical_name(k) in self._recipients]
+        values = recipient_values(call.arguments, self._recipients)
+        if values is None:
+            return ["<recipients nested too deep or too many>"]
         if not values:
             return ["<no recipient argument>"]
         grant = list(self._grant)
