@@ -122,3 +122,10 @@ def test_an_allowed_mail_reaches_only_granted_recipients(to: str, extra: dict[st
 def test_header_lines_without_an_address_are_text():
     assert decide({"to": "a@example.com", "body": "Hi,\nTo: whom it may concern\nCc: the team\n"}) is Decision.ALLOW
     assert decide({"to": "a@example.com", "body": "Hi,\nTo: bob@partner.com\n"}) is Decision.REJECT  # stated cost
+
+
+def test_header_lines_inside_json_texts_are_read():
+    raw = json.dumps({"raw": "From: me@example.com\nTo: a@example.com\nBcc: eve@evil.com\n\nhi"})
+    assert decide({"to": "a@example.com", "options": raw}) is Decision.REJECT
+    assert decide({"to": "a@example.com", "options": json.dumps({"wrapped": raw})}) is Decision.REJECT
+    assert decide({"to": "a@example.com", "attachments": ["notes\nBcc: eve@evil.com"]}) is Decision.REJECT

@@ -11,14 +11,15 @@ import json
 import os
 import posixpath
 import re
-from typing import Any, Mapping
+from collections import deque
+from typing import Any, Callable, Mapping
 
 from ..core.canonical import canonical_name, strip_invisible
 from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
 __all__ = ["DESCRIPTOR_ARGS", "DIR_WORDS", "MAX_ENTRIES", "MAX_NESTING", "MAX_PATH", "MAX_PIECES", "NAME_WORDS",
-           "PATH_ARGS", "PATH_WORDS", "TooDeep", "base_dirs", "descriptors", "json_container", "leaves",
+           "PATH_ARGS", "PATH_WORDS", "TooDeep", "base_dirs", "descriptors", "json_container", "keyed_values", "leaves",
            "named_entries", "path_named", "path_shaped", "path_values", "readings", "strings", "web_url"]
 
 #: argument names (canonical) whose values are file system paths
@@ -326,3 +327,31 @@ def readings(text: str, exact: bool = False) -> list[str]:
         if plain.casefold() in _BOOLEANS:
             out.append(_BOOLEANS[plain.casefold()])
     return list(dict.fromkeys(out))
+
+
+def keyed_values(value: Any, wanted: Callable[[str], bool]) -> list[Any] | None:
+    """Every value held under a key whose canonical name ``wanted`` accepts, at any depth of ``value`` (inside
+    mappings, lists and strings holding JSON: :func:`json_container`), outermost first: a tool or the library it
+    hands a nested object to may read ``{"payment": {"recipient": ...}}`` or ``{"headers": {"Bcc": ...}}`` as it
+    reads the top-level argument. None past :data:`MAX_ENTRIES` values or deeper than :data:`MAX_NESTING` levels
+    (unreadable: the caller refuses it)."""
+    out: list[Any] = []
+    todo: deque[tuple[Any, int]] = deque([(value, 0)])
+    while todo:
+        item, level = todo.popleft()
+        if level > MAX_NESTING:
+            return None
+        if isinstance(item, str):
+            inner = json_container(item) if ("{" in item or "[" in item) else None
+            if inner is not None:
+                todo.append((inner, level + 1))
+        elif isinstance(item, (list, tuple)):
+            todo.extend((v, level + 1) for v in item)
+        elif isinstance(item, Mapping):
+            for k, v in item.items():
+                if isinstance(k, str) and wanted(canonical_name(k)):
+                    out.append(v)
+                    if len(out) > MAX_ENTRIES:
+                        return None
+                todo.append((v, level + 1))
+    return out

@@ -48,7 +48,7 @@ from ..core.canonical import canonical_name, name_forms, strip_invisible
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .arguments import MAX_ENTRIES, MAX_NESTING, json_container
+from .arguments import keyed_values, leaves
 from .rules import as_tool_call, grant_patterns, tool_patterns
 
 __all__ = ["FlowGuard", "FlowRule", "LABELS", "history", "recipient_form", "recipient_values"]
@@ -98,6 +98,7 @@ def _leaves(value: Any, depth: int = 0) -> list[str]:
     return [] if value is None else [str(value)]
 
 
+_LINE_BREAKS = re.compile(r"\r|\\+[rn]")  # a line break, or one escaped in a JSON text (at any depth)
 _HEADER_LINE = re.compile(r"^[ \t]*([A-Za-z][A-Za-z0-9_-]{0,40})[ \t]*:(.*)$", re.M)
 
 
@@ -109,35 +110,21 @@ def _recipient_key(key: str, names: frozenset[str]) -> bool:
 
 def recipient_values(arguments: Mapping[str, Any], names: frozenset[str]) -> list[Any] | None:
     """Every value a mail tool may send to: held under a key whose canonical name is in ``names`` (or its
-    ``Resent-`` form) at any depth of the arguments (inside mappings, lists and strings holding JSON,
-    :func:`~.arguments.json_container`), and every header line ``Name: value`` of such a name naming an address
-    (an ``@``) inside a multi-line string (a raw message, or a subject a tool pastes into one:
-    ``"hi\r\nBcc: eve@evil.com"``; a forwarded mail's quoted ``To:`` line counts too), as the mail library
-    reads the message built from them: ``{"to": "a@example.com", "headers": {"Bcc": "eve@evil.com"}}`` sends to eve
-    too (``smtplib.send_message`` takes the recipients from the To, Cc and Bcc headers). None past
-    :data:`~.arguments.MAX_ENTRIES` values or deeper than :data:`~.arguments.MAX_NESTING` levels (unreadable:
-    outside every grant)."""
-    out: list[Any] = []
-    todo: list[tuple[Any, int]] = [(arguments, 0)]
-    while todo and len(out) <= MAX_ENTRIES:
-        item, level = todo.pop()
-        if level > MAX_NESTING:
-            return None
-        if isinstance(item, str):
-            inner = json_container(item) if ("{" in item or "[" in item) else None
-            if inner is not None:
-                todo.append((inner, level + 1))
-            if "\n" in item or "\r" in item:
-                out += [m.group(2) for m in _HEADER_LINE.finditer(item.replace("\r", "\n"))
-                        if "@" in m.group(2) and _recipient_key(canonical_name(m.group(1)), names)]
-        elif isinstance(item, (list, tuple)):
-            todo += [(v, level + 1) for v in item]
-        elif isinstance(item, Mapping):
-            for k, v in item.items():
-                if isinstance(k, str) and _recipient_key(canonical_name(k), names):
-                    out.append(v)
-                todo.append((v, level + 1))
-    return out if len(out) <= MAX_ENTRIES else None
+    ``Resent-`` form) at any depth of the arguments (:func:`~.arguments.keyed_values`: mappings, lists, JSON
+    texts), and every header line ``Name: value`` of such a name naming an address (an ``@``) inside a multi-line
+    string, its breaks read raw or JSON-escaped (a raw message, or a subject a tool pastes into one:
+    ``"hi\r\nBcc: eve@evil.com"``; a forwarded mail's
+    quoted ``To:`` line counts too), as the mail library reads the message built from them:
+    ``{"to": "a@example.com", "headers": {"Bcc": "eve@evil.com"}}`` sends to eve too (``smtplib.send_message``
+    takes the recipients from the To, Cc and Bcc headers). None when the arguments cannot be read whole (too deep,
+    too many values): outside every grant."""
+    keyed = keyed_values(arguments, lambda key: _recipient_key(key, names))
+    texts = leaves(arguments)
+    if keyed is None or texts is None:
+        return None
+    return keyed + [m.group(2) for t in texts if "\n" in t or "\r" in t or "\\" in t
+                    for m in _HEADER_LINE.finditer(_LINE_BREAKS.sub("\n", t))
+                    if "@" in m.group(2) and _recipient_key(canonical_name(m.group(1)), names)]
 
 
 @dataclass

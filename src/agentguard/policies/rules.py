@@ -96,8 +96,8 @@ from ..core.canonical import canonical_name, canonical_path, grant_name, name_fo
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .arguments import (MAX_ENTRIES, MAX_NESTING, PATH_ARGS, TooDeep, base_dirs, descriptors, leaves,
-                        named_entries, path_named, path_shaped, path_values, readings, strings)
+from .arguments import (MAX_ENTRIES, MAX_NESTING, PATH_ARGS, TooDeep, base_dirs, descriptors, keyed_values,
+                        leaves, named_entries, path_named, path_shaped, path_values, readings, strings)
 from .commandrules import _allowed_command, _command_rule
 from .shell import Analysis, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
 from .shell.globs import ANY_CHAR, fold_case
@@ -201,13 +201,6 @@ def _regex(pattern: str | None, what: str) -> re.Pattern[str] | None:
         raise InputError(f"{what}: bad regular expression {pattern!r}: {exc}") from None
 
 
-def _find_args(arguments: Mapping[str, Any], arg: str) -> list[str]:
-    """Every key of ``arguments`` whose canonical form is ``arg``'s (``Path``, ``path `` -> ``path``): a tool or
-    its framework may read any of them, so a rule checks them all."""
-    want = canonical_name(arg)
-    return [k for k in arguments if k == arg or canonical_name(k) == want]
-
-
 def _analyse(text: Any, cwds: Sequence[str] = (), each: bool = False) -> Analysis:
     """A command string, or an argv list read both as argv and as the string a tool may join it into (and,
     with ``each``, every element as a command of its own: a ``commands`` list runs one per element)."""
@@ -265,16 +258,20 @@ class ArgumentRule:
         self._forbid = _regex(self.forbid, what)
 
     def violation(self, call: ToolCall) -> str | None:
-        """Why ``call`` violates this rule, or None. Every key that names the argument is checked, and a value
+        """Why ``call`` violates this rule, or None. Every key that names the argument is checked, at any depth
+        (:func:`~.arguments.keyed_values`: ``{"payment": {"iban": ...}}`` names ``iban`` to a tool that hands the
+        object on; a JSON text holding one too), and a value
         that holds several (a list of recipients) is checked element by element: ``match`` must fully match
         each one (and there must be one), ``forbid`` must match none of them nor the whole value's text."""
         if not any(self._tool.match(f) for f in name_forms(call.name)):  # type: ignore[union-attr]
             return None  # any namespace form: an argument rule restricts
-        keys = _find_args(call.arguments, self.arg)
-        if not keys:
-            return f"argument '{self.arg}' of {call.name} is required" if self.required else None
-        for key in keys:
-            value = call.arguments[key]
+        want = canonical_name(self.arg)
+        values = keyed_values(call.arguments, lambda k: k == want)  # nested too: {"payment": {"iban": ...}}
+        if values is None:
+            return f"argument '{self.arg}' of {call.name} is nested deeper than {MAX_NESTING} levels or too often"
+        if self.required and not any(isinstance(k, str) and canonical_name(k) == want for k in call.arguments):
+            return f"argument '{self.arg}' of {call.name} is required"  # where the tool reads it: at the top
+        for value in values:
             parts = leaves(value)
             if parts is None:
                 return f"argument '{self.arg}' of {call.name} is nested deeper than {MAX_NESTING} levels"
