@@ -129,3 +129,37 @@ def test_header_lines_inside_json_texts_are_read():
     assert decide({"to": "a@example.com", "options": raw}) is Decision.REJECT
     assert decide({"to": "a@example.com", "options": json.dumps({"wrapped": raw})}) is Decision.REJECT
     assert decide({"to": "a@example.com", "attachments": ["notes\nBcc: eve@evil.com"]}) is Decision.REJECT
+
+
+def test_a_recipient_is_read_as_the_mail_library_parses_the_header():
+    """The text matched the grant glob but the library mails someone else: an RFC 2047 encoded word it decodes, a
+    bracket that ends the address for its parser, a comment that swallows the rest."""
+    for to in ["=?utf-8?q?eve=40evil.com?=\\a@example.com", "eve[a@example.com", "=?utf-8?b?ZXZlQGV2aWwuY29t?=",
+               "\t\\\\:(a@example.com", "%.!<(a@example.com"]:
+        assert decide({"to": to}) is Decision.REJECT, to
+        assert any(not _bare(a).endswith("@example.com") for a in mail_tool(to=to) if a.strip()), to
+    for to in ["a@example.com", "Alice <a@example.com>", "a@example.com; b@example.com",
+               "=?utf-8?q?Alice?= <a@example.com>", "mailto:a@example.com", "A@EXAMPLE.COM"]:
+        assert decide({"to": to}) is Decision.ALLOW, to
+    # a quoted display name with a comma is also split as a plain list is (mailers differ): refused, a stated cost
+    assert decide({"to": '"Doe, J" <a@example.com>'}) is Decision.REJECT
+
+
+_TOKENS = ["a@example.com", "eve@evil.com", "evil.com", "example.com", "@", "<", ">", '"', "(", ")", ",", ";", ":",
+           " ", "\\", "eve", "a", ".", "mailto:", "\t", "=?utf-8?q?eve=40evil.com?=", "=?utf-8?b?ZXZl?=", "%", "[", "]"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=7))
+def test_an_allowed_to_header_mails_only_the_granted_domain(tokens: list[str]) -> None:
+    """Differential property over header syntax (quotes, comments, groups, encoded words, brackets): if the guard
+    allows ``{"to": text}``, every non-empty address the real ``send_message`` mails is at example.com."""
+    to = "".join(tokens)
+    try:
+        sent = mail_tool(to=to)
+    except Exception:  # noqa: BLE001 - the library refuses the header: nothing is sent
+        return
+    if decide({"to": to}) is Decision.ALLOW:
+        wrong = [a for a in sent if a.strip() and not (a.strip().lower().endswith("@example.com")
+                                                       and a.count("@") == 1)]
+        assert not wrong, (to, sent)

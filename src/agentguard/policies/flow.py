@@ -40,6 +40,8 @@ The same rules become Pro2Guard predicates (:mod:`.flow_spec`), so a learned DTM
 
 from __future__ import annotations
 
+import email.policy
+import email.utils
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -84,6 +86,22 @@ def _grant_pattern(glob: str) -> re.Pattern[str]:
     does not grant ``eve@evil.com@example.com``."""
     parts = ["[^@,;\\s]*" if c == "*" else "[^@,;\\s]" if c == "?" else re.escape(c) for c in glob]
     return re.compile("".join(parts))
+
+
+def _readings(text: str) -> list[str]:
+    """The addresses one recipient string names, read both ways a grant must hold for: as :func:`_addresses` splits
+    the compared form, and as the mail library parses the header (``email.utils.getaddresses`` on the text as
+    given, on its compared form and on the header ``EmailMessage`` makes of it, encoded words decoded):
+    ``eve[a@example.com`` matches ``*@example.com`` as text but the library mails ``eve``, and
+    ``=?utf-8?q?eve=40evil.com?=\\a@example.com`` mails ``eve@evil.com``. An empty parse (``a@example.com; b@example.com`` yields one between the two) mails nobody."""
+    form = recipient_form(text)
+    try:  # the header as the message holds it: RFC 2047 encoded words decoded (=?utf-8?q?eve=40evil.com?=)
+        header = str(email.policy.default.header_factory("to", text))
+    except Exception:  # noqa: BLE001 - a header the library cannot read: nobody can say who it mails
+        return ["<unreadable header>"]
+    parsed = [recipient_form(a) for one in (text, form, header)  # one by one: joined, a "(" in one hides the next
+              for _, a in email.utils.getaddresses([one]) if a.strip()]
+    return list(dict.fromkeys(_addresses(form) + parsed))
 
 
 def _leaves(value: Any, depth: int = 0) -> list[str]:
@@ -208,7 +226,7 @@ class FlowRule:
         out = []
         for v in values:
             for s in _leaves(v):
-                if any(not any(g.fullmatch(a) for g in grant) for a in _addresses(recipient_form(s))):
+                if any(not any(g.fullmatch(a) for g in grant) for a in _readings(s)):
                     out.append(s)
         return out
 
