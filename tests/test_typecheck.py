@@ -38,6 +38,7 @@ CHECKED = (
     f"{PKG}/policies/writes.py",
     f"{PKG}/policies/flow.py",
     f"{PKG}/policies/flow_spec.py",
+    f"{PKG}/policies/networks.py",
     f"{PKG}/policies/secrets.py",
     f"{PKG}/policies/secret_guard.py",
     f"{PKG}/policies/toolinfer.py",

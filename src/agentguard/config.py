@@ -77,6 +77,7 @@ _FILE_SUFFIXES = (".py", ".json", ".jsonl", ".prism", ".toml", ".yaml", ".yml", 
 GUARD_TYPES: dict[str, Factory | str] = {
     "tool-rules": "agentguard.policies.rules:ToolRuleGuard",
     "flow-rules": "agentguard.policies.flow:FlowGuard",  # sequence rules over the run's calls
+    "network-rules": "agentguard.policies.networks:NetworkGuard",  # no destination off the public internet
     "secret-leak": "agentguard.policies.secret_guard:SecretLeakGuard",  # detect-secrets + PII on outgoing calls
     "policy": "agentguard.policies:ToolCallGuard",  # VeriGuard verified policy; uncovered tools: deny
     "provenance": "agentguard.policies:ProvenanceGuard",  # grants from the request, data-flow labels (issue 27)

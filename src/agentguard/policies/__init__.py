@@ -14,7 +14,8 @@ every decision (:class:`JsonlAuditSink`, :class:`MemoryAuditSink`); :meth:`ToolC
 it from a configuration table (type ``policy`` in ``agentguard.toml``). :class:`ProvenanceGuard` checks where
 a call's arguments came from (:class:`SourceDeclaration`); :class:`ToolRuleGuard` (:class:`ArgumentRule`) is
 the declarative allow/deny guard of type ``tool-rules``; :class:`FlowGuard` (:class:`FlowRule`) holds the
-sequence rules of type ``flow-rules``; :class:`SecretLeakGuard` (type ``secret-leak``) refuses keys, tokens and
+sequence rules of type ``flow-rules``; :class:`NetworkGuard` (type ``network-rules``) refuses calls that would
+connect to a host off the public internet; :class:`SecretLeakGuard` (type ``secret-leak``) refuses keys, tokens and
 PII sent to a third party. Nagini itself is imported only by the worker in its own venv; nothing here imports a
 heavy dependency (detect-secrets and the PII libraries are imported when a scanner is built).
 
@@ -32,6 +33,7 @@ from .library import extractor as library_extractor
 from .library import library_path, shipped_policies
 from .model import Policy, load_policy, policy_from_source
 from .nagini import NaginiVerifier, VerificationError, VerificationResult, find_nagini_venv, verify
+from .networks import NetworkGuard
 from .provenance import SourceDeclaration
 from .provenance_guard import ProvenanceGuard
 from .rules import ArgumentRule, ToolRuleGuard
@@ -51,6 +53,7 @@ __all__ = [
     "MappingExtractor",
     "MemoryAuditSink",
     "NaginiVerifier",
+    "NetworkGuard",
     "Policy",
     "PolicyBinding",
     "PreconditionViolation",

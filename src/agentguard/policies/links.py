@@ -45,7 +45,7 @@ from urllib.parse import unquote, urlsplit
 from ..core.canonical import strip_invisible
 from ..core.errors import require
 
-__all__ = ["Link", "deobfuscate", "fold", "links", "local_path", "same_site", "url_tokens"]
+__all__ = ["Link", "client_hosts", "deobfuscate", "fold", "links", "local_path", "same_site", "site_of", "url_tokens"]
 
 # the letters UTS 46 (nontransitional, what browsers, ``requests``/``idna`` and SMTPUTF8 mail use) keeps apart from
 # what ``str.casefold`` turns them into: ``paßport.com`` is ``xn--paport-cta.com``, not ``passport.com``
@@ -307,3 +307,22 @@ def same_site(a: str, b: str) -> bool:
     la, lb = links(a), links(b)
     return bool(la and lb and la[0].site == lb[0].site)
 
+
+
+def client_hosts(text: str) -> list[str]:
+    """The host of every URL written in ``text`` (a scheme, ``//`` or userinfo: :func:`url_tokens`'s grammar), as
+    the clients that connect read it: the WHATWG parse (browsers, Node.js: IPv4 in decimal, octal and hex, IDNA,
+    backslashes) and the RFC 3986 split Python's clients use, each on the text as written and deobfuscated
+    (``https://trusted.com@169.254.169.254/``, ``http://2852039166/`` and ``http:\\\\0x7f.1`` name 169.254.169.254
+    and 127.0.0.1). Hosts as the parsers give them (IPv6 in brackets), ``www.`` dropped, without repeats."""
+    out: dict[str, Link] = {}
+    for t in (deobfuscate(text), html.unescape(text)):
+        if any(c in t for c in ":/\\@"):
+            _client_links(t, out)
+    return list(dict.fromkeys(lk.host for lk in out.values()))
+
+
+def site_of(host: str) -> str | None:
+    """The registrable site of a host name (``a.b.example.co.uk`` -> ``example.co.uk``), or None when the name has
+    no public suffix (``localhost``, ``metadata.google.internal``, ``intranet``: no public DNS name)."""
+    return _site(fold(host).rstrip("."))

@@ -1,0 +1,60 @@
+"""False refusals of the network guard (``network-rules``: no destination off the public internet) on benign calls.
+
+    python benchmarks/network_benign.py [--data ../shared/data]
+
+Every benign call of the corpora ``benchmarks/rules_benign_paths.py`` reads (AgentDojo v1.2 ground-truth calls,
+Mind2Web-SC's actions when the data is present, the dict literals of ``examples/``, and the shell corpus
+``tests/policies/shell/benign_commands.txt`` as ``run_command``) is checked by a default
+:class:`~agentguard.policies.networks.NetworkGuard`; each refusal is listed with its reason. Writes
+``benchmarks/results/network_benign.json`` with the command, the commit and the time per call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--out", default=str(REPO / "benchmarks/results/network_benign.json"))
+    a = ap.parse_args()
+    from agentguard.bench.secret_leak import benign_corpus
+    from agentguard.core import Context, ToolCall
+    from agentguard.policies.networks import NetworkGuard
+
+    guard = NetworkGuard()
+    corpora = {k: v for k, v in benign_corpus(a.data, REPO / "examples").items() if k.endswith(("_calls", "examples"))}
+    shell = [ln for ln in (REPO / "tests/policies/shell/benign_commands.txt").read_text().splitlines()
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    corpora["shell_corpus"] = [ToolCall("run_command", {"command": c}) for c in shell]
+    res: dict = {}
+    for name, calls in corpora.items():
+        t0 = time.perf_counter()
+        refused = []
+        for call in calls:
+            v = guard.check(Context(), call)
+            if v.decision.refuses:
+                refused.append({"tool": call.name, "arguments": call.arguments, "reason": v.reason})
+        dt = time.perf_counter() - t0
+        res[name] = {"n": len(calls), "refused": len(refused), "rate": len(refused) / max(1, len(calls)),
+                     "us_per_call": round(dt / max(1, len(calls)) * 1e6, 1), "refusals": refused}
+        print(f"{name}: {len(refused)}/{len(calls)} refused")
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    out = {"benchmark": "network-rules false refusals on benign tool calls",
+           "command": "python benchmarks/network_benign.py" + (f" --data {a.data}" if a.data else ""),
+           "commit": commit, "total": {"n": sum(r["n"] for r in res.values()),
+                                        "refused": sum(r["refused"] for r in res.values())}, "corpora": res}
+    Path(a.out).write_text(json.dumps(out, indent=1, default=str) + "\n")
+
+
+if __name__ == "__main__":
+    main()
