@@ -95,7 +95,8 @@ def test_the_oracle_agrees_that_the_numeric_attacks_reach_internal_addresses() -
 def test_hosts_in_host_arguments_and_host_port_text_are_read() -> None:
     for args in [{"host": "10.0.0.7", "port": 8500}, {"server": "db.internal:5432"}, {"cfg": {"proxy": "127.1"}},
                  {"q": "use the redis at localhost:6379"}, {"endpoint": "[::1]:22"}, {"base_url": "0x7f000001"},
-                 {"hosts": ["example.com", "169.254.169.254"]}]:
+                 {"hosts": ["example.com", "169.254.169.254"]}, {"command": "git fetch git@10.0.0.7:team/repo.git"},
+                 {"command": "git pull root@localhost:/srv/repo"}, {"command": "git fetch me@[::1]:r"}]:
         assert decide(args, "connect") is Decision.REJECT, args
 
 
@@ -103,7 +104,8 @@ def test_public_destinations_and_prose_pass() -> None:
     for args in [{"url": "https://example.com/a?b=1"}, {"url": "http://93.184.216.34/"}, {"host": "api.github.com"},
                  {"query": "what is 10.0.0.1"}, {"t": "meet at 12:30"}, {"q": "error code:404, ratio 16:9"},
                  {"address": "1 Main St, Springfield"}, {"to": "alice@example.com"}, {"v": "version 1.2.3.4"},
-                 {"url": "http://[2606:4700:4700::1111]/"}, {"command": "pip download requests"}]:
+                 {"url": "http://[2606:4700:4700::1111]/"}, {"command": "pip download requests"},
+                 {"command": "git fetch git@github.com:org/repo.git"}, {"body": "write to alice@example.com: thanks"}]:
         assert decide(args, "x") is Decision.ALLOW, args
 
 

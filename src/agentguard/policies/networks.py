@@ -11,6 +11,7 @@ such a destination, read as the client that connects reads it (:func:`destinatio
   (:func:`urllib.parse.urlsplit`), as written and deobfuscated (:func:`.links.client_hosts`): ``http://2852039166/``,
   ``http://0251.0376.0251.0376/``, ``http://[::ffff:a9fe:a9fe]/``, ``https://trusted.com@169.254.169.254/`` and
   ``http:\\\\169.254.169.254`` all reach 169.254.169.254;
+- an scp-style remote ``user@host:path`` (``git fetch git@10.0.0.7:repo.git``, scp, rsync);
 - a ``host:port`` written anywhere (``localhost:2375``, ``10.0.0.7:8500``, ``db.internal:5432``: a dotted name or
   address, a bracketed IPv6 or localhost), and every value of an argument named as a host (``host``,
   ``hostname``, ``server``, ``endpoint``, ``proxy``, ``base_url``..., :data:`HOST_ARGS`, canonical names, at any
@@ -60,6 +61,8 @@ _HOST_PORT = re.compile(r"(?<![\w@.:/-])((?:\[[0-9a-fA-F:.%]+\]|[\w-]+(?:\.[\w-]
                         re.I)
 _PROSE_NUMBER = re.compile(r"(?!(?:\d+\.){3}\d+$)[0-9.]+")  # a number, not four dotted parts: "1.5:1" is a ratio in text
 _IPV4_ATON = re.compile(r"(?:0[xX][0-9a-fA-F]*|[0-9]+)(?:\.(?:0[xX][0-9a-fA-F]*|[0-9]+)){0,3}")
+# git's, scp's and rsync's remote form ``user@host:path`` (git@10.0.0.7:repo.git)
+_SCP = re.compile(r"(?<![\w/.@-])[\w.+-]+@(\[[0-9a-fA-F:.%]+\]|[\w.-]+):(?!\d{1,5}(?:[/\s]|$))")
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:(?!\d)", re.I)  # a URL (read above), not host:port
 _TEREDO = ipaddress.ip_network("2001::/32")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -124,6 +127,7 @@ def destinations(arguments: Mapping[str, Any]) -> list[str] | None:
                 hosts += client_hosts(token)
         hosts += [h for m in _HOST_PORT.finditer(text) if not _PROSE_NUMBER.fullmatch(m.group(1).rsplit(":", 1)[0])
                   for h in client_hosts("http://" + m.group(1))]
+        hosts += [h for m in _SCP.finditer(text) for h in client_hosts("ssh://x@" + m.group(1))]
     for value in named:
         for text in leaves(value) or []:
             if text.strip() and not _SCHEME.match(text.strip()) and not re.search(r"\s", text.strip()):
