@@ -7,19 +7,25 @@ that could name a file (:func:`path_shaped`) and the value of an argument named 
 
 from __future__ import annotations
 
+import datetime
+import enum
+import ipaddress
 import json
+import numbers
 import os
 import posixpath
 import re
+import uuid
 from collections import deque
-from typing import Any, Callable, Mapping
+from collections.abc import Mapping
+from typing import Any, Callable
 
 from ..core.canonical import canonical_name, strip_invisible
 from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
 __all__ = ["DESCRIPTOR_ARGS", "DIR_WORDS", "MAX_ENTRIES", "MAX_NESTING", "MAX_PATH", "MAX_PIECES", "NAME_WORDS",
-           "PATH_ARGS", "PATH_WORDS", "TooDeep", "base_dirs", "descriptors", "json_container", "keyed_values", "leaves",
+           "PATH_ARGS", "PATH_WORDS", "TooDeep", "as_text", "base_dirs", "descriptors", "json_container", "keyed_values", "leaves",
            "named_entries", "path_named", "path_shaped", "path_values", "readings", "strings", "web_url"]
 
 #: argument names (canonical) whose values are file system paths
@@ -33,10 +39,36 @@ DESCRIPTOR_ARGS = (PATH_ARGS - {"uri", "url"}) | frozenset({"fd", "fileno", "fil
 
 
 class TooDeep:
-    """Marks a value nested deeper than :data:`MAX_NESTING`, or a string list with objects in it (refused)."""
+    """Marks a value nested deeper than :data:`MAX_NESTING`, a string list with objects in it, or an object of a
+    type no JSON reader gives (not text, bytes, a path, a number, a list, a set or a mapping: a ``memoryview`` is
+    read as its bytes, anything else is text only as its own class says): refused unread."""
 
 
 MAX_NESTING = 8
+
+#: standard-library values whose text is fixed by the library (a date, an address, an id): read as that text
+_TEXT_VALUES = (datetime.date, datetime.time, datetime.timedelta, uuid.UUID, ipaddress.IPv4Address,
+                ipaddress.IPv6Address, ipaddress.IPv4Network, ipaddress.IPv6Network, ipaddress.IPv4Interface,
+                ipaddress.IPv6Interface)
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None), list, dict, tuple})
+
+
+def as_text(value: Any) -> Any:
+    """``value`` as the text a tool reads from it, where there is one: a path (``os.fspath``), bytes (UTF-8, what
+    cannot be decoded kept as surrogates), a ``memoryview`` (its bytes), an :class:`enum.Enum` member that is not
+    itself text or a number (its value), a standard-library value of fixed text (:data:`_TEXT_VALUES`: a date, an
+    IP address, a UUID); anything else unchanged."""
+    if type(value) in _PLAIN:
+        return value
+    if isinstance(value, enum.Enum) and not isinstance(value, (str, numbers.Number)):
+        value = value.value
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "surrogateescape")
+    return str(value) if isinstance(value, _TEXT_VALUES) else value
 
 
 def strings(value: Any, depth: int = 0) -> list[Any]:
@@ -47,10 +79,7 @@ def strings(value: Any, depth: int = 0) -> list[Any]:
     tool writing several files takes ``{path: content}``: ``{"~/.ssh/authorized_keys": "ssh-rsa ..."}``), and
     ``bytes`` and ``os.PathLike`` values as the text ``open()`` reads them as.
     """
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if isinstance(value, (bytes, bytearray)):
-        value = bytes(value).decode("utf-8", "surrogateescape")
+    value = as_text(value)
     if isinstance(value, str):
         inner = json_container(value) if depth <= MAX_NESTING else None
         return [value] if inner is None else [value, *strings(inner, depth + 1)]
@@ -66,7 +95,9 @@ def strings(value: Any, depth: int = 0) -> list[Any]:
         return [s for v in value for s in strings(v, depth + 1)]
     if isinstance(value, Mapping):
         return [s for k, v in value.items() for s in ([k] if isinstance(k, str) else []) + strings(v, depth + 1)]
-    return []
+    if isinstance(value, (set, frozenset)):
+        return [s for v in value for s in strings(v, depth + 1)]
+    return [] if value is None or isinstance(value, numbers.Number) else [TooDeep()]  # an object: refused unread
 
 
 MAX_JSON = 1 << 20  # a longer string is read as itself only
@@ -269,18 +300,15 @@ def path_shaped(text: str) -> bool:
 
 def leaves(value: Any, depth: int = 0) -> list[str] | None:
     """The scalar values inside an argument (a list of recipients: each one; a mapping: keys and values), as
-    text; None when nested deeper than :data:`MAX_NESTING` (refused unread). ``bytes`` and ``os.PathLike`` values
+    text; None when nested deeper than :data:`MAX_NESTING` or holding an object of another type than text, bytes,
+    a path, a number, a list, a set or a mapping (refused unread). ``bytes`` and ``os.PathLike`` values
     are read as the text they hold."""
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if isinstance(value, (bytes, bytearray)):
-        value = bytes(value).decode("utf-8", "surrogateescape")
-    if isinstance(value, (str, int, float)):
-        return [value if isinstance(value, str) else str(value)]
-    if depth > MAX_NESTING:
-        return None
-    items = (list(value) if isinstance(value, (list, tuple)) else
-             [x for kv in value.items() for x in kv] if isinstance(value, Mapping) else [])
+    value = as_text(value)
+    if isinstance(value, (str, numbers.Number)) or value is None:
+        return [] if value is None else [value if isinstance(value, str) else str(value)]
+    if depth > MAX_NESTING or not isinstance(value, (list, tuple, set, frozenset, Mapping)):
+        return None  # too deep, or an object no JSON reader gives (its text is whatever its class says): unread
+    items = (list(value) if not isinstance(value, Mapping) else [x for kv in value.items() for x in kv])
     out: list[str] = []
     for item in items:
         if item is None:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import email.policy
 import email.utils
+import numbers
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -50,7 +51,7 @@ from ..core.canonical import canonical_name, name_forms, strip_invisible
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .arguments import keyed_values, leaves
+from .arguments import as_text, keyed_values, leaves
 from .rules import as_tool_call, grant_patterns, tool_patterns
 
 __all__ = ["FlowGuard", "FlowRule", "LABELS", "history", "recipient_form", "recipient_values"]
@@ -113,7 +114,10 @@ def _leaves(value: Any, depth: int = 0) -> list[str]:
         return [s for v in value.values() for s in _leaves(v, depth + 1)]
     if isinstance(value, (list, tuple, set, frozenset)):
         return [s for v in value for s in _leaves(v, depth + 1)]
-    return [] if value is None else [str(value)]
+    value = as_text(value)
+    if value is None or isinstance(value, (str, numbers.Number)):
+        return [] if value is None else [value if isinstance(value, str) else str(value)]
+    return ["<unreadable value>"]  # an object whose text only its class knows: outside every grant
 
 
 _LINE_BREAKS = re.compile(r"\r|\\+[rn]")  # a line break, or one escaped in a JSON text (at any depth)

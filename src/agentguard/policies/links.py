@@ -315,11 +315,16 @@ def client_hosts(text: str) -> list[str]:
     backslashes) and the RFC 3986 split Python's clients use, each on the text as written and deobfuscated
     (``https://trusted.com@169.254.169.254/``, ``http://2852039166/`` and ``http:\\\\0x7f.1`` name 169.254.169.254
     and 127.0.0.1). Hosts as the parsers give them (IPv6 in brackets), ``www.`` dropped, without repeats."""
+    return list(_client_hosts(text) if len(text) <= 2048 else _client_hosts.__wrapped__(text))
+
+
+@lru_cache(maxsize=16384)   # a run sends the same URLs again and again
+def _client_hosts(text: str) -> tuple[str, ...]:
     out: dict[str, Link] = {}
     for t in (deobfuscate(text), html.unescape(text)):
         if any(c in t for c in ":/\\@"):
             _client_links(t, out)
-    return list(dict.fromkeys(lk.host for lk in out.values()))
+    return tuple(dict.fromkeys(lk.host for lk in out.values()))
 
 
 def site_of(host: str) -> str | None:

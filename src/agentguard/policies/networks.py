@@ -63,6 +63,7 @@ _PROSE_NUMBER = re.compile(r"(?!(?:\d+\.){3}\d+$)[0-9.]+")  # a number, not four
 _IPV4_ATON = re.compile(r"(?:0[xX][0-9a-fA-F]*|[0-9]+)(?:\.(?:0[xX][0-9a-fA-F]*|[0-9]+)){0,3}")
 # git's, scp's and rsync's remote form ``user@host:path`` (git@10.0.0.7:repo.git)
 _SCP = re.compile(r"(?<![\w/.@-])[\w.+-]+@(\[[0-9a-fA-F:.%]+\]|[\w.-]+):(?!\d{1,5}(?:[/\s]|$))")
+_URLISH = re.compile(r"[:@/\\%&]")  # what every reading below needs (or a decoding makes: %3A, &#58;)
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:(?!\d)", re.I)  # a URL (read above), not host:port
 _TEREDO = ipaddress.ip_network("2001::/32")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -122,6 +123,8 @@ def destinations(arguments: Mapping[str, Any]) -> list[str] | None:
         return None
     hosts: list[str] = []
     for text in texts:
+        if text.isascii() and not _URLISH.search(text):
+            continue  # no URL, host:port or remote, and nothing a decoding turns into one
         for token in dict.fromkeys(url_tokens(text) + url_tokens(deobfuscate(text))):
             if token[:1] not in "/\\":  # a scheme or userinfo; "//x" and "\\\\x" are paths too (a UNC share)
                 hosts += client_hosts(token)

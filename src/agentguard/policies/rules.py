@@ -445,8 +445,8 @@ class ToolRuleGuard(BaseGuard):
             for text in strings(value):
                 if isinstance(text, TooDeep):
                     out.append((self.unresolvable, f"argument '{key}' of {call.name} is nested deeper than "
-                                                   f"{MAX_NESTING} levels or mixes strings and objects: refused "
-                                                   "unread"))
+                                                   f"{MAX_NESTING} levels, mixes strings and objects or holds an "
+                                                   "object it cannot read as text: refused unread"))
                     continue
                 if not is_cmd or k in PATH_ARGS:
                     start = len(paths)
