@@ -82,6 +82,7 @@ def _start(cwds: Iterable[str]) -> _Walker:
         for form, _ in path_forms(c):
             if form not in w.cwds:
                 w.cwds.append(form)
+    w.start_cwds = len(w.cwds)
     return w
 
 

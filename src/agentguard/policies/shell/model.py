@@ -109,6 +109,7 @@ class WalkerBase:
     def __init__(self) -> None:
         self.out = Analysis()
         self.cwds: list[str] = [""]
+        self.start_cwds = 1  # how many of cwds the text started in (the tool's cwd argument); a cd adds the rest
         self.posix_sh = False  # inside a payload for sh/dash/ash: braces may stay unexpanded
         self.work = 0
 

@@ -19,10 +19,12 @@ from .globs import intersects
 from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
 from .options import option_reason
 from .paths import word_paths
+from .runners import runner_reason
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
                        OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
                        UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard,
                        plain_name, set_hazard)
+from .vcs import git_content_reason, git_split
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
@@ -82,6 +84,9 @@ class Resolver(WalkerBase):
         why = option_reason(name, args)  # jq's module directives, make's assignments, cmake -D, mypy (.options)
         if why is not None:
             self.refuse(why)
+        why = runner_reason(name, args, self.cwds[self.start_cwds:], self.cwds[:self.start_cwds])  # (.runners)
+        if why is not None:
+            self.refuse(why)
         gone = deletes(name, [w.text for w in args if w.literal])
         if gone is not None:  # tar --remove-files, zip -m: the operands are deleted (as find -delete)
             targets = [w for w in args if not (w.literal and w.text.startswith("-"))]
@@ -125,6 +130,10 @@ class Resolver(WalkerBase):
             for w in seen.trees:
                 self.out.subtrees.extend(word_paths(w, self.cwds))
             for why in seen.unresolvable:
+                self.refuse(why)
+            split = git_split(args)  # a checkout of another commit is an archive extraction (:mod:`.vcs`)
+            why = git_content_reason(*split) if split is not None else None
+            if why is not None:
                 self.refuse(why)
         if name in UNMODELLED_RUNNERS and args:
             self.refuse(f"{name} runs another command with an option grammar not modelled here")
