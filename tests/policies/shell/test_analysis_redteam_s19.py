@@ -80,7 +80,8 @@ GIT_BENIGN = [
 RUNNER_ATTACKS = [
     "make -f /tmp/x.mk", "make -f/tmp/x.mk", "make --file=/tmp/x.mk", "make --makefile /tmp/x.mk", "make --fi /tmp/x",
     "make -C /tmp/x", "make --directory=/tmp/x", "make -I /tmp", "make --include-dir=/tmp", "make -O -f /tmp/x",
-    "make -kf /tmp/x", "make -e", "make -j -f /tmp/x", "cd /tmp/x && make", "cd ~/x; make", "cd .. && make",
+    "make -kf /tmp/x", "make -e", "make -j -f /tmp/x", "make -C ../x", "make -I ~/x", "make --directory ../x",
+    "cd /tmp/x && make", "cd ~/x; make", "cd .. && make",
     "cd src; cd /tmp/x; make test", "gmake -f /tmp/x", "pytest -p evil", "pytest -pevil", "pytest -p=evil",
     "pytest -c /tmp/x.ini", "pytest -c x.ini", "pytest --config-file=x.ini", "pytest -o addopts=-pevil",
     "pytest --override-ini=pythonpath=/tmp", "pytest --confcutdir=/", "pytest --rootdir /tmp", "pytest --rootdir=x",
@@ -96,11 +97,14 @@ RUNNER_ATTACKS = [
     "go test -modfile=/tmp/go.mod ./...", "go test -overlay=/tmp/o.json ./...", "go build -C /tmp/x",
     "go build -ldflags=-extld=/tmp/x", "go build -ldflags '-extldflags -fuse-ld=/tmp/x'", "go test ../x",
     "go test /tmp/x", "go test -gcflags=-importcfg=/tmp/c ./...", "go build -toolexec=/tmp/x", "go test -exec=/tmp/x",
-    "pytest $X", "make $T", "npm test $X", "go test -run $X",
+    "pytest $X", "make $T", "npm test $X", "go test -run $X", "mypy --config-file /tmp/x/m.ini src",
+    "mypy --config-file=/tmp/m.ini src", "python -m mypy --config /tmp/m.ini src", "mypy --config-file ../m.ini .",
+    "cargo clippy -- --extern e=/tmp/libe.so", "cargo clippy -- -L /tmp", "cargo check -- -Zcodegen-backend=x",
 ]
 RUNNER_BENIGN = [
     "make", "make -j4 test", "make -j 4 test", "make -k -s all", "make --jobs=8", "make -n install", "make V=1",
-    "make --no-print-directory check", "cd src && make", "make -B clean all", "pytest", "pytest -q tests/",
+    "make --no-print-directory check", "cd src && make", "make -C docs html", "make -f Makefile.dev",
+    "make -B clean all", "pytest", "pytest -q tests/",
     "pytest -x -k 'not slow' tests", "pytest -p no:cacheprovider -q", "python -m pytest -q", "pytest --co -q",
     "pytest --tb=short -ra", "pytest -n auto", "pytest tests/test_x.py::test_a -vv", "pytest --lf",
     "pytest --cov=src --cov-report=term", "pytest -W error", "pytest --maxfail=1 --durations=10",
@@ -109,7 +113,8 @@ RUNNER_BENIGN = [
     "--nocapture", "cargo test -p core --all-features", "cargo build --target x86_64-unknown-linux-gnu",
     "cargo clippy -- -D warnings", "cargo fmt --check", "cargo check --workspace --all-targets", "go test ./...",
     "go test -run TestX -v ./pkg", "go build -ldflags \"-s -w\"", "go build -ldflags '-X main.v=1'", "go vet ./...",
-    "go version", "go test -race -count=1 ./...",
+    "go version", "go test -race -count=1 ./...", "mypy --config-file mypy.ini src", "mypy --strict src",
+    "cargo clippy --all-targets -- --deny=warnings", "cargo test -- --test-threads=1", "cargo fmt -- --check",
 ]
 
 
@@ -214,8 +219,9 @@ def _sh(script: str, cwd: str, home: str) -> str:
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 @ORACLE
-@given(st.sampled_from(["git checkout -q evil", "git checkout -q origin/evil -- k", "git restore --source=origin/evil k",
-                        "git pull -q --no-rebase ../up evil", "git switch -q evil", "git checkout -q -b x origin/evil"]))
+@given(st.sampled_from(["git checkout -q evil", "git checkout -q origin/evil -- k",
+                        "git restore --source=origin/evil k", "git pull -q --no-rebase ../up evil",
+                        "git switch -q evil", "git checkout -q -b x origin/evil"]))
 def test_git_differential_a_planted_link_is_read_by_cat(plant: str) -> None:
     """Real git writes the committed link; the allowed ``cat k`` then prints the secret: the planting is refused."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -237,8 +243,9 @@ def test_git_differential_a_committed_repository_config_runs_on_git_status() -> 
     with tempfile.TemporaryDirectory() as tmp:
         script = ("git init -q -b main up && cd up && echo a > a && git add a && git commit -qm a && git checkout -qb "
                   "evil && mkdir -p ev/objects ev/refs && echo 'ref: refs/heads/main' > ev/HEAD && touch ev/objects/.k"
-                  " ev/refs/.k && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"echo PWNED >&2; false\"\\n\\tbare = false\\n"
-                  "\\tworktree = ..\\n' > ev/config && git add ev && git commit -qm ev && git checkout -q main && cd .. "
+                  " ev/refs/.k && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "
+                  "\"echo PWNED >&2; false\"\\n\\tbare = false\\n\\tworktree = ..\\n' > ev/config && git add ev"
+                  " && git commit -qm ev && git checkout -q main && cd .. "
                   "&& git clone -q up work")
         _sh(script, tmp, tmp)
         ran = "PWNED" in _sh("git checkout -q evil && cd ev && git status", f"{tmp}/work", tmp)
@@ -285,9 +292,71 @@ def test_pytest_differential_code_from_another_directory_runs(cmd: str) -> None:
     assert refused(cmd.replace("TMP", "/tmp/w").replace("PYTHONPATH=/tmp/w/x ", "")), cmd
 
 
+def test_mypy_differential_a_config_file_elsewhere_runs_its_plugin() -> None:
+    """mypy (the venv's) imports the plugin a --config-file outside the project names."""
+    pytest.importorskip("mypy")
+    files = {"x/m.ini": "[mypy]\nplugins = TMP/x/evil.py\n", "proj/a.py": "x = 1\n",
+             "x/evil.py": "open('TMP/PWNED', 'w').close()\nfrom mypy.plugin import Plugin\n\n\n"
+                          "def plugin(version):\n    return Plugin\n"}
+    assert _runs(f"{sys.executable} -m mypy --no-incremental --config-file TMP/x/m.ini a.py", files)
+    assert refused("mypy --config-file /tmp/w/x/m.ini a.py")
+
+
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 def test_npm_differential_prefix_runs_another_package() -> None:
     files = {"x/package.json": '{"name": "x", "scripts": {"test": "touch TMP/PWNED"}}',
              "proj/package.json": '{"name": "p", "scripts": {"test": "true"}}'}
     assert _runs("npm test --prefix TMP/x", files)
     assert refused("npm test --prefix /tmp/w/x") and refused("npm --prefix /tmp/w/x test")
+
+
+# -- a link to a directory above start-up files ---------------------------------------------------------------------
+
+LINK_ATTACKS = ["ln -s /etc/profile.d p", "ln -s /etc/profile.d/ p", "ln -sT /etc/profile.d p",
+                "ln -sfn /etc/profile.d p",
+                "ln -s /usr/local/bin b", "ln -s /usr u", "ln -s /var/spool/cron c", "ln -s /etc/xdg x", "ln -s / r",
+                "ln -s . x", "cd /etc && ln -s profile.d p", "cp -rs /etc/profile.d p", "cp -rl /etc/profile.d p",
+                "cp --symbolic-link -r /etc/profile.d p", "ln -s .git g", "ln -s ~/.config c", "ln -s ~/.local l",
+                "ln -s ~/.config/systemd s", "ln -s /etc/systemd s", "ln -t d -s /etc/profile.d",
+                "ln -s /etc/profile.d p && echo id > p/x.sh"]
+LINK_BENIGN = ["ln -s src/lib lib", "ln -s build/out latest", "ln -sf /tmp/x y", "ln -s /opt/app/current c",
+               "ln -s docs/README.md README", "cp -r src dst", "cp -a src dst", "ln -s data/v2 data/current"]
+
+
+@pytest.mark.parametrize("cmd", LINK_ATTACKS)
+def test_a_link_to_a_directory_above_start_up_files_is_refused(cmd: str) -> None:
+    assert refused(cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", LINK_BENIGN)
+def test_a_link_inside_the_project_stays_allowed(cmd: str) -> None:
+    assert not refused(cmd), (cmd, analyse(cmd).unresolvable)
+
+
+_ABOVE_START_UP = ["/etc/profile.d", "/etc", "/usr/local/bin", "/usr/local", "/usr", "/usr/bin", "/bin", "/sbin",
+                   "/var/spool/cron", "/etc/systemd", "/etc/xdg/autostart", "~/.config/autostart", "~/.config",
+                   "~/.local/bin", "/home/u/.config/systemd", ".git", "repo/.git/hooks", "/"]
+
+
+@FAST
+@given(st.sampled_from(_ABOVE_START_UP), st.sampled_from(["ln -s {t} {l}", "ln -sfn {t} {l}", "ln -sT {t} {l}",
+                                                           "cp -rs {t} {l}", "cp -rl {t} {l}", "ln {t} {l}",
+                                                           "ln -s -- {t} {l}", "ln -t d -s {t}"]),
+       st.from_regex(r"[a-z]{1,8}", fullmatch=True), st.sampled_from(["", "/"]))
+def test_any_link_to_a_directory_above_start_up_files_is_refused(target: str, template: str, link: str,
+                                                                  slash: str) -> None:
+    """Whichever spelling makes the link, and whatever it is named: the files below it are start-up files."""
+    cmd = template.format(t=target + slash if target != "/" else target, l=link)
+    assert analyse(cmd).unresolvable, cmd
+
+
+def test_link_differential_a_write_through_the_link_lands_in_the_target() -> None:
+    """Real ln and bash: ``p/x.sh`` is written into the linked directory, a name no glob of the write matched."""
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(f"{tmp}/etc/profile.d")
+        os.makedirs(f"{tmp}/w")
+        _sh(f"ln -s {tmp}/etc/profile.d p && echo id > p/x.sh", f"{tmp}/w", tmp)
+        landed = Path(f"{tmp}/etc/profile.d/x.sh").read_text() == "id\n"
+    assert landed
+    assert not refused("echo id > p/x.sh")  # the write alone names nothing: the link must be refused
+    assert refused("ln -s /etc/profile.d p")

@@ -48,7 +48,8 @@ from dataclasses import dataclass, field
 from .globs import ANY_CHAR, NOT_SLASH, SetTooLong, Token, parse_set
 from .words import Word
 
-__all__ = ["GLOBAL_VALUES", "GitReadings", "MAX_READINGS", "READ_ONLY", "git_readings", "object_paths", "pattern_readings"]
+__all__ = ["GLOBAL_VALUES", "GitReadings", "MAX_READINGS", "READ_ONLY", "git_readings", "object_paths",
+           "pattern_readings"]
 
 _SLASH: Token = ("c", (False, frozenset("/")))
 _NS_STAR: Token = ("*", NOT_SLASH)

@@ -16,7 +16,7 @@ import shlex
 from .derived import derived_outputs, into_directory
 from .gitargs import git_readings
 from .globs import intersects
-from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
+from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, configures_below, program_name
 from .options import option_reason
 from .paths import word_paths
 from .runners import runner_reason
@@ -37,6 +37,15 @@ ASSIGNING = frozenset({"read", "getopts", "wait", "export", "readonly", "declare
 MAKES_DIRECTORIES = frozenset({"mkdir", "rmdir"})
 MAX_CWDS = 16
 DECLARES = frozenset({"export", "readonly", "declare", "typeset", "local"})
+
+
+def _links(name: str, args: list[Word]) -> bool:
+    """Whether the command makes links to its operands: ``ln`` (symbolic or hard), ``cp -s``/``-l`` (any cluster
+    holding ``s`` or ``l``, ``--sy...``, ``--li...``: read wide, which can only refuse more)."""
+    if name == "ln":
+        return True
+    return name == "cp" and any(w.literal and ((not w.text.startswith("--") and w.text.startswith("-") and (
+        "s" in w.text or "l" in w.text)) or w.text.startswith(("--sy", "--li"))) for w in args)
 
 
 class Resolver(WalkerBase):
@@ -105,6 +114,12 @@ class Resolver(WalkerBase):
             self.names(name, NAME_BUILTINS[name], args)
         tree = RECURSIVE.get(name)
         whole = tree is not None and (not tree or bool(tree & flags) or unknown)
+        if _links(name, args):  # "ln -s /etc/profile.d p": p/x.sh is /etc/profile.d/x.sh (.model.configures_below)
+            for w in args:
+                why = configures_below(word_paths(w, self.cwds)) if not (w.literal and w.text.startswith("-")) else None
+                if why:
+                    self.refuse(why)
+                    break
         for w in into_directory(name, args):  # "cp authorized_keys ~/.ssh" writes ~/.ssh/authorized_keys
             self.add_paths(w, writes=True)
         derived = derived_outputs(name, args)  # "cp -b -S rc x ~/.bash", "gunzip ~/.bashrc.gz" write ~/.bashrc

@@ -4,7 +4,8 @@ Allowing ``make``, ``pytest``, ``npm test``, ``cargo build`` or ``go test`` acce
 makefile, conftest.py, package.json scripts, build.rs in the working directory). Each of them also has options that
 load code from somewhere else, which the deny list of :data:`~.programs.HAZARDS` named one by one and missed
 (session 19, each run with the real program where installed: GNU make 4.3, pytest 9, npm 11, cargo 1.95):
-``make -f /tmp/x.mk``, ``make -C /tmp/x``, ``make -I /tmp`` (an ``include`` found there), ``pytest -p evil`` (a plugin
+``make -f /tmp/x.mk``, ``make -C /tmp/x``, ``make -I /tmp`` (an ``include`` found there; a relative ``-C docs``
+stays allowed, as ``cd docs && make`` is), ``pytest -p evil`` (a plugin
 module), ``pytest -c /tmp/x.ini`` and ``-o addopts=...`` (``addopts = -p evil``, ``pythonpath = /tmp``), ``pytest
 --confcutdir=/`` (conftest.py files of every parent directory), ``npm test --prefix /tmp/x`` (that package.json's
 script), ``npm test --node-options=--require=/tmp/x.js`` (npm reads any ``--KEY=VALUE`` as its config),
@@ -16,7 +17,11 @@ options are an **allow list** (:data:`RUNNERS`, from the programs' manuals: GNU 
 that loads code is not read as harmless. A long option may be abbreviated where the program allows it (GNU getopt,
 pytest's argparse); an abbreviation is read as every listed option it may stand for and refused unless all are
 allowed. Values are checked where they can name code (``pytest -p no:NAME`` only disables a plugin; ``cargo
---target`` must be a target triple, not a JSON spec file; ``go -ldflags`` only ``-s -w -X``).
+--target`` must be a target triple, not a JSON spec file; ``go -ldflags`` only ``-s -w -X``; ``make -C``/``-f``/``-I``
+only inside the project). After ``--``, ``cargo test``/``fmt`` pass words to the test binary or rustfmt, but
+``cargo clippy -- ...`` hands them to clippy-driver, which is rustc (``--extern``, ``-L``, ``-Z codegen-backend`` load
+crates and backends): only lint levels are allowed there. (``mypy --config-file`` outside the project, whose
+``plugins = /tmp/x/evil.py`` ran, is refused in :func:`~.options.mypy_reason`.)
 
 Code from elsewhere also comes in through the operands and the directory: ``pytest /tmp/x/test_a.py`` and ``go test
 ../x`` load that directory's tests and conftest.py, and ``cd /tmp/x && make`` its makefile. A runner whose test path
@@ -57,13 +62,14 @@ def _fs(text: str) -> frozenset[str]:
 
 
 RUNNERS: dict[str, Runner] = {
-    "make": Runner("kisnqBwrRStpdhv", "oW",
+    "make": Runner("kisnqBwrRStpdhv", "oWCfI",
                    _fs("keep-going ignore-errors silent quiet dry-run just-print recon question always-make "
                        "print-directory no-print-directory no-builtin-rules no-builtin-variables no-keep-going stop "
-                       "touch print-data-base trace version help warn-undefined-variables no-silent check-symlink-times "
+                       "touch print-data-base trace version help warn-undefined-variables no-silent "
+                       "check-symlink-times "
                        "debug jobs load-average output-sync"),
                    _fs("jobs load-average max-load output-sync old-file assume-old what-if new-file assume-new "
-                       "debug shuffle"), short_optional="jlO"),
+                       "debug shuffle directory file makefile include-dir"), short_optional="jlO"),
     "pytest": Runner("qvxslhV", "rkmnWp",
                      _fs("quiet verbose exitfirst showlocals last-failed lf failed-first ff new-first nf stepwise sw "
                          "stepwise-skip sw-skip collect-only co collectonly strict-markers strict-config strict "
@@ -108,6 +114,9 @@ def leaves_project(text: str) -> bool:
 
 
 def _value_reason(program: str, name: str, value: str) -> str | None:
+    if program == "make" and name in ("C", "f", "I", "directory", "file", "makefile", "include-dir") and \
+            leaves_project(value):
+        return f"make {name} {value[:40]!r}: a makefile or directory outside the project"
     if program == "pytest" and name in ("p", "plugin"):
         return None if value.startswith("no:") else f"pytest -p {value[:40]!r} loads a plugin module"
     if program == "pytest" and name in ("W", "pythonwarnings") and value.count(":") >= 2:
@@ -144,8 +153,9 @@ def _long(spec: Runner, name: str) -> list[str]:
     return [k for k in known if k.startswith(name)] if len(name) >= 2 else []
 
 
-def _option_reason(program: str, spec: Runner, words: list[str]) -> str | None:
-    """Why one of ``program``'s (fixed) option words is refused: not listed, or a value that names code."""
+def _option_reason(program: str, spec: Runner, words: list[str], sub: str = "") -> str | None:
+    """Why one of ``program``'s (fixed) option words is refused: not listed, or a value that names code. ``sub``: the
+    subcommand (cargo: what follows ``--`` goes to the test binary or rustfmt, or to clippy-driver)."""
     k = 0
     while k < len(words):
         w = words[k]
@@ -154,9 +164,10 @@ def _option_reason(program: str, spec: Runner, words: list[str]) -> str | None:
             if not spec.passthrough:
                 return f"{program}: words after -- are not read here"
             rest = words[k:]
-            if program == "cargo" and any(r.startswith("-") and r[:2] not in ("-D", "-W", "-A", "-F") and
-                                          not r.startswith("--") for r in rest):
-                return f"{program} -- {' '.join(rest)[:40]!r}: compiler flags after -- are not read here"
+            if program == "cargo" and sub not in ("test", "t", "bench", "fmt") and any(
+                    r.startswith("-") and not re.fullmatch(r"-[DWAF].*|--(deny|warn|allow|forbid)(=.*)?", r)
+                    for r in rest):  # clippy-driver is rustc: --extern/-L/-Z load crates and backends
+                return f"{program} -- {' '.join(rest)[:40]!r}: only lint levels (-D, -W, -A, -F) are read after --"
             return None
         if program == "cargo" and k == 1 and w.startswith("+"):
             if "/" in w or "\\" in w:
@@ -211,6 +222,7 @@ def runner_reason(program: str, args: list[Word], moved: Sequence[str], start: S
     spec = RUNNERS.get(program)
     if spec is None:
         return None
+    sub = ""
     roots = [c.rstrip("/") + "/" for c in start if c]
     gone = [d for d in moved if leaves_project(d) and not any((d + "/").startswith(r) for r in roots)]
     if gone:
@@ -224,6 +236,7 @@ def runner_reason(program: str, args: list[Word], moved: Sequence[str], start: S
                 why = _option_reason(program, spec, [w.text]) if program == "cargo" else None
                 if why or program != "cargo" or i:
                     return why or f"{program} {w.text[:40]!r}: not an option this reader allows"
+        sub = args[heads[0]].text if heads else ""
         args = [w for i, w in enumerate(args) if i not in heads and not (
             program == "cargo" and i == 0 and w.literal and w.text.startswith("+"))]
     for w in args:
@@ -239,4 +252,4 @@ def runner_reason(program: str, args: list[Word], moved: Sequence[str], start: S
         for t in words[:end]:
             if not t.startswith("-") and leaves_project(t.split("::", 1)[0]):
                 return f"{program} {t[:60]!r}: tests outside the project (their conftest.py or package runs)"
-    return _option_reason(program, spec, words)
+    return _option_reason(program, spec, words, sub)
