@@ -100,6 +100,10 @@ RUNNER_ATTACKS = [
     "pytest $X", "make $T", "npm test $X", "go test -run $X", "mypy --config-file /tmp/x/m.ini src",
     "mypy --config-file=/tmp/m.ini src", "python -m mypy --config /tmp/m.ini src", "mypy --config-file ../m.ini .",
     "cargo clippy -- --extern e=/tmp/libe.so", "cargo clippy -- -L /tmp", "cargo check -- -Zcodegen-backend=x",
+    "env -C /tmp/x make", "env --chdir=/tmp/x pytest", "(cd /tmp/x; make)", "{ cd /tmp/x; }; make", "cd && make",
+    "cmake -S /tmp/evil -B build", "cmake /tmp/evil", "cmake -S/tmp/x -Bbuild", "cmake --build /tmp/evil",
+    "cmake --build=/tmp/x", "cmake --install /tmp/x", "ctest --test-dir /tmp/evil", "cd /tmp/evil && cmake .",
+    "cmake --build build -- -f /tmp/x", "cmake -G Ninja -S . -B /tmp/build",
 ]
 RUNNER_BENIGN = [
     "make", "make -j4 test", "make -j 4 test", "make -k -s all", "make --jobs=8", "make -n install", "make V=1",
@@ -115,6 +119,10 @@ RUNNER_BENIGN = [
     "go test -run TestX -v ./pkg", "go build -ldflags \"-s -w\"", "go build -ldflags '-X main.v=1'", "go vet ./...",
     "go version", "go test -race -count=1 ./...", "mypy --config-file mypy.ini src", "mypy --strict src",
     "cargo clippy --all-targets -- --deny=warnings", "cargo test -- --test-threads=1", "cargo fmt -- --check",
+    "env -C src make", "cd src; make; cd /tmp; ls", "cmake -B build", "cmake -S . -B build -DBUILD_TESTING=ON",
+    "cmake --build build --target install", "cmake --install build --prefix /usr/local", "ctest",
+    "cmake -DCMAKE_INSTALL_PREFIX=/usr/local -S . -B build", "cmake --build build -- -j4", "cd build && ctest",
+    "ctest --output-on-failure -j4",
 ]
 
 
@@ -290,6 +298,14 @@ _EVIL_PY = {"x/evilplug.py": "open('TMP/PWNED', 'w').close()\n", "x/conftest.py"
 def test_pytest_differential_code_from_another_directory_runs(cmd: str) -> None:
     assert _runs(cmd, _EVIL_PY), cmd
     assert refused(cmd.replace("TMP", "/tmp/w").replace("PYTHONPATH=/tmp/w/x ", "")), cmd
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
+def test_cmake_differential_a_source_directory_elsewhere_runs_its_script() -> None:
+    files = {"x/CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(x NONE)\n"
+                                 "execute_process(COMMAND touch TMP/PWNED)\n"}
+    assert _runs("cmake -S TMP/x -B build", files)
+    assert refused("cmake -S /tmp/w/x -B build") and refused("cmake /tmp/w/x")
 
 
 def test_mypy_differential_a_config_file_elsewhere_runs_its_plugin() -> None:

@@ -26,7 +26,10 @@ crates and backends): only lint levels are allowed there. (``mypy --config-file`
 Code from elsewhere also comes in through the operands and the directory: ``pytest /tmp/x/test_a.py`` and ``go test
 ../x`` load that directory's tests and conftest.py, and ``cd /tmp/x && make`` its makefile. A runner whose test path
 operand, or whose directory (a ``cd`` earlier in the same text), leaves the project (an absolute path, ``~``, ``..``)
-is refused (:func:`runner_reason`); relative directories (``cd src && make``) stay allowed. A directory the tool
+is refused (:func:`runner_reason`); relative directories (``cd src && make``) stay allowed. ``cmake``/``ctest`` keep
+their deny list (:mod:`.options`) but a source, build, install or test directory outside the project is refused
+(``cmake -S /tmp/x`` ran its CMakeLists.txt, cmake 3.25) and the words after ``cmake --build DIR --`` are read as
+``make``'s. A directory the tool
 itself names (its ``cwd`` argument) is the project's. A word that is not fixed is refused where it could be an
 option. What a shell kept from an earlier call (a persistent ``cd``) is not in the text and not seen here.
 """
@@ -206,6 +209,53 @@ def _option_reason(program: str, spec: Runner, words: list[str], sub: str = "") 
     return None
 
 
+def _moved_out(program: str, moved: Sequence[str], start: Sequence[str]) -> str | None:
+    roots = [c.rstrip("/") + "/" for c in start if c]
+    gone = [d for d in moved if leaves_project(d) and not any((d + "/").startswith(r) for r in roots)]
+    if gone:
+        return f"{program} runs the code of {gone[0][:60]!r}, a directory outside the project (a cd before it)"
+    return None
+
+
+#: cmake/ctest options whose value names no directory of code (a prefix to install into, a generator, a target...)
+_CMAKE_VALUES = frozenset({"--prefix", "--install-prefix", "-D", "-U", "-G", "-A", "-T", "--target", "-t", "--config",
+                           "-j", "--parallel", "--component", "--log-level", "--loglevel", "-R", "-E", "-L", "-LE",
+                           "-I", "--timeout", "--repeat", "-C", "--build-config", "--output-junit", "-O",
+                           "--output-log", "--preset", "--default-directory-permissions", "--strip"})
+
+
+def _cmake_reason(program: str, args: list[Word], moved: Sequence[str], start: Sequence[str]) -> str | None:
+    """cmake and ctest: a source, build, install or test directory outside the project runs its code
+    (``cmake -S /tmp/x`` runs its CMakeLists.txt, ``cmake --build /tmp/x`` its makefile, ``cmake --install /tmp/x``
+    its install scripts, ``ctest --test-dir /tmp/x`` its tests); the native tool's words after ``cmake --build DIR
+    --`` are read as ``make``'s (:data:`RUNNERS`)."""
+    why = _moved_out(program, moved, start)
+    if why:
+        return why
+    words = [w.text for w in args if w.literal]
+    end = words.index("--") if "--" in words else len(words)
+    k = 0
+    while k < end:
+        w = words[k]
+        k += 1
+        if w in _CMAKE_VALUES:
+            k += 1
+            continue
+        value = w.split("=", 1)[1] if w.startswith("--") and "=" in w else w
+        if w.startswith("-") and not w.startswith(("-S", "-B", "--build", "--install", "--test-dir")):
+            continue
+        if w.startswith(("-S", "-B")) and len(w) > 2:
+            value = w[2:]
+        elif w in ("-S", "-B", "--build", "--install", "--test-dir"):
+            value = words[k] if k < end else ""
+            k += 1
+        if leaves_project(value):
+            return f"{program} {w[:40]!r} {value[:40]!r}: a directory outside the project (its cmake scripts run)"
+    if end < len(words) and "--build" in " ".join(words[:end]):
+        return _option_reason("make", RUNNERS["make"], words[end + 1:])
+    return None
+
+
 def runner_reason(program: str, args: list[Word], moved: Sequence[str], start: Sequence[str] = ()) -> str | None:
     """Why this runner command loads code from outside the project, or None (not a runner, or allowed).
 
@@ -219,14 +269,15 @@ def runner_reason(program: str, args: list[Word], moved: Sequence[str], start: S
         program, args = args[1].text, args[2:]
     if program in ("py.test", "gmake"):
         program = {"py.test": "pytest", "gmake": "make"}[program]
+    if program in ("cmake", "ctest"):
+        return _cmake_reason(program, args, moved, start)
     spec = RUNNERS.get(program)
     if spec is None:
         return None
     sub = ""
-    roots = [c.rstrip("/") + "/" for c in start if c]
-    gone = [d for d in moved if leaves_project(d) and not any((d + "/").startswith(r) for r in roots)]
-    if gone:
-        return f"{program} runs the code of {gone[0][:60]!r}, a directory outside the project (a cd before it)"
+    why = _moved_out(program, moved, start)
+    if why:
+        return why
     if program in ("npm", "cargo", "go"):  # the subcommand: "npm run test", "cargo +nightly build", "go test"
         heads = [i for i, w in enumerate(args) if not (w.literal and w.text.startswith(("-", "+")))][:1]
         if program == "npm" and heads and args[heads[0]].literal and args[heads[0]].text in ("run", "run-script"):
