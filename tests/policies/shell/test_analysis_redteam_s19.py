@@ -104,6 +104,8 @@ RUNNER_ATTACKS = [
     "cmake -S /tmp/evil -B build", "cmake /tmp/evil", "cmake -S/tmp/x -Bbuild", "cmake --build /tmp/evil",
     "cmake --build=/tmp/x", "cmake --install /tmp/x", "ctest --test-dir /tmp/evil", "cd /tmp/evil && cmake .",
     "cmake --build build -- -f /tmp/x", "cmake -G Ninja -S . -B /tmp/build",
+    "python -m unittest discover -s /tmp/x", "python -m unittest discover /tmp/x", "python -m unittest discover -t ..",
+    "python3 -m unittest discover --start-directory=/tmp/x", "npm test -g", "npm run build -g",
 ]
 RUNNER_BENIGN = [
     "make", "make -j4 test", "make -j 4 test", "make -k -s all", "make --jobs=8", "make -n install", "make V=1",
@@ -122,7 +124,8 @@ RUNNER_BENIGN = [
     "env -C src make", "cd src; make; cd /tmp; ls", "cmake -B build", "cmake -S . -B build -DBUILD_TESTING=ON",
     "cmake --build build --target install", "cmake --install build --prefix /usr/local", "ctest",
     "cmake -DCMAKE_INSTALL_PREFIX=/usr/local -S . -B build", "cmake --build build -- -j4", "cd build && ctest",
-    "ctest --output-on-failure -j4",
+    "ctest --output-on-failure -j4", "python -m unittest -v", "python -m unittest discover -s tests -p 'test_*.py'",
+    "python -m unittest tests.test_x", "npm ls -g", "npm ls -g --depth=0",
 ]
 
 
@@ -298,6 +301,13 @@ _EVIL_PY = {"x/evilplug.py": "open('TMP/PWNED', 'w').close()\n", "x/conftest.py"
 def test_pytest_differential_code_from_another_directory_runs(cmd: str) -> None:
     assert _runs(cmd, _EVIL_PY), cmd
     assert refused(cmd.replace("TMP", "/tmp/w").replace("PYTHONPATH=/tmp/w/x ", "")), cmd
+
+
+@pytest.mark.parametrize("cmd", ["python -m unittest discover -s TMP/x", "python -m unittest discover TMP/x"])
+def test_unittest_differential_a_start_directory_elsewhere_runs_its_tests(cmd: str) -> None:
+    files = {"x/test_a.py": "open('TMP/PWNED', 'w').close()\n"}
+    assert _runs(cmd.replace("python", sys.executable, 1), files), cmd
+    assert refused(cmd.replace("TMP", "/tmp/w")), cmd
 
 
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")

@@ -9,7 +9,8 @@ stays allowed, as ``cd docs && make`` is), ``pytest -p evil`` (a plugin
 module), ``pytest -c /tmp/x.ini`` and ``-o addopts=...`` (``addopts = -p evil``, ``pythonpath = /tmp``), ``pytest
 --confcutdir=/`` (conftest.py files of every parent directory), ``npm test --prefix /tmp/x`` (that package.json's
 script), ``npm test --node-options=--require=/tmp/x.js`` (npm reads any ``--KEY=VALUE`` as its config),
-``cargo build --manifest-path /tmp/x/Cargo.toml`` (that build.rs), ``cargo -Z ...``, ``go test -modfile=/tmp/go.mod``
+``cargo build --manifest-path /tmp/x/Cargo.toml`` (that build.rs), ``cargo -Z ...``, ``python -m unittest discover
+-s /tmp/x`` (that directory's test modules, Python 3.11), ``go test -modfile=/tmp/go.mod``
 (its replace directives), ``go build -ldflags=-extld=/tmp/x`` (the external linker it runs). So each runner's
 options are an **allow list** (:data:`RUNNERS`, from the programs' manuals: GNU make 4.3 ``make --help``, pytest 9
 ``pytest --help``, npm 11 ``npm help test/run/ls``, cargo 1.95 ``cargo help build``, go 1.22 ``go help build``,
@@ -105,6 +106,8 @@ RUNNERS: dict[str, Runner] = {
                      "benchtime shuffle fuzz fuzztime list skip ldflags gcflags buildmode compiler "
                      "outputdir blockprofile cpuprofile memprofile mutexprofile trace pgo"),
                  abbreviations=False, single_dash_long=True, code_operands=True),
+    "unittest": Runner("hvqfcb", "kspt", _fs("help verbose quiet locals failfast catch buffer"),
+                       _fs("durations start-directory pattern top-level-directory"), code_operands=True),
 }
 #: value options whose values are checked (:func:`_value_reason`)
 _TRIPLE = re.compile(r"[A-Za-z0-9_.]+(-[A-Za-z0-9_.]+){1,4}")
@@ -117,6 +120,9 @@ def leaves_project(text: str) -> bool:
 
 
 def _value_reason(program: str, name: str, value: str) -> str | None:
+    if program == "unittest" and name in ("s", "t", "start-directory", "top-level-directory") and \
+            leaves_project(value):
+        return f"python -m unittest -{name} {value[:40]!r}: tests outside the project (their modules run)"
     if program == "make" and name in ("C", "f", "I", "directory", "file", "makefile", "include-dir") and \
             leaves_project(value):
         return f"make {name} {value[:40]!r}: a makefile or directory outside the project"
@@ -178,6 +184,9 @@ def _option_reason(program: str, spec: Runner, words: list[str], sub: str = "") 
             continue
         if not w.startswith("-") or w == "-":
             continue
+        if program == "npm" and sub != "ls" and (w in ("-g", "--global") or (
+                not w.startswith("--") and "g" in w)):
+            return f"npm {sub} {w!r}: the global prefix's package runs, not the project's"
         if w.startswith("--") or spec.single_dash_long:
             name, eq, value = w.lstrip("-").partition("=")
             names = _long(spec, name)
