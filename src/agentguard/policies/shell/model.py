@@ -149,6 +149,7 @@ class WalkerBase:
         self.cwds: list[str] = [""]
         self.start_cwds = 1  # how many of cwds the text started in (the tool's cwd argument); a cd adds the rest
         self.posix_sh = False  # inside a payload for sh/dash/ash: braces may stay unexpanded
+        self.loopvars: dict[str, list[Word]] = {}  # a loop's variable -> its words, inside the body (.loops)
         self.work = 0
 
     def spend(self, units: int) -> None:
