@@ -106,6 +106,7 @@ RUNNER_ATTACKS = [
     "cmake --build build -- -f /tmp/x", "cmake -G Ninja -S . -B /tmp/build",
     "python -m unittest discover -s /tmp/x", "python -m unittest discover /tmp/x", "python -m unittest discover -t ..",
     "python3 -m unittest discover --start-directory=/tmp/x", "npm test -g", "npm run build -g",
+    "pytest /tmp/*/t.py", "pytest .*/x.py", "pytest *", 'for f in /tmp/*.py; do pytest "$f"; done',
 ]
 RUNNER_BENIGN = [
     "make", "make -j4 test", "make -j 4 test", "make -k -s all", "make --jobs=8", "make -n install", "make V=1",

@@ -41,6 +41,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from .globs import intersects
+from .model import DASH_ANY
 from .words import Word
 
 __all__ = ["RUNNERS", "Runner", "leaves_project", "runner_reason"]
@@ -300,12 +302,12 @@ def runner_reason(program: str, args: list[Word], moved: Sequence[str], start: S
         args = [w for i, w in enumerate(args) if i not in heads and not (
             program == "cargo" and i == 0 and w.literal and w.text.startswith("+"))]
     for w in args:
-        if not w.literal:
-            if w.text == "--":
-                break
-            return f"{program}: the word {w.text!r} is not fixed and could be an option that loads code"
-        if w.text == "--":
+        if w.literal and w.text == "--":
             break
+        if not w.literal and (w.unknown or w.split or intersects(w.tokens, DASH_ANY) or (spec.code_operands and (
+                leaves_project(w.text) or re.search(r"(^|/)\.[^/]*[*?\[]", w.text)))):
+            return f"{program}: the word {w.text!r} is not fixed and could be an option that loads code, or tests " \
+                   "outside the project"  # a glob that cannot start with "-" (tests/test_*.py) is an operand
     words = [w.text for w in args]
     end = words.index("--") if "--" in words else len(words)
     if spec.code_operands:
