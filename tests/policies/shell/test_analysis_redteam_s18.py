@@ -79,7 +79,7 @@ BENIGN = ["jq . x.json", "jq -r '.name' package.json", "jq -rc '.a' x.json", "jq
           "jq --indent 4 . x.json", "jq -s add a.json b.json", "jq . --tab x.json", "jq -n --seq 1",
           "make", "make -j4 test", "make CC=clang", "make PREFIX=/usr/local install", "make 'CFLAGS=-O2 -g'",
           "make V=1", "cmake -S . -B build -DBUILD_TESTING=ON", "cmake --build build -j 4",
-          "cmake --build build -- -j4", "python -m mypy src", "mypy --strict src", "git checkout main",
+          "cmake --build build -- -j4", "python -m mypy src", "mypy --strict src", "git checkout -- main",
           "git restore src/x.py", "git commit -m x", "git add -A",
           "tar -c --file=x.tar src", "tar -c --file x.tar src", "tar -cf x.tar src", "tar cvf a.tar src",
           "ps aux", "ps -ef", "ps -eo pid,user,args", "ps o pid,user", "less -R x.log", "less +F x"]

@@ -43,6 +43,14 @@ directory and archive extraction under stored names are config writes or unresol
 bounded (linear brace and bracket readers, :data:`~.grammar.MAX_WORD`, at most 64 globs in a word,
 :data:`~.model.MAX_WORK`): past a bound the command is refused unread.
 
+Added by the session-19 red team (``tests/policies/shell/test_analysis_redteam_s19.py``, oracles against real git,
+make, pytest, npm, cmake, mypy and ln): a git checkout, switch, restore or reset from a revision other than HEAD or
+its ancestors, ``pull``/``merge``/``apply``/... and a fetch that moves local refs are refused as ``tar -x`` is (the
+commit chooses the files: a symlink to ``~/.ssh/id_rsa``, a repository whose config runs a command; :mod:`.vcs`); the
+options of ``make``, ``pytest``, ``npm``, ``cargo``, ``go`` and ``python -m unittest`` are allow lists, and a runner
+(``cmake``/``ctest`` too) on a directory or tests outside the project is refused (:mod:`.runners`); a link to a
+directory above start-up files (``ln -s /etc/profile.d p``) is refused (:func:`~.model.configures_below`).
+
 Why tree-sitter-bash and not bashlex (both on PyPI; compared on the corpus of
 ``tests/policies/shell/benign_commands.txt``, the attack families and ``benchmarks/shell_analysis.py``): tree-sitter-bash is
 maintained (the grammar the editors use), parses every construct of the corpus (bashlex 0.18 raises
@@ -82,6 +90,7 @@ def _start(cwds: Iterable[str]) -> _Walker:
         for form, _ in path_forms(c):
             if form not in w.cwds:
                 w.cwds.append(form)
+    w.start_cwds = len(w.cwds)
     return w
 
 

@@ -48,7 +48,8 @@ from dataclasses import dataclass, field
 from .globs import ANY_CHAR, NOT_SLASH, SetTooLong, Token, parse_set
 from .words import Word
 
-__all__ = ["GitReadings", "MAX_READINGS", "READ_ONLY", "git_readings", "object_paths", "pattern_readings"]
+__all__ = ["GLOBAL_VALUES", "GitReadings", "MAX_READINGS", "READ_ONLY", "git_readings", "object_paths",
+           "pattern_readings"]
 
 _SLASH: Token = ("c", (False, frozenset("/")))
 _NS_STAR: Token = ("*", NOT_SLASH)
@@ -317,7 +318,7 @@ def git_readings(args: list[Word]) -> GitReadings:
         if not seen_sub and w.literal and w.text == sub:
             seen_sub = True
             continue
-        if not seen_sub and w.literal and w.text in _GLOBAL_VALUES:
+        if not seen_sub and w.literal and w.text in GLOBAL_VALUES:
             skip = True  # the value of git's own option (a -C directory is read as a path by the caller)
             continue
         if not ended and w.literal and w.text == "--":
@@ -345,7 +346,7 @@ def git_readings(args: list[Word]) -> GitReadings:
 
 
 #: git's own options that take the next word as their value (``git -C DIR``, ``git -c k=v``)
-_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
+GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
                             "--config-env", "--exec-path", "--list-cmds", "--attr-source"})
 
 
@@ -357,7 +358,7 @@ def _subcommand(args: list[Word]) -> tuple[str, list[str]]:
         w = args[k]
         if not w.literal:
             return "", dirs
-        if w.text in _GLOBAL_VALUES:
+        if w.text in GLOBAL_VALUES:
             if k + 1 < len(args) and args[k + 1].literal and w.text in ("-C", "--work-tree"):
                 dirs.append(args[k + 1].text)
             k += 2

@@ -16,6 +16,7 @@ from typing import Any
 
 from .lexical import (first_error, glued_continuation, heredoc_mismatch, odd_char, skipped_text,
                       unread_substitution)
+from .loops import loop_binding, loop_value
 from .model import ANY_WORD, MAX_DEPTH, Command, WalkerBase
 from .programs import UNSAFE_ENV, plain_name
 from .words import Piece, TooManyWords, Word, decode_ansi_c, make_words
@@ -130,11 +131,16 @@ class GrammarWalker(WalkerBase):
             if var is not None and UNSAFE_ENV.fullmatch(src[var.start_byte:var.end_byte].decode(errors="replace")):
                 self.refuse(f"a loop assigns {src[var.start_byte:var.end_byte].decode(errors='replace')}, which "
                             "changes what runs or where paths point")
+            values: list[Word] = []
             for c in node.children:
                 if c.type in _WORD_TYPES:
-                    self.words(c, depth, src)
-                elif c.type == "do_group":
+                    values += self.words(c, depth, src)
+                elif c.type == "do_group":  # "$f" in the body is one of the loop's words (.loops)
+                    binding = loop_binding(node, src, values)
+                    saved = dict(self.loopvars)
+                    self.loopvars.update([binding] if binding else [])
                     self.stmt(c, depth, src)
+                    self.loopvars = saved
         elif t == "case_statement":
             for c in node.children:
                 if c.type == "case_item":
@@ -335,6 +341,9 @@ class GrammarWalker(WalkerBase):
         if node.end_byte - node.start_byte > MAX_WORD:
             self.refuse(f"a word longer than {MAX_WORD} characters (refused unread: the time to decide is bounded)")
             return [ANY_WORD]
+        tracked = loop_value(node, src, self.loopvars)
+        if tracked is not None:
+            return tracked
         try:
             pieces = self.pieces(node, depth, src, quoted=False)
             words = make_words(pieces)

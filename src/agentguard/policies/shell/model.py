@@ -22,7 +22,7 @@ from .programs import CONFIG_FILES
 from .words import Word
 
 __all__ = ["ANY_WORD", "Analysis", "Command", "MAX_DEPTH", "MAX_WORK", "TooMuchWork", "WalkerBase", "chain",
-           "configures", "program_name"]
+           "configures", "configures_below", "program_name"]
 
 MAX_DEPTH = 8
 #: the most words and path spellings one analysis reads (a benign command uses well under 100); past it the
@@ -36,6 +36,44 @@ class TooMuchWork(Exception):
 _CONFIG = [fold_case(fnmatch_tokens(p)) for p in CONFIG_FILES]
 _CONFIG_RE = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in CONFIG_FILES), re.IGNORECASE)
 _SLASH: list[Token] = [("c", (False, frozenset("/")))]
+
+
+def _directories_above(pattern: str) -> list[str]:
+    """The directories of a :data:`~.programs.CONFIG_FILES` glob that a link can stand for: ``/``, ``/etc`` and
+    ``/etc/profile.d`` for ``/etc/profile.d/*``; ``*/.config`` for ``*/.config/autostart/*``. A prefix whose last
+    component is only ``*`` (``*`` of ``*/config``) names no directory: the rest of the pattern is then in the path
+    written through the link itself (``l/.git/config``), which :func:`configures` reads."""
+    comps = pattern.split("/")
+    out = ["/"] if pattern.startswith("/") else []
+    out += ["/".join(comps[:k]) for k in range(1, len(comps)) if comps[k - 1].strip("*")]
+    return [d for d in out if d]
+
+
+_ABOVE = sorted({d for p in CONFIG_FILES for d in _directories_above(p)})
+_ABOVE_TOKENS = [(d, fold_case(fnmatch_tokens(d))) for d in _ABOVE]
+
+
+def configures_below(forms: Iterable[PathForm]) -> str | None:
+    """Why a link to one of ``forms`` makes start-up files writable under a name the text never spells, or None.
+
+    ``ln -s /etc/profile.d p`` then ``echo id > p/x.sh`` writes ``/etc/profile.d/x.sh`` (session 19): the write names
+    ``p/x.sh``, which no start-up file glob matches. So a link target (a directory) that may be one of the directories
+    above a start-up file (``/``, ``/usr``, ``/etc/profile.d``, ``~/.config``, ``.git``) is refused; a relative target
+    is read below any directory, as :func:`configures` reads it (``.`` may be ``/``)."""
+    for text, tokens in forms:
+        toks = list(tokens) if tokens is not None else [("c", (False, frozenset(ch))) for ch in text]
+        rest = toks[1:] if text.startswith("~") else toks
+        toks = fold_case(rest if text.startswith("/") or rest[:1] == _SLASH else _SLASH + rest)
+        while len(toks) > 1 and toks[-1] == _SLASH[0]:
+            toks = toks[:-1]
+        if toks[-2:] == [_SLASH[0], ("c", (False, frozenset(".")))] and len(toks) > 2:
+            toks = toks[:-2]
+        if toks == [_SLASH[0], ("c", (False, frozenset(".")))]:
+            toks = list(_SLASH)
+        for shown, d in _ABOVE_TOKENS:
+            if intersects(toks, d):
+                return f"a link to {text!r} ({shown}) makes the start-up files below it writable under another name"
+    return None
 
 
 def configures(forms: Iterable[PathForm]) -> str | None:
@@ -109,7 +147,9 @@ class WalkerBase:
     def __init__(self) -> None:
         self.out = Analysis()
         self.cwds: list[str] = [""]
+        self.start_cwds = 1  # how many of cwds the text started in (the tool's cwd argument); a cd adds the rest
         self.posix_sh = False  # inside a payload for sh/dash/ash: braces may stay unexpanded
+        self.loopvars: dict[str, list[Word]] = {}  # a loop's variable -> its words, inside the body (.loops)
         self.work = 0
 
     def spend(self, units: int) -> None:

@@ -33,7 +33,8 @@ because what runs is in an *operand* or in a value's *shape*, so each is read wi
 - ``ps``: the BSD option ``e`` prints every process's environment, read from ``/proc/PID/environ`` (a denied
   path): ``ps auxe`` (:func:`ps_reason`).
 - ``mypy``: ``--python-executable`` runs that interpreter to find its packages, ``--install-types`` runs pip to
-  install packages, and ``@FILE`` reads more options from a file (argparse's ``fromfile_prefix_chars``).
+  install packages, and ``@FILE`` reads more options from a file (argparse's ``fromfile_prefix_chars``); a
+  ``--config-file`` outside the project is refused (session 19: its ``plugins = /tmp/x/evil.py`` ran ``evil.py``).
 
 Everything returned is a reason to refuse (the caller records it as unresolvable): fail closed.
 """
@@ -45,6 +46,7 @@ import re
 from .globs import ANY_CHAR, Token, intersects
 from .model import DASH_ANY
 from .programs import TAR_VALUES
+from .runners import leaves_project
 from .words import Word
 
 __all__ = ["CMAKE_CODE", "CMAKE_SAFE", "JQ_OPTIONS", "JQ_VALUES", "cmake_reason", "jq_reason",
@@ -170,12 +172,16 @@ def cmake_reason(words: list[str]) -> str | None:
 
 def mypy_reason(words: list[str]) -> str | None:
     """Why this mypy command runs a program or reads options from a file (see the module doc), or None."""
-    for w in words:
+    for k, w in enumerate(words):
         if w == "--":
             break
         if w.startswith("@"):
             return f"mypy {w[:40]!r}: reads more options from a file"
         name = w[2:].split("=", 1)[0]
+        if w.startswith("--") and len(name) >= 3 and "config-file".startswith(name):
+            value = w.split("=", 1)[1] if "=" in w else (words[k + 1] if k + 1 < len(words) else "")
+            if leaves_project(value):  # session 19: its "plugins = /tmp/x/evil.py" ran evil.py (mypy 1.x)
+                return f"mypy {w[:40]!r} {value[:40]!r}: a config file outside the project (its plugins run)"
         if w.startswith("--") and len(name) >= 3 and any(n.startswith(name) for n in ("python-executable",
                                                                                      "install-types")):
             return f"mypy {w[:40]!r}: runs another program (an interpreter, or pip to install packages)"

@@ -343,7 +343,7 @@ def word_paths(word: Word, cwds: Iterable[str] = ("",)) -> list[PathForm]:
     if "=" in text:
         parts.append(text.split("=", 1)[1])
     if text.startswith("-"):
-        m = re.search(r"[/~]", text)
+        m = re.search(r"/|(?<![^-=])~", text)  # a "~" mid-value is no tilde (--source=HEAD~1 names no ~1)
         if m:
             parts.append(text[m.start():])
         if not text.startswith("--") and re.search(r"[./~]", text, re.S):

@@ -16,13 +16,15 @@ import shlex
 from .derived import derived_outputs, into_directory
 from .gitargs import git_readings
 from .globs import intersects
-from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, program_name
+from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, configures_below, program_name
 from .options import option_reason
 from .paths import word_paths
+from .runners import runner_reason
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
                        OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
                        UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard,
                        plain_name, set_hazard)
+from .vcs import git_content_reason, git_split
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
@@ -35,6 +37,15 @@ ASSIGNING = frozenset({"read", "getopts", "wait", "export", "readonly", "declare
 MAKES_DIRECTORIES = frozenset({"mkdir", "rmdir"})
 MAX_CWDS = 16
 DECLARES = frozenset({"export", "readonly", "declare", "typeset", "local"})
+
+
+def _links(name: str, args: list[Word]) -> bool:
+    """Whether the command makes links to its operands: ``ln`` (symbolic or hard), ``cp -s``/``-l`` (any cluster
+    holding ``s`` or ``l``, ``--sy...``, ``--li...``: read wide, which can only refuse more)."""
+    if name == "ln":
+        return True
+    return name == "cp" and any(w.literal and ((not w.text.startswith("--") and w.text.startswith("-") and (
+        "s" in w.text or "l" in w.text)) or w.text.startswith(("--sy", "--li"))) for w in args)
 
 
 class Resolver(WalkerBase):
@@ -82,6 +93,9 @@ class Resolver(WalkerBase):
         why = option_reason(name, args)  # jq's module directives, make's assignments, cmake -D, mypy (.options)
         if why is not None:
             self.refuse(why)
+        why = runner_reason(name, args, self.cwds[self.start_cwds:], self.cwds[:self.start_cwds])  # (.runners)
+        if why is not None:
+            self.refuse(why)
         gone = deletes(name, [w.text for w in args if w.literal])
         if gone is not None:  # tar --remove-files, zip -m: the operands are deleted (as find -delete)
             targets = [w for w in args if not (w.literal and w.text.startswith("-"))]
@@ -100,6 +114,12 @@ class Resolver(WalkerBase):
             self.names(name, NAME_BUILTINS[name], args)
         tree = RECURSIVE.get(name)
         whole = tree is not None and (not tree or bool(tree & flags) or unknown)
+        if _links(name, args):  # "ln -s /etc/profile.d p": p/x.sh is /etc/profile.d/x.sh (.model.configures_below)
+            for w in args:
+                why = configures_below(word_paths(w, self.cwds)) if not (w.literal and w.text.startswith("-")) else None
+                if why:
+                    self.refuse(why)
+                    break
         for w in into_directory(name, args):  # "cp authorized_keys ~/.ssh" writes ~/.ssh/authorized_keys
             self.add_paths(w, writes=True)
         derived = derived_outputs(name, args)  # "cp -b -S rc x ~/.bash", "gunzip ~/.bashrc.gz" write ~/.bashrc
@@ -125,6 +145,10 @@ class Resolver(WalkerBase):
             for w in seen.trees:
                 self.out.subtrees.extend(word_paths(w, self.cwds))
             for why in seen.unresolvable:
+                self.refuse(why)
+            split = git_split(args)  # a checkout of another commit is an archive extraction (:mod:`.vcs`)
+            why = git_content_reason(*split) if split is not None else None
+            if why is not None:
                 self.refuse(why)
         if name in UNMODELLED_RUNNERS and args:
             self.refuse(f"{name} runs another command with an option grammar not modelled here")

@@ -1,0 +1,192 @@
+"""git operations that write into the working tree files another commit chooses: read as archive extraction (s19).
+
+A commit is an archive: checking it out writes the files, names and **symbolic links** it holds. Session 19 ran
+each of these with git 2.39 in a temporary repository whose other branch held ``k -> ~/.ssh/id_rsa``: ``git
+checkout evil``, ``git pull ../up evil``, ``git restore --source=origin/evil k``, ``git checkout origin/evil -- k``
+and ``git apply`` of that commit's patch wrote the link, and the next allowed command, ``cat k``, printed the key,
+while the guard only ever saw ``k``. A commit can also hold a directory with ``HEAD``, ``objects/``, ``refs/`` and a
+``config`` (``core.fsmonitor = CMD``): git discovers it as a repository, and ``cd ev && git status`` ran ``CMD``
+(``safe.bareRepository`` defaults to ``all``). Writing ``ev/config`` or ``k`` by name is already refused
+(:data:`~.programs.CONFIG_FILES`, ``deny_paths``); a checkout writes them under names the command never spells, as
+``tar -x`` does (refused since session 11). ``-c core.symlinks=false`` turns the links into plain files but not
+the planted repository, so no spelling of these operations is safe, and they are refused as extraction is.
+
+The structural rule, :func:`git_content_reason`: the working tree, the index and ``HEAD`` may only be written from
+content already trusted, which is ``HEAD`` and its ancestors (``HEAD``, ``@``, ``HEAD~2``, ``HEAD^``: what was
+checked out before, or committed from the working tree), the index, and the stash (made from the working tree).
+Every other source is foreign: a branch, tag or remote name (``main``, ``origin/main``, ``-``, ``FETCH_HEAD``: a
+fetch moves them), a patch or mailbox (``apply``, ``am``), a merge (``pull``, ``merge``, ``rebase``, ``cherry-pick``,
+``revert``), a clone or submodule. So:
+
+- ``checkout``/``switch``/``restore``/``reset`` are allowed with no revision, or with a trusted one: ``git checkout
+  -b new``, ``git switch -c new``, ``git checkout -- f``, ``git restore f``, ``git restore --source=HEAD~1 f``,
+  ``git reset HEAD~1``; a revision word that is not trusted (``git checkout main``, and ``git checkout f``, which
+  git reads as a branch when one is so named) is refused, and so is ``--recurse-submodules``;
+- ``stash pop/apply/branch`` only take a stash entry (``stash@{N}``, ``N``); ``stash store`` is refused (it makes
+  any commit a stash entry);
+- ``fetch`` may update remote-tracking refs and ``FETCH_HEAD`` only: a refspec with a destination
+  (``+evil:main``), ``--refmap`` and ``-u``/``--update-head-ok`` (which moves the checked-out branch: ``git fetch
+  -u origin +evil:master`` then ``git stash`` wrote ``k``) are refused, and so is ``remote add --mirror`` (its
+  refspec ``+refs/*:refs/*`` writes local branches and the stash);
+- :data:`FOREIGN` subcommands are refused whatever their words.
+
+An option this reader does not know is read as taking no value, so its next word is read as an operand, which can
+only refuse more; a word that is not fixed after one of these subcommands is refused (it may be a revision).
+Links and repositories present before the session (a cloned project's own ``k -> ~/.ssh/id_rsa``) are not in any
+command's text: only a check of the filesystem at decision time can see them (not made here: the guard may run on
+another machine than the agent's shell).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .gitargs import GLOBAL_VALUES
+from .words import Word
+
+__all__ = ["FOREIGN", "TRUSTED_REV", "git_content_reason", "git_split"]
+
+#: subcommands that write the working tree, the index or HEAD from content the text does not hold (or run a
+#: command: ``submodule foreach``), refused whatever their words
+FOREIGN = frozenset({"pull", "merge", "rebase", "cherry-pick", "revert", "am", "apply", "clone", "submodule",
+                     "bisect", "read-tree", "replace", "update-ref", "symbolic-ref", "worktree", "sparse-checkout",
+                     "filter-branch", "filter-repo", "fast-import", "update-index", "bundle", "merge-tree",
+                     "subtree", "unpack-objects", "checkout-index"})
+#: HEAD and its ancestors: ``HEAD``, ``@``, ``HEAD~3``, ``HEAD^2``, ``@~``
+TRUSTED_REV = re.compile(r"(HEAD|@)([~^][0-9]*)*")
+_STASH_ENTRY = re.compile(r"([0-9]+|(refs/)?stash(@\{[0-9]+\})?)")
+
+#: per subcommand: short options taking a value, long options taking a value, options that create a branch
+#: (their value is the new name, not a revision)
+_GRAMMAR: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {
+    "checkout": ("bB", frozenset({"orphan", "conflict", "pathspec-from-file"}), frozenset({"b", "B", "orphan"})),
+    "switch": ("cC", frozenset({"create", "force-create", "orphan", "conflict"}),
+               frozenset({"c", "C", "create", "force-create", "orphan"})),
+    "restore": ("s", frozenset({"source", "conflict", "pathspec-from-file"}), frozenset()),
+    "reset": ("", frozenset({"pathspec-from-file"}), frozenset()),
+    "stash": ("m", frozenset({"message", "pathspec-from-file"}), frozenset()),
+    "fetch": ("jo", frozenset({"depth", "deepen", "shallow-since", "shallow-exclude", "jobs", "server-option",
+                               "negotiation-tip", "upload-pack", "filter", "refmap"}), frozenset()),
+    "remote": ("tm", frozenset({"track", "master", "mirror"}), frozenset()),
+}
+_WHY = ("writes files {what} chooses into the working tree (a symlink to ~/.ssh/id_rsa, a repository whose config "
+        "runs a command), as tar -x does; only HEAD, HEAD~N, the index and the stash are trusted")
+
+
+def _long(name: str, known: frozenset[str]) -> str | None:
+    """The long option ``name`` names: itself, or the one known option it is a prefix of (git's abbreviations)."""
+    if name in known:
+        return name
+    hits = [k for k in known if k.startswith(name)] if len(name) >= 2 else []
+    return hits[0] if len(hits) == 1 else None
+
+
+def _parse(sub: str, words: list[str]) -> tuple[list[tuple[str, str]], list[str], list[str] | None, list[str]]:
+    """``(options with their values, operands before --, operands after -- (None: no --), option names)``."""
+    shorts, longs, _ = _GRAMMAR.get(sub, ("", frozenset(), frozenset()))
+    opts: list[tuple[str, str]] = []
+    names: list[str] = []
+    before: list[str] = []
+    k = 0
+    while k < len(words):
+        w = words[k]
+        k += 1
+        if w == "--":
+            return opts, before, words[k:], names
+        if w.startswith("--"):
+            name, eq, value = w[2:].partition("=")
+            full = _long(name, longs)
+            names.append(full or name)
+            if full is not None and not eq:
+                value = words[k] if k < len(words) else ""
+                k += 1
+            opts.append((full or name, value))
+        elif w.startswith("-") and len(w) > 1:
+            for j, ch in enumerate(w[1:], 1):
+                names.append(ch)
+                if ch in shorts:
+                    value = w[j + 1:]
+                    if not value:
+                        value = words[k] if k < len(words) else ""
+                        k += 1
+                    opts.append((ch, value))
+                    break
+                opts.append((ch, ""))
+        else:
+            before.append(w)
+    return opts, before, None, names
+
+
+def _revisions(sub: str, words: list[str]) -> str | None:
+    """checkout, switch, restore, reset: the reason a revision they read from is not trusted, or None."""
+    opts, before, after, names = _parse(sub, words)
+    if any(len(n) > 3 and "recurse-submodules".startswith(n) for n in names):
+        return f"git {sub} --recurse-submodules " + _WHY.format(what="each submodule's commit")
+    if sub == "restore":
+        revs = [v for n, v in opts if n in ("s", "source")]
+    elif sub == "switch" or after is not None or any(n in _GRAMMAR[sub][2] for n, _ in opts):
+        revs = before  # the start point, or the tree-ish before "--"
+    else:
+        revs = before[:1]  # "git checkout X F...": git reads X as a revision when one is so named, F as paths
+    for rev in revs:
+        if not TRUSTED_REV.fullmatch(rev):
+            return f"git {sub} {rev[:40]!r}: " + _WHY.format(what="the commit")
+    return None
+
+
+def git_split(args: list[Word]) -> tuple[str, list[Word]] | None:
+    """git's subcommand and the words after it (past git's own options), or None when no fixed word names it."""
+    k = 0
+    while k < len(args):
+        w = args[k]
+        if not w.literal:
+            return None
+        if w.text in GLOBAL_VALUES:
+            k += 2
+            continue
+        if not w.text.startswith("-"):
+            return w.text, args[k + 1:]
+        k += 1
+    return None
+
+
+def git_content_reason(sub: str, args: list[Word]) -> str | None:
+    """Why the git command ``git ... SUB ARGS`` writes the working tree from foreign content, or None.
+
+    ``sub`` is the subcommand; ``args`` the words after it. See the module docstring for the rule.
+    """
+    if sub in FOREIGN:
+        return f"git {sub} " + _WHY.format(what="another commit, a patch or a repository")
+    if sub not in _GRAMMAR:
+        return None
+    if any(not w.literal for w in args):
+        return f"git {sub}: a word that is not fixed may name a revision whose files it writes"
+    words = [w.text for w in args]
+    if sub in ("checkout", "switch", "restore", "reset"):
+        return _revisions(sub, words)
+    _, before, after, names = _parse(sub, words)
+    if sub == "stash":
+        action = before[0] if before else "push"
+        if action == "store":
+            return "git stash store makes any commit a stash entry, which stash pop " + _WHY.format(what="it")
+        if action in ("pop", "apply", "branch"):
+            entries = before[2:] if action == "branch" else before[1:]
+            bad = [e for e in entries if not _STASH_ENTRY.fullmatch(e)]
+            if bad:
+                return f"git stash {action} {bad[0][:40]!r}: " + _WHY.format(what="the commit")
+        return None
+    if sub == "fetch":
+        if any(n in ("u", "update-head-ok", "refmap") or (len(n) > 2 and "update-head-ok".startswith(n))
+               for n in names):
+            return "git fetch -u/--refmap moves local branches, whose files a later stash or checkout " + \
+                _WHY.format(what="the fetched commit")
+        operands = before + (after or [])
+        refspecs = [] if any(n == "multiple" for n in names) else operands[1:]  # the first is the repository
+        if any(":" in r for r in refspecs):
+            return "git fetch with a refspec destination moves local refs (the checked-out branch, the stash), " \
+                   "whose files a later stash or checkout " + _WHY.format(what="the fetched commit")
+        return None
+    if sub == "remote" and before[:1] == ["add"] and "mirror" in names:
+        return "git remote add --mirror fetches into local branches and the stash, whose files a later stash " + \
+            _WHY.format(what="the fetched commit")
+    return None
