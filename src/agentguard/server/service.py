@@ -53,6 +53,8 @@ from ..core.runs import end_run
 from ..core.strategies import strategy as strategy_by_name
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, input_digest, new_decision_id
+from .binding import RunBinding
+from .facts import RequestFacts
 from .deciding import (CALL, KINDS, Call, Pipes, Replaying, ServicePipeline, SlotView, StoreSink, conflict,
                        decode_read, memoryless, replay, restore, slot_covers, snapshot, state_of, to_step)
 from .otel import shadow_extra
@@ -88,6 +90,8 @@ class Service:
         self.runs = ServiceRuns(settings.run_ttl_s, max_runs=settings.max_runs, on_drop=self._on_drop)
         self.locks = RunLocks()
         self.sink = StoreSink(store)
+        self.binding = RunBinding(settings.run_binding, store)  # who may feed a run (.binding)
+        self.facts = RequestFacts(source, settings.client_facts)  # the agent's claims apart from the server's
         self.credentials: Any = None  # the app's CredentialStore (health reports a failed reload)
         self.webhook: Any = None  # the app's WebhookNotifier: told of every ESCALATE once it is stored
         self._pipes: Pipes | None = None
@@ -348,6 +352,8 @@ class Service:
             for _attempt in range(CONFLICT_RETRIES):
                 if idem is not None and (done := await stored_answer(self, idem, run_id, proposal)) is not None:
                     return done
+                if (refused := await self.binding.refused(run_id, principal)) is not None:
+                    return refused
                 try:
                     pipes = self.pipelines()
                     st = await self.astate(run_id, pipes, kind != "check")
