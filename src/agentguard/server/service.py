@@ -61,8 +61,9 @@ from .otel import shadow_extra
 from .gate import BytesJSON, error
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
 from .idempotency import IdemKey, replayed as stored_answer
-from .jsonutil import RequestJSONError, dumps, loads, loads_request
+from .jsonutil import RequestJSONError, check_value_count, dumps, loads, loads_request
 from .metrics import Metrics
+from .models import IngestRequest
 from .outcomes import answered
 from .runs import RunExpired, RunLocks, ServiceRun, ServiceRuns
 from .settings import ServerSettings
@@ -107,12 +108,16 @@ class Service:
         g["agentguard_guard_reloads_total"] = lambda: source.reloads
 
     # -- parsing ----------------------------------------------------------------------------------
-    @staticmethod
-    def parse(model: Any, raw: bytes) -> Any:
+    def parse(self, model: Any, raw: bytes) -> Any:
+        """``model`` validated from the JSON body ``raw`` (400 for malformed JSON, 422 for invalid fields). A
+        decision request holds at most ``max_json_values`` JSON values (400), so the work every later walk of
+        it does (snapshots, digests, guards), on the event loop, is bounded; trace batches are not decided."""
         if not raw:
             raise RequestValidationError([{"type": "json_invalid", "loc": ("body",), "msg": "empty body",
                                            "ctx": {"error": "empty body"}}])
         try:
+            if model is not IngestRequest:  # counted on the text first: an oversized body is not even parsed
+                check_value_count(raw, self.settings.max_json_values)
             data = loads_request(raw)
         except RequestJSONError as exc:
             raise RequestValidationError([{"type": "json_invalid", "loc": ("body",), "msg": str(exc),
