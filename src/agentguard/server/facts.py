@@ -10,7 +10,9 @@ Guarantees:
   by the operator: they are given to the guards as written, and a request that sends one of their keys is
   refused (422), never merged.
 - A fact a guard in force reads as a **grant** (it declares it in ``grant_facts``: a flow rule's
-  ``grant_fact``, adding recipients; the provenance guard's ``prompt``, minting the user's grants) is refused
+  ``grant_fact``, adding recipients; the provenance guard's ``prompt``, minting the user's grants; a verified
+  policy whose shipped extractor reads grants, e.g. the grounding extractor's ``prompt_lower`` and
+  ``trusted_lower``, the declared-tools extractor's ``declared_tools``) is refused
   when the request sends it (422 naming the guard), unless the operator lists the key in the setting
   ``client_facts`` (the agent process is trusted to report it, e.g. the user's prompt). A grant a deployment
   gives an agent goes in the credential's ``facts``.
