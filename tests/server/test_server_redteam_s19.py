@@ -6,7 +6,9 @@ Tried and refused:
 
 - approval races: two approvers answering one escalation at once (approve and refuse), and the same
   approver twice at once: exactly one answer is stored, the other is 409; a keyed answer sent twice at once
-  gets the one stored answer;
+  gets the one stored answer; an approval racing a halting signal is never an ALLOW stored after the HALT;
+- a percent-encoded run id in the path (``owned%2Drun``) is the same run, bound to the same identity;
+- dashboard XSS through stored tool arguments: kept in ``test_server_dashboard_xss.py`` (session 18, re-run);
 - an idempotency key reused by another identity (on the owner's run under ``run_binding = "identity"``, on a
   run of its own): never the other's stored answer;
 - state changes without the route's role through a trailing slash (``POST /v1/check/`` is a 307 to the
@@ -194,3 +196,31 @@ def test_property_no_spelling_decides_for_a_credential_without_the_role(svc, pre
     body = json.dumps({"run_id": "r", "tool_call": {"name": "read_file"}, "signals": {"score": 0.9}}).encode()
     status, _d, _h = raw(base, "POST", path, headers, body)
     assert status != 200 and store.count() == before, (path, status)
+
+
+def test_an_approval_racing_a_halt_never_runs_after_it(svc):
+    """An approval and a halting signal of one run sent at once: whichever the run's lock takes first, an ALLOW is
+    never stored after the run's HALT (the approval of a halted run is HALT)."""
+    base, store = svc
+    for k in range(4):
+        run = f"race-halt-{k}"
+        did = escalate(base, run)
+        ap, sig = at_once(lambda: answer(base, APPROVER, did, run, True),
+                          lambda: httpx.post(f"{base}/v1/runs/{run}/signals", headers=AGENT.headers,
+                                             json={"signals": {"score": 0.0}}))
+        assert sig.status_code == 200 and sig.json()["decision"] == "HALT", sig.text
+        assert ap.status_code == 200, ap.text
+        rows = store.run_inputs(run)
+        halt_at = next(r["idx"] for r in rows if r["kind"] == "signal")
+        approval = next(r for r in rows if r["kind"] == "approval")
+        assert approval["idx"] < halt_at or ap.json()["decision"] != "ALLOW", (rows, ap.text)
+
+
+def test_regression_a_percent_encoded_run_id_is_the_same_run(svc):
+    base, _store = svc
+    assert httpx.post(f"{base}/v1/check", headers=AGENT.headers, json={
+        "run_id": "owned-run", "tool_call": {"name": "read_file"}}).status_code == 200
+    for path in ("/v1/runs/owned%2Drun/signals", "/v1/runs/%6Fwned-run/signals"):
+        status, _d, _h = raw(base, "POST", path, {**MALLORY.headers, "Content-Type": "application/json"},
+                             b'{"signals": {"score": 0.0}}')
+        assert status == 403, path
