@@ -3,8 +3,10 @@
 The hole (availability, any agent credential): a body well under ``max_body_bytes`` but made of many small
 values (``{"n": [[[[1]]], [[[1]]], ...]}``, 480 KB, 240,000 values) was snapshotted value by value before
 and after each guard on the event loop (:func:`agentguard.core.replacement._identity`), then digested and
-stored: measured on the shared 2-core machine at load 11, one such request took 13.2 s and ``GET /health``
-waited 12.9 s behind it (``/tmp`` probe, see the session report). Now the body's values are counted on its
+stored: measured on the shared 2-core machine at load 11 (``benchmarks/server_wide_body.py``, results in
+``benchmarks/results/server_wide_body.json``), one such request took 14.3-17.4 s with the limit lifted and
+``GET /health`` waited 14.0-17.3 s behind it; with the limit, 0.4-1.8 s (a one-value check took 0.3-1.4 s
+on that machine meanwhile). Now the body's values are counted on its
 text before it is parsed (:func:`agentguard.server.jsonutil.count_values`) and a decision request over the
 limit is 400; trace batches (not decided) are not limited.
 """
