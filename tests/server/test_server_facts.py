@@ -188,3 +188,22 @@ def test_the_shipped_extractors_declare_their_grant_facts():
     assert extractor("agentdojo_grounding").grant_facts == {"prompt_lower", "trusted_lower"}
     assert extractor("asb_declared_tools", registry={"a": 0}).grant_facts == {"declared_ids", "declared_tools"}
     assert not getattr(extractor("mind2web_sc"), "grant_facts", None)  # user facts: the agent's claims (stated)
+
+
+def test_a_guard_changing_its_facts_changes_no_other_requests():
+    from agentguard.server.credentials import Principal
+    from agentguard.server.facts import RequestFacts
+
+    class Src:
+        g = type("G", (), {"tool": None})()
+
+        def get(self):
+            return self.g
+
+    who = Principal("a", frozenset({"agent"}), {"contacts": ["x@corp.example"]})
+    facts = RequestFacts(Src())
+    first = facts.of({}, who)
+    first["contacts"].append("eve@evil.example")
+    first["principal"]["roles"].append("admin")
+    again = facts.of({}, who)
+    assert again["contacts"] == ["x@corp.example"] and again["principal"]["roles"] == ["agent"]

@@ -16,6 +16,7 @@ Guarantees:
   when the request sends it (422 naming the guard), unless the operator lists the key in the setting
   ``client_facts`` (the agent process is trusted to report it, e.g. the user's prompt). A grant a deployment
   gives an agent goes in the credential's ``facts``.
+- Each request's facts are its own copies: a guard that changes them changes no other request's.
 
 What stays the agent's claim (stated): any other key, e.g. the verified Mind2Web-SC policy's
 ``user_info`` (age, licence): a policy field ``from = "metadata"`` reads what the agent sent, and the guard
@@ -26,6 +27,7 @@ claimed); the server's facts are not stored with it.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Mapping
 
 from fastapi.exceptions import RequestValidationError
@@ -63,6 +65,7 @@ class RequestFacts:
         self.client_facts = frozenset(client_facts)
         self._guards: Any = None
         self._grants: dict[str, str] = {}
+        self._roles: dict[frozenset[str], tuple[str, ...]] = {}  # each role set, sorted once
 
     def grants(self) -> dict[str, str]:
         """The grant facts of the tool guards in force (recomputed when a hot reload swapped them)."""
@@ -89,7 +92,11 @@ class RequestFacts:
                                         "credential's facts, or the setting client_facts), not the request"))
             if problems:
                 raise _refused(problems)
+        roles = self._roles.get(who.roles)
+        if roles is None:
+            roles = self._roles[who.roles] = tuple(sorted(who.roles))  # at most 15 role sets (4 roles)
         out = dict(metadata)
-        out.update(own)
-        out[SERVER_KEY] = {"identity": who.identity, "roles": sorted(who.roles)}
+        if own:
+            out.update(copy.deepcopy(dict(own)))  # fresh per request, as the principal below: a guard that changes
+        out[SERVER_KEY] = {"identity": who.identity, "roles": list(roles)}  # its facts changes no other request's
         return out
