@@ -187,3 +187,31 @@ def test_property_every_stored_decision_of_a_run_is_its_first_identitys(service,
             first = who.identity
         assert r.status_code == (200 if who.identity == (first or who.identity) else 403), (order, r.text)
     assert {d["principal"] for d in store.decisions(run_id=run)} <= {first}
+
+
+def test_a_run_started_elsewhere_between_the_check_and_the_read_is_refused(tmp_path):
+    """Replica B asks the rule while the run is still new (its owner read returns nothing), then replica A's
+    identity starts the run before B reads the run's state: B must refuse, not decide the run's next input."""
+    from fastapi.testclient import TestClient
+
+    url = f"sqlite:///{tmp_path / 'audit.sqlite'}"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, b = _app(tmp_path / "a", url), _app(tmp_path / "b", url)
+    with TestClient(a) as ca, TestClient(b) as cb:
+        binding = b.state.service.binding
+        real = binding.owner
+        calls = []
+
+        def stale_then_real(run_id):
+            calls.append(run_id)
+            if len(calls) == 1:  # B's first look: nothing stored yet; now A's identity starts the run
+                r = ca.post("/v1/check", headers=AGENT.headers, json={"run_id": "raced", "tool_call": {"name": "r"}})
+                assert r.status_code == 200
+                return None
+            return real(run_id)
+
+        binding.owner = stale_then_real
+        r = cb.post("/v1/check", headers=MALLORY.headers, json={"run_id": "raced", "tool_call": {"name": "r"}})
+        assert r.status_code == 403, r.text
+        assert {d["principal"] for d in a.state.store.decisions(run_id="raced")} == {AGENT.identity}

@@ -11,7 +11,9 @@ Where it is enforced: in the store. The owner is the ``principal`` of the decisi
 ``idx = 0``; ``(run_id, idx)`` is unique in the ``inputs`` table, so of two identities starting the same
 run at once, on any replicas of one database (SQLite or PostgreSQL), exactly one writes ``idx = 0``; the
 other's write is a conflict, its request is decided again on the rebuilt run (:meth:`.service.Service.decide`)
-and is refused here. The owner never changes once stored, so each process keeps it (bounded memory) after
+and is refused here. The rule is asked before the run's state is read and, when that state holds inputs, again
+after: a run that looked new when first asked but was started by another identity (another replica) before the
+state was read is refused then, never decided as its next input. The owner never changes once stored, so each process keeps it (bounded memory) after
 reading it once per run.
 
 What the refusal reveals: the 403 says only that the run id is not available to this credential, the same

@@ -364,6 +364,8 @@ class Service:
                     st = await self.astate(run_id, pipes, kind != "check")
                 except RunExpired as exc:
                     return error(410, str(exc))
+                if st.stored and (refused := await self.binding.refused(run_id, principal)) is not None:
+                    return refused  # the run was started by another identity since it was first asked (.binding)
                 row = None if step is None else {"idx": len(st.context.trace), "payload": step}
                 call = Call(kind, st, payload, digest_input, step=row, extra_numbers=extra_numbers,
                             principal=principal, idem=idem)
