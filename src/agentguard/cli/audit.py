@@ -67,3 +67,23 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             typer.echo(json.dumps(export_run(engine, run), indent=1))
         finally:
             engine.dispose()
+
+    @audit.command("verify-export")
+    def verify_export(
+        file: str = typer.Argument(..., help="A run exported by `agentguard audit export` (JSON)."),
+        public_key: list[str] = typer.Option(..., "--public-key", help="Trusted Ed25519 public key (PEM) of the "
+                                             "checkpoints; repeat for several."),
+    ) -> None:
+        """Check an exported run against the signed checkpoint after it (no database needed): every record is
+        the one the service chained at its position (see agentguard.server.chain.verify_run_export for what it
+        does not prove: completeness). Exit 0: verified; 1: a problem (each listed)."""
+        from pathlib import Path
+
+        from ..server.chain import load_public_key, verify_run_export
+
+        keys = dict(load_public_key(p) for p in public_key)
+        problems = verify_run_export(json.loads(Path(file).read_text(encoding="utf-8")), keys)
+        typer.echo("VERIFIED" if not problems else "NOT VERIFIED")
+        for p in problems:
+            typer.echo(f"  {p}")
+        raise typer.Exit(0 if not problems else 1)

@@ -290,6 +290,12 @@ class FlowGuard(BaseGuard):
             raise InputError("flow-rules needs 'rules', a list of [[guards.rules]] tables")
         return cls(rules, name=str(params.get("name", "flow-rules")), trusted_tools=params.get("trusted_tools", ()))
 
+    @property
+    def grant_facts(self) -> frozenset[str]:
+        """The run facts (``context.metadata`` keys) this guard reads as a grant: every rule's ``grant_fact``.
+        A service takes them from its own records, never from the request (:mod:`agentguard.server.facts`)."""
+        return frozenset(r.grant_fact for r in self.rules if r.grant_fact)
+
     def label(self, call: ToolCall, observation: Any = None) -> str:
         """``trusted`` or ``untrusted``: the label of ``call``'s result."""
         if self._labeler is not None:

@@ -120,6 +120,16 @@ class ToolCallGuard(BaseGuard):
         self.unknown_tool = unknown_tool
         self._slow = any(getattr(b.extractor, "slow", False) for b in self.bindings)
 
+    @property
+    def grant_facts(self) -> frozenset[str]:
+        """The context facts its extractors read as grants (a shipped extractor's ``GRANT_FACTS``, e.g. the
+        grounding extractor's ``prompt_lower``): a service takes them from its own records, never from the
+        request (:mod:`agentguard.server.facts`)."""
+        out: set[str] = set()
+        for b in self.bindings:
+            out.update(getattr(b.extractor, "grant_facts", ()) or ())
+        return frozenset(out)
+
     #: the keys of a configuration table that :meth:`from_config` reads
     CONFIG_KEYS = ("arguments", "constants", "deny", "extractor", "fields", "name", "on_error", "policy",
                    "strategy", "timeout_s", "tools", "unknown_tool", "verified_digest")

@@ -106,6 +106,10 @@ def _as_read(observation: Any) -> Any:
 class ProvenanceGuard(BaseGuard):
     """Gate tool calls with a verified policy over grants and data-flow labels (see the module docstring)."""
 
+    #: the run facts read as a grant: the user's prompt mints the grants (a service takes it from the request
+    #: only where its operator says the agent is trusted to report it: :mod:`agentguard.server.facts`)
+    grant_facts = frozenset({"prompt"})
+
     def __init__(self, inner: ToolCallGuard, toolset: ToolSet, lexicon: GrantLexicon, *, name: str = "provenance",
                  max_runs: int = 10_000) -> None:
         self.inner = inner

@@ -292,40 +292,139 @@ def verify(engine: sa.Engine, public_keys: Mapping[str, Any] | None = None, *, c
 
 def export_run(engine: sa.Engine, run_id: str) -> dict[str, Any]:
     """A run's records in order with their hashes (a per-run chain a reader can recompute alone with
-    :func:`record_hash` and :func:`run_hash`) and the global chain positions, plus the signed checkpoints at or
-    after the run's last record (each binds the global chain up to it)."""
+    :func:`record_hash` and :func:`run_hash`) and the global chain positions, plus the first signed checkpoint at
+    or after the run's last record and the ``proof`` that ties the records to it (:func:`verify_run_export`):
+    the chain hash just before the run's first record and the record hash of every other record between it
+    and the checkpoint (hashes only: nothing of other runs' content)."""
     d, cp = schema.decisions, schema.audit_checkpoints
     with engine.connect() as conn:
         recs = list(_rows(conn, run_id))
         last = recs[-1]["seq"] if recs else 0
         cps = [dict(r._mapping) for r in conn.execute(sa.select(cp).where(cp.c.seq >= last).order_by(cp.c.seq).limit(1))]
+        proof = _proof(conn, recs, cps[0]) if recs and cps else None
     for r in recs:
         r.pop("id", None)
     head = GENESIS
     for r in recs:
         head = run_hash(head, record_hash(r))
+    for c in cps:
+        c.pop("id", None)
     return {"run_id": run_id, "records": recs, "run_head": head if recs else None, "checkpoints": cps,
             "signed": bool(cps),  # False: the run's last record is after the last checkpoint (not signed yet)
+            "proof": proof,
             "hash": {"record": "sha256(canonical({" + ", ".join(CONTENT) + "}))",
                      "run": "sha256('agentguard-run-v1|' + prev_run_hash + '|' + record_hash)",
                      "chain": "sha256('agentguard-chain-v1|' + seq + '|' + prev_chain_hash + '|' + record_hash)"}}
 
 
-def verify_run_export(doc: Mapping[str, Any]) -> list[str]:
-    """Problems in an exported run (its per-run chain recomputed); empty when it checks out.
+def _proof(conn: sa.Connection, recs: list[dict[str, Any]], checkpoint: Mapping[str, Any]) -> dict[str, Any]:
+    d = schema.decisions
+    first, upto = int(recs[0]["seq"]), int(checkpoint["seq"])
+    prev = GENESIS if first == 1 else conn.execute(sa.select(d.c.chain_hash).where(d.c.seq == first - 1)).scalar()
+    mine = {int(r["seq"]) for r in recs}
+    others: list[list[Any]] = []
+    q = (sa.select(*(d.c[k] for k in CONTENT)).where(d.c.seq >= first, d.c.seq <= upto).order_by(d.c.seq))
+    for row in conn.execute(q):
+        m = dict(row._mapping)
+        if int(m["seq"]) not in mine:
+            others.append([int(m["seq"]), record_hash(m)])
+    return {"from_seq": first, "prev_chain_hash": prev, "others": others}
 
-    What it proves, and what not: it catches an export edited without recomputing its hashes (a changed
-    field, a removed or reordered record). The hashes are unkeyed, so an export whose records were changed
-    and every ``run_hash`` recomputed checks out too; and the checkpoints in the export are not tied to its
-    records here (they sign the global chain, which runs through other runs' records). Only
-    ``agentguard audit verify`` on the database, with the public key, detects a rewritten record."""
-    out = []
+
+def verify_run_export(doc: Mapping[str, Any], public_keys: Mapping[str, Any] | None = None, *,
+                      require_signed: bool | None = None) -> list[str]:
+    """Problems in an exported run; empty when it checks out.
+
+    Always: the per-run chain is recomputed (an export edited without recomputing its hashes fails: a changed
+    field, a removed or reordered record) and every record names the run. With a signed checkpoint and its
+    ``proof`` (:func:`export_run`), the global chain is recomputed from the chain hash before the run's first
+    record through the run's records (their hashes recomputed from their content) and the other records'
+    hashes, position by position, up to the checkpoint: it must end in the chain hash the checkpoint signs, and
+    the signature must verify. ``public_keys`` (``{key_id: Ed25519PublicKey}``, :func:`load_public_key`): the
+    keys trusted to sign; a checkpoint by another key is a problem. ``require_signed`` (default: when
+    ``public_keys`` are given): an export without a signed checkpoint and its proof is a problem.
+
+    Guaranteed with a trusted key: every exported record is, field for field, the record the service chained at
+    that position before the signed checkpoint: an edited, re-hashed, inserted, reordered or moved record, or
+    a record of another run, fails (changing it and still reaching the signed hash needs a SHA-256 second
+    preimage; re-signing needs the private key). A record cut out of the export together with nothing else
+    leaves a gap in the positions and fails too.
+
+    Not guaranteed (stated, not hidden): completeness. The chain commits to each record's hash, not to which
+    run a position belongs, so an exporter who cuts records of the run and lists their hashes among the other
+    records' (or starts the proof after a cut prefix) is not detected from the export; ``agentguard audit
+    verify`` on the database is. Without a trusted key the signature is checked against the key the export
+    names: internal consistency only. Without a checkpoint (a run whose last record is after the last one),
+    only the per-run chain, which anyone can recompute: that proves nothing against a forger."""
+    out: list[str] = []
     head = GENESIS
-    for r in doc.get("records", []):
+    recs = list(doc.get("records") or [])
+    for r in recs:
         head = run_hash(head, record_hash(r))
         if r.get("run_hash") != head:
             out.append(f"record {r.get('decision_id')}: run chain broken")
+        if r.get("run_id") != doc.get("run_id"):
+            out.append(f"record {r.get('decision_id')}: of run {r.get('run_id')!r}, not {doc.get('run_id')!r}")
+    if require_signed is None:
+        require_signed = public_keys is not None
+    cps, proof = list(doc.get("checkpoints") or []), doc.get("proof")
+    if not cps or not isinstance(proof, Mapping) or not recs:
+        if require_signed:
+            out.append("no signed checkpoint ties the export to the audit chain (its last record is after the last "
+                       "checkpoint, or the proof is missing): it proves nothing beyond its own consistency")
+        return out
+    return out + _check_proof(recs, cps[0], proof, public_keys)
+
+
+def _check_proof(recs: list[Mapping[str, Any]], cp: Mapping[str, Any], proof: Mapping[str, Any],
+                 public_keys: Mapping[str, Any] | None) -> list[str]:
+    out: list[str] = []
+    try:
+        at: dict[int, str] = {}
+        for r in recs:
+            if int(r["seq"]) in at:
+                out.append(f"seq {r['seq']} appears twice")
+            at[int(r["seq"])] = record_hash(r)
+        for seq, h in proof.get("others") or []:
+            if int(seq) in at:
+                out.append(f"seq {seq} is both a record of the run and another run's")
+            at[int(seq)] = str(h)
+        first, upto, prev = int(proof["from_seq"]), int(cp["seq"]), str(proof["prev_chain_hash"])
+    except (KeyError, TypeError, ValueError) as exc:
+        return out + [f"unreadable proof: {type(exc).__name__}"]
+    if first != int(recs[0]["seq"]):
+        out.append(f"the proof starts at seq {first}, the run's first record is seq {recs[0]['seq']}")
+    if set(at) != set(range(first, upto + 1)):
+        missing = sorted(set(range(first, upto + 1)) - set(at))[:5]
+        out.append(f"the proof does not cover seq {first}..{upto} exactly (missing {missing}, or extra positions): "
+                   "records removed or added")
+        return out
+    mine = {int(r["seq"]): r for r in recs}
+    for seq in range(first, upto + 1):
+        prev = chain_hash(seq, prev, at[seq])
+        if seq in mine and mine[seq].get("chain_hash") != prev:
+            out.append(f"seq {seq} (decision {mine[seq].get('decision_id')}): chain hash does not follow")
+    if prev != cp.get("chain_hash"):
+        out.append(f"the records do not lead to the chain hash the checkpoint at seq {upto} signs (forged or edited)")
+    out += _check_signature(cp, public_keys)
     return out
+
+
+def _check_signature(cp: Mapping[str, Any], public_keys: Mapping[str, Any] | None) -> list[str]:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        if public_keys is not None:
+            key = public_keys.get(str(cp.get("key_id")))
+            if key is None:
+                return [f"checkpoint at seq {cp.get('seq')} is signed by key {cp.get('key_id')}, not a trusted key"]
+        else:
+            key = Ed25519PublicKey.from_public_bytes(bytes.fromhex(str(cp["public_key"])))
+        key.verify(bytes.fromhex(str(cp["signature"])), checkpoint_message(int(cp["seq"]), str(cp["chain_hash"]),
+                                                                           float(cp["ts"])))
+    except Exception:  # cryptography.exceptions.InvalidSignature, bad hex, missing fields
+        return [f"checkpoint at seq {cp.get('seq')}: bad signature"]
+    return []
 
 
 def iter_problems(rep: VerifyReport) -> Iterable[str]:

@@ -22,6 +22,7 @@ The credentials file (``credentials_file`` in the settings, ``AGENTGUARD_CREDENT
     identity = "alice@corp"
     roles = ["approver"]
     token_sha256 = "..."
+    facts = { contacts = ["*@corp.example"] }   # optional: run facts the server gives the guards (.facts)
 
 ``agentguard serve new-credential --role approver --identity alice@corp`` prints a fresh token and its
 entry. The file is read again when it changes (its modification time and size are looked at, at most
@@ -50,9 +51,9 @@ import os
 import secrets
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from ..core.errors import InputError
 
@@ -64,10 +65,12 @@ AGENT_PATHS_SUFFIX = ("/steps", "/signals")
 
 @dataclass(frozen=True)
 class Principal:
-    """The caller, as its credential says: an identity and its roles."""
+    """The caller, as its credential says: an identity, its roles, and the run facts its entry sets
+    (``facts``: given to the guards as the server's, never overridable by a request; :mod:`.facts`)."""
 
     identity: str
     roles: frozenset[str]
+    facts: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     def has(self, role: str) -> bool:
         return role in self.roles
@@ -122,6 +125,21 @@ def _roles(raw: Any, identity: str) -> frozenset[str]:
     return frozenset(rs)
 
 
+def _facts(raw: Any, identity: str) -> Mapping[str, Any] | None:
+    """A credential's ``facts``: a table of JSON values (what a guard reads from ``context.metadata``)."""
+    if raw is None:
+        return None
+    import json
+
+    if not isinstance(raw, dict):
+        raise InputError(f"credential {identity!r}: facts must be a table")
+    try:
+        return json.loads(json.dumps(raw, allow_nan=False))  # JSON values only (no TOML dates)
+    except (TypeError, ValueError):
+        raise InputError(f"credential {identity!r}: facts must hold JSON values (strings, numbers, booleans, "
+                         "arrays, tables)") from None
+
+
 def _parse(path: Path) -> dict[str, Principal]:
     import tomllib
 
@@ -138,7 +156,7 @@ def _parse(path: Path) -> dict[str, Principal]:
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
             raise InputError(f"credentials file {path}: entry {i} is not a table")
-        unknown = sorted(set(e) - {"identity", "role", "roles", "token_sha256"})
+        unknown = sorted(set(e) - {"identity", "role", "roles", "token_sha256", "facts"})
         if unknown:
             raise InputError(f"credentials file {path}: entry {i}: unknown keys {', '.join(unknown)}")
         ident = e.get("identity")
@@ -149,7 +167,7 @@ def _parse(path: Path) -> dict[str, Principal]:
             raise InputError(f"credentials file {path}: entry {i} ({ident}): token_sha256 must be 64 hex digits")
         if digest in out:
             raise InputError(f"credentials file {path}: entry {i} ({ident}): the same token is listed twice")
-        out[digest] = Principal(ident, _roles(e.get("roles", e.get("role")), ident))
+        out[digest] = Principal(ident, _roles(e.get("roles", e.get("role")), ident), _facts(e.get("facts"), ident))
     return out
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import threading
@@ -337,6 +338,8 @@ class GuardSource:
                 new = load_guards(self.settings)
             except Exception as exc:  # keep serving with the previous guards
                 self.last_error = f"{type(exc).__name__}: {exc}"
+                logging.getLogger(__name__).warning("guard files not reloaded (the previous guards still decide): %s",
+                                                    self.last_error)
                 return False
             self.current = new
             self.files = guard_files(self.settings)

@@ -21,7 +21,10 @@ The answer of a replayed request carries the header ``Idempotent-Replayed: true`
 runs a call (:func:`runs_a_call`) is not replayed once the run was halted after it, nor once the call's tool
 was halted for the run (:class:`~agentguard.core.strategies.HaltTool`, matched by
 :func:`~agentguard.core.strategies.halted_tool`): 409, the stop holds for every call not yet run, the retried
-one included (:func:`replayed`).
+one included (:func:`replayed`), nor once the guard files in force changed since it was decided (another
+``guard_version``, or a decision row that cannot be read): 409, the request is sent again with a new key and the
+guards in force decide it, as an approval under other guards is refused (a refusal, which runs nothing, is
+still replayed).
 """
 
 from __future__ import annotations
@@ -126,6 +129,11 @@ async def replayed(svc: Any, idem: IdemKey, run_id: str, proposal: Any = None) -
     if row["request_digest"] != idem.digest:
         return error(422, "this Idempotency-Key was already used for a different request; use a new key")
     if runs_a_call(row["response"]):
+        decided = await run_in_threadpool(svc.store.decision, row["decision_id"])
+        then, now = (decided or {}).get("guard_version"), svc.source.version
+        if then != now:
+            return error(409, f"the guards changed since this request was decided (version {then} -> {now}); its "
+                              "answer is not replayed: send the request again with a new Idempotency-Key")
         st = await svc.astate(run_id, svc.pipelines(), False)
         tool = halted_tool(st.context.metadata, proposal)
         if st.halted is not None or tool is not None:

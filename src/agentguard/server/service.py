@@ -53,14 +53,17 @@ from ..core.runs import end_run
 from ..core.strategies import strategy as strategy_by_name
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, input_digest, new_decision_id
+from .binding import RunBinding
+from .facts import RequestFacts
 from .deciding import (CALL, KINDS, Call, Pipes, Replaying, ServicePipeline, SlotView, StoreSink, conflict,
                        decode_read, memoryless, replay, restore, slot_covers, snapshot, state_of, to_step)
 from .otel import shadow_extra
 from .gate import BytesJSON, error
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
 from .idempotency import IdemKey, replayed as stored_answer
-from .jsonutil import RequestJSONError, dumps, loads, loads_request
+from .jsonutil import RequestJSONError, check_value_count, dumps, loads, loads_request
 from .metrics import Metrics
+from .models import IngestRequest
 from .outcomes import answered
 from .runs import RunExpired, RunLocks, ServiceRun, ServiceRuns
 from .settings import ServerSettings
@@ -88,6 +91,8 @@ class Service:
         self.runs = ServiceRuns(settings.run_ttl_s, max_runs=settings.max_runs, on_drop=self._on_drop)
         self.locks = RunLocks()
         self.sink = StoreSink(store)
+        self.binding = RunBinding(settings.run_binding, store)  # who may feed a run (.binding)
+        self.facts = RequestFacts(source, settings.client_facts)  # the agent's claims apart from the server's
         self.credentials: Any = None  # the app's CredentialStore (health reports a failed reload)
         self.webhook: Any = None  # the app's WebhookNotifier: told of every ESCALATE once it is stored
         self._pipes: Pipes | None = None
@@ -103,12 +108,16 @@ class Service:
         g["agentguard_guard_reloads_total"] = lambda: source.reloads
 
     # -- parsing ----------------------------------------------------------------------------------
-    @staticmethod
-    def parse(model: Any, raw: bytes) -> Any:
+    def parse(self, model: Any, raw: bytes) -> Any:
+        """``model`` validated from the JSON body ``raw`` (400 for malformed JSON, 422 for invalid fields). A
+        decision request holds at most ``max_json_values`` JSON values (400), so the work every later walk of
+        it does (snapshots, digests, guards), on the event loop, is bounded; trace batches are not decided."""
         if not raw:
             raise RequestValidationError([{"type": "json_invalid", "loc": ("body",), "msg": "empty body",
                                            "ctx": {"error": "empty body"}}])
         try:
+            if model is not IngestRequest:  # counted on the text first: an oversized body is not even parsed
+                check_value_count(raw, self.settings.max_json_values)
             data = loads_request(raw)
         except RequestJSONError as exc:
             raise RequestValidationError([{"type": "json_invalid", "loc": ("body",), "msg": str(exc),
@@ -348,11 +357,15 @@ class Service:
             for _attempt in range(CONFLICT_RETRIES):
                 if idem is not None and (done := await stored_answer(self, idem, run_id, proposal)) is not None:
                     return done
+                if (refused := await self.binding.refused(run_id, principal)) is not None:
+                    return refused
                 try:
                     pipes = self.pipelines()
                     st = await self.astate(run_id, pipes, kind != "check")
                 except RunExpired as exc:
                     return error(410, str(exc))
+                if st.stored and (refused := await self.binding.refused(run_id, principal)) is not None:
+                    return refused  # the run was started by another identity since it was first asked (.binding)
                 row = None if step is None else {"idx": len(st.context.trace), "payload": step}
                 call = Call(kind, st, payload, digest_input, step=row, extra_numbers=extra_numbers,
                             principal=principal, idem=idem)

@@ -55,6 +55,9 @@ class ServerSettings:
             seconds after it was decided; a later answer is refused with 410 and decides nothing (the
             agent asks again: the human then judges the call in its current context, not a stale one).
         max_body_bytes: requests with larger bodies get 413.
+        max_json_values: a decision request (check, step, signal, approval) holding more JSON values is 400:
+            each is walked several times on the event loop (about 13 s for 240,000 values measured on a loaded
+            2-core machine, every other request of the worker waiting); trace batches are not limited.
         workers: uvicorn worker processes.
         tool_guards, step_guards, signal_guards: guard-stack files (the ``agentguard.toml`` format of
             :mod:`agentguard.config`) for ``/v1/check``, ``/v1/runs/{id}/steps`` and
@@ -73,6 +76,13 @@ class ServerSettings:
             audited with what it would have been (``decisions.shadow``), and the answer is ALLOW.
         otel: OpenTelemetry spans and metrics for every decision (:mod:`agentguard.core.telemetry`;
             exporters from the ``OTEL_*`` environment; a request's ``traceparent`` is the parent).
+        run_binding: ``identity``: a run belongs to the identity whose credential started it; a check, step
+            or signal of it by another identity is 403 (:mod:`.binding`, enforced through the store, so across
+            workers and replicas). ``shared`` (default, for now: several identities feeding one run is a tested
+            feature, see :mod:`.binding`): any agent credential feeds any run. Set ``identity`` wherever agents
+            with different credentials share a service.
+        client_facts: ``/v1/check`` metadata keys the agent is trusted to send although a guard in force reads
+            them as a grant (e.g. ``["prompt"]`` for the provenance guard); any other such key is 422 (:mod:`.facts`).
 
         credentials_file: the roles' credentials (TOML, hashed tokens; :mod:`.credentials`), re-read when
             it changes. ``token`` is then optional (the legacy single token: roles agent, reader, admin;
@@ -138,6 +148,9 @@ class ServerSettings:
     webhook_backoff_s: float = 0.5
     shadow: bool = False
     otel: bool = False
+    run_binding: str = "shared"
+    client_facts: tuple[str, ...] = ()
+    max_json_values: int = 10_000
     data_dir: InitVar[str | None] = None  # deprecated alias of state_dir
 
     def __post_init__(self, data_dir: str | None) -> None:
@@ -178,6 +191,13 @@ class ServerSettings:
                 raise InputError("webhook_url must be an http(s) URL")
             if not self.webhook_secret or len(self.webhook_secret) < 16:
                 raise InputError("webhook_secret of at least 16 characters is needed with webhook_url")
+        if self.run_binding not in ("identity", "shared"):
+            raise InputError(f"run_binding must be 'identity' or 'shared', got {self.run_binding!r}")
+        if not (isinstance(self.max_json_values, int) and 100 <= self.max_json_values <= 10_000_000):
+            raise InputError(f"max_json_values must be an integer of at least 100, got {self.max_json_values!r}")
+        if isinstance(self.client_facts, (str, bytes)) or not all(isinstance(k, str) for k in self.client_facts):
+            raise InputError(f"client_facts must be a list of metadata keys, got {self.client_facts!r}")
+        object.__setattr__(self, "client_facts", tuple(self.client_facts))
         if self.token is not None and len(self.token) < 8:
             raise InputError("the bearer token must be at least 8 characters long")
 

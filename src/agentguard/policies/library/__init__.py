@@ -46,4 +46,11 @@ def extractor(name: str, **options: Any) -> Any:
     """
     library_path(name)  # an unknown name is an InputError listing the shipped ones
     module = importlib.import_module(f"{__name__}.extractors.{name}")
-    return module.extractor(**options)
+    ex = module.extractor(**options)
+    keys = getattr(module, "GRANT_FACTS", None)  # the context facts it reads as grants (a service's, never a request's)
+    if keys:
+        try:
+            ex.grant_facts = frozenset(keys)
+        except AttributeError:  # an extractor that takes no attributes: nothing declared
+            pass
+    return ex

@@ -17,10 +17,12 @@ FAVICON = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><path d
            b'3.4-1 6-3.5 6-7V3z" fill="#2b6cb0"/></svg>')
 
 
-def _public(error: str | None) -> str | None:
-    """What the public ``/health`` says of a failed credentials reload: that it failed, never the parser's text
-    (which may name identities and roles); the detail goes to the server log."""
-    return None if error is None else "the credentials file failed to reload (details in the server log)"
+def _public(error: str | None, what: str = "the credentials file") -> str | None:
+    """What the public ``/health`` says of a failed reload: that it failed, a fixed text, never the loader's
+    (a credentials parser's text may name identities and roles; a guard file's, its paths, rules, tool names and
+    the values that broke it); the detail goes to the server log (``agentguard.server.credentials`` and
+    ``agentguard.server.guards`` warnings)."""
+    return None if error is None else f"{what} failed to reload (details in the server log)"
 
 
 def register(app: FastAPI, svc: Service) -> None:
@@ -29,7 +31,7 @@ def register(app: FastAPI, svc: Service) -> None:
     @app.get("/health", tags=["service"], summary="Liveness and readiness (no token needed)")
     async def health(strict: bool = False) -> Response:
         """``status``: ``ok``; ``degraded`` when the last hot reload of the guard files failed (the
-        previous guards still decide; ``guards_error`` says why); ``unavailable`` when the audit store
+        previous guards still decide; ``guards_error`` says that it failed, the server log says why); ``unavailable`` when the audit store
         does not answer. HTTP 200 for ok and degraded, 503 for unavailable; with ``?strict=true``
         degraded is 503 too (for a load balancer that should take such a replica out)."""
         source.get()  # notice a changed guard file now (at most every reload_s), not only on the next check
@@ -38,7 +40,7 @@ def register(app: FastAPI, svc: Service) -> None:
         status = "unavailable" if not ok else ("degraded" if degraded else "ok")
         code = 503 if not ok or (degraded and strict) else 200
         return JSONResponse({"status": status, "audit": store.dialect, "audit_error": why, "version": app.version,
-                             "guards_version": source.version, "guards_error": source.last_error,
+                             "guards_version": source.version, "guards_error": _public(source.last_error, "the guard files"),
                              "guards_reloads": source.reloads,
                              "credentials_error": _public(getattr(svc.credentials, "last_error", None))},
                             status_code=code)

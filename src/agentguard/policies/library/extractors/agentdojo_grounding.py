@@ -25,6 +25,10 @@ from ...extract import MappingExtractor
 __all__ = ["ACCOUNT", "DELETE", "FETCH", "GroundingFacts", "KIND", "READ", "READ_PREFIXES", "REQUEST_KEYWORDS",
            "SEND", "TARGET_KEYS", "VALUE_KINDS", "WRITE", "extractor"]
 
+#: the context facts read as grants (what the user trusts, what the agent may call): a service takes them from its
+#: own records, never from the request (agentguard.server.facts)
+GRANT_FACTS = ("prompt_lower", "trusted_lower")
+
 READ, FETCH, WRITE, SEND, ACCOUNT, DELETE = range(6)
 KIND: dict[str, int] = {
     # workspace

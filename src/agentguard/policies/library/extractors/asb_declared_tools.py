@@ -16,6 +16,10 @@ from ...extract import MappingExtractor
 
 __all__ = ["extractor"]
 
+#: the context facts read as grants (what the user trusts, what the agent may call): a service takes them from its
+#: own records, never from the request (agentguard.server.facts)
+GRANT_FACTS = ("declared_ids", "declared_tools")
+
 
 def extractor(registry: Mapping[str, int]) -> MappingExtractor:
     """Deterministic extractor over ``registry`` (tool name -> index)."""
