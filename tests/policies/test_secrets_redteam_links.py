@@ -14,8 +14,9 @@ Bypasses found, each a fail-open before its fix:
 - **one case throughout**: ``akiaiosfodnn7example`` (an AWS id lower-cased; its receiver upper-cases it back).
 
 What a content scanner still does not see, kept as strict xfails (the provenance guard refuses these to a host the
-user did not name: the last test): a slice of a key without the prefix its format is known by, a key interleaved
-with letters, decimal code points.
+user did not name: the last test): a slice of a key *the guard never saw* without the prefix its format is known by.
+Closed in session 19: a key interleaved with letters, its case changed, its decimal code points (readings restore
+its format); a slice of a key the guard read (``test_secrets_redteam_fragments.py``: known secrets' windows).
 """
 
 from __future__ import annotations
@@ -102,11 +103,21 @@ def test_encodings_already_refused(value):
     assert SecretLeakGuard().check(Context(), ToolCall("get_webpage", {"url": value})).decision is Decision.REJECT
 
 
+# ---------------------------------------------------------------- formerly open (session 19): the format read back
+@pytest.mark.parametrize("value", [TOKEN.upper(), "".join(c + "x" for c in TOKEN), ",".join(str(b) for b in TOKEN.encode())],
+                         ids=["case-lost", "interleaved-letters", "decimal-bytes"])
+def test_formerly_open_a_key_whose_format_a_reading_restores(value):
+    """Closed by readings of :mod:`agentguard.policies.secret_views`: the text lower-cased, every 2nd/3rd character
+    of a long token, a run of code points (decimal, hex, octal, binary). A key the guard never saw, found by its
+    format (the slices of a key the guard knows: ``test_secrets_redteam_fragments.py``)."""
+    assert SecretLeakGuard().check(Context(), ToolCall("get_webpage", {"url": value})).decision is Decision.REJECT
+
+
 # ---------------------------------------------------------------- what a content scanner does not see, stated
-@pytest.mark.xfail(strict=True, reason="open: no content scanner knows a key without the prefix its format has")
-@pytest.mark.parametrize("value", [TOKEN[4:], base64.b64encode(TOKEN[4:].encode()).decode(), TOKEN.upper(),
-                                   "".join(c + "x" for c in TOKEN), ",".join(str(b) for b in TOKEN.encode())],
-                         ids=["slice", "base64-of-slice", "case-lost", "interleaved-letters", "decimal-bytes"])
+@pytest.mark.xfail(strict=True, reason="open: a key the guard never saw, without the prefix its format has, is a "
+                                       "random string (a key it read is caught: test_secrets_redteam_fragments.py)")
+@pytest.mark.parametrize("value", [TOKEN[4:], base64.b64encode(TOKEN[4:].encode()).decode()],
+                         ids=["slice", "base64-of-slice"])
 def test_open_a_key_without_its_format(value):
     assert SecretLeakGuard().check(Context(), ToolCall("get_webpage", {"url": value})).decision is Decision.REJECT
 

@@ -51,7 +51,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..core.errors import InputError, require
-from .secret_views import _A85, _B85, decodings, is_reading, read_bytes, read_invisible, skeleton, untag, url_pieces, views
+from .secret_fragments import KnownSecrets
+from .secret_views import (_A85, _B85, GATED_VIEWS, decodings, is_reading, read_bytes, read_invisible, skeleton, untag,
+                           url_pieces, views)
 
 __all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "decodings", "pieces", "plugin_names",
            "string_leaves", "varying", "views"]
@@ -170,10 +172,13 @@ class LeakScanner:
         self._ungated = [p for p in self._regex if id(p) not in self._gated]
 
     # -- one string ---------------------------------------------------------------------------------
-    def scan_text(self, text: str, path: str = "", *, full: bool = True) -> list[Finding]:
+    def scan_text(self, text: str, path: str = "", *, full: bool = True, known: KnownSecrets | None = None
+                  ) -> list[Finding]:
         """Findings in one string (its canonical form and, with ``decode``, its decodings and views).
         ``full=False`` reads with the format detectors only (no PII, no entropy plugins): for text this scanner
-        put together itself (joined arguments, views), where a digit run or a random-looking run is an artefact."""
+        put together itself (joined arguments, views), where a digit run or a random-looking run is an artefact.
+        ``known``: secrets whose windows are searched in every reading too (a finding of type ``known secret``:
+        :mod:`agentguard.policies.secret_fragments`)."""
         if len(text) > self.max_chars:
             return [Finding("unreadable", "too long", path, "")]
         out: list[Finding] = []
@@ -195,6 +200,8 @@ class LeakScanner:
                 todo.append((tagged, f"{where}|tags", depth, viewable, whole, unsep))
             canon = t if t.isascii() else read_invisible(t)
             out += self._detect(canon, where, whole)
+            if known is not None and (hit := known.find(canon)) is not None:
+                out.append(Finding("secret", "known secret", f"{where}|{hit[1]}" if hit[1] else where, hit[0]))
             if not self.decode or depth >= MAX_LAYERS:
                 continue
             # a view is read (and decoded: base64 of a reversed key) but not viewed again, except a reading of the
@@ -203,7 +210,8 @@ class LeakScanner:
             # only (a reversed digit run is no card)
             if len(canon) >= _MIN_VIEW and (viewable or not canon.isascii()):
                 for name, v in views(canon, unsep and viewable):
-                    if v in seen or not (viewable or name == "homoglyph") or not self._worth_reading(name, v, whole):
+                    if v in seen or not (viewable or name == "homoglyph") or not self._worth_reading(name, v, whole,
+                                                                                                     known):
                         continue
                     todo.append((v, f"{where}|{name}", depth + (name != "homoglyph"), viewable if is_reading(name)
                                  else False, whole and name == "homoglyph", unsep and name == "homoglyph"))
@@ -217,7 +225,7 @@ class LeakScanner:
                     out.append(Finding("unreadable", "nested too deep", f"{where}|json", ""))
                     parsed = None
                 if isinstance(parsed, (dict, list)):
-                    out += self.scan(parsed, f"{where}|json", depth=0)
+                    out += self.scan(parsed, f"{where}|json", depth=0, known=known)
             for layer, d in decodings(canon):
                 if d is None:  # a decoding that cannot be finished in bound (a compression bomb)
                     out.append(Finding("unreadable", f"{layer} inflates past its bound", f"{where}|{layer}", ""))
@@ -225,16 +233,23 @@ class LeakScanner:
                     todo.append((d, f"{where}|{layer}", depth + 1, True, whole, whole))
         return _unique(out)
 
-    def _worth_reading(self, name: str, view: str, whole: bool) -> bool:
+    def _worth_reading(self, name: str, view: str, whole: bool, known: KnownSecrets | None = None) -> bool:
         """Whether a view can show anything its text did not: a detector's pattern opens on it, or it holds a
         run a decoder reads (base64, hex, percent-encoding, JSON); the homoglyph view of a fully read text always.
         Without plugins outside the gate a closed gate means no finding (see :func:`_gate`), so this is exact
-        for secrets and keeps the views' cost to a few regex searches on benign text."""
+        for secrets and keeps the views' cost to a few regex searches on benign text. The views of
+        :data:`~agentguard.policies.secret_views.GATED_VIEWS` (case, every n-th character) only where a pattern opens
+        (a known secret's search is case-folded and reads every n-th character itself); with known secrets the
+        reordering views (chunks in reverse order) always."""
         if name == "homoglyph" and whole:
             return True
         if not view.isascii():  # judged as it will be read: through its homoglyph skeleton too
             view = skeleton(view)
         if self._ungated or self.extra or self._gate is None or self._gate.search(view):
+            return True
+        if name in GATED_VIEWS:
+            return False
+        if known is not None and len(known) and name in ("words-reversed", "each-word-reversed"):
             return True
         return bool(_B64.search(view) or _HEX.search(view) or _B85.search(view) or _A85.search(view)
                     or any(c in view for c in "%&\\=") or view.lstrip()[:1] in "{[")
@@ -292,14 +307,15 @@ class LeakScanner:
         return out
 
     # -- any value ----------------------------------------------------------------------------------
-    def scan(self, value: Any, path: str = "", *, depth: int = 0) -> list[Finding]:
+    def scan(self, value: Any, path: str = "", *, depth: int = 0, known: KnownSecrets | None = None) -> list[Finding]:
         """Findings in every string leaf (and mapping key) of ``value``; deeper than :data:`MAX_NESTING`
-        is a finding of kind ``unreadable``."""
+        is a finding of kind ``unreadable``. A list of numbers is also read as one text (``[103, 104, 112]``: the
+        code points of a key, read by the code-point decoding). ``known``: see :meth:`scan_text`."""
         if isinstance(value, str):
-            found = self.scan_text(value, path)
+            found = self.scan_text(value, path, known=known)
             if depth == 0 and len(parts := url_pieces(value)) > 1 and len(value) <= self.max_chars:
                 for joined in _orders(parts):   # a key cut into a URL's query values, path segments, labels
-                    found += self.scan_text(joined, f"{path}<joined>", full=False)
+                    found += self.scan_text(joined, f"{path}<joined>", full=False, known=known)
             return _unique(found)
         if depth > MAX_NESTING:
             return [Finding("unreadable", "nested too deep", path, "")]
@@ -309,25 +325,28 @@ class LeakScanner:
         if isinstance(value, Mapping):
             for k, v in value.items():
                 sub = f"{path}.{k}" if path else str(k)
-                out += self.scan_text(str(k), sub) + self.scan(v, sub, depth=depth + 1)
+                out += self.scan_text(str(k), sub, known=known) + self.scan(v, sub, depth=depth + 1, known=known)
         elif isinstance(value, (list, tuple, set, frozenset)):
             for i, v in enumerate(value):
-                out += self.scan(v, f"{path}[{i}]", depth=depth + 1)
+                out += self.scan(v, f"{path}[{i}]", depth=depth + 1, known=known)
+            if isinstance(value, (list, tuple)) and len(value) >= 8 and all(
+                    isinstance(v, int) and not isinstance(v, bool) for v in value):
+                out += self.scan_text(" ".join(map(str, value)), f"{path}|numbers", full=False, known=known)
         elif isinstance(value, (bytes, bytearray, memoryview)):  # read as the decoded runs are (gzip, UTF-16...)
             raw = bytes(value)
-            out += self.scan_text(raw.decode("utf-8", "replace"), path)
+            out += self.scan_text(raw.decode("utf-8", "replace"), path, known=known)
             for text in read_bytes(raw, True) if len(raw) <= self.max_chars else ():
                 out += ([Finding("unreadable", "bytes inflate past their bound", path, "")] if text is None
-                        else self.scan_text(text, f"{path}|bytes"))
+                        else self.scan_text(text, f"{path}|bytes", known=known))
         elif value is not None and not isinstance(value, bool):
-            out += self.scan_text(str(value), path)
+            out += self.scan_text(str(value), path, known=known)
         if depth == 0 and isinstance(value, (Mapping, list, tuple)):
             groups = [url_pieces(leaf) for leaf in string_leaves(value, 0)]
             leaves, var = [p for g in groups for p in g], [p for g in varying(groups) for p in g]
             for parts in ([leaves] + ([var] if var != leaves and len(var) > 1 else [])):
                 if len(parts) > 1 and sum(map(len, parts)) <= self.max_chars:  # a secret split across arguments, as
                     for joined in _orders(parts):  # the receiver joins it back, in whatever order it joins them
-                        out += self.scan_text(joined, f"{path}<joined>", full=False)
+                        out += self.scan_text(joined, f"{path}<joined>", full=False, known=known)
         return _unique(out)
 
 
