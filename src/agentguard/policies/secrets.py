@@ -34,10 +34,18 @@ than ``max_chars``, a compressed run that inflates past its bound, or readings t
 :data:`READ_BUDGET` times a string's length are findings of kind ``unreadable`` (refused: not read is not
 allowed).
 
+Known secrets (:mod:`agentguard.policies.secret_fragments`): given ``known`` (the secrets a guard was configured
+with or read in the run), every reading above is also searched for 12 consecutive characters of one of them,
+case-folded, separators dropped, forwards, reversed or in ROT13, and every 2nd and 3rd character: a slice of a key
+without its prefix, its case changed, interleaved with letters, in any encoding here, is a finding of type
+``known secret``. Code-point runs (decimal, hex, octal, binary; a list of numbers in the arguments), a base64 run cut
+at any offset, the text lower-cased and every 2nd/3rd character of a long token also restore a key's format for
+the detectors (a key the guard never saw).
+
 What no content scanner sees: a secret encrypted or enciphered (ROT47, XOR), spelled out, or transformed twice
-by transforms in a row (ROT13 of a reversed key); a part of a key without the prefix its format is known by
-(``ghp_`` dropped, or base64 of such a slice), a key whose case was changed where its format is mixed-case, a key
-interleaved with letters, decimal code points (strict xfails in ``tests/policies/test_secrets_redteam_links.py``).
+by transforms in a row (ROT13 of a reversed key); a slice of a key *the guard never saw* without the prefix its
+format is known by (``ghp_`` dropped, or base64 of such a slice: strict xfails in
+``tests/policies/test_secrets_redteam_links.py``), fewer than 12 characters of a known one in one reading.
 Pair the guard with provenance and flow rules (a value read from a secret store may not reach a third party in
 any form).
 """
@@ -53,9 +61,10 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 from ..core.errors import InputError, require
 from .secret_fragments import KnownSecrets
 from .secret_views import (_A85, _B85, GATED_VIEWS, decodings, is_reading, read_bytes, read_invisible, skeleton, untag,
-                           url_pieces, views)
+                           url_fields, url_pieces, views)
 
-__all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "decodings", "pieces", "plugin_names",
+__all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "decodings", "fields_of", "pieces",
+           "plugin_names",
            "string_leaves", "varying", "views"]
 
 #: detect-secrets plugins used by default: format-specific detectors (no entropy, keyword or IP plugins)
@@ -347,6 +356,10 @@ class LeakScanner:
                 if len(parts) > 1 and sum(map(len, parts)) <= self.max_chars:  # a secret split across arguments, as
                     for joined in _orders(parts):  # the receiver joins it back, in whatever order it joins them
                         out += self.scan_text(joined, f"{path}<joined>", full=False, known=known)
+            for name, vals in fields_of(string_leaves(value, 0)).items():   # each query field's values joined
+                if len(vals) > 1 and sum(map(len, vals)) <= self.max_chars:
+                    for joined in dict.fromkeys(["".join(vals), "".join(reversed(vals))]):
+                        out += self.scan_text(joined, f"{path}<{name}>", full=False, known=known)
         return _unique(out)
 
 
@@ -362,6 +375,15 @@ def _orders(leaves: list[str]) -> Iterator[str]:
         yield from dict.fromkeys("".join(p) for p in itertools.permutations(leaves))
     else:
         yield from dict.fromkeys(["".join(leaves), "".join(reversed(leaves)), "".join(sorted(leaves))])
+
+
+def fields_of(texts: Iterable[str]) -> dict[str, list[str]]:
+    """The query values of every URL in ``texts`` by parameter name, in order (:func:`.secret_views.url_fields`)."""
+    out: dict[str, list[str]] = {}
+    for t in texts:
+        for k, vals in url_fields(t).items():
+            out.setdefault(k, []).extend(vals)
+    return out
 
 
 def string_leaves(value: Any, depth: int = 0) -> Iterator[str]:
