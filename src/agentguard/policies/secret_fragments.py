@@ -50,7 +50,7 @@ from typing import Any, Iterable, Iterator
 from ..core.errors import InputError
 from .secret_views import read_invisible, skeleton
 
-__all__ = ["K", "MIN_DISTINCT", "MAX_KNOWN", "KnownSecrets", "normalise", "passes"]
+__all__ = ["K", "KnownSecrets", "MAX_KNOWN", "MIN_DISTINCT", "STRIDES", "normalise", "passes"]
 
 #: the window: this many consecutive normalised characters of a known secret make a finding
 K = 12

@@ -416,10 +416,11 @@ def varying(groups: Sequence[Sequence[str]]) -> list[list[str]]:
 
 
 def _unique(found: Iterable[Finding]) -> list[Finding]:
-    """Each (kind, type, value) once, at the shortest path it was found under."""
+    """Each (kind, type, value) once, at the shortest path it was found under; values that differ only in case are
+    one (a key and its lower-cased view's reading of it)."""
     best: dict[tuple[str, str, str], Finding] = {}
     for f in found:
-        key = (f.kind, f.type, f.value)
+        key = (f.kind, f.type, f.value.casefold())
         if key not in best or len(f.path) < len(best[key].path):
             best[key] = f
     return list(best.values())
