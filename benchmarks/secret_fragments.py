@@ -1,8 +1,8 @@
 """Known-secret windows (agentguard.policies.secret_fragments) and the session-19 readings of the secret scanner:
 false alarms on the benign corpora and the cost of a scan of a 100 KB text.
 
-    python benchmarks/secret_fragments.py [--data ../shared/data] [--src src] [--per-format 4] [--repeats 5]
-                                          [--out benchmarks/results/secret_fragments.json]
+    python benchmarks/secret_fragments.py [--data ../shared/data] [--src src] [--src-commit SHA] [--per-format 4]
+                                          [--repeats 5] [--out benchmarks/results/secret_fragments.json]
 
 ``--src`` picks the library's source tree, so the same script measures the code before the change
 (``--src /path/to/main/src``: configurations that need ``secret_fragments`` are skipped there).
@@ -63,6 +63,7 @@ def main() -> None:
     ap.add_argument("--src", default=str(REPO / "src"))
     ap.add_argument("--per-format", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--src-commit", default="", help="the commit --src was exported from, when it is no git tree")
     ap.add_argument("--out", default=str(REPO / "benchmarks/results/secret_fragments.json"))
     a = ap.parse_args()
     sys.path.insert(0, str(Path(a.src).resolve()))
@@ -109,10 +110,12 @@ def main() -> None:
             lat[tname]["known_find_only"] = _time(lambda t=t, ks=ks: ks.find(t), a.repeats)
         print(tname, lat[tname], file=sys.stderr)
     res["latency_100kb"] = lat
-    try:
-        commit = subprocess.run(["git", "-C", a.src, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    except OSError:
-        commit = ""
+    commit = a.src_commit
+    if not commit:
+        try:
+            commit = subprocess.run(["git", "-C", a.src, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        except OSError:
+            commit = ""
     res = {"command": "python " + " ".join([os.path.relpath(sys.argv[0], REPO), *sys.argv[1:]]),
            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "python": platform.python_version(),
            "src_commit": commit, "ahocorasick": _has_aho(), "cpus": os.cpu_count(), "loadavg_start": load0,
