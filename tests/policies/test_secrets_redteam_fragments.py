@@ -75,7 +75,7 @@ ATTACKS = {  # every form tried; each refused once the guard knows the key (each
     "base64-of-reversed": base64.b64encode(SLICE[::-1].encode()).decode(),
     "chunks-reversed": " ".join(reversed([SLICE[i:i + 4] for i in range(0, 36, 4)])),
     "homoglyphs": SLICE.replace("a", "\u0430").replace("e", "\u0435").replace("o", "\u043e"),
-    "zero-width": "\u200b".join(SLICE),
+    "zero-width": "\u200b".join(SLICE), "tag-characters": "x" + "".join(chr(0xE0000 + ord(c)) for c in SLICE),
     "fullwidth": "".join(chr(ord(c) + 0xFEE0) if c.isalnum() else c for c in SLICE),
 }
 

@@ -209,7 +209,7 @@ class LeakScanner:
                 todo.append((tagged, f"{where}|tags", depth, viewable, whole, unsep))
             canon = t if t.isascii() else read_invisible(t)
             out += self._detect(canon, where, whole)
-            if known is not None and (hit := known.find(canon)) is not None:
+            if known is not None and _new_to_known(where) and (hit := known.find(canon)) is not None:
                 out.append(Finding("secret", "known secret", f"{where}|{hit[1]}" if hit[1] else where, hit[0]))
             if not self.decode or depth >= MAX_LAYERS:
                 continue
@@ -413,6 +413,19 @@ def varying(groups: Sequence[Sequence[str]]) -> list[list[str]]:
         for p in set(g):
             held[p] = held.get(p, 0) + 1
     return [[p for p in g if held[p] == 1] for g in groups]
+
+
+#: views whose text a known secret's search reads already (it folds case, drops separators and blanks, reads the
+#: homoglyph skeleton, every 2nd and 3rd character, and holds each window reversed and in ROT13): not searched again
+_KNOWN_READS = frozenset({"reversed", "rot13", "uppercased", "lowercased", "despaced", "homoglyph", "alphanumeric",
+                          "interleaved"})
+
+
+def _new_to_known(where: str) -> bool:
+    """Whether the reading at path ``where`` can show a known secret's search anything its text did not: the text
+    itself, a decoding, or a reordering of chunks; not a view of :data:`_KNOWN_READS`, a separator or every-n-th one."""
+    last = where.rsplit("|", 1)[-1] if "|" in where else ""
+    return not (last in _KNOWN_READS or last.startswith(("without ", "every ")))
 
 
 def _unique(found: Iterable[Finding]) -> list[Finding]:
