@@ -41,6 +41,7 @@ CHECKED = (
     f"{PKG}/policies/networks.py",
     f"{PKG}/policies/secrets.py",
     f"{PKG}/policies/secret_guard.py",
+    f"{PKG}/policies/secret_fragments.py",
     f"{PKG}/policies/toolinfer.py",
     f"{PKG}/policies/schemafacts.py",
     f"{PKG}/policies/toolnames.py",

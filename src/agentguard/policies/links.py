@@ -45,7 +45,8 @@ from urllib.parse import unquote, urlsplit
 from ..core.canonical import strip_invisible
 from ..core.errors import require
 
-__all__ = ["Link", "client_hosts", "deobfuscate", "fold", "links", "local_path", "same_site", "site_of", "url_tokens"]
+__all__ = ["Link", "client_hosts", "deobfuscate", "fold", "links", "local_path", "rendered", "same_site", "site_of",
+           "url_tokens"]
 
 # the letters UTS 46 (nontransitional, what browsers, ``requests``/``idna`` and SMTPUTF8 mail use) keeps apart from
 # what ``str.casefold`` turns them into: ``paßport.com`` is ``xn--paport-cta.com``, not ``passport.com``
@@ -207,7 +208,8 @@ def url_tokens(text: str) -> list[str]:
     :func:`links`'s client reading), as written: case, percent-encoding and query kept; a closing bracket the URL
     does not open and final punctuation are the text's, not the URL's (``![x](https://a.b/?k=v)``: ``...?k=v``)."""
     out = []
-    for m in _URL_TOKEN.finditer(html.unescape(text)):
+    shown = rendered(text)   # a Markdown renderer's link destinations: backslash escapes removed
+    for m in _URL_TOKEN.finditer(html.unescape(text if shown is None else f"{text}\n{shown}")):
         tok = m.group(0)
         while tok and (tok[-1] in ".,;:!?" or any(tok[-1] == c and tok.count(o) < tok.count(c) for o, c in _PAIRS)):
             tok = tok[:-1]
@@ -223,8 +225,30 @@ def links(text: str) -> list[Link]:
     return list(_links(text) if len(text) <= 2048 else _links.__wrapped__(text))
 
 
+@lru_cache(maxsize=1)
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt   # rich's dependency: always installed with the core
+
+    return MarkdownIt("commonmark")
+
+
+def rendered(text: str) -> str | None:
+    """``text`` as a Markdown renderer shows it (HTML, by markdown-it-py's CommonMark renderer), when it holds a
+    backslash: a backslash before ASCII punctuation is an escape the renderer removes, in text and in a link's
+    destination (``[x](https://evil\\.xyz/?k=ghp\\_...)`` opens ``https://evil.xyz/?k=ghp_...``), the one
+    rewriting of CommonMark the other readings (entities, percent-escapes) do not undo. None without a backslash."""
+    if "\\" not in text:
+        return None
+    try:
+        return str(_markdown().render(text))
+    except Exception:  # noqa: BLE001 - the parser accepts any text; a failure leaves the text as written
+        return None
+
+
 @lru_cache(maxsize=16384)   # a run reads the same values again and again (each check, each canonical form)
-def _links(text: str) -> tuple[Link, ...]:
+def _links(text: str, render: bool = True) -> tuple[Link, ...]:
+    if render and (shown := rendered(text)) is not None:   # as written, then as a Markdown renderer shows it
+        return tuple({lk.form: lk for lk in (*_links(text, False), *_links(shown, False))}.values())
     t = deobfuscate(text)
     out: dict[str, Link] = {}
     for m in _IPV6.finditer(t):

@@ -31,6 +31,7 @@ third-party fields carry :data:`UNTRUSTED` alone, whatever their spacing, case o
 from __future__ import annotations
 
 import datetime
+import html
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import unquote
 
 from ..core.canonical import strip_invisible
-from .links import fold, links, url_tokens
+from .links import fold, links, rendered, url_tokens
 
 __all__ = ["ProvenanceLedger", "SourceDeclaration", "TRUSTED", "UNTRUSTED", "USER", "atoms", "canonical", "dates", "entities", "identifiers", "scalars", "strings_of", "times", "trust_level", "word_form"]
 
@@ -169,9 +170,13 @@ def identifiers(wf: str) -> set[str]:
             and re.search(r"[^\W\d_]", k)}
 
 
-def entities(text: str) -> Iterator[tuple[str, str]]:
+def entities(text: str, render: bool = True) -> Iterator[tuple[str, str]]:
     """Every e-mail address, URL, IBAN, stand-alone number and date (:func:`dates`) written in ``text``,
-    canonical (see :func:`canonical`)."""
+    canonical (see :func:`canonical`); also those of ``text`` as a Markdown renderer shows it, where its backslash
+    escapes differ (:func:`.links.rendered`: ``[mail](mailto:bob@evil\\-mail.xyz)`` opens ``bob@evil-mail.xyz``)."""
+    shown = rendered(text) if render else None
+    if shown is not None:
+        yield from entities(html.unescape(shown), False)
     t = _nfkc(text)
     emails = _EMAIL.findall(t)
     for e in emails:

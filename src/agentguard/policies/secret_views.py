@@ -17,8 +17,13 @@ removed (``AKIA IOSF ...``), with its words in reverse order or each word revers
 frequent separator alone, and all of them at once). Unicode tag characters (``U+E0041`` ..., invisible "ASCII
 smuggling") are read as the ASCII they shadow (:func:`untag`) before they are stripped as invisible.
 
-Not read (a cipher, not an encoding: the family has no end): ROT47 and other shifts, XOR, encryption, numbers
-spelled as decimal code points. Pair the scanner with provenance and flow rules for those.
+**Session 19**: runs of numbers, one per character (decimal code points or bytes, ``0x``/``U+``/``\\u{}`` hex, octal,
+binary: :func:`_code_points`), a base64 run cut at any offset (read again from its 2nd, 3rd and 4th character when
+it is no text: :func:`_base64`), and for the format detectors only (:data:`GATED_VIEWS`) the text lower-cased and
+every 2nd and 3rd character of each long token (a key interleaved with filler letters).
+
+Not read (a cipher, not an encoding: the family has no end): ROT47 and other shifts, XOR, encryption, a number
+spelled out in words. Pair the scanner with provenance and flow rules for those.
 """
 
 from __future__ import annotations
@@ -38,8 +43,8 @@ from urllib.parse import parse_qsl, unquote, unquote_plus, urlsplit
 from ..core.canonical import strip_invisible
 from ..core.errors import require
 
-__all__ = ["MAX_INFLATE", "decodings", "is_reading", "read_bytes", "read_invisible", "skeleton", "skeleton_table",
-           "untag", "url_pieces", "views"]
+__all__ = ["GATED_VIEWS", "MAX_INFLATE", "decodings", "is_reading", "read_bytes", "read_invisible", "skeleton", "skeleton_table",
+           "untag", "url_fields", "url_pieces", "views"]
 
 #: the most bytes one compressed run may inflate to before it is refused as unreadable
 MAX_INFLATE = 1 << 20
@@ -161,14 +166,35 @@ def _matches(rx: re.Pattern[str], text: str, group: int = 0) -> Iterator[str]:
             yield s
 
 
+def _b64(run: str) -> bytes | None:
+    try:
+        return base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _base64(s: str) -> Iterator[bytes]:
+    """The bytes of a base64/base64url run; when they are no text, also the run read from its 2nd, 3rd and 4th
+    character (its last partial group cut): a run cut out of a longer base64 text at any offset is out of step
+    with the encoding's groups of four until one of those starts (the text found there is what it held)."""
+    alt = s.replace("-", "+").replace("_", "/").rstrip("=")
+    raw = _b64(alt)
+    if raw is not None:
+        yield raw
+    if raw is None or _text(raw) is None:
+        for off in (1, 2, 3):
+            cut = alt[off:]
+            raw = _b64(cut[:-1] if len(cut) % 4 == 1 else cut)   # a lone last character holds no byte
+            if raw is not None and _text(raw) is not None:
+                yield raw
+                return
+
+
 def _runs(text: str) -> Iterator[tuple[str, bytes]]:
     """``(layer, bytes)`` for each distinct binary-to-text run of ``text`` that decodes."""
     for s in _matches(_B64, text):
-        alt = s.replace("-", "+").replace("_", "/").rstrip("=")
-        try:
-            yield "base64", base64.b64decode(alt + "=" * (-len(alt) % 4), validate=True)
-        except (binascii.Error, ValueError):
-            continue
+        for raw in _base64(s):
+            yield "base64", raw
     for s in _matches(_B32, text):
         s = s.rstrip("=").upper()
         try:
@@ -224,6 +250,33 @@ def decodings(text: str) -> Iterator[tuple[str, str | None]]:
     for layer, raw in _runs(text):
         for t in read_bytes(raw, "85" not in layer):
             yield layer, t
+    yield from _code_points(text)
+
+
+#: one number per character, each notation a run of at least 8 (``103 104 112``, ``0x67,0x68``, ``\\147\\150``,
+#: ``U+0067``, ``\\u{67}``, ``01100111 01101000``): (layer, token regex, base, separators required)
+_NUMBERS = (("decimal", r"\d{2,7}", 10, True), ("hex numbers", r"(?:0[xX]|[uU]\+|\\u\{)([0-9A-Fa-f]{1,6})\}?", 16, False),
+            ("octal", r"(?:0o|\\)([0-7]{3})", 8, False), ("binary", r"(?:0b)?([01]{7,8})", 2, True))
+_NUMBER_RUNS = tuple((layer, re.compile(rf"(?<![\w\\+]){tok}(?:[^\w\n]{{{int(sep)},3}}{tok}){{7,}}(?!\w)"),
+                      re.compile(tok), base) for layer, tok, base, sep in _NUMBERS)
+
+
+def _code_points(text: str) -> Iterator[tuple[str, str | None]]:
+    """Runs of numbers, one per character (decimal code points or bytes, ``0x``/``U+``/``\\u{}`` hex, octal,
+    binary), read as the text they spell: bytes (every number below 256) as :func:`read_bytes` reads them, else
+    code points."""
+    if not any(c.isdigit() for c in text):
+        return
+    for layer, run_rx, tok_rx, base in _NUMBER_RUNS:
+        for run in _matches(run_rx, text):
+            vals = [int(m.group(m.lastindex or 0), base) for m in tok_rx.finditer(run)]
+            if max(vals) < 256:
+                for t in read_bytes(bytes(vals), True):
+                    yield layer, t
+            elif max(vals) <= 0x10FFFF:
+                t = _text("".join(chr(v) for v in vals if not 0xD800 <= v < 0xE000).encode("utf-8"))
+                if t is not None:
+                    yield layer, t
 
 
 _SPACE = re.compile(r"\s+")
@@ -282,6 +335,9 @@ def views(text: str, unseparate: bool = True) -> Iterator[tuple[str, str]]:
             yield "rot13", r13
         if (up := text.upper()) != text:   # a key of one case written in the other: AKIA... written lower
             yield "uppercased", up
+        if (low := text.lower()) != text:  # ghp_... written upper (read for a format only: see GATED_VIEWS)
+            yield "lowercased", low
+        yield from _decimated(text)
     if _SPACE.search(text):
         yield "despaced", _SPACE.sub("", text)
     if unseparate:
@@ -290,6 +346,19 @@ def views(text: str, unseparate: bool = True) -> Iterator[tuple[str, str]]:
 
 
 _CHUNK = re.compile(r"[A-Za-z0-9+/=_-]{2,16}")
+#: views read only where a format detector's pattern opens on them (they exist for formats: a known secret's
+#: windows are compared case-folded and interleaved already, :mod:`agentguard.policies.secret_fragments`)
+GATED_VIEWS = frozenset({"lowercased", "every 2nd from 0", "every 2nd from 1", "every 3rd from 0",
+                         "every 3rd from 1", "every 3rd from 2"})
+
+
+def _decimated(text: str) -> Iterator[tuple[str, str]]:
+    """Every 2nd and every 3rd character (each offset) of each blank-free token long enough to hold a key that
+    way (``gxhxpx_x...``: a key interleaved with one or two filler characters per character)."""
+    for s, nth in ((2, "2nd"), (3, "3rd")):
+        tokens = [t for t in text.split() if len(t) >= s * _SEP_TOKEN]
+        for o in range(s) if tokens else ():
+            yield f"every {nth} from {o}", " ".join(t[o::s] for t in tokens)
 
 
 def _chunk_views(text: str) -> Iterator[tuple[str, str]]:
@@ -350,6 +419,24 @@ def url_pieces(text: str) -> list[str]:
         out += host.split(".")[:-2] + [unquote(p) for p in u.path.split("/") if p]
         out += [v for _, v in parse_qsl(u.query, keep_blank_values=True) if v] + ([unquote(u.fragment)] if u.fragment else [])
     return [p for p in out if p] + ([rest] if rest.strip() else [])
+
+
+def url_fields(text: str) -> dict[str, list[str]]:
+    """The query values of the URLs in ``text`` by their parameter's name (``{"k": [...]}``), in order: what a
+    receiver logs per field, so the pieces of one field join back whatever else varies between the requests
+    (``/1.png?k=<half>`` then ``/2.png?k=<half>``: the counter in the path is no template)."""
+    from .links import url_tokens
+
+    out: dict[str, list[str]] = {}
+    for tok in url_tokens(text) if "?" in text else ():
+        try:
+            query = urlsplit(tok if "//" in tok[:12] else "https://" + tok.lstrip("\\/")).query
+        except ValueError:
+            continue
+        for k, v in parse_qsl(query, keep_blank_values=True):
+            if v:
+                out.setdefault(k, []).append(v)
+    return out
 
 
 def is_reading(name: str) -> bool:

@@ -34,10 +34,18 @@ than ``max_chars``, a compressed run that inflates past its bound, or readings t
 :data:`READ_BUDGET` times a string's length are findings of kind ``unreadable`` (refused: not read is not
 allowed).
 
+Known secrets (:mod:`agentguard.policies.secret_fragments`): given ``known`` (the secrets a guard was configured
+with or read in the run), every reading above is also searched for 12 consecutive characters of one of them,
+case-folded, separators dropped, forwards, reversed or in ROT13, and every 2nd and 3rd character: a slice of a key
+without its prefix, its case changed, interleaved with letters, in any encoding here, is a finding of type
+``known secret``. Code-point runs (decimal, hex, octal, binary; a list of numbers in the arguments), a base64 run cut
+at any offset, the text lower-cased and every 2nd/3rd character of a long token also restore a key's format for
+the detectors (a key the guard never saw).
+
 What no content scanner sees: a secret encrypted or enciphered (ROT47, XOR), spelled out, or transformed twice
-by transforms in a row (ROT13 of a reversed key); a part of a key without the prefix its format is known by
-(``ghp_`` dropped, or base64 of such a slice), a key whose case was changed where its format is mixed-case, a key
-interleaved with letters, decimal code points (strict xfails in ``tests/policies/test_secrets_redteam_links.py``).
+by transforms in a row (ROT13 of a reversed key); a slice of a key *the guard never saw* without the prefix its
+format is known by (``ghp_`` dropped, or base64 of such a slice: strict xfails in
+``tests/policies/test_secrets_redteam_links.py``), fewer than 12 characters of a known one in one reading.
 Pair the guard with provenance and flow rules (a value read from a secret store may not reach a third party in
 any form).
 """
@@ -51,9 +59,12 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..core.errors import InputError, require
-from .secret_views import _A85, _B85, decodings, is_reading, read_bytes, read_invisible, skeleton, untag, url_pieces, views
+from .secret_fragments import KnownSecrets
+from .secret_views import (_A85, _B85, GATED_VIEWS, decodings, is_reading, read_bytes, read_invisible, skeleton, untag,
+                           url_fields, url_pieces, views)
 
-__all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "decodings", "pieces", "plugin_names",
+__all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "decodings", "fields_of", "pieces",
+           "plugin_names",
            "string_leaves", "varying", "views"]
 
 #: detect-secrets plugins used by default: format-specific detectors (no entropy, keyword or IP plugins)
@@ -170,10 +181,13 @@ class LeakScanner:
         self._ungated = [p for p in self._regex if id(p) not in self._gated]
 
     # -- one string ---------------------------------------------------------------------------------
-    def scan_text(self, text: str, path: str = "", *, full: bool = True) -> list[Finding]:
+    def scan_text(self, text: str, path: str = "", *, full: bool = True, known: KnownSecrets | None = None
+                  ) -> list[Finding]:
         """Findings in one string (its canonical form and, with ``decode``, its decodings and views).
         ``full=False`` reads with the format detectors only (no PII, no entropy plugins): for text this scanner
-        put together itself (joined arguments, views), where a digit run or a random-looking run is an artefact."""
+        put together itself (joined arguments, views), where a digit run or a random-looking run is an artefact.
+        ``known``: secrets whose windows are searched in every reading too (a finding of type ``known secret``:
+        :mod:`agentguard.policies.secret_fragments`)."""
         if len(text) > self.max_chars:
             return [Finding("unreadable", "too long", path, "")]
         out: list[Finding] = []
@@ -195,6 +209,8 @@ class LeakScanner:
                 todo.append((tagged, f"{where}|tags", depth, viewable, whole, unsep))
             canon = t if t.isascii() else read_invisible(t)
             out += self._detect(canon, where, whole)
+            if known is not None and _new_to_known(where) and (hit := known.find(canon)) is not None:
+                out.append(Finding("secret", "known secret", f"{where}|{hit[1]}" if hit[1] else where, hit[0]))
             if not self.decode or depth >= MAX_LAYERS:
                 continue
             # a view is read (and decoded: base64 of a reversed key) but not viewed again, except a reading of the
@@ -203,7 +219,8 @@ class LeakScanner:
             # only (a reversed digit run is no card)
             if len(canon) >= _MIN_VIEW and (viewable or not canon.isascii()):
                 for name, v in views(canon, unsep and viewable):
-                    if v in seen or not (viewable or name == "homoglyph") or not self._worth_reading(name, v, whole):
+                    if v in seen or not (viewable or name == "homoglyph") or not self._worth_reading(name, v, whole,
+                                                                                                     known):
                         continue
                     todo.append((v, f"{where}|{name}", depth + (name != "homoglyph"), viewable if is_reading(name)
                                  else False, whole and name == "homoglyph", unsep and name == "homoglyph"))
@@ -217,7 +234,7 @@ class LeakScanner:
                     out.append(Finding("unreadable", "nested too deep", f"{where}|json", ""))
                     parsed = None
                 if isinstance(parsed, (dict, list)):
-                    out += self.scan(parsed, f"{where}|json", depth=0)
+                    out += self.scan(parsed, f"{where}|json", depth=0, known=known)
             for layer, d in decodings(canon):
                 if d is None:  # a decoding that cannot be finished in bound (a compression bomb)
                     out.append(Finding("unreadable", f"{layer} inflates past its bound", f"{where}|{layer}", ""))
@@ -225,16 +242,23 @@ class LeakScanner:
                     todo.append((d, f"{where}|{layer}", depth + 1, True, whole, whole))
         return _unique(out)
 
-    def _worth_reading(self, name: str, view: str, whole: bool) -> bool:
+    def _worth_reading(self, name: str, view: str, whole: bool, known: KnownSecrets | None = None) -> bool:
         """Whether a view can show anything its text did not: a detector's pattern opens on it, or it holds a
         run a decoder reads (base64, hex, percent-encoding, JSON); the homoglyph view of a fully read text always.
         Without plugins outside the gate a closed gate means no finding (see :func:`_gate`), so this is exact
-        for secrets and keeps the views' cost to a few regex searches on benign text."""
+        for secrets and keeps the views' cost to a few regex searches on benign text. The views of
+        :data:`~agentguard.policies.secret_views.GATED_VIEWS` (case, every n-th character) only where a pattern opens
+        (a known secret's search is case-folded and reads every n-th character itself); with known secrets the
+        reordering views (chunks in reverse order) always."""
         if name == "homoglyph" and whole:
             return True
         if not view.isascii():  # judged as it will be read: through its homoglyph skeleton too
             view = skeleton(view)
         if self._ungated or self.extra or self._gate is None or self._gate.search(view):
+            return True
+        if name in GATED_VIEWS:
+            return False
+        if known is not None and len(known) and name in ("words-reversed", "each-word-reversed"):
             return True
         return bool(_B64.search(view) or _HEX.search(view) or _B85.search(view) or _A85.search(view)
                     or any(c in view for c in "%&\\=") or view.lstrip()[:1] in "{[")
@@ -292,14 +316,15 @@ class LeakScanner:
         return out
 
     # -- any value ----------------------------------------------------------------------------------
-    def scan(self, value: Any, path: str = "", *, depth: int = 0) -> list[Finding]:
+    def scan(self, value: Any, path: str = "", *, depth: int = 0, known: KnownSecrets | None = None) -> list[Finding]:
         """Findings in every string leaf (and mapping key) of ``value``; deeper than :data:`MAX_NESTING`
-        is a finding of kind ``unreadable``."""
+        is a finding of kind ``unreadable``. A list of numbers is also read as one text (``[103, 104, 112]``: the
+        code points of a key, read by the code-point decoding). ``known``: see :meth:`scan_text`."""
         if isinstance(value, str):
-            found = self.scan_text(value, path)
+            found = self.scan_text(value, path, known=known)
             if depth == 0 and len(parts := url_pieces(value)) > 1 and len(value) <= self.max_chars:
                 for joined in _orders(parts):   # a key cut into a URL's query values, path segments, labels
-                    found += self.scan_text(joined, f"{path}<joined>", full=False)
+                    found += self.scan_text(joined, f"{path}<joined>", full=False, known=known)
             return _unique(found)
         if depth > MAX_NESTING:
             return [Finding("unreadable", "nested too deep", path, "")]
@@ -309,25 +334,32 @@ class LeakScanner:
         if isinstance(value, Mapping):
             for k, v in value.items():
                 sub = f"{path}.{k}" if path else str(k)
-                out += self.scan_text(str(k), sub) + self.scan(v, sub, depth=depth + 1)
+                out += self.scan_text(str(k), sub, known=known) + self.scan(v, sub, depth=depth + 1, known=known)
         elif isinstance(value, (list, tuple, set, frozenset)):
             for i, v in enumerate(value):
-                out += self.scan(v, f"{path}[{i}]", depth=depth + 1)
+                out += self.scan(v, f"{path}[{i}]", depth=depth + 1, known=known)
+            if isinstance(value, (list, tuple)) and len(value) >= 8 and all(
+                    isinstance(v, int) and not isinstance(v, bool) for v in value):
+                out += self.scan_text(" ".join(map(str, value)), f"{path}|numbers", full=False, known=known)
         elif isinstance(value, (bytes, bytearray, memoryview)):  # read as the decoded runs are (gzip, UTF-16...)
             raw = bytes(value)
-            out += self.scan_text(raw.decode("utf-8", "replace"), path)
+            out += self.scan_text(raw.decode("utf-8", "replace"), path, known=known)
             for text in read_bytes(raw, True) if len(raw) <= self.max_chars else ():
                 out += ([Finding("unreadable", "bytes inflate past their bound", path, "")] if text is None
-                        else self.scan_text(text, f"{path}|bytes"))
+                        else self.scan_text(text, f"{path}|bytes", known=known))
         elif value is not None and not isinstance(value, bool):
-            out += self.scan_text(str(value), path)
+            out += self.scan_text(str(value), path, known=known)
         if depth == 0 and isinstance(value, (Mapping, list, tuple)):
             groups = [url_pieces(leaf) for leaf in string_leaves(value, 0)]
             leaves, var = [p for g in groups for p in g], [p for g in varying(groups) for p in g]
             for parts in ([leaves] + ([var] if var != leaves and len(var) > 1 else [])):
                 if len(parts) > 1 and sum(map(len, parts)) <= self.max_chars:  # a secret split across arguments, as
                     for joined in _orders(parts):  # the receiver joins it back, in whatever order it joins them
-                        out += self.scan_text(joined, f"{path}<joined>", full=False)
+                        out += self.scan_text(joined, f"{path}<joined>", full=False, known=known)
+            for name, vals in fields_of(string_leaves(value, 0)).items():   # each query field's values joined
+                if len(vals) > 1 and sum(map(len, vals)) <= self.max_chars:
+                    for joined in dict.fromkeys(["".join(vals), "".join(reversed(vals))]):
+                        out += self.scan_text(joined, f"{path}<{name}>", full=False, known=known)
         return _unique(out)
 
 
@@ -343,6 +375,15 @@ def _orders(leaves: list[str]) -> Iterator[str]:
         yield from dict.fromkeys("".join(p) for p in itertools.permutations(leaves))
     else:
         yield from dict.fromkeys(["".join(leaves), "".join(reversed(leaves)), "".join(sorted(leaves))])
+
+
+def fields_of(texts: Iterable[str]) -> dict[str, list[str]]:
+    """The query values of every URL in ``texts`` by parameter name, in order (:func:`.secret_views.url_fields`)."""
+    out: dict[str, list[str]] = {}
+    for t in texts:
+        for k, vals in url_fields(t).items():
+            out.setdefault(k, []).extend(vals)
+    return out
 
 
 def string_leaves(value: Any, depth: int = 0) -> Iterator[str]:
@@ -374,11 +415,25 @@ def varying(groups: Sequence[Sequence[str]]) -> list[list[str]]:
     return [[p for p in g if held[p] == 1] for g in groups]
 
 
+#: views whose text a known secret's search reads already (it folds case, drops separators and blanks, reads the
+#: homoglyph skeleton, every 2nd and 3rd character, and holds each window reversed and in ROT13): not searched again
+_KNOWN_READS = frozenset({"reversed", "rot13", "uppercased", "lowercased", "despaced", "homoglyph", "alphanumeric",
+                          "interleaved"})
+
+
+def _new_to_known(where: str) -> bool:
+    """Whether the reading at path ``where`` can show a known secret's search anything its text did not: the text
+    itself, a decoding, or a reordering of chunks; not a view of :data:`_KNOWN_READS`, a separator or every-n-th one."""
+    last = where.rsplit("|", 1)[-1] if "|" in where else ""
+    return not (last in _KNOWN_READS or last.startswith(("without ", "every ")))
+
+
 def _unique(found: Iterable[Finding]) -> list[Finding]:
-    """Each (kind, type, value) once, at the shortest path it was found under."""
+    """Each (kind, type, value) once, at the shortest path it was found under; values that differ only in case are
+    one (a key and its lower-cased view's reading of it)."""
     best: dict[tuple[str, str, str], Finding] = {}
     for f in found:
-        key = (f.kind, f.type, f.value)
+        key = (f.kind, f.type, f.value.casefold())
         if key not in best or len(f.path) < len(best[key].path):
             best[key] = f
     return list(best.values())
