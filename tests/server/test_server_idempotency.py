@@ -32,7 +32,7 @@ def settings(tmp_path):
     tools = tmp_path / "tools.toml"
     tools.write_text('[[guards]]\ntype = "tool-rules"\nallow = ["read_file", "transfer_funds"]\n'
                      'escalate = ["transfer_funds"]\n')
-    return ServerSettings(state_dir=str(tmp_path / "s"), tool_guards=str(tools), run_ttl_s=5,
+    return ServerSettings(state_dir=str(tmp_path / "s"), tool_guards=str(tools), run_ttl_s=5, run_binding="shared",
                           credentials_file=str(credentials_file(tmp_path, (AGENT, OTHER, APPROVER))))
 
 

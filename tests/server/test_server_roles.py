@@ -33,7 +33,7 @@ def service(tmp_path, store_url):
 
     (tmp_path / "tools.toml").write_text('[[guards]]\ntype = "tool-rules"\nallow = ["*"]\nescalate = ["transfer_*"]\n')
     creds = credentials_file(tmp_path, (AGENT, APPROVER, APPROVER2, READER, ADMIN, CAROL_AGENT, CAROL_APPROVER))
-    app = create_app(ServerSettings(token=LEGACY, db_url=store_url, state_dir=str(tmp_path),
+    app = create_app(ServerSettings(token=LEGACY, db_url=store_url, state_dir=str(tmp_path), run_binding="shared",
                                     tool_guards=str(tmp_path / "tools.toml"), credentials_file=str(creds)))
     with serve_in_thread(app) as base:
         yield base, app.state.store, creds

@@ -162,7 +162,7 @@ def test_an_unknown_binding_is_refused_at_start():
     from agentguard.core.errors import InputError
     from agentguard.server.settings import ServerSettings
 
-    assert ServerSettings().run_binding == "shared"  # the default, for now (see agentguard.server.binding)
+    assert ServerSettings().run_binding == "identity"  # the default: a run belongs to its creator
     with pytest.raises(InputError, match="run_binding"):
         ServerSettings(run_binding="owner")
 

@@ -22,12 +22,10 @@ taken is inherent in any shared run-id namespace (a free id would have been acce
 unguessable run ids (a UUID). A run stored before the inputs table (migration 0003) or before ``principal``
 (migration 0004) has no recorded owner and is refused to every identity (fail closed).
 
-``run_binding = "shared"`` (the default, for now): any agent credential may feed any run, the behaviour before
-this setting. Why it is still the default: several identities feeding one run is a tested feature (an agent's
-run fed by a second agent credential whose approver identity may then not answer it, and one idempotency key
-sent by two identities to one run: ``tests/server/test_server_roles.py`` and ``test_server_idempotency.py``), and
-clients that name no run share the run ``default``. Making ``identity`` the default changes those tests'
-settings (their assertions hold under ``shared``): a decision for the lead, not taken here.
+``run_binding = "identity"`` is the default (session 19): a run belongs to its creator unless the operator says
+otherwise. ``run_binding = "shared"``: any agent credential may feed any run, the behaviour before this setting,
+for deployments where several identities feed one run on purpose (``tests/server/test_server_roles.py`` and
+``test_server_idempotency.py`` set it for theirs).
 """
 
 from __future__ import annotations

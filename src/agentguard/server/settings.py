@@ -78,9 +78,8 @@ class ServerSettings:
             exporters from the ``OTEL_*`` environment; a request's ``traceparent`` is the parent).
         run_binding: ``identity``: a run belongs to the identity whose credential started it; a check, step
             or signal of it by another identity is 403 (:mod:`.binding`, enforced through the store, so across
-            workers and replicas). ``shared`` (default, for now: several identities feeding one run is a tested
-            feature, see :mod:`.binding`): any agent credential feeds any run. Set ``identity`` wherever agents
-            with different credentials share a service.
+            workers and replicas; the default). ``shared``: any agent credential feeds any run (several
+            identities feeding one run on purpose).
         client_facts: ``/v1/check`` metadata keys the agent is trusted to send although a guard in force reads
             them as a grant (e.g. ``["prompt"]`` for the provenance guard); any other such key is 422 (:mod:`.facts`).
 
@@ -148,7 +147,7 @@ class ServerSettings:
     webhook_backoff_s: float = 0.5
     shadow: bool = False
     otel: bool = False
-    run_binding: str = "shared"
+    run_binding: str = "identity"
     client_facts: tuple[str, ...] = ()
     max_json_values: int = 10_000
     data_dir: InitVar[str | None] = None  # deprecated alias of state_dir
