@@ -281,9 +281,15 @@ class _PositiveDivision(ast.NodeTransformer):
 
 
 def _positive_division(a, b, op):
-    if b <= 0:
-        raise ZeroDivisionError("a divisor that is not positive")
+    if type(b) is bool or b <= 0:  # a bool divisor is refused too (the policy's int() keeps a bool a bool)
+        raise ZeroDivisionError("a divisor that is not a positive int")
     return a // b if op == "FloorDiv" else a % b
+
+
+def _policy_int(v):
+    """The policy language's ``int``: a bool stays a bool, as Nagini's ``int___int__`` returns its argument
+    (:mod:`agentguard.policies.nagini_semantics`, session 18); CPython's would make it the int 0 or 1."""
+    return v if type(v) is bool else int(v)
 
 
 @settings(max_examples=80, deadline=None)
@@ -296,7 +302,7 @@ def test_the_run_time_computes_what_python_computes(expr, aug, x, y):
     body = f"    z = {expr}\n    z {aug} 7\n    if z > 0:\n        return 1\n    return 0\n"
     source = (HEADER + "LIMIT = 100\n\ndef check(x: int, y: int) -> int:\n    Requires(-1000 <= x and x <= 1000)\n"
               "    Requires(-1000 <= y and y <= 1000)\n    Ensures(Result() >= 0)\n" + body)
-    ns: dict = {"LIMIT": 100, "_div": _positive_division}
+    ns: dict = {"LIMIT": 100, "_div": _positive_division, "int": _policy_int}
     oracle = ast.fix_missing_locations(_PositiveDivision().visit(ast.parse(f"def plain(x, y):\n{body}")))
     exec(compile(oracle, "<oracle>", "exec"), ns)  # noqa: S102 - the oracle: the same code, unrewritten
     try:
