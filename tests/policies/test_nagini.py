@@ -172,7 +172,8 @@ def test_a_proof_on_euclidean_division_is_not_run_with_floor_division(verifier):
 
     for op, v in (("//", "-3"), ("%", "1")):
         src = _EUCLID.replace("OP", op).replace("V", v)
-        assert verifier.verify_source(src, "euclid").verified, op   # Nagini's reading: 7 div -2 = -3, 7 mod -2 = 1
+        assert verifier._prove(src, "euclid").verified, op   # Nagini's reading: 7 div -2 = -3, 7 mod -2 = 1
+        assert verifier.verify_source(src, "euclid").status == "invalid", op   # the one path refuses it
         with pytest.raises(PolicyError, match="positive int divisor"):
             policy_from_source(src).evaluate({"x": 7, "y": -2})    # CPython's would allow (-4, -1): refused
 
@@ -210,8 +211,9 @@ def test_session_18_attacks_are_verified_by_nagini_and_refused_by_the_sandbox(ve
 
     for name, body in S18_ATTACKS.items():
         src = _S18_HEAD + body
-        r = verifier.verify_source(src, f"s18_{name.replace('-', '_')}")
+        r = verifier._prove(src, f"s18_{name.replace('-', '_')}")
         assert r.verified, (name, r.describe())                 # the proof holds, of Nagini's reading
+        assert not verifier.verify_source(src, "s18").verified   # and the one verification path refuses it
         with pytest.raises(PolicyError):                         # CPython's reading never runs
             policy_from_source(src).evaluate({"tool": 1})
 
@@ -225,7 +227,7 @@ def test_session_18_agreements_are_proved_by_nagini(verifier):
         if proved is not None:
             src += (f"def f{i}(tool: int) -> int:\n    Requires(tool == 0)\n    Ensures(Result() == {proved})\n"
                     + body + "\n\n")
-    r = verifier.verify_source(src, "s18_agreements")
+    r = verifier._prove(src, "s18_agreements")   # Nagini alone: the file has no entry point ``check``
     assert r.verified, r.describe()
 
 
@@ -243,5 +245,39 @@ def test_session_18_constructs_nagini_refuses(verifier):
     for name, body in S18_NAGINI_REFUSES.items():
         src = ("from nagini_contracts.contracts import *\n\ndef check(tool: int) -> int:\n"
                "    Requires(0 <= tool and tool <= 10)\n    Ensures(Result() >= 0)\n" + body)
-        r = verifier.verify_source(src, "s18_refused")
+        r = verifier._prove(src, "s18_refused")   # Nagini alone (Result() >= 0 is vacuous: verify_source refuses it)
         assert r.status == "invalid", (name, r.describe())
+
+
+# Session 19: NaginiVerifier.verify_source is the one verification path. Each vacuous contract of
+# test_nagini_one_path.VACUOUS is proved by Nagini itself of a policy that allows everything (the hole: a direct
+# verify() call reported it verified); the verifier now answers "vacuous" without asking Nagini.
+def test_session_19_vacuous_contracts_are_proved_by_nagini_and_refused_by_the_verifier(verifier):
+    from .test_nagini_one_path import VACUOUS, _bool_verdict, policy
+
+    for name, (params, contract) in sorted(VACUOUS.items()):
+        src = policy(params, contract)
+        if "bool verdict" in name:
+            src = _bool_verdict(src)
+        if "List[int]" not in params:   # Nagini needs list permissions in the contract for a list parameter
+            raw = verifier._prove(src, "s19_vacuous")
+            assert raw.verified, (name, raw.describe())            # Nagini: "verified", of an allow-all policy
+        r = verifier.verify_source(src, "s19_vacuous")
+        assert r.status == "vacuous" and not r.verified, (name, r.describe())
+
+
+# A policy whose proof explodes (each independent ``if`` doubles Silicon's paths): no answer in time is no proof.
+_EXPLODING = ("from nagini_contracts.contracts import *\n\ndef check(x: int) -> int:\n"
+              "    Requires(0 <= x and x <= 1000000)\n    Ensures(Implies(x > 999999, Result() != 0))\n    r = 0\n"
+              + "".join(f"    if x % {p} == 1:\n        r = r + {i + 1}\n" for i, p in enumerate(
+                  (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)))
+              + "    if x > 999999:\n        return 1\n    if r == 123456789:\n        return 1\n    return 0\n")
+
+
+def test_session_19_a_proof_that_times_out_is_not_verified():
+    from agentguard.policies import policy_from_source
+
+    policy_from_source(_EXPLODING)   # the guard would run it
+    with NaginiVerifier(request_timeout_s=20) as v:
+        r = v.verify_source(_EXPLODING, "s19_exploding")
+        assert r.status == "timeout" and not r.verified, r.describe()
