@@ -190,3 +190,18 @@ def test_a_proof_that_times_out_is_not_verified_and_the_worker_is_killed(tmp_pat
         assert proc.poll() is not None   # killed (its whole process group: the solver too)
         with pytest.raises(ProcessLookupError):
             os.killpg(proc.pid, 0)
+
+
+def test_a_contract_too_slow_to_check_is_not_verified(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Requires calling a slow @Pure function: the witness search stops at its budget and the result fails closed."""
+    import agentguard.policies.testing as testing
+
+    monkeypatch.setattr(testing, "WITNESS_BUDGET_S", 0.3)
+    src = (HEAD + "@Pure\ndef slow(x: int) -> int:\n    r = 0\n    for i in range(1000000):\n        r = r + 1\n    return r\n\n\n"
+           + policy("x: int", "Requires(0 <= x and x <= 10)\nRequires(slow(x) > 5)\nEnsures(Implies(x > 5, Result() != 0))",
+                    "    if x > 5:\n        return 1\n    return 0\n").replace(HEAD, ""))
+    v = ProvesEverything()
+    t0 = time.perf_counter()
+    r = v.verify_source(src, "slow_contract")
+    assert r.status == "vacuous" and not r.verified and v.asked == []
+    assert time.perf_counter() - t0 < 3

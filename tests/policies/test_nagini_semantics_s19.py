@@ -61,6 +61,19 @@ AGREED_S19 = {
     "xs = [5, 6]\nf = tool == 0\nreturn xs[f]": 6,
     "return (tool == 0) + (tool == 0)": 2,
     "f = tool == 0\nreturn f * 3": 3,
+    "f = tool == 0\nreturn -f": -1,
+    "if (tool == 0) > (tool == 1):\n    return 1\nreturn 0": 1,
+    # non-bool and/or, int truthiness, conditional expressions, abs/max of ints, // and % of negative numerators
+    "return 0 or 5": 5,
+    "return tool if tool else 9": 9,
+    "x = tool - 1\nif x:\n    return 1\nreturn 0": 1,
+    "return abs(tool - 5)": 5,
+    "return max(tool - 3, tool - 5)": -3,
+    "x = tool - 7\nreturn x % 3": 2,
+    "x = tool - 7\nreturn x // 2": -4,
+    # module constants: membership in a tuple, str equality
+    "if 2 in T:\n    return 1\nreturn 0": 1,
+    "if S == \"abc\":\n    return 1\nreturn 0": 1,
 }
 
 #: bodies Nagini proves no value of (translation refused, a crash, or an unprovable precondition)
@@ -77,6 +90,12 @@ NAGINI_REFUSES_S19 = {
     "tuple slicing": "t = (1, 2, 3)\nreturn t[::-1][0]",
     "slice of a module list": "ys = L[-1:]\nreturn ys[0]",
     "+= on a module list": "ys = L\nys += [3]\nreturn len(L)",
+    "list equality": "if [1, 2] == [1, 2]:\n    return 1\nreturn 0",
+    "list ordering": "if [1, 2] < [1, 3]:\n    return 1\nreturn 0",
+    "min of a list": "xs = [3, 1, 2]\nreturn min(xs)",
+    "str indexing": "if S[0] == \"a\":\n    return 1\nreturn 0",
+    "str negative indexing": "if S[-1] == \"c\":\n    return 1\nreturn 0",
+    "module list concatenation": "ys = L + [3]\nreturn len(ys)",
     "for ... else after a break (no invariant)": "for i in range(3):\n    if i == 1:\n        break\nelse:\n    return 7\nreturn 0",
 }
 

@@ -192,3 +192,29 @@ def test_two_spellings_are_compared_with_exact_types() -> None:
     for _ in range(40):
         nested = [nested]
     assert not _same_value(nested, nested)   # deeper than 32: refused, not compared
+
+
+# -- the function and the argument order the gate calls are the ones proved -----------------------------------------
+
+def test_arguments_reach_the_policy_by_name_whatever_order_it_declares_them() -> None:
+    """The gate passes values by parameter name: a policy declaring (payee, blocked, trusted, amount) gets the same
+    values as GATE_POLICY, never a positional shuffle of what the extractor produced."""
+    swapped = GATE_POLICY.replace("def check(amount: int, trusted: bool, payee: int, blocked: List[int])",
+                                  "def check(payee: int, blocked: List[int], trusted: bool, amount: int)")
+    assert swapped != GATE_POLICY
+    a, b = policy_from_source(GATE_POLICY), policy_from_source(swapped)
+    for values in ({"amount": 900, "trusted": False, "payee": 3, "blocked": []},
+                   {"amount": 10, "trusted": True, "payee": 3, "blocked": [3]},
+                   {"amount": 10, "trusted": False, "payee": 4, "blocked": [3]}):
+        assert a.evaluate(values).code == b.evaluate(values).code == DIRECT(**values)
+
+
+def test_a_module_constant_is_the_same_on_every_call() -> None:
+    """``ys = L; ys += [x]`` extends L in place in CPython (the next call would see another L); the run time reads
+    ``+=`` as ``ys = ys + [x]`` (a new list), as Nagini does, so the constant the proof read never changes."""
+    src = ("from nagini_contracts.contracts import *\n\nL = [1, 2]\n\ndef check(x: int) -> int:\n"
+           "    Requires(0 <= x and x <= 10)\n    Ensures(Implies(x > 5, Result() != 0))\n"
+           "    ys = L\n    ys += [x]\n    if x > 5:\n        return 1\n    return len(L) - 2\n")
+    pol = policy_from_source(src)
+    assert [pol.evaluate({"x": 1}).code for _ in range(5)] == [0] * 5
+    assert pol.code is not None and pol.code.namespace["L"] == [1, 2]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import itertools
 import random
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -219,6 +220,8 @@ def strategies(policy: Policy) -> dict[str, Any]:
 
 #: random in-domain cases tried (after the boundary cases) when looking for a case that satisfies the Requires
 WITNESS_SAMPLES = 2000
+#: seconds the witness search may take (contracts may call the policy's @Pure functions)
+WITNESS_BUDGET_S = 5.0
 
 
 def _precondition(policy: Policy) -> Callable[..., bool]:
@@ -265,23 +268,35 @@ def _candidates(policy: Policy, samples: int) -> Iterator[dict[str, Any]]:
         yield case
 
 
-def allow_forbidden_witness(policy: Policy, samples: int = WITNESS_SAMPLES) -> dict[str, Any] | None:
+def allow_forbidden_witness(policy: Policy, samples: int = WITNESS_SAMPLES,
+                            budget_s: float | None = None) -> dict[str, Any] | None:
     """Arguments that show the contract constrains the policy: the run time accepts them (exact types, ints of at
     most 64 bits), every Requires holds on them, and some Ensures is false when the verdict is allow (0, or True).
-    None when no boundary case and none of ``samples`` seeded random in-domain cases is one. Every check
-    of the contract alone (the policy's code is never run), so it holds for a policy that allows everything."""
+    None when no boundary case and none of ``samples`` seeded random in-domain cases is one, or when the search
+    runs past ``budget_s`` (default :data:`WITNESS_BUDGET_S`; a contract calling a slow @Pure function: the policy's tick stops it; fail closed).
+    The contract alone is evaluated (the entry point's body never runs), so it holds for a policy that allows
+    everything."""
     allow: Any = True if policy.returns == "bool" else 0
     pre, post = _precondition(policy), _postcondition(policy)
-    for args in _candidates(policy, samples):
-        try:
-            for p in policy.params:
-                _checked_argument(policy.id, p, args)   # an argument the guard would refuse is no call at all
-            values = [args[n] for n in policy.param_names]
-            if pre(*values) is True and not all(post(*values, allow)):
-                return args
-        except Exception:  # noqa: BLE001 - a clause that cannot be evaluated here is not evidence of constraint
-            continue
-    return None
+    assert policy.code is not None
+    tick = policy.code.tick
+    end = time.perf_counter() + (WITNESS_BUDGET_S if budget_s is None else budget_s)
+    tick.deadline = end
+    try:
+        for args in _candidates(policy, samples):
+            if time.perf_counter() > end:
+                return None
+            try:
+                for p in policy.params:
+                    _checked_argument(policy.id, p, args)   # an argument the guard would refuse is no call at all
+                values = [args[n] for n in policy.param_names]
+                if pre(*values) is True and not all(post(*values, allow)):
+                    return args
+            except Exception:  # noqa: BLE001 - a clause that cannot be evaluated here is not evidence of constraint
+                continue
+        return None
+    finally:
+        tick.deadline = float("inf")
 
 
 def vacuity_problem(policy: Policy) -> str | None:
@@ -290,7 +305,7 @@ def vacuity_problem(policy: Policy) -> str | None:
     That covers ``Requires(False)``, contradictory or unreachable preconditions (``Requires(x > 2**64)``: no int a
     guard passes), ``Ensures(True)``/``Ensures(Result() >= 0)``/``Implies(False, ...)``, and a constraint only
     outside the Requires. Nagini proves such a contract of every policy, the one that allows everything included.
-    A check of the contract alone (the code is never run), made by every verification path
+    A check of the contract alone (the entry point never runs), made by every verification path
     (:meth:`~.nagini.NaginiVerifier.verify_source`, ``agentguard verify --no-tests``, :func:`run_tests`).
     Fails closed: a precondition satisfiable only where neither the boundary cases nor the seeded random cases
     reach (``Requires(x % 1000003 == 5)`` over a wide range) is reported vacuous too; bound the domain then."""
