@@ -55,7 +55,7 @@ import ast
 from ..core.errors import PolicyError
 from .contracts import CONTRACT_STATEMENTS, err
 
-__all__ = ["BINOP_HELPERS", "MAX_CALL_DEPTH", "ExpressionRewriter", "check_call_graph", "check_semantics",
+__all__ = ["BINOP_HELPERS", "ExpressionRewriter", "MAX_CALL_DEPTH", "check_call_graph", "check_semantics",
            "rewrite_expression"]
 
 #: operator -> the checked helper the run time (and any Python evaluation of a contract) calls instead
