@@ -48,7 +48,8 @@ class ProvesEverything(NaginiVerifier):
         return VerificationResult(str(p), "verified", output="Verification successful")
 
 
-#: each contract is proved by Nagini of the allow-everything body above; none constrains the policy
+#: each contract is proved by Nagini of the allow-everything body above (those in UNREACHABLE: of a body that denies
+#: only where no argument the guard passes reaches); none constrains the policy the guard runs
 VACUOUS = {
     "Requires(False)": ("x: int", "Requires(False)\nEnsures(Implies(x > 5, Result() != 0))"),
     "contradictory Requires": ("x: int", "Requires(x > 5)\nRequires(x < 3)\nEnsures(Implies(x > 5, Result() != 0))"),
@@ -66,6 +67,14 @@ VACUOUS = {
     "list longer than the guard passes": ("xs: List[int]", "Requires(len(xs) > 10000)\nEnsures(Result() != 0)"),
     "bool verdict, Ensures(Result() or not Result())": ("x: int", "Requires(0 <= x and x <= 10)\n"
                                                                  "Ensures(Result() or not Result())"),
+}
+
+#: preconditions satisfiable to Nagini (unbounded ints, lists) but by no argument the guard passes: Nagini proves the
+#: contract of these bodies, and the guard refuses every call (PreconditionViolation): the proof covers no call
+UNREACHABLE = {
+    "no 64-bit int satisfies it": "    if x > 18446744073709551616:\n        return 1\n    return 0\n",
+    "no int the guard passes": "    if x < -18446744073709551616:\n        return 1\n    return 0\n",
+    "list longer than the guard passes": "    if len(xs) > 10000:\n        return 1\n    return 0\n",
 }
 
 
