@@ -319,3 +319,12 @@ def test_session_19_the_gate_policy_of_the_red_team_properties_is_verified(verif
 
     r = verifier.verify_source(GATE_POLICY, "payment_gate")
     assert r.verified, r.describe()
+
+
+def test_session_19_a_call_chain_deeper_than_the_bound_is_proved_by_nagini_and_refused_by_the_verifier(verifier):
+    from .test_nagini_semantics_s19 import chain
+
+    src = chain(40)   # 41 functions: past MAX_CALL_DEPTH (32); CPython's limit is reached by 1,100
+    assert verifier._prove(src, "s19_chain").verified
+    r = verifier.verify_source(src, "s19_chain")
+    assert r.status == "invalid" and "call chain deeper than" in r.describe()
