@@ -210,8 +210,15 @@ def test_session_18_attacks_are_verified_by_nagini_and_refused_by_the_sandbox(ve
 
     for name, body in S18_ATTACKS.items():
         src = _S18_HEAD + body
-        r = verifier.verify_source(src, f"s18_{name.replace('-', '_')}")
+        r = verifier._prove(src, f"s18_{name.replace('-', '_')}")
         assert r.verified, (name, r.describe())                 # the proof holds, of Nagini's reading
+        try:
+            policy_from_source(src)
+            loads = True
+        except PolicyError:
+            loads = False
+        # the one verification path: refused at load, never verified; loaded, verified (and refused at run time below)
+        assert verifier.verify_source(src, "s18").verified == loads, name
         with pytest.raises(PolicyError):                         # CPython's reading never runs
             policy_from_source(src).evaluate({"tool": 1})
 
@@ -225,7 +232,7 @@ def test_session_18_agreements_are_proved_by_nagini(verifier):
         if proved is not None:
             src += (f"def f{i}(tool: int) -> int:\n    Requires(tool == 0)\n    Ensures(Result() == {proved})\n"
                     + body + "\n\n")
-    r = verifier.verify_source(src, "s18_agreements")
+    r = verifier._prove(src, "s18_agreements")   # Nagini alone: the file has no entry point ``check``
     assert r.verified, r.describe()
 
 
@@ -243,5 +250,81 @@ def test_session_18_constructs_nagini_refuses(verifier):
     for name, body in S18_NAGINI_REFUSES.items():
         src = ("from nagini_contracts.contracts import *\n\ndef check(tool: int) -> int:\n"
                "    Requires(0 <= tool and tool <= 10)\n    Ensures(Result() >= 0)\n" + body)
-        r = verifier.verify_source(src, "s18_refused")
+        r = verifier._prove(src, "s18_refused")   # Nagini alone (Result() >= 0 is vacuous: verify_source refuses it)
         assert r.status == "invalid", (name, r.describe())
+
+
+# Session 19: NaginiVerifier.verify_source is the one verification path. Each vacuous contract of
+# test_nagini_one_path.VACUOUS is proved by Nagini itself of a policy that allows everything (the hole: a direct
+# verify() call reported it verified); the verifier now answers "vacuous" without asking Nagini.
+def test_session_19_vacuous_contracts_are_proved_by_nagini_and_refused_by_the_verifier(verifier):
+    from .test_nagini_one_path import UNREACHABLE, VACUOUS, _bool_verdict, policy
+
+    for name, (params, contract) in sorted(VACUOUS.items()):
+        src = policy(params, contract, UNREACHABLE.get(name, "    return 0\n"))
+        if "bool verdict" in name:
+            src = _bool_verdict(src)
+        if "List[int]" not in params:   # Nagini needs list permissions in the contract for a list parameter
+            raw = verifier._prove(src, "s19_vacuous")
+            assert raw.verified, (name, raw.describe())            # Nagini: "verified", of a policy that constrains nothing
+        r = verifier.verify_source(src, "s19_vacuous")
+        assert r.status == "vacuous" and not r.verified, (name, r.describe())
+
+
+# A policy whose proof explodes (each independent ``if`` doubles Silicon's paths): no answer in time is no proof.
+_EXPLODING = ("from nagini_contracts.contracts import *\n\ndef check(x: int) -> int:\n"
+              "    Requires(0 <= x and x <= 1000000)\n    Ensures(Implies(x > 999999, Result() != 0))\n    r = 0\n"
+              + "".join(f"    if x % {p} == 1:\n        r = r + {i + 1}\n" for i, p in enumerate(
+                  (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)))
+              + "    if x > 999999:\n        return 1\n    if r == 123456789:\n        return 1\n    return 0\n")
+
+
+def test_session_19_a_proof_that_times_out_is_not_verified():
+    from agentguard.policies import policy_from_source
+
+    policy_from_source(_EXPLODING)   # the guard would run it
+    with NaginiVerifier(request_timeout_s=20) as v:
+        r = v.verify_source(_EXPLODING, "s19_exploding")
+        assert r.status == "timeout" and not r.verified, r.describe()
+
+
+def test_session_19_agreements_and_refusals_are_nagini_s(verifier):
+    """test_nagini_semantics_s19: every AGREED_S19 body is proved of exactly the value CPython computes, and none of
+    its negation (one file each: one postcondition error per function); of each NAGINI_REFUSES_S19 body Nagini proves
+    neither the value CPython computes nor its negation."""
+    from agentguard.policies import policy_from_source
+
+    from .test_nagini_semantics_s19 import AGREED_S19, HEAD, NAGINI_REFUSES_S19, probe
+
+    def batch(rel: str) -> str:
+        src = HEAD
+        for i, (body, value) in enumerate(sorted(AGREED_S19.items())):
+            lines = "\n".join("    " + ln for ln in body.split("\n"))
+            src += f"def f{i}(tool: int) -> int:\n    Requires(tool == 0)\n    Ensures(Result() {rel} {value})\n{lines}\n\n\n"
+        return src
+
+    proved = verifier._prove(batch("=="), "s19_agreed")
+    assert proved.verified, proved.describe()
+    negated = verifier._prove(batch("!="), "s19_negated")
+    assert negated.status == "failed" and len({e.line for e in negated.errors}) == len(AGREED_S19), negated.describe()
+    for name, body in sorted(NAGINI_REFUSES_S19.items()):
+        value = policy_from_source(probe(body, "== 0")).evaluate({"tool": 0}).code   # CPython's value
+        for rel in (f"== {value}", f"!= {value}"):
+            assert not verifier._prove(probe(body, rel), "s19_refused").verified, (name, rel)
+
+
+def test_session_19_the_gate_policy_of_the_red_team_properties_is_verified(verifier):
+    """test_verified_gate_redteam checks the gate against the contract of GATE_POLICY: Nagini proves it."""
+    from .test_verified_gate_redteam import GATE_POLICY
+
+    r = verifier.verify_source(GATE_POLICY, "payment_gate")
+    assert r.verified, r.describe()
+
+
+def test_session_19_a_call_chain_deeper_than_the_bound_is_proved_by_nagini_and_refused_by_the_verifier(verifier):
+    from .test_nagini_semantics_s19 import chain
+
+    src = chain(40)   # 41 functions: past MAX_CALL_DEPTH (32); CPython's limit is reached by 1,100
+    assert verifier._prove(src, "s19_chain").verified
+    r = verifier.verify_source(src, "s19_chain")
+    assert r.status == "invalid" and "call chain deeper than" in r.describe()

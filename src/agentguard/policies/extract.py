@@ -144,9 +144,30 @@ def _one_of(part: str, keys: list[Any], get: Any) -> Any:
     found = [get(k) for k in keys if k == part or _fold_key(k) == want]
     if not found:
         return _MISSING
-    if any(type(v) is not type(found[0]) or v != found[0] for v in found[1:]):
+    if not all(_same_value(v, found[0]) for v in found[1:]):
         raise PolicyError(f"argument {part!r} is given under {len(found)} spellings with different values")
     return found[0]
+
+
+_PLAIN = (str, int, bool, float, type(None))
+
+
+def _same_value(a: Any, b: Any, depth: int = 0) -> bool:
+    """Whether two values are the same JSON value, read through the builtin types' own comparisons: exact types
+    only (an ``int`` subclass whose ``__eq__`` says True is never the same as the int it claims to be, nor is
+    one hidden inside a list, as ``[5] == [E(10**6)]`` is in CPython); NaN is never the same as anything; other
+    types, and nesting deeper than 32 levels, are not the same (the spellings are then refused)."""
+    if type(a) is not type(b) or depth > 32:
+        return False
+    if type(a) in _PLAIN:
+        return bool(a == b)  # the builtin comparison of two exact builtins; NaN != NaN
+    if type(a) in (list, tuple):
+        return len(a) == len(b) and all(_same_value(x, y, depth + 1) for x, y in zip(a, b))
+    if type(a) is dict:
+        ka, kb = list(dict.keys(a)), list(dict.keys(b))
+        return (len(ka) == len(kb) and all(type(k) is str for k in ka + kb) and set(ka) == set(kb)
+                and all(_same_value(dict.__getitem__(a, k), dict.__getitem__(b, k), depth + 1) for k in ka))
+    return False
 
 
 def _map_key(v: Any, tool: bool = False) -> Any:

@@ -10,7 +10,10 @@ seconds Nagini spent on that file.
 Nagini's report is parsed into :class:`VerificationResult`: ``status`` is ``verified``, ``failed`` (with one
 :class:`VerificationError` per failed assertion, each with the ``--counterexample`` model as a dict:
 the inputs from Nagini's "Old store" and the returned value), ``invalid`` (Nagini refused to translate
-the file: type error or unsupported construct) or ``crashed``.
+the file: type error or unsupported construct; or the sandbox refused it, so the guard would never run it),
+``vacuous`` (the contract constrains nothing: refused before Nagini, which proves such a contract of any
+policy), ``timeout`` (no answer within ``request_timeout_s``) or ``crashed``. Only ``verified`` is a proof, and
+every caller gets the same checks: :meth:`NaginiVerifier.verify_source` is the one path (see its docstring).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import json
 import os
 import queue
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -70,7 +74,7 @@ class VerificationResult:
     """Nagini's verdict on one file."""
 
     path: str
-    status: str  # verified | failed | invalid | crashed
+    status: str  # verified | failed | invalid | crashed | vacuous | timeout
     errors: tuple[VerificationError, ...] = ()
     seconds: float = 0.0
     output: str = ""
@@ -206,6 +210,38 @@ def find_nagini_venv() -> Path | None:
     return None
 
 
+class _Timeout(PolicyError):
+    """Nagini did not answer one request in time."""
+
+
+def _kill_group(p: subprocess.Popen) -> None:
+    """Kill the worker's process group (it runs in its own session: the JVM and the z3 it starts) and reap it."""
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except OSError:
+        p.kill()
+    p.wait()
+
+
+def _policy_problem(source: str, name: str, entry: str) -> tuple[str, str] | None:
+    """(status, message) when ``source`` is not a policy the guard would run (``invalid``) or its contract
+    constrains nothing (``vacuous``); None when it may go to Nagini."""
+    from .model import policy_from_source
+    from .testing import vacuity_problem
+
+    try:
+        pol = policy_from_source(source, path=name, entry=entry)
+    except PolicyError as exc:
+        return "invalid", f"not a policy the guard runs: {exc}"
+    except Exception as exc:  # noqa: BLE001 - fail closed on anything the loader did not foresee
+        return "invalid", f"not a policy the guard runs: {type(exc).__name__}: {exc}"
+    try:
+        problem = vacuity_problem(pol)
+    except Exception as exc:  # noqa: BLE001
+        problem = f"the contract could not be checked for vacuity: {type(exc).__name__}: {exc}"
+    return ("vacuous", problem) if problem else None
+
+
 class NaginiVerifier:
     """A warm Nagini worker: one JVM, many files. Use as a context manager or call :meth:`close`.
 
@@ -241,7 +277,7 @@ class NaginiVerifier:
             args.append("--counterexample")
         t0 = time.perf_counter()
         self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      text=True, cwd=str(cache), bufsize=1)
+                                      text=True, cwd=str(cache), bufsize=1, start_new_session=True)
         self._lines = queue.Queue()
         threading.Thread(target=self._pump, args=(self._proc.stdout, self._lines), daemon=True).start()
         threading.Thread(target=self._drain, args=(self._proc.stderr,), daemon=True).start()
@@ -265,8 +301,8 @@ class NaginiVerifier:
         try:
             line = self._lines.get(timeout=timeout)
         except queue.Empty:
-            self.close()
-            raise PolicyError(f"Nagini worker gave no answer to {what} within {timeout:.0f}s") from None
+            self._kill()
+            raise _Timeout(f"Nagini gave no answer to {what} within {timeout:.0f}s: not verified") from None
         if line is None:
             tail = " | ".join(self._stderr_tail[-5:])
             self._proc = None
@@ -280,8 +316,13 @@ class NaginiVerifier:
                 p.stdin.close()  # type: ignore[union-attr]
                 p.wait(timeout=5)
             except Exception:  # noqa: BLE001
-                p.kill()
-                p.wait()
+                _kill_group(p)
+
+    def _kill(self) -> None:
+        """Stop the worker now, with every process it started (the solver Silicon runs keeps going otherwise)."""
+        p, self._proc = self._proc, None
+        if p is not None and p.poll() is None:
+            _kill_group(p)
 
     def __enter__(self) -> "NaginiVerifier":
         return self.start()
@@ -291,7 +332,7 @@ class NaginiVerifier:
         self._tmp.cleanup()
 
     # -- verification
-    def verify(self, path: str | Path) -> VerificationResult:
+    def verify(self, path: str | Path, *, entry: str = "check") -> VerificationResult:
         """Verify one policy file: its text is read once and a private copy of it is verified, so the result's
         ``digest`` names exactly the source proved (pin it as ``verified_digest``: a file changed during or after
         verification then refuses to load, PolicyError). Restarts the worker once if it died."""
@@ -302,7 +343,7 @@ class NaginiVerifier:
             source = p.read_text(encoding="utf-8")  # as load_policy reads it: Policy.digest is of this text
         except (OSError, UnicodeError) as exc:
             raise InputError(f"cannot read policy file {p}: {exc}") from None
-        r = self.verify_source(source, p.stem)
+        r = self.verify_source(source, p.stem, entry=entry)
         return replace(r, path=str(path))
 
     def _verify_file(self, p: Path) -> VerificationResult:
@@ -315,6 +356,9 @@ class NaginiVerifier:
                 self._proc.stdin.write(json.dumps({"path": str(p)}) + "\n")
                 self._proc.stdin.flush()
                 msg = self._read(self.request_timeout_s, f"verifying {p.name}")
+            except _Timeout as exc:  # not retried: the same file would take as long again
+                return VerificationResult(str(p), "timeout", (VerificationError(str(exc)),),
+                                          time.perf_counter() - t0, str(exc))
             except (BrokenPipeError, PolicyError):
                 if attempt == 2:
                     raise
@@ -324,15 +368,37 @@ class NaginiVerifier:
             return parse_nagini_output(msg.get("output", ""), str(p), secs)
         raise PolicyError("unreachable")  # pragma: no cover
 
-    def verify_source(self, source: str, name: str = "policy") -> VerificationResult:
-        """Verify policy text (written to a fresh temporary file with a unique module name)."""
+    def verify_source(self, source: str, name: str = "policy", *, entry: str = "check") -> VerificationResult:
+        """Verify policy text as the guard will run it: the one verification path (``verify``, ``verify_many``,
+        the CLI and synthesis all come here).
+
+        1. the text is loaded as a policy (:func:`~.model.policy_from_source`: the sandbox's language, the
+           checks where Nagini and CPython disagree): a text the guard would refuse to run is ``invalid``, whatever
+           Nagini says of it;
+        2. the contract of ``entry`` must constrain it (:func:`~.testing.vacuity_problem`): a ``Requires`` no
+           accepted argument satisfies, or ``Ensures`` that hold for the allow verdict wherever the ``Requires``
+           hold, is proved of a policy that allows everything, so the result is ``vacuous`` (not verified) and
+           Nagini is not asked;
+        3. Nagini proves the text (a fresh temporary file with a unique module name); a proof that does not come
+           back within ``request_timeout_s`` is ``timeout`` (not verified; the worker is killed and restarted).
+        """
+        digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+        problem = _policy_problem(source, name, entry)
+        if problem is not None:
+            status, message = problem
+            return VerificationResult(name, status, (VerificationError(message),), 0.0, message, digest)
+        r = self._prove(source, name)
+        return VerificationResult(name, r.status, r.errors, r.seconds, r.output, digest)
+
+    def _prove(self, source: str, name: str) -> VerificationResult:
+        """Nagini's verdict on ``source`` alone, with NONE of the checks of :meth:`verify_source` (a text the
+        sandbox refuses, or a vacuous contract, may come back ``verified``). Only for studying Nagini itself
+        (the differential tests that compare its reading with CPython's); never evidence that a policy is safe."""
         self._n += 1
         safe = re.sub(r"[^A-Za-z0-9_]", "_", name) or "policy"
         f = Path(self._tmp.name) / f"{safe}_{self._n}.py"
         f.write_text(source, encoding="utf-8")
-        r = self._verify_file(f)
-        return VerificationResult(name, r.status, r.errors, r.seconds, r.output,
-                                  hashlib.sha256(source.encode()).hexdigest())
+        return self._verify_file(f)
 
     def verify_many(self, paths: Iterable[str | Path]) -> list[VerificationResult]:
         return [self.verify(p) for p in paths]

@@ -20,7 +20,9 @@ negative divisor (session 13, :func:`~._bounded_ops.floordiv`):
 6. **contracts read by Python elsewhere**: an ``Ensures`` never runs in the guard, but the generated tests
    (:mod:`.testing`) and the specification check (:mod:`.conformance`) evaluate contracts with Python, and a
    reviewer reads them as Python: ``Implies(x % -2 == -1, Result() != 0)`` says "deny every odd x" to them and
-   nothing to Nagini (``x mod -2`` is 0 or 1 in Euclidean division), which proves it of a policy allowing all.
+   nothing to Nagini (``x mod -2`` is 0 or 1 in Euclidean division), which proves it of a policy allowing all;
+7. **recursion limit** (session 19): Nagini proves a chain of calls of any depth; CPython raises RecursionError
+   past its limit (a chain of 1,100 one-line functions; the loader's own call-graph walk hit it too).
 
 How each is closed, structurally (the run time computes only values on which both readings agree, or refuses):
 
@@ -37,6 +39,8 @@ How each is closed, structurally (the run time computes only values on which bot
   whose divisor is not a positive int literal (a contract is never checked at run time, so the divisor must be
   one on which Euclidean and floor division agree by construction).
 
+- :func:`check_call_graph` refuses recursion and any chain of more than :data:`MAX_CALL_DEPTH` calls.
+
 Everything else the session compared (int ``+ - * // %`` with a positive divisor, bool arithmetic, ``abs``,
 ``max``/``min`` of two ints, non-bool ``and``/``or``, conditional expressions, indexing with negative indices,
 string equality and ``len`` of non-ASCII literals, parameters reassigned before an ``Ensures`` reads them) agrees,
@@ -48,11 +52,16 @@ from __future__ import annotations
 
 import ast
 
+from ..core.errors import PolicyError
 from .contracts import CONTRACT_STATEMENTS, err
 
-__all__ = ["BINOP_HELPERS", "ExpressionRewriter", "check_semantics", "rewrite_expression"]
+__all__ = ["BINOP_HELPERS", "ExpressionRewriter", "MAX_CALL_DEPTH", "check_call_graph", "check_semantics",
+           "rewrite_expression"]
 
 #: operator -> the checked helper the run time (and any Python evaluation of a contract) calls instead
+#: the longest chain of calls between a policy's functions (the entry point counts as one)
+MAX_CALL_DEPTH = 32
+
 BINOP_HELPERS = {ast.Add: "_ag_add", ast.Sub: "_ag_sub", ast.Mult: "_ag_mul", ast.Mod: "_ag_mod",
                  ast.FloorDiv: "_ag_fdiv"}
 
@@ -192,3 +201,45 @@ def _check_node(node: ast.AST, types: _Types, params: set[str], returns_bool: bo
         raise err(node, f"{op} in a contract needs a positive int literal divisor (Nagini proves it with Euclidean "
                         "division, Python, the tests and the specification check read it with floor division; "
                         "they agree only on a positive divisor)", filename)
+
+
+def check_call_graph(tree: ast.Module, functions: set[str], filename: str) -> None:
+    """Refuse recursion, direct or mutual (the file's call graph must be acyclic), and call chains deeper than
+    :data:`MAX_CALL_DEPTH` functions: Nagini proves a chain of any depth, CPython stops one deeper than its
+    recursion limit with RecursionError (and this check itself, walking 1,100 chained functions, hit it while
+    loading: a RecursionError, not a one-line PolicyError). The walk stops at that depth, so it never recurses
+    deeper itself."""
+    calls: dict[str, set[str]] = {}
+    lines: dict[str, int] = {}
+    for fn in tree.body:
+        if isinstance(fn, ast.FunctionDef):
+            lines[fn.name] = fn.lineno
+            calls[fn.name] = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call)
+                              and isinstance(n.func, ast.Name) and n.func.id in functions}
+    state: dict[str, int] = {}
+    depth: dict[str, int] = {}  # the longest chain of calls that starts at a finished function, itself included
+
+    def too_deep(chain: list[str]) -> PolicyError:
+        return PolicyError(f"policy {filename}:{lines.get(chain[0], '?')} refused: a call chain deeper than "
+                           f"{MAX_CALL_DEPTH} functions ({' -> '.join(chain[:3])} -> ...)")
+
+    def visit(f: str, path: list[str]) -> None:
+        if len(path) > MAX_CALL_DEPTH:
+            raise too_deep(path)
+        state[f] = 1
+        deepest = 0
+        for g in sorted(calls.get(f, ())):
+            if state.get(g) == 1:
+                cycle = " -> ".join(path[path.index(g):] + [g]) if g in path else f"{f} -> {g}"
+                raise PolicyError(f"policy {filename}:{lines.get(g, '?')} refused: recursion is not allowed ({cycle})")
+            if g not in state:
+                visit(g, path + [g])
+            deepest = max(deepest, depth[g])
+        depth[f] = deepest + 1
+        if len(path) - 1 + depth[f] > MAX_CALL_DEPTH:
+            raise too_deep(path)
+        state[f] = 2
+
+    for f in sorted(calls):
+        if f not in state:
+            visit(f, [f])

@@ -23,6 +23,8 @@ subset in which every construct is bounded by the size of its input (issue 13):
 - names and operators (session 10): operators are an allow-list too (no ``is``: Nagini proves ``x is LIMIT``
   as ``x == LIMIT`` while CPython compares identity; no ``/`` but an ``Acc`` fraction; no float literals); no
   reserved name (builtin, contract or type name) is bound, a module-level name is bound once and not shadowed;
+- calls (session 19): no recursion and no chain of more than :data:`MAX_CALL_DEPTH` functions (Nagini proves a
+  chain of any depth; CPython raises RecursionError past its limit);
 - never: attribute access (so no dunder access), names that start with ``_``, ``exec``/``eval``/``open``/
   ``__import__``/``getattr`` and friends, lambdas, comprehensions, f-strings, classes, ``global``, ``try``,
   ``with``, ``del``, ``yield``, ``await``, decorators other than ``@Pure``, default values.
@@ -59,9 +61,10 @@ from ._bounded_ops import MAX_INT_BITS, MAX_SEQ, RUNTIME_HELPERS, to_int
 from .contracts import (CONTRACT_NAMES, ESCAPE_CONSTRUCTS, RUNTIME_CONTRACTS, PreconditionViolation,
                         check_contract_placement, check_encoding, check_escapes, pre_failed)
 from .contracts import err as _err
-from .nagini_semantics import BINOP_HELPERS, ExpressionRewriter, check_semantics
+from .nagini_semantics import (BINOP_HELPERS, MAX_CALL_DEPTH, ExpressionRewriter, check_call_graph,
+                               check_semantics)
 
-__all__ = ["PreconditionViolation", "validate"]  # compile_policy/CompiledPolicyCode: internal to model.py
+__all__ = ["MAX_CALL_DEPTH", "PreconditionViolation", "validate"]  # compile_policy/CompiledPolicyCode: internal to model.py
 
 SAFE_BUILTINS = {"len": len, "min": min, "max": max, "abs": abs, "range": range, "bool": bool, "int": to_int}
 TYPING_NAMES = frozenset({"List", "Tuple", "Optional", "Dict", "Set"})
@@ -114,7 +117,7 @@ def validate(source: str, filename: str = "<policy>") -> ast.Module:
     _check_all_nodes(tree, functions, filename)  # every node, annotations/decorators/defaults included
     _check_bindings(tree, filename)
     check_contract_placement(tree, filename)
-    _check_call_graph(tree, functions, filename)
+    check_call_graph(tree, functions, filename)  # no recursion, no chain past MAX_CALL_DEPTH
     check_semantics(tree, filename)  # where Nagini's reading and CPython's differ (session 18)
     return tree
 
@@ -320,32 +323,6 @@ def _check_binop(node: ast.BinOp, filename: str) -> None:
     if isinstance(node.op, ast.Mod) and isinstance(node.left, (ast.Constant, ast.JoinedStr)) and isinstance(
             getattr(node.left, "value", ""), str):
         raise _err(node, "string formatting with % is not allowed", filename)
-
-
-def _check_call_graph(tree: ast.Module, functions: set[str], filename: str) -> None:
-    """Refuse recursion, direct or mutual: the file's call graph must be acyclic."""
-    calls: dict[str, set[str]] = {}
-    lines: dict[str, int] = {}
-    for fn in tree.body:
-        if isinstance(fn, ast.FunctionDef):
-            lines[fn.name] = fn.lineno
-            calls[fn.name] = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call)
-                              and isinstance(n.func, ast.Name) and n.func.id in functions}
-    state: dict[str, int] = {}
-
-    def visit(f: str, path: list[str]) -> None:
-        state[f] = 1
-        for g in sorted(calls.get(f, ())):
-            if state.get(g) == 1:
-                cycle = " -> ".join(path[path.index(g):] + [g]) if g in path else f"{f} -> {g}"
-                raise PolicyError(f"policy {filename}:{lines.get(g, '?')} refused: recursion is not allowed ({cycle})")
-            if g not in state:
-                visit(g, path + [g])
-        state[f] = 2
-
-    for f in sorted(calls):
-        if f not in state:
-            visit(f, [f])
 
 
 # ---------------------------------------------------------------- run-time compilation

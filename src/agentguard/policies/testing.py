@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import ast
 import itertools
+import random
+import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..core.errors import PolicyError
-from .model import Param, Policy
+from .model import Param, Policy, _checked_argument
 from .nagini_semantics import rewrite_expression
 from .sandbox import PreconditionViolation
 
-__all__ = ["TestFailure", "TestReport", "boundary_cases", "check_case", "run_tests", "vacuity_problem", "write_pytest"]
+__all__ = ["TestFailure", "TestReport", "allow_forbidden_witness", "boundary_cases", "check_case", "run_tests",
+           "vacuity_problem", "write_pytest"]
 
 DEFAULT_INT_RANGE = (-1000, 1000)
 MAX_PRODUCT = 4096
@@ -215,29 +218,102 @@ def strategies(policy: Policy) -> dict[str, Any]:
     return out
 
 
-def _forbids_allowing(policy: Policy) -> bool:
-    """Whether the Ensures rule out the allow verdict (0, or True) on at least one in-domain boundary case. A
-    contract that admits ALLOW everywhere (``Ensures(True)``, ``Ensures(Result() >= 0)``,
-    ``Ensures(Implies(False, ...))``) is proved of every policy, the one that allows everything included."""
+#: random in-domain cases tried (after the boundary cases) when looking for a case that satisfies the Requires
+WITNESS_SAMPLES = 2000
+#: seconds the witness search may take (contracts may call the policy's @Pure functions)
+WITNESS_BUDGET_S = 5.0
+
+
+def _precondition(policy: Policy) -> Callable[..., bool]:
+    """The entry point's Requires as one Python predicate ``pre(*args) -> bool`` in the policy namespace, read
+    through the run time's checked helpers (as the run-time Requires check reads them)."""
+    cached = getattr(policy, "_pre", None)
+    if cached is not None:
+        return cached
+    fn = next(n for n in ast.parse(policy.source).body if isinstance(n, ast.FunctionDef) and n.name == policy.entry)
+    clauses = [st.value.args[0] for st in fn.body if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)
+               and isinstance(st.value.func, ast.Name) and st.value.func.id == "Requires" and st.value.args]
+    test: ast.expr = ast.BoolOp(ast.And(), [ast.Call(ast.Name("bool", ast.Load()), [rewrite_expression(c)], [])
+                                            for c in clauses]) if clauses else ast.Constant(True)
+    if isinstance(test, ast.BoolOp) and len(test.values) == 1:
+        test = test.values[0]
+    body = ast.FunctionDef(
+        name="agpre",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in policy.param_names], vararg=None,
+                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=[ast.Return(test)], decorator_list=[], returns=None, type_params=[])
+    assert policy.code is not None
+    ns = dict(policy.code.namespace)
+    exec(compile(ast.fix_missing_locations(ast.Module([body], [])), f"<requires of {policy.id}>", "exec"), ns)  # noqa: S102
+    pre = ns["agpre"]
+    object.__setattr__(policy, "_pre", pre)
+    return pre
+
+
+def _candidates(policy: Policy, samples: int) -> Iterator[dict[str, Any]]:
+    """Boundary cases, then ``samples`` seeded random cases of the schema's domain (lists up to 12 elements)."""
+    yield from boundary_cases(policy)
+    if any(p.type == "int" and _int_range(p)[0] > _int_range(p)[1] for p in policy.params):
+        return  # the bounds the Requires state are empty by themselves
+    rnd = random.Random(0)
+    for _ in range(samples):
+        case: dict[str, Any] = {}
+        for p in policy.params:
+            if p.type == "bool":
+                case[p.name] = rnd.random() < 0.5
+            elif p.type == "List[int]":
+                case[p.name] = [rnd.randint(*DEFAULT_INT_RANGE) for _ in range(rnd.randint(0, 12))]
+            else:
+                case[p.name] = rnd.randint(*_int_range(p))
+        yield case
+
+
+def allow_forbidden_witness(policy: Policy, samples: int = WITNESS_SAMPLES,
+                            budget_s: float | None = None) -> dict[str, Any] | None:
+    """Arguments that show the contract constrains the policy: the run time accepts them (exact types, ints of at
+    most 64 bits), every Requires holds on them, and some Ensures is false when the verdict is allow (0, or True).
+    None when no boundary case and none of ``samples`` seeded random in-domain cases is one, or when the search
+    runs past ``budget_s`` (default :data:`WITNESS_BUDGET_S`; a contract calling a slow @Pure function: the policy's tick stops it; fail closed).
+    The contract alone is evaluated (the entry point's body never runs), so it holds for a policy that allows
+    everything."""
     allow: Any = True if policy.returns == "bool" else 0
-    post = _postcondition(policy)
-    for args in boundary_cases(policy):
-        try:
-            if not all(post(*(args[n] for n in policy.param_names), allow)):
-                return True
-        except Exception:  # noqa: BLE001 - a clause that cannot be evaluated here is not evidence of constraint
-            continue
-    return False
+    pre, post = _precondition(policy), _postcondition(policy)
+    assert policy.code is not None
+    tick = policy.code.tick
+    end = time.perf_counter() + (WITNESS_BUDGET_S if budget_s is None else budget_s)
+    tick.deadline = end
+    try:
+        for args in _candidates(policy, samples):
+            if time.perf_counter() > end:
+                return None
+            try:
+                for p in policy.params:
+                    _checked_argument(policy.id, p, args)   # an argument the guard would refuse is no call at all
+                values = [args[n] for n in policy.param_names]
+                if pre(*values) is True and not all(post(*values, allow)):
+                    return args
+            except Exception:  # noqa: BLE001 - a clause that cannot be evaluated here is not evidence of constraint
+                continue
+        return None
+    finally:
+        tick.deadline = float("inf")
 
 
 def vacuity_problem(policy: Policy) -> str | None:
-    """Why the contract constrains nothing (None when it forbids allowing somewhere): a check of the contract
-    alone, without running the policy, so ``agentguard verify --no-tests`` makes it too (Nagini proves a vacuous
-    contract of every policy, the one that allows everything included)."""
-    if not policy.ensures or _forbids_allowing(policy):
+    """Why the contract proves nothing about the policy a guard runs (None when it does): no argument the run time
+    accepts satisfies every Requires and makes an Ensures forbid the allow verdict (:func:`allow_forbidden_witness`).
+    That covers ``Requires(False)``, contradictory or unreachable preconditions (``Requires(x > 2**64)``: no int a
+    guard passes), ``Ensures(True)``/``Ensures(Result() >= 0)``/``Implies(False, ...)``, and a constraint only
+    outside the Requires. Nagini proves such a contract of every policy, the one that allows everything included.
+    A check of the contract alone (the entry point never runs), made by every verification path
+    (:meth:`~.nagini.NaginiVerifier.verify_source`, ``agentguard verify --no-tests``, :func:`run_tests`).
+    Fails closed: a precondition satisfiable only where neither the boundary cases nor the seeded random cases
+    reach (``Requires(x % 1000003 == 5)`` over a wide range) is reported vacuous too; bound the domain then."""
+    if allow_forbidden_witness(policy) is not None:
         return None
-    return ("the contract never forbids allowing (on every boundary case its Ensures hold for the allow verdict): "
-            "it does not constrain the policy")
+    return ("the contract never forbids allowing (it constrains nothing): no argument the guard accepts satisfies "
+            "every Requires and makes an Ensures forbid allowing (Requires never satisfiable, or Ensures that hold for the allow verdict "
+            "everywhere the Requires hold); Nagini proves such a contract of a policy that allows everything")
 
 
 def run_tests(policy: Policy, *, examples: int = 200, seed: int = 0) -> TestReport:
