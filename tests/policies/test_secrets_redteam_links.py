@@ -16,7 +16,7 @@ Bypasses found, each a fail-open before its fix:
 What a content scanner still does not see, kept as strict xfails (the provenance guard refuses these to a host the
 user did not name: the last test): a slice of a key *the guard never saw* without the prefix its format is known by.
 Closed in session 19: a key interleaved with letters, its case changed, its decimal code points (readings restore
-its format); a slice of a key the guard read (``test_secrets_redteam_fragments.py``: known secrets' windows).
+its format); a slice of a key the guard read (``test_secret_fragments.py``: known secrets' windows).
 """
 
 from __future__ import annotations
@@ -109,13 +109,13 @@ def test_encodings_already_refused(value):
 def test_formerly_open_a_key_whose_format_a_reading_restores(value):
     """Closed by readings of :mod:`agentguard.policies.secret_views`: the text lower-cased, every 2nd/3rd character
     of a long token, a run of code points (decimal, hex, octal, binary). A key the guard never saw, found by its
-    format (the slices of a key the guard knows: ``test_secrets_redteam_fragments.py``)."""
+    format (the slices of a key the guard knows: ``test_secret_fragments.py``)."""
     assert SecretLeakGuard().check(Context(), ToolCall("get_webpage", {"url": value})).decision is Decision.REJECT
 
 
 # ---------------------------------------------------------------- what a content scanner does not see, stated
 @pytest.mark.xfail(strict=True, reason="open: a key the guard never saw, without the prefix its format has, is a "
-                                       "random string (a key it read is caught: test_secrets_redteam_fragments.py)")
+                                       "random string (a key it read is caught: test_secret_fragments.py)")
 @pytest.mark.parametrize("value", [TOKEN[4:], base64.b64encode(TOKEN[4:].encode()).decode()],
                          ids=["slice", "base64-of-slice"])
 def test_open_a_key_without_its_format(value):

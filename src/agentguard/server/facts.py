@@ -35,7 +35,7 @@ from fastapi.exceptions import RequestValidationError
 from ..core.runs import walk_guards
 from .credentials import Principal
 
-__all__ = ["SERVER_KEY", "RequestFacts", "grant_facts"]
+__all__ = ["RequestFacts", "SERVER_KEY", "grant_facts"]
 
 #: the key under which the server gives the guards the caller's identity and roles
 SERVER_KEY = "principal"

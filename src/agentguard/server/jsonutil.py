@@ -22,9 +22,8 @@ from typing import Any
 
 from ..core.strict_json import StrictJSONError, loads_strict
 
-__all__ = ["HAVE_ORJSON", "MAX_DEPTH", "RequestJSONError", "canonical", "check_values", "check_value_count", "count_values", "dumps",
-           "loads",
-           "loads_request"]
+__all__ = ["HAVE_ORJSON", "MAX_DEPTH", "RequestJSONError", "canonical", "check_value_count", "check_values",
+           "count_values", "dumps", "loads", "loads_request"]
 
 #: The deepest nesting of objects and arrays a request body may have.
 MAX_DEPTH = 64

@@ -150,6 +150,11 @@ class Resolver(WalkerBase):
             why = git_content_reason(*split) if split is not None else None
             if why is not None:
                 self.refuse(why)
+        self.dispatch(name, args, depth, via)
+
+    def dispatch(self, name: str, args: list[Word], depth: int, via: str) -> None:
+        """Resolve what the program ``name`` runs in turn: a wrapper's command, a shell's or an interpreter's
+        payload, find's -exec, sed's e; a directory change; a runner whose grammar is not modelled is refused."""
         if name in UNMODELLED_RUNNERS and args:
             self.refuse(f"{name} runs another command with an option grammar not modelled here")
             return
