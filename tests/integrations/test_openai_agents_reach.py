@@ -1,0 +1,277 @@
+"""Red team (session 19): every tool the real Agents SDK can run passes through the guard (``openai_agents_reach``).
+
+Checked against the real SDK (0.24, its own ``ScriptedModel``) before the fix, a stack denying ``delete_*`` and
+``transfer_to_*``, after ``AgentsGuard.guard_agent``:
+
+- a tool appended to ``agent.tools`` afterwards ran (``delete_file`` executed);
+- ``agent.clone(tools=[*agent.tools, delete_file])`` ran it;
+- two tools named ``read`` in namespaces ``safe`` and ``danger``: the guard judged the bare ``read``, so an allow list
+  granting ``read`` let ``danger.read`` run (the SDK dispatches ``namespace.name``);
+- a handoff's ``on_handoff`` callback ran with the model's input (``{"path": "/etc"}``) though ``transfer_to_*`` is
+  denied: no guardrail sees a handoff;
+- an ESCALATE of a namespaced tool that the human approved never ran (the guard asked the SDK about ``send``, the SDK
+  records the approval of ``mail.send``): over-refusal, fixed with the same name.
+
+Each stays here with the property: over generated tool sets (namespaced or not, added before or after
+``guard_agent``, by append, clone or a helper agent) and scripted calls, no tool the guard refuses runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+pytest.importorskip("agents")
+
+from agents import Agent, RunConfig, Runner, ShellTool, function_tool, handoff, tool_namespace  # noqa: E402
+from agents.testing import ScriptedModel, assistant_message, function_call  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from pydantic import BaseModel  # noqa: E402
+
+from agentguard.core import Context, Decision, ToolCall  # noqa: E402
+from agentguard.core.errors import InputError  # noqa: E402
+from agentguard.integrations.openai_agents import AgentsGuard  # noqa: E402
+from agentguard.integrations.openai_agents_reach import (  # noqa: E402
+    GuardHooks,
+    HandoffRefused,
+    UngatedToolCall,
+    call_name,
+)
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
+
+RC = RunConfig(tracing_disabled=True)
+
+
+def tool(ran: list, name: str, tag: str | None = None):
+    def f(path: str) -> str:
+        """A tool."""
+        ran.append((tag or name, path))
+        return "ok"
+
+    f.__name__ = name
+    return function_tool(f)
+
+
+def script(*calls) -> ScriptedModel:
+    return ScriptedModel([[*calls], [assistant_message("done")], [assistant_message("done")]])
+
+
+def run(agent: Agent) -> str:
+    try:
+        asyncio.run(Runner.run(agent, "go", max_turns=6, run_config=RC, context={"run_id": "r"}))
+        return "finished"
+    except Exception as exc:  # noqa: BLE001 - the test reads what ran, and which exception stopped the run
+        return type(exc).__name__
+
+
+def deny() -> AgentsGuard:
+    return AgentsGuard(ToolRuleGuard(deny=["delete_*", "transfer_to_*"], name="nd"))
+
+
+def test_a_tool_appended_after_guard_agent_is_gated():
+    ran: list = []
+    a = Agent(name="a", tools=[tool(ran, "read_file")], model=script(function_call("delete_file", {"path": "/x"},
+                                                                                    call_id="c1")))
+    deny().guard_agent(a)
+    a.tools.append(tool(ran, "delete_file"))
+    run(a)
+    assert ran == []
+
+
+def test_a_clone_with_new_tools_is_gated():
+    ran: list = []
+    a = Agent(name="a", tools=[tool(ran, "read_file")], model=script(function_call("delete_file", {"path": "/x"},
+                                                                                    call_id="c1")))
+    deny().guard_agent(a)
+    run(a.clone(tools=[*a.tools, tool(ran, "delete_file")]))
+    assert ran == []
+
+
+def test_regression_an_allowed_appended_tool_still_runs():
+    ran: list = []
+    a = Agent(name="a", tools=[], model=script(function_call("read_file", {"path": "/x"}, call_id="c1")))
+    deny().guard_agent(a)
+    a.tools.append(tool(ran, "read_file"))
+    assert run(a) == "finished" and ran == [("read_file", "/x")]
+
+
+def test_namespaced_tools_are_judged_by_the_name_the_sdk_dispatches():
+    ran: list = []
+    ag = AgentsGuard(ToolRuleGuard(allow=["read"], name="al"))
+    tools = [*tool_namespace(name="safe", description="d", tools=[tool(ran, "read", "safe.read")]),
+             *tool_namespace(name="danger", description="d", tools=[tool(ran, "read", "danger.read")])]
+    a = Agent(name="a", tools=tools, model=script(function_call("read", {"path": "/x"}, call_id="c1",
+                                                                namespace="danger")))
+    ag.guard_agent(a)
+    run(a)
+    assert ran == []
+    ok = AgentsGuard(ToolRuleGuard(allow=["safe.read"], name="al"))
+    tools = [*tool_namespace(name="safe", description="d", tools=[tool(ran, "read", "safe.read")]),
+             *tool_namespace(name="danger", description="d", tools=[tool(ran, "read", "danger.read")])]
+    b = Agent(name="b", tools=tools, model=script(function_call("read", {"path": "/x"}, call_id="c2", namespace="safe")))
+    ok.guard_agent(b)
+    assert run(b) == "finished" and ran == [("safe.read", "/x")]
+
+
+def test_a_refusing_rule_still_meets_a_namespaced_tool():
+    ran: list = []
+    tools = tool_namespace(name="fs", description="d", tools=[tool(ran, "delete_file")])
+    a = Agent(name="a", tools=tools, model=script(function_call("delete_file", {"path": "/x"}, call_id="c1",
+                                                                namespace="fs")))
+    deny().guard_agent(a)
+    run(a)
+    assert ran == []
+
+
+def test_tools_copied_into_a_namespace_after_guarding_are_rebound():
+    ran: list = []
+    ag = AgentsGuard(ToolRuleGuard(allow=["read"], name="al"))
+    plain = [tool(ran, "read")]
+    ag.guard_tools(plain)  # guarded under the bare name, then copied into a namespace
+    a = Agent(name="a", tools=tool_namespace(name="danger", description="d", tools=plain),
+              model=script(function_call("read", {"path": "/x"}, call_id="c1", namespace="danger")))
+    ag.guard_agent(a)
+    run(a)
+    assert ran == []
+
+
+def test_an_approved_namespaced_escalation_runs_once():
+    ran: list = []
+    ag = AgentsGuard(ToolRuleGuard(escalate=["send"], name="esc"))
+    a = Agent(name="a", tools=tool_namespace(name="mail", description="d", tools=[tool(ran, "send")]),
+              model=script(function_call("send", {"path": "x"}, call_id="c1", namespace="mail")))
+    ag.guard_agent(a)
+
+    async def go():
+        r = await Runner.run(a, "go", run_config=RC, context={"run_id": "r"})
+        [item] = r.interruptions
+        assert "mail.send" in ag.approval_request(item)["text"]
+        state = r.to_state()
+        state.approve(item)
+        await Runner.run(a, state, run_config=RC, context={"run_id": "r"})
+
+    asyncio.run(go())
+    assert ran == [("send", "x")]
+
+
+class Where(BaseModel):
+    path: str
+
+
+def test_a_refused_handoff_never_runs_its_callback():
+    ran: list = []
+
+    async def on_h(ctx, inp: Where):
+        ran.append(("on_handoff", inp.path))
+
+    b = Agent(name="b", model=ScriptedModel([[assistant_message("hi")]]))
+    a = Agent(name="a", handoffs=[handoff(b, on_handoff=on_h, input_type=Where)],
+              model=ScriptedModel([[function_call("transfer_to_b", {"path": "/etc"}, call_id="h1")]]))
+    deny().guard_agent(a)
+    assert run(a) == "HandoffRefused" and ran == []
+
+
+def test_regression_an_allowed_handoff_runs_and_its_agent_is_gated():
+    ran: list = []
+
+    async def on_h(ctx, inp: Where):
+        ran.append(("on_handoff", inp.path))
+
+    b = Agent(name="b", tools=[tool(ran, "delete_file")],
+              model=script(function_call("delete_file", {"path": "/y"}, call_id="d1")))
+    a = Agent(name="a", handoffs=[handoff(b, on_handoff=on_h, input_type=Where)],
+              model=ScriptedModel([[function_call("transfer_to_b", {"path": "/srv"}, call_id="h1")]]))
+    AgentsGuard(ToolRuleGuard(deny=["delete_*"], name="nd")).guard_agent(a)
+    assert run(a) == "finished"
+    assert ran == [("on_handoff", "/srv")]
+
+
+def test_a_tool_of_another_kind_added_later_stops_the_run_before_the_model_is_called():
+    ran: list = []
+    model = script()
+    a = Agent(name="a", tools=[tool(ran, "read_file")], model=model)
+    deny().guard_agent(a)
+    a.tools.append(ShellTool(executor=lambda req: "ran"))
+    with pytest.raises(InputError, match="not a function tool"):
+        asyncio.run(Runner.run(a, "go", run_config=RC))
+    assert model.calls == ()
+
+
+def test_the_backstop_refuses_a_tool_start_the_guardrail_did_not_pass():
+    ag = deny()
+    hooks = GuardHooks(ag, None, allow_unguarded=False)
+    t = tool([], "read_file")
+
+    class Ctx:
+        pass
+
+    with pytest.raises(UngatedToolCall):
+        asyncio.run(hooks.on_tool_start(Ctx(), Agent(name="a"), t))
+    with pytest.raises(UngatedToolCall):
+        asyncio.run(hooks.on_tool_start(Ctx(), Agent(name="a"), ShellTool(executor=lambda req: "x")))
+    ok = Ctx()
+    ok._agentguard_passed = ag  # type: ignore[attr-defined]
+    asyncio.run(hooks.on_tool_start(ok, Agent(name="a"), t))
+    asyncio.run(GuardHooks(ag, None, allow_unguarded=True).on_tool_start(Ctx(), Agent(name="a"),
+                                                                         ShellTool(executor=lambda req: "x")))
+
+
+def test_the_agents_own_hooks_still_run():
+    seen: list = []
+    from agents import AgentHooks
+
+    class Mine(AgentHooks):
+        async def on_tool_start(self, context, agent, tool):
+            seen.append(tool.name)
+
+    ran: list = []
+    a = Agent(name="a", tools=[tool(ran, "read_file")], hooks=Mine(),
+              model=script(function_call("read_file", {"path": "/x"}, call_id="c1")))
+    deny().guard_agent(a)
+    assert run(a) == "finished" and seen == ["read_file"] and ran == [("read_file", "/x")]
+
+
+def test_regression_refused_under_stop_on_first_tool():
+    ran: list = []
+    a = Agent(name="a", tools=[tool(ran, "delete_file")], tool_use_behavior="stop_on_first_tool",
+              model=script(function_call("delete_file", {"path": "/x"}, call_id="c1")))
+    deny().guard_agent(a)
+    run(a)
+    assert ran == []
+
+
+NAMES = ["read", "delete_file", "send"]
+NAMESPACES = [None, "fs", "danger"]
+HOW = ["initial", "append", "clone", "helper"]
+RULES = [dict(deny=["delete_*"]), dict(allow=["read", "fs.send"]), dict(deny=["danger.*", "send"])]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(NAMESPACES), st.sampled_from(HOW)), min_size=1,
+                max_size=5, unique_by=lambda t: (t[0], t[1])),
+       st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(NAMESPACES)), min_size=1, max_size=4),
+       st.sampled_from(range(len(RULES))))
+def test_property_no_tool_the_guard_refuses_runs(specs, calls, rules):
+    """Over generated tool sets and scripted calls: every tool body that ran is one the guard allows under the
+    name the SDK dispatched (the oracle: the same rule guard asked directly)."""
+    ran: list = []
+    rule = ToolRuleGuard(name="r", **RULES[rules])
+    by_how: dict[str, list] = {h: [] for h in HOW}
+    for name, ns, how in specs:
+        t = tool(ran, name, call_name(name, ns))
+        by_how[how] += tool_namespace(name=ns, description="d", tools=[t]) if ns else [t]
+    turns = [function_call(n, {"path": "/p"}, call_id=f"c{i}", namespace=ns) for i, (n, ns) in enumerate(calls)]
+    leaf = Agent(name="leaf", tools=by_how["helper"], model=script(*turns))
+    outer_turns = [function_call("ask_leaf", {"input": "go"}, call_id="o1"), *turns]
+    helper = leaf.as_tool(tool_name="ask_leaf", tool_description="Ask.")
+    a = Agent(name="a", tools=[helper, *by_how["initial"]], model=script(*outer_turns))
+    AgentsGuard(rule).guard_agent(a)
+    a.tools.extend(by_how["append"])
+    leaf.tools.extend([])
+    if by_how["clone"]:
+        a = a.clone(tools=[*a.tools, *by_how["clone"]])
+    run(a)
+    for qualified, _ in ran:
+        assert rule.check(Context(run_id="x"), ToolCall(qualified, {"path": "/p"})).decision == Decision.ALLOW, (qualified, ran)
