@@ -275,3 +275,92 @@ def test_property_no_tool_the_guard_refuses_runs(specs, calls, rules):
     run(a)
     for qualified, _ in ran:
         assert rule.check(Context(run_id="x"), ToolCall(qualified, {"path": "/p"})).decision == Decision.ALLOW, (qualified, ran)
+
+
+# -- MCP servers attached to an agent: gated through the SDK's own server-level tool guardrails ----------------------
+from agents.mcp import MCPServer  # noqa: E402
+from mcp.types import CallToolResult, ListPromptsResult, TextContent, Tool  # noqa: E402
+
+
+class FakeServer(MCPServer):
+    """An in-memory MCP server for the SDK (its own MCPServer interface): lists two tools, records each call."""
+
+    def __init__(self, ran: list, **kw) -> None:
+        super().__init__(**kw)
+        self.ran = ran
+
+    async def connect(self):
+        return None
+
+    @property
+    def name(self) -> str:
+        return "fs"
+
+    async def cleanup(self):
+        return None
+
+    async def list_tools(self, run_context=None, agent=None):
+        schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+        return [Tool(name=n, inputSchema=schema) for n in ("delete_file", "read_file", "send")]
+
+    async def call_tool(self, tool_name, arguments, meta=None):
+        self.ran.append((tool_name, (arguments or {}).get("path")))
+        return CallToolResult(content=[TextContent(type="text", text="ok")])
+
+    async def list_prompts(self):
+        return ListPromptsResult(prompts=[])
+
+    async def get_prompt(self, name, arguments=None):
+        raise KeyError(name)
+
+
+@pytest.mark.parametrize("allow_unguarded", [False, True])
+@pytest.mark.parametrize("later", [False, True])
+def test_an_agents_mcp_server_tools_are_gated(allow_unguarded, later):
+    """Before: guard_agent refused an agent with ``mcp_servers`` (InputError), and with ``allow_unguarded=True`` its
+    tools ran unjudged; a server attached after guard_agent ran unjudged too. The SDK builds each MCP tool with the
+    server's ``tool_input_guardrails``: the guard's are added there."""
+    ran: list = []
+    srv = FakeServer(ran)
+    a = Agent(name="a", model=script(function_call("delete_file", {"path": "/x"}, call_id="c1"),
+                                     function_call("read_file", {"path": "/y"}, call_id="c2")))
+    if later:
+        deny().guard_agent(a, allow_unguarded=allow_unguarded)
+        a.mcp_servers.append(srv)
+    else:
+        a.mcp_servers.append(srv)
+        deny().guard_agent(a, allow_unguarded=allow_unguarded)
+    assert run(a) == "finished"
+    assert ran == [("read_file", "/y")]
+
+
+def test_an_escalated_mcp_tool_call_is_refused_not_run():
+    """The SDK asks no human through agentguard for an MCP tool (its approval policy is the server's): refused."""
+    ran: list = []
+    a = Agent(name="a", mcp_servers=[FakeServer(ran)],
+              model=script(function_call("send", {"path": "x"}, call_id="c1")))
+    AgentsGuard(ToolRuleGuard(escalate=["send"], name="esc")).guard_agent(a)
+    run(a)
+    assert ran == []
+
+
+def test_a_tool_replaced_between_an_interruption_and_its_resume_does_not_run_unjudged():
+    """The resumed run executes the approved call before any model call (no walk runs first): a tool object put in
+    the approved one's place meanwhile carries no guardrail, and the backstop stops the run before its body."""
+    ran: list = []
+    ag = AgentsGuard(ToolRuleGuard(escalate=["send"], name="esc"))
+    a = Agent(name="a", tools=[tool(ran, "send")], model=script(function_call("send", {"path": "x"}, call_id="c1")))
+    ag.guard_agent(a)
+
+    async def go():
+        r = await Runner.run(a, "go", run_config=RC, context={"run_id": "r"})
+        state = r.to_state()
+        state.approve(r.interruptions[0])
+        a.tools[0] = tool(ran, "send", "replacement")
+        await Runner.run(a, state, run_config=RC, context={"run_id": "r"})
+
+    try:
+        asyncio.run(go())
+    except Exception:  # noqa: BLE001 - the run may end with the backstop's error; what matters is what ran
+        pass
+    assert ("replacement", "x") not in ran

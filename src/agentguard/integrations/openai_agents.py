@@ -66,9 +66,8 @@ message, a stop raises ``ToolOutputGuardrailTripwireTriggered``).
 What it can see: the tool name (``namespace.name`` for a tool in a ``tool_namespace``: the name the SDK dispatches
 and approves, so an allow list granting ``read`` grants neither ``safe.read`` nor ``danger.read``; refusing rules
 meet every namespace form), the JSON arguments, the call id and (output guardrail) the result of *function tools*,
-and (through :meth:`AgentsGuard.guard_agent`) each handoff's call before its ``on_invoke_handoff`` runs; it does not
-see hosted tools (web search, code interpreter run by OpenAI) or MCP tools the SDK calls directly (put the MCP
-proxy in front of those). :meth:`AgentsGuard.guard_agent` gates every tool an agent reaches, now and as it changes,
+and (through :meth:`AgentsGuard.guard_agent`) the tools of an agent's MCP servers and each handoff's call before
+its ``on_invoke_handoff`` runs; it does not see hosted tools (web search, code interpreter, hosted MCP run by OpenAI). :meth:`AgentsGuard.guard_agent` gates every tool an agent reaches, now and as it changes,
 and refuses to configure a tool it cannot gate (:mod:`.openai_agents_reach`). Guardrails run inside the
 SDK's async loop, so the guard's ``acheck`` is used; ``Runner.run_sync`` and ``Runner.run_streamed``
 are gated identically (tool calls are complete before they execute).
@@ -221,7 +220,8 @@ class AgentsGuard:
         function tool it reaches (its own, those of agents it runs as tools or hands off to, recursively, each
         once), every handoff's invocation, and the agents' hooks that gate tools added later and refuse any tool
         about to run without this guard's decision. A tool the guard cannot gate (a hosted tool, a shell tool, an
-        agent's ``mcp_servers``, a handoff whose agent is gone) raises InputError, unless ``allow_unguarded``.
+        MCP server without tool guardrails, a handoff whose agent is gone) raises InputError, unless
+        ``allow_unguarded``.
         Returns ``agent``."""
         reach(self, agent, allow_unguarded)
         return agent

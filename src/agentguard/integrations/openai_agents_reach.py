@@ -7,19 +7,25 @@ Guardrails in the SDK are per tool object, so what the guard gates is decided by
 - each function tool of the agent, of each agent it runs as a tool (``Agent.as_tool``) and of each agent it
   hands off to, recursively: the input (and output) guardrail and the deciding ``needs_approval``, bound to the
   name the SDK dispatches (``namespace.name`` for a tool in a ``tool_namespace``: the name its traces show);
+- each MCP server of each agent (``mcp_servers``): the SDK builds a function tool for each listed tool every turn,
+  with the server's ``tool_input_guardrails``/``tool_output_guardrails``; the guard's are added there (the SDK asks
+  no human through agentguard for an MCP tool: an ESCALATE of one is refused). A server without those fields
+  raises InputError unless ``allow_unguarded``;
 - each handoff: the SDK runs a handoff's ``on_invoke_handoff`` (the application's ``on_handoff`` callback, with
   the model's JSON input) for a ``transfer_to_*`` call, which no tool guardrail sees. Its invocation is wrapped:
   the call (tool name and arguments) is decided through the guard's Pipeline first, and a call that does not run
   unchanged raises :class:`HandoffRefused` (the SDK cannot refuse a handoff and go on: the run ends). The agent
   the handoff returns is reached in turn (a callback that builds an agent on the fly);
-- each agent's ``hooks`` (:class:`GuardHooks`, around the agent's own): before every model call the walk runs
-  again from the running agent, so a tool added after ``guard_agent`` (``agent.tools.append``, ``Agent.clone(
-  tools=...)``, which keeps the hooks, a tool copied into a namespace) is gated before the model can call it,
+- each agent's ``hooks`` (:class:`GuardHooks`, around the agent's own): when the agent starts and before every model
+  call the walk runs again from the running agent, so a tool added after ``guard_agent`` (``agent.tools.append``,
+  ``Agent.clone(tools=...)``, which keeps the hooks, a tool copied into a namespace, an MCP server attached) is gated
+  before the model can call it,
   and right before any local tool runs (``on_tool_start``, after the guardrails) a function tool whose call did
   not pass this guard's input guardrail, or a tool of another kind, raises :class:`UngatedToolCall` (the run ends,
-  the tool body never runs): an MCP server's tools (built afresh by the SDK each turn), a shell, computer or
-  apply-patch tool. ``allow_unguarded=True`` lets tools of other kinds and MCP servers through (the caller's
-  choice, stated at configuration).
+  the tool body never runs): e.g. the tools of an MCP server attached in the middle of a run (the SDK built them
+  before the walk), a shell, computer or apply-patch tool. ``allow_unguarded=True`` lets tools of other kinds
+  through, and function tools that are not the agent's own (an ungateable MCP server's): the caller's choice,
+  stated at configuration.
 
 What stays outside: tools OpenAI runs itself (hosted tools, hosted MCP) never reach a local hook; a caller that
 replaces ``agent.hooks`` after ``guard_agent`` removes the backstop (the guardrails stay on the tools).
@@ -83,9 +89,12 @@ def reach(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:
         if a is None or id(a) in seen:
             continue
         seen.add(id(a))
-        if getattr(a, "mcp_servers", None) and not allow_unguarded:
-            raise InputError(f"agent {getattr(a, 'name', '?')!r} calls MCP servers directly (not gated): put "
-                             "agentguard's MCP proxy in front of them, or pass allow_unguarded=True")
+        for srv in getattr(a, "mcp_servers", None) or []:
+            if hasattr(srv, "tool_input_guardrails"):  # the SDK puts a server's guardrails on each of its tools
+                _server_guardrails(ag, srv)
+            elif not allow_unguarded:
+                raise InputError(f"agent {getattr(a, 'name', '?')!r} calls an MCP server that takes no tool guardrails "
+                                 "(not gated): put agentguard's MCP proxy in front of it, or pass allow_unguarded=True")
         _hook(ag, a, allow_unguarded)
         for t in getattr(a, "tools", None) or []:
             if not hasattr(t, "tool_input_guardrails"):
@@ -107,6 +116,15 @@ def reach(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:
             _wrap_handoff(ag, h, allow_unguarded)
             todo.append(target)
     ag.guard_tools(tools)
+
+
+def _server_guardrails(ag: "AgentsGuard", server: Any) -> None:
+    """Gate an MCP server's tools: the SDK builds a function tool for each listed tool every turn, with the server's
+    ``tool_input_guardrails``/``tool_output_guardrails``; this guard's are added there."""
+    if ag.input_guardrail not in (server.tool_input_guardrails or []):
+        server.tool_input_guardrails = [*(server.tool_input_guardrails or []), ag.input_guardrail]
+    if ag.output_guardrail not in (getattr(server, "tool_output_guardrails", None) or []):
+        server.tool_output_guardrails = [*(getattr(server, "tool_output_guardrails", None) or []), ag.output_guardrail]
 
 
 def _hook(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:
@@ -149,17 +167,19 @@ class GuardHooks(AgentHooks[Any]):
             await self.inner.on_llm_start(context, agent, system_prompt, input_items)
 
     async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
-        if hasattr(tool, "tool_input_guardrails"):
+        own = any(t is tool for t in getattr(agent, "tools", None) or [])
+        if hasattr(tool, "tool_input_guardrails") and (own or not self.allow_unguarded):
             if getattr(context, PASSED, None) is not self.guard:
                 raise UngatedToolCall(f"tool {getattr(tool, 'name', tool)!r} of agent {getattr(agent, 'name', '?')!r} "
                                       "was about to run without agentguard's decision: refused")
-        elif not self.allow_unguarded:
+        elif not self.allow_unguarded and not hasattr(tool, "tool_input_guardrails"):
             raise UngatedToolCall(f"tool {getattr(tool, 'name', tool)!r} of agent {getattr(agent, 'name', '?')!r} "
                                   "is not a function tool: the guard cannot gate it")
         if self.inner is not None:
             await self.inner.on_tool_start(context, agent, tool)
 
     async def on_start(self, context: Any, agent: Any) -> None:
+        reach(self.guard, agent, self.allow_unguarded)  # before the SDK builds the turn's tools (an MCP server's)
         if self.inner is not None:
             await self.inner.on_start(context, agent)
 
