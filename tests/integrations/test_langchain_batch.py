@@ -7,6 +7,9 @@ Tried against the real ``create_agent`` (langchain 1.5, langgraph 1.2) with a gu
 - an ``async`` tool under the gate alone (``ainvoke``): refused, not run;
 - a tool taking LangChain's ``config: RunnableConfig`` with the model writing a ``config`` argument itself: LangChain
   injects its own (the model's ``tags`` never reach the function), and the guard judged ``path`` only;
+- a custom LangGraph graph running tools through a bare ``ToolNode`` with the gate as its ``wrap_tool_call``: a refused
+  call, an ``InjectedState`` tool's forbidden path (also with the model writing the injected ``state`` itself) did
+  not run;
 - ``abatch`` of runs with different per-run facts (``agentguard_facts``) and a guard reading them, deciding slowly
   (so the runs interleave): each run's call was decided on its own facts.
 """
@@ -14,6 +17,7 @@ Tried against the real ``create_agent`` (langchain 1.5, langgraph 1.2) with a gu
 from __future__ import annotations
 
 import asyncio
+from typing import Annotated
 
 import pytest
 
@@ -27,6 +31,7 @@ from langchain_core.messages import AIMessage  # noqa: E402
 from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 from langchain_core.runnables import RunnableConfig  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
+from langgraph.prebuilt import InjectedState  # noqa: E402
 
 from agentguard.core.guard import BaseGuard  # noqa: E402
 from agentguard.core.types import Decision, Verdict  # noqa: E402
@@ -138,3 +143,44 @@ def test_property_abatch_runs_are_decided_on_their_own_facts(ages, gate_only):
         tool_msgs = [m.content for m in out["messages"] if m.type == "tool"]
         assert (tool_msgs == ["ok"]) == (age >= 18), (ages, age, tool_msgs)
     assert len(ran) == sum(a >= 18 for a in ages)
+
+
+def test_the_gate_on_a_bare_tool_node_of_a_custom_graph():
+    """A custom LangGraph graph runs tools through ``ToolNode`` without ``create_agent``: the gate is its
+    ``wrap_tool_call``/``awrap_tool_call``; a refused call never runs, an injected-state tool is judged on the
+    arguments it reads, an allowed call runs once."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+
+    ran: list = []
+
+    @tool
+    def read_file(path: str, state: Annotated[dict, InjectedState]) -> str:
+        """Read."""
+        ran.append(("read_file", path))
+        return "ok"
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete."""
+        ran.append(("delete_file", path))
+        return "ok"
+
+    gate = AgentGuardToolGate(ToolRuleGuard(deny=["delete_*"], name="nd", arguments=[
+        {"tool": "read_file", "arg": "path", "forbid": "^/etc"}]))
+    node = ToolNode([read_file, delete_file], wrap_tool_call=gate.wrap_tool_call, awrap_tool_call=gate.awrap_tool_call)
+    g = StateGraph(MessagesState)
+    g.add_node("tools", node)
+    g.add_edge(START, "tools")
+    g.add_edge("tools", END)
+    app = g.compile()
+    calls = [("delete_file", {"path": "/x"}), ("read_file", {"path": "/etc/shadow"}),
+             ("read_file", {"path": "/etc/x", "state": {"messages": []}}), ("read_file", {"path": "/ok"})]
+    msg = AIMessage("", tool_calls=[{"name": n, "args": a, "id": f"c{i}", "type": "tool_call"}
+                                    for i, (n, a) in enumerate(calls)])
+    for aio in (False, True):
+        ran.clear()
+        payload = {"messages": [HumanMessage("go"), msg]}
+        asyncio.run(app.ainvoke(payload)) if aio else app.invoke(payload)
+        assert ran == [("read_file", "/ok")], (aio, ran)
