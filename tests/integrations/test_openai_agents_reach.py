@@ -199,22 +199,34 @@ def test_a_tool_of_another_kind_added_later_stops_the_run_before_the_model_is_ca
     assert model.calls == ()
 
 
-def test_the_backstop_refuses_a_tool_start_the_guardrail_did_not_pass():
+class Ctx:
+    """What the SDK hands ``on_tool_start`` for a function tool (a ToolContext's fields)."""
+
+    context = None
+
+    def __init__(self, name: str, args: str) -> None:
+        self.tool_name, self.tool_arguments, self.tool_call_id = name, args, "c9"
+
+
+def test_the_backstop_decides_a_tool_start_the_guardrail_did_not_pass():
+    """A function tool whose call did not pass the guardrail is decided at its start: refused -> the run ends
+    (UngatedToolCall) before its body; allowed -> it runs (marked). A tool of another kind stops the run unless
+    ``allow_unguarded``."""
     ag = deny()
     hooks = GuardHooks(ag, None, allow_unguarded=False)
-    t = tool([], "read_file")
-
-    class Ctx:
-        pass
-
     with pytest.raises(UngatedToolCall):
-        asyncio.run(hooks.on_tool_start(Ctx(), Agent(name="a"), t))
+        asyncio.run(hooks.on_tool_start(Ctx("delete_file", '{"path": "/x"}'), Agent(name="a"), tool([], "delete_file")))
+    with pytest.raises(UngatedToolCall):  # arguments no strict reader agrees on
+        asyncio.run(hooks.on_tool_start(Ctx("read_file", '{"path": "a", "path": "b"}'), Agent(name="a"),
+                                        tool([], "read_file")))
+    ag = deny()  # (the unreadable call halted the first guard's run, as on_error = HALT says)
+    hooks = GuardHooks(ag, None, allow_unguarded=False)
+    ok = Ctx("read_file", '{"path": "/x"}')
+    asyncio.run(hooks.on_tool_start(ok, Agent(name="a"), tool([], "read_file")))
+    assert ok._agentguard_passed is ag  # type: ignore[attr-defined]
     with pytest.raises(UngatedToolCall):
-        asyncio.run(hooks.on_tool_start(Ctx(), Agent(name="a"), ShellTool(executor=lambda req: "x")))
-    ok = Ctx()
-    ok._agentguard_passed = ag  # type: ignore[attr-defined]
-    asyncio.run(hooks.on_tool_start(ok, Agent(name="a"), t))
-    asyncio.run(GuardHooks(ag, None, allow_unguarded=True).on_tool_start(Ctx(), Agent(name="a"),
+        asyncio.run(hooks.on_tool_start(Ctx("shell", "{}"), Agent(name="a"), ShellTool(executor=lambda req: "x")))
+    asyncio.run(GuardHooks(ag, None, allow_unguarded=True).on_tool_start(Ctx("shell", "{}"), Agent(name="a"),
                                                                          ShellTool(executor=lambda req: "x")))
 
 
@@ -364,3 +376,40 @@ def test_a_tool_replaced_between_an_interruption_and_its_resume_does_not_run_unj
     except Exception:  # noqa: BLE001 - the run may end with the backstop's error; what matters is what ran
         pass
     assert ("replacement", "x") not in ran
+
+
+# -- SandboxAgent: the SDK clones the agent at run time with its capabilities' tools (shell, filesystem) --------------
+def sandbox_run(tmp_path, command: str, rule: dict, allow_unguarded: bool = False) -> bool:
+    from agents.run_config import SandboxRunConfig
+    from agents.sandbox.capabilities.shell import Shell
+    from agents.sandbox.sandbox_agent import SandboxAgent
+    from agents.sandbox.sandboxes.unix_local import UnixLocalSandboxClient
+
+    marker = tmp_path / f"ran-{abs(hash((command, str(rule), allow_unguarded)))}"
+    a = SandboxAgent(name="a", capabilities=[Shell()],
+                     model=script(function_call("exec_command", {"cmd": f"{command} {marker}"}, call_id="c1")))
+    AgentsGuard(ToolRuleGuard(name="r", **rule)).guard_agent(a, allow_unguarded=allow_unguarded)
+    try:
+        asyncio.run(Runner.run(a, "go", run_config=RunConfig(
+            tracing_disabled=True, sandbox=SandboxRunConfig(client=UnixLocalSandboxClient()))))
+    except Exception:  # noqa: BLE001 - a refused capability call ends the run; what matters is whether it ran
+        pass
+    return marker.exists()
+
+
+@pytest.mark.parametrize("allow_unguarded", [False, True])
+def test_a_sandbox_agents_shell_capability_is_decided(tmp_path, allow_unguarded):
+    """Before: ``exec_command`` (a function tool the SDK adds to a clone of the SandboxAgent for the run, which no
+    walk of the agent reaches) ran ``touch`` though the guard denies ``exec_command``, with or without
+    ``allow_unguarded``. Now it is decided at its start: refused, the run ends before the command runs."""
+    assert not sandbox_run(tmp_path, "touch", {"deny": ["exec_command"]}, allow_unguarded)
+    assert sandbox_run(tmp_path, "touch", {"deny": ["delete_*"]}, allow_unguarded)  # allowed: it runs
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["touch", "mkdir", "mkdir -p"]), st.sampled_from(["^touch", "^mkdir", "^rm"]))
+def test_property_a_sandbox_command_runs_iff_the_guard_allows_it(tmp_path, command, forbid):
+    rule = {"arguments": [{"tool": "exec_command", "arg": "cmd", "forbid": forbid}]}
+    allowed = ToolRuleGuard(name="r", **rule).check(Context(run_id="x"), ToolCall(
+        "exec_command", {"cmd": f"{command} /m"})).decision == Decision.ALLOW
+    assert sandbox_run(tmp_path, command, rule) == allowed

@@ -442,13 +442,17 @@ class AgentsGuard:
         info = out.verdict.to_dict() if out.verdict is not None else {}
         todo = out.call
         if todo is not None and todo.name == call.name and call_key(todo) == call_key(call):
-            with self._lock:
-                self._ran[(run, call_key(call))].append(out)
+            self.ran(run, call, out)
             if prepared is not None and hasattr(tc, "_function_tool_arguments"):
                 tc._function_tool_arguments = prepared  # the function receives the values judged
             setattr(tc, PASSED, self)  # what the agent hooks' backstop looks for (openai_agents_reach)
             return ToolGuardrailFunctionOutput.allow(output_info=info)
         return self._refuse(out, call)
+
+    def ran(self, run: str, call: ToolCall, out: Outcome) -> None:
+        """``call`` runs under ``out``: kept for its result (output guardrail, record)."""
+        with self._lock:
+            self._ran[(run, call_key(call))].append(out)
 
     def _refuse(self, out: Outcome, call: ToolCall) -> ToolGuardrailFunctionOutput:
         """The guardrail's answer for a call that does not run as proposed (recorded with what the model reads)."""

@@ -19,13 +19,13 @@ Guardrails in the SDK are per tool object, so what the guard gates is decided by
 - each agent's ``hooks`` (:class:`GuardHooks`, around the agent's own): when the agent starts and before every model
   call the walk runs again from the running agent, so a tool added after ``guard_agent`` (``agent.tools.append``,
   ``Agent.clone(tools=...)``, which keeps the hooks, a tool copied into a namespace, an MCP server attached) is gated
-  before the model can call it,
-  and right before any local tool runs (``on_tool_start``, after the guardrails) a function tool whose call did
-  not pass this guard's input guardrail, or a tool of another kind, raises :class:`UngatedToolCall` (the run ends,
-  the tool body never runs): e.g. the tools of an MCP server attached in the middle of a run (the SDK built them
-  before the walk), a shell, computer or apply-patch tool. ``allow_unguarded=True`` lets tools of other kinds
-  through, and function tools that are not the agent's own (an ungateable MCP server's): the caller's choice,
-  stated at configuration.
+  before the model can call it, and right before any local tool runs (``on_tool_start``, after the guardrails) a
+  function tool whose call did not pass this guard's input guardrail is decided there (:func:`decide_late`): a
+  tool the SDK builds for the run only, which no walk of the agent reaches (a ``SandboxAgent``'s capability tools,
+  ``exec_command`` among them: the SDK runs a clone of the agent with them, and the hooks see the original), the
+  tools of an MCP server attached in the middle of a run; refused, it raises :class:`UngatedToolCall` (the run
+  ends, the tool body never runs). A tool of another kind (shell, computer, apply-patch) raises there unless
+  ``allow_unguarded=True`` (the caller's choice, stated at configuration).
 
 What stays outside: tools OpenAI runs itself (hosted tools, hosted MCP) never reach a local hook; a caller that
 replaces ``agent.hooks`` after ``guard_agent`` removes the backstop (the guardrails stay on the tools).
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
 from ..core.pipeline import call_key
+from ..core.types import Decision, ToolCall, Verdict
 
 from agents import Agent, AgentHooks, handoff as make_handoff  # noqa: E402
 
@@ -154,6 +155,41 @@ def _wrap_handoff(ag: "AgentsGuard", h: Any, allow_unguarded: bool) -> None:
     h.on_invoke_handoff = on_invoke_handoff
 
 
+async def decide_late(ag: "AgentsGuard", tc: Any, tool: Any) -> None:
+    """Decide a function tool's call that reached the SDK's tool start without passing this guard's input guardrail
+    (a tool the SDK built for this run only, e.g. a ``SandboxAgent`` capability's ``exec_command``; an MCP server's
+    tool built before the walk), judged as the function will receive it (:func:`~.openai_agents_reading._prepared`,
+    whose values the invocation is then pinned to). It runs only when the call is allowed unchanged; anything else
+    raises :class:`UngatedToolCall` (the SDK cannot refuse a call at this point and go on: the run ends; an ask is
+    answered by the ``approve`` callback, else refused)."""
+    from .common import Unreadable, tool_call_of
+    from .openai_agents_reading import _prepared
+
+    run, facts = ag._run(tc)
+    raw, cid = tc.tool_arguments or "", tc.tool_call_id or ""
+    proposal: Any = tool_call_of(call_name(tc.tool_name, getattr(tc, "tool_namespace", None)), raw, cid)
+    prepared, refuse = None, None
+    if isinstance(proposal, ToolCall):
+        judged, prepared = _prepared(tool, raw, proposal)
+        if isinstance(judged, BaseException):
+            refuse = Verdict(Decision.REJECT, f"the tool's own validation refused the arguments ({judged})"[:500],
+                             "agentguard")
+        else:
+            proposal = judged
+    call = proposal if isinstance(proposal, ToolCall) else ToolCall(str(tc.tool_name), {}, cid)
+    out = await ag.pipeline.adecide(run, proposal, refuse=refuse, **facts)
+    if out.ask:
+        out = await ag._answer(tc, run, call, out, False) or out
+    todo = out.call
+    if isinstance(proposal, Unreadable) or todo is None or call_key(todo) != call_key(call) or not out.execute:
+        ag._refuse(out, call)  # recorded with what the model would have read
+        raise UngatedToolCall(f"agentguard refused tool call {call.name} at its start: {out.message or 'refused'}")
+    if prepared is not None and hasattr(tc, "_function_tool_arguments"):
+        tc._function_tool_arguments = prepared
+    setattr(tc, PASSED, ag)
+    ag.ran(run, call, out)
+
+
 class GuardHooks(AgentHooks[Any]):
     """An agent's hooks with the guard's run-time checks around the agent's own hooks (``inner``): the walk
     before each model call, the backstop before each local tool (see the module doc)."""
@@ -167,12 +203,10 @@ class GuardHooks(AgentHooks[Any]):
             await self.inner.on_llm_start(context, agent, system_prompt, input_items)
 
     async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
-        own = any(t is tool for t in getattr(agent, "tools", None) or [])
-        if hasattr(tool, "tool_input_guardrails") and (own or not self.allow_unguarded):
+        if hasattr(tool, "tool_input_guardrails"):
             if getattr(context, PASSED, None) is not self.guard:
-                raise UngatedToolCall(f"tool {getattr(tool, 'name', tool)!r} of agent {getattr(agent, 'name', '?')!r} "
-                                      "was about to run without agentguard's decision: refused")
-        elif not self.allow_unguarded and not hasattr(tool, "tool_input_guardrails"):
+                await decide_late(self.guard, context, tool)
+        elif not self.allow_unguarded:
             raise UngatedToolCall(f"tool {getattr(tool, 'name', tool)!r} of agent {getattr(agent, 'name', '?')!r} "
                                   "is not a function tool: the guard cannot gate it")
         if self.inner is not None:
