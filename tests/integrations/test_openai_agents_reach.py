@@ -38,6 +38,7 @@ from agentguard.integrations.openai_agents_reach import (  # noqa: E402
     HandoffRefused,
     UngatedToolCall,
     call_name,
+    has_passed,
 )
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
@@ -223,7 +224,7 @@ def test_the_backstop_decides_a_tool_start_the_guardrail_did_not_pass():
     hooks = GuardHooks(ag, None, allow_unguarded=False)
     ok = Ctx("read_file", '{"path": "/x"}')
     asyncio.run(hooks.on_tool_start(ok, Agent(name="a"), tool([], "read_file")))
-    assert ok._agentguard_passed is ag  # type: ignore[attr-defined]
+    assert has_passed(ok, ag)
     with pytest.raises(UngatedToolCall):
         asyncio.run(hooks.on_tool_start(Ctx("shell", "{}"), Agent(name="a"), ShellTool(executor=lambda req: "x")))
     asyncio.run(GuardHooks(ag, None, allow_unguarded=True).on_tool_start(Ctx("shell", "{}"), Agent(name="a"),
@@ -413,3 +414,33 @@ def test_property_a_sandbox_command_runs_iff_the_guard_allows_it(tmp_path, comma
     allowed = ToolRuleGuard(name="r", **rule).check(Context(run_id="x"), ToolCall(
         "exec_command", {"cmd": f"{command} /m"})).decision == Decision.ALLOW
     assert sandbox_run(tmp_path, command, rule) == allowed
+
+
+@pytest.mark.parametrize("namespaced", [False, True])
+def test_two_guards_on_one_agent_each_decide_each_call_once(namespaced):
+    """Two AgentsGuards gating the same agent, over two turns (a tool copied into a namespace after both guarded it):
+    each guard decides each call once. Before: the walk of one guard did not see its closure under the other's and
+    wrapped the tool again each turn (three, then five decisions of one call), and the run-time marker named one
+    guard only, so the other's backstop decided again."""
+    seen: list = []
+
+    class Count(ToolRuleGuard):
+        def check(self, context, proposal):
+            seen.append((self.name, getattr(proposal, "name", None)))
+            return super().check(context, proposal)
+
+    ran: list = []
+    ns = "fs" if namespaced else None
+    tools = [tool(ran, "read_file")]
+    one, two = AgentsGuard(Count(name="one")), AgentsGuard(Count(name="two"))
+    one.guard_tools(tools)
+    two.guard_tools(tools)
+    model = ScriptedModel([[function_call("read_file", {"path": "/x"}, call_id="c1", namespace=ns)],
+                           [function_call("read_file", {"path": "/y"}, call_id="c2", namespace=ns)],
+                           [assistant_message("done")]])
+    a = Agent(name="a", tools=tool_namespace(name="fs", description="d", tools=tools) if ns else tools, model=model)
+    one.guard_agent(a)
+    two.guard_agent(a)
+    assert run(a) == "finished" and ran == [("read_file", "/x"), ("read_file", "/y")]
+    name = call_name("read_file", ns)
+    assert sorted(seen) == [("one", name)] * 2 + [("two", name)] * 2

@@ -105,7 +105,7 @@ from agents import (  # noqa: E402
 from agents.tracing import get_current_trace  # noqa: E402
 
 from .agents_tracing import AgentGuardTraceProcessor, _parse_args  # noqa: E402
-from .openai_agents_reach import PASSED, call_name, reach, tool_name_of  # noqa: E402
+from .openai_agents_reach import bind, bound, call_name, passed, reach, tool_name_of  # noqa: E402
 from .openai_agents_reading import _item_call, _prepared, _reading, _tool_of  # noqa: E402
 
 __all__ = ["AgentGuardTraceProcessor", "AgentsGuard"]
@@ -203,17 +203,13 @@ class AgentsGuard:
                 t.tool_input_guardrails = [*(t.tool_input_guardrails or []), self.input_guardrail]
             if self.output_guardrail not in (t.tool_output_guardrails or []):
                 t.tool_output_guardrails = [*(t.tool_output_guardrails or []), self.output_guardrail]
-            own = getattr(t, "needs_approval", False)
-            tag = getattr(own, "_agentguard", None)
-            own = tag[2] if tag is not None and tag[0] is self else own
-            t.needs_approval = self._approval_check(own, tool_name_of(t))
+            t.needs_approval = bind(self, getattr(t, "needs_approval", False), tool_name_of(t))
         return tools
 
     def gated(self, tool: Any) -> bool:
         """Whether ``tool`` carries this guard's input guardrail and its ``needs_approval`` for the name it has now."""
-        tag = getattr(getattr(tool, "needs_approval", None), "_agentguard", None)
         return (self.input_guardrail in (getattr(tool, "tool_input_guardrails", None) or [])
-                and tag is not None and tag[0] is self and tag[1] == tool_name_of(tool))
+                and bound(self, getattr(tool, "needs_approval", None), tool_name_of(tool)))
 
     def guard_agent(self, agent: Any, *, allow_unguarded: bool = False) -> Any:
         """Gate everything ``agent`` can run, now and as it changes (:func:`~.openai_agents_reach.reach`): every
@@ -445,7 +441,7 @@ class AgentsGuard:
             self.ran(run, call, out)
             if prepared is not None and hasattr(tc, "_function_tool_arguments"):
                 tc._function_tool_arguments = prepared  # the function receives the values judged
-            setattr(tc, PASSED, self)  # what the agent hooks' backstop looks for (openai_agents_reach)
+            passed(tc, self)  # what the agent hooks' backstop looks for (openai_agents_reach)
             return ToolGuardrailFunctionOutput.allow(output_info=info)
         return self._refuse(out, call)
 

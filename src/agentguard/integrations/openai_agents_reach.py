@@ -33,7 +33,7 @@ replaces ``agent.hooks`` after ``guard_agent`` removes the backstop (the guardra
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..core.errors import InputError
 from ..core.pipeline import call_key
@@ -47,10 +47,20 @@ from agents._tool_identity import tool_trace_name as _sdk_name  # noqa: E402
 if TYPE_CHECKING:
     from .openai_agents import AgentsGuard
 
-__all__ = ["GuardHooks", "HandoffRefused", "UngatedToolCall", "call_name", "reach", "tool_name_of"]
+__all__ = ["GuardHooks", "HandoffRefused", "UngatedToolCall", "bind", "bound", "call_name", "decide_late", "has_passed",
+           "passed", "reach", "tool_name_of"]
 
-#: the attribute a ToolContext carries once this guard's input guardrail let its call run
+#: the attribute a ToolContext carries once a guard's input guardrail let its call run: the ids of those guards
 PASSED = "_agentguard_passed"
+
+
+def passed(tc: Any, ag: Any) -> None:
+    """Mark the call of ``tc`` as let through by the guard ``ag`` (several guards may gate one tool)."""
+    setattr(tc, PASSED, (*(getattr(tc, PASSED, None) or ()), id(ag)))
+
+
+def has_passed(tc: Any, ag: Any) -> bool:
+    return id(ag) in (getattr(tc, PASSED, None) or ())
 
 
 class UngatedToolCall(InputError):
@@ -74,6 +84,30 @@ def tool_name_of(tool: Any) -> str:
     """:func:`call_name` of a function tool (its explicit ``tool_namespace``)."""
     ns = getattr(tool, "_tool_namespace", None)
     return call_name(str(tool.name), ns if isinstance(ns, str) and ns else None)
+
+
+def _chain(f: Any) -> Iterator[tuple[Any, str, Any]]:
+    """The deciding ``needs_approval`` closures wrapped around each other (several guards on one tool), outermost
+    first: ``(guard, name, inner)`` each."""
+    while (tag := getattr(f, "_agentguard", None)) is not None:
+        yield tag
+        f = tag[2]
+
+
+def bound(ag: Any, f: Any, name: str) -> bool:
+    """Whether the ``needs_approval`` ``f`` holds ``ag``'s deciding closure, bound to ``name``."""
+    return any(tag[0] is ag and tag[1] == name for tag in _chain(f))
+
+
+def bind(ag: Any, f: Any, name: str) -> Any:
+    """``f`` with ``ag``'s deciding closure bound to ``name``: in its place when ``f`` holds one already (rebound: a
+    tool copied into a namespace; each guard decides each call once), else around ``f``."""
+    tag = next(_chain(f), None)
+    if tag is None or not any(t[0] is ag for t in _chain(f)):
+        return ag._approval_check(f, name)
+    if tag[0] is ag:
+        return ag._approval_check(tag[2], name)
+    return tag[0]._approval_check(bind(ag, tag[2], name), tag[1])
 
 
 def _unreachable(what: str, agent: Any) -> InputError:
@@ -186,7 +220,7 @@ async def decide_late(ag: "AgentsGuard", tc: Any, tool: Any) -> None:
         raise UngatedToolCall(f"agentguard refused tool call {call.name} at its start: {out.message or 'refused'}")
     if prepared is not None and hasattr(tc, "_function_tool_arguments"):
         tc._function_tool_arguments = prepared
-    setattr(tc, PASSED, ag)
+    passed(tc, ag)
     ag.ran(run, call, out)
 
 
@@ -204,7 +238,7 @@ class GuardHooks(AgentHooks[Any]):
 
     async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
         if hasattr(tool, "tool_input_guardrails"):
-            if getattr(context, PASSED, None) is not self.guard:
+            if not has_passed(context, self.guard):
                 await decide_late(self.guard, context, tool)
         elif not self.allow_unguarded:
             raise UngatedToolCall(f"tool {getattr(tool, 'name', tool)!r} of agent {getattr(agent, 'name', '?')!r} "
