@@ -28,6 +28,14 @@ in another shape is refused before any of it is released (:func:`unguardable_mes
   only in the shape every reader agrees on: per call one name fragment and an id, indices (of choices and of
   calls) first seen in order 0, 1, 2, ... (what providers stream).
 
+The Responses API route (``/v1/responses``) the same way: LiteLLM sends agentguard a response's ``function_call`` and
+``custom_tool_call`` output items (name and arguments, a stream's taken from its final envelope), nothing else. A
+response holding an item the client runs that is never sent (``shell_call``, ``local_shell_call``,
+``apply_patch_call``, ``computer_call``, ``mcp_approval_request``, any unknown type), a ``function_call`` with a
+``namespace`` (agentguard would judge ``name``, the client dispatches ``namespace.name``), or a stream whose item and
+argument events say something other than its one final envelope (or that does not end with it) is refused
+(:func:`unguardable_output`, :func:`unguardable_events`).
+
 Put this file next to LiteLLM's ``config.yaml`` and name it instead of ``generic_guardrail_api``::
 
     guardrails:
@@ -81,9 +89,104 @@ def unguardable_message(message: Any) -> str | None:
     return None
 
 
+#: Responses API output items agentguard is sent (LiteLLM's extractor: ``function_call`` and ``custom_tool_call``) or
+#: that the client does not run (text, reasoning, and tools OpenAI ran itself); any other item is refused
+_SENT_ITEMS = frozenset({"function_call", "custom_tool_call"})
+_INERT_ITEMS = frozenset({"message", "reasoning", "web_search_call", "file_search_call", "code_interpreter_call",
+                          "image_generation_call", "mcp_call", "mcp_list_tools"})
+_TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_CALL_FIELDS = ("type", "name", "namespace", "call_id", "arguments", "input")
+
+
+def unguardable_output(items: Any) -> str | None:
+    """Why a Responses API ``output`` holds a call agentguard is not sent as the client reads it (None when every item
+    is a call LiteLLM forwards by its own name, or inert): a ``shell_call``, ``local_shell_call``, ``apply_patch_call``,
+    ``computer_call``, ``mcp_approval_request`` or an unknown item (never sent: the client runs it), a
+    ``function_call`` with a ``namespace`` (LiteLLM sends ``name`` only; the client dispatches ``namespace.name``)."""
+    if not isinstance(items, list):
+        return "a response output that is not a list"
+    for item in items:
+        data = _plain(item)
+        kind = _kind(data)
+        if kind in _INERT_ITEMS:
+            continue
+        if kind not in _SENT_ITEMS:
+            return f"an output item of type {str(kind)[:40]!r} (not sent to agentguard; the client may run it)"
+        if data.get("namespace"):
+            return "a function_call with a namespace (agentguard is sent its name only)"
+        if not isinstance(data.get("name"), str) or not data.get("name"):
+            return "a tool call without a name"
+    return None
+
+
+def _kind(event: Any) -> Any:
+    """An event's ``type`` as text (LiteLLM's events carry an enum of the same value)."""
+    kind = event.get("type") if isinstance(event, Mapping) else None
+    return getattr(kind, "value", kind)
+
+
+def _item_view(item: Any) -> tuple[Any, ...]:
+    data = _plain(item)
+    return tuple(data.get(k) for k in _CALL_FIELDS) if isinstance(data, Mapping) else (type(item).__name__,)
+
+
+def unguardable_events(chunks: list[Any]) -> str | None:
+    """Why a held Responses API event stream could run other calls than the ones LiteLLM sends agentguard. LiteLLM
+    judges the calls of the final envelope (``response.completed``/``incomplete``/``failed``) when the stream ends
+    with one, else only the last ``output_item.done``; a client acts on the streamed items (``output_item.added``/
+    ``done``, the argument deltas and their ``done``) or on that envelope. A stream is forwarded only when it ends with
+    exactly one envelope whose output passes :func:`unguardable_output` and every streamed item, argument text and
+    event agrees with the envelope's item at its ``output_index``."""
+    events = [_plain(c) for c in chunks]
+    if not events or not all(isinstance(e, Mapping) for e in events):
+        return "a stream event that is not an object"
+    kinds = [_kind(e) for e in events]
+    if kinds[-1] not in _TERMINAL or sum(k in _TERMINAL for k in kinds) != 1:
+        return "a response stream that does not end with its one final response (LiteLLM judges only the last event)"
+    envelope = _plain(events[-1].get("response"))
+    output = envelope.get("output") if isinstance(envelope, Mapping) else None
+    why = unguardable_output(output)
+    if why is not None:
+        return why
+    final = [_item_view(i) for i in output]
+    args: dict[Any, str] = {}
+    for e, kind in zip(events[:-1], kinds):
+        idx = e.get("output_index")
+        if not isinstance(kind, str):
+            return "a stream event without a type"
+        if kind in ("response.output_item.added", "response.output_item.done"):
+            item = _plain(e.get("item"))
+            view = _item_view(item)
+            if not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < len(final):
+                return f"a streamed item at output index {str(idx)[:20]} the final response does not hold"
+            if unguardable_output([item]) is not None:
+                return unguardable_output([item])
+            want = final[idx]
+            same = view[:4] == want[:4] if kind.endswith("added") else view == want
+            if isinstance(item, Mapping) and item.get("type") in _SENT_ITEMS and not same:
+                return f"streamed item {idx} differs from the final response's (readers differ)"
+        elif kind.endswith(("_arguments.delta", "_input.delta")):
+            if not isinstance(e.get("delta"), str) or not isinstance(idx, int):
+                return "a streamed argument fragment that is not text at an integer index"
+            args[idx] = args.get(idx, "") + e["delta"]
+        elif kind.endswith(("_arguments.done", "_input.done")):
+            text = e.get("arguments", e.get("input"))
+            if not isinstance(idx, int) or not 0 <= idx < len(final) or text not in (final[idx][4], final[idx][5]):
+                return f"streamed arguments of item {str(idx)[:20]} differ from the final response's (readers differ)"
+            if e.get("name") not in (None, final[idx][1]):
+                return f"streamed name of item {idx} differs from the final response's (readers differ)"
+    for idx, text in args.items():
+        if not 0 <= idx < len(final) or text not in (final[idx][4], final[idx][5]):
+            return f"the streamed argument fragments of item {idx} differ from the final response's (readers differ)"
+    return None
+
+
 def unguardable_response(response: Any) -> str | None:
-    """:func:`unguardable_message` over every choice of a completion."""
+    """:func:`unguardable_message` over every choice of a completion; :func:`unguardable_output` for a Responses API
+    response."""
     data = _plain(response)
+    if isinstance(data, Mapping) and "output" in data and "choices" not in data:
+        return unguardable_output(data.get("output"))
     choices = data.get("choices") if isinstance(data, Mapping) else None
     for choice in choices or []:
         why = unguardable_message(choice.get("message") if isinstance(choice, Mapping) else None)
@@ -94,7 +197,10 @@ def unguardable_response(response: Any) -> str | None:
 
 def unguardable_stream(chunks: list[Any]) -> str | None:
     """Why the tool-call deltas of a held stream could be assembled into other calls than the ones LiteLLM's
-    builder sends agentguard (None when every reader assembles the same calls): see the module doc."""
+    builder sends agentguard (None when every reader assembles the same calls): see the module doc. A Responses API
+    event stream is read by :func:`unguardable_events`."""
+    if any(str(_kind(_plain(c)) or "").startswith("response.") for c in chunks):
+        return unguardable_events(chunks)
     choices: list[Any] = []  # choice indices in the order first seen
     calls: dict[Any, list[Any]] = {}  # choice index -> its tool-call indices in the order first seen
     named: set[tuple[Any, Any]] = set()

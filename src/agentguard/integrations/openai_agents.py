@@ -63,11 +63,12 @@ The optional output guardrail (``output_guard=``) checks a tool's result as ``St
 output=text)`` through its own Pipeline before the model sees it (a refusal replaces the result by the
 message, a stop raises ``ToolOutputGuardrailTripwireTriggered``).
 
-What it can see: the tool name, the JSON arguments, the call id and (output guardrail) the result of
-*function tools*; it does not see hosted tools (web search, code interpreter run by OpenAI), handoffs,
-or MCP tools the SDK calls directly (put the MCP proxy in front of those). Guardrails are per tool:
-:meth:`AgentsGuard.guard_agent` attaches them to every function tool an agent reaches (its own, those of
-agents it runs as tools or hands off to, recursively), and refuses to configure a tool it cannot gate. Guardrails run inside the
+What it can see: the tool name (``namespace.name`` for a tool in a ``tool_namespace``: the name the SDK dispatches
+and approves, so an allow list granting ``read`` grants neither ``safe.read`` nor ``danger.read``; refusing rules
+meet every namespace form), the JSON arguments, the call id and (output guardrail) the result of *function tools*,
+and (through :meth:`AgentsGuard.guard_agent`) the tools of an agent's MCP servers and each handoff's call before
+its ``on_invoke_handoff`` runs; it does not see hosted tools (web search, code interpreter, hosted MCP run by OpenAI). :meth:`AgentsGuard.guard_agent` gates every tool an agent reaches, now and as it changes,
+and refuses to configure a tool it cannot gate (:mod:`.openai_agents_reach`). Guardrails run inside the
 SDK's async loop, so the guard's ``acheck`` is used; ``Runner.run_sync`` and ``Runner.run_streamed``
 are gated identically (tool calls are complete before they execute).
 
@@ -104,6 +105,7 @@ from agents import (  # noqa: E402
 from agents.tracing import get_current_trace  # noqa: E402
 
 from .agents_tracing import AgentGuardTraceProcessor, _parse_args  # noqa: E402
+from .openai_agents_reach import bind, bound, call_name, passed, reach, tool_name_of  # noqa: E402
 from .openai_agents_reading import _item_call, _prepared, _reading, _tool_of  # noqa: E402
 
 __all__ = ["AgentGuardTraceProcessor", "AgentsGuard"]
@@ -191,52 +193,47 @@ class AgentsGuard:
         return self.pipeline.guard
 
     def guard_tools(self, tools: list[Any]) -> list[Any]:
-        """Attach the input (and output) guardrail and the deciding ``needs_approval`` to each function
-        tool; returns the same list."""
+        """Attach the input (and output) guardrail and the deciding ``needs_approval`` (bound to the name the SDK
+        dispatches, :func:`~.openai_agents_reach.tool_name_of`) to each function tool; a tool gated already keeps
+        one guardrail each and its own ``needs_approval``; returns the same list."""
         for t in tools:
             if not hasattr(t, "tool_input_guardrails"):
                 raise InputError(f"{t!r} is not a function tool (only function tools take tool guardrails)")
-            t.tool_input_guardrails = [*(t.tool_input_guardrails or []), self.input_guardrail]
-            t.needs_approval = self._approval_check(getattr(t, "needs_approval", False), t.name)
-            t.tool_output_guardrails = [*(t.tool_output_guardrails or []), self.output_guardrail]
+            if self.input_guardrail not in (t.tool_input_guardrails or []):
+                t.tool_input_guardrails = [*(t.tool_input_guardrails or []), self.input_guardrail]
+            if self.output_guardrail not in (t.tool_output_guardrails or []):
+                t.tool_output_guardrails = [*(t.tool_output_guardrails or []), self.output_guardrail]
+            t.needs_approval = bind(self, getattr(t, "needs_approval", False), tool_name_of(t))
         return tools
 
+    def gated(self, tool: Any) -> bool:
+        """Whether ``tool`` carries this guard's input guardrail and its ``needs_approval`` for the name it has now."""
+        return (self.input_guardrail in (getattr(tool, "tool_input_guardrails", None) or [])
+                and bound(self, getattr(tool, "needs_approval", None), tool_name_of(tool)))
+
     def guard_agent(self, agent: Any, *, allow_unguarded: bool = False) -> Any:
-        """Attach the guardrails (:meth:`guard_tools`) to every function tool ``agent`` can reach: its own, those of
-        each agent it runs as a tool (``Agent.as_tool``) and of each agent it hands off to, recursively, each tool
-        once. A nested agent's tools are tools too: guarding only the outer agent's list let its model ask a
-        helper agent to call the ``delete_file`` the guard refuses. A tool the guard cannot gate (a hosted tool run
-        by OpenAI, an agent's ``mcp_servers``, a handoff whose agent is gone) raises InputError, unless
-        ``allow_unguarded``. Returns ``agent``."""
-        seen: set[int] = set()
-        todo, tools = [agent], []
-        while todo:
-            a = todo.pop()
-            if a is None or id(a) in seen:
-                continue
-            seen.add(id(a))
-            if getattr(a, "mcp_servers", None) and not allow_unguarded:
-                raise InputError(f"agent {getattr(a, 'name', '?')!r} calls MCP servers directly (not gated): put "
-                                 "agentguard's MCP proxy in front of them, or pass allow_unguarded=True")
-            for t in getattr(a, "tools", None) or []:
-                if not hasattr(t, "tool_input_guardrails"):
-                    if not allow_unguarded:
-                        raise InputError(f"tool {getattr(t, 'name', t)!r} of agent {getattr(a, 'name', '?')!r} is not "
-                                         "a function tool: the guard cannot gate it (or pass allow_unguarded=True)")
-                    continue
-                if id(t) not in seen and self.input_guardrail not in (t.tool_input_guardrails or []):
-                    tools.append(t)
-                seen.add(id(t))
-                todo.append(getattr(t, "_agent_instance", None))
-            for h in getattr(a, "handoffs", None) or []:
-                ref = getattr(h, "_agent_ref", None)
-                target = h if hasattr(h, "tools") else ref() if callable(ref) else None
-                if target is None and not allow_unguarded:
-                    raise InputError(f"handoff {getattr(h, 'tool_name', h)!r} of agent {getattr(a, 'name', '?')!r} "
-                                     "names no agent whose tools could be gated (or pass allow_unguarded=True)")
-                todo.append(target)
-        self.guard_tools(tools)
+        """Gate everything ``agent`` can run, now and as it changes (:func:`~.openai_agents_reach.reach`): every
+        function tool it reaches (its own, those of agents it runs as tools or hands off to, recursively, each
+        once), every handoff's invocation, and the agents' hooks that gate tools added later and refuse any tool
+        about to run without this guard's decision. A tool the guard cannot gate (a hosted tool, a shell tool, an
+        MCP server without tool guardrails, a handoff whose agent is gone) raises InputError, unless
+        ``allow_unguarded``.
+        Returns ``agent``."""
+        reach(self, agent, allow_unguarded)
         return agent
+
+    async def decide_handoff(self, wrapper: Any, name: str, raw: Any) -> tuple[Outcome, ToolCall]:
+        """Decide a handoff's call (``transfer_to_*`` with the model's JSON input) like a tool call: an ask is
+        answered by the ``approve`` callback, else refused (the SDK asks no human about a handoff)."""
+        run, facts = self._run(wrapper)
+        proposal = tool_call_of(name, raw, "")
+        call = proposal if isinstance(proposal, ToolCall) else ToolCall(name, {}, "")
+        out = await self.pipeline.adecide(run, proposal, **facts)
+        if out.ask:
+            out = await self._answer(wrapper, run, call, out, False)  # type: ignore[assignment]
+        if not (out.call is not None and call_key(out.call) == call_key(call)):
+            self.pipeline.record(out, observation=_refusal(out, call))
+        return out, call
 
     def approval_request(self, item: Any) -> dict[str, Any]:
         """What the approver of an SDK interruption (a ``ToolApprovalItem`` from ``result.interruptions``)
@@ -379,6 +376,7 @@ class AgentsGuard:
                         self._asks.popitem(last=False)
             return mine or out.ask
 
+        needs_approval._agentguard = (self, tool, own)  # type: ignore[attr-defined]
         return needs_approval
 
     async def _answer(self, tc: Any, run: str, call: ToolCall, out: Outcome, held: bool) -> Outcome | None:
@@ -411,7 +409,8 @@ class AgentsGuard:
         tc = data.context
         raw = tc.tool_arguments or ""
         run, facts = self._run(tc)
-        proposal: Any = tool_call_of(tc.tool_name, raw, tc.tool_call_id or "")
+        name = call_name(tc.tool_name, getattr(tc, "tool_namespace", None))
+        proposal: Any = tool_call_of(name, raw, tc.tool_call_id or "")
         prepared = None
         if not isinstance(proposal, Unreadable):  # judged as the function will receive it (and it receives that)
             given, (proposal, prepared) = proposal, _prepared(_tool_of(data, tc.tool_name), raw, proposal)
@@ -421,9 +420,9 @@ class AgentsGuard:
                 return self._refuse(await self.pipeline.adecide(run, given, refuse=Verdict(
                     Decision.REJECT, why[:500], "agentguard"), **facts), given)
         if isinstance(proposal, Unreadable):  # arguments no strict reader agrees on: refused, never guessed
-            self.pipeline.take(run, ToolCall(tc.tool_name, _parse_args(raw), tc.tool_call_id or ""))  # drop
+            self.pipeline.take(run, ToolCall(name, _parse_args(raw), tc.tool_call_id or ""))  # drop
             return self._refuse(await self.pipeline.adecide(run, proposal, **facts),
-                                ToolCall(tc.tool_name, {}, tc.tool_call_id or ""))
+                                ToolCall(name, {}, tc.tool_call_id or ""))
         call = proposal
         out = self.pipeline.take(run, call)
         held = out is not None
@@ -439,12 +438,17 @@ class AgentsGuard:
         info = out.verdict.to_dict() if out.verdict is not None else {}
         todo = out.call
         if todo is not None and todo.name == call.name and call_key(todo) == call_key(call):
-            with self._lock:
-                self._ran[(run, call_key(call))].append(out)
+            self.ran(run, call, out)
             if prepared is not None and hasattr(tc, "_function_tool_arguments"):
                 tc._function_tool_arguments = prepared  # the function receives the values judged
+            passed(tc, self)  # what the agent hooks' backstop looks for (openai_agents_reach)
             return ToolGuardrailFunctionOutput.allow(output_info=info)
         return self._refuse(out, call)
+
+    def ran(self, run: str, call: ToolCall, out: Outcome) -> None:
+        """``call`` runs under ``out``: kept for its result (output guardrail, record)."""
+        with self._lock:
+            self._ran[(run, call_key(call))].append(out)
 
     def _refuse(self, out: Outcome, call: ToolCall) -> ToolGuardrailFunctionOutput:
         """The guardrail's answer for a call that does not run as proposed (recorded with what the model reads)."""
@@ -462,7 +466,8 @@ class AgentsGuard:
 
     async def _output(self, data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
         tc = data.context
-        call = ToolCall(tc.tool_name, _parse_args(tc.tool_arguments or ""), tc.tool_call_id or "")
+        name = call_name(tc.tool_name, getattr(tc, "tool_namespace", None))
+        call = ToolCall(name, _parse_args(tc.tool_arguments or ""), tc.tool_call_id or "")
         read = _reading(_tool_of(data, tc.tool_name), tc.tool_arguments or "", call)
         call = read if isinstance(read, ToolCall) else call
         run, _ = self._run(tc)

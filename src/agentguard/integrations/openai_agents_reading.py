@@ -8,6 +8,7 @@ from typing import Any
 from ..core.types import ToolCall
 from .agents_tracing import _parse_args
 from .common import Unreadable, plain
+from .openai_agents_reach import call_name
 
 __all__ = ["_item_call", "_prepared", "_reading", "_tool_of"]
 
@@ -17,7 +18,9 @@ def _item_call(item: Any) -> ToolCall:
     raw = getattr(item, "raw_item", None)
     get = raw.get if isinstance(raw, dict) else (lambda k, d=None: getattr(raw, k, d))
     name = getattr(item, "tool_name", None) or getattr(item, "name", None) or get("name") or ""
-    return ToolCall(str(name), _parse_args(get("arguments")), str(get("call_id") or ""))
+    ns = getattr(item, "tool_namespace", None) or get("namespace")
+    return ToolCall(call_name(str(name), ns if isinstance(ns, str) else None), _parse_args(get("arguments")),
+                    str(get("call_id") or ""))
 
 
 def _reading(tool: Any, raw: str, call: ToolCall) -> ToolCall | Unreadable:  # the judged call of _prepared

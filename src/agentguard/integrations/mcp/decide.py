@@ -42,8 +42,8 @@ from ...core.pipeline import RESERVED_KEYS, Pipeline, approval_request
 from ...core.strict_json import inexact_integer
 from ...core.types import Context, Decision, ToolCall, Verdict
 
-__all__ = ["ApprovalRounds", "Approve", "Ask", "call_refusal", "gate", "inline_safe", "make_pipeline", "refusal_text",
-           "refused_before", "schema_refusal"]
+__all__ = ["ApprovalRounds", "Approve", "Ask", "call_refusal", "gate", "inline_safe", "listing_changed",
+           "make_pipeline", "refusal_text", "refused_before", "schema_refusal", "schema_text"]
 
 #: ``_meta`` key of per-run facts a client may send, and the input-request key of our approval round
 #: (2026-07-28 protocol), the same on both proxy paths
@@ -162,6 +162,29 @@ def call_refusal(schemas: Mapping[str, Any], name: str, arguments: dict[str, Any
         return f"tool {name[:80]!r} was listed without an inputSchema object"
     why = schema_refusal(schema, arguments)
     return None if why is None else f"the arguments do not have the types its inputSchema declares ({why})"
+
+
+def schema_text(schema: Any) -> str | None:
+    """A listed tool's ``inputSchema`` as comparable text (None when not listed): a call is forwarded only while the
+    upstream's listing still gives its tool the schema it was checked against when its decision began."""
+    if schema is None:
+        return None
+    try:
+        return json.dumps(schema, sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        return repr(schema)
+
+
+def listing_changed(schemas: Mapping[str, Any], call: ToolCall, judged: str | None) -> str | None:
+    """Why ``call``, checked against the listed schema ``judged`` (:func:`schema_text`) when its decision began, is
+    not forwarded now (None when it may be): the upstream's listing no longer gives its tool that schema (a
+    ``tools/list_changed``, a new listing with another schema or without the tool, while a slow guard or a human
+    decided). The guard decided a call of the tool as it was listed; another tool under that name is not decided."""
+    now = schema_text(schemas.get(call.name))
+    if judged is not None and now == judged:
+        return None
+    why = call_refusal(schemas, call.name, dict(call.arguments)) or "its inputSchema changed"
+    return f"the upstream's tools/list changed while the call was decided: {why}"
 
 
 def refused_before(reason: str) -> Verdict:

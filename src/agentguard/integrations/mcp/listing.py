@@ -6,7 +6,9 @@ A ``tools/call`` is forwarded only for a tool listed here, with arguments of its
 ``notifications/tools/list_changed`` (which forgets every schema), makes the relay list the tools itself
 (:meth:`ToolListing.refresh`, every page, one round at a time, within a time limit) before the call is
 judged: a tool is never forwarded unchecked. A listing answered for a request sent before the last
-``list_changed`` is stale and not learnt.
+``list_changed`` is stale and not learnt. A call is forwarded only while the listing still gives its tool the
+schema it was checked against when its decision began (:meth:`ToolListing.checked`, :meth:`ToolListing.still`):
+a ``list_changed`` or a new listing while a slow guard or a human decides refuses it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import json
 import secrets
 from typing import Any, Callable
 
+from ...core.types import ToolCall
+from .decide import listing_changed, schema_text
 from .wire import OWN_ID_PREFIX, key, wire
 
 __all__ = ["ToolListing"]
@@ -31,7 +35,17 @@ class ToolListing:
         self._send = send
         self._client: dict[str, int] = {}              # the client's forwarded tools/list: id key -> generation
         self._fetches: dict[str, asyncio.Future] = {}  # the relay's own tools/list requests, by id
+        self._checked: dict[str, str | None] = {}      # a call being decided: the schema it was checked against
         self._round: asyncio.Future | None = None
+
+    def checked(self, rid: Any, name: str) -> None:
+        """The call with request id ``rid`` was checked against the tool ``name``'s listed schema now."""
+        self._checked[key(rid)] = schema_text(self.schemas.get(name))
+
+    def still(self, rid: Any, call: ToolCall) -> str | None:
+        """Why the call ``rid`` must not be forwarded now (:func:`~.decide.listing_changed`; None when it may);
+        forgets what it was checked against."""
+        return listing_changed(self.schemas, call, self._checked.pop(key(rid), None))
 
     def asked(self, rid: Any) -> None:
         """The client's ``tools/list`` with this id was forwarded."""

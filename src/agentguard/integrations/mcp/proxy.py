@@ -65,7 +65,8 @@ from ...core.telemetry import parent_from
 from ...core.types import Context, Decision, ToolCall
 from ..recording import TraceRecorder
 from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, approval_message, approval_meta,
-                     call_refusal, facts_of, gate, make_pipeline, refusal_text, refused_before)
+                     call_refusal, facts_of, gate, listing_changed, make_pipeline, refusal_text,
+                     refused_before, schema_text)
 from .passthrough import PassThrough
 from .upstream import Upstream, parse_upstream
 
@@ -372,10 +373,15 @@ class GuardProxy(PassThrough):
         why = call_refusal(self._schemas, call.name, dict(call.arguments))
         if why is not None:  # the upstream would run something the guard did not read (see call_refusal)
             return await self._refuse(ctx, call, f"the upstream would not read this call as the guard did: {why}")
+        route, judged = self._routes.get(call.name), schema_text(self._schemas.get(call.name))
         _, out = await self._decide(ctx, call, params)
         if not isinstance(out, Outcome):  # the input_required round asking the client
             return out
         fwd = out.call
+        if fwd is call and ((stale := listing_changed(self._schemas, call, judged))
+                            or self._routes.get(call.name) != route):  # listed again while it was decided
+            return await self._refuse(ctx, call, stale or "the upstreams' tools/list changed while the call was "
+                                                          "decided: another upstream now offers it")
         if fwd is not None and fwd is not call:  # a replacement is forwarded only as the upstream reads it too
             why = call_refusal(self._schemas, fwd.name, dict(fwd.arguments))
             if why is not None:

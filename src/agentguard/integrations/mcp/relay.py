@@ -20,12 +20,13 @@ MCP's stdio transport is newline-delimited JSON-RPC (spec "Transports"), so the 
   requests) go to the upstream;
 - a ``tools/call`` (and a replacement of it) is forwarded only for a tool the upstream listed, with arguments
   of the types its ``inputSchema`` declares (:func:`~.decide.call_refusal`: a JSON string where a list is
-  declared, ``"5000"`` for an integer, an unlisted or confusable name would be read otherwise upstream). The
-  schemas are those of the upstream's ``tools/list`` answers (:class:`~.listing.ToolListing`: forgotten at
-  ``tools/list_changed``); a call of a tool not listed yet makes the relay list the tools itself first, and
-  refuses when that fails or times out. Malformed params (``arguments`` that is not an object), a request id
-  in use or reserved, and these refusals are decided through the Pipeline (``refuse``: audited), answered
-  "Invalid params";
+  declared, ``"5000"`` for an integer, an unlisted or confusable name would be read otherwise upstream), and
+  only while the listing keeps the schema it was checked against (a ``list_changed`` or a new listing during a
+  slow decision or an approval refuses it). The schemas are those of the upstream's ``tools/list`` answers
+  (:class:`~.listing.ToolListing`: forgotten at ``tools/list_changed``); a call of a tool not listed yet makes
+  the relay list the tools itself first, and refuses when that fails or times out. Malformed params
+  (``arguments`` that is not an object), a request id in use or reserved, and these refusals are decided
+  through the Pipeline (``refuse``: audited), answered "Invalid params";
 - a client's ``notifications/cancelled`` for a request still being decided (a slow guard, a human being asked)
   cancels that decision: the call never runs, the cancellation is not relayed (the upstream never saw the
   request), and the refusal is decided through the Pipeline (an ask answered "no"), as is every decision
@@ -257,6 +258,7 @@ class StdioRelay:
             if why is not None:  # the upstream would run something the guard did not read (see call_refusal)
                 self._refuse(msg, call, f"the upstream would not read this call as the guard did: {why}")
                 return
+            self.tools.checked(msg["id"], call.name)  # forwarded only while its tool keeps this schema
         params = msg["params"]
         meta = params.get("_meta")
         facts = facts_of(meta) if meta else {}
@@ -295,6 +297,7 @@ class StdioRelay:
             why = ("the client cancelled the request (notifications/cancelled)" if k in self._cancelled
                    else "the connection closed before the request was decided")
             self._cancelled.discard(k)
+            self.tools.still(rid, call)  # forget the schema it was checked against
             asked = self._asked.pop(k, None)
             out = (await self.pipeline.aresolve(asked, False, approver=f"nobody: {why}") if asked is not None
                    else await self.pipeline.adecide(self.run_id, call, refuse=refused_before(why)))
@@ -315,8 +318,7 @@ class StdioRelay:
             t.cancel()
         return bool(tasks)
 
-    async def _decide_later(self, msg: dict, line: bytes, call: ToolCall, facts: dict[str, Any],
-                            out: Outcome | None) -> None:
+    async def _decide_later(self, msg: dict, line: bytes, call: ToolCall, facts: dict, out: Outcome | None) -> None:
         try:
             answer = await gate(self.pipeline, self.run_id, call, facts, approve=self.approve, decided=out,
                                 ask=lambda o: self._ask(o, msg))
@@ -332,13 +334,9 @@ class StdioRelay:
         rid, method = msg["id"], msg["method"]
         fwd = out.call
         if method != "tools/call":  # prompts/get, resources/read: only the very request asked about runs
-            if fwd is call:
-                self.pipeline.record(out)
-                self._to_upstream(line)
-            else:
-                self.pipeline.record(out, observation=refusal_text(out, call))
-                self._error(rid, -32003, refusal_text(out, call))
-            return
+            self.pipeline.record(out, **({} if fwd is call else {"observation": refusal_text(out, call)}))
+            return self._to_upstream(line) if fwd is call else self._error(rid, -32003, refusal_text(out, call))
+        stale = self.tools.still(rid, call)  # None while its tool keeps the schema it was checked against
         if fwd is None:
             text = refusal_text(out, call)
             self.pipeline.record(out, observation=text)
@@ -349,6 +347,8 @@ class StdioRelay:
             return
         if fwd is not call and (why := call_refusal(self.tools.schemas, fwd.name, dict(fwd.arguments))):  # as read
             return self._refuse(msg, call, f"its replacement {fwd.name} would not be read by the upstream: {why}")
+        if fwd is call and stale:  # the upstream's tools changed while it was decided
+            return self._refuse(msg, call, stale)
         params = msg["params"]
         if params.get("requestState") and self._rounds.ours(params["requestState"], self.run_id, call):
             # our approval round: not the upstream's

@@ -1,0 +1,268 @@
+"""Every tool an Agents SDK run can execute passes through :class:`~.openai_agents.AgentsGuard` (split from
+:mod:`agentguard.integrations.openai_agents`).
+
+Guardrails in the SDK are per tool object, so what the guard gates is decided by which objects carry them.
+:func:`reach` (what :meth:`AgentsGuard.guard_agent` runs) walks everything an agent can run and gates it:
+
+- each function tool of the agent, of each agent it runs as a tool (``Agent.as_tool``) and of each agent it
+  hands off to, recursively: the input (and output) guardrail and the deciding ``needs_approval``, bound to the
+  name the SDK dispatches (``namespace.name`` for a tool in a ``tool_namespace``: the name its traces show);
+- each MCP server of each agent (``mcp_servers``): the SDK builds a function tool for each listed tool every turn,
+  with the server's ``tool_input_guardrails``/``tool_output_guardrails``; the guard's are added there (the SDK asks
+  no human through agentguard for an MCP tool: an ESCALATE of one is refused). A server without those fields
+  raises InputError unless ``allow_unguarded``;
+- each handoff: the SDK runs a handoff's ``on_invoke_handoff`` (the application's ``on_handoff`` callback, with
+  the model's JSON input) for a ``transfer_to_*`` call, which no tool guardrail sees. Its invocation is wrapped:
+  the call (tool name and arguments) is decided through the guard's Pipeline first, and a call that does not run
+  unchanged raises :class:`HandoffRefused` (the SDK cannot refuse a handoff and go on: the run ends). The agent
+  the handoff returns is reached in turn (a callback that builds an agent on the fly);
+- each agent's ``hooks`` (:class:`GuardHooks`, around the agent's own): when the agent starts and before every model
+  call the walk runs again from the running agent, so a tool added after ``guard_agent`` (``agent.tools.append``,
+  ``Agent.clone(tools=...)``, which keeps the hooks, a tool copied into a namespace, an MCP server attached) is gated
+  before the model can call it, and right before any local tool runs (``on_tool_start``, after the guardrails) a
+  function tool whose call did not pass this guard's input guardrail is decided there (:func:`decide_late`): a
+  tool the SDK builds for the run only, which no walk of the agent reaches (a ``SandboxAgent``'s capability tools,
+  ``exec_command`` among them: the SDK runs a clone of the agent with them, and the hooks see the original), the
+  tools of an MCP server attached in the middle of a run; refused, it raises :class:`UngatedToolCall` (the run
+  ends, the tool body never runs). A tool of another kind (shell, computer, apply-patch) raises there unless
+  ``allow_unguarded=True`` (the caller's choice, stated at configuration).
+
+What stays outside: tools OpenAI runs itself (hosted tools, hosted MCP) never reach a local hook; a caller that
+replaces ``agent.hooks`` after ``guard_agent`` removes the backstop (the guardrails stay on the tools).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator
+
+from ..core.errors import InputError
+from ..core.pipeline import call_key
+from ..core.types import Decision, ToolCall, Verdict
+
+from agents import Agent, AgentHooks, handoff as make_handoff  # noqa: E402
+
+# the name the SDK's traces and approvals give a function tool (namespace.name; a deferred top-level tool by its name)
+from agents._tool_identity import tool_trace_name as _sdk_name  # noqa: E402
+
+if TYPE_CHECKING:
+    from .openai_agents import AgentsGuard
+
+__all__ = ["GuardHooks", "HandoffRefused", "UngatedToolCall", "bind", "bound", "call_name", "decide_late", "has_passed",
+           "passed", "reach", "tool_name_of"]
+
+#: the attribute a ToolContext carries once a guard's input guardrail let its call run: the ids of those guards
+PASSED = "_agentguard_passed"
+
+
+def passed(tc: Any, ag: Any) -> None:
+    """Mark the call of ``tc`` as let through by the guard ``ag`` (several guards may gate one tool)."""
+    setattr(tc, PASSED, (*(getattr(tc, PASSED, None) or ()), id(ag)))
+
+
+def has_passed(tc: Any, ag: Any) -> bool:
+    return id(ag) in (getattr(tc, PASSED, None) or ())
+
+
+class UngatedToolCall(InputError):
+    """A tool was about to run whose call this guard did not decide (the run ends; the tool never runs)."""
+
+
+class HandoffRefused(InputError):
+    """The guard refused a handoff (the SDK has no way to refuse one and continue: the run ends)."""
+
+
+def call_name(name: str, namespace: str | None) -> str:
+    """The name the guard judges for a call of ``name`` in ``namespace``: ``namespace.name`` (two tools named
+    ``read`` in namespaces ``safe`` and ``danger`` are two tools; an allow list granting ``read`` grants neither),
+    the bare name without a namespace or for the SDK's synthetic one (``name.name``, a deferred top-level tool)."""
+    if not namespace:
+        return name
+    return str(_sdk_name(name, namespace) or name)
+
+
+def tool_name_of(tool: Any) -> str:
+    """:func:`call_name` of a function tool (its explicit ``tool_namespace``)."""
+    ns = getattr(tool, "_tool_namespace", None)
+    return call_name(str(tool.name), ns if isinstance(ns, str) and ns else None)
+
+
+def _chain(f: Any) -> Iterator[tuple[Any, str, Any]]:
+    """The deciding ``needs_approval`` closures wrapped around each other (several guards on one tool), outermost
+    first: ``(guard, name, inner)`` each."""
+    while (tag := getattr(f, "_agentguard", None)) is not None:
+        yield tag
+        f = tag[2]
+
+
+def bound(ag: Any, f: Any, name: str) -> bool:
+    """Whether the ``needs_approval`` ``f`` holds ``ag``'s deciding closure, bound to ``name``."""
+    return any(tag[0] is ag and tag[1] == name for tag in _chain(f))
+
+
+def bind(ag: Any, f: Any, name: str) -> Any:
+    """``f`` with ``ag``'s deciding closure bound to ``name``: in its place when ``f`` holds one already (rebound: a
+    tool copied into a namespace; each guard decides each call once), else around ``f``."""
+    tag = next(_chain(f), None)
+    if tag is None or not any(t[0] is ag for t in _chain(f)):
+        return ag._approval_check(f, name)
+    if tag[0] is ag:
+        return ag._approval_check(tag[2], name)
+    return tag[0]._approval_check(bind(ag, tag[2], name), tag[1])
+
+
+def _unreachable(what: str, agent: Any) -> InputError:
+    return InputError(f"{what} of agent {getattr(agent, 'name', '?')!r}: the guard cannot gate it "
+                      "(or pass allow_unguarded=True)")
+
+
+def reach(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:
+    """Gate everything ``agent`` can run (see the module doc); raises InputError for what cannot be gated."""
+    seen: set[int] = set()
+    todo, tools = [agent], []
+    while todo:
+        a = todo.pop()
+        if a is None or id(a) in seen:
+            continue
+        seen.add(id(a))
+        for srv in getattr(a, "mcp_servers", None) or []:
+            if hasattr(srv, "tool_input_guardrails"):  # the SDK puts a server's guardrails on each of its tools
+                _server_guardrails(ag, srv)
+            elif not allow_unguarded:
+                raise InputError(f"agent {getattr(a, 'name', '?')!r} calls an MCP server that takes no tool guardrails "
+                                 "(not gated): put agentguard's MCP proxy in front of it, or pass allow_unguarded=True")
+        _hook(ag, a, allow_unguarded)
+        for t in getattr(a, "tools", None) or []:
+            if not hasattr(t, "tool_input_guardrails"):
+                if not allow_unguarded:
+                    raise _unreachable(f"tool {getattr(t, 'name', t)!r} is not a function tool", a)
+                continue
+            if id(t) not in seen and not ag.gated(t):
+                tools.append(t)
+            seen.add(id(t))
+            todo.append(getattr(t, "_agent_instance", None))
+        handoffs: list[Any] = getattr(a, "handoffs", None) or []
+        for i, h in enumerate(list(handoffs)):
+            if isinstance(h, Agent):  # the SDK builds handoff(agent) itself: built here, so it can be wrapped
+                h = handoffs[i] = make_handoff(h)
+            ref = getattr(h, "_agent_ref", None)
+            target = ref() if callable(ref) else None
+            if not hasattr(h, "on_invoke_handoff") or (target is None and not allow_unguarded):
+                raise _unreachable(f"handoff {getattr(h, 'tool_name', h)!r} names no agent whose tools", a)
+            _wrap_handoff(ag, h, allow_unguarded)
+            todo.append(target)
+    ag.guard_tools(tools)
+
+
+def _server_guardrails(ag: "AgentsGuard", server: Any) -> None:
+    """Gate an MCP server's tools: the SDK builds a function tool for each listed tool every turn, with the server's
+    ``tool_input_guardrails``/``tool_output_guardrails``; this guard's are added there."""
+    if ag.input_guardrail not in (server.tool_input_guardrails or []):
+        server.tool_input_guardrails = [*(server.tool_input_guardrails or []), ag.input_guardrail]
+    if ag.output_guardrail not in (getattr(server, "tool_output_guardrails", None) or []):
+        server.tool_output_guardrails = [*(getattr(server, "tool_output_guardrails", None) or []), ag.output_guardrail]
+
+
+def _hook(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:
+    hooks = getattr(agent, "hooks", None)
+    if isinstance(hooks, GuardHooks) and hooks.guard is ag:
+        hooks.allow_unguarded = hooks.allow_unguarded and allow_unguarded
+        return
+    agent.hooks = GuardHooks(ag, hooks, allow_unguarded)
+
+
+def _wrap_handoff(ag: "AgentsGuard", h: Any, allow_unguarded: bool) -> None:
+    invoke = h.on_invoke_handoff
+    if getattr(invoke, "_agentguard", None) is ag:
+        return
+
+    async def on_invoke_handoff(wrapper: Any, input_json: str) -> Any:
+        name = str(getattr(h, "tool_name", "") or "handoff")
+        out, call = await ag.decide_handoff(wrapper, name, input_json)
+        todo = out.call
+        if todo is None or todo.name != call.name or call_key(todo) != call_key(call):
+            raise HandoffRefused(out.message or f"agentguard refused the handoff {name}")
+        new_agent = await invoke(wrapper, input_json)
+        reach(ag, new_agent, allow_unguarded)  # an agent built by the callback is gated before it runs
+        return new_agent
+
+    on_invoke_handoff._agentguard = ag  # type: ignore[attr-defined]
+    h.on_invoke_handoff = on_invoke_handoff
+
+
+async def decide_late(ag: "AgentsGuard", tc: Any, tool: Any) -> None:
+    """Decide a function tool's call that reached the SDK's tool start without passing this guard's input guardrail
+    (a tool the SDK built for this run only, e.g. a ``SandboxAgent`` capability's ``exec_command``; an MCP server's
+    tool built before the walk), judged as the function will receive it (:func:`~.openai_agents_reading._prepared`,
+    whose values the invocation is then pinned to). It runs only when the call is allowed unchanged; anything else
+    raises :class:`UngatedToolCall` (the SDK cannot refuse a call at this point and go on: the run ends; an ask is
+    answered by the ``approve`` callback, else refused)."""
+    from .common import Unreadable, tool_call_of
+    from .openai_agents_reading import _prepared
+
+    run, facts = ag._run(tc)
+    raw, cid = tc.tool_arguments or "", tc.tool_call_id or ""
+    proposal: Any = tool_call_of(call_name(tc.tool_name, getattr(tc, "tool_namespace", None)), raw, cid)
+    prepared, refuse = None, None
+    if isinstance(proposal, ToolCall):
+        judged, prepared = _prepared(tool, raw, proposal)
+        if isinstance(judged, BaseException):
+            refuse = Verdict(Decision.REJECT, f"the tool's own validation refused the arguments ({judged})"[:500],
+                             "agentguard")
+        else:
+            proposal = judged
+    call = proposal if isinstance(proposal, ToolCall) else ToolCall(str(tc.tool_name), {}, cid)
+    out = await ag.pipeline.adecide(run, proposal, refuse=refuse, **facts)
+    if out.ask:
+        out = await ag._answer(tc, run, call, out, False) or out
+    todo = out.call
+    if isinstance(proposal, Unreadable) or todo is None or call_key(todo) != call_key(call) or not out.execute:
+        ag._refuse(out, call)  # recorded with what the model would have read
+        raise UngatedToolCall(f"agentguard refused tool call {call.name} at its start: {out.message or 'refused'}")
+    if prepared is not None and hasattr(tc, "_function_tool_arguments"):
+        tc._function_tool_arguments = prepared
+    passed(tc, ag)
+    ag.ran(run, call, out)
+
+
+class GuardHooks(AgentHooks[Any]):
+    """An agent's hooks with the guard's run-time checks around the agent's own hooks (``inner``): the walk
+    before each model call, the backstop before each local tool (see the module doc)."""
+
+    def __init__(self, guard: "AgentsGuard", inner: Any, allow_unguarded: bool) -> None:
+        self.guard, self.inner, self.allow_unguarded = guard, inner, allow_unguarded
+
+    async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
+        reach(self.guard, agent, self.allow_unguarded)
+        if self.inner is not None:
+            await self.inner.on_llm_start(context, agent, system_prompt, input_items)
+
+    async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+        if hasattr(tool, "tool_input_guardrails"):
+            if not has_passed(context, self.guard):
+                await decide_late(self.guard, context, tool)
+        elif not self.allow_unguarded:
+            raise UngatedToolCall(f"tool {getattr(tool, 'name', tool)!r} of agent {getattr(agent, 'name', '?')!r} "
+                                  "is not a function tool: the guard cannot gate it")
+        if self.inner is not None:
+            await self.inner.on_tool_start(context, agent, tool)
+
+    async def on_start(self, context: Any, agent: Any) -> None:
+        reach(self.guard, agent, self.allow_unguarded)  # before the SDK builds the turn's tools (an MCP server's)
+        if self.inner is not None:
+            await self.inner.on_start(context, agent)
+
+    async def on_end(self, context: Any, agent: Any, output: Any) -> None:
+        if self.inner is not None:
+            await self.inner.on_end(context, agent, output)
+
+    async def on_handoff(self, context: Any, agent: Any, source: Any) -> None:
+        if self.inner is not None:
+            await self.inner.on_handoff(context, agent, source)
+
+    async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+        if self.inner is not None:
+            await self.inner.on_tool_end(context, agent, tool, result)
+
+    async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+        if self.inner is not None:
+            await self.inner.on_llm_end(context, agent, response)
