@@ -38,11 +38,9 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..core.errors import InputError
 from ..core.pipeline import call_key
 from ..core.types import Decision, ToolCall, Verdict
+from .openai_agents_reading import call_name
 
 from agents import Agent, AgentHooks, handoff as make_handoff  # noqa: E402
-
-# the name the SDK's traces and approvals give a function tool (namespace.name; a deferred top-level tool by its name)
-from agents._tool_identity import tool_trace_name as _sdk_name  # noqa: E402
 
 if TYPE_CHECKING:
     from .openai_agents import AgentsGuard
@@ -69,15 +67,6 @@ class UngatedToolCall(InputError):
 
 class HandoffRefused(InputError):
     """The guard refused a handoff (the SDK has no way to refuse one and continue: the run ends)."""
-
-
-def call_name(name: str, namespace: str | None) -> str:
-    """The name the guard judges for a call of ``name`` in ``namespace``: ``namespace.name`` (two tools named
-    ``read`` in namespaces ``safe`` and ``danger`` are two tools; an allow list granting ``read`` grants neither),
-    the bare name without a namespace or for the SDK's synthetic one (``name.name``, a deferred top-level tool)."""
-    if not namespace:
-        return name
-    return str(_sdk_name(name, namespace) or name)
 
 
 def tool_name_of(tool: Any) -> str:

@@ -8,9 +8,20 @@ from typing import Any
 from ..core.types import ToolCall
 from .agents_tracing import _parse_args
 from .common import Unreadable, plain
-from .openai_agents_reach import call_name
 
-__all__ = ["_item_call", "_prepared", "_reading", "_tool_of"]
+# the name the SDK's traces and approvals give a function tool (namespace.name; a deferred top-level tool by its name)
+from agents._tool_identity import tool_trace_name as _sdk_name  # noqa: E402 - agents_tracing required the SDK
+
+__all__ = ["_item_call", "_prepared", "_reading", "_tool_of", "call_name"]
+
+
+def call_name(name: str, namespace: str | None) -> str:
+    """The name the guard judges for a call of ``name`` in ``namespace``: ``namespace.name`` (two tools named
+    ``read`` in namespaces ``safe`` and ``danger`` are two tools; an allow list granting ``read`` grants neither),
+    the bare name without a namespace or for the SDK's synthetic one (``name.name``, a deferred top-level tool)."""
+    if not namespace:
+        return name
+    return str(_sdk_name(name, namespace) or name)
 
 
 def _item_call(item: Any) -> ToolCall:
