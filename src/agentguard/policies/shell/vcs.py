@@ -44,17 +44,22 @@ import re
 from .gitargs import GLOBAL_VALUES
 from .words import Word
 
-__all__ = ["FOREIGN", "TRUSTED_REV", "git_content_reason", "git_split"]
+__all__ = ["FOREIGN", "TRUSTED_REV", "git_content_reason", "git_split", "local_name", "trusted_rev"]
 
 #: subcommands that write the working tree, the index or HEAD from content the text does not hold (or run a
 #: command: ``submodule foreach``), refused whatever their words
-FOREIGN = frozenset({"pull", "merge", "rebase", "cherry-pick", "revert", "am", "apply", "clone", "submodule",
+FOREIGN = frozenset({"merge", "rebase", "cherry-pick", "revert", "am", "apply", "clone", "submodule",
                      "bisect", "read-tree", "replace", "update-ref", "symbolic-ref", "worktree", "sparse-checkout",
                      "filter-branch", "filter-repo", "fast-import", "update-index", "bundle", "merge-tree",
                      "subtree", "unpack-objects", "checkout-index"})
 #: HEAD and its ancestors: ``HEAD``, ``@``, ``HEAD~3``, ``HEAD^2``, ``@~``
 TRUSTED_REV = re.compile(r"(HEAD|@)([~^][0-9]*)*")
 _STASH_ENTRY = re.compile(r"([0-9]+|(refs/)?stash(@\{[0-9]+\})?)")
+_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+#: names git reads as something other than a ref: an abbreviated object id (4 hex digits or more, git's
+#: MINIMUM_ABBREV), ``git describe`` output (``v1-3-gdeadbee`` names the object ``deadbee``), a pseudo-ref in the git
+#: directory (``FETCH_HEAD``, ``MERGE_HEAD``: upper case, ``-`` and ``_``, git's ``is_pseudoref_syntax``)
+_NOT_A_REF = re.compile(r"[0-9a-fA-F]{4,}|.*-g[0-9a-fA-F]+|[A-Z_-]+|.*\.\..*|.*\.(lock)?")
 
 #: per subcommand: short options taking a value, long options taking a value, options that create a branch
 #: (their value is the new name, not a revision)
@@ -68,9 +73,35 @@ _GRAMMAR: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {
     "fetch": ("jo", frozenset({"depth", "deepen", "shallow-since", "shallow-exclude", "jobs", "server-option",
                                "negotiation-tip", "upload-pack", "filter", "refmap"}), frozenset()),
     "remote": ("tm", frozenset({"track", "master", "mirror"}), frozenset()),
+    "pull": ("", frozenset(), frozenset()),
+    "branch": ("u", frozenset({"set-upstream-to", "contains", "no-contains", "merged", "no-merged", "points-at",
+                               "sort", "format"}), frozenset()),
+    "tag": ("mFu", frozenset({"message", "file", "local-user", "sort", "format", "contains", "no-contains", "merged",
+                              "no-merged", "points-at", "cleanup"}), frozenset()),
+    "push": ("o", frozenset({"repo", "receive-pack", "exec", "push-option"}), frozenset()),
 }
+#: ``git pull``'s options that change neither where it fetches from nor what it runs (an allow list: an unknown one,
+#: ``--set-upstream``, ``--recurse-submodules``, ``--upload-pack``, ``-s``/``-X``, or an abbreviation, is refused)
+_PULL_FLAGS = frozenset({"r", "rebase", "no-rebase", "ff-only", "ff", "no-ff", "q", "quiet", "v", "verbose",
+                         "autostash", "no-autostash", "stat", "n", "no-stat", "no-edit", "commit", "no-commit",
+                         "squash", "no-squash", "p", "prune", "no-tags", "no-verify", "verify"})
+_PULL_REBASE = frozenset({"", "true", "false", "merges"})
+#: the remote a session may pull from and name as an upstream: the project's own (see the module docstring)
+ORIGIN = "origin"
 _WHY = ("writes files {what} chooses into the working tree (a symlink to ~/.ssh/id_rsa, a repository whose config "
         "runs a command), as tar -x does; only HEAD, HEAD~N, the index and the stash are trusted")
+
+
+def local_name(name: str) -> bool:
+    """``name`` is a plain branch name: git resolves it only to a ref of this repository (``refs/heads/NAME``, a
+    tag ``NAME``, ``refs/remotes/NAME/HEAD`` or, by ``checkout``'s guess, one remote's ``REMOTE/NAME``), never to an
+    object id, a pseudo-ref (``FETCH_HEAD``), a reflog entry (``@{-1}``, ``-``) or a path of another repository."""
+    return bool(_PLAIN.fullmatch(name)) and not _NOT_A_REF.fullmatch(name)
+
+
+def trusted_rev(rev: str) -> bool:
+    """``rev`` names trusted content: ``HEAD`` or an ancestor, or a plain local branch name (module docstring)."""
+    return bool(TRUSTED_REV.fullmatch(rev)) or local_name(rev)
 
 
 def _long(name: str, known: frozenset[str]) -> str | None:
@@ -129,7 +160,7 @@ def _revisions(sub: str, words: list[str]) -> str | None:
     else:
         revs = before[:1]  # "git checkout X F...": git reads X as a revision when one is so named, F as paths
     for rev in revs:
-        if not TRUSTED_REV.fullmatch(rev):
+        if not trusted_rev(rev):
             return f"git {sub} {rev[:40]!r}: " + _WHY.format(what="the commit")
     return None
 
@@ -185,8 +216,63 @@ def git_content_reason(sub: str, args: list[Word]) -> str | None:
         if any(":" in r for r in refspecs):
             return "git fetch with a refspec destination moves local refs (the checked-out branch, the stash), " \
                    "whose files a later stash or checkout " + _WHY.format(what="the fetched commit")
+        if any(len(n) > 4 and "set-upstream".startswith(n) for n in names):
+            return "git fetch --set-upstream makes the fetched repository the branch's upstream, which git pull " + \
+                _WHY.format(what="it")
+        repos = operands if any(n == "multiple" for n in names) else operands[:1]
+        tags = "t" in names or any(len(n) > 2 and "tags".startswith(n) for n in names) or "tag" in refspecs
+        if tags and any(r != ORIGIN for r in repos):
+            return "git fetch --tags/tag from a repository that is not origin writes its tags, which a plain name " \
+                   "then names and a checkout " + _WHY.format(what="the tagged commit")
         return None
-    if sub == "remote" and before[:1] == ["add"] and "mirror" in names:
-        return "git remote add --mirror fetches into local branches and the stash, whose files a later stash " + \
-            _WHY.format(what="the fetched commit")
+    return _refs_reason(sub, words)
+
+
+def _refs_reason(sub: str, words: list[str]) -> str | None:
+    """pull, remote, branch, tag, push: why the command points what a plain name or ``git pull`` reads at content
+    from outside the project, or None."""
+    opts, before, after, names = _parse(sub, words)
+    operands = before + (after or [])
+    if sub == "pull":
+        for n, v in opts:
+            if n not in _PULL_FLAGS or (n == "rebase" and v not in _PULL_REBASE):
+                return f"git pull --{n}: only pulls from origin with options that change neither the repository " \
+                       "nor what runs are read; another " + _WHY.format(what="the fetched commit")
+        if after is not None or (operands and (operands[0] != ORIGIN or not all(map(local_name, operands[1:])))):
+            return f"git pull {' '.join(operands)[:60]!r}: only the upstream or origin's plain branch names are " \
+                   "the project's; another repository " + _WHY.format(what="its commit")
+        return None
+    if sub == "remote":
+        if before[:1] not in (["show"], ["get-url"]) and (before or set(names) - {"v", "verbose"}):
+            return "git remote may only be read: a new remote (add, set-url, rename) lets git checkout NAME guess " \
+                   "its branch NAME, whose files it " + _WHY.format(what="the remote")
+        return None
+    if sub == "push":
+        if any(n in ("repo", "receive-pack", "exec") for n, _ in opts) or \
+                (("u" in names or "set-upstream" in names) and operands[:1] not in ([], [ORIGIN])):
+            return "git push --repo/--receive-pack/-u to a repository that is not origin: a later git pull " + \
+                _WHY.format(what="it")
+        for spec in operands[1:]:
+            src = spec.lstrip("+").partition(":")[0]
+            if src and not trusted_rev(src):
+                return f"git push {spec[:40]!r}: a ref pushed from content that is not trusted is then pulled, " \
+                       "and the pull " + _WHY.format(what="the commit")
+        return None
+    listing = any(n in ("l", "list", "d", "D", "delete") for n in names) or (sub == "tag" and
+                                                                            any(n in ("v", "verify") for n in names))
+    if sub == "branch":
+        upstream = [v for n, v in opts if n in ("u", "set-upstream-to")]
+        if any(not (local_name(u) or (u.startswith(ORIGIN + "/") and local_name(u[len(ORIGIN) + 1:])))
+               for u in upstream):
+            return f"git branch -u {upstream[0][:40]!r}: only a local branch or origin/NAME may be the upstream " \
+                   "git pull " + _WHY.format(what="merges from")
+        if any(n in ("m", "M", "move", "c", "C", "copy") for n in names):
+            if any(n in ("r", "remotes", "a", "all") for n in names) or not all(map(local_name, operands)):
+                return "git branch -m/-c of a name that is not a plain local branch " + _WHY.format(what="it")
+            return None
+        if upstream:
+            return None
+    if not listing and len(operands) >= 2 and not trusted_rev(operands[1]):
+        return f"git {sub} {operands[0][:30]} {operands[1][:40]!r}: a {sub} at content that is not trusted is " \
+               "named by a plain name, and a checkout of that name " + _WHY.format(what="the commit")
     return None
