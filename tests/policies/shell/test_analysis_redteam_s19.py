@@ -9,8 +9,10 @@ Holes found (each allowed by the shipped ``rules.toml`` before this session, con
   status``; ``git fetch -u origin +evil:master`` moved the checked-out branch and ``git stash`` then wrote ``k``.
   Fix: only HEAD, HEAD~N, the index and the stash are trusted sources for the working tree; a checkout, switch,
   restore or reset from any other revision, ``pull``/``merge``/``apply``/... and fetches that move local refs are
-  refused as ``tar -x`` is. This refuses ``git checkout main``, ``git switch main`` and ``git pull`` (stated in the
-  benign measurement).
+  refused as ``tar -x`` is. This refused ``git checkout main``, ``git switch main`` and ``git pull``; session 19b
+  trusts the project's own branches again (plain local names, the upstream, origin's NAME: ``test_vcs.py``), so the
+  attacks spelled with the plain name ``evil`` moved to ``GIT_PROJECT_BRANCHES`` and their foreign spellings
+  (``FETCH_HEAD``, ``ev.git``, a new remote) replaced them.
 - **Runner options that load code from elsewhere** (:mod:`agentguard.policies.shell.runners`): ``make -f /tmp/x``,
   ``make -C /tmp/x``, ``make -I``, ``pytest -p MOD``, ``pytest -c``/``-o``/``--confcutdir``/``--rootdir``, ``npm test
   --prefix /tmp/x``, ``cargo build --manifest-path``, ``cargo --target spec.json``, ``go test -modfile``/``-overlay``,

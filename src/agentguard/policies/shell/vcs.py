@@ -12,23 +12,54 @@ while the guard only ever saw ``k``. A commit can also hold a directory with ``H
 the planted repository, so no spelling of these operations is safe, and they are refused as extraction is.
 
 The structural rule, :func:`git_content_reason`: the working tree, the index and ``HEAD`` may only be written from
-content already trusted, which is ``HEAD`` and its ancestors (``HEAD``, ``@``, ``HEAD~2``, ``HEAD^``: what was
-checked out before, or committed from the working tree), the index, and the stash (made from the working tree).
-Every other source is foreign: a branch, tag or remote name (``main``, ``origin/main``, ``-``, ``FETCH_HEAD``: a
-fetch moves them), a patch or mailbox (``apply``, ``am``), a merge (``pull``, ``merge``, ``rebase``, ``cherry-pick``,
-``revert``), a clone or submodule. So:
+trusted content. **The trust model** (session 19b) is the one of the shell example itself, which runs the project's
+code (``make``, ``pytest``, ``npm test``): the *project's own* content is trusted as far as running it, and only
+content from outside the project is foreign. Trusted sources:
 
-- ``checkout``/``switch``/``restore``/``reset`` are allowed with no revision, or with a trusted one: ``git checkout
-  -b new``, ``git switch -c new``, ``git checkout -- f``, ``git restore f``, ``git restore --source=HEAD~1 f``,
-  ``git reset HEAD~1``; a revision word that is not trusted (``git checkout main``, and ``git checkout f``, which
-  git reads as a branch when one is so named) is refused, and so is ``--recurse-submodules``;
-- ``stash pop/apply/branch`` only take a stash entry (``stash@{N}``, ``N``); ``stash store`` is refused (it makes
-  any commit a stash entry);
-- ``fetch`` may update remote-tracking refs and ``FETCH_HEAD`` only: a refspec with a destination
-  (``+evil:main``), ``--refmap`` and ``-u``/``--update-head-ok`` (which moves the checked-out branch: ``git fetch
-  -u origin +evil:master`` then ``git stash`` wrote ``k``) are refused, and so is ``remote add --mirror`` (its
-  refspec ``+refs/*:refs/*`` writes local branches and the stash);
-- :data:`FOREIGN` subcommands are refused whatever their words.
+- ``HEAD`` and its ancestors (``HEAD``, ``@``, ``HEAD~2``, ``HEAD^``), the index, the stash (made from the working
+  tree);
+- a *plain local branch name* (:func:`local_name`: ``main``, ``feature-x``, ``release.2``; no ``/``, not starting with
+  ``-``, not an object id of 4 hex digits or more, not ``git describe`` output ``x-3-gHEX``, not a pseudo-ref such as
+  ``FETCH_HEAD``/``ORIG_HEAD``/``MERGE_HEAD``, no ``@{``, ``^``, ``~``, ``:`` or ``..``). git reads it as
+  ``refs/heads/NAME`` first (``checkout``/``switch``), else a tag ``NAME``, ``refs/remotes/NAME/HEAD``, or, by
+  checkout's guess, the one remote-tracking branch ``REMOTE/NAME``;
+- the upstream of the current branch and origin's branches by plain name: ``git pull``, ``git pull --rebase``,
+  ``git pull --ff-only`` with no operands, or ``git pull origin NAME...`` with plain names, and only with options of
+  an allow list (:data:`_PULL_FLAGS`; ``--set-upstream``, ``--recurse-submodules``, ``--upload-pack``, ``-s`` are
+  refused).
+
+That is sound only while every name those readings reach holds the project's content, so every allowed command that
+writes such a name is held to it (the invariant; ``tests/policies/shell/test_vcs.py`` runs random sequences of
+these commands with real git and checks it after each, and that no foreign link reaches the working tree):
+
+- ``git remote`` may only be read (``git remote``, ``-v``, ``show``, ``get-url``): ``add``, ``set-url``,
+  ``rename``, ``remove``, ``set-head``... are refused, since ``git checkout evil`` guesses ``e/evil`` of a new remote
+  ``e`` and ``git pull origin NAME`` reads origin's URL;
+- ``git branch`` and ``git tag`` make a name only at trusted content (start point or target ``FETCH_HEAD``, an object
+  id, ``e/evil``, ``origin/x`` are refused), ``branch -m/-c`` only between plain names, and ``branch -u`` only to
+  ``origin/NAME`` or a local ``NAME``;
+- ``fetch`` may update origin's remote-tracking refs and ``FETCH_HEAD`` only (a fetch from a URL or a path writes no
+  other ref; checked with git 2.39, tags are not auto-followed from such a fetch): a refspec with a destination
+  (``+evil:main``), ``--refmap``, ``-u``/``--update-head-ok`` (``git fetch -u origin +evil:master`` then ``git stash``
+  wrote ``k``), ``--set-upstream`` (the fetched URL becomes the upstream ``git pull`` reads) and ``--tags``/``tag X``
+  from a repository other than origin (a fetched tag ``topic`` beat checkout's guess of ``origin/topic``) are refused;
+- ``push`` sends only trusted content (its refspecs' sources), sets an upstream only to origin, and has no
+  ``--repo``/``--receive-pack``; ``update-ref``, ``symbolic-ref``, ``replace``... are :data:`FOREIGN`.
+
+Every other source is foreign and refused as extraction is: ``origin/x`` and ``e/x`` (conservatively, even origin's:
+``git pull origin x`` or ``git checkout x`` is the spelling allowed), ``-`` and ``@{-1}``, ``FETCH_HEAD``, an object
+id, a tag named with ``/``, a patch or mailbox (``apply``, ``am``), ``merge``, ``rebase``, ``cherry-pick``,
+``revert``, a pull from another repository (``git pull ../up evil``, ``git pull ev.git main``), a clone or
+submodule. So ``checkout``/``switch``/``restore``/``reset`` are allowed with no revision or a trusted one (``git
+checkout main``, ``git checkout -b new main``, ``git restore --source=HEAD~1 f``); ``--recurse-submodules`` is
+refused; ``stash pop/apply/branch`` only take a stash entry (``stash@{N}``, ``N``); ``stash store`` is refused (it
+makes any commit a stash entry); ``remote add --mirror`` is refused with every other ``remote add``.
+
+Not covered (a decision on the command's text cannot see them): content already on disk before the session is the
+project's, including a repository another program left there with foreign branches; in a repository with no remote
+named ``origin`` git reads ``git pull origin NAME`` as a pull from the path ``./origin``, so a link ``origin ->
+/path/of/such/a/repository`` (or a repository written there byte by byte) is pulled from. The soundness also relies
+on the example's allow list refusing ``git config`` (``branch.x.remote``, ``remote.x.url``) and ``git -C``.
 
 An option this reader does not know is read as taking no value, so its next word is read as an operand, which can
 only refuse more; a word that is not fixed after one of these subcommands is refused (it may be a revision).
@@ -89,7 +120,8 @@ _PULL_REBASE = frozenset({"", "true", "false", "merges"})
 #: the remote a session may pull from and name as an upstream: the project's own (see the module docstring)
 ORIGIN = "origin"
 _WHY = ("writes files {what} chooses into the working tree (a symlink to ~/.ssh/id_rsa, a repository whose config "
-        "runs a command), as tar -x does; only HEAD, HEAD~N, the index and the stash are trusted")
+        "runs a command), as tar -x does; only HEAD, HEAD~N, the index, the stash and the project's own branches "
+        "(a plain local name, the upstream, origin's NAME) are trusted")
 
 
 def local_name(name: str) -> bool:
@@ -110,6 +142,13 @@ def _long(name: str, known: frozenset[str]) -> str | None:
         return name
     hits = [k for k in known if k.startswith(name)] if len(name) >= 2 else []
     return hits[0] if len(hits) == 1 else None
+
+
+def _means(names: list[str], *options: str) -> bool:
+    """One of ``names`` may be one of ``options``: the option itself or any prefix of it (git takes a unique prefix
+    of a long option as the option, ``--set`` as ``--set-upstream``, ``--ta`` as ``--tags``; a prefix that is not
+    unique only makes git fail, so reading every prefix as the option can only refuse more)."""
+    return any(n and o.startswith(n) for n in names for o in options)
 
 
 def _parse(sub: str, words: list[str]) -> tuple[list[tuple[str, str]], list[str], list[str] | None, list[str]]:
@@ -216,11 +255,11 @@ def git_content_reason(sub: str, args: list[Word]) -> str | None:
         if any(":" in r for r in refspecs):
             return "git fetch with a refspec destination moves local refs (the checked-out branch, the stash), " \
                    "whose files a later stash or checkout " + _WHY.format(what="the fetched commit")
-        if any(len(n) > 4 and "set-upstream".startswith(n) for n in names):
+        if _means(names, "set-upstream"):
             return "git fetch --set-upstream makes the fetched repository the branch's upstream, which git pull " + \
                 _WHY.format(what="it")
-        repos = operands if any(n == "multiple" for n in names) else operands[:1]
-        tags = "t" in names or any(len(n) > 2 and "tags".startswith(n) for n in names) or "tag" in refspecs
+        repos = operands if _means([n for n in names if len(n) > 1], "multiple") else operands[:1]
+        tags = _means(names, "tags") or "tag" in refspecs
         if tags and any(r != ORIGIN for r in repos):
             return "git fetch --tags/tag from a repository that is not origin writes its tags, which a plain name " \
                    "then names and a checkout " + _WHY.format(what="the tagged commit")
@@ -248,8 +287,8 @@ def _refs_reason(sub: str, words: list[str]) -> str | None:
                    "its branch NAME, whose files it " + _WHY.format(what="the remote")
         return None
     if sub == "push":
-        if any(n in ("repo", "receive-pack", "exec") for n, _ in opts) or \
-                (("u" in names or "set-upstream" in names) and operands[:1] not in ([], [ORIGIN])):
+        if _means([n for n, _ in opts if len(n) > 1], "repo", "receive-pack", "exec") or \
+                (_means(names, "u", "set-upstream") and operands[:1] not in ([], [ORIGIN])):
             return "git push --repo/--receive-pack/-u to a repository that is not origin: a later git pull " + \
                 _WHY.format(what="it")
         for spec in operands[1:]:
