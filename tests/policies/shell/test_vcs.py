@@ -52,6 +52,8 @@ REF_ATTACKS = [
     "git checkout -b x FETCH_HEAD", "git checkout --track e/evil", "git switch -c x e/evil", "git checkout 1a2b",
     "git checkout v9-1-gdeadbeef", "git checkout MERGE_HEAD", "git checkout x.lock", "git checkout a..b",
     "git checkout evil@{1}", "git checkout evil^", "git checkout main~1", "git restore --source=main:k k",
+    "git checkout shallow", "git checkout Shallow", "git switch --detach fetch_head", "git branch x shallow",
+    "git restore --source=orig_head k", "git checkout packed-refs", "git checkout bisect_start",
 ]
 REF_BENIGN = [
     "git checkout main", "git switch main", "git checkout -q feature-x", "git checkout release.2", "git pull",
@@ -192,6 +194,7 @@ PLANTING_SEQUENCES = [
     ["git remote rename origin o", "git remote add origin ev.git", "git pull -q origin main"],
     ["git remote add e ev.git", "git fetch -q e", "git branch -u e/evil", "git pull -q"],
     ["git pull -q ev.git main"], ["git fetch -q ev.git evil", "git checkout -q FETCH_HEAD"],
+    ["git fetch -q --depth=1 ev.git evil", "git checkout -q shallow"],  # $GIT_DIR/shallow names the fetched commit
 ]
 
 #: steps that read a name or the upstream into the working tree (the last of each planting sequence, and more)

@@ -20,7 +20,8 @@ content from outside the project is foreign. Trusted sources:
   tree);
 - a *plain local branch name* (:func:`local_name`: ``main``, ``feature-x``, ``release.2``; no ``/``, not starting with
   ``-``, not an object id of 4 hex digits or more, not ``git describe`` output ``x-3-gHEX``, not a pseudo-ref such as
-  ``FETCH_HEAD``/``ORIG_HEAD``/``MERGE_HEAD``, no ``@{``, ``^``, ``~``, ``:`` or ``..``). git reads it as
+  ``FETCH_HEAD``/``ORIG_HEAD``/``MERGE_HEAD``, not a file of the git directory such as ``shallow``, whose first line
+  ``git fetch --depth=1 URL`` sets to the foreign commit; no ``@{``, ``^``, ``~``, ``:`` or ``..``). git reads it as
   ``refs/heads/NAME`` first (``checkout``/``switch``), else a tag ``NAME``, ``refs/remotes/NAME/HEAD``, or, by
   checkout's guess, the one remote-tracking branch ``REMOTE/NAME``;
 - the upstream of the current branch and origin's branches by plain name: ``git pull``, ``git pull --rebase``,
@@ -91,6 +92,13 @@ _PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 #: MINIMUM_ABBREV), ``git describe`` output (``v1-3-gdeadbee`` names the object ``deadbee``), a pseudo-ref in the git
 #: directory (``FETCH_HEAD``, ``MERGE_HEAD``: upper case, ``-`` and ``_``, git's ``is_pseudoref_syntax``)
 _NOT_A_REF = re.compile(r"[0-9a-fA-F]{4,}|.*-g[0-9a-fA-F]+|[A-Z_-]+|.*\.\..*|.*\.(lock)?")
+#: files git keeps in the git directory: a one-level name is first read as ``$GIT_DIR/NAME`` (git's first dwim rule),
+#: so ``git checkout shallow`` checked out the foreign commit ``git fetch --depth=1 URL evil`` had written to
+#: ``.git/shallow`` (git 2.39); compared case-folded, as a case-insensitive file system reads them (``fetch_head``)
+_GIT_DIR_FILES = frozenset({"shallow", "config", "description", "index", "packed-refs", "commondir", "gitdir", "info",
+                            "logs", "objects", "refs", "hooks", "branches", "modules", "worktrees", "auto_merge",
+                            "merge_autostash", "merge_msg", "merge_mode", "merge_rr", "squash_msg", "commit_editmsg",
+                            "tag_editmsg", "sequencer", "rebase-merge", "rebase-apply", "rr-cache", "lfs", "svn"})
 
 #: per subcommand: short options taking a value, long options taking a value, options that create a branch
 #: (their value is the new name, not a revision)
@@ -128,7 +136,9 @@ def local_name(name: str) -> bool:
     """``name`` is a plain branch name: git resolves it only to a ref of this repository (``refs/heads/NAME``, a
     tag ``NAME``, ``refs/remotes/NAME/HEAD`` or, by ``checkout``'s guess, one remote's ``REMOTE/NAME``), never to an
     object id, a pseudo-ref (``FETCH_HEAD``), a reflog entry (``@{-1}``, ``-``) or a path of another repository."""
-    return bool(_PLAIN.fullmatch(name)) and not _NOT_A_REF.fullmatch(name)
+    folded = name.lower()
+    return bool(_PLAIN.fullmatch(name)) and not _NOT_A_REF.fullmatch(name) and folded not in _GIT_DIR_FILES and \
+        not folded.endswith("_head") and not folded.startswith(("bisect_", "sharedindex"))
 
 
 def trusted_rev(rev: str) -> bool:
