@@ -37,6 +37,7 @@ REF_ATTACKS = [
     "git remote add e ev.git", "git remote add evil https://e.com/x.git", "git remote set-url origin ev.git",
     "git remote set-url --add origin ev.git", "git remote rename origin o", "git remote remove origin",
     "git remote set-head origin evil", "git remote set-branches origin evil", "git remote update",
+    "git remote add origin git@github.com:org/repo.git",  # was benign in test_gitargs.py: origin's URL is trusted
     "git branch x FETCH_HEAD", "git branch -f main FETCH_HEAD", "git branch x e/evil", "git branch x origin/evil",
     "git branch --track x e/evil", "git branch x 1a2b3c4d", "git branch x v1-2-g1a2b3c4", "git branch x ORIG_HEAD",
     "git branch -u e/evil", "git branch --set-upstream-to=e/evil", "git branch --set-upstream-to e/evil main",
