@@ -31,7 +31,8 @@ content from outside the project is foreign. Trusted sources:
 
 That is sound only while every name those readings reach holds the project's content, so every allowed command that
 writes such a name is held to it (the invariant; ``tests/policies/shell/test_vcs.py`` runs random sequences of
-these commands with real git and checks it after each, and that no foreign link reaches the working tree):
+these commands with real git and checks it at the end, and that no foreign link reached the working tree; a long
+option is read with git's abbreviations, ``--set`` as ``--set-upstream``, ``--ta`` as ``--tags``):
 
 - ``git remote`` may only be read (``git remote``, ``-v``, ``show``, ``get-url``): ``add``, ``set-url``,
   ``rename``, ``remove``, ``set-head``... are refused, since ``git checkout evil`` guesses ``e/evil`` of a new remote
@@ -59,7 +60,8 @@ makes any commit a stash entry); ``remote add --mirror`` is refused with every o
 Not covered (a decision on the command's text cannot see them): content already on disk before the session is the
 project's, including a repository another program left there with foreign branches; in a repository with no remote
 named ``origin`` git reads ``git pull origin NAME`` as a pull from the path ``./origin``, so a link ``origin ->
-/path/of/such/a/repository`` (or a repository written there byte by byte) is pulled from. The soundness also relies
+/path/of/such/a/repository`` (or a repository written there byte by byte: ``printf`` into ``origin/HEAD``,
+``origin/objects/..`` and ``origin/refs/heads/x`` is allowed) is pulled from. The soundness also relies
 on the example's allow list refusing ``git config`` (``branch.x.remote``, ``remote.x.url``) and ``git -C``.
 
 An option this reader does not know is read as taking no value, so its next word is read as an operand, which can
