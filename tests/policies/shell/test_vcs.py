@@ -59,7 +59,7 @@ REF_ATTACKS = [
 REF_BENIGN = [
     "git checkout main", "git switch main", "git checkout -q feature-x", "git checkout release.2", "git pull",
     "git pull --rebase", "git pull --ff-only", "git pull -q --no-rebase", "git pull --rebase origin main",
-    "git pull origin main", "git pull --rebase=merges", "git pull --autostash --rebase origin dev", "git remote",
+    "git pull origin main", "git pull origin HEAD", "git pull --rebase=merges", "git pull --autostash --rebase origin dev", "git remote",
     "git remote -v", "git remote show origin", "git remote get-url origin", "git branch", "git branch -vv",
     "git branch x", "git branch x main", "git branch -f x main", "git branch -d x", "git branch -D x",
     "git branch -m x y", "git branch -M y", "git branch -u origin/main", "git branch --set-upstream-to=main",
@@ -102,7 +102,7 @@ def test_a_branch_or_tag_is_made_only_at_trusted_content(template: str, rev: str
        st.lists(_NAME, max_size=2), st.sampled_from(["", "--rebase ", "-q ", "--ff-only "]))
 def test_a_pull_reads_only_the_upstream_or_origins_plain_branches(repo: str, names: list[str], opt: str) -> None:
     cmd = f"git pull {opt}{repo} {' '.join(names)}".strip()
-    ok = repo == "origin" and all(local_name(n) for n in names)
+    ok = repo == "origin" and all(n == "HEAD" or local_name(n) for n in names)
     assert bool(analyse(cmd).unresolvable) != ok, cmd
 
 

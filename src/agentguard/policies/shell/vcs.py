@@ -25,9 +25,9 @@ content from outside the project is foreign. Trusted sources:
   ``refs/heads/NAME`` first (``checkout``/``switch``), else a tag ``NAME``, ``refs/remotes/NAME/HEAD``, or, by
   checkout's guess, the one remote-tracking branch ``REMOTE/NAME``;
 - the upstream of the current branch and origin's branches by plain name: ``git pull``, ``git pull --rebase``,
-  ``git pull --ff-only`` with no operands, or ``git pull origin NAME...`` with plain names, and only with options of
-  an allow list (:data:`_PULL_FLAGS`; ``--set-upstream``, ``--recurse-submodules``, ``--upload-pack``, ``-s`` are
-  refused).
+  ``git pull --ff-only`` with no operands, or ``git pull origin NAME...`` with plain names (or origin's ``HEAD``), and
+  only with options of an allow list (:data:`_PULL_FLAGS`; ``--set-upstream``, ``--recurse-submodules``,
+  ``--upload-pack``, ``-s`` are refused).
 
 That is sound only while every name those readings reach holds the project's content, so every allowed command that
 writes such a name is held to it (the invariant; ``tests/policies/shell/test_vcs.py`` runs random sequences of
@@ -289,7 +289,8 @@ def _refs_reason(sub: str, words: list[str]) -> str | None:
             if n not in _PULL_FLAGS or (n == "rebase" and v not in _PULL_REBASE):
                 return f"git pull --{n}: only pulls from origin with options that change neither the repository " \
                        "nor what runs are read; another " + _WHY.format(what="the fetched commit")
-        if after is not None or (operands and (operands[0] != ORIGIN or not all(map(local_name, operands[1:])))):
+        names_ok = all(n == "HEAD" or local_name(n) for n in operands[1:])
+        if after is not None or (operands and (operands[0] != ORIGIN or not names_ok)):
             return f"git pull {' '.join(operands)[:60]!r}: only the upstream or origin's plain branch names are " \
                    "the project's; another repository " + _WHY.format(what="its commit")
         return None
