@@ -36,12 +36,6 @@ EXPECTED_REFUSALS = {
                           "'*' lists /root (session 13: a relative path is also read from /)",
     "tar -xzf archive.tar.gz -C /tmp/out": "unresolvable: extraction writes names the archive chooses (session 11: "
                                            "an archive made with --transform wrote .git/hooks/pre-commit)",
-    # session 19: a commit is an archive too (git 2.39 wrote a committed k -> ~/.ssh/id_rsa that cat k then printed, and a
-    # committed directory with HEAD, objects, refs and a config whose core.fsmonitor ran on git status)
-    "git checkout main": "unresolvable: a checkout of a revision other than HEAD~N writes files the commit chooses",
-    "git switch main": "unresolvable: as git checkout main",
-    "git pull": "unresolvable: a merge writes files the fetched commit chooses",
-    "git pull --rebase origin main": "unresolvable: as git pull",
 }
 
 

@@ -87,7 +87,9 @@ BENIGN = [
     "git commit -m 'fix: .env loader'", "git commit -am 'x:.env'", "git log -p -- ':!.env'",
     "git show ':/fix bug'", "git diff main...HEAD", "git show stash@{0}", "git log -p -- ':(glob)src/**'",
     "git log -p -- ':(top)src'", "git diff --stat HEAD~1 -- docs", "git show HEAD~2:README.md",
-    "git remote add origin git@github.com:org/repo.git", "git log --pretty format:%h",
+    # session 19b: was "git remote add origin git@github.com:org/repo.git", refused since (a new remote's branches are
+    # guessed by git checkout NAME: tests/policies/shell/test_vcs.py); the same scp-like URL, read by fetch:
+    "git fetch git@github.com:org/repo.git main", "git log --pretty format:%h",
     "git diff HEAD:src/a.py HEAD~1:src/a.py", "git log -p -- '*.md' ':!docs'", "git stash show -p stash@{0}",
     "git log origin/main..HEAD", "git show 'x{:.env'", "git restore src/app.py",
 ]

@@ -44,9 +44,11 @@ bounded (linear brace and bracket readers, :data:`~.grammar.MAX_WORD`, at most 6
 :data:`~.model.MAX_WORK`): past a bound the command is refused unread.
 
 Added by the session-19 red team (``tests/policies/shell/test_analysis_redteam_s19.py``, oracles against real git,
-make, pytest, npm, cmake, mypy and ln): a git checkout, switch, restore or reset from a revision other than HEAD or
-its ancestors, ``pull``/``merge``/``apply``/... and a fetch that moves local refs are refused as ``tar -x`` is (the
-commit chooses the files: a symlink to ``~/.ssh/id_rsa``, a repository whose config runs a command; :mod:`.vcs`); the
+make, pytest, npm, cmake, mypy and ln): a git checkout, switch, restore, reset or pull of content from outside the
+project (only HEAD~N, the index, the stash, plain local branch names, the upstream and origin's branches are trusted;
+session 19b), ``merge``/``apply``/..., a fetch that moves local refs and a new remote or a branch or tag at foreign
+content are refused as ``tar -x`` is (the commit chooses the files: a symlink to ``~/.ssh/id_rsa``, a repository
+whose config runs a command; :mod:`.vcs`); the
 options of ``make``, ``pytest``, ``npm``, ``cargo``, ``go`` and ``python -m unittest`` are allow lists, and a runner
 (``cmake``/``ctest`` too) on a directory or tests outside the project is refused (:mod:`.runners`); a link to a
 directory above start-up files (``ln -s /etc/profile.d p``) is refused (:func:`~.model.configures_below`).
