@@ -375,10 +375,14 @@ def pattern_paths(text: str, cwds: Iterable[str] = ("",), env: bool = False) -> 
     ways: :func:`path_forms` (the file ``open`` names) and, when it holds a pattern character, the words
     an unquoted shell word expands to (:func:`~.words.make_words`; a ``**`` component after the first also
     crosses ``/``, as a recursive glob does, see :func:`_recursive`; a glob also matches a leading ``.``, as
-    ``pathlib``'s does). Raises :class:`~.words.TooManyWords` past the expansion bounds (the caller refuses the
-    call unread). ``env``: variables also read as a tool that expands them does (:func:`path_forms`).
+    ``pathlib``'s does), and in the syntax glob libraries add (:func:`_library_glob`: ``@(x)``, ``!(x)``,
+    ``sh\\adow``, ``[[=a=]]``). Raises :class:`~.words.TooManyWords` past the expansion bounds (the caller refuses
+    the call unread). ``env``: variables also read as a tool that expands them does (:func:`path_forms`).
     """
     out = path_forms(text, cwds, env=env)
+    other = _library_glob(text)
+    if other != text:  # what a glob library's own syntax expands (extglob, escapes, [[=a=]]): one more reading
+        out += pattern_paths(other, cwds, env=env)
     if _GLOB_CHARS.isdisjoint(text):
         return out
     for word in make_words([("u", ch) for ch in text]):
@@ -386,6 +390,26 @@ def pattern_paths(text: str, cwds: Iterable[str] = ("",), env: bool = False) -> 
         tokens = [tok for tok in word.tokens if tok[0] != "^"]
         out += word_paths(Word(word.text, tuple(_recursive(tokens)), word.literal, word.unknown, word.split), cwds)
     return out
+
+
+_EXTGLOB = re.compile(r"[?*+@!]\((?:[^()/]|\([^()/]*\))*\)")
+_CLASS_NAME = re.compile(r"\[([.=])([^\]/])\1\]")
+_ESCAPE = re.compile(r"\\([^\\/])")
+
+
+def _library_glob(text: str) -> str:
+    """``text`` as a superset pattern of what glob libraries with a syntax of their own match (session 19): an
+    extended glob group (bash ``extglob``, minimatch and picomatch by default, wcmatch's ``EXTGLOB``:
+    ``@(shadow)``, ``!(passwd)``, ``+(x|y)``, ``?(x)``) as ``*`` (any name part: ``!(passwd)`` matches ``shadow``), a
+    collating symbol or equivalence class (``[[.a.]]``, ``[[=a=]]``) as its character, and a backslash escape
+    (``sh\adow`` to minimatch, bash and ``fnmatch``-style matchers that escape) as the character escaped; at most
+    8 rounds (nested groups)."""
+    for _ in range(8):
+        new = _ESCAPE.sub(r"\1", _CLASS_NAME.sub(r"\2", _EXTGLOB.sub("*", text)))
+        if new == text:
+            break
+        text = new
+    return text
 
 
 def _recursive(tokens: list[Token]) -> list[Token]:
