@@ -255,7 +255,8 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
     ``bases`` (:func:`base_dirs`), these values and any single-line value of an argument named as a file name or
     pattern (``names``: :data:`NAME_WORDS`, and :data:`SEARCH_WORDS` for a search tool) are also read relative to
     each base, and to the tool's own working directory (session 19: ``{"name": "id_rsa"}``; any other argument's
-    one-word value below each base only: :func:`_word`), whole and as the list
+    one-word value below each base only: :func:`_word`), a file named by a reference marker (``@/etc/shadow``,
+    ``field=@file``: :func:`_references`), whole and as the list
     a tool may split it into (at blanks, line breaks, ``,`` and ``;``: ``"*.py,.env"``). With ``globs=False`` every value is read
     literally only (:func:`~.shell.path_forms`: the file ``open()`` names). Also read (session 18): a list of
     strings joined as ``os.path.join`` and ``pathlib.Path`` join pieces (in a path-named argument, or when a piece
@@ -277,7 +278,7 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
             value = f"/dev/fd/{value}"
         value = str(value)
         blanks = globs and not _LISTS.isdisjoint(_words(name))  # "*.py .env": a pattern list split at blanks
-        pieces = _pieces(value, blanks=blanks) if named or name_like else []
+        pieces = (_pieces(value, blanks=blanks) if named or name_like else []) + _references(value)
         if len(pieces) > MAX_PIECES:
             return f"a value listing more than {MAX_PIECES} paths, refused unread"
         for p in dict.fromkeys([value, value.split("\x00", 1)[0]] + pieces):
@@ -329,6 +330,30 @@ def _pieces(value: str, blanks: bool = False) -> list[str]:
     if "://" not in cut and ":" in cut:
         parts += [q for part in parts for q in part.split(":")]
     return [q for q in dict.fromkeys(parts) if q.strip() and q != value]
+
+
+_REFERENCE = re.compile(r"(?:^|(?<=[\s=:]))[@<]|(?<=\w)@")
+
+
+def _references(value: str) -> list[str]:
+    """The files a value names by a file-reference marker (session 19), as the programs that read one do:
+    ``@file`` (curl's ``-d @file``, argparse's ``fromfile_prefix_chars``, response files), ``<file``, httpie's
+    ``field@file``, ``field=@file``, ``field:=@file`` and curl's ``-F field=<file``. A value starting with a marker
+    names the rest (``./`` prepended: a bare ``@id_rsa`` is the file ``id_rsa`` of the working directory); a
+    marker inside it names what follows up to a blank when that is path-shaped (``ann@example.com`` names no
+    file). Only for a value of at most :data:`MAX_PATH` characters holding ``@`` or ``<``."""
+    if len(value) > MAX_PATH or ("@" not in value and "<" not in value):
+        return []
+    out = []
+    for m in _REFERENCE.finditer(value):
+        if m.start() == len(value) - len(value.lstrip()):  # the value starts with the marker: all of the rest
+            rest = value[m.end():].strip()
+            out.append(rest if path_shaped(rest) else "./" + rest)
+        else:
+            rest = re.split(r"\s", value[m.end():], maxsplit=1)[0]
+            if path_shaped(rest):
+                out.append(rest)
+    return [r for r in out if r.strip("./")][:MAX_PIECES + 1]
 
 
 def path_shaped(text: str) -> bool:

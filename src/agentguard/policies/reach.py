@@ -73,7 +73,9 @@ def home_variants(pattern: str) -> list[str]:
 def listing_dirs(denied: Iterable[str]) -> list[list[Token]]:
     """The directories whose every entry a rule denies (``~/.aws/*`` -> ``~/.aws``, ``*/.ssh/*`` -> ``*/.ssh``),
     case folded: listing one reveals what the rule hides."""
-    return [fold_case(fnmatch_tokens(p[:-2])) for p in denied if p.endswith("/*") and len(p) > 2]
+    heads = [p.rstrip("*") for p in denied if p.endswith("*")]  # "~/.aws/*", "~/.aws/**" -> "~/.aws"
+    heads = [h for h in heads if h.endswith("/")]
+    return [fold_case(fnmatch_tokens(h[:-1])) for h in heads if len(h) > 1]
 
 
 def listed(text: str, tokens: Any, dirs: list[list[Token]]) -> bool:
@@ -115,17 +117,20 @@ def _places(value: str, bases: Iterable[str]) -> list[str]:
 
 def linked(values: Iterable[str], bases: Iterable[str], trees: Iterable[str]) -> tuple[list[str], list[str], str]:
     """The real paths (links resolved now) of ``values`` (the strings a call names, each also below ``bases``),
-    the real directories a search of ``trees`` may enter through a link, and why the call is refused unread (past
-    :data:`MAX_MATCHES` or :data:`MAX_WALK`), or ``""``. A path that does not exist resolves as far as it does
-    (``realpath``'s reading of the rest is lexical)."""
+    the real directories a search of ``trees`` (and a recursive glob ``**``'s literal head) may enter through a
+    link, and why the call is refused unread (past :data:`MAX_MATCHES` or :data:`MAX_WALK`), or ``""``. A path that
+    does not exist resolves as far as it does (``realpath``'s reading of the rest is lexical)."""
     bases = list(bases)
     real: list[str] = []
+    trees = list(trees)
     for value in values:
         if not value or "\n" in value or "\x00" in value or len(value) > 4096:
             continue
         for place in _places(value, bases):
             found = [place]
-            if _GLOB.search(place):
+            if "**" in place:  # a recursive glob may walk a whole tree before it matches: walked as one, bounded
+                trees.append(os.path.dirname(_GLOB.split(place, maxsplit=1)[0]) or "/")
+            elif _GLOB.search(place):
                 found += list(islice(glob.iglob(place, recursive=True, include_hidden=True), MAX_MATCHES + 1))
                 if len(found) > MAX_MATCHES:
                     return real, [], f"a pattern matching more than {MAX_MATCHES} files, refused unread"
@@ -134,9 +139,11 @@ def linked(values: Iterable[str], bases: Iterable[str], trees: Iterable[str]) ->
             real += [r for r, lexical in pairs if r != lexical]
     doors: list[str] = []
     seen = 0
-    for top in dict.fromkeys(t for tree in trees for t in _places(tree, bases)):
+    for top in dict.fromkeys(t for tree in trees for t in _places(tree, bases)):  # (a link's own target: realpath)
         if not os.path.isdir(top):
             continue
+        if os.path.realpath(top) != os.path.normpath(top):  # the tree itself lies through a link
+            doors.append(os.path.realpath(top))
         for root, dirnames, filenames in os.walk(top):
             seen += len(dirnames) + len(filenames)
             if seen > MAX_WALK:

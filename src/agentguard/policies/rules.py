@@ -438,7 +438,7 @@ class ToolRuleGuard(BaseGuard):
                                                    f"{MAX_NESTING} levels or mixes strings and objects: refused "
                                                    "unread"))
                     continue
-                if not is_cmd or k in PATH_ARGS:
+                if not shell_tool or k in PATH_ARGS:  # a non-shell tool may open its "args" as files
                     start = len(paths)
                     named += [text] if isinstance(text, str) else [str(t) for t in text]
                     why = path_values(k, text, paths, bases, names=names)

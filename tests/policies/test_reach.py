@@ -205,6 +205,8 @@ def test_example_still_allows_everyday_calls(name: str, args: dict[str, Any]) ->
     ("read_file", {"dirs": ["/tmp", "/home/u/.aws"], "names": ["x", "credentials"]}),
     ("read_file", {"dir": "C:\\Users\\u\\.aws", "name": "credentials"}),
     ("read_file", {"dir": "file:///etc", "name": "shadow"}),
+    ("ls", {"path": "/home/u", "flags": "-R"}), ("ls", {"path": "~", "options": ["-l", "--recursive"]}),
+    ("grep", {"path": "/home/u", "flags": "-rn"}), ("list_files", {"path": "~/.aws/."}),
 ])
 def test_trees_and_bases_in_any_shape(name: str, args: dict[str, Any]) -> None:
     """A listing of a whole tree (a tree tool, a depth above 1) names the files below; a directory padded, nested in
@@ -216,9 +218,20 @@ def test_trees_and_bases_in_any_shape(name: str, args: dict[str, Any]) -> None:
 @pytest.mark.parametrize("name,args", [
     ("list_files", {"path": "/home/u", "depth": 1}), ("directory_tree", {"path": "/home/u/proj"}),
     ("read_file", {"dir": "/etc", "name": "hostname"}), ("read_file", {"path": "/home/u/proj", "mode": "r"}),
+    ("ls", {"path": "/home/u", "flags": ["-l", "-a"]}), ("ls", {"path": "/home/u", "flags": "-lh"}),
 ])
 def test_trees_and_bases_still_allow(name: str, args: dict[str, Any]) -> None:
     assert not refused(ToolRuleGuard(deny_paths=["/etc/shadow", "~/.aws/*"]), name, args), (name, args)
+
+
+@pytest.mark.parametrize("rule", ["~/.aws/*", "~/.aws/**", "/home/*/.aws/*"])
+def test_listing_a_directory_whose_entries_are_denied(rule: str) -> None:
+    g = ToolRuleGuard(deny_paths=[rule])
+    for path in ("~/.aws", "/home/u/.aws/", "/home/u/.AWS", "~/.a?s", "/home/u/x/../.aws"):
+        if rule.startswith("~") or not path.startswith("~"):  # (a "~" path meets a "~" rule and this host's home)
+            assert refused(g, "list_files", {"path": path}), (rule, path)
+    for path in ("~", "/home/u", "/home/u/.awsx", "/etc"):
+        assert not refused(g, "list_files", {"path": path}), (rule, path)
 
 
 def test_full_case_folding_of_literal_paths() -> None:
@@ -325,12 +338,15 @@ def linked_tree(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("name,rel", [
     ("read_file", "keys/known_hosts"), ("read_file", "creds.txt"), ("read_file", "sub/up/shadow"),
     ("read_file", "keys/../.aws/credentials"), ("read_file", "c*s.txt"), ("search_files", "."),
-    ("search_files", "sub"), ("list_files", "keys"),
+    ("search_files", "sub"), ("list_files", "keys"), ("search_files", "**/known_hosts"), ("read_file", "**/shadow"),
+    ("search_files", "keys"),
 ])
 def test_links_resolved_at_decision_time(linked_tree: Path, name: str, rel: str) -> None:
     proj = linked_tree / "home/u/proj"
     args = {"cwd": str(proj), "path": rel}
     real = os.path.realpath(proj / rel) if "*" not in rel else str(proj / "creds.txt")
+    if "**" in rel:
+        assert any(_denied(linked_tree, p) for p in glob.glob(str(proj / rel), recursive=True))  # glob follows links
     assert _denied(linked_tree, real) or _lists_denied(linked_tree, real) or name == "search_files"
     assert refused(guard(linked_tree, resolve_links=True), name, args), (name, args)
     if name == "read_file" and "*" not in rel and ".." not in rel:
@@ -362,76 +378,3 @@ def test_link_created_after_the_decision_is_not_seen(linked_tree: Path) -> None:
 def test_resolve_links_must_be_a_boolean() -> None:
     with pytest.raises(Exception):
         ToolRuleGuard(deny_paths=["/x"], resolve_links="yes")  # type: ignore[arg-type]
-
-
-# -- glob libraries' own syntax: bash (extglob, globstar, dotglob) is the oracle ---------------------------------
-
-def bash_expands(top: Path, pattern: str) -> list[str]:
-    """The files bash with ``extglob``, ``globstar``, ``dotglob`` and ``nullglob`` expands an unquoted word to (the
-    syntax minimatch, picomatch and wcmatch share: extended groups, escapes, ``[[=a=]]``)."""
-    import subprocess
-    script = f"cd {str(top)!r} && for f in {pattern}; do printf '%s\\n' \"$f\"; done"
-    out = subprocess.run(["bash", "-O", "extglob", "-O", "globstar", "-O", "dotglob", "-O", "nullglob", "-c", script],
-                         capture_output=True, text=True, timeout=10)
-    return [os.path.join(top, line) for line in out.stdout.splitlines() if line]
-
-
-_LIB_GLOBS = ["etc/@(shadow)", "etc/!(passwd|hostname)", "etc/+(shadow)", "etc/?(shadow)", "etc/sh\\adow",
-              "etc/sh[[.a.]]dow", "etc/sh[[=a=]]dow", "home/u/proj/@(.env)", "home/u/.aws/@(cred*|x)",
-              "home/u/.ssh/!(x)", "etc/@(sh@(a)dow)", "home/u/**/@(id_*)"]
-
-
-@pytest.mark.skipif(not os.path.exists("/bin/bash"), reason="needs bash")
-@pytest.mark.parametrize("pattern", _LIB_GLOBS)
-def test_library_glob_syntax_reaching_a_secret_is_refused(tree: Path, pattern: str) -> None:
-    got = bash_expands(tree, pattern)
-    assert any(_denied(tree, p) for p in got), (pattern, got)  # the attack is real: bash reaches the secret
-    assert refused(guard(tree), "search_files", {"pattern": f"{tree}/{pattern}"}), pattern
-    assert refused(EXAMPLE, "search_files", {"pattern": "/" + pattern}), pattern
-
-
-@pytest.mark.skipif(not os.path.exists("/bin/bash"), reason="needs bash")
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(secret=st.sampled_from(["etc/shadow", "home/u/.aws/credentials", "home/u/proj/.env"]),
-       data=st.data())
-def test_property_extglob_and_escapes(tree: Path, secret: str, data: st.DataObject) -> None:
-    """The secret's last name rewritten with an extended group, an escape or an equivalence class at a random
-    place: when bash expands the word to a secret, the guard refuses it."""
-    head, _, name = secret.rpartition("/")
-    i = data.draw(st.integers(0, len(name) - 1))
-    j = data.draw(st.integers(i + 1, len(name)))
-    form = data.draw(st.sampled_from(["@({})", "+({})", "?({})", "*({})", "!(zz)", "\\{}", "[[={}=]]"]))
-    part = name[i:j] if "{}" in form and not form.startswith(("\\", "[[")) else name[i]
-    if form.startswith(("\\", "[[")):
-        j = i + 1
-    word = f"{head}/{name[:i]}{form.format(part)}{name[j:]}"
-    if any(_denied(tree, p) for p in bash_expands(tree, word)):
-        assert refused(guard(tree), "search_files", {"pattern": f"{tree}/{word}"}), word
-
-
-_HFS_IGNORABLE = [0x200C, 0x200D, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x206A, 0x206B, 0x206C,
-                  0x206D, 0x206E, 0x206F, 0xFEFF]
-#: tried in session 19 and already refused before it (a regression list): glob forms in any argument, case,
-#: NFD, Windows tails and short names, fullwidth letters, HFS+'s ignorable code points (``.g\u200cit`` is ``.git``)
-ALREADY_REFUSED = [
-    ("read_file", {"content": "/etc/shadow"}), ("search_files", {"query": "/etc/shadow"}),
-    ("search_files", {"pattern": "/e?c/sha*"}), ("search_files", {"pattern": "/etc/[s]hadow"}),
-    ("search_files", {"glob": "**/.env"}), ("search_files", {"pattern": "{/etc/shadow,x}"}),
-    ("read_file", {"dir": "/home/u/.ssh", "name": "id_rsa"}), ("read_file", {"path": "~", "pattern": ".ssh/id_*"}),
-    ("read_file", {"cwd": "/home/u/.aws", "path": "credentials"}),
-    ("read_file", {"cwd": "/home/u/proj", "path": "../.aws/credentials"}),
-    ("read_file", {"cwd": "/home/u", "path": "%2e%61ws/credentials"}), ("list_files", {"path": "/home/u/.ssh"}),
-    ("stat", {"path": "/etc/shadow"}), ("read_file", {"path": "/ETC/SHADOW"}), ("read_file", {"path": "~/.SSH/ID_RSA"}),
-    ("read_file", {"path": ".ENV"}), ("read_file", {"path": "secret.tfstate."}), ("read_file", {"path": ".env::$DATA"}),
-    ("read_file", {"path": ".env. . ."}), ("read_file", {"path": "/home/u/.aws/credentials:$DATA"}),
-    ("read_file", {"path": "~/.\u017fsh/id_rsa"}), ("read_file", {"path": "/etc/\uff53hadow"}),
-    ("read_file", {"path": "/home/u/.ssh/id_rsa\u200b"}), ("read_file", {"path": "C:\\Users\\u\\SSH~1\\id_rsa"}),
-    ("search_files", {"pattern": "/etc/sha{a..z}ow"}), ("search_files", {"pattern": "/etc/[[:alpha:]]hadow"}),
-    ("search_files", {"pattern": "~/.aws/@(credentials|config)"}), ("search_files", {"pattern": "/etc/*(shadow)"}),
-] + [("read_file", {"path": p.format(chr(c))}) for c in _HFS_IGNORABLE
-     for p in ("~/.s{}sh/id_rsa", "/home/u/.a{}ws/credentials", ".e{}nv", "/et{}c/shadow")]
-
-
-@pytest.mark.parametrize("name,args", ALREADY_REFUSED)
-def test_regression_list_already_refused(name: str, args: dict[str, Any]) -> None:
-    assert refused(EXAMPLE, name, args), (name, args)
