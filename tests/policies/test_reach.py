@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from agentguard.config import load_stack
 from agentguard.core.types import Context, ToolCall
-from agentguard.policies.arguments import MAX_BASES, MAX_PATH, base_dirs
+from agentguard.policies.arguments import MAX_BASES, MAX_JOINS, MAX_PATH, base_dirs
 from agentguard.policies.rules import ToolRuleGuard
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,7 +177,8 @@ def test_example_refuses_names_joined_to_any_directory(args: dict[str, Any]) -> 
     ("search_files", {"query": "id_rsa"}), ("search_files", {"include": "x.py\n/etc/shadow"}),
     ("search_files", {"path": ".", "include": "x.py\n.env"}), ("search_files", {"path": ".", "include": "*.py,.env"}),
     ("search_files", {"path": ".", "include": "*.py .env"}),
-    ("list_files", {"path": "~/.aws"}), ("list_files", {"path": "/home/u/.gnupg"}), ("list_files", {"path": "/etc/ssh"}),
+    ("list_files", {"path": "~/.aws"}), ("list_files", {"path": "/home/u/.gnupg"}),
+    ("list_files", {"path": "/etc/ssh"}),
     ("list_files", {"path": "/run/secrets"}), ("list_files", {"path": "proj/.git"}),
     ("run_command", {"command": "ls ~/.aws"}), ("run_command", {"command": "ls /run/secrets"}),
 ])
@@ -241,11 +242,17 @@ def test_full_case_folding_of_literal_paths() -> None:
     assert not refused(g, "read_file", {"path": "/x/strase.txt"})
 
 
-def test_bases_past_the_bound_are_any_directory() -> None:
+def test_bases_past_the_bounds_refuse_the_call_unread() -> None:
+    """Past MAX_BASES directories or MAX_JOINS readings (directories times values) the call is refused unread: the
+    reading's cost grows as the product (a glob's reading takes milliseconds)."""
     args = {f"d{i}": f"/dir{i}" for i in range(MAX_BASES + 1)}
-    assert base_dirs(args, str) == ("..",)
-    assert refused(ToolRuleGuard(deny_paths=["~/.aws/*"]), "read_file", {**args, "name": "credentials"})
-    assert len(base_dirs({"dir": "/a", "sub_dir": "b"}, str)) == 3  # /a, b, /a/b
+    assert base_dirs(args, str) is None
+    g = ToolRuleGuard(deny_paths=["~/.aws/*"])
+    assert refused(g, "read_file", {**args, "name": "credentials"})
+    many = {**{f"d{i}": f"/dir{i}" for i in range(8)}, **{f"w{i}": f"word{i}" for i in range(MAX_JOINS // 8)}}
+    assert base_dirs(many, str) is None and refused(g, "read_file", many)
+    assert len(base_dirs({"dir": "/a", "sub_dir": "b"}, str) or ()) == 3  # /a, b, /a/b
+    assert not refused(g, "read_file", {"dir": "/a", "sub_dir": "b", "name": "c"})
 
 
 # -- properties: variants generated, each checked against the oracle ------------------------------------------------

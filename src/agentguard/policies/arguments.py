@@ -3,6 +3,14 @@
 A tool decides how it reads its arguments, not their names: :func:`path_values` reads any single-line string
 that could name a file (:func:`path_shaped`) and the value of an argument named as a path (``notebook_path``,
 ``source_file``) as a path and as the glob pattern a tool may expand.
+
+Session 19: a tool also decides which argument it joins to which. :func:`base_dirs` names every directory a call
+gives (an argument named as one, or any path-shaped value, at any depth, the relative ones also joined to the
+others), and a file name, a pattern list or any one-word value is read below each (``{"workspace": "/home/u/.aws",
+"path": "credentials"}``); a name alone below the tool's own working directory. What no bounded reading covers
+(more than :data:`MAX_BASES` directories or :data:`MAX_JOINS` readings) is refused unread. Not read: two bare words
+of arguments named neither as directories nor as names chained into one path (``{"root": "/", "a": "etc",
+"b": "shadow"}``), the file a free text merely mentions.
 """
 
 from __future__ import annotations
@@ -17,9 +25,10 @@ from ..core.canonical import canonical_name, strip_invisible
 from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
-__all__ = ["DESCRIPTOR_ARGS", "DIR_WORDS", "MAX_BASES", "MAX_ENTRIES", "MAX_NESTING", "MAX_PATH", "MAX_PIECES",
-           "NAME_WORDS", "PATH_ARGS", "PATH_WORDS", "SEARCH_WORDS", "TooDeep", "UNKNOWN_BASE", "base_dirs", "descriptors", "json_container", "leaves",
-           "named_entries", "path_named", "path_shaped", "path_values", "readings", "strings", "web_url"]
+__all__ = ["DESCRIPTOR_ARGS", "DIR_WORDS", "MAX_BASES", "MAX_ENTRIES", "MAX_JOINS", "MAX_NESTING", "MAX_PATH",
+           "MAX_PIECES", "NAME_WORDS", "PATH_ARGS", "PATH_WORDS", "SEARCH_WORDS", "TooDeep", "base_dirs",
+           "descriptors", "json_container", "leaves", "named_entries", "path_named", "path_shaped", "path_values",
+           "readings", "strings", "web_url"]
 
 #: argument names (canonical) whose values are file system paths
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
@@ -173,11 +182,11 @@ SEARCH_WORDS = frozenset({"query", "q", "search", "term", "terms", "keyword", "k
 _LISTS = SEARCH_WORDS | {"glob", "globs", "pattern", "patterns", "include", "includes", "exclude", "mask", "filter",
                          "names", "ext", "extension", "extensions", "suffix", "suffixes", "types"}
 #: the most directories one call names (DIR_WORDS arguments and path-shaped values, at any depth, and the joins of
-#: the relative ones to the others); past it the call's relative values are read below an unknown directory
+#: the relative ones to the others); past it the call is refused unread
 MAX_BASES = 64
-#: a directory no reading can name (too many bases): a relative value joined to it is ``../value``, which
-#: :func:`~.shell.paths.path_forms` reads as any absolute path ending so (fail closed)
-UNKNOWN_BASE = ".."
+#: the most readings of a call's strings below its bases (single-line strings times bases): past it the call is
+#: refused unread (reading every value below every base costs their product; a glob's reading milliseconds each)
+MAX_JOINS = 256
 
 
 def _words(name: str) -> set[str]:
@@ -208,25 +217,25 @@ def _scalars(arguments: Mapping[str, Any], canonical: Any) -> list[tuple[str, st
     return out
 
 
-def base_dirs(arguments: Mapping[str, Any], canonical: Any) -> tuple[str, ...]:
+def base_dirs(arguments: Mapping[str, Any], canonical: Any) -> tuple[str, ...] | None:
     """The directories a call names, which a tool may join its other path values to (so those are read relative to
     each as well): the single-line values, at any depth, of arguments named as directories (:data:`DIR_WORDS`) and
     every path-shaped value (:func:`path_shaped`: a tool decides which argument it joins to, not its name:
     ``{"workspace": "/home/u/.aws", "path": "credentials"}``), and each relative one joined to the others
-    (``{"cwd": "/home/u", "subdir": ".aws", "name": "credentials"}``). More than :data:`MAX_BASES` (or more
-    entries than :data:`MAX_ENTRIES`): :data:`UNKNOWN_BASE` instead, any directory (fail closed)."""
+    (``{"cwd": "/home/u", "subdir": ".aws", "name": "credentials"}``). None (the call is refused unread) past
+    :data:`MAX_ENTRIES` strings, :data:`MAX_BASES` directories or :data:`MAX_JOINS` readings."""
     entries = _scalars(arguments, canonical)
     if entries is None:
-        return (UNKNOWN_BASE,)
+        return None
     plain = [(k, strip_invisible(v).strip() if len(v) > MAX_PATH else v.strip()) for k, v in entries]
-    dirs = [v for k, v in plain if v and "\n" not in v and len(v) <= MAX_PATH  # (padding a tool strips: not long)
-            and not web_url(v) and (not DIR_WORDS.isdisjoint(_words(k)) or path_shaped(v))]
-    dirs = list(dict.fromkeys(dirs))
+    lines = [(k, v) for k, v in plain if v and "\n" not in v and len(v) <= MAX_PATH]  # (padding a tool strips)
+    dirs = list(dict.fromkeys(v for k, v in lines
+                              if not web_url(v) and (not DIR_WORDS.isdisjoint(_words(k)) or path_shaped(v))))
     if len(dirs) > MAX_BASES:
-        return (UNKNOWN_BASE,)
+        return None
     out = dict.fromkeys(dirs + [posixpath.join(d, r) for d in dirs for r in dirs
                                 if r != d and not r.startswith(("/", "~")) and not _ROOTED.match(r)])
-    return tuple(out) if len(out) <= MAX_BASES else (UNKNOWN_BASE,)
+    return tuple(out) if len(out) <= MAX_BASES and len(out) * len(lines) <= MAX_JOINS else None
 
 
 _ROOTED = re.compile(r"[A-Za-z]:|[\\/]|file:", re.IGNORECASE)  # a drive, a root, a URL: not joined to another
@@ -256,8 +265,8 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
     pattern (``names``: :data:`NAME_WORDS`, and :data:`SEARCH_WORDS` for a search tool) are also read relative to
     each base, and to the tool's own working directory (session 19: ``{"name": "id_rsa"}``; any other argument's
     one-word value below each base only: :func:`_word`), a file named by a reference marker (``@/etc/shadow``,
-    ``field=@file``: :func:`_references`), whole and as the list
-    a tool may split it into (at blanks, line breaks, ``,`` and ``;``: ``"*.py,.env"``). With ``globs=False`` every value is read
+    ``field=@file``: :func:`_references`), whole and as the list a tool may split it into (at line breaks, ``,``
+    and ``;``, and in a pattern list's argument at blanks: ``"*.py .env"``). With ``globs=False`` every value is read
     literally only (:func:`~.shell.path_forms`: the file ``open()`` names). Also read (session 18): a list of
     strings joined as ``os.path.join`` and ``pathlib.Path`` join pieces (in a path-named argument, or when a piece
     is path-shaped), an integer in a :data:`DESCRIPTOR_ARGS` argument as the descriptor ``open(int)`` reads (any

@@ -34,11 +34,12 @@ from itertools import islice
 from typing import Any, Iterable
 
 from ..core.canonical import decoded_path
+from ..core.errors import InputError
 from .shell import fnmatch_tokens, intersects, literal_tokens
 from .shell.globs import Token, fold_case
 
-__all__ = ["HOMES", "MAX_MATCHES", "MAX_WALK", "casefolded", "home_tokens", "home_variants", "linked", "listed",
-           "listing_dirs"]
+__all__ = ["HOMES", "MAX_MATCHES", "MAX_WALK", "casefolded", "home_tokens", "home_variants", "link_option",
+           "linked", "listed", "listing_dirs", "listing_regex"]
 
 #: where ``~`` may point: $HOME is unknown statically, so a rule for ``~/.ssh/*`` also names every
 #: conventional home (``/home/agent/.ssh/id_rsa`` is the same file when HOME=/home/agent)
@@ -78,11 +79,23 @@ def listing_dirs(denied: Iterable[str]) -> list[list[Token]]:
     return [fold_case(fnmatch_tokens(h[:-1])) for h in heads if len(h) > 1]
 
 
-def listed(text: str, tokens: Any, dirs: list[list[Token]]) -> bool:
+def listing_regex(denied: Iterable[str]) -> re.Pattern[str] | None:
+    """The directories of :func:`listing_dirs` as one case-insensitive regex, for literal paths (fast)."""
+    heads = [h[:-1] for h in (p.rstrip("*") for p in denied if p.endswith("*")) if h.endswith("/") and len(h) > 1]
+    return re.compile("|".join(f"(?:{fnmatch.translate(h)})" for h in heads), re.IGNORECASE) if heads else None
+
+
+def listed(text: str, tokens: Any, dirs: list[list[Token]], literal: re.Pattern[str] | None) -> bool:
     """Whether the path ``text`` (its glob ``tokens``, or None when literal) may be a directory of ``dirs``
-    (:func:`listing_dirs`); a relative path also below the root and a home, as every relative path is read."""
-    path = fold_case(list(tokens) if tokens is not None else literal_tokens(text.rstrip("/") or text))
-    inside = [path] + ([_SLASH + path, _HOME + path] if not text.startswith(("/", "~")) else [])
+    (:func:`listing_dirs`; ``literal``: :func:`listing_regex`); a relative path also below the root and a home, as
+    every relative path is read."""
+    relative = not text.startswith(("/", "~"))
+    if tokens is None:
+        plain = text.rstrip("/") or text
+        return literal is not None and any(literal.fullmatch(p) for p in [plain] + (
+            ["/" + plain, "~/" + plain] if relative else []))
+    path = fold_case(list(tokens))
+    inside = [path] + ([_SLASH + path, _HOME + path] if relative else [])
     return any(intersects(p, d) for p in inside for d in dirs)
 
 
@@ -97,6 +110,13 @@ def casefolded(denied: Iterable[str]) -> re.Pattern[str] | None:
 MAX_MATCHES = 1000
 MAX_WALK = 20000
 _GLOB = re.compile(r"[*?\[]")
+
+
+def link_option(value: Any, guard: str) -> bool:
+    """The ``resolve_links`` setting: ``True`` or ``False`` only (a string ``"yes"`` is a configuration error)."""
+    if not isinstance(value, bool):
+        raise InputError(f"{guard}.resolve_links must be true or false, got {value!r}")
+    return value
 
 
 def _places(value: str, bases: Iterable[str]) -> list[str]:

@@ -106,7 +106,7 @@ from .commandrules import _allowed_command, _command_rule
 from .shell import Analysis, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
 from .shell.globs import ANY_CHAR, fold_case
 from .shell.programs import UNSAFE_ENV
-from .reach import casefolded, home_tokens, home_variants, linked, listed, listing_dirs
+from .reach import casefolded, home_tokens, home_variants, link_option, linked, listed, listing_dirs, listing_regex
 from .writes import config_write, reads_only, reads_trees
 
 __all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "MAX_TOOL_NAME", "PATH_ARGS",
@@ -333,11 +333,9 @@ class ToolRuleGuard(BaseGuard):
                           if p.startswith(("/", "~")) and not p.startswith("/*")]
         #: the directories whose contents a glob denies ("*/.ssh/*" -> "*/.ssh", ".git/*" -> ".git"): a tree operand
         #: that is one of them or lies inside one reads what the rule denies, wherever it is anchored
-        self._dirs = listing_dirs(denied)
+        self._dirs, self._listing = listing_dirs(denied), listing_regex(denied)  # (and a listing of one: .reach)
         self._folded = casefolded(denied)  # "Straße" also as "strasse" (full case folding, .reach)
-        if not isinstance(resolve_links, bool):
-            raise InputError(f"{name}.resolve_links must be true or false, got {resolve_links!r}")
-        self._links = resolve_links  # read each path as the OS resolves its links now (.reach.linked)
+        self._links = link_option(resolve_links, name)  # read each path as the OS resolves its links now
         #: the same anchored globs for a file tool's tree (a search below a directory): a home's ``*`` is one
         #: directory name (``/home/u/proj`` is not above ``~/.ssh``, ``/home/u`` is)
         self._tree_anchored = [fold_case(t) for p in deny_paths for t in home_tokens(canonical_path(p))]
@@ -395,6 +393,10 @@ class ToolRuleGuard(BaseGuard):
         reader = reads_only(call.name, self._readers)  # every other tool writes the paths it names (.writes)
         context = CWD_ARGS | ENV_ARGS if shell_tool else frozenset()  # a shell's directory and environment
         bases = base_dirs(call.arguments, canonical_name)
+        if bases is None:  # more directories x values than a check reads
+            bases = ()
+            out.append((self.unresolvable, f"{call.name} names more directories and values than the guard joins "
+                                           "(arguments.MAX_BASES, MAX_JOINS): refused unread"))
         trees = reads_trees(call.name, call.arguments)  # a search reads every file below its directories
         names = NAME_WORDS | SEARCH_WORDS if trees else NAME_WORDS  # a search's query may be a file name
         named: list[str] = []  # the strings read as paths (for resolve_links)
@@ -481,7 +483,7 @@ class ToolRuleGuard(BaseGuard):
                                                "which holds a denied path"))
             for text, tokens in paths:
                 relative = not text.startswith(("/", "~"))
-                if self._dirs and listed(text, tokens, self._dirs):  # list_dir ~/.aws names what ~/.aws/* hides
+                if self._dirs and listed(text, tokens, self._dirs, self._listing):  # list_dir ~/.aws: ~/.aws/*
                     out.append((self.decision, f"path {text!r} of {call.name} may be a directory whose entries "
                                                "are denied (a listing names them)"))
                 if tokens is None:
