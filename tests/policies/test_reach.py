@@ -385,3 +385,18 @@ def test_link_created_after_the_decision_is_not_seen(linked_tree: Path) -> None:
 def test_resolve_links_must_be_a_boolean() -> None:
     with pytest.raises(Exception):
         ToolRuleGuard(deny_paths=["/x"], resolve_links="yes")  # type: ignore[arg-type]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.sampled_from(["home/u/.aws", "home/u/.ssh", "home/u/Données"]),
+       case=st.lists(st.booleans(), min_size=20, max_size=20), tail=st.sampled_from(["", "/", "/.", ".", " ", "::$DATA"]),
+       detour=st.sampled_from(["", "/x/..", "/./"]))
+def test_property_listing_a_denied_directory(tree: Path, which: str, case: list[bool], tail: str, detour: str) -> None:
+    """A listing of a directory whose every entry is denied, in any case, with a detour or a Windows tail: the
+    insensitive lookup finds the directory, its listing names a secret, and the guard refuses."""
+    head, _, name = which.rpartition("/")
+    name = "".join(c.upper() if up else c for c, up in zip(name, case + [False] * len(name)))
+    args = {"path": f"{tree}/{head}{detour.rstrip('/') if detour else ''}/{name}{tail}"}
+    where = insensitive_open(args, "/")[0]
+    assert _lists_denied(tree, where), (args, where)
+    assert refused(guard(tree), "list_dir", args), args
