@@ -13,6 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentguard.policies.rules import ToolRuleGuard
+
 from .test_reach import EXAMPLE, PUBLIC, SECRETS, _denied, guard, refused
 
 
@@ -145,3 +147,49 @@ def test_property_file_references(tree: Path, secret: str, field: str, op: str, 
         return
     value = f"{before}{field}{op}{tree}/{secret}"
     assert refused(guard(tree), "call_api", {"payload": value}), value
+
+
+# -- operating-system aliases: /private/etc (macOS), /var/run (Linux), Documents and Settings (Windows) -------------
+
+@pytest.mark.parametrize("alias,target", [("/var/run", "/run"), ("/bin", "/usr/bin"), ("/lib", "/usr/lib")])
+def test_linux_aliases_are_what_this_host_resolves(alias: str, target: str) -> None:
+    """The Linux rows of the alias table, confirmed on this host where it has them (``os.path.realpath``)."""
+    if not os.path.islink(alias):
+        pytest.skip(f"{alias} is no link here")
+    assert os.path.realpath(alias) == target
+    g = ToolRuleGuard(deny_paths=[f"{target}/secret/*"])
+    assert refused(g, "read_file", {"path": f"{alias}/secret/x"})
+    g = ToolRuleGuard(deny_paths=[f"{alias}/secret/*"])
+    assert refused(g, "read_file", {"path": f"{target}/secret/x"})
+
+
+ALIASED = ["/private/etc/shadow", "/private/etc/sudoers", "/PRIVATE/ETC/SHADOW", "/private/var/root/.ssh/id_ed25519",
+           "/var/root/.aws/credentials", "/System/Volumes/Data/Users/u/.aws/credentials",
+           "/system/volumes/data/users/u/.ssh/config", "C:\\Documents and Settings\\u\\.aws\\credentials",
+           "file:///private/etc/shadow", "/private/var/run/secrets/token"]
+
+
+@pytest.mark.parametrize("path", ALIASED)
+def test_example_refuses_paths_through_system_aliases(path: str) -> None:
+    """macOS' /etc, /var, /tmp are links into /private and /System/Volumes/Data the data volume's firmlink (Apple's
+    file system documentation; not confirmable on a Linux host), /var/root its root's home; Windows' Documents and
+    Settings a junction to Users."""
+    assert refused(EXAMPLE, "read_file", {"path": path}), path
+    assert refused(EXAMPLE, "search_files", {"path": os.path.dirname(path.replace("\\", "/"))}) or "secrets" in path
+
+
+@settings(max_examples=100, deadline=None)
+@given(alias=st.sampled_from(["/private/etc", "/PRIVATE/etc", "/private/var/run", "/System/Volumes/Data/etc"]),
+       rest=st.sampled_from(["shadow", "sudoers", "ssh/sshd_config", "secrets/x"]))
+def test_property_aliases(alias: str, rest: str) -> None:
+    path = f"{alias}/{rest}"
+    canonical = {"/private/etc": "/etc", "/private/var/run": "/var/run", "/system/volumes/data/etc": "/etc"}[
+        alias.casefold()] + "/" + rest
+    if refused(EXAMPLE, "read_file", {"path": canonical}):
+        assert refused(EXAMPLE, "read_file", {"path": path}), path
+
+
+@pytest.mark.parametrize("path", ["/private/tmp/build.log", "/usr/bin/python3", "/private/etc/hosts",
+                                  "/System/Volumes/Data/Users/u/proj/README.md"])
+def test_aliases_of_allowed_paths_stay_allowed(path: str) -> None:
+    assert not refused(EXAMPLE, "read_file", {"path": path}), path

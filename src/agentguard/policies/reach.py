@@ -43,7 +43,7 @@ __all__ = ["HOMES", "MAX_MATCHES", "MAX_WALK", "casefolded", "home_tokens", "hom
 
 #: where ``~`` may point: $HOME is unknown statically, so a rule for ``~/.ssh/*`` also names every
 #: conventional home (``/home/agent/.ssh/id_rsa`` is the same file when HOME=/home/agent)
-HOMES = ("/root", "/home/*", "/Users/*", "/var/home/*", "/export/home/*")
+HOMES = ("/root", "/home/*", "/Users/*", "/var/home/*", "/export/home/*", "/var/root")  # (/var/root: macOS' root)
 _SLASH: list[Token] = [("c", (False, frozenset("/")))]
 _HOME: list[Token] = [("c", (False, frozenset("~")))] + _SLASH
 

@@ -9,6 +9,9 @@ may have moved to. Glob and unknown parts survive normalisation as placeholder c
 ``/etc/./shad*w`` becomes the pattern ``/etc/shad*w`` and is matched against a rule's glob with
 :func:`~.globs.intersects` ("a pattern that could match a denied path is treated as matching it").
 
+A spelling is also read through the aliases an operating system installs (session 19: ``/private/etc`` on macOS,
+``/var/run`` on Linux, ``Documents and Settings`` on Windows: :func:`_aliases`).
+
 A spelling is also read the ways a tool may decode it before ``open()`` (session 18; each one more reading, never
 instead of the literal one): a lenient percent-decoder's (overlong UTF-8 ``%c0%ae``, ``%uXXXX``:
 :func:`_lenient`), Windows' (trailing dots and spaces, ``:$DATA``, a drive, a drive-relative ``C:x``, a UNC share
@@ -273,7 +276,31 @@ def _os_readings(text: str) -> list[str]:
             readings.append("/" + (r if not r.startswith("//") else r[1:])[d.end():].lstrip("/"))
         readings += _unc(r)
     readings += [_windows(r) for r in readings]  # as Windows opens each component (the tool's OS is unknown)
+    readings += [a for r in readings for a in _aliases(r)]
     return [x for r in dict.fromkeys(readings) for x in _resolved(r)]
+
+
+#: directories an operating system installs as another's alias (a symbolic link, an APFS firmlink, an NTFS
+#: junction), each way: macOS' ``/etc``, ``/var``, ``/tmp`` are links into ``/private`` and its data volume is
+#: firmlinked at ``/System/Volumes/Data``; Linux' ``/var/run`` and ``/var/lock`` are links into ``/run`` and a merged
+#: ``/usr`` makes ``/bin``, ``/sbin``, ``/lib`` links into it; Windows' ``Documents and Settings`` is a junction to
+#: ``Users``
+_ALIASES = (("/private/etc", "/etc"), ("/private/var", "/var"), ("/private/tmp", "/tmp"), ("/var/run", "/run"),
+            ("/var/lock", "/run/lock"), ("/usr/bin", "/bin"), ("/usr/sbin", "/sbin"), ("/usr/lib", "/lib"),
+            ("/usr/lib64", "/lib64"), ("/Documents and Settings", "/Users"), ("/System/Volumes/Data", ""))
+
+
+def _aliases(path: str) -> list[str]:
+    """``path`` through each system alias of :data:`_ALIASES` its head is (either way; case-insensitive, as macOS and
+    Windows volumes are): ``/private/etc/sudoers`` is ``/etc/sudoers``, ``/System/Volumes/Data/Users/u`` is
+    ``/Users/u``."""
+    out = []
+    low = path.casefold()
+    for a, b in _ALIASES:
+        for src, dst in ((a, b), (b, a)):
+            if src and (low == src.casefold() or low.startswith(src.casefold() + "/")):
+                out.append((dst + path[len(src):]) or "/")
+    return out
 
 
 def _variants(path: str) -> list[str]:
