@@ -6,7 +6,9 @@ Every benign call of these corpora is checked by a ToolRuleGuard holding only th
 ``deny_paths`` (``src/agentguard/server/examples/rules.toml``; no allow list, so a refusal is the path
 reading's): AgentDojo v1.2 ground-truth calls (97 user tasks), Mind2Web-SC's 200 actions (when the data
 is present), the dict literals of ``examples/``; the shell corpus (``tests/policies/shell/benign_commands.txt``)
-is checked with the whole example stack as ``run_command``. Each run is stored under its ``--label`` in
+is checked with the whole example stack as ``run_command``; since session 19 also everyday calls of published
+file tools' schemas (``tests/policies/benign_file_calls.json``, written by hand after that session's change: a
+regression corpus, not a blind one), with ``deny_paths`` only. Each run is stored under its ``--label`` in
 ``benchmarks/results/rules_benign_paths.json`` (with the commit, the command and os.getloadavg()), so a change
 to the path reading is reported as the refusals before and after it, call by call.
 """
@@ -52,6 +54,9 @@ def main() -> None:
              if ln.strip() and not ln.lstrip().startswith("#")]
     stack = load_stack(example)
     runs = {name: (paths_only, calls) for name, calls in corpora.items()}
+    files = REPO / "tests/policies/benign_file_calls.json"  # session 19: file tools' own schemas (not blind)
+    if files.is_file():
+        runs["file_tool_calls"] = (paths_only, [ToolCall(n, args) for n, args in json.loads(files.read_text())["calls"]])
     runs["shell_corpus"] = (stack, [ToolCall("run_command", {"command": c}) for c in shell])
     res: dict = {}
     for name, (guard, calls) in runs.items():

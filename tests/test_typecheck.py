@@ -36,6 +36,7 @@ CHECKED = (
     f"{PKG}/policies/rules.py",
     f"{PKG}/policies/commandrules.py",
     f"{PKG}/policies/writes.py",
+    f"{PKG}/policies/reach.py",
     f"{PKG}/policies/flow.py",
     f"{PKG}/policies/flow_spec.py",
     f"{PKG}/policies/networks.py",

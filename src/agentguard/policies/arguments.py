@@ -3,6 +3,14 @@
 A tool decides how it reads its arguments, not their names: :func:`path_values` reads any single-line string
 that could name a file (:func:`path_shaped`) and the value of an argument named as a path (``notebook_path``,
 ``source_file``) as a path and as the glob pattern a tool may expand.
+
+Session 19: a tool also decides which argument it joins to which. :func:`base_dirs` names every directory a call
+gives (an argument named as one, or any path-shaped value, at any depth, the relative ones also joined to the
+others), and a file name, a pattern list or any one-word value is read below each (``{"workspace": "/home/u/.aws",
+"path": "credentials"}``); a name alone below the tool's own working directory. What no bounded reading covers
+(more than :data:`MAX_BASES` directories or :data:`MAX_JOINS` readings) is refused unread. Not read: two bare words
+of arguments named neither as directories nor as names chained into one path (``{"root": "/", "a": "etc",
+"b": "shadow"}``), the file a free text merely mentions.
 """
 
 from __future__ import annotations
@@ -24,9 +32,10 @@ from ..core.canonical import canonical_name, strip_invisible
 from .shell import path_forms, pattern_paths
 from .shell.words import TooManyWords
 
-__all__ = ["DESCRIPTOR_ARGS", "DIR_WORDS", "MAX_ENTRIES", "MAX_NESTING", "MAX_PATH", "MAX_PIECES", "NAME_WORDS",
-           "PATH_ARGS", "PATH_WORDS", "TooDeep", "as_text", "base_dirs", "descriptors", "json_container", "keyed_values", "leaves",
-           "named_entries", "path_named", "path_shaped", "path_values", "readings", "strings", "web_url"]
+__all__ = ["DESCRIPTOR_ARGS", "DIR_WORDS", "MAX_BASES", "MAX_ENTRIES", "MAX_JOINS", "MAX_NESTING", "MAX_PATH",
+           "MAX_PIECES", "NAME_WORDS", "PATH_ARGS", "PATH_WORDS", "SEARCH_WORDS", "TooDeep", "as_text", "base_dirs",
+           "descriptors", "json_container", "keyed_values", "leaves", "named_entries", "path_named", "path_shaped",
+           "path_values", "readings", "strings", "web_url"]
 
 #: argument names (canonical) whose values are file system paths
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "file_name", "filepath", "file_path", "dir",
@@ -126,7 +135,8 @@ _FD_ONLY = frozenset({"fd", "fileno", "file_descriptor", "descriptor"})
 
 def named_entries(value: Any, depth: int = 0) -> list[tuple[str, Any]] | None:
     """The ``(key, value)`` pairs of the mappings nested in an argument value (inside lists, mappings and strings
-    holding JSON: :func:`json_container`) whose key names a path or a descriptor (:func:`path_named`,
+    holding JSON: :func:`json_container`) whose key names a path, a file name or a descriptor (:func:`path_named`,
+    :data:`NAME_WORDS`,
     :data:`DESCRIPTOR_ARGS`), keys canonical: ``{"spec": {"src": "id_rsa"}}`` names the file ``id_rsa`` as
     ``{"src": "id_rsa"}`` does. None past :data:`MAX_ENTRIES` (refused unread); deeper than :data:`MAX_NESTING`
     nothing (:func:`strings` refuses it)."""
@@ -145,7 +155,7 @@ def named_entries(value: Any, depth: int = 0) -> list[tuple[str, Any]] | None:
         elif isinstance(item, Mapping):
             for k, v in item.items():
                 key = canonical_name(k) if isinstance(k, str) else ""
-                if key and (path_named(key) or key in DESCRIPTOR_ARGS):
+                if key and (path_named(key) or key in DESCRIPTOR_ARGS or not NAME_WORDS.isdisjoint(_words(key))):
                     out.append((key, v))
                     if len(out) > MAX_ENTRIES:
                         return None
@@ -186,25 +196,81 @@ _WEB_URL = re.compile(r"\s*(?:https?|wss?|ftps?)://", re.IGNORECASE)
 
 
 #: words of an argument's name that make its value a directory the call's other path values may be relative to
-#: (``search_files(path="~", pattern=".ssh/id_*")``, ``read(folder="~/.ssh", name="id_rsa")``)
+#: (``search_files(path="~", pattern=".ssh/id_*")``, ``read(folder="~/.ssh", name="id_rsa")``); the relative ones
+#: (``subdir``, ``rel``) may also be joined to another directory of the call
 DIR_WORDS = frozenset({"dir", "dirs", "directory", "folder", "root", "base", "basedir", "cwd", "workdir", "parent",
-                       "path", "paths", "location", "chdir"})
-#: words of an argument's name that make its value a file name or pattern a tool may join to such a directory
-NAME_WORDS = PATH_WORDS | {"name", "names", "pattern", "patterns", "include", "exclude", "mask", "filter",
-                           "basename", "rel", "relative", "relpath", "subpath", "subdir", "child", "entry", "member"}
-_MAX_BASES = 4
+                       "path", "paths", "location", "chdir", "workspace", "repo", "repository", "project", "home",
+                       "subdir", "subpath", "subfolder", "rel", "relative", "relpath", "prefix", "under", "within"})
+#: words of an argument's name that make its value a file name or pattern a tool may join to such a directory, or
+#: to its own working directory when the call names none
+NAME_WORDS = PATH_WORDS | {"name", "names", "pattern", "patterns", "include", "includes", "exclude", "mask",
+                           "filter", "basename", "rel", "relative", "relpath", "subpath", "subdir", "child", "entry",
+                           "member", "ext", "extension", "suffix", "stem"}
+#: words that make a search tool's argument (:func:`~.writes.reads_trees`) a name it may match files by, as well as
+#: text it matches their contents with: the guard cannot tell which (``search_files {"query": "id_rsa"}``)
+SEARCH_WORDS = frozenset({"query", "q", "search", "term", "terms", "keyword", "keywords", "regex", "expression",
+                          "expr", "needle"})
+#: words of an argument's name that make its value a list of patterns a tool may split at blanks too
+_LISTS = SEARCH_WORDS | {"glob", "globs", "pattern", "patterns", "include", "includes", "exclude", "mask", "filter",
+                         "names", "ext", "extension", "extensions", "suffix", "suffixes", "types"}
+#: the most directories one call names (DIR_WORDS arguments and path-shaped values, at any depth, and the joins of
+#: the relative ones to the others); past it the call is refused unread
+MAX_BASES = 64
+#: the most readings of a call's strings below its bases (single-line strings times bases): past it the call is
+#: refused unread (reading every value below every base costs their product; a glob's reading milliseconds each)
+MAX_JOINS = 256
 
 
 def _words(name: str) -> set[str]:
     return set(name.split("_")) | {name}
 
 
-def base_dirs(arguments: Mapping[str, Any], canonical: Any) -> tuple[str, ...]:
-    """The directories a call names (single-line string values of its arguments named as directories, at most
-    four): a tool may join its other path values to them, so those are read relative to each as well."""
-    out = [v.strip() for k, v in arguments.items() if isinstance(v, str) and v.strip() and "\n" not in v.strip()
-           and len(v) <= MAX_PATH and not DIR_WORDS.isdisjoint(_words(canonical(k)))]
-    return tuple(dict.fromkeys(out))[:_MAX_BASES]
+def _scalars(arguments: Mapping[str, Any], canonical: Any) -> list[tuple[str, str]] | None:
+    """Every ``(canonical key, string)`` of a mapping entry at any depth (in lists, mappings and strings holding
+    JSON), a list of strings as its elements; None past :data:`MAX_ENTRIES` (too many to read)."""
+    out: list[tuple[str, str]] = []
+    todo: list[tuple[str, Any, int]] = [(canonical(k) if isinstance(k, str) else "", v, 0)
+                                        for k, v in arguments.items()]
+    while todo:
+        key, item, level = todo.pop()
+        if level > MAX_NESTING:
+            continue
+        if isinstance(item, str):
+            out.append((key, item))
+            inner = json_container(item) if ("{" in item or "[" in item) else None
+            if inner is not None:
+                todo.append((key, inner, level + 1))
+        elif isinstance(item, (list, tuple)):
+            todo += [(key, v, level + 1) for v in item]
+        elif isinstance(item, Mapping):
+            todo += [(canonical(k) if isinstance(k, str) else "", v, level + 1) for k, v in item.items()]
+        if len(out) > MAX_ENTRIES:
+            return None
+    return out
+
+
+def base_dirs(arguments: Mapping[str, Any], canonical: Any) -> tuple[str, ...] | None:
+    """The directories a call names, which a tool may join its other path values to (so those are read relative to
+    each as well): the single-line values, at any depth, of arguments named as directories (:data:`DIR_WORDS`) and
+    every path-shaped value (:func:`path_shaped`: a tool decides which argument it joins to, not its name:
+    ``{"workspace": "/home/u/.aws", "path": "credentials"}``), and each relative one joined to the others
+    (``{"cwd": "/home/u", "subdir": ".aws", "name": "credentials"}``). None (the call is refused unread) past
+    :data:`MAX_ENTRIES` strings, :data:`MAX_BASES` directories or :data:`MAX_JOINS` readings."""
+    entries = _scalars(arguments, canonical)
+    if entries is None:
+        return None
+    plain = [(k, strip_invisible(v).strip() if len(v) > MAX_PATH else v.strip()) for k, v in entries]
+    lines = [(k, v) for k, v in plain if v and "\n" not in v and len(v) <= MAX_PATH]  # (padding a tool strips)
+    dirs = list(dict.fromkeys(v for k, v in lines
+                              if not web_url(v) and (not DIR_WORDS.isdisjoint(_words(k)) or path_shaped(v))))
+    if len(dirs) > MAX_BASES:
+        return None
+    out = dict.fromkeys(dirs + [posixpath.join(d, r) for d in dirs for r in dirs
+                                if r != d and not r.startswith(("/", "~")) and not _ROOTED.match(r)])
+    return tuple(out) if len(out) <= MAX_BASES and len(out) * len(lines) <= MAX_JOINS else None
+
+
+_ROOTED = re.compile(r"[A-Za-z]:|[\\/]|file:", re.IGNORECASE)  # a drive, a root, a URL: not joined to another
 
 
 def path_named(name: str) -> bool:
@@ -217,7 +283,8 @@ def web_url(text: str) -> bool:
     return bool(_WEB_URL.match(text))
 
 
-def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] = (), globs: bool = True) -> str | None:
+def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] = (), globs: bool = True,
+                names: frozenset[str] = NAME_WORDS) -> str | None:
     """Add the path spellings of one argument value to ``paths``; a reason to refuse it unread, or None.
 
     The tool decides how it reads its arguments, not their names, so every value that could name a file is read
@@ -227,7 +294,11 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
     (``{"doc": {"x": "~/.ss[h]/id_rsa"}}``: the structural rule of the thirteenth session's red team; a bare
     word with no ``/`` such as ``*`` or ``?env`` in an argument not named as a path is read as no file). With
     ``bases`` (:func:`base_dirs`), these values and any single-line value of an argument named as a file name or
-    pattern (:data:`NAME_WORDS`) are also read relative to each base. With ``globs=False`` every value is read
+    pattern (``names``: :data:`NAME_WORDS`, and :data:`SEARCH_WORDS` for a search tool) are also read relative to
+    each base, and to the tool's own working directory (session 19: ``{"name": "id_rsa"}``; any other argument's
+    one-word value below each base only: :func:`_word`), a file named by a reference marker (``@/etc/shadow``,
+    ``field=@file``: :func:`_references`), whole and as the list a tool may split it into (at line breaks, ``,``
+    and ``;``, and in a pattern list's argument at blanks: ``"*.py .env"``). With ``globs=False`` every value is read
     literally only (:func:`~.shell.path_forms`: the file ``open()`` names). Also read (session 18): a list of
     strings joined as ``os.path.join`` and ``pathlib.Path`` join pieces (in a path-named argument, or when a piece
     is path-shaped), an integer in a :data:`DESCRIPTOR_ARGS` argument as the descriptor ``open(int)`` reads (any
@@ -235,34 +306,46 @@ def path_values(name: str, text: Any, paths: list[Any], bases: tuple[str, ...] =
     :func:`~.shell.paths.path_forms` with ``env``). A value longer than :data:`MAX_PATH` is read literally (a tool
     may normalise it before opening it) in a path-named argument only: reading every long single-line text (a
     minified file's content) costs seconds a megabyte, so ``{"x": "/" + "a/../" * 2000 + "etc/shadow"}`` is a known
-    gap (session 18).
+    gap (session 18); the length is the value's without surrounding blanks and invisible characters, which a tool
+    may strip (``"/etc/shadow" + " " * 5000``).
     """
     named = path_named(name)
     joins = tuple(b for b in bases if b != text)
-    name_like = bool(joins) and not NAME_WORDS.isdisjoint(_words(name))
+    name_like = not names.isdisjoint(_words(name))
     values = list(text) if isinstance(text, list) else [text]
     joined = _joined(values) if named or any(path_shaped(str(v)) for v in values) else None
     for value in values + ([joined] if joined else []):
         if name in DESCRIPTOR_ARGS and type(value) is int:  # open(3) reads descriptor 3: any file held open
             value = f"/dev/fd/{value}"
         value = str(value)
-        pieces = _pieces(value) if named else []
+        blanks = globs and not _LISTS.isdisjoint(_words(name))  # "*.py .env": a pattern list split at blanks
+        pieces = (_pieces(value, blanks=blanks) if named or name_like else []) + _references(value)
         if len(pieces) > MAX_PIECES:
             return f"a value listing more than {MAX_PIECES} paths, refused unread"
         for p in dict.fromkeys([value, value.split("\x00", 1)[0]] + pieces):
+            if len(p) > MAX_PATH and len(strip_invisible(p).strip()) <= MAX_PATH:
+                p = strip_invisible(p).strip()  # padded: the value a tool that strips it opens
             if len(p) > MAX_PATH:  # no open() takes it, but a tool may normalise it first (os.path.abspath)
                 if named:  # (any other argument's long text is not read: seconds a megabyte, see the docstring)
                     paths += path_forms(p)
             elif not named and _WEB_URL.match(p):
                 paths += path_forms(p)   # an http(s) URL is fetched, not expanded as a glob
-            elif named or path_shaped(p) or (name_like and "\n" not in p.strip()):
+            elif named or path_shaped(p) or (name_like and "\n" not in p.strip()) or _word(p, joins):
                 try:   # the literal spellings (path_forms) and the glob's, also below each directory of the call
-                    cwds = ("",) + joins if named or path_shaped(p) else joins
+                    own = named or name_like or path_shaped(p)  # also the tool's own directory: "id_rsa" alone
+                    cwds = ("",) + joins if own else joins  # (a bare word of another argument: below a base only)
                     env = named or not any(ch.isspace() for ch in p)  # "$HOME/.aws/x", not a text naming $USER
                     paths += pattern_paths(p, cwds, env=env) if globs else path_forms(p, cwds, env=env)
                 except TooManyWords:
                     return "a path pattern beyond the expansion bounds, refused unread"
     return None
+
+
+def _word(text: str, joins: tuple[str, ...]) -> bool:
+    """Whether a value of an argument named neither as a path nor as a name is still read below the call's
+    directories: one word (no blanks, at most ``NAME_MAX`` 255 characters) when the call names a directory (a tool
+    decides which argument it joins to its directory: ``{"path": "/home/u/.aws", "which": "credentials"}``)."""
+    return bool(joins) and 0 < len(text) <= 255 and not any(ch.isspace() for ch in text)
 
 
 def _joined(values: list[Any]) -> str | None:
@@ -279,14 +362,39 @@ MAX_PIECES = 256
 _SEPARATED = re.compile(r"[,;\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
-def _pieces(value: str) -> list[str]:
+def _pieces(value: str, blanks: bool = False) -> list[str]:
     """A path-named value read as a list, as a tool may split it: at line breaks, ``,`` and ``;`` (and at ``:``,
-    a ``PATH``-style list, unless it holds a URL's ``://``); C's ``open()`` also ends a name at a NUL."""
+    a ``PATH``-style list, unless it holds a URL's ``://``; with ``blanks``, a name list's, also at blanks:
+    ``"*.py .env"``); C's ``open()`` also ends a name at a NUL."""
     cut = value.split("\x00", 1)[0]
-    parts = _SEPARATED.split(cut)
+    parts = re.split(r"[\s,;\x1c-\x1e\x85]", cut) if blanks else _SEPARATED.split(cut)
     if "://" not in cut and ":" in cut:
         parts += [q for part in parts for q in part.split(":")]
     return [q for q in dict.fromkeys(parts) if q.strip() and q != value]
+
+
+_REFERENCE = re.compile(r"(?:^|(?<=[\s=:]))[@<]|(?<=\w)@")
+
+
+def _references(value: str) -> list[str]:
+    """The files a value names by a file-reference marker (session 19), as the programs that read one do:
+    ``@file`` (curl's ``-d @file``, argparse's ``fromfile_prefix_chars``, response files), ``<file``, httpie's
+    ``field@file``, ``field=@file``, ``field:=@file`` and curl's ``-F field=<file``. A value starting with a marker
+    names the rest (``./`` prepended: a bare ``@id_rsa`` is the file ``id_rsa`` of the working directory); a
+    marker inside it names what follows up to a blank when that is path-shaped (``ann@example.com`` names no
+    file). Only for a value of at most :data:`MAX_PATH` characters holding ``@`` or ``<``."""
+    if len(value) > MAX_PATH or ("@" not in value and "<" not in value):
+        return []
+    out = []
+    for m in _REFERENCE.finditer(value):
+        if m.start() == len(value) - len(value.lstrip()):  # the value starts with the marker: all of the rest
+            rest = value[m.end():].strip()
+            out.append(rest if path_shaped(rest) else "./" + rest)
+        else:
+            rest = re.split(r"\s", value[m.end():], maxsplit=1)[0]
+            if path_shaped(rest):
+                out.append(rest)
+    return [r for r in out if r.strip("./")][:MAX_PIECES + 1]
 
 
 def path_shaped(text: str) -> bool:

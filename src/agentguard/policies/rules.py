@@ -61,7 +61,10 @@ the same way. Two structured rules decide on what the arguments *mean*, not on t
   each directory its path arguments name (``search_files {"path": "/etc"}``), with a home's ``*`` one directory
   name there (``/home/u`` is above ``~/.ssh``, ``/home/u/proj`` is not). A path value is also read as a tool may
   decode it first (:mod:`.shell.paths`: lenient percent-decoding, ``$VAR``, UNC shares and 8.3 short names) and in
-  any shape (:func:`~.arguments.path_values`: a list of pieces, an integer descriptor, an argument's name).
+  any shape (:func:`~.arguments.path_values`: a list of pieces, an integer descriptor, an argument's name), joined
+  to every directory the call names under any argument (:func:`~.arguments.base_dirs`), and as a directory a tool
+  may list (:mod:`.reach`: ``list_dir ~/.aws`` names what ``~/.aws/*`` hides); with ``resolve_links``, also
+  through the symbolic links that exist at decision time (:func:`~.reach.linked`).
 - writes of files that configure what a program runs (:data:`~.shell.programs.CONFIG_FILES`: ``~/.gitconfig``,
   shell start-up files, ``.envrc``, ``*.pth``, ``~/.local/bin/*``, ``/etc/profile.d/*``...) are refused with the
   ``unresolvable`` decision whichever tool writes them: a command's redirection, ``cp``, ``tee``... (the shell
@@ -76,7 +79,8 @@ the same way. Two structured rules decide on what the arguments *mean*, not on t
 
 What the guard cannot see: what an allowed program does beyond the option tables it knows (``make`` and
 ``pytest`` run project code), the contents of files a command reads or runs, symbolic links and mounts
-(path rules are lexical), the environment and working directory it starts in. Pair it with an OS sandbox.
+(path rules are lexical unless ``resolve_links``, and even then a link made after the decision), the environment
+and working directory it starts in. Pair it with an OS sandbox.
 
 An ``allow`` list makes the guard default-deny (a tool it does not name gets ``decision``): the shipped
 examples use one, so an uncovered tool is refused. It grants the whole name as written (``read_file`` grants
@@ -96,12 +100,14 @@ from ..core.canonical import canonical_name, canonical_path, grant_name, name_fo
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
-from .arguments import (MAX_ENTRIES, MAX_NESTING, PATH_ARGS, TooDeep, base_dirs, descriptors, keyed_values,
-                        leaves, named_entries, path_named, path_shaped, path_values, readings, strings)
+from .arguments import (MAX_ENTRIES, MAX_NESTING, NAME_WORDS, PATH_ARGS, SEARCH_WORDS, TooDeep, base_dirs,
+                        descriptors, keyed_values, leaves, named_entries, path_named, path_shaped, path_values,
+                        readings, strings)
 from .commandrules import _allowed_command, _command_rule
 from .shell import Analysis, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
 from .shell.globs import ANY_CHAR, fold_case
 from .shell.programs import UNSAFE_ENV
+from .reach import casefolded, home_tokens, home_variants, link_option, linked, listed, listing_dirs, listing_regex
 from .writes import config_write, reads_only, reads_trees
 
 __all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "MAX_TOOL_NAME", "PATH_ARGS",
@@ -124,32 +130,6 @@ _SHELL_TOOLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "shell", "
 _SLASH: list[Any] = [("c", (False, frozenset("/")))]
 _BELOW = _SLASH + [("*", ANY_CHAR)]
 _HOME: list[Any] = [("c", (False, frozenset("~")))] + _SLASH  # a relative path when the working directory is ~
-#: where ``~`` may point: $HOME is unknown statically, so a rule for ``~/.ssh/*`` also names every
-#: conventional home (``/home/agent/.ssh/id_rsa`` is the same file when HOME=/home/agent)
-_HOMES = ("/root", "/home/*", "/Users/*", "/var/home/*", "/export/home/*")
-
-
-def _home_tokens(pattern: str) -> list[list[Any]]:
-    """The anchored globs of one ``deny_paths`` entry as tokens, a conventional home's ``*`` one directory name
-    (``~/.ssh/*`` -> ``/home/<name>/.ssh/*``...): what a file tool's tree is checked against."""
-    if pattern != "~" and not pattern.startswith("~/"):
-        return [fnmatch_tokens(pattern)] if pattern.startswith("/") and not pattern.startswith("/*") else []
-    rest = fnmatch_tokens(pattern[1:])
-    out = [fnmatch_tokens(pattern)]
-    for home in list(_HOMES) + [os.path.expanduser("~")]:
-        head = home.rstrip("/")
-        out.append((literal_tokens(head[:-1]) + [("*", (True, frozenset("/")))] if head.endswith("/*")
-                    else literal_tokens(head)) + rest)
-    return out
-
-
-def _home_variants(pattern: str) -> list[str]:
-    """``~/x`` -> ``~/x``, ``/root/x``, ``/home/*/x``, ... and this machine's home; others unchanged."""
-    if pattern != "~" and not pattern.startswith("~/"):
-        return [pattern]
-    rest = pattern[1:]
-    homes = list(_HOMES) + [os.path.expanduser("~")]
-    return list(dict.fromkeys([pattern] + [h.rstrip("/") + rest for h in homes]))
 
 
 _LONG_FLAGS = {"--recursive": "r", "--force": "f", "--no-preserve-root": "no-preserve-root"}
@@ -304,6 +284,7 @@ class ToolRuleGuard(BaseGuard):
         allow_commands: Sequence[str | Mapping[str, Any]] | None = None,
         unresolvable: Decision | str = Decision.REJECT,
         read_only_tools: Sequence[str] | str | None = None,
+        resolve_links: bool = False,
     ) -> None:
         self.name = name
         self.decision = Decision.parse(decision)
@@ -337,7 +318,7 @@ class ToolRuleGuard(BaseGuard):
         for p in deny_paths:
             if not isinstance(p, str) or not p:
                 raise InputError(f"{name}.deny_paths: paths must be non-empty strings, got {p!r}")
-        denied = [v for p in deny_paths for v in _home_variants(canonical_path(p))]
+        denied = [v for p in deny_paths for v in home_variants(canonical_path(p))]
         # case-insensitive: on macOS and Windows file systems /ETC/SHADOW is /etc/shadow
         self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in denied), re.IGNORECASE)
                        if denied else None)
@@ -350,10 +331,12 @@ class ToolRuleGuard(BaseGuard):
                           if p.startswith(("/", "~")) and not p.startswith("/*")]
         #: the directories whose contents a glob denies ("*/.ssh/*" -> "*/.ssh", ".git/*" -> ".git"): a tree operand
         #: that is one of them or lies inside one reads what the rule denies, wherever it is anchored
-        self._dirs = [fold_case(fnmatch_tokens(p[:-2])) for p in denied if p.endswith("/*") and len(p) > 2]
+        self._dirs, self._listing = listing_dirs(denied), listing_regex(denied)  # (and a listing of one: .reach)
+        self._folded = casefolded(denied)  # "Straße" also as "strasse" (full case folding, .reach)
+        self._links = link_option(resolve_links, name)  # read each path as the OS resolves its links now
         #: the same anchored globs for a file tool's tree (a search below a directory): a home's ``*`` is one
         #: directory name (``/home/u/proj`` is not above ``~/.ssh``, ``/home/u`` is)
-        self._tree_anchored = [fold_case(t) for p in deny_paths for t in _home_tokens(canonical_path(p))]
+        self._tree_anchored = [fold_case(t) for p in deny_paths for t in home_tokens(canonical_path(p))]
         if isinstance(allow_commands, str):
             allow_commands = [allow_commands]
         self._allow_commands = (None if allow_commands is None else
@@ -408,13 +391,19 @@ class ToolRuleGuard(BaseGuard):
         reader = reads_only(call.name, self._readers)  # every other tool writes the paths it names (.writes)
         context = CWD_ARGS | ENV_ARGS if shell_tool else frozenset()  # a shell's directory and environment
         bases = base_dirs(call.arguments, canonical_name)
+        if bases is None:  # more directories x values than a check reads
+            bases = ()
+            out.append((self.unresolvable, f"{call.name} names more directories and values than the guard joins "
+                                           "(arguments.MAX_BASES, MAX_JOINS): refused unread"))
+        trees = reads_trees(call.name, call.arguments)  # a search reads every file below its directories
+        names = NAME_WORDS | SEARCH_WORDS if trees else NAME_WORDS  # a search's query may be a file name
+        named: list[str] = []  # the strings read as paths (for resolve_links)
         for var in unsafe_env:
             out.append((self.unresolvable, f"{call.name} sets {var!r} in the command's environment, which changes "
                                            "what runs"))
         paths: list[tuple[str, Any]] = []
         subtrees: list[tuple[str, Any]] = []
         writes: list[tuple[Decision, str]] = []
-        trees = reads_trees(call.name, call.arguments)  # a search reads every file below its directories
         file_trees: list[tuple[str, Any]] = []
         for key, value in call.arguments.items():
             k = canonical_name(key)
@@ -434,9 +423,10 @@ class ToolRuleGuard(BaseGuard):
             for i, (nk, nv) in enumerate([(k, value)] + (entries or [])):
                 if fds := descriptors(nk, nv):  # open(3) reads descriptor 3
                     path_values(nk, fds, paths, bases)
-                for text in strings(nv) if i and path_named(nk) else []:  # the argument itself: read below
-                    start = len(paths)
-                    why = None if isinstance(text, TooDeep) else path_values(nk, text, paths, bases)
+                for text in strings(nv) if i and (path_named(nk) or not names.isdisjoint(nk.split("_"))) else []:
+                    start = len(paths)  # (the argument itself: read below)
+                    named += [text] if isinstance(text, str) else []
+                    why = None if isinstance(text, TooDeep) else path_values(nk, text, paths, bases, names=names)
                     file_trees += [(t, tok) for t, tok in paths[start:] if trees and "\n" not in t]
                     why = why or (None if isinstance(text, TooDeep) else  # too deep: refused below
                                   config_write(nk, text, paths[start:], bases, reader, context))
@@ -448,9 +438,10 @@ class ToolRuleGuard(BaseGuard):
                                                    f"{MAX_NESTING} levels, mixes strings and objects or holds an "
                                                    "object it cannot read as text: refused unread"))
                     continue
-                if not is_cmd or k in PATH_ARGS:
+                if not shell_tool or k in PATH_ARGS:  # a non-shell tool may open its "args" as files
                     start = len(paths)
-                    why = path_values(k, text, paths, bases)
+                    named += [text] if isinstance(text, str) else [str(t) for t in text]
+                    why = path_values(k, text, paths, bases, names=names)
                     if why:
                         out.append((self.unresolvable, f"argument '{key}' of {call.name}: {why}"))
                     if trees and path_named(k):
@@ -473,6 +464,12 @@ class ToolRuleGuard(BaseGuard):
                     if self._allow_commands is not None and not any(a.allows(cmd) for a in self._allow_commands):
                         out.append((self.decision, f"argument '{key}' of {call.name} runs "
                                                    f"{' '.join(cmd.argv)[:80]!r}{via}, not in allow_commands"))
+        if self._paths is not None and self._links:  # the files the links existing now lead to (.reach)
+            real, doors, why = linked(named, bases, [t for t, tok in file_trees if tok is None])
+            if why:
+                out.append((self.unresolvable, f"{call.name}: {why}"))
+            paths += [(r, None) for r in real if r not in named]
+            file_trees += [(d, None) for d in doors]
         if self._paths is not None:
             for (text, tokens), anchored in [(t, self._anchored) for t in subtrees] + [
                     (t, self._tree_anchored) for t in file_trees]:
@@ -484,9 +481,12 @@ class ToolRuleGuard(BaseGuard):
                                                "which holds a denied path"))
             for text, tokens in paths:
                 relative = not text.startswith(("/", "~"))
+                if self._dirs and listed(text, tokens, self._dirs, self._listing):  # list_dir ~/.aws: ~/.aws/*
+                    out.append((self.decision, f"path {text!r} of {call.name} may be a directory whose entries "
+                                               "are denied (a listing names them)"))
                 if tokens is None:
-                    if self._paths.fullmatch(text) or (relative and (self._paths.fullmatch("~/" + text) or (
-                            self._paths.fullmatch("/" + text)))):
+                    if any(self._paths.fullmatch(f) or (self._folded and self._folded.fullmatch(f.casefold()))
+                           for f in [text] + (["~/" + text, "/" + text] if relative else [])):
                         out.append((self.decision, f"path {text!r} of {call.name} is denied"))
                     continue
                 folded = fold_case(tokens)

@@ -137,19 +137,39 @@ _RECURSIVE = frozenset({"recursive", "recurse", "recursively", "deep", "r"})
 _FALSE = frozenset({"", "false", "f", "no", "n", "off", "0", "none", "null"})
 
 
+#: words of a tool's own name that make it list a whole tree (``directory_tree``, ``file_tree``, ``rglob``)
+TREE_WORDS = frozenset({"tree", "trees", "rglob", "recursive", "recursively", "walk", "subtree"})
+#: argument names (canonical) of how deep a listing goes: a depth other than 0 or 1 lists below the directory
+_DEPTH = frozenset({"depth", "max_depth", "maxdepth", "levels", "level", "max_level", "recursion_depth",
+                    "recurse_depth", "max_levels"})
+
+
+_RECURSIVE_FLAG = re.compile(r"-[A-Za-z]*[rR][A-Za-z]*|--recursive|--recurse|--dereference-recursive|--archive")
+
+
 def reads_trees(name: str, arguments: Any) -> bool:
     """Whether the tool ``name`` called with ``arguments`` (a mapping) may read every file below a directory its
     path arguments name: its own name starts with a search verb (:data:`TREE_VERBS`: ``search_files``, ``grep``,
-    ``find_in_files``), or an argument named ``recursive`` (or alike) is not false. A name over 256 characters
-    counts as one (fail closed)."""
+    ``find_in_files``) or holds a tree word (:data:`TREE_WORDS`: ``directory_tree``, whose listing names every file
+    below), an argument named ``recursive`` (or alike) is not false, one named as a depth (``max_depth``) is
+    not 0 or 1 (a value that is no number counts: fail closed), or a value is a recursive flag (``-R``, ``-ra``,
+    ``--recursive``: a tool passing its flags to ``ls``, ``grep`` or ``cp``; not ``-a``, which is ``ls``'s
+    "all"). A name over 256 characters counts as one."""
     if len(name) > 256:
         return True
     parts = name_words(name)
-    if parts and parts[-1] and parts[-1][0] in TREE_VERBS:
+    if parts and parts[-1] and (parts[-1][0] in TREE_VERBS or not TREE_WORDS.isdisjoint(parts[-1])):
+        return True
+    args = dict(arguments).items()
+    if any(isinstance(x, str) and _RECURSIVE_FLAG.fullmatch(x.strip()) for _, v in args
+           for x in (v if isinstance(v, (list, tuple)) else [v])):  # {"flags": "-R"}: ls -R, grep -r, cp -a
+        return True
+    if any(canonical_name(k) in _DEPTH and v is not None and str(v).strip().casefold() not in (
+            "0", "1", "0.0", "1.0", "false", "true", "") for k, v in args):
         return True
     return any(canonical_name(k) in _RECURSIVE and v is not None and v is not False and not (
         isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0) and not (
-        isinstance(v, str) and v.strip().casefold() in _FALSE) for k, v in dict(arguments).items())
+        isinstance(v, str) and v.strip().casefold() in _FALSE) for k, v in args)
 
 
 def _remote(value: str) -> bool:

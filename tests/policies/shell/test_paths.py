@@ -22,8 +22,9 @@ def test_relative_paths_join_every_possible_cwd():
 
 def test_words_keep_their_glob_tokens_and_option_values():
     [w] = make_words([("u", c) for c in "/etc/shad*w"])
-    [(shown, tokens)] = word_paths(w)
+    (shown, tokens), *aliases = word_paths(w)  # session 19: also through macOS' /private/etc alias
     assert shown == "/etc/shad*w" and tokens is not None
+    assert [(s, t is not None) for s, t in aliases] == [("/private/etc/shad*w", True)]
     assert "/etc/shadow" in [f for f, _ in word_paths(literal_word("--file=/etc/shadow"))]
 
 

@@ -9,6 +9,9 @@ may have moved to. Glob and unknown parts survive normalisation as placeholder c
 ``/etc/./shad*w`` becomes the pattern ``/etc/shad*w`` and is matched against a rule's glob with
 :func:`~.globs.intersects` ("a pattern that could match a denied path is treated as matching it").
 
+A spelling is also read through the aliases an operating system installs (session 19: ``/private/etc`` on macOS,
+``/var/run`` on Linux, ``Documents and Settings`` on Windows: :func:`_aliases`).
+
 A spelling is also read the ways a tool may decode it before ``open()`` (session 18; each one more reading, never
 instead of the literal one): a lenient percent-decoder's (overlong UTF-8 ``%c0%ae``, ``%uXXXX``:
 :func:`_lenient`), Windows' (trailing dots and spaces, ``:$DATA``, a drive, a drive-relative ``C:x``, a UNC share
@@ -273,7 +276,31 @@ def _os_readings(text: str) -> list[str]:
             readings.append("/" + (r if not r.startswith("//") else r[1:])[d.end():].lstrip("/"))
         readings += _unc(r)
     readings += [_windows(r) for r in readings]  # as Windows opens each component (the tool's OS is unknown)
+    readings += [a for r in readings for a in _aliases(r)]
     return [x for r in dict.fromkeys(readings) for x in _resolved(r)]
+
+
+#: directories an operating system installs as another's alias (a symbolic link, an APFS firmlink, an NTFS
+#: junction), each way: macOS' ``/etc``, ``/var``, ``/tmp`` are links into ``/private`` and its data volume is
+#: firmlinked at ``/System/Volumes/Data``; Linux' ``/var/run`` and ``/var/lock`` are links into ``/run`` and a merged
+#: ``/usr`` makes ``/bin``, ``/sbin``, ``/lib`` links into it; Windows' ``Documents and Settings`` is a junction to
+#: ``Users``
+_ALIASES = (("/private/etc", "/etc"), ("/private/var", "/var"), ("/private/tmp", "/tmp"), ("/var/run", "/run"),
+            ("/var/lock", "/run/lock"), ("/usr/bin", "/bin"), ("/usr/sbin", "/sbin"), ("/usr/lib", "/lib"),
+            ("/usr/lib64", "/lib64"), ("/Documents and Settings", "/Users"), ("/System/Volumes/Data", ""))
+
+
+def _aliases(path: str) -> list[str]:
+    """``path`` through each system alias of :data:`_ALIASES` its head is (either way; case-insensitive, as macOS and
+    Windows volumes are): ``/private/etc/sudoers`` is ``/etc/sudoers``, ``/System/Volumes/Data/Users/u`` is
+    ``/Users/u``."""
+    out = []
+    low = path.casefold()
+    for a, b in _ALIASES:
+        for src, dst in ((a, b), (b, a)):
+            if src and (low == src.casefold() or low.startswith(src.casefold() + "/")):
+                out.append((dst + path[len(src):]) or "/")
+    return out
 
 
 def _variants(path: str) -> list[str]:
@@ -375,10 +402,14 @@ def pattern_paths(text: str, cwds: Iterable[str] = ("",), env: bool = False) -> 
     ways: :func:`path_forms` (the file ``open`` names) and, when it holds a pattern character, the words
     an unquoted shell word expands to (:func:`~.words.make_words`; a ``**`` component after the first also
     crosses ``/``, as a recursive glob does, see :func:`_recursive`; a glob also matches a leading ``.``, as
-    ``pathlib``'s does). Raises :class:`~.words.TooManyWords` past the expansion bounds (the caller refuses the
-    call unread). ``env``: variables also read as a tool that expands them does (:func:`path_forms`).
+    ``pathlib``'s does), and in the syntax glob libraries add (:func:`_library_glob`: ``@(x)``, ``!(x)``,
+    ``sh\\adow``, ``[[=a=]]``). Raises :class:`~.words.TooManyWords` past the expansion bounds (the caller refuses
+    the call unread). ``env``: variables also read as a tool that expands them does (:func:`path_forms`).
     """
     out = path_forms(text, cwds, env=env)
+    other = _library_glob(text)
+    if other != text:  # what a glob library's own syntax expands (extglob, escapes, [[=a=]]): one more reading
+        out += pattern_paths(other, cwds, env=env)
     if _GLOB_CHARS.isdisjoint(text):
         return out
     for word in make_words([("u", ch) for ch in text]):
@@ -386,6 +417,26 @@ def pattern_paths(text: str, cwds: Iterable[str] = ("",), env: bool = False) -> 
         tokens = [tok for tok in word.tokens if tok[0] != "^"]
         out += word_paths(Word(word.text, tuple(_recursive(tokens)), word.literal, word.unknown, word.split), cwds)
     return out
+
+
+_EXTGLOB = re.compile(r"[?*+@!]\((?:[^()/]|\([^()/]*\))*\)")
+_CLASS_NAME = re.compile(r"\[([.=])([^\]/])\1\]")
+_ESCAPE = re.compile(r"\\([^\\/])")
+
+
+def _library_glob(text: str) -> str:
+    """``text`` as a superset pattern of what glob libraries with a syntax of their own match (session 19): an
+    extended glob group (bash ``extglob``, minimatch and picomatch by default, wcmatch's ``EXTGLOB``:
+    ``@(shadow)``, ``!(passwd)``, ``+(x|y)``, ``?(x)``) as ``*`` (any name part: ``!(passwd)`` matches ``shadow``), a
+    collating symbol or equivalence class (``[[.a.]]``, ``[[=a=]]``) as its character, and a backslash escape
+    (``sh\adow`` to minimatch, bash and ``fnmatch``-style matchers that escape) as the character escaped; at most
+    8 rounds (nested groups)."""
+    for _ in range(8):
+        new = _ESCAPE.sub(r"\1", _CLASS_NAME.sub(r"\2", _EXTGLOB.sub("*", text)))
+        if new == text:
+            break
+        text = new
+    return text
 
 
 def _recursive(tokens: list[Token]) -> list[Token]:
