@@ -64,7 +64,10 @@ _URL_TOKEN = re.compile(
 _UHOST = re.compile(r"(?<![\w@.-])((?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[^\W_][\w-]{1,62})(/[^\s'\"<>)\]]*)?")
 
 # spelled-out or defanged dots a person reads as "." ("dot com", "[.]", "(dot)", "{dot}")
-_SPELLED_DOT = re.compile(r"\s*(?:\[\s*(?:\.|dot)\s*\]|\(\s*(?:\.|dot)\s*\)|\{\s*(?:\.|dot)\s*\}|\s+dot\s+)\s*", re.I)
+# (linear: a match starts only where a run of blanks starts, and no blank run is matched twice; the earlier form
+# \s*(...|\s+dot\s+)\s* backtracked over every split of a blank run: 2,000 spaces took 19 s, session 19)
+_SPELLED_DOT = re.compile(r"(?<!\s)\s*+(?:\[\s*+(?:\.|dot)\s*+\]|\(\s*+(?:\.|dot)\s*+\)|\{\s*+(?:\.|dot)\s*+\}"
+                          r"|(?<=\s)dot(?=\s))\s*+", re.I)
 _SCHEME = re.compile(r"\b(?:hxxps?|https?|ftp)\s*(?:\[:\]|:)\s*//", re.I)
 # a candidate host: labels of letters/digits/hyphens joined by dots, the root's trailing dot, optional port and path
 _HOST = re.compile(r"(?<![\w@.-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63})(?:\.(?=[:/]))?"
