@@ -39,8 +39,8 @@ def test_policy_guard_is_the_real_tool_call_guard():
     g = guard()
     assert isinstance(g, ToolCallGuard)
     stack = load_stack(EX / "agentguard.toml")
-    assert [x.name for x in stack.guards] == ["no-deletes", "internal-mail", "transfer-limit"]
-    assert isinstance(stack.guards[2], ToolCallGuard)
+    assert [x.name for x in stack.guards] == ["no-deletes", "internal-mail", "no-internal-hosts", "transfer-limit"]
+    assert isinstance(stack.guards[3], ToolCallGuard)
 
 
 def test_langchain_with_verified_policy():

@@ -314,8 +314,8 @@ def test_session_19_agreements_and_refusals_are_nagini_s(verifier):
 
 
 def test_session_19_the_gate_policy_of_the_red_team_properties_is_verified(verifier):
-    """test_verified_gate_redteam checks the gate against the contract of GATE_POLICY: Nagini proves it."""
-    from .test_verified_gate_redteam import GATE_POLICY
+    """test_guard_verified_redteam checks the gate against the contract of GATE_POLICY: Nagini proves it."""
+    from .test_guard_verified_redteam import GATE_POLICY
 
     r = verifier.verify_source(GATE_POLICY, "payment_gate")
     assert r.verified, r.describe()

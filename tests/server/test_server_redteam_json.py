@@ -274,5 +274,10 @@ def test_regression_a_key_answers_only_its_own_request(client):
                                    "metadata": {}}).encode(), "/v1/check")):
         assert _post(client, path, raw, **key).status_code == 422, (path, raw)
     other = _post(client, "/v1/check", _call("ls", run="ik"), AGENT2, **key)  # another credential's key
-    assert other.status_code == 200 and other.json()["decision_id"] != first["decision_id"]
+    # the run belongs to the first agent (run_binding = identity, the default since session 19): refused, and
+    # never answered with the first agent's stored answer
+    assert other.status_code == 403 and "decision_id" not in other.json()
     assert "idempotent-replayed" not in other.headers
+    own = _post(client, "/v1/check", _call("ls", run="ik-agent2"), AGENT2, **key)  # the same key on its own run
+    assert own.status_code == 200 and own.json()["decision_id"] != first["decision_id"]
+    assert "idempotent-replayed" not in own.headers
