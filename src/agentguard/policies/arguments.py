@@ -140,27 +140,41 @@ def named_entries(value: Any, depth: int = 0) -> list[tuple[str, Any]] | None:
     :data:`DESCRIPTOR_ARGS`), keys canonical: ``{"spec": {"src": "id_rsa"}}`` names the file ``id_rsa`` as
     ``{"src": "id_rsa"}`` does. None past :data:`MAX_ENTRIES` (refused unread); deeper than :data:`MAX_NESTING`
     nothing (:func:`strings` refuses it)."""
+    found, _deep = _keyed(value, _file_named, depth)
+    return found
+
+
+def _file_named(key: str) -> bool:
+    return path_named(key) or key in DESCRIPTOR_ARGS or not NAME_WORDS.isdisjoint(_words(key))
+
+
+def _keyed(value: Any, wanted: Callable[[str], bool], depth: int = 0) -> tuple[list[tuple[str, Any]] | None, bool]:
+    """The one walk of :func:`named_entries` and :func:`keyed_values`: the ``(canonical key, value)`` pairs under keys
+    ``wanted`` accepts at any depth (mappings, lists, JSON texts), outermost first (None past :data:`MAX_ENTRIES`),
+    and whether a part lies deeper than :data:`MAX_NESTING` (not walked)."""
     out: list[tuple[str, Any]] = []
-    todo = [(value, depth)]
+    deep = False
+    todo: deque[tuple[Any, int]] = deque([(value, depth)])
     while todo:
-        item, level = todo.pop()
+        item, level = todo.popleft()
         if level > MAX_NESTING:
+            deep = True
             continue
         if isinstance(item, str):
             inner = json_container(item) if ("{" in item or "[" in item) else None
             if inner is not None:
                 todo.append((inner, level + 1))
         elif isinstance(item, (list, tuple)):
-            todo += [(v, level + 1) for v in item]
+            todo.extend((v, level + 1) for v in item)
         elif isinstance(item, Mapping):
             for k, v in item.items():
                 key = canonical_name(k) if isinstance(k, str) else ""
-                if key and (path_named(key) or key in DESCRIPTOR_ARGS or not NAME_WORDS.isdisjoint(_words(key))):
+                if key and wanted(key):
                     out.append((key, v))
                     if len(out) > MAX_ENTRIES:
-                        return None
+                        return None, deep
                 todo.append((v, level + 1))
-    return out
+    return out, deep
 
 
 def json_container(text: str) -> Any:
@@ -471,23 +485,5 @@ def keyed_values(value: Any, wanted: Callable[[str], bool]) -> list[Any] | None:
     hands a nested object to may read ``{"payment": {"recipient": ...}}`` or ``{"headers": {"Bcc": ...}}`` as it
     reads the top-level argument. None past :data:`MAX_ENTRIES` values or deeper than :data:`MAX_NESTING` levels
     (unreadable: the caller refuses it)."""
-    out: list[Any] = []
-    todo: deque[tuple[Any, int]] = deque([(value, 0)])
-    while todo:
-        item, level = todo.popleft()
-        if level > MAX_NESTING:
-            return None
-        if isinstance(item, str):
-            inner = json_container(item) if ("{" in item or "[" in item) else None
-            if inner is not None:
-                todo.append((inner, level + 1))
-        elif isinstance(item, (list, tuple)):
-            todo.extend((v, level + 1) for v in item)
-        elif isinstance(item, Mapping):
-            for k, v in item.items():
-                if isinstance(k, str) and wanted(canonical_name(k)):
-                    out.append(v)
-                    if len(out) > MAX_ENTRIES:
-                        return None
-                todo.append((v, level + 1))
-    return out
+    found, deep = _keyed(value, wanted)
+    return None if found is None or deep else [v for _, v in found]
