@@ -63,22 +63,27 @@ class RequestFacts:
     def __init__(self, source: Any, client_facts: tuple[str, ...] | list[str] = ()) -> None:
         self.source = source
         self.client_facts = frozenset(client_facts)
-        self._guards: Any = None
-        self._grants: dict[str, str] = {}
+        self._cache: tuple[Any, dict[str, str]] = (None, {})  # (the guards, their grant facts)
         self._roles: dict[frozenset[str], tuple[str, ...]] = {}  # each role set, sorted once
 
-    def grants(self) -> dict[str, str]:
-        """The grant facts of the tool guards in force (recomputed when a hot reload swapped them)."""
-        g = self.source.get()
-        if g is not self._guards:
-            self._grants = {k: n for k, n in grant_facts(g.tool).items() if k not in self.client_facts}
-            self._guards = g
-        return self._grants
+    def grants(self, guards: Any = None) -> dict[str, str]:
+        """The grant facts of the tool guards ``guards`` (a :class:`~.guards.ServiceGuards`; default: those in
+        force), recomputed when a hot reload swapped them."""
+        g = self.source.get() if guards is None else guards
+        seen, grants = self._cache
+        if g is not seen:
+            grants = {k: n for k, n in grant_facts(g.tool).items() if k not in self.client_facts}
+            self._cache = (g, grants)  # one pair: guards are never read with another generation's grants
+        return grants
 
-    def of(self, metadata: Mapping[str, Any], who: Principal) -> dict[str, Any]:
+    def of(self, metadata: Mapping[str, Any], who: Principal, guards: Any = None) -> dict[str, Any]:
         """The facts the guards see for this request: ``metadata`` with the server's facts set over it; raises
-        :class:`~fastapi.exceptions.RequestValidationError` (422) for a key the request may not send."""
-        grants = self.grants()
+        :class:`~fastapi.exceptions.RequestValidationError` (422) for a key the request may not send.
+
+        ``guards``: the generation of guards that decides with these facts (the service passes the one its
+        decision uses, so a hot reload between the request's arrival and its decision cannot let a key
+        through that the deciding guards read as a grant); default: the guards in force now."""
+        grants = self.grants(guards)
         own = who.facts or {}
         if metadata:
             problems = []

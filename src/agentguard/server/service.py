@@ -58,7 +58,7 @@ from .facts import RequestFacts
 from .deciding import (CALL, KINDS, Call, Pipes, Replaying, ServicePipeline, SlotView, StoreSink, conflict,
                        decode_read, memoryless, replay, restore, slot_covers, snapshot, state_of, to_step)
 from .otel import shadow_extra
-from .gate import BytesJSON, error
+from .gate import ANONYMOUS, BytesJSON, error, validation_response
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
 from .idempotency import IdemKey, replayed as stored_answer
 from .jsonutil import RequestJSONError, check_value_count, dumps, loads, loads_request
@@ -345,10 +345,14 @@ class Service:
 
     async def decide(self, kind: str, run_id: str, proposal: Any, payload: dict[str, Any], digest_input: Any,
                      *, step: dict[str, Any] | None = None, extra_numbers: dict[str, float] | None = None,
-                     facts: Mapping[str, Any] | None = None, principal: str = "", idem: IdemKey | None = None
-                     ) -> Response:
+                     claims: Mapping[str, Any] | None = None, principal: str = "", idem: IdemKey | None = None,
+                     caller: Any = None) -> Response:
         """Decide ``proposal`` for ``run_id`` through the ``kind`` pipeline and answer (see the module doc).
-        A request with an idempotency key (``idem``) already decided is answered from the store."""
+        A request with an idempotency key (``idem``) already decided is answered from the store.
+
+        ``claims``: a check's metadata (the agent's claims), given to the guards as the run's facts with the
+        server's facts of ``caller`` (its :class:`~.credentials.Principal`) set over them (:mod:`.facts`), checked
+        against the very guards that decide (a key they read as a grant is 422), after the run's lock."""
         try:
             check_run_id(run_id)
         except InputError as exc:
@@ -361,9 +365,12 @@ class Service:
                     return refused
                 try:
                     pipes = self.pipelines()
+                    facts = None if claims is None else self.facts.of(claims, caller or ANONYMOUS, pipes.guards)
                     st = await self.astate(run_id, pipes, kind != "check")
                 except RunExpired as exc:
                     return error(410, str(exc))
+                except RequestValidationError as exc:  # a fact the deciding guards do not take from the request
+                    return validation_response(list(exc.errors()))
                 if st.stored and (refused := await self.binding.refused(run_id, principal)) is not None:
                     return refused  # the run was started by another identity since it was first asked (.binding)
                 row = None if step is None else {"idx": len(st.context.trace), "payload": step}

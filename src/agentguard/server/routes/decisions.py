@@ -56,7 +56,6 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Aw
         """The hot path (also reached straight from the gate, skipping routing): parse, decide, audit."""
         try:
             req: CheckRequest = svc.parse(CheckRequest, raw)
-            facts = svc.facts.of(req.metadata, principal)  # the server's facts over the agent's claims (.facts)
             idem = keyed(headers, principal, "/v1/check", raw) if headers else None
         except RequestValidationError as exc:
             return validation_response(list(exc.errors()))
@@ -66,8 +65,8 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Aw
         call = ToolCall(tc.name, tc.arguments, tc.call_id)
         as_dict = call.to_dict()  # read only from here on: stored with the input and digested
         return await svc.decide("check", req.run_id, call, {"tool_call": as_dict, "metadata": req.metadata},
-                                {"run_id": req.run_id, "tool_call": as_dict}, facts=facts,
-                                principal=principal.identity, idem=idem)
+                                {"run_id": req.run_id, "tool_call": as_dict}, claims=req.metadata,
+                                principal=principal.identity, idem=idem, caller=principal)
 
     @app.post("/v1/runs/{run_id}/steps", tags=["guards"], response_model=VerdictOut, responses=err_responses(),
               summary="Feed one step of a run; get the proactive verdict", openapi_extra=body(StepRequest))
