@@ -21,7 +21,12 @@ same rounds (the order rotates), so the change is a ratio measured side by side.
 ASGI callable answering the same constant (no framework: uvicorn's own per-request floor) is measured in
 the same rounds as well, which says how much of the bare endpoint's cost is FastAPI's.
 
-    python benchmarks/server_check_ab.py --pairs 5 --duration 8 --base ../before --raw
+With ``--floor`` the thinnest path that still does the job's irreducible work with the library's own pieces
+(``benchmarks/server_floor_app.py``: the strict JSON reader, the same rules stack, the same durable chained audit
+store, the answer after the commit; none of the service's other checks) is measured in the same rounds too: a
+lower bound for this design, not a service.
+
+    python benchmarks/server_check_ab.py --pairs 5 --duration 8 --base ../before --raw --floor
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from fastapi import FastAPI, Request  # noqa: E402
 from fastapi.responses import JSONResponse  # noqa: E402
 
 RULES = REPO / "src" / "agentguard" / "server" / "examples" / "rules.toml"
+AUDITED = ("service", "base", "floor")  # the kinds that write the audit store (checked after each run)
 
 
 def bare_app() -> Any:
@@ -149,7 +155,9 @@ def one(kind: str, args: argparse.Namespace, bodies: list[dict]) -> dict:
         cmd = [sys.executable, "-m", "agentguard", "serve", "--port", str(args.port), "--workers", str(args.workers),
                "--data-dir", str(tmp / "data"), "--config", str(cfg)]
     else:
-        cmd = [sys.executable, "-m", "uvicorn", "--factory", f"server_check_ab:{kind}_app", "--app-dir",
+        module = "server_floor_app" if kind == "floor" else "server_check_ab"
+        env["AGENTGUARD_FLOOR_DIR"] = str(tmp / "data")
+        cmd = [sys.executable, "-m", "uvicorn", "--factory", f"{module}:{kind}_app", "--app-dir",
                str(Path(__file__).resolve().parent), "--port", str(args.port), "--workers", str(args.workers),
                "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning",
                "--no-server-header", "--no-date-header", "--backlog", "2048"]
@@ -157,12 +165,12 @@ def one(kind: str, args: argparse.Namespace, bodies: list[dict]) -> dict:
     p = start(cmd, env, tmp, args.port)
     try:
         server_load.run_wrk(args.port, args.warmup, args.connections, 1, bodies, tmp)
-        n0 = _count(tmp) if kind in ("service", "base") else 0
+        n0 = _count(tmp) if kind in AUDITED else 0
         cpu0 = _group_cpu_s(p.pid)
         res = server_load.run_wrk(args.port, args.duration, args.connections, 1, bodies, tmp)
         cpu = _group_cpu_s(p.pid) - cpu0
         time.sleep(0.3)
-        audited = _count(tmp) - n0 if kind in ("service", "base") else None
+        audited = _count(tmp) - n0 if kind in AUDITED else None
     finally:
         stop(p)
     shutil.rmtree(tmp, ignore_errors=True)
@@ -214,6 +222,8 @@ def main() -> None:
                     "an earlier commit), interleaved with the others")
     ap.add_argument("--raw", action="store_true", help="also measure a plain ASGI callable answering the same "
                     "constant (no framework: the HTTP server's own floor), interleaved with the others")
+    ap.add_argument("--floor", action="store_true", help="also measure benchmarks/server_floor_app.py (the same guards "
+                    "and durable audit with nothing else: a lower bound for this design), interleaved with the others")
     ap.add_argument("--label", default="", help="a note stored with the result (what this tree changed)")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "server_check_ab.json"))
     args = ap.parse_args()
@@ -221,7 +231,8 @@ def main() -> None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
     bodies = request_mix(args.mix, args.runs)
     pairs = []
-    kinds = ["bare", "service"] + (["base"] if args.base else []) + (["raw"] if args.raw else [])
+    kinds = (["bare", "service"] + (["base"] if args.base else []) + (["raw"] if args.raw else [])
+             + (["floor"] if args.floor else []))
     for i in range(args.pairs):
         order = kinds[i % len(kinds):] + kinds[:i % len(kinds)]  # rotate who goes first
         r = {k: one(k, args, bodies) for k in order}
@@ -229,6 +240,9 @@ def main() -> None:
         r["cpu_ratio"] = r["bare"]["server_cpu_us_per_request"] / r["service"]["server_cpu_us_per_request"]
         if args.base:
             r["ratio_base"] = r["base"]["rps"] / r["bare"]["rps"]
+        if args.floor:
+            r["ratio_floor"] = r["floor"]["rps"] / r["bare"]["rps"]
+            r["cpu_ratio_floor"] = r["bare"]["server_cpu_us_per_request"] / r["floor"]["server_cpu_us_per_request"]
         pairs.append(r)
         print(f"round {i}: service {r['service']['rps']:.0f} rps, bare {r['bare']['rps']:.0f} rps, "
               f"ratio {r['ratio']:.2f}" + (f", base ratio {r['ratio_base']:.2f}" if args.base else "")
@@ -236,6 +250,8 @@ def main() -> None:
               f"{r['bare']['server_cpu_us_per_request']:.0f} us"
               + (f" base {r['base']['server_cpu_us_per_request']:.0f} us" if args.base else "")
               + (f" raw {r['raw']['server_cpu_us_per_request']:.0f} us ({r['raw']['rps']:.0f} rps)" if args.raw else "")
+              + (f" floor {r['floor']['server_cpu_us_per_request']:.0f} us (ratio {r['ratio_floor']:.2f})"
+                 if args.floor else "")
               + f", load {r['service']['loadavg_before'][0]:.2f}", file=sys.stderr, flush=True)
     ratios = [p["ratio"] for p in pairs]
     result = {
@@ -250,7 +266,7 @@ def main() -> None:
         "bare_cpu_us_per_request_median": statistics.median(p["bare"]["server_cpu_us_per_request"] for p in pairs),
         "service_rps_median": statistics.median(p["service"]["rps"] for p in pairs),
         "bare_rps_median": statistics.median(p["bare"]["rps"] for p in pairs),
-        "every_answer_audited": all(p[k]["every_answer_audited"] for p in pairs for k in kinds if k in ("service", "base")),
+        "every_answer_audited": all(p[k]["every_answer_audited"] for p in pairs for k in kinds if k in AUDITED),
         "no_errors": all(p[k]["errors"] == 0 for p in pairs for k in kinds),
         **({"base": str(args.base), "ratio_base_median": statistics.median(p["ratio_base"] for p in pairs),
             "ratio_base_min": min(p["ratio_base"] for p in pairs), "ratio_base_max": max(p["ratio_base"] for p in pairs),
@@ -260,6 +276,11 @@ def main() -> None:
         **({"raw_rps_median": statistics.median(p["raw"]["rps"] for p in pairs),
             "raw_cpu_us_per_request_median": statistics.median(p["raw"]["server_cpu_us_per_request"]
                                                               for p in pairs)} if args.raw else {}),
+        **({"ratio_floor_median": statistics.median(p["ratio_floor"] for p in pairs),
+            "ratio_floor_min": min(p["ratio_floor"] for p in pairs), "ratio_floor_max": max(p["ratio_floor"] for p in pairs),
+            "cpu_ratio_floor_median": statistics.median(p["cpu_ratio_floor"] for p in pairs),
+            "floor_cpu_us_per_request_median": statistics.median(p["floor"]["server_cpu_us_per_request"]
+                                                                for p in pairs)} if args.floor else {}),
         "pairs": pairs, "conditions": server_load.conditions(),
         "note": "server and wrk share the machine's 2 cores with other engineers' jobs; load averages recorded",
         "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
