@@ -36,7 +36,7 @@ def test_roundtrip_is_exact(tmp_path):
     back = load_traces(tmp_path)
     assert [t.to_dict() for t in back] == [t.to_dict() for t in runs]
     assert store.summary() == {"runs": 30, "steps": sum(len(t) for t in runs),
-                               "unsafe_runs": sum(t.labels["unsafe"] for t in runs)}
+                               "unsafe_runs": sum(t.labels["unsafe"] for t in runs), "uploads_by_identity": {"": 2}}
     # DuckDB sees the files as one table
     n = query(tmp_path, "SELECT count(*) AS n FROM traces WHERE json_extract_string(action, '$.name') = ?", ["move"])
     assert n == [{"n": sum(len(t) for t in runs)}]

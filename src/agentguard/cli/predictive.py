@@ -2,13 +2,17 @@
 
 ``agentguard check MODEL --property 'P=? [F s=3|s=7]' [--json] [--engine native|storm]``
 ``agentguard laws LAWS.txt [--law NAME] [--model DRIVING_FOLDER] [--json]``
-``agentguard learn TRACES --spec SPEC --out MODEL.json [--prism MODEL.prism] [--json]``
+``agentguard learn TRACES --spec SPEC --out MODEL.json [--prism MODEL.prism] [--from-identity NAME] [--json]``
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import typer
 
@@ -234,68 +238,100 @@ def _learn_command(app: typer.Typer) -> None:
                                    "folder or object-store path on Apache Spark); the same model from each, see "
                                    "docs/learning.md"),
         spark_master: str = typer.Option("local[2]", "--spark-master", help="Spark master URL for --engine spark"),
+        from_identity: list[str] = typer.Option([], "--from-identity", help="learn only from the service's uploads "
+                                                "by this credential identity (repeatable; TRACES: the service's "
+                                                "traces folder). Any agent credential may upload traces: name "
+                                                "those you trust"),
         as_json: bool = JSON,
     ) -> None:
         """Learn a DTMC (Eq. 1 of Pro2Guard) from TRACES and print the PAC report (Algorithm 1, line 11)."""
-        import math
-        from fractions import Fraction
+        with _uploads_of(traces, from_identity) as src:
+            _learn(src, spec, out, alpha, epsilon, delta, variant, prism, engine, spark_master, as_json)
 
-        from ..core.errors import InputError
-        from ..predictive.learn import DTMCLearner
-        from ..spec.predicates import load_spec
 
-        ab = load_spec(spec)
-        o = ab.options
-        a = alpha if alpha is not None else o.get("alpha", 1)
-        if isinstance(a, float) and a.is_integer():
-            a = int(a)  # exact rational rows for integer alpha
-        elif isinstance(a, float) and math.isfinite(a):
-            a = Fraction(str(a))
-        learner = DTMCLearner(
-            ab,
-            alpha=a,
-            epsilon=epsilon if epsilon is not None else o.get("epsilon", 0.05),
-            delta=delta if delta is not None else o.get("delta", 0.05),
-            target=str(o.get("target", "unsafe")),
-            pac_variant=variant,
-        )
-        if engine == "spark":
-            from ..predictive.spark import learn_spark
+@contextlib.contextmanager
+def _uploads_of(traces: str, identities: list[str]) -> Iterator[str]:
+    """``traces`` itself, or (with ``identities``) a temporary folder of links to the service's uploads by them
+    (:func:`agentguard.server.traces.select_uploads`, names kept: ingest order), removed afterwards."""
+    if not identities:
+        yield traces
+        return
+    from ..core.errors import InputError
+    from ..server.traces import select_uploads
 
-            learner.last_stats = learn_spark(learner, traces, master=spark_master)
-        else:
-            learner.add_file(traces, engine=engine)  # streamed: memory independent of the file size
-        model = learner.model()
-        model.meta["name"] = ab.name
-        try:
-            model.save(out)
-        except OSError as exc:
-            raise InputError(f"cannot write model {out}: {exc.strerror}") from None
-        if prism:
-            from ..predictive.prism import write_prism
+    if not Path(traces).is_dir():
+        raise InputError(f"--from-identity selects uploads in the service's traces folder; {traces} is not a folder")
+    files = select_uploads(traces, identities)
+    if not files:
+        raise InputError(f"no traces in {traces} were uploaded by {', '.join(map(repr, identities))}")
+    with tempfile.TemporaryDirectory(prefix="agentguard-uploads-") as tmp:
+        for f in files:
+            os.symlink(f.resolve(), Path(tmp) / f.name)
+        yield tmp
 
-            write_prism(model, prism)
-        rep = learner.pac_report()
-        d = rep.to_dict()
-        if as_json:
-            typer.echo(json.dumps({"model": out, "n_states": model.n, "traces": learner.n_traces,
-                                   "state_names": model.state_names, "alpha": float(a), "pac": d}))
-            return
-        from rich.console import Console
-        from rich.table import Table
 
-        con = Console()
-        con.print(f"learned {model.n} states from {learner.n_traces} traces ({d['transitions']} transitions), "
-                  f"alpha={a}; model written to {out}")
-        t = Table(title=f"PAC report (epsilon={rep.epsilon}, delta={rep.delta}, delta'={rep.delta_prime:.3g}, "
-                        f"B={rep.B:.4g}, {rep.variant})")
-        for c in ("state", "n_p", "required", "holds"):
-            t.add_column(c, justify="right" if c in ("n_p", "required") else "left")
-        for r in d["states"]:
-            req = "fixed" if r["determined"] else ("inf" if r["required"] is None else str(r["required"]))
-            t.add_row(r["state"], str(r["count"]), req, "yes" if r["holds"] else "no")
-        con.print(t)
-        con.print("stopping rule holds: " + ("[green]yes[/green]" if rep.done else "[yellow]no[/yellow] (collect more traces)"))
+def _learn(traces: str, spec: str, out: str, alpha: float | None, epsilon: float | None, delta: float | None,
+           variant: str, prism: str | None, engine: str, spark_master: str, as_json: bool) -> None:
+    """Learn and report (the body of ``agentguard learn``)."""
+    import math
+    from fractions import Fraction
+
+    from ..core.errors import InputError
+    from ..predictive.learn import DTMCLearner
+    from ..spec.predicates import load_spec
+
+    ab = load_spec(spec)
+    o = ab.options
+    a = alpha if alpha is not None else o.get("alpha", 1)
+    if isinstance(a, float) and a.is_integer():
+        a = int(a)  # exact rational rows for integer alpha
+    elif isinstance(a, float) and math.isfinite(a):
+        a = Fraction(str(a))
+    learner = DTMCLearner(
+        ab,
+        alpha=a,
+        epsilon=epsilon if epsilon is not None else o.get("epsilon", 0.05),
+        delta=delta if delta is not None else o.get("delta", 0.05),
+        target=str(o.get("target", "unsafe")),
+        pac_variant=variant,
+    )
+    if engine == "spark":
+        from ..predictive.spark import learn_spark
+
+        learner.last_stats = learn_spark(learner, traces, master=spark_master)
+    else:
+        learner.add_file(traces, engine=engine)  # streamed: memory independent of the file size
+    model = learner.model()
+    model.meta["name"] = ab.name
+    try:
+        model.save(out)
+    except OSError as exc:
+        raise InputError(f"cannot write model {out}: {exc.strerror}") from None
+    if prism:
+        from ..predictive.prism import write_prism
+
+        write_prism(model, prism)
+    rep = learner.pac_report()
+    d = rep.to_dict()
+    if as_json:
+        typer.echo(json.dumps({"model": out, "n_states": model.n, "traces": learner.n_traces,
+                               "state_names": model.state_names, "alpha": float(a), "pac": d}))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    con.print(f"learned {model.n} states from {learner.n_traces} traces ({d['transitions']} transitions), "
+              f"alpha={a}; model written to {out}")
+    t = Table(title=f"PAC report (epsilon={rep.epsilon}, delta={rep.delta}, delta'={rep.delta_prime:.3g}, "
+                    f"B={rep.B:.4g}, {rep.variant})")
+    for c in ("state", "n_p", "required", "holds"):
+        t.add_column(c, justify="right" if c in ("n_p", "required") else "left")
+    for r in d["states"]:
+        req = "fixed" if r["determined"] else ("inf" if r["required"] is None else str(r["required"]))
+        t.add_row(r["state"], str(r["count"]), req, "yes" if r["holds"] else "no")
+    con.print(t)
+    con.print("stopping rule holds: " + ("[green]yes[/green]" if rep.done else "[yellow]no[/yellow] (collect more traces)"))
 
 
 def _print_table(dtmc, res, out) -> None:

@@ -348,11 +348,9 @@ class Service:
                      claims: Mapping[str, Any] | None = None, principal: str = "", idem: IdemKey | None = None,
                      caller: Any = None) -> Response:
         """Decide ``proposal`` for ``run_id`` through the ``kind`` pipeline and answer (see the module doc).
-        A request with an idempotency key (``idem``) already decided is answered from the store.
-
-        ``claims``: a check's metadata (the agent's claims), given to the guards as the run's facts with the
-        server's facts of ``caller`` (its :class:`~.credentials.Principal`) set over them (:mod:`.facts`), checked
-        against the very guards that decide (a key they read as a grant is 422), after the run's lock."""
+        A request with an idempotency key (``idem``) already decided is answered from the store. ``claims``: a
+        check's metadata, with the server's facts of ``caller`` (a Principal) over them (:mod:`.facts`), checked
+        after the run's lock against the very guards that decide (a key they read as a grant is 422)."""
         try:
             check_run_id(run_id)
         except InputError as exc:

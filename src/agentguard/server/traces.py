@@ -8,6 +8,14 @@ into place (atomic on POSIX), so a reader never sees half a file. One row per st
 
 A run with no steps is kept as one row with ``step = -1`` so its labels are not lost.
 
+Each file records who uploaded it: the identity of the credential that sent the batch, in the Parquet file's
+key-value metadata (``agentguard.identity``; :func:`upload_identity`). Any credential with the ``agent`` role may
+upload, and what is uploaded is what the proactive guard's model is learned from, so an agent (or whoever holds
+its token) could otherwise pull the learned risk of a dangerous state down with made-up traces. Learn from the
+identities you trust: ``load_traces(d, identities=[...])``, ``agentguard learn --from-identity NAME``
+(:func:`select_uploads`); a file written before identities were recorded, or by :func:`write_parquet` without
+one, has none and is never selected by identity.
+
 :func:`load_traces` gives the rows back as a list of :class:`agentguard.core.Trace` (the DTMC
 learner and the calibrator read them directly); :func:`query` runs any DuckDB SQL over them with
 the view ``traces``.
@@ -26,7 +34,11 @@ from ..core.errors import InputError, require
 from ..core.types import Step, ToolCall, Trace
 from .jsonutil import dumps, loads
 
-__all__ = ["TraceConflict", "TraceStore", "load_traces", "query", "write_parquet"]
+__all__ = ["IDENTITY_KEY", "TraceConflict", "TraceStore", "load_traces", "query", "select_uploads", "upload_identity",
+           "write_parquet"]
+
+#: the Parquet file metadata key holding the identity of the credential that uploaded the file
+IDENTITY_KEY = b"agentguard.identity"
 
 COLUMNS = ("run_id", "labels", "step", "time", "state", "action", "observation", "output", "signals", "unsafe")
 
@@ -44,12 +56,14 @@ def _j(v: Any) -> str | None:
     return None if v is None else dumps(v).decode()
 
 
-def write_parquet(path: str | os.PathLike[str], traces: Iterable[Trace], typed: bool = False) -> int:
+def write_parquet(path: str | os.PathLike[str], traces: Iterable[Trace], typed: bool = False,
+                  identity: str | None = None) -> int:
     """Write traces to one Parquet file at ``path`` (atomically); returns the number of rows.
 
     ``typed``: also store the states as a typed struct column ``state_typed`` (``state`` then null
     where a state fits; see :mod:`agentguard.predictive.typed_state`), which the columnar learner
-    reads without parsing JSON."""
+    reads without parsing JSON. ``identity``: who uploaded them (the file's ``agentguard.identity``
+    metadata, :func:`upload_identity`)."""
     pa = require("pyarrow", "server")
     pq = require("pyarrow.parquet", "server")
     cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
@@ -75,6 +89,9 @@ def write_parquet(path: str | os.PathLike[str], traces: Iterable[Trace], typed: 
             cols["output"].append(s.output)
             cols["signals"].append(_j({k: float(v) for k, v in s.signals.items()}))
     table = pa.Table.from_pydict(cols, schema=_schema())
+    if identity is not None:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                               IDENTITY_KEY: identity.encode("utf-8", "surrogatepass")})
     if typed:
         from ..predictive.typed_state import type_table
 
@@ -91,6 +108,25 @@ def write_parquet(path: str | os.PathLike[str], traces: Iterable[Trace], typed: 
 
 def _glob(directory: str | os.PathLike[str]) -> str:
     return str(Path(directory) / "*.parquet")
+
+
+def upload_identity(path: str | os.PathLike[str]) -> str | None:
+    """The identity of the credential that uploaded the Parquet file ``path`` (None: not recorded)."""
+    pq = require("pyarrow.parquet", "server")
+    raw = (pq.read_schema(path).metadata or {}).get(IDENTITY_KEY)
+    return None if raw is None else raw.decode("utf-8", "surrogatepass")
+
+
+def select_uploads(directory: str | os.PathLike[str], identities: Iterable[str]) -> list[Path]:
+    """The Parquet files under ``directory`` (its ``*.parquet``, in name order = ingest order) uploaded by one of
+    ``identities``; a file without a recorded identity is never selected."""
+    want = set(identities)
+    return [f for f in sorted(Path(directory).glob("*.parquet")) if upload_identity(f) in want]
+
+
+def _files_sql(files: Sequence[Path]) -> str:
+    """A DuckDB list literal of file paths (ours, not client text; quotes escaped)."""
+    return "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
 
 
 def _connect(directory: str | os.PathLike[str]):
@@ -129,11 +165,13 @@ def _load_json(v: str | None) -> Any:
 
 
 def load_traces(directory: str | os.PathLike[str], *, run_ids: Sequence[str] | None = None,
-                unsafe: bool | None = None, limit: int | None = None) -> list[Trace]:
+                unsafe: bool | None = None, limit: int | None = None,
+                identities: Iterable[str] | None = None) -> list[Trace]:
     """Read the stored traces back as :class:`~agentguard.core.Trace` objects, in ingest order.
 
     Filters: ``run_ids`` (only those runs), ``unsafe`` (only runs with that label), ``limit`` (first n
-    runs). Tool-call actions come back as :class:`~agentguard.core.ToolCall`.
+    runs), ``identities`` (only files uploaded by those credentials' identities: :func:`select_uploads`).
+    Tool-call actions come back as :class:`~agentguard.core.ToolCall`.
     """
     where: list[str] = []
     params: list[Any] = []
@@ -146,16 +184,17 @@ def load_traces(directory: str | os.PathLike[str], *, run_ids: Sequence[str] | N
         where.append("unsafe = ?")
         params.append(bool(unsafe))
     sql = ("SELECT run_id, labels, step, time, state, action, observation, output, signals, filename "
-           "FROM read_parquet('{glob}', union_by_name=true, filename=true, file_row_number=true)")
+           "FROM read_parquet({files}, union_by_name=true, filename=true, file_row_number=true)")
     d = Path(directory)
-    if not any(d.glob("*.parquet")):
+    files = sorted(d.glob("*.parquet")) if identities is None else select_uploads(d, identities)
+    if not files:
         return []
     pq = require("pyarrow.parquet", "server")
-    typed = [f.name for f in sorted(d.glob("*.parquet")) if "state_typed" in pq.read_schema(f).names]
+    typed = [f.name for f in files if "state_typed" in pq.read_schema(f).names]
     if typed:  # their states are not in the JSON column: refuse rather than give steps without a state
         raise InputError(f"{typed[0]} holds typed states (write_parquet(typed=True)); load_traces reads "
                          "JSON-text stores only: learn from it with 'agentguard learn --engine columnar'")
-    sql = sql.format(glob=_glob(d).replace("'", "''"))
+    sql = sql.format(files=_files_sql(files))
     if where:
         sql += " WHERE " + " AND ".join(where)
     sql += " ORDER BY filename, file_row_number"
@@ -224,16 +263,17 @@ class TraceStore:
         for m in claimed:
             m.unlink(missing_ok=True)
 
-    def add(self, traces: Sequence[Trace]) -> tuple[str, int]:
-        """Write one batch; returns (file name, rows). Raises :class:`TraceConflict` for a run id already
-        stored or repeated (nothing of the batch is written)."""
+    def add(self, traces: Sequence[Trace], identity: str | None = None) -> tuple[str, int]:
+        """Write one batch, uploaded by ``identity`` (recorded in the file: :func:`upload_identity`); returns (file
+        name, rows). Raises :class:`TraceConflict` for a run id already stored or repeated (nothing of the batch
+        is written)."""
         if not traces:
             raise InputError("no traces to store")
         claimed = self._claim([str(t.run_id) for t in traces])
         # Nanosecond time first, so file-name order is ingest order (what load_traces returns).
         name = f"{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
         try:
-            rows = write_parquet(self.directory / name, traces)
+            rows = write_parquet(self.directory / name, traces, identity=identity)
         except BaseException:
             self._release(claimed)
             raise
@@ -246,6 +286,13 @@ class TraceStore:
         return query(self.directory, sql, params)
 
     def summary(self) -> dict[str, Any]:
+        """Runs, steps and unsafe runs stored, and the uploads (files) of each identity (``""``: not recorded)."""
         rows = self.query("SELECT count(DISTINCT run_id) AS runs, count(*) FILTER (WHERE step >= 0) AS steps, "
                           "count(DISTINCT run_id) FILTER (WHERE unsafe) AS unsafe_runs FROM traces")
-        return {k: int(v or 0) for k, v in rows[0].items()}
+        out: dict[str, Any] = {k: int(v or 0) for k, v in rows[0].items()}
+        uploads: dict[str, int] = {}
+        for f in sorted(self.directory.glob("*.parquet")):
+            who = upload_identity(f) or ""
+            uploads[who] = uploads.get(who, 0) + 1
+        out["uploads_by_identity"] = uploads
+        return out

@@ -7,7 +7,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from ...core.types import Trace
-from ..gate import JSONResponse, error
+from ..gate import JSONResponse, error, principal_of
 from ..models import IngestRequest, IngestResponse
 from ..service import Service, to_step
 from ..traces import TraceConflict
@@ -31,7 +31,7 @@ def register(app: FastAPI, svc: Service) -> None:
                 trace.run_id = t.run_id
             tr.append(trace)
         try:
-            name, rows = await run_in_threadpool(traces.add, tr)
+            name, rows = await run_in_threadpool(traces.add, tr, principal_of(request.scope).identity)
         except TraceConflict as exc:
             return error(409, str(exc))
         return JSONResponse({"stored_runs": len(tr), "rows": rows, "file": name})
