@@ -294,7 +294,8 @@ def test_traces_ingest_to_parquet_and_read_back(client, settings):
     rows = query(settings.traces_dir, "SELECT run_id, count(*) AS n FROM traces WHERE step >= 0 "
                                       "GROUP BY run_id ORDER BY run_id")
     assert rows == [{"run_id": f"t{i}", "n": 3} for i in range(4)]
-    assert client.get("/v1/traces/summary", headers=AUTH).json() == {"runs": 5, "steps": 12, "unsafe_runs": 2}
+    assert client.get("/v1/traces/summary", headers=AUTH).json() == {"runs": 5, "steps": 12, "unsafe_runs": 2,
+                                                                     "uploads_by_identity": {"token": 1}}
 
 
 def test_guard_that_raises_fails_closed(settings):
