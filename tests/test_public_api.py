@@ -106,7 +106,7 @@ CURATED = {
     "agentguard.policies": [
         "ArgumentExtractor", "ArgumentRule", "FieldRule", "FlowGuard", "FlowRule", "JsonlAuditSink", "LLMExtractor",
         "MappingExtractor", "MemoryAuditSink", "NaginiVerifier", "NetworkGuard", "Policy", "PolicyBinding", "PreconditionViolation",
-        "ProvenanceGuard", "SecretLeakGuard", "SourceDeclaration", "SpecExtractor", "ToolCallGuard", "ToolRuleGuard", "VerificationError",
+        "ProvenanceGuard", "RunBudgetGuard", "SecretLeakGuard", "SourceDeclaration", "SpecExtractor", "ToolCallGuard", "ToolRuleGuard", "VerificationError",
         "VerificationResult", "boundary_cases", "find_nagini_venv", "library_extractor", "library_path",
         "load_policy", "policy_from_source", "run_tests", "shipped_policies", "synthesize", "validate", "verify",
         "write_pytest",

@@ -78,6 +78,7 @@ GUARD_TYPES: dict[str, Factory | str] = {
     "tool-rules": "agentguard.policies.rules:ToolRuleGuard",
     "flow-rules": "agentguard.policies.flow:FlowGuard",  # sequence rules over the run's calls
     "network-rules": "agentguard.policies.networks:NetworkGuard",  # no destination off the public internet
+    "run-budget": "agentguard.policies.budget:RunBudgetGuard",  # limits over a run's calls taken together
     "secret-leak": "agentguard.policies.secret_guard:SecretLeakGuard",  # detect-secrets + PII on outgoing calls
     "policy": "agentguard.policies:ToolCallGuard",  # VeriGuard verified policy; uncovered tools: deny
     "provenance": "agentguard.policies:ProvenanceGuard",  # grants from the request, data-flow labels (issue 27)

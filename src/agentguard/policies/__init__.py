@@ -15,7 +15,8 @@ it from a configuration table (type ``policy`` in ``agentguard.toml``). :class:`
 a call's arguments came from (:class:`SourceDeclaration`); :class:`ToolRuleGuard` (:class:`ArgumentRule`) is
 the declarative allow/deny guard of type ``tool-rules``; :class:`FlowGuard` (:class:`FlowRule`) holds the
 sequence rules of type ``flow-rules``; :class:`NetworkGuard` (type ``network-rules``) refuses calls that would
-connect to a host off the public internet; :class:`SecretLeakGuard` (type ``secret-leak``) refuses keys, tokens and
+connect to a host off the public internet; :class:`RunBudgetGuard` (type ``run-budget``) limits a run's calls taken
+together (a total amount, a number of calls); :class:`SecretLeakGuard` (type ``secret-leak``) refuses keys, tokens and
 PII sent to a third party. Nagini itself is imported only by the worker in its own venv; nothing here imports a
 heavy dependency (detect-secrets and the PII libraries are imported when a scanner is built).
 
@@ -26,6 +27,7 @@ output parser (:mod:`.nagini`).
 """
 
 from .audit import JsonlAuditSink, MemoryAuditSink
+from .budget import RunBudgetGuard
 from .extract import ArgumentExtractor, FieldRule, LLMExtractor, MappingExtractor, SpecExtractor
 from .flow import FlowGuard, FlowRule
 from .guard import PolicyBinding, ToolCallGuard
@@ -58,6 +60,7 @@ __all__ = [
     "PolicyBinding",
     "PreconditionViolation",
     "ProvenanceGuard",
+    "RunBudgetGuard",
     "SecretLeakGuard",
     "SourceDeclaration",
     "SpecExtractor",
