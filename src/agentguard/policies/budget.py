@@ -52,9 +52,10 @@ from ..core.canonical import canonical_name, name_forms
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.runs import RunMemory
-from ..core.types import Context, Decision, Step, Verdict
+from ..core.types import Context, Decision, Verdict
 from .arguments import keyed_values
-from .rules import as_tool_call, tool_patterns
+from .flow import guard_tables, named_tables, proposed_call
+from .rules import tool_patterns
 
 __all__ = ["Budget", "RunBudgetGuard"]
 
@@ -168,13 +169,7 @@ class RunBudgetGuard(BaseGuard):
     def __init__(self, budgets: Sequence[Budget | Mapping[str, Any]], *, name: str = "run-budget",
                  max_runs: int = 10_000) -> None:
         self.name = name
-        self.budgets = [b if isinstance(b, Budget) else Budget.from_config(b, f"{name}.budgets[{i}]")
-                        for i, b in enumerate(budgets)]
-        if not self.budgets:
-            raise InputError(f"{name}: give at least one budget ([[guards.budgets]])")
-        names = [b.name for b in self.budgets]
-        if len(set(names)) != len(names):
-            raise InputError(f"{name}: budget names must be unique, got {names}")
+        self.budgets = named_tables(budgets, Budget, Budget.from_config, name, "budget", "budgets")
         self.max_runs = max_runs
         self._runs: RunMemory[_Spent] = RunMemory(_Spent, max_runs)
         self._lock = threading.Lock()  # a run's check reads and adds in one step
@@ -182,20 +177,13 @@ class RunBudgetGuard(BaseGuard):
     @classmethod
     def from_config(cls, params: Mapping[str, Any]) -> "RunBudgetGuard":
         """``{"budgets": [...], "name": ..., "max_runs": ...}`` (a ``[[guards]]`` table of type ``run-budget``)."""
-        unknown = sorted(set(params) - {"budgets", "name", "max_runs"})
-        if unknown:
-            raise InputError(f"unknown key(s) {', '.join(unknown)} for run-budget (known: budgets, max_runs, name)")
-        budgets = params.get("budgets")
-        if not isinstance(budgets, list):
-            raise InputError("run-budget needs 'budgets', a list of [[guards.budgets]] tables")
+        budgets = guard_tables(params, "run-budget", "budgets", {"budgets", "name", "max_runs"})
         return cls(budgets, name=str(params.get("name", "run-budget")), max_runs=int(params.get("max_runs", 10_000)))
 
     def check(self, context: Context, proposal: Any) -> Verdict:
-        call = as_tool_call(proposal)
-        if call is None:
-            if isinstance(proposal, (str, Step)):
-                return Verdict.allow(self.name, "not a tool call")
-            return Verdict(Decision.REJECT, f"cannot read a proposal of type {type(proposal).__name__}", self.name)
+        call = proposed_call(proposal, self.name)
+        if isinstance(call, Verdict):
+            return call
         mine = [b for b in self.budgets if b.counts(call.name)]
         if not mine:
             return Verdict.allow(self.name)

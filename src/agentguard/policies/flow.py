@@ -54,7 +54,7 @@ from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .arguments import as_text, keyed_values, leaves
 from .rules import as_tool_call, grant_patterns, tool_patterns
 
-__all__ = ["FlowGuard", "FlowRule", "LABELS", "history", "recipient_form", "recipient_values"]
+__all__ = ["FlowGuard", "FlowRule", "LABELS", "guard_tables", "history", "named_tables", "proposed_call", "recipient_form", "recipient_values"]
 
 LABELS = ("any", "trusted", "untrusted")
 Labeler = Callable[[ToolCall, Any], str]
@@ -260,6 +260,42 @@ def history(trace_steps: Iterable[Any]) -> list[tuple[ToolCall, Any]]:
     return out
 
 
+def named_tables(items: Iterable[Any], kind: type, build: Callable[[Any, str], Any], owner: str, what: str,
+                 table: str) -> list[Any]:
+    """The named rules of a guard's configuration: each item as given (an instance of ``kind``) or built from its
+    table (``build(raw, "owner.table[i]")``); at least one, names unique (:class:`InputError` otherwise)."""
+    out = [x if isinstance(x, kind) else build(x, f"{owner}.{table}[{i}]") for i, x in enumerate(items)]
+    if not out:
+        raise InputError(f"{owner}: give at least one {what}")
+    names = [getattr(x, "name", "") for x in out]
+    if len(set(names)) != len(names):
+        raise InputError(f"{owner}: {what} names must be unique, got {names}")
+    return out
+
+
+def guard_tables(params: Mapping[str, Any], guard_type: str, key: str, known: set[str]) -> list[Any]:
+    """The list of rule tables ``params[key]`` of a ``[[guards]]`` table of ``guard_type`` whose keys must be among
+    ``known`` (:class:`InputError` otherwise)."""
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise InputError(f"unknown key(s) {', '.join(unknown)} for {guard_type} (known: {', '.join(sorted(known))})")
+    items = params.get(key)
+    if not isinstance(items, list):
+        raise InputError(f"{guard_type} needs '{key}', a list of [[guards.{key}]] tables")
+    return items
+
+
+def proposed_call(proposal: Any, guard: str) -> ToolCall | Verdict:
+    """The tool call a guard of calls judges in ``proposal``, or its verdict when there is none: ALLOW for text or
+    a step without a call (nothing to judge), REJECT for anything it cannot read."""
+    call = as_tool_call(proposal)
+    if call is not None:
+        return call
+    if isinstance(proposal, (str, Step)):
+        return Verdict.allow(guard, "not a tool call")
+    return Verdict(Decision.REJECT, f"cannot read a proposal of type {type(proposal).__name__}", guard)
+
+
 class FlowGuard(BaseGuard):
     """Flow rules over the run's recorded calls (see the module docstring); the strictest violation wins."""
 
@@ -268,13 +304,7 @@ class FlowGuard(BaseGuard):
     def __init__(self, rules: Sequence[FlowRule | Mapping[str, Any]], *, name: str = "flow-rules",
                  trusted_tools: Sequence[str] | str = (), labeler: Labeler | None = None) -> None:
         self.name = name
-        self.rules = [r if isinstance(r, FlowRule) else FlowRule.from_config(r, f"{name}.rules[{i}]")
-                      for i, r in enumerate(rules)]
-        if not self.rules:
-            raise InputError(f"{name}: give at least one flow rule")
-        names = [r.name for r in self.rules]
-        if len(set(names)) != len(names):
-            raise InputError(f"{name}: flow rule names must be unique, got {names}")
+        self.rules = named_tables(rules, FlowRule, FlowRule.from_config, name, "flow rule", "rules")
         self._trusted = grant_patterns(trusted_tools, f"{name}.trusted_tools")  # trust is a grant: as written
         self._labeler = labeler
 
@@ -282,12 +312,7 @@ class FlowGuard(BaseGuard):
     def from_config(cls, params: Mapping[str, Any]) -> "FlowGuard":
         """``{"rules": [...], "trusted_tools": [...], "name": ...}`` (a ``[[guards]]`` table of type
         ``flow-rules``)."""
-        unknown = sorted(set(params) - {"rules", "trusted_tools", "name"})
-        if unknown:
-            raise InputError(f"unknown key(s) {', '.join(unknown)} for flow-rules (known: name, rules, trusted_tools)")
-        rules = params.get("rules")
-        if not isinstance(rules, list):
-            raise InputError("flow-rules needs 'rules', a list of [[guards.rules]] tables")
+        rules = guard_tables(params, "flow-rules", "rules", {"rules", "trusted_tools", "name"})
         return cls(rules, name=str(params.get("name", "flow-rules")), trusted_tools=params.get("trusted_tools", ()))
 
     @property
@@ -317,11 +342,9 @@ class FlowGuard(BaseGuard):
         return found
 
     def check(self, context: Context, proposal: Any) -> Verdict:
-        call = as_tool_call(proposal)
-        if call is None:
-            if isinstance(proposal, (str, Step)):
-                return Verdict.allow(self.name, "not a tool call")
-            return Verdict(Decision.REJECT, f"cannot read a proposal of type {type(proposal).__name__}", self.name)
+        call = proposed_call(proposal, self.name)
+        if isinstance(call, Verdict):
+            return call
         past = history(context.trace.steps)
         found = self.violations([c for c, _ in past], [o for _, o in past], call, context.metadata)
         if not found:
