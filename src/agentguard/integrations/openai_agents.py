@@ -215,9 +215,9 @@ class AgentsGuard:
         """Gate everything ``agent`` can run, now and as it changes (:func:`~.openai_agents_reach.reach`): every
         function tool it reaches (its own, those of agents it runs as tools or hands off to, recursively, each
         once), every handoff's invocation, and the agents' hooks that gate tools added later and refuse any tool
-        about to run without this guard's decision. A tool the guard cannot gate (a hosted tool, a shell tool, an
-        MCP server without tool guardrails, a handoff whose agent is gone) raises InputError, unless
-        ``allow_unguarded``.
+        about to run without this guard's decision. A tool the guard cannot gate raises InputError; ``allow_unguarded``
+        covers only read-only hosted tools, MCP servers without tool guardrails and a handoff whose agent is gone,
+        never a tool that executes commands or drives a machine (:func:`~.openai_agents_reach.unguarded_ok`).
         Returns ``agent``."""
         reach(self, agent, allow_unguarded)
         return agent

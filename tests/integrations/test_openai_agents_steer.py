@@ -1,0 +1,224 @@
+"""Session 20: a refusal the guard reaches late in an Agents SDK run steers the run instead of ending it, and
+``allow_unguarded`` never covers a tool that executes commands or drives a machine (``openai_agents_reach``).
+
+Checked against the real SDK (0.24, its own ``ScriptedModel`` and a local ``SandboxAgent``) before the fix:
+
+- a ``SandboxAgent``'s ``exec_command`` (a tool the SDK builds for the run, which only the hooks' backstop decides)
+  denied by the guard: the run ended with ``UngatedToolCall`` (wrapped in the SDK's ``UserError``); the model never
+  learned why and could not re-plan;
+- a denied ``transfer_to_b`` handoff: the run ended with ``HandoffRefused``;
+- ``guard_agent(agent, allow_unguarded=True)`` with a local ``ShellTool``, ``LocalShellTool``, ``ComputerTool``,
+  ``ApplyPatchTool``, a ``CustomTool``, ``CodeInterpreterTool`` or ``HostedMCPTool``: accepted, and the hooks'
+  backstop let a shell call start unjudged.
+
+Now: a REJECT is the call's output (the model's next turn reads it, the run goes on, the body never runs); a HALT
+still ends the run; ``allow_unguarded`` covers only the read-only hosted kinds (web/file/tool search, images).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+pytest.importorskip("agents")
+
+from agents import (  # noqa: E402
+    Agent,
+    ApplyPatchTool,
+    CodeInterpreterTool,
+    CustomTool,
+    FileSearchTool,
+    HostedMCPTool,
+    ImageGenerationTool,
+    LocalShellTool,
+    RunConfig,
+    Runner,
+    ShellTool,
+    WebSearchTool,
+    handoff,
+)
+from agents.extensions import handoff_filters  # noqa: E402
+from agents.testing import ScriptedModel, assistant_message, function_call  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from agentguard.core.errors import InputError  # noqa: E402
+from agentguard.integrations.openai_agents import AgentsGuard  # noqa: E402
+from agentguard.integrations.openai_agents_reach import GuardHooks, UngatedToolCall, unguarded_ok  # noqa: E402
+from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
+
+RC = RunConfig(tracing_disabled=True)
+RULES = {"reject": {"deny": ["exec_command", "transfer_to_*"]}, "halt": {"halt": ["exec_command", "transfer_to_*"]},
+         "allow": {"deny": ["nothing"]}}
+
+
+def sandbox(marker: str, rule: str, allow_unguarded: bool = False) -> tuple[str, ScriptedModel]:
+    """Run a local SandboxAgent whose model calls ``exec_command`` (touch ``marker``), then answers: how the run
+    ended ("finished" or the exception's name) and the model (its calls)."""
+    from agents.run_config import SandboxRunConfig
+    from agents.sandbox.capabilities.shell import Shell
+    from agents.sandbox.sandbox_agent import SandboxAgent
+    from agents.sandbox.sandboxes.unix_local import UnixLocalSandboxClient
+
+    model = ScriptedModel([[function_call("exec_command", {"cmd": f"touch {marker}"}, call_id="c1")],
+                           [assistant_message("re-planned")]])
+    a = SandboxAgent(name="a", capabilities=[Shell()], model=model)
+    AgentsGuard(ToolRuleGuard(name="r", **RULES[rule])).guard_agent(a, allow_unguarded=allow_unguarded)
+    try:
+        asyncio.run(Runner.run(a, "go", run_config=RunConfig(
+            tracing_disabled=True, sandbox=SandboxRunConfig(client=UnixLocalSandboxClient()))))
+        return "finished", model
+    except Exception as exc:  # noqa: BLE001 - the test reads how the run ended
+        return type(exc).__name__, model
+
+
+def handoff_run(rule: str, filtered: bool = False) -> tuple[str, list, ScriptedModel, str]:
+    ran: list = []
+
+    async def on_h(ctx):
+        ran.append("on_handoff")
+
+    b = Agent(name="b", model=ScriptedModel([[assistant_message("b here")]]))
+    model = ScriptedModel([[function_call("transfer_to_b", {}, call_id="h1")], [assistant_message("a re-planned")]])
+    h = handoff(b, on_handoff=on_h, input_filter=handoff_filters.remove_all_tools if filtered else None)
+    a = Agent(name="a", handoffs=[h], model=model)
+    AgentsGuard(ToolRuleGuard(name="r", **RULES[rule])).guard_agent(a)
+    try:
+        r = asyncio.run(Runner.run(a, "go", run_config=RC, context={"run_id": "r"}))
+        return "finished", ran, model, r.last_agent.name
+    except Exception as exc:  # noqa: BLE001
+        return type(exc).__name__, ran, model, ""
+
+
+def model_read_refusal(model: ScriptedModel) -> bool:
+    return len(model.calls) >= 2 and "agentguard refused tool call" in str(model.calls[-1].input)
+
+
+def test_a_late_rejected_tool_call_is_returned_to_the_model_and_the_run_goes_on(tmp_path):
+    marker = str(tmp_path / "m")
+    how, model = sandbox(marker, "reject")
+    assert how == "finished" and not os.path.exists(marker)
+    assert model_read_refusal(model)
+
+
+def test_a_late_halt_ends_the_run_before_the_tool_runs(tmp_path):
+    marker = str(tmp_path / "m")
+    how, model = sandbox(marker, "halt")
+    assert how != "finished" and not os.path.exists(marker) and len(model.calls) == 1
+
+
+def test_regression_a_late_allowed_call_runs(tmp_path):
+    marker = str(tmp_path / "m")
+    assert sandbox(marker, "allow")[0] == "finished" and os.path.exists(marker)
+
+
+def test_a_rejected_handoff_steers_back_to_the_asking_agent():
+    how, ran, model, last = handoff_run("reject")
+    assert how == "finished" and ran == [] and last == "a" and model_read_refusal(model)
+
+
+def test_a_rejected_handoff_keeps_its_refusal_through_the_handoffs_input_filter():
+    """``remove_all_tools`` would drop the call and its output from the history: the model would not see why."""
+    how, ran, model, last = handoff_run("reject", filtered=True)
+    assert how == "finished" and ran == [] and last == "a" and model_read_refusal(model)
+
+
+def test_a_halted_handoff_ends_the_run():
+    how, ran, model, _ = handoff_run("halt")
+    assert how == "HandoffRefused" and ran == [] and len(model.calls) == 1
+
+
+def test_regression_an_allowed_handoff_transfers():
+    how, ran, _, last = handoff_run("allow")
+    assert how == "finished" and ran == ["on_handoff"] and last == "b"
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(sorted(RULES)), st.sampled_from(["tool", "handoff", "filtered handoff"]))
+def test_property_refused_never_runs_reject_steers_halt_stops(tmp_path, rule, via):
+    """Over rules (reject, halt, allow) and late paths (a run-built tool, a handoff with or without a filter): the
+    refused body never runs; a REJECT finishes the run with the refusal in the model's next input; a HALT ends it."""
+    if via == "tool":
+        marker = str(tmp_path / f"m-{rule}")
+        how, model = sandbox(marker, rule)
+        ran = os.path.exists(marker)
+    else:
+        how, calls, model, _ = handoff_run(rule, filtered=via != "handoff")
+        ran = calls != []
+    assert ran == (rule == "allow")
+    assert (how == "finished") == (rule != "halt")
+    if rule == "reject":
+        assert model_read_refusal(model)
+
+
+# -- allow_unguarded covers only read-only hosted tools -------------------------------------------------------------
+class Editor:
+    def create_file(self, op):  # pragma: no cover - never called
+        raise AssertionError("ran")
+
+    update_file = delete_file = create_file
+
+
+async def _custom(ctx, text):  # pragma: no cover - never called
+    raise AssertionError("ran")
+
+
+EXECUTING = {
+    "shell (local)": lambda: ShellTool(executor=lambda req: "ran"),
+    "local shell": lambda: LocalShellTool(executor=lambda req: "ran"),
+    "computer": lambda: __import__("agents").ComputerTool(computer=object()),
+    "apply patch": lambda: ApplyPatchTool(editor=Editor()),
+    "custom": lambda: CustomTool(name="c", description="d", on_invoke_tool=_custom),
+    "code interpreter": lambda: CodeInterpreterTool(tool_config={"type": "code_interpreter", "container": {
+        "type": "auto"}}),
+    "hosted mcp": lambda: HostedMCPTool(tool_config={"type": "mcp", "server_label": "s",
+                                                     "server_url": "https://example.com/mcp"}),
+}
+READ_ONLY = {
+    "web search": lambda: WebSearchTool(),
+    "file search": lambda: FileSearchTool(vector_store_ids=["v"]),
+    "image generation": lambda: ImageGenerationTool(tool_config={"type": "image_generation"}),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(EXECUTING))
+def test_allow_unguarded_never_covers_a_tool_that_executes(kind):
+    a = Agent(name="a", tools=[EXECUTING[kind]()])
+    with pytest.raises(InputError, match="cannot gate"):
+        AgentsGuard(ToolRuleGuard(deny=["x"], name="r")).guard_agent(a, allow_unguarded=True)
+
+
+@pytest.mark.parametrize("kind", sorted(READ_ONLY))
+def test_regression_allow_unguarded_still_covers_read_only_hosted_tools(kind):
+    a = Agent(name="a", tools=[READ_ONLY[kind]()])
+    assert AgentsGuard(ToolRuleGuard(deny=["x"], name="r")).guard_agent(a, allow_unguarded=True) is a
+
+
+@given(st.sampled_from(sorted(EXECUTING)), st.booleans())
+@settings(max_examples=20, deadline=None)
+def test_property_an_executing_tool_never_starts_unjudged(kind, allow_unguarded):
+    """The hooks' backstop, with or without ``allow_unguarded``: a tool of an executing kind never starts; a
+    subclass of a read-only kind (which might run anything) is not covered either."""
+    assert not unguarded_ok(EXECUTING[kind]())
+    hooks = GuardHooks(AgentsGuard(ToolRuleGuard(deny=["x"], name="r")), None, allow_unguarded)
+    with pytest.raises(UngatedToolCall):
+        asyncio.run(hooks.on_tool_start(object(), Agent(name="a"), EXECUTING[kind]()))
+
+    class LooksReadOnly(WebSearchTool):
+        pass
+
+    assert not unguarded_ok(LooksReadOnly())
+
+
+def test_a_shell_tool_appended_after_guard_agent_stops_the_run_even_with_allow_unguarded():
+    ran: list = []
+    model = ScriptedModel([[assistant_message("done")]])
+    a = Agent(name="a", model=model)
+    AgentsGuard(ToolRuleGuard(deny=["x"], name="r")).guard_agent(a, allow_unguarded=True)
+    a.tools.append(ShellTool(executor=lambda req: ran.append(req) or "ran"))
+    with pytest.raises(InputError, match="cannot gate"):
+        asyncio.run(Runner.run(a, "go", run_config=RC))
+    assert model.calls == () and ran == []
