@@ -222,3 +222,133 @@ def test_a_shell_tool_appended_after_guard_agent_stops_the_run_even_with_allow_u
     with pytest.raises(InputError, match="cannot gate"):
         asyncio.run(Runner.run(a, "go", run_config=RC))
     assert model.calls == () and ran == []
+
+
+# -- the same through streaming and run_sync; a guard that fails or is cancelled mid-decision --------------------------
+def test_a_rejected_handoff_steers_when_streamed_and_when_run_sync():
+    for how in ("streamed", "sync"):
+        ran: list = []
+
+        async def on_h(ctx):
+            ran.append("on_handoff")
+
+        b = Agent(name="b", model=ScriptedModel([[assistant_message("b")]]))
+        model = ScriptedModel([[function_call("transfer_to_b", {}, call_id="h1")], [assistant_message("again")]])
+        a = Agent(name="a", handoffs=[handoff(b, on_handoff=on_h)], model=model)
+        AgentsGuard(ToolRuleGuard(name="r", **RULES["reject"])).guard_agent(a)
+        if how == "sync":
+            r = Runner.run_sync(a, "go", run_config=RC)
+        else:
+            async def go():
+                res = Runner.run_streamed(a, "go", run_config=RC)
+                async for _ in res.stream_events():
+                    pass
+                return res
+
+            r = asyncio.run(go())
+        assert r.last_agent.name == "a" and ran == [] and model_read_refusal(model), how
+
+
+class Raising(ToolRuleGuard):
+    def check(self, context, proposal):
+        raise RuntimeError("guard broke")
+
+    async def acheck(self, context, proposal):
+        raise RuntimeError("guard broke")
+
+
+@pytest.mark.parametrize("on_error", ["HALT", "REJECT"])
+def test_a_guard_that_raises_at_a_handoff_fails_closed(on_error):
+    """A guard error never lets the handoff run: on_error HALT ends the run, REJECT steers it."""
+    ran: list = []
+
+    async def on_h(ctx):
+        ran.append("on_handoff")
+
+    b = Agent(name="b", model=ScriptedModel([[assistant_message("b")]]))
+    model = ScriptedModel([[function_call("transfer_to_b", {}, call_id="h1")], [assistant_message("again")]])
+    a = Agent(name="a", handoffs=[handoff(b, on_handoff=on_h)], model=model)
+    AgentsGuard(Raising(name="boom", deny=["x"]), on_error=on_error).guard_agent(a)
+    try:
+        r = asyncio.run(Runner.run(a, "go", run_config=RC))
+        how, last = "finished", r.last_agent.name
+    except Exception as exc:  # noqa: BLE001
+        how, last = type(exc).__name__, ""
+    assert ran == []
+    assert (how, last) == (("HandoffRefused", "") if on_error == "HALT" else ("finished", "a"))
+
+
+def test_a_refused_handoff_steers_only_to_the_running_agent_that_offers_it():
+    """The agent a refused handoff returns to is the running one the hooks recorded, and only when it offers this
+    very handoff (a stale record, an agent whose hooks were replaced, a handoff shared by another agent): else the
+    run ends (HandoffRefused), never put in the hands of an agent that did not ask."""
+    from agents import RunContextWrapper
+
+    from agentguard.integrations.openai_agents_reach import RUNNING, HandoffRefused
+
+    z = Agent(name="z")
+    x = Agent(name="x", handoffs=[handoff(z)])
+    AgentsGuard(ToolRuleGuard(name="r", deny=["transfer_to_z"])).guard_agent(x)
+    [h] = x.handoffs
+    for running, expect in ((x, "x"), (Agent(name="other", handoffs=[handoff(z)]), "HandoffRefused"),
+                            (None, "HandoffRefused")):
+        w = RunContextWrapper(context=None)
+        if running is not None:
+            setattr(w, RUNNING, running)
+        try:
+            got = asyncio.run(h.on_invoke_handoff(w, "{}")).name
+        except HandoffRefused:
+            got = "HandoffRefused"
+        assert got == expect
+
+
+class Slow(ToolRuleGuard):
+    async def acheck(self, context, proposal):
+        await asyncio.sleep(0.5)
+        return super().check(context, proposal)
+
+
+def test_a_run_cancelled_while_the_guard_decides_a_late_call_never_runs_it(tmp_path):
+    """Cancelled mid-decision (the caller's timeout), the tool body never runs, not even after the guard would
+    have answered ALLOW."""
+    from agents.run_config import SandboxRunConfig
+    from agents.sandbox.capabilities.shell import Shell
+    from agents.sandbox.sandbox_agent import SandboxAgent
+    from agents.sandbox.sandboxes.unix_local import UnixLocalSandboxClient
+
+    marker = tmp_path / "m"
+    a = SandboxAgent(name="a", capabilities=[Shell()], model=ScriptedModel([
+        [function_call("exec_command", {"cmd": f"touch {marker}"}, call_id="c1")], [assistant_message("x")]]))
+    AgentsGuard(Slow(name="slow", deny=["nothing"])).guard_agent(a)
+
+    async def go():
+        with pytest.raises((asyncio.TimeoutError, asyncio.CancelledError)):
+            await asyncio.wait_for(Runner.run(a, "go", run_config=RunConfig(
+                tracing_disabled=True, sandbox=SandboxRunConfig(client=UnixLocalSandboxClient()))), 0.2)
+        await asyncio.sleep(1.0)
+
+    asyncio.run(go())
+    assert not marker.exists()
+
+
+def test_parallel_late_calls_of_one_tool_are_answered_each_on_its_own(tmp_path):
+    """Two ``exec_command`` calls in one model turn (the SDK runs them concurrently on one tool object): the refused
+    one is answered with its refusal, the allowed one runs; the refusal of one never leaks to the other."""
+    from agents.run_config import SandboxRunConfig
+    from agents.sandbox.capabilities.shell import Shell
+    from agents.sandbox.sandbox_agent import SandboxAgent
+    from agents.sandbox.sandboxes.unix_local import UnixLocalSandboxClient
+
+    ok, bad = tmp_path / "ok", tmp_path / "bad"
+    model = ScriptedModel([[function_call("exec_command", {"cmd": f"mkdir {bad}"}, call_id="c1"),
+                            function_call("exec_command", {"cmd": f"touch {ok}"}, call_id="c2")],
+                           [assistant_message("x")]])
+    a = SandboxAgent(name="a", capabilities=[Shell()], model=model)
+    AgentsGuard(ToolRuleGuard(name="r", arguments=[{"tool": "exec_command", "arg": "cmd", "forbid": "^mkdir"}])
+                ).guard_agent(a)
+    asyncio.run(Runner.run(a, "go", run_config=RunConfig(
+        tracing_disabled=True, sandbox=SandboxRunConfig(client=UnixLocalSandboxClient()))))
+    assert ok.exists() and not bad.exists()
+    outs = {i["call_id"]: i["output"] for i in model.calls[-1].input if isinstance(i, dict)
+            and i.get("type") == "function_call_output"}
+    assert "agentguard refused" in outs["c1"] and "agentguard refused" not in outs["c2"]

@@ -15,7 +15,8 @@ Guardrails in the SDK are per tool object, so what the guard gates is decided by
   the model's JSON input) for a ``transfer_to_*`` call, which no tool guardrail sees. Its invocation is wrapped:
   the call (tool name and arguments) is decided through the guard's Pipeline first. Refused, the callback never
   runs and the run is steered, not stopped: the handoff returns the agent whose model asked for it (the one running,
-  recorded by the hooks before its model call), and the handoff's output the model reads is the refusal instead of
+  recorded by the hooks before its model call, and offering this very handoff), and the handoff's output the model
+  reads is the refusal instead of
   ``{"assistant": name}`` (the handoff's own ``input_filter`` passes the history unchanged for it, so the refusal is
   not filtered away; a ``RunConfig.handoff_input_filter`` still applies). A stop (HALT), or a refusal whose
   running agent is unknown, raises :class:`HandoffRefused` (the run ends). The agent the handoff returns is reached
@@ -200,8 +201,8 @@ def _wrap_handoff(ag: "AgentsGuard", h: Any, allow_unguarded: bool) -> None:
         out, call = await ag.decide_handoff(wrapper, name, input_json)
         todo = out.call
         if todo is None or todo.name != call.name or call_key(todo) != call_key(call):
-            running = getattr(wrapper, RUNNING, None)
-            if out.stop or not isinstance(running, Agent):
+            running = getattr(wrapper, RUNNING, None)  # only the agent that offers this very handoff asked for it
+            if out.stop or not isinstance(running, Agent) or not any(x is h for x in running.handoffs or []):
                 raise HandoffRefused(out.message or f"agentguard refused the handoff {name}")
             from .openai_agents import _refusal
 
@@ -297,6 +298,8 @@ def _answer_refused(tool: Any) -> bool:
         return await inner(ctx, arguments)
 
     on_invoke_tool._agentguard_answers = True  # type: ignore[attr-defined]
+    if getattr(inner, "__agents_sync_function_tool__", False):  # what the SDK reads off the invoker, kept
+        on_invoke_tool.__agents_sync_function_tool__ = True  # type: ignore[attr-defined]
     if callable(getattr(inner, "prepare_arguments", None)):
         on_invoke_tool.prepare_arguments = inner.prepare_arguments  # type: ignore[attr-defined]
     try:
