@@ -352,3 +352,57 @@ def test_parallel_late_calls_of_one_tool_are_answered_each_on_its_own(tmp_path):
     outs = {i["call_id"]: i["output"] for i in model.calls[-1].input if isinstance(i, dict)
             and i.get("type") == "function_call_output"}
     assert "agentguard refused" in outs["c1"] and "agentguard refused" not in outs["c2"]
+
+
+# -- a handoff's input is judged as its callback receives it (the SDK validates it with the input type) --------------
+class Aliased(__import__("pydantic").BaseModel):
+    path: str = __import__("pydantic").Field(alias="file")
+
+
+class Stripped(__import__("pydantic").BaseModel):
+    path: __import__("typing").Annotated[str, __import__("pydantic").StringConstraints(strip_whitespace=True)]
+    depth: int = 1
+
+
+def typed_handoff(input_type, args: dict, rule: ToolRuleGuard) -> tuple[list, str]:
+    ran: list = []
+
+    async def on_h(ctx, inp):
+        ran.append(inp.model_dump())
+
+    b = Agent(name="b", model=ScriptedModel([[assistant_message("b")]]))
+    a = Agent(name="a", handoffs=[handoff(b, on_handoff=on_h, input_type=input_type)],
+              model=ScriptedModel([[function_call("transfer_to_b", args, call_id="h1")], [assistant_message("x")]]))
+    AgentsGuard(rule).guard_agent(a)
+    try:
+        return ran, asyncio.run(Runner.run(a, "go", run_config=RC)).last_agent.name
+    except Exception as exc:  # noqa: BLE001
+        return ran, type(exc).__name__
+
+
+ETC = ToolRuleGuard(name="r", arguments=[{"tool": "transfer_to_*", "arg": "path", "forbid": "^/etc"}])
+
+
+def test_a_handoff_input_given_under_its_alias_is_judged_as_the_field_the_callback_reads():
+    """Before: the guard read ``{"file": "/etc/shadow"}`` (no ``path``: the rule did not apply) and ``on_handoff``
+    received ``path = "/etc/shadow"``."""
+    assert typed_handoff(Aliased, {"file": "/etc/shadow"}, ETC) == ([], "a")
+    assert typed_handoff(Aliased, {"file": "/srv/x"}, ETC) == ([{"path": "/srv/x"}], "b")  # regression: allowed
+
+
+def test_a_handoff_input_its_type_refuses_is_refused_and_steered():
+    """The SDK would end the run (ModelBehaviorError); the guard refuses it first and the model reads why."""
+    ran, last = typed_handoff(Aliased, {"path": "/srv/x"}, ETC)  # the field's name is not its alias: invalid
+    assert ran == [] and last == "a"
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from([Aliased, Stripped]), st.sampled_from(["/etc/shadow", " /etc/x", "/srv/a", "\t/etc/y "]),
+       st.booleans())
+def test_property_a_handoff_runs_iff_the_guard_allows_what_its_callback_receives(input_type, path, alias):
+    key = "file" if input_type is Aliased and alias else "path"
+    ran, _ = typed_handoff(input_type, {key: path}, ETC)
+    for got in ran:  # whatever the callback received, the guard allows it
+        from agentguard.core import Context, Decision, ToolCall
+
+        assert ETC.check(Context(run_id="x"), ToolCall("transfer_to_b", got)).decision == Decision.ALLOW, got

@@ -222,13 +222,15 @@ class AgentsGuard:
         reach(self, agent, allow_unguarded)
         return agent
 
-    async def decide_handoff(self, wrapper: Any, name: str, raw: Any) -> tuple[Outcome, ToolCall]:
-        """Decide a handoff's call (``transfer_to_*`` with the model's JSON input) like a tool call: an ask is
-        answered by the ``approve`` callback, else refused (the SDK asks no human about a handoff)."""
+    async def decide_handoff(self, wrapper: Any, name: str, raw: Any,
+                             refuse: Verdict | None = None) -> tuple[Outcome, ToolCall]:
+        """Decide a handoff's call (``transfer_to_*`` with its input: the model's JSON, or the value its callback
+        receives) like a tool call (``refuse``: refused with that verdict): an ask is answered by the ``approve``
+        callback, else refused (the SDK asks no human about a handoff)."""
         run, facts = self._run(wrapper)
         proposal = tool_call_of(name, raw, "")
         call = proposal if isinstance(proposal, ToolCall) else ToolCall(name, {}, "")
-        out = await self.pipeline.adecide(run, proposal, **facts)
+        out = await self.pipeline.adecide(run, proposal, refuse=refuse, **facts)
         if out.ask:
             out = await self._answer(wrapper, run, call, out, False)  # type: ignore[assignment]
         if not (out.call is not None and call_key(out.call) == call_key(call)):

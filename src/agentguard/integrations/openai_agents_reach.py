@@ -13,7 +13,8 @@ Guardrails in the SDK are per tool object, so what the guard gates is decided by
   raises InputError unless ``allow_unguarded``;
 - each handoff: the SDK runs a handoff's ``on_invoke_handoff`` (the application's ``on_handoff`` callback, with
   the model's JSON input) for a ``transfer_to_*`` call, which no tool guardrail sees. Its invocation is wrapped:
-  the call (tool name and arguments) is decided through the guard's Pipeline first. Refused, the callback never
+  the call (tool name and arguments: the value the callback receives, :func:`_handoff_reading`) is decided through
+  the guard's Pipeline first. Refused, the callback never
   runs and the run is steered, not stopped: the handoff returns the agent whose model asked for it (the one running,
   recorded by the hooks before its model call, and offering this very handoff), and the handoff's output the model
   reads is the refusal instead of
@@ -190,6 +191,43 @@ def _hook(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:
     agent.hooks = GuardHooks(ag, hooks, allow_unguarded)
 
 
+def _handoff_adapter(invoke: Any) -> Any:
+    """The pydantic ``TypeAdapter`` with which the SDK's ``handoff(..., input_type=T)`` validates the model's JSON
+    before ``on_handoff`` receives it (a variable of the SDK's invocation closure, 0.24: ``partial(redaction,
+    impl)``), or None (no input type, or a hand-built ``on_invoke_handoff`` whose reading is its own)."""
+    import functools
+    import inspect
+
+    from pydantic import TypeAdapter
+
+    f = invoke.args[0] if isinstance(invoke, functools.partial) and invoke.args else invoke
+    try:
+        found = inspect.getclosurevars(f).nonlocals.get("type_adapter")
+    except (TypeError, ValueError):
+        return None
+    return found if isinstance(found, TypeAdapter) else None
+
+
+def _handoff_reading(invoke: Any, raw: Any) -> tuple[Any, Verdict | None]:
+    """What to judge for a handoff's input ``raw``: the value its ``on_handoff`` receives, as plain data, when the
+    SDK validates it with an input type (an alias mapped to its field, a stripped string, a default filled in:
+    ``{"file": "/etc/shadow"}`` passed a rule on ``path`` and the callback read ``path = "/etc/shadow"``), validated
+    here the way the SDK does (``validate_json``, strict); the model's JSON when there is no input type, when the
+    strict reader refuses the text (refused through the Pipeline) or when the value is not an object. A
+    validation that raises refuses the handoff (the returned verdict; the SDK would end the run on it)."""
+    from .common import Unreadable, plain, tool_call_of
+
+    adapter = _handoff_adapter(invoke)
+    if adapter is None or isinstance(tool_call_of("handoff", raw), Unreadable):
+        return raw, None
+    try:
+        value = plain(adapter.validate_json(raw or "", strict=True))
+    except Exception as exc:  # noqa: BLE001 - the SDK refuses these arguments itself
+        return raw, Verdict(Decision.REJECT, f"the handoff's own validation refused its input ({exc})"[:500],
+                            "agentguard")
+    return (value, None) if isinstance(value, dict) else (raw, None)
+
+
 def _wrap_handoff(ag: "AgentsGuard", h: Any, allow_unguarded: bool) -> None:
     invoke = h.on_invoke_handoff
     if getattr(invoke, "_agentguard", None) is ag:
@@ -198,7 +236,8 @@ def _wrap_handoff(ag: "AgentsGuard", h: Any, allow_unguarded: bool) -> None:
     async def on_invoke_handoff(wrapper: Any, input_json: str) -> Any:
         _HANDOFF_REFUSAL.set(None)
         name = str(getattr(h, "tool_name", "") or "handoff")
-        out, call = await ag.decide_handoff(wrapper, name, input_json)
+        judged, refuse = _handoff_reading(invoke, input_json)
+        out, call = await ag.decide_handoff(wrapper, name, judged, refuse)
         todo = out.call
         if todo is None or todo.name != call.name or call_key(todo) != call_key(call):
             running = getattr(wrapper, RUNNING, None)  # only the agent that offers this very handoff asked for it
