@@ -406,3 +406,28 @@ def test_property_a_handoff_runs_iff_the_guard_allows_what_its_callback_receives
         from agentguard.core import Context, Decision, ToolCall
 
         assert ETC.check(Context(run_id="x"), ToolCall("transfer_to_b", got)).decision == Decision.ALLOW, got
+
+
+# -- regression list: tried this session, already refused --------------------------------------------------------------
+@pytest.mark.parametrize("order", [("read_file", "wipe_disk"), ("wipe_disk", "read_file")])
+def test_regression_a_halt_in_a_parallel_turn_runs_no_call_of_that_turn(order):
+    """Two calls in one model turn, one HALTed: the SDK decides both (needs_approval) before running either; the
+    allowed one, decided first or second, never runs once the run is halted."""
+    ran: list = []
+
+    def mk(n):
+        def f(path: str) -> str:
+            """A tool."""
+            ran.append(n)
+            return "ok"
+
+        f.__name__ = n
+        return __import__("agents").function_tool(f)
+
+    model = ScriptedModel([[function_call(n, {"path": "/x"}, call_id=f"c{i}") for i, n in enumerate(order)],
+                           [assistant_message("done")]])
+    a = Agent(name="a", tools=[mk("read_file"), mk("wipe_disk")], model=model)
+    AgentsGuard(ToolRuleGuard(name="r", halt=["wipe_*"])).guard_agent(a)
+    with pytest.raises(Exception):  # noqa: B017 - the SDK's tripwire; what matters is that nothing ran
+        asyncio.run(Runner.run(a, "go", run_config=RC))
+    assert ran == []
