@@ -54,7 +54,7 @@ RULES = {"reject": {"deny": ["exec_command", "transfer_to_*"]}, "halt": {"halt":
          "allow": {"deny": ["nothing"]}}
 
 
-def sandbox(marker: str, rule: str, allow_unguarded: bool = False) -> tuple[str, ScriptedModel]:
+def sandbox(marker: str, rule: str, allow_unguarded: bool = False, streamed: bool = False) -> tuple[str, ScriptedModel]:
     """Run a local SandboxAgent whose model calls ``exec_command`` (touch ``marker``), then answers: how the run
     ended ("finished" or the exception's name) and the model (its calls)."""
     from agents.run_config import SandboxRunConfig
@@ -66,9 +66,18 @@ def sandbox(marker: str, rule: str, allow_unguarded: bool = False) -> tuple[str,
                            [assistant_message("re-planned")]])
     a = SandboxAgent(name="a", capabilities=[Shell()], model=model)
     AgentsGuard(ToolRuleGuard(name="r", **RULES[rule])).guard_agent(a, allow_unguarded=allow_unguarded)
+    rc = RunConfig(tracing_disabled=True, sandbox=SandboxRunConfig(client=UnixLocalSandboxClient()))
+
+    async def go():
+        if not streamed:
+            return await Runner.run(a, "go", run_config=rc)
+        res = Runner.run_streamed(a, "go", run_config=rc)
+        async for _ in res.stream_events():
+            pass
+        return res
+
     try:
-        asyncio.run(Runner.run(a, "go", run_config=RunConfig(
-            tracing_disabled=True, sandbox=SandboxRunConfig(client=UnixLocalSandboxClient()))))
+        asyncio.run(go())
         return "finished", model
     except Exception as exc:  # noqa: BLE001 - the test reads how the run ended
         return type(exc).__name__, model
@@ -135,15 +144,15 @@ def test_regression_an_allowed_handoff_transfers():
     assert how == "finished" and ran == ["on_handoff"] and last == "b"
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                HealthCheck.function_scoped_fixture])
-@given(st.sampled_from(sorted(RULES)), st.sampled_from(["tool", "handoff", "filtered handoff"]))
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(sorted(RULES)), st.sampled_from(["tool", "streamed tool", "handoff", "filtered handoff"]))
 def test_property_refused_never_runs_reject_steers_halt_stops(tmp_path, rule, via):
     """Over rules (reject, halt, allow) and late paths (a run-built tool, a handoff with or without a filter): the
     refused body never runs; a REJECT finishes the run with the refusal in the model's next input; a HALT ends it."""
-    if via == "tool":
-        marker = str(tmp_path / f"m-{rule}")
-        how, model = sandbox(marker, rule)
+    if via.endswith("tool"):
+        marker = str(tmp_path / f"m-{rule}-{via.replace(' ', '-')}")
+        how, model = sandbox(marker, rule, streamed=via.startswith("streamed"))
         ran = os.path.exists(marker)
     else:
         how, calls, model, _ = handoff_run(rule, filtered=via != "handoff")
