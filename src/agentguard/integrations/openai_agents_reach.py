@@ -14,10 +14,9 @@ Guardrails in the SDK are per tool object, so what the guard gates is decided by
 - each handoff: the SDK runs a handoff's ``on_invoke_handoff`` (the application's ``on_handoff`` callback, with
   the model's JSON input) for a ``transfer_to_*`` call, which no tool guardrail sees. Its invocation is wrapped:
   the call (tool name and arguments: the value the callback receives, :func:`_handoff_reading`) is decided through
-  the guard's Pipeline first. Refused, the callback never
-  runs and the run is steered, not stopped: the handoff returns the agent whose model asked for it (the one running,
-  recorded by the hooks before its model call, and offering this very handoff), and the handoff's output the model
-  reads is the refusal instead of
+  the guard's Pipeline first. Refused, the callback never runs and the run is steered, not stopped: the handoff
+  returns the agent whose model asked for it (the one running, recorded by the hooks before its model call, and
+  offering this very handoff), and the handoff's output the model reads is the refusal instead of
   ``{"assistant": name}`` (the handoff's own ``input_filter`` passes the history unchanged for it, so the refusal is
   not filtered away; a ``RunConfig.handoff_input_filter`` still applies). A stop (HALT), or a refusal whose
   running agent is unknown, raises :class:`HandoffRefused` (the run ends). The agent the handoff returns is reached
