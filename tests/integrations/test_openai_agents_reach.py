@@ -196,7 +196,8 @@ def test_a_tool_of_another_kind_added_later_stops_the_run_before_the_model_is_ca
     model = script()
     a = Agent(name="a", tools=[tool(ran, "read_file")], model=model)
     deny().guard_agent(a)
-    a.tools.append(ShellTool(executor=lambda req: "ran"))
+    # (session 20: a local ShellTool is now judged through its approval hooks; a hosted one still cannot be gated)
+    a.tools.append(ShellTool(environment={"type": "container_auto"}))
     with pytest.raises(InputError, match="not a function tool"):
         asyncio.run(Runner.run(a, "go", run_config=RC))
     assert model.calls == ()

@@ -176,7 +176,8 @@ async def _custom(ctx, text):  # pragma: no cover - never called
 
 
 EXECUTING = {
-    "shell (local)": lambda: ShellTool(executor=lambda req: "ran"),
+    "shell (hosted)": lambda: ShellTool(environment={"type": "container_auto"}),
+    "shell (own approvals)": lambda: ShellTool(executor=lambda req: "ran", needs_approval=True),
     "local shell": lambda: LocalShellTool(executor=lambda req: "ran"),
     "computer": lambda: __import__("agents").ComputerTool(computer=object()),
     "apply patch": lambda: ApplyPatchTool(editor=Editor()),
@@ -227,7 +228,7 @@ def test_a_shell_tool_appended_after_guard_agent_stops_the_run_even_with_allow_u
     model = ScriptedModel([[assistant_message("done")]])
     a = Agent(name="a", model=model)
     AgentsGuard(ToolRuleGuard(deny=["x"], name="r")).guard_agent(a, allow_unguarded=True)
-    a.tools.append(ShellTool(executor=lambda req: ran.append(req) or "ran"))
+    a.tools.append(LocalShellTool(executor=lambda req: ran.append(req) or "ran"))  # (a local ShellTool is judged)
     with pytest.raises(InputError, match="cannot gate"):
         asyncio.run(Runner.run(a, "go", run_config=RC))
     assert model.calls == () and ran == []

@@ -217,7 +217,8 @@ class AgentsGuard:
         once), every handoff's invocation, and the agents' hooks that gate tools added later and refuse any tool
         about to run without this guard's decision. A tool the guard cannot gate raises InputError; ``allow_unguarded``
         covers only read-only hosted tools, MCP servers without tool guardrails and a handoff whose agent is gone,
-        never a tool that executes commands or drives a machine (:func:`~.openai_agents_reach.unguarded_ok`).
+        never a tool that executes commands or drives a machine (:func:`~.openai_agents_reach.unguarded_ok`; a local
+        ``ShellTool`` is judged, :mod:`.openai_agents_shell`).
         Returns ``agent``."""
         reach(self, agent, allow_unguarded)
         return agent

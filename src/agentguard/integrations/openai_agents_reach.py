@@ -33,6 +33,9 @@ Guardrails in the SDK are per tool object, so what the guard gates is decided by
   so the tool's invocation is wrapped (once per tool object) to answer a call this guard refused with the refusal
   (:func:`_answer_refused`); a stop (HALT) raises :class:`UngatedToolCall` (the run ends).
 
+A local ``ShellTool`` is judged through the SDK's own approval hooks (:mod:`.openai_agents_shell`): refused, the
+model reads why; a hosted one, or one with its own approval settings, cannot be gated.
+
 ``allow_unguarded=True`` (the caller's choice, stated at configuration) covers only tools OpenAI runs that read
 (:data:`READ_ONLY_HOSTED`: web search, file search, image generation, tool search) and MCP servers without tool
 guardrails. A tool that executes commands or drives a machine (shell, local shell, computer, apply-patch, code
@@ -52,6 +55,7 @@ from ..core.errors import InputError
 from ..core.pipeline import call_key
 from ..core.types import Decision, ToolCall, Verdict
 from .openai_agents_reading import call_name
+from .openai_agents_shell import gate_shell, shell_gated, shell_started
 
 from agents import Agent, AgentHooks, handoff as make_handoff  # noqa: E402
 
@@ -153,6 +157,8 @@ def reach(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:
         _hook(ag, a, allow_unguarded)
         for t in getattr(a, "tools", None) or []:
             if not hasattr(t, "tool_input_guardrails"):
+                if gate_shell(ag, t):  # a local ShellTool: judged through the SDK's approval hooks
+                    continue
                 if not (allow_unguarded and unguarded_ok(t)):
                     raise _unreachable(f"tool {getattr(t, 'name', t)!r} is not a function tool", a)
                 continue
@@ -367,6 +373,10 @@ class GuardHooks(AgentHooks[Any]):
         if hasattr(tool, "tool_input_guardrails"):
             if not has_passed(context, self.guard):
                 await decide_late(self.guard, context, tool)
+        elif shell_gated(self.guard, tool):
+            if not shell_started(self.guard, context, tool):
+                raise UngatedToolCall(f"shell tool {getattr(tool, 'name', tool)!r} started without this guard's "
+                                      "decision")
         elif not (self.allow_unguarded and unguarded_ok(tool)):
             raise UngatedToolCall(f"tool {getattr(tool, 'name', tool)!r} of agent {getattr(agent, 'name', '?')!r} "
                                   "is not a function tool: the guard cannot gate it")
