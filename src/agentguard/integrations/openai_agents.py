@@ -106,7 +106,7 @@ from agents.tracing import get_current_trace  # noqa: E402
 
 from .agents_tracing import AgentGuardTraceProcessor, _parse_args  # noqa: E402
 from .openai_agents_reach import bind, bound, call_name, passed, reach, tool_name_of  # noqa: E402
-from .openai_agents_reading import _item_call, _prepared, _reading, _tool_of  # noqa: E402
+from .openai_agents_reading import _item_call, _prepared, _reading, _refusal, _tool_of  # noqa: E402
 
 __all__ = ["AgentGuardTraceProcessor", "AgentsGuard"]
 
@@ -124,19 +124,6 @@ def _run_key() -> str:
         tr = None
     tid = getattr(tr, "trace_id", None) if tr is not None else None
     return str(tid) if tid and tid != "no-op" else "default"
-
-
-def _refusal(out: Outcome, call: ToolCall) -> str:
-    """What the model reads for a call that did not run: the refusal (guard, decision, reason) and what
-    the strategy adds (a CRP round's instruction, a halted tool, a human's answer)."""
-    v = out.verdict
-    if v is None:
-        return f"agentguard refused tool call {call.name}: {out.message or 'no verdict'}"
-    if not v.blocks:  # refused by the strategy, not the verdict (a tool halted earlier in the run)
-        return f"agentguard refused tool call {call.name}: {out.message or v.reason}"
-    base = refusal_message(v, call)
-    bare = ("", v.reason, f"action refused by {v.guard or 'guard'}: {v.reason}")
-    return base if out.message in bare else f"{base}. {out.message}"
 
 
 class AgentsGuard:

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..core.errors import InputError
 from ..core.pipeline import call_key
 from ..core.types import Decision, ToolCall, Verdict
-from .openai_agents_reading import call_name
+from .openai_agents_reading import HandoffRefused, UngatedToolCall, _refusal, call_name
 from .openai_agents_shell import gate_shell, shell_gated, shell_started
 
 from agents import Agent, AgentHooks, handoff as make_handoff  # noqa: E402
@@ -62,7 +62,7 @@ from agents import Agent, AgentHooks, handoff as make_handoff  # noqa: E402
 if TYPE_CHECKING:
     from .openai_agents import AgentsGuard
 
-__all__ = ["READ_ONLY_HOSTED", "GuardHooks", "HandoffRefused", "UngatedToolCall", "bind", "bound", "call_name",
+__all__ = ["GuardHooks", "HandoffRefused", "READ_ONLY_HOSTED", "UngatedToolCall", "bind", "bound", "call_name",
            "decide_late", "has_passed", "passed", "reach", "tool_name_of", "unguarded_ok"]
 
 #: the attribute a ToolContext carries once a guard's input guardrail let its call run: the ids of those guards
@@ -93,15 +93,6 @@ def passed(tc: Any, ag: Any) -> None:
 
 def has_passed(tc: Any, ag: Any) -> bool:
     return id(ag) in (getattr(tc, PASSED, None) or ())
-
-
-class UngatedToolCall(InputError):
-    """A tool was about to run that this guard cannot gate, or whose late decision stops the run (the tool never
-    runs)."""
-
-
-class HandoffRefused(InputError):
-    """The guard stopped the run at a handoff (HALT), or refused one whose running agent is unknown."""
 
 
 def tool_name_of(tool: Any) -> str:
@@ -248,8 +239,6 @@ def _wrap_handoff(ag: "AgentsGuard", h: Any, allow_unguarded: bool) -> None:
             running = getattr(wrapper, RUNNING, None)  # only the agent that offers this very handoff asked for it
             if out.stop or not isinstance(running, Agent) or not any(x is h for x in running.handoffs or []):
                 raise HandoffRefused(out.message or f"agentguard refused the handoff {name}")
-            from .openai_agents import _refusal
-
             _HANDOFF_REFUSAL.set((id(h), _refusal(out, call)))  # read by the transfer message (same task, no await)
             return running  # steered: the agent that asked goes on, and reads why
         new_agent = await invoke(wrapper, input_json)

@@ -8,7 +8,7 @@ then receives, and, when that answers True, its ``on_approval(run_context, item)
 sets both: each call is decided as ``ToolCall(tool.name, {"commands": [...]})`` (``commands`` is an argument every
 command rule reads, :data:`agentguard.policies.rules.COMMAND_ARGS`; ``shell`` a tool name shell rules know). Allowed
 unchanged, it runs; refused, the model reads the refusal and the run goes on; a stop (HALT) raises
-:class:`~.openai_agents_reach.UngatedToolCall` (the run ends); an ask is answered by the ``approve`` callback, else
+:class:`~.openai_agents_reading.UngatedToolCall` (the run ends); an ask is answered by the ``approve`` callback, else
 refused (this path has no human for the guard). The hooks' backstop lets a gated shell tool start only as often as
 this guard allowed one of its calls in that run (``on_tool_start`` carries no call id).
 
@@ -55,8 +55,7 @@ def gate_shell(ag: "AgentsGuard", tool: Any) -> bool:
     when gated (now or already), False when it cannot be (the caller refuses it)."""
     from agents import ShellTool
 
-    from .openai_agents_reach import UngatedToolCall
-    from .openai_agents_reading import _item_call
+    from .openai_agents_reading import UngatedToolCall, _item_call
 
     if type(tool) is not ShellTool or getattr(tool, "executor", None) is None:
         return False
