@@ -168,10 +168,12 @@ def test_a_refused_handoff_never_runs_its_callback():
         ran.append(("on_handoff", inp.path))
 
     b = Agent(name="b", model=ScriptedModel([[assistant_message("hi")]]))
-    a = Agent(name="a", handoffs=[handoff(b, on_handoff=on_h, input_type=Where)],
-              model=ScriptedModel([[function_call("transfer_to_b", {"path": "/etc"}, call_id="h1")]]))
+    model = ScriptedModel([[function_call("transfer_to_b", {"path": "/etc"}, call_id="h1")], [assistant_message("ok")]])
+    a = Agent(name="a", handoffs=[handoff(b, on_handoff=on_h, input_type=Where)], model=model)
     deny().guard_agent(a)
-    assert run(a) == "HandoffRefused" and ran == []
+    # session 20: refused, the run is steered (not ended): agent a goes on and its model reads the refusal
+    assert run(a) == "finished" and ran == []
+    assert "agentguard refused tool call transfer_to_b" in str(model.calls[-1].input[-1])
 
 
 def test_regression_an_allowed_handoff_runs_and_its_agent_is_gated():
@@ -194,7 +196,8 @@ def test_a_tool_of_another_kind_added_later_stops_the_run_before_the_model_is_ca
     model = script()
     a = Agent(name="a", tools=[tool(ran, "read_file")], model=model)
     deny().guard_agent(a)
-    a.tools.append(ShellTool(executor=lambda req: "ran"))
+    # (session 20: a local ShellTool is now judged through its approval hooks; a hosted one still cannot be gated)
+    a.tools.append(ShellTool(environment={"type": "container_auto"}))
     with pytest.raises(InputError, match="not a function tool"):
         asyncio.run(Runner.run(a, "go", run_config=RC))
     assert model.calls == ()
@@ -210,13 +213,16 @@ class Ctx:
 
 
 def test_the_backstop_decides_a_tool_start_the_guardrail_did_not_pass():
-    """A function tool whose call did not pass the guardrail is decided at its start: refused -> the run ends
-    (UngatedToolCall) before its body; allowed -> it runs (marked). A tool of another kind stops the run unless
-    ``allow_unguarded``."""
+    """A function tool whose call did not pass the guardrail is decided at its start: refused -> its body never runs
+    and the invocation answers the refusal (session 20: the run goes on; before, UngatedToolCall ended it); a stop
+    (an unreadable call under on_error = HALT) ends the run; allowed -> it runs (marked). A tool of another kind
+    stops the run, with or without ``allow_unguarded`` (session 20: a shell tool ran unjudged with it)."""
     ag = deny()
     hooks = GuardHooks(ag, None, allow_unguarded=False)
-    with pytest.raises(UngatedToolCall):
-        asyncio.run(hooks.on_tool_start(Ctx("delete_file", '{"path": "/x"}'), Agent(name="a"), tool([], "delete_file")))
+    refused, body = Ctx("delete_file", '{"path": "/x"}'), tool(ran := [], "delete_file")
+    asyncio.run(hooks.on_tool_start(refused, Agent(name="a"), body))
+    assert not has_passed(refused, ag)
+    assert "agentguard refused" in asyncio.run(body.on_invoke_tool(refused, '{"path": "/x"}')) and ran == []
     with pytest.raises(UngatedToolCall):  # arguments no strict reader agrees on
         asyncio.run(hooks.on_tool_start(Ctx("read_file", '{"path": "a", "path": "b"}'), Agent(name="a"),
                                         tool([], "read_file")))
@@ -227,8 +233,9 @@ def test_the_backstop_decides_a_tool_start_the_guardrail_did_not_pass():
     assert has_passed(ok, ag)
     with pytest.raises(UngatedToolCall):
         asyncio.run(hooks.on_tool_start(Ctx("shell", "{}"), Agent(name="a"), ShellTool(executor=lambda req: "x")))
-    asyncio.run(GuardHooks(ag, None, allow_unguarded=True).on_tool_start(Ctx("shell", "{}"), Agent(name="a"),
-                                                                         ShellTool(executor=lambda req: "x")))
+    with pytest.raises(UngatedToolCall):
+        asyncio.run(GuardHooks(ag, None, allow_unguarded=True).on_tool_start(Ctx("shell", "{}"), Agent(name="a"),
+                                                                             ShellTool(executor=lambda req: "x")))
 
 
 def test_the_agents_own_hooks_still_run():

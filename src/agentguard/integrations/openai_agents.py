@@ -106,7 +106,7 @@ from agents.tracing import get_current_trace  # noqa: E402
 
 from .agents_tracing import AgentGuardTraceProcessor, _parse_args  # noqa: E402
 from .openai_agents_reach import bind, bound, call_name, passed, reach, tool_name_of  # noqa: E402
-from .openai_agents_reading import _item_call, _prepared, _reading, _tool_of  # noqa: E402
+from .openai_agents_reading import _item_call, _prepared, _reading, _refusal, _tool_of  # noqa: E402
 
 __all__ = ["AgentGuardTraceProcessor", "AgentsGuard"]
 
@@ -124,19 +124,6 @@ def _run_key() -> str:
         tr = None
     tid = getattr(tr, "trace_id", None) if tr is not None else None
     return str(tid) if tid and tid != "no-op" else "default"
-
-
-def _refusal(out: Outcome, call: ToolCall) -> str:
-    """What the model reads for a call that did not run: the refusal (guard, decision, reason) and what
-    the strategy adds (a CRP round's instruction, a halted tool, a human's answer)."""
-    v = out.verdict
-    if v is None:
-        return f"agentguard refused tool call {call.name}: {out.message or 'no verdict'}"
-    if not v.blocks:  # refused by the strategy, not the verdict (a tool halted earlier in the run)
-        return f"agentguard refused tool call {call.name}: {out.message or v.reason}"
-    base = refusal_message(v, call)
-    bare = ("", v.reason, f"action refused by {v.guard or 'guard'}: {v.reason}")
-    return base if out.message in bare else f"{base}. {out.message}"
 
 
 class AgentsGuard:
@@ -215,20 +202,23 @@ class AgentsGuard:
         """Gate everything ``agent`` can run, now and as it changes (:func:`~.openai_agents_reach.reach`): every
         function tool it reaches (its own, those of agents it runs as tools or hands off to, recursively, each
         once), every handoff's invocation, and the agents' hooks that gate tools added later and refuse any tool
-        about to run without this guard's decision. A tool the guard cannot gate (a hosted tool, a shell tool, an
-        MCP server without tool guardrails, a handoff whose agent is gone) raises InputError, unless
-        ``allow_unguarded``.
+        about to run without this guard's decision. A tool the guard cannot gate raises InputError; ``allow_unguarded``
+        covers only read-only hosted tools, MCP servers without tool guardrails and a handoff whose agent is gone,
+        never a tool that executes commands or drives a machine (:func:`~.openai_agents_reach.unguarded_ok`; a local
+        ``ShellTool`` is judged, :mod:`.openai_agents_shell`).
         Returns ``agent``."""
         reach(self, agent, allow_unguarded)
         return agent
 
-    async def decide_handoff(self, wrapper: Any, name: str, raw: Any) -> tuple[Outcome, ToolCall]:
-        """Decide a handoff's call (``transfer_to_*`` with the model's JSON input) like a tool call: an ask is
-        answered by the ``approve`` callback, else refused (the SDK asks no human about a handoff)."""
+    async def decide_handoff(self, wrapper: Any, name: str, raw: Any,
+                             refuse: Verdict | None = None) -> tuple[Outcome, ToolCall]:
+        """Decide a handoff's call (``transfer_to_*`` with its input: the model's JSON, or the value its callback
+        receives) like a tool call (``refuse``: refused with that verdict): an ask is answered by the ``approve``
+        callback, else refused (the SDK asks no human about a handoff)."""
         run, facts = self._run(wrapper)
         proposal = tool_call_of(name, raw, "")
         call = proposal if isinstance(proposal, ToolCall) else ToolCall(name, {}, "")
-        out = await self.pipeline.adecide(run, proposal, **facts)
+        out = await self.pipeline.adecide(run, proposal, refuse=refuse, **facts)
         if out.ask:
             out = await self._answer(wrapper, run, call, out, False)  # type: ignore[assignment]
         if not (out.call is not None and call_key(out.call) == call_key(call)):

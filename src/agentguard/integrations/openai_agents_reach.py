@@ -13,9 +13,14 @@ Guardrails in the SDK are per tool object, so what the guard gates is decided by
   raises InputError unless ``allow_unguarded``;
 - each handoff: the SDK runs a handoff's ``on_invoke_handoff`` (the application's ``on_handoff`` callback, with
   the model's JSON input) for a ``transfer_to_*`` call, which no tool guardrail sees. Its invocation is wrapped:
-  the call (tool name and arguments) is decided through the guard's Pipeline first, and a call that does not run
-  unchanged raises :class:`HandoffRefused` (the SDK cannot refuse a handoff and go on: the run ends). The agent
-  the handoff returns is reached in turn (a callback that builds an agent on the fly);
+  the call (tool name and arguments: the value the callback receives, :func:`_handoff_reading`) is decided through
+  the guard's Pipeline first. Refused, the callback never runs and the run is steered, not stopped: the handoff
+  returns the agent whose model asked for it (the one running, recorded by the hooks before its model call, and
+  offering this very handoff), and the handoff's output the model reads is the refusal instead of
+  ``{"assistant": name}`` (the handoff's own ``input_filter`` passes the history unchanged for it, so the refusal is
+  not filtered away; a ``RunConfig.handoff_input_filter`` still applies). A stop (HALT), or a refusal whose
+  running agent is unknown, raises :class:`HandoffRefused` (the run ends). The agent the handoff returns is reached
+  in turn (a callback that builds an agent on the fly);
 - each agent's ``hooks`` (:class:`GuardHooks`, around the agent's own): when the agent starts and before every model
   call the walk runs again from the running agent, so a tool added after ``guard_agent`` (``agent.tools.append``,
   ``Agent.clone(tools=...)``, which keeps the hooks, a tool copied into a namespace, an MCP server attached) is gated
@@ -23,9 +28,19 @@ Guardrails in the SDK are per tool object, so what the guard gates is decided by
   function tool whose call did not pass this guard's input guardrail is decided there (:func:`decide_late`): a
   tool the SDK builds for the run only, which no walk of the agent reaches (a ``SandboxAgent``'s capability tools,
   ``exec_command`` among them: the SDK runs a clone of the agent with them, and the hooks see the original), the
-  tools of an MCP server attached in the middle of a run; refused, it raises :class:`UngatedToolCall` (the run
-  ends, the tool body never runs). A tool of another kind (shell, computer, apply-patch) raises there unless
-  ``allow_unguarded=True`` (the caller's choice, stated at configuration).
+  tools of an MCP server attached in the middle of a run. Refused, the tool body never runs and the model receives
+  the refusal as the call's output (the run goes on, the model re-plans): the SDK has run its guardrails already,
+  so the tool's invocation is wrapped (once per tool object) to answer a call this guard refused with the refusal
+  (:func:`_answer_refused`); a stop (HALT) raises :class:`UngatedToolCall` (the run ends).
+
+A local ``ShellTool`` is judged through the SDK's own approval hooks (:mod:`.openai_agents_shell`): refused, the
+model reads why; a hosted one, or one with its own approval settings, cannot be gated.
+
+``allow_unguarded=True`` (the caller's choice, stated at configuration) covers only tools OpenAI runs that read
+(:data:`READ_ONLY_HOSTED`: web search, file search, image generation, tool search) and MCP servers without tool
+guardrails. A tool that executes commands or drives a machine (shell, local shell, computer, apply-patch, code
+interpreter, custom tools, programmatic tool calling, hosted MCP, any kind this module does not know) is never covered:
+it is refused at configuration, at each walk and at its start, with or without ``allow_unguarded``.
 
 What stays outside: tools OpenAI runs itself (hosted tools, hosted MCP) never reach a local hook; a caller that
 replaces ``agent.hooks`` after ``guard_agent`` removes the backstop (the guardrails stay on the tools).
@@ -33,23 +48,42 @@ replaces ``agent.hooks`` after ``guard_agent`` removes the backstop (the guardra
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..core.errors import InputError
 from ..core.pipeline import call_key
 from ..core.types import Decision, ToolCall, Verdict
-from .openai_agents_reading import call_name
+from .openai_agents_reading import HandoffRefused, UngatedToolCall, _refusal, call_name
+from .openai_agents_shell import gate_shell, shell_gated, shell_started
 
 from agents import Agent, AgentHooks, handoff as make_handoff  # noqa: E402
 
 if TYPE_CHECKING:
     from .openai_agents import AgentsGuard
 
-__all__ = ["GuardHooks", "HandoffRefused", "UngatedToolCall", "bind", "bound", "call_name", "decide_late", "has_passed",
-           "passed", "reach", "tool_name_of"]
+__all__ = ["GuardHooks", "HandoffRefused", "READ_ONLY_HOSTED", "UngatedToolCall", "bind", "bound", "call_name",
+           "decide_late", "has_passed", "passed", "reach", "tool_name_of", "unguarded_ok"]
 
 #: the attribute a ToolContext carries once a guard's input guardrail let its call run: the ids of those guards
 PASSED = "_agentguard_passed"
+#: the attribute a ToolContext carries when a guard refused its call at the tool's start: what the model reads
+REFUSED = "_agentguard_refused"
+#: the attribute a RunContextWrapper carries for the agent whose model turn is running (set before each model call)
+RUNNING = "_agentguard_running"
+#: the only tool kinds ``allow_unguarded`` covers: OpenAI runs them and they read (search, generate an image); every
+#: other kind that is not a function tool (shell, computer, apply-patch, code interpreter, custom, hosted MCP,
+#: programmatic tool calling, an unknown class) executes commands or drives a machine and is always refused
+READ_ONLY_HOSTED = frozenset({"WebSearchTool", "FileSearchTool", "ImageGenerationTool", "ToolSearchTool"})
+#: the refusal of a handoff being executed in this task: (id of the Handoff, what the model reads)
+_HANDOFF_REFUSAL: ContextVar[tuple[int, str] | None] = ContextVar("agentguard_handoff_refusal", default=None)
+
+
+def unguarded_ok(tool: Any) -> bool:
+    """Whether ``allow_unguarded`` may cover ``tool``: exactly the SDK's read-only hosted kinds (by class, from the
+    SDK's own module; a subclass or look-alike is not covered: it might run anything)."""
+    cls = type(tool)
+    return cls.__name__ in READ_ONLY_HOSTED and cls.__module__ == "agents.tool"
 
 
 def passed(tc: Any, ag: Any) -> None:
@@ -59,14 +93,6 @@ def passed(tc: Any, ag: Any) -> None:
 
 def has_passed(tc: Any, ag: Any) -> bool:
     return id(ag) in (getattr(tc, PASSED, None) or ())
-
-
-class UngatedToolCall(InputError):
-    """A tool was about to run whose call this guard did not decide (the run ends; the tool never runs)."""
-
-
-class HandoffRefused(InputError):
-    """The guard refused a handoff (the SDK has no way to refuse one and continue: the run ends)."""
 
 
 def tool_name_of(tool: Any) -> str:
@@ -101,7 +127,7 @@ def bind(ag: Any, f: Any, name: str) -> Any:
 
 def _unreachable(what: str, agent: Any) -> InputError:
     return InputError(f"{what} of agent {getattr(agent, 'name', '?')!r}: the guard cannot gate it "
-                      "(or pass allow_unguarded=True)")
+                      "(allow_unguarded=True covers only read-only hosted tools: web/file/tool search, images)")
 
 
 def reach(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:
@@ -122,7 +148,9 @@ def reach(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:
         _hook(ag, a, allow_unguarded)
         for t in getattr(a, "tools", None) or []:
             if not hasattr(t, "tool_input_guardrails"):
-                if not allow_unguarded:
+                if gate_shell(ag, t):  # a local ShellTool: judged through the SDK's approval hooks
+                    continue
+                if not (allow_unguarded and unguarded_ok(t)):
                     raise _unreachable(f"tool {getattr(t, 'name', t)!r} is not a function tool", a)
                 continue
             if id(t) not in seen and not ag.gated(t):
@@ -159,32 +187,89 @@ def _hook(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:
     agent.hooks = GuardHooks(ag, hooks, allow_unguarded)
 
 
+def _handoff_adapter(invoke: Any) -> Any:
+    """The pydantic ``TypeAdapter`` with which the SDK's ``handoff(..., input_type=T)`` validates the model's JSON
+    before ``on_handoff`` receives it (a variable of the SDK's invocation closure, 0.24: ``partial(redaction,
+    impl)``), or None (no input type, or a hand-built ``on_invoke_handoff`` whose reading is its own)."""
+    import functools
+    import inspect
+
+    from pydantic import TypeAdapter
+
+    f = invoke.args[0] if isinstance(invoke, functools.partial) and invoke.args else invoke
+    try:
+        found = inspect.getclosurevars(f).nonlocals.get("type_adapter")
+    except (TypeError, ValueError):
+        return None
+    return found if isinstance(found, TypeAdapter) else None
+
+
+def _handoff_reading(invoke: Any, raw: Any) -> tuple[Any, Verdict | None]:
+    """What to judge for a handoff's input ``raw``: the value its ``on_handoff`` receives, as plain data, when the
+    SDK validates it with an input type (an alias mapped to its field, a stripped string, a default filled in:
+    ``{"file": "/etc/shadow"}`` passed a rule on ``path`` and the callback read ``path = "/etc/shadow"``), validated
+    here the way the SDK does (``validate_json``, strict); the model's JSON when there is no input type, when the
+    strict reader refuses the text (refused through the Pipeline) or when the value is not an object. A
+    validation that raises refuses the handoff (the returned verdict; the SDK would end the run on it)."""
+    from .common import Unreadable, plain, tool_call_of
+
+    adapter = _handoff_adapter(invoke)
+    if adapter is None or isinstance(tool_call_of("handoff", raw), Unreadable):
+        return raw, None
+    try:
+        value = plain(adapter.validate_json(raw or "", strict=True))
+    except Exception as exc:  # noqa: BLE001 - the SDK refuses these arguments itself
+        return raw, Verdict(Decision.REJECT, f"the handoff's own validation refused its input ({exc})"[:500],
+                            "agentguard")
+    return (value, None) if isinstance(value, dict) else (raw, None)
+
+
 def _wrap_handoff(ag: "AgentsGuard", h: Any, allow_unguarded: bool) -> None:
     invoke = h.on_invoke_handoff
     if getattr(invoke, "_agentguard", None) is ag:
         return
 
     async def on_invoke_handoff(wrapper: Any, input_json: str) -> Any:
+        _HANDOFF_REFUSAL.set(None)
         name = str(getattr(h, "tool_name", "") or "handoff")
-        out, call = await ag.decide_handoff(wrapper, name, input_json)
+        judged, refuse = _handoff_reading(invoke, input_json)
+        out, call = await ag.decide_handoff(wrapper, name, judged, refuse)
         todo = out.call
         if todo is None or todo.name != call.name or call_key(todo) != call_key(call):
-            raise HandoffRefused(out.message or f"agentguard refused the handoff {name}")
+            running = getattr(wrapper, RUNNING, None)  # only the agent that offers this very handoff asked for it
+            if out.stop or not isinstance(running, Agent) or not any(x is h for x in running.handoffs or []):
+                raise HandoffRefused(out.message or f"agentguard refused the handoff {name}")
+            _HANDOFF_REFUSAL.set((id(h), _refusal(out, call)))  # read by the transfer message (same task, no await)
+            return running  # steered: the agent that asked goes on, and reads why
         new_agent = await invoke(wrapper, input_json)
         reach(ag, new_agent, allow_unguarded)  # an agent built by the callback is gated before it runs
         return new_agent
 
     on_invoke_handoff._agentguard = ag  # type: ignore[attr-defined]
     h.on_invoke_handoff = on_invoke_handoff
+    transfer, keep = h.get_transfer_message, h.input_filter
+
+    def get_transfer_message(agent: Any) -> str:  # what the model reads as the handoff call's output
+        refused = _HANDOFF_REFUSAL.get()
+        return refused[1] if refused is not None and refused[0] == id(h) else str(transfer(agent))
+
+    h.get_transfer_message = get_transfer_message  # type: ignore[method-assign]
+    if keep is not None:
+        def input_filter(data: Any) -> Any:  # a refused handoff keeps the history: the refusal must stay visible
+            refused = _HANDOFF_REFUSAL.get()
+            return data if refused is not None and refused[0] == id(h) else keep(data)
+
+        h.input_filter = input_filter
 
 
 async def decide_late(ag: "AgentsGuard", tc: Any, tool: Any) -> None:
     """Decide a function tool's call that reached the SDK's tool start without passing this guard's input guardrail
     (a tool the SDK built for this run only, e.g. a ``SandboxAgent`` capability's ``exec_command``; an MCP server's
     tool built before the walk), judged as the function will receive it (:func:`~.openai_agents_reading._prepared`,
-    whose values the invocation is then pinned to). It runs only when the call is allowed unchanged; anything else
-    raises :class:`UngatedToolCall` (the SDK cannot refuse a call at this point and go on: the run ends; an ask is
-    answered by the ``approve`` callback, else refused)."""
+    whose values the invocation is then pinned to). It runs only when the call is allowed unchanged (an ask is
+    answered by the ``approve`` callback, else refused). A refusal that lets the run go on is put on ``tc`` and the
+    tool's invocation answers it instead of running the body (:func:`_answer_refused`: the model reads why); a stop
+    (HALT, an unreadable call under ``on_error = HALT``) raises :class:`UngatedToolCall` (the run ends)."""
     from .common import Unreadable, tool_call_of
     from .openai_agents_reading import _prepared
 
@@ -205,12 +290,56 @@ async def decide_late(ag: "AgentsGuard", tc: Any, tool: Any) -> None:
         out = await ag._answer(tc, run, call, out, False) or out
     todo = out.call
     if isinstance(proposal, Unreadable) or todo is None or call_key(todo) != call_key(call) or not out.execute:
-        ag._refuse(out, call)  # recorded with what the model would have read
-        raise UngatedToolCall(f"agentguard refused tool call {call.name} at its start: {out.message or 'refused'}")
+        answer = ag._refuse(out, call)  # recorded with what the model reads
+        message = (answer.behavior or {}).get("message") if not out.stop else None
+        if not isinstance(message, str) or not _answer_refused(tool):
+            raise UngatedToolCall(f"agentguard refused tool call {call.name} at its start: {out.message or 'refused'}")
+        setattr(tc, REFUSED, message)
+        return
     if prepared is not None and hasattr(tc, "_function_tool_arguments"):
         tc._function_tool_arguments = prepared
     passed(tc, ag)
     ag.ran(run, call, out)
+
+
+def _answer_refused(tool: Any) -> bool:
+    """Wrap ``tool``'s invocation (once per tool object) so that a call whose ToolContext carries a refusal
+    (:data:`REFUSED`) returns it as the tool's output and never runs the body; any other call goes to the SDK's
+    invoker unchanged (its context narrowed as the SDK narrows it, its argument preparation kept visible). False
+    when the tool cannot be wrapped (the caller stops the run instead)."""
+    inner = getattr(tool, "on_invoke_tool", None)
+    if getattr(inner, "_agentguard_answers", False):
+        return True
+    if not callable(inner):
+        return False
+    from types import SimpleNamespace
+
+    narrow: Any = None
+    try:
+        from agents.tool import _get_function_tool_invoke_context  # the SDK's own narrowing (private)
+
+        narrow = _get_function_tool_invoke_context
+    except ImportError:  # pragma: no cover - another SDK version: pass the ToolContext as is
+        pass
+
+    async def on_invoke_tool(ctx: Any, arguments: str) -> Any:
+        refused = getattr(ctx, REFUSED, None)
+        if refused is not None:
+            return refused
+        if narrow is not None:
+            ctx = narrow(SimpleNamespace(on_invoke_tool=inner), ctx)
+        return await inner(ctx, arguments)
+
+    on_invoke_tool._agentguard_answers = True  # type: ignore[attr-defined]
+    if getattr(inner, "__agents_sync_function_tool__", False):  # what the SDK reads off the invoker, kept
+        on_invoke_tool.__agents_sync_function_tool__ = True  # type: ignore[attr-defined]
+    if callable(getattr(inner, "prepare_arguments", None)):
+        on_invoke_tool.prepare_arguments = inner.prepare_arguments  # type: ignore[attr-defined]
+    try:
+        tool.on_invoke_tool = on_invoke_tool
+    except (AttributeError, TypeError):  # a frozen tool: it cannot answer, the run stops instead
+        return False
+    return True
 
 
 class GuardHooks(AgentHooks[Any]):
@@ -222,6 +351,10 @@ class GuardHooks(AgentHooks[Any]):
 
     async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
         reach(self.guard, agent, self.allow_unguarded)
+        try:
+            setattr(context, RUNNING, agent)  # the agent a refused handoff of this turn returns to
+        except (AttributeError, TypeError):  # pragma: no cover - a context without attributes: refusals stop
+            pass
         if self.inner is not None:
             await self.inner.on_llm_start(context, agent, system_prompt, input_items)
 
@@ -229,7 +362,11 @@ class GuardHooks(AgentHooks[Any]):
         if hasattr(tool, "tool_input_guardrails"):
             if not has_passed(context, self.guard):
                 await decide_late(self.guard, context, tool)
-        elif not self.allow_unguarded:
+        elif shell_gated(self.guard, tool):
+            if not shell_started(self.guard, context, tool):
+                raise UngatedToolCall(f"shell tool {getattr(tool, 'name', tool)!r} started without this guard's "
+                                      "decision")
+        elif not (self.allow_unguarded and unguarded_ok(tool)):
             raise UngatedToolCall(f"tool {getattr(tool, 'name', tool)!r} of agent {getattr(agent, 'name', '?')!r} "
                                   "is not a function tool: the guard cannot gate it")
         if self.inner is not None:

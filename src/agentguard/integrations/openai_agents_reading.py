@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.enforcement import Outcome
+from ..core.errors import InputError
 from ..core.types import ToolCall
 from .agents_tracing import _parse_args
-from .common import Unreadable, plain
+from .common import Unreadable, plain, refusal_message
 
 # the name the SDK's traces and approvals give a function tool (namespace.name; a deferred top-level tool by its name)
 from agents._tool_identity import tool_trace_name as _sdk_name  # noqa: E402 - agents_tracing required the SDK
 
-__all__ = ["_item_call", "_prepared", "_reading", "_tool_of", "call_name"]
+__all__ = ["HandoffRefused", "UngatedToolCall", "_item_call", "_prepared", "_reading", "_refusal", "_tool_of",
+           "call_name"]
 
 
 def call_name(name: str, namespace: str | None) -> str:
@@ -76,3 +79,25 @@ def _tool_of(data: Any, name: str) -> Any:
     ns = getattr(data.context, "tool_namespace", None) or None
     same = [t for t in tools if (getattr(t, "_tool_namespace", None) or None) == ns]
     return (same or tools or [None])[-1]
+
+
+class UngatedToolCall(InputError):
+    """A tool was about to run that the guard cannot gate, or whose late decision stops the run (the tool never
+    runs). (Here, the adapter's leaf module, so that every part of it raises the same class.)"""
+
+
+class HandoffRefused(InputError):
+    """The guard stopped the run at a handoff (HALT), or refused one whose running agent is unknown."""
+
+
+def _refusal(out: Outcome, call: ToolCall) -> str:
+    """What the model reads for a call that did not run: the refusal (guard, decision, reason) and what
+    the strategy adds (a CRP round's instruction, a halted tool, a human's answer)."""
+    v = out.verdict
+    if v is None:
+        return f"agentguard refused tool call {call.name}: {out.message or 'no verdict'}"
+    if not v.blocks:  # refused by the strategy, not the verdict (a tool halted earlier in the run)
+        return f"agentguard refused tool call {call.name}: {out.message or v.reason}"
+    base = refusal_message(v, call)
+    bare = ("", v.reason, f"action refused by {v.guard or 'guard'}: {v.reason}")
+    return base if out.message in bare else f"{base}. {out.message}"

@@ -43,7 +43,10 @@ and the pipeline's :class:`~agentguard.core.enforcement.Outcome` back to LangCha
   or ``5000.0`` as the int ``5000``, an alias mapped to its field, defaults filled in), so the proposal
   the Pipeline decides carries those values (the tools are learnt from the model request, in
   ``wrap_model_call``, for ``after_model``); what runs is the model's arguments that read as exactly the
-  decided call (a guard's MODIFY must read as itself, else it is refused).
+  decided call (a guard's MODIFY must read as itself, else it is refused). A named state field LangGraph's
+  tool node injects (``Annotated[str, InjectedState("target")]``, which another tool's ``Command`` may have set)
+  is judged under the argument it fills, and checked again when the tool runs; an injected argument reaches the
+  tool only from the tool node, never from the model's arguments (:mod:`.reading`).
 - ``before_agent`` clears a finished run's halt mark in the state; ``after_agent`` finishes the run
   (:meth:`Pipeline.finish`: its state, trace and every guard's memory of it).
 

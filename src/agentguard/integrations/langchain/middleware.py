@@ -227,7 +227,7 @@ class AgentGuardMiddleware(AgentMiddleware):
         last = msgs[-1] if msgs else None
         if not (isinstance(last, AIMessage) and last.tool_calls):
             return []
-        return [_reading(self._tools.get(str(tc.get("name"))), _to_call(tc)) for tc in last.tool_calls]
+        return [_reading(self._tools.get(str(tc.get("name"))), _to_call(tc), state) for tc in last.tool_calls]
 
     def _turn(self, state: Any, runtime: Any) -> tuple[Run, list[ToolCall]]:
         calls = self._proposals(state)
@@ -278,7 +278,7 @@ class AgentGuardMiddleware(AgentMiddleware):
         decided with them)."""
         key = _run_key(request.state, getattr(request.runtime, "config", None))
         raw = _to_call(request.tool_call)
-        st, call = self._state(key), _reading(getattr(request, "tool", None), raw)
+        st, call = self._state(key), _reading(getattr(request, "tool", None), raw, getattr(request, "state", None))
         out = self._take(st, call)
         if out is None and call is not raw:  # decided after the model as given (its tool was not known then)
             earlier = self._take(st, raw)
@@ -332,15 +332,16 @@ class AgentGuardMiddleware(AgentMiddleware):
         tool node answers)``: a ToolMessage, or a Command that also marks the run halted. ``sources``: the
         arguments, by call key, whose reading by the tool is that call (the model's, a human's edit)."""
         c = out.call
+        tool, state = getattr(request, "tool", None), getattr(request, "state", None)
         if c is not None and c.name == call.name:
             # what runs reads as exactly outcome.call, and is a private deep copy: never the dict the
             # model's message holds, which another tool of the same turn may have changed since (TOCTOU)
             args = sources.get(call_key(c))
             if args is None:  # the guard's own arguments (a MODIFY): they must read as themselves
                 args = dict(c.arguments)
-                if call_key(_reading(getattr(request, "tool", None), c)) != call_key(c):
+                if call_key(_reading(tool, c, state)) != call_key(c):
                     c, out = None, self._refused(out, call, "the guard's arguments are not what the tool would receive")
-            pinned = _pinned(getattr(request, "tool", None), args, c) if c is not None else None
+            pinned = _pinned(tool, args, c, state) if c is not None else None
             if c is not None and pinned is None:  # the tool's validation reads the judged arguments otherwise now
                 c, out = None, self._refused(out, call, "its arguments no longer read as the call the guard judged")
             if c is not None:
@@ -372,7 +373,7 @@ class AgentGuardMiddleware(AgentMiddleware):
     def _edit(request: Any, human: Human, sources: dict[str, dict[str, Any]]) -> ToolCall:
         """A human's edited call as its tool reads it (what is decided); its arguments are what runs."""
         assert human.edited is not None
-        edited = _reading(getattr(request, "tool", None), human.edited)
+        edited = _reading(getattr(request, "tool", None), human.edited, getattr(request, "state", None))
         sources[call_key(edited)] = copy.deepcopy(dict(human.edited.arguments))
         return edited
 

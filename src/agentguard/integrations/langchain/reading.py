@@ -7,6 +7,13 @@ tool's pydantic schema (lax mode: stripped whitespace, ``" 5000 "`` as ``5000``,
 value *positionally, whatever key the model named it under* (``{"cmd": "rm -rf /"}`` runs ``rm -rf /`` as the
 tool's ``tool_input``, past a rule on ``tool_input``). Both steps are LangChain's own, called here; the guard
 judges their result, with a positional value named by the tool's advertised argument (``tool.args``).
+
+A tool also receives what LangGraph's tool node injects after the gate: a named state field
+(``path: Annotated[str, InjectedState("target")]``) is a value the model never wrote but may have set through
+another tool (``Command(update={"target": "/etc/passwd"})``), so the judged call carries it under the tool's
+argument name (:func:`_state_args`; the tool node strips a model-written value for it and injects the state's); the
+tool that runs checks that it received exactly that value. The whole state, the messages list, the store and the
+runtime are not judged (context, not an argument).
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from ...core.pipeline import call_key
 from ...core.types import ToolCall
 from ..common import plain
 
-__all__ = ["_pinned", "_reading"]
+__all__ = ["_pinned", "_reading", "_state_args"]
 
 
 class _Refused(Exception):
@@ -46,12 +53,38 @@ def _received(tool: Any, args: dict[str, Any], call_id: str | None) -> tuple[dic
     if len(pos) > len(names) or any(n in kw for n in names[:len(pos)]):
         raise _Refused("positional arguments the tool does not name")
     named = {**dict(zip(names, pos)), **kw} if pos else dict(got)
-    # an injected argument the model wrote itself stays (LangChain passes it on unless the tool node injects over
-    # it); one LangChain adds (the call id) is not the model's
+    # an injected argument the model wrote itself stays in what is judged (the attempt may be refused; the tool
+    # never receives it: the tool node strips it, and _pinned too); one LangChain adds (the call id) is not the model's
     return {k: plain(v) for k, v in named.items() if k in args or k not in injected}, got
 
 
-def _reading(tool: Any, call: ToolCall) -> ToolCall:
+def _state_args(tool: Any, state: Any) -> dict[str, Any]:
+    """The named state fields LangGraph's tool node injects into a call of ``tool`` (``InjectedState("field")``),
+    by the tool's argument name, as plain data: read from ``state`` the way the tool node reads it (a mapping's key,
+    else an attribute; a field absent from the state is left out, as the tool node leaves an optional one). The
+    injection spec is LangGraph's own (``_get_all_injected_args``, private: unknown -> nothing added). The messages
+    list and the whole state are context, not arguments: left out."""
+    if tool is None or state is None:
+        return {}
+    try:
+        from langgraph.prebuilt.tool_node import _get_all_injected_args
+
+        fields = dict(getattr(_get_all_injected_args(tool), "state", None) or {})
+    except Exception:  # noqa: BLE001 - another LangGraph, or not a tool it can inspect
+        return {}
+    out: dict[str, Any] = {}
+    for arg, field in fields.items():
+        if not field or field == "messages":
+            continue
+        if isinstance(state, dict):
+            if field in state:
+                out[arg] = plain(state[field])
+        elif hasattr(state, field):
+            out[arg] = plain(getattr(state, field))
+    return out
+
+
+def _reading(tool: Any, call: ToolCall, state: Any = None) -> ToolCall:
     """``call`` with the arguments LangChain hands the tool's function for it (see the module doc): the guard
     judges that, never the model's spelling (``{"path": "  /etc/shadow"}`` passed a ``forbid = "^/etc"`` rule and
     read ``/etc/shadow``). A tool with injected arguments (``InjectedState``, ``ToolRuntime``) is read with its
@@ -63,17 +96,19 @@ def _reading(tool: Any, call: ToolCall) -> ToolCall:
         named, _ = _received(tool, dict(call.arguments), call.call_id or None)
     except _Refused:
         return call
-    return ToolCall(call.name, named, call.call_id)
+    return ToolCall(call.name, {**named, **_state_args(tool, state)}, call.call_id)
 
 
-def _pinned(tool: Any, args: dict[str, Any], judged: ToolCall) -> Any:
+def _pinned(tool: Any, args: dict[str, Any], judged: ToolCall, state: Any = None) -> Any:
     """``tool`` reading ``args`` as exactly ``judged``, or None when LangChain now reads them otherwise.
 
     LangChain validates a call's arguments again when the tool runs (``_parse_input``): a validator answering
     otherwise on each call (or failing once) would run a value nobody judged. The arguments are read once more
     here (:func:`_received`) and compared with the judged call; the tool that runs is a copy whose
-    ``_parse_input`` returns that validated value (the injected arguments, which the tool node adds, are still
-    read by the tool's own)."""
+    ``_parse_input`` returns that validated value, with the injected arguments taken only from what the tool node
+    injects (a model-written value for one, which the judged call keeps so that a guard may refuse the attempt,
+    never reaches the tool: LangGraph strips it, and so does this reading), each injected state field checked
+    against the judged one (``state``: what the tool node injects from)."""
     parse = getattr(tool, "_parse_input", None)
     if not callable(parse):
         return tool
@@ -82,12 +117,18 @@ def _pinned(tool: Any, args: dict[str, Any], judged: ToolCall) -> Any:
         named, got = _received(tool, args, judged.call_id or None)
     except _Refused:  # it refuses now: it does not run
         return None
-    if call_key(ToolCall(judged.name, named, judged.call_id)) != call_key(judged):
+    from_state = _state_args(tool, state)
+    if call_key(ToolCall(judged.name, {**named, **from_state}, judged.call_id)) != call_key(judged):
         return None
 
     def fixed(tool_input: Any, tool_call_id: str | None) -> Any:
         base = parse(tool_input, tool_call_id) if injected else {}
-        return {**{k: v for k, v in base.items() if k in injected}, **copy.deepcopy(got)}
+        if any(k not in base or plain(base[k]) != v for k, v in from_state.items()):  # the state changed since
+            raise ValueError("agentguard: an injected state value is not the one the guard judged")
+        # an injected argument is the tool node's alone: a value the model wrote for it (which LangGraph strips
+        # against forgery) never reaches the tool through the pinned reading
+        return {**{k: v for k, v in copy.deepcopy(got).items() if k not in injected},
+                **{k: v for k, v in base.items() if k in injected}}
 
     clone = tool.model_copy()
     object.__setattr__(clone, "_parse_input", fixed)
