@@ -135,3 +135,28 @@ def test_a_model_forged_injected_argument_never_reaches_the_tool_differential():
 
     for args in ({"doc": "a", "scope": "admin"}, {"doc": "a", "path": "/etc/passwd"}, {"doc": "a"}):
         assert agent_run(True, args) == agent_run(False, args) == [("a", "public", "/srv/state")], args
+
+
+def test_an_unreadable_injection_spec_refuses_the_tool_that_declares_one(monkeypatch) -> None:
+    """The spec of what LangGraph injects is read from a private function; if another LangGraph moves it, a tool
+    that declares injected state is refused unread instead of running with values nobody judged."""
+    import langgraph.prebuilt.tool_node as tn
+
+    from agentguard.core.errors import AgentGuardError
+    from agentguard.integrations.langchain.reading import _state_args
+
+    class Declares:
+        name = "write_file"
+        _injected_args_keys = frozenset({"path"})
+
+    class Plain:
+        name = "read_file"
+        _injected_args_keys = frozenset()
+
+    def moved(_tool):
+        raise AttributeError("moved")
+
+    monkeypatch.setattr(tn, "_get_all_injected_args", moved)
+    with pytest.raises(AgentGuardError, match="refused unread"):
+        _state_args(Declares(), {"target": "/etc/passwd"})
+    assert _state_args(Plain(), {"target": "/etc/passwd"}) == {}

@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ...core.errors import AgentGuardError
 from ...core.pipeline import call_key
 from ...core.types import ToolCall
 from ..common import plain
@@ -62,15 +63,20 @@ def _state_args(tool: Any, state: Any) -> dict[str, Any]:
     """The named state fields LangGraph's tool node injects into a call of ``tool`` (``InjectedState("field")``),
     by the tool's argument name, as plain data: read from ``state`` the way the tool node reads it (a mapping's key,
     else an attribute; a field absent from the state is left out, as the tool node leaves an optional one). The
-    injection spec is LangGraph's own (``_get_all_injected_args``, private: unknown -> nothing added). The messages
-    list and the whole state are context, not arguments: left out."""
+    injection spec is LangGraph's own (``_get_all_injected_args``, private). A tool that declares injected
+    arguments whose spec cannot be read (another LangGraph) is refused unread (:class:`AgentGuardError`: the call
+    fails, it never runs with values nobody judged); any other tool has nothing injected. The messages list and the
+    whole state are context, not arguments: left out."""
     if tool is None or state is None:
         return {}
     try:
         from langgraph.prebuilt.tool_node import _get_all_injected_args
 
         fields = dict(getattr(_get_all_injected_args(tool), "state", None) or {})
-    except Exception:  # noqa: BLE001 - another LangGraph, or not a tool it can inspect
+    except Exception as exc:  # noqa: BLE001 - another LangGraph, or not a tool it can inspect
+        if getattr(tool, "_injected_args_keys", ()):
+            raise AgentGuardError(f"cannot read which state LangGraph injects into {getattr(tool, 'name', tool)!r} "
+                                  f"({type(exc).__name__}): refused unread") from None
         return {}
     out: dict[str, Any] = {}
     for arg, field in fields.items():
