@@ -26,3 +26,79 @@ def test_typer_exit_code_is_kept():
     with pytest.raises(SystemExit) as e:
         cli.main(["_exit-probe"])
     assert e.value.code == 5
+
+
+# --- a new user's first contact: help that prints as written, usage errors on one line -----------------------
+
+import re  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+def _main(capsys, *args):
+    from agentguard import cli
+
+    try:
+        cli.main(list(args))
+        code = 0
+    except SystemExit as e:
+        code = e.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _commands():
+    """Every command of the tree with its path (``["serve"]``, ``["bench", "household"]``, ...)."""
+    import typer
+
+    from agentguard import cli
+
+    todo = [([], typer.main.get_command(cli.app))]
+    while todo:
+        path, cmd = todo.pop()
+        yield path, cmd
+        todo.extend((path + [name], sub) for name, sub in getattr(cmd, "commands", {}).items())
+
+
+def test_bracketed_words_in_help_print_as_written(capsys, monkeypatch):
+    """Rich markup once swallowed "[server]" ("the config file's  table"): every bracketed word a command's
+    or option's help says is in the printed help."""
+    monkeypatch.setenv("COLUMNS", "200")
+    checked = 0
+    for path, cmd in _commands():
+        texts = [cmd.help or ""] + [getattr(p, "help", None) or "" for p in cmd.params]
+        words = {w for t in texts for w in re.findall(r"\[[A-Za-z_][A-Za-z_.]*\]", t)}
+        if not words or getattr(cmd, "hidden", False):
+            continue
+        code, out, _ = _main(capsys, *path, "--help")
+        assert code == 0
+        missing = [w for w in words if w not in out]
+        assert not missing, (path, missing)
+        checked += 1
+    assert checked >= 2  # serve ([server]) and mcp-proxy ([recording]) at least
+
+
+def test_serve_help_names_the_server_table(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    _, out, _ = _main(capsys, "serve", "--help")
+    assert "the config file's [server] token" in out and "TOML file with a [server] table" in out
+
+
+@pytest.mark.parametrize("args, names", [
+    (["decide", "--wrong"], "--wrong"), (["nosuch"], "nosuch"), (["decide"], "config"),
+    (["check", "x", "--engine"], "--engine"), (["demo", "--threshold", "2"], "--threshold"),
+    (["demo", "--threshold", "abc"], "--threshold"), (["learn", "t.jsonl"], "--spec"),
+])
+def test_usage_errors_are_one_line(capsys, args, names):
+    """A wrong flag, a missing argument, a value out of range: one line ``error: ...`` naming it and the help
+    to read, exit status 2 (click's three-line usage block used to come instead)."""
+    code, out, err = _main(capsys, *args)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and names in lines[0], err
+    assert "--help'" in lines[0] and "Traceback" not in err
+
+
+def test_a_bare_group_still_prints_its_help(capsys):
+    code, out, err = _main(capsys, "bench")
+    assert "household" in out + err and "error:" not in err

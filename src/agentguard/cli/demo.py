@@ -23,7 +23,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         out: str = typer.Option("demo-output", "--out", help="folder for the report files"),
         as_json: bool = JSON,
         data: str = DATA,
-        threshold: float = typer.Option(0.7, help="household: alarm when P_safe < threshold"),
+        threshold: float = typer.Option(0.7, min=0.0, max=1.0,
+                                       help="household: alarm when P_safe < threshold (in [0, 1])"),
         gemma: bool = typer.Option(False, help="household: also run live episodes with the local gemma-3-270m"),
         dtmc_example: bool = typer.Option(False, "--dtmc-example", help="run the small DTMC example demo instead"),
     ) -> None:
