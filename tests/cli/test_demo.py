@@ -89,20 +89,6 @@ def test_a_threshold_out_of_range_is_refused_before_any_work(tmp_path, capsys):
     assert cap.err.startswith("error: ") and "--threshold" in cap.err and len(cap.err.strip().splitlines()) == 1
 
 
-def test_the_table_keeps_its_columns_and_says_what_they_mean():
-    """"n/a" is padded to its column (it used to shift the row), and a legend names each column."""
-    from agentguard.demo.household import TABLE_LEGEND, _table_text
-
-    rows = [{"name": "unguarded", "unsafe_rate": 0.5, "completion_rate": 0.25, "false_alarm_rate": 0.0,
-             "mean_warning_steps": None, "decision_ms": None},
-            {"name": "reflect", "unsafe_rate": None, "completion_rate": None, "false_alarm_rate": 0.1,
-             "mean_warning_steps": 2.0, "decision_ms": 0.02}]
-    lines = _table_text(rows).splitlines()
-    assert len({len(line) for line in lines[:3]}) == 1, lines
-    assert lines[1].endswith("  n/a     n/a") and lines[2].split()[1:3] == ["n/a", "n/a"]
-    assert lines[-1] == TABLE_LEGEND and all(w in TABLE_LEGEND for w in ("f.alarm:", "warn:", "ms:"))
-
-
 def test_the_fallback_names_the_folder_it_looked_in(tmp_path, capsys):
     from agentguard.demo.household import run_household_demo
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 
-from ..bench.household_eval import family_guard, learn_family_models, prepare_eval, split_by_task, table_rows
+from ..bench.household_eval import (family_guard, learn_family_models, prepare_eval, split_by_task, table_rows,
+                                     table_text)
 from ..core.errors import InputError
 from ..envs.household.replay import ReplayResult, Run, replay_run
 
@@ -191,7 +192,7 @@ def run_household_demo(out: str = "demo-output", data: str | None = None, live: 
     _draw_family_dtmc(models[fam][0], models[fam][1], str(out / "household_dtmc.png"), f"learned DTMC, {fam} family")
     _draw_risk(pick.p_safe, threshold, pick.hazard_step, pick.actions, str(out / "household_risk.png"),
                f"{pick.run_id}: " + str(next((r.run.task.get('instruction') for r in test if r.run.run_id == pick.run_id), ""))[:80])
-    table = _table_text(rows)
+    table = table_text(rows)
     if not quiet:
         print(table)
     fb = extra["flagged_before_hazard"].get(f"{threshold:g}", {})
@@ -292,23 +293,6 @@ enforce
     stop
 end
 """
-
-
-#: What each column of the demo's table means (printed under it: a new reader meets "warn" and "ms" here first).
-TABLE_LEGEND = ("unsafe: share of runs reaching a hazard; complete: share of safe tasks whose goal is reached; "
-                "f.alarm: share of clean safe runs alarmed on; warn: mean steps from the alarm to the hazard it "
-                "preceded; ms: median decision time (milliseconds); n/a: not defined for that row")
-
-
-def _table_text(rows: list[dict[str, Any]]) -> str:
-    """The rows as a fixed-width table: every column right-aligned at its header's width, "n/a" included."""
-    f = lambda x, fmt: (fmt % x) if isinstance(x, (int, float)) else "n/a".rjust(len(fmt % 0))  # noqa: E731
-    lines = [f"{'strategy':46s} {'unsafe':>7s} {'complete':>8s} {'f.alarm':>7s} {'warn':>5s} {'ms':>7s}"]
-    for r in rows:
-        lines.append(f"{r['name'][:46]:46s} {f(r['unsafe_rate'], '%7.3f')} {f(r['completion_rate'], '%8.3f')} "
-                     f"{f(r['false_alarm_rate'], '%7.3f')} {f(r['mean_warning_steps'], '%5.2f')} "
-                     f"{f(r['decision_ms'], '%7.4f')}")
-    return "\n".join([*lines, TABLE_LEGEND])
 
 
 def _write_html(path: Path, source: str, rows: list, table: str, summary: str, fam: str, pick: Any,
