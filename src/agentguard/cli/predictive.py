@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from .options import JSON
+from .options import JSON, ticker
 
 __all__ = ["register"]
 
@@ -259,12 +259,14 @@ def _learn_command(app: typer.Typer) -> None:
             target=str(o.get("target", "unsafe")),
             pac_variant=variant,
         )
-        if engine == "spark":
-            from ..predictive.spark import learn_spark
+        with ticker(f"learning from {traces}", lambda: f"{learner.n_traces:,} traces counted so far",
+                    quiet=as_json):
+            if engine == "spark":
+                from ..predictive.spark import learn_spark
 
-            learner.last_stats = learn_spark(learner, traces, master=spark_master)
-        else:
-            learner.add_file(traces, engine=engine)  # streamed: memory independent of the file size
+                learner.last_stats = learn_spark(learner, traces, master=spark_master)
+            else:
+                learner.add_file(traces, engine=engine)  # streamed: memory independent of the file size
         model = learner.model()
         model.meta["name"] = ab.name
         try:
