@@ -41,4 +41,4 @@ test: venv nagini postgres litellm shelltools
 	$(BIN)/python -m pytest -q
 
 clean:
-	rm -rf $(VENV) .nagini-venv .litellm-venv demo-output
+	rm -rf $(VENV) .nagini-venv .litellm-venv demo-output bench-output

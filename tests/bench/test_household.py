@@ -3,6 +3,8 @@ its command (``agentguard bench household``) and the demo (:mod:`agentguard.demo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentguard.bench.household_eval import family_guard, learn_family_models
@@ -203,3 +205,17 @@ def test_the_table_keeps_its_columns_and_says_what_they_mean():
     assert lines[1].endswith("  n/a     n/a") and lines[2].split()[1:3] == ["n/a", "n/a"]
     assert lines[-1] == TABLE_LEGEND and all(w in TABLE_LEGEND for w in ("f.alarm:", "warn:", "ms:"))
 
+
+
+def test_bench_household_never_overwrites_the_committed_figure_by_default():
+    """Its default plot used to be benchmarks/results/household_tradeoff.png, relative to where it runs: a new
+    user's first run inside the checkout rewrote a committed file (and made benchmarks/results/ anywhere else)."""
+    import typer
+
+    from agentguard import cli
+
+    household = typer.main.get_command(cli.app).commands["bench"].commands["household"]
+    png = next(p for p in household.params if p.name == "png").default
+    assert png == "bench-output/household_tradeoff.png"
+    ignored = (Path(__file__).resolve().parents[2] / ".gitignore").read_text().splitlines()
+    assert "bench-output/" in ignored

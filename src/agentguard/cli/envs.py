@@ -18,7 +18,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     def household(
         as_json: bool = JSON,
         data: str = DATA,
-        png: str = typer.Option("benchmarks/results/household_tradeoff.png", help="trade-off plot (PNG)"),
+        png: str = typer.Option("bench-output/household_tradeoff.png",
+                                help="trade-off plot (PNG; '' for none). The committed figure is "
+                                     "benchmarks/household_table3.py's, never overwritten by default"),
         seed: int = typer.Option(0, help="split seed"),
         live: str = typer.Option("", help="also run a live agent: 'gemma' or 'openai' (AGENTGUARD_LLM_*)"),
         live_tasks: int = typer.Option(6, help="live: unsafe and safe held-out tasks each"),
