@@ -152,3 +152,18 @@ def test_the_nagini_example_runs_and_finds_the_documented_counterexample(capsys,
     monkeypatch.chdir(tmp_path)
     (tmp_path / "wrong.py").write_text(_hotel_age().replace(body, body.replace("< 18", "< 17")))
     _run(_block("policies.md", "NaginiVerifier()"), "docs/policies.md[nagini]", capsys)
+
+
+def test_the_readme_one_call_command_runs_as_written(capsys, monkeypatch) -> None:
+    """The README's "try one call" command, from the repository root, prints what the README says it prints."""
+    import shlex
+
+    from agentguard.cli import main
+
+    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    m = re.search(r"`agentguard (decide examples/[^`]+)` prints `([^`]+)`, exit (\d)", text)
+    assert m, "the README's one-call example is gone"
+    monkeypatch.chdir(REPO)
+    with pytest.raises(SystemExit) as e:
+        main(shlex.split(m.group(1)))
+    assert e.value.code == int(m.group(3)) and capsys.readouterr().out.strip() == m.group(2)
