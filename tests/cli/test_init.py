@@ -102,3 +102,26 @@ def test_usage_errors_are_one_line(capsys, args, names):
 def test_a_bare_group_still_prints_its_help(capsys):
     code, out, err = _main(capsys, "bench")
     assert "household" in out + err and "error:" not in err
+
+
+def test_a_path_that_cannot_be_used_is_one_line_exit_2(capsys, tmp_path):
+    """An OSError naming a file given on the command line was 'error: unexpected FileNotFoundError' (exit 3)."""
+    from agentguard import cli
+
+    repo = __import__("pathlib").Path(__file__).resolve().parents[2]
+    code, out, err = _main(capsys, "learn", str(repo / "examples/microwave_traces.jsonl"), "--spec",
+                           str(repo / "examples/microwave_spec.yaml"), "--out", str(tmp_path / "m.json"),
+                           "--prism", str(tmp_path / "no-such-folder" / "m.prism"))
+    assert code == 2 and err.strip().splitlines()[-1] == (
+        f"error: cannot use {tmp_path / 'no-such-folder' / 'm.prism'}: No such file or directory "
+        "(check the path given on the command line)")
+    assert "unexpected" not in err
+    assert cli.input_failure(PermissionError(13, "Permission denied", "/x")) and cli.input_failure(OSError("socket")) is None
+
+
+def test_demo_refuses_a_file_as_its_output_folder_before_any_work(capsys, tmp_path):
+    f = tmp_path / "report"
+    f.write_text("x")
+    code, out, err = _main(capsys, "demo", "--out", str(f))
+    assert code == 2 and out == "" and err.strip() == (
+        f"error: --out {f} is a file: give a folder for the report files (created if missing)")

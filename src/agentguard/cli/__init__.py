@@ -8,8 +8,9 @@ Errors: any :class:`~agentguard.AgentGuardError` is printed as one line ``error:
 stderr with exit status 2; no traceback reaches the user. So is bad input that a reader did not name
 itself (:func:`input_failure`): a file that is not UTF-8 (``UnicodeDecodeError``), a structure nested
 too deeply (``RecursionError``), a number out of range (``OverflowError``, e.g. ``1e-400`` where an
-exact value is needed), an input too large to hold (``MemoryError``). Exit status 3 is left for a
-genuine bug (``error: unexpected ...``, still one line).
+exact value is needed), an input too large to hold (``MemoryError``), a path that cannot be read or written
+(an ``OSError`` naming the file). Click's usage errors (a wrong flag, a missing argument) are one line too
+(:func:`usage_error`). Exit status 3 is left for a genuine bug (``error: unexpected ...``, still one line).
 """
 
 from __future__ import annotations
@@ -165,7 +166,10 @@ def input_failure(exc: BaseException) -> str | None:
     - ``OverflowError``: a number too large or too small for the value it must become (``1e-400``
       read as an exact probability, ``1e400`` as an integer);
     - ``MemoryError``: an input that asks for more memory than there is (readers check sizes first
-      where they can; this is the backstop).
+      where they can; this is the backstop);
+    - ``OSError`` naming a file (missing folder, permission, a file where a folder is needed): a path given
+      on the command line that cannot be read or written (``--prism /nowhere/m.prism``, ``--out FILE``);
+      an ``OSError`` without a file name (a socket, the OS itself) stays unexpected.
     """
     if isinstance(exc, UnicodeDecodeError):
         return (f"input is not UTF-8 text ({exc.encoding} cannot decode byte 0x{exc.object[exc.start]:02x} "
@@ -178,6 +182,9 @@ def input_failure(exc: BaseException) -> str | None:
         return f"number out of range in the input: {one_line(str(exc), 200)}"
     if isinstance(exc, MemoryError):
         return "input too large: it needs more memory than is available"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        what = exc.strerror or type(exc).__name__
+        return f"cannot use {exc.filename}: {one_line(what, 200)} (check the path given on the command line)"
     return None
 
 

@@ -30,6 +30,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     ) -> None:
         """Run the end-to-end demo on embedded defaults."""
         import json
+        from pathlib import Path
+
+        from ..core.errors import InputError
+
+        if Path(out).exists() and not Path(out).is_dir():  # before the work, not after the first part
+            raise InputError(f"--out {out} is a file: give a folder for the report files (created if missing)")
 
         from ..demo.dtmc_example import run_dtmc_demo
 
