@@ -325,7 +325,7 @@ NO_OWN_TEST_FILE_YET = {
     "envs/household": {"actions", "hazards", "objects", "replay", "rules", "scene"},
     "bench": {"asb", "calibration", "commerce", "driving", "household_eval", "llm_driver", "policy_latency",
               "provenance_latency"},
-    "cli": {"audit", "envs", "integrations"},  # audit: tests/server/test_server_chain.py
+    "cli": {"envs", "integrations"},
 }
 TESTS = SRC.parent / "tests"
 
