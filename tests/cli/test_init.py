@@ -125,3 +125,19 @@ def test_demo_refuses_a_file_as_its_output_folder_before_any_work(capsys, tmp_pa
     code, out, err = _main(capsys, "demo", "--out", str(f))
     assert code == 2 and out == "" and err.strip() == (
         f"error: --out {f} is a file: give a folder for the report files (created if missing)")
+
+
+@pytest.mark.parametrize("argv", [
+    ["decide", "{dir}", "{{}}"], ["check-config", "{dir}"], ["verify", "{dir}"], ["laws", "{dir}"],
+    ["monitor-eval", "{dir}"], ["report", "shadow", "--audit", "{dir}"], ["check", "{dir}", "-p", "P=? [F s=1]"],
+    ["learn", "{repo}/examples/microwave_traces.jsonl", "--spec", "{dir}", "--out", "{dir}/m.json"],
+])
+def test_a_folder_where_a_file_is_expected_is_one_clear_line(argv, capsys, tmp_path):
+    """A new user's most common slip (a folder for a file): one line naming the folder, exit 2, no errno."""
+    repo = __import__("pathlib").Path(__file__).resolve().parents[2]
+    code, out, err = _main(capsys, *[a.format(dir=tmp_path, repo=repo) for a in argv])
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and str(tmp_path) in lines[0], err
+    assert "Errno" not in err and "unexpected" not in err
+    if argv[0] in ("laws", "monitor-eval"):  # said "not found" / "[Errno 21] Is a directory: '...'" before
+        assert "is a folder" in lines[0] or lines[0].endswith(": Is a directory"), lines[0]

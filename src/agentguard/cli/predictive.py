@@ -170,7 +170,8 @@ def _laws_command(app: typer.Typer) -> None:
         from ..spec.stl import bounded_response, is_law, law_of_rule, parse_laws, show
 
         if not laws_file.is_file():
-            raise InputError(f"laws file not found: {laws_file}")
+            raise InputError(f"laws file {laws_file} is a folder, not a file" if laws_file.is_dir()
+                             else f"laws file not found: {laws_file}")
         laws = parse_laws(laws_file.read_text())
         out: dict = {"file": str(laws_file), "laws": {}}
         if model is not None:
