@@ -37,8 +37,11 @@ shelltools:
 demo: $(VENV)/.stamp-demo
 	$(BIN)/agentguard demo
 
+# PYTEST_ARGS narrows a run: make test PYTEST_ARGS='-k readme' (CI runs everything: .ci/run calls plain make test).
+PYTEST_ARGS ?=
+
 test: venv nagini postgres litellm shelltools
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) .nagini-venv .litellm-venv demo-output
+	rm -rf $(VENV) .nagini-venv .litellm-venv demo-output bench-output

@@ -5,6 +5,7 @@ calls, for every shipped example (issue 12). A tool that no policy covers is den
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,26 @@ def test_policy_default_for_an_uncovered_tool_is_deny(tmp_path):
     verdict = stack.check(Context(metadata=ADULT), ToolCall("frobnicate", {}))
     assert verdict.decision.name == "REJECT", verdict
     assert stack.check(Context(metadata=ADULT), ToolCall("rent_car", {})).decision.name == "ALLOW"
+
+
+@pytest.mark.parametrize("gtype", sorted(t for t in __import__("agentguard.config", fromlist=["GUARD_TYPES"]).GUARD_TYPES
+                                         if t != "python"))
+def test_an_unknown_key_names_the_keys_the_guard_type_takes(gtype):
+    """A new user's misspelt key gets the list to pick from, for every shipped guard type (tool-rules once said
+    only "__init__() got an unexpected keyword argument", provenance only "unknown parameter(s)")."""
+    from agentguard.config import build_stack
+    from agentguard.core.errors import InputError
+
+    with pytest.raises(InputError) as ei:
+        build_stack({"guards": [{"type": gtype, "zzz_key": 1}]})
+    msg = str(ei.value)
+    assert "zzz_key" in msg and "\n" not in msg
+    assert re.search(r"\b(known|expected|allowed)\b", msg) and re.search(r"\bname\b", msg), msg
+
+
+def test_a_misspelt_tool_rules_key_suggests_the_right_one():
+    from agentguard.config import build_stack
+    from agentguard.core.errors import InputError
+
+    with pytest.raises(InputError, match=r"did you mean 'allow'\? known keys: allow, allow_commands, "):
+        build_stack({"guards": [{"type": "tool-rules", "allw": ["read_*"]}]})

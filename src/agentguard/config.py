@@ -300,6 +300,25 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
     )
 
 
+def _known_keys(factory: Any, exc: TypeError) -> str:
+    """For a misspelt key (``allw``): the keys the guard's constructor accepts and the nearest one, read from
+    its signature (``inspect``); empty when the error is another one or the constructor takes ``**kwargs``."""
+    import difflib
+    import inspect
+    import re
+
+    m = re.search(r"unexpected keyword argument '([^']+)'", str(exc))
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return ""
+    if m is None or any(p.kind is p.VAR_KEYWORD for p in params):
+        return ""
+    known = sorted(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+    near = difflib.get_close_matches(m.group(1), known, n=1)
+    return (f" (did you mean {near[0]!r}?" if near else " (") + f" known keys: {', '.join(known)})"
+
+
 def build_guard(spec: GuardSpec) -> Guard:
     """Instantiate one guard from its spec (lazy import of its class); clear errors on bad params."""
     params = dict(spec.params)
@@ -316,7 +335,7 @@ def build_guard(spec: GuardSpec) -> Guard:
     except AgentGuardError as exc:
         raise InputError(f"{spec.where}: {exc}") from None
     except TypeError as exc:
-        raise InputError(f"{spec.where}: bad parameters for {spec.type!r}: {exc}") from None
+        raise InputError(f"{spec.where}: bad parameters for {spec.type!r}: {exc}{_known_keys(factory, exc)}") from None
     if not isinstance(guard, Guard):
         raise InputError(
             f"{spec.where}: factory returned {type(guard).__name__}, not a Guard (needs name, check, acheck)"

@@ -3,6 +3,8 @@ its command (``agentguard bench household``) and the demo (:mod:`agentguard.demo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentguard.bench.household_eval import family_guard, learn_family_models
@@ -188,3 +190,32 @@ def test_committed_table3_json_has_both_validities_conventions_and_the_agentspec
     assert sum(r["paper_table3"] is not None for r in d["rows"]) >= 6
     for fam, m in d["models"].items():
         assert "more_traces_needed" in m["pac"] and m["pac"]["states_checked"] >= m["pac"]["states_satisfying"], fam
+
+
+def test_the_table_keeps_its_columns_and_says_what_they_mean():
+    """"n/a" is padded to its column (it used to shift the row), and a legend names each column."""
+    from agentguard.bench.household_eval import TABLE_LEGEND, table_text
+
+    rows = [{"name": "unguarded", "unsafe_rate": 0.5, "completion_rate": 0.25, "false_alarm_rate": 0.0,
+             "mean_warning_steps": None, "decision_ms": None},
+            {"name": "reflect", "unsafe_rate": None, "completion_rate": None, "false_alarm_rate": 0.1,
+             "mean_warning_steps": 2.0, "decision_ms": 0.02}]
+    lines = table_text(rows).splitlines()
+    assert len({len(line) for line in lines[:3]}) == 1, lines
+    assert lines[1].endswith("  n/a     n/a") and lines[2].split()[1:3] == ["n/a", "n/a"]
+    assert lines[-1] == TABLE_LEGEND and all(w in TABLE_LEGEND for w in ("f.alarm:", "warn:", "ms:"))
+
+
+
+def test_bench_household_never_overwrites_the_committed_figure_by_default():
+    """Its default plot used to be benchmarks/results/household_tradeoff.png, relative to where it runs: a new
+    user's first run inside the checkout rewrote a committed file (and made benchmarks/results/ anywhere else)."""
+    import typer
+
+    from agentguard import cli
+
+    household = typer.main.get_command(cli.app).commands["bench"].commands["household"]
+    png = next(p for p in household.params if p.name == "png").default
+    assert png == "bench-output/household_tradeoff.png"
+    ignored = (Path(__file__).resolve().parents[2] / ".gitignore").read_text().splitlines()
+    assert "bench-output/" in ignored

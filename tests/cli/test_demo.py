@@ -70,3 +70,27 @@ def test_make_demo_installs_the_plain_package_and_make_test_every_extra():
     assert "$(VENV)/.stamp-demo" in demo.group(1) and "venv" not in demo.group(1).split()
     assert "pip install -q -e ." in plain.group(2) and "[" not in plain.group(2).split("pip install")[-1]
     assert "-e '.[all]'" in full.group(2) and "venv" in test.group(1).split()
+
+
+def test_a_threshold_out_of_range_is_refused_before_any_work(tmp_path, capsys):
+    """``--threshold 2`` once failed after the minutes of replay and learning; now before anything runs."""
+    import pytest
+
+    from agentguard.core.errors import InputError
+    from agentguard.demo.household import run_household_demo
+
+    with pytest.raises(InputError, match=r"threshold must be in \[0, 1\], got 2"):
+        run_household_demo(str(tmp_path / "out"), data=str(tmp_path / "no-data"), threshold=2.0)
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(SystemExit) as e:
+        main(["demo", "--out", str(tmp_path / "out"), "--threshold", "2"])
+    cap = capsys.readouterr()
+    assert e.value.code == 2 and cap.out == "" and "guarded agent run" not in cap.err
+    assert cap.err.startswith("error: ") and "--threshold" in cap.err and len(cap.err.strip().splitlines()) == 1
+
+
+def test_the_fallback_names_the_folder_it_looked_in(tmp_path, capsys):
+    from agentguard.demo.household import run_household_demo
+
+    run_household_demo(str(tmp_path / "out"), data=str(tmp_path / "no-data"))
+    assert f"no recorded runs under {tmp_path / 'no-data'}" in capsys.readouterr().err

@@ -61,7 +61,12 @@ def test_verify_exit_codes_follow_the_verifier(tmp_path, capsys, monkeypatch):
     f.write_text(library_path("asb_declared_tools").read_text())
     outcomes[str(f)] = VerificationResult(str(f), "verified", seconds=1.5)
     assert run(["verify", str(f)]) == 0
-    assert "verified by Nagini" in capsys.readouterr().out
+    cap = capsys.readouterr()
+    assert "verified by Nagini" in cap.out
+    # progress on stderr while the minutes of a cold start pass; none with --json (stdout stays one document)
+    assert "starting the Nagini verifier" in cap.err and f"[1/1] proving {f} ..." in cap.err
+    assert run(["verify", "--json", str(f)]) == 0
+    assert "proving" not in capsys.readouterr().err
     outcomes[str(f)] = VerificationResult(str(f), "failed", (VerificationError("Postcondition", 9, {"tool": 4}, 0),))
     assert run(["verify", str(f)]) == 1
     assert "counterexample: tool=4 -> returns 0" in capsys.readouterr().out

@@ -50,6 +50,7 @@ from ..predictive.guard import MinProbabilityGuard, ProactiveGuard
 
 __all__ = [
     "RunEval",
+    "TABLE_LEGEND",
     "VALIDITY",
     "family_guard",
     "learn_dtmc",
@@ -57,6 +58,7 @@ __all__ = [
     "prepare_eval",
     "split_by_task",
     "table_rows",
+    "table_text",
     "valid_successors",
 ]
 
@@ -381,3 +383,24 @@ def pac_summary(models: Mapping[str, tuple[DTMC, Abstraction]], replays: Sequenc
                     "more_traces_needed": None if not math.isfinite(worst) else int(worst),
                     "states_never_left": sum(1 for x in need if not math.isfinite(x))}
     return out
+
+
+#: What each column of :func:`table_text` means (printed under it: a new reader meets "warn" and "ms" here first).
+TABLE_LEGEND = ("unsafe: share of runs reaching a hazard; complete: share of safe tasks whose goal is reached; "
+                "f.alarm: share of clean safe runs alarmed on; warn: mean steps from the alarm to the hazard it "
+                "preceded; ms: median decision time (milliseconds); n/a: not defined for that row")
+
+
+def table_text(rows: Sequence[Mapping[str, Any]], name_width: int = 46) -> str:
+    """:func:`table_rows`' rows as a fixed-width table (the demo's and ``agentguard bench household``'s): every
+    column right-aligned at its header's width, "n/a" included, then :data:`TABLE_LEGEND`."""
+    def f(x: Any, fmt: str) -> str:
+        return (fmt % x) if isinstance(x, (int, float)) else "n/a".rjust(len(fmt % 0))
+
+    w = name_width
+    lines = [f"{'strategy':{w}s} {'unsafe':>7s} {'complete':>8s} {'f.alarm':>7s} {'warn':>5s} {'ms':>7s}"]
+    for r in rows:
+        lines.append(f"{r['name'][:w]:{w}s} {f(r['unsafe_rate'], '%7.3f')} {f(r['completion_rate'], '%8.3f')} "
+                     f"{f(r['false_alarm_rate'], '%7.3f')} {f(r['mean_warning_steps'], '%5.2f')} "
+                     f"{f(r['decision_ms'], '%7.4f')}")
+    return "\n".join([*lines, TABLE_LEGEND])

@@ -258,7 +258,8 @@ def load_signals(path: str | Path, *, id_col: str = "uq_problem_idx", step_col: 
     try:
         df = pd.read_csv(p, usecols=lambda c: c in cols)
     except Exception as exc:  # noqa: BLE001 - any parse failure becomes one clear line
-        raise InputError(f"cannot read {p}: {exc}") from None
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc  # "Is a directory", no errno
+        raise InputError(f"cannot read {p}: {why}") from None
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise InputError(f"{p.name} lacks column(s) {', '.join(missing)} (needs {', '.join(cols)})")

@@ -8,14 +8,16 @@ Errors: any :class:`~agentguard.AgentGuardError` is printed as one line ``error:
 stderr with exit status 2; no traceback reaches the user. So is bad input that a reader did not name
 itself (:func:`input_failure`): a file that is not UTF-8 (``UnicodeDecodeError``), a structure nested
 too deeply (``RecursionError``), a number out of range (``OverflowError``, e.g. ``1e-400`` where an
-exact value is needed), an input too large to hold (``MemoryError``). Exit status 3 is left for a
-genuine bug (``error: unexpected ...``, still one line).
+exact value is needed), an input too large to hold (``MemoryError``), a path that cannot be read or written
+(an ``OSError`` naming the file). Click's usage errors (a wrong flag, a missing argument) are one line too
+(:func:`usage_error`). Exit status 3 is left for a genuine bug (``error: unexpected ...``, still one line).
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 import typer
 
@@ -86,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning agentguard errors into one line and exit status 2."""
     try:
         # with standalone_mode=False, click returns the code of a ``typer.Exit`` instead of exiting
-        rc = app(args=argv, standalone_mode=False)
+        rc = literal_help(typer.main.get_command(app))(args=argv, standalone_mode=False)
         if isinstance(rc, int) and rc:
             sys.exit(rc)
     except AgentGuardError as exc:
@@ -101,7 +103,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except Exception as exc:  # click usage errors, bad input (see input_failure), bugs
         if isinstance(exc, _click_exceptions()):
-            exc.show()
+            if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help is the answer
+                exc.show()
+            else:
+                typer.echo(f"error: {usage_error(exc)}", err=True)
             sys.exit(exc.exit_code)
         why = input_failure(exc) or missing_extra(exc)
         if why is not None:
@@ -109,6 +114,42 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(2)
         typer.echo(f"error: unexpected {type(exc).__name__}: {one_line(str(exc))}", err=True)
         sys.exit(3)
+
+
+def usage_error(exc: Any) -> str:
+    """One line for a click error (an unknown option or command, a missing argument, a value of the wrong
+    type): click's own message, then where the command's help is (``see 'agentguard decide --help'``)
+    instead of click's three-line usage block, as the README promises for every error."""
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "agentguard"
+    return f"{one_line(exc.format_message()).rstrip('.')} (see '{where} --help')"
+
+
+def literal_help(command: Any) -> Any:
+    """``command`` with every help text of its tree escaped for Rich, so that it prints as written.
+
+    Typer renders help through Rich markup, which swallows a bracketed word: "the config file's [server]
+    table" printed as "the config file's  table". Escaping (``rich.markup.escape``) keeps the text the
+    docstrings and option helps say; nothing is escaped when Typer prints without Rich (``TYPER_USE_RICH=0``
+    or a command not in ``rich`` mode), where the backslashes would show."""
+    from rich.markup import escape
+    from typer.core import HAS_RICH
+
+    if not HAS_RICH:
+        return command
+    todo = [command]
+    while todo:
+        cmd = todo.pop()
+        todo.extend(getattr(cmd, "commands", {}).values())
+        if getattr(cmd, "rich_markup_mode", None) != "rich" or getattr(cmd, "_help_escaped", False):
+            continue
+        cmd._help_escaped = True
+        for owner in (cmd, *cmd.params):
+            for attr in ("help", "short_help", "epilog"):
+                text = getattr(owner, attr, None)
+                if isinstance(text, str):
+                    setattr(owner, attr, escape(text))
+    return command
 
 
 def one_line(text: str, limit: int = 2000) -> str:
@@ -125,7 +166,10 @@ def input_failure(exc: BaseException) -> str | None:
     - ``OverflowError``: a number too large or too small for the value it must become (``1e-400``
       read as an exact probability, ``1e400`` as an integer);
     - ``MemoryError``: an input that asks for more memory than there is (readers check sizes first
-      where they can; this is the backstop).
+      where they can; this is the backstop);
+    - ``OSError`` naming a file (missing folder, permission, a file where a folder is needed): a path given
+      on the command line that cannot be read or written (``--prism /nowhere/m.prism``, ``--out FILE``);
+      an ``OSError`` without a file name (a socket, the OS itself) stays unexpected.
     """
     if isinstance(exc, UnicodeDecodeError):
         return (f"input is not UTF-8 text ({exc.encoding} cannot decode byte 0x{exc.object[exc.start]:02x} "
@@ -138,6 +182,9 @@ def input_failure(exc: BaseException) -> str | None:
         return f"number out of range in the input: {one_line(str(exc), 200)}"
     if isinstance(exc, MemoryError):
         return "input too large: it needs more memory than is available"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        what = exc.strerror or type(exc).__name__
+        return f"cannot use {exc.filename}: {one_line(what, 200)} (check the path given on the command line)"
     return None
 
 

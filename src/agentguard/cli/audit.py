@@ -8,7 +8,28 @@ from typing import Optional
 
 import typer
 
-__all__ = ["register"]
+__all__ = ["register", "require_existing_store"]
+
+
+def require_existing_store(db: str) -> str:
+    """``db`` unchanged, or an InputError when it names a SQLite file that does not exist: opening one creates
+    it, so a mistyped path used to leave an empty file behind and fail on a missing table (or, for ``report
+    shadow``, build a new empty store and report nothing). A server URL (PostgreSQL) is left to connect."""
+    from pathlib import Path
+
+    import sqlalchemy as sa
+
+    from ..core.errors import InputError
+
+    try:
+        url = sa.engine.make_url(db)
+    except Exception as exc:  # sqlalchemy.exc.ArgumentError
+        raise InputError(f"bad database URL {db!r}: {exc}") from None
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        if not Path(url.database).is_file():
+            raise InputError(f"no audit store at {url.database}: the service keeps it in its state folder "
+                             "(--state-dir, default ./agentguard-data/audit.sqlite)")
+    return db
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -32,7 +53,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from ..server.chain import load_public_key, verify as run_verify
 
         keys = dict(load_public_key(p) for p in public_key) if public_key else None
-        engine = make_engine(db)
+        engine = make_engine(require_existing_store(db))
         try:
             rep = run_verify(engine, keys, checkpoint_every=checkpoint_every)
         except Exception as exc:
@@ -62,7 +83,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from ..server.audit import make_engine
         from ..server.chain import export_run
 
-        engine = make_engine(db)
+        engine = make_engine(require_existing_store(db))
         try:
             typer.echo(json.dumps(export_run(engine, run), indent=1))
         finally:

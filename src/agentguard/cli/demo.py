@@ -23,12 +23,19 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         out: str = typer.Option("demo-output", "--out", help="folder for the report files"),
         as_json: bool = JSON,
         data: str = DATA,
-        threshold: float = typer.Option(0.7, help="household: alarm when P_safe < threshold"),
+        threshold: float = typer.Option(0.7, min=0.0, max=1.0,
+                                       help="household: alarm when P_safe < threshold (in [0, 1])"),
         gemma: bool = typer.Option(False, help="household: also run live episodes with the local gemma-3-270m"),
         dtmc_example: bool = typer.Option(False, "--dtmc-example", help="run the small DTMC example demo instead"),
     ) -> None:
         """Run the end-to-end demo on embedded defaults."""
         import json
+        from pathlib import Path
+
+        from ..core.errors import InputError
+
+        if Path(out).exists() and not Path(out).is_dir():  # before the work, not after the first part
+            raise InputError(f"--out {out} is a file: give a folder for the report files (created if missing)")
 
         from ..demo.dtmc_example import run_dtmc_demo
 

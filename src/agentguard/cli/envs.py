@@ -11,10 +11,6 @@ from .options import DATA, JSON, data_dir
 __all__ = ["register"]
 
 
-def _cell(x: object, fmt: str) -> str:
-    return (fmt % x) if isinstance(x, (int, float)) else "n/a"
-
-
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     """Add the environment benchmarks to the `bench` group."""
 
@@ -22,13 +18,16 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     def household(
         as_json: bool = JSON,
         data: str = DATA,
-        png: str = typer.Option("benchmarks/results/household_tradeoff.png", help="trade-off plot (PNG)"),
+        png: str = typer.Option("bench-output/household_tradeoff.png",
+                                help="trade-off plot (PNG; '' for none). The committed figure is "
+                                     "benchmarks/household_table3.py's, never overwritten by default"),
         seed: int = typer.Option(0, help="split seed"),
         live: str = typer.Option("", help="also run a live agent: 'gemma' or 'openai' (AGENTGUARD_LLM_*)"),
         live_tasks: int = typer.Option(6, help="live: unsafe and safe held-out tasks each"),
     ) -> None:
         """Table 3 of Pro2Guard on the household: unguarded, reactive rules, proactive stop/reflect."""
         from ..bench.household import run_bench
+        from ..bench.household_eval import table_text
 
         client = None
         if live == "gemma":
@@ -48,11 +47,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps(out, default=str))
             return
-        typer.echo(f"{'strategy':48s} {'unsafe':>7s} {'complete':>8s} {'f.alarm':>7s} {'warn':>5s} {'ms':>7s}")
-        for r in out["rows"] + out.get("live", {}).get("rows", []):
-            typer.echo(f"{r['name'][:48]:48s} {_cell(r['unsafe_rate'], '%7.3f')} "
-                       f"{_cell(r['completion_rate'], '%8.3f')} {_cell(r['false_alarm_rate'], '%7.3f')} "
-                       f"{_cell(r['mean_warning_steps'], '%5.2f')} {_cell(r['decision_ms'], '%7.4f')}")
+        typer.echo(table_text(out["rows"] + out.get("live", {}).get("rows", []), name_width=48))
         for th, d in out["flagged_before_hazard"].items():
             typer.echo(f"theta={th}: flagged strictly before the hazard in {d['flagged_strictly_before']}/"
                        f"{d['runs_reaching_hazard']} held-out runs that reach one")

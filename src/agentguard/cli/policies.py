@@ -88,9 +88,17 @@ def _prove(paths: list[Path], as_json: bool, out: list[dict[str, Any]], specs: d
     """Verify ``paths`` with one warm Nagini worker; the worst exit code (0 verified, 1 failed, 2 invalid)."""
     from ..policies import nagini  # looked up at call time (tests stand in for the verifier)
 
+    def note(msg: str) -> None:  # progress on stderr (a cold start is minutes of silence otherwise)
+        if not as_json:
+            typer.echo(msg, err=True)
+
     worst = 0
-    with nagini.NaginiVerifier() as v:
-        for p in paths:
+    verifier = nagini.NaginiVerifier()  # a missing Nagini is one error line, before any progress line
+    note("starting the Nagini verifier (JVM and Viper: one to two minutes the first time) ...")
+    with verifier as v:
+        note(f"Nagini ready in {v.startup_seconds or 0.0:.0f}s")
+        for i, p in enumerate(paths, 1):
+            note(f"[{i}/{len(paths)}] proving {p} ...")
             r = v.verify(p)
             d = r.to_dict()
             d["startup_seconds"] = v.startup_seconds

@@ -16,7 +16,7 @@ from typing import Iterator
 
 import typer
 
-from .options import JSON
+from .options import JSON, ticker
 
 __all__ = ["register"]
 
@@ -174,7 +174,8 @@ def _laws_command(app: typer.Typer) -> None:
         from ..spec.stl import bounded_response, is_law, law_of_rule, parse_laws, show
 
         if not laws_file.is_file():
-            raise InputError(f"laws file not found: {laws_file}")
+            raise InputError(f"laws file {laws_file} is a folder, not a file" if laws_file.is_dir()
+                             else f"laws file not found: {laws_file}")
         laws = parse_laws(laws_file.read_text())
         out: dict = {"file": str(laws_file), "laws": {}}
         if model is not None:
@@ -295,12 +296,13 @@ def _learn(traces: str, spec: str, out: str, alpha: float | None, epsilon: float
         target=str(o.get("target", "unsafe")),
         pac_variant=variant,
     )
-    if engine == "spark":
-        from ..predictive.spark import learn_spark
+    with ticker(f"learning from {traces}", lambda: f"{learner.n_traces:,} traces counted so far", quiet=as_json):
+        if engine == "spark":
+            from ..predictive.spark import learn_spark
 
-        learner.last_stats = learn_spark(learner, traces, master=spark_master)
-    else:
-        learner.add_file(traces, engine=engine)  # streamed: memory independent of the file size
+            learner.last_stats = learn_spark(learner, traces, master=spark_master)
+        else:
+            learner.add_file(traces, engine=engine)  # streamed: memory independent of the file size
     model = learner.model()
     model.meta["name"] = ab.name
     try:

@@ -52,8 +52,9 @@ def _records(audit: Optional[str], db: Optional[str], since: Optional[float], un
         except OSError as exc:
             raise InputError(f"cannot read audit log {audit}: {exc.strerror}") from None
     from ..server.audit import AuditStore
+    from .audit import require_existing_store
 
-    store = AuditStore(db)  # type: ignore[arg-type]
+    store = AuditStore(require_existing_store(db))  # type: ignore[arg-type]
     try:
         return store.shadow_decisions(since, until)
     finally:

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 
-from ..bench.household_eval import family_guard, learn_family_models, prepare_eval, split_by_task, table_rows
+from ..bench.household_eval import (family_guard, learn_family_models, prepare_eval, split_by_task, table_rows,
+                                     table_text)
+from ..core.errors import InputError
 from ..envs.household.replay import ReplayResult, Run, replay_run
 
 __all__ = ["EMBEDDED_RUNS", "run_household_demo"]
@@ -118,12 +120,15 @@ def run_household_demo(out: str = "demo-output", data: str | None = None, live: 
     """The household demo (see the module docstring); writes ``<out>/report.html`` and
     ``<out>/household_results.json`` and returns the summary (rows, episodes, flagged_before_hazard,
     report, source, seconds)."""
+    from ..envs.data import DATA_ENV
     from ..envs.data import data_dir as resolve_data_dir
 
     def log(msg: str) -> None:
         if not quiet:
             print(msg, file=sys.stderr, flush=True)
 
+    if not 0.0 <= threshold <= 1.0:  # before the minutes of replay, not after them
+        raise InputError(f"threshold must be in [0, 1], got {threshold}")
     t0 = time.time()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -144,7 +149,8 @@ def run_household_demo(out: str = "demo-output", data: str | None = None, live: 
         source = f"{len(runs)} recorded GPT-4o runs ({data})"
         which = "held-out"
     else:
-        log("[1/5] data folder absent: using the embedded sample of scripted runs")
+        log(f"[1/5] no recorded runs under {data / 'agentspec' / 'embodied_runs'} (--data or ${DATA_ENV}): "
+            "using the embedded sample of scripted runs")
         reps = _embedded_replays(str(data))
         train = test = reps
         source = f"embedded sample of {len(reps)} scripted runs (train = test; illustration only)"
@@ -186,7 +192,7 @@ def run_household_demo(out: str = "demo-output", data: str | None = None, live: 
     _draw_family_dtmc(models[fam][0], models[fam][1], str(out / "household_dtmc.png"), f"learned DTMC, {fam} family")
     _draw_risk(pick.p_safe, threshold, pick.hazard_step, pick.actions, str(out / "household_risk.png"),
                f"{pick.run_id}: " + str(next((r.run.task.get('instruction') for r in test if r.run.run_id == pick.run_id), ""))[:80])
-    table = _table_text(rows)
+    table = table_text(rows)
     if not quiet:
         print(table)
     fb = extra["flagged_before_hazard"].get(f"{threshold:g}", {})
@@ -287,16 +293,6 @@ enforce
     stop
 end
 """
-
-
-def _table_text(rows: list[dict[str, Any]]) -> str:
-    f = lambda x, fmt: (fmt % x) if isinstance(x, (int, float)) else "n/a"  # noqa: E731
-    lines = [f"{'strategy':46s} {'unsafe':>7s} {'complete':>8s} {'f.alarm':>7s} {'warn':>5s} {'ms':>7s}"]
-    for r in rows:
-        lines.append(f"{r['name'][:46]:46s} {f(r['unsafe_rate'], '%7.3f')} {f(r['completion_rate'], '%8.3f')} "
-                     f"{f(r['false_alarm_rate'], '%7.3f')} {f(r['mean_warning_steps'], '%5.2f')} "
-                     f"{f(r['decision_ms'], '%7.4f')}")
-    return "\n".join(lines)
 
 
 def _write_html(path: Path, source: str, rows: list, table: str, summary: str, fam: str, pick: Any,

@@ -159,9 +159,11 @@ class ProvenanceGuard(BaseGuard):
         inferred (:meth:`from_schemas`, with ``schema_grants``, default true, and ``tool_words``), or "tools": path
         to a declared tool-set JSON, "grants": path to a grant lexicon JSON, "name": ...}``; without ``schemas`` each
         defaults to the shipped AgentDojo file."""
-        unknown = set(params) - {"schemas", "schema_grants", "tool_words", "tools", "grants", "name"}
+        known = {"schemas", "schema_grants", "tool_words", "tools", "grants", "name"}
+        unknown = set(params) - known
         if unknown:
-            raise InputError(f"provenance: unknown parameter(s) {', '.join(sorted(unknown))}")
+            raise InputError(f"provenance: unknown parameter(s) {', '.join(sorted(unknown))} "
+                             f"(known: {', '.join(sorted(known))})")
         if "schemas" in params:
             if "tools" in params:
                 raise InputError("provenance: give 'schemas' (inferred) or 'tools' (declared), not both")
