@@ -40,6 +40,7 @@ CHECKED = (
     f"{PKG}/policies/flow.py",
     f"{PKG}/policies/flow_spec.py",
     f"{PKG}/policies/networks.py",
+    f"{PKG}/policies/network_hosts.py",
     f"{PKG}/policies/secrets.py",
     f"{PKG}/policies/secret_guard.py",
     f"{PKG}/policies/secret_fragments.py",
