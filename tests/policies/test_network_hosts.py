@@ -264,3 +264,38 @@ def test_resolve_config_is_checked() -> None:
     for bad in [{"resolve": "yes"}, {"timeout": 1}, {"resolve": True, "timeout": 0}, {"resolve": True, "timeout": 99}]:
         with pytest.raises(InputError):
             NetworkGuard.from_config(bad)
+
+
+# --- 6. compound host-named arguments; hosts no resolver reads -----------------------------------------------------
+
+def test_compound_host_named_arguments_are_read_as_hosts() -> None:
+    from agentguard.policies.networks import host_named
+
+    for args in [{"db_host": "10.0.0.1"}, {"proxy-url": "10.0.0.1"}, {"dns_server": "10.0.0.1"}, {"dbHost": "10.0.0.1"},
+                 {"config": {"redis_url": "127.1"}}, {"upstream": "169.254.169.254"}, {"webhookUrl": "localhost"}]:
+        assert decide(args, "connect") is Decision.REJECT, args
+    for args in [{"observer": "bob"}, {"ghost": "x"}, {"image_url": "https://example.com/a.png"},
+                 {"api_host": "api.github.com"}]:
+        assert decide(args, "connect") is Decision.ALLOW, args
+    assert not host_named("target") and not host_named("email_address")   # too often no host: left to the text scan
+
+
+@settings(max_examples=100, deadline=None)
+@given(stem=st.from_regex(r"[a-z]{1,8}", fullmatch=True), word=st.sampled_from(sorted(
+    ["host", "hostname", "server", "endpoint", "proxy", "url", "uri", "ip", "domain", "upstream"])),
+    sep=st.sampled_from(["_", "-", " ", "."]), ip=ADDRESSES)
+def test_a_host_word_ends_a_host_named_argument(stem: str, word: str, sep: str, ip: str) -> None:
+    got = decide({f"{stem}{sep}{word}": ip}, "connect")
+    assert got is (Decision.ALLOW if ipaddress.ip_address(ip).is_global else Decision.REJECT), (stem, word, ip)
+
+
+def test_a_host_no_resolver_reads_is_refused() -> None:
+    """``169.254.169.254%00.example.com``: the WHATWG parser and urllib3 reject it; urllib and httpx keep the
+    host ``...%00...``; a client decoding it hands a C resolver a name that ends at the NUL (the metadata address)."""
+    url = "http://169.254.169.254%00.example.com/"
+    assert urlsplit(url).hostname == "169.254.169.254%00.example.com"
+    with pytest.raises(ValueError):
+        ada_url.URL(url)
+    assert decide({"url": url}) is Decision.REJECT
+    for host in ["a\x00.example.com", "a b.example.com", "a%2f.example.com", "a/b.example.com"]:
+        assert internal(host) is not None, host

@@ -62,12 +62,26 @@ from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
 from .network_hosts import carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address
 from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
-__all__ = ["HOST_ARGS", "NetworkGuard", "ResolvingNetworkGuard", "destinations", "internal"]
+__all__ = ["HOST_ARGS", "HOST_WORDS", "host_named", "NetworkGuard", "ResolvingNetworkGuard", "destinations", "internal"]
 
 #: argument names (canonical) whose values are hosts a tool connects to (read as a URL's host)
 HOST_ARGS = frozenset({"host", "hosts", "hostname", "server", "servers", "endpoint", "proxy", "proxies", "base_url",
                        "api_base", "api_url", "server_url", "ip", "ip_address", "address", "addr", "remote", "domain",
                        "url", "uri", "link", "href", "webhook", "webhook_url", "callback", "callback_url", "origin"})
+
+#: the last word of a compound argument name that makes it host-named (``db_host``, ``proxy_url``, ``dns_server``)
+HOST_WORDS = frozenset({"host", "hostname", "server", "endpoint", "proxy", "url", "uri", "ip", "domain", "webhook",
+                        "upstream", "origin"})
+_HOST_SUFFIXES = ("host", "hostname", "url", "uri", "endpoint")   # camelCase folded: dbhost, proxyurl
+
+
+def host_named(key: str) -> bool:
+    """Whether an argument (canonical name) holds a host a tool connects to: a name of :data:`HOST_ARGS`, a
+    compound name whose last word (after ``_``, ``.`` or any separator) is in :data:`HOST_WORDS` (``db_host``, ``redis_url``), or a folded
+    camelCase name ending in ``host``, ``url``, ``uri`` or ``endpoint`` (``dbhost``, ``proxyurl``; not ``ghost``)."""
+    return key in HOST_ARGS or re.split(r"[\W_]+", key.strip("_. "))[-1] in HOST_WORDS or \
+        (key.endswith(_HOST_SUFFIXES) and key not in ("ghost", "ghosts"))
+
 
 # ``host:port`` in text: a bracketed IPv6, a dotted name or address, or localhost (``12:30`` and ``code:404`` are text)
 _HOST_PORT = re.compile(r"(?<![\w@.:/-])((?:\[[0-9a-fA-F:.%]+\]|[\w-]+(?:\.[\w-]+)+\.?|localhost\.?):\d{1,5})(?![\w.])",
@@ -78,6 +92,7 @@ _IPV4_ATON = re.compile(r"(?:0[xX][0-9a-fA-F]*|[0-9]+)(?:\.(?:0[xX][0-9a-fA-F]*|
 _SCP = re.compile(r"(?<![\w/.@-])[\w.+-]+@(\[[0-9a-fA-F:.%]+\]|[\w.-]+):(?!\d{1,5}(?:[/\s]|$))")
 _URLISH = re.compile(r"[:@/\\%&]")  # what every reading below needs (or a decoding makes: %3A, &#58;)
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:(?!\d)", re.I)  # a URL (read above), not host:port
+_NOT_DNS = re.compile(r"[\x00-\x20\x7f%/\\?#@:\[\]<>^|]")  # no host name holds one (after the parsers' decoding)
 _CONTROLS = re.compile(r"[\t\r\n]")  # what WHATWG and urllib remove from a URL before parsing it
 
 
@@ -107,6 +122,8 @@ def internal(host: str) -> str | None:
         bad = nonpublic(ip)
         return None if bad is None else f"{host} is not a public address ({bad})"
     name = fold(host).rstrip(".")
+    if _NOT_DNS.search(name):   # a decoded NUL, a blank, "%", "/": no resolver reads it; a C one may cut it short
+        return f"{host!r} is no host name a resolver reads"
     if not name or site_of(name) is None:
         return f"{host} is not a public DNS name (no public suffix)"
     spelled = spelled_address(name)
@@ -140,7 +157,7 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
     arguments cannot be read whole (nested too deep, too many values: the guard refuses them unread). ``tool``:
     the tool's name (a shell tool's every argument is a command, :func:`.network_hosts.command_hosts`)."""
     texts = leaves(arguments)
-    named = keyed_values(arguments, lambda k: k in HOST_ARGS)
+    named = keyed_values(arguments, host_named)
     commands = [arguments] if tool in _SHELL_TOOLS else keyed_values(arguments, lambda k: k in COMMAND_ARGS)
     if texts is None or named is None or commands is None:
         return None
