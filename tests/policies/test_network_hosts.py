@@ -102,6 +102,7 @@ CARRIED = ["https://example.com/redirect?url=http://169.254.169.254/",
            "https://example.com/r#next=http://10.0.0.1/", "https://example.com/r?next=//10.0.0.1/",
            "https://example.com/r?next=%2F%2F10.0.0.1%2F", "https://example.com/r?u=aHR0cDovLzE2OS4yNTQuMTY5LjI1NC8=",
            "https://example.com/go/http://10.0.0.1/", "https://example.com/r?next=http:%5C%5C10.0.0.1",
+           "https://example.com/r/aHR0cDovLzE2OS4yNTQuMTY5LjI1NC8",
            "https://example.com/r?a=1&b=https%3A%2F%2Fexample.org%2F%3Fc%3Dhttp%253A%252F%252F127.0.0.1%252F",
            "https://accounts.example.com/auth?redirect_uri=http%3A%2F%2Flocalhost%3A8080%2Fcb"]
 

@@ -20,7 +20,7 @@ hands on (session 20 red team, each confirmed against urllib, urllib3, httpx and
   the client follow the public host's redirect to the metadata service; what a redirect endpoint does cannot be
   seen, but a URL written in a URL's path, query or fragment can: each is read as a URL, after percent-decoding
   up to three times (``http%253A%252F%252F...``), a query or fragment value ``//host`` (a scheme-relative
-  redirect) and a base64 value that decodes to a URL (``?u=aHR0cDovLzE2OS4yNTQuMTY5LjI1NC8=``). A redirect
+  redirect) and a base64 value or path segment that decodes to a URL (``?u=aHR0cDovLzE2OS4yNTQuMTY5LjI1NC8=``). A redirect
   decided by the server (a ``Location`` header) is not visible in the arguments: only a client that refuses
   internal addresses after each redirect (an egress proxy) covers it.
 - **Command words** (:func:`command_hosts`). ``curl 169.254.169.254/latest/meta-data/``, ``wget 10.0.0.1``,
@@ -160,8 +160,8 @@ def _base64_url(value: str) -> str | None:
 def carried_urls(token: str) -> list[str]:
     """The URLs written inside a URL's path, query and fragment (see the module docstring), each as a text
     :func:`.links.url_tokens` reads: inner URLs with a scheme anywhere after the authority, percent-decoded up to
-    three times; a query or fragment value that is a scheme-relative ``//host`` (as ``http://host``); a value
-    that is base64 of a URL. Not recursive: the caller reads each result again as a URL (and so its own)."""
+    three times; a query or fragment value that is a scheme-relative ``//host`` (as ``http://host``); a query
+    value or path segment that is base64 of a URL. Not recursive: the caller reads each result again as a URL (and so its own)."""
     m = _SCHEME_AUTHORITY.match(token)
     rest = token[m.end():] if m else token
     if not rest:
@@ -169,12 +169,14 @@ def carried_urls(token: str) -> list[str]:
     out: list[str] = []
     for text in _decodings(rest):
         out.append(text)   # scanned by url_tokens: an inner scheme:// or user@host/ is a URL there
-        for value in re.split(r"[?#&;]", text)[1:]:
+        query = min((i for i in (text.find("?"), text.find("#")) if i >= 0), default=len(text))
+        for value in re.split(r"[?#&;]", text[query:])[1:]:
             v = value.split("=", 1)[-1].strip()
             if re.match(r"[\\/]{2}[^\\/]", v):
                 out.append("http:" + v)
             elif (decoded := _base64_url(v)) is not None:
                 out.append(decoded)
+        out += [d for seg in text[:query].split("/") if (d := _base64_url(seg)) is not None]   # /r/<base64>
     return list(dict.fromkeys(out))
 
 
