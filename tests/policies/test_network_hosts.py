@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 import ada_url
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentguard.core.types import Context, Decision, ToolCall
@@ -300,3 +300,59 @@ def test_a_host_no_resolver_reads_is_refused() -> None:
     assert decide({"url": url}) is Decision.REJECT
     for host in ["a\x00.example.com", "a b.example.com", "a%2f.example.com", "a/b.example.com"]:
         assert internal(host) is not None, host
+
+
+# --- 7. differential fuzz: what any real parser reads as an internal host is refused ----------------------------
+
+def _parser_hosts(url: str) -> list[str]:
+    """The host each real client parser reads: urllib (``urlsplit().hostname``), WHATWG (``ada_url``), httpx and
+    urllib3 (requests), as available."""
+    import importlib
+
+    readers = [lambda: urlsplit(url).hostname, lambda: ada_url.URL(url).hostname]
+    for mod, read in (("httpx", lambda m: m.URL(url).host), ("urllib3.util", lambda m: m.parse_url(url).host)):
+        try:
+            m = importlib.import_module(mod)
+        except ImportError:
+            continue
+        readers.append(lambda m=m, read=read: read(m))
+    out = []
+    for r in readers:
+        try:
+            h = r()
+        except Exception:  # noqa: BLE001 - a parser that rejects the URL connects nowhere
+            continue
+        if h:
+            out.append(str(h))
+    return out
+
+
+def _numeric_internal(host: str) -> bool:
+    h = host.strip("[]").rstrip(".").lower()
+    if h == "localhost" or h.endswith(".localhost"):
+        return True
+    try:
+        infos = socket.getaddrinfo(h, 80, proto=socket.IPPROTO_TCP, flags=socket.AI_NUMERICHOST)
+    except (OSError, UnicodeError, ValueError):
+        return False
+    return any(not ipaddress.ip_address(i[4][0].split("%")[0]).is_global for i in infos)
+
+
+_PIECES = ["\\", "/", "//", "\\\\", "@", ":", "%40", "%2f", "%5c", "\t", "\n", "#", "?", ";", " ", ".", "。", "%00",
+           "%09", ":80", "&", "=", "[", "]", "%25", "x", "127.0.0.1", "169.254.169.254", "10.0.0.1", "[::1]",
+           "localhost", "0x7f.1", "2130706433", "[::ffff:127.0.0.1]", "127.1", "example.com", "93.184.216.34"]
+
+
+@settings(max_examples=400, deadline=None)
+@example(scheme="http:", parts=["//", "x", "[::1]"])
+@example(scheme="gopher:", parts=["//", "localhost", "[::1]"])
+@example(scheme="", parts=["169.254.169.254", "?", " ", "#"])
+@given(scheme=st.sampled_from(["http:", "https:", "HTTP:", "ws:", "gopher:", "ftp:", "file:", ""]),
+       parts=st.lists(st.sampled_from(_PIECES), min_size=2, max_size=6))
+def test_a_url_any_client_parser_sends_to_an_internal_host_is_refused(scheme: str, parts: list) -> None:
+    """Found by this property: ``http://x[::1]/`` (urllib's ``hostname`` reads the bracketed part of any
+    authority: ``::1``; the guard dropped the unbracketed IPv6 it got back) and ``{"url": "169.254.169.254? x"}``
+    (urllib3 reads a scheme-less host before the ``?``; the guard skipped a host-named value holding a blank)."""
+    url = scheme + "".join(parts)
+    if any(_numeric_internal(h) for h in _parser_hosts(url)):
+        assert decide({"url": url}, "fetch") is Decision.REJECT, repr(url)

@@ -180,6 +180,8 @@ def _python_parsed(url: str) -> Link | None:
             host = require("idna", "policies").encode(host, uts46=True).decode()
         except Exception:  # noqa: BLE001 - no client resolves it; the host as written is still no site of the user's
             pass
+    if ":" in host and not host.startswith("["):   # IPv6 as urlsplit gives it (``http://x[::1]/`` too): bracketed
+        host = f"[{host}]"
     return _parsed(f"https://{host}{_path(urlsplit(url).path)}") if re.fullmatch(r"[\w.:\[\]-]+", host) else \
         Link(host, host, host)
 

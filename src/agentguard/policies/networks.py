@@ -175,7 +175,10 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
     for value in named:
         for text in leaves(value) or []:
             one = _CONTROLS.sub("", text.strip())   # a client building a URL from it removes them too
-            if one and not _SCHEME.match(one) and not re.search(r"\s", one):
+            if one and not _SCHEME.match(one) and re.search(r"\s", one):
+                # urllib3 (requests' parser) and curl read a scheme-less "host?..." or "host/..." before any blank
+                one = m.group(1) if (m := re.match(r"([^\s?#/\\]+)[?#/\\]", one)) else ""
+            if one and not _SCHEME.match(one):
                 hosts += client_hosts("http://" + one) + _url_hosts("http://" + one)
     for value in commands:
         for text in leaves(value) or []:
