@@ -356,3 +356,34 @@ def test_a_url_any_client_parser_sends_to_an_internal_host_is_refused(scheme: st
     url = scheme + "".join(parts)
     if any(_numeric_internal(h) for h in _parser_hosts(url)):
         assert decide({"url": url}, "fetch") is Decision.REJECT, repr(url)
+
+
+# --- 8. a command's words as bash expands them ---------------------------------------------------------------------
+
+EXPANDED = ['curl "169.254"".169.254/latest"', "curl 169.254.169.{254,1}", "curl $'\\x31\\x36\\x39'.254.169.254",
+            "curl 169\\.254.169.254", 'curl "http://169.254"".169.254/"', 'curl "loc"alhost/x',
+            "wget 'http://10.0.0.1'''/x", 'curl http://"127.0.0.1"/']
+
+
+@pytest.mark.parametrize("command", EXPANDED)
+def test_a_host_spelled_through_shell_quoting_is_read_as_bash_expands_it(command: str) -> None:
+    from agentguard.policies.shell.analysis import analyse
+
+    words = [w for c in analyse(command).commands for w in c.argv]   # the oracle: the shell reader's words
+    assert any(_numeric_internal(w.split("/")[0]) or _numeric_internal(urlsplit(w).hostname or "")
+               for w in words), words
+    assert decide({"command": command}, "bash") is Decision.REJECT, command
+
+
+@settings(max_examples=100, deadline=None)
+@given(ip=ADDRESSES, cuts=st.lists(st.integers(1, 14), max_size=3), quote=st.sampled_from(["'", '"']))
+def test_a_quoted_and_cut_address_is_read_whole(ip: str, cuts: list, quote: str) -> None:
+    """Generated: the address cut at any points into adjacent quoted strings (``"169.2""54.1"...``): bash joins them."""
+    pieces, last = [], 0
+    for c in sorted({min(c, len(ip)) for c in cuts}):
+        pieces.append(ip[last:c])
+        last = c
+    pieces.append(ip[last:])
+    word = "".join(f"{quote}{p}{quote}" for p in pieces if p)
+    got = decide({"command": f"curl {word}/x"}, "bash")
+    assert got is (Decision.ALLOW if ipaddress.ip_address(ip).is_global else Decision.REJECT), word

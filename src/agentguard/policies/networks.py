@@ -52,6 +52,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 from ..core.errors import InputError
@@ -182,8 +183,32 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
                 hosts += client_hosts("http://" + one) + _url_hosts("http://" + one)
     for value in commands:
         for text in leaves(value) or []:
-            hosts += [h for w in command_hosts(text) for h in client_hosts("http://" + w)]
+            for word in [text, *_shell_words(text)]:
+                hosts += [h for w in command_hosts(word) for h in client_hosts("http://" + w)]
+                hosts += _url_hosts(word) if word is not text else []
     return list(dict.fromkeys(hosts))
+
+
+_UNQUOTED = re.compile(r"\\(.)|['\"]", re.S)   # bash's quote removal: "169.254"".169.254", 169\.254, 'loc'alhost
+_REWRITES = re.compile(r"\$'|\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")   # $'\x31..' and brace expansion {254,1}: the reader
+
+
+@lru_cache(maxsize=4096)
+def _expanded(command: str) -> tuple[str, ...]:
+    from .shell.analysis import analyse   # (the shell reader: tree-sitter-bash; imported when a command needs it)
+
+    return tuple(w for c in analyse(command).commands for w in c.argv)
+
+
+def _shell_words(command: str) -> tuple[str, ...]:
+    """The command as bash expands its words, where it holds something bash rewrites: quotes and escapes removed
+    (a cheap reading of the text: quotes joined, ``169\\.254``), and where it holds ANSI-C quoting ``$'\\x31'`` or
+    a brace expansion ``{254,1}`` the words of the shell reader (:func:`.shell.analysis.analyse`, a few
+    milliseconds; a text over 8,192 characters is not expanded). () for a text bash leaves as written."""
+    if not any(c in command for c in "'\"\\{$"):
+        return ()
+    out = (_UNQUOTED.sub(lambda m: m.group(1) or "", command),)
+    return out + (_expanded(command) if _REWRITES.search(command) and len(command) <= 8192 else ())
 
 
 class NetworkGuard(BaseGuard):
