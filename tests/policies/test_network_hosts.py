@@ -387,3 +387,22 @@ def test_a_quoted_and_cut_address_is_read_whole(ip: str, cuts: list, quote: str)
     word = "".join(f"{quote}{p}{quote}" for p in pieces if p)
     got = decide({"command": f"curl {word}/x"}, "bash")
     assert got is (Decision.ALLOW if ipaddress.ip_address(ip).is_global else Decision.REJECT), word
+
+
+def test_special_use_and_metadata_names_with_a_public_suffix_are_internal() -> None:
+    """``arpa`` is in the public suffix list, so ``router.home.arpa`` (RFC 8375: answered by the home router only)
+    and ``ipv4only.arpa`` (RFC 7050: 192.0.0.170) had a public site and passed."""
+    for host in ["router.home.arpa", "ipv4only.arpa", "1.0.0.127.in-addr.arpa", "metadata.tencentyun.com"]:
+        assert internal(host) is not None, host
+        assert decide({"url": f"http://{host}/"}) is Decision.REJECT, host
+    assert internal("arpanet-history.com") is None
+
+
+CODE = ["requests.get('http://' + '10.0.' + '0.1')", 'fetch("http://169." + "254.169.254/latest")',
+        "$u = 'http://127.' . '0.0.1';", "local u = 'http://10.0.' .. '0.1'"]
+
+
+@pytest.mark.parametrize("code", CODE)
+def test_a_host_joined_from_string_literals_in_code_is_read_joined(code: str) -> None:
+    assert decide({"code": code}, "run_python") is Decision.REJECT, code
+    assert decide({"code": "print('a' + 'b'); x = 'example.' + 'com'"}, "run_python") is Decision.ALLOW

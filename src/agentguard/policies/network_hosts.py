@@ -7,7 +7,8 @@ hands on (session 20 red team, each confirmed against urllib, urllib3, httpx and
 - **Names that spell an address** (:func:`spelled_address`). Public wildcard-DNS services answer a name with the
   address written in it: ``127.0.0.1.nip.io``, ``app.10.0.0.1.nip.io``, ``magic-127-0-0-1.nip.io``,
   ``10-0-0-1.sslip.io``, ``7f000001.nip.io`` (hex), ``--1.sslip.io`` (IPv6 ``::1``); and loopback-alias domains
-  answer every name below them with 127.0.0.1 (``localtest.me``, ``lvh.me``...: :data:`LOOPBACK_DOMAINS`). A name
+  answer every name below them with 127.0.0.1 (``localtest.me``, ``lvh.me``...: :data:`LOOPBACK_DOMAINS`); names
+  under ``arpa`` and known cloud metadata names answer with internal addresses (:data:`INTERNAL_NAMES`). A name
   of any domain whose labels spell an address in a form ``inet_aton`` reads (four dotted labels, decimal, octal
   or hex: ``0x7f.0.0.1.nip.io``) or in the dashed form (four decimal parts joined by ``-``, after any prefix) is
   read as that address: a public spelled address passes (``ec2-54-1-2-3.compute-1.amazonaws.com``), an internal
@@ -44,7 +45,7 @@ import re
 import socket
 from urllib.parse import unquote
 
-__all__ = ["LOOPBACK_DOMAINS", "WILDCARD_DNS", "carried_urls", "command_hosts", "embedded", "nonpublic",
+__all__ = ["INTERNAL_NAMES", "LOOPBACK_DOMAINS", "WILDCARD_DNS", "carried_urls", "command_hosts", "embedded", "nonpublic",
            "resolved_internal", "spelled_address"]
 
 #: public wildcard-DNS services that answer a name with the address spelled in it (dotted, dashed, hex, IPv6)
@@ -90,6 +91,12 @@ def _aton(parts: list[str]) -> ipaddress.IPv4Address | None:
         return None
 
 
+#: public names whose answer is an internal address: the infrastructure zone ``arpa`` (reverse DNS, RFC 8375's
+#: ``home.arpa`` answered only by a home router, ``ipv4only.arpa`` -> 192.0.0.170) and cloud metadata services
+#: published in public DNS (Tencent Cloud's ``metadata.tencentyun.com`` -> 169.254.0.23)
+INTERNAL_NAMES = ("arpa", "metadata.tencentyun.com")
+
+
 def _under(name: str, domains: tuple[str, ...]) -> str | None:
     return next((d for d in domains if name == d or name.endswith("." + d)), None)
 
@@ -102,6 +109,8 @@ def spelled_address(name: str) -> list[Address] | str:
     label (or its last ``-`` part) of eight hex digits and a dashed IPv6 label; [] for a name that spells none."""
     if (alias := _under(name, LOOPBACK_DOMAINS)) is not None:
         return f"{name} is under {alias}, a domain whose every name resolves to the loopback address"
+    if (zone := _under(name, INTERNAL_NAMES)) is not None:
+        return f"{name} is under {zone}, whose names answer with internal addresses"
     labels = name.split(".")
     out: list[Address] = []
     for i in range(len(labels) - 3):

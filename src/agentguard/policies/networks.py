@@ -190,6 +190,7 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
 
 
 _UNQUOTED = re.compile(r"\\(.)|['\"]", re.S)   # bash's quote removal: "169.254"".169.254", 169\.254, 'loc'alhost
+_CONCAT = re.compile(r"(?<=['\"])\s*(?:\+|\.|\.\.|\|\|)\s*(?=['\"])")   # 'http://10.0.' + '0.1' (Python, JS, PHP, Lua, SQL)
 _REWRITES = re.compile(r"\$'|\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")   # $'\x31..' and brace expansion {254,1}: the reader
 
 
@@ -202,12 +203,13 @@ def _expanded(command: str) -> tuple[str, ...]:
 
 def _shell_words(command: str) -> tuple[str, ...]:
     """The command as bash expands its words, where it holds something bash rewrites: quotes and escapes removed
-    (a cheap reading of the text: quotes joined, ``169\\.254``), and where it holds ANSI-C quoting ``$'\\x31'`` or
+    (a cheap reading of the text: quotes joined, ``169\\.254``; a code's string literals joined by ``+``, ``.``,
+    ``..`` or ``||`` first: ``'http://10.0.' + '0.1'``), and where it holds ANSI-C quoting ``$'\\x31'`` or
     a brace expansion ``{254,1}`` the words of the shell reader (:func:`.shell.analysis.analyse`, a few
     milliseconds; a text over 8,192 characters is not expanded). () for a text bash leaves as written."""
     if not any(c in command for c in "'\"\\{$"):
         return ()
-    out = (_UNQUOTED.sub(lambda m: m.group(1) or "", command),)
+    out = (_UNQUOTED.sub(lambda m: m.group(1) or "", _CONCAT.sub("", command)),)
     return out + (_expanded(command) if _REWRITES.search(command) and len(command) <= 8192 else ())
 
 
