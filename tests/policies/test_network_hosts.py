@@ -406,3 +406,26 @@ CODE = ["requests.get('http://' + '10.0.' + '0.1')", 'fetch("http://169." + "254
 def test_a_host_joined_from_string_literals_in_code_is_read_joined(code: str) -> None:
     assert decide({"code": code}, "run_python") is Decision.REJECT, code
     assert decide({"code": "print('a' + 'b'); x = 'example.' + 'com'"}, "run_python") is Decision.ALLOW
+
+
+REBINDING = ["http://make-1.2.3.4-rebind-169.254.169.254-rr.1u.ms/", "http://7f000001.c0a80001.rbndr.us/",
+             "http://make-127.0.0.1-rr.1u.ms/", "http://a-10.0-0.1.example.com/"]
+
+
+@pytest.mark.parametrize("url", REBINDING)
+def test_a_rebinding_service_name_spelling_an_internal_address_is_refused(url: str) -> None:
+    """DNS-rebinding services answer with the public address first and the internal one next (1u.ms, rbndr.us):
+    any internal address the name spells is refused, dots and dashes mixed across labels."""
+    assert decide({"url": url}) is Decision.REJECT, url
+
+
+@settings(max_examples=100, deadline=None)
+@given(ip=ADDRESSES, seps=st.lists(st.sampled_from([".", "-"]), min_size=3, max_size=3), prefix=PREFIX,
+       domain=st.sampled_from(["nip.io", "1u.ms", "example-wildcard.com"]))
+def test_four_decimal_parts_joined_by_dots_or_dashes_are_an_address(ip: str, seps: list, prefix: list,
+                                                                      domain: str) -> None:
+    parts = ip.split(".")
+    spelled = parts[0] + "".join(s + p for s, p in zip(seps, parts[1:]))
+    name = "-".join([*prefix, spelled]) + "." + domain
+    got = decide({"url": f"http://{name}/"})
+    assert got is (Decision.ALLOW if ipaddress.ip_address(ip).is_global else Decision.REJECT), name

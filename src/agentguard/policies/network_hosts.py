@@ -10,7 +10,8 @@ hands on (session 20 red team, each confirmed against urllib, urllib3, httpx and
   answer every name below them with 127.0.0.1 (``localtest.me``, ``lvh.me``...: :data:`LOOPBACK_DOMAINS`); names
   under ``arpa`` and known cloud metadata names answer with internal addresses (:data:`INTERNAL_NAMES`). A name
   of any domain whose labels spell an address in a form ``inet_aton`` reads (four dotted labels, decimal, octal
-  or hex: ``0x7f.0.0.1.nip.io``) or in the dashed form (four decimal parts joined by ``-``, after any prefix) is
+  or hex: ``0x7f.0.0.1.nip.io``) or four decimal parts joined by ``.`` or ``-`` anywhere in the name (after any
+  prefix, across labels: DNS-rebinding services ``make-1.2.3.4-rebind-127.0.0.1-rr.1u.ms``, ``7f000001.c0a80001.rbndr.us``) is
   read as that address: a public spelled address passes (``ec2-54-1-2-3.compute-1.amazonaws.com``), an internal
   one is refused. The hex and dashed-IPv6 forms are read only under the services that define them
   (:data:`WILDCARD_DNS`): eight hex digits are a common label (a build hash) and one in seven reads as a
@@ -49,7 +50,7 @@ __all__ = ["INTERNAL_NAMES", "LOOPBACK_DOMAINS", "WILDCARD_DNS", "carried_urls",
            "resolved_internal", "spelled_address"]
 
 #: public wildcard-DNS services that answer a name with the address spelled in it (dotted, dashed, hex, IPv6)
-WILDCARD_DNS = ("nip.io", "sslip.io", "xip.io", "traefik.me", "nip.direct", "localtest.me")
+WILDCARD_DNS = ("nip.io", "sslip.io", "xip.io", "traefik.me", "nip.direct", "localtest.me", "rbndr.us", "1u.ms")
 #: domains whose every name resolves to the loopback address (published for local development)
 LOOPBACK_DOMAINS = ("localtest.me", "lvh.me", "vcap.me", "lacolhost.com", "localho.st", "fuf.me", "traefik.me",
                     "yoogle.com", "local.gd")
@@ -59,6 +60,7 @@ _PART = r"(?:0[xX][0-9a-fA-F]{1,8}|[0-9]{1,10})"   # one part of an inet_aton sp
 _ATON_PART = re.compile(_PART)
 _TEREDO = ipaddress.ip_network("2001::/32")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_DECIMAL4 = re.compile(r"(?=(?<![0-9])([0-9]{1,3}[.-][0-9]{1,3}[.-][0-9]{1,3}[.-][0-9]{1,3})(?![0-9]))")
 _HEX8 = re.compile(r"(?:^|-)([0-9a-f]{8})$")
 
 
@@ -105,7 +107,8 @@ def spelled_address(name: str) -> list[Address] | str:
     """The addresses a name's labels spell (see the module docstring), or the reason it is a loopback alias.
 
     ``name`` is a host name, case-folded, without the root's dot. Every window of four consecutive labels that
-    ``inet_aton`` reads, every dashed four-part decimal run inside a label, and under :data:`WILDCARD_DNS` a
+    ``inet_aton`` reads, every four-part decimal run joined by dots or dashes (within and across labels: nip.io's
+    ``[.-]`` grammar, 1u.ms's ``make-1.2.3.4-rebind-169.254.169.254-rr``), and under :data:`WILDCARD_DNS` a
     label (or its last ``-`` part) of eight hex digits and a dashed IPv6 label; [] for a name that spells none."""
     if (alias := _under(name, LOOPBACK_DOMAINS)) is not None:
         return f"{name} is under {alias}, a domain whose every name resolves to the loopback address"
@@ -117,12 +120,11 @@ def spelled_address(name: str) -> list[Address] | str:
         window = labels[i:i + 4]
         if all(_ATON_PART.fullmatch(p) for p in window) and (ip := _aton(window)) is not None:
             out.append(ip)
-    for label in labels:
-        for m in re.finditer(r"(?=(?<![0-9])([0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3})(?![0-9]))", label):
-            try:
-                out.append(ipaddress.IPv4Address(m.group(1).replace("-", ".")))
-            except ValueError:
-                pass
+    for m in _DECIMAL4.finditer(name):   # dots and dashes mixed, across labels (make-1.2.3.4-rebind-..., a-10-0-0-1)
+        try:
+            out.append(ipaddress.IPv4Address(re.sub(r"[.-]", ".", m.group(1))))
+        except ValueError:
+            pass
     if _under(name, WILDCARD_DNS) is not None:
         for label in labels:
             if (h := _HEX8.search(label)) is not None:
