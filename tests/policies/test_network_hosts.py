@@ -429,3 +429,31 @@ def test_four_decimal_parts_joined_by_dots_or_dashes_are_an_address(ip: str, sep
     name = "-".join([*prefix, spelled]) + "." + domain
     got = decide({"url": f"http://{name}/"})
     assert got is (Decision.ALLOW if ipaddress.ip_address(ip).is_global else Decision.REJECT), name
+
+
+# --- 9. IPv6 spellings of an IPv4 address, and IPv6 blocks ipaddress counts as global -------------------------------
+
+def test_ipv6_blocks_that_are_no_public_destination() -> None:
+    """``ipaddress`` calls these global; each reaches an internal address through a translator or an old stack,
+    or is no unicast destination: IPv4-translated ``::ffff:0:a9fe:a9fe``, local-use NAT64 ``64:ff9b:1::/48``,
+    IPv4-compatible ``::a9fe:a9fe``, SRv6 ``5f00::/16``, documentation ``3fff::/20``, multicast ``ff02::1``."""
+    for host in ["[::ffff:0:a9fe:a9fe]", "[64:ff9b:1::a9fe:a9fe]", "[::a9fe:a9fe]", "[5f00::1]", "[3fff::1]",
+                 "[ff02::1]"]:
+        assert ipaddress.ip_address(host.strip("[]")).is_global, host   # what the library alone says
+        assert decide({"url": f"http://{host}/"}) is Decision.REJECT, host
+    for host in ["[2606:4700:4700::1111]", "[::ffff:0:808:808]", "[64:ff9b::808:808]", "[::808:808]"]:
+        assert decide({"url": f"http://{host}/"}) is Decision.ALLOW, host
+
+
+@settings(max_examples=100, deadline=None)
+@given(ip=ADDRESSES, prefix=st.sampled_from(["::ffff:", "::ffff:0:", "64:ff9b::", "64:ff9b:1::", "::", "2002:"]))
+def test_an_ipv6_carrying_an_ipv4_address_is_judged_by_it(ip: str, prefix: str) -> None:
+    v4 = ipaddress.IPv4Address(ip)
+    if prefix == "2002:":   # 6to4: the IPv4 address in bits 16-48
+        v6 = ipaddress.IPv6Address((0x2002 << 112) | (int(v4) << 80))
+    else:
+        v6 = ipaddress.IPv6Address(int(ipaddress.IPv6Address(prefix + "0:0")) | int(v4))
+    if v6 == ipaddress.IPv6Address("::"):
+        return
+    got = decide({"url": f"http://[{v6}]/"})
+    assert got is (Decision.ALLOW if v4.is_global else Decision.REJECT), (str(v6), ip)

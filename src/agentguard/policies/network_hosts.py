@@ -59,20 +59,26 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 _PART = r"(?:0[xX][0-9a-fA-F]{1,8}|[0-9]{1,10})"   # one part of an inet_aton spelling
 _ATON_PART = re.compile(_PART)
 _TEREDO = ipaddress.ip_network("2001::/32")
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+#: IPv6 prefixes whose last 32 bits are an IPv4 address a translator or an old stack connects to: NAT64 (RFC 6052),
+#: local-use NAT64 (RFC 8215), IPv4-translated (SIIT, RFC 2765), IPv4-compatible (deprecated, RFC 4291)
+_CARRIERS = tuple(ipaddress.ip_network(n) for n in ("64:ff9b::/96", "64:ff9b:1::/48", "::ffff:0:0:0/96", "::/96"))
+#: IPv6 blocks not globally reachable that :mod:`ipaddress` (this Python) counts as global: documentation
+#: (``3fff::/20``, RFC 9637), SRv6 SIDs (``5f00::/16``, RFC 9602), deprecated site-local (``fec0::/10``)
+_NOT_GLOBAL6 = tuple(ipaddress.ip_network(n) for n in ("3fff::/20", "5f00::/16", "fec0::/10"))
 _DECIMAL4 = re.compile(r"(?=(?<![0-9])([0-9]{1,3}[.-][0-9]{1,3}[.-][0-9]{1,3}[.-][0-9]{1,3})(?![0-9]))")
 _HEX8 = re.compile(r"(?:^|-)([0-9a-f]{8})$")
 
 
 def embedded(ip: Address) -> list[Address]:
-    """``ip`` and every IPv4 address an IPv6 one carries (mapped, 6to4, NAT64, Teredo server and client)."""
+    """``ip`` and every IPv4 address an IPv6 one carries (mapped, 6to4, NAT64 and local-use NAT64, IPv4-translated,
+    IPv4-compatible, Teredo server and client)."""
     out: list[Address] = [ip]
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.ipv4_mapped is not None:
             out.append(ip.ipv4_mapped)
         if ip.sixtofour is not None:
             out.append(ip.sixtofour)
-        if ip in _NAT64:
+        if any(ip in n for n in _CARRIERS):
             out.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
         if ip in _TEREDO and ip.teredo is not None:
             out += list(ip.teredo)
@@ -81,9 +87,10 @@ def embedded(ip: Address) -> list[Address]:
 
 def nonpublic(ip: Address) -> Address | None:
     """The first address ``ip`` is or carries (:func:`embedded`) that is not globally routable
-    (:attr:`~ipaddress.IPv4Address.is_global` false; for IPv6 also the deprecated site-local ``fec0::/10``, which
+    (:attr:`~ipaddress.IPv4Address.is_global` false, multicast, or an IPv6 block of :data:`_NOT_GLOBAL6` that
     :mod:`ipaddress` counts as global), or None for a public address."""
-    return next((x for x in embedded(ip) if not x.is_global or (x.version == 6 and x.is_site_local)), None)
+    return next((x for x in embedded(ip) if not x.is_global or x.is_multicast
+                 or (isinstance(x, ipaddress.IPv6Address) and any(x in n for n in _NOT_GLOBAL6))), None)
 
 
 def _aton(parts: list[str]) -> ipaddress.IPv4Address | None:

@@ -209,7 +209,8 @@ def _shell_words(command: str) -> tuple[str, ...]:
     milliseconds; a text over 8,192 characters is not expanded). () for a text bash leaves as written."""
     if not any(c in command for c in "'\"\\{$"):
         return ()
-    out = (_UNQUOTED.sub(lambda m: m.group(1) or "", _CONCAT.sub("", command)),)
+    joined = _CONCAT.sub("", command)   # ('.' is a string of one dot too: both readings)
+    out = tuple(dict.fromkeys(_UNQUOTED.sub(lambda m: m.group(1) or "", t) for t in (command, joined)))
     return out + (_expanded(command) if _REWRITES.search(command) and len(command) <= 8192 else ())
 
 
