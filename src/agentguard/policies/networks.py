@@ -63,7 +63,7 @@ from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
 from .network_hosts import carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address
 from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
-__all__ = ["HOST_ARGS", "HOST_WORDS", "host_named", "NetworkGuard", "ResolvingNetworkGuard", "destinations", "internal"]
+__all__ = ["HOST_ARGS", "HOST_WORDS", "NetworkGuard", "ResolvingNetworkGuard", "destinations", "host_named", "internal"]
 
 #: argument names (canonical) whose values are hosts a tool connects to (read as a URL's host)
 HOST_ARGS = frozenset({"host", "hosts", "hostname", "server", "servers", "endpoint", "proxy", "proxies", "base_url",
