@@ -37,6 +37,7 @@ import base64
 import binascii
 import bz2
 import html
+import ipaddress
 import lzma
 import re
 import unicodedata
@@ -420,10 +421,22 @@ def _written_host(netloc: str) -> str:
     return host if host.startswith("[") else host.rsplit(":", 1)[0]
 
 
+def _host_pieces(host: str) -> list[str]:
+    """A host's pieces a receiver reads apart: a name's labels left of the last two; an IPv6 literal's eight groups,
+    written out (``2001:db8:0:1:6768:705f:6142:3364``: the interface half of an address in the receiver's own
+    prefix carries 8 bytes per request; the prefix, repeated, is the template)."""
+    if host.startswith("["):
+        try:
+            return ipaddress.IPv6Address(host.strip("[]").split("%")[0]).exploded.split(":")
+        except ValueError:
+            return [host]
+    return host.split(".")[:-2]
+
+
 def url_pieces(text: str) -> list[str]:
     """The pieces the receiver of each URL in ``text`` reads apart and may join back: per URL a client parses
     (:func:`~agentguard.policies.links.url_tokens`), its host's labels left of the last two as written
-    (``<piece>.evil.com``: DNS exfiltration; case kept), its path segments, its query values and its fragment,
+    (``<piece>.evil.com``: DNS exfiltration; case kept) or an IPv6 literal's groups, its path segments, its query values and its fragment,
     percent-decoded, in order; a host name of four labels or more written without a scheme (``dig a.b.evil.com``)
     gives its labels too; the text around is one more piece. Without either: ``[text]``. A key cut into ``?p=``
     values of two fetches is one key again once the pieces are joined (:mod:`agentguard.policies.secrets`)."""
@@ -439,7 +452,7 @@ def url_pieces(text: str) -> list[str]:
         except ValueError:   # not split the way a client would: the token is read whole
             out.append(tok)
             continue
-        out += host.split(".")[:-2] + [unquote(p) for p in u.path.split("/") if p]
+        out += _host_pieces(host) + [unquote(p) for p in u.path.split("/") if p]
         out += [v for _, v in parse_qsl(u.query, keep_blank_values=True) if v] + ([unquote(u.fragment)] if u.fragment else [])
     for m in _BARE_HOST.finditer(rest) if "." in rest else ():
         labels = m.group(1).split(".")[:-2]
