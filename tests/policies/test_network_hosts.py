@@ -457,3 +457,12 @@ def test_an_ipv6_carrying_an_ipv4_address_is_judged_by_it(ip: str, prefix: str) 
         return
     got = decide({"url": f"http://[{v6}]/"})
     assert got is (Decision.ALLOW if v4.is_global else Decision.REJECT), (str(v6), ip)
+
+
+def test_a_host_named_value_holding_blanks_is_read_for_its_addresses() -> None:
+    for args in [{"hosts": "example.com 10.0.0.1"}, {"servers": "a.com\tlocalhost"}, {"proxy": "use [::1] please"},
+                 {"url": "169.254.169.254? #;#"}]:
+        assert decide(args, "connect") is Decision.REJECT, args
+    for args in [{"address": "1 Main St, Springfield"}, {"hosts": "example.com api.github.com"},
+                 {"domain": "the example.com site"}]:
+        assert decide(args, "connect") is Decision.ALLOW, args

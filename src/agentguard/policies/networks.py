@@ -177,6 +177,8 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
         for text in leaves(value) or []:
             one = _CONTROLS.sub("", text.strip())   # a client building a URL from it removes them too
             if one and not _SCHEME.match(one) and re.search(r"\s", one):
+                # a list of hosts written with blanks ("example.com 10.0.0.1"): its addresses and internal names
+                hosts += [h for w in command_hosts(one) for h in client_hosts("http://" + w)]
                 # urllib3 (requests' parser) and curl read a scheme-less "host?..." or "host/..." before any blank
                 one = m.group(1) if (m := re.match(r"([^\s?#/\\]+)[?#/\\]", one)) else ""
             if one and not _SCHEME.match(one):
