@@ -466,3 +466,13 @@ def test_a_host_named_value_holding_blanks_is_read_for_its_addresses() -> None:
     for args in [{"address": "1 Main St, Springfield"}, {"hosts": "example.com api.github.com"},
                  {"domain": "the example.com site"}]:
         assert decide(args, "connect") is Decision.ALLOW, args
+
+
+def test_every_carried_value_is_read_however_many_there_are() -> None:
+    """The first reading followed an inner URL to the end of the outer one and so read three values deep only: a
+    fourth ``&d=http://10.0.0.1/`` passed. Each value is read on its own now (and the work is linear)."""
+    many = "https://a.com/?" + "".join(f"&u{i}=http://b{i}.com/" for i in range(20)) + "&z=http://10.0.0.1/"
+    assert decide({"url": many}) is Decision.REJECT
+    assert "evil.xyz" in [lk.host for lk in __import__("agentguard.policies.links", fromlist=["links"]).links(
+        "https://a.com/?a=http://x.com/&b=http://y.com/&c=http://z.com/&d=https://evil.xyz/")]
+    assert spelled_address("a0.93.184.216.34.nip.io") == [ipaddress.IPv4Address("93.184.216.34")]   # not 0.93.184.216

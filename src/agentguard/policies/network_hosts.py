@@ -65,7 +65,7 @@ _CARRIERS = tuple(ipaddress.ip_network(n) for n in ("64:ff9b::/96", "64:ff9b:1::
 #: IPv6 blocks not globally reachable that :mod:`ipaddress` (this Python) counts as global: documentation
 #: (``3fff::/20``, RFC 9637), SRv6 SIDs (``5f00::/16``, RFC 9602), deprecated site-local (``fec0::/10``)
 _NOT_GLOBAL6 = tuple(ipaddress.ip_network(n) for n in ("3fff::/20", "5f00::/16", "fec0::/10"))
-_DECIMAL4 = re.compile(r"(?=(?<![0-9])([0-9]{1,3}[.-][0-9]{1,3}[.-][0-9]{1,3}[.-][0-9]{1,3})(?![0-9]))")
+_DECIMAL4 = re.compile(r"(?=(?<![0-9A-Za-z])([0-9]{1,3}[.-][0-9]{1,3}[.-][0-9]{1,3}[.-][0-9]{1,3})(?![0-9A-Za-z]))")
 _HEX8 = re.compile(r"(?:^|-)([0-9a-f]{8})$")
 
 
@@ -177,24 +177,28 @@ def _base64_url(value: str) -> str | None:
 
 def carried_urls(token: str) -> list[str]:
     """The URLs written inside a URL's path, query and fragment (see the module docstring), each as a text
-    :func:`.links.url_tokens` reads: inner URLs with a scheme anywhere after the authority, percent-decoded up to
-    three times; a query or fragment value that is a scheme-relative ``//host`` (as ``http://host``); a query
-    value or path segment that is base64 of a URL. Not recursive: the caller reads each result again as a URL (and so its own)."""
+    :func:`.links.url_tokens` reads: the path (an inner scheme URL in it: ``/go/http://10.0.0.1/``) and each query
+    and fragment value on its own (split at ``?#&;`` as written, so every value is read however many there are),
+    each percent-decoded up to three times; a value that is a scheme-relative ``//host`` (as ``http://host``); a
+    value or path segment that is base64 of a URL. Not recursive: the caller reads each result again as a URL (and
+    so the URLs it carries), which bounds the work by the length of the token times the depth the caller allows."""
     m = _SCHEME_AUTHORITY.match(token)
     rest = token[m.end():] if m else token
     if not rest:
         return []
+    cut = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
     out: list[str] = []
-    for text in _decodings(rest):
-        out.append(text)   # scanned by url_tokens: an inner scheme:// or user@host/ is a URL there
-        query = min((i for i in (text.find("?"), text.find("#")) if i >= 0), default=len(text))
-        for value in re.split(r"[?#&;]", text[query:])[1:]:
-            v = value.split("=", 1)[-1].strip()
+    for path in _decodings(rest[:cut]):
+        out.append(path)
+        out += [d for seg in path.split("/") if (d := _base64_url(seg)) is not None]   # /r/<base64>
+    for value in re.split(r"[?#&;]", rest[cut:])[1:]:
+        for v in _decodings(value.split("=", 1)[-1].strip()):
             if re.match(r"[\\/]{2}[^\\/]", v):
                 out.append("http:" + v)
             elif (decoded := _base64_url(v)) is not None:
                 out.append(decoded)
-        out += [d for seg in text[:query].split("/") if (d := _base64_url(seg)) is not None]   # /r/<base64>
+            elif v:
+                out.append(v)
     return list(dict.fromkeys(out))
 
 
