@@ -475,4 +475,4 @@ def test_every_carried_value_is_read_however_many_there_are() -> None:
     assert decide({"url": many}) is Decision.REJECT
     assert "evil.xyz" in [lk.host for lk in __import__("agentguard.policies.links", fromlist=["links"]).links(
         "https://a.com/?a=http://x.com/&b=http://y.com/&c=http://z.com/&d=https://evil.xyz/")]
-    assert spelled_address("a0.93.184.216.34.nip.io") == [ipaddress.IPv4Address("93.184.216.34")]   # not 0.93.184.216
+    assert set(spelled_address("a0.93.184.216.34.nip.io")) == {ipaddress.IPv4Address("93.184.216.34")}   # not 0.93...
