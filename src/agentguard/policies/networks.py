@@ -6,7 +6,8 @@ hands the page the machine's cloud credentials; ``http://localhost:2375/containe
 such a destination, read as the client that connects reads it (:func:`destinations`):
 
 - every URL written with a scheme or userinfo in any string of the arguments, at any depth (a shell command's
-  words, a JSON text, a list; a scheme-relative ``//host/x`` or a UNC ``\\\\host\\share`` is read as a path),
+  words, a JSON text, a list; a scheme-relative ``//host/x`` or a UNC ``\\\\host\\share`` is read as a path in
+  text, as a URL in a host-named argument),
   parsed as browsers and Node.js parse it (WHATWG, :mod:`ada_url`) and as Python's clients split it
   (:func:`urllib.parse.urlsplit`), as written and deobfuscated (:func:`.links.client_hosts`): ``http://2852039166/``,
   ``http://0251.0376.0251.0376/``, ``http://[::ffff:a9fe:a9fe]/``, ``https://trusted.com@169.254.169.254/`` and
@@ -182,7 +183,8 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
                 # urllib3 (requests' parser) and curl read a scheme-less "host?..." or "host/..." before any blank
                 one = m.group(1) if (m := re.match(r"([^\s?#/\\]+)[?#/\\]", one)) else ""
             if one and not _SCHEME.match(one):
-                hosts += client_hosts("http://" + one) + _url_hosts("http://" + one)
+                url = "http:" + one if one[:2] in ("//", "\\\\", "/\\", "\\/") else "http://" + one   # //host: scheme-relative
+                hosts += client_hosts(url) + _url_hosts(url)
     for value in commands:
         for text in leaves(value) or []:
             for word in [text, *_shell_words(text)]:
