@@ -348,13 +348,16 @@ _PIECES = ["\\", "/", "//", "\\\\", "@", ":", "%40", "%2f", "%5c", "\t", "\n", "
 @example(scheme="gopher:", parts=["//", "localhost", "[::1]"])
 @example(scheme="", parts=["169.254.169.254", "?", " ", "#"])
 @example(scheme="", parts=["//", ":", "[::ffff:127.0.0.1]"])
+@example(scheme="http:", parts=[" ", "&", "@", "0x7f.1"])
+@example(scheme="", parts=[":", "//", "[::ffff:127.0.0.1]"])
 @given(scheme=st.sampled_from(["http:", "https:", "HTTP:", "ws:", "gopher:", "ftp:", "file:", ""]),
        parts=st.lists(st.sampled_from(_PIECES), min_size=2, max_size=6))
 def test_a_url_any_client_parser_sends_to_an_internal_host_is_refused(scheme: str, parts: list) -> None:
     """Found by this property: ``http://x[::1]/`` (urllib's ``hostname`` reads the bracketed part of any
     authority: ``::1``; the guard dropped the unbracketed IPv6 it got back) and ``{"url": "169.254.169.254? x"}``
     (urllib3 reads a scheme-less host before the ``?``; the guard skipped a host-named value holding a blank) and
-    ``{"url": "//:[::ffff:127.0.0.1]"}`` (a scheme-relative value, read as ``http:////...``)."""
+    ``{"url": "//:[::ffff:127.0.0.1]"}`` (a scheme-relative value, read as ``http:////...``), ``http: &@0x7f.1``
+    (WHATWG reads a URL with a blank in its userinfo whole: 127.0.0.1) and ``://10.0.0.1`` (httpx's host)."""
     url = scheme + "".join(parts)
     if any(_numeric_internal(h) for h in _parser_hosts(url)):
         assert decide({"url": url}, "fetch") is Decision.REJECT, repr(url)

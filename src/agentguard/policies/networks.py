@@ -177,6 +177,10 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
     for value in named:
         for text in leaves(value) or []:
             one = _CONTROLS.sub("", text.strip())   # a client building a URL from it removes them too
+            if _SCHEME.match(one) and " " in one:   # one URL with blanks: WHATWG reads it whole ("http: &@0x7f.1")
+                hosts += client_hosts(one.replace(" ", "%20"))
+            if one.startswith("://"):   # httpx reads the host of a URL without its scheme
+                one = one[3:]
             if one and not _SCHEME.match(one) and re.search(r"\s", one):
                 # a list of hosts written with blanks ("example.com 10.0.0.1"): its addresses and internal names
                 hosts += [h for w in command_hosts(one) for h in client_hosts("http://" + w)]
