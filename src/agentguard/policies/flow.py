@@ -102,7 +102,25 @@ def _readings(text: str) -> list[str]:
         return ["<unreadable header>"]
     parsed = [recipient_form(a) for one in (text, form, header)  # one by one: joined, a "(" in one hides the next
               for _, a in email.utils.getaddresses([one]) if a.strip()]
-    return list(dict.fromkeys(_addresses(form) + parsed))
+    found = list(dict.fromkeys(_addresses(form) + parsed))
+    return list(dict.fromkeys(found + [r for a in found for r in _routed(a)]))
+
+
+def _routed(address: str) -> list[str]:
+    """Every address a receiving mail server routes ``address`` on to, hop by hop (each hop receives the mail): the
+    percent hack ``bob%evil.com@example.com`` (Postfix's ``allow_percent_hack``, on by default, rewrites it to
+    ``bob@evil.com`` at example.com's own server, which relays it) and a UUCP bang path ``evil.com!bob@example.com``
+    (``bob@evil.com``); [] for a plain address."""
+    local, at, _ = address.rpartition("@")
+    if not at or not ("%" in local or "!" in local):
+        return []
+    if "%" in local:
+        user, _, domain = local.rpartition("%")
+        nxt = f"{user}@{domain}"
+    else:
+        host, _, user = local.partition("!")
+        nxt = f"{user}@{host}"
+    return [nxt, *_routed(nxt)]
 
 
 def _leaves(value: Any, depth: int = 0) -> list[str]:

@@ -25,7 +25,9 @@ tabs and newlines removed), and by :func:`urllib.parse.urlsplit`, the RFC 3986 s
 backslash is no separator there: ``https://good.com\\@evil.xyz`` reaches ``evil.xyz``), and each host is a link
 too. Both parse the text **as written** as well as deobfuscated: a client does not percent-decode before it
 splits, so ``https://good.com%2f@evil.xyz/`` goes to ``evil.xyz`` (userinfo ``good.com%2f``), while the decoded
-text reads ``good.com``. Hosts are case-folded as IDNA folds them (:func:`fold`: ``paßport.com`` is not
+text reads ``good.com``. A URL carried in a URL (``https://trusted.com/go?to=https%253A%252F%252Fevil.xyz``,
+``?next=//evil.xyz``, base64: a redirect endpoint's target, where a click lands) is a link too (session 20).
+Hosts are case-folded as IDNA folds them (:func:`fold`: ``paßport.com`` is not
 ``passport.com``). A host that names no registrable site
 (``http://evil/``, ``localhost``, ``evil.internal``) is still a link, its own site (fail closed: only the same
 host written by the user matches it).
@@ -178,6 +180,8 @@ def _python_parsed(url: str) -> Link | None:
             host = require("idna", "policies").encode(host, uts46=True).decode()
         except Exception:  # noqa: BLE001 - no client resolves it; the host as written is still no site of the user's
             pass
+    if ":" in host and not host.startswith("["):   # IPv6 as urlsplit gives it (``http://x[::1]/`` too): bracketed
+        host = f"[{host}]"
     return _parsed(f"https://{host}{_path(urlsplit(url).path)}") if re.fullmatch(r"[\w.:\[\]-]+", host) else \
         Link(host, host, host)
 
@@ -204,6 +208,27 @@ def _client_links(t: str, out: dict[str, Link]) -> None:
                 out.setdefault(found[0] + (_path(m.group(2)) if found[0] == lk.host else ""),
                                Link(found[0], found[1], found[0] + (_path(m.group(2)) if found[0] == lk.host else "")))
                 hosts.add(found[0])
+
+
+_SCHEMED = re.compile(r"[a-z][a-z0-9+.-]*:", re.I)
+
+
+def _carried_links(t: str, out: dict[str, Link], depth: int = 0) -> None:
+    """The links of the URLs each URL of ``t`` carries in its path, query or fragment (a redirect endpoint's target:
+    ``https://trusted.com/go?to=https%253A%252F%252Fevil.xyz``, ``?next=//evil.xyz``, base64:
+    :func:`.network_hosts.carried_urls`), added to ``out``; only URLs with a scheme (a path ``/a//b`` or
+    ``/@user/`` is no link), three URLs deep at most."""
+    from .network_hosts import carried_urls   # (no cycle at import: network_hosts imports nothing of this module)
+
+    if not any(c in t for c in "?#%/"):
+        return
+    for m in _URL_TOKEN.finditer(t):
+        for inner in carried_urls(m.group(0)):
+            for tok in (x.group(0) for x in _URL_TOKEN.finditer(inner)):
+                if _SCHEMED.match(tok):
+                    _client_links(tok, out)
+                    if depth < 2:
+                        _carried_links(tok, out, depth + 1)
 
 
 def url_tokens(text: str) -> list[str]:
@@ -282,6 +307,7 @@ def _links(text: str, render: bool = True) -> tuple[Link, ...]:
     raw = html.unescape(text)   # what the client parses: entities rendered, nothing percent-decoded or folded
     if any(c in raw for c in ":/\\@") or not raw.isascii():
         _client_links(raw, out)
+        _carried_links(raw, out)
     for value in _attribute_values(text) if "<" in text and "=" in text else ():   # a renderer's URL attributes
         _client_links(re.sub(r"[\t\n\r]", "", value.strip()), out)   # WHATWG drops tabs and newlines in a URL
     return tuple(out.values())

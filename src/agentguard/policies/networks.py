@@ -6,7 +6,8 @@ hands the page the machine's cloud credentials; ``http://localhost:2375/containe
 such a destination, read as the client that connects reads it (:func:`destinations`):
 
 - every URL written with a scheme or userinfo in any string of the arguments, at any depth (a shell command's
-  words, a JSON text, a list; a scheme-relative ``//host/x`` or a UNC ``\\\\host\\share`` is read as a path),
+  words, a JSON text, a list; a scheme-relative ``//host/x`` or a UNC ``\\\\host\\share`` is read as a path in
+  text, as a URL in a host-named argument),
   parsed as browsers and Node.js parse it (WHATWG, :mod:`ada_url`) and as Python's clients split it
   (:func:`urllib.parse.urlsplit`), as written and deobfuscated (:func:`.links.client_hosts`): ``http://2852039166/``,
   ``http://0251.0376.0251.0376/``, ``http://[::ffff:a9fe:a9fe]/``, ``https://trusted.com@169.254.169.254/`` and
@@ -27,12 +28,24 @@ the public DNS: one without a public suffix (:func:`.links.site_of`, the bundled
 machine's search domains). ``allow`` names the exceptions a deployment needs (hosts, or networks in CIDR form:
 ``"10.0.0.0/8"``, ``"registry.corp"``).
 
-Not covered (no static reading can see it): a public name that resolves to an internal address (DNS rebinding,
-``169.254.169.254.nip.io``), a public URL that redirects to an internal one, a bare IP address written in prose
-without a scheme, port or host-named argument. Those need the client itself to refuse internal addresses after
-resolution (an egress proxy or firewall); this guard removes every spelled-out path. Why no SSRF library: the
-maintained ones (``advocate``, ``ssrf-filter``) wrap a ``requests`` session at connection time, which is where the
-tool runs, not where a call is decided; the parsing here is the two maintained URL parsers plus :mod:`ipaddress`.
+Read further (:mod:`.network_hosts`, session 20): a name whose labels spell an internal address (public
+wildcard DNS: ``127.0.0.1.nip.io``, ``10-0-0-1.sslip.io``, ``7f000001.nip.io``) or under a loopback-alias domain
+(``localtest.me``, ``lvh.me``); every URL a URL carries in its path, query or fragment (a redirect endpoint's
+target, percent-encoded up to three times, scheme-relative or base64); a URL value with tabs or newlines inside
+(``http://example.com\t@169.254.169.254``: WHATWG and urllib remove them before parsing, so the host is the
+metadata address); a shell command's bare hosts (``curl 169.254.169.254/latest``, ``redis-cli -h 10.0.0.1``,
+``curl --resolve x.com:80:127.0.0.1``) in command-named arguments and every argument of a shell tool.
+:class:`ResolvingNetworkGuard` (``resolve = true``) also resolves each name and refuses one that resolves to an
+internal address or does not resolve within ``timeout`` (fail closed).
+
+Not covered (no reading of the arguments can see it): a public name that resolves to an internal address without
+``resolve = true``, DNS rebinding (a name that answers differently at the tool's own lookup, even with it), a
+public URL whose server redirects to an internal one (the target is in the response, not the arguments), a bare
+IP address written in prose (not a command) without a scheme, port or host-named argument. Those need the client
+itself to refuse internal addresses after resolution and after each redirect (an egress proxy or firewall). Why no
+SSRF library: the maintained ones (``advocate``, ``ssrf-filter``) wrap a ``requests`` session at connection time,
+which is where the tool runs, not where a call is decided; the parsing here is the two maintained URL parsers plus
+:mod:`ipaddress`.
 """
 
 from __future__ import annotations
@@ -40,6 +53,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 from ..core.errors import InputError
@@ -47,14 +61,29 @@ from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
 from .arguments import keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
-from .rules import as_tool_call
+from .network_hosts import carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address
+from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
-__all__ = ["HOST_ARGS", "NetworkGuard", "destinations", "internal"]
+__all__ = ["HOST_ARGS", "HOST_WORDS", "NetworkGuard", "ResolvingNetworkGuard", "destinations", "host_named", "internal"]
 
 #: argument names (canonical) whose values are hosts a tool connects to (read as a URL's host)
 HOST_ARGS = frozenset({"host", "hosts", "hostname", "server", "servers", "endpoint", "proxy", "proxies", "base_url",
                        "api_base", "api_url", "server_url", "ip", "ip_address", "address", "addr", "remote", "domain",
                        "url", "uri", "link", "href", "webhook", "webhook_url", "callback", "callback_url", "origin"})
+
+#: the last word of a compound argument name that makes it host-named (``db_host``, ``proxy_url``, ``dns_server``)
+HOST_WORDS = frozenset({"host", "hostname", "server", "endpoint", "proxy", "url", "uri", "ip", "domain", "webhook",
+                        "upstream", "origin"})
+_HOST_SUFFIXES = ("host", "hostname", "url", "uri", "endpoint")   # camelCase folded: dbhost, proxyurl
+
+
+def host_named(key: str) -> bool:
+    """Whether an argument (canonical name) holds a host a tool connects to: a name of :data:`HOST_ARGS`, a
+    compound name whose last word (after ``_``, ``.`` or any separator) is in :data:`HOST_WORDS` (``db_host``, ``redis_url``), or a folded
+    camelCase name ending in ``host``, ``url``, ``uri`` or ``endpoint`` (``dbhost``, ``proxyurl``; not ``ghost``)."""
+    return key in HOST_ARGS or re.split(r"[\W_]+", key.strip("_. "))[-1] in HOST_WORDS or \
+        (key.endswith(_HOST_SUFFIXES) and key not in ("ghost", "ghosts"))
+
 
 # ``host:port`` in text: a bracketed IPv6, a dotted name or address, or localhost (``12:30`` and ``code:404`` are text)
 _HOST_PORT = re.compile(r"(?<![\w@.:/-])((?:\[[0-9a-fA-F:.%]+\]|[\w-]+(?:\.[\w-]+)+\.?|localhost\.?):\d{1,5})(?![\w.])",
@@ -65,8 +94,8 @@ _IPV4_ATON = re.compile(r"(?:0[xX][0-9a-fA-F]*|[0-9]+)(?:\.(?:0[xX][0-9a-fA-F]*|
 _SCP = re.compile(r"(?<![\w/.@-])[\w.+-]+@(\[[0-9a-fA-F:.%]+\]|[\w.-]+):(?!\d{1,5}(?:[/\s]|$))")
 _URLISH = re.compile(r"[:@/\\%&]")  # what every reading below needs (or a decoding makes: %3A, &#58;)
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:(?!\d)", re.I)  # a URL (read above), not host:port
-_TEREDO = ipaddress.ip_network("2001::/32")
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NOT_DNS = re.compile(r"[\x00-\x20\x7f%/\\?#@:\[\]<>^|]")  # no host name holds one (after the parsers' decoding)
+_CONTROLS = re.compile(r"[\t\r\n]")  # what WHATWG and urllib remove from a URL before parsing it
 
 
 def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -85,57 +114,112 @@ def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     return None
 
 
-def _embedded(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
-    """``ip`` and every IPv4 address an IPv6 one carries (mapped, 6to4, NAT64, Teredo server and client)."""
-    out: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = [ip]
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            out.append(ip.ipv4_mapped)
-        if ip.sixtofour is not None:
-            out.append(ip.sixtofour)
-        if ip in _NAT64:
-            out.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
-        if ip in _TEREDO and ip.teredo is not None:
-            out += list(ip.teredo)
-    return out
-
-
 def internal(host: str) -> str | None:
-    """Why ``host`` (as a client parsed it) is off the public internet, or None when it is a public destination."""
+    """Why ``host`` (as a client parsed it) is off the public internet, or None when it is a public destination:
+    a non-global address (:func:`.network_hosts.nonpublic`), a name without a public suffix, a name under a
+    loopback-alias domain or one whose labels spell a non-global address (:func:`.network_hosts.spelled_address`:
+    ``127.0.0.1.nip.io``, ``10-0-0-1.sslip.io``)."""
     ip = _address(host)
     if ip is not None:
-        for x in _embedded(ip):
-            if not x.is_global:
-                return f"{host} is not a public address ({x})"
-        return None
+        bad = nonpublic(ip)
+        return None if bad is None else f"{host} is not a public address ({bad})"
     name = fold(host).rstrip(".")
+    if _NOT_DNS.search(name):   # a decoded NUL, a blank, "%", "/": no resolver reads it; a C one may cut it short
+        return f"{host!r} is no host name a resolver reads"
     if not name or site_of(name) is None:
         return f"{host} is not a public DNS name (no public suffix)"
-    return None
+    spelled = spelled_address(name)
+    if isinstance(spelled, str):
+        return spelled
+    bad = next((x for ip in spelled if (x := nonpublic(ip)) is not None), None)
+    return None if bad is None else f"{host} spells the address {bad}, which a wildcard DNS service resolves it to"
 
 
-def destinations(arguments: Mapping[str, Any]) -> list[str] | None:
+def _url_hosts(text: str) -> list[str]:
+    """The hosts of the URLs written in ``text`` (a scheme or userinfo; not a path ``//x``), and of the URLs each
+    carries in its path, query or fragment (:func:`.network_hosts.carried_urls`: a redirect's target), to a
+    depth of three URLs."""
+    hosts: list[str] = []
+    todo, seen = [(text, 0)], {text}
+    while todo:
+        t, depth = todo.pop()
+        for token in dict.fromkeys(url_tokens(t) + url_tokens(deobfuscate(t))):
+            if token[:1] in "/\\":   # "//x" and "\\\\x" are paths too (a UNC share)
+                continue
+            hosts += client_hosts(token)
+            for inner in carried_urls(token) if depth < 3 else ():
+                if inner not in seen:
+                    seen.add(inner)
+                    todo.append((inner, depth + 1))
+    return hosts
+
+
+def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | None:
     """The hosts a tool may connect to for these arguments (see the module docstring), or None when the
-    arguments cannot be read whole (nested too deep, too many values: the guard refuses them unread)."""
+    arguments cannot be read whole (nested too deep, too many values: the guard refuses them unread). ``tool``:
+    the tool's name (a shell tool's every argument is a command, :func:`.network_hosts.command_hosts`)."""
     texts = leaves(arguments)
-    named = keyed_values(arguments, lambda k: k in HOST_ARGS)
-    if texts is None or named is None:
+    named = keyed_values(arguments, host_named)
+    commands = [arguments] if tool in _SHELL_TOOLS else keyed_values(arguments, lambda k: k in COMMAND_ARGS)
+    if texts is None or named is None or commands is None:
         return None
     hosts: list[str] = []
     for text in texts:
+        one = text.strip()
+        if _CONTROLS.search(one) and _SCHEME.match(one) and one.count("://") <= 1 and " " not in one:
+            text = f"{text} {_CONTROLS.sub('', one)}"   # one URL: its clients remove tabs and newlines first
         if text.isascii() and not _URLISH.search(text):
             continue  # no URL, host:port or remote, and nothing a decoding turns into one
-        for token in dict.fromkeys(url_tokens(text) + url_tokens(deobfuscate(text))):
-            if token[:1] not in "/\\":  # a scheme or userinfo; "//x" and "\\\\x" are paths too (a UNC share)
-                hosts += client_hosts(token)
+        hosts += _url_hosts(text)
         hosts += [h for m in _HOST_PORT.finditer(text) if not _PROSE_NUMBER.fullmatch(m.group(1).rsplit(":", 1)[0])
                   for h in client_hosts("http://" + m.group(1))]
         hosts += [h for m in _SCP.finditer(text) for h in client_hosts("ssh://x@" + m.group(1))]
     for value in named:
         for text in leaves(value) or []:
-            if text.strip() and not _SCHEME.match(text.strip()) and not re.search(r"\s", text.strip()):
-                hosts += client_hosts("http://" + text.strip())
+            one = _CONTROLS.sub("", text.strip())   # a client building a URL from it removes them too
+            if _SCHEME.match(one) and " " in one:   # one URL with blanks: WHATWG reads it whole ("http: &@0x7f.1")
+                hosts += client_hosts(one.replace(" ", "%20"))
+            if one.startswith("://"):   # httpx reads the host of a URL without its scheme
+                one = one[3:]
+            if one and not _SCHEME.match(one) and re.search(r"\s", one):
+                # a list of hosts written with blanks ("example.com 10.0.0.1"): its addresses and internal names
+                hosts += [h for w in command_hosts(one) for h in client_hosts("http://" + w)]
+                # urllib3 (requests' parser) and curl read a scheme-less "host?..." or "host/..." before any blank
+                one = m.group(1) if (m := re.match(r"([^\s?#/\\]+)[?#/\\]", one)) else ""
+            if one and not _SCHEME.match(one):
+                url = "http:" + one if one[:2] in ("//", "\\\\", "/\\", "\\/") else "http://" + one   # //host: scheme-relative
+                hosts += client_hosts(url) + _url_hosts(url)
+    for value in commands:
+        for text in leaves(value) or []:
+            for word in [text, *_shell_words(text)]:
+                hosts += [h for w in command_hosts(word) for h in client_hosts("http://" + w)]
+                hosts += _url_hosts(word) if word is not text else []
     return list(dict.fromkeys(hosts))
+
+
+_UNQUOTED = re.compile(r"\\(.)|['\"]", re.S)   # bash's quote removal: "169.254"".169.254", 169\.254, 'loc'alhost
+_CONCAT = re.compile(r"(?<=['\"])\s*(?:\+|\.|\.\.|\|\|)\s*(?=['\"])")   # 'http://10.0.' + '0.1' (Python, JS, PHP, Lua, SQL)
+_REWRITES = re.compile(r"\$'|\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")   # $'\x31..' and brace expansion {254,1}: the reader
+
+
+@lru_cache(maxsize=4096)
+def _expanded(command: str) -> tuple[str, ...]:
+    from .shell.analysis import analyse   # (the shell reader: tree-sitter-bash; imported when a command needs it)
+
+    return tuple(w for c in analyse(command).commands for w in c.argv)
+
+
+def _shell_words(command: str) -> tuple[str, ...]:
+    """The command as bash expands its words, where it holds something bash rewrites: quotes and escapes removed
+    (a cheap reading of the text: quotes joined, ``169\\.254``; a code's string literals joined by ``+``, ``.``,
+    ``..`` or ``||`` first: ``'http://10.0.' + '0.1'``), and where it holds ANSI-C quoting ``$'\\x31'`` or
+    a brace expansion ``{254,1}`` the words of the shell reader (:func:`.shell.analysis.analyse`, a few
+    milliseconds; a text over 8,192 characters is not expanded). () for a text bash leaves as written."""
+    if not any(c in command for c in "'\"\\{$"):
+        return ()
+    joined = _CONCAT.sub("", command)   # ('.' is a string of one dot too: both readings)
+    out = tuple(dict.fromkeys(_UNQUOTED.sub(lambda m: m.group(1) or "", t) for t in (command, joined)))
+    return out + (_expanded(command) if _REWRITES.search(command) and len(command) <= 8192 else ())
 
 
 class NetworkGuard(BaseGuard):
@@ -168,24 +252,34 @@ class NetworkGuard(BaseGuard):
 
     @classmethod
     def from_config(cls, params: Mapping[str, Any]) -> "NetworkGuard":
-        """``{"allow": [...], "decision": ..., "name": ...}`` (a ``[[guards]]`` table of type ``network-rules``)."""
-        unknown = sorted(set(params) - {"allow", "decision", "name"})
+        """``{"allow": [...], "decision": ..., "name": ..., "resolve": false, "timeout": 2.0}`` (a ``[[guards]]``
+        table of type ``network-rules``); ``resolve = true`` gives a :class:`ResolvingNetworkGuard`."""
+        unknown = sorted(set(params) - {"allow", "decision", "name", "resolve", "timeout"})
         if unknown:
-            raise InputError(f"unknown key(s) {', '.join(unknown)} for network-rules (known: allow, decision, name)")
-        return cls(allow=params.get("allow", ()), decision=params.get("decision", "REJECT"),
-                   name=str(params.get("name", "network-rules")))
+            raise InputError(f"unknown key(s) {', '.join(unknown)} for network-rules (known: allow, decision, name, "
+                             "resolve, timeout)")
+        resolve = params.get("resolve", False)
+        if not isinstance(resolve, bool):
+            raise InputError(f"network-rules.resolve: true or false, not {resolve!r}")
+        common = dict(allow=params.get("allow", ()), decision=params.get("decision", "REJECT"),
+                      name=str(params.get("name", "network-rules")))
+        if resolve:
+            return ResolvingNetworkGuard(**common, timeout=params.get("timeout", 2.0))
+        if "timeout" in params:
+            raise InputError("network-rules.timeout: only with resolve = true")
+        return cls(**common)
 
     def _excepted(self, host: str) -> bool:
         if fold(host).rstrip(".") in self._hosts:
             return True
         ip = _address(host)
-        return ip is not None and any(x.version == n.version and x in n for x in _embedded(ip) for n in self._nets)
+        return ip is not None and any(x.version == n.version and x in n for x in embedded(ip) for n in self._nets)
 
     def check(self, context: Context, proposal: Any) -> Verdict:
         call = as_tool_call(proposal)
         if call is None:
             return self._allowed
-        hosts = destinations(call.arguments)
+        hosts = destinations(call.arguments, call.name)
         if hosts is None:
             return Verdict(self.decision, f"the arguments of {call.name} are nested too deep or too many to read "
                                           "their destinations", self.name)
@@ -195,3 +289,37 @@ class NetworkGuard(BaseGuard):
         return Verdict(self.decision, f"{call.name} would connect to {found[0][1]}", self.name,
                        details={"destinations": [h for h, _ in found]})
 
+
+
+class ResolvingNetworkGuard(NetworkGuard):
+    """:class:`NetworkGuard` that also resolves each name the static reading passes (``resolve = true``): every
+    address ``getaddrinfo`` returns within ``timeout`` seconds must be public, and a name that does not resolve in
+    time or at all is refused (fail closed: :func:`.network_hosts.resolved_internal`). This closes public names of
+    internal addresses no static reading knows (an attacker's own ``a.evil.com`` -> 10.0.0.7), not DNS rebinding
+    (a name that answers the tool otherwise later) nor server-side redirects: an egress proxy does. Not inline-safe:
+    it waits on DNS."""
+
+    inline_safe = False  # it waits on the resolver: never on an event loop
+
+    def __init__(self, *, allow: Sequence[str] | str = (), decision: Decision | str = Decision.REJECT,
+                 name: str = "network-rules", timeout: float = 2.0) -> None:
+        super().__init__(allow=allow, decision=decision, name=name)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 30:
+            raise InputError(f"{name}.timeout: seconds, more than 0 and at most 30, not {timeout!r}")
+        self.timeout = float(timeout)
+
+    def __repr__(self) -> str:
+        return super().__repr__()[:-1] + f", resolve=True, timeout={self.timeout:g})"
+
+    def check(self, context: Context, proposal: Any) -> Verdict:
+        verdict = super().check(context, proposal)
+        call = as_tool_call(proposal)
+        if verdict.decision.refuses or call is None:
+            return verdict
+        for host in destinations(call.arguments, call.name) or []:
+            if _address(host) is None and not self._excepted(host):
+                why = resolved_internal(fold(host).rstrip("."), self.timeout)
+                if why is not None:
+                    return Verdict(self.decision, f"{call.name} would connect to {why}", self.name,
+                                   details={"destinations": [host]})
+        return verdict

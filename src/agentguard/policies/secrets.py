@@ -86,7 +86,7 @@ _SSN = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w-])")
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])", re.I)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
-_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
+_HEX = re.compile(r"[0-9A-Fa-f]{24}")   # a hex run a decoding reads (any length from 24, odd too)
 _DIGIT_OR_AT = re.compile(r"[\d@]")
 #: the shortest text whose views are read: no format a default plugin detects is shorter (Slack's ``xoxb-`` and
 #: ten characters is the shortest); a key cut into shorter pieces is read where the pieces are joined back
@@ -418,7 +418,7 @@ def varying(groups: Sequence[Sequence[str]]) -> list[list[str]]:
 #: views whose text a known secret's search reads already (it folds case, drops separators and blanks, reads the
 #: homoglyph skeleton, every 2nd and 3rd character, and holds each window reversed and in ROT13): not searched again
 _KNOWN_READS = frozenset({"reversed", "rot13", "uppercased", "lowercased", "despaced", "homoglyph", "alphanumeric",
-                          "interleaved"})
+                          "interleaved", "separators as _", "separators as -"})
 
 
 def _new_to_known(where: str) -> bool:
