@@ -203,3 +203,14 @@ def test_bytes_arguments_are_read_like_decoded_runs(make):
     """An in-process tool receives bytes: before, they were read only as UTF-8 with replacement characters, so a
     gzip stream or UTF-16 text carried a key unseen (and a memoryview was read as its repr)."""
     assert any(f.kind == "secret" for f in SCANNER.scan({"blob": make(AWS)}))
+
+
+def test_groups_of_one_width_are_a_reading_prose_is_not():
+    from agentguard.policies.secret_views import _grouped, is_reading, views
+
+    assert _grouped("AKIA IOSF ODNN 7EXA MPLE") and _grouped('}"HXx4 208h K0dB Jfpe _ph" :"v"{')
+    assert _grouped("ab cdef ghij klmn op")  # the first and last group may be shorter
+    for prose in ("the cat sat on the mat", "Please review the attached report, thanks!", "a b c d e", "abcd efgh"):
+        assert not _grouped(prose), prose
+    assert dict(views("AKIA IOSF ODNN 7EXA MPLE")).get("ungrouped") == "AKIAIOSFODNN7EXAMPLE"
+    assert "despaced" in dict(views("see you at the usual place tonight")) and is_reading("ungrouped")

@@ -148,3 +148,15 @@ def test_runs_do_not_mix_and_end_run_forgets():
     d = Context()
     assert off.check(d, ToolCall("post", {"t": TOKEN[:20]})).allowed
     assert off.check(d, ToolCall("post", {"t": TOKEN[20:]})).allowed
+
+
+@pytest.mark.parametrize("secret", [TOKEN, AWS])
+@pytest.mark.parametrize("chain", [["spaced4", "json", "reversed"], ["spaced4", "reversed"], ["spaced4", "json"]])
+def test_a_key_in_groups_is_read_as_one_run_and_viewed_again(secret, chain):
+    """A key written in groups of one width, wrapped and reversed (``}"HXx4 208h ... _phg" :"v"{``), was missed: its
+    views (reversed, ROT13) are taken only of key-like runs, and the text without its blanks was not viewed again.
+    Groups of one width are a reading of the key (``ungrouped``, viewed again); prose words are of many widths.
+    (The property above drew this chain in session 20.)"""
+    s, _ = _apply(chain, secret)
+    for args in ({"body": s}, {s: 1}, {"a": {"b": [s]}}):
+        assert any(f.kind == "secret" for f in SCANNER.scan(args)), (chain, args)

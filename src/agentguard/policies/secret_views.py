@@ -350,8 +350,8 @@ def views(text: str, unseparate: bool = True) -> Iterator[tuple[str, str]]:
                 if (swapped := _WORD_SEP.sub(sep, text)) != text:
                     yield f"separators as {sep}", swapped
         yield from _decimated(text)
-    if _SPACE.search(text):
-        yield "despaced", _SPACE.sub("", text)
+    if _SPACE.search(text):  # groups of one width (a key written "AKIA IOSF ODNN"): a reading, viewed again
+        yield ("ungrouped" if _grouped(text) else "despaced"), _SPACE.sub("", text)
     if unseparate:
         yield from _chunk_views(text)
         yield from (v for v in _unseparated(text) if _KEY_RUN.search(v[1]))  # only where a key-long run appears
@@ -482,8 +482,23 @@ def url_fields(text: str) -> dict[str, list[str]]:
     return out
 
 
+_GROUPS = re.compile(r"[A-Za-z0-9+/=_-]+(?: [A-Za-z0-9+/=_-]+){3,}")
+
+
+def _grouped(text: str) -> bool:
+    """Whether ``text`` holds four or more blank-separated groups of one width (3 to 8 characters; the first or the
+    last may be shorter), as a key written in groups is (``AKIA IOSF ODNN 7EXA``, reversed or not): prose words
+    are of many widths."""
+    for m in _GROUPS.finditer(text):
+        widths = [len(w) for w in m.group().split(" ")]
+        inner = set(widths[1:-1])
+        if len(inner) == 1 and 3 <= (w := inner.pop()) <= 8 and widths[0] <= w and widths[-1] <= w:
+            return True
+    return False
+
+
 def is_reading(name: str) -> bool:
     """Whether view ``name`` is a reading of the same text (its homoglyph skeleton, its characters without the
     separators or blanks between them), which keeps the views of the text it reads (``A-K-I-A`` reversed is
     read back to front once the dashes are gone), rather than a transform (reversed, ROT13), which does not."""
-    return name in ("homoglyph", "alphanumeric", "interleaved") or name.startswith("without ")
+    return name in ("homoglyph", "alphanumeric", "interleaved", "ungrouped") or name.startswith("without ")
