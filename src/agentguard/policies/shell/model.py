@@ -151,6 +151,8 @@ class WalkerBase:
         self.posix_sh = False  # inside a payload for sh/dash/ash: braces may stay unexpanded
         self.loopvars: dict[str, list[Word]] = {}  # a loop's variable -> its words, inside the body (.loops)
         self.work = 0
+        #: variables the command certainly set before the point the walk is at (:mod:`.envreads`)
+        self.own_vars: set[str] = set()
 
     def spend(self, units: int) -> None:
         """Count work (words, path spellings); past :data:`MAX_WORK` the walk stops (:class:`TooMuchWork`)."""
@@ -176,6 +178,14 @@ class WalkerBase:
 
     def text(self, text: str, depth: int) -> None:
         """Read ``text`` as bash code (:mod:`.grammar`)."""
+        raise NotImplementedError
+
+    def read_env(self, name: str | None, what: str) -> None:
+        """Refuse a read of the environment variable ``name`` that may be a secret (:mod:`.envreads`)."""
+        raise NotImplementedError
+
+    def printed(self, name: str, args: list[Word]) -> None:
+        """Refuse what ``name args`` prints of the environment that may be a secret (:mod:`.envreads`)."""
         raise NotImplementedError
 
     def resolve(self, argv: list[Word], depth: int, via: str, stdin_args: bool = False) -> None:

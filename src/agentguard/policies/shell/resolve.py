@@ -112,6 +112,7 @@ class Resolver(WalkerBase):
             self.refuse(why or "set: an unknown word could be an option that changes how later lines are read")
         if name in NAME_BUILTINS:
             self.names(name, NAME_BUILTINS[name], args)
+        self.printed(name, args)  # printenv, set, "export" -p: the environment (.envreads)
         tree = RECURSIVE.get(name)
         whole = tree is not None and (not tree or bool(tree & flags) or unknown)
         if _links(name, args):  # "ln -s /etc/profile.d p": p/x.sh is /etc/profile.d/x.sh (.model.configures_below)
@@ -345,6 +346,8 @@ class Resolver(WalkerBase):
         if not rest:
             if spec.no_command == "shell":
                 self.refuse(f"{name} without a command starts a shell")
+            if name == "env" and "split" not in meaning:  # (env -S 'cmd' runs the split words)
+                self.read_env("=", "env without a command")  # (.envreads.ALL)
             return
         if spec.extra.get("join") and "exec" not in meaning:  # watch: the words joined, run by sh -c
             if any(not w.literal for w in rest):
