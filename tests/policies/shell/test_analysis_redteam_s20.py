@@ -10,7 +10,33 @@ Holes found (each allowed by the shipped ``rules.toml`` before this session, con
   :data:`~agentguard.policies.shell.envreads.READABLE` (HOME, PATH, LANG...), a special parameter, or a variable the
   command itself certainly set before (a top-level assignment, a loop variable in its body, ``while read NAME`` in
   its body); bash confirms ``true || T=1; echo $T``, ``(T=1); echo $T``, ``T=1 & wait; echo $T`` and ``T=1 echo
-  $T`` print the environment's ``T``, so none of those count as set.
+  $T`` print the environment's ``T``, so none of those count as set. Holes of the rule's first version, found by
+  the same oracle and closed: ``T+=x`` and ``T[1]=x`` keep the environment's value, ``while read -t 0 T`` and
+  ``while read -u 9 T; true; do`` run the body without assigning, ``readonly T; export T=1`` fails and goes on.
+  ``make -p`` printed the environment too (it left make's option allow list).
+- **./origin** (:data:`~agentguard.policies.shell.programs.REMOTE_PATHS`): in a repository without a remote named
+  origin, ``git pull origin NAME`` reads the path ``./origin`` (also ``origin.git``, ``origin/.git``): ``ln -s
+  /srv/dep origin`` then the trusted ``git pull origin evil`` checked out a foreign branch (the known residual of
+  session 19, ``test_vcs.py``). Fix: writing, linking, copying or moving to such a path is a start-up file's write;
+  git's own words naming the remote (``git fetch origin``, ``git log origin/main``) are names, not paths.
+- **$"..."** (:func:`~agentguard.policies.shell.lexical.translated`): ``cat .en$"v"`` printed ``.env`` (bash reads
+  ``a$"b"`` as ``ab``, the parser as ``a$b``), and a catalog entry's ``$(...)`` ran. Fix: a translated string is
+  refused.
+- **Abbreviated and clustered options**: ``less --log-f F`` / ``less -so F`` wrote F from standard input on a pty (an
+  output option read only by its full name); ``grep --dereference-rec x ~``, ``grep --dir=rec x ~`` and ``zip
+  --recurse-paths o.zip ~`` read the home's tree (``~/.ssh/id_rsa``). Fix: output and tree options match any prefix
+  of the long name and any cluster (:func:`~agentguard.policies.shell.programs.tree_flag`, ``output_words``).
+- **User-level start-up files**: ``~/.mypy.ini`` (its plugin ran on ``mypy``), ``~/.rustup/*`` (a toolchain named in
+  settings.toml ran on ``cargo build``), ``~/.less`` (its ``#env`` LESSOPEN ran on ``less f``) were writable.
+
+Already refused (``already_refused_s20.txt``, 364 probes): aliases, BASH_ENV/PROMPT_COMMAND/ENV, here-strings and
+process substitutions that run denied programs, ``exec`` onto descriptors, arithmetic subscripts, ``printf -v``,
+``mapfile -C``, ``trap``, ``enable -f``, ``source /dev/stdin``, ``complete -C``, ``read -e``, brace expansion to
+options, GNU option abbreviations of refused options (``--no-pre``, ``sed --in-pl``, ``tar --to-com``, ``sort
+--compress-prog``), options after operands, ``find -exec``, ``xargs``, ``tar --to-command``, ``rsync -e``, ``git -c``,
+``less +!``, ``vim -c``, ``awk system()``, sed's ``e``, ``zip -TT``, ``ssh -o ProxyCommand``, ``/proc/*/environ`` by any
+path. Not fixed here: ``git remote -v`` prints a remote URL with the credential it may embed (``https://u:TOKEN@..``)
+although ``.git/config`` is a denied path; Go's ``~/.config/go/env`` (GOFLAGS) was not confirmed (no Go toolchain).
 """
 
 from __future__ import annotations
@@ -21,6 +47,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -52,11 +79,22 @@ ENV_LEAKS = [
     'echo "$(env)"', 'jq -n env', "jq -n '$ENV'", f"jq -n 'env.{VAR}'", f"jq -rn '$ENV.{VAR}'",
     f"jq -n '[env[]] | map(select(startswith(\"ag\")))'", f'{VAR}=1 | cat; echo "${VAR}"',
     f'if false; then {VAR}=1; fi; echo "${VAR}"', f'echo `{VAR}=1`; echo "${VAR}"',
+    # holes of this session's first version of the rule (bash 5.2 printed the environment's value): an append keeps
+    # it, an element assignment keeps it as element 0, "read -t 0" assigns nothing, a later condition decides
+    f'{VAR}+=x; echo "${VAR}"', f'export {VAR}+=x; echo "${VAR}"',
+    f'while read -t 0 {VAR}; do echo "${VAR}"; break; done <<< x',
+    f'while read -u 9 {VAR}; true; do echo "${VAR}"; break; done',
+    # a declaration's assignment to a read-only name fails and the shell goes on (a plain one makes bash exit)
+    f'readonly {VAR}; export {VAR}=1; echo "${VAR}"', f'declare -r {VAR}; typeset {VAR}=1; echo "${VAR}"',
+    f'readonly {VAR}; readonly {VAR}=1; echo "${VAR}"', f'readonly {VAR}; declare {VAR}=1; echo "${VAR}"',
 ]
+#: printed the environment too, refused by an option allow list (make's, .runners) rather than by .envreads
+OPTION_LEAKS = ["make -p -f /dev/null", "make --print-data-base -f /dev/null", "make -np -f /dev/null",
+                "make --print-data -f /dev/null", "make -qp -f /dev/null"]
 #: printed the environment as well but were refused before session 20 (kept: they stay refused)
 ALREADY_REFUSED = [
     "compgen -v", "compgen -e", "cat /proc/self/environ", "cat /proc/$$/environ", "echo ${!A*}", "echo ${!AG@}",
-    f"echo ${{{VAR}@Q}}", "ps eww", "ps auxe", "python -c 'import os;print(os.environ)'", "alias", "git var -l",
+    f"{VAR}[1]=x; echo \"${{{VAR}[0]}}\"", f"echo ${{{VAR}@Q}}", "ps eww", "ps auxe", "python -c 'import os;print(os.environ)'", "alias", "git var -l",
     "sort /proc/self/environ", "readonly -p", f"echo ${VAR}", f"echo ${{{VAR}}}", "echo x | xargs printenv",
     "awk 'BEGIN{print ENVIRON[\"AG_SECRET_TOKEN\"]}'", "perl -e 'print %ENV'", "node -p process.env",
 ]
@@ -86,6 +124,11 @@ def test_a_read_of_the_environment_is_refused(cmd: str) -> None:
     assert refused(cmd), cmd
 
 
+@pytest.mark.parametrize("cmd", OPTION_LEAKS)
+def test_a_runner_option_that_prints_the_environment_is_refused(cmd: str) -> None:
+    assert refused(cmd), cmd
+
+
 @pytest.mark.parametrize("cmd", ALREADY_REFUSED)
 def test_what_already_refused_a_read_of_the_environment_stays_refused(cmd: str) -> None:
     assert refused(cmd), cmd
@@ -111,7 +154,8 @@ _CONTEXTS = ['echo "{e}"', "echo {e}", 'printf %s "{e}"', 'cat <<< "{e}"', "cat 
              "echo `echo {e}`", 'ls > "{e}"', 'echo "x{e}y"', 'echo $"{e}"', "time echo {e}"]
 _UNSET_FIRST = ["", "true || N=1; ", "(N=1); ", "N=1 & ", "N=1 | cat; ", "if false; then N=1; fi; ",
                 "echo `N=1`; ", "echo $(N=1); ", "local N=1; ", "readonly N; ", "export N; ", "f() { N=1; }; ",
-                "N=1 true; ", "false && N=1; ", "{ false || N=1; }; ", "until read N; do :; done; "]
+                "N=1 true; ", "false && N=1; ", "{ false || N=1; }; ", "until read N; do :; done; ",
+                "readonly N; export N=1; ", "N+=1; ", "while read -t 0 N; do echo x; done; "]
 
 
 @FAST
@@ -159,8 +203,8 @@ def test_bash_differential_each_leak_prints_the_secret() -> None:
     """The oracle: real bash, the secret in its environment, run in a throwaway directory (``jq`` where installed)."""
     missed = []
     with tempfile.TemporaryDirectory() as tmp:
-        for cmd in ENV_LEAKS:
-            if cmd.startswith("jq") and shutil.which("jq") is None:
+        for cmd in ENV_LEAKS + OPTION_LEAKS:
+            if cmd.split()[0] in ("jq", "make") and shutil.which(cmd.split()[0]) is None:
                 continue
             out = _bash(cmd, tmp)
             if SECRET[:8] not in out.stdout and not re.search(r"\b12\b", out.stdout):  # ${#VAR}: the length, 12
@@ -176,3 +220,278 @@ def test_bash_differential_a_name_set_first_prints_what_was_set() -> None:
             assert out.stdout.strip() == "mine" and SECRET not in out.stdout, first
         out = _bash(f'while read -r {VAR}; do echo "[${VAR}]"; done <<< mine', tmp)
         assert out.stdout.strip() == "[mine]"
+
+
+# -- ./origin (session 20): git reads "git pull origin NAME" from the path ./origin when no remote has that name --------
+#: each wrote a path git then pulls from (test_vcs.py's differential: git 2.39 pulled a foreign branch through a link
+#: ``origin``; ``origin.git`` and ``origin/.git`` were read too) and was allowed before session 20
+ORIGIN_WRITES = [
+    "ln -s /srv/dep origin && git pull -q origin evil", "ln -s /srv/dep ./origin", "ln -s /srv/dep Origin",
+    "ln -s /srv/dep origin.git", "mkdir origin && ln -s /srv/dep origin/.git", "cp -r /srv/dep origin",
+    "cp -r /srv/dep/ origin/", "mv dep origin", "cd sub && ln -s /srv/dep origin", "touch origin",
+    "printf 'ref: refs/heads/evil\\n' > origin/HEAD", "echo x | tee -a origin/HEAD", "tee origin < /dev/null",
+    "ln -s /srv/dep o && mv o origin", "ln -sf /srv/dep origin", "cp -rs /srv/dep origin", "ln -s /srv/dep 'orig'in",
+    "ln -s /srv/dep orig{in,}", "ln -s /srv/dep ori?in", "cp -r /srv/stuff/origin .", "git init --bare origin.git",
+    "git init origin", "cp /srv/dep.bundle origin", "ln -s /srv/dep.bundle origin",
+]
+#: git's own words naming the remote and its refs stay allowed
+ORIGIN_NAMES = ["git pull origin main", "git pull --rebase origin main", "git fetch origin", "git log origin/main",
+                "git diff origin/main", "git branch -u origin/main", "git remote -v", "cat origin/README", "ls origin",
+                "git status", "git init", "cat notes/original.txt", "touch src/origin_utils.py"]
+
+
+@pytest.mark.parametrize("cmd", ORIGIN_WRITES)
+def test_a_write_of_the_path_git_reads_as_the_remote_origin_is_refused(cmd: str) -> None:
+    assert refused(cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", ORIGIN_NAMES)
+def test_the_remote_name_origin_in_git_words_stays_allowed(cmd: str) -> None:
+    assert not refused(cmd), cmd
+
+
+@FAST
+@given(write=st.sampled_from(["ln -s /srv/dep {p}", "cp -r /srv/dep {p}", "mv d {p}", "touch {p}", "echo x > {p}",
+                              "tee {p} < /dev/null", "cp -a /srv/dep {p}", "ln -sfn /srv/dep {p}", "cp x {p}",
+                              "echo x >> {p}"]),
+       path=st.sampled_from(["origin", "./origin", "sub/origin", "ORIGIN", "origin.git", "origin/.git", "origin/HEAD",
+                             "origin/refs/heads/evil", "origin.git/HEAD", "a/b/origin", "'origin'", '"ori"gin',
+                             "origin/objects/ab/cd", "origin/"]),
+       prefix=st.sampled_from(["", "cd src && ", "mkdir -p x; "]))
+def test_any_write_under_the_name_origin_is_refused(write: str, path: str, prefix: str) -> None:
+    cmd = prefix + write.format(p=path)
+    assert refused(cmd), cmd
+
+
+# -- $"..." (session 20): bash's locale-translated string ---------------------------------------------------------------
+#: tree-sitter read ``a$"b"`` in an argument as the literal ``a$b``; bash reads ``ab`` (the translation of "b" without
+#: a catalog is "b"): ``cat .en$"v"`` printed ``.env`` while the guard saw ``.en$v``. With a catalog, bash expands the
+#: translation again as a double-quoted string, so a ``$(...)`` in a catalog entry ran (bash 5.2, TEXTDOMAIN set).
+TRANSLATED = ['cat .en$"v"', 'cat ".e"$"nv"', 'cat /etc/shad$"ow"', 'cat ~/.ss$"h"/id_rsa', 'echo x > $"out.txt"',
+              'echo x > .en$"v"', 'cat <<< $"x"', 'X=$"a"', 'for f in $"a"; do cat "$f"; done', 'case $"a" in x) ;; esac',
+              'echo $"hello"', 'TEXTDOMAIN=evil; echo $"hi"', 'ls $"-la"', 'git log $"--output=x"']
+
+
+@pytest.mark.parametrize("cmd", TRANSLATED)
+def test_a_translated_string_is_refused(cmd: str) -> None:
+    assert any("translated" in u for u in analyse(cmd).unresolvable), analyse(cmd).unresolvable
+    assert refused(cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", ['echo "$"', 'echo "a$"', "echo '$\"x\"'", 'echo \\$"x"', 'echo "$HOME"',
+                                 "cat <<E\n$\"x\"\nE", "echo \"cost: $\" \"5\""])
+def test_a_dollar_before_a_quote_that_bash_does_not_translate_stays_readable(cmd: str) -> None:
+    assert not any("translated" in u for u in analyse(cmd).unresolvable), cmd
+
+
+@FAST
+@given(prefix=st.sampled_from(["", "a", "/etc/", "~/", ".", "'x'", '"y"', "$HOME/"]),
+       body=st.text(alphabet="abcdefv._/-", min_size=0, max_size=8),
+       suffix=st.sampled_from(["", "x", "/id_rsa", "'q'"]),
+       program=st.sampled_from(["cat", "echo", "ls", "head", "wc -l", "X=", "tee"]))
+def test_any_word_with_a_translated_part_is_refused(prefix: str, body: str, suffix: str, program: str) -> None:
+    word = f'{prefix}$"{body}"{suffix}'
+    cmd = f"{program}{word}" if program.endswith("=") else f"{program} {word}"
+    assert analyse(cmd).unresolvable, cmd
+
+
+@pytest.mark.skipif(BASH is None, reason="bash not installed")
+def test_bash_differential_a_translated_part_joins_the_word() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, ".env"), "w") as fh:
+            fh.write("SECRET=agsecret7f3e\n")
+        assert SECRET in _bash('cat .en$"v"', tmp).stdout
+        assert SECRET in _bash('cat ".e"$"nv"', tmp).stdout
+
+
+@pytest.mark.skipif(BASH is None or not (shutil.which("msgfmt") and shutil.which("localedef")),
+                    reason="bash, msgfmt (gettext) and localedef (glibc) are needed to build a catalog and a locale")
+def test_bash_differential_a_catalog_entry_runs_its_command_substitution() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "loc", "fr", "LC_MESSAGES"))
+        with open(os.path.join(tmp, "t.po"), "w") as fh:
+            fh.write(f'msgid "hi"\nmsgstr "T[$(touch {tmp}/RAN)]"\n')
+        subprocess.run(["msgfmt", "-o", f"{tmp}/loc/fr/LC_MESSAGES/evil.mo", f"{tmp}/t.po"], check=True, timeout=30)
+        made = subprocess.run(["localedef", "-i", "fr_FR", "-f", "UTF-8", f"{tmp}/fr_FR.UTF-8"], capture_output=True,
+                              timeout=120)
+        if not os.path.isdir(f"{tmp}/fr_FR.UTF-8"):
+            pytest.skip(f"localedef could not build fr_FR.UTF-8: {made.stderr[-200:]!r}")
+        cmd = f'TEXTDOMAINDIR={tmp}/loc TEXTDOMAIN=evil\necho $"hi"'
+        env = {"PATH": "/usr/bin:/bin", "LOCPATH": tmp, "LC_ALL": "fr_FR.UTF-8"}
+        subprocess.run([BASH or "bash", "--norc", "--noprofile", "-c", cmd], env=env, cwd=tmp, timeout=20,
+                       capture_output=True, stdin=subprocess.DEVNULL)
+        assert os.path.exists(f"{tmp}/RAN")
+        assert refused(cmd) and refused('TEXTDOMAIN=evil\necho $"hi"')
+
+
+# -- less's log file, abbreviated (session 20) --------------------------------------------------------------------------
+#: less 590 writes its input to the log file of ``-o``/``-O``/``--log-file``/``--LOG-FILE`` when it runs on a terminal
+#: (an agent's tool with a pty); ``--log-f`` (an abbreviation) and ``-so`` (a cluster) were not read as that option, so
+#: ``printf '[core]...' | less --log-f ~/.gitconfig`` wrote git's start-up file
+LESS_LOGS = ["ls | less --log-f ~/.gitconfig", "ls | less --log-fi=~/.gitconfig", "ls | less -so ~/.gitconfig",
+             "ls | less -sO ~/.gitconfig", "ls | less --LOG ~/.gitconfig", "ls | less --LOG-FI=~/.npmrc",
+             "ls | less -Fo .git/hooks/pre-commit", "ls | less --log .bashrc", "ls | less -SO ~/.profile"]
+
+
+@pytest.mark.parametrize("cmd", LESS_LOGS)
+def test_an_abbreviated_or_clustered_output_option_is_a_write(cmd: str) -> None:
+    assert refused(cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", ["less -N README.md", "less +G x.log", "ls | less -S", "ls | less -ofoo",
+                                 "less --line-numbers x", "tree -L 2", "ls | less -F"])
+def test_less_and_tree_without_a_start_up_file_to_write_stay_allowed(cmd: str) -> None:
+    assert not refused(cmd), cmd
+
+
+@pytest.mark.skipif(not (shutil.which("less") and shutil.which("script")), reason="less and script (a pty) needed")
+def test_less_differential_an_abbreviated_log_option_writes_the_file() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["timeout", "10", "script", "-qc", "echo '[core]' | less -F --log-f=out", "/dev/null"],
+                       cwd=tmp, capture_output=True, timeout=20, stdin=subprocess.DEVNULL)
+        assert open(os.path.join(tmp, "out")).read().startswith("[core]")
+
+
+# -- user-level start-up files of allowed programs (session 20) ---------------------------------------------------------
+#: each wrote a file that made a later allowed command run code (the differentials below) and was allowed before
+USER_CONFIGS = ["printf '[mypy]\\nplugins = /tmp/e.py\\n' > ~/.mypy.ini", "cp /tmp/m.ini ~/.mypy.ini",
+                "echo 'default_toolchain = \"evil\"' > ~/.rustup/settings.toml", "cp -r /tmp/tc ~/.rustup",
+                "ln -s /tmp/x ~/.rustup/toolchains/evil", "cp /tmp/k ~/.less", "tee ~/.less < /tmp/k",
+                "mv /tmp/k ~/.less", "ln -s /tmp/k ~/.less", "cd && cp /tmp/k .less", "cp /tmp/m.ini /home/u/.mypy.ini"]
+
+
+@pytest.mark.parametrize("cmd", USER_CONFIGS)
+def test_a_user_level_start_up_file_of_an_allowed_program_is_refused(cmd: str) -> None:
+    assert refused(cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", ["cat ~/.less", "less README.less", "echo x > styles.less", "mypy src",
+                                 "cat ~/.mypy.ini", "ls ~/.rustup"])
+def test_reading_those_files_or_a_similar_name_stays_allowed(cmd: str) -> None:
+    assert not refused(cmd), cmd
+
+
+def test_mypy_differential_a_plugin_in_the_user_config_runs() -> None:
+    pytest.importorskip("mypy")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(f"{tmp}/home")
+        os.makedirs(f"{tmp}/proj")
+        with open(f"{tmp}/evil.py", "w") as fh:
+            fh.write(f"def plugin(version):\n    open({tmp + '/RAN'!r}, 'w').write('x')\n"
+                     "    from mypy.plugin import Plugin\n    return Plugin\n")
+        with open(f"{tmp}/home/.mypy.ini", "w") as fh:
+            fh.write(f"[mypy]\nplugins = {tmp}/evil.py\n")
+        with open(f"{tmp}/proj/a.py", "w") as fh:
+            fh.write("x = 1\n")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": f"{tmp}/home"}
+        subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "a.py"], cwd=f"{tmp}/proj", env=env,
+                       capture_output=True, timeout=300)
+        assert os.path.exists(f"{tmp}/RAN")
+
+
+def _cargo() -> str | None:
+    for c in (shutil.which("cargo"), os.path.expanduser("~/.cargo/bin/cargo")):
+        if c and os.path.exists(c) and shutil.which("rustup", path=os.path.dirname(c)):
+            return c
+    return None
+
+
+@pytest.mark.skipif(_cargo() is None, reason="rustup's cargo proxy not installed")
+def test_rustup_differential_a_toolchain_named_in_settings_runs_on_cargo_build() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(f"{tmp}/rh/toolchains/evil/bin")
+        os.makedirs(f"{tmp}/proj/src")
+        with open(f"{tmp}/rh/toolchains/evil/bin/cargo", "w") as fh:
+            fh.write(f"#!/bin/sh\ntouch {tmp}/RAN\n")
+        os.chmod(f"{tmp}/rh/toolchains/evil/bin/cargo", 0o755)
+        with open(f"{tmp}/rh/settings.toml", "w") as fh:
+            fh.write('version = "12"\ndefault_toolchain = "evil"\n')
+        with open(f"{tmp}/proj/Cargo.toml", "w") as fh:
+            fh.write('[package]\nname = "a"\nversion = "0.1.0"\n')
+        with open(f"{tmp}/proj/src/main.rs", "w") as fh:
+            fh.write("fn main() {}\n")
+        env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "RUSTUP_HOME": f"{tmp}/rh"}  # RUSTUP_HOME stands for ~/.rustup
+        subprocess.run([_cargo() or "cargo", "build"], cwd=f"{tmp}/proj", env=env, capture_output=True, timeout=120)
+        assert os.path.exists(f"{tmp}/RAN")
+
+
+@pytest.mark.skipif(not (shutil.which("less") and shutil.which("lesskey")), reason="less and lesskey needed")
+def test_less_differential_a_compiled_lesskey_file_in_home_sets_lessopen() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(f"{tmp}/h")
+        with open(f"{tmp}/src.lk", "w") as fh:
+            fh.write(f"#env\nLESSOPEN=|touch {tmp}/RAN; cat %s\n")
+        subprocess.run(["lesskey", "-o", f"{tmp}/h/.less", f"{tmp}/src.lk"], capture_output=True, timeout=30)
+        with open(f"{tmp}/f", "w") as fh:
+            fh.write("hello\n")
+        subprocess.run(["less", "f"], cwd=tmp, env={"PATH": "/usr/bin:/bin", "HOME": f"{tmp}/h"},
+                       capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+        assert os.path.exists(f"{tmp}/RAN")
+
+
+# -- a whole tree read through an abbreviated or unlisted long option (session 20) --------------------------------------
+#: each copied or printed ~/.ssh/id_rsa from the home's tree with the real program (grep 3.8, zip 3.0) and was allowed
+TREE_READS = ["grep --dereference-rec x ~", "grep --direc=recurse x ~", "grep --der x ~", "grep --dir=rec x ~",
+              "zip --recurse-paths x.zip ~", "zip --recurse-patterns x.zip ~", "grep --dereference-recursive= x ~"]
+
+
+@pytest.mark.parametrize("cmd", TREE_READS)
+def test_a_recursive_read_through_a_long_option_however_abbreviated_is_refused(cmd: str) -> None:
+    assert refused(cmd), cmd
+
+
+@FAST
+@given(data=st.data(), option=st.sampled_from([("grep", "--dereference-recursive"), ("grep", "--directories=recurse"),
+                                               ("zip", "--recurse-paths"), ("cp", "--archive"), ("rm", "--recursive"),
+                                               ("diff", "--recursive"), ("chmod", "--recursive")]),
+       where=st.sampled_from(["~", "/root", "/home/u", "~/.aws", "/"]))
+def test_any_prefix_of_a_recursive_long_option_reads_the_tree(data: st.DataObject, option: tuple[str, str],
+                                                              where: str) -> None:
+    program, full = option
+    name, eq, value = full.partition("=")
+    cut = data.draw(st.integers(min_value=5, max_value=len(name)))
+    word = name[:cut] + (eq + value if eq else "")
+    cmd = {"grep": f"grep {word} x {where}", "zip": f"zip {word} o.zip {where}", "cp": f"cp {word} {where} d",
+           "rm": f"rm {word} {where}", "diff": f"diff {word} {where} d", "chmod": f"chmod {word} 700 {where}"}[program]
+    assert refused(cmd), cmd
+
+
+@pytest.mark.skipif(shutil.which("grep") is None or shutil.which("zip") is None, reason="grep and zip needed")
+def test_grep_and_zip_differential_an_abbreviated_option_reads_the_tree() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(f"{tmp}/h/.ssh")
+        with open(f"{tmp}/h/.ssh/id_rsa", "w") as fh:
+            fh.write(SECRET + "\n")
+        for cmd in (["grep", "--dereference-rec", SECRET, "h"], ["grep", "--dir=rec", SECRET, "h"]):
+            assert SECRET in subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=20).stdout, cmd
+        subprocess.run(["zip", "-q", "--recurse-paths", "a.zip", "h"], cwd=tmp, capture_output=True, timeout=20)
+        listing = subprocess.run(["unzip", "-l", "a.zip"], cwd=tmp, capture_output=True, text=True, timeout=20).stdout
+        assert "id_rsa" in listing
+
+
+# -- jq's env and $ENV, spelled as jq and bash read them; and the regression list ---------------------------------------
+JQ_ENV = ['jq -n "\\$ENV"', 'jq -n "env"', "jq -n $'env'", 'jq -n \'"\\(env)"\'', "jq -n '$E''NV'",
+          "jq -n '$ENV as $e | $e'", "jq -n '$ENV|keys'", "jq -n '.|env'", 'jq -n \'@sh "\\(env)"\'', "jq -n '[$ENV[]]'",
+          "jq -n '[env]'", "jq -n 'def f: env; f'", "jq -n 'en''v'", "jq -n 'env|.HOME'", "jq -n 'reduce env as $x (0;1)'",
+          "jq -n '{a:env}'", 'jq -n e"nv"', "jq -rn --arg x 1 'env'", "jq -n '  env  '", "jq -c -n '$ENV'"]
+
+
+@pytest.mark.parametrize("cmd", JQ_ENV)
+def test_jq_reading_the_environment_is_refused_however_spelled(cmd: str) -> None:
+    assert refused(cmd), cmd
+
+
+@pytest.mark.skipif(shutil.which("jq") is None or BASH is None, reason="jq and bash needed")
+def test_jq_differential_each_spelling_prints_the_secret() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        # (keys prints the names only, .HOME and reduce no value, @sh fails on an object: refused all the same)
+        quiet = ("env|.HOME", "reduce", "keys", "@sh")
+        missed = [c for c in JQ_ENV if not any(q in c for q in quiet) and SECRET not in _bash(c, tmp).stdout]
+    assert not missed, missed
+
+
+def test_what_was_already_refused_stays_refused() -> None:
+    lines = (Path(__file__).resolve().parent / "already_refused_s20.txt").read_text().splitlines()
+    cmds = [c for c in lines if c.strip() and not c.startswith("#")]
+    assert len(cmds) > 300
+    assert [c for c in cmds if not refused(c)] == []

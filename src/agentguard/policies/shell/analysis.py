@@ -56,7 +56,11 @@ directory above start-up files (``ln -s /etc/profile.d p``) is refused (:func:`~
 Added by the session-20 red team (``tests/policies/shell/test_analysis_redteam_s20.py``, against real bash and jq): a
 read of the process environment (``echo "$TOKEN"``, ``printenv``, ``env``, ``export -p``, ``jq -n env``) is refused
 unless the name holds no secret (``HOME``, ``PATH``...) or the command itself certainly set it first
-(:mod:`.envreads`).
+(:mod:`.envreads`); a locale-translated string ``$"..."`` is refused (bash replaces it with a catalog's text and
+expands that, and reads ``a$"b"`` as ``ab`` where the parser reads ``a$b``: ``cat .en$"v"`` printed ``.env``); writing
+``./origin`` (git's path for ``git pull origin NAME`` without such a remote), ``~/.mypy.ini``, ``~/.rustup/*`` or
+``~/.less`` is a start-up file's write; less's log-file option is read abbreviated or in a cluster (``--log-f``,
+``-so``); ``make -p`` (prints the environment) left make's option allow list.
 
 Why tree-sitter-bash and not bashlex (both on PyPI; compared on the corpus of
 ``tests/policies/shell/benign_commands.txt``, the attack families and ``benchmarks/shell_analysis.py``): tree-sitter-bash is

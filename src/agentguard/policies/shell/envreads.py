@@ -73,10 +73,13 @@ def expansion_name(node: Any, src: bytes) -> str | None:
 
 
 def definite_assignment(node: Any) -> bool:
-    """Whether the assignment ``node`` certainly runs in the text's own shell before what follows it: a top-level
-    statement (maybe in ``NAME=1 OTHER=2``, after ``export``, or the left end of an ``&&``/``||`` list), not put
-    in the background."""
+    """Whether the assignment ``node`` certainly replaces the variable's value in the text's own shell before what
+    follows it: ``NAME=...`` (not ``NAME+=...``, not ``NAME[i]=...``) as a top-level statement (maybe in ``NAME=1
+    OTHER=2``, after ``export``, or the left end of an ``&&``/``||`` list), not put in the background."""
     n = node
+    name = node.child_by_field_name("name")
+    if name is None or name.type != "variable_name" or any(c.type == "+=" for c in node.children):
+        return False  # "T+=x" keeps the environment's value in front, "T[1]=x" its value as element 0 (bash 5.2)
     if n.parent is not None and n.parent.type == "variable_assignments":
         n = n.parent
     if n.parent is not None and n.parent.type == "declaration_command":
@@ -96,7 +99,8 @@ def while_read_names(node: Any, src: bytes) -> set[str]:
     another condition, or a word that is not fixed)."""
     if not node.children or node.children[0].type != "while":
         return set()
-    cond = node.children[1] if len(node.children) > 1 else None
+    conds = [c for c in node.children[1:] if c.is_named and c.type not in ("do_group", "comment")]
+    cond = conds[0] if len(conds) == 1 else None  # "while read -u 9 T; true; do": the last one decides (bash)
     if cond is None or cond.type != "command":
         return set()
     parts = [c for c in cond.children if c.type != "variable_assignment"]  # "while IFS= read -r line"
@@ -113,6 +117,8 @@ def while_read_names(node: Any, src: bytes) -> set[str]:
             break
         if w.startswith("-") and len(w) > 1:
             letters = w[1:]
+            if "t" in letters.split("d", 1)[0].split("p", 1)[0]:
+                return set()  # "read -t 0 NAME" succeeds when input is waiting and assigns nothing (bash 5.2)
             for j, ch in enumerate(letters):
                 if ch in _READ_VALUES:
                     value = letters[j + 1:]
@@ -150,6 +156,8 @@ class EnvReader(WalkerBase):
             return self.read_env(ALL, f"{name} with a word that is not fixed")
         opts = [w.text for w in args if w.text.startswith(("-", "+")) and w.text not in ("-", "--")]
         names = [w.text.split("=", 1)[0] for w in args if not w.text.startswith(("-", "+")) or w.text == "-"]
+        if name == "readonly" or (name in _DECLARES and any("r" in o[1:] for o in opts if o.startswith("-"))):
+            self.frozen.update(names)  # "readonly T; export T=1" fails, and T keeps the environment's value
         if name == "set":
             return self.read_env(ALL, "set") if not args else None
         if name == "printenv" or any("p" in o[1:] for o in opts if o.startswith("-")):

@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from .envreads import definite_assignment, expansion_name, while_read_names
-from .lexical import (first_error, glued_continuation, heredoc_mismatch, odd_char, skipped_text,
+from .lexical import (first_error, glued_continuation, heredoc_mismatch, odd_char, skipped_text, translated,
                       unread_substitution)
 from .loops import loop_binding, loop_value
 from .model import ANY_WORD, MAX_DEPTH, Command, WalkerBase
@@ -100,6 +100,9 @@ class GrammarWalker(WalkerBase):
         if skipped is not None:
             self.refuse(f"the parser skipped text near {skipped!r} (its tree does not cover the command)")
             return
+        if translated(tree.root_node):
+            self.refuse('a locale-translated string $"..." (bash replaces it with a message catalog\'s text and expands '
+                        "that; a$\"b\" is ab for bash, a$b for the parser)")
         kept = set(self.own_vars)  # what a nested text (a subshell, a payload) sets stays there (.envreads)
         self.stmt(tree.root_node, depth, data)
         self.own_vars = kept if depth else self.own_vars
@@ -229,8 +232,9 @@ class GrammarWalker(WalkerBase):
                 self.arithmetic(c, depth, src) if c.type == "subscript" else self.descend_words(c, depth, src)
             elif c.type == "variable_assignment":
                 self.assignment(c, depth, src)
-        if name is not None and definite_assignment(node):  # set after its value is read (T=$T reads T)
-            self.own_vars.add(src[name.start_byte:name.end_byte].decode(errors="replace"))
+        text = src[name.start_byte:name.end_byte].decode(errors="replace") if name is not None else ""
+        if name is not None and definite_assignment(node) and text not in self.frozen:  # after its value (T=$T)
+            self.own_vars.add(text)
 
     def declaration(self, node: Any, depth: int, src: bytes) -> None:
         """``export``/``declare``/``typeset``/``readonly``/``local``: every operand names a variable, however the

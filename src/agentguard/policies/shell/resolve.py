@@ -23,8 +23,8 @@ from .runners import runner_reason
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
                        OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
                        UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard,
-                       plain_name, set_hazard)
-from .vcs import git_content_reason, git_split
+                       plain_name, set_hazard, tree_flag)
+from .vcs import git_content_reason, git_split, remote_words
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
@@ -114,7 +114,7 @@ class Resolver(WalkerBase):
             self.names(name, NAME_BUILTINS[name], args)
         self.printed(name, args)  # printenv, set, "export" -p: the environment (.envreads)
         tree = RECURSIVE.get(name)
-        whole = tree is not None and (not tree or bool(tree & flags) or unknown)
+        whole = tree is not None and (not tree or tree_flag(tree, flags) or unknown)  # (also "--dereference-rec")
         if _links(name, args):  # "ln -s /etc/profile.d p": p/x.sh is /etc/profile.d/x.sh (.model.configures_below)
             for w in args:
                 why = configures_below(word_paths(w, self.cwds)) if not (w.literal and w.text.startswith("-")) else None
@@ -129,10 +129,11 @@ class Resolver(WalkerBase):
         for w in () if isinstance(derived, str) else derived:
             self.add_paths(w, writes=True)
         written = output_words(name, args)  # a reader's output operand or option (uniq in OUT, xxd -r h OUT)
+        remote = {w.text for w in remote_words(name, args)}  # "git fetch origin": a remote's name, not a path (.vcs)
         for w in args:  # echo's words are text, but a glob (or an unquoted expansion) makes bash list a directory
             if name not in NO_PATH_OPERANDS or w.split or not (w.literal or w.unknown):
                 forms = self.add_paths(w, writes=(name not in READERS or any(w is x for x in written)) and
-                                       name not in MAKES_DIRECTORIES)
+                                       name not in MAKES_DIRECTORIES, remotes=not (w.literal and w.text in remote))
                 if whole:
                     self.out.subtrees.extend(forms)
             elif whole:
@@ -142,7 +143,7 @@ class Resolver(WalkerBase):
         if name == "git":  # object names and pathspecs, read with git's grammar (:mod:`.gitargs`)
             seen = git_readings(args)
             for w in seen.paths:
-                self.add_paths(w, writes=seen.writes)
+                self.add_paths(w, writes=seen.writes, remotes=not (w.literal and w.text in remote))
             for w in seen.trees:
                 self.out.subtrees.extend(word_paths(w, self.cwds))
             for why in seen.unresolvable:
@@ -461,11 +462,12 @@ def output_words(name: str, args: list[Word]) -> list[Word]:
     for k, w in enumerate(args):
         if not w.literal:
             continue
-        for o in opts:
-            if w.text == o and k + 1 < len(args):
-                out.append(args[k + 1])
-            elif w.text.startswith(o) and w.text != o:
-                out.append(w)  # "-oFILE", "--log-file=FILE": the word's paths include the attached value
+        for o in opts:  # an abbreviation ("--log-f F": less 590 wrote F) or a cluster ("-so F") counts (session 20)
+            given = w.text.split("=", 1)[0]
+            if o.startswith("--") and len(given) > 2 and o.lower().startswith(given.lower()):
+                out += [w] if "=" in w.text else args[k + 1:k + 2]
+            elif not o.startswith("--") and re.fullmatch(rf"-[A-Za-z#]*{o[1:]}.*", w.text, re.S):
+                out += [w] + (args[k + 1:k + 2] if w.text.endswith(o[1:]) else [])  # "-oFILE": the attached value
     return out
 
 
