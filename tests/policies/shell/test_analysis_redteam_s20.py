@@ -27,7 +27,9 @@ Holes found (each allowed by the shipped ``rules.toml`` before this session, con
   --recurse-paths o.zip ~`` read the home's tree (``~/.ssh/id_rsa``). Fix: output and tree options match any prefix
   of the long name and any cluster (:func:`~agentguard.policies.shell.programs.tree_flag`, ``output_words``).
 - **User-level start-up files**: ``~/.mypy.ini`` (its plugin ran on ``mypy``), ``~/.rustup/*`` (a toolchain named in
-  settings.toml ran on ``cargo build``), ``~/.less`` (its ``#env`` LESSOPEN ran on ``less f``) were writable.
+  settings.toml ran on ``cargo build``), ``~/.less`` (its ``#env`` LESSOPEN ran on ``less f``) were writable, and so
+  were ``~/.cargo/bin/*`` (first on this machine's PATH: a ``make`` written there replaces make) and ``~/.pyenv/*``
+  (pyenv's shims run ``versions/NAME/bin/python`` for the NAME in ``~/.pyenv/version``; pyenv 2.6.30 ran one).
 
 Already refused (``already_refused_s20.txt``, 364 probes): aliases, BASH_ENV/PROMPT_COMMAND/ENV, here-strings and
 process substitutions that run denied programs, ``exec`` onto descriptors, arithmetic subscripts, ``printf -v``,
@@ -357,7 +359,11 @@ def test_less_differential_an_abbreviated_log_option_writes_the_file() -> None:
 USER_CONFIGS = ["printf '[mypy]\\nplugins = /tmp/e.py\\n' > ~/.mypy.ini", "cp /tmp/m.ini ~/.mypy.ini",
                 "echo 'default_toolchain = \"evil\"' > ~/.rustup/settings.toml", "cp -r /tmp/tc ~/.rustup",
                 "ln -s /tmp/x ~/.rustup/toolchains/evil", "cp /tmp/k ~/.less", "tee ~/.less < /tmp/k",
-                "mv /tmp/k ~/.less", "ln -s /tmp/k ~/.less", "cd && cp /tmp/k .less", "cp /tmp/m.ini /home/u/.mypy.ini"]
+                "mv /tmp/k ~/.less", "ln -s /tmp/k ~/.less", "cd && cp /tmp/k .less", "cp /tmp/m.ini /home/u/.mypy.ini",
+                # PATH directories ahead of /usr/bin where rustup and pyenv install (this machine: ~/.cargo/bin first)
+                "cp /tmp/x ~/.cargo/bin/make", "echo x > ~/.cargo/bin/cargo", "ln -s /tmp/x ~/.pyenv/shims/pytest",
+                "echo x > ~/.pyenv/versions/evil/bin/python", "echo evil > ~/.pyenv/version",
+                "cp -r /tmp/v ~/.pyenv/versions"]
 
 
 @pytest.mark.parametrize("cmd", USER_CONFIGS)
@@ -366,7 +372,8 @@ def test_a_user_level_start_up_file_of_an_allowed_program_is_refused(cmd: str) -
 
 
 @pytest.mark.parametrize("cmd", ["cat ~/.less", "less README.less", "echo x > styles.less", "mypy src",
-                                 "cat ~/.mypy.ini", "ls ~/.rustup"])
+                                 "cat ~/.mypy.ini", "ls ~/.rustup", "ls ~/.cargo/bin", "cat ~/.pyenv/version",
+                                 "echo 3.11 > .python-version", "cargo build"])
 def test_reading_those_files_or_a_similar_name_stays_allowed(cmd: str) -> None:
     assert not refused(cmd), cmd
 
@@ -495,3 +502,30 @@ def test_what_was_already_refused_stays_refused() -> None:
     cmds = [c for c in lines if c.strip() and not c.startswith("#")]
     assert len(cmds) > 300
     assert [c for c in cmds if not refused(c)] == []
+
+
+def _pyenv_libexec() -> str | None:
+    out = subprocess.run(["pyenv", "root"], capture_output=True, text=True, timeout=20) if shutil.which("pyenv") \
+        else None
+    path = os.path.join(out.stdout.strip(), "libexec", "pyenv") if out is not None and out.returncode == 0 else ""
+    return path if os.path.exists(path) else None
+
+
+@pytest.mark.skipif(_pyenv_libexec() is None, reason="pyenv not installed")
+def test_pyenv_differential_a_version_directory_named_by_a_version_file_runs() -> None:
+    """PYENV_ROOT stands for ~/.pyenv: pyenv runs versions/NAME/bin/python for the NAME in .python-version or in
+    PYENV_ROOT/version (pyenv 2.6.30 here)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(f"{tmp}/pr/versions/evil/bin")
+        os.makedirs(f"{tmp}/proj")
+        for exe in ("python", "pytest"):
+            with open(f"{tmp}/pr/versions/evil/bin/{exe}", "w") as fh:
+                fh.write(f"#!/bin/sh\ntouch {tmp}/RAN\n")
+            os.chmod(f"{tmp}/pr/versions/evil/bin/{exe}", 0o755)
+        libexec = _pyenv_libexec() or ""
+        os.symlink(os.path.dirname(libexec), f"{tmp}/pr/libexec")
+        with open(f"{tmp}/pr/version", "w") as fh:
+            fh.write("evil\n")
+        env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "PYENV_ROOT": f"{tmp}/pr"}
+        subprocess.run([libexec, "exec", "pytest"], cwd=f"{tmp}/proj", env=env, capture_output=True, timeout=60)
+        assert os.path.exists(f"{tmp}/RAN")

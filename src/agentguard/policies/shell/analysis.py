@@ -58,9 +58,10 @@ read of the process environment (``echo "$TOKEN"``, ``printenv``, ``env``, ``exp
 unless the name holds no secret (``HOME``, ``PATH``...) or the command itself certainly set it first
 (:mod:`.envreads`); a locale-translated string ``$"..."`` is refused (bash replaces it with a catalog's text and
 expands that, and reads ``a$"b"`` as ``ab`` where the parser reads ``a$b``: ``cat .en$"v"`` printed ``.env``); writing
-``./origin`` (git's path for ``git pull origin NAME`` without such a remote), ``~/.mypy.ini``, ``~/.rustup/*`` or
-``~/.less`` is a start-up file's write; less's log-file option is read abbreviated or in a cluster (``--log-f``,
-``-so``); ``make -p`` (prints the environment) left make's option allow list.
+``./origin`` (git's path for ``git pull origin NAME`` without such a remote), ``~/.mypy.ini``, ``~/.rustup/*``,
+``~/.less``, ``~/.cargo/bin/*`` or ``~/.pyenv/*`` is a start-up file's write; less's log-file option and the tree
+options of grep and zip are read abbreviated or in a cluster (``--log-f``, ``-so``, ``--dereference-rec``); ``make -p``
+(prints the environment) left make's option allow list.
 
 Why tree-sitter-bash and not bashlex (both on PyPI; compared on the corpus of
 ``tests/policies/shell/benign_commands.txt``, the attack families and ``benchmarks/shell_analysis.py``): tree-sitter-bash is

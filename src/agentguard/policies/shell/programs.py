@@ -330,6 +330,10 @@ CONFIG_FILES: tuple[str, ...] = (
     # ~/.rustup/settings.toml names ("cargo build" ran toolchains/evil/bin/cargo); less 590 reads the compiled lesskey
     # file ~/.less, whose #env section sets LESSOPEN (a command run on every "less FILE")
     "*/.mypy.ini", "*/.rustup/*", "*/.rustup", "*/.less",
+    # directories on PATH ahead of /usr/bin where rustup and pyenv install (this machine's PATH starts with
+    # ~/.cargo/bin and ~/.pyenv/shims): a file written there replaces "make" or "cargo"; pyenv's shims run
+    # ~/.pyenv/versions/NAME/bin/python for the NAME in ~/.pyenv/version or .python-version (pyenv 2.6 ran one)
+    "*/.cargo/bin/*", "*/.cargo/bin", "*/.pyenv/*", "*/.pyenv",
 )
 #: where git reads ``git pull origin NAME`` (which :mod:`.vcs` trusts) in a repository without a remote named origin:
 #: the path ``./origin`` (also ``origin.git``, ``origin/.git``; git 2.39 pulled a branch of a repository linked there,
