@@ -112,7 +112,8 @@ OWN_READS = [
     'env X=1 ls', 'env ls', "export FOO=bar", "export -n FOO", "declare X=1; declare -p X", "set -e", "set --",
     "set -euo pipefail", "jq .env config.json", "jq '.[\"env\"]' f.json", "jq -r '.environment' f.json",
     "jq '$env' f.json", "env -S 'ls -l'", 'x=abcdefgh a=(1 2 3 4); echo "${x:0:5}" "${a[@]}" "${a[3]}"',
-    'X=1; sh -c \'echo "$X"\'',
+    'X=1; sh -c \'echo "$X"\'', 'for f in a b; do n=$(wc -l < "$f"); echo "$f $n"; done', '{ X=1; echo "$X"; }',
+    '( X=1; echo "$X" )', 'while read -r l; do c=$l; echo "$c"; done < f', 'declare -r X=1; echo "$X"',
 ]
 
 
@@ -157,7 +158,8 @@ _CONTEXTS = ['echo "{e}"', "echo {e}", 'printf %s "{e}"', 'cat <<< "{e}"', "cat 
 _UNSET_FIRST = ["", "true || N=1; ", "(N=1); ", "N=1 & ", "N=1 | cat; ", "if false; then N=1; fi; ",
                 "echo `N=1`; ", "echo $(N=1); ", "local N=1; ", "readonly N; ", "export N; ", "f() { N=1; }; ",
                 "N=1 true; ", "false && N=1; ", "{ false || N=1; }; ", "until read N; do :; done; ",
-                "readonly N; export N=1; ", "N+=1; ", "while read -t 0 N; do echo x; done; "]
+                "readonly N; export N=1; ", "N+=1; ", "while read -t 0 N; do echo x; done; ",
+                "for i in 1; do N=1; done; ", "( N=1; ); ", "if true; then N=1; fi; ", "case x in x) N=1;; esac; "]
 
 
 @FAST

@@ -16,8 +16,9 @@ An agent's tools often run with secrets in their environment (``AWS_SECRET_ACCES
 Guarantee: a read is allowed only when the name is in :data:`READABLE` (values that are not secrets: ``HOME``,
 ``PATH``, ``PWD``, ``USER``, ``LANG``, ``LC_*``...), a special or positional parameter (``$?``, ``$#``, ``$1``,
 ``$@``), or a variable the command itself *certainly* set before the read: a plain assignment ``NAME=...`` (or
-``export``/``declare``/``typeset``/``readonly NAME=...``) that is a statement of the text's top level, not in the
-background (``&``), a pipeline, a subshell or the right side of ``&&``/``||`` (:func:`definite_assignment`; bash
+``export``/``declare``/``typeset``/``readonly NAME=...``) that is a statement of the text's top level (or of a loop
+body, ``{ }`` group or subshell, for reads inside it), not in the background (``&``), a pipeline, a condition, a name
+made read-only before, or the right side of ``&&``/``||`` (:func:`definite_assignment`; bash
 confirms ``true || T=1; echo $T``, ``(T=1); echo $T``, ``T=1 & wait; echo $T`` and ``T=1 echo $T`` all print the
 environment's ``T``), a ``for``/``select`` variable inside its body, and the names of a ``while read NAME...``
 inside its body (``read`` at end of input empties them). Whatever else reads a variable is refused with its name
@@ -50,7 +51,10 @@ _READABLE_RE = re.compile(r"LC_[A-Z_]+")
 #: options of the declaration builtins that print (``-p``), or list by attribute when no name follows
 _DECLARES = ("export", "declare", "typeset", "readonly", "local")
 _SETTERS = ("export", "declare", "typeset", "readonly")  # ``local`` outside a function fails and sets nothing
-_READ_VALUES = frozenset("adinNptu")  # read's options that take a value
+_READ_VALUES = frozenset("adinNptu")
+#: statement lists run in order, whose assignments count for what follows inside them (the walk forgets them at the
+#: end of a loop body, a { } group or a subshell: .grammar)
+_SEQUENCES = frozenset({"program", "do_group", "compound_statement", "subshell"})  # read's options that take a value
 
 
 def readable(name: str) -> bool:
@@ -73,9 +77,10 @@ def expansion_name(node: Any, src: bytes) -> str | None:
 
 
 def definite_assignment(node: Any) -> bool:
-    """Whether the assignment ``node`` certainly replaces the variable's value in the text's own shell before what
-    follows it: ``NAME=...`` (not ``NAME+=...``, not ``NAME[i]=...``) as a top-level statement (maybe in ``NAME=1
-    OTHER=2``, after ``export``, or the left end of an ``&&``/``||`` list), not put in the background."""
+    """Whether the assignment ``node`` certainly replaces the variable's value before what follows it in its statement
+    list: ``NAME=...`` (not ``NAME+=...``, not ``NAME[i]=...``) as a statement of the text's top level, a loop body, a
+    ``{ }`` group or a subshell (maybe in ``NAME=1 OTHER=2``, after ``export``, or the left end of an ``&&``/``||``
+    list), not put in the background. The walk keeps it only to the end of that list."""
     n = node
     name = node.child_by_field_name("name")
     if name is None or name.type != "variable_name" or any(c.type == "+=" for c in node.children):
@@ -88,7 +93,7 @@ def definite_assignment(node: Any) -> bool:
         n = n.parent
     while n.parent is not None and n.parent.type == "list" and n.parent.children[0] == n:
         n = n.parent
-    if n.parent is None or n.parent.type != "program":
+    if n.parent is None or n.parent.type not in _SEQUENCES:
         return False
     nxt = n.next_sibling
     return nxt is None or nxt.type != "&"

@@ -35,6 +35,7 @@ _WORD_TYPES = frozenset({"word", "number", "string", "raw_string", "ansi_c_strin
                          "simple_expansion", "expansion", "command_substitution", "process_substitution",
                          "arithmetic_expansion", "brace_expression", "translated_string"})
 _REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
+_BLOCKS = frozenset({"while_statement", "do_group", "compound_statement", "subshell"})
 #: ``${a[i]}`` (an index that is not a number, @ or *) and ``${x:o:l}`` with a name in the offset or length
 _NAME_SUBSCRIPT = re.compile(r"\$\{[#!]?[A-Za-z_]\w*\[(?!\s*[0-9]+\s*\]|[@*]\])")
 _NAME_OFFSET = re.compile(r"\$\{[#!]?([A-Za-z_]\w*|[0-9]+|[@*])(\[[^]]*\])?:(?![-=?+])[^}]*[A-Za-z_$`(\[]")
@@ -127,7 +128,7 @@ class GrammarWalker(WalkerBase):
                 else:  # "while read -r line; do ..." sets line in the body (.envreads)
                     self.own_vars |= while_read_names(node, src) if c.type == "do_group" else set()
                     self.stmt(c, depth, src)
-            self.own_vars = kept if t == "while_statement" else self.own_vars
+            self.own_vars = kept if t in _BLOCKS else self.own_vars  # a block's assignments stay in it (.envreads)
         elif t == "command":
             self.command(node, depth, src)
         elif t in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
