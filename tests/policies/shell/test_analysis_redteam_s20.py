@@ -89,6 +89,8 @@ ENV_LEAKS = [
     # a declaration's assignment to a read-only name fails and the shell goes on (a plain one makes bash exit)
     f'readonly {VAR}; export {VAR}=1; echo "${VAR}"', f'declare -r {VAR}; typeset {VAR}=1; echo "${VAR}"',
     f'readonly {VAR}; readonly {VAR}=1; echo "${VAR}"', f'readonly {VAR}; declare {VAR}=1; echo "${VAR}"',
+    # env -S whose split string holds no command word prints the environment too (coreutils 9.1)
+    "env -S ''", "env -S' '", "env -S'X=1'", "env --split-string=", "env -S '# c'",
 ]
 #: printed the environment too, refused by an option allow list (make's, .runners) rather than by .envreads
 OPTION_LEAKS = ["make -p -f /dev/null", "make --print-data-base -f /dev/null", "make -np -f /dev/null",
@@ -111,7 +113,7 @@ OWN_READS = [
     'X=1; (echo "$X")', 'X=1; echo "$(echo "$X")"', 'printenv PATH', 'printenv HOME LANG', 'env -i ls',
     'env X=1 ls', 'env ls', "export FOO=bar", "export -n FOO", "declare X=1; declare -p X", "set -e", "set --",
     "set -euo pipefail", "jq .env config.json", "jq '.[\"env\"]' f.json", "jq -r '.environment' f.json",
-    "jq '$env' f.json", "env -S 'ls -l'", 'x=abcdefgh a=(1 2 3 4); echo "${x:0:5}" "${a[@]}" "${a[3]}"',
+    "jq '$env' f.json", "env -S 'ls -l'", "env -S'X=1 ls'", "env -S 'ls' file", 'x=abcdefgh a=(1 2 3 4); echo "${x:0:5}" "${a[@]}" "${a[3]}"',
     'X=1; sh -c \'echo "$X"\'', 'for f in a b; do n=$(wc -l < "$f"); echo "$f $n"; done', '{ X=1; echo "$X"; }',
     '( X=1; echo "$X" )', 'while read -r l; do c=$l; echo "$c"; done < f', 'declare -r X=1; echo "$X"',
 ]
@@ -531,3 +533,8 @@ def test_pyenv_differential_a_version_directory_named_by_a_version_file_runs() -
         env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "PYENV_ROOT": f"{tmp}/pr"}
         subprocess.run([libexec, "exec", "pytest"], cwd=f"{tmp}/proj", env=env, capture_output=True, timeout=60)
         assert os.path.exists(f"{tmp}/RAN")
+
+
+@pytest.mark.parametrize("cmd", ["env -S'PATH=/tmp ls'", "env -S 'LD_PRELOAD=/tmp/x.so ls'", "env -S'BASH_ENV=x ls'"])
+def test_an_assignment_in_env_s_that_changes_what_runs_is_refused(cmd: str) -> None:
+    assert analyse(cmd).unresolvable and refused(cmd), cmd

@@ -31,12 +31,14 @@ exported value, and a name that did not come from the environment holds no secre
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any
 
 from .model import WalkerBase
 from .words import Word
 
-__all__ = ["ALL", "READABLE", "EnvReader", "definite_assignment", "expansion_name", "readable", "while_read_names"]
+__all__ = ["ALL", "READABLE", "EnvReader", "definite_assignment", "env_split", "expansion_name", "readable",
+           "while_read_names"]
 
 #: the name :meth:`EnvReader.read_env` is given for a read of the whole environment (no parameter is called "=")
 ALL = "="
@@ -55,6 +57,18 @@ _READ_VALUES = frozenset("adinNptu")
 #: statement lists run in order, whose assignments count for what follows inside them (the walk forgets them at the
 #: end of a loop body, a { } group or a subshell: .grammar)
 _SEQUENCES = frozenset({"program", "do_group", "compound_statement", "subshell"})  # read's options that take a value
+
+
+def env_split(text: str) -> tuple[list[str], list[str]] | None:
+    """``env -S TEXT`` split as env splits it (quotes, ``#`` comments): the names its leading ``NAME=value`` words
+    assign and the command words after them; None when the quotes do not balance. Without command words env prints the
+    environment (``env -S ''`` and ``env -S 'X=1'`` did, coreutils 9.1)."""
+    try:
+        parts = shlex.split(text, comments=True)
+    except ValueError:
+        return None
+    k = next((i for i, p in enumerate(parts) if not re.fullmatch(r"[A-Za-z_]\w*=.*", p, re.S)), len(parts))
+    return [p.split("=", 1)[0] for p in parts[:k]], parts[k:]
 
 
 def readable(name: str) -> bool:

@@ -11,7 +11,6 @@ unresolvable. Interpreters, ``awk``, ``sed`` and ``find`` are read by :mod:`.pay
 from __future__ import annotations
 
 import re
-import shlex
 
 from .derived import derived_outputs, into_directory
 from .gitargs import git_readings
@@ -24,6 +23,7 @@ from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERA
                        OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
                        UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard,
                        plain_name, set_hazard, tree_flag)
+from .envreads import env_split
 from .vcs import git_content_reason, git_split, remote_words
 from .words import Word, literal_word
 
@@ -242,6 +242,7 @@ class Resolver(WalkerBase):
         i = 0
         meaning: set[str] = set()
         payload: Word | None = None
+        split_runs = False  # env -S VALUE holds command words (else env prints the environment)
         while i < len(args):
             w = args[i]
             if not w.literal:
@@ -276,6 +277,7 @@ class Resolver(WalkerBase):
                     self.option_value(name, spec.extra.get(full, ""), value, depth, via)
                     if spec.extra.get(full) == "payload":
                         payload = value
+                    split_runs |= spec.extra.get(full) == "split" and bool((env_split(value.text) or ([], [""]))[1])
                 i += 1
                 continue
             if spec.numeric_option and re.fullmatch(r"-\d+", text):
@@ -299,6 +301,7 @@ class Resolver(WalkerBase):
                         self.option_value(name, spec.extra.get(ch, ""), value, depth, via)
                         if spec.extra.get(ch) == "payload":
                             payload = value
+                        split_runs |= spec.extra.get(ch) == "split" and bool((env_split(value.text) or ([], [""]))[1])
                         break
                     if ch in spec.optional_attached:
                         break
@@ -347,7 +350,7 @@ class Resolver(WalkerBase):
         if not rest:
             if spec.no_command == "shell":
                 self.refuse(f"{name} without a command starts a shell")
-            if name == "env" and "split" not in meaning:  # (env -S 'cmd' runs the split words)
+            if name == "env" and not split_runs:  # (env -S 'cmd' runs the split words; env -S '' or -S 'X=1' prints)
                 self.read_env("=", "env without a command")  # (.envreads.ALL)
             return
         if spec.extra.get("join") and "exec" not in meaning:  # watch: the words joined, run by sh -c
@@ -372,12 +375,12 @@ class Resolver(WalkerBase):
             if not value.literal or re.search(r"\$|\\[^\\'\" _tnrfv#]", value.text):
                 self.refuse(f"{name} -S with expansions or escapes")
                 return
-            try:
-                parts = shlex.split(value.text, comments=True)
-            except ValueError:
-                self.refuse(f"{name} -S: unbalanced quotes")
-                return
-            self.resolve([literal_word(p) for p in parts], depth + 1, chain(via, name))
+            split = env_split(value.text)
+            if split is None:
+                return self.refuse(f"{name} -S: unbalanced quotes")
+            for a in split[0]:  # env -S 'X=1 cmd': assignments first, as env reads them (session 20)
+                self.refuse(f"{name} -S {a}=...: injects code or changes what runs") if UNSAFE_ENV.fullmatch(a) else None
+            self.resolve([literal_word(p) for p in split[1]], depth + 1, chain(via, name))
         elif meaning in ("cwd", "root"):
             if not value.literal:
                 self.refuse(f"{name}: the directory {value.text!r} is not fixed")
