@@ -124,7 +124,8 @@ def while_read_names(node: Any, src: bytes) -> set[str]:
         return set()
     parts = [c for c in cond.children if c.type != "variable_assignment"]  # "while IFS= read -r line"
     words = [src[c.start_byte:c.end_byte].decode(errors="replace") for c in parts]
-    if not words or parts[0].type != "command_name" or words[0] != "read" or any(c.type not in ("word", "number") for c in parts[1:]):
+    if not words or parts[0].type != "command_name" or words[0] != "read" or \
+            any(c.type not in ("word", "number") for c in parts[1:]):
         return set()
     names: set[str] = set()
     i = 1

@@ -102,8 +102,8 @@ class GrammarWalker(WalkerBase):
             self.refuse(f"the parser skipped text near {skipped!r} (its tree does not cover the command)")
             return
         if translated(tree.root_node):
-            self.refuse('a locale-translated string $"..." (bash replaces it with a message catalog\'s text and expands '
-                        "that; a$\"b\" is ab for bash, a$b for the parser)")
+            self.refuse('a locale-translated string $"..." (bash replaces it with a message catalog\'s text and '
+                        "expands that; a$\"b\" is ab for bash, a$b for the parser)")
         kept = set(self.own_vars)  # what a nested text (a subshell, a payload) sets stays there (.envreads)
         self.stmt(tree.root_node, depth, data)
         self.own_vars = kept if depth else self.own_vars
@@ -254,8 +254,9 @@ class GrammarWalker(WalkerBase):
                 if any(x.type not in _WORD_TYPES and x.type != "variable_name" for x in group):
                     self.refuse(f"{kw}: an operand the parser split into parts of another kind (ambiguous)")
                     continue
-                pieces = [p for x in group for p in (self.pieces(x, depth, src, quoted=False) if x.type != "variable_name"
-                                                     else unquoted_pieces(src[x.start_byte:x.end_byte].decode(errors="replace")))]
+                pieces = [p for x in group for p in (
+                    self.pieces(x, depth, src, quoted=False) if x.type != "variable_name"
+                    else unquoted_pieces(src[x.start_byte:x.end_byte].decode(errors="replace")))]
                 ws = make_words(pieces)
                 seen += ws
                 self.declared_words(kw, ws)

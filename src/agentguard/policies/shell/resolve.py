@@ -378,8 +378,8 @@ class Resolver(WalkerBase):
             split = env_split(value.text)
             if split is None:
                 return self.refuse(f"{name} -S: unbalanced quotes")
-            for a in split[0]:  # env -S 'X=1 cmd': assignments first, as env reads them (session 20)
-                self.refuse(f"{name} -S {a}=...: injects code or changes what runs") if UNSAFE_ENV.fullmatch(a) else None
+            for a in [a for a in split[0] if UNSAFE_ENV.fullmatch(a)]:  # env -S 'X=1 cmd': assignments first
+                self.refuse(f"{name} -S {a}=...: injects code or changes what runs")
             self.resolve([literal_word(p) for p in split[1]], depth + 1, chain(via, name))
         elif meaning in ("cwd", "root"):
             if not value.literal:

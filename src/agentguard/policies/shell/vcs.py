@@ -233,9 +233,10 @@ def git_split(args: list[Word]) -> tuple[str, list[Word]] | None:
 
 
 #: subcommands whose operands may name a remote or a remote-tracking ref (never a directory they create)
-_NAMES_REMOTES = frozenset({"pull", "fetch", "push", "remote", "ls-remote", "log", "diff", "show", "branch", "checkout",
-                            "switch", "restore", "reset", "rev-parse", "rev-list", "merge-base", "describe", "shortlog",
-                            "reflog", "tag", "status", "blame", "grep", "ls-tree", "cherry", "range-diff", "whatchanged"})
+_NAMES_REMOTES = frozenset({"pull", "fetch", "push", "remote", "ls-remote", "log", "diff", "show", "branch",
+                            "checkout", "switch", "restore", "reset", "rev-parse", "rev-list", "merge-base", "describe",
+                            "shortlog", "reflog", "tag", "status", "blame", "grep", "ls-tree", "cherry", "range-diff",
+                            "whatchanged"})
 
 
 def remote_words(name: str, args: list[Word]) -> list[Word]:
