@@ -31,6 +31,8 @@ EXPECTED_REFUSALS = {
     "wc -l $(git ls-files '*.py')": "a command substitution in a path position is unknown",
     "grep -c def $(find src -name '*.py')": "a command substitution in a path position is unknown",
     "echo $PATH": "an unquoted expansion is split and globbed: its value could list any directory",
+    "env": "unresolvable: env without a command prints the environment, whose variables may hold secrets (session 20: "
+           "the example's allow list named env, so an agent printed AWS_SECRET_ACCESS_KEY)",
     "node --version": "deny_commands 'node': the example refuses the JavaScript interpreter",
     "du -sh * | sort -h": "deny_paths '/root': the working directory may be / (a container without WORKDIR), where "
                           "'*' lists /root (session 13: a relative path is also read from /)",

@@ -320,6 +320,6 @@ def test_options_that_name_a_program_or_read_names_from_a_file():
 def test_benign_forms_of_the_fixed_classes_still_pass():
     ok = ["tar -tzf a.tgz", "tar -czf o.tgz src", "tar -xzf a.tgz -O", "unzip -l dist.zip", "unzip -p a.zip f",
           "gunzip data.csv.gz", "mkdir -p src/config", "cat config", "sed -n ':a;N;ba' x", "sed 's/a/b/' x",
-          "export FOO=bar", "echo $'a\\tb'", "uniq a b", "xxd a", "uniq -c a", "set -euo pipefail", "set -x", "echo ${x:-a}", "git status", "ls ~/config.d"]
+          "export FOO=bar", "echo $'a\\tb'", "uniq a b", "xxd a", "uniq -c a", "set -euo pipefail", "set -x", "x=; echo ${x:-a}", "git status", "ls ~/config.d"]
     bad = [c for c in ok if analyse(c).unresolvable]
     assert not bad, bad

@@ -53,7 +53,7 @@ def test_a_declaration_operand_is_read_as_bash_reads_it(cmd: str) -> None:
     assert refused(cmd), cmd
 
 
-@pytest.mark.parametrize("cmd", ["export FOO=bar", "export 'FOO=bar'", 'export FO"O=bar"; ls', "export -p",
+@pytest.mark.parametrize("cmd", ["export FOO=bar", "export 'FOO=bar'", 'export FO"O=bar"; ls',
                                  "export -n FOO", 'export FOO BAR=1 "BAZ=2"', "export FOO='a b'; ls",
                                  'readonly X="1"', "export CI=true"])
 def test_benign_declarations_stay_allowed(cmd: str) -> None:
@@ -134,7 +134,7 @@ def test_a_name_derived_from_an_operand_is_checked_as_a_write(cmd: str) -> None:
 @pytest.mark.parametrize("cmd", ["gzip -k data.csv", "gunzip data.csv.gz", "gzip -d x.gz", "cp -b a b", "cp a b",
                                  "mv -b notes.txt old/", "gunzip -c ~/.bashrc.gz", "gzip -c ~/.bash", "zcat x.gz",
                                  "gzip -t x.gz", "gzip -l x.gz", "gzip -S=rc ~/.bash", "gunzip logs.tar.gz",
-                                 "gzip -c $f"])
+                                 "f=data.csv; gzip -c $f"])
 def test_derived_names_that_configure_nothing_stay_allowed(cmd: str) -> None:
     assert not analyse(cmd).unresolvable, cmd
 

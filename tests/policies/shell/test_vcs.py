@@ -238,9 +238,9 @@ def test_git_differential_no_sequence_of_allowed_commands_plants_a_link(writers:
 
 @needs_git
 def test_git_differential_a_pull_from_origin_without_an_origin_remote_reads_the_path() -> None:
-    """Known residual (vcs.py docstring): in a repository with no remote named origin, git pulls from the path
-    ``./origin``, and a link there to a foreign repository already on disk is allowed (the guard cannot see the
-    repository's configuration). The oracle must hold; the refusal is an expected failure until this is closed."""
+    """In a repository with no remote named origin, git pulls from the path ``./origin``: a link there to a foreign
+    repository already on disk was allowed (a known residual until session 20). Writing ``origin`` is now refused
+    as a start-up file's write is (:data:`~agentguard.policies.shell.programs.REMOTE_PATHS`). The oracle must hold."""
     with tempfile.TemporaryDirectory() as tmp:
         _base(tmp)
         _sh("git clone -q up w && git -C w remote remove origin && git clone -q --bare ev dep", tmp, tmp)
@@ -248,5 +248,4 @@ def test_git_differential_a_pull_from_origin_without_an_origin_remote_reads_the_
         _sh(" && ".join(steps), f"{tmp}/w", tmp)
         assert os.path.islink(f"{tmp}/w/k")  # the oracle: real git pulled the foreign branch
     cmd = " && ".join(s.replace(f"{tmp}/dep", "/srv/dep") for s in steps)
-    if not refused(cmd):
-        pytest.xfail(f"allowed (known residual): {cmd}")
+    assert refused(cmd), cmd

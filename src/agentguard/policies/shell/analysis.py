@@ -53,6 +53,16 @@ options of ``make``, ``pytest``, ``npm``, ``cargo``, ``go`` and ``python -m unit
 (``cmake``/``ctest`` too) on a directory or tests outside the project is refused (:mod:`.runners`); a link to a
 directory above start-up files (``ln -s /etc/profile.d p``) is refused (:func:`~.model.configures_below`).
 
+Added by the session-20 red team (``tests/policies/shell/test_analysis_redteam_s20.py``, against real bash and jq): a
+read of the process environment (``echo "$TOKEN"``, ``printenv``, ``env``, ``export -p``, ``jq -n env``) is refused
+unless the name holds no secret (``HOME``, ``PATH``...) or the command itself certainly set it first
+(:mod:`.envreads`); a locale-translated string ``$"..."`` is refused (bash replaces it with a catalog's text and
+expands that, and reads ``a$"b"`` as ``ab`` where the parser reads ``a$b``: ``cat .en$"v"`` printed ``.env``); writing
+``./origin`` (git's path for ``git pull origin NAME`` without such a remote), ``~/.mypy.ini``, ``~/.rustup/*``,
+``~/.less``, ``~/.cargo/bin/*`` or ``~/.pyenv/*`` is a start-up file's write; less's log-file option and the tree
+options of grep and zip are read abbreviated or in a cluster (``--log-f``, ``-so``, ``--dereference-rec``); ``make -p``
+(prints the environment) left make's option allow list.
+
 Why tree-sitter-bash and not bashlex (both on PyPI; compared on the corpus of
 ``tests/policies/shell/benign_commands.txt``, the attack families and ``benchmarks/shell_analysis.py``): tree-sitter-bash is
 maintained (the grammar the editors use), parses every construct of the corpus (bashlex 0.18 raises
@@ -68,6 +78,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ...core.canonical import strip_invisible
+from .envreads import EnvReader
 from .grammar import GrammarWalker
 from .model import MAX_DEPTH, MAX_WORK, Analysis, Command, TooMuchWork, program_name
 from .paths import path_forms
@@ -81,8 +92,9 @@ __all__ = ["Analysis", "Command", "MAX_DEPTH", "analyse", "analyse_argv", "progr
 _TOO_MUCH = f"more than {MAX_WORK} words and paths to read: refused unread (the time to decide is bounded)"
 
 
-class _Walker(GrammarWalker, Resolver, PayloadReader):
-    """One walk: the grammar (:mod:`.grammar`), resolution (:mod:`.resolve`), payloads (:mod:`.payloads`)."""
+class _Walker(GrammarWalker, Resolver, PayloadReader, EnvReader):
+    """One walk: the grammar (:mod:`.grammar`), resolution (:mod:`.resolve`), payloads (:mod:`.payloads`), reads of
+    the environment (:mod:`.envreads`)."""
 
 
 def _start(cwds: Iterable[str]) -> _Walker:

@@ -14,12 +14,14 @@ import re
 import threading
 from typing import Any
 
-from .lexical import (first_error, glued_continuation, heredoc_mismatch, odd_char, skipped_text,
+from .envreads import definite_assignment, expansion_name, while_read_names
+from .lexical import (first_error, glued_continuation, heredoc_mismatch, odd_char, skipped_text, translated,
                       unread_substitution)
 from .loops import loop_binding, loop_value
 from .model import ANY_WORD, MAX_DEPTH, Command, WalkerBase
 from .programs import UNSAFE_ENV, plain_name
-from .words import Piece, TooManyWords, Word, decode_ansi_c, make_words
+from .words import (Piece, TooManyWords, Word, decode_ansi_c, dquoted_pieces, literal_word, make_words,
+                    unquoted_pieces)
 
 __all__ = ["GrammarWalker", "skipped_text"]
 
@@ -33,6 +35,7 @@ _WORD_TYPES = frozenset({"word", "number", "string", "raw_string", "ansi_c_strin
                          "simple_expansion", "expansion", "command_substitution", "process_substitution",
                          "arithmetic_expansion", "brace_expression", "translated_string"})
 _REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
+_BLOCKS = frozenset({"while_statement", "do_group", "compound_statement", "subshell"})
 #: ``${a[i]}`` (an index that is not a number, @ or *) and ``${x:o:l}`` with a name in the offset or length
 _NAME_SUBSCRIPT = re.compile(r"\$\{[#!]?[A-Za-z_]\w*\[(?!\s*[0-9]+\s*\]|[@*]\])")
 _NAME_OFFSET = re.compile(r"\$\{[#!]?([A-Za-z_]\w*|[0-9]+|[@*])(\[[^]]*\])?:(?![-=?+])[^}]*[A-Za-z_$`(\[]")
@@ -98,7 +101,12 @@ class GrammarWalker(WalkerBase):
         if skipped is not None:
             self.refuse(f"the parser skipped text near {skipped!r} (its tree does not cover the command)")
             return
+        if translated(tree.root_node):
+            self.refuse('a locale-translated string $"..." (bash replaces it with a message catalog\'s text and '
+                        "expands that; a$\"b\" is ab for bash, a$b for the parser)")
+        kept = set(self.own_vars)  # what a nested text (a subshell, a payload) sets stays there (.envreads)
         self.stmt(tree.root_node, depth, data)
+        self.own_vars = kept if depth else self.own_vars
 
     # -- statements ------------------------------------------------------------------------------------
     def stmt(self, node: Any, depth: int, src: bytes) -> None:
@@ -113,11 +121,14 @@ class GrammarWalker(WalkerBase):
             return
         if t in _STATEMENTS:
             self.spend(1)
+            kept = set(self.own_vars)
             for c in node.children:
                 if c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
                     self.redirect(c, depth, src)
-                else:
+                else:  # "while read -r line; do ..." sets line in the body (.envreads)
+                    self.own_vars |= while_read_names(node, src) if c.type == "do_group" else set()
                     self.stmt(c, depth, src)
+            self.own_vars = kept if t in _BLOCKS else self.own_vars  # a block's assignments stay in it (.envreads)
         elif t == "command":
             self.command(node, depth, src)
         elif t in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
@@ -137,10 +148,11 @@ class GrammarWalker(WalkerBase):
                     values += self.words(c, depth, src)
                 elif c.type == "do_group":  # "$f" in the body is one of the loop's words (.loops)
                     binding = loop_binding(node, src, values)
-                    saved = dict(self.loopvars)
+                    saved, kept = dict(self.loopvars), set(self.own_vars)
                     self.loopvars.update([binding] if binding else [])
+                    self.own_vars |= {src[var.start_byte:var.end_byte].decode(errors="replace")} if var else set()
                     self.stmt(c, depth, src)
-                    self.loopvars = saved
+                    self.loopvars, self.own_vars = saved, kept
         elif t == "case_statement":
             for c in node.children:
                 if c.type == "case_item":
@@ -204,7 +216,7 @@ class GrammarWalker(WalkerBase):
                 self.pieces(c, depth, src, quoted=False)
             elif c.type == "arithmetic_expansion":
                 self.arithmetic(c, depth, src)
-            elif c.type == "expansion":
+            elif c.type in ("expansion", "simple_expansion"):  # (a here-document's $TOKEN reads the environment)
                 self.pieces(c, depth, src, quoted=True)  # its checks (indirection, subscripts) and substitutions
             elif c.child_count:
                 self.descend_words(c, depth, src)
@@ -221,6 +233,9 @@ class GrammarWalker(WalkerBase):
                 self.arithmetic(c, depth, src) if c.type == "subscript" else self.descend_words(c, depth, src)
             elif c.type == "variable_assignment":
                 self.assignment(c, depth, src)
+        text = src[name.start_byte:name.end_byte].decode(errors="replace") if name is not None else ""
+        if name is not None and definite_assignment(node) and text not in self.frozen:  # after its value (T=$T)
+            self.own_vars.add(text)
 
     def declaration(self, node: Any, depth: int, src: bytes) -> None:
         """``export``/``declare``/``typeset``/``readonly``/``local``: every operand names a variable, however the
@@ -231,21 +246,31 @@ class GrammarWalker(WalkerBase):
         one bash word into parts (``export PA"TH=x"`` is a name node ``PA`` then a string): parts with no blank
         between them are one operand, read as bash reads it, joined."""
         kw = node.children[0].type if node.children else ""
+        seen: list[Word] = []  # the operands, for what the builtin prints (.envreads: "export -p", "declare")
         for group in _operands(node.children[1:]):
             c = group[0]
+            text = src[c.start_byte:c.end_byte].decode(errors="replace")
             if len(group) > 1:
                 if any(x.type not in _WORD_TYPES and x.type != "variable_name" for x in group):
                     self.refuse(f"{kw}: an operand the parser split into parts of another kind (ambiguous)")
                     continue
-                pieces = [p for x in group for p in (self.pieces(x, depth, src, quoted=False) if x.type != "variable_name"
-                                                     else _unquoted(src[x.start_byte:x.end_byte].decode(errors="replace")))]
-                self.declared_words(kw, make_words(pieces))
+                pieces = [p for x in group for p in (
+                    self.pieces(x, depth, src, quoted=False) if x.type != "variable_name"
+                    else unquoted_pieces(src[x.start_byte:x.end_byte].decode(errors="replace")))]
+                ws = make_words(pieces)
+                seen += ws
+                self.declared_words(kw, ws)
             elif c.type == "variable_assignment":
                 self.assignment(c, depth, src)
+                seen.append(literal_word(text))
             elif c.type in _WORD_TYPES:
-                self.declared_words(kw, self.words(c, depth, src))
+                ws = self.words(c, depth, src)
+                seen += ws
+                self.declared_words(kw, ws)
             elif c.type == "variable_name":
-                self.declared(kw, src[c.start_byte:c.end_byte].decode(errors="replace"))
+                self.declared(kw, text)
+                seen.append(literal_word(text))
+        self.printed(kw, seen)
         self.out.commands.append(Command(kw, (kw,), frozenset(), ()))
 
     def declared_words(self, kw: str, words: list[Word]) -> None:
@@ -278,7 +303,7 @@ class GrammarWalker(WalkerBase):
         if t in ("word", "number"):
             if re.search(r"(?<!\\)[\s]", raw):
                 self.refuse(f"the parser read {raw[:20]!r} as one word across whitespace (ambiguous)")
-            return _unquoted(raw)
+            return unquoted_pieces(raw)
         if t == "raw_string":
             return [("q", c) for c in raw[1:-1]]
         if t == "ansi_c_string":
@@ -293,14 +318,14 @@ class GrammarWalker(WalkerBase):
                 if not c.is_named:
                     continue
                 if c.start_byte > pos:
-                    out += _dquoted(src[pos:c.start_byte].decode("utf-8", "surrogatepass"))
+                    out += dquoted_pieces(src[pos:c.start_byte].decode("utf-8", "surrogatepass"))
                 if c.type == "string_content":
-                    out += _dquoted(src[c.start_byte:c.end_byte].decode("utf-8", "surrogatepass"))
+                    out += dquoted_pieces(src[c.start_byte:c.end_byte].decode("utf-8", "surrogatepass"))
                 else:
                     out += self.pieces(c, depth, src, quoted=True)
                 pos = max(pos, c.end_byte)
             if end > pos:
-                out += _dquoted(src[pos:end].decode("utf-8", "surrogatepass"))
+                out += dquoted_pieces(src[pos:end].decode("utf-8", "surrogatepass"))
             return out
         if t == "concatenation":
             out = []
@@ -310,13 +335,13 @@ class GrammarWalker(WalkerBase):
                     gap = src[pos:c.start_byte].decode("utf-8", "surrogatepass")
                     if re.search(r"\s", gap):
                         self.refuse("the parser joined words across whitespace (ambiguous)")
-                    out += _unquoted(gap)
-                out += self.pieces(c, depth, src, quoted) if c.is_named else _unquoted(
+                    out += unquoted_pieces(gap)
+                out += self.pieces(c, depth, src, quoted) if c.is_named else unquoted_pieces(
                     src[c.start_byte:c.end_byte].decode("utf-8", "surrogatepass"))
                 pos = c.end_byte
             return out
         if t == "brace_expression":
-            return _unquoted(raw)
+            return unquoted_pieces(raw)
         if t in ("command_substitution", "process_substitution"):
             self.substitution(node, raw, depth, src, quoted)
             return [unknown]
@@ -331,6 +356,7 @@ class GrammarWalker(WalkerBase):
             if t == "expansion" and (_NAME_SUBSCRIPT.match(raw) or _NAME_OFFSET.match(raw)):
                 self.refuse(f"{raw[:30]!r}: a subscript or offset is evaluated as arithmetic, and a variable's value "
                             "in it is evaluated again (can run commands)")
+            self.read_env(expansion_name(node, src), repr(raw[:30]))  # (.envreads)
             self.descend_words(node, depth, src)
             return [unknown]
         self.descend_words(node, depth, src)
@@ -468,33 +494,3 @@ def _operands(nodes: list[Any]) -> list[list[Any]]:
         else:
             groups.append([n])
     return groups
-
-
-def _unquoted(raw: str) -> list[Piece]:
-    out: list[Piece] = []
-    i = 0
-    while i < len(raw):
-        ch = raw[i]
-        if ch == "\\" and i + 1 < len(raw):
-            if raw[i + 1] != "\n":
-                out.append(("q", raw[i + 1]))
-            i += 2
-            continue
-        out.append(("u", ch))
-        i += 1
-    return out
-
-
-def _dquoted(raw: str) -> list[Piece]:
-    out: list[Piece] = []
-    i = 0
-    while i < len(raw):
-        ch = raw[i]
-        if ch == "\\" and i + 1 < len(raw) and raw[i + 1] in '$`"\\\n':
-            if raw[i + 1] != "\n":
-                out.append(("q", raw[i + 1]))
-            i += 2
-            continue
-        out.append(("q", ch))
-        i += 1
-    return out

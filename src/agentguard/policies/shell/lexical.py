@@ -14,7 +14,7 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["first_error", "glued_continuation", "heredoc_mismatch", "odd_char", "skipped_text",
+__all__ = ["first_error", "glued_continuation", "heredoc_mismatch", "odd_char", "skipped_text", "translated",
            "unread_substitution"]
 
 #: characters bash reads as word characters but other readers (tree-sitter, Unicode-aware splitters, the
@@ -162,3 +162,24 @@ def first_error(node: Any) -> Any:
         if c.has_error:
             return first_error(c)
     return None
+
+
+def translated(node: Any) -> bool:
+    """Whether the tree holds a locale-translated string ``$"..."`` (session 20). bash replaces its text with the
+    message catalog's translation and expands that as a double-quoted string (``$(...)`` in a catalog entry ran with
+    bash 5.2 and ``TEXTDOMAIN``), so its value is not the text written; and the parser reads ``a$"b"`` in an argument
+    as the literal ``a$b`` where bash reads ``ab`` (``cat .en$"v"`` printed ``.env`` while the guard saw ``.en$v``).
+    Both shapes count: a ``translated_string`` node, and an unnamed ``$`` directly followed by a ``"``."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        kids = n.children
+        for i, c in enumerate(kids):
+            if c.type == "translated_string":
+                return True
+            if not c.is_named and c.type == "$" and i + 1 < len(kids) and kids[i + 1].is_named and \
+                    kids[i + 1].start_byte == c.end_byte and \
+                    (kids[i + 1].text or b"")[:1] == b'"':  # a string, or a concatenation that starts with one
+                return True
+            stack.append(c)
+    return False

@@ -18,7 +18,7 @@ from typing import Iterable
 from ...core.canonical import canonical_name, strip_invisible
 from .globs import ANY_CHAR, Token, fnmatch_tokens, fold_case, intersects
 from .paths import PathForm, word_paths
-from .programs import CONFIG_FILES
+from .programs import CONFIG_FILES, REMOTE_PATHS
 from .words import Word
 
 __all__ = ["ANY_WORD", "Analysis", "Command", "MAX_DEPTH", "MAX_WORK", "TooMuchWork", "WalkerBase", "chain",
@@ -35,6 +35,8 @@ class TooMuchWork(Exception):
     """Raised when an analysis passes :data:`MAX_WORK`; :func:`~.analysis.analyse` refuses the command."""
 _CONFIG = [fold_case(fnmatch_tokens(p)) for p in CONFIG_FILES]
 _CONFIG_RE = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in CONFIG_FILES), re.IGNORECASE)
+_REMOTE = [fold_case(fnmatch_tokens(p)) for p in REMOTE_PATHS]
+_REMOTE_RE = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in REMOTE_PATHS), re.IGNORECASE)
 _SLASH: list[Token] = [("c", (False, frozenset("/")))]
 
 
@@ -49,7 +51,7 @@ def _directories_above(pattern: str) -> list[str]:
     return [d for d in out if d]
 
 
-_ABOVE = sorted({d for p in CONFIG_FILES for d in _directories_above(p)})
+_ABOVE = sorted({d for p in CONFIG_FILES + REMOTE_PATHS for d in _directories_above(p)})
 _ABOVE_TOKENS = [(d, fold_case(fnmatch_tokens(d))) for d in _ABOVE]
 
 
@@ -76,23 +78,25 @@ def configures_below(forms: Iterable[PathForm]) -> str | None:
     return None
 
 
-def configures(forms: Iterable[PathForm]) -> str | None:
+def configures(forms: Iterable[PathForm], remotes: bool = True) -> str | None:
     """Why writing one of ``forms`` (spellings of one path, :func:`~.paths.word_paths` or
     :func:`~.paths.pattern_paths`) runs code later, or None: the first that names a file of
     :data:`~.programs.CONFIG_FILES` (a glob spelling: one that could match such a file), case folded as a
     case-insensitive file system opens it. A relative spelling is read below any directory (``.envrc``,
     ``g/config``), ``~`` as any home. A wholly unknown word (``$x``) is not reported here: it meets every
     ``deny_paths`` glob already. The one matcher of the class: the shell guard's writes (:meth:`WalkerBase.add_paths`)
-    and a file tool's (:mod:`agentguard.policies.writes`) both ask it, so the two give one answer."""
+    and a file tool's (:mod:`agentguard.policies.writes`) both ask it, so the two give one answer. With ``remotes``
+    (the default) a path git reads as the remote origin (:data:`~.programs.REMOTE_PATHS`) counts too."""
     for text, tokens in forms:
         if tokens is not None and all(t == ("*", ANY_CHAR) for t in tokens):
             continue
         if tokens is None:
-            hit = bool(_CONFIG_RE.fullmatch(text if text.startswith("/") else "/" + text.lstrip("~")))
+            full = text if text.startswith("/") else "/" + text.lstrip("~")
+            hit = bool(_CONFIG_RE.fullmatch(full) or (remotes and _REMOTE_RE.fullmatch(full)))
         else:
             rest = list(tokens[1:] if text.startswith("~") else tokens)
             toks = fold_case(rest if text.startswith("/") or rest[:1] == _SLASH else _SLASH + rest)
-            hit = any(intersects(toks, c) for c in _CONFIG)
+            hit = any(intersects(toks, c) for c in _CONFIG + (_REMOTE if remotes else []))
         if hit:
             return f"{text!r} configures what a program runs (writing it runs code later)"
     return None
@@ -151,6 +155,10 @@ class WalkerBase:
         self.posix_sh = False  # inside a payload for sh/dash/ash: braces may stay unexpanded
         self.loopvars: dict[str, list[Word]] = {}  # a loop's variable -> its words, inside the body (.loops)
         self.work = 0
+        #: variables the command certainly set before the point the walk is at (:mod:`.envreads`)
+        self.own_vars: set[str] = set()
+        #: variables the command made read-only: a later assignment to one fails and keeps its value (.envreads)
+        self.frozen: set[str] = set()
 
     def spend(self, units: int) -> None:
         """Count work (words, path spellings); past :data:`MAX_WORK` the walk stops (:class:`TooMuchWork`)."""
@@ -163,19 +171,28 @@ class WalkerBase:
         if why not in self.out.unresolvable:
             self.out.unresolvable.append(why)
 
-    def add_paths(self, word: Word, writes: bool = False) -> list[PathForm]:
+    def add_paths(self, word: Word, writes: bool = False, remotes: bool = True) -> list[PathForm]:
         """Record the paths ``word`` may name; with ``writes``, one that configures what a program runs
-        (:data:`~.programs.CONFIG_FILES`) is refused: writing it runs code the next time that program starts."""
+        (:data:`~.programs.CONFIG_FILES`, and with ``remotes`` :data:`~.programs.REMOTE_PATHS`) is refused: writing
+        it runs code the next time that program starts."""
         forms = word_paths(word, self.cwds)
         self.spend(len(forms))
         self.out.paths.extend(forms)
-        why = configures(forms) if writes else None
+        why = configures(forms, remotes) if writes else None
         if why:
             self.refuse(why)
         return forms
 
     def text(self, text: str, depth: int) -> None:
         """Read ``text`` as bash code (:mod:`.grammar`)."""
+        raise NotImplementedError
+
+    def read_env(self, name: str | None, what: str) -> None:
+        """Refuse a read of the environment variable ``name`` that may be a secret (:mod:`.envreads`)."""
+        raise NotImplementedError
+
+    def printed(self, name: str, args: list[Word]) -> None:
+        """Refuse what ``name args`` prints of the environment that may be a secret (:mod:`.envreads`)."""
         raise NotImplementedError
 
     def resolve(self, argv: list[Word], depth: int, via: str, stdin_args: bool = False) -> None:

@@ -65,6 +65,8 @@ JQ_VALUES: dict[str, int] = {"--indent": 1, "--arg": 2, "--argjson": 2, "--slurp
                              "--argfile": 2, "-L": 1, "--library-path": 1}
 _AT_ANY: tuple[Token, ...] = (("c", (False, frozenset("@"))), ("*", ANY_CHAR))
 _E_ANY: tuple[Token, ...] = (("*", ANY_CHAR), ("c", (False, frozenset("e"))), ("*", ANY_CHAR))
+#: jq's builtins that read the environment: ``$ENV`` and ``env`` (not a field ``.env`` or a variable ``$env``)
+_JQ_ENV = re.compile(r"\$ENV(?![A-Za-z0-9_])|(?<![A-Za-z0-9_$.\"])env(?![A-Za-z0-9_])")
 _JQ_MODULES = re.compile(r"(?<![A-Za-z0-9_$])(import|include|modulemeta)(?![A-Za-z0-9_])")
 
 
@@ -82,6 +84,8 @@ def jq_reason(args: list[Word]) -> str | None:
         if ended or not t.startswith("-") or t == "-":
             if not filter_seen and _JQ_MODULES.search(t):
                 return "jq: the filter loads a module or data file (import/include/modulemeta) named in its text"
+            if not filter_seen and _JQ_ENV.search(t):  # (session 20: jq -n env.TOKEN printed the secret)
+                return "jq: the filter reads the environment (env, $ENV), whose variables may hold secrets"
             filter_seen = True
             continue
         if t == "--":

@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS",
+__all__ = ["CONFIG_FILES", "REMOTE_PATHS", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS",
            "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS",
            "READERS", "RECURSIVE", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES", "SINGLE_DASH_LONG",
            "TAR_VALUES", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper",
-           "as_module", "deletes", "extracts", "flags_of", "hazard", "option_letters", "plain_name", "set_hazard"]
+           "as_module", "deletes", "extracts", "flags_of", "hazard", "option_letters", "plain_name", "set_hazard",
+           "tree_flag"]
 
 
 @dataclass(frozen=True)
@@ -286,7 +287,7 @@ RECURSIVE: dict[str, frozenset[str]] = {
     **{g: frozenset({"r", "d", "--dereference-recursive", "--directories"}) for g in ("grep", "egrep", "fgrep")},
     "rg": frozenset(), "ag": frozenset(), "ack": frozenset(), "tar": frozenset(), "mv": frozenset(),
     "ln": frozenset(), "rsync": frozenset(), "cp": frozenset({"r", "a", "--archive"}), "scp": frozenset({"r"}),
-    "zip": frozenset({"r"}), "gzip": frozenset({"r"}), "gunzip": frozenset({"r"}), "chmod": frozenset({"r"}),
+    "zip": frozenset({"r", "--recurse-paths", "--recurse-patterns"}),  # (-R is "r" once folded; session 20) "gzip": frozenset({"r"}), "gunzip": frozenset({"r"}), "chmod": frozenset({"r"}),
     "chown": frozenset({"r"}), "chgrp": frozenset({"r"}), "rm": frozenset({"r"}), "diff": frozenset({"r"}),
     "shred": frozenset(), "git": frozenset(), "unzip": frozenset(),
 }
@@ -324,7 +325,22 @@ CONFIG_FILES: tuple[str, ...] = (
     "*/.ssh", "*.git/hooks", "*.git/info", "*/.config/git", "*/.local/bin", "*/.config/autostart",
     "*/.config/systemd", "*/.config/fish", "*/.config/pip", "*/.config/npm", "*/.pip", "*.cargo",
     "*/.config/nvim", "*/.emacs.d", "*/.gradle/init.d", "*/.config/environment.d", "*/.config/tmux", "*/.vim/plugin",
+    # user-level start-up files of programs the example allows (session 20, each run): mypy loads the plugins of
+    # ~/.mypy.ini (mypy 1.x ran one in a project without its own config); rustup's proxy runs the toolchain
+    # ~/.rustup/settings.toml names ("cargo build" ran toolchains/evil/bin/cargo); less 590 reads the compiled lesskey
+    # file ~/.less, whose #env section sets LESSOPEN (a command run on every "less FILE")
+    "*/.mypy.ini", "*/.rustup/*", "*/.rustup", "*/.less",
+    # directories on PATH ahead of /usr/bin where rustup and pyenv install (this machine's PATH starts with
+    # ~/.cargo/bin and ~/.pyenv/shims): a file written there replaces "make" or "cargo"; pyenv's shims run
+    # ~/.pyenv/versions/NAME/bin/python for the NAME in ~/.pyenv/version or .python-version (pyenv 2.6 ran one)
+    "*/.cargo/bin/*", "*/.cargo/bin", "*/.pyenv/*", "*/.pyenv",
 )
+#: where git reads ``git pull origin NAME`` (which :mod:`.vcs` trusts) in a repository without a remote named origin:
+#: the path ``./origin`` (also ``origin.git``, ``origin/.git``; git 2.39 pulled a branch of a repository linked there,
+#: session 20). Writing one is refused as a start-up file's write is (:func:`~.model.configures`), whichever tool
+#: writes it; git's own words naming the remote or its refs (``git fetch origin``, ``git log origin/main``) are names,
+#: not paths it writes (:func:`~.vcs.remote_words`).
+REMOTE_PATHS: tuple[str, ...] = ("*/origin", "*/origin/*", "*/origin.git", "*/origin.git/*")
 #: programs that only read their operands (a config file they name is read, not written)
 READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "wc", "diff", "cmp",
                      "comm", "stat", "file", "ls", "md5sum", "sha1sum", "sha256sum", "xxd", "od", "hexdump", "nl",
@@ -443,6 +459,14 @@ def deletes(program: str, words: list[str]) -> str | None:
         if shorts and w.startswith("-") and not w.startswith("--") and any(ch in shorts for ch in w[1:]):
             return w
     return None
+
+
+def tree_flag(tree: frozenset[str], flags: frozenset[str]) -> bool:
+    """Whether ``flags`` (:func:`flags_of`) hold one of a :data:`RECURSIVE` entry's, a long one also abbreviated: GNU
+    getopt_long takes any unambiguous prefix, so ``grep --dereference-rec x ~`` and ``grep --direc=rec x ~`` read the
+    home's tree as ``grep -R`` does (grep 3.8, session 20); an ambiguous prefix only makes the program fail."""
+    return bool(tree & flags) or any(f.startswith("--") and len(f) > 2 and t.startswith(f)
+                                     for f in flags for t in tree if t.startswith("--"))
 
 
 def flags_of(program: str, words: list[str]) -> tuple[frozenset[str], tuple[str, ...]]:

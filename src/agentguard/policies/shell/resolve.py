@@ -11,7 +11,6 @@ unresolvable. Interpreters, ``awk``, ``sed`` and ``find`` are read by :mod:`.pay
 from __future__ import annotations
 
 import re
-import shlex
 
 from .derived import derived_outputs, into_directory
 from .gitargs import git_readings
@@ -23,8 +22,9 @@ from .runners import runner_reason
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
                        OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
                        UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard,
-                       plain_name, set_hazard)
-from .vcs import git_content_reason, git_split
+                       plain_name, set_hazard, tree_flag)
+from .envreads import env_split
+from .vcs import git_content_reason, git_split, remote_words
 from .words import Word, literal_word
 
 __all__ = ["Resolver"]
@@ -112,8 +112,9 @@ class Resolver(WalkerBase):
             self.refuse(why or "set: an unknown word could be an option that changes how later lines are read")
         if name in NAME_BUILTINS:
             self.names(name, NAME_BUILTINS[name], args)
+        self.printed(name, args)  # printenv, set, "export" -p: the environment (.envreads)
         tree = RECURSIVE.get(name)
-        whole = tree is not None and (not tree or bool(tree & flags) or unknown)
+        whole = tree is not None and (not tree or tree_flag(tree, flags) or unknown)  # (also "--dereference-rec")
         if _links(name, args):  # "ln -s /etc/profile.d p": p/x.sh is /etc/profile.d/x.sh (.model.configures_below)
             for w in args:
                 why = configures_below(word_paths(w, self.cwds)) if not (w.literal and w.text.startswith("-")) else None
@@ -128,10 +129,11 @@ class Resolver(WalkerBase):
         for w in () if isinstance(derived, str) else derived:
             self.add_paths(w, writes=True)
         written = output_words(name, args)  # a reader's output operand or option (uniq in OUT, xxd -r h OUT)
+        remote = {w.text for w in remote_words(name, args)}  # "git fetch origin": a remote's name, not a path (.vcs)
         for w in args:  # echo's words are text, but a glob (or an unquoted expansion) makes bash list a directory
             if name not in NO_PATH_OPERANDS or w.split or not (w.literal or w.unknown):
                 forms = self.add_paths(w, writes=(name not in READERS or any(w is x for x in written)) and
-                                       name not in MAKES_DIRECTORIES)
+                                       name not in MAKES_DIRECTORIES, remotes=not (w.literal and w.text in remote))
                 if whole:
                     self.out.subtrees.extend(forms)
             elif whole:
@@ -141,7 +143,7 @@ class Resolver(WalkerBase):
         if name == "git":  # object names and pathspecs, read with git's grammar (:mod:`.gitargs`)
             seen = git_readings(args)
             for w in seen.paths:
-                self.add_paths(w, writes=seen.writes)
+                self.add_paths(w, writes=seen.writes, remotes=not (w.literal and w.text in remote))
             for w in seen.trees:
                 self.out.subtrees.extend(word_paths(w, self.cwds))
             for why in seen.unresolvable:
@@ -240,6 +242,7 @@ class Resolver(WalkerBase):
         i = 0
         meaning: set[str] = set()
         payload: Word | None = None
+        split_runs = False  # env -S VALUE holds command words (else env prints the environment)
         while i < len(args):
             w = args[i]
             if not w.literal:
@@ -274,6 +277,7 @@ class Resolver(WalkerBase):
                     self.option_value(name, spec.extra.get(full, ""), value, depth, via)
                     if spec.extra.get(full) == "payload":
                         payload = value
+                    split_runs |= spec.extra.get(full) == "split" and bool((env_split(value.text) or ([], [""]))[1])
                 i += 1
                 continue
             if spec.numeric_option and re.fullmatch(r"-\d+", text):
@@ -297,6 +301,7 @@ class Resolver(WalkerBase):
                         self.option_value(name, spec.extra.get(ch, ""), value, depth, via)
                         if spec.extra.get(ch) == "payload":
                             payload = value
+                        split_runs |= spec.extra.get(ch) == "split" and bool((env_split(value.text) or ([], [""]))[1])
                         break
                     if ch in spec.optional_attached:
                         break
@@ -345,6 +350,8 @@ class Resolver(WalkerBase):
         if not rest:
             if spec.no_command == "shell":
                 self.refuse(f"{name} without a command starts a shell")
+            if name == "env" and not split_runs:  # (env -S 'cmd' runs the split words; env -S '' or -S 'X=1' prints)
+                self.read_env("=", "env without a command")  # (.envreads.ALL)
             return
         if spec.extra.get("join") and "exec" not in meaning:  # watch: the words joined, run by sh -c
             if any(not w.literal for w in rest):
@@ -368,12 +375,12 @@ class Resolver(WalkerBase):
             if not value.literal or re.search(r"\$|\\[^\\'\" _tnrfv#]", value.text):
                 self.refuse(f"{name} -S with expansions or escapes")
                 return
-            try:
-                parts = shlex.split(value.text, comments=True)
-            except ValueError:
-                self.refuse(f"{name} -S: unbalanced quotes")
-                return
-            self.resolve([literal_word(p) for p in parts], depth + 1, chain(via, name))
+            split = env_split(value.text)
+            if split is None:
+                return self.refuse(f"{name} -S: unbalanced quotes")
+            for a in [a for a in split[0] if UNSAFE_ENV.fullmatch(a)]:  # env -S 'X=1 cmd': assignments first
+                self.refuse(f"{name} -S {a}=...: injects code or changes what runs")
+            self.resolve([literal_word(p) for p in split[1]], depth + 1, chain(via, name))
         elif meaning in ("cwd", "root"):
             if not value.literal:
                 self.refuse(f"{name}: the directory {value.text!r} is not fixed")
@@ -458,11 +465,12 @@ def output_words(name: str, args: list[Word]) -> list[Word]:
     for k, w in enumerate(args):
         if not w.literal:
             continue
-        for o in opts:
-            if w.text == o and k + 1 < len(args):
-                out.append(args[k + 1])
-            elif w.text.startswith(o) and w.text != o:
-                out.append(w)  # "-oFILE", "--log-file=FILE": the word's paths include the attached value
+        for o in opts:  # an abbreviation ("--log-f F": less 590 wrote F) or a cluster ("-so F") counts (session 20)
+            given = w.text.split("=", 1)[0]
+            if o.startswith("--") and len(given) > 2 and o.lower().startswith(given.lower()):
+                out += [w] if "=" in w.text else args[k + 1:k + 2]
+            elif not o.startswith("--") and re.fullmatch(rf"-[A-Za-z#]*{o[1:]}.*", w.text, re.S):
+                out += [w] + (args[k + 1:k + 2] if w.text.endswith(o[1:]) else [])  # "-oFILE": the attached value
     return out
 
 

@@ -68,10 +68,11 @@ def _fs(text: str) -> frozenset[str]:
 
 
 RUNNERS: dict[str, Runner] = {
-    "make": Runner("kisnqBwrRStpdhv", "oWCfI",
+    # (not -p/--print-data-base: it prints every variable, the environment's too, session 20, .envreads)
+    "make": Runner("kisnqBwrRStdhv", "oWCfI",
                    _fs("keep-going ignore-errors silent quiet dry-run just-print recon question always-make "
                        "print-directory no-print-directory no-builtin-rules no-builtin-variables no-keep-going stop "
-                       "touch print-data-base trace version help warn-undefined-variables no-silent "
+                       "touch trace version help warn-undefined-variables no-silent "
                        "check-symlink-times "
                        "debug jobs load-average output-sync"),
                    _fs("jobs load-average max-load output-sync old-file assume-old what-if new-file assume-new "

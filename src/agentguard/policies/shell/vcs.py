@@ -58,10 +58,10 @@ refused; ``stash pop/apply/branch`` only take a stash entry (``stash@{N}``, ``N`
 makes any commit a stash entry); ``remote add --mirror`` is refused with every other ``remote add``.
 
 Not covered (a decision on the command's text cannot see them): content already on disk before the session is the
-project's, including a repository another program left there with foreign branches; in a repository with no remote
-named ``origin`` git reads ``git pull origin NAME`` as a pull from the path ``./origin``, so a link ``origin ->
-/path/of/such/a/repository`` (or a repository written there byte by byte: ``printf`` into ``origin/HEAD``,
-``origin/objects/..`` and ``origin/refs/heads/x`` is allowed) is pulled from. The soundness also relies
+project's, including a repository another program left there with foreign branches (and a directory ``origin``
+already in the project: in a repository with no remote named ``origin`` git reads ``git pull origin NAME`` as a
+pull from the path ``./origin``, ``./origin.git`` or ``./origin/.git``; writing, linking, copying or moving anything
+to such a path is refused since session 20, :data:`~.programs.REMOTE_PATHS`). The soundness also relies
 on the example's allow list refusing ``git config`` (``branch.x.remote``, ``remote.x.url``) and ``git -C``.
 
 An option this reader does not know is read as taking no value, so its next word is read as an operand, which can
@@ -78,7 +78,7 @@ import re
 from .gitargs import GLOBAL_VALUES
 from .words import Word
 
-__all__ = ["FOREIGN", "TRUSTED_REV", "git_content_reason", "git_split", "local_name", "trusted_rev"]
+__all__ = ["FOREIGN", "TRUSTED_REV", "git_content_reason", "git_split", "local_name", "remote_words", "trusted_rev"]
 
 #: subcommands that write the working tree, the index or HEAD from content the text does not hold (or run a
 #: command: ``submodule foreach``), refused whatever their words
@@ -230,6 +230,22 @@ def git_split(args: list[Word]) -> tuple[str, list[Word]] | None:
             return w.text, args[k + 1:]
         k += 1
     return None
+
+
+#: subcommands whose operands may name a remote or a remote-tracking ref (never a directory they create)
+_NAMES_REMOTES = frozenset({"pull", "fetch", "push", "remote", "ls-remote", "log", "diff", "show", "branch",
+                            "checkout", "switch", "restore", "reset", "rev-parse", "rev-list", "merge-base", "describe",
+                            "shortlog", "reflog", "tag", "status", "blame", "grep", "ls-tree", "cherry", "range-diff",
+                            "whatchanged"})
+
+
+def remote_words(name: str, args: list[Word]) -> list[Word]:
+    """git's words that name the remote origin or one of its refs (``git fetch origin``, ``git log origin/main``), not
+    a path git writes; empty for another program or a subcommand that creates its operand (``git init origin``)."""
+    split = git_split(args) if name == "git" else None
+    if split is None or split[0] not in _NAMES_REMOTES:
+        return []
+    return [w for w in split[1] if w.literal and re.fullmatch(rf"{ORIGIN}(/[^\0]*)?", w.text)]
 
 
 def git_content_reason(sub: str, args: list[Word]) -> str | None:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 from .globs import ANY_CHAR, NO_DOT, NOT_SLASH, SetTooLong, Token, parse_set
 
-__all__ = ["Piece", "TooManyWords", "Word", "brace_expand", "decode_ansi_c", "literal_word", "make_words"]
+__all__ = ["Piece", "TooManyWords", "Word", "brace_expand", "decode_ansi_c", "dquoted_pieces", "literal_word",
+           "make_words", "unquoted_pieces"]
 
 #: a piece of a word: (kind, char); kind "u" unquoted char, "q" quoted/escaped char,
 #: "a" unknown text inside double quotes (no splitting), "A" unknown text outside quotes (split + glob)
@@ -289,3 +290,35 @@ def make_words(pieces: list[Piece]) -> list[Word]:
 
 def literal_word(text: str) -> Word:
     return _to_word([("q", c) for c in text])
+
+
+def unquoted_pieces(raw: str) -> list[Piece]:
+    """The pieces of unquoted text: a backslash quotes the next character, a backslash-newline is removed."""
+    out: list[Piece] = []
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw):
+            if raw[i + 1] != "\n":
+                out.append(("q", raw[i + 1]))
+            i += 2
+            continue
+        out.append(("u", ch))
+        i += 1
+    return out
+
+
+def dquoted_pieces(raw: str) -> list[Piece]:
+    """The pieces of text inside double quotes: a backslash quotes only ``$ ` " \\`` and a newline."""
+    out: list[Piece] = []
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw) and raw[i + 1] in '$`"\\\n':
+            if raw[i + 1] != "\n":
+                out.append(("q", raw[i + 1]))
+            i += 2
+            continue
+        out.append(("q", ch))
+        i += 1
+    return out
