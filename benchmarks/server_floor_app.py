@@ -9,7 +9,9 @@ through the same durable audit store (:class:`agentguard.server.audit.AuditStore
 ``synchronous=FULL``, the hash chain with signed checkpoints, the group-commit writer thread) and answer only
 after the commit, under a per-run ``asyncio.Lock``.
 
-It leaves out everything else the service does, so it is **not** a service and never a way to run one: no
+Each worker keeps its own runs: the stored run id is the request's with the worker's process id appended, so no
+two workers write one run's inputs (the service instead catches up with what the other worker stored). It leaves
+out everything else the service does, so it is **not** a service and never a way to run one: no
 request validation beyond the keys it reads (a malformed body raises), a token compared without roles or
 credentials files, no body limit, concurrency limit or security headers, no run rebuilt or caught up from the
 store (another worker's or replica's inputs are never seen), no run binding, facts, idempotency keys,
@@ -21,6 +23,7 @@ service reaches the target without changing the audit's durability or the guards
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import hashlib
 import hmac
 import os
@@ -60,8 +63,11 @@ def floor_app() -> Any:
     token ``AGENTGUARD_TOKEN``, the guard stack ``AGENTGUARD_FLOOR_RULES`` (the shipped rules example)."""
     state = Path(os.environ.get("AGENTGUARD_FLOOR_DIR") or tempfile.mkdtemp(prefix="agentguard-floor-"))
     state.mkdir(parents=True, exist_ok=True)
-    store = AuditStore(f"sqlite:///{state / 'audit.sqlite'}", sqlite_synchronous="FULL", chain=True,
-                       signer=Signer.load_or_create(state / "audit_ed25519.pem"))
+    with open(state / ".init.lock", "w") as lock:  # the workers start together: one creates the key and the tables
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        store = AuditStore(f"sqlite:///{state / 'audit.sqlite'}", sqlite_synchronous="FULL", chain=True,
+                           signer=Signer.load_or_create(state / "audit_ed25519.pem"))
+    suffix = f"@{os.getpid()}"
     stack = load_stack(os.environ.get("AGENTGUARD_FLOOR_RULES") or str(RULES))
     expected = hashlib.sha256(os.environ.get("AGENTGUARD_TOKEN", "").encode()).digest()
     runs: dict[str, list[Any]] = {}  # run id -> [context, stored inputs]
@@ -84,7 +90,7 @@ def floor_app() -> Any:
             msg = await receive()
             raw += msg.get("body", b"")
         data = loads_request(raw)
-        run_id, tc, facts = data["run_id"], data["tool_call"], data.get("metadata") or {}
+        run_id, tc, facts = data["run_id"] + suffix, data["tool_call"], data.get("metadata") or {}
         call = ToolCall(tc["name"], tc.get("arguments") or {}, tc.get("call_id"))
         lock = locks.setdefault(run_id, asyncio.Lock())
         async with lock:
