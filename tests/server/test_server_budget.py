@@ -54,3 +54,17 @@ def test_a_restart_does_not_refill_the_budget(tmp_path):
         assert _decisions(again, [1000], run="fresh") == ["ALLOW"]
     finally:
         again.state.store.close()
+
+
+def test_two_workers_on_one_store_share_the_runs_spending(tmp_path):
+    """Two services on one audit store (two workers or replicas), a run's transfers alternating between them: each
+    catches up with what the other stored (the budget guard keeps per-run memory, so the other's inputs are
+    replayed into it), and the run's total holds across both."""
+    a, b = _app(tmp_path), _app(tmp_path)
+    try:
+        got = [_decisions(app, [300])[0] for app in (a, b, a, b)]
+        assert got == ["ALLOW", "ALLOW", "ALLOW", "REJECT"], got
+        assert _decisions(b, [100]) == ["ALLOW"] and _decisions(a, [1]) == ["REJECT"]
+    finally:
+        a.state.store.close()
+        b.state.store.close()
