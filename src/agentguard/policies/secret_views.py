@@ -17,10 +17,9 @@ removed (``AKIA IOSF ...``), with its words in reverse order or each word revers
 frequent separator alone, and all of them at once). Unicode tag characters (``U+E0041`` ..., invisible "ASCII
 smuggling") are read as the ASCII they shadow (:func:`untag`) before they are stripped as invisible.
 
-**Session 20**: for the format detectors only, the text with every separator between two letters or digits read
-as ``_`` and as ``-`` (``ghp-...``, ``glpat_...``, ``xoxb_...``: a key whose prefix separator was swapped, which the
-receiver swaps back). A prefix whose separator was dropped (``ghpXXXX``) is not read: like a dropped prefix, the
-family of insertions has no end (strict xfail in ``tests/policies/test_secrets_redteam_dns.py``).
+**Session 20**: for the format detectors only, separators between letters or digits read as ``_`` and ``-``
+(``ghp-...``, ``xoxb_...``: a swapped prefix separator); a dropped one (``ghpXXXX``) is not (strict xfail). Groups of
+one width (``AKIA IOSF ODNN``) read as one run are a reading (``ungrouped``), viewed again.
 
 **Session 19**: runs of numbers, one per character (decimal code points or bytes, ``0x``/``U+``/``\\u{}`` hex, octal,
 binary: :func:`_code_points`), a base64 run cut at any offset (read again from its 2nd, 3rd and 4th character when
@@ -486,15 +485,11 @@ _GROUPS = re.compile(r"[A-Za-z0-9+/=_-]+(?: [A-Za-z0-9+/=_-]+){3,}")
 
 
 def _grouped(text: str) -> bool:
-    """Whether ``text`` holds four or more blank-separated groups of one width (3 to 8 characters; the first or the
-    last may be shorter), as a key written in groups is (``AKIA IOSF ODNN 7EXA``, reversed or not): prose words
-    are of many widths."""
-    for m in _GROUPS.finditer(text):
-        widths = [len(w) for w in m.group().split(" ")]
-        inner = set(widths[1:-1])
-        if len(inner) == 1 and 3 <= (w := inner.pop()) <= 8 and widths[0] <= w and widths[-1] <= w:
-            return True
-    return False
+    """Whether ``text`` holds 4+ blank-separated groups of one width (3 to 8; the first or last may be shorter), as a
+    key written in groups (``AKIA IOSF ODNN 7EXA``): prose words are of many widths."""
+    widths = ([len(w) for w in m.group().split(" ")] for m in _GROUPS.finditer(text))
+    return any(len(inner := set(ws[1:-1])) == 1 and 3 <= (w := min(inner)) <= 8 and max(ws[0], ws[-1]) <= w
+               for ws in widths)
 
 
 def is_reading(name: str) -> bool:

@@ -37,8 +37,7 @@ from typing import Any
 from .model import WalkerBase
 from .words import Word
 
-__all__ = ["ALL", "READABLE", "EnvReader", "definite_assignment", "env_split", "expansion_name", "readable",
-           "while_read_names"]
+__all__ = ["ALL", "EnvReader", "READABLE", "definite_assignment", "env_split", "expansion_name", "readable", "while_read_names"]
 
 #: the name :meth:`EnvReader.read_env` is given for a read of the whole environment (no parameter is called "=")
 ALL = "="

@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["CONFIG_FILES", "REMOTE_PATHS", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS",
-           "NAME_BUILTINS", "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS",
-           "READERS", "RECURSIVE", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES", "SINGLE_DASH_LONG",
+__all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS", "NAME_BUILTINS",
+           "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS", "READERS",
+           "RECURSIVE", "REMOTE_PATHS", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES", "SINGLE_DASH_LONG",
            "TAR_VALUES", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper",
            "as_module", "deletes", "extracts", "flags_of", "hazard", "option_letters", "plain_name", "set_hazard",
            "tree_flag"]

@@ -318,7 +318,11 @@ class Resolver(WalkerBase):
                 i += 1
                 continue
             break
-        rest = args[i:]
+        self.wrapped(name, spec, args, args[i:], meaning, payload, split_runs, depth, via)
+
+    def wrapped(self, name: str, spec: Wrapper, args: list[Word], rest: list[Word], meaning: set[str],
+                payload: Word | None, split_runs: bool, depth: int, via: str) -> None:
+        """What a wrapper runs once :meth:`wrapper` read its options (``rest``: the words after them)."""
         if "unknown" in meaning:
             self.refuse(f"{name}: an option whose meaning depends on the version")
             return
