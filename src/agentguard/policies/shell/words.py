@@ -292,33 +292,28 @@ def literal_word(text: str) -> Word:
     return _to_word([("q", c) for c in text])
 
 
-def unquoted_pieces(raw: str) -> list[Piece]:
-    """The pieces of unquoted text: a backslash quotes the next character, a backslash-newline is removed."""
+def _pieces(raw: str, escapes: str | None, plain: str) -> list[Piece]:
+    """The pieces of ``raw``: a backslash quotes the next character (any, or only those in ``escapes``), a
+    backslash-newline is removed; every other character is a piece of kind ``plain``."""
     out: list[Piece] = []
     i = 0
     while i < len(raw):
         ch = raw[i]
-        if ch == "\\" and i + 1 < len(raw):
+        if ch == "\\" and i + 1 < len(raw) and (escapes is None or raw[i + 1] in escapes):
             if raw[i + 1] != "\n":
                 out.append(("q", raw[i + 1]))
             i += 2
             continue
-        out.append(("u", ch))
+        out.append((plain, ch))
         i += 1
     return out
+
+
+def unquoted_pieces(raw: str) -> list[Piece]:
+    """The pieces of unquoted text: a backslash quotes the next character, a backslash-newline is removed."""
+    return _pieces(raw, None, "u")
 
 
 def dquoted_pieces(raw: str) -> list[Piece]:
     """The pieces of text inside double quotes: a backslash quotes only ``$ ` " \\`` and a newline."""
-    out: list[Piece] = []
-    i = 0
-    while i < len(raw):
-        ch = raw[i]
-        if ch == "\\" and i + 1 < len(raw) and raw[i + 1] in '$`"\\\n':
-            if raw[i + 1] != "\n":
-                out.append(("q", raw[i + 1]))
-            i += 2
-            continue
-        out.append(("q", ch))
-        i += 1
-    return out
+    return _pieces(raw, '$`"\\\n', "q")
