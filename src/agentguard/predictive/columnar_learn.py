@@ -168,8 +168,8 @@ def _id(ids: Any, i: int) -> Any:
 @dataclass
 class _Runs:
     """Cuts a stream of (run id, step, code) batches into runs and feeds the learner: a run ends where
-    ``run_id`` changes between adjacent rows (null ids compare equal to each other; their rows are
-    dropped, as the row path never yields them)."""
+    ``run_id`` changes between adjacent rows (the reader refuses null ids: ``trace_stream._normalize``;
+    were one to come, null ids compare equal to each other and their rows are dropped)."""
 
     learner: Any
     width: int

@@ -17,7 +17,9 @@ is ever built.
   (:mod:`.typed_state`) gives its typed rows' states from that column. The rows of a run must be one
   block numbered 0, 1, 2, ... in file order (:data:`STEP_RULE`; the store writes each finished run so);
   anything else is an InputError naming the run and step, in this reader and in the columnar engine.
-  The same ``run_id`` again in a later block, numbered from 0, is another trace.
+  The same ``run_id`` again in a later block, numbered from 0, is another trace. Column types are
+  checked per file and cast alike for every engine (``run_id`` text or integers, never null; ``step``
+  integers or whole floats; ``state`` JSON text): one model or one InputError, whatever engine.
 * :func:`abstract_parquet` and :func:`duckdb_counts`: when the data outgrows one process. The
   abstraction is a per-row map (any engine can run it per file: Spark ``mapInPandas``, Ray Data
   ``map_batches``, or this function per file on several machines), writing ``run_id, step, state``
@@ -150,6 +152,7 @@ def _row_groups(path: str | os.PathLike[str], columns: list[str], batch_rows: in
         missing = [c for c in columns if c not in pf.schema_arrow.names]
         if missing:
             raise InputError(f"{f}: Parquet traces need columns {columns}; missing {missing}")
+        _check_types(f, pf.schema_arrow)
         more = extra(pf.schema) if extra is not None else []
         kinds = {pf.schema.column(i).path: pf.schema.column(i).physical_type for i in range(len(pf.schema))}
         dict_cols = [c for c in more if kinds.get(c) == "BYTE_ARRAY"]
@@ -164,10 +167,65 @@ def _reader(f: Path, cols: list[str], dict_cols: list[str], g: int, batch_rows: 
         pq = require("pyarrow.parquet", "server")
         pf = pq.ParquetFile(f, pre_buffer=False, read_dictionary=dict_cols or None)
         try:
-            yield from pf.iter_batches(batch_size=batch_rows, columns=cols, row_groups=[g], use_threads=False)
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=cols, row_groups=[g], use_threads=False):
+                yield _normalize(f, batch)
         finally:
             pf.close()
     return read
+
+
+def _base(t: Any) -> Any:
+    pa = require("pyarrow", "server")
+    return t.value_type if pa.types.is_dictionary(t) else t
+
+
+def _check_types(f: Path, schema: Any) -> None:
+    """The trace columns' types, per file (files may drift: one written by the service, the next by
+    pandas): ``run_id`` text or integers, ``step`` integers (or floats, cast only where whole),
+    ``state`` JSON text (UTF-8 bytes are read as text). Anything else is an InputError naming the
+    file and the type, the same for every engine, never a crash of one engine or a guess."""
+    pa = require("pyarrow", "server")
+    t = pa.types
+    text = (t.is_string, t.is_large_string, t.is_string_view)
+    kinds = {"run_id": (*text, t.is_integer), "step": (t.is_integer, t.is_floating),
+             "state": (*text, t.is_binary, t.is_large_binary, t.is_binary_view, t.is_null)}
+    what = {"run_id": "text or integers", "step": "whole numbers", "state": "JSON text"}
+    for col, ok in kinds.items():
+        if col not in schema.names:
+            continue
+        typ = _base(schema.field(col).type)
+        if not any(k(typ) for k in ok) or (col == "step" and t.is_boolean(typ)):
+            raise InputError(f"{f}: column {col} must hold {what[col]}, not {typ}")
+
+
+def _normalize(f: Path, batch: Any) -> Any:
+    """One batch in the types every engine reads (see :func:`_check_types`): ``run_id`` as text,
+    ``step`` as int64 (a float that is not whole, NaN or beyond int64 is refused), ``state`` as text.
+    A row without a ``run_id`` is refused: its step belongs to no run, and dropping it would learn
+    from less data than the file holds without a word (fail closed)."""
+    pa = require("pyarrow", "server")
+    pc = require("pyarrow.compute", "server")
+    t = pa.types
+    cols = list(batch.columns)
+    names = batch.schema.names
+    for k, name in enumerate(names):
+        a = cols[k]
+        typ = _base(a.type)
+        try:
+            if name == "run_id":
+                if a.null_count:
+                    raise InputError(f"{f}: {a.null_count} row(s) without a run_id: every step must name its run")
+                if t.is_dictionary(a.type) or not t.is_string(typ):
+                    cols[k] = pc.cast(a, pa.string())
+            elif name == "step" and a.type != pa.int64():
+                cols[k] = pc.cast(a, pa.int64())
+            elif name == "state" and (t.is_dictionary(a.type) and not t.is_string(typ) or
+                                      t.is_binary(typ) or t.is_large_binary(typ) or t.is_binary_view(typ)
+                                      or t.is_string_view(typ) or t.is_null(typ)):
+                cols[k] = pc.cast(a, pa.string())
+        except pa.ArrowInvalid as exc:
+            raise InputError(f"{f}: column {name}: {str(exc).splitlines()[0]}") from None
+    return pa.RecordBatch.from_arrays(cols, names=names)
 
 
 def iter_parquet_runs(path: str | os.PathLike[str], abstract: Callable[[Any], str] | None = None,
@@ -299,6 +357,9 @@ def duckdb_counts(path: str | os.PathLike[str], terminal: str | None = None,
         bad = con.execute(f"SELECT run_id, count(*), count(DISTINCT step), min(step), max(step) FROM {src} "
                           "WHERE step >= 0 GROUP BY run_id HAVING count(*) <> count(DISTINCT step) "
                           "OR min(step) <> 0 OR max(step) <> count(*) - 1 LIMIT 1").fetchall()
+        nulls = con.execute(f"SELECT count(*) FROM {src} WHERE run_id IS NULL").fetchone()
+        if nulls and nulls[0]:
+            raise InputError(f"{path}: {nulls[0]} row(s) without a run_id: every step must name its run")
         if bad:
             rid, n, distinct, lo, hi = bad[0]
             raise InputError(f"trace {rid}: {n} rows with {distinct} distinct steps from {lo} to {hi}: {STEP_RULE}")
