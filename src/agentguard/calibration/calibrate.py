@@ -32,7 +32,7 @@ import numpy as np
 from ..core.errors import GuaranteeError, InputError, LifecycleError
 from ..core.types import Decision
 from .bounds import BOUNDS, exact_level, max_losses, min_n_for_guarantee
-from .data import Sequences, check_alpha, check_delta
+from .data import Sequences, check_alpha, check_delta, numbers
 from .monitor import ThresholdMonitor
 from .risks import check_risk, relevant_label
 
@@ -112,7 +112,7 @@ def calibrate_threshold(minima: np.ndarray, *, risk: str = "false_alarm", method
         d = check_delta(delta)
         if bound not in BOUNDS:
             raise InputError(f"unknown bound {bound!r}; expected one of {', '.join(BOUNDS)}")
-    m = np.asarray(minima, dtype=float).ravel()
+    m = numbers(minima, "calibration minima")
     if np.isnan(m).any():
         raise InputError("calibration minima contain NaN")
     if np.isposinf(m).any():  # below no threshold: a missed-detection threshold of +inf would miss them all

@@ -23,7 +23,7 @@ import numpy as np
 from ..core.errors import InputError
 from ..core.types import Trace
 
-__all__ = ["Sequences", "load_signals"]
+__all__ = ["Sequences", "load_signals", "numbers"]
 
 REQUIRED_COLUMNS = ("uq_problem_idx", "num_steps", "judge_probability", "solved")
 
@@ -55,6 +55,20 @@ def _labels(y: np.ndarray) -> np.ndarray:
     if bad.any():
         raise InputError(f"labels must be 0 or 1 (1 = safe); got {y[bad][:3].tolist()} ...")
     return yf.astype(np.int8)
+
+
+def numbers(values: Any, what: str) -> np.ndarray:
+    """``values`` as a 1-d float array of numbers (integers or floats): text, Booleans, None, objects
+    or complex numbers are an InputError naming ``what``, as the monitor refuses them at run time
+    (``np.asarray(["0.5"], dtype=float)`` would read text; ``float(1j)`` would crash)."""
+    try:
+        a = np.asarray(values)
+    except (TypeError, ValueError) as exc:  # ragged nesting
+        raise InputError(f"{what} must be numbers: {exc}") from None
+    if a.size and a.dtype.kind not in "iuf":
+        kind = {"b": "Boolean", "U": "text", "S": "bytes", "c": "complex"}.get(a.dtype.kind, "non-numeric")
+        raise InputError(f"{what} must be numbers, got {kind} values such as {str(a.ravel()[0])[:40]!r}")
+    return a.astype(float).ravel()
 
 
 def _py(x: Any) -> Any:
@@ -123,7 +137,7 @@ class Sequences:
     @classmethod
     def from_lists(cls, scores: Seq[Seq[float]], labels: Seq[int], ids: Seq | None = None) -> Sequences:
         """Build from a list of per-sequence score lists and one 0/1 label per sequence."""
-        seqs = [np.asarray(x, dtype=float).ravel() for x in scores]
+        seqs = [numbers(x, f"the scores of sequence #{i}") for i, x in enumerate(scores)]
         if len(seqs) != len(labels):
             raise InputError(f"{len(seqs)} score sequences but {len(labels)} labels")
         lengths = np.array([len(x) for x in seqs], dtype=np.int64)
@@ -180,22 +194,39 @@ class Sequences:
 
         Each trace gives one sequence: the values of ``signals[signal]`` over its steps, in step
         order (steps without the signal are skipped); its label is read from ``trace.labels[label]``:
-        the run is unsafe (0) when ``bool(labels[label]) == unsafe_when``, else safe (1). The default
-        reads ``{"unsafe": True}`` as unsafe. Traces without the label or without the signal are left
+        the run is unsafe (0) when ``labels[label] == unsafe_when``, else safe (1). The default
+        reads ``{"unsafe": true}`` as unsafe. Traces without the label or without the signal are left
         out (they cannot calibrate anything); the sequence ids are the traces' ``run_id``. InputError
         when no trace is left.
+
+        Fail closed: a label must be a Boolean (or the integer 0 or 1) and a signal a number, read as
+        the monitor reads it at run time (:func:`.monitor._score`: no text, no Boolean, no NaN, no
+        +inf); anything else is an InputError naming the run. (Before, ``bool()`` read a null label as
+        safe and the text ``"false"`` as unsafe, and text scores the monitor refuses were calibrated on.)
         """
+        from .monitor import _score
+
         scores: list[list[float]] = []
         labels: list[int] = []
         ids: list[str] = []
         for t in traces:
             if label not in t.labels:
                 continue
-            seq = [float(s.signals[signal]) for s in t.steps if signal in s.signals]
+            y = t.labels[label]
+            if not (isinstance(y, (bool, np.bool_)) or (type(y) is int and y in (0, 1))):
+                raise InputError(f"run {t.run_id!r}: label {label!r} is {str(y)[:40]!r} ({type(y).__name__}), "
+                                 "not true/false: a run whose outcome cannot be read is neither safe nor unsafe")
+            seq = []
+            for k, s in enumerate(t.steps):
+                if signal in s.signals:
+                    try:
+                        seq.append(_score(s.signals[signal]))
+                    except InputError as exc:
+                        raise InputError(f"run {t.run_id!r} step {k}: signal {signal!r}: {exc}") from None
             if not seq:
                 continue
             scores.append(seq)
-            labels.append(0 if bool(t.labels[label]) == unsafe_when else 1)
+            labels.append(0 if bool(y) == unsafe_when else 1)
             ids.append(t.run_id)
         if not scores:
             raise InputError(f"no trace has both the label {label!r} and the signal {signal!r}")
@@ -263,6 +294,13 @@ def load_signals(path: str | Path, *, id_col: str = "uq_problem_idx", step_col: 
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise InputError(f"{p.name} lacks column(s) {', '.join(missing)} (needs {', '.join(cols)})")
+    header = [str(c) for c in pd.read_csv(p, header=None, nrows=1).iloc[0].tolist()]
+    twice = sorted({c for c in cols if header.count(c) > 1})
+    if twice:  # pandas would read the first and rename the other "solved.1": which one is meant?
+        raise InputError(f"{p.name} has column(s) {', '.join(twice)} twice")
+    if df[id_col].isna().any():
+        row = int(df.index[df[id_col].isna()][0]) + 2
+        raise InputError(f"{p.name}: line {row} has no {id_col}: a step must name its sequence")
     if df[score_col].isna().any():
         bad = _py(df.loc[df[score_col].isna(), id_col].iloc[0])
         raise InputError(f"{p.name}: sequence {bad!r} has a missing/NaN score")
