@@ -41,8 +41,8 @@ import scipy.sparse as sp
 
 from ..core.errors import InputError, ModelError, ParseError
 from .dtmc import DTMC
-from .prism_syntax import FAST_GUARD, IDENT, eval_num, fast_row, fraction_str, split_updates, statements, \
-    subst_consts, update_row
+from .prism_syntax import FAST_GUARD, IDENT, STORM_RESERVED_LABELS, boolean_only, eval_num, fast_row, \
+    fraction_str, split_updates, statements, subst_consts, update_row
 
 __all__ = ["native_form", "read_prism", "read_pro2guard", "to_prism", "write_prism"]
 
@@ -171,6 +171,8 @@ def _parse(text: str, source: str, given: Mapping[str, Fraction] | None = None) 
             continue
         m = re.fullmatch(rf'label\s+"({IDENT})"\s*=\s*(.+)', stmt, re.DOTALL)
         if m:
+            if m.group(1) in STORM_RESERVED_LABELS:
+                raise ParseError(f"line {line}: {m.group(1)!r} is a reserved word, not a label name")
             dup = [ln for ln, name, _ in pm.labels_src if name == m.group(1)]
             if dup:
                 raise ParseError(f"line {line}: duplicate label {m.group(1)!r} (first on line {dup[0]})")
@@ -203,6 +205,8 @@ def _parse(text: str, source: str, given: Mapping[str, Fraction] | None = None) 
 def _constant(pm: _Module, m: re.Match[str], line: int) -> None:
     if m.group(2) in pm.consts:
         raise ParseError(f"line {line}: duplicate constant {m.group(2)!r}")
+    if m.group(2) == pm.var:
+        raise ParseError(f"line {line}: constant {m.group(2)!r} has the name of the state variable")
     if m.group(3) is None:
         if m.group(2) not in pm.given:
             raise ParseError(f"line {line}: constant {m.group(2)!r} has no value (pass --const {m.group(2)}=...)")
@@ -221,6 +225,8 @@ def _variable(pm: _Module, m: re.Match[str], line: int) -> None:
         raise ParseError(f"line {line}: only one state variable is supported "
                          f"(found {pm.var!r} and {m.group(1)!r})")
     var = m.group(1)
+    if var in pm.consts:
+        raise ParseError(f"line {line}: variable {var!r} has the name of a constant")
     vals = [eval_num(g, pm.consts, line) for g in (m.group(2), m.group(3))]
     if any(v.denominator != 1 for v in vals):
         raise ParseError(f"line {line}: range of {var!r} must be integers")
@@ -260,6 +266,7 @@ def _transition_rows(pm: _Module) -> tuple[dict[int, dict[int, tuple[int, int]]]
                 gf = parse_state_formula(subst_consts(guard, pm.consts))
             except ParseError as exc:
                 raise ParseError(f"line {line}: bad guard {guard!r}: {exc}") from None
+            boolean_only(gf, f"guard {guard!r}", line)
             try:
                 states = np.flatnonzero(gf.evaluate_env(n, {}, env_vars)).tolist()
             except ModelError as exc:
@@ -314,7 +321,9 @@ def _labels(pm: _Module) -> dict[str, np.ndarray]:
     env_vars = {pm.var: pm.values}
     for line, name, expr in pm.labels_src:
         try:
-            labels[name] = parse_state_formula(subst_consts(expr, pm.consts)).evaluate_env(pm.n, labels, env_vars)
+            f = parse_state_formula(subst_consts(expr, pm.consts))
+            boolean_only(f, f"label {name!r}", line)
+            labels[name] = f.evaluate_env(pm.n, labels, env_vars)
         except (ParseError, ModelError) as exc:
             raise ParseError(f"line {line}: label {name!r}: {exc}") from None
     return labels

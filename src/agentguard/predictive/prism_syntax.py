@@ -18,6 +18,8 @@ from ..core.errors import ModelError, ParseError
 __all__ = [
     "FAST_GUARD",
     "IDENT",
+    "STORM_RESERVED_LABELS",
+    "boolean_only",
     "eval_num",
     "fast_row",
     "fraction_str",
@@ -204,3 +206,19 @@ def fast_row(upd: str, var: str, lo: int, hi: int, value: int, line: int) -> dic
         row[j] = (num, den)
     return row
 
+
+#: names Storm's grammar refuses as a label (``expecting <fresh label name>``; found by running Storm
+#: on each keyword in tests/predictive/test_prism_storm_diff.py): the native reader refuses them too,
+#: instead of letting ``label "init"`` replace the built-in initial-state label
+STORM_RESERVED_LABELS = frozenset({"bool", "ceil", "const", "ctmc", "dtmc", "endinit", "endmodule", "endrewards",
+                                   "false", "floor", "init", "int", "ma", "max", "mdp", "min", "module", "pomdp",
+                                   "pta", "rewards", "smg", "true"})
+
+
+def boolean_only(formula: object, what: str, line: int) -> None:
+    """A guard or label definition is a Boolean expression over the variable, as Storm requires: no
+    label (labels cannot refer to labels in a model file) and no bare integer read as ``!= 0``."""
+    bad = sorted(name for kind, name in formula.names() if kind in ("label", "ident"))  # type: ignore[attr-defined]
+    if bad:
+        raise ParseError(f"line {line}: {what}: {bad[0]!r} is not a Boolean expression over the variable "
+                         "(compare it, e.g. s=1; labels cannot be used here)")
