@@ -69,8 +69,8 @@ class DTMC:
         m = self.matrix
         if m.shape[0] != m.shape[1]:
             raise ModelError(f"transition matrix is not square: {m.shape}")
-        if m.nnz and (m.data.min() < -tol or m.data.max() > 1 + tol or not np.all(np.isfinite(m.data))):
-            raise ModelError("transition probabilities must be finite numbers in [0, 1]")
+        if m.nnz and (m.data.min() < 0 or m.data.max() > 1 + tol or not np.all(np.isfinite(m.data))):
+            raise ModelError("transition probabilities must be finite numbers in [0, 1] (none negative)")
         sums = np.asarray(m.sum(axis=1)).ravel()
         bad = np.flatnonzero(np.abs(sums - 1.0) > tol)
         if bad.size:
@@ -150,7 +150,9 @@ class DTMC:
             n = _index(d["n"], None, "n")
             if n < 1:
                 raise ValueError(f"n must be >= 1, got {n}")
-            tr = np.asarray(d["transitions"], dtype=float).reshape(-1, 3)
+            tr = _numbers(d["transitions"], "transitions").reshape(-1, 3)
+            if len(tr) < n:  # every row needs a transition to sum to 1: refuse before allocating n states
+                raise ValueError(f"{len(tr)} transitions for {n} states (every state needs one)")
             mat = sp.csr_matrix((tr[:, 2], (_indices(tr[:, 0], n, "transition source"),
                                             _indices(tr[:, 1], n, "transition target"))), shape=(n, n))
             labels = {}
@@ -160,7 +162,7 @@ class DTMC:
                 labels[k] = v
             counts = None
             if d.get("counts") is not None:
-                c = np.asarray(d["counts"], dtype=float).reshape(-1, 3)
+                c = _numbers(d["counts"], "counts").reshape(-1, 3)
                 if not np.all(np.isfinite(c[:, 2]) & (c[:, 2] >= 0)):
                     raise ValueError("counts must be finite and non-negative")
                 counts = sp.csr_matrix((c[:, 2], (_indices(c[:, 0], n, "count source"),
@@ -169,12 +171,15 @@ class DTMC:
             exact = None
             if d.get("exact") is not None:
                 exact = {int(i): {int(j): s for j, s in row.items()} for i, row in d["exact"].items()}
-        except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
+            variables = {k: _whole(v, f"variable {k!r}") for k, v in d.get("variables", {}).items()}
+            rewards = {k: _numbers(v, f"reward structure {k!r}") for k, v in (d.get("rewards") or {}).items()}
+            meta = d.get("meta") or {}
+            if not isinstance(meta, Mapping):
+                raise TypeError("meta must be an object")
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError, AttributeError) as exc:
             raise ModelError(f"malformed model file: {exc}") from None
-        return cls(mat, initial, labels,
-                   {k: np.asarray(v) for k, v in d.get("variables", {}).items()},
-                   d.get("state_names"), counts, exact, dict(d.get("meta") or {}),
-                   {k: np.asarray(v, dtype=float) for k, v in (d.get("rewards") or {}).items()}).validate()
+        return cls(mat, initial, labels, variables, d.get("state_names"), counts, exact, dict(meta),
+                   rewards).validate()
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json_dict()))
@@ -192,12 +197,30 @@ class DTMC:
         return cls.from_json_dict(d)
 
 
+def _numbers(values: Any, what: str) -> np.ndarray:
+    """A flat float array of the numbers of a model file (ValueError for text, Booleans, objects):
+    ``np.asarray(["1"], dtype=float)`` would read text, and a Boolean mask ``[false, false, true]``
+    read as indices would label states 0 and 0 (and never state 2)."""
+    a = np.asarray(values)
+    if a.size and a.dtype.kind not in "iuf":
+        raise ValueError(f"{what} must be numbers, got {str(a.ravel()[0])[:30]!r}")
+    return a.astype(float).ravel()
+
+
+def _whole(values: Any, what: str) -> np.ndarray:
+    """Whole numbers (a state variable's values): 1.7 would otherwise be truncated to 1."""
+    a = _numbers(values, what)
+    if a.size and (not np.all(np.isfinite(a)) or np.any(a != np.floor(a)) or np.abs(a).max() >= 2**63):
+        raise ValueError(f"{what} must hold whole numbers")
+    return a.astype(np.int64)
+
+
 def _indices(values: Any, n: int, what: str) -> np.ndarray:
     """State indices read from a model file: whole numbers in ``0..n-1`` (ValueError otherwise).
 
     ``astype(int)`` would truncate 0.7 to 0 and numpy would read -1 as the last state, so a malformed
     file would silently label or connect the wrong state."""
-    a = np.asarray(values, dtype=float).ravel()
+    a = _numbers(values, f"{what} indices")
     if a.size and (not np.all(np.isfinite(a)) or np.any(a != np.floor(a)) or a.min() < 0 or a.max() >= n):
         raise ValueError(f"{what} indices must be whole numbers in 0..{n - 1}")
     return a.astype(np.int64)
