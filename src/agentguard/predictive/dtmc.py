@@ -152,7 +152,11 @@ class DTMC:
                 raise ValueError(f"n must be >= 1, got {n}")
             tr = _numbers(d["transitions"], "transitions").reshape(-1, 3)
             if len(tr) < n:  # every row needs a transition to sum to 1: refuse before allocating n states
-                raise ValueError(f"{len(tr)} transitions for {n} states (every state needs one)")
+                src = np.unique(tr[:, 0])
+                gap = int(np.flatnonzero(src != np.arange(src.size))[0]) if (src != np.arange(src.size)).any() \
+                    else src.size
+                raise ModelError(f"row of state {gap} sums to 0, not 1 ({len(tr)} transitions for {n} states: "
+                                 "every state needs one)")
             mat = sp.csr_matrix((tr[:, 2], (_indices(tr[:, 0], n, "transition source"),
                                             _indices(tr[:, 1], n, "transition target"))), shape=(n, n))
             labels = {}
