@@ -143,3 +143,18 @@ def test_duckdb_counts_refuses_rows_without_a_run_id(tmp_path: Path) -> None:
     pq.write_table(_table(["a", None], [0, 0], ["00", "11"]), tmp_path / "abs.parquet")
     with pytest.raises(InputError, match="without a run_id"):
         duckdb_counts(tmp_path / "abs.parquet", terminal="end")
+
+
+def test_a_misspelt_field_inside_exists_is_reported_not_silent() -> None:
+    """A field no item has makes ``exists`` false (the language's rule for heterogeneous objects), so a
+    typo gives a predicate false everywhere and a model that calls every run safe; the learner says so
+    in ``meta['warnings']`` (and ``agentguard learn`` prints them)."""
+    typo = Abstraction([Predicate.of("hot", "temp > 100"), Predicate.of("fork", 'exists(objs, kindd == "fork")')],
+                       unsafe="fork", terminal="end")
+    states = [{"temp": 5, "objs": [{"kind": "fork"}]}, {"temp": 500, "objs": [{"kind": "fork"}]}]
+    warnings = DTMCLearner(typo).add([states]).model().meta["warnings"]
+    assert any("'fork' is false in every learned state" in w for w in warnings)
+    assert any("no learned state is unsafe" in w for w in warnings)
+    right = Abstraction([Predicate.of("hot", "temp > 100"), Predicate.of("fork", 'exists(objs, kind == "fork")')],
+                        unsafe="fork", terminal="end")
+    assert DTMCLearner(right).add([states, [{"temp": 5, "objs": []}]]).model().meta["warnings"] == []

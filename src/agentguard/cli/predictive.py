@@ -315,10 +315,14 @@ def _learn(traces: str, spec: str, out: str, alpha: float | None, epsilon: float
         write_prism(model, prism)
     rep = learner.pac_report()
     d = rep.to_dict()
+    warnings = model.meta.get("warnings", [])
     if as_json:
         typer.echo(json.dumps({"model": out, "n_states": model.n, "traces": learner.n_traces,
-                               "state_names": model.state_names, "alpha": float(a), "pac": d}))
+                               "state_names": model.state_names, "alpha": float(a), "pac": d,
+                               "warnings": warnings}))
         return
+    for w in warnings:
+        typer.echo(f"warning: {w}", err=True)
     from rich.console import Console
     from rich.table import Table
 

@@ -1,8 +1,9 @@
 """Helpers of the DTMC learner: exact rational rows of Eq. 1 and path sampling (internal module;
-``sample_paths`` is public through :mod:`agentguard.predictive.learn`)."""
+``sample_paths`` and ``constant_labels`` are public through :mod:`agentguard.predictive.learn`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import InputError
+from ..spec.predicates import Abstraction
 
 __all__: list[str] = []
 
@@ -82,3 +84,23 @@ def _whole(values: Any, what: str) -> np.ndarray:
     if a.dtype.kind != "f" or (a.size and not np.all(np.isfinite(a) & (a == np.floor(a)))):
         raise InputError(f"{what} must be whole numbers")
     return a.astype(np.int64)
+
+
+def constant_labels(abstraction: Abstraction, states: Sequence[str], labels: dict[str, np.ndarray]) -> list[str]:
+    """Warnings for each predicate with one value in every learned state, and for an ``unsafe`` label
+    no learned state has. Inside ``exists``/``forall`` a field no item has makes the item fail the
+    condition (the spec language's rule for heterogeneous objects), so a misspelt field
+    (``objectTyp == "Fork"``) gives a predicate that is false everywhere, and a model that calls
+    every run safe: the learner cannot tell a typo from a rare event, but it says so."""
+    keep = np.array([s != abstraction.terminal for s in states], dtype=bool)
+    if not keep.any():
+        return []
+    out = []
+    for name in abstraction.names:
+        v = labels[name][keep]
+        if v.all() or not v.any():
+            out.append(f"predicate {name!r} is {'true' if v.all() else 'false'} in every learned state: "
+                       "check its field names against the traces")
+    if not labels["unsafe"][keep].any():
+        out.append("no learned state is unsafe: every run of this model is predicted safe")
+    return out

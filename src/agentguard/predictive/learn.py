@@ -43,11 +43,11 @@ from ..core.errors import InputError
 from ..core.types import Trace
 from ..spec.predicates import Abstraction
 from ..spec.history import NO_STATE_HINT
-from ._learn_rows import _exact_rows, _whole, sample_paths
+from ._learn_rows import _exact_rows, _whole, constant_labels, sample_paths
 from .dtmc import DTMC
 from .pac import PAC_VARIANTS, PACReport, pac_report
 
-__all__ = ["DTMCLearner", "count_transitions", "learn_dtmc", "sample_paths", "smoothed_matrix"]
+__all__ = ["DTMCLearner", "constant_labels", "count_transitions", "learn_dtmc", "sample_paths", "smoothed_matrix"]
 
 
 def count_transitions(flat: np.ndarray, lengths: np.ndarray, n: int) -> sp.csr_matrix:
@@ -461,6 +461,7 @@ class DTMCLearner:
         }
         if self.abstraction is not None:
             meta["abstraction"] = self.abstraction.describe()
+            meta["warnings"] = constant_labels(self.abstraction, self.states, self.label_vectors())
         if self.terminal is not None:
             meta["terminal"] = self.terminal
         return DTMC(
