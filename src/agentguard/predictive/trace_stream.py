@@ -94,6 +94,11 @@ def iter_jsonl_runs(path: str | os.PathLike[str]) -> Iterator[Run]:
                 raise InputError(f"{path}:{lineno}: not valid JSON ({msg})") from None
             if not isinstance(d, dict) or not isinstance(d.get("steps"), list):
                 raise InputError(f"{path}:{lineno}: a trace must be an object with a 'steps' list")
+            if (b"\\u" in line or line.count(b'"steps"') > 1 or line.count(b'"run_id"') > 1
+                    or line.count(b'"state"') > len(d["steps"])):
+                twice = _keys_twice(line)  # rare: the parse above kept the last one silently
+                if twice:
+                    raise InputError(f"{path}:{lineno}: {twice} given twice")
             rid = str(d.get("run_id") or f"line-{lineno}")
             states = []
             for i, s in enumerate(d["steps"]):
@@ -104,6 +109,31 @@ def iter_jsonl_runs(path: str | os.PathLike[str]) -> Iterator[Run]:
             yield rid, states
     if not seen:
         raise InputError(f"trace file {path} is empty")
+
+
+def _keys_twice(line: bytes) -> str | None:
+    """What a trace line gives twice, in the trace object or in one of its steps (``"steps"`` or a
+    step's ``"state"`` twice: which was meant?), or None. Only lines that may have one get here: a key
+    spelt more often than it can be, or spelt with an escape. Keys inside states keep the parser's
+    rule (the last one wins), as every engine reads them."""
+    built: dict[int, list[tuple[str, Any]]] = {}
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        d = dict(pairs)
+        built[id(d)] = pairs
+        return d
+
+    top = json.loads(line, object_pairs_hook=hook)
+    if not isinstance(top, dict):
+        return None
+    objs = [("the trace", top)] + [(f"step {i}", s) for i, s in enumerate(top.get("steps") or [])
+                                   if isinstance(s, dict)]
+    for where, o in objs:
+        keys = [k for k, _ in built.get(id(o), [])]
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        if twice:
+            return f"key {twice[0]!r} of {where} is"
+    return None
 
 
 def parquet_files(path: str | os.PathLike[str]) -> list[Path]:
