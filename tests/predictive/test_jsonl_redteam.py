@@ -3,7 +3,9 @@
 Before: ``{"steps": [unsafe...], "steps": [safe...]}`` learned from the last list only (orjson keeps the
 last key), so the unsafe run vanished without a word; the same for a step's ``"state"`` twice and a
 key spelt with an escape (``"st\\u0065ps"``). Now the line is refused, naming the key. Keys inside a
-state keep the parser's rule (the last one wins, as every engine reads them)."""
+state keep the parser's rule (the last one wins, as every engine reads them); a ``run_id`` given twice
+literally only renames the run and is not looked for (a third scan of every line, measured at about an
+eighth of orjson's time), but it is refused on a line that goes to the check anyway."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ def _runs(tmp_path: Path, line: str) -> list:
 @pytest.mark.parametrize("line,key", [
     (f'{{"run_id": "a", "steps": [{{"state": {S1}}}], "steps": [{{"state": {S2}}}]}}', "steps"),
     (f'{{"run_id": "a", "steps": [{{"state": {S1}}}], "st\\u0065ps": [{{"state": {S2}}}]}}', "steps"),
-    (f'{{"run_id": "a", "steps": [{{"state": {S1}}}], "run_id": "b"}}', "run_id"),
+    (f'{{"run_id": "a", "steps": [{{"state": {S1}}}], "run\\u005fid": "b"}}', "run_id"),
     (f'{{"run_id": "a", "steps": [{{"state": {S1}, "state": {S2}}}]}}', "state"),
     (f'{{"run_id": "a", "steps": [{{"state": {S1}}}, {{"st\\u0061te": {S1}, "state": {S2}}}]}}', "state"),
 ])
@@ -43,7 +45,7 @@ def test_keys_twice_inside_a_state_keep_the_last_one(tmp_path: Path) -> None:
     assert _runs(tmp_path, line) == [("a", [{"temp": 5, "state": 2}])]
 
 
-KEY = st.sampled_from(["steps", "run_id", "st\\u0065ps", "run\\u005fid"])
+KEY = st.sampled_from(["steps", "st\\u0065ps", "run\\u005fid"])
 
 
 @settings(max_examples=50, deadline=None)
