@@ -232,7 +232,7 @@ def error_bound(P, phi1, phi2, x: np.ndarray) -> float:
 def until(P, phi1, phi2, method: str = "auto") -> np.ndarray:
     """``P[phi1 U phi2]`` for every state (``phi1=None`` means true): Prob0/Prob1 then one solve."""
     global _last_info
-    P = _as_csr(P)
+    P = _without_self_loops(_as_csr(P))
     n = P.shape[0]
     phi1, phi2 = _as_mask(phi1, n, "phi1"), _as_mask(phi2, n, "phi2")
     no, yes, deep = _prob01(P, phi1, phi2)
@@ -254,6 +254,28 @@ def until(P, phi1, phi2, method: str = "auto") -> np.ndarray:
             x, info.method, info.residual = solve_full(P, yes, maybe, deep)
     _last_info = info
     return x
+
+
+def _without_self_loops(P: sp.csr_matrix) -> sp.csr_matrix:
+    """``P`` with each self-loop ``0 < P[i, i]`` of a state that can leave removed and the row's other
+    entries divided by their sum ``s_i`` (the jump chain: the same unbounded-until probabilities).
+
+    Why: the solve divides by ``1 - P[i, i]`` and a near-absorbing loop loses it to cancellation:
+    with ``P[i, i] = 1 - 1e-12`` (the float ``0.999999999999000022``) and ``P[i, j] = 1e-12``,
+    ``1 - P[i, i]`` is ``0.99998e-12`` and ``P[F ...]`` came out 0.3750083 for the exact 0.375 (found
+    in session 21 against exact rational elimination); ``s_i`` holds the leaving mass without it."""
+    d = P.diagonal()
+    if not np.any((d > 0) & (d < 1)):
+        return P
+    off = sp.csr_matrix(P - sp.diags(d))
+    off.eliminate_zeros()
+    s = np.asarray(off.sum(axis=1)).ravel()  # the leaving mass, summed without the loop
+    fix = (d > 0) & (s > 0)
+    scale = np.ones(d.size)
+    scale[fix] = 1.0 / s[fix]
+    out = sp.csr_matrix(sp.diags(scale) @ off + sp.diags(np.where(fix, 0.0, d)))  # absorbing loops stay
+    out.eliminate_zeros()
+    return out
 
 
 def reach(P, target, method: str = "auto") -> np.ndarray:
