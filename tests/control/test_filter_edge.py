@@ -172,3 +172,11 @@ def test_a_boolean_is_not_an_action_index():
         v = f.certify(Context(run_id="r", state="s"), bad)
         assert v.decision is Decision.RECOVER and "unknown action" in v.reason
     assert f.certify(Context(run_id="r", state="s"), 1).decision is Decision.ALLOW
+
+
+@pytest.mark.parametrize("proposed", [[1.7], [True], ["1"], [float("nan")]])
+def test_decide_batch_refuses_proposals_that_are_not_action_indices(proposed) -> None:
+    """Session 21: ``np.asarray(proposed, dtype=int)`` truncated 1.7 to action 1 and read True as 1."""
+    f = SafetyFilter(q=None, encoder=None, actions=["a", "b"])  # decide_batch needs neither
+    with pytest.raises(InputError):
+        f.decide_batch(np.array([[0.5, 0.5]]), np.array(proposed))

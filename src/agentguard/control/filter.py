@@ -148,7 +148,10 @@ class SafetyFilter(BaseGuard):
         Q-value intervenes (``nan <= epsilon`` is False too, which would have allowed it); the fallback
         is the argmax over the finite Q-values of the row (a NaN is never the certified action)."""
         q = np.atleast_2d(np.asarray(q, dtype=float))
-        proposed = np.asarray(proposed, dtype=int)
+        raw = np.asarray(proposed)
+        if raw.size and (raw.dtype.kind not in "iuf" or (raw.dtype.kind == "f" and not np.all(raw == np.floor(raw)))):
+            raise InputError(f"proposed action indices must be whole numbers, got {str(raw.ravel()[0])[:30]!r}")
+        proposed = raw.astype(int)  # 1.7 was truncated to action 1, True read as action 1
         if q.ndim != 2 or q.shape[1] != len(self.actions) or proposed.shape != (len(q),):
             raise InputError(f"decide_batch needs Q of shape (n, {len(self.actions)}) and n proposals; "
                              f"got {q.shape} and {proposed.shape}")
