@@ -208,7 +208,7 @@ def fast_row(upd: str, var: str, lo: int, hi: int, value: int, line: int) -> dic
 
 
 #: names Storm's grammar refuses as a label (``expecting <fresh label name>``; found by running Storm
-#: on each keyword in tests/predictive/test_prism_storm_diff.py): the native reader refuses them too,
+#: on each keyword in tests/predictive/test_prism_vs_storm.py): the native reader refuses them too,
 #: instead of letting ``label "init"`` replace the built-in initial-state label
 STORM_RESERVED_LABELS = frozenset({"bool", "ceil", "const", "ctmc", "dtmc", "endinit", "endmodule", "endrewards",
                                    "false", "floor", "init", "int", "ma", "max", "mdp", "min", "module", "pomdp",
