@@ -30,6 +30,7 @@ from ..core.canonical import canonical_name, name_forms, written_forms
 from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError, PolicyError
 from ..core.guard import BaseGuard, fail_closed
+from ..core.limits import time_limit
 from ..core.loading import load_attr
 from ..core.strategies import Block, HaltTool, Replan, Stop, strategy
 from ..core.types import Context, Decision, ToolCall, Verdict
@@ -250,8 +251,7 @@ def _configured_policy(policy: Any, verified_digest: Any, timeout_s: Any) -> Pol
     """Load a policy named in configuration: a shipped name (no folder, no suffix) or a file path."""
     if not isinstance(policy, (str, os.PathLike)) or not os.fspath(policy):
         raise InputError(f"policy guard: 'policy' must be a shipped policy name or a file path, got {policy!r}")
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or timeout_s <= 0:
-        raise InputError(f"policy guard: timeout_s must be a positive number, got {timeout_s!r}")
+    timeout_s = time_limit(timeout_s, "policy guard: timeout_s")  # nan/inf would switch the policy's tick off
     path = Path(policy)
     if not path.suffix and len(path.parts) == 1:
         path = library_path(str(policy))
