@@ -219,3 +219,91 @@ def test_regression_already_refused(tmp_path, name):
         load_stack(f)
     msg = str(info.value)
     assert "\n" not in msg and needle in msg, msg
+
+
+# -- the decision a rule refuses with must refuse; a threshold is a number in [0, 1] -------------------------------
+
+def _argument_rule(decision: str) -> str:
+    return ('[[guards]]\ntype = "tool-rules"\n[[guards.arguments]]\ntool = "send_email"\narg = "to"\n'
+            f"match = '[^@]+@example\\.com'\ndecision = {decision}\n")
+
+
+EVIL_MAIL = ToolCall("send_email", {"to": "a@evil.com"})
+
+
+@pytest.mark.parametrize("decision", ['"allow"', '"ALLOW "', "false", "0", "true", "1", '"modify"', '"recover"'])
+def test_attack_an_argument_rule_whose_decision_lets_the_call_through(tmp_path, decision):
+    # before: the rule fired and its verdict was ALLOW (or MODIFY): a@evil.com went through
+    f = tmp_path / "agentguard.toml"
+    f.write_text(_argument_rule(decision))
+    one_line_refusal_stack(f, "decision")
+
+
+def one_line_refusal_stack(path, *needles: str) -> str:
+    with pytest.raises(InputError) as info:
+        load_stack(path)
+    msg = str(info.value)
+    assert "\n" not in msg, msg
+    for n in needles:
+        assert n in msg, msg
+    return msg
+
+
+DECISION_SPELLINGS = st.one_of(
+    st.sampled_from([d.name for d in Decision]).flatmap(
+        lambda n: st.sampled_from([n, n.lower(), f" {n.title()} "]).map(lambda s: f'"{s}"')),
+    st.integers(-1, 7).map(str), st.sampled_from(["true", "false"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(decision=DECISION_SPELLINGS)
+def test_property_an_argument_rule_loads_only_with_a_refusing_decision_and_then_refuses(tmp_path_factory, decision):
+    f = tmp_path_factory.mktemp("d") / "agentguard.toml"
+    f.write_text(_argument_rule(decision))
+    raw = decision.strip('"').strip()
+    expected = None
+    if decision not in ("true", "false"):
+        try:
+            expected = Decision.parse(int(raw) if raw.lstrip("-").isdigit() else raw)
+        except InputError:
+            expected = None
+    if expected is None or not expected.refuses:
+        one_line_refusal_stack(f, "decision")
+        return
+    assert load_stack(f).check(CTX, EVIL_MAIL).decision is expected
+
+
+def test_a_bool_is_never_a_decision():
+    for b in (True, False):
+        with pytest.raises(InputError):
+            Decision.parse(b)
+    assert Decision.parse(0) is Decision.ALLOW and Decision.parse("reject") is Decision.REJECT  # unchanged
+
+
+@pytest.fixture()
+def dtmc_file(tmp_path):
+    import numpy as np
+
+    from agentguard.predictive.dtmc import DTMC
+
+    # state b: P_safe 0.3 < 0.5, so a proactive guard at 0.5 refuses
+    P = np.array([[0.5, 0.0, 0.5, 0.0], [0.0, 0.0, 0.3, 0.7], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+    DTMC(P, 0, labels={"unsafe": [0, 0, 0, 1]}, state_names=["a", "b", "done", "bad"]).validate().save(
+        tmp_path / "m.json")
+    return tmp_path / "m.json"
+
+
+@pytest.mark.parametrize("key, value, needle", [
+    ("decision", '"allow"', "decision"), ("decision", "false", "decision"), ("decision", "0", "decision"),
+    ("threshold", "false", "threshold"), ("threshold", "true", "threshold"), ("threshold", '"0.5"', "threshold"),
+    ("threshold", "nan", "threshold"), ("threshold", "inf", "threshold"), ("threshold", "-1", "threshold"),
+    ("threshold", "2", "threshold"), ("threshold", '"nan"', "threshold"),
+])
+def test_attack_a_proactive_guard_that_never_alarms(tmp_path, dtmc_file, key, value, needle):
+    # before: decision = "allow"/false made the alarm an ALLOW; threshold = false was 0.0 (never alarms) and
+    # "0.5" was read as a number
+    f = tmp_path / "agentguard.toml"
+    f.write_text(f'[[guards]]\ntype = "proactive"\nmodel = "{dtmc_file}"\n{key} = {value}\n')
+    one_line_refusal_stack(f, needle)
+    f.write_text(f'[[guards]]\ntype = "proactive"\nmodel = "{dtmc_file}"\nthreshold = 0.5\n')
+    assert load_stack(f).check(Context(run_id="r", state="b"), DELETE).decision.refuses
