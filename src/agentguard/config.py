@@ -54,7 +54,7 @@ from .core.errors import AgentGuardError, DependencyError, InputError
 from .core.guard import Guard, GuardStack
 from .core import telemetry
 from .core.limits import time_limit
-from .core.loading import load_attr
+from .core.loading import check_factory, load_attr
 from .core.shadow import MODES, Shadowed
 from .core.types import Decision
 
@@ -321,8 +321,9 @@ def _known_keys(factory: Any, exc: TypeError) -> str:
 def build_guard(spec: GuardSpec) -> Guard:
     """Instantiate one guard from its spec (lazy import of its class); clear errors on bad params."""
     params = dict(spec.params)
-    if spec.type == "python":
-        factory: Any = _import(params.pop("factory"), spec.where)
+    if spec.type == "python":  # only what declares it builds a guard is called (no "subprocess:run")
+        path = params.pop("factory")
+        factory: Any = check_factory(_import(path, spec.where), path, f"{spec.where}: factory", ("check", "acheck"))
     else:
         f = GUARD_TYPES[spec.type]
         factory = _import(f, f"{spec.where} (type {spec.type!r})") if isinstance(f, str) else f

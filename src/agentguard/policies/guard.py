@@ -31,7 +31,7 @@ from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError, PolicyError
 from ..core.guard import BaseGuard, fail_closed
 from ..core.limits import time_limit
-from ..core.loading import load_attr
+from ..core.loading import check_factory, load_attr
 from ..core.strategies import Block, HaltTool, Replan, Stop, strategy
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .audit import AuditRecord, AuditSink
@@ -144,8 +144,8 @@ class ToolCallGuard(BaseGuard):
           differs refuses to load (PolicyError), so only the exact verified code runs;
         - the arguments, by ONE of: ``fields`` (declarative :class:`~agentguard.policies.FieldRule` tables),
           ``arguments`` (policy parameter = tool-call argument name) with ``constants`` (parameter = fixed
-          value), or ``extractor`` (a shipped policy's extractor by name, or ``"module:attribute"`` of a
-          function returning an extractor). Rules must cover exactly the policy's parameters (checked here);
+          value), or ``extractor`` (a shipped policy's extractor by name, or ``"module:attribute"`` of a class
+          with ``extract`` or a function annotated to return one: nothing else is called). Rules must cover exactly the policy's parameters (checked here);
         - ``tools`` (default every tool), ``strategy`` (``AB``), ``deny`` and ``on_error`` (``reject``),
           ``unknown_tool`` (``deny``: a tool no policy covers is refused), ``name``
           (default ``policy:<id>@<version>``), ``timeout_s`` (per evaluation, 0.05).
@@ -276,7 +276,8 @@ def _configured_extractor(pol: Policy, params: Mapping[str, Any]) -> ArgumentExt
             raise InputError("policy guard: 'extractor' must be a shipped policy name or 'module:attribute'")
         if ":" not in name:
             return library_extractor(name)
-        return load_attr(name, "policy guard: extractor")()
+        made = check_factory(load_attr(name, "policy guard: extractor"), name, "policy guard: extractor", ("extract",))
+        return made()  # declared to build an extractor (a class with extract, or annotated): not "os:abort"
     fields: dict[str, Any] = {}
     for key, rule in (("fields", None), ("arguments", "argument"), ("constants", "constant")):
         table = params.get(key, {})
