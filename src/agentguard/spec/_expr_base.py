@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.errors import InputError, ParseError
 
-__all__ = ["MAX_ITEMS", "MAX_VALUE", "MissingField", "reset_budget"]
+__all__ = ["MAX_ITEMS", "MAX_VALUE", "MissingField", "check_condition", "reset_budget"]
 
 _MISSING = object()
 
@@ -282,3 +282,55 @@ def _check(node: ast.AST, text: str) -> None:
             raise ParseError(f"expression {text!r}: only 'for NAME in ...' comprehensions are allowed")
 
 
+
+
+_CONDITION_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.Name, ast.Load, ast.IfExp,
+                    ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Constant)
+
+
+def check_condition(tree: ast.AST, text: str, what: str) -> None:
+    """A spec's ``unsafe``, ``labels`` and ``infeasible`` are conditions over predicate *truth values*: names,
+    ``and``/``or``/``not``, comparisons of truth values, ``if``-``else`` and the constants True/False/None/0/1.
+    Anything else reads a bit as something it is not, and the answer is silent: ``unsafe: "a == 'x'"`` compares a
+    bool with a string and is False in every state (nothing is ever unsafe, so the guard allows everything); ``a *
+    2`` or ``'yes'`` failed only at decision time. Refused at load (ParseError naming ``what``). An ``unsafe`` must
+    also name a predicate: ``unsafe: "False"`` (or ``0``) calls no state unsafe."""
+    for sub in ast.walk(tree):
+        bad = not isinstance(sub, _CONDITION_NODES) or (
+            isinstance(sub, ast.Constant) and not (sub.value is None or sub.value in (0, 1)
+                                                   and isinstance(sub.value, (bool, int))))
+        if bad:
+            shown = ast.unparse(sub) if isinstance(sub, ast.expr) else type(sub).__name__
+            raise ParseError(f"{what} {text!r}: {shown!r} is not a condition over predicate names (use and, or, not, "
+                             "==, !=, if-else, True/False)")
+    bits = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in ("true", "false")})
+    if what == "unsafe" and not bits:
+        raise ParseError(f"unsafe {text!r} names no predicate: it calls no state (or every state) unsafe")
+    if what == "unsafe" and len(bits) <= 12 and not any(  # a contradiction (a and not a) calls no state unsafe
+            _condition_value(tree, dict(zip(bits, (bool(k >> i & 1) for i in range(len(bits)))))) is True
+            for k in range(1 << len(bits))):
+        raise ParseError(f"unsafe {text!r} is true in no state (whatever the predicates): it calls nothing unsafe")
+
+
+def _condition_value(node: ast.AST, val: Mapping[str, bool]) -> Any:
+    """A condition of :func:`check_condition`'s grammar at one valuation (None where it is not a bool)."""
+    if isinstance(node, ast.Expression):
+        return _condition_value(node.body, val)
+    if isinstance(node, ast.Name):
+        return node.id == "true" if node.id in ("true", "false") else val[node.id]
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp):
+        return not _condition_value(node.operand, val)
+    if isinstance(node, ast.BoolOp):
+        vals = (_condition_value(v, val) for v in node.values)
+        return all(vals) if isinstance(node.op, ast.And) else any(vals)
+    if isinstance(node, ast.IfExp):
+        return _condition_value(node.body if _condition_value(node.test, val) else node.orelse, val)
+    if isinstance(node, ast.Compare):
+        items = [_condition_value(x, val) for x in (node.left, *node.comparators)]
+        try:
+            return all(_CMPOPS[type(op)](a, b) for op, a, b in zip(node.ops, items, items[1:]))
+        except InputError:  # None ordered: not a bool here
+            return None
+    return None
