@@ -383,3 +383,14 @@ def test_declared_factories_still_load(tmp_path, factory, loads):
         assert load_stack(f).check(CTX, DELETE).decision is Decision.REJECT
     else:
         one_line_refusal_stack(f, "not declared to build")
+
+
+@pytest.mark.parametrize("name, text", [
+    ("deep.toml", "x = " + "[" * 100000 + "]" * 100000 + "\n"),        # RecursionError escaped tomllib before
+    ("inline.toml", "x = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n"),
+    ("deep.yaml", "x: " + "[" * 100000 + "]" * 100000 + "\n"),
+])
+def test_attack_a_deeply_nested_file_is_a_one_line_error(tmp_path, name, text):
+    f = tmp_path / name
+    f.write_text(text)
+    one_line_refusal(f, "not valid")

@@ -404,6 +404,8 @@ def load_config(path: str | os.PathLike[str]) -> StackConfig:
             raise InputError(f"{path}: not valid TOML ({exc})") from None
         except UnicodeDecodeError:
             raise InputError(f"{path}: not UTF-8 text") from None
+        except RecursionError:  # tomllib recurses per nesting level: [[[[...]]]] 100000 deep
+            raise InputError(f"{path}: not valid TOML (nested too deeply)") from None
     cfg = parse_config(data, path)
     base = os.path.dirname(os.path.abspath(path))
     if cfg.recording_path and not os.path.isabs(cfg.recording_path):

@@ -172,3 +172,33 @@ def test_property_an_unsafe_that_loads_is_a_bit_in_every_state_or_an_error_never
     except InputError:
         return  # fails closed at decision time (e.g. a None branch), as before
     assert vec.any(), unsafe  # it loaded, so some state is unsafe
+
+
+# -- the PCTL and STL parsers: one ParseError for any text, never a RecursionError/ValueError (session 21) -----------
+
+from agentguard.spec import stl  # noqa: E402
+from agentguard.spec.pctl import parse_property, parse_state_formula  # noqa: E402
+
+
+@pytest.mark.parametrize("parse, text", [
+    (stl.parse_formula, "(" * 100000 + "a > 1" + ")" * 100000),    # RecursionError before
+    (stl.parse_formula, "~" * 100000 + "(a > 1)"),                 # RecursionError before
+    (stl.parse_formula, "G (a > 1 -> F[0, " + "9" * 400 + "] (b > 1))"),  # float('9' * 400) is inf: no bound
+    (parse_state_formula, "x=" + "9" * 100000),                   # ValueError (int digit limit) before
+    (parse_property, "P>=" + "9" * 5000 + " [F \"unsafe\"]"),
+    (parse_state_formula, "(" * 100000 + "true" + ")" * 100000),  # already refused
+    (parse_state_formula, "!" * 100000 + "true"),                 # already refused
+])
+def test_attack_formula_texts_are_one_parse_error(parse, text):
+    with pytest.raises(ParseError):
+        parse(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(alphabet="()~!&|-><=[],0123456789. aFGPXU\"", max_size=60))
+def test_property_the_formula_parsers_raise_only_parse_errors(text):
+    for parse in (stl.parse_formula, parse_state_formula, parse_property):
+        try:
+            parse(text)
+        except ParseError:
+            pass
