@@ -263,3 +263,31 @@ def test_the_digest_is_of_the_text_that_runs_not_of_a_re_read(tmp_path, monkeypa
     pol = model.load_policy(f)
     assert pol.evaluate({"x": 50}).allow is False and pol.digest == real(policy(ALLOW_BODY)).digest
     assert time.time() > 0
+
+
+# -- a policy guard's tools are exact names: a glob covered nothing, and unknown_tool = "allow" let the call through ---
+
+TRANSFER_POLICY = "examples/integrations/policies/transfer_limit.py"
+
+
+@pytest.mark.parametrize("tools", [["transfer_*"], ["*transfer_funds"], ["transfer_fund?"], ["transfer_[f]unds"], [""],
+                                   ["  "], ["transfer_funds", "pay_*"]])
+def test_attack_a_glob_in_a_policy_guards_tools_covered_nothing(tools):
+    # before: tools = ["transfer_*"] with unknown_tool = "allow" ALLOWED transfer_funds(amount=5000) over the limit
+    with pytest.raises(InputError, match="not a tool name"):
+        ToolCallGuard.from_config({"policy": TRANSFER_POLICY, "tools": tools, "arguments": {"amount": "amount"},
+                                   "constants": {"limit": 1000}, "unknown_tool": "allow"})
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.text(alphabet="abc_-*?[] ", min_size=0, max_size=8))
+def test_property_a_policy_guard_loads_only_tools_it_can_cover(name):
+    try:
+        g = ToolCallGuard.from_config({"policy": TRANSFER_POLICY, "tools": [name], "arguments": {"amount": "amount"},
+                                       "constants": {"limit": 1000}, "unknown_tool": "allow"})
+    except InputError:
+        assert name != "*" and (not name.strip() or any(c in name for c in "*?[]")), name
+        return
+    if name == "*":
+        return
+    assert g.check(Context(run_id="r"), ToolCall(name, {"amount": 5000})).decision is not Decision.ALLOW, name

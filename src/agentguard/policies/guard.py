@@ -59,6 +59,10 @@ class PolicyBinding:
     tools: tuple[str, ...] = ("*",)
 
     def __post_init__(self) -> None:
+        for t in self.tools:  # exact names: "transfer_*" covered no tool, and unknown_tool="allow" let it through
+            if not isinstance(t, str) or not t.strip() or (t != "*" and any(c in t for c in "*?[]")):
+                raise InputError(f"policy binding: tool {t!r} is not a tool name (tools are exact names, or '*' "
+                                 "for every tool; a glob is not expanded here and would cover nothing)")
         self._canonical_tools = frozenset(canonical_name(t) for t in self.tools)
         self._written_tools = frozenset(self.tools)
 
