@@ -317,7 +317,7 @@ NO_OWN_TEST_FILE_YET = {
     "predictive": {"_learn_rows", "draw", "linsolve", "load", "pac_validation", "prism_storm", "prism_syntax",
                    "reachability", "reactive", "result", "rewards"},
     "calibration": {"metrics", "risks"},
-    "policies": {"_bounded_ops", "_nagini_worker", "audit", "model"},
+    "policies": {"_bounded_ops", "_nagini_worker", "audit"},
     "control": {"bellman"},
     "llm": {"base", "openai_compat"},
     "envs": {"data"},

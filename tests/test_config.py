@@ -119,3 +119,60 @@ def test_a_misspelt_tool_rules_key_suggests_the_right_one():
 
     with pytest.raises(InputError, match=r"did you mean 'allow'\? known keys: allow, allow_commands, "):
         build_stack({"guards": [{"type": "tool-rules", "allw": ["read_*"]}]})
+
+
+# -- session 21 red team: configuration attacks and typos that were already refused (one line, naming the key) ------
+
+from agentguard.core.errors import InputError  # noqa: E402
+
+DENY_DELETES = '[[guards]]\ntype = "tool-rules"\nname = "no-deletes"\ndeny = ["delete_*"]\n'
+
+
+ALREADY_REFUSED_TOML = {
+    "duplicate key": ('[[guards]]\ntype = "tool-rules"\ndeny = ["delete_*"]\ndeny = []\n', "not valid TOML"),
+    "duplicate table": ('[stack]\nname = "a"\n[stack]\nname = "b"\n' + DENY_DELETES, "not valid TOML"),
+    "misspelt type": ('[[guards]]\ntype = "tool-rule"\n', "unknown guard type"),
+    "missing type": ('[[guards]]\nname = "x"\n', "missing 'type'"),
+    "empty type": ('[[guards]]\ntype = ""\n', "missing 'type'"),
+    "no guards": ('[stack]\nname = "x"\n', "no guards"),
+    "empty guards": ("guards = []\n", "non-empty array"),
+    "guards not a list": ('guards = "tool-rules"\n', "non-empty array"),
+    "unknown top-level": ("[stak]\n" + DENY_DELETES, "unknown top-level"),
+    "unknown stack key": ("[stack]\ntimeout = 1\n" + DENY_DELETES, "unknown key"),
+    "on_error allow": ('[stack]\non_error = "allow"\n' + DENY_DELETES, "on_error"),
+    "on_error typo": ('[stack]\non_error = "rejct"\n' + DENY_DELETES, "on_error"),
+    "mode typo": ('[stack]\nmode = "shadw"\n' + DENY_DELETES, "mode"),
+    "guard mode typo": (DENY_DELETES + 'mode = "off"\n', "mode"),
+    "short_circuit text": ('[stack]\nshort_circuit = "false"\n' + DENY_DELETES, "short_circuit"),
+    "empty name": ('[stack]\nname = ""\n' + DENY_DELETES, "stack.name"),
+    "guard name not text": ('[[guards]]\ntype = "tool-rules"\nname = 3\n', "name"),
+    "misspelt guard key": ('[[guards]]\ntype = "tool-rules"\ndney = ["delete_*"]\n', "dney"),
+    "python without factory": ('[[guards]]\ntype = "python"\n', "factory"),
+    "python factory no colon": ('[[guards]]\ntype = "python"\nfactory = "os.system"\n', "factory"),
+    "telemetry text": ('[telemetry]\nenabled = "yes"\n' + DENY_DELETES, "telemetry.enabled"),
+    "recording unknown": ('[recording]\npth = "x"\n' + DENY_DELETES, "recording"),
+    "policy timeout nan": ('[[guards]]\ntype = "policy"\npolicy = "mind2web_sc"\nextractor = "mind2web_sc"\n'
+                           "timeout_s = nan\n", "timeout_s"),
+    "policy timeout text": ('[[guards]]\ntype = "policy"\npolicy = "mind2web_sc"\nextractor = "mind2web_sc"\n'
+                            'timeout_s = "0.05"\n', "timeout_s"),
+    "policy short digest": ('[[guards]]\ntype = "policy"\npolicy = "mind2web_sc"\nextractor = "mind2web_sc"\n'
+                            'verified_digest = "abc"\n', "prefix"),
+    "policy wrong digest": ('[[guards]]\ntype = "policy"\npolicy = "mind2web_sc"\nextractor = "mind2web_sc"\n'
+                            f'verified_digest = "{"0" * 64}"\n', "refusing to run unverified code"),
+    "policy unknown key": ('[[guards]]\ntype = "policy"\npolicy = "mind2web_sc"\nextractor = "mind2web_sc"\n'
+                           'verified = true\n', "unknown key"),
+    "policy on_error allow": ('[[guards]]\ntype = "policy"\npolicy = "mind2web_sc"\nextractor = "mind2web_sc"\n'
+                              'on_error = "allow"\n', "blocking"),
+    "duplicate guard names": (DENY_DELETES + DENY_DELETES, "unique"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALREADY_REFUSED_TOML))
+def test_regression_already_refused(tmp_path, name):
+    text, needle = ALREADY_REFUSED_TOML[name]
+    f = tmp_path / "agentguard.toml"
+    f.write_text(text)
+    with pytest.raises(InputError) as info:
+        load_stack(f)
+    msg = str(info.value)
+    assert "\n" not in msg and needle in msg, msg

@@ -53,7 +53,8 @@ from typing import Any, Callable, Mapping
 from .core.errors import AgentGuardError, DependencyError, InputError
 from .core.guard import Guard, GuardStack
 from .core import telemetry
-from .core.loading import load_attr
+from .core.limits import time_limit
+from .core.loading import check_factory, load_attr
 from .core.shadow import MODES, Shadowed
 from .core.types import Decision
 
@@ -100,7 +101,7 @@ SCHEMA: dict[str, Any] = {
             "properties": {
                 "name": {"type": "string"},
                 "on_error": {"enum": ["reject", "escalate", "halt"]},
-                "timeout_s": {"type": "number", "exclusiveMinimum": 0},
+                "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 60},  # finite
                 "short_circuit": {"type": "boolean"},
                 "mode": {"enum": list(MODES)},
             },
@@ -248,10 +249,8 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
             f"not {on_error.name.lower()}"
         )
     timeout = stack.get("timeout_s")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
-    ):
-        raise _type_error(f"{source}: stack.timeout_s", "a positive number", timeout)
+    if timeout is not None:  # finite, positive, at most a minute: nan or inf would be no limit at all
+        timeout = time_limit(timeout, f"{source}: stack.timeout_s")
     sc = stack.get("short_circuit", True)
     if not isinstance(sc, bool):
         raise _type_error(f"{source}: stack.short_circuit", "true or false", sc)
@@ -322,8 +321,9 @@ def _known_keys(factory: Any, exc: TypeError) -> str:
 def build_guard(spec: GuardSpec) -> Guard:
     """Instantiate one guard from its spec (lazy import of its class); clear errors on bad params."""
     params = dict(spec.params)
-    if spec.type == "python":
-        factory: Any = _import(params.pop("factory"), spec.where)
+    if spec.type == "python":  # only what declares it builds a guard is called (no "subprocess:run")
+        path = params.pop("factory")
+        factory: Any = check_factory(_import(path, spec.where), path, f"{spec.where}: factory", ("check", "acheck"))
     else:
         f = GUARD_TYPES[spec.type]
         factory = _import(f, f"{spec.where} (type {spec.type!r})") if isinstance(f, str) else f
@@ -384,15 +384,15 @@ def load_config(path: str | os.PathLike[str]) -> StackConfig:
         raw = open(path, "rb").read()
     except OSError as exc:
         raise InputError(f"cannot read configuration {path}: {exc.strerror}") from None
-    if path.endswith((".yaml", ".yml")):
-        import yaml
+    if path.endswith((".yaml", ".yml")):  # duplicate keys and aliases refused, as TOML refuses a duplicate key
+        from .core.strict_yaml import StrictYAMLError, loads_strict_yaml
 
         try:
-            data = yaml.safe_load(raw.decode("utf-8"))
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            at = f" at line {mark.line + 1}" if mark is not None else ""
-            raise InputError(f"{path}: not valid YAML{at} ({getattr(exc, 'problem', exc)})") from None
+            data = loads_strict_yaml(raw.decode("utf-8"))
+        except StrictYAMLError as exc:
+            raise InputError(f"{path}: not valid YAML ({exc})") from None
+        except UnicodeDecodeError:
+            raise InputError(f"{path}: not UTF-8 text") from None
         if data is None:
             data = {}
     else:
@@ -404,6 +404,8 @@ def load_config(path: str | os.PathLike[str]) -> StackConfig:
             raise InputError(f"{path}: not valid TOML ({exc})") from None
         except UnicodeDecodeError:
             raise InputError(f"{path}: not UTF-8 text") from None
+        except RecursionError:  # tomllib recurses per nesting level: [[[[...]]]] 100000 deep
+            raise InputError(f"{path}: not valid TOML (nested too deeply)") from None
     cfg = parse_config(data, path)
     base = os.path.dirname(os.path.abspath(path))
     if cfg.recording_path and not os.path.isabs(cfg.recording_path):

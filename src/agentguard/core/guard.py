@@ -21,11 +21,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import math
 import time
 from typing import Any, Iterable, Protocol, runtime_checkable
 
 from . import telemetry as _telemetry
 from .errors import GuardError, GuardTimeout, InputError
+from .limits import time_limit
 from .runs import end_run
 from .types import Context, Decision, Verdict
 
@@ -317,7 +319,8 @@ class GuardStack(BaseGuard):
         self.on_error = Decision.parse(on_error)
         if not self.on_error.refuses:
             raise InputError(f"on_error must block (REJECT, ESCALATE or HALT), not {self.on_error.name}")
-        self.timeout_s = timeout_s
+        # finite and positive: with nan no verdict is ever late (elapsed > nan is False), so a late ALLOW stood
+        self.timeout_s = None if timeout_s is None else time_limit(timeout_s, "GuardStack timeout_s", most=math.inf)
         self.short_circuit = short_circuit
 
     def __repr__(self) -> str:

@@ -30,9 +30,11 @@ slow shadow guard can make that deadline fail closed: stricter, never weaker). U
 
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable, Mapping
 
 from .errors import InputError
+from .limits import time_limit
 from .guard import BaseGuard, Guard, _arun_many, _run_member, run_guard
 from .runs import end_run
 from .types import Context, Decision, Verdict
@@ -101,7 +103,8 @@ class Shadowed(BaseGuard):
         self.on_error = Decision.parse(on_error)
         if not self.on_error.refuses:
             raise InputError(f"on_error must block (REJECT, ESCALATE or HALT), not {self.on_error.name}")
-        self.timeout_s = timeout_s
+        self.timeout_s = (None if timeout_s is None  # nan: no verdict would ever be late
+                          else time_limit(timeout_s, f"{type(self).__name__} timeout_s", most=math.inf))
         self.strategy = getattr(guard, "strategy", None)  # the enforced stack's own strategy stays in force
         self._allow = Verdict.allow(self.name, "every guard is in shadow mode")
 

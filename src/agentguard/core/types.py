@@ -95,6 +95,8 @@ class Decision(enum.IntEnum):
     def parse(cls, value: "Decision | str | int") -> "Decision":
         if isinstance(value, Decision):
             return value
+        if isinstance(value, bool):  # an int to Python, but `decision = false` is a typo, never ALLOW (the enum's 0)
+            raise InputError(f"unknown decision {value!r}; expected one of {', '.join(d.name for d in cls)}")
         if isinstance(value, int) and value in cls._value2member_map_:
             return cls(value)
         try:

@@ -141,7 +141,7 @@ def to_int(value: Any) -> Any:
     bool is refused, and an int policy returning it fails closed). Anything else: CPython's ``int``."""
     if type(value) is bool:
         return value
-    return int(value)
+    return _check_int(int(value))  # int('9' * 4000) is a 13,000-bit int: the language's ints stay within MAX_INT_BITS
 
 
 def no_return(function: str) -> None:

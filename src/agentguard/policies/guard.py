@@ -30,7 +30,8 @@ from ..core.canonical import canonical_name, name_forms, written_forms
 from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError, PolicyError
 from ..core.guard import BaseGuard, fail_closed
-from ..core.loading import load_attr
+from ..core.limits import time_limit
+from ..core.loading import check_factory, load_attr
 from ..core.strategies import Block, HaltTool, Replan, Stop, strategy
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .audit import AuditRecord, AuditSink
@@ -58,6 +59,10 @@ class PolicyBinding:
     tools: tuple[str, ...] = ("*",)
 
     def __post_init__(self) -> None:
+        for t in self.tools:  # exact names: "transfer_*" covered no tool, and unknown_tool="allow" let it through
+            if not isinstance(t, str) or not t.strip() or (t != "*" and any(c in t for c in "*?[]")):
+                raise InputError(f"policy binding: tool {t!r} is not a tool name (tools are exact names, or '*' "
+                                 "for every tool; a glob is not expanded here and would cover nothing)")
         self._canonical_tools = frozenset(canonical_name(t) for t in self.tools)
         self._written_tools = frozenset(self.tools)
 
@@ -143,8 +148,8 @@ class ToolCallGuard(BaseGuard):
           differs refuses to load (PolicyError), so only the exact verified code runs;
         - the arguments, by ONE of: ``fields`` (declarative :class:`~agentguard.policies.FieldRule` tables),
           ``arguments`` (policy parameter = tool-call argument name) with ``constants`` (parameter = fixed
-          value), or ``extractor`` (a shipped policy's extractor by name, or ``"module:attribute"`` of a
-          function returning an extractor). Rules must cover exactly the policy's parameters (checked here);
+          value), or ``extractor`` (a shipped policy's extractor by name, or ``"module:attribute"`` of a class
+          with ``extract`` or a function annotated to return one: nothing else is called). Rules must cover exactly the policy's parameters (checked here);
         - ``tools`` (default every tool), ``strategy`` (``AB``), ``deny`` and ``on_error`` (``reject``),
           ``unknown_tool`` (``deny``: a tool no policy covers is refused), ``name``
           (default ``policy:<id>@<version>``), ``timeout_s`` (per evaluation, 0.05).
@@ -250,8 +255,7 @@ def _configured_policy(policy: Any, verified_digest: Any, timeout_s: Any) -> Pol
     """Load a policy named in configuration: a shipped name (no folder, no suffix) or a file path."""
     if not isinstance(policy, (str, os.PathLike)) or not os.fspath(policy):
         raise InputError(f"policy guard: 'policy' must be a shipped policy name or a file path, got {policy!r}")
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or timeout_s <= 0:
-        raise InputError(f"policy guard: timeout_s must be a positive number, got {timeout_s!r}")
+    timeout_s = time_limit(timeout_s, "policy guard: timeout_s")  # nan/inf would switch the policy's tick off
     path = Path(policy)
     if not path.suffix and len(path.parts) == 1:
         path = library_path(str(policy))
@@ -276,7 +280,8 @@ def _configured_extractor(pol: Policy, params: Mapping[str, Any]) -> ArgumentExt
             raise InputError("policy guard: 'extractor' must be a shipped policy name or 'module:attribute'")
         if ":" not in name:
             return library_extractor(name)
-        return load_attr(name, "policy guard: extractor")()
+        made = check_factory(load_attr(name, "policy guard: extractor"), name, "policy guard: extractor", ("extract",))
+        return made()  # declared to build an extractor (a class with extract, or annotated): not "os:abort"
     fields: dict[str, Any] = {}
     for key, rule in (("fields", None), ("arguments", "argument"), ("constants", "constant")):
         table = params.get(key, {})

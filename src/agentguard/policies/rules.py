@@ -99,6 +99,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ..core.canonical import canonical_name, canonical_path, grant_name, name_forms
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
+from ..core.limits import refusing
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .arguments import (MAX_ENTRIES, MAX_NESTING, NAME_WORDS, PATH_ARGS, SEARCH_WORDS, TooDeep, base_dirs,
                         descriptors, keyed_values, leaves, named_entries, path_named, path_shaped, path_values,
@@ -232,7 +233,7 @@ class ArgumentRule:
             raise InputError("an argument rule needs 'tool' and 'arg'")
         if self.match is None and self.forbid is None and not self.required:
             raise InputError(f"{what}: give 'match', 'forbid' or 'required'")
-        self.decision = Decision.parse(self.decision)
+        self.decision = refusing(self.decision, what)  # "allow" would make a violated rule let the call through
         self._tool = _globs(self.tool, what)
         self._match = _regex(self.match, what)
         self._forbid = _regex(self.forbid, what)

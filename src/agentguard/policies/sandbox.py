@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core.errors import GuardTimeout, PolicyError
+from ..core.limits import time_limit
 from ._bounded_ops import MAX_INT_BITS, MAX_SEQ, RUNTIME_HELPERS, to_int
 from .contracts import (CONTRACT_NAMES, ESCAPE_CONSTRUCTS, RUNTIME_CONTRACTS, PreconditionViolation,
                         check_contract_placement, check_encoding, check_escapes, pre_failed)
@@ -339,7 +340,8 @@ class _Tick:
     __slots__ = ("_local", "timeout_s", "check")
 
     def __init__(self, timeout_s: float) -> None:
-        self.timeout_s = timeout_s
+        # a finite positive limit: with nan or inf the deadline t0 + timeout_s is never passed (no tick fires)
+        self.timeout_s = timeout_s = time_limit(timeout_s, "policy timeout_s")
         local = self._local = _Deadline()
         clock = time.perf_counter
         message = f"policy exceeded its time limit of {timeout_s * 1000:.0f} ms"

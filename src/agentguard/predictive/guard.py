@@ -29,6 +29,7 @@ import numpy as np
 
 from ..core.errors import InputError, ModelError
 from ..core.guard import BaseGuard
+from ..core.limits import probability, refusing
 from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, Verdict
 from ..spec.unseen import DEFAULT_UNSEEN, check_unseen_policy, resolve_unseen
@@ -126,8 +127,7 @@ class ProactiveGuard(BaseGuard):
             raise InputError(f"model must be a DTMC, got {type(model).__name__}")
         if model.state_names is None:
             raise ModelError("the guard needs a model with state names (abstract states)")
-        if not 0.0 <= float(threshold) <= 1.0:
-            raise InputError(f"threshold must be in [0, 1], got {threshold}")
+        threshold = probability(threshold, "threshold")  # not false (0.0: never alarms), not "0.5", not nan
         check_unseen_policy(unseen)
         self.model = model
         self.property = property
@@ -135,7 +135,7 @@ class ProactiveGuard(BaseGuard):
         self.abstraction = abstraction
         self.state_text = state_text
         self.unseen = unseen
-        self.decision = Decision.parse(decision)
+        self.decision = refusing(decision, f"{type(self).__name__} decision")  # never ALLOW: an alarm refuses
         self.name = name
         self.state_fn = state_fn
         self.unsafe_fn = unsafe_fn
@@ -154,8 +154,7 @@ class ProactiveGuard(BaseGuard):
         """The same guard (shared tables) at another threshold."""
         g = object.__new__(ProactiveGuard)
         g.__dict__.update(self.__dict__)
-        if not 0.0 <= float(threshold) <= 1.0:
-            raise InputError(f"threshold must be in [0, 1], got {threshold}")
+        threshold = probability(threshold, "threshold")  # not false (0.0: never alarms), not "0.5", not nan
         g.threshold = float(threshold)
         return g
 
@@ -187,7 +186,7 @@ class ProactiveGuard(BaseGuard):
             kw = {"abstraction": ab.bits, "unsafe_bit": None,
                   "unsafe_fn": lambda b: bool(ab.label_vector([b], "unsafe")[0])}
         unseen = str(params.get("unseen", ab.unseen if ab is not None else DEFAULT_UNSEEN))
-        g = cls(model, str(params.get("property", "G !unsafe")), float(params.get("threshold", 0.5)),
+        g = cls(model, str(params.get("property", "G !unsafe")), params.get("threshold", 0.5),
                 unseen=unseen, decision=params.get("decision", "REJECT"), name=str(params.get("name", "proactive")),
                 state_fn=state_function(params.get("state", ab.state_fn if ab is not None else None)), **kw)
         g.model_path = str(path)
@@ -331,15 +330,14 @@ class ProductGuard(BaseGuard):
     def __init__(self, prod: Any, threshold: float = 0.5, *, abstraction: Callable[[Any], str] | None = None,
                  state_text: Callable[[str], str] | None = None, decision: Decision | str = Decision.REJECT,
                  name: str = "proactive-product", max_runs: int = 100_000) -> None:
-        if not 0.0 <= float(threshold) <= 1.0:
-            raise InputError(f"threshold must be in [0, 1], got {threshold}")
+        threshold = probability(threshold, "threshold")  # not false (0.0: never alarms), not "0.5", not nan
         base = prod.model
         names = base.meta.get("base_state_names")
         self.prod = prod
         self.threshold = float(threshold)
         self.abstraction = abstraction
         self.state_text = state_text
-        self.decision = Decision.parse(decision)
+        self.decision = refusing(decision, f"{type(self).__name__} decision")  # never ALLOW: an alarm refuses
         self.name = name
         self.property = str(base.meta.get("rule", "G !viol"))
         self.values_ = _check_probabilities(prod.safe_probability(), len(prod.pairs))

@@ -144,7 +144,14 @@ class _Parser:
         if kind != "num":
             raise self.error("expected a number")
         self.take()
-        return float(val)
+        return float(self.literal(val))
+
+    def literal(self, val: str) -> int | float:
+        """A number token's value: a ParseError, not a ValueError or inf, for one too long to be a number
+        (``x=`` followed by 100000 digits passed int()'s digit limit as a ValueError)."""
+        if len(val) > 300:
+            raise self.error(f"number {val[:20]}... is too long")
+        return int(val) if val.isdigit() else float(val)
 
     def arith(self) -> Term:
         self.enter()
@@ -172,7 +179,7 @@ class _Parser:
             return f
         if kind == "num":
             self.take()
-            return Num(int(val) if val.isdigit() else float(val))
+            return Num(self.literal(val))
         if self.at("("):
             self.take()
             t = self.arith()

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InputError, ParseError
-from ._expr_base import reset_budget
+from ._expr_base import check_condition, reset_budget
 from .expr import Expr
 from .spec_file import read_document
 from .unseen import DEFAULT_UNSEEN, UNSEEN_POLICIES, resolve_state
@@ -194,6 +194,8 @@ class Abstraction:
         self.labels = {k: Expr(v) if isinstance(v, str) else v for k, v in self.labels.items()}
         if isinstance(self.valid_transition, str) and self.valid_transition not in ("any", "hamming1"):
             self.valid_transition = Expr(self.valid_transition)
+        for what, e in self._conditions():  # truth values only (a == 'x' is never true), an unsafe names a bit
+            check_condition(e.tree, e.text, what)
         for e in self._bit_exprs():
             unknown = [n for n in e.names if n not in names]
             if unknown:
@@ -210,12 +212,13 @@ class Abstraction:
         self._feasible_cache: dict[str, bool] = {}
         self._state_set = set(self.states) if self.states is not None else None
 
+    def _conditions(self) -> list[tuple[str, Expr]]:
+        out = [("infeasible", e) for e in self.infeasible if isinstance(e, Expr)]
+        out += [(f"label {k!r}", e) for k, e in self.labels.items() if isinstance(e, Expr)]
+        return out + ([("unsafe", self.unsafe)] if isinstance(self.unsafe, Expr) else [])
+
     def _bit_exprs(self) -> list[Expr]:
-        out = [e for e in self.infeasible if isinstance(e, Expr)]
-        out += [e for e in self.labels.values() if isinstance(e, Expr)]
-        if isinstance(self.unsafe, Expr):
-            out.append(self.unsafe)
-        return out
+        return [e for _, e in self._conditions()]
 
     # --- the map s_P ------------------------------------------------------------------------
     @property

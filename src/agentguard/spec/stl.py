@@ -35,6 +35,7 @@ predicates).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -82,6 +83,9 @@ class Rule:
         return f"G({show(self.trigger)} -> F[0,{self.K}] {show(self.response)})"
 
 
+#: the deepest nesting of a formula (a law is a few levels; past this the text is refused, not recursed)
+MAX_DEPTH = 100
+
 _TOKEN = re.compile(r"""
     (?P<ws>\s+) | (?P<num>\d+(?:\.\d*)?|\.\d+) | (?P<op>->|==|!=|>=|<=|>|<|&|\||~|\(|\)|\[|\]|,|-)
   | (?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
@@ -106,6 +110,16 @@ class _Parser:
 
     def __init__(self, text: str, where: str, defs: Mapping[str, Node]):
         self.t, self.i, self.where, self.defs = _tokens(text, where), 0, where, defs
+        self.depth = 0  # nesting of implies/unary: ((((...)))) 100000 deep was a RecursionError, not a ParseError
+
+    def _nested(self, parse: Any) -> Node:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ParseError(f"{self.where}: formula nested more than {MAX_DEPTH} levels deep")
+        try:
+            return parse()
+        finally:
+            self.depth -= 1
 
     def peek(self) -> tuple[str, str]:
         return self.t[self.i]
@@ -124,6 +138,9 @@ class _Parser:
         return node
 
     def implies(self) -> Node:
+        return self._nested(self._implies)
+
+    def _implies(self) -> Node:
         left = self.disj()
         if self.peek()[1] == "->":
             self.take()
@@ -145,6 +162,9 @@ class _Parser:
         return node
 
     def unary(self) -> Node:
+        return self._nested(self._unary)
+
+    def _unary(self) -> Node:
         kind, val = self.peek()
         if val == "~":
             self.take()
@@ -171,7 +191,10 @@ class _Parser:
         kind, val = self.take()
         if kind != "num":
             raise ParseError(f"{self.where}: expected a number, found {val or 'end of formula'!r}")
-        return -float(val) if neg else float(val)
+        x = float(val)
+        if not math.isfinite(x):  # float('9' * 400) is inf: F[0, inf] would be no bound
+            raise ParseError(f"{self.where}: number {val[:20]!r}... is too large")
+        return -x if neg else x
 
     def term(self) -> tuple[str, Any]:
         """A signal (``("sig", name)``), a number or named value (``("val", x)``), or a call."""

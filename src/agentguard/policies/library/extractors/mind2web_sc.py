@@ -128,7 +128,8 @@ def fit_keywords(items: Any, min_count: int = 2) -> KeywordTable:
     return KeywordTable(table)
 
 
-def extractor(*, llm: bool = False, client: Any = None, keywords: KeywordTable | None = None) -> Any:
+def extractor(*, llm: bool = False, client: Any = None,
+              keywords: KeywordTable | None = None) -> MappingExtractor | LLMExtractor:
     """Deterministic extractor: category from ``context.metadata['task']``/``['website']``, facts from
     ``context.metadata['user_info']`` (missing facts default to the restrictive value: fail closed).
     With ``keywords`` (a fitted :class:`KeywordTable`) the category comes from it instead of :data:`RULES`.
