@@ -32,7 +32,7 @@ from typing import Any
 from pathlib import Path
 
 from ..core.errors import InputError
-from ..core.guard import BaseGuard, Guard, run_guard
+from ..core.guard import BaseGuard, Guard, GuardStack, arun_guard, run_guard
 from ..core.runs import RunMemory, walk_guards
 from ..core.types import Context, Step, ToolCall, Verdict
 from .models import RUN_ID_PATTERN
@@ -65,6 +65,56 @@ class StepToolGuard(BaseGuard):
         if isinstance(action, ToolCall):
             return self.tool_guard.check(context, action)
         return Verdict.allow(self.name, "no tool call in this step")
+
+
+class StepsAndTools(GuardStack):
+    """The stack :func:`with_tool_rules` builds: ``[step guards, StepToolGuard(tool guards)]``. A step without a tool
+    call is decided by the step guards alone (their verdict unchanged: the tool guards have nothing to read); with
+    one, by both, the members' own verdicts listed flat in ``details["verdicts"]`` and every shadow report
+    (``details["shadow"]``) kept whichever member's verdict wins."""
+
+    def _alone(self, proposal: Any) -> bool:
+        return isinstance(proposal, Step) and not isinstance(proposal.action, ToolCall)
+
+    def _combine(self, verdicts: list[Verdict]) -> Verdict:
+        v = super()._combine(verdicts)
+        trail: list[Any] = []
+        for m in verdicts:
+            inner = m.details.get("verdicts")
+            trail.extend(inner if isinstance(inner, list) and inner else [m.to_dict()])
+        details = {**dict(v.details), "verdicts": trail}
+        shadow = [e for m in verdicts for e in (m.details.get("shadow") or [])]
+        if shadow:
+            details["shadow"] = shadow
+        return Verdict(v.decision, v.reason, v.guard, v.numbers, v.action, details)
+
+    def check(self, context: Context, proposal: Any) -> Verdict:
+        if self._alone(proposal):
+            return run_guard(self.guards[0], context, proposal, timeout_s=self.timeout_s, on_error=self.on_error)
+        return super().check(context, proposal)
+
+    async def acheck(self, context: Context, proposal: Any) -> Verdict:
+        if self._alone(proposal):
+            return await arun_guard(self.guards[0], context, proposal, timeout_s=self.timeout_s, on_error=self.on_error)
+        return await super().acheck(context, proposal)
+
+
+def with_tool_rules(step: Guard, tool: Guard) -> Guard:
+    """The step guards ``step`` and, after them, the tool guards ``tool`` on the step's tool call
+    (:class:`StepToolGuard`), in one stack (the strictest verdict wins; the step stack's strategy, name and
+    ``on_error`` kept).
+
+    Guaranteed: a tool call that ``/v1/check`` refuses is never ALLOWed as the action of a step. Before (session 21
+    red team), configured ``step_guards`` replaced the tool guards for steps, so an agent whose ``rm_all`` was
+    REJECTed by ``/v1/check`` sent it as ``{"action": {"name": "rm_all"}}`` to ``/v1/runs/{id}/steps`` and the
+    proactive guard answered ALLOW with ``execute: true``. The step guards come first so the ones with per-run
+    memory see every step (a stack stops early only on HALT)."""
+    out = StepsAndTools([step, StepToolGuard(tool)], name=str(getattr(step, "name", "steps")),
+                        on_error=getattr(step, "on_error", None) or "HALT")
+    own = getattr(step, "strategy", None)  # a stack's or a Shadowed's own strategy
+    if own is not None:
+        out.strategy = own  # type: ignore[attr-defined]  # the service reads a stack's own strategy
+    return out
 
 
 @dataclass
@@ -187,6 +237,8 @@ def load_guards(settings: Any = None) -> ServiceGuards:
             desc.append(f"tool: {Path(settings.tool_guards).name}")
         if settings.step_guards:
             step = load_stack(settings.step_guards)
+            if settings.tool_guards:  # a step's tool call is decided by the tool guards too (session 21)
+                step = with_tool_rules(step, tool)
             desc.append(f"step: {Path(settings.step_guards).name}")
         if settings.signal_guards:
             signal = load_stack(settings.signal_guards)
