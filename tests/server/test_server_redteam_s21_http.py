@@ -208,3 +208,37 @@ def test_regression_a_body_one_byte_per_chunk_is_decided_as_the_whole(served):
     chunks = b"".join(b"1\r\n" + body[i:i + 1] + b"\r\n" for i in range(len(body))) + b"0\r\n\r\n"
     out = send(port, [head, chunks[: len(chunks) // 2], chunks[len(chunks) // 2:]])
     assert status(out) == 200 and b'"decision":"REJECT"' in out, out[:200]
+
+
+class _Counter:
+    """The header count of :class:`agentguard.server.protocol._Guarded` alone, fed reads by hand."""
+
+    def __init__(self, limit: int) -> None:
+        from agentguard.server.protocol import Limits
+
+        self._ag_limits = Limits(max_header_bytes=limit)
+        self._ag_timer: object | None = object()
+        self._ag_bytes, self._ag_tail, self._ag_done, self.closed = 0, b"", False, False
+
+    def _ag_stop(self) -> None:
+        self._ag_timer = None
+
+    def _ag_close(self) -> None:
+        self.closed = True
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.text("abcXYZ:- \r", min_size=0, max_size=40).map(lambda t: t.replace("\r", "")), max_size=8),
+       body=st.binary(max_size=300) | st.sampled_from([b"\r\n\r\n", b"\n\r\n\r\n\r", b"x" * 400]),
+       limit=st.integers(16, 400), cuts=st.lists(st.integers(0, 1000), max_size=6))
+def test_property_the_header_count_is_the_headers_length_however_the_reads_are_cut(lines, body, limit, cuts):
+    from agentguard.server.protocol import _Guarded
+
+    head = ("GET / HTTP/1.1\r\n" + "".join(f"X-{ln}\r\n" for ln in lines) + "\r\n").encode()
+    data = head + body
+    points = sorted({c % (len(data) + 1) for c in cuts})
+    c = _Counter(limit)
+    for a, b in zip([0, *points], [*points, len(data)]):
+        if a < b and c._ag_timer is not None and not c.closed:
+            _Guarded._ag_data(c, data[a:b])  # type: ignore[arg-type]
+    assert c.closed == (len(head) > limit), (len(head), limit, points)

@@ -381,7 +381,8 @@ class GuardSource:
 
     def versioned(self) -> tuple[ServiceGuards, str]:
         """The guards in force and their version, read together (a reload swaps both in one assignment)."""
-        self.get()
+        if self.reload_s > 0 and self.files and self.clock() >= self._next:
+            self.maybe_reload()
         return self._pair
 
     @staticmethod

@@ -159,13 +159,15 @@ class _Guarded:
         over 16 KiB whose first segment carried both) closed the connection without an answer."""
         if self._ag_timer is None or self._ag_done:
             return
-        seen = self._ag_tail + data
-        end = seen.find(b"\r\n\r\n")
-        if end >= 0:  # the headers end in this read: count them, not what follows
+        tail = self._ag_tail
+        end = (tail + data[:3]).find(b"\r\n\r\n") if tail else -1  # a blank line across two reads comes first
+        if end < 0 and (end := data.find(b"\r\n\r\n")) >= 0:  # (no copy of the read: it may hold a large body)
+            end += len(tail)
+        if end >= 0:  # the headers end in this read (``end``: where, counted from the tail's start)
             self._ag_done = True
-            total = self._ag_bytes - len(self._ag_tail) + end + 4
+            total = self._ag_bytes - len(tail) + end + 4
         else:
-            self._ag_tail = seen[-3:]
+            self._ag_tail = (tail + data)[-3:] if len(data) < 3 else data[-3:]
             self._ag_bytes += len(data)
             total = self._ag_bytes
         if total > self._ag_limits.max_header_bytes:
