@@ -8,6 +8,9 @@ regression list.
   stored answer of another request; the same request again is the stored answer (``Idempotent-Replayed``);
 - an approval of another call (arguments, name, call id changed), of another run, twice, by the agent that
   asked (identity holding both roles), with an ``approver`` field naming someone else: refused, never ALLOW;
+- values an agent chooses (negative zero, subnormals, the largest double, integers past 2**53, NUL, U+2028,
+  quotes, non-BMP text in signal names, tool names, arguments, step states): `audit verify` still finds the
+  untouched store intact (SQLite and PostgreSQL), so no agent input makes a false alarm that would hide a real one;
 - run ids that collide after a normalisation (case, a trailing space or newline, full-width digits, an
   encoded slash): another run or 400/404, never the same run under another spelling.
 """
@@ -169,3 +172,45 @@ def test_property_a_run_id_spelled_otherwise_is_another_run_or_refused(svc, spel
         assert r.json()["run_id"] != "norm-1" and r.json()["decision"] == "ALLOW"
     else:
         assert r.status_code in (400, 404, 422), r.text
+
+
+ODD_NUMBERS = [-0.0, 5e-324, 1.7976931348623157e308, 2**53 + 1, 0.1, 1e-7, 123456789012345678901234567890, -1e-310]
+ODD_NAMES = ["read_\u0000", "read_\u2028x", 'read_"\\', "read_" + "é" * 100, "read_\U0001F600"]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(numbers=st.lists(st.sampled_from(ODD_NUMBERS) | st.floats(allow_nan=False, allow_infinity=False), min_size=1,
+                        max_size=4),
+       names=st.lists(st.sampled_from(ODD_NAMES) | st.text(min_size=1, max_size=12).filter(
+           lambda t: not any(0xD800 <= ord(c) <= 0xDFFF for c in t)), min_size=1, max_size=3))
+def test_property_what_an_agent_sends_never_breaks_the_audit_chain(tmp_path_factory, store_url, numbers, names):
+    """Signal values and names, tool names and arguments an agent chooses (negative zero, subnormals, the largest
+    double, integers beyond 2**53, NUL, U+2028, quotes, non-BMP text) are stored so that ``audit verify`` finds the
+    untouched store intact on SQLite and PostgreSQL: an agent can neither break the chain (a false alarm that would
+    hide a real one) nor store what the chain does not cover."""
+    from agentguard.server.app import create_app
+    from agentguard.server.chain import verify
+    from agentguard.server.settings import ServerSettings
+    from agentguard.server.testing import reset_postgres, serve_in_thread
+
+    if store_url.startswith("postgresql"):
+        reset_postgres(store_url)
+    tmp = tmp_path_factory.mktemp("chain21")
+    (tmp / "tools.toml").write_text('[[guards]]\ntype = "tool-rules"\nallow = ["read_*"]\n')
+    db = store_url if store_url.startswith("postgresql") else f"sqlite:///{tmp / 'audit.sqlite'}"
+    app = create_app(ServerSettings(state_dir=str(tmp), db_url=db, tool_guards=str(tmp / "tools.toml"),
+                                    checkpoint_every=3, credentials_file=str(credentials_file(tmp, (AGENT,)))))
+    with serve_in_thread(app) as base:
+        for i, v in enumerate(numbers):
+            r = httpx.post(f"{base}/v1/runs/v{i}/signals", headers=AGENT.headers,
+                           json={"signals": {"score": v, names[0]: v}})
+            assert r.status_code == 200, r.text
+        for n in names:
+            r = httpx.post(f"{base}/v1/check", headers=AGENT.headers,
+                           json={"run_id": "names", "tool_call": {"name": n, "arguments": {n: numbers[0], "i": 2**64}}})
+            assert r.status_code == 200, r.text
+        r = httpx.post(f"{base}/v1/runs/s/steps", headers=AGENT.headers,
+                       json={"state": {"a": numbers[0], names[0]: [1e308, 5e-324]}, "output": names[-1]})
+        assert r.status_code == 200, r.text
+        rep = verify(app.state.store.engine, checkpoint_every=3)
+    assert rep.ok, rep.problems
