@@ -170,10 +170,8 @@ class AuditStore:
         self._local = threading.local()
         self._local_conns: list[Any] = []
 
-    @property
-    def safe_url(self) -> str:
-        """The URL with any password masked (for logs and errors)."""
-        return sa.engine.make_url(self.url).render_as_string(hide_password=True)
+    safe_url = property(lambda self: sa.engine.make_url(self.url).render_as_string(hide_password=True),
+                        doc="The URL with any password masked (for logs and errors).")
 
     @property
     def stats(self) -> dict[str, int]:
@@ -279,9 +277,12 @@ class AuditStore:
             self.engine.dispose()
 
     def healthy(self) -> tuple[bool, str | None]:
-        """(True, None) when the writer thread runs and the database answers a trivial query."""
+        """(True, None) when the writer thread runs, its last batch committed (else, for 30 s, the error's type: reads
+        may answer while writes fail, a full disk, and no verdict can be given) and the database answers a query."""
         if self._closed or not self._writer.is_alive():
             return False, "audit writer not running"
+        if failing := self._writer.failing():
+            return False, f"audit writes failing: {failing}"
         try:
             with self.engine.connect() as c:
                 c.exec_driver_sql("SELECT 1").scalar()

@@ -74,6 +74,7 @@ class Call:
     idem_row: dict[str, Any] | None = None  # its idempotency_keys row, written with the decision
     body: bytes | None = None  # the answer's JSON body, when it was built before the commit (a keyed request)
     version: int | None = None  # the run's version after this decision's commit (AuditStore.run_version)
+    guard_version: str = ""  # the version of the guards that decide it (Pipes.version), recorded with it
 
 
 CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("agentguard_service_call", default=None)
@@ -202,6 +203,7 @@ class Pipes:
     raw: dict[str, Any]
     pipes: dict[str, ServicePipeline]
     memoryless: frozenset[str] = frozenset()  # kinds whose guards keep no per-run memory (nothing to replay)
+    version: str = ""  # the version of ``guards`` (GuardSource.versioned: read with them, never after a reload)
 
 
 def memoryless(guard: Any) -> bool:

@@ -32,7 +32,7 @@ from typing import Any
 from pathlib import Path
 
 from ..core.errors import InputError
-from ..core.guard import BaseGuard, Guard, run_guard
+from ..core.guard import BaseGuard, Guard, GuardStack, arun_guard, run_guard
 from ..core.runs import RunMemory, walk_guards
 from ..core.types import Context, Step, ToolCall, Verdict
 from .models import RUN_ID_PATTERN
@@ -65,6 +65,56 @@ class StepToolGuard(BaseGuard):
         if isinstance(action, ToolCall):
             return self.tool_guard.check(context, action)
         return Verdict.allow(self.name, "no tool call in this step")
+
+
+class StepsAndTools(GuardStack):
+    """The stack :func:`with_tool_rules` builds: ``[step guards, StepToolGuard(tool guards)]``. A step without a tool
+    call is decided by the step guards alone (their verdict unchanged: the tool guards have nothing to read); with
+    one, by both, the members' own verdicts listed flat in ``details["verdicts"]`` and every shadow report
+    (``details["shadow"]``) kept whichever member's verdict wins."""
+
+    def _alone(self, proposal: Any) -> bool:
+        return isinstance(proposal, Step) and not isinstance(proposal.action, ToolCall)
+
+    def _combine(self, verdicts: list[Verdict]) -> Verdict:
+        v = super()._combine(verdicts)
+        trail: list[Any] = []
+        for m in verdicts:
+            inner = m.details.get("verdicts")
+            trail.extend(inner if isinstance(inner, list) and inner else [m.to_dict()])
+        details = {**dict(v.details), "verdicts": trail}
+        shadow = [e for m in verdicts for e in (m.details.get("shadow") or [])]
+        if shadow:
+            details["shadow"] = shadow
+        return Verdict(v.decision, v.reason, v.guard, v.numbers, v.action, details)
+
+    def check(self, context: Context, proposal: Any) -> Verdict:
+        if self._alone(proposal):
+            return run_guard(self.guards[0], context, proposal, timeout_s=self.timeout_s, on_error=self.on_error)
+        return super().check(context, proposal)
+
+    async def acheck(self, context: Context, proposal: Any) -> Verdict:
+        if self._alone(proposal):
+            return await arun_guard(self.guards[0], context, proposal, timeout_s=self.timeout_s, on_error=self.on_error)
+        return await super().acheck(context, proposal)
+
+
+def with_tool_rules(step: Guard, tool: Guard) -> Guard:
+    """The step guards ``step`` and, after them, the tool guards ``tool`` on the step's tool call
+    (:class:`StepToolGuard`), in one stack (the strictest verdict wins; the step stack's strategy, name and
+    ``on_error`` kept).
+
+    Guaranteed: a tool call that ``/v1/check`` refuses is never ALLOWed as the action of a step. Before (session 21
+    red team), configured ``step_guards`` replaced the tool guards for steps, so an agent whose ``rm_all`` was
+    REJECTed by ``/v1/check`` sent it as ``{"action": {"name": "rm_all"}}`` to ``/v1/runs/{id}/steps`` and the
+    proactive guard answered ALLOW with ``execute: true``. The step guards come first so the ones with per-run
+    memory see every step (a stack stops early only on HALT)."""
+    out = StepsAndTools([step, StepToolGuard(tool)], name=str(getattr(step, "name", "steps")),
+                        on_error=getattr(step, "on_error", None) or "HALT")
+    own = getattr(step, "strategy", None)  # a stack's or a Shadowed's own strategy
+    if own is not None:
+        out.strategy = own  # type: ignore[attr-defined]  # the service reads a stack's own strategy
+    return out
 
 
 @dataclass
@@ -187,6 +237,8 @@ def load_guards(settings: Any = None) -> ServiceGuards:
             desc.append(f"tool: {Path(settings.tool_guards).name}")
         if settings.step_guards:
             step = load_stack(settings.step_guards)
+            if settings.tool_guards:  # a step's tool call is decided by the tool guards too (session 21)
+                step = with_tool_rules(step, tool)
             desc.append(f"step: {Path(settings.step_guards).name}")
         if settings.signal_guards:
             signal = load_stack(settings.signal_guards)
@@ -283,6 +335,13 @@ class GuardSource:
     fails to load keeps the previous guards (a broken deploy never silently disables checking) and
     is reported in ``last_error``. ``version`` is a SHA-256 prefix over the files' contents (``custom``
     for guards handed in as objects), recorded with every audited decision.
+
+    Guaranteed (session 21): the guards and their version are one pair, swapped in one assignment
+    (:meth:`versioned` reads both at once), and the version is that of the very contents the guards were built
+    from: the files are hashed before and after building, and a build during which they changed is not swapped in
+    (the previous pair stays; the next tick tries again, since the stamps kept are those from before the build).
+    Before, the version was hashed after the build and the stamps taken after it, so a file rewritten while the
+    guards were being built left the old content deciding under the new content's version, never reloaded.
     """
 
     def __init__(self, settings: Any = None, guards: ServiceGuards | None = None,
@@ -291,17 +350,45 @@ class GuardSource:
         self.files = guard_files(settings) if guards is None else []
         self.reload_s = float(getattr(settings, "reload_s", 0) or 0)
         self.clock = clock
-        self.current = guards if guards is not None else load_guards(settings)
-        self.version = self._version() if self.files else ("custom" if guards is not None else "builtin")
-        self._stamp = self._stamps()
+        self._stamp: tuple[tuple[str, int | None, int | None], ...] = ()
+        if guards is not None:
+            self._pair: tuple[ServiceGuards, str] = (guards, "custom")
+        else:
+            built = None
+            for _ in range(3):  # the files changed while they were read: read them again
+                built = self._build()
+                if built[3]:
+                    break
+            assert built is not None
+            g, version, files, stamp, steady = built
+            self._pair = (g, version if files else "builtin")
+            self.files = files
+            self._stamp = stamp if steady else ()  # not steady: the first tick reloads
         self._next = self.clock() + self.reload_s
         self.reloads = 0
         self.last_error: str | None = None
         self._lock = threading.Lock()
 
-    def _stamps(self) -> tuple[tuple[str, int | None, int | None], ...]:
+    @property
+    def current(self) -> ServiceGuards:
+        """The guards in force."""
+        return self._pair[0]
+
+    @property
+    def version(self) -> str:
+        """The version of the guards in force."""
+        return self._pair[1]
+
+    def versioned(self) -> tuple[ServiceGuards, str]:
+        """The guards in force and their version, read together (a reload swaps both in one assignment)."""
+        if self.reload_s > 0 and self.files and self.clock() >= self._next:
+            self.maybe_reload()
+        return self._pair
+
+    @staticmethod
+    def _stamps_of(files: list[str]) -> tuple[tuple[str, int | None, int | None], ...]:
         out: list[tuple[str, int | None, int | None]] = []
-        for f in self.files:
+        for f in files:
             try:
                 st = os.stat(f)
                 out.append((f, st.st_mtime_ns, st.st_size))
@@ -309,9 +396,13 @@ class GuardSource:
                 out.append((f, None, None))
         return tuple(out)
 
-    def _version(self) -> str:
+    def _stamps(self) -> tuple[tuple[str, int | None, int | None], ...]:
+        return self._stamps_of(self.files)
+
+    @staticmethod
+    def _version_of(files: list[str]) -> str:
         h = hashlib.sha256()
-        for f in self.files:
+        for f in files:
             h.update(f.encode() + b"\0")
             try:
                 h.update(Path(f).read_bytes())
@@ -319,32 +410,46 @@ class GuardSource:
                 h.update(b"<missing>")
         return h.hexdigest()[:16]
 
+    def _version(self) -> str:
+        return self._version_of(self.files)
+
+    def _build(self) -> tuple[ServiceGuards, str, list[str], tuple[tuple[str, int | None, int | None], ...], bool]:
+        """``(guards, version, files, stamps, steady)``: the guards built from the files, the version and stamps of
+        the files as they were before the build, and whether their contents were the same after it (raises what
+        :func:`load_guards` raises)."""
+        files = guard_files(self.settings)
+        stamp, version = self._stamps_of(files), self._version_of(files)
+        g = load_guards(self.settings)
+        after = guard_files(self.settings)
+        return g, version, files, stamp, after == files and self._version_of(after) == version
+
     def get(self) -> ServiceGuards:
         if self.reload_s > 0 and self.files and self.clock() >= self._next:
             self.maybe_reload()
-        return self.current
+        return self._pair[0]
 
     def maybe_reload(self) -> bool:
-        """Reload if a file changed; True when new guards were swapped in."""
+        """Reload if a file changed; True when new guards were swapped in (with the version of the contents they
+        were built from; a build during which the files changed is retried on the next tick)."""
         if not self._lock.acquire(blocking=False):
             return False
         try:
             self._next = self.clock() + self.reload_s
-            stamp = self._stamps()
-            if stamp == self._stamp:
+            if self._stamps() == self._stamp:
                 return False
-            self._stamp = stamp
             try:
-                new = load_guards(self.settings)
+                new, version, files, stamp, steady = self._build()
             except Exception as exc:  # keep serving with the previous guards
+                self._stamp = self._stamps()  # this content failed: tried again when it changes
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 logging.getLogger(__name__).warning("guard files not reloaded (the previous guards still decide): %s",
                                                     self.last_error)
                 return False
-            self.current = new
-            self.files = guard_files(self.settings)
-            self._stamp = self._stamps()
-            self.version = self._version()
+            if not steady:  # rewritten while being read: the guards may be of neither content; next tick
+                return False
+            self._pair = (new, version)  # one assignment: no reader sees new guards under the old version
+            self.files = files
+            self._stamp = stamp
             self.reloads += 1
             self.last_error = None
             return True

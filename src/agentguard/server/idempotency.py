@@ -130,7 +130,7 @@ async def replayed(svc: Any, idem: IdemKey, run_id: str, proposal: Any = None) -
         return error(422, "this Idempotency-Key was already used for a different request; use a new key")
     if runs_a_call(row["response"]):
         decided = await run_in_threadpool(svc.store.decision, row["decision_id"])
-        then, now = (decided or {}).get("guard_version"), svc.source.version
+        then, now = (decided or {}).get("guard_version"), svc.pipelines().version
         if then != now:
             return error(409, f"the guards changed since this request was decided (version {then} -> {now}); its "
                               "answer is not replayed: send the request again with a new Idempotency-Key")

@@ -111,12 +111,14 @@ class _Guarded:
         self._ag_idle: OrderedDict = idle
         self._ag_timer: asyncio.TimerHandle | None = None
         self._ag_bytes = 0
+        self._ag_tail = b""  # the last bytes of the headers read so far (a blank line split across reads)
+        self._ag_done = False  # the blank line ending this request's headers was read
 
     # -- waiting for a request --------------------------------------------------------------------
     def _ag_wait(self) -> None:
         """Start waiting for the next request's headers: arm the header timer, count as idle."""
         self._ag_stop()
-        self._ag_bytes = 0
+        self._ag_bytes, self._ag_tail, self._ag_done = 0, b"", False
         self._ag_timer = self.loop.call_later(self._ag_limits.header_timeout_s, self._ag_expire)
         self._ag_idle[self] = None
 
@@ -151,11 +153,26 @@ class _Guarded:
             self.server_state.agentguard_evicted += 1
 
     def _ag_data(self, data: bytes) -> None:
-        if self._ag_timer is not None:
+        """Count the bytes of the request's headers, up to the blank line that ends them (``\r\n\r\n``, found
+        across reads): the body bytes that arrive in the same read as the headers are not header bytes. Before
+        (session 21 red team), a read holding the headers and more than ``max_header_bytes`` of body (any POST
+        over 16 KiB whose first segment carried both) closed the connection without an answer."""
+        if self._ag_timer is None or self._ag_done:
+            return
+        tail = self._ag_tail
+        end = (tail + data[:3]).find(b"\r\n\r\n") if tail else -1  # a blank line across two reads comes first
+        if end < 0 and (end := data.find(b"\r\n\r\n")) >= 0:  # (no copy of the read: it may hold a large body)
+            end += len(tail)
+        if end >= 0:  # the headers end in this read (``end``: where, counted from the tail's start)
+            self._ag_done = True
+            total = self._ag_bytes - len(tail) + end + 4
+        else:
+            self._ag_tail = (tail + data)[-3:] if len(data) < 3 else data[-3:]
             self._ag_bytes += len(data)
-            if self._ag_bytes > self._ag_limits.max_header_bytes:
-                self._ag_stop()
-                self._ag_close()
+            total = self._ag_bytes
+        if total > self._ag_limits.max_header_bytes:
+            self._ag_stop()
+            self._ag_close()
 
 
 class H11Limited(_Guarded, H11Protocol):

@@ -142,7 +142,7 @@ class Service:
 
     def pipelines(self) -> Pipes:
         """The pipelines of the guards in force (rebuilt when a hot reload swapped them)."""
-        g = self.source.get()
+        g, version = self.source.versioned()  # one pair: the version is that of these guards
         p = self._pipes
         if p is not None and p.guards is g:
             return p
@@ -157,7 +157,7 @@ class Service:
             pipes[kind] = ServicePipeline(self, asked, strategy=self._enforcement(base),
                                           audit=self.sink, runs=self.runs, adapter="service",
                                           state_fn=state_of, shadow=bool(getattr(self.settings, "shadow", False)))
-        self._pipes = Pipes(g, self._gen, raw, pipes, frozenset(k for k, x in raw.items() if memoryless(x)))
+        self._pipes = Pipes(g, self._gen, raw, pipes, frozenset(k for k, x in raw.items() if memoryless(x)), version)
         return self._pipes
 
     def _on_drop(self, run_id: Any, st: ServiceRun) -> None:
@@ -336,7 +336,7 @@ class Service:
         call.inp = {"idx": call.st.stored, "kind": call.kind, "payload": inp}
         call.record = AuditRecord(time=self.now(), run_id=call.st.run_id, decision=decision.name, reason=reason,
                                   guard=guard, numbers=numbers, decision_id=did, kind=call.kind,
-                                  input_digest=input_digest(call.digest_input), guard_version=self.source.version,
+                                  input_digest=input_digest(call.digest_input), guard_version=call.guard_version,
                                   extra=shadow_extra(v, {"principal": call.principal} if call.principal else {}))
         if call.idem is not None:  # the answer is stored with the decision: built now, sent as built
             call.body = dumps(self._body(call, out))
@@ -373,7 +373,7 @@ class Service:
                     return refused  # the run was started by another identity since it was first asked (.binding)
                 row = None if step is None else {"idx": len(st.context.trace), "payload": step}
                 call = Call(kind, st, payload, digest_input, step=row, extra_numbers=extra_numbers,
-                            principal=principal, idem=idem)
+                            principal=principal, idem=idem, guard_version=pipes.version)
                 self._facts(st, facts)
                 token = CALL.set(call)
                 try:
@@ -390,12 +390,11 @@ class Service:
 
     async def approve(self, run_id: str, decision_id: str, call: ToolCall, approved: bool, approver: str,
                       escalated: Mapping[str, Any], approval_id: str, idem: IdemKey | None = None) -> Response:
-        """A human's answer to the ESCALATE ``decision_id`` of exactly ``call`` (``approver``: the identity of
-        the approver credential that sent it, never a body field), through the check
-        pipeline's :meth:`~agentguard.core.pipeline.Pipeline.aresolve`: only an approval runs the call,
-        only an ESCALATE can be approved (a refusal dominates an escalation when guards combine, so a
-        refused call never reaches here), a halted run stays halted, a refusal goes through the strategy.
-        An escalation older than ``approval_ttl_s`` is not answered (410, nothing stored)."""
+        """A human's answer to the ESCALATE ``decision_id`` of exactly ``call`` (``approver``: the identity of the
+        approver credential that sent it), through the check pipeline's ``aresolve``: only an approval runs the call,
+        only an ESCALATE can be approved (a refusal dominates an escalation), a halted run stays halted, a refusal
+        goes through the strategy. Not answered (nothing stored): an escalation older than ``approval_ttl_s`` (410),
+        an approval when the guards that would resolve it are not those that escalated (409, session 21)."""
         async with self.locks.hold(run_id):
             for _attempt in range(CONFLICT_RETRIES):
                 if idem is not None and (done := await stored_answer(self, idem, run_id, call)) is not None:
@@ -407,6 +406,9 @@ class Service:
                     return error(410, str(exc))
                 if await run_in_threadpool(self.store.decision, approval_id) is not None:
                     return error(409, f"decision {decision_id} was already answered")
+                if approved and escalated.get("guard_version") != pipes.version:  # the guards that would resolve it
+                    return error(409, f"the guards changed since decision {decision_id} was escalated (version "
+                                      f"{escalated.get('guard_version')} -> {pipes.version}); the agent must ask again")
                 age = self.now() - float(escalated["ts"])
                 if not age <= self.settings.approval_ttl_s:  # a stale answer decides nothing (NaN too)
                     return error(410, f"the escalation {decision_id} expired {age:.0f}s after it was asked (approval_ttl_s "
@@ -422,7 +424,7 @@ class Service:
                 c = Call("approval", st, {"decision_id": decision_id, "approved": approved, "approver": approver},
                           digest, approval={"id": approval_id, "decision_id": decision_id, "approved": approved,
                                             "approver": approver, "reason": escalated["reason"]}, principal=approver,
-                          idem=idem)
+                          idem=idem, guard_version=pipes.version)
                 token = CALL.set(c)
                 try:
                     out = await pipes.pipes["check"].aresolve(asked, approved, approver=approver)
@@ -442,8 +444,7 @@ class Service:
 
     @staticmethod
     def _facts(st: RunState, facts: Mapping[str, Any] | None) -> None:
-        """This request's facts (``/v1/check``'s metadata) replace the previous request's; the keys the
-        pipeline and the strategies own stay."""
+        """This request's facts (``/v1/check``'s metadata) replace the previous request's; reserved keys stay."""
         md = st.context.metadata
         for k in [k for k in md if k not in RESERVED_KEYS]:
             del md[k]
@@ -460,8 +461,7 @@ class Service:
             st.context.trace.append(proposal)
 
     def _unavailable(self, call: Call) -> Response:
-        exc = call.error
-        what = type(exc).__name__ if exc is not None else "no audit record"
+        what = type(call.error).__name__ if call.error is not None else "no audit record"
         return error(503, f"audit store unavailable, no verdict given: {what}")
 
     def _body(self, call: Call, out: Outcome) -> dict[str, Any]:

@@ -159,6 +159,7 @@ class _Writer(threading.Thread):
         self._sqlite = engine.dialect.name == "sqlite"
         self._dbapi: Any = None  # SQLite: the writer's own pooled connection (see the module docstring)
         self.store_reads = 0  # times the writer read the chain's tail or heads from the store (tests, benchmarks)
+        self.failed: tuple[str, float] | None = None  # (error type, monotonic time) of the last batch, if it failed
         # On SQLite a batch's rows of one table go to the driver as ONE multi-row INSERT (the columns the
         # Core insert compiles to, without per-row Core bookkeeping): the driver lets go of the GIL around
         # every sqlite3_step, so executemany handed the GIL to the busy event loop and waited for it back
@@ -313,6 +314,12 @@ class _Writer(threading.Thread):
             else:
                 conn.execute(table.insert(), batch_rows)
 
+    def failing(self, window_s: float = 30.0) -> str | None:
+        """The error type of the last batch when it did not commit (a full disk) within ``window_s`` seconds; None
+        once a batch commits, or after ``window_s`` (a replica taken out of a load balancer then gets a new try)."""
+        f = self.failed
+        return f[0] if f is not None and time.monotonic() - f[1] <= window_s else None
+
     def _write(self, batch: Batch) -> BaseException | None:
         """Insert the rows of ``batch`` in one transaction (retried briefly on a transient error, and
         linked again when another writer extended the chain meanwhile)."""
@@ -338,6 +345,7 @@ class _Writer(threading.Thread):
                         for row in rows["inputs"]:  # the request reads its version from its input row
                             row["version"] = self.slots.write(row["run_id"], row["idx"], row["kind"], row["ts"],
                                                               row.get("trivial", False))
+                self.failed = None
                 return None
             except sa.exc.IntegrityError as exc:  # not transient, unless the chain moved under a stale view
                 if chained and relinks < 5 and self._chain_moved():
@@ -349,6 +357,7 @@ class _Writer(threading.Thread):
                 self._stale = True
                 attempt += 1
                 time.sleep(0.05 * attempt)
+        self.failed = (type(error).__name__, time.monotonic()) if error is not None else None
         return error
 
     def _write_sqlite(self, rows: dict[str, list[dict[str, Any]]], chained: bool) -> Any:

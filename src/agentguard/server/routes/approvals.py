@@ -76,9 +76,8 @@ def register(app: FastAPI, svc: Service) -> None:
             return error(409, f"decision {req.decision_id} is not an ESCALATE of a tool call in run {req.run_id}")
         if row["input_digest"] != digest:
             return error(409, f"decision {req.decision_id} escalated another tool call than {req.tool_call.name}")
-        if req.approved and row.get("guard_version") != svc.source.version:
-            return error(409, f"the guards changed since decision {req.decision_id} was escalated (version "
-                              f"{row.get('guard_version')} -> {svc.source.version}); the agent must ask again")
+        # an approval under other guards than those that escalated is 409: checked by Service.approve under the run's
+        # lock against the very guards that resolve it (here, a reload could come between the check and the answer)
         askers = await run_in_threadpool(svc.store.run_principals, req.run_id)
         if who.identity == row.get("principal") or who.identity in askers:
             return error(403, f"self-approval refused: {who.identity!r} asked for decisions of run {req.run_id}, so it "

@@ -1,4 +1,10 @@
-"""Learning endpoints: ``POST /v1/traces`` (ingest finished traces to Parquet) and ``GET /v1/traces/summary``."""
+"""Learning endpoints: ``POST /v1/traces`` (ingest finished traces to Parquet) and ``GET /v1/traces/summary``.
+
+A trace names its run; a run id is stored once (:class:`..traces.TraceStore`: the first upload claims it). Under
+``run_binding = "identity"`` a batch naming a run that another identity started (its first decided input in the
+audit store) is refused whole (403, the run binding's answer: :mod:`..binding`). Before (session 21 red team) any
+agent credential could upload a made-up trace under another identity's live run id, claiming it, so that
+identity's true trace of that run, an unsafe one included, was refused (409) and never learned from."""
 
 from __future__ import annotations
 
@@ -24,6 +30,10 @@ def register(app: FastAPI, svc: Service) -> None:
               summary="Ingest finished traces (Parquet, for learning)", openapi_extra=body(IngestRequest))
     async def ingest(request: Request) -> Response:
         req: IngestRequest = svc.parse(IngestRequest, await request.body())
+        who = principal_of(request.scope).identity
+        for t in req.traces:  # a run another identity started is not its trace to give (run_binding = identity)
+            if t.run_id and (refused := await svc.binding.refused(t.run_id, who)) is not None:
+                return refused
         tr = []
         for t in req.traces:
             trace = Trace([to_step(s) for s in t.steps], dict(t.labels))
@@ -31,7 +41,7 @@ def register(app: FastAPI, svc: Service) -> None:
                 trace.run_id = t.run_id
             tr.append(trace)
         try:
-            name, rows = await run_in_threadpool(traces.add, tr, principal_of(request.scope).identity)
+            name, rows = await run_in_threadpool(traces.add, tr, who)
         except TraceConflict as exc:
             return error(409, str(exc))
         return JSONResponse({"stored_runs": len(tr), "rows": rows, "file": name})
