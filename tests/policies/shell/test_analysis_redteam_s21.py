@@ -12,6 +12,21 @@ Holes found (each allowed by the shipped ``rules.toml`` before this session, con
   it comes from (``.git/config``, ``~/.gitconfig``, ``~/.config/git/config``), so ``deny_paths`` judges it as it
   judges ``cat .git/config``. Cost: ``git remote -v`` leaves the benign corpus (13 -> 14 of 287); ``git remote``
   (names only) stays allowed.
+- **Start-up files not yet listed** (:data:`~agentguard.policies.shell.startup.CONFIG_FILES`, now its own module):
+  each write below was allowed and makes a program the example allows run code later. Confirmed here: ``pip list``
+  ran a ``pip/__init__.py`` written to the user site ``~/.local/lib/python3.11/site-packages`` (searched before the
+  system's); npm 11 reads ``script-shell`` from its global config ``/usr/etc/npmrc`` (``npm config get globalconfig``;
+  ``npm test`` ran the shell named there); ``git fetch`` runs ``/usr/lib/git-core/git-remote-https`` (``git
+  --exec-path``). From the tools' documentation (not installed here): Go's ``~/.config/go/env`` (``go env -w``;
+  ``GOFLAGS=-toolexec=CMD``), asdf/mise ``.tool-versions`` and ``mise.toml`` (``path:DIR`` versions, hooks),
+  direnv's ``direnvrc``, ripgrep's ``~/.ripgreprc``, PATH directories (``~/go/bin``, ``~/.yarn/bin``, a venv's
+  ``bin``), REPL and debugger rc files. ``~/bin/make`` was allowed while ``~/bin/ma?e`` was refused: a literal
+  ``~/...`` was matched as ``//bin/make`` against the absolute globs (:func:`~agentguard.policies.shell.model.configures`);
+  ``~/bin`` is on PATH by Debian's ``/etc/skel/.profile``. Checked and not a hole: pyenv 2.6.30 ignores a
+  ``.python-version`` naming a path (``../../tmp/x``, ``/tmp/x``: "invalid version"); the environment variables of
+  every tool named (GOFLAGS, GOENV, npm_config_*, PIP_*, RIPGREP_CONFIG_PATH, PYTEST_ADDOPTS...) were refused already
+  (``UNSAFE_ENV``); a project's own build files (``Makefile``, ``conftest.py``, ``rust-toolchain.toml``, ``go.work``)
+  are project code the example's allow list already runs.
 """
 
 from __future__ import annotations
@@ -114,3 +129,79 @@ def test_git_differential_the_oracle_prints_the_token() -> None:
                               timeout=20) for c in ("git remote -v", "git remote get-url up", "git fetch up")]
     assert TOKEN in run[0].stdout and TOKEN in run[1].stdout
     assert TOKEN not in run[2].stdout + run[2].stderr
+
+
+# -- start-up files of the allowed tools, their installation prefixes, version managers, PATH directories ------------
+#: each allowed on main before session 21 (45 of 45)
+STARTUP_WRITES = [
+    "echo x > /usr/lib/git-core/git-remote-https", "cp evil /usr/lib/git-core/git-remote-https",
+    "echo 'script-shell=/tmp/x' > /usr/etc/npmrc", "echo 'script-shell=/tmp/x' > /usr/local/etc/npmrc",
+    "echo x > /usr/lib/node_modules/npm/npmrc", "echo x > /usr/local/etc/gitconfig", "echo x > /opt/homebrew/etc/gitconfig",
+    "mkdir -p ~/.local/lib/python3.11/site-packages/pip && echo x > ~/.local/lib/python3.11/site-packages/pip/__init__.py",
+    "echo x > ~/.local/lib/python3.11/site-packages/pytest.py", "cp -r pip ~/.local/lib/python3.11/site-packages/",
+    "echo x > .venv/lib/python3.11/site-packages/pytest.py", "echo x > /usr/lib/python3/dist-packages/pip.py",
+    "echo x > /usr/lib/python3.11/json/__init__.py", "echo x > .venv/pyvenv.cfg", "echo x > .venv/bin/pytest",
+    "echo 'GOFLAGS=-toolexec=/tmp/x' > ~/.config/go/env",
+    "mkdir -p ~/.config/go && echo 'GOFLAGS=-toolexec=/tmp/x' >> ~/.config/go/env",
+    "printf 'GOFLAGS=-toolexec=/tmp/x\\n' | tee ~/.config/go/env", "echo '--pre=/tmp/x' > ~/.ripgreprc",
+    "echo 'golang path:/tmp/evil' > .tool-versions", "echo 'golang path:/tmp/evil' > ~/.tool-versions",
+    "echo x > mise.toml", "echo x > .mise.toml", "echo x > ~/.config/mise/config.toml", "echo x > ~/.asdf/shims/go",
+    "echo x > ~/.nvm/versions/node/v20.0.0/bin/npm", "echo x > ~/.config/direnv/direnvrc", "echo x > ~/.direnvrc",
+    "echo x > ~/bin/make", "cp evil ~/bin/git", "ln -s /tmp/evil ~/bin/git", "echo x > ~/go/bin/make",
+    "echo x > ~/.yarn/bin/make", "echo x > ~/.irbrc", "echo x > ~/.Rprofile", "echo x > ~/.sqliterc",
+    "echo x > ~/.psqlrc", "echo x > ~/.config/gdb/gdbinit", "echo x > ~/.lldbinit", "echo x > ~/.vim/after/plugin/x.vim",
+    "echo x > ~/.vim/ftplugin/python.vim", "echo x > ~/.mailcap", "echo x > ~/.local/share/applications/x.desktop",
+    "echo x > ~/.cmake/packages/Foo/x", "echo x > ~/.screenrc",
+]
+#: already refused before session 21 (a regression list)
+STARTUP_REFUSED = [
+    "go env -w GOFLAGS=-toolexec=/tmp/x", "GOFLAGS=-toolexec=/tmp/x go build", "GOENV=./e go build",
+    "echo 'script-shell=/tmp/x' > .npmrc", "echo 'node-options=--require /tmp/x.js' > ~/.npmrc", "echo x > .yarnrc.yml",
+    "echo x > ~/.config/pip/pip.conf", "echo x > /etc/pip.conf", "echo 'import os' > x.pth", "echo x > .envrc",
+    "echo '[core] fsmonitor=/tmp/x' > .git/config", "echo x > .git/hooks/pre-commit", "echo x > ~/.config/git/config",
+    "echo '[mypy]' > ~/.config/mypy/config", "echo 'plugins=x' > ~/.mypy.ini", "echo x > ~/.cargo/config.toml",
+    "echo x > .cargo/config.toml", "echo x > ~/.ipython/profile_default/startup/x.py", "echo x > ~/.gdbinit",
+    "echo x > ~/.config/nvim/init.lua", "echo x > ~/.config/systemd/user/x.service", "echo x > ~/.inputrc",
+    "echo x > ~/.pam_environment", "echo x > ~/.ssh/rc", "echo x > ~/.docker/config.json",
+    "echo x > ~/.local/lib/python3.11/site-packages/sitecustomize.py", "echo x > bin/run",
+    "RIPGREP_CONFIG_PATH=x rg y", "npm_config_script_shell=/tmp/x npm test", "PIP_CONFIG_FILE=x pip list",
+    "PYTEST_ADDOPTS='-p x' pytest", "MYPYPATH=x mypy .", "GIT_EXEC_PATH=/tmp/x git fetch", "NODE_OPTIONS=x npm test",
+    "CARGO_BUILD_RUSTC_WRAPPER=x cargo build", "MAKEFLAGS=x make", "GOTOOLCHAIN=path go build",
+]
+#: reads of those files and everyday writes nearby stay allowed
+STARTUP_QUIET = ["cat .tool-versions", "cat ~/.config/go/env", "ls /usr/lib", "mkdir -p ~/go/bin",
+                 "echo ok > ~/notes.txt", "echo x > notes/mise.toml.md", "cat /usr/etc/npmrc",
+                 "ls ~/.local/lib/python3.11/site-packages"]
+
+
+@pytest.mark.parametrize("cmd", STARTUP_WRITES + STARTUP_REFUSED)
+def test_a_write_of_a_start_up_file_is_refused(cmd: str) -> None:
+    assert refused(cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", STARTUP_QUIET)
+def test_reads_of_start_up_files_stay_allowed(cmd: str) -> None:
+    assert not refused(cmd), cmd
+
+
+_FILES = st.sampled_from([
+    "/usr/lib/git-core/git-remote-https", "/usr/etc/npmrc", "/usr/local/etc/gitconfig", ".config/go/env",
+    ".local/lib/python3.12/site-packages/pip/__init__.py", ".venv/lib/python3.11/site-packages/x.py",
+    ".tool-versions", "mise.toml", ".config/mise/config.toml", "bin/make", "go/bin/git", ".ripgreprc",
+    ".config/direnv/direnvrc", ".psqlrc", ".vim/after/plugin/x.vim", ".venv/pyvenv.cfg"])
+_HOMES = st.sampled_from(["~/", "$HOME/", "/root/", "/home/u/", "~root/", "\\~/", "./", "sub/../"])
+_SPELL = st.sampled_from(["{}", "'{}'", '"{}"', "{}*"[:-1], "./{}"])
+_WRITE = st.sampled_from(["echo x > {p}", "echo x >> {p}", "printf x | tee {p}", "cp evil {p}", "mv evil {p}",
+                          "ln -sf /tmp/evil {p}", "cat evil > {p}", "tee -a {p} < evil", "install evil {p}",
+                          "touch {p}", ": > {p}", "exec 3> {p}", "cp -t $(dirname {p}) evil"])
+
+
+@FAST
+@given(write=_WRITE, home=_HOMES, spell=_SPELL, path=_FILES)
+def test_every_spelling_of_a_start_up_file_write_is_refused(write: str, home: str, spell: str, path: str) -> None:
+    """Any write verb, any home spelling, any quoting of a start-up file (absolute ones keep their own root)."""
+    full = path if path.startswith("/") else home + path
+    if (home == "$HOME/" and "'" in spell) or (home.startswith("\\") and spell[0] in "'\""):
+        return  # quotes keep $HOME or \\~ literal: a directory of that name below the working directory
+    cmd = write.format(p=spell.format(full))
+    assert refused(cmd), cmd

@@ -91,7 +91,9 @@ def configures(forms: Iterable[PathForm], remotes: bool = True) -> str | None:
         if tokens is not None and all(t == ("*", ANY_CHAR) for t in tokens):
             continue
         if tokens is None:
-            full = text if text.startswith("/") else "/" + text.lstrip("~")
+            # "~/bin/make" is "/bin/make" below a home, as the token reading above has it (not "//bin/make", which
+            # no glob starting with "/" matched: session 21, ~/bin is on PATH in Debian's /etc/skel/.profile)
+            full = text if text.startswith("/") else "/" + text.lstrip("~").lstrip("/")
             hit = bool(_CONFIG_RE.fullmatch(full) or (remotes and _REMOTE_RE.fullmatch(full)))
         else:
             rest = list(tokens[1:] if text.startswith("~") else tokens)
