@@ -27,21 +27,36 @@ Holes found (each allowed by the shipped ``rules.toml`` before this session, con
   every tool named (GOFLAGS, GOENV, npm_config_*, PIP_*, RIPGREP_CONFIG_PATH, PYTEST_ADDOPTS...) were refused already
   (``UNSAFE_ENV``); a project's own build files (``Makefile``, ``conftest.py``, ``rust-toolchain.toml``, ``go.work``)
   are project code the example's allow list already runs.
+- **A compound command after ``time`` or ``!``** (:func:`~agentguard.policies.shell.programs.command_word_reason`):
+  tree-sitter-bash reads ``time if true; then rm -rf /; fi`` as the commands ``time if true``, ``then rm -rf /`` and
+  ``fi``, so the analysis listed the program ``then`` (operands ``rm -rf /``) where bash ran ``rm``; ``time X=1
+  agpwn`` gave the program ``X=1``. The shipped allow list refused these only because ``then``/``X=1`` are not on it;
+  a deny-list rule set (``deny_commands = ["rm -rf", ...]``) allowed them all (found by the stub-oracle property
+  below: ``! while agpwn``, ``time for ... cat <(ls)``). Fix: a command word that is a bash reserved word or an
+  assignment is a misread and is refused. Already refused or harmless (``attacks_s21.txt``, 205 probes: ``${x@P}``,
+  ``${x/p/$(..)}``, ``${!x}``, ``${!prefix*}``, aliases, functions, ``eval``, ``source``, process substitution,
+  ``coproc``, here-documents, ``command``/``builtin``/``exec``, ANSI-C quoting, IFS, arithmetic in every place bash
+  evaluates it): 190 refused, 15 allowed that ran nothing refused (``cat <<"EOF"``, ``echo $'\\x24(agpwn)'``...).
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
 
 sys.path.insert(0, os.path.dirname(__file__))
+from stub_sandbox import StubBox, available as stub_available  # noqa: E402
 from test_analysis_redteam import FAST, refused  # noqa: E402
+
+from agentguard.policies.shell import analyse  # noqa: E402
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")
@@ -205,3 +220,103 @@ def test_every_spelling_of_a_start_up_file_write_is_refused(write: str, home: st
         return  # quotes keep $HOME or \\~ literal: a directory of that name below the working directory
     cmd = write.format(p=spell.format(full))
     assert refused(cmd), cmd
+
+
+# -- obfuscation against the whole grammar: a stub oracle (what ran) against the guard (what it judged) --------------
+ATTACKS = [c.strip("\n") for c in (Path(__file__).resolve().parent / "attacks_s21.txt").read_text().split("\n%%\n")[1:]
+           if c.strip()]
+#: tree-sitter-bash reads ``time`` / ``!`` before a compound command as a simple command and the compound's reserved
+#: words as programs (``then`` with the operands ``rm -rf /``); a deny-list rule set allowed each (bash ran the
+#: program), the shipped allow list refused them only because ``then`` is not on it
+MISREAD = ["time if true; then rm -rf /; fi", "! { rm -rf /; }", "time X=1 agpwn", "time -p X=1 agpwn",
+           "! while true; do rm -rf /; break; done", "time for i in 1; do curl x; done", "time { agpwn; }",
+           "time -p if true; then agpwn; fi", "! if true; then agpwn; fi", "time while agpwn; do break; done",
+           "! until agpwn; do break; done", "time select i in 1; do agpwn; break; done",
+           "nice X=1 agpwn",  # (bash runs a program named "X=1": refused as well, harmless)
+           "time for ((i=0;i<1;i++)); do agpwn; done", "! case x in x) agpwn;; esac", "time function f { agpwn; }"]
+
+def _deny_only() -> object:
+    from agentguard.config import load_stack
+    text = ('[stack]\nname = "deny-only"\non_error = "reject"\n[[guards]]\ntype = "tool-rules"\nname = "t"\n'
+            'allow = ["run_command"]\nunresolvable = "reject"\n'
+            'deny_commands = ["rm -rf", "rm -r", "curl", "agpwn", "sh", "bash"]\n')
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as fh:
+        fh.write(text)
+    try:
+        return load_stack(fh.name)
+    finally:
+        os.remove(fh.name)
+
+
+@pytest.mark.parametrize("cmd", MISREAD)
+def test_a_compound_command_after_time_or_bang_is_not_read_as_programs(cmd: str) -> None:
+    from agentguard.core import Context, Decision, ToolCall
+    stack = _deny_only()
+    assert stack.check(Context(), ToolCall("run_command", {"command": cmd})).decision >= Decision.REJECT, cmd
+    assert refused(cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", ["time make", "time ls -la", "! ls", "! grep -q x f", "if true; then ls; fi",
+                                 "{ ls; }", "time pytest -q"])
+def test_time_and_bang_before_a_simple_command_stay_allowed(cmd: str) -> None:
+    assert not refused(cmd), cmd
+
+
+@pytest.fixture(scope="module")
+def box():
+    if stub_available() is not None:
+        pytest.skip(f"stub oracle: {stub_available()}")
+    b = StubBox()
+    yield b
+    b.close()
+
+
+def _ran_refused(ran: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    return [x for x in ran if x[0] == "agpwn" or refused(shlex.join(x))]
+
+
+def test_stub_oracle_every_probe_is_refused_or_runs_nothing_refused(box) -> None:
+    assert len(ATTACKS) >= 200
+    holes = []
+    for cmd in ATTACKS + MISREAD:
+        if not refused(cmd):
+            bad = _ran_refused(box.run(cmd, timeout=3)[0])
+            if bad:
+                holes.append((cmd, bad))
+    assert not holes, holes
+
+
+def test_stub_oracle_can_fail(box) -> None:
+    """The oracle sees a refused program run (so a silent pass means something)."""
+    assert _ran_refused(box.run("x='$(agpwn)'; echo ${x@P}")[0])
+    assert _ran_refused(box.run("time if true; then agpwn; fi")[0])
+
+
+_PAYLOADS = st.sampled_from(["agpwn", "agpwn x", "ls", "cat f", "echo hi", "git status", "agpwn -rf /", "rm -rf x"])
+_LAYERS = st.sampled_from([
+    "command {c}", "builtin command {c}", "time {c}", "time -p {c}", "! {c}", "nice {c}", "timeout 5 {c}", "env {c}",
+    "nohup {c}", "command -p {c}", "{{ {c}; }}", "({c})", "echo $({c})", "cat <({c})", "echo >({c})",
+    "if {c}; then :; fi", "if true; then {c}; fi", "true && {c}", "false || {c}", "echo x; {c}", "echo x | {c}",
+    "{c} & wait", "for i in 1; do {c}; done", "while {c}; do break; done", "until ! {c}; do break; done",
+    "case x in x) {c};; esac", "[[ $({c}) ]]", "echo $(( $({c}) ))", "echo ${{x:-$({c})}}", "echo ${{x/a/$({c})}}",
+    "cat <<EOF\n$({c})\nEOF", "x='$({c})'; echo ${{x@P}}", "cat <<< \"$({c})\"", "echo x #\n{c}", "X=1 {c}",
+    "select i in 1; do {c}; break; done <<< 1", "f=1; {c}", "declare x=$({c})", "[ -n \"$({c})\" ]",
+    "time {{ {c}; }}", "! if {c}; then :; fi", "time for i in 1; do {c}; done", "coproc {{ {c}; }}",
+])
+
+
+@FAST
+@given(payload=_PAYLOADS, layers=st.lists(_LAYERS, min_size=1, max_size=3))
+def test_stub_oracle_what_the_guard_read_is_what_bash_ran(box, payload: str, layers: list[str]) -> None:
+    """Layers composed around a payload. When the analysis resolves the text (nothing unresolvable), every program
+    bash runs (the stub log) is one the analysis read; and whatever the guard allows runs nothing it refuses."""
+    cmd = payload
+    for layer in layers:
+        cmd = layer.format(c=cmd)
+    a = analyse(cmd)
+    ran = box.run(cmd, timeout=3)[0]
+    if not a.unresolvable:
+        believed = {c.program for c in a.commands}
+        assert all(x[0] in believed for x in ran), (cmd, ran, believed)
+    if not refused(cmd):
+        assert not _ran_refused(ran), (cmd, ran)

@@ -19,10 +19,10 @@ from .startup import CONFIG_FILES, REMOTE_PATHS
 
 __all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS", "NAME_BUILTINS",
            "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS", "READERS",
-           "RECURSIVE", "REMOTE_PATHS", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES", "SINGLE_DASH_LONG",
-           "TAR_VALUES", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper",
-           "as_module", "deletes", "extracts", "flags_of", "hazard", "option_letters", "plain_name", "set_hazard",
-           "tree_flag"]
+           "RECURSIVE", "REMOTE_PATHS", "RESERVED_WORDS", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES",
+           "SINGLE_DASH_LONG", "TAR_VALUES", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS",
+           "Wrapper", "as_module", "command_word_reason", "deletes", "extracts", "flags_of", "hazard", "option_letters",
+           "plain_name", "set_hazard", "tree_flag"]
 
 
 @dataclass(frozen=True)
@@ -311,6 +311,26 @@ _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]*\])?")
 NAME_BUILTINS: dict[str, str] = {"test": "-v", "[": "-v", "unset": "", "read": "", "getopts": "", "wait": "-p",
                                  "printf": "-v", "export": "", "readonly": "", "declare": "", "typeset": "",
                                  "local": ""}
+
+
+#: bash's reserved words (``time`` aside: it is read as a wrapper). tree-sitter-bash reads ``time`` and ``!`` before a
+#: compound command as a simple command, and the compound's words as commands named ``if``, ``then``, ``do``, ``{``
+#: (session 21: ``time if true; then rm -rf /; fi`` was read as the program ``then`` with the operands ``rm -rf /``);
+#: bash never runs an unquoted reserved word as a program, so one read as a command name is a misread
+RESERVED_WORDS = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function",
+                            "if", "in", "select", "then", "until", "while", "{", "}", "[[", "]]"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=.*", re.S)
+
+
+def command_word_reason(text: str, literal: bool) -> str | None:
+    """Why a command word cannot be read as the program bash runs, or None: a word bash computes (an expansion, a
+    substitution, a glob), a reserved word (a compound command the parser misread: :data:`RESERVED_WORDS`), or an
+    assignment (``time X=1 agpwn`` assigns X and runs agpwn; the parser gave ``X=1`` as the program)."""
+    if not literal:
+        return f"the command word {text!r} is not a fixed word (expansion, substitution or glob)"
+    if text in RESERVED_WORDS or _ASSIGNMENT.fullmatch(text):
+        return f"the command word {text!r} is a reserved word or an assignment: the parser misread the command"
+    return None
 
 
 def plain_name(text: str) -> bool:
