@@ -36,7 +36,9 @@ Holes found (each allowed by the shipped ``rules.toml`` before this session, con
   assignment is a misread and is refused. Already refused or harmless (``attacks_s21.txt``, 205 probes: ``${x@P}``,
   ``${x/p/$(..)}``, ``${!x}``, ``${!prefix*}``, aliases, functions, ``eval``, ``source``, process substitution,
   ``coproc``, here-documents, ``command``/``builtin``/``exec``, ANSI-C quoting, IFS, arithmetic in every place bash
-  evaluates it): 190 refused, 15 allowed that ran nothing refused (``cat <<"EOF"``, ``echo $'\\x24(agpwn)'``...).
+  evaluates it), and 86 on parser/bash gaps (``((cmd) )``, ``case ;&``, here-document delimiters, ``$(...)`` holding
+  ``)`` in comments and quotes) and builtins printing the environment (``set``, ``declare -p``, ``compgen -v``,
+  ``${!A*}``): 272 refused, 19 allowed that ran nothing refused (``cat <<"EOF"``, ``echo $'\\x24(agpwn)'``...).
 """
 
 from __future__ import annotations
@@ -284,6 +286,18 @@ def test_stub_oracle_every_probe_is_refused_or_runs_nothing_refused(box) -> None
             if bad:
                 holes.append((cmd, bad))
     assert not holes, holes
+
+
+#: builtins print the environment without running a program the stub oracle would log: each must be refused
+ENV_PRINTS = ["set", "set | grep TOKEN", "declare", "declare -p", "typeset -p", "readonly -p", "compgen -v",
+              "compgen -A variable", "echo ${!A*}", 'echo "${!AWS@}"', "for v in ${!A*}; do echo ${!v}; done",
+              "echo ${!x@}", "declare -f", "y=AWS_SECRET_ACCESS_KEY; echo ${!y}", "x='$AWS_SECRET_ACCESS_KEY'; echo ${x@P}",
+              "echo ${AWS_SECRET_ACCESS_KEY@Q}", "echo ${AWS_SECRET_ACCESS_KEY/x/y}", "echo ${#AWS_SECRET_ACCESS_KEY}"]
+
+
+@pytest.mark.parametrize("cmd", ENV_PRINTS)
+def test_builtins_and_expansions_that_print_the_environment_are_refused(cmd: str) -> None:
+    assert refused(cmd), cmd
 
 
 def test_stub_oracle_can_fail(box) -> None:
