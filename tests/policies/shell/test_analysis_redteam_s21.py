@@ -20,7 +20,8 @@ Holes found (each allowed by the shipped ``rules.toml`` before this session, con
   --exec-path``). From the tools' documentation (not installed here): Go's ``~/.config/go/env`` (``go env -w``;
   ``GOFLAGS=-toolexec=CMD``), asdf/mise ``.tool-versions`` and ``mise.toml`` (``path:DIR`` versions, hooks),
   direnv's ``direnvrc``, ripgrep's ``~/.ripgreprc``, PATH directories (``~/go/bin``, ``~/.yarn/bin``, a venv's
-  ``bin``), REPL and debugger rc files. ``~/bin/make`` was allowed while ``~/bin/ma?e`` was refused: a literal
+  ``bin``), REPL and debugger rc files, what the start-up files source by convention (Fedora's skeleton
+  ``.bashrc`` runs ``~/.bashrc.d/*``; dotfiles' ``~/.bashrc.local``, ``~/.gitconfig.local`` as an ``[include]``). ``~/bin/make`` was allowed while ``~/bin/ma?e`` was refused: a literal
   ``~/...`` was matched as ``//bin/make`` against the absolute globs (:func:`~agentguard.policies.shell.model.configures`);
   ``~/bin`` is on PATH by Debian's ``/etc/skel/.profile``. Checked and not a hole: pyenv 2.6.30 ignores a
   ``.python-version`` naming a path (``../../tmp/x``, ``/tmp/x``: "invalid version"); the environment variables of
@@ -169,6 +170,11 @@ STARTUP_WRITES = [
     "echo x > ~/.psqlrc", "echo x > ~/.config/gdb/gdbinit", "echo x > ~/.lldbinit", "echo x > ~/.vim/after/plugin/x.vim",
     "echo x > ~/.vim/ftplugin/python.vim", "echo x > ~/.mailcap", "echo x > ~/.local/share/applications/x.desktop",
     "echo x > ~/.cmake/packages/Foo/x", "echo x > ~/.screenrc",
+    # sourced by the start-up files by convention (Fedora's skeleton .bashrc: ~/.bashrc.d/*; dotfiles' *.local)
+    "echo x > ~/.bashrc.d/x.sh", "echo x > ~/.bashrc.local", "echo x > ~/.gitconfig.local", "echo x > ~/.zshrc.local",
+    "echo x > ~/.zshrc.d/x.zsh", "echo x > ~/.profile.d/x.sh", "echo x > ~/.bash_profile.local",
+    "echo x > ~/.oh-my-zsh/custom/x.zsh", "echo x > ~/.bash_completion.d/x", "echo x > ~/.config/starship.toml",
+    "echo x > ~/.profile.local", "cp x.sh ~/.bashrc.d/",
 ]
 #: already refused before session 21 (a regression list)
 STARTUP_REFUSED = [

@@ -298,8 +298,9 @@ def prints_config(sub: str, rest: list[Word]) -> bool:
     the credential of ``https://user:TOKEN@host`` (git 2.39 prints it verbatim, after ``url.X.insteadOf`` rewriting
     from ``~/.gitconfig``, in ``git remote -v``, ``--verb``, ``-vv``, ``show [-n] R``, ``get-url R``; ``fetch``
     and ``pull`` print it anonymised). Any word after ``remote`` counts (``git remote`` alone prints the names),
-    as does ``config``, ``var`` and ``ls-remote`` with any word: fail closed, never a guess at an abbreviation."""
-    return sub in ("config", "var") or (sub in ("remote", "ls-remote") and bool(rest))
+    as does ``config``, ``var`` and ``ls-remote`` (its "From URL" line): fail closed, never a guess at an
+    abbreviation."""
+    return sub in ("config", "var", "ls-remote") or (sub == "remote" and bool(rest))
 
 
 def git_readings(args: list[Word]) -> GitReadings:

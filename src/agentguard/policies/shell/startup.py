@@ -91,6 +91,13 @@ CONFIG_FILES: tuple[str, ...] = (
     "*.irbrc", "*.pryrc", "*.rprofile", "*.octaverc", "*.sqliterc", "*.psqlrc", "*.my.cnf", "*.screenrc",
     "*.lldbinit", "*/.config/gdb/*", "*.gvimrc", "*/.vim/*", "*.mailcap", "*/.local/share/applications/*",
     "*/.config/mimeapps.list", "*/.cmake/packages/*",
+    # what the start-up files source by convention: Fedora's /etc/skel/.bashrc (bash 5.1+ packages) runs every file
+    # in ~/.bashrc.d; dotfile setups source ~/.bashrc.local, ~/.zshrc.local, ~/.gitconfig.local (an [include]);
+    # oh-my-zsh loads custom/*.zsh; starship runs its custom modules' commands at every prompt
+    # (named one by one: a trailing "*" would meet a text argument read as a directory, "see ~/.zshrc" + "/notes.txt")
+    "*/.bashrc.d/*", "*/.bashrc.d", "*/.bashrc.local", "*/.zshrc.d/*", "*/.zshrc.d", "*/.zshrc.local",
+    "*/.profile.d/*", "*/.profile.d", "*/.profile.local", "*/.bash_profile.local", "*/.zshenv.local",
+    "*/.gitconfig.local", "*/.gitconfig-*", "*/.oh-my-zsh/*", "*/.bash_completion.d/*", "*/.config/starship.toml",
 )
 #: where git reads ``git pull origin NAME`` (which :mod:`.vcs` trusts) in a repository without a remote named origin:
 #: the path ``./origin`` (also ``origin.git``, ``origin/.git``; git 2.39 pulled a branch of a repository linked there,
