@@ -36,6 +36,9 @@ EXPECTED_REFUSALS = {
     "node --version": "deny_commands 'node': the example refuses the JavaScript interpreter",
     "du -sh * | sort -h": "deny_paths '/root': the working directory may be / (a container without WORKDIR), where "
                           "'*' lists /root (session 13: a relative path is also read from /)",
+    "git remote -v": "deny_paths '.git/*': it prints the remote URLs of .git/config (and ~/.gitconfig's insteadOf "
+                     "rewrites) verbatim, with the credential of https://user:TOKEN@host (session 21; git remote "
+                     "without -v prints the names)",
     "tar -xzf archive.tar.gz -C /tmp/out": "unresolvable: extraction writes names the archive chooses (session 11: "
                                            "an archive made with --transform wrote .git/hooks/pre-commit)",
 }

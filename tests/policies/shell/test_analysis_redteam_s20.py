@@ -74,7 +74,7 @@ ORIGIN_WRITES = [
 ]
 #: git's own words naming the remote and its refs stay allowed
 ORIGIN_NAMES = ["git pull origin main", "git pull --rebase origin main", "git fetch origin", "git log origin/main",
-                "git diff origin/main", "git branch -u origin/main", "git remote -v", "cat origin/README", "ls origin",
+                "git diff origin/main", "git branch -u origin/main", "git remote", "cat origin/README", "ls origin",
                 "git status", "git init", "cat notes/original.txt", "touch src/origin_utils.py"]
 
 

@@ -29,7 +29,7 @@ are refused; backquoted bodies are read again after bash's unescaping; a variabl
 arithmetic, which runs ``$(...)``) are refused; loop variables are assignments; options of allowed programs
 that run commands or read file names elsewhere (:data:`~.programs.HAZARDS`: ``tar --to-command``, ``git grep
 -O``, ``make --eval``, ``sed`` scripts read by a GNU sed parser...) are refused, and so is writing a file that
-configures what a program runs (:data:`~.programs.CONFIG_FILES`: ``~/.gitconfig``, ``.npmrc``...). A command
+configures what a program runs (:data:`~.startup.CONFIG_FILES`: ``~/.gitconfig``, ``.npmrc``...). A command
 that reads, copies, moves or links a whole tree (:data:`~.programs.RECURSIVE`) lists its operands (and
 working directories) in :attr:`Analysis.subtrees`.
 
@@ -62,6 +62,14 @@ expands that, and reads ``a$"b"`` as ``ab`` where the parser reads ``a$b``: ``ca
 ``~/.less``, ``~/.cargo/bin/*`` or ``~/.pyenv/*`` is a start-up file's write; less's log-file option and the tree
 options of grep and zip are read abbreviated or in a cluster (``--log-f``, ``-so``, ``--dereference-rec``); ``make -p``
 (prints the environment) left make's option allow list.
+
+Added by the session-21 red team (``tests/policies/shell/test_analysis_redteam_s21.py``, against real git, npm, pip,
+pyenv and a stub oracle): a git command that may print a value of git's configuration (``git remote -v``, ``get-url``,
+``show``) reads ``.git/config`` and ``~/.gitconfig`` (a remote URL carries ``https://user:TOKEN@host``;
+:func:`~.gitargs.prints_config`); the start-up files (:mod:`.startup`) take in the import directories, the tools'
+other installation prefixes, version managers, PATH directories and what start-up files source by convention, and a
+literal ``~/bin/make`` is read below a home as ``~/bin/ma?e`` was; a command word that is a reserved word or an
+assignment is a misread (``time if ...; then rm ...; fi`` gave the program ``then``) and is refused.
 
 Why tree-sitter-bash and not bashlex (both on PyPI; compared on the corpus of
 ``tests/policies/shell/benign_commands.txt``, the attack families and ``benchmarks/shell_analysis.py``): tree-sitter-bash is

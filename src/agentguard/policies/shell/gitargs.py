@@ -46,10 +46,10 @@ import itertools
 from dataclasses import dataclass, field
 
 from .globs import ANY_CHAR, NOT_SLASH, SetTooLong, Token, parse_set
-from .words import Word
+from .words import Word, literal_word
 
-__all__ = ["GLOBAL_VALUES", "GitReadings", "MAX_READINGS", "READ_ONLY", "git_readings", "object_paths",
-           "pattern_readings"]
+__all__ = ["CONFIG_READ", "GLOBAL_VALUES", "GitReadings", "MAX_READINGS", "READ_ONLY", "git_readings",
+           "object_paths", "pattern_readings", "prints_config"]
 
 _SLASH: Token = ("c", (False, frozenset("/")))
 _NS_STAR: Token = ("*", NOT_SLASH)
@@ -74,7 +74,9 @@ _VALUE_OPTIONS: dict[str, frozenset[str]] = {
 #: files git writes into the working tree, checked as writes by the caller)
 READ_ONLY = frozenset({"log", "show", "diff", "grep", "blame", "annotate", "ls-files", "ls-tree", "rev-parse",
                        "shortlog", "describe", "status", "cat-file", "whatchanged", "reflog", "rev-list", "name-rev",
-                       "diff-tree", "diff-index", "diff-files", "add", "commit"})
+                       "diff-tree", "diff-index", "diff-files", "add", "commit", "remote", "ls-remote", "var"})
+#: the files git keeps its configuration in, a remote's URL among it: read when a command prints a value of it
+CONFIG_READ = (".git/config", "~/.gitconfig", "~/.config/git/config")
 
 
 @dataclass
@@ -291,6 +293,16 @@ def _pathspec(word: Word, out: GitReadings) -> None:
         out.trees.append(_word(tree if tree is not None else spec, word))
 
 
+def prints_config(sub: str, rest: list[Word]) -> bool:
+    """The git command ``git ... SUB REST`` may print a value of git's configuration: a remote's URL, which may carry
+    the credential of ``https://user:TOKEN@host`` (git 2.39 prints it verbatim, after ``url.X.insteadOf`` rewriting
+    from ``~/.gitconfig``, in ``git remote -v``, ``--verb``, ``-vv``, ``show [-n] R``, ``get-url R``; ``fetch``
+    and ``pull`` print it anonymised). Any word after ``remote`` counts (``git remote`` alone prints the names),
+    as does ``config``, ``var`` and ``ls-remote`` (its "From URL" line): fail closed, never a guess at an
+    abbreviation."""
+    return sub in ("config", "var", "ls-remote") or (sub == "remote" and bool(rest))
+
+
 def git_readings(args: list[Word]) -> GitReadings:
     """What git makes of the operands ``args`` (the words after ``git``): object names' paths and pathspecs.
 
@@ -302,6 +314,9 @@ def git_readings(args: list[Word]) -> GitReadings:
     out = GitReadings()
     sub, dirs = _subcommand(args)
     out.writes = sub not in READ_ONLY
+    at = next((k for k, w in enumerate(args) if w.literal and w.text == sub), len(args))
+    if sub and prints_config(sub, args[at + 1:]):  # what it prints is a read of the file it comes from
+        out.paths += [literal_word(p) for p in CONFIG_READ]
     values = _VALUE_OPTIONS.get(sub, frozenset())
     ended = False
     skip = False

@@ -41,7 +41,7 @@ _SLASH: list[Token] = [("c", (False, frozenset("/")))]
 
 
 def _directories_above(pattern: str) -> list[str]:
-    """The directories of a :data:`~.programs.CONFIG_FILES` glob that a link can stand for: ``/``, ``/etc`` and
+    """The directories of a :data:`~.startup.CONFIG_FILES` glob that a link can stand for: ``/``, ``/etc`` and
     ``/etc/profile.d`` for ``/etc/profile.d/*``; ``*/.config`` for ``*/.config/autostart/*``. A prefix whose last
     component is only ``*`` (``*`` of ``*/config``) names no directory: the rest of the pattern is then in the path
     written through the link itself (``l/.git/config``), which :func:`configures` reads."""
@@ -81,17 +81,19 @@ def configures_below(forms: Iterable[PathForm]) -> str | None:
 def configures(forms: Iterable[PathForm], remotes: bool = True) -> str | None:
     """Why writing one of ``forms`` (spellings of one path, :func:`~.paths.word_paths` or
     :func:`~.paths.pattern_paths`) runs code later, or None: the first that names a file of
-    :data:`~.programs.CONFIG_FILES` (a glob spelling: one that could match such a file), case folded as a
+    :data:`~.startup.CONFIG_FILES` (a glob spelling: one that could match such a file), case folded as a
     case-insensitive file system opens it. A relative spelling is read below any directory (``.envrc``,
     ``g/config``), ``~`` as any home. A wholly unknown word (``$x``) is not reported here: it meets every
     ``deny_paths`` glob already. The one matcher of the class: the shell guard's writes (:meth:`WalkerBase.add_paths`)
     and a file tool's (:mod:`agentguard.policies.writes`) both ask it, so the two give one answer. With ``remotes``
-    (the default) a path git reads as the remote origin (:data:`~.programs.REMOTE_PATHS`) counts too."""
+    (the default) a path git reads as the remote origin (:data:`~.startup.REMOTE_PATHS`) counts too."""
     for text, tokens in forms:
         if tokens is not None and all(t == ("*", ANY_CHAR) for t in tokens):
             continue
         if tokens is None:
-            full = text if text.startswith("/") else "/" + text.lstrip("~")
+            # "~/bin/make" is "/bin/make" below a home, as the token reading above has it (not "//bin/make", which
+            # no glob starting with "/" matched: session 21, ~/bin is on PATH in Debian's /etc/skel/.profile)
+            full = text if text.startswith("/") else "/" + text.lstrip("~").lstrip("/")
             hit = bool(_CONFIG_RE.fullmatch(full) or (remotes and _REMOTE_RE.fullmatch(full)))
         else:
             rest = list(tokens[1:] if text.startswith("~") else tokens)
@@ -173,7 +175,7 @@ class WalkerBase:
 
     def add_paths(self, word: Word, writes: bool = False, remotes: bool = True) -> list[PathForm]:
         """Record the paths ``word`` may name; with ``writes``, one that configures what a program runs
-        (:data:`~.programs.CONFIG_FILES`, and with ``remotes`` :data:`~.programs.REMOTE_PATHS`) is refused: writing
+        (:data:`~.startup.CONFIG_FILES`, and with ``remotes`` :data:`~.startup.REMOTE_PATHS`) is refused: writing
         it runs code the next time that program starts."""
         forms = word_paths(word, self.cwds)
         self.spend(len(forms))

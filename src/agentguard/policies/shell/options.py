@@ -11,7 +11,7 @@ because what runs is in an *operand* or in a value's *shape*, so each is read wi
   directives are not in the text). jq's options are an **allow list** (:data:`JQ_OPTIONS`, jq 1.6 and 1.7's
   manuals): an option not listed is refused, so a jq release that adds an option reading or running something
   (1.6's hidden ``--run-tests FILE`` runs the programs of a file) is not read as harmless. ``~/.jq``, which jq
-  loads at start, is a start-up file (:data:`~.programs.CONFIG_FILES`).
+  loads at start, is a start-up file (:data:`~.startup.CONFIG_FILES`).
 - ``make``: a command-line word ``NAME=VALUE`` (also ``:=``, ``::=``, ``:::=``, ``+=``, ``?=``, ``!=``) is a
   makefile line. GNU make 4.3 ran ``make 'x!=id'``, ``make 'x:=$(shell id)'`` and even ``make 'x=$(shell id)'``
   for a makefile that never names ``x`` (the variable is exported to the recipes' environment, so expanded), and

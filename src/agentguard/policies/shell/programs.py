@@ -15,12 +15,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .startup import CONFIG_FILES, REMOTE_PATHS
+
 __all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS", "NAME_BUILTINS",
            "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS", "READERS",
-           "RECURSIVE", "REMOTE_PATHS", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES", "SINGLE_DASH_LONG",
-           "TAR_VALUES", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS", "Wrapper",
-           "as_module", "deletes", "extracts", "flags_of", "hazard", "option_letters", "plain_name", "set_hazard",
-           "tree_flag"]
+           "RECURSIVE", "REMOTE_PATHS", "RESERVED_WORDS", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES",
+           "SINGLE_DASH_LONG", "TAR_VALUES", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS",
+           "Wrapper", "as_module", "command_word_reason", "deletes", "extracts", "flags_of", "hazard", "option_letters",
+           "plain_name", "set_hazard", "tree_flag"]
 
 
 @dataclass(frozen=True)
@@ -291,56 +293,6 @@ RECURSIVE: dict[str, frozenset[str]] = {
     "chown": frozenset({"r"}), "chgrp": frozenset({"r"}), "rm": frozenset({"r"}), "diff": frozenset({"r"}),
     "shred": frozenset(), "git": frozenset(), "unzip": frozenset(),
 }
-#: files that make a program run commands when it next starts (git's core.fsmonitor/core.pager/hooks, npm's
-#: script-shell, cargo's rustc-wrapper, shells' startup files, lesskey, directories on PATH): writing one is
-#: running code later, through a program the allow list names. fnmatch globs (``*`` crosses ``/``).
-CONFIG_FILES: tuple[str, ...] = (
-    "*.gitconfig", "*/.config/git/*", "*.git/config", "*.git/hooks/*", "*.git/info/*", "*.npmrc", "*.yarnrc*",
-    "*/.config/npm/*", "*.cargo/config*", "*/.pip/*", "*pip.conf", "*/.config/pip/*", "*.pydistutils.cfg",
-    "*.bashrc", "*.bash_profile", "*.bash_login", "*.bash_logout", "*.profile", "*.zshrc", "*.zshenv",
-    "*.zprofile", "*.zlogin", "*.inputrc", "*.curlrc", "*.wgetrc", "*.lesskey", "*/.config/lesskey",
-    # their system-wide counterparts (login shells source /etc/profile.d/*.sh; pam_env reads /etc/environment, whose
-    # LD_PRELOAD loads code; git reads /etc/gitconfig) and what runs code at boot, login or on a timer (session 17)
-    "/etc/profile", "/etc/profile.d/*", "/etc/bash.bashrc", "/etc/bashrc", "/etc/zsh*", "/etc/fish/*",
-    "/etc/environment", "/etc/gitconfig", "/etc/ld.so.preload", "/etc/xdg/autostart/*", "/etc/cron*",
-    "/var/spool/cron/*", "/etc/systemd/*", "/etc/rc.local", "*/start menu/programs/startup/*",
-    "*.lessfilter", "*.vimrc", "*.exrc", "*.pam_environment", "*/.config/autostart/*", "*/.config/systemd/*",
-    "*/.local/bin/*", "/usr/local/bin/*", "/usr/local/sbin/*", "/usr/bin/*", "/bin/*", "/usr/sbin/*", "/sbin/*",
-    "*/.ssh/*", "*.envrc", "*/.config/fish/*", "*.pythonrc*", "*/sitecustomize.py", "*/usercustomize.py",
-    "*.pth", "*/.jq", "*/.jq/*",  # jq loads ~/.jq (definitions, imports) at start, or searches it for modules
-    # more start-up files that run code (session 17): the shells' others (Debian's bashrc sources .bash_aliases;
-    # bash-completion loads completions on <TAB>), the X session's, PowerShell's profiles, and tools that run
-    # commands from their start-up file (gdb, pdb, IPython, tmux, vim/neovim, Emacs, Mercurial hooks, Gradle init
-    # scripts, Docker credential helpers, systemd's user environment: LD_PRELOAD)
-    "*.bash_aliases", "*.bash_completion", "*/bash_completion.d/*", "*/bash-completion/completions/*", "*.cshrc",
-    "*.tcshrc", "*.kshrc", "*.mkshrc", "*.zlogout", "*.xinitrc", "*.xprofile", "*.xsession", "*.xsessionrc",
-    "*powershell/*profile.ps1", "*.gdbinit", "*.pdbrc", "*/.ipython/*/startup/*", "*.tmux.conf", "*/.config/tmux/*",
-    "*/.config/nvim/*", "*/.vim/plugin/*", "*.emacs", "*/.emacs.d/*", "*.hgrc", "*/.gradle/init.d/*",
-    "*/.gradle/init.gradle*", "*/.docker/config.json", "*/.config/environment.d/*",
-    # a git directory is any directory with HEAD, objects and refs (``git init --bare g`` makes one): git reads
-    # its ``config`` (core.fsmonitor runs a command on ``cd g; git status``), a ``.git`` file or ``commondir``
-    # points git at another one, ``config.worktree`` is read with extensions.worktreeConfig (session 11)
-    "*/config", "*/config.worktree", "*/commondir", "*/.git",
-    # the directories themselves (a tree copied or moved into place: "cp -r d/.ssh ~", "mv h .git/hooks")
-    "*/.ssh", "*.git/hooks", "*.git/info", "*/.config/git", "*/.local/bin", "*/.config/autostart",
-    "*/.config/systemd", "*/.config/fish", "*/.config/pip", "*/.config/npm", "*/.pip", "*.cargo",
-    "*/.config/nvim", "*/.emacs.d", "*/.gradle/init.d", "*/.config/environment.d", "*/.config/tmux", "*/.vim/plugin",
-    # user-level start-up files of programs the example allows (session 20, each run): mypy loads the plugins of
-    # ~/.mypy.ini (mypy 1.x ran one in a project without its own config); rustup's proxy runs the toolchain
-    # ~/.rustup/settings.toml names ("cargo build" ran toolchains/evil/bin/cargo); less 590 reads the compiled lesskey
-    # file ~/.less, whose #env section sets LESSOPEN (a command run on every "less FILE")
-    "*/.mypy.ini", "*/.rustup/*", "*/.rustup", "*/.less",
-    # directories on PATH ahead of /usr/bin where rustup and pyenv install (this machine's PATH starts with
-    # ~/.cargo/bin and ~/.pyenv/shims): a file written there replaces "make" or "cargo"; pyenv's shims run
-    # ~/.pyenv/versions/NAME/bin/python for the NAME in ~/.pyenv/version or .python-version (pyenv 2.6 ran one)
-    "*/.cargo/bin/*", "*/.cargo/bin", "*/.pyenv/*", "*/.pyenv",
-)
-#: where git reads ``git pull origin NAME`` (which :mod:`.vcs` trusts) in a repository without a remote named origin:
-#: the path ``./origin`` (also ``origin.git``, ``origin/.git``; git 2.39 pulled a branch of a repository linked there,
-#: session 20). Writing one is refused as a start-up file's write is (:func:`~.model.configures`), whichever tool
-#: writes it; git's own words naming the remote or its refs (``git fetch origin``, ``git log origin/main``) are names,
-#: not paths it writes (:func:`~.vcs.remote_words`).
-REMOTE_PATHS: tuple[str, ...] = ("*/origin", "*/origin/*", "*/origin.git", "*/origin.git/*")
 #: programs that only read their operands (a config file they name is read, not written)
 READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "wc", "diff", "cmp",
                      "comm", "stat", "file", "ls", "md5sum", "sha1sum", "sha256sum", "xxd", "od", "hexdump", "nl",
@@ -359,6 +311,26 @@ _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]*\])?")
 NAME_BUILTINS: dict[str, str] = {"test": "-v", "[": "-v", "unset": "", "read": "", "getopts": "", "wait": "-p",
                                  "printf": "-v", "export": "", "readonly": "", "declare": "", "typeset": "",
                                  "local": ""}
+
+
+#: bash's reserved words (``time`` aside: it is read as a wrapper). tree-sitter-bash reads ``time`` and ``!`` before a
+#: compound command as a simple command, and the compound's words as commands named ``if``, ``then``, ``do``, ``{``
+#: (session 21: ``time if true; then rm -rf /; fi`` was read as the program ``then`` with the operands ``rm -rf /``);
+#: bash never runs an unquoted reserved word as a program, so one read as a command name is a misread
+RESERVED_WORDS = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function",
+                            "if", "in", "select", "then", "until", "while", "{", "}", "[[", "]]"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=.*", re.S)
+
+
+def command_word_reason(text: str, literal: bool) -> str | None:
+    """Why a command word cannot be read as the program bash runs, or None: a word bash computes (an expansion, a
+    substitution, a glob), a reserved word (a compound command the parser misread: :data:`RESERVED_WORDS`), or an
+    assignment (``time X=1 agpwn`` assigns X and runs agpwn; the parser gave ``X=1`` as the program)."""
+    if not literal:
+        return f"the command word {text!r} is not a fixed word (expansion, substitution or glob)"
+    if text in RESERVED_WORDS or _ASSIGNMENT.fullmatch(text):
+        return f"the command word {text!r} is a reserved word or an assignment: the parser misread the command"
+    return None
 
 
 def plain_name(text: str) -> bool:

@@ -21,8 +21,8 @@ from .paths import word_paths
 from .runners import runner_reason
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
                        OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
-                       UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, deletes, extracts, flags_of, hazard,
-                       plain_name, set_hazard, tree_flag)
+                       UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, command_word_reason, deletes, extracts,
+                       flags_of, hazard, plain_name, set_hazard, tree_flag)
 from .envreads import env_split
 from .vcs import git_content_reason, git_split, remote_words
 from .words import Word, literal_word
@@ -60,8 +60,9 @@ class Resolver(WalkerBase):
             return
         self.spend(len(argv))
         head = argv[0]
-        if not head.literal:
-            self.refuse(f"the command word {head.text!r} is not a fixed word (expansion, substitution or glob)")
+        why = command_word_reason(head.text, head.literal)  # $x, a glob; "then" or "X=1" misread after time/!
+        if why is not None:
+            self.refuse(why)
             return
         name = program_name(head.text)
         args = argv[1:]
@@ -71,10 +72,8 @@ class Resolver(WalkerBase):
         if stdin_args:  # xargs: more words come from standard input
             args = args + [ANY_WORD]
             argv = argv + [ANY_WORD]
-        self.out.commands.append(Command(name, tuple([head.text] + literal_args), flags,
-                                         tuple(w.text for w in args if not (w.literal and w.text in ()) and
-                                               not (w.literal and w.text.startswith("-"))),
-                                         unknown, via, tuple(argv)))
+        self.out.commands.append(Command(name, tuple([head.text] + literal_args), flags, tuple(
+            w.text for w in args if not (w.literal and w.text.startswith("-"))), unknown, via, tuple(argv)))
         if name == "printf" and args and args[0].text.startswith("-v"):
             var = args[0].text[2:] or (args[1].text if len(args) > 1 and args[1].literal else "PATH")
             if not args[0].literal or UNSAFE_ENV.fullmatch(var.split("[", 1)[0]):

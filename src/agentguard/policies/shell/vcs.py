@@ -7,7 +7,7 @@ and ``git apply`` of that commit's patch wrote the link, and the next allowed co
 while the guard only ever saw ``k``. A commit can also hold a directory with ``HEAD``, ``objects/``, ``refs/`` and a
 ``config`` (``core.fsmonitor = CMD``): git discovers it as a repository, and ``cd ev && git status`` ran ``CMD``
 (``safe.bareRepository`` defaults to ``all``). Writing ``ev/config`` or ``k`` by name is already refused
-(:data:`~.programs.CONFIG_FILES`, ``deny_paths``); a checkout writes them under names the command never spells, as
+(:data:`~.startup.CONFIG_FILES`, ``deny_paths``); a checkout writes them under names the command never spells, as
 ``tar -x`` does (refused since session 11). ``-c core.symlinks=false`` turns the links into plain files but not
 the planted repository, so no spelling of these operations is safe, and they are refused as extraction is.
 
@@ -36,7 +36,8 @@ option is read with git's abbreviations, ``--set`` as ``--set-upstream``, ``--ta
 
 - ``git remote`` may only be read (``git remote``, ``-v``, ``show``, ``get-url``): ``add``, ``set-url``,
   ``rename``, ``remove``, ``set-head``... are refused, since ``git checkout evil`` guesses ``e/evil`` of a new remote
-  ``e`` and ``git pull origin NAME`` reads origin's URL;
+  ``e`` and ``git pull origin NAME`` reads origin's URL (the reads that print a URL, ``-v``, ``show``, ``get-url``,
+  read ``.git/config`` for ``deny_paths``: :func:`~.gitargs.prints_config`);
 - ``git branch`` and ``git tag`` make a name only at trusted content (start point or target ``FETCH_HEAD``, an object
   id, ``e/evil``, ``origin/x`` are refused), ``branch -m/-c`` only between plain names, and ``branch -u`` only to
   ``origin/NAME`` or a local ``NAME``;
@@ -61,7 +62,7 @@ Not covered (a decision on the command's text cannot see them): content already 
 project's, including a repository another program left there with foreign branches (and a directory ``origin``
 already in the project: in a repository with no remote named ``origin`` git reads ``git pull origin NAME`` as a
 pull from the path ``./origin``, ``./origin.git`` or ``./origin/.git``; writing, linking, copying or moving anything
-to such a path is refused since session 20, :data:`~.programs.REMOTE_PATHS`). The soundness also relies
+to such a path is refused since session 20, :data:`~.startup.REMOTE_PATHS`). The soundness also relies
 on the example's allow list refusing ``git config`` (``branch.x.remote``, ``remote.x.url``) and ``git -C``.
 
 An option this reader does not know is read as taking no value, so its next word is read as an operand, which can

@@ -1,0 +1,41 @@
+"""Start-up files (:mod:`agentguard.policies.shell.startup`): the list, and one reading of a path however spelled.
+
+Session 21: a literal ``~/bin/make`` was matched as ``//bin/make`` (allowed) while ``~/bin/ma?e`` was matched as
+``/bin/make`` below a home (refused); the property below asks that a path and the same path spelled with a bracket
+glob (``[m]ake``) get one answer from :func:`~agentguard.policies.shell.model.configures`.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from agentguard.policies.shell.model import configures
+from agentguard.policies.shell.paths import pattern_paths
+from agentguard.policies.shell.startup import CONFIG_FILES
+
+_PARTS = st.sampled_from(["bin", "make", ".config", "go", "env", "site-packages", ".vim", "x", "lib", "usr", "etc",
+                          "npmrc", "gitconfig", ".tool-versions", "notes.txt", "src", ".local", "share", "mise.toml"])
+
+
+def test_the_list_holds_the_session_21_files() -> None:
+    for p in ("*/site-packages/*", "*/etc/npmrc", "*/go/env", "*.tool-versions", "/usr/lib/*", "/home/*/bin/*"):
+        assert p in CONFIG_FILES, p
+    assert "/lib/*" not in CONFIG_FILES  # would refuse every relative "lib/x" (read below /)
+
+
+def test_a_home_path_is_read_below_the_home() -> None:
+    for path in ("~/bin/make", "~/.config/go/env", "~/.local/lib/python3.11/site-packages/pip/__init__.py"):
+        assert configures(pattern_paths(path)), path
+    for path in ("~/notes.txt", "lib/util.py", "src/lib/x.py", "~/src/app.py"):
+        assert not configures(pattern_paths(path)), path
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["~/", "/", "", "/home/u/", "~u/"]), st.lists(_PARTS, min_size=1, max_size=4), st.data())
+def test_a_literal_path_and_its_glob_spelling_get_one_answer(head: str, parts: list[str], data: st.DataObject) -> None:
+    path = head + "/".join(parts)
+    k = data.draw(st.integers(len(head), len(path) - 1))
+    if path[k] in "/.~":
+        return  # a bracket never matches "/" and a leading "." needs its own spelling
+    globbed = path[:k] + "[" + path[k] + "]" + path[k + 1:]
+    assert bool(configures(pattern_paths(path))) == bool(configures(pattern_paths(globbed))), (path, globbed)
