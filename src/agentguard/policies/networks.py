@@ -179,6 +179,11 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
             one = _CONTROLS.sub("", text.strip())   # a client building a URL from it removes them too
             if _SCHEME.match(one) and " " in one:   # one URL with blanks: WHATWG reads it whole ("http: &@0x7f.1")
                 hosts += client_hosts(one.replace(" ", "%20"))
+            if _address(one) is not None and ":" in one.strip("[]"):
+                # a bare IPv6 literal, with a zone ("::1", "fe80::1%eth0"): a socket connects to it as written, and
+                # "http://::1" is no URL a parser reads (getaddrinfo is the oracle: tests/policies/test_networks_s21.py)
+                hosts.append(one)
+                continue
             if one.startswith("://"):   # httpx reads the host of a URL without its scheme
                 one = one[3:]
             if one and not _SCHEME.match(one) and re.search(r"\s", one):
