@@ -7,6 +7,10 @@ Holes found (each a fail-open before its fix):
   ``{"proxy": "::ffff:127.0.0.1"}`` were allowed: the value was read as the host of ``http://::1``, which no URL
   parser reads, so no host came out; a socket (``redis.Redis(host="::1")``, ``socket.create_connection``) connects
   to it as written. Oracle: ``getaddrinfo(value, AI_NUMERICHOST)`` (no DNS).
+- **a name with a root dot before an empty port**: ``{"url": "metadata.google.internal.:/computeMetadata/v1/"}``,
+  ``"localhost.:"`` were allowed: the guard read ``metadata.google.internal.`` as a WHATWG scheme (a scheme may
+  hold a dot there), while urllib3 (no dot in its schemes) reads a host with an empty port and its PoolManager
+  connects to it. Oracle: ``urllib3.PoolManager().connection_from_url`` (no connection is made).
 - **git's remote without a user**: ``git fetch 127.1:repo`` (also ``0x7f000001:r``, ``0:repo``) runs ``ssh 127.1``
   (confirmed with ``GIT_SSH_COMMAND``, git 2.x); only ``user@host:path`` and four-part addresses were read.
 
@@ -22,7 +26,9 @@ import shutil
 import socket
 import subprocess
 
+import httpx
 import pytest
+import urllib3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,6 +79,39 @@ def test_a_public_bare_ipv6_literal_passes() -> None:
     """Before, ``2001:4860::8888`` read as ``http://2001:4860::8888`` gave the host ``2001`` (0.0.7.209): refused."""
     assert not refused("get_data", {"host": "2001:4860:4860::8888"})
     assert not refused("get_data", {"server": "2a00:1450:4001::200e"})
+
+
+def _internal_name(host: str) -> bool:
+    h = host.strip("[]").rstrip(".").lower()
+    return h == "localhost" or h.endswith((".localhost", ".internal")) or reaches_internal(numeric(h.split("%")[0]))
+
+
+def client_hosts_of(value: str) -> list[str]:
+    """The hosts the real clients connect to for ``value``: urllib3's PoolManager (requests' transport; any
+    value), httpx and WHATWG (``ada_url``) for an http(s) URL. Nothing connects."""
+    out = []
+    try:
+        out.append(urllib3.PoolManager().connection_from_url(value).host)
+    except Exception:  # noqa: BLE001 - a value urllib3 refuses reaches nothing through it
+        pass
+    try:
+        u = httpx.URL(value)
+        if u.scheme in ("http", "https"):
+            out.append(u.host)
+    except Exception:  # noqa: BLE001
+        pass
+    return [h for h in out if h]
+
+
+@pytest.mark.parametrize("value", ["metadata.google.internal.:/computeMetadata/v1/", "localhost.:", "LOCALHOST.:",
+                                   "localhost.:/admin", "a.localhost.:"])
+def test_a_name_with_a_root_dot_before_an_empty_port_is_a_host(value: str) -> None:
+    assert any(_internal_name(h) for h in client_hosts_of(value))   # urllib3 connects there
+    assert refused("get_webpage", {"url": value}), value
+
+
+def test_a_public_name_with_a_root_dot_before_an_empty_port_passes() -> None:
+    assert not refused("get_webpage", {"url": "example.com.:/x"})
 
 
 REMOTES = ["git fetch 127.1:repo", "git fetch 0x7f000001:repo", "git fetch 0:repo", "git pull 10.1:team/x.git",
@@ -184,3 +223,21 @@ def test_property_a_numeric_host_a_socket_reads_as_internal_is_refused(value: st
        path=st.sampled_from(["repo", "team/x.git", "~/r", "x"]), verb=st.sampled_from(["fetch", "pull"]))
 def test_property_a_git_remote_at_a_short_internal_address_is_refused(host: str, path: str, verb: str) -> None:
     assert refused("run_command", {"command": f"git {verb} {host}:{path}"}), host
+
+
+_PRE = ["http://", "https://", "HTTP://", "http:/", "http:", "//", "http:\\\\", "http://evil.com@", "http://a:b@",
+        "http://evil.com\\@", "ws://", "", "http://@", "http://:@"]
+_HOSTS = ["127.1", "0", "0x7f.1", "[::1]", "localhost", "LOCALHOST.", "2130706433", "[::ffff:127.0.0.1]", "10.1",
+          "0177.1", "127.0.0.1", "169.254.169.254", "metadata.google.internal."]
+_SUF = ["", "/", ":80", ":80/x", "?x", "#x", "\\x", ".", "./", "%2f", "/..", ":", ":0080", "@evil.com", "#@evil.com",
+        "?@evil.com/", ".evil.com"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(pre=st.sampled_from(_PRE), host=st.sampled_from(_HOSTS), suf=st.sampled_from(_SUF),
+       key=st.sampled_from(["url", "host", "base_url", "endpoint"]))
+def test_property_what_a_real_client_connects_to_internally_is_refused(pre: str, host: str, suf: str, key: str) -> None:
+    """Differential: a value whose host, as urllib3's PoolManager, httpx or WHATWG read it, is internal is refused."""
+    value = pre + host + suf
+    if any(_internal_name(h) for h in client_hosts_of(value)):
+        assert refused("get_data", {key: value}), value

@@ -184,6 +184,10 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
                 # "http://::1" is no URL a parser reads (getaddrinfo is the oracle: tests/policies/test_networks_s21.py)
                 hosts.append(one)
                 continue
+            if _SCHEME.match(one) and "." in one.split(":", 1)[0]:
+                # a scheme with a dot is WHATWG's, not urllib3's (no "." in its schemes): PoolManager connects to
+                # "metadata.google.internal.:/x" and "localhost.:" as a host with an empty port
+                hosts += client_hosts("http://" + one)
             if one.startswith("://"):   # httpx reads the host of a URL without its scheme
                 one = one[3:]
             if one and not _SCHEME.match(one) and re.search(r"\s", one):
