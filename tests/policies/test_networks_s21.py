@@ -241,3 +241,31 @@ def test_property_what_a_real_client_connects_to_internally_is_refused(pre: str,
     value = pre + host + suf
     if any(_internal_name(h) for h in client_hosts_of(value)):
         assert refused("get_data", {key: value}), value
+
+
+# ---------------------------------------------------------------- exceptions: every carried address must be allowed
+def test_an_exception_for_one_carried_address_does_not_excuse_another() -> None:
+    """A Teredo address carries two IPv4 addresses (server, client): with ``allow = ["10.0.0.0/8"]`` the server
+    10.0.0.1 excused the whole address, whose client is 127.0.0.1 (``ipaddress``'s ``teredo`` is the oracle). Now each
+    non-public address it carries must be allowed."""
+    from agentguard.policies.networks import NetworkGuard
+
+    teredo = "2001:0:a00:1:0:0:80ff:fffe"
+    assert ipaddress.IPv6Address(teredo).teredo == (ipaddress.IPv4Address("10.0.0.1"), ipaddress.IPv4Address("127.0.0.1"))
+    g = NetworkGuard(allow=["10.0.0.0/8"])
+    assert g.check(Context(), ToolCall("x", {"url": f"http://[{teredo}]/"})).decision.refuses
+    for allowed in ("http://10.0.0.1/", "http://[::ffff:10.0.0.1]/", "http://[2002:a00:1::1]/", "http://[64:ff9b::a00:1]/"):
+        assert not g.check(Context(), ToolCall("x", {"url": allowed})).decision.refuses, allowed
+
+
+@settings(max_examples=60, deadline=None)
+@given(server=st.integers(0, 2 ** 32 - 1), client=_INTERNAL_V4)
+def test_property_a_teredo_client_outside_the_exceptions_is_refused(server: int, client: ipaddress.IPv4Address) -> None:
+    from agentguard.policies.networks import NetworkGuard
+
+    obfuscated = int(client) ^ 0xFFFFFFFF
+    ip = ipaddress.IPv6Address((0x20010000 << 96) | (server << 64) | obfuscated)
+    assert ip.teredo[1] == client
+    g = NetworkGuard(allow=["10.0.0.0/8", "192.168.0.0/16"])
+    if not any(client in ipaddress.ip_network(n) for n in ("10.0.0.0/8", "192.168.0.0/16")):
+        assert g.check(Context(), ToolCall("x", {"url": f"http://[{ip}]/"})).decision.refuses, ip

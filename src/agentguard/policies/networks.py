@@ -279,10 +279,18 @@ class NetworkGuard(BaseGuard):
         return cls(**common)
 
     def _excepted(self, host: str) -> bool:
+        """Whether ``host`` is an exception: a name ``allow`` lists, an address in an allowed network, or an IPv6
+        address whose every non-public IPv4 address it carries is in one (a Teredo address carries two: its server
+        in an allowed 10.0.0.0/8 does not excuse its client 127.0.0.1)."""
         if fold(host).rstrip(".") in self._hosts:
             return True
         ip = _address(host)
-        return ip is not None and any(x.version == n.version and x in n for x in embedded(ip) for n in self._nets)
+        if ip is None:
+            return False
+        def allowed(x: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+            return any(x.version == n.version and x in n for n in self._nets)
+        carried = [x for x in embedded(ip)[1:] if nonpublic(x) is not None]
+        return allowed(ip) or (bool(carried) and all(allowed(x) for x in carried))
 
     def check(self, context: Context, proposal: Any) -> Verdict:
         call = as_tool_call(proposal)
