@@ -86,3 +86,4 @@ def test_property_a_generated_key_spelled_any_way_is_refused(seed: int, caps: st
     rng = random.Random(seed)
     key = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
     assert refused({"to": "desk@evil.xyz", "body": spell(key, rng, caps, gap)}), key
+
