@@ -45,6 +45,7 @@ CHECKED = (
     f"{PKG}/policies/secrets.py",
     f"{PKG}/policies/secret_guard.py",
     f"{PKG}/policies/secret_fragments.py",
+    f"{PKG}/policies/secret_spelled.py",
     f"{PKG}/policies/toolinfer.py",
     f"{PKG}/policies/schemafacts.py",
     f"{PKG}/policies/toolnames.py",

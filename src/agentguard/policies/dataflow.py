@@ -109,8 +109,7 @@ class FlowLedger:
     def observe_prompt(self, prompt: str) -> None:
         """Record the user's request: its grants and the values it names."""
         self.prompt = (self.prompt + "\n" + prompt).strip()
-        self.grants = mint(self.prompt, self.lexicon)
-        self._user_ents = set(entities(self.prompt))
+        self.grants, self._user_ents = mint(self.prompt, self.lexicon), set(entities(self.prompt))
         self._user_text = f" {word_form(self.prompt)} "
         # a compound written as one word ("acme/webapp", not a link) names its parts (owner=, repo=)
         self._user_parts = {p for w in self._user_text.split() if "/" in w and not links(w)
@@ -296,9 +295,10 @@ class FlowLedger:
         if "derived" in self._cache:
             return self._cache["derived"]
         def vals(rec: Any) -> list[tuple[str, str]]: return [canonical(s) for s in _leaves(rec)]
-        base = set(self._user_numbers) | selected_amounts(   # a record the request selects: its amounts
-            [(rec, fields) for rec, fields, _ in self._selectable],
-            lambda r: any(c in self._user_ents for c in vals(party_values(r)) if c[0] != "number"),   # a party's
+        base = set(self._user_numbers) | selected_amounts(   # a record the request selects: its amounts; by a party's
+            [(rec, fields) for rec, fields, _ in self._selectable],   # entity, not the user's own account (in every
+            lambda r: any(c in self._user_ents and c not in self._trusted.get("own_account", {})   # record: none)
+                          for c in vals(party_values(r)) if c[0] != "number"),
             lambda r: {n for n in self._names if any(c[0] == "text" and f" {n} " in f" {c[1]} " for c in vals(r))})
         return self._cache.setdefault("derived", two_step_amounts(base, self._user_percents))
 

@@ -209,9 +209,20 @@ _CMD_HOST = re.compile(
     rf"(?!/\d{{1,3}}(?![\w.]))(?=$|[\s/'\"`;|&(),:=<>\\\]])", re.I)
 
 
+# git's, scp's and rsync's remote without a user, ``host:path`` (``git fetch 127.1:repo`` runs ``ssh 127.1``), as a
+# whole word: a short inet_aton form with a dot, a hex number or 0; not a time or a ratio (``12:30:00``: the rest is
+# more than digits), nor a single decimal (``git show 1234567:x.py``: a commit of digits names a tree, no host)
+_CMD_REMOTE = re.compile(rf"(?:^|(?<=[\s'\"=]))({_PART}(?:\.{_PART}){{1,2}}|0[xX][0-9a-fA-F]{{1,8}}|0):"
+                         rf"(?![\d:.]*(?:$|[\s;|&)'\"]))", re.I)
+
+
 def command_hosts(command: str) -> list[str]:
-    """The hosts a shell command's words name without a scheme or port (see the module docstring), as written."""
-    return list(dict.fromkeys(m.group(1) for m in _CMD_HOST.finditer(command)))
+    """The hosts a shell command's words name without a scheme or port (see the module docstring), as written; also
+    the host of a remote ``host:path`` whose host is an address in one to three parts (``127.1:repo``,
+    ``0x7f000001:x``, ``0:repo``: git and scp run ``ssh`` to it, which reads it with inet_aton)."""
+    found = [m.group(1) for m in _CMD_HOST.finditer(command)]
+    found += [m.group(1) for m in _CMD_REMOTE.finditer(command)]
+    return list(dict.fromkeys(found))
 
 
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentguard-resolve")

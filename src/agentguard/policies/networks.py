@@ -179,6 +179,15 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
             one = _CONTROLS.sub("", text.strip())   # a client building a URL from it removes them too
             if _SCHEME.match(one) and " " in one:   # one URL with blanks: WHATWG reads it whole ("http: &@0x7f.1")
                 hosts += client_hosts(one.replace(" ", "%20"))
+            if _address(one) is not None and ":" in one.strip("[]"):
+                # a bare IPv6 literal, with a zone ("::1", "fe80::1%eth0"): a socket connects to it as written, and
+                # "http://::1" is no URL a parser reads (getaddrinfo is the oracle: tests/policies/test_networks_s21.py)
+                hosts.append(one)
+                continue
+            if _SCHEME.match(one) and "." in one.split(":", 1)[0]:
+                # a scheme with a dot is WHATWG's, not urllib3's (no "." in its schemes): PoolManager connects to
+                # "metadata.google.internal.:/x" and "localhost.:" as a host with an empty port
+                hosts += client_hosts("http://" + one)
             if one.startswith("://"):   # httpx reads the host of a URL without its scheme
                 one = one[3:]
             if one and not _SCHEME.match(one) and re.search(r"\s", one):
@@ -270,10 +279,18 @@ class NetworkGuard(BaseGuard):
         return cls(**common)
 
     def _excepted(self, host: str) -> bool:
+        """Whether ``host`` is an exception: a name ``allow`` lists, an address in an allowed network, or an IPv6
+        address whose every non-public IPv4 address it carries is in one (a Teredo address carries two: its server
+        in an allowed 10.0.0.0/8 does not excuse its client 127.0.0.1)."""
         if fold(host).rstrip(".") in self._hosts:
             return True
         ip = _address(host)
-        return ip is not None and any(x.version == n.version and x in n for x in embedded(ip) for n in self._nets)
+        if ip is None:
+            return False
+        def allowed(x: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+            return any(x.version == n.version and x in n for n in self._nets)
+        carried = [x for x in embedded(ip)[1:] if nonpublic(x) is not None]
+        return allowed(ip) or (bool(carried) and all(allowed(x) for x in carried))
 
     def check(self, context: Context, proposal: Any) -> Verdict:
         call = as_tool_call(proposal)

@@ -21,10 +21,16 @@ between its characters (``g-h-p``, ``g h p``, ``g.h.p``), interleaved with one o
 written as decimal/hex/octal/binary code points, HTML entities, ``\\u`` escapes, percent-encoded, base32, hex with
 separators, base64 (also a base64 run cut at any offset), reversed or ROT13, is caught.
 
-**Not guaranteed**: fewer than K consecutive characters (a key sent 11 characters at a time over calls is caught
-only when the calls' text is read joined: the guard's ``across_calls``); characters taken out of order or every
-4th; two transforms in a row that are not among the readings (base64 of an interleaved slice, ROT47, XOR,
-encryption, a key spelled out in words); a secret the guard never saw (no content scanner knows a random string
+**Pieces** (session 21, :meth:`KnownSecrets.covering`): a view of the index records which positions of each secret
+a text holds in runs of :data:`PIECE` (7) consecutive normalised characters with a letter and a digit (forwards,
+reversed, ROT13); the guard joins them over a run's calls, so a key cut into pieces of 7 or more with other text
+between them (``https://evil.xyz/<noise>/<piece>``, one DNS label per call, pieces over a search, a URL and a mail)
+is a finding once :data:`K` positions of one secret are held, whatever the order.
+
+**Not guaranteed**: pieces of fewer than :data:`PIECE` characters, or pieces of letters only, with varying text
+between them (consecutive ones are read joined: the guard's ``across_calls``); characters taken out of order or every
+4th, or every other character over two calls; two transforms in a row that are not among the readings (base64 of an
+interleaved slice, ROT47, a Caesar shift, XOR, encryption); a secret the guard never saw (no content scanner knows a random string
 without its format: the provenance guard refuses those to hosts the user did not name). A secret whose normalised
 form is shorter than K is not indexed (a configured one is refused at construction); a window of fewer than
 :data:`MIN_DISTINCT` distinct characters (``000000000000``) is not a fingerprint (it is what benign text repeats).
@@ -45,12 +51,12 @@ from __future__ import annotations
 import importlib
 import re
 import threading
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..core.errors import InputError
 from .secret_views import read_invisible, skeleton
 
-__all__ = ["K", "KnownSecrets", "MAX_KNOWN", "MIN_DISTINCT", "STRIDES", "normalise", "passes"]
+__all__ = ["K", "KnownSecrets", "MAX_KNOWN", "MIN_DISTINCT", "PIECE", "STRIDES", "normalise", "passes"]
 
 #: the window: this many consecutive normalised characters of a known secret make a finding
 K = 12
@@ -62,6 +68,10 @@ _NOT_KEY = re.compile(r"[^a-z0-9]+")
 _ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm")
 #: every s-th character from each offset: a key interleaved with s-1 filler characters per character
 STRIDES = (2, 3)
+#: a piece: this many consecutive normalised characters of a known secret, a letter and a digit among them, count
+#: towards the secret's coverage (:meth:`KnownSecrets.covering`)
+PIECE = 7
+_LETTER, _DIGIT = re.compile(r"[a-z]"), re.compile(r"[0-9]")
 
 
 def normalise(text: str) -> str:
@@ -102,6 +112,10 @@ class KnownSecrets:
         self._secrets: dict[str, None] = {}
         self._grams: dict[str, str] = {}
         self._auto: Any = None
+        self._pieces: dict[str, list[tuple[str, int]]] = {}   # piece -> (secret, its first position, forwards)
+        self._pauto: Any = None
+        #: with :meth:`covering`: the positions of each secret the texts searched held in pieces
+        self.covered: dict[str, set[int]] | None = None
         for s in secrets:
             if not self.add(s):
                 raise InputError(f"known secret {s[:2]!r}... is shorter than {k} letters and digits once normalised "
@@ -116,6 +130,17 @@ class KnownSecrets:
         out = KnownSecrets(k=self.k, use_library=self._aho is not None)
         with self._lock:
             out._secrets, out._grams, out._auto = dict(self._secrets), dict(self._grams), self._auto
+            out._pieces, out._pauto = {g: list(v) for g, v in self._pieces.items()}, self._pauto
+        return out
+
+    def covering(self) -> "KnownSecrets":
+        """A view of this index (shared, not copied) that also records, in :attr:`covered`, which positions of each
+        secret the texts it searches hold as pieces: runs of :data:`PIECE` consecutive normalised characters, with
+        a letter and a digit, forwards, reversed, in ROT13 or both (a key sent in pieces with other text between
+        them, in one call or over many: the guard joins the coverage of a run's calls)."""
+        out = KnownSecrets.__new__(KnownSecrets)
+        out.__dict__.update(self.__dict__)
+        out.covered = {}
         return out
 
     def add(self, secret: str) -> bool:
@@ -139,8 +164,38 @@ class KnownSecrets:
             self._secrets[norm] = None
             for g, v in grams.items():
                 self._grams.setdefault(g, v)
+            self._index_pieces(norm)
             self._auto = self._build() if self._aho is not None else None
+            self._pauto = self._build_pieces() if self._aho is not None else None
         return True
+
+    def _index_pieces(self, norm: str) -> None:
+        n, p = len(norm), PIECE
+        for text, backwards in ((norm, False), (norm[::-1], True), (norm.translate(_ROT13), False),
+                                (norm[::-1].translate(_ROT13), True)):
+            for i in range(n - p + 1):
+                g = text[i:i + p]
+                if len(set(g)) >= MIN_DISTINCT and _LETTER.search(g) and _DIGIT.search(g):
+                    self._pieces.setdefault(g, []).append((norm, n - i - p if backwards else i))
+
+    def _build_pieces(self) -> Any:
+        auto = self._aho.Automaton()  # type: ignore[union-attr]
+        for g, where in self._pieces.items():
+            auto.add_word(g, tuple(where))
+        auto.make_automaton()
+        return auto
+
+    def _cover(self, norm: str) -> None:
+        """Record the positions of each secret that pieces of ``norm`` (normalised) hold (see :meth:`covering`)."""
+        if self.covered is None or len(norm) < PIECE or not self._pieces:
+            return
+        if self._pauto is not None:
+            hits: Iterable[Sequence[tuple[str, int]]] = (w for _, w in self._pauto.iter(norm))
+        else:
+            hits = (self._pieces[g] for i in range(len(norm) - PIECE + 1) if (g := norm[i:i + PIECE]) in self._pieces)
+        for where in hits:
+            for secret, start in where:
+                self.covered.setdefault(secret, set()).update(range(start, start + PIECE))
 
     def _build(self) -> Any:
         auto = self._aho.Automaton()  # type: ignore[union-attr]
@@ -155,6 +210,7 @@ class KnownSecrets:
         if not self._grams:
             return None
         norm = normalise(text)
+        self._cover(norm)
         if len(norm) < self.k:
             return None
         auto, grams = self._auto, self._grams

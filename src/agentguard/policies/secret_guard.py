@@ -40,7 +40,11 @@ read: the observations of the run's trace (``context.trace``: each step's tool r
 ``context.metadata["prompt"]`` and the results given to :meth:`SecretLeakGuard.observe_result`. A call carrying
 :data:`~agentguard.policies.secret_fragments.K` consecutive characters of a known secret, in any case, interleaved,
 with separators, or in any reading of the scanner (decodings, code points, base64 cut at any offset), carries a
-finding of type ``known secret``: a slice of a key without its prefix read from a file, sent to a third party.
+finding of type ``known secret``: a slice of a key without its prefix read from a file, sent to a third party. So
+is a run whose calls to destinations without secrets hold, together, :data:`~agentguard.policies.secret_fragments.K`
+positions of one known secret in pieces of 7 characters or more (:meth:`SecretLeakGuard._pieces`: noise between the
+pieces, in any order, over any tools). A key spelled out in words (``golf hotel papa underscore ...``) is read back
+(:mod:`agentguard.policies.secret_spelled`).
 
 A finding of kind ``unreadable`` (nesting too deep, a string too long) is never allowed. Verdict reasons
 and details name the argument path, the detector and a redacted excerpt, never the secret (the audit
@@ -83,7 +87,7 @@ def _metadata_provenance(context: Context, value: str) -> frozenset[str]:
 class _Sent:
     """What one run sent where secrets may not go: the tail of its text and the values already judged."""
 
-    __slots__ = ("calls", "fields", "known", "learned", "lock", "prompt", "steps", "tail", "values")
+    __slots__ = ("calls", "covered", "fields", "known", "learned", "lock", "prompt", "steps", "tail", "values")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -93,6 +97,7 @@ class _Sent:
         self.fields: list[dict[str, list[str]]] = []   # the query values of each of those calls, by field
         self.known: KnownSecrets | None = None   # the guard's known secrets and what this run read (once it read one)
         self.learned: set[str] = set()
+        self.covered: dict[str, set[int]] = {}   # the positions of each known secret sent in pieces (_pieces)
         self.steps = 0                           # trace steps already read for secrets
         self.prompt = False
 
@@ -216,6 +221,28 @@ class SecretLeakGuard(BaseGuard):
                 sent.values.update(f.value for f in [*found, *joined])
         return leaks
 
+    def _pieces(self, context: Context, view: KnownSecrets) -> list[Finding]:
+        """A known secret sent in pieces with other text between them (``?a=<7 key characters>&n=<noise>`` in one
+        call, the next 7 in the next): the positions of each known secret that this call's pieces hold
+        (:meth:`.KnownSecrets.covering`), joined with those the run's earlier calls to destinations without secrets
+        held; :data:`~agentguard.policies.secret_fragments.K` positions of one secret or more is a leak, in any order
+        the pieces came. An allowed call's positions are added to the run's."""
+        if not view.covered:
+            return []
+        try:
+            sent = self.runs.get(context.run_id)
+        except Exception as exc:  # noqa: BLE001 - an evicted run cannot be read: not read is not allowed
+            return [Finding("unreadable", f"run memory: {type(exc).__name__}", "<pieces>", "")]
+        with sent.lock:
+            for secret, positions in view.covered.items():
+                held = sent.covered.get(secret, set()) | positions
+                if len(held) >= view.k and not positions <= sent.covered.get(secret, set()):
+                    return [Finding("secret", "known secret", "<pieces across calls>",
+                                    f"pieces of a known secret ({len(held)} of its {len(secret)} characters)")]
+            for secret, positions in view.covered.items():
+                sent.covered.setdefault(secret, set()).update(positions)
+        return []
+
     def _in_links(self, context: Context, proposal: Any, call: ToolCall | None, dest: str,
                   known: KnownSecrets | None = None) -> list[Finding]:
         """What the URLs written in a call or message to a destination that may receive secrets carry to their
@@ -283,9 +310,12 @@ class SecretLeakGuard(BaseGuard):
     def check(self, context: Context, proposal: Any) -> Verdict:
         call = as_tool_call(proposal)
         known = self.known_secrets(context)
+        pieces_of: KnownSecrets | None = None
         if call is not None:
             dest, what = self.destination(context, call), f"{call.name}"
-            found = self.scanner.scan(call.arguments, known=known)
+            if known is not None and "secret" not in self.allow_to[dest]:
+                pieces_of = known.covering()   # records the pieces of known secrets this call's readings hold
+            found = self.scanner.scan(call.arguments, known=pieces_of or known)
         elif isinstance(proposal, str):
             dest, what, found = self.text_destination, "message", self.scanner.scan_text(proposal, "text", known=known)
         elif isinstance(proposal, Step) and isinstance(proposal.action, (str, type(None))):
@@ -299,6 +329,8 @@ class SecretLeakGuard(BaseGuard):
                                                                                           known)
         if call is not None and not leaks and "secret" not in self.allow_to[dest]:
             leaks = self._across_calls(context, call, found, dest, known)
+        if pieces_of is not None and not leaks:
+            leaks = self._pieces(context, pieces_of)
         if not leaks:
             return Verdict.allow(self.name, f"{len(found)} finding(s), all allowed to {dest}" if found else "clean")
         items = [{"kind": f.kind, "type": f.type, "path": f.path, "excerpt": f.redacted()} for f in leaks]

@@ -349,8 +349,10 @@ def views(text: str, unseparate: bool = True) -> Iterator[tuple[str, str]]:
                 if (swapped := _WORD_SEP.sub(sep, text)) != text:
                     yield f"separators as {sep}", swapped
         yield from _decimated(text)
-    if _SPACE.search(text):  # groups of one width (a key written "AKIA IOSF ODNN"): a reading, viewed again
-        yield ("ungrouped" if _grouped(text) else "despaced"), _SPACE.sub("", text)
+    if _SPACE.search(text):  # runs of groups of one width ("AKIA IOSF ODNN") alone are a reading, viewed again
+        spans = "\n".join(_SPACE.sub("", m.group()) for m in _GROUPS.finditer(text) if _grouped(m.group()))
+        yield from [("ungrouped", spans)] if spans else []   # (the whole of a long text exceeded the readings' bound)
+        yield from [("despaced", d)] if (d := _SPACE.sub("", text)) != spans else []
     if unseparate:
         yield from _chunk_views(text)
         yield from (v for v in _unseparated(text) if _KEY_RUN.search(v[1]))  # only where a key-long run appears
@@ -487,9 +489,8 @@ _GROUPS = re.compile(r"[A-Za-z0-9+/=_-]+(?: [A-Za-z0-9+/=_-]+){3,}")
 def _grouped(text: str) -> bool:
     """Whether ``text`` holds 4+ blank-separated groups of one width (3 to 8; the first or last may be shorter), as a
     key written in groups (``AKIA IOSF ODNN 7EXA``): prose words are of many widths."""
-    widths = ([len(w) for w in m.group().split(" ")] for m in _GROUPS.finditer(text))
-    return any(len(inner := set(ws[1:-1])) == 1 and 3 <= (w := min(inner)) <= 8 and max(ws[0], ws[-1]) <= w
-               for ws in widths)
+    return any(len(inner := set((ws := [len(w) for w in m.group().split(" ")])[1:-1])) == 1
+               and 3 <= (w := min(inner)) <= 8 and max(ws[0], ws[-1]) <= w for m in _GROUPS.finditer(text))
 
 
 def is_reading(name: str) -> bool:

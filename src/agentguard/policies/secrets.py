@@ -60,6 +60,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..core.errors import InputError, require
 from .secret_fragments import KnownSecrets
+from .secret_spelled import spelled
 from .secret_views import (_A85, _B85, GATED_VIEWS, decodings, is_reading, read_bytes, read_invisible, skeleton, untag,
                            url_fields, url_pieces, views)
 
@@ -235,7 +236,7 @@ class LeakScanner:
                     parsed = None
                 if isinstance(parsed, (dict, list)):
                     out += self.scan(parsed, f"{where}|json", depth=0, known=known)
-            for layer, d in decodings(canon):
+            for layer, d in (*decodings(canon), *spelled(canon)):   # spelled: a key read out in words
                 if d is None:  # a decoding that cannot be finished in bound (a compression bomb)
                     out.append(Finding("unreadable", f"{layer} inflates past its bound", f"{where}|{layer}", ""))
                 else:
