@@ -42,8 +42,8 @@ from ...core.pipeline import RESERVED_KEYS, Pipeline, approval_request
 from ...core.strict_json import inexact_integer
 from ...core.types import Context, Decision, ToolCall, Verdict
 
-__all__ = ["ApprovalRounds", "Approve", "Ask", "call_refusal", "gate", "inline_safe", "listing_changed",
-           "make_pipeline", "refusal_text", "refused_before", "schema_refusal", "schema_text"]
+__all__ = ["ApprovalRounds", "Approve", "Ask", "call_refusal", "gate", "inline_safe", "json_text_refusal",
+           "listing_changed", "make_pipeline", "refusal_text", "refused_before", "schema_refusal", "schema_text"]
 
 #: ``_meta`` key of per-run facts a client may send, and the input-request key of our approval round
 #: (2026-07-28 protocol), the same on both proxy paths
@@ -138,16 +138,66 @@ def schema_refusal(schema: Any, arguments: dict[str, Any]) -> str | None:
     big = inexact_integer(arguments)  # a TypeScript upstream reads it as a double: another number than judged
     if big is not None:
         return f"{big}: an integer beyond 2**53, which a JavaScript upstream reads as another number"
-    if not isinstance(schema, dict) or not schema:
+    if not isinstance(schema, dict):
         return None
+    if not schema:
+        return json_text_refusal(schema, arguments)
     try:
         error = next(iter(_strict_validator(schema).iter_errors(arguments)), None)
     except Exception as exc:  # noqa: BLE001 - a schema no validator reads: the call cannot be checked
         return f"the tool's inputSchema cannot be read ({type(exc).__name__})"
     if error is None:
-        return None
+        return json_text_refusal(schema, arguments)
     where = "/".join(str(p) for p in error.absolute_path) or "arguments"
     return f"{where}: {error.message[:200]}"
+
+
+_COMBINATORS = ("anyOf", "oneOf", "allOf", "not", "if", "$ref", "$dynamicRef", "enum", "const")
+
+
+def _plain_string(schema: Any) -> bool:
+    """True for a schema that is a string and nothing else (``{"type": "string"}`` with annotations only)."""
+    return isinstance(schema, dict) and schema.get("type") == "string" and not any(k in schema for k in _COMBINATORS)
+
+
+def json_text_refusal(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """Why a top-level string argument holding a JSON array or object would run as other data than the guard read
+    (None when none does). The MCP SDK's ``MCPServer`` parses such a string (Python's ``json.loads``: the last of two
+    equal keys wins, ``\\u002f`` is ``/``) into the list or dict its parameter receives whenever the parameter is not
+    annotated exactly ``str``: a ``str | list[str]`` parameter (listed ``anyOf``) receives ``["/etc/shadow"]`` for
+    ``'["/etc/shadow"]'``, and an *unannotated* one, listed as ``{"type": "string"}``, receives the dict. The listing
+    cannot tell these from a ``str`` parameter, so such a string is forwarded only where both readings agree: its
+    property is declared a plain string (not a union, not undeclared), and the text is strict JSON (no repeated key,
+    no NaN) with no backslash escape, so that every key and value the tool may receive appears verbatim in the text
+    the guard judged. A JSON text with escapes in a string parameter (``{"a": "x\\ny"}``) is refused too (stated
+    over-refusal: the server's annotation is not listed)."""
+    from ...core.strict_json import StrictJSONError, loads_strict
+
+    props = schema.get("properties")
+    props = props if isinstance(props, dict) else {}
+    extra = schema.get("additionalProperties")
+    for key, value in arguments.items():
+        if not isinstance(value, str) or not value.lstrip(" \t\n\r").startswith(("[", "{")):
+            continue
+        try:
+            data = json.loads(value)
+        except (ValueError, RecursionError):
+            continue  # not JSON to the server either: the tool receives the string
+        if not isinstance(data, (list, dict)):
+            continue
+        declared = props.get(key, extra if isinstance(extra, dict) else None)
+        if not _plain_string(declared):
+            kind = "array" if isinstance(data, list) else "object"
+            return (f"{str(key)[:80]}: a string holding a JSON {kind} where a string is not the only declared type "
+                    "(MCPServer hands the tool the parsed value)")
+        try:
+            loads_strict(value)
+        except StrictJSONError as exc:
+            return f"{str(key)[:80]}: a string holding JSON the server reads otherwise ({exc})"
+        if "\\" in value:
+            return (f"{str(key)[:80]}: a string holding JSON with escapes (a server that parses it receives other "
+                    "characters than the guard read)")
+    return None
 
 
 def call_refusal(schemas: Mapping[str, Any], name: str, arguments: dict[str, Any]) -> str | None:
