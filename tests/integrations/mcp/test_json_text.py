@@ -63,6 +63,8 @@ ATTACKS = [
     ("run_spec", {"spec": '{"cmd": "rm -rf \\u002f"}'}),                    # an escape: the tool gets "/"
     ("run_spec", {"spec": '{"cmd": "rm -rf \\/"}'}),
     ("run_spec", {"spec": '[NaN, "rm -rf /tmp"]'}),                        # not strict JSON
+    ("run_spec", {"spec": " null "}),                                      # the tool gets None
+    ("delete_paths", {"paths": "null"}),
 ]
 
 
@@ -93,10 +95,12 @@ def test_the_attacks_really_ran_the_parsed_value_without_the_proxy():
     async def main():
         for name, args in ATTACKS[:5]:
             await server.call_tool(name, args)
+        assert got["delete_paths"] == ["/etc/passwd"]
+        assert got["run_spec"] == {"cmd": "rm -rf /"}
+        await server.call_tool("run_spec", {"spec": " null "})
+        assert got["run_spec"] is None
 
     asyncio.run(main())
-    assert got["delete_paths"] == ["/etc/passwd"]
-    assert got["run_spec"] == {"cmd": "rm -rf /"}
 
 
 def test_plain_text_and_json_without_escapes_in_a_string_parameter_still_run():
@@ -133,7 +137,8 @@ def test_the_stdio_relay_refuses_them_too(name, args):
 _leaf = st.one_of(st.text(max_size=6), st.integers(-5, 5), st.booleans(), st.none())
 _json = st.recursive(_leaf, lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.text(max_size=4), c,
                                                                                         max_size=3)), max_leaves=8)
-_SCHEMAS = [{"type": "string"}, {"anyOf": [{"type": "string"}, {"type": "array"}]}, {}, {"type": "string", "title": "S"}]
+_SCHEMAS = [{"type": "string"}, {"anyOf": [{"type": "string"}, {"type": "array"}]}, {},
+            {"type": "string", "title": "S"}]
 
 
 def _strings(o):
@@ -153,7 +158,8 @@ def _strings(o):
 def test_property_a_forwarded_json_string_holds_every_value_the_server_parses_verbatim(data, spelling, prop):
     text = {"plain": json.dumps(data, ensure_ascii=False), "ascii": json.dumps(data),
             "pretty": json.dumps(data, indent=1, ensure_ascii=False),
-            "dup": (json.dumps(data)[:-1] + ', "k": 1, "k": 2}') if isinstance(data, dict) and data else json.dumps(data)}[spelling]
+            "dup": (json.dumps(data)[:-1] + ', "k": 1, "k": 2}') if isinstance(data, dict) and data
+            else json.dumps(data)}[spelling]
     schema = {"type": "object", "properties": {"a": prop}}
     if call_refusal({"t": schema}, "t", {"a": text}) is not None:
         return

@@ -170,14 +170,20 @@ def json_text_refusal(schema: dict[str, Any], arguments: dict[str, Any]) -> str 
     property is declared a plain string (not a union, not undeclared), and the text is strict JSON (no repeated key,
     no NaN) with no backslash escape, so that every key and value the tool may receive appears verbatim in the text
     the guard judged. A JSON text with escapes in a string parameter (``{"a": "x\\ny"}``) is refused too (stated
-    over-refusal: the server's annotation is not listed)."""
+    over-refusal: the server's annotation is not listed). The string ``"null"`` is refused wherever it is: MCPServer
+    hands such a parameter (``path: str | None = "/safe"``, an unannotated one) ``None``, which the guard never read."""
     from ...core.strict_json import StrictJSONError, loads_strict
 
     props = schema.get("properties")
     props = props if isinstance(props, dict) else {}
     extra = schema.get("additionalProperties")
     for key, value in arguments.items():
-        if not isinstance(value, str) or not value.lstrip(" \t\n\r").startswith(("[", "{")):
+        if not isinstance(value, str):
+            continue
+        if value.strip(" \t\n\r") == "null":  # MCPServer hands a parameter not exactly ``str`` None for it
+            return (f"{str(key)[:80]}: the string 'null' (JSON null), which MCPServer hands a parameter not annotated "
+                    "str as None")
+        if not value.lstrip(" \t\n\r").startswith(("[", "{")):
             continue
         try:
             data = json.loads(value)
