@@ -28,6 +28,7 @@ a :class:`~agentguard.policies.guard.ToolCallGuard` without a slow extractor) an
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import hmac
 import inspect
@@ -43,7 +44,8 @@ from ...core.strict_json import inexact_integer
 from ...core.types import Context, Decision, ToolCall, Verdict
 
 __all__ = ["ApprovalRounds", "Approve", "Ask", "call_refusal", "gate", "inline_safe", "json_text_refusal",
-           "listing_changed", "make_pipeline", "refusal_text", "refused_before", "schema_refusal", "schema_text"]
+           "judged_call", "listing_changed", "make_pipeline", "refusal_text", "refused_before", "schema_refusal",
+           "schema_text"]
 
 #: ``_meta`` key of per-run facts a client may send, and the input-request key of our approval round
 #: (2026-07-28 protocol), the same on both proxy paths
@@ -204,6 +206,48 @@ def json_text_refusal(schema: dict[str, Any], arguments: dict[str, Any]) -> str 
             return (f"{str(key)[:80]}: a string holding JSON with escapes (a server that parses it receives other "
                     "characters than the guard read)")
     return None
+
+
+def _resolve(root: dict[str, Any], schema: Any) -> Any:
+    """``schema`` with a local ``$ref`` (``#/$defs/Name``, what pydantic lists for a model parameter) followed."""
+    for _ in range(32):
+        ref = schema.get("$ref") if isinstance(schema, dict) else None
+        if not isinstance(ref, str) or not ref.startswith("#/"):
+            return schema
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part) if isinstance(target, dict) else None
+        schema = target
+    return None
+
+
+def _filled(root: dict[str, Any], schema: Any, value: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    schema = _resolve(root, schema)
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict) or depth > 32:
+        return value
+    out = dict(value)
+    for key, prop in props.items():
+        prop = _resolve(root, prop)
+        if key not in out and isinstance(prop, dict) and "default" in prop:
+            out[key] = copy.deepcopy(prop["default"])
+        elif isinstance(out.get(key), dict):
+            out[key] = _filled(root, prop, out[key], depth + 1)
+    return out
+
+
+def judged_call(schemas: Mapping[str, Any], call: ToolCall) -> ToolCall:
+    """``call`` as its tool runs it: every property its listed ``inputSchema`` gives a ``default`` for and the call
+    leaves out (at the top, and inside an object argument whose schema lists properties, ``$ref`` followed) filled in
+    with that default, which is what the guard judges. ``MCPServer`` (pydantic) hands the function the default of an
+    argument left out: ``purge(path: str = "/")`` called with ``{}`` ran ``purge("/")`` while a rule forbidding
+    ``path = "/"`` saw no path. The request forwarded is still the client's (the server fills in the same default;
+    sending a default such as ``None`` for a ``str`` parameter explicitly would fail its validation)."""
+    schema = schemas.get(call.name)
+    if not isinstance(schema, dict):
+        return call
+    filled = _filled(schema, schema, dict(call.arguments))
+    return call if filled == dict(call.arguments) else ToolCall(call.name, filled, call.call_id)
 
 
 def call_refusal(schemas: Mapping[str, Any], name: str, arguments: dict[str, Any]) -> str | None:
