@@ -39,6 +39,10 @@ response holding an item the client runs that is never sent (``shell_call``, ``l
 argument events say something other than its one final envelope (or that does not end with it) is refused
 (:func:`unguardable_output`, :func:`unguardable_events`).
 
+A response's calls are sent with the tools the request declared (LiteLLM sends ``tools`` only with a request): the
+endpoint refuses a call whose arguments do not already have the declared parameter types (the client's validation
+reads ``"off"`` as ``False``, ``"00"`` as ``0``) and judges the declared defaults of what it leaves out.
+
 Put this file next to LiteLLM's ``config.yaml`` and name it instead of ``generic_guardrail_api``::
 
     guardrails:
@@ -269,6 +273,19 @@ def unguardable_stream(chunks: list[Any]) -> str | None:
     return None
 
 
+def declared_tools(tools: Any) -> list[dict]:
+    """The request's function tools in a shape LiteLLM forwards to the guardrail (each needs a ``type``): OpenAI
+    function tools as they are (chat completions' nested, the Responses API's flat), an Anthropic-format tool
+    (``name``, ``input_schema``: the ``/v1/messages`` route) as a function tool; other tools left out."""
+    out = []
+    for t in tools if isinstance(tools, list) else ():
+        if isinstance(t, Mapping) and t.get("type") == "function":
+            out.append(dict(t))
+        elif isinstance(t, Mapping) and isinstance(t.get("name"), str) and isinstance(t.get("input_schema"), Mapping):
+            out.append({"type": "function", "function": {"name": t["name"], "parameters": dict(t["input_schema"])}})
+    return out
+
+
 def _refuse(name: str | None, why: str) -> GuardrailRaisedException:
     return GuardrailRaisedException(guardrail_name=name or "agentguard", blocked_content=True,
                                     should_wrap_with_default_message=False,
@@ -292,6 +309,11 @@ class AgentGuardGuardrail(GenericGuardrailAPI):
     # defines apply_guardrail (it looks in type(guardrail).__dict__), so it is defined here
     async def apply_guardrail(self, inputs: Any, request_data: dict, input_type: Any,
                               logging_obj: Any = None) -> Any:
+        tools = declared_tools(request_data.get("tools") if isinstance(request_data, dict) else None)
+        if input_type == "response" and tools and isinstance(inputs, dict) and not inputs.get("tools"):
+            # LiteLLM sends a response's calls without the request's tools: agentguard checks each call against the
+            # tool the client declared (the types its own validation reads, the defaults it fills in)
+            inputs = {**inputs, "tools": tools}
         out = await GenericGuardrailAPI.apply_guardrail(self, inputs, request_data, input_type, logging_obj)
         texts = list(out.get("texts") or []) if isinstance(out, dict) else []
         streamed = isinstance(request_data, dict) and bool(request_data.get("stream"))

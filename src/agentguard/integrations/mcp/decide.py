@@ -28,7 +28,6 @@ a :class:`~agentguard.policies.guard.ToolCallGuard` without a slow extractor) an
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import hmac
 import inspect
@@ -42,6 +41,7 @@ from ...core.guard import Guard, GuardStack, declares_inline_safe
 from ...core.pipeline import RESERVED_KEYS, Pipeline, approval_request
 from ...core.strict_json import inexact_integer
 from ...core.types import Context, Decision, ToolCall, Verdict
+from ..declared import judged_call, type_refusal
 
 __all__ = ["ApprovalRounds", "Approve", "Ask", "call_refusal", "gate", "inline_safe", "json_text_refusal",
            "judged_call", "listing_changed", "make_pipeline", "refusal_text", "refused_before", "schema_refusal",
@@ -101,30 +101,6 @@ def _inline_guard(guard: Any) -> bool:
     return declares_inline_safe(guard)
 
 
-_STRICT_CLASSES: dict[Any, Any] = {}  # jsonschema validator class -> its strict-integer extension
-_VALIDATORS: dict[int, tuple[Any, Any]] = {}  # id(schema) -> (schema, validator): schemas are listed once, used often
-
-
-def _strict_validator(schema: dict[str, Any]) -> Any:
-    """A JSON Schema validator for ``schema`` whose ``integer`` is a JSON integer only (not ``5.0``), made
-    once per schema object (building one costs milliseconds; checking a call with it, microseconds)."""
-    held = _VALIDATORS.get(id(schema))
-    if held is not None and held[0] is schema:
-        return held[1]
-    from jsonschema import validators
-
-    base = validators.validator_for(schema, default=validators.Draft202012Validator)
-    cls = _STRICT_CLASSES.get(base)
-    if cls is None:
-        checker = base.TYPE_CHECKER.redefine("integer", lambda _c, v: isinstance(v, int) and not isinstance(v, bool))
-        cls = _STRICT_CLASSES[base] = validators.extend(base, type_checker=checker)
-    validator = cls(schema)
-    if len(_VALIDATORS) > 4096:
-        _VALIDATORS.clear()
-    _VALIDATORS[id(schema)] = (schema, validator)
-    return validator
-
-
 def schema_refusal(schema: Any, arguments: dict[str, Any]) -> str | None:
     """Why ``arguments`` do not conform to a tool's declared ``inputSchema`` (None when they do, or when the
     tool declared none), read strictly, with no coercion: jsonschema (the MCP SDK's own dependency) with
@@ -142,16 +118,7 @@ def schema_refusal(schema: Any, arguments: dict[str, Any]) -> str | None:
         return f"{big}: an integer beyond 2**53, which a JavaScript upstream reads as another number"
     if not isinstance(schema, dict):
         return None
-    if not schema:
-        return json_text_refusal(schema, arguments)
-    try:
-        error = next(iter(_strict_validator(schema).iter_errors(arguments)), None)
-    except Exception as exc:  # noqa: BLE001 - a schema no validator reads: the call cannot be checked
-        return f"the tool's inputSchema cannot be read ({type(exc).__name__})"
-    if error is None:
-        return json_text_refusal(schema, arguments)
-    where = "/".join(str(p) for p in error.absolute_path) or "arguments"
-    return f"{where}: {error.message[:200]}"
+    return type_refusal(schema, arguments, "inputSchema") or json_text_refusal(schema, arguments)
 
 
 _COMBINATORS = ("anyOf", "oneOf", "allOf", "not", "if", "$ref", "$dynamicRef", "enum", "const")
@@ -206,48 +173,6 @@ def json_text_refusal(schema: dict[str, Any], arguments: dict[str, Any]) -> str 
             return (f"{str(key)[:80]}: a string holding JSON with escapes (a server that parses it receives other "
                     "characters than the guard read)")
     return None
-
-
-def _resolve(root: dict[str, Any], schema: Any) -> Any:
-    """``schema`` with a local ``$ref`` (``#/$defs/Name``, what pydantic lists for a model parameter) followed."""
-    for _ in range(32):
-        ref = schema.get("$ref") if isinstance(schema, dict) else None
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            return schema
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target.get(part) if isinstance(target, dict) else None
-        schema = target
-    return None
-
-
-def _filled(root: dict[str, Any], schema: Any, value: dict[str, Any], depth: int = 0) -> dict[str, Any]:
-    schema = _resolve(root, schema)
-    props = schema.get("properties") if isinstance(schema, dict) else None
-    if not isinstance(props, dict) or depth > 32:
-        return value
-    out = dict(value)
-    for key, prop in props.items():
-        prop = _resolve(root, prop)
-        if key not in out and isinstance(prop, dict) and "default" in prop:
-            out[key] = copy.deepcopy(prop["default"])
-        elif isinstance(out.get(key), dict):
-            out[key] = _filled(root, prop, out[key], depth + 1)
-    return out
-
-
-def judged_call(schemas: Mapping[str, Any], call: ToolCall) -> ToolCall:
-    """``call`` as its tool runs it: every property its listed ``inputSchema`` gives a ``default`` for and the call
-    leaves out (at the top, and inside an object argument whose schema lists properties, ``$ref`` followed) filled in
-    with that default, which is what the guard judges. ``MCPServer`` (pydantic) hands the function the default of an
-    argument left out: ``purge(path: str = "/")`` called with ``{}`` ran ``purge("/")`` while a rule forbidding
-    ``path = "/"`` saw no path. The request forwarded is still the client's (the server fills in the same default;
-    sending a default such as ``None`` for a ``str`` parameter explicitly would fail its validation)."""
-    schema = schemas.get(call.name)
-    if not isinstance(schema, dict):
-        return call
-    filled = _filled(schema, schema, dict(call.arguments))
-    return call if filled == dict(call.arguments) else ToolCall(call.name, filled, call.call_id)
 
 
 def call_refusal(schemas: Mapping[str, Any], name: str, arguments: dict[str, Any]) -> str | None:
