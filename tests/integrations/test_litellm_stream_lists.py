@@ -39,7 +39,8 @@ def two_choices(first: tuple[int, dict], second: tuple[int, dict]) -> dict:
 #: each was let through by the shape check and read otherwise by LiteLLM's builder and the OpenAI SDK
 STREAMS = {
     "index_0_twice_in_the_first_list": [
-        delta(0, role="assistant", tool_calls=[tc(0, "c1", "run_shell", '{"cmd": "rm -rf /'), tc(0, None, None, "tmp/x")]),
+        delta(0, role="assistant", tool_calls=[tc(0, "c1", "run_shell", '{"cmd": "rm -rf /'),
+                                               tc(0, None, None, "tmp/x")]),
         delta(0, tool_calls=[tc(0, None, None, '"}')]), end()],
     "index_0_twice_then_index_1": [
         delta(0, role="assistant", tool_calls=[tc(0, "c1", "run_shell", '{"cmd": "ls /a"'), tc(0, None, None, "}")]),
