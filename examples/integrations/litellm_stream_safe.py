@@ -23,10 +23,13 @@ in another shape is refused before any of it is released (:func:`unguardable_mes
 - a streamed tool call whose fragments two readers assemble differently. LiteLLM's builder keeps the *last* name
   fragment of an index and drops an index without an ``id``; the OpenAI SDK's stream accumulator (what an agent
   loop uses) *concatenates* name fragments, needs no ``id``, and places a tool-call (or choice) index by list
-  position (index 1 first, then index 0, merges the two). ``name: "delete"`` then ``name: "_file"`` was judged
-  as ``_file`` and ran as ``delete_file``; an id-less ``delete_file`` was never judged. A stream is forwarded
-  only in the shape every reader agrees on: per call one name fragment and an id, indices (of choices and of
-  calls) first seen in order 0, 1, 2, ... (what providers stream).
+  position (index 1 first, then index 0, merges the two), and keeps the first ``tool_calls`` list it sees as it is
+  (two entries of index 0 there are two calls, and later fragments of index 1 join the second). ``name: "delete"``
+  then ``name: "_file"`` was judged as ``_file`` and ran as ``delete_file``; an id-less ``delete_file`` was never
+  judged; ``[{index 0, '{"cmd": "rm -rf /'}, {index 0, 'tmp/x'}]`` then ``'"}'`` was judged as ``rm -rf /tmp/x``
+  and assembled by the SDK as ``rm -rf /``. A stream is forwarded only in the shape every reader agrees on: per
+  call one name fragment and an id, indices (of choices and of calls) first seen in order 0, 1, 2, ..., and no
+  index twice in one list (what providers stream).
 
 The Responses API route (``/v1/responses``) the same way: LiteLLM sends agentguard a response's ``function_call`` and
 ``custom_tool_call`` output items (name and arguments, a stream's taken from its final envelope), nothing else. A
@@ -35,6 +38,10 @@ response holding an item the client runs that is never sent (``shell_call``, ``l
 ``namespace`` (agentguard would judge ``name``, the client dispatches ``namespace.name``), or a stream whose item and
 argument events say something other than its one final envelope (or that does not end with it) is refused
 (:func:`unguardable_output`, :func:`unguardable_events`).
+
+A response's calls are sent with the tools the request declared (LiteLLM sends ``tools`` only with a request): the
+endpoint refuses a call whose arguments do not already have the declared parameter types (the client's validation
+reads ``"off"`` as ``False``, ``"00"`` as ``0``) and judges the declared defaults of what it leaves out.
 
 Put this file next to LiteLLM's ``config.yaml`` and name it instead of ``generic_guardrail_api``::
 
@@ -207,10 +214,14 @@ def unguardable_stream(chunks: list[Any]) -> str | None:
     with_id: set[tuple[Any, Any]] = set()
     for chunk in chunks:
         data = _plain(chunk)
+        in_chunk: set[int] = set()
         for choice in (data.get("choices") if isinstance(data, Mapping) else None) or []:
             ci = choice.get("index", 0) if isinstance(choice, Mapping) else None
             if not isinstance(ci, int) or isinstance(ci, bool):
                 return "a streamed choice without an integer index"
+            if ci in in_chunk:
+                return f"streamed choice {ci} twice in one chunk (readers merge or separate them)"
+            in_chunk.add(ci)
             if ci not in choices:
                 if ci != len(choices):
                     return f"streamed choice {ci} arrived before choice {len(choices)}"
@@ -224,12 +235,16 @@ def unguardable_stream(chunks: list[Any]) -> str | None:
             if not isinstance(deltas, list):
                 return "streamed tool_calls that are not a list"
             seen = calls.setdefault(ci, [])
+            in_delta: set[int] = set()
             for tc in deltas:
                 if not isinstance(tc, Mapping):
                     return "a streamed tool call that is not an object"
                 idx = tc.get("index")
                 if not isinstance(idx, int) or isinstance(idx, bool):
                     return "a streamed tool call without an integer index"
+                if idx in in_delta:  # the SDK keeps a first list as it is: the second entry is another call to it
+                    return f"streamed tool call {idx} twice in one delta (readers merge or separate them)"
+                in_delta.add(idx)
                 if idx not in seen:
                     if idx != len(seen):
                         return f"streamed tool call {idx} arrived before tool call {len(seen)} (readers differ)"
@@ -258,6 +273,19 @@ def unguardable_stream(chunks: list[Any]) -> str | None:
     return None
 
 
+def declared_tools(tools: Any) -> list[dict]:
+    """The request's function tools in a shape LiteLLM forwards to the guardrail (each needs a ``type``): OpenAI
+    function tools as they are (chat completions' nested, the Responses API's flat), an Anthropic-format tool
+    (``name``, ``input_schema``: the ``/v1/messages`` route) as a function tool; other tools left out."""
+    out = []
+    for t in tools if isinstance(tools, list) else ():
+        if isinstance(t, Mapping) and t.get("type") == "function":
+            out.append(dict(t))
+        elif isinstance(t, Mapping) and isinstance(t.get("name"), str) and isinstance(t.get("input_schema"), Mapping):
+            out.append({"type": "function", "function": {"name": t["name"], "parameters": dict(t["input_schema"])}})
+    return out
+
+
 def _refuse(name: str | None, why: str) -> GuardrailRaisedException:
     return GuardrailRaisedException(guardrail_name=name or "agentguard", blocked_content=True,
                                     should_wrap_with_default_message=False,
@@ -281,6 +309,11 @@ class AgentGuardGuardrail(GenericGuardrailAPI):
     # defines apply_guardrail (it looks in type(guardrail).__dict__), so it is defined here
     async def apply_guardrail(self, inputs: Any, request_data: dict, input_type: Any,
                               logging_obj: Any = None) -> Any:
+        tools = declared_tools(request_data.get("tools") if isinstance(request_data, dict) else None)
+        if input_type == "response" and tools and isinstance(inputs, dict) and not inputs.get("tools"):
+            # LiteLLM sends a response's calls without the request's tools: agentguard checks each call against the
+            # tool the client declared (the types its own validation reads, the defaults it fills in)
+            inputs = {**inputs, "tools": tools}
         out = await GenericGuardrailAPI.apply_guardrail(self, inputs, request_data, input_type, logging_obj)
         texts = list(out.get("texts") or []) if isinstance(out, dict) else []
         streamed = isinstance(request_data, dict) and bool(request_data.get("stream"))

@@ -220,6 +220,8 @@ def sdk(chunks):  # what an agent loop on the OpenAI SDK runs
         return "error: " + type(exc).__name__
     out = []
     for ch in snap.choices:
+        if ch.message is None:  # a choice the SDK could not assemble (e.g. its index twice in the first chunk)
+            return "error: no message"
         if ch.message.function_call is not None:
             out.append([ch.index, "function_call:" + str(ch.message.function_call.name), None])
         for t in ch.message.tool_calls or []:

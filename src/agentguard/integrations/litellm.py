@@ -26,7 +26,10 @@ ask a human about, a stop) -> ``BLOCKED`` with the refusal of the strictest outc
 (with what the strategy adds: a CRP round's instruction). A guard error fails closed (BLOCKED), and a
 stopping outcome latches HALT for the run. A tool call whose arguments are not one strict JSON object
 (a repeated key, NaN, 1e999, not JSON, an integer beyond 2**53 that a JavaScript client reads as another number) is
-refused by the Pipeline like a refused call (audited).
+refused by the Pipeline like a refused call (audited). A call of a tool the body declares (``tools``: LiteLLM sends
+them with a request; the recipe's guardrail file with a response too) is judged as the client's tool receives it:
+refused unless its arguments already have the declared parameter types (an agent loop's lax validation reads
+``"off"`` as ``False``), with the declared defaults of what it leaves out filled in (:mod:`.declared`).
 
 Nothing on the guardrail path is answered with an HTTP error (:func:`refused`): a malformed body, one over
 the size limit or too slow, a request over the concurrency limit, a missing token are all ``BLOCKED``
@@ -90,6 +93,7 @@ from ..core.strict_json import StrictJSONError, inexact_integer, loads_strict
 from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .recording import TraceRecorder
 from .common import Unreadable, read_arguments, refusal_message
+from .declared import judged_call, type_refusal
 from .litellm_answers import SEEN_REQUEST, answer_response, record_history, withheld_reason
 
 __all__ = ["BodyError", "GUARDRAIL_PATH", "GuardrailEndpoint", "GuardrailHardening", "GuardrailServer", "asgi_app",
@@ -127,6 +131,33 @@ def _tool_call(tc: Any, i: int) -> ToolCall | Unreadable:
         return Unreadable(name, fn.get("arguments"), f"tool_calls[{i}] ({name}): the integer at {big} is beyond "
                           f"2**53, which a JavaScript client reads as another number (send it as a string)")
     return ToolCall(name, args, str(tc.get("id") or ""))
+
+
+def _declared(tools: Any) -> dict[str, Any]:
+    """The parameter schema of each function tool the request declared (LiteLLM's ``tools``: chat completions'
+    ``{"type": "function", "function": {...}}``, the Responses API's flat ``{"type": "function", "name", ...}``)."""
+    out: dict[str, Any] = {}
+    for t in tools if isinstance(tools, list) else ():
+        fn = t.get("function") if isinstance(t, Mapping) else None
+        fn = t if fn is None and isinstance(t, Mapping) and t.get("type") == "function" else fn  # Responses API: flat
+        if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
+            out[fn["name"]] = fn.get("parameters") if isinstance(fn.get("parameters"), dict) else {}
+    return out
+
+
+def _as_declared(call: ToolCall | Unreadable, declared: Mapping[str, Any]) -> ToolCall | Unreadable:
+    """A call of a tool the request declared, as the client's tool receives it: refused (an :class:`Unreadable`)
+    unless its arguments already have the declared parameter types (:func:`~.declared.type_refusal`: an agent loop
+    validates them in lax mode, ``"off"`` for a boolean ran ``False``, ``"00"`` for an integer ran ``0``), and
+    judged with the declared defaults of the arguments it leaves out (:func:`~.declared.judged_call`)."""
+    if isinstance(call, Unreadable) or call.name not in declared:
+        return call
+    why = type_refusal(declared[call.name], dict(call.arguments), "parameters")
+    if why is not None:
+        return Unreadable(call.name, json.dumps(dict(call.arguments), default=str), f"{call.name}: the arguments do "
+                          f"not have the types its declared parameters give ({why}); the client's tool would read "
+                          "them as other values")
+    return judged_call(declared, call)
 
 
 def _reason(out: Outcome, call: ToolCall | Unreadable | None) -> str:
@@ -200,7 +231,8 @@ class GuardrailEndpoint:
         raw_calls = payload.get("tool_calls") or []
         if not isinstance(raw_calls, list):
             raise InputError("tool_calls must be a list")
-        calls = [_tool_call(tc, i) for i, tc in enumerate(raw_calls)]
+        declared = _declared(payload.get("tools"))
+        calls = [_as_declared(_tool_call(tc, i), declared) for i, tc in enumerate(raw_calls)]
         key = payload.get("litellm_trace_id") or payload.get("litellm_call_id") or "default"
         return str(key), input_type, list(texts), calls
 

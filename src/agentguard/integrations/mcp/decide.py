@@ -41,9 +41,11 @@ from ...core.guard import Guard, GuardStack, declares_inline_safe
 from ...core.pipeline import RESERVED_KEYS, Pipeline, approval_request
 from ...core.strict_json import inexact_integer
 from ...core.types import Context, Decision, ToolCall, Verdict
+from ..declared import judged_call, type_refusal
 
-__all__ = ["ApprovalRounds", "Approve", "Ask", "call_refusal", "gate", "inline_safe", "listing_changed",
-           "make_pipeline", "refusal_text", "refused_before", "schema_refusal", "schema_text"]
+__all__ = ["ApprovalRounds", "Approve", "Ask", "call_refusal", "gate", "inline_safe", "json_text_refusal",
+           "judged_call", "listing_changed", "make_pipeline", "refusal_text", "refused_before", "schema_refusal",
+           "schema_text"]
 
 #: ``_meta`` key of per-run facts a client may send, and the input-request key of our approval round
 #: (2026-07-28 protocol), the same on both proxy paths
@@ -99,30 +101,6 @@ def _inline_guard(guard: Any) -> bool:
     return declares_inline_safe(guard)
 
 
-_STRICT_CLASSES: dict[Any, Any] = {}  # jsonschema validator class -> its strict-integer extension
-_VALIDATORS: dict[int, tuple[Any, Any]] = {}  # id(schema) -> (schema, validator): schemas are listed once, used often
-
-
-def _strict_validator(schema: dict[str, Any]) -> Any:
-    """A JSON Schema validator for ``schema`` whose ``integer`` is a JSON integer only (not ``5.0``), made
-    once per schema object (building one costs milliseconds; checking a call with it, microseconds)."""
-    held = _VALIDATORS.get(id(schema))
-    if held is not None and held[0] is schema:
-        return held[1]
-    from jsonschema import validators
-
-    base = validators.validator_for(schema, default=validators.Draft202012Validator)
-    cls = _STRICT_CLASSES.get(base)
-    if cls is None:
-        checker = base.TYPE_CHECKER.redefine("integer", lambda _c, v: isinstance(v, int) and not isinstance(v, bool))
-        cls = _STRICT_CLASSES[base] = validators.extend(base, type_checker=checker)
-    validator = cls(schema)
-    if len(_VALIDATORS) > 4096:
-        _VALIDATORS.clear()
-    _VALIDATORS[id(schema)] = (schema, validator)
-    return validator
-
-
 def schema_refusal(schema: Any, arguments: dict[str, Any]) -> str | None:
     """Why ``arguments`` do not conform to a tool's declared ``inputSchema`` (None when they do, or when the
     tool declared none), read strictly, with no coercion: jsonschema (the MCP SDK's own dependency) with
@@ -138,16 +116,63 @@ def schema_refusal(schema: Any, arguments: dict[str, Any]) -> str | None:
     big = inexact_integer(arguments)  # a TypeScript upstream reads it as a double: another number than judged
     if big is not None:
         return f"{big}: an integer beyond 2**53, which a JavaScript upstream reads as another number"
-    if not isinstance(schema, dict) or not schema:
+    if not isinstance(schema, dict):
         return None
-    try:
-        error = next(iter(_strict_validator(schema).iter_errors(arguments)), None)
-    except Exception as exc:  # noqa: BLE001 - a schema no validator reads: the call cannot be checked
-        return f"the tool's inputSchema cannot be read ({type(exc).__name__})"
-    if error is None:
-        return None
-    where = "/".join(str(p) for p in error.absolute_path) or "arguments"
-    return f"{where}: {error.message[:200]}"
+    return type_refusal(schema, arguments, "inputSchema") or json_text_refusal(schema, arguments)
+
+
+_COMBINATORS = ("anyOf", "oneOf", "allOf", "not", "if", "$ref", "$dynamicRef", "enum", "const")
+
+
+def _plain_string(schema: Any) -> bool:
+    """True for a schema that is a string and nothing else (``{"type": "string"}`` with annotations only)."""
+    return isinstance(schema, dict) and schema.get("type") == "string" and not any(k in schema for k in _COMBINATORS)
+
+
+def json_text_refusal(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """Why a top-level string argument holding a JSON array or object would run as other data than the guard read
+    (None when none does). The MCP SDK's ``MCPServer`` parses such a string (Python's ``json.loads``: the last of two
+    equal keys wins, ``\\u002f`` is ``/``) into the list or dict its parameter receives whenever the parameter is not
+    annotated exactly ``str``: a ``str | list[str]`` parameter (listed ``anyOf``) receives ``["/etc/shadow"]`` for
+    ``'["/etc/shadow"]'``, and an *unannotated* one, listed as ``{"type": "string"}``, receives the dict. The listing
+    cannot tell these from a ``str`` parameter, so such a string is forwarded only where both readings agree: its
+    property is declared a plain string (not a union, not undeclared), and the text is strict JSON (no repeated key,
+    no NaN) with no backslash escape, so that every key and value the tool may receive appears verbatim in the text
+    the guard judged. A JSON text with escapes in a string parameter (``{"a": "x\\ny"}``) is refused too (stated
+    over-refusal: the server's annotation is not listed). The string ``"null"`` is refused wherever it is: MCPServer
+    hands such a parameter (``path: str | None = "/safe"``, an unannotated one) ``None``, which the guard never read."""
+    from ...core.strict_json import StrictJSONError, loads_strict
+
+    props = schema.get("properties")
+    props = props if isinstance(props, dict) else {}
+    extra = schema.get("additionalProperties")
+    for key, value in arguments.items():
+        if not isinstance(value, str):
+            continue
+        if value.strip(" \t\n\r") == "null":  # MCPServer hands a parameter not exactly ``str`` None for it
+            return (f"{str(key)[:80]}: the string 'null' (JSON null), which MCPServer hands a parameter not annotated "
+                    "str as None")
+        if not value.lstrip(" \t\n\r").startswith(("[", "{")):
+            continue
+        try:
+            data = json.loads(value)
+        except (ValueError, RecursionError):
+            continue  # not JSON to the server either: the tool receives the string
+        if not isinstance(data, (list, dict)):
+            continue
+        declared = props.get(key, extra if isinstance(extra, dict) else None)
+        if not _plain_string(declared):
+            kind = "array" if isinstance(data, list) else "object"
+            return (f"{str(key)[:80]}: a string holding a JSON {kind} where a string is not the only declared type "
+                    "(MCPServer hands the tool the parsed value)")
+        try:
+            loads_strict(value)
+        except StrictJSONError as exc:
+            return f"{str(key)[:80]}: a string holding JSON the server reads otherwise ({exc})"
+        if "\\" in value:
+            return (f"{str(key)[:80]}: a string holding JSON with escapes (a server that parses it receives other "
+                    "characters than the guard read)")
+    return None
 
 
 def call_refusal(schemas: Mapping[str, Any], name: str, arguments: dict[str, Any]) -> str | None:

@@ -65,7 +65,7 @@ from ...core.telemetry import parent_from
 from ...core.types import Context, Decision, ToolCall
 from ..recording import TraceRecorder
 from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, approval_message, approval_meta,
-                     call_refusal, facts_of, gate, listing_changed, make_pipeline, refusal_text,
+                     call_refusal, facts_of, gate, judged_call, listing_changed, make_pipeline, refusal_text,
                      refused_before, schema_text)
 from .passthrough import PassThrough
 from .upstream import Upstream, parse_upstream
@@ -374,6 +374,7 @@ class GuardProxy(PassThrough):
         if why is not None:  # the upstream would run something the guard did not read (see call_refusal)
             return await self._refuse(ctx, call, f"the upstream would not read this call as the guard did: {why}")
         route, judged = self._routes.get(call.name), schema_text(self._schemas.get(call.name))
+        sent, call = call, judged_call(self._schemas, call)  # judged with the listed defaults the tool runs with
         _, out = await self._decide(ctx, call, params)
         if not isinstance(out, Outcome):  # the input_required round asking the client
             return out
@@ -400,7 +401,7 @@ class GuardProxy(PassThrough):
             return _error_result(f"unknown tool {fwd.name!r}")
         upstream, tool = route
         try:
-            result = await self.clients[upstream].call_tool(tool, dict(fwd.arguments),
+            result = await self.clients[upstream].call_tool(tool, dict((sent if fwd is call else fwd).arguments),
                                                             progress_callback=_progress_relay(ctx))
         except Exception as exc:
             text = f"upstream {upstream} failed on {tool}: {type(exc).__name__}: {exc}"

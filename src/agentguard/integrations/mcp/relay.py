@@ -18,15 +18,14 @@ MCP's stdio transport is newline-delimited JSON-RPC (spec "Transports"), so the 
   request for any other method is answered "Method not found" (an unknown method could act past the
   guard: fail closed). Responses the client sends (to the upstream's sampling, elicitation and roots
   requests) go to the upstream;
-- a ``tools/call`` (and a replacement of it) is forwarded only for a tool the upstream listed, with arguments
-  of the types its ``inputSchema`` declares (:func:`~.decide.call_refusal`: a JSON string where a list is
-  declared, ``"5000"`` for an integer, an unlisted or confusable name would be read otherwise upstream), and
-  only while the listing keeps the schema it was checked against (a ``list_changed`` or a new listing during a
-  slow decision or an approval refuses it). The schemas are those of the upstream's ``tools/list`` answers
-  (:class:`~.listing.ToolListing`: forgotten at ``tools/list_changed``); a call of a tool not listed yet makes
-  the relay list the tools itself first, and refuses when that fails or times out. Malformed params
-  (``arguments`` that is not an object), a request id in use or reserved, and these refusals are decided
-  through the Pipeline (``refuse``: audited), answered "Invalid params";
+- a ``tools/call`` (or its replacement) is forwarded only for a tool the upstream listed, with arguments of the
+  types its ``inputSchema`` declares (:func:`~.decide.call_refusal`: a JSON string where a list is declared or that
+  MCPServer parses, ``"5000"`` for an integer, a confusable name are read otherwise upstream), judged with the listed
+  defaults of what it leaves out (:func:`~.decide.judged_call`), only while the listing keeps the schema it was
+  checked against (a ``list_changed`` or new listing during a slow decision or an approval refuses it). The schemas
+  are the upstream's ``tools/list`` answers (:class:`~.listing.ToolListing`, forgotten at ``list_changed``); a call
+  of a tool not listed yet makes the relay list the tools first (refused when that fails or times out); these
+  refusals, malformed params, an id in use or reserved: decided through the Pipeline, answered "Invalid params";
 - a client's ``notifications/cancelled`` for a request still being decided (a slow guard, a human being asked)
   cancels that decision: the call never runs, the cancellation is not relayed (the upstream never saw the
   request), and the refusal is decided through the Pipeline (an ask answered "no"), as is every decision
@@ -67,7 +66,8 @@ from ...core.strict_json import StrictJSONError, loads_strict
 from ...core.telemetry import parent_from
 from ...core.types import Context, Decision, ToolCall, Verdict
 from .decide import (APPROVAL_KEY, APPROVAL_META_KEY, ApprovalRounds, Approve, approval_message, approval_meta,
-                     call_refusal, facts_of, gate, inline_safe, make_pipeline, refusal_text, refused_before)
+                     call_refusal, facts_of, gate, inline_safe, judged_call, make_pipeline, refusal_text,
+                     refused_before)
 from .listing import ToolListing
 from .strict import refusal_for
 from .wire import OWN_ID_PREFIX, VERSION_META_KEY, as_call as _as_call, dump as _dump, key as _key
@@ -137,8 +137,7 @@ class StdioRelay:
         try:
             msg = loads_strict(line)
         except StrictJSONError as exc:
-            error = refusal_for(line, str(exc))
-            if error is not None:
+            if (error := refusal_for(line, str(exc))) is not None:
                 self._to_client(_dump(error))
             return
         if not isinstance(msg, dict):
@@ -259,6 +258,7 @@ class StdioRelay:
                 self._refuse(msg, call, f"the upstream would not read this call as the guard did: {why}")
                 return
             self.tools.checked(msg["id"], call.name)  # forwarded only while its tool keeps this schema
+            call = judged_call(self.tools.schemas, call)  # with the listed defaults it runs with (what is judged)
         params = msg["params"]
         meta = params.get("_meta")
         facts = facts_of(meta) if meta else {}
@@ -356,9 +356,9 @@ class StdioRelay:
             params = {k: p for k, p in params.items() if k not in ("requestState", "inputResponses")}
             if answers:
                 params["inputResponses"] = answers
-        if fwd is not call or params is not msg["params"]:  # a replaced call: the message re-serialised
-            msg = {**msg, "params": {**params, "name": fwd.name, "arguments": dict(fwd.arguments)}}
-            line = _wire(msg)
+        if fwd is not call or params is not msg["params"]:  # re-serialised: a replaced call, or our round's fields gone
+            line = _wire(msg := {**msg, "params": params if fwd is call else {
+                **params, "name": fwd.name, "arguments": dict(fwd.arguments)}})
         self._pending[_key(rid)] = out
         self._to_upstream(line)
 
