@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..core.errors import InputError
 from ..core.pipeline import call_key
 from ..core.types import Decision, ToolCall, Verdict
-from .openai_agents_reading import HandoffRefused, UngatedToolCall, _refusal, call_name
+from .openai_agents_reading import LISTING_ATTR, HandoffRefused, UngatedToolCall, _refusal, call_name
 from .openai_agents_shell import gate_shell, shell_gated, shell_started
 
 from agents import Agent, AgentHooks, handoff as make_handoff  # noqa: E402
@@ -177,6 +177,32 @@ def _server_guardrails(ag: "AgentsGuard", server: Any) -> None:
         server.tool_input_guardrails = [*(server.tool_input_guardrails or []), ag.input_guardrail]
     if ag.output_guardrail not in (getattr(server, "tool_output_guardrails", None) or []):
         server.tool_output_guardrails = [*(getattr(server, "tool_output_guardrails", None) or []), ag.output_guardrail]
+    _remember_listing(server)
+
+
+def _remember_listing(server: Any) -> None:
+    """Keep each tool the server lists with its ``inputSchema`` (:data:`LISTING_ATTR`), learnt from the listings the
+    SDK makes every turn: the server reads a call's arguments by that schema (an ``MCPServer`` coerces, parses a JSON
+    string, fills defaults), so the guard judges the call as the server will (:func:`.openai_agents_reading._tool_of`)."""
+    if isinstance(getattr(server, LISTING_ATTR, None), dict):
+        return
+    listing: dict[str, Any] = {}
+    original = server.list_tools
+
+    async def list_tools(*args: Any, **kwargs: Any) -> Any:
+        tools = await original(*args, **kwargs)
+        for t in tools or ():
+            name = getattr(t, "name", None)
+            schema = getattr(t, "input_schema", None) or getattr(t, "inputSchema", None)  # mcp 2.x / 1.x
+            if isinstance(name, str):
+                listing[name] = schema if isinstance(schema, dict) else None
+        return tools
+
+    try:
+        object.__setattr__(server, "list_tools", list_tools)
+        object.__setattr__(server, LISTING_ATTR, listing)
+    except (AttributeError, TypeError):  # a server object that takes no attributes: its calls are judged as given
+        return
 
 
 def _hook(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:

@@ -14,8 +14,8 @@ from .common import Unreadable, plain, refusal_message
 # the name the SDK's traces and approvals give a function tool (namespace.name; a deferred top-level tool by its name)
 from agents._tool_identity import tool_trace_name as _sdk_name  # noqa: E402 - agents_tracing required the SDK
 
-__all__ = ["HandoffRefused", "UngatedToolCall", "_item_call", "_prepared", "_reading", "_refusal", "_tool_of",
-           "call_name"]
+__all__ = ["HandoffRefused", "LISTING_ATTR", "McpListed", "UngatedToolCall", "_item_call", "_prepared", "_reading",
+           "_refusal", "_tool_of", "call_name"]
 
 
 def call_name(name: str, namespace: str | None) -> str:
@@ -53,6 +53,8 @@ def _prepared(tool: Any, raw: str, call: ToolCall) -> tuple[ToolCall | Unreadabl
     to the invocation (``ToolContext._function_tool_arguments``, the SDK's slot for them): the function receives
     the values judged, never a second validation's (a validator answering otherwise on each call); a validation
     that raises is returned as the exception (refused: the next one might not raise)."""
+    if isinstance(tool, McpListed):
+        return tool.read(call), None
     prepare = getattr(getattr(tool, "on_invoke_tool", None), "prepare_arguments", None)
     if not callable(prepare):
         return call, None
@@ -72,13 +74,47 @@ def _prepared(tool: Any, raw: str, call: ToolCall) -> tuple[ToolCall | Unreadabl
     return ToolCall(call.name, plain({**dict(zip(names, args)), **kwargs}), call.call_id), prepared
 
 
+#: the attribute of an agent's MCP server holding its listed tools' ``inputSchema`` by name (what its calls are read
+#: by), kept by :func:`.openai_agents_reach._remember_listing`
+LISTING_ATTR = "_agentguard_listing"
+
+
 def _tool_of(data: Any, name: str) -> Any:
     """The function tool the SDK runs for ``name``: of the agent's tools with that name, the one in the call's
-    namespace (``tool_namespace``), the last of them as in the SDK's own lookup (last wins)."""
+    namespace (``tool_namespace``), the last of them as in the SDK's own lookup (last wins); else a tool of one of the
+    agent's MCP servers, as listed (:class:`McpListed`), or None."""
     tools = [t for t in getattr(data.agent, "tools", None) or [] if getattr(t, "name", None) == name]
     ns = getattr(data.context, "tool_namespace", None) or None
     same = [t for t in tools if (getattr(t, "_tool_namespace", None) or None) == ns]
-    return (same or tools or [None])[-1]
+    if same or tools:
+        return (same or tools)[-1]
+    for server in getattr(data.agent, "mcp_servers", None) or []:
+        listing = getattr(server, LISTING_ATTR, None)
+        if isinstance(listing, dict) and name in listing:
+            return McpListed(name, listing[name])
+    return None
+
+
+class McpListed:
+    """A tool of an agent's MCP server, as its server listed it: the SDK sends the model's JSON to the server as it
+    is, and the server reads it by the listed ``inputSchema`` (an ``MCPServer`` turns ``"5000"`` into ``5000``, a
+    JSON string into the list it holds, fills the defaults of what is left out). The guard judges that reading: the
+    MCP proxy's (:func:`~.mcp.decide.schema_refusal`: only arguments of the declared types, no JSON text the server
+    parses otherwise, no integer beyond 2**53; :func:`~.declared.judged_call`: the listed defaults)."""
+
+    def __init__(self, name: str, schema: Any) -> None:
+        self.name, self.schema = name, schema
+
+    def read(self, call: ToolCall) -> ToolCall | InputError:
+        """The call as the server runs it, or why it would run another (refused like a failed validation)."""
+        from .declared import judged_call
+        from .mcp.decide import schema_refusal
+
+        why = schema_refusal(self.schema, dict(call.arguments)) if isinstance(self.schema, dict) else \
+            "the server listed it without an inputSchema object"
+        if why is not None:
+            return InputError(f"the MCP server would not read these arguments as given: {why}")
+        return judged_call({call.name: self.schema}, call)
 
 
 class UngatedToolCall(InputError):
