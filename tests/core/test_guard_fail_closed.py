@@ -135,3 +135,21 @@ def test_saturated_worker_pool_fails_closed_not_open():
     t0 = time.perf_counter()
     vs = asyncio.run(main())
     assert all(v.decision is Decision.HALT for v in vs) and time.perf_counter() - t0 < 0.5
+
+
+@pytest.mark.parametrize("limit", [float("nan"), -1.0, 0.0])
+def test_a_time_limit_that_is_no_limit_never_lets_a_verdict_in(limit):
+    """Session 21: ``run_guard`` compared ``elapsed > timeout_s``, so a NaN limit (a configuration's ``nan``, or a
+    Pipeline built with one directly) made no verdict late and a slow ALLOW stood. Only a verdict that came within
+    a limit that is a number is accepted, on both paths (asyncio.wait with a NaN timeout already abandons)."""
+    class SlowAllow:
+        name = "slow"
+
+        def check(self, context, proposal):
+            time.sleep(0.05)
+            return Verdict.allow("slow", "fine")
+
+    call = ToolCall("send", {})
+    assert run_guard(SlowAllow(), Context(run_id="r"), call, timeout_s=limit).decision is Decision.HALT
+    assert asyncio.run(arun_guard(SlowAllow(), Context(run_id="r"), call, timeout_s=limit)).decision is Decision.HALT
+    assert run_guard(SlowAllow(), Context(run_id="r"), call, timeout_s=None).decision is Decision.ALLOW

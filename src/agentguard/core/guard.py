@@ -101,7 +101,7 @@ def _accept(guard: Any, v: Any, t0: float, timeout_s: float | None) -> Verdict:
     """The guard's verdict if it is one and came in time; raises otherwise (the caller fails closed)."""
     if not isinstance(v, Verdict):
         raise GuardError(f"returned {type(v).__name__}, not a Verdict")
-    if timeout_s is not None and time.perf_counter() - t0 > timeout_s:
+    if timeout_s is not None and not time.perf_counter() - t0 <= timeout_s:  # NaN: never in time (fail closed)
         raise GuardTimeout(f"took longer than {timeout_s}s (its {v.decision.name} came too late)")
     return v if v.guard else v.with_guard(_name(guard))
 
