@@ -150,3 +150,11 @@ def test_a_model_that_gives_nan_alarms():
     m.w[1] = np.array([math.nan])
     v = EValuatorMonitor(m, 10.0).check(Context(run_id="r"), 0.5)
     assert v.blocks and "undefined" in v.reason
+
+
+def test_pac_evaluator_on_one_sequence_says_why_it_cannot_split() -> None:
+    """Session 21: one calibration sequence left the calibration half empty, and the error was the
+    misleading 'no sequences given' (from an empty subset)."""
+    one = Sequences.from_lists([[0.5, 0.4]], [1])
+    with pytest.raises(InputError, match="splits its calibration data in two"):
+        EValuator("pac", 0.5, 0.1).calibrate(one)

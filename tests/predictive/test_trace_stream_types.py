@@ -158,3 +158,28 @@ def test_a_misspelt_field_inside_exists_is_reported_not_silent() -> None:
     right = Abstraction([Predicate.of("hot", "temp > 100"), Predicate.of("fork", 'exists(objs, kind == "fork")')],
                         unsafe="fork", terminal="end")
     assert DTMCLearner(right).add([states, [{"temp": 5, "objs": []}]]).model().meta["warnings"] == []
+
+
+# tried in session 21 and already handled alike by both engines (kept as a regression list): states
+# the JSON reader refuses, values a numeric predicate cannot order, odd but valid JSON, step numbering
+ALREADY = {
+    "NaN literal": '{"temp": NaN, "load": 0.9}', "Infinity": '{"temp": Infinity, "load": 0.9}',
+    "1e400": '{"temp": 1e400, "load": 0.9}', "text number": '{"temp": "200", "load": 0.9}',
+    "null": '{"temp": null, "load": 0.9}', "missing": '{"load": 0.9}', "object": '{"temp": {"v": 1}, "load": 0.9}',
+    "list": '{"temp": [200], "load": 0.9}', "array state": "[1, 2]", "scalar state": "5", "empty text": "",
+    "BOM": '\ufeff{"temp": 5, "load": 0.1}', "big int": '{"temp": 100000000000000000000000, "load": 0.9}',
+    "duplicate key": '{"temp": 5, "temp": 500, "load": 0.9}', "escaped key": '{"te\\u006dp": 500, "load": 0.9}',
+    "unicode key": '{"temp": 500, "load": 0.9, "é": 1}', "exponent": '{"temp": 1e3, "load": 9E-1}',
+    "boolean temp": '{"temp": true, "load": 0.9}', "minus zero": '{"temp": -0.0, "load": 0.5}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALREADY))
+def test_regression_list_engines_agree(name: str) -> None:
+    a, b = _both([_table(["a", "a"], [0, 1], [S0, ALREADY[name]])])
+    assert a == b
+
+
+@pytest.mark.parametrize("steps", [[0, 2], [0, 0], [1, 2], [-2, 0], [0, -1]])
+def test_regression_list_step_numbering_is_refused_alike(steps: list[int]) -> None:
+    assert _both([_table(["a", "a"], steps, [S0, S1])]) == ("InputError", "InputError")

@@ -196,9 +196,12 @@ class EValuator:
             self.cal_maxima_ = None
             self._set_threshold()
             return self
+        if data.n < 2:  # the PAC variant splits the data in two parts, each needing a sequence
+            raise InputError(f"the PAC e-valuator splits its calibration data in two: it needs at least 2 "
+                             f"sequences, got {data.n}")
         rng = np.random.default_rng(self.random_state)
         perm = rng.permutation(data.n)
-        n_log = max(1, int(data.n * self.split_fraction))
+        n_log = min(data.n - 1, max(1, int(data.n * self.split_fraction)))
         log_part = data.subset(np.sort(perm[:n_log]))
         cal_part = data.subset(np.sort(perm[n_log:]))
         self.models_ = fit_step_models(log_part, min_per_class=self.min_per_class)
