@@ -32,7 +32,7 @@ httpx = pytest.importorskip("httpx")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from agentguard import GuardStack  # noqa: E402
+from agentguard import BaseGuard, GuardStack, Verdict  # noqa: E402
 from agentguard.integrations.litellm import GuardrailEndpoint  # noqa: E402
 from agentguard.policies.rules import ToolRuleGuard  # noqa: E402
 
@@ -84,6 +84,18 @@ MESSAGES = {
     "custom_tool_call": {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "custom", "custom": {"name": "delete_file", "input": "/srv/db"}}]},
 }
+#: a text the text guard refuses, as content parts (regression, session 21): LiteLLM's (1.106) chat handler skips the
+#: guardrail for a response whose content is a list and that holds no tool call ("No text content in response,
+#: skipping guardrail"); tried against the real proxy, such a text never reached the client (refused as the string is)
+TEXT_PARTS = {
+    "list_content": {"role": "assistant", "content": [{"type": "text", "text": "the key is SECRET-42"}]},
+    "string_content": {"role": "assistant", "content": "the key is SECRET-42"},
+}
+STREAMED_PARTS = {
+    "list_content_stream": [delta(0, role="assistant", content=[{"type": "text", "text": "the key is SECRET-42"}]),
+                            end(0, "stop")],
+    "string_content_stream": [delta(0, role="assistant", content="the key is SECRET-42"), end(0, "stop")],
+}
 #: shapes real providers stream, which must still pass (allowed tools)
 BENIGN = {
     "one_call": [delta(0, role="assistant", tool_calls=[tc(0, "c1", "read_file", "")]),
@@ -96,6 +108,16 @@ BENIGN = {
     "whole_call_in_one_chunk": [delta(0, role="assistant", content="", tool_calls=[tc(0, "c1", "read_file", ARGS)]),
                                 end()],
 }
+
+
+class NoSecretText(BaseGuard):
+    """A text guard: refuses a response text holding ``SECRET``."""
+
+    name = "no-secret-text"
+
+    def check(self, context, proposal):
+        text = str(getattr(proposal, "output", "") or "")
+        return Verdict.reject(self.name, "a secret in the text") if "SECRET" in text else Verdict.allow(self.name)
 
 
 class Model(BaseHTTPRequestHandler):
@@ -111,14 +133,14 @@ class Model(BaseHTTPRequestHandler):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
-            for c in {**STREAMS, **BENIGN}[key]:
+            for c in {**STREAMS, **BENIGN, **STREAMED_PARTS}[key]:
                 c = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "stub", **c}
                 self.wfile.write(b"data: " + json.dumps(c).encode() + b"\n\n")
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")
             return
         out = {"id": "c1", "object": "chat.completion", "created": 0, "model": "stub",
-               "choices": [{"index": 0, "finish_reason": "stop", "message": MESSAGES[key]}],
+               "choices": [{"index": 0, "finish_reason": "stop", "message": {**MESSAGES, **TEXT_PARTS}[key]}],
                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
         data = json.dumps(out).encode()
         self.send_response(200)
@@ -131,7 +153,8 @@ class Model(BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def proxy(tmp_path_factory):
     guard = GuardStack([ToolRuleGuard(deny=["delete_*", "_file"], name="no-deletes")])
-    with litellm_proxy(tmp_path_factory.mktemp("litellm"), GuardrailEndpoint(guard), Model, "post_call") as base:
+    endpoint = GuardrailEndpoint(guard, text_guard=NoSecretText())
+    with litellm_proxy(tmp_path_factory.mktemp("litellm"), endpoint, Model, "post_call") as base:
         yield base
 
 
@@ -185,6 +208,19 @@ def test_streams_in_the_shape_providers_send_still_pass(proxy, key):
     got = client_reads(r.text)
     assert got and all(json.loads(a) == {"path": "/srv/db"} for _, a in got), r.text[:1500]
     assert "agentguard refused" not in r.text
+
+
+@pytest.mark.parametrize("key", sorted(TEXT_PARTS))
+def test_a_text_the_text_guard_refuses_never_reaches_the_client_whatever_its_content_shape(proxy, key):
+    r = chat(proxy, key, stream=False)
+    assert r.status_code >= 400 and "choices" not in r.json(), r.text[:1500]
+    assert "SECRET-42" not in r.text, r.text[:1500]
+
+
+@pytest.mark.parametrize("key", sorted(STREAMED_PARTS))
+def test_a_streamed_text_the_text_guard_refuses_never_reaches_the_client_whatever_its_content_shape(proxy, key):
+    r = chat(proxy, key, stream=True)
+    assert "SECRET-42" not in r.text, r.text[:1500]
 
 
 # -- the property: what the shape check lets through reads alike in LiteLLM's builder and the OpenAI SDK --------
