@@ -78,7 +78,10 @@ def send(port: int, pieces: list[bytes], timeout: float = 5.0) -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         for p in pieces:
-            s.sendall(p)
+            try:
+                s.sendall(p)
+            except (BrokenPipeError, ConnectionResetError):  # closed by the server (headers over the limit)
+                break
             if len(pieces) > 1:
                 time.sleep(0.002)
         out = b""

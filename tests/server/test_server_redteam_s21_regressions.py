@@ -7,7 +7,8 @@ regression list.
   by another identity (run_binding ``shared``, so nothing else refuses it): 422 or a fresh decision, never the
   stored answer of another request; the same request again is the stored answer (``Idempotent-Replayed``);
 - an approval of another call (arguments, name, call id changed), of another run, twice, by the agent that
-  asked (identity holding both roles), with an ``approver`` field naming someone else: refused, never ALLOW;
+  asked (identity holding both roles): refused, never ALLOW; an ``approver`` field naming someone else is
+  ignored (the answer is recorded as the credential's identity);
 - values an agent chooses (negative zero, subnormals, the largest double, integers past 2**53, NUL, U+2028,
   quotes, non-BMP text in signal names, tool names, arguments, step states): `audit verify` still finds the
   untouched store intact (SQLite and PostgreSQL), so no agent input makes a false alarm that would hide a real one;

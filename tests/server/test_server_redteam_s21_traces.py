@@ -85,3 +85,37 @@ def test_property_no_batch_holding_a_foreign_live_run_is_stored(base, n, at, uns
     assert httpx.post(f"{base}/v1/traces", headers=MALLORY.headers, json={"traces": batch}).status_code == 403
     assert httpx.post(f"{base}/v1/traces", headers=AGENT.headers,
                       json={"traces": [_trace(victim, True)]}).status_code == 200
+
+
+def test_a_trace_batch_is_parsed_off_the_event_loop(tmp_path, monkeypatch):
+    """Resource exhaustion per request (found, fixed): a 1 MB batch (330,000 steps) takes seconds of CPU to
+    validate and convert; on the event loop it stalled every decision of the process (a check waited 3.7-4.5 s;
+    ``benchmarks/server_s21_trace_stall.py``: 0.5 s after). The batch is now parsed in a worker thread."""
+    import asyncio
+
+    from agentguard.server.app import create_app
+    from agentguard.server.models import IngestRequest
+    from agentguard.server.settings import ServerSettings
+    from agentguard.server.testing import serve_in_thread
+
+    app = create_app(ServerSettings(state_dir=str(tmp_path), credentials_file=str(credentials_file(tmp_path, (AGENT,)))))
+    svc = app.state.service
+    seen: list[bool] = []  # for each batch parsed: was it on a thread running an event loop?
+    orig = svc.parse
+
+    def parse(model, raw):
+        if model is IngestRequest:
+            try:
+                asyncio.get_running_loop()
+                seen.append(True)
+            except RuntimeError:
+                seen.append(False)
+        return orig(model, raw)
+
+    monkeypatch.setattr(svc, "parse", parse)
+    with serve_in_thread(app) as b:
+        r = httpx.post(f"{b}/v1/traces", headers=AGENT.headers, json={"traces": [_trace("off-loop", False)]})
+        assert r.status_code == 200, r.text
+        bad = httpx.post(f"{b}/v1/traces", headers=AGENT.headers, json={"traces": []})
+        assert bad.status_code == 422  # a refusal raised in the worker is still the one error shape
+    assert seen == [False, False], seen

@@ -234,9 +234,14 @@ def proposal_of(kind: str, payload: Mapping[str, Any]) -> tuple[Any, dict[str, A
     raise InputError(f"not a guard input: {kind}")
 
 
-def replay(guards: Mapping[str, Any], run_id: str, rows: list[dict[str, Any]], trace: Trace) -> None:
+def replay(guards: Mapping[str, Any], run_id: str, rows: list[dict[str, Any]], trace: Trace,
+           grants: abc.Container[str] = ()) -> None:
     """Feed the stored inputs ``rows`` in order to the guards of their kind (``guards``; an approval
-    has none), growing ``trace`` with the steps."""
+    has none), growing ``trace`` with the steps. A stored check's facts are the agent's claims as it sent them;
+    those the guards replayed into read as grants (``grants``: :meth:`.facts.RequestFacts.grants` of these guards)
+    are dropped, as a live request holding them is refused. Before (session 21 red team), a claim sent while no
+    guard read it as a grant (``{"grant": "wire_money"}``) was stored, and after a reload to guards that do, the
+    run's rebuild fed it to them: the next check of that run was ALLOWed on the agent's own grant."""
     for r in rows:
         kind = r["kind"]
         if kind not in KINDS or (kind != "step" and kind not in guards):
@@ -245,6 +250,8 @@ def replay(guards: Mapping[str, Any], run_id: str, rows: list[dict[str, Any]], t
             proposal, facts = proposal_of(kind, r["payload"]["input"])
         except Exception:  # noqa: BLE001 - unreadable stored input: nothing to replay
             continue
+        if facts:
+            facts = {k: v for k, v in facts.items() if k not in grants}
         g = guards.get(kind)
         if g is not None:
             ctx = Context(run_id=run_id, trace=trace, state=state_of(None, proposal), metadata=facts)

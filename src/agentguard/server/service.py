@@ -264,7 +264,7 @@ class Service:
         if not rows or len(rows) < n - st.stored or [r["idx"] for r in rows] != list(range(st.stored, st.stored + len(rows))):
             return False
         self._replay({k: g for k, g in pipes.raw.items() if k not in pipes.memoryless}, st.run_id, rows,
-                     st.context.trace)
+                     st.context.trace, self.facts.grants(pipes.guards))
         st.stored += len(rows)
         st.last = float(rows[-1]["ts"])
         restore(st, rows[-1]["payload"].get("state") or {})
@@ -289,7 +289,7 @@ class Service:
             st.stored = 0
         else:
             st.stored = len(rows)
-        self._replay(replayed, run_id, rows, st.context.trace)
+        self._replay(replayed, run_id, rows, st.context.trace, self.facts.grants(pipes.guards))
         if rows:
             st.last = float(rows[-1]["ts"])
             restore(st, rows[-1]["payload"].get("state") or {})
@@ -302,7 +302,7 @@ class Service:
         """Bring one guard's memory of ``run_id`` up to date (it let the run go): forget, then replay the
         run's stored inputs of that kind (called under the run's lock)."""
         end_run(guard, run_id)
-        self._replay({kind: guard}, run_id, self.store.run_inputs(run_id), Trace(run_id=run_id))
+        self._replay({kind: guard}, run_id, self.store.run_inputs(run_id), Trace(run_id=run_id), self.facts.grants())
 
     # -- deciding -----------------------------------------------------------------------------------
     def audit_record(self, call: Call, out: Outcome) -> AuditRecord:

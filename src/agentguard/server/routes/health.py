@@ -32,7 +32,7 @@ def register(app: FastAPI, svc: Service) -> None:
     async def health(strict: bool = False) -> Response:
         """``status``: ``ok``; ``degraded`` when the last hot reload of the guard files failed (the
         previous guards still decide; ``guards_error`` says that it failed, the server log says why); ``unavailable`` when the audit store
-        does not answer. HTTP 200 for ok and degraded, 503 for unavailable; with ``?strict=true``
+        does not answer, or its last write failed within 30 s (a full disk: ``audit writes failing: <error type>``). HTTP 200 for ok and degraded, 503 for unavailable; with ``?strict=true``
         degraded is 503 too (for a load balancer that should take such a replica out)."""
         source.get()  # notice a changed guard file now (at most every reload_s), not only on the next check
         ok, why = await run_in_threadpool(store.healthy)
