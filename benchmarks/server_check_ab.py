@@ -155,7 +155,7 @@ def one(kind: str, args: argparse.Namespace, bodies: list[dict]) -> dict:
         cmd = [sys.executable, "-m", "agentguard", "serve", "--port", str(args.port), "--workers", str(args.workers),
                "--data-dir", str(tmp / "data"), "--config", str(cfg)]
     else:
-        module = "server_floor_app" if kind == "floor" else "server_check_ab"
+        module = "server_floor_app" if kind in ("floor", "guards") else "server_check_ab"
         env["AGENTGUARD_FLOOR_DIR"] = str(tmp / "data")
         cmd = [sys.executable, "-m", "uvicorn", "--factory", f"{module}:{kind}_app", "--app-dir",
                str(Path(__file__).resolve().parent), "--port", str(args.port), "--workers", str(args.workers),
@@ -224,6 +224,8 @@ def main() -> None:
                     "constant (no framework: the HTTP server's own floor), interleaved with the others")
     ap.add_argument("--floor", action="store_true", help="also measure benchmarks/server_floor_app.py (the same guards "
                     "and durable audit with nothing else: a lower bound for this design), interleaved with the others")
+    ap.add_argument("--guards", action="store_true", help="also measure the floor without any audit (what no audit "
+                    "design can go under with this guard stack), interleaved with the others")
     ap.add_argument("--label", default="", help="a note stored with the result (what this tree changed)")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "server_check_ab.json"))
     args = ap.parse_args()
@@ -232,7 +234,7 @@ def main() -> None:
     bodies = request_mix(args.mix, args.runs)
     pairs = []
     kinds = (["bare", "service"] + (["base"] if args.base else []) + (["raw"] if args.raw else [])
-             + (["floor"] if args.floor else []))
+             + (["floor"] if args.floor else []) + (["guards"] if args.guards else []))
     for i in range(args.pairs):
         order = kinds[i % len(kinds):] + kinds[:i % len(kinds)]  # rotate who goes first
         r = {k: one(k, args, bodies) for k in order}
@@ -240,6 +242,9 @@ def main() -> None:
         r["cpu_ratio"] = r["bare"]["server_cpu_us_per_request"] / r["service"]["server_cpu_us_per_request"]
         if args.base:
             r["ratio_base"] = r["base"]["rps"] / r["bare"]["rps"]
+        if args.guards:
+            r["ratio_guards"] = r["guards"]["rps"] / r["bare"]["rps"]
+            r["cpu_ratio_guards"] = r["bare"]["server_cpu_us_per_request"] / r["guards"]["server_cpu_us_per_request"]
         if args.floor:
             r["ratio_floor"] = r["floor"]["rps"] / r["bare"]["rps"]
             r["cpu_ratio_floor"] = r["bare"]["server_cpu_us_per_request"] / r["floor"]["server_cpu_us_per_request"]
@@ -252,6 +257,8 @@ def main() -> None:
               + (f" raw {r['raw']['server_cpu_us_per_request']:.0f} us ({r['raw']['rps']:.0f} rps)" if args.raw else "")
               + (f" floor {r['floor']['server_cpu_us_per_request']:.0f} us (ratio {r['ratio_floor']:.2f})"
                  if args.floor else "")
+              + (f" guards {r['guards']['server_cpu_us_per_request']:.0f} us (ratio {r['ratio_guards']:.2f})"
+                 if args.guards else "")
               + f", load {r['service']['loadavg_before'][0]:.2f}", file=sys.stderr, flush=True)
     ratios = [p["ratio"] for p in pairs]
     result = {
@@ -276,6 +283,12 @@ def main() -> None:
         **({"raw_rps_median": statistics.median(p["raw"]["rps"] for p in pairs),
             "raw_cpu_us_per_request_median": statistics.median(p["raw"]["server_cpu_us_per_request"]
                                                               for p in pairs)} if args.raw else {}),
+        **({"ratio_guards_median": statistics.median(p["ratio_guards"] for p in pairs),
+            "ratio_guards_min": min(p["ratio_guards"] for p in pairs),
+            "ratio_guards_max": max(p["ratio_guards"] for p in pairs),
+            "cpu_ratio_guards_median": statistics.median(p["cpu_ratio_guards"] for p in pairs),
+            "guards_cpu_us_per_request_median": statistics.median(p["guards"]["server_cpu_us_per_request"]
+                                                                 for p in pairs)} if args.guards else {}),
         **({"ratio_floor_median": statistics.median(p["ratio_floor"] for p in pairs),
             "ratio_floor_min": min(p["ratio_floor"] for p in pairs), "ratio_floor_max": max(p["ratio_floor"] for p in pairs),
             "cpu_ratio_floor_median": statistics.median(p["cpu_ratio_floor"] for p in pairs),

@@ -58,15 +58,23 @@ async def _answer(send: Any, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def floor_app() -> Any:
+def guards_app() -> Any:
+    """The floor without any audit (``server_check_ab.py --guards``): read, parse, decide, answer. What it costs is
+    what no design of the audit can go under with this guard stack; it is **not** a service (nothing is stored)."""
+    return floor_app(audit=False)
+
+
+def floor_app(audit: bool = True) -> Any:
     """The uvicorn factory: the state folder is ``AGENTGUARD_FLOOR_DIR`` (a new temporary folder otherwise), the
     token ``AGENTGUARD_TOKEN``, the guard stack ``AGENTGUARD_FLOOR_RULES`` (the shipped rules example)."""
     state = Path(os.environ.get("AGENTGUARD_FLOOR_DIR") or tempfile.mkdtemp(prefix="agentguard-floor-"))
     state.mkdir(parents=True, exist_ok=True)
-    with open(state / ".init.lock", "w") as lock:  # the workers start together: one creates the key and the tables
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        store = AuditStore(f"sqlite:///{state / 'audit.sqlite'}", sqlite_synchronous="FULL", chain=True,
-                           signer=Signer.load_or_create(state / "audit_ed25519.pem"))
+    store = None
+    if audit:
+        with open(state / ".init.lock", "w") as lock:  # the workers start together: one creates the key and tables
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            store = AuditStore(f"sqlite:///{state / 'audit.sqlite'}", sqlite_synchronous="FULL", chain=True,
+                               signer=Signer.load_or_create(state / "audit_ed25519.pem"))
     suffix = f"@{os.getpid()}"
     stack = load_stack(os.environ.get("AGENTGUARD_FLOOR_RULES") or str(RULES))
     expected = hashlib.sha256(os.environ.get("AGENTGUARD_TOKEN", "").encode()).digest()
@@ -107,7 +115,8 @@ def floor_app() -> Any:
                                  guard_version="floor", extra={"principal": "token"})
             inp = {"idx": run[1], "kind": "check", "payload": {"input": {"tool_call": as_dict, "metadata": facts},
                                                                "state": _INITIAL, "decision": v.decision.name}}
-            await store.arecord(record, None, inp, None)
+            if store is not None:
+                await store.arecord(record, None, inp, None)
             run[1] += 1
         allowed = v.decision.name == "ALLOW"
         await _answer(send, 200, dumps({"decision_id": did, "run_id": run_id, "decision": v.decision.name,
