@@ -54,7 +54,7 @@ from .core.errors import AgentGuardError, DependencyError, InputError
 from .core.guard import Guard, GuardStack
 from .core import telemetry
 from .core.limits import time_limit
-from .core.loading import check_factory, load_attr
+from .core.loading import GUARD, load_attr, load_callable
 from .core.shadow import MODES, Shadowed
 from .core.types import Decision
 
@@ -146,11 +146,12 @@ def register_guard(type_name: str, factory: Factory | str, *, replace: bool = Fa
     GUARD_TYPES[type_name] = factory
 
 
-def _import(path: str, what: str) -> Any:
-    """``load_attr`` for guard factories: a path that names a module or attribute this installation lacks
-    is a :class:`DependencyError` (the mechanism is not installed); a malformed path stays an InputError."""
+def _import(path: str, what: str, *, configured: bool = False) -> Any:
+    """``load_attr`` for guard factories (``load_callable(path, what, GUARD)`` for one a file names,
+    ``configured``): a path that names a module or attribute this installation lacks is a
+    :class:`DependencyError` (the mechanism is not installed); a malformed or refused path stays an InputError."""
     try:
-        return load_attr(path, what)
+        return load_callable(path, f"{what}: factory", GUARD) if configured else load_attr(path, what)
     except InputError as exc:
         cause = exc.__context__     # load_attr raises from None; the ImportError/AttributeError is kept here
         if isinstance(cause, ImportError):
@@ -321,9 +322,9 @@ def _known_keys(factory: Any, exc: TypeError) -> str:
 def build_guard(spec: GuardSpec) -> Guard:
     """Instantiate one guard from its spec (lazy import of its class); clear errors on bad params."""
     params = dict(spec.params)
-    if spec.type == "python":  # only what declares it builds a guard is called (no "subprocess:run")
+    if spec.type == "python":  # only what declares it builds a guard is called (core.loading.load_callable)
         path = params.pop("factory")
-        factory: Any = check_factory(_import(path, spec.where), path, f"{spec.where}: factory", ("check", "acheck"))
+        factory: Any = _import(path, spec.where, configured=True)
     else:
         f = GUARD_TYPES[spec.type]
         factory = _import(f, f"{spec.where} (type {spec.type!r})") if isinstance(f, str) else f

@@ -31,7 +31,7 @@ from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError, PolicyError
 from ..core.guard import BaseGuard, fail_closed
 from ..core.limits import time_limit
-from ..core.loading import check_factory, load_attr
+from ..core.loading import EXTRACTOR, load_callable
 from ..core.strategies import Block, HaltTool, Replan, Stop, strategy
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .audit import AuditRecord, AuditSink
@@ -280,7 +280,7 @@ def _configured_extractor(pol: Policy, params: Mapping[str, Any]) -> ArgumentExt
             raise InputError("policy guard: 'extractor' must be a shipped policy name or 'module:attribute'")
         if ":" not in name:
             return library_extractor(name)
-        made = check_factory(load_attr(name, "policy guard: extractor"), name, "policy guard: extractor", ("extract",))
+        made = load_callable(name, "policy guard: extractor", EXTRACTOR)
         return made()  # declared to build an extractor (a class with extract, or annotated): not "os:abort"
     fields: dict[str, Any] = {}
     for key, rule in (("fields", None), ("arguments", "argument"), ("constants", "constant")):
