@@ -35,6 +35,7 @@ was loaded, and ``extractor = "os:abort"`` ended the process; before session 22 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import numbers
@@ -43,14 +44,15 @@ import re
 import sys
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import InputError
 
 __all__ = ["Builds", "EXTRACTOR", "GUARD", "SCORER", "STATE", "check_factory", "load_attr", "load_callable",
-           "plain_path"]
+           "plain_path", "requiring_verified", "verified_required"]
 
 
 def load_attr(path: Any, what: str = "object") -> Any:
@@ -214,3 +216,23 @@ def check_factory(obj: Any, path: str, what: str, methods: tuple[str, ...]) -> A
     if not declares(obj, builds):
         raise _refusal(path, what, builds)
     return obj
+
+
+_REQUIRE_VERIFIED: ContextVar[bool] = ContextVar("agentguard_require_verified", default=False)
+
+
+def verified_required() -> bool:
+    """Whether the configuration being built said ``require_verified = true`` (``[stack]``, the service's setting,
+    ``load_stack(..., require_verified=True)``): a policy it names must then pin a matching ``verified_digest``."""
+    return _REQUIRE_VERIFIED.get()
+
+
+@contextlib.contextmanager
+def requiring_verified(on: bool) -> Iterator[None]:
+    """Within the block, :func:`verified_required` is true when ``on`` is (or an enclosing block said so: a
+    nested ``False`` never switches it off)."""
+    token = _REQUIRE_VERIFIED.set(bool(on) or _REQUIRE_VERIFIED.get())
+    try:
+        yield
+    finally:
+        _REQUIRE_VERIFIED.reset(token)
