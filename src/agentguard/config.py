@@ -7,6 +7,7 @@ A stack in code is just ``GuardStack([guard, ...])``. The same stack from a file
     on_error = "halt"            # what a guard that raises yields: reject | escalate | halt
     timeout_s = 0.5              # per-guard time limit (optional)
     short_circuit = true
+    require_verified = true      # every policy must pin a matching verified_digest (default false)
     mode = "enforce"             # or "shadow": every guard observes only (the outcome is always ALLOW)
 
     [telemetry]                  # optional: OpenTelemetry spans and metrics (docs/observability.md)
@@ -54,7 +55,7 @@ from .core.errors import AgentGuardError, DependencyError, InputError
 from .core.guard import Guard, GuardStack
 from .core import telemetry
 from .core.limits import time_limit
-from .core.loading import check_factory, load_attr
+from .core.loading import GUARD, load_attr, load_callable, requiring_verified
 from .core.shadow import MODES, Shadowed
 from .core.types import Decision
 
@@ -104,6 +105,7 @@ SCHEMA: dict[str, Any] = {
                 "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 60},  # finite
                 "short_circuit": {"type": "boolean"},
                 "mode": {"enum": list(MODES)},
+                "require_verified": {"type": "boolean"},  # every policy pins a matching verified_digest
             },
         },
         "telemetry": {
@@ -146,11 +148,12 @@ def register_guard(type_name: str, factory: Factory | str, *, replace: bool = Fa
     GUARD_TYPES[type_name] = factory
 
 
-def _import(path: str, what: str) -> Any:
-    """``load_attr`` for guard factories: a path that names a module or attribute this installation lacks
-    is a :class:`DependencyError` (the mechanism is not installed); a malformed path stays an InputError."""
+def _import(path: str, what: str, *, configured: bool = False) -> Any:
+    """``load_attr`` for guard factories (``load_callable(path, what, GUARD)`` for one a file names,
+    ``configured``): a path that names a module or attribute this installation lacks is a
+    :class:`DependencyError` (the mechanism is not installed); a malformed or refused path stays an InputError."""
     try:
-        return load_attr(path, what)
+        return load_callable(path, f"{what}: factory", GUARD) if configured else load_attr(path, what)
     except InputError as exc:
         cause = exc.__context__     # load_attr raises from None; the ImportError/AttributeError is kept here
         if isinstance(cause, ImportError):
@@ -186,6 +189,7 @@ class StackConfig:
     mode: str = "enforce"
     telemetry: bool | None = None
     recording_state: str | None = None  # a state function name (agentguard.spec.history.state_function)
+    require_verified: bool = False  # [stack] require_verified: a policy without a pinned, matching digest refuses
 
     def build(self) -> GuardStack | Shadowed:
         return build_stack(self)
@@ -254,6 +258,9 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
     sc = stack.get("short_circuit", True)
     if not isinstance(sc, bool):
         raise _type_error(f"{source}: stack.short_circuit", "true or false", sc)
+    require_verified = stack.get("require_verified", False)
+    if not isinstance(require_verified, bool):
+        raise _type_error(f"{source}: stack.require_verified", "true or false", require_verified)
     rec = data.get("recording", {})
     if not isinstance(rec, Mapping):
         raise _type_error(f"{source}: recording", "a table", rec)
@@ -296,6 +303,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
     return StackConfig(
         specs, name, on_error, float(timeout) if timeout is not None else None, sc, rec_path, source,
         _mode(f"{source}: stack", stack.get("mode", "enforce")), _telemetry(source, data), rec_state,
+        require_verified,
     )
 
 
@@ -321,9 +329,9 @@ def _known_keys(factory: Any, exc: TypeError) -> str:
 def build_guard(spec: GuardSpec) -> Guard:
     """Instantiate one guard from its spec (lazy import of its class); clear errors on bad params."""
     params = dict(spec.params)
-    if spec.type == "python":  # only what declares it builds a guard is called (no "subprocess:run")
+    if spec.type == "python":  # only what declares it builds a guard is called (core.loading.load_callable)
         path = params.pop("factory")
-        factory: Any = check_factory(_import(path, spec.where), path, f"{spec.where}: factory", ("check", "acheck"))
+        factory: Any = _import(path, spec.where, configured=True)
     else:
         f = GUARD_TYPES[spec.type]
         factory = _import(f, f"{spec.where} (type {spec.type!r})") if isinstance(f, str) else f
@@ -343,15 +351,21 @@ def build_guard(spec: GuardSpec) -> Guard:
     return guard
 
 
-def build_stack(config: StackConfig | Mapping[str, Any]) -> GuardStack | Shadowed:
+def build_stack(config: StackConfig | Mapping[str, Any], *, require_verified: bool = False) -> GuardStack | Shadowed:
     """The GuardStack a configuration describes (guards asked in file order, strictest verdict wins).
 
     With guards in ``mode = "shadow"`` (or ``[stack] mode = "shadow"``: all of them) it is a
     :class:`~agentguard.core.shadow.Shadowed`: the stack of the enforcing guards decides exactly as it would
-    alone, and the shadow guards' would-be verdicts ride along in ``details["shadow"]``."""
+    alone, and the shadow guards' would-be verdicts ride along in ``details["shadow"]``.
+
+    With ``require_verified`` (or ``[stack] require_verified = true``; either one suffices, the file cannot switch
+    off what the caller asks) every policy the configuration names (``ToolCallGuard.from_config``, whatever guard
+    type reaches it) must pin a ``verified_digest`` its source matches; one that does not refuses to load
+    (one-line :class:`~agentguard.policies.model.PolicyError`)."""
     if not isinstance(config, StackConfig):
         config = parse_config(config)
-    guards = [build_guard(s) for s in config.guards]
+    with requiring_verified(require_verified or config.require_verified):
+        guards = [build_guard(s) for s in config.guards]
     names = [g.name for g in guards]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
@@ -419,6 +433,6 @@ def load_config(path: str | os.PathLike[str]) -> StackConfig:
     return cfg
 
 
-def load_stack(path: str | os.PathLike[str]) -> GuardStack | Shadowed:
-    """``build_stack(load_config(path))``."""
-    return build_stack(load_config(path))
+def load_stack(path: str | os.PathLike[str], *, require_verified: bool = False) -> GuardStack | Shadowed:
+    """``build_stack(load_config(path), require_verified=require_verified)``."""
+    return build_stack(load_config(path), require_verified=require_verified)

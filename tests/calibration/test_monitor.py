@@ -22,6 +22,11 @@ from agentguard.calibration import (
 )
 
 
+def cos_score(text: str, context: object) -> float:
+    """A scorer a configuration can name: it declares it returns a float (core.loading.SCORER)."""
+    return math.cos(len(text))
+
+
 def _fresh(mon, run="r"):
     mon.end_run(run)
     return Context(run_id=run)
@@ -86,8 +91,8 @@ def test_scorer_reads_the_step_text_and_fails_closed():
     assert v.decision is Decision.HALT and "PRM offline" in v.reason
     assert ThresholdMonitor(0.5, scorer=lambda t, c: math.nan).check(Context(), Step(output="a")).decision \
         is Decision.HALT
-    path = ThresholdMonitor(0.5, scorer="math:cos")                  # "module:function" (configuration)
-    assert path.scorer is math.cos
+    path = ThresholdMonitor(0.5, scorer=f"{__name__}:cos_score")     # "module:function" (configuration)
+    assert path.scorer is cos_score                                  # (declared -> float; math:cos refused since s22)
     with pytest.raises(InputError, match="scorer"):
         ThresholdMonitor(0.5, scorer="no_such_module_xyz:f")
     with pytest.raises(InputError, match="scorer"):
@@ -128,8 +133,8 @@ def test_from_config_takes_the_service_and_registry_keys(tmp_path):
     assert m.threshold == 0.3 and m.info == {"alpha": 0.1, "method": "crc"} and m.curves == {"alpha": [0.1]}
     assert m.check(Context(), 0.2).details == {"alpha": 0.1, "method": "crc"}
     assert ThresholdMonitor.from_config({"calibration": str(cal), "threshold": 0.9}).threshold == 0.9
-    s = ThresholdMonitor.from_config({"threshold": 0.5, "scorer": "math:cos", "name": "score-monitor"})
-    assert s.scorer is math.cos
+    s = ThresholdMonitor.from_config({"threshold": 0.5, "scorer": f"{__name__}:cos_score", "name": "score-monitor"})
+    assert s.scorer is cos_score
     assert ThresholdMonitor.from_config({"threshold": "-inf"}).threshold == -math.inf
     with pytest.raises(InputError, match="unknown key"):
         ThresholdMonitor.from_config({"threshold": 0.5, "treshold": 1})

@@ -10,6 +10,12 @@ import pytest
 from agentguard.core.errors import DependencyError, InputError
 from agentguard.core.loading import load_attr
 
+PI = math.pi
+
+
+def cos_score(text: str, context: object) -> float:
+    return math.cos(len(text))
+
 
 def test_load_attr_resolves_dotted_attributes():
     assert load_attr("math:cos") is math.cos
@@ -36,18 +42,21 @@ def test_every_reader_goes_through_load_attr_with_its_own_name():
     from agentguard.config import GuardSpec, build_guard
     from agentguard.control.filter import _factory
 
-    assert ThresholdMonitor(0.5, scorer="math:cos").scorer is math.cos
-    with pytest.raises(InputError, match="threshold-monitor: scorer 'math:nope': no such attribute"):
-        ThresholdMonitor(0.5, scorer="math:nope")
+    # session 22: a scorer a configuration names declares -> float, outside the standard library (math:cos was taken)
+    assert ThresholdMonitor(0.5, scorer=f"{__name__}:cos_score").scorer is cos_score
+    with pytest.raises(InputError, match="threshold-monitor: scorer 'math:cos': 'math' is part of the Python"):
+        ThresholdMonitor(0.5, scorer="math:cos")
+    with pytest.raises(InputError, match=f"threshold-monitor: scorer '{__name__}:nope': no such attribute"):
+        ThresholdMonitor(0.5, scorer=f"{__name__}:nope")
     with pytest.raises(InputError, match="safety filter encoder 'nomod_x:f': cannot import"):
         _factory("nomod_x:f", "encoder")
-    with pytest.raises(InputError, match="safety filter q 'math:pi' is not callable"):
-        _factory("math:pi", "q")
+    with pytest.raises(InputError, match=f"safety filter q '{__name__}:PI' is not declared to build a Q function"):
+        _factory(f"{__name__}:PI", "q")
     # a guard factory this installation lacks is a DependencyError; a malformed one an InputError
     with pytest.raises(DependencyError, match="g.toml: guards\\[0\\]: cannot import nomod_x"):
         build_guard(GuardSpec("python", {"factory": "nomod_x.m:G"}, "g.toml: guards[0]"))
     with pytest.raises(DependencyError, match="not available in this installation"):
-        build_guard(GuardSpec("python", {"factory": "math:G"}, "g.toml: guards[0]"))
+        build_guard(GuardSpec("python", {"factory": "agentguard.core.types:G"}, "g.toml: guards[0]"))
     with pytest.raises(InputError, match="must be 'package.module:attribute'"):
         build_guard(GuardSpec("python", {"factory": "mathG"}, "g.toml: guards[0]"))
     with pytest.raises(InputError, match="policy guard: extractor 'nomod_x:e': cannot import"):

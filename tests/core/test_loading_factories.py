@@ -60,7 +60,7 @@ def test_property_a_callable_not_declared_as_a_factory_is_never_called(tmp_path_
         text = f'[[guards]]\ntype = "policy"\npolicy = "mind2web_sc"\nextractor = "{path}"\n'
     f = d / "agentguard.toml"
     f.write_text(text)
-    one_line_refusal_stack(f, "not declared to build")
+    one_line_refusal_stack(f, "refused before it is")  # called, or (stdlib, s22) imported
     assert not marker.exists()
 
 
@@ -72,7 +72,7 @@ def test_attack_loading_a_toml_ran_a_shell_command(tmp_path):
                             ("pathlib:Path.touch", f'self = "{marker}"')]:
         f = tmp_path / "agentguard.toml"
         f.write_text(f'[[guards]]\ntype = "python"\nfactory = "{factory}"\n{kwargs}\n')
-        one_line_refusal_stack(f, "not declared to build")
+        one_line_refusal_stack(f, "refused before it is")  # called, or (stdlib, s22) imported
         assert not marker.exists(), factory
 
 

@@ -62,8 +62,9 @@ def test_state_function_names():
     assert state_function("agentguard.spec.history:history_state") is history_state
     f = lambda c, p: 1  # noqa: E731
     assert state_function(f) is f
-    for bad, words in [("hist", "unknown state function 'hist'"), ("os:nope", "no such attribute"),
-                       ("agentguard.spec.history:NO_STATE_HINT", "not callable"), (3, "must be")]:
+    for bad, words in [("hist", "unknown state function 'hist'"), ("agentguard.spec.history:nope", "no such attribute"),
+                       ("os:nope", "standard library"),  # refused before import since s22
+                       ("agentguard.spec.history:NO_STATE_HINT", "not declared to build a state"), (3, "must be")]:
         with pytest.raises(InputError, match=words) as exc:
             state_function(bad)
         assert "\n" not in str(exc.value)

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
-from ..core.loading import load_attr
+from ..core.loading import SCORER, load_callable
 from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, Verdict
 
@@ -72,7 +72,7 @@ def _score(value: Any) -> float:
 def _resolve_scorer(scorer: Scorer | str | None, name: str) -> Scorer | None:
     """A scorer given as a callable or as a ``"module:function"`` path (configuration files)."""
     if isinstance(scorer, str):
-        scorer = load_attr(scorer, f"{name}: scorer")
+        scorer = load_callable(scorer, f"{name}: scorer", SCORER)  # declared -> float; never subprocess:run
     if scorer is not None and not callable(scorer):
         raise InputError(f"{name}: scorer must be callable scorer(step_text, context) -> float, or 'module:function'")
     return scorer

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
-from ..core.loading import load_attr
+from ..core.loading import Builds, load_callable
 from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, Verdict
 
@@ -257,11 +257,12 @@ def _finite(value: Any, what: str) -> float:
 
 
 def _factory(path: str, what: str) -> Callable[..., Any]:
-    """``"package.module:attr"`` -> the attribute (imported on demand; one-line InputError otherwise)."""
-    factory = load_attr(path, f"safety filter {what}")
-    if not callable(factory):
-        raise InputError(f"safety filter {what} {path!r} is not callable")
-    return factory
+    """``"package.module:attr"`` -> the factory of a Q function (``what == "q"``: a class with ``q_values`` or a
+    function annotated to return one) or of an encoder (one with ``encode``), by
+    :func:`~agentguard.core.loading.load_callable`; one-line InputError otherwise. Nothing is called here."""
+    builds = Builds("a Q function", methods=("q_values",)) if what == "q" else \
+        Builds("an encoder", methods=("encode",))
+    return load_callable(path, f"safety filter {what}", builds)  # declared to build one: never os:abort
 
 
 def _encoder(spec: str) -> Any:

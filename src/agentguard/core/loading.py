@@ -1,36 +1,66 @@
 """``module:attr`` import paths, read one way everywhere (configuration factories, extractors,
-scorers, fallback policies).
+scorers, state functions, safety-filter factories).
 
-The standard library's :func:`pkgutil.resolve_name` does the resolving (it accepts ``pkg.mod:attr``
-and dotted attributes after the colon); this wrapper only adds the one-line error the configuration
-files promise and refuses the colon-less form, so a typo is not read as a module path.
+:func:`load_attr` is the plain lookup (the standard library's :func:`pkgutil.resolve_name`, which accepts
+``pkg.mod:attr`` and dotted attributes after the colon, plus the one-line error the configuration files promise
+and a refusal of the colon-less form, so a typo is not read as a module path). It is for paths the program itself
+holds (the guard-type registry).
 
-A path that configuration *calls* to build a guard or an extractor goes through :func:`check_factory` too: the
-object must declare that it builds one (a class with the methods, or a function annotated to return such a
-class). A configuration file is data a user may copy from anywhere; before session 21, ``factory =
-"subprocess:run"`` with ``args = ["sh", "-c", "..."]`` ran a command while the file was loaded (the result was
-then refused as "not a Guard", too late), and ``extractor = "os:abort"`` ended the process. Importing the module
-still runs its top-level code: the modules installed are trusted, the file naming them is not.
+A path that a **configuration** names (a file a user may copy from anywhere) goes through :func:`load_callable`
+instead, the one resolver for every configuration slot that names code (``type = "python"``'s ``factory``, a
+policy guard's ``extractor``, a monitor's ``scorer``, ``[recording] state`` and a proactive guard's ``state``, a
+safety filter's ``q`` and ``encoder``). What it guarantees, in order:
+
+1. **Before any import**: the path is plain ``ident(.ident)*:ident(.ident)*`` in ASCII (no path separators, no
+   leading or doubled dots, no spaces), no part is a dunder (``__main__``, ``__builtins__``, ``__globals__``,
+   ``__class__``, ...), and its top-level module is not part of the Python standard library nor ``builtins``
+   (:data:`sys.stdlib_module_names`): nothing there builds a guard, and ``subprocess:run``, ``os:system``,
+   ``builtins:eval``, ``shutil:rmtree``, ``pickle:loads``, ``tarfile:TarFile`` (a class with ``extract``) are
+   refused without being imported.
+2. The module is imported (**its top-level code runs**: the packages installed, or found on ``sys.path``, are
+   trusted; the file naming them is not), then the attributes are read one by one; a step that passes through a
+   module (``agentguard.config:os.system``) is refused, and so is an object defined in the standard library under
+   another name (``mypkg:run = subprocess.run``).
+3. The object must **declare** what the slot needs (:class:`Builds`): a class with the slot's methods, or a Python
+   function (bound method, or an instance whose ``__call__`` is one) whose return annotation names such a class
+   (each member of a union), or, for a slot that calls the object at run time (a scorer, a state function), whose
+   return annotation is the value the slot reads (``-> float``, ``-> dict[str, Any]``). A builtin, an unannotated
+   function, ``-> Any``, a ``functools.partial`` are refused. **Nothing is called here.**
+
+Before session 21 ``factory = "subprocess:run"`` with ``args = ["sh", "-c", "..."]`` ran a command while the file
+was loaded, and ``extractor = "os:abort"`` ended the process; before session 22 ``scorer``, ``state``, ``q`` and
+``encoder`` still took any callable (``q = "os:abort"`` was called while the file loaded; ``scorer =
+"subprocess:run"`` ran each monitored step's text as a command). Every refusal is one line naming the slot.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import inspect
+import numbers
 import pkgutil
+import re
+import sys
 import types
 import typing
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import InputError
 
-__all__ = ["check_factory", "load_attr"]
+__all__ = ["Builds", "EXTRACTOR", "GUARD", "SCORER", "STATE", "check_factory", "load_attr", "load_callable",
+           "plain_path", "requiring_verified", "verified_required"]
 
 
 def load_attr(path: Any, what: str = "object") -> Any:
     """The object named by ``"package.module:attribute"`` (``attribute`` may be dotted).
 
     Raises :class:`~agentguard.core.errors.InputError` with one line naming ``what`` on a malformed
-    path, a module that cannot be imported or a missing attribute.
+    path, a module that cannot be imported or a missing attribute. No check of what the object is: a path that a
+    configuration file names goes through :func:`load_callable`.
     """
     if not isinstance(path, str) or path.count(":") != 1 or not all(path.split(":")):
         raise InputError(f"{what} must be 'package.module:attribute', got {path!r}")
@@ -44,26 +74,165 @@ def load_attr(path: Any, what: str = "object") -> Any:
         raise InputError(f"{what} {path!r}: {exc}") from None
 
 
+@dataclass(frozen=True)
+class Builds:
+    """What a configuration slot needs the named object to declare.
+
+    ``methods``: the slot calls the object to build something that has these methods (a class with them, or a
+    function annotated to return one). ``returns``: the slot keeps the object and calls it later for a value of
+    one of these types (a function annotated ``-> float``). ``what`` names it in errors (``"a guard"``)."""
+
+    what: str
+    methods: tuple[str, ...] = ()
+    returns: tuple[type, ...] = ()
+
+
+#: a guard factory (``type = "python"``)
+GUARD = Builds("a guard", methods=("check", "acheck"))
+#: a policy guard's argument extractor factory
+EXTRACTOR = Builds("an extractor", methods=("extract",))
+#: a monitor's scorer ``scorer(step_text, context) -> float``
+SCORER = Builds("a score", returns=(numbers.Real,))
+#: a state function ``(context, proposal) -> state`` (a mapping, as :func:`agentguard.spec.history.history_state`)
+STATE = Builds("a state", returns=(Mapping,))
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_PLAIN = re.compile(rf"{_IDENT}(?:\.{_IDENT})*:{_IDENT}(?:\.{_IDENT})*")
+_REFUSED_TOP = frozenset(sys.stdlib_module_names) | {"builtins", "__main__", "__mp_main__"}
+
+
+def _top(module: Any) -> str:
+    return str(module or "").split(".")[0]
+
+
+def plain_path(path: Any, what: str) -> tuple[str, list[str]]:
+    """``(module, [attribute, ...])`` of a configuration's ``"package.module:attr"`` when it is a plain name outside
+    the standard library (step 1 of the module doc); InputError (one line) otherwise. Imports nothing."""
+    if not isinstance(path, str) or _PLAIN.fullmatch(path) is None:
+        raise InputError(f"{what} must be 'package.module:attribute' (ASCII identifiers joined by dots), "
+                         f"got {str(path)[:120]!r}")
+    module, _, attrs = path.partition(":")
+    parts = module.split(".") + attrs.split(".")
+    if any(p.startswith("__") for p in parts):
+        raise InputError(f"{what} {path!r}: a dunder name (__main__, __builtins__, __globals__, ...) is refused")
+    if _top(module) in _REFUSED_TOP:
+        raise InputError(f"{what} {path!r}: {_top(module)!r} is part of the Python standard library, which has nothing "
+                         "a configuration may name: refused before it is imported")
+    return module, attrs.split(".")
+
+
+def _resolve(path: str, what: str) -> Any:
+    module, attrs = plain_path(path, what)
+    try:
+        obj: Any = importlib.import_module(module)
+    except ImportError as exc:
+        raise InputError(f"{what} {path!r}: cannot import {exc.name or module!r} ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - a module whose top-level code fails: one line, fail closed
+        raise InputError(f"{what} {path!r}: importing {module!r} failed ({type(exc).__name__}: {exc})") from None
+    for i, name in enumerate(attrs):
+        try:
+            obj = getattr(obj, name)
+        except AttributeError as exc:
+            raise InputError(f"{what} {path!r}: no such attribute ({exc})") from None
+        if isinstance(obj, types.ModuleType):  # mypkg:os.system reaches another module through an import
+            raise InputError(f"{what} {path!r}: {'.'.join(attrs[:i + 1])!r} is a module (name the module itself "
+                             "before the colon)")
+    routine = inspect.isclass(obj) or inspect.isroutine(obj)
+    home = getattr(obj, "__module__", None) if routine else type(obj).__module__
+    if callable(obj) and (not isinstance(home, str) or _top(home) in _REFUSED_TOP):  # data: refused in step 3
+        qual = getattr(obj, "__qualname__", None) if routine else type(obj).__qualname__
+        raise InputError(f"{what} {path!r} is {home}.{qual} of the Python standard library under another name: "
+                         "refused")
+    return obj
+
+
 def _has_methods(cls: Any, methods: tuple[str, ...]) -> bool:
     return inspect.isclass(cls) and all(callable(getattr(cls, m, None)) for m in methods)
 
 
+def _return_members(obj: Any) -> tuple[Any, ...] | None:
+    """The members of the return annotation of the Python function ``obj`` stands for (the function, a bound
+    method's function, an instance's ``__call__``); None when it is none of these or declares no return."""
+    if inspect.ismethod(obj):
+        fn: Any = obj.__func__
+    elif inspect.isfunction(obj):
+        fn = obj
+    elif not inspect.isclass(obj) and inspect.isfunction(getattr(type(obj), "__call__", None)):
+        fn = type(obj).__call__
+    else:
+        return None
+    try:
+        ret = typing.get_type_hints(fn).get("return")
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve declares nothing
+        return None
+    if ret is None:
+        return None
+    return typing.get_args(ret) if typing.get_origin(ret) in (typing.Union, types.UnionType) else (ret,)
+
+
+def _returns_value(member: Any, kinds: tuple[type, ...]) -> bool:
+    cls = typing.get_origin(member) or member
+    try:
+        return inspect.isclass(cls) and not issubclass(cls, bool) and issubclass(cls, kinds)
+    except TypeError:  # a TypedDict refuses class checks: it is a dict
+        return Mapping in kinds and isinstance(getattr(cls, "__annotations__", None), dict) and \
+            dict in getattr(cls, "__mro__", ())
+
+
+def declares(obj: Any, builds: Builds) -> bool:
+    """Whether ``obj`` declares it builds (``methods``) or returns (``returns``) what ``builds`` names."""
+    if builds.methods and _has_methods(obj, builds.methods):
+        return True
+    members = _return_members(obj)
+    if not members:
+        return False
+    if builds.methods:
+        return all(_has_methods(typing.get_origin(m) or m, builds.methods) for m in members)
+    return all(_returns_value(m, builds.returns) for m in members)
+
+
+def _refusal(path: str, what: str, builds: Builds) -> InputError:
+    if builds.methods:
+        need = (f"a class with {', '.join(builds.methods)}, or a function annotated to return one")
+    else:
+        need = f"a function annotated to return {' or '.join(t.__name__ for t in builds.returns)}"
+    return InputError(f"{what} {path!r} is not declared to build {builds.what} ({need}): refused before it is "
+                      "called")
+
+
+def load_callable(path: Any, what: str, builds: Builds) -> Any:
+    """The object a configuration names by ``"package.module:attribute"``, when it passes the three steps of the
+    module doc for ``builds``; one-line InputError naming ``what`` otherwise. Nothing is called."""
+    obj = _resolve(path, what)
+    if not declares(obj, builds):
+        raise _refusal(path, what, builds)
+    return obj
+
+
 def check_factory(obj: Any, path: str, what: str, methods: tuple[str, ...]) -> Any:
-    """``obj`` (resolved from ``path``) when it is declared to build objects with ``methods``: a class that has
-    them, or a Python function (or bound method) whose return annotation is such a class (``-> Guard``, ``->
-    MyGuard``); InputError (one line) otherwise: a builtin, a function of the standard library that does something
-    else, an unannotated function, a ``functools.partial``. Nothing is called here."""
-    if _has_methods(obj, methods):
-        return obj
-    fn = obj.__func__ if inspect.ismethod(obj) else obj
-    if inspect.isfunction(fn):
-        try:
-            ret = typing.get_type_hints(fn).get("return")
-        except Exception:  # noqa: BLE001 - an annotation that does not resolve declares nothing
-            ret = None
-        members = typing.get_args(ret) if typing.get_origin(ret) in (typing.Union, types.UnionType) else (ret,)
-        if all(_has_methods(typing.get_origin(m) or m, methods) for m in members):  # `-> A | B`: each builds one
-            return obj
-    need = ", ".join(methods)
-    raise InputError(f"{what} {path!r} is not declared to build one (a class with {need}, or a function annotated "
-                     f"to return one): refused before it is called")
+    """``obj`` (already resolved from ``path``) when it is declared to build objects with ``methods`` (step 3 of
+    the module doc only); InputError (one line) otherwise. Nothing is called here."""
+    builds = Builds("one", methods=methods)
+    if not declares(obj, builds):
+        raise _refusal(path, what, builds)
+    return obj
+
+
+_REQUIRE_VERIFIED: ContextVar[bool] = ContextVar("agentguard_require_verified", default=False)
+
+
+def verified_required() -> bool:
+    """Whether the configuration being built said ``require_verified = true`` (``[stack]``, the service's setting,
+    ``load_stack(..., require_verified=True)``): a policy it names must then pin a matching ``verified_digest``."""
+    return _REQUIRE_VERIFIED.get()
+
+
+@contextlib.contextmanager
+def requiring_verified(on: bool) -> Iterator[None]:
+    """Within the block, :func:`verified_required` is true when ``on`` is (or an enclosing block said so: a
+    nested ``False`` never switches it off)."""
+    token = _REQUIRE_VERIFIED.set(bool(on) or _REQUIRE_VERIFIED.get())
+    try:
+        yield
+    finally:
+        _REQUIRE_VERIFIED.reset(token)

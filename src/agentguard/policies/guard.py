@@ -31,7 +31,7 @@ from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError, PolicyError
 from ..core.guard import BaseGuard, fail_closed
 from ..core.limits import time_limit
-from ..core.loading import check_factory, load_attr
+from ..core.loading import EXTRACTOR, load_callable, verified_required
 from ..core.strategies import Block, HaltTool, Replan, Stop, strategy
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .audit import AuditRecord, AuditSink
@@ -137,7 +137,7 @@ class ToolCallGuard(BaseGuard):
 
     #: the keys of a configuration table that :meth:`from_config` reads
     CONFIG_KEYS = ("arguments", "constants", "deny", "extractor", "fields", "name", "on_error", "policy",
-                   "strategy", "timeout_s", "tools", "unknown_tool", "verified_digest")
+                   "require_verified", "strategy", "timeout_s", "tools", "unknown_tool", "verified_digest")
 
     @classmethod
     def from_config(cls, params: Mapping[str, Any]) -> "ToolCallGuard":
@@ -145,7 +145,8 @@ class ToolCallGuard(BaseGuard):
 
         - ``policy``: a shipped policy name (``mind2web_sc``) or a policy file path;
         - ``verified_digest``: the ``Policy.digest`` of the source Nagini proved; a file whose content
-          differs refuses to load (PolicyError), so only the exact verified code runs;
+          differs refuses to load (PolicyError), so only the exact verified code runs; with ``require_verified``
+          (this key, ``[stack] require_verified = true`` or the service's setting) a policy without one refuses too;
         - the arguments, by ONE of: ``fields`` (declarative :class:`~agentguard.policies.FieldRule` tables),
           ``arguments`` (policy parameter = tool-call argument name) with ``constants`` (parameter = fixed
           value), or ``extractor`` (a shipped policy's extractor by name, or ``"module:attribute"`` of a class
@@ -162,7 +163,11 @@ class ToolCallGuard(BaseGuard):
                              f"(expected {', '.join(cls.CONFIG_KEYS)})")
         if "policy" not in params:
             raise InputError("policy guard: missing 'policy' (a shipped policy name or a policy file)")
-        pol = _configured_policy(params["policy"], params.get("verified_digest"), params.get("timeout_s", 0.05))
+        require = params.get("require_verified", False)
+        if not isinstance(require, bool):
+            raise InputError(f"policy guard: require_verified must be true or false, got {require!r}")
+        pol = _configured_policy(params["policy"], params.get("verified_digest"), params.get("timeout_s", 0.05),
+                                 require or verified_required())
         tools = params.get("tools", ("*",))
         if isinstance(tools, str):
             tools = (tools,)
@@ -251,11 +256,15 @@ class ToolCallGuard(BaseGuard):
         return self.strategy.apply(verdict, context, proposal)
 
 
-def _configured_policy(policy: Any, verified_digest: Any, timeout_s: Any) -> Policy:
-    """Load a policy named in configuration: a shipped name (no folder, no suffix) or a file path."""
+def _configured_policy(policy: Any, verified_digest: Any, timeout_s: Any, require_verified: bool = False) -> Policy:
+    """Load a policy named in configuration: a shipped name (no folder, no suffix) or a file path; with
+    ``require_verified``, only when ``verified_digest`` pins it (checked before the file is read)."""
     if not isinstance(policy, (str, os.PathLike)) or not os.fspath(policy):
         raise InputError(f"policy guard: 'policy' must be a shipped policy name or a file path, got {policy!r}")
     timeout_s = time_limit(timeout_s, "policy guard: timeout_s")  # nan/inf would switch the policy's tick off
+    if require_verified and verified_digest is None:
+        raise PolicyError(f"policy {os.fspath(policy)!r}: no verified_digest pinned and require_verified is on: "
+                          "refusing to load an unverified policy (pin the Policy.digest Nagini proved)")
     path = Path(policy)
     if not path.suffix and len(path.parts) == 1:
         path = library_path(str(policy))
@@ -280,7 +289,7 @@ def _configured_extractor(pol: Policy, params: Mapping[str, Any]) -> ArgumentExt
             raise InputError("policy guard: 'extractor' must be a shipped policy name or 'module:attribute'")
         if ":" not in name:
             return library_extractor(name)
-        made = check_factory(load_attr(name, "policy guard: extractor"), name, "policy guard: extractor", ("extract",))
+        made = load_callable(name, "policy guard: extractor", EXTRACTOR)
         return made()  # declared to build an extractor (a class with extract, or annotated): not "os:abort"
     fields: dict[str, Any] = {}
     for key, rule in (("fields", None), ("arguments", "argument"), ("constants", "constant")):

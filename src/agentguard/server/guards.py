@@ -153,7 +153,8 @@ def default_guards(settings: Any = None) -> ServiceGuards:
     from ..calibration import ThresholdMonitor
     from ..config import load_stack
 
-    tool = load_stack(EXAMPLES / "mind2web_sc.toml")
+    tool = load_stack(EXAMPLES / "mind2web_sc.toml",  # pinned: loads under require_verified too
+                      require_verified=getattr(settings, "require_verified", False) is True)
     threshold = float(getattr(settings, "monitor_threshold", 0.5))
     return ServiceGuards(
         tool=tool,
@@ -226,22 +227,23 @@ def load_guards(settings: Any = None) -> ServiceGuards:
     if settings is None:
         return base
     tool, step, signal = base.tool, base.step, base.signal
+    verified = getattr(settings, "require_verified", False) is True
     desc = []
     if getattr(settings, "tool_guards", None) or getattr(settings, "step_guards", None) or \
             getattr(settings, "signal_guards", None):
         from ..config import load_stack
 
         if settings.tool_guards:
-            tool = load_stack(settings.tool_guards)
+            tool = load_stack(settings.tool_guards, require_verified=verified)
             step = StepToolGuard(tool)
             desc.append(f"tool: {Path(settings.tool_guards).name}")
         if settings.step_guards:
-            step = load_stack(settings.step_guards)
+            step = load_stack(settings.step_guards, require_verified=verified)
             if settings.tool_guards:  # a step's tool call is decided by the tool guards too (session 21)
                 step = with_tool_rules(step, tool)
             desc.append(f"step: {Path(settings.step_guards).name}")
         if settings.signal_guards:
-            signal = load_stack(settings.signal_guards)
+            signal = load_stack(settings.signal_guards, require_verified=verified)
             desc.append(f"signal: {Path(settings.signal_guards).name}")
     model = None
     if getattr(settings, "dtmc", None):

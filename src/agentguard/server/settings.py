@@ -66,6 +66,9 @@ class ServerSettings:
         calibration: a JSON file of calibration curves ``{name: {x, y, xlabel, ylabel, target}}``.
         reload_s: check the files above for changes every this many seconds and hot-reload them
             (0 = never). A file that fails to load keeps the previous guards (fail safe) and is reported.
+        require_verified: every policy the guard files name must pin a ``verified_digest`` its source matches
+            (``agentguard.config.build_stack(require_verified=True)``; a guard file cannot switch it off): one
+            that does not refuses to load (at start: the service does not start; on reload: the old guards stay).
         monitor_threshold: threshold of the built-in signal monitor when no calibrated one is given.
         strategy: the enforcement strategy of every decision (``TT``, ``AB``, ``TEH``, ``CRP``,
             ``CRP+TEH``, ...; :func:`agentguard.core.strategies.strategy`); None = the stack's own, else
@@ -150,6 +153,7 @@ class ServerSettings:
     run_binding: str = "identity"
     client_facts: tuple[str, ...] = ()
     max_json_values: int = 10_000
+    require_verified: bool = False
     data_dir: InitVar[str | None] = None  # deprecated alias of state_dir
 
     def __post_init__(self, data_dir: str | None) -> None:
@@ -197,6 +201,8 @@ class ServerSettings:
         if isinstance(self.client_facts, (str, bytes)) or not all(isinstance(k, str) for k in self.client_facts):
             raise InputError(f"client_facts must be a list of metadata keys, got {self.client_facts!r}")
         object.__setattr__(self, "client_facts", tuple(self.client_facts))
+        if not isinstance(self.require_verified, bool):
+            raise InputError(f"require_verified must be true or false, got {self.require_verified!r}")
         if self.token is not None and len(self.token) < 8:
             raise InputError("the bearer token must be at least 8 characters long")
 

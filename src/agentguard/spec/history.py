@@ -21,7 +21,8 @@ Predicates over it are spec expressions: ``'"read_secret" in tools'``, ``'call.t
 
 :func:`state_function` names a state function the way configuration does: ``"history"`` (this one)
 or ``"package.module:attr"`` (a callable ``(context, proposal) -> state``, imported with
-:func:`~agentguard.core.loading.load_attr`).
+:func:`~agentguard.core.loading.load_callable`: a function annotated to return a mapping, outside the
+standard library).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..core.errors import InputError
-from ..core.loading import load_attr
+from ..core.loading import STATE, load_callable
 from ..core.types import Decision, Step, ToolCall
 
 __all__ = ["BUILTIN_STATES", "NO_STATE_HINT", "history_state", "result_label", "state_function"]
@@ -114,7 +115,7 @@ def state_function(name: str | StateFn | None) -> StateFn | None:
     if ":" not in name:
         raise InputError(f"unknown state function {name!r}: use one of {', '.join(BUILTIN_STATES)} or "
                          "'package.module:attr'")
-    fn = load_attr(name, "state function")
+    fn = load_callable(name, "state function", STATE)  # declared -> a mapping; never os:system
     if not callable(fn):
         raise InputError(f"state function {name!r} is not callable")
     return fn
