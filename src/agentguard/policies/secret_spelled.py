@@ -18,6 +18,7 @@ maintained package reads spelling alphabets back.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Iterator
 
 __all__ = ["DIGITS", "LETTERS", "MIN_WORDS", "SEPARATORS", "spelled"]
@@ -36,15 +37,14 @@ _UPPER = frozenset({"capital", "uppercase", "upper", "cap", "caps"})
 _SKIP = frozenset({"case", "letter", "lowercase", "lower", "small"})   # "upper case", "lower case x", "small x"
 _WORD = re.compile(r"[A-Za-z]+(?:-ray)?", re.I)
 _GAP = re.compile(r"[^A-Za-z0-9]*")   # what may stand between two words of one run
-_ANY = re.compile(r"\b(?:alfa|alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliett?|kilo|lima|mike|"
-                  r"november|oscar|papa|quebec|romeo|sierra|tango|uniform|victor|whiske?y|x-?ray|yankee|zulu|zero|"
-                  r"one|two|three|four|five|six|seven|eight|nine|niner|underscore)\b", re.I)
+_VOCAB = frozenset(LETTERS) | frozenset(DIGITS) | frozenset(SEPARATORS)
 
 
 def spelled(text: str) -> Iterator[tuple[str, str]]:
     """``("spelled", characters)`` for each run of at least :data:`MIN_WORDS` spelling words in ``text`` (see the
     module doc)."""
-    if len(_ANY.findall(text[:200_000])) < MIN_WORDS:   # a cheap gate: most texts hold none
+    words = Counter(_WORD.findall(text.lower()))   # a cheap gate (most texts hold no run): every word of the
+    if sum(words[w] for w in _VOCAB) < MIN_WORDS:  # vocabulary counted, more than any run counts (it drops no run)
         return
     out: list[str] = []
     count, upper, end = 0, False, -1

@@ -36,17 +36,16 @@ import base64
 import binascii
 import bz2
 import html
-import ipaddress
 import lzma
 import re
 import unicodedata
 import zlib
 from collections import Counter
 from typing import Callable, Iterator
-from urllib.parse import parse_qsl, unquote, unquote_plus, urlsplit
+from urllib.parse import unquote_plus
 
-from ..core.canonical import strip_invisible
 from ..core.errors import require
+from .secret_urls import url_fields, url_pieces
 
 __all__ = ["GATED_VIEWS", "MAX_INFLATE", "decodings", "is_reading", "read_bytes", "read_invisible", "skeleton", "skeleton_table",
            "untag", "url_fields", "url_pieces", "views"]
@@ -56,7 +55,7 @@ MAX_INFLATE = 1 << 20
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _B32 = re.compile(r"(?<![A-Za-z0-9])[A-Za-z2-7]{16,}={0,6}")
 _B85 = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{20,}")
-_A85 = re.compile(r"<~([!-uz\s]{10,})~>|(?<![!-u])[!-u]{20,}(?![!-u])")
+_A85 = re.compile(r"<~([!-uz\s]{10,})~>|(?<![!-u])([!-u]{20,})(?![!-u])")
 # a maximal hex run (an odd one too: ``<hex>dig``, a hex letter on either side, is read both ways: session 20)
 _HEX = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{24,}(?![0-9A-Fa-f])")
 _PCT = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -70,6 +69,8 @@ _PREFIX_END = frozenset("=:,;")
 _MIXED = re.compile(r"[A-Z]")
 _LOWER = re.compile(r"[a-z]")  # longer runs are read from their first character only (the search would cost 8 decodings)
 _PRINTABLE_RUN = re.compile(r"[\x20-\x7e]{12,}")
+_DIGIT = re.compile(r"\d")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 #: Default_Ignorable_Code_Point characters that are not of category Cf (``strip_invisible`` keeps them): variation
 #: selectors, the combining grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian variation selectors
 _IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
@@ -87,8 +88,29 @@ def untag(text: str) -> str | None:
 
 def read_invisible(text: str) -> str:
     """``text`` as the scanner reads it: NFKC, format characters (Cf) and the other default-ignorable characters
-    (variation selectors, Hangul fillers) removed."""
-    return _IGNORABLE.sub("", strip_invisible(text))
+    (variation selectors, Hangul fillers) removed (``core.canonical.strip_invisible``, with one regex of the
+    categories instead of a test per character: session 22)."""
+    return _IGNORABLE.sub("", _category_rx("Cf").sub("", unicodedata.normalize("NFKC", text)))
+
+
+_CATEGORY_RX: dict[str, re.Pattern[str]] = {}
+
+
+def _category_rx(*cats: str) -> re.Pattern[str]:
+    """One character class of every code point of the Unicode categories ``cats`` (built once, from
+    ``unicodedata``)."""
+    key = ",".join(cats)
+    if key not in _CATEGORY_RX:
+        ranges: list[list[int]] = []
+        for cp in (*range(0x40000), *range(0xE0000, 0x110000)):   # planes 4-13: unassigned
+            if unicodedata.category(chr(cp)) in cats:
+                if ranges and ranges[-1][1] == cp - 1:
+                    ranges[-1][1] = cp
+                else:
+                    ranges.append([cp, cp])
+        body = "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+        _CATEGORY_RX[key] = re.compile(f"[{body}]")
+    return _CATEGORY_RX[key]
 
 
 def _text(raw: bytes) -> str | None:
@@ -164,6 +186,12 @@ def _escapes(text: str) -> str:
 
 def _matches(rx: re.Pattern[str], text: str, group: int = 0) -> Iterator[str]:
     """Each distinct match of ``rx`` in ``text`` once (a run repeated 10**4 times is decoded once)."""
+    if rx.groups == 0:   # findall collects in C (session 22: the loop below was the largest cost of a scan)
+        yield from dict.fromkeys(rx.findall(text))
+        return
+    if rx.groups == 2 and group == 1:   # _A85: the run between <~ ~> or the bare run
+        yield from dict.fromkeys(a or b for a, b in rx.findall(text))
+        return
     seen: set[str] = set()
     for m in rx.finditer(text):
         s = m.group(group) if m.group(group) is not None else m.group(0)
@@ -272,7 +300,7 @@ def _code_points(text: str) -> Iterator[tuple[str, str | None]]:
     """Runs of numbers, one per character (decimal code points or bytes, ``0x``/``U+``/``\\u{}`` hex, octal,
     binary), read as the text they spell: bytes (every number below 256) as :func:`read_bytes` reads them, else
     code points."""
-    if not any(c.isdigit() for c in text):
+    if _DIGIT.search(text) is None and (text.isascii() or not any(map(str.isdigit, text))):
         return
     for layer, run_rx, tok_rx, base in _NUMBER_RUNS:
         for run in _matches(run_rx, text):
@@ -321,7 +349,8 @@ def skeleton_table() -> dict[int, str]:
 def skeleton(text: str) -> str:
     """The homoglyph skeleton: combining marks removed (``A\\u0301`` -> ``A``), then the TR39 table."""
     if not text.isascii():
-        text = "".join(ch for ch in unicodedata.normalize("NFD", text) if unicodedata.category(ch) not in ("Mn", "Me"))
+        marks = _category_rx("Mn", "Me")   # a class past the BMP is a list of ranges: tried on non-ASCII runs only
+        text = _NON_ASCII.sub(lambda m: marks.sub("", m.group()), unicodedata.normalize("NFD", text))
     return text.translate(skeleton_table())
 
 
@@ -409,78 +438,6 @@ def _unseparated(text: str) -> Iterator[tuple[str, str]]:
     stretches = [m.group(0)[::2] for m in _INTERLEAVED.finditer(joined)]
     if stretches:
         yield "interleaved", " ".join(stretches)
-
-
-#: a host name written without a scheme (``dig <piece>.<piece>.evil.com``, ``nslookup``, ``ping``): four labels or more
-_BARE_HOST = re.compile(r"(?<![\w@./-])((?:[A-Za-z0-9_-]{1,63}\.){3,}[A-Za-z][A-Za-z0-9-]{1,62})(?![\w.-])")
-
-
-def _written_host(netloc: str) -> str:
-    """The host of a URL's authority as written (case kept: ``dig`` and many resolvers send it so; a receiver
-    reading its DNS log sees it), without userinfo and port."""
-    host = netloc.rpartition("@")[2]
-    return host if host.startswith("[") else host.rsplit(":", 1)[0]
-
-
-def _host_pieces(host: str) -> list[str]:
-    """A host's pieces a receiver reads apart: a name's labels left of the last two; an IPv6 literal's eight groups,
-    written out (``2001:db8:0:1:6768:705f:6142:3364``: the interface half of an address in the receiver's own
-    prefix carries 8 bytes per request; the prefix, repeated, is the template)."""
-    if host.startswith("["):
-        try:
-            return ipaddress.IPv6Address(host.strip("[]").split("%")[0]).exploded.split(":")
-        except ValueError:
-            return [host]
-    return host.split(".")[:-2]
-
-
-def url_pieces(text: str) -> list[str]:
-    """The pieces the receiver of each URL in ``text`` reads apart and may join back: per URL a client parses
-    (:func:`~agentguard.policies.links.url_tokens`), its host's labels left of the last two as written
-    (``<piece>.evil.com``: DNS exfiltration; case kept) or an IPv6 literal's groups, its path segments, its query values and its fragment,
-    percent-decoded, in order; a host name of four labels or more written without a scheme (``dig a.b.evil.com``)
-    gives its labels too; the text around is one more piece. Without either: ``[text]``. A key cut into ``?p=``
-    values of two fetches is one key again once the pieces are joined (:mod:`agentguard.policies.secrets`)."""
-    from .links import url_tokens
-
-    toks = url_tokens(text) if any(c in text for c in ":/\\@") else []
-    out, rest = [], text
-    for tok in toks:
-        rest = rest.replace(tok, " ", 1)
-        try:
-            u = urlsplit(tok if "//" in tok[:12] else "https://" + tok.lstrip("\\/"))
-            host = _written_host(u.netloc) if u.hostname else ""
-        except ValueError:   # not split the way a client would: the token is read whole
-            out.append(tok)
-            continue
-        out += _host_pieces(host) + [unquote(p) for p in u.path.split("/") if p]
-        out += [v for _, v in parse_qsl(u.query, keep_blank_values=True) if v] + ([unquote(u.fragment)] if u.fragment else [])
-    for m in _BARE_HOST.finditer(rest) if "." in rest else ():
-        labels = m.group(1).split(".")[:-2]
-        if len(labels) >= 2 and sum(map(len, labels)) >= 16:   # room for a key, cut into two labels or more
-            rest = rest.replace(m.group(1), " ", 1)
-            out += labels
-    if not out:
-        return [text]
-    return [p for p in out if p] + ([rest] if rest.strip() else [])
-
-
-def url_fields(text: str) -> dict[str, list[str]]:
-    """The query values of the URLs in ``text`` by their parameter's name (``{"k": [...]}``), in order: what a
-    receiver logs per field, so the pieces of one field join back whatever else varies between the requests
-    (``/1.png?k=<half>`` then ``/2.png?k=<half>``: the counter in the path is no template)."""
-    from .links import url_tokens
-
-    out: dict[str, list[str]] = {}
-    for tok in url_tokens(text) if "?" in text else ():
-        try:
-            query = urlsplit(tok if "//" in tok[:12] else "https://" + tok.lstrip("\\/")).query
-        except ValueError:
-            continue
-        for k, v in parse_qsl(query, keep_blank_values=True):
-            if v:
-                out.setdefault(k, []).append(v)
-    return out
 
 
 _GROUPS = re.compile(r"[A-Za-z0-9+/=_-]+(?: [A-Za-z0-9+/=_-]+){3,}")

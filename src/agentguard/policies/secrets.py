@@ -60,7 +60,9 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..core.errors import InputError, require
 from .secret_fragments import KnownSecrets
+from .secret_gate import Gate
 from .secret_spelled import spelled
+from .secret_windows import WINDOW, windows
 from .secret_views import (_A85, _B85, GATED_VIEWS, decodings, is_reading, read_bytes, read_invisible, skeleton, untag,
                            url_fields, url_pieces, views)
 
@@ -180,6 +182,9 @@ class LeakScanner:
         self._entropy_rx = [re.compile("[" + re.escape(p.charset) + "]{20,}") for p in self._entropy]
         self._gated, self._gate = _gate(self._regex)
         self._ungated = [p for p in self._regex if id(p) not in self._gated]
+        # the gate's answer, per plugin, found in one Aho-Corasick pass (session 22: the alternation cost ~1.5 us a
+        # character on every reading); ``self._gate`` stays the exact alternation it stands for
+        self._gates = Gate([p for p in self._regex if id(p) in self._gated])
 
     # -- one string ---------------------------------------------------------------------------------
     def scan_text(self, text: str, path: str = "", *, full: bool = True, known: KnownSecrets | None = None
@@ -191,6 +196,29 @@ class LeakScanner:
         :mod:`agentguard.policies.secret_fragments`)."""
         if len(text) > self.max_chars:
             return [Finding("unreadable", "too long", path, "")]
+        if len(text) <= WINDOW:
+            return self._read(text, path, full, known)
+        out = self._json((text if text.isascii() else read_invisible(text)).strip(), path, known)   # a JSON text is read as its values (whole: not windowed)
+        for start, end in windows(text):
+            out += self._read(text[start:end], path, full, known, json_whole=False)
+        return _unique(out)
+
+    def _json(self, stripped: str, where: str, known: KnownSecrets | None) -> list[Finding]:
+        """The findings of ``stripped`` read as a JSON object or array ([] when it is none)."""
+        if not (stripped[:1] in "{[" and stripped[-1:] in "}]"):
+            return []
+        try:
+            parsed = json.loads(stripped)
+        except ValueError:
+            return []
+        except RecursionError:  # "[[[[...": deeper than any reader goes; not read, not allowed
+            return [Finding("unreadable", "nested too deep", f"{where}|json", "")]
+        return self.scan(parsed, f"{where}|json", depth=0, known=known) if isinstance(parsed, (dict, list)) else []
+
+    def _read(self, text: str, path: str, full: bool, known: KnownSecrets | None, json_whole: bool = True
+              ) -> list[Finding]:
+        """The readings of one string (or one window of a long one; ``json_whole=False``: the window itself is not
+        parsed as JSON, the whole text was), within :data:`READ_BUDGET`."""
         out: list[Finding] = []
         seen: set[str] = set()
         # (text, path, layers, viewable, whole, unseparate): a separator reading is not read for separators again
@@ -225,17 +253,8 @@ class LeakScanner:
                         continue
                     todo.append((v, f"{where}|{name}", depth + (name != "homoglyph"), viewable if is_reading(name)
                                  else False, whole and name == "homoglyph", unsep and name == "homoglyph"))
-            stripped = canon.strip()
-            if stripped[:1] in "{[" and stripped[-1:] in "}]":
-                try:
-                    parsed = json.loads(stripped)
-                except ValueError:
-                    parsed = None
-                except RecursionError:  # "[[[[...": deeper than any reader goes; not read, not allowed
-                    out.append(Finding("unreadable", "nested too deep", f"{where}|json", ""))
-                    parsed = None
-                if isinstance(parsed, (dict, list)):
-                    out += self.scan(parsed, f"{where}|json", depth=0, known=known)
+            if json_whole or depth:
+                out += self._json(canon.strip(), where, known)
             for layer, d in (*decodings(canon), *spelled(canon)):   # spelled: a key read out in words
                 if d is None:  # a decoding that cannot be finished in bound (a compression bomb)
                     out.append(Finding("unreadable", f"{layer} inflates past its bound", f"{where}|{layer}", ""))
@@ -255,7 +274,7 @@ class LeakScanner:
             return True
         if not view.isascii():  # judged as it will be read: through its homoglyph skeleton too
             view = skeleton(view)
-        if self._ungated or self.extra or self._gate is None or self._gate.search(view):
+        if self._ungated or self.extra or self._gate is None or self._gates.open(view):
             return True
         if name in GATED_VIEWS:
             return False
@@ -266,9 +285,8 @@ class LeakScanner:
 
     def _detect(self, text: str, where: str, full: bool = True) -> list[Finding]:
         out: list[Finding] = []
-        gate_open = self._gate is None or self._gate.search(text) is not None
-        # a closed gate: no gated plugin's regex matches, so none of them can yield (exact, see _gate)
-        for p in (self._regex if gate_open else self._ungated):
+        # a plugin the gate leaves out has no pattern that matches, so it cannot yield (exact, see _gate and Gate)
+        for p in (self._regex if self._gate is None else self._ungated + self._gates.plugins(text)):
             hits = set(p.analyze_string(text))  # the plugin's own decision (JWT: header and payload are JSON)
             if hits:  # report the whole token, not the regex group a plugin yields
                 whole = {m.group(0) for rx in getattr(p, "denylist", ()) for m in rx.finditer(text)}
