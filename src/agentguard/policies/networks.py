@@ -34,7 +34,9 @@ wildcard DNS: ``127.0.0.1.nip.io``, ``10-0-0-1.sslip.io``, ``7f000001.nip.io``) 
 target, percent-encoded up to three times, scheme-relative or base64); a URL value with tabs or newlines inside
 (``http://example.com\t@169.254.169.254``: WHATWG and urllib remove them before parsing, so the host is the
 metadata address); a shell command's bare hosts (``curl 169.254.169.254/latest``, ``redis-cli -h 10.0.0.1``,
-``curl --resolve x.com:80:127.0.0.1``) in command-named arguments and every argument of a shell tool.
+``curl --resolve x.com:80:127.0.0.1``) in command-named arguments and every argument of a shell tool; and
+(session 22, :mod:`.network_remotes`) the remotes of git, ssh, scp, sftp and rsync in such a command, read with the
+shell reader and each program's grammar (``git fetch 2130706433:repo`` runs ``ssh 2130706433``: 127.0.0.1).
 :class:`ResolvingNetworkGuard` (``resolve = true``) also resolves each name and refuses one that resolves to an
 internal address or does not resolve within ``timeout`` (fail closed).
 
@@ -62,6 +64,7 @@ from ..core.types import Context, Decision, Verdict
 from .arguments import keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
 from .network_hosts import carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address
+from .network_remotes import remote_hosts
 from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
 __all__ = ["HOST_ARGS", "HOST_WORDS", "NetworkGuard", "ResolvingNetworkGuard", "destinations", "host_named", "internal"]
@@ -200,6 +203,10 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
                 hosts += client_hosts(url) + _url_hosts(url)
     for value in commands:
         for text in leaves(value) or []:
+            argvs = _argvs(text)
+            if argvs is None:
+                return None
+            hosts += [h for argv in argvs for h in remote_hosts(argv)]
             for word in [text, *_shell_words(text)]:
                 hosts += [h for w in command_hosts(word) for h in client_hosts("http://" + w)]
                 hosts += _url_hosts(word) if word is not text else []
@@ -211,11 +218,24 @@ _CONCAT = re.compile(r"(?<=['\"])\s*(?:\+|\.|\.\.|\|\|)\s*(?=['\"])")   # 'http:
 _REWRITES = re.compile(r"\$'|\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")   # $'\x31..' and brace expansion {254,1}: the reader
 
 
+#: the longest command text read with the shell reader for its remotes (a longer one is refused unread)
+MAX_COMMAND = 65536
+
+
 @lru_cache(maxsize=4096)
-def _expanded(command: str) -> tuple[str, ...]:
+def _argvs(command: str) -> tuple[tuple[str, ...], ...] | None:
+    """Every command ``command`` runs, as the shell reader expands it (:func:`.shell.analysis.analyse`: through
+    wrappers, ``-c`` payloads, substitutions; the program by its canonical name), or None for a text longer than
+    :data:`MAX_COMMAND`. A remote-shell program's hosts are read from these (:mod:`.network_remotes`)."""
+    if len(command) > MAX_COMMAND:
+        return None
     from .shell.analysis import analyse   # (the shell reader: tree-sitter-bash; imported when a command needs it)
 
-    return tuple(w for c in analyse(command).commands for w in c.argv)
+    return tuple((c.program, *c.argv[1:]) for c in analyse(command).commands if c.argv)
+
+
+def _expanded(command: str) -> tuple[str, ...]:
+    return tuple(w for argv in _argvs(command) or () for w in argv)
 
 
 def _shell_words(command: str) -> tuple[str, ...]:
