@@ -13,6 +13,8 @@ such a destination, read as the client that connects reads it (:func:`destinatio
   ``http://0251.0376.0251.0376/``, ``http://[::ffff:a9fe:a9fe]/``, ``https://trusted.com@169.254.169.254/`` and
   ``http:\\\\169.254.169.254`` all reach 169.254.169.254;
 - an scp-style remote ``user@host:path`` (``git fetch git@10.0.0.7:repo.git``, scp, rsync);
+- a value that is, as a whole, a scheme-less destination (``10.0.0.1``, ``localhost/admin``, ``[::1]``,
+  ``metadata.google.internal``: :func:`.network_hosts.whole_host`) under any argument name (session 22);
 - a ``host:port`` written anywhere (``localhost:2375``, ``10.0.0.7:8500``, ``db.internal:5432``: a dotted name or
   address, a bracketed IPv6 or localhost), and every value of an argument named as a host (``host``,
   ``hostname``, ``server``, ``endpoint``, ``proxy``, ``base_url``..., :data:`HOST_ARGS`, canonical names, at any
@@ -63,7 +65,8 @@ from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
 from .arguments import keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
-from .network_hosts import carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address
+from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
+                            whole_host)
 from .network_remotes import remote_hosts
 from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
@@ -169,6 +172,8 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
     hosts: list[str] = []
     for text in texts:
         one = text.strip()
+        if (whole := whole_host(one)) is not None:   # a value that is only a destination, whatever its name
+            hosts += [whole, *client_hosts("http://" + one)]
         if _CONTROLS.search(one) and _SCHEME.match(one) and one.count("://") <= 1 and " " not in one:
             text = f"{text} {_CONTROLS.sub('', one)}"   # one URL: its clients remove tabs and newlines first
         if text.isascii() and not _URLISH.search(text):
