@@ -38,7 +38,9 @@ target, percent-encoded up to three times, scheme-relative or base64); a URL val
 metadata address); a shell command's bare hosts (``curl 169.254.169.254/latest``, ``redis-cli -h 10.0.0.1``,
 ``curl --resolve x.com:80:127.0.0.1``) in command-named arguments and every argument of a shell tool; and
 (session 22, :mod:`.network_remotes`) the remotes of git, ssh, scp, sftp and rsync in such a command, read with the
-shell reader and each program's grammar (``git fetch 2130706433:repo`` runs ``ssh 2130706433``: 127.0.0.1).
+shell reader and each program's grammar (``git fetch 2130706433:repo`` runs ``ssh 2130706433``: 127.0.0.1), and the
+destinations of network clients read with their option grammar (:mod:`.network_programs`: ``curl 0:8080``, ``nc 0
+80``, ``redis-cli -h 0``, ``curl -x 0:3128``, ``http_proxy=0:8080``, ``--server 127.1``).
 :class:`ResolvingNetworkGuard` (``resolve = true``) also resolves each name and refuses one that resolves to an
 internal address or does not resolve within ``timeout`` (fail closed).
 
@@ -67,6 +69,7 @@ from .arguments import keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
                             whole_host)
+from .network_programs import assigned_destinations, bare_host, program_destinations
 from .network_remotes import remote_hosts
 from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
@@ -101,7 +104,8 @@ _SCP = re.compile(r"(?<![\w/.@-])[\w.+-]+@(\[[0-9a-fA-F:.%]+\]|[\w.-]+):(?!\d{1,
 _URLISH = re.compile(r"[:@/\\%&]")  # what every reading below needs (or a decoding makes: %3A, &#58;)
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:(?!\d)", re.I)  # a URL (read above), not host:port
 _NOT_DNS = re.compile(r"[\x00-\x20\x7f%/\\?#@:\[\]<>^|]")  # no host name holds one (after the parsers' decoding)
-_CONTROLS = re.compile(r"[\t\r\n]")  # what WHATWG and urllib remove from a URL before parsing it
+_CONTROLS = re.compile(r"[\t\r\n]")
+_SCHEME_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)  # what WHATWG and urllib remove from a URL before parsing it
 
 
 def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -212,6 +216,10 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
             if argvs is None:
                 return None
             hosts += [h for argv in argvs for h in remote_hosts(argv)]
+            found = [d for argv in argvs for d in program_destinations(argv)]
+            found += [d for t in [text, *_shell_words(text)] for w in t.split() for d in assigned_destinations(w)]
+            for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
+                hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [bare_host(dest)]
             for word in [text, *_shell_words(text)]:
                 hosts += [h for w in command_hosts(word) for h in client_hosts("http://" + w)]
                 hosts += _url_hosts(word) if word is not text else []

@@ -22,7 +22,8 @@ Already refused (``attacks_s22.txt``, 436 probes: here-documents, process substi
 command/builtin, aliases, BASH_ALIASES, BASH_CMDS, brace expansion into program names, PS4 with xtrace, arithmetic side
 effects, declare -n to PATH/LD_PRELOAD/BASH_ENV, trap, PROMPT_COMMAND, IFS, ANSI-C quoting, builtins with callbacks,
 options of allowed programs that run commands or write files, environment prints, ...): 414 refused before the session
-(main at 84e6bdb); bash ran nothing the rules refuse in the other 22 (stub oracle), but 3 of them were the listings above.
+(main at 84e6bdb); bash ran nothing the rules refuse in the other 22 (stub oracle), but 3 of them were the listings
+above.
 """
 
 from __future__ import annotations
@@ -125,7 +126,8 @@ def test_every_spelling_of_a_recursive_listing_above_a_denied_directory_is_refus
 
 
 # -- program names the rules fold -------------------------------------------------------------------------------------
-FOLDED = ["HEAD http://example.com/", "HEAD -m POST http://example.com/", "Head README.md", "ｌｓ", "ⅼs -c x", "ＬＳ",
+FOLDED = ["HEAD http://example.com/", "HEAD -m POST http://example.com/", "Head README.md", "ｌｓ", "ⅼs -c x",
+          "ＬＳ",
           "ｅｃｈｏ hi", "LS -la", "Cat f", "GIT status", "timeout 5 HEAD x", "xargs HEAD", "env HEAD x",
           "nice Ls", "ls; HEAD x", "ⅽat f", "ɡit status", "ec\u0068\u006f\u0301 x", "l\u00b2s"]
 
