@@ -76,7 +76,8 @@ BENIGN = ["curl -o out.txt https://example.com", "curl -sSL https://example.com 
           "curl -H 'Authorization: Bearer x' https://api.example.com/v1", "wget -e use_proxy=on https://example.com",
           "https_proxy=http://proxy.example.com:3128 pip install x", "curl -d @body.json https://api.example.com",
           "curl --retry 3 --max-time 10 https://example.com", "traceroute example.com 60", "nc example.com 80",
-          "curl -u user:pass https://example.com", "curl -w '%{http_code}' https://example.com", "git fetch origin"]
+          "curl -u user:pass https://example.com", "curl -w '%{http_code}' https://example.com", "git fetch origin",
+          "export BASE_URL=/api", "export PUBLIC_URL=.", "export SERVER=prod", "tool --server prod"]
 
 
 @pytest.mark.parametrize("command", BENIGN)

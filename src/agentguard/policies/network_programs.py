@@ -21,7 +21,10 @@ for the one host reader (``networks.internal``: ``getaddrinfo``'s numeric readin
   ``UDP:``/``OPENSSL:``/``SSL:``/``PROXY:`` addresses;
 - **assignments**: a word ``NAME=VALUE`` whose name's last part names a host (``http_proxy=0:8080``, ``PGHOST=0``,
   ``DOCKER_HOST=tcp://0:2375``, ``-e https_proxy=...`` of wget, ``-c http.proxy=...`` of git), except ``no_proxy``
-  (hosts *not* proxied).
+  (hosts *not* proxied). A value of such an option or assignment is read when it looks like a destination (a dot, a
+  port, a user, brackets, a number, ``localhost``): ``SERVER=prod`` and ``BASE_URL=/api`` are not (a bare single
+  label there is an environment's name as often as a host's; a client's operand or ``-h`` value is read whatever it
+  looks like).
 
 Options are read with each program's short options that take a value (OpenBSD nc's getopt, curl's, wget's, ping's);
 an option this module does not know is read as taking none, so its value is read as an operand (fail closed: a host
@@ -89,6 +92,18 @@ def bare_host(value: str) -> str:
     return head
 
 
+_NUMBER = re.compile(r"[0-9]+|0[xX][0-9a-fA-F]+")
+
+
+def _shaped(value: str) -> bool:
+    """Whether a value of a generic host-named option or assignment looks like a destination: a URL, an address or a
+    name with a dot, a port, a user or brackets, a number (``0``, ``2130706433``) or ``localhost``; not a path
+    (``BASE_URL=/api``) nor a bare word (``SERVER=prod``: an environment's name as often as a host's)."""
+    if not value or value[0] in "/.~$":
+        return False
+    return bool(re.search(r"[.:@\[]", value)) or bool(_NUMBER.fullmatch(value)) or value.lower() == "localhost"
+
+
 def assigned_destinations(word: str) -> list[str]:
     """The value of a word ``NAME=VALUE`` (also ``--NAME=VALUE``) whose name's last part names a host
     (``http_proxy``, ``PGHOST``, ``DOCKER_HOST``, ``http.proxy``; not ``no_proxy``), else []."""
@@ -98,7 +113,7 @@ def assigned_destinations(word: str) -> list[str]:
     name = m.group(1).lower()
     last = re.split(r"[\W_]+", name)[-1]
     named = last in _ASSIGNED or (last.endswith(("host", "url", "proxy")) and last not in ("ghost", "curl"))
-    if name.endswith("no_proxy") or not named or m.group(2).lower() in _SWITCHES:
+    if name.endswith("no_proxy") or not named or m.group(2).lower() in _SWITCHES or not _shaped(m.group(2)):
         return []
     return [m.group(2)]
 
@@ -140,7 +155,7 @@ def program_destinations(argv: Sequence[str]) -> list[str]:
             takes = name in _LONG_HOST or name in _LONG_VALUE or name in ("resolve", "connect-to")
             if not eq and takes and k < len(argv):
                 value, k = argv[k], k + 1
-            if name in _LONG_HOST and (eq or takes):
+            if name in _LONG_HOST and (eq or takes) and _shaped(value):
                 out.append(value)
             if prog == "curl":
                 out += _curl_values(name, value)

@@ -219,7 +219,7 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
             found = [d for argv in argvs for d in program_destinations(argv)]
             found += [d for t in [text, *_shell_words(text)] for w in t.split() for d in assigned_destinations(w)]
             for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
-                hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [bare_host(dest)]
+                hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [h for h in [bare_host(dest)] if h]
             for word in [text, *_shell_words(text)]:
                 hosts += [h for w in command_hosts(word) for h in client_hosts("http://" + w)]
                 hosts += _url_hosts(word) if word is not text else []
