@@ -42,6 +42,8 @@ CHECKED = (
     f"{PKG}/policies/networks.py",
     f"{PKG}/policies/budget.py",
     f"{PKG}/policies/network_hosts.py",
+    f"{PKG}/policies/network_remotes.py",
+    f"{PKG}/policies/network_programs.py",
     f"{PKG}/policies/secrets.py",
     f"{PKG}/policies/secret_guard.py",
     f"{PKG}/policies/secret_fragments.py",

@@ -47,7 +47,7 @@ import socket
 from urllib.parse import unquote
 
 __all__ = ["INTERNAL_NAMES", "LOOPBACK_DOMAINS", "WILDCARD_DNS", "carried_urls", "command_hosts", "embedded", "nonpublic",
-           "resolved_internal", "spelled_address"]
+           "resolved_internal", "spelled_address", "whole_host"]
 
 #: public wildcard-DNS services that answer a name with the address spelled in it (dotted, dashed, hex, IPv6)
 WILDCARD_DNS = ("nip.io", "sslip.io", "xip.io", "traefik.me", "nip.direct", "localtest.me", "rbndr.us", "1u.ms")
@@ -223,6 +223,25 @@ def command_hosts(command: str) -> list[str]:
     found = [m.group(1) for m in _CMD_HOST.finditer(command)]
     found += [m.group(1) for m in _CMD_REMOTE.finditer(command)]
     return list(dict.fromkeys(found))
+
+
+#: a value's part before any ``/?#\\`` that is as a whole a destination: ``[user@]host[.][:port]``, the host one
+#: :data:`_CMD_HOST` reads (a four-part inet_aton address, a bracketed IPv6, localhost, an internal-only suffix)
+_WHOLE = re.compile(rf"(?:[^@\s]+@)?({_V4}|\[[0-9a-fA-F:.%]+\]|localhost|[\w-]+(?:\.[\w-]+)*\.{_INTERNAL_SUFFIX})\.?"
+                    rf"(?::\d{{0,5}})?", re.I)
+_MAX_HEAD = 320   # longer than any user@host:port (a host name is at most 253 characters): not read, bounded work
+
+
+def whole_host(value: str) -> str | None:
+    """The host of a value that is, as a whole (blanks around it aside), a scheme-less destination: ``10.0.0.1``,
+    ``169.254.169.254/latest/meta-data``, ``[::1]``, ``localhost/admin``, ``metadata.google.internal``,
+    ``u@0x7f.0.0.1:22`` (session 22: an argument of any name holding only that is a destination by its shape, as
+    ``{"target": "10.0.0.1"}``); None for anything else (prose that mentions an address is not read)."""
+    head = re.split(r"[/?#\\]", value.strip(), maxsplit=1)[0]
+    if len(head) > _MAX_HEAD:
+        return None
+    m = _WHOLE.fullmatch(head)
+    return m.group(1) if m else None
 
 
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentguard-resolve")

@@ -13,6 +13,8 @@ such a destination, read as the client that connects reads it (:func:`destinatio
   ``http://0251.0376.0251.0376/``, ``http://[::ffff:a9fe:a9fe]/``, ``https://trusted.com@169.254.169.254/`` and
   ``http:\\\\169.254.169.254`` all reach 169.254.169.254;
 - an scp-style remote ``user@host:path`` (``git fetch git@10.0.0.7:repo.git``, scp, rsync);
+- a value that is, as a whole, a scheme-less destination (``10.0.0.1``, ``localhost/admin``, ``[::1]``,
+  ``metadata.google.internal``: :func:`.network_hosts.whole_host`) under any argument name (session 22);
 - a ``host:port`` written anywhere (``localhost:2375``, ``10.0.0.7:8500``, ``db.internal:5432``: a dotted name or
   address, a bracketed IPv6 or localhost), and every value of an argument named as a host (``host``,
   ``hostname``, ``server``, ``endpoint``, ``proxy``, ``base_url``..., :data:`HOST_ARGS`, canonical names, at any
@@ -34,7 +36,11 @@ wildcard DNS: ``127.0.0.1.nip.io``, ``10-0-0-1.sslip.io``, ``7f000001.nip.io``) 
 target, percent-encoded up to three times, scheme-relative or base64); a URL value with tabs or newlines inside
 (``http://example.com\t@169.254.169.254``: WHATWG and urllib remove them before parsing, so the host is the
 metadata address); a shell command's bare hosts (``curl 169.254.169.254/latest``, ``redis-cli -h 10.0.0.1``,
-``curl --resolve x.com:80:127.0.0.1``) in command-named arguments and every argument of a shell tool.
+``curl --resolve x.com:80:127.0.0.1``) in command-named arguments and every argument of a shell tool; and
+(session 22, :mod:`.network_remotes`) the remotes of git, ssh, scp, sftp and rsync in such a command, read with the
+shell reader and each program's grammar (``git fetch 2130706433:repo`` runs ``ssh 2130706433``: 127.0.0.1), and the
+destinations of network clients read with their option grammar (:mod:`.network_programs`: ``curl 0:8080``, ``nc 0
+80``, ``redis-cli -h 0``, ``curl -x 0:3128``, ``http_proxy=0:8080``, ``--server 127.1``).
 :class:`ResolvingNetworkGuard` (``resolve = true``) also resolves each name and refuses one that resolves to an
 internal address or does not resolve within ``timeout`` (fail closed).
 
@@ -61,7 +67,10 @@ from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
 from .arguments import keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
-from .network_hosts import carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address
+from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
+                            whole_host)
+from .network_programs import assigned_destinations, bare_host, program_destinations
+from .network_remotes import remote_hosts
 from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
 __all__ = ["HOST_ARGS", "HOST_WORDS", "NetworkGuard", "ResolvingNetworkGuard", "destinations", "host_named", "internal"]
@@ -95,7 +104,8 @@ _SCP = re.compile(r"(?<![\w/.@-])[\w.+-]+@(\[[0-9a-fA-F:.%]+\]|[\w.-]+):(?!\d{1,
 _URLISH = re.compile(r"[:@/\\%&]")  # what every reading below needs (or a decoding makes: %3A, &#58;)
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:(?!\d)", re.I)  # a URL (read above), not host:port
 _NOT_DNS = re.compile(r"[\x00-\x20\x7f%/\\?#@:\[\]<>^|]")  # no host name holds one (after the parsers' decoding)
-_CONTROLS = re.compile(r"[\t\r\n]")  # what WHATWG and urllib remove from a URL before parsing it
+_CONTROLS = re.compile(r"[\t\r\n]")
+_SCHEME_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)  # what WHATWG and urllib remove from a URL before parsing it
 
 
 def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -166,6 +176,8 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
     hosts: list[str] = []
     for text in texts:
         one = text.strip()
+        if (whole := whole_host(one)) is not None:   # a value that is only a destination, whatever its name
+            hosts += [whole, *client_hosts("http://" + one)]
         if _CONTROLS.search(one) and _SCHEME.match(one) and one.count("://") <= 1 and " " not in one:
             text = f"{text} {_CONTROLS.sub('', one)}"   # one URL: its clients remove tabs and newlines first
         if text.isascii() and not _URLISH.search(text):
@@ -200,6 +212,14 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
                 hosts += client_hosts(url) + _url_hosts(url)
     for value in commands:
         for text in leaves(value) or []:
+            argvs = _argvs(text)
+            if argvs is None:
+                return None
+            hosts += [h for argv in argvs for h in remote_hosts(argv)]
+            found = [d for argv in argvs for d in program_destinations(argv)]
+            found += [d for t in [text, *_shell_words(text)] for w in t.split() for d in assigned_destinations(w)]
+            for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
+                hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [h for h in [bare_host(dest)] if h]
             for word in [text, *_shell_words(text)]:
                 hosts += [h for w in command_hosts(word) for h in client_hosts("http://" + w)]
                 hosts += _url_hosts(word) if word is not text else []
@@ -211,11 +231,24 @@ _CONCAT = re.compile(r"(?<=['\"])\s*(?:\+|\.|\.\.|\|\|)\s*(?=['\"])")   # 'http:
 _REWRITES = re.compile(r"\$'|\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")   # $'\x31..' and brace expansion {254,1}: the reader
 
 
+#: the longest command text read with the shell reader for its remotes (a longer one is refused unread)
+MAX_COMMAND = 65536
+
+
 @lru_cache(maxsize=4096)
-def _expanded(command: str) -> tuple[str, ...]:
+def _argvs(command: str) -> tuple[tuple[str, ...], ...] | None:
+    """Every command ``command`` runs, as the shell reader expands it (:func:`.shell.analysis.analyse`: through
+    wrappers, ``-c`` payloads, substitutions; the program by its canonical name), or None for a text longer than
+    :data:`MAX_COMMAND`. A remote-shell program's hosts are read from these (:mod:`.network_remotes`)."""
+    if len(command) > MAX_COMMAND:
+        return None
     from .shell.analysis import analyse   # (the shell reader: tree-sitter-bash; imported when a command needs it)
 
-    return tuple(w for c in analyse(command).commands for w in c.argv)
+    return tuple((c.program, *c.argv[1:]) for c in analyse(command).commands if c.argv)
+
+
+def _expanded(command: str) -> tuple[str, ...]:
+    return tuple(w for argv in _argvs(command) or () for w in argv)
 
 
 def _shell_words(command: str) -> tuple[str, ...]:

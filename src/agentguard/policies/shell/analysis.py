@@ -71,6 +71,12 @@ other installation prefixes, version managers, PATH directories and what start-u
 literal ``~/bin/make`` is read below a home as ``~/bin/ma?e`` was; a command word that is a reserved word or an
 assignment is a misread (``time if ...; then rm ...; fi`` gave the program ``then``) and is refused.
 
+Added by the session-22 red team (``tests/policies/shell/test_analysis_redteam_s22.py``, stub oracle and real ls, find
+and du; 436 probes in ``attacks_s22.txt``): a recursive listing (``ls -R``, ``du -a``, ``tree``, ``find``) reads its
+operands as trees, so ``ls -R ~`` and ``find ~`` are judged as ``ls ~/.ssh`` is (a listing names the denied files); a
+program name with an upper-case letter, a non-ASCII character or a blank is refused (the rules fold names, bash runs
+them as written: ``HEAD``, libwww-perl's web client, passed as ``head``; ``ｌｓ`` as ``ls``).
+
 Why tree-sitter-bash and not bashlex (both on PyPI; compared on the corpus of
 ``tests/policies/shell/benign_commands.txt``, the attack families and ``benchmarks/shell_analysis.py``): tree-sitter-bash is
 maintained (the grammar the editors use), parses every construct of the corpus (bashlex 0.18 raises

@@ -292,6 +292,10 @@ RECURSIVE: dict[str, frozenset[str]] = {
     "zip": frozenset({"r", "--recurse-paths", "--recurse-patterns"}),  # (-R is "r" once folded; session 20) "gzip": frozenset({"r"}), "gunzip": frozenset({"r"}), "chmod": frozenset({"r"}),
     "chown": frozenset({"r"}), "chgrp": frozenset({"r"}), "rm": frozenset({"r"}), "diff": frozenset({"r"}),
     "shred": frozenset(), "git": frozenset(), "unzip": frozenset(),
+    # a recursive listing names every file below its operands, as "ls ~/.ssh" names ~/.ssh/* (session 22: "ls -R ~",
+    # "find ~", "du -a ~", "tree -a ~" printed ~/.ssh/id_rsa and ~/.aws/credentials); ls's -r (reverse) folds to -R;
+    # du names files only with -a (without, the directories: "du -sh ~" stays allowed)
+    "ls": frozenset({"r", "--recursive"}), "du": frozenset({"a", "--all"}), "tree": frozenset(), "find": frozenset(),
 }
 #: programs that only read their operands (a config file they name is read, not written)
 READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "wc", "diff", "cmp",
@@ -319,17 +323,27 @@ NAME_BUILTINS: dict[str, str] = {"test": "-v", "[": "-v", "unset": "", "read": "
 #: bash never runs an unquoted reserved word as a program, so one read as a command name is a misread
 RESERVED_WORDS = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function",
                             "if", "in", "select", "then", "until", "while", "{", "}", "[[", "]]"})
+_BLANK = re.compile(r"\s")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=.*", re.S)
 
 
 def command_word_reason(text: str, literal: bool) -> str | None:
     """Why a command word cannot be read as the program bash runs, or None: a word bash computes (an expansion, a
-    substitution, a glob), a reserved word (a compound command the parser misread: :data:`RESERVED_WORDS`), or an
-    assignment (``time X=1 agpwn`` assigns X and runs agpwn; the parser gave ``X=1`` as the program)."""
+    substitution, a glob), a reserved word (a compound command the parser misread: :data:`RESERVED_WORDS`), an
+    assignment (``time X=1 agpwn`` assigns X and runs agpwn; the parser gave ``X=1`` as the program), or a program
+    name (the last path component) with an upper-case letter, a non-ASCII character or a blank, which the rules'
+    folded comparison reads as another program (``HEAD``, libwww-perl's web client, as ``head``; ``ｌｓ`` as ``ls``;
+    session 22)."""
     if not literal:
         return f"the command word {text!r} is not a fixed word (expansion, substitution or glob)"
     if text in RESERVED_WORDS or _ASSIGNMENT.fullmatch(text):
         return f"the command word {text!r} is a reserved word or an assignment: the parser misread the command"
+    base = text.rstrip("/").rsplit("/", 1)[-1]
+    if not base.isascii() or base != base.lower() or _BLANK.search(base):
+        # the rules compare programs by a folded name (case, NFKC, blanks: "HEAD" is "head", "ｌｓ" is "ls"), bash
+        # runs the name as written: libwww-perl's HEAD (lwp-request, a web client) passed as the allowed head
+        return (f"the program name {base!r} is not written as the rules read it (lower-case ASCII without blanks): "
+                "bash runs another program than the one the rules name")
     return None
 
 

@@ -1,0 +1,179 @@
+"""The destinations a network client's words name, read with the program's own option grammar (session 22).
+
+``curl 2130706433``, ``curl 0:8080``, ``wget 0x7f.1``, ``nc 0 80``, ``redis-cli -h 0``, ``psql -h 2130706433``, ``curl
+-x 0:8080 URL``, ``curl --resolve x.com:80:0 URL`` reach the local host or the metadata service (curl's URL parser and
+``getaddrinfo`` read ``0``, ``127.1`` and ``2130706433`` as IPv4 addresses), but a text reading of a command can only
+take a four-part address as a host (``nc -w 5 host 80``, ``-o out.txt``, ``12:30`` hold words of the same shapes). Here
+each program's grammar says which word is a destination; :func:`program_destinations` returns those words as written
+(a URL, or a scheme-less ``[user@]host[:port][/path]``), and :func:`bare_host` takes the host out of a scheme-less one,
+for the one host reader (``networks.internal``: ``getaddrinfo``'s numeric reading).
+
+- **operands**: every operand of ``curl``, ``wget``, ``http``/``https``/``xh`` (HTTPie; ``:8080`` is the local host),
+  ``nc``/``ncat``/``netcat``, ``telnet``, ``ping``, ``ping6``, ``traceroute``, ``tracepath``, ``mtr``, ``nmap``,
+  ``fping``, ``hping3``, ``cqlsh`` (a port after the host is no destination: a pure number after the first operand
+  is skipped);
+- **options**: ``-h`` of database clients (``redis-cli``, ``psql``, ``pg_dump``..., ``mysql``...,
+  ``clickhouse-client``),
+  ``-H`` of ``docker``/``podman``, ``-x`` of curl and nc, ``-s`` of kubectl, and for every program a long option named
+  for a host (``--host``, ``--hostname``, ``--server``, ``--proxy``, ``--preproxy``, ``--socks5...``, ``--url``,
+  ``--endpoint(s)``, ``--connect``), separate or ``=``-joined; curl's ``--resolve HOST:PORT:ADDR`` (the addresses) and
+  ``--connect-to H1:P1:H2:P2`` (H2); OpenSSL's ``-connect`` and ``-proxy``; socat's ``TCP:``/``TCP4:``/``TCP6:``/
+  ``UDP:``/``OPENSSL:``/``SSL:``/``PROXY:`` addresses;
+- **assignments**: a word ``NAME=VALUE`` whose name's last part names a host (``http_proxy=0:8080``, ``PGHOST=0``,
+  ``DOCKER_HOST=tcp://0:2375``, ``-e https_proxy=...`` of wget, ``-c http.proxy=...`` of git), except ``no_proxy``
+  (hosts *not* proxied). A value of such an option or assignment is read when it looks like a destination (a dot, a
+  port, a user, brackets, a number, ``localhost``): ``SERVER=prod`` and ``BASE_URL=/api`` are not (a bare single
+  label there is an environment's name as often as a host's; a client's operand or ``-h`` value is read whatever it
+  looks like).
+
+Options are read with each program's short options that take a value (OpenBSD nc's getopt, curl's, wget's, ping's);
+an option this module does not know is read as taking none, so its value is read as an operand (fail closed: a host
+there refuses, never allows). A cost: a listening address is read as a destination (``--host 0.0.0.0`` of a server).
+Written by hand: no Python package reads these programs' command lines (each program's own parser is C).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+__all__ = ["assigned_destinations", "bare_host", "program_destinations"]
+
+#: programs whose operands are destinations, with their short options that take a value
+_OPERANDS: dict[str, str] = {
+    "curl": "AbcCdDeEFHKmoPQrTuUwxXyYz", "wget": "aAbBDeiIlLoOPQRtTUwXY", "http": "abfvhs", "https": "abfvhs",
+    "xh": "abfvhs", "nc": "IiMmOPpqsTVWwXx", "ncat": "cedgGimopsw", "netcat": "IiMmOPpqsTVWwXx",
+    "telnet": "beklnSXt", "ping": "cfFiIlmMpQsStTwW", "ping6": "cfFiIlmMpQsStTwW", "traceroute": "fgimNpqstwz",
+    "tracepath": "lmp", "mtr": "abBcfimPsQuUyYZ", "nmap": "bDeiopS", "fping": "bBcCiIoOpQrtS",
+    "hping3": "acdeEHiImMOopstTwWx",
+    "cqlsh": "ekpuf"}
+#: programs whose short option names the server, and the letter
+_SHORT_HOST = {**{p: "h" for p in ("redis-cli", "psql", "pg-dump", "pg-dumpall", "pg-restore", "pg-isready",
+                                   "createdb", "dropdb", "vacuumdb", "mysql", "mysqldump", "mysqladmin", "mariadb",
+                                   "mariadb-dump", "clickhouse-client", "memcstat")},
+               "docker": "H", "podman": "H", "curl": "x", "nc": "x", "netcat": "x", "kubectl": "s"}
+#: long options (without dashes) that name a destination, in any program
+_LONG_HOST = frozenset({"host", "hostname", "server", "proxy", "preproxy", "socks4", "socks4a", "socks5",
+                        "socks5-hostname", "url", "endpoint", "endpoints", "connect", "proxy1.0", "doh-url",
+                        "docker-host", "server-url", "base-url", "api-url", "host-url"})
+#: long options of the clients above that take the next word (read so that their value is no operand)
+_LONG_VALUE = frozenset({
+    "output", "data", "data-raw", "data-binary", "data-urlencode", "data-ascii", "json", "header", "user",
+    "user-agent", "referer", "cookie", "cookie-jar", "request", "form", "form-string", "max-time", "connect-timeout",
+    "retry", "retry-delay", "retry-max-time", "write-out", "upload-file", "config", "cacert", "capath", "cert", "key",
+    "range", "limit-rate", "output-dir", "proxy-user", "oauth2-bearer", "url-query", "aws-sigv4", "dump-header",
+    "trace", "trace-ascii", "stderr", "max-filesize", "interface", "local-port", "unix-socket", "abstract-unix-socket",
+    "variable", "netrc-file", "time-cond", "etag-save", "etag-compare", "hsts", "alt-svc", "cert-type", "key-type",
+    "pass", "ciphers", "tls-max", "mail-from", "mail-rcpt", "output-document", "append-output", "directory-prefix",
+    "tries", "timeout", "wait", "post-data", "post-file", "body-data", "body-file", "method", "execute", "input-file",
+    "password", "http-user", "http-password", "level", "accept", "reject", "domains", "exclude-domains", "auth",
+    "auth-type", "session", "session-read-only", "verify", "print", "style", "pretty", "format-options", "source",
+    "wait-for", "count", "interval", "ttl", "port", "keyfile", "username", "database", "dbname", "file", "command",
+    "eval", "encoding", "out", "sendonly", "recvonly"})
+#: socat address types that carry host:port, and OpenSSL options that name one
+_SOCAT = re.compile(r"(?:tcp[46]?|udp[46]?|openssl|ssl|proxy|tcp[46]?-connect|udp[46]?-connect|socks4a?)"
+                    r":([^,]+)", re.I)
+_OPENSSL_HOST = frozenset({"-connect", "-proxy"})
+#: the last part of an assignment's name that makes its value a destination (no_proxy is excepted)
+_ASSIGNED = frozenset({"host", "hostname", "server", "endpoint", "proxy", "url", "uri", "upstream"})
+_SWITCHES = frozenset({"on", "off", "true", "false", "yes", "no"})   # wget -e use_proxy=on: a switch, no host
+_ASSIGNMENT = re.compile(r"-{0,2}([A-Za-z_][\w.-]*)=(.+)", re.S)
+
+
+def bare_host(value: str) -> str:
+    """The host of a scheme-less destination ``[user@]host[:port][/path|?query|#fragment]`` (``[v6]:port`` and a
+    bare IPv6 literal too), as written."""
+    head = re.split(r"[/?#]", value, maxsplit=1)[0]
+    head = head.rsplit("@", 1)[-1]
+    if head.startswith("["):
+        return head[1:head.find("]")] if "]" in head else head[1:]
+    if head.count(":") == 1:
+        return head.split(":")[0]
+    return head
+
+
+_NUMBER = re.compile(r"[0-9]+|0[xX][0-9a-fA-F]+")
+
+
+def _shaped(value: str) -> bool:
+    """Whether a value of a generic host-named option or assignment looks like a destination: a URL, an address or a
+    name with a dot, a port, a user or brackets, a number (``0``, ``2130706433``) or ``localhost``; not a path
+    (``BASE_URL=/api``) nor a bare word (``SERVER=prod``: an environment's name as often as a host's)."""
+    if not value or value[0] in "/.~$":
+        return False
+    return bool(re.search(r"[.:@\[]", value)) or bool(_NUMBER.fullmatch(value)) or value.lower() == "localhost"
+
+
+def assigned_destinations(word: str) -> list[str]:
+    """The value of a word ``NAME=VALUE`` (also ``--NAME=VALUE``) whose name's last part names a host
+    (``http_proxy``, ``PGHOST``, ``DOCKER_HOST``, ``http.proxy``; not ``no_proxy``), else []."""
+    m = _ASSIGNMENT.fullmatch(word)
+    if m is None:
+        return []
+    name = m.group(1).lower()
+    last = re.split(r"[\W_]+", name)[-1]
+    named = last in _ASSIGNED or (last.endswith(("host", "url", "proxy")) and last not in ("ghost", "curl"))
+    if name.endswith("no_proxy") or not named or m.group(2).lower() in _SWITCHES or not _shaped(m.group(2)):
+        return []
+    return [m.group(2)]
+
+
+def _curl_values(name: str, value: str) -> list[str]:
+    if name == "resolve":   # [+]HOST:PORT:ADDR[,ADDR]...
+        parts = value.lstrip("+").split(":", 2)
+        return [a.strip() for a in parts[2].split(",")] if len(parts) == 3 else [value]
+    if name == "connect-to":   # HOST1:PORT1:HOST2:PORT2
+        m = re.match(r"(\[[^\]]*\]|[^:]*):[^:]*:(\[[^\]]*\]|[^:]*)(?::|$)", value)
+        return [m.group(2)] if m and m.group(2) else []
+    return []
+
+
+def program_destinations(argv: Sequence[str]) -> list[str]:
+    """The words of the command ``argv`` (as bash expanded them, program first) that name a destination, as written
+    (see the module docstring); [] for a program that names none."""
+    if not argv:
+        return []
+    prog = argv[0].rsplit("/", 1)[-1].lower().replace("_", "-")   # (the shell reader's names: "redis_cli")
+    out = [v for w in argv[1:] for v in assigned_destinations(w)]
+    if prog == "openssl":
+        out += [argv[k + 1] for k in range(1, len(argv) - 1) if argv[k] in _OPENSSL_HOST]
+    if prog == "socat":
+        out += [m.group(1) for w in argv[1:] for m in [_SOCAT.match(w)] if m]
+    values = _OPERANDS.get(prog)
+    short_host = _SHORT_HOST.get(prog, "")
+    operands: list[str] = []
+    k, options = 1, True
+    while k < len(argv):
+        w = argv[k]
+        k += 1
+        if options and w == "--":
+            options = False
+            continue
+        if options and w.startswith("--") and len(w) > 2:
+            name, eq, value = w[2:].partition("=")
+            name = name.lower()
+            takes = name in _LONG_HOST or name in _LONG_VALUE or name in ("resolve", "connect-to")
+            if not eq and takes and k < len(argv):
+                value, k = argv[k], k + 1
+            if name in _LONG_HOST and (eq or takes) and _shaped(value):
+                out.append(value)
+            if prog == "curl":
+                out += _curl_values(name, value)
+            continue
+        if options and w.startswith("-") and len(w) > 1:
+            for j, letter in enumerate(w[1:], start=1):
+                if letter == short_host or (values is not None and letter in values):
+                    value = w[j + 1:]
+                    if not value and k < len(argv):
+                        value, k = argv[k], k + 1
+                    if letter == short_host:
+                        out.append(value)
+                    break
+            continue
+        operands.append(w)
+    if prog in ("http", "https", "xh") and operands:   # HTTPie: [METHOD] URL [items]; ":8080" is the local host
+        url = operands[1] if re.fullmatch(r"[A-Z]+", operands[0]) and len(operands) > 1 else operands[0]
+        operands = ["localhost" + url if url.startswith(":") else url]
+    if values is not None:
+        out += [w for i, w in enumerate(operands) if w and not (i > 0 and re.fullmatch(r"\d{1,5}", w))]
+    return [w for w in out if w]

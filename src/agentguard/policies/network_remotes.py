@@ -1,0 +1,288 @@
+"""The hosts a command's remote-shell programs connect to, read with each program's own grammar (session 22).
+
+``git fetch 2130706433:repo`` runs ``ssh 2130706433 git-upload-pack 'repo'``, and ssh hands the name to
+``getaddrinfo``, which reads a one-part number (like ``inet_aton``) as an IPv4 address: 127.0.0.1. A text reading
+cannot tell that word from ``git show 1234567:x.py`` (a commit of digits and a path), ``main:main`` (a refspec) or
+``12:30``; the program's grammar can. :func:`remote_hosts` takes one command as bash expanded its words (the shell
+reader's argv, so quotes, ``$'\\x30'`` and ``{0,1}`` are already resolved) and returns the host of every remote the
+program reaches, as written (``networks.internal`` reads it with ``getaddrinfo``'s numeric reading):
+
+- **git** (``connect.c``: ``url_is_local_not_ssh``, ``parse_connect_url``, ``host_end``): the repository operand of
+  ``fetch``, ``pull``, ``push``, ``ls-remote``, ``clone``, ``archive --remote``, ``request-pull``, ``remote add`` /
+  ``set-url`` and ``submodule add`` (every operand after ``fetch --multiple``), and the value of ``-c
+  remote.NAME.url=`` / ``pushurl`` and the base of ``-c url.BASE.insteadOf=``. A word is an ssh remote when it is
+  ``ssh://``, ``git+ssh://`` or ``ssh+git://`` or holds a ``:`` before any ``/`` (``host:path``, ``user@host:path``,
+  ``[::1]:path``, ``user@[::1]:path``, ``[user@host:port]:path``); the host is what remains without the user (up to
+  the last ``@``), the brackets and the port. The operand is found by the options: one this module knows takes no
+  value or takes the next word; after an option it does not know (an abbreviation, a new option) the next word may
+  be its value, so both it and the following operand are read as the repository (fail closed: a refspec after an
+  unknown option may be read as a host, which refuses, never allows);
+- **ssh**, **slogin** (OpenSSH's ``getopt`` string): the destination (``[user@]host`` or ``ssh://[user@]host[:port]``),
+  the hosts of ``-J`` and ``-o ProxyJump=``/``-o HostName=`` (a ``Host`` alias's real address);
+- **scp**, **sftp** (OpenSSH's ``colon()``) and **rsync**: every operand that names a remote (``host:path``,
+  ``host::module``, ``scp://``, ``sftp://``, ``rsync://`` URLs), and ``-J`` jump hosts.
+
+Guaranteed: every host these programs connect to for the words given, except one the user's ssh configuration
+maps (``~/.ssh/config``'s ``HostName`` for an alias: not visible in the command) and a remote helper's address
+(``git fetch xyz::addr`` runs ``git-remote-xyz``). A destination or repository with a part the shell computes
+(``ssh $H``, ``git fetch $R``: the shell reader's ``*``) is returned as written, which no host reader takes for a
+public name (refused, fail closed); an scp/rsync operand is a remote only when it shows its ``:``.
+
+Written by hand: no Python package parses git's or OpenSSH's remote syntax; the readings follow the C sources named
+above, and a differential test (``tests/policies/test_network_remotes.py``) runs real git with ``GIT_SSH_COMMAND`` set
+to a stub that prints what ssh was given.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+from urllib.parse import urlsplit
+
+__all__ = ["REMOTE_PROGRAMS", "git_remote_host", "remote_hosts", "scp_remote_host"]
+
+REMOTE_PROGRAMS = frozenset({"git", "ssh", "slogin", "scp", "sftp", "rsync"})
+_SSH_SCHEMES = ("ssh://", "git+ssh://", "ssh+git://")
+#: OpenSSH's getopt strings: a letter followed by ":" takes a value
+_GETOPT = {"ssh": "1246ab:c:e:fgi:kl:m:no:p:qstvxAB:CD:E:F:GI:J:KL:MNO:P:Q:R:S:TVw:W:XYy",
+           "scp": "12346ABCTdfOpqRrstvD:F:J:P:S:X:c:i:l:o:",
+           "sftp": "1246AafhNpqrvCc:D:i:l:o:s:S:b:B:F:J:P:R:X:"}
+_GETOPT["slogin"] = _GETOPT["ssh"]
+#: git's options before the subcommand that take the next word
+_GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
+                                "--config-env", "--exec-path", "--list-cmds", "--attr-source"})
+#: per subcommand: (short options taking the next word, long options taking it, options taking none)
+_LONG_VALUES = frozenset({"--depth", "--deepen", "--shallow-since", "--shallow-exclude", "--upload-pack",
+                          "--receive-pack", "--exec", "--server-option", "--negotiation-tip",
+                          "--recurse-submodules-default", "--jobs", "--refmap", "--filter", "--origin", "--branch",
+                          "--reference", "--reference-if-able", "--separate-git-dir", "--config", "--template",
+                          "--push-option", "--repo", "--strategy", "--strategy-option", "--sort", "--name", "--track",
+                          "--master", "--bundle-uri", "--remote", "--format", "--prefix", "--output"})
+_LONG_FLAGS = frozenset({
+    "--all", "--prune", "--prune-tags", "--tags", "--no-tags", "--force", "--verbose", "--quiet", "--dry-run",
+    "--progress", "--no-progress", "--multiple", "--atomic", "--follow-tags", "--set-upstream", "--mirror", "--bare",
+    "--recursive", "--recurse-submodules", "--no-recurse-submodules", "--rebase", "--no-rebase", "--ff-only", "--ff",
+    "--no-ff", "--autostash", "--no-autostash", "--unshallow", "--update-shallow", "--append", "--keep",
+    "--update-head-ok", "--ipv4", "--ipv6", "--no-write-fetch-head", "--write-fetch-head", "--porcelain", "--delete",
+    "--no-verify", "--verify", "--thin", "--no-thin", "--heads", "--refs", "--get-url", "--symref", "--exit-code",
+    "--single-branch", "--no-single-branch", "--shallow-submodules", "--no-checkout", "--local", "--no-local",
+    "--shared", "--no-hardlinks", "--sparse", "--force-with-lease", "--commit", "--no-commit", "--squash",
+    "--no-squash", "--stat", "--no-stat", "--signoff", "--edit", "--no-edit", "--show-forced-updates", "--push",
+    "--add", "--no-fetch", "--fetch", "--also-filter-submodules", "--remote-submodules", "--no-remote-submodules",
+    "--no-reject-shallow", "--reject-shallow", "--write-commit-graph", "--no-write-commit-graph", "--auto-gc",
+    "--no-auto-gc", "--set-upstream", "--prefetch"})
+_SHORT = {  # subcommand: (short options that take the next word, short options that take none)
+    "fetch": ("oj", "aAfkmnpPqtuv46"), "pull": ("ojsX", "aAfkmnpPqtuvre46"), "push": ("o", "ufnqvd46"),
+    "clone": ("objuc", "lsqvn46"), "ls-remote": ("o", "htq"), "remote": ("tm", "fv"), "submodule": ("b", "fq"),
+    "archive": ("o", "lv0123456789"), "request-pull": ("", "p")}
+#: the repository's place among a subcommand's operands (``remote add NAME URL``: 1, after the action word)
+_REPO_AT = {"fetch": 0, "pull": 0, "push": 0, "ls-remote": 0, "clone": 0, "archive": -1, "request-pull": 1}
+
+
+def _split_user(host: str) -> str:
+    return host.rsplit("@", 1)[-1]
+
+
+def _url_host(word: str) -> str | None:
+    try:
+        parts = urlsplit(word)
+        host = parts.hostname
+    except ValueError:
+        return word   # no reading: handed on whole, which no host reader takes as a public name
+    if host is None:
+        netloc = parts.netloc.rsplit("@", 1)[-1]
+        return netloc or None
+    return host
+
+
+def git_remote_host(word: str) -> str | None:
+    """The host git's ssh transport connects to for the repository ``word``, or None when git reads it as a local
+    path, an http(s)/git/file URL (read elsewhere as URLs) or a remote helper's address (``xyz::...``)."""
+    low = word.lower()
+    if low.startswith(_SSH_SCHEMES):
+        return _url_host(word)
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", word) or re.match(r"[A-Za-z][A-Za-z0-9+.-]*::", word):
+        return None
+    start = word.find("@[") + 1
+    end = start
+    if word[start:start + 1] == "[":
+        close = word.find("]", start + 1)
+        end = close if close >= 0 else 0
+    colon = word.find(":", end)
+    slash = word.find("/")
+    if colon < 0 or (0 <= slash < colon):
+        return None
+    host = word[:colon].replace("[", "").replace("]", "")
+    host = _split_user(host)
+    if word[start:start + 1] == "[" and ":" in host and not re.fullmatch(r"[0-9A-Fa-f:.%]+[^:]*", host):
+        host = host.rsplit(":", 1)[0]   # [user@host:port]:path
+    return host
+
+
+def scp_remote_host(word: str) -> str | None:
+    """The host scp, sftp or rsync reach for the operand ``word`` (OpenSSH's ``colon()``, rsync's ``host:path`` and
+    ``host::module``, and ``scp://``/``sftp://``/``rsync://`` URLs), or None for a local file."""
+    if re.match(r"(?:scp|sftp|rsync|ssh)://", word, re.I):
+        return _url_host(word)
+    if word.startswith(":"):
+        return None
+    bracket = word.startswith("[")
+    for i, ch in enumerate(word):
+        if ch == "@" and word[i + 1:i + 2] == "[":
+            bracket = True
+        if ch == "]" and word[i + 1:i + 2] == ":" and bracket:
+            return _split_user(word[:i + 1]).strip("[]")
+        if ch == ":" and not bracket:
+            return _split_user(word[:i]).strip("[]")
+        if ch == "/":
+            return None
+    return None
+
+
+def _getopt(prog: str, args: Sequence[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """OpenSSH-style getopt: the (letter, value) pairs and the operands (options stop at the first operand)."""
+    spec = _GETOPT[prog]
+    opts: list[tuple[str, str]] = []
+    k = 0
+    while k < len(args) and args[k].startswith("-") and args[k] != "-":
+        if args[k] == "--":
+            k += 1
+            break
+        word, j = args[k], 1
+        while j < len(word):
+            letter = word[j]
+            if spec.find(letter + ":") >= 0:
+                if j + 1 < len(word):
+                    opts.append((letter, word[j + 1:]))
+                elif k + 1 < len(args):
+                    k += 1
+                    opts.append((letter, args[k]))
+                break
+            opts.append((letter, ""))
+            j += 1
+        k += 1
+    return opts, list(args[k:])
+
+
+def _jump_hosts(opts: list[tuple[str, str]]) -> list[str]:
+    """The hosts of ``-J`` and of ``-o ProxyJump=``/``-o HostName=`` (also ``-o "HostName x"``)."""
+    out: list[str] = []
+    for letter, value in opts:
+        jumps = value if letter == "J" else ""
+        if letter == "o" and (m := re.match(r"\s*(proxyjump|hostname)\s*[=\s]\s*(.*)", value, re.I | re.S)):
+            if m.group(1).lower() == "hostname":
+                out.append(m.group(2).strip())
+            else:
+                jumps = m.group(2)
+        for jump in jumps.split(","):
+            jump = jump.strip()
+            if jump and jump.lower() != "none":
+                host = _url_host(jump) if "://" in jump else _split_user(jump)
+                if host and "://" not in jump and host.startswith("["):
+                    host = host[1:host.find("]")] if "]" in host else host[1:]
+                elif host and "://" not in jump and host.count(":") == 1:
+                    host = host.split(":")[0]
+                if host:
+                    out.append(host)
+    return out
+
+
+def _ssh(prog: str, args: Sequence[str]) -> list[str]:
+    opts, operands = _getopt(prog, args)
+    out = _jump_hosts(opts)
+    if prog in ("ssh", "slogin", "sftp") and operands:   # the destination: [user@]host, ssh:// (sftp: [:path])
+        dest = operands[0]
+        if re.match(r"(?:ssh|sftp)://", dest, re.I):
+            out.append(_url_host(dest) or dest)
+        else:
+            out.append(scp_remote_host(dest) or _split_user(dest).strip("[]") if prog == "sftp" else _split_user(dest))
+    else:
+        out += [h for w in operands if (h := scp_remote_host(w)) is not None]
+    return out
+
+
+def _git_config_hosts(pair: str) -> list[str]:
+    key, _, value = pair.partition("=")
+    key = key.lower()
+    if key.startswith("remote.") and key.endswith((".url", ".pushurl")):
+        return [h for h in [git_remote_host(value)] if h]
+    if key.startswith("url.") and key.endswith((".insteadof", ".pushinsteadof")):
+        return [h for h in [git_remote_host(pair[4:pair.lower().rfind(".")])] if h]
+    return []
+
+
+def _git(args: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    k = 0
+    while k < len(args) and args[k].startswith("-"):
+        if args[k] in _GIT_GLOBAL_VALUES and k + 1 < len(args):
+            if args[k] == "-c":
+                out += _git_config_hosts(args[k + 1])
+            k += 1
+        elif args[k].startswith("-c") and len(args[k]) > 2:
+            out += _git_config_hosts(args[k][2:])
+        k += 1
+    if k >= len(args):
+        return out
+    sub, rest = args[k], list(args[k + 1:])
+    action = ""
+    if sub in ("remote", "submodule"):
+        action = next((w for w in rest if not w.startswith("-")), "")
+        if action not in ("add", "set-url"):
+            return out
+        rest = rest[rest.index(action) + 1:]
+    if sub not in _SHORT:
+        return out
+    values, flags = _SHORT[sub]
+    positions = {1, 2} if action == "set-url" else {1} if sub == "remote" else {_REPO_AT.get(sub, 0)}
+    candidates: list[str] = []
+    definite = ambiguous = 0   # operands so far, and those of them that may be an unknown option's value
+    maybe_value, options = False, True
+    k = 0
+    while k < len(rest):
+        w = rest[k]
+        k += 1
+        if options and w == "--":
+            options = False
+            continue
+        if options and w.startswith("-") and w != "-":
+            name, eq, value = w.partition("=")
+            if name in ("--repo", "--remote"):
+                candidates.append(value if eq else rest[k] if k < len(rest) else "")
+            if w.startswith("--"):
+                if not eq and name in _LONG_VALUES:
+                    k += 1
+                maybe_value = not eq and name not in _LONG_VALUES and name not in _LONG_FLAGS
+            elif len(w) == 2 and w[1] in values:
+                k += 1
+                maybe_value = False
+            else:   # a cluster of flags, or an option this reader does not know (it may take the next word)
+                maybe_value = not all(c in flags for c in w[1:])
+            continue
+        # this operand is operand number definite .. definite + ambiguous (an unknown option may have taken some)
+        reach = range(definite, definite + ambiguous + 1)
+        if any(p in positions for p in reach) or (sub == "fetch" and "--multiple" in rest):
+            candidates.append(w)
+        if maybe_value:
+            ambiguous += 1
+        else:
+            definite += 1
+        maybe_value = False
+    # a repository the shell computes ("*": the shell reader's unknown part) may be any remote: read as no host name
+    return out + [h for w in candidates if (h := git_remote_host(w) or (w if "*" in w else None)) is not None]
+
+
+def remote_hosts(argv: Sequence[str]) -> list[str]:
+    """The hosts the command ``argv`` (its words as bash expanded them, program first) reaches through ssh: git's
+    repositories, ssh's destination and jump hosts, scp/sftp/rsync remotes (see the module docstring), as written;
+    [] for another program or none."""
+    if not argv:
+        return []
+    prog = re.sub(r"\.exe$", "", argv[0].rsplit("/", 1)[-1], flags=re.I).lower()
+    if prog == "git":
+        return _git(argv[1:])
+    if prog in _GETOPT:
+        return _ssh(prog, argv[1:])
+    if prog == "rsync":
+        return [h for w in argv[1:] if not w.startswith("-") and (h := scp_remote_host(w)) is not None]
+    return []
