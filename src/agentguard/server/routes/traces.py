@@ -43,8 +43,14 @@ def register(app: FastAPI, svc: Service) -> None:
         # event loop stalled every decision of the process meanwhile (session 21: a check waited 1.2 s)
         req, tr = await run_in_threadpool(_batch, await request.body())
         who = principal_of(request.scope).identity
-        for t in req.traces:  # a run another identity started is not its trace to give (run_binding = identity)
-            if t.run_id and (refused := await svc.binding.refused(t.run_id, who)) is not None:
+        for t, trace in zip(req.traces, tr):  # a run another identity started is not its trace to give (run_binding)
+            if not t.run_id:
+                continue
+            run_id = svc.binding.scope(t.run_id, who)  # "default": the caller's own default run
+            if isinstance(run_id, Response):
+                return run_id
+            trace.run_id = run_id
+            if (refused := await svc.binding.refused(run_id, who)) is not None:
                 return refused
         try:
             name, rows = await run_in_threadpool(traces.add, tr, who)
