@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
@@ -64,6 +65,7 @@ def refusal(run_id: str) -> Response:
                       "started it (run_binding = identity); use a run id of your own")
 
 
+@lru_cache(maxsize=4096)  # identities are a credential file's (few); a hash per request otherwise
 def own_default(identity: str) -> str:
     """The run ``default`` of ``identity`` under ``run_binding = "identity"``: ``default:`` and 32 hex digits
     (a valid run id, 40 characters; distinct identities get distinct ids up to a SHA-256 collision)."""
