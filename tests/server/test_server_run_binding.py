@@ -78,14 +78,19 @@ def test_another_identity_cannot_feed_halt_or_step_a_run(service):
 
 
 def test_the_default_run_is_not_shared(service):
+    """Each identity's ``default`` is its own run (session 22; before, the second identity got 403 for it)."""
+    from agentguard.server.binding import own_default
+
     base, store = service
-    assert check(base, AGENT).status_code == 200  # no run id: the run "default"
+    r = check(base, AGENT)  # no run id: the agent's own default run
+    assert r.status_code == 200 and r.json()["run_id"] == own_default(AGENT.identity), r.text
     r = check(base, MALLORY)
-    assert r.status_code == 403 and "run id of your own" in r.json()["error"], r.text
+    assert r.status_code == 200 and r.json()["run_id"] == own_default(MALLORY.identity), r.text
     assert httpx.post(f"{base}/v1/runs/default/signals", headers=MALLORY.headers,
-                      json={"signals": {"score": 0.0}}).status_code == 403
+                      json={"signals": {"score": 0.0}}).json()["decision"] == "HALT"  # its own run only
     assert check(base, AGENT).json()["decision"] == "ALLOW"
-    assert {d["principal"] for d in store.decisions(run_id="default")} == {AGENT.identity}
+    assert {d["principal"] for d in store.decisions(run_id=own_default(AGENT.identity))} == {AGENT.identity}
+    assert store.count_decisions("default") == 0
 
 
 def test_the_refusal_says_nothing_of_the_other_run(service):

@@ -22,6 +22,15 @@ taken is inherent in any shared run-id namespace (a free id would have been acce
 unguessable run ids (a UUID). A run stored before the inputs table (migration 0003) or before ``principal``
 (migration 0004) has no recorded owner and is refused to every identity (fail closed).
 
+The run ``default`` (what a check without ``run_id`` names, and the client's default) is one per identity under
+``run_binding = "identity"`` (session 22): :meth:`RunBinding.scope` reads ``default`` from identity ``I`` as the run
+``default:<first 32 hex digits of SHA-256(I)>`` (:func:`own_default`), the id the answer, the audit store and the
+approver then use. Before, the first identity to send a check without a run id owned ``default`` and every other
+identity got 403 for it (a denial of service to any client that relied on the default). An id of that form is
+reserved: one that is not the caller's own (``default:`` followed by anything else) is refused with the same 403,
+so nobody can take another identity's default run before it does (its name is computable from the identity).
+Under ``shared`` the run ``default`` is the one shared run, as before.
+
 ``run_binding = "identity"`` is the default (session 19): a run belongs to its creator unless the operator says
 otherwise. ``run_binding = "shared"``: any agent credential may feed any run, the behaviour before this setting,
 for deployments where several identities feed one run on purpose (``tests/server/test_server_roles.py`` and
@@ -30,7 +39,9 @@ for deployments where several identities feed one run on purpose (``tests/server
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
+from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
@@ -40,9 +51,11 @@ from starlette.responses import Response
 from . import schema
 from .gate import error
 
-__all__ = ["BINDINGS", "RunBinding", "refusal"]
+__all__ = ["BINDINGS", "DEFAULT_RUN", "RunBinding", "own_default", "refusal"]
 
 BINDINGS = ("identity", "shared")
+DEFAULT_RUN = "default"  # the run a check without run_id names
+_OWN_PREFIX = DEFAULT_RUN + ":"
 _NO_OWNER = "\x00no owner recorded"  # never an identity (identities are printable, 1-100 characters)
 
 
@@ -50,6 +63,13 @@ def refusal(run_id: str) -> Response:
     """The one answer to a request for a run of another identity (the same whatever that run holds)."""
     return error(403, f"run {run_id} is not available to this credential: a run belongs to the identity that "
                       "started it (run_binding = identity); use a run id of your own")
+
+
+@lru_cache(maxsize=4096)  # identities are a credential file's (few); a hash per request otherwise
+def own_default(identity: str) -> str:
+    """The run ``default`` of ``identity`` under ``run_binding = "identity"``: ``default:`` and 32 hex digits
+    (a valid run id, 40 characters; distinct identities get distinct ids up to a SHA-256 collision)."""
+    return _OWN_PREFIX + hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 class RunBinding:
@@ -62,6 +82,19 @@ class RunBinding:
         self.store = store
         self.max_cached = max_cached
         self._owners: OrderedDict[str, str] = OrderedDict()
+
+    def scope(self, run_id: str, identity: str) -> str | Response:
+        """The run ``run_id`` names when ``identity`` sends it: under ``identity`` binding ``default`` is the
+        caller's own default run (:func:`own_default`) and a ``default:...`` id that is not the caller's own is
+        the 403 (reserved); any other id, and every id under ``shared``, is itself. Pure and cheap (one hash
+        only for ``default``)."""
+        if self.mode == "shared" or not run_id.startswith(DEFAULT_RUN):
+            return run_id
+        if run_id == DEFAULT_RUN:
+            return own_default(identity)
+        if run_id.startswith(_OWN_PREFIX) and run_id != own_default(identity):
+            return refusal(run_id)
+        return run_id
 
     def owner(self, run_id: str) -> str | None:
         """The identity that started ``run_id`` as the store says (``""`` for a run started without one),

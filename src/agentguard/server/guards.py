@@ -222,6 +222,11 @@ def load_guards(settings: Any = None) -> ServiceGuards:
 
     Guard-stack files are read with :func:`agentguard.config.load_stack` (the ``agentguard.toml``
     format); a missing setting keeps the built-in default for that endpoint.
+
+    Guaranteed in every configuration of files (none, tool only, step only, both): the step guards decide a
+    step's tool call together with the tool guards that ``/v1/check`` runs (:func:`with_tool_rules`, or
+    :class:`StepToolGuard` when no step guards are configured), so a step is never less strict than
+    ``/v1/check`` on the same call. Guards handed in as a :class:`ServiceGuards` object are run as given.
     """
     base = default_guards(settings)
     if settings is None:
@@ -238,9 +243,10 @@ def load_guards(settings: Any = None) -> ServiceGuards:
             step = StepToolGuard(tool)
             desc.append(f"tool: {Path(settings.tool_guards).name}")
         if settings.step_guards:
-            step = load_stack(settings.step_guards, require_verified=verified)
-            if settings.tool_guards:  # a step's tool call is decided by the tool guards too (session 21)
-                step = with_tool_rules(step, tool)
+            # a step's tool call is decided by the tool guards in force too, the built-in ones when no tool_guards
+            # are configured (session 21 for configured ones; session 22: with step_guards alone, the built-in
+            # Mind2Web-SC tool guard refused a call on /v1/check that the step guards ALLOWed as a step's action)
+            step = with_tool_rules(load_stack(settings.step_guards, require_verified=verified), tool)
             desc.append(f"step: {Path(settings.step_guards).name}")
         if settings.signal_guards:
             signal = load_stack(settings.signal_guards, require_verified=verified)

@@ -83,6 +83,9 @@ class ServerSettings:
             or signal of it by another identity is 403 (:mod:`.binding`, enforced through the store, so across
             workers and replicas; the default). ``shared``: any agent credential feeds any run (several
             identities feeding one run on purpose).
+        trace_quota_bytes: what one identity's stored traces (``POST /v1/traces``) may cost on disk, in bytes (the
+            Parquet files plus 4096 per run id); a batch over it is 429 (413 when the batch alone is larger than
+            the quota) and nothing of it is kept (:class:`.traces.TraceStore`). Default 256 MiB.
         client_facts: ``/v1/check`` metadata keys the agent is trusted to send although a guard in force reads
             them as a grant (e.g. ``["prompt"]`` for the provenance guard); any other such key is 422 (:mod:`.facts`).
 
@@ -154,6 +157,7 @@ class ServerSettings:
     client_facts: tuple[str, ...] = ()
     max_json_values: int = 10_000
     require_verified: bool = False
+    trace_quota_bytes: int = 268_435_456
     data_dir: InitVar[str | None] = None  # deprecated alias of state_dir
 
     def __post_init__(self, data_dir: str | None) -> None:
@@ -198,6 +202,8 @@ class ServerSettings:
             raise InputError(f"run_binding must be 'identity' or 'shared', got {self.run_binding!r}")
         if not (isinstance(self.max_json_values, int) and 100 <= self.max_json_values <= 10_000_000):
             raise InputError(f"max_json_values must be an integer of at least 100, got {self.max_json_values!r}")
+        if not (type(self.trace_quota_bytes) is int and 4096 <= self.trace_quota_bytes <= 2**50):
+            raise InputError(f"trace_quota_bytes must be an integer of at least 4096, got {self.trace_quota_bytes!r}")
         if isinstance(self.client_facts, (str, bytes)) or not all(isinstance(k, str) for k in self.client_facts):
             raise InputError(f"client_facts must be a list of metadata keys, got {self.client_facts!r}")
         object.__setattr__(self, "client_facts", tuple(self.client_facts))

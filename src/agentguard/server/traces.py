@@ -23,6 +23,7 @@ the view ``traces``.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import time
@@ -34,7 +35,7 @@ from ..core.errors import InputError, require
 from ..core.types import Step, ToolCall, Trace
 from .jsonutil import dumps, loads
 
-__all__ = ["IDENTITY_KEY", "TraceConflict", "TraceStore", "load_traces", "query", "select_uploads", "upload_identity",
+__all__ = ["IDENTITY_KEY", "MARKER_BYTES", "TraceConflict", "TraceQuota", "TraceStore", "load_traces", "query", "select_uploads", "upload_identity",
            "write_parquet"]
 
 #: the Parquet file metadata key holding the identity of the credential that uploaded the file
@@ -226,6 +227,21 @@ class TraceConflict(InputError):
     """A run id this store already holds (or one repeated in a batch): a finished trace is ingested once."""
 
 
+class TraceQuota(InputError):
+    """A batch the uploading identity's trace quota does not hold (nothing of it is kept): ``status`` 413 when the
+    batch alone is larger than the whole quota (it can never be stored), 429 when the identity's stored traces and
+    this batch together would exceed it."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+#: what a stored run id costs an identity's quota besides its rows: its claim marker (a file: one inode and, on
+#: most file systems, one block), so a batch of many empty traces is not free
+MARKER_BYTES = 4096
+
+
 class TraceStore:
     """Append-only Parquet trace store in one directory (several processes may write at once).
 
@@ -236,10 +252,11 @@ class TraceStore:
     processes; released if the write fails), and a batch naming a claimed id, or one id twice, is refused
     whole (:class:`TraceConflict`). Runs written before the markers existed are not claimed."""
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], quota_bytes: int | None = None) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self._claims = self.directory / ".runs"
+        self.quota_bytes = quota_bytes
 
     def _claim(self, run_ids: list[str]) -> list[Path]:
         if len(set(run_ids)) != len(run_ids):
@@ -269,15 +286,81 @@ class TraceStore:
         is written)."""
         if not traces:
             raise InputError("no traces to store")
+        if self.quota_bytes is not None and self.used(identity) >= self.quota_bytes:  # cheap: before any work
+            raise self._over(identity, 0)
         claimed = self._claim([str(t.run_id) for t in traces])
         # Nanosecond time first, so file-name order is ingest order (what load_traces returns).
         name = f"{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
+        pending = self.directory / ".pending" / name  # not a *.parquet of the store until it is charged
         try:
-            rows = write_parquet(self.directory / name, traces, identity=identity)
+            rows = write_parquet(pending if self.quota_bytes is not None else self.directory / name, traces,
+                                 identity=identity)
+            if self.quota_bytes is not None:
+                self._charge_and_keep(pending, self.directory / name, identity, len(claimed))
         except BaseException:
+            pending.unlink(missing_ok=True)
             self._release(claimed)
             raise
         return name, rows
+
+    # -- the per-identity quota ------------------------------------------------------------------------
+    # Guaranteed (quota_bytes set; session 22): the bytes an identity's kept batches cost (each Parquet file's size
+    # plus MARKER_BYTES per run id) never exceed quota_bytes, whatever processes of one host write at once: an
+    # identity's ledger (.quota/<SHA-256 of the identity>, a decimal count) is read, checked and written under an
+    # exclusive flock of it, and a batch becomes visible (renamed from .pending/) only after it was charged.
+    # Before (session 21 red team), any agent credential could fill the disk with traces (the service then failed
+    # closed for every decision). The ledger only grows: deleting an identity's files frees nothing until the
+    # operator deletes its ledger too (a crash between the charge and the rename over-charges, never under-charges).
+
+    def _ledger(self, identity: str | None) -> Path:
+        d = self.directory / ".quota"
+        d.mkdir(exist_ok=True)
+        return d / hashlib.sha256((identity or "").encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    @staticmethod
+    def _read(fd: int) -> int:
+        raw = os.pread(fd, 64, 0).strip()
+        try:
+            n = int(raw or b"0")
+        except ValueError:  # a damaged ledger counts as full (fail closed)
+            return 2**62
+        return n if n >= 0 else 2**62
+
+    def used(self, identity: str | None) -> int:
+        """The bytes ``identity``'s kept batches cost so far (its ledger; 0 when it has none)."""
+        try:
+            fd = os.open(self._ledger(identity), os.O_RDONLY)
+        except FileNotFoundError:
+            return 0
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            return self._read(fd)
+        finally:
+            os.close(fd)
+
+    def _over(self, identity: str | None, cost: int) -> TraceQuota:
+        q = int(self.quota_bytes or 0)
+        if cost > q:
+            return TraceQuota(f"this batch costs {cost} bytes of trace storage, more than the whole quota of an "
+                              f"identity ({q} bytes, trace_quota_bytes): send it in smaller batches", 413)
+        return TraceQuota(f"trace quota reached: this identity's stored traces and this batch exceed "
+                          f"{q} bytes (trace_quota_bytes); ask the operator to archive them", 429)
+
+    def _charge_and_keep(self, pending: Path, final: Path, identity: str | None, runs: int) -> None:
+        cost = pending.stat().st_size + MARKER_BYTES * runs
+        fd = os.open(self._ledger(identity), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            used = self._read(fd)
+            if cost > int(self.quota_bytes or 0) or used + cost > int(self.quota_bytes or 0):
+                raise self._over(identity, cost)
+            data = str(used + cost).encode()
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, data, 0)
+            os.fsync(fd)
+            os.replace(pending, final)  # visible only once charged (an error here leaves it charged: fail closed)
+        finally:
+            os.close(fd)
 
     def load(self, **kw: Any) -> list[Trace]:
         return load_traces(self.directory, **kw)

@@ -27,6 +27,14 @@ Delivery: a background thread (the answer to the agent never waits for it) tries
 written to the ``webhook_dead_letters`` table (payload, last error, attempts) for an operator to replay.
 Limit: an event still queued when the process is killed is lost (the escalation itself is in the audit
 store and on the dashboard; the dead-letter table only holds deliveries that failed).
+
+Bounded (session 22): the events waiting for delivery hold at most ``max_queue_bytes`` (default 64 MiB) of encoded
+bodies. An event that would go over is not queued: it is counted (``dropped``) and dead-lettered with its ids and
+the error ``not sent: the webhook queue was full`` (the last 10,000 such; beyond that only counted). Before, the
+queue was unbounded: with a receiver that hangs (5 s timeout, 5 tries with back-off: one event every ~33 s), an
+agent sending escalated calls with 0.9 MB of arguments grew the process by ~1.1 MiB per request (150 requests: +168
+MiB, measured through the ASGI app) until it was killed for memory. Each event is encoded once, when it is queued
+(the bytes are what waits, and what is signed and sent).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import collections
 import queue
 import threading
 import time
@@ -93,19 +102,38 @@ def escalation_event(body: Mapping[str, Any], tool_call: Mapping[str, Any] | Non
 class WebhookNotifier(threading.Thread):
     """Delivers events to ``url`` (see the module docstring); ``dead_letters`` counts the given-up ones."""
 
+    #: the ids of events dropped for a full queue that wait for their dead-letter row (older ones only counted)
+    MAX_DROPPED_KEPT = 10_000
+
     def __init__(self, url: str, secret: str, engine: sa.Engine | None, *, retries: int = 5,
-                 backoff_s: float = 0.5, timeout_s: float = 5.0) -> None:
+                 backoff_s: float = 0.5, timeout_s: float = 5.0, max_queue_bytes: int = 64 * 1024 * 1024) -> None:
         super().__init__(name="agentguard-webhook", daemon=True)
         self.url, self.secret, self.engine = url, secret, engine
         self.retries, self.backoff_s, self.timeout_s = max(1, int(retries)), float(backoff_s), float(timeout_s)
+        self.max_queue_bytes = int(max_queue_bytes)
         self.q: queue.SimpleQueue = queue.SimpleQueue()
+        self.queued_bytes = 0  # encoded bodies waiting (or being delivered); never above max_queue_bytes
+        self.dropped = 0
+        self._dropped: collections.deque[dict[str, Any]] = collections.deque(maxlen=self.MAX_DROPPED_KEPT)
+        self._lock = threading.Lock()
         self.delivered = 0
         self.dead_letters = 0
         self.attempts = 0
         self.start()
 
     def notify(self, event: Mapping[str, Any]) -> None:
-        self.q.put(dict(event))
+        """Queue ``event`` for delivery, or, when its encoded body would take the queue over ``max_queue_bytes``,
+        drop it (counted, dead-lettered by the delivery thread). Never blocks."""
+        body = json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
+        head = {k: event.get(k) for k in ("event", "delivery", "decision_id", "run_id")}
+        with self._lock:
+            if self.queued_bytes + len(body) > self.max_queue_bytes:
+                self.dropped += 1
+                self._dropped.append(head)
+                body = b""
+            else:
+                self.queued_bytes += len(body)
+        self.q.put((head, body))  # an empty body: a drop, dead-lettered in order by the thread
 
     def close(self) -> None:
         self.q.put(None)
@@ -127,23 +155,36 @@ class WebhookNotifier(threading.Thread):
 
         with httpx.Client(timeout=self.timeout_s, follow_redirects=False) as client:
             while True:
-                event = self.q.get()
-                if event is None:
+                item = self.q.get()
+                if item is None:
                     return
-                body = json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
+                event, body = item
+                if not body:  # dropped for a full queue
+                    with self._lock:
+                        kept = bool(self._dropped) and self._dropped[0] is event
+                        if kept:
+                            self._dropped.popleft()
+                    if kept:
+                        self._dead_letter(event, "not sent: the webhook queue was full", json.dumps(
+                            {**event, "dropped": True}, sort_keys=True), attempts=0)
+                    continue
                 error: str | None = "not tried"
-                for attempt in range(self.retries):
-                    if attempt:
-                        time.sleep(self.backoff_s * (2 ** (attempt - 1)))
-                    self.attempts += 1
-                    error = self._post(client, body, event)
-                    if error is None:
-                        self.delivered += 1
-                        break
-                if error is not None:
-                    self._dead_letter(event, error)
+                try:
+                    for attempt in range(self.retries):
+                        if attempt:
+                            time.sleep(self.backoff_s * (2 ** (attempt - 1)))
+                        self.attempts += 1
+                        error = self._post(client, body, event)
+                        if error is None:
+                            self.delivered += 1
+                            break
+                    if error is not None:
+                        self._dead_letter(event, error, body.decode())
+                finally:
+                    with self._lock:
+                        self.queued_bytes -= len(body)
 
-    def _dead_letter(self, event: Mapping[str, Any], error: str) -> None:
+    def _dead_letter(self, event: Mapping[str, Any], error: str, payload: str, attempts: int | None = None) -> None:
         self.dead_letters += 1
         if self.engine is None:
             return
@@ -152,6 +193,6 @@ class WebhookNotifier(threading.Thread):
                 c.execute(schema.webhook_dead_letters.insert(), {
                     "ts": time.time(), "delivery": str(event.get("delivery", ""))[:64],
                     "decision_id": str(event.get("decision_id", ""))[:32], "url": self.url[:500],
-                    "attempts": self.retries, "error": error, "payload": json.dumps(event, sort_keys=True)})
+                    "attempts": self.retries if attempts is None else attempts, "error": error, "payload": payload})
         except Exception:  # the store is down: the count above still tells
             pass

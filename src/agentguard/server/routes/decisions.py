@@ -4,7 +4,8 @@ Each parses its body and hands the input to :meth:`.service.Service.decide`: und
 run's state is brought up to date with the store, the core Pipeline of that guard kind decides
 (fail-closed, enforced, audited before the answer) and the answer says what the client must do. A
 request sent with an ``Idempotency-Key`` header is answered from the store when it was already decided
-(:mod:`..idempotency`); a malformed key is 400.
+(:mod:`..idempotency`); a malformed key is 400. Under ``run_binding = "identity"`` the run ``default`` (and a
+check without ``run_id``) is the caller's own default run, answered under its scoped id (:meth:`..binding.RunBinding.scope`).
 """
 
 from __future__ import annotations
@@ -61,11 +62,14 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Aw
             return validation_response(list(exc.errors()))
         except IdempotencyError as exc:
             return error(400, str(exc))
+        run_id = svc.binding.scope(req.run_id, principal.identity)  # "default": the caller's own (..binding)
+        if isinstance(run_id, Response):
+            return run_id
         tc = req.tool_call
         call = ToolCall(tc.name, tc.arguments, tc.call_id)
         as_dict = call.to_dict()  # read only from here on: stored with the input and digested
-        return await svc.decide("check", req.run_id, call, {"tool_call": as_dict, "metadata": req.metadata},
-                                {"run_id": req.run_id, "tool_call": as_dict}, claims=req.metadata,
+        return await svc.decide("check", run_id, call, {"tool_call": as_dict, "metadata": req.metadata},
+                                {"run_id": run_id, "tool_call": as_dict}, claims=req.metadata,
                                 principal=principal.identity, idem=idem, caller=principal)
 
     @app.post("/v1/runs/{run_id}/steps", tags=["guards"], response_model=VerdictOut, responses=err_responses(),
@@ -75,6 +79,9 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Aw
         if isinstance(got, Response):
             return got
         req, who, idem = got
+        run_id = svc.binding.scope(run_id, who.identity)
+        if isinstance(run_id, Response):
+            return run_id
         s = to_step(req)
         payload = req.model_dump(mode="json")
         payload["time"] = s.time
@@ -89,6 +96,9 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Aw
         if isinstance(got, Response):
             return got
         req, who, idem = got
+        run_id = svc.binding.scope(run_id, who.identity)
+        if isinstance(run_id, Response):
+            return run_id
         t = req.time if req.time is not None else time.time()
         s = Step(signals=dict(req.signals), time=t)
         extra = {f"signal:{k}": float(x) for k, x in req.signals.items()}

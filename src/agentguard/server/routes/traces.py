@@ -16,7 +16,7 @@ from ...core.types import Trace
 from ..gate import JSONResponse, error, principal_of
 from ..models import IngestRequest, IngestResponse
 from ..service import Service, to_step
-from ..traces import TraceConflict
+from ..traces import TraceConflict, TraceQuota
 from .common import body, err_responses
 
 __all__ = ["register"]
@@ -36,18 +36,27 @@ def register(app: FastAPI, svc: Service) -> None:
         return req, tr
 
     @app.post("/v1/traces", tags=["learning"], response_model=IngestResponse,
-              responses={**err_responses(), 409: {"description": "a run id already stored, or repeated in the batch"}},
+              responses={**err_responses(), 409: {"description": "a run id already stored, or repeated in the batch"},
+                         429: {"description": "the identity's trace quota is used up (trace_quota_bytes)"}},
               summary="Ingest finished traces (Parquet, for learning)", openapi_extra=body(IngestRequest))
     async def ingest(request: Request) -> Response:
         # parsed and converted in a worker thread: a 1 MB batch (330,000 steps) takes seconds of CPU, which on the
         # event loop stalled every decision of the process meanwhile (session 21: a check waited 1.2 s)
         req, tr = await run_in_threadpool(_batch, await request.body())
         who = principal_of(request.scope).identity
-        for t in req.traces:  # a run another identity started is not its trace to give (run_binding = identity)
-            if t.run_id and (refused := await svc.binding.refused(t.run_id, who)) is not None:
+        for t, trace in zip(req.traces, tr):  # a run another identity started is not its trace to give (run_binding)
+            if not t.run_id:
+                continue
+            run_id = svc.binding.scope(t.run_id, who)  # "default": the caller's own default run
+            if isinstance(run_id, Response):
+                return run_id
+            trace.run_id = run_id
+            if (refused := await svc.binding.refused(run_id, who)) is not None:
                 return refused
         try:
             name, rows = await run_in_threadpool(traces.add, tr, who)
+        except TraceQuota as exc:  # the identity's trace quota (trace_quota_bytes): nothing of the batch kept
+            return error(exc.status, str(exc))
         except TraceConflict as exc:
             return error(409, str(exc))
         return JSONResponse({"stored_runs": len(tr), "rows": rows, "file": name})
