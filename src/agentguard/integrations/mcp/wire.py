@@ -11,7 +11,7 @@ from typing import Any
 from ...core.types import ToolCall
 
 __all__ = ["LINE_LIMIT", "MODERN_VERSIONS", "OWN_ID_PREFIX", "VERSION_META_KEY", "as_call", "as_read", "canonical_uri",
-           "dump", "key", "meta_of", "modern", "pipe_reader", "result_text", "tool_uses", "wire"]
+           "dump", "key", "meta_of", "modern", "pipe_reader", "result_text", "tool_uses", "uri_reading", "wire"]
 
 VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 MODERN_VERSIONS = ("2026-07-28",)
@@ -80,8 +80,26 @@ def as_call(method: str, params: Any, rid: Any) -> ToolCall | str:
         return (ToolCall(name, dict(args), str(rid)) if method == "tools/call"
                 else ToolCall("prompts/get", {"name": name, "arguments": dict(args)}))
     uri = params.get("uri")
-    canonical = canonical_uri(uri) if isinstance(uri, str) else None
-    return ToolCall("resources/read", {"uri": canonical}) if canonical else "uri is not a URI with one reading"
+    reading = uri_reading(uri) if isinstance(uri, str) else None
+    return ToolCall("resources/read", {"uri": reading}) if reading else "uri is not a URI with one reading"
+
+
+def uri_reading(uri: str) -> str | None:
+    """A resource URI as the server reads it, which the guard judges (the request forwarded carries
+    :func:`canonical_uri`, whose escapes the server decodes): the canonical URI with every escape decoded once, as
+    the MCP SDK's ``MCPServer`` hands a resource template's function its values (``db://query/{sql}`` read with
+    ``DROP%20TABLE%20users`` ran with ``"DROP TABLE users"`` while a rule forbidding ``DROP TABLE`` read the escapes;
+    ``%252e`` reaches it as ``%2e``, read once). None for a URI with no single reading (:func:`canonical_uri`), or
+    whose escapes decode to no UTF-8 text (the server reads replacement characters)."""
+    from urllib.parse import unquote
+
+    canonical = canonical_uri(uri)
+    if canonical is None:
+        return None
+    try:
+        return unquote(canonical, errors="strict")
+    except UnicodeDecodeError:
+        return None
 
 
 def tool_uses(msg: Any, limit: int = 256) -> list[ToolCall] | None:
@@ -169,9 +187,12 @@ def canonical_uri(uri: str) -> str | None:
 
 
 def as_read(msg: dict, line: bytes, call: ToolCall) -> tuple[dict, bytes]:
-    """The message as the guard read it (what is forwarded): a ``resources/read`` with its canonical URI."""
+    """The message forwarded for the call the guard read: a ``resources/read`` with its canonical URI (the one
+    spelling whose server reading, :func:`uri_reading`, is the call's ``uri``)."""
     params = msg.get("params")
-    if msg.get("method") == "resources/read" and isinstance(params, dict) and params.get("uri") != call.arguments["uri"]:
-        msg = {**msg, "params": {**params, "uri": call.arguments["uri"]}}
-        return msg, wire(msg)
+    if msg.get("method") == "resources/read" and isinstance(params, dict):
+        canonical = canonical_uri(params["uri"])  # a string with one reading: as_call read these very params
+        if canonical is not None and params["uri"] != canonical:
+            msg = {**msg, "params": {**params, "uri": canonical}}
+            return msg, wire(msg)
     return msg, line
