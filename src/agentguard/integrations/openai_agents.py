@@ -106,7 +106,7 @@ from agents.tracing import get_current_trace  # noqa: E402
 
 from .agents_tracing import AgentGuardTraceProcessor, _parse_args  # noqa: E402
 from .openai_agents_reach import bind, bound, call_name, passed, reach, tool_name_of  # noqa: E402
-from .openai_agents_reading import _item_call, _prepared, _reading, _refusal, _tool_of  # noqa: E402
+from .openai_agents_reading import McpListed, _item_call, _prepared, _reading, _refusal, _tool_of  # noqa: E402
 
 __all__ = ["AgentGuardTraceProcessor", "AgentsGuard"]
 
@@ -395,15 +395,18 @@ class AgentsGuard:
         approver = APPROVER if held else "nobody (the SDK was not asked; attach with AgentsGuard.guard_tools)"
         return await self.pipeline.aresolve(out, status is True, approver=approver)
 
-    async def _input(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+    async def _input(self, data: ToolInputGuardrailData, listed: McpListed | None = None) -> ToolGuardrailFunctionOutput:
+        """The input guardrail; ``listed``: the MCP server's tool the SDK runs for this call (:mod:`.openai_agents_mcp`),
+        judged under its server's name with the server's reading."""
         tc = data.context
         raw = tc.tool_arguments or ""
         run, facts = self._run(tc)
-        name = call_name(tc.tool_name, getattr(tc, "tool_namespace", None))
+        tool = listed if listed is not None else _tool_of(data, tc.tool_name)
+        name = tool.name if isinstance(tool, McpListed) else call_name(tc.tool_name, getattr(tc, "tool_namespace", None))
         proposal: Any = tool_call_of(name, raw, tc.tool_call_id or "")
         prepared = None
         if not isinstance(proposal, Unreadable):  # judged as the function will receive it (and it receives that)
-            given, (proposal, prepared) = proposal, _prepared(_tool_of(data, tc.tool_name), raw, proposal)
+            given, (proposal, prepared) = proposal, _prepared(tool, raw, proposal)
             if isinstance(proposal, BaseException):  # the SDK's validation refused: refused (a retry might not)
                 self.pipeline.take(run, given)
                 why = f"the tool's own validation refused the arguments ({type(proposal).__name__}: {proposal})"
@@ -454,11 +457,12 @@ class AgentsGuard:
             return ToolGuardrailFunctionOutput.raise_exception(output_info=info)
         return ToolGuardrailFunctionOutput.reject_content(msg, output_info=info)
 
-    async def _output(self, data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
+    async def _output(self, data: ToolOutputGuardrailData, listed: McpListed | None = None) -> ToolGuardrailFunctionOutput:
         tc = data.context
-        name = call_name(tc.tool_name, getattr(tc, "tool_namespace", None))
+        tool = listed if listed is not None else _tool_of(data, tc.tool_name)
+        name = tool.name if isinstance(tool, McpListed) else call_name(tc.tool_name, getattr(tc, "tool_namespace", None))
         call = ToolCall(name, _parse_args(tc.tool_arguments or ""), tc.tool_call_id or "")
-        read = _reading(_tool_of(data, tc.tool_name), tc.tool_arguments or "", call)
+        read = _reading(tool, tc.tool_arguments or "", call)
         call = read if isinstance(read, ToolCall) else call
         run, _ = self._run(tc)
         with self._lock:

@@ -55,6 +55,7 @@ from ..core.errors import InputError
 from ..core.pipeline import call_key
 from ..core.types import Decision, ToolCall, Verdict
 from .openai_agents_reading import LISTING_ATTR, HandoffRefused, UngatedToolCall, _refusal, call_name
+from .openai_agents_mcp import mcp_listed, wrap_mcp_tools
 from .openai_agents_shell import gate_shell, shell_gated, shell_started
 
 from agents import Agent, AgentHooks, handoff as make_handoff  # noqa: E402
@@ -142,6 +143,7 @@ def reach(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:
         for srv in getattr(a, "mcp_servers", None) or []:
             if hasattr(srv, "tool_input_guardrails"):  # the SDK puts a server's guardrails on each of its tools
                 _server_guardrails(ag, srv)
+                wrap_mcp_tools(ag, a)  # ... bound here to the server's tool they run (openai_agents_mcp)
             elif not allow_unguarded:
                 raise InputError(f"agent {getattr(a, 'name', '?')!r} calls an MCP server that takes no tool guardrails "
                                  "(not gated): put agentguard's MCP proxy in front of it, or pass allow_unguarded=True")
@@ -288,7 +290,7 @@ def _wrap_handoff(ag: "AgentsGuard", h: Any, allow_unguarded: bool) -> None:
         h.input_filter = input_filter
 
 
-async def decide_late(ag: "AgentsGuard", tc: Any, tool: Any) -> None:
+async def decide_late(ag: "AgentsGuard", tc: Any, tool: Any, agent: Any = None) -> None:
     """Decide a function tool's call that reached the SDK's tool start without passing this guard's input guardrail
     (a tool the SDK built for this run only, e.g. a ``SandboxAgent`` capability's ``exec_command``; an MCP server's
     tool built before the walk), judged as the function will receive it (:func:`~.openai_agents_reading._prepared`,
@@ -301,16 +303,18 @@ async def decide_late(ag: "AgentsGuard", tc: Any, tool: Any) -> None:
 
     run, facts = ag._run(tc)
     raw, cid = tc.tool_arguments or "", tc.tool_call_id or ""
-    proposal: Any = tool_call_of(call_name(tc.tool_name, getattr(tc, "tool_namespace", None)), raw, cid)
+    listed = mcp_listed(tool, getattr(agent, "mcp_servers", None))  # an MCP server's tool: as its server runs it
+    name = listed.name if listed is not None else call_name(tc.tool_name, getattr(tc, "tool_namespace", None))
+    proposal: Any = tool_call_of(name, raw, cid)
     prepared, refuse = None, None
     if isinstance(proposal, ToolCall):
-        judged, prepared = _prepared(tool, raw, proposal)
+        judged, prepared = _prepared(listed if listed is not None else tool, raw, proposal)
         if isinstance(judged, BaseException):
             refuse = Verdict(Decision.REJECT, f"the tool's own validation refused the arguments ({judged})"[:500],
                              "agentguard")
         else:
             proposal = judged
-    call = proposal if isinstance(proposal, ToolCall) else ToolCall(str(tc.tool_name), {}, cid)
+    call = proposal if isinstance(proposal, ToolCall) else ToolCall(name, {}, cid)
     out = await ag.pipeline.adecide(run, proposal, refuse=refuse, **facts)
     if out.ask:
         out = await ag._answer(tc, run, call, out, False) or out
@@ -387,7 +391,7 @@ class GuardHooks(AgentHooks[Any]):
     async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
         if hasattr(tool, "tool_input_guardrails"):
             if not has_passed(context, self.guard):
-                await decide_late(self.guard, context, tool)
+                await decide_late(self.guard, context, tool, agent)
         elif shell_gated(self.guard, tool):
             if not shell_started(self.guard, context, tool):
                 raise UngatedToolCall(f"shell tool {getattr(tool, 'name', tool)!r} started without this guard's "

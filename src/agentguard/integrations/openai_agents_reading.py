@@ -81,13 +81,20 @@ LISTING_ATTR = "_agentguard_listing"
 
 def _tool_of(data: Any, name: str) -> Any:
     """The function tool the SDK runs for ``name``: of the agent's tools with that name, the one in the call's
-    namespace (``tool_namespace``), the last of them as in the SDK's own lookup (last wins); else a tool of one of the
-    agent's MCP servers, as listed (:class:`McpListed`), or None."""
+    namespace (``tool_namespace``), the last of them as in the SDK's own lookup (last wins; one the SDK converted from
+    an MCP tool as its server runs it, :func:`~.openai_agents_mcp.mcp_listed`); else a tool of one of the agent's MCP
+    servers listed under that very name (:class:`McpListed`; a tool the SDK renamed reaches the guard bound to its
+    server's tool, :func:`~.openai_agents_mcp.wrap_mcp_tools`), or None."""
     tools = [t for t in getattr(data.agent, "tools", None) or [] if getattr(t, "name", None) == name]
     ns = getattr(data.context, "tool_namespace", None) or None
     same = [t for t in tools if (getattr(t, "_tool_namespace", None) or None) == ns]
     if same or tools:
-        return (same or tools)[-1]
+        found = (same or tools)[-1]
+        if getattr(found, "_mcp_tool_binding", None) is not None:  # an MCP tool the caller converted itself
+            from .openai_agents_mcp import mcp_listed
+
+            return mcp_listed(found, getattr(data.agent, "mcp_servers", None))
+        return found
     for server in getattr(data.agent, "mcp_servers", None) or []:
         listing = getattr(server, LISTING_ATTR, None)
         if isinstance(listing, dict) and name in listing:

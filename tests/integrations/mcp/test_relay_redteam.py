@@ -477,7 +477,9 @@ def test_a_canonical_uri_is_forwarded_as_judged():
     w = Wire(ToolRuleGuard(allow=["*"], arguments=READ_RULES))
     w.send({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "file:///tmp/a/../b%20c.txt"}})
     [sent] = [m for m in w.upstream if m.get("method") == "resources/read"]
-    assert sent["params"]["uri"] == "file:///tmp/b%20c.txt" == w.audit.records[-1].call["arguments"]["uri"]
+    assert sent["params"]["uri"] == "file:///tmp/b%20c.txt"
+    # judged as the server reads it, its escapes decoded (session 22: test_resource_reading.py)
+    assert w.audit.records[-1].call["arguments"]["uri"] == "file:///tmp/b c.txt"
 
 
 _seg = st.sampled_from(["etc", "tmp", "..", ".", "", "%65tc", "%2e%2e", "a%20b", "E"])

@@ -3,8 +3,8 @@
 
 Listings are merged from every upstream that offers them (prompt names prefixed like tools when the
 proxy prefixes); ``prompts/get`` and ``resources/read`` are guarded as the calls
-``ToolCall("prompts/get", {"name", "arguments"})`` and ``ToolCall("resources/read", {"uri"})`` by the
-proxy's Pipeline: only an outcome that runs exactly the request forwards it, anything else answers with
+``ToolCall("prompts/get", {"name", "arguments"})`` and ``ToolCall("resources/read", {"uri"})`` (the URI as the
+server reads it, :func:`~.wire.uri_reading`; the canonical spelling is forwarded) by the proxy's Pipeline: only an outcome that runs exactly the request forwards it, anything else answers with
 an MCP error naming the refusal.
 """
 
@@ -17,7 +17,7 @@ import mcp_types as types
 from ...core.enforcement import Outcome
 from ...core.types import ToolCall
 from .decide import refusal_text
-from .wire import canonical_uri
+from .wire import canonical_uri, uri_reading
 
 __all__ = ["PassThrough"]
 
@@ -106,13 +106,14 @@ class PassThrough:
         return await self.clients[route[0]].get_prompt(route[1], dict(params.arguments or {}) or None)
 
     async def _on_read_resource(self, ctx: Any, params: Any) -> Any:
-        uri = canonical_uri(str(params.uri)) or ""  # judged and read in one spelling (see canonical_uri)
-        if not uri:
+        uri = canonical_uri(str(params.uri)) or ""  # read in one spelling (see canonical_uri)
+        reading = uri_reading(uri) if uri else None  # judged as the server reads it (its escapes decoded)
+        if not (uri and reading):
             from mcp.shared.exceptions import MCPError
 
             res = await self._refuse(ctx, ToolCall("resources/read", {"uri": str(params.uri)}), "the URI has no single reading")
             raise MCPError(code=-32602, message=res.content[0].text)
-        call = ToolCall("resources/read", {"uri": uri})
+        call = ToolCall("resources/read", {"uri": reading})
         refused = await self._gate(ctx, call, params)
         if isinstance(refused, Exception):
             raise refused

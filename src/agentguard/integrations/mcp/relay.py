@@ -8,13 +8,13 @@ MCP's stdio transport is newline-delimited JSON-RPC (spec "Transports"), so the 
   number that overflows (``1e999``), a lone surrogate, deep nesting refused: a refused request is answered with a
   JSON-RPC error, a refused notification dropped; a batch (a JSON array) is refused: MCP has none, and it would
   carry calls past the guard);
-- ``tools/call``, ``prompts/get`` and ``resources/read`` are decided by the proxy's one
+- ``tools/call``, ``prompts/get``, ``resources/read`` and ``completion/complete`` are decided by the proxy's one
   :class:`~agentguard.core.pipeline.Pipeline` exactly as in ``GuardProxy`` (:mod:`.decide`: same calls, same
   refusals, same enforcement strategy, same ESCALATE handling, the run halted by a HALT). An allowed request is
   forwarded as the relay's own serialisation of the message the guard read (one ASCII line, :func:`_wire`), never
   the client's bytes; a replaced call (MODIFY, a RECOVER's fallback) forwards ``outcome.call``'s name and arguments;
 - the other client requests of the MCP method set (initialize, server/discover, ping, listings,
-  subscriptions, completion, logging level, tasks) and all notifications are forwarded unchanged; a
+  subscriptions, logging level, tasks) and all notifications are forwarded unchanged; a
   request for any other method is answered "Method not found" (an unknown method could act past the
   guard: fail closed). Responses the client sends (to the upstream's sampling, elicitation and roots
   requests) go to the upstream;
@@ -72,17 +72,11 @@ from .listing import ToolListing
 from .strict import refusal_for
 from .wire import OWN_ID_PREFIX, VERSION_META_KEY, as_call as _as_call, dump as _dump, key as _key
 from .wire import as_read, pipe_reader, tool_uses
+from .wire import FORWARDED_METHODS, GUARDED_METHODS  # noqa: F401 - re-exported (their home since session 22)
 from .wire import meta_of as _meta, modern as _modern, result_text as _result_text, wire as _wire
 
 __all__ = ["CLIENT_NOTIFICATIONS", "FORWARDED_METHODS", "GUARDED_METHODS", "StdioRelay", "pipe_reader", "serve_stdio_relay"]
 
-GUARDED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-#: client requests relayed unguarded (they read, list, subscribe or configure; none acts)
-FORWARDED_METHODS = frozenset({
-    "completion/complete", "initialize", "logging/setLevel", "ping", "prompts/list", "resources/list",
-    "resources/subscribe", "resources/templates/list", "resources/unsubscribe", "server/discover",
-    "subscriptions/listen", "tasks/cancel", "tasks/get", "tasks/list", "tasks/result", "tools/list",
-})
 #: client notifications relayed (the MCP set); any other is dropped
 CLIENT_NOTIFICATIONS = frozenset({
     "notifications/cancelled", "notifications/initialized", "notifications/progress",

@@ -10,8 +10,8 @@ from typing import Any
 
 from ...core.types import ToolCall
 
-__all__ = ["LINE_LIMIT", "MODERN_VERSIONS", "OWN_ID_PREFIX", "VERSION_META_KEY", "as_call", "as_read", "canonical_uri",
-           "dump", "key", "meta_of", "modern", "pipe_reader", "result_text", "tool_uses", "wire"]
+__all__ = ["FORWARDED_METHODS", "GUARDED_METHODS", "LINE_LIMIT", "MODERN_VERSIONS", "OWN_ID_PREFIX", "VERSION_META_KEY", "as_call", "as_read", "canonical_uri",
+           "dump", "key", "meta_of", "modern", "pipe_reader", "result_text", "tool_uses", "uri_reading", "wire"]
 
 VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 MODERN_VERSIONS = ("2026-07-28",)
@@ -19,6 +19,18 @@ MODERN_VERSIONS = ("2026-07-28",)
 #: a client request with such an id is refused, so no answer to the relay can be taken for the client's
 OWN_ID_PREFIX = "agentguard-"
 LINE_LIMIT = 1 << 26  # the longest line read (64 MiB); a longer one ends the connection
+
+
+#: client requests the relay decides: each runs server code with the client's values (a tool, a prompt's rendering,
+#: a resource's reading, a completion handler: ``completion/complete`` runs the server's handler with the argument
+#: value the client chose, ``file:///{path}`` completed from ``/etc/`` lists /etc, so it is judged like a read)
+GUARDED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read", "completion/complete"})
+#: client requests relayed unguarded (they list, subscribe or configure; none runs server code with client values)
+FORWARDED_METHODS = frozenset({
+    "initialize", "logging/setLevel", "ping", "prompts/list", "resources/list",
+    "resources/subscribe", "resources/templates/list", "resources/unsubscribe", "server/discover",
+    "subscriptions/listen", "tasks/cancel", "tasks/get", "tasks/list", "tasks/result", "tools/list",
+})
 
 
 def key(rid: Any) -> str:
@@ -79,9 +91,52 @@ def as_call(method: str, params: Any, rid: Any) -> ToolCall | str:
             return f"arguments is {type(args).__name__}, not an object"
         return (ToolCall(name, dict(args), str(rid)) if method == "tools/call"
                 else ToolCall("prompts/get", {"name": name, "arguments": dict(args)}))
+    if method == "completion/complete":
+        return _completion(params)
     uri = params.get("uri")
-    canonical = canonical_uri(uri) if isinstance(uri, str) else None
-    return ToolCall("resources/read", {"uri": canonical}) if canonical else "uri is not a URI with one reading"
+    reading = uri_reading(uri) if isinstance(uri, str) else None
+    return ToolCall("resources/read", {"uri": reading}) if reading else "uri is not a URI with one reading"
+
+
+def _completion(params: dict) -> ToolCall | str:
+    """A ``completion/complete`` as ``ToolCall("completion/complete", {"ref", "argument"[, "context"]})``: the prompt
+    or resource template it completes against (its name or template, as given: it names, it is not read), the argument
+    (``name``, ``value``: strings) and the values of the other arguments given as context; anything else is
+    malformed (refused)."""
+    ref, argument, context = params.get("ref"), params.get("argument"), params.get("context")
+    if not (isinstance(ref, dict) and ref.get("type") in ("ref/prompt", "ref/resource")):
+        return "ref is not a prompt or resource reference"
+    field = "name" if ref["type"] == "ref/prompt" else "uri"
+    if not isinstance(ref.get(field), str):
+        return f"ref.{field} is not a string"
+    if not (isinstance(argument, dict) and isinstance(argument.get("name"), str)
+            and isinstance(argument.get("value"), str)):
+        return "argument is not an object with a string name and value"
+    if context is not None and not (isinstance(context, dict) and isinstance(context.get("arguments", {}), dict)):
+        return "context is not an object of arguments"
+    args: dict[str, Any] = {"ref": {"type": ref["type"], field: ref[field]},
+                            "argument": {"name": argument["name"], "value": argument["value"]}}
+    if context is not None and context.get("arguments"):
+        args["context"] = {"arguments": dict(context["arguments"])}
+    return ToolCall("completion/complete", args)
+
+
+def uri_reading(uri: str) -> str | None:
+    """A resource URI as the server reads it, which the guard judges (the request forwarded carries
+    :func:`canonical_uri`, whose escapes the server decodes): the canonical URI with every escape decoded once, as
+    the MCP SDK's ``MCPServer`` hands a resource template's function its values (``db://query/{sql}`` read with
+    ``DROP%20TABLE%20users`` ran with ``"DROP TABLE users"`` while a rule forbidding ``DROP TABLE`` read the escapes;
+    ``%252e`` reaches it as ``%2e``, read once). None for a URI with no single reading (:func:`canonical_uri`), or
+    whose escapes decode to no UTF-8 text (the server reads replacement characters)."""
+    from urllib.parse import unquote
+
+    canonical = canonical_uri(uri)
+    if canonical is None:
+        return None
+    try:
+        return unquote(canonical, errors="strict")
+    except UnicodeDecodeError:
+        return None
 
 
 def tool_uses(msg: Any, limit: int = 256) -> list[ToolCall] | None:
@@ -169,9 +224,12 @@ def canonical_uri(uri: str) -> str | None:
 
 
 def as_read(msg: dict, line: bytes, call: ToolCall) -> tuple[dict, bytes]:
-    """The message as the guard read it (what is forwarded): a ``resources/read`` with its canonical URI."""
+    """The message forwarded for the call the guard read: a ``resources/read`` with its canonical URI (the one
+    spelling whose server reading, :func:`uri_reading`, is the call's ``uri``)."""
     params = msg.get("params")
-    if msg.get("method") == "resources/read" and isinstance(params, dict) and params.get("uri") != call.arguments["uri"]:
-        msg = {**msg, "params": {**params, "uri": call.arguments["uri"]}}
-        return msg, wire(msg)
+    if msg.get("method") == "resources/read" and isinstance(params, dict):
+        canonical = canonical_uri(params["uri"])  # a string with one reading: as_call read these very params
+        if canonical is not None and params["uri"] != canonical:
+            msg = {**msg, "params": {**params, "uri": canonical}}
+            return msg, wire(msg)
     return msg, line
