@@ -167,3 +167,94 @@ def test_the_readme_one_call_command_runs_as_written(capsys, monkeypatch) -> Non
     with pytest.raises(SystemExit) as e:
         main(shlex.split(m.group(1)))
     assert e.value.code == int(m.group(3)) and capsys.readouterr().out.strip() == m.group(2)
+
+
+# --- the shell commands the pages show name real commands and options -----------------------------------------
+
+def _shell_commands() -> list[tuple[str, list[str], bool]]:
+    """Every ``agentguard ...`` command of README.md and docs/*.md: (where, argv after ``agentguard``, complete).
+
+    From sh blocks (``python -m agentguard`` and ``$ agentguard`` too; continuation lines joined; comments,
+    redirections, ``&`` and what follows a pipe dropped): complete commands, parsed in full. From inline code
+    (`` `agentguard ...` ``): the command path and option names only, since inline text uses placeholders."""
+    import shlex
+
+    found: list[tuple[str, list[str], bool]] = []
+    for path in PAGES:
+        text = path.read_text(encoding="utf-8")
+        for block in re.findall(r"^```(?:sh|bash|console)\n(.*?)^```", text, re.S | re.M):
+            for line in block.replace("\\\n", " ").splitlines():
+                line = re.sub(r"^\$\s+", "", line.strip())
+                m = re.match(r"(?:nice \S+ \S+ )?(?:python -m )?agentguard (.*)", line)
+                if not m:
+                    continue
+                argv = shlex.split(m.group(1), comments=True)
+                cut = [i for i, a in enumerate(argv) if a in ("|", "&", ">", ">>") or re.match(r"\d?>", a)]
+                found.append((f"{path.name}: {line[:60]}", argv[: cut[0]] if cut else argv, True))
+        for snippet in re.findall(r"`agentguard ([^`]+)`", " ".join(text.split())):
+            if "|" in snippet or "<" in snippet or snippet.startswith("refused"):  # alternatives, placeholders, prose
+                continue
+            found.append((f"{path.name}: `agentguard {snippet}`", shlex.split(snippet.replace("...", "")), False))
+    return found
+
+
+def test_every_command_the_pages_show_exists_with_its_options() -> None:
+    """A renamed command or option leaves no stale example behind (``agentguard serve new-credential`` was shown
+    for the top-level ``agentguard new-credential``). Complete commands are parsed as the CLI parses them (a
+    missing argument or an extra one fails); inline ones are checked for their command path and option names."""
+    import typer
+
+    from agentguard import cli
+
+    root = typer.main.get_command(cli.app)
+    root_opts = {o for p in root.params for o in (*p.opts, *p.secondary_opts)}
+    bad = []
+    commands = _shell_commands()
+    assert len([c for c in commands if c[2]]) >= 20, commands  # the extraction still finds the pages' commands
+    for where, argv, complete in commands:
+        cmd, i = root, 0
+        while i < len(argv) and (argv[i] in root_opts or hasattr(cmd, "commands")):
+            if argv[i] in root_opts:
+                i += 1
+                continue
+            if argv[i] not in cmd.commands:  # type: ignore[attr-defined]
+                bad.append(f"{where}: no command {argv[i]!r}")
+                break
+            cmd, i = cmd.commands[argv[i]], i + 1  # type: ignore[attr-defined]
+        else:
+            args = argv[i:]
+            known = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+            unknown = [a.split("=")[0] for a in args if a.startswith("-") and len(a) > 1 and a.split("=")[0] not in known
+                       and not re.match(r"-?\d", a[1:])]
+            if unknown:
+                bad.append(f"{where}: unknown options {unknown}")
+            elif complete:
+                try:
+                    cmd.make_context(cmd.name, list(args))
+                except Exception as exc:  # click's usage errors
+                    bad.append(f"{where}: {type(exc).__name__}: {exc}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_model_checking_command_prints_what_the_page_shows(capsys, monkeypatch) -> None:
+    """The first sh block of docs/model-checking.md: its command's JSON has the initial value and the values the
+    comment under it shows (the timing aside)."""
+    import json
+    import shlex
+
+    from agentguard.cli import main
+
+    block = re.search(r"^```bash\n(.*?)^```", (REPO / "docs/model-checking.md").read_text(encoding="utf-8"), re.S | re.M)
+    assert block, "docs/model-checking.md lost its command block"
+    lines = block.group(1).replace("\\\n", " ").splitlines()
+    command = next(ln for ln in lines if ln.startswith("agentguard check") and "--json" in ln)
+    shown = json.loads(re.sub(r", \"seconds\".*", "}", " ".join(ln[2:] for ln in lines[lines.index(command) + 1:][:2])))
+    monkeypatch.chdir(REPO)
+    argv = shlex.split(command)[1:]
+    if not (REPO / argv[1]).is_file():
+        pytest.skip(f"the Pro2Guard release models are absent ({argv[1]})")
+    main(argv)  # returns on success (exit 0)
+    got = json.loads(capsys.readouterr().out)
+    assert got["property"] == shown["property"]
+    assert got["initial"] == pytest.approx(shown["initial"], abs=1e-15)
+    assert got["values"] == pytest.approx(shown["values"], abs=1e-15)

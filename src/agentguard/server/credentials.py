@@ -24,7 +24,7 @@ The credentials file (``credentials_file`` in the settings, ``AGENTGUARD_CREDENT
     token_sha256 = "..."
     facts = { contacts = ["*@corp.example"] }   # optional: run facts the server gives the guards (.facts)
 
-``agentguard serve new-credential --role approver --identity alice@corp`` prints a fresh token and its
+``agentguard new-credential --role approver --identity alice@corp`` prints a fresh token and its
 entry. The file is read again when it changes (its modification time and size are looked at, at most
 once a second): adding a new token for an identity and removing the old one rotates it without a
 restart. A file that fails to load is reported (``last_error``) and keeps in force only the credentials

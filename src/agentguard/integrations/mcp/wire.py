@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import selectors
 import threading
 from typing import Any
 
@@ -162,12 +163,15 @@ def tool_uses(msg: Any, limit: int = 256) -> list[ToolCall] | None:
 
 async def pipe_reader(file: Any) -> asyncio.StreamReader:
     """An asyncio reader over a pipe, a socket or a character device (``file``: a binary file object);
-    a regular file is read in a thread."""
+    a regular file, or a device the OS cannot poll (``/dev/null`` under epoll: stdin of a service started with
+    ``< /dev/null``), is read in a thread, so it ends with EOF instead of an error in the loop and a hang."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
     try:
+        if not _pollable(file):
+            raise ValueError("not pollable")
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), file)
-    except ValueError:  # a regular file
+    except ValueError:  # a regular file, or a device the selector refuses
 
         def pump() -> None:
             for chunk in iter(lambda: file.read1(65536), b""):
@@ -176,6 +180,23 @@ async def pipe_reader(file: Any) -> asyncio.StreamReader:
 
         threading.Thread(target=pump, daemon=True, name="agentguard-stdin").start()
     return reader
+
+
+def _pollable(file: Any) -> bool:
+    """Whether the event loop's selector accepts ``file`` for reading (epoll refuses regular files and
+    ``/dev/null`` with EPERM, which asyncio reports only later, inside the loop)."""
+    try:
+        fd = file.fileno()
+    except (AttributeError, OSError, ValueError):
+        return True  # not a file descriptor: let connect_read_pipe decide
+    sel = selectors.DefaultSelector()
+    try:
+        sel.register(fd, selectors.EVENT_READ)
+        return True
+    except (OSError, ValueError):
+        return False
+    finally:
+        sel.close()
 
 
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
