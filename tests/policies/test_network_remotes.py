@@ -67,6 +67,12 @@ ATTACKS = [
     "ssh ssh://u@0:22", "slogin 0", "sftp 0", "sftp u@0:dir", "sftp sftp://0/x", "scp a 0:b", "scp f u@[::1]:x",
     "scp scp://0/x .", "scp -J 0 f example.com:x", "rsync -a ./x 0::mod", "rsync rsync://0/m .", "rsync a u@0:b",
     "x=0; ssh $x", "git fetch $R:x",
+    # a command an ssh option or variable runs, read again (nc connects from here)
+    "ssh -o ProxyCommand='nc 0 22' example.com", "ssh -o 'ProxyCommand nc 2130706433 22' example.com",
+    "rsync -e 'ssh -J 0' a example.com:b", "GIT_SSH_COMMAND='ssh -J 0' git fetch example.com:r",
+    "export GIT_SSH_COMMAND=\"ssh -o ProxyCommand='nc 0 22'\"; git fetch x.com:r",
+    "RSYNC_RSH='ssh -J 127.1' rsync a x.com:b",
+    "git -c core.sshCommand='ssh -o HostName=0' fetch example.com:r", "scp -S 'ssh -J 0' f example.com:x",
 ]
 
 
@@ -81,7 +87,10 @@ BENIGN = ["git fetch origin main:main", "git push -u origin feature:feature", "g
           "git fetch --all", "git clone https://github.com/a/b.git", "git clone git@github.com:a/b.git dir",
           "git remote add upstream git@github.com:a/b.git", "git fetch ./a:b", "ssh -p 2222 git@github.com",
           "scp notes.txt user@example.com:/tmp/", "scp *.txt example.com:", "rsync -av src/ example.com:/srv/x",
-          "git log --format=%H:%s", "date -d 12:30", "git fetch origin 'refs/*:refs/remotes/x/*'"]
+          "git log --format=%H:%s", "date -d 12:30", "git fetch origin 'refs/*:refs/remotes/x/*'",
+          "ssh -o ProxyCommand='nc %h %p' example.com", "GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy' git fetch",
+          "ssh -o ProxyCommand='ssh -W %h:%p bastion.example.com' db.example.com",
+          "rsync -av -e 'ssh -p 2222' s/ x.com:/s"]
 
 
 @pytest.mark.parametrize("command", BENIGN)
@@ -152,7 +161,9 @@ def remote_commands(draw) -> str:
         "git fetch {r}", "git pull {r} main", "git fetch --depth 1 {r}", "git fetch -v --prune {r} main:main",
         "git push -u {r} f:f", "git clone {r} d", "git ls-remote {r}", "git remote add up {r}",
         "git -C . fetch {r}", "scp f {r}", "rsync -a d/ {r}", "sftp {r}", "env A=1 git fetch '{r}'",
-        "ssh {u}{h}", "ssh -J {u}{h} example.com", "git fetch ssh://{u}{h}/x"]))
+        "ssh {u}{h}", "ssh -J {u}{h} example.com", "git fetch ssh://{u}{h}/x",
+        "ssh -o ProxyCommand='nc {h} 22' example.com", "GIT_SSH_COMMAND='ssh -J {u}{h}' git fetch example.com:r",
+        "rsync -e 'ssh -J {u}{h}' a example.com:b"]))
     return template.format(r=remote, u=user, h=host)
 
 

@@ -124,13 +124,22 @@ def decoded_path(path: Any) -> str:
 
 
 def canonical_path(path: Any) -> str:
-    """The lexically normalised path a rule decides on (see the module docstring)."""
+    """The lexically normalised path a rule decides on (see the module docstring). A path that climbs above its
+    ``~`` or ``~user`` (``~/..``, ``~/x/../..``) comes back as the ``..`` path it is from an unknown directory
+    (``..``, ``../u/.ssh``), never as ``.`` (session 22: ``grep -r x ~/..`` read all of /home as the working
+    directory)."""
     text = decoded_path(path)
     m = _FILE_URL.match(text)
     if m:  # file:///etc/shadow, file://localhost/etc/shadow, file:/etc/shadow: the path they name
         text = "/" + text[m.end():].lstrip("/")
     if not text:
         return ""
+    if text.startswith("~") and "/" in text:   # "~/.." is the home's parent, not "." (normpath drops "~" as a name)
+        head, _, rest = text.partition("/")
+        tail = posixpath.normpath(rest.lstrip("/")) if rest.strip("/") else "."
+        if tail == ".." or tail.startswith("../"):
+            return tail   # above the home: a directory no rule can name, read as climbing out of an unknown one
+        return head if tail == "." else f"{head}/{tail}"
     absolute = text.startswith("/")
     norm = posixpath.normpath(text)
     if absolute:

@@ -39,7 +39,8 @@ import re
 from typing import Sequence
 from urllib.parse import urlsplit
 
-__all__ = ["REMOTE_PROGRAMS", "git_remote_host", "remote_hosts", "scp_remote_host"]
+__all__ = ["REMOTE_PROGRAMS", "assigned_commands", "git_remote_host", "nested_commands", "remote_hosts",
+           "scp_remote_host"]
 
 REMOTE_PROGRAMS = frozenset({"git", "ssh", "slogin", "scp", "sftp", "rsync"})
 _SSH_SCHEMES = ("ssh://", "git+ssh://", "ssh+git://")
@@ -270,6 +271,45 @@ def _git(args: Sequence[str]) -> list[str]:
         maybe_value = False
     # a repository the shell computes ("*": the shell reader's unknown part) may be any remote: read as no host name
     return out + [h for w in candidates if (h := git_remote_host(w) or (w if "*" in w else None)) is not None]
+
+
+_COMMAND_OPTION = re.compile(r"\s*(proxycommand|localcommand|remotecommand)\s*[=\s]\s*(.*)", re.I | re.S)
+_ASSIGNED_COMMAND = re.compile(r"(?<![\w.])(git_ssh_command|rsync_rsh|git_proxy_command|git_ssh)="
+                               r"(?:'([^']*)'|\"((?:[^\"\\]|\\.)*)\"|(\S+))", re.I)
+_COMMAND_VARIABLE = re.compile(r"(?:git_ssh_command|core\.sshcommand|rsync_rsh|git_proxy_command|core\.gitproxy)=(.+)",
+                               re.I | re.S)
+
+
+def nested_commands(argv: Sequence[str]) -> list[str]:
+    """The commands a remote-shell program runs from its options, as text to be read again: ssh's, scp's and sftp's
+    ``-o ProxyCommand=`` (``nc 10.0.0.7 22`` connects from here), ``-S``/``-D`` of sftp and scp (the ssh program),
+    rsync's ``-e``/``--rsh``, and any word assigning ``GIT_SSH_COMMAND``, ``core.sshCommand``, ``RSYNC_RSH``,
+    ``GIT_PROXY_COMMAND`` or ``core.gitProxy`` (``git -c core.sshCommand='ssh -J 0' fetch x.com:r``)."""
+    if not argv:
+        return []
+    prog = re.sub(r"\.exe$", "", argv[0].rsplit("/", 1)[-1], flags=re.I).lower()
+    out = [m.group(1) for w in argv[1:] if (m := _COMMAND_VARIABLE.fullmatch(w))]
+    if prog in _GETOPT:
+        opts, _ = _getopt(prog, argv[1:])
+        out += [m.group(2) for letter, value in opts if letter == "o" and (m := _COMMAND_OPTION.match(value))]
+        out += [value for letter, value in opts if letter == "S" and prog in ("scp", "sftp")]
+    if prog == "rsync":
+        for k, w in enumerate(argv[1:], start=1):
+            if w in ("-e", "--rsh") and k + 1 < len(argv):
+                out.append(argv[k + 1])
+            elif w.startswith("--rsh="):
+                out.append(w[6:])
+            elif w.startswith("-e") and len(w) > 2 and not w.startswith("--"):
+                out.append(w[2:])
+    # ssh's tokens (the destination, read on its own, and its port): a public stand-in, so the rest is read as written
+    return [re.sub(r"%[hnr]", "example.com", re.sub(r"%[pC%]", "22", c)) for c in out if c.strip()]
+
+
+def assigned_commands(text: str) -> list[str]:
+    """The commands a shell text hands a remote-shell program through its environment (``GIT_SSH_COMMAND='ssh -J 0'
+    git fetch ...``, ``RSYNC_RSH=...``, ``GIT_PROXY_COMMAND=...``), quotes removed."""
+    return [re.sub(r"\\(.)", r"\1", m.group(2) or m.group(3) or m.group(4) or "")
+            for m in _ASSIGNED_COMMAND.finditer(text)]
 
 
 def remote_hosts(argv: Sequence[str]) -> list[str]:

@@ -70,7 +70,7 @@ from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
                             whole_host)
 from .network_programs import assigned_destinations, bare_host, program_destinations
-from .network_remotes import remote_hosts
+from .network_remotes import assigned_commands, nested_commands, remote_hosts
 from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
 __all__ = ["HOST_ARGS", "HOST_WORDS", "NetworkGuard", "ResolvingNetworkGuard", "destinations", "host_named", "internal"]
@@ -212,18 +212,38 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
                 hosts += client_hosts(url) + _url_hosts(url)
     for value in commands:
         for text in leaves(value) or []:
-            argvs = _argvs(text)
-            if argvs is None:
+            found = _command_destinations(text, 0)
+            if found is None:
                 return None
-            hosts += [h for argv in argvs for h in remote_hosts(argv)]
-            found = [d for argv in argvs for d in program_destinations(argv)]
-            found += [d for t in [text, *_shell_words(text)] for w in t.split() for d in assigned_destinations(w)]
-            for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
-                hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [h for h in [bare_host(dest)] if h]
-            for word in [text, *_shell_words(text)]:
-                hosts += [h for w in command_hosts(word) for h in client_hosts("http://" + w)]
-                hosts += _url_hosts(word) if word is not text else []
+            hosts += found
     return list(dict.fromkeys(hosts))
+
+
+_MAX_NESTED = 3   # a command an ssh option names, inside one such, inside one such
+
+
+def _command_destinations(text: str, depth: int) -> list[str] | None:
+    """The hosts a shell command connects to (see :func:`destinations`), and those of the commands an ssh option or
+    variable runs (``ssh -o ProxyCommand='nc 0 22' x``, ``rsync -e 'ssh -J 0'``, ``GIT_SSH_COMMAND=...``: read
+    again, :data:`_MAX_NESTED` deep, deeper is refused unread); None for a text too long to read."""
+    argvs = _argvs(text)
+    if argvs is None or depth > _MAX_NESTED:
+        return None
+    hosts = [h for argv in argvs for h in remote_hosts(argv)]
+    found = [d for argv in argvs for d in program_destinations(argv)]
+    words = [w for t in [text, *_shell_words(text)] for w in t.split()]
+    found += [d for w in words for d in assigned_destinations(w)]
+    for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
+        hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [h for h in [bare_host(dest)] if h]
+    for word in [text, *_shell_words(text)]:
+        hosts += [h for w in command_hosts(word) for h in client_hosts("http://" + w)]
+        hosts += _url_hosts(word) if word is not text else []
+    for nested in dict.fromkeys([n for argv in argvs for n in nested_commands(argv)] + assigned_commands(text)):
+        inner = _command_destinations(nested, depth + 1)
+        if inner is None:
+            return None
+        hosts += inner
+    return hosts
 
 
 _UNQUOTED = re.compile(r"\\(.)|['\"]", re.S)   # bash's quote removal: "169.254"".169.254", 169\.254, 'loc'alhost

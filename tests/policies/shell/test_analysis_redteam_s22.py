@@ -17,13 +17,18 @@ Holes found (each allowed by the shipped ``rules.toml`` before this session, con
   program of that name, wherever an agent can put one on PATH, runs instead). Fix: a program name with an upper-case
   letter, a non-ASCII character or a blank is refused. Cost: an upper-case program (``R``, ``GET``) is refused even
   where a rule names it; benign shell corpus unchanged.
+- **A path that climbs above the home** (:func:`agentguard.core.canonical.canonical_path`, in core: a minimal change
+  outside the shell area): ``posixpath.normpath`` takes ``~`` for a directory name, so ``~/..`` and ``~/x/../..`` were
+  read as ``.``; ``grep -r x ~/..``, ``cp -r ~/.. x``, ``rg KEY ~/..`` and ``search_files {"path": "~/.."}`` read all of
+  /home (``/`` for root) as if it were the working directory (real grep below). Fix: such a path is the ``..`` path
+  it is from an unknown directory, refused as climbing out of one. Benign corpora unchanged.
 
-Already refused (``attacks_s22.txt``, 436 probes: here-documents, process substitution, coproc, exec forms, functions,
+Already refused (``attacks_s22.txt``, 500 probes: here-documents, process substitution, coproc, exec forms, functions,
 command/builtin, aliases, BASH_ALIASES, BASH_CMDS, brace expansion into program names, PS4 with xtrace, arithmetic side
 effects, declare -n to PATH/LD_PRELOAD/BASH_ENV, trap, PROMPT_COMMAND, IFS, ANSI-C quoting, builtins with callbacks,
-options of allowed programs that run commands or write files, environment prints, ...): 414 refused before the session
-(main at 84e6bdb); bash ran nothing the rules refuse in the other 22 (stub oracle), but 3 of them were the listings
-above.
+options of allowed programs that run commands or write files, environment prints, ...): 465 refused before the session
+(8d42933); bash ran nothing the rules refuse in the other 35 (stub oracle), but 10 of them were the listings above and
+``ls -R ~/..`` (below: a path climbing above the home was read as ``.``).
 """
 
 from __future__ import annotations
@@ -64,7 +69,7 @@ def _ran_refused(ran: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
 
 
 def test_stub_oracle_every_s22_probe_is_refused_or_runs_nothing_refused(box) -> None:
-    assert len(ATTACKS) >= 430
+    assert len(ATTACKS) >= 500
     holes = []
     for cmd in ATTACKS:
         if not refused(cmd):
@@ -219,3 +224,46 @@ def test_stub_oracle_s22_can_fail(box) -> None:
     """The oracle sees a refused program run through these layers (a silent pass means something)."""
     assert _ran_refused(box.run("ls() { agpwn; }; ls")[0])
     assert _ran_refused(box.run("BASH_CMDS[ls]=../bin/agpwn; ls")[0])
+
+
+# -- a path that climbs above the home (core.canonical.canonical_path) ------------------------------------------------
+#: normpath read "~/.." as "." (it takes "~" for a directory name), so each read the whole parent of the home (all of
+#: /home, or / for root's home) as the working directory: allowed before session 22 (main at 84e6bdb)
+ABOVE_HOME = ["grep -r x ~/..", "ls -R ~/..", "cp -r ~/.. x", "ls -R ~/x/../..", "tar -cf x ~/..", "zip -r x ~/..",
+              "rg KEY ~/..", "find ~/..", "du -a ~/x/..//..", "grep -r x ~root/..", "ls ~/.."]
+
+
+@pytest.mark.parametrize("cmd", ABOVE_HOME)
+def test_a_tree_above_the_home_is_refused(cmd: str) -> None:
+    assert refused(cmd), cmd
+
+
+@pytest.mark.parametrize(("tool", "args"), [("search_files", {"path": "~/..", "query": "x"}),
+                                             ("list_files", {"path": "~/..", "recursive": True}),
+                                             ("search_files", {"path": "~/x/../.."})])
+def test_a_file_tool_tree_above_the_home_is_refused(tool: str, args: dict) -> None:
+    from agentguard.config import load_stack
+    from agentguard.core import Context, ToolCall
+    stack = load_stack("src/agentguard/server/examples/rules.toml")
+    assert stack.check(Context(), ToolCall(tool, args)).decision.refuses, (tool, args)
+
+
+def test_the_real_grep_reads_the_homes_next_to_it(tmp_path) -> None:
+    """The oracle: with HOME=/x/u, ``grep -r KEY ~/..`` (bash expands ~) reads /x/v/.ssh/id_rsa."""
+    home, other = tmp_path / "u", tmp_path / "v" / ".ssh"
+    home.mkdir()
+    other.mkdir(parents=True)
+    (other / "id_rsa").write_text("KEY")
+    out = subprocess.run(["bash", "--norc", "-c", "grep -r KEY ~/.."], capture_output=True, text=True, timeout=20,
+                         env={"HOME": str(home), "PATH": "/usr/bin:/bin"})
+    assert "id_rsa" in out.stdout
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["x", "src", ".config", "a.b"]), max_size=3), st.integers(1, 3),
+       st.sampled_from(["grep -r k {p}", "ls -R {p}", "cp -r {p} out", "find {p}", "rg k {p}"]),
+       st.sampled_from(["~", "~root", "~/", "~//"]))
+def test_every_climb_above_the_home_is_refused(down: list[str], up: int, template: str, home: str) -> None:
+    """Down some directories, then up one more than down: above the home, whatever the spelling."""
+    path = home.rstrip("/") + "/" + "/".join(down + [".."] * (len(down) + up))
+    assert refused(template.format(p=path)), path
