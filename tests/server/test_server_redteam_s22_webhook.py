@@ -117,6 +117,7 @@ def test_the_service_answers_escalations_alike_when_the_queue_is_full(tmp_path):
                 assert r.status_code == 200 and r.json()["decision"] == "ESCALATE", r.text
                 assert w.queued_bytes <= 300_000
             assert w.dropped >= 5
+            rx.release()  # before the app's shutdown waits for the delivery thread
     finally:
         rx.release()
 
