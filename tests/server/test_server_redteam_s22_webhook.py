@@ -21,6 +21,7 @@ from hypothesis import given, settings, strategies as st
 pytest.importorskip("fastapi")
 sa = pytest.importorskip("sqlalchemy")
 
+from agentguard.server.jsonutil import dumps  # noqa: E402
 from agentguard.server.webhook import WebhookNotifier  # noqa: E402
 
 
@@ -132,7 +133,7 @@ def test_property_the_waiting_bytes_never_exceed_the_bound_and_no_event_is_lost(
         for i, size in enumerate(sizes):
             n.notify(_event(i, size))
             assert n.queued_bytes <= bound
-            body = len(json.dumps(_event(i, size), sort_keys=True, separators=(",", ":")).encode())
+            body = len(dumps(_event(i, size), sort_keys=True))
             if accepted + body <= bound:  # the first one is in flight, still counted: nothing leaves meanwhile
                 accepted += body
         assert n.queued_bytes == accepted
