@@ -140,12 +140,13 @@ def test_a_refusal_is_still_recorded_after_a_reload(reloading):
 # -- the guard source: the version is that of the content the guards were built from -------------------------------
 
 def _hash(files: list[str]) -> str:
-    """The guard version of ``files`` as they are now (GuardSource's recipe: SHA-256 over names and contents)."""
+    """The guard version of ``files`` as they are now (GuardSource's recipe: SHA-256 over each file's place, name
+    and content; not its folder since session 22)."""
     import hashlib
 
     h = hashlib.sha256()
-    for f in files:
-        h.update(f.encode() + b"\0")
+    for i, f in enumerate(files):
+        h.update(f"{i}:{Path(f).name}".encode() + b"\0")
         h.update(Path(f).read_bytes() if Path(f).exists() else b"<missing>")
     return h.hexdigest()[:16]
 

@@ -124,7 +124,7 @@ def three(tmp_path_factory):
         yield base, app.state.store
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(order=st.lists(st.tuples(st.sampled_from(sorted(WHO)), st.sampled_from(["check", "step", "signal"]),
                                 st.sampled_from(["omitted", "default", "own:agent", "own:mallory", "own:eve"])),
                       min_size=1, max_size=6))

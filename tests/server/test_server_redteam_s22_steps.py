@@ -87,7 +87,7 @@ USER = st.one_of(st.none(), st.fixed_dictionaries({"user_info": st.fixed_diction
      "membership": st.booleans()})}))
 
 
-@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cfg=st.sampled_from(CONFIGS), name=NAMES, user=USER,
        args=st.dictionaries(st.sampled_from(["path", "to", "amount"]), st.one_of(st.text(max_size=6), st.integers(-3, 3)),
                             max_size=2),

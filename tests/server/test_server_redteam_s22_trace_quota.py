@@ -104,6 +104,22 @@ def test_concurrent_uploads_of_one_identity_stay_within_the_quota(tmp_path):
         assert sum(f.stat().st_size for f in kept) + 2 * MARKER_BYTES * len(kept) == store.used(AGENT.identity) <= QUOTA
 
 
+def test_a_batch_left_pending_by_a_killed_process_is_swept_later(tmp_path):
+    import os
+    import time as _t
+
+    from agentguard.server.traces import TraceStore
+
+    pending = tmp_path / "tr" / ".pending"
+    pending.mkdir(parents=True)
+    old, new = pending / "old.parquet", pending / "new.parquet"
+    old.write_bytes(b"x" * 1000)
+    new.write_bytes(b"y")
+    os.utime(old, (_t.time() - 7200, _t.time() - 7200))
+    TraceStore(tmp_path / "tr", quota_bytes=QUOTA)
+    assert not old.exists() and new.exists()  # a batch another process is writing now is left alone
+
+
 def test_the_setting_is_checked():
     from agentguard.core.errors import InputError
     from agentguard.server.settings import ServerSettings

@@ -21,6 +21,7 @@ from hypothesis import given, settings, strategies as st
 pytest.importorskip("fastapi")
 sa = pytest.importorskip("sqlalchemy")
 
+from agentguard.server.jsonutil import dumps  # noqa: E402
 from agentguard.server.webhook import WebhookNotifier  # noqa: E402
 
 
@@ -117,6 +118,7 @@ def test_the_service_answers_escalations_alike_when_the_queue_is_full(tmp_path):
                 assert r.status_code == 200 and r.json()["decision"] == "ESCALATE", r.text
                 assert w.queued_bytes <= 300_000
             assert w.dropped >= 5
+            rx.release()  # before the app's shutdown waits for the delivery thread
     finally:
         rx.release()
 
@@ -131,7 +133,7 @@ def test_property_the_waiting_bytes_never_exceed_the_bound_and_no_event_is_lost(
         for i, size in enumerate(sizes):
             n.notify(_event(i, size))
             assert n.queued_bytes <= bound
-            body = len(json.dumps(_event(i, size), sort_keys=True, separators=(",", ":")).encode())
+            body = len(dumps(_event(i, size), sort_keys=True))
             if accepted + body <= bound:  # the first one is in flight, still counted: nothing leaves meanwhile
                 accepted += body
         assert n.queued_bytes == accepted

@@ -409,9 +409,14 @@ class GuardSource:
 
     @staticmethod
     def _version_of(files: list[str]) -> str:
+        """SHA-256 prefix over the files' places in the list, names and contents, not their folders (session 22):
+        replicas that run the same guard files from different folders (another checkout, another virtualenv for
+        the built-in guard file) have one version, so an escalation decided on one is answered on another and an
+        idempotent retry is replayed there. Before, the absolute paths were hashed: identical guards at two paths
+        had two versions, and every such cross-replica approval or replay was refused with 409."""
         h = hashlib.sha256()
-        for f in files:
-            h.update(f.encode() + b"\0")
+        for i, f in enumerate(files):
+            h.update(f"{i}:{Path(f).name}".encode("utf-8", "surrogatepass") + b"\0")
             try:
                 h.update(Path(f).read_bytes())
             except OSError:

@@ -257,6 +257,22 @@ class TraceStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._claims = self.directory / ".runs"
         self.quota_bytes = quota_bytes
+        self._sweep_pending()
+
+    #: a batch still pending after this long was left by a process that died between writing and charging it
+    PENDING_MAX_AGE_S = 3600.0
+
+    def _sweep_pending(self) -> None:
+        """Delete batches left in ``.pending/`` by a process killed before it charged them (never charged, never
+        visible: only disk). Only files older than :attr:`PENDING_MAX_AGE_S`, so another process's batch being
+        written now is never touched."""
+        now = time.time()
+        for f in (self.directory / ".pending").glob("*"):
+            try:
+                if now - f.stat().st_mtime > self.PENDING_MAX_AGE_S:
+                    f.unlink()
+            except OSError:
+                continue
 
     def _claim(self, run_ids: list[str]) -> list[Path]:
         if len(set(run_ids)) != len(run_ids):

@@ -34,7 +34,8 @@ the error ``not sent: the webhook queue was full`` (the last 10,000 such; beyond
 queue was unbounded: with a receiver that hangs (5 s timeout, 5 tries with back-off: one event every ~33 s), an
 agent sending escalated calls with 0.9 MB of arguments grew the process by ~1.1 MiB per request (150 requests: +168
 MiB, measured through the ASGI app) until it was killed for memory. Each event is encoded once, when it is queued
-(the bytes are what waits, and what is signed and sent).
+(the bytes are what waits, and what is signed and sent), with orjson (keys sorted; the standard library where orjson
+cannot encode a value): ``benchmarks/results/server_s22_webhook_notify.json`` has what that adds to an ESCALATE.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from typing import Any, Mapping
 import sqlalchemy as sa
 
 from . import schema
+from .jsonutil import dumps
 
 __all__ = ["WebhookNotifier", "escalation_event", "sign", "slack_inert", "verify_signature"]
 
@@ -124,7 +126,7 @@ class WebhookNotifier(threading.Thread):
     def notify(self, event: Mapping[str, Any]) -> None:
         """Queue ``event`` for delivery, or, when its encoded body would take the queue over ``max_queue_bytes``,
         drop it (counted, dead-lettered by the delivery thread). Never blocks."""
-        body = json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
+        body = dumps(event, sort_keys=True)  # orjson: this runs on the event loop (a few ms for 0.9 MB)
         head = {k: event.get(k) for k in ("event", "delivery", "decision_id", "run_id")}
         with self._lock:
             if self.queued_bytes + len(body) > self.max_queue_bytes:

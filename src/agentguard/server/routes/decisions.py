@@ -79,9 +79,10 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Aw
         if isinstance(got, Response):
             return got
         req, who, idem = got
-        run_id = svc.binding.scope(run_id, who.identity)
-        if isinstance(run_id, Response):
-            return run_id
+        scoped = svc.binding.scope(run_id, who.identity)  # "default": the caller's own (..binding)
+        if isinstance(scoped, Response):
+            return scoped
+        run_id = scoped
         s = to_step(req)
         payload = req.model_dump(mode="json")
         payload["time"] = s.time
@@ -96,9 +97,10 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Aw
         if isinstance(got, Response):
             return got
         req, who, idem = got
-        run_id = svc.binding.scope(run_id, who.identity)
-        if isinstance(run_id, Response):
-            return run_id
+        scoped = svc.binding.scope(run_id, who.identity)  # "default": the caller's own (..binding)
+        if isinstance(scoped, Response):
+            return scoped
+        run_id = scoped
         t = req.time if req.time is not None else time.time()
         s = Step(signals=dict(req.signals), time=t)
         extra = {f"signal:{k}": float(x) for k, x in req.signals.items()}
