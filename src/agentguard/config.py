@@ -54,7 +54,7 @@ from typing import Any, Callable, Mapping
 from .core.errors import AgentGuardError, DependencyError, InputError
 from .core.guard import Guard, GuardStack
 from .core import telemetry
-from .core.limits import time_limit
+from .core.limits import declared_scalars, time_limit
 from .core.loading import GUARD, load_attr, load_callable, requiring_verified
 from .core.shadow import MODES, Shadowed
 from .core.types import Decision
@@ -335,6 +335,7 @@ def build_guard(spec: GuardSpec) -> Guard:
     else:
         f = GUARD_TYPES[spec.type]
         factory = _import(f, f"{spec.where} (type {spec.type!r})") if isinstance(f, str) else f
+    declared_scalars(factory, params, spec.where)  # decode = 0, max_runs = 1.9, threshold = "0.5": refused
     try:
         if isinstance(factory, type) and hasattr(factory, "from_config"):
             guard = factory.from_config(params)
@@ -344,6 +345,9 @@ def build_guard(spec: GuardSpec) -> Guard:
         raise InputError(f"{spec.where}: {exc}") from None
     except TypeError as exc:
         raise InputError(f"{spec.where}: bad parameters for {spec.type!r}: {exc}{_known_keys(factory, exc)}") from None
+    except Exception as exc:  # noqa: BLE001 - int("0.5"), int(nan), a table where a string is read: one line
+        raise InputError(f"{spec.where}: bad parameters for {spec.type!r}: {type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else ''}"[:400]) from None
     if not isinstance(guard, Guard):
         raise InputError(
             f"{spec.where}: factory returned {type(guard).__name__}, not a Guard (needs name, check, acheck)"
