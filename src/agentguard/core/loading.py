@@ -52,7 +52,7 @@ from typing import Any
 from .errors import InputError
 
 __all__ = ["Builds", "EXTRACTOR", "GUARD", "SCORER", "STATE", "check_factory", "load_attr", "load_callable",
-           "plain_path", "requiring_verified", "verified_required"]
+           "plain_path", "read_json_file", "requiring_verified", "verified_required"]
 
 
 def load_attr(path: Any, what: str = "object") -> Any:
@@ -236,3 +236,24 @@ def requiring_verified(on: bool) -> Iterator[None]:
         yield
     finally:
         _REQUIRE_VERIFIED.reset(token)
+
+
+def read_json_file(path: Any, what: str, *, max_depth: int = 200) -> Any:
+    """The data of a JSON file a configuration names (a calibration, a tool set, a grant lexicon, an MCP tool
+    list), read as strictly as every other configuration format: a duplicate key (``{"threshold": 0.1,
+    "threshold": 0.9}`` read as 0.9 by ``json.loads`` while a reviewer reads 0.1; TOML refuses it, and
+    :mod:`.strict_yaml` too), ``NaN``/``Infinity`` (not JSON), a lone surrogate, nesting deeper than ``max_depth``
+    and text that is not UTF-8 are one-line InputErrors, through :func:`~agentguard.core.strict_json.loads_strict`.
+    """
+    from pathlib import Path
+
+    from .strict_json import StrictJSONError, loads_strict
+
+    try:
+        raw = Path(str(path)).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path}: {exc.strerror}") from None
+    try:
+        return loads_strict(raw, max_depth=max_depth)
+    except StrictJSONError as exc:
+        raise InputError(f"{what} {path} is not JSON: {exc}") from None
