@@ -81,8 +81,8 @@ def loads_strict_yaml(text: str) -> Any:
                 seen.append(key)
             return super().construct_mapping(node, deep)
 
-    for tag, regexp, first in _CORE:
-        _Loader.add_implicit_resolver(tag, regexp, first)
+    for tag, regexp, starts in _CORE:
+        _Loader.add_implicit_resolver(tag, regexp, starts)
     _Loader.add_constructor("tag:yaml.org,2002:int", _core_int)
     _Loader.add_constructor("tag:yaml.org,2002:float", _core_float)
     try:
