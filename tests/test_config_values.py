@@ -21,7 +21,7 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from agentguard.config import GuardSpec, build_guard, load_stack
+from agentguard.config import GuardSpec, build_guard, load_config, load_stack
 from agentguard.core.errors import AgentGuardError, InputError
 
 BASE = {
@@ -94,3 +94,48 @@ def test_declared_values_still_load():
     assert _build("threshold-monitor", threshold=1).threshold == 1.0
     assert _build("secret-leak", decode=False, learn=True) is not None
     assert _build("policy", strategy="TT") is not None
+
+
+# -- relative paths: the configuration's folder, never the working directory ------------------------------------------
+
+def _policy_source() -> str:
+    from agentguard.policies import library_path
+
+    return library_path("mind2web_sc").read_text(encoding="utf-8")
+
+
+def test_attack_a_relative_policy_missing_next_to_the_file_was_read_from_the_working_directory(tmp_path,
+                                                                                                  monkeypatch):
+    # before: conf/g.toml naming policy = "pol.py" loaded ./pol.py of whatever directory the process ran in
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "cwd" / "pol.py").write_text(_policy_source(), encoding="utf-8")
+    f = tmp_path / "conf" / "g.toml"
+    f.write_text('[[guards]]\ntype = "policy"\npolicy = "pol.py"\nextractor = "mind2web_sc"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "cwd")
+    with pytest.raises(InputError, match="not in .*working directory is not used") as info:
+        load_stack(f)
+    assert "\n" not in str(info.value)
+    (tmp_path / "conf" / "pol.py").write_text(_policy_source(), encoding="utf-8")  # next to the file: loads
+    assert load_stack(f) is not None
+
+
+@settings(max_examples=30, deadline=None)
+@given(name=st.sampled_from(["p.py", "m.json", "sub/p.py", "a/b/c.toml", "x.txt", "d.npz"]),
+       key=st.sampled_from(["policy", "model", "calibration", "tools", "schemas", "anything"]))
+def test_property_a_working_directory_file_is_never_read_for_a_relative_name(tmp_path_factory, name, key):
+    import os
+
+    root = tmp_path_factory.mktemp("rel")
+    (root / "cwd" / name).parent.mkdir(parents=True)
+    (root / "cwd" / name).write_text("{}", encoding="utf-8")
+    (root / "conf").mkdir()
+    f = root / "conf" / "g.toml"
+    f.write_text(f'[[guards]]\ntype = "tool-rules"\ndeny = ["x"]\n{key} = "{name}"\n', encoding="utf-8")
+    here = os.getcwd()
+    os.chdir(root / "cwd")
+    try:
+        with pytest.raises(InputError, match="working directory is not used"):
+            load_config(f)
+    finally:
+        os.chdir(here)

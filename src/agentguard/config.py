@@ -35,7 +35,8 @@ A stack in code is just ``GuardStack([guard, ...])``. The same stack from a file
 
 Every key except ``type``, ``mode`` (and ``factory`` for ``python``) is passed to the guard's factory as a
 keyword argument; a relative file path among them (a policy file, a model) is resolved against the
-configuration file's folder when that file exists. A factory that is a class with a
+configuration file's folder when that file exists; one that is missing there but exists relative to the process's
+working directory is refused (it would read a file the configuration does not name). A factory that is a class with a
 ``from_config(params)`` classmethod gets the
 params through it instead (mechanisms use this to load models from paths).
 
@@ -434,6 +435,12 @@ def load_config(path: str | os.PathLike[str]) -> StackConfig:
                 candidate = os.path.join(base, v)
                 if os.path.exists(candidate):
                     spec.params[k] = candidate
+                elif os.path.exists(v) and os.path.realpath(v) != os.path.realpath(candidate):
+                    # not next to this file, but in the process's working directory: the guard would read a file
+                    # the configuration does not name (another folder's policy or model); fail closed
+                    raise InputError(f"{spec.where}.{k}: {v!r} is not in {base} (relative paths are relative to "
+                                     "the configuration file); a file of that name in the working directory is "
+                                     "not used: give its absolute path")
     return cfg
 
 
