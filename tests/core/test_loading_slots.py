@@ -202,3 +202,21 @@ def test_declared_callables_still_load_in_every_slot(tmp_path):
             assert state_fn is declared_state
         elif slot == "factory":
             assert stack.check(Context(run_id="r"), Step(output="x")).decision is Decision.REJECT
+
+
+# -- a shipped policy or extractor is named by its stem, never by a path ----------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(["../../../../../../tmp/x", "extractors/mind2web_sc", "specs/mind2web_sc", "./mind2web_sc",
+                             "mind2web_sc/", "mind2web_sc\x00", "mind2web_sc.py", "..", "__init__", "_x", "",
+                             "\uff4dind2web_sc", "mind2web_sc "]),
+       slot=st.sampled_from(["extractor", "library_path"]))
+def test_property_a_shipped_name_is_a_stem_not_a_path(name, slot):
+    from agentguard.config import GuardSpec, build_guard
+    from agentguard.policies import library_path
+
+    with pytest.raises(InputError):
+        if slot == "library_path":
+            library_path(name)
+        else:
+            build_guard(GuardSpec("policy", {"policy": "mind2web_sc", "extractor": name}, "g.toml: guards[0]"))
