@@ -157,6 +157,11 @@ class ServerSettings:
     data_dir: InitVar[str | None] = None  # deprecated alias of state_dir
 
     def __post_init__(self, data_dir: str | None) -> None:
+        from ..core.limits import declared_scalars
+
+        # a value of another type than the field's (shadow = "false" is truthy: every answer ALLOW; reload_s = nan,
+        # workers = true, port = "5") is refused, not coerced (the same rule as a guard's parameters)
+        declared_scalars(type(self), {f.name: getattr(self, f.name) for f in fields(self)}, "server settings")
         if data_dir is not None:
             warnings.warn("ServerSettings(data_dir=...) is deprecated: use state_dir=... (the service's "
                           "state folder, not the benchmark data folder)", DeprecationWarning, stacklevel=3)
