@@ -139,3 +139,36 @@ def test_property_a_working_directory_file_is_never_read_for_a_relative_name(tmp
             load_config(f)
     finally:
         os.chdir(here)
+
+
+# -- regression list: tried in session 22 and already refused before it (kept so they stay refused) ------------------
+
+_FIELDS = {"category": {"from": "tool", "default": 0, "map": {"rent_car": 1}},
+           **{k: {"from": "metadata", "key": f"user_info.{k}"}
+              for k in ("age", "domestic", "dr_license", "vaccine", "membership")}}
+ALREADY_REFUSED = [
+    ("policy", {"policy": "mind2web_sc", "fields": {**_FIELDS, "age": {"from": "metadata", "kee": "user_info.age"}}}),
+    ("policy", {"policy": "mind2web_sc", "fields": {**_FIELDS, "age": {"from": "metdata", "key": "user_info.age"}}}),
+    ("policy", {"policy": "mind2web_sc", "extractor": "mind2web_sc", "timeout_s": math.nan}),
+    ("policy", {"policy": "mind2web_sc", "extractor": "mind2web_sc", "verified_digest": "8fc4810df995"}),
+    ("policy", {"policy": "/etc/passwd", "extractor": "mind2web_sc"}),
+    ("policy", {"policy": "mind2web_sc", "extractor": "mind2web_sc", "tools": ["transfer_*"]}),
+    ("tool-rules", {"deny": [False]}),
+    ("tool-rules", {"deny": ["x"], "arguments": [{"tool": "x", "bogus": 1}]}),
+    ("flow-rules", {"rules": [{"after": "a", "then": "b", "withn": 3}]}),
+    ("flow-rules", {"rules": [{"after": "a", "then": "b", "within": 0}]}),
+    ("network-rules", {"alow": []}),
+    ("secret-leak", {"plugns": []}),
+    ("run-budget", {"budgets": [{"tools": ["pay"], "max_calls": -1}]}),
+    ("run-budget", {"budgets": [{"tools": ["pay"], "max_total": math.nan, "argument": "amount"}]}),
+    ("threshold-monitor", {"threshold": math.nan}),
+    ("threshold-monitor", {"threshold": 0.5, "decision": "allow"}),
+    ("threshold-monitor", {"threshold": 0.5, "treshold": 1}),
+]
+
+
+@pytest.mark.parametrize("t, params", ALREADY_REFUSED)
+def test_regression_list_of_values_already_refused(t, params):
+    with pytest.raises(InputError) as info:
+        build_guard(GuardSpec(t, params, f"g.toml: guards[0] ({t})"))
+    assert "\n" not in str(info.value)

@@ -59,3 +59,14 @@ def test_the_defaults_and_declared_values_still_load():
     s = ServerSettings(shadow=True, reload_s=0, workers=2, port=9000, monitor_threshold=0.7)
     assert s.shadow is True and s.workers == 2
     assert ServerSettings.from_json(ServerSettings(otel=True).to_json()).otel is True
+
+
+@pytest.mark.parametrize("body, words", [(b"[server]\nx = " + b"[" * 3000 + b"1" + b"]" * 3000 + b"\n", "nested"),
+                                         (b'[server]\nhost = "\xff"\n', "UTF-8")])
+def test_attack_a_malformed_settings_file_is_one_line(tmp_path, body, words):
+    # before: RecursionError / UnicodeDecodeError tracebacks (load_config already answered one line for both)
+    f = tmp_path / "s.toml"
+    f.write_bytes(body)
+    with pytest.raises(InputError, match=words) as info:
+        load_settings(f)
+    assert "\n" not in str(info.value)

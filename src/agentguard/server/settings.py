@@ -245,6 +245,10 @@ def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise InputError(f"cannot read config file {path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"config file {path} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError:  # as agentguard.config.load_config reads the same file
+        raise InputError(f"config file {path} is not UTF-8 text") from None
+    except RecursionError:  # tomllib recurses per nesting level: [[[[...]]]] thousands deep
+        raise InputError(f"config file {path} is not valid TOML (nested too deeply)") from None
     table = data.get("server", {})
     if not isinstance(table, dict):
         raise InputError(f"config file {path}: [server] must be a table")
