@@ -220,3 +220,27 @@ def test_property_a_shipped_name_is_a_stem_not_a_path(name, slot):
             library_path(name)
         else:
             build_guard(GuardSpec("policy", {"policy": "mind2web_sc", "extractor": name}, "g.toml: guards[0]"))
+
+
+@pytest.mark.parametrize("path, builds", [
+    ("agentguard.server.testing:free_port", SCORER),            # -> int, no arguments: not a score
+    ("agentguard.server.traces:write_parquet", SCORER),         # -> int, writes a file at its first argument
+    ("agentguard.server.protocol:raise_nofile_limit", SCORER),  # -> int, changes a process limit
+    ("agentguard.calibration.monitor:read_calibration", STATE),  # -> dict, one argument (a path)
+    (f"{HERE}:one_arg_score", SCORER), (f"{HERE}:varargs_state", STATE), (f"{HERE}:int_score", SCORER)])
+def test_attack_a_declared_return_with_the_wrong_call_shape_is_refused(path, builds):
+    # session 22: the first cut of load_callable took any `-> numbers.Real` / `-> Mapping` function as a scorer/state
+    with pytest.raises(InputError, match="positional arguments"):
+        load_callable(path, "slot", builds)
+
+
+def one_arg_score(text: str) -> float:
+    return 0.0
+
+
+def varargs_state(*args: Any) -> dict[str, Any]:
+    return {}
+
+
+def int_score(text: str, context: Any) -> int:
+    return 0
