@@ -206,8 +206,6 @@ class ServerSettings:
         if isinstance(self.client_facts, (str, bytes)) or not all(isinstance(k, str) for k in self.client_facts):
             raise InputError(f"client_facts must be a list of metadata keys, got {self.client_facts!r}")
         object.__setattr__(self, "client_facts", tuple(self.client_facts))
-        if not isinstance(self.require_verified, bool):
-            raise InputError(f"require_verified must be true or false, got {self.require_verified!r}")
         if self.token is not None and len(self.token) < 8:
             raise InputError("the bearer token must be at least 8 characters long")
 
