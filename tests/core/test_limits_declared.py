@@ -1,4 +1,4 @@
-"""Configuration values read as the program reads them (session 22 red team of agentguard.config).
+"""Configuration values read as the program reads them (session 22 red team of agentguard.config and core.limits.declared_scalars).
 
 Holes fixed (confirmed on the code before this commit):
 
