@@ -35,7 +35,8 @@ A stack in code is just ``GuardStack([guard, ...])``. The same stack from a file
 
 Every key except ``type``, ``mode`` (and ``factory`` for ``python``) is passed to the guard's factory as a
 keyword argument; a relative file path among them (a policy file, a model) is resolved against the
-configuration file's folder when that file exists. A factory that is a class with a
+configuration file's folder when that file exists; one that is missing there but exists relative to the process's
+working directory is refused (it would read a file the configuration does not name). A factory that is a class with a
 ``from_config(params)`` classmethod gets the
 params through it instead (mechanisms use this to load models from paths).
 
@@ -54,7 +55,7 @@ from typing import Any, Callable, Mapping
 from .core.errors import AgentGuardError, DependencyError, InputError
 from .core.guard import Guard, GuardStack
 from .core import telemetry
-from .core.limits import time_limit
+from .core.limits import declared_scalars, time_limit
 from .core.loading import GUARD, load_attr, load_callable, requiring_verified
 from .core.shadow import MODES, Shadowed
 from .core.types import Decision
@@ -335,6 +336,7 @@ def build_guard(spec: GuardSpec) -> Guard:
     else:
         f = GUARD_TYPES[spec.type]
         factory = _import(f, f"{spec.where} (type {spec.type!r})") if isinstance(f, str) else f
+    declared_scalars(factory, params, spec.where)  # decode = 0, max_runs = 1.9, threshold = "0.5": refused
     try:
         if isinstance(factory, type) and hasattr(factory, "from_config"):
             guard = factory.from_config(params)
@@ -344,6 +346,9 @@ def build_guard(spec: GuardSpec) -> Guard:
         raise InputError(f"{spec.where}: {exc}") from None
     except TypeError as exc:
         raise InputError(f"{spec.where}: bad parameters for {spec.type!r}: {exc}{_known_keys(factory, exc)}") from None
+    except Exception as exc:  # noqa: BLE001 - int("0.5"), int(nan), a table where a string is read: one line
+        raise InputError(f"{spec.where}: bad parameters for {spec.type!r}: {type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else ''}"[:400]) from None
     if not isinstance(guard, Guard):
         raise InputError(
             f"{spec.where}: factory returned {type(guard).__name__}, not a Guard (needs name, check, acheck)"
@@ -430,6 +435,12 @@ def load_config(path: str | os.PathLike[str]) -> StackConfig:
                 candidate = os.path.join(base, v)
                 if os.path.exists(candidate):
                     spec.params[k] = candidate
+                elif os.path.exists(v) and os.path.realpath(v) != os.path.realpath(candidate):
+                    # not next to this file, but in the process's working directory: the guard would read a file
+                    # the configuration does not name (another folder's policy or model); fail closed
+                    raise InputError(f"{spec.where}.{k}: {v!r} is not in {base} (relative paths are relative to "
+                                     "the configuration file); a file of that name in the working directory is "
+                                     "not used: give its absolute path")
     return cfg
 
 

@@ -202,3 +202,45 @@ def test_declared_callables_still_load_in_every_slot(tmp_path):
             assert state_fn is declared_state
         elif slot == "factory":
             assert stack.check(Context(run_id="r"), Step(output="x")).decision is Decision.REJECT
+
+
+# -- a shipped policy or extractor is named by its stem, never by a path ----------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(["../../../../../../tmp/x", "extractors/mind2web_sc", "specs/mind2web_sc", "./mind2web_sc",
+                             "mind2web_sc/", "mind2web_sc\x00", "mind2web_sc.py", "..", "__init__", "_x", "",
+                             "\uff4dind2web_sc", "mind2web_sc "]),
+       slot=st.sampled_from(["extractor", "library_path"]))
+def test_property_a_shipped_name_is_a_stem_not_a_path(name, slot):
+    from agentguard.config import GuardSpec, build_guard
+    from agentguard.policies import library_path
+
+    with pytest.raises(InputError):
+        if slot == "library_path":
+            library_path(name)
+        else:
+            build_guard(GuardSpec("policy", {"policy": "mind2web_sc", "extractor": name}, "g.toml: guards[0]"))
+
+
+@pytest.mark.parametrize("path, builds", [
+    ("agentguard.server.testing:free_port", SCORER),            # -> int, no arguments: not a score
+    ("agentguard.server.traces:write_parquet", SCORER),         # -> int, writes a file at its first argument
+    ("agentguard.server.protocol:raise_nofile_limit", SCORER),  # -> int, changes a process limit
+    ("agentguard.calibration.monitor:read_calibration", STATE),  # -> dict, one argument (a path)
+    (f"{HERE}:one_arg_score", SCORER), (f"{HERE}:varargs_state", STATE), (f"{HERE}:int_score", SCORER)])
+def test_attack_a_declared_return_with_the_wrong_call_shape_is_refused(path, builds):
+    # session 22: the first cut of load_callable took any `-> numbers.Real` / `-> Mapping` function as a scorer/state
+    with pytest.raises(InputError, match="positional arguments"):
+        load_callable(path, "slot", builds)
+
+
+def one_arg_score(text: str) -> float:
+    return 0.0
+
+
+def varargs_state(*args: Any) -> dict[str, Any]:
+    return {}
+
+
+def int_score(text: str, context: Any) -> int:
+    return 0

@@ -31,7 +31,6 @@ anything else (a programming error, not a stream event).
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping
@@ -42,7 +41,7 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
-from ..core.loading import SCORER, load_callable
+from ..core.loading import SCORER, load_callable, read_json_file
 from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, Verdict
 
@@ -80,12 +79,7 @@ def _resolve_scorer(scorer: Scorer | str | None, name: str) -> Scorer | None:
 
 def read_calibration(path: str | Path) -> dict[str, Any]:
     """A calibration file: a JSON object ``{"threshold": float, "curves": {...}, ...}``."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read calibration file {path}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise InputError(f"calibration file {path} is not JSON: {exc}") from None
+    data = read_json_file(path, "calibration file")  # a duplicate "threshold" or NaN is refused, not the last read
     if not isinstance(data, dict):
         raise InputError(f"calibration file {path}: expected an object")
     return data

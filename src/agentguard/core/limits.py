@@ -14,14 +14,18 @@ one-line :class:`InputError` naming ``where``.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
+import types
+import typing
+from collections.abc import Mapping
 from typing import Any
 
 from .errors import InputError
 from .types import Decision
 
-__all__ = ["MAX_TIME_LIMIT_S", "probability", "refusing", "time_limit"]
+__all__ = ["MAX_TIME_LIMIT_S", "declared_scalars", "probability", "refusing", "time_limit"]
 
 #: the longest per-call time limit a configuration may set (seconds): a guard that takes longer than a minute per
 #: tool call is a misconfiguration (a time limit of 1e300 s is no limit), never a policy
@@ -60,3 +64,43 @@ def refusing(value: Any, where: str) -> Decision:
         raise InputError(f"{where}: decision must refuse (REJECT, ESCALATE or HALT), not {decision.name}: a rule "
                          "that fires would let the call through")
     return decision
+
+
+_SCALARS = {bool: "true or false", int: "an integer", float: "a number"}
+
+
+def _scalar_ok(value: Any, kinds: set[type]) -> bool:
+    if bool in kinds and isinstance(value, bool):
+        return True
+    if int in kinds and isinstance(value, int) and not isinstance(value, bool):
+        return True
+    return float in kinds and _number(value) and not math.isnan(value)
+
+
+def declared_scalars(factory: Any, params: Mapping[str, Any], where: str) -> None:
+    """Refuse a configuration value whose type is not the one the factory's signature declares, for parameters
+    annotated ``bool``, ``int``, ``float`` (or a union of these, with ``None``): a TOML/YAML value is read as the
+    program reads it, so ``decode = 0`` / ``learn = "no"`` (truthiness), ``max_runs = 1.9`` or ``true`` (``int()``
+    made them 1) and ``threshold = "0.5"`` or ``nan`` are one-line InputErrors naming ``where.key`` instead of
+    another setting than the one written. A class is checked against ``__init__`` (its ``from_config`` reads
+    the same keys); parameters with other annotations, or a signature that does not resolve, are left to the
+    factory. ``inf`` stays a number here (a monitor's ``threshold = -inf`` is a documented setting); time limits
+    and probabilities have their own checks above."""
+    target = factory.__init__ if inspect.isclass(factory) else factory
+    try:
+        hints = typing.get_type_hints(target)
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve declares nothing
+        return
+    for key, value in params.items():
+        ann = hints.get(key)
+        if ann is None:
+            continue
+        members = set(typing.get_args(ann)) if typing.get_origin(ann) in (typing.Union, types.UnionType) else {ann}
+        kinds = {m for m in members if m in _SCALARS}
+        if not kinds or members - kinds - {type(None)}:
+            continue  # not a plain scalar parameter
+        if value is None and type(None) in members:
+            continue
+        if not _scalar_ok(value, kinds):
+            want = " or ".join(_SCALARS[k] for k in (bool, int, float) if k in kinds)
+            raise InputError(f"{where}.{key}: expected {want}, got {type(value).__name__} {value!r}")

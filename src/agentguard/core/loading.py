@@ -25,7 +25,9 @@ safety filter's ``q`` and ``encoder``). What it guarantees, in order:
    function (bound method, or an instance whose ``__call__`` is one) whose return annotation names such a class
    (each member of a union), or, for a slot that calls the object at run time (a scorer, a state function), whose
    return annotation is the value the slot reads (``-> float``, ``-> dict[str, Any]``). A builtin, an unannotated
-   function, ``-> Any``, a ``functools.partial`` are refused. **Nothing is called here.**
+   function, ``-> Any``, a ``functools.partial`` are refused; a scorer or state function must also take exactly
+   the two positional arguments the slot passes (``free_port() -> int``, ``read_calibration(path) -> dict`` are
+   refused). **Nothing is called here.**
 
 Before session 21 ``factory = "subprocess:run"`` with ``args = ["sh", "-c", "..."]`` ran a command while the file
 was loaded, and ``extractor = "os:abort"`` ended the process; before session 22 ``scorer``, ``state``, ``q`` and
@@ -52,7 +54,7 @@ from typing import Any
 from .errors import InputError
 
 __all__ = ["Builds", "EXTRACTOR", "GUARD", "SCORER", "STATE", "check_factory", "load_attr", "load_callable",
-           "plain_path", "requiring_verified", "verified_required"]
+           "plain_path", "read_json_file", "requiring_verified", "verified_required"]
 
 
 def load_attr(path: Any, what: str = "object") -> Any:
@@ -85,16 +87,19 @@ class Builds:
     what: str
     methods: tuple[str, ...] = ()
     returns: tuple[type, ...] = ()
+    #: for ``returns``: the positional arguments the slot calls it with (its signature must take exactly these)
+    arity: int | None = None
 
 
 #: a guard factory (``type = "python"``)
 GUARD = Builds("a guard", methods=("check", "acheck"))
 #: a policy guard's argument extractor factory
 EXTRACTOR = Builds("an extractor", methods=("extract",))
-#: a monitor's scorer ``scorer(step_text, context) -> float``
-SCORER = Builds("a score", returns=(numbers.Real,))
+#: a monitor's scorer ``scorer(step_text, context) -> float`` (``-> int`` is refused: ``free_port() -> int`` and
+#: ``write_parquet(path, traces) -> int`` are no scores, and the step text is the agent's)
+SCORER = Builds("a score", returns=(float,), arity=2)
 #: a state function ``(context, proposal) -> state`` (a mapping, as :func:`agentguard.spec.history.history_state`)
-STATE = Builds("a state", returns=(Mapping,))
+STATE = Builds("a state", returns=(Mapping,), arity=2)
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _PLAIN = re.compile(rf"{_IDENT}(?:\.{_IDENT})*:{_IDENT}(?:\.{_IDENT})*")
@@ -188,14 +193,29 @@ def declares(obj: Any, builds: Builds) -> bool:
         return False
     if builds.methods:
         return all(_has_methods(typing.get_origin(m) or m, builds.methods) for m in members)
-    return all(_returns_value(m, builds.returns) for m in members)
+    return all(_returns_value(m, builds.returns) for m in members) and _takes(obj, builds.arity)
+
+
+def _takes(obj: Any, arity: int | None) -> bool:
+    """Whether ``obj`` takes exactly ``arity`` positional arguments (more only with defaults; no ``*args``)."""
+    if arity is None:
+        return True
+    try:
+        params = list(inspect.signature(obj).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in params if p.default is p.empty and p.kind is not p.VAR_KEYWORD]
+    return (not any(p.kind is p.VAR_POSITIONAL for p in params) and len(positional) >= arity
+            and len(required) == arity and all(p in positional[:arity] for p in required))
 
 
 def _refusal(path: str, what: str, builds: Builds) -> InputError:
     if builds.methods:
         need = (f"a class with {', '.join(builds.methods)}, or a function annotated to return one")
     else:
-        need = f"a function annotated to return {' or '.join(t.__name__ for t in builds.returns)}"
+        need = (f"a function of {builds.arity} positional arguments annotated to return "
+                f"{' or '.join(t.__name__ for t in builds.returns)}")
     return InputError(f"{what} {path!r} is not declared to build {builds.what} ({need}): refused before it is "
                       "called")
 
@@ -236,3 +256,24 @@ def requiring_verified(on: bool) -> Iterator[None]:
         yield
     finally:
         _REQUIRE_VERIFIED.reset(token)
+
+
+def read_json_file(path: Any, what: str, *, max_depth: int = 200) -> Any:
+    """The data of a JSON file a configuration names (a calibration, a tool set, a grant lexicon, an MCP tool
+    list), read as strictly as every other configuration format: a duplicate key (``{"threshold": 0.1,
+    "threshold": 0.9}`` read as 0.9 by ``json.loads`` while a reviewer reads 0.1; TOML refuses it, and
+    :mod:`.strict_yaml` too), ``NaN``/``Infinity`` (not JSON), a lone surrogate, nesting deeper than ``max_depth``
+    and text that is not UTF-8 are one-line InputErrors, through :func:`~agentguard.core.strict_json.loads_strict`.
+    """
+    from pathlib import Path
+
+    from .strict_json import StrictJSONError, loads_strict
+
+    try:
+        raw = Path(str(path)).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path}: {exc.strerror}") from None
+    try:
+        return loads_strict(raw, max_depth=max_depth)
+    except StrictJSONError as exc:
+        raise InputError(f"{what} {path} is not JSON: {exc}") from None

@@ -24,7 +24,6 @@ results: a grant can only come from the user's own words.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,7 +86,9 @@ class GrantLexicon:
 
     @classmethod
     def load(cls, path: str | Path) -> "GrantLexicon":
-        return cls.from_config(json.loads(Path(path).read_text(encoding="utf-8")))
+        from ..core.loading import read_json_file  # strict: a duplicate key or NaN is refused
+
+        return cls.from_config(read_json_file(path, "grant lexicon"))
 
     def restricted(self, keep_word: Any) -> "GrantLexicon":
         """A copy keeping only the verbs and objects for which ``keep_word(word)`` is true (leave-one-suite-out:

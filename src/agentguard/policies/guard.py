@@ -163,6 +163,9 @@ class ToolCallGuard(BaseGuard):
                              f"(expected {', '.join(cls.CONFIG_KEYS)})")
         if "policy" not in params:
             raise InputError("policy guard: missing 'policy' (a shipped policy name or a policy file)")
+        if not isinstance(params.get("strategy", "AB"), str):  # plain values only: not a strategy object
+            raise InputError(f"policy guard: strategy must be a strategy's name (AB, TT, ...), got "
+                             f"{type(params['strategy']).__name__} {params['strategy']!r}")
         require = params.get("require_verified", False)
         if not isinstance(require, bool):
             raise InputError(f"policy guard: require_verified must be true or false, got {require!r}")

@@ -83,9 +83,11 @@ def trace_results(trace: Trace, start: int = 0) -> list[tuple[ToolCall, Any]]:
 
 def _tool_list(path: Any) -> list[Mapping[str, Any]]:
     """The tools of an MCP tool list file: a ``tools/list`` result (``{"tools": [...]}``) or the array itself."""
+    from ..core.loading import read_json_file  # strict: a duplicate key or NaN is refused
+
     try:
-        data = json.loads(Path(str(path)).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = read_json_file(path, "tool list")
+    except InputError as exc:
         raise InputError(f"provenance: schemas {str(path)!r}: {exc}") from None
     tools = data.get("tools") if isinstance(data, Mapping) else data
     if not isinstance(tools, list) or not tools or not all(

@@ -178,8 +178,10 @@ class InferenceLexicon:
 
     @classmethod
     def load(cls, path: str | Path) -> "InferenceLexicon":
+        from ..core.strict_json import loads_strict  # a duplicate key or NaN is refused (configuration JSON)
+
         raw = Path(path).read_bytes()
-        return cls.from_config(json.loads(raw.decode("utf-8")), hashlib.sha256(raw).hexdigest())
+        return cls.from_config(loads_strict(raw, max_depth=200), hashlib.sha256(raw).hexdigest())
 
     def without(self, rules: Iterable[str]) -> "InferenceLexicon":
         """A copy with the named rules (as :meth:`used_rules` names them) removed: ``kind:<kind>:<verb>`` drops

@@ -23,7 +23,6 @@ third-party.
 
 from __future__ import annotations
 
-import json
 import re
 import functools
 from dataclasses import dataclass, field
@@ -136,7 +135,9 @@ class ToolSet:
 
     @classmethod
     def load(cls, path: str | Path, lexicon: GrantLexicon | None = None) -> "ToolSet":
-        return cls.from_config(json.loads(Path(path).read_text(encoding="utf-8")), lexicon)
+        from ..core.loading import read_json_file  # strict: a duplicate key or NaN is refused
+
+        return cls.from_config(read_json_file(path, "tool set"), lexicon)
 
     def restricted(self, tools: Iterable[str], lexicon: GrantLexicon | None = None) -> "ToolSet":
         """Only the declarations of ``tools`` (the others fall to :meth:`generic`), with ``lexicon``."""

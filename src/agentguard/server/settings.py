@@ -161,6 +161,11 @@ class ServerSettings:
     data_dir: InitVar[str | None] = None  # deprecated alias of state_dir
 
     def __post_init__(self, data_dir: str | None) -> None:
+        from ..core.limits import declared_scalars
+
+        # a value of another type than the field's (shadow = "false" is truthy: every answer ALLOW; reload_s = nan,
+        # workers = true, port = "5") is refused, not coerced (the same rule as a guard's parameters)
+        declared_scalars(type(self), {f.name: getattr(self, f.name) for f in fields(self)}, "server settings")
         if data_dir is not None:
             warnings.warn("ServerSettings(data_dir=...) is deprecated: use state_dir=... (the service's "
                           "state folder, not the benchmark data folder)", DeprecationWarning, stacklevel=3)
@@ -207,8 +212,6 @@ class ServerSettings:
         if isinstance(self.client_facts, (str, bytes)) or not all(isinstance(k, str) for k in self.client_facts):
             raise InputError(f"client_facts must be a list of metadata keys, got {self.client_facts!r}")
         object.__setattr__(self, "client_facts", tuple(self.client_facts))
-        if not isinstance(self.require_verified, bool):
-            raise InputError(f"require_verified must be true or false, got {self.require_verified!r}")
         if self.token is not None and len(self.token) < 8:
             raise InputError("the bearer token must be at least 8 characters long")
 
@@ -246,6 +249,10 @@ def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise InputError(f"cannot read config file {path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"config file {path} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError:  # as agentguard.config.load_config reads the same file
+        raise InputError(f"config file {path} is not UTF-8 text") from None
+    except RecursionError:  # tomllib recurses per nesting level: [[[[...]]]] thousands deep
+        raise InputError(f"config file {path} is not valid TOML (nested too deeply)") from None
     table = data.get("server", {})
     if not isinstance(table, dict):
         raise InputError(f"config file {path}: [server] must be a table")

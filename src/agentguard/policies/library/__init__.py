@@ -23,9 +23,12 @@ _DIR = Path(__file__).resolve().parent
 
 
 def library_path(name: str) -> Path:
-    """Path of a shipped policy file by stem (``library_path("mind2web_sc")``)."""
+    """Path of a shipped policy file by stem (``library_path("mind2web_sc")``): an ASCII identifier naming a file of
+    this folder, never a path (``../../tmp/x`` named a file outside it, and ``extractors/mind2web_sc`` an extractor
+    module as a policy); InputError otherwise."""
+    plain = isinstance(name, str) and name.isascii() and name.isidentifier()
     p = _DIR / f"{name}.py"
-    if not p.exists() or name.startswith("_"):
+    if not plain or name.startswith("_") or not p.is_file():
         from ...core.errors import InputError
 
         raise InputError(f"no shipped policy {name!r}; have: {', '.join(p.stem for p in shipped_policies())}")

@@ -97,7 +97,7 @@ def test_the_service_setting_refuses_unpinned_guard_files_and_keeps_its_pinned_d
         load_guards(ServerSettings(tool_guards=str(unpinned), require_verified=True))
     assert load_guards(ServerSettings(tool_guards=str(unpinned))) is not None  # off: loads as before
     assert load_guards(ServerSettings(require_verified=True)) is not None  # the shipped default is pinned
-    with pytest.raises(InputError, match="require_verified must be true or false"):
+    with pytest.raises(InputError, match="require_verified: expected true or false"):
         ServerSettings(require_verified="yes")  # type: ignore[arg-type]
 
 
