@@ -175,14 +175,17 @@ def synthesize(
             target = p.read_text(encoding="utf-8")
         except OSError as exc:
             raise InputError(f"cannot read specification {spec}: {exc.strerror}") from None
-        typer.echo("note: a text specification fixes no contract: the LLM writes it and nothing checks it "
-                   "against the rule (give a specification module to fix it)", err=True)
+        if not target.strip():
+            raise InputError(f"specification {spec} is empty: write the rule the policy must enforce")
     kwargs: dict[str, Any] = {"timeout_s": timeout}
     if model:
         kwargs["model"] = model
     if base_url:
         kwargs["base_url"] = base_url
-    client = OpenAICompatClient(**kwargs)
+    client = OpenAICompatClient(**kwargs)  # no endpoint: the one error line, before any note
+    if isinstance(target, str):
+        typer.echo("note: a text specification fixes no contract: the LLM writes it and nothing checks it "
+                   "against the rule (give a specification module to fix it)", err=True)
     opts = {"max_tokens": max_tokens} if max_tokens else None
     if no_verify:
         res = run(target, client, verifier=None, max_rounds=rounds, complete_options=opts)
