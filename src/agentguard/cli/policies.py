@@ -255,14 +255,17 @@ def bench_agentdojo(
 
 
 def bench_policy_latency(
-    n: int = typer.Option(20000, help="checks per policy"),
+    n: int = typer.Option(20000, min=1, help="checks per policy (at least 1)"),
     as_json: bool = JSON,
     out: Optional[Path] = OUT,
 ) -> None:
     """Time one ToolCallGuard check per shipped policy (deterministic extractors, no LLM)."""
     from ..bench.policy_latency import measure
+    from .options import progress
 
-    _emit(measure(n), as_json, out, [])
+    with progress(quiet=as_json) as show:  # on a terminal only (tens of seconds otherwise silent)
+        res = measure(n, progress=show)
+    _emit(res, as_json, out, [])
 
 
 def _emit(res: dict, as_json: bool, out: Optional[Path], keys: list[str]) -> None:
