@@ -325,7 +325,7 @@ NO_OWN_TEST_FILE_YET = {
     "envs/household": {"actions", "hazards", "objects", "replay", "rules", "scene"},
     "bench": {"asb", "calibration", "commerce", "driving", "household_eval", "llm_driver", "policy_latency",
               "provenance_latency"},
-    "cli": {"envs", "integrations"},
+    "cli": {"envs"},
 }
 TESTS = SRC.parent / "tests"
 

@@ -55,3 +55,68 @@ def test_learn_reports_progress_on_stderr_and_keeps_stdout_for_the_result(capsys
     cap = capsys.readouterr()
     assert "learned" in cap.out and "traces counted so far" not in cap.out
     assert "learning from" in cap.err and "traces counted so far" in cap.err
+
+
+class _Tty:
+    """A stderr that says it is a terminal (what ``progress`` checks) and keeps what is written."""
+
+    def __init__(self, tty: bool = True) -> None:
+        self.text, self.tty = "", tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, s: str) -> None:
+        self.text += s
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_shows_on_a_terminal_on_one_line_and_erases_it_at_the_end(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    tty = _Tty()
+    with options.progress(stream=tty) as show:
+        assert show is not None
+        show("split 1/2 done")
+        show("split 2/2\ndone")
+    assert tty.text == "\r\x1b[2Ksplit 1/2 done\r\x1b[2Ksplit 2/2 done\r\x1b[2K" and "\n" not in tty.text
+
+
+def test_progress_is_none_off_a_terminal_under_ci_or_when_quiet(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    for stream, quiet in ((_Tty(tty=False), False), (_Tty(), True)):
+        with options.progress(quiet=quiet, stream=stream) as show:
+            assert show is None
+        assert stream.text == ""
+    monkeypatch.setenv("CI", "true")
+    with options.progress(stream=_Tty()) as show:
+        assert show is None
+
+
+def test_monitor_eval_and_policy_latency_report_progress_on_a_terminal(monkeypatch, capsys, tmp_path):
+    """The long commands pass the callback down: the calibration protocol per split, the latency bench per
+    policy (their library functions take ``progress``; the command gives it only on a terminal)."""
+    seen: list[str] = []
+
+    import contextlib
+
+    @contextlib.contextmanager
+    def fake_progress(quiet: bool = False, stream=None):
+        yield None if quiet else seen.append
+
+    from agentguard.bench import policy_latency
+
+    monkeypatch.setattr(options, "progress", fake_progress)
+    monkeypatch.setattr(policy_latency, "_stats", lambda ns: {})
+    first = policy_latency._cases()[:1]  # one policy is enough to see the callback (and quick)
+    monkeypatch.setattr(policy_latency, "_cases", lambda: first)
+    main(["bench", "policy-latency", "--n", "1"])
+    assert seen == [f"timing policy 1/1: {first[0][0]} (1 checks)"]
+    seen.clear()
+    main(["bench", "policy-latency", "--n", "1", "--json"])
+    assert seen == []
+    from .test_calibration import _toy_file
+
+    main(["monitor-eval", str(_toy_file(tmp_path)), "--splits", "2", "--method", "crc"])
+    assert seen == ["split 1/2 done", "split 2/2 done"]

@@ -169,8 +169,36 @@ def input_failure(exc: BaseException) -> str | None:
       where they can; this is the backstop);
     - ``OSError`` naming a file (missing folder, permission, a file where a folder is needed): a path given
       on the command line that cannot be read or written (``--prism /nowhere/m.prism``, ``--out FILE``);
-      an ``OSError`` without a file name (a socket, the OS itself) stays unexpected.
+      an ``OSError`` without a file name is input only when its errno says the disk refused the write
+      (``ENOSPC``: ``--out /dev/full``, ``EDQUOT``, ``EROFS``, ``EFBIG``, ``EIO``); others (a socket, the OS
+      itself) stay unexpected;
+    - ``json.JSONDecodeError`` a reader did not name itself: a file given as JSON that is not (a UTF-8 byte order
+      mark, a cut-off line), with its line and column;
+    - an error of the Parquet/Arrow reader (``pyarrow``: ``ArrowInvalid``, ``ArrowIOError``): a file given as
+      Parquet that is not (``type-traces``, ``learn --engine columnar``);
+    - ``sqlalchemy.exc.DatabaseError`` (``OperationalError`` included): a database URL or file given on the
+      command line that is not an audit store (a file that is not SQLite, a store without its tables);
+    - ``py4j``'s ``Py4JJavaError`` (``learn --engine spark``): the Spark job failed, typically on input it cannot
+      read (JSONL where Parquet is read); its first line only (Spark's own log lines on stderr are its own).
+    Recognised by class name and module for the optional libraries, so neither is imported here.
     """
+    import errno
+    import json
+
+    if isinstance(exc, json.JSONDecodeError):
+        return f"input is not valid JSON: {one_line(exc.msg, 200)} (line {exc.lineno} column {exc.colno})"
+    mod = type(exc).__module__ or ""
+    if mod.split(".")[0] == "pyarrow":
+        return f"input is not a readable Parquet/Arrow file: {one_line(str(exc), 200)}"
+    if mod.startswith("sqlalchemy") and any(c.__name__ == "DatabaseError" for c in type(exc).__mro__):
+        why = getattr(exc, "orig", None) or exc
+        return f"the database given is not a usable audit store: {one_line(str(why), 200)}"
+    if type(exc).__name__ == "Py4JJavaError" and mod.startswith("py4j"):  # learn --engine spark
+        first = str(getattr(exc, "java_exception", "") or exc).strip().splitlines() or [""]
+        return f"the Spark job failed (input not readable as given?): {one_line(first[0], 300)}"
+    disk = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EIO}
+    if isinstance(exc, OSError) and exc.filename is None and exc.errno in disk:
+        return f"cannot write the output: {one_line(exc.strerror or str(exc), 200)}"
     if isinstance(exc, UnicodeDecodeError):
         return (f"input is not UTF-8 text ({exc.encoding} cannot decode byte 0x{exc.object[exc.start]:02x} "
                 f"at position {exc.start}): {one_line(exc.reason, 200)}")

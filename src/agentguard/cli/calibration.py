@@ -38,12 +38,15 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from ..bench.calibration import ALL_METHODS, run_protocol
         from ..calibration.data import load_signals
         from ..core.errors import InputError
+        from .options import progress
 
         if method not in ALL_METHODS:
             raise InputError(f"unknown method {method!r}; expected one of {', '.join(ALL_METHODS)}")
         data = load_signals(signals)
-        out = run_protocol(data, methods=[method], risk=risk, alphas=[alpha], delta=delta, splits=splits,
-                           seed=seed, cal_frac=cal_frac, bound=bound, on_infeasible=on_infeasible)
+        with progress(quiet=as_json) as show:  # on a terminal only: "split 3/10 done"
+            out = run_protocol(data, methods=[method], risk=risk, alphas=[alpha], delta=delta, splits=splits,
+                               seed=seed, cal_frac=cal_frac, bound=bound, on_infeasible=on_infeasible,
+                               progress=show)
         res = out["results"][method]
         summary = {k: res["mean"][k][0] for k in res["mean"]}
         summary.update({

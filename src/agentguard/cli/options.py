@@ -9,16 +9,18 @@ else ``../shared/data`` next to the repository (the one environment variable for
 from __future__ import annotations
 
 import json
+import os
+import sys
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Optional
 
 import typer
 
 from ..envs.data import DATA_ENV, data_dir
 
-__all__ = ["DATA", "JSON", "OUT", "SEED", "data_dir", "echo_json", "ticker"]
+__all__ = ["DATA", "JSON", "OUT", "SEED", "data_dir", "echo_json", "progress", "ticker"]
 
 #: ``--json``: print one JSON object instead of a table (parameter name: ``as_json``).
 JSON = typer.Option(False, "--json", help="Print one JSON object instead of a table.")
@@ -68,3 +70,33 @@ def ticker(label: str, count: Callable[[], str], every_s: float = 10.0, quiet: b
     finally:
         done.set()
         thread.join()
+
+
+@contextmanager
+def progress(quiet: bool = False, stream: Any = None) -> Iterator[Optional[Callable[[str], None]]]:
+    """A progress callback for a long command (``split 3/10 done``), or None where none should show.
+
+    It shows only on a terminal: ``stream`` (default stderr) is a TTY, ``CI`` is not ``true`` and not ``quiet``
+    (``--json``). Each message overwrites the previous one on the same line (carriage return, erase line), and the
+    line is erased when the block exits, so the command's own output starts on a clean line; stdout is never
+    written. Yields None otherwise, which every ``progress=`` parameter of the library takes as "no progress", so
+    a log file or a pipe gets nothing extra."""
+    out = stream if stream is not None else sys.stderr
+    tty = bool(getattr(out, "isatty", lambda: False)())
+    if quiet or not tty or os.environ.get("CI", "").lower() == "true":
+        yield None
+        return
+    shown = False
+
+    def show(msg: str) -> None:
+        nonlocal shown
+        out.write("\r\x1b[2K" + " ".join(msg.split()))
+        out.flush()
+        shown = True
+
+    try:
+        yield show
+    finally:
+        if shown:
+            out.write("\r\x1b[2K")
+            out.flush()

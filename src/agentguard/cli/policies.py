@@ -175,14 +175,17 @@ def synthesize(
             target = p.read_text(encoding="utf-8")
         except OSError as exc:
             raise InputError(f"cannot read specification {spec}: {exc.strerror}") from None
-        typer.echo("note: a text specification fixes no contract: the LLM writes it and nothing checks it "
-                   "against the rule (give a specification module to fix it)", err=True)
+        if not target.strip():
+            raise InputError(f"specification {spec} is empty: write the rule the policy must enforce")
     kwargs: dict[str, Any] = {"timeout_s": timeout}
     if model:
         kwargs["model"] = model
     if base_url:
         kwargs["base_url"] = base_url
-    client = OpenAICompatClient(**kwargs)
+    client = OpenAICompatClient(**kwargs)  # no endpoint: the one error line, before any note
+    if isinstance(target, str):
+        typer.echo("note: a text specification fixes no contract: the LLM writes it and nothing checks it "
+                   "against the rule (give a specification module to fix it)", err=True)
     opts = {"max_tokens": max_tokens} if max_tokens else None
     if no_verify:
         res = run(target, client, verifier=None, max_rounds=rounds, complete_options=opts)
@@ -252,14 +255,17 @@ def bench_agentdojo(
 
 
 def bench_policy_latency(
-    n: int = typer.Option(20000, help="checks per policy"),
+    n: int = typer.Option(20000, min=1, help="checks per policy (at least 1)"),
     as_json: bool = JSON,
     out: Optional[Path] = OUT,
 ) -> None:
     """Time one ToolCallGuard check per shipped policy (deterministic extractors, no LLM)."""
     from ..bench.policy_latency import measure
+    from .options import progress
 
-    _emit(measure(n), as_json, out, [])
+    with progress(quiet=as_json) as show:  # on a terminal only (tens of seconds otherwise silent)
+        res = measure(n, progress=show)
+    _emit(res, as_json, out, [])
 
 
 def _emit(res: dict, as_json: bool, out: Optional[Path], keys: list[str]) -> None:
