@@ -119,3 +119,25 @@ def test_agents_parallel_mcp_calls_run_exactly_those_allowed():
     calls = [function_call("mcp_fs__purge", {"path": "/srv"}, call_id="c1"),
              function_call("mcp_fs__delete_paths", {"paths": ["/tmp/x"]}, call_id="c2")]
     assert agents_mcp(ToolRuleGuard(deny=["purge"], name="d"), calls) == ([("delete_paths", ["/tmp/x"])], None)
+
+
+def test_agents_an_always_approve_answer_does_not_approve_a_later_escalated_call():
+    """``state.approve(item, always_approve=True)`` makes the SDK approve every later call of that tool without
+    asking: a later call the guard escalates (the human never saw it nor its verdicts) does not run."""
+    from test_openai_agents_approval import Escalating, build
+
+    effects, guard = [], Escalating()
+    agent = build(guard, effects, [
+        [function_call("delete_file", {"path": "/tmp/a"}, call_id="c1")],
+        [function_call("delete_file", {"path": "/tmp/important/db"}, call_id="c2")],
+        [assistant_message("done")], [assistant_message("done")]])
+
+    async def go():
+        first = await Runner.run(agent, "clean")
+        [item] = first.interruptions
+        state = first.to_state()
+        state.approve(item, always_approve=True)
+        return await Runner.run(agent, state)
+
+    asyncio.run(go())
+    assert effects == ["/tmp/a"] and guard.checks == ["delete_file", "delete_file"]

@@ -395,14 +395,16 @@ class AgentsGuard:
         approver = APPROVER if held else "nobody (the SDK was not asked; attach with AgentsGuard.guard_tools)"
         return await self.pipeline.aresolve(out, status is True, approver=approver)
 
-    async def _input(self, data: ToolInputGuardrailData, listed: McpListed | None = None) -> ToolGuardrailFunctionOutput:
-        """The input guardrail; ``listed``: the MCP server's tool the SDK runs for this call (:mod:`.openai_agents_mcp`),
-        judged under its server's name with the server's reading."""
+    async def _input(self, data: ToolInputGuardrailData,
+                     listed: McpListed | None = None) -> ToolGuardrailFunctionOutput:
+        """The input guardrail; ``listed``: the MCP server's tool the SDK runs for this call
+        (:mod:`.openai_agents_mcp`), judged under its server's name with the server's reading."""
         tc = data.context
         raw = tc.tool_arguments or ""
         run, facts = self._run(tc)
         tool = listed if listed is not None else _tool_of(data, tc.tool_name)
-        name = tool.name if isinstance(tool, McpListed) else call_name(tc.tool_name, getattr(tc, "tool_namespace", None))
+        name = tool.name if isinstance(tool, McpListed) else \
+            call_name(tc.tool_name, getattr(tc, "tool_namespace", None))
         proposal: Any = tool_call_of(name, raw, tc.tool_call_id or "")
         prepared = None
         if not isinstance(proposal, Unreadable):  # judged as the function will receive it (and it receives that)
@@ -457,10 +459,12 @@ class AgentsGuard:
             return ToolGuardrailFunctionOutput.raise_exception(output_info=info)
         return ToolGuardrailFunctionOutput.reject_content(msg, output_info=info)
 
-    async def _output(self, data: ToolOutputGuardrailData, listed: McpListed | None = None) -> ToolGuardrailFunctionOutput:
+    async def _output(self, data: ToolOutputGuardrailData,
+                      listed: McpListed | None = None) -> ToolGuardrailFunctionOutput:
         tc = data.context
         tool = listed if listed is not None else _tool_of(data, tc.tool_name)
-        name = tool.name if isinstance(tool, McpListed) else call_name(tc.tool_name, getattr(tc, "tool_namespace", None))
+        name = tool.name if isinstance(tool, McpListed) else \
+            call_name(tc.tool_name, getattr(tc, "tool_namespace", None))
         call = ToolCall(name, _parse_args(tc.tool_arguments or ""), tc.tool_call_id or "")
         read = _reading(tool, tc.tool_arguments or "", call)
         call = read if isinstance(read, ToolCall) else call

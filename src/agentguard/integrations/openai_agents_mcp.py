@@ -25,51 +25,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
-from .openai_agents_reading import LISTING_ATTR, McpListed
+from .openai_agents_reading import BINDING, McpListed, mcp_listed
 
 if TYPE_CHECKING:
     from .openai_agents import AgentsGuard
 
 __all__ = ["BINDING", "mcp_listed", "wrap_mcp_tools"]
 
-#: the attribute of an SDK function tool naming the MCP tool it runs: (server name, listed name, server index)
-BINDING = "_mcp_tool_binding"
 _WRAPPED = "_agentguard_mcp_tools"
-
-
-def _log_name(server: Any) -> str | None:
-    try:
-        from agents.mcp._logging import get_mcp_server_log_name  # what the SDK puts in the binding
-
-        return str(get_mcp_server_log_name(server.name))
-    except Exception:  # noqa: BLE001 - a server without a readable name: it cannot be matched
-        return None
-
-
-def mcp_listed(tool: Any, servers: Any = None) -> McpListed | None:
-    """The MCP tool ``tool`` runs, as its server runs it (None for a tool that is not an MCP server's): named as
-    the server names it (the listed name; ``<server>__<listed name>`` when the SDK renamed it), read by the
-    ``inputSchema`` that server listed (its tool listing, remembered by the guard, when ``servers[index]`` is that
-    server; else the schema the SDK built the tool with, the server's own unless converted to strict mode). A
-    binding that is not a (str, str, ...) triple is refused (an :class:`McpListed` without a schema)."""
-    binding = getattr(tool, BINDING, None)
-    if binding is None:
-        return None
-    if not (isinstance(binding, tuple) and len(binding) >= 2 and all(isinstance(x, str) for x in binding[:2])):
-        return McpListed(str(getattr(tool, "name", "mcp_tool")), None)
-    server_name, listed = binding[0], binding[1]
-    name = listed if getattr(tool, "name", None) == listed else f"{server_name}__{listed}"
-    index = binding[2] if len(binding) > 2 else None
-    schema: Any = None
-    found = False
-    if isinstance(index, int) and isinstance(servers, (list, tuple)) and 0 <= index < len(servers):
-        server = servers[index]
-        listing = getattr(server, LISTING_ATTR, None)
-        if _log_name(server) == server_name and isinstance(listing, dict) and listed in listing:
-            schema, found = listing[listed], True
-    if not found and getattr(tool, "strict_json_schema", True) is False:
-        schema = getattr(tool, "params_json_schema", None)  # the listed inputSchema as the SDK copied it
-    return McpListed(name, schema)
 
 
 def wrap_mcp_tools(ag: "AgentsGuard", agent: Any) -> None:

@@ -14,8 +14,8 @@ from .common import Unreadable, plain, refusal_message
 # the name the SDK's traces and approvals give a function tool (namespace.name; a deferred top-level tool by its name)
 from agents._tool_identity import tool_trace_name as _sdk_name  # noqa: E402 - agents_tracing required the SDK
 
-__all__ = ["HandoffRefused", "LISTING_ATTR", "McpListed", "UngatedToolCall", "_item_call", "_prepared", "_reading",
-           "_refusal", "_tool_of", "call_name"]
+__all__ = ["BINDING", "HandoffRefused", "LISTING_ATTR", "McpListed", "UngatedToolCall", "_item_call", "_prepared",
+           "_reading", "_refusal", "_tool_of", "call_name", "mcp_listed"]
 
 
 def call_name(name: str, namespace: str | None) -> str:
@@ -90,9 +90,7 @@ def _tool_of(data: Any, name: str) -> Any:
     same = [t for t in tools if (getattr(t, "_tool_namespace", None) or None) == ns]
     if same or tools:
         found = (same or tools)[-1]
-        if getattr(found, "_mcp_tool_binding", None) is not None:  # an MCP tool the caller converted itself
-            from .openai_agents_mcp import mcp_listed
-
+        if getattr(found, BINDING, None) is not None:  # an MCP tool the caller converted itself
             return mcp_listed(found, getattr(data.agent, "mcp_servers", None))
         return found
     for server in getattr(data.agent, "mcp_servers", None) or []:
@@ -122,6 +120,45 @@ class McpListed:
         if why is not None:
             return InputError(f"the MCP server would not read these arguments as given: {why}")
         return judged_call({call.name: self.schema}, call)
+
+
+#: the attribute of an SDK function tool naming the MCP tool it runs: (server name, listed name, server index)
+BINDING = "_mcp_tool_binding"
+
+
+def _log_name(server: Any) -> str | None:
+    try:
+        from agents.mcp._logging import get_mcp_server_log_name  # what the SDK puts in the binding
+
+        return str(get_mcp_server_log_name(server.name))
+    except Exception:  # noqa: BLE001 - a server without a readable name: it cannot be matched
+        return None
+
+
+def mcp_listed(tool: Any, servers: Any = None) -> McpListed | None:
+    """The MCP tool ``tool`` runs, as its server runs it (None for a tool that is not an MCP server's): named as
+    the server names it (the listed name; ``<server>__<listed name>`` when the SDK renamed it), read by the
+    ``inputSchema`` that server listed (its tool listing, remembered by the guard, when ``servers[index]`` is that
+    server; else the schema the SDK built the tool with, the server's own unless converted to strict mode). A
+    binding that is not a (str, str, ...) triple is refused (an :class:`McpListed` without a schema)."""
+    binding = getattr(tool, BINDING, None)
+    if binding is None:
+        return None
+    if not (isinstance(binding, tuple) and len(binding) >= 2 and all(isinstance(x, str) for x in binding[:2])):
+        return McpListed(str(getattr(tool, "name", "mcp_tool")), None)
+    server_name, listed = binding[0], binding[1]
+    name = listed if getattr(tool, "name", None) == listed else f"{server_name}__{listed}"
+    index = binding[2] if len(binding) > 2 else None
+    schema: Any = None
+    found = False
+    if isinstance(index, int) and isinstance(servers, (list, tuple)) and 0 <= index < len(servers):
+        server = servers[index]
+        listing = getattr(server, LISTING_ATTR, None)
+        if _log_name(server) == server_name and isinstance(listing, dict) and listed in listing:
+            schema, found = listing[listed], True
+    if not found and getattr(tool, "strict_json_schema", True) is False:
+        schema = getattr(tool, "params_json_schema", None)  # the listed inputSchema as the SDK copied it
+    return McpListed(name, schema)
 
 
 class UngatedToolCall(InputError):

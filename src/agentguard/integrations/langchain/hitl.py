@@ -10,7 +10,7 @@ from ...core.enforcement import Outcome
 from ...core.pipeline import approval_request
 from ...core.types import ToolCall
 
-__all__ = ["APPROVER", "DECISIONS", "Human", "hitl_decision", "hitl_request"]
+__all__ = ["APPROVER", "DECISIONS", "Human", "as_reviewed", "hitl_decision", "hitl_request"]
 
 DECISIONS = ["approve", "edit", "reject", "respond"]
 #: who answered, as the guard service's audit log records it (RemoteGuard escalations)
@@ -86,3 +86,29 @@ class Human:
             note = decision.get("message") if isinstance(decision.get("message"), str) else ""
             self.text = f"agentguard: tool call {call.name} refused by a human{': ' + note if note else ''} ({why})"
         self.kind = kind
+
+
+def as_reviewed(request: Any) -> Any:
+    """``request`` as LangChain's own ``HumanInTheLoopMiddleware`` runs it: a reviewer's ``edit`` (kept in the state
+    under its ``hitl_edited_tool_calls`` key, by call id) replaces the model's call in that middleware's
+    ``wrap_tool_call``, which may sit inside the gate (listed after it): the gate judged the model's call, then the
+    edit ran unjudged (a redirect to another tool, ``read_path("/etc/shadow")``), or the pinned original ran though the
+    reviewer had replaced it. The edit is applied here with that middleware's own reading (``_reviewer_edit``,
+    ``_apply_edit``: another tool is looked up in ``runtime.tools``, an unknown one raises, so nothing runs), and the
+    gate judges and pins what it will run; applied again inside, it is the same call. Unchanged when no edit is held
+    for this call (or LangChain has no such middleware)."""
+    try:
+        from langchain.agents.middleware.human_in_the_loop import (
+            _EDITED_TOOL_CALLS_KEY,
+            HumanInTheLoopMiddleware,
+        )
+    except ImportError:  # pragma: no cover - a LangChain without it: no edit to apply
+        return request
+    state = getattr(request, "state", None)
+    held = (state.get(_EDITED_TOOL_CALLS_KEY) if isinstance(state, dict)
+            else getattr(state, _EDITED_TOOL_CALLS_KEY, None))
+    if not held:
+        return request
+    reviewer = HumanInTheLoopMiddleware(interrupt_on={})
+    executed = reviewer._reviewer_edit(request)
+    return request if executed is None else reviewer._apply_edit(request, executed)

@@ -15,7 +15,7 @@ from ...core.runs import RunEvicted
 from ...core.types import Context, Decision, ToolCall, Verdict
 from ..recording import TraceRecorder
 from ..common import as_facts, plain, refusal_message
-from .hitl import APPROVER, Human, hitl_decision, hitl_request
+from .hitl import APPROVER, Human, as_reviewed, hitl_decision, hitl_request
 from .reading import _pinned, _reading
 
 require("langchain.agents.middleware", "integrations")
@@ -378,6 +378,7 @@ class AgentGuardMiddleware(AgentMiddleware):
         return edited
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        request = as_reviewed(request)  # a LangChain HITL reviewer's edit, which runs inside: judged as it will run
         st, call, out, sources = self._begin(request)
         out = out or self.pipeline.decide(st, call)
         human = None
@@ -399,6 +400,7 @@ class AgentGuardMiddleware(AgentMiddleware):
         return result
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        request = as_reviewed(request)
         st, call, out, sources = self._begin(request)
         out = out or await self.pipeline.adecide(st, call)
         human = None

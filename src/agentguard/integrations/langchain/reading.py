@@ -127,7 +127,16 @@ def _pinned(tool: Any, args: dict[str, Any], judged: ToolCall, state: Any = None
     if call_key(ToolCall(judged.name, {**named, **from_state}, judged.call_id)) != call_key(judged):
         return None
 
+    sent = copy.deepcopy(args)
+
     def fixed(tool_input: Any, tool_call_id: str | None) -> Any:
+        given = {k: v for k, v in tool_input.items() if k not in injected} if isinstance(tool_input, dict) else None
+        if given is None or plain(given) != plain({k: v for k, v in sent.items() if k not in injected}):
+            # a middleware inside the gate replaced the arguments after the decision (LangChain's per-call HITL
+            # applying a reviewer's edit): neither the replacement (never judged) nor the judged call (which the
+            # reviewer did not approve) runs
+            raise ValueError("agentguard: the call's arguments were replaced after the guard judged them (put the "
+                             "middleware that edits calls before the agentguard gate)")
         base = parse(tool_input, tool_call_id) if injected else {}
         if any(k not in base or plain(base[k]) != v for k, v in from_state.items()):  # the state changed since
             raise ValueError("agentguard: an injected state value is not the one the guard judged")

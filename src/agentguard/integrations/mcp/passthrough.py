@@ -4,7 +4,8 @@
 Listings are merged from every upstream that offers them (prompt names prefixed like tools when the
 proxy prefixes); ``prompts/get`` and ``resources/read`` are guarded as the calls
 ``ToolCall("prompts/get", {"name", "arguments"})`` and ``ToolCall("resources/read", {"uri"})`` (the URI as the
-server reads it, :func:`~.wire.uri_reading`; the canonical spelling is forwarded) by the proxy's Pipeline: only an outcome that runs exactly the request forwards it, anything else answers with
+server reads it, :func:`~.wire.uri_reading`; the canonical spelling is forwarded) by the proxy's Pipeline: only
+an outcome that runs exactly the request forwards it, anything else answers with
 an MCP error naming the refusal.
 """
 

@@ -11,8 +11,9 @@ from typing import Any
 
 from ...core.types import ToolCall
 
-__all__ = ["FORWARDED_METHODS", "GUARDED_METHODS", "LINE_LIMIT", "MODERN_VERSIONS", "OWN_ID_PREFIX", "VERSION_META_KEY", "as_call", "as_read", "canonical_uri",
-           "dump", "key", "meta_of", "modern", "pipe_reader", "result_text", "tool_uses", "uri_reading", "wire"]
+__all__ = ["FORWARDED_METHODS", "GUARDED_METHODS", "LINE_LIMIT", "MODERN_VERSIONS", "OWN_ID_PREFIX", "VERSION_META_KEY",
+           "as_call", "as_read", "canonical_uri", "dump", "key", "meta_of", "modern", "pipe_reader", "result_text",
+           "tool_uses", "uri_reading", "wire"]
 
 VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 MODERN_VERSIONS = ("2026-07-28",)
