@@ -62,7 +62,7 @@ from ..core.errors import InputError, require
 from .secret_fragments import KnownSecrets
 from .secret_gate import Gate
 from .secret_spelled import spelled
-from .secret_windows import WINDOW, windows
+from .secret_windows import OVERLAP, WINDOW, chunks, windows
 from .secret_views import (_A85, _B85, GATED_VIEWS, decodings, is_reading, read_bytes, read_invisible, skeleton, untag,
                            url_fields, url_pieces, views)
 
@@ -91,6 +91,18 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX = re.compile(r"[0-9A-Fa-f]{24}")   # a hex run a decoding reads (any length from 24, odd too)
 _DIGIT_OR_AT = re.compile(r"[\d@]")
+#: _JOINED (session 22): a format finding in the despaced reading (every blank of the text removed) is kept only when
+#: it holds a digit. Prose joined without its blanks is letters: ``Rent-A-Car company name ...`` read as
+#: ``ACarcompanyname...`` is a Twilio SID (``AC[a-z0-9]{32}``) and refused a benign 100 KB tool output. A random key
+#: without a digit is rare (a 32-hex body: (6/16)**32; an AWS id's 16 base-36 characters: 0.55%) and, written in groups
+#: of one width, is still read by the ``ungrouped`` reading; a known secret is searched without this filter.
+_DIGIT = re.compile(r"\d")
+#: _HEX_ONLY (session 22): a format finding in a view that changed the text's case is kept only when it is not all hex
+#: digits. Hex is one value in either case, so a hex id (a request id, a hash: ``acca9ad19dd6b565ab32``) read upper-cased
+#: is no AWS key id (``ACCA[0-9A-Z]{16}``) but refused a benign log; a real AWS id has a letter past F (all sixteen
+#: characters of its base-32 body in ``A-F2-7``: (12/32)**16).
+_HEX_ONLY = re.compile(r"[0-9A-Fa-f]+")
+_CASED = ("|uppercased", "|lowercased")
 #: the shortest text whose views are read: no format a default plugin detects is shorter (Slack's ``xoxb-`` and
 #: ten characters is the shortest); a key cut into shorter pieces is read where the pieces are joined back
 _MIN_VIEW = 12
@@ -203,6 +215,17 @@ class LeakScanner:
             out += self._read(text[start:end], path, full, known, json_whole=False)
         return _unique(out)
 
+    def _scan_joined(self, joined: str, path: str, known: KnownSecrets | None) -> list[Finding]:
+        """A text this scanner joined from pieces it read whole (format detectors only): read in chunks cut anywhere
+        (:func:`~agentguard.policies.secret_windows.chunks`): the pieces of thousands of URLs join into one run
+        without a blank, which no window may cut, and which was read whole (session 22)."""
+        if len(joined) > self.max_chars:
+            return [Finding("unreadable", "too long", path, "")]
+        out: list[Finding] = []
+        for start, end in chunks(joined):
+            out += self._read(joined[start:end], path, False, known)
+        return _unique(out)
+
     def _json(self, stripped: str, where: str, known: KnownSecrets | None) -> list[Finding]:
         """The findings of ``stripped`` read as a JSON object or array ([] when it is none)."""
         if not (stripped[:1] in "{[" and stripped[-1:] in "}]"):
@@ -237,7 +260,12 @@ class LeakScanner:
             if tagged is not None:  # tag characters shadow ASCII ("ASCII smuggling"): read what they spell
                 todo.append((tagged, f"{where}|tags", depth, viewable, whole, unsep))
             canon = t if t.isascii() else read_invisible(t)
-            out += self._detect(canon, where, whole)
+            found = self._detect(canon, where, whole)
+            if where.endswith("|despaced"):   # words joined across blanks: a key's body has a digit (see _JOINED)
+                found = [f for f in found if f.kind != "secret" or _DIGIT.search(f.value)]
+            elif where.endswith(_CASED):   # a hex id read in the other case is no key (see _HEX_ONLY)
+                found = [f for f in found if f.kind != "secret" or not _HEX_ONLY.fullmatch(f.value)]
+            out += found
             if known is not None and _new_to_known(where) and (hit := known.find(canon)) is not None:
                 out.append(Finding("secret", "known secret", f"{where}|{hit[1]}" if hit[1] else where, hit[0]))
             if not self.decode or depth >= MAX_LAYERS:
@@ -255,7 +283,8 @@ class LeakScanner:
                                  else False, whole and name == "homoglyph", unsep and name == "homoglyph"))
             if json_whole or depth:
                 out += self._json(canon.strip(), where, known)
-            for layer, d in (*decodings(canon), *spelled(canon)):   # spelled: a key read out in words
+            cased = where.endswith(_CASED)   # session 22: see decodings(runs=False) and _HEX_ONLY
+            for layer, d in (*decodings(canon, not cased), *spelled(canon)):   # spelled: a key read out in words
                 if d is None:  # a decoding that cannot be finished in bound (a compression bomb)
                     out.append(Finding("unreadable", f"{layer} inflates past its bound", f"{where}|{layer}", ""))
                 else:
@@ -342,8 +371,8 @@ class LeakScanner:
         if isinstance(value, str):
             found = self.scan_text(value, path, known=known)
             if depth == 0 and len(parts := url_pieces(value)) > 1 and len(value) <= self.max_chars:
-                for joined in _orders(parts):   # a key cut into a URL's query values, path segments, labels
-                    found += self.scan_text(joined, f"{path}<joined>", full=False, known=known)
+                for joined in _orders(_elided(parts)):   # a key cut into a URL's query values, path segments, labels
+                    found += self._scan_joined(joined, f"{path}<joined>", known)
             return _unique(found)
         if depth > MAX_NESTING:
             return [Finding("unreadable", "nested too deep", path, "")]
@@ -373,25 +402,41 @@ class LeakScanner:
             leaves, var = [p for g in groups for p in g], [p for g in varying(groups) for p in g]
             for parts in ([leaves] + ([var] if var != leaves and len(var) > 1 else [])):
                 if len(parts) > 1 and sum(map(len, parts)) <= self.max_chars:  # a secret split across arguments, as
-                    for joined in _orders(parts):  # the receiver joins it back, in whatever order it joins them
-                        out += self.scan_text(joined, f"{path}<joined>", full=False, known=known)
+                    for joined in _orders(_elided(parts)):  # the receiver joins it back, in whatever order
+                        out += self._scan_joined(joined, f"{path}<joined>", known)
             for name, vals in fields_of(string_leaves(value, 0)).items():   # each query field's values joined
                 if len(vals) > 1 and sum(map(len, vals)) <= self.max_chars:
                     for joined in dict.fromkeys(["".join(vals), "".join(reversed(vals))]):
-                        out += self.scan_text(joined, f"{path}<{name}>", full=False, known=known)
+                        out += self._scan_joined(joined, f"{path}<{name}>", known)
         return _unique(out)
 
 
 #: split across at most this many string leaves (and this many characters), every order of the pieces is read
 #: joined; more pieces are read in their order, reversed and sorted
 _PERMUTED_LEAVES, _PERMUTED_CHARS = 4, 4096
+#: more pieces than this are read joined in their order only (not reversed or sorted): a key cut into more than 64
+#: pieces of one call and reordered is not read (stated; pieces over calls: secret_fragments.KnownSecrets.covering)
+_REORDERED_MAX = 64
+
+
+def _elided(parts: list[str]) -> list[str]:
+    """``parts`` with the middle of each piece longer than ``2 * OVERLAP`` replaced by `` \x00 `` (session 22): a
+    joined reading exists for what crosses a junction of two pieces, which lies within :data:`OVERLAP` characters of
+    it (a key, its encodings: far shorter); each piece is read whole on its own. Without this a 1 MB argument was
+    read again whole in every order (a scan cost ten readings of it). The marker is a token no reading joins
+    (a blank on each side; no decoder or view reads a NUL)."""
+    if sum(map(len, parts)) <= WINDOW:
+        return parts
+    return [p if len(p) <= 2 * OVERLAP else f"{p[:OVERLAP]} \x00 {p[-OVERLAP:]}" for p in parts]
 
 
 def _orders(leaves: list[str]) -> Iterator[str]:
     """The leaves joined in each order a receiver may join them: ``{"p1": "...MPLE", "p0": "AKIA..."}`` is written
-    in one order and read in another (a template, sorted keys)."""
+    in one order and read in another (a template, sorted keys); over :data:`_REORDERED_MAX` pieces, as written."""
     if len(leaves) <= _PERMUTED_LEAVES and sum(map(len, leaves)) <= _PERMUTED_CHARS:
         yield from dict.fromkeys("".join(p) for p in itertools.permutations(leaves))
+    elif len(leaves) > _REORDERED_MAX:   # session 22: a text of thousands of URLs was read three more times whole
+        yield "".join(leaves)
     else:
         yield from dict.fromkeys(["".join(leaves), "".join(reversed(leaves)), "".join(sorted(leaves))])
 
