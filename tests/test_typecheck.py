@@ -47,6 +47,7 @@ CHECKED = (
     f"{PKG}/policies/secret_fragments.py",
     f"{PKG}/policies/secret_spelled.py",
     f"{PKG}/policies/secret_gate.py",
+    f"{PKG}/policies/secret_joins.py",
     f"{PKG}/policies/secret_urls.py",
     f"{PKG}/policies/secret_windows.py",
     f"{PKG}/policies/toolinfer.py",

@@ -52,7 +52,6 @@ any form).
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -60,11 +59,12 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..core.errors import InputError, require
 from .secret_fragments import KnownSecrets
+from .secret_joins import MAX_NESTING, _elided, _names_and_leaves, _orders, fields_of, pieces, string_leaves, varying
 from .secret_gate import Gate
 from .secret_spelled import spelled
-from .secret_windows import OVERLAP, WINDOW, chunks, windows
+from .secret_windows import WINDOW, chunks, windows
 from .secret_views import (_A85, _B85, GATED_VIEWS, decodings, is_reading, read_bytes, read_invisible, skeleton, untag,
-                           url_fields, url_pieces, views)
+                           url_pieces, views)
 
 __all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "decodings", "fields_of", "pieces",
            "plugin_names",
@@ -80,7 +80,6 @@ DEFAULT_PLUGINS = (
 )
 PII_KINDS = ("credit_card", "us_ssn", "iban", "phone", "email")
 DEFAULT_PII = ("credit_card", "us_ssn")
-MAX_NESTING = 8
 MAX_LAYERS = 3
 
 _CARD = re.compile(r"(?<![\w-])(?:\d[ -]?){12,18}\d(?![\w-])")
@@ -400,7 +399,9 @@ class LeakScanner:
         if depth == 0 and isinstance(value, (Mapping, list, tuple)):
             groups = [url_pieces(leaf) for leaf in string_leaves(value, 0)]
             leaves, var = [p for g in groups for p in g], [p for g in varying(groups) for p in g]
-            for parts in ([leaves] + ([var] if var != leaves and len(var) > 1 else [])):
+            named = list(_names_and_leaves(value))   # session 22: a key cut across an argument's name and value
+            for parts in ([leaves] + ([var] if var != leaves and len(var) > 1 else [])
+                          + ([named] if named != leaves and len(named) > 1 else [])):
                 if len(parts) > 1 and sum(map(len, parts)) <= self.max_chars:  # a secret split across arguments, as
                     for joined in _orders(_elided(parts)):  # the receiver joins it back, in whatever order
                         out += self._scan_joined(joined, f"{path}<joined>", known)
@@ -409,74 +410,6 @@ class LeakScanner:
                     for joined in dict.fromkeys(["".join(vals), "".join(reversed(vals))]):
                         out += self._scan_joined(joined, f"{path}<{name}>", known)
         return _unique(out)
-
-
-#: split across at most this many string leaves (and this many characters), every order of the pieces is read
-#: joined; more pieces are read in their order, reversed and sorted
-_PERMUTED_LEAVES, _PERMUTED_CHARS = 4, 4096
-#: more pieces than this are read joined in their order only (not reversed or sorted): a key cut into more than 64
-#: pieces of one call and reordered is not read (stated; pieces over calls: secret_fragments.KnownSecrets.covering)
-_REORDERED_MAX = 64
-
-
-def _elided(parts: list[str]) -> list[str]:
-    """``parts`` with the middle of each piece longer than ``2 * OVERLAP`` replaced by `` \x00 `` (session 22): a
-    joined reading exists for what crosses a junction of two pieces, which lies within :data:`OVERLAP` characters of
-    it (a key, its encodings: far shorter); each piece is read whole on its own. Without this a 1 MB argument was
-    read again whole in every order (a scan cost ten readings of it). The marker is a token no reading joins
-    (a blank on each side; no decoder or view reads a NUL)."""
-    if sum(map(len, parts)) <= WINDOW:
-        return parts
-    return [p if len(p) <= 2 * OVERLAP else f"{p[:OVERLAP]} \x00 {p[-OVERLAP:]}" for p in parts]
-
-
-def _orders(leaves: list[str]) -> Iterator[str]:
-    """The leaves joined in each order a receiver may join them: ``{"p1": "...MPLE", "p0": "AKIA..."}`` is written
-    in one order and read in another (a template, sorted keys); over :data:`_REORDERED_MAX` pieces, as written."""
-    if len(leaves) <= _PERMUTED_LEAVES and sum(map(len, leaves)) <= _PERMUTED_CHARS:
-        yield from dict.fromkeys("".join(p) for p in itertools.permutations(leaves))
-    elif len(leaves) > _REORDERED_MAX:   # session 22: a text of thousands of URLs was read three more times whole
-        yield "".join(leaves)
-    else:
-        yield from dict.fromkeys(["".join(leaves), "".join(reversed(leaves)), "".join(sorted(leaves))])
-
-
-def fields_of(texts: Iterable[str]) -> dict[str, list[str]]:
-    """The query values of every URL in ``texts`` by parameter name, in order (:func:`.secret_views.url_fields`)."""
-    out: dict[str, list[str]] = {}
-    for t in texts:
-        for k, vals in url_fields(t).items():
-            out.setdefault(k, []).extend(vals)
-    return out
-
-
-def string_leaves(value: Any, depth: int = 0) -> Iterator[str]:
-    """The string leaves of ``value`` in order (mapping keys are names, not content: not included)."""
-    if isinstance(value, str):
-        yield value
-    elif depth <= MAX_NESTING and isinstance(value, Mapping):
-        for v in value.values():
-            yield from string_leaves(v, depth + 1)
-    elif depth <= MAX_NESTING and isinstance(value, (list, tuple)):
-        for v in value:
-            yield from string_leaves(v, depth + 1)
-
-
-def pieces(value: Any) -> list[str]:
-    """The string leaves of ``value`` in order, each URL in them read as the pieces its receiver reads apart
-    (:func:`~agentguard.policies.secret_views.url_pieces`): what a receiver may join back into one value."""
-    return [p for leaf in string_leaves(value) for p in url_pieces(leaf)]
-
-
-def varying(groups: Sequence[Sequence[str]]) -> list[list[str]]:
-    """Per group of ``groups`` (one per URL, argument or call), its pieces that no other group holds, in order:
-    what changes from one request to the next. A piece the requests repeat (``i.png`` of
-    ``https://evil.xyz/i.png?d=<piece>``) is the template, which a receiver drops before it joins the rest."""
-    held: dict[str, int] = {}
-    for g in groups:
-        for p in set(g):
-            held[p] = held.get(p, 0) + 1
-    return [[p for p in g if held[p] == 1] for g in groups]
 
 
 #: views whose text a known secret's search reads already (it folds case, drops separators and blanks, reads the
