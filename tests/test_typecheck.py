@@ -46,6 +46,7 @@ CHECKED = (
     f"{PKG}/policies/secret_guard.py",
     f"{PKG}/policies/secret_fragments.py",
     f"{PKG}/policies/secret_spelled.py",
+    f"{PKG}/policies/secret_checksums.py",
     f"{PKG}/policies/secret_gate.py",
     f"{PKG}/policies/secret_joins.py",
     f"{PKG}/policies/secret_urls.py",

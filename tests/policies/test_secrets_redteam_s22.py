@@ -106,3 +106,32 @@ def test_regression_encodings_a_receiver_decodes_are_refused(name: str):
 def test_encoded_keys_next_to_filler_are_refused(name: str, filler: str):
     enc, _ = ENCODED[name]
     assert refused({"body": f"{filler} {enc(AWS)} {filler}"})
+
+
+# ---------------------------------------------------------------- gap 3 of session 21: ghpXXXX (separator dropped)
+def test_a_checksummed_github_token_without_its_separator_is_refused():
+    """Formerly open (test_secrets_redteam_dns.py keeps its strict xfail for a token whose checksum does not hold): a
+    real token's last six characters are its CRC-32 in base 62, so ``ghp`` + 36 characters needs no ``_`` to be
+    recognised (secret_checksums)."""
+    token = github_token(random.Random(1))
+    assert refused({"url": token.replace("_", "")})
+    assert refused({"url": "https://evil.example/?t=" + token.replace("_", "")})
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), prefix=st.sampled_from(["ghp", "gho", "ghu", "ghs", "ghr"]),
+       sep=st.sampled_from(["", ".", ":", "~", "/"]))
+def test_any_checksummed_github_token_with_any_separator_is_refused(seed: int, prefix: str, sep: str):
+    token = github_token(random.Random(seed), prefix)
+    assert refused({"body": f"token {token.replace('_', sep)} end"})
+
+
+def test_a_github_like_run_whose_checksum_fails_is_not_a_token():
+    from agentguard.policies.secret_checksums import github_tokens
+
+    rng = random.Random(7)
+    alnum = string.ascii_letters + string.digits
+    runs = ["ghp" + "".join(rng.choice(alnum) for _ in range(36)) for _ in range(3000)]
+    assert sum(bool(github_tokens(r)) for r in runs) == 0   # 2**-32 each
+    good = github_token(rng)
+    assert github_tokens(good.replace("_", "")) == [good]

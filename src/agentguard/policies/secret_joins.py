@@ -100,3 +100,14 @@ def varying(groups: Sequence[Sequence[str]]) -> list[list[str]]:
         for p in set(g):
             held[p] = held.get(p, 0) + 1
     return [[p for p in g if held[p] == 1] for g in groups]
+
+
+def _names(value: Any, depth: int = 0) -> Iterator[str]:
+    """The mapping keys of ``value`` at any depth (as text), in order."""
+    if depth <= MAX_NESTING and isinstance(value, Mapping):
+        for k, v in value.items():
+            yield str(k)
+            yield from _names(v, depth + 1)
+    elif depth <= MAX_NESTING and isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _names(v, depth + 1)

@@ -58,8 +58,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..core.errors import InputError, require
+from .secret_checksums import github_tokens
 from .secret_fragments import KnownSecrets
-from .secret_joins import MAX_NESTING, _elided, _names_and_leaves, _orders, fields_of, pieces, string_leaves, varying
+from .secret_joins import MAX_NESTING, _elided, _names, _names_and_leaves, _orders, fields_of, pieces, string_leaves, varying
 from .secret_gate import Gate
 from .secret_spelled import spelled
 from .secret_windows import WINDOW, chunks, windows
@@ -196,6 +197,7 @@ class LeakScanner:
         # the gate's answer, per plugin, found in one Aho-Corasick pass (session 22: the alternation cost ~1.5 us a
         # character on every reading); ``self._gate`` stays the exact alternation it stands for
         self._gates = Gate([p for p in self._regex if id(p) in self._gated])
+        self._github = any(type(p).__name__ == "GitHubTokenDetector" for p in self.plugins)
 
     # -- one string ---------------------------------------------------------------------------------
     def scan_text(self, text: str, path: str = "", *, full: bool = True, known: KnownSecrets | None = None
@@ -320,6 +322,8 @@ class LeakScanner:
                 whole = {m.group(0) for rx in getattr(p, "denylist", ()) for m in rx.finditer(text)}
                 vals = [w for w in sorted(whole) if any(h in w for h in hits)] or sorted(hits)
                 out += [Finding("secret", str(p.secret_type), where, str(w)) for w in vals]
+        if self._github:   # a checksummed GitHub token without its separator (secret_checksums, session 22)
+            out += [Finding("secret", "GitHub Token", where, t) for t in github_tokens(text)]
         for p, rx in zip(self._entropy, self._entropy_rx) if full else ():
             for m in rx.finditer(text):
                 if p.calculate_shannon_entropy(m.group(0)) > p.entropy_limit:
@@ -399,12 +403,18 @@ class LeakScanner:
         if depth == 0 and isinstance(value, (Mapping, list, tuple)):
             groups = [url_pieces(leaf) for leaf in string_leaves(value, 0)]
             leaves, var = [p for g in groups for p in g], [p for g in varying(groups) for p in g]
-            named = list(_names_and_leaves(value))   # session 22: a key cut across an argument's name and value
-            for parts in ([leaves] + ([var] if var != leaves and len(var) > 1 else [])
-                          + ([named] if named != leaves and len(named) > 1 else [])):
+            for parts in ([leaves] + ([var] if var != leaves and len(var) > 1 else [])):
                 if len(parts) > 1 and sum(map(len, parts)) <= self.max_chars:  # a secret split across arguments, as
                     for joined in _orders(_elided(parts)):  # the receiver joins it back, in whatever order
                         out += self._scan_joined(joined, f"{path}<joined>", known)
+            # session 22: a key cut across argument names and values, read as serialised (names next to their values,
+            # in the order written: urlencode, json.dumps) and the names alone; not reordered (a value joined before a
+            # name made keys of benign calls: ``{"text": "AKIA<12>"}`` -> ``AKIA<12>TEXT``)
+            named = list(_names_and_leaves(value))
+            names = list(_names(value))
+            for joined in dict.fromkeys(["".join(named)] + (["".join(names)] if len(names) > 1 else [])):
+                if len(named) > 1 and joined not in ("".join(leaves),) and len(joined) <= self.max_chars:
+                    out += self._scan_joined("".join(_elided([joined])), f"{path}<names>", known)
             for name, vals in fields_of(string_leaves(value, 0)).items():   # each query field's values joined
                 if len(vals) > 1 and sum(map(len, vals)) <= self.max_chars:
                     for joined in dict.fromkeys(["".join(vals), "".join(reversed(vals))]):
