@@ -150,6 +150,7 @@ def test_windows_cover_overlap_and_cut_only_at_safe_blanks(text: str, size: int,
     key = re.compile(r"[A-Za-z0-9+/=_\-]")
     for (s0, e0), (s1, e1) in zip(ws, ws[1:]):
         assert s0 < s1 <= e0 < e1   # covered, in order
+        assert e0 - s1 >= overlap   # so every stretch of `overlap` characters lies whole in one window
     for s, e in ws:
         for c in (s, e):
             if 0 < c < len(text):   # a cut: a blank with a non-key character on one side, or between two of them
@@ -169,6 +170,18 @@ def test_chunks_hold_every_short_stretch(n: int, size: int, overlap: int):
     assert cs[0][0] == 0 and cs[-1][1] == n
     for a in range(0, n - overlap + 1, 7):   # every stretch of `overlap` characters is in one chunk
         assert any(s <= a and a + overlap <= e for s, e in cs)
+
+
+def test_a_key_with_safe_cuts_after_a_long_uncut_run_is_in_one_window():
+    """Hole in the first windows of this session (found probing them): after a blob with no safe cut, the next window
+    started at the first cut after it, inside a key written with ``, `` between groups (no overlap there)."""
+    blob = base64.b64encode(random.Random(0).randbytes(6800)).decode()
+    for pre in (0, 500, 3000, 7000, 8000):
+        key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+        spaced = ", ".join(key[i:i + 6] for i in range(0, len(key), 6))
+        text = "hello, world. " * (pre // 14) + blob + " " + spaced + " end."
+        at = text.index(spaced)
+        assert any(s <= at and at + len(spaced) <= e for s, e in windows(text)), pre
 
 
 def test_windows_overlap_by_at_least_overlap_where_the_text_allows():

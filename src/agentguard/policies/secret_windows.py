@@ -12,8 +12,9 @@ character is bounded whatever the length.
 text's start or end, a blank next to a character outside the key alphabet ``[A-Za-z0-9+/=_-]``, or the place between
 two such characters that are not blanks: ``","`` of minified JSON), so a stretch with no safe cut inside (a run of the
 key alphabet however long: a base64 or hex blob; or such runs separated by blanks only: base64 wrapped into lines, a
-key written in groups, spelled-out words) is always read whole in one window; and two consecutive windows overlap by at least :data:`OVERLAP` characters wherever the text has a safe cut
-that far back in the window, so every stretch of at most ``OVERLAP`` characters is read whole in some window. What
+key written in groups, spelled-out words) is always read whole in one window; and two consecutive windows overlap by at least :data:`OVERLAP` characters (a window after a stretch without a
+safe cut reaches ``OVERLAP`` past the cut the next one starts at), so every stretch of at most ``OVERLAP`` characters
+is read whole in some window. What
 the scanner reads only across a whole text is read on the whole text: a JSON text is parsed whole
 (:meth:`~agentguard.policies.secrets.LeakScanner.scan_text`).
 """
@@ -43,14 +44,20 @@ def windows(text: str, size: int = WINDOW, overlap: int = OVERLAP) -> list[tuple
     start = 0
     while True:
         end = cuts[bisect.bisect_left(cuts, start + size)] if start + size < len(text) else len(text)
-        out.append((start, end))
         if end >= len(text):
+            out.append((start, len(text)))
             return out
         i = bisect.bisect_right(cuts, end - overlap) - 1   # the last safe cut OVERLAP before the end
         if i >= 0 and cuts[i] > start:
-            start = cuts[i]
-        else:   # no safe cut that far back: the first one after the start (a stretch without one is read whole)
-            start = cuts[bisect.bisect_right(cuts, start)]
+            nxt = cuts[i]
+        else:   # no safe cut that far back (a stretch without one, read whole): the next window starts at the first
+            nxt = cuts[bisect.bisect_right(cuts, start)]   # cut after it, and this one reaches OVERLAP past that
+            far = nxt + overlap
+            end = max(end, cuts[bisect.bisect_left(cuts, far)] if far < len(text) else len(text))
+        out.append((start, end))
+        if end >= len(text):
+            return out
+        start = nxt
 
 
 def chunks(text: str, size: int = WINDOW, overlap: int = OVERLAP) -> list[tuple[int, int]]:
