@@ -18,7 +18,8 @@ frequent separator alone, and all of them at once). Unicode tag characters (``U+
 smuggling") are read as the ASCII they shadow (:func:`untag`) before they are stripped as invisible.
 
 **Session 20**: for the format detectors only, separators between letters or digits read as ``_`` and ``-``
-(``ghp-...``, ``xoxb_...``: a swapped prefix separator); a dropped one (``ghpXXXX``) is not (strict xfail). Groups of
+(``ghp-...``, ``xoxb_...``: a swapped prefix separator); a dropped one (``ghpXXXX``) is not (strict xfail), except
+a GitHub token whose checksum holds (:mod:`agentguard.policies.secret_checksums`, session 22). Groups of
 one width (``AKIA IOSF ODNN``) read as one run are a reading (``ungrouped``), viewed again.
 
 **Session 19**: runs of numbers, one per character (decimal code points or bytes, ``0x``/``U+``/``\\u{}`` hex, octal,

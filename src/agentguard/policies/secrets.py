@@ -34,6 +34,12 @@ than ``max_chars``, a compressed run that inflates past its bound, or readings t
 :data:`READ_BUDGET` times a string's length are findings of kind ``unreadable`` (refused: not read is not
 allowed).
 
+Cost (session 22): linear in the text's length: a string over :data:`~agentguard.policies.secret_windows.WINDOW`
+characters is read in overlapping windows (:mod:`agentguard.policies.secret_windows`), a text joined from pieces in
+chunks, and the format gate is one Aho-Corasick pass (:mod:`agentguard.policies.secret_gate`). A key cut across an
+argument's name and its value is read joined (names next to values, as serialised); a checksummed GitHub token without
+its ``_`` is read (:mod:`agentguard.policies.secret_checksums`).
+
 Known secrets (:mod:`agentguard.policies.secret_fragments`): given ``known`` (the secrets a guard was configured
 with or read in the run), every reading above is also searched for 12 consecutive characters of one of them,
 case-folded, separators dropped, forwards, reversed or in ROT13, and every 2nd and 3rd character: a slice of a key
