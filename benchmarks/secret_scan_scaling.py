@@ -1,7 +1,7 @@
 """Cost of the secret scanner against the length of a benign text, this tree side by side with an older commit.
 
     python benchmarks/secret_scan_scaling.py [--old 8d42933] [--data ../shared/data] [--cap 60]
-                                              [--out benchmarks/results/secret_scan_scaling.json]
+                                              [--new-only] [--out benchmarks/results/secret_scan_scaling.json]
 
 Texts (benign; any finding is a false refusal and is recorded):
 
@@ -89,6 +89,7 @@ def main() -> None:
     ap.add_argument("--old", default="8d42933")
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     ap.add_argument("--cap", type=float, default=60.0)
+    ap.add_argument("--new-only", action="store_true", help="measure this tree only (not --old)")
     ap.add_argument("--out", default=str(REPO / "benchmarks/results/secret_scan_scaling.json"))
     a = ap.parse_args()
     t_start, load0 = time.perf_counter(), os.getloadavg()
@@ -102,7 +103,7 @@ def main() -> None:
         subprocess.run(["git", "-C", str(REPO), "archive", "-o", str(arch), a.old, "src"], check=True)
         with tarfile.open(arch) as tf:
             tf.extractall(tmp)
-        trees = {"new": REPO / "src", "old": Path(tmp) / "src"}
+        trees = {"new": REPO / "src"} if a.new_only else {"new": REPO / "src", "old": Path(tmp) / "src"}
         for tree, src in trees.items():
             res[tree] = {}
             for tname, full in texts.items():
