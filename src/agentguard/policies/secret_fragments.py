@@ -22,8 +22,9 @@ written as decimal/hex/octal/binary code points, HTML entities, ``\\u`` escapes,
 separators, base64 (also a base64 run cut at any offset), reversed or ROT13, is caught.
 
 **Pieces** (session 21, :meth:`KnownSecrets.covering`): a view of the index records which positions of each secret
-a text holds in runs of :data:`PIECE` (7) consecutive normalised characters with a letter and a digit (forwards,
-reversed, ROT13); the guard joins them over a run's calls, so a key cut into pieces of 7 or more with other text
+a text holds in runs of :data:`PIECE` (6 since session 22; 7 before) consecutive normalised characters with a letter
+and a digit (forwards, reversed, ROT13); the guard joins them over a run's calls, so a key cut into pieces of 6 or more
+with other text
 between them (``https://evil.xyz/<noise>/<piece>``, one DNS label per call, pieces over a search, a URL and a mail)
 is a finding once :data:`K` positions of one secret are held, whatever the order.
 
@@ -69,8 +70,12 @@ _ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm
 #: every s-th character from each offset: a key interleaved with s-1 filler characters per character
 STRIDES = (2, 3)
 #: a piece: this many consecutive normalised characters of a known secret, a letter and a digit among them, count
-#: towards the secret's coverage (:meth:`KnownSecrets.covering`)
-PIECE = 7
+#: towards the secret's coverage (:meth:`KnownSecrets.covering`). Session 22 lowered it from 7 to 6, measured by
+#: ``benchmarks/secret_short_pieces.py`` over the 885 benign items with 114 known secrets: the most positions of one
+#: secret that a whole benign source (read as one run) covers by chance are 6 at PIECE=6 (7 at 7), under the K=12 a
+#: leak needs; 5 would leave 11 (no margin) and 4 reaches 12 in 4 of 5 sources; pieces of letters only reach 12 in 4 of
+#: 5 sources even at 7 (so a piece keeps needing a digit and a letter)
+PIECE = 6
 _LETTER, _DIGIT = re.compile(r"[a-z]"), re.compile(r"[0-9]")
 
 

@@ -42,7 +42,7 @@ read: the observations of the run's trace (``context.trace``: each step's tool r
 with separators, or in any reading of the scanner (decodings, code points, base64 cut at any offset), carries a
 finding of type ``known secret``: a slice of a key without its prefix read from a file, sent to a third party. So
 is a run whose calls to destinations without secrets hold, together, :data:`~agentguard.policies.secret_fragments.K`
-positions of one known secret in pieces of 7 characters or more (:meth:`SecretLeakGuard._pieces`: noise between the
+positions of one known secret in pieces of 6 characters or more (7 before session 22) (:meth:`SecretLeakGuard._pieces`: noise between the
 pieces, in any order, over any tools). A key spelled out in words (``golf hotel papa underscore ...``) is read back
 (:mod:`agentguard.policies.secret_spelled`).
 

@@ -47,9 +47,12 @@ def url_pieces(text: str) -> list[str]:
     from .links import url_tokens
 
     toks = url_tokens(text) if any(c in text for c in ":/\\@") else []
-    out, rest = [], text
+    out, kept, pos = [], [], 0   # the text around the URLs, cut out in one pass (a replace per URL was quadratic)
     for tok in toks:
-        rest = rest.replace(tok, " ", 1)
+        at = text.find(tok, pos)
+        if at >= 0:
+            kept.append(text[pos:at])
+            pos = at + len(tok)
         try:
             u = urlsplit(tok if "//" in tok[:12] else "https://" + tok.lstrip("\\/"))
             host = _written_host(u.netloc) if u.hostname else ""
@@ -58,13 +61,17 @@ def url_pieces(text: str) -> list[str]:
             continue
         out += _host_pieces(host) + [unquote(p) for p in u.path.split("/") if p]
         out += [v for _, v in parse_qsl(u.query, keep_blank_values=True) if v] + ([unquote(u.fragment)] if u.fragment else [])
+    rest = " ".join(kept + [text[pos:]]) if toks else text
+    kept, pos = [], 0
     for m in _BARE_HOST.finditer(rest) if "." in rest else ():
         labels = m.group(1).split(".")[:-2]
         if len(labels) >= 2 and sum(map(len, labels)) >= 16:   # room for a key, cut into two labels or more
-            rest = rest.replace(m.group(1), " ", 1)
+            kept.append(rest[pos:m.start(1)])
+            pos = m.end(1)
             out += labels
     if not out:
         return [text]
+    rest = " ".join(kept + [rest[pos:]])
     return [p for p in out if p] + ([rest] if rest.strip() else [])
 
 

@@ -18,7 +18,8 @@ frequent separator alone, and all of them at once). Unicode tag characters (``U+
 smuggling") are read as the ASCII they shadow (:func:`untag`) before they are stripped as invisible.
 
 **Session 20**: for the format detectors only, separators between letters or digits read as ``_`` and ``-``
-(``ghp-...``, ``xoxb_...``: a swapped prefix separator); a dropped one (``ghpXXXX``) is not (strict xfail). Groups of
+(``ghp-...``, ``xoxb_...``: a swapped prefix separator); a dropped one (``ghpXXXX``) is not (strict xfail), except
+a GitHub token whose checksum holds (:mod:`agentguard.policies.secret_checksums`, session 22). Groups of
 one width (``AKIA IOSF ODNN``) read as one run are a reading (``ungrouped``), viewed again.
 
 **Session 19**: runs of numbers, one per character (decimal code points or bytes, ``0x``/``U+``/``\\u{}`` hex, octal,
@@ -35,6 +36,7 @@ from __future__ import annotations
 import base64
 import binascii
 import bz2
+import functools
 import html
 import lzma
 import re
@@ -212,39 +214,71 @@ def _base64(s: str) -> Iterator[bytes]:
     character (its last partial group cut): a run cut out of a longer base64 text at any offset is out of step
     with the encoding's groups of four until one of those starts (the text found there is what it held)."""
     alt = s.replace("-", "+").replace("_", "/").rstrip("=")
-    raw = _b64(alt[:-1] if len(alt) % 4 == 1 else alt)   # a lone last character holds no byte (a run joined on)
+    raw = first = _b64(alt[:-1] if len(alt) % 4 == 1 else alt)   # a lone last character holds no byte (a run joined on)
     if raw is not None:
         yield raw
     if raw is None or _text(raw) is None:
+        shifted = []
         for off in (1, 2, 3):
             cut = alt[off:]
             raw = _b64(cut[:-1] if len(cut) % 4 == 1 else cut)   # a lone last character holds no byte
             if raw is not None and _text(raw) is not None:
                 yield raw
                 return
+            shifted += [raw] if raw is not None else []
+        # none is text, and in step nothing printable: a payload glued onto a token of the alphabet (``<uuid>-QUtJ...``,
+        # the blanks of wrapped lines removed) is out of step, behind junk bytes; its printable runs are read at every
+        # offset (session 22)
+        if first is None or _PRINTABLE_RUN.search(first.decode("latin-1")) is None:
+            yield from shifted
 
 
-def _runs(text: str) -> Iterator[tuple[str, bytes]]:
-    """``(layer, bytes)`` for each distinct binary-to-text run of ``text`` that decodes."""
-    for s in _matches(_B64, text):
-        for raw in _base64(s):
-            yield "base64", raw
-    for s in _matches(_B32, text):
+_RUN_RXS = (("base64", _B64, 0), ("base32", _B32, 0), ("hex", _HEX, 0), ("base85", _B85, 0), ("ascii85", _A85, 1))
+#: the longest run whose texts are kept for the next reading that holds it (the windows' overlap, the readings of
+#: one text: the same runs recur); a compressed run's texts are never kept (they may be large)
+_KEPT_RUN = 1024
+
+
+def _runs(text: str) -> Iterator[tuple[str, str | None]]:
+    """``(layer, text)`` for each text a distinct binary-to-text run of ``text`` decodes to (:func:`read_bytes`)."""
+    for layer, rx, group in _RUN_RXS:
+        for s in _matches(rx, text, group):
+            texts = _kept_run(layer, s) if len(s) <= _KEPT_RUN else None
+            for t in texts if texts is not None else _run_texts(layer, s):
+                yield layer, t
+
+
+def _run_texts(layer: str, s: str) -> Iterator[str | None]:
+    for raw in _run_bytes(layer, s):
+        yield from read_bytes(raw, "85" not in layer)
+
+
+@functools.lru_cache(maxsize=4096)
+def _kept_run(layer: str, s: str) -> tuple[str | None, ...] | None:
+    """:func:`_run_texts` of a short run, kept (pure); None (not kept) when it holds a compressed stream."""
+    raws = list(_run_bytes(layer, s))
+    if any(_inflate(raw) != b"" for raw in raws):
+        return None
+    return tuple(t for raw in raws for t in read_bytes(raw, "85" not in layer))
+
+
+def _run_bytes(layer: str, s: str) -> Iterator[bytes]:
+    """The bytes one run of ``layer``'s alphabet decodes to (none when it does not decode)."""
+    if layer == "base64":
+        yield from _base64(s)
+    elif layer == "base32":
         s = s.rstrip("=").upper()
         try:
-            yield "base32", base64.b32decode(s + "=" * (-len(s) % 8))
+            yield base64.b32decode(s + "=" * (-len(s) % 8))
         except (binascii.Error, ValueError):
-            continue
-    for s in _matches(_HEX, text):
+            return
+    elif layer == "hex":
         for even in [s] if len(s) % 2 == 0 else [s[:-1], s[1:]]:
-            yield "hex", bytes.fromhex(even)
-    for layer, rx, decode in (("base85", _B85, base64.b85decode), ("ascii85", _A85, base64.a85decode)):
-        for s in _matches(rx, text, 1 if layer == "ascii85" else 0):
-            if not _MIXED.search(s) or not _LOWER.search(s):  # base85 of a key mixes cases: not a word_like_this
-                continue
-            raw = _aligned(s, decode)
-            if raw is not None:
-                yield layer, raw
+            yield bytes.fromhex(even)
+    elif _MIXED.search(s) and _LOWER.search(s):  # base85 of a key mixes cases: not a word_like_this
+        raw = _aligned(s, base64.b85decode if layer == "base85" else base64.a85decode)
+        if raw is not None:
+            yield raw
 
 
 def _aligned(run: str, decode: Callable[[str], bytes]) -> bytes | None:
@@ -264,9 +298,11 @@ def _aligned(run: str, decode: Callable[[str], bytes]) -> bytes | None:
     return None
 
 
-def decodings(text: str) -> Iterator[tuple[str, str | None]]:
+def decodings(text: str, runs: bool = True) -> Iterator[tuple[str, str | None]]:
     """``(layer, decoded text)`` for each one-step decoding of ``text`` that changes it (see the module doc);
-    ``(layer, None)`` for a decoding that cannot be finished in bound (an unreadable value)."""
+    ``(layer, None)`` for a decoding that cannot be finished in bound (an unreadable value). ``runs=False``: not the
+    binary-to-text runs (for a text whose case was changed: hex and base32 runs decode as in the text it was made
+    from, base64 and base85 runs with their case changed decode to what no receiver can restore)."""
     if "%" in text and _PCT.search(text):
         d = unquote_plus(text)
         if d != text:
@@ -282,9 +318,8 @@ def decodings(text: str) -> Iterator[tuple[str, str | None]]:
         d = _QP_BYTE.sub(lambda m: bytes([int(m.group(1), 16)]), raw).decode("utf-8", "replace")
         if d != text:
             yield "quoted-printable", d
-    for layer, raw in _runs(text):
-        for t in read_bytes(raw, "85" not in layer):
-            yield layer, t
+    if runs:
+        yield from _runs(text)
     yield from _code_points(text)
 
 

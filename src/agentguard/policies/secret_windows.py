@@ -9,11 +9,12 @@ of about :data:`WINDOW` characters, each read as a string of its own (with its o
 character is bounded whatever the length.
 
 **Guaranteed** (:func:`windows`): the windows cover the text; every window starts and ends at a *safe cut* (the
-text's start or end, or a blank next to a character outside the key alphabet ``[A-Za-z0-9+/=_-]``), so a stretch
-with no safe cut inside (one token however long: a base64 or hex blob, a URL; or tokens of the key alphabet separated
-by blanks only: base64 wrapped into lines, a key written in groups, spelled-out words) is always read whole in one
-window; and two consecutive windows overlap by at least :data:`OVERLAP` characters wherever the text has a safe cut
-that far back in the window, so every stretch of at most ``OVERLAP`` characters is read whole in some window. What
+text's start or end, a blank next to a character outside the key alphabet ``[A-Za-z0-9+/=_-]``, or the place between
+two such characters that are not blanks: ``","`` of minified JSON), so a stretch with no safe cut inside (a run of the
+key alphabet however long: a base64 or hex blob; or such runs separated by blanks only: base64 wrapped into lines, a
+key written in groups, spelled-out words) is always read whole in one window; and two consecutive windows overlap by at least :data:`OVERLAP` characters (a window after a stretch without a
+safe cut reaches ``OVERLAP`` past the cut the next one starts at), so every stretch of at most ``OVERLAP`` characters
+is read whole in some window. What
 the scanner reads only across a whole text is read on the whole text: a JSON text is parsed whole
 (:meth:`~agentguard.policies.secrets.LeakScanner.scan_text`).
 """
@@ -23,13 +24,14 @@ from __future__ import annotations
 import bisect
 import re
 
-__all__ = ["OVERLAP", "WINDOW", "windows"]
+__all__ = ["OVERLAP", "WINDOW", "chunks", "windows"]
 
 #: texts up to this many characters are read whole; longer ones in windows of about this many
-WINDOW = 4096
+WINDOW = 8192
 #: the least overlap of two consecutive windows (a key, its encodings and spellings are far shorter)
 OVERLAP = 1024
-_SAFE = re.compile(r"(?<=[^A-Za-z0-9+/=_\-\s])\s|\s(?=[^A-Za-z0-9+/=_\-\s])")
+_K = r"[^A-Za-z0-9+/=_\-\s]"   # a character outside the key alphabet, not a blank
+_SAFE = re.compile(rf"(?<={_K})\s|\s(?={_K})|(?<={_K})(?={_K})")
 
 
 def windows(text: str, size: int = WINDOW, overlap: int = OVERLAP) -> list[tuple[int, int]]:
@@ -42,11 +44,27 @@ def windows(text: str, size: int = WINDOW, overlap: int = OVERLAP) -> list[tuple
     start = 0
     while True:
         end = cuts[bisect.bisect_left(cuts, start + size)] if start + size < len(text) else len(text)
-        out.append((start, end))
         if end >= len(text):
+            out.append((start, len(text)))
             return out
         i = bisect.bisect_right(cuts, end - overlap) - 1   # the last safe cut OVERLAP before the end
         if i >= 0 and cuts[i] > start:
-            start = cuts[i]
-        else:   # no safe cut that far back: the first one after the start (a stretch without one is read whole)
-            start = cuts[bisect.bisect_right(cuts, start)]
+            nxt = cuts[i]
+        else:   # no safe cut that far back (a stretch without one, read whole): the next window starts at the first
+            nxt = cuts[bisect.bisect_right(cuts, start)]   # cut after it, and this one reaches OVERLAP past that
+            far = nxt + overlap
+            end = max(end, cuts[bisect.bisect_left(cuts, far)] if far < len(text) else len(text))
+        out.append((start, end))
+        if end >= len(text):
+            return out
+        start = nxt
+
+
+def chunks(text: str, size: int = WINDOW, overlap: int = OVERLAP) -> list[tuple[int, int]]:
+    """Windows of ``text`` cut anywhere, ``overlap`` apart: for a text the scanner joined from pieces that were each read
+    whole (a call's string leaves, a URL's pieces), where only what crosses a junction is new, and that lies within
+    ``overlap`` characters of it. Every stretch of at most ``overlap`` characters lies whole in one chunk."""
+    if len(text) <= size:
+        return [(0, len(text))]
+    step = size - overlap
+    return [(i, min(i + size, len(text))) for i in range(0, len(text) - overlap, step)]

@@ -34,6 +34,12 @@ than ``max_chars``, a compressed run that inflates past its bound, or readings t
 :data:`READ_BUDGET` times a string's length are findings of kind ``unreadable`` (refused: not read is not
 allowed).
 
+Cost (session 22): linear in the text's length: a string over :data:`~agentguard.policies.secret_windows.WINDOW`
+characters is read in overlapping windows (:mod:`agentguard.policies.secret_windows`), a text joined from pieces in
+chunks, and the format gate is one Aho-Corasick pass (:mod:`agentguard.policies.secret_gate`). A key cut across an
+argument's name and its value is read joined (names next to values, as serialised); a checksummed GitHub token without
+its ``_`` is read (:mod:`agentguard.policies.secret_checksums`).
+
 Known secrets (:mod:`agentguard.policies.secret_fragments`): given ``known`` (the secrets a guard was configured
 with or read in the run), every reading above is also searched for 12 consecutive characters of one of them,
 case-folded, separators dropped, forwards, reversed or in ROT13, and every 2nd and 3rd character: a slice of a key
@@ -52,19 +58,20 @@ any form).
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..core.errors import InputError, require
+from .secret_checksums import github_tokens
 from .secret_fragments import KnownSecrets
+from .secret_joins import MAX_NESTING, _elided, _names, _names_and_leaves, _orders, fields_of, pieces, string_leaves, varying
 from .secret_gate import Gate
 from .secret_spelled import spelled
-from .secret_windows import WINDOW, windows
+from .secret_windows import WINDOW, chunks, windows
 from .secret_views import (_A85, _B85, GATED_VIEWS, decodings, is_reading, read_bytes, read_invisible, skeleton, untag,
-                           url_fields, url_pieces, views)
+                           url_pieces, views)
 
 __all__ = ["DEFAULT_PII", "DEFAULT_PLUGINS", "Finding", "LeakScanner", "PII_KINDS", "decodings", "fields_of", "pieces",
            "plugin_names",
@@ -80,7 +87,6 @@ DEFAULT_PLUGINS = (
 )
 PII_KINDS = ("credit_card", "us_ssn", "iban", "phone", "email")
 DEFAULT_PII = ("credit_card", "us_ssn")
-MAX_NESTING = 8
 MAX_LAYERS = 3
 
 _CARD = re.compile(r"(?<![\w-])(?:\d[ -]?){12,18}\d(?![\w-])")
@@ -91,6 +97,18 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX = re.compile(r"[0-9A-Fa-f]{24}")   # a hex run a decoding reads (any length from 24, odd too)
 _DIGIT_OR_AT = re.compile(r"[\d@]")
+#: _JOINED (session 22): a format finding in the despaced reading (every blank of the text removed) is kept only when
+#: it holds a digit. Prose joined without its blanks is letters: ``Rent-A-Car company name ...`` read as
+#: ``ACarcompanyname...`` is a Twilio SID (``AC[a-z0-9]{32}``) and refused a benign 100 KB tool output. A random key
+#: without a digit is rare (a 32-hex body: (6/16)**32; an AWS id's 16 base-36 characters: 0.55%) and, written in groups
+#: of one width, is still read by the ``ungrouped`` reading; a known secret is searched without this filter.
+_DIGIT = re.compile(r"\d")
+#: _HEX_ONLY (session 22): a format finding in a view that changed the text's case is kept only when it is not all hex
+#: digits. Hex is one value in either case, so a hex id (a request id, a hash: ``acca9ad19dd6b565ab32``) read upper-cased
+#: is no AWS key id (``ACCA[0-9A-Z]{16}``) but refused a benign log; a real AWS id has a letter past F (all sixteen
+#: characters of its base-32 body in ``A-F2-7``: (12/32)**16).
+_HEX_ONLY = re.compile(r"[0-9A-Fa-f]+")
+_CASED = ("|uppercased", "|lowercased")
 #: the shortest text whose views are read: no format a default plugin detects is shorter (Slack's ``xoxb-`` and
 #: ten characters is the shortest); a key cut into shorter pieces is read where the pieces are joined back
 _MIN_VIEW = 12
@@ -185,6 +203,7 @@ class LeakScanner:
         # the gate's answer, per plugin, found in one Aho-Corasick pass (session 22: the alternation cost ~1.5 us a
         # character on every reading); ``self._gate`` stays the exact alternation it stands for
         self._gates = Gate([p for p in self._regex if id(p) in self._gated])
+        self._github = any(type(p).__name__ == "GitHubTokenDetector" for p in self.plugins)
 
     # -- one string ---------------------------------------------------------------------------------
     def scan_text(self, text: str, path: str = "", *, full: bool = True, known: KnownSecrets | None = None
@@ -201,6 +220,17 @@ class LeakScanner:
         out = self._json((text if text.isascii() else read_invisible(text)).strip(), path, known)   # a JSON text is read as its values (whole: not windowed)
         for start, end in windows(text):
             out += self._read(text[start:end], path, full, known, json_whole=False)
+        return _unique(out)
+
+    def _scan_joined(self, joined: str, path: str, known: KnownSecrets | None) -> list[Finding]:
+        """A text this scanner joined from pieces it read whole (format detectors only): read in chunks cut anywhere
+        (:func:`~agentguard.policies.secret_windows.chunks`): the pieces of thousands of URLs join into one run
+        without a blank, which no window may cut, and which was read whole (session 22)."""
+        if len(joined) > self.max_chars:
+            return [Finding("unreadable", "too long", path, "")]
+        out: list[Finding] = []
+        for start, end in chunks(joined):
+            out += self._read(joined[start:end], path, False, known)
         return _unique(out)
 
     def _json(self, stripped: str, where: str, known: KnownSecrets | None) -> list[Finding]:
@@ -237,7 +267,12 @@ class LeakScanner:
             if tagged is not None:  # tag characters shadow ASCII ("ASCII smuggling"): read what they spell
                 todo.append((tagged, f"{where}|tags", depth, viewable, whole, unsep))
             canon = t if t.isascii() else read_invisible(t)
-            out += self._detect(canon, where, whole)
+            found = self._detect(canon, where, whole)
+            if where.endswith("|despaced"):   # words joined across blanks: a key's body has a digit (see _JOINED)
+                found = [f for f in found if f.kind != "secret" or _DIGIT.search(f.value)]
+            elif where.endswith(_CASED):   # a hex id read in the other case is no key (see _HEX_ONLY)
+                found = [f for f in found if f.kind != "secret" or not _HEX_ONLY.fullmatch(f.value)]
+            out += found
             if known is not None and _new_to_known(where) and (hit := known.find(canon)) is not None:
                 out.append(Finding("secret", "known secret", f"{where}|{hit[1]}" if hit[1] else where, hit[0]))
             if not self.decode or depth >= MAX_LAYERS:
@@ -255,7 +290,8 @@ class LeakScanner:
                                  else False, whole and name == "homoglyph", unsep and name == "homoglyph"))
             if json_whole or depth:
                 out += self._json(canon.strip(), where, known)
-            for layer, d in (*decodings(canon), *spelled(canon)):   # spelled: a key read out in words
+            cased = where.endswith(_CASED)   # session 22: see decodings(runs=False) and _HEX_ONLY
+            for layer, d in (*decodings(canon, not cased), *spelled(canon)):   # spelled: a key read out in words
                 if d is None:  # a decoding that cannot be finished in bound (a compression bomb)
                     out.append(Finding("unreadable", f"{layer} inflates past its bound", f"{where}|{layer}", ""))
                 else:
@@ -292,6 +328,8 @@ class LeakScanner:
                 whole = {m.group(0) for rx in getattr(p, "denylist", ()) for m in rx.finditer(text)}
                 vals = [w for w in sorted(whole) if any(h in w for h in hits)] or sorted(hits)
                 out += [Finding("secret", str(p.secret_type), where, str(w)) for w in vals]
+        if self._github:   # a checksummed GitHub token without its separator (secret_checksums, session 22)
+            out += [Finding("secret", "GitHub Token", where, t) for t in github_tokens(text)]
         for p, rx in zip(self._entropy, self._entropy_rx) if full else ():
             for m in rx.finditer(text):
                 if p.calculate_shannon_entropy(m.group(0)) > p.entropy_limit:
@@ -342,8 +380,8 @@ class LeakScanner:
         if isinstance(value, str):
             found = self.scan_text(value, path, known=known)
             if depth == 0 and len(parts := url_pieces(value)) > 1 and len(value) <= self.max_chars:
-                for joined in _orders(parts):   # a key cut into a URL's query values, path segments, labels
-                    found += self.scan_text(joined, f"{path}<joined>", full=False, known=known)
+                for joined in _orders(_elided(parts)):   # a key cut into a URL's query values, path segments, labels
+                    found += self._scan_joined(joined, f"{path}<joined>", known)
             return _unique(found)
         if depth > MAX_NESTING:
             return [Finding("unreadable", "nested too deep", path, "")]
@@ -373,65 +411,21 @@ class LeakScanner:
             leaves, var = [p for g in groups for p in g], [p for g in varying(groups) for p in g]
             for parts in ([leaves] + ([var] if var != leaves and len(var) > 1 else [])):
                 if len(parts) > 1 and sum(map(len, parts)) <= self.max_chars:  # a secret split across arguments, as
-                    for joined in _orders(parts):  # the receiver joins it back, in whatever order it joins them
-                        out += self.scan_text(joined, f"{path}<joined>", full=False, known=known)
+                    for joined in _orders(_elided(parts)):  # the receiver joins it back, in whatever order
+                        out += self._scan_joined(joined, f"{path}<joined>", known)
+            # session 22: a key cut across argument names and values, read as serialised (names next to their values,
+            # in the order written: urlencode, json.dumps) and the names alone; not reordered (a value joined before a
+            # name made keys of benign calls: ``{"text": "AKIA<12>"}`` -> ``AKIA<12>TEXT``)
+            named = list(_names_and_leaves(value))
+            names = list(_names(value))
+            for joined in dict.fromkeys(["".join(named)] + (["".join(names)] if len(names) > 1 else [])):
+                if len(named) > 1 and joined not in ("".join(leaves),) and len(joined) <= self.max_chars:
+                    out += self._scan_joined("".join(_elided([joined])), f"{path}<names>", known)
             for name, vals in fields_of(string_leaves(value, 0)).items():   # each query field's values joined
                 if len(vals) > 1 and sum(map(len, vals)) <= self.max_chars:
                     for joined in dict.fromkeys(["".join(vals), "".join(reversed(vals))]):
-                        out += self.scan_text(joined, f"{path}<{name}>", full=False, known=known)
+                        out += self._scan_joined(joined, f"{path}<{name}>", known)
         return _unique(out)
-
-
-#: split across at most this many string leaves (and this many characters), every order of the pieces is read
-#: joined; more pieces are read in their order, reversed and sorted
-_PERMUTED_LEAVES, _PERMUTED_CHARS = 4, 4096
-
-
-def _orders(leaves: list[str]) -> Iterator[str]:
-    """The leaves joined in each order a receiver may join them: ``{"p1": "...MPLE", "p0": "AKIA..."}`` is written
-    in one order and read in another (a template, sorted keys)."""
-    if len(leaves) <= _PERMUTED_LEAVES and sum(map(len, leaves)) <= _PERMUTED_CHARS:
-        yield from dict.fromkeys("".join(p) for p in itertools.permutations(leaves))
-    else:
-        yield from dict.fromkeys(["".join(leaves), "".join(reversed(leaves)), "".join(sorted(leaves))])
-
-
-def fields_of(texts: Iterable[str]) -> dict[str, list[str]]:
-    """The query values of every URL in ``texts`` by parameter name, in order (:func:`.secret_views.url_fields`)."""
-    out: dict[str, list[str]] = {}
-    for t in texts:
-        for k, vals in url_fields(t).items():
-            out.setdefault(k, []).extend(vals)
-    return out
-
-
-def string_leaves(value: Any, depth: int = 0) -> Iterator[str]:
-    """The string leaves of ``value`` in order (mapping keys are names, not content: not included)."""
-    if isinstance(value, str):
-        yield value
-    elif depth <= MAX_NESTING and isinstance(value, Mapping):
-        for v in value.values():
-            yield from string_leaves(v, depth + 1)
-    elif depth <= MAX_NESTING and isinstance(value, (list, tuple)):
-        for v in value:
-            yield from string_leaves(v, depth + 1)
-
-
-def pieces(value: Any) -> list[str]:
-    """The string leaves of ``value`` in order, each URL in them read as the pieces its receiver reads apart
-    (:func:`~agentguard.policies.secret_views.url_pieces`): what a receiver may join back into one value."""
-    return [p for leaf in string_leaves(value) for p in url_pieces(leaf)]
-
-
-def varying(groups: Sequence[Sequence[str]]) -> list[list[str]]:
-    """Per group of ``groups`` (one per URL, argument or call), its pieces that no other group holds, in order:
-    what changes from one request to the next. A piece the requests repeat (``i.png`` of
-    ``https://evil.xyz/i.png?d=<piece>``) is the template, which a receiver drops before it joins the rest."""
-    held: dict[str, int] = {}
-    for g in groups:
-        for p in set(g):
-            held[p] = held.get(p, 0) + 1
-    return [[p for p in g if held[p] == 1] for g in groups]
 
 
 #: views whose text a known secret's search reads already (it folds case, drops separators and blanks, reads the
