@@ -48,8 +48,12 @@ def guard_file(tmp_path):
 
 
 def app(tmp_path, guard_file, store_url):
+    # a step's tool call is also decided by the tool guards /v1/check runs (session 22: with step guards alone, the
+    # built-in Mind2Web-SC tool guard); these tools are this test's own, so its tool guards allow them by name
+    tools = tmp_path / "tools.toml"
+    tools.write_text('[[guards]]\ntype = "tool-rules"\nname = "bundle-tools"\nallow = ["search", "read_secret", "send"]\n')
     return create_app(ServerSettings(token=TOKEN, state_dir=str(tmp_path / "svc"), step_guards=str(guard_file),
-                                     db_url=store_url))
+                                     tool_guards=str(tools), db_url=store_url))
 
 
 def test_concrete_states_and_history_through_the_steps_endpoint(tmp_path, guard_file, store_url):
