@@ -59,6 +59,9 @@ class AuditRecord:
         return d
 
 
+_REQUIRED = frozenset({"time", "run_id", "decision", "reason"})  # the fields of AuditRecord without a default
+
+
 @runtime_checkable
 class AuditSink(Protocol):
     """Anything with ``write(record)``; it must not raise on a well-formed record."""
@@ -105,4 +108,21 @@ class JsonlAuditSink:
 
     @staticmethod
     def read(path: str | Path) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+        """The records of a log this sink wrote, in order. A line that is not a JSON object holding an audit record's
+        required fields (``time``, ``run_id``, ``decision``, ``reason``) is an :class:`~.errors.InputError` naming its
+        line: a file that is not an audit log is never read as one with no decisions in it."""
+        from .errors import InputError
+
+        out: list[dict[str, Any]] = []
+        for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError as exc:
+                raise InputError(f"{path}: line {n} is not JSON ({exc})") from None
+            if not isinstance(rec, dict) or not _REQUIRED.issubset(rec):
+                raise InputError(f"{path}: line {n} is not an audit record (a JSON object with "
+                                 f"{', '.join(sorted(_REQUIRED))})")
+            out.append(rec)
+        return out
