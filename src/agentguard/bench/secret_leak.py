@@ -27,7 +27,6 @@ import json
 import random
 import string
 import time
-import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable
 from urllib.parse import quote
@@ -37,7 +36,6 @@ from ..core.types import Context, ToolCall
 
 __all__ = ["FORMATS", "VARIANTS", "agentdojo_tasks", "benign_corpus", "github_token", "latency", "measure", "seeded_corpus", "seeded_secrets"]
 
-_B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 _ALNUM = string.ascii_letters + string.digits
 
 
@@ -45,18 +43,12 @@ def _r(rng: random.Random, alphabet: str, n: int) -> str:
     return "".join(rng.choice(alphabet) for _ in range(n))
 
 
-def _b62(n: int, width: int) -> str:
-    out = ""
-    while n:
-        n, d = divmod(n, 62)
-        out = _B62[d] + out
-    return out.rjust(width, "0")
-
-
 def github_token(rng: random.Random, prefix: str = "ghp") -> str:
     """A GitHub classic token: prefix, 30 random base62 characters, then the CRC32 of those in 6 base62."""
+    from ..policies.secret_checksums import github_checksum   # (the checksum the guard recognises: one definition)
+
     body = _r(rng, _ALNUM, 30)
-    return f"{prefix}_{body}{_b62(zlib.crc32(body.encode()), 6)}"
+    return f"{prefix}_{body}{github_checksum(body)}"
 
 
 def _jwt(rng: random.Random) -> str:

@@ -104,8 +104,8 @@ _SCP = re.compile(r"(?<![\w/.@-])[\w.+-]+@(\[[0-9a-fA-F:.%]+\]|[\w.-]+):(?!\d{1,
 _URLISH = re.compile(r"[:@/\\%&]")  # what every reading below needs (or a decoding makes: %3A, &#58;)
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:(?!\d)", re.I)  # a URL (read above), not host:port
 _NOT_DNS = re.compile(r"[\x00-\x20\x7f%/\\?#@:\[\]<>^|]")  # no host name holds one (after the parsers' decoding)
-_CONTROLS = re.compile(r"[\t\r\n]")
-_SCHEME_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)  # what WHATWG and urllib remove from a URL before parsing it
+_CONTROLS = re.compile(r"[\t\r\n]")  # what WHATWG and urllib remove from a URL before parsing it
+_SCHEME_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)  # a destination written as a URL (not host[:port][/path])
 
 
 def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -231,11 +231,11 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
         return None
     hosts = [h for argv in argvs for h in remote_hosts(argv)]
     found = [d for argv in argvs for d in program_destinations(argv)]
-    words = [w for t in [text, *_shell_words(text)] for w in t.split()]
-    found += [d for w in words for d in assigned_destinations(w)]
+    readings = [text, *_shell_words(text)]
+    found += [d for t in readings for w in t.split() for d in assigned_destinations(w)]
     for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
         hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [h for h in [bare_host(dest)] if h]
-    for word in [text, *_shell_words(text)]:
+    for word in readings:
         hosts += [h for w in command_hosts(word) for h in client_hosts("http://" + w)]
         hosts += _url_hosts(word) if word is not text else []
     for nested in dict.fromkeys([n for argv in argvs for n in nested_commands(argv)] + assigned_commands(text)):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import zlib
 
-__all__ = ["github_tokens"]
+__all__ = ["github_checksum", "github_tokens"]
 
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _GITHUB = re.compile(r"(?<![A-Za-z0-9])(gh[pousr])([^A-Za-z0-9\s]?)([A-Za-z0-9]{30})([A-Za-z0-9]{6})(?![A-Za-z0-9])")
@@ -35,10 +35,15 @@ def _b62(n: int, width: int) -> str:
     return out.rjust(width, "0")
 
 
+def github_checksum(body: str) -> str:
+    """The six characters a GitHub token ends with: the CRC-32 of its 30-character body in base 62."""
+    return _b62(zlib.crc32(body.encode()), 6)
+
+
 def github_tokens(text: str) -> list[str]:
     """The GitHub tokens in ``text`` whose checksum holds, with or without their prefix separator, each written as
     the token (``ghp_`` + body)."""
     if "gh" not in text:
         return []
     return [f"{m.group(1)}_{m.group(3)}{m.group(4)}" for m in _GITHUB.finditer(text)
-            if _b62(zlib.crc32(m.group(3).encode()), 6) == m.group(4)]
+            if github_checksum(m.group(3)) == m.group(4)]

@@ -68,21 +68,26 @@ def string_leaves(value: Any, depth: int = 0) -> Iterator[str]:
             yield from string_leaves(v, depth + 1)
 
 
-def _names_and_leaves(value: Any, depth: int = 0) -> Iterator[str]:
+def _walk(value: Any, depth: int = 0) -> Iterator[tuple[bool, str]]:
+    """The mapping keys (``True``, as text) and the scalar leaves (``False``) of ``value`` in written order."""
+    if isinstance(value, str):
+        yield False, value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield False, str(value)
+    elif depth <= MAX_NESTING and isinstance(value, Mapping):
+        for k, v in value.items():
+            yield True, str(k)
+            yield from _walk(v, depth + 1)
+    elif depth <= MAX_NESTING and isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _walk(v, depth + 1)
+
+
+def _names_and_leaves(value: Any) -> list[str]:
     """The mapping keys and the scalar leaves of ``value`` in order (``{"AKIAIOSF": "ODNN7EXAMPLE"}`` -> both): how a
     receiver sees a call's arguments serialised (``AKIAIOSF=ODNN7EXAMPLE`` by ``urlencode``, ``{"AKIAIOSF":
     "ODNN7EXAMPLE"}`` by ``json.dumps``), names next to values."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        yield str(value)
-    elif depth <= MAX_NESTING and isinstance(value, Mapping):
-        for k, v in value.items():
-            yield str(k)
-            yield from _names_and_leaves(v, depth + 1)
-    elif depth <= MAX_NESTING and isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _names_and_leaves(v, depth + 1)
+    return [text for _, text in _walk(value)]
 
 
 def pieces(value: Any) -> list[str]:
@@ -102,12 +107,6 @@ def varying(groups: Sequence[Sequence[str]]) -> list[list[str]]:
     return [[p for p in g if held[p] == 1] for g in groups]
 
 
-def _names(value: Any, depth: int = 0) -> Iterator[str]:
+def _names(value: Any) -> list[str]:
     """The mapping keys of ``value`` at any depth (as text), in order."""
-    if depth <= MAX_NESTING and isinstance(value, Mapping):
-        for k, v in value.items():
-            yield str(k)
-            yield from _names(v, depth + 1)
-    elif depth <= MAX_NESTING and isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _names(v, depth + 1)
+    return [text for is_name, text in _walk(value) if is_name]

@@ -416,8 +416,8 @@ class LeakScanner:
             # session 22: a key cut across argument names and values, read as serialised (names next to their values,
             # in the order written: urlencode, json.dumps) and the names alone; not reordered (a value joined before a
             # name made keys of benign calls: ``{"text": "AKIA<12>"}`` -> ``AKIA<12>TEXT``)
-            named = list(_names_and_leaves(value))
-            names = list(_names(value))
+            named = _names_and_leaves(value)
+            names = _names(value)
             for joined in dict.fromkeys(["".join(named)] + (["".join(names)] if len(names) > 1 else [])):
                 if len(named) > 1 and joined not in ("".join(leaves),) and len(joined) <= self.max_chars:
                     out += self._scan_joined("".join(_elided([joined])), f"{path}<names>", known)
