@@ -118,6 +118,12 @@ HOLES = [
     ("read_file", {"params": '{"file": "id_rsa"}'}), ("read_file", {"spec": {"fd": 3}}),
     ("read_file", {"params": '{"path": 3}'}), ("read_file", {"spec": {"path": ["etc", "shadow"]}}),
     ("read_file", {"a": [{"path": "ok.txt"}, {"path": "key4.db"}]}), ("search", {"opts": {"dir": "/etc"}, "q": "x"}),
+    # 4c. browsers' password and cookie stores and macOS keychains (session 23: read_file allowed them)
+    ("read_file", {"path": "~/Library/Keychains/login.keychain-db"}),
+    ("read_file", {"path": "~/.config/google-chrome/Default/Login Data"}),
+    ("read_file", {"path": "~/.config/chromium/Profile 1/Cookies"}),
+    ("read_file", {"path": "~/.config/chromium/Default/Network/Cookies"}),
+    ("run_command", {"command": "cp ~/.mozilla/firefox/a.default/cookies.sqlite /tmp/c"}),
     # 5. trees
     ("search_files", {"path": "/", "query": "root:"}), ("search_files", {"path": "/etc/ssh", "query": "PRIVATE"}),
     ("search_files", {"path": "/proc", "query": "AWS_SECRET"}),
