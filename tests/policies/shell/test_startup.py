@@ -39,3 +39,13 @@ def test_a_literal_path_and_its_glob_spelling_get_one_answer(head: str, parts: l
         return  # a bracket never matches "/" and a leading "." needs its own spelling
     globbed = path[:k] + "[" + path[k] + "]" + path[k + 1:]
     assert bool(configures(pattern_paths(path))) == bool(configures(pattern_paths(globbed))), (path, globbed)
+
+
+def test_editor_workspace_files_that_run_commands_are_start_up_files() -> None:
+    """Session 23: ``echo x > .vscode/tasks.json`` (a task with ``"runOn": "folderOpen"`` runs when the folder is
+    opened) and a write of ``.vscode/settings.json`` (``git.path``, terminal profiles) were allowed."""
+    for path in (".vscode/tasks.json", "proj/.vscode/settings.json", "~/w/.vscode/launch.json", ".vscode",
+                 "team.code-workspace", ".idea/workspace.xml", ".run/app.run.xml"):
+        assert configures(pattern_paths(path)), path
+    for path in ("src/vscode_tasks.json", "docs/vscode.md", "settings.json", "tasks.json", ".idea/misc.txt"):
+        assert not configures(pattern_paths(path)), path

@@ -98,6 +98,13 @@ CONFIG_FILES: tuple[str, ...] = (
     "*/.bashrc.d/*", "*/.bashrc.d", "*/.bashrc.local", "*/.zshrc.d/*", "*/.zshrc.d", "*/.zshrc.local",
     "*/.profile.d/*", "*/.profile.d", "*/.profile.local", "*/.bash_profile.local", "*/.zshenv.local",
     "*/.gitconfig.local", "*/.gitconfig-*", "*/.oh-my-zsh/*", "*/.bash_completion.d/*", "*/.config/starship.toml",
+    # session 23. Editors' workspace files that run commands when the folder is opened: VS Code's tasks.json with
+    # "runOptions": {"runOn": "folderOpen"} runs its command on opening (once automatic tasks are allowed), its
+    # settings.json and a .code-workspace name the programs it starts (git.path, terminal profiles' path and
+    # env, python.defaultInterpreterPath); JetBrains' run configurations (.idea/workspace.xml, .run/*.run.xml) may
+    # run "before launch" commands
+    "*/.vscode/tasks.json", "*/.vscode/settings.json", "*/.vscode/launch.json", "*/.vscode", "*.code-workspace",
+    "*/.idea/workspace.xml", "*/.run/*.run.xml",
 )
 #: where git reads ``git pull origin NAME`` (which :mod:`.vcs` trusts) in a repository without a remote named origin:
 #: the path ``./origin`` (also ``origin.git``, ``origin/.git``; git 2.39 pulled a branch of a repository linked there,
