@@ -22,7 +22,7 @@ from .runners import runner_reason
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
                        OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
                        UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, command_word_reason, deletes, extracts,
-                       flags_of, hazard, plain_name, set_hazard, tree_flag)
+                       flags_of, hazard, plain_name, set_hazard, spelled_name_reason, tree_flag)
 from .envreads import env_split
 from .vcs import git_content_reason, git_split, remote_words
 from .words import Word, literal_word
@@ -64,6 +64,9 @@ class Resolver(WalkerBase):
         if why is not None:
             self.refuse(why)
             return
+        why = spelled_name_reason(head.text)  # "HEAD", "ｌｓ": refused, and read on as the folded program
+        if why is not None:
+            self.refuse(why)
         name = program_name(head.text)
         args = argv[1:]
         literal_args = [w.text for w in args]
@@ -113,7 +116,7 @@ class Resolver(WalkerBase):
             self.names(name, NAME_BUILTINS[name], args)
         self.printed(name, args)  # printenv, set, "export" -p: the environment (.envreads)
         tree = RECURSIVE.get(name)
-        whole = tree is not None and (not tree or tree_flag(tree, flags) or unknown)  # (also "--dereference-rec")
+        whole = tree is not None and (not tree or tree_flag(tree, [w.text for w in args if w.literal]) or unknown)  # (also "--dereference-rec")
         if _links(name, args):  # "ln -s /etc/profile.d p": p/x.sh is /etc/profile.d/x.sh (.model.configures_below)
             for w in args:
                 why = configures_below(word_paths(w, self.cwds)) if not (w.literal and w.text.startswith("-")) else None
