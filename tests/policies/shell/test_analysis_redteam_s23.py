@@ -5,9 +5,9 @@
   ``ls -lrt /`` likewise. getopt compares letters exactly: each program's recursive letters are now listed as that
   program spells them (``rm``, ``cp``, ``grep``: ``-r`` and ``-R``; ``ls``, ``chmod``, ``chown``: ``-R`` only). The
   old table also lost ``gzip``, ``gunzip`` and ``chmod`` inside a comment.
-- **Program names with upper case** (:func:`~agentguard.policies.shell.programs.spelled_name_reason`): ``R
+- **Program names with upper case** (:func:`~agentguard.policies.shell.model.spelled_name_reason`): ``R
   --version`` and ``Rscript x.R`` were refused for their case. bash runs a name as written, so an exact known program
-  name (``R``, ``Rscript``, ``Xvfb``: :data:`~agentguard.policies.shell.programs.CASED_PROGRAMS`) is read as that
+  name (``R``, ``Rscript``, ``Xvfb``: :data:`~agentguard.policies.shell.model.CASED_PROGRAMS`) is read as that
   program (``R -e`` is inline code, like ``Rscript -e``); ``HEAD`` (libwww-perl's web client, folded ``head``),
   ``LS`` and fullwidth ``ｌｓ`` stay refused, and are read on as their folded program, so the network guard sees
   ``CURL 0:8080`` as curl's (on a case-insensitive file system it runs curl).
@@ -64,8 +64,8 @@ def test_bash_runs_names_as_written(tmp_path: Path) -> None:
         script.chmod(0o755)
     if (tmp_path / "head").read_text() == (tmp_path / "HEAD").read_text():
         pytest.skip("case-insensitive file system")
-    out = subprocess.run([shutil.which("bash") or "bash", "-c", "head; HEAD"], capture_output=True, text=True, timeout=10,
-                         env={"PATH": str(tmp_path)}).stdout.split()
+    out = subprocess.run([shutil.which("bash") or "bash", "-c", "head; HEAD"], capture_output=True, text=True,
+                         timeout=10, env={"PATH": str(tmp_path)}).stdout.split()
     assert out == ["head-ran", "HEAD-ran"]
 
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 
 from .startup import CONFIG_FILES, REMOTE_PATHS
 
-__all__ = ["CASED_PROGRAMS", "CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS", "NAME_BUILTINS",
+__all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS", "NAME_BUILTINS",
            "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS", "READERS",
            "RECURSIVE", "REMOTE_PATHS", "RESERVED_WORDS", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES",
            "SINGLE_DASH_LONG", "TAR_VALUES", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS",
            "Wrapper", "as_module", "command_word_reason", "deletes", "extracts", "flags_of", "hazard", "option_letters",
-           "plain_name", "set_hazard", "spelled_name_reason", "tree_flag"]
+           "plain_name", "set_hazard", "tree_flag"]
 
 
 @dataclass(frozen=True)
@@ -326,44 +326,18 @@ NAME_BUILTINS: dict[str, str] = {"test": "-v", "[": "-v", "unset": "", "read": "
 #: bash never runs an unquoted reserved word as a program, so one read as a command name is a misread
 RESERVED_WORDS = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function",
                             "if", "in", "select", "then", "until", "while", "{", "}", "[[", "]]"})
-_BLANK = re.compile(r"\s")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=.*", re.S)
-
-
-#: program names with upper-case letters that name one real program, read as that program (by the rules' folded
-#: name: ``R`` is ``r``): GNU R's ``R`` and ``Rscript``, the X servers, VirtualBox's and NetworkManager's tools. Each
-#: one's folded name is no other program (on a case-insensitive file system the folded name runs the same file).
-#: Not ``HEAD``/``GET``/``POST``/``PUT`` (libwww-perl's web client, whose folded ``head`` is coreutils' reader).
-CASED_PROGRAMS = frozenset({"R", "Rscript", "Rcmd", "X", "Xvfb", "Xorg", "Xwayland", "Xephyr", "Xnest", "Xvnc",
-                            "VBoxManage", "VBoxHeadless", "NetworkManager", "ModemManager"})
 
 
 def command_word_reason(text: str, literal: bool) -> str | None:
     """Why a command word cannot be read as the program bash runs, or None: a word bash computes (an expansion, a
     substitution, a glob), a reserved word (a compound command the parser misread: :data:`RESERVED_WORDS`) or an
     assignment (``time X=1 agpwn`` assigns X and runs agpwn; the parser gave ``X=1`` as the program). A name
-    spelled otherwise than the rules read it is :func:`spelled_name_reason`."""
+    spelled otherwise than the rules read it is :func:`.model.spelled_name_reason`."""
     if not literal:
         return f"the command word {text!r} is not a fixed word (expansion, substitution or glob)"
     if text in RESERVED_WORDS or _ASSIGNMENT.fullmatch(text):
         return f"the command word {text!r} is a reserved word or an assignment: the parser misread the command"
-    return None
-
-
-def spelled_name_reason(text: str) -> str | None:
-    """Why the program name (the last path component of a fixed command word) may run another program than the one
-    the rules' folded name reads, or None: an upper-case letter (``HEAD`` is libwww-perl's web client, folded
-    ``head``; session 22), a non-ASCII character (``ｌｓ`` folds to ``ls``) or a blank. bash runs the name as written,
-    so the name is judged by what it resolves to: an exact :data:`CASED_PROGRAMS` name (``R``, ``Rscript``) is that
-    program (session 23: ``R --version`` was refused for its case). Any other is refused; the walk still reads it as
-    its folded program (what a case-insensitive file system runs: ``CURL 0:8080`` is curl's), so every reader sees
-    the reading that refuses most."""
-    base = text.rstrip("/").rsplit("/", 1)[-1]
-    if base in CASED_PROGRAMS:
-        return None
-    if not base.isascii() or base != base.lower() or _BLANK.search(base):
-        return (f"the program name {base!r} is not written as the rules read it (lower-case ASCII without blanks): "
-                "bash runs another program than the one the rules name")
     return None
 
 

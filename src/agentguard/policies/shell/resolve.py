@@ -15,14 +15,15 @@ import re
 from .derived import derived_outputs, into_directory
 from .gitargs import git_readings
 from .globs import intersects
-from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, configures_below, program_name
+from .model import (ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, configures_below, program_name,
+                    spelled_name_reason)
 from .options import option_reason
 from .paths import word_paths
 from .runners import runner_reason
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
                        OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
                        UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, command_word_reason, deletes, extracts,
-                       flags_of, hazard, plain_name, set_hazard, spelled_name_reason, tree_flag)
+                       flags_of, hazard, plain_name, set_hazard, tree_flag)
 from .envreads import env_split
 from .vcs import git_content_reason, git_split, remote_words
 from .words import Word, literal_word
@@ -116,7 +117,8 @@ class Resolver(WalkerBase):
             self.names(name, NAME_BUILTINS[name], args)
         self.printed(name, args)  # printenv, set, "export" -p: the environment (.envreads)
         tree = RECURSIVE.get(name)
-        whole = tree is not None and (not tree or tree_flag(tree, [w.text for w in args if w.literal]) or unknown)  # (also "--dereference-rec")
+        literal = [w.text for w in args if w.literal]   # (also "--dereference-rec"; letters case-exact: ls -r, ls -R)
+        whole = tree is not None and (not tree or tree_flag(tree, literal) or unknown)
         if _links(name, args):  # "ln -s /etc/profile.d p": p/x.sh is /etc/profile.d/x.sh (.model.configures_below)
             for w in args:
                 why = configures_below(word_paths(w, self.cwds)) if not (w.literal and w.text.startswith("-")) else None
