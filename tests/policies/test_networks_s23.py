@@ -20,6 +20,7 @@ Holes (each allowed by the network guard before; curl 7.88 and wget 1.21 confirm
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 
@@ -111,3 +112,16 @@ def test_generated_public_hosts_in_the_same_positions_pass(form: str) -> None:
     if form.startswith(("HEAD", "CURL")):
         return   # (refused by the shell reader's name rule: not this guard's concern, but it may refuse)
     assert not net_refuses(form.format(h="proxy.example.com"))
+
+
+@pytest.mark.skipif(shutil.which("ssh") is None, reason="needs OpenSSH's ssh (the oracle)")
+@pytest.mark.parametrize("tail", ["-o HostName=10.0.0.1", "-oHostName=10.0.0.1", "-J 127.1", "-o 'ProxyJump 0'",
+                                  "-p 22 -o HostName=10.0.0.1"])
+def test_ssh_reads_options_after_its_destination(tail: str) -> None:
+    """``ssh x.com -o HostName=10.0.0.1`` connects to 10.0.0.1 (ssh.c parses options again after the destination;
+    ``ssh -G`` is the oracle); the guard read the options before the destination only."""
+    argv = ["ssh", "-G", "x.com", *shlex.split(tail)]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL).stdout
+    assert ("hostname x.com" not in out.splitlines()) or ("proxyjump none" not in out.splitlines())
+    assert net_refuses(f"ssh x.com {tail}")
+    assert net_refuses(f"ssh x.com -o ProxyCommand='nc 10.1 22'")

@@ -146,28 +146,40 @@ def scp_remote_host(word: str) -> str | None:
 
 
 def _getopt(prog: str, args: Sequence[str]) -> tuple[list[tuple[str, str]], list[str]]:
-    """OpenSSH-style getopt: the (letter, value) pairs and the operands (options stop at the first operand)."""
+    """OpenSSH-style getopt: the (letter, value) pairs and the operands (options stop at the first operand; ssh
+    reads options again after its destination, ``ssh x.com -o ProxyCommand=...``: ``ssh.c``'s ``goto again``, which
+    ``ssh -G x.com -o HostName=10.0.0.1`` shows, session 23)."""
     spec = _GETOPT[prog]
     opts: list[tuple[str, str]] = []
     k = 0
-    while k < len(args) and args[k].startswith("-") and args[k] != "-":
-        if args[k] == "--":
-            k += 1
-            break
-        word, j = args[k], 1
-        while j < len(word):
-            letter = word[j]
-            if spec.find(letter + ":") >= 0:
-                if j + 1 < len(word):
-                    opts.append((letter, word[j + 1:]))
-                elif k + 1 < len(args):
-                    k += 1
-                    opts.append((letter, args[k]))
+    rounds = 2 if prog in ("ssh", "slogin") else 1
+    operands: list[str] = []
+    for round_ in range(rounds):
+        terminated = False
+        while k < len(args) and args[k].startswith("-") and args[k] != "-":
+            if args[k] == "--":
+                k += 1
+                terminated = True
                 break
-            opts.append((letter, ""))
-            j += 1
-        k += 1
-    return opts, list(args[k:])
+            word, j = args[k], 1
+            while j < len(word):
+                letter = word[j]
+                if spec.find(letter + ":") >= 0:
+                    if j + 1 < len(word):
+                        opts.append((letter, word[j + 1:]))
+                    elif k + 1 < len(args):
+                        k += 1
+                        opts.append((letter, args[k]))
+                    break
+                opts.append((letter, ""))
+                j += 1
+            k += 1
+        if round_ + 1 < rounds and k < len(args) and not terminated:
+            operands.append(args[k])   # the destination; options may follow it
+            k += 1
+        else:
+            break
+    return opts, operands + list(args[k:])
 
 
 def _jump_hosts(opts: list[tuple[str, str]]) -> list[str]:

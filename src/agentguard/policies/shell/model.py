@@ -198,6 +198,12 @@ class WalkerBase:
         if why not in self.out.unresolvable:
             self.out.unresolvable.append(why)
 
+    def refuse_spelled(self, command_word: str) -> None:
+        """Refuse a program name spelled otherwise than the rules read it (:func:`spelled_name_reason`)."""
+        why = spelled_name_reason(command_word)
+        if why is not None:
+            self.refuse(why)
+
     def add_paths(self, word: Word, writes: bool = False, remotes: bool = True) -> list[PathForm]:
         """Record the paths ``word`` may name; with ``writes``, one that configures what a program runs
         (:data:`~.startup.CONFIG_FILES`, and with ``remotes`` :data:`~.startup.REMOTE_PATHS`) is refused: writing

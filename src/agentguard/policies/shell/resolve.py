@@ -15,8 +15,7 @@ import re
 from .derived import derived_outputs, into_directory
 from .gitargs import git_readings
 from .globs import intersects
-from .model import (ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, configures_below, program_name,
-                    spelled_name_reason)
+from .model import ANY_WORD, DASH_ANY, MAX_DEPTH, Command, WalkerBase, chain, configures_below, program_name
 from .options import option_reason
 from .paths import word_paths
 from .runners import runner_reason
@@ -65,9 +64,7 @@ class Resolver(WalkerBase):
         if why is not None:
             self.refuse(why)
             return
-        why = spelled_name_reason(head.text)  # "HEAD", "ｌｓ": refused, and read on as the folded program
-        if why is not None:
-            self.refuse(why)
+        self.refuse_spelled(head.text)  # "HEAD", "ｌｓ": refused, and read on as the folded program
         name = program_name(head.text)
         args = argv[1:]
         literal_args = [w.text for w in args]
@@ -117,8 +114,7 @@ class Resolver(WalkerBase):
             self.names(name, NAME_BUILTINS[name], args)
         self.printed(name, args)  # printenv, set, "export" -p: the environment (.envreads)
         tree = RECURSIVE.get(name)
-        literal = [w.text for w in args if w.literal]   # (also "--dereference-rec"; letters case-exact: ls -r, ls -R)
-        whole = tree is not None and (not tree or tree_flag(tree, literal) or unknown)
+        whole = tree is not None and (not tree or tree_flag(tree, [w.text for w in args if w.literal]) or unknown)
         if _links(name, args):  # "ln -s /etc/profile.d p": p/x.sh is /etc/profile.d/x.sh (.model.configures_below)
             for w in args:
                 why = configures_below(word_paths(w, self.cwds)) if not (w.literal and w.text.startswith("-")) else None
