@@ -44,7 +44,8 @@ destinations of network clients read with their option grammar (:mod:`.network_p
 ssh configuration maps a destination to (:mod:`.network_sshconfig`: ``ssh alias`` with ``HostName 10.0.0.7`` in
 ``~/.ssh/config``, an ``Include``, ``-F FILE``; an unreadable one refuses), a proxy named by a bare label
 (``--proxy corp-proxy``), DNS and file-share clients' servers (``dig @127.1``, ``smbclient //10.1/s``), a URL inside a
-longer word (``Acquire::http::Proxy=http://10.1/``), and a program name in upper case read as the program a
+longer word (``Acquire::http::Proxy=http://10.1/``), the destinations of a file a client reads them from
+(:mod:`.network_files`: ``curl -K cfg``, ``wget -i urls.txt``; unreadable: refused), and a program name in upper case read as the program a
 case-insensitive file system runs (``CURL 0:8080``; libwww-perl's ``HEAD``/``GET``).
 :class:`ResolvingNetworkGuard` (``resolve = true``) also resolves each name and refuses one that resolves to an
 internal address or does not resolve within ``timeout`` (fail closed).
@@ -72,6 +73,7 @@ from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
 from .arguments import keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
+from .network_files import file_destinations
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
                             whole_host)
 from .network_programs import CASED_CLIENTS, assigned_destinations, bare_host, program_destinations
@@ -241,7 +243,7 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
         return None
     config = assigned_config(text)   # GIT_SSH_COMMAND='ssh -F cfg' git fetch alias:r
     hosts = [h for argv in argvs for h in remote_hosts(argv, config)]
-    found = [d for argv in argvs for d in program_destinations(argv)]
+    found = [d for argv in argvs for d in program_destinations(argv) + file_destinations(argv)]   # curl -K, wget -i
     readings = [text, *_shell_words(text)]
     found += [d for t in readings for w in t.split() for d in assigned_destinations(w)]
     for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
