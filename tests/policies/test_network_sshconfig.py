@@ -131,3 +131,16 @@ def test_ssh_g_hostname_is_always_read(tmp_path_factory: pytest.TempPathFactory,
         return
     reading = config_hosts(host, str(path))
     assert reading is not None and same_host(real["hostname"]) in map(same_host, [host, *reading[0]])
+
+
+def test_canonical_domains_are_read(tmp_path: Path) -> None:
+    """``CanonicalizeHostname yes`` + ``CanonicalDomains corp.internal``: ssh tries github.com.corp.internal first
+    (``ssh -G`` prints the setting but does not resolve, so the reading is checked, not differentially)."""
+    path = tmp_path / "canon"
+    path.write_text("CanonicalizeHostname yes\nCanonicalDomains corp.internal\n")
+    reading = config_hosts("github.com", str(path))
+    assert reading is not None and "github.com.corp.internal" in reading[0]
+    assert net_refuses(f"ssh -F {path} github.com")
+    assert net_refuses("ssh -o CanonicalizeHostname=yes -o CanonicalDomains=internal github.com")
+    assert net_refuses("scp -o 'CanonicalDomains corp.local' x github.com:")
+    assert not net_refuses("ssh -o CanonicalDomains=example.org github.com")

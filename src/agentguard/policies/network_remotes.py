@@ -205,9 +205,18 @@ def _jump_hosts(opts: list[tuple[str, str]]) -> list[str]:
     return out
 
 
+def _canonical(opts: list[tuple[str, str]], hosts: list[str]) -> list[str]:
+    """Each host under each ``-o CanonicalDomains=`` domain (ssh tries those names first when it canonicalizes)."""
+    domains = [d.strip(".") for letter, value in opts if letter == "o"
+               and (m := re.match(r"\s*canonicaldomains\s*[=\s]\s*(.*)", value, re.I | re.S))
+               for d in m.group(1).replace(",", " ").split() if d.strip(".")]
+    return [f"{h.rstrip('.')}.{d}" for h in hosts for d in domains]
+
+
 def _ssh(prog: str, args: Sequence[str]) -> list[str]:
     opts, operands = _getopt(prog, args)
     out = _jump_hosts(opts)
+    written = len(out)
     if prog in ("ssh", "slogin", "sftp") and operands:   # the destination: [user@]host, ssh:// (sftp: [:path])
         dest = operands[0]
         if re.match(r"(?:ssh|sftp)://", dest, re.I):
@@ -216,7 +225,7 @@ def _ssh(prog: str, args: Sequence[str]) -> list[str]:
             out.append(scp_remote_host(dest) or _split_user(dest).strip("[]") if prog == "sftp" else _split_user(dest))
     else:
         out += [h for w in operands if (h := scp_remote_host(w)) is not None]
-    return out
+    return out + _canonical(opts, out[written:])
 
 
 def _git_config_hosts(pair: str) -> list[str]:

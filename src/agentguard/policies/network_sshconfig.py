@@ -13,8 +13,9 @@ unless a ``host``/``originalhost`` criterion rules it out (the others, ``exec`` 
 them is what a guard must not do); ``Include``
 reads its files (globs, relative to ``~/.ssh`` for the user's file, ``/etc/ssh`` for the system's) where it stands.
 Every ``HostName`` of an applying block counts (ssh takes the first; all are returned), with ``%h`` as the
-destination, and every ``ProxyJump`` host, itself read through the configuration again (bounded). ``ProxyCommand``
-texts are returned for the shell reader.
+destination, and every ``ProxyJump`` host, itself read through the configuration again (bounded), and the destination
+under each ``CanonicalDomains`` domain (``github.com.corp.internal``: ssh tries it first when canonicalizing; ``ssh
+-G`` does not resolve, so it is no oracle for this one). ``ProxyCommand`` texts are returned for the shell reader.
 
 The files: ``-F FILE`` (``none``: no file) or else ``~/.ssh/config`` and ``/etc/ssh/ssh_config``, as the guard's
 process sees them (a guard that runs elsewhere than the tool reads its own: a deployment whose agent runs ssh on
@@ -128,6 +129,8 @@ def _walk(path: str, base: str, host: str, applies: bool, depth: int, found: dic
                 pattern = pattern if os.path.isabs(pattern) else os.path.join(base, pattern)
                 for inc in sorted(glob.glob(pattern)) or []:
                     _walk(inc, base, host, True, depth + 1, found)
+        elif active and key == "canonicaldomains":
+            found.setdefault(key, []).extend(args)
         elif active and key in ("hostname", "proxyjump", "proxycommand"):
             value = " ".join(args) if key == "proxycommand" else (args[0] if args else "")
             found.setdefault(key, []).append(value)
@@ -175,6 +178,9 @@ def config_hosts(host: str, config: str | None = None, cwd: str = "") -> tuple[l
                             seen.add(j.lower())
                             todo.append((j, depth + 1))
             commands += [c for c in found.get("proxycommand", []) if c.lower() != "none"]
+            # CanonicalizeHostname tries the name under each CanonicalDomains domain first (it resolves them: read
+            # whatever CanonicalizeHostname and CanonicalizeMaxDots say)
+            hosts += [f"{name.rstrip('.')}.{d.strip('.')}" for d in found.get("canonicaldomains", []) if d.strip(".")]
     except _Unreadable:
         return None
     return list(dict.fromkeys(hosts)), list(dict.fromkeys(commands))
