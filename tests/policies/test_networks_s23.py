@@ -56,6 +56,9 @@ ATTACKS_S23 = [
     "apt-get -o Acquire::http::Proxy=http://10.1/ update", "echo cfg::proxy=http://127.1/",
     "CURL 0:8080", "Curl 127.1", "NC 0 80", "SSH 2130706433", "WGET 10.1", "HEAD 127.1", "GET 10.1",
     "POST -p http://0:3128 http://x.com/", "ｃurl 0:80", "/usr/bin/CURL 10.1",
+    "wget --execute=http_proxy=corp https://x.com", "git config --global http.proxy corp", "npm config set proxy corp",
+    "pip config set global.proxy corp", "npm config set proxy=corp", "git config --file x.cfg http.proxy corp",
+    "yarn config set https-proxy corp", "ssh x.com -o ProxyCommand='nc 10.1 22'",
 ]
 BENIGN_S23 = [
     "dig x.com", "dig @8.8.8.8 x.com MX", "dig +short x.com", "nslookup x.com", "host -t MX x.com",
@@ -64,7 +67,9 @@ BENIGN_S23 = [
     "ftp ftp.example.com", "curl --proxy proxy.example.com:3128 https://x.com",
     "SERVER=prod make deploy", "docker run --hostname web nginx", "wget -e use_proxy=off https://x.com", "no_proxy=.example.com curl https://x.com",
     "lynx -dump https://example.com", "smbclient //files.example.com/share", "R --version", "ls -r /etc",
-    "npm config get proxy", "git config --get http.proxy", "ssh-keyscan github.com",
+    "npm config get proxy", "git config --get http.proxy", "ssh-keyscan github.com", "git config user.email a@b.com",
+    "git config core.editor vim", "git config remote.origin.url git@github.com:x/y",
+    "pip config set global.index-url https://pypi.org/simple", "git config --global http.proxy http://proxy.example.com:3128",
 ]
 
 

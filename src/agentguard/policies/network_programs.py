@@ -145,6 +145,27 @@ def assigned_destinations(word: str) -> list[str]:
     return [m.group(2)]
 
 
+_CONFIG_VALUES = frozenset({"--file", "-f", "--blob", "--type", "--default", "--comment", "--location", "--editor"})
+
+
+def _config_set(argv: Sequence[str]) -> list[str]:
+    """The destination a ``PROGRAM config [set] KEY VALUE`` command writes for the program's next connections (read
+    as the assignment ``KEY=VALUE``: a key whose last part names a host or proxy)."""
+    if "config" not in argv[1:4]:
+        return []
+    rest, k = [], argv.index("config") + 1
+    while k < len(argv):
+        w = argv[k]
+        k += 1
+        if w in _CONFIG_VALUES:
+            k += 1
+        elif not w.startswith("-") and w not in ("set", "add") or rest:
+            rest.append(w)
+    if len(rest) == 1 and "=" in rest[0]:
+        return assigned_destinations(rest[0])
+    return assigned_destinations(f"{rest[0]}={rest[1]}") if len(rest) >= 2 and "=" not in rest[0] else []
+
+
 def _curl_values(name: str, value: str) -> list[str]:
     if name == "resolve":   # [+]HOST:PORT:ADDR[,ADDR]...
         parts = value.lstrip("+").split(":", 2)
@@ -163,6 +184,11 @@ def program_destinations(argv: Sequence[str]) -> list[str]:
     base = argv[0].rsplit("/", 1)[-1]
     prog = CASED_CLIENTS.get(base) or base.lower().replace("_", "-")   # (the shell reader's names: "redis_cli")
     out = [v for w in argv[1:] for v in assigned_destinations(w)]
+    # an assignment as an option's value ("wget --execute=http_proxy=corp") and a client's configuration written
+    # for its next run ("git config http.proxy corp", "npm config set proxy corp", "pip config set global.proxy x")
+    out += [v for w in argv[1:] if w.startswith("-") and w.count("=") > 1 for v in assigned_destinations(
+        w.split("=", 1)[1])]
+    out += _config_set(argv)
     if prog == "openssl":
         out += [argv[k + 1] for k in range(1, len(argv) - 1) if argv[k] in _OPENSSL_HOST]
     if prog == "socat":
