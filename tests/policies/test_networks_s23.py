@@ -130,3 +130,24 @@ def test_ssh_reads_options_after_its_destination(tail: str) -> None:
     assert ("hostname x.com" not in out.splitlines()) or ("proxyjump none" not in out.splitlines())
     assert net_refuses(f"ssh x.com {tail}")
     assert net_refuses(f"ssh x.com -o ProxyCommand='nc 10.1 22'")
+
+
+_SPELLINGS = st.sampled_from(["127.1", "0177.1", "0x7f.0.1", "127.0.1", "2130706433", "017700000001", "0x7f000001",
+                              "0", "10.1", "169.254.43518", "corp"])
+_PLACES = st.sampled_from([
+    "ssh -p 22 {h}", "telnet {h} 22", "nc -zv {h} 1-100", "ping -c1 {h}", "curl -sS {h}:80/x", "wget -q {h}/x",
+    "git clone ssh://{h}/x", "git clone {h}:x", "scp f {h}:", "rsync -a f {h}::m", "sftp {h}", "mysql -h{h}",
+    "redis-cli -h {h} -p 6379", "curl --resolve x.com:443:{h} https://x.com", "openssl s_client -connect {h}:443",
+    "socat - TCP:{h}:80", "http {h}:8080", "ssh -J {h} x.com", "git -c http.proxy={h}:3128 fetch",
+    "DOCKER_HOST=tcp://{h}:2375 docker ps", "nmap {h}", "dig @{h} x.com", "smbclient //{h}/s", "lftp {h}",
+    "bash -c 'curl {h}'", "sudo curl {h}", "timeout 5 nc {h} 80", "xargs curl <<< {h}", "echo {h} | xargs curl",
+    "curl $(echo {h})", "h={h}; curl $h", "c\\url {h}", "command curl {h}", "(curl {h})", "true && curl {h}",
+])
+
+
+@settings(max_examples=120, deadline=None)
+@given(place=_PLACES, host=_SPELLINGS)
+def test_generated_numeric_and_single_label_hosts_in_every_place_are_refused(place: str, host: str) -> None:
+    """1-3 part inet_aton spellings and a single label, in every place a program reads a host (session 23's grid of
+    616 such probes; ``echo 10.1 | xargs curl`` was allowed: xargs' words from standard input were not read)."""
+    assert net_refuses(place.format(h=host))

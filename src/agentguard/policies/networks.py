@@ -280,10 +280,12 @@ def _argvs(command: str) -> tuple[tuple[str, ...], ...] | None:
     out = []
     for c in analyse(command).commands:
         if c.argv:
-            out.append((c.program, *c.argv[1:]))
+            # xargs appends words from standard input: its words hold them as "*" (unknown: no public name)
+            args = c.argv[1:] if len(c.words) <= len(c.argv) else tuple(w.text for w in c.words[1:])
+            out.append((c.program, *args))
             exact = c.argv[0].rsplit("/", 1)[-1]
             if exact in CASED_CLIENTS:   # "HEAD url" is libwww-perl's client (the reader's folded name: "head")
-                out.append((exact, *c.argv[1:]))
+                out.append((exact, *args))
     return tuple(out)
 
 
