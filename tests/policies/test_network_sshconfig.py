@@ -116,21 +116,28 @@ _BLOCK = st.tuples(st.sampled_from(["Host", "Match host", "Match originalhost", 
 
 @pytest.mark.skipif(SSH is None, reason="needs OpenSSH's ssh (the oracle)")
 @settings(max_examples=40, deadline=None)
-@given(blocks=st.lists(_BLOCK, min_size=1, max_size=4), host=_NAME)
-def test_ssh_g_hostname_is_always_read(tmp_path_factory: pytest.TempPathFactory, blocks: list, host: str) -> None:
-    """Differential: whatever HostName ``ssh -G`` resolves the destination to is among the hosts read."""
-    path = tmp_path_factory.mktemp("sshcfg") / "cfg"
+@given(blocks=st.lists(_BLOCK, min_size=1, max_size=4), host=_NAME, included=st.integers(0, 4),
+       jump=st.booleans())
+def test_ssh_g_hostname_is_always_read(tmp_path_factory: pytest.TempPathFactory, blocks: list, host: str,
+                                       included: int, jump: bool) -> None:
+    """Differential: whatever HostName (and ProxyJump) ``ssh -G`` resolves the destination to is among the hosts
+    read; the first ``included`` blocks stand in a file the config ``Include``s at its top."""
+    folder = tmp_path_factory.mktemp("sshcfg")
     lines = []
     for kind, patterns, value, sep in blocks:
         joined = ",".join(patterns) if kind.startswith("Match") else " ".join(patterns)
         head = kind if kind == "Match all" else f"{kind} {joined}"
-        lines += [head, f"  HostName{sep}{value}"]
-    path.write_text("\n".join(lines) + "\n")
-    real = ssh_g(path, host)
+        lines += [head, f"  HostName{sep}{value}"] + (["  ProxyJump j1.example.com"] if jump else [])
+    cut = sum(3 if jump else 2 for _ in blocks[:included])   # the lines of the first blocks
+    (folder / "inc").write_text("\n".join(lines[:cut]) + "\n")
+    (folder / "cfg").write_text(f"Include {folder}/inc\n" + "\n".join(lines[cut:]) + "\n")
+    real = ssh_g(folder / "cfg", host)
     if "hostname" not in real:   # a config ssh rejects (it connects nowhere)
         return
-    reading = config_hosts(host, str(path))
+    reading = config_hosts(host, str(folder / "cfg"))
     assert reading is not None and same_host(real["hostname"]) in map(same_host, [host, *reading[0]])
+    if real.get("proxyjump", "none") != "none":
+        assert real["proxyjump"] in reading[0]
 
 
 def test_canonical_domains_are_read(tmp_path: Path) -> None:

@@ -214,7 +214,8 @@ def program_destinations(argv: Sequence[str]) -> list[str]:
             # a client's own server option (not docker run's --hostname, the container's name)
             client = values is not None or (short_host != "" and name != "hostname")
             known = name in _PROXY_LONG or (name in _LONG_HOST and client)
-            if (name in _LONG_HOST or name in _PROXY_LONG) and (eq or takes) and (known or _shaped(value)):
+            if (name in _LONG_HOST or name in _PROXY_LONG) and (eq or takes) and (known or _shaped(value)) \
+                    and not value.startswith("-"):   # (no host name starts with "-": the next option)
                 out.append(value)   # a client's own host option is read whatever its value looks like
             if prog == "curl":
                 out += _curl_values(name, value)
