@@ -10,7 +10,8 @@ for the one host reader (``networks.internal``: ``getaddrinfo``'s numeric readin
 
 - **operands**: every operand of ``curl``, ``wget``, ``http``/``https``/``xh`` (HTTPie; ``:8080`` is the local host),
   ``nc``/``ncat``/``netcat``, ``telnet``, ``ping``, ``ping6``, ``traceroute``, ``tracepath``, ``mtr``, ``nmap``,
-  ``fping``, ``hping3``, ``cqlsh`` (a port after the host is no destination: a pure number after the first operand
+  ``fping``, ``hping3``, ``cqlsh``, libwww-perl's ``lwp-request`` (also run as ``GET``, ``HEAD``, ``POST``, ``PUT``:
+  :data:`CASED_CLIENTS`) (a port after the host is no destination: a pure number after the first operand
   is skipped);
 - **options**: ``-h`` of database clients (``redis-cli``, ``psql``, ``pg_dump``..., ``mysql``...,
   ``clickhouse-client``),
@@ -24,7 +25,11 @@ for the one host reader (``networks.internal``: ``getaddrinfo``'s numeric readin
   (hosts *not* proxied). A value of such an option or assignment is read when it looks like a destination (a dot, a
   port, a user, brackets, a number, ``localhost``): ``SERVER=prod`` and ``BASE_URL=/api`` are not (a bare single
   label there is an environment's name as often as a host's; a client's operand or ``-h`` value is read whatever it
-  looks like).
+  looks like). Session 23: a proxy is a host whatever it looks like (``--proxy``, ``--preproxy``, ``--socks5...``,
+  ``--https-proxy`` and a ``*_proxy`` assignment: ``curl --proxy corp-proxy`` resolves corp-proxy through the search
+  domains), and so is a known client's own ``--host``/``--server``/``--url`` (``mysql --host corp``);
+- **servers queried**: ``dig @SERVER``, ``nslookup NAME SERVER``, ``host NAME SERVER``; ``//server/share`` of
+  ``smbclient`` and ``mount``; ``/v:HOST`` of ``xfreerdp``; ``grpcurl``'s ``host:port`` operand.
 
 Options are read with each program's short options that take a value (OpenBSD nc's getopt, curl's, wget's, ping's);
 an option this module does not know is read as taking none, so its value is read as an operand (fail closed: a host
@@ -37,7 +42,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-__all__ = ["assigned_destinations", "bare_host", "program_destinations"]
+__all__ = ["CASED_CLIENTS", "assigned_destinations", "bare_host", "program_destinations"]
 
 #: programs whose operands are destinations, with their short options that take a value
 _OPERANDS: dict[str, str] = {
@@ -46,12 +51,28 @@ _OPERANDS: dict[str, str] = {
     "telnet": "beklnSXt", "ping": "cfFiIlmMpQsStTwW", "ping6": "cfFiIlmMpQsStTwW", "traceroute": "fgimNpqstwz",
     "tracepath": "lmp", "mtr": "abBcfimPsQuUyYZ", "nmap": "bDeiopS", "fping": "bBcCiIoOpQrtS",
     "hping3": "acdeEHiImMOopstTwWx",
-    "cqlsh": "ekpuf"}
+    "cqlsh": "ekpuf", "lwp-request": "bcCHimopt",
+    # session 23: clients whose operand is a host or URL (each one's getopt letters that take a value)
+    "ftp": "oPqrsTux", "lftp": "cefpu", "tftp": "mRc", "aria2c": "dosxkjilUmtTMNpC", "lynx": "", "w3m": "oTIO",
+    "links": "", "elinks": "", "ab": "AbBcCeEgHmnpPsStTuvwXxyz", "showmount": "", "ssh-keyscan": "fpTtO",
+    "ssh-copy-id": "ipoFt", "rdesktop": "AuLdscpnkgSTXaxr", "vncviewer": "", "mongosh": "up", "mongo": "up",
+    "whois": "hpisTgq", "finger": "", "rlogin": "el", "rsh": "l", "ipmitool": "HUPpLIycCkKfoOeEtTbBlz"}
+#: programs whose operand at an index (after the options) names the server they query (``nslookup x.com 10.0.0.1``,
+#: ``host x.com 10.0.0.1``), with their short options that take a value; ``dig @10.0.0.1`` names it with an ``@``
+_SERVER_OPERAND: dict[str, tuple[int, str]] = {"nslookup": (1, ""), "host": (1, "cNRtW"), "dig": (-1, "bcfkpqtxy"),
+                                              "kdig": (-1, "bcfkpqtxy"), "drill": (-1, "ackopqrst")}
+#: libwww-perl's web client under its method names (``GET URL``; bash runs them as written: ``HEAD`` is no ``head``)
+CASED_CLIENTS = {"GET": "lwp-request", "HEAD": "lwp-request", "POST": "lwp-request", "PUT": "lwp-request"}
 #: programs whose short option names the server, and the letter
 _SHORT_HOST = {**{p: "h" for p in ("redis-cli", "psql", "pg-dump", "pg-dumpall", "pg-restore", "pg-isready",
                                    "createdb", "dropdb", "vacuumdb", "mysql", "mysqldump", "mysqladmin", "mariadb",
                                    "mariadb-dump", "clickhouse-client", "memcstat")},
-               "docker": "H", "podman": "H", "curl": "x", "nc": "x", "netcat": "x", "kubectl": "s"}
+               "docker": "H", "podman": "H", "curl": "x", "lwp-request": "p",
+               **{p: "h" for p in ("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldappasswd",
+                                   "ldapcompare", "ldapmodrdn", "ldapexop", "mongodump", "mongorestore",
+                                   "mongoexport", "mongoimport")},
+               "sqlcmd": "S", "smbclient": "IL", "rpcclient": "I", "whois": "h", "nc": "x", "netcat": "x",
+               "kubectl": "s"}
 #: long options (without dashes) that name a destination, in any program
 _LONG_HOST = frozenset({"host", "hostname", "server", "proxy", "preproxy", "socks4", "socks4a", "socks5",
                         "socks5-hostname", "url", "endpoint", "endpoints", "connect", "proxy1.0", "doh-url",
@@ -74,6 +95,10 @@ _LONG_VALUE = frozenset({
 _SOCAT = re.compile(r"(?:tcp[46]?|udp[46]?|openssl|ssl|proxy|tcp[46]?-connect|udp[46]?-connect|socks4a?)"
                     r":([^,]+)", re.I)
 _OPENSSL_HOST = frozenset({"-connect", "-proxy"})
+#: long options that name a proxy in every client that has them (curl, pip, npm, ncat, wget's ``-e``): the value is a
+#: host whatever it looks like (``--proxy corp-proxy``: curl connects to corp-proxy:1080; session 23)
+_PROXY_LONG = frozenset({"proxy", "preproxy", "socks4", "socks4a", "socks5", "socks5-hostname", "proxy1.0",
+                         "https-proxy", "http-proxy"})
 #: the last part of an assignment's name that makes its value a destination (no_proxy is excepted)
 _ASSIGNED = frozenset({"host", "hostname", "server", "endpoint", "proxy", "url", "uri", "upstream"})
 _SWITCHES = frozenset({"on", "off", "true", "false", "yes", "no"})   # wget -e use_proxy=on: a switch, no host
@@ -113,9 +138,32 @@ def assigned_destinations(word: str) -> list[str]:
     name = m.group(1).lower()
     last = re.split(r"[\W_]+", name)[-1]
     named = last in _ASSIGNED or (last.endswith(("host", "url", "proxy")) and last not in ("ghost", "curl"))
-    if name.endswith("no_proxy") or not named or m.group(2).lower() in _SWITCHES or not _shaped(m.group(2)):
+    proxy = last.endswith("proxy")   # http_proxy=corp-proxy, git -c http.proxy=corp: a host whatever it looks like
+    if name.endswith("no_proxy") or not named or m.group(2).lower() in _SWITCHES or not (
+            _shaped(m.group(2)) or (proxy and m.group(2)[:1] not in ("", "/", ".", "~", "$"))):
         return []
     return [m.group(2)]
+
+
+_CONFIG_VALUES = frozenset({"--file", "-f", "--blob", "--type", "--default", "--comment", "--location", "--editor"})
+
+
+def _config_set(argv: Sequence[str]) -> list[str]:
+    """The destination a ``PROGRAM config [set] KEY VALUE`` command writes for the program's next connections (read
+    as the assignment ``KEY=VALUE``: a key whose last part names a host or proxy)."""
+    if "config" not in argv[1:4]:
+        return []
+    rest, k = [], argv.index("config") + 1
+    while k < len(argv):
+        w = argv[k]
+        k += 1
+        if w in _CONFIG_VALUES:
+            k += 1
+        elif not w.startswith("-") and w not in ("set", "add") or rest:
+            rest.append(w)
+    if len(rest) == 1 and "=" in rest[0]:
+        return assigned_destinations(rest[0])
+    return assigned_destinations(f"{rest[0]}={rest[1]}") if len(rest) >= 2 and "=" not in rest[0] else []
 
 
 def _curl_values(name: str, value: str) -> list[str]:
@@ -133,14 +181,21 @@ def program_destinations(argv: Sequence[str]) -> list[str]:
     (see the module docstring); [] for a program that names none."""
     if not argv:
         return []
-    prog = argv[0].rsplit("/", 1)[-1].lower().replace("_", "-")   # (the shell reader's names: "redis_cli")
+    base = argv[0].rsplit("/", 1)[-1]
+    prog = CASED_CLIENTS.get(base) or base.lower().replace("_", "-")   # (the shell reader's names: "redis_cli")
     out = [v for w in argv[1:] for v in assigned_destinations(w)]
+    # an assignment as an option's value ("wget --execute=http_proxy=corp") and a client's configuration written
+    # for its next run ("git config http.proxy corp", "npm config set proxy corp", "pip config set global.proxy x")
+    out += [v for w in argv[1:] if w.startswith("-") and w.count("=") > 1 for v in assigned_destinations(
+        w.split("=", 1)[1])]
+    out += _config_set(argv)
     if prog == "openssl":
         out += [argv[k + 1] for k in range(1, len(argv) - 1) if argv[k] in _OPENSSL_HOST]
     if prog == "socat":
         out += [m.group(1) for w in argv[1:] for m in [_SOCAT.match(w)] if m]
     values = _OPERANDS.get(prog)
     short_host = _SHORT_HOST.get(prog, "")
+    server = _SERVER_OPERAND.get(prog, (0, ""))
     operands: list[str] = []
     k, options = 1, True
     while k < len(argv):
@@ -152,21 +207,26 @@ def program_destinations(argv: Sequence[str]) -> list[str]:
         if options and w.startswith("--") and len(w) > 2:
             name, eq, value = w[2:].partition("=")
             name = name.lower()
-            takes = name in _LONG_HOST or name in _LONG_VALUE or name in ("resolve", "connect-to")
+            takes = name in _LONG_HOST or name in _LONG_VALUE or name in _PROXY_LONG or name in ("resolve",
+                                                                                                "connect-to")
             if not eq and takes and k < len(argv):
                 value, k = argv[k], k + 1
-            if name in _LONG_HOST and (eq or takes) and _shaped(value):
-                out.append(value)
+            # a client's own server option (not docker run's --hostname, the container's name)
+            client = values is not None or (short_host != "" and name != "hostname")
+            known = name in _PROXY_LONG or (name in _LONG_HOST and client)
+            if (name in _LONG_HOST or name in _PROXY_LONG) and (eq or takes) and (known or _shaped(value)) \
+                    and not value.startswith("-"):   # (no host name starts with "-": the next option)
+                out.append(value)   # a client's own host option is read whatever its value looks like
             if prog == "curl":
                 out += _curl_values(name, value)
             continue
         if options and w.startswith("-") and len(w) > 1:
             for j, letter in enumerate(w[1:], start=1):
-                if letter == short_host or (values is not None and letter in values):
+                if letter in short_host or letter in server[1] or (values is not None and letter in values):
                     value = w[j + 1:]
                     if not value and k < len(argv):
                         value, k = argv[k], k + 1
-                    if letter == short_host:
+                    if letter in short_host:
                         out.append(value)
                     break
             continue
@@ -176,4 +236,14 @@ def program_destinations(argv: Sequence[str]) -> list[str]:
         operands = ["localhost" + url if url.startswith(":") else url]
     if values is not None:
         out += [w for i, w in enumerate(operands) if w and not (i > 0 and re.fullmatch(r"\d{1,5}", w))]
+    if prog in _SERVER_OPERAND:   # the queried server: "@server" anywhere (dig), or the operand at its index
+        at = server[0]
+        out += [w[1:] for w in operands if w.startswith("@")]
+        out += [operands[at]] if at >= 0 and len(operands) > at and not operands[at].startswith("-") else []
+    if prog in ("smbclient", "rpcclient", "mount", "mount.cifs", "smbget"):   # //server/share, \\server\share
+        out += [m.group(1) for w in operands if (m := re.match(r"[\\/]{2}([^\\/]+)", w))]
+    if prog in ("xfreerdp", "wlfreerdp", "sdl-freerdp"):   # /v:host[:port]
+        out += [w[3:] for w in argv[1:] if w.lower().startswith("/v:")]
+    if prog == "grpcurl":   # [flags] address [verb]: Go flags (-d '{}' takes a value): every operand with a port
+        out += [w for w in operands if re.fullmatch(r"[^\s{}\[\]]*:\d{1,5}|\[[0-9a-fA-F:.%]+\]:\d{1,5}", w)]
     return [w for w in out if w]

@@ -22,8 +22,9 @@ program reaches, as written (``networks.internal`` reads it with ``getaddrinfo``
 - **scp**, **sftp** (OpenSSH's ``colon()``) and **rsync**: every operand that names a remote (``host:path``,
   ``host::module``, ``scp://``, ``sftp://``, ``rsync://`` URLs), and ``-J`` jump hosts.
 
-Guaranteed: every host these programs connect to for the words given, except one the user's ssh configuration
-maps (``~/.ssh/config``'s ``HostName`` for an alias: not visible in the command) and a remote helper's address
+Guaranteed: every host these programs connect to for the words given, and (session 23) those the ssh configuration
+maps them to (:mod:`.network_sshconfig`: ``HostName``, ``ProxyJump``, ``ProxyCommand`` of ``~/.ssh/config``, its
+``Include`` files or ``-F``), except a remote helper's address
 (``git fetch xyz::addr`` runs ``git-remote-xyz``). A destination or repository with a part the shell computes
 (``ssh $H``, ``git fetch $R``: the shell reader's ``*``) is returned as written, which no host reader takes for a
 public name (refused, fail closed); an scp/rsync operand is a remote only when it shows its ``:``.
@@ -36,10 +37,14 @@ to a stub that prints what ssh was given.
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Sequence
 from urllib.parse import urlsplit
 
-__all__ = ["REMOTE_PROGRAMS", "assigned_commands", "git_remote_host", "nested_commands", "remote_hosts",
+from .network_sshconfig import config_hosts
+
+__all__ = ["REMOTE_PROGRAMS", "assigned_commands", "assigned_config", "git_remote_host", "nested_commands",
+           "remote_hosts",
            "scp_remote_host"]
 
 REMOTE_PROGRAMS = frozenset({"git", "ssh", "slogin", "scp", "sftp", "rsync"})
@@ -141,28 +146,40 @@ def scp_remote_host(word: str) -> str | None:
 
 
 def _getopt(prog: str, args: Sequence[str]) -> tuple[list[tuple[str, str]], list[str]]:
-    """OpenSSH-style getopt: the (letter, value) pairs and the operands (options stop at the first operand)."""
+    """OpenSSH-style getopt: the (letter, value) pairs and the operands (options stop at the first operand; ssh
+    reads options again after its destination, ``ssh x.com -o ProxyCommand=...``: ``ssh.c``'s ``goto again``, which
+    ``ssh -G x.com -o HostName=10.0.0.1`` shows, session 23)."""
     spec = _GETOPT[prog]
     opts: list[tuple[str, str]] = []
     k = 0
-    while k < len(args) and args[k].startswith("-") and args[k] != "-":
-        if args[k] == "--":
-            k += 1
-            break
-        word, j = args[k], 1
-        while j < len(word):
-            letter = word[j]
-            if spec.find(letter + ":") >= 0:
-                if j + 1 < len(word):
-                    opts.append((letter, word[j + 1:]))
-                elif k + 1 < len(args):
-                    k += 1
-                    opts.append((letter, args[k]))
+    rounds = 2 if prog in ("ssh", "slogin") else 1
+    operands: list[str] = []
+    for round_ in range(rounds):
+        terminated = False
+        while k < len(args) and args[k].startswith("-") and args[k] != "-":
+            if args[k] == "--":
+                k += 1
+                terminated = True
                 break
-            opts.append((letter, ""))
-            j += 1
-        k += 1
-    return opts, list(args[k:])
+            word, j = args[k], 1
+            while j < len(word):
+                letter = word[j]
+                if spec.find(letter + ":") >= 0:
+                    if j + 1 < len(word):
+                        opts.append((letter, word[j + 1:]))
+                    elif k + 1 < len(args):
+                        k += 1
+                        opts.append((letter, args[k]))
+                    break
+                opts.append((letter, ""))
+                j += 1
+            k += 1
+        if round_ + 1 < rounds and k < len(args) and not terminated:
+            operands.append(args[k])   # the destination; options may follow it
+            k += 1
+        else:
+            break
+    return opts, operands + list(args[k:])
 
 
 def _jump_hosts(opts: list[tuple[str, str]]) -> list[str]:
@@ -188,9 +205,18 @@ def _jump_hosts(opts: list[tuple[str, str]]) -> list[str]:
     return out
 
 
+def _canonical(opts: list[tuple[str, str]], hosts: list[str]) -> list[str]:
+    """Each host under each ``-o CanonicalDomains=`` domain (ssh tries those names first when it canonicalizes)."""
+    domains = [d.strip(".") for letter, value in opts if letter == "o"
+               and (m := re.match(r"\s*canonicaldomains\s*[=\s]\s*(.*)", value, re.I | re.S))
+               for d in m.group(1).replace(",", " ").split() if d.strip(".")]
+    return [f"{h.rstrip('.')}.{d}" for h in hosts for d in domains]
+
+
 def _ssh(prog: str, args: Sequence[str]) -> list[str]:
     opts, operands = _getopt(prog, args)
     out = _jump_hosts(opts)
+    written = len(out)
     if prog in ("ssh", "slogin", "sftp") and operands:   # the destination: [user@]host, ssh:// (sftp: [:path])
         dest = operands[0]
         if re.match(r"(?:ssh|sftp)://", dest, re.I):
@@ -199,7 +225,7 @@ def _ssh(prog: str, args: Sequence[str]) -> list[str]:
             out.append(scp_remote_host(dest) or _split_user(dest).strip("[]") if prog == "sftp" else _split_user(dest))
     else:
         out += [h for w in operands if (h := scp_remote_host(w)) is not None]
-    return out
+    return out + _canonical(opts, out[written:])
 
 
 def _git_config_hosts(pair: str) -> list[str]:
@@ -280,7 +306,7 @@ _COMMAND_VARIABLE = re.compile(r"(?:git_ssh_command|core\.sshcommand|rsync_rsh|g
                                re.I | re.S)
 
 
-def nested_commands(argv: Sequence[str]) -> list[str]:
+def nested_commands(argv: Sequence[str], with_config: bool = True) -> list[str]:
     """The commands a remote-shell program runs from its options, as text to be read again: ssh's, scp's and sftp's
     ``-o ProxyCommand=`` (``nc 10.0.0.7 22`` connects from here), ``-S``/``-D`` of sftp and scp (the ssh program),
     rsync's ``-e``/``--rsh``, and any word assigning ``GIT_SSH_COMMAND``, ``core.sshCommand``, ``RSYNC_RSH``,
@@ -289,6 +315,8 @@ def nested_commands(argv: Sequence[str]) -> list[str]:
         return []
     prog = re.sub(r"\.exe$", "", argv[0].rsplit("/", 1)[-1], flags=re.I).lower()
     out = [m.group(1) for w in argv[1:] if (m := _COMMAND_VARIABLE.fullmatch(w))]
+    if with_config:   # the ssh configuration's ProxyCommand for the destination
+        out += _configured(prog, argv[1:])[2]
     if prog in _GETOPT:
         opts, _ = _getopt(prog, argv[1:])
         out += [m.group(2) for letter, value in opts if letter == "o" and (m := _COMMAND_OPTION.match(value))]
@@ -312,17 +340,72 @@ def assigned_commands(text: str) -> list[str]:
             for m in _ASSIGNED_COMMAND.finditer(text)]
 
 
-def remote_hosts(argv: Sequence[str]) -> list[str]:
+def _written_hosts(prog: str, args: Sequence[str]) -> list[str]:
+    if prog == "git":
+        return _git(args)
+    if prog in _GETOPT:
+        return _ssh(prog, args)
+    if prog == "rsync":
+        return [h for w in args if not w.startswith("-") and (h := scp_remote_host(w)) is not None]
+    return []
+
+
+def _config_file(prog: str, args: Sequence[str]) -> str | None:
+    """The ``-F`` file ssh reads for this command: its own (the last), or that of the ssh command rsync's ``-e`` or
+    git's ``core.sshCommand`` runs (``rsync -e 'ssh -F cfg' x alias:``)."""
+    if prog in _GETOPT:
+        return next((v for letter, v in reversed(_getopt(prog, args)[0]) if letter == "F"), None)
+    runs = nested_commands([prog, *args], with_config=False) if prog in ("rsync", "git") else []
+    for text in reversed(runs):
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            return "(an ssh command that cannot be read)"   # no such file: refused
+        if words and re.sub(r"\.exe$", "", words[0].rsplit("/", 1)[-1], flags=re.I).lower() in _GETOPT:
+            found = _config_file(words[0].rsplit("/", 1)[-1].lower(), words[1:])
+            if found is not None:
+                return found
+    return None
+
+
+def _configured(prog: str, args: Sequence[str],
+                assigned: str | None = None) -> tuple[list[str], list[str], list[str]]:
+    """``(written hosts, hosts the ssh configuration adds, its ProxyCommands)`` (:mod:`.network_sshconfig`: ``ssh
+    alias`` with ``HostName 10.0.0.7``); a configuration that cannot be read adds a host that no reader takes for
+    a public name (refused)."""
+    written = _written_hosts(prog, args)
+    config = _config_file(prog, args) or (assigned if prog in ("git", "rsync") else None)
+    added: list[str] = []
+    commands: list[str] = []
+    for host in dict.fromkeys(written):
+        if "*" in host:   # a part the shell computes: already refused as written
+            continue
+        reading = config_hosts(host, config)
+        if reading is None:
+            added.append(f"(the ssh configuration for {host} cannot be read)")
+            continue
+        added += reading[0]
+        commands += [re.sub(r"%h", host, c) for c in reading[1]]
+    return written, added, commands
+
+
+def assigned_config(text: str) -> str | None:
+    """The ``-F`` file of an ssh command a shell text hands git or rsync through its environment
+    (``GIT_SSH_COMMAND='ssh -F cfg' git fetch alias:r``, ``RSYNC_RSH=...``)."""
+    for command in reversed(assigned_commands(text)):
+        found = _config_file("rsync", ["-e", command])
+        if found is not None:
+            return found
+    return None
+
+
+def remote_hosts(argv: Sequence[str], assigned: str | None = None) -> list[str]:
     """The hosts the command ``argv`` (its words as bash expanded them, program first) reaches through ssh: git's
-    repositories, ssh's destination and jump hosts, scp/sftp/rsync remotes (see the module docstring), as written;
-    [] for another program or none."""
+    repositories, ssh's destination and jump hosts, scp/sftp/rsync remotes (see the module docstring), as written,
+    and those the ssh configuration maps them to (:mod:`.network_sshconfig`; ``assigned``: the ``-F`` file of an
+    ssh command the environment hands git or rsync, :func:`assigned_config`); [] for another program or none."""
     if not argv:
         return []
     prog = re.sub(r"\.exe$", "", argv[0].rsplit("/", 1)[-1], flags=re.I).lower()
-    if prog == "git":
-        return _git(argv[1:])
-    if prog in _GETOPT:
-        return _ssh(prog, argv[1:])
-    if prog == "rsync":
-        return [h for w in argv[1:] if not w.startswith("-") and (h := scp_remote_host(w)) is not None]
-    return []
+    written, added, _ = _configured(prog, argv[1:], assigned)
+    return written + added

@@ -40,7 +40,13 @@ metadata address); a shell command's bare hosts (``curl 169.254.169.254/latest``
 (session 22, :mod:`.network_remotes`) the remotes of git, ssh, scp, sftp and rsync in such a command, read with the
 shell reader and each program's grammar (``git fetch 2130706433:repo`` runs ``ssh 2130706433``: 127.0.0.1), and the
 destinations of network clients read with their option grammar (:mod:`.network_programs`: ``curl 0:8080``, ``nc 0
-80``, ``redis-cli -h 0``, ``curl -x 0:3128``, ``http_proxy=0:8080``, ``--server 127.1``).
+80``, ``redis-cli -h 0``, ``curl -x 0:3128``, ``http_proxy=0:8080``, ``--server 127.1``). Session 23: the hosts an
+ssh configuration maps a destination to (:mod:`.network_sshconfig`: ``ssh alias`` with ``HostName 10.0.0.7`` in
+``~/.ssh/config``, an ``Include``, ``-F FILE``; an unreadable one refuses), a proxy named by a bare label
+(``--proxy corp-proxy``), DNS and file-share clients' servers (``dig @127.1``, ``smbclient //10.1/s``), a URL inside a
+longer word (``Acquire::http::Proxy=http://10.1/``), the destinations of a file a client reads them from
+(:mod:`.network_files`: ``curl -K cfg``, ``wget -i urls.txt``; unreadable: refused), and a program name in upper case read as the program a
+case-insensitive file system runs (``CURL 0:8080``; libwww-perl's ``HEAD``/``GET``).
 :class:`ResolvingNetworkGuard` (``resolve = true``) also resolves each name and refuses one that resolves to an
 internal address or does not resolve within ``timeout`` (fail closed).
 
@@ -67,10 +73,11 @@ from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
 from .arguments import keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
+from .network_files import file_destinations
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
                             whole_host)
-from .network_programs import assigned_destinations, bare_host, program_destinations
-from .network_remotes import assigned_commands, nested_commands, remote_hosts
+from .network_programs import CASED_CLIENTS, assigned_destinations, bare_host, program_destinations
+from .network_remotes import assigned_commands, assigned_config, nested_commands, remote_hosts
 from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
 __all__ = ["HOST_ARGS", "HOST_WORDS", "NetworkGuard", "ResolvingNetworkGuard", "destinations", "host_named", "internal"]
@@ -106,6 +113,7 @@ _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:(?!\d)", re.I)  # a URL (read above), n
 _NOT_DNS = re.compile(r"[\x00-\x20\x7f%/\\?#@:\[\]<>^|]")  # no host name holds one (after the parsers' decoding)
 _CONTROLS = re.compile(r"[\t\r\n]")  # what WHATWG and urllib remove from a URL before parsing it
 _SCHEME_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)  # a destination written as a URL (not host[:port][/path])
+_INNER_URL = re.compile(r"(?<![\w+.-])[a-z][a-z0-9+.-]*://", re.I)  # a URL starting inside a longer token
 
 
 def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -153,7 +161,11 @@ def _url_hosts(text: str) -> list[str]:
     todo, seen = [(text, 0)], {text}
     while todo:
         t, depth = todo.pop()
-        for token in dict.fromkeys(url_tokens(t) + url_tokens(deobfuscate(t))):
+        tokens = url_tokens(t) + url_tokens(deobfuscate(t))
+        # a URL inside a token the text reading took whole: "Acquire::http::Proxy=http://10.1/" (apt -o) was read
+        # as one URL of the scheme "http" (session 23); each inner "scheme://" starts a URL of its own too
+        tokens += [tok[m.start():] for tok in tokens for m in _INNER_URL.finditer(tok, 1)]
+        for token in dict.fromkeys(tokens):
             if token[:1] in "/\\":   # "//x" and "\\\\x" are paths too (a UNC share)
                 continue
             hosts += client_hosts(token)
@@ -229,8 +241,9 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
     argvs = _argvs(text)
     if argvs is None or depth > _MAX_NESTED:
         return None
-    hosts = [h for argv in argvs for h in remote_hosts(argv)]
-    found = [d for argv in argvs for d in program_destinations(argv)]
+    config = assigned_config(text)   # GIT_SSH_COMMAND='ssh -F cfg' git fetch alias:r
+    hosts = [h for argv in argvs for h in remote_hosts(argv, config)]
+    found = [d for argv in argvs for d in program_destinations(argv) + file_destinations(argv)]   # curl -K, wget -i
     readings = [text, *_shell_words(text)]
     found += [d for t in readings for w in t.split() for d in assigned_destinations(w)]
     for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
@@ -264,7 +277,16 @@ def _argvs(command: str) -> tuple[tuple[str, ...], ...] | None:
         return None
     from .shell.analysis import analyse   # (the shell reader: tree-sitter-bash; imported when a command needs it)
 
-    return tuple((c.program, *c.argv[1:]) for c in analyse(command).commands if c.argv)
+    out = []
+    for c in analyse(command).commands:
+        if c.argv:
+            # xargs appends words from standard input: its words hold them as "*" (unknown: no public name)
+            args = c.argv[1:] if len(c.words) <= len(c.argv) else tuple(w.text for w in c.words[1:])
+            out.append((c.program, *args))
+            exact = c.argv[0].rsplit("/", 1)[-1]
+            if exact in CASED_CLIENTS:   # "HEAD url" is libwww-perl's client (the reader's folded name: "head")
+                out.append((exact, *args))
+    return tuple(out)
 
 
 def _expanded(command: str) -> tuple[str, ...]:

@@ -21,8 +21,8 @@ from .paths import PathForm, word_paths
 from .programs import CONFIG_FILES, REMOTE_PATHS
 from .words import Word
 
-__all__ = ["ANY_WORD", "Analysis", "Command", "MAX_DEPTH", "MAX_WORK", "TooMuchWork", "WalkerBase", "chain",
-           "configures", "configures_below", "program_name"]
+__all__ = ["ANY_WORD", "Analysis", "CASED_PROGRAMS", "Command", "MAX_DEPTH", "MAX_WORK", "TooMuchWork", "WalkerBase",
+           "chain", "configures", "configures_below", "program_name", "spelled_name_reason"]
 
 MAX_DEPTH = 8
 #: the most words and path spellings one analysis reads (a benign command uses well under 100); past it the
@@ -140,6 +140,31 @@ class Analysis:
         return [c.program for c in self.commands]
 
 
+#: program names with upper-case letters that name one real program, read as that program (by the rules' folded
+#: name: ``R`` is ``r``): GNU R's ``R`` and ``Rscript``, the X servers, VirtualBox's and NetworkManager's tools. Each
+#: one's folded name is no other program (on a case-insensitive file system the folded name runs the same file).
+#: Not ``HEAD``/``GET``/``POST``/``PUT`` (libwww-perl's web client, whose folded ``head`` is coreutils' reader).
+CASED_PROGRAMS = frozenset({"R", "Rscript", "Rcmd", "X", "Xvfb", "Xorg", "Xwayland", "Xephyr", "Xnest", "Xvnc",
+                            "VBoxManage", "VBoxHeadless", "NetworkManager", "ModemManager"})
+
+
+def spelled_name_reason(text: str) -> str | None:
+    """Why the program name (the last path component of a fixed command word) may run another program than the one
+    the rules' folded name reads, or None: an upper-case letter (``HEAD`` is libwww-perl's web client, folded
+    ``head``; session 22), a non-ASCII character (``ｌｓ`` folds to ``ls``) or a blank. bash runs the name as written,
+    so the name is judged by what it resolves to: an exact :data:`CASED_PROGRAMS` name (``R``, ``Rscript``) is that
+    program (session 23: ``R --version`` was refused for its case). Any other is refused; the walk still reads it as
+    its folded program (what a case-insensitive file system runs: ``CURL 0:8080`` is curl's), so every reader sees
+    the reading that refuses most."""
+    base = text.rstrip("/").rsplit("/", 1)[-1]
+    if base in CASED_PROGRAMS:
+        return None
+    if not base.isascii() or base != base.lower() or re.search(r"\s", base):
+        return (f"the program name {base!r} is not written as the rules read it (lower-case ASCII without blanks): "
+                "bash runs another program than the one the rules name")
+    return None
+
+
 def program_name(word: str) -> str:
     base = os.path.basename(strip_invisible(word).rstrip("/")) or word
     base = re.sub(r"\.exe$", "", base, flags=re.IGNORECASE)
@@ -172,6 +197,12 @@ class WalkerBase:
     def refuse(self, why: str) -> None:
         if why not in self.out.unresolvable:
             self.out.unresolvable.append(why)
+
+    def refuse_spelled(self, command_word: str) -> None:
+        """Refuse a program name spelled otherwise than the rules read it (:func:`spelled_name_reason`)."""
+        why = spelled_name_reason(command_word)
+        if why is not None:
+            self.refuse(why)
 
     def add_paths(self, word: Word, writes: bool = False, remotes: bool = True) -> list[PathForm]:
         """Record the paths ``word`` may name; with ``writes``, one that configures what a program runs

@@ -121,7 +121,7 @@ OTHER_SHELLS = frozenset({"zsh", "csh", "tcsh", "fish", "elvish", "nu", "xonsh",
 #: interpreters: option letters introducing inline code; reading code from stdin is unresolvable
 INTERPRETERS: dict[str, str] = {"python": "c", "python2": "c", "python3": "c", "pypy": "c", "pypy3": "c",
                                 "perl": "eE", "ruby": "e", "node": "ep", "nodejs": "ep", "deno": "", "bun": "e",
-                                "php": "rBRFE", "lua": "e", "luajit": "e", "rscript": "e", "julia": "e",
+                                "php": "rBRFE", "lua": "e", "luajit": "e", "rscript": "e", "r": "e", "julia": "e",
                                 "osascript": "e", "jshell": "", "irb": "", "groovy": "e", "guile": "c",
                                 "racket": "e", "sbcl": "", "ghci": "e", "ocaml": "", "busybox": ""}
 #: per interpreter, the options (besides ``--version``/``--help``) that print information and exit
@@ -281,21 +281,24 @@ def hazard(program: str, words: list[str]) -> str | None:
     return None
 
 
-#: programs that read, copy, move, link or change the whole tree of a directory operand, and the flags (as
-#: :func:`flags_of` spells them) of which one makes them do so; an empty set: always. ``mv`` and ``ln``
-#: move or link the tree (``ln -s /etc e; cat e/shadow``); listing programs (``ls -R``, ``du``, ``find``,
-#: ``tree``) read names, not contents, and are not listed.
+#: programs that read, copy, move, link or change the whole tree of a directory operand, and the options of which
+#: one makes them do so (short letters case-exact, as each program's getopt reads them: ``ls -r`` reverses the
+#: order, ``ls -R`` recurses; long ones as ``--name``); an empty set: always. ``mv`` and ``ln`` move or link the tree
+#: (``ln -s /etc e; cat e/shadow``); a recursive listing names every file below its operands, as ``ls ~/.ssh`` names
+#: ~/.ssh/* (session 22: ``ls -R ~``, ``find ~``, ``du -a ~``, ``tree -a ~`` printed ~/.ssh/id_rsa and
+#: ~/.aws/credentials); du names files only with -a (without, the directories: ``du -sh ~`` stays allowed).
+#: Session 23: the letters were compared case-folded, so ``ls -r /etc`` (reverse) was refused as ``ls -R /etc``.
 RECURSIVE: dict[str, frozenset[str]] = {
-    **{g: frozenset({"r", "d", "--dereference-recursive", "--directories"}) for g in ("grep", "egrep", "fgrep")},
+    **{g: frozenset({"r", "R", "d", "--dereference-recursive", "--directories", "--recursive"})
+       for g in ("grep", "egrep", "fgrep")},
     "rg": frozenset(), "ag": frozenset(), "ack": frozenset(), "tar": frozenset(), "mv": frozenset(),
-    "ln": frozenset(), "rsync": frozenset(), "cp": frozenset({"r", "a", "--archive"}), "scp": frozenset({"r"}),
-    "zip": frozenset({"r", "--recurse-paths", "--recurse-patterns"}),  # (-R is "r" once folded; session 20) "gzip": frozenset({"r"}), "gunzip": frozenset({"r"}), "chmod": frozenset({"r"}),
-    "chown": frozenset({"r"}), "chgrp": frozenset({"r"}), "rm": frozenset({"r"}), "diff": frozenset({"r"}),
-    "shred": frozenset(), "git": frozenset(), "unzip": frozenset(),
-    # a recursive listing names every file below its operands, as "ls ~/.ssh" names ~/.ssh/* (session 22: "ls -R ~",
-    # "find ~", "du -a ~", "tree -a ~" printed ~/.ssh/id_rsa and ~/.aws/credentials); ls's -r (reverse) folds to -R;
-    # du names files only with -a (without, the directories: "du -sh ~" stays allowed)
-    "ls": frozenset({"r", "--recursive"}), "du": frozenset({"a", "--all"}), "tree": frozenset(), "find": frozenset(),
+    "ln": frozenset(), "rsync": frozenset(), "cp": frozenset({"r", "R", "a", "--recursive", "--archive"}),
+    "scp": frozenset({"r"}), "zip": frozenset({"r", "R", "--recurse-paths", "--recurse-patterns"}),
+    "gzip": frozenset({"r", "--recursive"}), "gunzip": frozenset({"r", "--recursive"}),
+    "chmod": frozenset({"R", "--recursive"}), "chown": frozenset({"R", "--recursive"}),
+    "chgrp": frozenset({"R", "--recursive"}), "rm": frozenset({"r", "R", "--recursive"}),
+    "diff": frozenset({"r", "--recursive"}), "shred": frozenset(), "git": frozenset(), "unzip": frozenset(),
+    "ls": frozenset({"R", "--recursive"}), "du": frozenset({"a", "--all"}), "tree": frozenset(), "find": frozenset(),
 }
 #: programs that only read their operands (a config file they name is read, not written)
 READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "wc", "diff", "cmp",
@@ -323,27 +326,18 @@ NAME_BUILTINS: dict[str, str] = {"test": "-v", "[": "-v", "unset": "", "read": "
 #: bash never runs an unquoted reserved word as a program, so one read as a command name is a misread
 RESERVED_WORDS = frozenset({"!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function",
                             "if", "in", "select", "then", "until", "while", "{", "}", "[[", "]]"})
-_BLANK = re.compile(r"\s")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=.*", re.S)
 
 
 def command_word_reason(text: str, literal: bool) -> str | None:
     """Why a command word cannot be read as the program bash runs, or None: a word bash computes (an expansion, a
-    substitution, a glob), a reserved word (a compound command the parser misread: :data:`RESERVED_WORDS`), an
-    assignment (``time X=1 agpwn`` assigns X and runs agpwn; the parser gave ``X=1`` as the program), or a program
-    name (the last path component) with an upper-case letter, a non-ASCII character or a blank, which the rules'
-    folded comparison reads as another program (``HEAD``, libwww-perl's web client, as ``head``; ``ｌｓ`` as ``ls``;
-    session 22)."""
+    substitution, a glob), a reserved word (a compound command the parser misread: :data:`RESERVED_WORDS`) or an
+    assignment (``time X=1 agpwn`` assigns X and runs agpwn; the parser gave ``X=1`` as the program). A name
+    spelled otherwise than the rules read it is :func:`.model.spelled_name_reason`."""
     if not literal:
         return f"the command word {text!r} is not a fixed word (expansion, substitution or glob)"
     if text in RESERVED_WORDS or _ASSIGNMENT.fullmatch(text):
         return f"the command word {text!r} is a reserved word or an assignment: the parser misread the command"
-    base = text.rstrip("/").rsplit("/", 1)[-1]
-    if not base.isascii() or base != base.lower() or _BLANK.search(base):
-        # the rules compare programs by a folded name (case, NFKC, blanks: "HEAD" is "head", "ｌｓ" is "ls"), bash
-        # runs the name as written: libwww-perl's HEAD (lwp-request, a web client) passed as the allowed head
-        return (f"the program name {base!r} is not written as the rules read it (lower-case ASCII without blanks): "
-                "bash runs another program than the one the rules name")
     return None
 
 
@@ -447,12 +441,22 @@ def deletes(program: str, words: list[str]) -> str | None:
     return None
 
 
-def tree_flag(tree: frozenset[str], flags: frozenset[str]) -> bool:
-    """Whether ``flags`` (:func:`flags_of`) hold one of a :data:`RECURSIVE` entry's, a long one also abbreviated: GNU
-    getopt_long takes any unambiguous prefix, so ``grep --dereference-rec x ~`` and ``grep --direc=rec x ~`` read the
-    home's tree as ``grep -R`` does (grep 3.8, session 20); an ambiguous prefix only makes the program fail."""
-    return bool(tree & flags) or any(f.startswith("--") and len(f) > 2 and t.startswith(f)
-                                     for f in flags for t in tree if t.startswith("--"))
+def tree_flag(tree: frozenset[str], words: list[str]) -> bool:
+    """Whether the literal argument ``words`` hold one of a :data:`RECURSIVE` entry's options: a short letter of a
+    cluster as written (case-exact: getopt compares letters exactly), a long one also abbreviated: GNU getopt_long
+    takes any unambiguous prefix, so ``grep --dereference-rec x ~`` and ``grep --direc=rec x ~`` read the home's tree
+    as ``grep -R`` does (grep 3.8, session 20); an ambiguous prefix only makes the program fail. Reading every letter
+    of a cluster (a value joined to its option too) only reads more trees."""
+    for w in words:
+        if w == "--":
+            return False
+        if w.startswith("--") and len(w) > 2:
+            name = w.split("=", 1)[0]
+            if any(t.startswith("--") and t.startswith(name) for t in tree):
+                return True
+        elif w.startswith("-") and len(w) > 1 and any(ch in tree for ch in w[1:]):
+            return True
+    return False
 
 
 def flags_of(program: str, words: list[str]) -> tuple[frozenset[str], tuple[str, ...]]:

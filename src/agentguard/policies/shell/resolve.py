@@ -64,6 +64,7 @@ class Resolver(WalkerBase):
         if why is not None:
             self.refuse(why)
             return
+        self.refuse_spelled(head.text)  # "HEAD", "ｌｓ": refused, and read on as the folded program
         name = program_name(head.text)
         args = argv[1:]
         literal_args = [w.text for w in args]
@@ -113,7 +114,7 @@ class Resolver(WalkerBase):
             self.names(name, NAME_BUILTINS[name], args)
         self.printed(name, args)  # printenv, set, "export" -p: the environment (.envreads)
         tree = RECURSIVE.get(name)
-        whole = tree is not None and (not tree or tree_flag(tree, flags) or unknown)  # (also "--dereference-rec")
+        whole = tree is not None and (not tree or tree_flag(tree, [w.text for w in args if w.literal]) or unknown)
         if _links(name, args):  # "ln -s /etc/profile.d p": p/x.sh is /etc/profile.d/x.sh (.model.configures_below)
             for w in args:
                 why = configures_below(word_paths(w, self.cwds)) if not (w.literal and w.text.startswith("-")) else None

@@ -1,0 +1,119 @@
+"""The destinations a network client reads from a file its command names (session 23).
+
+``curl -K cfg`` reads options from ``cfg`` (``url = "http://169.254.169.254/"``, ``proxy = corp``), ``wget -i
+urls.txt`` and ``aria2c -i urls.txt`` fetch every URL of a file, ``wget --config rc`` reads ``http_proxy = ...``: an
+agent that wrote the file one step earlier reaches any host while the command shows none. :func:`file_destinations`
+reads each such file as its client does and returns the words that name a destination (as
+:func:`.network_programs.program_destinations` does for the command's own words), for the one host reader.
+
+- curl's config (``tool_parsecfg.c``): one option a line, ``--name value``, ``name = value``, ``name: value`` or
+  ``name value``, the value optionally double-quoted; read as the option ``--name`` on the command line;
+- wget's ``-i``/``--input-file`` and aria2c's ``-i``: one URL a line (aria2c: tab-separated mirrors; indented lines
+  are its options); wget's ``--config``: ``name = value`` lines read as assignments (``http_proxy = corp``).
+
+A file that cannot be read here (missing from the guard's directory, a relative one names the tool's; standard input
+``-``; unreadable; over 1 MiB) yields a word no host reader takes for a public name, so the command is refused
+(fail closed). Not read: the clients' default files (``~/.curlrc``, ``~/.wgetrc``, ``/etc/wgetrc``), which hold a
+deployment's own settings, not a call's. Written by hand: no package reads these formats.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from .network_programs import assigned_destinations, program_destinations
+
+__all__ = ["file_destinations"]
+
+_MAX_BYTES = 1 << 20
+#: per client, the options (short letters and long names) whose value is a file the client reads destinations from,
+#: and how it reads it
+_FILE_OPTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "curl": ("K", ("config",), "curl"), "wget": ("i", ("input-file",), "lines"),
+    "aria2c": ("i", ("input-file",), "aria2"),
+}
+_WGET_RC = ("config",)
+
+
+def _read(path: str) -> str | None:
+    if path == "-":
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read(_MAX_BYTES + 1)
+        return data.decode("utf-8", "replace") if len(data) <= _MAX_BYTES else None
+    except OSError:
+        return None
+
+
+def _named_files(argv: Sequence[str], short: str, longs: tuple[str, ...]) -> list[str]:
+    """The values of ``-X FILE``/``-XFILE`` (X in ``short``) and ``--name FILE``/``--name=FILE`` (any unambiguous
+    prefix, as getopt_long takes it) in ``argv``."""
+    out: list[str] = []
+    k = 1
+    while k < len(argv):
+        w = argv[k]
+        k += 1
+        if w == "--":
+            break
+        if w.startswith("--") and len(w) > 2:
+            name, eq, value = w[2:].partition("=")
+            if any(n.startswith(name) for n in longs) and len(name) > 2:
+                if not eq and k < len(argv):
+                    value, k = argv[k], k + 1
+                out.append(value)
+        elif w.startswith("-") and len(w) > 1 and w[1] in short:
+            value = w[2:]
+            if not value and k < len(argv):
+                value, k = argv[k], k + 1
+            out.append(value)
+    return out
+
+
+def _curl_config(text: str) -> list[str]:
+    words: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in "#/":
+            continue
+        m = re.match(r"(-{0,2}[\w.-]+)\s*(?:[=:]\s*|\s+|$)(.*)", line)
+        if m is None:
+            continue
+        name, value = m.group(1), m.group(2).strip()
+        if len(value) >= 2 and value[0] == '"' and value.endswith('"'):
+            value = value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        name = name if name.startswith("-") else ("-" if len(name) == 1 else "--") + name
+        words += [name, value] if value else [name]
+    return program_destinations(["curl", *words]) + [w for w in words if "://" in w]
+
+
+def file_destinations(argv: Sequence[str]) -> list[str]:
+    """The destinations the client ``argv`` (program first, as bash expanded it) reads from the files it names
+    (see the module docstring); a file that cannot be read gives a word no host reader takes for a public name."""
+    if not argv:
+        return []
+    prog = argv[0].rsplit("/", 1)[-1].lower()
+    spec = _FILE_OPTIONS.get(prog)
+    if spec is None:
+        return []
+    short, longs, kind = spec
+    out: list[str] = []
+    files = [(f, kind) for f in _named_files(argv, short, longs)]
+    if prog == "wget":
+        files += [(f, "wgetrc") for f in _named_files(argv, "", _WGET_RC)]
+    for path, how in files:
+        text = _read(path)
+        if text is None:
+            out.append(f"(the file {path!r} that {prog} reads destinations from cannot be read here)")
+        elif how == "curl":
+            out += _curl_config(text)
+        elif how == "wgetrc":
+            out += [d for line in text.splitlines() if "=" in line and not line.lstrip().startswith("#")
+                    for d in assigned_destinations(re.sub(r"\s*=\s*", "=", line.strip(), count=1))]
+            out += [w for w in text.split() if "://" in w]
+        else:   # one URL a line (aria2c: tab-separated mirrors; an indented line is an option of the one above)
+            for line in text.splitlines():
+                if line.strip() and not line.lstrip().startswith("#") and not (how == "aria2" and line[:1].isspace()):
+                    out += [u for u in line.strip().split("\t") if u]
+    return out
