@@ -82,11 +82,16 @@ def test_serve_with_example_guards_starts_with_the_generic_default_deny_stack(tm
     assert stack.check(Context(), ToolCall("read_file", {"path": "notes.txt"})).decision.name == "ALLOW"
 
 
-def test_serve_refuses_a_store_that_is_not_durable_and_creates_nothing(tmp_path):
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite:///file:a?mode=memory&uri=true"])
+def test_serve_refuses_a_store_that_is_not_durable_and_creates_nothing(tmp_path, monkeypatch, capsys, url):
     """Session 23: an in-memory audit store started the service (every worker its own log, lost at exit); it is
     refused with one line, exit 2, and neither the state folder nor any file is created."""
     pytest.importorskip("sqlalchemy")
-    url = "sqlite:///:memory:"  # the other spellings: tests/server/test_server_settings_values.py
-    r = _run(f"from agentguard.cli import main; main(['serve', '--example-guards', '--db-url', {url!r}])", tmp_path)
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("error: "), r.stderr
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTGUARD_TOKEN", TOKEN)
+    monkeypatch.delenv("AGENTGUARD_STATE_DIR", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "--example-guards", "--db-url", url])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and err.startswith("error: "), err
     assert list(tmp_path.iterdir()) == []

@@ -138,11 +138,10 @@ class DbLedger(Ledger):
         self.engine = engine  # a SQLAlchemy Engine (imported lazily: the library's file stores need none)
 
     def _insert(self, table: Any) -> Any:
-        if self.engine.dialect.name == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert
-        return insert(table)
+        """The dialect's INSERT (both take ``on_conflict_do_nothing`` and ``returning``)."""
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        return (postgresql if self.engine.dialect.name == "postgresql" else sqlite).insert(table)
 
     def _put(self, c: Any, keys: Sequence[str], who: str) -> set[str]:
         """Insert the free keys of ``keys`` (one ``INSERT ... ON CONFLICT DO NOTHING RETURNING`` per 1,000 keys:
