@@ -45,6 +45,14 @@ def _console_script(entry: str) -> str:
             f"    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit({func}())\n")
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT as a terminal's process gets it (a shell starts background jobs with it ignored, and
+    Python keeps an ignored SIGINT ignored)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_while_importing(entry: str | None, tmp_path, after: str = "agentguard.core") -> tuple[int, list[str]]:
     """Run the console script of ``entry`` (None: ``python -m agentguard``) and send SIGINT once the module ``after``
     was imported (the interpreter's ``-X importtime`` report on stderr says so), before the command ran."""
@@ -60,7 +68,8 @@ def _interrupt_while_importing(entry: str | None, tmp_path, after: str = "agentg
         argv = [sys.executable, str(script), "version"]
     src = Path(__file__).resolve().parents[2] / "src"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), *sys.path]), "PYTHONPROFILEIMPORTTIME": "1"}
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         preexec_fn=_default_sigint)
     lines: list[str] = []
     assert p.stderr is not None
     for line in p.stderr:
@@ -100,5 +109,5 @@ def test_importing_the_package_leaves_sigint_alone():
     """Only ``python -m agentguard`` takes SIGINT during the import; a library user's process keeps its handler."""
     out = subprocess.run([sys.executable, "-c", "import signal, agentguard; "
                           "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=120, preexec_fn=_default_sigint)
     assert out.stdout.strip() == "True", out.stderr
