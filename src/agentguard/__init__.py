@@ -14,7 +14,19 @@ stay lazy inside the mechanisms).
 
 from __future__ import annotations
 
+import sys as _sys
 from typing import Any
+
+if _sys.argv[:1] == ["-m"]:  # ``python -m agentguard ...``: Python imports this package while argv[0] is "-m"
+    # The import is the command's own: a Ctrl-C during it (about a second) is the command's one line and exit 130,
+    # as in the console script (agentguard_entry), not a KeyboardInterrupt traceback. Restored at the end.
+    import signal as _signal
+
+    def _aborted(signum: int, frame: Any) -> None:
+        _sys.stderr.write("aborted\n")
+        raise SystemExit(130)
+
+    _signal.signal(_signal.SIGINT, _aborted)
 
 from .core import (
     AgentGuardError,
@@ -110,6 +122,9 @@ __all__ = [
 
 
 _exports = LazyExports(__name__, _LAZY, globals())
+
+if _sys.argv[:1] == ["-m"] and _signal.getsignal(_signal.SIGINT) is _aborted:
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 
 
 def __getattr__(name: str) -> Any:

@@ -80,3 +80,35 @@ def test_serve_with_example_guards_starts_with_the_generic_default_deny_stack(tm
     stack = load_stack(example_guards_file())     # default deny: a tool the allow list does not name is refused
     assert stack.check(Context(), ToolCall("my_own_tool", {})).decision.name == "REJECT"
     assert stack.check(Context(), ToolCall("read_file", {"path": "notes.txt"})).decision.name == "ALLOW"
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite:///file:a?mode=memory&uri=true"])
+def test_serve_refuses_a_store_that_is_not_durable_and_creates_nothing(tmp_path, monkeypatch, capsys, url):
+    """Session 23: an in-memory audit store started the service (every worker its own log, lost at exit); it is
+    refused with one line, exit 2, and neither the state folder nor any file is created."""
+    pytest.importorskip("sqlalchemy")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTGUARD_TOKEN", TOKEN)
+    monkeypatch.delenv("AGENTGUARD_STATE_DIR", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "--example-guards", "--db-url", url])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and err.startswith("error: "), err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_serve_refuses_a_bad_audit_key_before_creating_the_store(tmp_path, monkeypatch, capsys):
+    """Session 23: an audit key file that is not a PEM key was refused only after the SQLite store (and the state
+    folder holding it) had been created; now the existing key is read first and nothing is created."""
+    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("cryptography")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTGUARD_TOKEN", TOKEN)
+    monkeypatch.delenv("AGENTGUARD_STATE_DIR", raising=False)
+    (tmp_path / "key.pem").write_text("garbage")
+    (tmp_path / "cfg.toml").write_text(f'[server]\naudit_key_file = "{tmp_path / "key.pem"}"\n')
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "--example-guards", "--config", "cfg.toml"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "is not a PEM private key" in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.toml", "key.pem"]

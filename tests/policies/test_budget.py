@@ -115,7 +115,7 @@ def test_the_stack_file_takes_it(tmp_path) -> None:
 
 
 AMOUNTS = st.one_of(st.integers(0, 700), st.floats(0, 700, allow_nan=False), st.integers(0, 700).map(str),
-                    st.decimals(0, 700, places=2).map(str))
+                    st.decimals(0, 700, places=2).map(lambda d: f"{d:f}"))
 
 
 @settings(max_examples=200, deadline=None)
@@ -140,3 +140,73 @@ def test_budget_objects_say_what_they_count() -> None:
     assert b.counts("bank__Transfer_Funds") and not b.counts("read_file")
     assert b.amount({"amount": "2.5", "x": {"amount": 1}}) == Fraction(7, 2)
     assert isinstance(b.amount({"y": 1}), str)
+
+
+# -- session 23: an amount spelled as text is read by one grammar (plain decimal), the one every reader agrees on --
+# Before, the text went through Python's float()/Fraction(), which also read "1_000", " 5", "+5", "1e3", "5.", ".5",
+# "007", Arabic-Indic and fullwidth digits: spellings JSON refuses and JavaScript's Number()/parseInt() read
+# otherwise (parseInt("1e3") is 1), so the budget counted a number the tool's backend need not have read.
+
+LENIENT = ["1_000", " 5", "5 ", "\t5", "+5", "1e3", "1E2", "0x10", "0o7", "0b1", "5.", ".5", "007", "00", "1.5e0",
+           "\u0661\u0662\u0663", "\uff15", "5\u00a0000", "\u20075", "5\u2009000", "1,000", "Infinity", "NaN", "1.0.0",
+           "٥", "5\n", "+0", "-0", "0.", b"1_000", b"\xd9\xa1", "1" * 401]
+
+
+@pytest.mark.parametrize("amount", LENIENT)
+def test_a_text_amount_not_in_plain_decimal_is_refused(amount) -> None:
+    assert ask(guard(), amount) is Decision.REJECT, amount
+
+
+@pytest.mark.parametrize("amount", ["0", "400", "400.50", "0.01", "999.999", b"400", "1000"])
+def test_a_plain_decimal_text_counts(amount) -> None:
+    g = guard()
+    assert ask(g, amount) is Decision.ALLOW
+
+
+def _json_reader(s: str):
+    """Independent reader 1: JSON (RFC 8259) with exact decimals; None when it is not a JSON number."""
+    import json
+    from decimal import Decimal
+
+    try:
+        x = json.loads(s, parse_float=Decimal, parse_int=Decimal,
+                       parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+    except ValueError:
+        return None
+    return Fraction(x) if isinstance(x, Decimal) else None
+
+
+def _js_parse_int(s: str):
+    """Independent reader 2: JavaScript's parseInt(s, 10) (ECMA-262 21.1.2.13: leading white space, a sign, then the
+    longest run of ASCII digits)."""
+    import re as _re
+
+    m = _re.match(r"[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]*([+-]?)([0-9]+)", s)
+    return None if m is None else (-1 if m.group(1) == "-" else 1) * int(m.group(2))
+
+
+SPELLING = st.one_of(
+    st.text(st.sampled_from("0123456789._ +-eExXob,\u00a0\u2007\u0661\u0663\uff15\t\n"), max_size=8),
+    st.from_regex(r"\A(0|[1-9][0-9]{0,6})(\.[0-9]{1,4})?\Z"),
+    st.tuples(st.integers(0, 10**6), st.sampled_from(["{}", " {}", "{}_0", "+{}", "{}e0", "0{}", "{}.", "{:,}",
+                                                     "{:_}", "{:x}"])).map(lambda t: t[1].format(t[0])),
+)
+
+
+@settings(max_examples=250, deadline=None)
+@given(SPELLING)
+def test_property_a_text_counts_only_as_every_reader_reads_it(s) -> None:
+    """Oracle: a text counts iff JSON reads it as a number without sign, exponent or surrounding space, and then as the same number JSON,
+    Decimal and (for whole numbers) JavaScript's parseInt read; everything else is refused."""
+    from agentguard.policies.budget import _number
+
+    got = _number(s)
+    j = _json_reader(s)
+    plain = j is not None and s[:1] != "-" and "e" not in s.lower() and s == s.strip(" \t\n\r")  # JSON's spaces
+    assert (got is not None) == plain, (s, got, j)
+    if got is not None:
+        from decimal import Decimal
+
+        assert got == j == Fraction(Decimal(s)), s
+        if got.denominator == 1 and "." not in s:
+            assert _js_parse_int(s) == got, s

@@ -66,11 +66,19 @@ def test_a_batch_naming_one_foreign_run_stores_nothing(base):
                       json={"traces": [_trace("mallory-own", False)]}).status_code == 200  # not claimed by the refusal
 
 
-def test_regression_an_offline_run_id_is_anyones_once(base):
-    assert httpx.post(f"{base}/v1/traces", headers=MALLORY.headers,
-                      json={"traces": [_trace("offline-1", False)]}).status_code == 200
-    assert httpx.post(f"{base}/v1/traces", headers=AGENT.headers,
-                      json={"traces": [_trace("offline-1", False)]}).status_code == 409
+def test_regression_an_offline_run_id_is_each_identitys_once(base):
+    """Session 23: it was anyone's once (the first identity to upload it took it and the owner got 409); now the slot
+    is the identity's own: both are stored, as two runs (``run_ids``), and each identity's second upload is 409."""
+    from agentguard.server.trace_ledger import identity_key
+
+    first = httpx.post(f"{base}/v1/traces", headers=MALLORY.headers, json={"traces": [_trace("offline-1", False)]})
+    assert first.status_code == 200 and first.json()["run_ids"] == ["offline-1"], first.text
+    mine = httpx.post(f"{base}/v1/traces", headers=AGENT.headers, json={"traces": [_trace("offline-1", True)]})
+    assert mine.status_code == 200, mine.text
+    assert mine.json()["run_ids"] == [f"offline-1@{identity_key(AGENT.identity)[:16]}"]
+    for who in (MALLORY, AGENT):
+        assert httpx.post(f"{base}/v1/traces", headers=who.headers,
+                          json={"traces": [_trace("offline-1", False)]}).status_code == 409
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

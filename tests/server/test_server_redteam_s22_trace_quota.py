@@ -79,10 +79,21 @@ def test_a_batch_larger_than_the_quota_is_413_and_keeps_nothing(client):
     assert c.post("/v1/traces", headers=AGENT.headers, json=one).status_code == 200  # its run id was not claimed
 
 
-def test_a_damaged_ledger_counts_as_full(client):
+def test_a_damaged_ledger_counts_as_full(client, tmp_path):
+    import sqlalchemy as sa
+
+    from agentguard.server import schema
+    from agentguard.server.trace_ledger import FULL, FileLedger
+
     c, store = client
-    store._ledger(AGENT.identity).write_text("not a number")
+    assert c.post("/v1/traces", headers=AGENT.headers, json=_batch()).status_code == 200
+    with store.ledger.engine.begin() as conn:  # the service's ledger is the audit database's (session 23)
+        conn.execute(sa.update(schema.trace_quota).values(used=-1))
     assert c.post("/v1/traces", headers=AGENT.headers, json=_batch()).status_code == 429
+    files = FileLedger(tmp_path / "files")  # a store without a database keeps it in files
+    (tmp_path / "files").mkdir()
+    files._path(AGENT.identity).write_text("not a number")
+    assert files.used(AGENT.identity) == FULL
 
 
 def test_concurrent_uploads_of_one_identity_stay_within_the_quota(tmp_path):

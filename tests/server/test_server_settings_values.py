@@ -70,3 +70,30 @@ def test_attack_a_malformed_settings_file_is_one_line(tmp_path, body, words):
     with pytest.raises(InputError, match=words) as info:
         load_settings(f)
     assert "\n" not in str(info.value)
+
+
+# -- session 23: an audit store that is not durable is refused before anything is created ----------------------
+# ``sqlite://``, ``sqlite:///`` and ``sqlite:///:memory:`` (and SQLite's URI ``mode=memory``) started a service
+# whose every worker kept its own audit log in memory: nothing durable, workers disagreeing on every run.
+
+from agentguard.server.settings import check_db_url  # noqa: E402
+
+NOT_DURABLE = ["sqlite://", "sqlite:///", "sqlite:///:memory:", "sqlite:///file:x?mode=memory&uri=true",
+               "sqlite:///x.db?mode=memory", "sqlite:///file:x.db", "sqlite+aiosqlite:///x.db", "mysql://u@h/db",
+               "not a url", "sqlite://host/x.db"]
+
+
+@pytest.mark.parametrize("url", NOT_DURABLE)
+def test_attack_an_audit_store_in_memory_is_refused(url, tmp_path):
+    with pytest.raises(InputError) as info:
+        ServerSettings(db_url=url, state_dir=str(tmp_path / "state"))
+    assert "\n" not in str(info.value)
+    assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize("url", ["sqlite:///audit.sqlite", "sqlite:////var/lib/ag/audit.sqlite",
+                                 "sqlite+pysqlite:///a.db", "postgresql+psycopg://u:p@h:5432/db",
+                                 "postgresql://u@h/db"])
+def test_a_durable_audit_store_is_taken(url):
+    check_db_url(url)
+    assert ServerSettings(db_url=url).database_url == url

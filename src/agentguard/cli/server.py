@@ -97,11 +97,14 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from ..server.audit import AuditStore
         from ..server.runner import serve as run_service
 
+        from ..server.chain import Signer
+
+        key = Path(settings.audit_key_file or Path(settings.state_dir) / "audit_ed25519.pem")
+        if settings.audit_chain and key.exists():  # a key that does not load is refused before anything is created
+            Signer.load_or_create(key)
         AuditStore(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous).close()
         if settings.audit_chain:  # the checkpoint key exists before workers start (each loads it)
-            from ..server.chain import Signer
-
-            Signer.load_or_create(settings.audit_key_file or Path(settings.state_dir) / "audit_ed25519.pem")
+            Signer.load_or_create(key)
         typer.echo(f"agentguard serving on http://{settings.host}:{settings.port} "
                    f"(workers={settings.workers}, state folder {Path(settings.state_dir).resolve()}, "
                    f"audit={_safe(settings.database_url)}, guards: {_guard_files(settings)})", err=True)

@@ -25,9 +25,10 @@ Guarantees (per run, per budget):
   let it run);
 - every value under the ``argument`` name at any depth counts (``{"payments": [{"amount": 400}, {"amount":
   400}]}`` is 800, as :func:`~.arguments.keyed_values` finds it); each must read as a finite number that is not
-  negative (an int or float, or a text ``float()`` reads, e.g. ``"400"`` as a tool's validation would coerce it:
-  not ``True``, not ``"-400"``, not ``"nan"``); a matching call without one, with one it cannot read, or with
-  values too deep or too many to read, is refused (fail closed: a tool may fall back to a default, or a refund
+  negative (an int or float, or a text spelled as a plain decimal, ``"400"`` or ``"400.50"``:
+  :data:`AMOUNT_TEXT`, not ``True``, not ``"-400"``, ``"nan"``, ``"1e3"``, ``"1_000"``, ``" 5"`` or non-ASCII
+  digits, which readers other than Python's read otherwise or not at all); a matching call without one, with one
+  it cannot read, or with values too deep or too many to read, is refused (fail closed: a tool may fall back to a default, or a refund
   trick may pass a negative amount);
 - a call this guard allowed counts whatever the other guards of the stack decided (conservative: it may leave
   the run with less budget than it spent, never more);
@@ -43,6 +44,7 @@ ran, so calls decided side by side in one turn would each see the budget unspent
 from __future__ import annotations
 
 import math
+import re
 import threading
 from fractions import Fraction
 from dataclasses import dataclass
@@ -133,24 +135,38 @@ class Budget:
         return total
 
 
+#: the one spelling of an amount given as text: a plain decimal (JSON's number grammar without the sign and the
+#: exponent), ASCII digits only. Why an allow-list: Python's ``float()``/``int()``/``Fraction()`` also read
+#: ``"1_000"``, ``" 5"``, ``"+5"``, ``"1e3"``, ``"5."``, ``".5"``, ``"007"``, ``"\u0663"`` (Arabic-Indic digits) and
+#: fullwidth digits, which JSON refuses, JavaScript's ``Number()``/``parseInt()`` read otherwise (``parseInt("1e3")``
+#: is 1, ``parseInt("1_000")`` 1) and a tool's backend may read as anything; a text every common reader reads as the
+#: same number is the only one a budget can count as the tool will.
+AMOUNT_TEXT = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
+#: longer texts are refused (no amount needs more digits than a float holds; an int of 4,300+ digits is refused by
+#: Python's own reader)
+AMOUNT_TEXT_MAX = 400
+
+
 def _number(v: Any) -> Fraction | None:
-    """``v`` as an exact non-negative number (a Fraction: sums never round below the true total), or None."""
-    if isinstance(v, bool) or not isinstance(v, (int, float, str, bytes)):
-        return None
-    try:
-        x = float(v)  # what a tool's validation coerces a text with
-    except (ValueError, OverflowError):
-        return None
-    if not math.isfinite(x) or x < 0:
+    """``v`` as an exact non-negative number (a Fraction: sums never round below the true total), or None.
+
+    A number (int, float) counts as itself when finite and not negative (not a bool). A text (str, or bytes read as
+    ASCII) counts only when all of it is :data:`AMOUNT_TEXT` (no sign, space, exponent, separator, base prefix,
+    leading zero or non-ASCII digit); anything else is unreadable, and an unreadable amount is refused (fail closed)."""
+    if isinstance(v, bool):
         return None
     if isinstance(v, int):
-        return Fraction(v)
-    if isinstance(v, (str, bytes)):
+        return Fraction(v) if v >= 0 else None
+    if isinstance(v, float):
+        return Fraction(v) if math.isfinite(v) and v >= 0 else None
+    if isinstance(v, bytes):
         try:
-            return Fraction(v.decode() if isinstance(v, bytes) else v.strip())
-        except (ValueError, ZeroDivisionError, UnicodeDecodeError):
-            return Fraction(x)
-    return Fraction(x)
+            v = v.decode("ascii")
+        except UnicodeDecodeError:
+            return None
+    if not isinstance(v, str) or len(v) > AMOUNT_TEXT_MAX or not AMOUNT_TEXT.fullmatch(v):
+        return None
+    return Fraction(v)
 
 
 class _Spent:

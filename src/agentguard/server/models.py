@@ -144,6 +144,9 @@ class IngestResponse(BaseModel):
     stored_runs: int
     rows: int
     file: str
+    run_ids: list[str] = Field(description="the id each trace was stored under, in order: its run id, or "
+                                           "`<run id>@<16 hex>` where another identity had stored that run id first "
+                                           "(run_binding = identity)")
 
 
 class ErrorOut(BaseModel):

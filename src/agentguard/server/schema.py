@@ -15,14 +15,16 @@ and checks are serialised per run exactly like steps. ``idempotency_keys`` (migr
 answer to each write request sent with an ``Idempotency-Key`` header (``scope``: SHA-256 of the
 caller's identity and the key, unique; ``request_digest``: SHA-256 of the path and canonical body),
 written in the decision's own transaction, so a retried request is answered from here, never decided
-twice (:mod:`agentguard.server.idempotency`).
+twice (:mod:`agentguard.server.idempotency`). ``trace_claims`` and ``trace_quota`` (migration 0010): the trace
+store's slots and each identity's trace bytes, shared by every replica (:mod:`agentguard.server.trace_ledger`).
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["audit_checkpoints", "decisions", "idempotency_keys", "inputs", "metadata", "steps", "webhook_dead_letters"]
+__all__ = ["audit_checkpoints", "decisions", "idempotency_keys", "inputs", "metadata", "steps", "trace_claims", "trace_quota",
+           "webhook_dead_letters"]
 
 metadata = sa.MetaData()
 
@@ -113,4 +115,23 @@ idempotency_keys = sa.Table(  # migration 0007: answers of requests sent with an
     sa.Column("status", sa.Integer(), nullable=False),
     sa.Column("response", sa.Text(), nullable=False),
     sa.UniqueConstraint("scope", name="uq_idempotency_scope"),
+)
+
+trace_claims = sa.Table(  # migration 0010: the trace store's claimed slots (.trace_ledger)
+    "trace_claims",
+    metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("key", sa.String(64), nullable=False),
+    sa.Column("identity_key", sa.String(32), nullable=False),
+    sa.Column("ts", sa.Float(), nullable=False),
+    sa.UniqueConstraint("key", name="uq_trace_claims_key"),
+)
+
+trace_quota = sa.Table(  # migration 0010: the bytes each identity's kept trace batches cost (.trace_ledger)
+    "trace_quota",
+    metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("identity_key", sa.String(32), nullable=False),
+    sa.Column("used", sa.BigInteger(), nullable=False),
+    sa.UniqueConstraint("identity_key", name="uq_trace_quota_identity"),
 )

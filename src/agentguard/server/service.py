@@ -87,7 +87,7 @@ class Service:
         self.settings = settings
         self.source = source
         self.store = store
-        self.traces = TraceStore(settings.traces_dir, settings.trace_quota_bytes)
+        self.traces = TraceStore.for_service(settings, store.engine)  # slots and quotas in the shared database
         self.runs = ServiceRuns(settings.run_ttl_s, max_runs=settings.max_runs, on_drop=self._on_drop)
         self.locks = RunLocks()
         self.sink = StoreSink(store)

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..core.errors import InputError
 
-__all__ = ["OLD_STATE_ENV", "SETTINGS_ENV", "STATE_ENV", "ServerSettings", "load_settings"]
+__all__ = ["OLD_STATE_ENV", "SETTINGS_ENV", "STATE_ENV", "ServerSettings", "check_db_url", "load_settings"]
 
 SETTINGS_ENV = "AGENTGUARD_SERVER_SETTINGS"  # JSON of the settings, handed to uvicorn worker processes
 STATE_ENV = "AGENTGUARD_STATE_DIR"  # the service's state folder (audit database, stored traces)
@@ -44,7 +44,10 @@ class ServerSettings:
         token: the bearer token every request except ``GET /health`` (and the public schema and
             dashboard shell, which hold no data) must carry. Never logged, never in ``repr``.
         db_url: SQLAlchemy URL of the audit store. Default: SQLite file ``<state_dir>/audit.sqlite``
-            (WAL). ``postgresql+psycopg://user:pw@host/db`` for a shared PostgreSQL.
+            (WAL). ``postgresql+psycopg://user:pw@host/db`` for a shared PostgreSQL. Only a durable store is
+            taken (:func:`check_db_url`): ``sqlite://``, ``sqlite:///``, ``sqlite:///:memory:`` and SQLite URI
+            options (``?mode=memory&uri=true``) are refused before anything is created (each worker had its own
+            empty in-memory audit log, lost at exit).
         state_dir: the service's state folder: where the SQLite file and the Parquet traces live.
             (Not the benchmark data folder; ``data_dir=`` is a deprecated alias.)
         sqlite_synchronous: ``FULL`` (default: every commit fsynced; durable across power loss) or
@@ -212,6 +215,8 @@ class ServerSettings:
         if isinstance(self.client_facts, (str, bytes)) or not all(isinstance(k, str) for k in self.client_facts):
             raise InputError(f"client_facts must be a list of metadata keys, got {self.client_facts!r}")
         object.__setattr__(self, "client_facts", tuple(self.client_facts))
+        if self.db_url:
+            check_db_url(self.db_url)
         if self.token is not None and len(self.token) < 8:
             raise InputError("the bearer token must be at least 8 characters long")
 
@@ -237,6 +242,29 @@ class ServerSettings:
         if changes.get("data_dir") is not None:
             changes["state_dir"] = changes.pop("data_dir")
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def check_db_url(url: str) -> None:
+    """Refuse (:class:`InputError`) an audit-store URL that is not a durable store this service opens: allowed are
+    SQLite on a file path (``sqlite:///path`` or ``sqlite+pysqlite:///path``, no query options) and PostgreSQL
+    (``postgresql[+driver]://...``). An allow-list, read with SQLAlchemy's own URL parser (what the store opens):
+    before (session 23) ``sqlite://``, ``sqlite:///:memory:`` and ``sqlite:///file:x?mode=memory&uri=true`` started
+    a service whose every worker kept its audit log in memory (nothing durable, workers disagreeing on every run)."""
+    import sqlalchemy as sa
+
+    try:
+        u = sa.engine.make_url(url)
+    except Exception as exc:  # sqlalchemy.exc.ArgumentError
+        raise InputError(f"bad database URL: {exc}") from None
+    backend = u.get_backend_name()
+    if backend == "postgresql":
+        return
+    if backend != "sqlite":
+        raise InputError(f"unsupported audit database {backend!r}: use sqlite:///PATH or postgresql+psycopg://")
+    if u.drivername not in ("sqlite", "sqlite+pysqlite") or u.query or not u.database \
+            or u.database == ":memory:" or u.database.startswith("file:") or u.host or u.port or u.username:
+        raise InputError(f"the audit store must be a file: sqlite:///PATH (relative) or sqlite:////PATH (absolute), "
+                         f"without options; got {u.render_as_string(hide_password=True)!r}")
 
 
 def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -23,7 +23,6 @@ the view ``traces``.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import time
@@ -34,6 +33,7 @@ from typing import Any, Iterable, Sequence
 from ..core.errors import InputError, require
 from ..core.types import Step, ToolCall, Trace
 from .jsonutil import dumps, loads
+from .trace_ledger import FileLedger, Ledger, identity_key
 
 __all__ = ["IDENTITY_KEY", "MARKER_BYTES", "TraceConflict", "TraceQuota", "TraceStore", "load_traces", "query", "select_uploads", "upload_identity",
            "write_parquet"]
@@ -223,6 +223,13 @@ def load_traces(directory: str | os.PathLike[str], *, run_ids: Sequence[str] | N
     return out[:limit] if limit is not None else out
 
 
+def _slot(run_id: str, owner: str | None = None) -> str:
+    """A slot's key: SHA-256 of the run id (the markers' name since session 21), or of the owner's identity key and
+    the run id for a namespaced slot."""
+    text = run_id if owner is None else f"own\x00{owner}\x00{run_id}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 class TraceConflict(InputError):
     """A run id this store already holds (or one repeated in a batch): a finished trace is ingested once."""
 
@@ -248,16 +255,37 @@ class TraceStore:
     A run id is stored once: :func:`load_traces` joins a run's rows by its id, so a second batch naming a
     stored run (another client, a replayed request) would graft its steps onto that run, inventing the
     transition from its last state to the new first one (a client poisoning what the DTMC learns). Each
-    run id is claimed before its batch is written (an ``O_EXCL`` marker under ``.runs/``, atomic across
-    processes; released if the write fails), and a batch naming a claimed id, or one id twice, is refused
-    whole (:class:`TraceConflict`). Runs written before the markers existed are not claimed."""
+    run id is claimed before its batch is written (a slot in the ledger, :mod:`.trace_ledger`: the audit
+    database's ``trace_claims`` for the service, shared by its replicas; ``O_EXCL`` markers under ``.runs/``
+    without one; released if the write fails), and a batch naming a claimed id, or one id twice, is refused whole
+    (:class:`TraceConflict`). Runs written before the markers existed are not claimed.
 
-    def __init__(self, directory: str | os.PathLike[str], quota_bytes: int | None = None) -> None:
+    ``namespaced`` (the service under ``run_binding = "identity"``, session 23): a slot is the identity's own, so
+    no identity can take a run id ahead of another (before, any agent could upload first under a guessable run id
+    and its owner's true trace was refused, 409). A batch claims ``(identity, run id)`` (a second upload of it by
+    the same identity is the 409) and, when nobody holds it yet, the plain run id too: the trace is stored under
+    its run id then, else under ``<run id>@<16 hex digits of SHA-256(identity)>`` (``@`` is in no client run id),
+    so two identities' traces of one run id are two runs to every reader and never grafted. :meth:`add` sets each
+    trace's ``run_id`` to the id it was stored under."""
+
+    def __init__(self, directory: str | os.PathLike[str], quota_bytes: int | None = None, *,
+                 ledger: Ledger | None = None, namespaced: bool = False) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._claims = self.directory / ".runs"
+        self._legacy = self.directory / ".runs"  # a database ledger still honours the markers written before it
+        self.ledger: Ledger = ledger if ledger is not None else FileLedger(self.directory)
         self.quota_bytes = quota_bytes
+        self.namespaced = namespaced
         self._sweep_pending()
+
+    @classmethod
+    def for_service(cls, settings: Any, engine: Any) -> "TraceStore":
+        """The service's store: its state folder's traces, the ledger in the audit database ``engine`` (shared by
+        the replicas), the identity's quota, slots namespaced under ``run_binding = "identity"``."""
+        from .trace_ledger import DbLedger
+
+        return cls(settings.traces_dir, settings.trace_quota_bytes, ledger=DbLedger(engine),
+                   namespaced=settings.run_binding == "identity")
 
     #: a batch still pending after this long was left by a process that died between writing and charging it
     PENDING_MAX_AGE_S = 3600.0
@@ -274,37 +302,45 @@ class TraceStore:
             except OSError:
                 continue
 
-    def _claim(self, run_ids: list[str]) -> list[Path]:
+    def _claim(self, traces: Sequence[Trace], identity: str | None) -> list[str]:
+        """Claim the batch's slots; returns the keys claimed (to release if the batch is not kept) and sets each
+        trace's ``run_id`` to the id it is stored under."""
+        run_ids = [str(t.run_id) for t in traces]
         if len(set(run_ids)) != len(run_ids):
             dup = next(r for r in run_ids if run_ids.count(r) > 1)
             raise TraceConflict(f"run id {dup[:80]!r} appears twice in this batch: one trace per run")
-        self._claims.mkdir(exist_ok=True)
-        claimed: list[Path] = []
-        for r in run_ids:
-            marker = self._claims / hashlib.sha256(r.encode("utf-8", "surrogatepass")).hexdigest()
-            try:
-                os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-            except FileExistsError:
-                self._release(claimed)
-                raise TraceConflict(f"run {r[:80]!r} is already stored: a finished trace is ingested once "
-                                    "(send a new run id)") from None
-            claimed.append(marker)
-        return claimed
-
-    @staticmethod
-    def _release(claimed: list[Path]) -> None:
-        for m in claimed:
-            m.unlink(missing_ok=True)
+        plain = [_slot(r) for r in run_ids]
+        no_legacy = isinstance(self.ledger, FileLedger) or not self._legacy.is_dir()
+        old = [not no_legacy and (self._legacy / k).exists() for k in plain]
+        if self.namespaced:
+            who = identity_key(identity)
+            keys = [_slot(r, who) for r in run_ids]
+            free = [k for k, o in zip(plain, old) if not o]
+            got = self.ledger.claim(keys, free, identity)
+        else:
+            if any(old):
+                got = old.index(True)
+            else:
+                keys, free = plain, []
+                got = self.ledger.claim(keys, [], identity)
+        if isinstance(got, int):
+            raise TraceConflict(f"run {run_ids[got][:80]!r} is already stored: a finished trace is ingested once "
+                                "(send a new run id)")
+        won = dict(zip(free, got))
+        for t, k in zip(traces, plain):
+            if self.namespaced and not won.get(k, False):
+                t.run_id = f"{t.run_id}@{identity_key(identity)[:16]}"
+        return list(keys) + [k for k, g in won.items() if g]
 
     def add(self, traces: Sequence[Trace], identity: str | None = None) -> tuple[str, int]:
         """Write one batch, uploaded by ``identity`` (recorded in the file: :func:`upload_identity`); returns (file
         name, rows). Raises :class:`TraceConflict` for a run id already stored or repeated (nothing of the batch
-        is written)."""
+        is written), :class:`TraceQuota` for a batch over the identity's quota."""
         if not traces:
             raise InputError("no traces to store")
         if self.quota_bytes is not None and self.used(identity) >= self.quota_bytes:  # cheap: before any work
             raise self._over(identity, 0)
-        claimed = self._claim([str(t.run_id) for t in traces])
+        claimed = self._claim(traces, identity)
         # Nanosecond time first, so file-name order is ingest order (what load_traces returns).
         name = f"{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
         pending = self.directory / ".pending" / name  # not a *.parquet of the store until it is charged
@@ -312,47 +348,28 @@ class TraceStore:
             rows = write_parquet(pending if self.quota_bytes is not None else self.directory / name, traces,
                                  identity=identity)
             if self.quota_bytes is not None:
-                self._charge_and_keep(pending, self.directory / name, identity, len(claimed))
+                cost = pending.stat().st_size + MARKER_BYTES * len(traces)
+                if cost > self.quota_bytes or not self.ledger.charge(
+                        identity, cost, self.quota_bytes, lambda: os.replace(pending, self.directory / name)):
+                    raise self._over(identity, cost)
         except BaseException:
             pending.unlink(missing_ok=True)
-            self._release(claimed)
+            self.ledger.release(claimed)
             raise
         return name, rows
 
     # -- the per-identity quota ------------------------------------------------------------------------
-    # Guaranteed (quota_bytes set; session 22): the bytes an identity's kept batches cost (each Parquet file's size
-    # plus MARKER_BYTES per run id) never exceed quota_bytes, whatever processes of one host write at once: an
-    # identity's ledger (.quota/<SHA-256 of the identity>, a decimal count) is read, checked and written under an
-    # exclusive flock of it, and a batch becomes visible (renamed from .pending/) only after it was charged.
-    # Before (session 21 red team), any agent credential could fill the disk with traces (the service then failed
-    # closed for every decision). The ledger only grows: deleting an identity's files frees nothing until the
-    # operator deletes its ledger too (a crash between the charge and the rename over-charges, never under-charges).
-
-    def _ledger(self, identity: str | None) -> Path:
-        d = self.directory / ".quota"
-        d.mkdir(exist_ok=True)
-        return d / hashlib.sha256((identity or "").encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-    @staticmethod
-    def _read(fd: int) -> int:
-        raw = os.pread(fd, 64, 0).strip()
-        try:
-            n = int(raw or b"0")
-        except ValueError:  # a damaged ledger counts as full (fail closed)
-            return 2**62
-        return n if n >= 0 else 2**62
+    # Guaranteed (quota_bytes set; session 22, shared by replicas since session 23): the bytes an identity's kept
+    # batches cost (each Parquet file's size plus MARKER_BYTES per run id) never exceed quota_bytes, whatever
+    # processes write at once: the ledger's charge is one atomic check-and-add (.trace_ledger), and a batch becomes
+    # visible (renamed from .pending/) only after it was charged. With the service's database ledger the count is
+    # the deployment's, not a replica's: before, each replica's state folder counted its own, so N replicas on one
+    # PostgreSQL allowed N quotas. The count only grows (a crash between the charge and the rename over-charges,
+    # never under-charges).
 
     def used(self, identity: str | None) -> int:
-        """The bytes ``identity``'s kept batches cost so far (its ledger; 0 when it has none)."""
-        try:
-            fd = os.open(self._ledger(identity), os.O_RDONLY)
-        except FileNotFoundError:
-            return 0
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
-            return self._read(fd)
-        finally:
-            os.close(fd)
+        """The bytes ``identity``'s kept batches cost so far (0 when it has none)."""
+        return self.ledger.used(identity)
 
     def _over(self, identity: str | None, cost: int) -> TraceQuota:
         q = int(self.quota_bytes or 0)
@@ -361,22 +378,6 @@ class TraceStore:
                               f"identity ({q} bytes, trace_quota_bytes): send it in smaller batches", 413)
         return TraceQuota(f"trace quota reached: this identity's stored traces and this batch exceed "
                           f"{q} bytes (trace_quota_bytes); ask the operator to archive them", 429)
-
-    def _charge_and_keep(self, pending: Path, final: Path, identity: str | None, runs: int) -> None:
-        cost = pending.stat().st_size + MARKER_BYTES * runs
-        fd = os.open(self._ledger(identity), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            used = self._read(fd)
-            if cost > int(self.quota_bytes or 0) or used + cost > int(self.quota_bytes or 0):
-                raise self._over(identity, cost)
-            data = str(used + cost).encode()
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, data, 0)
-            os.fsync(fd)
-            os.replace(pending, final)  # visible only once charged (an error here leaves it charged: fail closed)
-        finally:
-            os.close(fd)
 
     def load(self, **kw: Any) -> list[Trace]:
         return load_traces(self.directory, **kw)

@@ -4,7 +4,10 @@ A trace names its run; a run id is stored once (:class:`..traces.TraceStore`: th
 ``run_binding = "identity"`` a batch naming a run that another identity started (its first decided input in the
 audit store) is refused whole (403, the run binding's answer: :mod:`..binding`). Before (session 21 red team) any
 agent credential could upload a made-up trace under another identity's live run id, claiming it, so that
-identity's true trace of that run, an unsafe one included, was refused (409) and never learned from."""
+identity's true trace of that run, an unsafe one included, was refused (409) and never learned from. A run id the
+audit store does not know yet is claimed per identity (session 23, :class:`..traces.TraceStore` ``namespaced``):
+the answer's ``run_ids`` are the ids the traces were stored under (``<run id>@<16 hex>`` when another identity had
+stored that run id first)."""
 
 from __future__ import annotations
 
@@ -59,7 +62,7 @@ def register(app: FastAPI, svc: Service) -> None:
             return error(exc.status, str(exc))
         except TraceConflict as exc:
             return error(409, str(exc))
-        return JSONResponse({"stored_runs": len(tr), "rows": rows, "file": name})
+        return JSONResponse({"stored_runs": len(tr), "rows": rows, "file": name, "run_ids": [t.run_id for t in tr]})
 
     @app.get("/v1/traces/summary", tags=["learning"], summary="How many traces are stored")
     def traces_summary() -> Response:
