@@ -102,3 +102,20 @@ def test_property_what_the_server_reads_as_forbidden_the_guard_refuses(key, text
     read = _server_reads({key: text})
     if read is not None and _forbidden(read):
         assert _refused({key: text}), (key, text, read)
+
+
+@pytest.mark.parametrize("value", [-9, ["-9"], {"a": "-9"}, None, True])
+def test_the_stdio_relay_refuses_a_prompt_argument_that_is_not_a_string(value):
+    """The spec's prompt arguments are strings (the SDK proxy validates so); the relay forwarded any JSON value."""
+    from test_relay_redteam import Wire, run
+
+    w = Wire(ToolRuleGuard(allow=["*"]))
+
+    async def go():
+        w.send({"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+                "params": {"name": "refund", "arguments": {"amount": value}}})
+        await w.settle()
+
+    run(go())
+    assert w.upstream == [] and w.client[-1]["error"]["code"] == -32602
+    assert "not a string" in w.client[-1]["error"]["message"]
