@@ -31,7 +31,7 @@ from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError, PolicyError
 from ..core.guard import BaseGuard, fail_closed
 from ..core.limits import time_limit
-from ..core.loading import EXTRACTOR, load_callable, verified_required
+from ..core.loading import EXTRACTOR, built, load_callable, verified_required
 from ..core.strategies import Block, HaltTool, Replan, Stop, strategy
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .audit import AuditRecord, AuditSink
@@ -286,8 +286,8 @@ def _configured_extractor(pol: Policy, params: Mapping[str, Any]) -> ArgumentExt
             raise InputError("policy guard: 'extractor' must be a shipped policy name or 'module:attribute'")
         if ":" not in name:
             return library_extractor(name)
-        made = load_callable(name, "policy guard: extractor", EXTRACTOR)
-        return made()  # declared to build an extractor (a class with extract, or annotated): not "os:abort"
+        made = load_callable(name, "policy guard: extractor", EXTRACTOR)  # declared to build one: not "os:abort"
+        return built(made, "policy guard: extractor", EXTRACTOR)  # and what it built has extract
     fields: dict[str, Any] = {}
     for key, rule in (("fields", None), ("arguments", "argument"), ("constants", "constant")):
         table = params.get(key, {})
