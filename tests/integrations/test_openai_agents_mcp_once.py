@@ -84,3 +84,32 @@ def test_an_escalation_of_a_self_converted_tool_is_answered_by_the_callback_once
     guard = ToolRuleGuard(allow=["*"], escalate=["purge"])
     ran, records = _run(guard, [("purge", {"path": "/srv"})], approve=lambda v, c: asked.append(c.arguments) or True)
     assert asked == [{"path": "/srv", "keep": 1}] and ran == [("purge", "/srv", 1)]
+
+
+@pytest.mark.parametrize("cfg", [{}, {"include_server_in_tool_names": True}])
+def test_a_server_shared_with_an_agent_the_guard_was_not_given_is_judged_there_too(cfg):
+    """Session 23 probe: an MCP server object shared by a guarded agent and another agent (never passed to
+    guard_agent). The guard's guardrails sit on the server, which lends them to every tool the SDK builds from it,
+    so the other agent's calls are decided too: ``purge {"path": "/"}`` (refused by the rules) never runs there."""
+    ran: list = []
+    server = Bridge(ran)
+    name = "mcp_fs__purge" if cfg else "purge"  # the SDK's public name (test_openai_agents_mcp_names)
+
+    def model():
+        return ScriptedModel([[function_call(name, {"path": "/"}, call_id="c1")], [assistant_message("done")],
+                              [assistant_message("done")]])
+
+    AgentsGuard(GUARD).guard_agent(Agent(name="guarded", mcp_servers=[server], model=model()))
+    other = Agent(name="other", mcp_servers=[server], model=model(), mcp_config=cfg)
+    try:
+        asyncio.run(Runner.run(other, "go", max_turns=4, run_config=RunConfig(tracing_disabled=True)))
+    except Exception:  # noqa: BLE001 - what ran is what the test reads
+        pass
+    assert ran == []
+    other_ok = Agent(name="other", mcp_servers=[server], mcp_config=cfg, model=ScriptedModel(
+        [[function_call(name, {"path": "/srv"}, call_id="c1")],
+         [assistant_message("done")], [assistant_message("done")]]))
+    asyncio.run(Runner.run(other_ok, "go", max_turns=4, run_config=RunConfig(tracing_disabled=True)))
+    # renamed by the SDK for the other agent (``mcp_fs__purge``), whose tools guard_agent never bound to the server's
+    # name: judged under the public name, which the allow list does not grant (fail closed; a stated over-refusal)
+    assert ran == ([] if cfg else [("purge", "/srv", 1)])
