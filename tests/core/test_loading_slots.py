@@ -244,3 +244,29 @@ def varargs_state(*args: Any) -> dict[str, Any]:
 
 def int_score(text: str, context: Any) -> int:
     return 0
+
+
+# -- session 23: what a declared factory built is checked before the slot uses it (loading.built) ------------------
+class _Declared:  # declares it builds an extractor ...
+    def extract(self, call, context):  # noqa: ANN001
+        return {}
+
+
+def lying_extractor() -> _Declared:  # ... and builds something else
+    return "not an extractor"  # type: ignore[return-value]
+
+
+def honest_extractor() -> _Declared:
+    return _Declared()
+
+
+def test_attack_a_factory_that_declares_an_extractor_and_builds_something_else_is_refused():
+    from agentguard.core.loading import EXTRACTOR, built
+    from agentguard.policies.guard import ToolCallGuard
+
+    table = {"policy": "mind2web_sc", "extractor": f"{__name__}:lying_extractor"}
+    with pytest.raises(InputError, match="built str, not an extractor"):
+        ToolCallGuard.from_config(table)
+    assert isinstance(built(honest_extractor, "x", EXTRACTOR), _Declared)
+    with pytest.raises(InputError, match=r"no extract"):
+        built(lambda: object(), "x", EXTRACTOR)

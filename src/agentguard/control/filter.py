@@ -32,7 +32,7 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
-from ..core.loading import Builds, load_callable
+from ..core.loading import Builds, built, load_callable
 from ..core.runs import RunMemory
 from ..core.types import Context, Decision, Step, Verdict
 
@@ -121,7 +121,7 @@ class SafetyFilter(BaseGuard):
 
             q = QModel.load(str(p.pop("model")))
         else:
-            q = _factory(str(p.pop("q")), "q")()
+            q = _factory(str(p.pop("q")), "q")
         return cls(q, _encoder(str(p.pop("encoder"))), [str(a) for a in p.pop("actions")], **p)
 
     def __repr__(self) -> str:
@@ -256,13 +256,14 @@ def _finite(value: Any, what: str) -> float:
     return v
 
 
-def _factory(path: str, what: str) -> Callable[..., Any]:
-    """``"package.module:attr"`` -> the factory of a Q function (``what == "q"``: a class with ``q_values`` or a
-    function annotated to return one) or of an encoder (one with ``encode``), by
-    :func:`~agentguard.core.loading.load_callable`; one-line InputError otherwise. Nothing is called here."""
+def _factory(path: str, what: str) -> Any:
+    """``"package.module:attr"`` -> a Q function (``what == "q"``: built by a class with ``q_values`` or a function
+    annotated to return one) or an encoder (one with ``encode``), by :func:`~agentguard.core.loading.load_callable`
+    and :func:`~agentguard.core.loading.built` (what was built has the methods); one-line InputError otherwise."""
     builds = Builds("a Q function", methods=("q_values",)) if what == "q" else \
         Builds("an encoder", methods=("encode",))
-    return load_callable(path, f"safety filter {what}", builds)  # declared to build one: never os:abort
+    made = load_callable(path, f"safety filter {what}", builds)  # declared to build one: never os:abort
+    return built(made, f"safety filter {what}", builds)
 
 
 def _encoder(spec: str) -> Any:
@@ -274,4 +275,4 @@ def _encoder(spec: str) -> Any:
         return encoders.WordLlamaEncoder(int(arg) if arg else 64)
     if kind == "minilm" and not arg:
         return encoders.MiniLMEncoder()
-    return _factory(spec, "encoder")()
+    return _factory(spec, "encoder")

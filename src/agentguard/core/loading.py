@@ -29,6 +29,18 @@ safety filter's ``q`` and ``encoder``). What it guarantees, in order:
    the two positional arguments the slot passes (``free_port() -> int``, ``read_calibration(path) -> dict`` are
    refused). **Nothing is called here.**
 
+4. What a slot builds is checked once it is built (:func:`built`: an extractor, a Q function or an encoder must
+   have the slot's methods; ``config.build_guard``: a guard factory's result must be a Guard), and a monitor's score
+   when it is read (a finite number). A state function's value is not checked (the guard reading it fails closed
+   on what it cannot read).
+
+**What is not guaranteed** (a configuration names trusted code; these checks keep a copied file from naming the
+wrong code, they do not sandbox the right one): importing the module runs its top-level code; a declared class's
+``__init__`` or a declared function's body may do anything when the slot calls it (write files, open sockets,
+call ``os.system``): an annotation is a declaration, not a proof, and nothing here inspects a body. A package
+installed in the environment, or a module on ``sys.path`` (the working directory included when Python put it
+there), is trusted as a whole.
+
 Before session 21 ``factory = "subprocess:run"`` with ``args = ["sh", "-c", "..."]`` ran a command while the file
 was loaded, and ``extractor = "os:abort"`` ended the process; before session 22 ``scorer``, ``state``, ``q`` and
 ``encoder`` still took any callable (``q = "os:abort"`` was called while the file loaded; ``scorer =
@@ -53,7 +65,7 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["Builds", "EXTRACTOR", "GUARD", "SCORER", "STATE", "check_factory", "load_attr", "load_callable",
+__all__ = ["Builds", "EXTRACTOR", "GUARD", "SCORER", "STATE", "built", "check_factory", "load_attr", "load_callable",
            "plain_path", "read_json_file", "requiring_verified", "verified_required"]
 
 
@@ -227,6 +239,17 @@ def load_callable(path: Any, what: str, builds: Builds) -> Any:
     if not declares(obj, builds):
         raise _refusal(path, what, builds)
     return obj
+
+
+def built(factory: Any, what: str, builds: Builds, *args: Any, **kwargs: Any) -> Any:
+    """``factory(*args, **kwargs)`` (an object :func:`load_callable` returned for a slot with ``methods``) when what it
+    made has every one of the slot's methods; a one-line InputError otherwise (step 4 of the module doc: the factory
+    declared it builds one, this checks what it built before the slot uses it)."""
+    made = factory(*args, **kwargs)
+    missing = [m for m in builds.methods if not callable(getattr(made, m, None))]
+    if missing:
+        raise InputError(f"{what} built {type(made).__name__}, not {builds.what} (no {', '.join(missing)}): refused")
+    return made
 
 
 def check_factory(obj: Any, path: str, what: str, methods: tuple[str, ...]) -> Any:

@@ -106,7 +106,8 @@ from agents.tracing import get_current_trace  # noqa: E402
 
 from .agents_tracing import AgentGuardTraceProcessor, _parse_args  # noqa: E402
 from .openai_agents_reach import bind, bound, call_name, passed, reach, tool_name_of  # noqa: E402
-from .openai_agents_reading import McpListed, _item_call, _prepared, _reading, _refusal, _tool_of  # noqa: E402
+from .openai_agents_reading import (  # noqa: E402
+    BINDING, McpListed, _item_call, _prepared, _reading, _refusal, _tool_of)
 
 __all__ = ["AgentGuardTraceProcessor", "AgentsGuard"]
 
@@ -190,7 +191,10 @@ class AgentsGuard:
                 t.tool_input_guardrails = [*(t.tool_input_guardrails or []), self.input_guardrail]
             if self.output_guardrail not in (t.tool_output_guardrails or []):
                 t.tool_output_guardrails = [*(t.tool_output_guardrails or []), self.output_guardrail]
-            t.needs_approval = bind(self, getattr(t, "needs_approval", False), tool_name_of(t))
+            # an MCP tool the caller converted itself is decided once, by its input guardrail, as its server reads
+            # the call (openai_agents_mcp); deciding it here too judged the model's spelling first, a second decision
+            t.needs_approval = bind(self, getattr(t, "needs_approval", False), tool_name_of(t),
+                                    defer=getattr(t, BINDING, None) is not None)
         return tools
 
     def gated(self, tool: Any) -> bool:
@@ -344,17 +348,19 @@ class AgentsGuard:
             with self._lock:
                 self._asks.pop((call.call_id, out.key), None)
 
-    def _approval_check(self, own: Any, tool: str) -> Callable[[Any, dict[str, Any], str], Awaitable[bool]]:
+    def _approval_check(self, own: Any, tool: str,
+                        defer: bool = False) -> Callable[[Any, dict[str, Any], str], Awaitable[bool]]:
         """A ``needs_approval`` function: decides the call (held for the input guardrail) and asks a
-        human when the outcome asks, or when the tool's own setting does."""
+        human when the outcome asks, or when the tool's own setting does; ``defer``: only the tool's own setting
+        (the input guardrail decides the call: an MCP tool, whose ESCALATE is refused as for the server's own)."""
 
         async def needs_approval(wrapper: Any, params: dict[str, Any], call_id: str) -> bool:
             mine = own is True
             if not mine and callable(own):
                 got = own(wrapper, params, call_id)
                 mine = (await got if inspect.isawaitable(got) else got) is True
-            if self.approve is not None:
-                return mine  # the callback answers ESCALATEs in the input guardrail
+            if self.approve is not None or defer:
+                return mine  # the callback answers ESCALATEs in the input guardrail; a deferred call is decided there
             run, facts = self._run(wrapper)
             await self._settle_rejections(run, wrapper)
             call = ToolCall(tool, dict(params or {}), str(call_id or ""))
@@ -367,6 +373,7 @@ class AgentsGuard:
             return mine or out.ask
 
         needs_approval._agentguard = (self, tool, own)  # type: ignore[attr-defined]
+        needs_approval._agentguard_defer = defer  # type: ignore[attr-defined]
         return needs_approval
 
     async def _answer(self, tc: Any, run: str, call: ToolCall, out: Outcome, held: bool) -> Outcome | None:

@@ -115,15 +115,16 @@ def bound(ag: Any, f: Any, name: str) -> bool:
     return any(tag[0] is ag and tag[1] == name for tag in _chain(f))
 
 
-def bind(ag: Any, f: Any, name: str) -> Any:
+def bind(ag: Any, f: Any, name: str, defer: bool = False) -> Any:
     """``f`` with ``ag``'s deciding closure bound to ``name``: in its place when ``f`` holds one already (rebound: a
-    tool copied into a namespace; each guard decides each call once), else around ``f``."""
+    tool copied into a namespace; each guard decides each call once), else around ``f``. ``defer``: the closure
+    decides nothing (the tool's input guardrail decides its call: an MCP tool, read as its server reads it)."""
     tag = next(_chain(f), None)
     if tag is None or not any(t[0] is ag for t in _chain(f)):
-        return ag._approval_check(f, name)
+        return ag._approval_check(f, name, defer)
     if tag[0] is ag:
-        return ag._approval_check(tag[2], name)
-    return tag[0]._approval_check(bind(ag, tag[2], name), tag[1])
+        return ag._approval_check(tag[2], name, defer)
+    return tag[0]._approval_check(bind(ag, tag[2], name, defer), tag[1], getattr(f, "_agentguard_defer", False))
 
 
 def _unreachable(what: str, agent: Any) -> InputError:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import enum
+import functools
 import ipaddress
 import json
 import numbers
@@ -447,18 +448,29 @@ _BOOLEANS = {**dict.fromkeys(("true", "t", "yes", "y", "on", "1"), "true"),
              **dict.fromkeys(("false", "f", "no", "n", "off", "0"), "false")}
 
 
-def _number(text: str) -> str | None:
-    """The decimal text of the number ``text`` spells in any way a framework reads one (Python's ``int`` and
-    ``float``: ``1_000``, ``１０００``, ``1e3``, `` 42 ``; ``int(x, 0)`` and YAML: ``0x3e8``, ``0o17``), or None."""
-    for parse in (int, lambda t: int(t, 0), float):
+def _numbers(text: str) -> list[str]:
+    """The decimal texts of the numbers ``text`` spells in any way a framework reads one (Python's ``int`` and
+    ``float``: ``1_000``, ``１０００``, ``1e3``, `` 42 ``; ``int(x, 0)`` and YAML: ``0x3e8``, ``0o17``; pydantic's lax
+    ``int``/``float``, which an MCP server's prompt or any ``validate_call`` function receives: ``"0-9"`` is ``-9``
+    to it and ``"+_7"`` is ``7``), each parser's own reading, in that order."""
+    out: list[str] = []
+    for parse in (int, lambda t: int(t, 0), float, *_lax_numbers()):
         try:
             n = parse(text)  # type: ignore[operator]
-        except (ValueError, OverflowError):
+        except (ValueError, OverflowError):  # pydantic's ValidationError is a ValueError
             continue
-        if isinstance(n, float) and n.is_integer():
-            return str(int(n))
-        return str(n)
-    return None
+        out.append(str(int(n)) if isinstance(n, float) and n.is_integer() else str(n))
+    return list(dict.fromkeys(out))
+
+
+@functools.lru_cache(maxsize=1)
+def _lax_numbers() -> tuple[Any, ...]:
+    """pydantic's lax ``int`` and ``float`` validators (none without pydantic: no framework then reads that way)."""
+    try:
+        from pydantic import TypeAdapter
+    except ImportError:  # pragma: no cover - pydantic comes with every adapter's framework
+        return ()
+    return tuple(TypeAdapter(kind).validate_python for kind in (int, float))
 
 
 def readings(text: str, exact: bool = False) -> list[str]:
@@ -471,9 +483,7 @@ def readings(text: str, exact: bool = False) -> list[str]:
     plain = strip_invisible(text).strip() if len(text) <= MAX_PATH else text
     out = [text, plain]
     if not exact and len(plain) <= 64:
-        num = _number(plain)
-        if num is not None:
-            out.append(num)
+        out.extend(_numbers(plain))
         if plain.casefold() in _BOOLEANS:
             out.append(_BOOLEANS[plain.casefold()])
     return list(dict.fromkeys(out))

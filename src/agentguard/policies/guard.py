@@ -31,7 +31,7 @@ from ..core.enforcement import Enforcement, Outcome
 from ..core.errors import InputError, PolicyError
 from ..core.guard import BaseGuard, fail_closed
 from ..core.limits import time_limit
-from ..core.loading import EXTRACTOR, load_callable, verified_required
+from ..core.loading import EXTRACTOR, built, load_callable, verified_required
 from ..core.strategies import Block, HaltTool, Replan, Stop, strategy
 from ..core.types import Context, Decision, ToolCall, Verdict
 from .audit import AuditRecord, AuditSink
@@ -271,14 +271,8 @@ def _configured_policy(policy: Any, verified_digest: Any, timeout_s: Any, requir
     path = Path(policy)
     if not path.suffix and len(path.parts) == 1:
         path = library_path(str(policy))
-    pol = load_policy(path, timeout_s=float(timeout_s))
-    if verified_digest is not None and isinstance(verified_digest, str) and len(verified_digest) < 64:
-        raise PolicyError(f"policy {pol.id}: verified_digest {verified_digest!r} is a prefix; pin the full SHA-256 "
-                          f"(Policy.digest, 64 hex digits; another source can match a short prefix): refusing to run unverified code")
-    if verified_digest is not None and pol.digest != verified_digest:
-        raise PolicyError(f"policy {pol.id} at {path} has digest {pol.digest}, not the verified {verified_digest}: "
-                          "refusing to run unverified code")
-    return pol
+    # the one loader checks the pin (and require_verified) on the source it reads, before compiling it
+    return load_policy(path, timeout_s=float(timeout_s), verified_digest=verified_digest)
 
 
 def _configured_extractor(pol: Policy, params: Mapping[str, Any]) -> ArgumentExtractor:
@@ -292,8 +286,8 @@ def _configured_extractor(pol: Policy, params: Mapping[str, Any]) -> ArgumentExt
             raise InputError("policy guard: 'extractor' must be a shipped policy name or 'module:attribute'")
         if ":" not in name:
             return library_extractor(name)
-        made = load_callable(name, "policy guard: extractor", EXTRACTOR)
-        return made()  # declared to build an extractor (a class with extract, or annotated): not "os:abort"
+        made = load_callable(name, "policy guard: extractor", EXTRACTOR)  # declared to build one: not "os:abort"
+        return built(made, "policy guard: extractor", EXTRACTOR)  # and what it built has extract
     fields: dict[str, Any] = {}
     for key, rule in (("fields", None), ("arguments", "argument"), ("constants", "constant")):
         table = params.get(key, {})

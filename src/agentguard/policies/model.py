@@ -222,9 +222,15 @@ def _bounds(requires: list[ast.expr], names: set[str], consts: Mapping[str, Any]
 
 
 def policy_from_source(source: str, *, path: str | None = None, entry: str = "check",
-                       timeout_s: float = 0.05) -> Policy:
-    """Validate and compile policy source; derive its schema from the entry point's signature and Requires."""
+                       timeout_s: float = 0.05, verified_digest: str | None = None) -> Policy:
+    """Validate and compile policy source; derive its schema from the entry point's signature and Requires.
+
+    The one loader of every policy (:func:`load_policy`, a configuration's policy guard, the shipped policies a
+    guard loads itself, a Python factory's own call): ``verified_digest`` pins the source (:func:`check_pin`), and
+    while the configuration being built says ``require_verified`` a source without a pin refuses, before it is
+    validated or compiled."""
     filename = path or "<policy>"
+    check_pin(source, filename, verified_digest)
     tree = validate(source, filename)
     consts: dict[str, Any] = {}
     for node in tree.body:
@@ -273,8 +279,31 @@ def policy_from_source(source: str, *, path: str | None = None, entry: str = "ch
     )
 
 
-def load_policy(path: str | Path, *, entry: str = "check", timeout_s: float = 0.05) -> Policy:
-    """Read a policy file and load it through the sandbox (PolicyError on refusal, InputError if unreadable)."""
+def check_pin(source: str, filename: str, verified_digest: Any) -> None:
+    """PolicyError unless ``source`` may load: its SHA-256 (:attr:`Policy.digest`) equals ``verified_digest`` (all
+    64 hex digits: a prefix is refused), or no digest is pinned and :func:`~agentguard.core.loading.verified_required`
+    is off (``[stack] require_verified``, ``load_stack(..., require_verified=True)``, the service's setting)."""
+    from ..core.loading import verified_required
+
+    if verified_digest is None:
+        if verified_required():
+            raise PolicyError(f"policy {filename}: no verified_digest pinned and require_verified is on: refusing to "
+                              "load an unverified policy (pin the Policy.digest Nagini proved)")
+        return
+    if isinstance(verified_digest, str) and len(verified_digest) < 64:
+        raise PolicyError(f"policy {filename}: verified_digest {verified_digest!r} is a prefix; pin the full SHA-256 "
+                          "(Policy.digest, 64 hex digits; another source can match a short prefix): refusing to run "
+                          "unverified code")
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    if digest != verified_digest:
+        raise PolicyError(f"policy {filename} has digest {digest}, not the verified {verified_digest}: refusing to run "
+                          "unverified code")
+
+
+def load_policy(path: str | Path, *, entry: str = "check", timeout_s: float = 0.05,
+                verified_digest: str | None = None) -> Policy:
+    """Read a policy file and load it through the sandbox (PolicyError on refusal, InputError if unreadable);
+    ``verified_digest`` and ``require_verified`` as in :func:`policy_from_source`."""
     from ..core.errors import InputError
 
     p = Path(path)
@@ -282,4 +311,4 @@ def load_policy(path: str | Path, *, entry: str = "check", timeout_s: float = 0.
         source = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read policy file {p}: {exc.strerror}") from None
-    return policy_from_source(source, path=str(p), entry=entry, timeout_s=timeout_s)
+    return policy_from_source(source, path=str(p), entry=entry, timeout_s=timeout_s, verified_digest=verified_digest)

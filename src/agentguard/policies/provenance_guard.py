@@ -44,8 +44,7 @@ from .capabilities import GrantLexicon
 from .dataflow import FlowLedger
 from .guard import PolicyBinding, ToolCallGuard
 from .library import extractor as library_extractor
-from .library import library_path
-from .model import load_policy
+from .library import policy as library_policy
 from .toolset import ToolSet
 from .vocabulary import utc_now
 
@@ -129,7 +128,7 @@ class ProvenanceGuard(BaseGuard):
         ``grants_en.json``); ``toolset``/``lexicon`` replace the declarations (leave-one-suite-out)."""
         from .library.extractors.agentdojo_provenance import AGENTDOJO_TOOLS, GRANTS
 
-        policy = load_policy(library_path("agentdojo_provenance"))
+        policy = library_policy("agentdojo_provenance")  # pinned: it loads under require_verified
         binding = PolicyBinding(policy, library_extractor("agentdojo_provenance"))
         return cls(ToolCallGuard([binding], strategy=strategy), toolset or AGENTDOJO_TOOLS,
                    lexicon or GRANTS)

@@ -47,6 +47,10 @@ and the pipeline's :class:`~agentguard.core.enforcement.Outcome` back to LangCha
   tool node injects (``Annotated[str, InjectedState("target")]``, which another tool's ``Command`` may have set)
   is judged under the argument it fills, and checked again when the tool runs; an injected argument reaches the
   tool only from the tool node, never from the model's arguments (:mod:`.reading`).
+- What runs is checked where the tool starts (:mod:`.seal`): while the gate's handler runs, the first LangChain
+  tool to start must be the decided call (its name and non-injected arguments), once; a middleware listed after
+  the gate that swaps in another tool (``request.override(tool=...)``) has that tool raise at its start, and the
+  model reads a refusal.
 - ``before_agent`` clears a finished run's halt mark in the state; ``after_agent`` finishes the run
   (:meth:`Pipeline.finish`: its state, trace and every guard's memory of it).
 

@@ -17,6 +17,7 @@ from ..recording import TraceRecorder
 from ..common import as_facts, plain, refusal_message
 from .hitl import APPROVER, Human, as_reviewed, hitl_decision, hitl_request
 from .reading import _pinned, _reading
+from .seal import SEAL, Seal, ToolSwapped
 
 require("langchain.agents.middleware", "integrations")
 
@@ -87,6 +88,15 @@ def _to_call(tc: Any) -> ToolCall:
     model's tool-call dict (a parallel tool of the same turn reading the state, a callback) can change
     what was checked; what runs is a copy of exactly the checked call (:meth:`AgentGuardMiddleware._apply`)."""
     return ToolCall(str(tc.get("name") or "?"), copy.deepcopy(dict(tc.get("args") or {})), str(tc.get("id") or ""))
+
+
+def _seal(run: Any) -> tuple[Seal, Any]:
+    """The seal of the request the gate runs (:mod:`.seal`), set for the handler's context; ``(seal, token)``."""
+    tool = getattr(run, "tool", None)
+    injected = frozenset(getattr(tool, "_injected_args_keys", ()) or ())
+    seal = Seal(str(getattr(tool, "name", None) or run.tool_call["name"]), dict(run.tool_call.get("args") or {}),
+                injected)
+    return seal, SEAL.set(seal)
 
 
 def _refusal_text(out: Outcome, call: ToolCall) -> str:
@@ -395,9 +405,14 @@ class AgentGuardMiddleware(AgentMiddleware):
         run, answer = self._apply(request, call, out, sources, human)
         if run is None:
             return answer
-        result = handler(run)
-        self.pipeline.record(out, observation=getattr(result, "content", result))
-        return result
+        seal, token = _seal(run)
+        try:
+            result = handler(run)
+        except ToolSwapped:
+            result = None
+        finally:
+            SEAL.reset(token)
+        return self._ran(call, out, seal, result)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         request = as_reviewed(request)
@@ -417,9 +432,25 @@ class AgentGuardMiddleware(AgentMiddleware):
         run, answer = self._apply(request, call, out, sources, human)
         if run is None:
             return answer
-        result = await handler(run)
-        self.pipeline.record(out, observation=getattr(result, "content", result))
-        return result
+        seal, token = _seal(run)
+        try:
+            result = await handler(run)
+        except ToolSwapped:
+            result = None
+        finally:
+            SEAL.reset(token)
+        return self._ran(call, out, seal, result)
+
+    def _ran(self, call: ToolCall, out: Outcome, seal: Seal, result: Any) -> Any:
+        """What the handler of a decided call answered, recorded; a refusal when a tool other than the decided call
+        started inside it (:mod:`.seal`: that tool's body did not run)."""
+        if seal.refused is None:
+            self.pipeline.record(out, observation=getattr(result, "content", result))
+            return result
+        out = self._refused(out, call, seal.refused)
+        text = _refusal_text(out, call)
+        self.pipeline.record(out, observation=text)
+        return ToolMessage(text, tool_call_id=call.call_id, name=call.name, status="error")
 
 
 class AgentGuardToolGate(AgentGuardMiddleware):

@@ -81,7 +81,10 @@ def as_call(method: str, params: Any, rid: Any) -> ToolCall | str:
 
     ``arguments`` absent or ``null`` is no arguments (the SDK's reading); any other value that is not an
     object (``[]``, ``""``, ``0``, ``false``) is malformed: it once read as ``{}`` for the guard (``or {}``)
-    while the upstream was sent the value itself."""
+    while the upstream was sent the value itself. A ``prompts/get`` argument must be a string (the spec's
+    ``{[key: string]: string}``, what the SDK proxy's own validation enforces): the guard then reads exactly the text
+    the server's prompt function validates (:func:`~agentguard.policies.arguments.readings` read it as pydantic's lax
+    ``validate_call`` does), not a list or number another server might take as it is."""
     if not isinstance(params, dict):
         return "params is not an object"
     if method in ("tools/call", "prompts/get"):
@@ -91,6 +94,8 @@ def as_call(method: str, params: Any, rid: Any) -> ToolCall | str:
             return "name is not a non-empty string"
         if not isinstance(args, dict):
             return f"arguments is {type(args).__name__}, not an object"
+        if method == "prompts/get" and not all(isinstance(v, str) for v in args.values()):
+            return "a prompt argument is not a string (MCP: prompts/get arguments are strings)"
         return (ToolCall(name, dict(args), str(rid)) if method == "tools/call"
                 else ToolCall("prompts/get", {"name": name, "arguments": dict(args)}))
     if method == "completion/complete":

@@ -17,7 +17,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-__all__ = ["extractor", "library_path", "shipped_policies"]
+__all__ = ["VERIFIED", "extractor", "library_path", "policy", "shipped_policies"]
 
 _DIR = Path(__file__).resolve().parent
 
@@ -33,6 +33,27 @@ def library_path(name: str) -> Path:
 
         raise InputError(f"no shipped policy {name!r}; have: {', '.join(p.stem for p in shipped_policies())}")
     return p
+
+
+#: the SHA-256 (``Policy.digest``) of each shipped policy's source: CI's Nagini run proves every shipped policy
+#: (``tests/policies/test_nagini.py``) and ``tests/policies/library/test_init.py`` that these are their digests. A
+#: shipped policy a guard loads itself (:func:`policy`) is pinned to it, so it loads under ``require_verified`` and a
+#: changed file refuses to load.
+VERIFIED = {
+    "agentdojo_grounding": "a7d0ed1c558c8055d45532c97b83ed81cfcc81d6a560aa93c7b95c1586f99b01",
+    "agentdojo_provenance": "8356ac93a799ebc8dc0c267a6ce19aae6a6991058ae5ef9fb0af42f953f75380",
+    "asb_declared_tools": "07238f3e715a2e3aa14091817466072d316ba45ad609dfc3560cd5772d9f04fb",
+    "mind2web_sc": "8fc4810df99599839aadd68f1ebeb505513bff0ea760f4fcf71768b629ddb55d",
+}
+
+
+def policy(name: str, *, timeout_s: float = 0.05) -> Any:
+    """The shipped policy ``name`` through the one loader (:func:`~agentguard.policies.model.load_policy`), pinned to
+    its :data:`VERIFIED` digest (PolicyError when the file is not the source CI proved)."""
+    from ..model import load_policy
+
+    path = library_path(name)
+    return load_policy(path, timeout_s=timeout_s, verified_digest=VERIFIED.get(name))
 
 
 def shipped_policies() -> list[Path]:

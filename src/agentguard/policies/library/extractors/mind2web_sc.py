@@ -161,10 +161,9 @@ def extractor(*, llm: bool = False, client: Any = None,
 def llm_extractor(client: Any = None) -> LLMExtractor:
     """The paper's LLM argument extractor for this policy (OpenAI-compatible endpoint by default)."""
     from ....llm.openai_compat import OpenAICompatClient
-    from ...model import load_policy
-    from .. import library_path
+    from .. import policy as library_policy
 
-    policy = load_policy(library_path("mind2web_sc"))
+    policy = library_policy("mind2web_sc")
     cats = ", ".join(f"{v} = {k}" for k, v in CATEGORIES.items())
     return LLMExtractor(client or OpenAICompatClient(), policy, instructions=(
         f"category is the kind of action the user task performs: {cats} (car = buy/rent a car; media = "

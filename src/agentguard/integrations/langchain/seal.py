@@ -1,0 +1,84 @@
+"""The decided call, checked where LangChain starts a tool (the gate's seal; see the package doc).
+
+The gate decides a call and hands its request to the next tool-call wrapper. A middleware listed after the gate
+(inside it) may hand the tool node another request: ``request.override(tool=delete_file, tool_call={..., "name":
+"delete_file"})`` ran ``delete_file`` for a call the guard allowed as ``read_file`` (the real ``create_agent``,
+session 23). The pinned tool of a decision (:func:`.reading._pinned`) refuses other arguments, but a swapped-in tool
+object is not that tool.
+
+So the decision is also checked where any tool starts: while the gate's handler runs, a :class:`Seal` is the
+context's callback handler for every LangChain callback manager configured in it (``register_configure_hook``: the
+tool node's ``tool.invoke`` configures one, whichever tool object it was handed), and ``BaseTool.run``/``arun``
+report ``on_tool_start`` (the tool's name and its arguments, the injected ones filtered out) before the body runs.
+The first tool to start must be the decided call (same name, same non-injected arguments) and it starts once;
+any other start raises :class:`ToolSwapped` there, so its body never runs and the gate answers with a refusal.
+Tools the decided tool runs itself (nested, while it runs) are its own business. Why a callback and not a wrapper
+of each tool: the gate never sees the tool objects a middleware may swap in, and every ``BaseTool`` reports its
+start to the callbacks of its context.
+
+What it does not cover: a middleware that runs code other than a LangChain tool (a plain function, a subprocess)
+in place of the tool; the gate cannot see that, and such a middleware is the application's own code.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.tracers.context import register_configure_hook
+
+from ..common import plain
+
+__all__ = ["SEAL", "Seal", "ToolSwapped"]
+
+
+class ToolSwapped(RuntimeError):
+    """A tool started in place of the decided call (another tool, other arguments, or a second run)."""
+
+
+class Seal(BaseCallbackHandler):
+    """The decided call (tool ``name``, its non-injected ``args``): the one tool start it lets through."""
+
+    raise_error = True  # an exception here stops the tool before its body
+    run_inline = True
+
+    def __init__(self, name: str, args: dict[str, Any], injected: frozenset[str] = frozenset()) -> None:
+        self.name = name
+        self.args = plain({k: v for k, v in args.items() if k not in injected})
+        self.started: UUID | None = None
+        self.running = False
+        self.refused: str | None = None
+
+    def on_tool_start(self, serialized: dict[str, Any], input_str: str, *, run_id: UUID,
+                      parent_run_id: UUID | None = None, inputs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        if self.running:  # a tool the decided tool runs itself
+            return
+        name = (serialized or {}).get("name")
+        if self.started is not None:
+            why = f"{name} started after the decided call of {self.name} ran (a second run nobody decided)"
+        elif name != self.name:
+            why = f"{name} started in place of the decided call of {self.name} (a tool swapped after the gate)"
+        elif not isinstance(inputs, dict) or plain(inputs) != self.args:
+            why = f"{self.name} started with other arguments than the decided ones (changed after the gate)"
+        else:
+            self.started, self.running = run_id, True
+            return
+        self.refused = why
+        raise ToolSwapped(f"agentguard: {why}")
+
+    def _ended(self, run_id: UUID) -> None:
+        if run_id == self.started:
+            self.running = False
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        self._ended(run_id)
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._ended(run_id)
+
+
+#: the seal of the call the gate's handler is running in this context (None outside one)
+SEAL: ContextVar[Seal | None] = ContextVar("agentguard_langchain_seal", default=None)
+register_configure_hook(SEAL, True)
