@@ -47,6 +47,7 @@ from typing import Callable, Iterator
 from urllib.parse import unquote_plus
 
 from ..core.errors import require
+from .secret_runs import NUMBER_NEEDS, runs
 from .secret_urls import url_fields, url_pieces
 
 __all__ = ["GATED_VIEWS", "MAX_INFLATE", "decodings", "is_reading", "read_bytes", "read_invisible", "skeleton", "skeleton_table",
@@ -78,6 +79,7 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
 _TAGS = re.compile("[\U000e0020-\U000e007e]")
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+_MAGIC_FIRST = frozenset((b"\x1f", b"B", b"\xfd", b"\x78"))   # the first byte of each stream _inflate reads (zlib: 0x78)
 _SKELETON: dict[int, str] | None = None
 
 
@@ -115,8 +117,10 @@ def _category_rx(*cats: str) -> re.Pattern[str]:
     return _CATEGORY_RX[key]
 
 
+@functools.lru_cache(maxsize=1024)
 def _text(raw: bytes) -> str | None:
-    """``raw`` as text when it is UTF-8 and at least 90% printable (what a decoded exfiltration looks like)."""
+    """``raw`` as text when it is UTF-8 and at least 90% printable (what a decoded exfiltration looks like). Kept
+    (pure; session 23): a run's bytes are judged by :func:`_base64` and again by :func:`read_bytes`."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -131,6 +135,8 @@ def _text(raw: bytes) -> str | None:
 def _inflate(raw: bytes) -> bytes | None:
     """The decompressed bytes of a gzip/zlib/bzip2/xz stream, at most MAX_INFLATE; None when it inflates further
     (refused: it cannot be read in bound); b"" when ``raw`` is no such stream or is corrupt."""
+    if raw[:1] not in _MAGIC_FIRST:   # session 23: no stream starts here (the test below, without its loop)
+        return b""
     kind = next((k for m, k in _MAGIC if raw.startswith(m)), None)
     if kind is None and not (len(raw) > 2 and raw[0] == 0x78 and (raw[0] << 8 | raw[1]) % 31 == 0):
         return b""
@@ -203,8 +209,8 @@ def _matches(rx: re.Pattern[str], text: str, group: int = 0) -> Iterator[str]:
 
 
 def _b64(run: str) -> bytes | None:
-    try:
-        return base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+    try:   # base64.b64decode(..., validate=True) without its Python layers (session 23): the same call
+        return binascii.a2b_base64(run + "=" * (-len(run) % 4), strict_mode=True)
     except (binascii.Error, ValueError):
         return None
 
@@ -241,8 +247,9 @@ _KEPT_RUN = 1024
 
 def _runs(text: str) -> Iterator[tuple[str, str | None]]:
     """``(layer, text)`` for each text a distinct binary-to-text run of ``text`` decodes to (:func:`read_bytes`)."""
-    for layer, rx, group in _RUN_RXS:
-        for s in _matches(rx, text, group):
+    found = runs(text)   # the five alphabets' runs in one pass over the bytes (secret_runs: exact, session 23)
+    for i, (layer, rx, group) in enumerate(_RUN_RXS):
+        for s in found[i][1] if found is not None else _matches(rx, text, group):
             texts = _kept_run(layer, s) if len(s) <= _KEPT_RUN else None
             for t in texts if texts is not None else _run_texts(layer, s):
                 yield layer, t
@@ -259,7 +266,8 @@ def _kept_run(layer: str, s: str) -> tuple[str | None, ...] | None:
     raws = list(_run_bytes(layer, s))
     if any(_inflate(raw) != b"" for raw in raws):
         return None
-    return tuple(t for raw in raws for t in read_bytes(raw, "85" not in layer))
+    # none inflates: read_bytes past its inflation step (depth 2), which would find the same (session 23)
+    return tuple(t for raw in raws for t in read_bytes(raw, "85" not in layer, 2))
 
 
 def _run_bytes(layer: str, s: str) -> Iterator[bytes]:
@@ -337,7 +345,9 @@ def _code_points(text: str) -> Iterator[tuple[str, str | None]]:
     code points."""
     if _DIGIT.search(text) is None and (text.isascii() or not any(map(str.isdigit, text))):
         return
-    for layer, run_rx, tok_rx, base in _NUMBER_RUNS:
+    for (layer, run_rx, tok_rx, base), needed in zip(_NUMBER_RUNS, NUMBER_NEEDS):
+        if not needed(text):   # session 23: what every run of the notation holds is not there (its search is skipped)
+            continue
         for run in _matches(run_rx, text):
             vals = [int(m.group(m.lastindex or 0), base) for m in tok_rx.finditer(run)]
             if max(vals) < 256:
