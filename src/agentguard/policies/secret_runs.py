@@ -26,12 +26,9 @@ expression engine with a DFA (RE2, not installed) would still search five times.
 
 from __future__ import annotations
 
-import re
-from typing import Callable
-
 import numpy as np
 
-__all__ = ["NUMBER_NEEDS", "runs"]
+__all__ = ["number_needs", "runs"]
 
 _ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 #: (layer, alphabet, shortest run, most ``=`` after it, whether the character before must be no letter or digit)
@@ -45,14 +42,23 @@ _LAYERS: tuple[tuple[str, bytes, int, int, bool], ...] = (
 
 
 def _table(chars: bytes) -> np.ndarray:
-    t = np.zeros(256, dtype=np.int8)
+    t = np.zeros(256, dtype=np.uint8)
     t[list(chars)] = 1
     return t
 
 
-_TABLES = [(layer, _table(chars), n, pad, after) for layer, chars, n, pad, after in _LAYERS]
+#: one byte of bits per character: bit ``i`` set where the character is of layer ``i``'s alphabet
+_BITS = sum((_table(chars) << i for i, (_, chars, _, _, _) in enumerate(_LAYERS)), np.zeros(256, dtype=np.uint8))
 _IS_ALNUM = _table(_ALNUM).astype(bool)
 _EQ = ord("=")
+
+
+def _spans(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(starts, ends)`` of the maximal runs of True in ``mask``."""
+    inside = np.zeros(len(mask) + 2, dtype=np.int8)
+    inside[1:-1] = mask
+    edges = np.diff(inside)
+    return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
 
 
 def runs(text: str) -> list[tuple[str, list[str]]] | None:
@@ -62,14 +68,11 @@ def runs(text: str) -> list[tuple[str, list[str]]] | None:
         return None
     raw = text.encode("ascii")
     b = np.frombuffer(raw, dtype=np.uint8)
+    bits = _BITS[b]
     n = len(raw)
     out: list[tuple[str, list[str]]] = []
-    for layer, table, least, pad, after in _TABLES:
-        inside = np.zeros(n + 2, dtype=np.int8)
-        inside[1:-1] = table[b]
-        edges = np.diff(inside)
-        starts = np.flatnonzero(edges == 1)
-        ends = np.flatnonzero(edges == -1)
+    for i, (layer, _, least, pad, after) in enumerate(_LAYERS):
+        starts, ends = _spans((bits >> i) & 1)
         keep = ends - starts >= least
         if after:
             keep &= (starts == 0) | ~_IS_ALNUM[b[starts - 1]]
@@ -85,14 +88,40 @@ def runs(text: str) -> list[tuple[str, list[str]]] | None:
     return out
 
 
-_DIGITS_SEP = re.compile(r"\d\d[^\w\n]")
-#: per notation of ``secret_views._NUMBER_RUNS`` (decimal, hex numbers, octal, binary), what every run of it holds:
-#: two digits before a separator (binary: seven ``0``/``1`` digits before one), the ``0x``/``U+``/``\\u{`` prefix, the
-#: ``0o``/``\\`` prefix. Searched before the run's expression, which costs ~100 ns a character on any text with a
-#: digit; a text without it holds no run of that notation.
-NUMBER_NEEDS: tuple[Callable[[str], bool], ...] = (
-    lambda t: _DIGITS_SEP.search(t) is not None,
-    lambda t: "0x" in t or "0X" in t or "u+" in t or "U+" in t or "\\u{" in t,
-    lambda t: "0o" in t or "\\" in t,
-    lambda t: _DIGITS_SEP.search(t) is not None,
-)
+_DIGIT_T = _table(b"0123456789").astype(bool)
+_NOT01_T = _table(b"23456789")
+_WORD_OR_NL = _table(_ALNUM + b"_\n")   # \w or a newline: what a separator of a number run is not (ASCII)
+
+
+def _decimal_and_binary(text: str) -> tuple[bool, bool]:
+    """Whether ``text`` may hold a decimal run (eight digit runs of 2-7 digits in a row, 1-3 characters neither a word
+    character nor a newline between each two) and a binary run (eight digit runs of seven or eight ``0``/``1``): what
+    every match of the two expressions holds (a token's digits are a maximal digit run: the expressions' look-arounds
+    and separators say no digit touches it). Non-ASCII text: (True, True), the expressions decide."""
+    if not text.isascii():
+        return True, True
+    b = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    starts, ends = _spans(_DIGIT_T[b])
+    if len(starts) < 8:
+        return False, False
+    lens = ends - starts
+    not01 = np.concatenate(([0], np.cumsum(_NOT01_T[b], dtype=np.int64)))
+    only01 = not01[ends] == not01[starts]
+    binary = int(np.count_nonzero(only01 & (lens >= 7) & (lens <= 8))) >= 8
+    word = np.concatenate(([0], np.cumsum(_WORD_OR_NL[b], dtype=np.int64)))
+    gaps = starts[1:] - ends[:-1]
+    joined = (gaps <= 3) & (word[starts[1:]] == word[ends[:-1]])
+    oklen = (lens >= 2) & (lens <= 7)
+    pair = np.concatenate(([0], np.cumsum(oklen[:-1] & oklen[1:] & joined, dtype=np.int64)))
+    decimal = bool(len(pair) > 7 and np.any(pair[7:] - pair[:-7] == 7))
+    return decimal, binary
+
+
+def number_needs(text: str) -> tuple[bool, bool, bool, bool]:
+    """Per notation of ``secret_views._NUMBER_RUNS`` (decimal, hex numbers, octal, binary), whether ``text`` holds what
+    every run of it holds: for decimal and binary the digit runs of :func:`_decimal_and_binary`, for hex numbers the
+    ``0x``/``U+``/``\\u{`` prefix, for octal the ``0o``/``\\`` prefix. The run's expression (~100 ns a character on
+    any text with a digit) is searched only where this is True; where it is False the text holds no such run."""
+    decimal, binary = _decimal_and_binary(text)
+    return (decimal, "0x" in text or "0X" in text or "u+" in text or "U+" in text or "\\u{" in text,
+            "0o" in text or "\\" in text, binary)

@@ -43,11 +43,12 @@ import re
 import unicodedata
 import zlib
 from collections import Counter
+from itertools import compress
 from typing import Callable, Iterator
 from urllib.parse import unquote_plus
 
 from ..core.errors import require
-from .secret_runs import NUMBER_NEEDS, runs
+from .secret_runs import number_needs, runs
 from .secret_urls import url_fields, url_pieces
 
 __all__ = ["GATED_VIEWS", "MAX_INFLATE", "decodings", "is_reading", "read_bytes", "read_invisible", "skeleton", "skeleton_table",
@@ -79,7 +80,6 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
 _TAGS = re.compile("[\U000e0020-\U000e007e]")
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
-_MAGIC_FIRST = frozenset((b"\x1f", b"B", b"\xfd", b"\x78"))   # the first byte of each stream _inflate reads (zlib: 0x78)
 _SKELETON: dict[int, str] | None = None
 
 
@@ -119,8 +119,7 @@ def _category_rx(*cats: str) -> re.Pattern[str]:
 
 @functools.lru_cache(maxsize=1024)
 def _text(raw: bytes) -> str | None:
-    """``raw`` as text when it is UTF-8 and at least 90% printable (what a decoded exfiltration looks like). Kept
-    (pure; session 23): a run's bytes are judged by :func:`_base64` and again by :func:`read_bytes`."""
+    """``raw`` as text when it is UTF-8 and at least 90% printable (what a decoded exfiltration looks like); kept."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -135,8 +134,6 @@ def _text(raw: bytes) -> str | None:
 def _inflate(raw: bytes) -> bytes | None:
     """The decompressed bytes of a gzip/zlib/bzip2/xz stream, at most MAX_INFLATE; None when it inflates further
     (refused: it cannot be read in bound); b"" when ``raw`` is no such stream or is corrupt."""
-    if raw[:1] not in _MAGIC_FIRST:   # session 23: no stream starts here (the test below, without its loop)
-        return b""
     kind = next((k for m, k in _MAGIC if raw.startswith(m)), None)
     if kind is None and not (len(raw) > 2 and raw[0] == 0x78 and (raw[0] << 8 | raw[1]) % 31 == 0):
         return b""
@@ -266,8 +263,7 @@ def _kept_run(layer: str, s: str) -> tuple[str | None, ...] | None:
     raws = list(_run_bytes(layer, s))
     if any(_inflate(raw) != b"" for raw in raws):
         return None
-    # none inflates: read_bytes past its inflation step (depth 2), which would find the same (session 23)
-    return tuple(t for raw in raws for t in read_bytes(raw, "85" not in layer, 2))
+    return tuple(t for raw in raws for t in read_bytes(raw, "85" not in layer, 2))   # none inflates: past that step
 
 
 def _run_bytes(layer: str, s: str) -> Iterator[bytes]:
@@ -345,9 +341,7 @@ def _code_points(text: str) -> Iterator[tuple[str, str | None]]:
     code points."""
     if _DIGIT.search(text) is None and (text.isascii() or not any(map(str.isdigit, text))):
         return
-    for (layer, run_rx, tok_rx, base), needed in zip(_NUMBER_RUNS, NUMBER_NEEDS):
-        if not needed(text):   # session 23: what every run of the notation holds is not there (its search is skipped)
-            continue
+    for layer, run_rx, tok_rx, base in compress(_NUMBER_RUNS, number_needs(text)):   # where one may be (s23)
         for run in _matches(run_rx, text):
             vals = [int(m.group(m.lastindex or 0), base) for m in tok_rx.finditer(run)]
             if max(vals) < 256:
@@ -424,7 +418,7 @@ def views(text: str, unseparate: bool = True) -> Iterator[tuple[str, str]]:
                     yield f"separators as {sep}", swapped
         yield from _decimated(text)
     if _SPACE.search(text):  # runs of groups of one width ("AKIA IOSF ODNN") alone are a reading, viewed again
-        spans = "\n".join(_SPACE.sub("", m.group()) for m in _GROUPS.finditer(text) if _grouped(m.group()))
+        spans = "\n".join(_SPACE.sub("", m.group()) for m in _GROUPS.finditer(text) if _one_width(m.group()))
         yield from [("ungrouped", spans)] if spans else []   # (the whole of a long text exceeded the readings' bound)
         yield from [("despaced", d)] if (d := _SPACE.sub("", text)) != spans else []
     if unseparate:
@@ -491,8 +485,12 @@ _GROUPS = re.compile(r"[A-Za-z0-9+/=_-]+(?: [A-Za-z0-9+/=_-]+){3,}")
 def _grouped(text: str) -> bool:
     """Whether ``text`` holds 4+ blank-separated groups of one width (3 to 8; the first or last may be shorter), as a
     key written in groups (``AKIA IOSF ODNN 7EXA``): prose words are of many widths."""
-    return any(len(inner := set((ws := [len(w) for w in m.group().split(" ")])[1:-1])) == 1
-               and 3 <= (w := min(inner)) <= 8 and max(ws[0], ws[-1]) <= w for m in _GROUPS.finditer(text))
+    return any(_one_width(m.group()) for m in _GROUPS.finditer(text))
+
+
+def _one_width(group: str) -> bool:
+    """:func:`_grouped` of one match of ``_GROUPS`` (its only match is itself: not searched again, session 23)."""
+    return len(inner := set((ws := [len(w) for w in group.split(" ")])[1:-1])) == 1 and max(ws[0], ws[-1]) <= min(inner) <= 8 and min(inner) >= 3
 
 
 def is_reading(name: str) -> bool:
