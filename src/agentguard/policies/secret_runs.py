@@ -3,8 +3,8 @@ scanner's decodings (:func:`agentguard.policies.secret_views.decodings`), its la
 
 Every reading of a string (the text, reversed, ROT13, without its separators...) is searched for the runs a decoder
 reads: base64, base32, hex, base85 and Ascii85 alphabets. Each was one regular expression, and Python's engine tries
-a character class (and a look-behind) at every position: ~0.3-1 us a character for the five, on every reading, which
-made the scan ~10-17 us a character. Here the text's bytes are looked up in one table per alphabet (``numpy``, a
+a character class (and a look-behind) at every position, five times on every reading: the largest cost of a scan
+(``benchmarks/results/secret_scan_scaling.json``: ~10-17 us a character in all). Here the text's bytes are looked up in one table per alphabet (``numpy``, a
 dependency of the core already) and the runs are read off where the lookup changes.
 
 **Guaranteed** (``tests/policies/test_secret_runs.py``, a differential property against the expressions): for an
@@ -120,8 +120,8 @@ def _decimal_and_binary(text: str) -> tuple[bool, bool]:
 def number_needs(text: str) -> tuple[bool, bool, bool, bool]:
     """Per notation of ``secret_views._NUMBER_RUNS`` (decimal, hex numbers, octal, binary), whether ``text`` holds what
     every run of it holds: for decimal and binary the digit runs of :func:`_decimal_and_binary`, for hex numbers the
-    ``0x``/``U+``/``\\u{`` prefix, for octal the ``0o``/``\\`` prefix. The run's expression (~100 ns a character on
-    any text with a digit) is searched only where this is True; where it is False the text holds no such run."""
+    ``0x``/``U+``/``\\u{`` prefix, for octal the ``0o``/``\\`` prefix. The run's expression (tried at every character
+    of any text with a digit) is searched only where this is True; where it is False the text holds no such run."""
     decimal, binary = _decimal_and_binary(text)
     return (decimal, "0x" in text or "0X" in text or "u+" in text or "U+" in text or "\\u{" in text,
             "0o" in text or "\\" in text, binary)

@@ -50,7 +50,7 @@ def _class(word: str) -> str:
 def _may_run(words: list[str]) -> bool:
     """Whether :data:`MIN_WORDS` spelling words follow one another in ``words`` with only read-past words between: what
     a run of :func:`spelled` needs, the gaps between the words not looked at (a gap only ends a run). Session 23: the
-    word loop of :func:`spelled` cost ~2 us a character on benign prose whose vocabulary counted past the gate."""
+    word loop of :func:`spelled` ran over benign prose whose vocabulary counted past the gate."""
     classes = "".join(map(_class, words))
     return any(len(s) - s.count("n") >= MIN_WORDS for s in classes.split("o"))
 
@@ -59,7 +59,7 @@ def spelled(text: str) -> Iterator[tuple[str, str]]:
     """``("spelled", characters)`` for each run of at least :data:`MIN_WORDS` spelling words in ``text`` (see the
     module doc)."""
     # a cheap gate (most texts hold no run): every word of the vocabulary counted, more than any run counts (it drops
-    # no run); an ASCII text's words without the engine's case folding (the same words; session 23: 2-3x faster)
+    # no run); an ASCII text's words without the engine's case folding (the same words; session 23)
     words = (_WORD_LOWER if text.isascii() else _WORD).findall(text.lower())
     if sum(map(_VOCAB.__contains__, words)) < MIN_WORDS:
         return
