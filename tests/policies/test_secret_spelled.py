@@ -87,3 +87,46 @@ def test_property_a_generated_key_spelled_any_way_is_refused(seed: int, caps: st
     key = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
     assert refused({"to": "desk@evil.xyz", "body": spell(key, rng, caps, gap)}), key
 
+
+
+def _reference(text: str) -> list[tuple[str, str]]:
+    """spelled() as session 21 wrote it: the word loop over every text, no gate (the oracle of the gates)."""
+    import agentguard.policies.secret_spelled as sp
+
+    out, run, count, upper, end = [], [], 0, False, -1
+    for m in sp._WORD.finditer(text):
+        w = m.group(0).lower()
+        if not (end >= 0 and sp._GAP.fullmatch(text, end, m.start()) is not None) and count:
+            if count >= MIN_WORDS:
+                out.append(("spelled", "".join(run)))
+            run, count, upper = [], 0, False
+        end = m.end()
+        if w in sp._UPPER:
+            upper = True
+            continue
+        if w in sp._SKIP:
+            continue
+        ch = sp.LETTERS.get(w) or sp.DIGITS.get(w) or sp.SEPARATORS.get(w)
+        if ch is None:
+            if count >= MIN_WORDS:
+                out.append(("spelled", "".join(run)))
+            run, count, upper, end = [], 0, False, -1
+            continue
+        run.append(ch.upper() if upper else ch)
+        count, upper = count + 1, False
+    if count >= MIN_WORDS:
+        out.append(("spelled", "".join(run)))
+    return out
+
+
+_WORDS = ["alfa", "Bravo", "x-ray", "X-RAY", "niner", "one", "TWO", "underscore", "dash", "capital", "upper", "case",
+          "small", "the", "key", "is", "ſierra", "\u212ailo", "İndia", "phone", "2", "_", "-"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_WORDS), st.sampled_from([" ", ", ", "-", "", "\n", " 7 ", "é", ". "])),
+                max_size=40).map(lambda ws: "".join(w + g for w, g in ws)))
+def test_spelled_reads_as_its_ungated_word_loop(text: str) -> None:
+    """Session 23: the gates (vocabulary count without case folding on ASCII text, the run the loop needs) drop no run:
+    the same readings as the loop over every word, on runs, near-runs and non-ASCII letters the engine folds."""
+    assert list(spelled(text)) == _reference(text)

@@ -22,6 +22,7 @@ searched one by one (same answer, slower).
 from __future__ import annotations
 
 import re
+import threading
 from operator import itemgetter
 from typing import Any, Sequence
 
@@ -30,9 +31,12 @@ try:   # Python 3.11+: the parser is re._parser (sre_parse is its deprecated ali
 except ImportError:  # pragma: no cover
     import sre_parse as _sre  # type: ignore[no-redef]
 
-__all__ = ["Gate", "required_literals"]
+__all__ = ["Gate", "required_literals", "required_tail"]
 
 _MIN_LITERAL = 2
+#: how many texts' answers :meth:`Gate.plugins` keeps (a scan reads a window's ~25 readings; a window is 8 Ki)
+_KEPT = 64
+_KEPT_CHARS = 1 << 14   # longer texts (a decoding inflated) are not kept
 
 
 def required_literals(pattern: str, flags: int = 0) -> set[str] | None:
@@ -47,6 +51,31 @@ def required_literals(pattern: str, flags: int = 0) -> set[str] | None:
     if not best or min(map(len, best)) < _MIN_LITERAL:
         return None
     return {s.casefold() for s in best} if fold else best
+
+
+def required_tail(rx: re.Pattern[str]) -> re.Pattern[str] | None:
+    """The pattern from its first top-level literal character on (``\\.[\\w-]{6}\\.[\\w-]{27}`` of Discord's
+    ``[MNO][\\w-]{23,25}\\.[\\w-]{6}\\.[\\w-]{27}``, ``:[0-9A-Za-z_-]{35}`` of Telegram's ``\\d{8,10}:...``), or
+    None. Every match of ``rx`` holds a match of it (the items after the literal match where they matched), and Python's
+    engine skips ahead to a pattern's leading literal, where it tries a class at every character (session 23: the two
+    patterns without a literal of two characters were searched on every reading, a class tried at every character). The
+    tail is the pattern's own source from that character, kept only when it parses to the same items (no group or
+    backreference renumbered, no flag lost)."""
+    try:
+        items = list(_sre.parse(rx.pattern, rx.flags).data)
+    except (re.error, RecursionError, OverflowError):
+        return None
+    first = next((i for i, (op, _) in enumerate(items) if op is _sre.LITERAL and i > 0), None)
+    if first is None or rx.groups:
+        return None
+    want = repr(items[first:])
+    for j in range(1, len(rx.pattern)):
+        try:
+            if repr(list(_sre.parse(rx.pattern[j:], rx.flags).data)) == want:
+                return re.compile(rx.pattern[j:], rx.flags)
+        except (re.error, RecursionError, OverflowError):
+            continue
+    return None
 
 
 def _score(s: set[str] | None) -> tuple[int, int]:
@@ -95,6 +124,7 @@ class Gate:
         self.plugins_all = list(plugins)
         self._patterns: list[tuple[int, re.Pattern[str]]] = []
         self._searched: list[int] = []   # patterns without a literal: searched on every text
+        self._tails: dict[int, re.Pattern[str] | None] = {}   # ... after their tail (required_tail) is found
         self._exact: dict[str, set[int]] = {}
         self._folded: dict[str, set[int]] = {}
         for i, p in enumerate(self.plugins_all):
@@ -104,11 +134,14 @@ class Gate:
                 lits = required_literals(rx.pattern, rx.flags)
                 if lits is None:
                     self._searched.append(k)
+                    self._tails[k] = required_tail(rx)
                     continue
                 table = self._folded if rx.flags & re.IGNORECASE else self._exact
                 for s in lits:
                     table.setdefault(s, set()).add(k)
         self._auto = [self._automaton(t) for t in (self._exact, self._folded)]
+        self._kept: dict[str, tuple[Any, ...]] = {}
+        self._lock = threading.Lock()
 
     @staticmethod
     def _automaton(table: dict[str, set[int]]) -> Any | None:
@@ -126,7 +159,7 @@ class Gate:
 
     def _candidates(self, text: str) -> list[int]:
         """The patterns that may match ``text``: those whose literal occurs, and those without one, in order."""
-        cand = set(self._searched)
+        cand = {k for k in self._searched if (tail := self._tails[k]) is None or tail.search(text) is not None}
         for table, auto, folded in ((self._exact, self._auto[0], False), (self._folded, self._auto[1], True)):
             if not table:
                 continue
@@ -137,10 +170,21 @@ class Gate:
         return sorted(cand)
 
     def plugins(self, text: str) -> list[Any]:
-        """The plugins with a pattern that matches ``text``, in their given order."""
+        """The plugins with a pattern that matches ``text``, in their given order. The answers for the last
+        :data:`_KEPT` texts are kept (session 23: a view is judged by :meth:`open` and then read, which asks again)."""
+        kept = self._kept.get(text)
+        if kept is not None:
+            return list(kept)
         hit = {self._patterns[k][0] for k in self._candidates(text) if self._patterns[k][1].search(text)}
-        return [self.plugins_all[i] for i in sorted(hit)]
+        found = tuple(self.plugins_all[i] for i in sorted(hit))
+        if len(text) > _KEPT_CHARS:
+            return list(found)
+        with self._lock:
+            if len(self._kept) >= _KEPT:
+                self._kept.clear()
+            self._kept[text] = found
+        return list(found)
 
     def open(self, text: str) -> bool:
         """Whether a pattern of any plugin matches ``text`` (:meth:`plugins` is not empty)."""
-        return any(self._patterns[k][1].search(text) for k in self._candidates(text))
+        return bool(self.plugins(text))

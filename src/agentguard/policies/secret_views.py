@@ -43,10 +43,12 @@ import re
 import unicodedata
 import zlib
 from collections import Counter
+from itertools import compress
 from typing import Callable, Iterator
 from urllib.parse import unquote_plus
 
 from ..core.errors import require
+from .secret_runs import number_needs, runs
 from .secret_urls import url_fields, url_pieces
 
 __all__ = ["GATED_VIEWS", "MAX_INFLATE", "decodings", "is_reading", "read_bytes", "read_invisible", "skeleton", "skeleton_table",
@@ -115,8 +117,9 @@ def _category_rx(*cats: str) -> re.Pattern[str]:
     return _CATEGORY_RX[key]
 
 
+@functools.lru_cache(maxsize=1024)
 def _text(raw: bytes) -> str | None:
-    """``raw`` as text when it is UTF-8 and at least 90% printable (what a decoded exfiltration looks like)."""
+    """``raw`` as text when it is UTF-8 and at least 90% printable (what a decoded exfiltration looks like); kept."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -203,8 +206,8 @@ def _matches(rx: re.Pattern[str], text: str, group: int = 0) -> Iterator[str]:
 
 
 def _b64(run: str) -> bytes | None:
-    try:
-        return base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+    try:   # base64.b64decode(..., validate=True) without its Python layers (session 23): the same call
+        return binascii.a2b_base64(run + "=" * (-len(run) % 4), strict_mode=True)
     except (binascii.Error, ValueError):
         return None
 
@@ -241,8 +244,9 @@ _KEPT_RUN = 1024
 
 def _runs(text: str) -> Iterator[tuple[str, str | None]]:
     """``(layer, text)`` for each text a distinct binary-to-text run of ``text`` decodes to (:func:`read_bytes`)."""
-    for layer, rx, group in _RUN_RXS:
-        for s in _matches(rx, text, group):
+    found = runs(text)   # the five alphabets' runs in one pass over the bytes (secret_runs: exact, session 23)
+    for i, (layer, rx, group) in enumerate(_RUN_RXS):
+        for s in found[i][1] if found is not None else _matches(rx, text, group):
             texts = _kept_run(layer, s) if len(s) <= _KEPT_RUN else None
             for t in texts if texts is not None else _run_texts(layer, s):
                 yield layer, t
@@ -259,7 +263,7 @@ def _kept_run(layer: str, s: str) -> tuple[str | None, ...] | None:
     raws = list(_run_bytes(layer, s))
     if any(_inflate(raw) != b"" for raw in raws):
         return None
-    return tuple(t for raw in raws for t in read_bytes(raw, "85" not in layer))
+    return tuple(t for raw in raws for t in read_bytes(raw, "85" not in layer, 2))   # none inflates: past that step
 
 
 def _run_bytes(layer: str, s: str) -> Iterator[bytes]:
@@ -337,7 +341,7 @@ def _code_points(text: str) -> Iterator[tuple[str, str | None]]:
     code points."""
     if _DIGIT.search(text) is None and (text.isascii() or not any(map(str.isdigit, text))):
         return
-    for layer, run_rx, tok_rx, base in _NUMBER_RUNS:
+    for layer, run_rx, tok_rx, base in compress(_NUMBER_RUNS, number_needs(text)):   # where one may be (s23)
         for run in _matches(run_rx, text):
             vals = [int(m.group(m.lastindex or 0), base) for m in tok_rx.finditer(run)]
             if max(vals) < 256:
@@ -414,7 +418,7 @@ def views(text: str, unseparate: bool = True) -> Iterator[tuple[str, str]]:
                     yield f"separators as {sep}", swapped
         yield from _decimated(text)
     if _SPACE.search(text):  # runs of groups of one width ("AKIA IOSF ODNN") alone are a reading, viewed again
-        spans = "\n".join(_SPACE.sub("", m.group()) for m in _GROUPS.finditer(text) if _grouped(m.group()))
+        spans = "\n".join(_SPACE.sub("", m.group()) for m in _GROUPS.finditer(text) if _one_width(m.group()))
         yield from [("ungrouped", spans)] if spans else []   # (the whole of a long text exceeded the readings' bound)
         yield from [("despaced", d)] if (d := _SPACE.sub("", text)) != spans else []
     if unseparate:
@@ -481,8 +485,12 @@ _GROUPS = re.compile(r"[A-Za-z0-9+/=_-]+(?: [A-Za-z0-9+/=_-]+){3,}")
 def _grouped(text: str) -> bool:
     """Whether ``text`` holds 4+ blank-separated groups of one width (3 to 8; the first or last may be shorter), as a
     key written in groups (``AKIA IOSF ODNN 7EXA``): prose words are of many widths."""
-    return any(len(inner := set((ws := [len(w) for w in m.group().split(" ")])[1:-1])) == 1
-               and 3 <= (w := min(inner)) <= 8 and max(ws[0], ws[-1]) <= w for m in _GROUPS.finditer(text))
+    return any(_one_width(m.group()) for m in _GROUPS.finditer(text))
+
+
+def _one_width(group: str) -> bool:
+    """:func:`_grouped` of one match of ``_GROUPS`` (its only match is itself: not searched again, session 23)."""
+    return len(inner := set((ws := [len(w) for w in group.split(" ")])[1:-1])) == 1 and max(ws[0], ws[-1]) <= min(inner) <= 8 and min(inner) >= 3
 
 
 def is_reading(name: str) -> bool:

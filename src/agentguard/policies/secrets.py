@@ -36,7 +36,11 @@ allowed).
 
 Cost (session 22): linear in the text's length: a string over :data:`~agentguard.policies.secret_windows.WINDOW`
 characters is read in overlapping windows (:mod:`agentguard.policies.secret_windows`), a text joined from pieces in
-chunks, and the format gate is one Aho-Corasick pass (:mod:`agentguard.policies.secret_gate`). A key cut across an
+chunks, and the format gate is one Aho-Corasick pass (:mod:`agentguard.policies.secret_gate`). Session 23: the
+binary-to-text runs of a reading are found in one numpy pass (:mod:`agentguard.policies.secret_runs`), a code-point
+notation is searched only where its runs can be, a format pattern without a literal only where its literal-led tail
+matches; no decision changed (``benchmarks/results/secret_scan_differential_s23.json``; cost side by side with the
+older tree: ``benchmarks/results/secret_scan_scaling_s23.json``). A key cut across an
 argument's name and its value is read joined (names next to values, as serialised); a checksummed GitHub token without
 its ``_`` is read (:mod:`agentguard.policies.secret_checksums`).
 
