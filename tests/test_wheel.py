@@ -47,6 +47,9 @@ def test_every_path_the_docs_name_is_in_the_wheel(wheel):
     assert "agentguard/policies/nagini_setup.py" in names                     # `agentguard setup nagini`
     assert "agentguard/examples/integrations/policies/transfer_limit.py" in names
     assert "agentguard/server/examples/rules.toml" in names                   # `serve --example-guards`
+    assert "agentguard_entry.py" in names  # the console script's entry point, outside the package (Ctrl-C: one line)
+    eps = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "agentguard = agentguard_entry:main" in zipfile.ZipFile(wheel).read(eps).decode()
 
 
 def test_the_shipped_example_stack_loads_from_the_installed_copy(wheel, tmp_path):

@@ -196,8 +196,8 @@ SPELLING = st.one_of(
 @settings(max_examples=250, deadline=None)
 @given(SPELLING)
 def test_property_a_text_counts_only_as_every_reader_reads_it(s) -> None:
-    """Oracle: a text counts iff JSON reads it as a number without sign, exponent or surrounding space, and then as the same number JSON,
-    Decimal and (for whole numbers) JavaScript's parseInt read; everything else is refused."""
+    """Oracle: a text counts iff JSON reads it as a number without sign, exponent or surrounding space, and then as
+    the same number JSON, Decimal and (for whole numbers) JavaScript's parseInt read; everything else is refused."""
     from agentguard.policies.budget import _number
 
     got = _number(s)

@@ -1,4 +1,5 @@
-"""Session-23 red team of the trace store across replicas (:mod:`agentguard.server.trace_ledger`), SQLite and PostgreSQL.
+"""Session-23 red team of the trace store across replicas (:mod:`agentguard.server.trace_ledger`), SQLite and
+PostgreSQL.
 
 Holes found (fixed):
 

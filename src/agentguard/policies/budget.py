@@ -28,8 +28,8 @@ Guarantees (per run, per budget):
   negative (an int or float, or a text spelled as a plain decimal, ``"400"`` or ``"400.50"``:
   :data:`AMOUNT_TEXT`, not ``True``, not ``"-400"``, ``"nan"``, ``"1e3"``, ``"1_000"``, ``" 5"`` or non-ASCII
   digits, which readers other than Python's read otherwise or not at all); a matching call without one, with one
-  it cannot read, or with values too deep or too many to read, is refused (fail closed: a tool may fall back to a default, or a refund
-  trick may pass a negative amount);
+  it cannot read, or with values too deep or too many to read, is refused (fail closed: a tool may fall back to
+  a default, or a refund trick may pass a negative amount);
 - a call this guard allowed counts whatever the other guards of the stack decided (conservative: it may leave
   the run with less budget than it spent, never more);
 - the counts live in a :class:`~agentguard.core.runs.RunMemory` (``max_runs``): a run let go for capacity is

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["audit_checkpoints", "decisions", "idempotency_keys", "inputs", "metadata", "steps", "trace_claims", "trace_quota",
-           "webhook_dead_letters"]
+__all__ = ["audit_checkpoints", "decisions", "idempotency_keys", "inputs", "metadata", "steps", "trace_claims",
+           "trace_quota", "webhook_dead_letters"]
 
 metadata = sa.MetaData()
 
