@@ -44,3 +44,34 @@ def test_a_selection_applies_only_to_the_listing_its_object_names() -> None:
     nouns = {"customer", "intent"}   # the listings' nouns of the tool set
     assert bound_selections(text, "list_customers", nouns) == selections(text)
     assert bound_selections(text, "list_payment_intents", nouns) == ()
+
+
+def test_a_record_amount_counts_only_as_a_plain_decimal() -> None:
+    """Session 23: float() read a record's "１２３" (fullwidth), "١٢٣" (Arabic-Indic), " 5", "+5" and "5." as
+    amounts, so a payment of 123 had a record behind it that a bank's reader does not see; such a text selects
+    nothing now (the amount then has no record behind it: refused), a plain decimal still selects its value."""
+    from hypothesis import given, settings, strategies as st
+
+    from agentguard.policies.selection import selected_amounts
+
+    def sel(value: object) -> set[float]:
+        return selected_amounts([({"amount": value, "iban": "X"}, ["amount"])], lambda r: True, lambda r: set())
+
+    for text in ("１２３", "١٢٣", " 5", "+5", "5.", ".5", "1e3", "1_000", "007", "5 ", "0x10", "inf", "nan"):
+        assert sel(text) == set(), text
+    for value, want in (("123", 123.0), ("-40.5", -40.5), (123, 123.0), (10.0, 10.0), ("0.25", 0.25)):
+        assert sel(value) == {want}, value
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.text(alphabet="0123456789+-. _e\u0661\uff11x", max_size=8))
+    def agree(text: str) -> None:
+        import json
+        try:
+            as_json = json.loads(text)
+        except ValueError:
+            as_json = None
+        got = sel(text)
+        if got:  # whatever is read is what JSON reads the same text as
+            assert isinstance(as_json, (int, float)) and got == {float(as_json)}, text
+
+    agree()

@@ -249,6 +249,13 @@ def party_values(rec: Mapping[str, Any]) -> list[Any]:
             in PARTY_FIELDS]
 
 
+#: an amount a record holds, as every reader reads it (session 23): ASCII digits, an optional minus, one decimal point
+#: with digits on both sides, no leading zero, space, "+", exponent or separator. Python's float() also read "١٢٣" and
+#: "１２３" as 123 and " 5", "+5", "5." as 5, which a bank's API or JSON reads otherwise or not at all; an amount read
+#: in no other way selects nothing (the request's amount then has no record behind it: refused)
+_AMOUNT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
+
+
 def selected_amounts(records: Iterable[tuple[Mapping[str, Any], Sequence[str]]],
                      by_entity: Callable[[Mapping[str, Any]], bool],
                      names_in: Callable[[Mapping[str, Any]], set[str]]) -> set[float]:
@@ -260,7 +267,7 @@ def selected_amounts(records: Iterable[tuple[Mapping[str, Any], Sequence[str]]],
     def amounts(rec: Mapping[str, Any], fields: Sequence[str]) -> frozenset[float]:
         vals = [rec.get(f) for f in fields]
         return frozenset(float(v) for v in vals if isinstance(v, (int, float, str)) and not isinstance(v, bool)
-                         and re.fullmatch(r"[-+]?(?:\d+\.?\d*|\.\d+)", str(v).strip()))
+                         and _AMOUNT.fullmatch(str(v)))
     out: set[float] = set()
     by_name: dict[str, set[frozenset[float]]] = {}
     for rec, fields in records:
