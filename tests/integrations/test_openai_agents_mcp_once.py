@@ -90,7 +90,9 @@ def test_an_escalation_of_a_self_converted_tool_is_answered_by_the_callback_once
 def test_a_server_shared_with_an_agent_the_guard_was_not_given_is_judged_there_too(cfg):
     """Session 23 probe: an MCP server object shared by a guarded agent and another agent (never passed to
     guard_agent). The guard's guardrails sit on the server, which lends them to every tool the SDK builds from it,
-    so the other agent's calls are decided too: ``purge {"path": "/"}`` (refused by the rules) never runs there."""
+    so the other agent's calls are decided too: ``purge {"path": "/"}`` (refused by the rules) never runs there. A
+    call the SDK renames for that agent (``mcp_fs__purge``) was judged under the public name (no allow list grants it:
+    a benign call was refused); it is now judged as the server's own tool, found the SDK's way."""
     ran: list = []
     server = Bridge(ran)
     name = "mcp_fs__purge" if cfg else "purge"  # the SDK's public name (test_openai_agents_mcp_names)
@@ -99,7 +101,9 @@ def test_a_server_shared_with_an_agent_the_guard_was_not_given_is_judged_there_t
         return ScriptedModel([[function_call(name, {"path": "/"}, call_id="c1")], [assistant_message("done")],
                               [assistant_message("done")]])
 
-    AgentsGuard(GUARD).guard_agent(Agent(name="guarded", mcp_servers=[server], model=model()))
+    # the server's tool under its own name (``purge``, ``fs__purge`` once the SDK prefixes it): no ``/``
+    guard = ToolRuleGuard(allow=["purge", "fs__purge"], arguments=[{"tool": "purge", "arg": "path", "forbid": "^/$"}])
+    AgentsGuard(guard).guard_agent(Agent(name="guarded", mcp_servers=[server], model=model()))
     other = Agent(name="other", mcp_servers=[server], model=model(), mcp_config=cfg)
     try:
         asyncio.run(Runner.run(other, "go", max_turns=4, run_config=RunConfig(tracing_disabled=True)))
@@ -110,6 +114,4 @@ def test_a_server_shared_with_an_agent_the_guard_was_not_given_is_judged_there_t
         [[function_call(name, {"path": "/srv"}, call_id="c1")],
          [assistant_message("done")], [assistant_message("done")]]))
     asyncio.run(Runner.run(other_ok, "go", max_turns=4, run_config=RunConfig(tracing_disabled=True)))
-    # renamed by the SDK for the other agent (``mcp_fs__purge``), whose tools guard_agent never bound to the server's
-    # name: judged under the public name, which the allow list does not grant (fail closed; a stated over-refusal)
-    assert ran == ([] if cfg else [("purge", "/srv", 1)])
+    assert ran == [("purge", "/srv", 1)]  # renamed for the other agent: judged as the server's own tool

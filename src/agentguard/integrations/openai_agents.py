@@ -105,6 +105,7 @@ from agents import (  # noqa: E402
 from agents.tracing import get_current_trace  # noqa: E402
 
 from .agents_tracing import AgentGuardTraceProcessor, _parse_args  # noqa: E402
+from .openai_agents_mcp import built_mcp_tool  # noqa: E402
 from .openai_agents_reach import bind, bound, call_name, passed, reach, tool_name_of  # noqa: E402
 from .openai_agents_reading import (  # noqa: E402
     BINDING, McpListed, _item_call, _prepared, _reading, _refusal, _tool_of)
@@ -191,10 +192,8 @@ class AgentsGuard:
                 t.tool_input_guardrails = [*(t.tool_input_guardrails or []), self.input_guardrail]
             if self.output_guardrail not in (t.tool_output_guardrails or []):
                 t.tool_output_guardrails = [*(t.tool_output_guardrails or []), self.output_guardrail]
-            # an MCP tool the caller converted itself is decided once, by its input guardrail, as its server reads
-            # the call (openai_agents_mcp); deciding it here too judged the model's spelling first, a second decision
-            t.needs_approval = bind(self, getattr(t, "needs_approval", False), tool_name_of(t),
-                                    defer=getattr(t, BINDING, None) is not None)
+            defer = getattr(t, BINDING, None) is not None  # an MCP tool: decided once, by its guardrail (as run)
+            t.needs_approval = bind(self, getattr(t, "needs_approval", False), tool_name_of(t), defer=defer)
         return tools
 
     def gated(self, tool: Any) -> bool:
@@ -409,7 +408,7 @@ class AgentsGuard:
         tc = data.context
         raw = tc.tool_arguments or ""
         run, facts = self._run(tc)
-        tool = listed if listed is not None else _tool_of(data, tc.tool_name)
+        tool = listed or _tool_of(data, tc.tool_name) or await built_mcp_tool(data.agent, tc, tc.tool_name)
         name = tool.name if isinstance(tool, McpListed) else \
             call_name(tc.tool_name, getattr(tc, "tool_namespace", None))
         proposal: Any = tool_call_of(name, raw, tc.tool_call_id or "")
@@ -469,7 +468,7 @@ class AgentsGuard:
     async def _output(self, data: ToolOutputGuardrailData,
                       listed: McpListed | None = None) -> ToolGuardrailFunctionOutput:
         tc = data.context
-        tool = listed if listed is not None else _tool_of(data, tc.tool_name)
+        tool = listed or _tool_of(data, tc.tool_name) or await built_mcp_tool(data.agent, tc, tc.tool_name)
         name = tool.name if isinstance(tool, McpListed) else \
             call_name(tc.tool_name, getattr(tc, "tool_namespace", None))
         call = ToolCall(name, _parse_args(tc.tool_arguments or ""), tc.tool_call_id or "")

@@ -30,7 +30,7 @@ from .openai_agents_reading import BINDING, McpListed, mcp_listed
 if TYPE_CHECKING:
     from .openai_agents import AgentsGuard
 
-__all__ = ["BINDING", "mcp_listed", "wrap_mcp_tools"]
+__all__ = ["BINDING", "built_mcp_tool", "mcp_listed", "wrap_mcp_tools"]
 
 _WRAPPED = "_agentguard_mcp_tools"
 
@@ -75,3 +75,19 @@ def _bind(ag: "AgentsGuard", tool: Any, listed: McpListed) -> None:
                                   for g in inputs]
     tool.tool_output_guardrails = [ToolOutputGuardrail(judge_output, "agentguard_output")
                                    if g is ag.output_guardrail else g for g in outputs]
+
+
+async def built_mcp_tool(agent: Any, run_context: Any, name: str) -> McpListed | None:
+    """The MCP tool the SDK runs for ``name`` in ``agent`` when the guard's guardrail reached the call through a server
+    it gates but not through that agent (a server shared with an agent never passed to ``guard_agent``, whose tools
+    the SDK may rename: ``mcp_fs__purge``): the agent's tools built the SDK's own way (``get_mcp_tools``, its naming
+    and binding), as :func:`mcp_listed` of the one named ``name``; None when there is none (judged as given)."""
+    servers = getattr(agent, "mcp_servers", None)
+    if not servers or not callable(getattr(agent, "get_mcp_tools", None)):
+        return None
+    try:
+        tools = await agent.get_mcp_tools(run_context)
+    except Exception:  # noqa: BLE001 - no listing now: the call is judged as given (a name no allow list grants)
+        return None
+    found = [t for t in tools or () if getattr(t, "name", None) == name]
+    return mcp_listed(found[-1], servers) if found else None
