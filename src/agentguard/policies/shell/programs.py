@@ -481,6 +481,7 @@ def flags_of(program: str, words: list[str]) -> tuple[frozenset[str], tuple[str,
             name = w.split("=", 1)[0].casefold()
             # GNU getopt_long takes any unambiguous prefix: "rm --recur --forc" is "rm -r -f"
             alias = next((v for k, v in LONG_FLAG_ALIASES.items() if k.startswith(name) and len(name) > 2), name)
+            alias = "R" if alias == "r" and program in ("chmod", "chown", "chgrp", "ls") else alias   # their -R
             flags.add(alias)
         elif w.startswith("-") and len(w) > 1 and not w[1:].isdigit():
             if program in SINGLE_DASH_LONG:
