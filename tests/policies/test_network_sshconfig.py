@@ -151,3 +151,17 @@ def test_canonical_domains_are_read(tmp_path: Path) -> None:
     assert net_refuses("ssh -o CanonicalizeHostname=yes -o CanonicalDomains=internal github.com")
     assert net_refuses("scp -o 'CanonicalDomains corp.local' x github.com:")
     assert not net_refuses("ssh -o CanonicalDomains=example.org github.com")
+
+
+@pytest.mark.skipif(SSH is None, reason="needs OpenSSH's ssh (the oracle)")
+def test_an_alias_certainly_replaced_is_judged_by_its_hostname(tmp_path: Path) -> None:
+    """``ssh myalias`` with ``Host myalias`` / ``HostName github.com`` connects to github.com (``ssh -G``): the alias
+    itself is no destination (a single label was refused before); ``-o HostName=myalias`` is (ssh does not look it up
+    again), and so is rsync's (its daemon's ``host::module`` reads no ssh configuration)."""
+    path = tmp_path / "alias"
+    path.write_text("Host myalias\n  HostName github.com\nHost evil\n  HostName 10.0.0.9\nMatch exec true\n  User git\n")
+    assert ssh_g(path, "myalias")["hostname"] == "github.com" and ssh_g(path, "evil")["hostname"] == "10.0.0.9"
+    assert not net_refuses(f"ssh -F {path} myalias") and not net_refuses(f"scp -F {path} x myalias:")
+    assert not net_refuses(f"ssh -F {path} -J myalias x.com")
+    assert net_refuses(f"ssh -F {path} evil") and net_refuses(f"ssh -F {path} -o HostName=myalias x.com")
+    assert net_refuses(f"rsync -e 'ssh -F {path}' x myalias:")

@@ -153,7 +153,8 @@ def _config_set(argv: Sequence[str]) -> list[str]:
     as the assignment ``KEY=VALUE``: a key whose last part names a host or proxy)."""
     if "config" not in argv[1:4]:
         return []
-    rest, k = [], argv.index("config") + 1
+    rest: list[str] = []
+    k = argv.index("config") + 1
     while k < len(argv):
         w = argv[k]
         k += 1

@@ -377,16 +377,23 @@ def _configured(prog: str, args: Sequence[str],
     config = _config_file(prog, args) or (assigned if prog in ("git", "rsync") else None)
     added: list[str] = []
     commands: list[str] = []
+    # kept as written: a part the shell computes, rsync's (its daemon's "host::module" reads no ssh configuration)
+    # and "-o HostName=X" (ssh connects to X without looking it up again)
+    pinned = {m.group(1).strip() for letter, v in (_getopt(prog, args)[0] if prog in _GETOPT else [])
+              if letter == "o" and (m := re.match(r"\s*hostname\s*[=\s]\s*(.*)", v, re.I | re.S))}
+    kept: list[str] = []
     for host in dict.fromkeys(written):
-        if "*" in host:   # a part the shell computes: already refused as written
+        if "*" in host or prog == "rsync" or host in pinned:
+            kept.append(host)
+        if "*" in host:
             continue
         reading = config_hosts(host, config)
         if reading is None:
             added.append(f"(the ssh configuration for {host} cannot be read)")
             continue
-        added += reading[0]
+        added += reading[0]   # (the host itself unless a HostName certainly replaces it: "ssh myalias")
         commands += [re.sub(r"%h", host, c) for c in reading[1]]
-    return written, added, commands
+    return kept, added, commands
 
 
 def assigned_config(text: str) -> str | None:

@@ -109,31 +109,36 @@ def _read(path: str, required: bool) -> str:
 
 
 def _walk(path: str, base: str, host: str, applies: bool, depth: int, found: dict[str, list[str]],
-          required: bool = False) -> None:
-    """Read one file for ``host``: the values of the blocks that may apply go into ``found``."""
+          required: bool = False, certain: bool = True) -> None:
+    """Read one file for ``host``: the values of the blocks that may apply go into ``found`` (``found["certain"]``
+    when a ``HostName`` stands where it certainly applies: the top, a matching ``Host``, ``Match all``)."""
     if depth > _MAX_INCLUDE:
         raise _Unreadable(f"{path}: Include nested deeper than {_MAX_INCLUDE}")
-    active = applies
+    active, sure = applies, certain
     for line in _read(path, required).splitlines():
         parsed = _words(line)
         if parsed is None:
             continue
         key, args = parsed
         if key == "host":
-            active = applies and _host_applies(args, host)
+            active = sure = applies and _host_applies(args, host)
+            sure = sure and certain
         elif key == "match":
             active = applies and _match_may_apply(args, host)
+            sure = active and certain and [a.lower() for a in args] == ["all"]
         elif key == "include" and active:
             for arg in args:
                 pattern = os.path.expanduser(arg)
                 pattern = pattern if os.path.isabs(pattern) else os.path.join(base, pattern)
                 for inc in sorted(glob.glob(pattern)) or []:
-                    _walk(inc, base, host, True, depth + 1, found)
+                    _walk(inc, base, host, True, depth + 1, found, certain=sure)
         elif active and key == "canonicaldomains":
             found.setdefault(key, []).extend(args)
         elif active and key in ("hostname", "proxyjump", "proxycommand"):
             value = " ".join(args) if key == "proxycommand" else (args[0] if args else "")
             found.setdefault(key, []).append(value)
+            if key == "hostname" and sure and value:
+                found["certain"] = [value]
 
 
 def _jump_host(jump: str) -> str:
@@ -147,7 +152,9 @@ def config_hosts(host: str, config: str | None = None, cwd: str = "") -> tuple[l
     """``(hosts, proxy_commands)`` the ssh configuration makes a connection to ``host`` reach (see the module
     docstring): the ``HostName`` values (``%h`` as ``host``) and ``ProxyJump`` hosts (read again, to a depth of
     :data:`_MAX_JUMPS`) of every block that may apply, and the ``ProxyCommand`` texts; ``config``: the ``-F`` file
-    (``none``: none). None when a file that applies exists but cannot be read whole."""
+    (``none``: none). ``host`` itself is among the hosts unless a ``HostName`` certainly replaces it (``ssh
+    myalias`` with ``Host myalias`` / ``HostName github.com`` never connects to ``myalias``). None when a file that
+    applies exists but cannot be read whole."""
     ssh_dir = str(Path(os.path.expanduser("~")) / ".ssh")
     if config is not None:
         files = [] if config.lower() == "none" else [os.path.join(cwd, os.path.expanduser(config))]
@@ -157,12 +164,14 @@ def config_hosts(host: str, config: str | None = None, cwd: str = "") -> tuple[l
     hosts: list[str] = []
     commands: list[str] = []
     todo, seen = [(host, 0)], {host.lower()}
+    replaced = False
     try:
         while todo:
             name, depth = todo.pop()
             found: dict[str, list[str]] = {}
             for path, base in zip(files, bases):
                 _walk(path, base, name, True, 0, found, required=config is not None)
+            replaced = replaced or (depth == 0 and "certain" in found)
             for value in found.get("hostname", []):
                 real = value.replace("%h", name).replace("%%", "%")
                 hosts.append(real)
@@ -183,4 +192,4 @@ def config_hosts(host: str, config: str | None = None, cwd: str = "") -> tuple[l
             hosts += [f"{name.rstrip('.')}.{d.strip('.')}" for d in found.get("canonicaldomains", []) if d.strip(".")]
     except _Unreadable:
         return None
-    return list(dict.fromkeys(hosts)), list(dict.fromkeys(commands))
+    return list(dict.fromkeys(hosts if replaced else [host, *hosts])), list(dict.fromkeys(commands))

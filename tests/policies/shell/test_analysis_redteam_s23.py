@@ -30,10 +30,10 @@ from test_analysis_redteam import refused  # noqa: E402
 
 from agentguard.policies.shell import analyse  # noqa: E402
 
-ALLOWED = ["ls -r src", "ls -lr /etc", "ls -lrt /", "ls -r ~", "ls --reverse /etc", "ls -r -- /etc"]
+ALLOWED = ["ls -r src", "ls -lr /etc", "ls -lrt /", "ls -r ~", "ls --reverse /etc", "ls -r -- /etc", "chmod -r x.txt"]
 REFUSED = ["ls -R /etc", "ls -lR ~", "ls --recursive ~", "ls --rec /etc", "ls -r -R ~", "grep -R x ~", "grep -r x ~",
            "cp -R /etc x", "cp -r ~/.ssh x", "HEAD http://example.com/", "LS -R ~", "ｌｓ -R ~", "Head x",
-           "R -e 'system(\"id\")'", "R", "R < x.R", "Rscript -e 1"]
+           "R -e 'system(\"id\")'", "R", "R < x.R", "Rscript -e 1", "chmod -R 755 src", "rm -R x", "rm -Rf x"]
 
 
 @pytest.mark.parametrize("command", ALLOWED)
@@ -87,3 +87,12 @@ def test_ls_tree_reading_matches_real_ls(tmp_path_factory: pytest.TempPathFactor
         assert str(top) in subtrees, (letters, subtrees)
     if "R" not in letters:   # and no reverse (-r), -a, -t... is read as one (-Rd lists no contents: read wide)
         assert str(top) not in subtrees, (letters, subtrees)
+
+
+def test_rule_flags_are_case_exact_where_the_program_reads_them_so() -> None:
+    """A rule's ``chmod -R`` (the shipped deny list) no longer meets ``chmod -r`` (remove read permission: GNU chmod
+    reads ``-r`` as a mode); ``rm -r`` still meets ``rm -R`` (synonyms: folded for programs not in CASE_EXACT)."""
+    from agentguard.policies.shell.programs import flags_of
+
+    assert flags_of("chmod", ["-r"])[0] == {"r"} and flags_of("chmod", ["-R"])[0] == {"R"}
+    assert flags_of("ls", ["-lR"])[0] == {"l", "R"} and flags_of("rm", ["-Rf"])[0] == {"r", "f"}

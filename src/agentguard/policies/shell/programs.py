@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from .startup import CONFIG_FILES, REMOTE_PATHS
 
-__all__ = ["CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS", "NAME_BUILTINS",
+__all__ = ["CASE_EXACT", "CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS", "NAME_BUILTINS",
            "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS", "READERS",
            "RECURSIVE", "REMOTE_PATHS", "RESERVED_WORDS", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES",
            "SINGLE_DASH_LONG", "TAR_VALUES", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS",
@@ -360,6 +360,9 @@ UNMODELLED_RUNNERS = frozenset(n.replace("-", "_") for n in {  # program names a
 })
 
 
+#: programs whose short options differ by case (getopt reads them exactly): ``chmod -r`` removes read permission,
+#: ``chmod -R`` recurses; ``ls -r`` reverses, ``ls -R`` recurses (session 23: both were read as one flag)
+CASE_EXACT = frozenset({"chmod", "chown", "chgrp", "ls", "du", "sort", "tail", "head", "scp", "rsync", "ssh", "df"})
 #: programs whose single-dash options are words (``find -delete``), not letter clusters
 SINGLE_DASH_LONG = frozenset({"find", "java", "go", "gfind", "bfs"})
 #: ``--recursive`` and ``-r`` are one rule flag (and so is any abbreviation, ``--recur``)
@@ -462,7 +465,9 @@ def tree_flag(tree: frozenset[str], words: list[str]) -> bool:
 def flags_of(program: str, words: list[str]) -> tuple[frozenset[str], tuple[str, ...]]:
     """``(flags, operands)`` of literal argument words (``-rf`` -> ``r``, ``f``; ``--x=v`` -> ``--x``).
 
-    Words after ``--`` are operands. For :data:`SINGLE_DASH_LONG` programs ``-delete`` is one flag.
+    Words after ``--`` are operands. For :data:`SINGLE_DASH_LONG` programs ``-delete`` is one flag. Letters are
+    case-folded (a rule's ``rm -r`` meets ``rm -R``), except for :data:`CASE_EXACT` programs (``chmod -r`` is no
+    ``chmod -R``).
     """
     flags: set[str] = set()
     operands: list[str] = []
@@ -476,12 +481,13 @@ def flags_of(program: str, words: list[str]) -> tuple[frozenset[str], tuple[str,
             name = w.split("=", 1)[0].casefold()
             # GNU getopt_long takes any unambiguous prefix: "rm --recur --forc" is "rm -r -f"
             alias = next((v for k, v in LONG_FLAG_ALIASES.items() if k.startswith(name) and len(name) > 2), name)
+            alias = "R" if alias == "r" and program in ("chmod", "chown", "chgrp", "ls") else alias   # their -R
             flags.add(alias)
         elif w.startswith("-") and len(w) > 1 and not w[1:].isdigit():
             if program in SINGLE_DASH_LONG:
                 flags.add(w.casefold())
             else:
-                flags.update(w[1:].casefold() if w[1:].isalpha() else w[1:])
+                flags.update(w[1:].casefold() if w[1:].isalpha() and program not in CASE_EXACT else w[1:])
         else:
             operands.append(w)
     return frozenset(flags), tuple(operands)
