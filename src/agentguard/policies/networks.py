@@ -153,6 +153,12 @@ def internal(host: str) -> str | None:
     return None if bad is None else f"{host} spells the address {bad}, which a wildcard DNS service resolves it to"
 
 
+def _inner_urls(token: str) -> list[str]:
+    """The URLs starting inside ``token`` (after its first character), each up to where the next one starts."""
+    starts = [m.start() for m in _INNER_URL.finditer(token, 1)]
+    return [token[a:b] for a, b in zip(starts, starts[1:] + [len(token)])]
+
+
 def _url_hosts(text: str) -> list[str]:
     """The hosts of the URLs written in ``text`` (a scheme or userinfo; not a path ``//x``), and of the URLs each
     carries in its path, query or fragment (:func:`.network_hosts.carried_urls`: a redirect's target), to a
@@ -163,8 +169,10 @@ def _url_hosts(text: str) -> list[str]:
         t, depth = todo.pop()
         tokens = url_tokens(t) + url_tokens(deobfuscate(t))
         # a URL inside a token the text reading took whole: "Acquire::http::Proxy=http://10.1/" (apt -o) was read
-        # as one URL of the scheme "http" (session 23); each inner "scheme://" starts a URL of its own too
-        tokens += [tok[m.start():] for tok in tokens for m in _INNER_URL.finditer(tok, 1)]
+        # as one URL of the scheme "http" (session 23); each inner "scheme://" starts a URL of its own too, which
+        # ends where the next one starts (pieces, not suffixes: "http://" * 5000 made 5000 suffixes of ~35 KB each,
+        # read again at every depth, and took minutes; the pieces' total length is the token's)
+        tokens += [piece for tok in tokens for piece in _inner_urls(tok)]
         for token in dict.fromkeys(tokens):
             if token[:1] in "/\\":   # "//x" and "\\\\x" are paths too (a UNC share)
                 continue
