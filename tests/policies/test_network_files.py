@@ -38,8 +38,11 @@ def files(tmp_path: Path) -> Path:
 REFUSED = ["curl -K {d}/meta.cfg", "curl --config {d}/proxy.cfg https://x.com", "curl -K{d}/colon.cfg https://x.com",
            "curl --conf={d}/meta.cfg", "wget -i {d}/urls.txt", "wget --input-file={d}/urls.txt",
            "wget --config {d}/wgetrc https://x.com", "aria2c -i {d}/aria.txt", "curl -K {d}/missing.cfg", "wget -i -",
-           "sh -c 'curl -K {d}/meta.cfg'"]
-ALLOWED = ["curl -K {d}/ok.cfg", "wget -i {d}/ok.txt", "curl https://example.com/", "wget -O x https://example.com/"]
+           "sh -c 'curl -K {d}/meta.cfg'",
+           # the option inside a cluster of short ones, as getopt reads it (review: "-sK" was not read)
+           "curl -sK {d}/meta.cfg", "curl -sSK{d}/meta.cfg", "curl -fsSLK {d}/proxy.cfg https://x.com",
+           "wget -qi {d}/urls.txt", "wget -qi{d}/urls.txt"]
+ALLOWED = ["curl -K {d}/ok.cfg", "curl -sSK {d}/ok.cfg", "curl -fsSL https://example.com/", "wget -i {d}/ok.txt", "curl https://example.com/", "wget -O x https://example.com/"]
 
 
 @pytest.mark.parametrize("command", REFUSED)

@@ -48,7 +48,8 @@ def _read(path: str) -> str | None:
 
 
 def _named_files(argv: Sequence[str], short: str, longs: tuple[str, ...]) -> list[str]:
-    """The values of ``-X FILE``/``-XFILE`` (X in ``short``) and ``--name FILE``/``--name=FILE`` (any unambiguous
+    """The values of ``-X FILE``/``-XFILE`` (X in ``short``, also after other letters of a cluster: ``-sK cfg``; a
+    letter after one that takes a value is read as X too, which can only refuse more) and ``--name FILE``/``--name=FILE`` (any unambiguous
     prefix, as getopt_long takes it) in ``argv``."""
     out: list[str] = []
     k = 1
@@ -63,8 +64,11 @@ def _named_files(argv: Sequence[str], short: str, longs: tuple[str, ...]) -> lis
                 if not eq and k < len(argv):
                     value, k = argv[k], k + 1
                 out.append(value)
-        elif w.startswith("-") and len(w) > 1 and w[1] in short:
-            value = w[2:]
+        elif w.startswith("-") and len(w) > 1:   # a cluster of short options: "-sK cfg", "-sSKcfg"
+            j = next((j for j, letter in enumerate(w[1:], start=1) if letter in short), None)
+            if j is None:
+                continue
+            value = w[j + 1:]
             if not value and k < len(argv):
                 value, k = argv[k], k + 1
             out.append(value)
