@@ -26,7 +26,7 @@ if _sys.argv[:1] == ["-m"]:  # ``python -m agentguard ...``: Python imports this
         _sys.stderr.write("aborted\n")
         raise SystemExit(130)
 
-    _signal.signal(_signal.SIGINT, _aborted)
+    _before = _signal.signal(_signal.SIGINT, _aborted)
 
 from .core import (
     AgentGuardError,
@@ -124,7 +124,8 @@ __all__ = [
 _exports = LazyExports(__name__, _LAZY, globals())
 
 if _sys.argv[:1] == ["-m"] and _signal.getsignal(_signal.SIGINT) is _aborted:
-    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+    # the handler it had (Python's default_int_handler for the command; None: one set outside Python, kept as Python's)
+    _signal.signal(_signal.SIGINT, _before if _before is not None else _signal.default_int_handler)
 
 
 def __getattr__(name: str) -> Any:
