@@ -44,7 +44,6 @@ ran, so calls decided side by side in one turn would each see the budget unspent
 from __future__ import annotations
 
 import math
-import re
 import threading
 from fractions import Fraction
 from dataclasses import dataclass
@@ -58,6 +57,7 @@ from ..core.types import Context, Decision, Verdict
 from .arguments import keyed_values
 from .flow import guard_tables, named_tables, proposed_call
 from .rules import tool_patterns
+from .selection import AMOUNT_TEXT  # the one spelling of an amount given as text (why: there)
 
 __all__ = ["Budget", "RunBudgetGuard"]
 
@@ -135,13 +135,6 @@ class Budget:
         return total
 
 
-#: the one spelling of an amount given as text: a plain decimal (JSON's number grammar without the sign and the
-#: exponent), ASCII digits only. Why an allow-list: Python's ``float()``/``int()``/``Fraction()`` also read
-#: ``"1_000"``, ``" 5"``, ``"+5"``, ``"1e3"``, ``"5."``, ``".5"``, ``"007"``, ``"\u0663"`` (Arabic-Indic digits) and
-#: fullwidth digits, which JSON refuses, JavaScript's ``Number()``/``parseInt()`` read otherwise (``parseInt("1e3")``
-#: is 1, ``parseInt("1_000")`` 1) and a tool's backend may read as anything; a text every common reader reads as the
-#: same number is the only one a budget can count as the tool will.
-AMOUNT_TEXT = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
 #: longer texts are refused (no amount needs more digits than a float holds; an int of 4,300+ digits is refused by
 #: Python's own reader)
 AMOUNT_TEXT_MAX = 400

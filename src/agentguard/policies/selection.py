@@ -13,7 +13,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from .capabilities import strip_quotes
 
-__all__ = ["BoundValues", "DISMISSALS", "DUPLICATE_WORDS", "NEGATED", "PARTY_FIELDS", "SELECTIONS",
+__all__ = ["AMOUNT_TEXT", "BoundValues", "DISMISSALS", "DUPLICATE_WORDS", "NEGATED", "PARTY_FIELDS", "SELECTIONS",
            "bound_selections", "clauses", "computed_selection", "dismissed", "party_values",
            "selected_amounts", "selections"]
 
@@ -249,11 +249,17 @@ def party_values(rec: Mapping[str, Any]) -> list[Any]:
             in PARTY_FIELDS]
 
 
-#: an amount a record holds, as every reader reads it (session 23): ASCII digits, an optional minus, one decimal point
-#: with digits on both sides, no leading zero, space, "+", exponent or separator. Python's float() also read "١٢٣" and
-#: "１２３" as 123 and " 5", "+5", "5." as 5, which a bank's API or JSON reads otherwise or not at all; an amount read
+#: the one spelling of an amount given as text (the budget guard's too: :data:`.budget.AMOUNT_TEXT`): a plain decimal
+#: (JSON's number grammar without the sign and the exponent), ASCII digits only. Why an allow-list: Python's
+#: ``float()``/``int()``/``Fraction()`` also read ``"1_000"``, ``" 5"``, ``"+5"``, ``"1e3"``, ``"5."``, ``".5"``,
+#: ``"007"``, ``"\u0663"`` (Arabic-Indic digits) and fullwidth digits, which JSON refuses, JavaScript's
+#: ``Number()``/``parseInt()`` read otherwise (``parseInt("1e3")`` is 1, ``parseInt("1_000")`` 1) and a tool's backend
+#: may read as anything; a text every common reader reads as the same number is the only one a guard can count as the
+#: tool will.
+AMOUNT_TEXT = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
+#: an amount a record holds (session 23): :data:`AMOUNT_TEXT` with an optional minus (a refund); a record's text read
 #: in no other way selects nothing (the request's amount then has no record behind it: refused)
-_AMOUNT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
+_AMOUNT = re.compile(r"-?" + AMOUNT_TEXT.pattern)
 
 
 def selected_amounts(records: Iterable[tuple[Mapping[str, Any], Sequence[str]]],
