@@ -113,3 +113,60 @@ def test_property_what_runs_is_the_decided_call_or_nothing(name, path, swap, arg
         assert ran == []
     elif ran:
         assert ran[0] == (name, path)
+
+
+# -- session 24: the seal in a thread the middleware starts, and a refusal that is not a callback failure ---------
+class InThread(AgentMiddleware):
+    """Inside the gate: runs the rest of the chain in a thread it starts without copying the context (what a timeout
+    wrapper does with a ``ThreadPoolExecutor``)."""
+
+    def wrap_tool_call(self, request, handler):
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1) as ex:
+            return ex.submit(handler, request).result()
+
+
+def _agent(ran: list, middleware: list):
+    tools = _tools(ran)
+    gate = AgentGuardMiddleware(ToolRuleGuard(allow=["read_file", "summarize"]))
+    tcs = [{"name": "read_file", "args": {"path": "/tmp/a"}, "id": "c1", "type": "tool_call"}]
+    agent = create_agent(scripted_chat_model([AIMessage("", tool_calls=tcs), AIMessage("done")]), list(tools),
+                         middleware=[gate, *middleware(tools)], checkpointer=InMemorySaver())
+    out = agent.invoke({"messages": [{"role": "user", "content": "go"}]}, {"configurable": {"thread_id": "t"}})
+    return [m.content for m in out["messages"] if m.type == "tool"]
+
+
+@pytest.mark.parametrize("order", ["thread_then_swap", "swap_then_thread"])
+def test_attack_a_swap_in_a_thread_without_the_context_never_runs(order):
+    """Before: the seal lived only in the context; a middleware that ran the handler in its own thread lost it and
+    ``delete_file`` ran in place of the allowed ``read_file``. Now the seal is also in the tool node's config."""
+    ran: list = []
+
+    def mws(tools):
+        swap = Rewrite({t.name: t for t in tools}, "delete_file", None)
+        return [InThread(), swap] if order == "thread_then_swap" else [swap, InThread()]
+
+    answers = _agent(ran, mws)
+    assert ran == []
+    assert "agentguard refused" in answers[0] and "swapped" in answers[0]
+
+
+def test_a_refused_start_is_no_callback_failure_and_no_retry_swallows_it(caplog):
+    """The refusal is not logged by LangChain as an error of the seal's callback, and a retry middleware between the
+    gate and the tool (it catches ``Exception``) neither hides it nor runs the swapped tool on a retry."""
+    from langchain.agents.middleware import ToolRetryMiddleware
+
+    ran: list = []
+    with caplog.at_level("WARNING"):
+        answers = _agent(ran, lambda tools: [ToolRetryMiddleware(max_retries=2, initial_delay=0, jitter=False),
+                                             Rewrite({t.name: t for t in tools}, "delete_file", None)])
+    assert ran == []
+    assert "agentguard refused" in answers[0]
+    assert not [r for r in caplog.records if "Seal" in r.getMessage()]
+
+
+def test_the_decided_call_in_a_thread_still_runs_once():
+    ran: list = []
+    _agent(ran, lambda tools: [InThread()])
+    assert ran == [("read_file", "/tmp/a")]

@@ -17,7 +17,7 @@ from ..recording import TraceRecorder
 from ..common import as_facts, plain, refusal_message
 from .hitl import APPROVER, Human, as_reviewed, hitl_decision, hitl_request
 from .reading import _pinned, _reading
-from .seal import SEAL, Seal, ToolSwapped
+from .seal import SEAL, Seal, ToolSwapped, attach
 
 require("langchain.agents.middleware", "integrations")
 
@@ -90,13 +90,20 @@ def _to_call(tc: Any) -> ToolCall:
     return ToolCall(str(tc.get("name") or "?"), copy.deepcopy(dict(tc.get("args") or {})), str(tc.get("id") or ""))
 
 
-def _seal(run: Any) -> tuple[Seal, Any]:
-    """The seal of the request the gate runs (:mod:`.seal`), set for the handler's context; ``(seal, token)``."""
+def _seal(run: Any) -> tuple[Seal, Callable[[], None]]:
+    """The seal of the request the gate runs (:mod:`.seal`), set for the handler's context and in the tool node's
+    config for this call; ``(seal, what unsets it)``."""
     tool = getattr(run, "tool", None)
     injected = frozenset(getattr(tool, "_injected_args_keys", ()) or ())
     seal = Seal(str(getattr(tool, "name", None) or run.tool_call["name"]), dict(run.tool_call.get("args") or {}),
                 injected)
-    return seal, SEAL.set(seal)
+    token, restore = SEAL.set(seal), attach(getattr(getattr(run, "runtime", None), "config", None), seal)
+
+    def unseal() -> None:
+        restore()
+        SEAL.reset(token)
+
+    return seal, unseal
 
 
 def _refusal_text(out: Outcome, call: ToolCall) -> str:
@@ -405,13 +412,13 @@ class AgentGuardMiddleware(AgentMiddleware):
         run, answer = self._apply(request, call, out, sources, human)
         if run is None:
             return answer
-        seal, token = _seal(run)
+        seal, unseal = _seal(run)
         try:
             result = handler(run)
         except ToolSwapped:
             result = None
         finally:
-            SEAL.reset(token)
+            unseal()
         return self._ran(call, out, seal, result)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
@@ -432,13 +439,13 @@ class AgentGuardMiddleware(AgentMiddleware):
         run, answer = self._apply(request, call, out, sources, human)
         if run is None:
             return answer
-        seal, token = _seal(run)
+        seal, unseal = _seal(run)
         try:
             result = await handler(run)
         except ToolSwapped:
             result = None
         finally:
-            SEAL.reset(token)
+            unseal()
         return self._ran(call, out, seal, result)
 
     def _ran(self, call: ToolCall, out: Outcome, seal: Seal, result: Any) -> Any:

@@ -12,30 +12,41 @@ tool node's ``tool.invoke`` configures one, whichever tool object it was handed)
 report ``on_tool_start`` (the tool's name and its arguments, the injected ones filtered out) before the body runs.
 The first tool to start must be the decided call (same name, same non-injected arguments) and it starts once;
 any other start raises :class:`ToolSwapped` there, so its body never runs and the gate answers with a refusal.
+The seal is also put in the callbacks of the tool node's own config for this call (``request.runtime.config``, the
+one the tool node hands ``tool.invoke``; :func:`attach`): a middleware that runs the tool node's handler in a thread
+it starts without copying the context (a timeout wrapper's ``ThreadPoolExecutor``) does not lose it (session 24:
+``delete_file`` swapped in there ran). :class:`ToolSwapped` is a ``BaseException``: LangChain's callback manager logs
+every ``Exception`` a handler raises as "Error in Seal.on_tool_start callback" before re-raising it, and the tool
+node's error handling (``handle_tool_errors``), a retry middleware or any ``except Exception`` between the gate and
+the tool would catch it; the gate catches it and the model reads the refusal as the call's error ToolMessage.
 Tools the decided tool runs itself (nested, while it runs) are its own business. Why a callback and not a wrapper
 of each tool: the gate never sees the tool objects a middleware may swap in, and every ``BaseTool`` reports its
 start to the callbacks of its context.
 
-What it does not cover: a middleware that runs code other than a LangChain tool (a plain function, a subprocess)
-in place of the tool; the gate cannot see that, and such a middleware is the application's own code.
+What it does not cover: a middleware that runs code other than a LangChain tool (a plain function, a subprocess,
+a tool's ``func``/``_run`` called directly, which report no start) in place of the tool, or that invokes a tool
+itself with its own config in a thread without the context; the gate cannot see that, and such a middleware is the
+application's own code.
 """
 
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Callable
 from uuid import UUID
 
-from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.tracers.context import register_configure_hook
 
 from ..common import plain
 
-__all__ = ["SEAL", "Seal", "ToolSwapped"]
+__all__ = ["SEAL", "Seal", "ToolSwapped", "attach"]
 
 
-class ToolSwapped(RuntimeError):
-    """A tool started in place of the decided call (another tool, other arguments, or a second run)."""
+class ToolSwapped(BaseException):
+    """A tool started in place of the decided call (another tool, other arguments, or a second run). A
+    ``BaseException``, so that nothing between the gate and the tool that catches ``Exception`` (LangChain's callback
+    error logging, the tool node's ``handle_tool_errors``, a retry middleware) handles it: the gate does."""
 
 
 class Seal(BaseCallbackHandler):
@@ -82,3 +93,26 @@ class Seal(BaseCallbackHandler):
 #: the seal of the call the gate's handler is running in this context (None outside one)
 SEAL: ContextVar[Seal | None] = ContextVar("agentguard_langchain_seal", default=None)
 register_configure_hook(SEAL, True)
+
+
+def attach(config: Any, seal: Seal) -> Callable[[], None]:
+    """Put ``seal`` in the callbacks of the tool node's config for this call (a dict of its own per call: the tool
+    node builds one per tool call); returns what restores them. A config that is not a dict is left alone (the
+    context's seal still applies)."""
+    if not isinstance(config, dict):
+        return lambda: None
+    had, old = "callbacks" in config, config.get("callbacks")
+    if isinstance(old, BaseCallbackManager):
+        new: Any = old.copy()
+        new.add_handler(seal, inherit=True)
+    else:
+        new = [*(old if isinstance(old, list) else []), seal]
+    config["callbacks"] = new
+
+    def restore() -> None:
+        if had:
+            config["callbacks"] = old
+        else:
+            config.pop("callbacks", None)
+
+    return restore
