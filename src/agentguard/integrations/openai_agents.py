@@ -105,7 +105,7 @@ from agents import (  # noqa: E402
 from agents.tracing import get_current_trace  # noqa: E402
 
 from .agents_tracing import AgentGuardTraceProcessor, _parse_args  # noqa: E402
-from .openai_agents_mcp import built_mcp_tool  # noqa: E402
+from .openai_agents_mcp import built_mcp_tool, let_through  # noqa: E402
 from .openai_agents_reach import bind, bound, call_name, passed, reach, tool_name_of  # noqa: E402
 from .openai_agents_reading import (  # noqa: E402
     BINDING, McpListed, _item_call, _prepared, _reading, _refusal, _tool_of)
@@ -443,6 +443,7 @@ class AgentsGuard:
             if prepared is not None and hasattr(tc, "_function_tool_arguments"):
                 tc._function_tool_arguments = prepared  # the function receives the values judged
             passed(tc, self)  # what the agent hooks' backstop looks for (openai_agents_reach)
+            let_through(self, tool, raw)  # an MCP tool's call: its gated server sends it once (openai_agents_mcp)
             return ToolGuardrailFunctionOutput.allow(output_info=info)
         return self._refuse(out, call)
 

@@ -18,21 +18,136 @@ proxy names an upstream's tools: a refusing rule meets the listed name as a name
 whole) with the arguments as that server reads them (its listing's ``inputSchema``:
 :class:`~.openai_agents_reading.McpListed`). ``convert_schemas_to_strict`` changes only what the model is shown: the
 server still reads the model's JSON by the schema it listed, which is what is judged.
+
+The server object itself is gated too (:func:`gate_server`, for each server :meth:`~.openai_agents.AgentsGuard.
+guard_agent` reaches): its ``call_tool`` is wrapped, so that a call the guard did not let through is decided there
+before the server sees it. Before session 24 only the agent's tool path was decided: application code holding the
+server (a function tool that forwards to ``server.call_tool("purge", ...)``, a script sharing the server) ran any
+tool of it. The SDK's own call of a tool whose input guardrail this guard passed is sent once, as passed
+(:func:`let_through`: same server, listed name and arguments), never decided twice; any other ``call_tool`` is judged
+like the SDK's (the server's name for the tool, the arguments as the server reads them by its listed
+``inputSchema``; a tool the guard has not seen listed is looked up with the server's ``list_tools`` first, and one it
+cannot read is refused). Refused, the server is not called and the caller receives MCP's own tool error, a
+``CallToolResult(is_error=True)`` with the refusal text (what the SDK hands the model for a failed MCP tool); a stop
+(HALT) raises :class:`~.openai_agents_reading.UngatedToolCall`. Such a call has no SDK run to ask a human in: an
+ESCALATE is answered by the ``approve`` callback, else refused.
 """
 
 from __future__ import annotations
 
+import copy
+import json
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
-from .openai_agents_reading import BINDING, McpListed, mcp_listed
+from ..core.pipeline import call_key
+from ..core.types import Decision, ToolCall, Verdict
+from .common import tool_call_of
+from .openai_agents_reading import BINDING, LISTING_ATTR, McpListed, UngatedToolCall, _log_name, mcp_listed
 
 if TYPE_CHECKING:
     from .openai_agents import AgentsGuard
 
-__all__ = ["BINDING", "built_mcp_tool", "mcp_listed", "wrap_mcp_tools"]
+__all__ = ["BINDING", "built_mcp_tool", "gate_server", "let_through", "mcp_listed", "wrap_mcp_tools"]
 
 _WRAPPED = "_agentguard_mcp_tools"
+#: the guards whose decision a server's ``call_tool`` is wrapped in (:func:`gate_server`)
+_GATED = "_agentguard_call_tool"
+
+
+class _Let:
+    """The SDK's next call of an MCP tool in this task that guards' input guardrails let through: (server name,
+    listed name, the model's JSON parsed as the SDK parses it), and the guards that passed and have sent it."""
+
+    def __init__(self, key: tuple[Any, ...]) -> None:
+        self.key, self.passed, self.sent = key, set(), set()  # type: tuple[Any, ...], set[int], set[int]
+
+
+_LET: ContextVar[_Let | None] = ContextVar("agentguard_mcp_let", default=None)
+
+
+def _key(server: str | None, name: str, arguments: Any) -> tuple[Any, ...]:
+    return server, name, json.dumps(arguments, sort_keys=True, default=repr)
+
+
+def let_through(ag: "AgentsGuard", tool: Any, raw: str) -> None:
+    """``ag``'s input guardrail let the SDK's call of the MCP tool ``tool`` (:class:`McpListed`; anything else is
+    ignored) run with the model's JSON ``raw``: the server's gated ``call_tool`` sends exactly that call once
+    without deciding it again (the SDK calls it in a task of this one: the context is copied)."""
+    if not isinstance(tool, McpListed) or tool.listed is None:
+        return
+    try:
+        args = json.loads(raw) if raw else {}
+    except ValueError:  # the SDK refuses it itself (ModelBehaviorError); the server's call_tool would decide it
+        return
+    key = _key(tool.server, tool.listed, args)
+    let = _LET.get()
+    if let is None or let.key != key or let.sent:
+        let = _Let(key)
+        _LET.set(let)
+    let.passed.add(id(ag))
+
+
+def gate_server(ag: "AgentsGuard", server: Any) -> None:
+    """Wrap ``server.call_tool`` (once per server and guard) so that every call of it is decided by ``ag`` (see the
+    module doc); a server that takes no attributes raises InputError (its calls could not be gated)."""
+    gated = getattr(server, _GATED, ())
+    if any(g is ag for g in gated):
+        return
+    original = server.call_tool
+
+    async def call_tool(tool_name: str, arguments: Any = None, *args: Any, **kwargs: Any) -> Any:
+        sent = copy.deepcopy(arguments)  # what is judged is what is sent, whatever the caller's dict becomes
+        let = _LET.get()
+        if let is not None and id(ag) in let.passed and id(ag) not in let.sent \
+                and let.key == _key(_log_name(server), tool_name, arguments):
+            let.sent.add(id(ag))
+            return await original(tool_name, sent, *args, **kwargs)
+        refused = await _decide(ag, server, str(tool_name), sent)
+        return refused if refused is not None else await original(tool_name, sent, *args, **kwargs)
+
+    try:
+        object.__setattr__(server, "call_tool", call_tool)
+        object.__setattr__(server, _GATED, (*gated, ag))
+    except (AttributeError, TypeError) as exc:
+        raise InputError(f"MCP server {getattr(server, 'name', '?')!r}: its call_tool cannot be gated (the server "
+                         "takes no attributes)") from exc
+
+
+async def _decide(ag: "AgentsGuard", server: Any, name: str, arguments: Any) -> Any:
+    """Decide a ``call_tool`` the SDK's tool path did not let through: None when it runs as sent, else MCP's tool
+    error with the refusal (a stop raises :class:`UngatedToolCall`)."""
+    listing = getattr(server, LISTING_ATTR, None)
+    if isinstance(listing, dict) and name not in listing:
+        try:
+            await server.list_tools()  # the guard's listing learns it (openai_agents_reach._remember_listing)
+        except Exception:  # noqa: BLE001 - no listing: read without a schema, i.e. refused
+            pass
+    schema = listing.get(name) if isinstance(listing, dict) else None
+    proposal: Any = tool_call_of(name, json.dumps(arguments) if arguments is not None else "{}")
+    refuse = None
+    if isinstance(proposal, ToolCall):
+        read = McpListed(name, schema).read(proposal)
+        if isinstance(read, BaseException):
+            refuse = Verdict(Decision.REJECT, str(read)[:500], "agentguard")
+        else:
+            proposal = read
+    call = proposal if isinstance(proposal, ToolCall) else ToolCall(name, {}, "")
+    run, facts = ag._run(None)
+    out = await ag.pipeline.adecide(run, proposal, refuse=refuse, **facts)
+    if out.ask:
+        out = await ag._answer(None, run, call, out, False) or out  # no SDK run to ask in: the callback, else no
+    if isinstance(proposal, ToolCall) and out.execute and out.call is not None and call_key(out.call) == call_key(call):
+        ag.pipeline.record(out, observation="sent to the MCP server's call_tool")
+        return None
+    answer = ag._refuse(out, call)  # recorded with the refusal
+    message = (answer.behavior or {}).get("message")
+    if out.stop or not isinstance(message, str):
+        raise UngatedToolCall(f"agentguard refused MCP tool call {name}: {out.message or 'refused'}")
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
 def wrap_mcp_tools(ag: "AgentsGuard", agent: Any) -> None:

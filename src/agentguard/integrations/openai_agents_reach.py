@@ -9,8 +9,9 @@ Guardrails in the SDK are per tool object, so what the guard gates is decided by
   name the SDK dispatches (``namespace.name`` for a tool in a ``tool_namespace``: the name its traces show);
 - each MCP server of each agent (``mcp_servers``): the SDK builds a function tool for each listed tool every turn,
   with the server's ``tool_input_guardrails``/``tool_output_guardrails``; the guard's are added there (the SDK asks
-  no human through agentguard for an MCP tool: an ESCALATE of one is refused). A server without those fields
-  raises InputError unless ``allow_unguarded``;
+  no human through agentguard for an MCP tool: an ESCALATE of one is refused), and the server's own ``call_tool`` is
+  gated (:func:`~.openai_agents_mcp.gate_server`: application code calling it is decided too). A server without
+  those fields raises InputError unless ``allow_unguarded``;
 - each handoff: the SDK runs a handoff's ``on_invoke_handoff`` (the application's ``on_handoff`` callback, with
   the model's JSON input) for a ``transfer_to_*`` call, which no tool guardrail sees. Its invocation is wrapped:
   the call (tool name and arguments: the value the callback receives, :func:`_handoff_reading`) is decided through
@@ -55,7 +56,7 @@ from ..core.errors import InputError
 from ..core.pipeline import call_key
 from ..core.types import Decision, ToolCall, Verdict
 from .openai_agents_reading import LISTING_ATTR, HandoffRefused, UngatedToolCall, _refusal, call_name
-from .openai_agents_mcp import mcp_listed, wrap_mcp_tools
+from .openai_agents_mcp import gate_server, let_through, mcp_listed, wrap_mcp_tools
 from .openai_agents_shell import gate_shell, shell_gated, shell_started
 
 from agents import Agent, AgentHooks, handoff as make_handoff  # noqa: E402
@@ -181,6 +182,7 @@ def _server_guardrails(ag: "AgentsGuard", server: Any) -> None:
     if ag.output_guardrail not in (getattr(server, "tool_output_guardrails", None) or []):
         server.tool_output_guardrails = [*(getattr(server, "tool_output_guardrails", None) or []), ag.output_guardrail]
     _remember_listing(server)
+    gate_server(ag, server)  # its call_tool too: application code calling it is decided (openai_agents_mcp)
 
 
 def _remember_listing(server: Any) -> None:
@@ -330,6 +332,7 @@ async def decide_late(ag: "AgentsGuard", tc: Any, tool: Any, agent: Any = None) 
     if prepared is not None and hasattr(tc, "_function_tool_arguments"):
         tc._function_tool_arguments = prepared
     passed(tc, ag)
+    let_through(ag, listed, raw)  # an MCP tool's call: its gated server sends it once, undecided again
     ag.ran(run, call, out)
 
 

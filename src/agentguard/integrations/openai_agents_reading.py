@@ -96,7 +96,7 @@ def _tool_of(data: Any, name: str) -> Any:
     for server in getattr(data.agent, "mcp_servers", None) or []:
         listing = getattr(server, LISTING_ATTR, None)
         if isinstance(listing, dict) and name in listing:
-            return McpListed(name, listing[name])
+            return McpListed(name, listing[name], name, _log_name(server))
     return None
 
 
@@ -107,8 +107,9 @@ class McpListed:
     MCP proxy's (:func:`~.mcp.decide.schema_refusal`: only arguments of the declared types, no JSON text the server
     parses otherwise, no integer beyond 2**53; :func:`~.declared.judged_call`: the listed defaults)."""
 
-    def __init__(self, name: str, schema: Any) -> None:
+    def __init__(self, name: str, schema: Any, listed: str | None = None, server: str | None = None) -> None:
         self.name, self.schema = name, schema
+        self.listed, self.server = listed, server  # the name the SDK sends the server, the server's (log) name
 
     def read(self, call: ToolCall) -> ToolCall | InputError:
         """The call as the server runs it, or why it would run another (refused like a failed validation)."""
@@ -158,7 +159,7 @@ def mcp_listed(tool: Any, servers: Any = None) -> McpListed | None:
             schema, found = listing[listed], True
     if not found and getattr(tool, "strict_json_schema", True) is False:
         schema = getattr(tool, "params_json_schema", None)  # the listed inputSchema as the SDK copied it
-    return McpListed(name, schema)
+    return McpListed(name, schema, listed, server_name)
 
 
 class UngatedToolCall(InputError):
