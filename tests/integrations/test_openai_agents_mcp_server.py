@@ -128,3 +128,14 @@ def test_property_a_purge_runs_only_as_the_guard_allowed_it(path, keep, via_agen
         ran = _direct_ran
     assert len(ran) <= 1
     assert all(p != "/" and k != 0 for _, p, k in ran)
+
+
+def test_parallel_calls_of_one_turn_are_each_decided_once():
+    ran: list = []
+    judged = Judged()
+    turn = [function_call("purge", {"path": "/a"}, call_id="c1"), function_call("purge", {"path": "/b"}, call_id="c2"),
+            function_call("delete_paths", {"paths": "/c"}, call_id="c3")]
+    _, agent, audit = _gated(judged, ran, (), [turn])
+    asyncio.run(Runner.run(agent, "go", max_turns=4, run_config=RunConfig(tracing_disabled=True)))
+    assert sorted(ran) == [("delete_paths", "/c"), ("purge", "/a", 1), ("purge", "/b", 1)]
+    assert len(judged.calls) == 3 and len(audit.records) == 3

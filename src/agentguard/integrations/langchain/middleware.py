@@ -17,7 +17,7 @@ from ..recording import TraceRecorder
 from ..common import as_facts, plain, refusal_message
 from .hitl import APPROVER, Human, as_reviewed, hitl_decision, hitl_request
 from .reading import _pinned, _reading
-from .seal import SEAL, Seal, ToolSwapped, attach
+from .seal import SEAL, Seal, ToolSwapped, attach, caught
 
 require("langchain.agents.middleware", "integrations")
 
@@ -92,15 +92,16 @@ def _to_call(tc: Any) -> ToolCall:
 
 def _seal(run: Any) -> tuple[Seal, Callable[[], None]]:
     """The seal of the request the gate runs (:mod:`.seal`), set for the handler's context and in the tool node's
-    config for this call; ``(seal, what unsets it)``."""
+    config for this call; ``(seal, what closes it)``."""
     tool = getattr(run, "tool", None)
     injected = frozenset(getattr(tool, "_injected_args_keys", ()) or ())
     seal = Seal(str(getattr(tool, "name", None) or run.tool_call["name"]), dict(run.tool_call.get("args") or {}),
                 injected)
-    token, restore = SEAL.set(seal), attach(getattr(getattr(run, "runtime", None), "config", None), seal)
+    token = SEAL.set(seal)
+    attach(getattr(getattr(run, "runtime", None), "config", None), seal)
 
     def unseal() -> None:
-        restore()
+        seal.closed = True  # a tool the handler left running starts no more under it
         SEAL.reset(token)
 
     return seal, unseal
@@ -415,8 +416,9 @@ class AgentGuardMiddleware(AgentMiddleware):
         seal, unseal = _seal(run)
         try:
             result = handler(run)
-        except ToolSwapped:
+        except ToolSwapped as exc:
             result = None
+            caught(seal, exc)
         finally:
             unseal()
         return self._ran(call, out, seal, result)
@@ -442,8 +444,9 @@ class AgentGuardMiddleware(AgentMiddleware):
         seal, unseal = _seal(run)
         try:
             result = await handler(run)
-        except ToolSwapped:
+        except ToolSwapped as exc:
             result = None
+            caught(seal, exc)
         finally:
             unseal()
         return self._ran(call, out, seal, result)

@@ -15,7 +15,8 @@ any other start raises :class:`ToolSwapped` there, so its body never runs and th
 The seal is also put in the callbacks of the tool node's own config for this call (``request.runtime.config``, the
 one the tool node hands ``tool.invoke``; :func:`attach`): a middleware that runs the tool node's handler in a thread
 it starts without copying the context (a timeout wrapper's ``ThreadPoolExecutor``) does not lose it (session 24:
-``delete_file`` swapped in there ran). :class:`ToolSwapped` is a ``BaseException``: LangChain's callback manager logs
+``delete_file`` swapped in there ran). Once the gate has answered, the seal is closed and stays in that config: a
+tool the handler starts later (a thread the middleware left running) is refused at its start. :class:`ToolSwapped` is a ``BaseException``: LangChain's callback manager logs
 every ``Exception`` a handler raises as "Error in Seal.on_tool_start callback" before re-raising it, and the tool
 node's error handling (``handle_tool_errors``), a retry middleware or any ``except Exception`` between the gate and
 the tool would catch it; the gate catches it and the model reads the refusal as the call's error ToolMessage.
@@ -32,7 +33,7 @@ application's own code.
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Any, Callable
+from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
@@ -40,7 +41,7 @@ from langchain_core.tracers.context import register_configure_hook
 
 from ..common import plain
 
-__all__ = ["SEAL", "Seal", "ToolSwapped", "attach"]
+__all__ = ["SEAL", "Seal", "ToolSwapped", "attach", "caught"]
 
 
 class ToolSwapped(BaseException):
@@ -61,13 +62,16 @@ class Seal(BaseCallbackHandler):
         self.started: UUID | None = None
         self.running = False
         self.refused: str | None = None
+        self.closed = False  # the gate has answered: no tool starts under this seal any more
 
     def on_tool_start(self, serialized: dict[str, Any], input_str: str, *, run_id: UUID,
                       parent_run_id: UUID | None = None, inputs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if self.running:  # a tool the decided tool runs itself
             return
         name = (serialized or {}).get("name")
-        if self.started is not None:
+        if self.closed:
+            why = f"{name} started after the gate answered the decided call of {self.name} (a run left behind)"
+        elif self.started is not None:
             why = f"{name} started after the decided call of {self.name} ran (a second run nobody decided)"
         elif name != self.name:
             why = f"{name} started in place of the decided call of {self.name} (a tool swapped after the gate)"
@@ -95,24 +99,26 @@ SEAL: ContextVar[Seal | None] = ContextVar("agentguard_langchain_seal", default=
 register_configure_hook(SEAL, True)
 
 
-def attach(config: Any, seal: Seal) -> Callable[[], None]:
+def attach(config: Any, seal: Seal) -> None:
     """Put ``seal`` in the callbacks of the tool node's config for this call (a dict of its own per call: the tool
-    node builds one per tool call); returns what restores them. A config that is not a dict is left alone (the
-    context's seal still applies)."""
+    node builds one per tool call, and drops it after the call); it stays there, closed once the gate has answered,
+    until the gate decides again with that config (a retry listed before the gate): the new seal replaces it. A
+    config that is not a dict is left alone (the context's seal still applies)."""
     if not isinstance(config, dict):
-        return lambda: None
-    had, old = "callbacks" in config, config.get("callbacks")
+        return
+    old = config.get("callbacks")
     if isinstance(old, BaseCallbackManager):
         new: Any = old.copy()
+        for h in [h for h in new.handlers if isinstance(h, Seal) and h.closed]:
+            new.remove_handler(h)  # an earlier decision's seal (a retry listed before the gate decides again)
         new.add_handler(seal, inherit=True)
     else:
-        new = [*(old if isinstance(old, list) else []), seal]
+        new = [*(h for h in (old if isinstance(old, list) else []) if not (isinstance(h, Seal) and h.closed)), seal]
     config["callbacks"] = new
 
-    def restore() -> None:
-        if had:
-            config["callbacks"] = old
-        else:
-            config.pop("callbacks", None)
 
-    return restore
+def caught(seal: Seal, exc: ToolSwapped) -> None:
+    """The gate caught ``exc`` while ``seal`` was its decision's: the decided call did not run as decided, whichever
+    seal refused the start."""
+    if seal.refused is None:
+        seal.refused = str(exc).removeprefix("agentguard: ")
