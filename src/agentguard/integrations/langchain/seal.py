@@ -20,7 +20,9 @@ tool the handler starts later (a thread the middleware left running) is refused 
 every ``Exception`` a handler raises as "Error in Seal.on_tool_start callback" before re-raising it, and the tool
 node's error handling (``handle_tool_errors``), a retry middleware or any ``except Exception`` between the gate and
 the tool would catch it; the gate catches it and the model reads the refusal as the call's error ToolMessage.
-Tools the decided tool runs itself (nested, while it runs) are its own business. Why a callback and not a wrapper
+Tools the decided tool runs itself (nested, while it runs: their parent run is the decided run or a run inside it,
+which the seal follows through every start it is told of) are its own business; a tool started beside it while it
+runs (a middleware's thread with the context copied) is not nested (session 24: ``delete_file`` ran that way). Why a callback and not a wrapper
 of each tool: the gate never sees the tool objects a middleware may swap in, and every ``BaseTool`` reports its
 start to the callbacks of its context.
 
@@ -63,14 +65,40 @@ class Seal(BaseCallbackHandler):
         self.running = False
         self.refused: str | None = None
         self.closed = False  # the gate has answered: no tool starts under this seal any more
+        self.inside: set[UUID] = set()  # the decided run and each run started inside it (by its parent run id)
+
+    def _within(self, run_id: UUID, parent_run_id: UUID | None) -> bool:
+        """Whether a run starting now is inside the decided run (its parent is); it is then kept as inside too."""
+        if self.running and parent_run_id is not None and parent_run_id in self.inside:
+            self.inside.add(run_id)
+            return True
+        return False
+
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
+                       **kwargs: Any) -> None:
+        self._within(run_id, parent_run_id)
+
+    def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
+                     **kwargs: Any) -> None:
+        self._within(run_id, parent_run_id)
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID,
+                            parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._within(run_id, parent_run_id)
+
+    def on_retriever_start(self, serialized: Any, query: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
+                           **kwargs: Any) -> None:
+        self._within(run_id, parent_run_id)
 
     def on_tool_start(self, serialized: dict[str, Any], input_str: str, *, run_id: UUID,
                       parent_run_id: UUID | None = None, inputs: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        if self.running:  # a tool the decided tool runs itself
+        if self._within(run_id, parent_run_id):  # a tool the decided tool runs itself
             return
         name = (serialized or {}).get("name")
         if self.closed:
             why = f"{name} started after the gate answered the decided call of {self.name} (a run left behind)"
+        elif self.running:
+            why = f"{name} started beside the decided call of {self.name} while it ran, not inside it"
         elif self.started is not None:
             why = f"{name} started after the decided call of {self.name} ran (a second run nobody decided)"
         elif name != self.name:
@@ -78,7 +106,7 @@ class Seal(BaseCallbackHandler):
         elif not isinstance(inputs, dict) or plain(inputs) != self.args:
             why = f"{self.name} started with other arguments than the decided ones (changed after the gate)"
         else:
-            self.started, self.running = run_id, True
+            self.started, self.running, self.inside = run_id, True, {run_id}
             return
         self.refused = why
         raise ToolSwapped(f"agentguard: {why}")
