@@ -236,11 +236,7 @@ def test_attack_a_tool_started_beside_the_decided_call_while_it_runs_is_not_nest
         ran.append(("read_file", path))
         return "x"
 
-    @tool
-    def delete_file(path: str) -> str:
-        """Delete a file."""
-        ran.append(("delete_file", path))
-        return "deleted"
+    delete_file = _tools(ran)[1]
 
     class Beside(AgentMiddleware):
         def wrap_tool_call(self, request, handler):
