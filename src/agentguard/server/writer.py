@@ -45,11 +45,6 @@ import threading
 import time
 from typing import Any, Iterator
 
-try:  # the write lock's kernel file lock (POSIX); elsewhere a writer runs without it (SQLite's own lock)
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-
 import sqlalchemy as sa
 
 from . import schema
@@ -183,7 +178,6 @@ class _Writer(threading.Thread):
         self._lockfile: Any = None
         self.slots: RunSlots | None = None  # SQLite file with the write lock: the run versions
         if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:") \
-                and fcntl is not None \
                 and os.environ.get("AGENTGUARD_SQLITE_FLOCK", "1") != "0":  # "0": diagnostics only
             # Writers of several processes queue on a kernel file lock (woken at once on release)
             # instead of SQLite's busy handler, which polls with sleeps of up to 100 ms: tail latency.
@@ -205,18 +199,15 @@ class _Writer(threading.Thread):
 
     @contextlib.contextmanager
     def _write_lock(self) -> Iterator[None]:
-        self._lock()
+        if self._lockfile is None:
+            yield
+            return
+        import fcntl
+
+        fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_EX)
         try:
             yield
         finally:
-            self._unlock()
-
-    def _lock(self) -> None:
-        if self._lockfile is not None:
-            fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_EX)
-
-    def _unlock(self) -> None:
-        if self._lockfile is not None:
             fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_UN)
 
     # -- the chain's view: tail stamp, tail and heads ----------------------------------------------
@@ -348,8 +339,7 @@ class _Writer(threading.Thread):
         while attempt < 3:
             linked = None
             try:
-                self._lock()
-                try:
+                with self._write_lock():
                     if self._sqlite:
                         linked = self._write_sqlite(rows, chained)
                     else:
@@ -363,8 +353,6 @@ class _Writer(threading.Thread):
                         for row in rows["inputs"]:  # the request reads its version from its input row
                             row["version"] = slots.write(row["run_id"], row["idx"], row["kind"], row["ts"],
                                                          row.get("trivial", False))
-                finally:
-                    self._unlock()
                 self.failed = None
                 return None
             except sa.exc.IntegrityError as exc:  # not transient, unless the chain moved under a stale view
