@@ -123,7 +123,7 @@ def test_migrations_match_the_schema(tmp_path):
         with store.engine.connect() as c:
             diff = compare_metadata(MigrationContext.configure(c), metadata)
             assert diff == []
-            assert c.exec_driver_sql("select version_num from alembic_version").scalar() == "0010"
+            assert c.exec_driver_sql("select version_num from alembic_version").scalar() == "0011"
     finally:
         store.close()
     # Opening again is a no-op (idempotent migration).

@@ -8,6 +8,8 @@ guard kind (a worker whose guards of a kind keep no per-run memory needs no repl
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import struct
 from typing import NamedTuple
@@ -18,6 +20,7 @@ _SLOTS = 1 << 16  # runs hash into them; a run sharing its slot with another onl
 _SIZE = 64
 #: ``seq, key, n, last, mark[step], mark[check], mark[signal], flags``
 _LAYOUT = struct.Struct("<QQQdQQQQ")
+_WORD = struct.Struct("<Q")
 #: the kinds whose last stored input a slot marks (an input of another kind never needs a replay)
 KIND_MARKS = ("step", "check", "signal")
 _TRIVIAL = 1  # the enforcement state after the run's last input is the initial one (no latched HALT, ...)
@@ -62,10 +65,9 @@ class RunSlots:
             os.close(fd)
 
     @staticmethod
+    @functools.lru_cache(maxsize=4096)  # the writer and the readers look up the same runs again and again
     def key(run_id: str) -> tuple[int, int]:
         """(slot offset, 64-bit key) of ``run_id``."""
-        import hashlib
-
         h = int.from_bytes(hashlib.blake2b(run_id.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
                            "little")
         return (h & (_SLOTS - 1)) * _SIZE, h
@@ -89,14 +91,14 @@ class RunSlots:
         reader behind it reads the store)."""
         o, k = self.key(run_id)
         mm = self._mm
-        seq, key, n, _last, m0, m1, m2, flags = _LAYOUT.unpack(mm[o:o + _SIZE])
+        seq, key, n, _last, m0, m1, m2, flags = _LAYOUT.unpack_from(mm, o)
         seq += seq & 1  # a writer killed inside left it odd: the next write starts even again
         marks = [m0, m1, m2] if key == k and flags & _VALID and n == idx else [idx + 1] * 3
         if kind in KIND_MARKS:
             marks[KIND_MARKS.index(kind)] = idx + 1
-        mm[o:o + 8] = (seq + 1).to_bytes(8, "little")
-        mm[o:o + _SIZE] = _LAYOUT.pack(seq + 1, k, idx + 1, float(ts), *marks, _VALID | (_TRIVIAL if trivial else 0))
-        mm[o:o + 8] = (seq + 2).to_bytes(8, "little")
+        _WORD.pack_into(mm, o, seq + 1)
+        _LAYOUT.pack_into(mm, o, seq + 1, k, idx + 1, float(ts), *marks, _VALID | (_TRIVIAL if trivial else 0))
+        _WORD.pack_into(mm, o, seq + 2)
         return seq + 2
 
     def close(self) -> None:

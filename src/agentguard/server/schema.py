@@ -47,10 +47,10 @@ decisions = sa.Table(
     sa.Column("chain_hash", sa.String(64), nullable=True),
     sa.Column("run_hash", sa.String(64), nullable=True),
     sa.Column("shadow", sa.Text(), nullable=True),  # migration 0009: would-be verdicts of shadow guards (JSON)
-    sa.Index("ix_decisions_run_ts", "run_id", "ts"),
     sa.Index("ix_decisions_ts", "ts"),
     sa.Index("ux_decisions_seq", "seq", unique=True),
-    sa.Index("ix_decisions_run_seq", "run_id", "seq"),
+    # migration 0011: one index by run (was (run_id, ts) and (run_id, seq)): each index costs every insert
+    sa.Index("ix_decisions_run_seq_ts", "run_id", "seq", "ts"),
 )
 
 audit_checkpoints = sa.Table(  # migration 0005: signed (seq, chain_hash) checkpoints (.chain)

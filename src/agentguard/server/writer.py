@@ -36,6 +36,8 @@ throughput), so the writer does not read the store per batch when it need not:
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
 import operator
 import os
 import queue
@@ -46,6 +48,7 @@ from typing import Any, Iterator
 import sqlalchemy as sa
 
 from . import schema
+from .chain import GENESIS, chain_hash, record_hash, run_hash
 from .runslots import RunSlots
 
 __all__: list[str] = []
@@ -63,6 +66,13 @@ Batch = list[tuple[list[tuple[str, dict[str, Any]]], Any]]
 
 def _tuple_marks(n: int) -> str:
     return "(" + ",".join("?" * n) + ")"
+
+
+@functools.lru_cache(maxsize=512)
+def _values_sql(head: str, width: int, n: int) -> str:
+    """``head`` followed by ``n`` row tuples of ``width`` marks (the same text for the same batch size: the
+    driver's statement cache then prepares it once)."""
+    return head + ",".join([_tuple_marks(width)] * n)
 
 
 def _version(rows: list[tuple[str, dict[str, Any]]]) -> int | None:
@@ -237,13 +247,12 @@ class _Writer(threading.Thread):
 
     def _missing_heads(self, conn: Any, runs: set[str]) -> dict[str, str]:
         """The heads of runs this writer has not seen (one query per 500 runs; GENESIS when none)."""
-        from .chain import GENESIS
-
         d = schema.decisions
         need = sorted(runs - self._heads.keys())
+        if not need:
+            return {}
         heads = dict.fromkeys(need, GENESIS)
-        if need:
-            self.store_reads += 1
+        self.store_reads += 1
         for i in range(0, len(need), 500):
             part = need[i:i + 500]
             if self._sqlite:
@@ -262,8 +271,6 @@ class _Writer(threading.Thread):
         """Give the batch's decision rows their place in the chain (:mod:`.chain`): ``seq``, ``chain_hash``,
         ``run_hash``, and the signed checkpoints the batch reaches, in one pass. Runs inside the batch's
         transaction after taking the chain lock; reads the store only as the module docstring says."""
-        from .chain import GENESIS, chain_hash, record_hash, run_hash
-
         if not self._sqlite and conn.dialect.name == "postgresql":
             conn.execute(sa.text(f"SELECT pg_advisory_xact_lock({_CHAIN_LOCK})"))
             self._stale = True  # no shared stamp: read the tail under the lock
@@ -308,9 +315,9 @@ class _Writer(threading.Thread):
                 sql, cols, get = raw
                 per = max(1, _SQLITE_VARS // len(cols))
                 for i in range(0, len(batch_rows), per):
-                    part = batch_rows[i:i + per]
-                    conn.execute(sql + ",".join([_tuple_marks(len(cols))] * len(part)),
-                                 tuple([x for r in part for x in get(r)]))
+                    part = batch_rows[i:i + per] if len(batch_rows) > per else batch_rows
+                    conn.execute(_values_sql(sql, len(cols), len(part)),
+                                 tuple(itertools.chain.from_iterable(map(get, part))))
             else:
                 conn.execute(table.insert(), batch_rows)
 
@@ -341,10 +348,11 @@ class _Writer(threading.Thread):
                             self._insert(conn, rows)
                     if linked is not None:
                         self._linked(linked)
-                    if self.slots is not None:
+                    slots = self.slots
+                    if slots is not None:
                         for row in rows["inputs"]:  # the request reads its version from its input row
-                            row["version"] = self.slots.write(row["run_id"], row["idx"], row["kind"], row["ts"],
-                                                              row.get("trivial", False))
+                            row["version"] = slots.write(row["run_id"], row["idx"], row["kind"], row["ts"],
+                                                         row.get("trivial", False))
                 self.failed = None
                 return None
             except sa.exc.IntegrityError as exc:  # not transient, unless the chain moved under a stale view
