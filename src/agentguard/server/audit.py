@@ -152,6 +152,8 @@ class AuditStore:
         self.url = url
         self.engine = make_engine(url, sqlite_synchronous=sqlite_synchronous)
         self.dialect = self.engine.dialect.name
+        db = self.engine.url.database
+        self._local_file = self.dialect == "sqlite" and bool(db) and db != ":memory:"  # the engine's URL never changes
         if run_migrations:
             try:
                 migrate(self.engine)
@@ -419,7 +421,7 @@ class AuditStore:
     def local(self) -> bool:
         """True for a SQLite file: a point read costs microseconds (no network), so the hot path may do it
         on the event loop instead of hopping to a worker thread (:meth:`run_last_input`, :meth:`run_inputs`)."""
-        return self.dialect == "sqlite" and bool(self.engine.url.database) and self.engine.url.database != ":memory:"
+        return self._local_file
 
     def _reader(self) -> Any:
         """This thread's own SQLite connection, used only to read (no pool, no SQLAlchemy statement

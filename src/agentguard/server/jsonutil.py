@@ -45,11 +45,14 @@ def _default(obj: Any) -> Any:
     return str(obj)
 
 
+_NUMPY = _orjson.OPT_SERIALIZE_NUMPY if _orjson is not None else 0
+_SORTED = _NUMPY | _orjson.OPT_SORT_KEYS if _orjson is not None else 0
+
+
 def dumps(obj: Any, *, sort_keys: bool = False) -> bytes:
     if _orjson is not None:
-        opt = _orjson.OPT_SERIALIZE_NUMPY | (_orjson.OPT_SORT_KEYS if sort_keys else 0)
         try:
-            return _orjson.dumps(obj, default=_default, option=opt)
+            return _orjson.dumps(obj, default=_default, option=_SORTED if sort_keys else _NUMPY)
         except TypeError:  # e.g. non-str dict keys: fall back to the standard library
             pass
     return json.dumps(obj, default=_default, sort_keys=sort_keys, separators=(",", ":")).encode()
