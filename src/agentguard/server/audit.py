@@ -190,11 +190,13 @@ class AuditStore:
             rows.append(("steps", {"run_id": record.run_id, "idx": int(step["idx"]), "ts": row["ts"],
                                    "decision_id": row["decision_id"], "payload": dumps(step["payload"]).decode()}))
         if inp is not None:
-            state = inp["payload"].get("state") if isinstance(inp["payload"], Mapping) else None
+            payload = inp["payload"]
+            state = payload.get("state") if type(payload) is dict or isinstance(payload, Mapping) else None
             rows.append(("inputs", {"run_id": record.run_id, "idx": int(inp["idx"]), "kind": str(inp["kind"]),
                                     "ts": row["ts"], "decision_id": row["decision_id"],
-                                    "payload": dumps(inp["payload"]).decode(),
-                                    "trivial": isinstance(state, Mapping) and not any(state.values())}))
+                                    "payload": dumps(payload).decode(),
+                                    "trivial": (type(state) is dict or isinstance(state, Mapping))
+                                    and not any(state.values())}))
         if idem is not None:
             rows.append(("idempotency_keys", dict(idem)))
         return rows
