@@ -25,12 +25,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .jsonutil import MAX_DEPTH, count_values
+from .jsonutil import MAX_DEPTH, _orjson, count_values
 
-try:  # pragma: no cover - depends on the environment
-    from orjson import loads as _loads
-except ImportError:  # pragma: no cover
-    _loads = None
+_loads: Any = _orjson.loads if _orjson is not None else None
 
 __all__ = ["CheckBody", "read_check"]
 
