@@ -64,7 +64,6 @@ class RunState:
     decisions: int = 0
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _alocks: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
-    _alast: tuple[int, Any] = field(default=(0, None), repr=False)
 
     @property
     def run_id(self) -> str:
@@ -73,14 +72,10 @@ class RunState:
     def alock(self) -> asyncio.Lock:
         """The run's asyncio lock for the running event loop."""
         loop = id(asyncio.get_running_loop())
-        last = self._alast  # (loop id, its lock): the last asked, read in one step
-        if last[0] == loop:
-            return last[1]
         with self.lock:
             lk = self._alocks.get(loop)
             if lk is None:
                 lk = self._alocks[loop] = asyncio.Lock()
-            self._alast = (loop, lk)
             return lk
 
 

@@ -152,8 +152,7 @@ class AuditStore:
         self.url = url
         self.engine = make_engine(url, sqlite_synchronous=sqlite_synchronous)
         self.dialect = self.engine.dialect.name
-        db = self.engine.url.database
-        self._local_file = self.dialect == "sqlite" and bool(db) and db != ":memory:"  # the engine's URL never changes
+        self._local_file = self.dialect == "sqlite" and self.engine.url.database not in (None, "", ":memory:")
         if run_migrations:
             try:
                 migrate(self.engine)
@@ -190,13 +189,11 @@ class AuditStore:
             rows.append(("steps", {"run_id": record.run_id, "idx": int(step["idx"]), "ts": row["ts"],
                                    "decision_id": row["decision_id"], "payload": dumps(step["payload"]).decode()}))
         if inp is not None:
-            payload = inp["payload"]
-            state = payload.get("state") if type(payload) is dict or isinstance(payload, Mapping) else None
+            state = inp["payload"].get("state") if isinstance(inp["payload"], Mapping) else None
             rows.append(("inputs", {"run_id": record.run_id, "idx": int(inp["idx"]), "kind": str(inp["kind"]),
                                     "ts": row["ts"], "decision_id": row["decision_id"],
-                                    "payload": dumps(payload).decode(),
-                                    "trivial": (type(state) is dict or isinstance(state, Mapping))
-                                    and not any(state.values())}))
+                                    "payload": dumps(inp["payload"]).decode(),
+                                    "trivial": isinstance(state, Mapping) and not any(state.values())}))
         if idem is not None:
             rows.append(("idempotency_keys", dict(idem)))
         return rows
@@ -210,8 +207,7 @@ class AuditStore:
         idempotency key, is taken)."""
         if self._closed:
             raise AgentGuardError("audit store is closed")
-        loop = asyncio.get_running_loop()
-        fut = loop.create_future()
+        fut = (loop := asyncio.get_running_loop()).create_future()
         rows = self._rows(record, step, inp, idem)
         self._writer.q.put((rows, Wake(loop, fut)))
         await fut
@@ -423,7 +419,7 @@ class AuditStore:
     def local(self) -> bool:
         """True for a SQLite file: a point read costs microseconds (no network), so the hot path may do it
         on the event loop instead of hopping to a worker thread (:meth:`run_last_input`, :meth:`run_inputs`)."""
-        return self._local_file
+        return self._local_file  # computed once: the engine's URL never changes
 
     def _reader(self) -> Any:
         """This thread's own SQLite connection, used only to read (no pool, no SQLAlchemy statement
