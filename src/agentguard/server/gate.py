@@ -157,36 +157,35 @@ class Gate(Hardening):
             return
         t0 = time.perf_counter()
         handler, label, extra = lean
-        status = 500
+        stamped = Stamped(send, extra)  # the status counted is the one sent (500 until then), as in Hardening
         self.in_flight += 1
         try:
-            status = await self._answer_lean(scope, receive, send, handler, extra)
+            await self._answer_lean(scope, receive, stamped, handler)
         finally:
             self.in_flight -= 1
-            self.metrics.request(label, status, time.perf_counter() - t0)
+            self.metrics.request(label, stamped.status, time.perf_counter() - t0)
 
-    async def _answer_lean(self, scope: Scope, receive: Receive, send: Send,
-                           handler: Callable[[bytes, Principal, Any], Awaitable[Response]],
-                           extra: tuple[tuple[bytes, bytes], ...]) -> int:
-        """Answer a request of a lean path (its slot counted by the caller); its status."""
+    async def _answer_lean(self, scope: Scope, receive: Receive, stamped: Stamped,
+                           handler: Callable[[bytes, Principal, Any], Awaitable[Response]]) -> None:
+        """Answer a request of a lean path (its slot counted by the caller)."""
         headers = scope["headers"]
-        stamped = Stamped(send, extra)
         if self.check_access(scope, headers) is not None or self.declared_refusal(headers) is not None:
             await self._gated(scope, receive, stamped, scope["path"])  # refused there, with its one-line error
-            return stamped.status
+            return
         body = await self.read_body(receive, stamped, scope)
         if body is None:
-            return stamped.status
+            return
         try:  # the lean hot path
             resp = await handler(body, principal_of(scope), headers)
         except Exception as exc:  # never a verdict without its audit record
             resp = error(500, f"internal error, no verdict given: {type(exc).__name__}")
         if type(resp) is BytesJSON and resp.background is None:  # what Response.__call__ sends, headers added
-            await send({"type": "http.response.start", "status": resp.status_code, "headers": [*resp.raw_headers, *extra]})
-            await send({"type": "http.response.body", "body": resp.body})
-            return resp.status_code
+            stamped.status = resp.status_code
+            await stamped.send({"type": "http.response.start", "status": resp.status_code,
+                                "headers": [*resp.raw_headers, *stamped.extra]})
+            await stamped.send({"type": "http.response.body", "body": resp.body})
+            return
         await resp(scope, receive, stamped)
-        return stamped.status
 
     async def forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         handler = self.fast.get(scope["path"]) if scope["method"] == "POST" else None
