@@ -134,6 +134,11 @@ class _Held:
         entry[1] += 1  # counted from now: the entry stays while this request waits and holds it
         self.entry = entry
 
+    @property
+    def lock(self) -> asyncio.Lock:
+        """The run's lock (the same object for every request of the run while any holds or waits for it)."""
+        return self.entry[0]
+
     def _leave(self) -> None:
         entry = self.entry
         entry[1] -= 1
