@@ -49,9 +49,11 @@ import asyncio
 import hmac
 import json
 import time
+import types
 from typing import Any, Awaitable, Callable, Iterable, MutableMapping
 
-__all__ = ["AMBIGUOUS", "CSP", "DOCS_CSP", "Hardening", "SECURITY_HEADERS", "credential_headers", "send_error"]
+__all__ = ["AMBIGUOUS", "CSP", "DOCS_CSP", "Hardening", "SECURITY_HEADERS", "Stamped", "credential_headers",
+           "send_error"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -93,6 +95,61 @@ async def send_error(send: Send, status: int, message: str,
     await send({"type": "http.response.body", "body": body})
 
 
+_COROUTINE = types.CoroutineType
+
+
+class _Resumed:
+    """The rest of a coroutine that was stepped once and yielded ``first`` (what it waits for): awaiting this
+    goes on exactly where it stopped, as awaiting the coroutine itself would have."""
+
+    __slots__ = ("coro", "first")
+
+    def __init__(self, coro: Any, first: Any) -> None:
+        self.coro = coro
+        self.first = first
+
+    def __await__(self) -> Any:
+        coro, y = self.coro, self.first
+        self.first = None
+        while True:
+            try:
+                sent = yield y
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # noqa: BLE001 - thrown in (a cancellation): the coroutine's to handle
+                try:
+                    y = coro.throw(exc)
+                except StopIteration as done:
+                    return done.value
+            else:
+                try:
+                    y = coro.send(sent)
+                except StopIteration as done:
+                    return done.value
+
+    def close(self) -> None:
+        self.coro.close()
+
+
+class Stamped:
+    """The ``send`` of one request: adds ``extra`` (the security headers) to the response's start and keeps its
+    status (500 until one is sent)."""
+
+    __slots__ = ("send", "extra", "status")
+
+    def __init__(self, send: Send, extra: tuple[tuple[bytes, bytes], ...]) -> None:
+        self.send = send
+        self.extra = extra
+        self.status = 500
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            message["headers"] = [*message.get("headers", ()), *self.extra]
+        await self.send(message)
+
+
 class Hardening:
     """Pure-ASGI hardening in front of ``app``: see the module docstring.
 
@@ -123,6 +180,7 @@ class Hardening:
         self.on_request = on_request
         self.challenge = f'Bearer realm="{realm}"'.encode()
         self.in_flight = 0
+        self._extra: dict[bytes | None, tuple[tuple[bytes, bytes], ...]] = {}
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.app!r}, auth={'on' if self.token else 'off'}, "
@@ -178,13 +236,38 @@ class Hardening:
 
     async def read_body(self, receive: Receive, send: Send, scope: Scope | None = None) -> bytes | None:
         """The request body, or None once an error was answered (413 over the limit, 408 when it does
-        not arrive within ``body_timeout_s``) or the client left."""
+        not arrive within ``body_timeout_s``) or the client left.
+
+        A body that has already arrived whole (the first ``receive()`` completes without waiting, as an HTTP
+        server's does once it read the whole request) is taken without arming the timeout: nothing was waited
+        for, so there is nothing to time out. Any message that has to be waited for is read under it."""
+        aw = receive()
+        msg: Message | None = None
+        waiting: Any = aw
+        if type(aw) is _COROUTINE:  # step it once: done means the message was ready
+            try:
+                first = aw.send(None)
+            except StopIteration as done:
+                msg = done.value
+            else:
+                waiting = _Resumed(aw, first)
+        if msg is not None and msg["type"] == "http.request" and not msg.get("more_body", False):
+            chunk = msg.get("body", b"")
+            if len(chunk) <= self.max_body:
+                return chunk
+        return await self._read_rest(receive, send, scope, msg, waiting)
+
+    async def _read_rest(self, receive: Receive, send: Send, scope: Scope | None, msg: Message | None,
+                         waiting: Any) -> bytes | None:
+        """:meth:`read_body` from its first message (``msg``, or ``waiting``: what yields it) on, under the timeout."""
         chunks: list[bytes] = []
         size = 0
         try:
             async with asyncio.timeout(self.body_timeout_s):
                 while True:
-                    msg = await receive()
+                    if msg is None:
+                        msg = await (waiting if waiting is not None else receive())
+                    waiting = None
                     if msg["type"] == "http.disconnect":
                         return None
                     chunk = msg.get("body", b"")
@@ -196,10 +279,14 @@ class Hardening:
                     chunks.append(chunk)
                     if not msg.get("more_body", False):
                         break
+                    msg = None
         except TimeoutError:
             await self.refuse(scope or {}, send, 408, f"request body not received within {self.body_timeout_s:g} s",
                               [(b"connection", b"close")])
             return None
+        finally:
+            if waiting is not None and hasattr(waiting, "close"):
+                waiting.close()  # never awaited (the timeout fired first): no "never awaited" warning
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     # -- hooks --------------------------------------------------------------------------------------
@@ -232,40 +319,56 @@ class Hardening:
             return
         t0 = time.perf_counter()
         path = scope["path"]
-        status_box = [500]
-        csp = self.csp_for(path) if self.csp_for is not None else self.csp
-
-        async def send_wrapped(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status_box[0] = message["status"]
-                extra = [*SECURITY_HEADERS, *([(b"content-security-policy", csp)] if csp else [])]
-                message["headers"] = [*message.get("headers", ()), *extra]
-            await send(message)
-
+        wrapped = Stamped(send, self.extra_headers(path))
         counted = path not in self.exempt
         try:
-            if counted and not await self._slot():
-                await self.refuse(scope, send_wrapped, 503, f"over the limit of {self.max_concurrency} requests in "
+            if counted and self.in_flight >= self.max_concurrency and not await self._slot():
+                await self.refuse(scope, wrapped, 503, f"over the limit of {self.max_concurrency} requests in "
                                   "flight; retry", [(b"retry-after", b"1")])
                 return
             if counted:
                 self.in_flight += 1
             try:
-                await self._gated(scope, receive, send_wrapped, path)
+                await self._gated(scope, receive, wrapped, path)
             finally:
                 if counted:
                     self.in_flight -= 1
         finally:
             if self.on_request is not None:
-                self.on_request(self.label(path), status_box[0], time.perf_counter() - t0)
+                self.on_request(self.label(path), wrapped.status, time.perf_counter() - t0)
+
+    def extra_headers(self, path: str) -> tuple[tuple[bytes, bytes], ...]:
+        """The headers every response to ``path`` gets (the security headers and its CSP)."""
+        csp = self.csp_for(path) if self.csp_for is not None else self.csp
+        got = self._extra.get(csp)
+        if got is None:
+            got = self._extra[csp] = (*SECURITY_HEADERS, *([(b"content-security-policy", csp)] if csp else []))
+        return got
+
+    def declared_refusal(self, headers: Iterable[tuple[bytes, bytes]]) -> tuple[int, str] | None:
+        """None, or (status, why) for a declared ``Content-Length`` that is not a non-negative integer (400) or is
+        over ``max_body`` (413)."""
+        for k, v in headers:
+            if k == b"content-length":
+                try:
+                    declared = int(v)
+                except ValueError:
+                    declared = -1
+                if declared < 0:
+                    return 400, "invalid Content-Length header"
+                if declared > self.max_body:
+                    return 413, f"request body of {declared} bytes exceeds the limit of {self.max_body} bytes"
+                break
+        return None
 
     async def _gated(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
         headers = scope["headers"]
-        if self.public(path) and scope["method"] in BODY_METHODS:  # never read a body nobody authenticated
+        public = self.public(path)
+        if public and scope["method"] in BODY_METHODS:  # never read a body nobody authenticated
             await self.refuse(scope, send, 405, f"{path} takes no request body (it is public: GET or HEAD)",
                               [(b"allow", b"GET, HEAD"), (b"connection", b"close")])
             return
-        if not self.public(path):
+        if not public:
             denied = self.check_access(scope, headers)
             if denied is not None:
                 status, why = denied
@@ -274,20 +377,10 @@ class Hardening:
         if scope["method"] not in BODY_METHODS:
             await self.app(scope, receive, send)
             return
-        for k, v in headers:
-            if k == b"content-length":
-                try:
-                    declared = int(v)
-                except ValueError:
-                    declared = -1
-                if declared < 0:
-                    await self.refuse(scope, send, 400, "invalid Content-Length header", [(b"connection", b"close")])
-                    return
-                if declared > self.max_body:
-                    await self.refuse(scope, send, 413, f"request body of {declared} bytes exceeds the limit of "
-                                      f"{self.max_body} bytes", [(b"connection", b"close")])
-                    return
-                break
+        bad = self.declared_refusal(headers)
+        if bad is not None:
+            await self.refuse(scope, send, bad[0], bad[1], [(b"connection", b"close")])
+            return
         body = await self.read_body(receive, send, scope)
         if body is None:
             return

@@ -30,7 +30,7 @@ class ToolCall:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise InputError("ToolCall.name must be a non-empty string")
-        if not isinstance(self.arguments, Mapping):
+        if type(self.arguments) is not dict and not isinstance(self.arguments, Mapping):  # a dict: no ABC check
             raise InputError(f"ToolCall.arguments must be a mapping, got {type(self.arguments).__name__}")
 
     def to_dict(self) -> dict[str, Any]:

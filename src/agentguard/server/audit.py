@@ -152,6 +152,7 @@ class AuditStore:
         self.url = url
         self.engine = make_engine(url, sqlite_synchronous=sqlite_synchronous)
         self.dialect = self.engine.dialect.name
+        self._local_file = self.dialect == "sqlite" and self.engine.url.database not in (None, "", ":memory:")
         if run_migrations:
             try:
                 migrate(self.engine)
@@ -206,8 +207,7 @@ class AuditStore:
         idempotency key, is taken)."""
         if self._closed:
             raise AgentGuardError("audit store is closed")
-        loop = asyncio.get_running_loop()
-        fut = loop.create_future()
+        fut = (loop := asyncio.get_running_loop()).create_future()
         rows = self._rows(record, step, inp, idem)
         self._writer.q.put((rows, Wake(loop, fut)))
         await fut
@@ -419,7 +419,7 @@ class AuditStore:
     def local(self) -> bool:
         """True for a SQLite file: a point read costs microseconds (no network), so the hot path may do it
         on the event loop instead of hopping to a worker thread (:meth:`run_last_input`, :meth:`run_inputs`)."""
-        return self.dialect == "sqlite" and bool(self.engine.url.database) and self.engine.url.database != ":memory:"
+        return self._local_file  # computed once: the engine's URL never changes
 
     def _reader(self) -> Any:
         """This thread's own SQLite connection, used only to read (no pool, no SQLAlchemy statement

@@ -185,6 +185,8 @@ class CredentialStore:
         self.reloads = 0
         self._lock = threading.Lock()
         self._by_digest: dict[str, Principal] = {}
+        # tokens already identified, valid while ``_by_digest`` is the same object (a reload replaces it)
+        self._known: tuple[dict[str, Principal], dict[bytes, Principal]] = (self._by_digest, {})
         self._stamp: tuple[int, int] | None = None
         self._checked = 0.0
         if self.path is not None:
@@ -239,10 +241,18 @@ class CredentialStore:
         """The principal of a bearer token, or None."""
         self._refresh()
         raw = token.encode("utf-8") if isinstance(token, str) else token
+        by_digest = self._by_digest
+        known = self._known
+        if known[0] is by_digest:  # the tokens already identified against these very credentials
+            p = known[1].get(raw)
+            if p is not None:
+                return p
+        else:
+            known = self._known = (by_digest, {})
         digest = hashlib.sha256(raw).hexdigest()
-        p = self._by_digest.get(digest)
-        if p is not None:
-            return p
-        if self.legacy is not None and hmac.compare_digest(digest, self.legacy):
-            return self.LEGACY
-        return None
+        p = by_digest.get(digest)
+        if p is None and self.legacy is not None and hmac.compare_digest(digest, self.legacy):
+            p = self.LEGACY
+        if p is not None and len(known[1]) < 256:  # valid tokens only (an unknown one is hashed every time)
+            known[1][raw] = p
+        return p

@@ -5,12 +5,12 @@ route uses."""
 
 from __future__ import annotations
 
+import time
 from typing import Any, Awaitable, Callable, Iterable
 
 from starlette.responses import Response
 
-from ..asgi.hardening import (AMBIGUOUS, CSP, DOCS_CSP, SECURITY_HEADERS, Hardening, Receive, Scope, Send,
-                              credential_headers)
+from ..asgi.hardening import AMBIGUOUS, CSP, DOCS_CSP, SECURITY_HEADERS, Hardening, Receive, Scope, Send, Stamped
 from .credentials import CredentialStore, Principal, permitted, required_role
 from .jsonutil import dumps
 from .metrics import Metrics
@@ -99,6 +99,17 @@ class Gate(Hardening):
         self.fast = fast or {}
         self.metrics = metrics
         self.routes = frozenset(PUBLIC_PATHS | {str(r) for r in routes if "{" not in str(r)})
+        self._lean: tuple[Any, dict[str, Any]] = (None, {})  # (the ``fast`` it was built from, the lean paths)
+
+    def lean_paths(self) -> dict[str, Any]:
+        """The lean paths of ``fast`` (rebuilt when ``fast`` is replaced): the authenticated and counted ones only (a
+        public or exempt path takes the general route), with their handler, metrics label and response headers."""
+        built, lean = self._lean
+        if built is not self.fast:
+            lean = {path: (handler, self.label(path), self.extra_headers(path)) for path, handler in self.fast.items()
+                    if not self.public(path) and path not in self.exempt}
+            self._lean = (self.fast, lean)
+        return lean
 
     def label(self, path: str) -> str:
         return route_label(path, self.routes)
@@ -111,17 +122,20 @@ class Gate(Hardening):
         if not creds.enabled:
             p: Principal | None = ANONYMOUS
         else:
-            if credential_headers(headers) > 1:
-                return 401, AMBIGUOUS
             auth = b""
-            for k, v in headers:
-                if k.lower() == b"authorization":
-                    auth = v
-                    break
+            n = 0
+            for k, v in headers:  # every credential header counted (names compared case-insensitively), the first kept
+                if k == b"authorization" or (len(k) == 13 and k.lower() == b"authorization"):
+                    n += 1
+                    if n == 1:
+                        auth = v
+            if n > 1:
+                return 401, AMBIGUOUS
             if not auth:
                 return 401, "missing bearer token"
             scheme, _, tok = auth.partition(b" ")
-            p = creds.identify(tok.strip()) if scheme.lower() == b"bearer" and tok.strip() else None
+            tok = tok.strip()
+            p = creds.identify(tok) if tok and (scheme == b"Bearer" or scheme.lower() == b"bearer") else None
             if p is None:
                 return 401, "invalid bearer token"
         assert p is not None
@@ -132,6 +146,46 @@ class Gate(Hardening):
                          f"it needs the {need} role")
         scope[PRINCIPAL] = p
         return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The lean paths (``fast``: a POST whose handler answers it, skipping routing) here, every other request
+        through :class:`~agentguard.asgi.Hardening` (which a request refused before its body is read takes too): the
+        same checks in the same order, the same headers, metrics and errors."""
+        lean = self.lean_paths().get(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
+        if lean is None or self.in_flight >= self.max_concurrency:  # over the limit: queued or refused there
+            await super().__call__(scope, receive, send)
+            return
+        t0 = time.perf_counter()
+        handler, label, extra = lean
+        stamped = Stamped(send, extra)  # the status counted is the one sent (500 until then), as in Hardening
+        self.in_flight += 1
+        try:
+            await self._answer_lean(scope, receive, stamped, handler)
+        finally:
+            self.in_flight -= 1
+            self.metrics.request(label, stamped.status, time.perf_counter() - t0)
+
+    async def _answer_lean(self, scope: Scope, receive: Receive, stamped: Stamped,
+                           handler: Callable[[bytes, Principal, Any], Awaitable[Response]]) -> None:
+        """Answer a request of a lean path (its slot counted by the caller)."""
+        headers = scope["headers"]
+        if self.check_access(scope, headers) is not None or self.declared_refusal(headers) is not None:
+            await self._gated(scope, receive, stamped, scope["path"])  # refused there, with its one-line error
+            return
+        body = await self.read_body(receive, stamped, scope)
+        if body is None:
+            return
+        try:  # the lean hot path
+            resp = await handler(body, principal_of(scope), headers)
+        except Exception as exc:  # never a verdict without its audit record
+            resp = error(500, f"internal error, no verdict given: {type(exc).__name__}")
+        if type(resp) is BytesJSON and resp.background is None:  # what Response.__call__ sends, headers added
+            stamped.status = resp.status_code
+            await stamped.send({"type": "http.response.start", "status": resp.status_code,
+                                "headers": [*resp.raw_headers, *stamped.extra]})
+            await stamped.send({"type": "http.response.body", "body": resp.body})
+            return
+        await resp(scope, receive, stamped)
 
     async def forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         handler = self.fast.get(scope["path"]) if scope["method"] == "POST" else None

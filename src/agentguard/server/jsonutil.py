@@ -45,11 +45,14 @@ def _default(obj: Any) -> Any:
     return str(obj)
 
 
+_NUMPY = _orjson.OPT_SERIALIZE_NUMPY if _orjson is not None else 0
+_SORTED = _NUMPY | _orjson.OPT_SORT_KEYS if _orjson is not None else 0
+
+
 def dumps(obj: Any, *, sort_keys: bool = False) -> bytes:
     if _orjson is not None:
-        opt = _orjson.OPT_SERIALIZE_NUMPY | (_orjson.OPT_SORT_KEYS if sort_keys else 0)
         try:
-            return _orjson.dumps(obj, default=_default, option=opt)
+            return _orjson.dumps(obj, default=_default, option=_SORTED if sort_keys else _NUMPY)
         except TypeError:  # e.g. non-str dict keys: fall back to the standard library
             pass
     return json.dumps(obj, default=_default, sort_keys=sort_keys, separators=(",", ":")).encode()
@@ -130,7 +133,45 @@ def canonical(obj: Any) -> bytes:
 
     The refusal needs no walk of its own (the hot path digests every decided input): ``allow_nan=False``
     raises on a non-finite float and the strict UTF-8 encoding raises on a lone surrogate, both as
-    :class:`RequestJSONError`."""
+    :class:`RequestJSONError`.
+
+    A value of plain JSON types without floats (dicts with string keys, lists, strings, integers, booleans, None:
+    :func:`_plain`) is encoded by orjson, whose output for such values is byte for byte the standard library's
+    (strings escaped alike for every code point, keys sorted by code point; a test compares the two over generated
+    values); a float (orjson writes its own shortest form), any other type, a lone surrogate or an integer beyond
+    64 bits (orjson refuses the last two) takes the standard library's encoding."""
+    if _orjson is not None and _plain(obj, 0):
+        try:
+            return _orjson.dumps(obj, option=_orjson.OPT_SORT_KEYS)
+        except TypeError:  # orjson.JSONEncodeError: a lone surrogate, an integer beyond 64 bits, too deep
+            pass
+    return _canonical_json(obj)
+
+
+def _plain(obj: Any, depth: int) -> bool:
+    """Whether ``obj`` holds only dicts with string keys, lists, strings, integers, booleans and None (exact types,
+    no float), nested at most 64 deep."""
+    t = type(obj)
+    if t is str or t is int or t is bool or obj is None:
+        return True
+    if depth > 64:
+        return False
+    if t is dict:
+        for k, v in obj.items():
+            if type(k) is not str:
+                return False
+            tv = type(v)
+            if not (tv is str or tv is int or tv is bool or v is None
+                    or ((tv is dict or tv is list) and _plain(v, depth + 1))):
+                return False
+        return True
+    if t is list:
+        return all(_plain(v, depth + 1) for v in obj)
+    return False
+
+
+def _canonical_json(obj: Any) -> bytes:
+    """:func:`canonical` by the standard library (the reference encoding)."""
     try:
         return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
                           default=_canon_default).encode("utf-8")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable
 
@@ -103,34 +102,58 @@ class ServiceRuns(RunMemory[ServiceRun]):
 
 class RunLocks:
     """One ``asyncio.Lock`` per run id: every request of a run holds it from before the run's state is read
-    until its decision is stored. A lock lives as long as a request holds or waits for it (weakly kept
-    otherwise), so concurrent requests of one run always share the same lock object."""
+    until its decision is stored. A lock lives as long as a request holds or waits for it (counted: the entry
+    goes when the last of them leaves), so concurrent requests of one run always share the same lock object."""
 
     def __init__(self) -> None:
-        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._locks: dict[str, list[Any]] = {}  # run id -> [lock, requests holding or waiting for it]
 
     def get(self, run_id: str) -> asyncio.Lock:
-        lk = self._locks.get(run_id)
-        if lk is None:
-            lk = asyncio.Lock()
-            self._locks[run_id] = lk
-        return lk
+        """The lock of ``run_id`` now (a new one when no request holds or waits for it)."""
+        entry = self._locks.get(run_id)
+        return entry[0] if entry is not None else asyncio.Lock()
 
     def hold(self, run_id: str) -> "_Held":
         """``async with locks.hold(run_id):`` the run's lock, held for the block (a plain class, not a
         generator-based context manager: every decision takes it)."""
-        return _Held(self.get(run_id))  # a strong reference while this request waits and holds it
+        return _Held(self._locks, run_id)
+
+    def __len__(self) -> int:
+        return len(self._locks)
 
 
 class _Held:
-    __slots__ = ("lock",)
+    __slots__ = ("locks", "run_id", "entry")
 
-    def __init__(self, lock: asyncio.Lock) -> None:
-        self.lock = lock
+    def __init__(self, locks: dict[str, list[Any]], run_id: str) -> None:
+        self.locks = locks
+        self.run_id = run_id
+        entry = locks.get(run_id)
+        if entry is None:
+            entry = locks[run_id] = [asyncio.Lock(), 0]
+        entry[1] += 1  # counted from now: the entry stays while this request waits and holds it
+        self.entry = entry
+
+    @property
+    def lock(self) -> asyncio.Lock:
+        """The run's lock (the same object for every request of the run while any holds or waits for it)."""
+        return self.entry[0]
+
+    def _leave(self) -> None:
+        entry = self.entry
+        entry[1] -= 1
+        if entry[1] == 0 and self.locks.get(self.run_id) is entry:
+            del self.locks[self.run_id]
 
     async def __aenter__(self) -> asyncio.Lock:
-        await self.lock.acquire()
-        return self.lock
+        lock = self.entry[0]
+        try:
+            await lock.acquire()
+        except BaseException:  # cancelled while waiting: it holds nothing
+            self._leave()
+            raise
+        return lock
 
     async def __aexit__(self, *_exc: Any) -> None:
-        self.lock.release()
+        self.entry[0].release()
+        self._leave()

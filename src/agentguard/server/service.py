@@ -311,12 +311,12 @@ class Service:
         v = out.verdict or Verdict(Decision.HALT, "no verdict")
         decision, reason = answered(out)
         numbers: dict[str, float] = {}
-        for k, x in v.numbers.items():
+        for k, x in v.numbers.items() if v.numbers else ():
             try:
                 numbers[str(k)] = float(x)
             except (TypeError, ValueError):
                 continue
-        call.extra["numbers"] = dict(numbers)
+        call.extra["numbers"] = dict(numbers) if numbers else {}
         if call.extra_numbers:
             numbers.update(call.extra_numbers)
         guard = v.guard or "?"

@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.responses import Response
 
 from ...core.types import Step, ToolCall
+from ..checkparse import read_check
 from ..credentials import Principal
 from ..gate import error, principal_of, validation_response
 from ..idempotency import IdemKey, IdempotencyError, idem_key, key_from_headers
@@ -55,21 +56,25 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Aw
 
     async def check_raw(raw: bytes, principal: Principal, headers: Any = ()) -> Response:
         """The hot path (also reached straight from the gate, skipping routing): parse, decide, audit."""
+        got = read_check(raw, svc.settings.max_json_values)  # None: the full reader below (and its error)
         try:
-            req: CheckRequest = svc.parse(CheckRequest, raw)
+            if got is None:
+                req: CheckRequest = svc.parse(CheckRequest, raw)
+                tc = req.tool_call
+                got = (req.run_id, tc.name, tc.arguments, tc.call_id, req.metadata)
             idem = keyed(headers, principal, "/v1/check", raw) if headers else None
         except RequestValidationError as exc:
             return validation_response(list(exc.errors()))
         except IdempotencyError as exc:
             return error(400, str(exc))
-        run_id = svc.binding.scope(req.run_id, principal.identity)  # "default": the caller's own (..binding)
+        asked, name, arguments, call_id, metadata = got
+        run_id = svc.binding.scope(asked, principal.identity)  # "default": the caller's own (..binding)
         if isinstance(run_id, Response):
             return run_id
-        tc = req.tool_call
-        call = ToolCall(tc.name, tc.arguments, tc.call_id)
+        call = ToolCall(name, arguments, call_id)
         as_dict = call.to_dict()  # read only from here on: stored with the input and digested
-        return await svc.decide("check", run_id, call, {"tool_call": as_dict, "metadata": req.metadata},
-                                {"run_id": run_id, "tool_call": as_dict}, claims=req.metadata,
+        return await svc.decide("check", run_id, call, {"tool_call": as_dict, "metadata": metadata},
+                                {"run_id": run_id, "tool_call": as_dict}, claims=metadata,
                                 principal=principal.identity, idem=idem, caller=principal)
 
     @app.post("/v1/runs/{run_id}/steps", tags=["guards"], response_model=VerdictOut, responses=err_responses(),
