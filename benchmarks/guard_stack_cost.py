@@ -6,7 +6,8 @@ The stack is ``agentguard.config.load_stack(src/agentguard/server/examples/rules
 ``--n`` times in a tight loop two ways: ``check`` (the synchronous stack) and ``adecided`` (what the service's
 pipeline awaits on ``/v1/check``: :func:`agentguard.core.replacement.adecided` -> ``arun_guard`` -> the stack's
 ``acheck``), on one event loop. CPU is the thread's (``time.thread_time``), the least of 5 chunks of ``n/5``
-decisions, so other jobs on a shared machine cost little. ``--base DIR`` measures the source tree DIR (a worktree of the branch point) too: each tree runs in its own
+decisions, so other jobs on a shared machine cost little. ``sync_cold_us``: ``check`` with the shell reader's kept
+readings forgotten before each decision (a command seen for the first time; a tree without them: ``sync_us``). ``--base DIR`` measures the source tree DIR (a worktree of the branch point) too: each tree runs in its own
 child process (``PYTHONPATH=<tree>/src``), the trees alternating ``--rounds`` times; the median of the rounds is
 reported. Each child also writes what each body was decided (decision, guard, reason), and the run checks that the
 trees agree on every body.
@@ -57,6 +58,10 @@ def child(n: int) -> dict[str, Any]:
     from agentguard.core.types import Context, Decision, ToolCall, Trace
 
     stack = load_stack(REPO / "src" / "agentguard" / "server" / "examples" / "rules.toml")
+    from agentguard.policies.shell import analysis
+
+    kept = getattr(analysis, "_kept", None)  # (a tree without it reads every command anew)
+    forget = kept.cache_clear if kept is not None else None
     res: dict[str, Any] = {}
     for mix, bodies in _bodies().items():
         for i, (name, args, meta) in enumerate(bodies):
@@ -71,6 +76,13 @@ def child(n: int) -> dict[str, Any]:
                     stack.check(ctx, call)
                 sync.append((time.thread_time() - t0) / chunk * 1e6)
             sync_us = min(sync)
+            cold = []  # each decision without the shell reader's kept readings (a command not seen before)
+            for _ in range(CHUNKS if forget else 0):
+                t0 = time.thread_time()
+                for _ in range(chunk):
+                    forget()
+                    stack.check(ctx, call)
+                cold.append((time.thread_time() - t0) / chunk * 1e6)
 
             async def loop() -> tuple[float, Any]:
                 va = await adecided(stack, ctx, call, timeout_s=None, on_error=Decision.HALT)
@@ -84,6 +96,7 @@ def child(n: int) -> dict[str, Any]:
 
             async_us, va = asyncio.run(loop())
             res[f"{mix}/{i}"] = {"mix": mix, "tool": name, "arguments": args, "sync_us": sync_us, "async_us": async_us,
+                                 "sync_cold_us": min(cold) if cold else sync_us,
                                  "decision": v.decision.name, "guard": v.guard, "reason": v.reason,
                                  "async_same": [va.decision.name, va.guard, va.reason] ==
                                                [v.decision.name, v.guard, v.reason]}
@@ -118,17 +131,17 @@ def main() -> None:
         row: dict[str, Any] = {k: rounds["after"][0][key][k] for k in ("mix", "tool", "arguments")}
         for kind in trees:
             first = rounds[kind][0][key]
-            row[kind] = {"sync_us": round(statistics.median(x[key]["sync_us"] for x in rounds[kind]), 1),
-                         "async_us": round(statistics.median(x[key]["async_us"] for x in rounds[kind]), 1),
-                         "decision": first["decision"], "guard": first["guard"], "reason": first["reason"],
-                         "async_same": all(x[key]["async_same"] for x in rounds[kind])}
+            row[kind] = {p: round(statistics.median(x[key][p] for x in rounds[kind]), 1)
+                         for p in ("sync_us", "async_us", "sync_cold_us")}
+            row[kind] |= {"decision": first["decision"], "guard": first["guard"], "reason": first["reason"],
+                          "async_same": all(x[key]["async_same"] for x in rounds[kind])}
         if "before" in trees:
             row["same_decision"] = all(row["after"][f] == row["before"][f] for f in ("decision", "guard", "reason"))
         bodies[key] = row
     summary = {}
     for mix in MIXES:
         for kind in trees:
-            for path in ("sync_us", "async_us"):
+            for path in ("sync_us", "async_us", "sync_cold_us"):
                 rows = [b for b in bodies.values() if b["mix"] == mix]
                 ref = [b[kind][path] for b in rows if b["after"]["decision"] != "ALLOW"
                        and "allow list" in b["after"]["reason"]]

@@ -8,8 +8,9 @@ benign_file_calls.json``), every shell corpus of ``tests/policies/shell/*.txt`` 
 attack records of sessions 18-22) as ``run_command``, every string literal of the rules, network and argument
 tests (``tests/policies/test_rules*.py``, ``test_network*.py``, ``test_arguments*.py``) as a ``run_command``
 command, a ``read_file`` path and a ``fetch`` url, and the bodies of ``server_check_ab.request_mix``. Each probe is
-also decided under other tool names (``rent_car``: refused by the allow list; ``exec``: denied, a shell tool;
-``search_files``: allowed, reads trees), so the allow-list shortcut meets every argument shape. Each is decided by
+also decided under other tool names (``rent_car``: refused by the allow list; but for the test literals also
+``exec``: denied, a shell tool; ``search_files``: allowed, reads trees), so the allow-list shortcut meets every
+argument shape. Each is decided by
 ``check`` and by ``adecided`` (the service's path). Each tree runs in its own child process (``PYTHONPATH=<tree>/src``).
 
     PYTHONPATH=$PWD/src python benchmarks/guard_stack_diff.py --base /tmp/gbase \\
@@ -95,7 +96,7 @@ def child(data: str) -> dict[str, Any]:
         for corpus, calls in probes(data).items():
             rows = []
             for name, args in calls:
-                for tool in (name, *NAMES):
+                for tool in (name, *(NAMES if corpus != "test_literals" else NAMES[:1])):
                     try:
                         call = ToolCall(tool, args)
                     except Exception as exc:  # noqa: BLE001 - a probe no ToolCall holds
@@ -122,11 +123,15 @@ def main() -> None:
         return
     if not a.base:
         ap.error("--base is required")
+    procs = {kind: subprocess.Popen([sys.executable, __file__, "--child", "--data", a.data], stdout=subprocess.PIPE,
+                                    text=True, env={**os.environ, "PYTHONPATH": str(tree / "src")})
+             for kind, tree in (("before", Path(a.base).resolve()), ("after", REPO))}  # side by side
     got = {}
-    for kind, tree in (("before", Path(a.base).resolve()), ("after", REPO)):
-        p = subprocess.run([sys.executable, __file__, "--child", "--data", a.data], capture_output=True, text=True,
-                           env={**os.environ, "PYTHONPATH": str(tree / "src")}, check=True)
-        got[kind] = json.loads(p.stdout)
+    for kind, p in procs.items():
+        text, _ = p.communicate()
+        if p.returncode:
+            raise SystemExit(f"the {kind} tree's child failed ({p.returncode})")
+        got[kind] = json.loads(text)
     corpora: dict[str, Any] = {}
     mismatches = []
     for corpus, before in got["before"].items():
