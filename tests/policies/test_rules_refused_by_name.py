@@ -36,3 +36,9 @@ def test_a_stricter_rule_below_is_still_read():
     v = decide(g, "rent_car", path="/etc/shadow")
     assert v.decision is Decision.REJECT and len(v.details["violations"]) == 2
     assert g.strictest() is Decision.REJECT  # (by strictness, as a stack combines: REJECT over ESCALATE)
+
+
+def test_an_argument_the_reading_fails_on_is_not_met_when_refused_by_name():
+    # the shell reader fails on a lone surrogate (a guard failure: the stack's on_error); refused by name, it is unread
+    v = decide(ToolRuleGuard(**RULES), "rent_car", command="/etc/shadow\udc80")
+    assert (v.decision, v.reason) == (Decision.REJECT, "tool rent_car is not in the allow list")

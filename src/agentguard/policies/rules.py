@@ -9,7 +9,8 @@ escalate ``transfer_funds``, require ``send_email.to`` to end in ``@example.com`
 Order of rules (the strictest matching rule wins, as in a stack): ``halt`` patterns give HALT,
 ``escalate`` patterns ESCALATE, ``deny`` patterns and an ``allow`` list that does not name the tool
 give ``decision`` (REJECT by default), then each argument rule gives its own decision; a refusal by name at
-the strictest decision any rule here gives is returned unread (``details['violations']``: the name's only). A
+the strictest decision any rule here gives is returned unread (``details['violations']``: the name's only; an
+argument the reading fails on is not met, so no guard failure, the caller's on_error, answers then). A
 proposal that is readable but not a tool call (a text chunk, a Step without a ToolCall action) is ALLOWED: this
 guard has nothing to say about it. Anything else (None, an unknown object, a malformed tool-call
 dict, a number) cannot be read and gets ``decision`` (fail closed; ``agentguard.testing.check_guard``).
