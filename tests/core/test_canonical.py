@@ -98,3 +98,14 @@ def test_an_allow_list_keeps_the_namespace_separator():
     for name, ok in [("read_file", True), ("Read-File", False), ("read__file", False), ("time__get_current_time", True),
                      ("time_get_current_time", False), ("Time__Get-Current-Time", False)]:
         assert (g.check(None, ToolCall(name, {})).decision.name == "ALLOW") is ok, name  # type: ignore[arg-type]
+
+
+def test_grant_name_cached_is_grant_name_computed():
+    from agentguard.core.canonical import _grant_text, grant_name
+
+    class Name(str):
+        pass
+
+    for raw in ["fs__Read-File", "read_file\u200b", "Ｒead_file", "a" * 300 + "__x", Name("A__b"), 42]:
+        want = _grant_text(str(raw)[:4096])
+        assert grant_name(raw) == want and grant_name(raw) == want  # (the second from the cache)

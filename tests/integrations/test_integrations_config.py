@@ -75,7 +75,11 @@ def test_stack_from_toml_behaves_like_the_same_stack_in_code(tmp_path):
         Decision.ALLOW,
     ]
     v = decide(from_file, "delete_file")
-    assert v.guard == "no-deletes" and len(v.details["verdicts"]) == 2  # says which guard decided
+    assert v.guard == "no-deletes"  # says which guard decided
+    # "mail" is not asked: it can give nothing stricter than the REJECT in hand (GuardStack, session 24)
+    assert [t["guard"] for t in v.details["verdicts"]] == ["no-deletes"]
+    v = decide(from_file, "send_email", to="x@evil.org")
+    assert [t["guard"] for t in v.details["verdicts"]] == ["no-deletes", "mail"]  # both asked, in order
 
 
 def test_yaml_equivalent(tmp_path):

@@ -91,8 +91,14 @@ def grant_name(name: Any) -> str:
     part, with the ``__`` an MCP proxy puts between an upstream and its tool kept (``fs__read_file`` is the tool
     ``read_file`` of the upstream ``fs``, not ``fs_read_file``: an allow entry ``read_file`` must not grant the tool
     ``file`` of an upstream named ``read`` through ``read__file``)."""
-    text = strip_invisible(name if type(name) is str and len(name) <= 256 else str(name)[:4096])
-    return "__".join(canonical_name(part) for part in text.strip().split("__"))
+    return _grant_name(name) if type(name) is str and len(name) <= 256 else _grant_text(str(name)[:4096])
+
+
+def _grant_text(name: str) -> str:
+    return "__".join(canonical_name(part) for part in strip_invisible(name).strip().split("__"))
+
+
+_grant_name = functools.lru_cache(maxsize=4096)(_grant_text)  # tool names repeat: cache the short ones
 
 
 def name_forms(name: Any) -> tuple[str, ...]:

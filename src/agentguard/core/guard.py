@@ -177,6 +177,36 @@ def _inline_safe(guard: Any) -> bool:
     return vars(type(guard)).get("inline_safe", False) is True
 
 
+def _ceiling(guard: Any, on_error: Decision) -> int | None:
+    """The strictness of the strictest verdict ``guard`` may give in a stack whose fail-closed decision is
+    ``on_error``, when it may go unasked: it is decided inline (:func:`_inline_safe`: synchronous, fast and pure),
+    keeps no per-run memory (neither ``end_run`` nor ``reset``) and its own class defines ``strictest()`` (the
+    strictest decision its ``check`` gives); None (ask it) otherwise."""
+    if not (_is_sync(guard) and _inline_safe(guard)) or "strictest" not in vars(type(guard)) or callable(
+            getattr(guard, "end_run", None)) or callable(getattr(guard, "reset", None)):
+        return None
+    try:
+        own = guard.strictest()
+    except Exception:  # noqa: BLE001 - it cannot say: ask it
+        return None
+    return max(own.strictness, on_error.strictness) if isinstance(own, Decision) else None
+
+
+def _best(verdicts: list[Verdict]) -> Verdict:
+    """The first of the strictest verdicts."""
+    best = verdicts[0]
+    for v in verdicts[1:]:
+        if v.stricter_than(best):
+            best = v
+    return best
+
+
+def _all_inline(guard: Any) -> bool:
+    """True for a plain :class:`GuardStack` whose every member is decided inline (:func:`_inline_safe`): its
+    ``acheck`` would run each of them on the loop in turn, which is its ``check``."""
+    return type(guard) is GuardStack and all(_is_sync(g) and _inline_safe(g) for g in guard.guards)
+
+
 def _own_cancellation() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
@@ -220,17 +250,23 @@ def _run_top(guard: Any, context: Context, proposal: Any, timeout_s: float | Non
 
 
 async def _arun_many(guards: list[Any], context: Context, proposal: Any, timeout_s: float | None,
-                     on_error: Decision, short_circuit: bool, traced: bool = False) -> list[Verdict]:
+                     on_error: Decision, short_circuit: bool, traced: bool = False,
+                     settled: Any = None) -> list[Verdict]:
     """Verdicts of ``guards`` in order; consecutive synchronous guards share one worker-thread hop (run in
     a copy of the caller's context, so a guard's span keeps its parent); ``traced``: each guard of a
-    stack in its own span when telemetry is on."""
+    stack in its own span when telemetry is on; ``settled(guard, verdicts)``: True when an inline guard need
+    not be asked (a stack's rule: :meth:`GuardStack._settled`)."""
     verdicts: list[Verdict] = []
     loop = asyncio.get_running_loop()
     i = 0
     while i < len(guards):
-        if _is_sync(guards[i]) and _inline_safe(guards[i]):
+        if (_is_sync(guards[i]) and _inline_safe(guards[i])) or _all_inline(guards[i]):
             # declared fast and pure (no I/O, bounded work): decided on the loop, no thread hop; a verdict
-            # that returns after the deadline still fails closed (run_guard's synchronous rule)
+            # that returns after the deadline still fails closed (run_guard's synchronous rule). A plain stack of
+            # such guards is one too (its acheck would run each on the loop in turn: its check)
+            if settled is not None and verdicts and settled(guards[i], verdicts):
+                i += 1
+                continue
             verdicts.append((_run_member if traced else _run_top)(guards[i], context, proposal, timeout_s, on_error))
             i += 1
             if short_circuit and verdicts[-1].decision is Decision.HALT:
@@ -297,7 +333,11 @@ class GuardStack(BaseGuard):
     - ``timeout_s``: per-guard time limit. ``check`` (synchronous) fails closed on a verdict that
       *returned* after the limit; ``acheck`` runs synchronous members in a worker thread and abandons
       them at the limit (see :func:`arun_guard`).
-    The returned verdict's ``details['verdicts']`` lists every guard's verdict in order.
+    The returned verdict's ``details['verdicts']`` lists the verdict of every guard asked, in order. A guard
+    whose verdict cannot change the answer is not asked (nor listed, nor given a span): one decided inline
+    (its class declares ``inline_safe``), without per-run memory (no ``end_run``/``reset``), whose own class
+    defines ``strictest()``, when a verdict in hand is at least as strict as both ``strictest()`` and ``on_error``
+    (the stack's answer, its decision, reason and deciding guard, is the same either way).
     """
 
     def __init__(
@@ -332,17 +372,24 @@ class GuardStack(BaseGuard):
             end_run(g, run_id)
 
     def _combine(self, verdicts: list[Verdict]) -> Verdict:
-        best = verdicts[0]
-        for v in verdicts[1:]:
-            if v.stricter_than(best):
-                best = v
+        best = _best(verdicts)
         trail = [v.to_dict() for v in verdicts]
         return Verdict(best.decision, best.reason, best.guard, best.numbers, best.action,
                        {**dict(best.details), "verdicts": trail})
 
+    def _settled(self, guard: Any, verdicts: list[Verdict]) -> bool:
+        """True when ``guard`` need not be asked after ``verdicts`` (see the class docstring)."""
+        best = _best(verdicts).decision
+        if not best.refuses:  # a guard may always refuse (its on_error does): ask it
+            return False
+        top = _ceiling(guard, self.on_error)
+        return top is not None and top <= best.strictness
+
     def check(self, context: Context, proposal: Any) -> Verdict:
         verdicts: list[Verdict] = []
         for g in self.guards:
+            if verdicts and self._settled(g, verdicts):
+                continue
             v = _run_member(g, context, proposal, self.timeout_s, self.on_error)
             verdicts.append(v)
             if self.short_circuit and v.decision is Decision.HALT:
@@ -350,8 +397,10 @@ class GuardStack(BaseGuard):
         return self._combine(verdicts)
 
     async def acheck(self, context: Context, proposal: Any) -> Verdict:
+        if _all_inline(self):  # every member decided on the loop in turn: what check does
+            return self.check(context, proposal)
         verdicts = await _arun_many(self.guards, context, proposal, self.timeout_s, self.on_error,
-                                    self.short_circuit, traced=True)
+                                    self.short_circuit, traced=True, settled=self._settled)
         return self._combine(verdicts)
 
 

@@ -1,18 +1,19 @@
 """The shell-command rules of :class:`~.rules.ToolRuleGuard` as parsed from its configuration: a ``deny_commands``
 entry (``"rm -rf"``: a program glob and the flags it must not have together) and an ``allow_commands`` entry
 (``"git status"`` or ``{program = "find", args = [...], deny_flags = [...]}``). Split from :mod:`.rules`, which
-documents what they mean; a malformed entry raises :class:`~agentguard.core.errors.InputError` at load."""
+documents what they mean; a malformed entry raises :class:`~agentguard.core.errors.InputError` at load. Also the
+reading of a command argument the rules match (:func:`_analyse`: a string, or an argv list read both ways)."""
 
 from __future__ import annotations
 
 import fnmatch
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..core.canonical import canonical_name
 from ..core.errors import InputError
-from .shell import Command
+from .shell import Analysis, Command, analyse, analyse_argv
 from .shell.programs import flags_of
 
 __all__: list[str] = []  # private to the rules guard
@@ -75,3 +76,14 @@ def _allowed_command(entry: Any, what: str) -> _AllowedCommand:
         flags, _ = flags_of(prog, list(deny))
         return _AllowedCommand(str(dict(entry)), re.compile(fnmatch.translate(prog)), tuple(args), flags)
     raise InputError(f"{what}: entries are strings like 'git status' or tables with 'program', got {entry!r}")
+
+
+def _analyse(text: Any, cwds: Sequence[str] = (), each: bool = False) -> Analysis:
+    """A command string, or an argv list read both as argv and as the string a tool may join it into (and,
+    with ``each``, every element as a command of its own: a ``commands`` list runs one per element)."""
+    if isinstance(text, list):
+        parts = [analyse(" ".join(str(a) for a in text), cwds)]
+        parts += [analyse(str(a), cwds) for a in text] if each else [analyse_argv(text, cwds)]
+        return Analysis([c for a in parts for c in a.commands], [p for a in parts for p in a.paths],
+                        [u for a in parts for u in a.unresolvable], [t for a in parts for t in a.subtrees])
+    return analyse(text, cwds)

@@ -71,7 +71,7 @@ from typing import Any, Mapping, Sequence
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
-from .arguments import keyed_values, leaves
+from .arguments import _keyed, keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
 from .network_files import file_destinations
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
@@ -184,13 +184,29 @@ def _url_hosts(text: str) -> list[str]:
     return hosts
 
 
+def _wanted(key: str) -> bool:
+    return host_named(key) or key in COMMAND_ARGS
+
+
+def _named(arguments: Mapping[str, Any], shell: bool) -> tuple[list[Any] | None, list[Any] | None]:
+    """``keyed_values`` of the host-named arguments and (but for a shell tool: all its arguments) of the command
+    arguments, in one walk where both fit (the walk is the same whatever it keeps; within MAX_ENTRIES together,
+    each is); each walked apart otherwise."""
+    found, deep = _keyed(arguments, _wanted)
+    if found is None:
+        return keyed_values(arguments, host_named), [arguments] if shell else keyed_values(
+            arguments, lambda k: k in COMMAND_ARGS)
+    if deep:
+        return None, [arguments] if shell else None
+    return [v for k, v in found if host_named(k)], [arguments] if shell else [v for k, v in found if k in COMMAND_ARGS]
+
+
 def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | None:
     """The hosts a tool may connect to for these arguments (see the module docstring), or None when the
     arguments cannot be read whole (nested too deep, too many values: the guard refuses them unread). ``tool``:
     the tool's name (a shell tool's every argument is a command, :func:`.network_hosts.command_hosts`)."""
     texts = leaves(arguments)
-    named = keyed_values(arguments, host_named)
-    commands = [arguments] if tool in _SHELL_TOOLS else keyed_values(arguments, lambda k: k in COMMAND_ARGS)
+    named, commands = _named(arguments, tool in _SHELL_TOOLS)
     if texts is None or named is None or commands is None:
         return None
     hosts: list[str] = []
@@ -374,6 +390,11 @@ class NetworkGuard(BaseGuard):
             return any(x.version == n.version and x in n for n in self._nets)
         carried = [x for x in embedded(ip)[1:] if nonpublic(x) is not None]
         return allowed(ip) or (bool(carried) and all(allowed(x) for x in carried))
+
+    def strictest(self) -> Decision:
+        """The strictest decision :meth:`check` may give (``decision``): a :class:`~agentguard.core.GuardStack`
+        holding a verdict at least as strict need not ask this guard."""
+        return self.decision
 
     def check(self, context: Context, proposal: Any) -> Verdict:
         call = as_tool_call(proposal)

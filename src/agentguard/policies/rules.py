@@ -8,8 +8,10 @@ escalate ``transfer_funds``, require ``send_email.to`` to end in ``@example.com`
 
 Order of rules (the strictest matching rule wins, as in a stack): ``halt`` patterns give HALT,
 ``escalate`` patterns ESCALATE, ``deny`` patterns and an ``allow`` list that does not name the tool
-give ``decision`` (REJECT by default), then each argument rule gives its own decision. A proposal that
-is readable but not a tool call (a text chunk, a Step without a ToolCall action) is ALLOWED: this
+give ``decision`` (REJECT by default), then each argument rule gives its own decision; a refusal by name at
+the strictest decision any rule here gives is returned unread (``details['violations']``: the name's only; an
+argument the reading fails on is not met, so no guard failure, the caller's on_error, answers then). A
+proposal that is readable but not a tool call (a text chunk, a Step without a ToolCall action) is ALLOWED: this
 guard has nothing to say about it. Anything else (None, an unknown object, a malformed tool-call
 dict, a number) cannot be read and gets ``decision`` (fail closed; ``agentguard.testing.check_guard``).
 
@@ -104,8 +106,8 @@ from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .arguments import (MAX_ENTRIES, MAX_NESTING, NAME_WORDS, PATH_ARGS, SEARCH_WORDS, TooDeep, base_dirs,
                         descriptors, keyed_values, leaves, named_entries, path_named, path_shaped, path_values,
                         readings, strings)
-from .commandrules import _allowed_command, _command_rule
-from .shell import Analysis, analyse, analyse_argv, fnmatch_tokens, intersects, literal_tokens, path_forms
+from .commandrules import _allowed_command, _analyse, _command_rule
+from .shell import fnmatch_tokens, intersects, literal_tokens, path_forms
 from .shell.globs import ANY_CHAR, fold_case
 from .shell.programs import UNSAFE_ENV
 from .reach import casefolded, home_tokens, home_variants, link_option, linked, listed, listing_dirs, listing_regex
@@ -131,9 +133,6 @@ _SHELL_TOOLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "shell", "
 _SLASH: list[Any] = [("c", (False, frozenset("/")))]
 _BELOW = _SLASH + [("*", ANY_CHAR)]
 _HOME: list[Any] = [("c", (False, frozenset("~")))] + _SLASH  # a relative path when the working directory is ~
-
-
-_LONG_FLAGS = {"--recursive": "r", "--force": "f", "--no-preserve-root": "no-preserve-root"}
 
 
 def as_tool_call(proposal: Any) -> ToolCall | None:
@@ -180,17 +179,6 @@ def _regex(pattern: str | None, what: str) -> re.Pattern[str] | None:
         return re.compile(pattern)
     except re.error as exc:
         raise InputError(f"{what}: bad regular expression {pattern!r}: {exc}") from None
-
-
-def _analyse(text: Any, cwds: Sequence[str] = (), each: bool = False) -> Analysis:
-    """A command string, or an argv list read both as argv and as the string a tool may join it into (and,
-    with ``each``, every element as a command of its own: a ``commands`` list runs one per element)."""
-    if isinstance(text, list):
-        parts = [analyse(" ".join(str(a) for a in text), cwds)]
-        parts += [analyse(str(a), cwds) for a in text] if each else [analyse_argv(text, cwds)]
-        return Analysis([c for a in parts for c in a.commands], [p for a in parts for p in a.paths],
-                        [u for a in parts for u in a.unresolvable], [t for a in parts for t in a.subtrees])
-    return analyse(text, cwds)
 
 
 def _call_context(arguments: Mapping[str, Any]) -> tuple[list[str], list[str]]:
@@ -373,16 +361,30 @@ class ToolRuleGuard(BaseGuard):
             found.append((self.decision, f"tool {call.name} is denied"))
         if self._allow_given and not self._granted(call.name):
             found.append((self.decision, f"tool {call.name} is not in the allow list"))
+        if found and max(d for d, _ in found) >= max(self._decisions()):  # the rules below cannot give a stricter one
+            return self._refusal(found)  # (so "violations" lists the name's; the arguments are not read)
         if self._commands or self._paths is not None or self._allow_commands is not None:
             found += self._structured(name, call)
         for rule in self.arguments:
             why = rule.violation(call)
             if why:
                 found.append((rule.decision, why))  # type: ignore[arg-type]
-        if not found:
-            return self._allowed
+        return self._refusal(found) if found else self._allowed
+
+    def _refusal(self, found: list[tuple[Decision, str]]) -> Verdict:
         decision, reason = max(found, key=lambda x: x[0])  # first of the strictest
         return Verdict(decision, reason, self.name, details={"violations": [r for _, r in found]})
+
+    def _decisions(self) -> list[Decision]:
+        """Every decision a rule of this guard may give (its ``check`` gives one of them or ALLOW)."""
+        return [self.decision, self.unresolvable, *[Decision.HALT] * (self._halt is not None),
+                *[Decision.ESCALATE] * (self._escalate is not None),
+                *[Decision.parse(r.decision) for r in self.arguments]]
+
+    def strictest(self) -> Decision:
+        """The strictest decision (by :attr:`~agentguard.core.types.Decision.strictness`) :meth:`check` may give: a
+        :class:`~agentguard.core.GuardStack` holding a verdict at least as strict need not ask this guard."""
+        return max(self._decisions(), key=lambda d: d.strictness)
 
     def _structured(self, name: str, call: ToolCall) -> list[tuple[Decision, str]]:
         """Violations of ``allow_commands``, ``deny_commands``, ``deny_paths`` and unresolvable commands."""

@@ -89,6 +89,7 @@ the differential harness (``tests/policies/shell/test_analysis_differential.py``
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterable
 
 from ...core.canonical import strip_invisible
@@ -122,16 +123,47 @@ def _start(cwds: Iterable[str]) -> _Walker:
     return w
 
 
+_DEEP = "nesting too deep to read"
+#: the longest command whose reading is kept (:func:`analyse`)
+MEMO_TEXT = 4096
+
+
+class _NotKept(Exception):
+    pass
+
+
+@functools.lru_cache(maxsize=512)
+def _kept(command: str) -> Analysis:
+    a = _read(command, ())
+    if _DEEP in a.unresolvable:  # where Python's recursion limit stopped it depends on the caller's stack
+        raise _NotKept
+    return a
+
+
 def analyse(command: str, cwds: Iterable[str] = ()) -> Analysis:
     """Every command ``command`` runs when bash reads it, every path it names, and what is unresolvable.
 
     ``cwds``: directories the command may start in besides the unknown one (a tool's ``cwd`` argument).
+    The reading is a function of the text alone: without ``cwds`` the last 512 readings of texts up to
+    :data:`MEMO_TEXT` characters are kept (the rules and the network guard read a call's command each, and agents
+    repeat commands); each call gets lists of its own (their elements are immutable).
     """
+    cwds = tuple(cwds)
+    if not cwds and type(command) is str and len(command) <= MEMO_TEXT:
+        try:
+            a = _kept(command)
+        except _NotKept:
+            return _read(command, cwds)
+        return Analysis(list(a.commands), list(a.paths), list(a.unresolvable), list(a.subtrees))
+    return _read(command, cwds)
+
+
+def _read(command: str, cwds: Iterable[str]) -> Analysis:
     w = _start(cwds)
     try:
         w.text(command, 0)
     except RecursionError:
-        w.refuse("nesting too deep to read")
+        w.refuse(_DEEP)
     except TooMuchWork:
         w.refuse(_TOO_MUCH)
     return w.out
