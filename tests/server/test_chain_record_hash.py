@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentguard.server import chain
+from agentguard.server import chain, jsonutil
 from agentguard.server.chain import CONTENT, GENESIS, chain_hash, record_hash, run_hash
 from agentguard.server.jsonutil import canonical
 
@@ -106,7 +106,7 @@ def test_flat_rows_hash_as_before(text: str, ts: float, seq: int) -> None:
 
 
 def test_without_orjson_fragment_the_encoder_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(chain, "_Fragment", None)
+    monkeypatch.setattr(jsonutil, "_Fragment", None)
     for value in (1e16, "é", 2**64, None):
         row = row_of(ts=value)
         assert record_hash(row) == old_record_hash(row)

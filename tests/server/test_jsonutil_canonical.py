@@ -1,4 +1,4 @@
-"""server/jsonutil.py ``canonical``: the orjson encoding it takes for plain values (no floats) is byte for byte the
+"""server/jsonutil.py ``canonical``: the orjson encoding it takes for plain values (floats as fragments) is byte for byte the
 standard library's reference encoding, over generated values (keys of any code point, integers near and beyond 64
 bits, nesting), and the values it leaves to the reference are encoded by it."""
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from agentguard.server.jsonutil import RequestJSONError, _canonical_json, _plain, canonical
+from agentguard.server.jsonutil import _NOT_PLAIN, RequestJSONError, _canonical_json, _plain, canonical
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
 PLAIN = st.recursive(
@@ -36,8 +36,8 @@ def test_any_value_encodes_as_the_reference(v: Any) -> None:
 
 
 def test_what_orjson_would_write_otherwise_is_left_to_the_reference() -> None:
-    assert not _plain({"x": 1.0}, 0) and canonical({"x": 1e16}) == b'{"x":1e+16}'
-    assert not _plain({1: "a"}, 0) and not _plain((1,), 0) and not _plain({"s": {1}}, 0)
+    assert _plain({"x": 1.0}, 0) is not _NOT_PLAIN and canonical({"x": 1e16, "y": [1e-7]}) == b'{"x":1e+16,"y":[1e-07]}'
+    assert all(_plain(v, 0) is _NOT_PLAIN for v in ({1: "a"}, (1,), {"s": {1}}, [float("nan")], {"x": float("inf")}))
     assert canonical({"x": True, "n": None}) == b'{"n":null,"x":true}'
     with pytest.raises(RequestJSONError):
         canonical({"s": "\ud800"})
@@ -46,4 +46,4 @@ def test_what_orjson_would_write_otherwise_is_left_to_the_reference() -> None:
     deep: Any = []
     for _ in range(80):
         deep = [deep]
-    assert not _plain(deep, 0) and canonical(deep) == _canonical_json(deep)
+    assert _plain(deep, 0) is _NOT_PLAIN and canonical(deep) == _canonical_json(deep)

@@ -33,7 +33,6 @@ unchained, not as verified.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,51 +53,9 @@ CONTENT = ("decision_id", "ts", "run_id", "kind", "guard", "input_digest", "deci
            "guard_version", "principal", "seq")
 
 
-#: the encoder :func:`.jsonutil.canonical` uses, without its default hook: a record's content is flat
-#: (strings, finite floats, integers, null), for which it writes exactly canonical's bytes
-_FLAT = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-_SORTED = tuple(sorted(CONTENT))  # the order sort_keys writes them in (ASCII names: the same by code point or byte)
-_PLAIN = frozenset({str, int, type(None)})  # written alike by orjson and _FLAT (see _fast_content)
-try:  # pragma: no cover - depends on the environment
-    from orjson import Fragment as _Fragment
-    from orjson import dumps as _orjson_dumps
-except ImportError:  # pragma: no cover - orjson missing or older than 3.10 (no Fragment): _FLAT only
-    _Fragment = None  # type: ignore[assignment,misc]
-
-
-def _fast_content(row: Mapping[str, Any]) -> bytes | None:
-    """The bytes ``_FLAT`` writes for the row's content, by orjson (the writer hashes every record it links; this
-    is the part of its cost that grows with the batch), or None where they might differ. orjson writes exactly
-    ``_FLAT``'s bytes for a flat object of str keys (given in sorted order, which it keeps) whose values are
-    ``str`` (the same escapes, checked for every code point by a test), ``int`` within 64 bits (beyond, orjson
-    refuses) and ``None``; a finite ``float`` is written by ``float.__repr__`` as ``_FLAT`` does (``1e+16``,
-    ``1e-07``: not orjson's own form) and put in as a raw fragment. Anything else (a subclass, a bool, a
-    container, a non-finite float, a lone surrogate, which orjson refuses) gives None."""
-    content = {k: row.get(k) for k in _SORTED}
-    for k, v in content.items():
-        if type(v) not in _PLAIN:
-            if type(v) is not float or v - v != 0.0:  # inf - inf and nan - nan are nan
-                return None
-            content[k] = _Fragment(float.__repr__(v))
-    try:
-        return _orjson_dumps(content)
-    except TypeError:  # orjson.JSONEncodeError: a lone surrogate, an int beyond 64 bits
-        return None
-
-
 def record_hash(row: Mapping[str, Any]) -> str:
-    """SHA-256 (hex) of the canonical encoding of the row's :data:`CONTENT`. The writer hashes every record
-    it links, so the flat case skips :func:`.jsonutil.canonical`'s value walk (orjson when it writes the same
-    bytes, :func:`_fast_content`; else the encoder, which refuses a non-finite float and ``encode`` a lone
-    surrogate by themselves); anything else goes through canonical."""
-    data = _fast_content(row) if _Fragment is not None else None
-    if data is None:
-        content = {k: row.get(k) for k in CONTENT}
-        try:
-            data = _FLAT.encode(content).encode("utf-8")
-        except (TypeError, ValueError):  # not flat, a non-finite float, a lone surrogate: canonical says why
-            data = canonical(content)
-    return hashlib.sha256(data).hexdigest()
+    """SHA-256 (hex) of the canonical encoding (:func:`.jsonutil.canonical`) of the row's :data:`CONTENT`."""
+    return hashlib.sha256(canonical({k: row.get(k) for k in CONTENT})).hexdigest()
 
 
 def chain_hash(seq: int, prev: str, rec: str) -> str:

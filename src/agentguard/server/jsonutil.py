@@ -135,39 +135,58 @@ def canonical(obj: Any) -> bytes:
     raises on a non-finite float and the strict UTF-8 encoding raises on a lone surrogate, both as
     :class:`RequestJSONError`.
 
-    A value of plain JSON types without floats (dicts with string keys, lists, strings, integers, booleans, None:
+    A value of plain JSON types (dicts with string keys, lists, strings, integers, booleans, None, finite floats:
     :func:`_plain`) is encoded by orjson, whose output for such values is byte for byte the standard library's
     (strings escaped alike for every code point, keys sorted by code point; a test compares the two over generated
-    values); a float (orjson writes its own shortest form), any other type, a lone surrogate or an integer beyond
-    64 bits (orjson refuses the last two) takes the standard library's encoding."""
-    if _orjson is not None and _plain(obj, 0):
+    values); a float is put in as a raw fragment written by ``float.__repr__`` as the standard library writes it
+    (``1e+16``, ``1e-07``: not orjson's own form). Any other type, a non-finite float, a lone surrogate or an
+    integer beyond 64 bits (orjson refuses the last two) takes the standard library's encoding. The service hashes
+    every decided input and every chained record with it (:func:`.chain.record_hash`): one encoder, one fast path."""
+    ready = _plain(obj, 0) if _orjson is not None else _NOT_PLAIN
+    if ready is not _NOT_PLAIN:
         try:
-            return _orjson.dumps(obj, option=_orjson.OPT_SORT_KEYS)
+            return _orjson.dumps(ready, option=_orjson.OPT_SORT_KEYS)
         except TypeError:  # orjson.JSONEncodeError: a lone surrogate, an integer beyond 64 bits, too deep
             pass
     return _canonical_json(obj)
 
 
-def _plain(obj: Any, depth: int) -> bool:
-    """Whether ``obj`` holds only dicts with string keys, lists, strings, integers, booleans and None (exact types,
-    no float), nested at most 64 deep."""
+_NOT_PLAIN: Any = object()
+_Fragment: Any = getattr(_orjson, "Fragment", None)  # orjson >= 3.10: raw JSON put in as it is
+
+
+def _float(v: float) -> Any:
+    """A finite float as the standard library writes it (a raw orjson fragment), else _NOT_PLAIN."""
+    return _Fragment(float.__repr__(v)) if _Fragment is not None and v - v == 0.0 else _NOT_PLAIN  # inf-inf is nan
+
+
+def _plain(obj: Any, depth: int) -> Any:
+    """``obj`` ready for orjson (floats as :func:`_float` fragments; a container copied only where it holds one),
+    or _NOT_PLAIN unless it holds only dicts with string keys, lists, strings, integers, booleans, None and finite
+    floats (exact types), nested at most 64 deep."""
     t = type(obj)
     if t is str or t is int or t is bool or obj is None:
-        return True
-    if depth > 64:
-        return False
-    if t is dict:
-        for k, v in obj.items():
-            if type(k) is not str:
-                return False
-            tv = type(v)
-            if not (tv is str or tv is int or tv is bool or v is None
-                    or ((tv is dict or tv is list) and _plain(v, depth + 1))):
-                return False
-        return True
-    if t is list:
-        return all(_plain(v, depth + 1) for v in obj)
-    return False
+        return obj
+    if t is float:
+        return _float(obj)
+    if depth > 64 or (t is not dict and t is not list):
+        return _NOT_PLAIN
+    out: Any = None
+    items = obj.items() if t is dict else enumerate(obj)
+    for k, v in items:
+        if t is dict and type(k) is not str:
+            return _NOT_PLAIN
+        tv = type(v)
+        if tv is str or tv is int or tv is bool or v is None:
+            continue
+        r = _float(v) if tv is float else _plain(v, depth + 1) if tv is dict or tv is list else _NOT_PLAIN
+        if r is _NOT_PLAIN:
+            return _NOT_PLAIN
+        if r is not v:
+            if out is None:
+                out = dict(obj) if t is dict else list(obj)
+            out[k] = r
+    return obj if out is None else out
 
 
 def _canonical_json(obj: Any) -> bytes:
