@@ -2,7 +2,8 @@
 entry (``"rm -rf"``: a program glob and the flags it must not have together) and an ``allow_commands`` entry
 (``"git status"`` or ``{program = "find", args = [...], deny_flags = [...]}``). Split from :mod:`.rules`, which
 documents what they mean; a malformed entry raises :class:`~agentguard.core.errors.InputError` at load. Also the
-reading of a command argument the rules match (:func:`_analyse`: a string, or an argv list read both ways)."""
+reading of a command argument the rules match (:func:`_analyse`: a string, or an argv list read both ways) and
+:func:`_plain`, the arguments a refusal by name may leave unread."""
 
 from __future__ import annotations
 
@@ -87,3 +88,44 @@ def _analyse(text: Any, cwds: Sequence[str] = (), each: bool = False) -> Analysi
         return Analysis([c for a in parts for c in a.commands], [p for a in parts for p in a.paths],
                         [u for a in parts for u in a.unresolvable], [t for a in parts for t in a.subtrees])
     return analyse(text, cwds)
+
+
+#: an integer of at most this many bits has fewer decimal digits than ``sys.get_int_max_str_digits()``'s default
+_INT_BITS = 13_000
+
+
+def _plain(arguments: Any, limit: int = 1024) -> bool:
+    """True when ``arguments`` is plain JSON as the service's strict reader gives it (dicts with string keys, lists,
+    strings without a lone surrogate, booleans, None, finite floats, integers of at most :data:`_INT_BITS` bits; at
+    most ``limit`` values): the rules' reading of it gives a verdict, never an error. Anything else (a huge integer,
+    ``"\\udc80"``, an object of the caller's) may make the reading fail, and a failure is the caller's ``on_error``
+    (HALT by default), not the name's refusal: :meth:`.rules.ToolRuleGuard.check` then reads it as before."""
+    todo = [arguments]
+    while todo:
+        v = todo.pop()
+        limit -= 1
+        t = type(v)
+        if limit < 0:
+            return False
+        if t is str:
+            if not v.isascii():
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    return False
+        elif t is dict:
+            if any(type(k) is not str for k in v):
+                return False
+            todo.extend(v)
+            todo.extend(v.values())
+        elif t is list:
+            todo.extend(v)
+        elif t is int:
+            if v.bit_length() > _INT_BITS:
+                return False
+        elif t is float:
+            if v - v != 0.0:  # inf, nan
+                return False
+        elif not (t is bool or v is None):
+            return False
+    return True

@@ -9,8 +9,8 @@ escalate ``transfer_funds``, require ``send_email.to`` to end in ``@example.com`
 Order of rules (the strictest matching rule wins, as in a stack): ``halt`` patterns give HALT,
 ``escalate`` patterns ESCALATE, ``deny`` patterns and an ``allow`` list that does not name the tool
 give ``decision`` (REJECT by default), then each argument rule gives its own decision; a refusal by name at
-the strictest decision any rule here gives is returned unread (``details['violations']``: the name's only; an
-argument the reading fails on is not met, so no guard failure, the caller's on_error, answers then). A
+the strictest decision any rule here gives is returned unread (``details['violations']``: the name's only) when
+its arguments are plain JSON (:func:`.commandrules._plain`: their reading cannot fail); others are read. A
 proposal that is readable but not a tool call (a text chunk, a Step without a ToolCall action) is ALLOWED: this
 guard has nothing to say about it. Anything else (None, an unknown object, a malformed tool-call
 dict, a number) cannot be read and gets ``decision`` (fail closed; ``agentguard.testing.check_guard``).
@@ -106,7 +106,7 @@ from ..core.types import Context, Decision, Step, ToolCall, Verdict
 from .arguments import (MAX_ENTRIES, MAX_NESTING, NAME_WORDS, PATH_ARGS, SEARCH_WORDS, TooDeep, base_dirs,
                         descriptors, keyed_values, leaves, named_entries, path_named, path_shaped, path_values,
                         readings, strings)
-from .commandrules import _allowed_command, _analyse, _command_rule
+from .commandrules import _allowed_command, _analyse, _command_rule, _plain
 from .shell import fnmatch_tokens, intersects, literal_tokens, path_forms
 from .shell.globs import ANY_CHAR, fold_case
 from .shell.programs import UNSAFE_ENV
@@ -361,8 +361,8 @@ class ToolRuleGuard(BaseGuard):
             found.append((self.decision, f"tool {call.name} is denied"))
         if self._allow_given and not self._granted(call.name):
             found.append((self.decision, f"tool {call.name} is not in the allow list"))
-        if found and max(d for d, _ in found) >= max(self._decisions()):  # the rules below cannot give a stricter one
-            return self._refusal(found)  # (so "violations" lists the name's; the arguments are not read)
+        if found and max(d for d, _ in found) >= max(self._decisions()) and _plain(call.arguments):  # (nor fail)
+            return self._refusal(found)  # the rules below cannot give a stricter one: "violations" lists the name's
         if self._commands or self._paths is not None or self._allow_commands is not None:
             found += self._structured(name, call)
         for rule in self.arguments:
