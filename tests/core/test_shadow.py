@@ -196,3 +196,18 @@ def test_config_mode_keys_build_a_shadowed_stack(tmp_path: Any) -> None:
     with pytest.raises(InputError, match="mode must be one of enforce, shadow"):
         parse_config({"guards": [{"type": "tool-rules", "mode": "observe"}]})
     assert parse_config({"telemetry": {"enabled": True}, "guards": cfg["guards"]}).telemetry is True
+
+
+def test_a_shadow_stack_reports_every_member_it_would_skip_enforced() -> None:
+    # red team s24: GuardStack skips a member whose verdict cannot change its answer (core.guard._settled); a shadow
+    # stack's report is every member's would-be refusal (the module docstring), so in shadow every member is asked
+    from agentguard.policies.rules import ToolRuleGuard
+    members = [ToolRuleGuard(name="a", deny=["rm_*"]), ToolRuleGuard(name="b", deny=["rm_*"])]
+    enforced = GuardStack(members, on_error="reject").check(Context(), ToolCall("rm_file", {}))
+    assert [t["guard"] for t in enforced.details["verdicts"]] == ["a"]  # enforced: b cannot change the answer
+    s = Shadowed(None, [GuardStack(members, name="cand", on_error="reject")])
+    for v in (s.check(Context(), ToolCall("rm_file", {})), asyncio.run(s.acheck(Context(), ToolCall("rm_file", {})))):
+        assert v.decision is Decision.ALLOW
+        assert [(e["guard"], e["decision"]) for e in v.details["shadow"]] == [("a", "REJECT"), ("b", "REJECT")]
+    assert [t["guard"] for t in GuardStack(members, on_error="reject").check(
+        Context(), ToolCall("rm_file", {})).details["verdicts"]] == ["a"]  # (and skipping again outside shadow)

@@ -31,7 +31,7 @@ from .limits import time_limit
 from .runs import end_run
 from .types import Context, Decision, Verdict
 
-__all__ = ["BaseGuard", "Guard", "GuardStack", "arun_guard", "fail_closed", "run_guard"]
+__all__ = ["ASK_EVERY", "BaseGuard", "Guard", "GuardStack", "arun_guard", "fail_closed", "run_guard"]
 
 #: worker threads for synchronous guards on the async path (a guard stuck past its deadline keeps its
 #: thread; when all are stuck, later calls queue, miss their deadline and fail closed)
@@ -192,6 +192,11 @@ def _ceiling(guard: Any, on_error: Decision) -> int | None:
     return max(own.strictness, on_error.strictness) if isinstance(own, Decision) else None
 
 
+#: True while a shadow part is asked (:class:`~.shadow.Shadowed`): its report lists every member's would-be verdict,
+#: so a stack asks every member there (:meth:`GuardStack._settled` answers False)
+ASK_EVERY: contextvars.ContextVar[bool] = contextvars.ContextVar("agentguard_ask_every", default=False)
+
+
 def _best(verdicts: list[Verdict]) -> Verdict:
     """The first of the strictest verdicts."""
     best = verdicts[0]
@@ -337,8 +342,8 @@ class GuardStack(BaseGuard):
     whose verdict cannot change the answer is not asked (nor listed, nor given a span): one decided inline
     (its class declares ``inline_safe``), without per-run memory (no ``end_run``/``reset``), whose own class
     defines ``strictest()``, when a verdict in hand is at least as strict as both ``strictest()`` and ``on_error``
-    (the stack's answer, its decision, reason and deciding guard, is the same either way).
-    """
+    (the stack's answer, its decision, reason and deciding guard, is the same either way); every member is asked
+    while :data:`ASK_EVERY` is set (a shadow part: its report lists each member's would-be verdict)."""
 
     def __init__(
         self,
@@ -380,8 +385,8 @@ class GuardStack(BaseGuard):
     def _settled(self, guard: Any, verdicts: list[Verdict]) -> bool:
         """True when ``guard`` need not be asked after ``verdicts`` (see the class docstring)."""
         best = _best(verdicts).decision
-        if not best.refuses:  # a guard may always refuse (its on_error does): ask it
-            return False
+        if not best.refuses or ASK_EVERY.get():  # a guard may always refuse (its on_error does); a shadow report
+            return False  # lists every member: ask it
         top = _ceiling(guard, self.on_error)
         return top is not None and top <= best.strictness
 

@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping
 
 from .errors import InputError
 from .limits import time_limit
-from .guard import BaseGuard, Guard, _arun_many, _run_member, run_guard
+from .guard import ASK_EVERY, BaseGuard, Guard, _arun_many, _run_member, run_guard
 from .runs import end_run
 from .types import Context, Decision, Verdict
 
@@ -133,7 +133,11 @@ class Shadowed(BaseGuard):
     def check(self, context: Context, proposal: Any) -> Verdict:
         v = self._allow if self.guard is None else run_guard(self.guard, context, proposal, on_error=self.on_error)
         ctx = self._isolated(context)
-        observed = [_run_member(g, ctx, proposal, self.timeout_s, self.on_error) for g in self.shadow_guards]
+        every = ASK_EVERY.set(True)  # a shadow stack asks every member: the report lists each one's verdict
+        try:
+            observed = [_run_member(g, ctx, proposal, self.timeout_s, self.on_error) for g in self.shadow_guards]
+        finally:
+            ASK_EVERY.reset(every)
         return self._attach(v, observed)
 
     async def acheck(self, context: Context, proposal: Any) -> Verdict:
@@ -141,8 +145,12 @@ class Shadowed(BaseGuard):
             v = self._allow
         else:
             v = (await _arun_many([self.guard], context, proposal, None, self.on_error, short_circuit=False))[0]
-        observed = await _arun_many(self.shadow_guards, self._isolated(context), proposal, self.timeout_s,
-                                    self.on_error, short_circuit=False, traced=True)
+        every = ASK_EVERY.set(True)
+        try:
+            observed = await _arun_many(self.shadow_guards, self._isolated(context), proposal, self.timeout_s,
+                                        self.on_error, short_circuit=False, traced=True)
+        finally:
+            ASK_EVERY.reset(every)
         return self._attach(v, observed)
 
 
