@@ -132,3 +132,70 @@ def test_over_the_value_limit_is_left_to_the_full_path() -> None:
     raw = json.dumps({"tool_call": {"name": "a", "arguments": {"v": list(range(50))}}}).encode()
     assert read_check(raw, 40) is None and _full(raw, 40) is not None or len(raw) > 40
     assert read_check(raw, 100) is not None
+
+
+# red team s24: JSON text written with the obfuscations a reader pair may disagree on (keys and strings partly
+# \u-escaped, so a key may repeat under another spelling; members repeated at any depth; whitespace, valid and not;
+# numbers at the edges of both readers; a BOM, a NUL, lone surrogates), compared reader against reader
+_WS = st.sampled_from(["", "", "", "", "", " ", "\t", "\n", "\r\n "] * 8 + ["\x0c", "\xa0"])
+_NUMS = st.sampled_from(["-0", "-0.0", "0e0", "1e-400", "18446744073709551615", "18446744073709551616",
+                         "-9223372036854775809", "9223372036854775807", "1.5e300", "4.9e-324", "2E+2"] * 3
+                        + ["1E400", "-1e400", "01", "1."])
+_TEXTS = st.sampled_from(["a", "name", "run_id", "call_id", "id", "tool_call", "arguments", "metadata", 'q\\"', "\\\\",
+                          ",]}", "[{", "\\ud83d\\ude00", "é"] * 4 + ["\x00", "\\ud800", "\\udc00\\ud800", "r\n"]
+                         ) | st.text(max_size=4)
+
+
+def _quoted(draw: Any, text: str) -> str:
+    if "\\" in text:  # already escaped: as it is
+        return '"' + text + '"'
+    out = []
+    for ch in text:
+        if ch in '"\\' or ch < " " or draw(st.integers(0, 5)) == 0:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else json.dumps(ch)[1:-1])
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _emit(draw: Any, v: Any) -> str:
+    ws = draw(_WS)
+    if isinstance(v, dict):
+        members = [(k, x) for k, x in v.items()]
+        if members and draw(st.integers(0, 9)) == 0:  # a member repeated (maybe spelled otherwise)
+            members.insert(draw(st.integers(0, len(members))), draw(st.sampled_from(members)))
+        inner = ",".join(f"{draw(_WS)}{_quoted(draw, k)}{draw(_WS)}:{_emit(draw, x)}" for k, x in members)
+        return ws + "{" + inner + draw(_WS) + "}"
+    if isinstance(v, list):
+        return ws + "[" + ",".join(_emit(draw, x) for x in v) + draw(_WS) + "]"
+    if isinstance(v, str):
+        return ws + _quoted(draw, v)
+    if isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool)) and draw(st.integers(0, 2)) == 0:
+        return ws + draw(_NUMS)
+    return ws + json.dumps(v)
+
+
+@st.composite
+def obfuscated(draw: Any) -> bytes:
+    leaf = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False, allow_infinity=False),
+                     _TEXTS)
+    tree = st.recursive(leaf, lambda c: st.lists(c, max_size=3) | st.dictionaries(_TEXTS, c, max_size=3),
+                        max_leaves=8)
+    call: dict[str, Any] = {"name": draw(st.sampled_from(["t", "read_file", ""]) | _TEXTS)}
+    for key in ("arguments", "call_id", "id"):
+        if draw(st.booleans()):
+            call[key] = draw(st.dictionaries(_TEXTS, tree, max_size=3) if key == "arguments" else _TEXTS)
+    body: dict[str, Any] = {"tool_call": call}
+    if draw(st.booleans()):
+        body["run_id"] = draw(st.sampled_from(["r-1", "default"]) | _TEXTS)
+    if draw(st.booleans()):
+        body["metadata"] = draw(st.dictionaries(_TEXTS, tree, max_size=3) | tree)
+    text = _emit(draw, body) + draw(_WS)
+    prefix = draw(st.sampled_from([""] * 18 + ["\ufeff", "\x00"]))
+    return (prefix + text).encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw=obfuscated())
+def test_obfuscated_bodies_are_read_alike_or_left_to_the_full_path(raw: bytes) -> None:
+    _same(raw)
