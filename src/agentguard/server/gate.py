@@ -10,7 +10,8 @@ from typing import Any, Awaitable, Callable, Iterable
 
 from starlette.responses import Response
 
-from ..asgi.hardening import AMBIGUOUS, CSP, DOCS_CSP, SECURITY_HEADERS, Hardening, Receive, Scope, Send, Stamped
+from ..asgi.hardening import (AMBIGUOUS, CSP, DOCS_CSP, SECURITY_HEADERS, Hardening, Receive, Scope, Send, Stamped,
+                              authorization)
 from .credentials import CredentialStore, Principal, permitted, required_role
 from .jsonutil import dumps
 from .metrics import Metrics
@@ -122,13 +123,7 @@ class Gate(Hardening):
         if not creds.enabled:
             p: Principal | None = ANONYMOUS
         else:
-            auth = b""
-            n = 0
-            for k, v in headers:  # every credential header counted (names compared case-insensitively), the first kept
-                if k == b"authorization" or (len(k) == 13 and k.lower() == b"authorization"):
-                    n += 1
-                    if n == 1:
-                        auth = v
+            n, auth = authorization(headers)
             if n > 1:
                 return 401, AMBIGUOUS
             if not auth:
@@ -175,10 +170,7 @@ class Gate(Hardening):
         body = await self.read_body(receive, stamped, scope)
         if body is None:
             return
-        try:  # the lean hot path
-            resp = await handler(body, principal_of(scope), headers)
-        except Exception as exc:  # never a verdict without its audit record
-            resp = error(500, f"internal error, no verdict given: {type(exc).__name__}")
+        resp = await self._handled(handler, body, scope)
         if type(resp) is BytesJSON and resp.background is None:  # what Response.__call__ sends, headers added
             stamped.status = resp.status_code
             await stamped.send({"type": "http.response.start", "status": resp.status_code,
@@ -192,11 +184,17 @@ class Gate(Hardening):
         if handler is None:
             await super().forward(scope, body, receive, send)
             return
-        try:  # the lean hot path
-            resp = await handler(body, principal_of(scope), scope.get("headers", ()))
-        except Exception as exc:  # never a verdict without its audit record
-            resp = error(500, f"internal error, no verdict given: {type(exc).__name__}")
-        await resp(scope, receive, send)
+        await (await self._handled(handler, body, scope))(scope, receive, send)
+
+    @staticmethod
+    async def _handled(handler: Callable[[bytes, Principal, Any], Awaitable[Response]], body: bytes,
+                       scope: Scope) -> Response:
+        """A lean path's answer: the handler's, or a 500 that carries no verdict when it raises (never a verdict
+        without its audit record)."""
+        try:
+            return await handler(body, principal_of(scope), scope.get("headers", ()))
+        except Exception as exc:
+            return error(500, f"internal error, no verdict given: {type(exc).__name__}")
 
 
 def validation_response(errors: list[dict[str, Any]]) -> JSONResponse:
