@@ -400,3 +400,37 @@ def test_property_listing_a_denied_directory(tree: Path, which: str, case: list[
     where = insensitive_open(args, "/")[0]
     assert _lists_denied(tree, where), (args, where)
     assert refused(guard(tree), "list_dir", args), args
+
+
+# Session 25: a "~/x" rule names x below any directory, since $HOME may be any (a service account's home).
+_HOME_DIRS = st.sampled_from(["/var/lib/jenkins", "/var/lib/postgresql", "/srv/app", "/opt/runner", "/home2/bob",
+                              "/nonexistent", "/app", "/builds/ci", "/var/www"])
+_HOME_SECRETS = st.sampled_from([".aws/credentials", ".ssh/id_ed25519", ".kube/config", ".docker/config.json",
+                                 ".git-credentials", ".pgpass", ".npmrc", ".vault-token", ".config/gh/hosts.yml",
+                                 ".bash_history", ".gnupg/pubring.kbx", ".s3cfg", ".config/rclone/rclone.conf"])
+
+
+@settings(max_examples=120, deadline=None)
+@given(home=_HOME_DIRS, secret=_HOME_SECRETS, tool=st.sampled_from(["read_file", "list_files", "write_file"]))
+def test_property_home_rules_name_any_home(home: str, secret: str, tool: str) -> None:
+    path = f"{home}/{secret}"
+    verdict = EXAMPLE.check(CTX, ToolCall(name=tool, arguments={"path": path}))
+    assert verdict.decision.refuses, (path, verdict)
+
+
+@pytest.mark.parametrize("rule,path,denied", [
+    ("~/.aws/*", "/var/lib/jenkins/.aws/credentials", True),
+    ("~/.bashrc", "/srv/app/.bashrc", True),
+    ("~/*", "/srv/app/main.py", False),        # a glob first name: only the conventional homes
+    ("~/*.txt", "/srv/app/notes.txt", False),
+    ("~", "/srv/app", False),
+])
+def test_home_rule_anywhere_only_for_a_literal_first_name(rule: str, path: str, denied: bool) -> None:
+    guard = ToolRuleGuard(deny_paths=[rule])
+    assert guard.check(CTX, ToolCall(name="read_file", arguments={"path": path})).decision.refuses is denied
+
+
+@pytest.mark.parametrize("path", ["/etc/ssl/private/server.key", "deploy/tls.key", "certs/server-key.pem",
+                                  "keys/client.p12", "vault.kdbx", "~/.cargo/credentials.toml", "/root/.boto"])
+def test_example_refuses_key_containers_and_more_token_files(path: str) -> None:
+    assert EXAMPLE.check(CTX, ToolCall(name="read_file", arguments={"path": path})).decision.refuses

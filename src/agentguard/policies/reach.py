@@ -63,12 +63,21 @@ def home_tokens(pattern: str) -> list[list[Any]]:
 
 
 def home_variants(pattern: str) -> list[str]:
-    """``~/x`` -> ``~/x``, ``/root/x``, ``/home/*/x``, ... and this machine's home; others unchanged."""
+    """``~/x`` -> ``~/x``, ``/root/x``, ``/home/*/x``, ... and this machine's home, and ``*/x`` when ``x`` starts
+    with a literal directory or file name; others unchanged.
+
+    ``*/x``: a home is wherever $HOME points, not only a conventional one (a service account's ``/var/lib/jenkins``,
+    ``/var/lib/postgresql``, ``/srv/app``, ``/opt/app``): ``~/.aws/*`` also denies
+    ``/var/lib/jenkins/.aws/credentials``, as ``*/.ssh/*`` already named every ``.ssh``. Only for a literal first
+    name (``~/.aws/*``, ``~/.bashrc``): ``~/*`` or ``~/*.txt`` would name every file. The tree readings
+    (:func:`home_tokens`) keep the conventional homes: a ``*/`` glob is not checked against trees."""
     if pattern != "~" and not pattern.startswith("~/"):
         return [pattern]
     rest = pattern[1:]
     homes = list(HOMES) + [os.path.expanduser("~")]
-    return list(dict.fromkeys([pattern] + [h.rstrip("/") + rest for h in homes]))
+    first = rest[1:].split("/", 1)[0]
+    anywhere = ["*" + rest] if first and not set(first) & set("*?[]{}\\") else []
+    return list(dict.fromkeys([pattern] + [h.rstrip("/") + rest for h in homes] + anywhere))
 
 
 def listing_dirs(denied: Iterable[str]) -> list[list[Token]]:
