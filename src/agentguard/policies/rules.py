@@ -51,7 +51,7 @@ the same way. Two structured rules decide on what the arguments *mean*, not on t
   and every redirection target; a shell glob that could match a denied path matches it:
   ``"/etc/shadow"`` also refuses ``//etc/shadow``, ``/etc/./shadow``, ``/tmp/%2e%2e/etc/shadow``,
   ``cat /etc/shad*w``; ``"../*"`` refuses a relative path that climbs out (``..\\x``, ``%2e%2e/x``).
-  A rule ``~/x`` also names ``/root/x``, ``/home/*/x`` and the other conventional homes ($HOME is unknown);
+  A rule ``~/x`` also names ``/root/x``, ``/home/*/x``, the other conventional homes and (first name literal) ``*/x``;
   a relative path is below an unknown working directory, which may be ``/`` (a container without a
   WORKDIR) or a home, so it is also checked as ``/path`` and as ``~/path`` (``etc/shadow`` meets
   ``/etc/shadow``; the price: ``du -sh *`` meets ``/root``); a command that reads, copies, moves or links a
