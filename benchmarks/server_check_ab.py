@@ -53,7 +53,7 @@ from fastapi import FastAPI, Request  # noqa: E402
 from fastapi.responses import JSONResponse  # noqa: E402
 
 RULES = REPO / "src" / "agentguard" / "server" / "examples" / "rules.toml"
-AUDITED = ("service", "base", "floor")  # the kinds that write the audit store (checked after each run)
+AUDITED = ("service", "base", "floor", "logfloor")  # the kinds that write the audit store (checked after each run)
 
 
 def bare_app() -> Any:
@@ -155,7 +155,7 @@ def one(kind: str, args: argparse.Namespace, bodies: list[dict]) -> dict:
         cmd = [sys.executable, "-m", "agentguard", "serve", "--port", str(args.port), "--workers", str(args.workers),
                "--data-dir", str(tmp / "data"), "--config", str(cfg)]
     else:
-        module = "server_floor_app" if kind in ("floor", "guards") else "server_check_ab"
+        module = "server_floor_app" if kind in ("floor", "guards", "logfloor") else "server_check_ab"
         env["AGENTGUARD_FLOOR_DIR"] = str(tmp / "data")
         cmd = [sys.executable, "-m", "uvicorn", "--factory", f"{module}:{kind}_app", "--app-dir",
                str(Path(__file__).resolve().parent), "--port", str(args.port), "--workers", str(args.workers),
@@ -201,8 +201,24 @@ def _group_cpu_s(pgid: int) -> float:
     return total / tick
 
 
+FLOORS = ("guards", "floor", "logfloor")  # the measured lower bounds, each summarised like the service
+
+
+def _floor_summary(kind: str, pairs: list[dict]) -> dict:
+    """The medians of one lower bound over the pairs (keys ``ratio_<kind>_median``... as before)."""
+    ratios = [p[f"ratio_{kind}"] for p in pairs]
+    return {f"ratio_{kind}_median": statistics.median(ratios), f"ratio_{kind}_min": min(ratios),
+            f"ratio_{kind}_max": max(ratios),
+            f"cpu_ratio_{kind}_median": statistics.median(p[f"cpu_ratio_{kind}"] for p in pairs),
+            f"{kind}_cpu_us_per_request_median": statistics.median(p[kind]["server_cpu_us_per_request"] for p in pairs)}
+
+
 def _count(tmp: Path) -> int:
     import sqlite3
+
+    logs = list((tmp / "data").glob("audit-*.log"))
+    if logs:  # --logfloor: one JSON line per record
+        return sum(p.read_bytes().count(b"\n") for p in logs)
 
     with sqlite3.connect(tmp / "data" / "audit.sqlite") as c:
         return int(c.execute("select count(*) from decisions").fetchone()[0])
@@ -226,6 +242,9 @@ def main() -> None:
                     "and durable audit with nothing else: a lower bound for this design), interleaved with the others")
     ap.add_argument("--guards", action="store_true", help="also measure the floor without any audit (what no audit "
                     "design can go under with this guard stack), interleaved with the others")
+    ap.add_argument("--logfloor", action="store_true", help="also measure the floor with the audit as an fsynced, "
+                    "hash-chained append-only log per worker and no SQL (server_floor_app.logfloor_app: what a "
+                    "log-structured audit would cost at least), interleaved with the others")
     ap.add_argument("--label", default="", help="a note stored with the result (what this tree changed)")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "server_check_ab.json"))
     args = ap.parse_args()
@@ -234,7 +253,7 @@ def main() -> None:
     bodies = request_mix(args.mix, args.runs)
     pairs = []
     kinds = (["bare", "service"] + (["base"] if args.base else []) + (["raw"] if args.raw else [])
-             + (["floor"] if args.floor else []) + (["guards"] if args.guards else []))
+             + (["floor"] if args.floor else []) + (["guards"] if args.guards else []) + (["logfloor"] if args.logfloor else []))
     for i in range(args.pairs):
         order = kinds[i % len(kinds):] + kinds[:i % len(kinds)]  # rotate who goes first
         r = {k: one(k, args, bodies) for k in order}
@@ -242,12 +261,10 @@ def main() -> None:
         r["cpu_ratio"] = r["bare"]["server_cpu_us_per_request"] / r["service"]["server_cpu_us_per_request"]
         if args.base:
             r["ratio_base"] = r["base"]["rps"] / r["bare"]["rps"]
-        if args.guards:
-            r["ratio_guards"] = r["guards"]["rps"] / r["bare"]["rps"]
-            r["cpu_ratio_guards"] = r["bare"]["server_cpu_us_per_request"] / r["guards"]["server_cpu_us_per_request"]
-        if args.floor:
-            r["ratio_floor"] = r["floor"]["rps"] / r["bare"]["rps"]
-            r["cpu_ratio_floor"] = r["bare"]["server_cpu_us_per_request"] / r["floor"]["server_cpu_us_per_request"]
+        for k in FLOORS:
+            if k in r:
+                r[f"ratio_{k}"] = r[k]["rps"] / r["bare"]["rps"]
+                r[f"cpu_ratio_{k}"] = r["bare"]["server_cpu_us_per_request"] / r[k]["server_cpu_us_per_request"]
         pairs.append(r)
         print(f"round {i}: service {r['service']['rps']:.0f} rps, bare {r['bare']['rps']:.0f} rps, "
               f"ratio {r['ratio']:.2f}" + (f", base ratio {r['ratio_base']:.2f}" if args.base else "")
@@ -255,10 +272,8 @@ def main() -> None:
               f"{r['bare']['server_cpu_us_per_request']:.0f} us"
               + (f" base {r['base']['server_cpu_us_per_request']:.0f} us" if args.base else "")
               + (f" raw {r['raw']['server_cpu_us_per_request']:.0f} us ({r['raw']['rps']:.0f} rps)" if args.raw else "")
-              + (f" floor {r['floor']['server_cpu_us_per_request']:.0f} us (ratio {r['ratio_floor']:.2f})"
-                 if args.floor else "")
-              + (f" guards {r['guards']['server_cpu_us_per_request']:.0f} us (ratio {r['ratio_guards']:.2f})"
-                 if args.guards else "")
+              + "".join(f" {k} {r[k]['server_cpu_us_per_request']:.0f} us (ratio {r[f'ratio_{k}']:.2f})"
+                        for k in FLOORS if k in r)
               + f", load {r['service']['loadavg_before'][0]:.2f}", file=sys.stderr, flush=True)
     ratios = [p["ratio"] for p in pairs]
     result = {
@@ -283,17 +298,7 @@ def main() -> None:
         **({"raw_rps_median": statistics.median(p["raw"]["rps"] for p in pairs),
             "raw_cpu_us_per_request_median": statistics.median(p["raw"]["server_cpu_us_per_request"]
                                                               for p in pairs)} if args.raw else {}),
-        **({"ratio_guards_median": statistics.median(p["ratio_guards"] for p in pairs),
-            "ratio_guards_min": min(p["ratio_guards"] for p in pairs),
-            "ratio_guards_max": max(p["ratio_guards"] for p in pairs),
-            "cpu_ratio_guards_median": statistics.median(p["cpu_ratio_guards"] for p in pairs),
-            "guards_cpu_us_per_request_median": statistics.median(p["guards"]["server_cpu_us_per_request"]
-                                                                 for p in pairs)} if args.guards else {}),
-        **({"ratio_floor_median": statistics.median(p["ratio_floor"] for p in pairs),
-            "ratio_floor_min": min(p["ratio_floor"] for p in pairs), "ratio_floor_max": max(p["ratio_floor"] for p in pairs),
-            "cpu_ratio_floor_median": statistics.median(p["cpu_ratio_floor"] for p in pairs),
-            "floor_cpu_us_per_request_median": statistics.median(p["floor"]["server_cpu_us_per_request"]
-                                                                for p in pairs)} if args.floor else {}),
+        **{key: value for k in FLOORS if k in kinds for key, value in _floor_summary(k, pairs).items()},
         "pairs": pairs, "conditions": server_load.conditions(),
         "note": "server and wrk share the machine's 2 cores with other engineers' jobs; load averages recorded",
         "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -64,13 +64,14 @@ def guards_app() -> Any:
     return floor_app(audit=False)
 
 
-def floor_app(audit: bool = True) -> Any:
+def floor_app(audit: bool | str = True) -> Any:
     """The uvicorn factory: the state folder is ``AGENTGUARD_FLOOR_DIR`` (a new temporary folder otherwise), the
     token ``AGENTGUARD_TOKEN``, the guard stack ``AGENTGUARD_FLOOR_RULES`` (the shipped rules example)."""
     state = Path(os.environ.get("AGENTGUARD_FLOOR_DIR") or tempfile.mkdtemp(prefix="agentguard-floor-"))
     state.mkdir(parents=True, exist_ok=True)
-    store = None
-    if audit:
+    store: Any = None
+    log: Any = _LogAudit(state / f"audit-{os.getpid()}.log") if audit == "log" else None
+    if audit is True:
         with open(state / ".init.lock", "w") as lock:  # the workers start together: one creates the key and tables
             fcntl.flock(lock, fcntl.LOCK_EX)
             store = AuditStore(f"sqlite:///{state / 'audit.sqlite'}", sqlite_synchronous="FULL", chain=True,
@@ -117,6 +118,8 @@ def floor_app(audit: bool = True) -> Any:
                                                                "state": _INITIAL, "decision": v.decision.name}}
             if store is not None:
                 await store.arecord(record, None, inp, None)
+            elif log is not None:
+                await log.arecord(record, inp)
             run[1] += 1
         allowed = v.decision.name == "ALLOW"
         await _answer(send, 200, dumps({"decision_id": did, "run_id": run_id, "decision": v.decision.name,
@@ -125,3 +128,70 @@ def floor_app(audit: bool = True) -> Any:
                                         "verdicts": [v.to_dict()]}))
 
     return app
+
+
+class _LogAudit:
+    """The audit as an append-only log (an experiment for issue 32, not the service's store): each record's
+    :func:`~agentguard.server.audit.decision_row` and input row, hash-chained as the store chains them
+    (:func:`~agentguard.server.chain.record_hash`, ``chain_hash``, ``run_hash``), one JSON line per record, written
+    by a group-commit thread that appends every record waiting, calls ``os.fdatasync`` once and only then wakes
+    their requests (the same durability as SQLite's ``synchronous=FULL``). One log file per worker process: the
+    chain is this worker's (no cross-process lock); no SQL index, no run slots, no idempotency rows. What it costs
+    is what a log-structured audit would cost at least."""
+
+    def __init__(self, path: Path) -> None:
+        import queue
+        import threading
+
+        self.q: Any = queue.SimpleQueue()
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self.tail, self.seq, self.heads = "0" * 64, 0, {}
+        threading.Thread(target=self._run, name="agentguard-audit-writer", daemon=True).start()
+
+    def _run(self) -> None:
+        from agentguard.server.chain import chain_hash, record_hash, run_hash
+        from agentguard.server.jsonutil import canonical
+
+        while True:
+            batch = [self.q.get()]
+            while True:
+                try:
+                    batch.append(self.q.get_nowait())
+                except Exception:
+                    break
+            lines = []
+            for row, inp, _loop, _fut in batch:
+                self.seq += 1
+                row["seq"] = self.seq
+                rec = record_hash(row)
+                self.tail = row["chain_hash"] = chain_hash(self.seq, self.tail, rec)
+                self.heads[row["run_id"]] = row["run_hash"] = run_hash(self.heads.get(row["run_id"], "0" * 64), rec)
+                lines.append(canonical({"decision": row, "input": inp}))
+            os.write(self.fd, b"\n".join(lines) + b"\n")
+            os.fdatasync(self.fd)
+            loops: dict[Any, list[Any]] = {}
+            for _row, _inp, loop, fut in batch:
+                loops.setdefault(loop, []).append(fut)
+            for loop, futs in loops.items():
+                loop.call_soon_threadsafe(_set_all, futs)
+
+    async def arecord(self, record: Any, inp: dict[str, Any]) -> None:
+        from agentguard.server.audit import decision_row
+
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        self.q.put((decision_row(record), {**inp, "run_id": record.run_id, "decision_id": record.decision_id,
+                                           "ts": record.time}, loop, fut))
+        await fut
+
+
+def _set_all(futs: list[Any]) -> None:
+    for f in futs:
+        if not f.done():
+            f.set_result(None)
+
+
+def logfloor_app() -> Any:
+    """The floor with the audit as an fsynced, hash-chained append-only log per worker (:class:`_LogAudit`):
+    ``server_check_ab.py --logfloor``. Not a service."""
+    return floor_app(audit="log")
