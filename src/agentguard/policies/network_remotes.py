@@ -24,8 +24,8 @@ program reaches, as written (``networks.internal`` reads it with ``getaddrinfo``
 
 Guaranteed: every host these programs connect to for the words given, and (session 23) those the ssh configuration
 maps them to (:mod:`.network_sshconfig`: ``HostName``, ``ProxyJump``, ``ProxyCommand`` of ``~/.ssh/config``, its
-``Include`` files or ``-F``), except a remote helper's address
-(``git fetch xyz::addr`` runs ``git-remote-xyz``). A destination or repository with a part the shell computes
+``Include`` files or ``-F``); a remote helper's address (``git fetch xyz::addr`` runs ``git-remote-xyz``) is its
+URL's host for git's URL helpers and unreadable (refused) for any other (session 25). A destination or repository with a part the shell computes
 (``ssh $H``, ``git fetch $R``: the shell reader's ``*``) is returned as written, which no host reader takes for a
 public name (refused, fail closed); an scp/rsync operand is a remote only when it shows its ``:``.
 
@@ -103,11 +103,20 @@ def _url_host(word: str) -> str | None:
 
 def git_remote_host(word: str) -> str | None:
     """The host git's ssh transport connects to for the repository ``word``, or None when git reads it as a local
-    path, an http(s)/git/file URL (read elsewhere as URLs) or a remote helper's address (``xyz::...``)."""
+    path or an http(s)/git/file URL (read elsewhere as URLs). A remote helper's address (``NAME::address``: git runs
+    ``git-remote-NAME``) is the host of its URL for git's own URL helpers (``https::https://h/r``), and otherwise
+    the word as written (``ext::ssh h %S`` runs any command, ``fd::3`` uses open descriptors: where they connect
+    cannot be read, so no host reader takes the word for a public name: refused)."""
     low = word.lower()
     if low.startswith(_SSH_SCHEMES):
         return _url_host(word)
-    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", word) or re.match(r"[A-Za-z][A-Za-z0-9+.-]*::", word):
+    helper = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)::(.*)", word, re.S)
+    if helper:
+        name, address = helper.groups()
+        if name in ("http", "https", "ftp", "ftps"):
+            return _url_host(address) if "://" in address else None  # without a scheme git refuses the URL
+        return f"{word} (git-remote-{name})"  # a blank: never an address or a name (``fd::3`` parses as IPv6)
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", word):
         return None
     start = word.find("@[") + 1
     end = start

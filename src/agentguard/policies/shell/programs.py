@@ -181,6 +181,12 @@ class Hazard:
 
 _RUNS = "an option that runs a command or loads code"
 _NAMES = "an option that reads the names of files from standard input or a file (unknown paths)"
+#: git's remote helpers (gitremote-helpers(7), transport.c): a repository ``NAME::address`` runs the program
+#: ``git-remote-NAME`` (``ext::sh -c cmd`` runs any command where protocol.ext.allow permits it; ``fd::``, one on PATH),
+#: and so does a URL whose scheme git does not carry itself (``NAME://``; git's own: file, git, ssh, http(s), ftp(s))
+_REMOTE_HELPER = Hazard(_RUNS + " (a git remote helper: git-remote-NAME runs for NAME::address or NAME://)",
+                        word=r"[A-Za-z][A-Za-z0-9+.-]*::.*|(?!(?:https?|ftps?|git|ssh|git\+ssh|ssh\+git|file)://)"
+                             r"[A-Za-z][A-Za-z0-9+.-]*://.*")
 #: from the programs' manuals (GNU tar, sort, coreutils wc/du, Info-ZIP zip, git-grep/fetch/pull/clone/init,
 #: GNU make, cmake, ctest, go help build/test/vet, npm config, cargo --config, less, ripgrep)
 HAZARDS: dict[str, tuple[Hazard, ...]] = {
@@ -197,10 +203,12 @@ HAZARDS: dict[str, tuple[Hazard, ...]] = {
     "du": (Hazard(_NAMES, ("files0-from",)),),
     "zip": (Hazard(_RUNS, word=r"-TT.*|--unz.*|--unzip-command.*"), Hazard(_NAMES, word=r"-@|--names-s.*")),
     "git grep": (Hazard(_RUNS, ("open-files-in-pager", "ext-grep"), "O"),),
-    "git fetch": (Hazard(_RUNS, ("upload-pack",)),),
-    "git pull": (Hazard(_RUNS, ("upload-pack", "exec")),),
-    "git clone": (Hazard(_RUNS, ("upload-pack", "template", "config"), "uc"),),
-    "git ls-remote": (Hazard(_RUNS, ("upload-pack",)),),
+    "git fetch": (Hazard(_RUNS, ("upload-pack",)), _REMOTE_HELPER),
+    "git pull": (Hazard(_RUNS, ("upload-pack", "exec")), _REMOTE_HELPER),
+    "git clone": (Hazard(_RUNS, ("upload-pack", "template", "config"), "uc"), _REMOTE_HELPER),
+    "git ls-remote": (Hazard(_RUNS, ("upload-pack",)), _REMOTE_HELPER),
+    "git push": (Hazard(_RUNS, ("receive-pack", "exec")), _REMOTE_HELPER),
+    "git archive": (Hazard(_RUNS, ("exec",)), _REMOTE_HELPER),
     "git init": (Hazard(_RUNS + " (hooks from a template directory)", ("template", "separate-git-dir")),),
     # --pathspec-from-file: the paths git adds, commits, restores or resets are in a file (session 18)
     **{f"git {s}": (Hazard(_NAMES, ("pathspec-from-file",)),) for s in ("add", "checkout", "restore", "commit",
