@@ -168,7 +168,12 @@ def test_property_tar_refuses_exactly_host_colon_names(name: str, spelling: str)
     assert (tar_reason(["-c", spelling.format(name), "src"]) is not None) == remote, name
 
 
-@pytest.mark.parametrize("words", [["auxe"], ["e"], ["axe", "-o", "pid,args"], ["-o", "pid", "e"], ["ewwax"]])
+@pytest.mark.parametrize("words", [["auxe"], ["e"], ["axe", "-o", "pid,args"], ["-o", "pid", "e"], ["ewwax"],
+                                   # session 25: the format specifier environ, in every place a format is written
+                                   ["-o", "pid,environ"], ["-o", "environ"], ["-Oenviron"], ["--format", "environ"],
+                                   ["--format=pid,environ"], ["-e", "-o", "environ"], ["o", "environ"],
+                                   ["-o", "pid,environ=X"], ["-o", "environ:40"], ["-o", "pid environ"],
+                                   ["-oenviron"], ["axo", "environ"]])
 def test_ps_refuses_the_bsd_environment_option(words: list[str]) -> None:
     from agentguard.policies.shell.options import ps_reason
 

@@ -246,7 +246,12 @@ def ps_reason(words: list[str]) -> str | None:
     """Why ps shows other processes' environments, or None. procps-ng's BSD option ``e`` (a word without a dash:
     ``ps auxe``, ``ps e``) prints each process's environment after its command, which ps reads from
     ``/proc/PID/environ`` (``ps auxe`` printed a variable of another process; ``/proc/*`` is a denied path). A
-    word that is an option's value (``ps -o user``, ``ps o pid,user``) is not read as letters."""
+    word that is an option's value (``ps -o user``, ``ps o pid,user``) is not read as letters. The format
+    specifier ``environ`` (``ps -o pid,environ``, ``ps -Oenviron``, ``ps --format=environ``) asks for the same
+    environment (procps-ng 4.0.2 printed ``-``; others fill it): refused in any word (session 25)."""
+    for w in words:
+        if re.search(r"(?:^|[\s,=]|^-?-?[oO]|^--format)environ(?:$|[\s,=:])", w):
+            return f"ps {w[:40]!r}: the format specifier environ shows each process's environment (/proc/PID/environ)"
     k = 0
     while k < len(words):
         w = words[k]
