@@ -8,6 +8,7 @@ import pytest
 from agentguard.core.errors import InputError
 from agentguard.policies.commandrules import _allowed_command, _command_rule
 from agentguard.policies.shell import analyse
+from agentguard.policies.shell.programs import PROGRAM_FLAG_ALIASES
 
 
 def _cmd(text: str):  # noqa: ANN202
@@ -42,3 +43,15 @@ def test_an_allow_entry_names_a_program_its_leading_arguments_and_denied_flags()
 def test_a_malformed_allow_entry_is_refused_at_load(entry) -> None:  # noqa: ANN001
     with pytest.raises(InputError):
         _allowed_command(entry, "t")
+
+
+# Session 25: a deny_flags entry in one spelling met the other only where both were listed (rg's
+# deny_flags = ["--search-zip"] let "rg -z" through): the per-program aliases read both as one flag.
+@pytest.mark.parametrize("program,long,short", [(p, k, v) for p, table in PROGRAM_FLAG_ALIASES.items()
+                                                for k, v in table.items()])
+def test_deny_flags_meet_either_spelling(program: str, long: str, short: str) -> None:
+    for rule in (long, "-" + short):
+        entry = _allowed_command({"program": program, "deny_flags": [rule]}, "t")
+        for spelled in (long, "-" + short, long[:max(4, len(long) - 2)]):
+            cmd = analyse(f"{program} {spelled} x").commands[0]
+            assert not entry.allows(cmd), (rule, spelled)
