@@ -7,7 +7,14 @@ glob (``[m]ake``) get one answer from :func:`~agentguard.policies.shell.model.co
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+from typing import Any
+
 from hypothesis import HealthCheck, given, settings, strategies as st
+
+from agentguard.config import load_stack
+from agentguard.core.types import Context, ToolCall
 
 from agentguard.policies.shell.model import configures
 from agentguard.policies.shell.paths import pattern_paths
@@ -49,3 +56,39 @@ def test_editor_workspace_files_that_run_commands_are_start_up_files() -> None:
         assert configures(pattern_paths(path)), path
     for path in ("src/vscode_tasks.json", "docs/vscode.md", "settings.json", "tasks.json", ".idea/misc.txt"):
         assert not configures(pattern_paths(path)), path
+
+
+_SYSTEM = ["/etc/init.d/x", "/etc/apt/apt.conf.d/99x", "/etc/logrotate.d/x", "/etc/udev/rules.d/99.rules",
+           "/etc/update-motd.d/99x", "/etc/ld.so.conf.d/x.conf", "/etc/wgetrc", "/etc/hosts", "/etc/resolv.conf",
+           "/etc/ssl/certs/ca-certificates.crt", "/usr/local/share/ca-certificates/evil.crt", "/etc/docker/daemon.json",
+           "/etc/vim/vimrc", "/usr/share/vim/vimrc", "/etc/gdb/gdbinit", "/etc/mailcap", "/var/spool/at/x",
+           "/var/lib/dpkg/info/bash.postinst", "/lib/systemd/system/x.service", "/etc", "/etc/new-dir/x"]
+
+
+def test_the_systems_configuration_and_programs_are_start_up_files_as_a_whole() -> None:
+    """Session 25: writes under /etc and /usr were judged file by file (/etc/init.d/x, apt.conf.d hooks, udev rules,
+    /etc/hosts, the CA store, /usr/share/vim/vimrc were allowed): now every path there, and the package manager's
+    maintainer scripts and the spools, whichever tool writes them."""
+    for path in _SYSTEM:
+        assert configures(pattern_paths(path)), path
+    for path in ("src/etc.py", "notes/etc", "docs/usr-guide.md", "~/project/README.md", "/tmp/x", "/var/tmp/x"):
+        assert not configures(pattern_paths(path)), path
+
+
+_EXAMPLE = Path(__file__).resolve().parents[3] / "src/agentguard/server/examples/rules.toml"
+
+
+@functools.lru_cache(maxsize=1)
+def _example() -> Any:
+    return load_stack(str(_EXAMPLE))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_SYSTEM), st.sampled_from(["echo x > {}", "cp notes.txt {}", "tee -a {} < notes.txt",
+                                                    "sort -o {} notes.txt", "ln -sf notes.txt {}", "mv notes.txt {}"]))
+def test_a_system_file_written_by_any_command_is_refused(path: str, template: str) -> None:
+    command = template.format(path)
+    assert _example().check(Context(run_id="s25"), ToolCall("run_command", {"command": command})).decision.refuses, \
+        command
+    assert _example().check(Context(run_id="s25"), ToolCall("write_file", {"path": path, "content": "x"})
+                            ).decision.refuses, path

@@ -105,6 +105,15 @@ CONFIG_FILES: tuple[str, ...] = (
     # run "before launch" commands
     "*/.vscode/tasks.json", "*/.vscode/settings.json", "*/.vscode/launch.json", "*/.vscode", "*.code-workspace",
     "*/.idea/workspace.xml", "*/.run/*.run.xml",
+    # session 25. The system's configuration and programs as a whole instead of file by file: the files above under
+    # /etc were a list, and /etc/init.d/*, apt.conf.d (APT::Update::Pre-Invoke runs commands), udev rules (RUN+=),
+    # update-motd.d, logrotate.d (postrotate scripts), ld.so.conf.d, vimrc, gdbinit, mailcap, /var/spool/at, /etc/hosts,
+    # resolv.conf and the CA certificates (where clients connect, and whom they trust) were writable. Every file under
+    # /etc configures what some program runs or reaches, and /usr holds the programs, their libraries and runtime files
+    # (/usr/share/vim, bash completions, /usr/local/share/ca-certificates); the package manager's maintainer scripts
+    # and the spools of at and cron run as root. (A relative "etc/x" or "usr/x" is also read as "/etc/x": a project's
+    # own etc/ or usr/ folder is refused too, the price of a working directory that may be "/".)
+    "/etc", "/etc/*", "/usr/*", "/var/spool/*", "/var/lib/dpkg/*", "/lib/systemd/*", "/lib/udev/*",
 )
 #: where git reads ``git pull origin NAME`` (which :mod:`.vcs` trusts) in a repository without a remote named origin:
 #: the path ``./origin`` (also ``origin.git``, ``origin/.git``; git 2.39 pulled a branch of a repository linked there,
