@@ -8,7 +8,7 @@ import pytest
 from agentguard.core.errors import InputError
 from agentguard.policies.commandrules import _allowed_command, _command_rule
 from agentguard.policies.shell import analyse
-from agentguard.policies.shell.programs import PROGRAM_FLAG_ALIASES
+from agentguard.policies.shell.flags import PROGRAM_FLAG_ALIASES
 
 
 def _cmd(text: str):  # noqa: ANN202

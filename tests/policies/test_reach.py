@@ -434,3 +434,24 @@ def test_home_rule_anywhere_only_for_a_literal_first_name(rule: str, path: str, 
                                   "keys/client.p12", "vault.kdbx", "~/.cargo/credentials.toml", "/root/.boto"])
 def test_example_refuses_key_containers_and_more_token_files(path: str) -> None:
     assert EXAMPLE.check(CTX, ToolCall(name="read_file", arguments={"path": path})).decision.refuses
+
+
+# Session 25: a literal tree is decided by two compiled regular expressions; the same answer as the token path.
+_TREE = st.lists(st.sampled_from(["/", "~", "home", "u", ".ssh", ".aws", "etc", "root", "src", ".", "..", "Users",
+                                  "var", "lib", "jenkins", ".git", "a b", "Ｅtc", "ETC"]), max_size=5).map("/".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tree=_TREE, lead=st.sampled_from(["", "/", "~/", "./"]))
+def test_literal_trees_are_decided_as_the_token_path_decides(tree: str, lead: str) -> None:
+    from agentguard.policies.reach import TreeRules
+    from agentguard.policies.shell.globs import literal_tokens
+
+    guard = EXAMPLE.guards[0]
+    for rules in (guard._trees, guard._file_trees):
+        text = lead + tree
+        slow = TreeRules(rules.anchored, rules.dirs)
+        slow._below = slow._inside = None  # no fast path: the token lists only
+        as_tokens = literal_tokens(text.rstrip("/"))
+        if as_tokens:  # ("" and "/": the root, read as literal by both)
+            assert rules.holds(text, None) == slow.holds(text, as_tokens), (text, rules is guard._trees)

@@ -38,8 +38,8 @@ def test_a_stricter_rule_below_is_still_read():
         v = decide(g, "rent_car", command="$(rm x) y")
         assert v.decision is Decision.HALT and len(v.details["violations"]) > 1
     g = ToolRuleGuard(**RULES, escalate=["book_*"])  # ESCALATE ranks above REJECT in the guard's own order
-    v = decide(g, "rent_car", path="/etc/shadow")
-    assert v.decision is Decision.REJECT and len(v.details["violations"]) == 2
+    v = decide(g, "rent_car", path="/etc/shadow")  # read: denied (and, as a write under /etc, a start-up file)
+    assert v.decision is Decision.REJECT and len(v.details["violations"]) >= 2
     assert g.strictest() is Decision.REJECT  # (by strictness, as a stack combines: REJECT over ESCALATE)
 
 

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 from ..core.canonical import canonical_name
 from ..core.errors import InputError
 from .shell import Analysis, Command, analyse, analyse_argv
-from .shell.programs import flags_of
+from .shell.flags import flags_of
 
 __all__: list[str] = []  # private to the rules guard
 

@@ -36,16 +36,17 @@ from typing import Any, Iterable
 from ..core.canonical import decoded_path
 from ..core.errors import InputError
 from .shell import fnmatch_tokens, intersects, literal_tokens
-from .shell.globs import Token, fold_case
+from .shell.globs import ANY_CHAR, Token, fold_case, fold_text, prefix_regex, token_regex
 
-__all__ = ["HOMES", "MAX_MATCHES", "MAX_WALK", "casefolded", "home_tokens", "home_variants", "link_option",
-           "linked", "listed", "listing_dirs", "listing_regex"]
+__all__ = ["HOMES", "MAX_MATCHES", "MAX_WALK", "TreeRules", "casefolded", "home_tokens", "home_variants",
+           "link_option", "linked", "listed", "listing_dirs", "listing_regex"]
 
 #: where ``~`` may point: $HOME is unknown statically, so a rule for ``~/.ssh/*`` also names every
 #: conventional home (``/home/agent/.ssh/id_rsa`` is the same file when HOME=/home/agent)
 HOMES = ("/root", "/home/*", "/Users/*", "/var/home/*", "/export/home/*", "/var/root")  # (/var/root: macOS' root)
 _SLASH: list[Token] = [("c", (False, frozenset("/")))]
 _HOME: list[Token] = [("c", (False, frozenset("~")))] + _SLASH
+_BELOW: list[Token] = _SLASH + [("*", ANY_CHAR)]
 
 
 def home_tokens(pattern: str) -> list[list[Any]]:
@@ -106,6 +107,34 @@ def listed(text: str, tokens: Any, dirs: list[list[Token]], literal: re.Pattern[
     path = fold_case(list(tokens))
     inside = [path] + ([_SLASH + path, _HOME + path] if relative else [])
     return any(intersects(p, d) for p in inside for d in dirs)
+
+
+class TreeRules:
+    """Whether a tree a command or a tool reads (``grep -r x DIR``, ``tar czf o DIR``, a search below ``DIR``) holds a
+    denied path: something below it meets a glob anchored at the root or a home (``anchored``), or it is or lies in a
+    directory whose entries a glob denies (``dirs``: :func:`listing_dirs`); a relative tree also as ``/tree`` and
+    ``~/tree``. Decided by :func:`~.shell.globs.intersects` over the token lists, and for a literal tree (the usual
+    case) by two regular expressions compiled once (:func:`~.shell.globs.prefix_regex` of every anchored glob,
+    :func:`~.shell.globs.token_regex` of every directory and what lies below it): the same answer (a differential
+    test) in one C-level match instead of a product automaton per rule (session 25: ~460 anchored globs made
+    ``git log`` cost tens of milliseconds)."""
+
+    def __init__(self, anchored: list[list[Token]], dirs: list[list[Token]]) -> None:
+        self.anchored, self.dirs = anchored, dirs
+        self._below = re.compile("|".join(f"(?:{prefix_regex(d)})" for d in anchored), re.S) if anchored else None
+        self._inside = re.compile("|".join(f"(?:{token_regex(d)}(?:/.*)?)" for d in dirs), re.S) if dirs else None
+
+    def holds(self, text: str, tokens: list[Token] | None) -> bool:
+        relative = not text.startswith(("/", "~"))
+        if not tokens:  # literal
+            tree = fold_text(text.rstrip("/"))
+            inside = [tree] + (["/" + tree, "~/" + tree] if relative else [])
+            return bool(self._below is not None and self._below.fullmatch(tree + "/")) or (
+                self._inside is not None and any(self._inside.fullmatch(t) for t in inside))
+        folded = fold_case(list(tokens))
+        around = [folded] + ([_SLASH + folded, _HOME + folded] if relative else [])
+        return any(intersects(folded + _BELOW, d) for d in self.anchored) or any(
+            intersects(t, d) or intersects(t, d + _BELOW) for t in around for d in self.dirs)
 
 
 def casefolded(denied: Iterable[str]) -> re.Pattern[str] | None:

@@ -107,10 +107,11 @@ from .arguments import (MAX_ENTRIES, MAX_NESTING, NAME_WORDS, PATH_ARGS, SEARCH_
                         descriptors, keyed_values, leaves, named_entries, path_named, path_shaped, path_values,
                         readings, strings)
 from .commandrules import _allowed_command, _analyse, _command_rule, _plain
-from .shell import fnmatch_tokens, intersects, literal_tokens, path_forms
-from .shell.globs import ANY_CHAR, fold_case
+from .shell import fnmatch_tokens, intersects, path_forms
+from .shell.globs import fold_case
 from .shell.programs import UNSAFE_ENV
-from .reach import casefolded, home_tokens, home_variants, link_option, linked, listed, listing_dirs, listing_regex
+from .reach import (TreeRules, casefolded, home_tokens, home_variants, link_option, linked, listed, listing_dirs,
+                    listing_regex)
 from .writes import config_write, reads_only, reads_trees
 
 __all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "MAX_TOOL_NAME", "PATH_ARGS",
@@ -131,7 +132,6 @@ _SHELL_TOOLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "shell", "
                           "execute", "run_command", "bash_command", "shell_command", "python", "run_python",
                           "execute_command", "subprocess", "system", "powershell", "cmd"})
 _SLASH: list[Any] = [("c", (False, frozenset("/")))]
-_BELOW = _SLASH + [("*", ANY_CHAR)]
 _HOME: list[Any] = [("c", (False, frozenset("~")))] + _SLASH  # a relative path when the working directory is ~
 
 
@@ -307,25 +307,28 @@ class ToolRuleGuard(BaseGuard):
         for p in deny_paths:
             if not isinstance(p, str) or not p:
                 raise InputError(f"{name}.deny_paths: paths must be non-empty strings, got {p!r}")
-        denied = [v for p in deny_paths for v in home_variants(canonical_path(p))]
+        variants = [home_variants(canonical_path(p)) for p in deny_paths]
+        denied = [v for vs in variants for v in vs]
+        #: what a path is matched against: a rule's "*/x" form alone where it has one (it also matches "~/x" and
+        #: every home's x: the other forms would only repeat the work), .reach.home_variants
+        matching = [v for vs in variants for v in (vs[-1:] if vs[0].startswith("~/") and vs[-1][:2] == "*/" else vs)]
         # case-insensitive: on macOS and Windows file systems /ETC/SHADOW is /etc/shadow
-        self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in denied), re.IGNORECASE)
-                       if denied else None)
-        self._path_tokens = [fold_case(fnmatch_tokens(p)) for p in denied]
-        #: the globs anchored at the root or a home: a tree operand above one of them meets it (relative and
-        #: "*/" globs name files anywhere and would refuse every recursive command). A relative path is below an
-        #: unknown working directory, which may be "/" (a container without WORKDIR), "~" or any other: it is
-        #: checked as itself, as "/path" against every glob and as "~/path"
-        self._anchored = [fold_case(fnmatch_tokens(p)) for p in denied
-                          if p.startswith(("/", "~")) and not p.startswith("/*")]
+        self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in matching), re.IGNORECASE)
+                       if matching else None)
+        self._path_tokens = [fold_case(fnmatch_tokens(p)) for p in matching]
+        #: the globs anchored at the root or a home: a tree operand above one of them meets it (relative and "*/"
+        #: globs name files anywhere and would refuse every recursive command); a relative tree is also read as
+        #: "/path" and "~/path" (the working directory may be "/" or "~")
+        anchored = [fold_case(fnmatch_tokens(p)) for p in denied if p.startswith(("/", "~")) and not p.startswith("/*")]
         #: the directories whose contents a glob denies ("*/.ssh/*" -> "*/.ssh", ".git/*" -> ".git"): a tree operand
         #: that is one of them or lies inside one reads what the rule denies, wherever it is anchored
-        self._dirs, self._listing = listing_dirs(denied), listing_regex(denied)  # (and a listing of one: .reach)
-        self._folded = casefolded(denied)  # "Straße" also as "strasse" (full case folding, .reach)
+        self._dirs, self._listing = listing_dirs(matching), listing_regex(matching)  # (a listing of one: .reach)
+        self._folded = casefolded(matching)  # "Straße" also as "strasse" (full case folding, .reach)
         self._links = link_option(resolve_links, name)  # read each path as the OS resolves its links now
-        #: the same anchored globs for a file tool's tree (a search below a directory): a home's ``*`` is one
-        #: directory name (``/home/u/proj`` is not above ``~/.ssh``, ``/home/u`` is)
-        self._tree_anchored = [fold_case(t) for p in deny_paths for t in home_tokens(canonical_path(p))]
+        #: trees (.reach); a file tool's tree (a search below a directory) with a home's ``*`` one directory name
+        self._trees = TreeRules(anchored, self._dirs)
+        self._file_trees = TreeRules([fold_case(t) for p in deny_paths for t in home_tokens(canonical_path(p))],
+                                     self._dirs)
         if isinstance(allow_commands, str):
             allow_commands = [allow_commands]
         self._allow_commands = (None if allow_commands is None else
@@ -474,12 +477,9 @@ class ToolRuleGuard(BaseGuard):
             paths += [(r, None) for r in real if r not in named]
             file_trees += [(d, None) for d in doors]
         if self._paths is not None:
-            for (text, tokens), anchored in [(t, self._anchored) for t in subtrees] + [
-                    (t, self._tree_anchored) for t in file_trees]:
-                tree = fold_case(list(tokens or literal_tokens(text.rstrip("/"))))
-                inside = [tree] + ([_SLASH + tree, _HOME + tree] if not text.startswith(("/", "~")) else [])
-                if any(intersects(tree + _BELOW, d) for d in anchored) or any(
-                        intersects(t, d) or intersects(t, d + _BELOW) for t in inside for d in self._dirs):
+            for (text, tokens), rule in [(t, self._trees) for t in subtrees] + [
+                    (t, self._file_trees) for t in file_trees]:
+                if rule.holds(text, tokens):
                     out.append((self.decision, f"{call.name} reads, copies, moves or links the tree {text!r}, "
                                                "which holds a denied path"))
             for text, tokens in paths:

@@ -92,7 +92,7 @@ def test_ls_tree_reading_matches_real_ls(tmp_path_factory: pytest.TempPathFactor
 def test_rule_flags_are_case_exact_where_the_program_reads_them_so() -> None:
     """A rule's ``chmod -R`` (the shipped deny list) no longer meets ``chmod -r`` (remove read permission: GNU chmod
     reads ``-r`` as a mode); ``rm -r`` still meets ``rm -R`` (synonyms: folded for programs not in CASE_EXACT)."""
-    from agentguard.policies.shell.programs import flags_of
+    from agentguard.policies.shell.flags import flags_of
 
     assert flags_of("chmod", ["-r"])[0] == {"r"} and flags_of("chmod", ["-R"])[0] == {"R"}
     assert flags_of("ls", ["-lR"])[0] == {"l", "R"} and flags_of("rm", ["-Rf"])[0] == {"r", "f"}

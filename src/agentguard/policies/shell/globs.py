@@ -20,10 +20,11 @@ is assumed to match more, never less).
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Sequence
 
-__all__ = ["ANY_CHAR", "NOT_SLASH", "NO_DOT", "SetTooLong", "Token", "fnmatch_tokens", "fold_case", "intersects",
-           "literal_tokens"]
+__all__ = ["ANY_CHAR", "NOT_SLASH", "NO_DOT", "SetTooLong", "Token", "fnmatch_tokens", "fold_case", "fold_text",
+           "intersects", "literal_tokens", "prefix_regex", "token_regex"]
 
 CharSet = tuple[bool, frozenset[str]]
 #: a token: ("c", charset) consumes one character; ("*", charset) any number of them
@@ -71,6 +72,46 @@ def fold_case(tokens: Iterable[Token]) -> list[Token]:
         low = frozenset(c.lower() if len(c.lower()) == 1 else c for c in chars)
         out.append((kind, (neg, low)))
     return out
+
+
+def fold_text(text: str) -> str:
+    """A literal path folded as :func:`fold_case` folds its tokens (one character to one)."""
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def _class(cs: CharSet) -> str:
+    neg, chars = cs
+    if neg:
+        return "[^" + "".join(re.escape(c) for c in sorted(chars)) + "]" if chars else "."
+    if len(chars) == 1:
+        return re.escape(next(iter(chars)))
+    return "[" + "".join(re.escape(c) for c in sorted(chars)) + "]" if chars else "(?!)"
+
+
+def _piece(token: Token) -> str:
+    kind, cs = token
+    if kind == "^":
+        return r"(?!\.)"
+    return _class(cs) + ("*" if kind == "*" else "")
+
+
+def token_regex(tokens: Sequence[Token]) -> str:
+    """The regular expression (for ``re.S``) of the strings a token list matches: ``re.fullmatch`` of a literal
+    string is :func:`intersects` of its :func:`literal_tokens` with ``tokens`` (tested), in one C-level call."""
+    return "".join(_piece(t) for t in tokens)
+
+
+def prefix_regex(tokens: Sequence[Token]) -> str:
+    """The regular expression (for ``re.S``) of every prefix of a string ``tokens`` matches: the strings of some
+    ``tokens[:k]``. With every character set of ``tokens`` non-empty (else ``(?!)``: nothing matches), a literal
+    ``p`` fullmatches it exactly when some string starting with ``p`` matches ``tokens``: :func:`intersects` of
+    ``literal_tokens(p) + [("*", ANY_CHAR)]`` with ``tokens`` (tested)."""
+    if any(kind == "c" and not cs[0] and not cs[1] for kind, cs in tokens):
+        return "(?!)"
+    acc = ""
+    for t in reversed(tokens):
+        acc = f"(?:{_piece(t)}{acc})?"
+    return acc
 
 
 class SetTooLong(Exception):
@@ -152,12 +193,41 @@ def fnmatch_tokens(pattern: str) -> list[Token]:
     return out
 
 
+def _ends_disjoint(a: Sequence[Token], b: Sequence[Token]) -> bool:
+    """True when the two lists cannot match one string because their fixed ends already differ: the characters
+    before the first star (or :data:`NO_DOT`) of each, compared from the start, and those after the last one,
+    compared from the end (each position must share a character). Exact as a "no": every string matching both
+    has those characters there. A cheap first look for :func:`intersects` (rule lists are compared with one
+    path hundreds of times: most differ in their first or last characters)."""
+    n = 0
+    for ta, tb in zip(a, b):
+        if ta[0] != "c" or tb[0] != "c":
+            break
+        if not _meet(ta[1], tb[1]):
+            return True
+        n += 1
+    else:
+        if len(a) != len(b) and not any(t[0] != "c" for t in (a[n:] or b[n:])):
+            return True  # one list is a fixed string shorter than the other's fixed run
+    for ta, tb in zip(reversed(a), reversed(b)):
+        if ta[0] != "c" or tb[0] != "c":
+            break
+        if not _meet(ta[1], tb[1]):
+            return True
+    return False
+
+
 def intersects(a: Sequence[Token], b: Sequence[Token]) -> bool:
     """Whether some string matches both token lists (search of the product automaton).
 
     A state is a position in each list and whether a :data:`NO_DOT` constraint is pending (the next
     character consumed must not be ``.``; consuming any character clears it, skipping a star keeps it).
     """
+    return not _ends_disjoint(a, b) and _search(a, b)
+
+
+def _search(a: Sequence[Token], b: Sequence[Token]) -> bool:
+    """The product automaton's search (:func:`intersects` without the first look)."""
     la, lb = len(a), len(b)
     seen: set[tuple[int, int, bool]] = set()
     stack = [(0, 0, False)]

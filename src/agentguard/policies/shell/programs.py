@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from .startup import CONFIG_FILES, REMOTE_PATHS
 
 __all__ = ["CASE_EXACT", "CONFIG_FILES", "DELETE_OPTIONS", "HAZARDS", "Hazard", "INFO_OPTIONS", "INTERPRETERS", "NAME_BUILTINS",
-           "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS", "PROGRAM_FLAG_ALIASES",
-           "READERS",
+           "NO_PATH_OPERANDS", "OTHER_SHELLS", "OUTPUT_OPERAND", "OUTPUT_OPTIONS", "POSIX_SHELLS", "READERS",
            "RECURSIVE", "REMOTE_PATHS", "RESERVED_WORDS", "RUNS_BY_OPTION", "SET_READING", "SET_READING_NAMES",
            "SINGLE_DASH_LONG", "TAR_VALUES", "UNMODELLED_RUNNERS", "UNRESOLVABLE_BUILTINS", "UNSAFE_ENV", "WRAPPERS",
-           "Wrapper", "as_module", "command_word_reason", "deletes", "extracts", "flags_of", "hazard", "option_letters",
+           "Wrapper", "as_module", "command_word_reason", "deletes", "extracts", "hazard", "option_letters",
            "plain_name", "set_hazard", "tree_flag"]
 
 
@@ -374,27 +373,6 @@ UNMODELLED_RUNNERS = frozenset(n.replace("-", "_") for n in {  # program names a
 CASE_EXACT = frozenset({"chmod", "chown", "chgrp", "ls", "du", "sort", "tail", "head", "scp", "rsync", "ssh", "df"})
 #: programs whose single-dash options are words (``find -delete``), not letter clusters
 SINGLE_DASH_LONG = frozenset({"find", "java", "go", "gfind", "bfs"})
-#: ``--recursive`` and ``-r`` are one rule flag (and so is any abbreviation, ``--recur``)
-LONG_FLAG_ALIASES = {"--recursive": "r", "--force": "f"}
-#: per program, long options that are another spelling of a short one (from the manuals: ripgrep 14, GNU sed 4.9,
-#: grep 3.8, findutils xargs 4.9, coreutils sort/cp/ln/mv 9.1, GNU tar 1.34, Info-ZIP zip 3.0): a rule's flag in
-#: either spelling meets the other (session 25: ``deny_flags = ["--search-zip"]`` let ``rg -z`` through)
-PROGRAM_FLAG_ALIASES: dict[str, dict[str, str]] = {
-    "rg": {"--search-zip": "z", "--follow": "L", "--text": "a", "--hidden": ".",
-           "--file": "f", "--regexp": "e", "--replace": "r", "--invert-match": "v"},
-    "sed": {"--in-place": "i", "--expression": "e", "--file": "f", "--separate": "s", "--null-data": "z",
-            "--regexp-extended": "E", "--quiet": "n", "--silent": "n", "--unbuffered": "u"},
-    **{g: {"--file": "f", "--dereference-recursive": "R", "--recursive": "r", "--regexp": "e",
-           "--files-with-matches": "l", "--text": "a"} for g in ("grep", "egrep", "fgrep")},
-    "xargs": {"--arg-file": "a", "--replace": "I", "--max-procs": "P", "--delimiter": "d",
-              "--interactive": "p", "--no-run-if-empty": "r", "--verbose": "t"},
-    "sort": {"--output": "o", "--reverse": "r", "--unique": "u"},
-    **{c: {"--target-directory": "t", "--symbolic-link": "s", "--link": "l", "--archive": "a",
-           "--no-dereference": "P", "--dereference": "L"} for c in ("cp", "ln", "mv")},
-    "tar": {"--extract": "x", "--get": "x", "--create": "c", "--file": "f", "--directory": "C",
-            "--files-from": "T", "--use-compress-program": "I", "--to-stdout": "O"},
-    "zip": {"--recurse-paths": "r", "--move": "m", "--test": "T"},
-}
 #: options that delete their operands (read as ``rm -r -f`` of them, like ``find -delete``): long names (any
 #: unambiguous prefix) and short letters
 DELETE_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -488,38 +466,3 @@ def tree_flag(tree: frozenset[str], words: list[str]) -> bool:
         elif w.startswith("-") and len(w) > 1 and any(ch in tree for ch in w[1:]):
             return True
     return False
-
-
-def flags_of(program: str, words: list[str]) -> tuple[frozenset[str], tuple[str, ...]]:
-    """``(flags, operands)`` of literal argument words (``-rf`` -> ``r``, ``f``; ``--x=v`` -> ``--x``).
-
-    Words after ``--`` are operands. For :data:`SINGLE_DASH_LONG` programs ``-delete`` is one flag. Letters are
-    case-folded (a rule's ``rm -r`` meets ``rm -R``), except for :data:`CASE_EXACT` programs (``chmod -r`` is no
-    ``chmod -R``).
-    """
-    flags: set[str] = set()
-    operands: list[str] = []
-    ended = False
-    for w in words:
-        if ended:
-            operands.append(w)
-        elif w == "--":
-            ended = True
-        elif w.startswith("--") and len(w) > 2:
-            name = w.split("=", 1)[0].casefold()
-            # GNU getopt_long takes any unambiguous prefix: "rm --recur --forc" is "rm -r -f"
-            aliases = {**LONG_FLAG_ALIASES, **PROGRAM_FLAG_ALIASES.get(program, {})}
-            exact = aliases.get(name)
-            alias = exact or next((v for k, v in aliases.items() if k.startswith(name) and len(name) > 2), name)
-            if not alias.startswith("-") and program not in CASE_EXACT:
-                alias = alias.casefold()   # as its short spelling is read
-            alias = "R" if alias == "r" and program in ("chmod", "chown", "chgrp", "ls") else alias   # their -R
-            flags.add(alias)
-        elif w.startswith("-") and len(w) > 1 and not w[1:].isdigit():
-            if program in SINGLE_DASH_LONG:
-                flags.add(w.casefold())
-            else:
-                flags.update(w[1:].casefold() if w[1:].isalpha() and program not in CASE_EXACT else w[1:])
-        else:
-            operands.append(w)
-    return frozenset(flags), tuple(operands)

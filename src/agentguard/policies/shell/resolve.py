@@ -20,12 +20,13 @@ from .options import option_reason
 from .paths import word_paths
 from .runners import runner_reason
 from .programs import (AWKS, HAZARDS, INTERPRETERS, NAME_BUILTINS, NO_PATH_OPERANDS, OTHER_SHELLS, OUTPUT_OPERAND,
-                       OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS,
-                       UNRESOLVABLE_BUILTINS, UNSAFE_ENV, WRAPPERS, Wrapper, command_word_reason, deletes, extracts,
-                       flags_of, hazard, plain_name, set_hazard, tree_flag)
+                       OUTPUT_OPTIONS, POSIX_SHELLS, READERS, RECURSIVE, RUNS_BY_OPTION, UNMODELLED_RUNNERS, WRAPPERS,
+                       UNRESOLVABLE_BUILTINS, UNSAFE_ENV, Wrapper, command_word_reason, deletes, extracts, hazard,
+                       plain_name, set_hazard, tree_flag)
 from .envreads import env_split
 from .vcs import git_content_reason, git_split, remote_words
 from .words import Word, literal_word
+from .flags import flags_of
 
 __all__ = ["Resolver"]
 
@@ -53,10 +54,9 @@ class Resolver(WalkerBase):
 
     def resolve(self, argv: list[Word], depth: int, via: str, stdin_args: bool = False) -> None:
         """Record ``argv`` as a command and resolve what it runs in turn (wrappers, payloads)."""
-        if depth > MAX_DEPTH:
-            self.refuse(f"nesting deeper than {MAX_DEPTH} levels")
-            return
-        if not argv:
+        if depth > MAX_DEPTH or not argv:
+            if depth > MAX_DEPTH:
+                self.refuse(f"nesting deeper than {MAX_DEPTH} levels")
             return
         self.spend(len(argv))
         head = argv[0]
