@@ -73,6 +73,7 @@ from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
 from .arguments import _keyed, keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
+from .network_configs import command_env, config_set, config_writes, default_destinations
 from .network_files import file_destinations
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
                             whole_host)
@@ -262,20 +263,28 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
     """The hosts a shell command connects to (see :func:`destinations`), and those of the commands an ssh option or
     variable runs (``ssh -o ProxyCommand='nc 0 22' x``, ``rsync -e 'ssh -J 0'``, ``GIT_SSH_COMMAND=...``: read
     again, :data:`_MAX_NESTED` deep, deeper is refused unread); None for a text too long to read."""
-    argvs = _argvs(text)
-    if argvs is None or depth > _MAX_NESTED:
+    read = _read_command(text)
+    if read is None or depth > _MAX_NESTED:
         return None
+    argvs, writes = read
     config = assigned_config(text)   # GIT_SSH_COMMAND='ssh -F cfg' git fetch alias:r
     hosts = [h for argv in argvs for h in remote_hosts(argv, config)]
+    # a client's configuration written here holds what no reading of the text shows (network_configs, session 25)
+    hosts += [f"(a write of {w!r}, a file network clients read destinations from)" for w in writes]
     found = [d for argv in argvs for d in program_destinations(argv) + file_destinations(argv)]   # curl -K, wget -i
     readings = [text, *_shell_words(text)]
+    env = command_env(readings)   # HOME=/tmp/h curl ...: the files it reads
+    configured = [default_destinations(argv, env) for argv in argvs]   # ~/.curlrc, ~/.gitconfig's insteadOf...
+    configured += [s for argv in argvs if (s := config_set(argv)) is not None]   # git config --global url...
+    found += [d for dests, _ in configured for d in dests]
     found += [d for t in readings for w in t.split() for d in assigned_destinations(w)]
     for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
         hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [h for h in [bare_host(dest)] if h]
     for word in readings:
         hosts += [h for w in command_hosts(word) for h in client_hosts("http://" + w)]
         hosts += _url_hosts(word) if word is not text else []
-    for nested in dict.fromkeys([n for argv in argvs for n in nested_commands(argv)] + assigned_commands(text)):
+    runs = [n for argv in argvs for n in nested_commands(argv)] + [c for _, cs in configured for c in cs]
+    for nested in dict.fromkeys(runs + assigned_commands(text)):
         inner = _command_destinations(nested, depth + 1)
         if inner is None:
             return None
@@ -292,17 +301,24 @@ _REWRITES = re.compile(r"\$'|\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")   # $'\x31..' and 
 MAX_COMMAND = 65536
 
 
-@lru_cache(maxsize=4096)
 def _argvs(command: str) -> tuple[tuple[str, ...], ...] | None:
+    read = _read_command(command)
+    return None if read is None else read[0]
+
+
+@lru_cache(maxsize=4096)
+def _read_command(command: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]] | None:
     """Every command ``command`` runs, as the shell reader expands it (:func:`.shell.analysis.analyse`: through
-    wrappers, ``-c`` payloads, substitutions; the program by its canonical name), or None for a text longer than
-    :data:`MAX_COMMAND`. A remote-shell program's hosts are read from these (:mod:`.network_remotes`)."""
+    wrappers, ``-c`` payloads, substitutions; the program by its canonical name), and the files of
+    :data:`.network_configs.NETWORK_CONFIGS` it writes; None for a text longer than :data:`MAX_COMMAND`. A
+    remote-shell program's hosts are read from these (:mod:`.network_remotes`)."""
     if len(command) > MAX_COMMAND:
         return None
-    from .shell.analysis import analyse   # (the shell reader: tree-sitter-bash; imported when a command needs it)
+    from .shell.analysis import analyse, analyse_argv   # (the shell reader: tree-sitter-bash; imported when needed)
 
+    analysis = analyse(command)
     out = []
-    for c in analyse(command).commands:
+    for c in analysis.commands:
         if c.argv:
             # xargs appends words from standard input: its words hold them as "*" (unknown: no public name)
             args = c.argv[1:] if len(c.words) <= len(c.argv) else tuple(w.text for w in c.words[1:])
@@ -310,7 +326,17 @@ def _argvs(command: str) -> tuple[tuple[str, ...], ...] | None:
             exact = c.argv[0].rsplit("/", 1)[-1]
             if exact in CASED_CLIENTS:   # "HEAD url" is libwww-perl's client (the reader's folded name: "head")
                 out.append((exact, *args))
-    return tuple(out)
+    # a client's own configuration command with literal words is read as the entry it sets (config_set), so the
+    # file it writes is no unknown write: each of its writes is taken off the command's once
+    written = [tuple(t for t, _ in forms) for forms in analysis.configs]
+    for c in analysis.commands:
+        if c.argv and all(w.literal for w in c.words) and config_set(c.argv) is not None:
+            for forms in analyse_argv(c.argv).configs:
+                key = tuple(t for t, _ in forms)
+                if key in written:
+                    written.remove(key)
+    configs = [forms for forms in analysis.configs if tuple(t for t, _ in forms) in written]
+    return tuple(out), tuple(config_writes(configs))
 
 
 def _expanded(command: str) -> tuple[str, ...]:
