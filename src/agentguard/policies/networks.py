@@ -46,7 +46,11 @@ ssh configuration maps a destination to (:mod:`.network_sshconfig`: ``ssh alias`
 (``--proxy corp-proxy``), DNS and file-share clients' servers (``dig @127.1``, ``smbclient //10.1/s``), a URL inside a
 longer word (``Acquire::http::Proxy=http://10.1/``), the destinations of a file a client reads them from
 (:mod:`.network_files`: ``curl -K cfg``, ``wget -i urls.txt``; unreadable: refused), and a program name in upper case read as the program a
-case-insensitive file system runs (``CURL 0:8080``; libwww-perl's ``HEAD``/``GET``).
+case-insensitive file system runs (``CURL 0:8080``; libwww-perl's ``HEAD``/``GET``). Session 25: the clients' default
+configuration files (:mod:`.network_configs`: ``~/.curlrc``, ``~/.wgetrc``, ``~/.gitconfig``'s ``insteadOf``,
+``~/.npmrc``, ``pip.conf``) read as each client reads them, and a command that writes one refused; not read as
+destinations: a ``no_proxy`` list, a server's listening address (``uvicorn --host 127.0.0.1``,
+:data:`.network_programs.LISTENERS`), and ``echo URL | xargs curl`` reads echo's plain words as curl's.
 :class:`ResolvingNetworkGuard` (``resolve = true``) also resolves each name and refuses one that resolves to an
 internal address or does not resolve within ``timeout`` (fail closed).
 
@@ -77,7 +81,8 @@ from .network_configs import command_env, config_set, config_writes, default_des
 from .network_files import file_destinations
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
                             whole_host)
-from .network_programs import CASED_CLIENTS, assigned_destinations, bare_host, program_destinations
+from .network_programs import (CASED_CLIENTS, assigned_destinations, bare_host, program_destinations, quiet_text,
+                               without_listening, xargs_literal)
 from .network_remotes import assigned_commands, assigned_config, nested_commands, remote_hosts
 from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
@@ -211,10 +216,13 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
     if texts is None or named is None or commands is None:
         return None
     hosts: list[str] = []
+    shell = {t for value in commands for t in leaves(value) or []}
     for text in texts:
         one = text.strip()
         if (whole := whole_host(one)) is not None:   # a value that is only a destination, whatever its name
             hosts += [whole, *client_hosts("http://" + one)]
+        if text in shell and (argvs := _argvs(text)):   # a command: no no_proxy list, no server's listening address
+            text = quiet_text(text, argvs)
         if _CONTROLS.search(one) and _SCHEME.match(one) and one.count("://") <= 1 and " " not in one:
             text = f"{text} {_CONTROLS.sub('', one)}"   # one URL: its clients remove tabs and newlines first
         if text.isascii() and not _URLISH.search(text):
@@ -271,17 +279,19 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
     hosts = [h for argv in argvs for h in remote_hosts(argv, config)]
     # a client's configuration written here holds what no reading of the text shows (network_configs, session 25)
     hosts += [f"(a write of {w!r}, a file network clients read destinations from)" for w in writes]
-    found = [d for argv in argvs for d in program_destinations(argv) + file_destinations(argv)]   # curl -K, wget -i
+    # (a server's listening address is no destination: uvicorn --host 127.0.0.1, python -m http.server -b 0)
+    found = [d for argv in argvs for d in program_destinations(without_listening(argv)) + file_destinations(argv)]
     readings = [text, *_shell_words(text)]
     env = command_env(readings)   # HOME=/tmp/h curl ...: the files it reads
     configured = [default_destinations(argv, env) for argv in argvs]   # ~/.curlrc, ~/.gitconfig's insteadOf...
     configured += [s for argv in argvs if (s := config_set(argv)) is not None]   # git config --global url...
     found += [d for dests, _ in configured for d in dests]
-    found += [d for t in readings for w in t.split() for d in assigned_destinations(w)]
+    quiet = [quiet_text(t, argvs) for t in readings]   # no no_proxy list, no server's listening address
+    found += [d for t in quiet for w in t.split() for d in assigned_destinations(w)]
     for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
         hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [h for h in [bare_host(dest)] if h]
-    for word in readings:
-        hosts += [h for w in command_hosts(word) for h in client_hosts("http://" + w)]
+    for word, still in zip(readings, quiet):
+        hosts += [h for w in command_hosts(still) for h in client_hosts("http://" + w)]
         hosts += _url_hosts(word) if word is not text else []
     runs = [n for argv in argvs for n in nested_commands(argv)] + [c for _, cs in configured for c in cs]
     for nested in dict.fromkeys(runs + assigned_commands(text)):
@@ -336,6 +346,8 @@ def _read_command(command: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str,
                 if key in written:
                     written.remove(key)
     configs = [forms for forms in analysis.configs if tuple(t for t, _ in forms) in written]
+    piped = xargs_literal(command)   # "echo URL | xargs curl": the words xargs hands curl are echo's, plain
+    out = [a for a in out if "*" not in a] + [piped] if piped is not None else out
     return tuple(out), tuple(config_writes(configs))
 
 
