@@ -8,7 +8,7 @@ command that runs the client shows none of it. Two readings close the class:
 
 - **the write** (:func:`config_writes`): a command that writes a file of :data:`NETWORK_CONFIGS` (a redirection,
   ``cp``, ``tee``, ``sed -i``, ``git config --global``..., as the shell reader finds writes of files that configure
-  what a program runs, :attr:`.shell.model.Analysis.configs`) is refused: what the file will hold is not known here
+  what a program runs, :attr:`.shell.model.Analysis.writes`) is refused: what the file will hold is not known here
   (``base64 -d > ~/.curlrc``);
 - **the run** (:func:`default_destinations`): a client's default files are read as the client reads them, where they
   exist when the call is decided, with the guard process's environment and the command's own assignments
@@ -47,7 +47,8 @@ from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
 
-__all__ = ["NETWORK_CONFIGS", "command_env", "config_set", "config_writes", "default_destinations", "git_entries"]
+__all__ = ["NETWORK_CONFIGS", "command_env", "config_set", "config_writes", "default_destinations", "git_entries",
+           "unfixed_writes"]
 
 #: files a network client reads its destinations or proxies from (fnmatch, ``*`` crosses ``/``; a relative path is
 #: read below any directory): curl's, wget's, git's (and a repository's), npm's and yarn's, pip's, ssh's, Docker's
@@ -64,7 +65,7 @@ _MATCHER = glob_matcher(NETWORK_CONFIGS)
 
 
 def config_writes(configs: Iterable[Sequence[PathForm]]) -> list[str]:
-    """The spellings of the written paths among ``configs`` (:attr:`.shell.model.Analysis.configs`: each a path's
+    """The spellings of the written paths among ``configs`` (:attr:`.shell.model.Analysis.writes`: each a path's
     spellings) that may be a file of :data:`NETWORK_CONFIGS`. A spelling whose last component starts with a glob or
     a part the shell computes (``*.txt``, ``refs/*``: bash's glob does not match a leading dot, and a project's
     ``*.txt`` is no client's file) is not counted: a write under a name computed whole (``> ~/$f``) is the rules
@@ -73,11 +74,27 @@ def config_writes(configs: Iterable[Sequence[PathForm]]) -> list[str]:
                                                          "*?[" and f[0].strip()], _MATCHER)) is not None]
 
 
+# the names of those files as a text may spell them (quotes and backslashes removed first)
+_NAMED = re.compile(r"curlrc|wget2?rc|gitconfig|git/config|npmrc|yarnrc|pip\.(?:conf|ini)|pydistutils|ssh/config|"
+                    r"ssh_config|docker/config|environment|bash_?rc|bash_(?:profile|login)|profile|zsh(?:rc|env)|"
+                    r"zprofile|envrc", re.I)
+
+
+def unfixed_writes(command: str, paths: Iterable[PathForm]) -> list[str]:
+    """A write the shell reader cannot fix that may be such a file: the command's text names one of
+    :data:`NETWORK_CONFIGS` (``$HOME/.curlrc`` unquoted, ``tee ${H}/.wgetrc``) and one of its paths has a part the
+    shell computes or a glob (read as the file: refused); [] otherwise."""
+    named = _NAMED.search(command) or _NAMED.search(re.sub(r"[\\'\"]", "", command))
+    if named is None or not any("*" in text for text, _ in paths):
+        return []
+    return [f"a path the shell computes, in a command naming {named.group(0)!r}"]
+
+
 #: the environment variables that move a client's configuration files
 _ENV_NAMES = ("HOME", "CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
               "GIT_CONFIG_NOSYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG",
               "VIRTUAL_ENV", "npm_config_userconfig", "npm_config_globalconfig")
-_ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(_ENV_NAMES) + r")=(\S*)")
+_ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(_ENV_NAMES) + r")=([^\s;&|<>()]*)")
 
 
 def command_env(readings: Iterable[str]) -> dict[str, list[str]]:

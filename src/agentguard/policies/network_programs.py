@@ -328,7 +328,7 @@ def quiet_text(text: str, argvs: Sequence[Sequence[str]]) -> str:
 # PROG ARGS WORDS (in groups of N), so the words it hands PROG are those echo prints
 _PLAIN = r"[\w:/.?=&%@+,~-]+"
 _XARGS = re.compile(rf"\s*echo((?:\s+{_PLAIN})+)\s*\|\s*xargs((?:\s+(?:-n\s*\d+|-[rt]+|--no-run-if-empty))*)"
-                    rf"\s+({_PLAIN}(?:\s+{_PLAIN})*)\s*")
+                    rf"\s+((?![-])(?:{_PLAIN})(?:\s+{_PLAIN})*)\s*")   # (PROG is no option of xargs: -a f)
 
 
 def xargs_literal(text: str) -> tuple[str, ...] | None:

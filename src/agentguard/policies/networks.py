@@ -77,7 +77,7 @@ from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
 from .arguments import _keyed, keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
-from .network_configs import command_env, config_set, config_writes, default_destinations
+from .network_configs import command_env, config_set, config_writes, default_destinations, unfixed_writes
 from .network_files import file_destinations
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
                             whole_host)
@@ -338,17 +338,17 @@ def _read_command(command: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str,
                 out.append((exact, *args))
     # a client's own configuration command with literal words is read as the entry it sets (config_set), so the
     # file it writes is no unknown write: each of its writes is taken off the command's once
-    written = [tuple(t for t, _ in forms) for forms in analysis.configs]
+    written = [tuple(t for t, _ in forms) for forms in analysis.writes]
     for c in analysis.commands:
         if c.argv and all(w.literal for w in c.words) and config_set(c.argv) is not None:
-            for forms in analyse_argv(c.argv).configs:
+            for forms in analyse_argv(c.argv).writes:
                 key = tuple(t for t, _ in forms)
                 if key in written:
                     written.remove(key)
-    configs = [forms for forms in analysis.configs if tuple(t for t, _ in forms) in written]
+    configs = [forms for forms in analysis.writes if tuple(t for t, _ in forms) in written]
     piped = xargs_literal(command)   # "echo URL | xargs curl": the words xargs hands curl are echo's, plain
     out = [a for a in out if "*" not in a] + [piped] if piped is not None else out
-    return tuple(out), tuple(config_writes(configs))
+    return tuple(out), tuple(config_writes(configs) + unfixed_writes(command, analysis.paths))
 
 
 def _expanded(command: str) -> tuple[str, ...]:

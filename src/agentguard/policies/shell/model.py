@@ -148,10 +148,10 @@ class Analysis:
     #: paths whose whole tree a command reads, copies, moves, links or changes (``grep -r x ~``, ``cp -r /etc
     #: d``, ``tar czf o ~``, ``ln -s /etc e``): a rule denying anything below one of them is met
     subtrees: list[PathForm] = field(default_factory=list)
-    #: the spellings of each written path that configures what a program runs (:func:`configures`): a guard that
-    #: reads one kind of program's configuration (the network guard: ``.curlrc``, ``.gitconfig``) matches its own
-    #: files among them (:func:`first_match`)
-    configs: list[list[PathForm]] = field(default_factory=list)
+    #: the spellings of each path a command may write or change (:meth:`WalkerBase.add_paths` with ``writes``): a
+    #: guard that reads one kind of program's configuration (the network guard: ``.curlrc``, ``.gitconfig``) matches
+    #: its own files among them (:func:`first_match`)
+    writes: list[list[PathForm]] = field(default_factory=list)
 
     @property
     def resolved(self) -> bool:
@@ -233,10 +233,11 @@ class WalkerBase:
         forms = word_paths(word, self.cwds)
         self.spend(len(forms))
         self.out.paths.extend(forms)
+        if writes:
+            self.out.writes.append(forms)
         why = configures(forms, remotes) if writes else None
         if why:
             self.refuse(why)
-            self.out.configs.append(forms)
         return forms
 
     def text(self, text: str, depth: int) -> None:
