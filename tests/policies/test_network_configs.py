@@ -41,9 +41,12 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return h
 
 
-def _client_env(h: Path) -> dict[str, str]:
-    return {"HOME": str(h), "PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_TERMINAL_PROMPT": "0"}
+def _client(home: Path, *argv: str) -> str:
+    """What the real client prints (stdout and stderr) when run under ``home`` (connecting to closed local ports)."""
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_TERMINAL_PROMPT": "0"}
+    done = subprocess.run(list(argv), env=env, capture_output=True, text=True, timeout=20)
+    return done.stdout + done.stderr
 
 
 # -- the real clients read these files (the oracles) --------------------------------------------------------------
@@ -52,37 +55,39 @@ def _client_env(h: Path) -> dict[str, str]:
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl not installed")
 def test_curl_reads_curlrc_unless_q_first(home: Path) -> None:
     (home / ".curlrc").write_text('url = "http://127.0.0.9:9/evil"\n')
-    run = ["curl", "-s", "-o", "/dev/null", "-w", "%{url_effective}\\n", "--connect-timeout", "1",
-           "http://127.0.0.8:9/ok"]
-    seen = subprocess.run(run, env=_client_env(home), capture_output=True, text=True, timeout=20).stdout
-    assert "127.0.0.9" in seen   # curl fetched the URL of ~/.curlrc too
-    quiet = subprocess.run([run[0], "-q", *run[1:]], env=_client_env(home), capture_output=True, text=True,
-                           timeout=20).stdout
-    assert "127.0.0.9" not in quiet
+    run = ["-s", "-o", "/dev/null", "-w", "%{url_effective}\\n", "--connect-timeout", "1", "http://127.0.0.8:9/ok"]
+    assert "127.0.0.9" in _client(home, "curl", *run)   # curl fetched the URL of ~/.curlrc too
+    assert "127.0.0.9" not in _client(home, "curl", "-q", *run)
     assert net_refuses("curl https://example.com") and not net_refuses("curl -q https://example.com")
 
 
 @pytest.mark.skipif(shutil.which("wget") is None, reason="wget not installed")
 def test_wget_reads_wgetrc_unless_no_config(home: Path) -> None:
     (home / ".wgetrc").write_text("http_proxy = http://127.0.0.7:3128/\nuse_proxy = on\n")
-    run = ["wget", "-O", "/dev/null", "--connect-timeout=1", "-t", "1", "http://127.0.0.8:9/"]
-    seen = subprocess.run(run, env=_client_env(home), capture_output=True, text=True, timeout=20).stderr
-    assert "127.0.0.7:3128" in seen
-    off = subprocess.run([run[0], "--no-config", *run[1:]], env=_client_env(home), capture_output=True, text=True,
-                         timeout=20).stderr
-    assert "127.0.0.7" not in off
+    run = ["-O", "/dev/null", "--connect-timeout=1", "-t", "1", "http://127.0.0.8:9/"]
+    assert "127.0.0.7:3128" in _client(home, "wget", *run)
+    assert "127.0.0.7" not in _client(home, "wget", "--no-config", *run)
     assert net_refuses("wget https://example.com") and not net_refuses("wget --no-config https://example.com")
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
 def test_git_follows_a_global_insteadof(home: Path) -> None:
-    subprocess.run(["git", "config", "--global", "url.http://127.0.0.9:9/.insteadOf", "https://github.com/"],
-                   env=_client_env(home), check=True, timeout=20)
-    seen = subprocess.run(["git", "ls-remote", "https://github.com/x/y"], env=_client_env(home), capture_output=True,
-                          text=True, timeout=20).stderr
-    assert "127.0.0.9" in seen
+    _client(home, "git", "config", "--global", "url.http://127.0.0.9:9/.insteadOf", "https://github.com/")
+    assert "127.0.0.9" in _client(home, "git", "ls-remote", "https://github.com/x/y")
     assert net_refuses("git clone https://github.com/x/y") and net_refuses("git fetch https://github.com/x/y")
     assert not net_refuses("git status") and not net_refuses("git log --oneline -5")
+
+
+@pytest.mark.skipif(shutil.which("ssh") is None, reason="ssh not installed")
+def test_ssh_reads_the_passwd_home_not_home(home: Path) -> None:
+    """ssh reads ~/.ssh/config of the user's passwd entry, not $HOME (so the guard's reading of its own file is
+    not moved by a command's HOME=); Match exec "false" does not apply in ssh, the guard reads it as applying."""
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "config").write_text("Host gh.example.com\n  HostName 127.0.0.9\n")
+    assert "hostname gh.example.com" in _client(home, "ssh", "-G", "gh.example.com")
+    (home / "m.cfg").write_text('Match exec "false"\n  HostName 127.0.0.8\n')
+    assert "hostname x.example.com" in _client(home, "ssh", "-F", str(home / "m.cfg"), "-G", "x.example.com")
+    assert net_refuses(f"ssh -F {home / 'm.cfg'} x.example.com")   # left: an over-refusal, exec is never run
 
 
 # -- the guard reads them ------------------------------------------------------------------------------------------
