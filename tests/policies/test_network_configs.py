@@ -223,6 +223,22 @@ def test_a_configuration_command_is_read_as_what_it_sets(command: str) -> None:
     assert net_refuses(command)
 
 
+def test_a_command_names_the_configuration_it_reads(home: Path) -> None:
+    """git reads GIT_CONFIG_KEY_<n>/VALUE_<n> and -c include.path files, npm --userconfig (git 2.39, npm 9 seen
+    connecting to 127.0.0.x); a relative configuration place is under the tool's unknown working directory."""
+    (home / "inc.cfg").write_text("[http]\n\tproxy = 127.0.0.3:3128\n")
+    (home / "u.npmrc").write_text("registry=http://127.0.0.5:9/\n")
+    for command in ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.proxy GIT_CONFIG_VALUE_0=corp git clone https://x.com/r",
+                    f"git -c include.path={home}/inc.cfg clone https://github.com/x/y",
+                    f"git -c includeIf.onbranch:main.path={home}/inc.cfg fetch", f"npm ping --userconfig {home}/u.npmrc",
+                    f"npm install --globalconfig={home}/u.npmrc", "CURL_HOME=. curl https://example.com",
+                    "WGETRC=rc wget https://example.com", f"GIT_CONFIG_GLOBAL={home}/inc.cfg git fetch https://x.com/r"):
+        assert net_refuses(command), command
+    for command in ("git -c user.name=x commit -m y", "git -c http.proxy=proxy.example.com:3128 clone https://x.com/r",
+                    "HOME=~ curl https://example.com"):
+        assert not net_refuses(command), command
+
+
 @pytest.mark.parametrize("command", [
     "ls > out.txt", "scp *.txt example.com:", "git fetch origin 'refs/*:refs/remotes/x/*'", "ln -s ../shared shared",
     "echo x > config.yaml", "cp .env.example .env", "git config user.email a@b.com", "pip config list",

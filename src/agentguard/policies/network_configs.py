@@ -94,7 +94,7 @@ def unfixed_writes(command: str, paths: Iterable[PathForm]) -> list[str]:
 _ENV_NAMES = ("HOME", "CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
               "GIT_CONFIG_NOSYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG",
               "VIRTUAL_ENV", "npm_config_userconfig", "npm_config_globalconfig")
-_ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(_ENV_NAMES) + r")=([^\s;&|<>()]*)")
+_ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(_ENV_NAMES) + r"|GIT_CONFIG_(?:KEY|VALUE)_\d+)=([^\s;&|<>()]*)")
 
 
 def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
@@ -119,6 +119,7 @@ def _cached(path: str, stamp: tuple[int, int, int], kind: str) -> tuple[tuple[st
 def _read_file(path: str, kind: str, depth: int = 0) -> tuple[list[str], list[str]]:
     """``(destinations, commands)`` of one configuration file as ``kind`` reads it; a missing file gives none, one
     that exists but cannot be read a marker no host reader takes for a public name."""
+    path = os.path.expanduser(path)
     if any(c in path for c in "*$`") or not path.strip():
         return [_unreadable(path, "its name is computed by the shell")], []
     try:
@@ -262,7 +263,10 @@ _PROGRAMS = {"curl": "curl", "wget": "wget", "wget2": "wget", "git": "git", "npm
 
 
 def _values(name: str, env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[str]:
-    return list(dict.fromkeys(([env[name]] if env.get(name) else []) + assigned.get(name, [])))
+    """The guard's value of the variable ``name`` and those the command assigns it (a relative one names a place
+    under the tool's working directory, which the guard does not know: kept as a name no file has, refused)."""
+    own = [v if v.startswith(("/", "~")) or name == "GIT_CONFIG_NOSYSTEM" else f"*{v}" for v in assigned.get(name, [])]
+    return list(dict.fromkeys(([env[name]] if env.get(name) else []) + own))
 
 
 def _homes(env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[str]:
@@ -303,6 +307,41 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
     return out
 
 
+def _named_files(kind: str, argv: Sequence[str]) -> list[str]:
+    """The configuration files a command names: npm's ``--userconfig F``/``--globalconfig F`` (also ``=F``)."""
+    if kind != "npm":
+        return []
+    out = []
+    for k, w in enumerate(argv[1:], start=1):
+        name, eq, value = w.partition("=")
+        if name in ("--userconfig", "--globalconfig"):
+            out.append(value if eq else argv[k + 1] if k + 1 < len(argv) else "")
+    return out
+
+
+def _git_pairs(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[tuple[str, str]]:
+    """The entries a git command sets for itself: ``-c NAME=VALUE`` before the subcommand (name folded as a file's),
+    and ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>`` of the environment and the command's assignments."""
+    pairs: list[tuple[str, str]] = []
+    k = 1
+    while k < len(argv) and argv[k].startswith("-"):
+        w = argv[k + 1] if argv[k] == "-c" and k + 1 < len(argv) else argv[k][2:] if argv[k].startswith("-c") else ""
+        if "=" in w:
+            pairs.append(tuple(w.split("=", 1)))   # type: ignore[arg-type]
+        k += 2 if argv[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
+    keys = {n[len("GIT_CONFIG_KEY_"):]: v for n, v in env.items() if n.startswith("GIT_CONFIG_KEY_")}
+    keys.update({n[len("GIT_CONFIG_KEY_"):]: vs[-1] for n, vs in assigned.items() if n.startswith("GIT_CONFIG_KEY_")})
+    for i, key in keys.items():
+        values = assigned.get(f"GIT_CONFIG_VALUE_{i}") or [env.get(f"GIT_CONFIG_VALUE_{i}", "")]
+        pairs += [(key, v) for v in values]
+    out = []
+    for name, value in pairs:
+        head, _, key = name.rpartition(".")
+        section, dot, sub = head.partition(".")
+        out.append((f"{section.lower()}{dot}{sub}.{key.lower()}", value))
+    return out
+
+
 def _git_subcommand(args: Sequence[str]) -> str:
     k = 0
     while k < len(args) and args[k].startswith("-"):
@@ -326,11 +365,14 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
     env = os.environ if env is None else env
     dests: list[str] = []
     commands: list[str] = []
-    for path in dict.fromkeys(_files(kind, argv, env, assigned)):
+    for path in dict.fromkeys(_files(kind, argv, env, assigned) + _named_files(kind, argv)):
         found, run = _read_file(path, kind)
         dests += found
         commands += run
-    if kind == "git":
+    if kind == "git":   # git -c NAME=VALUE, GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n>: entries read as a file's
+        found, run = _git_destinations(_git_pairs(argv, env, assigned), "", 0)
+        dests += found
+        commands += run
         sub = _git_subcommand(argv[1:])
         aliases = {n.split(".", 1)[1] for path in _files(kind, argv, env, assigned)
                    for n, _ in _aliases(path)} if dests or commands else set()
@@ -385,9 +427,7 @@ def config_set(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
         name = rest[0]
         if re.fullmatch(r"(?i)include\.path|includeif\..*\.path", name):
             return None
-        head, _, key = name.rpartition(".")
-        section, dot, sub = head.partition(".")
-        return _git_destinations([(f"{section.lower()}{dot}{sub}.{key.lower()}", rest[1])], "", _MAX_INCLUDE)
+        return _git_destinations(_git_pairs(["git", "-c", f"{name}={rest[1]}"], {}, {}), "", _MAX_INCLUDE)
     if prog in ("npm", "pnpm", "yarn", "pip", "pip3") and len(argv) > 2 and argv[1] == "config":
         if argv[2] not in ("set", "add"):
             return ([], []) if argv[2] in ("get", "list", "ls", "delete", "unset", "debug") else None
