@@ -239,6 +239,30 @@ def test_a_command_names_the_configuration_it_reads(home: Path) -> None:
         assert not net_refuses(command), command
 
 
+_READERS = st.sampled_from(["curl -K {f} https://example.com", "curl --config={f} https://example.com",
+                             "wget -i {f}", "wget --config {f} https://example.com", "aria2c -i {f}",
+                             "git -c include.path={f} fetch https://github.com/x/y", "npm ping --userconfig {f}",
+                             "WGETRC={f} wget https://example.com", "GIT_CONFIG_GLOBAL={f} git fetch https://x.com/r",
+                             "PIP_CONFIG_FILE={f} pip install x", "NPM_CONFIG_USERCONFIG={f} npm ping"])
+_WRITERS = st.sampled_from(["echo dXJs | base64 -d > {f}", "cp /tmp/x {f}", "tee {f} < /tmp/x", "mv a {f}",
+                            "printf x >> {f}"])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(writer=_WRITERS, reader=_READERS, sep=st.sampled_from(["; ", " && ", "\n"]))
+def test_a_configuration_written_before_its_client_reads_it_refuses(tmp_path: Path, writer: str, reader: str,
+                                                                    sep: str) -> None:
+    f = tmp_path / "benign.cfg"
+    f.write_text("silent\n")   # what the guard would read now: harmless
+    assert net_refuses(writer.format(f=f) + sep + reader.format(f=f))
+
+
+def test_a_client_reading_its_file_is_no_write(tmp_path: Path) -> None:
+    (tmp_path / "c").write_text("silent\n")
+    assert not net_refuses(f"curl -K {tmp_path}/c https://example.com")
+    assert not net_refuses("curl -o out.json https://example.com && jq . out.json")
+
+
 @pytest.mark.parametrize("command", [
     "ls > out.txt", "scp *.txt example.com:", "git fetch origin 'refs/*:refs/remotes/x/*'", "ln -s ../shared shared",
     "echo x > config.yaml", "cp .env.example .env", "git config user.email a@b.com", "pip config list",

@@ -42,13 +42,13 @@ import re
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-from .network_files import curl_config, read_limited, wgetrc_destinations
+from .network_files import curl_config, named_inputs, read_limited, wgetrc_destinations
 from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
 
 __all__ = ["NETWORK_CONFIGS", "command_env", "config_set", "config_writes", "default_destinations", "git_entries",
-           "unfixed_writes"]
+           "own_writes_less", "read_after_write", "unfixed_writes"]
 
 #: files a network client reads its destinations or proxies from (fnmatch, ``*`` crosses ``/``; a relative path is
 #: read below any directory): curl's, wget's, git's (and a repository's), npm's and yarn's, pip's, ssh's, Docker's
@@ -442,3 +442,42 @@ def config_set(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
                 out += _npmrc(f"{key}={value}")
         return out, []
     return None
+
+
+def own_writes_less(writes: Sequence[list[PathForm]], argvs: Iterable[Sequence[str]]) -> list[list[PathForm]]:
+    """``writes`` (:attr:`.shell.model.Analysis.writes`) less, once each, those of each of ``argvs``' own words (a
+    multiset difference: ``cp x c; curl -K c`` keeps cp's write of c, takes curl's reading of its ``-K`` value)."""
+    from .shell.analysis import analyse_argv
+
+    left = list(writes)
+    keys = [tuple(t for t, _ in forms) for forms in left]
+    for argv in argvs:
+        for forms in analyse_argv(argv).writes:
+            key = tuple(t for t, _ in forms)
+            if key in keys:
+                del left[keys.index(key)]
+                keys.remove(key)
+    return left
+
+
+def read_after_write(argvs: Iterable[Sequence[str]], assigned: Mapping[str, list[str]],
+                     written: Iterable[str], any_input: bool = False) -> list[str]:
+    """A configuration the command writes before a client reads it (``base64 -d > c; curl -K c``, ``... > /tmp/g;
+    GIT_CONFIG_GLOBAL=/tmp/g git fetch``, ``git -c include.path=F``): the file is read when the call is decided, so
+    its old content is not what the client reads. A written path (``written``: its literal spellings) that is a file
+    or below a directory the command points a client at (a ``-K``/``-i``/``--config``/``--userconfig`` value, a
+    ``-c include.path`` value, a value assigned to one of :data:`_ENV_NAMES`) gives a marker (refused)."""
+    inputs = [v for vs in assigned.values() for v in vs]
+    for argv in argvs:
+        inputs += named_inputs(argv) + _named_files("npm", argv)
+        if argv and argv[0].rsplit("/", 1)[-1].lower() == "git":
+            inputs += [v for n, v in _git_pairs(argv, {}, {}) if n.endswith(".path")]
+    places = {os.path.normpath(os.path.expanduser(p)) for p in inputs if p and p != "-"}
+    if any_input:   # (whether the commands name any such place)
+        return ["(names one)"] if places else []
+    out = []
+    for text in written:
+        path = os.path.normpath(os.path.expanduser(text))
+        if any(path == p or path.startswith(p.rstrip("/") + "/") for p in places):
+            out.append(f"(a configuration file {text!r} written before the client reads it)")
+    return out

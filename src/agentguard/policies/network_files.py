@@ -25,7 +25,7 @@ from typing import Sequence
 
 from .network_programs import assigned_destinations, program_destinations
 
-__all__ = ["curl_config", "file_destinations", "read_limited", "wgetrc_destinations"]
+__all__ = ["curl_config", "file_destinations", "named_inputs", "read_limited", "wgetrc_destinations"]
 
 _MAX_BYTES = 1 << 20
 #: per client, the options (short letters and long names) whose value is a file the client reads destinations from,
@@ -118,6 +118,18 @@ def _nested(argv: list[str], depth: int) -> list[str]:
     if depth >= _MAX_NESTED:
         return [f"(a configuration file names another one {_MAX_NESTED} deep: not read)"]
     return file_destinations(argv, depth + 1)
+
+
+def named_inputs(argv: Sequence[str]) -> list[str]:
+    """The files the client ``argv`` reads destinations from by its options (``curl -K``, ``wget -i``/``--config``,
+    ``aria2c -i``), as written."""
+    if not argv:
+        return []
+    prog = argv[0].rsplit("/", 1)[-1].lower()
+    spec = _FILE_OPTIONS.get(prog)
+    if spec is None:
+        return []
+    return _named_files(argv, spec[0], spec[1]) + (_named_files(argv, "", _WGET_RC) if prog == "wget" else [])
 
 
 def file_destinations(argv: Sequence[str], depth: int = 0) -> list[str]:

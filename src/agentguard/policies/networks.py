@@ -77,7 +77,8 @@ from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
 from .arguments import _keyed, keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
-from .network_configs import command_env, config_set, config_writes, default_destinations, unfixed_writes
+from .network_configs import (command_env, config_set, config_writes, default_destinations, own_writes_less,
+                              read_after_write, unfixed_writes)
 from .network_files import file_destinations
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
                             whole_host)
@@ -274,7 +275,7 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
     read = _read_command(text)
     if read is None or depth > _MAX_NESTED:
         return None
-    argvs, writes = read
+    argvs, writes, _ = read
     config = assigned_config(text)   # GIT_SSH_COMMAND='ssh -F cfg' git fetch alias:r
     hosts = [h for argv in argvs for h in remote_hosts(argv, config)]
     # a client's configuration written here holds what no reading of the text shows (network_configs, session 25)
@@ -285,11 +286,13 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
     env = command_env(readings)   # HOME=/tmp/h curl ...: the files it reads
     configured = [default_destinations(argv, env) for argv in argvs]   # ~/.curlrc, ~/.gitconfig's insteadOf...
     configured += [s for argv in argvs if (s := config_set(argv)) is not None]   # git config --global url...
+    hosts += read_after_write(argvs, env, _written(text))   # "> c; curl -K c": c is read before it is written
     found += [d for dests, _ in configured for d in dests]
     quiet = [quiet_text(t, argvs) for t in readings]   # no no_proxy list, no server's listening address
     found += [d for t in quiet for w in t.split() for d in assigned_destinations(w)]
     for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
-        hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [h for h in [bare_host(dest)] if h]
+        hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [dest] if dest.startswith("(") else [
+            h for h in [bare_host(dest)] if h]   # (a marker, "(... cannot be read)", whole: no host reads it)
     for word, still in zip(readings, quiet):
         hosts += [h for w in command_hosts(still) for h in client_hosts("http://" + w)]
         hosts += _url_hosts(word) if word is not text else []
@@ -316,15 +319,20 @@ def _argvs(command: str) -> tuple[tuple[str, ...], ...] | None:
     return None if read is None else read[0]
 
 
+def _written(command: str) -> tuple[str, ...]:
+    read = _read_command(command)
+    return () if read is None else read[2]
+
+
 @lru_cache(maxsize=4096)
-def _read_command(command: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]] | None:
+def _read_command(command: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...], tuple[str, ...]] | None:
     """Every command ``command`` runs, as the shell reader expands it (:func:`.shell.analysis.analyse`: through
     wrappers, ``-c`` payloads, substitutions; the program by its canonical name), and the files of
     :data:`.network_configs.NETWORK_CONFIGS` it writes; None for a text longer than :data:`MAX_COMMAND`. A
     remote-shell program's hosts are read from these (:mod:`.network_remotes`)."""
     if len(command) > MAX_COMMAND:
         return None
-    from .shell.analysis import analyse, analyse_argv   # (the shell reader: tree-sitter-bash; imported when needed)
+    from .shell.analysis import analyse   # (the shell reader: tree-sitter-bash; imported when a command needs it)
 
     analysis = analyse(command)
     out = []
@@ -337,18 +345,14 @@ def _read_command(command: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str,
             if exact in CASED_CLIENTS:   # "HEAD url" is libwww-perl's client (the reader's folded name: "head")
                 out.append((exact, *args))
     # a client's own configuration command with literal words is read as the entry it sets (config_set), so the
-    # file it writes is no unknown write: each of its writes is taken off the command's once
-    written = [tuple(t for t, _ in forms) for forms in analysis.writes]
-    for c in analysis.commands:
-        if c.argv and all(w.literal for w in c.words) and config_set(c.argv) is not None:
-            for forms in analyse_argv(c.argv).writes:
-                key = tuple(t for t, _ in forms)
-                if key in written:
-                    written.remove(key)
-    configs = [forms for forms in analysis.writes if tuple(t for t, _ in forms) in written]
+    # file it writes is no unknown write; a client's own words (curl -K c) are no write before its read
+    configs = own_writes_less(analysis.writes, [c.argv for c in analysis.commands if c.argv and all(
+        w.literal for w in c.words) and config_set(c.argv) is not None])
+    readers = own_writes_less(analysis.writes, [a for a in out if read_after_write([a], {}, [], True)])
     piped = xargs_literal(command)   # "echo URL | xargs curl": the words xargs hands curl are echo's, plain
     out = [a for a in out if "*" not in a] + [piped] if piped is not None else out
-    return tuple(out), tuple(config_writes(configs) + unfixed_writes(command, analysis.paths))
+    literal = tuple(dict.fromkeys(t for forms in readers for t, tokens in forms if tokens is None))
+    return tuple(out), tuple(config_writes(configs) + unfixed_writes(command, analysis.paths)), literal
 
 
 def _expanded(command: str) -> tuple[str, ...]:
