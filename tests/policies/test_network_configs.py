@@ -164,7 +164,8 @@ def test_benign_files_and_commands_pass(home: Path) -> None:
     (home / ".wgetrc").write_text("passive_ftp = on\ntries = 3\n")
     (home / ".gitconfig").write_text('[user]\n\tname = A\n\temail = a@b.com\n[url "git@github.com:"]\n\t'
                                      "insteadOf = https://github.com/\n[http]\n\tproxy = proxy.example.com:3128\n")
-    (home / ".npmrc").write_text("//registry.npmjs.org/:_authToken=${NPM_TOKEN}\nregistry=https://registry.npmjs.org/\n")
+    (home / ".npmrc").write_text("//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n"
+                                 "registry=https://registry.npmjs.org/\n")
     for command in ("curl https://example.com", "wget https://example.com", "git clone https://github.com/x/y",
                     "git config user.email a@b.com", "git config --get http.proxy", "npm install", "pip install x",
                     "git config --global http.proxy http://proxy.example.com:3128"):
@@ -230,9 +231,11 @@ def test_a_command_names_the_configuration_it_reads(home: Path) -> None:
     (home / "u.npmrc").write_text("registry=http://127.0.0.5:9/\n")
     for command in ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.proxy GIT_CONFIG_VALUE_0=corp git clone https://x.com/r",
                     f"git -c include.path={home}/inc.cfg clone https://github.com/x/y",
-                    f"git -c includeIf.onbranch:main.path={home}/inc.cfg fetch", f"npm ping --userconfig {home}/u.npmrc",
+                    f"git -c includeIf.onbranch:main.path={home}/inc.cfg fetch",
+                    f"npm ping --userconfig {home}/u.npmrc",
                     f"npm install --globalconfig={home}/u.npmrc", "CURL_HOME=. curl https://example.com",
-                    "WGETRC=rc wget https://example.com", f"GIT_CONFIG_GLOBAL={home}/inc.cfg git fetch https://x.com/r"):
+                    "WGETRC=rc wget https://example.com",
+                    f"GIT_CONFIG_GLOBAL={home}/inc.cfg git fetch https://x.com/r"):
         assert net_refuses(command), command
     for command in ("git -c user.name=x commit -m y", "git -c http.proxy=proxy.example.com:3128 clone https://x.com/r",
                     "HOME=~ curl https://example.com"):

@@ -4,11 +4,11 @@
 address too (curl 7.88 reads ``~/.curlrc`` unless ``-q`` is its first option); ``git config --global
 url.http://10.0.0.7/.insteadOf https://github.com/`` then ``git clone https://github.com/x/y`` clones from 10.0.0.7; a
 ``~/.wgetrc`` ``http_proxy``, a ``~/.npmrc`` ``registry``, a ``pip.conf`` ``index-url`` move every later run. The
-command that runs the client shows none of it. Two readings close the class:
+command that runs the client shows none of it. Three readings close the class:
 
 - **the write** (:func:`config_writes`): a command that writes a file of :data:`NETWORK_CONFIGS` (a redirection,
-  ``cp``, ``tee``, ``sed -i``, ``git config --global``..., as the shell reader finds writes of files that configure
-  what a program runs, :attr:`.shell.model.Analysis.writes`) is refused: what the file will hold is not known here
+  ``cp``, ``tee``, ``sed -i``, ``git config --global``..., as the shell reader finds writes,
+  :attr:`.shell.model.Analysis.writes`) is refused: what the file will hold is not known here
   (``base64 -d > ~/.curlrc``);
 - **the run** (:func:`default_destinations`): a client's default files are read as the client reads them, where they
   exist when the call is decided, with the guard process's environment and the command's own assignments
@@ -24,13 +24,25 @@ command that runs the client shows none of it. Two readings close the class:
   ``/etc/xdg/pip/pip.conf``, ``~/.pip/pip.conf``, ``~/.config/pip/pip.conf``, ``$VIRTUAL_ENV/pip.conf``
   (``index-url``, ``extra-index-url``, ``find-links`` URLs, ``proxy``). Every candidate file is read, not only the
   one the client would pick (widening only refuses more). A missing file is none; one that exists but cannot be
-  read (permissions, over 1 MiB) refuses (fail closed).
+  read (permissions, over 1 MiB) refuses (fail closed), and so does a relative place a command assigns
+  (``CURL_HOME=.``: under the tool's working directory, which the guard does not know). Also read: what a git
+  command sets for itself (``-c NAME=VALUE``, whose ``include.path`` file is read; ``GIT_CONFIG_KEY_<n>``/
+  ``GIT_CONFIG_VALUE_<n>``), npm's ``--userconfig``/``--globalconfig`` file, and a client's own configuration
+  command with literal words read as the entry it sets (:func:`config_set`: ``git config --global
+  url.X.insteadOf Y``, ``npm config set registry X``), which is then no unknown write;
+- **the write before the read** (:func:`read_after_write`): a file the same command writes before a client reads
+  it (``base64 -d > c; curl -K c``, ``> /tmp/g; GIT_CONFIG_GLOBAL=/tmp/g git fetch``) refuses: the guard would read
+  its old content.
+
+A write whose whole name the shell computes (``> ~/$f``) is not matched (:func:`unfixed_writes` catches one in a
+command that names a client's file: ``tee $HOME/.wgetrc``); the rules guard refuses it as a path it cannot fix.
 
 The guard reads the files of the machine it runs on, as :mod:`.network_sshconfig` does: a deployment whose tools run
 elsewhere reads the wrong files (its writes are still refused). A deployment whose own files name an internal
-host (a corporate proxy, a registry mirror) lists it in ``allow``. Not read: a repository's own ``.git/config`` and
-``.npmrc``/``.gitmodules`` of the tool's working directory, which the guard does not know (writing them is refused;
-``git fetch origin`` with an internal origin written before the agent ran is not seen). Written by hand: the
+host (a corporate proxy, a registry mirror) lists it in ``allow``. Not read: a repository's own ``.git/config``,
+``.npmrc`` and ``.gitmodules`` of the tool's working directory, which the guard does not know (writing them is
+refused; ``git fetch origin`` with an internal origin written before the agent ran is not seen). ssh's files are
+:mod:`.network_sshconfig`'s (ssh reads the passwd entry's home, not ``$HOME``). Written by hand: the
 formats are small and no maintained Python package reads git's or curl's configuration grammar.
 """
 
@@ -55,8 +67,8 @@ __all__ = ["NETWORK_CONFIGS", "command_env", "config_set", "config_writes", "def
 #: (``proxies``), and the environment files a later shell or session reads ``http_proxy`` from
 NETWORK_CONFIGS: tuple[str, ...] = (
     "*.curlrc", "*/_curlrc", "*.wgetrc", "*/wgetrc", "*/wget2rc", "*.gitconfig", "*/.config/git/config",
-    "*.git/config", "*.git/config.worktree", "*/etc/gitconfig", "*.npmrc", "*/etc/npmrc", "*/.config/npm/npmrc",
-    "*/.yarnrc", "*/.yarnrc.yml", "*pip.conf", "*pip.ini", "*.pydistutils.cfg", "*/.ssh/config",
+    "*.git/config", "*.git/config.worktree", "*.gitmodules", "*/etc/gitconfig", "*.npmrc", "*/etc/npmrc",
+    "*/.config/npm/npmrc", "*/.yarnrc", "*/.yarnrc.yml", "*pip.conf", "*pip.ini", "*.pydistutils.cfg", "*/.ssh/config",
     "*/etc/ssh/ssh_config", "*/etc/ssh/ssh_config.d/*.conf", "*/.docker/config.json", "/etc/environment",
     "*/.config/environment.d/*.conf", "*.bashrc", "*.bash_profile", "*.bash_login", "*.profile", "*.zshrc",
     "*.zshenv", "*.zprofile", "*.envrc", "/etc/profile", "/etc/profile.d/*.sh", "/etc/bash.bashrc", "/etc/zshenv",
@@ -326,8 +338,9 @@ def _git_pairs(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[st
     k = 1
     while k < len(argv) and argv[k].startswith("-"):
         w = argv[k + 1] if argv[k] == "-c" and k + 1 < len(argv) else argv[k][2:] if argv[k].startswith("-c") else ""
-        if "=" in w:
-            pairs.append(tuple(w.split("=", 1)))   # type: ignore[arg-type]
+        name, eq, value = w.partition("=")
+        if eq:
+            pairs.append((name, value))
         k += 2 if argv[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
     keys = {n[len("GIT_CONFIG_KEY_"):]: v for n, v in env.items() if n.startswith("GIT_CONFIG_KEY_")}
     keys.update({n[len("GIT_CONFIG_KEY_"):]: vs[-1] for n, vs in assigned.items() if n.startswith("GIT_CONFIG_KEY_")})

@@ -103,7 +103,8 @@ def curl_config(text: str, depth: int = 0) -> list[str]:
 
 def wgetrc_destinations(text: str, depth: int = 0) -> list[str]:
     """The destinations of a wgetrc text: ``name = value`` lines read as assignments (``http_proxy = corp``), every
-    URL of such a line (``#`` lines are comments), and the URLs of the file an ``input = FILE`` line names (wget fetches them as ``-i FILE``)."""
+    URL of such a line (``#`` lines are comments), and the URLs of the file an ``input = FILE`` line names (wget
+    fetches them as ``-i FILE``)."""
     lines = [ln.strip() for ln in text.splitlines() if "=" in ln and not ln.lstrip().startswith("#")]
     out = [d for line in lines for d in assigned_destinations(re.sub(r"\s*=\s*", "=", line, count=1))]
     out += [w for line in lines for w in line.split() if "://" in w]   # (not a comment's: /etc/wgetrc cites gnu.org)
