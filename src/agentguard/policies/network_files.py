@@ -121,32 +121,28 @@ def _nested(argv: list[str], depth: int) -> list[str]:
     return file_destinations(argv, depth + 1)
 
 
-def named_inputs(argv: Sequence[str]) -> list[str]:
-    """The files the client ``argv`` reads destinations from by its options (``curl -K``, ``wget -i``/``--config``,
-    ``aria2c -i``), as written."""
-    if not argv:
-        return []
-    prog = argv[0].rsplit("/", 1)[-1].lower()
+def _inputs(argv: Sequence[str]) -> list[tuple[str, str]]:
+    """``(file, how it is read)`` of each file the client ``argv`` names by an option of :data:`_FILE_OPTIONS`."""
+    prog = argv[0].rsplit("/", 1)[-1].lower() if argv else ""
     spec = _FILE_OPTIONS.get(prog)
     if spec is None:
         return []
-    return _named_files(argv, spec[0], spec[1]) + (_named_files(argv, "", _WGET_RC) if prog == "wget" else [])
+    files = [(f, spec[2]) for f in _named_files(argv, spec[0], spec[1])]
+    return files + ([(f, "wgetrc") for f in _named_files(argv, "", _WGET_RC)] if prog == "wget" else [])
+
+
+def named_inputs(argv: Sequence[str]) -> list[str]:
+    """The files the client ``argv`` reads destinations from by its options (``curl -K``, ``wget -i``/``--config``,
+    ``aria2c -i``), as written."""
+    return [f for f, _ in _inputs(argv)]
 
 
 def file_destinations(argv: Sequence[str], depth: int = 0) -> list[str]:
     """The destinations the client ``argv`` (program first, as bash expanded it) reads from the files it names
     (see the module docstring); a file that cannot be read gives a word no host reader takes for a public name."""
-    if not argv:
-        return []
-    prog = argv[0].rsplit("/", 1)[-1].lower()
-    spec = _FILE_OPTIONS.get(prog)
-    if spec is None:
-        return []
-    short, longs, kind = spec
+    prog = argv[0].rsplit("/", 1)[-1].lower() if argv else ""
     out: list[str] = []
-    files = [(f, kind) for f in _named_files(argv, short, longs)]
-    if prog == "wget":
-        files += [(f, "wgetrc") for f in _named_files(argv, "", _WGET_RC)]
+    files = _inputs(argv)
     for path, how in files:
         text = read_limited(path)
         if text is None:
