@@ -86,7 +86,8 @@ def _analyse(text: Any, cwds: Sequence[str] = (), each: bool = False) -> Analysi
         parts = [analyse(" ".join(str(a) for a in text), cwds)]
         parts += [analyse(str(a), cwds) for a in text] if each else [analyse_argv(text, cwds)]
         return Analysis([c for a in parts for c in a.commands], [p for a in parts for p in a.paths],
-                        [u for a in parts for u in a.unresolvable], [t for a in parts for t in a.subtrees])
+                        [u for a in parts for u in a.unresolvable], [t for a in parts for t in a.subtrees],
+                        [f for a in parts for f in a.writes])
     return analyse(text, cwds)
 
 

@@ -13,8 +13,9 @@ reads each such file as its client does and returns the words that name a destin
 
 A file that cannot be read here (missing from the guard's directory, a relative one names the tool's; standard input
 ``-``; unreadable; over 1 MiB) yields a word no host reader takes for a public name, so the command is refused
-(fail closed). Not read: the clients' default files (``~/.curlrc``, ``~/.wgetrc``, ``/etc/wgetrc``), which hold a
-deployment's own settings, not a call's. Written by hand: no package reads these formats.
+(fail closed). Session 25: a config file naming another (curl's ``config = f``, wgetrc's ``input = f``: wget 1.21
+fetches its URLs) is read too, four deep; the clients' default files (``~/.curlrc``, ``~/.wgetrc``, ``/etc/wgetrc``)
+are read by :mod:`.network_configs` with these readers. Written by hand: no package reads these formats.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Sequence
 
 from .network_programs import assigned_destinations, program_destinations
 
-__all__ = ["file_destinations"]
+__all__ = ["curl_config", "file_destinations", "named_inputs", "read_limited", "wgetrc_destinations"]
 
 _MAX_BYTES = 1 << 20
 #: per client, the options (short letters and long names) whose value is a file the client reads destinations from,
@@ -36,7 +37,9 @@ _FILE_OPTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
 _WGET_RC = ("config",)
 
 
-def _read(path: str) -> str | None:
+def read_limited(path: str) -> str | None:
+    """The text of the file ``path`` (UTF-8, undecodable bytes replaced), or None: standard input ``-``, not
+    readable, over 1 MiB."""
     if path == "-":
         return None
     try:
@@ -75,7 +78,12 @@ def _named_files(argv: Sequence[str], short: str, longs: tuple[str, ...]) -> lis
     return out
 
 
-def _curl_config(text: str) -> list[str]:
+_MAX_NESTED = 4   # a config file naming a config file (curl's "config = f", wgetrc's "input = f"), that deep
+
+
+def curl_config(text: str, depth: int = 0) -> list[str]:
+    """The destinations of a curl config file's text (one option a line, read as curl's ``tool_parsecfg.c``), and
+    of the files its ``config``/``-K`` lines name in turn (bounded: deeper is unreadable)."""
     words: list[str] = []
     for line in text.splitlines():
         line = line.strip()
@@ -89,33 +97,60 @@ def _curl_config(text: str) -> list[str]:
             value = value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
         name = name if name.startswith("-") else ("-" if len(name) == 1 else "--") + name
         words += [name, value] if value else [name]
-    return program_destinations(["curl", *words]) + [w for w in words if "://" in w]
+    return program_destinations(["curl", *words]) + [w for w in words if "://" in w] + _nested(
+        ["curl", *words], depth)
 
 
-def file_destinations(argv: Sequence[str]) -> list[str]:
-    """The destinations the client ``argv`` (program first, as bash expanded it) reads from the files it names
-    (see the module docstring); a file that cannot be read gives a word no host reader takes for a public name."""
-    if not argv:
+def wgetrc_destinations(text: str, depth: int = 0) -> list[str]:
+    """The destinations of a wgetrc text: ``name = value`` lines read as assignments (``http_proxy = corp``), every
+    URL of such a line (``#`` lines are comments), and the URLs of the file an ``input = FILE`` line names (wget
+    fetches them as ``-i FILE``)."""
+    lines = [ln.strip() for ln in text.splitlines() if "=" in ln and not ln.lstrip().startswith("#")]
+    out = [d for line in lines for d in assigned_destinations(re.sub(r"\s*=\s*", "=", line, count=1))]
+    out += [w for line in lines for w in line.split() if "://" in w]   # (not a comment's: /etc/wgetrc cites gnu.org)
+    inputs = [v.strip() for line in lines for k, _, v in [line.partition("=")]
+              if k.strip().lower().replace("_", "") == "input"]
+    return out + _nested(["wget", *[w for f in inputs for w in ("-i", f)]], depth)
+
+
+def _nested(argv: list[str], depth: int) -> list[str]:
+    if len(argv) == 1:
         return []
-    prog = argv[0].rsplit("/", 1)[-1].lower()
+    if depth >= _MAX_NESTED:
+        return [f"(a configuration file names another one {_MAX_NESTED} deep: not read)"]
+    return file_destinations(argv, depth + 1)
+
+
+def _inputs(argv: Sequence[str]) -> list[tuple[str, str]]:
+    """``(file, how it is read)`` of each file the client ``argv`` names by an option of :data:`_FILE_OPTIONS`."""
+    prog = argv[0].rsplit("/", 1)[-1].lower() if argv else ""
     spec = _FILE_OPTIONS.get(prog)
     if spec is None:
         return []
-    short, longs, kind = spec
+    files = [(f, spec[2]) for f in _named_files(argv, spec[0], spec[1])]
+    return files + ([(f, "wgetrc") for f in _named_files(argv, "", _WGET_RC)] if prog == "wget" else [])
+
+
+def named_inputs(argv: Sequence[str]) -> list[str]:
+    """The files the client ``argv`` reads destinations from by its options (``curl -K``, ``wget -i``/``--config``,
+    ``aria2c -i``), as written."""
+    return [f for f, _ in _inputs(argv)]
+
+
+def file_destinations(argv: Sequence[str], depth: int = 0) -> list[str]:
+    """The destinations the client ``argv`` (program first, as bash expanded it) reads from the files it names
+    (see the module docstring); a file that cannot be read gives a word no host reader takes for a public name."""
+    prog = argv[0].rsplit("/", 1)[-1].lower() if argv else ""
     out: list[str] = []
-    files = [(f, kind) for f in _named_files(argv, short, longs)]
-    if prog == "wget":
-        files += [(f, "wgetrc") for f in _named_files(argv, "", _WGET_RC)]
+    files = _inputs(argv)
     for path, how in files:
-        text = _read(path)
+        text = read_limited(path)
         if text is None:
             out.append(f"(the file {path!r} that {prog} reads destinations from cannot be read here)")
         elif how == "curl":
-            out += _curl_config(text)
+            out += curl_config(text, depth)
         elif how == "wgetrc":
-            out += [d for line in text.splitlines() if "=" in line and not line.lstrip().startswith("#")
-                    for d in assigned_destinations(re.sub(r"\s*=\s*", "=", line.strip(), count=1))]
-            out += [w for w in text.split() if "://" in w]
+            out += wgetrc_destinations(text, depth)
         else:   # one URL a line (aria2c: tab-separated mirrors; an indented line is an option of the one above)
             for line in text.splitlines():
                 if line.strip() and not line.lstrip().startswith("#") and not (how == "aria2" and line[:1].isspace()):

@@ -33,7 +33,10 @@ for the one host reader (``networks.internal``: ``getaddrinfo``'s numeric readin
 
 Options are read with each program's short options that take a value (OpenBSD nc's getopt, curl's, wget's, ping's);
 an option this module does not know is read as taking none, so its value is read as an operand (fail closed: a host
-there refuses, never allows). A cost: a listening address is read as a destination (``--host 0.0.0.0`` of a server).
+there refuses, never allows). A listening address is read as a destination (``--host 0.0.0.0`` of a server) but for
+the servers of :data:`LISTENERS` (session 25: ``uvicorn --host``, ``gunicorn -b``, ``python -m http.server --bind``),
+whose listening option's words :func:`quiet_text` also takes out of the text readings (once per option: a word spelled
+the same for another program is still read).
 Written by hand: no Python package reads these programs' command lines (each program's own parser is C).
 """
 
@@ -42,7 +45,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-__all__ = ["CASED_CLIENTS", "assigned_destinations", "bare_host", "program_destinations"]
+__all__ = ["CASED_CLIENTS", "LISTENERS", "assigned_destinations", "bare_host", "program_destinations", "quiet_text",
+           "without_listening", "xargs_literal"]
 
 #: programs whose operands are destinations, with their short options that take a value
 _OPERANDS: dict[str, str] = {
@@ -248,3 +252,89 @@ def program_destinations(argv: Sequence[str]) -> list[str]:
     if prog == "grpcurl":   # [flags] address [verb]: Go flags (-d '{}' takes a value): every operand with a port
         out += [w for w in operands if re.fullmatch(r"[^\s{}\[\]]*:\d{1,5}|\[[0-9a-fA-F:.%]+\]:\d{1,5}", w)]
     return [w for w in out if w]
+
+
+#: servers whose option names the address they listen on, not one they connect to (session 25): program (a Python
+#: module run with ``-m`` by its module name) -> its listening options (long names without dashes, short letters)
+LISTENERS: dict[str, tuple[frozenset[str], str]] = {
+    "uvicorn": (frozenset({"host"}), ""), "gunicorn": (frozenset({"bind"}), "b"),
+    "hypercorn": (frozenset({"bind"}), "b"), "daphne": (frozenset({"bind"}), "b"),
+    "http.server": (frozenset({"bind"}), "b"), "flask": (frozenset({"host"}), "h"),
+    "jupyter": (frozenset({"ip"}), ""), "mkdocs": (frozenset({"dev-addr"}), "a")}
+
+
+def _listener(argv: Sequence[str]) -> tuple[str, Sequence[str]] | None:
+    """The listening server ``argv`` runs and its arguments: ``uvicorn ...``, ``python -m http.server ...``
+    (``flask run``, ``mkdocs serve``, ``jupyter notebook|lab``: only those subcommands), or None."""
+    prog = argv[0].rsplit("/", 1)[-1].lower() if argv else ""
+    args = list(argv[1:])
+    if re.fullmatch(r"python[0-9.]*", prog) and args[:1] == ["-m"] and len(args) > 1:
+        prog, args = args[1], args[2:]
+    if prog not in LISTENERS or (prog, args[:1]) in (("flask", []), ("mkdocs", []), ("jupyter", [])):
+        return None
+    if prog in ("flask", "mkdocs", "jupyter") and args[0] not in ("run", "serve", "notebook", "lab", "server"):
+        return None
+    return prog, args
+
+
+def _listening(argv: Sequence[str]) -> tuple[list[str], list[tuple[str, ...]]]:
+    """``(argv without its listening options, those options' words)`` of a server ``argv`` (:data:`LISTENERS`):
+    ``--host 127.0.0.1``, ``--host=127.0.0.1``, ``-b 127.0.0.1:8000``, ``-b127.0.0.1``."""
+    found = _listener(argv)
+    if found is None:
+        return list(argv), []
+    prog, args = found
+    longs, shorts = LISTENERS[prog]
+    kept, spans, k = list(argv[:len(argv) - len(args)]), [], 0
+    while k < len(args):
+        w = args[k]
+        name, eq, _ = w.partition("=")
+        joined = bool(eq) if name.startswith("--") else len(w) > 2
+        if (name.startswith("--") and name[2:] in longs) or (w[:1] == "-" and w[1:2] in tuple(shorts)):
+            spans.append(tuple(args[k:k + (1 if joined else 2)]))
+            k += 1 if joined else 2
+            continue
+        kept.append(w)
+        k += 1
+    return kept, spans
+
+
+def without_listening(argv: Sequence[str]) -> list[str]:
+    """``argv`` without the listening options of the server it runs (:data:`LISTENERS`: the address it binds is
+    no destination), for the option grammar."""
+    return _listening(argv)[0]
+
+
+# a no_proxy assignment's value is a list of hosts NOT proxied (connected to by no one for it): only host-list
+# characters, so that nothing else in the text is hidden with it
+_NO_PROXY = re.compile(r"(?<![\w.-])no_proxy=(?:'[\w.,:*/\[\]%-]*'|\"[\w.,:*/\[\]%-]*\"|[\w.,:*/\[\]%-]*)"
+                       r"(?=$|[\s;&|)])", re.I)
+
+
+def quiet_text(text: str, argvs: Sequence[Sequence[str]]) -> str:
+    """``text`` without the words that name a host no one connects to, for the text readings of hosts
+    (:func:`.network_hosts.command_hosts`): a ``no_proxy=...`` assignment's value, and each listening option of a
+    server the command runs (:func:`without_listening`, once per option found: a same-spelled word of another program
+    stays, and its own reading still refuses it)."""
+    text = _NO_PROXY.sub(" ", text)
+    for argv in argvs:
+        for words in _listening(argv)[1]:
+            spelled = r"\s+".join(re.escape(w) for w in words)
+            text = re.sub(rf"(?<!\S){spelled}(?!\S)", " ", text, count=1)
+    return text
+
+
+# ``echo WORDS | xargs [-n N] [-r] [-t] PROG ARGS``, every word plain (no quote, expansion or operator): xargs runs
+# PROG ARGS WORDS (in groups of N), so the words it hands PROG are those echo prints
+_PLAIN = r"[\w:/.?=&%@+,~-]+"
+_XARGS = re.compile(rf"\s*echo((?:\s+{_PLAIN})+)\s*\|\s*xargs((?:\s+(?:-n\s*\d+|-[rt]+|--no-run-if-empty))*)"
+                    rf"\s+((?![-])(?:{_PLAIN})(?:\s+{_PLAIN})*)\s*")   # (PROG is no option of xargs: -a f)
+
+
+def xargs_literal(text: str) -> tuple[str, ...] | None:
+    """The command xargs runs for a whole text ``echo WORDS | xargs [-n N] [-r] [-t] PROG ARGS`` (plain words only):
+    ``PROG ARGS WORDS``, or None for any other text (its stdin words stay unknown: refused)."""
+    m = _XARGS.fullmatch(text)
+    if m is None or m.group(1).split()[0].startswith("-"):
+        return None
+    return (*m.group(3).split(), *m.group(1).split())

@@ -46,7 +46,11 @@ ssh configuration maps a destination to (:mod:`.network_sshconfig`: ``ssh alias`
 (``--proxy corp-proxy``), DNS and file-share clients' servers (``dig @127.1``, ``smbclient //10.1/s``), a URL inside a
 longer word (``Acquire::http::Proxy=http://10.1/``), the destinations of a file a client reads them from
 (:mod:`.network_files`: ``curl -K cfg``, ``wget -i urls.txt``; unreadable: refused), and a program name in upper case read as the program a
-case-insensitive file system runs (``CURL 0:8080``; libwww-perl's ``HEAD``/``GET``).
+case-insensitive file system runs (``CURL 0:8080``; libwww-perl's ``HEAD``/``GET``). Session 25: the clients' default
+configuration files (:mod:`.network_configs`: ``~/.curlrc``, ``~/.wgetrc``, ``~/.gitconfig``'s ``insteadOf``,
+``~/.npmrc``, ``pip.conf``) read as each client reads them, and a command that writes one refused; not read as
+destinations: a ``no_proxy`` list, a server's listening address (``uvicorn --host 127.0.0.1``,
+:data:`.network_programs.LISTENERS`), and ``echo URL | xargs curl`` reads echo's plain words as curl's.
 :class:`ResolvingNetworkGuard` (``resolve = true``) also resolves each name and refuses one that resolves to an
 internal address or does not resolve within ``timeout`` (fail closed).
 
@@ -73,10 +77,13 @@ from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
 from .arguments import _keyed, keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
+from .network_configs import (command_env, config_set, config_writes, default_destinations, own_writes_less,
+                              read_after_write, unfixed_writes)
 from .network_files import file_destinations
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
                             whole_host)
-from .network_programs import CASED_CLIENTS, assigned_destinations, bare_host, program_destinations
+from .network_programs import (CASED_CLIENTS, assigned_destinations, bare_host, program_destinations, quiet_text,
+                               without_listening, xargs_literal)
 from .network_remotes import assigned_commands, assigned_config, nested_commands, remote_hosts
 from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
@@ -210,10 +217,13 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
     if texts is None or named is None or commands is None:
         return None
     hosts: list[str] = []
+    shell = {t for value in commands for t in leaves(value) or []}
     for text in texts:
         one = text.strip()
         if (whole := whole_host(one)) is not None:   # a value that is only a destination, whatever its name
             hosts += [whole, *client_hosts("http://" + one)]
+        if text in shell and (argvs := _argvs(text)):   # a command: no no_proxy list, no server's listening address
+            text = quiet_text(text, argvs)
         if _CONTROLS.search(one) and _SCHEME.match(one) and one.count("://") <= 1 and " " not in one:
             text = f"{text} {_CONTROLS.sub('', one)}"   # one URL: its clients remove tabs and newlines first
         if text.isascii() and not _URLISH.search(text):
@@ -262,20 +272,32 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
     """The hosts a shell command connects to (see :func:`destinations`), and those of the commands an ssh option or
     variable runs (``ssh -o ProxyCommand='nc 0 22' x``, ``rsync -e 'ssh -J 0'``, ``GIT_SSH_COMMAND=...``: read
     again, :data:`_MAX_NESTED` deep, deeper is refused unread); None for a text too long to read."""
-    argvs = _argvs(text)
-    if argvs is None or depth > _MAX_NESTED:
+    read = _read_command(text)
+    if read is None or depth > _MAX_NESTED:
         return None
+    argvs, writes, _ = read
     config = assigned_config(text)   # GIT_SSH_COMMAND='ssh -F cfg' git fetch alias:r
     hosts = [h for argv in argvs for h in remote_hosts(argv, config)]
-    found = [d for argv in argvs for d in program_destinations(argv) + file_destinations(argv)]   # curl -K, wget -i
+    # a client's configuration written here holds what no reading of the text shows (network_configs, session 25)
+    hosts += [f"(a write of {w!r}, a file network clients read destinations from)" for w in writes]
+    # (a server's listening address is no destination: uvicorn --host 127.0.0.1, python -m http.server -b 0)
+    found = [d for argv in argvs for d in program_destinations(without_listening(argv)) + file_destinations(argv)]
     readings = [text, *_shell_words(text)]
-    found += [d for t in readings for w in t.split() for d in assigned_destinations(w)]
+    env = command_env(readings)   # HOME=/tmp/h curl ...: the files it reads
+    configured = [default_destinations(argv, env) for argv in argvs]   # ~/.curlrc, ~/.gitconfig's insteadOf...
+    configured += [s for argv in argvs if (s := config_set(argv)) is not None]   # git config --global url...
+    hosts += read_after_write(argvs, env, _written(text))   # "> c; curl -K c": c is read before it is written
+    found += [d for dests, _ in configured for d in dests]
+    quiet = [quiet_text(t, argvs) for t in readings]   # no no_proxy list, no server's listening address
+    found += [d for t in quiet for w in t.split() for d in assigned_destinations(w)]
     for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
-        hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [h for h in [bare_host(dest)] if h]
-    for word in readings:
-        hosts += [h for w in command_hosts(word) for h in client_hosts("http://" + w)]
+        hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [dest] if dest.startswith("(") else [
+            h for h in [bare_host(dest)] if h]   # (a marker, "(... cannot be read)", whole: no host reads it)
+    for word, still in zip(readings, quiet):
+        hosts += [h for w in command_hosts(still) for h in client_hosts("http://" + w)]
         hosts += _url_hosts(word) if word is not text else []
-    for nested in dict.fromkeys([n for argv in argvs for n in nested_commands(argv)] + assigned_commands(text)):
+    runs = [n for argv in argvs for n in nested_commands(argv)] + [c for _, cs in configured for c in cs]
+    for nested in dict.fromkeys(runs + assigned_commands(text)):
         inner = _command_destinations(nested, depth + 1)
         if inner is None:
             return None
@@ -292,17 +314,29 @@ _REWRITES = re.compile(r"\$'|\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")   # $'\x31..' and 
 MAX_COMMAND = 65536
 
 
-@lru_cache(maxsize=4096)
 def _argvs(command: str) -> tuple[tuple[str, ...], ...] | None:
+    read = _read_command(command)
+    return None if read is None else read[0]
+
+
+def _written(command: str) -> tuple[str, ...]:
+    read = _read_command(command)
+    return () if read is None else read[2]
+
+
+@lru_cache(maxsize=4096)
+def _read_command(command: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...], tuple[str, ...]] | None:
     """Every command ``command`` runs, as the shell reader expands it (:func:`.shell.analysis.analyse`: through
-    wrappers, ``-c`` payloads, substitutions; the program by its canonical name), or None for a text longer than
-    :data:`MAX_COMMAND`. A remote-shell program's hosts are read from these (:mod:`.network_remotes`)."""
+    wrappers, ``-c`` payloads, substitutions; the program by its canonical name), and the files of
+    :data:`.network_configs.NETWORK_CONFIGS` it writes; None for a text longer than :data:`MAX_COMMAND`. A
+    remote-shell program's hosts are read from these (:mod:`.network_remotes`)."""
     if len(command) > MAX_COMMAND:
         return None
     from .shell.analysis import analyse   # (the shell reader: tree-sitter-bash; imported when a command needs it)
 
+    analysis = analyse(command)
     out = []
-    for c in analyse(command).commands:
+    for c in analysis.commands:
         if c.argv:
             # xargs appends words from standard input: its words hold them as "*" (unknown: no public name)
             args = c.argv[1:] if len(c.words) <= len(c.argv) else tuple(w.text for w in c.words[1:])
@@ -310,7 +344,15 @@ def _argvs(command: str) -> tuple[tuple[str, ...], ...] | None:
             exact = c.argv[0].rsplit("/", 1)[-1]
             if exact in CASED_CLIENTS:   # "HEAD url" is libwww-perl's client (the reader's folded name: "head")
                 out.append((exact, *args))
-    return tuple(out)
+    # a client's own configuration command with literal words is read as the entry it sets (config_set), so the
+    # file it writes is no unknown write; a client's own words (curl -K c) are no write before its read
+    configs = own_writes_less(analysis.writes, [c.argv for c in analysis.commands if c.argv and all(
+        w.literal for w in c.words) and config_set(c.argv) is not None])
+    readers = own_writes_less(analysis.writes, [a for a in out if read_after_write([a], {}, [], True)])
+    piped = xargs_literal(command)   # "echo URL | xargs curl": the words xargs hands curl are echo's, plain
+    out = [a for a in out if "*" not in a] + [piped] if piped is not None else out
+    literal = tuple(dict.fromkeys(t for forms in readers for t, tokens in forms if tokens is None))
+    return tuple(out), tuple(config_writes(configs) + unfixed_writes(command, analysis.paths)), literal
 
 
 def _expanded(command: str) -> tuple[str, ...]:

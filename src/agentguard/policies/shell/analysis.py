@@ -154,7 +154,7 @@ def analyse(command: str, cwds: Iterable[str] = ()) -> Analysis:
             a = _kept(command)
         except _NotKept:
             return _read(command, cwds)
-        return Analysis(list(a.commands), list(a.paths), list(a.unresolvable), list(a.subtrees))
+        return Analysis(list(a.commands), list(a.paths), list(a.unresolvable), list(a.subtrees), list(a.writes))
     return _read(command, cwds)
 
 

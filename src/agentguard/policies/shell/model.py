@@ -22,7 +22,8 @@ from .programs import CONFIG_FILES, REMOTE_PATHS
 from .words import Word
 
 __all__ = ["ANY_WORD", "Analysis", "CASED_PROGRAMS", "Command", "MAX_DEPTH", "MAX_WORK", "TooMuchWork", "WalkerBase",
-           "chain", "configures", "configures_below", "program_name", "spelled_name_reason"]
+           "chain", "configures", "configures_below", "first_match", "glob_matcher", "program_name",
+           "spelled_name_reason"]
 
 MAX_DEPTH = 8
 #: the most words and path spellings one analysis reads (a benign command uses well under 100); past it the
@@ -33,10 +34,17 @@ MAX_WORK = 3000
 
 class TooMuchWork(Exception):
     """Raised when an analysis passes :data:`MAX_WORK`; :func:`~.analysis.analyse` refuses the command."""
-_CONFIG = [fold_case(fnmatch_tokens(p)) for p in CONFIG_FILES]
-_CONFIG_RE = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in CONFIG_FILES), re.IGNORECASE)
-_REMOTE = [fold_case(fnmatch_tokens(p)) for p in REMOTE_PATHS]
-_REMOTE_RE = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in REMOTE_PATHS), re.IGNORECASE)
+
+
+def glob_matcher(globs: Iterable[str]) -> tuple[list[list[Token]], re.Pattern[str]]:
+    """``globs`` (fnmatch, ``*`` crosses ``/``) compiled for :func:`first_match`."""
+    globs = list(globs)
+    return [fold_case(fnmatch_tokens(p)) for p in globs], re.compile(
+        "|".join(f"(?:{fnmatch.translate(p)})" for p in globs) or "(?!)", re.IGNORECASE)
+
+
+_CONFIG_GLOBS = glob_matcher(CONFIG_FILES)
+_REMOTE_GLOBS = glob_matcher(REMOTE_PATHS)
 _SLASH: list[Token] = [("c", (False, frozenset("/")))]
 
 
@@ -78,6 +86,29 @@ def configures_below(forms: Iterable[PathForm]) -> str | None:
     return None
 
 
+def first_match(forms: Iterable[PathForm], *matchers: tuple[list[list[Token]], re.Pattern[str]]) -> str | None:
+    """The first spelling of ``forms`` that one of the globs (:func:`glob_matcher`) may match, or None: a glob
+    spelling (one that could match such a file), case folded as a case-insensitive file system opens it; a relative
+    spelling read below any directory, ``~`` as any home; a wholly unknown word (``$x``) matches none."""
+    for text, tokens in forms:
+        if tokens is not None and all(t == ("*", ANY_CHAR) for t in tokens):
+            continue
+        if tokens is None:
+            # "~/bin/make" is "/bin/make" below a home, as the token reading above has it (not "//bin/make", which
+            # no glob starting with "/" matched: session 21, ~/bin is on PATH in Debian's /etc/skel/.profile)
+            full = text if text.startswith("/") else "/" + text.lstrip("~").lstrip("/")
+            hit = any(rx.fullmatch(full) for _, rx in matchers)
+        else:
+            rest = list(tokens[1:] if text.startswith("~") else tokens)
+            toks = fold_case(rest if text.startswith("/") or rest[:1] == _SLASH else _SLASH + rest)
+            hit = any(intersects(toks, c) for globs, _ in matchers for c in globs)
+        if hit:
+            return text
+    return None
+
+
+
+
 def configures(forms: Iterable[PathForm], remotes: bool = True) -> str | None:
     """Why writing one of ``forms`` (spellings of one path, :func:`~.paths.word_paths` or
     :func:`~.paths.pattern_paths`) runs code later, or None: the first that names a file of
@@ -87,21 +118,8 @@ def configures(forms: Iterable[PathForm], remotes: bool = True) -> str | None:
     ``deny_paths`` glob already. The one matcher of the class: the shell guard's writes (:meth:`WalkerBase.add_paths`)
     and a file tool's (:mod:`agentguard.policies.writes`) both ask it, so the two give one answer. With ``remotes``
     (the default) a path git reads as the remote origin (:data:`~.startup.REMOTE_PATHS`) counts too."""
-    for text, tokens in forms:
-        if tokens is not None and all(t == ("*", ANY_CHAR) for t in tokens):
-            continue
-        if tokens is None:
-            # "~/bin/make" is "/bin/make" below a home, as the token reading above has it (not "//bin/make", which
-            # no glob starting with "/" matched: session 21, ~/bin is on PATH in Debian's /etc/skel/.profile)
-            full = text if text.startswith("/") else "/" + text.lstrip("~").lstrip("/")
-            hit = bool(_CONFIG_RE.fullmatch(full) or (remotes and _REMOTE_RE.fullmatch(full)))
-        else:
-            rest = list(tokens[1:] if text.startswith("~") else tokens)
-            toks = fold_case(rest if text.startswith("/") or rest[:1] == _SLASH else _SLASH + rest)
-            hit = any(intersects(toks, c) for c in _CONFIG + (_REMOTE if remotes else []))
-        if hit:
-            return f"{text!r} configures what a program runs (writing it runs code later)"
-    return None
+    text = first_match(forms, _CONFIG_GLOBS, *([_REMOTE_GLOBS] if remotes else []))
+    return None if text is None else f"{text!r} configures what a program runs (writing it runs code later)"
 DASH_ANY: tuple[Token, ...] = (("c", (False, frozenset("-"))), ("*", ANY_CHAR))
 #: a word whose value is unknown and split: any number of any words
 ANY_WORD = Word("*", (("*", ANY_CHAR),), literal=False, unknown=True, split=True)
@@ -130,6 +148,10 @@ class Analysis:
     #: paths whose whole tree a command reads, copies, moves, links or changes (``grep -r x ~``, ``cp -r /etc
     #: d``, ``tar czf o ~``, ``ln -s /etc e``): a rule denying anything below one of them is met
     subtrees: list[PathForm] = field(default_factory=list)
+    #: the spellings of each path a command may write or change (:meth:`WalkerBase.add_paths` with ``writes``): a
+    #: guard that reads one kind of program's configuration (the network guard: ``.curlrc``, ``.gitconfig``) matches
+    #: its own files among them (:func:`first_match`)
+    writes: list[list[PathForm]] = field(default_factory=list)
 
     @property
     def resolved(self) -> bool:
@@ -211,6 +233,8 @@ class WalkerBase:
         forms = word_paths(word, self.cwds)
         self.spend(len(forms))
         self.out.paths.extend(forms)
+        if writes:
+            self.out.writes.append(forms)
         why = configures(forms, remotes) if writes else None
         if why:
             self.refuse(why)

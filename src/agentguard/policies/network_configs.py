@@ -1,0 +1,496 @@
+"""The destinations a network client reads from its default configuration files, and writes of those files (s25).
+
+``printf 'url = "http://169.254.169.254/"' > ~/.curlrc`` then ``curl https://example.com`` fetches the metadata
+address too (curl 7.88 reads ``~/.curlrc`` unless ``-q`` is its first option); ``git config --global
+url.http://10.0.0.7/.insteadOf https://github.com/`` then ``git clone https://github.com/x/y`` clones from 10.0.0.7; a
+``~/.wgetrc`` ``http_proxy``, a ``~/.npmrc`` ``registry``, a ``pip.conf`` ``index-url`` move every later run. The
+command that runs the client shows none of it. Three readings close the class:
+
+- **the write** (:func:`config_writes`): a command that writes a file of :data:`NETWORK_CONFIGS` (a redirection,
+  ``cp``, ``tee``, ``sed -i``, ``git config --global``..., as the shell reader finds writes,
+  :attr:`.shell.model.Analysis.writes`) is refused: what the file will hold is not known here
+  (``base64 -d > ~/.curlrc``);
+- **the run** (:func:`default_destinations`): a client's default files are read as the client reads them, where they
+  exist when the call is decided, with the guard process's environment and the command's own assignments
+  (``HOME=/tmp/h curl``, ``CURL_HOME=``, ``WGETRC=``, ``GIT_CONFIG_GLOBAL=``, ``PIP_CONFIG_FILE=``...; one the shell
+  computes refuses): curl's ``$CURL_HOME/.curlrc``, ``$XDG_CONFIG_HOME/.curlrc``, ``~/.curlrc`` (curl's own grammar,
+  :mod:`.network_files`; not after a first ``-q``/``--disable``); wget's ``$WGETRC`` or ``~/.wgetrc`` and
+  ``/etc/wgetrc`` (not with ``--no-config``); git's system and global files (``$GIT_CONFIG_SYSTEM``/``/etc/gitconfig``,
+  ``$GIT_CONFIG_GLOBAL`` or ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``, their ``include.path`` and
+  ``includeIf.*.path`` files) for a subcommand that connects (``url.*.insteadOf`` bases, ``http[.URL].proxy``,
+  ``remote.*.url``/``pushurl``/``proxy``; ``core.sshCommand``/``core.gitProxy`` are commands read again);
+  npm's (``npx``, ``pnpm``, ``yarn``) ``$NPM_CONFIG_USERCONFIG`` or ``~/.npmrc`` and ``/etc/npmrc``
+  (``registry``, ``@scope:registry``, ``proxy``, ``https-proxy``); pip's ``$PIP_CONFIG_FILE``, ``/etc/pip.conf``,
+  ``/etc/xdg/pip/pip.conf``, ``~/.pip/pip.conf``, ``~/.config/pip/pip.conf``, ``$VIRTUAL_ENV/pip.conf``
+  (``index-url``, ``extra-index-url``, ``find-links`` URLs, ``proxy``). Every candidate file is read, not only the
+  one the client would pick (widening only refuses more). A missing file is none; one that exists but cannot be
+  read (permissions, over 1 MiB) refuses (fail closed), and so does a relative place a command assigns
+  (``CURL_HOME=.``: under the tool's working directory, which the guard does not know). Also read: what a git
+  command sets for itself (``-c NAME=VALUE``, whose ``include.path`` file is read; ``GIT_CONFIG_KEY_<n>``/
+  ``GIT_CONFIG_VALUE_<n>``), npm's ``--userconfig``/``--globalconfig`` file, and a client's own configuration
+  command with literal words read as the entry it sets (:func:`config_set`: ``git config --global
+  url.X.insteadOf Y``, ``npm config set registry X``), which is then no unknown write;
+- **the write before the read** (:func:`read_after_write`): a file the same command writes before a client reads
+  it (``base64 -d > c; curl -K c``, ``> /tmp/g; GIT_CONFIG_GLOBAL=/tmp/g git fetch``) refuses: the guard would read
+  its old content.
+
+A write whose whole name the shell computes (``> ~/$f``) is not matched (:func:`unfixed_writes` catches one in a
+command that names a client's file: ``tee $HOME/.wgetrc``); the rules guard refuses it as a path it cannot fix.
+
+The guard reads the files of the machine it runs on, as :mod:`.network_sshconfig` does: a deployment whose tools run
+elsewhere reads the wrong files (its writes are still refused). A deployment whose own files name an internal
+host (a corporate proxy, a registry mirror) lists it in ``allow``. Not read: a repository's own ``.git/config``,
+``.npmrc`` and ``.gitmodules`` of the tool's working directory, which the guard does not know (writing them is
+refused; ``git fetch origin`` with an internal origin written before the agent ran is not seen). ssh's files are
+:mod:`.network_sshconfig`'s (ssh reads the passwd entry's home, not ``$HOME``). Written by hand: the
+formats are small and no maintained Python package reads git's or curl's configuration grammar.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import re
+from functools import lru_cache
+from typing import Iterable, Mapping, Sequence
+
+from .network_files import curl_config, named_inputs, read_limited, wgetrc_destinations
+from .network_remotes import git_remote_host
+from .shell.model import first_match, glob_matcher
+from .shell.paths import PathForm
+
+__all__ = ["NETWORK_CONFIGS", "command_env", "config_set", "config_writes", "default_destinations", "git_entries",
+           "own_writes_less", "read_after_write", "unfixed_writes"]
+
+#: files a network client reads its destinations or proxies from (fnmatch, ``*`` crosses ``/``; a relative path is
+#: read below any directory): curl's, wget's, git's (and a repository's), npm's and yarn's, pip's, ssh's, Docker's
+#: (``proxies``), and the environment files a later shell or session reads ``http_proxy`` from
+NETWORK_CONFIGS: tuple[str, ...] = (
+    "*.curlrc", "*/_curlrc", "*.wgetrc", "*/wgetrc", "*/wget2rc", "*.gitconfig", "*/.config/git/config",
+    "*.git/config", "*.git/config.worktree", "*.gitmodules", "*/etc/gitconfig", "*.npmrc", "*/etc/npmrc",
+    "*/.config/npm/npmrc", "*/.yarnrc", "*/.yarnrc.yml", "*pip.conf", "*pip.ini", "*.pydistutils.cfg", "*/.ssh/config",
+    "*/etc/ssh/ssh_config", "*/etc/ssh/ssh_config.d/*.conf", "*/.docker/config.json", "/etc/environment",
+    "*/.config/environment.d/*.conf", "*.bashrc", "*.bash_profile", "*.bash_login", "*.profile", "*.zshrc",
+    "*.zshenv", "*.zprofile", "*.envrc", "/etc/profile", "/etc/profile.d/*.sh", "/etc/bash.bashrc", "/etc/zshenv",
+    "/etc/zsh/zshenv", "/etc/zprofile", "/etc/zsh/zprofile", "/etc/zshrc", "/etc/zsh/zshrc")
+_MATCHER = glob_matcher(NETWORK_CONFIGS)
+
+
+def config_writes(configs: Iterable[Sequence[PathForm]]) -> list[str]:
+    """The spellings of the written paths among ``configs`` (:attr:`.shell.model.Analysis.writes`: each a path's
+    spellings) that may be a file of :data:`NETWORK_CONFIGS`. A spelling whose last component starts with a glob or
+    a part the shell computes (``*.txt``, ``refs/*``: bash's glob does not match a leading dot, and a project's
+    ``*.txt`` is no client's file) is not counted: a write under a name computed whole (``> ~/$f``) is the rules
+    guard's (it refuses it as a path it cannot fix)."""
+    return [t for forms in configs if (t := first_match([f for f in forms if f[0].rsplit("/", 1)[-1][:1] not in
+                                                         "*?[" and f[0].strip()], _MATCHER)) is not None]
+
+
+# the names of those files as a text may spell them (quotes and backslashes removed first)
+_NAMED = re.compile(r"curlrc|wget2?rc|gitconfig|git/config|npmrc|yarnrc|pip\.(?:conf|ini)|pydistutils|ssh/config|"
+                    r"ssh_config|docker/config|environment|bash_?rc|bash_(?:profile|login)|profile|zsh(?:rc|env)|"
+                    r"zprofile|envrc", re.I)
+
+
+def unfixed_writes(command: str, paths: Iterable[PathForm]) -> list[str]:
+    """A write the shell reader cannot fix that may be such a file: the command's text names one of
+    :data:`NETWORK_CONFIGS` (``$HOME/.curlrc`` unquoted, ``tee ${H}/.wgetrc``) and one of its paths has a part the
+    shell computes or a glob (read as the file: refused); [] otherwise."""
+    named = _NAMED.search(command) or _NAMED.search(re.sub(r"[\\'\"]", "", command))
+    if named is None or not any("*" in text for text, _ in paths):
+        return []
+    return [f"a path the shell computes, in a command naming {named.group(0)!r}"]
+
+
+#: the environment variables that move a client's configuration files
+_ENV_NAMES = ("HOME", "CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+              "GIT_CONFIG_NOSYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG",
+              "VIRTUAL_ENV", "npm_config_userconfig", "npm_config_globalconfig")
+_ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(_ENV_NAMES) + r"|GIT_CONFIG_(?:KEY|VALUE)_\d+)=([^\s;&|<>()]*)")
+
+
+def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
+    """Per variable of :data:`_ENV_NAMES`, the values the command's texts (as written and as bash expands them)
+    assign it (``HOME=/tmp/h curl ...``, ``export WGETRC=rc``); a value the shell computes is kept as written."""
+    out: dict[str, list[str]] = {}
+    for text in readings:
+        for m in _ASSIGN.finditer(text):
+            out.setdefault(m.group(1), []).append(m.group(2).strip("'\""))
+    return out
+
+
+def _unreadable(path: str, why: str) -> str:
+    return f"(the configuration file {path!r} cannot be read here: {why})"
+
+
+@lru_cache(maxsize=256)
+def _cached(path: str, stamp: tuple[int, int, int], kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return _parse(path, kind, 0)
+
+
+def _read_file(path: str, kind: str, depth: int = 0) -> tuple[list[str], list[str]]:
+    """``(destinations, commands)`` of one configuration file as ``kind`` reads it; a missing file gives none, one
+    that exists but cannot be read a marker no host reader takes for a public name."""
+    path = os.path.expanduser(path)
+    if any(c in path for c in "*$`") or not path.strip():
+        return [_unreadable(path, "its name is computed by the shell")], []
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return [], []
+    except OSError as e:
+        return [_unreadable(path, type(e).__name__)], []
+    if depth:
+        found = _parse(path, kind, depth)
+    else:
+        found = _cached(path, (st.st_mtime_ns, st.st_size, st.st_ino), kind)
+    return list(found[0]), list(found[1])
+
+
+def _parse(path: str, kind: str, depth: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    text = read_limited(path)
+    if text is None:
+        return (_unreadable(path, "over 1 MiB or not a file"),), ()
+    if kind == "curl":
+        return tuple(curl_config(text)), ()
+    if kind == "wget":
+        return tuple(wgetrc_destinations(text)), ()
+    if kind == "npm":
+        return tuple(_npmrc(text)), ()
+    if kind == "pip":
+        return tuple(_pip_conf(path, text)), ()
+    dests, commands = _git_destinations(git_entries(text), path, depth)
+    return tuple(dests), tuple(commands)
+
+
+_NPM_KEYS = re.compile(r"(?:@[^:=\s]+:)?registry|proxy|https-proxy|http-proxy", re.I)
+
+
+def _npmrc(text: str) -> list[str]:
+    """npm's ini: ``key = value`` lines (``;``/``#`` comments); ``registry``, ``@scope:registry``, the proxies."""
+    out: list[str] = []
+    for line in text.splitlines():
+        key, eq, value = line.strip().partition("=")
+        if eq and not key.startswith((";", "#")) and _NPM_KEYS.fullmatch(key.strip()):
+            value = value.strip().strip("'\"")
+            out.append(value if "${" not in value else _unreadable(key, "its value reads the environment"))
+    return out
+
+
+def _pip_conf(path: str, text: str) -> list[str]:
+    """pip's configuration (``configparser``, as pip reads it): every section's ``index-url``, ``extra-index-url``,
+    ``find-links`` (the URLs among their blank-separated values) and ``proxy``."""
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read_string(text, source=path)
+    except configparser.Error as e:
+        return [_unreadable(path, type(e).__name__)]
+    out: list[str] = []
+    for section in parser.sections():
+        for key, value in parser.items(section):
+            key = key.replace("_", "-")
+            if key in ("index-url", "extra-index-url", "find-links", "i"):
+                out += [w for w in value.split() if "://" in w]
+            elif key == "proxy" and value.strip():
+                out.append(value.strip())
+    return out
+
+
+_MAX_INCLUDE = 10   # git's own limit on nested includes
+
+
+def _git_value(raw: str) -> str:
+    """A git config value: quotes removed, ``\\"``, ``\\\\``, ``\\n``, ``\\t`` unescaped, a ``#``/``;`` outside
+    quotes ends it."""
+    out, quoted, k = [], False, 0
+    while k < len(raw):
+        c = raw[k]
+        if c == "\\" and k + 1 < len(raw):
+            out.append({"n": "\n", "t": "\t", "b": "\b"}.get(raw[k + 1], raw[k + 1]))
+            k += 2
+            continue
+        if c == '"':
+            quoted = not quoted
+        elif c in "#;" and not quoted:
+            break
+        else:
+            out.append(c)
+        k += 1
+    return "".join(out).strip()
+
+
+_SECTION = re.compile(r'\s*\[\s*([\w.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\](.*)')
+
+
+def git_entries(text: str) -> list[tuple[str, str]]:
+    """``(name, value)`` of every entry of a git config text: the name ``section[.subsection].key`` (section and key
+    folded, the subsection as written; ``[a.B]`` folds to ``a.b``), continuation lines joined."""
+    text = re.sub(r"\\\r?\n", "", text)
+    section, out = "", []
+    for line in text.splitlines():
+        m = _SECTION.match(line)
+        if m:
+            head, sub, line = m.group(1).lower(), m.group(2), m.group(3)
+            section = head if sub is None else head + "." + re.sub(r"\\(.)", r"\1", sub)
+        key, eq, value = line.strip().partition("=")
+        key = key.strip()
+        if key and key[0] not in "#;[" and re.fullmatch(r"[A-Za-z][\w-]*", key) and section:
+            out.append((f"{section}.{key.lower()}", _git_value(value) if eq else "true"))
+    return out
+
+
+def _git_destinations(entries: list[tuple[str, str]], path: str, depth: int) -> tuple[list[str], list[str]]:
+    """``(destinations, commands)`` of git config entries (:func:`git_entries`) of the file ``path``, its include
+    files read in turn (``depth``: how deep this file is included)."""
+    dests: list[str] = []
+    commands: list[str] = []
+    for name, value in entries:
+        low = name.lower()
+        if low.startswith("url.") and low.endswith((".insteadof", ".pushinsteadof")):
+            base = name[4:name.rfind(".")]
+            dests.append(base if "://" in base else git_remote_host(base) or base)
+        elif low.startswith("remote.") and low.endswith((".url", ".pushurl")):
+            dests.append(value if "://" in value else git_remote_host(value) or value)
+        elif low.endswith(".proxy") and low.startswith(("http.", "https.", "remote.")) and value:
+            dests.append(value)
+        elif low in ("core.sshcommand", "core.gitproxy") and value:
+            commands.append(value)
+        elif (low == "include.path" or low.startswith("includeif.") and low.endswith(".path")) and value:
+            if depth >= _MAX_INCLUDE:
+                dests.append(_unreadable(value, "included too deep"))
+                continue
+            inc = os.path.expanduser(value)
+            inc = inc if os.path.isabs(inc) else os.path.join(os.path.dirname(path), inc)
+            more = _read_file(inc, "git", depth + 1)
+            dests += more[0]
+            commands += more[1]
+    return dests, commands
+
+
+#: git's subcommands that connect to a remote (a configured alias is read as one too)
+_GIT_CONNECTS = frozenset({"fetch", "pull", "push", "clone", "ls-remote", "remote", "submodule", "archive",
+                           "fetch-pack", "send-pack", "request-pull", "lfs", "fsck"})
+_PROGRAMS = {"curl": "curl", "wget": "wget", "wget2": "wget", "git": "git", "npm": "npm", "npx": "npm",
+             "pnpm": "npm", "yarn": "npm", "pip": "pip", "pip3": "pip"}
+
+
+def _values(name: str, env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[str]:
+    """The guard's value of the variable ``name`` and those the command assigns it (a relative one names a place
+    under the tool's working directory, which the guard does not know: kept as a name no file has, refused)."""
+    own = [v if v.startswith(("/", "~")) or name == "GIT_CONFIG_NOSYSTEM" else f"*{v}" for v in assigned.get(name, [])]
+    return list(dict.fromkeys(([env[name]] if env.get(name) else []) + own))
+
+
+def _homes(env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[str]:
+    return _values("HOME", env, assigned) or [os.path.expanduser("~")]
+
+
+def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[str]:
+    """The default configuration files the client ``kind`` reads for ``argv`` (every candidate)."""
+    homes = _homes(env, assigned)
+    xdg = _values("XDG_CONFIG_HOME", env, assigned)
+    if kind == "curl":
+        if len(argv) > 1 and argv[1] in ("-q", "--disable"):
+            return []
+        return [os.path.join(d, ".curlrc") for d in _values("CURL_HOME", env, assigned) + xdg + homes]
+    if kind == "wget":
+        if "--no-config" in argv:
+            return []
+        own = _values("WGETRC", env, assigned)
+        return own + [os.path.join(h, ".wgetrc") for h in homes] + ["/etc/wgetrc", "/usr/local/etc/wgetrc"]
+    if kind == "npm":
+        user = _values("NPM_CONFIG_USERCONFIG", env, assigned) + _values("npm_config_userconfig", env, assigned)
+        glob_ = _values("NPM_CONFIG_GLOBALCONFIG", env, assigned) + _values("npm_config_globalconfig", env, assigned)
+        return user + [os.path.join(h, ".npmrc") for h in homes] + glob_ + [
+            "/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc"]
+    if kind == "pip":
+        own = _values("PIP_CONFIG_FILE", env, assigned)
+        if os.devnull in own and len(own) == 1:
+            return []
+        return [f for f in own if f != os.devnull] + ["/etc/pip.conf", "/etc/xdg/pip/pip.conf"] + [
+            os.path.join(d, "pip", "pip.conf") for d in xdg + [os.path.join(h, ".config") for h in homes]] + [
+            os.path.join(h, ".pip", "pip.conf") for h in homes] + [
+            os.path.join(v, "pip.conf") for v in _values("VIRTUAL_ENV", env, assigned)]
+    out = _values("GIT_CONFIG_GLOBAL", env, assigned) or [
+        os.path.join(d, "git", "config") for d in xdg + [os.path.join(h, ".config") for h in homes]] + [
+        os.path.join(h, ".gitconfig") for h in homes]
+    if not _values("GIT_CONFIG_NOSYSTEM", env, assigned):
+        out += _values("GIT_CONFIG_SYSTEM", env, assigned) or ["/etc/gitconfig"]
+    return out
+
+
+def _named_files(kind: str, argv: Sequence[str]) -> list[str]:
+    """The configuration files a command names: npm's ``--userconfig F``/``--globalconfig F`` (also ``=F``)."""
+    if kind != "npm":
+        return []
+    out = []
+    for k, w in enumerate(argv[1:], start=1):
+        name, eq, value = w.partition("=")
+        if name in ("--userconfig", "--globalconfig"):
+            out.append(value if eq else argv[k + 1] if k + 1 < len(argv) else "")
+    return out
+
+
+def _git_pairs(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[tuple[str, str]]:
+    """The entries a git command sets for itself: ``-c NAME=VALUE`` before the subcommand (name folded as a file's),
+    and ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>`` of the environment and the command's assignments."""
+    pairs: list[tuple[str, str]] = []
+    k = 1
+    while k < len(argv) and argv[k].startswith("-"):
+        w = argv[k + 1] if argv[k] == "-c" and k + 1 < len(argv) else argv[k][2:] if argv[k].startswith("-c") else ""
+        name, eq, value = w.partition("=")
+        if eq:
+            pairs.append((name, value))
+        k += 2 if argv[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
+    keys = {n[len("GIT_CONFIG_KEY_"):]: v for n, v in env.items() if n.startswith("GIT_CONFIG_KEY_")}
+    keys.update({n[len("GIT_CONFIG_KEY_"):]: vs[-1] for n, vs in assigned.items() if n.startswith("GIT_CONFIG_KEY_")})
+    for i, key in keys.items():
+        values = assigned.get(f"GIT_CONFIG_VALUE_{i}") or [env.get(f"GIT_CONFIG_VALUE_{i}", "")]
+        pairs += [(key, v) for v in values]
+    out = []
+    for name, value in pairs:
+        head, _, key = name.rpartition(".")
+        section, dot, sub = head.partition(".")
+        out.append((f"{section.lower()}{dot}{sub}.{key.lower()}", value))
+    return out
+
+
+def _git_subcommand(args: Sequence[str]) -> str:
+    k = 0
+    while k < len(args) and args[k].startswith("-"):
+        k += 2 if args[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
+    return args[k] if k < len(args) else ""
+
+
+def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
+                         env: Mapping[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """``(destinations, commands)`` the client ``argv`` (program first, as bash expanded it) reads from its default
+    configuration files (see the module docstring); ``assigned``: the command's own assignments
+    (:func:`command_env`); ``env``: the environment (the guard process's by default)."""
+    if not argv:
+        return [], []
+    prog = argv[0].rsplit("/", 1)[-1].lower()
+    if prog in ("python", "python3") and list(argv[1:3]) == ["-m", "pip"]:
+        prog, argv = "pip", ["pip", *argv[3:]]
+    kind = _PROGRAMS.get(prog)
+    if kind is None:
+        return [], []
+    env = os.environ if env is None else env
+    dests: list[str] = []
+    commands: list[str] = []
+    for path in dict.fromkeys(_files(kind, argv, env, assigned) + _named_files(kind, argv)):
+        found, run = _read_file(path, kind)
+        dests += found
+        commands += run
+    if kind == "git":   # git -c NAME=VALUE, GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n>: entries read as a file's
+        found, run = _git_destinations(_git_pairs(argv, env, assigned), "", 0)
+        dests += found
+        commands += run
+        sub = _git_subcommand(argv[1:])
+        aliases = {n.split(".", 1)[1] for path in _files(kind, argv, env, assigned)
+                   for n, _ in _aliases(path)} if dests or commands else set()
+        if sub not in _GIT_CONNECTS and sub not in aliases:
+            return [], []
+    return dests, commands
+
+
+def _aliases(path: str) -> list[tuple[str, str]]:
+    text = read_limited(path) if os.path.isfile(path) else None
+    return [(n, v) for n, v in git_entries(text or "") if n.startswith("alias.")]
+
+
+_GIT_CONFIG_SCOPES = frozenset({"--global", "--system", "--local", "--worktree", "--add", "--replace-all",
+                                "--unset", "--unset-all", "--bool", "--int", "--path", "--no-type", "--null", "-z",
+                                "--includes", "--no-includes", "--name-only", "--show-origin", "--show-scope"})
+_GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "get", "list",
+                               "--unset", "--unset-all", "unset"})
+_GIT_CONFIG_VALUES = frozenset({"--type", "--default", "--comment", "-f", "--file", "--blob"})
+
+
+def config_set(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
+    """What a client's own configuration command (its words literal) sets for later runs, read as the entry it writes:
+    ``git config [--global] KEY VALUE`` (a ``url.*.insteadOf`` base, a proxy, a remote URL, ``core.sshCommand``),
+    ``npm config set KEY VALUE``, ``pip config set global.KEY VALUE``; ``([], [])`` for one that only reads or unsets;
+    None for one this reader does not know (``git config --edit``, ``include.path``: the file it names may be
+    written later), which is then judged as a write of the file."""
+    prog = argv[0].rsplit("/", 1)[-1].lower() if argv else ""
+    if prog == "git":
+        k = 1
+        while k < len(argv) and argv[k].startswith("-"):
+            k += 2 if argv[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
+        if k >= len(argv) or argv[k] != "config":
+            return None
+        rest, j = [], k + 1
+        reads = False
+        while j < len(argv):
+            w = argv[j]
+            j += 1
+            if w in _GIT_CONFIG_READS:
+                reads = True
+            elif w in _GIT_CONFIG_VALUES:
+                j += 1
+            elif w in ("set",):
+                continue
+            elif w.startswith("-") and w not in _GIT_CONFIG_SCOPES and "=" not in w:
+                return None   # --edit, --rename-section, an option this reader does not know
+            elif not w.startswith("-"):
+                rest.append(w)
+        if reads or len(rest) < 2:
+            return [], []
+        name = rest[0]
+        if re.fullmatch(r"(?i)include\.path|includeif\..*\.path", name):
+            return None
+        return _git_destinations(_git_pairs(["git", "-c", f"{name}={rest[1]}"], {}, {}), "", _MAX_INCLUDE)
+    if prog in ("npm", "pnpm", "yarn", "pip", "pip3") and len(argv) > 2 and argv[1] == "config":
+        if argv[2] not in ("set", "add"):
+            return ([], []) if argv[2] in ("get", "list", "ls", "delete", "unset", "debug") else None
+        pairs = [tuple(w.split("=", 1)) for w in argv[3:] if "=" in w] or (
+            [(argv[3], argv[4])] if len(argv) >= 5 else [])
+        out: list[str] = []
+        for key, value in pairs:
+            key = key.split(".", 1)[-1] if prog.startswith("pip") else key
+            if prog.startswith("pip"):
+                out += _pip_conf("", f"[global]\n{key} = {value}\n")
+            else:
+                out += _npmrc(f"{key}={value}")
+        return out, []
+    return None
+
+
+def own_writes_less(writes: Sequence[list[PathForm]], argvs: Iterable[Sequence[str]]) -> list[list[PathForm]]:
+    """``writes`` (:attr:`.shell.model.Analysis.writes`) less, once each, those of each of ``argvs``' own words (a
+    multiset difference: ``cp x c; curl -K c`` keeps cp's write of c, takes curl's reading of its ``-K`` value)."""
+    from .shell.analysis import analyse_argv
+
+    left = list(writes)
+    keys = [tuple(t for t, _ in forms) for forms in left]
+    for argv in argvs:
+        for forms in analyse_argv(argv).writes:
+            key = tuple(t for t, _ in forms)
+            if key in keys:
+                del left[keys.index(key)]
+                keys.remove(key)
+    return left
+
+
+def read_after_write(argvs: Iterable[Sequence[str]], assigned: Mapping[str, list[str]],
+                     written: Iterable[str], any_input: bool = False) -> list[str]:
+    """A configuration the command writes before a client reads it (``base64 -d > c; curl -K c``, ``... > /tmp/g;
+    GIT_CONFIG_GLOBAL=/tmp/g git fetch``, ``git -c include.path=F``): the file is read when the call is decided, so
+    its old content is not what the client reads. A written path (``written``: its literal spellings) that is a file
+    or below a directory the command points a client at (a ``-K``/``-i``/``--config``/``--userconfig`` value, a
+    ``-c include.path`` value, a value assigned to one of :data:`_ENV_NAMES`) gives a marker (refused)."""
+    inputs = [v for vs in assigned.values() for v in vs]
+    for argv in argvs:
+        inputs += named_inputs(argv) + _named_files("npm", argv)
+        if argv and argv[0].rsplit("/", 1)[-1].lower() == "git":
+            inputs += [v for n, v in _git_pairs(argv, {}, {}) if n.endswith(".path")]
+    places = {os.path.normpath(os.path.expanduser(p)) for p in inputs if p and p != "-"}
+    if any_input:   # (whether the commands name any such place)
+        return ["(names one)"] if places else []
+    out = []
+    for text in written:
+        path = os.path.normpath(os.path.expanduser(text))
+        if any(path == p or path.startswith(p.rstrip("/") + "/") for p in places):
+            out.append(f"(a configuration file {text!r} written before the client reads it)")
+    return out
