@@ -6,7 +6,10 @@ the end of the stream, after it has already sent every tool-call delta (and ``fi
 acts on ``finish_reason`` has run the call. Its configuration cannot ask LiteLLM to hold the stream
 (LiteLLM 1.106 passes ``streaming_buffer_until_moderated`` to its Bedrock guardrail, not to the generic
 one). This class is the same generic guardrail client with that one switch on: every chunk is withheld
-until agentguard's end-of-stream verdict; a refused stream sends the client only the refusal.
+until agentguard's end-of-stream verdict; a refused stream sends the client only the refusal. The streaming flags of
+its ``litellm_params`` (``streaming_transform_mode``, ``streaming_end_of_stream_only``, ...) are ignored
+(:data:`PINNED`): before session 25, ``streaming_transform_mode: incremental_diff`` made LiteLLM release a refused
+stream's text and tool-call deltas before the refusal.
 
 A rewritten text (``GUARDRAIL_INTERVENED``: agentguard's redaction of an answer that states a value only
 third-party content supplied) reaches the client of a non-streamed completion, but LiteLLM 1.106 discards a
@@ -292,6 +295,27 @@ def _refuse(name: str | None, why: str) -> GuardrailRaisedException:
                                     message=f"agentguard refused the response: {why}")
 
 
+#: LiteLLM's streaming flags of a guardrail (read by its unified streaming hook: the guardrail's attribute, else
+#: its ``guardrail_config``), pinned to "hold every chunk until the end-of-stream verdict": with
+#: ``streaming_transform_mode: incremental_diff`` in the guardrail's litellm_params, LiteLLM released every text and
+#: tool-call delta of a refused stream (``rm -rf /`` whole) before the refusal, a trailing error event (session 25,
+#: the real proxy); ``mask_response_content`` turns the buffering off, ``streaming_buffer_release_on_scan``
+#: releases chunks at each scan
+PINNED: Mapping[str, Any] = {"streaming_buffer_until_moderated": True, "streaming_buffer_release_on_scan": False,
+                             "streaming_end_of_stream_only": True, "streaming_transform_mode": "block_only",
+                             "mask_response_content": False}
+
+
+def _pin_streaming(guardrail: Any) -> None:
+    """Set :data:`PINNED` on ``guardrail`` and drop those keys from its ``guardrail_config`` (which would win)."""
+    for name, value in PINNED.items():
+        setattr(guardrail, name, value)
+    config = getattr(guardrail, "guardrail_config", None)
+    if isinstance(config, dict):
+        for name in PINNED:
+            config.pop(name, None)
+
+
 async def _replay(chunks: list[Any]) -> AsyncIterator[Any]:
     for c in chunks:
         yield c
@@ -328,8 +352,8 @@ class AgentGuardGuardrail(GenericGuardrailAPI):
         # defaults); the generic guardrail gets what the built-in initializer would give it
         own = set(inspect.signature(GenericGuardrailAPI.__init__).parameters) | {
             "guardrail_name", "event_hook", "default_on", "timeout"}
-        super().__init__(**{k: v for k, v in params.items() if k in own})
-        self.streaming_buffer_until_moderated = True  # hold every chunk until the end-of-stream verdict
+        super().__init__(**{k: v for k, v in params.items() if k in own and k not in PINNED})
+        _pin_streaming(self)  # hold every chunk until the end-of-stream verdict, whatever the config says
 
     # -- LiteLLM's hooks: the shape check, then LiteLLM's unified guardrail hooks with this guardrail ----------
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict, call_type: Any) -> Any:
@@ -360,6 +384,7 @@ class AgentGuardGuardrail(GenericGuardrailAPI):
                                                       request_data: dict) -> AsyncIterator[Any]:
         from litellm.proxy.utils import unified_guardrail
 
+        _pin_streaming(self)
         held = [chunk async for chunk in response]  # nothing is released before the shape check and the verdict
         why = unguardable_stream(held)
         if why is not None:
