@@ -29,8 +29,11 @@ start to the callbacks of its context.
 A start after the gate answered raises :class:`LateStart` (a :class:`ToolSwapped`): nobody waits for that answer,
 so the thread it ends (a ``threading.Thread`` the middleware left running) ends quietly: this module chains
 ``threading.excepthook`` once, at import, so that a ``LateStart`` is logged as one warning line of the
-``agentguard`` logger instead of a traceback on stderr (any other exception goes to the hook it replaced). Before
-session 25 such a thread ended with a printed ``ToolSwapped`` traceback; the tool's body never ran then either.
+``agentguard`` logger instead of a traceback on stderr (any other exception goes to the hook it replaced); an
+asyncio task the middleware left behind (``create_task(handler(request))``) that ends with a refused start nobody
+retrieved is one warning line too (a filter on the ``asyncio`` logger drops its "Task exception was never
+retrieved" traceback; a caller awaiting the task still receives the refusal). Before
+session 25 both ended with a printed ``ToolSwapped`` traceback; the tool's body never ran then either.
 
 Nested means started with a parent run: a tool body calling ``other.invoke(args)`` (or with ``config={}``, or the
 ``RunnableConfig`` it was given) inherits its run as the parent and runs. A tool body that drops its callbacks
@@ -86,6 +89,21 @@ def _quiet_late(args: Any) -> None:
         return
     _replaced(args)
 
+
+class _QuietTask(logging.Filter):
+    """On asyncio's logger: a task that ended with a refused start nobody retrieved (a task the handler left running)
+    is one warning line of the ``agentguard`` logger, not asyncio's "Task exception was never retrieved" traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, ToolSwapped):
+            log.warning("agentguard refused a tool start in a task nobody awaited: %s", exc)
+            return False
+        return True
+
+
+if not any(isinstance(f, _QuietTask) for f in logging.getLogger("asyncio").filters):
+    logging.getLogger("asyncio").addFilter(_QuietTask())
 
 if not getattr(threading.excepthook, "_agentguard_quiet_late", False):
     _quiet_late._agentguard_quiet_late = True  # type: ignore[attr-defined]
