@@ -32,7 +32,9 @@ in another shape is refused before any of it is released (:func:`unguardable_mes
   judged; ``[{index 0, '{"cmd": "rm -rf /'}, {index 0, 'tmp/x'}]`` then ``'"}'`` was judged as ``rm -rf /tmp/x``
   and assembled by the SDK as ``rm -rf /``. A stream is forwarded only in the shape every reader agrees on: per
   call one name fragment and an id, indices (of choices and of calls) first seen in order 0, 1, 2, ..., and no
-  index twice in one list (what providers stream).
+  index twice in one list (what providers stream). A stream holding tool calls must also finish (a ``finish_reason``):
+  LiteLLM's streaming hook judges a stream's tool calls only once it has ended, and released an unfinished one's
+  ``rm -rf /`` unjudged (session 25, its hook driven directly; the proxy itself adds the final chunk).
 
 The Responses API route (``/v1/responses``) the same way: LiteLLM sends agentguard a response's ``function_call`` and
 ``custom_tool_call`` output items (name and arguments, a stream's taken from its final envelope), nothing else. A
@@ -215,6 +217,7 @@ def unguardable_stream(chunks: list[Any]) -> str | None:
     calls: dict[Any, list[Any]] = {}  # choice index -> its tool-call indices in the order first seen
     named: set[tuple[Any, Any]] = set()
     with_id: set[tuple[Any, Any]] = set()
+    finished = False  # a choice ended (finish_reason): LiteLLM judges a stream's tool calls only then
     for chunk in chunks:
         data = _plain(chunk)
         in_chunk: set[int] = set()
@@ -225,6 +228,7 @@ def unguardable_stream(chunks: list[Any]) -> str | None:
             if ci in in_chunk:
                 return f"streamed choice {ci} twice in one chunk (readers merge or separate them)"
             in_chunk.add(ci)
+            finished = finished or bool(choice.get("finish_reason"))
             if ci not in choices:
                 if ci != len(choices):
                     return f"streamed choice {ci} arrived before choice {len(choices)}"
@@ -269,6 +273,8 @@ def unguardable_stream(chunks: list[Any]) -> str | None:
                     named.add((ci, idx))
                 if tc.get("id"):
                     with_id.add((ci, idx))
+    if any(calls.values()) and not finished:
+        return "streamed tool calls in a stream that never finished (LiteLLM judges them only once a choice ended)"
     for ci, seen in calls.items():
         for idx in seen:
             if (ci, idx) not in named or (ci, idx) not in with_id:

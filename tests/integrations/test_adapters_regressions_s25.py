@@ -90,30 +90,32 @@ def chunk(delta, finish=None):
 def tc(i, id_, name, args):
     return {"index": i, "id": id_, "type": "function", "function": {"name": name, "arguments": args}}
 
-async def stream(cmd):
+async def stream(cmd, finish=True):
     yield chunk({"role": "assistant", "content": "Sure, "})
     for w in ["running ", "it ", "now "]:
         yield chunk({"content": w})
     yield chunk({"tool_calls": [tc(0, "c1", "run_shell", '{"cmd": "' + cmd[:3])]})
     yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": cmd[3:] + '"}'}}]})
-    yield chunk({}, "tool_calls")
+    if finish:
+        yield chunk({}, "tool_calls")
 
 async def main(base, key, extra):
     out = {}
-    for cmd in ("rm -rf /", "ls /tmp"):
+    for label, cmd, finish in (("rm -rf /", "rm -rf /", True), ("ls /tmp", "ls /tmp", True),
+                               ("unfinished", "rm -rf /", False)):
         g = AgentGuardGuardrail(guardrail_name="agentguard", api_base=base, api_key=key, event_hook="post_call",
                                 default_on=True, **json.loads(extra))
         got = []
         try:
             async for c in g.async_post_call_streaming_iterator_hook(
-                    user_api_key_dict=UserAPIKeyAuth(request_route="/v1/chat/completions"), response=stream(cmd),
+                    user_api_key_dict=UserAPIKeyAuth(request_route="/v1/chat/completions"), response=stream(cmd, finish),
                     request_data={"stream": True, "model": "stub", "messages": [{"role": "user", "content": "x"}],
-                                  "litellm_call_id": "call-" + cmd}):
+                                  "litellm_call_id": "call-" + label}):
                 got.append(c.model_dump() if hasattr(c, "model_dump") else str(c))
             result = "passed"
         except Exception as exc:
             result = "blocked: " + str(exc)[:200]
-        out[cmd] = {"released": len(got), "result": result}
+        out[label] = {"released": len(got), "result": result}
     print(json.dumps(out))
 
 asyncio.run(main(*sys.argv[1:]))
@@ -124,7 +126,8 @@ def test_litellm_streaming_flags_in_the_config_never_release_a_refused_stream(tm
     """Driven through LiteLLM's own hooks (its unified streaming hook, the chat-completions route) in its venv, with
     agentguard's endpoint: before, ``streaming_transform_mode: incremental_diff`` released 3 chunks of the refused
     ``rm -rf /`` stream (its tool-call deltas among them) before the refusal; now none, and an allowed stream is
-    released whole (7 chunks)."""
+    released whole (7 chunks). The same forbidden stream without a finish_reason is refused before LiteLLM's hook (it
+    judges tool calls only of an ended stream)."""
     import json
     import os
     import shutil
@@ -156,6 +159,8 @@ def test_litellm_streaming_flags_in_the_config_never_release_a_refused_stream(tm
     seen = json.loads(got.stdout.strip().splitlines()[-1])
     assert seen["rm -rf /"]["released"] == 0 and seen["rm -rf /"]["result"].startswith("blocked: agentguard refused")
     assert seen["ls /tmp"] == {"released": 7, "result": "passed"}
+    # a stream that never finishes: LiteLLM's hook judged no tool call of it and released it whole (before: 6, passed)
+    assert seen["unfinished"]["released"] == 0 and "never finished" in seen["unfinished"]["result"]
 
 
 # -- 3. LangChain: a late start refused quietly; a nested tool with its callbacks dropped is refused -----------------
