@@ -6,7 +6,10 @@ the end of the stream, after it has already sent every tool-call delta (and ``fi
 acts on ``finish_reason`` has run the call. Its configuration cannot ask LiteLLM to hold the stream
 (LiteLLM 1.106 passes ``streaming_buffer_until_moderated`` to its Bedrock guardrail, not to the generic
 one). This class is the same generic guardrail client with that one switch on: every chunk is withheld
-until agentguard's end-of-stream verdict; a refused stream sends the client only the refusal.
+until agentguard's end-of-stream verdict; a refused stream sends the client only the refusal. The streaming flags of
+its ``litellm_params`` (``streaming_transform_mode``, ``streaming_end_of_stream_only``, ...) are ignored
+(:data:`PINNED`): before session 25, ``streaming_transform_mode: incremental_diff`` made LiteLLM release a refused
+stream's text and tool-call deltas before the refusal.
 
 A rewritten text (``GUARDRAIL_INTERVENED``: agentguard's redaction of an answer that states a value only
 third-party content supplied) reaches the client of a non-streamed completion, but LiteLLM 1.106 discards a
@@ -29,7 +32,9 @@ in another shape is refused before any of it is released (:func:`unguardable_mes
   judged; ``[{index 0, '{"cmd": "rm -rf /'}, {index 0, 'tmp/x'}]`` then ``'"}'`` was judged as ``rm -rf /tmp/x``
   and assembled by the SDK as ``rm -rf /``. A stream is forwarded only in the shape every reader agrees on: per
   call one name fragment and an id, indices (of choices and of calls) first seen in order 0, 1, 2, ..., and no
-  index twice in one list (what providers stream).
+  index twice in one list (what providers stream). A stream holding tool calls must also finish (a ``finish_reason``):
+  LiteLLM's streaming hook judges a stream's tool calls only once it has ended, and released an unfinished one's
+  ``rm -rf /`` unjudged (session 25, its hook driven directly; the proxy itself adds the final chunk).
 
 The Responses API route (``/v1/responses``) the same way: LiteLLM sends agentguard a response's ``function_call`` and
 ``custom_tool_call`` output items (name and arguments, a stream's taken from its final envelope), nothing else. A
@@ -212,6 +217,7 @@ def unguardable_stream(chunks: list[Any]) -> str | None:
     calls: dict[Any, list[Any]] = {}  # choice index -> its tool-call indices in the order first seen
     named: set[tuple[Any, Any]] = set()
     with_id: set[tuple[Any, Any]] = set()
+    finished = False  # a choice ended (finish_reason): LiteLLM judges a stream's tool calls only then
     for chunk in chunks:
         data = _plain(chunk)
         in_chunk: set[int] = set()
@@ -222,6 +228,7 @@ def unguardable_stream(chunks: list[Any]) -> str | None:
             if ci in in_chunk:
                 return f"streamed choice {ci} twice in one chunk (readers merge or separate them)"
             in_chunk.add(ci)
+            finished = finished or bool(choice.get("finish_reason"))
             if ci not in choices:
                 if ci != len(choices):
                     return f"streamed choice {ci} arrived before choice {len(choices)}"
@@ -266,6 +273,8 @@ def unguardable_stream(chunks: list[Any]) -> str | None:
                     named.add((ci, idx))
                 if tc.get("id"):
                     with_id.add((ci, idx))
+    if any(calls.values()) and not finished:
+        return "streamed tool calls in a stream that never finished (LiteLLM judges them only once a choice ended)"
     for ci, seen in calls.items():
         for idx in seen:
             if (ci, idx) not in named or (ci, idx) not in with_id:
@@ -290,6 +299,27 @@ def _refuse(name: str | None, why: str) -> GuardrailRaisedException:
     return GuardrailRaisedException(guardrail_name=name or "agentguard", blocked_content=True,
                                     should_wrap_with_default_message=False,
                                     message=f"agentguard refused the response: {why}")
+
+
+#: LiteLLM's streaming flags of a guardrail (read by its unified streaming hook: the guardrail's attribute, else
+#: its ``guardrail_config``), pinned to "hold every chunk until the end-of-stream verdict": with
+#: ``streaming_transform_mode: incremental_diff`` in the guardrail's litellm_params, LiteLLM released every text and
+#: tool-call delta of a refused stream (``rm -rf /`` whole) before the refusal, a trailing error event (session 25,
+#: the real proxy); ``mask_response_content`` turns the buffering off, ``streaming_buffer_release_on_scan``
+#: releases chunks at each scan
+PINNED: Mapping[str, Any] = {"streaming_buffer_until_moderated": True, "streaming_buffer_release_on_scan": False,
+                             "streaming_end_of_stream_only": True, "streaming_transform_mode": "block_only",
+                             "mask_response_content": False}
+
+
+def _pin_streaming(guardrail: Any) -> None:
+    """Set :data:`PINNED` on ``guardrail`` and drop those keys from its ``guardrail_config`` (which would win)."""
+    for name, value in PINNED.items():
+        setattr(guardrail, name, value)
+    config = getattr(guardrail, "guardrail_config", None)
+    if isinstance(config, dict):
+        for name in PINNED:
+            config.pop(name, None)
 
 
 async def _replay(chunks: list[Any]) -> AsyncIterator[Any]:
@@ -328,8 +358,8 @@ class AgentGuardGuardrail(GenericGuardrailAPI):
         # defaults); the generic guardrail gets what the built-in initializer would give it
         own = set(inspect.signature(GenericGuardrailAPI.__init__).parameters) | {
             "guardrail_name", "event_hook", "default_on", "timeout"}
-        super().__init__(**{k: v for k, v in params.items() if k in own})
-        self.streaming_buffer_until_moderated = True  # hold every chunk until the end-of-stream verdict
+        super().__init__(**{k: v for k, v in params.items() if k in own and k not in PINNED})
+        _pin_streaming(self)  # hold every chunk until the end-of-stream verdict, whatever the config says
 
     # -- LiteLLM's hooks: the shape check, then LiteLLM's unified guardrail hooks with this guardrail ----------
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict, call_type: Any) -> Any:
@@ -360,6 +390,7 @@ class AgentGuardGuardrail(GenericGuardrailAPI):
                                                       request_data: dict) -> AsyncIterator[Any]:
         from litellm.proxy.utils import unified_guardrail
 
+        _pin_streaming(self)
         held = [chunk async for chunk in response]  # nothing is released before the shape check and the verdict
         why = unguardable_stream(held)
         if why is not None:

@@ -105,7 +105,7 @@ from agents import (  # noqa: E402
 from agents.tracing import get_current_trace  # noqa: E402
 
 from .agents_tracing import AgentGuardTraceProcessor, _parse_args  # noqa: E402
-from .openai_agents_mcp import built_mcp_tool, let_through  # noqa: E402
+from .openai_agents_mcp import built_mcp_tool, gate_converted, let_through  # noqa: E402
 from .openai_agents_reach import bind, bound, call_name, passed, reach, tool_name_of  # noqa: E402
 from .openai_agents_reading import (  # noqa: E402
     BINDING, McpListed, _item_call, _prepared, _reading, _refusal, _tool_of)
@@ -184,7 +184,8 @@ class AgentsGuard:
     def guard_tools(self, tools: list[Any]) -> list[Any]:
         """Attach the input (and output) guardrail and the deciding ``needs_approval`` (bound to the name the SDK
         dispatches, :func:`~.openai_agents_reach.tool_name_of`) to each function tool; a tool gated already keeps
-        one guardrail each and its own ``needs_approval``; returns the same list."""
+        one guardrail each and its own ``needs_approval``; an MCP tool the caller converted (``MCPUtil``) also gates
+        the server it calls (:func:`~.openai_agents_mcp.gate_converted`); returns the same list."""
         for t in tools:
             if not hasattr(t, "tool_input_guardrails"):
                 raise InputError(f"{t!r} is not a function tool (only function tools take tool guardrails)")
@@ -194,6 +195,8 @@ class AgentsGuard:
                 t.tool_output_guardrails = [*(t.tool_output_guardrails or []), self.output_guardrail]
             defer = getattr(t, BINDING, None) is not None  # an MCP tool: decided once, by its guardrail (as run)
             t.needs_approval = bind(self, getattr(t, "needs_approval", False), tool_name_of(t), defer=defer)
+            if defer:
+                gate_converted(self, t)  # the server it calls is gated too (openai_agents_mcp)
         return tools
 
     def gated(self, tool: Any) -> bool:
@@ -346,34 +349,6 @@ class AgentsGuard:
         if isinstance(call, ToolCall):
             with self._lock:
                 self._asks.pop((call.call_id, out.key), None)
-
-    def _approval_check(self, own: Any, tool: str,
-                        defer: bool = False) -> Callable[[Any, dict[str, Any], str], Awaitable[bool]]:
-        """A ``needs_approval`` function: decides the call (held for the input guardrail) and asks a
-        human when the outcome asks, or when the tool's own setting does; ``defer``: only the tool's own setting
-        (the input guardrail decides the call: an MCP tool, whose ESCALATE is refused as for the server's own)."""
-
-        async def needs_approval(wrapper: Any, params: dict[str, Any], call_id: str) -> bool:
-            mine = own is True
-            if not mine and callable(own):
-                got = own(wrapper, params, call_id)
-                mine = (await got if inspect.isawaitable(got) else got) is True
-            if self.approve is not None or defer:
-                return mine  # the callback answers ESCALATEs in the input guardrail; a deferred call is decided there
-            run, facts = self._run(wrapper)
-            await self._settle_rejections(run, wrapper)
-            call = ToolCall(tool, dict(params or {}), str(call_id or ""))
-            [out] = await self.pipeline.adecide_turn(run, [call], **facts)
-            if out.ask:
-                with self._lock:
-                    self._asks[(call.call_id, out.key)] = out
-                    while len(self._asks) > 10_000:
-                        self._asks.popitem(last=False)
-            return mine or out.ask
-
-        needs_approval._agentguard = (self, tool, own)  # type: ignore[attr-defined]
-        needs_approval._agentguard_defer = defer  # type: ignore[attr-defined]
-        return needs_approval
 
     async def _answer(self, tc: Any, run: str, call: ToolCall, out: Outcome, held: bool) -> Outcome | None:
         """The human's answer to an asked outcome, through the Pipeline; None while the SDK has not asked

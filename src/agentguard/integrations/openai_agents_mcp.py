@@ -44,12 +44,14 @@ from ..core.errors import InputError
 from ..core.pipeline import call_key
 from ..core.types import Decision, ToolCall, Verdict
 from .common import tool_call_of
-from .openai_agents_reading import BINDING, LISTING_ATTR, McpListed, UngatedToolCall, _log_name, mcp_listed
+from .openai_agents_reading import (
+    BINDING, LISTING_ATTR, McpListed, UngatedToolCall, _log_name, invoked_server, mcp_listed)
 
 if TYPE_CHECKING:
     from .openai_agents import AgentsGuard
 
-__all__ = ["BINDING", "built_mcp_tool", "gate_server", "let_through", "mcp_listed", "wrap_mcp_tools"]
+__all__ = ["BINDING", "built_mcp_tool", "gate_converted", "gate_server", "let_through", "mcp_listed", "remember_listing",
+           "wrap_mcp_tools"]
 
 _WRAPPED = "_agentguard_mcp_tools"
 #: the guards whose decision a server's ``call_tool`` is wrapped in (:func:`gate_server`)
@@ -121,7 +123,7 @@ async def _decide(ag: "AgentsGuard", server: Any, name: str, arguments: Any) -> 
     listing = getattr(server, LISTING_ATTR, None)
     if isinstance(listing, dict) and name not in listing:
         try:
-            await server.list_tools()  # the guard's listing learns it (openai_agents_reach._remember_listing)
+            await server.list_tools()  # the guard's listing learns it (remember_listing)
         except Exception:  # noqa: BLE001 - no listing: read without a schema, i.e. refused
             pass
     schema = listing.get(name) if isinstance(listing, dict) else None
@@ -206,3 +208,50 @@ async def built_mcp_tool(agent: Any, run_context: Any, name: str) -> McpListed |
         return None
     found = [t for t in tools or () if getattr(t, "name", None) == name]
     return mcp_listed(found[-1], servers) if found else None
+
+
+def remember_listing(server: Any) -> None:
+    """Keep each tool the server lists with its ``inputSchema`` (:data:`LISTING_ATTR`), learnt from the listings the
+    SDK makes every turn: the server reads a call's arguments by that schema (an ``MCPServer`` coerces, parses a JSON
+    string, fills defaults), so the guard judges the call as the server will (:func:`.openai_agents_reading._tool_of`); moved from
+    :mod:`.openai_agents_reach`."""
+    if isinstance(getattr(server, LISTING_ATTR, None), dict):
+        return
+    listing: dict[str, Any] = {}
+    original = server.list_tools
+
+    async def list_tools(*args: Any, **kwargs: Any) -> Any:
+        tools = await original(*args, **kwargs)
+        for t in tools or ():
+            name = getattr(t, "name", None)
+            schema = getattr(t, "input_schema", None) or getattr(t, "inputSchema", None)  # mcp 2.x / 1.x
+            if isinstance(name, str):
+                listing[name] = schema if isinstance(schema, dict) else None
+        return tools
+
+    try:
+        object.__setattr__(server, "list_tools", list_tools)
+        object.__setattr__(server, LISTING_ATTR, listing)
+    except (AttributeError, TypeError):  # a server object that takes no attributes: its calls are judged as given
+        return
+
+
+def gate_converted(ag: "AgentsGuard", tool: Any) -> None:
+    """An MCP tool the caller converted itself (``MCPUtil.to_function_tool`` / ``get_function_tools``) and passed to
+    :meth:`~.openai_agents.AgentsGuard.guard_tools`: the server its invocation calls is gated as
+    :meth:`~.openai_agents.AgentsGuard.guard_agent` gates an agent's servers (:func:`gate_server`: application code
+    holding that server is decided too; :func:`remember_listing`, seeded with this tool's listed ``inputSchema``),
+    and the tool's calls are read by that schema (:func:`mcp_listed`). Before session 25 only ``guard_agent`` did
+    this: a converted tool's server ran any ``call_tool`` undecided. A tool whose invocation names no server
+    (:func:`~.openai_agents_reading.invoked_server`) is judged by its input guardrail alone."""
+    found = invoked_server(tool)
+    if found is None:
+        return
+    server, listed = found
+    remember_listing(server)
+    listing = getattr(server, LISTING_ATTR, None)
+    name = getattr(listed, "name", None)
+    schema = getattr(listed, "input_schema", None) or getattr(listed, "inputSchema", None)  # mcp 2.x / 1.x
+    if isinstance(listing, dict) and isinstance(name, str) and name not in listing:
+        listing[name] = schema if isinstance(schema, dict) else None
+    gate_server(ag, server)

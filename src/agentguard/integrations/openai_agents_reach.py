@@ -49,14 +49,15 @@ replaces ``agent.hooks`` after ``guard_agent`` removes the backstop (the guardra
 
 from __future__ import annotations
 
+import inspect
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator
 
 from ..core.errors import InputError
 from ..core.pipeline import call_key
 from ..core.types import Decision, ToolCall, Verdict
 from .openai_agents_reading import LISTING_ATTR, HandoffRefused, UngatedToolCall, _refusal, call_name
-from .openai_agents_mcp import gate_server, let_through, mcp_listed, wrap_mcp_tools
+from .openai_agents_mcp import gate_server, let_through, mcp_listed, remember_listing, wrap_mcp_tools
 from .openai_agents_shell import gate_shell, shell_gated, shell_started
 
 from agents import Agent, AgentHooks, handoff as make_handoff  # noqa: E402
@@ -64,8 +65,8 @@ from agents import Agent, AgentHooks, handoff as make_handoff  # noqa: E402
 if TYPE_CHECKING:
     from .openai_agents import AgentsGuard
 
-__all__ = ["GuardHooks", "HandoffRefused", "READ_ONLY_HOSTED", "UngatedToolCall", "bind", "bound", "call_name",
-           "decide_late", "has_passed", "passed", "reach", "tool_name_of", "unguarded_ok"]
+__all__ = ["GuardHooks", "HandoffRefused", "READ_ONLY_HOSTED", "UngatedToolCall", "approval_check", "bind", "bound",
+           "call_name", "decide_late", "has_passed", "passed", "reach", "tool_name_of", "unguarded_ok"]
 
 #: the attribute a ToolContext carries once a guard's input guardrail let its call run: the ids of those guards
 PASSED = "_agentguard_passed"
@@ -122,10 +123,40 @@ def bind(ag: Any, f: Any, name: str, defer: bool = False) -> Any:
     decides nothing (the tool's input guardrail decides its call: an MCP tool, read as its server reads it)."""
     tag = next(_chain(f), None)
     if tag is None or not any(t[0] is ag for t in _chain(f)):
-        return ag._approval_check(f, name, defer)
+        return approval_check(ag, f, name, defer)
     if tag[0] is ag:
-        return ag._approval_check(tag[2], name, defer)
-    return tag[0]._approval_check(bind(ag, tag[2], name, defer), tag[1], getattr(f, "_agentguard_defer", False))
+        return approval_check(ag, tag[2], name, defer)
+    return approval_check(tag[0], bind(ag, tag[2], name, defer), tag[1], getattr(f, "_agentguard_defer", False))
+
+
+def approval_check(self: "AgentsGuard", own: Any, tool: str,
+                   defer: bool = False) -> Callable[[Any, dict[str, Any], str], Awaitable[bool]]:
+    """A ``needs_approval`` function: decides the call (held for the input guardrail) and asks a
+    human when the outcome asks, or when the tool's own setting does; ``defer``: only the tool's own setting
+    (the input guardrail decides the call: an MCP tool, whose ESCALATE is refused as for the server's own).
+    Moved here from :class:`~.openai_agents.AgentsGuard` (session 25), next to :func:`bind`."""
+
+    async def needs_approval(wrapper: Any, params: dict[str, Any], call_id: str) -> bool:
+        mine = own is True
+        if not mine and callable(own):
+            got = own(wrapper, params, call_id)
+            mine = (await got if inspect.isawaitable(got) else got) is True
+        if self.approve is not None or defer:
+            return mine  # the callback answers ESCALATEs in the input guardrail; a deferred call is decided there
+        run, facts = self._run(wrapper)
+        await self._settle_rejections(run, wrapper)
+        call = ToolCall(tool, dict(params or {}), str(call_id or ""))
+        [out] = await self.pipeline.adecide_turn(run, [call], **facts)
+        if out.ask:
+            with self._lock:
+                self._asks[(call.call_id, out.key)] = out
+                while len(self._asks) > 10_000:
+                    self._asks.popitem(last=False)
+        return mine or out.ask
+
+    needs_approval._agentguard = (self, tool, own)  # type: ignore[attr-defined]
+    needs_approval._agentguard_defer = defer  # type: ignore[attr-defined]
+    return needs_approval
 
 
 def _unreachable(what: str, agent: Any) -> InputError:
@@ -181,33 +212,8 @@ def _server_guardrails(ag: "AgentsGuard", server: Any) -> None:
         server.tool_input_guardrails = [*(server.tool_input_guardrails or []), ag.input_guardrail]
     if ag.output_guardrail not in (getattr(server, "tool_output_guardrails", None) or []):
         server.tool_output_guardrails = [*(getattr(server, "tool_output_guardrails", None) or []), ag.output_guardrail]
-    _remember_listing(server)
+    remember_listing(server)
     gate_server(ag, server)  # its call_tool too: application code calling it is decided (openai_agents_mcp)
-
-
-def _remember_listing(server: Any) -> None:
-    """Keep each tool the server lists with its ``inputSchema`` (:data:`LISTING_ATTR`), learnt from the listings the
-    SDK makes every turn: the server reads a call's arguments by that schema (an ``MCPServer`` coerces, parses a JSON
-    string, fills defaults), so the guard judges the call as the server will (:func:`.openai_agents_reading._tool_of`)."""
-    if isinstance(getattr(server, LISTING_ATTR, None), dict):
-        return
-    listing: dict[str, Any] = {}
-    original = server.list_tools
-
-    async def list_tools(*args: Any, **kwargs: Any) -> Any:
-        tools = await original(*args, **kwargs)
-        for t in tools or ():
-            name = getattr(t, "name", None)
-            schema = getattr(t, "input_schema", None) or getattr(t, "inputSchema", None)  # mcp 2.x / 1.x
-            if isinstance(name, str):
-                listing[name] = schema if isinstance(schema, dict) else None
-        return tools
-
-    try:
-        object.__setattr__(server, "list_tools", list_tools)
-        object.__setattr__(server, LISTING_ATTR, listing)
-    except (AttributeError, TypeError):  # a server object that takes no attributes: its calls are judged as given
-        return
 
 
 def _hook(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:

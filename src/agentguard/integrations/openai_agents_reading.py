@@ -3,6 +3,7 @@ judges) and the tool the SDK runs for it; split from :mod:`agentguard.integratio
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ..core.enforcement import Outcome
@@ -15,7 +16,7 @@ from .common import Unreadable, plain, refusal_message
 from agents._tool_identity import tool_trace_name as _sdk_name  # noqa: E402 - agents_tracing required the SDK
 
 __all__ = ["BINDING", "HandoffRefused", "LISTING_ATTR", "McpListed", "UngatedToolCall", "_item_call", "_prepared",
-           "_reading", "_refusal", "_tool_of", "call_name", "mcp_listed"]
+           "_reading", "_refusal", "_tool_of", "call_name", "invoked_server", "mcp_listed"]
 
 
 def call_name(name: str, namespace: str | None) -> str:
@@ -75,7 +76,7 @@ def _prepared(tool: Any, raw: str, call: ToolCall) -> tuple[ToolCall | Unreadabl
 
 
 #: the attribute of an agent's MCP server holding its listed tools' ``inputSchema`` by name (what its calls are read
-#: by), kept by :func:`.openai_agents_reach._remember_listing`
+#: by), kept by :func:`.openai_agents_mcp.remember_listing`
 LISTING_ATTR = "_agentguard_listing"
 
 
@@ -157,9 +158,25 @@ def mcp_listed(tool: Any, servers: Any = None) -> McpListed | None:
         listing = getattr(server, LISTING_ATTR, None)
         if _log_name(server) == server_name and isinstance(listing, dict) and listed in listing:
             schema, found = listing[listed], True
+    sent = invoked_server(tool)  # a tool the caller converted (MCPUtil.to_function_tool): the server it calls
+    if not found and sent is not None and _log_name(sent[0]) == server_name \
+            and getattr(sent[1], "name", None) == listed:
+        got = getattr(sent[1], "input_schema", None) or getattr(sent[1], "inputSchema", None)  # mcp 2.x / 1.x
+        schema, found = (got if isinstance(got, dict) else None), True  # the listed inputSchema itself
     if not found and getattr(tool, "strict_json_schema", True) is False:
         schema = getattr(tool, "params_json_schema", None)  # the listed inputSchema as the SDK copied it
     return McpListed(name, schema, listed, server_name)
+
+
+def invoked_server(tool: Any) -> tuple[Any, Any] | None:
+    """The MCP server and its listed tool (an ``mcp`` ``Tool``) that an SDK function tool built by
+    ``MCPUtil.to_function_tool`` sends its calls to (its invocation: ``partial(MCPUtil.invoke_mcp_tool, server, tool)``
+    inside the SDK's failure-handling invoker), or None for any other tool."""
+    impl = getattr(getattr(tool, "on_invoke_tool", None), "_invoke_tool_impl", None)
+    if isinstance(impl, functools.partial) and len(impl.args) >= 2 \
+            and callable(getattr(impl.args[0], "call_tool", None)):
+        return impl.args[0], impl.args[1]
+    return None
 
 
 class UngatedToolCall(InputError):

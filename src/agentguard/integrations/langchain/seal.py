@@ -26,6 +26,22 @@ runs (a middleware's thread with the context copied) is not nested (session 24: 
 of each tool: the gate never sees the tool objects a middleware may swap in, and every ``BaseTool`` reports its
 start to the callbacks of its context.
 
+A start after the gate answered raises :class:`LateStart` (a :class:`ToolSwapped`): nobody waits for that answer,
+so the thread it ends (a ``threading.Thread`` the middleware left running) ends quietly: this module chains
+``threading.excepthook`` once, at import, so that a ``LateStart`` is logged as one warning line of the
+``agentguard`` logger instead of a traceback on stderr (any other exception goes to the hook it replaced); an
+asyncio task the middleware left behind (``create_task(handler(request))``) that ends with a refused start nobody
+retrieved is one warning line too (a filter on the ``asyncio`` logger drops its "Task exception was never
+retrieved" traceback; a caller awaiting the task still receives the refusal). Before
+session 25 both ended with a printed ``ToolSwapped`` traceback; the tool's body never ran then either.
+
+Nested means started with a parent run: a tool body calling ``other.invoke(args)`` (or with ``config={}``, or the
+``RunnableConfig`` it was given) inherits its run as the parent and runs. A tool body that drops its callbacks
+(``other.invoke(args, {"callbacks": []})``, a callback manager of its own) starts a run with no parent: the seal
+cannot tell it from a tool started beside the decided call, so it is refused (its body does not run) and the model
+reads the decided call as refused, although that call's own body ran up to there. That is the fail-closed answer,
+kept on purpose (session 25, the real ``create_agent``).
+
 What it does not cover: a middleware that runs code other than a LangChain tool (a plain function, a subprocess,
 a tool's ``func``/``_run`` called directly, which report no start) in place of the tool, or that invokes a tool
 itself with its own config in a thread without the context; the gate cannot see that, and such a middleware is the
@@ -34,6 +50,8 @@ application's own code.
 
 from __future__ import annotations
 
+import logging
+import threading
 from contextvars import ContextVar
 from typing import Any
 from uuid import UUID
@@ -43,13 +61,53 @@ from langchain_core.tracers.context import register_configure_hook
 
 from ..common import plain
 
-__all__ = ["SEAL", "Seal", "ToolSwapped", "attach", "caught"]
+__all__ = ["LateStart", "SEAL", "Seal", "ToolSwapped", "attach", "caught"]
+
+log = logging.getLogger("agentguard")
 
 
 class ToolSwapped(BaseException):
     """A tool started in place of the decided call (another tool, other arguments, or a second run). A
     ``BaseException``, so that nothing between the gate and the tool that catches ``Exception`` (LangChain's callback
     error logging, the tool node's ``handle_tool_errors``, a retry middleware) handles it: the gate does."""
+
+
+class LateStart(ToolSwapped):
+    """A tool started under a seal whose gate had answered already (a thread the handler left running): refused at
+    its start; a thread it ends ends quietly (:func:`_quiet_late`)."""
+
+
+_replaced = threading.excepthook
+
+
+def _quiet_late(args: Any) -> None:
+    """``threading.excepthook``: a :class:`LateStart` is logged as one warning line (no traceback: nobody waits for
+    that thread's answer, and the tool's body did not run); anything else goes to the hook this one replaced."""
+    if isinstance(args.exc_type, type) and issubclass(args.exc_type, LateStart):
+        log.warning("agentguard refused a tool start in thread %s: %s", getattr(args.thread, "name", "?"),
+                    args.exc_value)
+        return
+    _replaced(args)
+
+
+class _QuietTask(logging.Filter):
+    """On asyncio's logger: a task that ended with a refused start nobody retrieved (a task the handler left running)
+    is one warning line of the ``agentguard`` logger, not asyncio's "Task exception was never retrieved" traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, ToolSwapped):
+            log.warning("agentguard refused a tool start in a task nobody awaited: %s", exc)
+            return False
+        return True
+
+
+if not any(isinstance(f, _QuietTask) for f in logging.getLogger("asyncio").filters):
+    logging.getLogger("asyncio").addFilter(_QuietTask())
+
+if not getattr(threading.excepthook, "_agentguard_quiet_late", False):
+    _quiet_late._agentguard_quiet_late = True  # type: ignore[attr-defined]
+    threading.excepthook = _quiet_late
 
 
 class Seal(BaseCallbackHandler):
@@ -109,7 +167,7 @@ class Seal(BaseCallbackHandler):
             self.started, self.running, self.inside = run_id, True, {run_id}
             return
         self.refused = why
-        raise ToolSwapped(f"agentguard: {why}")
+        raise (LateStart if self.closed else ToolSwapped)(f"agentguard: {why}")
 
     def _ended(self, run_id: UUID) -> None:
         if run_id == self.started:
