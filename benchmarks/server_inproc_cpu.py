@@ -104,6 +104,7 @@ def measure(mix: str, n: int, conc: int, profile: str = "") -> dict[str, Any]:
     bodies = [json.dumps(b).encode() for b in ab.request_mix(mix, 64)]
     uvloop.install()
     asyncio.run(_drive(app, bodies, 300, conc))
+    st0 = dict(app.state.store.stats)
     t0, m0, w0 = _threads(), time.thread_time(), time.perf_counter()
     prof = None
     if profile:
@@ -116,6 +117,7 @@ def measure(mix: str, n: int, conc: int, profile: str = "") -> dict[str, Any]:
         prof.disable()
         prof.dump_stats(profile)
     m1, w1, t1 = time.thread_time(), time.perf_counter(), _threads()
+    st1 = dict(app.state.store.stats)
     others = {}
     for k, (name, cpu) in t1.items():
         d = cpu - t0.get(k, (name, 0.0))[1]
@@ -129,7 +131,10 @@ def measure(mix: str, n: int, conc: int, profile: str = "") -> dict[str, Any]:
         raise SystemExit(f"{stored} decisions stored for {n + 300} answers")
     return {"main_us": round((m1 - m0) / n * 1e6, 1), "other_threads_us": round(max(0.0, total_other) / n * 1e6, 1),
             "total_us": round(((m1 - m0) + max(0.0, total_other)) / n * 1e6, 1),
-            "wall_us": round((w1 - w0) / n * 1e6, 1), "threads": sorted(others), "main_thread": main_name}
+            "wall_us": round((w1 - w0) / n * 1e6, 1), "threads": sorted(others), "main_thread": main_name,
+            "writer_us": round(others.get("agentguard-audi", 0.0) / n * 1e6, 1),
+            "batches": st1["batches"] - st0["batches"],
+            "mean_batch": round((st1["records"] - st0["records"]) / max(1, st1["batches"] - st0["batches"]), 2)}
 
 
 def main() -> None:
@@ -158,7 +163,7 @@ def main() -> None:
            "command": "python " + " ".join([f"benchmarks/{Path(__file__).name}", *sys.argv[1:]]),
            "label": a.label, "mix": a.mix, "n": a.n, "conc": a.conc,
            "median": {k: statistics.median(r[k] for r in rounds) for k in ("main_us", "other_threads_us", "total_us",
-                                                                           "wall_us")},
+                                                                           "wall_us", "writer_us", "mean_batch")},
            "rounds": rounds, "loadavg_1_5_15": list(os.getloadavg()), "nproc": os.cpu_count(),
            "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     print(json.dumps(res["median"]))
