@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 import sqlalchemy as sa
 
 from agentguard.core.audit import AuditRecord
 from agentguard.server.audit import AuditStore
-from agentguard.server.writer import _GROW_FROM, _Writer
+from agentguard.server.writer import _GROW_FROM, _delay_from_env, _Writer
 
 
 def _writer(delay: float, max_batch: int = 64) -> _Writer:
@@ -37,38 +38,35 @@ def test_takes_what_waits_up_to_max_batch() -> None:
     assert w.q.get_nowait() == 4
 
 
-def test_under_load_stops_at_twice_the_previous_batch() -> None:
-    w = _writer(delay=3600.0, max_batch=6)  # reaching the target ends the wait, not the clock
+def test_no_sleep_once_the_batch_holds_twice_the_previous() -> None:
+    w = _writer(delay=3600.0)  # a sleep would hang the test
     w.last_batch = _GROW_FROM
-    for i in range(1, 20):
+    for i in range(1, 2 * _GROW_FROM):
         w.q.put(i)
     batch: list = [0]
     w._gather(batch, busy=True)
-    assert batch == [0, 1, 2, 3, 4, 5]  # max_batch bounds the drain; the target (8) is above it: no wait
+    assert batch == list(range(2 * _GROW_FROM))
 
 
-def test_under_load_waits_for_more_until_the_target() -> None:
-    import threading
-
-    w = _writer(delay=3600.0)  # only reaching the target ends this wait
-    w.last_batch = _GROW_FROM
-    feeder = threading.Thread(target=lambda: [w.q.put(i) for i in range(1, 2 * _GROW_FROM + 3)])
-    batch: list = [0]
-    feeder.start()
-    w._gather(batch, busy=True)
-    feeder.join()
-    assert len(batch) >= 2 * _GROW_FROM
-
-
-def test_the_wait_is_bounded_and_stops_on_close() -> None:
+def test_under_load_sleeps_once_then_takes_what_waits() -> None:
     w = _writer(delay=0.001)
     w.last_batch = 8
     batch: list = [0]
-    w._gather(batch, busy=True)  # nothing comes: returns after the bound with what it had
+    w._gather(batch, busy=True)  # nothing comes: returns after the sleep with what it had
     assert batch == [0]
     w.q.put(None)  # the stop sentinel is left in the queue for run()
     w._gather(batch, busy=True)
     assert batch == [0] and w.q.get_nowait() is None
+
+
+@pytest.mark.parametrize(("raw", "want"), [(None, 1e-3), ("0", 0.0), ("250", 2.5e-4), ("-5", 0.0), ("junk", 1e-3),
+                                           ("nan", 1e-3), ("1e12", 0.1)])
+def test_delay_from_env(monkeypatch: pytest.MonkeyPatch, raw: str | None, want: float) -> None:
+    if raw is None:
+        monkeypatch.delenv("AGENTGUARD_AUDIT_COMMIT_DELAY_US", raising=False)
+    else:
+        monkeypatch.setenv("AGENTGUARD_AUDIT_COMMIT_DELAY_US", raw)
+    assert _delay_from_env() == pytest.approx(want)
 
 
 def test_store_with_delay_commits_every_record(tmp_path) -> None:
@@ -84,5 +82,25 @@ def test_store_with_delay_commits_every_record(tmp_path) -> None:
         asyncio.run(many())
         assert store.count() == 200
         assert store.stats["records"] == 200
+    finally:
+        store.close()
+
+
+def test_the_tail_stamp_is_the_lock_files_first_bytes(tmp_path) -> None:
+    """The stamp goes through a mapping of the lock file: what pread of another process sees, and a tail whose stamp
+    would not fit is stamped as matching none (the next writer reads the store)."""
+    import os
+
+    store = AuditStore(f"sqlite:///{tmp_path / 'a.sqlite'}")
+    try:
+        store.record(AuditRecord(time=1.0, run_id="r", decision="ALLOW", reason="ok", guard="g"))
+        w = store._writer
+        fd = w._lockfile.fileno()
+        assert os.pread(fd, 96, 0) == w._stamp_of(w._tail)
+        assert not w._others_wrote()
+        os.pwrite(fd, b"x" * 96, 0)  # another process's stamp
+        assert w._others_wrote()
+        w._linked(((10**16, "f" * 64), {}))
+        assert os.pread(fd, 96, 0) == bytes(96) and w._others_wrote()
     finally:
         store.close()

@@ -3,9 +3,9 @@
 One writer per process takes every record waiting in its queue (up to ``max_batch``), inserts them in
 one transaction, commits (one fsync for the whole batch) and only then wakes the requests whose records
 were in it (:mod:`.audit` states the guarantee). Under load the batch grows (:meth:`_Writer._gather`, PostgreSQL's
-``commit_delay``): when the previous batch held at least 4 records and ended less than 50 ms ago, the writer waits
-at most ``commit_delay_s`` (1 ms by default; ``AGENTGUARD_AUDIT_COMMIT_DELAY_US``) for the batch to reach twice the
-previous one. Each commit costs its fsync and a wake-up per event loop whatever its size, so fewer, larger batches
+``commit_delay``): when the previous batch held at least 4 records and ended less than 50 ms ago and it holds less than
+twice as many, the writer sleeps ``commit_delay_s`` (1 ms by default; ``AGENTGUARD_AUDIT_COMMIT_DELAY_US``) and
+takes what arrived meanwhile. Each commit costs its fsync and a wake-up per event loop whatever its size, so fewer, larger batches
 cost less CPU per record; a request that finds the writer idle or lightly loaded is never delayed, and none waits
 longer than the bound more than it would have.
 
@@ -18,7 +18,7 @@ throughput), so the writer does not read the store per batch when it need not:
 - the chain's tail ``(seq, chain_hash)`` and every run's head ``run_hash`` are kept in memory, as of the
   last batch this writer committed;
 - on SQLite the write lock file also holds a stamp of the tail the last writer committed (any process,
-  written after its commit, under the lock): a writer whose own tail equals the stamp knows no other
+  written after its commit, under the lock; read and written through a shared mapping of its first bytes): a writer whose own tail equals the stamp knows no other
   writer wrote since and reads nothing; otherwise it reads the tail and the records written since its
   own (one indexed query over ``seq``) and updates the heads of those runs; on PostgreSQL (no file to
   share) the tail is read each batch after taking the lock (one indexed row);
@@ -43,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import mmap
 import operator
 import os
 import queue
@@ -67,7 +68,18 @@ _STAMP_BYTES = 96
 
 _GROW_FROM = 4  # a previous batch this large (and recent) lets the writer wait for more: see _Writer._gather
 _BUSY_S = 0.05  # ... when it ended less than this long ago
-_COMMIT_DELAY_S = float(os.environ.get("AGENTGUARD_AUDIT_COMMIT_DELAY_US", "1000")) / 1e6  # the bound of that wait
+
+
+def _delay_from_env() -> float:
+    """``AGENTGUARD_AUDIT_COMMIT_DELAY_US`` in seconds (1 ms when unset or unreadable; 0 turns the wait off)."""
+    try:
+        us = float(os.environ.get("AGENTGUARD_AUDIT_COMMIT_DELAY_US", "1000"))
+    except ValueError:
+        us = 1000.0
+    return min(max(us, 0.0), 100_000.0) / 1e6 if us == us else 1e-3  # at most 0.1 s; NaN: the default
+
+
+_COMMIT_DELAY_S = _delay_from_env()  # the bound of that wait
 
 _SQLITE_VARS = 32766  # bound parameters in one statement (SQLite's default limit since 3.32)
 
@@ -186,6 +198,7 @@ class _Writer(threading.Thread):
         # (up to the 5 ms switch interval) once per row; one statement per table waits once.
         self._raw: dict[str, tuple[str, list[str], Any]] = {}
         self._lockfile: Any = None
+        self._stamp: Any = None  # SQLite file: the tail stamp, the lock file's first bytes, mapped
         self.slots: RunSlots | None = None  # SQLite file with the write lock: the run versions
         if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:") \
                 and os.environ.get("AGENTGUARD_SQLITE_FLOCK", "1") != "0":  # "0": diagnostics only
@@ -196,6 +209,12 @@ class _Writer(threading.Thread):
             self._lockfile = os.fdopen(fd, "r+b", buffering=0)  # noqa: SIM115 - held for life
             with self._write_lock():
                 self.slots = RunSlots(f"{engine.url.database}.runstate")
+                if os.fstat(fd).st_size < _STAMP_BYTES:  # zeros: a stamp of no tail
+                    os.ftruncate(fd, _STAMP_BYTES)
+                # Read and written through a shared mapping (the same page cache as pread/pwrite): os.pread and
+                # os.pwrite let go of the GIL, and under load each time the writer lets go it waits for the busy
+                # event loop to hand it back (up to the 5 ms switch interval), twice a batch for 96 bytes.
+                self._stamp = mmap.mmap(fd, _STAMP_BYTES)
         if engine.dialect.name == "sqlite":
             for t in _TABLES:
                 cols = [c.name for c in t.columns if c.name != "id"]
@@ -227,9 +246,9 @@ class _Writer(threading.Thread):
 
     def _others_wrote(self) -> bool:
         """Whether the store may hold chained records this writer has not seen (then it reads them)."""
-        if self._stale or self._tail is None or self._lockfile is None:
+        if self._stale or self._tail is None or self._stamp is None:
             return True
-        return os.pread(self._lockfile.fileno(), _STAMP_BYTES, 0) != self._stamp_of(self._tail)
+        return self._stamp[:_STAMP_BYTES] != self._stamp_of(self._tail)
 
     def _sync(self, conn: Any) -> None:
         """Read the chain's tail; when other writers extended it, the heads of the runs they wrote."""
@@ -310,10 +329,11 @@ class _Writer(threading.Thread):
         if len(self._heads) + len(heads) > _HEADS_MAX:
             self._heads.clear()
         self._heads.update(heads)
-        if self._lockfile is not None:
+        if self._stamp is not None:
+            stamp = self._stamp_of(self._tail)  # longer than the stamp (a seq of 16 digits): one that matches none
             try:
-                os.pwrite(self._lockfile.fileno(), self._stamp_of(self._tail), 0)
-            except OSError:  # others will read the store instead
+                self._stamp[:_STAMP_BYTES] = stamp if len(stamp) == _STAMP_BYTES else bytes(_STAMP_BYTES)
+            except (OSError, ValueError):  # closed: others will read the store instead
                 pass
 
     # -- writes -----------------------------------------------------------------------------------
@@ -413,6 +433,10 @@ class _Writer(threading.Thread):
             with contextlib.suppress(Exception):
                 self.slots.close()
             self.slots = None
+        stamp, self._stamp = self._stamp, None
+        if stamp is not None:
+            with contextlib.suppress(Exception):
+                stamp.close()
         dbapi, self._dbapi = self._dbapi, None
         if dbapi is not None:
             with contextlib.suppress(Exception):
@@ -500,27 +524,15 @@ class _Writer(threading.Thread):
     def _gather(self, batch: Batch, busy: bool) -> None:
         """Group commit that grows under load (PostgreSQL's ``commit_delay``/``commit_siblings``): after taking what
         waits, a writer whose previous batch held at least :data:`_GROW_FROM` records and ended less than
-        :data:`_BUSY_S` ago waits at most ``commit_delay_s`` for more, until the batch holds twice the previous
-        one (or ``max_batch``). A request that finds the writer idle, or a light load, is never delayed; under
-        load no record waits more than ``commit_delay_s`` longer than it would have."""
-        if self._drain(batch, self.max_batch) or not busy or self.commit_delay_s <= 0 or self.last_batch < _GROW_FROM:
+        :data:`_BUSY_S` ago, holding fewer than twice as many now, sleeps ``commit_delay_s`` once and takes what
+        arrived meanwhile. A request that finds the writer idle, or a light load, is never delayed; under load no
+        record waits more than ``commit_delay_s`` longer than it would have. One sleep rather than a wake-up per
+        arriving record: each wake-up of this thread must take the GIL back from the busy event loop."""
+        if self._drain(batch, self.max_batch) or not busy or self.commit_delay_s <= 0 or self.last_batch < _GROW_FROM \
+                or len(batch) >= min(self.max_batch, 2 * self.last_batch):
             return
-        target = min(self.max_batch, 2 * self.last_batch)
-        deadline = time.monotonic() + self.commit_delay_s
-        while len(batch) < target:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            try:
-                nxt = self.q.get(timeout=left)
-            except queue.Empty:
-                return
-            if nxt is None:
-                self.q.put(None)
-                return
-            batch.append(nxt)
-            if self._drain(batch, target):
-                return
+        time.sleep(self.commit_delay_s)
+        self._drain(batch, self.max_batch)
 
     def run(self) -> None:
         ended = -_BUSY_S
