@@ -2,12 +2,7 @@
 
 One writer per process takes every record waiting in its queue (up to ``max_batch``), inserts them in
 one transaction, commits (one fsync for the whole batch) and only then wakes the requests whose records
-were in it (:mod:`.audit` states the guarantee). Under load the batch grows (:meth:`_Writer._gather`, PostgreSQL's
-``commit_delay``): when the previous batch held at least 4 records and ended less than 50 ms ago and it holds less than
-twice as many, the writer sleeps ``commit_delay_s`` (1 ms by default; ``AGENTGUARD_AUDIT_COMMIT_DELAY_US``) and
-takes what arrived meanwhile. Each commit costs its fsync and a wake-up per event loop whatever its size, so fewer, larger batches
-cost less CPU per record; a request that finds the writer idle or lightly loaded is never delayed, and none waits
-longer than the bound more than it would have.
+were in it (:mod:`.audit` states the guarantee). Under load the batches grow: :mod:`.groupcommit`.
 
 The hash chain (:mod:`.chain`) is linked here, in the writer thread, in one pass over the batch: each
 decision row gets its ``seq``, ``chain_hash`` and ``run_hash`` inside the batch's transaction, under the
@@ -46,7 +41,6 @@ import itertools
 import mmap
 import operator
 import os
-import queue
 import threading
 import time
 from typing import Any, Iterator
@@ -55,6 +49,7 @@ import sqlalchemy as sa
 
 from . import schema
 from .chain import GENESIS, chain_hash, record_hash, run_hash
+from .groupcommit import Batches
 from .runslots import RunSlots
 
 __all__: list[str] = []
@@ -65,21 +60,6 @@ _CHAIN_LOCK = 727276  # PostgreSQL advisory lock: one chain writer at a time acr
 _CATCH_UP_MAX = 10_000  # more records written by others than this since our tail: forget the heads instead
 _HEADS_MAX = 200_000  # runs whose heads are kept (cleared beyond: they are read again on a miss)
 _STAMP_BYTES = 96
-
-_GROW_FROM = 4  # a previous batch this large (and recent) lets the writer wait for more: see _Writer._gather
-_BUSY_S = 0.05  # ... when it ended less than this long ago
-
-
-def _delay_from_env() -> float:
-    """``AGENTGUARD_AUDIT_COMMIT_DELAY_US`` in seconds (1 ms when unset or unreadable; 0 turns the wait off)."""
-    try:
-        us = float(os.environ.get("AGENTGUARD_AUDIT_COMMIT_DELAY_US", "1000"))
-    except ValueError:
-        us = 1000.0
-    return min(max(us, 0.0), 100_000.0) / 1e6 if us == us else 1e-3  # at most 0.1 s; NaN: the default
-
-
-_COMMIT_DELAY_S = _delay_from_env()  # the bound of that wait
 
 _SQLITE_VARS = 32766  # bound parameters in one statement (SQLite's default limit since 3.32)
 
@@ -180,7 +160,6 @@ class _Writer(threading.Thread):
     def __init__(self, engine: sa.Engine, max_batch: int, *, chain: bool = True, signer: Any = None,
                  checkpoint_every: int = 1000, commit_delay_s: float | None = None) -> None:
         super().__init__(name="agentguard-audit-writer", daemon=True)
-        self.commit_delay_s = _COMMIT_DELAY_S if commit_delay_s is None else max(0.0, float(commit_delay_s))
         self.engine = engine
         self.chain = chain
         self.signer = signer
@@ -221,7 +200,8 @@ class _Writer(threading.Thread):
                 self._raw[t.name] = (f"INSERT INTO {t.name} ({', '.join(cols)}) VALUES ", cols,
                                      operator.itemgetter(*cols) if len(cols) > 1 else (lambda r, c=cols[0]: (r[c],)))
         self.max_batch = max_batch
-        self.q: queue.SimpleQueue = queue.SimpleQueue()
+        self.batching = Batches(max_batch, commit_delay_s)  # the queue, and the batches taken from it (.groupcommit)
+        self.q = self.batching.q
         self.batches = 0
         self.records = 0
         self.last_batch = 0
@@ -508,42 +488,10 @@ class _Writer(threading.Thread):
             return None
         return taken
 
-    def _drain(self, batch: Batch, limit: int) -> bool:
-        """Move what waits in the queue into ``batch`` (up to ``limit`` items); True when the writer is told to stop."""
-        while len(batch) < limit:
-            try:
-                nxt = self.q.get_nowait()
-            except queue.Empty:
-                return False
-            if nxt is None:
-                self.q.put(None)
-                return True
-            batch.append(nxt)
-        return False
-
-    def _gather(self, batch: Batch, busy: bool) -> None:
-        """Group commit that grows under load (PostgreSQL's ``commit_delay``/``commit_siblings``): after taking what
-        waits, a writer whose previous batch held at least :data:`_GROW_FROM` records and ended less than
-        :data:`_BUSY_S` ago, holding fewer than twice as many now, sleeps ``commit_delay_s`` once and takes what
-        arrived meanwhile. A request that finds the writer idle, or a light load, is never delayed; under load no
-        record waits more than ``commit_delay_s`` longer than it would have. One sleep rather than a wake-up per
-        arriving record: each wake-up of this thread must take the GIL back from the busy event loop."""
-        if self._drain(batch, self.max_batch) or not busy or self.commit_delay_s <= 0 or self.last_batch < _GROW_FROM \
-                or len(batch) >= min(self.max_batch, 2 * self.last_batch):
-            return
-        time.sleep(self.commit_delay_s)
-        self._drain(batch, self.max_batch)
-
     def run(self) -> None:
-        ended = -_BUSY_S
-        while True:
-            item = self.q.get()
-            if item is None:
-                return
-            batch = [item]
-            self._gather(batch, time.monotonic() - ended < _BUSY_S)
+        while (batch := self.batching.next()) is not None:
             errors = self._commit(batch)
-            ended = time.monotonic()
+            self.batching.done(len(batch))
             self.batches += 1
             self.records += len(batch)
             self.last_batch = len(batch)
