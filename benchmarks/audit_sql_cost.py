@@ -6,8 +6,9 @@ IMMEDIATE``, one multi-row INSERT of ``--batch`` decision rows and one of their 
 ``synchronous=FULL``: one fdatasync). The rows are shaped like the service's (sequential decision ids of one
 process, ``seq`` and hex hashes, ``--runs`` runs drawn at random, input payloads of about 200 bytes). CPU is the
 inserting thread's (user + system), split into the statements and the commit; a PASSIVE checkpoint every 500
-transactions (the store's checkpointer) is not counted. Each revision is measured in a fresh process per round,
-revisions alternating, so a busy machine weighs on both alike.
+transactions (the store's checkpointer) is not counted; the WAL frames (pages) the measured transactions wrote
+are counted (``frames_per_record``: every page a transaction changed is one frame, written at its commit). Each
+revision is measured in a fresh process per round, revisions alternating, so a busy machine weighs on both alike.
 
     python benchmarks/audit_sql_cost.py --revisions 0010,head --batch 8 --n 600 --rounds 3 \\
         --out benchmarks/results/audit_sql_cost.json
@@ -47,12 +48,21 @@ def _migrate(path: Path, revision: str) -> None:
     engine.dispose()
 
 
-def measure(revision: str, batch: int, n: int, runs: int, seed: int = 1) -> dict[str, Any]:
+def measure(variant: str, batch: int, n: int, runs: int, seed: int = 1) -> dict[str, Any]:
+    """One round of ``variant``: ``REVISION[@SYNCHRONOUS[@PAGE_SIZE]]`` (``head@NORMAL``: no fsync at commit;
+    ``head@FULL@2048``: a new file of 2 KiB pages)."""
+    parts = variant.split("@")
+    revision = parts[0]
+    sync = parts[1] if len(parts) > 1 else "FULL"
+    page = parts[2] if len(parts) > 2 else "4096"
     tmp = Path(tempfile.mkdtemp(prefix="agentguard-sqlcost-"))
     path = tmp / "audit.sqlite"
+    with sqlite3.connect(path) as c:  # the page size of a new, empty file
+        c.execute(f"PRAGMA page_size={int(page)}")
+        c.execute("VACUUM")
     _migrate(path, revision)
     db = sqlite3.connect(path, isolation_level=None)
-    for p in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA wal_autocheckpoint=0"):
+    for p in ("PRAGMA journal_mode=WAL", f"PRAGMA synchronous={sync.upper()}", "PRAGMA wal_autocheckpoint=0"):
         db.execute(p)
     indexes = sorted(r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND "
                                               "tbl_name IN ('decisions', 'inputs')"))
@@ -90,7 +100,10 @@ def measure(revision: str, batch: int, n: int, runs: int, seed: int = 1) -> dict
     dsql = f"INSERT INTO decisions ({', '.join(dcols)}) VALUES {marks(len(dcols))}"
     isql = f"INSERT INTO inputs ({', '.join(icols)}) VALUES {marks(len(icols))}"
     exec_s = commit_s = 0.0
+    frames = 0  # WAL frames the measured transactions wrote: the frames in the log at each checkpoint
     for k in range(300 + n):  # 300 to warm up
+        if k == 300:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         dp, ip = rows()
         t0 = time.thread_time()
         db.execute("BEGIN IMMEDIATE")
@@ -103,19 +116,23 @@ def measure(revision: str, batch: int, n: int, runs: int, seed: int = 1) -> dict
             exec_s += t1 - t0
             commit_s += t2 - t1
         if k % 500 == 499:
-            db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            log = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+            frames += log if k >= 300 else 0
+    frames += db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1] if (299 + n) % 500 != 499 else 0
     db.close()
     for f in tmp.iterdir():
         f.unlink()
     tmp.rmdir()
     per = n * batch
-    return {"revision": revision, "indexes": indexes, "statements_us": round(exec_s / per * 1e6, 1),
+    return {"revision": variant, "indexes": indexes, "frames_per_record": round(frames / per, 2),
+            "statements_us": round(exec_s / per * 1e6, 1),
             "commit_us": round(commit_s / per * 1e6, 1), "total_us": round((exec_s + commit_s) / per * 1e6, 1)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--revisions", default="0010,head", help="schema revisions to compare, comma-separated")
+    ap.add_argument("--revisions", default="0010,head", help="schema revisions to compare, comma-separated; each "
+                                                             "REVISION[@SYNCHRONOUS[@PAGE_SIZE]] (head@NORMAL)")
     ap.add_argument("--batch", type=int, default=8, help="records per transaction (the service's batches: ~7)")
     ap.add_argument("--n", type=int, default=600, help="measured transactions per round")
     ap.add_argument("--runs", type=int, default=64, help="runs the records are spread over")
@@ -140,7 +157,8 @@ def main() -> None:
            "command": "python " + " ".join([f"benchmarks/{Path(__file__).name}", *sys.argv[1:]]),
            "label": a.label, "batch": a.batch, "n": a.n, "runs": a.runs,
            "median_us_per_record": {rev: {k: statistics.median(r[k] for r in rs)
-                                          for k in ("statements_us", "commit_us", "total_us")}
+                                          for k in ("statements_us", "commit_us", "total_us",
+                                                    "frames_per_record")}
                                     for rev, rs in got.items()},
            "indexes": {rev: rs[0]["indexes"] for rev, rs in got.items()}, "rounds": got,
            "loadavg_1_5_15": list(os.getloadavg()), "nproc": os.cpu_count(),

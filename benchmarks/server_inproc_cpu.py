@@ -7,10 +7,12 @@ The application is what ``agentguard serve`` builds (:func:`agentguard.server.ap
 ``synchronous=FULL`` and the hash chain), fed the bodies of ``server_check_ab.py`` (``--mix``) by ``--conc``
 concurrent callers on one uvloop event loop. Each answer must be 200 and the audit store must hold one decision
 per request afterwards. CPU is read per thread from ``/proc`` (user + system) around the measured requests.
-What uvicorn's HTTP parsing adds is not here (``server_check_ab.py --raw`` measures it: about 80 us per request).
+The writer's batches during the measured requests are
+counted (``batches``, ``mean_batch``). What uvicorn's HTTP parsing adds is not here (``server_check_ab.py --raw`` measures it: about 80 us per request).
 
     python benchmarks/server_inproc_cpu.py --n 4000 --rounds 3 --out benchmarks/results/server_inproc_cpu.json
     python benchmarks/server_inproc_cpu.py --n 3000 --rounds 1 --profile /tmp/check.prof   # cProfile of the loop
+    python benchmarks/server_inproc_cpu.py --n 3000 --rounds 3 --base ../before   # an earlier tree, alternating
 """
 
 from __future__ import annotations
@@ -104,6 +106,7 @@ def measure(mix: str, n: int, conc: int, profile: str = "") -> dict[str, Any]:
     bodies = [json.dumps(b).encode() for b in ab.request_mix(mix, 64)]
     uvloop.install()
     asyncio.run(_drive(app, bodies, 300, conc))
+    st0 = dict(app.state.store.stats)
     t0, m0, w0 = _threads(), time.thread_time(), time.perf_counter()
     prof = None
     if profile:
@@ -116,6 +119,7 @@ def measure(mix: str, n: int, conc: int, profile: str = "") -> dict[str, Any]:
         prof.disable()
         prof.dump_stats(profile)
     m1, w1, t1 = time.thread_time(), time.perf_counter(), _threads()
+    st1 = dict(app.state.store.stats)
     others = {}
     for k, (name, cpu) in t1.items():
         d = cpu - t0.get(k, (name, 0.0))[1]
@@ -129,7 +133,9 @@ def measure(mix: str, n: int, conc: int, profile: str = "") -> dict[str, Any]:
         raise SystemExit(f"{stored} decisions stored for {n + 300} answers")
     return {"main_us": round((m1 - m0) / n * 1e6, 1), "other_threads_us": round(max(0.0, total_other) / n * 1e6, 1),
             "total_us": round(((m1 - m0) + max(0.0, total_other)) / n * 1e6, 1),
-            "wall_us": round((w1 - w0) / n * 1e6, 1), "threads": sorted(others), "main_thread": main_name}
+            "wall_us": round((w1 - w0) / n * 1e6, 1), "threads": sorted(others), "main_thread": main_name,
+            "batches": st1["batches"] - st0["batches"],
+            "mean_batch": round((st1["records"] - st0["records"]) / max(1, st1["batches"] - st0["batches"]), 2)}
 
 
 def main() -> None:
@@ -141,27 +147,35 @@ def main() -> None:
     ap.add_argument("--mix", choices=["issue", "shell"], default="issue")
     ap.add_argument("--profile", default="", help="write a cProfile of the measured requests here (one round)")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # a child round: print its JSON
+    ap.add_argument("--base", default="", help="also measure the application from this source tree (a worktree of an "
+                                                "earlier commit), rounds alternating with this tree's")
     ap.add_argument("--label", default="")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
     if a.one or a.profile:
         print(json.dumps(measure(a.mix, a.n, a.conc, a.profile)))
         return
-    rounds = []
+    rounds, base_rounds = [], []
+    trees = [("", rounds)] + ([(a.base, base_rounds)] if a.base else [])
     for _ in range(a.rounds):
-        got = subprocess.run([sys.executable, __file__, "--one", "--n", str(a.n), "--conc", str(a.conc), "--mix", a.mix],
-                             capture_output=True, text=True, check=True)
-        rounds.append(json.loads(got.stdout.strip().splitlines()[-1]))
-        print(json.dumps(rounds[-1]), flush=True)
+        for tree, into in trees:
+            env = dict(os.environ)
+            if tree:
+                env["PYTHONPATH"] = str(Path(tree).resolve() / "src")
+            got = subprocess.run([sys.executable, __file__, "--one", "--n", str(a.n), "--conc", str(a.conc), "--mix",
+                                  a.mix], capture_output=True, text=True, check=True, env=env)
+            into.append(json.loads(got.stdout.strip().splitlines()[-1]))
+            print(("base " if tree else "") + json.dumps(into[-1]), flush=True)
+    keys = ("main_us", "other_threads_us", "total_us", "wall_us", "mean_batch")
     res = {"benchmark": "CPU per POST /v1/check of the service's ASGI app driven in-process (rules example, durable "
                         "SQLite audit, hash chain), by thread",
            "command": "python " + " ".join([f"benchmarks/{Path(__file__).name}", *sys.argv[1:]]),
            "label": a.label, "mix": a.mix, "n": a.n, "conc": a.conc,
-           "median": {k: statistics.median(r[k] for r in rounds) for k in ("main_us", "other_threads_us", "total_us",
-                                                                           "wall_us")},
-           "rounds": rounds, "loadavg_1_5_15": list(os.getloadavg()), "nproc": os.cpu_count(),
+           "median": {k: statistics.median(r[k] for r in rounds) for k in keys}, "rounds": rounds,
+           **({"base": a.base, "base_median": {k: statistics.median(r[k] for r in base_rounds) for k in keys},
+               "base_rounds": base_rounds} if a.base else {}), "loadavg_1_5_15": list(os.getloadavg()), "nproc": os.cpu_count(),
            "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    print(json.dumps(res["median"]))
+    print(json.dumps(res["median"]), json.dumps(res.get("base_median", {})))
     if a.out:
         Path(a.out).write_text(json.dumps(res, indent=1) + "\n")
 

@@ -113,3 +113,21 @@ def test_a_batch_spread_over_several_insert_statements_lands_whole(tmp_path, mon
     rep = verify(s.engine, checkpoint_every=EVERY)
     s.close()
     assert rep.ok and rep.chained == 90, rep.problems[:5]
+
+
+def test_the_tail_stamp_is_the_lock_files_first_bytes(tmp_path) -> None:
+    """The stamp goes through a mapping of the lock file: what pread of another process sees, and a tail whose stamp
+    would not fit is stamped as matching none (the next writer reads the store)."""
+    store = AuditStore(f"sqlite:///{tmp_path / 'a.sqlite'}")
+    try:
+        store.record(AuditRecord(time=1.0, run_id="r", decision="ALLOW", reason="ok", guard="g"))
+        w = store._writer
+        fd = w._lockfile.fileno()
+        assert os.pread(fd, 96, 0) == w._stamp_of(w._tail)
+        assert not w._others_wrote()
+        os.pwrite(fd, b"x" * 96, 0)  # another process's stamp
+        assert w._others_wrote()
+        w._linked(((10**16, "f" * 64), {}))
+        assert os.pread(fd, 96, 0) == bytes(96) and w._others_wrote()
+    finally:
+        store.close()

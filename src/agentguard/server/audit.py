@@ -11,9 +11,9 @@ default).
 Group commit: concurrent requests are written by one writer thread per process in batches: it takes
 every record waiting in its queue (up to ``max_batch``), inserts them in one transaction, commits
 (one fsync for the whole batch) and only then wakes the requests whose records were in it. A request
-is therefore never answered before its own record is durable, while the fsync cost is shared. If a
-write fails, every request in the batch gets the error and the service answers 503 without a
-verdict (fail closed).
+is therefore never answered before its own record is durable, while the fsync cost is shared (under load
+the writer waits a bounded moment for more: :mod:`.groupcommit`). If a write fails, every request in the
+batch gets the error and the service answers 503 without a verdict (fail closed).
 
 Schema and migrations: :mod:`agentguard.server.schema`; Alembic migrations ship inside the package
 and run at start-up (:func:`migrate`).

@@ -2,7 +2,7 @@
 
 One writer per process takes every record waiting in its queue (up to ``max_batch``), inserts them in
 one transaction, commits (one fsync for the whole batch) and only then wakes the requests whose records
-were in it (:mod:`.audit` states the guarantee).
+were in it (:mod:`.audit` states the guarantee). Under load the batches grow: :mod:`.groupcommit`.
 
 The hash chain (:mod:`.chain`) is linked here, in the writer thread, in one pass over the batch: each
 decision row gets its ``seq``, ``chain_hash`` and ``run_hash`` inside the batch's transaction, under the
@@ -13,7 +13,7 @@ throughput), so the writer does not read the store per batch when it need not:
 - the chain's tail ``(seq, chain_hash)`` and every run's head ``run_hash`` are kept in memory, as of the
   last batch this writer committed;
 - on SQLite the write lock file also holds a stamp of the tail the last writer committed (any process,
-  written after its commit, under the lock): a writer whose own tail equals the stamp knows no other
+  written after its commit, under the lock; read and written through a shared mapping of its first bytes): a writer whose own tail equals the stamp knows no other
   writer wrote since and reads nothing; otherwise it reads the tail and the records written since its
   own (one indexed query over ``seq``) and updates the heads of those runs; on PostgreSQL (no file to
   share) the tail is read each batch after taking the lock (one indexed row);
@@ -38,9 +38,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import mmap
 import operator
 import os
-import queue
 import threading
 import time
 from typing import Any, Iterator
@@ -49,6 +49,7 @@ import sqlalchemy as sa
 
 from . import schema
 from .chain import GENESIS, chain_hash, record_hash, run_hash
+from .groupcommit import Batches
 from .runslots import RunSlots
 
 __all__: list[str] = []
@@ -157,7 +158,7 @@ class _Writer(threading.Thread):
     """The group-commit writer: batches queued inserts into one durable transaction."""
 
     def __init__(self, engine: sa.Engine, max_batch: int, *, chain: bool = True, signer: Any = None,
-                 checkpoint_every: int = 1000) -> None:
+                 checkpoint_every: int = 1000, commit_delay_s: float | None = None) -> None:
         super().__init__(name="agentguard-audit-writer", daemon=True)
         self.engine = engine
         self.chain = chain
@@ -176,6 +177,7 @@ class _Writer(threading.Thread):
         # (up to the 5 ms switch interval) once per row; one statement per table waits once.
         self._raw: dict[str, tuple[str, list[str], Any]] = {}
         self._lockfile: Any = None
+        self._stamp: Any = None  # SQLite file: the tail stamp, the lock file's first bytes, mapped
         self.slots: RunSlots | None = None  # SQLite file with the write lock: the run versions
         if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:") \
                 and os.environ.get("AGENTGUARD_SQLITE_FLOCK", "1") != "0":  # "0": diagnostics only
@@ -186,13 +188,20 @@ class _Writer(threading.Thread):
             self._lockfile = os.fdopen(fd, "r+b", buffering=0)  # noqa: SIM115 - held for life
             with self._write_lock():
                 self.slots = RunSlots(f"{engine.url.database}.runstate")
+                if os.fstat(fd).st_size < _STAMP_BYTES:  # zeros: a stamp of no tail
+                    os.ftruncate(fd, _STAMP_BYTES)
+                # Read and written through a shared mapping (the same page cache as pread/pwrite): os.pread and
+                # os.pwrite let go of the GIL, and under load each time the writer lets go it waits for the busy
+                # event loop to hand it back (up to the 5 ms switch interval), twice a batch for 96 bytes.
+                self._stamp = mmap.mmap(fd, _STAMP_BYTES)
         if engine.dialect.name == "sqlite":
             for t in _TABLES:
                 cols = [c.name for c in t.columns if c.name != "id"]
                 self._raw[t.name] = (f"INSERT INTO {t.name} ({', '.join(cols)}) VALUES ", cols,
                                      operator.itemgetter(*cols) if len(cols) > 1 else (lambda r, c=cols[0]: (r[c],)))
         self.max_batch = max_batch
-        self.q: queue.SimpleQueue = queue.SimpleQueue()
+        self.batching = Batches(max_batch, commit_delay_s)  # the queue, and the batches taken from it (.groupcommit)
+        self.q = self.batching.q
         self.batches = 0
         self.records = 0
         self.last_batch = 0
@@ -217,9 +226,9 @@ class _Writer(threading.Thread):
 
     def _others_wrote(self) -> bool:
         """Whether the store may hold chained records this writer has not seen (then it reads them)."""
-        if self._stale or self._tail is None or self._lockfile is None:
+        if self._stale or self._tail is None or self._stamp is None:
             return True
-        return os.pread(self._lockfile.fileno(), _STAMP_BYTES, 0) != self._stamp_of(self._tail)
+        return self._stamp[:_STAMP_BYTES] != self._stamp_of(self._tail)
 
     def _sync(self, conn: Any) -> None:
         """Read the chain's tail; when other writers extended it, the heads of the runs they wrote."""
@@ -300,10 +309,11 @@ class _Writer(threading.Thread):
         if len(self._heads) + len(heads) > _HEADS_MAX:
             self._heads.clear()
         self._heads.update(heads)
-        if self._lockfile is not None:
+        if self._stamp is not None:
+            stamp = self._stamp_of(self._tail)  # longer than the stamp (a seq of 16 digits): one that matches none
             try:
-                os.pwrite(self._lockfile.fileno(), self._stamp_of(self._tail), 0)
-            except OSError:  # others will read the store instead
+                self._stamp[:_STAMP_BYTES] = stamp if len(stamp) == _STAMP_BYTES else bytes(_STAMP_BYTES)
+            except (OSError, ValueError):  # closed: others will read the store instead
                 pass
 
     # -- writes -----------------------------------------------------------------------------------
@@ -403,6 +413,10 @@ class _Writer(threading.Thread):
             with contextlib.suppress(Exception):
                 self.slots.close()
             self.slots = None
+        stamp, self._stamp = self._stamp, None
+        if stamp is not None:
+            with contextlib.suppress(Exception):
+                stamp.close()
         dbapi, self._dbapi = self._dbapi, None
         if dbapi is not None:
             with contextlib.suppress(Exception):
@@ -475,21 +489,9 @@ class _Writer(threading.Thread):
         return taken
 
     def run(self) -> None:
-        while True:
-            item = self.q.get()
-            if item is None:
-                return
-            batch = [item]
-            while len(batch) < self.max_batch:
-                try:
-                    nxt = self.q.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    self.q.put(None)
-                    break
-                batch.append(nxt)
+        while (batch := self.batching.next()) is not None:
             errors = self._commit(batch)
+            self.batching.done(len(batch))
             self.batches += 1
             self.records += len(batch)
             self.last_batch = len(batch)
