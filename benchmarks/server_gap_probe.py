@@ -7,6 +7,7 @@ script measures, in one run and one uvicorn worker each (uvloop, httptools, the 
 ``server_check_ab.py``), per-thread CPU (user + system, ``/proc``) and context switches per request of:
 
 - ``service``: ``agentguard serve`` as shipped (its limited protocol class, :mod:`agentguard.server.protocol`);
+- ``service_base``: ``agentguard serve`` from ``--base`` (a worktree of an earlier commit), side by side;
 - ``service_limited``: the same application built in this process (not through the CLI) under the limited
   protocol class, for comparing with ``service_plain`` alike;
 - ``service_notimer``: as ``service_limited`` without the per-request header timer (diagnostics only);
@@ -33,6 +34,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -151,20 +153,18 @@ def serve(kind: str, port: int, data: str, writer_us: float, fsync_us: float) ->
                              http=HttpToolsLimited if kind == "raw_limited" else HttpToolsProtocol)
         cfg.agentguard_limits = Limits()  # type: ignore[attr-defined]
     server = uvicorn.Server(cfg)
-    if os.environ.get("AG_GAP_PROFILE"):  # diagnostics: a cProfile of the loop thread, written at shutdown
+    if os.environ.get("AG_GAP_PROFILE"):  # diagnostics: a cProfile of the loop thread, SIGUSR1 to SIGUSR2
         import cProfile
-
         import signal
 
-        signal.signal(signal.SIGTERM, lambda *_: None)  # uvicorn re-raises it after its shutdown
         pr = cProfile.Profile()
-        pr.enable()
-        try:
-            server.run()
-        finally:
+        signal.signal(signal.SIGUSR1, lambda *_: pr.enable())
+
+        def dump(*_: Any) -> None:
             pr.disable()
             pr.dump_stats(os.environ["AG_GAP_PROFILE"])
-        return
+
+        signal.signal(signal.SIGUSR2, dump)
     server.run()
 
 
@@ -196,8 +196,10 @@ def _ctx(pid: int) -> dict[str, int]:
 def measure(kind: str, args: argparse.Namespace, bodies: list[dict]) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix=f"agentguard-gap-{kind}-"))
     env = {**os.environ, "AGENTGUARD_TOKEN": server_load.TOKEN}
-    if kind == "service":
+    if kind in ("service", "service_base"):
         cmd, env = prof._command("service", args.port, tmp)
+        if kind == "service_base":  # the service from another source tree (--base): before the change
+            env["PYTHONPATH"] = str(Path(args.base).resolve() / "src")
     else:
         cmd = [sys.executable, __file__, "--serve", kind, "--port", str(args.port), "--data", str(tmp / "data"),
                "--writer-us", str(args.writer_us), "--fsync-us", str(args.fsync_us)]
@@ -251,6 +253,61 @@ def inproc(args: argparse.Namespace, hog: str = "") -> dict[str, Any]:
             "wall_us": r["wall_us"]}
 
 
+def _calls(path: Path, n: int, skip: str = "") -> dict[str, float]:
+    """Python calls per request of each function in a cProfile dump (those called at least every other request:
+    start-up and imports drop out), ``skip``: functions of the driver itself."""
+    import pstats
+
+    out = {}
+    for (f, _line, fn), v in pstats.Stats(str(path)).stats.items():  # type: ignore[attr-defined]
+        name = f"{f.split('site-packages/')[-1].split('/src/')[-1]}:{fn}"
+        if v[1] / n >= 0.5 and not (skip and skip in f):
+            out[name] = out.get(name, 0.0) + v[1] / n
+    return out
+
+
+def calls(args: argparse.Namespace, bodies: list[dict]) -> dict[str, Any]:
+    """Deterministic side of the gap: Python calls per request on the loop thread (cProfile) of the service
+    under HTTP (``service_limited``), of the raw callable under HTTP, and of the in-process drive."""
+    tmp = Path(tempfile.mkdtemp(prefix="agentguard-gap-calls-"))
+    got: dict[str, dict[str, float]] = {}
+    try:
+        for kind in ("service_limited", "raw"):
+            env = {**os.environ, "AGENTGUARD_TOKEN": server_load.TOKEN, "AG_GAP_PROFILE": str(tmp / f"{kind}.prof")}
+            cmd = [sys.executable, __file__, "--serve", kind, "--port", str(args.port), "--data", str(tmp / kind)]
+            p = ab.start(cmd, env, tmp, args.port)
+            try:
+                server_load.run_wrk(args.port, args.warmup, args.connections, 1, bodies, tmp)
+                os.kill(p.pid, signal.SIGUSR1)
+                time.sleep(0.2)
+                res = server_load.run_wrk(args.port, args.duration, args.connections, 1, bodies, tmp)
+                os.kill(p.pid, signal.SIGUSR2)
+                for _ in range(100):
+                    if (tmp / f"{kind}.prof").exists():
+                        break
+                    time.sleep(0.1)
+                time.sleep(0.5)
+            finally:
+                ab.stop(p)
+            got[kind] = _calls(tmp / f"{kind}.prof", res["requests"])
+        subprocess.run([sys.executable, str(REPO / "benchmarks" / "server_inproc_cpu.py"), "--n", str(args.inproc_n),
+                        "--conc", str(args.connections), "--profile", str(tmp / "inproc.prof")],
+                       capture_output=True, text=True, check=True)
+        got["inproc"] = _calls(tmp / "inproc.prof", args.inproc_n, skip="server_inproc_cpu")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    h, i = got["service_limited"], got["inproc"]
+    diff = {k: round(h.get(k, 0.0) - i.get(k, 0.0), 2) for k in set(h) | set(i)}
+    return {"calls_per_request": {k: round(sum(v.values()), 1) for k, v in got.items()},
+            "uvicorn_and_protocol_calls_per_request": {
+                k: round(sum(c for f, c in v.items() if f.startswith(("uvicorn/", "agentguard/server/protocol"))), 1)
+                for k, v in got.items()},
+            "http_minus_inproc_by_function": dict(sorted(((k, v) for k, v in diff.items() if abs(v) >= 0.5),
+                                                         key=lambda kv: -abs(kv[1]))),
+            "how": "cProfile of the loop thread; calls per answered request of every function called at least every "
+                   "other request (the in-process driver's own functions left out)"}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--serve", default="", help=argparse.SUPPRESS)
@@ -264,6 +321,8 @@ def main() -> None:
     ap.add_argument("--writer-us", type=float, default=100.0, help="raw_wait_gil: Python work per record")
     ap.add_argument("--fsync-us", type=float, default=800.0, help="raw_wait*: GIL-free wait per batch")
     ap.add_argument("--port", type=int, default=8897)
+    ap.add_argument("--base", default="", help="a worktree of an earlier commit, for the kind service_base")
+    ap.add_argument("--calls", action="store_true", help="also count Python calls per request (cProfile runs)")
     ap.add_argument("--label", default="")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
@@ -273,7 +332,7 @@ def main() -> None:
     bodies = ab.request_mix("issue", 64)
     kinds = args.kinds.split(",")
     rounds = []
-    for i in range(args.rounds):
+    for i in range(args.rounds if kinds != [""] else 0):
         order = kinds[i % len(kinds):] + kinds[:i % len(kinds)]
         r = {k: (inproc(args, k[len("inproc_hog"):]) if k.startswith("inproc") else measure(k, args, bodies))
              for k in order}
@@ -281,7 +340,7 @@ def main() -> None:
         print(json.dumps({k: [r[k].get("rps"), r[k]["cpu_us_per_request"], r[k].get("ctx_switches_per_request")]
                           for k in kinds}), file=sys.stderr, flush=True)
     med = {}
-    for k in kinds:
+    for k in (kinds if rounds else []):
         threads = sorted({t for r in rounds for t in r[k]["cpu_us_per_request"]})
         med[k] = {t: statistics.median(r[k]["cpu_us_per_request"].get(t, 0.0) for r in rounds) for t in threads}
         med[k]["total"] = round(sum(v for t, v in med[k].items() if not t.endswith("_sys")), 1)
@@ -292,6 +351,9 @@ def main() -> None:
               "writer_us": args.writer_us, "fsync_us": args.fsync_us,
               "median_cpu_us_per_request": med, "rounds": rounds, "conditions": server_load.conditions(),
               "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if args.calls:
+        result["calls"] = calls(args, bodies)
+        print(json.dumps({k: result["calls"][k] for k in ("calls_per_request", "uvicorn_and_protocol_calls_per_request")}))
     print(json.dumps(med, indent=1))
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")

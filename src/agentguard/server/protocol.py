@@ -17,6 +17,10 @@ exhaust the process's file descriptors so ``/health`` stops answering. These sub
   A flood of idle connections therefore cannot lock out a client that sends its request at once
   (a load balancer's ``GET /health``).
 
+The httptools class also sends an answer's status line and headers in the same write as its body
+(:class:`_OneWrite`; uvloop sends each ``write`` at once): one ``send`` and one wake-up of the client per
+answer instead of two (issue 32). Nothing waits for it longer than the event loop's current pass.
+
 The limits travel on the uvicorn ``Config`` as the attribute ``agentguard_limits`` (a
 :class:`Limits`), so they reach worker processes with the pickled config.
 """
@@ -245,7 +249,7 @@ if HttpToolsProtocol is not None:
             super().on_headers_complete()
             cycle = self.cycle
             if cycle is not None and cycle.transport is self.transport:
-                cycle.transport = _OneWrite(self.transport, self.loop)
+                cycle.transport = _OneWrite(self.transport, self.loop)  # type: ignore[assignment]
 
 else:  # pragma: no cover
     HttpToolsLimited = None  # type: ignore[assignment,misc]
