@@ -10,6 +10,8 @@ script measures, in one run and one uvicorn worker each (uvloop, httptools, the 
 - ``service_base``: ``agentguard serve`` from ``--base`` (a worktree of an earlier commit), side by side;
 - ``service_limited``: the same application built in this process (not through the CLI) under the limited
   protocol class, for comparing with ``service_plain`` alike;
+- ``service_factory``: ``agentguard serve``'s own start (``runner.serve``: the factory and the recipe), without
+  the command line (diagnostics only);
 - ``service_notimer``: as ``service_limited`` without the per-request header timer (diagnostics only);
 - ``service_plain``: the same application under uvicorn's plain httptools protocol (no header timer, no cap);
 - ``raw`` / ``raw_limited``: the plain ASGI callable under the plain / the service's limited protocol;
@@ -137,6 +139,15 @@ def serve(kind: str, port: int, data: str, writer_us: float, fsync_us: float) ->
     from agentguard.server.runner import uvicorn_config
     from agentguard.server.settings import ServerSettings
 
+    if kind == "service_factory":  # diagnostics: agentguard serve's own path (runner.serve), without the CLI
+        from agentguard.server.runner import serve as run_service
+
+        cfg_file = Path(data).parent / "agentguard.toml"
+        cfg_file.write_text(f'[server]\nsqlite_synchronous = "FULL"\ntool_guards = "{ab.RULES}"\n')
+        settings = ServerSettings(token=server_load.TOKEN, state_dir=data, tool_guards=str(ab.RULES),
+                                  sqlite_synchronous="FULL", port=port)
+        run_service(settings, str(cfg_file), {"state_dir": data, "port": port, "workers": 1})
+        return
     if kind.startswith("service"):
         settings = ServerSettings(token=server_load.TOKEN, state_dir=data, tool_guards=str(ab.RULES),
                                   sqlite_synchronous="FULL", port=port)
