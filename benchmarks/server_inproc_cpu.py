@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,12 @@ def _threads() -> dict[str, tuple[str, float]]:
         except OSError:
             pass
     return out
+
+
+def _main_sys() -> float:
+    """System (kernel) CPU seconds of this thread so far."""
+    f = Path(f"/proc/self/task/{threading.get_native_id()}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(f[12]) / os.sysconf("SC_CLK_TCK")
 
 
 async def _drive(app: Any, bodies: list[bytes], n: int, conc: int) -> None:
@@ -107,7 +114,7 @@ def measure(mix: str, n: int, conc: int, profile: str = "") -> dict[str, Any]:
     uvloop.install()
     asyncio.run(_drive(app, bodies, 300, conc))
     st0 = dict(app.state.store.stats)
-    t0, m0, w0 = _threads(), time.thread_time(), time.perf_counter()
+    t0, m0, w0, s0 = _threads(), time.thread_time(), time.perf_counter(), _main_sys()
     prof = None
     if profile:
         import cProfile
@@ -118,7 +125,7 @@ def measure(mix: str, n: int, conc: int, profile: str = "") -> dict[str, Any]:
     if prof is not None:
         prof.disable()
         prof.dump_stats(profile)
-    m1, w1, t1 = time.thread_time(), time.perf_counter(), _threads()
+    m1, w1, t1, s1 = time.thread_time(), time.perf_counter(), _threads(), _main_sys()
     st1 = dict(app.state.store.stats)
     others = {}
     for k, (name, cpu) in t1.items():
@@ -133,8 +140,8 @@ def measure(mix: str, n: int, conc: int, profile: str = "") -> dict[str, Any]:
         raise SystemExit(f"{stored} decisions stored for {n + 300} answers")
     return {"main_us": round((m1 - m0) / n * 1e6, 1), "other_threads_us": round(max(0.0, total_other) / n * 1e6, 1),
             "total_us": round(((m1 - m0) + max(0.0, total_other)) / n * 1e6, 1),
-            "wall_us": round((w1 - w0) / n * 1e6, 1), "threads": sorted(others), "main_thread": main_name,
-            "batches": st1["batches"] - st0["batches"],
+            "wall_us": round((w1 - w0) / n * 1e6, 1), "main_sys_us": round((s1 - s0) / n * 1e6, 1),
+            "threads": sorted(others), "main_thread": main_name, "batches": st1["batches"] - st0["batches"],
             "mean_batch": round((st1["records"] - st0["records"]) / max(1, st1["batches"] - st0["batches"]), 2)}
 
 

@@ -17,6 +17,10 @@ exhaust the process's file descriptors so ``/health`` stops answering. These sub
   A flood of idle connections therefore cannot lock out a client that sends its request at once
   (a load balancer's ``GET /health``).
 
+The httptools class also sends an answer's status line and headers in the same write as its body
+(:class:`_OneWrite`; uvloop sends each ``write`` at once): one ``send`` and one wake-up of the client per
+answer instead of two (issue 32). Nothing waits for it longer than the event loop's current pass.
+
 The limits travel on the uvicorn ``Config`` as the attribute ``agentguard_limits`` (a
 :class:`Limits`), so they reach worker processes with the pickled config.
 """
@@ -189,6 +193,46 @@ class H11Limited(_Guarded, H11Protocol):
             self._ag_stop()
 
 
+class _OneWrite:
+    """The transport as one request's response cycle sees it: the cycle's first write (the status line and
+    headers) is held until its next write (the body) and leaves with it, so an answer costs one ``send`` on
+    the socket instead of two (uvloop writes at once on each ``write``: two TCP segments, two wake-ups of the
+    client). A held write leaves by the end of the event loop's current pass at the latest (``call_soon``),
+    or before a close, so nothing is delayed behind an application that awaits between them, and the bytes
+    keep their order."""
+
+    __slots__ = ("_t", "_loop", "_held", "_first")
+
+    def __init__(self, transport: Any, loop: Any) -> None:
+        self._t, self._loop, self._held, self._first = transport, loop, b"", True
+
+    def write(self, data: bytes) -> None:
+        if self._held:
+            data, self._held = self._held + data, b""
+        elif self._first and data:
+            self._first = False
+            self._held = data
+            self._loop.call_soon(self._flush)
+            return
+        self._t.write(data)
+
+    def _flush(self) -> None:
+        if self._held:
+            data, self._held = self._held, b""
+            if not self._t.is_closing():
+                self._t.write(data)
+
+    def close(self) -> None:
+        self._flush()
+        self._t.close()
+
+    def is_closing(self) -> bool:
+        return bool(self._t.is_closing())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._t, name)
+
+
 try:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 except ImportError:  # pragma: no cover - httptools not installed
@@ -197,11 +241,15 @@ except ImportError:  # pragma: no cover - httptools not installed
 if HttpToolsProtocol is not None:
 
     class HttpToolsLimited(_Guarded, HttpToolsProtocol):  # type: ignore[valid-type,misc]
-        """uvicorn's httptools protocol with the header timeout, header size limit and connection cap."""
+        """uvicorn's httptools protocol with the header timeout, header size limit and connection cap, whose
+        answers leave in one write (:class:`_OneWrite`)."""
 
         def on_headers_complete(self) -> None:
             self._ag_stop()
             super().on_headers_complete()
+            cycle = self.cycle
+            if cycle is not None and cycle.transport is self.transport:
+                cycle.transport = _OneWrite(self.transport, self.loop)  # type: ignore[assignment]
 
 else:  # pragma: no cover
     HttpToolsLimited = None  # type: ignore[assignment,misc]
