@@ -18,7 +18,7 @@ import queue
 import time
 from typing import Any
 
-__all__ = ["BUSY_S", "GROW_FROM", "Batches", "delay_from_env"]
+__all__ = ["BUSY_S", "Batches", "GROW_FROM", "delay_from_env"]
 
 GROW_FROM = 4  # a previous batch this large (and recent) lets the writer wait for more
 BUSY_S = 0.05  # ... when it ended less than this long ago
