@@ -455,3 +455,40 @@ def test_literal_trees_are_decided_as_the_token_path_decides(tree: str, lead: st
         as_tokens = literal_tokens(text.rstrip("/"))
         if as_tokens:  # ("" and "/": the root, read as literal by both)
             assert rules.holds(text, None) == slow.holds(text, as_tokens), (text, rules is guard._trees)
+
+
+_GLOBWORD = st.lists(st.sampled_from(["*", "?", ".ssh", ".aws", "home", "u", "etc", "src", "[ab]", "~", "."]),
+                     min_size=1, max_size=4).map("/".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(word=_GLOBWORD, lead=st.sampled_from(["", "/", "~/"]))
+def test_kept_glob_answers_are_the_answers(word: str, lead: str) -> None:
+    """Session 25: a glob path's answers are kept per guard (reach._Memo); kept or computed, the same decision."""
+    from agentguard.policies.shell import fnmatch_tokens
+
+    call = ToolCall("read_file", {"path": lead + word})
+    first = EXAMPLE.check(CTX, call)
+    for memo in (g._globs, g._trees, g._file_trees) if (g := EXAMPLE.guards[0]) else ():
+        assert len(memo._memo) <= memo.MEMO
+    again = EXAMPLE.check(CTX, call)
+    fresh = load_stack(str(ROOT / "src/agentguard/server/examples/rules.toml")) if word == "*" else None
+    assert (first.decision, first.reason) == (again.decision, again.reason)
+    if fresh is not None:
+        assert fresh.check(CTX, call).decision == first.decision
+    globs = EXAMPLE.guards[0]._globs
+    tokens = fnmatch_tokens(lead + word)
+    kept = globs.meets(tokens, not lead)
+    globs._memo.clear()
+    assert globs.meets(tokens, not lead) == kept
+
+
+def test_the_kept_answers_are_bounded() -> None:
+    from agentguard.policies.reach import GlobRules
+    from agentguard.policies.shell import fnmatch_tokens
+
+    g = GlobRules([fnmatch_tokens("*/.ssh/*")], [], None)
+    g.MEMO = 3
+    for k in range(10):
+        g.meets(fnmatch_tokens(f"x{k}*"), True)
+        assert len(g._memo) <= 3

@@ -38,7 +38,7 @@ from ..core.errors import InputError
 from .shell import fnmatch_tokens, intersects, literal_tokens
 from .shell.globs import ANY_CHAR, Token, fold_case, fold_text, prefix_regex, token_regex
 
-__all__ = ["HOMES", "MAX_MATCHES", "MAX_WALK", "TreeRules", "casefolded", "home_tokens", "home_variants",
+__all__ = ["GlobRules", "HOMES", "MAX_MATCHES", "MAX_WALK", "TreeRules", "casefolded", "home_tokens", "home_variants",
            "link_option", "linked", "listed", "listing_dirs", "listing_regex"]
 
 #: where ``~`` may point: $HOME is unknown statically, so a rule for ``~/.ssh/*`` also names every
@@ -109,7 +109,49 @@ def listed(text: str, tokens: Any, dirs: list[list[Token]], literal: re.Pattern[
     return any(intersects(p, d) for p in inside for d in dirs)
 
 
-class TreeRules:
+class _Memo:
+    """Answers kept per guard for glob inputs (the rules never change): at most ``MEMO``, then forgotten at once. A
+    product automaton of two star-led globs (``*h*e*a*d*``, a revision git may read as a path, against ``*/.ssh``) costs
+    ~20 us per rule, so an agent repeating a command pays it once (session 25)."""
+
+    MEMO = 4096
+
+    def __init__(self) -> None:
+        self._memo: dict[Any, bool] = {}
+
+    def kept(self, key: Any, compute: Any) -> bool:
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = bool(compute())
+            if len(self._memo) >= self.MEMO:
+                self._memo.clear()
+            self._memo[key] = hit
+        return hit
+
+
+class GlobRules(_Memo):
+    """Whether a path glob (a word bash expands, a value a tool may glob) could match a path a rule glob denies
+    (:func:`~.shell.globs.intersects` with each, a relative one also as ``/glob`` and ``~/glob``; kept: :class:`_Memo`),
+    or may be a directory whose entries one denies (:func:`listed`)."""
+
+    def __init__(self, globs: list[list[Token]], dirs: list[list[Token]], literal: re.Pattern[str] | None) -> None:
+        super().__init__()
+        self.globs, self.dirs, self.literal = globs, dirs, literal
+
+    def meets(self, tokens: list[Token], relative: bool) -> bool:
+        def compute() -> bool:
+            folded = fold_case(tokens)
+            around = [folded] + ([_SLASH + folded, _HOME + folded] if relative else [])
+            return any(intersects(t, d) for t in around for d in self.globs)
+        return self.kept(("meets", tuple(tokens), relative), compute)
+
+    def listed(self, text: str, tokens: list[Token] | None) -> bool:
+        if tokens is None or not self.dirs:
+            return bool(self.dirs) and listed(text, None, self.dirs, self.literal)
+        return self.kept(("listed", text, tuple(tokens)), lambda: listed(text, tokens, self.dirs, self.literal))
+
+
+class TreeRules(_Memo):
     """Whether a tree a command or a tool reads (``grep -r x DIR``, ``tar czf o DIR``, a search below ``DIR``) holds a
     denied path: something below it meets a glob anchored at the root or a home (``anchored``), or it is or lies in a
     directory whose entries a glob denies (``dirs``: :func:`listing_dirs`); a relative tree also as ``/tree`` and
@@ -120,6 +162,7 @@ class TreeRules:
     ``git log`` cost tens of milliseconds)."""
 
     def __init__(self, anchored: list[list[Token]], dirs: list[list[Token]]) -> None:
+        super().__init__()
         self.anchored, self.dirs = anchored, dirs
         self._below = re.compile("|".join(f"(?:{prefix_regex(d)})" for d in anchored), re.S) if anchored else None
         self._inside = re.compile("|".join(f"(?:{token_regex(d)}(?:/.*)?)" for d in dirs), re.S) if dirs else None
@@ -131,10 +174,12 @@ class TreeRules:
             inside = [tree] + (["/" + tree, "~/" + tree] if relative else [])
             return bool(self._below is not None and self._below.fullmatch(tree + "/")) or (
                 self._inside is not None and any(self._inside.fullmatch(t) for t in inside))
-        folded = fold_case(list(tokens))
-        around = [folded] + ([_SLASH + folded, _HOME + folded] if relative else [])
-        return any(intersects(folded + _BELOW, d) for d in self.anchored) or any(
-            intersects(t, d) or intersects(t, d + _BELOW) for t in around for d in self.dirs)
+        def compute() -> bool:
+            folded = fold_case(list(tokens))
+            around = [folded] + ([_SLASH + folded, _HOME + folded] if relative else [])
+            return any(intersects(folded + _BELOW, d) for d in self.anchored) or any(
+                intersects(t, d) or intersects(t, d + _BELOW) for t in around for d in self.dirs)
+        return self.kept((text.startswith(("/", "~")), tuple(tokens)), compute)
 
 
 def casefolded(denied: Iterable[str]) -> re.Pattern[str] | None:

@@ -107,10 +107,10 @@ from .arguments import (MAX_ENTRIES, MAX_NESTING, NAME_WORDS, PATH_ARGS, SEARCH_
                         descriptors, keyed_values, leaves, named_entries, path_named, path_shaped, path_values,
                         readings, strings)
 from .commandrules import _allowed_command, _analyse, _command_rule, _plain
-from .shell import fnmatch_tokens, intersects, path_forms
+from .shell import fnmatch_tokens, path_forms
 from .shell.globs import fold_case
 from .shell.programs import UNSAFE_ENV
-from .reach import (TreeRules, casefolded, home_tokens, home_variants, link_option, linked, listed, listing_dirs,
+from .reach import (GlobRules, TreeRules, casefolded, home_tokens, home_variants, link_option, linked, listed, listing_dirs,
                     listing_regex)
 from .writes import config_write, reads_only, reads_trees
 
@@ -131,8 +131,6 @@ ENV_ARGS = frozenset({"env", "environment", "environ", "env_vars", "envs", "envi
 _SHELL_TOOLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "shell", "terminal", "run_shell", "exec",
                           "execute", "run_command", "bash_command", "shell_command", "python", "run_python",
                           "execute_command", "subprocess", "system", "powershell", "cmd"})
-_SLASH: list[Any] = [("c", (False, frozenset("/")))]
-_HOME: list[Any] = [("c", (False, frozenset("~")))] + _SLASH  # a relative path when the working directory is ~
 
 
 def as_tool_call(proposal: Any) -> ToolCall | None:
@@ -315,7 +313,7 @@ class ToolRuleGuard(BaseGuard):
         # case-insensitive: on macOS and Windows file systems /ETC/SHADOW is /etc/shadow
         self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in matching), re.IGNORECASE)
                        if matching else None)
-        self._path_tokens = [fold_case(fnmatch_tokens(p)) for p in matching]
+        path_globs = [fold_case(fnmatch_tokens(p)) for p in matching]
         #: the globs anchored at the root or a home: a tree operand above one of them meets it (relative and "*/"
         #: globs name files anywhere and would refuse every recursive command); a relative tree is also read as
         #: "/path" and "~/path" (the working directory may be "/" or "~")
@@ -323,6 +321,7 @@ class ToolRuleGuard(BaseGuard):
         #: the directories whose contents a glob denies ("*/.ssh/*" -> "*/.ssh", ".git/*" -> ".git"): a tree operand
         #: that is one of them or lies inside one reads what the rule denies, wherever it is anchored
         self._dirs, self._listing = listing_dirs(matching), listing_regex(matching)  # (a listing of one: .reach)
+        self._globs = GlobRules(path_globs, self._dirs, self._listing)  # a glob path, a listing (.reach)
         self._folded = casefolded(matching)  # "Straße" also as "strasse" (full case folding, .reach)
         self._links = link_option(resolve_links, name)  # read each path as the OS resolves its links now
         #: trees (.reach); a file tool's tree (a search below a directory) with a home's ``*`` one directory name
@@ -484,7 +483,7 @@ class ToolRuleGuard(BaseGuard):
                                                "which holds a denied path"))
             for text, tokens in paths:
                 relative = not text.startswith(("/", "~"))
-                if self._dirs and listed(text, tokens, self._dirs, self._listing):  # list_dir ~/.aws: ~/.aws/*
+                if self._globs.listed(text, tokens):  # list_dir ~/.aws: ~/.aws/* (.reach)
                     out.append((self.decision, f"path {text!r} of {call.name} may be a directory whose entries "
                                                "are denied (a listing names them)"))
                 if tokens is None:
@@ -492,9 +491,6 @@ class ToolRuleGuard(BaseGuard):
                            for f in [text] + (["~/" + text, "/" + text] if relative else [])):
                         out.append((self.decision, f"path {text!r} of {call.name} is denied"))
                     continue
-                folded = fold_case(tokens)
-                if any(intersects(folded, d) for d in self._path_tokens) or (relative and (any(
-                        intersects(_SLASH + folded, d) for d in self._path_tokens) or any(
-                        intersects(_HOME + folded, d) for d in self._path_tokens))):
+                if self._globs.meets(tokens, relative):
                     out.append((self.decision, f"path pattern {text!r} of {call.name} could match a denied path"))
         return out + writes
