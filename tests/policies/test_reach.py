@@ -450,7 +450,7 @@ def test_literal_trees_are_decided_as_the_token_path_decides(tree: str, lead: st
     guard = EXAMPLE.guards[0]
     for rules in (guard._trees, guard._file_trees):
         text = lead + tree
-        slow = TreeRules(rules.anchored, rules.dirs)
+        slow = TreeRules(rules.anchored, (rules.dirs[0], rules.dirs[0]))  # a literal is read with every rule form
         slow._below = slow._inside = None  # no fast path: the token lists only
         as_tokens = literal_tokens(text.rstrip("/"))
         if as_tokens:  # ("" and "/": the root, read as literal by both)
@@ -487,8 +487,18 @@ def test_the_kept_answers_are_bounded() -> None:
     from agentguard.policies.reach import GlobRules
     from agentguard.policies.shell import fnmatch_tokens
 
-    g = GlobRules([fnmatch_tokens("*/.ssh/*")], [], None)
+    g = GlobRules(([fnmatch_tokens("*/.ssh/*")], [fnmatch_tokens("~/.ssh/*")]), ([], []), None)
     g.MEMO = 3
     for k in range(10):
         g.meets(fnmatch_tokens(f"x{k}*"), True)
         assert len(g._memo) <= 3
+
+
+@pytest.mark.parametrize("value,refused", [
+    ("docs/**/*.md", False), ("src/*.py", False), ("src/**/*.py", False),          # relative globs: no "*/x" forms
+    ("/var/lib/jenkins/.aws/cred*", True), ("/srv/app/.ssh/id_*", True),          # absolute globs: with them
+    ("~/.ssh/id_*", True), (".ssh/id_*", True), ("/var/lib/jenkins/.aws/credentials", True),
+])
+def test_home_rules_anywhere_for_literals_and_absolute_globs_only(value: str, refused: bool) -> None:
+    guard = ToolRuleGuard(allow=["read_file"], deny_paths=["~/.ssh/*", "~/.aws/*"])
+    assert guard.check(CTX, ToolCall("read_file", {"glob": value})).decision.refuses is refused, value

@@ -39,7 +39,7 @@ from .shell import fnmatch_tokens, intersects, literal_tokens
 from .shell.globs import ANY_CHAR, Token, fold_case, fold_text, prefix_regex, token_regex
 
 __all__ = ["GlobRules", "HOMES", "MAX_MATCHES", "MAX_WALK", "TreeRules", "casefolded", "home_tokens", "home_variants",
-           "link_option", "linked", "listed", "listing_dirs", "listing_regex"]
+           "link_option", "linked", "listed", "listing_dirs", "listing_regex", "rule_forms"]
 
 #: where ``~`` may point: $HOME is unknown statically, so a rule for ``~/.ssh/*`` also names every
 #: conventional home (``/home/agent/.ssh/id_rsa`` is the same file when HOME=/home/agent)
@@ -79,6 +79,18 @@ def home_variants(pattern: str) -> list[str]:
     first = rest[1:].split("/", 1)[0]
     anywhere = ["*" + rest] if first and not set(first) & set("*?[]{}\\") else []
     return list(dict.fromkeys([pattern] + [h.rstrip("/") + rest for h in homes] + anywhere))
+
+
+def rule_forms(rules: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """The forms of the ``deny_paths`` globs (canonical) the rules guard reads paths with: ``(every form, the forms a
+    literal path and an absolute glob are matched with, the forms a relative glob is matched with)``. Every form:
+    :func:`home_variants` of each. For literals, a rule's ``*/x`` form alone where it has one (it also matches ``~/x``
+    and every home's ``x``: the others would only repeat the work). A relative glob is read without the ``*/x`` forms:
+    its stars may cross directories, and ``docs/**/*.md`` would meet every ``*/.ssh/*``."""
+    variants = [home_variants(p) for p in rules]
+    anywhere = [vs[0].startswith("~/") and vs[-1][:2] == "*/" for vs in variants]
+    return ([v for vs in variants for v in vs], [v for vs, a in zip(variants, anywhere) for v in (vs[-1:] if a else vs)],
+            [v for vs, a in zip(variants, anywhere) for v in (vs[:-1] if a else vs)])
 
 
 def listing_dirs(denied: Iterable[str]) -> list[list[Token]]:
@@ -132,9 +144,12 @@ class _Memo:
 class GlobRules(_Memo):
     """Whether a path glob (a word bash expands, a value a tool may glob) could match a path a rule glob denies
     (:func:`~.shell.globs.intersects` with each, a relative one also as ``/glob`` and ``~/glob``; kept: :class:`_Memo`),
-    or may be a directory whose entries one denies (:func:`listed`)."""
+    or may be a directory whose entries one denies (:func:`listed`). Each comes as (absolute, relative): a relative
+    glob is read without the rules' ``*/x`` forms (:func:`home_variants`), whose leading star meets any relative glob
+    that may cross directories (``docs/**/*.md`` against ``*/.ssh/*``)."""
 
-    def __init__(self, globs: list[list[Token]], dirs: list[list[Token]], literal: re.Pattern[str] | None) -> None:
+    def __init__(self, globs: tuple[list[list[Token]], list[list[Token]]],
+                 dirs: tuple[list[list[Token]], list[list[Token]]], literal: re.Pattern[str] | None) -> None:
         super().__init__()
         self.globs, self.dirs, self.literal = globs, dirs, literal
 
@@ -142,13 +157,14 @@ class GlobRules(_Memo):
         def compute() -> bool:
             folded = fold_case(tokens)
             around = [folded] + ([_SLASH + folded, _HOME + folded] if relative else [])
-            return any(intersects(t, d) for t in around for d in self.globs)
+            return any(intersects(t, d) for t in around for d in self.globs[relative])
         return self.kept(("meets", tuple(tokens), relative), compute)
 
     def listed(self, text: str, tokens: list[Token] | None) -> bool:
-        if tokens is None or not self.dirs:
-            return bool(self.dirs) and listed(text, None, self.dirs, self.literal)
-        return self.kept(("listed", text, tuple(tokens)), lambda: listed(text, tokens, self.dirs, self.literal))
+        if tokens is None or not self.dirs[0]:
+            return bool(self.dirs[0]) and listed(text, None, self.dirs[0], self.literal)
+        dirs = self.dirs[not text.startswith(("/", "~"))]
+        return self.kept(("listed", text, tuple(tokens)), lambda: listed(text, tokens, dirs, self.literal))
 
 
 class TreeRules(_Memo):
@@ -161,11 +177,12 @@ class TreeRules(_Memo):
     test) in one C-level match instead of a product automaton per rule (session 25: ~460 anchored globs made
     ``git log`` cost tens of milliseconds)."""
 
-    def __init__(self, anchored: list[list[Token]], dirs: list[list[Token]]) -> None:
+    def __init__(self, anchored: list[list[Token]], dirs: tuple[list[list[Token]], list[list[Token]]]) -> None:
         super().__init__()
-        self.anchored, self.dirs = anchored, dirs
+        self.anchored, self.dirs = anchored, dirs  # dirs: (absolute or literal, relative glob), as GlobRules reads
         self._below = re.compile("|".join(f"(?:{prefix_regex(d)})" for d in anchored), re.S) if anchored else None
-        self._inside = re.compile("|".join(f"(?:{token_regex(d)}(?:/.*)?)" for d in dirs), re.S) if dirs else None
+        self._inside = (re.compile("|".join(f"(?:{token_regex(d)}(?:/.*)?)" for d in dirs[0]), re.S)
+                        if dirs[0] else None)
 
     def holds(self, text: str, tokens: list[Token] | None) -> bool:
         relative = not text.startswith(("/", "~"))
@@ -178,7 +195,7 @@ class TreeRules(_Memo):
             folded = fold_case(list(tokens))
             around = [folded] + ([_SLASH + folded, _HOME + folded] if relative else [])
             return any(intersects(folded + _BELOW, d) for d in self.anchored) or any(
-                intersects(t, d) or intersects(t, d + _BELOW) for t in around for d in self.dirs)
+                intersects(t, d) or intersects(t, d + _BELOW) for t in around for d in self.dirs[relative])
         return self.kept((text.startswith(("/", "~")), tuple(tokens)), compute)
 
 

@@ -110,8 +110,8 @@ from .commandrules import _allowed_command, _analyse, _command_rule, _plain
 from .shell import fnmatch_tokens, path_forms
 from .shell.globs import fold_case
 from .shell.programs import UNSAFE_ENV
-from .reach import (GlobRules, TreeRules, casefolded, home_tokens, home_variants, link_option, linked, listed, listing_dirs,
-                    listing_regex)
+from .reach import (GlobRules, TreeRules, casefolded, home_tokens, link_option, linked, listing_dirs, listing_regex,
+                    rule_forms)
 from .writes import config_write, reads_only, reads_trees
 
 __all__ = ["ArgumentRule", "COMMAND_ARGS", "COMMAND_LISTS", "CWD_ARGS", "ENV_ARGS", "MAX_TOOL_NAME", "PATH_ARGS",
@@ -305,11 +305,7 @@ class ToolRuleGuard(BaseGuard):
         for p in deny_paths:
             if not isinstance(p, str) or not p:
                 raise InputError(f"{name}.deny_paths: paths must be non-empty strings, got {p!r}")
-        variants = [home_variants(canonical_path(p)) for p in deny_paths]
-        denied = [v for vs in variants for v in vs]
-        #: what a path is matched against: a rule's "*/x" form alone where it has one (it also matches "~/x" and
-        #: every home's x: the other forms would only repeat the work), .reach.home_variants
-        matching = [v for vs in variants for v in (vs[-1:] if vs[0].startswith("~/") and vs[-1][:2] == "*/" else vs)]
+        denied, matching, conventional = rule_forms([canonical_path(p) for p in deny_paths])  # (.reach)
         # case-insensitive: on macOS and Windows file systems /ETC/SHADOW is /etc/shadow
         self._paths = (re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in matching), re.IGNORECASE)
                        if matching else None)
@@ -321,13 +317,14 @@ class ToolRuleGuard(BaseGuard):
         #: the directories whose contents a glob denies ("*/.ssh/*" -> "*/.ssh", ".git/*" -> ".git"): a tree operand
         #: that is one of them or lies inside one reads what the rule denies, wherever it is anchored
         self._dirs, self._listing = listing_dirs(matching), listing_regex(matching)  # (a listing of one: .reach)
-        self._globs = GlobRules(path_globs, self._dirs, self._listing)  # a glob path, a listing (.reach)
+        near = [fold_case(fnmatch_tokens(p)) for p in conventional]
+        self._globs = GlobRules((path_globs, near), (self._dirs, listing_dirs(conventional)), self._listing)  # .reach
         self._folded = casefolded(matching)  # "Straße" also as "strasse" (full case folding, .reach)
         self._links = link_option(resolve_links, name)  # read each path as the OS resolves its links now
         #: trees (.reach); a file tool's tree (a search below a directory) with a home's ``*`` one directory name
-        self._trees = TreeRules(anchored, self._dirs)
+        self._trees = TreeRules(anchored, self._globs.dirs)
         self._file_trees = TreeRules([fold_case(t) for p in deny_paths for t in home_tokens(canonical_path(p))],
-                                     self._dirs)
+                                     self._globs.dirs)
         if isinstance(allow_commands, str):
             allow_commands = [allow_commands]
         self._allow_commands = (None if allow_commands is None else

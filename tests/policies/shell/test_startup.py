@@ -62,7 +62,7 @@ _SYSTEM = ["/etc/init.d/x", "/etc/apt/apt.conf.d/99x", "/etc/logrotate.d/x", "/e
            "/etc/update-motd.d/99x", "/etc/ld.so.conf.d/x.conf", "/etc/wgetrc", "/etc/hosts", "/etc/resolv.conf",
            "/etc/ssl/certs/ca-certificates.crt", "/usr/local/share/ca-certificates/evil.crt", "/etc/docker/daemon.json",
            "/etc/vim/vimrc", "/usr/share/vim/vimrc", "/etc/gdb/gdbinit", "/etc/mailcap", "/var/spool/at/x",
-           "/var/lib/dpkg/info/bash.postinst", "/lib/systemd/system/x.service", "/etc", "/etc/new-dir/x"]
+           "/var/lib/dpkg/info/bash.postinst", "/usr/lib/systemd/system/x.service", "/etc", "/etc/new-dir/x"]
 
 
 def test_the_systems_configuration_and_programs_are_start_up_files_as_a_whole() -> None:
@@ -71,7 +71,8 @@ def test_the_systems_configuration_and_programs_are_start_up_files_as_a_whole() 
     maintainer scripts and the spools, whichever tool writes them."""
     for path in _SYSTEM:
         assert configures(pattern_paths(path)), path
-    for path in ("src/etc.py", "notes/etc", "docs/usr-guide.md", "~/project/README.md", "/tmp/x", "/var/tmp/x"):
+    for path in ("src/etc.py", "notes/etc", "docs/usr-guide.md", "~/project/README.md", "/tmp/x", "/var/tmp/x",
+                 "/usr/local", "lib", "src/lib"):
         assert not configures(pattern_paths(path)), path
 
 

@@ -111,9 +111,11 @@ CONFIG_FILES: tuple[str, ...] = (
     # resolv.conf and the CA certificates (where clients connect, and whom they trust) were writable. Every file under
     # /etc configures what some program runs or reaches, and /usr holds the programs, their libraries and runtime files
     # (/usr/share/vim, bash completions, /usr/local/share/ca-certificates); the package manager's maintainer scripts
-    # and the spools of at and cron run as root. (A relative "etc/x" or "usr/x" is also read as "/etc/x": a project's
-    # own etc/ or usr/ folder is refused too, the price of a working directory that may be "/".)
-    "/etc", "/etc/*", "/usr/*", "/var/spool/*", "/var/lib/dpkg/*", "/lib/systemd/*", "/lib/udev/*",
+    # and the spools of at and cron run as root. (A relative "etc/x" or "usr/x/y" is also read as "/etc/x": a
+    # project's own etc/ or usr/ folder is refused too, the price of a working directory that may be "/". Not "/usr/*":
+    # an install prefix "/usr/local" (make PREFIX=/usr/local install) is a word, not a file written; not "/lib/*":
+    # "ln -s src/lib lib" would be a link above it; /lib is /usr/lib on a merged-/usr system.)
+    "/etc", "/etc/*", "/usr/*/*", "/var/spool/*", "/var/lib/dpkg/*",
 )
 #: where git reads ``git pull origin NAME`` (which :mod:`.vcs` trusts) in a repository without a remote named origin:
 #: the path ``./origin`` (also ``origin.git``, ``origin/.git``; git 2.39 pulled a branch of a repository linked there,
