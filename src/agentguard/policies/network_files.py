@@ -20,12 +20,15 @@ are read by :mod:`.network_configs` with these readers. Written by hand: no pack
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from typing import Sequence
 
 from .network_programs import assigned_destinations, program_destinations
 
-__all__ = ["curl_config", "file_destinations", "named_inputs", "read_limited", "wgetrc_destinations"]
+__all__ = ["curl_config", "file_destinations", "named_inputs", "read_limited", "read_regular", "wgetrc_destinations"]
 
 _MAX_BYTES = 1 << 20
 #: per client, the options (short letters and long names) whose value is a file the client reads destinations from,
@@ -37,14 +40,32 @@ _FILE_OPTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
 _WGET_RC = ("config",)
 
 
+def read_regular(path: str, limit: int = _MAX_BYTES) -> bytes:
+    """The first ``limit + 1`` bytes of the regular file ``path`` (a symlink followed); OSError for one that is not a
+    regular file (a FIFO, ``/dev/zero``, ``/dev/stdin``, a terminal, a directory, a socket) before anything is read
+    from it: opening a FIFO blocks until a writer comes, reading ``/dev/stdin`` reads the guard's own input, and a
+    configuration file is never either, so a guard never waits on one (s25 red team: a ``~/.curlrc`` FIFO hung the
+    decision). The null device reads as empty (``GIT_CONFIG_GLOBAL=/dev/null``, ``ssh -F /dev/null``: no file)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat(os.devnull).st_rdev:
+            return b""
+        if not stat.S_ISREG(st.st_mode):
+            raise IsADirectoryError(errno.EINVAL, "not a regular file", path)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(limit + 1)
+    finally:
+        os.close(fd)
+
+
 def read_limited(path: str) -> str | None:
-    """The text of the file ``path`` (UTF-8, undecodable bytes replaced), or None: standard input ``-``, not
-    readable, over 1 MiB."""
+    """The text of the regular file ``path`` (UTF-8, undecodable bytes replaced), or None: standard input ``-``, not
+    readable, not a regular file (:func:`read_regular`), over 1 MiB."""
     if path == "-":
         return None
     try:
-        with open(path, "rb") as f:
-            data = f.read(_MAX_BYTES + 1)
+        data = read_regular(path)
         return data.decode("utf-8", "replace") if len(data) <= _MAX_BYTES else None
     except OSError:
         return None
