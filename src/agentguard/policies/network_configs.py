@@ -32,7 +32,10 @@ command that runs the client shows none of it. Three readings close the class:
   url.X.insteadOf Y``, ``npm config set registry X``), which is then no unknown write;
 - **the write before the read** (:func:`read_after_write`): a file the same command writes before a client reads
   it (``base64 -d > c; curl -K c``, ``> /tmp/g; GIT_CONFIG_GLOBAL=/tmp/g git fetch``) refuses: the guard would read
-  its old content.
+  its old content; so does a directory written into whose tree holds a client's default file (:func:`written_over`:
+  ``cp -r d ~``, ``tar -xf a -C ~``, ``unzip a -d ~``, ``rsync -a d/ ~/`` then ``curl``: the names are the tree's).
+  Not seen (s25 red team): an extraction into the working directory (``cd ~ && tar xf a``), ``tar -P``'s absolute
+  members, a directory whose name the shell computes (``cp -r d/. $HOME/``: the rules guard refuses it).
 
 A write whose whole name the shell computes (``> ~/$f``) is not matched (:func:`unfixed_writes` catches one in a
 command that names a client's file: ``tee $HOME/.wgetrc``); the rules guard refuses it as a path it cannot fix.
@@ -60,7 +63,7 @@ from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
 
 __all__ = ["NETWORK_CONFIGS", "command_env", "config_set", "config_writes", "default_destinations", "git_entries",
-           "own_writes_less", "read_after_write", "unfixed_writes"]
+           "own_writes_less", "read_after_write", "unfixed_writes", "written_over"]
 
 #: files a network client reads its destinations or proxies from (fnmatch, ``*`` crosses ``/``; a relative path is
 #: read below any directory): curl's, wget's, git's (and a repository's), npm's and yarn's, pip's, ssh's, Docker's
@@ -363,10 +366,11 @@ def _git_subcommand(args: Sequence[str]) -> str:
 
 
 def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
-                         env: Mapping[str, str] | None = None) -> tuple[list[str], list[str]]:
+                         env: Mapping[str, str] | None = None, files_only: bool = False) -> tuple[list[str], list[str]]:
     """``(destinations, commands)`` the client ``argv`` (program first, as bash expanded it) reads from its default
     configuration files (see the module docstring); ``assigned``: the command's own assignments
-    (:func:`command_env`); ``env``: the environment (the guard process's by default)."""
+    (:func:`command_env`); ``env``: the environment (the guard process's by default). ``files_only``: the files
+    themselves, unread, as ``(files, [])``."""
     if not argv:
         return [], []
     prog = argv[0].rsplit("/", 1)[-1].lower()
@@ -376,6 +380,8 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
     if kind is None:
         return [], []
     env = os.environ if env is None else env
+    if files_only:
+        return list(dict.fromkeys(_files(kind, argv, env, assigned) + _named_files(kind, argv))), []
     dests: list[str] = []
     commands: list[str] = []
     for path in dict.fromkeys(_files(kind, argv, env, assigned) + _named_files(kind, argv)):
@@ -493,4 +499,21 @@ def read_after_write(argvs: Iterable[Sequence[str]], assigned: Mapping[str, list
         path = os.path.normpath(os.path.expanduser(text))
         if any(path == p or path.startswith(p.rstrip("/") + "/") for p in places):
             out.append(f"(a configuration file {text!r} written before the client reads it)")
+    return out
+
+
+def written_over(argvs: Iterable[Sequence[str]], assigned: Mapping[str, list[str]], written: Iterable[str],
+                 env: Mapping[str, str] | None = None) -> list[str]:
+    """A directory the command writes into (``written``: literal spellings, a client's own writes and a ``cd``'s
+    left out) that holds a default configuration file of a client it runs (``cp -r d ~``, ``tar -xf a -C ~``,
+    ``unzip a -d ~``, ``rsync -a d/ ~/``, then ``curl``): the names written below it are the archive's or the
+    tree's, which no reading of the text shows, so ``~/.curlrc`` may be new when curl reads it; a marker (refused).
+    A write of the file itself is :func:`config_writes`'s."""
+    files = [os.path.normpath(os.path.expanduser(f)) for argv in argvs
+             for f in default_destinations(argv, assigned, env, files_only=True)[0] if not f.startswith("*")]
+    out = []
+    for text in written:
+        path = os.path.normpath(os.path.expanduser(text))
+        if os.path.isabs(path) and any(f.startswith(path.rstrip("/") + "/") for f in files):
+            out.append(f"(a tree written into {text!r}, over a client's configuration files, before it reads them)")
     return out
