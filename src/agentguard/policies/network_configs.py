@@ -30,9 +30,9 @@ command that runs the client shows none of it. Three readings close the class:
   ``GIT_CONFIG_VALUE_<n>``), npm's ``--userconfig``/``--globalconfig`` file, and a client's own configuration
   command with literal words read as the entry it sets (:func:`config_set`: ``git config --global
   url.X.insteadOf Y``, ``npm config set registry X``), which is then no unknown write;
-- **the write before the read** (:func:`read_after_write`): a file the same command writes before a client reads
+- **the write before the read** (:func:`.network_configs_writes.read_after_write`): a file the same command writes before a client reads
   it (``base64 -d > c; curl -K c``, ``> /tmp/g; GIT_CONFIG_GLOBAL=/tmp/g git fetch``) refuses: the guard would read
-  its old content; so does a directory written into whose tree holds a client's default file (:func:`written_over`:
+  its old content; so does a directory written into whose tree holds a client's default file (:func:`.network_configs_writes.written_over`:
   ``cp -r d ~``, ``tar -xf a -C ~``, ``unzip a -d ~``, ``rsync -a d/ ~/`` then ``curl``: the names are the tree's).
   Not seen (s25 red team): an extraction into the working directory (``cd ~ && tar xf a``), ``tar -P``'s absolute
   members, a directory whose name the shell computes (``cp -r d/. $HOME/``: the rules guard refuses it).
@@ -57,13 +57,13 @@ import re
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-from .network_files import curl_config, named_inputs, read_limited, wgetrc_destinations
+from .network_files import curl_config, read_limited, wgetrc_destinations
 from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
 
 __all__ = ["NETWORK_CONFIGS", "command_env", "config_set", "config_writes", "default_destinations", "git_entries",
-           "own_writes_less", "read_after_write", "unfixed_writes", "written_over"]
+           "unfixed_writes"]
 
 #: files a network client reads its destinations or proxies from (fnmatch, ``*`` crosses ``/``; a relative path is
 #: read below any directory): curl's, wget's, git's (and a repository's), npm's and yarn's, pip's, ssh's, Docker's
@@ -461,59 +461,3 @@ def config_set(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
                 out += _npmrc(f"{key}={value}")
         return out, []
     return None
-
-
-def own_writes_less(writes: Sequence[list[PathForm]], argvs: Iterable[Sequence[str]]) -> list[list[PathForm]]:
-    """``writes`` (:attr:`.shell.model.Analysis.writes`) less, once each, those of each of ``argvs``' own words (a
-    multiset difference: ``cp x c; curl -K c`` keeps cp's write of c, takes curl's reading of its ``-K`` value)."""
-    from .shell.analysis import analyse_argv
-
-    left = list(writes)
-    keys = [tuple(t for t, _ in forms) for forms in left]
-    for argv in argvs:
-        for forms in analyse_argv(argv).writes:
-            key = tuple(t for t, _ in forms)
-            if key in keys:
-                del left[keys.index(key)]
-                keys.remove(key)
-    return left
-
-
-def read_after_write(argvs: Iterable[Sequence[str]], assigned: Mapping[str, list[str]],
-                     written: Iterable[str], any_input: bool = False) -> list[str]:
-    """A configuration the command writes before a client reads it (``base64 -d > c; curl -K c``, ``... > /tmp/g;
-    GIT_CONFIG_GLOBAL=/tmp/g git fetch``, ``git -c include.path=F``): the file is read when the call is decided, so
-    its old content is not what the client reads. A written path (``written``: its literal spellings) that is a file
-    or below a directory the command points a client at (a ``-K``/``-i``/``--config``/``--userconfig`` value, a
-    ``-c include.path`` value, a value assigned to one of :data:`_ENV_NAMES`) gives a marker (refused)."""
-    inputs = [v for vs in assigned.values() for v in vs]
-    for argv in argvs:
-        inputs += named_inputs(argv) + _named_files("npm", argv)
-        if argv and argv[0].rsplit("/", 1)[-1].lower() == "git":
-            inputs += [v for n, v in _git_pairs(argv, {}, {}) if n.endswith(".path")]
-    places = {os.path.normpath(os.path.expanduser(p)) for p in inputs if p and p != "-"}
-    if any_input:   # (whether the commands name any such place)
-        return ["(names one)"] if places else []
-    out = []
-    for text in written:
-        path = os.path.normpath(os.path.expanduser(text))
-        if any(path == p or path.startswith(p.rstrip("/") + "/") for p in places):
-            out.append(f"(a configuration file {text!r} written before the client reads it)")
-    return out
-
-
-def written_over(argvs: Iterable[Sequence[str]], assigned: Mapping[str, list[str]], written: Iterable[str],
-                 env: Mapping[str, str] | None = None) -> list[str]:
-    """A directory the command writes into (``written``: literal spellings, a client's own writes and a ``cd``'s
-    left out) that holds a default configuration file of a client it runs (``cp -r d ~``, ``tar -xf a -C ~``,
-    ``unzip a -d ~``, ``rsync -a d/ ~/``, then ``curl``): the names written below it are the archive's or the
-    tree's, which no reading of the text shows, so ``~/.curlrc`` may be new when curl reads it; a marker (refused).
-    A write of the file itself is :func:`config_writes`'s."""
-    files = [os.path.normpath(os.path.expanduser(f)) for argv in argvs
-             for f in default_destinations(argv, assigned, env, files_only=True)[0] if not f.startswith("*")]
-    out = []
-    for text in written:
-        path = os.path.normpath(os.path.expanduser(text))
-        if os.path.isabs(path) and any(f.startswith(path.rstrip("/") + "/") for f in files):
-            out.append(f"(a tree written into {text!r}, over a client's configuration files, before it reads them)")
-    return out
