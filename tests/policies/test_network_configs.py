@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentguard.core.types import Context, ToolCall
-from agentguard.policies.network_configs import (command_env, config_set, config_writes, default_destinations,
-                                                 git_entries)
+from agentguard.policies.network_configs import config_set, config_writes, default_destinations, git_entries
+from agentguard.policies.network_configs_env import command_env
 from agentguard.policies.networks import NetworkGuard
 
 GUARD = NetworkGuard()

@@ -62,7 +62,7 @@ from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
 
-__all__ = ["NETWORK_CONFIGS", "command_env", "config_set", "config_writes", "default_destinations", "git_entries",
+__all__ = ["NETWORK_CONFIGS", "config_set", "config_writes", "default_destinations", "git_entries",
            "unfixed_writes"]
 
 #: files a network client reads its destinations or proxies from (fnmatch, ``*`` crosses ``/``; a relative path is
@@ -103,23 +103,6 @@ def unfixed_writes(command: str, paths: Iterable[PathForm]) -> list[str]:
     if named is None or not any("*" in text for text, _ in paths):
         return []
     return [f"a path the shell computes, in a command naming {named.group(0)!r}"]
-
-
-#: the environment variables that move a client's configuration files
-_ENV_NAMES = ("HOME", "CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
-              "GIT_CONFIG_NOSYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG",
-              "VIRTUAL_ENV", "npm_config_userconfig", "npm_config_globalconfig")
-_ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(_ENV_NAMES) + r"|GIT_CONFIG_(?:KEY|VALUE)_\d+)=([^\s;&|<>()]*)")
-
-
-def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
-    """Per variable of :data:`_ENV_NAMES`, the values the command's texts (as written and as bash expands them)
-    assign it (``HOME=/tmp/h curl ...``, ``export WGETRC=rc``); a value the shell computes is kept as written."""
-    out: dict[str, list[str]] = {}
-    for text in readings:
-        for m in _ASSIGN.finditer(text):
-            out.setdefault(m.group(1), []).append(m.group(2).strip("'\""))
-    return out
 
 
 def _unreadable(path: str, why: str) -> str:
@@ -369,7 +352,7 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
                          env: Mapping[str, str] | None = None, files_only: bool = False) -> tuple[list[str], list[str]]:
     """``(destinations, commands)`` the client ``argv`` (program first, as bash expanded it) reads from its default
     configuration files (see the module docstring); ``assigned``: the command's own assignments
-    (:func:`command_env`); ``env``: the environment (the guard process's by default). ``files_only``: the files
+    (:func:`.network_configs_env.command_env`); ``env``: the environment (the guard process's by default). ``files_only``: the files
     themselves, unread, as ``(files, [])``."""
     if not argv:
         return [], []

@@ -44,7 +44,7 @@ def read_after_write(argvs: Iterable[Sequence[str]], assigned: Mapping[str, list
     GIT_CONFIG_GLOBAL=/tmp/g git fetch``, ``git -c include.path=F``): the file is read when the call is decided, so
     its old content is not what the client reads. A written path (``written``: its literal spellings) that is a file
     or below a directory the command points a client at (a ``-K``/``-i``/``--config``/``--userconfig`` value, a
-    ``-c include.path`` value, a value assigned to one of :data:`_ENV_NAMES`) gives a marker (refused)."""
+    ``-c include.path`` value, a value assigned to one of :data:`.network_configs_env._ENV_NAMES`) gives a marker (refused)."""
     inputs = [v for vs in assigned.values() for v in vs]
     for argv in argvs:
         inputs += named_inputs(argv) + _named_files("npm", argv)
