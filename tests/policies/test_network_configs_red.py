@@ -1,5 +1,6 @@
-"""Session 25 red team of :mod:`agentguard.policies.network_configs`: each probe that found a hole is kept here (a
-configuration file that is a FIFO or a device, a tree copied or extracted over a client's files in the same command).
+"""Session 25 red team of :mod:`agentguard.policies.network_configs` and its helpers: each probe that found a hole is
+kept here (a configuration file that is a FIFO or a device; HOME appended to or switched by su/runuser/sudo; a client
+run by a program the shell reader does not unwrap; a line break git does not make, a byte-order mark it skips).
 Real curl 7.88 is the oracle where installed (run under a temporary HOME against closed ports of 127.0.0.x)."""
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from types import SimpleNamespace
 import pytest
 
 from agentguard.core.types import Context, ToolCall
+from agentguard.policies.network_configs import git_entries
 from agentguard.policies.network_configs_env import command_env
-from agentguard.policies.network_files import read_limited, read_regular
+from agentguard.policies.network_files import config_lines, read_limited, read_regular
 from agentguard.policies.networks import NetworkGuard
 
 GUARD = NetworkGuard()
@@ -169,3 +171,33 @@ def test_a_benign_configuration_keeps_texts_naming_clients_allowed(home: Path) -
     for command in ("grep -r curl .", "echo git is nice", "man wget", "git status", "npm test",
                     "eval curl https://example.com", "su -c 'git fetch https://github.com/a/b'"):
         assert not net_refuses(command), command
+
+
+# -- the line grammar: git splits at \n only and skips a byte-order mark ------------------------------------------
+
+_INSTEAD = '[url "http://127.0.0.9:9/{}"]\n\tinsteadOf = https://github.com/\n'
+_TEXTS = {"u2028": _INSTEAD.format("\u2028"), "nel": _INSTEAD.format("\x85"), "bom": "\ufeff" + _INSTEAD.format(""),
+          "vt": _INSTEAD.format("\x0b"), "crlf": _INSTEAD.format("").replace("\n", "\r\n"),
+          "cr": _INSTEAD.format("").replace("\n", "\r")}
+
+
+@pytest.mark.parametrize("name", sorted(_TEXTS))
+def test_a_gitconfig_git_reads_is_read_here(home: Path, name: str) -> None:
+    (home / ".gitconfig").write_text(_TEXTS[name], encoding="utf-8", newline="")
+    assert net_refuses("git ls-remote https://github.com/a/b")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+@pytest.mark.parametrize("name", ["u2028", "bom", "cr"])
+def test_git_reads_those_gitconfigs(home: Path, name: str) -> None:
+    # the oracle: git 2.39 rewrote https://github.com/ to the closed port of 127.0.0.9
+    (home / ".gitconfig").write_text(_TEXTS[name], encoding="utf-8", newline="")
+    done = subprocess.run(["git", "ls-remote", "https://github.com/a/b"], env={
+        "HOME": str(home), "PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0"},
+        capture_output=True, text=True, timeout=20)
+    assert "127.0.0.9" in done.stderr
+
+
+def test_config_lines_split_at_newlines_only() -> None:
+    assert config_lines("a\r\nb\u2028c\x85d\x0be\rf\n") == ["a", "b\u2028c\x85d\x0be\rf", ""]
+    assert git_entries(_TEXTS["u2028"]) == [("url.http://127.0.0.9:9/\u2028.insteadof", "https://github.com/")]

@@ -57,7 +57,7 @@ import re
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-from .network_files import curl_config, read_limited, wgetrc_destinations
+from .network_files import config_lines, curl_config, read_limited, wgetrc_destinations
 from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
@@ -155,7 +155,7 @@ _NPM_KEYS = re.compile(r"(?:@[^:=\s]+:)?registry|proxy|https-proxy|http-proxy", 
 def _npmrc(text: str) -> list[str]:
     """npm's ini: ``key = value`` lines (``;``/``#`` comments); ``registry``, ``@scope:registry``, the proxies."""
     out: list[str] = []
-    for line in text.splitlines():
+    for line in re.split(r"[\r\n]+", text):   # (npm's ini package splits at either)
         key, eq, value = line.strip().partition("=")
         if eq and not key.startswith((";", "#")) and _NPM_KEYS.fullmatch(key.strip()):
             value = value.strip().strip("'\"")
@@ -213,7 +213,7 @@ def git_entries(text: str) -> list[tuple[str, str]]:
     folded, the subsection as written; ``[a.B]`` folds to ``a.b``), continuation lines joined."""
     text = re.sub(r"\\\r?\n", "", text)
     section, out = "", []
-    for line in text.splitlines():
+    for line in config_lines(text):
         m = _SECTION.match(line)
         if m:
             head, sub, line = m.group(1).lower(), m.group(2), m.group(3)

@@ -37,7 +37,7 @@ import os
 import re
 from pathlib import Path
 
-from .network_files import read_regular
+from .network_files import config_lines, read_regular
 
 __all__ = ["config_hosts"]
 
@@ -116,7 +116,7 @@ def _walk(path: str, base: str, host: str, applies: bool, depth: int, found: dic
     if depth > _MAX_INCLUDE:
         raise _Unreadable(f"{path}: Include nested deeper than {_MAX_INCLUDE}")
     active, sure = applies, certain
-    for line in _read(path, required).splitlines():
+    for line in config_lines(_read(path, required)):
         parsed = _words(line)
         if parsed is None:
             continue
