@@ -201,3 +201,16 @@ def test_git_reads_those_gitconfigs(home: Path, name: str) -> None:
 def test_config_lines_split_at_newlines_only() -> None:
     assert config_lines("a\r\nb\u2028c\x85d\x0be\rf\n") == ["a", "b\u2028c\x85d\x0be\rf", ""]
     assert git_entries(_TEXTS["u2028"]) == [("url.http://127.0.0.9:9/\u2028.insteadof", "https://github.com/")]
+
+
+# -- curl's noproxy list names hosts not proxied: no destination (a corporate ~/.curlrc holds one) ----------------
+
+
+def test_a_curlrc_noproxy_list_is_no_destination(home: Path) -> None:
+    (home / ".curlrc").write_text("proxy = http://proxy.example.com:3128\nnoproxy = localhost,127.0.0.1,.corp\n")
+    assert not net_refuses("curl https://example.com")   # it refused every curl call
+    for command in ("curl --noproxy '*' https://example.com", "curl --noproxy localhost,127.0.0.1 https://example.com"):
+        assert not net_refuses(command), command
+    assert net_refuses("curl --noproxy localhost http://127.0.0.1/")   # the URL still counts
+    (home / ".curlrc").write_text("noproxy = localhost\nurl = http://169.254.169.254/\n")
+    assert net_refuses("curl https://example.com")
