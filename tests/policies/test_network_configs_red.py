@@ -214,3 +214,46 @@ def test_a_curlrc_noproxy_list_is_no_destination(home: Path) -> None:
     assert net_refuses("curl --noproxy localhost http://127.0.0.1/")   # the URL still counts
     (home / ".curlrc").write_text("noproxy = localhost\nurl = http://169.254.169.254/\n")
     assert net_refuses("curl https://example.com")
+
+
+# -- npm's files that name npm's other files: globalconfig, userconfig, prefix ($prefix/etc/npmrc) ----------------
+
+
+@pytest.fixture
+def evil_npm(home: Path) -> Path:
+    (home / "other").write_text("registry=http://127.0.0.9:9/\n")
+    (home / "pp" / "etc").mkdir(parents=True)
+    (home / "pp" / "etc" / "npmrc").write_text("registry=http://127.0.0.9:9/\n")
+    return home
+
+
+@pytest.mark.parametrize("content", ["globalconfig={h}/other", "prefix={h}/pp", "prefix=~/pp", "userconfig={h}/other",
+                                     "globalconfig=${{X}}", "prefix=relative"])
+def test_an_npmrc_naming_another_file_reads_it(evil_npm: Path, content: str) -> None:
+    (evil_npm / ".npmrc").write_text(content.format(h=evil_npm) + "\n")
+    assert net_refuses("npm install leftpad")
+
+
+@pytest.mark.parametrize("command", ["NPM_CONFIG_PREFIX={h}/pp npm install x", "npm_config_prefix={h}/pp npm i x",
+                                     "PREFIX={h}/pp npm i x", "npm --prefix {h}/pp install x",
+                                     "npm --prefix={h}/pp install x", "npm config set prefix {h}/pp"])
+def test_a_prefix_the_command_gives_npm_reads_its_global_file(evil_npm: Path, command: str) -> None:
+    assert net_refuses(command.format(h=evil_npm))
+
+
+def test_ordinary_npm_prefixes_stay_allowed(home: Path) -> None:
+    (home / ".npmrc").write_text("prefix=~/.npm-global\n")
+    for command in ("npm install leftpad", "npm --prefix ./app install", "npm config set prefix ~/.npm-global", "npm ci"):
+        assert not net_refuses(command), command
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm not installed")
+def test_npm_reads_its_global_file_under_the_prefix(home: Path) -> None:
+    # the oracle: npm 11 reads $prefix/etc/npmrc as its global file, prefix from ~/.npmrc, the environment or --prefix
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "")}
+    (home / ".npmrc").write_text(f"prefix={home}/pp\n")
+    get = ["npm", "config", "get", "globalconfig"]
+    assert subprocess.run(get, env=env, capture_output=True, text=True, timeout=60).stdout.strip() == \
+        f"{home}/pp/etc/npmrc"
+    (home / ".npmrc").write_text(f"globalconfig={home}/other\n")
+    assert subprocess.run(get, env=env, capture_output=True, text=True, timeout=60).stdout.strip() == f"{home}/other"

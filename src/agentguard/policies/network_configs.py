@@ -142,24 +142,39 @@ def _parse(path: str, kind: str, depth: int) -> tuple[tuple[str, ...], tuple[str
     if kind == "wget":
         return tuple(wgetrc_destinations(text)), ()
     if kind == "npm":
-        return tuple(_npmrc(text)), ()
+        return tuple(_npmrc(text, depth)), ()
     if kind == "pip":
         return tuple(_pip_conf(path, text)), ()
     dests, commands = _git_destinations(git_entries(text), path, depth)
     return tuple(dests), tuple(commands)
 
 
+_MAX_INCLUDE = 10   # git's own limit on nested includes (and npm's files named in turn, here)
 _NPM_KEYS = re.compile(r"(?:@[^:=\s]+:)?registry|proxy|https-proxy|http-proxy", re.I)
 
 
-def _npmrc(text: str) -> list[str]:
-    """npm's ini: ``key = value`` lines (``;``/``#`` comments); ``registry``, ``@scope:registry``, the proxies."""
+#: npm keys that name another configuration file npm reads (``prefix``: its ``etc/npmrc``, the global one)
+_NPM_FILES = {"globalconfig": "", "userconfig": "", "prefix": "etc/npmrc"}
+
+
+def _npmrc(text: str, depth: int = 0) -> list[str]:
+    """npm's ini: ``key = value`` lines (``;``/``#`` comments); ``registry``, ``@scope:registry``, the proxies, and
+    the files ``globalconfig``, ``userconfig`` and ``prefix`` name (npm 11 reads ``$prefix/etc/npmrc`` as its global
+    file: s25 red team), read in turn (``depth``: how deep this file is named)."""
     out: list[str] = []
     for line in re.split(r"[\r\n]+", text):   # (npm's ini package splits at either)
         key, eq, value = line.strip().partition("=")
-        if eq and not key.startswith((";", "#")) and _NPM_KEYS.fullmatch(key.strip()):
-            value = value.strip().strip("'\"")
-            out.append(value if "${" not in value else _unreadable(key, "its value reads the environment"))
+        key, value = key.strip().lower(), value.strip().strip("'\"")
+        if not eq or key.startswith((";", "#")):
+            continue
+        if "${" in value and (_NPM_KEYS.fullmatch(key) or key in _NPM_FILES):
+            out.append(_unreadable(key, "its value reads the environment"))
+        elif _NPM_KEYS.fullmatch(key):
+            out.append(value)
+        elif key in _NPM_FILES and value:
+            named = os.path.join(value, _NPM_FILES[key]) if _NPM_FILES[key] else value
+            out += [_unreadable(value, "named too deep")] if depth >= _MAX_INCLUDE else _read_file(
+                named if named.startswith(("/", "~")) else "*" + named, "npm", depth + 1)[0]
     return out
 
 
@@ -182,7 +197,6 @@ def _pip_conf(path: str, text: str) -> list[str]:
     return out
 
 
-_MAX_INCLUDE = 10   # git's own limit on nested includes
 
 
 def _git_value(raw: str) -> str:
@@ -287,6 +301,8 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
     if kind == "npm":
         user = _values("NPM_CONFIG_USERCONFIG", env, assigned) + _values("npm_config_userconfig", env, assigned)
         glob_ = _values("NPM_CONFIG_GLOBALCONFIG", env, assigned) + _values("npm_config_globalconfig", env, assigned)
+        glob_ += [os.path.join(p, "etc", "npmrc") for name in ("NPM_CONFIG_PREFIX", "npm_config_prefix", "PREFIX")
+                  for p in _values(name, env, assigned)]   # (npm's global file is $prefix/etc/npmrc)
         return user + [os.path.join(h, ".npmrc") for h in homes] + glob_ + [
             "/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc"]
     if kind == "pip":
@@ -314,6 +330,8 @@ def _named_files(kind: str, argv: Sequence[str]) -> list[str]:
         name, eq, value = w.partition("=")
         if name in ("--userconfig", "--globalconfig"):
             out.append(value if eq else argv[k + 1] if k + 1 < len(argv) else "")
+        elif name == "--prefix" and (value if eq else argv[k + 1] if k + 1 < len(argv) else "").startswith("/"):
+            out.append(os.path.join(value if eq else argv[k + 1], "etc", "npmrc"))   # (a relative one: not read)
     return out
 
 

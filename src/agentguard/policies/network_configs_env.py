@@ -21,7 +21,8 @@ __all__ = ["command_env", "unseen_clients"]
 #: the environment variables that move a client's configuration files
 _ENV_NAMES = ("HOME", "CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
               "GIT_CONFIG_NOSYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG",
-              "VIRTUAL_ENV", "npm_config_userconfig", "npm_config_globalconfig")
+              "VIRTUAL_ENV", "npm_config_userconfig", "npm_config_globalconfig", "NPM_CONFIG_PREFIX",
+              "npm_config_prefix", "PREFIX")
 _ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(_ENV_NAMES) + r"|GIT_CONFIG_(?:KEY|VALUE)_\d+)(\+?)=([^\s;&|<>()]*)")
 #: a program that runs a command as another user, with that user's home (su, runuser: the passwd entry's; sudo's
 #: default env_reset sets it too), and the words after it
