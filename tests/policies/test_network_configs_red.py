@@ -257,3 +257,39 @@ def test_npm_reads_its_global_file_under_the_prefix(home: Path) -> None:
         f"{home}/pp/etc/npmrc"
     (home / ".npmrc").write_text(f"globalconfig={home}/other\n")
     assert subprocess.run(get, env=env, capture_output=True, text=True, timeout=60).stdout.strip() == f"{home}/other"
+
+
+# -- pip by any name (pip3.11, python3.11 -m pip, -mpip, pipx), and the site file of the interpreter that runs it ----
+
+
+@pytest.mark.parametrize("command", ["pip3.11 install x", "pip-3.11 install x", "python3.11 -m pip install x",
+                                     "python3 -mpip install x", "python3 -I -m pip install x", "py -m pip install x",
+                                     "pipx install x", "eval python3.12 -m pip install x"])
+def test_pip_by_any_name_reads_its_files(home: Path, command: str) -> None:
+    assert not net_refuses(command)
+    (home / ".config" / "pip").mkdir(parents=True)
+    (home / ".config" / "pip" / "pip.conf").write_text("[global]\nindex-url = http://127.0.0.9:9/simple\n")
+    assert net_refuses(command)
+
+
+def test_a_virtual_environment_run_by_its_path_reads_its_pip_conf(home: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "v"
+    (venv / "bin").mkdir(parents=True)
+    for command in ("{v}/bin/python -m pip install x", "cd /tmp && {v}/bin/pip3 install x", "{v}/bin/pip install x"):
+        assert not net_refuses(command.format(v=venv))
+    (venv / "pip.conf").write_text("[global]\nindex-url = http://127.0.0.9:9/simple\n")
+    for command in ("{v}/bin/python -m pip install x", "cd /tmp && {v}/bin/pip3 install x", "{v}/bin/pip install x"):
+        assert net_refuses(command.format(v=venv)), command
+    assert not net_refuses(f"{venv}/bin/python -c 'print(1)'")   # no pip: its files are not read
+
+
+@pytest.mark.skipif(shutil.which("python3") is None, reason="python3 not installed")
+def test_pip_reads_the_pip_conf_of_its_prefix(home: Path, tmp_path: Path) -> None:
+    # the oracle: pip (23.2) reads sys.prefix/pip.conf, a virtual environment's run by its path without activation
+    venv = tmp_path / "v"
+    subprocess.run(["python3", "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True,
+                   timeout=60)
+    (venv / "pip.conf").write_text("[global]\nindex-url = http://127.0.0.9:9/simple\n")
+    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "config", "debug"], env={
+        "HOME": str(home), "PATH": os.environ.get("PATH", "")}, capture_output=True, text=True, timeout=60)
+    assert "global.index-url: http://127.0.0.9:9/simple" in done.stdout or "No module named pip" in done.stderr

@@ -54,6 +54,8 @@ from __future__ import annotations
 import configparser
 import os
 import re
+import shutil
+import sys
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
@@ -62,7 +64,7 @@ from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
 
-__all__ = ["NETWORK_CONFIGS", "config_set", "config_writes", "default_destinations", "git_entries",
+__all__ = ["NETWORK_CONFIGS", "client_kind", "config_set", "config_writes", "default_destinations", "git_entries",
            "unfixed_writes"]
 
 #: files a network client reads its destinations or proxies from (fnmatch, ``*`` crosses ``/``; a relative path is
@@ -271,7 +273,28 @@ def _git_destinations(entries: list[tuple[str, str]], path: str, depth: int) -> 
 _GIT_CONNECTS = frozenset({"fetch", "pull", "push", "clone", "ls-remote", "remote", "submodule", "archive",
                            "fetch-pack", "send-pack", "request-pull", "lfs", "fsck"})
 _PROGRAMS = {"curl": "curl", "wget": "wget", "wget2": "wget", "git": "git", "npm": "npm", "npx": "npm",
-             "pnpm": "npm", "yarn": "npm", "pip": "pip", "pip3": "pip"}
+             "pnpm": "npm", "yarn": "npm", "pip": "pip", "pip3": "pip", "pipx": "pip"}
+_VERSION = re.compile(r"-?\d+(?:\.\d+)*$")   # pip3.11, pip-3.11, python3.12, wget2: the program's version
+
+
+def client_kind(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """The kind of client (``curl``, ``wget``, ``git``, ``npm``, ``pip``) ``argv`` runs, by its program's name less a
+    version (``pip3.11``; s25 red team: only ``pip``/``pip3`` were known), and the argv it reads as: a Python
+    (``python3.11``, ``py``) running the module pip (``-m pip``, ``-mpip``, after other options) is ``pip``."""
+    if not argv:
+        return None, []
+    base = argv[0].rsplit("/", 1)[-1].lower()
+    name = base if base in _PROGRAMS else _VERSION.sub("", base)
+    if name in ("python", "py", "pypy"):
+        k = 1
+        while k < len(argv) and argv[k].startswith("-") and argv[k] != "-c" and not argv[k].startswith("-m"):
+            k += 2 if argv[k] in ("-W", "-X", "-Q") else 1
+        module = (argv[k + 1] if argv[k] == "-m" and k + 1 < len(argv) else argv[k][2:]) if k < len(argv) \
+            and argv[k].startswith("-m") else ""
+        if _VERSION.sub("", module.lower()) == "pip":
+            return "pip", ["pip", *argv[k + (2 if argv[k] == "-m" else 1):]]
+        return None, list(argv)
+    return _PROGRAMS.get(name), list(argv)
 
 
 def _values(name: str, env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[str]:
@@ -312,13 +335,25 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
         return [f for f in own if f != os.devnull] + ["/etc/pip.conf", "/etc/xdg/pip/pip.conf"] + [
             os.path.join(d, "pip", "pip.conf") for d in xdg + [os.path.join(h, ".config") for h in homes]] + [
             os.path.join(h, ".pip", "pip.conf") for h in homes] + [
-            os.path.join(v, "pip.conf") for v in _values("VIRTUAL_ENV", env, assigned)]
+            os.path.join(v, "pip.conf") for v in _values("VIRTUAL_ENV", env, assigned) + _pip_prefixes(env)] + [
+            os.path.join(d, "pip", "pip.conf") for d in env.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":") if d]
     out = _values("GIT_CONFIG_GLOBAL", env, assigned) or [
         os.path.join(d, "git", "config") for d in xdg + [os.path.join(h, ".config") for h in homes]] + [
         os.path.join(h, ".gitconfig") for h in homes]
     if not _values("GIT_CONFIG_NOSYSTEM", env, assigned):
         out += _values("GIT_CONFIG_SYSTEM", env, assigned) or ["/etc/gitconfig"]
     return out
+
+
+def _pip_prefixes(env: Mapping[str, str]) -> list[str]:
+    """The prefixes whose ``pip.conf`` pip reads as its site file (``sys.prefix``): the guard's own interpreter's,
+    and those of the ``pip``/``python3`` the tool's ``PATH`` finds (the directory above its ``bin``, as named and
+    with links resolved)."""
+    out = [sys.prefix, sys.base_prefix]
+    for name in ("pip", "pip3", "python3", "python"):
+        found = shutil.which(name, path=env.get("PATH"))
+        out += [os.path.dirname(os.path.dirname(p)) for p in ([found, os.path.realpath(found)] if found else [])]
+    return list(dict.fromkeys(out))
 
 
 def _named_files(kind: str, argv: Sequence[str]) -> list[str]:
@@ -370,14 +405,11 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
                          env: Mapping[str, str] | None = None, files_only: bool = False) -> tuple[list[str], list[str]]:
     """``(destinations, commands)`` the client ``argv`` (program first, as bash expanded it) reads from its default
     configuration files (see the module docstring); ``assigned``: the command's own assignments
-    (:func:`.network_configs_env.command_env`); ``env``: the environment (the guard process's by default). ``files_only``: the files
-    themselves, unread, as ``(files, [])``."""
+    (:func:`.network_configs_env.command_env`); ``env``: the environment (the guard process's by default).
+    ``files_only``: the files themselves, unread, as ``(files, [])``."""
     if not argv:
         return [], []
-    prog = argv[0].rsplit("/", 1)[-1].lower()
-    if prog in ("python", "python3") and list(argv[1:3]) == ["-m", "pip"]:
-        prog, argv = "pip", ["pip", *argv[3:]]
-    kind = _PROGRAMS.get(prog)
+    kind, argv = client_kind(argv)
     if kind is None:
         return [], []
     env = os.environ if env is None else env

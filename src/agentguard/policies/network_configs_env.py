@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Mapping, Sequence
 
-from .network_configs import _PROGRAMS, default_destinations
+from .network_configs import _PROGRAMS, client_kind, default_destinations
 
 __all__ = ["command_env", "unseen_clients"]
 
@@ -51,12 +51,18 @@ def _switched_users(program: str, words: Sequence[str]) -> list[str]:
     return users or ["root"]
 
 
+#: an interpreter or pip named by its path (``/srv/venv/bin/python -m pip``, ``~/v/bin/pip3``): pip reads the
+#: ``pip.conf`` of its prefix (``sys.prefix``, a virtual environment run without activating it)
+_INTERPRETER = re.compile(r"(?<![\w.~/-])((?:/|~/)[^\s;&|<>()'\"`$]*?)/bin/(?:python|pip|pypy|pipx)[\d.-]*(?![\w.-])")
+
+
 def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
     """Per variable of :data:`_ENV_NAMES`, the values the command's texts (as written and as bash expands them)
     assign it (``HOME=/tmp/h curl ...``, ``export WGETRC=rc``); a value the shell computes is kept as written, and
     one appended to (``HOME+=/x``: the old value is the tool's) is kept as a name no file has (refused). A program
     that switches user (``su bob -c 'curl ...'``, ``runuser -u bob --``, ``sudo curl``: HOME becomes that user's)
-    assigns HOME ``~USER`` (s25 red team: real su and runuser set it)."""
+    assigns HOME ``~USER`` (s25 red team: real su and runuser set it); an interpreter or pip named by its absolute
+    path assigns VIRTUAL_ENV its prefix (pip 23 reads ``PREFIX/pip.conf``: s25 red team)."""
     out: dict[str, list[str]] = {}
     for text in readings:
         for m in _ASSIGN.finditer(text):
@@ -64,10 +70,14 @@ def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
         for m in _SWITCH.finditer(text):
             users = _switched_users(m.group(1), m.group(2).split())
             out.setdefault("HOME", []).extend("~" + u.strip("'\"") for u in users)
+        out.setdefault("VIRTUAL_ENV", []).extend(m.group(1) for m in _INTERPRETER.finditer(text))
+        if not out["VIRTUAL_ENV"]:
+            del out["VIRTUAL_ENV"]
     return out
 
 
-_CLIENT_WORD = re.compile(r"(?<![\w.-])(" + "|".join(sorted(_PROGRAMS, key=len, reverse=True)) + r")(?![\w.-])")
+_CLIENT_WORD = re.compile(r"(?:(?<![\w.-])|(?<=-m))(" + "|".join(sorted(_PROGRAMS, key=len, reverse=True)) +
+                          r")(?:-?\d+(?:\.\d+)*)?(?![\w.-])")   # (pip3.11, python -mpip)
 
 
 def unseen_clients(readings: Iterable[str], argvs: Iterable[Sequence[str]], assigned: Mapping[str, list[str]],
@@ -75,10 +85,7 @@ def unseen_clients(readings: Iterable[str], argvs: Iterable[Sequence[str]], assi
     """``(destinations, commands)`` of the default files of each client named in ``readings`` (the command's texts)
     whose kind no argv of ``argvs`` runs: a program the shell reader does not unwrap runs it (see the module
     docstring). Its own words are not known, so its every candidate file is read (no ``-q``, git as ``git fetch``)."""
-    seen = {_PROGRAMS.get(a[0].rsplit("/", 1)[-1].lower()) for a in argvs if a}
-    if any(a and a[0].rsplit("/", 1)[-1].lower() in ("python", "python3") and list(a[1:3]) == ["-m", "pip"]
-           for a in argvs):
-        seen.add("pip")
+    seen = {client_kind(a)[0] for a in argvs}
     out = []
     for name in dict.fromkeys(m.group(1) for text in readings for m in _CLIENT_WORD.finditer(text.lower())):
         if _PROGRAMS[name] not in seen:
