@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentguard.core.types import Context, ToolCall
-from agentguard.policies.network_configs import config_set, config_writes, default_destinations, git_entries
+from agentguard.policies.network_configs import config_writes, default_destinations, git_entries
 from agentguard.policies.network_configs_env import command_env
+from agentguard.policies.network_configs_writes import config_set
 from agentguard.policies.networks import NetworkGuard
 
 GUARD = NetworkGuard()

@@ -145,8 +145,9 @@ def test_su_sets_the_target_users_home() -> None:
 
 # -- a client run by a program the shell reader does not unwrap still reads its default files ---------------------
 
-_UNWRAPPED = ["su -c 'curl https://example.com'", "unshare -r curl https://example.com", "eval curl https://example.com",
-              "parallel curl ::: https://example.com", "python3 -c \"import os; os.system('curl https://example.com')\"",
+_UNWRAPPED = ["su -c 'curl https://example.com'", "unshare -r curl https://example.com",
+              "eval curl https://example.com", "parallel curl ::: https://example.com",
+              "python3 -c \"import os; os.system('curl https://example.com')\"",
               "script -c 'curl https://example.com'", "ssh-agent curl https://example.com",
               "dbus-run-session curl https://example.com", "sg root -c 'curl https://example.com'",
               "perl -e 'system(\"curl https://example.com\")'", "tclsh <<< 'exec curl https://example.com'",
@@ -243,7 +244,8 @@ def test_a_prefix_the_command_gives_npm_reads_its_global_file(evil_npm: Path, co
 
 def test_ordinary_npm_prefixes_stay_allowed(home: Path) -> None:
     (home / ".npmrc").write_text("prefix=~/.npm-global\n")
-    for command in ("npm install leftpad", "npm --prefix ./app install", "npm config set prefix ~/.npm-global", "npm ci"):
+    for command in ("npm install leftpad", "npm --prefix ./app install", "npm config set prefix ~/.npm-global",
+                    "npm ci"):
         assert not net_refuses(command), command
 
 

@@ -38,7 +38,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 # -- a tree written over a client's files in the same command (names the tree or the archive chooses) -------------
 
 
-@pytest.mark.parametrize("command", ["cp -r dir ~ && curl https://example.com", "tar -xf a.tar -C ~; curl https://example.com",
+@pytest.mark.parametrize("command", ["cp -r dir ~ && curl https://example.com",
+                                     "tar -xf a.tar -C ~; curl https://example.com",
                                      "unzip a.zip -d ~ && wget https://example.com",
                                      "rsync -a dir/ ~/ && curl https://example.com",
                                      "cp -r dir/. ~/ && git fetch https://github.com/a/b",

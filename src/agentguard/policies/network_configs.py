@@ -28,14 +28,15 @@ command that runs the client shows none of it. Three readings close the class:
   (``CURL_HOME=.``: under the tool's working directory, which the guard does not know). Also read: what a git
   command sets for itself (``-c NAME=VALUE``, whose ``include.path`` file is read; ``GIT_CONFIG_KEY_<n>``/
   ``GIT_CONFIG_VALUE_<n>``), npm's ``--userconfig``/``--globalconfig`` file, and a client's own configuration
-  command with literal words read as the entry it sets (:func:`config_set`: ``git config --global
-  url.X.insteadOf Y``, ``npm config set registry X``), which is then no unknown write;
-- **the write before the read** (:func:`.network_configs_writes.read_after_write`): a file the same command writes before a client reads
-  it (``base64 -d > c; curl -K c``, ``> /tmp/g; GIT_CONFIG_GLOBAL=/tmp/g git fetch``) refuses: the guard would read
-  its old content; so does a directory written into whose tree holds a client's default file (:func:`.network_configs_writes.written_over`:
-  ``cp -r d ~``, ``tar -xf a -C ~``, ``unzip a -d ~``, ``rsync -a d/ ~/`` then ``curl``: the names are the tree's).
-  Not seen (s25 red team): an extraction into the working directory (``cd ~ && tar xf a``), ``tar -P``'s absolute
-  members, a directory whose name the shell computes (``cp -r d/. $HOME/``: the rules guard refuses it).
+  command with literal words read as the entry it sets (:func:`.network_configs_writes.config_set`: ``git config
+  --global url.X.insteadOf Y``, ``npm config set registry X``), which is then no unknown write;
+- **the write before the read** (:func:`.network_configs_writes.read_after_write`): a file the same command writes
+  before a client reads it (``base64 -d > c; curl -K c``, ``> /tmp/g; GIT_CONFIG_GLOBAL=/tmp/g git fetch``)
+  refuses: the guard would read its old content; so does a directory written into whose tree holds a client's
+  default file (:func:`.network_configs_writes.written_over`: ``cp -r d ~``, ``tar -xf a -C ~``, ``unzip a -d ~``,
+  ``rsync -a d/ ~/`` then ``curl``: the names are the tree's). Not seen (s25 red team): an extraction into the
+  working directory (``cd ~ && tar xf a``), ``tar -P``'s absolute members, a directory whose name the shell
+  computes (``cp -r d/. $HOME/``: the rules guard refuses it).
 
 A write whose whole name the shell computes (``> ~/$f``) is not matched (:func:`unfixed_writes` catches one in a
 command that names a client's file: ``tee $HOME/.wgetrc``); the rules guard refuses it as a path it cannot fix.
@@ -64,7 +65,7 @@ from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
 
-__all__ = ["NETWORK_CONFIGS", "client_kind", "config_set", "config_writes", "default_destinations", "git_entries",
+__all__ = ["NETWORK_CONFIGS", "client_kind", "config_writes", "default_destinations", "git_entries",
            "unfixed_writes"]
 
 #: files a network client reads its destinations or proxies from (fnmatch, ``*`` crosses ``/``; a relative path is
@@ -436,61 +437,3 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
 def _aliases(path: str) -> list[tuple[str, str]]:
     text = read_limited(path) if os.path.isfile(path) else None
     return [(n, v) for n, v in git_entries(text or "") if n.startswith("alias.")]
-
-
-_GIT_CONFIG_SCOPES = frozenset({"--global", "--system", "--local", "--worktree", "--add", "--replace-all",
-                                "--unset", "--unset-all", "--bool", "--int", "--path", "--no-type", "--null", "-z",
-                                "--includes", "--no-includes", "--name-only", "--show-origin", "--show-scope"})
-_GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "get", "list",
-                               "--unset", "--unset-all", "unset"})
-_GIT_CONFIG_VALUES = frozenset({"--type", "--default", "--comment", "-f", "--file", "--blob"})
-
-
-def config_set(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
-    """What a client's own configuration command (its words literal) sets for later runs, read as the entry it writes:
-    ``git config [--global] KEY VALUE`` (a ``url.*.insteadOf`` base, a proxy, a remote URL, ``core.sshCommand``),
-    ``npm config set KEY VALUE``, ``pip config set global.KEY VALUE``; ``([], [])`` for one that only reads or unsets;
-    None for one this reader does not know (``git config --edit``, ``include.path``: the file it names may be
-    written later), which is then judged as a write of the file."""
-    prog = argv[0].rsplit("/", 1)[-1].lower() if argv else ""
-    if prog == "git":
-        k = 1
-        while k < len(argv) and argv[k].startswith("-"):
-            k += 2 if argv[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
-        if k >= len(argv) or argv[k] != "config":
-            return None
-        rest, j = [], k + 1
-        reads = False
-        while j < len(argv):
-            w = argv[j]
-            j += 1
-            if w in _GIT_CONFIG_READS:
-                reads = True
-            elif w in _GIT_CONFIG_VALUES:
-                j += 1
-            elif w in ("set",):
-                continue
-            elif w.startswith("-") and w not in _GIT_CONFIG_SCOPES and "=" not in w:
-                return None   # --edit, --rename-section, an option this reader does not know
-            elif not w.startswith("-"):
-                rest.append(w)
-        if reads or len(rest) < 2:
-            return [], []
-        name = rest[0]
-        if re.fullmatch(r"(?i)include\.path|includeif\..*\.path", name):
-            return None
-        return _git_destinations(_git_pairs(["git", "-c", f"{name}={rest[1]}"], {}, {}), "", _MAX_INCLUDE)
-    if prog in ("npm", "pnpm", "yarn", "pip", "pip3") and len(argv) > 2 and argv[1] == "config":
-        if argv[2] not in ("set", "add"):
-            return ([], []) if argv[2] in ("get", "list", "ls", "delete", "unset", "debug") else None
-        pairs = [tuple(w.split("=", 1)) for w in argv[3:] if "=" in w] or (
-            [(argv[3], argv[4])] if len(argv) >= 5 else [])
-        out: list[str] = []
-        for key, value in pairs:
-            key = key.split(".", 1)[-1] if prog.startswith("pip") else key
-            if prog.startswith("pip"):
-                out += _pip_conf("", f"[global]\n{key} = {value}\n")
-            else:
-                out += _npmrc(f"{key}={value}")
-        return out, []
-    return None

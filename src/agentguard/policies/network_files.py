@@ -28,7 +28,8 @@ from typing import Sequence
 
 from .network_programs import assigned_destinations, program_destinations
 
-__all__ = ["config_lines", "curl_config", "file_destinations", "named_inputs", "read_limited", "read_regular", "wgetrc_destinations"]
+__all__ = ["config_lines", "curl_config", "file_destinations", "named_inputs", "read_limited", "read_regular",
+           "wgetrc_destinations"]
 
 _MAX_BYTES = 1 << 20
 #: per client, the options (short letters and long names) whose value is a file the client reads destinations from,

@@ -307,8 +307,8 @@ def without_listening(argv: Sequence[str]) -> list[str]:
 
 # a no_proxy assignment's value, and curl's --noproxy value, is a list of hosts NOT proxied (connected to by no one
 # for it): only host-list characters, so that nothing else in the text is hidden with it
-_NO_PROXY = re.compile(r"(?:(?<![\w.-])no_proxy=|(?<!\S)--noproxy(?:=|\s+))(?:'[\w.,:*/\[\]%-]*'|\"[\w.,:*/\[\]%-]*\"|[\w.,:*/\[\]%-]*)"
-                       r"(?=$|[\s;&|)])", re.I)
+_NO_PROXY = re.compile(r"(?:(?<![\w.-])no_proxy=|(?<!\S)--noproxy(?:=|\s+))"
+                       r"(?:'[\w.,:*/\[\]%-]*'|\"[\w.,:*/\[\]%-]*\"|[\w.,:*/\[\]%-]*)(?=$|[\s;&|)])", re.I)
 
 
 def quiet_text(text: str, argvs: Sequence[Sequence[str]]) -> str:

@@ -77,9 +77,9 @@ from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
 from .arguments import _keyed, keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
-from .network_configs import config_set, config_writes, default_destinations, unfixed_writes
+from .network_configs import config_writes, default_destinations, unfixed_writes
 from .network_configs_env import command_env, unseen_clients
-from .network_configs_writes import own_writes_less, read_after_write, written_over
+from .network_configs_writes import config_set, own_writes_less, read_after_write, written_over
 from .network_files import file_destinations
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
                             whole_host)
