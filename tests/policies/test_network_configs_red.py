@@ -295,3 +295,54 @@ def test_pip_reads_the_pip_conf_of_its_prefix(home: Path, tmp_path: Path) -> Non
     done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "config", "debug"], env={
         "HOME": str(home), "PATH": os.environ.get("PATH", "")}, capture_output=True, text=True, timeout=60)
     assert "global.index-url: http://127.0.0.9:9/simple" in done.stdout or "No module named pip" in done.stderr
+
+
+# -- the repository a git command names by an absolute path: its own config is read ------------------------------
+
+
+@pytest.fixture
+def repo(home: Path, tmp_path: Path) -> Path:
+    if shutil.which("git") is None:
+        pytest.skip("git not installed")
+    r = tmp_path / "repo"
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q", str(r)], check=True, env=env, timeout=30)
+    subprocess.run(["git", "-C", str(r), "remote", "add", "origin", "http://127.0.0.9:9/x.git"], check=True, env=env,
+                   timeout=30)
+    subprocess.run(["git", "init", "-q", "--bare", str(r / "bare.git")], check=True, env=env, timeout=30)
+    (r / "bare.git" / "config").write_text('[url "http://127.0.0.9:9/"]\n\tinsteadOf = https://github.com/\n')
+    (r / "sub").mkdir()
+    return r
+
+
+@pytest.mark.parametrize("command", ["git -C {r} fetch", "git -C {r}/sub pull", "cd {r} && git fetch",
+                                     "cd {r}/sub; git pull", "git --git-dir={r}/.git fetch",
+                                     "GIT_DIR={r}/.git git fetch origin", "git -C {r} push",
+                                     "git --git-dir {r}/bare.git ls-remote https://github.com/a/b",
+                                     "cd {r}/bare.git && git ls-remote https://github.com/a/b",
+                                     "git -C /tmp -C {r} fetch"])
+def test_a_repository_named_by_its_path_is_read(repo: Path, command: str) -> None:
+    assert net_refuses(command.format(r=repo))
+
+
+def test_a_repository_with_a_public_origin_stays_allowed(repo: Path, home: Path) -> None:
+    (repo / ".git" / "config").write_text('[remote "origin"]\n\turl = https://github.com/a/b.git\n')
+    for command in ("git -C {r} fetch", "cd {r} && git pull", "git -C {r} status", "cd /tmp/w && git pull"):
+        assert not net_refuses(command.format(r=repo)), command
+
+
+@pytest.mark.parametrize("command", ["cd /tmp/w && echo hi > notes.txt && curl https://example.com",
+                                     "python3 -m venv /srv/v && /srv/v/bin/pip install x",
+                                     "cd /tmp && git clone https://github.com/a/b && cd b && git fetch",
+                                     "mkdir -p /tmp/w && cd /tmp/w && git init && git fetch https://github.com/a/b"])
+def test_a_cd_or_a_new_environment_is_no_configuration_written(home: Path, command: str) -> None:
+    assert not net_refuses(command)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_git_fetches_from_the_origin_of_a_repository_named_by_path(repo: Path, home: Path) -> None:
+    # the oracle: git 2.39 connects to the repository's own origin (127.0.0.9)
+    done = subprocess.run(["git", "-C", str(repo / "sub"), "fetch"], env={
+        "HOME": str(home), "PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0"},
+        capture_output=True, text=True, timeout=30)
+    assert "127.0.0.9" in done.stderr

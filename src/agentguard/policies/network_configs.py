@@ -336,13 +336,50 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
         return [f for f in own if f != os.devnull] + ["/etc/pip.conf", "/etc/xdg/pip/pip.conf"] + [
             os.path.join(d, "pip", "pip.conf") for d in xdg + [os.path.join(h, ".config") for h in homes]] + [
             os.path.join(h, ".pip", "pip.conf") for h in homes] + [
-            os.path.join(v, "pip.conf") for v in _values("VIRTUAL_ENV", env, assigned) + _pip_prefixes(env)] + [
+            os.path.join(v, "pip.conf") for v in _values("VIRTUAL_ENV", env, assigned) + _pip_prefixes(env) + [
+                p for p in assigned.get("(prefix)", []) if p.startswith(("/", "~"))]] + [
             os.path.join(d, "pip", "pip.conf") for d in env.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":") if d]
     out = _values("GIT_CONFIG_GLOBAL", env, assigned) or [
         os.path.join(d, "git", "config") for d in xdg + [os.path.join(h, ".config") for h in homes]] + [
         os.path.join(h, ".gitconfig") for h in homes]
     if not _values("GIT_CONFIG_NOSYSTEM", env, assigned):
         out += _values("GIT_CONFIG_SYSTEM", env, assigned) or ["/etc/gitconfig"]
+    return out + _repository_files(argv, env, assigned)
+
+
+def _repository_files(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[str]:
+    """The configuration files of the repository a git command names by an absolute path (s25 red team: ``git -C
+    /r fetch``, ``cd /r && git fetch``, ``--git-dir=/r/.git``, ``GIT_DIR=/r/.git`` fetched from /r's internal
+    origin unseen): its ``config`` and ``config.worktree`` (and a linked worktree's common ones), found as git finds
+    the repository (``.git`` directory or ``gitdir:`` file, a bare one, up the parents). A relative one names the
+    tool's working directory, which the guard does not know: not read."""
+    works, gits, here = list(assigned.get("(cd)", [])), _values("GIT_DIR", env, assigned), ""
+    k = 1
+    while k < len(argv) and argv[k].startswith("-"):
+        w, value = argv[k], argv[k + 1] if k + 1 < len(argv) else ""
+        if w == "-C":
+            here = os.path.join(here, value)
+            works.append(here)
+        gits += [w[len("--git-dir="):]] if w.startswith("--git-dir=") else [value] if w == "--git-dir" else []
+        k += 2 if w in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
+    out: list[str] = []
+    for start, bare in [(w, False) for w in works] + [(g, True) for g in gits]:
+        d = os.path.normpath(os.path.expanduser(start))
+        while os.path.isabs(d):
+            dot = os.path.join(d, ".git")
+            link = read_limited(dot) if os.path.isfile(dot) else None
+            found = d if bare or os.path.isfile(os.path.join(d, "HEAD")) and os.path.isdir(os.path.join(d, "objects")) \
+                else dot if os.path.isdir(dot) else os.path.join(d, link.strip()[7:].strip()) \
+                if link is not None and link.startswith("gitdir:") else None
+            if found is not None:
+                common = read_limited(os.path.join(found, "commondir")) if os.path.isfile(
+                    os.path.join(found, "commondir")) else None
+                for g in [found] + ([os.path.join(found, common.strip())] if common else []):
+                    out += [os.path.join(g, "config"), os.path.join(g, "config.worktree")]
+                break
+            d, parent = os.path.dirname(d), d
+            if d == parent:
+                break
     return out
 
 

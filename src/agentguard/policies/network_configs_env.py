@@ -22,7 +22,7 @@ __all__ = ["command_env", "unseen_clients"]
 _ENV_NAMES = ("HOME", "CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
               "GIT_CONFIG_NOSYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG",
               "VIRTUAL_ENV", "npm_config_userconfig", "npm_config_globalconfig", "NPM_CONFIG_PREFIX",
-              "npm_config_prefix", "PREFIX")
+              "npm_config_prefix", "PREFIX", "GIT_DIR")
 _ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(_ENV_NAMES) + r"|GIT_CONFIG_(?:KEY|VALUE)_\d+)(\+?)=([^\s;&|<>()]*)")
 #: a program that runs a command as another user, with that user's home (su, runuser: the passwd entry's; sudo's
 #: default env_reset sets it too), and the words after it
@@ -56,13 +56,19 @@ def _switched_users(program: str, words: Sequence[str]) -> list[str]:
 _INTERPRETER = re.compile(r"(?<![\w.~/-])((?:/|~/)[^\s;&|<>()'\"`$]*?)/bin/(?:python|pip|pypy|pipx)[\d.-]*(?![\w.-])")
 
 
+#: a directory a ``cd``/``pushd`` names by an absolute path (its repository is read for a later git, key ``(cd)``)
+_CD = re.compile(r"(?<![\w.-])(?:cd|pushd)\s+(?:--\s+)?(['\"]?)((?:/|~)[^\s;&|<>()'\"`$]*)\1(?=$|[\s;&|)])")
+
+
 def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
     """Per variable of :data:`_ENV_NAMES`, the values the command's texts (as written and as bash expands them)
     assign it (``HOME=/tmp/h curl ...``, ``export WGETRC=rc``); a value the shell computes is kept as written, and
     one appended to (``HOME+=/x``: the old value is the tool's) is kept as a name no file has (refused). A program
     that switches user (``su bob -c 'curl ...'``, ``runuser -u bob --``, ``sudo curl``: HOME becomes that user's)
     assigns HOME ``~USER`` (s25 red team: real su and runuser set it); an interpreter or pip named by its absolute
-    path assigns VIRTUAL_ENV its prefix (pip 23 reads ``PREFIX/pip.conf``: s25 red team)."""
+    path gives its prefix (key ``(prefix)``: pip 23 reads ``PREFIX/pip.conf``), a ``cd`` its absolute directory
+    (key ``(cd)``: a later git reads its repository's files); s25 red team. A key in parentheses is no variable: no
+    file of the command is read as written there (:func:`.network_configs_writes.read_after_write`)."""
     out: dict[str, list[str]] = {}
     for text in readings:
         for m in _ASSIGN.finditer(text):
@@ -70,9 +76,11 @@ def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
         for m in _SWITCH.finditer(text):
             users = _switched_users(m.group(1), m.group(2).split())
             out.setdefault("HOME", []).extend("~" + u.strip("'\"") for u in users)
-        out.setdefault("VIRTUAL_ENV", []).extend(m.group(1) for m in _INTERPRETER.finditer(text))
-        if not out["VIRTUAL_ENV"]:
-            del out["VIRTUAL_ENV"]
+        out.setdefault("(prefix)", []).extend(m.group(1) for m in _INTERPRETER.finditer(text))
+        out.setdefault("(cd)", []).extend(m.group(2) for m in _CD.finditer(text))   # cd /r && git fetch: /r's repo
+    for name in ("(prefix)", "(cd)"):
+        if not out.get(name):
+            out.pop(name, None)
     return out
 
 

@@ -22,7 +22,7 @@ from .network_configs import (_MAX_INCLUDE, _git_destinations, _git_pairs, _name
 from .network_files import named_inputs
 from .shell.paths import PathForm
 
-__all__ = ["config_set", "own_writes_less", "read_after_write", "written_over"]
+__all__ = ["config_set", "own_writes_less", "read_after_write", "tree_writes", "written_over"]
 
 
 def own_writes_less(writes: Sequence[list[PathForm]], argvs: Iterable[Sequence[str]]) -> list[list[PathForm]]:
@@ -49,7 +49,7 @@ def read_after_write(argvs: Iterable[Sequence[str]], assigned: Mapping[str, list
     or below a directory the command points a client at (a ``-K``/``-i``/``--config``/``--userconfig`` value, a
     ``-c include.path`` value, a value assigned to one of :data:`.network_configs_env._ENV_NAMES`) gives a marker
     (refused)."""
-    inputs = [v for vs in assigned.values() for v in vs]
+    inputs = [v for name, vs in assigned.items() if not name.startswith("(") for v in vs]   # (no cd, no prefix)
     for argv in argvs:
         inputs += named_inputs(argv) + _named_files("npm", argv)
         if argv and argv[0].rsplit("/", 1)[-1].lower() == "git":
@@ -63,6 +63,19 @@ def read_after_write(argvs: Iterable[Sequence[str]], assigned: Mapping[str, list
         if any(path == p or path.startswith(p.rstrip("/") + "/") for p in places):
             out.append(f"(a configuration file {text!r} written before the client reads it)")
     return out
+
+
+#: a program that creates a virtual environment (its tree holds no pip.conf): python -m venv D, virtualenv D, uv venv D
+_VENV = re.compile(r"^(?:python[\d.]*|py) (?:-\S+ )*-m ?(?:venv|virtualenv)\b|^(?:virtualenv|uv venv)\b")
+
+
+def tree_writes(writes: Sequence[list[PathForm]], argvs: Sequence[Sequence[str]]) -> tuple[str, ...]:
+    """The literal spellings of ``writes`` (:attr:`.shell.model.Analysis.writes`) that :func:`written_over` reads:
+    all but the clients' own (``curl --output-dir ~`` writes after it read ``~/.curlrc``), a ``cd``'s and those of a
+    program that creates a virtual environment."""
+    left = own_writes_less(writes, [a for a in argvs if a and (a[0] in ("cd", "pushd") or _VENV.search(
+        " ".join(a[:4])) or default_destinations(a, {}, {"HOME": "/"}, files_only=True)[0])])
+    return tuple(dict.fromkeys(t for forms in left for t, tokens in forms if tokens is None))
 
 
 def written_over(argvs: Iterable[Sequence[str]], assigned: Mapping[str, list[str]], written: Iterable[str],

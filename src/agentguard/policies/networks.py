@@ -79,7 +79,7 @@ from .arguments import _keyed, keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
 from .network_configs import config_writes, default_destinations, unfixed_writes
 from .network_configs_env import command_env, unseen_clients
-from .network_configs_writes import config_set, own_writes_less, read_after_write, written_over
+from .network_configs_writes import config_set, own_writes_less, read_after_write, tree_writes, written_over
 from .network_files import file_destinations
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
                             whole_host)
@@ -353,14 +353,10 @@ def _read_command(command: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str,
     configs = own_writes_less(analysis.writes, [c.argv for c in analysis.commands if c.argv and all(
         w.literal for w in c.words) and config_set(c.argv) is not None])
     readers = own_writes_less(analysis.writes, [a for a in out if read_after_write([a], {}, [], True)])
-    # a tree written over a client's default files (cp -r d ~, tar -x -C ~): all writes but the clients' own (curl
-    # --output-dir ~ writes after it read ~/.curlrc) and a cd's
-    trees = own_writes_less(analysis.writes, [a for a in out if a and (a[0] in ("cd", "pushd") or default_destinations(
-        a, {}, {"HOME": "/"}, files_only=True)[0])])
+    tree = tree_writes(analysis.writes, out)   # "cp -r d ~ && curl ...": the spellings written_over reads
     piped = xargs_literal(command)   # "echo URL | xargs curl": the words xargs hands curl are echo's, plain
     out = [a for a in out if "*" not in a] + [piped] if piped is not None else out
     literal = tuple(dict.fromkeys(t for forms in readers for t, tokens in forms if tokens is None))
-    tree = tuple(dict.fromkeys(t for forms in trees for t, tokens in forms if tokens is None))
     return tuple(out), tuple(config_writes(configs) + unfixed_writes(command, analysis.paths)), literal, tree
 
 
