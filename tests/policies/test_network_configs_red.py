@@ -346,3 +346,36 @@ def test_git_fetches_from_the_origin_of_a_repository_named_by_path(repo: Path, h
         "HOME": str(home), "PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0"},
         capture_output=True, text=True, timeout=30)
     assert "127.0.0.9" in done.stderr
+
+
+# -- a moving variable set by name (read, printf -v, mapfile, an array element), and git's NOSYSTEM as git reads it --
+
+
+@pytest.mark.parametrize("command", ["printf -v HOME ~/x; curl https://example.com",
+                                     "read HOME <<< ~/x; curl https://example.com",
+                                     "IFS= read -r HOME < f; curl https://example.com",
+                                     "mapfile -t HOME < f; curl https://example.com",
+                                     "HOME[0]=~/x curl https://example.com",
+                                     "declare -n r=CURL_HOME; r=~/x; curl https://example.com"])
+def test_a_home_set_by_name_refuses(home: Path, command: str) -> None:
+    (home / "x").mkdir()
+    (home / "x" / ".curlrc").write_text('url = "http://169.254.169.254/"\n')
+    assert net_refuses(command)
+
+
+@pytest.mark.parametrize("command", ["echo $HOME && curl https://example.com", "curl -o ${HOME}/x https://example.com",
+                                     "cd \"$HOME\" && curl https://example.com",
+                                     "export PATH=$HOME/bin:$PATH; curl https://example.com"])
+def test_a_home_read_stays_allowed(home: Path, command: str) -> None:
+    assert not net_refuses(command)
+
+
+def test_a_computed_or_false_nosystem_reads_the_system_file(home: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    system = tmp_path / "gitconfig"
+    system.write_text('[url "http://127.0.0.9:9/"]\n\tinsteadOf = https://github.com/\n')
+    monkeypatch.delenv("GIT_CONFIG_NOSYSTEM")
+    monkeypatch.setenv("GIT_CONFIG_SYSTEM", str(system))
+    assert not net_refuses("GIT_CONFIG_NOSYSTEM=1 git fetch https://github.com/a/b")
+    for value in ("$X", "0", "false"):   # git_env_bool: only a true value skips the system file
+        assert net_refuses(f"GIT_CONFIG_NOSYSTEM={value} git fetch https://github.com/a/b"), value

@@ -342,7 +342,8 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
     out = _values("GIT_CONFIG_GLOBAL", env, assigned) or [
         os.path.join(d, "git", "config") for d in xdg + [os.path.join(h, ".config") for h in homes]] + [
         os.path.join(h, ".gitconfig") for h in homes]
-    if not _values("GIT_CONFIG_NOSYSTEM", env, assigned):
+    nosystem = _values("GIT_CONFIG_NOSYSTEM", env, assigned)   # (git's boolean: a computed or false one reads it)
+    if not nosystem or not all(v.lower() in ("1", "true", "yes", "on") for v in nosystem):
         out += _values("GIT_CONFIG_SYSTEM", env, assigned) or ["/etc/gitconfig"]
     return out + _repository_files(argv, env, assigned)
 

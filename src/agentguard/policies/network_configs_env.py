@@ -24,6 +24,9 @@ _ENV_NAMES = ("HOME", "CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOB
               "VIRTUAL_ENV", "npm_config_userconfig", "npm_config_globalconfig", "NPM_CONFIG_PREFIX",
               "npm_config_prefix", "PREFIX", "GIT_DIR")
 _ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(_ENV_NAMES) + r"|GIT_CONFIG_(?:KEY|VALUE)_\d+)(\+?)=([^\s;&|<>()]*)")
+#: such a variable named as a bare word, not assigned with NAME=: a builtin that sets it by name (``read HOME``,
+#: ``printf -v HOME``, ``mapfile HOME``, ``HOME[0]=``, ``declare -n r=HOME``): its value is not known here
+_NAMED_VAR = re.compile(r"(?<![\w$.{/-])(" + "|".join(_ENV_NAMES) + r")(?![\w.=+-]|\+=)")
 #: a program that runs a command as another user, with that user's home (su, runuser: the passwd entry's; sudo's
 #: default env_reset sets it too), and the words after it
 _SWITCH = re.compile(r"(?<![\w.-])(sudo|doas|su|runuser|pkexec)((?:\s+[^\s;&|()]+)*)")
@@ -63,7 +66,8 @@ _CD = re.compile(r"(?<![\w.-])(?:cd|pushd)\s+(?:--\s+)?(['\"]?)((?:/|~)[^\s;&|<>
 def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
     """Per variable of :data:`_ENV_NAMES`, the values the command's texts (as written and as bash expands them)
     assign it (``HOME=/tmp/h curl ...``, ``export WGETRC=rc``); a value the shell computes is kept as written, and
-    one appended to (``HOME+=/x``: the old value is the tool's) is kept as a name no file has (refused). A program
+    one appended to (``HOME+=/x``: the old value is the tool's) or set by name (``read HOME``) is kept as a name no
+    file has (refused). A program
     that switches user (``su bob -c 'curl ...'``, ``runuser -u bob --``, ``sudo curl``: HOME becomes that user's)
     assigns HOME ``~USER`` (s25 red team: real su and runuser set it); an interpreter or pip named by its absolute
     path gives its prefix (key ``(prefix)``: pip 23 reads ``PREFIX/pip.conf``), a ``cd`` its absolute directory
@@ -73,6 +77,8 @@ def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
     for text in readings:
         for m in _ASSIGN.finditer(text):
             out.setdefault(m.group(1), []).append(("*+=" if m.group(2) else "") + m.group(3).strip("'\""))
+        for m in _NAMED_VAR.finditer(text):   # read HOME, printf -v HOME, mapfile HOME, HOME[0]=, declare -n r=HOME
+            out.setdefault(m.group(1), []).append(f"*{m.group(1)} set by name")
         for m in _SWITCH.finditer(text):
             users = _switched_users(m.group(1), m.group(2).split())
             out.setdefault("HOME", []).extend("~" + u.strip("'\"") for u in users)
