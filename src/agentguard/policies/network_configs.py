@@ -43,11 +43,16 @@ command that names a client's file: ``tee $HOME/.wgetrc``); the rules guard refu
 
 The guard reads the files of the machine it runs on, as :mod:`.network_sshconfig` does: a deployment whose tools run
 elsewhere reads the wrong files (its writes are still refused). A deployment whose own files name an internal
-host (a corporate proxy, a registry mirror) lists it in ``allow``. Not read: a repository's own ``.git/config``,
-``.npmrc`` and ``.gitmodules`` of the tool's working directory, which the guard does not know (writing them is
-refused; ``git fetch origin`` with an internal origin written before the agent ran is not seen). ssh's files are
-:mod:`.network_sshconfig`'s (ssh reads the passwd entry's home, not ``$HOME``). Written by hand: the
-formats are small and no maintained Python package reads git's or curl's configuration grammar.
+host (a corporate proxy, a registry mirror) lists it in ``allow``. A repository a git command names by an absolute
+path (``-C /r``, ``cd /r &&``, ``--git-dir``, ``GIT_DIR``) has its ``config`` read too (s25 red team). Not read: the
+repository, ``.npmrc`` and ``.gitmodules`` of the tool's working directory or a relative path, which the guard does not
+know (writing them is refused; ``git fetch origin`` with an internal origin written before the agent ran is not
+seen), nor what a remote chooses (``git clone X && git -C x submodule update``: .gitmodules is the remote's). Read
+on the guard's machine when the call is decided: a file changed between decision and run is not seen. Files are
+read only when regular (:func:`.network_files.read_regular`: a FIFO or device refuses, never waited on), split at
+``\n`` as the clients split them. ssh's files are :mod:`.network_sshconfig`'s (ssh reads the passwd entry's home,
+not ``$HOME``). Written by hand: the formats are small and no maintained Python package reads git's or curl's
+configuration grammar.
 """
 
 from __future__ import annotations
