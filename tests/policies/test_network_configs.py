@@ -23,7 +23,8 @@ from agentguard.policies.networks import NetworkGuard
 GUARD = NetworkGuard()
 _MOVERS = ("CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM",
            "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG", "VIRTUAL_ENV",
-           "npm_config_userconfig", "npm_config_globalconfig")
+           "npm_config_userconfig", "npm_config_globalconfig", "NPM_CONFIG_PREFIX", "npm_config_prefix", "PREFIX",
+           "GIT_DIR")
 
 
 def net_refuses(command: str) -> bool:

@@ -11,28 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentguard.core.types import Context, ToolCall
-from agentguard.policies.networks import NetworkGuard
-
-GUARD = NetworkGuard()
-_MOVERS = ("CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "PIP_CONFIG_FILE",
-           "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG", "VIRTUAL_ENV", "npm_config_userconfig",
-           "npm_config_globalconfig")
-
-
-def net_refuses(command: str) -> bool:
-    return GUARD.check(Context(run_id="red"), ToolCall("run_command", {"command": command})).decision.refuses
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    monkeypatch.setenv("HOME", str(h))
-    for name in _MOVERS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    return h
+from .test_network_configs import home, net_refuses  # noqa: F401 (the fixture: an empty HOME)
 
 
 # -- a tree written over a client's files in the same command (names the tree or the archive chooses) -------------
