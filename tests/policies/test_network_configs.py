@@ -15,14 +15,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentguard.core.types import Context, ToolCall
-from agentguard.policies.network_configs import (command_env, config_set, config_writes, default_destinations,
-                                                 git_entries)
+from agentguard.policies.network_configs import config_writes, default_destinations, git_entries
+from agentguard.policies.network_configs_env import command_env
+from agentguard.policies.network_configs_writes import config_set
 from agentguard.policies.networks import NetworkGuard
 
 GUARD = NetworkGuard()
 _MOVERS = ("CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM",
            "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG", "VIRTUAL_ENV",
-           "npm_config_userconfig", "npm_config_globalconfig")
+           "npm_config_userconfig", "npm_config_globalconfig", "NPM_CONFIG_PREFIX", "npm_config_prefix", "PREFIX",
+           "GIT_DIR")
 
 
 def net_refuses(command: str) -> bool:

@@ -28,22 +28,31 @@ command that runs the client shows none of it. Three readings close the class:
   (``CURL_HOME=.``: under the tool's working directory, which the guard does not know). Also read: what a git
   command sets for itself (``-c NAME=VALUE``, whose ``include.path`` file is read; ``GIT_CONFIG_KEY_<n>``/
   ``GIT_CONFIG_VALUE_<n>``), npm's ``--userconfig``/``--globalconfig`` file, and a client's own configuration
-  command with literal words read as the entry it sets (:func:`config_set`: ``git config --global
-  url.X.insteadOf Y``, ``npm config set registry X``), which is then no unknown write;
-- **the write before the read** (:func:`read_after_write`): a file the same command writes before a client reads
-  it (``base64 -d > c; curl -K c``, ``> /tmp/g; GIT_CONFIG_GLOBAL=/tmp/g git fetch``) refuses: the guard would read
-  its old content.
+  command with literal words read as the entry it sets (:func:`.network_configs_writes.config_set`: ``git config
+  --global url.X.insteadOf Y``, ``npm config set registry X``), which is then no unknown write;
+- **the write before the read** (:func:`.network_configs_writes.read_after_write`): a file the same command writes
+  before a client reads it (``base64 -d > c; curl -K c``, ``> /tmp/g; GIT_CONFIG_GLOBAL=/tmp/g git fetch``)
+  refuses: the guard would read its old content; so does a directory written into whose tree holds a client's
+  default file (:func:`.network_configs_writes.written_over`: ``cp -r d ~``, ``tar -xf a -C ~``, ``unzip a -d ~``,
+  ``rsync -a d/ ~/`` then ``curl``: the names are the tree's). Not seen (s25 red team): an extraction into the
+  working directory (``cd ~ && tar xf a``), ``tar -P``'s absolute members, a directory whose name the shell
+  computes (``cp -r d/. $HOME/``: the rules guard refuses it).
 
 A write whose whole name the shell computes (``> ~/$f``) is not matched (:func:`unfixed_writes` catches one in a
 command that names a client's file: ``tee $HOME/.wgetrc``); the rules guard refuses it as a path it cannot fix.
 
 The guard reads the files of the machine it runs on, as :mod:`.network_sshconfig` does: a deployment whose tools run
 elsewhere reads the wrong files (its writes are still refused). A deployment whose own files name an internal
-host (a corporate proxy, a registry mirror) lists it in ``allow``. Not read: a repository's own ``.git/config``,
-``.npmrc`` and ``.gitmodules`` of the tool's working directory, which the guard does not know (writing them is
-refused; ``git fetch origin`` with an internal origin written before the agent ran is not seen). ssh's files are
-:mod:`.network_sshconfig`'s (ssh reads the passwd entry's home, not ``$HOME``). Written by hand: the
-formats are small and no maintained Python package reads git's or curl's configuration grammar.
+host (a corporate proxy, a registry mirror) lists it in ``allow``. A repository a git command names by an absolute
+path (``-C /r``, ``cd /r &&``, ``--git-dir``, ``GIT_DIR``) has its ``config`` read too (s25 red team). Not read: the
+repository, ``.npmrc`` and ``.gitmodules`` of the tool's working directory or a relative path, which the guard does not
+know (writing them is refused; ``git fetch origin`` with an internal origin written before the agent ran is not
+seen), nor what a remote chooses (``git clone X && git -C x submodule update``: .gitmodules is the remote's). Read
+on the guard's machine when the call is decided: a file changed between decision and run is not seen. Files are
+read only when regular (:func:`.network_files.read_regular`: a FIFO or device refuses, never waited on), split at
+``\n`` as the clients split them. ssh's files are :mod:`.network_sshconfig`'s (ssh reads the passwd entry's home,
+not ``$HOME``). Written by hand: the formats are small and no maintained Python package reads git's or curl's
+configuration grammar.
 """
 
 from __future__ import annotations
@@ -51,16 +60,18 @@ from __future__ import annotations
 import configparser
 import os
 import re
+import shutil
+import sys
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-from .network_files import curl_config, named_inputs, read_limited, wgetrc_destinations
+from .network_files import config_lines, curl_config, read_limited, wgetrc_destinations
 from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
 
-__all__ = ["NETWORK_CONFIGS", "command_env", "config_set", "config_writes", "default_destinations", "git_entries",
-           "own_writes_less", "read_after_write", "unfixed_writes"]
+__all__ = ["NETWORK_CONFIGS", "client_kind", "config_writes", "default_destinations", "git_entries",
+           "unfixed_writes"]
 
 #: files a network client reads its destinations or proxies from (fnmatch, ``*`` crosses ``/``; a relative path is
 #: read below any directory): curl's, wget's, git's (and a repository's), npm's and yarn's, pip's, ssh's, Docker's
@@ -102,23 +113,6 @@ def unfixed_writes(command: str, paths: Iterable[PathForm]) -> list[str]:
     return [f"a path the shell computes, in a command naming {named.group(0)!r}"]
 
 
-#: the environment variables that move a client's configuration files
-_ENV_NAMES = ("HOME", "CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
-              "GIT_CONFIG_NOSYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG",
-              "VIRTUAL_ENV", "npm_config_userconfig", "npm_config_globalconfig")
-_ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(_ENV_NAMES) + r"|GIT_CONFIG_(?:KEY|VALUE)_\d+)=([^\s;&|<>()]*)")
-
-
-def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
-    """Per variable of :data:`_ENV_NAMES`, the values the command's texts (as written and as bash expands them)
-    assign it (``HOME=/tmp/h curl ...``, ``export WGETRC=rc``); a value the shell computes is kept as written."""
-    out: dict[str, list[str]] = {}
-    for text in readings:
-        for m in _ASSIGN.finditer(text):
-            out.setdefault(m.group(1), []).append(m.group(2).strip("'\""))
-    return out
-
-
 def _unreadable(path: str, why: str) -> str:
     return f"(the configuration file {path!r} cannot be read here: {why})"
 
@@ -156,24 +150,39 @@ def _parse(path: str, kind: str, depth: int) -> tuple[tuple[str, ...], tuple[str
     if kind == "wget":
         return tuple(wgetrc_destinations(text)), ()
     if kind == "npm":
-        return tuple(_npmrc(text)), ()
+        return tuple(_npmrc(text, depth)), ()
     if kind == "pip":
         return tuple(_pip_conf(path, text)), ()
     dests, commands = _git_destinations(git_entries(text), path, depth)
     return tuple(dests), tuple(commands)
 
 
+_MAX_INCLUDE = 10   # git's own limit on nested includes (and npm's files named in turn, here)
 _NPM_KEYS = re.compile(r"(?:@[^:=\s]+:)?registry|proxy|https-proxy|http-proxy", re.I)
 
 
-def _npmrc(text: str) -> list[str]:
-    """npm's ini: ``key = value`` lines (``;``/``#`` comments); ``registry``, ``@scope:registry``, the proxies."""
+#: npm keys that name another configuration file npm reads (``prefix``: its ``etc/npmrc``, the global one)
+_NPM_FILES = {"globalconfig": "", "userconfig": "", "prefix": "etc/npmrc"}
+
+
+def _npmrc(text: str, depth: int = 0) -> list[str]:
+    """npm's ini: ``key = value`` lines (``;``/``#`` comments); ``registry``, ``@scope:registry``, the proxies, and
+    the files ``globalconfig``, ``userconfig`` and ``prefix`` name (npm 11 reads ``$prefix/etc/npmrc`` as its global
+    file: s25 red team), read in turn (``depth``: how deep this file is named)."""
     out: list[str] = []
-    for line in text.splitlines():
+    for line in re.split(r"[\r\n]+", text):   # (npm's ini package splits at either)
         key, eq, value = line.strip().partition("=")
-        if eq and not key.startswith((";", "#")) and _NPM_KEYS.fullmatch(key.strip()):
-            value = value.strip().strip("'\"")
-            out.append(value if "${" not in value else _unreadable(key, "its value reads the environment"))
+        key, value = key.strip().lower(), value.strip().strip("'\"")
+        if not eq or key.startswith((";", "#")):
+            continue
+        if "${" in value and (_NPM_KEYS.fullmatch(key) or key in _NPM_FILES):
+            out.append(_unreadable(key, "its value reads the environment"))
+        elif _NPM_KEYS.fullmatch(key):
+            out.append(value)
+        elif key in _NPM_FILES and value:
+            named = os.path.join(value, _NPM_FILES[key]) if _NPM_FILES[key] else value
+            out += [_unreadable(value, "named too deep")] if depth >= _MAX_INCLUDE else _read_file(
+                named if named.startswith(("/", "~")) else "*" + named, "npm", depth + 1)[0]
     return out
 
 
@@ -196,7 +205,6 @@ def _pip_conf(path: str, text: str) -> list[str]:
     return out
 
 
-_MAX_INCLUDE = 10   # git's own limit on nested includes
 
 
 def _git_value(raw: str) -> str:
@@ -227,7 +235,7 @@ def git_entries(text: str) -> list[tuple[str, str]]:
     folded, the subsection as written; ``[a.B]`` folds to ``a.b``), continuation lines joined."""
     text = re.sub(r"\\\r?\n", "", text)
     section, out = "", []
-    for line in text.splitlines():
+    for line in config_lines(text):
         m = _SECTION.match(line)
         if m:
             head, sub, line = m.group(1).lower(), m.group(2), m.group(3)
@@ -271,7 +279,28 @@ def _git_destinations(entries: list[tuple[str, str]], path: str, depth: int) -> 
 _GIT_CONNECTS = frozenset({"fetch", "pull", "push", "clone", "ls-remote", "remote", "submodule", "archive",
                            "fetch-pack", "send-pack", "request-pull", "lfs", "fsck"})
 _PROGRAMS = {"curl": "curl", "wget": "wget", "wget2": "wget", "git": "git", "npm": "npm", "npx": "npm",
-             "pnpm": "npm", "yarn": "npm", "pip": "pip", "pip3": "pip"}
+             "pnpm": "npm", "yarn": "npm", "pip": "pip", "pip3": "pip", "pipx": "pip"}
+_VERSION = re.compile(r"-?\d+(?:\.\d+)*$")   # pip3.11, pip-3.11, python3.12, wget2: the program's version
+
+
+def client_kind(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """The kind of client (``curl``, ``wget``, ``git``, ``npm``, ``pip``) ``argv`` runs, by its program's name less a
+    version (``pip3.11``; s25 red team: only ``pip``/``pip3`` were known), and the argv it reads as: a Python
+    (``python3.11``, ``py``) running the module pip (``-m pip``, ``-mpip``, after other options) is ``pip``."""
+    if not argv:
+        return None, []
+    base = argv[0].rsplit("/", 1)[-1].lower()
+    name = base if base in _PROGRAMS else _VERSION.sub("", base)
+    if name in ("python", "py", "pypy"):
+        k = 1
+        while k < len(argv) and argv[k].startswith("-") and argv[k] != "-c" and not argv[k].startswith("-m"):
+            k += 2 if argv[k] in ("-W", "-X", "-Q") else 1
+        module = (argv[k + 1] if argv[k] == "-m" and k + 1 < len(argv) else argv[k][2:]) if k < len(argv) \
+            and argv[k].startswith("-m") else ""
+        if _VERSION.sub("", module.lower()) == "pip":
+            return "pip", ["pip", *argv[k + (2 if argv[k] == "-m" else 1):]]
+        return None, list(argv)
+    return _PROGRAMS.get(name), list(argv)
 
 
 def _values(name: str, env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[str]:
@@ -301,6 +330,8 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
     if kind == "npm":
         user = _values("NPM_CONFIG_USERCONFIG", env, assigned) + _values("npm_config_userconfig", env, assigned)
         glob_ = _values("NPM_CONFIG_GLOBALCONFIG", env, assigned) + _values("npm_config_globalconfig", env, assigned)
+        glob_ += [os.path.join(p, "etc", "npmrc") for name in ("NPM_CONFIG_PREFIX", "npm_config_prefix", "PREFIX")
+                  for p in _values(name, env, assigned)]   # (npm's global file is $prefix/etc/npmrc)
         return user + [os.path.join(h, ".npmrc") for h in homes] + glob_ + [
             "/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc"]
     if kind == "pip":
@@ -310,13 +341,63 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
         return [f for f in own if f != os.devnull] + ["/etc/pip.conf", "/etc/xdg/pip/pip.conf"] + [
             os.path.join(d, "pip", "pip.conf") for d in xdg + [os.path.join(h, ".config") for h in homes]] + [
             os.path.join(h, ".pip", "pip.conf") for h in homes] + [
-            os.path.join(v, "pip.conf") for v in _values("VIRTUAL_ENV", env, assigned)]
+            os.path.join(v, "pip.conf") for v in _values("VIRTUAL_ENV", env, assigned) + _pip_prefixes(env) + [
+                p for p in assigned.get("(prefix)", []) if p.startswith(("/", "~"))]] + [
+            os.path.join(d, "pip", "pip.conf") for d in env.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":") if d]
     out = _values("GIT_CONFIG_GLOBAL", env, assigned) or [
         os.path.join(d, "git", "config") for d in xdg + [os.path.join(h, ".config") for h in homes]] + [
         os.path.join(h, ".gitconfig") for h in homes]
-    if not _values("GIT_CONFIG_NOSYSTEM", env, assigned):
+    nosystem = _values("GIT_CONFIG_NOSYSTEM", env, assigned)   # (git's boolean: a computed or false one reads it)
+    if not nosystem or not all(v.lower() in ("1", "true", "yes", "on") for v in nosystem):
         out += _values("GIT_CONFIG_SYSTEM", env, assigned) or ["/etc/gitconfig"]
+    return out + _repository_files(argv, env, assigned)
+
+
+def _repository_files(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[str]:
+    """The configuration files of the repository a git command names by an absolute path (s25 red team: ``git -C
+    /r fetch``, ``cd /r && git fetch``, ``--git-dir=/r/.git``, ``GIT_DIR=/r/.git`` fetched from /r's internal
+    origin unseen): its ``config`` and ``config.worktree`` (and a linked worktree's common ones), found as git finds
+    the repository (``.git`` directory or ``gitdir:`` file, a bare one, up the parents). A relative one names the
+    tool's working directory, which the guard does not know: not read."""
+    works, gits, here = list(assigned.get("(cd)", [])), _values("GIT_DIR", env, assigned), ""
+    k = 1
+    while k < len(argv) and argv[k].startswith("-"):
+        w, value = argv[k], argv[k + 1] if k + 1 < len(argv) else ""
+        if w == "-C":
+            here = os.path.join(here, value)
+            works.append(here)
+        gits += [w[len("--git-dir="):]] if w.startswith("--git-dir=") else [value] if w == "--git-dir" else []
+        k += 2 if w in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
+    out: list[str] = []
+    for start, bare in [(w, False) for w in works] + [(g, True) for g in gits]:
+        d = os.path.normpath(os.path.expanduser(start))
+        while os.path.isabs(d):
+            dot = os.path.join(d, ".git")
+            link = read_limited(dot) if os.path.isfile(dot) else None
+            found = d if bare or os.path.isfile(os.path.join(d, "HEAD")) and os.path.isdir(os.path.join(d, "objects")) \
+                else dot if os.path.isdir(dot) else os.path.join(d, link.strip()[7:].strip()) \
+                if link is not None and link.startswith("gitdir:") else None
+            if found is not None:
+                common = read_limited(os.path.join(found, "commondir")) if os.path.isfile(
+                    os.path.join(found, "commondir")) else None
+                for g in [found] + ([os.path.join(found, common.strip())] if common else []):
+                    out += [os.path.join(g, "config"), os.path.join(g, "config.worktree")]
+                break
+            d, parent = os.path.dirname(d), d
+            if d == parent:
+                break
     return out
+
+
+def _pip_prefixes(env: Mapping[str, str]) -> list[str]:
+    """The prefixes whose ``pip.conf`` pip reads as its site file (``sys.prefix``): the guard's own interpreter's,
+    and those of the ``pip``/``python3`` the tool's ``PATH`` finds (the directory above its ``bin``, as named and
+    with links resolved)."""
+    out = [sys.prefix, sys.base_prefix]
+    for name in ("pip", "pip3", "python3", "python"):
+        found = shutil.which(name, path=env.get("PATH"))
+        out += [os.path.dirname(os.path.dirname(p)) for p in ([found, os.path.realpath(found)] if found else [])]
+    return list(dict.fromkeys(out))
 
 
 def _named_files(kind: str, argv: Sequence[str]) -> list[str]:
@@ -328,6 +409,8 @@ def _named_files(kind: str, argv: Sequence[str]) -> list[str]:
         name, eq, value = w.partition("=")
         if name in ("--userconfig", "--globalconfig"):
             out.append(value if eq else argv[k + 1] if k + 1 < len(argv) else "")
+        elif name == "--prefix" and (value if eq else argv[k + 1] if k + 1 < len(argv) else "").startswith("/"):
+            out.append(os.path.join(value if eq else argv[k + 1], "etc", "npmrc"))   # (a relative one: not read)
     return out
 
 
@@ -363,19 +446,19 @@ def _git_subcommand(args: Sequence[str]) -> str:
 
 
 def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
-                         env: Mapping[str, str] | None = None) -> tuple[list[str], list[str]]:
+                         env: Mapping[str, str] | None = None, files_only: bool = False) -> tuple[list[str], list[str]]:
     """``(destinations, commands)`` the client ``argv`` (program first, as bash expanded it) reads from its default
     configuration files (see the module docstring); ``assigned``: the command's own assignments
-    (:func:`command_env`); ``env``: the environment (the guard process's by default)."""
+    (:func:`.network_configs_env.command_env`); ``env``: the environment (the guard process's by default).
+    ``files_only``: the files themselves, unread, as ``(files, [])``."""
     if not argv:
         return [], []
-    prog = argv[0].rsplit("/", 1)[-1].lower()
-    if prog in ("python", "python3") and list(argv[1:3]) == ["-m", "pip"]:
-        prog, argv = "pip", ["pip", *argv[3:]]
-    kind = _PROGRAMS.get(prog)
+    kind, argv = client_kind(argv)
     if kind is None:
         return [], []
     env = os.environ if env is None else env
+    if files_only:
+        return list(dict.fromkeys(_files(kind, argv, env, assigned) + _named_files(kind, argv))), []
     dests: list[str] = []
     commands: list[str] = []
     for path in dict.fromkeys(_files(kind, argv, env, assigned) + _named_files(kind, argv)):
@@ -397,100 +480,3 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
 def _aliases(path: str) -> list[tuple[str, str]]:
     text = read_limited(path) if os.path.isfile(path) else None
     return [(n, v) for n, v in git_entries(text or "") if n.startswith("alias.")]
-
-
-_GIT_CONFIG_SCOPES = frozenset({"--global", "--system", "--local", "--worktree", "--add", "--replace-all",
-                                "--unset", "--unset-all", "--bool", "--int", "--path", "--no-type", "--null", "-z",
-                                "--includes", "--no-includes", "--name-only", "--show-origin", "--show-scope"})
-_GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "get", "list",
-                               "--unset", "--unset-all", "unset"})
-_GIT_CONFIG_VALUES = frozenset({"--type", "--default", "--comment", "-f", "--file", "--blob"})
-
-
-def config_set(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
-    """What a client's own configuration command (its words literal) sets for later runs, read as the entry it writes:
-    ``git config [--global] KEY VALUE`` (a ``url.*.insteadOf`` base, a proxy, a remote URL, ``core.sshCommand``),
-    ``npm config set KEY VALUE``, ``pip config set global.KEY VALUE``; ``([], [])`` for one that only reads or unsets;
-    None for one this reader does not know (``git config --edit``, ``include.path``: the file it names may be
-    written later), which is then judged as a write of the file."""
-    prog = argv[0].rsplit("/", 1)[-1].lower() if argv else ""
-    if prog == "git":
-        k = 1
-        while k < len(argv) and argv[k].startswith("-"):
-            k += 2 if argv[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
-        if k >= len(argv) or argv[k] != "config":
-            return None
-        rest, j = [], k + 1
-        reads = False
-        while j < len(argv):
-            w = argv[j]
-            j += 1
-            if w in _GIT_CONFIG_READS:
-                reads = True
-            elif w in _GIT_CONFIG_VALUES:
-                j += 1
-            elif w in ("set",):
-                continue
-            elif w.startswith("-") and w not in _GIT_CONFIG_SCOPES and "=" not in w:
-                return None   # --edit, --rename-section, an option this reader does not know
-            elif not w.startswith("-"):
-                rest.append(w)
-        if reads or len(rest) < 2:
-            return [], []
-        name = rest[0]
-        if re.fullmatch(r"(?i)include\.path|includeif\..*\.path", name):
-            return None
-        return _git_destinations(_git_pairs(["git", "-c", f"{name}={rest[1]}"], {}, {}), "", _MAX_INCLUDE)
-    if prog in ("npm", "pnpm", "yarn", "pip", "pip3") and len(argv) > 2 and argv[1] == "config":
-        if argv[2] not in ("set", "add"):
-            return ([], []) if argv[2] in ("get", "list", "ls", "delete", "unset", "debug") else None
-        pairs = [tuple(w.split("=", 1)) for w in argv[3:] if "=" in w] or (
-            [(argv[3], argv[4])] if len(argv) >= 5 else [])
-        out: list[str] = []
-        for key, value in pairs:
-            key = key.split(".", 1)[-1] if prog.startswith("pip") else key
-            if prog.startswith("pip"):
-                out += _pip_conf("", f"[global]\n{key} = {value}\n")
-            else:
-                out += _npmrc(f"{key}={value}")
-        return out, []
-    return None
-
-
-def own_writes_less(writes: Sequence[list[PathForm]], argvs: Iterable[Sequence[str]]) -> list[list[PathForm]]:
-    """``writes`` (:attr:`.shell.model.Analysis.writes`) less, once each, those of each of ``argvs``' own words (a
-    multiset difference: ``cp x c; curl -K c`` keeps cp's write of c, takes curl's reading of its ``-K`` value)."""
-    from .shell.analysis import analyse_argv
-
-    left = list(writes)
-    keys = [tuple(t for t, _ in forms) for forms in left]
-    for argv in argvs:
-        for forms in analyse_argv(argv).writes:
-            key = tuple(t for t, _ in forms)
-            if key in keys:
-                del left[keys.index(key)]
-                keys.remove(key)
-    return left
-
-
-def read_after_write(argvs: Iterable[Sequence[str]], assigned: Mapping[str, list[str]],
-                     written: Iterable[str], any_input: bool = False) -> list[str]:
-    """A configuration the command writes before a client reads it (``base64 -d > c; curl -K c``, ``... > /tmp/g;
-    GIT_CONFIG_GLOBAL=/tmp/g git fetch``, ``git -c include.path=F``): the file is read when the call is decided, so
-    its old content is not what the client reads. A written path (``written``: its literal spellings) that is a file
-    or below a directory the command points a client at (a ``-K``/``-i``/``--config``/``--userconfig`` value, a
-    ``-c include.path`` value, a value assigned to one of :data:`_ENV_NAMES`) gives a marker (refused)."""
-    inputs = [v for vs in assigned.values() for v in vs]
-    for argv in argvs:
-        inputs += named_inputs(argv) + _named_files("npm", argv)
-        if argv and argv[0].rsplit("/", 1)[-1].lower() == "git":
-            inputs += [v for n, v in _git_pairs(argv, {}, {}) if n.endswith(".path")]
-    places = {os.path.normpath(os.path.expanduser(p)) for p in inputs if p and p != "-"}
-    if any_input:   # (whether the commands name any such place)
-        return ["(names one)"] if places else []
-    out = []
-    for text in written:
-        path = os.path.normpath(os.path.expanduser(text))
-        if any(path == p or path.startswith(p.rstrip("/") + "/") for p in places):
-            out.append(f"(a configuration file {text!r} written before the client reads it)")
-    return out

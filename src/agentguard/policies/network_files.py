@@ -20,12 +20,16 @@ are read by :mod:`.network_configs` with these readers. Written by hand: no pack
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from typing import Sequence
 
 from .network_programs import assigned_destinations, program_destinations
 
-__all__ = ["curl_config", "file_destinations", "named_inputs", "read_limited", "wgetrc_destinations"]
+__all__ = ["config_lines", "curl_config", "file_destinations", "named_inputs", "read_limited", "read_regular",
+           "wgetrc_destinations"]
 
 _MAX_BYTES = 1 << 20
 #: per client, the options (short letters and long names) whose value is a file the client reads destinations from,
@@ -37,15 +41,41 @@ _FILE_OPTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
 _WGET_RC = ("config",)
 
 
+def read_regular(path: str, limit: int = _MAX_BYTES) -> bytes:
+    """The first ``limit + 1`` bytes of the regular file ``path`` (a symlink followed); OSError for one that is not a
+    regular file (a FIFO, ``/dev/zero``, ``/dev/stdin``, a terminal, a directory, a socket) before anything is read
+    from it: opening a FIFO blocks until a writer comes, reading ``/dev/stdin`` reads the guard's own input, and a
+    configuration file is never either, so a guard never waits on one (s25 red team: a ``~/.curlrc`` FIFO hung the
+    decision). The null device reads as empty (``GIT_CONFIG_GLOBAL=/dev/null``, ``ssh -F /dev/null``: no file)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat(os.devnull).st_rdev:
+            return b""
+        if not stat.S_ISREG(st.st_mode):
+            raise IsADirectoryError(errno.EINVAL, "not a regular file", path)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(limit + 1)
+    finally:
+        os.close(fd)
+
+
+def config_lines(text: str) -> list[str]:
+    """The lines of a configuration text as curl, wget, git and ssh read them: split at ``\n`` only (a ``\r``
+    before it dropped), not at the other breaks :meth:`str.splitlines` knows (``\r``, ``\x0b``, ``\x85``,
+    U+2028...): a section header split there is no header here while git reads it (s25 red team: ``[url
+    "http://127.0.0.9:9/\u2028"]`` rewrote github.com for real git 2.39 and was not seen)."""
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
+
+
 def read_limited(path: str) -> str | None:
-    """The text of the file ``path`` (UTF-8, undecodable bytes replaced), or None: standard input ``-``, not
-    readable, over 1 MiB."""
+    """The text of the regular file ``path`` (UTF-8, undecodable bytes replaced), or None: standard input ``-``, not
+    readable, not a regular file (:func:`read_regular`), over 1 MiB."""
     if path == "-":
         return None
     try:
-        with open(path, "rb") as f:
-            data = f.read(_MAX_BYTES + 1)
-        return data.decode("utf-8", "replace") if len(data) <= _MAX_BYTES else None
+        data = read_regular(path)   # (a leading byte-order mark dropped: git skips it)
+        return data.decode("utf-8", "replace").removeprefix("\ufeff") if len(data) <= _MAX_BYTES else None
     except OSError:
         return None
 
@@ -85,7 +115,7 @@ def curl_config(text: str, depth: int = 0) -> list[str]:
     """The destinations of a curl config file's text (one option a line, read as curl's ``tool_parsecfg.c``), and
     of the files its ``config``/``-K`` lines name in turn (bounded: deeper is unreadable)."""
     words: list[str] = []
-    for line in text.splitlines():
+    for line in config_lines(text):
         line = line.strip()
         if not line or line[0] in "#/":
             continue
@@ -105,7 +135,7 @@ def wgetrc_destinations(text: str, depth: int = 0) -> list[str]:
     """The destinations of a wgetrc text: ``name = value`` lines read as assignments (``http_proxy = corp``), every
     URL of such a line (``#`` lines are comments), and the URLs of the file an ``input = FILE`` line names (wget
     fetches them as ``-i FILE``)."""
-    lines = [ln.strip() for ln in text.splitlines() if "=" in ln and not ln.lstrip().startswith("#")]
+    lines = [ln.strip() for ln in config_lines(text) if "=" in ln and not ln.lstrip().startswith("#")]
     out = [d for line in lines for d in assigned_destinations(re.sub(r"\s*=\s*", "=", line, count=1))]
     out += [w for line in lines for w in line.split() if "://" in w]   # (not a comment's: /etc/wgetrc cites gnu.org)
     inputs = [v.strip() for line in lines for k, _, v in [line.partition("=")]
@@ -152,7 +182,7 @@ def file_destinations(argv: Sequence[str], depth: int = 0) -> list[str]:
         elif how == "wgetrc":
             out += wgetrc_destinations(text, depth)
         else:   # one URL a line (aria2c: tab-separated mirrors; an indented line is an option of the one above)
-            for line in text.splitlines():
+            for line in config_lines(text):
                 if line.strip() and not line.lstrip().startswith("#") and not (how == "aria2" and line[:1].isspace()):
                     out += [u for u in line.strip().split("\t") if u]
     return out

@@ -94,7 +94,7 @@ _LONG_VALUE = frozenset({
     "password", "http-user", "http-password", "level", "accept", "reject", "domains", "exclude-domains", "auth",
     "auth-type", "session", "session-read-only", "verify", "print", "style", "pretty", "format-options", "source",
     "wait-for", "count", "interval", "ttl", "port", "keyfile", "username", "database", "dbname", "file", "command",
-    "eval", "encoding", "out", "sendonly", "recvonly"})
+    "eval", "encoding", "out", "sendonly", "recvonly", "noproxy"})   # (curl --noproxy LIST: hosts not proxied)
 #: socat address types that carry host:port, and OpenSSL options that name one
 _SOCAT = re.compile(r"(?:tcp[46]?|udp[46]?|openssl|ssl|proxy|tcp[46]?-connect|udp[46]?-connect|socks4a?)"
                     r":([^,]+)", re.I)
@@ -305,17 +305,17 @@ def without_listening(argv: Sequence[str]) -> list[str]:
     return _listening(argv)[0]
 
 
-# a no_proxy assignment's value is a list of hosts NOT proxied (connected to by no one for it): only host-list
-# characters, so that nothing else in the text is hidden with it
-_NO_PROXY = re.compile(r"(?<![\w.-])no_proxy=(?:'[\w.,:*/\[\]%-]*'|\"[\w.,:*/\[\]%-]*\"|[\w.,:*/\[\]%-]*)"
-                       r"(?=$|[\s;&|)])", re.I)
+# a no_proxy assignment's value, and curl's --noproxy value, is a list of hosts NOT proxied (connected to by no one
+# for it): only host-list characters, so that nothing else in the text is hidden with it
+_NO_PROXY = re.compile(r"(?:(?<![\w.-])no_proxy=|(?<!\S)--noproxy(?:=|\s+))"
+                       r"(?:'[\w.,:*/\[\]%-]*'|\"[\w.,:*/\[\]%-]*\"|[\w.,:*/\[\]%-]*)(?=$|[\s;&|)])", re.I)
 
 
 def quiet_text(text: str, argvs: Sequence[Sequence[str]]) -> str:
     """``text`` without the words that name a host no one connects to, for the text readings of hosts
-    (:func:`.network_hosts.command_hosts`): a ``no_proxy=...`` assignment's value, and each listening option of a
-    server the command runs (:func:`without_listening`, once per option found: a same-spelled word of another program
-    stays, and its own reading still refuses it)."""
+    (:func:`.network_hosts.command_hosts`): a ``no_proxy=...`` assignment's or curl's ``--noproxy`` value, and each
+    listening option of a server the command runs (:func:`without_listening`, once per option found: a same-spelled
+    word of another program stays, and its own reading still refuses it)."""
     text = _NO_PROXY.sub(" ", text)
     for argv in argvs:
         for words in _listening(argv)[1]:

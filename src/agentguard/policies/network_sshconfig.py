@@ -37,6 +37,8 @@ import os
 import re
 from pathlib import Path
 
+from .network_files import config_lines, read_regular
+
 __all__ = ["config_hosts"]
 
 _MAX_BYTES = 1 << 20
@@ -92,8 +94,7 @@ def _match_may_apply(args: list[str], host: str) -> bool:
 
 def _read(path: str, required: bool) -> str:
     try:
-        with open(path, "rb") as f:
-            data = f.read(_MAX_BYTES + 1)
+        data = read_regular(path, _MAX_BYTES)   # (a FIFO or a device is refused, never waited on)
     except FileNotFoundError:
         if required:   # "-F cfg": ssh refuses to start without it; here it may be a file of the tool's own directory
             raise _Unreadable(f"{path}: no such file here") from None
@@ -115,7 +116,7 @@ def _walk(path: str, base: str, host: str, applies: bool, depth: int, found: dic
     if depth > _MAX_INCLUDE:
         raise _Unreadable(f"{path}: Include nested deeper than {_MAX_INCLUDE}")
     active, sure = applies, certain
-    for line in _read(path, required).splitlines():
+    for line in config_lines(_read(path, required)):
         parsed = _words(line)
         if parsed is None:
             continue

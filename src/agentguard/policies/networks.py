@@ -77,8 +77,9 @@ from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
 from .arguments import _keyed, keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
-from .network_configs import (command_env, config_set, config_writes, default_destinations, own_writes_less,
-                              read_after_write, unfixed_writes)
+from .network_configs import config_writes, default_destinations, unfixed_writes
+from .network_configs_env import command_env, unseen_clients
+from .network_configs_writes import config_set, own_writes_less, read_after_write, tree_writes, written_over
 from .network_files import file_destinations
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
                             whole_host)
@@ -275,7 +276,7 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
     read = _read_command(text)
     if read is None or depth > _MAX_NESTED:
         return None
-    argvs, writes, _ = read
+    argvs, writes, _, trees = read
     config = assigned_config(text)   # GIT_SSH_COMMAND='ssh -F cfg' git fetch alias:r
     hosts = [h for argv in argvs for h in remote_hosts(argv, config)]
     # a client's configuration written here holds what no reading of the text shows (network_configs, session 25)
@@ -285,8 +286,10 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
     readings = [text, *_shell_words(text)]
     env = command_env(readings)   # HOME=/tmp/h curl ...: the files it reads
     configured = [default_destinations(argv, env) for argv in argvs]   # ~/.curlrc, ~/.gitconfig's insteadOf...
+    configured += unseen_clients(readings, argvs, env)   # su bob -c 'curl ...': a client the reader does not see
     configured += [s for argv in argvs if (s := config_set(argv)) is not None]   # git config --global url...
     hosts += read_after_write(argvs, env, _written(text))   # "> c; curl -K c": c is read before it is written
+    hosts += written_over(argvs, env, trees)   # "cp -r d ~ && curl ...": ~/.curlrc is written, unseen, then read
     found += [d for dests, _ in configured for d in dests]
     quiet = [quiet_text(t, argvs) for t in readings]   # no no_proxy list, no server's listening address
     found += [d for t in quiet for w in t.split() for d in assigned_destinations(w)]
@@ -325,7 +328,8 @@ def _written(command: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4096)
-def _read_command(command: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...], tuple[str, ...]] | None:
+def _read_command(command: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...], tuple[str, ...],
+                                         tuple[str, ...]] | None:
     """Every command ``command`` runs, as the shell reader expands it (:func:`.shell.analysis.analyse`: through
     wrappers, ``-c`` payloads, substitutions; the program by its canonical name), and the files of
     :data:`.network_configs.NETWORK_CONFIGS` it writes; None for a text longer than :data:`MAX_COMMAND`. A
@@ -349,10 +353,11 @@ def _read_command(command: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str,
     configs = own_writes_less(analysis.writes, [c.argv for c in analysis.commands if c.argv and all(
         w.literal for w in c.words) and config_set(c.argv) is not None])
     readers = own_writes_less(analysis.writes, [a for a in out if read_after_write([a], {}, [], True)])
+    tree = tree_writes(analysis.writes, out)   # "cp -r d ~ && curl ...": the spellings written_over reads
     piped = xargs_literal(command)   # "echo URL | xargs curl": the words xargs hands curl are echo's, plain
     out = [a for a in out if "*" not in a] + [piped] if piped is not None else out
     literal = tuple(dict.fromkeys(t for forms in readers for t, tokens in forms if tokens is None))
-    return tuple(out), tuple(config_writes(configs) + unfixed_writes(command, analysis.paths)), literal
+    return tuple(out), tuple(config_writes(configs) + unfixed_writes(command, analysis.paths)), literal, tree
 
 
 def _expanded(command: str) -> tuple[str, ...]:
