@@ -45,3 +45,21 @@ def test_curl_reads_a_curlrc_a_tree_copy_just_wrote(home: Path, tmp_path: Path) 
                           env={"HOME": str(home), "PATH": os.environ.get("PATH", "")}, capture_output=True, text=True,
                           timeout=20)
     assert "127.0.0.9" in done.stdout
+
+
+def test_a_place_assigned_to_no_client_is_no_client_file() -> None:
+    """Session 25 full run: ``make PREFIX=/usr/local install`` (make's variable, make's operand /usr/local) was refused
+    as "a configuration file written before the client reads it"; no client runs or is named there. With a client, the
+    same place still refuses."""
+    from agentguard.core.types import Context, ToolCall
+    from agentguard.policies.networks import NetworkGuard
+
+    guard = NetworkGuard()
+
+    def refuses(command: str) -> bool:
+        return guard.check(Context(run_id="s25"), ToolCall("run_command", {"command": command})).decision.refuses
+
+    assert not refuses("make PREFIX=/usr/local install")
+    assert not refuses("cmake --install build --prefix /usr/local")
+    assert refuses("PREFIX=/tmp/p; echo x > /tmp/p/etc/npmrc; npm install")
+    assert refuses("make PREFIX=/tmp/p install && npm install")

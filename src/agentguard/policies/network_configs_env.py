@@ -16,7 +16,7 @@ from typing import Iterable, Mapping, Sequence
 
 from .network_configs import _PROGRAMS, client_kind, default_destinations
 
-__all__ = ["command_env", "unseen_clients"]
+__all__ = ["command_env", "names_client", "unseen_clients"]
 
 #: the environment variables that move a client's configuration files
 _ENV_NAMES = ("HOME", "CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
@@ -92,6 +92,13 @@ def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
 
 _CLIENT_WORD = re.compile(r"(?:(?<![\w.-])|(?<=-m))(" + "|".join(sorted(_PROGRAMS, key=len, reverse=True)) +
                           r")(?:-?\d+(?:\.\d+)*)?(?![\w.-])")   # (pip3.11, python -mpip)
+
+
+def names_client(readings: Iterable[str], argvs: Iterable[Sequence[str]]) -> bool:
+    """Whether the command runs a network client (an argv of one) or names one anywhere (a program the reader does
+    not unwrap may run it): only then do the places it assigns (``HOME=``, ``PREFIX=``...) lead to a client's file
+    (``make PREFIX=/usr/local install`` names none, and writes /usr/local as make's operand)."""
+    return any(client_kind(a)[0] for a in argvs) or any(_CLIENT_WORD.search(t.lower()) for t in readings)
 
 
 def unseen_clients(readings: Iterable[str], argvs: Iterable[Sequence[str]], assigned: Mapping[str, list[str]],

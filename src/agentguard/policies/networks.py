@@ -78,7 +78,7 @@ from ..core.types import Context, Decision, Verdict
 from .arguments import _keyed, keyed_values, leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
 from .network_configs import config_writes, default_destinations, unfixed_writes
-from .network_configs_env import command_env, unseen_clients
+from .network_configs_env import command_env, names_client, unseen_clients
 from .network_configs_writes import config_set, own_writes_less, read_after_write, tree_writes, written_over
 from .network_files import file_destinations
 from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
@@ -288,7 +288,8 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
     configured = [default_destinations(argv, env) for argv in argvs]   # ~/.curlrc, ~/.gitconfig's insteadOf...
     configured += unseen_clients(readings, argvs, env)   # su bob -c 'curl ...': a client the reader does not see
     configured += [s for argv in argvs if (s := config_set(argv)) is not None]   # git config --global url...
-    hosts += read_after_write(argvs, env, _written(text))   # "> c; curl -K c": c is read before it is written
+    named = env if names_client(readings, argvs) else {}   # (make PREFIX=/usr/local install: no client reads it)
+    hosts += read_after_write(argvs, named, _written(text))   # "> c; curl -K c": c is read before it is written
     hosts += written_over(argvs, env, trees)   # "cp -r d ~ && curl ...": ~/.curlrc is written, unseen, then read
     found += [d for dests, _ in configured for d in dests]
     quiet = [quiet_text(t, argvs) for t in readings]   # no no_proxy list, no server's listening address
