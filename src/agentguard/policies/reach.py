@@ -49,6 +49,11 @@ _HOME: list[Token] = [("c", (False, frozenset("~")))] + _SLASH
 _BELOW: list[Token] = _SLASH + [("*", ANY_CHAR)]
 
 
+def _around(tokens: list[Token], relative: bool) -> list[list[Token]]:
+    """A path's tokens, and a relative one's below ``/`` and ``~`` too (the working directory may be either)."""
+    return [tokens] + ([_SLASH + tokens, _HOME + tokens] if relative else [])
+
+
 def home_tokens(pattern: str) -> list[list[Any]]:
     """The anchored globs of one ``deny_paths`` entry as tokens, a conventional home's ``*`` one directory name
     (``~/.ssh/*`` -> ``/home/<name>/.ssh/*``...): what a file tool's tree is checked against."""
@@ -117,7 +122,7 @@ def listed(text: str, tokens: Any, dirs: list[list[Token]], literal: re.Pattern[
         return literal is not None and any(literal.fullmatch(p) for p in [plain] + (
             ["/" + plain, "~/" + plain] if relative else []))
     path = fold_case(list(tokens))
-    inside = [path] + ([_SLASH + path, _HOME + path] if relative else [])
+    inside = _around(path, relative)
     return any(intersects(p, d) for p in inside for d in dirs)
 
 
@@ -155,9 +160,7 @@ class GlobRules(_Memo):
 
     def meets(self, tokens: list[Token], relative: bool) -> bool:
         def compute() -> bool:
-            folded = fold_case(tokens)
-            around = [folded] + ([_SLASH + folded, _HOME + folded] if relative else [])
-            return any(intersects(t, d) for t in around for d in self.globs[relative])
+            return any(intersects(t, d) for t in _around(fold_case(tokens), relative) for d in self.globs[relative])
         return self.kept(("meets", tuple(tokens), relative), compute)
 
     def listed(self, text: str, tokens: list[Token] | None) -> bool:
@@ -193,10 +196,10 @@ class TreeRules(_Memo):
                 self._inside is not None and any(self._inside.fullmatch(t) for t in inside))
         def compute() -> bool:
             folded = fold_case(list(tokens))
-            around = [folded] + ([_SLASH + folded, _HOME + folded] if relative else [])
             return any(intersects(folded + _BELOW, d) for d in self.anchored) or any(
-                intersects(t, d) or intersects(t, d + _BELOW) for t in around for d in self.dirs[relative])
-        return self.kept((text.startswith(("/", "~")), tuple(tokens)), compute)
+                intersects(t, d) or intersects(t, d + _BELOW) for t in _around(folded, relative)
+                for d in self.dirs[relative])
+        return self.kept((relative, tuple(tokens)), compute)
 
 
 def casefolded(denied: Iterable[str]) -> re.Pattern[str] | None:

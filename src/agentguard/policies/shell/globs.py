@@ -67,11 +67,7 @@ def fold_case(tokens: Iterable[Token]) -> list[Token]:
     Windows, whose glob folds case too) reads it, as literal paths are (``/ETC/SH*DOW`` meets ``/etc/shadow``).
     The one case fold of path tokens: the rules guard's ``deny_paths`` and the config-file rule
     (:func:`~.model.configures`) use it."""
-    out: list[Token] = []
-    for kind, (neg, chars) in tokens:
-        low = frozenset(c.lower() if len(c.lower()) == 1 else c for c in chars)
-        out.append((kind, (neg, low)))
-    return out
+    return [(kind, (neg, frozenset(fold_text(c) for c in chars))) for kind, (neg, chars) in tokens]
 
 
 def fold_text(text: str) -> str:
