@@ -46,7 +46,8 @@ tool is then judged with the arguments the SDK calls it with (its pydantic valid
 ``" 5000 "`` or ``5000.0`` as the int ``5000``, defaults, a field validator's rewrite; see ``_reading``):
 when validation changes the arguments, the SDK skips ``needs_approval`` and asks a human itself, and the
 input guardrail then judges the validated call (an ESCALATE it raises there is refused: that human was not
-shown the guard's verdicts).
+shown the guard's verdicts). An agent run as a tool (``Agent.as_tool(parameters=...)``) is judged with the input
+its nested agent receives (:func:`~.openai_agents_reading.agent_tool_reading`), in ``needs_approval`` and the guardrail.
 
 The SDK (0.24) refuses a model turn with an empty call id, or one id used for two different calls, before
 any tool or guardrail runs (``ModelBehaviorError``), and skips a call re-sent under an id it already
@@ -78,6 +79,7 @@ its decision and ``state_fn`` state, one line per run across interruptions (:cla
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import threading
@@ -108,7 +110,7 @@ from .agents_tracing import AgentGuardTraceProcessor, _parse_args  # noqa: E402
 from .openai_agents_mcp import built_mcp_tool, gate_converted, let_through  # noqa: E402
 from .openai_agents_reach import bind, bound, call_name, passed, reach, tool_name_of  # noqa: E402
 from .openai_agents_reading import (  # noqa: E402
-    BINDING, McpListed, _item_call, _prepared, _reading, _refusal, _tool_of)
+    BINDING, McpListed, _item_call, _prepared, _reading, _refusal, _tool_of, agent_tool_reading)
 
 __all__ = ["AgentGuardTraceProcessor", "AgentsGuard"]
 
@@ -117,6 +119,10 @@ Approve = Callable[[Verdict, ToolCall], "bool | Awaitable[bool]"]
 APPROVER = "human via the Agents SDK approval"
 CALLBACK_APPROVER = "operator (approve callback)"
 ADAPTER = "openai_agents"
+
+
+def _agent_read(tool: Any, call: ToolCall) -> Any:  # needs_approval's reading of an agent tool's call
+    return agent_tool_reading(tool, "", call)
 
 
 def _run_key() -> str:
@@ -194,7 +200,8 @@ class AgentsGuard:
             if self.output_guardrail not in (t.tool_output_guardrails or []):
                 t.tool_output_guardrails = [*(t.tool_output_guardrails or []), self.output_guardrail]
             defer = getattr(t, BINDING, None) is not None  # an MCP tool: decided once, by its guardrail (as run)
-            t.needs_approval = bind(self, getattr(t, "needs_approval", False), tool_name_of(t), defer=defer)
+            read = functools.partial(_agent_read, t) if getattr(t, "_is_agent_tool", False) is True else None
+            t.needs_approval = bind(self, getattr(t, "needs_approval", False), tool_name_of(t), defer, read)
             if defer:
                 gate_converted(self, t)  # the server it calls is gated too (openai_agents_mcp)
         return tools
@@ -395,6 +402,8 @@ class AgentsGuard:
                 why = f"the tool's own validation refused the arguments ({type(proposal).__name__}: {proposal})"
                 return self._refuse(await self.pipeline.adecide(run, given, refuse=Verdict(
                     Decision.REJECT, why[:500], "agentguard"), **facts), given)
+            if isinstance(proposal, ToolCall) and call_key(proposal) != call_key(given):
+                self.pipeline.take(run, given)  # held for the model's spelling (an agent tool): decided as it runs
         if isinstance(proposal, Unreadable):  # arguments no strict reader agrees on: refused, never guessed
             self.pipeline.take(run, ToolCall(name, _parse_args(raw), tc.tool_call_id or ""))  # drop
             return self._refuse(await self.pipeline.adecide(run, proposal, **facts),

@@ -56,7 +56,8 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator
 from ..core.errors import InputError
 from ..core.pipeline import call_key
 from ..core.types import Decision, ToolCall, Verdict
-from .openai_agents_reading import LISTING_ATTR, HandoffRefused, UngatedToolCall, _refusal, call_name
+from .openai_agents_reading import (
+    LISTING_ATTR, HandoffRefused, UngatedToolCall, _refusal, call_name, closure_adapter)
 from .openai_agents_mcp import gate_server, let_through, mcp_listed, remember_listing, wrap_mcp_tools
 from .openai_agents_shell import gate_shell, shell_gated, shell_started
 
@@ -117,23 +118,27 @@ def bound(ag: Any, f: Any, name: str) -> bool:
     return any(tag[0] is ag and tag[1] == name for tag in _chain(f))
 
 
-def bind(ag: Any, f: Any, name: str, defer: bool = False) -> Any:
+def bind(ag: Any, f: Any, name: str, defer: bool = False, read: Any = None) -> Any:
     """``f`` with ``ag``'s deciding closure bound to ``name``: in its place when ``f`` holds one already (rebound: a
     tool copied into a namespace; each guard decides each call once), else around ``f``. ``defer``: the closure
-    decides nothing (the tool's input guardrail decides its call: an MCP tool, read as its server reads it)."""
+    decides nothing (the tool's input guardrail decides its call: an MCP tool, read as its server reads it).
+    ``read(call)``: the call as the tool receives it (an agent tool, :func:`~.openai_agents_reading.agent_tool_reading`),
+    decided instead of the model's parameters."""
     tag = next(_chain(f), None)
     if tag is None or not any(t[0] is ag for t in _chain(f)):
-        return approval_check(ag, f, name, defer)
+        return approval_check(ag, f, name, defer, read)
     if tag[0] is ag:
-        return approval_check(ag, tag[2], name, defer)
-    return approval_check(tag[0], bind(ag, tag[2], name, defer), tag[1], getattr(f, "_agentguard_defer", False))
+        return approval_check(ag, tag[2], name, defer, read)
+    return approval_check(tag[0], bind(ag, tag[2], name, defer, read), tag[1], getattr(f, "_agentguard_defer", False),
+                          getattr(f, "_agentguard_read", None))
 
 
-def approval_check(self: "AgentsGuard", own: Any, tool: str,
-                   defer: bool = False) -> Callable[[Any, dict[str, Any], str], Awaitable[bool]]:
+def approval_check(self: "AgentsGuard", own: Any, tool: str, defer: bool = False,
+                   read: Any = None) -> Callable[[Any, dict[str, Any], str], Awaitable[bool]]:
     """A ``needs_approval`` function: decides the call (held for the input guardrail) and asks a
     human when the outcome asks, or when the tool's own setting does; ``defer``: only the tool's own setting
-    (the input guardrail decides the call: an MCP tool, whose ESCALATE is refused as for the server's own).
+    (the input guardrail decides the call: an MCP tool, whose ESCALATE is refused as for the server's own);
+    ``read``: as in :func:`bind` (a call it cannot read is left to the input guardrail, which refuses it).
     Moved here from :class:`~.openai_agents.AgentsGuard` (session 25), next to :func:`bind`."""
 
     async def needs_approval(wrapper: Any, params: dict[str, Any], call_id: str) -> bool:
@@ -146,6 +151,10 @@ def approval_check(self: "AgentsGuard", own: Any, tool: str,
         run, facts = self._run(wrapper)
         await self._settle_rejections(run, wrapper)
         call = ToolCall(tool, dict(params or {}), str(call_id or ""))
+        if read is not None:
+            call = read(call)
+            if not isinstance(call, ToolCall):
+                return mine  # its input guardrail refuses it (the same reading fails there)
         [out] = await self.pipeline.adecide_turn(run, [call], **facts)
         if out.ask:
             with self._lock:
@@ -156,6 +165,7 @@ def approval_check(self: "AgentsGuard", own: Any, tool: str,
 
     needs_approval._agentguard = (self, tool, own)  # type: ignore[attr-defined]
     needs_approval._agentguard_defer = defer  # type: ignore[attr-defined]
+    needs_approval._agentguard_read = read  # type: ignore[attr-defined]
     return needs_approval
 
 
@@ -228,17 +238,7 @@ def _handoff_adapter(invoke: Any) -> Any:
     """The pydantic ``TypeAdapter`` with which the SDK's ``handoff(..., input_type=T)`` validates the model's JSON
     before ``on_handoff`` receives it (a variable of the SDK's invocation closure, 0.24: ``partial(redaction,
     impl)``), or None (no input type, or a hand-built ``on_invoke_handoff`` whose reading is its own)."""
-    import functools
-    import inspect
-
-    from pydantic import TypeAdapter
-
-    f = invoke.args[0] if isinstance(invoke, functools.partial) and invoke.args else invoke
-    try:
-        found = inspect.getclosurevars(f).nonlocals.get("type_adapter")
-    except (TypeError, ValueError):
-        return None
-    return found if isinstance(found, TypeAdapter) else None
+    return closure_adapter(invoke, "type_adapter")
 
 
 def _handoff_reading(invoke: Any, raw: Any) -> tuple[Any, Verdict | None]:

@@ -3,6 +3,7 @@ judges) and the tool the SDK runs for it; split from :mod:`agentguard.integratio
 
 from __future__ import annotations
 
+import copy
 import functools
 from typing import Any
 
@@ -16,7 +17,8 @@ from .common import Unreadable, plain, refusal_message
 from agents._tool_identity import tool_trace_name as _sdk_name  # noqa: E402 - agents_tracing required the SDK
 
 __all__ = ["BINDING", "HandoffRefused", "LISTING_ATTR", "McpListed", "UngatedToolCall", "_item_call", "_prepared",
-           "_reading", "_refusal", "_tool_of", "call_name", "invoked_server", "mcp_listed"]
+           "_reading", "_refusal", "_tool_of", "agent_tool_reading", "call_name", "closure_adapter", "invoked_server",
+           "mcp_listed"]
 
 
 def call_name(name: str, namespace: str | None) -> str:
@@ -53,7 +55,8 @@ def _prepared(tool: Any, raw: str, call: ToolCall) -> tuple[ToolCall | Unreadabl
     (variadic parameters) are unreadable (refused). With the SDK's prepared arguments, which the guardrail hands
     to the invocation (``ToolContext._function_tool_arguments``, the SDK's slot for them): the function receives
     the values judged, never a second validation's (a validator answering otherwise on each call); a validation
-    that raises is returned as the exception (refused: the next one might not raise)."""
+    that raises is returned as the exception (refused: the next one might not raise). An agent run as a tool
+    (``Agent.as_tool``, which offers no argument preparation) is judged as :func:`agent_tool_reading` reads it."""
     if isinstance(tool, McpListed):
         return tool.read(call), None
     prepare = getattr(getattr(tool, "on_invoke_tool", None), "prepare_arguments", None)
@@ -66,6 +69,8 @@ def _prepared(tool: Any, raw: str, call: ToolCall) -> tuple[ToolCall | Unreadabl
             prepared = prepared.owner(raw, call.name)
     except Exception as exc:  # noqa: BLE001 - the SDK refuses these arguments itself (ModelBehaviorError)
         return exc, None
+    if prepared is None and getattr(tool, "_is_agent_tool", False) is True:
+        return agent_tool_reading(tool, raw, call), None
     if prepared is None or prepared.unchanged:
         return call, prepared
     names = list((getattr(tool, "params_json_schema", None) or {}).get("properties") or {})
@@ -73,6 +78,44 @@ def _prepared(tool: Any, raw: str, call: ToolCall) -> tuple[ToolCall | Unreadabl
     if len(args) > len(names) or any(k in names[:len(args)] or k not in names for k in kwargs):
         return Unreadable(call.name, raw, "the SDK's validated arguments cannot be named (variadic parameters)"), None
     return ToolCall(call.name, plain({**dict(zip(names, args)), **kwargs}), call.call_id), prepared
+
+
+def closure_adapter(f: Any, variable: str) -> Any:
+    """The pydantic ``TypeAdapter`` an SDK function holds in its closure variable ``variable`` (the SDK validates a
+    handoff's or an agent tool's input with it), or None (no such variable, or not a function)."""
+    import inspect
+
+    from pydantic import TypeAdapter
+
+    f = f.args[0] if isinstance(f, functools.partial) and f.args else f
+    try:
+        found = inspect.getclosurevars(f).nonlocals.get(variable)
+    except (TypeError, ValueError):
+        return None
+    return found if isinstance(found, TypeAdapter) else None
+
+
+def agent_tool_reading(tool: Any, raw: str, call: ToolCall) -> ToolCall | Unreadable | BaseException:
+    """The input an agent run as a tool (``Agent.as_tool``) receives for ``call``: the SDK (0.24) validates the model's
+    JSON with the tool's ``parameters`` type (lax mode: ``" EVE "`` through a field validator as ``"eve"``, ``"5000"``
+    as ``5000``, defaults filled in) and hands the nested agent its JSON dump (``params_adapter.dump_python(...,
+    mode="json")``, built into its input), so the guard judges that dump, never the model's spelling (session 26:
+    ``{"to": "EVE"}`` passed a rule forbidding ``eve`` and the nested agent was asked to pay ``eve``). A validation
+    that raises is returned as the exception (refused; the SDK refuses it too); a tool whose validation cannot be
+    read (the SDK's invocation closure, ``params_adapter``, is private: another SDK) is unreadable (refused). The
+    nested agent's own validation runs again when it runs: a validator answering otherwise on each call is not
+    pinned here (the SDK offers agent tools no slot for prepared arguments)."""
+    impl = getattr(getattr(tool, "on_invoke_tool", None), "_invoke_tool_impl", None)
+    adapter = closure_adapter(impl, "params_adapter")
+    if adapter is None:
+        return Unreadable(call.name, raw, "cannot read how the SDK validates this agent tool's input (another SDK)")
+    try:
+        value = adapter.dump_python(adapter.validate_python(copy.deepcopy(dict(call.arguments))), mode="json")
+    except Exception as exc:  # noqa: BLE001 - the SDK refuses these arguments itself (ModelBehaviorError)
+        return exc
+    if not isinstance(value, dict):
+        return Unreadable(call.name, raw, f"the agent tool's validated input is a {type(value).__name__}, not an object")
+    return ToolCall(call.name, plain(value), call.call_id)
 
 
 #: the attribute of an agent's MCP server holding its listed tools' ``inputSchema`` by name (what its calls are read
