@@ -123,3 +123,39 @@ def test_an_agent_tool_whose_validation_cannot_be_read_is_unreadable():
     tool.on_invoke_tool._invoke_tool_impl = lambda ctx, text: None  # another SDK's invocation: no params_adapter
     read = agent_tool_reading(tool, "{}", ToolCall("pay", {"to": "bob", "amount": 1}, "c"))
     assert isinstance(read, Unreadable)
+
+
+@pytest.mark.parametrize("answer", [True, False])
+def test_an_escalation_through_the_sdk_interruption_shows_and_runs_the_judged_input(answer):
+    """The human approving the SDK's interruption is shown the input the nested agent receives, with the guard's
+    verdicts (approval_request reads the item as needs_approval decided it), and exactly that runs, once."""
+
+    class Ask(BaseGuard):
+        name = "ask"
+
+        def check(self, context: Context, proposal: Any) -> Verdict:
+            return Verdict(Decision.ESCALATE, "a payment", self.name)
+
+    got: list = []
+    nested = Agent(name="payer", model=ScriptedModel([[assistant_message("paid")]]))
+    tool = nested.as_tool("pay", "pay", parameters=Pay, input_builder=lambda o: got.append(o["params"]) or "pay")
+    call = function_call("pay", {}, call_id="c1")
+    call.arguments = '{"to": " BOB", "amount": "7"}'
+    agent = Agent(name="a", tools=[tool], model=ScriptedModel([[call], [assistant_message("done")]]))
+    ag = AgentsGuard(Ask())
+    ag.guard_agent(agent)
+    cfg = RunConfig(tracing_disabled=True)
+
+    async def main() -> dict:
+        first = await Runner.run(agent, "go", max_turns=3, run_config=cfg)
+        [item] = first.interruptions
+        shown = ag.approval_request(item)
+        state = first.to_state()
+        (state.approve if answer else state.reject)(item)
+        await Runner.run(agent, state, max_turns=3, run_config=cfg)
+        return shown
+
+    shown = asyncio.run(main())
+    assert shown["call"]["arguments"] == {"to": "bob", "amount": 7, "memo": "none"}
+    assert [v["guard"] for v in shown["verdicts"]] == ["ask"]
+    assert got == ([{"to": "bob", "amount": 7, "memo": "none"}] if answer else [])

@@ -244,6 +244,10 @@ class AgentsGuard:
         (:func:`~agentguard.core.pipeline.approval_request`). An item agentguard did not ask about (the
         tool's own ``needs_approval``) gives the call with no verdicts."""
         call = _item_call(item)
+        tool = next((t for t in reversed(getattr(getattr(item, "agent", None), "tools", None) or [])
+                     if tool_name_of(t) == call.name and getattr(t, "_is_agent_tool", False) is True), None)
+        read = agent_tool_reading(tool, "", call) if tool is not None else call  # as its needs_approval decided it
+        call = read if isinstance(read, ToolCall) else call
         with self._lock:
             out = self._asks.get((call.call_id, call_key(call)))
         if out is None:
