@@ -218,7 +218,7 @@ class AgentsGuard:
         about to run without this guard's decision. A tool the guard cannot gate raises InputError; ``allow_unguarded``
         covers only read-only hosted tools, MCP servers without tool guardrails and a handoff whose agent is gone,
         never a tool that executes commands or drives a machine (:func:`~.openai_agents_reach.unguarded_ok`; a local
-        ``ShellTool`` is judged, :mod:`.openai_agents_shell`).
+        ``ShellTool`` is judged, :mod:`.openai_agents_shell`; the Codex tool is refused, ``runs_codex``).
         Returns ``agent``."""
         reach(self, agent, allow_unguarded)
         return agent

@@ -40,7 +40,8 @@ model reads why; a hosted one, or one with its own approval settings, cannot be 
 ``allow_unguarded=True`` (the caller's choice, stated at configuration) covers only tools OpenAI runs that read
 (:data:`READ_ONLY_HOSTED`: web search, file search, image generation, tool search) and MCP servers without tool
 guardrails. A tool that executes commands or drives a machine (shell, local shell, computer, apply-patch, code
-interpreter, custom tools, programmatic tool calling, hosted MCP, any kind this module does not know) is never covered:
+interpreter, custom tools, programmatic tool calling, hosted MCP, the Codex tool, :func:`~.openai_agents_shell.runs_codex`,
+any kind this module does not know) is never covered:
 it is refused at configuration, at each walk and at its start, with or without ``allow_unguarded``.
 
 What stays outside: tools OpenAI runs itself (hosted tools, hosted MCP) never reach a local hook; a caller that
@@ -59,7 +60,7 @@ from ..core.types import Decision, ToolCall, Verdict
 from .openai_agents_reading import (
     LISTING_ATTR, HandoffRefused, UngatedToolCall, _refusal, call_name, closure_adapter)
 from .openai_agents_mcp import gate_server, let_through, mcp_listed, remember_listing, wrap_mcp_tools
-from .openai_agents_shell import gate_shell, shell_gated, shell_started
+from .openai_agents_shell import gate_shell, runs_codex, shell_gated, shell_started
 
 from agents import Agent, AgentHooks, handoff as make_handoff  # noqa: E402
 
@@ -198,6 +199,9 @@ def reach(ag: "AgentsGuard", agent: Any, allow_unguarded: bool) -> None:
                 if not (allow_unguarded and unguarded_ok(t)):
                     raise _unreachable(f"tool {getattr(t, 'name', t)!r} is not a function tool", a)
                 continue
+            if runs_codex(t):  # a function tool whose body runs commands the guard never sees: refused, always
+                raise _unreachable(f"tool {getattr(t, 'name', t)!r} runs the Codex agent (its commands are no calls "
+                                   "the guard sees)", a)
             if id(t) not in seen and not ag.gated(t):
                 tools.append(t)
             seen.add(id(t))
@@ -399,6 +403,8 @@ class GuardHooks(AgentHooks[Any]):
             await self.inner.on_llm_start(context, agent, system_prompt, input_items)
 
     async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+        if runs_codex(tool):
+            raise UngatedToolCall(f"tool {getattr(tool, 'name', tool)!r} runs the Codex agent: the guard cannot gate it")
         if hasattr(tool, "tool_input_guardrails"):
             if not has_passed(context, self.guard):
                 await decide_late(self.guard, context, tool, agent)

@@ -14,7 +14,8 @@ this guard allowed one of its calls in that run (``on_tool_start`` carries no ca
 
 Not gated (refused at configuration, :func:`gate_shell` returns False): a hosted shell (no executor: it runs in
 OpenAI's container, no hook of the SDK sees its calls), a shell tool with its own ``needs_approval`` or
-``on_approval`` (its own approvals would run calls the guard never decided), a subclass.
+``on_approval`` (its own approvals would run calls the guard never decided), a subclass; and the SDK's Codex tool
+(:func:`runs_codex`, a function tool whose body runs a coding agent's commands, session 26).
 """
 
 from __future__ import annotations
@@ -28,10 +29,22 @@ from ..core.types import ToolCall
 if TYPE_CHECKING:
     from .openai_agents import AgentsGuard
 
-__all__ = ["gate_shell", "shell_gated", "shell_started"]
+__all__ = ["gate_shell", "runs_codex", "shell_gated", "shell_started"]
 
 #: the attribute a RunContextWrapper carries: {(id(guard), tool name): calls this guard allowed that have not started}
 ALLOWED = "_agentguard_shell_allowed"
+
+
+def runs_codex(tool: Any) -> bool:
+    """Whether ``tool`` is the SDK's Codex tool (``agents.extensions.experimental.codex.codex_tool``): a function tool
+    whose body runs the Codex agent, which executes commands and edits files in its workspace; the guard sees only the
+    task text the model gives it, never those commands (no hook of the SDK reports them). Known by the SDK's marker,
+    or by the module of its invocation (a copy of the tool loses the marker). Session 26: ``guard_agent`` gated it as
+    a plain function tool, so an allowed task ran commands nobody judged."""
+    if getattr(tool, "_is_codex_tool", False) is True:
+        return True
+    impl = getattr(getattr(tool, "on_invoke_tool", None), "_invoke_tool_impl", None)
+    return str(getattr(impl, "__module__", None) or "").startswith("agents.extensions.experimental.codex")
 
 
 def shell_gated(ag: Any, tool: Any) -> bool:
