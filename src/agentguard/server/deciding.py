@@ -5,10 +5,11 @@ restores. :mod:`.service` puts them together."""
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 from collections import abc
 from dataclasses import dataclass, field
-from typing import Hashable, Any, Mapping
+from typing import Hashable, Any, Iterator, Mapping
 
 from starlette.concurrency import run_in_threadpool
 
@@ -27,8 +28,8 @@ from .runs import ServiceRun
 from .runslots import KIND_MARKS, SlotView
 
 __all__ = ["CALL", "Call", "KINDS", "Pipes", "Replaying", "ServicePipeline", "SlotView", "StoreSink", "conflict",
-           "decode_read", "evicted", "memoryless", "proposal_of", "replay", "restore", "slot_covers", "snapshot",
-           "state_of"]
+           "decode_read", "evicted", "in_request", "memoryless", "proposal_of", "replay", "restore", "slot_covers",
+           "snapshot", "state_of"]
 
 
 KINDS = ("check", "step", "signal")  # the inputs a guard decides (an approval is answered by a human)
@@ -78,6 +79,25 @@ class Call:
 
 
 CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("agentguard_service_call", default=None)
+
+
+@contextlib.contextmanager
+def in_request(call: Call, runs: Any) -> Iterator[None]:
+    """``call`` as the decision in progress (:data:`CALL`, which the sink and the record builder read) while the
+    pipeline decides it. A decision that does not come back (cancelled: the core pipeline lets
+    :class:`asyncio.CancelledError` through, even from its audit write; or anything else raised) drops the run's
+    state from ``runs`` (a :class:`~.runs.ServiceRuns`; its guards forget the run), so the next request rebuilds it
+    from the store. Before (session 26 red team), a request cancelled during its audit write left the guards'
+    memory holding an input the store never got and its client never saw answered: a guard allowing ``send`` only
+    after ``confirm`` ALLOWed the next ``send`` of the run on a ``confirm`` that was never stored."""
+    token = CALL.set(call)
+    try:
+        yield
+    except BaseException:
+        runs.end_run(call.st.run_id)
+        raise
+    finally:
+        CALL.reset(token)
 
 
 def snapshot(st: RunState) -> dict[str, Any]:

@@ -22,7 +22,7 @@ The order of one request, :meth:`Service.decide`:
    capacity is rebuilt, never new. A keyed request already decided is answered from the store (:mod:`.idempotency`);
 3. decide through the pipeline; its audit record and the run's next input row (``inputs`` table,
    ``(run_id, idx)`` unique) commit in one transaction before the answer;
-4. a failed write leaves no trace in memory (the state is dropped and rebuilt next time); a write that
+4. a failed or cancelled write leaves no trace in memory (the state is dropped and rebuilt next time); a write that
    lost the race for the run's next index (another replica decided it first) is decided again on the
    rebuilt state (a few times, then 409).
 
@@ -55,8 +55,8 @@ from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, input_digest, new_decision_id
 from .binding import RunBinding
 from .facts import RequestFacts
-from .deciding import (CALL, KINDS, Call, Pipes, Replaying, ServicePipeline, SlotView, StoreSink, conflict,
-                       decode_read, memoryless, replay, restore, slot_covers, snapshot, state_of, to_step)
+from .deciding import (KINDS, Call, Pipes, Replaying, ServicePipeline, SlotView, StoreSink, conflict, decode_read,
+                       in_request, memoryless, replay, restore, slot_covers, snapshot, state_of, to_step)
 from .otel import shadow_extra
 from .gate import ANONYMOUS, BytesJSON, error, validation_response
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
@@ -375,11 +375,8 @@ class Service:
                 call = Call(kind, st, payload, digest_input, step=row, extra_numbers=extra_numbers,
                             principal=principal, idem=idem, guard_version=pipes.version)
                 self._facts(st, facts)
-                token = CALL.set(call)
-                try:
+                with in_request(call, self.runs):  # a decision that does not come back drops the run's state
                     out = await pipes.pipes[kind].adecide(st, proposal, audit_kind=kind)
-                finally:
-                    CALL.reset(token)
                 if call.record is not None and call.error is None and "audit_error" not in out.extra:
                     self._committed(call, proposal)
                     return self.answer(call, out)
@@ -425,13 +422,10 @@ class Service:
                           digest, approval={"id": approval_id, "decision_id": decision_id, "approved": approved,
                                             "approver": approver, "reason": escalated["reason"]}, principal=approver,
                           idem=idem, guard_version=pipes.version)
-                token = CALL.set(c)
-                try:
+                with in_request(c, self.runs):
                     out = await pipes.pipes["check"].aresolve(asked, approved, approver=approver)
                     if c.record is None and c.error is None:  # answered without auditing (a halted run)
                         out = await pipes.pipes["check"]._awrite(st, out, "approval")
-                finally:
-                    CALL.reset(token)
                 if c.record is not None and c.error is None and "audit_error" not in out.extra:
                     self._committed(c, None)
                     return self.answer(c, out)
