@@ -349,8 +349,9 @@ class Service:
                      caller: Any = None) -> Response:
         """Decide ``proposal`` for ``run_id`` through the ``kind`` pipeline and answer (see the module doc).
         A request with an idempotency key (``idem``) already decided is answered from the store. ``claims``: a
-        check's metadata, with the server's facts of ``caller`` (a Principal) over them (:mod:`.facts`), checked
-        after the run's lock against the very guards that decide (a key they read as a grant is 422)."""
+        check's metadata (``{}`` for a step or signal), with the server's facts of ``caller`` (a Principal) over them
+        (:mod:`.facts`), checked after the run's lock against the very guards that decide (a key they read as a grant
+        is 422); None: no facts at all."""
         try:
             check_run_id(run_id)
         except InputError as exc:
