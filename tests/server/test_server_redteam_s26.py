@@ -5,6 +5,12 @@ real gate): each hole found, kept as its attack.
   ``principal``), which ``/v1/check`` decides the same call with: a policy field reading a credential fact with a
   ``default`` read the default, so a car rental REJECTed by ``/v1/check`` for an unlicensed credential was ALLOWed
   (``execute: true``) as the action of ``POST /v1/runs/{id}/steps`` (server/facts.py, routes/decisions.py).
+- An ``Idempotency-Key`` replayed the ALLOW decided under a credential fact the operator had withdrawn since
+  (the credentials file edited, reloaded without a restart): the digest of a keyed request covered its path and
+  body, not what the guards were told about the caller (server/idempotency.py).
+- As an attacker holding no credential: a web page the user of a service without authentication (a loopback
+  sidecar) opened POSTed ``text/plain`` JSON to it (a cross-site "simple" request, sent without preflight) and was
+  decided like any agent: it could halt the sidecar's runs or feed them (server/gate.py).
 """
 
 from __future__ import annotations
@@ -42,13 +48,16 @@ ADULT = Cred("adult-agent", "agent", "adult-agent-token-0123456789")
 CAR = {"name": "rent_car", "arguments": {}}
 
 
+def _app(tmp_path, teen_facts: str = "facts = { licensed = false }\n"):
+    (tmp_path / "cars.toml").write_text(CARS)
+    (tmp_path / "creds.toml").write_text(entry(TEEN) + teen_facts + "\n" + entry(ADULT))
+    return create_app(ServerSettings(state_dir=str(tmp_path), tool_guards=str(tmp_path / "cars.toml"),
+                                     credentials_file=str(tmp_path / "creds.toml")))
+
+
 @pytest.fixture()
 def client(tmp_path):
-    (tmp_path / "cars.toml").write_text(CARS)
-    (tmp_path / "creds.toml").write_text(entry(TEEN) + "facts = { licensed = false }\n\n" + entry(ADULT))
-    app = create_app(ServerSettings(state_dir=str(tmp_path), tool_guards=str(tmp_path / "cars.toml"),
-                                    credentials_file=str(tmp_path / "creds.toml")))
-    with TestClient(app) as c:
+    with TestClient(_app(tmp_path)) as c:
         yield c
 
 
@@ -66,3 +75,38 @@ def test_a_step_is_decided_with_the_credentials_facts_as_its_check_is(client):
                        ).json()["decision"] == "ALLOW"
     r = client.post("/v1/runs/adult-s/steps", headers=ADULT.headers, json={"action": CAR})
     assert r.json()["decision"] == "ALLOW", r.text
+
+
+def test_a_key_is_not_replayed_once_the_credential_changed(tmp_path):
+    app = _app(tmp_path, teen_facts="")  # no fact yet: the policy's default (licensed)
+    creds = app.state.service.credentials
+    creds.check_every_s = 0.0  # the file is looked at on every request (else at most once a second)
+    body = {"run_id": "keyed", "tool_call": CAR}
+    with TestClient(app) as c:
+        first = c.post("/v1/check", headers={**TEEN.headers, "Idempotency-Key": "k-1"}, json=body)
+        assert first.json()["decision"] == "ALLOW"
+        again = c.post("/v1/check", headers={**TEEN.headers, "Idempotency-Key": "k-1"}, json=body)
+        assert again.headers.get("Idempotent-Replayed") == "true" and again.text == first.text
+        (tmp_path / "creds.toml").write_text(entry(TEEN) + "facts = { licensed = false }\n\n" + entry(ADULT))
+        r = c.post("/v1/check", headers={**TEEN.headers, "Idempotency-Key": "k-1"}, json=body)
+        assert r.status_code == 422 and "credential" in r.json()["error"], r.text  # before: the ALLOW, replayed
+        r = c.post("/v1/check", headers={**TEEN.headers, "Idempotency-Key": "k-2"}, json=body)
+        assert r.json()["decision"] == "REJECT", r.text  # decided under the credential in force
+
+
+@pytest.mark.parametrize("page", [{"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
+                                  {"origin": "null", "sec-fetch-site": "same-site"}])
+def test_a_web_page_cannot_write_to_a_service_without_authentication(tmp_path, page):
+    app = create_app(ServerSettings(state_dir=str(tmp_path)))  # no token, no credentials file: anonymous callers
+    plain = {"Content-Type": "text/plain"}  # what a page may send cross-site without a preflight
+    halt = b'{"action": {"name": "x"}, "signals": {"score": 1.0}}'
+    with TestClient(app) as c:
+        for path, body in (("/v1/runs/side/steps", halt), ("/v1/runs/side/signals", b'{"signals": {"score": 1}}'),
+                           ("/v1/check", b'{"run_id": "side", "tool_call": {"name": "search"}}'),
+                           ("/v1/traces", b'{"traces": [{"run_id": "side-t", "steps": [{"state": 1}]}]}')):
+            r = c.post(path, headers={**plain, **page}, content=body)
+            assert r.status_code == 403 and "web page" in r.json()["error"], (path, r.text)
+        assert app.state.store.run_inputs("side") == []
+        assert c.get("/v1/runs", headers=page).status_code == 200  # reads stay open (the dashboard's own fetches)
+        r = c.post("/v1/check", headers=plain, content=b'{"run_id": "side", "tool_call": {"name": "search"}}')
+        assert r.status_code == 200, r.text  # an HTTP client (no Origin, no Sec-Fetch-*) is served as before

@@ -23,7 +23,7 @@ from ...core.types import Step, ToolCall
 from ..checkparse import read_check
 from ..credentials import Principal
 from ..gate import error, principal_of, validation_response
-from ..idempotency import IdemKey, IdempotencyError, idem_key, key_from_headers
+from ..idempotency import IdemKey, IdempotencyError, caller_facts, idem_key, key_from_headers
 from ..models import CheckRequest, SignalRequest, StepRequest, VerdictOut
 from ..service import Service, to_step
 from .common import body, err_responses
@@ -32,9 +32,12 @@ __all__ = ["register"]
 
 
 def keyed(headers: Any, principal: Principal, path: str, raw: bytes) -> IdemKey | None:
-    """The request's :class:`~..idempotency.IdemKey` (None without an ``Idempotency-Key`` header); raises
+    """The request's :class:`~..idempotency.IdemKey` (None without an ``Idempotency-Key`` header), its digest
+    covering the caller's credential (roles, facts: :func:`~..idempotency.caller_facts`); raises
     :class:`~..idempotency.IdempotencyError` for a malformed one."""
-    return idem_key(key_from_headers(headers), principal.identity, path, raw)
+    key = key_from_headers(headers)
+    return None if key is None else idem_key(key, principal.identity, path, raw,
+                                             caller_facts(principal.roles, principal.facts))
 
 
 def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Awaitable[Response]]:
