@@ -17,7 +17,7 @@ from ..core.audit import AuditRecord
 from ..core.enforcement import Outcome
 from ..core.errors import AgentGuardError, InputError
 from ..core.guard import BaseGuard, Guard, arun_guard, run_guard
-from ..core.pipeline import Pipeline, RunState
+from ..core.pipeline import RESERVED_KEYS, Pipeline, RunState
 from ..core.replacement import decided
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore
@@ -28,8 +28,8 @@ from .runs import ServiceRun
 from .runslots import KIND_MARKS, SlotView
 
 __all__ = ["CALL", "Call", "KINDS", "Pipes", "Replaying", "ServicePipeline", "SlotView", "StoreSink", "conflict",
-           "decode_read", "evicted", "in_request", "memoryless", "proposal_of", "replay", "restore", "slot_covers",
-           "snapshot", "state_of"]
+           "decode_read", "evicted", "in_request", "memoryless", "proposal_of", "refused_now", "replay", "restore",
+           "slot_covers", "snapshot", "state_of"]
 
 
 KINDS = ("check", "step", "signal")  # the inputs a guard decides (an approval is answered by a human)
@@ -241,6 +241,39 @@ def memoryless(guard: Any) -> bool:
         if callable(getattr(g, "end_run", None)) or callable(getattr(g, "reset", None)):
             return False
     return True
+
+
+async def refused_now(svc: Any, pipes: Pipes, st: RunState, call: ToolCall, escalated: Mapping[str, Any],
+                      inp: Mapping[str, Any] | None) -> str | None:
+    """Why an approval of the escalated ``call`` (its decision row ``escalated``, its input row ``inp``) may not run
+    it in the run as it is now (``st``, under the run's lock), or None. The check guards are asked again (the facts:
+    the escalated request's claims and the server's facts of the credential of the identity that asked); anything
+    but ALLOW or ESCALATE is the reason.
+
+    Only where the check guards keep no per-run memory (``pipes.memoryless``: asking again changes nothing, as a
+    rebuild would not replay it); guards with memory are not asked again (a limit: an approval then resolves the
+    escalation as it was asked). Session 26 red team: ``send_email`` to eve was ESCALATEd in a clean run, the run then
+    read an inbox that asked to forward everything to eve (a flow rule REJECTed the same call from then on), and the
+    earlier escalation, approved, answered ALLOW: a call the guards refused ran on an approval. An asker whose
+    credential is gone (or ambiguous) is refused too: its facts cannot be known."""
+    if "check" not in pipes.memoryless:
+        return None
+    asker = str(escalated.get("principal") or "")
+    claims = (((inp or {}).get("payload") or {}).get("input") or {}).get("metadata") or {}
+    who = svc.credentials.principal(asker) if svc.credentials is not None else None
+    if who is None:
+        return f"the credential of {asker!r} that asked for it is not in force, so its facts are not known"
+    try:
+        facts = svc.facts.of(claims, who, pipes.guards)
+    except Exception as exc:  # noqa: BLE001 - a claim its credential now sets, or a grant: refused
+        return f"its facts are not the request's to send any more ({type(exc).__name__})"
+    md = {k: v for k, v in st.context.metadata.items() if k in RESERVED_KEYS}
+    md.update(facts)
+    ctx = Context(run_id=st.run_id, trace=st.context.trace, metadata=md)
+    v = await arun_guard(pipes.raw["check"], ctx, call)
+    if v.decision in (Decision.ALLOW, Decision.ESCALATE):
+        return None
+    return f"the guards in force answer {v.decision.name} for it in the run as it is now ({v.reason[:200]})"
 
 
 def proposal_of(kind: str, payload: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:

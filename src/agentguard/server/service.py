@@ -56,7 +56,8 @@ from .audit import AuditStore, input_digest, new_decision_id
 from .binding import RunBinding
 from .facts import RequestFacts
 from .deciding import (KINDS, Call, Pipes, Replaying, ServicePipeline, SlotView, StoreSink, conflict, decode_read,
-                       in_request, memoryless, replay, restore, slot_covers, snapshot, state_of, to_step)
+                       in_request, memoryless, refused_now, replay, restore, slot_covers, snapshot, state_of,
+                       to_step)
 from .otel import shadow_extra
 from .gate import ANONYMOUS, BytesJSON, error, validation_response
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
@@ -392,7 +393,8 @@ class Service:
         approver credential that sent it), through the check pipeline's ``aresolve``: only an approval runs the call,
         only an ESCALATE can be approved (a refusal dominates an escalation), a halted run stays halted, a refusal
         goes through the strategy. Not answered (nothing stored): an escalation older than ``approval_ttl_s`` (410),
-        an approval when the guards that would resolve it are not those that escalated (409, session 21)."""
+        an approval when the guards that would resolve it are not those that escalated (409, session 21) or when they
+        refuse the call in the run as it is now (409, :func:`.deciding.refused_now`, session 26)."""
         async with self.locks.hold(run_id):
             for _attempt in range(CONFLICT_RETRIES):
                 if idem is not None and (done := await stored_answer(self, idem, run_id, call)) is not None:
@@ -412,6 +414,8 @@ class Service:
                     return error(410, f"the escalation {decision_id} expired {age:.0f}s after it was asked (approval_ttl_s "
                                       f"= {self.settings.approval_ttl_s:g}); the agent must ask again")
                 inp = await run_in_threadpool(self.store.run_input, decision_id)
+                if approved and (why := await refused_now(self, pipes, st, call, escalated, inp)) is not None:
+                    return error(409, f"decision {decision_id} cannot be approved: {why}; the agent must ask again")
                 vd = ((inp or {}).get("payload") or {}).get("verdict") or {}
                 trail = list((vd.get("details") or {}).get("verdicts") or ([vd] if vd else []))
                 verdict = Verdict(Decision.ESCALATE, str(escalated["reason"]), str(escalated["guard"]),
