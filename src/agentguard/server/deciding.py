@@ -268,7 +268,7 @@ async def refused_now(svc: Any, pipes: Pipes, st: RunState, call: ToolCall, esca
     except Exception as exc:  # noqa: BLE001 - a claim its credential now sets, or a grant: refused
         return f"its facts are not the request's to send any more ({type(exc).__name__})"
     md = {k: v for k, v in st.context.metadata.items() if k in RESERVED_KEYS}
-    md.update(facts)
+    md.update({k: v for k, v in facts.items() if k not in RESERVED_KEYS})  # as Service._facts sets them live
     ctx = Context(run_id=st.run_id, trace=st.context.trace, metadata=md)
     v = await arun_guard(pipes.raw["check"], ctx, call)
     if v.decision in (Decision.ALLOW, Decision.ESCALATE):
