@@ -27,15 +27,18 @@ pytest.importorskip("httpx")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from svc_roles import AGENT, APPROVER, Cred, entry  # noqa: E402
+from test_server_facts import FLOW  # noqa: E402
 
 from agentguard.server.app import create_app  # noqa: E402
 from agentguard.server.settings import ServerSettings  # noqa: E402
 
+def _stack(name: str, guards: str) -> str:
+    """A guard-stack file: ``guards`` (its ``[[guards]]`` tables) under a ``[stack]`` that refuses on error."""
+    return f'[stack]\nname = "{name}"\non_error = "reject"\n{guards}'
+
+
 # the verified Mind2Web-SC policy; the driver's licence is a fact of the credential, absent means licensed
-CARS = """[stack]
-name = "cars"
-on_error = "reject"
-[[guards]]
+CARS = _stack("cars", """[[guards]]
 type = "policy"
 policy = "mind2web_sc"
 verified_digest = "8fc4810df99599839aadd68f1ebeb505513bff0ea760f4fcf71768b629ddb55d"
@@ -46,7 +49,7 @@ domestic = { from = "constant", value = true }
 dr_license = { from = "metadata", key = "licensed", default = true }
 vaccine = { from = "constant", value = true }
 membership = { from = "constant", value = true }
-"""
+""")
 TEEN = Cred("teen-agent", "agent", "teen-agent-token-0123456789")
 ADULT = Cred("adult-agent", "agent", "adult-agent-token-0123456789")
 CAR = {"name": "rent_car", "arguments": {}}
@@ -116,23 +119,13 @@ def test_a_web_page_cannot_write_to_a_service_without_authentication(tmp_path, p
         assert r.status_code == 200, r.text  # an HTTP client (no Origin, no Sec-Fetch-*) is served as before
 
 
-MAIL = """[stack]
-name = "mail"
-on_error = "reject"
-[[guards]]
+# send_email is escalated; after read_inbox, the flow rule of test_server_facts refuses it outside *@corp.example
+MAIL = _stack("mail", """[[guards]]
 type = "tool-rules"
 name = "ask-mail"
 allow = ["send_email", "read_inbox"]
 escalate = ["send_email"]
-[[guards]]
-type = "flow-rules"
-[[guards.rules]]
-name = "no-exfil"
-after = ["read_inbox"]
-then = ["send_email"]
-recipients = ["to"]
-grant = ["*@corp.example"]
-"""
+""" + FLOW)
 
 
 def test_an_escalation_is_not_approved_once_the_guards_refuse_its_call(tmp_path):
