@@ -41,3 +41,20 @@ def test_only_valid_tokens_are_remembered_and_the_legacy_token(tmp_path: Path) -
     assert store.identify(b"legacy-token-0123456789") is CredentialStore.LEGACY
     assert store.identify(b"legacy-token-0123456789") is CredentialStore.LEGACY
     assert list(store._known[1]) == [b"legacy-token-0123456789"]
+
+
+def test_the_credential_of_an_identity(tmp_path):
+    """CredentialStore.principal: the one credential in force of an identity (the legacy token's for ``token``);
+    None for none, or for two that differ in roles or facts (which one asked is unknown)."""
+    from agentguard.server.credentials import CredentialStore, hash_token
+
+    def cred(ident: str, tok: str, extra: str = "") -> str:
+        return f'[[credentials]]\nidentity = "{ident}"\nrole = "agent"\ntoken_sha256 = "{hash_token(tok)}"\n{extra}\n'
+
+    f = tmp_path / "c.toml"
+    f.write_text(cred("a", "t1") + cred("a", "t2") + cred("b", "t3", "facts = { x = 1 }") + cred("b", "t4"))
+    store = CredentialStore(f, "legacy-token")
+    assert store.principal("a") is not None and store.principal("a").identity == "a"  # a rotation: alike
+    assert store.principal("b") is None and store.principal("nobody") is None  # ambiguous; unknown
+    assert store.principal("token") is CredentialStore.LEGACY
+    assert CredentialStore(f).principal("token") is None

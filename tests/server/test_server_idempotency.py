@@ -16,7 +16,7 @@ httpx = pytest.importorskip("httpx")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from agentguard.server.app import create_app  # noqa: E402
-from agentguard.server.idempotency import IdempotencyError, idem_key, key_from_headers  # noqa: E402
+from agentguard.server.idempotency import IdempotencyError, caller_facts, idem_key, key_from_headers  # noqa: E402
 from agentguard.server.settings import ServerSettings  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -99,6 +99,11 @@ def test_key_parsing():
     assert a == b and idem_key("k", "bob", "/v1/check", b'{"a": 1}') != a  # scoped to the identity
     assert idem_key("k", "alice", "/v1/check", b'{"a": 2}').digest != a.digest
     assert idem_key(None, "alice", "/v1/check", b"{}") is None
+    plain = caller_facts({"agent"}, None)  # a keyed decision request covers the caller's credential too
+    with_fact = idem_key("k", "alice", "/v1/check", b'{"a":1}', caller_facts({"agent"}, {"licensed": False}))
+    assert idem_key("k", "alice", "/v1/check", b'{"a":1}', plain).digest not in (a.digest, with_fact.digest)
+    assert idem_key("k", "alice", "/v1/check", b'{"a":1}', caller_facts({"agent", "reader"}, None)) != \
+        idem_key("k", "alice", "/v1/check", b'{"a":1}', plain)
 
 
 def test_a_failed_write_stores_no_key_and_the_retry_is_decided(settings):

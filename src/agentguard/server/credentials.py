@@ -237,6 +237,15 @@ class CredentialStore:
             return {}
         return {d: p for d, p in current.items() if d in text}
 
+    def principal(self, identity: str) -> Principal | None:
+        """The credential in force of ``identity`` (the legacy token's for ``token``), or None when it has none, or
+        more than one that differ in roles or facts (which one asked is not known: the caller fails closed)."""
+        self._refresh()
+        found = {(p.roles, repr(p.facts)): p for p in self._by_digest.values() if p.identity == identity}
+        if identity == self.LEGACY.identity and self.legacy is not None:
+            found[(self.LEGACY.roles, repr(None))] = self.LEGACY
+        return next(iter(found.values())) if len(found) == 1 else None
+
     def identify(self, token: str | bytes) -> Principal | None:
         """The principal of a bearer token, or None."""
         self._refresh()

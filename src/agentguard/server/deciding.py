@@ -5,10 +5,11 @@ restores. :mod:`.service` puts them together."""
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 from collections import abc
 from dataclasses import dataclass, field
-from typing import Hashable, Any, Mapping
+from typing import Hashable, Any, Iterator, Mapping
 
 from starlette.concurrency import run_in_threadpool
 
@@ -16,7 +17,7 @@ from ..core.audit import AuditRecord
 from ..core.enforcement import Outcome
 from ..core.errors import AgentGuardError, InputError
 from ..core.guard import BaseGuard, Guard, arun_guard, run_guard
-from ..core.pipeline import Pipeline, RunState
+from ..core.pipeline import RESERVED_KEYS, Pipeline, RunState
 from ..core.replacement import decided
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore
@@ -27,8 +28,8 @@ from .runs import ServiceRun
 from .runslots import KIND_MARKS, SlotView
 
 __all__ = ["CALL", "Call", "KINDS", "Pipes", "Replaying", "ServicePipeline", "SlotView", "StoreSink", "conflict",
-           "decode_read", "evicted", "memoryless", "proposal_of", "replay", "restore", "slot_covers", "snapshot",
-           "state_of"]
+           "decode_read", "evicted", "in_request", "memoryless", "proposal_of", "refused_now", "replay", "restore",
+           "slot_covers", "snapshot", "state_of"]
 
 
 KINDS = ("check", "step", "signal")  # the inputs a guard decides (an approval is answered by a human)
@@ -78,6 +79,25 @@ class Call:
 
 
 CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("agentguard_service_call", default=None)
+
+
+@contextlib.contextmanager
+def in_request(call: Call, runs: Any) -> Iterator[None]:
+    """``call`` as the decision in progress (:data:`CALL`, which the sink and the record builder read) while the
+    pipeline decides it. A decision that does not come back (cancelled: the core pipeline lets
+    :class:`asyncio.CancelledError` through, even from its audit write; or anything else raised) drops the run's
+    state from ``runs`` (a :class:`~.runs.ServiceRuns`; its guards forget the run), so the next request rebuilds it
+    from the store. Before (session 26 red team), a request cancelled during its audit write left the guards'
+    memory holding an input the store never got and its client never saw answered: a guard allowing ``send`` only
+    after ``confirm`` ALLOWed the next ``send`` of the run on a ``confirm`` that was never stored."""
+    token = CALL.set(call)
+    try:
+        yield
+    except BaseException:
+        runs.end_run(call.st.run_id)
+        raise
+    finally:
+        CALL.reset(token)
 
 
 def snapshot(st: RunState) -> dict[str, Any]:
@@ -221,6 +241,39 @@ def memoryless(guard: Any) -> bool:
         if callable(getattr(g, "end_run", None)) or callable(getattr(g, "reset", None)):
             return False
     return True
+
+
+async def refused_now(svc: Any, pipes: Pipes, st: RunState, call: ToolCall, escalated: Mapping[str, Any],
+                      inp: Mapping[str, Any] | None) -> str | None:
+    """Why an approval of the escalated ``call`` (its decision row ``escalated``, its input row ``inp``) may not run
+    it in the run as it is now (``st``, under the run's lock), or None. The check guards are asked again (the facts:
+    the escalated request's claims and the server's facts of the credential of the identity that asked); anything
+    but ALLOW or ESCALATE is the reason.
+
+    Only where the check guards keep no per-run memory (``pipes.memoryless``: asking again changes nothing, as a
+    rebuild would not replay it); guards with memory are not asked again (a limit: an approval then resolves the
+    escalation as it was asked). Session 26 red team: ``send_email`` to eve was ESCALATEd in a clean run, the run then
+    read an inbox that asked to forward everything to eve (a flow rule REJECTed the same call from then on), and the
+    earlier escalation, approved, answered ALLOW: a call the guards refused ran on an approval. An asker whose
+    credential is gone (or ambiguous) is refused too: its facts cannot be known."""
+    if "check" not in pipes.memoryless:
+        return None
+    asker = str(escalated.get("principal") or "")
+    claims = (((inp or {}).get("payload") or {}).get("input") or {}).get("metadata") or {}
+    who = svc.credentials.principal(asker) if svc.credentials is not None else None
+    if who is None:
+        return f"the credential of {asker!r} that asked for it is not in force, so its facts are not known"
+    try:
+        facts = svc.facts.of(claims, who, pipes.guards)
+    except Exception as exc:  # noqa: BLE001 - a claim its credential now sets, or a grant: refused
+        return f"its facts are not the request's to send any more ({type(exc).__name__})"
+    md = {k: v for k, v in st.context.metadata.items() if k in RESERVED_KEYS}
+    md.update({k: v for k, v in facts.items() if k not in RESERVED_KEYS})  # as Service._facts sets them live
+    ctx = Context(run_id=st.run_id, trace=st.context.trace, metadata=md)
+    v = await arun_guard(pipes.raw["check"], ctx, call)
+    if v.decision in (Decision.ALLOW, Decision.ESCALATE):
+        return None
+    return f"the guards in force answer {v.decision.name} for it in the run as it is now ({v.reason[:200]})"
 
 
 def proposal_of(kind: str, payload: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:

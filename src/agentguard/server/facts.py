@@ -1,5 +1,9 @@
-"""The run facts a ``/v1/check`` decides with: the request's ``metadata`` (the agent's claims) and the
-server's own (the caller's credential), kept apart so an agent never grants itself anything.
+"""The run facts every decision is taken with: a ``/v1/check``'s ``metadata`` (the agent's claims) and the
+server's own (the caller's credential), kept apart so an agent never grants itself anything. A step or a signal
+claims nothing: its guards see the server's facts alone. (Session 26 red team: they saw no facts at all, so a
+step's tool call was decided without the credential's facts its ``/v1/check`` is decided with; a policy field
+reading one with a ``default`` read the default, and a call the check REJECTed for that credential was ALLOWed,
+``execute: true``, as the action of a step.)
 
 Guarantees:
 

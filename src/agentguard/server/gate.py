@@ -118,9 +118,21 @@ class Gate(Hardening):
     def check_access(self, scope: Scope, headers: Iterable[tuple[bytes, bytes]]) -> tuple[int, str] | None:
         """Identify the caller by its bearer token (:class:`~.credentials.CredentialStore`: the credentials
         file's hashed tokens and the legacy single token), leave it in ``scope[PRINCIPAL]``, and refuse a
-        path its roles do not cover (403 naming the role needed)."""
+        path its roles do not cover (403 naming the role needed).
+
+        Without authentication (an app embedded without credentials, e.g. a loopback sidecar; ``agentguard serve``
+        refuses to start so: every caller is :data:`ANONYMOUS`), a request other than GET
+        or HEAD that a browser sent for a web page (:func:`_from_a_page`) is 403. Session 26 red team: the service
+        reads a body whatever its Content-Type, so any page its user opened could POST ``text/plain`` JSON to
+        ``http://127.0.0.1:8787`` (a "simple" cross-site request: no preflight, no CORS needed to send it) and feed
+        the sidecar's runs: latch a HALT, move a monitor, poison the traces the DTMC learns from. No page has a
+        reason to write to the service (it answers no CORS; the dashboard only reads); with a token none can (a
+        page cannot add ``Authorization`` to a cross-site request without a preflight the service never grants)."""
         creds = self.credentials
         if not creds.enabled:
+            if scope["method"] not in ("GET", "HEAD") and _from_a_page(headers):
+                return 403, ("a request sent by a web page (Origin or Sec-Fetch-Site header) may not change a service "
+                             "that runs without authentication: set a token or a credentials file")
             p: Principal | None = ANONYMOUS
         else:
             n, auth = authorization(headers)
@@ -195,6 +207,16 @@ class Gate(Hardening):
             return await handler(body, principal_of(scope), scope.get("headers", ()))
         except Exception as exc:
             return error(500, f"internal error, no verdict given: {type(exc).__name__}")
+
+
+_PAGE_HEADERS = (b"origin", b"sec-fetch-site")
+
+
+def _from_a_page(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """Whether a browser sent the request for a web page: it carries ``Origin`` (every cross-site POST does) or
+    ``Sec-Fetch-Site`` (every request of a current browser does). HTTP clients (httpx, requests, curl, the
+    agentguard client) send neither."""
+    return any(k in _PAGE_HEADERS or (len(k) in (6, 14) and k.lower() in _PAGE_HEADERS) for k, _v in headers)
 
 
 def validation_response(errors: list[dict[str, Any]]) -> JSONResponse:

@@ -8,8 +8,13 @@ run) a second time:
 
 - the key is scoped to the caller's identity (two tenants may use the same key): ``scope`` is the
   SHA-256 of the identity and the key, unique in the ``idempotency_keys`` table (migration 0007);
-- the stored row holds the SHA-256 of the request (its path and canonical JSON body): the same key with a
-  different request is refused with 422 (never answered with another request's decision);
+- the stored row holds the SHA-256 of the request (its path and canonical JSON body) and, for a decision
+  request (check, step, signal), of what the server gives the guards about the caller besides the body (its
+  credential's roles and ``facts``, :mod:`.facts`): the same key with a different request is refused with 422
+  (never answered with another request's decision), and so is a retry after the credential's roles or facts
+  were changed (session 26 red team: an ALLOW decided under a fact the operator has since withdrawn was
+  replayed; the retry is decided again, with a new key, under the credential in force). Keys stored before
+  session 26 digest no credential: their retries are 422 too (fail closed);
 - the row is written in the decision's own transaction (with the decision, its input row and its step),
   so either both are durable or neither: a key is never stored without its decision, nor a decision of a
   keyed request without its key. Two replicas that get the same keyed request at once both decide, but
@@ -40,7 +45,8 @@ from starlette.responses import Response
 from ..core.strategies import halted_tool
 from .jsonutil import RequestJSONError, canonical, loads, loads_request
 
-__all__ = ["HEADER", "IdemKey", "IdempotencyError", "idem_key", "key_from_headers", "replayed", "runs_a_call"]
+__all__ = ["HEADER", "IdemKey", "IdempotencyError", "caller_facts", "idem_key", "key_from_headers", "replayed",
+           "runs_a_call"]
 
 #: the request header (case-insensitive, as HTTP headers are)
 HEADER = "idempotency-key"
@@ -90,10 +96,12 @@ def key_from_headers(headers: Any) -> str | None:
     return key
 
 
-def idem_key(key: str | None, identity: str, path: str, raw: bytes) -> IdemKey | None:
-    """The :class:`IdemKey` of a request (None without a key). The digest covers the path and the body
-    read as JSON (canonical form, so a retry that re-serialises the same body still matches); a body that
-    is not JSON is digested as its bytes (it is refused later anyway)."""
+def idem_key(key: str | None, identity: str, path: str, raw: bytes,
+             caller: Mapping[str, Any] | None = None) -> IdemKey | None:
+    """The :class:`IdemKey` of a request (None without a key). The digest covers the path, the body read as
+    JSON (canonical form, so a retry that re-serialises the same body still matches; a body that is not JSON
+    is digested as its bytes: it is refused later anyway) and ``caller``, when given: what the guards are told
+    about the caller besides the body (:func:`caller_facts`), so a changed credential makes another request."""
     if key is None:
         return None
     scope = hashlib.sha256(b"idem\x00" + identity.encode() + b"\x00" + key.encode()).hexdigest()
@@ -101,8 +109,16 @@ def idem_key(key: str | None, identity: str, path: str, raw: bytes) -> IdemKey |
         body = canonical(loads_request(raw))
     except (RequestJSONError, ValueError, TypeError):
         body = b"raw\x00" + raw
+    if caller is not None:
+        body += b"\x00caller\x00" + canonical(dict(caller))
     digest = hashlib.sha256(path.encode() + b"\x00" + body).hexdigest()
     return IdemKey(scope, digest)
+
+
+def caller_facts(roles: Any, facts: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a decision request's digest covers of its credential (:func:`idem_key` ``caller``): its roles
+    (the guards read them in ``principal.roles``) and its ``facts``."""
+    return {"facts": dict(facts or {}), "roles": sorted(roles)}
 
 
 def runs_a_call(response: str) -> bool:
@@ -127,7 +143,8 @@ async def replayed(svc: Any, idem: IdemKey, run_id: str, proposal: Any = None) -
     if row is None:
         return None
     if row["request_digest"] != idem.digest:
-        return error(422, "this Idempotency-Key was already used for a different request; use a new key")
+        return error(422, "this Idempotency-Key was already used for a different request (another body or path, or "
+                          "the credential's roles or facts changed since); use a new key")
     if runs_a_call(row["response"]):
         decided = await run_in_threadpool(svc.store.decision, row["decision_id"])
         then, now = (decided or {}).get("guard_version"), svc.pipelines().version

@@ -22,7 +22,7 @@ The order of one request, :meth:`Service.decide`:
    capacity is rebuilt, never new. A keyed request already decided is answered from the store (:mod:`.idempotency`);
 3. decide through the pipeline; its audit record and the run's next input row (``inputs`` table,
    ``(run_id, idx)`` unique) commit in one transaction before the answer;
-4. a failed write leaves no trace in memory (the state is dropped and rebuilt next time); a write that
+4. a failed or cancelled write leaves no trace in memory (the state is dropped and rebuilt next time); a write that
    lost the race for the run's next index (another replica decided it first) is decided again on the
    rebuilt state (a few times, then 409).
 
@@ -55,8 +55,9 @@ from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore, input_digest, new_decision_id
 from .binding import RunBinding
 from .facts import RequestFacts
-from .deciding import (CALL, KINDS, Call, Pipes, Replaying, ServicePipeline, SlotView, StoreSink, conflict,
-                       decode_read, memoryless, replay, restore, slot_covers, snapshot, state_of, to_step)
+from .deciding import (KINDS, Call, Pipes, Replaying, ServicePipeline, SlotView, StoreSink, conflict, decode_read,
+                       in_request, memoryless, refused_now, replay, restore, slot_covers, snapshot, state_of,
+                       to_step)
 from .otel import shadow_extra
 from .gate import ANONYMOUS, BytesJSON, error, validation_response
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
@@ -349,8 +350,9 @@ class Service:
                      caller: Any = None) -> Response:
         """Decide ``proposal`` for ``run_id`` through the ``kind`` pipeline and answer (see the module doc).
         A request with an idempotency key (``idem``) already decided is answered from the store. ``claims``: a
-        check's metadata, with the server's facts of ``caller`` (a Principal) over them (:mod:`.facts`), checked
-        after the run's lock against the very guards that decide (a key they read as a grant is 422)."""
+        check's metadata (``{}`` for a step or signal), with the server's facts of ``caller`` (a Principal) over them
+        (:mod:`.facts`), checked after the run's lock against the very guards that decide (a key they read as a grant
+        is 422); None: no facts at all."""
         try:
             check_run_id(run_id)
         except InputError as exc:
@@ -375,11 +377,8 @@ class Service:
                 call = Call(kind, st, payload, digest_input, step=row, extra_numbers=extra_numbers,
                             principal=principal, idem=idem, guard_version=pipes.version)
                 self._facts(st, facts)
-                token = CALL.set(call)
-                try:
+                with in_request(call, self.runs):  # a decision that does not come back drops the run's state
                     out = await pipes.pipes[kind].adecide(st, proposal, audit_kind=kind)
-                finally:
-                    CALL.reset(token)
                 if call.record is not None and call.error is None and "audit_error" not in out.extra:
                     self._committed(call, proposal)
                     return self.answer(call, out)
@@ -394,7 +393,8 @@ class Service:
         approver credential that sent it), through the check pipeline's ``aresolve``: only an approval runs the call,
         only an ESCALATE can be approved (a refusal dominates an escalation), a halted run stays halted, a refusal
         goes through the strategy. Not answered (nothing stored): an escalation older than ``approval_ttl_s`` (410),
-        an approval when the guards that would resolve it are not those that escalated (409, session 21)."""
+        an approval when the guards that would resolve it are not those that escalated (409, session 21) or when they
+        refuse the call in the run as it is now (409, :func:`.deciding.refused_now`, session 26)."""
         async with self.locks.hold(run_id):
             for _attempt in range(CONFLICT_RETRIES):
                 if idem is not None and (done := await stored_answer(self, idem, run_id, call)) is not None:
@@ -414,6 +414,8 @@ class Service:
                     return error(410, f"the escalation {decision_id} expired {age:.0f}s after it was asked (approval_ttl_s "
                                       f"= {self.settings.approval_ttl_s:g}); the agent must ask again")
                 inp = await run_in_threadpool(self.store.run_input, decision_id)
+                if approved and (why := await refused_now(self, pipes, st, call, escalated, inp)) is not None:
+                    return error(409, f"decision {decision_id} cannot be approved: {why}; the agent must ask again")
                 vd = ((inp or {}).get("payload") or {}).get("verdict") or {}
                 trail = list((vd.get("details") or {}).get("verdicts") or ([vd] if vd else []))
                 verdict = Verdict(Decision.ESCALATE, str(escalated["reason"]), str(escalated["guard"]),
@@ -425,13 +427,10 @@ class Service:
                           digest, approval={"id": approval_id, "decision_id": decision_id, "approved": approved,
                                             "approver": approver, "reason": escalated["reason"]}, principal=approver,
                           idem=idem, guard_version=pipes.version)
-                token = CALL.set(c)
-                try:
+                with in_request(c, self.runs):
                     out = await pipes.pipes["check"].aresolve(asked, approved, approver=approver)
                     if c.record is None and c.error is None:  # answered without auditing (a halted run)
                         out = await pipes.pipes["check"]._awrite(st, out, "approval")
-                finally:
-                    CALL.reset(token)
                 if c.record is not None and c.error is None and "audit_error" not in out.extra:
                     self._committed(c, None)
                     return self.answer(c, out)

@@ -18,8 +18,9 @@ pipeline (:meth:`.service.Service.approve`, the core ``Pipeline.aresolve``): the
 like ``/v1/check``'s: ALLOW when approved (the caller runs exactly that call), REJECT (or what the
 enforcement strategy makes of a refusal) otherwise, HALT when the run was halted meanwhile. Only an
 ESCALATE can be approved, and a stack answers ESCALATE only when no guard refused (REJECT and HALT
-dominate ESCALATE), so a refused call can never be approved. An approval is decided by the guards that
-escalated: when the guard files were reloaded since (another ``guard_version`` in force), approving is 409
+dominate ESCALATE), so a refused call can never be approved; nor one the check guards refuse in the run as it is
+when the answer comes (409: :func:`..deciding.refused_now` asks them again, where they keep no per-run memory; a
+flow rule armed since the escalation refuses it). An approval is decided by the guards that escalated: when the guard files were reloaded since (another ``guard_version`` in force), approving is 409
 and the agent must ask again (the new guards may refuse the call); refusing is still recorded. Sent again with the same
 ``Idempotency-Key`` header, an answered approval gets its stored answer back (not 409).
 """

@@ -6,6 +6,8 @@ run's state is brought up to date with the store, the core Pipeline of that guar
 request sent with an ``Idempotency-Key`` header is answered from the store when it was already decided
 (:mod:`..idempotency`); a malformed key is 400. Under ``run_binding = "identity"`` the run ``default`` (and a
 check without ``run_id``) is the caller's own default run, answered under its scoped id (:meth:`..binding.RunBinding.scope`).
+Every decision, a step's and a signal's too, is taken with the server's facts of the caller (:mod:`..facts`: its
+``principal`` and its credential's ``facts``); a step or signal claims none of its own.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ...core.types import Step, ToolCall
 from ..checkparse import read_check
 from ..credentials import Principal
 from ..gate import error, principal_of, validation_response
-from ..idempotency import IdemKey, IdempotencyError, idem_key, key_from_headers
+from ..idempotency import IdemKey, IdempotencyError, caller_facts, idem_key, key_from_headers
 from ..models import CheckRequest, SignalRequest, StepRequest, VerdictOut
 from ..service import Service, to_step
 from .common import body, err_responses
@@ -30,9 +32,12 @@ __all__ = ["register"]
 
 
 def keyed(headers: Any, principal: Principal, path: str, raw: bytes) -> IdemKey | None:
-    """The request's :class:`~..idempotency.IdemKey` (None without an ``Idempotency-Key`` header); raises
+    """The request's :class:`~..idempotency.IdemKey` (None without an ``Idempotency-Key`` header), its digest
+    covering the caller's credential (roles, facts: :func:`~..idempotency.caller_facts`); raises
     :class:`~..idempotency.IdempotencyError` for a malformed one."""
-    return idem_key(key_from_headers(headers), principal.identity, path, raw)
+    key = key_from_headers(headers)
+    return None if key is None else idem_key(key, principal.identity, path, raw,
+                                             caller_facts(principal.roles, principal.facts))
 
 
 def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Awaitable[Response]]:
@@ -92,7 +97,7 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Aw
         payload = req.model_dump(mode="json")
         payload["time"] = s.time
         return await svc.decide("step", run_id, s, {"step": payload}, {"run_id": run_id, "step": payload},
-                                step=payload, principal=who.identity, idem=idem)
+                                step=payload, claims={}, principal=who.identity, idem=idem, caller=who)
 
     @app.post("/v1/runs/{run_id}/signals", tags=["guards"], response_model=VerdictOut,
               responses=err_responses(), summary="Stream signal values to the monitor",
@@ -111,6 +116,6 @@ def register(app: FastAPI, svc: Service) -> Callable[[bytes, Principal, Any], Aw
         extra = {f"signal:{k}": float(x) for k, x in req.signals.items()}
         return await svc.decide("signal", run_id, s, {"signals": dict(req.signals), "time": t},
                                 {"run_id": run_id, "t": t, "signals": req.signals}, extra_numbers=extra,
-                                principal=who.identity, idem=idem)
+                                claims={}, principal=who.identity, idem=idem, caller=who)
 
     return check_raw
