@@ -76,6 +76,15 @@ from agentguard.core.types import Step
 st = MonitoredStream([Step(output="x", signals={"verifier": 0.9})], ThresholdMonitor(0.5, signal="verifier"), scorer=lambda t, c: 0.1)
 out = list(st)
 """,
+    "first_alarm_steps([0.9, nan | 0.7], threshold 0.5): alarm steps": """
+import numpy as np
+from agentguard.calibration.monitor import first_alarm_steps
+out = first_alarm_steps(np.array([0.9, np.nan, 0.7]), np.array([0, 2]), np.array([2, 1]), 0.5).tolist()
+""",
+    "NOT CHANGED (documented): stop_at_alarm(score_fn -> None) releases the item unchecked": """
+from agentguard.calibration import ThresholdMonitor, stop_at_alarm
+out = list(stop_at_alarm(["unscored text"], ThresholdMonitor(0.5), score_fn=lambda item: None))
+""",
     "NOT FIXED (core.runs): ThresholdMonitor(max_runs=1) run A alarms, 11 other runs, A again at 0.9": """
 from agentguard.calibration import ThresholdMonitor
 from agentguard.core.types import Context
