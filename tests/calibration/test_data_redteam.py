@@ -128,3 +128,40 @@ def test_thresholds_on_tied_and_infinite_scores_keep_the_promise(support, weight
         assert r.mean() <= alpha + 3 * r.std() / math.sqrt(r.size) + 1e-12
     else:
         assert (r > alpha).mean() <= delta + 3 * math.sqrt(delta * (1 - delta) / r.size)
+
+
+# --- session 26 (s26-mon): the arrays of a Sequences built directly ---------------------------------
+
+def _flat(labels: object) -> Sequences:
+    n = 40
+    return Sequences(np.arange(n, dtype=float) / n, np.arange(n), np.ones(n, dtype=np.int64), labels)
+
+
+@pytest.mark.parametrize("labels", [np.array([2] * 20 + [1] * 20), np.array([0.5] * 20 + [1.0] * 20),
+                                    np.array([-1] * 20 + [1] * 20), np.array(["1"] * 40),
+                                    np.array([None] * 20 + [1] * 20, dtype=object)])
+def test_a_label_neither_safe_nor_unsafe_is_refused_by_the_constructor(labels):
+    # before: Sequences(...) kept a label 2 (or 0.5, -1) and the calibrator, selecting labels == 1
+    # (false alarm) or == 0 (missed detection), silently calibrated on the other 20 sequences only;
+    # text "1" labels dropped every sequence from both classes
+    with pytest.raises(InputError, match="labels"):
+        _flat(labels)
+
+
+def test_arrays_given_as_lists_or_booleans_are_read_and_other_types_refused():
+    d = _flat([True] * 40)  # lists and Boolean labels are read, as from_lists reads them
+    assert d.labels.dtype == np.int8 and d.labels.tolist() == [1] * 40
+    cal = ThresholdCalibrator(alpha=0.2).calibrate(d)
+    assert cal.n_calibration_ == 40
+    with pytest.raises(InputError, match="scores must be numbers"):
+        Sequences(np.array(["0.1"] * 3), np.arange(3), np.ones(3, dtype=np.int64), np.ones(3, dtype=np.int8))
+    with pytest.raises(InputError, match="starts must be integers"):
+        Sequences(np.zeros(3), np.arange(3) + 0.5, np.ones(3, dtype=np.int64), np.ones(3, dtype=np.int8))
+    with pytest.raises(InputError, match="1-d"):
+        Sequences(np.zeros((3, 1)), np.arange(3), np.ones(3, dtype=np.int64), np.ones(3, dtype=np.int8))
+
+
+def test_minima_of_two_dimensions_are_refused_not_flattened_into_a_larger_n():
+    # before: a (30, 2) array counted as n = 60 sequences (k = 5 losses admitted at alpha = 0.1)
+    with pytest.raises(InputError, match="1-d"):
+        calibrate_threshold(np.zeros((30, 2)), alpha=0.1)

@@ -242,3 +242,20 @@ def test_text_and_other_non_numbers_are_unreadable_whatever_the_threshold(score)
         with pytest.raises(InputError):
             ThresholdMonitor(thr).update(score)
     assert not ThresholdMonitor(0.5).check(Context(run_id="r"), {"score": np.float32(0.9)}).blocks
+
+
+def test_vectorised_eq1_alarms_on_a_nan_score_like_the_stream():
+    # session 26: first_alarm_steps compared with NaN and reported "no alarm"; the streaming monitor
+    # alarms on a NaN score (unreadable input), so the vectorised rule does too
+    import numpy as np
+
+    from agentguard.calibration.monitor import first_alarm_steps
+
+    s, st, ln = np.array([0.1, 0.9, 0.2]), np.array([0, 2]), np.array([2, 1])
+    assert first_alarm_steps(s, st, ln, 0.5).tolist() == [1, 1]
+    with pytest.raises(InputError):
+        first_alarm_steps(s, st, ln, float("nan"))
+    nan_scores = np.array([0.9, np.nan, 0.7])
+    assert first_alarm_steps(nan_scores, st, ln, 0.5).tolist() == [2, 0]
+    mon = ThresholdMonitor(0.5)
+    assert [mon.check(Context(run_id="r"), x).decision for x in (0.9, float("nan"))][-1] != Decision.ALLOW

@@ -81,3 +81,18 @@ def test_no_released_text_comes_from_an_unscored_chunk(pieces, mode):
     out = "".join(s)
     assert "0" not in readable[:len(out)]
     assert s.cut == ("0" in readable)
+
+
+def test_the_scorer_sets_the_signal_the_guard_reads_and_its_unreadable_values_cut():
+    # session 26: the stream's scorer wrote signals["score"] whatever the guard read; a monitor
+    # reading "verifier" then decided on the step's own (safe-looking) value and the scorer's 0.1
+    # was ignored: the step was released
+    from agentguard.core.types import Step
+
+    mon = ThresholdMonitor(0.5, signal="verifier")
+    st = MonitoredStream([Step(output="x", signals={"verifier": 0.9})], mon, scorer=lambda t, c: 0.1)
+    assert list(st) == [] and st.cut and st.verdict.numbers["score"] == 0.1
+    for bad in ("0.9", float("nan"), float("inf"), True):
+        st = MonitoredStream([Step(output="x", signals={"score": 0.9})], ThresholdMonitor(0.5),
+                             scorer=lambda t, c, b=bad: b)
+        assert list(st) == [] and st.cut and st.verdict.blocks

@@ -145,3 +145,38 @@ def test_very_large_counts_keep_eq1_exact_enough_and_the_rule_holds():
     assert P[0].tolist() == pytest.approx([0.75, 0.25], abs=1e-12) and P.sum(axis=1).tolist() == [1.0, 1.0]
     rep = learner.pac_report()
     assert rep.holds[0] and math.isfinite(rep.required[0])
+
+
+def test_counts_outside_0_to_n_p_are_refused_not_a_negative_requirement():
+    # session 26: n_pq/n_p outside [0, 1] made the bracket of line 11 negative, so a state with 5
+    # samples "needed" -1320 and held; a negative count in pac_report's matrix did the same
+    for rc, n_p in (([10.0, 20.0], 5.0), ([-10.0, 15.0], 5.0), ([1.0, math.nan], 5.0), ([1.0, 2.0], math.inf)):
+        with pytest.raises(InputError):
+            required_count(np.array(rc), n_p, 0.1, 0.1, 1.0)
+    P = sp.csr_matrix(np.array([[0.5, 0.5, 0], [0, 1, 0], [0, 0, 1.0]]))
+    names, valid, target = ["a", "b", "c"], np.ones((3, 3), bool), np.array([0, 0, 1], bool)
+    for bad in (np.array([[-5, 100, 100], [0, 0, 0], [0, 0, 0]], float),
+                np.array([[math.nan, 1, 1], [0, 0, 0], [0, 0, 0]]), np.ones((2, 2))):
+        with pytest.raises(InputError):
+            pac_report(sp.csr_matrix(bad), P, valid, target, 0.3, 0.1, names)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 10_000), min_size=2, max_size=6), st.floats(0.01, 0.5), st.floats(0.001, 0.5),
+       st.floats(1.0, 20.0))
+def test_requirements_follow_line_11_and_the_appendix_literally(counts, eps, dp, B):
+    # oracle: the printed formulas, term by term (Pro2Guard Alg. 1 line 11; appendix H* with
+    # eps' = eps / (11/10 B)), against required_count's vectorised ones
+    n = float(sum(counts))
+    if n == 0:
+        assert required_count(np.array(counts, float), n, eps, dp, B) == math.inf
+        return
+    f = (11 / 10 * B) ** 2
+    line11 = f * 2 / eps ** 2 * math.log(2 / dp) * (0.25 - (max(abs(0.5 - c / n) for c in counts) - 2 / 3 * eps) ** 2)
+    e1 = eps / (11 / 10 * B)
+    app = max(2 / e1 ** 2 * math.log(2 / dp) * (0.25 - max(0.0, abs(0.5 - c / n) - 2 / 3 * e1) ** 2) for c in counts)
+    rc = np.array(counts, float)
+    assert required_count(rc, n, eps, dp, B, "line11") == pytest.approx(line11, rel=1e-12, abs=1e-9)
+    assert required_count(rc, n, eps, dp, B, "appendix") == pytest.approx(app, rel=1e-12, abs=1e-9)
+    assert required_count(rc, n, eps, dp, B) == pytest.approx(max(line11, app), rel=1e-12, abs=1e-9)
+    assert min(line11, app) >= 0  # valid counts never give a negative requirement

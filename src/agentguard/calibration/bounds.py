@@ -30,8 +30,9 @@ import numpy as np
 from scipy.stats import binom
 
 from ..core.errors import InputError
+from .data import check_alpha
 
-__all__ = ["BOUNDS", "binomial_pvalue", "exact_level", "hb_pvalue", "max_losses", "min_n_for_guarantee", "pvalue"]
+__all__ = ["BOUNDS", "binomial_pvalue", "check_draws", "exact_level", "hb_pvalue", "max_losses", "min_n_for_guarantee", "pvalue"]
 
 BOUNDS = ("hb", "binomial")
 
@@ -45,9 +46,31 @@ def h1(a: np.ndarray | float, b: float) -> np.ndarray:
     return t1 + t2
 
 
+def check_draws(n: int, minimum: int = 1) -> int:
+    """A number of calibration draws: an integer >= ``minimum`` (not a Boolean, not 30.5)."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < minimum:
+        raise InputError(f"the number of calibration draws must be an integer >= {minimum}, got {n!r}")
+    return int(n)
+
+
+def _losses(k: np.ndarray | int, n: int) -> np.ndarray:
+    """Loss counts as floats, each a whole number in 0..n (a negative count had p-value 0)."""
+    a = np.asarray(k)
+    if a.size and (a.dtype.kind not in "iuf"):
+        raise InputError(f"loss counts must be integers, got {a.dtype} values")
+    a = a.astype(float)
+    if a.size and not (np.all(a >= 0) and np.all(a <= n) and np.all(a == np.floor(a))):  # NaN fails a >= 0
+        raise InputError(f"loss counts must be whole numbers in 0..{n}")
+    return a
+
+
 def hb_pvalue(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
-    """Hoeffding-Bentkus p-value of ``H0: R > alpha`` after ``k`` losses in ``n`` draws (Bates et al. 2021)."""
-    k = np.asarray(k, dtype=float)
+    """Hoeffding-Bentkus p-value of ``H0: R > alpha`` after ``k`` losses in ``n`` draws (Bates et al. 2021).
+
+    ``n >= 1`` draws, ``k`` whole numbers in ``0..n``, ``alpha`` in (0, 1); anything else is an InputError."""
+    n = check_draws(n)
+    alpha = check_alpha(alpha, "alpha")
+    k = _losses(k, n)
     r = k / n
     hoeffding = np.exp(-n * h1(np.minimum(r, alpha), alpha))
     bentkus = math.e * binom.cdf(np.ceil(n * r - 1e-9), n, alpha)
@@ -55,8 +78,10 @@ def hb_pvalue(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
 
 
 def binomial_pvalue(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
-    """Exact p-value ``P(Bin(n, alpha) <= k)`` of ``H0: R > alpha`` for 0/1 losses."""
-    return binom.cdf(np.asarray(k, dtype=float), n, alpha)
+    """Exact p-value ``P(Bin(n, alpha) <= k)`` of ``H0: R > alpha`` for 0/1 losses (arguments as
+    :func:`hb_pvalue`)."""
+    n = check_draws(n)
+    return binom.cdf(_losses(k, n), n, check_alpha(alpha, "alpha"))
 
 
 def pvalue(k: np.ndarray | int, n: int, alpha: float, bound: str = "hb") -> np.ndarray:
@@ -74,14 +99,24 @@ def exact_level(alpha: float) -> Fraction:
     return Fraction(repr(float(alpha)))
 
 
-@lru_cache(maxsize=4096)
 def max_losses(n: int, alpha: float, delta: float, bound: str = "hb") -> int:
     """``k* = max{k in 0..n : p(k) <= delta}``, or -1 when even ``k = 0`` is not significant.
 
     Exact: bisection on the non-decreasing p-value (about ``log2 n`` evaluations); memoised, since
-    it depends only on ``(n, alpha, delta, bound)``.
+    it depends only on ``(n, alpha, delta, bound)``. ``n = 0`` (no calibration data) gives -1;
+    ``alpha``/``delta`` outside (0, 1) or a non-integer ``n`` is an InputError.
     """
-    if n <= 0 or float(pvalue(0, n, alpha, bound)) > delta:
+    n = check_draws(n, minimum=0)
+    alpha, delta = check_alpha(alpha, "alpha"), check_alpha(delta, "delta")
+    if bound not in BOUNDS:
+        raise InputError(f"unknown bound {bound!r}; expected one of {', '.join(BOUNDS)}")
+    return _max_losses(n, alpha, delta, bound)
+
+
+@lru_cache(maxsize=4096)
+def _max_losses(n: int, alpha: float, delta: float, bound: str) -> int:
+    """:func:`max_losses` on arguments already checked (memoised on the plain Python values)."""
+    if n == 0 or float(pvalue(0, n, alpha, bound)) > delta:
         return -1
     lo, hi = 0, n  # invariant: p(lo) <= delta; answer in [lo, hi]
     if float(pvalue(n, n, alpha, bound)) <= delta:
@@ -103,12 +138,16 @@ def min_n_for_guarantee(alpha: float, delta: float | None, method: str, bound: s
     named is exactly the first ``n`` it accepts (alpha = 0.999, delta = 0.001: the closed form says 1,
     but ``(1 - 0.999)`` rounds above 0.001 and ``n = 1`` is refused).
     """
+    alpha = check_alpha(alpha, "alpha")
     if method == "crc":
         return max(1, math.ceil(1 / exact_level(alpha) - 1))  # 1/(n+1) <= alpha, exactly as crc_max_losses
-    assert delta is not None
+    delta = check_alpha(delta, "delta")  # type: ignore[arg-type]  # None refused
     n = max(1, math.ceil(math.log(delta) / math.log(1.0 - alpha) - 1e-12))
     while float(pvalue(0, n, alpha, bound)) > delta:
         n += 1
     while n > 1 and float(pvalue(0, n - 1, alpha, bound)) <= delta:
         n -= 1
     return n
+
+
+max_losses.cache_clear = _max_losses.cache_clear  # type: ignore[attr-defined]  # benchmarks time the bisection

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..core.errors import GuaranteeError, InputError, LifecycleError
 from ..core.types import Decision
-from .bounds import BOUNDS, exact_level, max_losses, min_n_for_guarantee
+from .bounds import BOUNDS, check_draws, exact_level, max_losses, min_n_for_guarantee
 from .data import Sequences, check_alpha, check_delta, numbers
 from .monitor import ThresholdMonitor
 from .risks import check_risk, relevant_label
@@ -54,8 +54,10 @@ def crc_max_losses(n: int, alpha: float) -> int:
     Exact: ``alpha`` is read as the decimal it prints as (:func:`~.bounds.exact_level`: 0.3 is 3/10),
     and the inequality is decided in rational arithmetic, so no ``k`` with ``(k + 1)/(n + 1)``
     above that alpha is ever admitted (a relative rounding slack of 1e-12 admitted ``k = 2`` for
-    ``n = 9, alpha = 0.3 - 1e-13``: a risk bound of 0.3 > alpha)."""
-    k = math.floor(exact_level(alpha) * (n + 1)) - 1
+    ``n = 9, alpha = 0.3 - 1e-13``: a risk bound of 0.3 > alpha). ``alpha`` outside (0, 1) or a
+    non-integer ``n`` is an InputError (``alpha = 1.5`` admitted every loss)."""
+    n = check_draws(n, minimum=0)
+    k = math.floor(exact_level(check_alpha(alpha)) * (n + 1)) - 1
     return min(k, n)
 
 
@@ -112,6 +114,8 @@ def calibrate_threshold(minima: np.ndarray, *, risk: str = "false_alarm", method
         d = check_delta(delta)
         if bound not in BOUNDS:
             raise InputError(f"unknown bound {bound!r}; expected one of {', '.join(BOUNDS)}")
+    if np.ndim(minima) > 1:  # numbers() would flatten it: n would count entries, not sequences
+        raise InputError(f"calibration minima must be one number per sequence (1-d), got shape {np.shape(minima)}")
     m = numbers(minima, "calibration minima")
     if np.isnan(m).any():
         raise InputError("calibration minima contain NaN")

@@ -29,11 +29,12 @@ REQUIRED_COLUMNS = ("uq_problem_idx", "num_steps", "judge_probability", "solved"
 
 
 def check_alpha(alpha: float, name: str = "alpha") -> float:
-    """``alpha`` as a float in the open interval (0, 1), or InputError."""
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number in (0, 1), got {alpha!r}") from None
+    """``alpha`` as a float in the open interval (0, 1), or InputError: the one check of a level
+    (alpha, delta) in this package. Text (``"0.1"``), a Boolean, None, an array, NaN, 0 and 1 are
+    refused, as a score in text is (a level is a number the guarantee is stated at)."""
+    if isinstance(alpha, (bool, np.bool_, str, bytes)) or not isinstance(alpha, (int, float, np.integer, np.floating)):
+        raise InputError(f"{name} must be a number in (0, 1), got {alpha!r}")
+    a = float(alpha)
     if not (0.0 < a < 1.0):
         raise InputError(f"{name} must be in (0, 1), got {alpha!r}")
     return a
@@ -44,9 +45,16 @@ def check_delta(delta: float) -> float:
 
 
 def _labels(y: np.ndarray) -> np.ndarray:
+    """Labels as int8 0/1 (1 = safe): Booleans, or numbers equal to 0 or 1; text (``"1"``), None,
+    2, 0.5 or -1 are an InputError (a label neither safe nor unsafe would silently drop its
+    sequence from both risks' calibration sets)."""
     y = np.asarray(y)
     if y.dtype == bool:
         return y.astype(np.int8)
+    if y.size and y.dtype.kind in "USc":
+        kind = "complex" if y.dtype.kind == "c" else "text"
+        raise InputError(f"labels must be 0/1 or Booleans (1 = safe), got {kind} values such as "
+                         f"{str(y.ravel()[0])[:40]!r}")
     try:
         yf = y.astype(float)
     except (TypeError, ValueError):
@@ -68,7 +76,24 @@ def numbers(values: Any, what: str) -> np.ndarray:
     if a.size and a.dtype.kind not in "iuf":
         kind = {"b": "Boolean", "U": "text", "S": "bytes", "c": "complex"}.get(a.dtype.kind, "non-numeric")
         raise InputError(f"{what} must be numbers, got {kind} values such as {str(a.ravel()[0])[:40]!r}")
-    return a.astype(float).ravel()
+    return a.astype(float, copy=False).ravel()
+
+
+def _one_d(values: Any, what: str) -> np.ndarray:
+    try:
+        a = np.asarray(values)
+    except (TypeError, ValueError) as exc:  # ragged nesting
+        raise InputError(f"{what} must be a 1-d array: {exc}") from None
+    if a.ndim != 1:
+        raise InputError(f"scores, starts, lengths and labels must be 1-d arrays ({what} has shape {a.shape})")
+    return a
+
+
+def _index(values: np.ndarray, what: str) -> np.ndarray:
+    """Offsets/lengths as int64; a float (1.5), Boolean or text entry is an InputError."""
+    if values.size and values.dtype.kind not in "iu":
+        raise InputError(f"{what} must be integers, got {values.dtype} values such as {str(values[0])[:40]!r}")
+    return values.astype(np.int64, copy=False)
 
 
 def _py(x: Any) -> Any:
@@ -93,7 +118,13 @@ def _steps(steps: Any) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Sequences:
-    """``n`` score sequences, flat: ``scores[starts[i]:starts[i]+lengths[i]]`` is sequence ``i``."""
+    """``n`` score sequences, flat: ``scores[starts[i]:starts[i]+lengths[i]]`` is sequence ``i``.
+
+    However built (the constructors below or the four arrays directly), a ``Sequences`` holds float
+    ``scores`` (no NaN, no +inf, no text), int64 ``starts``/``lengths`` that tile them, and int8
+    ``labels`` in {0, 1}: anything else is an InputError here, never a sequence that silently falls
+    out of the calibration set of both risks (a label 2 or 0.5 used to be neither safe nor unsafe).
+    """
 
     scores: np.ndarray
     starts: np.ndarray
@@ -102,9 +133,14 @@ class Sequences:
     ids: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        s, st, ln, y = self.scores, self.starts, self.lengths, self.labels
-        if s.ndim != 1 or st.ndim != 1 or ln.ndim != 1 or y.ndim != 1:
-            raise InputError("scores, starts, lengths and labels must be 1-d arrays")
+        # the one entry point of every calibration set: the arrays are read here, whoever built them
+        # (lists, another dtype), so a label 2 or 0.5 or a text score is refused, not silently dropped
+        s, st, ln, y = (_one_d(v, k) for v, k in ((self.scores, "scores"), (self.starts, "starts"),
+                                                    (self.lengths, "lengths"), (self.labels, "labels")))
+        s = numbers(s, "scores")
+        st, ln, y = _index(st, "starts"), _index(ln, "lengths"), _labels(y)
+        for k, v in (("scores", s), ("starts", st), ("lengths", ln), ("labels", y)):
+            object.__setattr__(self, k, v)
         if not (len(st) == len(ln) == len(y)):
             raise InputError("starts, lengths and labels must have one entry per sequence")
         if len(st) == 0:

@@ -308,11 +308,17 @@ class ThresholdMonitor(_SequenceMonitor):
 
 def first_alarm_steps(scores: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
                       threshold: float) -> np.ndarray:
-    """Vectorised Eq. 1 over many sequences: the 1-based alarm step of each, 0 where none fires."""
+    """Vectorised Eq. 1 over many sequences: the 1-based alarm step of each, 0 where none fires.
+
+    A NaN score alarms at its step, as the streaming monitor's unreadable input does (``nan <
+    threshold`` is False: it read as no alarm); a NaN threshold is an InputError."""
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or math.isnan(threshold):
+        raise InputError(f"threshold must be a number, got {threshold!r}")
+    scores = np.asarray(scores, dtype=float)
     n_rows = len(scores)
     step = np.arange(n_rows) - np.repeat(starts, lengths) + 1
     big = np.iinfo(np.int64).max
-    vals = np.where(scores < threshold, step, big)
+    vals = np.where((scores < threshold) | np.isnan(scores), step, big)
     first = np.minimum.reduceat(vals, starts)
     first[first == big] = 0
     return first

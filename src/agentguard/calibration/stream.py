@@ -36,7 +36,7 @@ from ..core.errors import InputError
 from ..core.guard import Guard, fail_closed
 from ..core.types import Context, Decision, Step, Verdict
 from .chunks import parse_chunk
-from .monitor import ThresholdMonitor
+from .monitor import ThresholdMonitor, _score
 
 __all__ = ["ChunkSteps", "MonitoredStream", "ScoredItems", "Segmenter", "TokenSteps", "monitor_tokens",
            "stop_at_alarm"]
@@ -169,8 +169,11 @@ class _Failed:
 class MonitoredStream:
     """Iterate the released payloads of ``items`` while ``guard`` checks each unit; cut at the alarm.
 
-    ``scorer(step_text, context) -> float`` (optional) sets ``signals["score"]`` of each ``Step``
-    before the check (a per-step verifier). After (or during) iteration: ``cut`` (a blocking
+    ``scorer(step_text, context) -> float`` (optional) sets the signal the guard reads
+    (``guard.signal``, ``"score"`` for a guard without one) of each ``Step`` before the check (a
+    per-step verifier); a value the monitor would not read as a score (text, NaN, +inf) cuts the
+    stream like a failing scorer. (Before, it always set ``"score"``: a guard reading another
+    signal decided on that one and the scorer was silently ignored.) After (or during) iteration: ``cut`` (a blocking
     verdict stopped the stream), ``verdict`` (the alarm, else the last verdict), ``alarm_step``
     (0-based index of the alarmed unit among the checked ones), ``steps`` (checked and allowed),
     ``n_items`` (payloads released), ``text`` (released text), ``step_scores`` (the guard's signal
@@ -243,7 +246,7 @@ class MonitoredStream:
             self.context.metadata["text"] = self.text + (proposal.output or "")  # for scorers that want it
             if self.scorer is not None:
                 try:
-                    proposal.signals["score"] = float(self.scorer(proposal.output or "", self.context))
+                    proposal.signals[self.signal] = _score(self.scorer(proposal.output or "", self.context))
                 except Exception as exc:  # noqa: BLE001 - a failing verifier is a failing guard
                     return fail_closed("scorer", exc, self.on_error)
         return None

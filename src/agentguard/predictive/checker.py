@@ -76,8 +76,11 @@ def check(model: DTMC, prop: str | Property, engine: str = "native", method: str
 
     ``P`` (all path operators, bounds ``<=k``, ``[a,b]``, ``>=a``), ``R=? [F phi]`` / ``R=? [C<=k]``
     (the model's reward structures), ``S=? [phi]`` (long-run), nested ``P~p`` in state formulas and
-    ``filter(op, prop, states)``; constants of the model (``meta['constants']``) may be used."""
+    ``filter(op, prop, states)``; constants of the model (``meta['constants']``) may be used.
+    The model is validated first (:meth:`DTMC.validate`: a ModelError when it is not a DTMC)."""
     from ..spec.pctl import Property, parse_property
+
+    model.validate()  # a matrix that is not stochastic has no probabilities to check
 
     p = parse_property(prop, model.meta.get("constants")) if isinstance(prop, str) else prop
     if not isinstance(p, Property):

@@ -54,7 +54,7 @@ class DTMC:
     def __post_init__(self) -> None:
         self.rewards = {k: np.asarray(v, dtype=np.float64) for k, v in self.rewards.items()}
         self.matrix = sp.csr_matrix(self.matrix, dtype=np.float64)
-        self.labels = {k: np.asarray(v, dtype=bool) for k, v in self.labels.items()}
+        self.labels = {k: _mask(v, k) for k, v in self.labels.items()}
         self.variables = {k: np.asarray(v, dtype=np.int64) for k, v in self.variables.items()}
         if self.counts is not None:
             self.counts = sp.csr_matrix(self.counts, dtype=np.float64)
@@ -199,6 +199,18 @@ class DTMC:
         except json.JSONDecodeError as exc:
             raise ModelError(f"{path} is not JSON ({exc.msg})") from None
         return cls.from_json_dict(d)
+
+
+def _mask(values: Any, name: str) -> np.ndarray:
+    """A label's Boolean vector: Booleans, or numbers 0/1; indices ``[0, 2, 5]`` (read as ``[F, T, T]``
+    by a plain cast) or text are a ModelError."""
+    a = np.asarray(values)
+    if a.dtype == bool:
+        return a
+    if a.size and (a.dtype.kind not in "iuf" or not np.all((a == 0) | (a == 1))):
+        raise ModelError(f"label {name!r} must be a Boolean vector (or 0/1), got values such as "
+                         f"{str(a.ravel()[0])[:40]!r}")
+    return a.astype(bool)
 
 
 def _numbers(values: Any, what: str) -> np.ndarray:

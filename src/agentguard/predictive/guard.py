@@ -41,9 +41,14 @@ __all__ = ["MinProbabilityGuard", "ProactiveGuard", "ProductGuard", "reach_proba
 def reach_probability(model: DTMC, target: np.ndarray) -> np.ndarray:
     """``x_s = P_s[F target]`` for every state (unbounded reachability in a DTMC), by the project's
     model checker (:func:`agentguard.predictive.checker.reach`: graph pre-computation, then the linear
-    system of Baier & Katoen, Thm. 10.19). Errors propagate, so a guard built on it fails closed."""
+    system of Baier & Katoen, Thm. 10.19). Errors propagate, so a guard built on it fails closed.
+
+    The model is validated first (:meth:`DTMC.validate`): on a matrix that is not stochastic the
+    linear system answers numbers that are not probabilities of anything (a row ``[1.2, 0.3, -0.5]``
+    read P_safe = 1 next to a 0.5 step into ``unsafe``), so such a model is a ModelError."""
     from .checker import reach
 
+    model.validate()
     return np.asarray(reach(model.matrix, np.asarray(target, dtype=bool)), dtype=float)
 
 
@@ -127,6 +132,7 @@ class ProactiveGuard(BaseGuard):
             raise InputError(f"model must be a DTMC, got {type(model).__name__}")
         if model.state_names is None:
             raise ModelError("the guard needs a model with state names (abstract states)")
+        model.validate()  # stochastic rows, one name per state (3 states named ["a"] left 2 unseen)
         threshold = probability(threshold, "threshold")  # not false (0.0: never alarms), not "0.5", not nan
         check_unseen_policy(unseen)
         self.model = model

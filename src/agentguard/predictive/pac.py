@@ -120,11 +120,15 @@ def required_count(
     if not (0 < epsilon < 1) or not (0 < delta_prime < 1) or not (1 <= B < math.inf):
         raise InputError(f"PAC bound needs epsilon, delta' in (0, 1) and finite B >= 1; got epsilon={epsilon}, "
                          f"delta'={delta_prime}, B={B}")
-    if not n_p >= 0:  # NaN included
-        raise InputError(f"n_p must be a count >= 0, got {n_p}")
+    if not 0 <= n_p < math.inf:  # NaN included
+        raise InputError(f"n_p must be a finite count >= 0, got {n_p}")
     if n_p <= 0:
         return math.inf
     rc = np.asarray(row_counts, dtype=float)
+    if rc.size and not (np.all(rc >= 0) and np.all(rc <= n_p)):  # NaN fails both
+        # n_pq outside 0..n_p puts n_pq/n_p outside [0, 1]: the bracket goes negative and the
+        # requirement below zero, so a state with 5 samples "held" ([10, 20] of 5 needed -1320)
+        raise InputError(f"the successor counts n_pq must lie in 0..n_p = {n_p:g}, got {rc.tolist()[:5]}")
     f = (1.1 * B) ** 2
     line11 = f * 2.0 / epsilon**2 * math.log(2.0 / delta_prime) * (
         0.25 - (float(np.max(np.abs(0.5 - rc / n_p))) - 2.0 / 3.0 * epsilon) ** 2
@@ -204,7 +208,9 @@ def pac_report(
     det = (k <= 1) if determined is None else (np.asarray(determined, bool) | (k <= 1))
     B, info = amplification_factor(P, target)
     dp = delta / max(n, 1)
-    C = sp.csr_matrix(counts)
+    C = sp.csr_matrix(counts, dtype=np.float64)
+    if C.shape != P.shape or (C.nnz and not (np.all(np.isfinite(C.data)) and C.data.min() >= 0)):
+        raise InputError(f"counts must be a {P.shape} matrix of finite counts >= 0")
     n_p = np.asarray(C.sum(axis=1)).ravel()
     req, holds = [], []
     for i in range(n):
