@@ -85,7 +85,7 @@ out = first_alarm_steps(np.array([0.9, np.nan, 0.7]), np.array([0, 2]), np.array
 from agentguard.calibration import ThresholdMonitor, stop_at_alarm
 out = list(stop_at_alarm(["unscored text"], ThresholdMonitor(0.5), score_fn=lambda item: None))
 """,
-    "NOT FIXED (core.runs): ThresholdMonitor(max_runs=1) run A alarms, 11 other runs, A again at 0.9": """
+    "FIXED by the lead (core.runs: an overflowed tombstone goes to a Bloom filter, rebuilt or refused): ThresholdMonitor(max_runs=1) run A alarms, 11 other runs, A again at 0.9": """
 from agentguard.calibration import ThresholdMonitor
 from agentguard.core.types import Context
 m = ThresholdMonitor(0.5, max_runs=1)

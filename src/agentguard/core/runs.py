@@ -10,6 +10,7 @@ run finishes. All methods are thread-safe.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections import OrderedDict
@@ -37,10 +38,17 @@ class RunMemory(Generic[T]):
     - at most ``max_runs`` entries are held (least recently used leave first); with ``ttl_s`` an entry
       idle longer than that leaves too;
     - a run that left because of capacity or expiry is *never treated as new*: its id is remembered
-      (a tombstone; at most ``tombstones`` ids, default ``10 * max_runs``) and :meth:`get` rebuilds it
+      (a tombstone; at most ``tombstones`` ids exactly, default ``10 * max_runs``) and :meth:`get` rebuilds it
       with ``rebuild(run_id)`` when one is given, else raises :class:`RunEvicted` (callers fail closed);
+      a tombstone pushed out of that bound goes into a fixed-size Bloom filter (:class:`_Forgotten`,
+      allocated at the first overflow: 8 bytes per tombstone slot), which never answers "new" for an id
+      it holds, so even then the run is rebuilt or refused. The price of the bound is one-sided (fail closed): a
+      new id the filter mistakes for a forgotten one is rebuilt (from nothing stored: a new run) or refused, never
+      started as new when it is not; below about ``7 * tombstones`` forgotten ids that happens to under 1.5% of
+      new ids (k = 5 probes), and more often beyond;
     - :meth:`end_run` forgets a run on purpose (the run finished, or its state is about to be rebuilt by
-      replay): its id may start over;
+      replay): its id may start over (also one the filter holds: up to ``tombstones`` such ids are remembered
+      as ended; beyond, an ended id the filter holds is rebuilt or refused like a forgotten one);
     - ``on_drop(run_id, state)`` is called, outside the lock, for every entry that leaves;
     - every method is thread-safe.
     """
@@ -63,6 +71,8 @@ class RunMemory(Generic[T]):
         self._runs: OrderedDict[Hashable, T] = OrderedDict()
         self._seen: dict[Hashable, float] = {}
         self._gone: OrderedDict[Hashable, str] = OrderedDict()
+        self._forgotten: _Forgotten | None = None  # tombstones past max_tombstones (allocated at the first)
+        self._restarted: set[Hashable] = set()  # ids the filter holds that end_run let start over
         self._lock = threading.RLock()
         self.evicted_total = 0
 
@@ -78,7 +88,7 @@ class RunMemory(Generic[T]):
                 if run_id in self._runs:
                     self._touch(run_id)
                     return self._runs[run_id]
-                why = self._gone.get(run_id)
+                why = self._gone.get(run_id) or self._forgot(run_id)
                 if why is None:
                     state = create(run_id) if create is not None else self._factory()
                     self._store(run_id, state, dropped)
@@ -102,9 +112,10 @@ class RunMemory(Generic[T]):
             return self._runs.get(run_id)
 
     def evicted(self, run_id: Hashable) -> bool:
-        """True when ``run_id`` left because of capacity or expiry (and was not rebuilt or ended since)."""
+        """True when ``run_id`` left because of capacity or expiry (and was not rebuilt or ended since); also
+        for a new id the overflow filter mistakes for a forgotten tombstone (see the class docstring)."""
         with self._lock:
-            return run_id in self._gone
+            return run_id in self._gone or (run_id not in self._runs and self._forgot(run_id) is not None)
 
     # -- writing ----------------------------------------------------------------------------------
     def set(self, run_id: Hashable, state: T) -> None:
@@ -121,6 +132,8 @@ class RunMemory(Generic[T]):
             state = self._runs.pop(run_id, None)
             self._seen.pop(run_id, None)
             self._gone.pop(run_id, None)
+            if self._forgotten is not None and run_id in self._forgotten and len(self._restarted) < self.max_tombstones:
+                self._restarted.add(run_id)
         if state is not None:
             self._dropped([(run_id, state)])
 
@@ -130,6 +143,8 @@ class RunMemory(Generic[T]):
             self._runs.clear()
             self._seen.clear()
             self._gone.clear()
+            self._forgotten = None
+            self._restarted.clear()
 
     def sweep(self) -> int:
         """Expire idle runs now; returns how many left."""
@@ -171,7 +186,17 @@ class RunMemory(Generic[T]):
         self._gone.move_to_end(run_id)
         self.evicted_total += 1
         while len(self._gone) > self.max_tombstones:
-            self._gone.popitem(last=False)
+            old, _why = self._gone.popitem(last=False)
+            if self._forgotten is None:
+                self._forgotten = _Forgotten(max(1, self.max_tombstones) * 64)
+            self._forgotten.add(old)
+            self._restarted.discard(old)
+
+    def _forgot(self, run_id: Hashable) -> str | None:
+        """Why ``run_id`` (not held, no exact tombstone) must not start over: its tombstone overflowed."""
+        if self._forgotten is None or run_id in self._restarted or run_id not in self._forgotten:
+            return None
+        return "evicted (tombstone overflowed)"
 
     def _dropped(self, dropped: list[tuple[Hashable, T]]) -> None:
         if self.on_drop is None:
@@ -205,6 +230,8 @@ class RunMemory(Generic[T]):
             state["_runs"] = OrderedDict(self._runs)
             state["_gone"] = OrderedDict(self._gone)
             state["_seen"] = dict(self._seen)
+            state["_restarted"] = set(self._restarted)
+            state["_forgotten"] = self._forgotten.copy() if self._forgotten is not None else None
         del state["_lock"]
         return state
 
@@ -214,6 +241,40 @@ class RunMemory(Generic[T]):
 
     def __repr__(self) -> str:
         return f"RunMemory(runs={len(self)}, max_runs={self.max_runs})"
+
+
+class _Forgotten:
+    """A Bloom filter of run ids (a bit array of ``bits`` bits, :data:`_PROBES` probes from one BLAKE2b digest,
+    Kirsch-Mitzenmacher double hashing): ``id in f`` is True for every id added (no false negative), and for a
+    new id with probability about ``(1 - exp(-k n / m)) ** k`` after ``n`` adds. Written here rather than taken
+    from a package: the core has no third-party dependency, it is twenty lines, and it is consulted only on the
+    path that creates a run. Ids are read as ``repr`` (the keys of a :class:`RunMemory`: str, int, tuples)."""
+
+    __slots__ = ("bits", "arr")
+
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
+        self.arr = bytearray((bits + 7) // 8)
+
+    def _probes(self, run_id: Hashable) -> list[int]:
+        d = hashlib.blake2b(repr(run_id).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        h1, h2 = int.from_bytes(d[:8], "little"), int.from_bytes(d[8:], "little") | 1
+        return [(h1 + i * h2) % self.bits for i in range(_PROBES)]
+
+    def add(self, run_id: Hashable) -> None:
+        for b in self._probes(run_id):
+            self.arr[b >> 3] |= 1 << (b & 7)
+
+    def __contains__(self, run_id: object) -> bool:
+        return all(self.arr[b >> 3] >> (b & 7) & 1 for b in self._probes(run_id))  # type: ignore[arg-type]
+
+    def copy(self) -> _Forgotten:
+        other = _Forgotten(self.bits)
+        other.arr[:] = self.arr
+        return other
+
+
+_PROBES = 5
 
 
 #: attributes under which a composite or wrapping guard holds the guards it asks
