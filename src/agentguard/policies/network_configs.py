@@ -63,7 +63,7 @@ import re
 import shutil
 import sys
 from functools import lru_cache
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from .network_files import config_lines, curl_config, read_limited, wgetrc_destinations
 from .network_remotes import git_remote_host
@@ -125,6 +125,8 @@ def _cached(path: str, stamp: tuple[int, int, int], kind: str) -> tuple[tuple[st
 def _read_file(path: str, kind: str, depth: int = 0) -> tuple[list[str], list[str]]:
     """``(destinations, commands)`` of one configuration file as ``kind`` reads it; a missing file gives none, one
     that exists but cannot be read a marker no host reader takes for a public name."""
+    if path.startswith("*?"):   # (_located: a relative place no base reaches)
+        return [_unreadable(path[2:], "a relative place not found from the guard's working directory")], []
     path = os.path.expanduser(path)
     if any(c in path for c in "*$`") or not path.strip():
         return [_unreadable(path, "its name is computed by the shell")], []
@@ -353,24 +355,69 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
     return out + _repository_files(argv, env, assigned)
 
 
+def _places(spelled: str, bases: list[str]) -> list[str]:
+    """The directories a place names from each of ``bases`` (an absolute or ``~`` one from none), as written
+    (``sub/..`` is the kernel's to resolve: ``sub`` may be a link); an unknown one (the shell computes it) as a name
+    no file has."""
+    if any(c in spelled for c in "*$`"):
+        return ["*?" + spelled]
+    path = os.path.expanduser(spelled)
+    return [path] if os.path.isabs(path) else [os.path.join(b, path) for b in bases]
+
+
+def _located(spelled: str, bases: list[str], test: Callable[[str], bool]) -> list[str]:
+    """The places of :func:`_places` that exist (``test``), with links resolved as the kernel resolves them (git
+    reads its directory back with ``getcwd``); none existing: a marker :func:`_read_file` refuses (a relative place
+    found from no base: the tool's working directory is not the guard's, so it cannot be read; an absolute one that
+    does not exist is walked up from, as before)."""
+    found = _places(spelled, bases)
+    if found[0].startswith("*?"):
+        return found
+    there = [os.path.realpath(p) for p in found if test(p)]
+    if not there and os.path.isabs(os.path.expanduser(spelled)):
+        return [os.path.normpath(found[0])]
+    return there or ["*?" + spelled]
+
+
 def _repository_files(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[str]:
-    """The configuration files of the repository a git command names by an absolute path (s25 red team: ``git -C
-    /r fetch``, ``cd /r && git fetch``, ``--git-dir=/r/.git``, ``GIT_DIR=/r/.git`` fetched from /r's internal
-    origin unseen): its ``config`` and ``config.worktree`` (and a linked worktree's common ones), found as git finds
-    the repository (``.git`` directory or ``gitdir:`` file, a bare one, up the parents). A relative one names the
-    tool's working directory, which the guard does not know: not read."""
-    works, gits, here = list(assigned.get("(cd)", [])), _values("GIT_DIR", env, assigned), ""
-    k = 1
+    """The configuration files of the repository a git command runs in, found as git finds it (s25 red team: ``git
+    -C /r fetch``, ``cd /r && git fetch``, ``--git-dir=/r/.git``, ``GIT_DIR=/r/.git`` fetched from /r's internal
+    origin unseen): its ``config`` and ``config.worktree`` (and a linked worktree's common ones), the ``.git``
+    directory or ``gitdir:`` file, a bare one, up the parents. Session 26: a relative place (``git -C repo``, ``cd
+    repo &&``, ``GIT_DIR=r/.git``) and the command's own directory are read from the guard's working directory (the
+    tool's, when the guard runs beside it: a hook), each ``cd`` from the places the ones before it reach; a relative
+    place that exists from none of them cannot be read (refused, fail closed), but a ``cd`` into a directory the
+    command makes (``git clone URL && cd x``: :func:`.network_configs_env.command_env`'s ``(created)``)."""
+    try:
+        bases = [os.getcwd()]
+    except OSError:   # (the guard's directory was removed: no relative place can be read)
+        return ["*?(the guard's working directory)"]
+    out: list[str] = []
+    created = {os.path.normpath(c).split(os.sep, 1)[0] for c in assigned.get("(created)", [])}
+    for cd in assigned.get("(cd)", []):   # cd a && cd b && git fetch: a/b (and the places before, widening)
+        found = _located(cd, bases, os.path.isdir)
+        if found[0].startswith("*?") and os.path.normpath(cd).split(os.sep, 1)[0] in created:
+            continue   # (git clone URL x && cd x: the command's new directory)
+        out += [p for p in found if p.startswith("*?")]
+        bases += [p for p in found if not p.startswith("*?") and p not in bases]
+    works, gits = bases, []
+    k, chained = 1, False
     while k < len(argv) and argv[k].startswith("-"):
         w, value = argv[k], argv[k + 1] if k + 1 < len(argv) else ""
-        if w == "-C":
-            here = os.path.join(here, value)
-            works.append(here)
+        if w == "-C":   # (each -C is read from the one before it)
+            works = _located(value, works if chained else bases, os.path.isdir)
+            out += [p for p in works if p.startswith("*?")]
+            works, chained = [p for p in works if not p.startswith("*?")], True
         gits += [w[len("--git-dir="):]] if w.startswith("--git-dir=") else [value] if w == "--git-dir" else []
         k += 2 if w in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
-    out: list[str] = []
-    for start, bare in [(w, False) for w in works] + [(g, True) for g in gits]:
-        d = os.path.normpath(os.path.expanduser(start))
+    gits += ([env["GIT_DIR"]] if env.get("GIT_DIR") else []) + list(assigned.get("GIT_DIR", []))
+    starts = [(w, False) for w in works]
+    for g in gits:
+        found = _located(g, works, os.path.exists)
+        out += [p for p in found if p.startswith("*?")]
+        starts += [(p, True) for p in found if not p.startswith("*?")]
+    for start, bare in starts:
+        d = start
         while os.path.isabs(d):
             dot = os.path.join(d, ".git")
             link = read_limited(dot) if os.path.isfile(dot) else None
@@ -386,7 +433,7 @@ def _repository_files(argv: Sequence[str], env: Mapping[str, str], assigned: Map
             d, parent = os.path.dirname(d), d
             if d == parent:
                 break
-    return out
+    return list(dict.fromkeys(out))
 
 
 def _pip_prefixes(env: Mapping[str, str]) -> list[str]:

@@ -86,6 +86,7 @@ from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, re
 from .network_programs import (CASED_CLIENTS, assigned_destinations, bare_host, program_destinations, quiet_text,
                                without_listening, xargs_literal)
 from .network_remotes import assigned_commands, assigned_config, nested_commands, remote_hosts
+from .network_sockets import is_socket, socket_assignment, socket_urls
 from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
 __all__ = ["HOST_ARGS", "HOST_WORDS", "NetworkGuard", "ResolvingNetworkGuard", "destinations", "host_named", "internal"]
@@ -144,7 +145,9 @@ def internal(host: str) -> str | None:
     """Why ``host`` (as a client parsed it) is off the public internet, or None when it is a public destination:
     a non-global address (:func:`.network_hosts.nonpublic`), a name without a public suffix, a name under a
     loopback-alias domain or one whose labels spell a non-global address (:func:`.network_hosts.spelled_address`:
-    ``127.0.0.1.nip.io``, ``10-0-0-1.sslip.io``)."""
+    ``127.0.0.1.nip.io``, ``10-0-0-1.sslip.io``); a local socket (:func:`.network_sockets.socket_destination`)."""
+    if is_socket(host):
+        return f"the local socket {host} (a request through it reaches whatever listens there)"
     ip = _address(host)
     if ip is not None:
         bad = nonpublic(ip)
@@ -192,21 +195,30 @@ def _url_hosts(text: str) -> list[str]:
     return hosts
 
 
+def _socket_named(key: str) -> bool:
+    """Whether an argument (canonical name) holds a socket a tool connects to (``socket``, ``unix_socket``,
+    ``docker_sock``, ``socket_path``: a name with the word ``socket`` or ``sock``, read when its value is a path;
+    session 26)."""
+    return not {"socket", "sock"}.isdisjoint(re.split(r"[\W_]+", key))
+
+
 def _wanted(key: str) -> bool:
-    return host_named(key) or key in COMMAND_ARGS
+    return host_named(key) or key in COMMAND_ARGS or _socket_named(key)
 
 
-def _named(arguments: Mapping[str, Any], shell: bool) -> tuple[list[Any] | None, list[Any] | None]:
-    """``keyed_values`` of the host-named arguments and (but for a shell tool: all its arguments) of the command
-    arguments, in one walk where both fit (the walk is the same whatever it keeps; within MAX_ENTRIES together,
-    each is); each walked apart otherwise."""
+def _named(arguments: Mapping[str, Any], shell: bool) -> tuple[list[Any] | None, list[Any] | None, list[Any]]:
+    """``keyed_values`` of the host-named arguments, (but for a shell tool: all its arguments) of the command
+    arguments and of the socket-named ones, in one walk where all fit (the walk is the same whatever it keeps;
+    within MAX_ENTRIES together, each is); each walked apart otherwise."""
     found, deep = _keyed(arguments, _wanted)
     if found is None:
-        return keyed_values(arguments, host_named), [arguments] if shell else keyed_values(
-            arguments, lambda k: k in COMMAND_ARGS)
+        sockets = keyed_values(arguments, _socket_named)
+        return keyed_values(arguments, host_named) if sockets is not None else None, [arguments] if shell else \
+            keyed_values(arguments, lambda k: k in COMMAND_ARGS), sockets or []
     if deep:
-        return None, [arguments] if shell else None
-    return [v for k, v in found if host_named(k)], [arguments] if shell else [v for k, v in found if k in COMMAND_ARGS]
+        return None, [arguments] if shell else None, []
+    return [v for k, v in found if host_named(k)], [arguments] if shell else [
+        v for k, v in found if k in COMMAND_ARGS], [v for k, v in found if _socket_named(k)]
 
 
 def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | None:
@@ -214,13 +226,15 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
     arguments cannot be read whole (nested too deep, too many values: the guard refuses them unread). ``tool``:
     the tool's name (a shell tool's every argument is a command, :func:`.network_hosts.command_hosts`)."""
     texts = leaves(arguments)
-    named, commands = _named(arguments, tool in _SHELL_TOOLS)
+    named, commands, sockets = _named(arguments, tool in _SHELL_TOOLS)
     if texts is None or named is None or commands is None:
         return None
     hosts: list[str] = []
     shell = {t for value in commands for t in leaves(value) or []}
     for text in texts:
         one = text.strip()
+        if "unix" in text.lower() or "npipe" in text.lower():   # unix:///var/run/docker.sock (session 26)
+            hosts += socket_urls(text)
         if (whole := whole_host(one)) is not None:   # a value that is only a destination, whatever its name
             hosts += [whole, *client_hosts("http://" + one)]
         if text in shell and (argvs := _argvs(text)):   # a command: no no_proxy list, no server's listening address
@@ -233,6 +247,7 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
         hosts += [h for m in _HOST_PORT.finditer(text) if not _PROSE_NUMBER.fullmatch(m.group(1).rsplit(":", 1)[0])
                   for h in client_hosts("http://" + m.group(1))]
         hosts += [h for m in _SCP.finditer(text) for h in client_hosts("ssh://x@" + m.group(1))]
+    hosts += [d for value in sockets for text in leaves(value) or [] for d in socket_assignment("socket=" + text)]
     for value in named:
         for text in leaves(value) or []:
             one = _CONTROLS.sub("", text.strip())   # a client building a URL from it removes them too
@@ -293,9 +308,10 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
     hosts += written_over(argvs, env, trees)   # "cp -r d ~ && curl ...": ~/.curlrc is written, unseen, then read
     found += [d for dests, _ in configured for d in dests]
     quiet = [quiet_text(t, argvs) for t in readings]   # no no_proxy list, no server's listening address
-    found += [d for t in quiet for w in t.split() for d in assigned_destinations(w)]
+    found += [d for t in quiet for w in t.split() for d in assigned_destinations(w) + socket_assignment(w)]
     for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
-        hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [dest] if dest.startswith("(") else [
+        hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [dest] if dest.startswith("(") or is_socket(
+            dest) else [
             h for h in [bare_host(dest)] if h]   # (a marker, "(... cannot be read)", whole: no host reads it)
     for word, still in zip(readings, quiet):
         hosts += [h for w in command_hosts(still) for h in client_hosts("http://" + w)]
@@ -393,10 +409,17 @@ class NetworkGuard(BaseGuard):
         if not self.decision.refuses:
             raise InputError(f"{name}: decision must block (REJECT, ESCALATE or HALT), not {self.decision.name}")
         self._hosts: set[str] = set()
+        self._sockets: set[str] = set()   # local sockets, exact ("unix:/var/run/docker.sock"; session 26)
         self._nets: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         for entry in [allow] if isinstance(allow, str) else list(allow):
             if not isinstance(entry, str) or not entry.strip():
                 raise InputError(f"{name}.allow: a host or a network (CIDR), not {entry!r}")
+            if is_socket(entry.strip()):
+                spelled = socket_urls(entry.strip())
+                if len(spelled) != 1:
+                    raise InputError(f"{name}.allow: a socket is unix:/PATH or unix:@NAME, not {entry!r}")
+                self._sockets.add(spelled[0])
+                continue
             try:
                 self._nets.append(ipaddress.ip_network(entry.strip(), strict=False))
             except ValueError:
@@ -404,7 +427,7 @@ class NetworkGuard(BaseGuard):
         self._allowed = Verdict.allow(self.name)
 
     def __repr__(self) -> str:
-        return f"NetworkGuard(allow={sorted(self._hosts) + [str(n) for n in self._nets]!r})"
+        return f"NetworkGuard(allow={sorted(self._hosts) + sorted(self._sockets) + [str(n) for n in self._nets]!r})"
 
     @classmethod
     def from_config(cls, params: Mapping[str, Any]) -> "NetworkGuard":
@@ -428,7 +451,10 @@ class NetworkGuard(BaseGuard):
     def _excepted(self, host: str) -> bool:
         """Whether ``host`` is an exception: a name ``allow`` lists, an address in an allowed network, or an IPv6
         address whose every non-public IPv4 address it carries is in one (a Teredo address carries two: its server
-        in an allowed 10.0.0.0/8 does not excuse its client 127.0.0.1)."""
+        in an allowed 10.0.0.0/8 does not excuse its client 127.0.0.1); a local socket only as ``allow`` spells it
+        (``unix:/var/run/docker.sock``: a path is case-sensitive, never folded)."""
+        if is_socket(host):
+            return host in self._sockets
         if fold(host).rstrip(".") in self._hosts:
             return True
         ip = _address(host)

@@ -1,0 +1,107 @@
+"""Session 26: a repository a git command reaches by a relative place (``git -C repo fetch``, ``cd repo && git
+fetch``, ``GIT_DIR=repo/.git``) or by running in the guard's working directory has its ``config`` read as git reads
+it; a relative place found from no base is refused (fail closed), but a directory the command itself makes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentguard.policies.network_configs_env import command_env
+
+from .test_network_configs import home, net_refuses  # noqa: F401 (the fixture: an empty HOME)
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+
+
+def _git(*args: str, home: Path) -> None:
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", *args], check=True, env=env, timeout=30, capture_output=True)
+
+
+@pytest.fixture
+def work(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: F811
+    """The guard's working directory: ``repo`` (origin internal), ``clean`` (origin public), ``plain`` (no repo)."""
+    w = tmp_path / "w"
+    w.mkdir()
+    _git("init", "-q", str(w / "repo"), home=home)
+    _git("-C", str(w / "repo"), "remote", "add", "origin", "http://127.0.0.9:9/x.git", home=home)
+    (w / "repo" / "sub").mkdir()
+    _git("init", "-q", str(w / "clean"), home=home)
+    _git("-C", str(w / "clean"), "remote", "add", "origin", "https://github.com/a/b.git", home=home)
+    (w / "plain").mkdir()
+    monkeypatch.chdir(w)
+    return w
+
+
+@pytest.mark.parametrize("command", [
+    "git -C repo fetch", "git -C repo/sub pull", "cd repo && git fetch", "cd repo/sub && git pull",
+    "cd repo; cd sub; git push", "pushd repo && git fetch", "GIT_DIR=repo/.git git fetch",
+    "git --git-dir=repo/.git fetch", "git --git-dir repo/.git ls-remote", "git -C clean -C ../repo fetch",
+    "cd plain && git -C ../repo fetch", "cd 'repo' && git fetch", "git -C ./repo/./sub/.. fetch",
+    # a place not found here (the tool's directory is not the guard's), or computed by the shell
+    "git -C nowhere fetch", "cd nowhere && git fetch", "GIT_DIR=nowhere/.git git fetch", "cd $X && git fetch",
+    "mkdir other && cd nowhere && git fetch"])
+def test_a_relative_repository_is_read(work: Path, command: str) -> None:
+    assert net_refuses(command), command
+
+
+@pytest.mark.parametrize("command", [
+    "git -C clean fetch", "cd clean && git pull", "cd plain && git status", "cd repo && git status",
+    "git -C repo log", "git clone https://github.com/a/b x && cd x && git fetch", "cd nowhere && ls",
+    "mkdir -p w2 && cd w2 && git init && git fetch https://github.com/a/b",
+    "git clone git@github.com:a/b.git y && cd y/sub && git pull"])
+def test_a_public_or_new_repository_stays_allowed(work: Path, command: str) -> None:
+    assert not net_refuses(command), command
+
+
+def test_the_guards_own_directory_is_read(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(work / "repo" / "sub")
+    assert net_refuses("git fetch") and net_refuses("git pull --rebase") and not net_refuses("git status")
+    monkeypatch.chdir(work / "clean")
+    assert not net_refuses("git fetch")
+
+
+def test_a_repository_config_rewriting_or_running_ssh_is_read(work: Path) -> None:
+    (work / "clean" / ".git" / "config").write_text(
+        '[remote "origin"]\n\turl = https://github.com/a/b\n[url "http://10.0.0.7/"]\n\tinsteadOf = https://github.com/\n')
+    assert net_refuses("git -C clean fetch")
+    (work / "clean" / ".git" / "config").write_text('[core]\n\tsshCommand = ssh -o ProxyCommand="nc 10.0.0.7 22"\n')
+    assert net_refuses("cd clean && git fetch git@github.com:a/b.git")
+
+
+def test_git_itself_fetches_from_the_relative_repositorys_origin(work: Path, home: Path) -> None:  # noqa: F811
+    # the oracle: git 2.39 run with -C repo connects to the repository's own origin (127.0.0.9)
+    done = subprocess.run(["git", "-C", "repo/sub", "fetch"], env={
+        "HOME": str(home), "PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0"},
+        capture_output=True, text=True, timeout=30, cwd=work)
+    assert "127.0.0.9" in done.stderr
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.sampled_from(["repo", "sub", ".", "..", "clean", "plain"]), min_size=1, max_size=4),
+       form=st.sampled_from(["git -C {p} fetch", "cd {p} && git fetch"]))
+def test_a_place_reaching_the_internal_repository_refuses(work: Path, parts: list[str], form: str) -> None:
+    place = "/".join(parts)
+    joined = os.path.join(str(work), place)
+    target = os.path.realpath(joined)   # (the kernel's reading: "sub/.." needs sub)
+    inside = target == str(work / "repo") or target.startswith(str(work / "repo") + os.sep)
+    if not os.path.isdir(joined) or inside:
+        assert net_refuses(form.format(p=place)), place
+
+
+def test_a_link_is_resolved_as_the_kernel_does(work: Path) -> None:
+    (work / "plain" / "link").symlink_to(work / "repo" / "sub")
+    assert net_refuses("git -C plain/link/.. fetch")   # (lexically plain/, for the kernel repo/)
+    assert net_refuses("cd plain/link && cd .. && git fetch")
+
+
+def test_command_env_reads_relative_cds_and_new_directories() -> None:
+    env = command_env(["git clone https://h.com/a/b.git && cd b && mkdir -p c d && cd c"])
+    assert env["(cd)"] == ["b", "c"] and {"b", "c", "d"} <= set(env["(created)"])
