@@ -105,3 +105,62 @@ def test_a_link_is_resolved_as_the_kernel_does(work: Path) -> None:
 def test_command_env_reads_relative_cds_and_new_directories() -> None:
     env = command_env(["git clone https://h.com/a/b.git && cd b && mkdir -p c d && cd c"])
     assert env["(cd)"] == ["b", "c"] and {"b", "c", "d"} <= set(env["(created)"])
+
+
+# -- the cache of parsed files: checked against every file a reading read ------------------------------------------
+
+
+def test_a_changed_include_is_read_again(home: Path) -> None:  # noqa: F811
+    # s25's cache was keyed by the first file's stat only: an include changed after a first decision was not seen
+    (home / ".gitconfig").write_text("[include]\n\tpath = inc.cfg\n")
+    (home / "inc.cfg").write_text("[user]\n\tname = x\n")
+    assert not net_refuses("git fetch https://github.com/a/b")
+    (home / "inc.cfg").write_text('[url "http://10.0.0.7/"]\n\tinsteadOf = https://github.com/\n')
+    assert net_refuses("git fetch https://github.com/a/b")
+    (home / "inc.cfg").unlink()
+    assert not net_refuses("git fetch https://github.com/a/b")
+    (home / "inc2.cfg").write_text('[url "http://10.0.0.7/"]\n\tinsteadOf = https://github.com/\n')
+    (home / ".gitconfig").write_text("[include]\n\tpath = inc.cfg\n[include]\n\tpath = inc2.cfg\n")
+    assert net_refuses("git fetch https://github.com/a/b")
+
+
+def test_a_missing_include_that_appears_is_read(home: Path) -> None:  # noqa: F811
+    (home / ".gitconfig").write_text("[include]\n\tpath = later.cfg\n")
+    assert not net_refuses("git fetch https://github.com/a/b")
+    (home / "later.cfg").write_text('[remote "o"]\n\turl = http://127.0.0.9/x\n')
+    assert net_refuses("git fetch https://github.com/a/b")
+
+
+def test_curl_and_npm_files_named_by_files_are_read_again(home: Path) -> None:  # noqa: F811
+    (home / ".curlrc").write_text(f"config = {home / 'more.cfg'}\n")
+    (home / "more.cfg").write_text("silent\n")
+    assert not net_refuses("curl https://example.com")
+    (home / "more.cfg").write_text("proxy = 10.0.0.7:3128\n")
+    assert net_refuses("curl https://example.com")
+    (home / ".curlrc").unlink()
+    (home / ".npmrc").write_text(f"userconfig = {home / 'u.npmrc'}\n")
+    (home / "u.npmrc").write_text("color = false\n")
+    assert not net_refuses("npm install x")
+    (home / "u.npmrc").write_text("registry = http://10.0.0.7/\n")
+    assert net_refuses("npm install x")
+
+
+def test_the_cache_is_bounded_and_reads_as_reading_again(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    from agentguard.policies import network_configs as nc
+    monkeypatch.setattr(nc, "_CACHE_SIZE", 4)
+    paths = []
+    for i in range(10):
+        p = home / f"c{i}.cfg"
+        p.write_text(f'[remote "o"]\n\turl = http://10.0.0.{i}/x\n')
+        paths.append(str(p))
+    first = [nc._read_file(p, "git") for p in paths]
+    assert len(nc._CACHE) <= 4
+    nc._CACHE.clear()
+    assert [nc._read_file(p, "git") for p in paths] == first == [nc._read_file(p, "git") for p in paths]
+
+
+def test_a_builtin_that_connects_nowhere_reads_no_file(home: Path) -> None:  # noqa: F811
+    # git ignores an alias named as a builtin ("status"); a fetch alias still connects
+    (home / ".gitconfig").write_text('[alias]\n\tstatus = fetch\n\tf = fetch\n[url "http://10.0.0.7/"]\n'
+                                     '\tinsteadOf = https://github.com/\n')
+    assert not net_refuses("git status") and net_refuses("git f") and net_refuses("git maintenance run")

@@ -62,10 +62,12 @@ import os
 import re
 import shutil
 import sys
-from functools import lru_cache
+import threading
+from collections import OrderedDict
 from typing import Callable, Iterable, Mapping, Sequence
 
-from .network_files import config_lines, curl_config, read_limited, wgetrc_destinations
+from .network_files import (Stamp, config_lines, curl_config, read_limited, recorded, recording, stamp,
+                            wgetrc_destinations)
 from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
@@ -117,29 +119,54 @@ def _unreadable(path: str, why: str) -> str:
     return f"(the configuration file {path!r} cannot be read here: {why})"
 
 
-@lru_cache(maxsize=256)
-def _cached(path: str, stamp: tuple[int, int, int], kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return _parse(path, kind, 0)
+#: parsed configuration files: (path, kind, depth) -> (the files read and their stamps, the reading); at most
+#: :data:`_CACHE_SIZE`, least recently used dropped (session 26: checked against every file the reading read, its
+#: includes and the files it names too, so a changed include is read again: the s25 cache keyed the first file only)
+_CACHE: "OrderedDict[tuple[str, str, int], tuple[tuple[tuple[str, Stamp], ...], tuple[tuple[str, ...], tuple[str, ...]]]]" \
+    = OrderedDict()
+_CACHE_SIZE = 512
+_CACHE_LOCK = threading.Lock()
+
+
+def _fresh(files: tuple[tuple[str, Stamp], ...]) -> bool:
+    try:
+        return all(stamp(p) == s for p, s in files)
+    except OSError:
+        return False
 
 
 def _read_file(path: str, kind: str, depth: int = 0) -> tuple[list[str], list[str]]:
     """``(destinations, commands)`` of one configuration file as ``kind`` reads it; a missing file gives none, one
-    that exists but cannot be read a marker no host reader takes for a public name."""
+    that exists but cannot be read a marker no host reader takes for a public name. Cached (:data:`_CACHE`) while
+    every file the reading read is as it was (:func:`.network_files.stamp`): the same answer as reading again."""
     if path.startswith("*?"):   # (_located: a relative place no base reaches)
         return [_unreadable(path[2:], "a relative place not found from the guard's working directory")], []
     path = os.path.expanduser(path)
     if any(c in path for c in "*$`") or not path.strip():
         return [_unreadable(path, "its name is computed by the shell")], []
+    key = (path, kind, depth)
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+    if hit is not None and _fresh(hit[0]):
+        with _CACHE_LOCK:
+            if key in _CACHE:
+                _CACHE.move_to_end(key)
+        recorded(hit[0])   # (an includer's reading depends on these files too)
+        return list(hit[1][0]), list(hit[1][1])
     try:
-        st = os.stat(path)
+        os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
+        recorded([(path, None)])   # (a missing include that appears later changes the includer's reading)
         return [], []
     except OSError as e:
         return [_unreadable(path, type(e).__name__)], []
-    if depth:
+    with recording() as files:
         found = _parse(path, kind, depth)
-    else:
-        found = _cached(path, (st.st_mtime_ns, st.st_size, st.st_ino), kind)
+    with _CACHE_LOCK:
+        _CACHE[key] = (tuple(dict.fromkeys(files)), found)
+        _CACHE.move_to_end(key)
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return list(found[0]), list(found[1])
 
 
@@ -155,6 +182,10 @@ def _parse(path: str, kind: str, depth: int) -> tuple[tuple[str, ...], tuple[str
         return tuple(_npmrc(text, depth)), ()
     if kind == "pip":
         return tuple(_pip_conf(path, text)), ()
+    if kind == "text":   # (a repository's .git file, its commondir: their text)
+        return (text,), ()
+    if kind == "alias":   # (a git file's alias names, for default_destinations)
+        return tuple(n.split(".", 1)[1] for n, _ in git_entries(text) if n.startswith("alias.")), ()
     dests, commands = _git_destinations(git_entries(text), path, depth)
     return tuple(dests), tuple(commands)
 
@@ -278,8 +309,18 @@ def _git_destinations(entries: list[tuple[str, str]], path: str, depth: int) -> 
 
 
 #: git's subcommands that connect to a remote (a configured alias is read as one too)
-_GIT_CONNECTS = frozenset({"fetch", "pull", "push", "clone", "ls-remote", "remote", "submodule", "archive",
+_GIT_CONNECTS = frozenset({"maintenance", "for-each-repo", "remote-ext", "remote-fd", "submodule--helper",
+                           "fetch", "pull", "push", "clone", "ls-remote", "remote", "submodule", "archive",
                            "fetch-pack", "send-pack", "request-pull", "lfs", "fsck"})
+#: git's builtins (2.39, ``git --list-cmds=builtins``) that connect to no remote: an alias of the same name is
+#: ignored by git, so their files need not be read (session 26: most git commands an agent runs)
+_GIT_LOCAL = frozenset("""add am annotate apply blame branch cat-file check-attr check-ignore check-mailmap
+check-ref-format checkout-index cherry cherry-pick clean column commit commit-graph commit-tree config count-objects
+describe diff diff-files diff-index diff-tree fmt-merge-msg for-each-ref format-patch grep hash-object help init
+init-db interpret-trailers log ls-files ls-tree mailinfo mailsplit merge-base merge-file mktag mktree mv name-rev
+notes pack-refs patch-id range-diff read-tree reflog rerere reset rev-list rev-parse rm shortlog show show-branch
+show-ref stripspace symbolic-ref tag update-index update-ref var verify-commit verify-tag version whatchanged
+write-tree status stash""".split())
 _PROGRAMS = {"curl": "curl", "wget": "wget", "wget2": "wget", "git": "git", "npm": "npm", "npx": "npm",
              "pnpm": "npm", "yarn": "npm", "pip": "pip", "pip3": "pip", "pipx": "pip"}
 _VERSION = re.compile(r"-?\d+(?:\.\d+)*$")   # pip3.11, pip-3.11, python3.12, wget2: the program's version
@@ -420,12 +461,12 @@ def _repository_files(argv: Sequence[str], env: Mapping[str, str], assigned: Map
         d = start
         while os.path.isabs(d):
             dot = os.path.join(d, ".git")
-            link = read_limited(dot) if os.path.isfile(dot) else None
+            link = _text(dot) if os.path.isfile(dot) else None
             found = d if bare or os.path.isfile(os.path.join(d, "HEAD")) and os.path.isdir(os.path.join(d, "objects")) \
                 else dot if os.path.isdir(dot) else os.path.join(d, link.strip()[7:].strip()) \
                 if link is not None and link.startswith("gitdir:") else None
             if found is not None:
-                common = read_limited(os.path.join(found, "commondir")) if os.path.isfile(
+                common = _text(os.path.join(found, "commondir")) if os.path.isfile(
                     os.path.join(found, "commondir")) else None
                 for g in [found] + ([os.path.join(found, common.strip())] if common else []):
                     out += [os.path.join(g, "config"), os.path.join(g, "config.worktree")]
@@ -472,7 +513,7 @@ def _git_pairs(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[st
         if eq:
             pairs.append((name, value))
         k += 2 if argv[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
-    keys = {n[len("GIT_CONFIG_KEY_"):]: v for n, v in env.items() if n.startswith("GIT_CONFIG_KEY_")}
+    keys = {n[len("GIT_CONFIG_KEY_"):]: env[n] for n in env if n.startswith("GIT_CONFIG_KEY_")}
     keys.update({n[len("GIT_CONFIG_KEY_"):]: vs[-1] for n, vs in assigned.items() if n.startswith("GIT_CONFIG_KEY_")})
     for i, key in keys.items():
         values = assigned.get(f"GIT_CONFIG_VALUE_{i}") or [env.get(f"GIT_CONFIG_VALUE_{i}", "")]
@@ -504,6 +545,8 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
     if kind is None:
         return [], []
     env = os.environ if env is None else env
+    if kind == "git" and not files_only and _git_subcommand(argv[1:]) in _GIT_LOCAL:
+        return [], []   # (a builtin that connects nowhere: git runs no alias named as a builtin)
     if files_only:
         return list(dict.fromkeys(_files(kind, argv, env, assigned) + _named_files(kind, argv))), []
     dests: list[str] = []
@@ -517,13 +560,22 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
         dests += found
         commands += run
         sub = _git_subcommand(argv[1:])
-        aliases = {n.split(".", 1)[1] for path in _files(kind, argv, env, assigned)
-                   for n, _ in _aliases(path)} if dests or commands else set()
+        aliases = {n for path in _files(kind, argv, env, assigned) for n in _aliases(path)} \
+            if dests or commands else set()
         if sub not in _GIT_CONNECTS and sub not in aliases:
             return [], []
     return dests, commands
 
 
-def _aliases(path: str) -> list[tuple[str, str]]:
-    text = read_limited(path) if os.path.isfile(path) else None
-    return [(n, v) for n, v in git_entries(text or "") if n.startswith("alias.")]
+def _text(path: str) -> str | None:
+    """The text of a small file of a repository (``.git``, ``commondir``), through :data:`_CACHE`; None unreadable."""
+    if any(c in path for c in "*$`") or path.startswith("*?"):   # (a directory so named: read as it is)
+        return read_limited(path)
+    found = _read_file(path, "text")[0]
+    return found[0] if found and not found[0].startswith("(the configuration file ") else None
+
+
+def _aliases(path: str) -> list[str]:
+    """The alias names a git configuration file defines (its own lines: git reads an include's too, which can only
+    name more subcommands as connecting here when read)."""
+    return [] if path.startswith("*") else _read_file(path, "alias")[0]

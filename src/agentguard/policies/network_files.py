@@ -24,12 +24,14 @@ import errno
 import os
 import re
 import stat
-from typing import Sequence
+import threading
+from typing import Iterator, Sequence
+from contextlib import contextmanager
 
 from .network_programs import assigned_destinations, program_destinations
 
-__all__ = ["config_lines", "curl_config", "file_destinations", "named_inputs", "read_limited", "read_regular",
-           "wgetrc_destinations"]
+__all__ = ["Stamp", "config_lines", "curl_config", "file_destinations", "named_inputs", "read_limited", "read_regular",
+           "recorded", "recording", "stamp", "wgetrc_destinations"]
 
 _MAX_BYTES = 1 << 20
 #: per client, the options (short letters and long names) whose value is a file the client reads destinations from,
@@ -41,15 +43,60 @@ _FILE_OPTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
 _WGET_RC = ("config",)
 
 
+#: what says a file is the one read before: (device, inode, size, mtime_ns, ctime_ns), None for a missing one
+Stamp = tuple[int, int, int, int, int] | None
+_RECORDERS = threading.local()
+
+
+def stamp(path: str) -> Stamp:
+    """The :data:`Stamp` of the file ``path`` (links followed), None when there is none; OSError otherwise."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def recorded(files: Sequence[tuple[str, Stamp]]) -> None:
+    """Add ``files`` to every :func:`recording` block open in this thread (a cached reading's files: what the
+    reading that includes it depends on too)."""
+    for outer in getattr(_RECORDERS, "stack", ()):
+        outer.extend(files)
+
+
+def _note(path: str, st: os.stat_result | None) -> None:
+    recorded([(path, None if st is None else (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))])
+
+
+@contextmanager
+def recording() -> Iterator[list[tuple[str, Stamp]]]:
+    """The files :func:`read_regular` opens (or finds missing) in this thread within the block, each with its
+    :data:`Stamp` as read (session 26: what a cached reading of a configuration file depends on, its includes too)."""
+    stack = getattr(_RECORDERS, "stack", None)
+    if stack is None:
+        stack = _RECORDERS.stack = []
+    files: list[tuple[str, Stamp]] = []
+    stack.append(files)
+    try:
+        yield files
+    finally:
+        stack.pop()
+
+
 def read_regular(path: str, limit: int = _MAX_BYTES) -> bytes:
     """The first ``limit + 1`` bytes of the regular file ``path`` (a symlink followed); OSError for one that is not a
     regular file (a FIFO, ``/dev/zero``, ``/dev/stdin``, a terminal, a directory, a socket) before anything is read
     from it: opening a FIFO blocks until a writer comes, reading ``/dev/stdin`` reads the guard's own input, and a
     configuration file is never either, so a guard never waits on one (s25 red team: a ``~/.curlrc`` FIFO hung the
     decision). The null device reads as empty (``GIT_CONFIG_GLOBAL=/dev/null``, ``ssh -F /dev/null``: no file)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        _note(path, None)
+        raise
     try:
         st = os.fstat(fd)
+        _note(path, st)
         if stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat(os.devnull).st_rdev:
             return b""
         if not stat.S_ISREG(st.st_mode):
