@@ -146,16 +146,16 @@ def test_curl_and_npm_files_named_by_files_are_read_again(home: Path) -> None:  
 
 
 def test_the_cache_is_bounded_and_reads_as_reading_again(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
-    from agentguard.policies import network_configs as nc
-    monkeypatch.setattr(nc, "_CACHE_SIZE", 4)
+    from agentguard.policies import network_cache, network_configs as nc
+    monkeypatch.setattr(network_cache, "CACHE_SIZE", 4)
     paths = []
     for i in range(10):
         p = home / f"c{i}.cfg"
         p.write_text(f'[remote "o"]\n\turl = http://10.0.0.{i}/x\n')
         paths.append(str(p))
     first = [nc._read_file(p, "git") for p in paths]
-    assert len(nc._CACHE) <= 4
-    nc._CACHE.clear()
+    assert len(network_cache._CACHE) <= 4
+    network_cache._CACHE.clear()
     assert [nc._read_file(p, "git") for p in paths] == first == [nc._read_file(p, "git") for p in paths]
 
 

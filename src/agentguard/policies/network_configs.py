@@ -44,10 +44,13 @@ command that names a client's file: ``tee $HOME/.wgetrc``); the rules guard refu
 The guard reads the files of the machine it runs on, as :mod:`.network_sshconfig` does: a deployment whose tools run
 elsewhere reads the wrong files (its writes are still refused). A deployment whose own files name an internal
 host (a corporate proxy, a registry mirror) lists it in ``allow``. A repository a git command names by an absolute
-path (``-C /r``, ``cd /r &&``, ``--git-dir``, ``GIT_DIR``) has its ``config`` read too (s25 red team). Not read: the
-repository, ``.npmrc`` and ``.gitmodules`` of the tool's working directory or a relative path, which the guard does not
-know (writing them is refused; ``git fetch origin`` with an internal origin written before the agent ran is not
-seen), nor what a remote chooses (``git clone X && git -C x submodule update``: .gitmodules is the remote's). Read
+path (``-C /r``, ``cd /r &&``, ``--git-dir``, ``GIT_DIR``) has its ``config`` read too (s25 red team), and (session
+26, :func:`.network_repos.repository_files`) so does one a relative place names (``git -C repo``, ``cd repo &&``,
+``GIT_DIR=r/.git``) or the command's own directory, read from the guard's working directory (the tool's where the guard
+runs beside it, as a hook does); a relative place found from there by no reading refuses, but a directory the
+command makes (``git clone URL x && cd x``). A git builtin that connects nowhere (``status``, ``log``...) reads no
+file. Not read: ``.npmrc`` and ``.gitmodules`` of the tool's working directory (writing them is refused), a git
+command run in a directory other than the guard's without naming it, nor what a remote chooses (``git clone X && git -C x submodule update``: .gitmodules is the remote's). Read
 on the guard's machine when the call is decided: a file changed between decision and run is not seen. Files are
 read only when regular (:func:`.network_files.read_regular`: a FIFO or device refuses, never waited on), split at
 ``\n`` as the clients split them. ssh's files are :mod:`.network_sshconfig`'s (ssh reads the passwd entry's home,
@@ -62,12 +65,11 @@ import os
 import re
 import shutil
 import sys
-import threading
-from collections import OrderedDict
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
-from .network_files import (Stamp, config_lines, curl_config, read_limited, recorded, recording, stamp,
-                            wgetrc_destinations)
+from .network_cache import read_cached
+from .network_files import config_lines, curl_config, read_limited, wgetrc_destinations
+from .network_repos import repository_files
 from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
@@ -85,7 +87,10 @@ NETWORK_CONFIGS: tuple[str, ...] = (
     "*/etc/ssh/ssh_config", "*/etc/ssh/ssh_config.d/*.conf", "*/.docker/config.json", "/etc/environment",
     "*/.config/environment.d/*.conf", "*.bashrc", "*.bash_profile", "*.bash_login", "*.profile", "*.zshrc",
     "*.zshenv", "*.zprofile", "*.envrc", "/etc/profile", "/etc/profile.d/*.sh", "/etc/bash.bashrc", "/etc/zshenv",
-    "/etc/zsh/zshenv", "/etc/zprofile", "/etc/zsh/zprofile", "/etc/zshrc", "/etc/zsh/zshrc")
+    "/etc/zsh/zshenv", "/etc/zprofile", "/etc/zsh/zprofile", "/etc/zshrc", "/etc/zsh/zshrc",
+    # session 26: the resolver's files (a name written into /etc/hosts reaches the address written beside it)
+    "/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
+    "/etc/systemd/resolved.conf", "/etc/systemd/resolved.conf.d/*.conf", "/etc/dnsmasq.conf", "/etc/dnsmasq.d/*")
 _MATCHER = glob_matcher(NETWORK_CONFIGS)
 
 
@@ -102,7 +107,7 @@ def config_writes(configs: Iterable[Sequence[PathForm]]) -> list[str]:
 # the names of those files as a text may spell them (quotes and backslashes removed first)
 _NAMED = re.compile(r"curlrc|wget2?rc|gitconfig|git/config|npmrc|yarnrc|pip\.(?:conf|ini)|pydistutils|ssh/config|"
                     r"ssh_config|docker/config|environment|bash_?rc|bash_(?:profile|login)|profile|zsh(?:rc|env)|"
-                    r"zprofile|envrc", re.I)
+                    r"zprofile|envrc|etc/hosts|resolv\.conf|nsswitch|gai\.conf|host\.conf|resolved\.conf|dnsmasq", re.I)
 
 
 def unfixed_writes(command: str, paths: Iterable[PathForm]) -> list[str]:
@@ -119,55 +124,21 @@ def _unreadable(path: str, why: str) -> str:
     return f"(the configuration file {path!r} cannot be read here: {why})"
 
 
-#: parsed configuration files: (path, kind, depth) -> (the files read and their stamps, the reading); at most
-#: :data:`_CACHE_SIZE`, least recently used dropped (session 26: checked against every file the reading read, its
-#: includes and the files it names too, so a changed include is read again: the s25 cache keyed the first file only)
-_CACHE: "OrderedDict[tuple[str, str, int], tuple[tuple[tuple[str, Stamp], ...], tuple[tuple[str, ...], tuple[str, ...]]]]" \
-    = OrderedDict()
-_CACHE_SIZE = 512
-_CACHE_LOCK = threading.Lock()
-
-
-def _fresh(files: tuple[tuple[str, Stamp], ...]) -> bool:
-    try:
-        return all(stamp(p) == s for p, s in files)
-    except OSError:
-        return False
-
-
 def _read_file(path: str, kind: str, depth: int = 0) -> tuple[list[str], list[str]]:
     """``(destinations, commands)`` of one configuration file as ``kind`` reads it; a missing file gives none, one
-    that exists but cannot be read a marker no host reader takes for a public name. Cached (:data:`_CACHE`) while
-    every file the reading read is as it was (:func:`.network_files.stamp`): the same answer as reading again."""
+    that exists but cannot be read a marker no host reader takes for a public name. Cached
+    (:func:`.network_cache.read_cached`) while every file the reading read is as it was: the same answer as reading
+    again."""
     if path.startswith("*?"):   # (_located: a relative place no base reaches)
         return [_unreadable(path[2:], "a relative place not found from the guard's working directory")], []
     path = os.path.expanduser(path)
     if any(c in path for c in "*$`") or not path.strip():
         return [_unreadable(path, "its name is computed by the shell")], []
-    key = (path, kind, depth)
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
-    if hit is not None and _fresh(hit[0]):
-        with _CACHE_LOCK:
-            if key in _CACHE:
-                _CACHE.move_to_end(key)
-        recorded(hit[0])   # (an includer's reading depends on these files too)
-        return list(hit[1][0]), list(hit[1][1])
     try:
-        os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        recorded([(path, None)])   # (a missing include that appears later changes the includer's reading)
-        return [], []
+        found = read_cached(path, (kind, depth), lambda: _parse(path, kind, depth))
     except OSError as e:
         return [_unreadable(path, type(e).__name__)], []
-    with recording() as files:
-        found = _parse(path, kind, depth)
-    with _CACHE_LOCK:
-        _CACHE[key] = (tuple(dict.fromkeys(files)), found)
-        _CACHE.move_to_end(key)
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return list(found[0]), list(found[1])
+    return ([], []) if found is None else (list(found[0]), list(found[1]))
 
 
 def _parse(path: str, kind: str, depth: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -182,8 +153,6 @@ def _parse(path: str, kind: str, depth: int) -> tuple[tuple[str, ...], tuple[str
         return tuple(_npmrc(text, depth)), ()
     if kind == "pip":
         return tuple(_pip_conf(path, text)), ()
-    if kind == "text":   # (a repository's .git file, its commondir: their text)
-        return (text,), ()
     if kind == "alias":   # (a git file's alias names, for default_destinations)
         return tuple(n.split(".", 1)[1] for n, _ in git_entries(text) if n.startswith("alias.")), ()
     dests, commands = _git_destinations(git_entries(text), path, depth)
@@ -393,88 +362,7 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
     nosystem = _values("GIT_CONFIG_NOSYSTEM", env, assigned)   # (git's boolean: a computed or false one reads it)
     if not nosystem or not all(v.lower() in ("1", "true", "yes", "on") for v in nosystem):
         out += _values("GIT_CONFIG_SYSTEM", env, assigned) or ["/etc/gitconfig"]
-    return out + _repository_files(argv, env, assigned)
-
-
-def _places(spelled: str, bases: list[str]) -> list[str]:
-    """The directories a place names from each of ``bases`` (an absolute or ``~`` one from none), as written
-    (``sub/..`` is the kernel's to resolve: ``sub`` may be a link); an unknown one (the shell computes it) as a name
-    no file has."""
-    if any(c in spelled for c in "*$`"):
-        return ["*?" + spelled]
-    path = os.path.expanduser(spelled)
-    return [path] if os.path.isabs(path) else [os.path.join(b, path) for b in bases]
-
-
-def _located(spelled: str, bases: list[str], test: Callable[[str], bool]) -> list[str]:
-    """The places of :func:`_places` that exist (``test``), with links resolved as the kernel resolves them (git
-    reads its directory back with ``getcwd``); none existing: a marker :func:`_read_file` refuses (a relative place
-    found from no base: the tool's working directory is not the guard's, so it cannot be read; an absolute one that
-    does not exist is walked up from, as before)."""
-    found = _places(spelled, bases)
-    if found[0].startswith("*?"):
-        return found
-    there = [os.path.realpath(p) for p in found if test(p)]
-    if not there and os.path.isabs(os.path.expanduser(spelled)):
-        return [os.path.normpath(found[0])]
-    return there or ["*?" + spelled]
-
-
-def _repository_files(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[str]:
-    """The configuration files of the repository a git command runs in, found as git finds it (s25 red team: ``git
-    -C /r fetch``, ``cd /r && git fetch``, ``--git-dir=/r/.git``, ``GIT_DIR=/r/.git`` fetched from /r's internal
-    origin unseen): its ``config`` and ``config.worktree`` (and a linked worktree's common ones), the ``.git``
-    directory or ``gitdir:`` file, a bare one, up the parents. Session 26: a relative place (``git -C repo``, ``cd
-    repo &&``, ``GIT_DIR=r/.git``) and the command's own directory are read from the guard's working directory (the
-    tool's, when the guard runs beside it: a hook), each ``cd`` from the places the ones before it reach; a relative
-    place that exists from none of them cannot be read (refused, fail closed), but a ``cd`` into a directory the
-    command makes (``git clone URL && cd x``: :func:`.network_configs_env.command_env`'s ``(created)``)."""
-    try:
-        bases = [os.getcwd()]
-    except OSError:   # (the guard's directory was removed: no relative place can be read)
-        return ["*?(the guard's working directory)"]
-    out: list[str] = []
-    created = {os.path.normpath(c).split(os.sep, 1)[0] for c in assigned.get("(created)", [])}
-    for cd in assigned.get("(cd)", []):   # cd a && cd b && git fetch: a/b (and the places before, widening)
-        found = _located(cd, bases, os.path.isdir)
-        if found[0].startswith("*?") and os.path.normpath(cd).split(os.sep, 1)[0] in created:
-            continue   # (git clone URL x && cd x: the command's new directory)
-        out += [p for p in found if p.startswith("*?")]
-        bases += [p for p in found if not p.startswith("*?") and p not in bases]
-    works, gits = bases, []
-    k, chained = 1, False
-    while k < len(argv) and argv[k].startswith("-"):
-        w, value = argv[k], argv[k + 1] if k + 1 < len(argv) else ""
-        if w == "-C":   # (each -C is read from the one before it)
-            works = _located(value, works if chained else bases, os.path.isdir)
-            out += [p for p in works if p.startswith("*?")]
-            works, chained = [p for p in works if not p.startswith("*?")], True
-        gits += [w[len("--git-dir="):]] if w.startswith("--git-dir=") else [value] if w == "--git-dir" else []
-        k += 2 if w in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
-    gits += ([env["GIT_DIR"]] if env.get("GIT_DIR") else []) + list(assigned.get("GIT_DIR", []))
-    starts = [(w, False) for w in works]
-    for g in gits:
-        found = _located(g, works, os.path.exists)
-        out += [p for p in found if p.startswith("*?")]
-        starts += [(p, True) for p in found if not p.startswith("*?")]
-    for start, bare in starts:
-        d = start
-        while os.path.isabs(d):
-            dot = os.path.join(d, ".git")
-            link = _text(dot) if os.path.isfile(dot) else None
-            found = d if bare or os.path.isfile(os.path.join(d, "HEAD")) and os.path.isdir(os.path.join(d, "objects")) \
-                else dot if os.path.isdir(dot) else os.path.join(d, link.strip()[7:].strip()) \
-                if link is not None and link.startswith("gitdir:") else None
-            if found is not None:
-                common = _text(os.path.join(found, "commondir")) if os.path.isfile(
-                    os.path.join(found, "commondir")) else None
-                for g in [found] + ([os.path.join(found, common.strip())] if common else []):
-                    out += [os.path.join(g, "config"), os.path.join(g, "config.worktree")]
-                break
-            d, parent = os.path.dirname(d), d
-            if d == parent:
-                break
-    return list(dict.fromkeys(out))
+    return out + repository_files(argv, env, assigned)
 
 
 def _pip_prefixes(env: Mapping[str, str]) -> list[str]:
@@ -565,14 +453,6 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
         if sub not in _GIT_CONNECTS and sub not in aliases:
             return [], []
     return dests, commands
-
-
-def _text(path: str) -> str | None:
-    """The text of a small file of a repository (``.git``, ``commondir``), through :data:`_CACHE`; None unreadable."""
-    if any(c in path for c in "*$`") or path.startswith("*?"):   # (a directory so named: read as it is)
-        return read_limited(path)
-    found = _read_file(path, "text")[0]
-    return found[0] if found and not found[0].startswith("(the configuration file ") else None
 
 
 def _aliases(path: str) -> list[str]:

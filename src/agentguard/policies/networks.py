@@ -50,7 +50,10 @@ case-insensitive file system runs (``CURL 0:8080``; libwww-perl's ``HEAD``/``GET
 configuration files (:mod:`.network_configs`: ``~/.curlrc``, ``~/.wgetrc``, ``~/.gitconfig``'s ``insteadOf``,
 ``~/.npmrc``, ``pip.conf``) read as each client reads them, and a command that writes one refused; not read as
 destinations: a ``no_proxy`` list, a server's listening address (``uvicorn --host 127.0.0.1``,
-:data:`.network_programs.LISTENERS`), and ``echo URL | xargs curl`` reads echo's plain words as curl's.
+:data:`.network_programs.LISTENERS`), and ``echo URL | xargs curl`` reads echo's plain words as curl's. Session 26: a local socket a command or argument
+names (:mod:`.network_sockets`: ``curl --unix-socket /var/run/docker.sock``, ``DOCKER_HOST=unix://...``, ``nc -U``)
+is a destination ``unix:PATH``, refused unless ``allow`` names it; a public name the machine's hosts file maps to an
+internal address (:func:`.network_hosts.hosts_file`) is internal, and a write of a resolver's file is refused.
 :class:`ResolvingNetworkGuard` (``resolve = true``) also resolves each name and refuses one that resolves to an
 internal address or does not resolve within ``timeout`` (fail closed).
 
@@ -75,40 +78,23 @@ from typing import Any, Mapping, Sequence
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
-from .arguments import _keyed, keyed_values, leaves
+from .arguments import leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
 from .network_configs import config_writes, default_destinations, unfixed_writes
 from .network_configs_env import command_env, names_client, unseen_clients
 from .network_configs_writes import config_set, own_writes_less, read_after_write, tree_writes, written_over
 from .network_files import file_destinations
-from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
-                            whole_host)
+from .network_hosts import (carried_urls, command_hosts, embedded, hosts_file, nonpublic, resolved_internal,
+                            spelled_address, whole_host)
 from .network_programs import (CASED_CLIENTS, assigned_destinations, bare_host, program_destinations, quiet_text,
                                without_listening, xargs_literal)
 from .network_remotes import assigned_commands, assigned_config, nested_commands, remote_hosts
+from .network_args import HOST_ARGS, HOST_WORDS, _named, host_named
+from .network_args import socket_named as _socket_named  # noqa: F401 (tests/policies/test_networks_s24.py)
 from .network_sockets import is_socket, socket_assignment, socket_urls
 from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
 __all__ = ["HOST_ARGS", "HOST_WORDS", "NetworkGuard", "ResolvingNetworkGuard", "destinations", "host_named", "internal"]
-
-#: argument names (canonical) whose values are hosts a tool connects to (read as a URL's host)
-HOST_ARGS = frozenset({"host", "hosts", "hostname", "server", "servers", "endpoint", "proxy", "proxies", "base_url",
-                       "api_base", "api_url", "server_url", "ip", "ip_address", "address", "addr", "remote", "domain",
-                       "url", "uri", "link", "href", "webhook", "webhook_url", "callback", "callback_url", "origin"})
-
-#: the last word of a compound argument name that makes it host-named (``db_host``, ``proxy_url``, ``dns_server``)
-HOST_WORDS = frozenset({"host", "hostname", "server", "endpoint", "proxy", "url", "uri", "ip", "domain", "webhook",
-                        "upstream", "origin"})
-_HOST_SUFFIXES = ("host", "hostname", "url", "uri", "endpoint")   # camelCase folded: dbhost, proxyurl
-
-
-def host_named(key: str) -> bool:
-    """Whether an argument (canonical name) holds a host a tool connects to: a name of :data:`HOST_ARGS`, a
-    compound name whose last word (after ``_``, ``.`` or any separator) is in :data:`HOST_WORDS` (``db_host``, ``redis_url``), or a folded
-    camelCase name ending in ``host``, ``url``, ``uri`` or ``endpoint`` (``dbhost``, ``proxyurl``; not ``ghost``)."""
-    return key in HOST_ARGS or re.split(r"[\W_]+", key.strip("_. "))[-1] in HOST_WORDS or \
-        (key.endswith(_HOST_SUFFIXES) and key not in ("ghost", "ghosts"))
-
 
 # ``host:port`` in text: a bracketed IPv6, a dotted name or address, or localhost (``12:30`` and ``code:404`` are text)
 _HOST_PORT = re.compile(r"(?<![\w@.:/-])((?:\[[0-9a-fA-F:.%]+\]|[\w-]+(?:\.[\w-]+)+\.?|localhost\.?):\d{1,5})(?![\w.])",
@@ -157,6 +143,11 @@ def internal(host: str) -> str | None:
         return f"{host!r} is no host name a resolver reads"
     if not name or site_of(name) is None:
         return f"{host} is not a public DNS name (no public suffix)"
+    for mapped in hosts_file(name):   # (the machine's /etc/hosts answers before DNS; session 26)
+        ip = _address(mapped.split("%")[0])
+        bad = nonpublic(ip) if ip is not None else mapped
+        if bad is not None:
+            return f"{host} is mapped to {bad} by the hosts file, which is not a public address"
     spelled = spelled_address(name)
     if isinstance(spelled, str):
         return spelled
@@ -193,32 +184,6 @@ def _url_hosts(text: str) -> list[str]:
                     seen.add(inner)
                     todo.append((inner, depth + 1))
     return hosts
-
-
-def _socket_named(key: str) -> bool:
-    """Whether an argument (canonical name) holds a socket a tool connects to (``socket``, ``unix_socket``,
-    ``docker_sock``, ``socket_path``: a name with the word ``socket`` or ``sock``, read when its value is a path;
-    session 26)."""
-    return not {"socket", "sock"}.isdisjoint(re.split(r"[\W_]+", key))
-
-
-def _wanted(key: str) -> bool:
-    return host_named(key) or key in COMMAND_ARGS or _socket_named(key)
-
-
-def _named(arguments: Mapping[str, Any], shell: bool) -> tuple[list[Any] | None, list[Any] | None, list[Any]]:
-    """``keyed_values`` of the host-named arguments, (but for a shell tool: all its arguments) of the command
-    arguments and of the socket-named ones, in one walk where all fit (the walk is the same whatever it keeps;
-    within MAX_ENTRIES together, each is); each walked apart otherwise."""
-    found, deep = _keyed(arguments, _wanted)
-    if found is None:
-        sockets = keyed_values(arguments, _socket_named)
-        return keyed_values(arguments, host_named) if sockets is not None else None, [arguments] if shell else \
-            keyed_values(arguments, lambda k: k in COMMAND_ARGS), sockets or []
-    if deep:
-        return None, [arguments] if shell else None, []
-    return [v for k, v in found if host_named(k)], [arguments] if shell else [
-        v for k, v in found if k in COMMAND_ARGS], [v for k, v in found if _socket_named(k)]
 
 
 def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | None:
