@@ -48,6 +48,10 @@ def refuses(command: str, guard: NetworkGuard = GUARD) -> bool:
     "crictl --runtime-endpoint /run/crio/crio.sock ps", "sudo curl --unix-socket /run/docker.sock http://example.com",
     "bash -c 'curl --unix-socket /var/run/docker.sock http://example.com/'",
     "curl -sS --unix-socket //var/./run/docker.sock http://example.com/x",
+    # ssh -R hands the remote end a local socket, or (a port alone) a SOCKS proxy into this machine's network
+    "ssh -R /tmp/x:/var/run/docker.sock example.com", "ssh -NR 2375:/var/run/docker.sock example.com",
+    "ssh -o RemoteForward='/tmp/x /var/run/docker.sock' example.com", "ssh -R 9000 example.com",
+    "ssh -fNR 9000 u@example.com", "ssh -R 0.0.0.0:9000 example.com",
 ])
 def test_a_socket_named_is_refused(command: str) -> None:
     assert refuses(command), command
@@ -57,7 +61,8 @@ def test_a_socket_named_is_refused(command: str) -> None:
     "docker ps", "mysql -uroot -pSecret -e 'select 1'", "psql -h db.example.com", "nc example.com 80",
     "socat TCP-LISTEN:8080,fork TCP:example.com:80", "curl -s https://example.com/unix/socket",
     "echo 'unix: a family of systems'", "redis-cli -h example.com ping", "git status",
-    "curl --unixsocket-is-no-option https://example.com",
+    "curl --unixsocket-is-no-option https://example.com", "ssh -R 8080:example.com:80 example.com",
+    "ssh -D 1080 example.com", "ssh -L 8080:example.com:80 example.com",
 ])
 def test_no_socket_named_passes(command: str) -> None:
     assert not refuses(command), command
