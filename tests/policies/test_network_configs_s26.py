@@ -164,3 +164,17 @@ def test_a_builtin_that_connects_nowhere_reads_no_file(home: Path) -> None:  # n
     (home / ".gitconfig").write_text('[alias]\n\tstatus = fetch\n\tf = fetch\n[url "http://10.0.0.7/"]\n'
                                      '\tinsteadOf = https://github.com/\n')
     assert not net_refuses("git status") and net_refuses("git f") and net_refuses("git maintenance run")
+
+
+@pytest.mark.parametrize("command", [
+    "git -c http.curloptResolve=github.com:443:127.1 fetch https://github.com/a/b",
+    "git -c http.https://github.com/.curloptResolve=+github.com:443:0 fetch https://github.com/a/b",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.curloptResolve GIT_CONFIG_VALUE_0=github.com:443:0 git fetch "
+    "https://github.com/a/b"])
+def test_gits_curlopt_resolve_is_read(home: Path, command: str) -> None:  # noqa: F811
+    # the oracle: git 2.39 (GIT_CURL_VERBOSE) logs "Added github.com:443:127.0.0.9 to DNS cache" and connects there
+    assert net_refuses(command)
+    (home / ".gitconfig").write_text("[http]\n\tcurloptResolve = github.com:443:127.1\n")
+    assert net_refuses("git fetch https://github.com/a/b")
+    (home / ".gitconfig").write_text("[http]\n\tcurloptResolve = github.com:443:140.82.112.3\n")
+    assert not net_refuses("git fetch https://github.com/a/b")

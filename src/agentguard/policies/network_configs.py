@@ -18,7 +18,8 @@ command that runs the client shows none of it. Three readings close the class:
   ``/etc/wgetrc`` (not with ``--no-config``); git's system and global files (``$GIT_CONFIG_SYSTEM``/``/etc/gitconfig``,
   ``$GIT_CONFIG_GLOBAL`` or ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``, their ``include.path`` and
   ``includeIf.*.path`` files) for a subcommand that connects (``url.*.insteadOf`` bases, ``http[.URL].proxy``,
-  ``remote.*.url``/``pushurl``/``proxy``; ``core.sshCommand``/``core.gitProxy`` are commands read again);
+  ``remote.*.url``/``pushurl``/``proxy``, ``http[.URL].curloptResolve``'s addresses (s26);
+  ``core.sshCommand``/``core.gitProxy`` are commands read again);
   npm's (``npx``, ``pnpm``, ``yarn``) ``$NPM_CONFIG_USERCONFIG`` or ``~/.npmrc`` and ``/etc/npmrc``
   (``registry``, ``@scope:registry``, ``proxy``, ``https-proxy``); pip's ``$PIP_CONFIG_FILE``, ``/etc/pip.conf``,
   ``/etc/xdg/pip/pip.conf``, ``~/.pip/pip.conf``, ``~/.config/pip/pip.conf``, ``$VIRTUAL_ENV/pip.conf``
@@ -50,7 +51,8 @@ path (``-C /r``, ``cd /r &&``, ``--git-dir``, ``GIT_DIR``) has its ``config`` re
 runs beside it, as a hook does); a relative place found from there by no reading refuses, but a directory the
 command makes (``git clone URL x && cd x``). A git builtin that connects nowhere (``status``, ``log``...) reads no
 file. Not read: ``.npmrc`` and ``.gitmodules`` of the tool's working directory (writing them is refused), a git
-command run in a directory other than the guard's without naming it, nor what a remote chooses (``git clone X && git -C x submodule update``: .gitmodules is the remote's). Read
+command run in a directory other than the guard's without naming it, nor what a remote chooses (``git clone X &&
+git -C x submodule update``: .gitmodules is the remote's). Read
 on the guard's machine when the call is decided: a file changed between decision and run is not seen. Files are
 read only when regular (:func:`.network_files.read_regular`: a FIFO or device refuses, never waited on), split at
 ``\n`` as the clients split them. ssh's files are :mod:`.network_sshconfig`'s (ssh reads the passwd entry's home,
@@ -69,6 +71,7 @@ from typing import Iterable, Mapping, Sequence
 
 from .network_cache import read_cached
 from .network_files import config_lines, curl_config, read_limited, wgetrc_destinations
+from .network_programs import program_destinations
 from .network_repos import repository_files
 from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
@@ -263,6 +266,8 @@ def _git_destinations(entries: list[tuple[str, str]], path: str, depth: int) -> 
             dests.append(value if "://" in value else git_remote_host(value) or value)
         elif low.endswith(".proxy") and low.startswith(("http.", "https.", "remote.")) and value:
             dests.append(value)
+        elif low.startswith("http.") and low.endswith(".curloptresolve") and value:   # curl's --resolve (s26)
+            dests += program_destinations(["curl", "--resolve", value])
         elif low in ("core.sshcommand", "core.gitproxy") and value:
             commands.append(value)
         elif (low == "include.path" or low.startswith("includeif.") and low.endswith(".path")) and value:

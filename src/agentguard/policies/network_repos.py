@@ -94,7 +94,8 @@ def repository_files(argv: Sequence[str], env: Mapping[str, str], assigned: Mapp
 
 
 def _text(path: str) -> str | None:
-    """The text of a small file of a repository (``.git``, ``commondir``), through :func:`.network_cache.read_cached`; None unreadable."""
+    """The text of a small file of a repository (``.git``, ``commondir``), through
+    :func:`.network_cache.read_cached`; None unreadable."""
     if any(c in path for c in "*$`") or path.startswith("*?"):   # (a directory so named: read as it is)
         return read_limited(path)
     def parse() -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -16,7 +16,9 @@ Read here (each program's own grammar, the values as written):
   the MySQL clients' ``-S/--socket``, the PostgreSQL clients' ``-h/--host`` holding a path (a socket directory),
   ``ctr``/``nerdctl`` ``-a/--address``, ``crictl`` ``-r/--runtime-endpoint`` and ``-i/--image-endpoint``; with
   ``nc``/``netcat``/``ncat`` ``-U`` (ncat ``--unixsock``) and ``grpcurl -unix`` every operand is a socket path;
-  ``ssh -R``'s local socket (``-R /r.sock:/var/run/docker.sock``: the remote end drives it); socat's ``UNIX-CONNECT:``, ``UNIX-CLIENT:``, ``UNIX-SENDTO:``, ``UNIX:``, ``LOCAL:``, ``ABSTRACT-*:`` and
+  ``ssh -R``'s local socket (``-R /r.sock:/var/run/docker.sock``: the remote end drives it) and ``-R PORT`` (a
+  SOCKS proxy into this machine's network); socat's ``UNIX-CONNECT:``, ``UNIX-CLIENT:``, ``UNIX-SENDTO:``,
+  ``UNIX:``, ``LOCAL:``, ``ABSTRACT-*:`` and
   ``GOPEN:`` addresses and a bare path address (socat opens it as GOPEN: a socket connects);
 - **assignments**: ``MYSQL_UNIX_PORT=PATH``, ``PGHOST=/DIR``, ``CONTAINERD_ADDRESS=PATH`` and a name whose last part
   is ``socket`` or ``sock`` (``DOCKER_SOCK=/x``) with a path value;
@@ -168,7 +170,7 @@ def _socat(argv: Sequence[str]) -> list[str]:
 
 
 def _ssh_forwards(argv: Sequence[str]) -> list[str]:
-    """The local sockets ``ssh -R`` (``-o RemoteForward``) hands the remote host: ``-R /remote.sock:/var/run/docker.sock``
+    """The local sockets ``ssh -R`` (``-o RemoteForward``) hands the remote host: ``-R /r.sock:/var/run/docker.sock``
     or ``-R 2375:/var/run/docker.sock`` lets whoever runs the remote end drive the local socket (OpenSSH's
     ``parse_forward``: a part after the first that starts with ``/`` is a local socket); ``-R [BIND:]PORT`` (a
     SOCKS proxy whose remote end reaches any local address) as a marker no host reader takes for a public name."""
