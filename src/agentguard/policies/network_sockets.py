@@ -17,7 +17,7 @@ Read here (each program's own grammar, the values as written):
   ``ctr``/``nerdctl`` ``-a/--address``, ``crictl`` ``-r/--runtime-endpoint`` and ``-i/--image-endpoint``; with
   ``nc``/``netcat``/``ncat`` ``-U`` (ncat ``--unixsock``) and ``grpcurl -unix`` every operand is a socket path;
   ``ssh -R``'s local socket (``-R /r.sock:/var/run/docker.sock``: the remote end drives it) and ``-R PORT`` (a
-  SOCKS proxy into this machine's network); socat's ``UNIX-CONNECT:``, ``UNIX-CLIENT:``, ``UNIX-SENDTO:``,
+  SOCKS proxy into this machine's network), read by :func:`.network_remotes.remote_forwards`; socat's ``UNIX-CONNECT:``, ``UNIX-CLIENT:``, ``UNIX-SENDTO:``,
   ``UNIX:``, ``LOCAL:``, ``ABSTRACT-*:`` and
   ``GOPEN:`` addresses and a bare path address (socat opens it as GOPEN: a socket connects);
 - **assignments**: ``MYSQL_UNIX_PORT=PATH``, ``PGHOST=/DIR``, ``CONTAINERD_ADDRESS=PATH`` and a name whose last part
@@ -169,26 +169,6 @@ def _socat(argv: Sequence[str]) -> list[str]:
     return out
 
 
-def _ssh_forwards(argv: Sequence[str]) -> list[str]:
-    """The local sockets ``ssh -R`` (``-o RemoteForward``) hands the remote host: ``-R /r.sock:/var/run/docker.sock``
-    or ``-R 2375:/var/run/docker.sock`` lets whoever runs the remote end drive the local socket (OpenSSH's
-    ``parse_forward``: a part after the first that starts with ``/`` is a local socket); ``-R [BIND:]PORT`` (a
-    SOCKS proxy whose remote end reaches any local address) as a marker no host reader takes for a public name."""
-    from .network_remotes import _getopt   # (OpenSSH's option grammar)
-
-    opts, _ = _getopt("ssh", list(argv[1:]))
-    specs = [v for letter, v in opts if letter == "R"]
-    specs += [m.group(1).replace(" ", ":") for letter, v in opts if letter == "o"
-              and (m := re.match(r"\s*remoteforward\s*[=\s]\s*(.*)", v, re.I | re.S))]
-    out: list[str] = []
-    for spec in specs:
-        parts = re.split(r"[:\s]+", re.sub(r"\[[^\]]*\]", "B", spec.strip()))
-        out += [socket_destination(p) for p in parts[1:] if p.startswith("/")]
-        if len(parts) == 1 or (len(parts) == 2 and parts[1].isdigit()):   # [bind:]port: a SOCKS proxy, remote end
-            out.append(f"(ssh -R {spec}: the remote host reaches any address of this machine's network through it)")
-    return out
-
-
 def program_sockets(argv: Sequence[str]) -> list[str]:
     """The sockets the command ``argv`` (program first, as bash expanded it; the shell reader's name) connects to by
     its options and operands (see the module docstring), as destinations."""
@@ -198,8 +178,6 @@ def program_sockets(argv: Sequence[str]) -> list[str]:
     out = [d for w in argv[1:] for d in socket_assignment(w)]
     if prog == "socat":
         return out + _socat(argv)
-    if prog in ("ssh", "slogin"):
-        return out + _ssh_forwards(argv)
     longs, shorts, values = _OPTIONS.get(prog, ({}, "", ""))
     unix_values = _UNIX_FLAG.get(prog)
     unix = False

@@ -88,7 +88,7 @@ from .network_hosts import (carried_urls, command_hosts, embedded, hosts_file, n
                             spelled_address, whole_host)
 from .network_programs import (CASED_CLIENTS, assigned_destinations, bare_host, program_destinations, quiet_text,
                                without_listening, xargs_literal)
-from .network_remotes import assigned_commands, assigned_config, nested_commands, remote_hosts
+from .network_remotes import assigned_commands, assigned_config, nested_commands, remote_forwards, remote_hosts
 from .network_args import HOST_ARGS, HOST_WORDS, _named, host_named
 from .network_args import socket_named as _socket_named  # noqa: F401 (tests/policies/test_networks_s24.py)
 from .network_sockets import is_socket, socket_assignment, socket_urls
@@ -262,7 +262,8 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
     # a client's configuration written here holds what no reading of the text shows (network_configs, session 25)
     hosts += [f"(a write of {w!r}, a file network clients read destinations from)" for w in writes]
     # (a server's listening address is no destination: uvicorn --host 127.0.0.1, python -m http.server -b 0)
-    found = [d for argv in argvs for d in program_destinations(without_listening(argv)) + file_destinations(argv)]
+    found = [d for argv in argvs for d in program_destinations(without_listening(argv)) + file_destinations(argv)
+             + remote_forwards(argv)]   # (ssh -R /r.sock:/var/run/docker.sock, -R 9000: s26)
     readings = [text, *_shell_words(text)]
     env = command_env(readings)   # HOME=/tmp/h curl ...: the files it reads
     configured = [default_destinations(argv, env) for argv in argvs]   # ~/.curlrc, ~/.gitconfig's insteadOf...
