@@ -178,3 +178,15 @@ def test_gits_curlopt_resolve_is_read(home: Path, command: str) -> None:  # noqa
     assert net_refuses("git fetch https://github.com/a/b")
     (home / ".gitconfig").write_text("[http]\n\tcurloptResolve = github.com:443:140.82.112.3\n")
     assert not net_refuses("git fetch https://github.com/a/b")
+
+
+def test_npms_project_npmrc_is_read(work: Path, home: Path) -> None:  # noqa: F811
+    # the oracle: npm 9 in repo/ (or below it, with repo/package.json) reads repo/.npmrc: "npm config get registry"
+    (work / "repo" / ".npmrc").write_text("registry=http://10.0.0.1/\n")
+    for command in ("cd repo && npm install", "cd repo/sub && npm i x", "cd repo && npx cowsay", "cd nowhere && npm i"):
+        assert net_refuses(command), command
+    assert not net_refuses("cd clean && npm install") and not net_refuses("npm install")
+    if shutil.which("npm"):
+        done = subprocess.run(["npm", "config", "get", "registry"], cwd=work / "repo", capture_output=True,
+                              text=True, timeout=60, env={"HOME": str(home), "PATH": os.environ.get("PATH", "")})
+        assert done.stdout.strip() == "http://10.0.0.1/"

@@ -39,3 +39,14 @@ def test_a_gitdir_file_and_commondir(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.chdir(tmp_path / "w")
     found = [os.path.normpath(p) for p in repository_files(["git", "fetch"], {}, {})]
     assert os.path.normpath(tmp_path / "main" / ".git" / "config") in found
+
+
+def test_project_files_and_working_places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentguard.policies.network_repos import project_files, working_places
+    (tmp_path / "p" / "q").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    places, marks = working_places({"(cd)": ["p", "q"]})
+    assert os.path.realpath(tmp_path / "p" / "q") in places and marks == []
+    files = project_files(".npmrc", {"(cd)": ["p"]})
+    assert os.path.join(os.path.realpath(tmp_path / "p"), ".npmrc") in files and "/.npmrc" in files
+    assert "*?zz" in project_files(".npmrc", {"(cd)": ["zz"]})

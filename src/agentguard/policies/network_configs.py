@@ -50,8 +50,8 @@ path (``-C /r``, ``cd /r &&``, ``--git-dir``, ``GIT_DIR``) has its ``config`` re
 ``GIT_DIR=r/.git``) or the command's own directory, read from the guard's working directory (the tool's where the guard
 runs beside it, as a hook does); a relative place found from there by no reading refuses, but a directory the
 command makes (``git clone URL x && cd x``). A git builtin that connects nowhere (``status``, ``log``...) reads no
-file. Not read: ``.npmrc`` and ``.gitmodules`` of the tool's working directory (writing them is refused), a git
-command run in a directory other than the guard's without naming it, nor what a remote chooses (``git clone X &&
+file; npm's project ``.npmrc`` is read the same way, from the working directory and every parent (s26). Not read:
+``.gitmodules`` (writing it is refused), a client run in a directory other than the guard's without naming it, nor what a remote chooses (``git clone X &&
 git -C x submodule update``: .gitmodules is the remote's). Read
 on the guard's machine when the call is decided: a file changed between decision and run is not seen. Files are
 read only when regular (:func:`.network_files.read_regular`: a FIFO or device refuses, never waited on), split at
@@ -72,7 +72,7 @@ from typing import Iterable, Mapping, Sequence
 from .network_cache import read_cached
 from .network_files import config_lines, curl_config, read_limited, wgetrc_destinations
 from .network_programs import program_destinations
-from .network_repos import repository_files
+from .network_repos import project_files, repository_files
 from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
@@ -350,7 +350,7 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
         glob_ += [os.path.join(p, "etc", "npmrc") for name in ("NPM_CONFIG_PREFIX", "npm_config_prefix", "PREFIX")
                   for p in _values(name, env, assigned)]   # (npm's global file is $prefix/etc/npmrc)
         return user + [os.path.join(h, ".npmrc") for h in homes] + glob_ + [
-            "/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc"]
+            "/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc"] + project_files(".npmrc", assigned)
     if kind == "pip":
         own = _values("PIP_CONFIG_FILE", env, assigned)
         if os.devnull in own and len(own) == 1:

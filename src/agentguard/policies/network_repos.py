@@ -9,7 +9,7 @@ from typing import Callable, Mapping, Sequence
 from .network_cache import read_cached
 from .network_files import read_limited
 
-__all__ = ["repository_files"]
+__all__ = ["project_files", "repository_files", "working_places"]
 
 
 def _places(spelled: str, bases: list[str]) -> list[str]:
@@ -36,6 +36,40 @@ def _located(spelled: str, bases: list[str], test: Callable[[str], bool]) -> lis
     return there or ["*?" + spelled]
 
 
+def working_places(assigned: Mapping[str, list[str]]) -> tuple[list[str], list[str]]:
+    """``(the directories a command's client may run in, markers)``: the guard's working directory and every
+    directory the command's ``cd``s reach from it (``assigned["(cd)"]``, each from the places before it), a ``cd``
+    found from none a marker (refused), but one into a directory the command makes (``(created)``)."""
+    try:
+        bases = [os.getcwd()]
+    except OSError:   # (the guard's directory was removed: no relative place can be read)
+        return [], ["*?(the guard's working directory)"]
+    out: list[str] = []
+    created = {os.path.normpath(c).split(os.sep, 1)[0] for c in assigned.get("(created)", [])}
+    for cd in assigned.get("(cd)", []):   # cd a && cd b && git fetch: a/b (and the places before, widening)
+        found = _located(cd, bases, os.path.isdir)
+        if found[0].startswith("*?") and os.path.normpath(cd).split(os.sep, 1)[0] in created:
+            continue   # (git clone URL x && cd x: the command's new directory)
+        out += [p for p in found if p.startswith("*?")]
+        bases += [p for p in found if not p.startswith("*?") and p not in bases]
+    return bases, out
+
+
+def project_files(name: str, assigned: Mapping[str, list[str]]) -> list[str]:
+    """The files ``name`` in every directory a command's client may run in (:func:`working_places`) and each of its
+    parents (session 26: npm's project ``.npmrc`` is the one of the nearest directory up holding ``package.json`` or
+    ``node_modules``; every one up is read, widening only), and the places' markers."""
+    places, out = working_places(assigned)
+    for place in places:
+        d = place
+        while True:
+            out.append(os.path.join(d, name))
+            d, parent = os.path.dirname(d), d
+            if d == parent:
+                break
+    return list(dict.fromkeys(out))
+
+
 def repository_files(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[str]:
     """The configuration files of the repository a git command runs in, found as git finds it (s25 red team: ``git
     -C /r fetch``, ``cd /r && git fetch``, ``--git-dir=/r/.git``, ``GIT_DIR=/r/.git`` fetched from /r's internal
@@ -45,18 +79,7 @@ def repository_files(argv: Sequence[str], env: Mapping[str, str], assigned: Mapp
     tool's, when the guard runs beside it: a hook), each ``cd`` from the places the ones before it reach; a relative
     place that exists from none of them cannot be read (refused, fail closed), but a ``cd`` into a directory the
     command makes (``git clone URL && cd x``: :func:`.network_configs_env.command_env`'s ``(created)``)."""
-    try:
-        bases = [os.getcwd()]
-    except OSError:   # (the guard's directory was removed: no relative place can be read)
-        return ["*?(the guard's working directory)"]
-    out: list[str] = []
-    created = {os.path.normpath(c).split(os.sep, 1)[0] for c in assigned.get("(created)", [])}
-    for cd in assigned.get("(cd)", []):   # cd a && cd b && git fetch: a/b (and the places before, widening)
-        found = _located(cd, bases, os.path.isdir)
-        if found[0].startswith("*?") and os.path.normpath(cd).split(os.sep, 1)[0] in created:
-            continue   # (git clone URL x && cd x: the command's new directory)
-        out += [p for p in found if p.startswith("*?")]
-        bases += [p for p in found if not p.startswith("*?") and p not in bases]
+    bases, out = working_places(assigned)
     works, gits = bases, []
     k, chained = 1, False
     while k < len(argv) and argv[k].startswith("-"):
