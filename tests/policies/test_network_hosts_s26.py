@@ -55,7 +55,7 @@ def test_an_unreadable_hosts_file_refuses(hosts: Path) -> None:
 @pytest.mark.parametrize("command", [
     "cp /tmp/h /etc/hosts && curl http://example.com", "echo 'x example.com' | tee -a /etc/hosts",
     "cat /tmp/r > /etc/resolv.conf; curl http://example.com", "sed -i s/a/b/ /etc/nsswitch.conf",
-    "cp x /etc/gai.conf", "cp d.conf /etc/systemd/resolved.conf.d/d.conf", "cp x /etc/dnsmasq.d/x"])
+    "cp x /etc/gai.conf", "cp d.conf /etc/systemd/resolved.conf.d/d.conf", "cp x /etc/dnsmasq.d/x.conf"])
 def test_a_write_of_a_resolvers_file_is_refused(command: str) -> None:
     assert refuses(command), command
 

@@ -93,7 +93,7 @@ NETWORK_CONFIGS: tuple[str, ...] = (
     "/etc/zsh/zshenv", "/etc/zprofile", "/etc/zsh/zprofile", "/etc/zshrc", "/etc/zsh/zshrc",
     # session 26: the resolver's files (a name written into /etc/hosts reaches the address written beside it)
     "/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
-    "/etc/systemd/resolved.conf", "/etc/systemd/resolved.conf.d/*.conf", "/etc/dnsmasq.conf", "/etc/dnsmasq.d/*")
+    "/etc/systemd/resolved.conf", "/etc/systemd/resolved.conf.d/*.conf", "/etc/dnsmasq.conf", "/etc/dnsmasq.d/*.conf")
 _MATCHER = glob_matcher(NETWORK_CONFIGS)
 
 

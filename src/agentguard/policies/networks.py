@@ -144,10 +144,10 @@ def internal(host: str) -> str | None:
     if not name or site_of(name) is None:
         return f"{host} is not a public DNS name (no public suffix)"
     for mapped in hosts_file(name):   # (the machine's /etc/hosts answers before DNS; session 26)
-        ip = _address(mapped.split("%")[0])
-        bad = nonpublic(ip) if ip is not None else mapped
-        if bad is not None:
-            return f"{host} is mapped to {bad} by the hosts file, which is not a public address"
+        addr = _address(mapped.split("%")[0])
+        inward = nonpublic(addr) if addr is not None else mapped
+        if inward is not None:
+            return f"{host} is mapped to {inward} by the hosts file, which is not a public address"
     spelled = spelled_address(name)
     if isinstance(spelled, str):
         return spelled
