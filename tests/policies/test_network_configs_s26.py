@@ -190,3 +190,28 @@ def test_npms_project_npmrc_is_read(work: Path, home: Path) -> None:  # noqa: F8
         done = subprocess.run(["npm", "config", "get", "registry"], cwd=work / "repo", capture_output=True,
                               text=True, timeout=60, env={"HOME": str(home), "PATH": os.environ.get("PATH", "")})
         assert done.stdout.strip() == "http://10.0.0.1/"
+
+
+# -- kubectl's and helm's kubeconfig: clusters[].cluster.server ---------------------------------------------------
+
+_KUBE = "apiVersion: v1\nclusters:\n- cluster:\n    server: {s}\n  name: c\n"
+
+
+def test_a_kubeconfig_names_the_server(home: Path, tmp_path: Path) -> None:  # noqa: F811
+    (home / ".kube").mkdir()
+    (home / ".kube" / "config").write_text(_KUBE.format(s="https://10.0.0.1:6443"))
+    for command in ("kubectl get pods", "helm list", "k9s"):
+        assert net_refuses(command), command
+    assert not net_refuses("kubectl config view")
+    (home / ".kube" / "config").write_text(_KUBE.format(s="https://k8s.example.com:6443"))
+    assert not net_refuses("kubectl get pods")
+    other = tmp_path / "kc"
+    other.write_text(_KUBE.format(s="https://127.1:6443") + "contexts: [{name: x, context: {cluster: c}}]\n")
+    for command in (f"KUBECONFIG={other} kubectl get pods", f"kubectl --kubeconfig {other} get pods",
+                    f"kubectl --kubeconfig={other} get pods", f"KUBECONFIG=/nope:{other} helm list"):
+        assert net_refuses(command), command
+    other.write_text("clusters: [{cluster: {server: https://10.1.1.1, proxy-url: 'http://127.1:3128'}}]\n")
+    assert net_refuses(f"KUBECONFIG={other} kubectl get pods")
+    other.write_text("clusters: [unclosed\n")
+    assert net_refuses(f"KUBECONFIG={other} kubectl get pods")   # (no YAML: not read, refused)
+    assert net_refuses("cp x ~/.kube/config && kubectl get pods")

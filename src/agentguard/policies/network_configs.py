@@ -23,7 +23,8 @@ command that runs the client shows none of it. Three readings close the class:
   npm's (``npx``, ``pnpm``, ``yarn``) ``$NPM_CONFIG_USERCONFIG`` or ``~/.npmrc`` and ``/etc/npmrc``
   (``registry``, ``@scope:registry``, ``proxy``, ``https-proxy``); pip's ``$PIP_CONFIG_FILE``, ``/etc/pip.conf``,
   ``/etc/xdg/pip/pip.conf``, ``~/.pip/pip.conf``, ``~/.config/pip/pip.conf``, ``$VIRTUAL_ENV/pip.conf``
-  (``index-url``, ``extra-index-url``, ``find-links`` URLs, ``proxy``). Every candidate file is read, not only the
+  (``index-url``, ``extra-index-url``, ``find-links`` URLs, ``proxy``); kubectl's and helm's (``k9s``)
+  ``$KUBECONFIG`` (a list) or ``~/.kube/config`` and ``--kubeconfig`` (every ``server``/``proxy-url``; s26). Every candidate file is read, not only the
   one the client would pick (widening only refuses more). A missing file is none; one that exists but cannot be
   read (permissions, over 1 MiB) refuses (fail closed), and so does a relative place a command assigns
   (``CURL_HOME=.``: under the tool's working directory, which the guard does not know). Also read: what a git
@@ -93,7 +94,8 @@ NETWORK_CONFIGS: tuple[str, ...] = (
     "/etc/zsh/zshenv", "/etc/zprofile", "/etc/zsh/zprofile", "/etc/zshrc", "/etc/zsh/zshrc",
     # session 26: the resolver's files (a name written into /etc/hosts reaches the address written beside it)
     "/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
-    "/etc/systemd/resolved.conf", "/etc/systemd/resolved.conf.d/*.conf", "/etc/dnsmasq.conf", "/etc/dnsmasq.d/*.conf")
+    "/etc/systemd/resolved.conf", "/etc/systemd/resolved.conf.d/*.conf", "/etc/dnsmasq.conf", "/etc/dnsmasq.d/*.conf",
+    "*/.kube/config")
 _MATCHER = glob_matcher(NETWORK_CONFIGS)
 
 
@@ -156,6 +158,8 @@ def _parse(path: str, kind: str, depth: int) -> tuple[tuple[str, ...], tuple[str
         return tuple(_npmrc(text, depth)), ()
     if kind == "pip":
         return tuple(_pip_conf(path, text)), ()
+    if kind == "kube":
+        return tuple(_kubeconfig(path, text)), ()
     if kind == "alias":   # (a git file's alias names, for default_destinations)
         return tuple(n.split(".", 1)[1] for n, _ in git_entries(text) if n.startswith("alias.")), ()
     dests, commands = _git_destinations(git_entries(text), path, depth)
@@ -210,6 +214,27 @@ def _pip_conf(path: str, text: str) -> list[str]:
     return out
 
 
+
+
+def _kubeconfig(path: str, text: str) -> list[str]:
+    """A kubeconfig's destinations (YAML, as kubectl reads it): every ``server`` and ``proxy-url`` value at any depth
+    (``clusters[].cluster.server``); one that is no YAML refuses (s26)."""
+    import yaml   # (loaded when a kubeconfig is read: the library's import stays light)
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        return [_unreadable(path, type(e).__name__)]
+    out: list[str] = []
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            out += [str(v) for k, v in item.items() if k in ("server", "proxy-url") and v]
+            todo += list(item.values())
+        elif isinstance(item, list):
+            todo += item
+    return out
 
 
 def _git_value(raw: str) -> str:
@@ -296,7 +321,8 @@ notes pack-refs patch-id range-diff read-tree reflog rerere reset rev-list rev-p
 show-ref stripspace symbolic-ref tag update-index update-ref var verify-commit verify-tag version whatchanged
 write-tree status stash""".split())
 _PROGRAMS = {"curl": "curl", "wget": "wget", "wget2": "wget", "git": "git", "npm": "npm", "npx": "npm",
-             "pnpm": "npm", "yarn": "npm", "pip": "pip", "pip3": "pip", "pipx": "pip"}
+             "pnpm": "npm", "yarn": "npm", "pip": "pip", "pip3": "pip", "pipx": "pip", "kubectl": "kube",
+             "helm": "kube", "k9s": "kube"}
 _VERSION = re.compile(r"-?\d+(?:\.\d+)*$")   # pip3.11, pip-3.11, python3.12, wget2: the program's version
 
 
@@ -361,6 +387,11 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
             os.path.join(v, "pip.conf") for v in _values("VIRTUAL_ENV", env, assigned) + _pip_prefixes(env) + [
                 p for p in assigned.get("(prefix)", []) if p.startswith(("/", "~"))]] + [
             os.path.join(d, "pip", "pip.conf") for d in env.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":") if d]
+    if kind == "kube":   # $KUBECONFIG (a list), else ~/.kube/config; --kubeconfig (_named_files); no "config" run
+        if argv[1:2] == ["config"]:
+            return []
+        listed = [f for v in _values("KUBECONFIG", env, assigned) for f in v.split(os.pathsep) if f]
+        return listed or [os.path.join(h, ".kube", "config") for h in homes]
     out = _values("GIT_CONFIG_GLOBAL", env, assigned) or [
         os.path.join(d, "git", "config") for d in xdg + [os.path.join(h, ".config") for h in homes]] + [
         os.path.join(h, ".gitconfig") for h in homes]
@@ -382,7 +413,11 @@ def _pip_prefixes(env: Mapping[str, str]) -> list[str]:
 
 
 def _named_files(kind: str, argv: Sequence[str]) -> list[str]:
-    """The configuration files a command names: npm's ``--userconfig F``/``--globalconfig F`` (also ``=F``)."""
+    """The configuration files a command names: npm's ``--userconfig F``/``--globalconfig F`` (also ``=F``),
+    kubectl's and helm's ``--kubeconfig F``."""
+    if kind == "kube":
+        return [w.split("=", 1)[1] if "=" in w else argv[k + 1] if k + 1 < len(argv) else ""
+                for k, w in enumerate(argv) if w == "--kubeconfig" or w.startswith("--kubeconfig=")]
     if kind != "npm":
         return []
     out = []
