@@ -71,7 +71,7 @@ import sys
 from typing import Iterable, Mapping, Sequence
 
 from .network_cache import read_cached
-from .network_files import config_lines, curl_config, read_limited, wgetrc_destinations
+from .network_files import config_lines, curl_config, kubeconfig_destinations, read_limited, wgetrc_destinations
 from .network_programs import program_destinations
 from .network_repos import project_files, repository_files
 from .network_remotes import git_remote_host
@@ -159,7 +159,8 @@ def _parse(path: str, kind: str, depth: int) -> tuple[tuple[str, ...], tuple[str
     if kind == "pip":
         return tuple(_pip_conf(path, text)), ()
     if kind == "kube":
-        return tuple(_kubeconfig(path, text)), ()
+        kube = kubeconfig_destinations(text)
+        return tuple(kube) if kube is not None else (_unreadable(path, "no YAML"),), ()
     if kind == "alias":   # (a git file's alias names, for default_destinations)
         return tuple(n.split(".", 1)[1] for n, _ in git_entries(text) if n.startswith("alias.")), ()
     dests, commands = _git_destinations(git_entries(text), path, depth)
@@ -214,27 +215,6 @@ def _pip_conf(path: str, text: str) -> list[str]:
     return out
 
 
-
-
-def _kubeconfig(path: str, text: str) -> list[str]:
-    """A kubeconfig's destinations (YAML, as kubectl reads it): every ``server`` and ``proxy-url`` value at any depth
-    (``clusters[].cluster.server``); one that is no YAML refuses (s26)."""
-    import yaml   # (loaded when a kubeconfig is read: the library's import stays light)
-
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        return [_unreadable(path, type(e).__name__)]
-    out: list[str] = []
-    todo = [data]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, dict):
-            out += [str(v) for k, v in item.items() if k in ("server", "proxy-url") and v]
-            todo += list(item.values())
-        elif isinstance(item, list):
-            todo += item
-    return out
 
 
 def _git_value(raw: str) -> str:

@@ -30,8 +30,8 @@ from contextlib import contextmanager
 
 from .network_programs import assigned_destinations, program_destinations
 
-__all__ = ["Stamp", "config_lines", "curl_config", "file_destinations", "named_inputs", "read_limited", "read_regular",
-           "recorded", "recording", "stamp", "wgetrc_destinations"]
+__all__ = ["Stamp", "config_lines", "curl_config", "file_destinations", "kubeconfig_destinations", "named_inputs",
+           "read_limited", "read_regular", "recorded", "recording", "stamp", "wgetrc_destinations"]
 
 _MAX_BYTES = 1 << 20
 #: per client, the options (short letters and long names) whose value is a file the client reads destinations from,
@@ -176,6 +176,27 @@ def curl_config(text: str, depth: int = 0) -> list[str]:
         words += [name, value] if value else [name]
     return program_destinations(["curl", *words]) + [w for w in words if "://" in w] + _nested(
         ["curl", *words], depth)
+
+
+def kubeconfig_destinations(text: str) -> list[str] | None:
+    """A kubeconfig's destinations (YAML, as kubectl reads it): every ``server`` and ``proxy-url`` value at any depth
+    (``clusters[].cluster.server``); None for a text that is no YAML (session 26)."""
+    import yaml   # (loaded when a kubeconfig is read: the library's import stays light)
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    out: list[str] = []
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            out += [str(v) for k, v in item.items() if k in ("server", "proxy-url") and v]
+            todo += list(item.values())
+        elif isinstance(item, list):
+            todo += item
+    return out
 
 
 def wgetrc_destinations(text: str, depth: int = 0) -> list[str]:
