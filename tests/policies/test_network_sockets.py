@@ -142,3 +142,13 @@ def test_curl_reads_an_abbreviation_as_the_guard_does() -> None:
         server.close()
     assert got and got[0].startswith(b"GET /x")
     assert refuses(f"curl -s --unix {path} http://example.com/x")
+
+
+def test_a_socket_in_a_curl_config_file(tmp_path) -> None:
+    cfg = tmp_path / "cfg"
+    cfg.write_text('unix-socket = "/var/run/docker.sock"\n')
+    assert refuses(f"curl -K {cfg} http://example.com/containers/json")
+    cfg.write_text("--abstract-unix-socket x\n")
+    assert refuses(f"curl --config={cfg} http://example.com/")
+    cfg.write_text("silent\n")
+    assert not refuses(f"curl -K {cfg} http://example.com/")
