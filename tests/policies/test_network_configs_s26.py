@@ -215,3 +215,22 @@ def test_a_kubeconfig_names_the_server(home: Path, tmp_path: Path) -> None:  # n
     other.write_text("clusters: [unclosed\n")
     assert net_refuses(f"KUBECONFIG={other} kubectl get pods")   # (no YAML: not read, refused)
     assert net_refuses("cp x ~/.kube/config && kubectl get pods")
+
+
+def test_a_docker_contexts_endpoint_is_read(home: Path, tmp_path: Path) -> None:  # noqa: F811
+    meta = home / ".docker" / "contexts" / "meta" / "abc"
+    meta.mkdir(parents=True)
+    (meta / "meta.json").write_text('{"Name": "r", "Endpoints": {"docker": {"Host": "tcp://10.0.0.1:2375"}}}')
+    for command in ("docker ps", "docker --context r run alpine", "sudo -u $USER docker ps"):
+        assert net_refuses(command), command
+    (meta / "meta.json").write_text('{"Name": "d", "Endpoints": {"docker": {"Host": "unix:///run/d.sock"}}}')
+    assert not net_refuses("docker ps")   # (the daemon's own local socket: as docker ps without a context)
+    (meta / "meta.json").write_text('{"Name": "s", "Endpoints": {"docker": {"Host": "ssh://u@127.1"}}}')
+    assert net_refuses("docker ps")
+    (meta / "meta.json").write_text("{no json")
+    assert net_refuses("docker ps")
+    other = tmp_path / "dc" / "contexts" / "meta" / "x"
+    other.mkdir(parents=True)
+    (other / "meta.json").write_text('{"Endpoints": {"docker": {"Host": "tcp://192.168.1.5:2376"}}}')
+    (meta / "meta.json").unlink()
+    assert net_refuses(f"DOCKER_CONFIG={tmp_path / 'dc'} docker ps") and not net_refuses("docker ps")

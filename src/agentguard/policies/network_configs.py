@@ -24,7 +24,8 @@ command that runs the client shows none of it. Three readings close the class:
   (``registry``, ``@scope:registry``, ``proxy``, ``https-proxy``); pip's ``$PIP_CONFIG_FILE``, ``/etc/pip.conf``,
   ``/etc/xdg/pip/pip.conf``, ``~/.pip/pip.conf``, ``~/.config/pip/pip.conf``, ``$VIRTUAL_ENV/pip.conf``
   (``index-url``, ``extra-index-url``, ``find-links`` URLs, ``proxy``); kubectl's and helm's (``k9s``)
-  ``$KUBECONFIG`` (a list) or ``~/.kube/config`` and ``--kubeconfig`` (every ``server``/``proxy-url``; s26). Every candidate file is read, not only the
+  ``$KUBECONFIG`` (a list) or ``~/.kube/config`` and ``--kubeconfig`` (every ``server``/``proxy-url``; s26); docker's
+  contexts' endpoints (``$DOCKER_CONFIG`` or ``~/.docker``, ``contexts/meta/*/meta.json``; not a local socket's). Every candidate file is read, not only the
   one the client would pick (widening only refuses more). A missing file is none; one that exists but cannot be
   read (permissions, over 1 MiB) refuses (fail closed), and so does a relative place a command assigns
   (``CURL_HOME=.``: under the tool's working directory, which the guard does not know). Also read: what a git
@@ -64,6 +65,7 @@ configuration grammar.
 from __future__ import annotations
 
 import configparser
+import glob
 import os
 import re
 import shutil
@@ -71,7 +73,8 @@ import sys
 from typing import Iterable, Mapping, Sequence
 
 from .network_cache import read_cached
-from .network_files import config_lines, curl_config, kubeconfig_destinations, read_limited, wgetrc_destinations
+from .network_files import (config_lines, curl_config, docker_context_hosts, kubeconfig_destinations, read_limited,
+                            wgetrc_destinations)
 from .network_programs import program_destinations
 from .network_repos import project_files, repository_files
 from .network_remotes import git_remote_host
@@ -158,9 +161,9 @@ def _parse(path: str, kind: str, depth: int) -> tuple[tuple[str, ...], tuple[str
         return tuple(_npmrc(text, depth)), ()
     if kind == "pip":
         return tuple(_pip_conf(path, text)), ()
-    if kind == "kube":
-        kube = kubeconfig_destinations(text)
-        return tuple(kube) if kube is not None else (_unreadable(path, "no YAML"),), ()
+    if kind in ("kube", "docker"):
+        found = kubeconfig_destinations(text) if kind == "kube" else docker_context_hosts(text)
+        return tuple(found) if found is not None else (_unreadable(path, "no YAML or JSON"),), ()
     if kind == "alias":   # (a git file's alias names, for default_destinations)
         return tuple(n.split(".", 1)[1] for n, _ in git_entries(text) if n.startswith("alias.")), ()
     dests, commands = _git_destinations(git_entries(text), path, depth)
@@ -302,7 +305,7 @@ show-ref stripspace symbolic-ref tag update-index update-ref var verify-commit v
 write-tree status stash""".split())
 _PROGRAMS = {"curl": "curl", "wget": "wget", "wget2": "wget", "git": "git", "npm": "npm", "npx": "npm",
              "pnpm": "npm", "yarn": "npm", "pip": "pip", "pip3": "pip", "pipx": "pip", "kubectl": "kube",
-             "helm": "kube", "k9s": "kube"}
+             "helm": "kube", "k9s": "kube", "docker": "docker"}
 _VERSION = re.compile(r"-?\d+(?:\.\d+)*$")   # pip3.11, pip-3.11, python3.12, wget2: the program's version
 
 
@@ -372,6 +375,10 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
             return []
         listed = [f for v in _values("KUBECONFIG", env, assigned) for f in v.split(os.pathsep) if f]
         return listed or [os.path.join(h, ".kube", "config") for h in homes]
+    if kind == "docker":   # every context's endpoint ($DOCKER_CONFIG or ~/.docker: contexts/meta/*/meta.json)
+        dirs = _values("DOCKER_CONFIG", env, assigned) or [os.path.join(h, ".docker") for h in homes]
+        return [f for d in dirs for f in sorted(glob.glob(os.path.join(glob.escape(os.path.expanduser(d)), "contexts",
+                                                                        "meta", "*", "meta.json")))]
     out = _values("GIT_CONFIG_GLOBAL", env, assigned) or [
         os.path.join(d, "git", "config") for d in xdg + [os.path.join(h, ".config") for h in homes]] + [
         os.path.join(h, ".gitconfig") for h in homes]

@@ -22,7 +22,7 @@ __all__ = ["command_env", "names_client", "unseen_clients"]
 _ENV_NAMES = ("HOME", "CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
               "GIT_CONFIG_NOSYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG",
               "VIRTUAL_ENV", "npm_config_userconfig", "npm_config_globalconfig", "NPM_CONFIG_PREFIX",
-              "npm_config_prefix", "PREFIX", "GIT_DIR", "KUBECONFIG")
+              "npm_config_prefix", "PREFIX", "GIT_DIR", "KUBECONFIG", "DOCKER_CONFIG")
 _ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(_ENV_NAMES) + r"|GIT_CONFIG_(?:KEY|VALUE)_\d+)(\+?)=([^\s;&|<>()]*)")
 #: such a variable named as a bare word, not assigned with NAME=: a builtin that sets it by name (``read HOME``,
 #: ``printf -v HOME``, ``mapfile HOME``, ``HOME[0]=``, ``declare -n r=HOME``): its value is not known here

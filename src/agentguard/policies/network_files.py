@@ -21,6 +21,7 @@ are read by :mod:`.network_configs` with these readers. Written by hand: no pack
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import stat
@@ -30,8 +31,9 @@ from contextlib import contextmanager
 
 from .network_programs import assigned_destinations, program_destinations
 
-__all__ = ["Stamp", "config_lines", "curl_config", "file_destinations", "kubeconfig_destinations", "named_inputs",
-           "read_limited", "read_regular", "recorded", "recording", "stamp", "wgetrc_destinations"]
+__all__ = ["Stamp", "config_lines", "curl_config", "docker_context_hosts", "file_destinations",
+           "kubeconfig_destinations", "named_inputs", "read_limited", "read_regular", "recorded", "recording", "stamp",
+           "wgetrc_destinations"]
 
 _MAX_BYTES = 1 << 20
 #: per client, the options (short letters and long names) whose value is a file the client reads destinations from,
@@ -197,6 +199,19 @@ def kubeconfig_destinations(text: str) -> list[str] | None:
         elif isinstance(item, list):
             todo += item
     return out
+
+
+def docker_context_hosts(text: str) -> list[str] | None:
+    """The endpoints of a docker context's ``meta.json`` (``Endpoints.docker.Host``: ``tcp://10.0.0.1:2375``,
+    ``ssh://u@h``), but a local socket's (``unix://``, ``npipe://``: the daemon ``docker ps`` reaches by default,
+    not read as a destination); None for a text that is no JSON (session 26)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    endpoints = data.get("Endpoints") if isinstance(data, dict) else None
+    hosts = [e.get("Host") for e in endpoints.values() if isinstance(e, dict)] if isinstance(endpoints, dict) else []
+    return [h for h in hosts if isinstance(h, str) and h and not h.lower().startswith(("unix:", "npipe:"))]
 
 
 def wgetrc_destinations(text: str, depth: int = 0) -> list[str]:
