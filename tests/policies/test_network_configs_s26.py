@@ -234,3 +234,11 @@ def test_a_docker_contexts_endpoint_is_read(home: Path, tmp_path: Path) -> None:
     (other / "meta.json").write_text('{"Endpoints": {"docker": {"Host": "tcp://192.168.1.5:2376"}}}')
     (meta / "meta.json").unlink()
     assert net_refuses(f"DOCKER_CONFIG={tmp_path / 'dc'} docker ps") and not net_refuses("docker ps")
+
+
+def test_an_unknown_git_option_leaves_the_subcommand_unknown(home: Path) -> None:  # noqa: F811
+    # git 2.40+'s "--attr-source TREE" takes the next word: "git --attr-source status fetch" fetches
+    (home / ".gitconfig").write_text('[url "http://10.0.0.7/"]\n\tinsteadOf = https://github.com/\n')
+    assert net_refuses("git --attr-source status fetch") and net_refuses("git --new-option log")
+    for command in ("git status", "git -P log", "git --no-pager diff", "git", "git -c a.b=c status"):
+        assert not net_refuses(command), command

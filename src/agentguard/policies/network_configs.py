@@ -218,8 +218,6 @@ def _pip_conf(path: str, text: str) -> list[str]:
     return out
 
 
-
-
 def _git_value(raw: str) -> str:
     """A git config value: quotes removed, ``\\"``, ``\\\\``, ``\\n``, ``\\t`` unescaped, a ``#``/``;`` outside
     quotes ends it."""
@@ -441,10 +439,23 @@ def _git_pairs(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[st
     return out
 
 
-def _git_subcommand(args: Sequence[str]) -> str:
+#: git's options before the subcommand that take no value (one not known here, or one a newer git reads with the
+#: next word, ``--attr-source TREE``, leaves the subcommand unknown: read as connecting; s26)
+_GIT_FLAGS = frozenset("""-p --paginate -P --no-pager --bare --no-replace-objects --literal-pathspecs --glob-pathspecs
+--noglob-pathspecs --icase-pathspecs --no-optional-locks --no-lazy-fetch --no-advice --version""".split())
+
+
+def _git_subcommand(args: Sequence[str]) -> str | None:
+    """The subcommand a git command runs ("" for none), None after an option not known (its value may be the word
+    read as the subcommand: ``git --attr-source status fetch`` fetches)."""
     k = 0
     while k < len(args) and args[k].startswith("-"):
-        k += 2 if args[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
+        if args[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"):
+            k += 2
+        elif args[k] in _GIT_FLAGS or ("=" in args[k] and args[k].startswith("--")):
+            k += 1
+        else:
+            return None
     return args[k] if k < len(args) else ""
 
 
@@ -477,7 +488,7 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
         sub = _git_subcommand(argv[1:])
         aliases = {n for path in _files(kind, argv, env, assigned) for n in _aliases(path)} \
             if dests or commands else set()
-        if sub not in _GIT_CONNECTS and sub not in aliases:
+        if sub is not None and sub not in _GIT_CONNECTS and sub not in aliases:
             return [], []
     return dests, commands
 
