@@ -36,7 +36,7 @@ def socket_named(key: str) -> bool:
     """Whether an argument (canonical name) holds a socket a tool connects to (``socket``, ``unix_socket``,
     ``docker_sock``, ``socket_path``: a name with the word ``socket`` or ``sock``, read when its value is a path;
     session 26)."""
-    return not {"socket", "sock"}.isdisjoint(re.split(r"[\W_]+", key))
+    return "sock" in key and not {"socket", "sock"}.isdisjoint(re.split(r"[\W_]+", key))
 
 
 def _wanted(key: str) -> bool:

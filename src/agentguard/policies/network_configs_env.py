@@ -70,6 +70,8 @@ def _created(text: str) -> list[str]:
     cd x && git submodule update`` reads no repository the guard could find, and needs none: the new one's
     configuration is what the command writes)."""
     out: list[str] = []
+    if "mkdir" not in text and "git" not in text:
+        return out
     for part in re.split(r"[;&|\n()]+", text):
         words = [w.strip("'\"") for w in part.split()]
         if words[:1] == ["mkdir"]:
