@@ -83,3 +83,17 @@ def test_generated_curl_configs(tmp_path_factory: pytest.TempPathFactory, host: 
     path = tmp_path_factory.mktemp("curlcfg") / "c"
     path.write_text("silent\n" + line.format(h=host) + "\n")
     assert net_refuses(f"curl -K {path} https://example.com/")
+
+
+def test_kubeconfig_destinations() -> None:   # (session 26)
+    from agentguard.policies.network_files import kubeconfig_destinations
+    assert kubeconfig_destinations("clusters:\n- cluster:\n    server: https://10.0.0.1:6443\n") == [
+        "https://10.0.0.1:6443"]
+    assert kubeconfig_destinations("[unclosed") is None and kubeconfig_destinations("") == []
+
+
+def test_docker_context_hosts() -> None:   # (session 26)
+    from agentguard.policies.network_files import docker_context_hosts
+    assert docker_context_hosts('{"Endpoints": {"docker": {"Host": "tcp://10.0.0.1:2375"}}}') == ["tcp://10.0.0.1:2375"]
+    assert docker_context_hosts('{"Endpoints": {"docker": {"Host": "unix:///var/run/docker.sock"}}}') == []
+    assert docker_context_hosts("{x") is None and docker_context_hosts("[]") == []

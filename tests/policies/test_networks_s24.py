@@ -5,17 +5,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentguard.policies.arguments import MAX_ENTRIES, MAX_NESTING, keyed_values
-from agentguard.policies.networks import COMMAND_ARGS, _named, host_named
+from agentguard.policies.networks import COMMAND_ARGS, _named, _socket_named, host_named
 
-KEYS = st.sampled_from(["url", "host", "command", "cmd", "db_host", "item", "args", "proxy", "x"])
+KEYS = st.sampled_from(["url", "host", "command", "cmd", "db_host", "item", "args", "proxy", "x", "socket_path"])
 VALUES = st.recursive(st.one_of(st.text(max_size=8), st.integers(), st.sampled_from(['{"url": "0"}', '["ls"]'])),
                       lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(KEYS, inner, max_size=4)),
                       max_leaves=30)
 
 
 def separately(arguments, shell):
-    return keyed_values(arguments, host_named), [arguments] if shell else keyed_values(
-        arguments, lambda k: k in COMMAND_ARGS)
+    sockets = keyed_values(arguments, _socket_named)   # (session 26: the socket-named arguments too)
+    return keyed_values(arguments, host_named) if sockets is not None else None, [arguments] if shell else \
+        keyed_values(arguments, lambda k: k in COMMAND_ARGS), sockets or []
 
 
 @settings(max_examples=200, deadline=None)

@@ -18,11 +18,14 @@ command that runs the client shows none of it. Three readings close the class:
   ``/etc/wgetrc`` (not with ``--no-config``); git's system and global files (``$GIT_CONFIG_SYSTEM``/``/etc/gitconfig``,
   ``$GIT_CONFIG_GLOBAL`` or ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``, their ``include.path`` and
   ``includeIf.*.path`` files) for a subcommand that connects (``url.*.insteadOf`` bases, ``http[.URL].proxy``,
-  ``remote.*.url``/``pushurl``/``proxy``; ``core.sshCommand``/``core.gitProxy`` are commands read again);
+  ``remote.*.url``/``pushurl``/``proxy``, ``http[.URL].curloptResolve``'s addresses (s26);
+  ``core.sshCommand``/``core.gitProxy`` are commands read again);
   npm's (``npx``, ``pnpm``, ``yarn``) ``$NPM_CONFIG_USERCONFIG`` or ``~/.npmrc`` and ``/etc/npmrc``
   (``registry``, ``@scope:registry``, ``proxy``, ``https-proxy``); pip's ``$PIP_CONFIG_FILE``, ``/etc/pip.conf``,
   ``/etc/xdg/pip/pip.conf``, ``~/.pip/pip.conf``, ``~/.config/pip/pip.conf``, ``$VIRTUAL_ENV/pip.conf``
-  (``index-url``, ``extra-index-url``, ``find-links`` URLs, ``proxy``). Every candidate file is read, not only the
+  (``index-url``, ``extra-index-url``, ``find-links`` URLs, ``proxy``); kubectl's and helm's (``k9s``)
+  ``$KUBECONFIG`` (a list) or ``~/.kube/config`` and ``--kubeconfig`` (every ``server``/``proxy-url``; s26); docker's
+  contexts' endpoints (``$DOCKER_CONFIG`` or ``~/.docker``, ``contexts/meta/*/meta.json``; not a local socket's). Every candidate file is read, not only the
   one the client would pick (widening only refuses more). A missing file is none; one that exists but cannot be
   read (permissions, over 1 MiB) refuses (fail closed), and so does a relative place a command assigns
   (``CURL_HOME=.``: under the tool's working directory, which the guard does not know). Also read: what a git
@@ -44,10 +47,14 @@ command that names a client's file: ``tee $HOME/.wgetrc``); the rules guard refu
 The guard reads the files of the machine it runs on, as :mod:`.network_sshconfig` does: a deployment whose tools run
 elsewhere reads the wrong files (its writes are still refused). A deployment whose own files name an internal
 host (a corporate proxy, a registry mirror) lists it in ``allow``. A repository a git command names by an absolute
-path (``-C /r``, ``cd /r &&``, ``--git-dir``, ``GIT_DIR``) has its ``config`` read too (s25 red team). Not read: the
-repository, ``.npmrc`` and ``.gitmodules`` of the tool's working directory or a relative path, which the guard does not
-know (writing them is refused; ``git fetch origin`` with an internal origin written before the agent ran is not
-seen), nor what a remote chooses (``git clone X && git -C x submodule update``: .gitmodules is the remote's). Read
+path (``-C /r``, ``cd /r &&``, ``--git-dir``, ``GIT_DIR``) has its ``config`` read too (s25 red team), and (session
+26, :func:`.network_repos.repository_files`) so does one a relative place names (``git -C repo``, ``cd repo &&``,
+``GIT_DIR=r/.git``) or the command's own directory, read from the guard's working directory (the tool's where the guard
+runs beside it, as a hook does); a relative place found from there by no reading refuses, but a directory the
+command makes (``git clone URL x && cd x``). A git builtin that connects nowhere (``status``, ``log``...) reads no
+file; npm's project ``.npmrc`` is read the same way, from the working directory and every parent (s26). Not read:
+``.gitmodules`` (writing it is refused), a client run in a directory other than the guard's without naming it, nor what a remote chooses (``git clone X &&
+git -C x submodule update``: .gitmodules is the remote's). Read
 on the guard's machine when the call is decided: a file changed between decision and run is not seen. Files are
 read only when regular (:func:`.network_files.read_regular`: a FIFO or device refuses, never waited on), split at
 ``\n`` as the clients split them. ssh's files are :mod:`.network_sshconfig`'s (ssh reads the passwd entry's home,
@@ -58,14 +65,18 @@ configuration grammar.
 from __future__ import annotations
 
 import configparser
+import glob
 import os
 import re
 import shutil
 import sys
-from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-from .network_files import config_lines, curl_config, read_limited, wgetrc_destinations
+from .network_cache import read_cached
+from .network_files import (config_lines, curl_config, docker_context_hosts, kubeconfig_destinations, read_limited,
+                            wgetrc_destinations)
+from .network_programs import program_destinations
+from .network_repos import project_files, repository_files
 from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
@@ -83,7 +94,11 @@ NETWORK_CONFIGS: tuple[str, ...] = (
     "*/etc/ssh/ssh_config", "*/etc/ssh/ssh_config.d/*.conf", "*/.docker/config.json", "/etc/environment",
     "*/.config/environment.d/*.conf", "*.bashrc", "*.bash_profile", "*.bash_login", "*.profile", "*.zshrc",
     "*.zshenv", "*.zprofile", "*.envrc", "/etc/profile", "/etc/profile.d/*.sh", "/etc/bash.bashrc", "/etc/zshenv",
-    "/etc/zsh/zshenv", "/etc/zprofile", "/etc/zsh/zprofile", "/etc/zshrc", "/etc/zsh/zshrc")
+    "/etc/zsh/zshenv", "/etc/zprofile", "/etc/zsh/zprofile", "/etc/zshrc", "/etc/zsh/zshrc",
+    # session 26: the resolver's files (a name written into /etc/hosts reaches the address written beside it)
+    "/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
+    "/etc/systemd/resolved.conf", "/etc/systemd/resolved.conf.d/*.conf", "/etc/dnsmasq.conf", "/etc/dnsmasq.d/*.conf",
+    "*/.kube/config")
 _MATCHER = glob_matcher(NETWORK_CONFIGS)
 
 
@@ -100,7 +115,7 @@ def config_writes(configs: Iterable[Sequence[PathForm]]) -> list[str]:
 # the names of those files as a text may spell them (quotes and backslashes removed first)
 _NAMED = re.compile(r"curlrc|wget2?rc|gitconfig|git/config|npmrc|yarnrc|pip\.(?:conf|ini)|pydistutils|ssh/config|"
                     r"ssh_config|docker/config|environment|bash_?rc|bash_(?:profile|login)|profile|zsh(?:rc|env)|"
-                    r"zprofile|envrc", re.I)
+                    r"zprofile|envrc|etc/hosts|resolv\.conf|nsswitch|gai\.conf|host\.conf|resolved\.conf|dnsmasq", re.I)
 
 
 def unfixed_writes(command: str, paths: Iterable[PathForm]) -> list[str]:
@@ -117,28 +132,21 @@ def _unreadable(path: str, why: str) -> str:
     return f"(the configuration file {path!r} cannot be read here: {why})"
 
 
-@lru_cache(maxsize=256)
-def _cached(path: str, stamp: tuple[int, int, int], kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return _parse(path, kind, 0)
-
-
 def _read_file(path: str, kind: str, depth: int = 0) -> tuple[list[str], list[str]]:
     """``(destinations, commands)`` of one configuration file as ``kind`` reads it; a missing file gives none, one
-    that exists but cannot be read a marker no host reader takes for a public name."""
+    that exists but cannot be read a marker no host reader takes for a public name. Cached
+    (:func:`.network_cache.read_cached`) while every file the reading read is as it was: the same answer as reading
+    again."""
+    if path.startswith("*?"):   # (_located: a relative place no base reaches)
+        return [_unreadable(path[2:], "a relative place not found from the guard's working directory")], []
     path = os.path.expanduser(path)
     if any(c in path for c in "*$`") or not path.strip():
         return [_unreadable(path, "its name is computed by the shell")], []
     try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return [], []
+        found = read_cached(path, (kind, depth), lambda: _parse(path, kind, depth))
     except OSError as e:
         return [_unreadable(path, type(e).__name__)], []
-    if depth:
-        found = _parse(path, kind, depth)
-    else:
-        found = _cached(path, (st.st_mtime_ns, st.st_size, st.st_ino), kind)
-    return list(found[0]), list(found[1])
+    return ([], []) if found is None else (list(found[0]), list(found[1]))
 
 
 def _parse(path: str, kind: str, depth: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -153,6 +161,11 @@ def _parse(path: str, kind: str, depth: int) -> tuple[tuple[str, ...], tuple[str
         return tuple(_npmrc(text, depth)), ()
     if kind == "pip":
         return tuple(_pip_conf(path, text)), ()
+    if kind in ("kube", "docker"):
+        found = kubeconfig_destinations(text) if kind == "kube" else docker_context_hosts(text)
+        return tuple(found) if found is not None else (_unreadable(path, "no YAML or JSON"),), ()
+    if kind == "alias":   # (a git file's alias names, for default_destinations)
+        return tuple(n.split(".", 1)[1] for n, _ in git_entries(text) if n.startswith("alias.")), ()
     dests, commands = _git_destinations(git_entries(text), path, depth)
     return tuple(dests), tuple(commands)
 
@@ -203,8 +216,6 @@ def _pip_conf(path: str, text: str) -> list[str]:
             elif key == "proxy" and value.strip():
                 out.append(value.strip())
     return out
-
-
 
 
 def _git_value(raw: str) -> str:
@@ -261,6 +272,8 @@ def _git_destinations(entries: list[tuple[str, str]], path: str, depth: int) -> 
             dests.append(value if "://" in value else git_remote_host(value) or value)
         elif low.endswith(".proxy") and low.startswith(("http.", "https.", "remote.")) and value:
             dests.append(value)
+        elif low.startswith("http.") and low.endswith(".curloptresolve") and value:   # curl's --resolve (s26)
+            dests += program_destinations(["curl", "--resolve", value])
         elif low in ("core.sshcommand", "core.gitproxy") and value:
             commands.append(value)
         elif (low == "include.path" or low.startswith("includeif.") and low.endswith(".path")) and value:
@@ -276,10 +289,21 @@ def _git_destinations(entries: list[tuple[str, str]], path: str, depth: int) -> 
 
 
 #: git's subcommands that connect to a remote (a configured alias is read as one too)
-_GIT_CONNECTS = frozenset({"fetch", "pull", "push", "clone", "ls-remote", "remote", "submodule", "archive",
+_GIT_CONNECTS = frozenset({"maintenance", "for-each-repo", "remote-ext", "remote-fd", "submodule--helper",
+                           "fetch", "pull", "push", "clone", "ls-remote", "remote", "submodule", "archive",
                            "fetch-pack", "send-pack", "request-pull", "lfs", "fsck"})
+#: git's builtins (2.39, ``git --list-cmds=builtins``) that connect to no remote: an alias of the same name is
+#: ignored by git, so their files need not be read (session 26: most git commands an agent runs)
+_GIT_LOCAL = frozenset("""add am annotate apply blame branch cat-file check-attr check-ignore check-mailmap
+check-ref-format checkout-index cherry cherry-pick clean column commit commit-graph commit-tree config count-objects
+describe diff diff-files diff-index diff-tree fmt-merge-msg for-each-ref format-patch grep hash-object help init
+init-db interpret-trailers log ls-files ls-tree mailinfo mailsplit merge-base merge-file mktag mktree mv name-rev
+notes pack-refs patch-id range-diff read-tree reflog rerere reset rev-list rev-parse rm shortlog show show-branch
+show-ref stripspace symbolic-ref tag update-index update-ref var verify-commit verify-tag version whatchanged
+write-tree status stash""".split())
 _PROGRAMS = {"curl": "curl", "wget": "wget", "wget2": "wget", "git": "git", "npm": "npm", "npx": "npm",
-             "pnpm": "npm", "yarn": "npm", "pip": "pip", "pip3": "pip", "pipx": "pip"}
+             "pnpm": "npm", "yarn": "npm", "pip": "pip", "pip3": "pip", "pipx": "pip", "kubectl": "kube",
+             "helm": "kube", "k9s": "kube", "docker": "docker"}
 _VERSION = re.compile(r"-?\d+(?:\.\d+)*$")   # pip3.11, pip-3.11, python3.12, wget2: the program's version
 
 
@@ -333,7 +357,7 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
         glob_ += [os.path.join(p, "etc", "npmrc") for name in ("NPM_CONFIG_PREFIX", "npm_config_prefix", "PREFIX")
                   for p in _values(name, env, assigned)]   # (npm's global file is $prefix/etc/npmrc)
         return user + [os.path.join(h, ".npmrc") for h in homes] + glob_ + [
-            "/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc"]
+            "/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc"] + project_files(".npmrc", assigned)
     if kind == "pip":
         own = _values("PIP_CONFIG_FILE", env, assigned)
         if os.devnull in own and len(own) == 1:
@@ -344,49 +368,22 @@ def _files(kind: str, argv: Sequence[str], env: Mapping[str, str], assigned: Map
             os.path.join(v, "pip.conf") for v in _values("VIRTUAL_ENV", env, assigned) + _pip_prefixes(env) + [
                 p for p in assigned.get("(prefix)", []) if p.startswith(("/", "~"))]] + [
             os.path.join(d, "pip", "pip.conf") for d in env.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":") if d]
+    if kind == "kube":   # $KUBECONFIG (a list), else ~/.kube/config; --kubeconfig (_named_files); no "config" run
+        if argv[1:2] == ["config"]:
+            return []
+        listed = [f for v in _values("KUBECONFIG", env, assigned) for f in v.split(os.pathsep) if f]
+        return listed or [os.path.join(h, ".kube", "config") for h in homes]
+    if kind == "docker":   # every context's endpoint ($DOCKER_CONFIG or ~/.docker: contexts/meta/*/meta.json)
+        dirs = _values("DOCKER_CONFIG", env, assigned) or [os.path.join(h, ".docker") for h in homes]
+        return [f for d in dirs for f in sorted(glob.glob(os.path.join(glob.escape(os.path.expanduser(d)), "contexts",
+                                                                        "meta", "*", "meta.json")))]
     out = _values("GIT_CONFIG_GLOBAL", env, assigned) or [
         os.path.join(d, "git", "config") for d in xdg + [os.path.join(h, ".config") for h in homes]] + [
         os.path.join(h, ".gitconfig") for h in homes]
     nosystem = _values("GIT_CONFIG_NOSYSTEM", env, assigned)   # (git's boolean: a computed or false one reads it)
     if not nosystem or not all(v.lower() in ("1", "true", "yes", "on") for v in nosystem):
         out += _values("GIT_CONFIG_SYSTEM", env, assigned) or ["/etc/gitconfig"]
-    return out + _repository_files(argv, env, assigned)
-
-
-def _repository_files(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[str, list[str]]) -> list[str]:
-    """The configuration files of the repository a git command names by an absolute path (s25 red team: ``git -C
-    /r fetch``, ``cd /r && git fetch``, ``--git-dir=/r/.git``, ``GIT_DIR=/r/.git`` fetched from /r's internal
-    origin unseen): its ``config`` and ``config.worktree`` (and a linked worktree's common ones), found as git finds
-    the repository (``.git`` directory or ``gitdir:`` file, a bare one, up the parents). A relative one names the
-    tool's working directory, which the guard does not know: not read."""
-    works, gits, here = list(assigned.get("(cd)", [])), _values("GIT_DIR", env, assigned), ""
-    k = 1
-    while k < len(argv) and argv[k].startswith("-"):
-        w, value = argv[k], argv[k + 1] if k + 1 < len(argv) else ""
-        if w == "-C":
-            here = os.path.join(here, value)
-            works.append(here)
-        gits += [w[len("--git-dir="):]] if w.startswith("--git-dir=") else [value] if w == "--git-dir" else []
-        k += 2 if w in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
-    out: list[str] = []
-    for start, bare in [(w, False) for w in works] + [(g, True) for g in gits]:
-        d = os.path.normpath(os.path.expanduser(start))
-        while os.path.isabs(d):
-            dot = os.path.join(d, ".git")
-            link = read_limited(dot) if os.path.isfile(dot) else None
-            found = d if bare or os.path.isfile(os.path.join(d, "HEAD")) and os.path.isdir(os.path.join(d, "objects")) \
-                else dot if os.path.isdir(dot) else os.path.join(d, link.strip()[7:].strip()) \
-                if link is not None and link.startswith("gitdir:") else None
-            if found is not None:
-                common = read_limited(os.path.join(found, "commondir")) if os.path.isfile(
-                    os.path.join(found, "commondir")) else None
-                for g in [found] + ([os.path.join(found, common.strip())] if common else []):
-                    out += [os.path.join(g, "config"), os.path.join(g, "config.worktree")]
-                break
-            d, parent = os.path.dirname(d), d
-            if d == parent:
-                break
-    return out
+    return out + repository_files(argv, env, assigned)
 
 
 def _pip_prefixes(env: Mapping[str, str]) -> list[str]:
@@ -401,7 +398,11 @@ def _pip_prefixes(env: Mapping[str, str]) -> list[str]:
 
 
 def _named_files(kind: str, argv: Sequence[str]) -> list[str]:
-    """The configuration files a command names: npm's ``--userconfig F``/``--globalconfig F`` (also ``=F``)."""
+    """The configuration files a command names: npm's ``--userconfig F``/``--globalconfig F`` (also ``=F``),
+    kubectl's and helm's ``--kubeconfig F``."""
+    if kind == "kube":
+        return [w.split("=", 1)[1] if "=" in w else argv[k + 1] if k + 1 < len(argv) else ""
+                for k, w in enumerate(argv) if w == "--kubeconfig" or w.startswith("--kubeconfig=")]
     if kind != "npm":
         return []
     out = []
@@ -425,7 +426,7 @@ def _git_pairs(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[st
         if eq:
             pairs.append((name, value))
         k += 2 if argv[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
-    keys = {n[len("GIT_CONFIG_KEY_"):]: v for n, v in env.items() if n.startswith("GIT_CONFIG_KEY_")}
+    keys = {n[len("GIT_CONFIG_KEY_"):]: env[n] for n in env if n.startswith("GIT_CONFIG_KEY_")}
     keys.update({n[len("GIT_CONFIG_KEY_"):]: vs[-1] for n, vs in assigned.items() if n.startswith("GIT_CONFIG_KEY_")})
     for i, key in keys.items():
         values = assigned.get(f"GIT_CONFIG_VALUE_{i}") or [env.get(f"GIT_CONFIG_VALUE_{i}", "")]
@@ -438,10 +439,23 @@ def _git_pairs(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[st
     return out
 
 
-def _git_subcommand(args: Sequence[str]) -> str:
+#: git's options before the subcommand that take no value (one not known here, or one a newer git reads with the
+#: next word, ``--attr-source TREE``, leaves the subcommand unknown: read as connecting; s26)
+_GIT_FLAGS = frozenset("""-p --paginate -P --no-pager --bare --no-replace-objects --literal-pathspecs --glob-pathspecs
+--noglob-pathspecs --icase-pathspecs --no-optional-locks --no-lazy-fetch --no-advice --version""".split())
+
+
+def _git_subcommand(args: Sequence[str]) -> str | None:
+    """The subcommand a git command runs ("" for none), None after an option not known (its value may be the word
+    read as the subcommand: ``git --attr-source status fetch`` fetches)."""
     k = 0
     while k < len(args) and args[k].startswith("-"):
-        k += 2 if args[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
+        if args[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"):
+            k += 2
+        elif args[k] in _GIT_FLAGS or ("=" in args[k] and args[k].startswith("--")):
+            k += 1
+        else:
+            return None
     return args[k] if k < len(args) else ""
 
 
@@ -457,6 +471,8 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
     if kind is None:
         return [], []
     env = os.environ if env is None else env
+    if kind == "git" and not files_only and _git_subcommand(argv[1:]) in _GIT_LOCAL:
+        return [], []   # (a builtin that connects nowhere: git runs no alias named as a builtin)
     if files_only:
         return list(dict.fromkeys(_files(kind, argv, env, assigned) + _named_files(kind, argv))), []
     dests: list[str] = []
@@ -470,13 +486,14 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
         dests += found
         commands += run
         sub = _git_subcommand(argv[1:])
-        aliases = {n.split(".", 1)[1] for path in _files(kind, argv, env, assigned)
-                   for n, _ in _aliases(path)} if dests or commands else set()
-        if sub not in _GIT_CONNECTS and sub not in aliases:
+        aliases = {n for path in _files(kind, argv, env, assigned) for n in _aliases(path)} \
+            if dests or commands else set()
+        if sub is not None and sub not in _GIT_CONNECTS and sub not in aliases:
             return [], []
     return dests, commands
 
 
-def _aliases(path: str) -> list[tuple[str, str]]:
-    text = read_limited(path) if os.path.isfile(path) else None
-    return [(n, v) for n, v in git_entries(text or "") if n.startswith("alias.")]
+def _aliases(path: str) -> list[str]:
+    """The alias names a git configuration file defines (its own lines: git reads an include's too, which can only
+    name more subcommands as connecting here when read)."""
+    return [] if path.startswith("*") else _read_file(path, "alias")[0]

@@ -22,7 +22,7 @@ __all__ = ["command_env", "names_client", "unseen_clients"]
 _ENV_NAMES = ("HOME", "CURL_HOME", "XDG_CONFIG_HOME", "WGETRC", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
               "GIT_CONFIG_NOSYSTEM", "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG",
               "VIRTUAL_ENV", "npm_config_userconfig", "npm_config_globalconfig", "NPM_CONFIG_PREFIX",
-              "npm_config_prefix", "PREFIX", "GIT_DIR")
+              "npm_config_prefix", "PREFIX", "GIT_DIR", "KUBECONFIG", "DOCKER_CONFIG")
 _ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(_ENV_NAMES) + r"|GIT_CONFIG_(?:KEY|VALUE)_\d+)(\+?)=([^\s;&|<>()]*)")
 #: such a variable named as a bare word, not assigned with NAME=: a builtin that sets it by name (``read HOME``,
 #: ``printf -v HOME``, ``mapfile HOME``, ``HOME[0]=``, ``declare -n r=HOME``): its value is not known here
@@ -59,8 +59,29 @@ def _switched_users(program: str, words: Sequence[str]) -> list[str]:
 _INTERPRETER = re.compile(r"(?<![\w.~/-])((?:/|~/)[^\s;&|<>()'\"`$]*?)/bin/(?:python|pip|pypy|pipx)[\d.-]*(?![\w.-])")
 
 
-#: a directory a ``cd``/``pushd`` names by an absolute path (its repository is read for a later git, key ``(cd)``)
-_CD = re.compile(r"(?<![\w.-])(?:cd|pushd)\s+(?:--\s+)?(['\"]?)((?:/|~)[^\s;&|<>()'\"`$]*)\1(?=$|[\s;&|)])")
+#: a directory a ``cd``/``pushd`` names (its repository is read for a later git, key ``(cd)``; session 26: a relative
+#: one too, and one the shell computes, kept as written: refused)
+_CD = re.compile(r"(?<![\w.-])(?:cd|pushd)\s+(?:--\s+)?(['\"]?)([^\s;&|<>()'\"`-][^\s;&|<>()'\"`]*)\1(?=$|[\s;&|)])")
+
+
+def _created(text: str) -> list[str]:
+    """The directories a command's ``git clone``, ``git init`` and ``mkdir`` make (a clone's operands, and their last
+    components without ``.git``: its default directory), for a later ``cd`` into one (session 26: ``git clone URL &&
+    cd x && git submodule update`` reads no repository the guard could find, and needs none: the new one's
+    configuration is what the command writes)."""
+    out: list[str] = []
+    if "mkdir" not in text and "git" not in text:
+        return out
+    for part in re.split(r"[;&|\n()]+", text):
+        words = [w.strip("'\"") for w in part.split()]
+        if words[:1] == ["mkdir"]:
+            out += [w for w in words[1:] if not w.startswith("-")]
+        elif words[:1] == ["git"] and ("clone" in words or "init" in words):
+            k = words.index("clone") if "clone" in words else words.index("init")
+            operands = [w for w in words[k + 1:] if not w.startswith("-")]
+            out += operands + [re.sub(r"\.git$", "", w.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1])
+                               for w in operands]
+    return [w for w in out if w]
 
 
 def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
@@ -71,7 +92,8 @@ def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
     that switches user (``su bob -c 'curl ...'``, ``runuser -u bob --``, ``sudo curl``: HOME becomes that user's)
     assigns HOME ``~USER`` (s25 red team: real su and runuser set it); an interpreter or pip named by its absolute
     path gives its prefix (key ``(prefix)``: pip 23 reads ``PREFIX/pip.conf``), a ``cd`` its absolute directory
-    (key ``(cd)``: a later git reads its repository's files); s25 red team. A key in parentheses is no variable: no
+    (key ``(cd)``: a later git reads its repository's files; s26: a relative one too), the directories it makes
+    (key ``(created)``, :func:`_created`); s25 red team. A key in parentheses is no variable: no
     file of the command is read as written there (:func:`.network_configs_writes.read_after_write`)."""
     out: dict[str, list[str]] = {}
     for text in readings:
@@ -84,7 +106,8 @@ def command_env(readings: Iterable[str]) -> dict[str, list[str]]:
             out.setdefault("HOME", []).extend("~" + u.strip("'\"") for u in users)
         out.setdefault("(prefix)", []).extend(m.group(1) for m in _INTERPRETER.finditer(text))
         out.setdefault("(cd)", []).extend(m.group(2) for m in _CD.finditer(text))   # cd /r && git fetch: /r's repo
-    for name in ("(prefix)", "(cd)"):
+        out.setdefault("(created)", []).extend(_created(text))
+    for name in ("(prefix)", "(cd)", "(created)"):
         if not out.get(name):
             out.pop(name, None)
     return out

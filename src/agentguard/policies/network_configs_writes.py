@@ -73,6 +73,8 @@ def tree_writes(writes: Sequence[list[PathForm]], argvs: Sequence[Sequence[str]]
     """The literal spellings of ``writes`` (:attr:`.shell.model.Analysis.writes`) that :func:`written_over` reads:
     all but the clients' own (``curl --output-dir ~`` writes after it read ``~/.curlrc``), a ``cd``'s and those of a
     program that creates a virtual environment."""
+    if not writes:   # (nothing written: no client's file to tell apart; session 26, the files not looked up)
+        return ()
     left = own_writes_less(writes, [a for a in argvs if a and (a[0] in ("cd", "pushd") or _VENV.search(
         " ".join(a[:4])) or default_destinations(a, {}, {"HOME": "/"}, files_only=True)[0])])
     return tuple(dict.fromkeys(t for forms in left for t, tokens in forms if tokens is None))
@@ -85,6 +87,9 @@ def written_over(argvs: Iterable[Sequence[str]], assigned: Mapping[str, list[str
     ``unzip a -d ~``, ``rsync -a d/ ~/``, then ``curl``): the names written below it are the archive's or the
     tree's, which no reading of the text shows, so ``~/.curlrc`` may be new when curl reads it; a marker (refused).
     A write of the file itself is :func:`config_writes`'s."""
+    written = [t for t in written if os.path.isabs(os.path.normpath(os.path.expanduser(t)))]
+    if not written:   # (no tree written: the clients' files are not looked up; session 26)
+        return []
     files = [os.path.normpath(os.path.expanduser(f)) for argv in argvs
              for f in default_destinations(argv, assigned, env, files_only=True)[0] if not f.startswith("*")]
     out = []

@@ -21,14 +21,18 @@ are read by :mod:`.network_configs` with these readers. Written by hand: no pack
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import stat
-from typing import Sequence
+import threading
+from typing import Iterator, Sequence
+from contextlib import contextmanager
 
 from .network_programs import assigned_destinations, program_destinations
 
-__all__ = ["config_lines", "curl_config", "file_destinations", "named_inputs", "read_limited", "read_regular",
+__all__ = ["Stamp", "config_lines", "curl_config", "docker_context_hosts", "file_destinations",
+           "kubeconfig_destinations", "named_inputs", "read_limited", "read_regular", "recorded", "recording", "stamp",
            "wgetrc_destinations"]
 
 _MAX_BYTES = 1 << 20
@@ -41,15 +45,60 @@ _FILE_OPTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
 _WGET_RC = ("config",)
 
 
+#: what says a file is the one read before: (device, inode, size, mtime_ns, ctime_ns), None for a missing one
+Stamp = tuple[int, int, int, int, int] | None
+_RECORDERS = threading.local()
+
+
+def stamp(path: str) -> Stamp:
+    """The :data:`Stamp` of the file ``path`` (links followed), None when there is none; OSError otherwise."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def recorded(files: Sequence[tuple[str, Stamp]]) -> None:
+    """Add ``files`` to every :func:`recording` block open in this thread (a cached reading's files: what the
+    reading that includes it depends on too)."""
+    for outer in getattr(_RECORDERS, "stack", ()):
+        outer.extend(files)
+
+
+def _note(path: str, st: os.stat_result | None) -> None:
+    recorded([(path, None if st is None else (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))])
+
+
+@contextmanager
+def recording() -> Iterator[list[tuple[str, Stamp]]]:
+    """The files :func:`read_regular` opens (or finds missing) in this thread within the block, each with its
+    :data:`Stamp` as read (session 26: what a cached reading of a configuration file depends on, its includes too)."""
+    stack = getattr(_RECORDERS, "stack", None)
+    if stack is None:
+        stack = _RECORDERS.stack = []
+    files: list[tuple[str, Stamp]] = []
+    stack.append(files)
+    try:
+        yield files
+    finally:
+        stack.pop()
+
+
 def read_regular(path: str, limit: int = _MAX_BYTES) -> bytes:
     """The first ``limit + 1`` bytes of the regular file ``path`` (a symlink followed); OSError for one that is not a
     regular file (a FIFO, ``/dev/zero``, ``/dev/stdin``, a terminal, a directory, a socket) before anything is read
     from it: opening a FIFO blocks until a writer comes, reading ``/dev/stdin`` reads the guard's own input, and a
     configuration file is never either, so a guard never waits on one (s25 red team: a ``~/.curlrc`` FIFO hung the
     decision). The null device reads as empty (``GIT_CONFIG_GLOBAL=/dev/null``, ``ssh -F /dev/null``: no file)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        _note(path, None)
+        raise
     try:
         st = os.fstat(fd)
+        _note(path, st)
         if stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat(os.devnull).st_rdev:
             return b""
         if not stat.S_ISREG(st.st_mode):
@@ -129,6 +178,40 @@ def curl_config(text: str, depth: int = 0) -> list[str]:
         words += [name, value] if value else [name]
     return program_destinations(["curl", *words]) + [w for w in words if "://" in w] + _nested(
         ["curl", *words], depth)
+
+
+def kubeconfig_destinations(text: str) -> list[str] | None:
+    """A kubeconfig's destinations (YAML, as kubectl reads it): every ``server`` and ``proxy-url`` value at any depth
+    (``clusters[].cluster.server``); None for a text that is no YAML (session 26)."""
+    import yaml   # (loaded when a kubeconfig is read: the library's import stays light)
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    out: list[str] = []
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            out += [str(v) for k, v in item.items() if k in ("server", "proxy-url") and v]
+            todo += list(item.values())
+        elif isinstance(item, list):
+            todo += item
+    return out
+
+
+def docker_context_hosts(text: str) -> list[str] | None:
+    """The endpoints of a docker context's ``meta.json`` (``Endpoints.docker.Host``: ``tcp://10.0.0.1:2375``,
+    ``ssh://u@h``), but a local socket's (``unix://``, ``npipe://``: the daemon ``docker ps`` reaches by default,
+    not read as a destination); None for a text that is no JSON (session 26)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    endpoints = data.get("Endpoints") if isinstance(data, dict) else None
+    hosts = [e.get("Host") for e in endpoints.values() if isinstance(e, dict)] if isinstance(endpoints, dict) else []
+    return [h for h in hosts if isinstance(h, str) and h and not h.lower().startswith(("unix:", "npipe:"))]
 
 
 def wgetrc_destinations(text: str, depth: int = 0) -> list[str]:

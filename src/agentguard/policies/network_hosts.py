@@ -46,8 +46,11 @@ import re
 import socket
 from urllib.parse import unquote
 
-__all__ = ["INTERNAL_NAMES", "LOOPBACK_DOMAINS", "WILDCARD_DNS", "carried_urls", "command_hosts", "embedded", "nonpublic",
-           "resolved_internal", "spelled_address", "whole_host"]
+from .network_cache import read_cached
+from .network_files import read_limited
+
+__all__ = ["HOSTS_FILE", "INTERNAL_NAMES", "LOOPBACK_DOMAINS", "WILDCARD_DNS", "carried_urls", "command_hosts", "embedded",
+           "hosts_file", "nonpublic", "resolved_internal", "spelled_address", "whole_host"]
 
 #: public wildcard-DNS services that answer a name with the address spelled in it (dotted, dashed, hex, IPv6)
 WILDCARD_DNS = ("nip.io", "sslip.io", "xip.io", "traefik.me", "nip.direct", "localtest.me", "rbndr.us", "1u.ms")
@@ -242,6 +245,39 @@ def whole_host(value: str) -> str | None:
         return None
     m = _WHOLE.fullmatch(head)
     return m.group(1) if m else None
+
+
+#: the machine's static name table, read by ``getaddrinfo`` before DNS (``files`` in nsswitch.conf)
+HOSTS_FILE = "/etc/hosts"
+
+
+def _hosts_entries(text: str) -> tuple[str, ...]:
+    out = []
+    for line in text.split("\n"):
+        words = line.split("#", 1)[0].split()
+        out += [f"{name.lower().rstrip('.')} {words[0]}" for name in words[1:]] if len(words) > 1 else []
+    return tuple(out)
+
+
+def hosts_file(name: str, path: str | None = None) -> list[str]:
+    """The addresses the machine's hosts file (session 26: read as glibc reads it, ``ADDRESS NAME [ALIAS...]`` lines,
+    ``#`` comments, names case-insensitive) gives ``name`` (case-folded, without the root's dot): ``getaddrinfo``
+    answers with them before any DNS, so ``curl http://build.example.com/`` with ``10.0.0.5 build.example.com``
+    there reaches 10.0.0.5; ["(the hosts file cannot be read here)"] for one that exists but cannot be read.
+    ``path``: :data:`HOSTS_FILE` by default."""
+    path = path or HOSTS_FILE
+    def parse() -> tuple[tuple[str, ...], tuple[str, ...]]:
+        text = read_limited(path)
+        return ("(unreadable)",) if text is None else _hosts_entries(text), ()
+    try:
+        found = read_cached(path, "hosts", parse)
+    except OSError:
+        return [f"(the hosts file {path} cannot be read here)"]
+    if found is None:
+        return []
+    if found[0][:1] == ("(unreadable)",):
+        return [f"(the hosts file {path} cannot be read here)"]
+    return [e.split(" ", 1)[1] for e in found[0] if e.split(" ", 1)[0] == name]
 
 
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentguard-resolve")

@@ -45,6 +45,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from .network_sockets import curl_long, program_sockets
+
 __all__ = ["CASED_CLIENTS", "LISTENERS", "assigned_destinations", "bare_host", "program_destinations", "quiet_text",
            "without_listening", "xargs_literal"]
 
@@ -194,6 +196,7 @@ def program_destinations(argv: Sequence[str]) -> list[str]:
     out += [v for w in argv[1:] if w.startswith("-") and w.count("=") > 1 for v in assigned_destinations(
         w.split("=", 1)[1])]
     out += _config_set(argv)
+    out += program_sockets(argv)   # curl --unix-socket PATH, nc -U PATH, socat UNIX-CONNECT:PATH (session 26)
     if prog == "openssl":
         out += [argv[k + 1] for k in range(1, len(argv) - 1) if argv[k] in _OPENSSL_HOST]
     if prog == "socat":
@@ -211,7 +214,7 @@ def program_destinations(argv: Sequence[str]) -> list[str]:
             continue
         if options and w.startswith("--") and len(w) > 2:
             name, eq, value = w[2:].partition("=")
-            name = name.lower()
+            name = curl_long(name.lower()) if prog == "curl" else name.lower()   # (curl reads "--resol" as --resolve)
             takes = name in _LONG_HOST or name in _LONG_VALUE or name in _PROXY_LONG or name in ("resolve",
                                                                                                 "connect-to")
             if not eq and takes and k < len(argv):

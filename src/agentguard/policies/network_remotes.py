@@ -41,11 +41,11 @@ import shlex
 from typing import Sequence
 from urllib.parse import urlsplit
 
+from .network_sockets import socket_destination
 from .network_sshconfig import config_hosts
 
 __all__ = ["REMOTE_PROGRAMS", "assigned_commands", "assigned_config", "git_remote_host", "nested_commands",
-           "remote_hosts",
-           "scp_remote_host"]
+           "remote_forwards", "remote_hosts", "scp_remote_host"]
 
 REMOTE_PROGRAMS = frozenset({"git", "ssh", "slogin", "scp", "sftp", "rsync"})
 _SSH_SCHEMES = ("ssh://", "git+ssh://", "ssh+git://")
@@ -425,3 +425,23 @@ def remote_hosts(argv: Sequence[str], assigned: str | None = None) -> list[str]:
     prog = re.sub(r"\.exe$", "", argv[0].rsplit("/", 1)[-1], flags=re.I).lower()
     written, added, _ = _configured(prog, argv[1:], assigned)
     return written + added
+
+
+def remote_forwards(argv: Sequence[str]) -> list[str]:
+    """The local sockets ``ssh -R`` (``-o RemoteForward``) hands the remote host: ``-R /r.sock:/var/run/docker.sock``
+    or ``-R 2375:/var/run/docker.sock`` lets whoever runs the remote end drive the local socket (OpenSSH's
+    ``parse_forward``: a part after the first that starts with ``/`` is a local socket); ``-R [BIND:]PORT`` (a
+    SOCKS proxy whose remote end reaches any local address) as a marker no host reader takes for a public name."""
+    if not argv or argv[0].rsplit("/", 1)[-1].lower() not in ("ssh", "slogin"):
+        return []
+    opts, _ = _getopt("ssh", list(argv[1:]))
+    specs = [v for letter, v in opts if letter == "R"]
+    specs += [m.group(1).replace(" ", ":") for letter, v in opts if letter == "o"
+              and (m := re.match(r"\s*remoteforward\s*[=\s]\s*(.*)", v, re.I | re.S))]
+    out: list[str] = []
+    for spec in specs:
+        parts = re.split(r"[:\s]+", re.sub(r"\[[^\]]*\]", "B", spec.strip()))
+        out += [socket_destination(p) for p in parts[1:] if p.startswith("/")]
+        if len(parts) == 1 or (len(parts) == 2 and parts[1].isdigit()):   # [bind:]port: a SOCKS proxy, remote end
+            out.append(f"(ssh -R {spec}: the remote host reaches any address of this machine's network through it)")
+    return out

@@ -50,7 +50,10 @@ case-insensitive file system runs (``CURL 0:8080``; libwww-perl's ``HEAD``/``GET
 configuration files (:mod:`.network_configs`: ``~/.curlrc``, ``~/.wgetrc``, ``~/.gitconfig``'s ``insteadOf``,
 ``~/.npmrc``, ``pip.conf``) read as each client reads them, and a command that writes one refused; not read as
 destinations: a ``no_proxy`` list, a server's listening address (``uvicorn --host 127.0.0.1``,
-:data:`.network_programs.LISTENERS`), and ``echo URL | xargs curl`` reads echo's plain words as curl's.
+:data:`.network_programs.LISTENERS`), and ``echo URL | xargs curl`` reads echo's plain words as curl's. Session 26: a local socket a command or argument
+names (:mod:`.network_sockets`: ``curl --unix-socket /var/run/docker.sock``, ``DOCKER_HOST=unix://...``, ``nc -U``)
+is a destination ``unix:PATH``, refused unless ``allow`` names it; a public name the machine's hosts file maps to an
+internal address (:func:`.network_hosts.hosts_file`) is internal, and a write of a resolver's file is refused.
 :class:`ResolvingNetworkGuard` (``resolve = true``) also resolves each name and refuses one that resolves to an
 internal address or does not resolve within ``timeout`` (fail closed).
 
@@ -75,39 +78,23 @@ from typing import Any, Mapping, Sequence
 from ..core.errors import InputError
 from ..core.guard import BaseGuard
 from ..core.types import Context, Decision, Verdict
-from .arguments import _keyed, keyed_values, leaves
+from .arguments import leaves
 from .links import client_hosts, deobfuscate, fold, site_of, url_tokens
 from .network_configs import config_writes, default_destinations, unfixed_writes
 from .network_configs_env import command_env, names_client, unseen_clients
 from .network_configs_writes import config_set, own_writes_less, read_after_write, tree_writes, written_over
 from .network_files import file_destinations
-from .network_hosts import (carried_urls, command_hosts, embedded, nonpublic, resolved_internal, spelled_address,
-                            whole_host)
+from .network_hosts import (carried_urls, command_hosts, embedded, hosts_file, nonpublic, resolved_internal,
+                            spelled_address, whole_host)
 from .network_programs import (CASED_CLIENTS, assigned_destinations, bare_host, program_destinations, quiet_text,
                                without_listening, xargs_literal)
-from .network_remotes import assigned_commands, assigned_config, nested_commands, remote_hosts
+from .network_remotes import assigned_commands, assigned_config, nested_commands, remote_forwards, remote_hosts
+from .network_args import HOST_ARGS, HOST_WORDS, _named, host_named
+from .network_args import socket_named as _socket_named  # noqa: F401 (tests/policies/test_networks_s24.py)
+from .network_sockets import is_socket, socket_assignment, socket_urls
 from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
 
 __all__ = ["HOST_ARGS", "HOST_WORDS", "NetworkGuard", "ResolvingNetworkGuard", "destinations", "host_named", "internal"]
-
-#: argument names (canonical) whose values are hosts a tool connects to (read as a URL's host)
-HOST_ARGS = frozenset({"host", "hosts", "hostname", "server", "servers", "endpoint", "proxy", "proxies", "base_url",
-                       "api_base", "api_url", "server_url", "ip", "ip_address", "address", "addr", "remote", "domain",
-                       "url", "uri", "link", "href", "webhook", "webhook_url", "callback", "callback_url", "origin"})
-
-#: the last word of a compound argument name that makes it host-named (``db_host``, ``proxy_url``, ``dns_server``)
-HOST_WORDS = frozenset({"host", "hostname", "server", "endpoint", "proxy", "url", "uri", "ip", "domain", "webhook",
-                        "upstream", "origin"})
-_HOST_SUFFIXES = ("host", "hostname", "url", "uri", "endpoint")   # camelCase folded: dbhost, proxyurl
-
-
-def host_named(key: str) -> bool:
-    """Whether an argument (canonical name) holds a host a tool connects to: a name of :data:`HOST_ARGS`, a
-    compound name whose last word (after ``_``, ``.`` or any separator) is in :data:`HOST_WORDS` (``db_host``, ``redis_url``), or a folded
-    camelCase name ending in ``host``, ``url``, ``uri`` or ``endpoint`` (``dbhost``, ``proxyurl``; not ``ghost``)."""
-    return key in HOST_ARGS or re.split(r"[\W_]+", key.strip("_. "))[-1] in HOST_WORDS or \
-        (key.endswith(_HOST_SUFFIXES) and key not in ("ghost", "ghosts"))
-
 
 # ``host:port`` in text: a bracketed IPv6, a dotted name or address, or localhost (``12:30`` and ``code:404`` are text)
 _HOST_PORT = re.compile(r"(?<![\w@.:/-])((?:\[[0-9a-fA-F:.%]+\]|[\w-]+(?:\.[\w-]+)+\.?|localhost\.?):\d{1,5})(?![\w.])",
@@ -144,7 +131,9 @@ def internal(host: str) -> str | None:
     """Why ``host`` (as a client parsed it) is off the public internet, or None when it is a public destination:
     a non-global address (:func:`.network_hosts.nonpublic`), a name without a public suffix, a name under a
     loopback-alias domain or one whose labels spell a non-global address (:func:`.network_hosts.spelled_address`:
-    ``127.0.0.1.nip.io``, ``10-0-0-1.sslip.io``)."""
+    ``127.0.0.1.nip.io``, ``10-0-0-1.sslip.io``); a local socket (:func:`.network_sockets.socket_destination`)."""
+    if is_socket(host):
+        return f"the local socket {host} (a request through it reaches whatever listens there)"
     ip = _address(host)
     if ip is not None:
         bad = nonpublic(ip)
@@ -154,6 +143,11 @@ def internal(host: str) -> str | None:
         return f"{host!r} is no host name a resolver reads"
     if not name or site_of(name) is None:
         return f"{host} is not a public DNS name (no public suffix)"
+    for mapped in hosts_file(name):   # (the machine's /etc/hosts answers before DNS; session 26)
+        addr = _address(mapped.split("%")[0])
+        inward = nonpublic(addr) if addr is not None else mapped
+        if inward is not None:
+            return f"{host} is mapped to {inward} by the hosts file, which is not a public address"
     spelled = spelled_address(name)
     if isinstance(spelled, str):
         return spelled
@@ -192,35 +186,20 @@ def _url_hosts(text: str) -> list[str]:
     return hosts
 
 
-def _wanted(key: str) -> bool:
-    return host_named(key) or key in COMMAND_ARGS
-
-
-def _named(arguments: Mapping[str, Any], shell: bool) -> tuple[list[Any] | None, list[Any] | None]:
-    """``keyed_values`` of the host-named arguments and (but for a shell tool: all its arguments) of the command
-    arguments, in one walk where both fit (the walk is the same whatever it keeps; within MAX_ENTRIES together,
-    each is); each walked apart otherwise."""
-    found, deep = _keyed(arguments, _wanted)
-    if found is None:
-        return keyed_values(arguments, host_named), [arguments] if shell else keyed_values(
-            arguments, lambda k: k in COMMAND_ARGS)
-    if deep:
-        return None, [arguments] if shell else None
-    return [v for k, v in found if host_named(k)], [arguments] if shell else [v for k, v in found if k in COMMAND_ARGS]
-
-
 def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | None:
     """The hosts a tool may connect to for these arguments (see the module docstring), or None when the
     arguments cannot be read whole (nested too deep, too many values: the guard refuses them unread). ``tool``:
     the tool's name (a shell tool's every argument is a command, :func:`.network_hosts.command_hosts`)."""
     texts = leaves(arguments)
-    named, commands = _named(arguments, tool in _SHELL_TOOLS)
+    named, commands, sockets = _named(arguments, tool in _SHELL_TOOLS)
     if texts is None or named is None or commands is None:
         return None
     hosts: list[str] = []
     shell = {t for value in commands for t in leaves(value) or []}
     for text in texts:
         one = text.strip()
+        if "unix" in text.lower() or "npipe" in text.lower():   # unix:///var/run/docker.sock (session 26)
+            hosts += socket_urls(text)
         if (whole := whole_host(one)) is not None:   # a value that is only a destination, whatever its name
             hosts += [whole, *client_hosts("http://" + one)]
         if text in shell and (argvs := _argvs(text)):   # a command: no no_proxy list, no server's listening address
@@ -233,6 +212,7 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
         hosts += [h for m in _HOST_PORT.finditer(text) if not _PROSE_NUMBER.fullmatch(m.group(1).rsplit(":", 1)[0])
                   for h in client_hosts("http://" + m.group(1))]
         hosts += [h for m in _SCP.finditer(text) for h in client_hosts("ssh://x@" + m.group(1))]
+    hosts += [d for value in sockets for text in leaves(value) or [] for d in socket_assignment("socket=" + text)]
     for value in named:
         for text in leaves(value) or []:
             one = _CONTROLS.sub("", text.strip())   # a client building a URL from it removes them too
@@ -282,7 +262,8 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
     # a client's configuration written here holds what no reading of the text shows (network_configs, session 25)
     hosts += [f"(a write of {w!r}, a file network clients read destinations from)" for w in writes]
     # (a server's listening address is no destination: uvicorn --host 127.0.0.1, python -m http.server -b 0)
-    found = [d for argv in argvs for d in program_destinations(without_listening(argv)) + file_destinations(argv)]
+    found = [d for argv in argvs for d in program_destinations(without_listening(argv)) + file_destinations(argv)
+             + remote_forwards(argv)]   # (ssh -R /r.sock:/var/run/docker.sock, -R 9000: s26)
     readings = [text, *_shell_words(text)]
     env = command_env(readings)   # HOME=/tmp/h curl ...: the files it reads
     configured = [default_destinations(argv, env) for argv in argvs]   # ~/.curlrc, ~/.gitconfig's insteadOf...
@@ -293,9 +274,10 @@ def _command_destinations(text: str, depth: int) -> list[str] | None:
     hosts += written_over(argvs, env, trees)   # "cp -r d ~ && curl ...": ~/.curlrc is written, unseen, then read
     found += [d for dests, _ in configured for d in dests]
     quiet = [quiet_text(t, argvs) for t in readings]   # no no_proxy list, no server's listening address
-    found += [d for t in quiet for w in t.split() for d in assigned_destinations(w)]
+    found += [d for t in quiet for w in t.split() for d in assigned_destinations(w) + socket_assignment(w)]
     for dest in dict.fromkeys(found):   # a URL, or a scheme-less [user@]host[:port][/path]
-        hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [dest] if dest.startswith("(") else [
+        hosts += client_hosts(dest) if _SCHEME_URL.match(dest) else [dest] if dest.startswith("(") or is_socket(
+            dest) else [
             h for h in [bare_host(dest)] if h]   # (a marker, "(... cannot be read)", whole: no host reads it)
     for word, still in zip(readings, quiet):
         hosts += [h for w in command_hosts(still) for h in client_hosts("http://" + w)]
@@ -393,10 +375,17 @@ class NetworkGuard(BaseGuard):
         if not self.decision.refuses:
             raise InputError(f"{name}: decision must block (REJECT, ESCALATE or HALT), not {self.decision.name}")
         self._hosts: set[str] = set()
+        self._sockets: set[str] = set()   # local sockets, exact ("unix:/var/run/docker.sock"; session 26)
         self._nets: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         for entry in [allow] if isinstance(allow, str) else list(allow):
             if not isinstance(entry, str) or not entry.strip():
                 raise InputError(f"{name}.allow: a host or a network (CIDR), not {entry!r}")
+            if is_socket(entry.strip()):
+                spelled = socket_urls(entry.strip())
+                if len(spelled) != 1:
+                    raise InputError(f"{name}.allow: a socket is unix:/PATH or unix:@NAME, not {entry!r}")
+                self._sockets.add(spelled[0])
+                continue
             try:
                 self._nets.append(ipaddress.ip_network(entry.strip(), strict=False))
             except ValueError:
@@ -404,7 +393,7 @@ class NetworkGuard(BaseGuard):
         self._allowed = Verdict.allow(self.name)
 
     def __repr__(self) -> str:
-        return f"NetworkGuard(allow={sorted(self._hosts) + [str(n) for n in self._nets]!r})"
+        return f"NetworkGuard(allow={sorted(self._hosts) + sorted(self._sockets) + [str(n) for n in self._nets]!r})"
 
     @classmethod
     def from_config(cls, params: Mapping[str, Any]) -> "NetworkGuard":
@@ -428,7 +417,10 @@ class NetworkGuard(BaseGuard):
     def _excepted(self, host: str) -> bool:
         """Whether ``host`` is an exception: a name ``allow`` lists, an address in an allowed network, or an IPv6
         address whose every non-public IPv4 address it carries is in one (a Teredo address carries two: its server
-        in an allowed 10.0.0.0/8 does not excuse its client 127.0.0.1)."""
+        in an allowed 10.0.0.0/8 does not excuse its client 127.0.0.1); a local socket only as ``allow`` spells it
+        (``unix:/var/run/docker.sock``: a path is case-sensitive, never folded)."""
+        if is_socket(host):
+            return host in self._sockets
         if fold(host).rstrip(".") in self._hosts:
             return True
         ip = _address(host)

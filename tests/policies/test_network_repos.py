@@ -1,0 +1,52 @@
+"""network_repos (session 26): the repository a git command runs in, found as git finds it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agentguard.policies.network_repos import repository_files
+
+
+def _repo(d: Path) -> None:
+    (d / ".git" / "objects").mkdir(parents=True)
+    (d / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+
+
+def test_found_from_relative_places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _repo(tmp_path / "r")
+    (tmp_path / "r" / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    cfg = os.path.realpath(tmp_path / "r" / ".git" / "config")
+    assert cfg in repository_files(["git", "-C", "r/sub", "fetch"], {}, {})
+    assert cfg in repository_files(["git", "fetch"], {}, {"(cd)": ["r", "sub"]})
+    assert cfg in repository_files(["git", "fetch"], {}, {"GIT_DIR": ["r/.git"]})
+    assert repository_files(["git", "-C", "nope", "fetch"], {}, {}) == ["*?nope"]
+    assert repository_files(["git", "fetch"], {}, {"(cd)": ["new"], "(created)": ["new"]}) == []
+    monkeypatch.chdir(tmp_path / "r" / "sub")
+    assert cfg in repository_files(["git", "fetch"], {}, {})
+
+
+def test_a_gitdir_file_and_commondir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _repo(tmp_path / "main")
+    wt = tmp_path / "main" / ".git" / "worktrees" / "w"
+    wt.mkdir(parents=True)
+    (wt / "commondir").write_text("../..\n")
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / ".git").write_text(f"gitdir: {wt}\n")
+    monkeypatch.chdir(tmp_path / "w")
+    found = [os.path.normpath(p) for p in repository_files(["git", "fetch"], {}, {})]
+    assert os.path.normpath(tmp_path / "main" / ".git" / "config") in found
+
+
+def test_project_files_and_working_places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentguard.policies.network_repos import project_files, working_places
+    (tmp_path / "p" / "q").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    places, marks = working_places({"(cd)": ["p", "q"]})
+    assert os.path.realpath(tmp_path / "p" / "q") in places and marks == []
+    files = project_files(".npmrc", {"(cd)": ["p"]})
+    assert os.path.join(os.path.realpath(tmp_path / "p"), ".npmrc") in files and "/.npmrc" in files
+    assert "*?zz" in project_files(".npmrc", {"(cd)": ["zz"]})
