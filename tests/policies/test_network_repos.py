@@ -50,3 +50,24 @@ def test_project_files_and_working_places(tmp_path: Path, monkeypatch: pytest.Mo
     files = project_files(".npmrc", {"(cd)": ["p"]})
     assert os.path.join(os.path.realpath(tmp_path / "p"), ".npmrc") in files and "/.npmrc" in files
     assert "*?zz" in project_files(".npmrc", {"(cd)": ["zz"]})
+
+
+def test_call_directories_and_gitmodules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Session 26: a call's cwd replaces the guard's directory as the base (relative: below the guard's; not found:
+    a marker, no base); a work tree's .gitmodules is read beside its config; a -C below a created directory."""
+    from agentguard.policies.network_repos import call_directories, git_subcommand, working_places
+    _repo(tmp_path / "r")
+    monkeypatch.chdir(tmp_path)
+    real = os.path.realpath(tmp_path / "r")
+    with call_directories(["r"]):
+        assert working_places({}) == ([real], [])
+        assert os.path.join(real, ".gitmodules") in repository_files(["git", "fetch"], {}, {})
+    with call_directories(["nope", str(tmp_path / "r")]):
+        assert working_places({}) == ([real], ["*?nope"])
+    with call_directories(["$D"]):
+        assert working_places({"(cd)": ["x"]}) == ([], ["*?$D", "*?x"])
+    assert working_places({}) == ([os.path.realpath(tmp_path)], [])
+    assert repository_files(["git", "-C", "new", "-C", "sub", "fetch"], {}, {"(created)": ["new"]}) == []
+    assert repository_files(["git", "-C", "nope", "-C", "sub", "fetch"], {}, {}) == ["*?nope", "*?sub"]
+    assert git_subcommand(["-C", "r", "--no-pager", "submodule", "update"]) == "submodule"
+    assert git_subcommand(["--attr-source", "status", "fetch"]) is None

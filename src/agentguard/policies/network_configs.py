@@ -48,13 +48,16 @@ The guard reads the files of the machine it runs on, as :mod:`.network_sshconfig
 elsewhere reads the wrong files (its writes are still refused). A deployment whose own files name an internal
 host (a corporate proxy, a registry mirror) lists it in ``allow``. A repository a git command names by an absolute
 path (``-C /r``, ``cd /r &&``, ``--git-dir``, ``GIT_DIR``) has its ``config`` read too (s25 red team), and (session
-26, :func:`.network_repos.repository_files`) so does one a relative place names (``git -C repo``, ``cd repo &&``,
-``GIT_DIR=r/.git``) or the command's own directory, read from the guard's working directory (the tool's where the guard
-runs beside it, as a hook does); a relative place found from there by no reading refuses, but a directory the
-command makes (``git clone URL x && cd x``). A git builtin that connects nowhere (``status``, ``log``...) reads no
-file; npm's project ``.npmrc`` is read the same way, from the working directory and every parent (s26). Not read:
-``.gitmodules`` (writing it is refused), a client run in a directory other than the guard's without naming it, nor what a remote chooses (``git clone X &&
-git -C x submodule update``: .gitmodules is the remote's). Read
+26, :mod:`.network_repos`) one a relative place names (``git -C repo``, ``cd repo &&``, ``GIT_DIR=r/.git``) or the
+command's own directory: the call's working directory (a ``cwd``-like argument, a relative one below the guard's;
+else the guard's: the tool's where the guard runs beside it, as a hook does); a place found there by no reading
+refuses, but a directory the command makes (``git clone URL x && cd x``, ``git -C x``); a work tree's
+``.gitmodules`` too (``submodule.*.url``, and ``.git/config``'s, whose ``update = !cmd`` runs). A git builtin that
+connects nowhere (``status``, ``log``...) reads no file; npm's project ``.npmrc`` is read the same way, every parent
+up (s26). Not read: a client run in another directory without naming it, nor what a remote chooses, like a
+redirect's target (``git clone X x && cd x && git submodule update --init``, ``git clone --recurse-submodules``: the
+new ``.gitmodules`` is the remote's, unknown when the call is decided; s26: allowed, as the clone's own URL is
+checked; an egress proxy closes it). Read
 on the guard's machine when the call is decided: a file changed between decision and run is not seen. Files are
 read only when regular (:func:`.network_files.read_regular`: a FIFO or device refuses, never waited on), split at
 ``\n`` as the clients split them. ssh's files are :mod:`.network_sshconfig`'s (ssh reads the passwd entry's home,
@@ -76,7 +79,7 @@ from .network_cache import read_cached
 from .network_files import (config_lines, curl_config, docker_context_hosts, kubeconfig_destinations, read_limited,
                             wgetrc_destinations)
 from .network_programs import program_destinations
-from .network_repos import project_files, repository_files
+from .network_repos import git_subcommand, project_files, repository_files
 from .network_remotes import git_remote_host
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
@@ -138,7 +141,7 @@ def _read_file(path: str, kind: str, depth: int = 0) -> tuple[list[str], list[st
     (:func:`.network_cache.read_cached`) while every file the reading read is as it was: the same answer as reading
     again."""
     if path.startswith("*?"):   # (_located: a relative place no base reaches)
-        return [_unreadable(path[2:], "a relative place not found from the guard's working directory")], []
+        return [_unreadable(path[2:], "a place not found from the call's working directory")], []
     path = os.path.expanduser(path)
     if any(c in path for c in "*$`") or not path.strip():
         return [_unreadable(path, "its name is computed by the shell")], []
@@ -268,8 +271,11 @@ def _git_destinations(entries: list[tuple[str, str]], path: str, depth: int) -> 
         if low.startswith("url.") and low.endswith((".insteadof", ".pushinsteadof")):
             base = name[4:name.rfind(".")]
             dests.append(base if "://" in base else git_remote_host(base) or base)
-        elif low.startswith("remote.") and low.endswith((".url", ".pushurl")):
-            dests.append(value if "://" in value else git_remote_host(value) or value)
+        elif low.startswith("remote.") and low.endswith((".url", ".pushurl")) or (
+                low.startswith("submodule.") and low.endswith(".url") and not value.startswith(("./", "../"))):
+            dests.append(value if "://" in value else git_remote_host(value) or value)   # (a submodule's: s26)
+        elif low.startswith("submodule.") and low.endswith(".update") and value.startswith("!"):
+            commands.append(value[1:])   # (update = !command: git runs it in .git/config, not from .gitmodules)
         elif low.endswith(".proxy") and low.startswith(("http.", "https.", "remote.")) and value:
             dests.append(value)
         elif low.startswith("http.") and low.endswith(".curloptresolve") and value:   # curl's --resolve (s26)
@@ -439,26 +445,6 @@ def _git_pairs(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[st
     return out
 
 
-#: git's options before the subcommand that take no value (one not known here, or one a newer git reads with the
-#: next word, ``--attr-source TREE``, leaves the subcommand unknown: read as connecting; s26)
-_GIT_FLAGS = frozenset("""-p --paginate -P --no-pager --bare --no-replace-objects --literal-pathspecs --glob-pathspecs
---noglob-pathspecs --icase-pathspecs --no-optional-locks --no-lazy-fetch --no-advice --version""".split())
-
-
-def _git_subcommand(args: Sequence[str]) -> str | None:
-    """The subcommand a git command runs ("" for none), None after an option not known (its value may be the word
-    read as the subcommand: ``git --attr-source status fetch`` fetches)."""
-    k = 0
-    while k < len(args) and args[k].startswith("-"):
-        if args[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"):
-            k += 2
-        elif args[k] in _GIT_FLAGS or ("=" in args[k] and args[k].startswith("--")):
-            k += 1
-        else:
-            return None
-    return args[k] if k < len(args) else ""
-
-
 def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
                          env: Mapping[str, str] | None = None, files_only: bool = False) -> tuple[list[str], list[str]]:
     """``(destinations, commands)`` the client ``argv`` (program first, as bash expanded it) reads from its default
@@ -471,7 +457,7 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
     if kind is None:
         return [], []
     env = os.environ if env is None else env
-    if kind == "git" and not files_only and _git_subcommand(argv[1:]) in _GIT_LOCAL:
+    if kind == "git" and not files_only and git_subcommand(argv[1:]) in _GIT_LOCAL:
         return [], []   # (a builtin that connects nowhere: git runs no alias named as a builtin)
     if files_only:
         return list(dict.fromkeys(_files(kind, argv, env, assigned) + _named_files(kind, argv))), []
@@ -485,7 +471,7 @@ def default_destinations(argv: Sequence[str], assigned: Mapping[str, list[str]],
         found, run = _git_destinations(_git_pairs(argv, env, assigned), "", 0)
         dests += found
         commands += run
-        sub = _git_subcommand(argv[1:])
+        sub = git_subcommand(argv[1:])
         aliases = {n for path in _files(kind, argv, env, assigned) for n in _aliases(path)} \
             if dests or commands else set()
         if sub is not None and sub not in _GIT_CONNECTS and sub not in aliases:

@@ -28,8 +28,9 @@ _ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(_ENV_NAMES) + r"|GIT_CONFIG_(?:K
 #: ``printf -v HOME``, ``mapfile HOME``, ``HOME[0]=``, ``declare -n r=HOME``): its value is not known here
 _NAMED_VAR = re.compile(r"(?<![\w$.{/-])(" + "|".join(_ENV_NAMES) + r")(?![\w.=+-]|\+=)")
 #: a program that runs a command as another user, with that user's home (su, runuser: the passwd entry's; sudo's
-#: default env_reset sets it too), and the words after it
-_SWITCH = re.compile(r"(?<![\w.-])(sudo|doas|su|runuser|pkexec)((?:\s+[^\s;&|()]+)*)")
+#: default env_reset sets it too), and the words after it (the name whole: s26, ``git submodule`` read as ``su``
+#: gave HOME ``~root``)
+_SWITCH = re.compile(r"(?<![\w.-])(sudo|doas|su|runuser|pkexec)(?![\w.-])((?:\s+[^\s;&|()]+)*)")
 _SU_VALUES = frozenset({"-c", "-s", "-g", "-G", "-w", "--command", "--shell", "--group", "--supp-group",
                         "--session-command", "--whitelist-environment"})
 

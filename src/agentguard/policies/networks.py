@@ -53,7 +53,8 @@ destinations: a ``no_proxy`` list, a server's listening address (``uvicorn --hos
 :data:`.network_programs.LISTENERS`), and ``echo URL | xargs curl`` reads echo's plain words as curl's. Session 26: a local socket a command or argument
 names (:mod:`.network_sockets`: ``curl --unix-socket /var/run/docker.sock``, ``DOCKER_HOST=unix://...``, ``nc -U``)
 is a destination ``unix:PATH``, refused unless ``allow`` names it; a public name the machine's hosts file maps to an
-internal address (:func:`.network_hosts.hosts_file`) is internal, and a write of a resolver's file is refused.
+internal address (:func:`.network_hosts.hosts_file`) is internal, and a write of a resolver's file is refused;
+a ``cwd``-like argument (:data:`.rules.CWD_ARGS`) is where the command's clients read their project files.
 :class:`ResolvingNetworkGuard` (``resolve = true``) also resolves each name and refuses one that resolves to an
 internal address or does not resolve within ``timeout`` (fail closed).
 
@@ -92,7 +93,8 @@ from .network_remotes import assigned_commands, assigned_config, nested_commands
 from .network_args import HOST_ARGS, HOST_WORDS, _named, host_named
 from .network_args import socket_named as _socket_named  # noqa: F401 (tests/policies/test_networks_s24.py)
 from .network_sockets import is_socket, socket_assignment, socket_urls
-from .rules import _SHELL_TOOLS, COMMAND_ARGS, as_tool_call
+from .network_repos import call_directories
+from .rules import _SHELL_TOOLS, COMMAND_ARGS, _call_context, as_tool_call
 
 __all__ = ["HOST_ARGS", "HOST_WORDS", "NetworkGuard", "ResolvingNetworkGuard", "destinations", "host_named", "internal"]
 
@@ -237,8 +239,8 @@ def destinations(arguments: Mapping[str, Any], tool: str = "") -> list[str] | No
             if one and not _SCHEME.match(one):
                 url = "http:" + one if one[:2] in ("//", "\\\\", "/\\", "\\/") else "http://" + one   # //host: scheme-relative
                 hosts += client_hosts(url) + _url_hosts(url)
-    for value in commands:
-        for text in leaves(value) or []:
+    with call_directories(_call_context(arguments)[0]):   # (a cwd argument: where its clients run; session 26)
+        for text in [t for value in commands for t in leaves(value) or []]:
             found = _command_destinations(text, 0)
             if found is None:
                 return None
