@@ -120,3 +120,10 @@ def test_a_computed_or_false_nosystem_reads_the_system_file(home: Path, tmp_path
     assert not net_refuses("GIT_CONFIG_NOSYSTEM=1 git fetch https://github.com/a/b")
     for value in ("$X", "0", "false"):   # git_env_bool: only a true value skips the system file
         assert net_refuses(f"GIT_CONFIG_NOSYSTEM={value} git fetch https://github.com/a/b"), value
+
+
+def test_the_directories_a_command_makes() -> None:
+    """Session 26: ``git worktree add [-b B] PATH`` makes PATH (not B); ``git submodule`` switches no user."""
+    made = command_env(["git worktree add -b fix ../wt main && cd ../wt"])["(created)"]
+    assert "../wt" in made and "fix" not in made and "main" not in made
+    assert "HOME" not in command_env(["git submodule update --init"])

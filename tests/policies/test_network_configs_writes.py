@@ -63,3 +63,15 @@ def test_a_place_assigned_to_no_client_is_no_client_file() -> None:
     assert not refuses("cmake --install build --prefix /usr/local")
     assert refuses("PREFIX=/tmp/p; echo x > /tmp/p/etc/npmrc; npm install")
     assert refuses("make PREFIX=/tmp/p install && npm install")
+
+
+def test_own_writes_less_matches_a_write_spelled_from_a_cds_place_too() -> None:
+    """Session 26: after ``cd b``, ``git config user.email x``'s writes are spelled ``.git/config`` and
+    ``b/.git/config``; the argv alone's spell ``.git/config``: the same write, taken once."""
+    from agentguard.policies.network_configs_writes import own_writes_less
+    from agentguard.policies.shell.analysis import analyse
+    argv = ("git", "config", "user.email", "a@b.c")
+    writes = analyse("cd b && git config user.email a@b.c").writes
+    assert not [w for w in own_writes_less(writes, [argv]) if any("config" in t for t, _ in w)]
+    kept = own_writes_less(analyse("cd b && git config user.email a@b.c && cp x .git/config").writes, [argv])
+    assert [t for w in kept for t, _ in w if t.endswith(".git/config")] == [".git/config", "b/.git/config"]

@@ -68,6 +68,10 @@ def work(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:  
     f"{CLONE} b && cd b && npm install",
     f"{CLONE} b && cd b && pip install -e .",
     f"{CLONE} b && cd b && git checkout -b fix && git pull",
+    f"{CLONE} b && cd b && git config user.email a@b.c && git commit -am x && git push",
+    "cd plain && git config user.name me && git fetch",   # (the config's write spelled from cd's place too)
+    "cd ok && git worktree add ../wt && cd ../wt && git pull",
+    "git worktree add -b fix wt2 main && cd wt2 && git pull",
 ])
 def test_a_clone_and_its_own_next_steps_are_allowed(work: Path, command: str) -> None:
     assert not _refuses(command)
@@ -80,6 +84,10 @@ def test_a_clone_and_its_own_next_steps_are_allowed(work: Path, command: str) ->
     "cd sm && git pull",
     f"{CLONE} b && cd b && git submodule add http://10.0.0.8/x.git",   # (the clone's next step names its remote)
     f"{CLONE} b && git -C b remote set-url origin http://10.0.0.8/x.git",
+    "cd plain && git config user.name me && cp /tmp/x .git/config && git fetch",   # (one write taken, not both)
+    "cd plain && git config url.http://10.0.0.1/.insteadOf https://github.com/ && git fetch",
+    "cd plain && git config --edit && git fetch",
+    "mkdir a && cd ab && git fetch",   # (ab is no directory the command makes)
 ])
 def test_a_work_trees_internal_submodule_is_refused(work: Path, command: str) -> None:
     assert _refuses(command)

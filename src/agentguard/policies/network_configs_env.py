@@ -66,7 +66,7 @@ _CD = re.compile(r"(?<![\w.-])(?:cd|pushd)\s+(?:--\s+)?(['\"]?)([^\s;&|<>()'\"`-
 
 
 def _created(text: str) -> list[str]:
-    """The directories a command's ``git clone``, ``git init`` and ``mkdir`` make (a clone's operands, and their last
+    """The directories a command's ``git clone``, ``git init``, ``git worktree add`` and ``mkdir`` make (a clone's operands, and their last
     components without ``.git``: its default directory), for a later ``cd`` into one (session 26: ``git clone URL &&
     cd x && git submodule update`` reads no repository the guard could find, and needs none: the new one's
     configuration is what the command writes)."""
@@ -77,6 +77,10 @@ def _created(text: str) -> list[str]:
         words = [w.strip("'\"") for w in part.split()]
         if words[:1] == ["mkdir"]:
             out += [w for w in words[1:] if not w.startswith("-")]
+        elif words[:1] == ["git"] and "worktree" in words and "add" in words:   # (git worktree add [-b B] PATH)
+            rest = words[words.index("add") + 1:]
+            out += [w for k, w in enumerate(rest) if not w.startswith("-") and (k == 0 or rest[k - 1] not in (
+                "-b", "-B", "--reason"))][:1]
         elif words[:1] == ["git"] and ("clone" in words or "init" in words):
             k = words.index("clone") if "clone" in words else words.index("init")
             operands = [w for w in words[k + 1:] if not w.startswith("-")]

@@ -27,7 +27,9 @@ __all__ = ["config_set", "own_writes_less", "read_after_write", "tree_writes", "
 
 def own_writes_less(writes: Sequence[list[PathForm]], argvs: Iterable[Sequence[str]]) -> list[list[PathForm]]:
     """``writes`` (:attr:`.shell.model.Analysis.writes`) less, once each, those of each of ``argvs``' own words (a
-    multiset difference: ``cp x c; curl -K c`` keeps cp's write of c, takes curl's reading of its ``-K`` value)."""
+    multiset difference: ``cp x c; curl -K c`` keeps cp's write of c, takes curl's reading of its ``-K`` value); a
+    write matches one with the same first spelling and every spelling of it (after a ``cd``, the command's writes are
+    spelled from its places too)."""
     from .shell.analysis import analyse_argv
 
     left = list(writes)
@@ -35,9 +37,12 @@ def own_writes_less(writes: Sequence[list[PathForm]], argvs: Iterable[Sequence[s
     for argv in argvs:
         for forms in analyse_argv(argv).writes:
             key = tuple(t for t, _ in forms)
-            if key in keys:
-                del left[keys.index(key)]
-                keys.remove(key)
+            # the same write, or (s26) it read from a cd's places too (cd b && git config user.name x: b/.git/config)
+            at = keys.index(key) if key in keys else next((i for i, k in enumerate(keys) if k[:1] == key[:1] and set(
+                key) <= set(k)), None)
+            if at is not None:
+                del left[at]
+                del keys[at]
     return left
 
 

@@ -57,8 +57,14 @@ def _located(spelled: str, bases: list[str], test: Callable[[str], bool]) -> lis
 def _created(spelled: str, assigned: Mapping[str, list[str]]) -> bool:
     """Whether the relative place ``spelled`` is below a directory the command makes (``(created)``: ``git clone URL
     x``, ``mkdir x``), which holds nothing the guard could read when the call is decided."""
-    created = {os.path.normpath(c).split(os.sep, 1)[0] for c in assigned.get("(created)", [])}
-    return not os.path.isabs(spelled) and os.path.normpath(spelled).split(os.sep, 1)[0] in created
+    path = os.path.normpath(spelled)
+    if os.path.isabs(os.path.expanduser(spelled)):
+        return False
+    for made in map(os.path.normpath, assigned.get("(created)", [])):   # (below it, or a parent mkdir -p makes)
+        if made.split(os.sep)[-1] not in (".", "..") and (path == made or (path + os.sep).startswith(
+                made + os.sep) or (made + os.sep).startswith(path + os.sep) and path.split(os.sep)[-1] != ".."):
+            return True
+    return False
 
 
 def working_places(assigned: Mapping[str, list[str]]) -> tuple[list[str], list[str]]:
