@@ -56,8 +56,8 @@ from .audit import AuditStore, input_digest, new_decision_id
 from .binding import RunBinding
 from .facts import RequestFacts
 from .deciding import (KINDS, Call, Pipes, Replaying, ServicePipeline, SlotView, StoreSink, conflict, decode_read,
-                       in_request, memoryless, refused_now, replay, restore, slot_covers, snapshot, state_of,
-                       to_step)
+                       in_request, memoryless, refused_now, replay, restore, self_approval, slot_covers, snapshot,
+                       state_of, to_step)
 from .otel import shadow_extra
 from .gate import ANONYMOUS, BytesJSON, error, validation_response
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
@@ -66,7 +66,7 @@ from .jsonutil import RequestJSONError, check_value_count, dumps, loads, loads_r
 from .metrics import Metrics
 from .models import IngestRequest
 from .outcomes import answered
-from .runs import RunExpired, RunLocks, ServiceRun, ServiceRuns
+from .runs import RunExpired, RunLocks, ServiceRun, ServiceRuns, finish_in_thread
 from .settings import ServerSettings
 from .traces import TraceStore
 
@@ -238,7 +238,7 @@ class Service:
                     if self._catch_up(st, pipes, n, rows) and self.runs.held(run_id) is st:
                         st.version = version
                         return st
-        st = await run_in_threadpool(self.state, run_id, pipes, expire)
+        st = await finish_in_thread(self.state, run_id, pipes, expire)  # never outlives the run's lock (.runs)
         st.version = version
         return st
 
@@ -390,20 +390,21 @@ class Service:
     async def approve(self, run_id: str, decision_id: str, call: ToolCall, approved: bool, approver: str,
                       escalated: Mapping[str, Any], approval_id: str, idem: IdemKey | None = None) -> Response:
         """A human's answer to the ESCALATE ``decision_id`` of exactly ``call`` (``approver``: the identity of the
-        approver credential that sent it), through the check pipeline's ``aresolve``: only an approval runs the call,
-        only an ESCALATE can be approved (a refusal dominates an escalation), a halted run stays halted, a refusal
-        goes through the strategy. Not answered (nothing stored): an escalation older than ``approval_ttl_s`` (410),
-        an approval when the guards that would resolve it are not those that escalated (409, session 21) or when they
-        refuse the call in the run as it is now (409, :func:`.deciding.refused_now`, session 26)."""
+        approver credential), through the check pipeline's ``aresolve``: only an ESCALATE can be approved, a halted
+        run stays halted, a refusal goes through the strategy. Not answered (nothing stored): a self-approval (403,
+        :func:`.deciding.self_approval`), an escalation older than ``approval_ttl_s`` (410), an approval under other
+        guards than those that escalated (409) or that they refuse now (409, :func:`.deciding.refused_now`)."""
         async with self.locks.hold(run_id):
             for _attempt in range(CONFLICT_RETRIES):
                 if idem is not None and (done := await stored_answer(self, idem, run_id, call)) is not None:
                     return done
                 try:
                     pipes = self.pipelines()
-                    st = await run_in_threadpool(self.state, run_id, pipes, False)
+                    st = await finish_in_thread(self.state, run_id, pipes, False)
                 except RunExpired as exc:
                     return error(410, str(exc))
+                if (refused := await self_approval(self.store, run_id, approver, escalated)) is not None:
+                    return refused  # under the lock, after the state read (an input stored since: a conflict)
                 if await run_in_threadpool(self.store.decision, approval_id) is not None:
                     return error(409, f"decision {decision_id} was already answered")
                 if approved and escalated.get("guard_version") != pipes.version:  # the guards that would resolve it

@@ -79,9 +79,6 @@ def register(app: FastAPI, svc: Service) -> None:
             return error(409, f"decision {req.decision_id} escalated another tool call than {req.tool_call.name}")
         # an approval under other guards than those that escalated is 409: checked by Service.approve under the run's
         # lock against the very guards that resolve it (here, a reload could come between the check and the answer)
-        askers = await run_in_threadpool(svc.store.run_principals, req.run_id)
-        if who.identity == row.get("principal") or who.identity in askers:
-            return error(403, f"self-approval refused: {who.identity!r} asked for decisions of run {req.run_id}, so it "
-                              "cannot answer its escalations")
+        # self-approval (403) too: under the lock, so the approver cannot feed the run between the check and its answer
         return await svc.approve(req.run_id, req.decision_id, ToolCall(tc.name, tc.arguments, tc.call_id),
                                  req.approved, who.identity, row, approval_id(req.decision_id), idem)
