@@ -91,7 +91,9 @@ def in_request(call: Call, runs: Any) -> Iterator[None]:
     state from ``runs`` (a :class:`~.runs.ServiceRuns`; its guards forget the run), so the next request rebuilds it
     from the store. Before (session 26 red team), a request cancelled during its audit write left the guards'
     memory holding an input the store never got and its client never saw answered: a guard allowing ``send`` only
-    after ``confirm`` ALLOWed the next ``send`` of the run on a ``confirm`` that was never stored."""
+    after ``confirm`` ALLOWed the next ``send`` of the run on a ``confirm`` that was never stored. The service awaits
+    a decision by guards with per-run memory to its end even when cancelled (:func:`.runs.finished`), so a guard's
+    worker thread cannot record an input after the run was dropped and rebuilt."""
     token = CALL.set(call)
     try:
         yield

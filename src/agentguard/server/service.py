@@ -1,13 +1,11 @@
 """What every route of the service shares: its stores, its guards, and the one decision path.
 
-:class:`Service` holds the settings, the guard source, the audit and trace stores, the run memory and
-the metrics of one application. Every decision endpoint (``/v1/check``, ``/v1/runs/{id}/steps``,
-``/v1/runs/{id}/signals``, ``/v1/approvals``) goes through the core
-:class:`~agentguard.core.pipeline.Pipeline` (one per guard kind, all sharing ONE run memory): it
-converts the input, decides fail-closed, enforces (the ``strategy`` of the service settings, else of
-the stack, else of the policy that decided; :mod:`agentguard.core.strategies`), audits (the audit store
-is the sink: a failed write answers 503 and no verdict) and keeps the run's state (latched HALT,
-strategy counters, step trace).
+:class:`Service` holds the settings, the guard source, the audit and trace stores, the run memory and the metrics
+of one application. Every decision endpoint (``/v1/check``, ``/v1/runs/{id}/steps``, ``/v1/runs/{id}/signals``,
+``/v1/approvals``) goes through the core :class:`~agentguard.core.pipeline.Pipeline` (one per guard kind, all sharing
+ONE run memory): it converts the input, decides fail-closed, enforces (the ``strategy`` of the service settings, else
+of the stack, else of the policy that decided; :mod:`agentguard.core.strategies`), audits (the audit store is the
+sink: a failed write answers 503 and no verdict) and keeps the run's state (latched HALT, strategy counters, trace).
 
 The order of one request, :meth:`Service.decide`:
 
@@ -22,9 +20,9 @@ The order of one request, :meth:`Service.decide`:
    capacity is rebuilt, never new. A keyed request already decided is answered from the store (:mod:`.idempotency`);
 3. decide through the pipeline; its audit record and the run's next input row (``inputs`` table,
    ``(run_id, idx)`` unique) commit in one transaction before the answer;
-4. a failed or cancelled write leaves no trace in memory (the state is dropped and rebuilt next time); a write that
-   lost the race for the run's next index (another replica decided it first) is decided again on the
-   rebuilt state (a few times, then 409).
+4. a failed or cancelled decision leaves no trace in memory (the state is dropped and rebuilt next time; cancelled,
+   only once the work it started under the lock ended: :func:`.runs.finished`); a write that lost the race for the
+   run's next index (another replica decided it first) is decided again on the rebuilt state (a few times, then 409).
 
 A guard that let the run go from its own bounded memory (the threshold monitor holds 10,000 runs)
 raises :class:`~agentguard.core.runs.RunEvicted`: the service replays the run's stored inputs into it
@@ -66,7 +64,7 @@ from .jsonutil import RequestJSONError, check_value_count, dumps, loads, loads_r
 from .metrics import Metrics
 from .models import IngestRequest
 from .outcomes import answered
-from .runs import RunExpired, RunLocks, ServiceRun, ServiceRuns, finish_in_thread
+from .runs import RunExpired, RunLocks, ServiceRun, ServiceRuns, finish_in_thread, finished
 from .settings import ServerSettings
 from .traces import TraceStore
 
@@ -377,8 +375,10 @@ class Service:
                 call = Call(kind, st, payload, digest_input, step=row, extra_numbers=extra_numbers,
                             principal=principal, idem=idem, guard_version=pipes.version)
                 self._facts(st, facts)
-                with in_request(call, self.runs):  # a decision that does not come back drops the run's state
-                    out = await pipes.pipes[kind].adecide(st, proposal, audit_kind=kind)
+                with in_request(call, self.runs):  # a decision that does not come back drops the run's state; one by
+                    # guards with per-run memory (their threads) ends before the lock is let go, even cancelled (.runs)
+                    out = await finished(pipes.pipes[kind].adecide(st, proposal, audit_kind=kind),
+                                         kind not in pipes.memoryless)
                 if call.record is not None and call.error is None and "audit_error" not in out.extra:
                     self._committed(call, proposal)
                     return self.answer(call, out)
