@@ -284,9 +284,10 @@ async def self_approval(store: AuditStore, run_id: str, approver: str, escalated
     """The 403 when ``approver`` (an identity) asked for the escalation (``escalated``: its decision row) or for any
     decision of the run (it started or fed it), else None. Call under the run's lock, after its state was read: an
     input of the run stored since (on any replica) takes the index the answer would be stored at, so the answer
-    conflicts and is asked here again. Before (session 26 red team), the route asked before taking the lock: an
+    conflicts and is asked here again. Before (session 26 red team), only the route asked, before the lock: an
     identity holding the agent and approver roles (``run_binding = "shared"``) fed the run between that check and its
-    own answer, and approved an escalation of a run it had asked something of."""
+    own answer, and approved an escalation of a run it had asked something of. The route still asks first (a refusal
+    then costs no lock and no rebuild)."""
     askers = await run_in_threadpool(store.run_principals, run_id)
     if approver == escalated.get("principal") or approver in askers:
         return error(403, f"self-approval refused: {approver!r} asked for decisions of run {run_id}, so it cannot "
