@@ -15,7 +15,7 @@ from svc_counting import CountingHalt  # noqa: E402
 
 from agentguard.server.app import create_app  # noqa: E402
 from agentguard.server.guards import ServiceGuards, default_guards  # noqa: E402
-from agentguard.server.runs import finish_in_thread  # noqa: E402
+from agentguard.server.runs import finish_in_thread, finished  # noqa: E402
 from agentguard.server.settings import ServerSettings  # noqa: E402
 
 WAIT = 60  # a bound on waits for a worker thread (a hang fails the test; no timing is asserted)
@@ -119,5 +119,6 @@ def test_finish_in_thread_raises_the_cancellation_only_after_the_thread_ended():
             await t
         assert log == ["thread ended"]
         assert await finish_in_thread(lambda x: x + 1, 41) == 42
+        assert await finished(asyncio.sleep(0, 7), False) == 7 and await finished(asyncio.sleep(0, 8)) == 8
 
     asyncio.run(run())
