@@ -85,3 +85,63 @@ def test_in_request_sets_the_call_and_drops_the_run_only_when_it_raises():
     with pytest.raises(asyncio.CancelledError), in_request(call, Runs()):
         raise asyncio.CancelledError()
     assert CALL.get() is None and ended == ["r9"]
+
+
+def test_a_guard_thread_of_a_cancelled_decision_ends_before_the_next_request(tmp_path):
+    """A: ``confirm``, its guard's check (a worker thread) held, then A cancelled. B: ``send``. Before, A's cancellation
+    dropped the run and released the lock at once; B rebuilt the run from the store (no ``confirm``), then A's thread
+    recorded ``confirm`` in the guard's memory, and B's ``send`` was ALLOWed on a confirm never stored. Now A's decision
+    ends first (its ``confirm`` is stored, the run dropped): B's ALLOW is the one a replay of the store gives."""
+    import threading
+
+    wait = 60  # a bound on waits for a worker thread (a hang fails the test; no timing is asserted)
+    entered, release, recorded = threading.Event(), threading.Event(), threading.Event()
+
+    class Held(AfterConfirm):
+        def check(self, context, proposal):
+            held = proposal.name == "confirm" and not entered.is_set()
+            if held:
+                entered.set()
+                assert release.wait(wait)
+            try:
+                return super().check(context, proposal)
+            finally:
+                if held:
+                    recorded.set()
+
+    s = ServerSettings(state_dir=str(tmp_path), db_url=f"sqlite:///{tmp_path / 'a.sqlite'}")
+    d = default_guards(s)
+    svc = create_app(s, ServiceGuards(tool=Held(), step=d.step, signal=d.signal)).state.service
+    real_rebuild, real_hold = svc.rebuild, svc.locks.hold
+
+    def rebuild(run_id, pipes):
+        st = real_rebuild(run_id, pipes)
+        if entered.is_set():  # B's rebuild while A's check was held (only possible before the fix)
+            release.set()
+            assert recorded.wait(wait)
+        return st
+
+    def hold(run_id):
+        h = real_hold(run_id)
+        if entered.is_set() and h.lock.locked():
+            release.set()  # B waits for the lock A still holds (the fix): A's check may go on
+        return h
+
+    async def run() -> bytes:
+        assert b'"ALLOW"' in (await _ask(svc, "other")).body
+        svc.rebuild, svc.locks.hold = rebuild, hold
+        loop = asyncio.get_running_loop()
+        a = asyncio.create_task(_ask(svc, "confirm"))
+        assert await loop.run_in_executor(None, entered.wait, wait)
+        a.cancel()
+        for _ in range(20):  # the cancellation reaches A (before the fix, A then released the lock; now A waits)
+            await asyncio.sleep(0)
+        body = (await _ask(svc, "send")).body
+        with pytest.raises(asyncio.CancelledError):
+            await a
+        return body
+
+    body = asyncio.run(run())
+    names = [r["payload"]["input"]["tool_call"]["name"] for r in svc.store.run_inputs("r1")]
+    assert (b'"ALLOW"' in body) == ("confirm" in names), (body, names)  # before: ALLOW, ["other", "send"]
+    assert names == ["other", "confirm", "send"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Hashable, Any, Iterator, Mapping
 
 from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
 
 from ..core.audit import AuditRecord
 from ..core.enforcement import Outcome
@@ -21,15 +22,16 @@ from ..core.pipeline import RESERVED_KEYS, Pipeline, RunState
 from ..core.replacement import decided
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
 from .audit import AuditStore
+from .gate import error
 from .guards import ServiceGuards
 from .jsonutil import loads
 from .models import StepIn
-from .runs import ServiceRun
+from .runs import ServiceRun, finish_in_thread
 from .runslots import KIND_MARKS, SlotView
 
 __all__ = ["CALL", "Call", "KINDS", "Pipes", "Replaying", "ServicePipeline", "SlotView", "StoreSink", "conflict",
            "decode_read", "evicted", "in_request", "memoryless", "proposal_of", "refused_now", "replay", "restore",
-           "slot_covers", "snapshot", "state_of"]
+           "self_approval", "slot_covers", "snapshot", "state_of"]
 
 
 KINDS = ("check", "step", "signal")  # the inputs a guard decides (an approval is answered by a human)
@@ -89,7 +91,9 @@ def in_request(call: Call, runs: Any) -> Iterator[None]:
     state from ``runs`` (a :class:`~.runs.ServiceRuns`; its guards forget the run), so the next request rebuilds it
     from the store. Before (session 26 red team), a request cancelled during its audit write left the guards'
     memory holding an input the store never got and its client never saw answered: a guard allowing ``send`` only
-    after ``confirm`` ALLOWed the next ``send`` of the run on a ``confirm`` that was never stored."""
+    after ``confirm`` ALLOWed the next ``send`` of the run on a ``confirm`` that was never stored. The service awaits
+    a decision by guards with per-run memory to its end even when cancelled (:func:`.runs.finished`), so a guard's
+    worker thread cannot record an input after the run was dropped and rebuilt."""
     token = CALL.set(call)
     try:
         yield
@@ -209,7 +213,7 @@ class Replaying(BaseGuard):
     async def acheck(self, context: Context, proposal: Any) -> Verdict:
         v = await arun_guard(self.guard, context, proposal)
         if evicted(v):
-            await run_in_threadpool(self.svc.replay_guard, self.kind, self.guard, context.run_id)
+            await finish_in_thread(self.svc.replay_guard, self.kind, self.guard, context.run_id)  # under the lock
             v = await arun_guard(self.guard, context, proposal)
         return v
 
@@ -274,6 +278,21 @@ async def refused_now(svc: Any, pipes: Pipes, st: RunState, call: ToolCall, esca
     if v.decision in (Decision.ALLOW, Decision.ESCALATE):
         return None
     return f"the guards in force answer {v.decision.name} for it in the run as it is now ({v.reason[:200]})"
+
+
+async def self_approval(store: AuditStore, run_id: str, approver: str, escalated: Mapping[str, Any]) -> Response | None:
+    """The 403 when ``approver`` (an identity) asked for the escalation (``escalated``: its decision row) or for any
+    decision of the run (it started or fed it), else None. Call under the run's lock, after its state was read: an
+    input of the run stored since (on any replica) takes the index the answer would be stored at, so the answer
+    conflicts and is asked here again. Before (session 26 red team), only the route asked, before the lock: an
+    identity holding the agent and approver roles (``run_binding = "shared"``) fed the run between that check and its
+    own answer, and approved an escalation of a run it had asked something of. The route still asks first (a refusal
+    then costs no lock and no rebuild)."""
+    askers = await run_in_threadpool(store.run_principals, run_id)
+    if approver == escalated.get("principal") or approver in askers:
+        return error(403, f"self-approval refused: {approver!r} asked for decisions of run {run_id}, so it cannot "
+                          "answer its escalations")
+    return None
 
 
 def proposal_of(kind: str, payload: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:

@@ -16,22 +16,29 @@ rebuilt from the store when it is not expired there.
 
 Locks: :class:`RunLocks` hands out one ``asyncio.Lock`` per run id, held by every request of that run
 from before its state is read until its decision is stored; the lock does not live in the state (which
-a rebuild replaces), so two requests of one run never hold different locks.
+a rebuild replaces), so two requests of one run never hold different locks. A worker thread a request starts
+under the lock to change the run's state or its guards' memory (a rebuild, a catch-up, a guard's replay) runs through
+:func:`finish_in_thread`, and a decision by guards with per-run memory (whose checks may run in worker threads)
+through :func:`finished`: a cancelled request lets go of the lock only after that work ended, so no thread of one
+request ever changes a run while the next request of it holds the lock (session 26).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable
+from typing import Any, Awaitable, Callable, Hashable, TypeVar
 
 from ..core.errors import AgentGuardError
 from ..core.pipeline import RunState
 from ..core.runs import RunMemory
 from ..core.types import Trace
 
-__all__ = ["RunExpired", "RunLocks", "ServiceRun", "ServiceRuns"]
+__all__ = ["RunExpired", "RunLocks", "ServiceRun", "ServiceRuns", "finish_in_thread", "finished"]
+
+T = TypeVar("T")
 
 
 class RunExpired(AgentGuardError):
@@ -157,3 +164,37 @@ class _Held:
     async def __aexit__(self, *_exc: Any) -> None:
         self.entry[0].release()
         self._leave()
+
+
+async def finished(aw: Awaitable[T], wait: bool = True) -> T:
+    """``await aw`` (a coroutine or future: run as a task of its own), awaited to its end even when the caller is
+    cancelled: the cancellation is raised only once ``aw`` finished (what it returned or raised is dropped then).
+    Without ``wait``, plainly ``await aw`` (no task: nothing it does outlives the caller or needs to).
+    Under a run's lock, for work that changes the run's state or its guards' memory, including work a worker thread
+    does for it: the lock is released only after that work ended, so it cannot race the next request of the run."""
+    if not wait:
+        return await aw
+    fut = asyncio.ensure_future(aw)
+    try:
+        return await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        while not fut.done():  # wait for it; a cancellation meanwhile changes nothing
+            try:
+                await asyncio.wait((fut,))
+            except asyncio.CancelledError:
+                continue
+        if not fut.cancelled():
+            fut.exception()  # retrieved: the cancellation is what the caller gets
+        raise
+
+
+async def finish_in_thread(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in a worker thread (in a copy of the caller's context), :func:`finished`: a cancelled caller
+    gets its cancellation once the thread ended.
+
+    Before (session 26 red team): a request cancelled while its run was rebuilt in a worker thread
+    (``run_in_threadpool``, which returns at once on cancellation) released the lock while the thread went on; the
+    next request rebuilt the run too, the two replays fed the guard's per-run memory twice, and the stale thread
+    installed a state short of the input the next request had stored (replayed again on the next catch-up)."""
+    loop = asyncio.get_running_loop()
+    return await finished(loop.run_in_executor(None, contextvars.copy_context().run, fn, *args))

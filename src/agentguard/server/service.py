@@ -1,13 +1,11 @@
 """What every route of the service shares: its stores, its guards, and the one decision path.
 
-:class:`Service` holds the settings, the guard source, the audit and trace stores, the run memory and
-the metrics of one application. Every decision endpoint (``/v1/check``, ``/v1/runs/{id}/steps``,
-``/v1/runs/{id}/signals``, ``/v1/approvals``) goes through the core
-:class:`~agentguard.core.pipeline.Pipeline` (one per guard kind, all sharing ONE run memory): it
-converts the input, decides fail-closed, enforces (the ``strategy`` of the service settings, else of
-the stack, else of the policy that decided; :mod:`agentguard.core.strategies`), audits (the audit store
-is the sink: a failed write answers 503 and no verdict) and keeps the run's state (latched HALT,
-strategy counters, step trace).
+:class:`Service` holds the settings, the guard source, the audit and trace stores, the run memory and the metrics
+of one application. Every decision endpoint (``/v1/check``, ``/v1/runs/{id}/steps``, ``/v1/runs/{id}/signals``,
+``/v1/approvals``) goes through the core :class:`~agentguard.core.pipeline.Pipeline` (one per guard kind, all sharing
+ONE run memory): it converts the input, decides fail-closed, enforces (the ``strategy`` of the service settings, else
+of the stack, else of the policy that decided; :mod:`agentguard.core.strategies`), audits (the audit store is the
+sink: a failed write answers 503 and no verdict) and keeps the run's state (latched HALT, strategy counters, trace).
 
 The order of one request, :meth:`Service.decide`:
 
@@ -22,9 +20,9 @@ The order of one request, :meth:`Service.decide`:
    capacity is rebuilt, never new. A keyed request already decided is answered from the store (:mod:`.idempotency`);
 3. decide through the pipeline; its audit record and the run's next input row (``inputs`` table,
    ``(run_id, idx)`` unique) commit in one transaction before the answer;
-4. a failed or cancelled write leaves no trace in memory (the state is dropped and rebuilt next time); a write that
-   lost the race for the run's next index (another replica decided it first) is decided again on the
-   rebuilt state (a few times, then 409).
+4. a failed or cancelled decision leaves no trace in memory (the state is dropped and rebuilt next time; cancelled,
+   only once the work it started under the lock ended: :func:`.runs.finished`); a write that lost the race for the
+   run's next index (another replica decided it first) is decided again on the rebuilt state (a few times, then 409).
 
 A guard that let the run go from its own bounded memory (the threshold monitor holds 10,000 runs)
 raises :class:`~agentguard.core.runs.RunEvicted`: the service replays the run's stored inputs into it
@@ -56,8 +54,8 @@ from .audit import AuditStore, input_digest, new_decision_id
 from .binding import RunBinding
 from .facts import RequestFacts
 from .deciding import (KINDS, Call, Pipes, Replaying, ServicePipeline, SlotView, StoreSink, conflict, decode_read,
-                       in_request, memoryless, refused_now, replay, restore, slot_covers, snapshot, state_of,
-                       to_step)
+                       in_request, memoryless, refused_now, replay, restore, self_approval, slot_covers, snapshot,
+                       state_of, to_step)
 from .otel import shadow_extra
 from .gate import ANONYMOUS, BytesJSON, error, validation_response
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
@@ -66,7 +64,7 @@ from .jsonutil import RequestJSONError, check_value_count, dumps, loads, loads_r
 from .metrics import Metrics
 from .models import IngestRequest
 from .outcomes import answered
-from .runs import RunExpired, RunLocks, ServiceRun, ServiceRuns
+from .runs import RunExpired, RunLocks, ServiceRun, ServiceRuns, finish_in_thread, finished
 from .settings import ServerSettings
 from .traces import TraceStore
 
@@ -238,7 +236,7 @@ class Service:
                     if self._catch_up(st, pipes, n, rows) and self.runs.held(run_id) is st:
                         st.version = version
                         return st
-        st = await run_in_threadpool(self.state, run_id, pipes, expire)
+        st = await finish_in_thread(self.state, run_id, pipes, expire)  # never outlives the run's lock (.runs)
         st.version = version
         return st
 
@@ -377,8 +375,10 @@ class Service:
                 call = Call(kind, st, payload, digest_input, step=row, extra_numbers=extra_numbers,
                             principal=principal, idem=idem, guard_version=pipes.version)
                 self._facts(st, facts)
-                with in_request(call, self.runs):  # a decision that does not come back drops the run's state
-                    out = await pipes.pipes[kind].adecide(st, proposal, audit_kind=kind)
+                with in_request(call, self.runs):  # a decision that does not come back drops the run's state; one by
+                    # guards with per-run memory (their threads) ends before the lock is let go, even cancelled (.runs)
+                    out = await finished(pipes.pipes[kind].adecide(st, proposal, audit_kind=kind),
+                                         kind not in pipes.memoryless)
                 if call.record is not None and call.error is None and "audit_error" not in out.extra:
                     self._committed(call, proposal)
                     return self.answer(call, out)
@@ -390,20 +390,21 @@ class Service:
     async def approve(self, run_id: str, decision_id: str, call: ToolCall, approved: bool, approver: str,
                       escalated: Mapping[str, Any], approval_id: str, idem: IdemKey | None = None) -> Response:
         """A human's answer to the ESCALATE ``decision_id`` of exactly ``call`` (``approver``: the identity of the
-        approver credential that sent it), through the check pipeline's ``aresolve``: only an approval runs the call,
-        only an ESCALATE can be approved (a refusal dominates an escalation), a halted run stays halted, a refusal
-        goes through the strategy. Not answered (nothing stored): an escalation older than ``approval_ttl_s`` (410),
-        an approval when the guards that would resolve it are not those that escalated (409, session 21) or when they
-        refuse the call in the run as it is now (409, :func:`.deciding.refused_now`, session 26)."""
+        approver credential), through the check pipeline's ``aresolve``: only an ESCALATE can be approved, a halted
+        run stays halted, a refusal goes through the strategy. Not answered (nothing stored): a self-approval (403,
+        :func:`.deciding.self_approval`), an escalation older than ``approval_ttl_s`` (410), an approval under other
+        guards than those that escalated (409) or that they refuse now (409, :func:`.deciding.refused_now`)."""
         async with self.locks.hold(run_id):
             for _attempt in range(CONFLICT_RETRIES):
                 if idem is not None and (done := await stored_answer(self, idem, run_id, call)) is not None:
                     return done
                 try:
                     pipes = self.pipelines()
-                    st = await run_in_threadpool(self.state, run_id, pipes, False)
+                    st = await finish_in_thread(self.state, run_id, pipes, False)
                 except RunExpired as exc:
                     return error(410, str(exc))
+                if (refused := await self_approval(self.store, run_id, approver, escalated)) is not None:
+                    return refused  # under the lock, after the state read (an input stored since: a conflict)
                 if await run_in_threadpool(self.store.decision, approval_id) is not None:
                     return error(409, f"decision {decision_id} was already answered")
                 if approved and escalated.get("guard_version") != pipes.version:  # the guards that would resolve it

@@ -35,6 +35,7 @@ from starlette.responses import Response
 
 from ...core.types import ToolCall
 from ..audit import input_digest
+from ..deciding import self_approval
 from ..gate import error, principal_of
 from ..idempotency import IdempotencyError, idem_key, key_from_headers
 from ..models import ApprovalRequest, VerdictOut
@@ -79,9 +80,9 @@ def register(app: FastAPI, svc: Service) -> None:
             return error(409, f"decision {req.decision_id} escalated another tool call than {req.tool_call.name}")
         # an approval under other guards than those that escalated is 409: checked by Service.approve under the run's
         # lock against the very guards that resolve it (here, a reload could come between the check and the answer)
-        askers = await run_in_threadpool(svc.store.run_principals, req.run_id)
-        if who.identity == row.get("principal") or who.identity in askers:
-            return error(403, f"self-approval refused: {who.identity!r} asked for decisions of run {req.run_id}, so it "
-                              "cannot answer its escalations")
+        # self-approval (403): asked here (refused without the run's lock or a rebuild) and again by Service.approve under
+        # the lock, after the run's state is read (authoritative: the approver cannot feed the run in between)
+        if (refused := await self_approval(svc.store, req.run_id, who.identity, row)) is not None:
+            return refused
         return await svc.approve(req.run_id, req.decision_id, ToolCall(tc.name, tc.arguments, tc.call_id),
                                  req.approved, who.identity, row, approval_id(req.decision_id), idem)
