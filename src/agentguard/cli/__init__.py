@@ -120,11 +120,12 @@ def answer(exc: BaseException) -> int:
     if not isinstance(exc, Exception):
         raise exc
     if isinstance(exc, _click_exceptions()):  # click usage errors
+        usage: Any = exc
         if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help is the answer
-            exc.show()
+            usage.show()
         else:
             typer.echo(f"error: {usage_error(exc)}", err=True)
-        return int(exc.exit_code)
+        return int(usage.exit_code)
     why = input_failure(exc) or missing_extra(exc)
     if why is not None:
         typer.echo(f"error: {why}", err=True)
