@@ -144,12 +144,19 @@ LAWS = "law44 = G ((speed > 20) -> F[0,3] (speed < 15.5));\n"
     (["serve", "--example-guards", "--state-dir", "{D}/state", "--host", "x" * 64 + ".invalid"], "cannot listen on"),
     # unexpected KeyError: 'nope'
     (["bench", "agentdojo", "--suite", "nope"], "nope"),
+    # accepted in silence: a misspelt table of the service's config file (it served with none of its settings) ...
+    (["serve", "--config", "{C}", "--example-guards", "--state-dir", "{D}/state"], "did you mean [server]?"),
+    # ... and a recording state function that is no built-in (refused only once an adapter recorded)
+    (["check-config", "{R}"], "recording.state: unknown state function 'nope'"),
 ])
 def test_a_value_the_command_would_ignore_or_trip_on_is_refused(tmp_path, monkeypatch, argv, says):
     monkeypatch.setenv("AGENTGUARD_TOKEN", "t" * 32)
     (tmp_path / "m.prism").write_text(PRISM)
     (tmp_path / "laws.txt").write_text(LAWS)
+    (tmp_path / "sever.toml").write_text("[sever]\nport = 8000\n")
+    (tmp_path / "rec.toml").write_text('[[guards]]\ntype = "tool-rules"\ndeny = ["x"]\n[recording]\nstate = "nope"\n')
     argv = [a.replace("{M}", str(tmp_path / "m.prism")).replace("{L}", str(tmp_path / "laws.txt"))
+            .replace("{C}", str(tmp_path / "sever.toml")).replace("{R}", str(tmp_path / "rec.toml"))
             .replace("{D}", str(tmp_path)) for a in argv]
     code, out, err = run_cli(argv)
     assert_one_line_error(argv, code, err, out)

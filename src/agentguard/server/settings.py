@@ -271,6 +271,14 @@ def check_db_url(url: str) -> None:
                          f"without options; got {u.render_as_string(hide_password=True)!r}")
 
 
+def _top_level_keys() -> set[str]:
+    """The top-level keys a service config file may hold: [server], and the guard stack's tables (agentguard.toml
+    may be one file for both)."""
+    from ..config import SCHEMA
+
+    return {"server", *SCHEMA["properties"]}
+
+
 def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     import tomllib
 
@@ -285,6 +293,14 @@ def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise InputError(f"config file {path} is not UTF-8 text") from None
     except RecursionError:  # tomllib recurses per nesting level: [[[[...]]]] thousands deep
         raise InputError(f"config file {path} is not valid TOML (nested too deeply)") from None
+    stray = sorted(set(data) - _top_level_keys())
+    if stray:  # "[sever]" was ignored: the service started with none of the settings meant
+        import difflib
+
+        near = difflib.get_close_matches(stray[0], sorted(_top_level_keys()), n=1)
+        raise InputError(f"config file {path}: unknown top-level key(s) {', '.join(stray)}"
+                         + (f" (did you mean [{near[0]}]?)" if near else "")
+                         + f"; expected {', '.join(sorted(_top_level_keys()))}")
     table = data.get("server", {})
     if not isinstance(table, dict):
         raise InputError(f"config file {path}: [server] must be a table")
