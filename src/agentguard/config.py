@@ -274,6 +274,12 @@ def parse_config(data: Mapping[str, Any], source: str = "<dict>") -> StackConfig
     rec_state = rec.get("state")
     if rec_state is not None and (not isinstance(rec_state, str) or not rec_state):
         raise _type_error(f"{source}: recording.state", "'history' or 'package.module:attr'", rec_state)
+    if rec_state is not None and ":" not in rec_state:  # a name that is no built-in was accepted until recording
+        from .spec.history import BUILTIN_STATES
+
+        if rec_state not in BUILTIN_STATES:
+            raise InputError(f"{source}: recording.state: unknown state function {rec_state!r}: use one of "
+                             f"{', '.join(BUILTIN_STATES)} or 'package.module:attr'")
     if "guards" not in data:
         raise InputError(f"{source}: no guards: add at least one [[guards]] table with a 'type'")
     guards = data["guards"]

@@ -239,3 +239,21 @@ def test_rows_out_of_step_order_are_refused_by_every_engine_not_counted_differen
         assert res["duckdb"] == ok["duckdb"]
     else:
         assert isinstance(res["duckdb"], str) and "one block numbered 0, 1, 2" in res["duckdb"]
+
+
+@pytest.mark.parametrize("line, msg", [
+    ('{"run_id": "r7", "steps": [{"action": null}]}', "{P}:2: trace r7 step 0 has no 'state'"),
+    ('{"steps": []}', "{P}:2: trace line-2 has no steps"),
+    ('{"run_id": "r7", "steps": [{"state": {"objects": 5}}]}', "{P}:2: trace r7 step 0: predicate"),
+    ('{"run_id": "r7", "steps": [{"state": {"object": []}}]}', "{P}:2: trace r7 step 0: predicate"),
+    ('{"run_id": "r7", "steps": [3]}', "{P}:2: step 0 of trace r7 is not an object"),
+])
+def test_a_refused_run_is_named_by_its_file_and_line(tmp_path, line, msg):
+    """Every message about one run of a JSONL file starts ``FILE:LINE:``, also those of the learner (a step without a
+    state, a state a predicate cannot read), which before named only ``trace RUN_ID`` (the line was left to find)."""
+    p = tmp_path / "t.jsonl"
+    first = TRACES.read_text(encoding="utf-8").splitlines()[0]
+    p.write_text(first + "\n" + line + "\n")
+    with pytest.raises(InputError) as ei:
+        DTMCLearner(load_spec(SPEC)).add_file(str(p))
+    assert str(ei.value).startswith(msg.replace("{P}", str(p))), str(ei.value)

@@ -356,6 +356,9 @@ def evaluate(suites: list[str] | None = None, *, version: str = "v1", guards: tu
         raise InputError(f"unknown AgentDojo version {version!r}; the package ships {', '.join(versions())}")
     all_suites = load_suites.get_suites(version)
     names = suites or sorted(all_suites)
+    if set(names) - set(all_suites):
+        raise InputError(f"unknown AgentDojo suite(s) {', '.join(sorted(set(names) - set(all_suites)))}; "
+                         f"{version} has {', '.join(sorted(all_suites))}")
     out: dict[str, Any] = {"agentdojo_version": version, "guards": list(guards), "suites": {}}
     t0 = time.perf_counter()
     for sname in names:

@@ -11,6 +11,12 @@ too deeply (``RecursionError``), a number out of range (``OverflowError``, e.g. 
 exact value is needed), an input too large to hold (``MemoryError``), a path that cannot be read or written
 (an ``OSError`` naming the file). Click's usage errors (a wrong flag, a missing argument) are one line too
 (:func:`usage_error`). Exit status 3 is left for a genuine bug (``error: unexpected ...``, still one line).
+
+Numbers: every float option refuses ``nan`` and ``inf`` as a usage error before the command runs
+(:func:`finite_numbers`), and every integer option declares its range (``min=``/``max=``: a seed ``>= 0``, a count
+``>= 1``, a port ``0..65535``), so a value out of range is one line naming the option, not a failure deep inside
+the command (``--seed -1`` was ``unexpected ValueError`` from numpy); ``tests/cli/test_init_ranges.py`` checks
+that every integer option of the tree has one.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from typing import Any
 
 import typer
 
-from ..core.errors import AgentGuardError
+from ..core.errors import AgentGuardError, sole_exception
 
 app = typer.Typer(
     name="agentguard",
@@ -88,32 +94,44 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning agentguard errors into one line and exit status 2."""
     try:
         # with standalone_mode=False, click returns the code of a ``typer.Exit`` instead of exiting
-        rc = literal_help(typer.main.get_command(app))(args=argv, standalone_mode=False)
+        rc = finite_numbers(literal_help(typer.main.get_command(app)))(args=argv, standalone_mode=False)
         if isinstance(rc, int) and rc:
             sys.exit(rc)
-    except AgentGuardError as exc:
-        typer.echo(f"error: {one_line(str(exc))}", err=True)
-        sys.exit(2)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
     except SystemExit:
         raise
-    except (typer.Abort, KeyboardInterrupt):
+    except BaseException as exc:
+        sys.exit(answer(sole_exception(exc)))
+
+
+def answer(exc: BaseException) -> int:
+    """Print the one line for ``exc`` (raised by a command) on stderr and return the exit status: 2 for bad input
+    (an :class:`AgentGuardError`, :func:`input_failure`, :func:`missing_extra`) or a usage error, 130 for Ctrl-C,
+    3 for anything else (a bug: ``error: unexpected ...``)."""
+    if isinstance(exc, SystemExit):
+        raise exc
+    if isinstance(exc, AgentGuardError):
+        typer.echo(f"error: {one_line(str(exc))}", err=True)
+        return 2
+    if isinstance(exc, typer.Exit):
+        return int(exc.exit_code)
+    if isinstance(exc, (typer.Abort, KeyboardInterrupt)):
         typer.echo("aborted", err=True)
-        sys.exit(130)
-    except Exception as exc:  # click usage errors, bad input (see input_failure), bugs
-        if isinstance(exc, _click_exceptions()):
-            if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help is the answer
-                exc.show()
-            else:
-                typer.echo(f"error: {usage_error(exc)}", err=True)
-            sys.exit(exc.exit_code)
-        why = input_failure(exc) or missing_extra(exc)
-        if why is not None:
-            typer.echo(f"error: {why}", err=True)
-            sys.exit(2)
-        typer.echo(f"error: unexpected {type(exc).__name__}: {one_line(str(exc))}", err=True)
-        sys.exit(3)
+        return 130
+    if not isinstance(exc, Exception):
+        raise exc
+    if isinstance(exc, _click_exceptions()):  # click usage errors
+        usage: Any = exc
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help is the answer
+            usage.show()
+        else:
+            typer.echo(f"error: {usage_error(exc)}", err=True)
+        return int(usage.exit_code)
+    why = input_failure(exc) or missing_extra(exc)
+    if why is not None:
+        typer.echo(f"error: {why}", err=True)
+        return 2
+    typer.echo(f"error: unexpected {type(exc).__name__}: {one_line(str(exc))}", err=True)
+    return 3
 
 
 def usage_error(exc: Any) -> str:
@@ -149,6 +167,34 @@ def literal_help(command: Any) -> Any:
                 text = getattr(owner, attr, None)
                 if isinstance(text, str):
                     setattr(owner, attr, escape(text))
+    return command
+
+
+def finite_numbers(command: Any) -> Any:
+    """``command`` with every float option of its tree refusing ``nan``, ``inf`` and ``-inf`` (a usage error: one
+    line naming the option), after the option's own conversion and range check (a NaN passes an option without
+    ``min``/``max``, as Python's ``float("nan")`` does). No option of agentguard means anything by a non-finite
+    value; an option already wrapped is left as it is."""
+    import math
+
+    todo = [command]
+    while todo:
+        cmd = todo.pop()
+        todo.extend(getattr(cmd, "commands", {}).values())
+        for param in getattr(cmd, "params", ()):
+            desc = getattr(param, "type_descriptor", None)
+            kinds = (desc.annotation, *getattr(desc.annotation, "__args__", ())) if desc is not None else ()
+            if float not in kinds or getattr(param, "finite_only", False):
+                continue
+
+            def process_value(ctx: Any, value: Any, _own: Any = param.process_value, _param: Any = param) -> Any:
+                out = _own(ctx, value)
+                if isinstance(out, float) and not math.isfinite(out):
+                    raise typer.BadParameter(f"{out!r} is not a finite number", ctx=ctx, param=_param)
+                return out
+
+            param.process_value = process_value
+            param.finite_only = True
     return command
 
 

@@ -43,7 +43,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         public_key: list[str] = typer.Option([], "--public-key", help="Trusted Ed25519 public key (PEM) of the "
                                              "checkpoints; repeat for several. None: signatures are only "
                                              "checked against the key each checkpoint names."),
-        checkpoint_every: Optional[int] = typer.Option(None, help="The service's checkpoint interval: a missing "
+        checkpoint_every: Optional[int] = typer.Option(None, min=1, help="The service's checkpoint interval: a missing "
                                                                   "checkpoint at a multiple is then a problem."),
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:

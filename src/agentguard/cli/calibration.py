@@ -26,8 +26,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         risk: str = typer.Option("false_alarm", help="false_alarm | missed_detection"),
         alpha: float = typer.Option(0.1, help="risk level in (0, 1)"),
         delta: float = typer.Option(0.1, help="failure probability (ucb, evaluator-pac) in (0, 1)"),
-        splits: int = typer.Option(10, help="random calibration/test splits"),
-        seed: int = typer.Option(0, help="seed of the splits"),
+        splits: int = typer.Option(10, min=1, help="random calibration/test splits"),
+        seed: int = typer.Option(0, min=0, help="seed of the splits"),
         cal_frac: float = typer.Option(0.2, help="fraction of sequences used for calibration"),
         bound: str = typer.Option("hb", help="ucb bound: hb (Hoeffding-Bentkus) | binomial (exact)"),
         on_infeasible: str = typer.Option("raise", help="too few calibration sequences: raise (error) | trivial "

@@ -44,28 +44,25 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     def bench_driving(
         as_json: bool = JSON,
         quick: bool = typer.Option(False, "--quick", help="small grid and tiny training (seconds; for tests)"),
-        episodes: int = typer.Option(200, help="number of seeded initial states"),
+        episodes: int = typer.Option(200, min=1, help="number of seeded initial states"),
         base: str = typer.Option("weak", help="base policy: weak (scripted driver), random, llm"),
-        seed: int = typer.Option(0, help="seed of training and evaluation"),
+        seed: int = typer.Option(0, min=0, help="seed of training and evaluation"),
         retrain: bool = typer.Option(False, help="train even when weights are cached"),
         plots: str | None = typer.Option(None, help="folder for the safe-set and rollout PNGs"),
         encoder: str = typer.Option("wordllama+numbers", help="encoder of the 'text + parsed numbers' row"),
         text_encoder: str | None = typer.Option(None, help="text-only ReGuard latent (gemma-L<k>-<last|mean>, "
                                                  "wordllama-<dim>, minilm; default gemma in full, wordllama-64 quick)"),
-        iterations: int | None = typer.Option(None, help="DDQN iterations (default 24000; quick 400)"),
+        iterations: int | None = typer.Option(None, min=1, help="DDQN iterations (default 24000; quick 400)"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress on stderr"),
         epsilon: float = typer.Option(0.1, help="switching threshold of the learned and myopic filters"),
-        eval_seed: int | None = typer.Option(None, "--eval-seed", help="score the frozen committed critics on "
+        eval_seed: int | None = typer.Option(None, "--eval-seed", min=0, help="score the frozen committed critics on "
                                              "--episodes fresh starts drawn from this seed (no training)"),
         guards: str = typer.Option("no_guard,exact,privileged,reguard", help="with --eval-seed: the guards scored"),
         templates: bool = typer.Option(False, "--templates", help="with --eval-seed: held-out observation texts"),
     ) -> None:
         """Agentic Driving: Table 1 / Figure 4 metrics for Privileged, ReGuard, Myopic, classifier+stop, none."""
         from ..bench.driving import run_driving_bench
-        from ..core.errors import InputError
 
-        if episodes < 1:
-            raise InputError("--episodes must be at least 1")
         if eval_seed is not None:
             from ..bench.driving_fresh import run_fresh_eval
 
@@ -88,23 +85,18 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     def bench_commerce(
         as_json: bool = JSON,
         quick: bool = typer.Option(False, "--quick", help="tiny training (seconds; for tests)"),
-        episodes: int = typer.Option(200, help="number of seeded initial carts"),
+        episodes: int = typer.Option(200, min=1, help="number of seeded initial carts"),
         base: str = typer.Option("random", help="base policy: random, cheapest, llm"),
-        seed: int = typer.Option(0, help="seed of training and evaluation"),
+        seed: int = typer.Option(0, min=0, help="seed of training and evaluation"),
         retrain: bool = typer.Option(False, help="train even when weights are cached"),
-        iterations: int | None = typer.Option(None, help="DDQN iterations"),
+        iterations: int | None = typer.Option(None, min=1, help="DDQN iterations"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress on stderr"),
         task: str = typer.Option("plain", help="plain, or bundles (bundle discounts: delayed consequences)"),
-        text_episodes: int = typer.Option(50, help="carts for the rows that run gemma at decision time"),
+        text_episodes: int = typer.Option(50, min=1, help="carts for the rows that run gemma at decision time"),
     ) -> None:
         """Agentic Commerce: success (cart within the $50 budget at checkout), failure, interventions, value F1."""
         from ..bench.commerce import run_commerce_bench
-        from ..core.errors import InputError
 
-        if episodes < 1:
-            raise InputError("--episodes must be at least 1")
-        if text_episodes < 1:
-            raise InputError("--text-episodes must be at least 1")
         rep = run_commerce_bench(quick=quick, episodes=episodes, base=base, seed=seed, retrain=retrain,
                                  iterations=iterations, quiet=quiet, task=task, text_episodes=text_episodes)
         rep["command"] = (f"agentguard bench commerce --episodes {episodes} --base {base} --seed {seed} "

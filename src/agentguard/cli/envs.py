@@ -21,9 +21,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         png: str = typer.Option("bench-output/household_tradeoff.png",
                                 help="trade-off plot (PNG; '' for none). The committed figure is "
                                      "benchmarks/household_table3.py's, never overwritten by default"),
-        seed: int = typer.Option(0, help="split seed"),
+        seed: int = typer.Option(0, min=0, help="split seed"),
         live: str = typer.Option("", help="also run a live agent: 'gemma' or 'openai' (AGENTGUARD_LLM_*)"),
-        live_tasks: int = typer.Option(6, help="live: unsafe and safe held-out tasks each"),
+        live_tasks: int = typer.Option(6, min=1, help="live: unsafe and safe held-out tasks each"),
     ) -> None:
         """Table 3 of Pro2Guard on the household: unguarded, reactive rules, proactive stop/reflect."""
         from ..bench.household import run_bench

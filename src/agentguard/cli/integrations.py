@@ -66,9 +66,12 @@ def _host_port(spec: str) -> tuple[str, int]:
 
     host, _, port = spec.rpartition(":")
     try:
-        return host or "127.0.0.1", int(port)
+        number = int(port)
     except ValueError:
         raise InputError(f"bad address {spec!r}: expected HOST:PORT") from None
+    if not 0 <= number <= 65535:
+        raise InputError(f"bad address {spec!r}: the port must be in 0..65535")
+    return host or "127.0.0.1", number
 
 
 def _relay(stack: Any, recorder: Any, upstream: Any, strategy: Optional[str], state_fn: Any = None) -> None:
@@ -77,14 +80,20 @@ def _relay(stack: Any, recorder: Any, upstream: Any, strategy: Optional[str], st
 
     from ..integrations.mcp.relay import serve_stdio_relay
 
+    from ..core.errors import InputError
+
+    ended = False
     try:
-        asyncio.run(serve_stdio_relay(stack, upstream.process, strategy=strategy, recorder=recorder,
-                                      state_fn=state_fn))
+        ended = asyncio.run(serve_stdio_relay(stack, upstream.process, strategy=strategy, recorder=recorder,
+                                              state_fn=state_fn))
     except (asyncio.CancelledError, KeyboardInterrupt):  # SIGTERM / Ctrl-C: the upstream is stopped already
         pass
     finally:
         if recorder is not None:
             recorder.finish_all()
+    if ended:  # it closed its output while the client was still there: not a clean end (exit 0 was silent)
+        raise InputError(f"upstream {upstream.name!r} ended the session (exit status {upstream.process.poll()}) "
+                         "while the client was still connected: is it an MCP server on stdio?")
 
 
 def _sdk_proxy(stack: Any, recorder: Any, ups: list, *, http: Optional[str], prefix: Optional[bool],
@@ -167,6 +176,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             from ..core.strategies import strategy as strategy_by_name
 
             strategy_by_name(strategy)
+        if http is not None:  # so does a bad address
+            _host_port(http)
         ups = [parse_upstream(u) for u in upstream]
         for u in ups:  # start the servers first: their start-up overlaps ours (imports, the stack)
             u.spawn()
@@ -188,14 +199,14 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             ..., "--guards", "--config", "-c", help="agentguard.toml describing the guard stack (--config: alias)"
         ),
         host: str = typer.Option("127.0.0.1", help="address to listen on"),
-        port: int = typer.Option(8766, help="port to listen on"),
+        port: int = typer.Option(8766, min=0, max=65535, help="port to listen on (0: any free port)"),
         record: Optional[str] = typer.Option(None, "--record", help="append traces to this JSONL file"),
         state: Optional[str] = typer.Option(None, "--state", help=STATE_HELP),
         token_file: Optional[str] = typer.Option(
             None, "--token-file", help="file holding the bearer token (default: $AGENTGUARD_TOKEN)"
         ),
-        max_body: int = typer.Option(1 << 20, help="largest request body in bytes (413 above)"),
-        max_concurrency: int = typer.Option(32, help="requests checked at once (503 beyond)"),
+        max_body: int = typer.Option(1 << 20, min=1, help="largest request body in bytes (413 above)"),
+        max_concurrency: int = typer.Option(32, min=1, help="requests checked at once (503 beyond)"),
         answers: bool = typer.Option(False, "--answers", help="also decide each response text with the stack, "
                                      "on the request's run (the model's answer; LiteLLM mode [pre_call, post_call])"),
     ) -> None:

@@ -29,7 +29,7 @@ DATA = typer.Option("", "--data", help="Data folder (default $AGENTGUARD_DATA, e
 #: ``--out``: where a command writes its result files (parameter name: ``out``).
 OUT = typer.Option(None, "--out", help="Write the results (JSON) to this file.")
 #: ``--seed``: the random seed (parameter name: ``seed``).
-SEED = typer.Option(0, "--seed", help="Random seed.")
+SEED = typer.Option(0, "--seed", min=0, help="Random seed (>= 0).")
 
 def echo_json(obj: Any) -> None:
     """Print ``obj`` as one line of JSON (numpy values and paths become plain JSON)."""

@@ -147,12 +147,12 @@ def synthesize(
     spec: str = typer.Argument(..., help="specification: a shipped policy's stem (mind2web_sc), a specification "
                                ".py module (fixed contract), or a text/markdown file (the LLM writes the contract)"),
     out: Path = typer.Option(..., "--out", help="where to write the verified policy"),
-    rounds: int = typer.Option(3, help="maximum refine rounds"),
+    rounds: int = typer.Option(3, min=1, help="maximum refine rounds"),
     model: Optional[str] = typer.Option(None, help="model name for the OpenAI-compatible endpoint"),
     base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible endpoint (default from environment)"),
     timeout: float = typer.Option(600.0, "--timeout", help="seconds to wait for each LLM reply (a local CPU model "
                                   "needs minutes)"),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="cap on each reply's tokens"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="cap on each reply's tokens"),
     no_verify: bool = typer.Option(False, "--no-verify", help="stop after the tests (result is NOT verified)"),
 ) -> None:
     """Write a policy from a specification with an LLM, test it and verify it with Nagini, refining on
@@ -207,7 +207,7 @@ def bench_mind2web(
     as_json: bool = JSON,
     out: Optional[Path] = OUT,
     llm: bool = typer.Option(False, "--llm", help="LLM argument extractor (endpoint from AGENTGUARD_LLM_*)"),
-    seed: int = typer.Option(0, "--seed", help="seed of the design/held-out split"),
+    seed: int = typer.Option(0, "--seed", min=0, help="seed of the design/held-out split"),
     all_items: bool = typer.Option(False, "--all-items", help="score the hand-written keyword rules on every item "
                                    "(no split; those rules were written looking at the whole file)"),
 ) -> None:

@@ -77,6 +77,8 @@ def _check_command(app: typer.Typer) -> None:
             raise InputError(f"unknown engine {engine!r} (use native or storm)")
         if method not in ("auto", "direct", "iterative"):
             raise InputError(f"unknown method {method!r} (use auto, direct or iterative)")
+        if storm_mode not in ("default", "sound", "exact"):  # checked with either engine: never ignored silently
+            raise InputError(f"unknown storm mode {storm_mode!r} (use default, sound or exact)")
         dtmc, results = _run_check(model, list(prop or []), props_file, const, engine, storm_mode, method)
         outs = []
         for res in results:
@@ -163,7 +165,7 @@ def _laws_command(app: typer.Typer) -> None:
         model: Path | None = typer.Option(None, "--model", help="A driving model folder of the Pro2Guard release: "
                                                                 "compose the law's monitor with it and print P[F viol]."),
         unknown: str = typer.Option("error", help="an atom the abstraction does not observe: error | true | false"),
-        steps_per_unit: int = typer.Option(50, help="DTMC steps per LawBreaker time unit (Example 2: F[0,2] = F[0,100])"),
+        steps_per_unit: int = typer.Option(50, min=1, help="DTMC steps per LawBreaker time unit (Example 2: F[0,2] = F[0,100])"),
         as_json: bool = JSON,
     ) -> None:
         """Reduce LawBreaker STL traffic laws to Pro2Guard's bounded-response rules (Definition 5), and
@@ -173,6 +175,8 @@ def _laws_command(app: typer.Typer) -> None:
         from ..predictive.traffic import law_products, read_driving_model
         from ..spec.stl import bounded_response, is_law, law_of_rule, parse_laws, show
 
+        if unknown not in ("error", "true", "false"):  # checked with or without --model: never ignored silently
+            raise InputError(f"unknown --unknown {unknown!r} (use error, true or false)")
         if not laws_file.is_file():
             raise InputError(f"laws file {laws_file} is a folder, not a file" if laws_file.is_dir()
                              else f"laws file not found: {laws_file}")

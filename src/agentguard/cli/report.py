@@ -72,7 +72,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         since: Optional[str] = typer.Option("24h", "--since", help="Window start: 24h, 30m, 7d ago, ISO time, "
                                                                   "epoch seconds; '' for the beginning."),
         until: Optional[str] = typer.Option(None, "--until", help="Window end (same forms; default now)."),
-        limit: int = typer.Option(50, "--limit", help="Entries listed (the counts cover all)."),
+        limit: int = typer.Option(50, "--limit", min=0, help="Entries listed (the counts cover all)."),
         as_json: bool = JSON,
     ) -> None:
         """What the guards in shadow mode would have refused or changed, by guard and rule, and each call."""

@@ -93,6 +93,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         CredentialStore(settings.credentials_file, settings.token)  # a broken credentials file fails here
         require("uvicorn", "server")
+        _check_host(settings.host, settings.port)  # before the state folder is created
         # Open (and migrate) the audit store once here so a bad URL fails before workers start.
         from ..server.audit import AuditStore
         from ..server.runner import serve as run_service
@@ -135,3 +136,14 @@ def _safe(url: str) -> str:
     import sqlalchemy as sa
 
     return sa.engine.make_url(url).render_as_string(hide_password=True)
+
+
+def _check_host(host: str, port: int) -> None:
+    """InputError when ``host`` names no address to listen on (``--host 999.1.1.1``): uvicorn found out only after
+    the service said it was serving, and logged it on two lines."""
+    import socket
+
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise InputError(f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}") from None

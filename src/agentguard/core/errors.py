@@ -59,6 +59,15 @@ class DependencyError(AgentGuardError, ImportError):
     """An optional dependency is missing; the message names the extra to install."""
 
 
+def sole_exception(exc: BaseException) -> BaseException:
+    """The one exception inside an exception group of one (nested groups too), else ``exc`` itself: what an
+    ``anyio``/``asyncio`` task group wraps is the error to report (``mcp-proxy --http nope`` was ``unexpected
+    ExceptionGroup``); a group of several stays the group."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
 def require(module: str, extra: str):
     """Import an optional dependency lazily, or raise DependencyError naming the extra to install."""
     import importlib

@@ -279,7 +279,7 @@ class DTMCLearner:
         its statistics, fallback rows included, land in :attr:`last_stats`)."""
         from pathlib import Path
 
-        from .trace_stream import iter_jsonl_runs, iter_parquet_runs
+        from .trace_stream import add_jsonl_runs, iter_parquet_runs
 
         if self.abstraction is None:
             raise InputError("add_file() needs an abstraction")
@@ -297,7 +297,7 @@ class DTMCLearner:
         if parquet:
             runs = iter_parquet_runs(p, self.abstraction.abstractor())
             return self.add_runs(runs, batch_states, abstracted=True)
-        return self.add_runs(iter_jsonl_runs(p), batch_states)
+        return add_jsonl_runs(self.add_runs, p, batch_states)  # a run it refuses is named by FILE:LINE
 
     def add_counts(self, src: Sequence[str], dst: Sequence[str], counts: Sequence[int],
                    initial: dict[str, int], runs: int) -> DTMCLearner:

@@ -43,8 +43,8 @@ from ..core.errors import InputError, require
 from ..spec.history import NO_STATE_HINT
 from .typed_state import STATE_TYPED, infer_state_type, type_table, typed_values
 
-__all__ = ["abstract_parquet", "duckdb_counts", "iter_jsonl_runs", "iter_parquet_runs", "parquet_files",
-           "write_typed_parquet"]
+__all__ = ["abstract_parquet", "add_jsonl_runs", "duckdb_counts", "iter_jsonl_runs", "iter_parquet_runs",
+           "parquet_files", "write_typed_parquet"]
 
 Run = tuple[str, list[Any]]
 
@@ -71,11 +71,13 @@ def _loads() -> Callable[[bytes], Any]:
         return json.loads
 
 
-def iter_jsonl_runs(path: str | os.PathLike[str]) -> Iterator[Run]:
+def iter_jsonl_runs(path: str | os.PathLike[str], where: list[str] | None = None) -> Iterator[Run]:
     """Yield ``(run_id, states)`` for each line of a JSONL trace file, one line in memory at a time.
 
     Same checks and messages as :func:`agentguard.core.types.read_traces` and ``Trace.from_dict``
-    (``run_id`` defaults to the line number here, not a random id, so errors are reproducible).
+    (``run_id`` defaults to the line number here, not a random id, so errors are reproducible); each
+    message of this reader starts with ``FILE:LINE:``. ``where``: a list this reader keeps holding
+    ``["FILE:LINE", run_id]`` of the run last yielded, so a consumer can say where a run it refuses is.
     """
     loads = _loads()
     try:
@@ -105,12 +107,28 @@ def iter_jsonl_runs(path: str | os.PathLike[str]) -> Iterator[Run]:
             states = []
             for i, s in enumerate(d["steps"]):
                 if not isinstance(s, dict):
-                    raise InputError(f"step {i} of trace {d.get('run_id', '?')} is not an object")
+                    raise InputError(f"{path}:{lineno}: step {i} of trace {d.get('run_id', '?')} is not an object")
                 states.append(s.get("state"))
             seen = True
+            if where is not None:
+                where[:] = [f"{path}:{lineno}", rid]
             yield rid, states
     if not seen:
         raise InputError(f"trace file {path} is empty")
+
+
+def add_jsonl_runs(add_runs: Callable[[Iterator[Run], Any], Any], path: str | os.PathLike[str],
+                   batch_states: Any) -> Any:
+    """``add_runs(iter_jsonl_runs(path), batch_states)``, where an :class:`InputError` about the run being added
+    (``trace RUN_ID ...``: a step without a state, a state a predicate cannot read) names its line too:
+    ``FILE:LINE: trace RUN_ID step 3: ...``, as this reader's own messages do."""
+    where: list[str] = []
+    try:
+        return add_runs(iter_jsonl_runs(path, where), batch_states)
+    except InputError as exc:
+        if len(where) == 2 and str(exc).startswith(f"trace {where[1]} "):
+            raise InputError(f"{where[0]}: {exc}") from None
+        raise
 
 
 def _keys_twice(line: bytes) -> str | None:

@@ -28,11 +28,13 @@ from typing import Any
 
 from ..core.errors import InputError
 
-__all__ = ["OLD_STATE_ENV", "SETTINGS_ENV", "STATE_ENV", "ServerSettings", "check_db_url", "load_settings"]
+__all__ = ["LOG_LEVELS", "OLD_STATE_ENV", "SETTINGS_ENV", "STATE_ENV", "ServerSettings", "check_db_url", "load_settings"]
 
 SETTINGS_ENV = "AGENTGUARD_SERVER_SETTINGS"  # JSON of the settings, handed to uvicorn worker processes
 STATE_ENV = "AGENTGUARD_STATE_DIR"  # the service's state folder (audit database, stored traces)
 OLD_STATE_ENV = "AGENTGUARD_DATA_DIR"  # its old name: refused with a message naming STATE_ENV
+#: the log levels uvicorn knows (``--log-level``, ``[server] log_level``)
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,8 @@ class ServerSettings:
             raise InputError(f"max_runs must be a positive integer, got {self.max_runs!r}")
         if self.workers < 1:
             raise InputError(f"workers must be >= 1, got {self.workers}")
+        if self.log_level not in LOG_LEVELS:  # uvicorn's names; another was a KeyError once serving had begun
+            raise InputError(f"log_level must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
         for name in ("keep_alive_s", "header_timeout_s", "body_timeout_s", "graceful_shutdown_s"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0 < v <= 3600):
@@ -267,6 +271,14 @@ def check_db_url(url: str) -> None:
                          f"without options; got {u.render_as_string(hide_password=True)!r}")
 
 
+def _top_level_keys() -> set[str]:
+    """The top-level keys a service config file may hold: [server], and the guard stack's tables (agentguard.toml
+    may be one file for both)."""
+    from ..config import SCHEMA
+
+    return {"server", *SCHEMA["properties"]}
+
+
 def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     import tomllib
 
@@ -281,6 +293,14 @@ def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise InputError(f"config file {path} is not UTF-8 text") from None
     except RecursionError:  # tomllib recurses per nesting level: [[[[...]]]] thousands deep
         raise InputError(f"config file {path} is not valid TOML (nested too deeply)") from None
+    stray = sorted(set(data) - _top_level_keys())
+    if stray:  # "[sever]" was ignored: the service started with none of the settings meant
+        import difflib
+
+        near = difflib.get_close_matches(stray[0], sorted(_top_level_keys()), n=1)
+        raise InputError(f"config file {path}: unknown top-level key(s) {', '.join(stray)}"
+                         + (f" (did you mean [{near[0]}]?)" if near else "")
+                         + f"; expected {', '.join(sorted(_top_level_keys()))}")
     table = data.get("server", {})
     if not isinstance(table, dict):
         raise InputError(f"config file {path}: [server] must be a table")

@@ -469,3 +469,28 @@ def test_numbers_that_overflow_and_lone_surrogates_never_reach_the_upstream():
     asyncio.run(w.settle())
     assert [json.loads(b)["id"] for b in w.upstream] == [30]
     assert [(m["id"], m["error"]["code"]) for m in w.client] == [(i, -32700) for i in range(20, 25)]
+
+
+def test_an_upstream_that_exits_while_the_client_is_there_ends_the_session_and_says_so(tmp_path):
+    """``serve_stdio_relay`` returns whether the upstream ended the session: ``mcp-proxy --upstream a=true`` exited 0
+    in silence before (the CLI now says the upstream is no MCP server on stdio); a client that ends first is a clean
+    end (False)."""
+    import subprocess
+
+    from agentguard.integrations.mcp.relay import serve_stdio_relay
+
+    def session(upstream: list[str], client_open: bool) -> bool:
+        r, w = os.pipe()
+        if not client_open:
+            os.close(w)
+        proc = subprocess.Popen(upstream, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            with os.fdopen(r, "rb") as stdin, open(tmp_path / "out", "wb") as stdout:
+                return asyncio.run(serve_stdio_relay(rules(allow=["*"]), proc, stdin=stdin, stdout=stdout))
+        finally:
+            if client_open:
+                os.close(w)
+            proc.kill()
+
+    assert session(["true"], client_open=True) is True
+    assert session(["cat"], client_open=False) is False

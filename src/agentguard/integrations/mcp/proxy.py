@@ -59,7 +59,7 @@ from contextlib import AsyncExitStack
 from typing import Any, Awaitable, Callable
 
 from ...core.enforcement import Enforcement, Outcome
-from ...core.errors import InputError, require
+from ...core.errors import InputError, require, sole_exception
 from ...core.guard import Guard
 from ...core.telemetry import parent_from
 from ...core.types import Context, Decision, ToolCall
@@ -215,7 +215,12 @@ class GuardProxy(PassThrough):
         await self._stack.__aenter__()
         try:
             for u in self.upstreams:
-                self.clients[u.name] = await self._stack.enter_async_context(Client(u.target()))
+                try:
+                    self.clients[u.name] = await self._stack.enter_async_context(Client(u.target()))
+                except Exception as exc:  # it exited or does not speak MCP: the --upstream given is the input
+                    why = sole_exception(exc)
+                    raise InputError(f"upstream {u.name!r} did not answer as an MCP server "
+                                     f"({type(why).__name__}: {why})") from exc
             await self._collect_tools()
         except BaseException:
             await self._stack.__aexit__(*sys.exc_info())

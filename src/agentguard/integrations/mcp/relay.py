@@ -109,6 +109,7 @@ class StdioRelay:
             shadow=shadow)
         self.run_id = run_id or f"mcp-stdio-{secrets.token_hex(8)}"
         self.approve = approve
+        self.upstream_ended_first = False  # set by run()
         self.inline = inline_safe(self.pipeline)
         self._to_client = to_client
         self._to_upstream = to_upstream
@@ -429,7 +430,9 @@ class StdioRelay:
     async def run(self, client: asyncio.StreamReader, upstream: asyncio.StreamReader,
                   close_upstream: Callable[[], None] = lambda: None) -> None:
         """Relay until the upstream closes; when the client closes first, ``close_upstream()`` (its stdin)
-        and relay what the upstream still says (5 s at most). Decisions still pending are then dropped."""
+        and relay what the upstream still says (5 s at most). Decisions still pending are then dropped.
+        :attr:`upstream_ended_first` then says whether the upstream closed its output while the client was
+        still there (it exited, or is no MCP server: ``mcp-proxy --upstream a=true`` is an error, not exit 0)."""
 
         async def pump(reader: asyncio.StreamReader, handle: Callable[[bytes], None]) -> None:
             while line := await reader.readline():
@@ -439,6 +442,7 @@ class StdioRelay:
         cl = asyncio.ensure_future(pump(client, self.client_line))
         try:
             await asyncio.wait({up, cl}, return_when=asyncio.FIRST_COMPLETED)
+            self.upstream_ended_first = up.done() and not cl.done()
             if cl.done() and not up.done():
                 close_upstream()
                 await asyncio.wait({up}, timeout=5.0)
@@ -454,11 +458,12 @@ class StdioRelay:
 
 
 async def serve_stdio_relay(guard: Guard | Pipeline, process: Any, *, approve: Approve | None = None,
-                            stdin: Any = None, stdout: Any = None, **options: Any) -> None:
+                            stdin: Any = None, stdout: Any = None, **options: Any) -> bool:
     """Serve the relay on this process's stdin/stdout (or the given binary files) in front of the
     started upstream ``process`` (``subprocess.Popen`` with piped stdin/stdout); ``options`` go to
     :class:`StdioRelay` (``strategy``, ``recorder``, ...); on exit the upstream's
-    stdin is closed and it gets 2 s to exit, then SIGTERM, then SIGKILL."""
+    stdin is closed and it gets 2 s to exit, then SIGTERM, then SIGKILL. Returns whether the upstream
+    ended the session (closed its output before the client did: :attr:`StdioRelay.upstream_ended_first`)."""
     import sys
 
     loop = asyncio.get_running_loop()
@@ -490,5 +495,6 @@ async def serve_stdio_relay(guard: Guard | Pipeline, process: Any, *, approve: A
                 getattr(process, sig)()
             for _ in range(200):
                 if process.poll() is not None:
-                    return
+                    return relay.upstream_ended_first
                 await asyncio.sleep(0.01)
+    return relay.upstream_ended_first

@@ -4,7 +4,10 @@ own serialisation of a message it read, and a guarded request read as the call t
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import json
+import os
 import selectors
 import threading
 from typing import Any
@@ -178,11 +181,17 @@ async def pipe_reader(file: Any) -> asyncio.StreamReader:
             raise ValueError("not pollable")
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), file)
     except ValueError:  # a regular file, or a device the selector refuses
+        try:  # the descriptor itself: a thread inside the buffered object's read holds its lock, and an interpreter
+            fd = file.fileno()  # that ends meanwhile (the upstream exited at once) died of a Fatal Python error
+            read = functools.partial(os.read, fd, 65536)
+        except (AttributeError, OSError, ValueError):
+            read = functools.partial(file.read1, 65536)
 
         def pump() -> None:
-            for chunk in iter(lambda: file.read1(65536), b""):
-                loop.call_soon_threadsafe(reader.feed_data, chunk)
-            loop.call_soon_threadsafe(reader.feed_eof)
+            with contextlib.suppress(RuntimeError):  # the loop closed first: nobody reads any more
+                for chunk in iter(read, b""):
+                    loop.call_soon_threadsafe(reader.feed_data, chunk)
+                loop.call_soon_threadsafe(reader.feed_eof)
 
         threading.Thread(target=pump, daemon=True, name="agentguard-stdin").start()
     return reader
