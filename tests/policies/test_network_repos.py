@@ -71,3 +71,22 @@ def test_call_directories_and_gitmodules(tmp_path: Path, monkeypatch: pytest.Mon
     assert repository_files(["git", "-C", "nope", "-C", "sub", "fetch"], {}, {}) == ["*?nope", "*?sub"]
     assert git_subcommand(["-C", "r", "--no-pager", "submodule", "update"]) == "submodule"
     assert git_subcommand(["--attr-source", "status", "fetch"]) is None
+
+
+@pytest.mark.parametrize("before", [["--attr-source", "HEAD"], ["--super-prefix", "x/"], ["--list-cmds", "main"],
+                                    ["--namespace", "n"], ["-c", "a.b=c"]])
+def test_every_git_global_option_with_a_value_is_read_as_git_reads_it(tmp_path: Path, before: list[str]) -> None:
+    """Each reader of git's options before the subcommand takes the shell reader's one list of those that take the
+    next word (:data:`.shell.gitargs.GLOBAL_VALUES`): with a private shorter list, ``git --attr-source HEAD -C /r
+    fetch origin`` stopped reading at ``HEAD``, /r's internal origin was never read and the network guard allowed it."""
+    from agentguard.core.types import Context, ToolCall
+    from agentguard.policies.networks import NetworkGuard
+
+    _repo(tmp_path / "r")
+    (tmp_path / "r" / ".git" / "config").write_text('[remote "origin"]\n\turl = http://10.0.0.7/x.git\n')
+    r = str(tmp_path / "r")
+    assert os.path.realpath(tmp_path / "r" / ".git" / "config") in repository_files(["git", *before, "-C", r, "fetch"],
+                                                                                     {}, {})
+    v = NetworkGuard().check(Context(run_id="s26"), ToolCall("run_command",
+                                                             {"command": " ".join(["git", *before, "-C", r, "fetch origin"])}))
+    assert v.decision.name != "ALLOW" and "10.0.0.7" in v.reason

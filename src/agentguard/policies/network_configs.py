@@ -81,6 +81,7 @@ from .network_files import (config_lines, curl_config, docker_context_hosts, kub
 from .network_programs import program_destinations
 from .network_repos import git_subcommand, project_files, repository_files
 from .network_remotes import git_remote_host
+from .shell.gitargs import GLOBAL_VALUES as GIT_GLOBAL_VALUES
 from .shell.model import first_match, glob_matcher
 from .shell.paths import PathForm
 
@@ -431,7 +432,7 @@ def _git_pairs(argv: Sequence[str], env: Mapping[str, str], assigned: Mapping[st
         name, eq, value = w.partition("=")
         if eq:
             pairs.append((name, value))
-        k += 2 if argv[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
+        k += 2 if argv[k] in GIT_GLOBAL_VALUES else 1
     keys = {n[len("GIT_CONFIG_KEY_"):]: env[n] for n in env if n.startswith("GIT_CONFIG_KEY_")}
     keys.update({n[len("GIT_CONFIG_KEY_"):]: vs[-1] for n, vs in assigned.items() if n.startswith("GIT_CONFIG_KEY_")})
     for i, key in keys.items():

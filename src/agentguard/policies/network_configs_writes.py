@@ -20,6 +20,7 @@ from typing import Iterable, Mapping, Sequence
 from .network_configs import (_MAX_INCLUDE, _git_destinations, _git_pairs, _named_files, _npmrc, _pip_conf,
                               default_destinations)
 from .network_files import named_inputs
+from .shell.gitargs import GLOBAL_VALUES as GIT_GLOBAL_VALUES
 from .shell.paths import PathForm
 
 __all__ = ["config_set", "own_writes_less", "read_after_write", "tree_writes", "written_over"]
@@ -123,7 +124,7 @@ def config_set(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
     if prog == "git":
         k = 1
         while k < len(argv) and argv[k].startswith("-"):
-            k += 2 if argv[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
+            k += 2 if argv[k] in GIT_GLOBAL_VALUES else 1
         if k >= len(argv) or argv[k] != "config":
             return None
         rest, j = [], k + 1

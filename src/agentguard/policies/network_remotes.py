@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 
 from .network_sockets import socket_destination
 from .network_sshconfig import config_hosts
+from .shell.gitargs import GLOBAL_VALUES as GIT_GLOBAL_VALUES
 
 __all__ = ["REMOTE_PROGRAMS", "assigned_commands", "assigned_config", "git_remote_host", "nested_commands",
            "remote_forwards", "remote_hosts", "scp_remote_host"]
@@ -54,9 +55,6 @@ _GETOPT = {"ssh": "1246ab:c:e:fgi:kl:m:no:p:qstvxAB:CD:E:F:GI:J:KL:MNO:P:Q:R:S:T
            "scp": "12346ABCTdfOpqRrstvD:F:J:P:S:X:c:i:l:o:",
            "sftp": "1246AafhNpqrvCc:D:i:l:o:s:S:b:B:F:J:P:R:X:"}
 _GETOPT["slogin"] = _GETOPT["ssh"]
-#: git's options before the subcommand that take the next word
-_GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
-                                "--config-env", "--exec-path", "--list-cmds", "--attr-source"})
 #: per subcommand: (short options taking the next word, long options taking it, options taking none)
 _LONG_VALUES = frozenset({"--depth", "--deepen", "--shallow-since", "--shallow-exclude", "--upload-pack",
                           "--receive-pack", "--exec", "--server-option", "--negotiation-tip",
@@ -251,7 +249,7 @@ def _git(args: Sequence[str]) -> list[str]:
     out: list[str] = []
     k = 0
     while k < len(args) and args[k].startswith("-"):
-        if args[k] in _GIT_GLOBAL_VALUES and k + 1 < len(args):
+        if args[k] in GIT_GLOBAL_VALUES and k + 1 < len(args):
             if args[k] == "-c":
                 out += _git_config_hosts(args[k + 1])
             k += 1

@@ -11,6 +11,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 from .network_cache import read_cached
 from .network_files import read_limited
+from .shell.gitargs import GLOBAL_VALUES as GIT_GLOBAL_VALUES
 
 __all__ = ["call_directories", "git_subcommand", "project_files", "repository_files", "working_places"]
 
@@ -123,12 +124,18 @@ _GIT_FLAGS = frozenset("""-p --paginate -P --no-pager --bare --no-replace-object
 --noglob-pathspecs --icase-pathspecs --no-optional-locks --no-lazy-fetch --no-advice --version""".split())
 
 
+#: the options :func:`git_subcommand` skips with their value: git's (:data:`.shell.gitargs.GLOBAL_VALUES`) but those
+#: whose value may be the word git runs (``--attr-source``, new in git 2.40; ``--exec-path``, ``--list-cmds``,
+#: ``--super-prefix``): after those the subcommand is unknown, read as connecting (refuses more)
+_SKIPPED = GIT_GLOBAL_VALUES - {"--attr-source", "--exec-path", "--list-cmds", "--super-prefix"}
+
+
 def git_subcommand(args: Sequence[str]) -> str | None:
     """The subcommand a git command runs ("" for none), None after an option not known (its value may be the word
     read as the subcommand: ``git --attr-source status fetch`` fetches)."""
     k = 0
     while k < len(args) and args[k].startswith("-"):
-        if args[k] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"):
+        if args[k] in _SKIPPED:
             k += 2
         elif args[k] in _GIT_FLAGS or ("=" in args[k] and args[k].startswith("--")):
             k += 1
@@ -159,7 +166,7 @@ def repository_files(argv: Sequence[str], env: Mapping[str, str], assigned: Mapp
             out += [p for p in works if p.startswith("*?") and not new]
             works, chained = [p for p in works if not p.startswith("*?")], True
         gits += [w[len("--git-dir="):]] if w.startswith("--git-dir=") else [value] if w == "--git-dir" else []
-        k += 2 if w in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
+        k += 2 if w in GIT_GLOBAL_VALUES else 1
     gits += ([env["GIT_DIR"]] if env.get("GIT_DIR") else []) + list(assigned.get("GIT_DIR", []))
     starts = [(w, False) for w in works]
     for g in gits:
