@@ -15,7 +15,7 @@ exact value is needed), an input too large to hold (``MemoryError``), a path tha
 Numbers: every float option refuses ``nan`` and ``inf`` as a usage error before the command runs
 (:func:`finite_numbers`), and every integer option declares its range (``min=``/``max=``: a seed ``>= 0``, a count
 ``>= 1``, a port ``0..65535``), so a value out of range is one line naming the option, not a failure deep inside
-the command (``--seed -1`` was ``unexpected ValueError`` from numpy); ``tests/cli/test_init_ranges.py`` checks
+the command (``--seed -1`` was ``unexpected ValueError`` from numpy); ``tests/cli/test_init_refusals.py`` checks
 that every integer option of the tree has one.
 """
 

@@ -50,13 +50,16 @@ Stamp = tuple[int, int, int, int, int] | None
 _RECORDERS = threading.local()
 
 
+def _stamp_of(st: os.stat_result) -> Stamp:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
 def stamp(path: str) -> Stamp:
     """The :data:`Stamp` of the file ``path`` (links followed), None when there is none; OSError otherwise."""
     try:
-        st = os.stat(path)
+        return _stamp_of(os.stat(path))
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def recorded(files: Sequence[tuple[str, Stamp]]) -> None:
@@ -67,7 +70,7 @@ def recorded(files: Sequence[tuple[str, Stamp]]) -> None:
 
 
 def _note(path: str, st: os.stat_result | None) -> None:
-    recorded([(path, None if st is None else (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))])
+    recorded([(path, None if st is None else _stamp_of(st))])
 
 
 @contextmanager

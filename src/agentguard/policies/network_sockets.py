@@ -122,6 +122,9 @@ def curl_long(name: str) -> str:
     return found[0] if len(found) == 1 else name
 
 
+#: the PostgreSQL clients (``-h/--host`` holding a path names a socket directory)
+_POSTGRES = frozenset({"psql", "pg-dump", "pg-dumpall", "pg-restore", "pg-isready", "createdb", "dropdb", "vacuumdb",
+                       "pg-basebackup"})
 #: per program: {long option: "" for a socket path, "@" for an abstract name}, short letters naming a socket, short
 #: letters that take a value (a cluster is read up to the first of them)
 _OPTIONS: dict[str, tuple[dict[str, str], str, str]] = {
@@ -131,11 +134,7 @@ _OPTIONS: dict[str, tuple[dict[str, str], str, str]] = {
     "crictl": ({"runtime-endpoint": "", "image-endpoint": ""}, "ri", "ric"),
     **{p: ({"socket": ""}, "S", "uphPDeSAhO") for p in ("mysql", "mysqldump", "mysqladmin", "mariadb",
                                                          "mariadb-dump", "mysqlimport", "mysqlshow", "mysqlcheck")},
-    **{p: ({}, "", "hpUdfoclLvPTECjnNtxZ") for p in ("psql", "pg-dump", "pg-dumpall", "pg-restore", "pg-isready",
-                                                   "createdb", "dropdb", "vacuumdb", "pg-basebackup")}}
-
-_POSTGRES = frozenset({"psql", "pg-dump", "pg-dumpall", "pg-restore", "pg-isready", "createdb", "dropdb", "vacuumdb",
-                       "pg-basebackup"})
+    **{p: ({}, "", "hpUdfoclLvPTECjnNtxZ") for p in _POSTGRES}}
 #: programs whose every operand is a socket path after a flag (``nc -U``, ``ncat --unixsock``, ``grpcurl -unix``)
 _UNIX_FLAG = {"nc": "IiMmOPpqsTVWwXx", "netcat": "IiMmOPpqsTVWwXx", "ncat": "cedgGimopsw"}
 _SOCAT = re.compile(r"(unix-connect|unix-client|unix-sendto|unix|local|abstract-connect|abstract-client|"

@@ -31,7 +31,7 @@ from .runslots import KIND_MARKS, SlotView
 
 __all__ = ["CALL", "Call", "KINDS", "Pipes", "Replaying", "ServicePipeline", "SlotView", "StoreSink", "conflict",
            "decode_read", "evicted", "in_request", "memoryless", "proposal_of", "refused_now", "replay", "restore",
-           "self_approval", "slot_covers", "snapshot", "state_of"]
+           "self_approval", "slot_covers", "snapshot", "state_of", "with_facts"]
 
 
 KINDS = ("check", "step", "signal")  # the inputs a guard decides (an approval is answered by a human)
@@ -102,6 +102,13 @@ def in_request(call: Call, runs: Any) -> Iterator[None]:
         raise
     finally:
         CALL.reset(token)
+
+
+def with_facts(metadata: Mapping[str, Any], facts: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A run's ``metadata`` with a request's ``facts`` in place of the previous request's (reserved keys stay)."""
+    out = {k: v for k, v in metadata.items() if k in RESERVED_KEYS}
+    out.update({k: v for k, v in (facts or {}).items() if k not in RESERVED_KEYS})
+    return out
 
 
 def snapshot(st: RunState) -> dict[str, Any]:
@@ -271,9 +278,7 @@ async def refused_now(svc: Any, pipes: Pipes, st: RunState, call: ToolCall, esca
         facts = svc.facts.of(claims, who, pipes.guards)
     except Exception as exc:  # noqa: BLE001 - a claim its credential now sets, or a grant: refused
         return f"its facts are not the request's to send any more ({type(exc).__name__})"
-    md = {k: v for k, v in st.context.metadata.items() if k in RESERVED_KEYS}
-    md.update({k: v for k, v in facts.items() if k not in RESERVED_KEYS})  # as Service._facts sets them live
-    ctx = Context(run_id=st.run_id, trace=st.context.trace, metadata=md)
+    ctx = Context(run_id=st.run_id, trace=st.context.trace, metadata=with_facts(st.context.metadata, facts))
     v = await arun_guard(pipes.raw["check"], ctx, call)
     if v.decision in (Decision.ALLOW, Decision.ESCALATE):
         return None

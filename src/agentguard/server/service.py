@@ -46,7 +46,7 @@ from ..core.audit import AuditRecord
 from ..core.enforcement import Outcome
 from ..core.errors import InputError
 from ..core.guard import GuardStack
-from ..core.pipeline import RESERVED_KEYS, RunState, call_key
+from ..core.pipeline import RunState, call_key
 from ..core.runs import end_run
 from ..core.strategies import strategy as strategy_by_name
 from ..core.types import Context, Decision, Step, ToolCall, Trace, Verdict
@@ -55,7 +55,7 @@ from .binding import RunBinding
 from .facts import RequestFacts
 from .deciding import (KINDS, Call, Pipes, Replaying, ServicePipeline, SlotView, StoreSink, conflict, decode_read,
                        in_request, memoryless, refused_now, replay, restore, self_approval, slot_covers, snapshot,
-                       state_of, to_step)
+                       state_of, to_step, with_facts)
 from .otel import shadow_extra
 from .gate import ANONYMOUS, BytesJSON, error, validation_response
 from .guards import GuardSource, PerRunCopy, needs_copy, valid_run_id
@@ -446,11 +446,9 @@ class Service:
     def _facts(st: RunState, facts: Mapping[str, Any] | None) -> None:
         """This request's facts (``/v1/check``'s metadata) replace the previous request's; reserved keys stay."""
         md = st.context.metadata
-        for k in [k for k in md if k not in RESERVED_KEYS]:
-            del md[k]
-        for k, v in (facts or {}).items():
-            if k not in RESERVED_KEYS:
-                md[k] = v
+        kept = with_facts(md, facts)
+        md.clear()
+        md.update(kept)
 
     def _committed(self, call: Call, proposal: Any) -> None:
         st = call.st
